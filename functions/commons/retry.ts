@@ -1,0 +1,29 @@
+/** Bounded retry with full-jitter exponential backoff (AWS Architecture Blog, "Exponential Backoff and Jitter"). */
+export interface RetryOptions {
+  readonly attempts: number;
+  readonly baseMs: number;
+  readonly maxMs?: number;
+  readonly isRetryable: (error: unknown) => boolean;
+  readonly onRetry?: (error: unknown, attempt: number) => void;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(maxMs, baseMs * 2 ** attempt));
+}
+
+export async function withRetry<T>(operation: () => Promise<T>, options: RetryOptions): Promise<T> {
+  const wait = options.sleep ?? sleep;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (attempt >= options.attempts || !options.isRetryable(error)) throw error;
+      options.onRetry?.(error, attempt);
+      await wait(backoffMs(attempt, options.baseMs, options.maxMs ?? 2_000, options.random));
+    }
+  }
+}

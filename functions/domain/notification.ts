@@ -1,0 +1,194 @@
+/**
+ * The items of the one table (DESIGN.md "The table") and the notification state machine.
+ *
+ * The primary key of a notification, (EVENT#<eventId>, NOTIFICATION#<channel>), is the relational
+ * UNIQUE(event_id, channel): one event fans out to one item per channel, and a second copy of the same
+ * (event, channel) can never exist. Pure: callers pass the clock in.
+ */
+import { createHash } from 'node:crypto';
+import type { Channel } from './channels.ts';
+import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
+
+export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN'] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED', 'UNKNOWN'];
+
+/** Legal transitions; the chaos suite checks every observed change against this table. */
+export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
+  PENDING: ['SENDING', 'PENDING'],
+  SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN'],
+  SENT: [],
+  FAILED: [],
+  UNKNOWN: [],
+};
+
+/**
+ * What happens when a send's outcome is unknown (the request left, the reply did not come back).
+ * AT_MOST_ONCE: mark UNKNOWN and alarm; never risk a second copy. AT_LEAST_ONCE: send again.
+ */
+export const DELIVERY_POLICIES = ['AT_MOST_ONCE', 'AT_LEAST_ONCE'] as const;
+export type DeliveryPolicy = (typeof DELIVERY_POLICIES)[number];
+export type ChannelPolicies = Readonly<Record<Channel, DeliveryPolicy>>;
+
+export const eventPk = (eventId: string) => `EVENT#${eventId}`;
+export const INBOX_SK = 'INBOX';
+export const notificationSk = (channel: Channel) => `NOTIFICATION#${channel}`;
+export const notificationIdOf = (eventId: string, channel: Channel) => `${eventId}#${channel}`;
+export const QUARANTINE_SK = 'RECORD';
+
+/** Active notifications are spread over this many sweep-index partitions so none of them runs hot. */
+export const SWEEP_SHARDS = 8;
+export type SweepState = 'PENDING' | 'SENDING';
+export function sweepKey(state: SweepState, notificationId: string): string {
+  const shard = createHash('sha256').update(notificationId).digest().readUInt8(0) % SWEEP_SHARDS;
+  return `${state}#${shard}`;
+}
+
+export interface KafkaSource {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+export interface InboxItem {
+  pk: string;
+  sk: typeof INBOX_SK;
+  kind: 'INBOX';
+  eventId: string;
+  type: EventType;
+  payloadHash: string;
+  channels: Channel[];
+  occurredAt: string;
+  receivedAt: string;
+  source: KafkaSource;
+  expiresAt: number;
+}
+
+export interface NotificationItem {
+  pk: string;
+  sk: string;
+  kind: 'NOTIFICATION';
+  notificationId: string;
+  eventId: string;
+  channel: Channel;
+  /** The one address this channel sends to: email, endpoint ARN or E.164 number. */
+  recipient: string;
+  userId: string;
+  locale: Locale;
+  /** Template id + data, rendered at send time (README: "Why template + data"). */
+  template: EventType;
+  data: TransferData;
+  status: NotificationStatus;
+  attempt: number;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: number;
+  /** Sparse sweep index: present only while the item is PENDING or SENDING. */
+  sweepKey?: string;
+  sweepAt?: number;
+  leaseUntil?: number;
+  providerMessageId?: string;
+  lastError?: string;
+}
+
+export interface QuarantineItem {
+  pk: string;
+  sk: typeof QUARANTINE_SK;
+  kind: 'QUARANTINE';
+  reason: Rejection['reason'];
+  detail: string;
+  eventId?: string;
+  /** The record value as received (base64), cut to a bound so a huge poison record cannot exceed the item limit. */
+  raw: string;
+  rawTruncated: boolean;
+  receivedAt: string;
+  source: KafkaSource;
+  expiresAt: number;
+}
+
+export const quarantinePk = (s: KafkaSource) => `QUARANTINE#${s.topic}#${s.partition}#${s.offset}`;
+export const RAW_LIMIT = 4096;
+
+const epochSeconds = (ms: number) => Math.floor(ms / 1000);
+
+export interface Retention {
+  readonly retentionDays: number;
+}
+
+export function buildInbox(
+  event: BankingEvent,
+  hash: string,
+  channels: Channel[],
+  source: KafkaSource,
+  now: number,
+  retention: Retention,
+): InboxItem {
+  return {
+    pk: eventPk(event.eventId),
+    sk: INBOX_SK,
+    kind: 'INBOX',
+    eventId: event.eventId,
+    type: event.type,
+    payloadHash: hash,
+    channels,
+    occurredAt: event.occurredAt,
+    receivedAt: new Date(now).toISOString(),
+    source,
+    expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+  };
+}
+
+export function buildNotification(
+  event: BankingEvent,
+  channel: Channel,
+  address: string,
+  now: number,
+  retention: Retention,
+): NotificationItem {
+  const notificationId = notificationIdOf(event.eventId, channel);
+  const iso = new Date(now).toISOString();
+  return {
+    pk: eventPk(event.eventId),
+    sk: notificationSk(channel),
+    kind: 'NOTIFICATION',
+    notificationId,
+    eventId: event.eventId,
+    channel,
+    recipient: address,
+    userId: event.recipient.userId,
+    locale: event.recipient.locale,
+    template: event.type,
+    data: event.data,
+    status: 'PENDING',
+    attempt: 0,
+    createdAt: iso,
+    updatedAt: iso,
+    expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+    sweepKey: sweepKey('PENDING', notificationId),
+    sweepAt: now,
+  };
+}
+
+export function buildQuarantine(
+  rejection: Rejection,
+  rawValue: string | null | undefined,
+  source: KafkaSource,
+  now: number,
+  retention: Retention,
+): QuarantineItem {
+  const raw = rawValue ?? '';
+  const item: QuarantineItem = {
+    pk: quarantinePk(source),
+    sk: QUARANTINE_SK,
+    kind: 'QUARANTINE',
+    reason: rejection.reason,
+    detail: rejection.detail,
+    raw: raw.slice(0, RAW_LIMIT),
+    rawTruncated: raw.length > RAW_LIMIT,
+    receivedAt: new Date(now).toISOString(),
+    source,
+    expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+  };
+  if (rejection.eventId !== undefined) item.eventId = rejection.eventId;
+  return item;
+}

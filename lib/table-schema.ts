@@ -1,0 +1,49 @@
+/**
+ * The one table's shape, as plain data. The CDK stack builds the real table from it; the local run and the
+ * integration tests create their DynamoDB Local table from it. One definition, never written twice.
+ * No aws-cdk-lib import here: the local run must not load the CDK.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const TABLE_SCHEMA = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  timeToLiveAttribute: 'expiresAt',
+  streamViewType: 'NEW_AND_OLD_IMAGES',
+  /** Sparse: only PENDING and SENDING notifications carry sweepKey/sweepAt, so the sweeper never scans. */
+  sweepIndex: {
+    indexName: 'sweep',
+    partitionKey: 'sweepKey',
+    sortKey: 'sweepAt',
+    nonKeyAttributes: ['status', 'attempt', 'channel', 'notificationId', 'leaseUntil'],
+  },
+} as const;
+
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const s = TABLE_SCHEMA;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: s.partitionKey, AttributeType: 'S' },
+      { AttributeName: s.sortKey, AttributeType: 'S' },
+      { AttributeName: s.sweepIndex.partitionKey, AttributeType: 'S' },
+      { AttributeName: s.sweepIndex.sortKey, AttributeType: 'N' },
+    ],
+    KeySchema: [
+      { AttributeName: s.partitionKey, KeyType: 'HASH' },
+      { AttributeName: s.sortKey, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: s.sweepIndex.indexName,
+        KeySchema: [
+          { AttributeName: s.sweepIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: s.sweepIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...s.sweepIndex.nonKeyAttributes] },
+      },
+    ],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: s.streamViewType },
+  };
+}

@@ -1,0 +1,36 @@
+/** Event factories for tests: a valid event per DESIGN.md, overridable field by field. */
+export interface EventOverrides {
+  eventId?: string;
+  type?: string;
+  recipient?: Record<string, unknown>;
+  data?: Record<string, unknown>;
+  channels?: string[];
+  [key: string]: unknown;
+}
+
+export const PUSH_ARN =
+  'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/bank-app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';
+
+export function transferEvent(overrides: EventOverrides = {}): Record<string, unknown> {
+  const { recipient, data, ...rest } = overrides;
+  return {
+    eventId: 'trf-2026-000123',
+    type: 'TransferCompleted',
+    occurredAt: '2026-11-30T09:15:00Z',
+    recipient: {
+      userId: 'u-42',
+      locale: 'ja',
+      email: 'hanako@example.com',
+      pushEndpointArn: PUSH_ARN,
+      phoneNumber: '+819012345678',
+      ...recipient,
+    },
+    data: { transferId: 't-99', amount: '10000', currency: 'JPY', counterpartyName: 'Taro Yamada', ...data },
+    ...rest,
+  };
+}
+
+export const b64 = (value: string | object | Buffer) =>
+  (Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value))).toString(
+    'base64',
+  );

@@ -1,0 +1,47 @@
+/** A fresh table on the integration run's DynamoDB Local, with helpers to read what an operator would see. */
+import { randomUUID } from 'node:crypto';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createTable, localClient } from '../../local/dynamodb-local.ts';
+
+export interface LocalTable {
+  readonly tableName: string;
+  readonly endpoint: string;
+  readonly doc: DynamoDBDocumentClient;
+  /** One Query on pk = EVENT#<id>: everything about one event. */
+  eventItems(eventId: string): Promise<Record<string, unknown>[]>;
+  allItems(): Promise<Record<string, unknown>[]>;
+}
+
+export async function newLocalTable(endpoint: string): Promise<LocalTable> {
+  const tableName = `notifier-${randomUUID().slice(0, 8)}`;
+  await createTable(endpoint, tableName);
+  const doc = DynamoDBDocumentClient.from(localClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
+  return {
+    tableName,
+    endpoint,
+    doc,
+    async eventItems(eventId) {
+      const r = await doc.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `EVENT#${eventId}` },
+          ConsistentRead: true,
+        }),
+      );
+      return r.Items ?? [];
+    },
+    async allItems() {
+      const items: Record<string, unknown>[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const r = await doc.send(
+          new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+        );
+        items.push(...(r.Items ?? []));
+        start = r.LastEvaluatedKey;
+      } while (start);
+      return items;
+    },
+  };
+}

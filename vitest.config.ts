@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+/** Environment every project sees: a region and dummy credentials so no test can reach a real account. */
+const env = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  POWERTOOLS_SERVICE_NAME: 'notifier',
+  POWERTOOLS_METRICS_NAMESPACE: 'notifier',
+  POWERTOOLS_TRACE_ENABLED: 'false',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  TABLE_NAME: 'notifier-test',
+  SENDER_EMAIL: 'notifications@example.com',
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          env,
+          globalSetup: ['test/integration/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], env, testTimeout: 120_000 } },
+    ],
+  },
+});
