@@ -102,6 +102,7 @@ export function loadSweeperConfig(env: Env = process.env) {
       CHANNEL_POLICIES: z.string().optional(),
       PENDING_THRESHOLD_SECONDS: int(1, 86_400).default(900),
       SWEEP_LIMIT: int(1, 10_000).default(500),
+      MAX_SEND_ATTEMPTS: int(1, 20).default(5),
     }),
     env,
   );
@@ -110,6 +111,7 @@ export function loadSweeperConfig(env: Env = process.env) {
     policies: parseChannelPolicies(c.CHANNEL_POLICIES),
     pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     limit: c.SWEEP_LIMIT,
+    maxSendAttempts: c.MAX_SEND_ATTEMPTS,
   };
 }
 export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;

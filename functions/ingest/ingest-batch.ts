@@ -5,7 +5,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
-import { logger, metrics } from '../commons/powertools.ts';
+import { countBy, logger, metrics } from '../commons/powertools.ts';
 import type { Channel } from '../domain/channels.ts';
 import { type IngestDeps, type IngestResult, ingestRecord } from './ingest-record.ts';
 
@@ -88,9 +88,5 @@ function report(received: number, results: IngestResult[]): void {
   metrics.addMetric('DuplicateEvents', MetricUnit.Count, duplicates);
   metrics.addMetric('EventIdConflicts', MetricUnit.Count, conflicts);
   metrics.addMetric('RecordsQuarantined', MetricUnit.Count, quarantined);
-  for (const [channel, count] of created) {
-    const single = metrics.singleMetric();
-    single.addDimension('channel', channel);
-    single.addMetric('NotificationsCreated', MetricUnit.Count, count);
-  }
+  for (const [channel, count] of created) countBy('NotificationsCreated', { channel }, count);
 }

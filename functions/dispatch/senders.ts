@@ -1,0 +1,92 @@
+/**
+ * Provider adapters: SES SendEmail for EMAIL, SNS Publish for PUSH and SMS. Each checks that the provider answered
+ * with a message id; the clients run with maxAttempts 1 (see commons/clients.ts), and each call carries an abort
+ * signal so a hung request ends within the send timeout.
+ */
+import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { UnexpectedResponseError } from '../commons/errors.ts';
+import type { NotificationItem } from '../domain/notification.ts';
+import type { EmailMessage, Message, PushMessage, SmsMessage } from '../domain/templates.ts';
+
+export interface Sender {
+  /** Resolves with the provider's message id once the provider accepted the message. */
+  send(notification: NotificationItem, message: Message, signal: AbortSignal): Promise<string>;
+}
+
+/** SES tag values allow only [A-Za-z0-9_-]: base64url is exactly that alphabet. */
+export const tagValue = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+
+export interface SenderConfig {
+  readonly senderEmail: string;
+  readonly configurationSet?: string | undefined;
+}
+
+export class ProviderSender implements Sender {
+  constructor(
+    private readonly ses: SESClient,
+    private readonly sns: SNSClient,
+    private readonly config: SenderConfig,
+  ) {}
+
+  async send(notification: NotificationItem, message: Message, signal: AbortSignal): Promise<string> {
+    const id = await this.sendBy(notification, message, signal);
+    if (typeof id !== 'string' || id === '') {
+      throw new UnexpectedResponseError(`${notification.channel} provider answered without a message id`);
+    }
+    return id;
+  }
+
+  private async sendBy(n: NotificationItem, message: Message, abortSignal: AbortSignal) {
+    switch (message.channel) {
+      case 'EMAIL':
+        return (await this.ses.send(this.email(n, message), { abortSignal })).MessageId;
+      case 'PUSH':
+        return (await this.sns.send(push(n, message), { abortSignal })).MessageId;
+      case 'SMS':
+        return (await this.sns.send(sms(n, message), { abortSignal })).MessageId;
+    }
+  }
+
+  private email(n: NotificationItem, m: EmailMessage) {
+    return new SendEmailCommand({
+      Source: this.config.senderEmail,
+      Destination: { ToAddresses: [n.recipient] },
+      Message: {
+        Subject: { Data: m.subject, Charset: 'UTF-8' },
+        Body: { Text: { Data: m.text, Charset: 'UTF-8' }, Html: { Data: m.html, Charset: 'UTF-8' } },
+      },
+      Tags: [
+        { Name: 'notificationId', Value: tagValue(n.notificationId) },
+        { Name: 'template', Value: n.template },
+      ],
+      ...(this.config.configurationSet === undefined ? {} : { ConfigurationSetName: this.config.configurationSet }),
+    });
+  }
+}
+
+/** MessageStructure json: one payload per platform; `default` for any platform not listed. */
+export function pushPayload(n: NotificationItem, m: PushMessage): string {
+  const apns = JSON.stringify({
+    aps: { alert: { title: m.title, body: m.body }, sound: 'default' },
+    notificationId: n.notificationId,
+  });
+  return JSON.stringify({
+    default: m.body,
+    APNS: apns,
+    APNS_SANDBOX: apns,
+    GCM: JSON.stringify({ notification: { title: m.title, body: m.body }, data: { notificationId: n.notificationId } }),
+  });
+}
+
+function push(n: NotificationItem, m: PushMessage) {
+  return new PublishCommand({ TargetArn: n.recipient, MessageStructure: 'json', Message: pushPayload(n, m) });
+}
+
+function sms(n: NotificationItem, m: SmsMessage) {
+  return new PublishCommand({
+    PhoneNumber: n.recipient,
+    Message: m.text,
+    MessageAttributes: { 'AWS.SNS.SMS.SMSType': { DataType: 'String', StringValue: 'Transactional' } },
+  });
+}
