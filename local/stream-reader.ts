@@ -1,0 +1,89 @@
+/**
+ * Reads DynamoDB Local's own stream (DescribeStream / GetShardIterator / GetRecords) and hands the records over in
+ * the shape Lambda's event source mapping delivers them.
+ */
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type _Record,
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { localClient } from './dynamodb-local.ts';
+
+export class StreamReader {
+  private readonly streams: DynamoDBStreamsClient;
+  private streamArn = '';
+  /** shardId → next iterator; null once a closed shard is read to its end. */
+  private readonly iterators = new Map<string, string | null>();
+
+  constructor(
+    private readonly endpoint: string,
+    private readonly tableName: string,
+  ) {
+    this.streams = new DynamoDBStreamsClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  }
+
+  /** Every record written since the last call, oldest first within each shard. */
+  async poll(): Promise<DynamoDBRecord[]> {
+    if (this.streamArn === '') {
+      const db = localClient(this.endpoint);
+      const table = await db.send(new DescribeTableCommand({ TableName: this.tableName }));
+      db.destroy();
+      this.streamArn = table.Table?.LatestStreamArn ?? '';
+      if (this.streamArn === '') throw new Error(`table ${this.tableName} has no stream`);
+    }
+    const description = await this.streams.send(new DescribeStreamCommand({ StreamArn: this.streamArn }));
+    for (const shard of description.StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId;
+      if (id === undefined || this.iterators.has(id)) continue;
+      const it = await this.streams.send(
+        new GetShardIteratorCommand({ StreamArn: this.streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }),
+      );
+      this.iterators.set(id, it.ShardIterator ?? null);
+    }
+    const out: DynamoDBRecord[] = [];
+    for (const [shardId, iterator] of this.iterators) {
+      let next = iterator;
+      while (next) {
+        const page = await this.streams.send(new GetRecordsCommand({ ShardIterator: next, Limit: 1000 }));
+        out.push(...(page.Records ?? []).map((r) => this.toLambdaShape(r)));
+        next = page.NextShardIterator ?? null;
+        if ((page.Records ?? []).length === 0) break;
+      }
+      this.iterators.set(shardId, next);
+    }
+    return out;
+  }
+
+  close(): void {
+    this.streams.destroy();
+  }
+
+  private toLambdaShape(r: _Record): DynamoDBRecord {
+    const d = r.dynamodb ?? {};
+    return {
+      eventID: r.eventID,
+      eventName: r.eventName as DynamoDBRecord['eventName'],
+      eventVersion: r.eventVersion ?? '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: 'us-east-1',
+      eventSourceARN: this.streamArn,
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor((d.ApproximateCreationDateTime?.getTime() ?? Date.now()) / 1000),
+        Keys: d.Keys as never,
+        ...(d.NewImage ? { NewImage: d.NewImage as never } : {}),
+        ...(d.OldImage ? { OldImage: d.OldImage as never } : {}),
+        SequenceNumber: d.SequenceNumber,
+        SizeBytes: d.SizeBytes,
+        StreamViewType: d.StreamViewType,
+      },
+    } as DynamoDBRecord;
+  }
+}
