@@ -144,7 +144,13 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
     if (fault === 'throttle') return queryError(res, 400, 'Throttling', 'Maximum sending rate exceeded.');
     const answer = await fetch(`${viewerUrl}${req.url ?? '/'}`, {
       method: req.method ?? 'POST',
-      headers: { 'content-type': req.headers['content-type'] ?? 'application/x-www-form-urlencoded' },
+      // Forward the SDK's own headers (the emulator insists on an Authorization header), not the hop's.
+      headers: Object.fromEntries(
+        Object.entries(req.headers).filter(
+          (e): e is [string, string] =>
+            typeof e[1] === 'string' && !['host', 'content-length', 'connection'].includes(e[0]),
+        ),
+      ),
       body,
     });
     const text = await answer.text();

@@ -1,0 +1,280 @@
+/**
+ * `npm start`: the whole pipeline on this machine. DynamoDB Local (in memory), the SES emulator with its web viewer,
+ * a local SNS endpoint; the real ingest, dispatch and sweeper handlers behind emulated event source mappings.
+ *
+ *   npm start -- [--events FILE.jsonl] [--batch-size N] [--redeliver N] [--json] [--keep]
+ *                [--dynamodb-port P] [--ses-port P] [--sns-port P] [--viewer-port P]
+ *
+ * Standard output carries the summary (exactly one JSON document with --json); logs and progress go to stderr.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createTable, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { captureOutput } from './emf.ts';
+import { mskEvent } from './msk.ts';
+import { converge, KafkaMapping, loadHandlers, readTable, StreamMapping } from './pipeline.ts';
+import {
+  type AcceptedSend,
+  type ProviderEndpoint,
+  type SesEndpoint,
+  startSesEndpoint,
+  startSnsEndpoint,
+} from './providers.ts';
+import { type Scenario, sampleScenario } from './sample.ts';
+import { StreamReader } from './stream-reader.ts';
+
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const TOPIC = 'banking.transfers';
+
+function parseCommandLine(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      events: { type: 'string' },
+      'batch-size': { type: 'string' },
+      redeliver: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      'dynamodb-port': { type: 'string' },
+      'ses-port': { type: 'string' },
+      'sns-port': { type: 'string' },
+      'viewer-port': { type: 'string' },
+    },
+    strict: true,
+  });
+  const int = (name: string, value: string | undefined, min: number) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${value}"`);
+    return n;
+  };
+  return {
+    events: values.events,
+    batchSize: int('batch-size', values['batch-size'], 1),
+    redeliver: int('redeliver', values.redeliver, 0) ?? 0,
+    json: values.json === true,
+    keep: values.keep === true,
+    ports: {
+      dynamodb: int('dynamodb-port', values['dynamodb-port'], 1),
+      ses: int('ses-port', values['ses-port'], 1),
+      sns: int('sns-port', values['sns-port'], 1),
+      viewer: int('viewer-port', values['viewer-port'], 1),
+    },
+  };
+}
+
+function loadScenario(file: string | undefined, batchSize: number | undefined): Scenario {
+  if (file === undefined) {
+    const sample = sampleScenario();
+    return batchSize === undefined ? sample : { ...sample, batchSize };
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read --events file "${file}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return { values: lines.map((l) => l.replace(/\r$/, '')), batchSize: batchSize ?? 100, redeliverBatches: [] };
+}
+
+function requireJava(): void {
+  const r = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (r.error !== undefined || r.status !== 0) {
+    throw new UsageError(
+      'Java 17+ is required: DynamoDB Local runs on it. Install a JRE (e.g. apt-get install openjdk-17-jre-headless).',
+    );
+  }
+}
+
+const progress = (message: string) => process.stderr.write(`[notifier] ${message}\n`);
+
+async function main(): Promise<number> {
+  const options = parseCommandLine(process.argv.slice(2));
+  const scenario = loadScenario(options.events, options.batchSize);
+  requireJava();
+  const output = captureOutput();
+
+  const started: { stop(): Promise<void> }[] = [];
+  const stopAll = async () => {
+    for (const s of started.reverse()) await s.stop().catch(() => undefined);
+  };
+  try {
+    let db: DynamoDbLocal;
+    let ses: SesEndpoint;
+    let sns: ProviderEndpoint;
+    try {
+      db = await startDynamoDbLocal(options.ports.dynamodb);
+      started.push(db);
+      ses = await startSesEndpoint(options.ports.ses, options.ports.viewer);
+      started.push(ses);
+      sns = await startSnsEndpoint(options.ports.sns);
+      started.push(sns);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new UsageError(`a port is already in use: ${(error as Error).message}`);
+      throw error;
+    }
+    const tableName = 'notifier-local';
+    await createTable(db.endpoint, tableName);
+    progress(`DynamoDB Local ${db.endpoint}, SES ${ses.url} (viewer ${ses.viewerUrl}), SNS ${sns.url}`);
+
+    const handlers = await loadHandlers({
+      dynamoEndpoint: db.endpoint,
+      sesEndpoint: ses.url,
+      snsEndpoint: sns.url,
+      tableName,
+      extra: { POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN', POWERTOOLS_METRICS_DISABLED: 'false' },
+    });
+    const kafka = new KafkaMapping(handlers.ingest);
+    const reader = new StreamReader(db.endpoint, tableName);
+    started.push({ stop: async () => reader.close() });
+    const stream = new StreamMapping(reader, handlers.dispatch);
+
+    const t0 = Date.now();
+    const batches: { offset: number; values: string[] }[] = [];
+    for (let i = 0; i < scenario.values.length; i += scenario.batchSize) {
+      batches.push({ offset: i, values: scenario.values.slice(i, i + scenario.batchSize) });
+    }
+    for (const [index, batch] of batches.entries()) {
+      const event = () =>
+        mskEvent(
+          batch.values.map((value, j) => ({
+            topic: TOPIC,
+            partition: 0,
+            offset: batch.offset + j,
+            value: Buffer.from(value, 'utf8'),
+          })),
+        );
+      // The first delivery and --redeliver extra deliveries of the same batch run concurrently.
+      await Promise.all([
+        kafka.deliver(event()),
+        ...Array.from({ length: options.redeliver }, () => kafka.deliver(event())),
+      ]);
+      if (scenario.redeliverBatches.includes(index)) await kafka.deliver(event());
+      if ((index + 1) % 10 === 0 || index === batches.length - 1) {
+        progress(
+          `ingested ${Math.min(batch.offset + batch.values.length, scenario.values.length)}/${scenario.values.length} records`,
+        );
+        await stream.pump();
+      }
+    }
+    const counts = await converge(
+      stream,
+      handlers,
+      { dynamoEndpoint: db.endpoint, tableName },
+      {
+        timeoutMs: 300_000,
+        onProgress: (c) => progress(`converging: ${JSON.stringify(c.byStatus)}`),
+      },
+    );
+    const seconds = (Date.now() - t0) / 1000;
+
+    const sent = [...ses.sends, ...sns.sends].sort((a, b) => a.at - b.at);
+    const m = output.metrics;
+    const report = {
+      events: {
+        delivered: kafka.deliveries,
+        accepted: m.EventsAccepted ?? 0,
+        duplicates: m.DuplicateEvents ?? 0,
+        conflicts: m.EventIdConflicts ?? 0,
+        quarantined: m.RecordsQuarantined ?? 0,
+      },
+      notifications: {
+        created: m.NotificationsCreated ?? 0,
+        sent: counts.byStatus.SENT ?? 0,
+        failed: counts.byStatus.FAILED ?? 0,
+        unknown: counts.byStatus.UNKNOWN ?? 0,
+      },
+      sends: sent.map((s) => sendView(s, counts.notifications)),
+      quarantine: counts.quarantine
+        .map((q) => ({ reason: q.reason, eventId: q.eventId ?? null, offset: (q.source as { offset: number }).offset }))
+        .sort((a, b) => a.offset - b.offset),
+    };
+    if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
+    else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, stream.onFailure.length));
+    if (report.events.accepted !== counts.inbox) {
+      progress(`warning: ${report.events.accepted} accepted by metrics but ${counts.inbox} inbox items`);
+    }
+
+    if (options.keep) {
+      progress(
+        `--keep: everything stays up. Email viewer: ${ses.viewerUrl}  DynamoDB Local: ${db.endpoint}. Ctrl-C to stop.`,
+      );
+      await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    }
+    return 0;
+  } finally {
+    await stopAll();
+    output.restore();
+  }
+}
+
+type Report = {
+  events: Record<string, number>;
+  notifications: Record<string, number>;
+  sends: ReturnType<typeof sendView>[];
+  quarantine: { reason: unknown; eventId: unknown; offset: number }[];
+};
+
+function sendView(s: AcceptedSend, notifications: Record<string, unknown>[]) {
+  // SMS carries no id of ours: the table's providerMessageId ties the provider's message back to the notification.
+  const notificationId =
+    s.notificationId ??
+    (notifications.find((n) => n.providerMessageId === s.messageId)?.notificationId as string | undefined) ??
+    null;
+  return {
+    notificationId,
+    eventId: notificationId === null ? null : notificationId.slice(0, notificationId.lastIndexOf('#')),
+    channel: s.channel,
+    to: s.to,
+    subject: s.subject ?? null,
+    text: s.text,
+    html: s.html ?? null,
+  };
+}
+
+function humanSummary(r: Report, seconds: number, viewer: string, onFailure: number): string {
+  const lines = [
+    '',
+    `notifier local run — converged in ${seconds.toFixed(1)} s`,
+    '',
+    `events         delivered ${r.events.delivered}  accepted ${r.events.accepted}  duplicates ${r.events.duplicates}  conflicts ${r.events.conflicts}  quarantined ${r.events.quarantined}`,
+    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}`,
+    `stream         records given up to the on-failure queue: ${onFailure}`,
+    '',
+    'sends (what SES and SNS received):',
+    ...r.sends
+      .slice(0, 20)
+      .map(
+        (s) =>
+          `  ${String(s.channel).padEnd(5)} ${String(s.notificationId).padEnd(22)} ${s.subject ? `"${s.subject}" ` : ''}${String(s.text).slice(0, 70)}`,
+      ),
+    ...(r.sends.length > 20 ? [`  … and ${r.sends.length - 20} more`] : []),
+    '',
+    'quarantine:',
+    ...r.quarantine
+      .slice(0, 20)
+      .map((q) => `  offset ${String(q.offset).padEnd(6)} ${String(q.reason).padEnd(18)} ${q.eventId ?? ''}`),
+    ...(r.quarantine.length > 20 ? [`  … and ${r.quarantine.length - 20} more`] : []),
+    '',
+    `email viewer: ${viewer} (up while the run lasts; add --keep to browse it)`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    process.stderr.write(`notifier: ${error.name === 'UsageError' ? '' : `${error.name}: `}${error.message}\n`);
+    process.exit(error.name === 'UsageError' ? 2 : 1);
+  },
+);
