@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { createTable, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { mskEvent } from './msk.ts';
-import { converge, KafkaMapping, loadHandlers, readTable, StreamMapping } from './pipeline.ts';
+import { converge, KafkaMapping, loadHandlers, StreamMapping } from './pipeline.ts';
 import {
   type AcceptedSend,
   type ProviderEndpoint,

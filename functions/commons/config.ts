@@ -2,7 +2,7 @@
  * Environment configuration, parsed once at cold start. A missing or malformed variable fails the init with a message
  * that names it; optional settings have documented defaults, required ones never do.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, type DeliveryPolicy } from '../domain/notification.ts';
 
@@ -12,7 +12,7 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function parseEnv<S extends z.ZodObject>(schema: S, env: Env): z.infer<S> {
+function parseEnv<S extends z.ZodMiniObject>(schema: S, env: Env): z.infer<S> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
@@ -22,7 +22,8 @@ function parseEnv<S extends z.ZodObject>(schema: S, env: Env): z.infer<S> {
   throw new ConfigError(`configuration error: ${problems.join('; ')}`);
 }
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const int = (min: number, max: number, fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.gte(min), z.lte(max)), fallback);
 
 /** "EMAIL=AT_MOST_ONCE,SMS=AT_LEAST_ONCE"; channels not named keep AT_MOST_ONCE, the safe default for a bank. */
 export function parseChannelPolicies(text: string | undefined): ChannelPolicies {
@@ -43,16 +44,16 @@ export function parseChannelPolicies(text: string | undefined): ChannelPolicies 
   return policies;
 }
 
-const tableEnv = { TABLE_NAME: z.string().min(1) };
+const tableEnv = { TABLE_NAME: z.string().check(z.minLength(1)) };
 
 export function loadIngestConfig(env: Env = process.env) {
   const c = parseEnv(
     z.object({
       ...tableEnv,
-      INBOX_RETENTION_DAYS: int(1, 3650).default(35),
-      INGEST_CONCURRENCY: int(1, 256).default(16),
-      MAX_EVENT_BYTES: int(256, 1_000_000).default(65_536),
-      TRANSACTION_ATTEMPTS: int(1, 10).default(4),
+      INBOX_RETENTION_DAYS: int(1, 3650, 35),
+      INGEST_CONCURRENCY: int(1, 256, 16),
+      MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
+      TRANSACTION_ATTEMPTS: int(1, 10, 4),
     }),
     env,
   );
@@ -71,13 +72,13 @@ export function loadDispatchConfig(env: Env = process.env) {
     z.object({
       ...tableEnv,
       SENDER_EMAIL: z.email(),
-      SES_CONFIGURATION_SET: z.string().min(1).optional(),
-      CHANNEL_POLICIES: z.string().optional(),
-      LEASE_SECONDS: int(10, 3600).default(300),
-      SEND_TIMEOUT_MS: int(100, 60_000).default(5_000),
-      MAX_SEND_ATTEMPTS: int(1, 20).default(5),
-      RETRY_BASE_MS: int(1, 60_000).default(200),
-      DISPATCH_CONCURRENCY: int(1, 100).default(10),
+      SES_CONFIGURATION_SET: z.optional(z.string().check(z.minLength(1))),
+      CHANNEL_POLICIES: z.optional(z.string()),
+      LEASE_SECONDS: int(10, 3600, 300),
+      SEND_TIMEOUT_MS: int(100, 60_000, 5_000),
+      MAX_SEND_ATTEMPTS: int(1, 20, 5),
+      RETRY_BASE_MS: int(1, 60_000, 200),
+      DISPATCH_CONCURRENCY: int(1, 100, 10),
     }),
     env,
   );
@@ -99,10 +100,10 @@ export function loadSweeperConfig(env: Env = process.env) {
   const c = parseEnv(
     z.object({
       ...tableEnv,
-      CHANNEL_POLICIES: z.string().optional(),
-      PENDING_THRESHOLD_SECONDS: int(1, 86_400).default(900),
-      SWEEP_LIMIT: int(1, 10_000).default(500),
-      MAX_SEND_ATTEMPTS: int(1, 20).default(5),
+      CHANNEL_POLICIES: z.optional(z.string()),
+      PENDING_THRESHOLD_SECONDS: int(1, 86_400, 900),
+      SWEEP_LIMIT: int(1, 10_000, 500),
+      MAX_SEND_ATTEMPTS: int(1, 20, 5),
     }),
     env,
   );

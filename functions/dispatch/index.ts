@@ -7,10 +7,11 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { documentClient, sesClient, snsClient } from '../commons/clients.ts';
 import { loadDispatchConfig } from '../commons/config.ts';
+import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { sesClient, snsClient } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
 import { ProviderSender } from './senders.ts';

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { z } from 'zod';
+// zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
+import * as z from 'zod/mini';
 import { CHANNELS, type Channel } from './channels.ts';
 
 export const EVENT_TYPES = ['TransferCompleted', 'TransferFailed'] as const;
@@ -50,43 +51,54 @@ const SNS_ENDPOINT_ARN =
 const DECIMAL_AMOUNT = /^(0|[1-9]\d{0,14})(\.\d{1,4})?$/;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
-const plainText = (max: number) => z.string().min(1).max(max).regex(PLAIN_TEXT, 'control characters are not allowed');
+const plainText = (max: number) =>
+  z.string().check(z.minLength(1), z.maxLength(max), z.regex(PLAIN_TEXT, 'control characters are not allowed'));
 
 const recipientSchema = z.object({
   userId: plainText(128),
-  locale: z.enum(LOCALES).default('en'),
-  email: z.email().max(254).optional(),
-  pushEndpointArn: z.string().max(512).regex(SNS_ENDPOINT_ARN, 'not an SNS platform endpoint ARN').optional(),
-  phoneNumber: z.string().regex(E164, 'not an E.164 phone number').optional(),
+  locale: z._default(z.enum(LOCALES), 'en'),
+  email: z.optional(z.email().check(z.maxLength(254))),
+  pushEndpointArn: z.optional(
+    z.string().check(z.maxLength(512), z.regex(SNS_ENDPOINT_ARN, 'not an SNS platform endpoint ARN')),
+  ),
+  phoneNumber: z.optional(z.string().check(z.regex(E164, 'not an E.164 phone number'))),
 });
 
 const dataSchema = z.object({
   transferId: plainText(128),
-  amount: z.string().regex(DECIMAL_AMOUNT, 'not a decimal string'),
-  currency: z.string().refine((c) => CURRENCIES.has(c), 'not an ISO 4217 currency'),
-  counterpartyName: plainText(140).optional(),
-  reason: plainText(200).optional(),
+  amount: z.string().check(z.regex(DECIMAL_AMOUNT, 'not a decimal string')),
+  currency: z.string().check(z.refine((c) => CURRENCIES.has(c), 'not an ISO 4217 currency')),
+  counterpartyName: z.optional(plainText(140)),
+  reason: z.optional(plainText(200)),
 });
 
 const eventSchema = z
   .object({
-    eventId: z.string().regex(EVENT_ID_PATTERN),
+    eventId: z.string().check(z.regex(EVENT_ID_PATTERN)),
     type: z.enum(EVENT_TYPES),
     occurredAt: z.iso.datetime({ offset: true }),
     recipient: recipientSchema,
     data: dataSchema,
-    channels: z
-      .array(z.enum(CHANNELS))
-      .min(1)
-      .max(CHANNELS.length)
-      .refine((list) => new Set(list).size === list.length, 'channels must not repeat')
-      .optional(),
+    channels: z.optional(
+      z.array(z.enum(CHANNELS)).check(
+        z.minLength(1),
+        z.maxLength(CHANNELS.length),
+        z.refine((list) => new Set(list).size === list.length, 'channels must not repeat'),
+      ),
+    ),
   })
-  .superRefine((event, ctx) => {
-    if (event.type === 'TransferFailed' && event.data.reason === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['data', 'reason'], message: 'TransferFailed needs data.reason' });
-    }
-  });
+  .check(
+    z.superRefine((event, ctx) => {
+      if (event.type === 'TransferFailed' && event.data.reason === undefined) {
+        ctx.issues.push({
+          code: 'custom',
+          path: ['data', 'reason'],
+          message: 'TransferFailed needs data.reason',
+          input: event.data,
+        });
+      }
+    }),
+  );
 
 export type BankingEvent = z.infer<typeof eventSchema>;
 export type Recipient = BankingEvent['recipient'];

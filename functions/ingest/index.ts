@@ -7,8 +7,8 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { documentClient } from '../commons/clients.ts';
 import { loadIngestConfig } from '../commons/config.ts';
+import { documentClient } from '../commons/dynamodb-client.ts';
 import { logger, metrics } from '../commons/powertools.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';

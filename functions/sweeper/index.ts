@@ -1,8 +1,8 @@
 /** Scheduled Lambda: re-drives stuck PENDING notifications and resolves expired SENDING leases. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { documentClient } from '../commons/clients.ts';
 import { loadSweeperConfig } from '../commons/config.ts';
+import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
 import { sweep } from './sweep.ts';

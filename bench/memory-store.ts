@@ -1,0 +1,58 @@
+/** An instant in-memory NotificationStore with the same conditional semantics, for CPU-bound measurements. */
+import type {
+  NotificationKey,
+  NotificationStore,
+  SweepEntry,
+  Transition,
+} from '../functions/commons/notification-store.ts';
+import type { NotificationItem, NotificationStatus } from '../functions/domain/notification.ts';
+
+export class MemoryNotificationStore implements NotificationStore {
+  readonly items = new Map<string, NotificationItem>();
+  private readonly id = (k: NotificationKey) => `${k.pk}|${k.sk}`;
+
+  put(item: NotificationItem): void {
+    this.items.set(this.id(item), { ...item });
+  }
+  async get(key: NotificationKey) {
+    return this.items.get(this.id(key));
+  }
+  async claim(key: NotificationKey, _claimId: string, now: number, leaseMs: number) {
+    const item = this.items.get(this.id(key));
+    if (item?.status !== 'PENDING') return undefined;
+    const next = { ...item, status: 'SENDING' as const, attempt: item.attempt + 1, leaseUntil: now + leaseMs };
+    this.items.set(this.id(key), next);
+    return next;
+  }
+  private async move(
+    item: NotificationItem,
+    to: NotificationStatus,
+    extra: Partial<NotificationItem>,
+  ): Promise<Transition> {
+    const current = this.items.get(this.id(item));
+    if (current?.status !== 'SENDING' || current.attempt !== item.attempt) return 'lost';
+    this.items.set(this.id(item), { ...current, ...extra, status: to });
+    return 'applied';
+  }
+  markSent(item: NotificationItem, providerMessageId: string) {
+    return this.move(item, 'SENT', { providerMessageId });
+  }
+  markFailed(item: NotificationItem, reason: string) {
+    return this.move(item, 'FAILED', { lastError: reason });
+  }
+  markUnknown(item: NotificationItem, reason: string) {
+    return this.move(item, 'UNKNOWN', { lastError: reason });
+  }
+  release(item: NotificationItem, reason: string) {
+    return this.move(item, 'PENDING', { lastError: reason });
+  }
+  async findDue(): Promise<SweepEntry[]> {
+    return [];
+  }
+  async redrive(): Promise<Transition> {
+    return 'lost';
+  }
+  async resolveExpired(): Promise<Transition> {
+    return 'lost';
+  }
+}
