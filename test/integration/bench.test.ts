@@ -1,0 +1,26 @@
+/** Smoke test of `npm run bench` on tiny sizes: it runs end to end and reports every figure. The full run stays out. */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+describe('npm run bench (smoke)', () => {
+  it('reports ingest, latency, CPU, dispatch and bundle figures as one JSON document', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--events', '40', '--rounds', '1', '--json'], {
+      timeout: 240_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const report = JSON.parse(stdout);
+    expect(report.ingest.notifier.eventsPerSec).toBeGreaterThan(0);
+    // One TransactWriteItems per new event; the baseline needs at least the idempotency record and one put per channel.
+    expect(report.ingest.notifier.requestsPerEvent).toBe(1);
+    expect(report.ingest.powertools.requestsPerEvent).toBeGreaterThan(2);
+    expect(report.ingest.withDuplicates).toHaveLength(2);
+    expect(report.latency.map((l: { concurrency: number }) => l.concurrency)).toEqual([1, 4, 16, 64]);
+    expect(report.cpuMicrosPerEvent).toBeGreaterThan(0);
+    expect(report.dispatch.sends).toBe(500);
+    expect(report.bundles.map((b: { name: string }) => b.name)).toEqual(['ingest', 'dispatch', 'sweeper']);
+    for (const b of report.bundles) expect(b.bytes).toBeLessThan(1_000_000);
+  }, 300_000);
+});
