@@ -26,13 +26,19 @@ export interface AcceptedSend {
   readonly at: number;
 }
 
-export type Fault = 'ok' | 'reject' | 'throttle' | 'acceptThenHang' | 'hang';
+/**
+ * ok: accept. reject / throttle: a definite refusal. acceptThenHang: accept (ledger) and never answer.
+ * hang: never answer, nothing accepted. slow: accept, then answer only after `whileSlow` has run (a test advances the
+ * clock past the lease and runs the sweeper there).
+ */
+export type Fault = 'ok' | 'reject' | 'throttle' | 'acceptThenHang' | 'hang' | 'slow';
 export type FaultHook = (channel: Channel, to: string) => Fault;
 
 export interface ProviderEndpoint {
   readonly url: string;
   readonly sends: AcceptedSend[];
   fault: FaultHook;
+  whileSlow?: () => Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -114,6 +120,7 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
     const messageId = randomUUID();
     sends.push({ messageId, notificationId, channel, to, ...(subject ? { subject } : {}), text, at: Date.now() });
     if (fault === 'acceptThenHang') return void hanging.add(res);
+    if (fault === 'slow') await endpoint.whileSlow?.();
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
       `<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult><MessageId>${messageId}</MessageId></PublishResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></PublishResponse>`,
@@ -133,7 +140,7 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
   const emulator = await sesEmulator({ host: '127.0.0.1', port: emulatorPort });
   const viewerUrl = `http://127.0.0.1:${emulatorPort}`;
   const sends: AcceptedSend[] = [];
-  const endpoint = { url: '', viewerUrl, sends, fault: (() => 'ok') as FaultHook, stop: async () => undefined };
+  const endpoint: SesEndpoint = { url: '', viewerUrl, sends, fault: () => 'ok', stop: async () => undefined };
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     const form = new URLSearchParams(body);
@@ -175,6 +182,7 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
       });
     }
     if (fault === 'acceptThenHang') return void hanging.add(res);
+    if (fault === 'slow') await endpoint.whileSlow?.();
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/xml' });
     res.end(text);
   });

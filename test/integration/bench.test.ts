@@ -7,10 +7,14 @@ const run = promisify(execFile);
 
 describe('npm run bench (smoke)', () => {
   it('reports ingest, latency, CPU, dispatch and bundle figures as one JSON document', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--events', '40', '--rounds', '1', '--json'], {
-      timeout: 240_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'bench/run.ts', '--events', '40', '--rounds', '1', '--json'],
+      {
+        timeout: 240_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     const report = JSON.parse(stdout);
     expect(report.ingest.notifier.eventsPerSec).toBeGreaterThan(0);
     // One TransactWriteItems per new event; the baseline needs at least the idempotency record and one put per channel.

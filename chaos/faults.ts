@@ -1,0 +1,155 @@
+/**
+ * Fault injection for the chaos suite: a fake clock, a DynamoDB client middleware that injects the failures DynamoDB
+ * Local never raises (transaction cancellations, throttling, latency, commit-then-timeout) and crash points, and a
+ * per-invocation context that records whether the invocation "crashed".
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+// ── The fake clock: every Date.now() in this process is real time plus an offset the suite advances ──
+const realNow = Date.now;
+let offsetMs = 0;
+export const clock = {
+  install(): void {
+    Date.now = () => realNow() + offsetMs;
+  },
+  advance(ms: number): void {
+    offsetMs += ms;
+  },
+  now: () => realNow() + offsetMs,
+};
+
+// ── Invocations: a crash anywhere inside one fails the whole invocation, as a dying Lambda does ──
+export interface Invocation {
+  crashed: boolean;
+}
+export const invocation = new AsyncLocalStorage<Invocation>();
+
+export class InjectedCrash extends Error {
+  override name = 'InjectedCrash';
+}
+
+export const CRASH_POINTS = [
+  'beforeTransaction',
+  'afterCommit',
+  'afterClaim',
+  'afterProviderAccepted',
+  'afterSentBeforeResponse',
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+export const DYNAMO_FAULTS = [
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'ThrottlingException',
+  'commitThenTimeout',
+  'latency',
+] as const;
+export type DynamoFault = (typeof DYNAMO_FAULTS)[number];
+
+/** Decides, per DynamoDB call, which fault (if any) to inject; the suite's scenario drives it. */
+export interface FaultPlan {
+  dynamo(command: string, input: Record<string, unknown>): DynamoFault | CrashPoint | undefined;
+}
+
+export const faultCounts: Record<string, number> = {};
+const count = (k: string) => {
+  faultCounts[k] = (faultCounts[k] ?? 0) + 1;
+};
+
+const isClaim = (input: Record<string, unknown>) => input.ConditionExpression === '#status = :pending';
+/** The input may already be marshalled ({ S: 'SENT' }) by the document client when this middleware sees it. */
+const isMarkSent = (input: Record<string, unknown>) => {
+  const to = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':to'];
+  return to === 'SENT' || (to as { S?: string } | undefined)?.S === 'SENT';
+};
+/** The document client's commands run as the low-level ones: accept either name. */
+export const isTransactWrite = (command: string) =>
+  command === 'TransactWriteItemsCommand' || command === 'TransactWriteCommand';
+const isUpdate = (command: string) => command === 'UpdateItemCommand' || command === 'UpdateCommand';
+
+/** Which crash points can fire on this call. */
+export function crashPointsFor(command: string, input: Record<string, unknown>): CrashPoint[] {
+  if (isTransactWrite(command)) return ['beforeTransaction', 'afterCommit'];
+  if (isUpdate(command) && isClaim(input)) return ['afterClaim'];
+  if (isUpdate(command) && isMarkSent(input)) return ['afterProviderAccepted', 'afterSentBeforeResponse'];
+  return [];
+}
+
+const cancelled = (code: string) =>
+  new TransactionCanceledException({
+    message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${code}]`,
+    $metadata: { httpStatusCode: 400 },
+    CancellationReasons: [{ Code: code }],
+  });
+
+const throttled = () =>
+  Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+    name: 'ThrottlingException',
+    $metadata: { httpStatusCode: 400 },
+  });
+
+const timeoutAfterCommit = () =>
+  Object.assign(new Error('socket hang up after the request was written'), {
+    name: 'TimeoutError',
+    code: 'ECONNRESET',
+  });
+
+/** Adds the fault middleware to the handlers' own DynamoDB client (the document client shares its stack). */
+export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPlan): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName ?? '');
+      const input = args.input as Record<string, unknown>;
+      const fault = plan.dynamo(command, input);
+      if (fault === undefined) return next(args);
+      count(fault);
+      switch (fault) {
+        case 'TransactionConflict':
+        case 'ThrottlingError':
+        case 'ProvisionedThroughputExceeded':
+          if (isTransactWrite(command)) throw cancelled(fault);
+          return next(args);
+        case 'ThrottlingException':
+          throw throttled();
+        case 'latency':
+          await new Promise((r) => setTimeout(r, 5));
+          return next(args);
+        case 'commitThenTimeout':
+          // Armed here, fired below the SDK's retry middleware: the write commits, the reply is lost, and the SDK
+          // retries the request as it would in AWS.
+          (context as { chaosCommitThenTimeout?: boolean }).chaosCommitThenTimeout = true;
+          return next(args);
+        case 'beforeTransaction':
+          return crash();
+        case 'afterCommit':
+        case 'afterClaim':
+        case 'afterSentBeforeResponse': {
+          await next(args);
+          return crash();
+        }
+        case 'afterProviderAccepted':
+          return crash();
+      }
+    },
+    { step: 'initialize', name: 'chaosFaults', priority: 'high' },
+  );
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const armed = context as { chaosCommitThenTimeout?: boolean };
+      if (!armed.chaosCommitThenTimeout) return next(args);
+      armed.chaosCommitThenTimeout = false;
+      await next(args);
+      throw timeoutAfterCommit();
+    },
+    { step: 'deserialize', name: 'chaosCommitThenTimeout', priority: 'low' },
+  );
+}
+
+function crash(): never {
+  const current = invocation.getStore();
+  if (current) current.crashed = true;
+  throw new InjectedCrash('the execution environment died here');
+}

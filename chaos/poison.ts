@@ -1,0 +1,117 @@
+/**
+ * Poison records: each a Kafka record value that must be quarantined with the reason written next to it, while the
+ * records after it keep flowing. `make` receives a unique suffix so every poison record is a distinct record.
+ */
+import type { RejectionReason } from '../functions/domain/event.ts';
+
+const ARN = 'arn:aws:sns:us-east-1:123456789012:endpoint/GCM/app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';
+const base = (id: string) => ({
+  eventId: id,
+  type: 'TransferCompleted',
+  occurredAt: '2026-11-30T09:15:00Z',
+  recipient: {
+    userId: 'u-1',
+    locale: 'en',
+    email: 'poison@example.com',
+    pushEndpointArn: ARN,
+    phoneNumber: '+14155550100',
+  },
+  data: { transferId: 't-1', amount: '10.00', currency: 'USD', counterpartyName: 'Pat' },
+});
+type Event = ReturnType<typeof base> & Record<string, unknown>;
+const json = (f: (e: Event) => unknown) => (id: string) => JSON.stringify(f(base(id) as Event));
+const edit = (f: (e: Event) => void) => json((e) => (f(e), e));
+
+export interface PoisonKind {
+  readonly kind: string;
+  readonly reason: RejectionReason;
+  readonly make: (uniqueId: string) => string | Buffer | null;
+}
+
+export const POISON_KINDS: readonly PoisonKind[] = [
+  { kind: 'tombstone', reason: 'NO_VALUE', make: () => null },
+  {
+    kind: 'invalid UTF-8',
+    reason: 'INVALID_ENCODING',
+    make: (id) =>
+      Buffer.concat([Buffer.from(`{"eventId":"${id}","x":"`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
+  },
+  { kind: 'lone surrogate bytes', reason: 'INVALID_ENCODING', make: () => Buffer.from([0xed, 0xa0, 0x80]) },
+  { kind: 'invalid JSON', reason: 'INVALID_JSON', make: (id) => `{eventId: ${id}}` },
+  { kind: 'truncated JSON', reason: 'INVALID_JSON', make: (id) => json((e) => e)(id).slice(0, 60) },
+  { kind: 'empty object', reason: 'INVALID_EVENT_ID', make: () => '{}' },
+  { kind: 'JSON array', reason: 'SCHEMA_VIOLATION', make: () => '[]' },
+  { kind: 'JSON string', reason: 'SCHEMA_VIOLATION', make: (id) => JSON.stringify(id) },
+  { kind: 'JSON null', reason: 'SCHEMA_VIOLATION', make: () => 'null' },
+  { kind: 'eventId of wrong type', reason: 'INVALID_EVENT_ID', make: json((e) => ({ ...e, eventId: 42 })) },
+  {
+    kind: 'eventId with a slash',
+    reason: 'INVALID_EVENT_ID',
+    make: (id) => json((e) => ({ ...e, eventId: `${id}/x` }))(id),
+  },
+  { kind: 'missing type', reason: 'SCHEMA_VIOLATION', make: edit((e) => delete (e as Record<string, unknown>).type) },
+  { kind: 'unknown type', reason: 'UNKNOWN_TYPE', make: edit((e) => (e.type = 'LoanApproved')) },
+  { kind: 'unknown channel', reason: 'UNKNOWN_CHANNEL', make: edit((e) => (e.channels = ['EMAIL', 'PIGEON'])) },
+  { kind: 'channels not an array', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.channels = 'EMAIL')) },
+  {
+    kind: 'huge channels array',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.channels = Array(2000).fill('EMAIL'))),
+  },
+  {
+    kind: 'missing contact for a listed channel',
+    reason: 'MISSING_CONTACT',
+    make: edit((e) => ((e.channels = ['SMS']), delete (e.recipient as Record<string, unknown>).phoneNumber)),
+  },
+  { kind: 'bad email', reason: 'INVALID_CONTACT', make: edit((e) => (e.recipient.email = 'poison@@example')) },
+  { kind: 'bad phone', reason: 'INVALID_CONTACT', make: edit((e) => (e.recipient.phoneNumber = '0312345678')) },
+  {
+    kind: 'bad endpoint ARN',
+    reason: 'INVALID_CONTACT',
+    make: edit((e) => (e.recipient.pushEndpointArn = 'arn:aws:sns:us-east-1:1:topic')),
+  },
+  {
+    kind: 'float money',
+    reason: 'INVALID_AMOUNT',
+    make: edit((e) => ((e.data as Record<string, unknown>).amount = 10.5)),
+  },
+  { kind: 'scientific money', reason: 'INVALID_AMOUNT', make: edit((e) => (e.data.amount = '1e3')) },
+  { kind: 'unknown currency', reason: 'INVALID_AMOUNT', make: edit((e) => (e.data.currency = 'ZZZ')) },
+  {
+    kind: 'missing recipient',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => delete (e as Record<string, unknown>).recipient),
+  },
+  { kind: 'missing data', reason: 'SCHEMA_VIOLATION', make: edit((e) => delete (e as Record<string, unknown>).data) },
+  {
+    kind: 'wrong type for userId',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => ((e.recipient as Record<string, unknown>).userId = { id: 1 })),
+  },
+  { kind: 'bad occurredAt', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.occurredAt = '30/11/2026')) },
+  { kind: 'TransferFailed without reason', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.type = 'TransferFailed')) },
+  {
+    kind: 'CR/LF header injection in a name',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.data.counterpartyName = 'Pat\r\nBcc: all@example.com')),
+  },
+  { kind: 'NUL control character', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.data.transferId = 't\u0000')) },
+  {
+    kind: 'ESC control character',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.data.counterpartyName = '\u001b[31mred')),
+  },
+  { kind: 'oversized value', reason: 'TOO_LARGE', make: edit((e) => (e.data.counterpartyName = 'x'.repeat(70_000))) },
+  {
+    kind: 'deep nesting',
+    reason: 'INVALID_JSON',
+    make: () => `${'['.repeat(100_000)}${']'.repeat(100_000)}`.slice(0, 60_000),
+  },
+  {
+    kind: 'deep nesting in a field',
+    reason: 'SCHEMA_VIOLATION',
+    make: (id) => json((e) => ({ ...e, data: JSON.parse(`${'{"a":'.repeat(500)}1${'}'.repeat(500)}`) }))(id),
+  },
+  { kind: 'unknown locale', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.recipient.locale = 'xx')) },
+  { kind: 'name too long', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.data.counterpartyName = 'n'.repeat(141))) },
+];

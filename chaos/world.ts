@@ -1,0 +1,345 @@
+/**
+ * The chaos world: DynamoDB Local, the local SES/SNS endpoints with their ledgers, the real handlers behind event
+ * source mapping simulators with their real rules, fault injection, and the invariant checks. One world per process
+ * (the handlers are module singletons); each run gets its own topic and eventId prefix so runs never mix.
+ */
+
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
+import { type NotificationStatus, TERMINAL_STATUSES, TRANSITIONS } from '../functions/domain/notification.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
+import { createTable, type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { type CapturedOutput, captureOutput } from '../local/emf.ts';
+import { type Handlers, lambdaContext, loadHandlers, readTable } from '../local/pipeline.ts';
+import {
+  type AcceptedSend,
+  type Fault,
+  type ProviderEndpoint,
+  startSesEndpoint,
+  startSnsEndpoint,
+} from '../local/providers.ts';
+import { StreamReader } from '../local/stream-reader.ts';
+import {
+  type CrashPoint,
+  clock,
+  crashPointsFor,
+  type DynamoFault,
+  injectDynamoFaults,
+  invocation,
+  isTransactWrite,
+} from './faults.ts';
+
+export const LEASE_MS = 10_000;
+export const PENDING_THRESHOLD_MS = 60_000;
+export const POLICIES = { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' } as const;
+
+export interface World {
+  handlers: Handlers;
+  reader: StreamReader;
+  ses: ProviderEndpoint;
+  sns: ProviderEndpoint;
+  db: DynamoDbLocal;
+  tableName: string;
+  output: CapturedOutput;
+  /** Every log line the handlers wrote (for the PII check). */
+  logLines: string[];
+  /** Armed faults: consumed by the next matching DynamoDB calls. */
+  armed: (DynamoFault | CrashPoint)[];
+  /** Random fault rate per DynamoDB call and the random source for it. */
+  dynamoFaultRate: number;
+  random: () => number;
+  /** Provider behaviour per address: the suite decides per send. */
+  providerFault: (channel: string, to: string) => Fault;
+  stop(): Promise<void>;
+}
+
+let world: World | undefined;
+
+export async function openWorld(): Promise<World> {
+  if (world) return world;
+  clock.install();
+  const output = captureOutput();
+  const logLines: string[] = [];
+  const originalErr = process.stderr.write.bind(process.stderr);
+  // Handler output is routed to stderr by captureOutput; keep it (for the PII scan) instead of printing it.
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    if (text.startsWith('{')) {
+      for (const line of text.split('\n')) if (line) logLines.push(line);
+      return true;
+    }
+    return originalErr(chunk);
+  }) as typeof process.stderr.write;
+
+  const db = await startDynamoDbLocal();
+  const ses = await startSesEndpoint();
+  const sns = await startSnsEndpoint();
+  const tableName = 'notifier-chaos';
+  await createTable(db.endpoint, tableName);
+  const handlers = await loadHandlers({
+    dynamoEndpoint: db.endpoint,
+    sesEndpoint: ses.url,
+    snsEndpoint: sns.url,
+    tableName,
+    extra: {
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      CHANNEL_POLICIES: Object.entries(POLICIES)
+        .map(([c, p]) => `${c}=${p}`)
+        .join(','),
+      LEASE_SECONDS: String(LEASE_MS / 1000),
+      PENDING_THRESHOLD_SECONDS: String(PENDING_THRESHOLD_MS / 1000),
+      SEND_TIMEOUT_MS: '400',
+      MAX_SEND_ATTEMPTS: '4',
+      RETRY_BASE_MS: '1',
+      TRANSACTION_ATTEMPTS: '3',
+      INGEST_CONCURRENCY: '8',
+    },
+  });
+  const { documentClient } = await import('../functions/commons/dynamodb-client.ts');
+  const w: World = {
+    handlers,
+    reader: new StreamReader(db.endpoint, tableName),
+    ses,
+    sns,
+    db,
+    tableName,
+    output,
+    logLines,
+    armed: [],
+    dynamoFaultRate: 0,
+    random: Math.random,
+    providerFault: () => 'ok',
+    stop: async () => {
+      w.reader.close();
+      await sns.stop();
+      await ses.stop();
+      await db.stop();
+      output.restore();
+      process.stderr.write = originalErr;
+      world = undefined;
+    },
+  };
+  ses.fault = (c, to) => w.providerFault(c, to);
+  sns.fault = (c, to) => w.providerFault(c, to);
+  injectDynamoFaults(documentClient, {
+    dynamo(command, input) {
+      const crashable = crashPointsFor(command, input);
+      const i = w.armed.findIndex((f) => crashable.includes(f as CrashPoint) || isDynamoFaultFor(f, command));
+      if (i >= 0) return w.armed.splice(i, 1)[0];
+      if (w.dynamoFaultRate > 0 && w.random() < w.dynamoFaultRate) {
+        const kinds: (DynamoFault | CrashPoint)[] = [...randomFaultsFor(command), ...crashable];
+        return kinds[Math.floor(w.random() * kinds.length)];
+      }
+      return undefined;
+    },
+  });
+  world = w;
+  return w;
+}
+
+function isDynamoFaultFor(f: DynamoFault | CrashPoint, command: string): boolean {
+  if (f === 'TransactionConflict' || f === 'ThrottlingError' || f === 'ProvisionedThroughputExceeded') {
+    return isTransactWrite(command);
+  }
+  return f === 'ThrottlingException' || f === 'commitThenTimeout' || f === 'latency';
+}
+
+function randomFaultsFor(command: string): DynamoFault[] {
+  const always: DynamoFault[] = ['ThrottlingException', 'latency', 'commitThenTimeout'];
+  return isTransactWrite(command)
+    ? [...always, 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']
+    : always;
+}
+
+// ── Event source mapping simulators ──
+
+export interface DeliveryStats {
+  deliveries: number;
+  redeliveries: number;
+  failedInvocations: number;
+}
+
+/** Kafka: one invocation per batch; a throw or a crash redelivers the whole batch. */
+export async function deliverKafkaBatch(
+  w: World,
+  event: MSKEvent,
+  stats: DeliveryStats,
+  maxAttempts = 25,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    stats.deliveries += Object.values(event.records).flat().length;
+    const ctx = { crashed: false };
+    let failed = false;
+    try {
+      await invocation.run(ctx, () => w.handlers.ingest(event, lambdaContext('chaos-ingest')));
+    } catch {
+      failed = true;
+    }
+    if (!failed && !ctx.crashed) return;
+    stats.failedInvocations++;
+    if (attempt >= maxAttempts) throw new Error(`Kafka batch still failing after ${maxAttempts} attempts`);
+  }
+}
+
+export interface StreamState {
+  buffer: DynamoDBRecord[];
+  onFailure: DynamoDBRecord[];
+  /** Every record the stream ever produced, for the transition checks. */
+  seen: DynamoDBRecord[];
+  dropped: number;
+  trimmed: number;
+  unfilteredDeliveries: number;
+}
+
+export const newStreamState = (): StreamState => ({
+  buffer: [],
+  onFailure: [],
+  seen: [],
+  dropped: 0,
+  trimmed: 0,
+  unfilteredDeliveries: 0,
+});
+
+/**
+ * DynamoDB Streams → dispatch with the mapping's rules: the trigger filter, batches of 100, ReportBatchItemFailures
+ * (checkpoint at the lowest failed record), a crashed invocation retried whole, bounded retries then the on-failure
+ * queue, records older than 24 h trimmed. `dropRate` discards records before delivery (the sweeper must find them);
+ * `unfilteredRate` also hands dispatch raw batches the filter would have stopped (MODIFY/REMOVE/inbox/quarantine).
+ */
+export async function pumpStream(
+  w: World,
+  s: StreamState,
+  options: { dropRate?: number; unfilteredRate?: number; maxRetries?: number } = {},
+): Promise<number> {
+  const fresh = await w.reader.poll();
+  s.seen.push(...fresh);
+  if ((options.unfilteredRate ?? 0) > 0 && fresh.length > 0 && w.random() < (options.unfilteredRate ?? 0)) {
+    s.unfilteredDeliveries++;
+    const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, 100);
+    if (raw.length > 0) await invokeDispatch(w, raw);
+  }
+  for (const r of fresh) {
+    if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
+    if ((options.dropRate ?? 0) > 0 && w.random() < (options.dropRate ?? 0)) {
+      s.dropped++;
+      continue;
+    }
+    s.buffer.push(r);
+  }
+  let retries = 0;
+  while (s.buffer.length > 0) {
+    const nowSeconds = clock.now() / 1000;
+    const before = s.buffer.length;
+    s.buffer = s.buffer.filter((r) => nowSeconds - (r.dynamodb?.ApproximateCreationDateTime ?? nowSeconds) < 86_400);
+    s.trimmed += before - s.buffer.length;
+    const batch = s.buffer.slice(0, 100);
+    if (batch.length === 0) break;
+    const failedAt = await invokeDispatch(w, batch);
+    if (failedAt === -1) {
+      s.buffer.splice(0, batch.length);
+      retries = 0;
+      continue;
+    }
+    s.buffer.splice(0, failedAt);
+    if (++retries > (options.maxRetries ?? 5)) {
+      const given = s.buffer.shift();
+      if (given) s.onFailure.push(given);
+      retries = 0;
+    }
+  }
+  return fresh.length;
+}
+
+/** Returns the index of the lowest failed record, or -1 when the whole batch succeeded. */
+async function invokeDispatch(w: World, batch: DynamoDBRecord[]): Promise<number> {
+  const ctx = { crashed: false };
+  try {
+    const response = await invocation.run(ctx, () =>
+      w.handlers.dispatch({ Records: batch }, lambdaContext('chaos-dispatch')),
+    );
+    if (ctx.crashed) return 0;
+    const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    return batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+  } catch {
+    return 0;
+  }
+}
+
+export async function runSweeper(w: World): Promise<void> {
+  const ctx = { crashed: false };
+  await invocation.run(ctx, () => w.handlers.sweeper({}, lambdaContext('chaos-sweeper'))).catch(() => undefined);
+}
+
+/** Pumps, sweeps and advances the clock until every notification of the run is terminal (or gives up). */
+export async function convergeRun(w: World, s: StreamState, prefix: string, maxRounds = 60): Promise<void> {
+  for (let round = 0; round < maxRounds; round++) {
+    while ((await pumpStream(w, s)) > 0) {
+      // keep draining while the stream grows
+    }
+    const items = await runItems(w, prefix);
+    const active = items.filter(
+      (i) => i.kind === 'NOTIFICATION' && !TERMINAL_STATUSES.includes(i.status as NotificationStatus),
+    );
+    if (active.length === 0) return;
+    // Past every lease and the PENDING threshold: the sweeper resolves or re-drives what is stuck.
+    clock.advance(Math.max(LEASE_MS, PENDING_THRESHOLD_MS) + 1_000);
+    await runSweeper(w);
+  }
+}
+
+export async function runItems(w: World, prefix: string): Promise<Record<string, unknown>[]> {
+  const all = await readTable(w.db.endpoint, w.tableName);
+  const mine = (id: unknown) => typeof id === 'string' && id.startsWith(prefix);
+  return [
+    ...all.notifications.filter((n) => mine(n.eventId)),
+    ...all.quarantine.filter((q) => String(q.pk).includes(`#${prefix}topic#`)),
+    ...(await inboxItems(w, prefix)),
+  ];
+}
+
+async function inboxItems(w: World, prefix: string) {
+  const { DynamoDBDocumentClient, ScanCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { localClient } = await import('../local/dynamodb-local.ts');
+  const doc = DynamoDBDocumentClient.from(localClient(w.db.endpoint));
+  const out: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new ScanCommand({
+        TableName: w.tableName,
+        FilterExpression: 'sk = :inbox AND begins_with(eventId, :prefix)',
+        ExpressionAttributeValues: { ':inbox': 'INBOX', ':prefix': prefix },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    out.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  doc.destroy();
+  return out;
+}
+
+/** Legal transitions only, nothing leaves a terminal state, attempt never decreases: checked on every stream MODIFY. */
+export function transitionViolations(records: DynamoDBRecord[], prefix: string): string[] {
+  const problems: string[] = [];
+  for (const r of records) {
+    if (r.eventName !== 'MODIFY') continue;
+    const oldImage = r.dynamodb?.OldImage;
+    const newImage = r.dynamodb?.NewImage;
+    if (!oldImage || !newImage) continue;
+    const before = unmarshall(oldImage as Record<string, AttributeValue>);
+    const after = unmarshall(newImage as Record<string, AttributeValue>);
+    if (before.kind !== 'NOTIFICATION' || !String(before.eventId).startsWith(prefix)) continue;
+    const from = before.status as NotificationStatus;
+    const to = after.status as NotificationStatus;
+    if (!TRANSITIONS[from].includes(to)) problems.push(`${before.notificationId}: ${from} → ${to}`);
+    if (Number(after.attempt) < Number(before.attempt))
+      problems.push(`${before.notificationId}: attempt ${before.attempt} → ${after.attempt}`);
+  }
+  return problems;
+}
+
+export const ledger = (w: World): AcceptedSend[] => [...w.ses.sends, ...w.sns.sends];
