@@ -20,7 +20,11 @@ const base = (id: string) => ({
 });
 type Event = ReturnType<typeof base> & Record<string, unknown>;
 const json = (f: (e: Event) => unknown) => (id: string) => JSON.stringify(f(base(id) as Event));
-const edit = (f: (e: Event) => void) => json((e) => (f(e), e));
+const edit = (f: (e: Event) => void) =>
+  json((e) => {
+    f(e);
+    return e;
+  });
 
 export interface PoisonKind {
   readonly kind: string;
@@ -61,7 +65,10 @@ export const POISON_KINDS: readonly PoisonKind[] = [
   {
     kind: 'missing contact for a listed channel',
     reason: 'MISSING_CONTACT',
-    make: edit((e) => ((e.channels = ['SMS']), delete (e.recipient as Record<string, unknown>).phoneNumber)),
+    make: edit((e) => {
+      e.channels = ['SMS'];
+      delete (e.recipient as Record<string, unknown>).phoneNumber;
+    }),
   },
   { kind: 'bad email', reason: 'INVALID_CONTACT', make: edit((e) => (e.recipient.email = 'poison@@example')) },
   { kind: 'bad phone', reason: 'INVALID_CONTACT', make: edit((e) => (e.recipient.phoneNumber = '0312345678')) },

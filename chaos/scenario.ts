@@ -12,14 +12,13 @@ import { type Channel, parseEventJson } from '../functions/domain/event.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
 import { mskEvent } from '../local/msk.ts';
 import type { Fault } from '../local/providers.ts';
-import { clock, faultCounts } from './faults.ts';
+import { CRASH_POINTS, clock, DYNAMO_FAULTS, faultCounts } from './faults.ts';
 import { POISON_KINDS } from './poison.ts';
 import {
   convergeRun,
   type DeliveryStats,
   deliverKafkaBatch,
   LEASE_MS,
-  ledger,
   newStreamState,
   openWorld,
   POLICIES,
@@ -52,6 +51,8 @@ export interface ChaosOptions {
   readonly dynamoFaultRate?: number;
   readonly providerFaultRate?: number;
   readonly dropRate?: number;
+  /** Arm one of every DynamoDB fault and crash point up front, so a short run still meets each of them. */
+  readonly armEveryFault?: boolean;
 }
 
 export interface ChaosReport {
@@ -79,13 +80,13 @@ export interface ChaosReport {
   problems: string[];
 }
 
-interface EventSpec {
+export interface EventSpec {
   i: number;
   eventId: string;
   value: Record<string, unknown>;
   modes: Record<Channel, ProviderMode>;
 }
-type RecordSpec =
+export type RecordSpec =
   | { kind: 'event'; spec: EventSpec; value: Record<string, unknown> }
   | { kind: 'poison'; poison: number; value: string | Buffer | null };
 
@@ -93,61 +94,66 @@ let runCounter = 0;
 
 const NAMES = ['Taro Yamada', '山田 太郎', 'Jordan Lee', '<script>alert(1)</script>', 'O\'Brien & "Sons"', 'Ünïcödé ✓'];
 
-export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  const w = await openWorld();
-  const prefix = `r${process.pid % 1000}x${runCounter++}-`;
-  const topic = `${prefix}topic`;
-  const partitions = options.partitions ?? 3;
-  const batchSize = options.batchSize ?? 20;
-  const rand = seededRandom(options.seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
-  const chance = (p: number) => rand() < p;
-  const logStart = w.logLines.length;
-  const ledgerStart = { ses: w.ses.sends.length, sns: w.sns.sends.length };
-  const faultsBefore = { ...faultCounts };
+/**
+ * One run's records, deliveries and stream, on its own topic and eventId prefix. The random scenario (runChaos) and
+ * the fast-check model run (test/integration/chaos.test.ts) both drive it, then `finish()` converges and analyses.
+ */
+export class ChaosRun {
+  readonly prefix = `r${process.pid % 1000}x${runCounter++}-`;
+  readonly topic = `${this.prefix}topic`;
+  readonly parts: RecordSpec[][];
+  readonly specs: EventSpec[] = [];
+  readonly stats: DeliveryStats = { deliveries: 0, redeliveries: 0, failedInvocations: 0 };
+  readonly stream = newStreamState();
+  readonly cursor: number[];
+  private readonly logStart: number;
+  private readonly ledgerStart: { ses: number; sns: number };
+  private readonly faultsBefore: Record<string, number>;
+  private readonly modeByAddress = new Map<string, ProviderMode>();
+  private readonly attempts = new Map<string, number>();
 
-  // ── The scenario: events, resends, conflicts and poison records spread over partitions ──
-  const specs: EventSpec[] = fc
-    .sample(eventArbitrary(prefix, options.providerFaultRate ?? 0.15), { seed: options.seed, numRuns: options.events })
-    .map((make, i) => make(i));
-  const parts: RecordSpec[][] = Array.from({ length: partitions }, () => []);
-  const home = (spec: EventSpec) => spec.i % partitions;
-  const poisonOrder = [...POISON_KINDS.keys()];
-  for (const spec of specs) {
-    parts[home(spec)]!.push({ kind: 'event', spec, value: spec.value });
-    if (chance(0.08)) {
-      const earlier = pick(specs.slice(0, spec.i + 1));
-      // A producer resend: same event, any partition, a new offset.
-      parts[Math.floor(rand() * partitions)]!.push({ kind: 'event', spec: earlier, value: earlier.value });
-    }
-    if (chance(0.04)) {
-      const earlier = pick(specs.slice(0, spec.i + 1));
-      const changed = { ...earlier.value, data: { ...(earlier.value.data as object), amount: `${spec.i + 1}.99` } };
-      parts[home(earlier)]!.push({ kind: 'event', spec: earlier, value: changed });
-    }
-    if (poisonOrder.length > 0 ? chance(0.25) : chance(0.04)) {
-      const kind = poisonOrder.length > 0 ? (poisonOrder.shift() as number) : Math.floor(rand() * POISON_KINDS.length);
-      parts[Math.floor(rand() * partitions)]!.push({
-        kind: 'poison',
-        poison: kind,
-        value: POISON_KINDS[kind]!.make(`${prefix}p${spec.i}`),
-      });
-    }
+  constructor(
+    readonly w: World,
+    readonly options: ChaosOptions,
+    readonly random: () => number,
+  ) {
+    const partitions = options.partitions ?? 3;
+    this.parts = Array.from({ length: partitions }, () => []);
+    this.cursor = Array(partitions).fill(0) as number[];
+    this.logStart = w.logLines.length;
+    this.ledgerStart = { ses: w.ses.sends.length, sns: w.sns.sends.length };
+    this.faultsBefore = { ...faultCounts };
+    w.random = random;
+    w.armed = [];
+    w.providerFault = (_channel, to) => this.providerFault(to);
+    const slowTakeover = async () => {
+      // The send outlives its lease: the clock moves past it and the sweeper takes over while the send is in flight.
+      clock.advance(LEASE_MS + 1_000);
+      await runSweeper(w);
+    };
+    w.ses.whileSlow = slowTakeover;
+    w.sns.whileSlow = slowTakeover;
   }
 
-  // ── Provider behaviour: each address has its mode; attempts are counted per address ──
-  const modeByAddress = new Map<string, ProviderMode>();
-  for (const spec of specs) {
+  /** An event for eventId index `id` (a small id space makes collisions); `variant` changes the amount only. */
+  event(make: (i: number, prefix: string) => EventSpec): EventSpec {
+    const spec = make(this.specs.length, this.prefix);
+    this.specs.push(spec);
     const r = spec.value.recipient as Record<string, string>;
-    modeByAddress.set(r.email ?? '', spec.modes.EMAIL);
-    modeByAddress.set(r.pushEndpointArn ?? '', spec.modes.PUSH);
-    modeByAddress.set(r.phoneNumber ?? '', spec.modes.SMS);
+    if (r.email) this.modeByAddress.set(r.email, spec.modes.EMAIL);
+    if (r.pushEndpointArn) this.modeByAddress.set(r.pushEndpointArn, spec.modes.PUSH);
+    if (r.phoneNumber) this.modeByAddress.set(r.phoneNumber, spec.modes.SMS);
+    return spec;
   }
-  const attempts = new Map<string, number>();
-  w.providerFault = (_channel, to): Fault => {
-    const n = (attempts.get(to) ?? 0) + 1;
-    attempts.set(to, n);
-    switch (modeByAddress.get(to) ?? 'ok') {
+
+  append(partition: number, record: RecordSpec): void {
+    this.parts[partition % this.parts.length]!.push(record);
+  }
+
+  private providerFault(to: string): Fault {
+    const n = (this.attempts.get(to) ?? 0) + 1;
+    this.attempts.set(to, n);
+    switch (this.modeByAddress.get(to) ?? 'ok') {
       case 'ok':
         return 'ok';
       case 'reject':
@@ -161,24 +167,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       case 'slow':
         return n === 1 ? 'slow' : 'ok';
     }
-  };
-  const slowTakeover = async () => {
-    clock.advance(LEASE_MS + 1_000);
-    await runSweeper(w);
-  };
-  w.ses.whileSlow = slowTakeover;
-  w.sns.whileSlow = slowTakeover;
+  }
 
-  // ── Delivery: partitions interleaved, batches redelivered 2–5×, rebalances, DynamoDB faults and crashes ──
-  w.random = rand;
-  w.dynamoFaultRate = options.dynamoFaultRate ?? 0.03;
-  const stats: DeliveryStats = { deliveries: 0, redeliveries: 0, failedInvocations: 0 };
-  const stream = newStreamState();
-  const cursor = Array(partitions).fill(0) as number[];
-  const batchOf = (p: number, from: number, to: number) =>
-    mskEvent(
-      parts[p]!.slice(from, to).map((r, j) => ({
-        topic,
+  batch(p: number, from: number, to: number) {
+    return mskEvent(
+      this.parts[p]!.slice(from, to).map((r, j) => ({
+        topic: this.topic,
         partition: p,
         offset: from + j,
         value:
@@ -191,45 +185,139 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
                 : JSON.stringify(r.value),
       })),
     );
-  let delivered = 0;
-  let trimmedOnce = false;
-  for (;;) {
-    const open = cursor.map((c, p) => (c < parts[p]!.length ? p : -1)).filter((p) => p >= 0);
-    if (open.length === 0) break;
-    const p = pick(open);
-    const from = cursor[p]!;
-    const to = Math.min(from + batchSize, parts[p]!.length);
-    const copies = chance(0.2) ? 2 + Math.floor(rand() * 4) : 1; // redelivery 2–5×
-    stats.redeliveries += (copies - 1) * (to - from);
-    if (chance(0.5))
-      await Promise.all(Array.from({ length: copies }, () => deliverKafkaBatch(w, batchOf(p, from, to), stats)));
-    else for (let c = 0; c < copies; c++) await deliverKafkaBatch(w, batchOf(p, from, to), stats);
-    if (from > 0 && chance(0.1)) {
-      // A rebalance: the new owner of the partition starts again a few records back.
-      const back = Math.max(0, from - 1 - Math.floor(rand() * batchSize));
-      stats.redeliveries += from - back;
-      await deliverKafkaBatch(w, batchOf(p, back, from), stats);
-    }
-    cursor[p] = to;
-    if (++delivered % 3 === 0) await pumpStream(w, stream, { dropRate: options.dropRate ?? 0.02, unfilteredRate: 0.2 });
-    if (!trimmedOnce && delivered > 4 && chance(0.3)) {
-      // The 24 h trim: records nobody read in time are gone; only the sweeper can find their notifications.
-      trimmedOnce = true;
-      const lost = await w.reader.poll();
-      stream.seen.push(...lost);
-      stream.trimmed += lost.length;
-      clock.advance(25 * 3_600_000);
-    }
   }
-  w.dynamoFaultRate = 0;
-  await convergeRun(w, stream, prefix);
-  w.ses.whileSlow = undefined;
-  w.sns.whileSlow = undefined;
 
-  return analyse(w, { prefix, topic, parts, specs, stats, stream, logStart, ledgerStart, faultsBefore, options });
+  /**
+   * Delivers the partition's next records as one batch, `copies` times: concurrently (their start order chosen by
+   * `startOrder`, e.g. fast-check's scheduler) or one after the other.
+   */
+  async deliverNext(
+    p: number,
+    max: number,
+    copies: number,
+    concurrent: boolean,
+    startOrder?: <T>(starts: (() => Promise<T>)[]) => Promise<T[]>,
+  ): Promise<void> {
+    const from = this.cursor[p]!;
+    const to = Math.min(from + max, this.parts[p]!.length);
+    if (to <= from) return;
+    this.stats.redeliveries += (copies - 1) * (to - from);
+    const one = () => deliverKafkaBatch(this.w, this.batch(p, from, to), this.stats);
+    if (concurrent) {
+      const starts = Array.from({ length: copies }, () => one);
+      await (startOrder ? startOrder(starts) : Promise.all(starts.map((s) => s())));
+    } else for (let c = 0; c < copies; c++) await one();
+    this.cursor[p] = to;
+  }
+
+  /** A rebalance: the partition's new owner starts again `back` records before its committed offset. */
+  async rebalance(p: number, back: number): Promise<void> {
+    const to = this.cursor[p]!;
+    const from = Math.max(0, to - back);
+    if (to <= from) return;
+    this.stats.redeliveries += to - from;
+    await deliverKafkaBatch(this.w, this.batch(p, from, to), this.stats);
+  }
+
+  pump(dropRate = 0, unfilteredRate = 0): Promise<number> {
+    return pumpStream(this.w, this.stream, { dropRate, unfilteredRate });
+  }
+
+  /** The 24 h trim: what is on the stream and not yet read is gone; the clock moves a day on. */
+  async trim(): Promise<void> {
+    const gone = await this.w.reader.poll();
+    this.stream.seen.push(...gone);
+    this.stream.trimmed += gone.length;
+    clock.advance(25 * 3_600_000);
+  }
+
+  /** Delivers what is left, converges, checks every invariant. */
+  async finish(): Promise<ChaosReport> {
+    this.w.dynamoFaultRate = 0;
+    for (const [p, records] of this.parts.entries()) {
+      while (this.cursor[p]! < records.length) await this.deliverNext(p, this.options.batchSize ?? 20, 1, false);
+    }
+    await convergeRun(this.w, this.stream, this.prefix);
+    this.w.ses.whileSlow = undefined;
+    this.w.sns.whileSlow = undefined;
+    return analyse(this.w, {
+      prefix: this.prefix,
+      topic: this.topic,
+      parts: this.parts,
+      specs: this.specs,
+      stats: this.stats,
+      stream: this.stream,
+      logStart: this.logStart,
+      ledgerStart: this.ledgerStart,
+      faultsBefore: this.faultsBefore,
+      options: this.options,
+    });
+  }
 }
 
-function eventArbitrary(prefix: string, providerFaultRate: number) {
+/** The random scenario of `npm run chaos`: everything drawn from the seed. */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const w = await openWorld();
+  const rand = seededRandom(options.seed);
+  const run = new ChaosRun(w, options, rand);
+  const partitions = run.parts.length;
+  const batchSize = options.batchSize ?? 20;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+  const chance = (p: number) => rand() < p;
+
+  // ── The scenario: events, resends, conflicts and poison records spread over partitions ──
+  const makers = fc.sample(eventArbitrary(options.providerFaultRate ?? 0.15), {
+    seed: options.seed,
+    numRuns: options.events,
+  });
+  const poisonOrder = [...POISON_KINDS.keys()];
+  for (const make of makers) {
+    const spec = run.event((i, prefix) => make(i, prefix, i));
+    const home = spec.i % partitions;
+    run.append(home, { kind: 'event', spec, value: spec.value });
+    if (chance(0.08)) {
+      const earlier = pick(run.specs);
+      // A producer resend: the same event at a new offset, on any partition.
+      run.append(Math.floor(rand() * partitions), { kind: 'event', spec: earlier, value: earlier.value });
+    }
+    if (chance(0.04)) {
+      // The same eventId with a different payload, after the original on its partition: EVENT_ID_CONFLICT.
+      const earlier = pick(run.specs);
+      const changed = { ...earlier.value, data: { ...(earlier.value.data as object), amount: `${spec.i + 1}.99` } };
+      run.append(earlier.i % partitions, { kind: 'event', spec: earlier, value: changed });
+    }
+    if (poisonOrder.length > 0 ? chance(0.25) : chance(0.04)) {
+      const kind = poisonOrder.length > 0 ? (poisonOrder.shift() as number) : Math.floor(rand() * POISON_KINDS.length);
+      run.append(Math.floor(rand() * partitions), {
+        kind: 'poison',
+        poison: kind,
+        value: POISON_KINDS[kind]!.make(`${run.prefix}p${spec.i}`),
+      });
+    }
+  }
+
+  // ── Delivery: partitions interleaved, batches redelivered 2–5×, rebalances, DynamoDB faults and crashes ──
+  w.dynamoFaultRate = options.dynamoFaultRate ?? 0.03;
+  if (options.armEveryFault) w.armed.push(...DYNAMO_FAULTS, ...CRASH_POINTS);
+  let delivered = 0;
+  let trimmed = false;
+  for (;;) {
+    const open = run.cursor.map((c, p) => (c < run.parts[p]!.length ? p : -1)).filter((p) => p >= 0);
+    if (open.length === 0) break;
+    const p = pick(open);
+    const copies = chance(0.2) ? 2 + Math.floor(rand() * 4) : 1;
+    await run.deliverNext(p, batchSize, copies, chance(0.5));
+    if (chance(0.1)) await run.rebalance(p, 1 + Math.floor(rand() * batchSize));
+    if (++delivered % 3 === 0) await run.pump(options.dropRate ?? 0.02, 0.2);
+    if (!trimmed && delivered > 4 && chance(0.3)) {
+      trimmed = true;
+      await run.trim();
+    }
+  }
+  return run.finish();
+}
+
+export function eventArbitrary(providerFaultRate: number) {
   const mode = fc.oneof(
     { weight: Math.round((1 - providerFaultRate) * 100), arbitrary: fc.constant<ProviderMode>('ok') },
     {
@@ -249,10 +337,11 @@ function eventArbitrary(prefix: string, providerFaultRate: number) {
       protoKey: fc.boolean(),
       modes: fc.record({ EMAIL: mode, PUSH: mode, SMS: mode }),
     })
-    .map((g) => (i: number): EventSpec => {
-      const eventId = `${prefix}e${i}`;
+    .map((g) => (i: number, prefix: string, idIndex: number): EventSpec => {
+      // Addresses follow the eventId, so every send the providers accept can be tied back to (eventId, channel).
+      const eventId = `${prefix}e${idIndex}`;
       const contact: Record<string, string> = {};
-      if (g.channels.includes('EMAIL')) contact.email = `${prefix}${i}@example.com`;
+      if (g.channels.includes('EMAIL')) contact.email = `${prefix}${idIndex}@example.com`;
       if (g.channels.includes('PUSH')) {
         contact.pushEndpointArn = `arn:aws:sns:us-east-1:123456789012:endpoint/APNS/app/${createHash('sha256').update(eventId).digest('hex').slice(0, 32)}`;
       }
@@ -262,9 +351,9 @@ function eventArbitrary(prefix: string, providerFaultRate: number) {
         eventId,
         type: g.type,
         occurredAt: '2026-11-30T09:15:00Z',
-        recipient: { userId: `u-${i}`, locale: g.locale, ...contact },
+        recipient: { userId: `u-${idIndex}`, locale: g.locale, ...contact },
         data: {
-          transferId: `t-${i}`,
+          transferId: `t-${idIndex}`,
           amount: g.currency === 'JPY' ? String(g.amount[0]) : `${g.amount[0]}.${String(g.amount[1]).padStart(2, '0')}`,
           currency: g.currency,
           ...(g.name === undefined ? {} : { counterpartyName: g.name }),

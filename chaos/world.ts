@@ -205,7 +205,8 @@ export const newStreamState = (): StreamState => ({
 /**
  * DynamoDB Streams → dispatch with the mapping's rules: the trigger filter, batches of 100, ReportBatchItemFailures
  * (checkpoint at the lowest failed record), a crashed invocation retried whole, bounded retries then the on-failure
- * queue, records older than 24 h trimmed. `dropRate` discards records before delivery (the sweeper must find them);
+ * queue. `dropRate` discards records before delivery (the sweeper must find them); the 24 h trim is the scenario's
+ * own step (it reads and discards what is on the stream, then moves the clock a day on);
  * `unfilteredRate` also hands dispatch raw batches the filter would have stopped (MODIFY/REMOVE/inbox/quarantine).
  */
 export async function pumpStream(
@@ -230,10 +231,6 @@ export async function pumpStream(
   }
   let retries = 0;
   while (s.buffer.length > 0) {
-    const nowSeconds = clock.now() / 1000;
-    const before = s.buffer.length;
-    s.buffer = s.buffer.filter((r) => nowSeconds - (r.dynamodb?.ApproximateCreationDateTime ?? nowSeconds) < 86_400);
-    s.trimmed += before - s.buffer.length;
     const batch = s.buffer.slice(0, 100);
     if (batch.length === 0) break;
     const failedAt = await invokeDispatch(w, batch);
@@ -253,7 +250,7 @@ export async function pumpStream(
 }
 
 /** Returns the index of the lowest failed record, or -1 when the whole batch succeeded. */
-async function invokeDispatch(w: World, batch: DynamoDBRecord[]): Promise<number> {
+export async function invokeDispatch(w: World, batch: DynamoDBRecord[]): Promise<number> {
   const ctx = { crashed: false };
   try {
     const response = await invocation.run(ctx, () =>
