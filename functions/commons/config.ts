@@ -82,6 +82,10 @@ export function loadDispatchConfig(env: Env = process.env) {
     }),
     env,
   );
+  // A lease shorter than a send could be taken over while the send is still in flight: refuse to start.
+  if (c.LEASE_SECONDS * 1000 <= c.SEND_TIMEOUT_MS * 2) {
+    throw new ConfigError('configuration error: LEASE_SECONDS must exceed twice SEND_TIMEOUT_MS');
+  }
   return {
     tableName: c.TABLE_NAME,
     senderEmail: c.SENDER_EMAIL,

@@ -69,7 +69,9 @@ function report(r: DispatchResult): void {
       } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
       break;
     case 'failed':
-      countBy('SendFailures', { channel: r.item.channel, reason: r.reason.split(':')[0] ?? r.reason });
+      // Alarms read SendFailures per channel; the reason breakdown is a metric of its own so both stay queryable.
+      countBy('SendFailures', { channel: r.item.channel });
+      countBy('SendFailuresByReason', { channel: r.item.channel, reason: r.reason.split(':')[0] ?? r.reason });
       logger.error('notification failed', { ...ids, reason: r.reason });
       break;
     case 'retrying':
