@@ -9,7 +9,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
 import { type NotificationStatus, TERMINAL_STATUSES, TRANSITIONS } from '../functions/domain/notification.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
-import { createTable, type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import { type Handlers, lambdaContext, loadHandlers, readTable } from '../local/pipeline.ts';
 import {
@@ -296,27 +296,11 @@ export async function runItems(w: World, prefix: string): Promise<Record<string,
   ];
 }
 
-async function inboxItems(w: World, prefix: string) {
-  const { DynamoDBDocumentClient, ScanCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { localClient } = await import('../local/dynamodb-local.ts');
-  const doc = DynamoDBDocumentClient.from(localClient(w.db.endpoint));
-  const out: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(
-      new ScanCommand({
-        TableName: w.tableName,
-        FilterExpression: 'sk = :inbox AND begins_with(eventId, :prefix)',
-        ExpressionAttributeValues: { ':inbox': 'INBOX', ':prefix': prefix },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    out.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  doc.destroy();
-  return out;
+function inboxItems(w: World, prefix: string) {
+  return scanAll(w.db.endpoint, w.tableName, {
+    expression: 'sk = :inbox AND begins_with(eventId, :prefix)',
+    values: { ':inbox': 'INBOX', ':prefix': prefix },
+  });
 }
 
 /** Legal transitions only, nothing leaves a terminal state, attempt never decreases: checked on every stream MODIFY. */

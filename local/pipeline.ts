@@ -5,10 +5,9 @@
  *   batchItemFailures (resume at the lowest failed record), bounded retries ending in an on-failure list.
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
-import { localClient } from './dynamodb-local.ts';
+import { scanAll } from './dynamodb-local.ts';
 import type { StreamReader } from './stream-reader.ts';
 
 export interface Handlers {
@@ -42,6 +41,7 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     POWERTOOLS_SERVICE_NAME: 'notifier',
     POWERTOOLS_METRICS_NAMESPACE: 'notifier',
     LEASE_SECONDS: '10',
+    SEND_TIMEOUT_MS: '2000',
     PENDING_THRESHOLD_SECONDS: '2',
     RETRY_BASE_MS: '20',
     ...env.extra,
@@ -145,17 +145,7 @@ export interface TableCounts {
 }
 
 export async function readTable(endpoint: string, tableName: string): Promise<TableCounts> {
-  const doc = DynamoDBDocumentClient.from(localClient(endpoint));
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(
-      new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  doc.destroy();
+  const items = await scanAll(endpoint, tableName);
   const notifications = items.filter((i) => i.kind === 'NOTIFICATION');
   const quarantine = items.filter((i) => i.kind === 'QUARANTINE');
   const byStatus: Record<string, number> = {};

@@ -12,6 +12,7 @@ import {
   type NativeAttributeValue,
   QueryCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../../lib/table-schema.ts';
 import { type NotificationItem, type NotificationStatus, type SweepState, sweepKey } from '../domain/notification.ts';
@@ -146,29 +147,34 @@ export class DynamoNotificationStore implements NotificationStore {
     update: { UpdateExpression: string; values: Record<string, NativeAttributeValue>; now: number },
   ): Promise<Transition> {
     const key = { pk: item.pk, sk: item.sk };
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: '#status = :sending AND attempt = :attempt',
+      UpdateExpression: update.UpdateExpression,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':sending': 'SENDING',
+        ':attempt': item.attempt,
+        ':to': to,
+        ':now': new Date(update.now).toISOString(),
+        ...update.values,
+      },
+    });
+    if (result === 'applied') return result;
+    const current = await this.get(key);
+    const ours = current?.attempt === item.attempt && current.updatedAt === new Date(update.now).toISOString();
+    return ours && current?.status === to ? 'applied' : 'lost';
+  }
+
+  /** One conditional UpdateItem: `lost` when its condition failed, anything else thrown. */
+  private async conditionalUpdate(input: UpdateCommandInput): Promise<Transition> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: '#status = :sending AND attempt = :attempt',
-          UpdateExpression: update.UpdateExpression,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':sending': 'SENDING',
-            ':attempt': item.attempt,
-            ':to': to,
-            ':now': new Date(update.now).toISOString(),
-            ...update.values,
-          },
-        }),
-      );
+      await this.client.send(new UpdateCommand(input));
       return 'applied';
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const current = await this.get(key);
-      const ours = current?.attempt === item.attempt && current.updatedAt === new Date(update.now).toISOString();
-      return ours && current?.status === to ? 'applied' : 'lost';
+      if (isConditionFailure(error)) return 'lost';
+      throw error;
     }
   }
 
@@ -187,61 +193,45 @@ export class DynamoNotificationStore implements NotificationStore {
     return (r.Items ?? []) as SweepEntry[];
   }
 
-  async redrive(entry: SweepEntry, now: number): Promise<Transition> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: entry.pk, sk: entry.sk },
-          ConditionExpression: '#status = :pending AND sweepAt = :seen',
-          UpdateExpression:
-            'SET redrives = if_not_exists(redrives, :zero) + :one, sweepAt = :now, updatedAt = :iso REMOVE retryAt',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':pending': 'PENDING',
-            ':seen': entry.sweepAt,
-            ':zero': 0,
-            ':one': 1,
-            ':now': now,
-            ':iso': new Date(now).toISOString(),
-          },
-        }),
-      );
-      return 'applied';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'lost';
-      throw error;
-    }
+  redrive(entry: SweepEntry, now: number): Promise<Transition> {
+    return this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: { pk: entry.pk, sk: entry.sk },
+      ConditionExpression: '#status = :pending AND sweepAt = :seen',
+      UpdateExpression:
+        'SET redrives = if_not_exists(redrives, :zero) + :one, sweepAt = :now, updatedAt = :iso REMOVE retryAt',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pending': 'PENDING',
+        ':seen': entry.sweepAt,
+        ':zero': 0,
+        ':one': 1,
+        ':now': now,
+        ':iso': new Date(now).toISOString(),
+      },
+    });
   }
 
-  async resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number): Promise<Transition> {
+  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number): Promise<Transition> {
     const update =
       to === 'UNKNOWN'
         ? 'SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil'
         : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :now REMOVE leaseUntil';
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: entry.pk, sk: entry.sk },
-          ConditionExpression: '#status = :sending AND attempt = :attempt AND leaseUntil < :now',
-          UpdateExpression: update,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':sending': 'SENDING',
-            ':attempt': entry.attempt,
-            ':now': now,
-            ':to': to,
-            ':reason': 'LEASE_EXPIRED',
-            ':iso': new Date(now).toISOString(),
-            ...(to === 'PENDING' ? { ':pendingKey': sweepKey('PENDING', entry.notificationId) } : {}),
-          },
-        }),
-      );
-      return 'applied';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'lost';
-      throw error;
-    }
+    return this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: { pk: entry.pk, sk: entry.sk },
+      ConditionExpression: '#status = :sending AND attempt = :attempt AND leaseUntil < :now',
+      UpdateExpression: update,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':sending': 'SENDING',
+        ':attempt': entry.attempt,
+        ':now': now,
+        ':to': to,
+        ':reason': 'LEASE_EXPIRED',
+        ':iso': new Date(now).toISOString(),
+        ...(to === 'PENDING' ? { ':pendingKey': sweepKey('PENDING', entry.notificationId) } : {}),
+      },
+    });
   }
 }

@@ -1,7 +1,7 @@
 /** A fresh table on the integration run's DynamoDB Local, with helpers to read what an operator would see. */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createTable, localClient } from '../../local/dynamodb-local.ts';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createTable, localClient, scanAll } from '../../local/dynamodb-local.ts';
 
 export interface LocalTable {
   readonly tableName: string;
@@ -31,17 +31,6 @@ export async function newLocalTable(endpoint: string): Promise<LocalTable> {
       );
       return r.Items ?? [];
     },
-    async allItems() {
-      const items: Record<string, unknown>[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const r = await doc.send(
-          new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
-        );
-        items.push(...(r.Items ?? []));
-        start = r.LastEvaluatedKey;
-      } while (start);
-      return items;
-    },
+    allItems: () => scanAll(endpoint, tableName),
   };
 }
