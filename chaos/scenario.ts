@@ -533,6 +533,7 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   if (a.stream.trimmed) faults.streamRecordsTrimmed = a.stream.trimmed;
   if (a.stream.onFailure.length) faults.streamRecordsGivenUp = a.stream.onFailure.length;
   if (a.stream.unfilteredDeliveries) faults.unfilteredStreamBatches = a.stream.unfilteredDeliveries;
+  if (a.stream.bisections) faults.streamBatchBisections = a.stream.bisections;
   if (a.stats.failedInvocations) faults.failedIngestInvocations = a.stats.failedInvocations;
   for (const m of PROVIDER_MODES.slice(1)) {
     const n = a.specs.reduce(

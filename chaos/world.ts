@@ -191,6 +191,7 @@ export interface StreamState {
   dropped: number;
   trimmed: number;
   unfilteredDeliveries: number;
+  bisections: number;
 }
 
 export const newStreamState = (): StreamState => ({
@@ -200,11 +201,12 @@ export const newStreamState = (): StreamState => ({
   dropped: 0,
   trimmed: 0,
   unfilteredDeliveries: 0,
+  bisections: 0,
 });
 
 /**
  * DynamoDB Streams → dispatch with the mapping's rules: the trigger filter, batches of 100, ReportBatchItemFailures
- * (checkpoint at the lowest failed record), a crashed invocation retried whole, bounded retries then the on-failure
+ * (checkpoint at the lowest failed record), a failed or crashed invocation bisected, bounded retries then the on-failure
  * queue. `dropRate` discards records before delivery (the sweeper must find them); the 24 h trim is the scenario's
  * own step (it reads and discards what is on the stream, then moves the clock a day on);
  * `unfilteredRate` also hands dispatch raw batches the filter would have stopped (MODIFY/REMOVE/inbox/quarantine).
@@ -230,16 +232,22 @@ export async function pumpStream(
     s.buffer.push(r);
   }
   let retries = 0;
+  let size = 100;
   while (s.buffer.length > 0) {
-    const batch = s.buffer.slice(0, 100);
-    if (batch.length === 0) break;
-    const failedAt = await invokeDispatch(w, batch);
+    const batch = s.buffer.slice(0, size);
+    const { failedAt, functionError } = await invokeDispatch(w, batch);
     if (failedAt === -1) {
       s.buffer.splice(0, batch.length);
       retries = 0;
+      size = 100;
       continue;
     }
     s.buffer.splice(0, failedAt);
+    if (functionError && batch.length > 1) {
+      // BisectBatchOnFunctionError: a failed invocation is retried as two halves.
+      size = Math.ceil(batch.length / 2);
+      s.bisections++;
+    }
     if (++retries > (options.maxRetries ?? 5)) {
       const given = s.buffer.shift();
       if (given) s.onFailure.push(given);
@@ -249,18 +257,24 @@ export async function pumpStream(
   return fresh.length;
 }
 
-/** Returns the index of the lowest failed record, or -1 when the whole batch succeeded. */
-export async function invokeDispatch(w: World, batch: DynamoDBRecord[]): Promise<number> {
+/**
+ * One dispatch invocation. `failedAt` is the index of the lowest failed record (-1: all succeeded);
+ * `functionError` says the invocation itself failed (it threw or crashed), which is what makes the mapping bisect.
+ */
+export async function invokeDispatch(
+  w: World,
+  batch: DynamoDBRecord[],
+): Promise<{ failedAt: number; functionError: boolean }> {
   const ctx = { crashed: false };
   try {
     const response = await invocation.run(ctx, () =>
       w.handlers.dispatch({ Records: batch }, lambdaContext('chaos-dispatch')),
     );
-    if (ctx.crashed) return 0;
+    if (ctx.crashed) return { failedAt: 0, functionError: true };
     const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    return batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+    return { failedAt: batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? '')), functionError: false };
   } catch {
-    return 0;
+    return { failedAt: 0, functionError: true };
   }
 }
 
