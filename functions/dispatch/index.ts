@@ -34,7 +34,11 @@ const deps: DispatchDeps = {
 
 const recordHandler = async (record: DynamoDBRecord): Promise<void> => {
   const target = dispatchable(record);
-  if (target === undefined) return;
+  if (target === undefined) {
+    // The trigger's filter should have stopped it: counted, so a filter that drifted from the code shows up.
+    metrics.addMetric('RecordsIgnored', MetricUnit.Count, 1);
+    return;
+  }
   const result = await limit(() => dispatchNotification(target.key, target.retryAt, deps));
   report(result);
 };
