@@ -137,8 +137,6 @@ export class StreamMapping {
 
 export interface TableCounts {
   inbox: number;
-  quarantined: number;
-  conflicts: number;
   byStatus: Record<string, number>;
   notifications: Record<string, unknown>[];
   quarantine: Record<string, unknown>[];
@@ -152,8 +150,6 @@ export async function readTable(endpoint: string, tableName: string): Promise<Ta
   for (const n of notifications) byStatus[String(n.status)] = (byStatus[String(n.status)] ?? 0) + 1;
   return {
     inbox: items.filter((i) => i.kind === 'INBOX').length,
-    quarantined: quarantine.filter((q) => q.reason !== 'EVENT_ID_CONFLICT').length,
-    conflicts: quarantine.filter((q) => q.reason === 'EVENT_ID_CONFLICT').length,
     byStatus,
     notifications,
     quarantine,

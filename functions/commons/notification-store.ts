@@ -15,7 +15,13 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../../lib/table-schema.ts';
-import { type NotificationItem, type NotificationStatus, type SweepState, sweepKey } from '../domain/notification.ts';
+import {
+  type NotificationItem,
+  type NotificationStatus,
+  notificationIdOfKey,
+  type SweepState,
+  sweepKey,
+} from '../domain/notification.ts';
 import { UnexpectedResponseError } from './errors.ts';
 
 export interface NotificationKey {
@@ -66,7 +72,6 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async claim(key: NotificationKey, claimId: string, now: number, leaseMs: number) {
     const leaseUntil = now + leaseMs;
-    const notificationId = `${key.pk.slice('EVENT#'.length)}#${key.sk.slice('NOTIFICATION#'.length)}`;
     try {
       const r = await this.client.send(
         new UpdateCommand({
@@ -83,7 +88,7 @@ export class DynamoNotificationStore implements NotificationStore {
             ':lease': leaseUntil,
             ':claim': claimId,
             ':now': new Date(now).toISOString(),
-            ':sweepKey': sweepKey('SENDING', notificationId),
+            ':sweepKey': sweepKey('SENDING', notificationIdOfKey(key.pk, key.sk)),
           },
           ReturnValues: 'ALL_NEW',
         }),

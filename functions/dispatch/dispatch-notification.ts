@@ -17,7 +17,7 @@ import { type Message, render } from '../domain/templates.ts';
 import type { Sender } from './senders.ts';
 
 export type DispatchResult =
-  | { kind: 'skipped'; why: 'notPending' | 'claimedElsewhere' }
+  | { kind: 'skipped'; why: 'claimedElsewhere' }
   | { kind: 'sent'; item: NotificationItem; providerMessageId: string; fenced: boolean }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'retrying'; item: NotificationItem; reason: string }

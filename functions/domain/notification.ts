@@ -34,6 +34,9 @@ export const eventPk = (eventId: string) => `EVENT#${eventId}`;
 export const INBOX_SK = 'INBOX';
 export const notificationSk = (channel: Channel) => `NOTIFICATION#${channel}`;
 export const notificationIdOf = (eventId: string, channel: Channel) => `${eventId}#${channel}`;
+/** The notificationId of the item at (pk, sk): the inverse of eventPk and notificationSk. */
+export const notificationIdOfKey = (pk: string, sk: string) =>
+  `${pk.slice('EVENT#'.length)}#${sk.slice('NOTIFICATION#'.length)}`;
 export const QUARANTINE_SK = 'RECORD';
 
 /** Active notifications are spread over this many sweep-index partitions so none of them runs hot. */
