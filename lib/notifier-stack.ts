@@ -34,6 +34,7 @@ import type { Construct } from 'constructs';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, metricNamespaceOf, type Settings, stackNameOf } from './settings.ts';
+import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
 import { DISPATCH_FILTER_PATTERN } from './stream-filter.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
@@ -326,27 +327,25 @@ export class NotifierStack extends Stack {
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
     });
 
-    // ── What an operator needs, by name (README "Operations") ──
-    const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
-    output('Stage', s.stage, 'The stage this stack serves');
-    output('TableName', this.table.tableName, 'The table: inbox, notification and quarantine items');
-    for (const [name, f] of [
-      ['Ingest', ingestFunction],
-      ['Dispatch', dispatchFunction],
-      ['Sweeper', sweeperFunction],
-    ] as const) {
-      output(`${name}FunctionName`, f.fn.functionName, `The ${name.toLowerCase()} function`);
-      output(`${name}LogGroupName`, f.logGroup.logGroupName, `The ${name.toLowerCase()} function's log group`);
-    }
-    output('MskClusterArn', s.mskClusterArn, 'The MSK cluster ingest reads from');
-    output('IngestKafkaMappingId', kafkaSource.eventSourceMappingId, 'The MSK event source mapping (its UUID)');
-    output('FailedIngestBatchesBucketName', failedBatches.bucketName, 'Batches the MSK mapping gave up on');
-    output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl, 'Stream records dispatch gave up on');
-    output('AlarmTopicArn', observability.topic.topicArn, 'Every alarm publishes here');
+    // ── What an operator needs, by name (README "Operations"; lib/stack-outputs.ts lists them for ops/) ──
+    const output = (id: StackOutputName, value: string) =>
+      new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
+    output('Stage', s.stage);
+    output('TableName', this.table.tableName);
+    output('IngestFunctionName', ingest.functionName);
+    output('IngestLogGroupName', ingestFunction.logGroup.logGroupName);
+    output('DispatchFunctionName', dispatch.functionName);
+    output('DispatchLogGroupName', dispatchFunction.logGroup.logGroupName);
+    output('SweeperFunctionName', sweeper.functionName);
+    output('SweeperLogGroupName', sweeperFunction.logGroup.logGroupName);
+    output('MskClusterArn', s.mskClusterArn);
+    output('IngestKafkaMappingId', kafkaSource.eventSourceMappingId);
+    output('FailedIngestBatchesBucketName', failedBatches.bucketName);
+    output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl);
+    output('AlarmTopicArn', observability.topic.topicArn);
     output(
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,
-      'The CloudWatch dashboard',
     );
   }
 }

@@ -12,6 +12,7 @@ import example from '../../examples/settings.example.json' with { type: 'json' }
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
+import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
 import { DISPATCH_FILTER_PATTERN } from '../../lib/stream-filter.ts';
 
 const SETTINGS_FILE = 'examples/settings.example.json';
@@ -598,24 +599,8 @@ describe('CloudWatch', () => {
 
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
-    expect(Object.keys(json.Outputs).sort()).toEqual(
-      [
-        'AlarmTopicArn',
-        'DashboardUrl',
-        'DispatchFunctionName',
-        'DispatchLogGroupName',
-        'DispatchOnFailureQueueUrl',
-        'FailedIngestBatchesBucketName',
-        'IngestFunctionName',
-        'IngestKafkaMappingId',
-        'IngestLogGroupName',
-        'MskClusterArn',
-        'Stage',
-        'SweeperFunctionName',
-        'SweeperLogGroupName',
-        'TableName',
-      ].sort(),
-    );
+    expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
+    expect(STACK_OUTPUT_NAMES).toHaveLength(14);
     template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
     template.hasOutput('IngestFunctionName', { Value: { Ref: fnLogicalId('Ingest') } });
     template.hasOutput('IngestKafkaMappingId', { Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } });
