@@ -136,6 +136,9 @@ export type Settings = z.infer<typeof settingsSchema>;
 
 export class SettingsError extends Error {
   override name = 'SettingsError';
+  constructor(readonly problems: readonly string[]) {
+    super(`notifier settings: ${problems.join('; ')}`);
+  }
 }
 
 export function parseSettings(read: (key: string) => unknown): Settings {
@@ -149,7 +152,7 @@ export function parseSettings(read: (key: string) => unknown): Settings {
       ? `context key "${key}" is required (cdk deploy -c ${key}=... or a settingsFile)`
       : `context key "${key}" is invalid: ${issue.message}`;
   });
-  throw new SettingsError(`notifier settings: ${problems.join('; ')}`);
+  throw new SettingsError(problems);
 }
 
 /**
@@ -163,7 +166,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): Se
     try {
       fromFile = JSON.parse(readFileSync(String(file), 'utf8')) as Record<string, unknown>;
     } catch (error) {
-      throw new SettingsError(`notifier settings: settingsFile "${file}" cannot be read: ${(error as Error).message}`);
+      throw new SettingsError([`settingsFile "${file}" cannot be read: ${(error as Error).message}`]);
     }
   }
   return parseSettings((key) => tryGetContext(key) ?? fromFile[key]);
@@ -172,7 +175,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): Se
 /** The account and region the stack must be deployed to: the cluster's, since the mapping cannot cross regions. */
 export function clusterEnvironment(clusterArn: string): { account: string; region: string } {
   const match = ARN_MSK_CLUSTER.exec(clusterArn);
-  if (match === null) throw new SettingsError(`notifier settings: "${clusterArn}" is not an MSK cluster ARN`);
+  if (match === null) throw new SettingsError([`"${clusterArn}" is not an MSK cluster ARN`]);
   return { region: match[2] as string, account: match[3] as string };
 }
 

@@ -2,7 +2,8 @@
  * `npm run smoke -- --stage <stage>`: the post-deploy check. Invokes the deployed ingest function (Lambda Invoke API)
  * with one synthetic, real-shaped MSK event, follows its notification in the table to a terminal state, and prints
  * what happened. By default the event's one channel is EMAIL to the SES mailbox simulator, which accepts mail even
- * in the SES sandbox and reaches no one.
+ * in the SES sandbox and reaches no one; --phone and --push add SMS and PUSH to a number or device of your own (they
+ * exercise the SNS permissions, which EMAIL does not).
  *
  * Exit codes (README "Operations"):
  *   0  every notification ended SENT
@@ -42,6 +43,10 @@ export const SMOKE_TOPIC = 'notifier.smoke';
 export interface SmokeOptions {
   readonly stackName: string;
   readonly email: string;
+  /** E.164: adds SMS. */
+  readonly phone?: string;
+  /** An SNS platform endpoint ARN: adds PUSH. */
+  readonly pushEndpointArn?: string;
   readonly timeoutMs: number;
   readonly pollMs: number;
 }
@@ -63,8 +68,12 @@ interface NotificationView {
   readonly lastError?: string;
 }
 
-/** The synthetic event: valid by the contract, recognisable by its eventId, sent to one EMAIL address. */
-export function smokeEvent(now: number, email: string, nonce: string) {
+/** The synthetic event: valid by the contract, recognisable by its eventId, one notification per contact given. */
+export function smokeEvent(
+  now: number,
+  contacts: Pick<SmokeOptions, 'email' | 'phone' | 'pushEndpointArn'>,
+  nonce: string,
+) {
   const stamp = new Date(now)
     .toISOString()
     .replace(/[-:]/g, '')
@@ -73,9 +82,19 @@ export function smokeEvent(now: number, email: string, nonce: string) {
     eventId: `smoke-${stamp}-${nonce}`,
     type: 'TransferCompleted',
     occurredAt: new Date(now).toISOString(),
-    recipient: { userId: 'notifier-smoke', locale: 'en', email },
+    recipient: {
+      userId: 'notifier-smoke',
+      locale: 'en',
+      email: contacts.email,
+      ...(contacts.phone === undefined ? {} : { phoneNumber: contacts.phone }),
+      ...(contacts.pushEndpointArn === undefined ? {} : { pushEndpointArn: contacts.pushEndpointArn }),
+    },
     data: { transferId: `smoke-${nonce}`, amount: '1.00', currency: 'USD', counterpartyName: 'notifier smoke check' },
-    channels: ['EMAIL'],
+    channels: [
+      'EMAIL',
+      ...(contacts.pushEndpointArn === undefined ? [] : ['PUSH']),
+      ...(contacts.phone === undefined ? [] : ['SMS']),
+    ],
   };
 }
 
@@ -102,10 +121,10 @@ export async function runSmoke(options: SmokeOptions, deps: SmokeDeps): Promise<
   const started = deps.now();
   const elapsed = () => `${((deps.now() - started) / 1000).toFixed(1)} s`;
   const nonce = Math.random().toString(36).slice(2, 8);
-  const event = smokeEvent(started, options.email, nonce);
+  const event = smokeEvent(started, options, nonce);
   const offset = started;
   print(`notifier smoke check: stack ${options.stackName} (stage ${outputs.Stage})`);
-  print(`event ${event.eventId}: EMAIL to ${options.email}`);
+  print(`event ${event.eventId}: ${event.channels.join(', ')} (EMAIL to ${options.email})`);
 
   // 1. Ingest, exactly as the mapping would call it.
   try {
@@ -209,13 +228,16 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export const USAGE = `usage: npm run smoke -- (--stage <stage> | --stack <stack name>) [--email <address>] [--timeout <seconds>]
+export const USAGE = `usage: npm run smoke -- (--stage <stage> | --stack <stack name>) [--email <address>] [--phone <E.164>]
+                       [--push <endpoint ARN>] [--timeout <seconds>]
   --email    where the smoke email goes (default ${SES_SIMULATOR_SUCCESS}, the SES mailbox simulator)
-  --timeout  how long to follow the notification (default 180 s)
+  --phone    also send an SMS to this number of yours (checks the SMS path and its permissions)
+  --push     also send a push to this SNS platform endpoint of yours
+  --timeout  how long to follow the notifications (default 180 s)
 The stack's region comes from the usual AWS settings (AWS_REGION or the profile).`;
 
 export function parseSmokeArgs(argv: readonly string[]): SmokeOptions {
-  let values: { stage?: string; stack?: string; email?: string; timeout?: string };
+  let values: { stage?: string; stack?: string; email?: string; phone?: string; push?: string; timeout?: string };
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -223,6 +245,8 @@ export function parseSmokeArgs(argv: readonly string[]): SmokeOptions {
         stage: { type: 'string' },
         stack: { type: 'string' },
         email: { type: 'string' },
+        phone: { type: 'string' },
+        push: { type: 'string' },
         timeout: { type: 'string' },
       },
       strict: true,
@@ -239,9 +263,17 @@ export function parseSmokeArgs(argv: readonly string[]): SmokeOptions {
   }
   const email = values.email ?? SES_SIMULATOR_SUCCESS;
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError('--email must be an email address');
+  if (values.phone !== undefined && !/^\+[1-9]\d{6,14}$/.test(values.phone)) {
+    throw new UsageError('--phone must be an E.164 number (+81...)');
+  }
+  if (values.push !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:endpoint\//.test(values.push)) {
+    throw new UsageError('--push must be an SNS platform endpoint ARN');
+  }
   return {
     stackName: values.stack ?? stackNameOf(values.stage as string),
     email,
+    ...(values.phone === undefined ? {} : { phone: values.phone }),
+    ...(values.push === undefined ? {} : { pushEndpointArn: values.push }),
     timeoutMs: timeout * 1000,
     pollMs: 1000,
   };

@@ -133,6 +133,25 @@ describe('npm run smoke', () => {
     expect(story).toMatch(/every notification SENT.*exit 0/);
   });
 
+  it('adds SMS and PUSH for a number and an endpoint of the operator, and waits for every channel', async () => {
+    const sms = { pk: 'EVENT#x', sk: 'NOTIFICATION#SMS', channel: 'SMS', attempt: 1 };
+    ddbMock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [inbox, email('SENT'), { ...sms, status: 'SENDING' }] })
+      .resolves({ Items: [inbox, email('SENT'), { ...sms, status: 'SENT' }] });
+    const { deps, lines } = harness();
+    const options = { ...OPTIONS, phone: '+819012345678', pushEndpointArn: undefined };
+    expect(await runSmoke(options, deps)).toBe(EXIT.SENT);
+    expect(ddbMock.commandCalls(QueryCommand)).toHaveLength(2);
+    expect(lines.join('\n')).toMatch(/EMAIL, SMS/);
+
+    const payload = lambdaMock.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
+    const record = (JSON.parse(Buffer.from(payload).toString('utf8')) as MSKEvent).records[`${SMOKE_TOPIC}-0`]?.[0];
+    const decoded = decodeRecordValue(record?.value, 65_536);
+    expect(decoded.ok && decoded.event.channels).toEqual(['EMAIL', 'SMS']);
+    expect(decoded.ok && decoded.event.recipient.phoneNumber).toBe('+819012345678');
+  });
+
   it('exits 1 when the notification ends FAILED, and says why', async () => {
     ddbMock.on(QueryCommand).resolves({ Items: [inbox, email('FAILED', { lastError: 'MessageRejected' })] });
     const { deps, lines } = harness();
@@ -227,5 +246,19 @@ describe('arguments', () => {
     expect(() => parseSmokeArgs(['--stage', 'a', '--timeout', 'soon'])).toThrow(/--timeout/);
     expect(() => parseSmokeArgs(['--stage', 'a', '--email', 'nobody'])).toThrow(/--email/);
     expect(() => parseSmokeArgs(['--stage', 'a', '--verbose'])).toThrow(UsageError);
+    expect(() => parseSmokeArgs(['--stage', 'a', '--phone', '090-1234-5678'])).toThrow(/--phone/);
+    expect(() => parseSmokeArgs(['--stage', 'a', '--push', 'arn:aws:sns:ap-northeast-1:123456789012:topic'])).toThrow(
+      /--push/,
+    );
+    expect(
+      parseSmokeArgs([
+        '--stage',
+        'a',
+        '--phone',
+        '+819012345678',
+        '--push',
+        'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/bank-app/0f9c',
+      ]),
+    ).toMatchObject({ phone: '+819012345678', pushEndpointArn: expect.stringContaining(':endpoint/APNS/') });
   });
 });
