@@ -415,7 +415,7 @@ async function measureBundles(samples: number) {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node22',
+      target: 'node24',
       minify: true,
       sourcemap: 'external',
       mainFields: ['module', 'main'],
