@@ -19,14 +19,17 @@ beforeAll(async () => {
 
 async function deliver(values: (object | string | null)[], partition = 0) {
   const event = mskEvent(values.map((value) => ({ topic: 'banking.transfers', partition, offset: offset++, value })));
-  return ingestBatch(event, {
+  const summary = await ingestBatch(event, {
     store: new DynamoInboxStore(table.doc, table.tableName),
     limit: pLimit(8),
     now: Date.now,
     retentionDays: 35,
     maxEventBytes: 65_536,
+    maxEventAgeSeconds: 0,
     transactionAttempts: 4,
   });
+  if (summary.failure !== undefined) throw summary.failure;
+  return summary;
 }
 
 const kinds = (results: IngestResult[]) => results.map((r) => r.kind);
