@@ -71,7 +71,8 @@ export interface BatchSummary {
 }
 
 interface ChainOutcome {
-  results: IngestResult[];
+  /** Each result with the index of its record in the batch. */
+  results: [number, IngestResult][];
   /** Records of the chain not ingested: the one whose processing threw, and those after it. */
   failed: number;
   error?: unknown;
@@ -84,10 +85,14 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
       source: { topic: record.topic, partition: record.partition, offset: record.offset },
       value: record.value,
     }));
-  const chains = chainsByEventId(inputs.map((input) => admit(input, deps)));
+  const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
   const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps))));
 
-  const results = outcomes.flatMap((o) => o.results);
+  // In the batch's own order, whatever order they ran in.
+  const results = outcomes
+    .flatMap((o) => o.results)
+    .sort(([a], [b]) => a - b)
+    .map(([, result]) => result);
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
   const figures = report(inputs.length, results, failed);
   if (failed === 0) return { records: inputs.length, results, figures };
@@ -99,10 +104,12 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
   return { records: inputs.length, results, figures, failure };
 }
 
+type Indexed = AdmittedRecord & { readonly index: number };
+
 /** Records sharing an eventId form one chain, in (partition, offset) order; a record without one is its own chain. */
-function chainsByEventId(records: AdmittedRecord[]): AdmittedRecord[][] {
-  const byId = new Map<string, AdmittedRecord[]>();
-  const alone: AdmittedRecord[][] = [];
+function chainsByEventId(records: Indexed[]): Indexed[][] {
+  const byId = new Map<string, Indexed[]>();
+  const alone: Indexed[][] = [];
   for (const record of records) {
     const a = record.admission;
     const eventId = a.ok ? a.event.eventId : a.rejection.eventId;
@@ -114,16 +121,16 @@ function chainsByEventId(records: AdmittedRecord[]): AdmittedRecord[][] {
     if (chain === undefined) byId.set(eventId, [record]);
     else chain.push(record);
   }
-  const order = (x: AdmittedRecord, y: AdmittedRecord) =>
+  const order = (x: Indexed, y: Indexed) =>
     x.input.source.partition - y.input.source.partition || x.input.source.offset - y.input.source.offset;
   return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
 }
 
-async function runChain(chain: AdmittedRecord[], deps: IngestDeps): Promise<ChainOutcome> {
-  const results: IngestResult[] = [];
+async function runChain(chain: Indexed[], deps: IngestDeps): Promise<ChainOutcome> {
+  const results: [number, IngestResult][] = [];
   for (const [i, record] of chain.entries()) {
     try {
-      results.push(await applyAdmission(record, deps));
+      results.push([record.index, await applyAdmission(record, deps)]);
     } catch (error) {
       // A later record of this eventId must not run before this one is settled: it waits for the redelivery.
       return { results, failed: chain.length - i, error };

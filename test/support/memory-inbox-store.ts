@@ -29,13 +29,16 @@ export class MemoryInboxStore implements InboxStore {
   readonly items = new Map<string, Item>();
   readonly writes: string[] = [];
   readonly refused: { key: string; problem: string }[] = [];
-  /** Called before each transaction: a test can make the store fail as DynamoDB might (throttling, an outage …). */
-  beforeWrite: ((items: Item[]) => void) | undefined;
+  /**
+   * Called before each write: a test can delay it (to reorder concurrent writes) or make it fail as DynamoDB might
+   * (throttling, an outage …).
+   */
+  beforeWrite: ((items: Item[]) => void | Promise<void>) | undefined;
 
   async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
     await Promise.resolve();
     const all: Item[] = [inbox, ...notifications];
-    this.beforeWrite?.(all);
+    await this.beforeWrite?.(all);
     this.validate(all);
     const existing = this.items.get(keyOf(inbox));
     if (existing !== undefined) {
