@@ -84,7 +84,11 @@ export async function openWorld(): Promise<World> {
     tableName,
     extra: {
       POWERTOOLS_LOG_LEVEL: 'INFO',
-      POWERTOOLS_METRICS_DISABLED: 'true',
+      // The ingest figures are checked to reconcile with the deliveries: the EMF metrics are read back (emf.ts).
+      POWERTOOLS_METRICS_DISABLED: 'false',
+      // Set explicitly: the fake clock moves days on, and the events carry fixed dates. Older than 1995 is too old
+      // (the scenario's TOO_OLD events are from 1990); everything else it generates is younger, whatever today is.
+      MAX_EVENT_AGE_SECONDS: String(Math.floor((Date.now() - Date.parse('1995-01-01T00:00:00Z')) / 1000)),
       CHANNEL_POLICIES: Object.entries(POLICIES)
         .map(([c, p]) => `${c}=${p}`)
         .join(','),

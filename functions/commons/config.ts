@@ -55,7 +55,7 @@ export function loadIngestConfig(env: Env = process.env) {
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),
       // An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads).
-      MAX_EVENT_AGE_SECONDS: int(0, 3650 * 86_400, 86_400),
+      MAX_EVENT_AGE_SECONDS: int(0, 36_500 * 86_400, 86_400),
     }),
     env,
   );

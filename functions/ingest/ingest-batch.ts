@@ -15,6 +15,7 @@ import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
 import type { Channel } from '../domain/channels.ts';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
 import {
   type AdmittedRecord,
   admit,
@@ -24,43 +25,11 @@ import {
   type IngestResult,
 } from './ingest-record.ts';
 
+export { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;
 }
-
-export interface IngestFigures {
-  received: number;
-  accepted: number;
-  duplicates: number;
-  conflicts: number;
-  quarantined: number;
-  requarantined: number;
-  failed: number;
-  /** Accepted events (part of `accepted`) that route to no channel: no contact point for any allowed channel. */
-  withoutNotifications: number;
-  /** Accepted events (part of `accepted`) recorded but not sent: older than MAX_EVENT_AGE_SECONDS. */
-  tooOld: number;
-  /** Accepted events (part of `accepted`) whose display text was cleaned. */
-  displayTextSanitised: number;
-}
-
-/** The EMF metric of each figure: a contract the stack's dashboard and alarms reference. */
-export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, string>> = {
-  received: 'EventsReceived',
-  accepted: 'EventsAccepted',
-  duplicates: 'DuplicateEvents',
-  conflicts: 'EventIdConflicts',
-  quarantined: 'RecordsQuarantined',
-  requarantined: 'RecordsRequarantined',
-  failed: 'RecordsFailed',
-  withoutNotifications: 'EventsWithoutNotifications',
-  tooOld: 'EventsTooOld',
-  displayTextSanitised: 'DisplayTextSanitised',
-};
-
-/** delivered = accepted + duplicates + conflicts + quarantined + requarantined + failed. */
-export const reconciles = (f: IngestFigures): boolean =>
-  f.received === f.accepted + f.duplicates + f.conflicts + f.quarantined + f.requarantined + f.failed;
 
 export interface BatchSummary {
   readonly records: number;
