@@ -91,7 +91,7 @@ const SNS_ENDPOINT_ARN =
   /^arn:aws(-[a-z]+)*:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:endpoint\/[A-Z_]+\/[A-Za-z0-9._-]{1,256}\/[A-Za-z0-9-]{1,64}$/;
 
 const strictText = (max: number) =>
-  z.string().check(z.minLength(1), z.maxLength(max), z.regex(STRICT_TEXT, 'control or format characters'));
+  z.string().check(z.minLength(1), z.maxLength(max), z.regex(STRICT_TEXT, 'control, format or ill-formed characters'));
 
 const recipientSchema = z.object({
   userId: strictText(128),
