@@ -103,6 +103,26 @@ describe('ingest on DynamoDB Local', () => {
     });
   });
 
+  it('issue 10 on the real adapter: lone surrogates, dirty names and over-precise money never fail the batch', async () => {
+    const first = offset;
+    const r = await deliver([
+      transferEvent({ eventId: 'dirty-name', data: { counterpartyName: 'Pat\uD800\r\n\u202E' } }),
+      transferEvent({ eventId: 'dirty-user', recipient: { userId: 'u\uD800' } }),
+      transferEvent({ eventId: 'dirty-money', data: { amount: '10000.5', currency: 'JPY' } }),
+      transferEvent({ eventId: 'dirty-after' }),
+    ]);
+    expect(kinds(r.results)).toEqual(['accepted', 'quarantined', 'quarantined', 'accepted']);
+    const name = (await table.eventItems('dirty-name')).find((i) => i.kind === 'NOTIFICATION')?.data;
+    expect(name).toMatchObject({ counterpartyName: 'Pat\uFFFD' });
+    const reasons = (await table.allItems())
+      .filter(
+        (i) => i.kind === 'QUARANTINE' && [first + 1, first + 2].includes((i.source as { offset: number }).offset),
+      )
+      .map((i) => i.reason)
+      .sort();
+    expect(reasons).toEqual(['INVALID_AMOUNT', 'SCHEMA_VIOLATION']);
+  });
+
   it('an event with no contact point → inbox only', async () => {
     const e = transferEvent({
       eventId: 'no-contact',

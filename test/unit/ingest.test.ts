@@ -237,6 +237,20 @@ describe('ingest: the batch', () => {
     expect(summary.results.map((r) => r.kind).sort()).toEqual(['accepted', 'accepted', 'quarantined']);
   });
 
+  it("the handler does not throw for a record's bytes: a lone surrogate in any text field", async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(PutCommand).resolves({});
+    const { handler } = await import('../../functions/ingest/index.ts');
+    const event = mskEvent([
+      { topic: 't', partition: 0, offset: 1, value: transferEvent({ data: { counterpartyName: 'x\uD800' } }) },
+      { topic: 't', partition: 0, offset: 2, value: transferEvent({ eventId: 'e2', recipient: { userId: '\uDFFF' } }) },
+      { topic: 't', partition: 0, offset: 3, value: transferEvent({ eventId: 'e3', data: { reason: '\uD800' } }) },
+    ]);
+    await expect(handler(event, {} as never)).resolves.toBeUndefined();
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
+  });
+
   it('the handler reads the MSK event and throws when a record stays unwritable', async () => {
     ddb.on(TransactWriteCommand).rejects(cancelled('ThrottlingError'));
     const { handler } = await import('../../functions/ingest/index.ts');
