@@ -40,10 +40,12 @@ import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-
 import { mskEvent } from '../local/msk.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
 
-/** A batch that failed would make every figure wrong: stop the run instead. */
+/** A batch that failed, or a workload record quarantined, would make every figure wrong: stop the run instead. */
 async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
   const summary = await ingestOrReport(event, deps);
   if (summary.failure !== undefined) throw summary.failure;
+  const bad = summary.results.find((r) => r.kind === 'quarantined' || r.kind === 'conflict');
+  if (bad !== undefined) throw new Error(`bench workload record not accepted: ${JSON.stringify(bad)}`);
 }
 
 const { values: args } = parseArgs({
@@ -79,7 +81,8 @@ function eventValue(eventId: string, i: number) {
     },
     data: {
       transferId: `t-${i}`,
-      amount: `${1000 + i}.50`,
+      // JPY has no minor unit (ISO 4217): a whole amount.
+      amount: String(1000 + i),
       currency: 'JPY',
       counterpartyName: 'Taro Yamada',
       reason: 'insufficient funds',

@@ -42,7 +42,19 @@ export interface CleanText {
   readonly changed: boolean;
 }
 
+/** Anything step 1–4 would change: ill-formed, breaking, format or non-space whitespace, a double, leading or trailing space. */
+const NEEDS_CLEANING = /[\p{Cs}\p{Noncharacter_Code_Point}\p{Cc}\p{Cf}\u2028\u2029]|(?! )\p{White_Space}|^ | $| {2}/u;
+
 export function cleanDisplayText(input: string, maxGraphemes: number): CleanText {
+  // The common case, cheaply: already clean, and too short to hold more graphemes than allowed or an over-long cluster.
+  if (
+    input.length <= Math.min(maxGraphemes, MAX_CODE_POINTS_PER_GRAPHEME) &&
+    !NEEDS_CLEANING.test(input) &&
+    input.normalize('NFC') === input &&
+    hasVisible(input)
+  ) {
+    return { text: input, changed: false };
+  }
   const unbounded = input
     .replace(ILL_FORMED, REPLACEMENT)
     .replace(BREAKING, ' ')
@@ -51,10 +63,12 @@ export function cleanDisplayText(input: string, maxGraphemes: number): CleanText
     .replace(WHITESPACE_RUN, ' ')
     .trim();
   const text = boundGraphemes(unbounded, maxGraphemes);
-  const visible = VISIBLE.test(text.replaceAll(REPLACEMENT, '').replaceAll(ELLIPSIS, ''));
-  const result = visible ? text : '';
+  const result = hasVisible(text) ? text : '';
   return { text: result, changed: result !== input };
 }
+
+/** A letter, digit, punctuation or symbol other than the substitutes cleaning itself writes (U+FFFD, "…"). */
+const hasVisible = (text: string) => VISIBLE.test(text.replaceAll(REPLACEMENT, '').replaceAll(ELLIPSIS, ''));
 
 function boundGraphemes(text: string, max: number): string {
   const kept: string[] = [];

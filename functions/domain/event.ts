@@ -56,7 +56,7 @@ export type DisplayField = (typeof DISPLAY_FIELDS)[number];
 export interface BankingEvent {
   readonly eventId: string;
   readonly type: EventType;
-  /** The producer's timestamp as given (ISO 8601 with an offset); `occurredAtUtc` is its instant. */
+  /** The producer's timestamp as given (ISO 8601 with an offset); utcInstant() gives its instant. */
   readonly occurredAt: string;
   readonly recipient: Recipient;
   readonly data: TransferData;
@@ -289,19 +289,29 @@ export function utcInstant(text: string): { iso: string; epochMs: number } | und
   const m = ISO_INSTANT.exec(text);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s, fraction = '', sign, oh = '0', om = '0'] = m;
-  const date = new Date(0);
-  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0–99 to 1900–1999.
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  date.setUTCHours(Number(h), Number(mi), Number(s), 0);
-  if (date.getUTCDate() !== Number(d) || date.getUTCHours() !== Number(h) || date.getUTCSeconds() !== Number(s)) {
-    return undefined;
-  }
-  const offsetMs = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
-  const wholeMs = date.getTime() - offsetMs;
-  if (!Number.isFinite(wholeMs)) return undefined;
+  const [year, month, day] = [Number(y), Number(mo), Number(d)];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || Number(oh) > 23 || Number(om) > 59) return undefined;
+  const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  const wholeMs =
+    daysFromCivil(year, month, day) * 86_400_000 +
+    ((Number(h) * 60 + Number(mi) - offsetMinutes) * 60 + Number(s)) * 1000;
   const digits = fraction.replace(/0+$/, '');
   const iso = `${new Date(wholeMs).toISOString().slice(0, -5)}${digits ? `.${digits}` : ''}Z`;
   return { iso, epochMs: wholeMs + Number(fraction.slice(0, 3).padEnd(3, '0')) };
+}
+
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const daysInMonth = (y: number, m: number) => (m === 2 ? (isLeap(y) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-compatible low-level date algorithms"). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
 }
 
 /** Version of the payloadHash definition, stored as its prefix: a later definition must not be compared with it. */

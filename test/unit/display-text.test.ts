@@ -69,7 +69,18 @@ describe('display text cleaning', () => {
   });
 
   it('text with nothing visible left is empty (absent)', () => {
-    for (const s of ['', '   ', '\r\n', '\u202E\u202C', '\u200D\u200C', '\u0301\u0302', '\uD800', '\uFFFE\uFFFF']) {
+    for (const s of [
+      '',
+      '   ',
+      '\r\n',
+      '\u202E\u202C',
+      '\u200D\u200C',
+      '\u0301\u0302',
+      '\uD800',
+      '\uFFFE\uFFFF',
+      '\uFFFD',
+      '…',
+    ]) {
       expect(clean(s), JSON.stringify(s)).toBe('');
     }
   });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeRecordValue, parseEventJson, type RejectionReason, utcInstant } from '../../functions/domain/event.ts';
 import { b64, type EventOverrides, PUSH_ARN, transferEvent } from '../support/events.ts';
@@ -263,6 +264,26 @@ describe('the payloadHash covers meaning, not spelling', () => {
     ['another locale', { channels: ['EMAIL', 'PUSH'], recipient: { locale: 'en' } }],
   ])('%s: another hash', (_name, o) => {
     expect(hash(o as EventOverrides)).not.toBe(base);
+  });
+
+  it('property: utcInstant agrees with Date on every millisecond instant written in any offset', () => {
+    const p2 = (n: number) => String(n).padStart(2, '0');
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date('0001-01-02T00:00:00Z'), max: new Date('9999-12-30T23:59:59Z'), noInvalidDate: true }),
+        fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+        (date, offset) => {
+          const local = new Date(date.getTime() + offset * 60_000);
+          const text = `${String(local.getUTCFullYear()).padStart(4, '0')}-${p2(local.getUTCMonth() + 1)}-${p2(local.getUTCDate())}T${p2(local.getUTCHours())}:${p2(local.getUTCMinutes())}:${p2(local.getUTCSeconds())}.${String(local.getUTCMilliseconds()).padStart(3, '0')}${offset < 0 ? '-' : '+'}${p2(Math.floor(Math.abs(offset) / 60))}:${p2(Math.abs(offset) % 60)}`;
+          const instant = utcInstant(text);
+          expect(instant?.epochMs).toBe(date.getTime());
+          expect(instant?.iso).toBe(
+            date.toISOString().replace(/\.?0*Z$/, (m) => (m === '.000Z' ? 'Z' : m.replace(/0+Z$/, 'Z'))),
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('utcInstant keeps every fraction digit and normalises the offset', () => {
