@@ -65,7 +65,8 @@ export async function openWorld(): Promise<World> {
   // Handler output is routed to stderr by captureOutput; keep it (for the PII scan) instead of printing it.
   process.stderr.write = ((chunk: string | Uint8Array) => {
     const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    if (text.startsWith('{')) {
+    // Powertools' plain-text warning when an invocation had no metric to flush is handler output too.
+    if (text.startsWith('{') || text.startsWith('No application metrics to publish')) {
       for (const line of text.split('\n')) if (line) logLines.push(line);
       return true;
     }

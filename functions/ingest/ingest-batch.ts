@@ -75,7 +75,11 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
 
 type Indexed = AdmittedRecord & { readonly index: number };
 
-/** Records sharing an eventId form one chain, in (partition, offset) order; a record without one is its own chain. */
+/**
+ * Records sharing an eventId form one chain, in (topic, partition, offset) order; a record without one is its own
+ * chain. Within a partition that is Kafka's own order; across partitions there is none, so the lower partition goes
+ * first, which at least makes every delivery of the batch choose the same original.
+ */
 function chainsByEventId(records: Indexed[]): Indexed[][] {
   const byId = new Map<string, Indexed[]>();
   const alone: Indexed[][] = [];
@@ -90,8 +94,8 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
     if (chain === undefined) byId.set(eventId, [record]);
     else chain.push(record);
   }
-  const order = (x: Indexed, y: Indexed) =>
-    x.input.source.partition - y.input.source.partition || x.input.source.offset - y.input.source.offset;
+  const order = ({ input: { source: x } }: Indexed, { input: { source: y } }: Indexed) =>
+    (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : 0) || x.partition - y.partition || x.offset - y.offset;
   return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
 }
 
