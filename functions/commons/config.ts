@@ -54,6 +54,8 @@ export function loadIngestConfig(env: Env = process.env) {
       INGEST_CONCURRENCY: int(1, 256, 16),
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),
+      // An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads).
+      MAX_EVENT_AGE_SECONDS: int(0, 36_500 * 86_400, 86_400),
     }),
     env,
   );
@@ -63,6 +65,8 @@ export function loadIngestConfig(env: Env = process.env) {
     concurrency: c.INGEST_CONCURRENCY,
     maxEventBytes: c.MAX_EVENT_BYTES,
     transactionAttempts: c.TRANSACTION_ATTEMPTS,
+    /** 0 disables the rule. */
+    maxEventAgeSeconds: c.MAX_EVENT_AGE_SECONDS,
   };
 }
 export type IngestConfig = ReturnType<typeof loadIngestConfig>;
