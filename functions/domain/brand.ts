@@ -8,7 +8,7 @@
  * Pure.
  */
 import * as z from 'zod/mini';
-import { LOCALES, type Locale } from './event.ts';
+import { LOCALES, type Locale } from './locale.ts';
 import { canonicalTimeZone } from './moment.ts';
 
 /**

@@ -13,14 +13,14 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { CHANNELS, type Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
+import { LOCALES, type Locale } from './locale.ts';
 import { canonicalTimeZone } from './moment.ts';
 import { canonicalAmount, checkAmount, minorUnit } from './money.ts';
 
 export const EVENT_TYPES = ['TransferCompleted', 'TransferFailed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const LOCALES = ['en', 'ja'] as const;
-export type Locale = (typeof LOCALES)[number];
+export { LOCALES, type Locale } from './locale.ts';
 
 /** Reason codes on quarantine items. Stable strings: alarms and Logs Insights queries match on them. */
 export const REJECTION_REASONS = [

@@ -2,10 +2,6 @@
  * The moment of a transfer as the customer reads it: in their time zone, in their locale's own date-time format
  * ("November 30, 2026 at 6:15 PM JST", "2026年11月30日 18:15 JST"). Pure.
  */
-import type { Locale } from './event.ts';
-
-/** The BCP 47 locale each of ours formats amounts and dates with. */
-export const INTL_LOCALES: Readonly<Record<Locale, string>> = { en: 'en-US', ja: 'ja-JP' };
 
 /**
  * An IANA zone name's shape (Area/Location, Etc/GMT+9, UTC). Offsets such as "+09:00" are refused: newer JavaScript

@@ -7,8 +7,7 @@
  * Pure.
  */
 import { data as iso4217, publishDate } from 'currency-codes';
-import type { Locale } from './event.ts';
-import { INTL_LOCALES } from './moment.ts';
+import { INTL_LOCALES, type Locale } from './locale.ts';
 
 /** A rendered amount whose digits are not the amount's: refused, so no rounded figure ever reaches a customer. */
 export class RenderError extends Error {

@@ -157,6 +157,66 @@ describe('npm start', () => {
     );
   });
 
+  it("the built-in sample: emails from the bank with the transfer's local date and time, a text alternative, a viewport, a lang and a footer; SMS and push signed with the bank's name", async () => {
+    const started = Date.now();
+    const { stdout } = await cli(['--json']);
+    const ended = Date.now();
+    const report = JSON.parse(stdout);
+    type Send = {
+      notificationId: string;
+      channel: string;
+      from: string | null;
+      subject: string | null;
+      text: string;
+      html: string | null;
+    };
+    const sends: Send[] = report.sends;
+    const byId = (id: string) => sends.find((s) => s.notificationId === id) as Send;
+    const emails = sends.filter((s) => s.channel === 'EMAIL');
+    expect(emails.length).toBeGreaterThanOrEqual(4);
+    for (const e of emails) {
+      const ja = e.from?.startsWith('=?UTF-8?B?') === true;
+      // The sender's display name is the bank's, in the customer's language (RFC 2047 for Japanese).
+      expect(e.from).toBe(
+        ja
+          ? `=?UTF-8?B?${Buffer.from('サンプル銀行').toString('base64')}?= <notifications@bank.example>`
+          : '"Example Bank" <notifications@bank.example>',
+      );
+      expect(e.html).toMatch(ja ? /^<!doctype html><html lang="ja"/ : /^<!doctype html><html lang="en"/);
+      expect(e.html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
+      expect(e.text.length).toBeGreaterThan(300);
+      expect(e.text).toContain(
+        ja ? 'パスワードや暗証番号をお尋ねすることは決してありません' : 'We will never ask for your password or PIN.',
+      );
+      expect(e.html).toContain(
+        ja ? 'パスワードや暗証番号をお尋ねすることは決してありません' : 'We will never ask for your password or PIN.',
+      );
+      expect(e.text).toContain(ja ? 'サンプル銀行株式会社' : 'Example Bank Ltd.');
+    }
+    // The sample's events happened a minute before the run: the date and time are shown in the customer's zone
+    // (Alex: America/Los_Angeles; the Japanese customer: the locale's default, Asia/Tokyo).
+    // (The run began between `started` and `ended`: either day, should midnight fall in between.)
+    const day = (timeZone: string, locale: string) =>
+      `(?:${[started, ended]
+        .map((t) =>
+          new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'long', day: 'numeric', timeZone }).format(
+            t - 60_000,
+          ),
+        )
+        .join('|')})`;
+    expect(byId('demo-en-1#EMAIL').text).toMatch(
+      new RegExp(`Date and time: ${day('America/Los_Angeles', 'en-US')} at \\d{1,2}:\\d{2}\\s[AP]M P[SD]T`),
+    );
+    expect(byId('demo-ja-1#EMAIL').text).toMatch(new RegExp(`日時: ${day('Asia/Tokyo', 'ja-JP')} \\d{1,2}:\\d{2} JST`));
+    for (const s of sends.filter((x) => x.channel === 'SMS'))
+      expect(s.text).toMatch(/^(Example Bank: |【サンプル銀行】)/);
+    for (const s of sends.filter((x) => x.channel === 'PUSH'))
+      expect(s.subject).toMatch(/^(Example Bank · |サンプル銀行｜)/);
+    expect(
+      sends.filter((x) => x.channel === 'SMS').length + sends.filter((x) => x.channel === 'PUSH').length,
+    ).toBeGreaterThanOrEqual(4);
+  });
+
   it('exits non-zero with a clear message for a missing file', async () => {
     await expect(cli(['--events', '/nonexistent/events.jsonl'])).rejects.toMatchObject({
       code: 2,
