@@ -478,11 +478,7 @@ describe('templates: the compiled module', () => {
     const { generateModule, TEMPLATES_DIR } = await import('../../scripts/templates.ts');
     const cases: [string, (source: string) => string, RegExp][] = [
       ['TransferCompleted/sms.en.txt', () => '{{bank}}: {{amout}}\n', /unknown placeholder \{\{amout\}\}/],
-      [
-        'TransferFailed/email.ja.mjml',
-        (s) => s.replace('>{{reason}}</span>', '>{{{reason}}}</span>'),
-        /skip escaping/,
-      ],
+      ['TransferFailed/email.ja.mjml', (s) => s.replace('>{{reason}}</span>', '>{{{reason}}}</span>'), /skip escaping/],
       ['TransferCompleted/sms.en.txt', () => '{{bank}}\n{{amount}}\n', /must be one line/],
       ['partials/footer.en.txt', (s) => `${s}{{recipientEmail}}`, /unknown placeholder \{\{recipientEmail\}\}/],
     ];
