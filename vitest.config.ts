@@ -1,4 +1,6 @@
 import { defineConfig } from 'vitest/config';
+import { brandEnvValue } from './functions/domain/brand.ts';
+import { EXAMPLE_BRAND } from './local/example-brand.ts';
 
 /** Environment every project sees: a region and dummy credentials so no test can reach a real account. */
 const env = {
@@ -12,6 +14,7 @@ const env = {
   POWERTOOLS_METRICS_DISABLED: 'true',
   TABLE_NAME: 'notifier-test',
   SENDER_EMAIL: 'notifications@example.com',
+  BRAND: brandEnvValue(EXAMPLE_BRAND),
 };
 
 export default defineConfig({

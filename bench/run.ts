@@ -31,12 +31,14 @@ import type { MSKEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import pLimit from 'p-limit';
 import { dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
+import { brandEnvValue } from '../functions/domain/brand.ts';
 import { contactFor, route } from '../functions/domain/channels.ts';
 import { decodeRecordValue } from '../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../functions/ingest/ingest-batch.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
 
@@ -393,6 +395,7 @@ async function measureDispatch() {
     sendTimeoutMs: 5_000,
     maxSendAttempts: 5,
     retryBaseMs: 200,
+    brand: EXAMPLE_BRAND,
   };
   const t = performance.now();
   await Promise.all(
@@ -441,6 +444,7 @@ async function measureBundles(samples: number) {
           ...process.env,
           TABLE_NAME: 'bench',
           SENDER_EMAIL: 'bench@example.com',
+          BRAND: brandEnvValue(EXAMPLE_BRAND),
           AWS_REGION: 'us-east-1',
           POWERTOOLS_TRACE_ENABLED: 'false',
         },

@@ -11,6 +11,7 @@ import { route } from '../functions/domain/channels.ts';
 import {
   cleanDisplayText,
   isCleanDisplayText,
+  isCleanMultilineText,
   NAME_MAX_GRAPHEMES,
   REASON_MAX_GRAPHEMES,
 } from '../functions/domain/display-text.ts';
@@ -626,7 +627,12 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   problems.push(...leaks.slice(0, 3).map((l) => `PII in a log line: ${l.slice(0, 160)}`));
   const headerInjections = sends.filter((s) => /[\r\n]/.test(s.subject ?? '')).length;
   const unescapedMarkup = sends.filter((s) => (s.html ?? '').includes('<script')).length;
-  const unsafe = sends.filter((s) => ![s.subject ?? '', s.text, s.html ?? ''].every(isCleanDisplayText));
+  // An email's text alternative has the template's line breaks; every other text is one line.
+  const unsafe = sends.filter(
+    (s) =>
+      ![s.subject ?? '', s.html ?? ''].every(isCleanDisplayText) ||
+      !(s.channel === 'EMAIL' ? isCleanMultilineText(s.text) : isCleanDisplayText(s.text)),
+  );
   problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
 
   // The ingest function's own figures over this run: delivered = accepted + duplicates + conflicts + quarantined +

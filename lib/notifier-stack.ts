@@ -31,6 +31,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3'
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { brandEnvValue } from '../functions/domain/brand.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, metricNamespaceOf, type Settings, stackNameOf } from './settings.ts';
@@ -203,6 +204,7 @@ export class NotifierStack extends Stack {
         : { reservedConcurrentExecutions: s.dispatchReservedConcurrency }),
       environment: {
         SENDER_EMAIL: s.senderEmail,
+        BRAND: brandEnvValue(s.brand),
         CHANNEL_POLICIES: policies,
         // The lease must outlive the function timeout, so a live holder is never taken over.
         LEASE_SECONDS: '300',

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -15,7 +16,7 @@ const DAY_SECONDS = 86_400;
 const policy = z.enum(['AT_MOST_ONCE', 'AT_LEAST_ONCE']).default('AT_MOST_ONCE');
 /** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
 const num = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
-const json = <T extends z.ZodType>(schema: T) =>
+const json = <T extends z.core.SomeType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && /^\s*[[{]/.test(v) ? JSON.parse(v) : v), schema);
 /** A list given as a JSON array or as "a,b,c". */
 const list = <T extends z.ZodType>(item: T) =>
@@ -87,6 +88,11 @@ export const settingsSchema = z
         SMS: 'AT_MOST_ONCE',
       }),
     ),
+    /**
+     * Required: the bank's identity on every message (functions/domain/brand.ts, the schema dispatch checks again at
+     * cold start). It reaches dispatch as one environment variable, so its JSON is bounded (Lambda's 4 KB for all).
+     */
+    brand: json(brandSchema),
     /** Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. */
     dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
   })
@@ -115,6 +121,12 @@ export const settingsSchema = z
       problem(
         'maxEventAgeSeconds',
         `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * DAY_SECONDS} s)`,
+      );
+    }
+    if (brandEnvBytes(s.brand) > BRAND_ENV_MAX_BYTES) {
+      problem(
+        'brand',
+        `is ${brandEnvBytes(s.brand)} bytes as JSON; at most ${BRAND_ENV_MAX_BYTES} fit beside the function's other settings in Lambda's 4 KB of environment`,
       );
     }
     const cluster = ARN_MSK_CLUSTER.exec(s.mskClusterArn);
@@ -148,7 +160,10 @@ export function parseSettings(read: (key: string) => unknown): Settings {
   const problems = result.error.issues.map((issue) => {
     const key = issue.path.join('.');
     if (issue.code === 'custom') return `context key "${key}" ${issue.message}`;
-    return raw[String(issue.path[0])] === undefined
+    // A nested key (brand.name.ja) is required as much as a top-level one.
+    let value: unknown = raw;
+    for (const step of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[step as PropertyKey];
+    return value === undefined
       ? `context key "${key}" is required (cdk deploy -c ${key}=... or a settingsFile)`
       : `context key "${key}" is invalid: ${issue.message}`;
   });

@@ -6,8 +6,10 @@
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
+import { brandEnvValue } from '../functions/domain/brand.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
 import { scanAll } from './dynamodb-local.ts';
+import { EXAMPLE_BRAND } from './example-brand.ts';
 import type { StreamReader } from './stream-reader.ts';
 
 export interface Handlers {
@@ -38,6 +40,8 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     AWS_ENDPOINT_URL_SNS: env.snsEndpoint,
     TABLE_NAME: env.tableName,
     SENDER_EMAIL: 'notifications@bank.example',
+    // The neutral brand of examples/settings.example.json, as the stack passes a deploy's `brand`.
+    BRAND: brandEnvValue(EXAMPLE_BRAND),
     POWERTOOLS_SERVICE_NAME: 'notifier',
     POWERTOOLS_METRICS_NAMESPACE: 'notifier',
     LEASE_SECONDS: '10',

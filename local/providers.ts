@@ -20,6 +20,8 @@ export interface AcceptedSend {
   readonly notificationId: string | undefined;
   readonly channel: Channel;
   readonly to: string;
+  /** EMAIL: the Source SES received ("Display Name" <address>, the name RFC 2047-encoded when not ASCII). */
+  readonly from?: string;
   readonly subject?: string;
   readonly text: string;
   readonly html?: string;
@@ -175,6 +177,7 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
         notificationId,
         channel: 'EMAIL',
         to,
+        from: form.get('Source') ?? '',
         subject: form.get('Message.Subject.Data') ?? '',
         text: form.get('Message.Body.Text.Data') ?? '',
         ...(html === undefined ? {} : { html }),

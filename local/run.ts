@@ -259,10 +259,20 @@ function sendView(s: AcceptedSend, notifications: Record<string, unknown>[]) {
     eventId: notificationId === null ? null : notificationId.slice(0, notificationId.lastIndexOf('#')),
     channel: s.channel,
     to: s.to,
+    from: s.from ?? null,
     subject: s.subject ?? null,
     text: s.text,
     html: s.html ?? null,
   };
+}
+
+/** `"Example Bank" <a@b>` or `=?UTF-8?B?…?= <a@b>` → the display name as a reader sees it. */
+function displayName(source: string): string {
+  const name = source.replace(/\s*<[^>]*>$/, '');
+  return name
+    .replace(/=\?UTF-8\?B\?([A-Za-z0-9+/=]+)\?=\s*/g, (_, b64: string) => Buffer.from(b64, 'base64').toString('utf8'))
+    .replace(/^"(.*)"$/, '$1')
+    .replace(/\\(.)/g, '$1');
 }
 
 function humanSummary(r: Report, seconds: number, viewer: string, onFailure: number): string {
@@ -276,12 +286,14 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
     `stream         records given up to the on-failure queue: ${onFailure}`,
     '',
     'sends (what SES and SNS received):',
-    ...r.sends
-      .slice(0, 20)
-      .map(
-        (s) =>
-          `  ${String(s.channel).padEnd(5)} ${String(s.notificationId).padEnd(22)} ${s.subject ? `"${s.subject}" ` : ''}${String(s.text).slice(0, 70)}`,
-      ),
+    ...r.sends.slice(0, 20).map((s) => {
+      const sender = s.from === null ? undefined : displayName(s.from);
+      // An email's text alternative has several lines: the first sentence after the bank's name says what happened.
+      const text = String(s.text)
+        .split('\n')
+        .filter((line) => line !== '' && line !== sender);
+      return `  ${String(s.channel).padEnd(5)} ${String(s.notificationId).padEnd(22)} ${sender === undefined ? '' : `from ${sender} `}${s.subject ? `"${s.subject}" ` : ''}${(text[0] ?? '').slice(0, 70)}`;
+    }),
     ...(r.sends.length > 20 ? [`  … and ${r.sends.length - 20} more`] : []),
     '',
     'quarantine:',

@@ -19,6 +19,8 @@ const en = (eventId: string, over: Record<string, unknown> = {}) => ({
     email: 'alex@example.com',
     pushEndpointArn: ARN_GCM,
     phoneNumber: '+14155550123',
+    // The email shows the transfer's time in Alex's zone; the ja customer gets the locale's default (Asia/Tokyo).
+    timeZone: 'America/Los_Angeles',
   },
   data: { transferId: 't-1001', amount: '12.50', currency: 'USD', counterpartyName: 'Jordan Lee' },
   ...over,

@@ -3,6 +3,7 @@
  * that names it; optional settings have documented defaults, required ones never do.
  */
 import * as z from 'zod/mini';
+import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, type DeliveryPolicy } from '../domain/notification.ts';
 
@@ -124,3 +125,23 @@ export function loadSweeperConfig(env: Env = process.env) {
   };
 }
 export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;
+
+/**
+ * The bank's identity (`BRAND`: JSON, the stack writes it from the `brand` setting), checked at cold start by the same
+ * schema the synth used. Required: a message without the bank's name is not sent under a placeholder one.
+ */
+export function loadBrandConfig(env: Env = process.env): Brand {
+  const text = env.BRAND;
+  if (text === undefined || text === '') throw new ConfigError('configuration error: BRAND is required but not set');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError('configuration error: BRAND is invalid: not JSON');
+  }
+  const result = brandSchema.safeParse(json);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    `configuration error: BRAND is invalid: ${brandProblems(json, result.error.issues).join('; ')}`,
+  );
+}

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationKey, NotificationStore } from '../commons/notification-store.ts';
 import { backoffMs } from '../commons/retry.ts';
+import type { Brand } from '../domain/brand.ts';
 import type { ChannelPolicies, NotificationItem } from '../domain/notification.ts';
 import { classifySendError } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
@@ -33,6 +34,8 @@ export interface DispatchDeps {
   readonly sendTimeoutMs: number;
   readonly maxSendAttempts: number;
   readonly retryBaseMs: number;
+  /** The bank's identity every message carries. */
+  readonly brand: Brand;
   /** Longest a dispatcher waits for a retry's backoff before claiming; the rest is left to a later record. */
   readonly maxWaitMs?: number;
 }
@@ -56,12 +59,17 @@ export async function dispatchNotification(
 
   let message: Message;
   try {
-    message = render({
-      template: claimed.template,
-      locale: claimed.locale,
-      channel: claimed.channel,
-      data: claimed.data,
-    });
+    message = render(
+      {
+        template: claimed.template,
+        locale: claimed.locale,
+        channel: claimed.channel,
+        data: claimed.data,
+        occurredAt: claimed.occurredAt,
+        timeZone: claimed.timeZone,
+      },
+      deps.brand,
+    );
   } catch (error) {
     return fail(claimed, `RENDER_ERROR: ${(error as Error).message}`, deps);
   }

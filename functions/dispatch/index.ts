@@ -7,7 +7,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { loadDispatchConfig } from '../commons/config.ts';
+import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
@@ -30,6 +30,7 @@ const deps: DispatchDeps = {
   sendTimeoutMs: config.sendTimeoutMs,
   maxSendAttempts: config.maxSendAttempts,
   retryBaseMs: config.retryBaseMs,
+  brand: loadBrandConfig(),
 };
 
 const recordHandler = async (record: DynamoDBRecord): Promise<void> => {

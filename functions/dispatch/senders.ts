@@ -50,7 +50,7 @@ export class ProviderSender implements Sender {
 
   private email(n: NotificationItem, m: EmailMessage) {
     return new SendEmailCommand({
-      Source: this.config.senderEmail,
+      Source: mailbox(m.fromName, this.config.senderEmail),
       Destination: { ToAddresses: [n.recipient] },
       Message: {
         Subject: { Data: m.subject, Charset: 'UTF-8' },
@@ -63,6 +63,28 @@ export class ProviderSender implements Sender {
       ...(this.config.configurationSet === undefined ? {} : { ConfigurationSetName: this.config.configurationSet }),
     });
   }
+}
+
+/**
+ * `"Display Name" <address>` for SES's Source: the bank's name is what the inbox shows as the sender. A name outside
+ * printable ASCII goes as RFC 2047 encoded-words, which SES requires for a non-ASCII "friendly from" name
+ * (https://docs.aws.amazon.com/ses/latest/APIReference/API_SendEmail.html); each word stays within RFC 2047's 75
+ * characters. IAM's ses:FromAddress condition sees the address alone.
+ */
+export function mailbox(name: string, address: string): string {
+  if (/^[\x20-\x7E]*$/.test(name)) return `"${name.replace(/["\\]/g, '\\$&')}" <${address}>`;
+  const words: string[] = [];
+  let chunk = '';
+  for (const ch of name) {
+    // 45 bytes of UTF-8 → 60 base64 characters + "=?UTF-8?B?" and "?=": 72, under 75.
+    if (Buffer.byteLength(chunk + ch) > 45) {
+      words.push(chunk);
+      chunk = '';
+    }
+    chunk += ch;
+  }
+  words.push(chunk);
+  return `${words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join(' ')} <${address}>`;
 }
 
 /** MessageStructure json: one payload per platform; `default` for any platform not listed. */

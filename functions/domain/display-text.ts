@@ -102,3 +102,9 @@ export function isCleanDisplayText(text: string): boolean {
     !new RegExp(INVISIBLE_FORMAT.source, 'u').test(text)
   );
 }
+
+/**
+ * The same for a body of several lines (an email's plain-text alternative): its line breaks are the template's own,
+ * every line must be clean. Display text can never add one: cleaning turns every line break into a space.
+ */
+export const isCleanMultilineText = (text: string): boolean => text.split('\n').every(isCleanDisplayText);

@@ -13,13 +13,14 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { CHANNELS, type Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
+import { LOCALES, type Locale } from './locale.ts';
+import { canonicalTimeZone } from './moment.ts';
 import { canonicalAmount, checkAmount, minorUnit } from './money.ts';
 
 export const EVENT_TYPES = ['TransferCompleted', 'TransferFailed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const LOCALES = ['en', 'ja'] as const;
-export type Locale = (typeof LOCALES)[number];
+export { LOCALES, type Locale } from './locale.ts';
 
 /** Reason codes on quarantine items. Stable strings: alarms and Logs Insights queries match on them. */
 export const REJECTION_REASONS = [
@@ -68,6 +69,8 @@ export interface Recipient {
   readonly email?: string;
   readonly pushEndpointArn?: string;
   readonly phoneNumber?: string;
+  /** IANA time zone the customer reads the transfer's moment in, as given (validated); absent: the locale's default. */
+  readonly timeZone?: string;
 }
 export interface TransferData {
   readonly transferId: string;
@@ -102,6 +105,10 @@ const recipientSchema = z.object({
     z.string().check(z.maxLength(512), z.regex(SNS_ENDPOINT_ARN, 'not an SNS platform endpoint ARN')),
   ),
   phoneNumber: z.optional(z.string().check(z.regex(E164, 'not an E.164 phone number'))),
+  // Not a contact point (nothing is sent to it), so a bad one is a SCHEMA_VIOLATION naming recipient.timeZone.
+  timeZone: z.optional(
+    z.string().check(z.refine((s) => canonicalTimeZone(s) !== undefined, 'not an IANA time zone name')),
+  ),
 });
 
 const dataSchema = z
@@ -255,6 +262,7 @@ function normalise(p: ParsedEvent): Decoded {
       ...(r.email === undefined ? {} : { email: r.email }),
       ...(r.pushEndpointArn === undefined ? {} : { pushEndpointArn: r.pushEndpointArn }),
       ...(r.phoneNumber === undefined ? {} : { phoneNumber: r.phoneNumber }),
+      ...(r.timeZone === undefined ? {} : { timeZone: r.timeZone }),
     },
     data: {
       transferId: p.data.transferId,
@@ -321,7 +329,9 @@ export const PAYLOAD_HASH_VERSION = 'v2';
  * sha-256 of the event's meaning, not its spelling (README "What the payloadHash covers"). The hashed text is the JSON
  * array, in this order: the definition's name, eventId, type, occurredAt as its UTC instant, userId, locale (after its
  * default), email, pushEndpointArn, phoneNumber, transferId, amount as a decimal (trailing fraction zeros dropped),
- * currency, counterpartyName and reason after cleaning (null when absent), channels sorted (null when not listed).
+ * currency, counterpartyName and reason after cleaning (null when absent), channels sorted (null when not listed),
+ * and — only when given — the recipient's timeZone in lower case (IANA names are case-insensitive; appended only when
+ * present, so every hash stored before the field existed is unchanged).
  * Fields outside the contract, key order and whitespace are not part of it.
  */
 export function payloadHash(event: BankingEvent, occurredAtUtc: string): string {
@@ -342,6 +352,7 @@ export function payloadHash(event: BankingEvent, occurredAtUtc: string): string 
     d.counterpartyName ?? null,
     d.reason ?? null,
     event.channels === undefined ? null : [...event.channels].sort(),
+    ...(r.timeZone === undefined ? [] : [r.timeZone.toLowerCase()]),
   ];
   return `${PAYLOAD_HASH_VERSION}:${createHash('sha256').update(JSON.stringify(meaning)).digest('hex')}`;
 }

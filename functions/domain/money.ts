@@ -7,7 +7,7 @@
  * Pure.
  */
 import { data as iso4217, publishDate } from 'currency-codes';
-import type { Locale } from './event.ts';
+import { INTL_LOCALES, type Locale } from './locale.ts';
 
 /** A rendered amount whose digits are not the amount's: refused, so no rounded figure ever reaches a customer. */
 export class RenderError extends Error {
@@ -75,14 +75,13 @@ export function canonicalAmount(amount: string): string {
   return amount.replace(/0+$/, '').replace(/\.$/, '');
 }
 
-const INTL_LOCALE: Record<Locale, string> = { en: 'en-US', ja: 'ja-JP' };
 const formats = new Map<string, Intl.NumberFormat>();
 
 function formatFor(locale: Locale, currency: string, digits: number): Intl.NumberFormat {
   const key = `${locale}|${currency}`;
   let format = formats.get(key);
   if (format === undefined) {
-    format = new Intl.NumberFormat(INTL_LOCALE[locale], {
+    format = new Intl.NumberFormat(INTL_LOCALES[locale], {
       style: 'currency',
       currency,
       numberingSystem: 'latn',

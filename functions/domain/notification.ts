@@ -84,6 +84,10 @@ export interface NotificationItem {
   /** Template id + data, rendered at send time (README: "Why template + data"). */
   template: EventType;
   data: TransferData;
+  /** The event's occurredAt as given, shown in the customer's time zone (absent on items written before it was kept). */
+  occurredAt?: string;
+  /** The recipient's IANA time zone, when the event named one; otherwise the brand's default for the locale. */
+  timeZone?: string;
   status: NotificationStatus;
   attempt: number;
   createdAt: string;
@@ -168,6 +172,8 @@ export function buildNotification(
     locale: event.recipient.locale,
     template: event.type,
     data: event.data,
+    occurredAt: event.occurredAt,
+    ...(event.recipient.timeZone === undefined ? {} : { timeZone: event.recipient.timeZone }),
     status: 'PENDING',
     attempt: 0,
     createdAt: iso,

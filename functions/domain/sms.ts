@@ -27,3 +27,22 @@ export function smsSize(text: string): SmsSize {
   }
   return { encoding: 'GSM-7', units: septets, segments: septets <= 160 ? 1 : Math.ceil(septets / 153) };
 }
+
+/** Characters outside GSM-7 that have a GSM-7 look-alike a reader takes for the same (spaces, quotes, dashes, "…"). */
+const GSM_LOOKALIKES: readonly [RegExp, string][] = [
+  [/[\u00A0\u2007\u2009\u202F]/g, ' '],
+  [/\u2026/g, '...'],
+  [/[\u2018\u2019]/g, "'"],
+  [/[\u201C\u201D]/g, '"'],
+  [/[\u2013\u2014]/g, '-'],
+];
+
+/**
+ * The text with look-alikes replaced when that makes it GSM-7 (160 characters a segment instead of 70): a no-break
+ * space in "BHD 1.500" or "9:15 AM" would otherwise turn a whole English SMS into UCS-2. Unchanged otherwise.
+ */
+export function gsmFriendly(text: string): string {
+  let replaced = text;
+  for (const [pattern, by] of GSM_LOOKALIKES) replaced = replaced.replace(pattern, by);
+  return replaced !== text && smsSize(replaced).encoding === 'GSM-7' ? replaced : text;
+}

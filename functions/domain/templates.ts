@@ -1,22 +1,35 @@
 /**
- * Message templates: TransferCompleted / TransferFailed × EMAIL / PUSH / SMS × en / ja.
+ * Messages: TransferCompleted / TransferFailed × EMAIL / PUSH / SMS × en / ja, rendered from the templates in
+ * templates/ (compiled at build time into templates.generated.ts: `npm run templates`) with the bank's identity.
  *
- * Every interpolated value is escaped for HTML (html-escaper); display text is cleaned again here (the same cleaning
- * as at ingest: idempotent), so no control, line break or bidi control can reach a header, a push or an SMS even from
- * an item written some other way. Amounts are shown digit for digit in the currency's minor unit, or not at all
- * (money.ts: a mismatch throws RenderError and the notification fails instead of showing a rounded figure).
+ * - HTML placeholders are escaped (html-escaper); the compiler refuses unescaped ones. Plain-text channels are not
+ *   HTML-escaped, and subjects, push texts and SMS are one line.
+ * - Display text is cleaned again here (the same cleaning as at ingest: idempotent), so no control, line break or
+ *   bidi control can reach a header, a push or an SMS even from an item written some other way.
+ * - Amounts are shown digit for digit in the currency's minor unit, or not at all (money.ts: a mismatch throws
+ *   RenderError and the notification fails instead of showing a rounded figure).
+ * - The moment is the event's occurredAt in the recipient's time zone (or the brand's default for the locale), in the
+ *   locale's own format. Push and SMS leave it out: they arrive within the max event age, and SMS pays by the character.
  */
 import { escape as escapeHtml } from 'html-escaper';
+import Mustache from 'mustache';
+import { type Brand, telHref } from './brand.ts';
 import type { Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
-import type { EventType, Locale, TransferData } from './event.ts';
+import { type EventType, type Locale, type TransferData, utcInstant } from './event.ts';
+import { INTL_LOCALES } from './locale.ts';
+import { type CompiledSet, SMS_SHORTENABLE, type View } from './message-view.ts';
+import { formatMoment } from './moment.ts';
 import { formatAmount } from './money.ts';
-import { smsSize } from './sms.ts';
+import { gsmFriendly, smsSize } from './sms.ts';
+import { TEMPLATES, TEXT_PARTIALS } from './templates.generated.ts';
 
 export { formatAmount, RenderError } from './money.ts';
 
 export interface EmailMessage {
   readonly channel: 'EMAIL';
+  /** The bank's name in the customer's locale: the sender's display name. */
+  readonly fromName: string;
   readonly subject: string;
   readonly text: string;
   readonly html: string;
@@ -38,96 +51,103 @@ export interface TemplateInput {
   readonly locale: Locale;
   readonly channel: Channel;
   readonly data: TransferData;
+  /** The event's occurredAt (ISO 8601 with an offset); absent on items written before it was kept: no time shown. */
+  readonly occurredAt?: string | undefined;
+  /** The recipient's IANA time zone; absent: the brand's default for the locale. */
+  readonly timeZone?: string | undefined;
 }
 
 /** One line of plain text: control characters (CR, LF, TAB, NUL …) and line separators become a space. */
 export const oneLine = (s: string) => s.replace(/[\p{Cc}\u2028\u2029]+/gu, ' ').trim();
 
-interface Parts {
-  amount: string;
-  to: string;
-  ref: string;
-  reason: string;
-}
+/** An SMS never shortens a name or a reason below this many characters to save a segment. */
+export const SMS_MIN_GRAPHEMES = 12;
 
-interface Copy {
-  subject: (p: Parts) => string;
-  text: (p: Parts) => string;
-  pushTitle: string;
-  pushBody: (p: Parts) => string;
-  sms: (p: Parts) => string;
-}
+const asHtml = { escape: escapeHtml };
+const asText = { escape: (s: string) => s };
 
-const jaReason = (p: Parts) => (p.reason ? `（${p.reason}）` : '');
-
-const COPY: Record<EventType, Record<Locale, Copy>> = {
-  TransferCompleted: {
-    en: {
-      subject: () => 'Your transfer is complete',
-      text: (p) => `Your transfer of ${p.amount}${p.to ? ` to ${p.to}` : ''} is complete. Reference: ${p.ref}.`,
-      pushTitle: 'Transfer complete',
-      pushBody: (p) => `${p.amount}${p.to ? ` to ${p.to}` : ''} has been sent.`,
-      sms: (p) => `Bank: your transfer of ${p.amount}${p.to ? ` to ${p.to}` : ''} is complete. Ref ${p.ref}`,
-    },
-    ja: {
-      subject: () => 'お振込みが完了しました',
-      text: (p) => `${p.to ? `${p.to} 様への` : ''}${p.amount} のお振込みが完了しました。受付番号: ${p.ref}`,
-      pushTitle: '振込完了',
-      pushBody: (p) => `${p.to ? `${p.to} 様へ` : ''}${p.amount} を送金しました。`,
-      sms: (p) => `【銀行】${p.to ? `${p.to}様へ` : ''}${p.amount}の振込が完了しました。受付番号${p.ref}`,
-    },
-  },
-  TransferFailed: {
-    en: {
-      subject: () => 'Your transfer could not be completed',
-      text: (p) =>
-        `Your transfer of ${p.amount}${p.to ? ` to ${p.to}` : ''} could not be completed${p.reason ? `: ${p.reason}` : ''}. Reference: ${p.ref}.`,
-      pushTitle: 'Transfer failed',
-      pushBody: (p) => `${p.amount}${p.to ? ` to ${p.to}` : ''} was not sent${p.reason ? `: ${p.reason}` : '.'}`,
-      sms: (p) => `Bank: your transfer of ${p.amount} failed${p.reason ? `: ${p.reason}` : ''}. Ref ${p.ref}`,
-    },
-    ja: {
-      subject: () => 'お振込みを完了できませんでした',
-      text: (p) =>
-        `${p.to ? `${p.to} 様への` : ''}${p.amount} のお振込みを完了できませんでした${jaReason(p)}。受付番号: ${p.ref}`,
-      pushTitle: '振込失敗',
-      pushBody: (p) => `${p.amount} のお振込みを完了できませんでした${jaReason(p)}`,
-      sms: (p) => `【銀行】${p.amount}の振込を完了できませんでした${jaReason(p)}。受付番号${p.ref}`,
-    },
-  },
-};
-
-const LANG: Record<Locale, string> = { en: 'en', ja: 'ja' };
-
-export function render(input: TemplateInput): Message {
-  const copy = COPY[input.template][input.locale];
-  const parts: Parts = {
-    amount: formatAmount(input.data.amount, input.data.currency, input.locale),
-    to: cleanDisplayText(input.data.counterpartyName ?? '', NAME_MAX_GRAPHEMES).text,
-    ref: oneLine(input.data.transferId),
-    reason: cleanDisplayText(input.data.reason ?? '', REASON_MAX_GRAPHEMES).text,
-  };
+export function render(input: TemplateInput, brand: Brand): Message {
+  const set: CompiledSet = TEMPLATES[input.template][input.locale];
+  const view = viewOf(input, brand);
+  const plain = (template: string, v: View = view) => Mustache.render(template, v, undefined, asText);
   switch (input.channel) {
-    case 'EMAIL': {
-      const escaped: Parts = {
-        amount: escapeHtml(parts.amount),
-        to: escapeHtml(parts.to),
-        ref: escapeHtml(parts.ref),
-        reason: escapeHtml(parts.reason),
-      };
-      const subject = oneLine(copy.subject(parts));
+    case 'EMAIL':
       return {
         channel: 'EMAIL',
-        subject,
-        text: copy.text(parts),
-        html: `<!doctype html><html lang="${LANG[input.locale]}"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head><body><p>${copy.text(escaped)}</p></body></html>`,
+        fromName: view.bank,
+        subject: oneLine(plain(set.subject)),
+        text: Mustache.render(set.text, view, TEXT_PARTIALS[input.locale], asText)
+          .replace(/\n{3,}/g, '\n\n')
+          .trim(),
+        html: Mustache.render(set.html, view, undefined, asHtml),
       };
-    }
     case 'PUSH':
-      return { channel: 'PUSH', title: copy.pushTitle, body: oneLine(copy.pushBody(parts)) };
+      return { channel: 'PUSH', title: oneLine(plain(set.pushTitle)), body: oneLine(plain(set.pushBody)) };
     case 'SMS': {
-      const text = oneLine(copy.sms(parts));
+      const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
     }
   }
+}
+
+function viewOf(input: TemplateInput, brand: Brand): View {
+  const { locale, data } = input;
+  return {
+    bank: brand.name[locale],
+    amount: formatAmount(data.amount, data.currency, locale),
+    to: cleanDisplayText(data.counterpartyName ?? '', NAME_MAX_GRAPHEMES).text,
+    reference: oneLine(data.transferId),
+    when: momentOf(input, brand) ?? '',
+    reason: cleanDisplayText(data.reason ?? '', REASON_MAX_GRAPHEMES).text,
+    supportUrl: brand.supportUrl,
+    supportPhone: brand.supportPhone,
+    supportPhoneHref: telHref(brand.supportPhone),
+    legal: brand.legalFooter[locale],
+    logoUrl: brand.logo?.url ?? '',
+    logoWidth: brand.logo === undefined ? '' : String(brand.logo.width),
+    logoHeight: brand.logo === undefined ? '' : String(brand.logo.height),
+    brandColor: brand.brandColor,
+  };
+}
+
+function momentOf(input: TemplateInput, brand: Brand): string | undefined {
+  const instant = input.occurredAt === undefined ? undefined : utcInstant(input.occurredAt);
+  if (instant === undefined) return undefined;
+  const fallback = brand.defaultTimeZone[input.locale];
+  const intl = INTL_LOCALES[input.locale];
+  // A zone this runtime does not know (ingest ran on another runtime version) falls back to the locale's default.
+  return (
+    formatMoment(instant.epochMs, intl, input.timeZone ?? fallback) ?? formatMoment(instant.epochMs, intl, fallback)
+  );
+}
+
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+const clusters = (s: string) => Array.from(graphemes.segment(s), (g) => g.segment);
+
+/**
+ * The SMS in as few segments as it can take: while it needs more than one, the longer of the reason and the payee's
+ * name is cut (never splitting a character, ending in "…", never below SMS_MIN_GRAPHEMES). The email keeps them whole.
+ */
+function fitSms(renderWith: (view: View) => string, view: View): string {
+  let text = renderWith(view);
+  const full = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, clusters(view[f])])) as Record<
+    (typeof SMS_SHORTENABLE)[number],
+    string[]
+  >;
+  const kept = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, full[f].length])) as Record<
+    (typeof SMS_SHORTENABLE)[number],
+    number
+  >;
+  let current = view;
+  for (let size = smsSize(text); size.segments > 1; size = smsSize(text)) {
+    const field = [...SMS_SHORTENABLE].sort((a, b) => kept[b] - kept[a])[0];
+    if (field === undefined || kept[field] <= SMS_MIN_GRAPHEMES) break;
+    const limit = size.encoding === 'GSM-7' ? 160 : 70;
+    // Cut the excess at once (at least one character, plus one for the ellipsis); the loop checks the result.
+    const excess = Math.max(1, size.units - limit) + 1;
+    kept[field] = Math.max(SMS_MIN_GRAPHEMES, kept[field] - excess);
+    current = { ...current, [field]: `${full[field].slice(0, kept[field]).join('').trimEnd()}…` };
+    text = renderWith(current);
+  }
+  return text;
 }

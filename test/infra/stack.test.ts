@@ -9,6 +9,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import example from '../../examples/settings.example.json' with { type: 'json' };
+import { loadBrandConfig } from '../../functions/commons/config.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
@@ -219,6 +220,19 @@ describe('the functions', () => {
       CHANNEL_POLICIES: 'EMAIL=AT_MOST_ONCE,PUSH=AT_MOST_ONCE,SMS=AT_MOST_ONCE',
     });
     expect(Number(fn.Environment.Variables.LEASE_SECONDS)).toBeGreaterThan(fn.Timeout);
+  });
+
+  it("give dispatch the bank's identity as one BRAND variable, within Lambda's 4 KB of environment", () => {
+    const fn = fnProps('Dispatch') as { Environment: { Variables: Record<string, string> } };
+    const brand = JSON.parse(fn.Environment.Variables.BRAND ?? '{}');
+    expect(brand).toMatchObject({ name: example.brand.name, brandColor: '#0f4c81' });
+    expect(loadBrandConfig(fn.Environment.Variables)).toEqual(brand);
+    // Tokens (the table name) count as their longest value: 255 characters.
+    const size = Object.entries(fn.Environment.Variables).reduce(
+      (n, [k, v]) => n + k.length + (typeof v === 'string' ? Buffer.byteLength(v) : 255),
+      0,
+    );
+    expect(size).toBeLessThan(4096);
   });
 });
 
@@ -628,6 +642,24 @@ describe('settings', () => {
 
   it('names a missing key', () => {
     expect(() => parseSettings(read({ senderEmail: undefined }))).toThrow(/context key "senderEmail" is required/);
+    expect(() => parseSettings(read({ brand: undefined }))).toThrow(/context key "brand" is required/);
+  });
+
+  it('checks the brand with the schema dispatch uses at cold start, and its size as an environment variable', () => {
+    const brand = (over: Record<string, unknown>) => read({ brand: { ...example.brand, ...over } });
+    expect(() => parseSettings(brand({ brandColor: '#ffcc00' }))).toThrow(
+      /context key "brand.brandColor" must contrast at least 4.5:1 with white/,
+    );
+    expect(() => parseSettings(brand({ supportUrl: 'http://bank.example' }))).toThrow(/"brand.supportUrl" is invalid/);
+    expect(() => parseSettings(brand({ name: { en: 'Harbor Bank' } }))).toThrow(
+      /context key "brand.name.ja" is required/,
+    );
+    expect(() => parseSettings(brand({ legalFooter: { en: 'x'.repeat(600), ja: '銀'.repeat(600) } }))).toThrow(
+      /context key "brand" is \d+ bytes as JSON; at most 2048 fit/,
+    );
+    // Given on the command line as JSON.
+    const s = parseSettings(read({ brand: JSON.stringify({ ...example.brand, brandColor: '#1d4ed8' }) }));
+    expect(s.brand.brandColor).toBe('#1d4ed8');
   });
 
   it('names an invalid key and says what it must be', () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
+import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { mskEvent } from '../../local/msk.ts';
 import {
   converge,
@@ -113,6 +114,7 @@ describe('dispatch on DynamoDB Local', () => {
       sendTimeoutMs: 5_000,
       maxSendAttempts: 5,
       retryBaseMs: 10,
+      brand: EXAMPLE_BRAND,
     };
     const key = { pk: 'EVENT#d-race', sk: 'NOTIFICATION#PUSH' };
     const results = await Promise.all(Array.from({ length: 8 }, () => dispatchNotification(key, undefined, deps)));

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { isCleanDisplayText } from '../../functions/domain/display-text.ts';
+import { isCleanDisplayText, isCleanMultilineText } from '../../functions/domain/display-text.ts';
 import { transferEvent } from '../support/events.ts';
 
 const run = promisify(execFile);
@@ -134,8 +134,10 @@ describe('npm start', () => {
       ].sort(),
     );
     // Clean text everywhere: no control, separator, bidi or ill-formed character in any subject, text or HTML.
-    for (const s of sends)
-      for (const t of [s.subject ?? '', s.text, s.html ?? '']) expect(isCleanDisplayText(t), t).toBe(true);
+    for (const s of sends) {
+      for (const t of [s.subject ?? '', s.html ?? '']) expect(isCleanDisplayText(t), t).toBe(true);
+      expect(isCleanMultilineText(s.text), s.text).toBe(true);
+    }
     const text = (id: string) => sends.find((s) => s.notificationId === id)?.text ?? '';
     expect(text('adv-crlf-name#EMAIL')).toContain('of $12.50 to x is complete');
     expect(text('adv-nul-name#EMAIL')).toContain('to Pat Lee is complete');
@@ -153,6 +155,66 @@ describe('npm start', () => {
     expect(text('adv-long-name#EMAIL')).toContain(
       `to ${'Very Long Payee Name '.repeat(15).slice(0, 139)}… is complete`,
     );
+  });
+
+  it("the built-in sample: emails from the bank with the transfer's local date and time, a text alternative, a viewport, a lang and a footer; SMS and push signed with the bank's name", async () => {
+    const started = Date.now();
+    const { stdout } = await cli(['--json']);
+    const ended = Date.now();
+    const report = JSON.parse(stdout);
+    type Send = {
+      notificationId: string;
+      channel: string;
+      from: string | null;
+      subject: string | null;
+      text: string;
+      html: string | null;
+    };
+    const sends: Send[] = report.sends;
+    const byId = (id: string) => sends.find((s) => s.notificationId === id) as Send;
+    const emails = sends.filter((s) => s.channel === 'EMAIL');
+    expect(emails.length).toBeGreaterThanOrEqual(4);
+    for (const e of emails) {
+      const ja = e.from?.startsWith('=?UTF-8?B?') === true;
+      // The sender's display name is the bank's, in the customer's language (RFC 2047 for Japanese).
+      expect(e.from).toBe(
+        ja
+          ? `=?UTF-8?B?${Buffer.from('サンプル銀行').toString('base64')}?= <notifications@bank.example>`
+          : '"Example Bank" <notifications@bank.example>',
+      );
+      expect(e.html).toMatch(ja ? /^<!doctype html><html lang="ja"/ : /^<!doctype html><html lang="en"/);
+      expect(e.html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
+      expect(e.text.length).toBeGreaterThan(300);
+      expect(e.text).toContain(
+        ja ? 'パスワードや暗証番号をお尋ねすることは決してありません' : 'We will never ask for your password or PIN.',
+      );
+      expect(e.html).toContain(
+        ja ? 'パスワードや暗証番号をお尋ねすることは決してありません' : 'We will never ask for your password or PIN.',
+      );
+      expect(e.text).toContain(ja ? 'サンプル銀行株式会社' : 'Example Bank Ltd.');
+    }
+    // The sample's events happened a minute before the run: the date and time are shown in the customer's zone
+    // (Alex: America/Los_Angeles; the Japanese customer: the locale's default, Asia/Tokyo).
+    // (The run began between `started` and `ended`: either day, should midnight fall in between.)
+    const day = (timeZone: string, locale: string) =>
+      `(?:${[started, ended]
+        .map((t) =>
+          new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'long', day: 'numeric', timeZone }).format(
+            t - 60_000,
+          ),
+        )
+        .join('|')})`;
+    expect(byId('demo-en-1#EMAIL').text).toMatch(
+      new RegExp(`Date and time: ${day('America/Los_Angeles', 'en-US')} at \\d{1,2}:\\d{2}\\s[AP]M P[SD]T`),
+    );
+    expect(byId('demo-ja-1#EMAIL').text).toMatch(new RegExp(`日時: ${day('Asia/Tokyo', 'ja-JP')} \\d{1,2}:\\d{2} JST`));
+    for (const s of sends.filter((x) => x.channel === 'SMS'))
+      expect(s.text).toMatch(/^(Example Bank: |【サンプル銀行】)/);
+    for (const s of sends.filter((x) => x.channel === 'PUSH'))
+      expect(s.subject).toMatch(/^(Example Bank · |サンプル銀行｜)/);
+    expect(
+      sends.filter((x) => x.channel === 'SMS').length + sends.filter((x) => x.channel === 'PUSH').length,
+    ).toBeGreaterThanOrEqual(4);
   });
 
   it('exits non-zero with a clear message for a missing file', async () => {

@@ -10,6 +10,7 @@ import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
@@ -53,6 +54,7 @@ const deps = (over: Partial<DispatchDeps> = {}): DispatchDeps => ({
   sendTimeoutMs: 5_000,
   maxSendAttempts: 3,
   retryBaseMs: 100,
+  brand: EXAMPLE_BRAND,
   ...over,
 });
 
@@ -102,12 +104,15 @@ describe('dispatch: claim → send → mark', () => {
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
     const email = ses.commandCalls(SendEmailCommand)[0]!.args[0].input;
     expect(email).toMatchObject({
-      Source: 'notifications@example.com',
+      // The bank's name in the customer's locale, as RFC 2047 encoded-words (SES needs them for non-ASCII names).
+      Source: `=?UTF-8?B?${Buffer.from('サンプル銀行').toString('base64')}?= <notifications@example.com>`,
       Destination: { ToAddresses: ['hanako@example.com'] },
       ConfigurationSetName: 'notifier',
       Message: { Subject: { Data: 'お振込みが完了しました', Charset: 'UTF-8' } },
     });
     expect(email.Message?.Body?.Html?.Data).toContain('￥10,000');
+    // The moment, in the customer's time zone (the brand's default for ja: Asia/Tokyo).
+    expect(email.Message?.Body?.Text?.Data).toContain('日時: 2026年11月30日 18:15 JST');
     expect(email.Tags).toContainEqual({ Name: 'notificationId', Value: tagValue('trf-2026-000123#EMAIL') });
     for (const tag of email.Tags ?? []) expect(tag.Value).toMatch(/^[A-Za-z0-9_-]+$/);
   });
@@ -250,10 +255,10 @@ describe('dispatch: claim → send → mark', () => {
     expect(pushCall).toMatchObject({ TargetArn: PUSH_ARN, MessageStructure: 'json' });
     const payload = JSON.parse(pushCall!.Message!);
     expect(JSON.parse(payload.APNS).aps.alert).toEqual({
-      title: '振込完了',
+      title: 'サンプル銀行｜振込完了',
       body: 'Taro Yamada 様へ￥10,000 を送金しました。',
     });
-    expect(JSON.parse(payload.GCM).notification.title).toBe('振込完了');
+    expect(JSON.parse(payload.GCM).notification.title).toBe('サンプル銀行｜振込完了');
     expect(payload.default).toBeTypeOf('string');
   });
 

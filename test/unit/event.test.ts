@@ -226,6 +226,17 @@ describe('the payloadHash covers meaning, not spelling', () => {
   const hash = (o: EventOverrides) => accepted(transferEvent(o)).payloadHash;
   const base = hash({ channels: ['EMAIL', 'PUSH'] });
 
+  it('is unchanged for events without a timeZone (the value computed before the field existed)', () => {
+    expect(hash({})).toBe('v2:fd292ee15d69c9c67d035963e716c1765f9f5db58a332550df55e9463992d008');
+  });
+
+  it('covers the timeZone when given, case-insensitively (IANA names are)', () => {
+    const tz = (timeZone: string) => hash({ recipient: { timeZone } });
+    expect(tz('Asia/Tokyo')).not.toBe(hash({}));
+    expect(tz('asia/tokyo')).toBe(tz('Asia/Tokyo'));
+    expect(tz('America/New_York')).not.toBe(tz('Asia/Tokyo'));
+  });
+
   it.each([
     ['channels in another order', { channels: ['PUSH', 'EMAIL'] }],
     ['occurredAt with +00:00 instead of Z', { channels: ['EMAIL', 'PUSH'], occurredAt: '2026-11-30T09:15:00+00:00' }],
@@ -294,5 +305,27 @@ describe('the payloadHash covers meaning, not spelling', () => {
     expect(utcInstant('0001-01-01T00:30:00+01:00')?.iso).toBe('0000-12-31T23:30:00Z');
     expect(utcInstant('2026-02-30T00:00:00Z')).toBeUndefined();
     expect(utcInstant('2026-11-30 09:15:00Z')).toBeUndefined();
+  });
+});
+
+describe("the recipient's time zone", () => {
+  it('an IANA name is accepted and kept as given', () => {
+    for (const timeZone of ['Asia/Tokyo', 'America/Argentina/Buenos_Aires', 'UTC', 'Etc/GMT+9', 'asia/tokyo']) {
+      const d = decode(transferEvent({ recipient: { timeZone } }));
+      expect(d.ok && d.event.recipient.timeZone, timeZone).toBe(timeZone);
+    }
+    const none = decode(transferEvent());
+    expect(none.ok && 'timeZone' in none.event.recipient).toBe(false);
+  });
+
+  it('anything else is a SCHEMA_VIOLATION naming recipient.timeZone (not a contact point, so not INVALID_CONTACT)', () => {
+    // "+09:00" is refused on every runtime: newer engines would take it as a zone, Node 20 does not.
+    for (const timeZone of ['Mars/Olympus_Mons', '+09:00', 'JST-9', '', 'Asia/Tokyo\n', 42, 'A'.repeat(100)]) {
+      const d = decode(transferEvent({ recipient: { timeZone } }));
+      expect(d.ok, String(timeZone)).toBe(false);
+      if (d.ok) continue;
+      expect(d.rejection.reason).toBe('SCHEMA_VIOLATION');
+      expect(d.rejection.detail).toContain('(at recipient.timeZone)');
+    }
   });
 });
