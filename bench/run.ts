@@ -30,7 +30,9 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import pLimit from 'p-limit';
-import { dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
+import { neverHeld } from '../functions/dispatch/channel-breaker.ts';
+import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
+import { unpaced } from '../functions/dispatch/pacer.ts';
 import { contactFor, route } from '../functions/domain/channels.ts';
 import { decodeRecordValue } from '../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
@@ -372,22 +374,31 @@ async function measureDispatch() {
     keys.push(batch);
   }
   const sender = { send: () => new Promise<string>((r) => setTimeout(() => r(randomUUID()), 50)) };
-  const deps = {
+  const deps: DispatchDeps = {
     store,
     sender,
+    pacer: unpaced,
+    breaker: neverHeld,
     now: Date.now,
     sleep: async () => undefined,
     policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' } as const,
-    leaseMs: 300_000,
+    leaseMs: 120_000,
     sendTimeoutMs: 5_000,
     maxSendAttempts: 5,
-    retryBaseMs: 200,
+    retryBaseMs: 1_000,
+    retryMaxMs: 300_000,
+    nearRetryMs: 2_000,
+    stuckAfterMs: 900_000,
+    maxAgeMs: 86_400_000,
   };
+  const budget = { finishBy: Date.now() + 600_000, maxWaitMs: 10_000 };
   const t = performance.now();
   await Promise.all(
     keys.map(async (batch) => {
       const limit = pLimit(PER_INVOCATION);
-      await Promise.all(batch.map((k) => limit(() => dispatchNotification(k, undefined, deps))));
+      await Promise.all(
+        batch.map((k) => limit(() => dispatchNotification({ key: k, retryAt: undefined }, deps, budget))),
+      );
     }),
   );
   const seconds = (performance.now() - t) / 1000;

@@ -38,8 +38,25 @@ export const settingsSchema = z.object({
       SMS: 'AT_MOST_ONCE',
     }),
   ),
-  /** Caps concurrent dispatch invocations: with DISPATCH_CONCURRENCY sends each, a burst stays under the SES rate. */
+  /**
+   * Caps concurrent dispatch invocations. It caps sends in flight, not the send rate: the rate is paced by
+   * sendRatePerSecond (a token bucket shared by every invocation).
+   */
   dispatchReservedConcurrency: num(1, 1000, 5),
+  /**
+   * Sends per second per channel, all dispatch invocations together: set them to the account's quotas (SES
+   * MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and region). Sending above a
+   * quota is not lost (throttled sends wait and retry), only slower and noisier.
+   */
+  sendRatePerSecond: json(
+    z.object({ EMAIL: num(1, 100_000, 14), PUSH: num(1, 100_000, 100), SMS: num(1, 100_000, 20) }).default({
+      EMAIL: 14,
+      PUSH: 100,
+      SMS: 20,
+    }),
+  ),
+  /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
+  notificationMaxAgeHours: num(1, 720, 24),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

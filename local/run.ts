@@ -3,7 +3,11 @@
  * a local SNS endpoint; the real ingest, dispatch and sweeper handlers behind emulated event source mappings.
  *
  *   npm start -- [--events FILE.jsonl] [--batch-size N] [--redeliver N] [--json] [--keep]
+ *                [--ses-rate R] [--sns-rate R]
  *                [--dynamodb-port P] [--ses-port P] [--sns-port P] [--viewer-port P]
+ *
+ * --ses-rate / --sns-rate give the local SES and SNS an account quota (they throttle beyond R sends per second, as
+ * SES and SNS answer) and configure dispatch's pacing with the same rates, as a deploy would.
  *
  * Standard output carries the summary (exactly one JSON document with --json); logs and progress go to stderr.
  */
@@ -17,6 +21,7 @@ import { converge, KafkaMapping, loadHandlers, StreamMapping } from './pipeline.
 import {
   type AcceptedSend,
   type ProviderEndpoint,
+  SendQuota,
   type SesEndpoint,
   startSesEndpoint,
   startSnsEndpoint,
@@ -39,6 +44,8 @@ function parseCommandLine(argv: string[]) {
       redeliver: { type: 'string' },
       json: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      'ses-rate': { type: 'string' },
+      'sns-rate': { type: 'string' },
       'dynamodb-port': { type: 'string' },
       'ses-port': { type: 'string' },
       'sns-port': { type: 'string' },
@@ -58,6 +65,8 @@ function parseCommandLine(argv: string[]) {
     redeliver: int('redeliver', values.redeliver, 0) ?? 0,
     json: values.json === true,
     keep: values.keep === true,
+    sesRate: int('ses-rate', values['ses-rate'], 1),
+    snsRate: int('sns-rate', values['sns-rate'], 1),
     ports: {
       dynamodb: int('dynamodb-port', values['dynamodb-port'], 1),
       ses: int('ses-port', values['ses-port'], 1),
@@ -124,6 +133,17 @@ async function main(): Promise<number> {
     }
     const tableName = 'notifier-local';
     await createTable(db.endpoint, tableName);
+    const rates: Record<string, string> = {};
+    if (options.sesRate !== undefined) {
+      ses.quota.EMAIL = new SendQuota(options.sesRate);
+      rates.SEND_RATE_EMAIL = String(options.sesRate);
+    }
+    if (options.snsRate !== undefined) {
+      sns.quota.SMS = new SendQuota(options.snsRate);
+      sns.quota.PUSH = new SendQuota(options.snsRate);
+      rates.SEND_RATE_SMS = String(options.snsRate);
+      rates.SEND_RATE_PUSH = String(options.snsRate);
+    }
     progress(`DynamoDB Local ${db.endpoint}, SES ${ses.url} (viewer ${ses.viewerUrl}), SNS ${sns.url}`);
 
     const handlers = await loadHandlers({
@@ -131,7 +151,11 @@ async function main(): Promise<number> {
       sesEndpoint: ses.url,
       snsEndpoint: sns.url,
       tableName,
-      extra: { POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN', POWERTOOLS_METRICS_DISABLED: 'false' },
+      extra: {
+        POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
+        POWERTOOLS_METRICS_DISABLED: 'false',
+        ...rates,
+      },
     });
     const kafka = new KafkaMapping(handlers.ingest);
     const reader = new StreamReader(db.endpoint, tableName);
@@ -194,6 +218,11 @@ async function main(): Promise<number> {
         unknown: counts.byStatus.UNKNOWN ?? 0,
       },
       sends: sent.map((s) => sendView(s, counts.notifications)),
+      pacing: {
+        seconds: Math.round(seconds * 10) / 10,
+        deferred: m.SendsDeferred ?? 0,
+        providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
+      },
       quarantine: counts.quarantine
         .map((q) => ({ reason: q.reason, eventId: q.eventId ?? null, offset: (q.source as { offset: number }).offset }))
         .sort((a, b) => a.offset - b.offset),
@@ -220,6 +249,7 @@ async function main(): Promise<number> {
 type Report = {
   events: Record<string, number>;
   notifications: Record<string, number>;
+  pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
   quarantine: { reason: unknown; eventId: unknown; offset: number }[];
 };
@@ -249,6 +279,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
     `events         delivered ${r.events.delivered}  accepted ${r.events.accepted}  duplicates ${r.events.duplicates}  conflicts ${r.events.conflicts}  quarantined ${r.events.quarantined}`,
     `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}`,
     `stream         records given up to the on-failure queue: ${onFailure}`,
+    `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,
     '',
     'sends (what SES and SNS received):',
     ...r.sends

@@ -25,6 +25,7 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       limit,
       now: Date.now,
       retentionDays: config.retentionDays,
+      stuckAfterMs: config.stuckAfterMs,
       maxEventBytes: config.maxEventBytes,
       transactionAttempts: config.transactionAttempts,
       onRetry: (eventId, error) => {

@@ -30,6 +30,8 @@ export interface IngestDeps {
   readonly store: InboxStore;
   readonly now: () => number;
   readonly retentionDays: number;
+  /** When the sweeper first looks at a new notification (its stuck threshold); default in the domain. */
+  readonly stuckAfterMs?: number;
   readonly maxEventBytes: number;
   readonly transactionAttempts: number;
   readonly retryBaseMs?: number;
@@ -46,7 +48,7 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
   if (!routed.ok) return quarantine(routed.rejection, input, deps);
 
   const now = deps.now();
-  const retention = { retentionDays: deps.retentionDays };
+  const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
   const inbox = buildInbox(event, payloadHash, routed.channels, input.source, now, retention);
   const notifications = routed.channels.map((channel) =>
     // route() only returns channels the recipient has a contact point for.
