@@ -3,7 +3,7 @@
  *
  *   npm run chaos -- [--events N] [--seed S] [--json]
  *
- * Pass: lost = 0 and duplicates.bug = 0, always. The seed is printed; the same seed replays the same run.
+ * Pass: lost = 0, duplicates.bug = 0, failedByQuotaOrAccount = 0, resentAfterAcceptAtMostOnce = 0, always. The seed is printed; the same seed replays the same run.
  */
 import { parseArgs } from 'node:util';
 import { runChaos } from './scenario.ts';
@@ -31,7 +31,12 @@ async function main(): Promise<number> {
       ? `${JSON.stringify({ ...figures, problems: problems.slice(0, 20) }, null, 2)}\n`
       : table(report, (performance.now() - started) / 1000);
     world.output.writeStdout(out);
-    return report.lost === 0 && report.duplicates.bug === 0 && report.piiLeaks === 0 && report.illegalTransitions === 0
+    return report.lost === 0 &&
+      report.duplicates.bug === 0 &&
+      report.piiLeaks === 0 &&
+      report.illegalTransitions === 0 &&
+      report.failedByQuotaOrAccount === 0 &&
+      report.resentAfterAcceptAtMostOnce === 0
       ? 0
       : 1;
   } finally {
@@ -40,7 +45,10 @@ async function main(): Promise<number> {
 }
 
 function table(r: Awaited<ReturnType<typeof runChaos>>, seconds: number): string {
-  const verdict = r.lost === 0 && r.duplicates.bug === 0 ? 'PASS' : 'FAIL';
+  const verdict =
+    r.lost === 0 && r.duplicates.bug === 0 && r.failedByQuotaOrAccount === 0 && r.resentAfterAcceptAtMostOnce === 0
+      ? 'PASS'
+      : 'FAIL';
   return [
     `notifier chaos run — seed ${r.seed}, ${r.events} events, ${seconds.toFixed(0)} s: ${verdict}`,
     '',
@@ -51,6 +59,7 @@ function table(r: Awaited<ReturnType<typeof runChaos>>, seconds: number): string
     '',
     `expected sends ${r.expectedSends}  sent once ${r.sentOnce}  unknown ${r.unknown}  failed ${r.failed}`,
     `duplicates: bug ${r.duplicates.bug}, after an unknown outcome ${r.duplicates.afterUnknownOutcome}`,
+    `FAILED by a quota or an account-level error ${r.failedByQuotaOrAccount}  resent after 500/reset-after-accept on an at-most-once channel ${r.resentAfterAcceptAtMostOnce}`,
     `lost ${r.lost}  quarantined ${r.quarantined} (mismatches ${r.quarantineMismatches})  conflicts ${r.conflicts}`,
     `PII leaks ${r.piiLeaks}  illegal transitions ${r.illegalTransitions}  inbox⇎notifications ${r.inboxWithoutNotifications}  header injections ${r.headerInjections}  unescaped markup ${r.unescapedMarkup}  prototype polluted ${r.prototypePolluted}`,
     ...(r.problems.length ? ['', 'problems:', ...r.problems.slice(0, 20).map((p) => `  ${p}`)] : []),

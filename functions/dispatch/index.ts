@@ -88,7 +88,8 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     // bisecting it would not help.
     return await processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
-    metrics.publishStoredMetrics();
+    // Per-channel outcomes flush on their own (countBy); the rest only when there is any, without an empty-flush warning.
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
 };
 

@@ -9,6 +9,7 @@ import { CRASH_POINTS, clock, DYNAMO_FAULTS } from '../../chaos/faults.ts';
 import { POISON_KINDS } from '../../chaos/poison.ts';
 import { type ChaosReport, ChaosRun, eventArbitrary, PROVIDER_MODES, runChaos } from '../../chaos/scenario.ts';
 import { invokeDispatch, openWorld, runSweeper, type World } from '../../chaos/world.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 
 const seed = Number(process.env.CHAOS_SEED ?? 20261130);
@@ -33,6 +34,8 @@ function expectInvariants(r: ChaosReport) {
   expect(r.headerInjections, 'CR/LF reached a subject').toBe(0);
   expect(r.unescapedMarkup, 'markup reached an email unescaped').toBe(0);
   expect(r.prototypePolluted).toBe(false);
+  expect(r.failedByQuotaOrAccount, 'a notification FAILED by a quota, a throttle or an account-level error').toBe(0);
+  expect(r.resentAfterAcceptAtMostOnce, 'a second send after a 500 / reset following an accept, at most once').toBe(0);
 }
 
 describe('chaos: seeded fault injection over the real pipeline', () => {
@@ -45,6 +48,9 @@ describe('chaos: seeded fault injection over the real pipeline', () => {
     // The run met every kind of fault it claims to survive.
     for (const f of [...DYNAMO_FAULTS, ...CRASH_POINTS]) expect(r.faults[f], f).toBeGreaterThan(0);
     for (const m of PROVIDER_MODES.slice(1)) expect(r.faults[`provider:${m}`], m).toBeGreaterThan(0);
+    // The account-level window and the quota burst happened, and were met.
+    expect(r.faults.accountPausedRefusals, 'account paused').toBeGreaterThan(0);
+    expect(r.faults.quotaThrottled, 'quota burst').toBeGreaterThan(0);
     expect(r.faults.poisonRecords).toBeGreaterThanOrEqual(POISON_KINDS.length);
     expect(POISON_KINDS.length).toBeGreaterThanOrEqual(30);
     expect(r.redeliveries).toBeGreaterThan(0);
@@ -131,6 +137,12 @@ const commands = [
     if (batch.length > 0) await scheduled(s)([() => invokeDispatch(run.w, batch), () => invokeDispatch(run.w, batch)]);
   }),
   cmd('trim', fc.constant(null), async (_a, _m, { run }) => run.trim()),
+  cmd('pauseAccount', fc.constantFrom('EMAIL', 'PUSH', 'SMS') as fc.Arbitrary<Channel>, async (c, _m, { run }) =>
+    run.pause(c),
+  ),
+  cmd('resumeAccounts', fc.constant(null), async (_a, _m, { run }) => run.resume()),
+  cmd('quotaBurst', fc.integer({ min: 1, max: 20 }), async (rate, _m, { run }) => run.w.startQuotaBurst(rate)),
+  cmd('quotaEnd', fc.constant(null), async (_a, _m, { run }) => run.w.endQuotaBurst()),
 ];
 
 describe('chaos: fast-check model-based runs', () => {
