@@ -7,6 +7,11 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json' with { type: 'json' };
+import {
+  assertDispatchTiming,
+  DISPATCH_TIMING,
+  deriveDispatchTiming,
+} from '../../functions/commons/dispatch-timing.ts';
 import { NotifierStack } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError } from '../../lib/settings.ts';
 import { DISPATCH_FILTER_PATTERN } from '../../lib/stream-filter.ts';
@@ -91,8 +96,55 @@ describe('the functions', () => {
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
   });
 
-  it('caps dispatch concurrency so a burst cannot outrun the SES sending rate', () => {
+  it('caps dispatch concurrency (sends in flight; the send rate is paced separately)', () => {
     expect(json.Resources[fnLogicalId('Dispatch')]?.Properties.ReservedConcurrentExecutions).toBe(5);
+  });
+
+  it('takes dispatch and sweeper timing from the one timing module, checked at synth', () => {
+    const dispatch = json.Resources[fnLogicalId('Dispatch')]?.Properties as {
+      Timeout: number;
+      Environment: { Variables: Record<string, string> };
+    };
+    expect(dispatch.Timeout).toBe(DISPATCH_TIMING.dispatchTimeoutSeconds);
+    expect(dispatch.Environment.Variables).toMatchObject({
+      LEASE_SECONDS: String(DISPATCH_TIMING.leaseSeconds),
+      SEND_TIMEOUT_MS: String(DISPATCH_TIMING.sendTimeoutMs),
+      CONNECT_TIMEOUT_MS: String(DISPATCH_TIMING.connectTimeoutMs),
+      DISPATCH_CONCURRENCY: String(DISPATCH_TIMING.concurrency),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: DISPATCH_TIMING.batchSize,
+    });
+    const sweeper = json.Resources[fnLogicalId('Sweeper')]?.Properties as { Timeout: number };
+    expect(sweeper.Timeout).toBe(DISPATCH_TIMING.sweeperTimeoutSeconds);
+    // A value that breaks a rule fails the synth, naming the rule.
+    expect(() => assertDispatchTiming(deriveDispatchTiming({ concurrency: 5 }))).toThrow(
+      /dispatch timing: BATCH_FITS_TIMEOUT/,
+    );
+  });
+
+  it('pass the send rates and the maximum age to dispatch and the sweeper, and the stuck threshold to all three', () => {
+    const { template: t } = synth({ sendRatePerSecond: '{"EMAIL":40,"SMS":5}', notificationMaxAgeHours: '6' });
+    const env = (prefix: string) =>
+      (
+        (t.toJSON() as typeof json).Resources[
+          Object.keys((t.toJSON() as typeof json).Resources).find(
+            (id) =>
+              id.startsWith(prefix) && (t.toJSON() as typeof json).Resources[id]?.Type === 'AWS::Lambda::Function',
+          ) ?? ''
+        ]?.Properties as { Environment: { Variables: Record<string, string> } }
+      ).Environment.Variables;
+    for (const fn of ['Dispatch', 'Sweeper']) {
+      expect(env(fn)).toMatchObject({
+        SEND_RATE_EMAIL: '40',
+        SEND_RATE_PUSH: '100',
+        SEND_RATE_SMS: '5',
+        MAX_AGE_SECONDS: String(6 * 3600),
+        PENDING_THRESHOLD_SECONDS: '900',
+      });
+    }
+    expect(env('Ingest')).toMatchObject({ PENDING_THRESHOLD_SECONDS: '900' });
   });
 
   it('configure dispatch with the delivery policy and a lease longer than its timeout', () => {
@@ -154,8 +206,8 @@ describe('the triggers', () => {
     });
   });
 
-  it('the sweeper runs on a schedule', () => {
-    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+  it("the sweeper runs every minute: it is the delay queue's clock", () => {
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
   });
 });
 
@@ -197,9 +249,9 @@ describe('least privilege', () => {
     expect(JSON.stringify(ses?.Resource)).toContain('identity/notifications@example.com');
   });
 
-  it('the sweeper queries only the sweep index and updates items', () => {
+  it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
-    expect(sweeper.sort()).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(sweeper.sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
 
   it('SASL/SCRAM replaces the IAM Kafka permissions when a secret is given', () => {
@@ -227,6 +279,9 @@ describe('CloudWatch', () => {
         'IngestErrors',
         'KafkaOffsetLag',
         'LateAcceptances',
+        'NotificationsExpired',
+        'ProviderBlocked',
+        'ProviderThrottling',
         'RecordsQuarantined',
         'SendFailures',
         'SweeperErrors',
@@ -282,6 +337,15 @@ describe('settings', () => {
     );
     expect(s.batchSize).toBe(250);
     expect(s.deliveryPolicy).toEqual({ EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' });
+  });
+  it('defaults and validates the send rates and the maximum age', () => {
+    const s = parseSettings((k) => cdkJson.context[k as keyof typeof cdkJson.context]);
+    expect(s.sendRatePerSecond).toEqual({ EMAIL: 14, PUSH: 100, SMS: 20 });
+    expect(s.notificationMaxAgeHours).toBe(24);
+    expect(() => synth({ sendRatePerSecond: { EMAIL: 0 } })).toThrow(
+      /context key "sendRatePerSecond.EMAIL" is invalid/,
+    );
+    expect(() => synth({ notificationMaxAgeHours: 0 })).toThrow(/notificationMaxAgeHours/);
   });
 });
 
