@@ -41,12 +41,15 @@ import { ingestBatch } from '../functions/ingest/ingest-batch.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { mskEvent } from '../local/msk.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
+import { measurePacing, measureSweeperDrain } from './quota.ts';
 
 const { values: args } = parseArgs({
   options: {
     events: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
+    /** Only issue 11's pacing and sweeper-drain figures (bench/quota.ts). */
+    quota: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(args.events);
@@ -129,6 +132,7 @@ interface Measure {
 async function main() {
   const db = await startDynamoDbLocal();
   try {
+    if (args.quota) return { quota: await measureQuota(db.endpoint) };
     return await measureAll(db.endpoint);
   } finally {
     await db.stop();
@@ -279,6 +283,8 @@ async function measureAll(endpoint: string) {
   const bundles = await measureBundles(Math.min(10, Math.max(3, ROUNDS * 3)));
   log('bundles done');
 
+  const quota = await measureQuota(endpoint);
+
   raw.destroy();
   return {
     machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
@@ -289,7 +295,21 @@ async function measureAll(endpoint: string) {
     cpuMicrosPerEvent,
     dispatch,
     bundles,
+    quota,
   };
+}
+
+/** Pacing against a quota and the sweeper's drain rate (bench/quota.ts); full size from 1,000 events up. */
+async function measureQuota(endpoint: string) {
+  const full = EVENTS >= 1000;
+  const pacing = [];
+  for (const rate of [14, 100]) {
+    pacing.push(await measurePacing(endpoint, { rate, environments: 4, seconds: full ? 10 : 2 }));
+    log(`pacing at ${rate}/s done`);
+  }
+  const sweeper = await measureSweeperDrain(endpoint, { items: full ? 5_000 : 200 });
+  log('sweeper drain done');
+  return { pacing, sweeper };
 }
 
 /**
@@ -489,11 +509,25 @@ function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     '|---|---|---|',
     ...report.bundles.map((b) => `| ${b.name} | ${b.bytes} | ${b.initMs} |`),
     '',
+    'Pacing against a quota (4 environments × 10 senders, shared token bucket on DynamoDB Local)',
+    '| quota/s | achieved/s | of quota | max in any 1 s window | writes/send | WCU/send |',
+    '|---|---|---|---|---|---|',
+    ...report.quota.pacing.map(
+      (p) =>
+        `| ${p.quotaPerSecond} | ${p.achievedPerSecond} | ${p.ofQuota} | ${p.maxInAnyWindow} | ${p.writesPerSend} | ${p.wcuPerSend} |`,
+    ),
+    '',
+    `Sweeper drain: ${report.quota.sweeper.items} due items in ${report.quota.sweeper.seconds} s (${report.quota.sweeper.itemsPerSecond} items/s, ${report.quota.sweeper.wcuPerItem} WCU/item); 100,000 ≈ ${report.quota.sweeper.extrapolated100k.minutesOfSweeping} min of sweeping, ${report.quota.sweeper.extrapolated100k.scheduledRuns} scheduled runs`,
+    '',
   ].join('\n');
 }
 
 main().then(
   (report) => {
+    if (!('ingest' in report)) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      process.exit(0);
+    }
     process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
     process.exit(0);
   },

@@ -17,6 +17,7 @@ import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 import { PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
@@ -492,6 +493,15 @@ describe('dispatch: which stream records send', () => {
       retryAt: NOW + 5,
     });
   });
+  it('the send-rate windows and the breaker share the table but never reach dispatch: not through the trigger, not in code', () => {
+    const rate = streamRecord('MODIFY', { pk: 'RATE#EMAIL', sk: '1796068552000', kind: 'RATE', used: 7 });
+    const breaker = streamRecord('INSERT', { pk: 'BREAKER#SMS', sk: 'BREAKER', kind: 'BREAKER', openUntil: NOW });
+    for (const r of [rate, breaker]) {
+      expect(matchesFilter(DISPATCH_FILTER_PATTERN, r)).toBe(false);
+      expect(dispatchable(r)).toBeUndefined();
+    }
+  });
+
   it('our own status updates, TTL removals, inbox and quarantine items are ignored', () => {
     expect(dispatchable(streamRecord('MODIFY', sending(n), n))).toBeUndefined();
     expect(dispatchable(streamRecord('MODIFY', { ...n, status: 'SENT' }, sending(n)))).toBeUndefined();
