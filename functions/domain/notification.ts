@@ -15,7 +15,8 @@ export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED
 
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
-  PENDING: ['SENDING', 'PENDING'],
+  // PENDING → FAILED: the sweeper expires a notification past its maximum age without claiming it.
+  PENDING: ['SENDING', 'PENDING', 'FAILED'],
   SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN'],
   SENT: [],
   FAILED: [],
