@@ -126,15 +126,14 @@ describe('the functions', () => {
 
   it('pass the send rates and the maximum age to dispatch and the sweeper, and the stuck threshold to all three', () => {
     const { template: t } = synth({ sendRatePerSecond: '{"EMAIL":40,"SMS":5}', notificationMaxAgeHours: '6' });
-    const env = (prefix: string) =>
-      (
-        (t.toJSON() as typeof json).Resources[
-          Object.keys((t.toJSON() as typeof json).Resources).find(
-            (id) =>
-              id.startsWith(prefix) && (t.toJSON() as typeof json).Resources[id]?.Type === 'AWS::Lambda::Function',
-          ) ?? ''
-        ]?.Properties as { Environment: { Variables: Record<string, string> } }
-      ).Environment.Variables;
+    const resources = (t.toJSON() as typeof json).Resources;
+    const env = (prefix: string) => {
+      const fn = Object.entries(resources).find(
+        ([id, r]) => id.startsWith(prefix) && r.Type === 'AWS::Lambda::Function',
+      );
+      if (fn === undefined) throw new Error(`no function ${prefix}`);
+      return (fn[1].Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables;
+    };
     for (const fn of ['Dispatch', 'Sweeper']) {
       expect(env(fn)).toMatchObject({
         SEND_RATE_EMAIL: '40',
