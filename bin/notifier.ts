@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-/** The CDK app: settings from context, one stack, cdk-nag's AwsSolutions checks on everything. */
+/** The CDK app: the stack for the stage the settings name, and cdk-nag's checks on everything. */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { NotifierStack } from '../lib/notifier-stack.ts';
-import { parseSettings } from '../lib/settings.ts';
+import { createNotifierStack } from '../lib/notifier-app.ts';
+import { SettingsError } from '../lib/settings.ts';
 
 const app = new App();
-new NotifierStack(app, 'Notifier', {
-  settings: parseSettings((key) => app.node.tryGetContext(key)),
-  description: 'notifier: MSK events to SES/SNS notifications, never twice per (eventId, channel)',
-});
+try {
+  createNotifierStack(app);
+} catch (error) {
+  // A settings problem is the deployer's to fix: say what, without a stack trace.
+  if (!(error instanceof SettingsError)) throw error;
+  console.error(`notifier settings:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
+  process.exit(1);
+}
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));

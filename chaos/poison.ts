@@ -1,8 +1,13 @@
 /**
  * Poison records: each a Kafka record value that must be quarantined with the reason written next to it, while the
  * records after it keep flowing. `make` receives a unique suffix so every poison record is a distinct record.
+ *
+ * Display-text cases: third-party text (counterpartyName, reason) with controls, bidi, separators, ill-formed or
+ * over-long content. Their expected outcome is the opposite of poison: accepted, and sent with the cleaned text.
+ *
+ * A string with a lone surrogate goes through JSON.stringify as the escape "\ud800", as a producer's JSON carries it.
  */
-import type { RejectionReason } from '../functions/domain/event.ts';
+import type { DisplayField, RejectionReason } from '../functions/domain/event.ts';
 
 const ARN = 'arn:aws:sns:us-east-1:123456789012:endpoint/GCM/app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';
 const base = (id: string) => ({
@@ -97,17 +102,7 @@ export const POISON_KINDS: readonly PoisonKind[] = [
   },
   { kind: 'bad occurredAt', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.occurredAt = '30/11/2026')) },
   { kind: 'TransferFailed without reason', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.type = 'TransferFailed')) },
-  {
-    kind: 'CR/LF header injection in a name',
-    reason: 'SCHEMA_VIOLATION',
-    make: edit((e) => (e.data.counterpartyName = 'Pat\r\nBcc: all@example.com')),
-  },
-  { kind: 'NUL control character', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.data.transferId = 't\u0000')) },
-  {
-    kind: 'ESC control character',
-    reason: 'SCHEMA_VIOLATION',
-    make: edit((e) => (e.data.counterpartyName = '\u001b[31mred')),
-  },
+  { kind: 'NUL in an identifier', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.data.transferId = 't\u0000')) },
   { kind: 'oversized value', reason: 'TOO_LARGE', make: edit((e) => (e.data.counterpartyName = 'x'.repeat(70_000))) },
   {
     kind: 'deep nesting',
@@ -120,5 +115,111 @@ export const POISON_KINDS: readonly PoisonKind[] = [
     make: (id) => json((e) => ({ ...e, data: JSON.parse(`${'{"a":'.repeat(500)}1${'}'.repeat(500)}`) }))(id),
   },
   { kind: 'unknown locale', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.recipient.locale = 'xx')) },
-  { kind: 'name too long', reason: 'SCHEMA_VIOLATION', make: edit((e) => (e.data.counterpartyName = 'n'.repeat(141))) },
+  // ── Strict fields: identifiers and addresses never carry ill-formed or invisible characters ──
+  {
+    kind: 'lone surrogate in the eventId',
+    reason: 'INVALID_EVENT_ID',
+    make: (id) => json((e) => ({ ...e, eventId: `${id}\ud800` }))(id),
+  },
+  {
+    kind: 'lone surrogate in the userId',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.recipient.userId = 'u\ud800')),
+  },
+  {
+    kind: 'lone low surrogate in the transferId',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.data.transferId = '\udc00t')),
+  },
+  {
+    kind: 'noncharacter in the transferId',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.data.transferId = 't\uffff')),
+  },
+  {
+    kind: 'bidi override in the transferId',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.data.transferId = 't\u202e1')),
+  },
+  {
+    kind: 'line separator in the userId',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.recipient.userId = 'u\u2028')),
+  },
+  {
+    kind: 'lone surrogate in the email',
+    reason: 'INVALID_CONTACT',
+    make: edit((e) => (e.recipient.email = 'poison\ud800@example.com')),
+  },
+  {
+    kind: 'noncharacter in the phone',
+    reason: 'INVALID_CONTACT',
+    make: edit((e) => (e.recipient.phoneNumber = '+1415555\ufffe')),
+  },
+  {
+    kind: 'lone surrogate in the endpoint ARN',
+    reason: 'INVALID_CONTACT',
+    make: edit((e) => (e.recipient.pushEndpointArn = `${ARN}\udfff`)),
+  },
+  {
+    kind: 'lone surrogate in occurredAt',
+    reason: 'SCHEMA_VIOLATION',
+    make: edit((e) => (e.occurredAt = '2026-11-30T09:15:00\ud800Z')),
+  },
+  // ── Money: more fraction digits than the currency's ISO 4217 minor unit, or not money at all ──
+  { kind: 'sub-cent USD', reason: 'INVALID_AMOUNT', make: edit((e) => (e.data.amount = '0.004')) },
+  {
+    kind: 'fractional JPY',
+    reason: 'INVALID_AMOUNT',
+    make: edit((e) => Object.assign(e.data, { amount: '10000.5', currency: 'JPY' })),
+  },
+  {
+    kind: '15 digits with 4 decimals in USD',
+    reason: 'INVALID_AMOUNT',
+    make: edit((e) => (e.data.amount = '999999999999999.9999')),
+  },
+  {
+    kind: '4 decimals in BHD (minor unit 3)',
+    reason: 'INVALID_AMOUNT',
+    make: edit((e) => Object.assign(e.data, { amount: '1.2345', currency: 'BHD' })),
+  },
+  {
+    kind: '5 decimals in CLF (minor unit 4)',
+    reason: 'INVALID_AMOUNT',
+    make: edit((e) => Object.assign(e.data, { amount: '1.23456', currency: 'CLF' })),
+  },
+  { kind: '16 integer digits', reason: 'INVALID_AMOUNT', make: edit((e) => (e.data.amount = '1234567890123456')) },
+  {
+    kind: 'gold is not money',
+    reason: 'INVALID_AMOUNT',
+    make: edit((e) => Object.assign(e.data, { amount: '1', currency: 'XAU' })),
+  },
+  { kind: 'lowercase currency', reason: 'INVALID_AMOUNT', make: edit((e) => (e.data.currency = 'usd')) },
+];
+
+export interface DisplayTextCase {
+  readonly kind: string;
+  readonly field: DisplayField;
+  readonly value: string;
+}
+
+/** Expected: accepted, every notification sent once, the stored and sent text cleaned (cleanDisplayText). */
+export const DISPLAY_TEXT_CASES: readonly DisplayTextCase[] = [
+  { kind: 'CR/LF header injection in a name', field: 'counterpartyName', value: 'Pat\r\nBcc: all@example.com' },
+  { kind: 'CR/LF in a reason', field: 'reason', value: 'limit\r\nSubject: you won' },
+  { kind: 'NUL in a name', field: 'counterpartyName', value: 'Pat\u0000Lee' },
+  { kind: 'ESC sequence in a name', field: 'counterpartyName', value: '\u001b[31mred' },
+  { kind: 'bidi override in a name', field: 'counterpartyName', value: '\u202egnp.exe Lee' },
+  { kind: 'bidi isolates in a reason', field: 'reason', value: '\u2067limit\u2069 \u200freached' },
+  { kind: 'line separator in a name', field: 'counterpartyName', value: 'Pat\u2028Lee' },
+  { kind: 'paragraph separator in a reason', field: 'reason', value: 'daily\u2029limit' },
+  { kind: 'lone surrogate in a name', field: 'counterpartyName', value: 'Pat\ud800' },
+  { kind: 'noncharacter in a reason', field: 'reason', value: 'limit\uffff' },
+  { kind: 'name too long', field: 'counterpartyName', value: 'n'.repeat(141) },
+  { kind: 'reason too long', field: 'reason', value: 'r '.repeat(300) },
+  { kind: 'combining marks stacked on a name', field: 'counterpartyName', value: `Z${'\u0301\u0316'.repeat(100)}algo` },
+  { kind: 'decomposed accents in a name', field: 'counterpartyName', value: 'Jose\u0301' },
+  { kind: 'zero-width characters in a name', field: 'counterpartyName', value: 'P\u200ba\ufefft' },
+  { kind: 'name of controls only', field: 'counterpartyName', value: '\r\n\u0000\u202e' },
+  { kind: 'reason of controls only', field: 'reason', value: '\u2028\u0007' },
 ];

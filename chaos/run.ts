@@ -3,10 +3,12 @@
  *
  *   npm run chaos -- [--events N] [--seed S] [--json]
  *
- * Pass: lost = 0, duplicates.bug = 0, failedByQuotaOrAccount = 0, resentAfterAcceptAtMostOnce = 0, always. The seed is printed; the same seed replays the same run.
+ * One verdict (verdict.ts) decides the exit code (0 pass, 1 fail), the table's PASS/FAIL and the --json `verdict`:
+ * any broken invariant fails the run. The seed is printed; the same seed replays the same run.
  */
 import { parseArgs } from 'node:util';
 import { runChaos } from './scenario.ts';
+import { judge, type Verdict } from './verdict.ts';
 import { openWorld } from './world.ts';
 
 const { values } = parseArgs({
@@ -26,31 +28,23 @@ async function main(): Promise<number> {
   const started = performance.now(); // Date.now runs on the suite's fake clock
   try {
     const report = await runChaos({ events, seed });
+    const verdict = judge(report);
     const { problems, ...figures } = report;
     const out = values.json
-      ? `${JSON.stringify({ ...figures, problems: problems.slice(0, 20) }, null, 2)}\n`
-      : table(report, (performance.now() - started) / 1000);
+      ? `${JSON.stringify({ verdict, ...figures, problems: problems.slice(0, 20) }, null, 2)}\n`
+      : table(report, verdict, (performance.now() - started) / 1000);
     world.output.writeStdout(out);
-    return report.lost === 0 &&
-      report.duplicates.bug === 0 &&
-      report.piiLeaks === 0 &&
-      report.illegalTransitions === 0 &&
-      report.failedByQuotaOrAccount === 0 &&
-      report.resentAfterAcceptAtMostOnce === 0
-      ? 0
-      : 1;
+    return verdict.pass ? 0 : 1;
   } finally {
     await world.stop();
   }
 }
 
-function table(r: Awaited<ReturnType<typeof runChaos>>, seconds: number): string {
-  const verdict =
-    r.lost === 0 && r.duplicates.bug === 0 && r.failedByQuotaOrAccount === 0 && r.resentAfterAcceptAtMostOnce === 0
-      ? 'PASS'
-      : 'FAIL';
+function table(r: Awaited<ReturnType<typeof runChaos>>, verdict: Verdict, seconds: number): string {
+  const f = r.figures;
   return [
-    `notifier chaos run — seed ${r.seed}, ${r.events} events, ${seconds.toFixed(0)} s: ${verdict}`,
+    `notifier chaos run — seed ${r.seed}, ${r.events} events, ${seconds.toFixed(0)} s: ${verdict.pass ? 'PASS' : 'FAIL'}`,
+    ...verdict.failures.map((failure) => `  FAIL ${failure}`),
     '',
     `records ${r.records}  deliveries ${r.deliveries}  redeliveries ${r.redeliveries}`,
     `faults   ${Object.entries(r.faults)
@@ -61,7 +55,9 @@ function table(r: Awaited<ReturnType<typeof runChaos>>, seconds: number): string
     `duplicates: bug ${r.duplicates.bug}, after an unknown outcome ${r.duplicates.afterUnknownOutcome}`,
     `FAILED by a quota or an account-level error ${r.failedByQuotaOrAccount}  resent after 500/reset-after-accept on an at-most-once channel ${r.resentAfterAcceptAtMostOnce}`,
     `lost ${r.lost}  quarantined ${r.quarantined} (mismatches ${r.quarantineMismatches})  conflicts ${r.conflicts}`,
-    `PII leaks ${r.piiLeaks}  illegal transitions ${r.illegalTransitions}  inbox⇎notifications ${r.inboxWithoutNotifications}  header injections ${r.headerInjections}  unescaped markup ${r.unescapedMarkup}  prototype polluted ${r.prototypePolluted}`,
+    `PII leaks ${r.piiLeaks}  illegal transitions ${r.illegalTransitions}  inbox⇎notifications ${r.inboxWithoutNotifications}  header injections ${r.headerInjections}  unescaped markup ${r.unescapedMarkup}  unsafe text ${r.unsafeText}  prototype polluted ${r.prototypePolluted}`,
+    `display text cases ${r.displayText.cases} (mismatches ${r.displayText.mismatches})  too old ${r.tooOld.events} (mismatches ${r.tooOld.mismatches})  later offset won ${r.laterOffsetWon}`,
+    `ingest figures: delivered ${f.received} = accepted ${f.accepted} + duplicates ${f.duplicates} + conflicts ${f.conflicts} + quarantined ${f.quarantined} + requarantined ${f.requarantined} + failed ${f.failed}: ${r.reconciled ? 'reconciled' : 'DOES NOT RECONCILE'}`,
     ...(r.problems.length ? ['', 'problems:', ...r.problems.slice(0, 20).map((p) => `  ${p}`)] : []),
     '',
   ].join('\n');

@@ -8,12 +8,19 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import fc from 'fast-check';
 import { route } from '../functions/domain/channels.ts';
+import {
+  cleanDisplayText,
+  isCleanDisplayText,
+  NAME_MAX_GRAPHEMES,
+  REASON_MAX_GRAPHEMES,
+} from '../functions/domain/display-text.ts';
 import { type Channel, parseEventJson } from '../functions/domain/event.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
 import { mskEvent } from '../local/msk.ts';
 import type { Fault } from '../local/providers.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS, faultCounts } from './faults.ts';
-import { POISON_KINDS } from './poison.ts';
+import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
 import {
   convergeRun,
   type DeliveryStats,
@@ -94,19 +101,36 @@ export interface ChaosReport {
   inboxWithoutNotifications: number;
   headerInjections: number;
   unescapedMarkup: number;
+  /** Sends whose text holds a control, line separator, bidi or other format character, or ill-formed text. */
+  unsafeText: number;
+  /** Display-text cases run, and those whose stored text is not the cleaned text (or that were not accepted). */
+  displayText: { cases: number; mismatches: number };
+  /** Events older than the max event age: recorded, never sent. `mismatches`: not recorded as TOO_OLD, or sent. */
+  tooOld: { events: number; mismatches: number };
+  /** Events whose original (the inbox's record) is not the lowest offset of that eventId on its partition. */
+  laterOffsetWon: number;
   prototypePolluted: boolean;
   /** FAILED for a throttle, a quota, an account state or age: must be 0 (issue 11). */
   failedByQuotaOrAccount: number;
   /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0 (issue 11). */
   resentAfterAcceptAtMostOnce: number;
+  /** The ingest function's own figures (EMF metrics) over the run, and whether they reconcile with the deliveries. */
+  figures: IngestFigures;
+  reconciled: boolean;
   problems: string[];
 }
+
+/** occurredAt of the run's too-old events: older than the world's MAX_EVENT_AGE_SECONDS, forever. */
+export const TOO_OLD_OCCURRED_AT = '1990-01-01T00:00:00Z';
 
 export interface EventSpec {
   i: number;
   eventId: string;
   value: Record<string, unknown>;
   modes: Record<Channel, ProviderMode>;
+  /** Index into DISPLAY_TEXT_CASES when this event carries one. */
+  display?: number;
+  tooOld?: boolean;
 }
 export type RecordSpec =
   | { kind: 'event'; spec: EventSpec; value: Record<string, unknown> }
@@ -114,7 +138,18 @@ export type RecordSpec =
 
 let runCounter = 0;
 
-const NAMES = ['Taro Yamada', '山田 太郎', 'Jordan Lee', '<script>alert(1)</script>', 'O\'Brien & "Sons"', 'Ünïcödé ✓'];
+const NAMES = [
+  'Taro Yamada',
+  '山田 太郎',
+  'Jordan Lee',
+  '<script>alert(1)</script>',
+  'O\'Brien & "Sons"',
+  'Ünïcödé ✓',
+  // Third-party names as an attacker writes them: accepted, sent clean.
+  'Pat\r\nBcc: all@example.com',
+  '\u202egnp.exe',
+  'Lee\u2028\u0000',
+];
 
 /**
  * One run's records, deliveries and stream, on its own topic and eventId prefix. The random scenario (runChaos) and
@@ -132,6 +167,7 @@ export class ChaosRun {
   private readonly ledgerStart: { ses: number; sns: number };
   private readonly faultsBefore: Record<string, number>;
   private readonly providerBefore: { quotaThrottled: number; accountRefusals: number };
+  private readonly metricsBefore: Record<string, number>;
   private readonly modeByAddress = new Map<string, ProviderMode>();
   private readonly attempts = new Map<string, number>();
 
@@ -147,6 +183,7 @@ export class ChaosRun {
     this.ledgerStart = { ses: w.ses.sends.length, sns: w.sns.sends.length };
     this.faultsBefore = { ...faultCounts };
     this.providerBefore = { quotaThrottled: w.quotaThrottled(), accountRefusals: w.accountRefusals };
+    this.metricsBefore = { ...w.output.metrics };
     w.random = random;
     w.armed = [];
     w.providerFault = (_channel, to) => this.providerFault(to);
@@ -293,6 +330,7 @@ export class ChaosRun {
       faultsBefore: this.faultsBefore,
       providerBefore: this.providerBefore,
       modeByAddress: this.modeByAddress,
+      metricsBefore: this.metricsBefore,
       options: this.options,
     });
   }
@@ -314,8 +352,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     numRuns: options.events,
   });
   const poisonOrder = [...POISON_KINDS.keys()];
+  const displayOrder = [...DISPLAY_TEXT_CASES.keys()];
   for (const make of makers) {
-    const spec = run.event((i, prefix) => make(i, prefix, i));
+    // Every display-text case early in the run, then now and then; a few events too old to send.
+    const display =
+      displayOrder.length > 0 && chance(0.3)
+        ? displayOrder.shift()
+        : chance(0.02)
+          ? Math.floor(rand() * DISPLAY_TEXT_CASES.length)
+          : undefined;
+    const tooOld = display === undefined && chance(0.03);
+    const spec = run.event((i, prefix) => withCase(make(i, prefix, i), display, tooOld));
     const home = spec.i % partitions;
     run.append(home, { kind: 'event', spec, value: spec.value });
     if (chance(0.08)) {
@@ -326,7 +373,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     if (chance(0.04)) {
       // The same eventId with a different payload, after the original on its partition: EVENT_ID_CONFLICT.
       const earlier = pick(run.specs);
-      const changed = { ...earlier.value, data: { ...(earlier.value.data as object), amount: `${spec.i + 1}.99` } };
+      const data = earlier.value.data as Record<string, unknown>;
+      // Another amount, valid for the currency's minor unit.
+      const amount = data.currency === 'JPY' ? `${spec.i + 1}` : `${spec.i + 1}.99`;
+      const changed = { ...earlier.value, data: { ...data, amount } };
       run.append(earlier.i % partitions, { kind: 'event', spec: earlier, value: changed });
     }
     if (poisonOrder.length > 0 ? chance(0.25) : chance(0.04)) {
@@ -380,6 +430,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   }
   return run.finish();
+}
+
+/** Gives an event a display-text case (its name or its reason, a TransferFailed for a reason) or makes it too old. */
+export function withCase(spec: EventSpec, display: number | undefined, tooOld: boolean): EventSpec {
+  if (tooOld) return { ...spec, tooOld, value: { ...spec.value, occurredAt: TOO_OLD_OCCURRED_AT } };
+  if (display === undefined) return spec;
+  const c = DISPLAY_TEXT_CASES[display]!;
+  const data = { ...(spec.value.data as Record<string, unknown>), [c.field]: c.value };
+  const value = { ...spec.value, data, ...(c.field === 'reason' ? { type: 'TransferFailed' } : {}) };
+  return { ...spec, display, value };
 }
 
 export function eventArbitrary(providerFaultRate: number) {
@@ -467,6 +527,7 @@ interface AnalysisInput {
   faultsBefore: Record<string, number>;
   providerBefore: { quotaThrottled: number; accountRefusals: number };
   modeByAddress: Map<string, ProviderMode>;
+  metricsBefore: Record<string, number>;
   options: ChaosOptions;
 }
 
@@ -506,7 +567,7 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
         const d = parseEventJson(JSON.stringify(r.value));
         if (d.ok) {
           const routed = route(d.event);
-          expected.set(r.spec.eventId, routed.ok ? routed.channels : []);
+          expected.set(r.spec.eventId, routed.ok && !r.spec.tooOld ? routed.channels : []);
         }
       } else {
         conflicts++;
@@ -606,6 +667,48 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   }
   for (const n of notifications.values()) if (!inbox.has(String(n.eventId))) inboxWithoutNotifications++;
 
+  // The lowest offset is the original: the inbox's record is the first of its eventId on its partition.
+  let laterOffsetWon = 0;
+  for (const [eventId, item] of inbox) {
+    const { partition, offset } = item.source as { partition: number; offset: number };
+    const first = a.parts[partition]?.findIndex((r) => r.kind === 'event' && r.spec.eventId === eventId);
+    if (first !== offset) {
+      laterOffsetWon++;
+      problems.push(`${eventId}: written from offset ${partition}/${offset}, its first record is at ${first}`);
+    }
+  }
+
+  // Display text: accepted, stored and sent cleaned. Too-old events: recorded as TOO_OLD, nothing sent.
+  const displayText = { cases: 0, mismatches: 0 };
+  const tooOld = { events: 0, mismatches: 0 };
+  for (const spec of a.specs) {
+    const stored = inbox.get(spec.eventId);
+    if (stored === undefined || stored.payloadHash !== hashOf(spec.value)) continue; // not this payload's event
+    if (spec.display !== undefined) {
+      displayText.cases++;
+      const c = DISPLAY_TEXT_CASES[spec.display]!;
+      const max = c.field === 'reason' ? REASON_MAX_GRAPHEMES : NAME_MAX_GRAPHEMES;
+      const want = cleanDisplayText(c.value, max).text || undefined;
+      for (const channel of expected.get(spec.eventId) ?? []) {
+        const got = (notifications.get(`${spec.eventId}#${channel}`)?.data as Record<string, unknown> | undefined)?.[
+          c.field
+        ];
+        if (got !== want) {
+          displayText.mismatches++;
+          problems.push(`display text "${c.kind}" of ${spec.eventId}#${channel}: stored ${JSON.stringify(got)}`);
+        }
+      }
+    }
+    if (spec.tooOld) {
+      tooOld.events++;
+      const sent = [...sendCount.keys()].filter((k) => k.startsWith(`${spec.eventId}#`)).length;
+      if (stored.skipped !== 'TOO_OLD' || sent > 0) {
+        tooOld.mismatches++;
+        problems.push(`too-old event ${spec.eventId}: skipped=${String(stored.skipped)}, ${sent} channels sent`);
+      }
+    }
+  }
+
   const illegal = transitionViolations(a.stream.seen, a.prefix);
   problems.push(...illegal.slice(0, 10));
 
@@ -616,6 +719,20 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   problems.push(...leaks.slice(0, 3).map((l) => `PII in a log line: ${l.slice(0, 160)}`));
   const headerInjections = sends.filter((s) => /[\r\n]/.test(s.subject ?? '')).length;
   const unescapedMarkup = sends.filter((s) => (s.html ?? '').includes('<script')).length;
+  const unsafe = sends.filter((s) => ![s.subject ?? '', s.text, s.html ?? ''].every(isCleanDisplayText));
+  problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
+
+  // The ingest function's own figures over this run: delivered = accepted + duplicates + conflicts + quarantined +
+  // requarantined + failed, and delivered is what the Kafka simulator handed it.
+  const figures = Object.fromEntries(
+    Object.entries(FIGURE_METRICS).map(([k, metric]) => [
+      k,
+      (w.output.metrics[metric] ?? 0) - (a.metricsBefore[metric] ?? 0),
+    ]),
+  ) as unknown as IngestFigures;
+  const reconciled = reconciles(figures) && figures.received === a.stats.deliveries;
+  if (!reconciled)
+    problems.push(`figures do not reconcile: ${JSON.stringify(figures)}, deliveries ${a.stats.deliveries}`);
 
   const faults: Record<string, number> = {};
   for (const [k, v] of Object.entries(faultCounts))
@@ -661,9 +778,15 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
     inboxWithoutNotifications,
     headerInjections,
     unescapedMarkup,
+    unsafeText: unsafe.length,
+    displayText,
+    tooOld,
+    laterOffsetWon,
     prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,
     failedByQuotaOrAccount,
     resentAfterAcceptAtMostOnce,
+    figures,
+    reconciled,
     problems,
   };
 }

@@ -1,11 +1,14 @@
 /**
  * The house Lambda construct: one place for the defaults every notifier function shares (runtime, arm64, ESM
  * bundling with esbuild, minify, source maps, log retention, tracing, Powertools environment) and the table binding.
+ * Each function has its own role that may write only to its own log group (instead of the managed
+ * AWSLambdaBasicExecutionRole, which allows every log group in the account).
  */
 
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -20,12 +23,15 @@ export interface NotifierFunctionProps {
   readonly timeout?: Duration;
   readonly memorySize?: number;
   readonly reservedConcurrentExecutions?: number;
+  /** EMF namespace (per stage, so two stages in one account keep their metrics apart). */
+  readonly metricNamespace: string;
 }
 
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
 
 export class NotifierFunction extends Construct {
   readonly fn: NodejsFunction;
+  readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: NotifierFunctionProps) {
     super(scope, id);
@@ -33,11 +39,19 @@ export class NotifierFunction extends Construct {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.logGroup = logGroup;
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${props.description}`.slice(0, 1000),
+    });
+    // Lambda writes to the configured log group only: CreateLogStream and PutLogEvents on it, nothing else.
+    logGroup.grantWrite(role);
     this.fn = new NodejsFunction(this, 'Function', {
       entry: `${functionsDir}${props.entry}`,
       handler: 'handler',
       description: props.description,
-      runtime: Runtime.NODEJS_22_X,
+      role,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(30),
@@ -50,14 +64,14 @@ export class NotifierFunction extends Construct {
       environment: {
         TABLE_NAME: props.table.tableName,
         POWERTOOLS_SERVICE_NAME: 'notifier',
-        POWERTOOLS_METRICS_NAMESPACE: 'notifier',
+        POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         minify: true,
         sourceMap: true,
         // ESM bundles need require() for the few CommonJS dependencies that call it.

@@ -1,9 +1,14 @@
 /**
  * CloudWatch for notifier: an alarm for everything that needs a human, all to one SNS topic (with an optional email
- * subscription), and one dashboard. Metrics come from the functions' EMF output (namespace "notifier", dimension
- * service=notifier, plus channel where the metric is per channel).
+ * subscription), and one dashboard. Metrics come from the functions' EMF output (the stage's namespace, dimension
+ * service=notifier, plus channel where the metric is per channel), from Lambda, and from the MSK mapping's own
+ * metrics. Every name carries the stage's prefix, so two stages coexist in one account.
+ *
+ * Each alarm states how many datapoints must breach (M of N) and what missing data means, because for a count that
+ * is only emitted when something happens "no data" means "nothing happened", while for ingest silence it is the
+ * symptom itself.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -17,7 +22,6 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -25,46 +29,84 @@ import { Construct } from 'constructs';
 import { CHANNELS } from '../functions/domain/channels.ts';
 
 export interface ObservabilityProps {
+  /** The stage's name prefix, e.g. "notifier-prod". */
+  readonly prefix: string;
+  readonly metricNamespace: string;
   readonly ingest: IFunction;
   readonly dispatch: IFunction;
   readonly sweeper: IFunction;
+  /** The MSK event source mapping's UUID: its own metrics carry it as the EventSourceMappingUUID dimension. */
+  readonly ingestMappingId: string;
+  /** Minutes without a single ingest invocation before the IngestIdle alarm; 0: no such alarm. */
+  readonly ingestIdleAlarmMinutes: number;
   readonly dispatchFailures: Queue;
-  readonly failedBatches: Bucket;
   readonly alarmEmail?: string;
 }
 
-const NAMESPACE = 'notifier';
+/** How an alarm evaluates: M of N datapoints, and what a missing datapoint counts as. */
+export interface AlarmShape {
+  readonly datapoints: number;
+  readonly periods: number;
+  readonly missing: TreatMissingData;
+  readonly comparison?: ComparisonOperator;
+}
+
 const PERIOD = Duration.minutes(1);
-
-const metric = (name: string, dims: Record<string, string> = {}) =>
-  new Metric({
-    namespace: NAMESPACE,
-    metricName: name,
-    dimensionsMap: { service: 'notifier', ...dims },
-    statistic: 'Sum',
-    period: PERIOD,
-  });
-
-/** Sum of a per-channel metric over every channel: alarms cannot use SEARCH, metric math can add. */
-const acrossChannels = (name: string, label: string) =>
-  new MathExpression({
-    expression: CHANNELS.map((c) => c.toLowerCase()).join(' + '),
-    usingMetrics: Object.fromEntries(CHANNELS.map((c) => [c.toLowerCase(), metric(name, { channel: c })])),
-    label,
-    period: PERIOD,
-  });
+/** Each occurrence is a fact about a customer's message that needs a human; the metric exists only when it happens. */
+const EVERY_OCCURRENCE: AlarmShape = { datapoints: 1, periods: 1, missing: TreatMissingData.NOT_BREACHING };
+/** Errors and lag: one transient retry must not page, a pattern over a few minutes must. */
+const SUSTAINED: AlarmShape = { datapoints: 3, periods: 5, missing: TreatMissingData.NOT_BREACHING };
 
 export class Observability extends Construct {
   readonly topic: Topic;
+  readonly dashboardName: string;
   readonly alarms: Alarm[] = [];
+  private readonly prefix: string;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
-    this.topic = new Topic(this, 'AlarmTopic', { displayName: 'notifier alarms', enforceSSL: true });
-    if (props.alarmEmail !== undefined) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    this.prefix = props.prefix;
+    this.dashboardName = props.prefix;
+    // Not encrypted with the optional customer key: alarms carry no customer data, and CloudWatch can publish to
+    // an encrypted topic only if the key policy names cloudwatch.amazonaws.com, which this stack cannot add to a key
+    // it does not own; a key without it would silence every alarm.
+    this.topic = new Topic(this, 'AlarmTopic', { displayName: `${props.prefix} alarms`, enforceSSL: true });
+    if (props.alarmEmail !== undefined) {
+      const subscription = this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+      Validations.of(subscription).acknowledge({
+        id: 'Serverless-SNSRedrivePolicy',
+        reason:
+          'An email subscription for people: a dead-letter queue would hold alarm mails nobody reads, while the alarm state and history stay in CloudWatch.',
+      });
+    }
 
+    const metric = (name: string, dims: Record<string, string> = {}) =>
+      new Metric({
+        namespace: props.metricNamespace,
+        metricName: name,
+        dimensionsMap: { service: 'notifier', ...dims },
+        statistic: 'Sum',
+        period: PERIOD,
+      });
+    /** Sum of a per-channel metric over every channel: alarms cannot use SEARCH, metric math can add. */
+    const acrossChannels = (name: string, label: string) =>
+      new MathExpression({
+        expression: CHANNELS.map((c) => c.toLowerCase()).join(' + '),
+        usingMetrics: Object.fromEntries(CHANNELS.map((c) => [c.toLowerCase(), metric(name, { channel: c })])),
+        label,
+        period: PERIOD,
+      });
+    /** A metric of the MSK mapping itself (enabled by its MetricsConfig). */
+    const mappingMetric = (name: string) =>
+      new Metric({
+        namespace: 'AWS/Lambda',
+        metricName: name,
+        dimensionsMap: { EventSourceMappingUUID: props.ingestMappingId },
+        statistic: 'Sum',
+        period: PERIOD,
+      });
     const any = (name: string, m: IMetric, description: string, threshold = 1) =>
-      this.alarm(name, m, description, threshold);
+      this.alarm(name, m, description, threshold, EVERY_OCCURRENCE);
 
     any(
       'RecordsQuarantined',
@@ -91,11 +133,13 @@ export class Observability extends Construct {
       acrossChannels('ProviderBlocked', 'account-level refusals'),
       'SES or SNS refused the account, not a message (IAM, paused or sandboxed account, configuration set, KMS). The channel is held and nothing is FAILED; see ProviderBlockedByCode and fix the account.',
     );
-    any(
+    // Sustained, not a single burst: a moment out of phase with the provider's bucket is normal and harmless.
+    this.alarm(
       'ProviderThrottling',
       acrossChannels('SendsThrottled', 'throttled sends'),
-      'SES or SNS throttled 10+ sends in a minute: sendRatePerSecond is above the account quota, or another sender shares it. Nothing fails; sends slow down.',
+      'SES or SNS throttled 10+ sends a minute in 3 of 5 minutes: sendRatePerSecond is above the account quota, or another sender shares it. Nothing fails; sends slow down.',
       10,
+      SUSTAINED,
     );
     any(
       'NotificationsExpired',
@@ -122,36 +166,88 @@ export class Observability extends Construct {
       }),
       'The sweeper found notifications the stream never delivered or whose sender died.',
     );
+    // The failed-batch bucket's only writer is the mapping: its own count of batches delivered to the on-failure
+    // destination is the count of objects arriving there, exact and free, unlike S3 request metrics (best effort).
+    any(
+      'IngestBatchParked',
+      mappingMetric('OnFailureDestinationDeliveredEventCount'),
+      'The MSK mapping gave up on a batch and parked its records in the failed-batch bucket (output FailedIngestBatchesBucketName). Replay them (README "Operations").',
+    );
+    // What no S3-side signal can see: a batch that could not even be parked (no S3 endpoint in the cluster VPC,
+    // KMS, permissions) or was dropped.
+    any(
+      'IngestBatchNotParked',
+      new MathExpression({
+        expression: 'f + d',
+        usingMetrics: {
+          f: props.ingest.metric('DestinationDeliveryFailures', { period: PERIOD, statistic: 'Sum' }),
+          d: mappingMetric('DroppedEventCount'),
+        },
+        label: 'batches not parked',
+        period: PERIOD,
+      }),
+      'The MSK mapping could not park a failed batch in S3, or dropped records: they are not in the bucket. Check the S3 VPC endpoint, the key and the ingest role (README "Deploy").',
+    );
     for (const [name, fn] of [
       ['Ingest', props.ingest],
       ['Dispatch', props.dispatch],
-      ['Sweeper', props.sweeper],
     ] as const) {
-      any(
+      this.alarm(
         `${name}Errors`,
         fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
-        `The ${name.toLowerCase()} function failed invocations.`,
+        `The ${name.toLowerCase()} function failed invocations in 3 of the last 5 minutes.`,
+        1,
+        SUSTAINED,
       );
     }
-    any(
+    // The sweeper runs on a schedule: one failed run is redone by the next; two of three 5-minute windows is a trend.
+    this.alarm(
+      'SweeperErrors',
+      props.sweeper.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      'The sweeper failed in 2 of the last 3 five-minute windows.',
+      1,
+      { datapoints: 2, periods: 3, missing: TreatMissingData.NOT_BREACHING },
+    );
+    this.alarm(
       'DispatchIteratorAge',
       props.dispatch.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' }),
       'Dispatch is falling behind the stream (records older than 5 minutes).',
       300_000,
+      SUSTAINED,
     );
-    any(
+    // Missing lag data means the mapping stopped reporting, not that it caught up: keep the state (IngestIdle
+    // covers a mapping that stopped).
+    this.alarm(
       'KafkaOffsetLag',
       props.ingest.metric('OffsetLag', { period: PERIOD, statistic: 'Maximum' }),
       'Ingest is falling behind the topic (more than 10,000 records).',
       10_000,
+      { ...SUSTAINED, missing: TreatMissingData.IGNORE },
     );
+    if (props.ingestIdleAlarmMinutes > 0) {
+      // A mapping stuck in PROBLEM (auth, network) invokes nothing and reports nothing: silence is the symptom, so
+      // here a missing datapoint breaches. A quiet topic looks the same: size the window to the traffic.
+      const minutes = props.ingestIdleAlarmMinutes;
+      this.alarm(
+        'IngestIdle',
+        props.ingest.metricInvocations({ period: PERIOD, statistic: 'Sum' }),
+        `Ingest has not been invoked for ${minutes} minutes: the MSK mapping may be stuck (check its state, README "Operations") or the topic is silent.`,
+        1,
+        {
+          datapoints: minutes,
+          periods: minutes,
+          missing: TreatMissingData.BREACHING,
+          comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+        },
+      );
+    }
 
-    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: 'notifier' });
+    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: this.dashboardName });
     const perChannel = (name: string) =>
       CHANNELS.map((c) => metric(name, { channel: c }).with({ label: `${name} ${c}` }));
     dashboard.addWidgets(
       new TextWidget({
-        markdown: '# notifier\nEvents in → notifications created → sent. Runbook: README "Operations".',
+        markdown: `# ${props.prefix}\nEvents in → notifications created → sent. Runbook: README "Operations".`,
         width: 24,
         height: 2,
       }),
@@ -159,9 +255,14 @@ export class Observability extends Construct {
     dashboard.addWidgets(
       new GraphWidget({
         title: 'Events in',
-        left: ['EventsReceived', 'EventsAccepted', 'DuplicateEvents', 'RecordsQuarantined', 'EventIdConflicts'].map(
-          (n) => metric(n),
-        ),
+        left: [
+          'EventsReceived',
+          'EventsAccepted',
+          'DuplicateEvents',
+          'EventsTooOld',
+          'RecordsQuarantined',
+          'EventIdConflicts',
+        ].map((n) => metric(n)),
         width: 12,
       }),
       new GraphWidget({
@@ -200,17 +301,38 @@ export class Observability extends Construct {
         width: 12,
       }),
     );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'MSK mapping',
+        left: ['PolledEventCount', 'InvokedEventCount', 'FailedInvokeEventCount'].map((n) =>
+          mappingMetric(n).with({ label: n }),
+        ),
+        right: [
+          mappingMetric('OnFailureDestinationDeliveredEventCount').with({ label: 'parked in S3' }),
+          mappingMetric('DroppedEventCount').with({ label: 'dropped' }),
+          props.ingest.metric('DestinationDeliveryFailures', { statistic: 'Sum' }).with({ label: 'not parked' }),
+        ],
+        width: 24,
+      }),
+    );
   }
 
-  private alarm(name: string, m: IMetric, description: string, threshold: number): Alarm {
+  private alarm(
+    name: string,
+    m: IMetric,
+    description: string,
+    threshold = 1,
+    shape: AlarmShape = EVERY_OCCURRENCE,
+  ): Alarm {
     const alarm = new Alarm(this, name, {
-      alarmName: `notifier-${name}`,
+      alarmName: `${this.prefix}-${name}`,
       alarmDescription: description,
       metric: m,
       threshold,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      evaluationPeriods: shape.periods,
+      datapointsToAlarm: shape.datapoints,
+      comparisonOperator: shape.comparison ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: shape.missing,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));
     this.alarms.push(alarm);

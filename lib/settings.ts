@@ -1,68 +1,165 @@
 /**
- * Deployment settings from CDK context (`cdk.json` or `-c key=value`), validated at synth with a message naming the
- * key. cdk.json carries example values so `npm run synth` works offline on a fresh clone; a deploy passes the real ones.
+ * Deployment settings, validated at synth with a message naming each bad or missing key. They come from CDK context
+ * (`-c key=value`) over an optional JSON file (`-c settingsFile=path`). cdk.json holds no value for a required key,
+ * so a deploy without them fails at synth instead of deploying against a placeholder; the offline synth and the infra
+ * tests read examples/settings.example.json.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-const ARN_MSK_CLUSTER = /^arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:cluster\/[A-Za-z0-9-]+\/[A-Za-z0-9-]+$/;
-const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
+const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
+const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
+const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
+const DAY_SECONDS = 86_400;
+
 const policy = z.enum(['AT_MOST_ONCE', 'AT_LEAST_ONCE']).default('AT_MOST_ONCE');
-/** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects. */
+/** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
 const num = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 const json = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim().startsWith('{') ? JSON.parse(v) : v), schema);
+  z.preprocess((v) => (typeof v === 'string' && /^\s*[[{]/.test(v) ? JSON.parse(v) : v), schema);
+/** A list given as a JSON array or as "a,b,c". */
+const list = <T extends z.ZodType>(item: T) =>
+  z.preprocess(
+    (v) =>
+      typeof v === 'string' && !v.trim().startsWith('[')
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '')
+        : typeof v === 'string'
+          ? JSON.parse(v)
+          : v,
+    z.array(item).min(1),
+  );
+/** A point in time as ISO 8601 or Unix seconds; the mapping takes Unix seconds. */
+const instant = z.preprocess((v) => {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return v;
+  if (/^\d+$/.test(v)) return Number(v);
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? v : Math.floor(ms / 1000);
+}, z.number({ error: 'must be an ISO 8601 time or Unix seconds' }).int().positive());
 
-export const settingsSchema = z.object({
-  mskClusterArn: z
-    .string()
-    .regex(ARN_MSK_CLUSTER, 'must be an MSK cluster ARN (arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>)'),
-  topic: z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'must be a Kafka topic name'),
-  consumerGroupId: z.string().regex(/^[a-zA-Z0-9-/*:_+=.@]{1,200}$/, 'must be a Kafka consumer group id'),
-  startingPosition: z.enum(['TRIM_HORIZON', 'LATEST']).default('TRIM_HORIZON'),
-  batchSize: num(1, 10_000, 100),
-  batchingWindowSeconds: num(0, 300, 1),
-  /** Absent: IAM auth (the default and the recommendation). Present: SASL/SCRAM with this secret. */
-  kafkaScramSecretArn: z
-    .string()
-    .regex(ARN_SECRET, 'must be a Secrets Manager ARN whose name starts with AmazonMSK_')
-    .optional(),
-  kafkaMaxPollers: num(1, 200, 4),
-  senderEmail: z.email('must be the verified SES identity to send from'),
-  sesConfigurationSet: z.string().min(1).optional(),
-  alarmEmail: z.email().optional(),
-  inboxRetentionDays: num(1, 3650, 35),
-  deliveryPolicy: json(
-    z.object({ EMAIL: policy, PUSH: policy, SMS: policy }).default({
-      EMAIL: 'AT_MOST_ONCE',
-      PUSH: 'AT_MOST_ONCE',
-      SMS: 'AT_MOST_ONCE',
-    }),
-  ),
-  /**
-   * Caps concurrent dispatch invocations. It caps sends in flight, not the send rate: the rate is paced by
-   * sendRatePerSecond (a token bucket shared by every invocation).
-   */
-  dispatchReservedConcurrency: num(1, 1000, 5),
-  /**
-   * Sends per second per channel, all dispatch invocations together: set them to the account's quotas (SES
-   * MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and region). Sending above a
-   * quota is not lost (throttled sends wait and retry), only slower and noisier.
-   */
-  sendRatePerSecond: json(
-    z.object({ EMAIL: num(1, 100_000, 14), PUSH: num(1, 100_000, 100), SMS: num(1, 100_000, 20) }).default({
-      EMAIL: 14,
-      PUSH: 100,
-      SMS: 20,
-    }),
-  ),
-  /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
-  notificationMaxAgeHours: num(1, 720, 24),
-});
+export const settingsSchema = z
+  .object({
+    /** Names the stack and every physical name, so two stages coexist in one account. */
+    stage: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,19}$/, 'must be 1-20 lowercase letters, digits or hyphens, starting with a letter'),
+    mskClusterArn: z
+      .string()
+      .regex(ARN_MSK_CLUSTER, 'must be an MSK cluster ARN (arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>)'),
+    topic: z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'must be a Kafka topic name'),
+    consumerGroupId: z.string().regex(/^[a-zA-Z0-9-/*:_+=.@]{1,200}$/, 'must be a Kafka consumer group id'),
+    /** Required: where a new consumer group starts is a decision (README "Starting position"), never a default. */
+    startingPosition: z.enum(['TRIM_HORIZON', 'LATEST', 'AT_TIMESTAMP']),
+    startingPositionTimestamp: instant.optional(),
+    batchSize: num(1, 10_000, 100),
+    batchingWindowSeconds: num(0, 300, 1),
+    /** Absent: IAM auth (the default and the recommendation). Present: SASL/SCRAM with this secret. */
+    kafkaScramSecretArn: z
+      .string()
+      .regex(ARN_SECRET, 'must be a Secrets Manager ARN whose name starts with AmazonMSK_')
+      .optional(),
+    /** The customer-managed key the SCRAM secret is encrypted with (MSK rejects secrets on the default key). */
+    kafkaScramKmsKeyArn: z.string().regex(ARN_KMS_KEY, 'must be a KMS key ARN (arn:aws:kms:...:key/<id>)').optional(),
+    kafkaMaxPollers: num(1, 200, 4),
+    /** Given with mskRouteTableIds: the stack adds the S3 gateway endpoint the on-failure destination needs. */
+    mskVpcId: z
+      .string()
+      .regex(/^vpc-[0-9a-f]{8,17}$/, 'must be a VPC id (vpc-...)')
+      .optional(),
+    mskRouteTableIds: list(z.string().regex(/^rtb-[0-9a-f]{8,17}$/, 'must be route table ids (rtb-...)')).optional(),
+    /** Optional customer-managed key for the table, the dispatch on-failure queue and the failed-batch bucket. */
+    kmsKeyArn: z.string().regex(ARN_KMS_KEY, 'must be a KMS key ARN (arn:aws:kms:...:key/<id>)').optional(),
+    senderEmail: z.email('must be the verified SES identity to send from'),
+    sesConfigurationSet: z.string().min(1).optional(),
+    alarmEmail: z.email().optional(),
+    inboxRetentionDays: num(1, 3650, 35),
+    /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
+    maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
+    /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
+    ingestIdleAlarmMinutes: num(0, 1440, 60),
+    deliveryPolicy: json(
+      z.object({ EMAIL: policy, PUSH: policy, SMS: policy }).default({
+        EMAIL: 'AT_MOST_ONCE',
+        PUSH: 'AT_MOST_ONCE',
+        SMS: 'AT_MOST_ONCE',
+      }),
+    ),
+    /**
+     * Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. It caps
+     * sends in flight, not the send rate: the rate is paced by sendRatePerSecond.
+     */
+    dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
+    /**
+     * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
+     * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and
+     * region). Sending above a quota is not lost (throttled sends wait and retry), only slower and noisier.
+     */
+    sendRatePerSecond: json(
+      z.object({ EMAIL: num(1, 100_000, 14), PUSH: num(1, 100_000, 100), SMS: num(1, 100_000, 20) }).default({
+        EMAIL: 14,
+        PUSH: 100,
+        SMS: 20,
+      }),
+    ),
+    /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
+    notificationMaxAgeHours: num(1, 720, 24),
+  })
+  .superRefine((s, ctx) => {
+    const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
+    if (s.startingPosition === 'AT_TIMESTAMP' && s.startingPositionTimestamp === undefined) {
+      problem('startingPositionTimestamp', 'is required when startingPosition is AT_TIMESTAMP');
+    }
+    if (s.startingPosition !== 'AT_TIMESTAMP' && s.startingPositionTimestamp !== undefined) {
+      problem('startingPositionTimestamp', 'is only used with startingPosition AT_TIMESTAMP');
+    }
+    if (s.kafkaScramSecretArn !== undefined && s.kafkaScramKmsKeyArn === undefined) {
+      problem(
+        'kafkaScramKmsKeyArn',
+        'is required with kafkaScramSecretArn: MSK only accepts secrets on a customer key',
+      );
+    }
+    if (s.kafkaScramSecretArn === undefined && s.kafkaScramKmsKeyArn !== undefined) {
+      problem('kafkaScramKmsKeyArn', 'is only used with kafkaScramSecretArn');
+    }
+    if ((s.mskVpcId === undefined) !== (s.mskRouteTableIds === undefined)) {
+      problem(s.mskVpcId === undefined ? 'mskVpcId' : 'mskRouteTableIds', 'mskVpcId and mskRouteTableIds go together');
+    }
+    // Dedupe lasts as long as the inbox item: an event replayed after it expired must be too old to send.
+    if (s.maxEventAgeSeconds >= s.inboxRetentionDays * DAY_SECONDS) {
+      problem(
+        'maxEventAgeSeconds',
+        `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * DAY_SECONDS} s)`,
+      );
+    }
+    // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.
+    if (s.notificationMaxAgeHours * 3600 >= s.inboxRetentionDays * DAY_SECONDS) {
+      problem('notificationMaxAgeHours', `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * 24} h)`);
+    }
+    const cluster = ARN_MSK_CLUSTER.exec(s.mskClusterArn);
+    if (cluster === null) return;
+    const [, , region, account] = cluster;
+    for (const [key, pattern] of [
+      ['kafkaScramSecretArn', ARN_SECRET],
+      ['kafkaScramKmsKeyArn', ARN_KMS_KEY],
+      ['kmsKeyArn', ARN_KMS_KEY],
+    ] as const) {
+      const match = pattern.exec(s[key] ?? '');
+      if (match !== null && (match[1] !== region || match[2] !== account)) {
+        problem(key, `must be in the cluster's account and region (${account}, ${region})`);
+      }
+    }
+  });
 
 export type Settings = z.infer<typeof settingsSchema>;
 
 export class SettingsError extends Error {
   override name = 'SettingsError';
+  constructor(readonly problems: readonly string[]) {
+    super(`notifier settings: ${problems.join('; ')}`);
+  }
 }
 
 export function parseSettings(read: (key: string) => unknown): Settings {
@@ -71,12 +168,42 @@ export function parseSettings(read: (key: string) => unknown): Settings {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const key = issue.path.join('.');
+    if (issue.code === 'custom') return `context key "${key}" ${issue.message}`;
     return raw[String(issue.path[0])] === undefined
-      ? `context key "${key}" is required (cdk deploy -c ${key}=...)`
+      ? `context key "${key}" is required (cdk deploy -c ${key}=... or a settingsFile)`
       : `context key "${key}" is invalid: ${issue.message}`;
   });
-  throw new SettingsError(`notifier settings: ${problems.join('; ')}`);
+  throw new SettingsError(problems);
 }
+
+/**
+ * Settings from CDK context over the JSON file named by the `settingsFile` context key (if any): a key given with
+ * `-c` wins over the file.
+ */
+export function settingsFromContext(tryGetContext: (key: string) => unknown): Settings {
+  const file = tryGetContext('settingsFile');
+  let fromFile: Record<string, unknown> = {};
+  if (file !== undefined) {
+    try {
+      fromFile = JSON.parse(readFileSync(String(file), 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new SettingsError([`settingsFile "${file}" cannot be read: ${(error as Error).message}`]);
+    }
+  }
+  return parseSettings((key) => tryGetContext(key) ?? fromFile[key]);
+}
+
+/** The account and region the stack must be deployed to: the cluster's, since the mapping cannot cross regions. */
+export function clusterEnvironment(clusterArn: string): { account: string; region: string } {
+  const match = ARN_MSK_CLUSTER.exec(clusterArn);
+  if (match === null) throw new SettingsError([`"${clusterArn}" is not an MSK cluster ARN`]);
+  return { region: match[2] as string, account: match[3] as string };
+}
+
+/** The stack's name and the prefix of every fixed physical name (alarms, dashboard): one per stage. */
+export const stackNameOf = (stage: string) => `notifier-${stage}`;
+/** EMF namespace per stage: two stages in one account must not set off each other's alarms. */
+export const metricNamespaceOf = (stage: string) => `notifier/${stage}`;
 
 /** The ARNs IAM authorizes Kafka data-plane actions on, derived from the cluster ARN. */
 export function kafkaResourceArns(clusterArn: string, topic: string, group: string) {

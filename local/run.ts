@@ -2,7 +2,7 @@
  * `npm start`: the whole pipeline on this machine. DynamoDB Local (in memory), the SES emulator with its web viewer,
  * a local SNS endpoint; the real ingest, dispatch and sweeper handlers behind emulated event source mappings.
  *
- *   npm start -- [--events FILE.jsonl] [--batch-size N] [--redeliver N] [--json] [--keep]
+ *   npm start -- [--events FILE.jsonl] [--batch-size N] [--redeliver N] [--max-event-age SECONDS] [--json] [--keep]
  *                [--ses-rate R] [--sns-rate R]
  *                [--dynamodb-port P] [--ses-port P] [--sns-port P] [--viewer-port P]
  *
@@ -10,10 +10,13 @@
  * SES and SNS answer) and configure dispatch's pacing with the same rates, as a deploy would.
  *
  * Standard output carries the summary (exactly one JSON document with --json); logs and progress go to stderr.
+ * The summary checks that the ingest figures reconcile (delivered = accepted + duplicates + conflicts + quarantined +
+ * requarantined + failed) and prints a warning line when they do not.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
 import { createTable, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { mskEvent } from './msk.ts';
@@ -42,6 +45,7 @@ function parseCommandLine(argv: string[]) {
       events: { type: 'string' },
       'batch-size': { type: 'string' },
       redeliver: { type: 'string' },
+      'max-event-age': { type: 'string' },
       json: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       'ses-rate': { type: 'string' },
@@ -63,6 +67,7 @@ function parseCommandLine(argv: string[]) {
     events: values.events,
     batchSize: int('batch-size', values['batch-size'], 1),
     redeliver: int('redeliver', values.redeliver, 0) ?? 0,
+    maxEventAgeSeconds: int('max-event-age', values['max-event-age'], 0),
     json: values.json === true,
     keep: values.keep === true,
     sesRate: int('ses-rate', values['ses-rate'], 1),
@@ -78,7 +83,7 @@ function parseCommandLine(argv: string[]) {
 
 function loadScenario(file: string | undefined, batchSize: number | undefined): Scenario {
   if (file === undefined) {
-    const sample = sampleScenario();
+    const sample = sampleScenario(Date.now());
     return batchSize === undefined ? sample : { ...sample, batchSize };
   }
   let text: string;
@@ -91,7 +96,13 @@ function loadScenario(file: string | undefined, batchSize: number | undefined): 
   }
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
-  return { values: lines.map((l) => l.replace(/\r$/, '')), batchSize: batchSize ?? 100, redeliverBatches: [] };
+  // A file's events carry fixed dates: the max-age rule is off unless --max-event-age asks for it.
+  return {
+    values: lines.map((l) => l.replace(/\r$/, '')),
+    batchSize: batchSize ?? 100,
+    redeliverBatches: [],
+    maxEventAgeSeconds: 0,
+  };
 }
 
 function requireJava(): void {
@@ -154,6 +165,8 @@ async function main(): Promise<number> {
       extra: {
         POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
         POWERTOOLS_METRICS_DISABLED: 'false',
+        // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
+        MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? scenario.maxEventAgeSeconds),
         ...rates,
       },
     });
@@ -203,14 +216,14 @@ async function main(): Promise<number> {
 
     const sent = [...ses.sends, ...sns.sends].sort((a, b) => a.at - b.at);
     const m = output.metrics;
+    // The handler's own figures (EMF metrics, summed as CloudWatch would); `delivered` is the emulator's count.
+    const { received, ...figures } = Object.fromEntries(
+      Object.entries(FIGURE_METRICS).map(([figure, metric]) => [figure, m[metric] ?? 0]),
+    ) as unknown as IngestFigures;
+    const reconciled = received === kafka.deliveries && reconciles({ received, ...figures });
     const report = {
-      events: {
-        delivered: kafka.deliveries,
-        accepted: m.EventsAccepted ?? 0,
-        duplicates: m.DuplicateEvents ?? 0,
-        conflicts: m.EventIdConflicts ?? 0,
-        quarantined: m.RecordsQuarantined ?? 0,
-      },
+      events: { delivered: kafka.deliveries, ...figures },
+      reconciled,
       notifications: {
         created: m.NotificationsCreated ?? 0,
         sent: counts.byStatus.SENT ?? 0,
@@ -229,6 +242,11 @@ async function main(): Promise<number> {
     };
     if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
     else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, stream.onFailure.length));
+    if (!reconciled) {
+      progress(
+        `warning: the figures do not reconcile: delivered ${kafka.deliveries} (handler saw ${received}) ≠ ${EQUATION_TERMS.map((t) => `${t} ${figures[t]}`).join(' + ')}`,
+      );
+    }
     if (report.events.accepted !== counts.inbox) {
       progress(`warning: ${report.events.accepted} accepted by metrics but ${counts.inbox} inbox items`);
     }
@@ -246,8 +264,11 @@ async function main(): Promise<number> {
   }
 }
 
+const EQUATION_TERMS = ['accepted', 'duplicates', 'conflicts', 'quarantined', 'requarantined', 'failed'] as const;
+
 type Report = {
   events: Record<string, number>;
+  reconciled: boolean;
   notifications: Record<string, number>;
   pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
@@ -276,7 +297,8 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
     '',
     `notifier local run — converged in ${seconds.toFixed(1)} s`,
     '',
-    `events         delivered ${r.events.delivered}  accepted ${r.events.accepted}  duplicates ${r.events.duplicates}  conflicts ${r.events.conflicts}  quarantined ${r.events.quarantined}`,
+    `events         delivered ${r.events.delivered} = ${EQUATION_TERMS.map((t) => `${t} ${r.events[t]}`).join(' + ')}${r.reconciled ? '' : '  ← DOES NOT RECONCILE'}`,
+    `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
     `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}`,
     `stream         records given up to the on-failure queue: ${onFailure}`,
     `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,

@@ -1,14 +1,18 @@
 /**
  * The built-in scenario of `npm start`: transfers for en and ja customers across every channel, a redelivered batch,
- * a producer resend, a same-id conflict and malformed records. One Kafka record value per entry, in offset order.
+ * a producer resend (spelled differently, same meaning), a same-id conflict, a payee name an attacker wrote, a
+ * customer with no contact point, an event too old to send, and malformed records. One Kafka record value per entry,
+ * in offset order. Its events happened a minute before the run, so the max event age applies as in AWS.
  */
 const ARN = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/bank-app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';
 const ARN_GCM = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/GCM/bank-app/9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4';
 
+let occurredAt = '';
+
 const en = (eventId: string, over: Record<string, unknown> = {}) => ({
   eventId,
   type: 'TransferCompleted',
-  occurredAt: '2026-11-30T09:15:00Z',
+  occurredAt,
   recipient: {
     userId: 'u-7',
     locale: 'en',
@@ -23,7 +27,7 @@ const en = (eventId: string, over: Record<string, unknown> = {}) => ({
 const ja = (eventId: string, over: Record<string, unknown> = {}) => ({
   eventId,
   type: 'TransferCompleted',
-  occurredAt: '2026-11-30T09:16:00Z',
+  occurredAt,
   recipient: {
     userId: 'u-42',
     locale: 'ja',
@@ -41,9 +45,12 @@ export interface Scenario {
   readonly batchSize: number;
   /** Batches (by index) delivered a second time after they succeeded: a rebalance redelivering them. */
   readonly redeliverBatches: number[];
+  /** MAX_EVENT_AGE_SECONDS for the run, always explicit: 0 for files of fixed-date events. */
+  readonly maxEventAgeSeconds: number;
 }
 
-export function sampleScenario(): Scenario {
+export function sampleScenario(now: number): Scenario {
+  occurredAt = new Date(now - 60_000).toISOString();
   const values = [
     en('demo-en-1'),
     ja('demo-ja-1'),
@@ -59,12 +66,25 @@ export function sampleScenario(): Scenario {
       channels: ['EMAIL', 'PUSH'],
     }),
     ja('demo-ja-2', { recipient: { userId: 'u-43', locale: 'ja', email: 'jiro@example.com' } }),
-    // A producer resend of demo-en-1 at a new offset: same event, same bytes.
-    en('demo-en-1'),
+    // A producer resend of demo-en-1 at a new offset: the same event, its instant written with an offset.
+    en('demo-en-1', { occurredAt: occurredAt.replace('Z', '+00:00') }),
     // The same eventId reused with a different amount: EVENT_ID_CONFLICT, the original is kept.
     ja('demo-ja-1', { data: { transferId: 't-99', amount: '99999', currency: 'JPY' } }),
   ].map((e) => JSON.stringify(e));
   values.push('{"eventId":"demo-broken","type":"TransferCompleted",'); // truncated JSON
   values.push(JSON.stringify(en('demo-float', { data: { transferId: 't-3', amount: 12.5, currency: 'USD' } })));
-  return { values, batchSize: 4, redeliverBatches: [0] };
+  values.push(
+    // The payee named their account with a line break and a bidi override: sent, with the name cleaned.
+    JSON.stringify(
+      en('demo-en-3', {
+        data: { transferId: 't-1003', amount: '0.50', currency: 'USD', counterpartyName: 'Pat\r\nBcc: \u202Eall' },
+        channels: ['EMAIL'],
+      }),
+    ),
+    // Nobody to tell: recorded, counted, nothing sent.
+    JSON.stringify(en('demo-nobody', { recipient: { userId: 'u-8', locale: 'en' } })),
+    // Two days old: recorded, not sent.
+    JSON.stringify(en('demo-stale', { occurredAt: new Date(now - 2 * 86_400_000).toISOString() })),
+  );
+  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400 };
 }

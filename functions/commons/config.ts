@@ -76,6 +76,8 @@ export function loadIngestConfig(env: Env = process.env) {
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),
       ...stuckEnv,
+      // An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads).
+      MAX_EVENT_AGE_SECONDS: int(0, 36_500 * 86_400, 86_400),
     }),
     env,
   );
@@ -87,6 +89,8 @@ export function loadIngestConfig(env: Env = process.env) {
     concurrency: c.INGEST_CONCURRENCY,
     maxEventBytes: c.MAX_EVENT_BYTES,
     transactionAttempts: c.TRANSACTION_ATTEMPTS,
+    /** 0 disables the rule. */
+    maxEventAgeSeconds: c.MAX_EVENT_AGE_SECONDS,
   };
 }
 export type IngestConfig = ReturnType<typeof loadIngestConfig>;

@@ -16,3 +16,16 @@ export class TransientStoreError extends Error {
 export class UnexpectedResponseError extends Error {
   override name = 'UnexpectedResponseError';
 }
+
+/**
+ * DynamoDB refused the items built from one record (ValidationException, or a transaction cancelled with
+ * ValidationError): the record's content, not the infrastructure, is the cause, so the record is quarantined instead
+ * of being retried forever.
+ */
+export class RecordRefusedError extends Error {
+  override name = 'RecordRefusedError';
+}
+
+/** Names of the errors that mean "DynamoDB will never accept these items", whoever threw them. */
+export const isRecordRefusal = (error: unknown): boolean =>
+  error instanceof RecordRefusedError || (error as Error | undefined)?.name === 'ValidationException';

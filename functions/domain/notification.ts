@@ -6,6 +6,7 @@
  * (event, channel) can never exist. Pure: callers pass the clock in.
  */
 import { createHash } from 'node:crypto';
+import type { SkipReason } from './admission.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
 
@@ -75,6 +76,8 @@ export interface InboxItem {
   receivedAt: string;
   source: KafkaSource;
   expiresAt: number;
+  /** Present when the event was recorded but deliberately not sent (e.g. TOO_OLD: older than the max event age). */
+  skipped?: SkipReason;
 }
 
 export interface NotificationItem {
@@ -142,8 +145,9 @@ export function buildInbox(
   source: KafkaSource,
   now: number,
   retention: Retention,
+  skipped?: SkipReason,
 ): InboxItem {
-  return {
+  const item: InboxItem = {
     pk: eventPk(event.eventId),
     sk: INBOX_SK,
     kind: 'INBOX',
@@ -156,6 +160,8 @@ export function buildInbox(
     source,
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
   };
+  if (skipped !== undefined) item.skipped = skipped;
+  return item;
 }
 
 export function buildNotification(
@@ -189,21 +195,27 @@ export function buildNotification(
   };
 }
 
+export const DETAIL_LIMIT = 1024;
+
+/**
+ * The quarantine item of one record. Whatever the record held, every string here is well-formed and bounded, so
+ * DynamoDB always accepts it: `raw` is the value as MSK delivered it (base64, so ASCII), `detail` is ours.
+ */
 export function buildQuarantine(
   rejection: Rejection,
-  rawValue: string | null | undefined,
+  rawValue: unknown,
   source: KafkaSource,
   now: number,
   retention: Retention,
 ): QuarantineItem {
-  const raw = rawValue ?? '';
+  const raw = typeof rawValue === 'string' ? rawValue.toWellFormed() : '';
   const item: QuarantineItem = {
     pk: quarantinePk(source),
     sk: QUARANTINE_SK,
     kind: 'QUARANTINE',
     reason: rejection.reason,
-    detail: rejection.detail,
-    raw: raw.slice(0, RAW_LIMIT),
+    detail: rejection.detail.toWellFormed().slice(0, DETAIL_LIMIT).toWellFormed(),
+    raw: raw.slice(0, RAW_LIMIT).toWellFormed(),
     rawTruncated: raw.length > RAW_LIMIT,
     receivedAt: new Date(now).toISOString(),
     source,

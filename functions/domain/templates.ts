@@ -1,14 +1,19 @@
 /**
  * Message templates: TransferCompleted / TransferFailed × EMAIL / PUSH / SMS × en / ja.
  *
- * Every interpolated value is escaped for HTML (html-escaper) and stripped of control characters for subjects,
- * push titles and SMS, so no CR/LF can reach a header even if a value slipped past the event contract.
- * Amounts go through Intl.NumberFormat with the event's currency, from the decimal string (never a float).
+ * Every interpolated value is escaped for HTML (html-escaper); display text is cleaned again here (the same cleaning
+ * as at ingest: idempotent), so no control, line break or bidi control can reach a header, a push or an SMS even from
+ * an item written some other way. Amounts are shown digit for digit in the currency's minor unit, or not at all
+ * (money.ts: a mismatch throws RenderError and the notification fails instead of showing a rounded figure).
  */
 import { escape as escapeHtml } from 'html-escaper';
 import type { Channel } from './channels.ts';
+import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
 import type { EventType, Locale, TransferData } from './event.ts';
+import { formatAmount } from './money.ts';
 import { smsSize } from './sms.ts';
+
+export { formatAmount, RenderError } from './money.ts';
 
 export interface EmailMessage {
   readonly channel: 'EMAIL';
@@ -35,17 +40,8 @@ export interface TemplateInput {
   readonly data: TransferData;
 }
 
-/** One line of plain text: control characters (CR, LF, TAB, NUL …) become a space. */
-export const oneLine = (s: string) => s.replace(/\p{Cc}+/gu, ' ').trim();
-
-const INTL_LOCALE: Record<Locale, string> = { en: 'en-US', ja: 'ja-JP' };
-
-export function formatAmount(amount: string, currency: string, locale: Locale): string {
-  // Intl.NumberFormat formats a decimal string exactly (ES2023): no binary float ever touches the money.
-  return new Intl.NumberFormat(INTL_LOCALE[locale], { style: 'currency', currency }).format(
-    amount as unknown as number,
-  );
-}
+/** One line of plain text: control characters (CR, LF, TAB, NUL …) and line separators become a space. */
+export const oneLine = (s: string) => s.replace(/[\p{Cc}\u2028\u2029]+/gu, ' ').trim();
 
 interface Parts {
   amount: string;
@@ -61,6 +57,8 @@ interface Copy {
   pushBody: (p: Parts) => string;
   sms: (p: Parts) => string;
 }
+
+const jaReason = (p: Parts) => (p.reason ? `（${p.reason}）` : '');
 
 const COPY: Record<EventType, Record<Locale, Copy>> = {
   TransferCompleted: {
@@ -83,18 +81,18 @@ const COPY: Record<EventType, Record<Locale, Copy>> = {
     en: {
       subject: () => 'Your transfer could not be completed',
       text: (p) =>
-        `Your transfer of ${p.amount}${p.to ? ` to ${p.to}` : ''} could not be completed: ${p.reason}. Reference: ${p.ref}.`,
+        `Your transfer of ${p.amount}${p.to ? ` to ${p.to}` : ''} could not be completed${p.reason ? `: ${p.reason}` : ''}. Reference: ${p.ref}.`,
       pushTitle: 'Transfer failed',
-      pushBody: (p) => `${p.amount}${p.to ? ` to ${p.to}` : ''} was not sent: ${p.reason}`,
-      sms: (p) => `Bank: your transfer of ${p.amount} failed: ${p.reason}. Ref ${p.ref}`,
+      pushBody: (p) => `${p.amount}${p.to ? ` to ${p.to}` : ''} was not sent${p.reason ? `: ${p.reason}` : '.'}`,
+      sms: (p) => `Bank: your transfer of ${p.amount} failed${p.reason ? `: ${p.reason}` : ''}. Ref ${p.ref}`,
     },
     ja: {
       subject: () => 'お振込みを完了できませんでした',
       text: (p) =>
-        `${p.to ? `${p.to} 様への` : ''}${p.amount} のお振込みを完了できませんでした（${p.reason}）。受付番号: ${p.ref}`,
+        `${p.to ? `${p.to} 様への` : ''}${p.amount} のお振込みを完了できませんでした${jaReason(p)}。受付番号: ${p.ref}`,
       pushTitle: '振込失敗',
-      pushBody: (p) => `${p.amount} のお振込みを完了できませんでした（${p.reason}）`,
-      sms: (p) => `【銀行】${p.amount}の振込を完了できませんでした（${p.reason}）。受付番号${p.ref}`,
+      pushBody: (p) => `${p.amount} のお振込みを完了できませんでした${jaReason(p)}`,
+      sms: (p) => `【銀行】${p.amount}の振込を完了できませんでした${jaReason(p)}。受付番号${p.ref}`,
     },
   },
 };
@@ -105,9 +103,9 @@ export function render(input: TemplateInput): Message {
   const copy = COPY[input.template][input.locale];
   const parts: Parts = {
     amount: formatAmount(input.data.amount, input.data.currency, input.locale),
-    to: oneLine(input.data.counterpartyName ?? ''),
+    to: cleanDisplayText(input.data.counterpartyName ?? '', NAME_MAX_GRAPHEMES).text,
     ref: oneLine(input.data.transferId),
-    reason: oneLine(input.data.reason ?? ''),
+    reason: cleanDisplayText(input.data.reason ?? '', REASON_MAX_GRAPHEMES).text,
   };
   switch (input.channel) {
     case 'EMAIL': {

@@ -5,7 +5,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
+import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
 import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
 
 export type RecordOutcome =
@@ -92,6 +92,10 @@ export function classifyCancellation(error: TransactionCanceledException): Recor
     return { kind: 'inboxExists', payloadHash: stored };
   }
   if (codes.slice(1).includes('ConditionalCheckFailed')) return { kind: 'notificationExists' };
+  // ValidationError: an item of this record is one DynamoDB will never store (too large, ill-formed …).
+  if (codes.includes('ValidationError')) {
+    throw new RecordRefusedError(`transaction cancelled: ${codes.join(',')}`, { cause: error });
+  }
   throw new UnexpectedResponseError(
     `transaction cancelled for an unexpected reason: ${codes.join(',') || 'none given'}`,
     {

@@ -2,7 +2,8 @@
  * MSK-triggered Lambda: each Kafka record becomes one DynamoDB transaction (inbox + one notification per channel).
  * Thin: flattens the MSK batch, runs the records with bounded concurrency, maps results to logs and metrics.
  * If any record meets a persistent infrastructure failure the handler throws after the others finished, and the
- * event source mapping redelivers the batch: records already written come back as duplicates.
+ * event source mapping redelivers the batch: records already written come back as duplicates. A record's bytes never
+ * make it throw.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, MSKEvent } from 'aws-lambda';
@@ -20,19 +21,23 @@ const limit = pLimit(config.concurrency);
 export const handler = async (event: MSKEvent, context: Context): Promise<void> => {
   logger.addContext(context);
   try {
-    await ingestBatch(event, {
+    const summary = await ingestBatch(event, {
       store,
       limit,
       now: Date.now,
       retentionDays: config.retentionDays,
       stuckAfterMs: config.stuckAfterMs,
       maxEventBytes: config.maxEventBytes,
+      maxEventAgeSeconds: config.maxEventAgeSeconds,
       transactionAttempts: config.transactionAttempts,
       onRetry: (eventId, error) => {
         metrics.addMetric('TransactionRetries', MetricUnit.Count, 1);
         logger.warn('transaction retry', { eventId, error: (error as Error).message });
       },
     });
+    // An infrastructure failure: throwing makes the event source mapping redeliver the whole batch, which is safe
+    // (records already written come back as duplicates, bad ones find their quarantine item).
+    if (summary.failure !== undefined) throw summary.failure;
   } finally {
     metrics.publishStoredMetrics();
   }

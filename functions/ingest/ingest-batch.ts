@@ -1,13 +1,31 @@
 /**
- * One MSK batch: every record of every topic-partition through ingestRecord, with bounded concurrency.
- * Records are independent (each carries its own inbox check), so their order does not matter.
+ * One MSK batch: every record of every topic-partition through the ingest use case, with bounded concurrency.
+ *
+ * The lowest offset is the original: every record is admitted first (pure), then records that share an eventId run
+ * one after another in (partition, offset) order, so of two different payloads under one eventId the earlier record is
+ * written and the later one is the conflict — also when the same batch is delivered twice at once. Different eventIds
+ * run concurrently under the `limit` bound.
+ *
+ * The figures reconcile per invocation: received = accepted + duplicates + conflicts + quarantined + requarantined +
+ * failed, where `failed` counts the records that met an infrastructure failure (or waited behind one of their eventId)
+ * in an invocation that then throws for the event source mapping to redeliver (`failure`: the handler throws it).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
 import type { Channel } from '../domain/channels.ts';
-import { type IngestDeps, type IngestResult, ingestRecord } from './ingest-record.ts';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+import {
+  type AdmittedRecord,
+  admit,
+  applyAdmission,
+  type IngestDeps,
+  type IngestInput,
+  type IngestResult,
+} from './ingest-record.ts';
+
+export { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
 
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;
@@ -16,77 +34,151 @@ export interface BatchDeps extends IngestDeps {
 export interface BatchSummary {
   readonly records: number;
   readonly results: IngestResult[];
+  readonly figures: IngestFigures;
+  /** Set when records met an infrastructure failure: the handler throws it, and the batch is redelivered. */
+  readonly failure?: unknown;
+}
+
+interface ChainOutcome {
+  /** Each result with the index of its record in the batch. */
+  results: [number, IngestResult][];
+  /** Records of the chain not ingested: the one whose processing threw, and those after it. */
+  failed: number;
+  error?: unknown;
 }
 
 export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<BatchSummary> {
-  const records = Object.values(event.records ?? {}).flat();
-  const settled = await Promise.allSettled(
-    records.map((record) =>
-      deps.limit(() =>
-        ingestRecord(
-          { source: { topic: record.topic, partition: record.partition, offset: record.offset }, value: record.value },
-          deps,
-        ),
-      ),
-    ),
-  );
-  const results: IngestResult[] = [];
-  const failures: unknown[] = [];
-  for (const s of settled) {
-    if (s.status === 'fulfilled') results.push(s.value);
-    else failures.push(s.reason);
-  }
-  report(records.length, results);
-  if (failures.length > 0) {
-    const first = failures[0] as Error;
-    logger.error('batch failed; the event source mapping will redeliver it', {
-      failedRecords: failures.length,
-      error: first,
-    });
-    throw first;
-  }
-  return { records: records.length, results };
+  const inputs: IngestInput[] = Object.values(event.records ?? {})
+    .flat()
+    .map((record) => ({
+      source: { topic: record.topic, partition: record.partition, offset: record.offset },
+      value: record.value,
+    }));
+  const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
+  const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps))));
+
+  // In the batch's own order, whatever order they ran in.
+  const results = outcomes
+    .flatMap((o) => o.results)
+    .sort(([a], [b]) => a - b)
+    .map(([, result]) => result);
+  const failed = outcomes.reduce((n, o) => n + o.failed, 0);
+  const figures = report(inputs.length, results, failed);
+  if (failed === 0) return { records: inputs.length, results, figures };
+  const failure = outcomes.find((o) => o.failed > 0)?.error;
+  logger.error('batch failed; the event source mapping will redeliver it', {
+    failedRecords: failed,
+    error: failure as Error,
+  });
+  return { records: inputs.length, results, figures, failure };
 }
 
-/** Logs one line per record (ids and reason codes only: never an address) and adds the batch's metrics. */
-function report(received: number, results: IngestResult[]): void {
-  metrics.addMetric('EventsReceived', MetricUnit.Count, received);
+type Indexed = AdmittedRecord & { readonly index: number };
+
+/**
+ * Records sharing an eventId form one chain, in (topic, partition, offset) order; a record without one is its own
+ * chain. Within a partition that is Kafka's own order; across partitions there is none, so the lower partition goes
+ * first, which at least makes every delivery of the batch choose the same original.
+ */
+function chainsByEventId(records: Indexed[]): Indexed[][] {
+  const byId = new Map<string, Indexed[]>();
+  const alone: Indexed[][] = [];
+  for (const record of records) {
+    const a = record.admission;
+    const eventId = a.ok ? a.event.eventId : a.rejection.eventId;
+    if (eventId === undefined) {
+      alone.push([record]);
+      continue;
+    }
+    const chain = byId.get(eventId);
+    if (chain === undefined) byId.set(eventId, [record]);
+    else chain.push(record);
+  }
+  const order = ({ input: { source: x } }: Indexed, { input: { source: y } }: Indexed) =>
+    (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : 0) || x.partition - y.partition || x.offset - y.offset;
+  return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
+}
+
+async function runChain(chain: Indexed[], deps: IngestDeps): Promise<ChainOutcome> {
+  const results: [number, IngestResult][] = [];
+  for (const [i, record] of chain.entries()) {
+    try {
+      results.push([record.index, await applyAdmission(record, deps)]);
+    } catch (error) {
+      // A later record of this eventId must not run before this one is settled: it waits for the redelivery.
+      return { results, failed: chain.length - i, error };
+    }
+  }
+  return { results, failed: 0 };
+}
+
+/** Logs one line per record (ids and reason codes only: never an address or a display text) and adds the metrics. */
+function report(received: number, results: IngestResult[], failed: number): IngestFigures {
+  const f: IngestFigures = {
+    received,
+    accepted: 0,
+    duplicates: 0,
+    conflicts: 0,
+    quarantined: 0,
+    requarantined: 0,
+    failed,
+    withoutNotifications: 0,
+    tooOld: 0,
+    displayTextSanitised: 0,
+  };
   const created = new Map<Channel, number>();
-  let accepted = 0;
-  let duplicates = 0;
-  let conflicts = 0;
-  let quarantined = 0;
   for (const r of results) {
     switch (r.kind) {
       case 'accepted':
-        accepted++;
+        f.accepted++;
         for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
-        logger.info('event accepted', { eventId: r.eventId, channels: r.channels });
+        if (r.skipped === 'TOO_OLD') {
+          f.tooOld++;
+          logger.warn('event too old: recorded, not sent', { eventId: r.eventId, skipped: r.skipped });
+        } else if (r.channels.length === 0) {
+          f.withoutNotifications++;
+          logger.warn('event accepted with no channel to send', { eventId: r.eventId });
+        } else {
+          logger.info('event accepted', { eventId: r.eventId, channels: r.channels });
+        }
+        if (r.sanitised.length > 0) {
+          f.displayTextSanitised++;
+          logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
+        }
         break;
       case 'duplicate':
-        duplicates++;
+        f.duplicates++;
         logger.info('duplicate event acknowledged', { eventId: r.eventId });
         break;
       case 'conflict':
-        if (r.newlyQuarantined) conflicts++;
+        if (r.newlyQuarantined) f.conflicts++;
+        else f.requarantined++;
         logger.error('eventId reused with a different payload; quarantined', {
           eventId: r.eventId,
           reason: 'EVENT_ID_CONFLICT',
+          redelivered: !r.newlyQuarantined,
         });
         break;
-      case 'quarantined':
-        if (r.newlyQuarantined) quarantined++;
-        logger.warn('record quarantined', {
+      case 'quarantined': {
+        if (r.newlyQuarantined) f.quarantined++;
+        else f.requarantined++;
+        const line = {
           eventId: r.rejection.eventId,
           reason: r.rejection.reason,
           detail: r.rejection.detail,
-        });
+          redelivered: !r.newlyQuarantined,
+        };
+        // UNPROCESSABLE is a bug or a refused write, not a producer's mistake: it needs an engineer.
+        if (r.rejection.reason === 'UNPROCESSABLE') logger.error('record quarantined', line);
+        else logger.warn('record quarantined', line);
         break;
+      }
     }
   }
-  metrics.addMetric('EventsAccepted', MetricUnit.Count, accepted);
-  metrics.addMetric('DuplicateEvents', MetricUnit.Count, duplicates);
-  metrics.addMetric('EventIdConflicts', MetricUnit.Count, conflicts);
-  metrics.addMetric('RecordsQuarantined', MetricUnit.Count, quarantined);
+  for (const [figure, metric] of Object.entries(FIGURE_METRICS)) {
+    metrics.addMetric(metric, MetricUnit.Count, f[figure as keyof IngestFigures]);
+  }
   for (const [channel, count] of created) countBy('NotificationsCreated', { channel }, count);
+  logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
+  return f;
 }

@@ -2,77 +2,121 @@
  * Use case: ingest one Kafka record.
  *
  * Input: the record's source (topic, partition, offset) and its base64 value.
- * Output: what became of it — accepted, duplicate, conflict or quarantined. Never throws for bad input;
- * throws only when DynamoDB stays unavailable, so the event source mapping redelivers the batch (safe: the inbox
- * makes a redelivery a duplicate).
- * Steps: decode + validate → route → one transaction (inbox + one notification per channel) → classify the answer.
+ * Output: what became of it — accepted, duplicate, conflict or quarantined.
+ * Steps: admit (decode → validate → normalise → hash → route → age: pure, admission.ts) → one transaction (inbox + one
+ * notification per channel) → classify the answer.
+ *
+ * Never throws for a record's bytes: every rejection, and even a bug in the pure path or items DynamoDB refuses, ends
+ * as a quarantine item with a reason code. It throws only when DynamoDB stays unavailable, so the event source mapping
+ * redelivers the batch (safe: the inbox makes a redelivery a duplicate).
  */
-import { TransientStoreError } from '../commons/errors.ts';
+import { isRecordRefusal, TransientStoreError } from '../commons/errors.ts';
 import { withRetry } from '../commons/retry.ts';
-import type { Channel } from '../domain/channels.ts';
-import { contactFor, route } from '../domain/channels.ts';
-import { decodeRecordValue, type Rejection } from '../domain/event.ts';
-import { buildInbox, buildNotification, buildQuarantine, type KafkaSource } from '../domain/notification.ts';
+import { type Admission, type AdmissionPolicy, admitRecord, type SkipReason } from '../domain/admission.ts';
+import { type Channel, contactFor } from '../domain/channels.ts';
+import { type DisplayField, PAYLOAD_HASH_VERSION, type Rejection } from '../domain/event.ts';
+import {
+  buildInbox,
+  buildNotification,
+  buildQuarantine,
+  type KafkaSource,
+  type Retention,
+} from '../domain/notification.ts';
 import type { InboxStore } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;
-  readonly value: string | null | undefined;
+  /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
+  readonly value: unknown;
 }
 
 export type IngestResult =
-  | { kind: 'accepted'; eventId: string; channels: Channel[] }
+  | { kind: 'accepted'; eventId: string; channels: Channel[]; sanitised: DisplayField[]; skipped?: SkipReason }
   | { kind: 'duplicate'; eventId: string }
   | { kind: 'conflict'; eventId: string; newlyQuarantined: boolean }
   | { kind: 'quarantined'; rejection: Rejection; newlyQuarantined: boolean };
 
-export interface IngestDeps {
+export interface IngestDeps extends AdmissionPolicy {
   readonly store: InboxStore;
   readonly now: () => number;
   readonly retentionDays: number;
   /** When the sweeper first looks at a new notification (its stuck threshold); default in the domain. */
   readonly stuckAfterMs?: number;
-  readonly maxEventBytes: number;
   readonly transactionAttempts: number;
   readonly retryBaseMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly onRetry?: (eventId: string, error: unknown) => void;
 }
 
+/** A record with its admission, decided once, at one clock reading. */
+export interface AdmittedRecord {
+  readonly input: IngestInput;
+  readonly admission: Admission;
+  readonly now: number;
+}
+
 export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promise<IngestResult> {
-  const decoded = decodeRecordValue(input.value, deps.maxEventBytes);
-  if (!decoded.ok) return quarantine(decoded.rejection, input, deps);
-  const { event, payloadHash } = decoded;
+  return applyAdmission(admit(input, deps), deps);
+}
 
-  const routed = route(event);
-  if (!routed.ok) return quarantine(routed.rejection, input, deps);
-
+/** The pure step, guarded: a throw from it (a bug, never the bytes' fault) quarantines the record as UNPROCESSABLE. */
+export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
   const now = deps.now();
-  const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
-  const inbox = buildInbox(event, payloadHash, routed.channels, input.source, now, retention);
-  const notifications = routed.channels.map((channel) =>
-    // route() only returns channels the recipient has a contact point for.
-    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
-  );
+  try {
+    return { input, now, admission: admitRecord(input.value, deps, now) };
+  } catch (error) {
+    return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
+  }
+}
 
-  const outcome = await withRetry(() => deps.store.recordEvent(inbox, notifications), {
-    attempts: deps.transactionAttempts,
-    baseMs: deps.retryBaseMs ?? 50,
-    isRetryable: (error) => error instanceof TransientStoreError,
-    onRetry: (error) => deps.onRetry?.(event.eventId, error),
-    ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-  });
+export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+  const { input, admission, now } = record;
+  if (!admission.ok) return quarantine(admission.rejection, record, deps);
+  const { event, payloadHash, channels } = admission;
+  const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
+
+  let items: ReturnType<typeof buildItems>;
+  try {
+    items = buildItems(admission, input.source, now, retention);
+  } catch (error) {
+    return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
+  }
+
+  let outcome: Awaited<ReturnType<InboxStore['recordEvent']>>;
+  try {
+    outcome = await withRetry(() => deps.store.recordEvent(items.inbox, items.notifications), {
+      attempts: deps.transactionAttempts,
+      baseMs: deps.retryBaseMs ?? 50,
+      isRetryable: (error) => error instanceof TransientStoreError,
+      onRetry: (error) => deps.onRetry?.(event.eventId, error),
+      ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+    });
+  } catch (error) {
+    // DynamoDB will never store these items: the record is the cause, so it is quarantined, not retried forever.
+    if (isRecordRefusal(error)) {
+      return quarantine(unprocessable('DynamoDB refused its items', error, event.eventId), record, deps);
+    }
+    throw error;
+  }
 
   switch (outcome.kind) {
     case 'created':
-      return { kind: 'accepted', eventId: event.eventId, channels: routed.channels };
+      return {
+        kind: 'accepted',
+        eventId: event.eventId,
+        channels,
+        sanitised: admission.sanitised,
+        ...(admission.skipped === undefined ? {} : { skipped: admission.skipped }),
+      };
     case 'notificationExists':
       return { kind: 'duplicate', eventId: event.eventId };
     case 'inboxExists': {
       if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: event.eventId };
+      const stored = outcome.payloadHash ?? '?';
+      const otherVersion = !stored.startsWith(`${PAYLOAD_HASH_VERSION}:`);
       const rejection: Rejection = {
         reason: 'EVENT_ID_CONFLICT',
-        detail: `eventId already recorded with payloadHash ${outcome.payloadHash?.slice(0, 12) ?? '?'}…, this record has ${payloadHash.slice(0, 12)}…`,
+        detail: `eventId already recorded with payloadHash ${stored.slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…${otherVersion ? ` (the stored hash is not a ${PAYLOAD_HASH_VERSION} hash)` : ''}`,
         eventId: event.eventId,
       };
       const newlyQuarantined = await deps.store.quarantine(
@@ -83,8 +127,32 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
   }
 }
 
-async function quarantine(rejection: Rejection, input: IngestInput, deps: IngestDeps): Promise<IngestResult> {
-  const item = buildQuarantine(rejection, input.value, input.source, deps.now(), { retentionDays: deps.retentionDays });
+function buildItems(
+  admission: Extract<Admission, { ok: true }>,
+  source: KafkaSource,
+  now: number,
+  retention: Retention,
+) {
+  const { event, payloadHash, channels, skipped } = admission;
+  return {
+    inbox: buildInbox(event, payloadHash, channels, source, now, retention, skipped),
+    // route() only returns channels the recipient has a contact point for.
+    notifications: channels.map((channel) =>
+      buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
+    ),
+  };
+}
+
+function unprocessable(step: string, error: unknown, eventId?: string): Rejection {
+  // The error's name only: its message could quote the record's content.
+  const name = error instanceof Error ? error.name : typeof error;
+  const detail = `${name} ${step}`;
+  return eventId === undefined ? { reason: 'UNPROCESSABLE', detail } : { reason: 'UNPROCESSABLE', detail, eventId };
+}
+
+async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+  const { input, now } = record;
+  const item = buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays });
   const newlyQuarantined = await deps.store.quarantine(item);
   return { kind: 'quarantined', rejection, newlyQuarantined };
 }

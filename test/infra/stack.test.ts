@@ -1,45 +1,132 @@
 /**
- * The CDK app, synthesized offline with bundling skipped: template assertions for each requirement, cdk-nag with
- * zero unacknowledged findings, a normalised snapshot, and the settings validation.
+ * The CDK app, synthesized offline with bundling skipped, the way `bin/notifier.ts` builds it (settings file under
+ * context, environment from the cluster ARN): template assertions for each requirement, cdk-nag with zero
+ * unacknowledged findings, a normalised snapshot, and the settings validation.
  */
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json' with { type: 'json' };
+import example from '../../examples/settings.example.json' with { type: 'json' };
 import {
   assertDispatchTiming,
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
-import { NotifierStack } from '../../lib/notifier-stack.ts';
-import { parseSettings, SettingsError } from '../../lib/settings.ts';
+import { createNotifierStack } from '../../lib/notifier-app.ts';
+import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
+import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
+import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
 import { DISPATCH_FILTER_PATTERN } from '../../lib/stream-filter.ts';
 
+const SETTINGS_FILE = 'examples/settings.example.json';
+const SCRAM = {
+  kafkaScramSecretArn: 'arn:aws:secretsmanager:ap-northeast-1:123456789012:secret:AmazonMSK_notifier-AbCdEf',
+  kafkaScramKmsKeyArn: 'arn:aws:kms:ap-northeast-1:123456789012:key/aaaaaaaa-1111-2222-3333-bbbbbbbbbbbb',
+};
+const DATA_KEY = 'arn:aws:kms:ap-northeast-1:123456789012:key/cccccccc-1111-2222-3333-dddddddddddd';
+const EVERY_OPTION = {
+  ...SCRAM,
+  kmsKeyArn: DATA_KEY,
+  mskVpcId: 'vpc-0123456789abcdef0',
+  mskRouteTableIds: 'rtb-0123456789abcdef0,rtb-0fedcba9876543210',
+  dispatchReservedConcurrency: '20',
+  alarmEmail: 'oncall@example.com',
+  sesConfigurationSet: 'notifier',
+};
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+type Statement = Record<string, unknown>;
+
 function synth(overrides: Record<string, unknown> = {}) {
-  const app = new App({ context: { ...cdkJson.context, ...overrides, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new NotifierStack(app, 'Notifier', {
-    settings: parseSettings((key) => app.node.tryGetContext(key)),
-    env: { account: '123456789012', region: 'ap-northeast-1' },
-  });
-  return { stack, template: Template.fromStack(stack) };
+  const app = new App({ context: { settingsFile: SETTINGS_FILE, ...overrides, 'aws:cdk:bundling-stacks': [] } });
+  const stack = createNotifierStack(app);
+  const template = Template.fromStack(stack);
+  const json = template.toJSON() as { Resources: Record<string, Resource>; Outputs: Record<string, unknown> };
+  const resources = (type: string) => Object.entries(json.Resources).filter(([, r]) => r.Type === type);
+  const fnLogicalId = (prefix: string) => {
+    const found = resources('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix));
+    if (!found) throw new Error(`no function ${prefix}`);
+    return found[0];
+  };
+  const fnProps = (prefix: string) => json.Resources[fnLogicalId(prefix)]!.Properties;
+  const policyOf = (fnPrefix: string): Statement[] => {
+    const role = (fnProps(fnPrefix).Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    return resources('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(String(role)))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  };
+  const alarms = (): Record<string, Resource> =>
+    Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([, a]) => [String(a.Properties.AlarmName), a]));
+  return { stack, template, json, resources, fnLogicalId, fnProps, policyOf, alarms };
 }
 
-const { stack, template } = synth();
-const json = template.toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-const resources = (type: string) => Object.entries(json.Resources).filter(([, r]) => r.Type === type);
-const fnLogicalId = (prefix: string) => {
-  const found = resources('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix));
-  if (!found) throw new Error(`no function ${prefix}`);
-  return found[0];
-};
-const policyOf = (fnPrefix: string) => {
-  const role = (json.Resources[fnLogicalId(fnPrefix)]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
-  return resources('AWS::IAM::Policy')
-    .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(String(role)))
-    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
-};
-const actionsOf = (statements: Record<string, unknown>[]) => statements.flatMap((s) => [s.Action].flat() as string[]);
+const actionsOf = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat() as string[]);
+const publishes = (statements: Statement[]) => statements.filter((s) => actionsOf([s]).includes('sns:Publish'));
+
+const base = synth();
+const { template, json, resources, fnLogicalId, fnProps, policyOf } = base;
+
+describe('deploying', () => {
+  it('cdk.json holds no value for a required key: a deploy without them fails at synth, naming each', () => {
+    for (const key of ['stage', 'mskClusterArn', 'topic', 'consumerGroupId', 'startingPosition', 'senderEmail']) {
+      expect(cdkJson.context).not.toHaveProperty(key);
+    }
+    const app = new App({ context: cdkJson.context });
+    expect(() => createNotifierStack(app)).toThrow(SettingsError);
+    expect(() => createNotifierStack(app)).toThrow(
+      /"stage" is required.*"mskClusterArn" is required.*"topic" is required.*"consumerGroupId" is required.*"startingPosition" is required.*"senderEmail" is required/,
+    );
+  });
+
+  it('deploys to the cluster account and region, never an environment-agnostic stack', () => {
+    expect(base.stack.account).toBe('123456789012');
+    expect(base.stack.region).toBe('ap-northeast-1');
+    const other = synth({
+      mskClusterArn: 'arn:aws:kafka:eu-west-1:210987654321:cluster/events/99999999-8888-7777-6666-555555555555-2',
+    });
+    expect([other.stack.account, other.stack.region]).toEqual(['210987654321', 'eu-west-1']);
+  });
+
+  it('names the stack after its stage', () => {
+    expect(base.stack.stackName).toBe('notifier-example');
+    expect(synth({ stage: 'staging' }).stack.stackName).toBe('notifier-staging');
+  });
+
+  it('two stages in one account share no fixed physical name and no metric namespace', () => {
+    const names = (s: ReturnType<typeof synth>) => [
+      ...Object.keys(s.alarms()),
+      ...s.resources('AWS::CloudWatch::Dashboard').map(([, d]) => d.Properties.DashboardName),
+      ...s.resources('AWS::SNS::Topic').map(([, t]) => t.Properties.DisplayName),
+      ...s
+        .resources('AWS::Lambda::Function')
+        .map(
+          ([, f]) =>
+            (f.Properties.Environment as { Variables: Record<string, string> }).Variables.POWERTOOLS_METRICS_NAMESPACE,
+        ),
+    ];
+    const prod = names(synth({ stage: 'prod' }));
+    const staging = names(synth({ stage: 'staging' }));
+    expect(prod.length).toBeGreaterThan(10);
+    expect(prod.filter((n) => staging.includes(n))).toEqual([]);
+    expect(prod).toContain('notifier-prod');
+    expect(prod).toContain('notifier-prod alarms');
+    expect(prod).toContain('notifier/prod');
+  });
+
+  it('a key given on the command line wins over the settings file', () => {
+    const s = settingsFromContext((k) => ({ settingsFile: SETTINGS_FILE, topic: 'other.topic' })[k as 'topic']);
+    expect(s.topic).toBe('other.topic');
+    expect(s.consumerGroupId).toBe(example.consumerGroupId);
+  });
+
+  it('an unreadable settings file is named', () => {
+    expect(() => settingsFromContext((k) => (k === 'settingsFile' ? 'no/such/file.json' : undefined))).toThrow(
+      /settingsFile "no\/such\/file.json" cannot be read/,
+    );
+  });
+});
 
 describe('the table', () => {
   it('is on-demand, streams NEW_AND_OLD_IMAGES, expires on expiresAt, has PITR and deletion protection, and is retained', () => {
@@ -76,28 +163,58 @@ describe('the table', () => {
 });
 
 describe('the functions', () => {
-  it('run nodejs22.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
+  it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
     const fns = resources('AWS::Lambda::Function');
     expect(fns).toHaveLength(3);
     for (const [, fn] of fns) {
       expect(fn.Properties).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogFormat: 'JSON' },
-        Environment: { Variables: { POWERTOOLS_SERVICE_NAME: 'notifier', POWERTOOLS_METRICS_NAMESPACE: 'notifier' } },
+        Environment: {
+          Variables: { POWERTOOLS_SERVICE_NAME: 'notifier', POWERTOOLS_METRICS_NAMESPACE: 'notifier/example' },
+        },
       });
     }
   });
 
-  it('log to groups with a retention, retained on stack deletion', () => {
+  it('log to groups with a retention, retained on stack deletion, each writable only by its own function', () => {
     const groups = resources('AWS::Logs::LogGroup');
     expect(groups).toHaveLength(3);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper']) {
+      const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
+      expect(logs).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${name}Logs`)), 'Arn'] },
+        },
+      ]);
+    }
+    // The managed basic execution role would allow writing to every log group of the account.
+    expect(JSON.stringify(json)).not.toContain('AWSLambdaBasicExecutionRole');
   });
 
-  it('caps dispatch concurrency (sends in flight; the send rate is paced separately)', () => {
-    expect(json.Resources[fnLogicalId('Dispatch')]?.Properties.ReservedConcurrentExecutions).toBe(5);
+  it('reserve no concurrency by default: a new account with a quota of 10 can deploy', () => {
+    for (const [, fn] of resources('AWS::Lambda::Function')) {
+      expect(fn.Properties).not.toHaveProperty('ReservedConcurrentExecutions');
+    }
+  });
+
+  it('reserve dispatch concurrency only when the setting asks for it', () => {
+    const s = synth({ dispatchReservedConcurrency: '20' });
+    expect(s.fnProps('Dispatch').ReservedConcurrentExecutions).toBe(20);
+    expect(s.fnProps('Sweeper')).not.toHaveProperty('ReservedConcurrentExecutions');
+    expect(() => synth({ dispatchReservedConcurrency: '0' })).toThrow(/"dispatchReservedConcurrency" is invalid/);
+  });
+
+  it('give ingest the maximum event age', () => {
+    const env = (fnProps('Ingest').Environment as { Variables: Record<string, string> }).Variables;
+    expect(env.MAX_EVENT_AGE_SECONDS).toBe('86400');
+    const custom = synth({ maxEventAgeSeconds: '3600' }).fnProps('Ingest');
+    expect((custom.Environment as { Variables: Record<string, string> }).Variables.MAX_EVENT_AGE_SECONDS).toBe('3600');
   });
 
   it('takes dispatch and sweeper timing from the one timing module, checked at synth', () => {
@@ -147,10 +264,7 @@ describe('the functions', () => {
   });
 
   it('configure dispatch with the delivery policy and a lease longer than its timeout', () => {
-    const fn = json.Resources[fnLogicalId('Dispatch')]?.Properties as {
-      Timeout: number;
-      Environment: { Variables: Record<string, string> };
-    };
+    const fn = fnProps('Dispatch') as { Timeout: number; Environment: { Variables: Record<string, string> } };
     expect(fn.Environment.Variables).toMatchObject({
       SENDER_EMAIL: 'notifications@example.com',
       CHANNEL_POLICIES: 'EMAIL=AT_MOST_ONCE,PUSH=AT_MOST_ONCE,SMS=AT_MOST_ONCE',
@@ -159,26 +273,128 @@ describe('the functions', () => {
   });
 });
 
-describe('the triggers', () => {
-  it('ingest reads the MSK topic from TRIM_HORIZON with batch size, window, bisect, bounded retries and an S3 destination', () => {
+describe('the MSK trigger', () => {
+  const mapping = (s: ReturnType<typeof synth>) =>
+    s.resources('AWS::Lambda::EventSourceMapping').filter(([, m]) => m.Properties.Topics !== undefined);
+
+  it('reads the topic with batch size, window, bisect, bounded retries, an S3 destination and every mapping metric', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: cdkJson.context.mskClusterArn,
+      EventSourceArn: example.mskClusterArn,
       Topics: ['banking.transfers'],
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: 100,
       MaximumBatchingWindowInSeconds: 1,
-      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'notifier' },
+      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'notifier-example' },
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
+      ProvisionedPollerConfig: { MinimumPollers: 1, MaximumPollers: 4 },
+      MetricsConfig: { Metrics: ['EventCount', 'ErrorCount', 'KafkaMetrics'] },
       DestinationConfig: {
         OnFailure: {
           Destination: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^FailedIngestBatches'), 'Arn'] }),
         },
       },
     });
+    // An old record is recorded as too old by ingest, not diverted to S3 by the mapping.
+    expect(mapping(base)[0]?.[1].Properties).not.toHaveProperty('MaximumRecordAgeInSeconds');
   });
 
-  it('dispatch reads the stream with the PENDING-only filter, partial batch responses, bisect, bounded retries and age, and an SQS destination', () => {
+  it('keeps one logical id whatever the topic, so a topic change cannot add a second mapping beside the first', () => {
+    const ids = ['banking.transfers', 'banking.transfers.v2'].map((topic) => mapping(synth({ topic }))[0]?.[0]);
+    expect(ids).toEqual([KAFKA_MAPPING_LOGICAL_ID, KAFKA_MAPPING_LOGICAL_ID]);
+  });
+
+  it('starts at a timestamp when asked, and requires one for AT_TIMESTAMP', () => {
+    const s = synth({ startingPosition: 'AT_TIMESTAMP', startingPositionTimestamp: '2026-12-01T00:00:00Z' });
+    expect(mapping(s)[0]?.[1].Properties).toMatchObject({
+      StartingPosition: 'AT_TIMESTAMP',
+      StartingPositionTimestamp: Date.parse('2026-12-01T00:00:00Z') / 1000,
+    });
+    expect(() => synth({ startingPosition: 'AT_TIMESTAMP' })).toThrow(
+      /"startingPositionTimestamp" is required when startingPosition is AT_TIMESTAMP/,
+    );
+  });
+
+  it('SASL/SCRAM replaces the IAM Kafka permissions and may decrypt the secret key, only through Secrets Manager', () => {
+    const s = synth(SCRAM);
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      SourceAccessConfigurations: [{ Type: 'SASL_SCRAM_512_AUTH', URI: Match.stringLikeRegexp('AmazonMSK_notifier') }],
+    });
+    const ingest = s.policyOf('Ingest');
+    expect(actionsOf(ingest)).not.toContain('kafka-cluster:ReadData');
+    expect(ingest.filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'kms:Decrypt',
+        Resource: SCRAM.kafkaScramKmsKeyArn,
+        Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.ap-northeast-1.amazonaws.com' } },
+      },
+    ]);
+    expect(actionsOf(ingest)).toContain('secretsmanager:GetSecretValue');
+  });
+
+  it('refuses a SCRAM secret without its key, and a secret or key outside the cluster region', () => {
+    expect(() => synth({ kafkaScramSecretArn: SCRAM.kafkaScramSecretArn })).toThrow(
+      /"kafkaScramKmsKeyArn" is required with kafkaScramSecretArn/,
+    );
+    expect(() =>
+      synth({ ...SCRAM, kafkaScramKmsKeyArn: SCRAM.kafkaScramKmsKeyArn.replace('ap-northeast-1', 'us-east-1') }),
+    ).toThrow(/"kafkaScramKmsKeyArn" must be in the cluster's account and region/);
+  });
+
+  it('adds the S3 gateway endpoint the on-failure destination needs when the cluster VPC is given', () => {
+    expect(resources('AWS::EC2::VPCEndpoint')).toHaveLength(0);
+    synth({
+      mskVpcId: 'vpc-0123456789abcdef0',
+      mskRouteTableIds: '["rtb-0123456789abcdef0"]',
+    }).template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+      VpcId: 'vpc-0123456789abcdef0',
+      ServiceName: 'com.amazonaws.ap-northeast-1.s3',
+      VpcEndpointType: 'Gateway',
+      RouteTableIds: ['rtb-0123456789abcdef0'],
+    });
+    expect(() => synth({ mskVpcId: 'vpc-0123456789abcdef0' })).toThrow(/mskVpcId and mskRouteTableIds go together/);
+  });
+});
+
+describe('the failed-batch bucket', () => {
+  it('is private, TLS-only, versioned, and keeps nothing longer than the inbox', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      LifecycleConfiguration: {
+        Rules: [
+          {
+            Id: 'expire-with-the-inbox',
+            Status: 'Enabled',
+            ExpirationInDays: 35,
+            NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          },
+          { Id: 'remove-expired-delete-markers', Status: 'Enabled', ExpiredObjectDeleteMarker: true },
+        ],
+      },
+    });
+    const retention = synth({ inboxRetentionDays: '10', maxEventAgeSeconds: '3600' });
+    retention.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 10 })]) },
+    });
+  });
+
+  it('refuses a maximum event age the inbox would not outlive', () => {
+    expect(() => synth({ inboxRetentionDays: '1' })).toThrow(
+      /"maxEventAgeSeconds" must be shorter than inboxRetentionDays/,
+    );
+  });
+});
+
+describe('the dispatch trigger', () => {
+  it('reads the stream with the PENDING-only filter, partial batch responses, bisect, bounded retries and age, and an SQS destination', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       StartingPosition: 'TRIM_HORIZON',
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -210,11 +426,64 @@ describe('the triggers', () => {
   });
 });
 
+describe('a customer-managed key', () => {
+  const keyed = synth({ kmsKeyArn: DATA_KEY });
+
+  it('encrypts the table, the on-failure queue and the failed-batch bucket', () => {
+    keyed.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: DATA_KEY },
+    });
+    keyed.template.hasResourceProperties('AWS::SQS::Queue', { KmsMasterKeyId: DATA_KEY });
+    keyed.template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          {
+            BucketKeyEnabled: true,
+            ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: DATA_KEY },
+          },
+        ],
+      },
+    });
+  });
+
+  it('lets each function decrypt and generate data keys with it, nothing more', () => {
+    const kmsOf = (name: string) =>
+      keyed.policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));
+    for (const name of ['Ingest', 'Sweeper']) {
+      expect(new Set(actionsOf(kmsOf(name)))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey']));
+    }
+    // CDK's grant for the stream trigger adds DescribeKey.
+    expect(new Set(actionsOf(kmsOf('Dispatch')))).toEqual(
+      new Set(['kms:Decrypt', 'kms:GenerateDataKey', 'kms:DescribeKey']),
+    );
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper']) {
+      for (const s of kmsOf(name)) expect(s.Resource).toBe(DATA_KEY);
+    }
+  });
+
+  it('is not used without the setting', () => {
+    expect(JSON.stringify(json)).not.toContain('KMSMasterKeyId');
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+    });
+  });
+
+  it('must be in the cluster account and region', () => {
+    expect(() => synth({ kmsKeyArn: DATA_KEY.replace('123456789012', '999999999999') })).toThrow(
+      /"kmsKeyArn" must be in the cluster's account and region/,
+    );
+  });
+});
+
 describe('least privilege', () => {
   it('no statement grants a wildcard action', () => {
-    for (const [, p] of resources('AWS::IAM::Policy')) {
-      const statements = (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
-      for (const a of actionsOf(statements)) expect(a.endsWith('*'), a).toBe(false);
+    for (const s of [base, synth(EVERY_OPTION)]) {
+      for (const [, p] of s.resources('AWS::IAM::Policy')) {
+        const statements = (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+        for (const a of actionsOf(statements)) expect(a.endsWith('*'), a).toBe(false);
+      }
     }
   });
 
@@ -224,13 +493,13 @@ describe('least privilege', () => {
     expect(ddb).toEqual(['dynamodb:PutItem']);
     const kafka = ingest.filter((s) => actionsOf([s]).some((a) => a.startsWith('kafka-cluster:')));
     expect(kafka.map((s) => s.Resource)).toEqual([
-      cdkJson.context.mskClusterArn,
+      example.mskClusterArn,
       'arn:aws:kafka:ap-northeast-1:123456789012:topic/bank-events/11111111-2222-3333-4444-555555555555-1/banking.transfers',
-      'arn:aws:kafka:ap-northeast-1:123456789012:group/bank-events/11111111-2222-3333-4444-555555555555-1/notifier',
+      'arn:aws:kafka:ap-northeast-1:123456789012:group/bank-events/11111111-2222-3333-4444-555555555555-1/notifier-example',
     ]);
   });
 
-  it('dispatch reads and updates items, sends email only from the sender identity, publishes to SNS', () => {
+  it('dispatch reads and updates items, sends email only from the sender identity', () => {
     const dispatch = policyOf('Dispatch');
     // The stream actions are the event source mapping's own, granted by CDK on the stream ARN.
     const streamActions = [
@@ -248,34 +517,61 @@ describe('least privilege', () => {
     expect(JSON.stringify(ses?.Resource)).toContain('identity/notifications@example.com');
   });
 
+  it('dispatch publishes to SNS only to its own platform endpoints and to phone numbers: no topic, no other account', () => {
+    const statements = publishes(policyOf('Dispatch'));
+    const partitionArn = (rest: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, rest]] });
+    expect(statements).toEqual([
+      {
+        Sid: 'PushToOwnPlatformEndpoints',
+        Effect: 'Allow',
+        Action: 'sns:Publish',
+        Resource: partitionArn(':sns:ap-northeast-1:123456789012:endpoint/*'),
+      },
+      // Every SNS ARN (topics, endpoints, applications, in any account and region) is outside this grant.
+      { Sid: 'SmsToPhoneNumbersOnly', Effect: 'Allow', Action: 'sns:Publish', NotResource: partitionArn(':sns:*:*:*') },
+    ]);
+    // Nowhere in the stack is sns:Publish granted on "*".
+    for (const [, p] of resources('AWS::IAM::Policy')) {
+      for (const s of publishes((p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)) {
+        expect([s.Resource].flat()).not.toContain('*');
+      }
+    }
+  });
+
   it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
     expect(sweeper.sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
-
-  it('SASL/SCRAM replaces the IAM Kafka permissions when a secret is given', () => {
-    const { template: t } = synth({
-      kafkaScramSecretArn: 'arn:aws:secretsmanager:ap-northeast-1:123456789012:secret:AmazonMSK_notifier-AbCdEf',
-    });
-    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      SourceAccessConfigurations: [{ Type: 'SASL_SCRAM_512_AUTH', URI: Match.stringLikeRegexp('AmazonMSK_notifier') }],
-    });
-    expect(JSON.stringify(t.toJSON())).not.toContain('kafka-cluster:ReadData');
-  });
 });
 
 describe('CloudWatch', () => {
-  it('alarms on everything that needs a human, all to the alarm topic', () => {
-    const names = resources('AWS::CloudWatch::Alarm')
-      .map(([, a]) => a.Properties.AlarmName)
-      .sort();
-    expect(names).toEqual(
+  const alarms = base.alarms();
+  type AlarmProps = {
+    EvaluationPeriods: number;
+    DatapointsToAlarm: number;
+    TreatMissingData: string;
+    ComparisonOperator: string;
+    AlarmActions: unknown[];
+    Metrics?: { MetricStat?: { Metric: { Dimensions: unknown[] } } }[];
+    Dimensions?: unknown[];
+  };
+  const shape = (name: string) => {
+    const p = alarms[`notifier-example-${name}`]?.Properties as AlarmProps | undefined;
+    if (!p) throw new Error(`no alarm ${name}`);
+    return [p.DatapointsToAlarm, p.EvaluationPeriods, p.TreatMissingData];
+  };
+
+  it('alarms on everything that needs a human, named for the stage, all to the alarm topic', () => {
+    expect(Object.keys(alarms).sort()).toEqual(
       [
         'DispatchErrors',
         'DispatchIteratorAge',
         'DispatchOnFailureQueue',
         'EventIdConflicts',
+        'IngestBatchNotParked',
+        'IngestBatchParked',
         'IngestErrors',
+        'IngestIdle',
         'KafkaOffsetLag',
         'LateAcceptances',
         'NotificationsExpired',
@@ -286,9 +582,58 @@ describe('CloudWatch', () => {
         'SweeperErrors',
         'SweeperFoundStuck',
         'UnknownOutcomes',
-      ].map((n) => `notifier-${n}`),
+      ].map((n) => `notifier-example-${n}`),
     );
-    for (const [, a] of resources('AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions).toHaveLength(1);
+    for (const a of Object.values(alarms)) expect((a.Properties as AlarmProps).AlarmActions).toHaveLength(1);
+  });
+
+  it('error and lag alarms need a pattern (M of N), not one transient retry', () => {
+    expect(shape('IngestErrors')).toEqual([3, 5, 'notBreaching']);
+    expect(shape('DispatchErrors')).toEqual([3, 5, 'notBreaching']);
+    expect(shape('SweeperErrors')).toEqual([2, 3, 'notBreaching']);
+    expect(shape('DispatchIteratorAge')).toEqual([3, 5, 'notBreaching']);
+    // Missing lag data means the mapping stopped reporting, not that it caught up.
+    expect(shape('KafkaOffsetLag')).toEqual([3, 5, 'ignore']);
+  });
+
+  it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {
+    for (const name of [
+      'RecordsQuarantined',
+      'EventIdConflicts',
+      'SendFailures',
+      'UnknownOutcomes',
+      'IngestBatchParked',
+    ]) {
+      expect(shape(name)).toEqual([1, 1, 'notBreaching']);
+    }
+  });
+
+  it('silence of ingest is itself the alarm: missing data breaches', () => {
+    const idle = alarms['notifier-example-IngestIdle']?.Properties as AlarmProps & { Threshold: number };
+    expect(idle).toMatchObject({
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 60,
+      DatapointsToAlarm: 60,
+      TreatMissingData: 'breaching',
+      MetricName: 'Invocations',
+      Namespace: 'AWS/Lambda',
+    });
+    const custom = synth({ ingestIdleAlarmMinutes: '15' }).alarms()['notifier-example-IngestIdle']?.Properties;
+    expect(custom).toMatchObject({ EvaluationPeriods: 15, DatapointsToAlarm: 15 });
+    expect(synth({ ingestIdleAlarmMinutes: '0' }).alarms()).not.toHaveProperty('notifier-example-IngestIdle');
+  });
+
+  it('parked and unparked batches are read from the MSK mapping itself', () => {
+    const parked = alarms['notifier-example-IngestBatchParked']?.Properties as AlarmProps & Record<string, unknown>;
+    expect(parked).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'OnFailureDestinationDeliveredEventCount',
+      Dimensions: [{ Name: 'EventSourceMappingUUID', Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } }],
+    });
+    const notParked = JSON.stringify(alarms['notifier-example-IngestBatchNotParked']?.Properties);
+    expect(notParked).toContain('DestinationDeliveryFailures');
+    expect(notParked).toContain('DroppedEventCount');
   });
 
   it('subscribes the alarm email when one is given', () => {
@@ -299,48 +644,75 @@ describe('CloudWatch', () => {
     expect(resources('AWS::SNS::Subscription')).toHaveLength(0);
   });
 
-  it('has one dashboard', () => {
-    expect(resources('AWS::CloudWatch::Dashboard')).toHaveLength(1);
+  it('has one dashboard, named for the stage, that shows events too old to send', () => {
+    const dashboards = resources('AWS::CloudWatch::Dashboard');
+    expect(dashboards.map(([, d]) => d.Properties.DashboardName)).toEqual(['notifier-example']);
+    expect(JSON.stringify(dashboards[0]?.[1].Properties.DashboardBody)).toContain('EventsTooOld');
+  });
+});
+
+describe('outputs', () => {
+  it('name everything the Operations section refers to', () => {
+    expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
+    expect(STACK_OUTPUT_NAMES).toHaveLength(14);
+    template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
+    template.hasOutput('IngestFunctionName', { Value: { Ref: fnLogicalId('Ingest') } });
+    template.hasOutput('IngestKafkaMappingId', { Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } });
+    template.hasOutput('DashboardUrl', {
+      Value:
+        'https://ap-northeast-1.console.aws.amazon.com/cloudwatch/home?region=ap-northeast-1#dashboards/dashboard/notifier-example',
+    });
   });
 });
 
 describe('cdk-nag', () => {
   it.each([
-    ['AwsSolutions', new AwsSolutionsChecks()],
-    ['Serverless', new ServerlessChecks()],
-  ])('%s: zero unacknowledged findings', (_name, pack) => {
-    const report = pack.validateScope(stack);
-    expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+    ['AwsSolutions', 'defaults', () => new AwsSolutionsChecks(), base],
+    ['Serverless', 'defaults', () => new ServerlessChecks(), base],
+    ['AwsSolutions', 'every option', () => new AwsSolutionsChecks(), synth(EVERY_OPTION)],
+    ['Serverless', 'every option', () => new ServerlessChecks(), synth(EVERY_OPTION)],
+  ])('%s, %s: zero unacknowledged findings', (_pack, _options, pack, s) => {
+    const report = pack().validateScope(s.stack);
+    expect(report.violations.map((v) => `${v.ruleName}: ${JSON.stringify(v.violatingResources)}`)).toEqual([]);
   });
 });
 
 describe('settings', () => {
+  const read = (overrides: Record<string, unknown>) => (k: string) => ({ ...example, ...overrides })[k as 'stage'];
+
   it('names a missing key', () => {
-    expect(() =>
-      parseSettings((k) => (k === 'senderEmail' ? undefined : cdkJson.context[k as keyof typeof cdkJson.context])),
-    ).toThrow(/context key "senderEmail" is required/);
+    expect(() => parseSettings(read({ senderEmail: undefined }))).toThrow(/context key "senderEmail" is required/);
   });
+
   it('names an invalid key and says what it must be', () => {
     expect(() => synth({ mskClusterArn: 'not-an-arn' })).toThrow(SettingsError);
     expect(() => synth({ mskClusterArn: 'not-an-arn' })).toThrow(
       /context key "mskClusterArn" is invalid: must be an MSK cluster ARN/,
     );
     expect(() => synth({ deliveryPolicy: { EMAIL: 'SOMETIMES' } })).toThrow(/deliveryPolicy.EMAIL/);
+    expect(() => synth({ stage: 'Prod' })).toThrow(/context key "stage" is invalid/);
   });
-  it('accepts command-line strings for numbers and JSON', () => {
+
+  it('accepts command-line strings for numbers, lists and JSON', () => {
     const s = parseSettings(
-      (k) =>
-        ({ ...cdkJson.context, batchSize: '250', deliveryPolicy: '{"SMS":"AT_LEAST_ONCE"}' })[
-          k as keyof typeof cdkJson.context
-        ],
+      read({
+        batchSize: '250',
+        deliveryPolicy: '{"SMS":"AT_LEAST_ONCE"}',
+        mskVpcId: 'vpc-0123456789abcdef0',
+        mskRouteTableIds: 'rtb-0123456789abcdef0, rtb-0fedcba9876543210',
+      }),
     );
     expect(s.batchSize).toBe(250);
     expect(s.deliveryPolicy).toEqual({ EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' });
+    expect(s.mskRouteTableIds).toEqual(['rtb-0123456789abcdef0', 'rtb-0fedcba9876543210']);
   });
   it('defaults and validates the send rates and the maximum age', () => {
-    const s = parseSettings((k) => cdkJson.context[k as keyof typeof cdkJson.context]);
+    const s = parseSettings(read({}));
     expect(s.sendRatePerSecond).toEqual({ EMAIL: 14, PUSH: 100, SMS: 20 });
     expect(s.notificationMaxAgeHours).toBe(24);
+    expect(() =>
+      parseSettings(read({ inboxRetentionDays: 2, maxEventAgeSeconds: 3600, notificationMaxAgeHours: 48 })),
+    ).toThrow(/"notificationMaxAgeHours" must be shorter than inboxRetentionDays/);
     expect(() => synth({ sendRatePerSecond: { EMAIL: 0 } })).toThrow(
       /context key "sendRatePerSecond.EMAIL" is invalid/,
     );

@@ -19,14 +19,17 @@ beforeAll(async () => {
 
 async function deliver(values: (object | string | null)[], partition = 0) {
   const event = mskEvent(values.map((value) => ({ topic: 'banking.transfers', partition, offset: offset++, value })));
-  return ingestBatch(event, {
+  const summary = await ingestBatch(event, {
     store: new DynamoInboxStore(table.doc, table.tableName),
     limit: pLimit(8),
     now: Date.now,
     retentionDays: 35,
     maxEventBytes: 65_536,
+    maxEventAgeSeconds: 0,
     transactionAttempts: 4,
   });
+  if (summary.failure !== undefined) throw summary.failure;
+  return summary;
 }
 
 const kinds = (results: IngestResult[]) => results.map((r) => r.kind);
@@ -98,6 +101,26 @@ describe('ingest on DynamoDB Local', () => {
       reason: 'UNKNOWN_TYPE',
       eventId: 'mixed-unknown',
     });
+  });
+
+  it('issue 10 on the real adapter: lone surrogates, dirty names and over-precise money never fail the batch', async () => {
+    const first = offset;
+    const r = await deliver([
+      transferEvent({ eventId: 'dirty-name', data: { counterpartyName: 'Pat\uD800\r\n\u202E' } }),
+      transferEvent({ eventId: 'dirty-user', recipient: { userId: 'u\uD800' } }),
+      transferEvent({ eventId: 'dirty-money', data: { amount: '10000.5', currency: 'JPY' } }),
+      transferEvent({ eventId: 'dirty-after' }),
+    ]);
+    expect(kinds(r.results)).toEqual(['accepted', 'quarantined', 'quarantined', 'accepted']);
+    const name = (await table.eventItems('dirty-name')).find((i) => i.kind === 'NOTIFICATION')?.data;
+    expect(name).toMatchObject({ counterpartyName: 'Pat\uFFFD' });
+    const reasons = (await table.allItems())
+      .filter(
+        (i) => i.kind === 'QUARANTINE' && [first + 1, first + 2].includes((i.source as { offset: number }).offset),
+      )
+      .map((i) => i.reason)
+      .sort();
+    expect(reasons).toEqual(['INVALID_AMOUNT', 'SCHEMA_VIOLATION']);
   });
 
   it('an event with no contact point → inbox only', async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { isCleanDisplayText } from '../../functions/domain/display-text.ts';
 import { transferEvent } from '../support/events.ts';
 
 const run = promisify(execFile);
@@ -36,9 +37,21 @@ describe('npm start', () => {
     writeFileSync(file, `${lines.join('\n')}\n`);
     const { stdout } = await cli(['--events', file, '--json', '--batch-size', '2', '--redeliver', '2']);
     const report = JSON.parse(stdout);
-    // 5 records × 3 deliveries. Duplicates: 2 redeliveries each of cli-1 and cli-2, and all 3 of the resend; a bad
-    // record's redeliveries find their quarantine item and count once.
-    expect(report.events).toEqual({ delivered: 15, accepted: 2, duplicates: 7, conflicts: 1, quarantined: 1 });
+    // 5 records × 3 deliveries. Duplicates: 2 redeliveries each of cli-1 and cli-2, and all 3 of the resend; the
+    // redeliveries of the bad record and of the conflict find their quarantine item: re-quarantined, 2 each.
+    expect(report.events).toEqual({
+      delivered: 15,
+      accepted: 2,
+      duplicates: 7,
+      conflicts: 1,
+      quarantined: 1,
+      requarantined: 4,
+      failed: 0,
+      withoutNotifications: 0,
+      tooOld: 0,
+      displayTextSanitised: 0,
+    });
+    expect(report.reconciled).toBe(true);
     expect(report.notifications).toEqual({ created: 3, sent: 3, failed: 0, unknown: 0 });
     expect(report.sends.map((s: { notificationId: string }) => s.notificationId).sort()).toEqual([
       'cli-1#EMAIL',
@@ -82,6 +95,88 @@ describe('npm start', () => {
     expect(ids).toHaveLength(41);
     // Whatever the provider throttled was deferred and sent later, never dropped or failed.
     expect(report.pacing.deferred).toBeGreaterThanOrEqual(report.pacing.providerThrottled.SES);
+  });
+
+  it("examples/adversarial.jsonl (issue 10's measured list): converges, each valid notification sent once with clean text and the exact amount, exactly the bad records quarantined", async () => {
+    // Every event in the file is dated 2026-11-30 except adv-stale (2020-01-01): a max age from 2025 on splits them,
+    // whatever day the test runs.
+    const maxAge = Math.floor((Date.now() - Date.parse('2025-01-01T00:00:00Z')) / 1000);
+    const { stdout } = await cli([
+      '--events',
+      'examples/adversarial.jsonl',
+      '--json',
+      '--redeliver',
+      '3',
+      '--max-event-age',
+      String(maxAge),
+    ]);
+    const report = JSON.parse(stdout);
+    // 23 records, delivered 4× at once (--redeliver 3).
+    expect(report.events).toEqual({
+      delivered: 92,
+      accepted: 14,
+      duplicates: 46,
+      conflicts: 1,
+      quarantined: 7,
+      requarantined: 24,
+      failed: 0,
+      withoutNotifications: 1,
+      tooOld: 1,
+      displayTextSanitised: 8,
+    });
+    expect(report.reconciled).toBe(true);
+    expect(report.quarantine).toEqual([
+      { reason: 'INVALID_EVENT_ID', eventId: null, offset: 2 },
+      { reason: 'SCHEMA_VIOLATION', eventId: 'adv-surrogate-user', offset: 3 },
+      { reason: 'SCHEMA_VIOLATION', eventId: 'adv-surrogate-transfer', offset: 4 },
+      { reason: 'INVALID_CONTACT', eventId: 'adv-surrogate-email', offset: 5 },
+      { reason: 'INVALID_AMOUNT', eventId: 'adv-usd-subcent', offset: 10 },
+      { reason: 'INVALID_AMOUNT', eventId: 'adv-jpy-fraction', offset: 11 },
+      { reason: 'INVALID_AMOUNT', eventId: 'adv-usd-huge-over', offset: 12 },
+      { reason: 'EVENT_ID_CONFLICT', eventId: 'adv-order', offset: 16 },
+    ]);
+    type Send = { notificationId: string; subject: string | null; text: string; html: string | null };
+    const sends: Send[] = report.sends;
+    // Each valid notification exactly once (the provider ledgers are the witness).
+    expect(sends.map((s) => s.notificationId).sort()).toEqual(
+      [
+        'adv-surrogate-name#EMAIL',
+        'adv-surrogate-reason#EMAIL',
+        'adv-crlf-name#EMAIL',
+        'adv-nul-name#EMAIL',
+        'adv-bidi-name#EMAIL',
+        'adv-separator-reason#EMAIL',
+        'adv-usd-huge#EMAIL',
+        'adv-usd-huge#PUSH',
+        'adv-usd-huge#SMS',
+        'adv-bhd#EMAIL',
+        'adv-order#EMAIL',
+        'adv-resend#EMAIL',
+        'adv-resend#SMS',
+        'adv-long-name#EMAIL',
+        'adv-zalgo-name#EMAIL',
+      ].sort(),
+    );
+    // Clean text everywhere: no control, separator, bidi or ill-formed character in any subject, text or HTML.
+    for (const s of sends)
+      for (const t of [s.subject ?? '', s.text, s.html ?? '']) expect(isCleanDisplayText(t), t).toBe(true);
+    const text = (id: string) => sends.find((s) => s.notificationId === id)?.text ?? '';
+    expect(text('adv-crlf-name#EMAIL')).toContain('of $12.50 to x is complete');
+    expect(text('adv-nul-name#EMAIL')).toContain('to Pat Lee is complete');
+    expect(text('adv-bidi-name#EMAIL')).toContain('to gnp.exe Lee is complete');
+    expect(text('adv-surrogate-name#EMAIL')).toContain('to Pat\uFFFD is complete');
+    expect(text('adv-separator-reason#EMAIL')).toContain('could not be completed: daily limit.');
+    // The exact amount, digit for digit, on every channel; the lowest offset's amount for the reused id.
+    for (const id of ['adv-usd-huge#EMAIL', 'adv-usd-huge#PUSH', 'adv-usd-huge#SMS']) {
+      expect(text(id)).toContain('$999,999,999,999,999.99');
+    }
+    expect(text('adv-bhd#EMAIL')).toContain('BHD\u00a01,234.567');
+    expect(text('adv-order#EMAIL')).toContain('$100.00');
+    expect(text('adv-resend#SMS')).toContain('$25.50');
+    // 140 characters at most, cut with an ellipsis.
+    expect(text('adv-long-name#EMAIL')).toContain(
+      `to ${'Very Long Payee Name '.repeat(15).slice(0, 139)}… is complete`,
+    );
   });
 
   it('exits non-zero with a clear message for a missing file', async () => {

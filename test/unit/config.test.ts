@@ -40,7 +40,12 @@ describe('configuration, validated once at cold start', () => {
       concurrency: 16,
       maxEventBytes: 65_536,
       transactionAttempts: 4,
+      maxEventAgeSeconds: 86_400,
     });
+    expect(loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '0' }).maxEventAgeSeconds).toBe(0);
+    expect(() => loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '-1' })).toThrow(
+      /MAX_EVENT_AGE_SECONDS is invalid/,
+    );
     expect(loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' })).toMatchObject({
       leaseMs: 120_000,
       sendTimeoutMs: 5_000,

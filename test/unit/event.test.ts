@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRecordValue, parseEventJson, type RejectionReason } from '../../functions/domain/event.ts';
-import { b64, transferEvent } from '../support/events.ts';
+import { decodeRecordValue, parseEventJson, type RejectionReason, utcInstant } from '../../functions/domain/event.ts';
+import { b64, type EventOverrides, PUSH_ARN, transferEvent } from '../support/events.ts';
 
 const MAX = 65_536;
 const decode = (value: object | string | Buffer) => decodeRecordValue(b64(value), MAX);
@@ -16,7 +17,8 @@ describe('event contract', () => {
     if (!d.ok) return;
     expect(d.event.eventId).toBe('trf-2026-000123');
     expect(d.event.recipient.locale).toBe('ja');
-    expect(d.payloadHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(d.payloadHash).toMatch(/^v2:[0-9a-f]{64}$/);
+    expect(d.sanitised).toEqual([]);
   });
 
   it('defaults the locale to en', () => {
@@ -48,12 +50,45 @@ describe('event contract', () => {
     ['a userId of the wrong type', transferEvent({ recipient: { userId: 42 } }), 'SCHEMA_VIOLATION'],
     ['TransferFailed without a reason', transferEvent({ type: 'TransferFailed' }), 'SCHEMA_VIOLATION'],
     ['a bad occurredAt', transferEvent({ occurredAt: 'yesterday' }), 'SCHEMA_VIOLATION'],
+    ['a NUL in the transfer id', transferEvent({ data: { transferId: 't\u0000' } }), 'SCHEMA_VIOLATION'],
+    // Identifiers and addresses are strict: ill-formed or invisible characters are bad input.
+    ['a lone surrogate in the userId', transferEvent({ recipient: { userId: 'u\uD800' } }), 'SCHEMA_VIOLATION'],
+    ['a lone low surrogate in the transferId', transferEvent({ data: { transferId: '\uDC00t' } }), 'SCHEMA_VIOLATION'],
+    ['a noncharacter in the transferId', transferEvent({ data: { transferId: 't-\uFFFE' } }), 'SCHEMA_VIOLATION'],
     [
-      'CR/LF in a name',
-      transferEvent({ data: { counterpartyName: 'Taro\r\nBcc: x@example.com' } }),
+      'a supplementary noncharacter in the userId',
+      transferEvent({ recipient: { userId: 'u\u{10FFFF}' } }),
       'SCHEMA_VIOLATION',
     ],
-    ['a NUL in the transfer id', transferEvent({ data: { transferId: 't\u0000' } }), 'SCHEMA_VIOLATION'],
+    ['a bidi override in the transferId', transferEvent({ data: { transferId: 't\u202E99' } }), 'SCHEMA_VIOLATION'],
+    ['a line separator in the userId', transferEvent({ recipient: { userId: 'u\u2028' } }), 'SCHEMA_VIOLATION'],
+    ['a zero-width space in the userId', transferEvent({ recipient: { userId: 'u\u200B42' } }), 'SCHEMA_VIOLATION'],
+    ['a lone surrogate in the eventId', transferEvent({ eventId: 'e\uD800' }), 'INVALID_EVENT_ID'],
+    [
+      'a lone surrogate in the email',
+      transferEvent({ recipient: { email: 'a\uD800@example.com' } }),
+      'INVALID_CONTACT',
+    ],
+    ['a non-ASCII email', transferEvent({ recipient: { email: 'é@example.com' } }), 'INVALID_CONTACT'],
+    [
+      'a noncharacter in the phone',
+      transferEvent({ recipient: { phoneNumber: '+81901234\uFFFF' } }),
+      'INVALID_CONTACT',
+    ],
+    [
+      'a NUL in the endpoint ARN',
+      transferEvent({ recipient: { pushEndpointArn: `${PUSH_ARN}\u0000` } }),
+      'INVALID_CONTACT',
+    ],
+    ['a lone surrogate in the currency', transferEvent({ data: { currency: 'JP\uD800' } }), 'INVALID_AMOUNT'],
+    ['a lowercase currency', transferEvent({ data: { currency: 'jpy' } }), 'INVALID_AMOUNT'],
+    ['a metal (no minor unit)', transferEvent({ data: { currency: 'XAU', amount: '1' } }), 'INVALID_AMOUNT'],
+    ['the testing currency', transferEvent({ data: { currency: 'XTS', amount: '1' } }), 'INVALID_AMOUNT'],
+    ['a lone surrogate in the type', transferEvent({ type: 'Transfer\uD800' }), 'UNKNOWN_TYPE'],
+    ['a lone surrogate in a channel', transferEvent({ channels: ['EMAIL\uD800'] }), 'UNKNOWN_CHANNEL'],
+    ['a lone surrogate in the locale', transferEvent({ recipient: { locale: 'e\uD800' } }), 'SCHEMA_VIOLATION'],
+    ['a lone surrogate in occurredAt', transferEvent({ occurredAt: '2026-11-30T09:15:00\uD800Z' }), 'SCHEMA_VIOLATION'],
+    ['a display text of the wrong type', transferEvent({ data: { counterpartyName: 42 } }), 'SCHEMA_VIOLATION'],
     ['an unknown locale', transferEvent({ recipient: { locale: 'fr' } }), 'SCHEMA_VIOLATION'],
     ['a huge channels array', transferEvent({ channels: Array(1_000).fill('EMAIL') }), 'SCHEMA_VIOLATION'],
   ];
@@ -101,5 +136,163 @@ describe('event contract', () => {
     if (!a.ok || !b.ok || !c.ok) return;
     expect(b.payloadHash).toBe(a.payloadHash);
     expect(c.payloadHash).not.toBe(a.payloadHash);
+  });
+});
+
+const accepted = (value: object) => {
+  const d = parseEventJson(JSON.stringify(value));
+  if (!d.ok) throw new Error(`rejected: ${d.rejection.reason} ${d.rejection.detail}`);
+  return d;
+};
+
+describe('display text is cleaned, never a reason to reject', () => {
+  it.each([
+    ['CR/LF header injection', 'Taro\r\nBcc: x@example.com', 'Taro Bcc: x@example.com'],
+    ['NUL', 'Ta\u0000ro', 'Ta ro'],
+    ['ESC sequence', '\u001b[31mred', '[31mred'],
+    ['bidi override', '\u202Egnp.exe', 'gnp.exe'],
+    ['line separator', 'Taro\u2028Yamada', 'Taro Yamada'],
+    ['lone surrogate', 'Taro\uD800', 'Taro\uFFFD'],
+    ['decomposed accents (NFC)', 'Jose\u0301', 'José'],
+  ])('%s in a name: accepted, cleaned and counted', (_name, raw, clean) => {
+    const d = accepted(transferEvent({ data: { counterpartyName: raw } }));
+    expect(d.event.data.counterpartyName).toBe(clean);
+    expect(d.sanitised).toEqual(['counterpartyName']);
+  });
+
+  it('a name that cleans to nothing is absent', () => {
+    const d = accepted(transferEvent({ data: { counterpartyName: '\r\n\u202E\u200B ' } }));
+    expect(d.event.data).not.toHaveProperty('counterpartyName');
+    expect(d.sanitised).toEqual(['counterpartyName']);
+  });
+
+  it('a TransferFailed whose reason cleans to nothing is accepted without a reason', () => {
+    const d = accepted(transferEvent({ type: 'TransferFailed', data: { reason: '\u0000\u2029' } }));
+    expect(d.event.data).not.toHaveProperty('reason');
+    expect(d.sanitised).toEqual(['reason']);
+  });
+
+  it('an over-long name is cut with an ellipsis, not rejected', () => {
+    const d = accepted(transferEvent({ data: { counterpartyName: 'n'.repeat(141) } }));
+    expect(d.event.data.counterpartyName).toBe(`${'n'.repeat(139)}…`);
+  });
+
+  it('clean text is left alone and not counted', () => {
+    const d = accepted(transferEvent({ data: { counterpartyName: '山田 太郎', reason: 'insufficient funds' } }));
+    expect(d.event.data).toMatchObject({ counterpartyName: '山田 太郎', reason: 'insufficient funds' });
+    expect(d.sanitised).toEqual([]);
+  });
+});
+
+describe('money: at most the currency minor unit of fraction digits (ISO 4217)', () => {
+  it.each([
+    ['0.004', 'USD'],
+    ['10000.5', 'JPY'],
+    ['999999999999999.9999', 'USD'],
+    ['1.2345', 'BHD'],
+    ['1.0', 'JPY'],
+    ['1.001', 'EUR'],
+    ['1.5', 'IQD', false],
+    ['1.2345', 'CLF', false],
+    ['1.23456', 'CLF'],
+    ['1.5', 'ISK'],
+    ['1234567890123456', 'USD'],
+    ['.5', 'USD'],
+    ['5.', 'USD'],
+    ['05', 'USD'],
+    ['1,000', 'USD'],
+    ['１０', 'JPY'],
+  ])('%s %s', (amount, currency, rejected = true) => {
+    expect(reasonOf(transferEvent({ data: { amount, currency } }))).toBe(rejected ? 'INVALID_AMOUNT' : 'OK');
+  });
+
+  it('accepts every minor unit exactly', () => {
+    for (const [amount, currency] of [
+      ['10000', 'JPY'],
+      ['0.01', 'USD'],
+      ['1.234', 'KWD'],
+      ['1.234', 'BHD'],
+      ['1.234', 'IQD'],
+      ['1.2345', 'CLF'],
+      ['999999999999999.99', 'USD'],
+      ['999999999999999', 'JPY'],
+    ]) {
+      expect(reasonOf(transferEvent({ data: { amount, currency } })), `${amount} ${currency}`).toBe('OK');
+    }
+  });
+});
+
+describe('the payloadHash covers meaning, not spelling', () => {
+  const hash = (o: EventOverrides) => accepted(transferEvent(o)).payloadHash;
+  const base = hash({ channels: ['EMAIL', 'PUSH'] });
+
+  it.each([
+    ['channels in another order', { channels: ['PUSH', 'EMAIL'] }],
+    ['occurredAt with +00:00 instead of Z', { channels: ['EMAIL', 'PUSH'], occurredAt: '2026-11-30T09:15:00+00:00' }],
+    ['occurredAt in another offset', { channels: ['EMAIL', 'PUSH'], occurredAt: '2026-11-30T18:15:00+09:00' }],
+    ['occurredAt with zero fraction digits', { channels: ['EMAIL', 'PUSH'], occurredAt: '2026-11-30T09:15:00.000Z' }],
+    ['a name spelled with controls', { channels: ['EMAIL', 'PUSH'], data: { counterpartyName: 'Taro\r\nYamada' } }],
+  ])('%s: same hash', (_name, o) => {
+    expect(hash(o as EventOverrides)).toBe(base);
+  });
+
+  it('the locale after its default: absent ≡ "en"', () => {
+    expect(hash({ recipient: { locale: undefined } })).toBe(hash({ recipient: { locale: 'en' } }));
+  });
+
+  it('the amount as a decimal: 10.5 ≡ 10.50, 10 ≡ 10.0 ≡ 10.00', () => {
+    const usd = (amount: string) => hash({ data: { amount, currency: 'USD' } });
+    expect(usd('10.5')).toBe(usd('10.50'));
+    expect(usd('10')).toBe(usd('10.0'));
+    expect(usd('10')).toBe(usd('10.00'));
+    expect(usd('10.5')).not.toBe(usd('10.05'));
+    expect(usd('100')).not.toBe(usd('10'));
+  });
+
+  it('sub-millisecond digits of occurredAt count, exactly', () => {
+    const at = (occurredAt: string) => hash({ occurredAt });
+    expect(at('2026-11-30T09:15:00.1234567Z')).toBe(at('2026-11-30T18:15:00.12345670+09:00'));
+    expect(at('2026-11-30T09:15:00.1234567Z')).not.toBe(at('2026-11-30T09:15:00.1234568Z'));
+  });
+
+  it.each([
+    ['another amount', { channels: ['EMAIL', 'PUSH'], data: { amount: '10001' } }],
+    ['another channel set', { channels: ['EMAIL'] }],
+    ['no channel list', {}],
+    ['another instant', { channels: ['EMAIL', 'PUSH'], occurredAt: '2026-11-30T09:15:01Z' }],
+    ['another name', { channels: ['EMAIL', 'PUSH'], data: { counterpartyName: 'Jiro' } }],
+    ['another locale', { channels: ['EMAIL', 'PUSH'], recipient: { locale: 'en' } }],
+  ])('%s: another hash', (_name, o) => {
+    expect(hash(o as EventOverrides)).not.toBe(base);
+  });
+
+  it('property: utcInstant agrees with Date on every millisecond instant written in any offset', () => {
+    const p2 = (n: number) => String(n).padStart(2, '0');
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date('0001-01-02T00:00:00Z'), max: new Date('9999-12-30T23:59:59Z'), noInvalidDate: true }),
+        fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+        (date, offset) => {
+          const local = new Date(date.getTime() + offset * 60_000);
+          const text = `${String(local.getUTCFullYear()).padStart(4, '0')}-${p2(local.getUTCMonth() + 1)}-${p2(local.getUTCDate())}T${p2(local.getUTCHours())}:${p2(local.getUTCMinutes())}:${p2(local.getUTCSeconds())}.${String(local.getUTCMilliseconds()).padStart(3, '0')}${offset < 0 ? '-' : '+'}${p2(Math.floor(Math.abs(offset) / 60))}:${p2(Math.abs(offset) % 60)}`;
+          const instant = utcInstant(text);
+          expect(instant?.epochMs).toBe(date.getTime());
+          expect(instant?.iso).toBe(
+            date.toISOString().replace(/\.?0*Z$/, (m) => (m === '.000Z' ? 'Z' : m.replace(/0+Z$/, 'Z'))),
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('utcInstant keeps every fraction digit and normalises the offset', () => {
+    expect(utcInstant('2026-11-30T18:15:00.1230+09:00')).toEqual({
+      iso: '2026-11-30T09:15:00.123Z',
+      epochMs: Date.parse('2026-11-30T09:15:00.123Z'),
+    });
+    expect(utcInstant('0001-01-01T00:30:00+01:00')?.iso).toBe('0000-12-31T23:30:00Z');
+    expect(utcInstant('2026-02-30T00:00:00Z')).toBeUndefined();
+    expect(utcInstant('2026-11-30 09:15:00Z')).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-s
 import { mockClient } from 'aws-sdk-client-mock';
 import pLimit from 'p-limit';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { TransientStoreError, UnexpectedResponseError } from '../../functions/commons/errors.ts';
+import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../../functions/commons/errors.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { classifyCancellation, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
@@ -21,6 +21,7 @@ const deps = (over: Partial<IngestDeps> = {}): IngestDeps => ({
   now: () => NOW,
   retentionDays: 35,
   maxEventBytes: 65_536,
+  maxEventAgeSeconds: 86_400,
   transactionAttempts: 3,
   sleep: async () => undefined,
   ...over,
@@ -45,7 +46,12 @@ describe('ingest: the transaction', () => {
   it('writes the inbox and one PENDING notification per channel, each put conditional, in one transaction', async () => {
     ddb.on(TransactWriteCommand).resolves({});
     const result = await ingestRecord({ source, value: b64(transferEvent()) }, deps());
-    expect(result).toEqual({ kind: 'accepted', eventId: 'trf-2026-000123', channels: ['EMAIL', 'PUSH', 'SMS'] });
+    expect(result).toEqual({
+      kind: 'accepted',
+      eventId: 'trf-2026-000123',
+      channels: ['EMAIL', 'PUSH', 'SMS'],
+      sanitised: [],
+    });
 
     const calls = ddb.commandCalls(TransactWriteCommand);
     expect(calls).toHaveLength(1);
@@ -133,7 +139,11 @@ describe('ingest: cancellation classification', () => {
   );
 
   it('an unexpected reason is surfaced, not swallowed', () => {
-    expect(() => classifyCancellation(cancelled('ValidationError'))).toThrow(UnexpectedResponseError);
+    expect(() => classifyCancellation(cancelled('SomethingNew'))).toThrow(UnexpectedResponseError);
+  });
+
+  it('ValidationError (an item DynamoDB will never store) is the record refused, not an outage', () => {
+    expect(() => classifyCancellation(cancelled('None', 'ValidationError'))).toThrow(RecordRefusedError);
   });
 
   it('retries a transient cancellation with backoff and then succeeds', async () => {
@@ -210,7 +220,9 @@ describe('ingest: the batch', () => {
       { topic: 't', partition: 1, offset: 1, value: transferEvent({ eventId: 'e-2' }) },
       { topic: 't', partition: 1, offset: 2, value: 'garbage' },
     ]);
-    await expect(ingestBatch(event, { ...deps(), limit: pLimit(2) })).rejects.toThrow(TransientStoreError);
+    const summary = await ingestBatch(event, { ...deps(), limit: pLimit(2) });
+    expect(summary.failure).toBeInstanceOf(TransientStoreError);
+    expect(summary.figures).toMatchObject({ received: 4, accepted: 2, quarantined: 1, failed: 1 });
     expect(written.sort()).toEqual(['e-1', 'e-2']);
     expect(ddb.commandCalls(PutCommand)[0]!.args[0].input.Item).toMatchObject({ pk: 'QUARANTINE#t#1#2' });
   });
@@ -225,6 +237,20 @@ describe('ingest: the batch', () => {
     ]);
     const summary = await ingestBatch(event, { ...deps(), limit: pLimit(2) });
     expect(summary.results.map((r) => r.kind).sort()).toEqual(['accepted', 'accepted', 'quarantined']);
+  });
+
+  it("the handler does not throw for a record's bytes: a lone surrogate in any text field", async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(PutCommand).resolves({});
+    const { handler } = await import('../../functions/ingest/index.ts');
+    const event = mskEvent([
+      { topic: 't', partition: 0, offset: 1, value: transferEvent({ data: { counterpartyName: 'x\uD800' } }) },
+      { topic: 't', partition: 0, offset: 2, value: transferEvent({ eventId: 'e2', recipient: { userId: '\uDFFF' } }) },
+      { topic: 't', partition: 0, offset: 3, value: transferEvent({ eventId: 'e3', data: { reason: '\uD800' } }) },
+    ]);
+    await expect(handler(event, {} as never)).resolves.toBeUndefined();
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
   });
 
   it('the handler reads the MSK event and throws when a record stays unwritable', async () => {

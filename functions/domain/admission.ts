@@ -1,0 +1,49 @@
+/**
+ * Admission: one Kafka record value → decode → validate → normalise → hash → route → age, as one pure, total function.
+ *
+ * Input: the record value (base64, as MSK delivers it, or anything else), the policy, the clock reading.
+ * Output: an admitted event (what to write) or a rejection (what to quarantine). Every branch returns; the caller
+ * still guards the call (ingest-record.ts), so a bug here quarantines one record instead of blocking a partition.
+ */
+import { type Channel, route } from './channels.ts';
+import { type BankingEvent, type DisplayField, decodeRecordValue, type Rejection } from './event.ts';
+
+export interface AdmissionPolicy {
+  /** Larger record values are rejected (TOO_LARGE) before they are parsed. */
+  readonly maxEventBytes: number;
+  /** An event that occurred longer ago than this is recorded but not sent (`skipped: 'TOO_OLD'`); 0 disables. */
+  readonly maxEventAgeSeconds: number;
+}
+
+/** Why an accepted event yields no notification although it routes to channels. */
+export type SkipReason = 'TOO_OLD';
+
+export type Admission =
+  | {
+      ok: true;
+      event: BankingEvent;
+      payloadHash: string;
+      /** The channels to create notifications for: empty when the event is skipped or has no contact point. */
+      channels: Channel[];
+      sanitised: DisplayField[];
+      skipped?: SkipReason;
+    }
+  | { ok: false; rejection: Rejection };
+
+export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number): Admission {
+  const decoded = decodeRecordValue(value, policy.maxEventBytes);
+  if (!decoded.ok) return decoded;
+  const routed = route(decoded.event);
+  if (!routed.ok) return routed;
+  const admitted = {
+    ok: true as const,
+    event: decoded.event,
+    payloadHash: decoded.payloadHash,
+    sanitised: decoded.sanitised,
+  };
+  if (policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > policy.maxEventAgeSeconds * 1000) {
+    // Not bad input (nothing to quarantine) and not news any more: recorded, idempotent as usual, never sent.
+    return { ...admitted, channels: [], skipped: 'TOO_OLD' };
+  }
+  return { ...admitted, channels: routed.channels };
+}

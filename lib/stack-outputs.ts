@@ -1,0 +1,24 @@
+/**
+ * The stack's outputs, by name: the stack creates exactly these, and the operator tools in ops/ read them (README
+ * "Operations" refers to them by these names). Plain data: ops/ must not load the CDK.
+ */
+export const STACK_OUTPUTS = {
+  Stage: 'The stage this stack serves',
+  TableName: 'The table: inbox, notification and quarantine items',
+  IngestFunctionName: 'The ingest function',
+  IngestLogGroupName: "The ingest function's log group",
+  DispatchFunctionName: 'The dispatch function',
+  DispatchLogGroupName: "The dispatch function's log group",
+  SweeperFunctionName: 'The sweeper function',
+  SweeperLogGroupName: "The sweeper function's log group",
+  MskClusterArn: 'The MSK cluster ingest reads from',
+  IngestKafkaMappingId: 'The MSK event source mapping (its UUID)',
+  FailedIngestBatchesBucketName: 'Batches the MSK mapping gave up on',
+  DispatchOnFailureQueueUrl: 'Stream records dispatch gave up on',
+  AlarmTopicArn: 'Every alarm publishes here',
+  DashboardUrl: 'The CloudWatch dashboard',
+} as const;
+
+export type StackOutputName = keyof typeof STACK_OUTPUTS;
+export type StackOutputs = Readonly<Record<StackOutputName, string>>;
+export const STACK_OUTPUT_NAMES = Object.keys(STACK_OUTPUTS) as StackOutputName[];

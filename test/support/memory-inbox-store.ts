@@ -1,0 +1,117 @@
+/**
+ * An in-memory InboxStore that behaves like DynamoDB where it matters to ingest, for unit tests, property tests and
+ * the benchmark:
+ * - puts are conditional (attribute_not_exists(pk)); the event's transaction is all or nothing;
+ * - an item holding a string that is not well-formed UTF-16 is refused with a ValidationException, as DynamoDB refuses
+ *   it (strings are UTF-8 on the wire: a lone surrogate cannot be encoded), and so are items over 400 KB, non-finite
+ *   numbers and a transaction that touches one item twice;
+ * - every call yields to the event loop first, so concurrent calls interleave as real requests do.
+ * `writes` logs every item written, `refused` every refusal: a test can assert that nothing was written twice and that
+ * nothing reached DynamoDB that it would refuse.
+ */
+
+import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
+import type { InboxStore, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
+
+type Item = InboxItem | NotificationItem | QuarantineItem;
+
+/** DynamoDB's maximum item size. https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html */
+const MAX_ITEM_BYTES = 400 * 1024;
+
+export class ValidationException extends Error {
+  override name = 'ValidationException';
+  readonly $metadata = { httpStatusCode: 400 };
+}
+
+const keyOf = (item: { pk: string; sk: string }) => `${item.pk}|${item.sk}`;
+
+export class MemoryInboxStore implements InboxStore {
+  readonly items = new Map<string, Item>();
+  readonly writes: string[] = [];
+  readonly refused: { key: string; problem: string }[] = [];
+  /**
+   * Called before each write: a test can delay it (to reorder concurrent writes) or make it fail as DynamoDB might
+   * (throttling, an outage …).
+   */
+  beforeWrite: ((items: Item[]) => void | Promise<void>) | undefined;
+
+  async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
+    await Promise.resolve();
+    const all: Item[] = [inbox, ...notifications];
+    await this.beforeWrite?.(all);
+    this.validate(all);
+    const existing = this.items.get(keyOf(inbox));
+    if (existing !== undefined) {
+      return { kind: 'inboxExists', payloadHash: (existing as InboxItem).payloadHash };
+    }
+    if (notifications.some((n) => this.items.has(keyOf(n)))) return { kind: 'notificationExists' };
+    for (const item of all) this.write(item);
+    return { kind: 'created' };
+  }
+
+  async quarantine(item: QuarantineItem): Promise<boolean> {
+    await Promise.resolve();
+    this.validate([item]);
+    if (this.items.has(keyOf(item))) return false;
+    this.write(item);
+    return true;
+  }
+
+  inbox(eventId: string): InboxItem | undefined {
+    return this.items.get(`EVENT#${eventId}|INBOX`) as InboxItem | undefined;
+  }
+
+  quarantined(topic: string, partition: number, offset: number): QuarantineItem | undefined {
+    return this.items.get(`QUARANTINE#${topic}#${partition}#${offset}|RECORD`) as QuarantineItem | undefined;
+  }
+
+  ofKind<K extends Item['kind']>(kind: K): Extract<Item, { kind: K }>[] {
+    return [...this.items.values()].filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
+  }
+
+  private write(item: Item): void {
+    const key = keyOf(item);
+    this.writes.push(key);
+    // A copy, as DynamoDB stores what it was sent, not a live reference.
+    this.items.set(key, structuredClone(item));
+  }
+
+  private validate(items: Item[]): void {
+    const keys = new Set<string>();
+    for (const item of items) {
+      const key = keyOf(item);
+      const problem =
+        (keys.has(key) ? 'two operations on one item in one transaction' : undefined) ??
+        illFormed(item, '') ??
+        (Buffer.byteLength(JSON.stringify(item), 'utf8') > MAX_ITEM_BYTES ? 'item size exceeds 400 KB' : undefined);
+      keys.add(key);
+      if (problem !== undefined) {
+        this.refused.push({ key, problem });
+        throw new ValidationException(`One or more parameter values were invalid: ${problem}`);
+      }
+    }
+  }
+}
+
+/** The first thing DynamoDB would refuse in a value, as a path and a rule (never the value). */
+function illFormed(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : `${path}: string is not well-formed UTF-16`;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path}: number is not finite`;
+  if (value === null || value === undefined || typeof value === 'boolean') return undefined;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const p = illFormed(v, `${path}[${i}]`);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (!k.isWellFormed()) return `${path}: attribute name is not well-formed UTF-16`;
+      const p = illFormed(v, `${path}.${k}`);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+  return `${path}: ${typeof value} cannot be stored`;
+}
