@@ -1,8 +1,10 @@
 /** An instant in-memory NotificationStore with the same conditional semantics, for CPU-bound measurements. */
 import type {
+  ClaimResult,
   NotificationKey,
   NotificationStore,
-  SweepEntry,
+  Release,
+  SweepPage,
   Transition,
 } from '../functions/commons/notification-store.ts';
 import type { NotificationItem, NotificationStatus } from '../functions/domain/notification.ts';
@@ -17,12 +19,14 @@ export class MemoryNotificationStore implements NotificationStore {
   async get(key: NotificationKey) {
     return this.items.get(this.id(key));
   }
-  async claim(key: NotificationKey, _claimId: string, now: number, leaseMs: number) {
+  async claim(key: NotificationKey, _claimId: string, now: number, leaseMs: number): Promise<ClaimResult> {
     const item = this.items.get(this.id(key));
-    if (item?.status !== 'PENDING') return undefined;
-    const next = { ...item, status: 'SENDING' as const, attempt: item.attempt + 1, leaseUntil: now + leaseMs };
+    if (item?.status !== 'PENDING') return { kind: 'taken' };
+    if (item.retryAt !== undefined && item.retryAt > now) return { kind: 'notDue', retryAt: item.retryAt };
+    const { retryAt: _, ...rest } = item;
+    const next = { ...rest, status: 'SENDING' as const, attempt: item.attempt + 1, leaseUntil: now + leaseMs };
     this.items.set(this.id(key), next);
-    return next;
+    return { kind: 'claimed', item: next };
   }
   private async move(
     item: NotificationItem,
@@ -43,16 +47,24 @@ export class MemoryNotificationStore implements NotificationStore {
   markUnknown(item: NotificationItem, reason: string) {
     return this.move(item, 'UNKNOWN', { lastError: reason });
   }
-  release(item: NotificationItem, reason: string) {
-    return this.move(item, 'PENDING', { lastError: reason });
+  release(item: NotificationItem, r: Release) {
+    return this.move(item, 'PENDING', {
+      lastError: r.reason,
+      retryAt: r.retryAt,
+      sweepAt: r.sweepAt,
+      deferrals: (item.deferrals ?? 0) + (r.deferral ? 1 : 0),
+    });
   }
-  async findDue(): Promise<SweepEntry[]> {
-    return [];
+  async findDue(): Promise<SweepPage> {
+    return { entries: [] };
   }
   async redrive(): Promise<Transition> {
     return 'lost';
   }
   async resolveExpired(): Promise<Transition> {
+    return 'lost';
+  }
+  async expire(): Promise<Transition> {
     return 'lost';
   }
 }

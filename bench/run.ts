@@ -30,7 +30,9 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import pLimit from 'p-limit';
-import { dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
+import { neverHeld } from '../functions/dispatch/channel-breaker.ts';
+import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
+import { unpaced } from '../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { contactFor, route } from '../functions/domain/channels.ts';
 import { decodeRecordValue } from '../functions/domain/event.ts';
@@ -41,6 +43,7 @@ import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
+import { measurePacing, measureSweeperDrain } from './quota.ts';
 
 /** A batch that failed, or a workload record quarantined, would make every figure wrong: stop the run instead. */
 async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
@@ -55,6 +58,8 @@ const { values: args } = parseArgs({
     events: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
+    /** Only issue 11's pacing and sweeper-drain figures (bench/quota.ts). */
+    quota: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(args.events);
@@ -138,6 +143,7 @@ interface Measure {
 async function main() {
   const db = await startDynamoDbLocal();
   try {
+    if (args.quota) return { quota: await measureQuota(db.endpoint) };
     return await measureAll(db.endpoint);
   } finally {
     await db.stop();
@@ -290,6 +296,8 @@ async function measureAll(endpoint: string) {
   const bundles = await measureBundles(Math.min(10, Math.max(3, ROUNDS * 3)));
   log('bundles done');
 
+  const quota = await measureQuota(endpoint);
+
   raw.destroy();
   return {
     machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
@@ -300,7 +308,21 @@ async function measureAll(endpoint: string) {
     cpuMicrosPerEvent,
     dispatch,
     bundles,
+    quota,
   };
+}
+
+/** Pacing against a quota and the sweeper's drain rate (bench/quota.ts); full size from 1,000 events up. */
+async function measureQuota(endpoint: string) {
+  const full = EVENTS >= 1000;
+  const pacing = [];
+  for (const rate of [14, 100]) {
+    pacing.push(await measurePacing(endpoint, { rate, environments: 4, seconds: full ? 10 : 2 }));
+    log(`pacing at ${rate}/s done`);
+  }
+  const sweeper = await measureSweeperDrain(endpoint, { items: full ? 5_000 : 200 });
+  log('sweeper drain done');
+  return { pacing, sweeper };
 }
 
 /**
@@ -385,23 +407,32 @@ async function measureDispatch() {
     keys.push(batch);
   }
   const sender = { send: () => new Promise<string>((r) => setTimeout(() => r(randomUUID()), 50)) };
-  const deps = {
+  const deps: DispatchDeps = {
     store,
     sender,
+    pacer: unpaced,
+    breaker: neverHeld,
     now: Date.now,
     sleep: async () => undefined,
     policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' } as const,
-    leaseMs: 300_000,
+    leaseMs: 120_000,
     sendTimeoutMs: 5_000,
     maxSendAttempts: 5,
-    retryBaseMs: 200,
+    retryBaseMs: 1_000,
+    retryMaxMs: 300_000,
+    nearRetryMs: 2_000,
+    stuckAfterMs: 900_000,
+    maxAgeMs: 86_400_000,
     brand: EXAMPLE_BRAND,
   };
+  const budget = { finishBy: Date.now() + 600_000, maxWaitMs: 10_000 };
   const t = performance.now();
   await Promise.all(
     keys.map(async (batch) => {
       const limit = pLimit(PER_INVOCATION);
-      await Promise.all(batch.map((k) => limit(() => dispatchNotification(k, undefined, deps))));
+      await Promise.all(
+        batch.map((k) => limit(() => dispatchNotification({ key: k, retryAt: undefined }, deps, budget))),
+      );
     }),
   );
   const seconds = (performance.now() - t) / 1000;
@@ -493,11 +524,25 @@ function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     '|---|---|---|',
     ...report.bundles.map((b) => `| ${b.name} | ${b.bytes} | ${b.initMs} |`),
     '',
+    'Pacing against a quota (4 environments × 10 senders, shared token bucket on DynamoDB Local)',
+    '| quota/s | achieved/s | of quota | max in any 1 s window | writes/send | WCU/send |',
+    '|---|---|---|---|---|---|',
+    ...report.quota.pacing.map(
+      (p) =>
+        `| ${p.quotaPerSecond} | ${p.achievedPerSecond} | ${p.ofQuota} | ${p.maxInAnyWindow} | ${p.writesPerSend} | ${p.wcuPerSend} |`,
+    ),
+    '',
+    `Sweeper drain: ${report.quota.sweeper.items} due items in ${report.quota.sweeper.seconds} s (${report.quota.sweeper.itemsPerSecond} items/s, ${report.quota.sweeper.wcuPerItem} WCU/item); 100,000 ≈ ${report.quota.sweeper.extrapolated100k.minutesOfSweeping} min of sweeping, ${report.quota.sweeper.extrapolated100k.scheduledRuns} scheduled runs`,
+    '',
   ].join('\n');
 }
 
 main().then(
   (report) => {
+    if (!('ingest' in report)) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      process.exit(0);
+    }
     process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
     process.exit(0);
   },

@@ -59,7 +59,8 @@ const count = (k: string) => {
   faultCounts[k] = (faultCounts[k] ?? 0) + 1;
 };
 
-const isClaim = (input: Record<string, unknown>) => input.ConditionExpression === '#status = :pending';
+const isClaim = (input: Record<string, unknown>) =>
+  input.ConditionExpression === '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)';
 /** The input may already be marshalled ({ S: 'SENT' }) by the document client when this middleware sees it. */
 const isMarkSent = (input: Record<string, unknown>) => {
   const to = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':to'];

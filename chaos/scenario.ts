@@ -27,6 +27,7 @@ import {
   type DeliveryStats,
   deliverKafkaBatch,
   LEASE_MS,
+  MAX_AGE_MS,
   newStreamState,
   openWorld,
   POLICIES,
@@ -41,13 +42,30 @@ import {
  * What each provider mode does to one notification, and the outcome the suite expects:
  * - ok: SENT, one send.
  * - reject: FAILED with the provider's reason, no send.
- * - throttleOnce: back to PENDING, then SENT: one send.
- * - throttleAlways: FAILED (RETRIES_EXHAUSTED), no send.
+ * - throttleOnce: deferred, then SENT: one send.
+ * - throttleMany: throttled six times — more than MAX_SEND_ATTEMPTS — then accepted: SENT, one send (throttling never
+ *   uses the attempt budget).
+ * - clockSkew: RequestExpired once (nothing sent), then SENT: one send.
  * - acceptThenHang: accepted, no answer: UNKNOWN with one send (at most once); resent, SENT with two sends, counted as
  *   a duplicate after an unknown outcome (at least once).
+ * - acceptThen500 / acceptThenReset: accepted (ledger), then a 500 / a reset connection: as acceptThenHang. On an
+ *   at-most-once channel there must never be a second send (resentAfterAcceptAtMostOnce).
  * - slow: accepted after the lease expired and the sweeper took over: as acceptThenHang, and the late SENT is fenced.
+ * Account-level and quota faults are not per address: the scenario pauses a channel's account for a window (every
+ * send refused with AccountSendingPaused / AuthorizationError), and shrinks the providers' quotas for a burst.
+ * Neither may end anything FAILED (failedByQuotaOrAccount).
  */
-export const PROVIDER_MODES = ['ok', 'reject', 'throttleOnce', 'throttleAlways', 'acceptThenHang', 'slow'] as const;
+export const PROVIDER_MODES = [
+  'ok',
+  'reject',
+  'throttleOnce',
+  'throttleMany',
+  'clockSkew',
+  'acceptThenHang',
+  'acceptThen500',
+  'acceptThenReset',
+  'slow',
+] as const;
 export type ProviderMode = (typeof PROVIDER_MODES)[number];
 
 export interface ChaosOptions {
@@ -93,6 +111,10 @@ export interface ChaosReport {
   /** Events whose original (the inbox's record) is not the lowest offset of that eventId on its partition. */
   laterOffsetWon: number;
   prototypePolluted: boolean;
+  /** FAILED for a throttle, a quota, an account state or age: must be 0 (issue 11). */
+  failedByQuotaOrAccount: number;
+  /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0 (issue 11). */
+  resentAfterAcceptAtMostOnce: number;
   /** The ingest function's own figures (EMF metrics) over the run, and whether they reconcile with the deliveries. */
   figures: IngestFigures;
   reconciled: boolean;
@@ -145,6 +167,7 @@ export class ChaosRun {
   private readonly logStart: number;
   private readonly ledgerStart: { ses: number; sns: number };
   private readonly faultsBefore: Record<string, number>;
+  private readonly providerBefore: { quotaThrottled: number; accountRefusals: number };
   private readonly metricsBefore: Record<string, number>;
   private readonly modeByAddress = new Map<string, ProviderMode>();
   private readonly attempts = new Map<string, number>();
@@ -160,6 +183,7 @@ export class ChaosRun {
     this.logStart = w.logLines.length;
     this.ledgerStart = { ses: w.ses.sends.length, sns: w.sns.sends.length };
     this.faultsBefore = { ...faultCounts };
+    this.providerBefore = { quotaThrottled: w.quotaThrottled(), accountRefusals: w.accountRefusals };
     this.metricsBefore = { ...w.output.metrics };
     w.random = random;
     w.armed = [];
@@ -198,8 +222,14 @@ export class ChaosRun {
         return 'reject';
       case 'throttleOnce':
         return n === 1 ? 'throttle' : 'ok';
-      case 'throttleAlways':
-        return 'throttle';
+      case 'throttleMany':
+        return n <= 6 ? 'throttle' : 'ok';
+      case 'clockSkew':
+        return n === 1 ? 'clockSkew' : 'ok';
+      case 'acceptThen500':
+        return n === 1 ? 'acceptThen500' : 'ok';
+      case 'acceptThenReset':
+        return n === 1 ? 'acceptThenReset' : 'ok';
       case 'acceptThenHang':
         return n === 1 ? 'acceptThenHang' : 'ok';
       case 'slow':
@@ -269,9 +299,20 @@ export class ChaosRun {
     clock.advance(25 * 3_600_000);
   }
 
+  /** The provider account of `channel` is paused (every send refused at the account level) until `resume`. */
+  pause(channel: Channel): void {
+    this.w.accountPaused.add(channel);
+  }
+  resume(): void {
+    this.w.accountPaused.clear();
+  }
+
   /** Delivers what is left, converges, checks every invariant. */
   async finish(): Promise<ChaosReport> {
     this.w.dynamoFaultRate = 0;
+    // Accounts recover and quotas come back: what was held or throttled must now go out, none of it FAILED.
+    this.resume();
+    this.w.endQuotaBurst();
     for (const [p, records] of this.parts.entries()) {
       while (this.cursor[p]! < records.length) await this.deliverNext(p, this.options.batchSize ?? 20, 1, false);
     }
@@ -288,6 +329,8 @@ export class ChaosRun {
       logStart: this.logStart,
       ledgerStart: this.ledgerStart,
       faultsBefore: this.faultsBefore,
+      providerBefore: this.providerBefore,
+      modeByAddress: this.modeByAddress,
       metricsBefore: this.metricsBefore,
       options: this.options,
     });
@@ -352,9 +395,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   if (options.armEveryFault) w.armed.push(...DYNAMO_FAULTS, ...CRASH_POINTS);
   let delivered = 0;
   let trimmed = false;
+  // One account pause and one quota burst per run, each over a few deliveries, at a point drawn from the seed.
+  const totalBatches = Math.ceil(run.parts.flat().length / batchSize);
+  const pauseAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
+  const pausedChannel = pick(['EMAIL', 'PUSH', 'SMS'] as const);
+  const burstAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
+  let burstUntil: number | undefined;
   for (;;) {
     const open = run.cursor.map((c, p) => (c < run.parts[p]!.length ? p : -1)).filter((p) => p >= 0);
     if (open.length === 0) break;
+    // Each meets at least the stream pump started with it. The quota burst is bounded in real time (the providers'
+    // quotas refill in real time); the account pause lasts six deliveries (its holds pass on the fake clock).
+    if (delivered === pauseAt) {
+      run.pause(pausedChannel);
+      await run.pump();
+    }
+    if (delivered === pauseAt + 6) run.resume();
+    if (delivered === burstAt) {
+      w.startQuotaBurst(5);
+      burstUntil = performance.now() + 1_500;
+      await run.pump();
+    }
+    if (burstUntil !== undefined && performance.now() > burstUntil) {
+      w.endQuotaBurst();
+      burstUntil = undefined;
+    }
     const p = pick(open);
     const copies = chance(0.2) ? 2 + Math.floor(rand() * 4) : 1;
     await run.deliverNext(p, batchSize, copies, chance(0.5));
@@ -446,6 +511,11 @@ const hashOf = (value: unknown): string | undefined => {
   return d.ok ? d.payloadHash : undefined;
 };
 
+/** The only FAILED reasons a notification may end with: its own (a provider's per-message refusal, its template) or
+ * an at-least-once resend budget spent after unknown outcomes. Never a quota, an account state, or age. */
+const MESSAGE_OWN_FAILURE =
+  /^(MessageRejected|InvalidParameter|InvalidParameterValue|ParameterValueInvalid|EndpointDisabled|NotFound|OptedOut|RENDER_ERROR|RETRIES_EXHAUSTED)\b/;
+
 interface AnalysisInput {
   prefix: string;
   topic: string;
@@ -456,6 +526,8 @@ interface AnalysisInput {
   logStart: number;
   ledgerStart: { ses: number; sns: number };
   faultsBefore: Record<string, number>;
+  providerBefore: { quotaThrottled: number; accountRefusals: number };
+  modeByAddress: Map<string, ProviderMode>;
   metricsBefore: Record<string, number>;
   options: ChaosOptions;
 }
@@ -510,10 +582,14 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
 
   // The witness: sends the providers accepted, tied back to (eventId, channel) by the run's unique addresses.
   const addressOwner = new Map<string, string>();
+  const addressOf = new Map<string, string>();
   for (const spec of a.specs) {
     const rcp = spec.value.recipient as Record<string, string>;
     for (const address of [rcp.email, rcp.pushEndpointArn, rcp.phoneNumber])
       if (address) addressOwner.set(address, spec.eventId);
+    if (rcp.email) addressOf.set(`${spec.eventId}#EMAIL`, rcp.email);
+    if (rcp.pushEndpointArn) addressOf.set(`${spec.eventId}#PUSH`, rcp.pushEndpointArn);
+    if (rcp.phoneNumber) addressOf.set(`${spec.eventId}#SMS`, rcp.phoneNumber);
   }
   const sends = [...w.ses.sends.slice(a.ledgerStart.ses), ...w.sns.sends.slice(a.ledgerStart.sns)];
   const sendCount = new Map<string, number>();
@@ -538,6 +614,8 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   let sentOnce = 0;
   let unknown = 0;
   let failed = 0;
+  let failedByQuotaOrAccount = 0;
+  let resentAfterAcceptAtMostOnce = 0;
   const duplicates = { bug: 0, afterUnknownOutcome: 0 };
   for (const [eventId, channels] of expected) {
     for (const channel of channels) {
@@ -552,7 +630,22 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
       }
       if (status === 'UNKNOWN') unknown++;
       if (status === 'FAILED') failed++;
+      // EXPIRED is legitimate only for a notification really past the maximum age on the suite's clock.
+      const expiredInTime = n?.lastError === 'EXPIRED' && clock.now() - Date.parse(String(n?.createdAt)) > MAX_AGE_MS;
+      if (status === 'FAILED' && !MESSAGE_OWN_FAILURE.test(String(n?.lastError ?? '')) && !expiredInTime) {
+        failedByQuotaOrAccount++;
+        problems.push(`${id} ended FAILED for a reason not its own: ${String(n?.lastError)}`);
+      }
       const count = sendCount.get(id) ?? 0;
+      const mode = a.modeByAddress.get(addressOf.get(id) ?? '');
+      if (
+        count > 1 &&
+        POLICIES[channel] === 'AT_MOST_ONCE' &&
+        (mode === 'acceptThen500' || mode === 'acceptThenReset')
+      ) {
+        resentAfterAcceptAtMostOnce++;
+        problems.push(`${id} was sent again after a ${mode} on an at-most-once channel`);
+      }
       if (count === 1) sentOnce++;
       if (count > 1) {
         if (POLICIES[channel] === 'AT_LEAST_ONCE' && unknownHistory.has(id)) duplicates.afterUnknownOutcome++;
@@ -658,6 +751,10 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   if (a.stream.unfilteredDeliveries) faults.unfilteredStreamBatches = a.stream.unfilteredDeliveries;
   if (a.stream.bisections) faults.streamBatchBisections = a.stream.bisections;
   if (a.stats.failedInvocations) faults.failedIngestInvocations = a.stats.failedInvocations;
+  const quotaThrottled = w.quotaThrottled() - a.providerBefore.quotaThrottled;
+  if (quotaThrottled) faults.quotaThrottled = quotaThrottled;
+  const accountRefusals = w.accountRefusals - a.providerBefore.accountRefusals;
+  if (accountRefusals) faults.accountPausedRefusals = accountRefusals;
   for (const m of PROVIDER_MODES.slice(1)) {
     const n = a.specs.reduce(
       (acc, s) => acc + (expected.get(s.eventId) ?? []).filter((c) => s.modes[c] === m).length,
@@ -692,6 +789,8 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
     tooOld,
     laterOffsetWon,
     prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,
+    failedByQuotaOrAccount,
+    resentAfterAcceptAtMostOnce,
     figures,
     reconciled,
     problems,

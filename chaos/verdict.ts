@@ -30,6 +30,14 @@ const INVARIANTS: readonly [string, (r: ChaosReport) => number][] = [
     (r) => r.illegalTransitions,
   ],
   ['inboxWithoutNotifications: inbox and notifications not written together', (r) => r.inboxWithoutNotifications],
+  [
+    'failedByQuotaOrAccount: a notification FAILED by a throttle, a quota or an account-level error, not its own reason',
+    (r) => r.failedByQuotaOrAccount,
+  ],
+  [
+    'resentAfterAcceptAtMostOnce: a second send after a 500 / reset following an accept, on an at-most-once channel',
+    (r) => r.resentAfterAcceptAtMostOnce,
+  ],
   ['prototypePolluted: a record polluted Object.prototype', (r) => Number(r.prototypePolluted)],
   [
     'reconciled: delivered ≠ accepted + duplicates + conflicts + quarantined + requarantined + failed',

@@ -7,6 +7,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
+import type { Channel } from '../functions/domain/channels.ts';
 import { type NotificationStatus, TERMINAL_STATUSES, TRANSITIONS } from '../functions/domain/notification.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
@@ -16,6 +17,7 @@ import {
   type AcceptedSend,
   type Fault,
   type ProviderEndpoint,
+  SendQuota,
   startSesEndpoint,
   startSnsEndpoint,
 } from '../local/providers.ts';
@@ -31,6 +33,8 @@ import {
 } from './faults.ts';
 
 export const LEASE_MS = 10_000;
+/** Past the 25 h stream trim a run may play once; the model-based runs may trim more often and see expiries. */
+export const MAX_AGE_MS = 48 * 3_600_000;
 export const PENDING_THRESHOLD_MS = 60_000;
 export const POLICIES = { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' } as const;
 
@@ -51,6 +55,15 @@ export interface World {
   random: () => number;
   /** Provider behaviour per address: the suite decides per send. */
   providerFault: (channel: string, to: string) => Fault;
+  /** Channels whose provider account is paused right now: every send is refused at the account level. */
+  accountPaused: Set<Channel>;
+  /** Sends refused because the account was paused, per channel. */
+  accountRefusals: number;
+  /** A provider quota burst: the account quotas shrink to `rate` per second (real time) until `endQuotaBurst`. */
+  startQuotaBurst(rate: number): void;
+  endQuotaBurst(): void;
+  /** Sends the providers throttled for exceeding a quota. */
+  quotaThrottled(): number;
   stop(): Promise<void>;
 }
 
@@ -96,8 +109,17 @@ export async function openWorld(): Promise<World> {
       LEASE_SECONDS: String(LEASE_MS / 1000),
       PENDING_THRESHOLD_SECONDS: String(PENDING_THRESHOLD_MS / 1000),
       SEND_TIMEOUT_MS: '400',
+      CONNECT_TIMEOUT_MS: '200',
       MAX_SEND_ATTEMPTS: '4',
-      RETRY_BASE_MS: '1',
+      // Deferral backoff kept short: waits the suite sits out in real time (unit tests cover its growth to minutes).
+      RETRY_BASE_MS: '5',
+      RETRY_MAX_MS: '200',
+      // Dispatch paces well above the providers' burst quotas, so a quota burst is met with real throttling.
+      SEND_RATE_EMAIL: '500',
+      SEND_RATE_PUSH: '500',
+      SEND_RATE_SMS: '500',
+      // Past the 25 h stream trim the suite also plays: notifications recovered from it are still worth sending.
+      MAX_AGE_SECONDS: String(MAX_AGE_MS / 1000),
       TRANSACTION_ATTEMPTS: '3',
       INGEST_CONCURRENCY: '8',
     },
@@ -116,6 +138,19 @@ export async function openWorld(): Promise<World> {
     dynamoFaultRate: 0,
     random: Math.random,
     providerFault: () => 'ok',
+    accountPaused: new Set(),
+    accountRefusals: 0,
+    startQuotaBurst: (rate) => {
+      ses.quota.EMAIL = new SendQuota(rate);
+      sns.quota.SMS = new SendQuota(rate);
+      sns.quota.PUSH = new SendQuota(rate);
+    },
+    endQuotaBurst: () => {
+      ses.quota = {};
+      sns.quota = {};
+    },
+    quotaThrottled: () =>
+      [ses, sns].reduce((n, e) => n + Object.values(e.throttled).reduce((a, b) => a + (b ?? 0), 0), 0),
     stop: async () => {
       w.reader.close();
       await sns.stop();
@@ -126,8 +161,15 @@ export async function openWorld(): Promise<World> {
       world = undefined;
     },
   };
-  ses.fault = (c, to) => w.providerFault(c, to);
-  sns.fault = (c, to) => w.providerFault(c, to);
+  const fault = (c: Channel, to: string): Fault => {
+    if (w.accountPaused.has(c)) {
+      w.accountRefusals++;
+      return 'accountPaused';
+    }
+    return w.providerFault(c, to);
+  };
+  ses.fault = fault;
+  sns.fault = fault;
   injectDynamoFaults(documentClient, {
     dynamo(command, input) {
       const crashable = crashPointsFor(command, input);

@@ -31,6 +31,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3'
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
@@ -57,6 +58,17 @@ export class NotifierStack extends Stack {
     const policies = Object.entries(s.deliveryPolicy)
       .map(([channel, policy]) => `${channel}=${policy}`)
       .join(',');
+    // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
+    // other here, at synth: a broken rule fails the synth with its name.
+    const timing = assertDispatchTiming(DISPATCH_TIMING);
+    const sendEnv = {
+      SEND_RATE_EMAIL: String(s.sendRatePerSecond.EMAIL),
+      SEND_RATE_PUSH: String(s.sendRatePerSecond.PUSH),
+      SEND_RATE_SMS: String(s.sendRatePerSecond.SMS),
+      MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
+      PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
+      MAX_SEND_ATTEMPTS: '5',
+    };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
     // ── The table (lib/table-schema.ts is the one definition; the local run builds from it too) ──
@@ -91,6 +103,8 @@ export class NotifierStack extends Stack {
         INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
         INGEST_CONCURRENCY: '16',
         MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
+        // A new notification is first due for the sweeper this long after creation.
+        PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
       },
     });
     const ingest = ingestFunction.fn;
@@ -196,7 +210,7 @@ export class NotifierStack extends Stack {
       description: 'notifier: sends each new notification once via SES (email) or SNS (push, SMS)',
       table: this.table,
       metricNamespace,
-      timeout: Duration.seconds(60),
+      timeout: Duration.seconds(timing.dispatchTimeoutSeconds),
       // No reservation by default: Lambda keeps 100 unreserved per account, and new accounts often have a quota of
       // 10, where any reservation fails the deploy. Sends are paced by rate in the function, not by concurrency.
       ...(s.dispatchReservedConcurrency === undefined
@@ -206,15 +220,18 @@ export class NotifierStack extends Stack {
         SENDER_EMAIL: s.senderEmail,
         BRAND: brandEnvValue(s.brand),
         CHANNEL_POLICIES: policies,
-        // The lease must outlive the function timeout, so a live holder is never taken over.
-        LEASE_SECONDS: '300',
-        SEND_TIMEOUT_MS: '5000',
-        MAX_SEND_ATTEMPTS: '5',
-        DISPATCH_CONCURRENCY: '10',
+        // The lease outlives the function timeout, so a live holder is never taken over (dispatch-timing.ts).
+        LEASE_SECONDS: String(timing.leaseSeconds),
+        SEND_TIMEOUT_MS: String(timing.sendTimeoutMs),
+        CONNECT_TIMEOUT_MS: String(timing.connectTimeoutMs),
+        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
+        DISPATCH_CONCURRENCY: String(timing.concurrency),
+        ...sendEnv,
         ...(s.sesConfigurationSet === undefined ? {} : { SES_CONFIGURATION_SET: s.sesConfigurationSet }),
       },
     });
     const dispatch = dispatchFunction.fn;
+    // GetItem/UpdateItem also serve the send-rate windows and the channel breaker (RATE#…, BREAKER# items).
     dispatch.addToRolePolicy(
       new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [this.table.tableArn] }),
     );
@@ -259,7 +276,7 @@ export class NotifierStack extends Stack {
     dispatch.addEventSource(
       new DynamoEventSource(this.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
+        batchSize: timing.batchSize,
         maxBatchingWindow: Duration.seconds(1),
         parallelizationFactor: 2,
         bisectBatchOnError: true,
@@ -274,16 +291,17 @@ export class NotifierStack extends Stack {
     // ── Sweeper: nothing silently lost ──
     const sweeperFunction = new NotifierFunction(this, 'Sweeper', {
       entry: 'sweeper/index.ts',
-      description: 'notifier: re-drives stuck PENDING notifications and resolves expired SENDING leases',
+      description: 'notifier: wakes deferred and stuck notifications, expires old ones, resolves expired leases',
       table: this.table,
       metricNamespace,
-      timeout: Duration.minutes(2),
-      // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write.
+      timeout: Duration.seconds(timing.sweeperTimeoutSeconds),
+      // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write; the
+      // timeout fits the one-minute schedule anyway (dispatch-timing.ts, SWEEPER_FITS_INTERVAL).
       environment: {
         CHANNEL_POLICIES: policies,
-        PENDING_THRESHOLD_SECONDS: '900',
-        SWEEP_LIMIT: '500',
-        MAX_SEND_ATTEMPTS: '5',
+        SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
+        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
+        ...sendEnv,
       },
     });
     const sweeper = sweeperFunction.fn;
@@ -293,16 +311,18 @@ export class NotifierStack extends Stack {
         resources: [`${this.table.tableArn}/index/${schema.sweepIndex.indexName}`],
       }),
     );
+    // GetItem: the re-read after a failed condition, so a write whose reply was lost is not counted as a lost race.
     sweeper.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [this.table.tableArn] }),
+      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [this.table.tableArn] }),
     );
+    // Every minute (EventBridge's smallest rate): the sweep index is the delay queue, and this is its clock.
     const schedule = new Rule(this, 'SweeperSchedule', {
-      schedule: Schedule.rate(Duration.minutes(5)),
+      schedule: Schedule.rate(Duration.seconds(timing.sweeperIntervalSeconds)),
       targets: [new LambdaFunction(sweeper, { retryAttempts: 2 })],
     });
     Validations.of(schedule).acknowledge({
       id: 'Serverless-EventBusDLQ',
-      reason: 'A missed sweeper run is redone by the next scheduled run; there is nothing to dead-letter.',
+      reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
     });
 
     if (key !== undefined) {
@@ -404,7 +424,7 @@ function acknowledgeFindings(r: {
     ack(
       scope,
       'Serverless-LambdaDLQ',
-      'Invoked by event source mappings (which have their own on-failure destinations) or by a schedule whose next run redoes a missed one.',
+      'Invoked by event source mappings (which have their own on-failure destinations) or by a one-minute schedule whose next run redoes a missed one.',
     );
   }
   const ingestScope = r.ingest.node.scope as Construct;

@@ -129,6 +129,24 @@ export class Observability extends Construct {
       'A send outcome is unknown; on an at-most-once channel the customer may not have it. Check the provider.',
     );
     any(
+      'ProviderBlocked',
+      acrossChannels('ProviderBlocked', 'account-level refusals'),
+      'SES or SNS refused the account, not a message (IAM, paused or sandboxed account, configuration set, KMS). The channel is held and nothing is FAILED; see ProviderBlockedByCode and fix the account.',
+    );
+    // Sustained, not a single burst: a moment out of phase with the provider's bucket is normal and harmless.
+    this.alarm(
+      'ProviderThrottling',
+      acrossChannels('SendsThrottled', 'throttled sends'),
+      'SES or SNS throttled 10+ sends a minute in 3 of 5 minutes: sendRatePerSecond is above the account quota, or another sender shares it. Nothing fails; sends slow down.',
+      10,
+      SUSTAINED,
+    );
+    any(
+      'NotificationsExpired',
+      acrossChannels('NotificationsExpired', 'expired notifications'),
+      'A notification ended FAILED: EXPIRED, unsent past notificationMaxAgeHours (a long quota shortfall or a held channel).',
+    );
+    any(
       'LateAcceptances',
       metric('LateAcceptances'),
       'A provider accepted a send after its lease expired. Check send latency against LEASE_SECONDS.',
@@ -260,8 +278,12 @@ export class Observability extends Construct {
         left: [
           ...perChannel('SendFailures'),
           ...perChannel('UnknownOutcomes'),
+          ...perChannel('SendsThrottled'),
+          ...perChannel('ProviderBlocked'),
+          ...perChannel('NotificationsExpired'),
           metric('SendRetries'),
           metric('SweeperRedriven'),
+          metric('SweeperWoken'),
         ],
         width: 12,
       }),

@@ -93,8 +93,25 @@ export const settingsSchema = z
      * cold start). It reaches dispatch as one environment variable, so its JSON is bounded (Lambda's 4 KB for all).
      */
     brand: json(brandSchema),
-    /** Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. */
+    /**
+     * Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. It caps
+     * sends in flight, not the send rate: the rate is paced by sendRatePerSecond.
+     */
     dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
+    /**
+     * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
+     * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and
+     * region). Sending above a quota is not lost (throttled sends wait and retry), only slower and noisier.
+     */
+    sendRatePerSecond: json(
+      z.object({ EMAIL: num(1, 100_000, 14), PUSH: num(1, 100_000, 100), SMS: num(1, 100_000, 20) }).default({
+        EMAIL: 14,
+        PUSH: 100,
+        SMS: 20,
+      }),
+    ),
+    /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
+    notificationMaxAgeHours: num(1, 720, 24),
   })
   .superRefine((s, ctx) => {
     const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
@@ -128,6 +145,10 @@ export const settingsSchema = z
         'brand',
         `is ${brandEnvBytes(s.brand)} bytes as JSON; at most ${BRAND_ENV_MAX_BYTES} fit beside the function's other settings in Lambda's 4 KB of environment`,
       );
+    }
+    // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.
+    if (s.notificationMaxAgeHours * 3600 >= s.inboxRetentionDays * DAY_SECONDS) {
+      problem('notificationMaxAgeHours', `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * 24} h)`);
     }
     const cluster = ARN_MSK_CLUSTER.exec(s.mskClusterArn);
     if (cluster === null) return;

@@ -10,12 +10,26 @@ export const TABLE_SCHEMA = {
   sortKey: 'sk',
   timeToLiveAttribute: 'expiresAt',
   streamViewType: 'NEW_AND_OLD_IMAGES',
-  /** Sparse: only PENDING and SENDING notifications carry sweepKey/sweepAt, so the sweeper never scans. */
+  /**
+   * Sparse: only PENDING and SENDING notifications carry sweepKey/sweepAt, so the sweeper never scans. It is also the
+   * delay queue: sweepAt is when an item is next due (functions/domain/notification.ts). The projection carries what
+   * the sweeper decides on: the budget (attempt, deferrals), the age (createdAt), and whether a wake-up is routine
+   * (retryAt) or a stuck item.
+   */
   sweepIndex: {
     indexName: 'sweep',
     partitionKey: 'sweepKey',
     sortKey: 'sweepAt',
-    nonKeyAttributes: ['status', 'attempt', 'channel', 'notificationId', 'leaseUntil'],
+    nonKeyAttributes: [
+      'status',
+      'attempt',
+      'channel',
+      'notificationId',
+      'leaseUntil',
+      'createdAt',
+      'deferrals',
+      'retryAt',
+    ],
   },
 } as const;
 

@@ -18,7 +18,7 @@ export interface Handlers {
   sweeper: (
     event: unknown,
     context: Context,
-  ) => Promise<{ redriven: number; resolvedUnknown: number; resolvedRetry: number }>;
+  ) => Promise<{ redriven: number; woken: number; expired: number; resolvedUnknown: number; resolvedRetry: number }>;
 }
 
 export interface LocalEnvironment {
@@ -58,8 +58,13 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
   return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler };
 }
 
-export const lambdaContext = (name: string): Context =>
-  ({
+/**
+ * A Lambda context whose remaining time runs down in real time from `timeoutMs` (performance.now, so the chaos
+ * suite's fake clock does not eat it), as Lambda's does.
+ */
+export const lambdaContext = (name: string, timeoutMs = 60_000): Context => {
+  const started = performance.now();
+  return {
     functionName: name,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${name}`,
@@ -67,9 +72,10 @@ export const lambdaContext = (name: string): Context =>
     awsRequestId: crypto.randomUUID(),
     logGroupName: `/aws/lambda/${name}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 60_000,
+    getRemainingTimeInMillis: () => Math.max(0, Math.round(timeoutMs - (performance.now() - started))),
     callbackWaitsForEmptyEventLoop: false,
-  }) as Context;
+  } as Context;
+};
 
 export class KafkaMapping {
   deliveries = 0;
@@ -181,8 +187,8 @@ export async function converge(
     if (Date.now() > deadline) {
       throw new NotConvergedError(`not converged: ${JSON.stringify(counts.byStatus)}`);
     }
-    const swept = await handlers.sweeper({}, lambdaContext('notifier-sweeper'));
-    if (swept.redriven + swept.resolvedRetry + swept.resolvedUnknown === 0)
+    const swept = await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000));
+    if (swept.redriven + swept.woken + swept.expired + swept.resolvedRetry + swept.resolvedUnknown === 0)
       await new Promise((r) => setTimeout(r, 250));
   }
 }

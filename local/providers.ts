@@ -6,7 +6,10 @@
  * - SNS: a small endpoint that speaks the SNS query protocol for Publish and records each call.
  *
  * Both keep a ledger of accepted sends: the independent witness the local run and the chaos suite report from.
- * A `fault` hook lets a test decide, per call, to reject, throttle, or accept and then never answer.
+ * A `fault` hook lets a test decide, per call, to reject, throttle, fail the account, or accept and then fail.
+ * An optional account quota (`quota`) throttles beyond R sends per second, with the error each service answers:
+ * SES `Throttling` "Maximum sending rate exceeded." (HTTP 400), SNS `Throttled` (HTTP 429); SNS keeps SMS and push
+ * quotas apart, as its SMS and Publish quotas are.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -29,17 +32,53 @@ export interface AcceptedSend {
 }
 
 /**
- * ok: accept. reject / throttle: a definite refusal. acceptThenHang: accept (ledger) and never answer.
- * hang: never answer, nothing accepted. slow: accept, then answer only after `whileSlow` has run (a test advances the
- * clock past the lease and runs the sweeper there).
+ * ok: accept. reject: refuse this message. throttle: "not now". accountPaused: refuse the account (SES
+ * AccountSendingPausedException, SNS AuthorizationError). clockSkew: RequestExpired (the signature's date is off).
+ * acceptThenHang: accept (ledger) and never answer. acceptThen500: accept (ledger), then answer 500 InternalFailure.
+ * acceptThenReset: accept (ledger), then reset the connection. hang: never answer, nothing accepted. slow: accept,
+ * then answer only after `whileSlow` has run (a test advances the clock past the lease and runs the sweeper there).
  */
-export type Fault = 'ok' | 'reject' | 'throttle' | 'acceptThenHang' | 'hang' | 'slow';
+export type Fault =
+  | 'ok'
+  | 'reject'
+  | 'throttle'
+  | 'accountPaused'
+  | 'clockSkew'
+  | 'acceptThenHang'
+  | 'acceptThen500'
+  | 'acceptThenReset'
+  | 'hang'
+  | 'slow';
 export type FaultHook = (channel: Channel, to: string) => Fault;
+
+/**
+ * An account's send quota as the providers enforce it: a bucket of `rate` tokens refilled continuously at `rate`
+ * per second (one second of burst). On real time, so the chaos suite's fake clock does not refill it.
+ */
+export class SendQuota {
+  private tokens: number;
+  private at = performance.now();
+  constructor(readonly rate: number) {
+    this.tokens = rate;
+  }
+  take(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.rate, this.tokens + ((now - this.at) * this.rate) / 1000);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
 
 export interface ProviderEndpoint {
   readonly url: string;
   readonly sends: AcceptedSend[];
   fault: FaultHook;
+  /** Account quotas per channel this endpoint serves; none: unlimited. */
+  quota: Partial<Record<Channel, SendQuota>>;
+  /** Sends answered with throttling because a quota was exceeded, per channel. */
+  readonly throttled: Partial<Record<Channel, number>>;
   whileSlow?: () => Promise<void>;
   stop(): Promise<void>;
 }
@@ -57,11 +96,19 @@ const readBody = (req: IncomingMessage) =>
 
 const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function queryError(res: ServerResponse, status: number, code: string, message: string) {
+function queryError(res: ServerResponse, status: number, code: string, message: string, type = 'Sender') {
   res.writeHead(status, { 'content-type': 'text/xml' });
   res.end(
-    `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+    `<ErrorResponse><Error><Type>${type}</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
   );
+}
+
+/** Takes a token from the channel's quota; true (and counted) when the quota is exceeded. */
+function overQuota(endpoint: ProviderEndpoint, channel: Channel): boolean {
+  const quota = endpoint.quota[channel];
+  if (quota === undefined || quota.take()) return false;
+  endpoint.throttled[channel] = (endpoint.throttled[channel] ?? 0) + 1;
+  return true;
 }
 
 async function listen(server: Server, port?: number): Promise<string> {
@@ -94,6 +141,8 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
     url: '',
     sends,
     fault: () => 'ok',
+    quota: {},
+    throttled: {},
     stop: async () => close(server),
   };
   const server = createServer(async (req, res) => {
@@ -107,7 +156,10 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
     if (fault === 'hang') return void hanging.add(res);
     if (fault === 'reject')
       return queryError(res, 400, channel === 'SMS' ? 'InvalidParameter' : 'EndpointDisabled', 'rejected');
-    if (fault === 'throttle') return queryError(res, 400, 'Throttling', 'Rate exceeded');
+    if (fault === 'accountPaused') return queryError(res, 403, 'AuthorizationError', 'not authorized to publish');
+    if (fault === 'clockSkew') return queryError(res, 400, 'RequestExpired', 'Request has expired.');
+    if (fault === 'throttle' || overQuota(endpoint, channel))
+      return queryError(res, 429, 'Throttled', 'Rate exceeded.');
     const raw = form.get('Message') ?? '';
     let text = raw;
     let subject: string | undefined;
@@ -122,6 +174,8 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
     const messageId = randomUUID();
     sends.push({ messageId, notificationId, channel, to, ...(subject ? { subject } : {}), text, at: Date.now() });
     if (fault === 'acceptThenHang') return void hanging.add(res);
+    if (fault === 'acceptThen500') return queryError(res, 500, 'InternalError', 'internal error', 'Receiver');
+    if (fault === 'acceptThenReset') return void res.socket?.destroy();
     if (fault === 'slow') await endpoint.whileSlow?.();
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
@@ -142,15 +196,31 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
   const emulator = await sesEmulator({ host: '127.0.0.1', port: emulatorPort });
   const viewerUrl = `http://127.0.0.1:${emulatorPort}`;
   const sends: AcceptedSend[] = [];
-  const endpoint: SesEndpoint = { url: '', viewerUrl, sends, fault: () => 'ok', stop: async () => undefined };
+  const endpoint: SesEndpoint = {
+    url: '',
+    viewerUrl,
+    sends,
+    fault: () => 'ok',
+    quota: {},
+    throttled: {},
+    stop: async () => undefined,
+  };
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     const form = new URLSearchParams(body);
     const to = form.get('Destination.ToAddresses.member.1') ?? '';
-    const fault = form.get('Action') === 'SendEmail' ? endpoint.fault('EMAIL', to) : 'ok';
+    const sending = form.get('Action') === 'SendEmail';
+    const fault = sending ? endpoint.fault('EMAIL', to) : 'ok';
     if (fault === 'hang') return void hanging.add(res);
-    if (fault === 'reject') return queryError(res, 400, 'MessageRejected', 'Email address is not verified.');
-    if (fault === 'throttle') return queryError(res, 400, 'Throttling', 'Maximum sending rate exceeded.');
+    // A per-message refusal ("Email address is not verified" would be the account's sandbox, not this message).
+    if (fault === 'reject') return queryError(res, 400, 'MessageRejected', 'Illegal address');
+    if (fault === 'accountPaused') {
+      return queryError(res, 400, 'AccountSendingPausedException', 'Sending is paused for this account.');
+    }
+    if (fault === 'clockSkew') return queryError(res, 400, 'RequestExpired', 'Request has expired.');
+    if (fault === 'throttle' || (sending && overQuota(endpoint, 'EMAIL'))) {
+      return queryError(res, 400, 'Throttling', 'Maximum sending rate exceeded.');
+    }
     const answer = await fetch(`${viewerUrl}${req.url ?? '/'}`, {
       method: req.method ?? 'POST',
       // Forward the SDK's own headers (the emulator insists on an Authorization header), not the hop's.
@@ -185,6 +255,8 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
       });
     }
     if (fault === 'acceptThenHang') return void hanging.add(res);
+    if (fault === 'acceptThen500') return queryError(res, 500, 'InternalFailure', 'internal failure', 'Receiver');
+    if (fault === 'acceptThenReset') return void res.socket?.destroy();
     if (fault === 'slow') await endpoint.whileSlow?.();
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/xml' });
     res.end(text);

@@ -3,7 +3,11 @@
  * a local SNS endpoint; the real ingest, dispatch and sweeper handlers behind emulated event source mappings.
  *
  *   npm start -- [--events FILE.jsonl] [--batch-size N] [--redeliver N] [--max-event-age SECONDS] [--json] [--keep]
+ *                [--ses-rate R] [--sns-rate R]
  *                [--dynamodb-port P] [--ses-port P] [--sns-port P] [--viewer-port P]
+ *
+ * --ses-rate / --sns-rate give the local SES and SNS an account quota (they throttle beyond R sends per second, as
+ * SES and SNS answer) and configure dispatch's pacing with the same rates, as a deploy would.
  *
  * Standard output carries the summary (exactly one JSON document with --json); logs and progress go to stderr.
  * The summary checks that the ingest figures reconcile (delivered = accepted + duplicates + conflicts + quarantined +
@@ -20,6 +24,7 @@ import { converge, KafkaMapping, loadHandlers, StreamMapping } from './pipeline.
 import {
   type AcceptedSend,
   type ProviderEndpoint,
+  SendQuota,
   type SesEndpoint,
   startSesEndpoint,
   startSnsEndpoint,
@@ -43,6 +48,8 @@ function parseCommandLine(argv: string[]) {
       'max-event-age': { type: 'string' },
       json: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      'ses-rate': { type: 'string' },
+      'sns-rate': { type: 'string' },
       'dynamodb-port': { type: 'string' },
       'ses-port': { type: 'string' },
       'sns-port': { type: 'string' },
@@ -63,6 +70,8 @@ function parseCommandLine(argv: string[]) {
     maxEventAgeSeconds: int('max-event-age', values['max-event-age'], 0),
     json: values.json === true,
     keep: values.keep === true,
+    sesRate: int('ses-rate', values['ses-rate'], 1),
+    snsRate: int('sns-rate', values['sns-rate'], 1),
     ports: {
       dynamodb: int('dynamodb-port', values['dynamodb-port'], 1),
       ses: int('ses-port', values['ses-port'], 1),
@@ -135,6 +144,17 @@ async function main(): Promise<number> {
     }
     const tableName = 'notifier-local';
     await createTable(db.endpoint, tableName);
+    const rates: Record<string, string> = {};
+    if (options.sesRate !== undefined) {
+      ses.quota.EMAIL = new SendQuota(options.sesRate);
+      rates.SEND_RATE_EMAIL = String(options.sesRate);
+    }
+    if (options.snsRate !== undefined) {
+      sns.quota.SMS = new SendQuota(options.snsRate);
+      sns.quota.PUSH = new SendQuota(options.snsRate);
+      rates.SEND_RATE_SMS = String(options.snsRate);
+      rates.SEND_RATE_PUSH = String(options.snsRate);
+    }
     progress(`DynamoDB Local ${db.endpoint}, SES ${ses.url} (viewer ${ses.viewerUrl}), SNS ${sns.url}`);
 
     const handlers = await loadHandlers({
@@ -147,6 +167,7 @@ async function main(): Promise<number> {
         POWERTOOLS_METRICS_DISABLED: 'false',
         // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
         MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? scenario.maxEventAgeSeconds),
+        ...rates,
       },
     });
     const kafka = new KafkaMapping(handlers.ingest);
@@ -210,6 +231,11 @@ async function main(): Promise<number> {
         unknown: counts.byStatus.UNKNOWN ?? 0,
       },
       sends: sent.map((s) => sendView(s, counts.notifications)),
+      pacing: {
+        seconds: Math.round(seconds * 10) / 10,
+        deferred: m.SendsDeferred ?? 0,
+        providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
+      },
       quarantine: counts.quarantine
         .map((q) => ({ reason: q.reason, eventId: q.eventId ?? null, offset: (q.source as { offset: number }).offset }))
         .sort((a, b) => a.offset - b.offset),
@@ -244,6 +270,7 @@ type Report = {
   events: Record<string, number>;
   reconciled: boolean;
   notifications: Record<string, number>;
+  pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
   quarantine: { reason: unknown; eventId: unknown; offset: number }[];
 };
@@ -284,6 +311,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
     `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
     `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}`,
     `stream         records given up to the on-failure queue: ${onFailure}`,
+    `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,
     '',
     'sends (what SES and SNS received):',
     ...r.sends.slice(0, 20).map((s) => {

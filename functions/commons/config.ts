@@ -47,6 +47,27 @@ export function parseChannelPolicies(text: string | undefined): ChannelPolicies 
 
 const tableEnv = { TABLE_NAME: z.string().check(z.minLength(1)) };
 
+/**
+ * Sends per second each channel may use, all dispatch invocations together (the account's quotas: SES MaxSendRate,
+ * SNS SMS and push rates). Defaults: EMAIL 14 (a common starting SES production rate — set your account's own,
+ * `aws ses get-send-quota`), SMS 20 (SNS's default transactional SMS rate in most regions), PUSH 100 (far below SNS's
+ * Publish quota; the platform services are the real limit).
+ */
+const rateEnv = {
+  SEND_RATE_EMAIL: int(1, 100_000, 14),
+  SEND_RATE_PUSH: int(1, 100_000, 100),
+  SEND_RATE_SMS: int(1, 100_000, 20),
+};
+type SendRates = Readonly<Record<Channel, number>>;
+const sendRates = (c: { SEND_RATE_EMAIL: number; SEND_RATE_PUSH: number; SEND_RATE_SMS: number }): SendRates => ({
+  EMAIL: c.SEND_RATE_EMAIL,
+  PUSH: c.SEND_RATE_PUSH,
+  SMS: c.SEND_RATE_SMS,
+});
+/** Past this age since createdAt a notification ends FAILED: EXPIRED instead of being sent late. Default 24 h. */
+const maxAgeEnv = { MAX_AGE_SECONDS: int(60, 30 * 86_400, 86_400) };
+const stuckEnv = { PENDING_THRESHOLD_SECONDS: int(1, 86_400, 900) };
+
 export function loadIngestConfig(env: Env = process.env) {
   const c = parseEnv(
     z.object({
@@ -55,6 +76,7 @@ export function loadIngestConfig(env: Env = process.env) {
       INGEST_CONCURRENCY: int(1, 256, 16),
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),
+      ...stuckEnv,
       // An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads).
       MAX_EVENT_AGE_SECONDS: int(0, 36_500 * 86_400, 86_400),
     }),
@@ -63,6 +85,8 @@ export function loadIngestConfig(env: Env = process.env) {
   return {
     tableName: c.TABLE_NAME,
     retentionDays: c.INBOX_RETENTION_DAYS,
+    /** sweepAt of a new notification is createdAt + this: the sweeper's stuck threshold. */
+    stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     concurrency: c.INGEST_CONCURRENCY,
     maxEventBytes: c.MAX_EVENT_BYTES,
     transactionAttempts: c.TRANSACTION_ATTEMPTS,
@@ -79,17 +103,33 @@ export function loadDispatchConfig(env: Env = process.env) {
       SENDER_EMAIL: z.email(),
       SES_CONFIGURATION_SET: z.optional(z.string().check(z.minLength(1))),
       CHANNEL_POLICIES: z.optional(z.string()),
-      LEASE_SECONDS: int(10, 3600, 300),
+      LEASE_SECONDS: int(10, 3600, 120),
       SEND_TIMEOUT_MS: int(100, 60_000, 5_000),
+      CONNECT_TIMEOUT_MS: int(50, 60_000, 1_500),
+      DEADLINE_MARGIN_MS: int(0, 60_000, 2_000),
       MAX_SEND_ATTEMPTS: int(1, 20, 5),
-      RETRY_BASE_MS: int(1, 60_000, 200),
+      /** First step of the growing backoff after a deferral; it doubles up to RETRY_MAX_MS. */
+      RETRY_BASE_MS: int(1, 60_000, 1_000),
+      RETRY_MAX_MS: int(1, 3_600_000, 300_000),
+      /** A retry due within this is waited for in the invocation; a later one is left to the sweeper. */
+      NEAR_RETRY_MS: int(0, 60_000, 2_000),
+      /** The longest one record waits for a send token before it is deferred (also bounded by the deadline). */
+      MAX_PACING_WAIT_MS: int(0, 60_000, 10_000),
+      /** How long an account-level failure holds the channel (the circuit breaker). */
+      BREAKER_HOLD_SECONDS: int(1, 3_600, 60),
       DISPATCH_CONCURRENCY: int(1, 100, 10),
+      ...rateEnv,
+      ...maxAgeEnv,
+      ...stuckEnv,
     }),
     env,
   );
   // A lease shorter than a send could be taken over while the send is still in flight: refuse to start.
   if (c.LEASE_SECONDS * 1000 <= c.SEND_TIMEOUT_MS * 2) {
     throw new ConfigError('configuration error: LEASE_SECONDS must exceed twice SEND_TIMEOUT_MS');
+  }
+  if (c.CONNECT_TIMEOUT_MS >= c.SEND_TIMEOUT_MS) {
+    throw new ConfigError('configuration error: CONNECT_TIMEOUT_MS must be shorter than SEND_TIMEOUT_MS');
   }
   return {
     tableName: c.TABLE_NAME,
@@ -98,9 +138,18 @@ export function loadDispatchConfig(env: Env = process.env) {
     policies: parseChannelPolicies(c.CHANNEL_POLICIES),
     leaseMs: c.LEASE_SECONDS * 1000,
     sendTimeoutMs: c.SEND_TIMEOUT_MS,
+    connectTimeoutMs: c.CONNECT_TIMEOUT_MS,
+    deadlineMarginMs: c.DEADLINE_MARGIN_MS,
     maxSendAttempts: c.MAX_SEND_ATTEMPTS,
     retryBaseMs: c.RETRY_BASE_MS,
+    retryMaxMs: c.RETRY_MAX_MS,
+    nearRetryMs: c.NEAR_RETRY_MS,
+    maxPacingWaitMs: c.MAX_PACING_WAIT_MS,
+    breakerHoldMs: c.BREAKER_HOLD_SECONDS * 1000,
     concurrency: c.DISPATCH_CONCURRENCY,
+    sendRates: sendRates(c),
+    maxAgeMs: c.MAX_AGE_SECONDS * 1000,
+    stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
   };
 }
 export type DispatchConfig = ReturnType<typeof loadDispatchConfig>;
@@ -110,9 +159,17 @@ export function loadSweeperConfig(env: Env = process.env) {
     z.object({
       ...tableEnv,
       CHANNEL_POLICIES: z.optional(z.string()),
-      PENDING_THRESHOLD_SECONDS: int(1, 86_400, 900),
-      SWEEP_LIMIT: int(1, 10_000, 500),
+      ...stuckEnv,
+      /** Items one run may examine; the run also stops at its deadline. */
+      SWEEP_LIMIT: int(1, 100_000, 10_000),
+      SWEEP_PAGE_SIZE: int(1, 1_000, 100),
+      SWEEP_CONCURRENCY: int(1, 64, 16),
+      /** The schedule's period: a run re-drives at most a channel's rate × this many PENDING items. */
+      SWEEP_INTERVAL_SECONDS: int(1, 3_600, 60),
+      DEADLINE_MARGIN_MS: int(0, 60_000, 2_000),
       MAX_SEND_ATTEMPTS: int(1, 20, 5),
+      ...rateEnv,
+      ...maxAgeEnv,
     }),
     env,
   );
@@ -121,7 +178,13 @@ export function loadSweeperConfig(env: Env = process.env) {
     policies: parseChannelPolicies(c.CHANNEL_POLICIES),
     pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     limit: c.SWEEP_LIMIT,
+    pageSize: c.SWEEP_PAGE_SIZE,
+    concurrency: c.SWEEP_CONCURRENCY,
+    intervalMs: c.SWEEP_INTERVAL_SECONDS * 1000,
+    deadlineMarginMs: c.DEADLINE_MARGIN_MS,
     maxSendAttempts: c.MAX_SEND_ATTEMPTS,
+    sendRates: sendRates(c),
+    maxAgeMs: c.MAX_AGE_SECONDS * 1000,
   };
 }
 export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;

@@ -2,9 +2,10 @@
  * DynamoDB adapter for the notification state machine (DESIGN.md "Dispatch"). Every transition is one conditional
  * UpdateItem; `attempt` is the fencing token, so a stale holder can never overwrite a newer one.
  *
- * A conditional update whose reply was lost is retried by the SDK and then fails its own condition. Each transition
- * therefore re-reads the item on ConditionalCheckFailed and reports `applied` when the item already shows exactly
- * this transition (same status, same attempt, same claimId): commit-then-timeout is not mistaken for a lost race.
+ * A conditional update whose reply was lost is retried by the SDK and then fails its own condition. Every transition
+ * — dispatch's and the sweeper's — therefore re-reads the item on ConditionalCheckFailed and reports `applied` when
+ * the item already shows exactly this transition (same status, attempt, and the updatedAt it wrote): a
+ * commit-then-timeout is not mistaken for a lost race, and an UNKNOWN the sweeper wrote still raises its alarm.
  */
 import {
   type DynamoDBDocumentClient,
@@ -15,12 +16,14 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../../lib/table-schema.ts';
+import type { Channel } from '../domain/channels.ts';
 import {
   type NotificationItem,
   type NotificationStatus,
   notificationIdOfKey,
   type SweepState,
   sweepKey,
+  sweepPartition,
 } from '../domain/notification.ts';
 import { UnexpectedResponseError } from './errors.ts';
 
@@ -31,33 +34,70 @@ export interface NotificationKey {
 
 export type Transition = 'applied' | 'lost';
 
+export type ClaimResult =
+  | { kind: 'claimed'; item: NotificationItem }
+  /** Still PENDING, but deferred until retryAt: a stale or early record must not jump the backoff. */
+  | { kind: 'notDue'; retryAt: number }
+  /** No longer PENDING, or another holder claimed it first. */
+  | { kind: 'taken' };
+
+/** What the sparse sweep index projects (lib/table-schema.ts). */
 export interface SweepEntry extends NotificationKey {
   readonly notificationId: string;
-  readonly channel: NotificationItem['channel'];
+  readonly channel: Channel;
   readonly status: NotificationStatus;
   readonly attempt: number;
+  readonly deferrals?: number;
+  readonly createdAt: string;
   readonly sweepAt: number;
+  readonly retryAt?: number;
   readonly leaseUntil?: number;
+}
+
+export interface SweepPage {
+  readonly entries: SweepEntry[];
+  /** LastEvaluatedKey: where the next page of this partition starts; undefined when the partition is done. */
+  readonly next?: Record<string, NativeAttributeValue> | undefined;
+}
+
+export interface Release {
+  readonly reason: string;
+  /** Not to be claimed before. */
+  readonly retryAt: number;
+  /** When the sweeper should look at it (sweepAt): retryAt when only the sweeper will wake it, later otherwise. */
+  readonly sweepAt: number;
+  /** A deferral (throttled, not sent, rate-limited, channel held) does not count against the attempt budget. */
+  readonly deferral: boolean;
 }
 
 export interface NotificationStore {
   get(key: NotificationKey): Promise<NotificationItem | undefined>;
-  /** PENDING → SENDING, attempt+1, lease. Undefined when another holder has it or it is no longer PENDING. */
-  claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<NotificationItem | undefined>;
+  /** PENDING (and due) → SENDING, attempt+1, lease. */
+  claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult>;
   markSent(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
   markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;
-  /** SENDING → PENDING: a retry. The MODIFY this writes is the retry's one trigger. */
-  release(item: NotificationItem, reason: string, retryAt: number, now: number): Promise<Transition>;
-  /** Sweep index: items of one state and shard whose sweepAt is at or before `before`. */
-  findDue(state: SweepState, shard: number, before: number, limit: number): Promise<SweepEntry[]>;
-  /** PENDING → PENDING, only if untouched since the sweeper saw it: a fresh stream record re-drives it. */
-  redrive(entry: SweepEntry, now: number): Promise<Transition>;
+  /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
+  release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
+  /** One page of a sweep-index partition: items of one state and channel whose sweepAt is at or before `before`. */
+  findDue(
+    state: SweepState,
+    channel: Channel,
+    shard: number,
+    before: number,
+    limit: number,
+    startKey?: Record<string, NativeAttributeValue>,
+  ): Promise<SweepPage>;
+  /** PENDING → PENDING (retryAt removed), only if untouched since the sweeper saw it: a fresh MODIFY re-drives it. */
+  redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
   /** SENDING with an expired lease → UNKNOWN or PENDING, only if nobody moved it since the sweeper saw it. */
-  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number): Promise<Transition>;
+  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number, nextSweepAt: number): Promise<Transition>;
+  /** PENDING past its maximum age → FAILED: EXPIRED, only if untouched since the sweeper saw it. */
+  expire(entry: SweepEntry, now: number): Promise<Transition>;
 }
 
 const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
+const iso = (ms: number) => new Date(ms).toISOString();
 
 export class DynamoNotificationStore implements NotificationStore {
   constructor(
@@ -70,14 +110,16 @@ export class DynamoNotificationStore implements NotificationStore {
     return r.Item as NotificationItem | undefined;
   }
 
-  async claim(key: NotificationKey, claimId: string, now: number, leaseMs: number) {
+  async claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult> {
     const leaseUntil = now + leaseMs;
+    const notificationId = notificationIdOfKey(key.pk, key.sk);
+    const channel = key.sk.slice('NOTIFICATION#'.length) as Channel;
     try {
       const r = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          ConditionExpression: '#status = :pending',
+          ConditionExpression: '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
           UpdateExpression:
             'SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease REMOVE retryAt',
           ExpressionAttributeNames: { '#status': 'status' },
@@ -85,22 +127,28 @@ export class DynamoNotificationStore implements NotificationStore {
             ':pending': 'PENDING',
             ':sending': 'SENDING',
             ':one': 1,
+            ':nowMs': now,
             ':lease': leaseUntil,
             ':claim': claimId,
-            ':now': new Date(now).toISOString(),
-            ':sweepKey': sweepKey('SENDING', notificationIdOfKey(key.pk, key.sk)),
+            ':now': iso(now),
+            ':sweepKey': sweepKey('SENDING', channel, notificationId),
           },
           ReturnValues: 'ALL_NEW',
         }),
       );
       if (r.Attributes === undefined) throw new UnexpectedResponseError('claim returned no attributes');
-      return r.Attributes as NotificationItem;
+      return { kind: 'claimed', item: r.Attributes as NotificationItem };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const current = await this.get(key);
       // Our own claim committed and its reply was lost: it is ours.
-      if (current?.status === 'SENDING' && (current as { claimId?: string }).claimId === claimId) return current;
-      return undefined;
+      if (current?.status === 'SENDING' && (current as { claimId?: string }).claimId === claimId) {
+        return { kind: 'claimed', item: current };
+      }
+      if (current?.status === 'PENDING' && typeof current.retryAt === 'number' && current.retryAt > now) {
+        return { kind: 'notDue', retryAt: current.retryAt };
+      }
+      return { kind: 'taken' };
     }
   }
 
@@ -131,15 +179,16 @@ export class DynamoNotificationStore implements NotificationStore {
     });
   }
 
-  release(item: NotificationItem, reason: string, retryAt: number, now: number) {
+  release(item: NotificationItem, r: Release, now: number) {
+    const deferral = r.deferral ? ', deferrals = if_not_exists(deferrals, :zero) + :one' : '';
     return this.transition(item, 'PENDING', {
-      UpdateExpression:
-        'SET #status = :to, updatedAt = :now, lastError = :reason, retryAt = :retryAt, sweepKey = :sweepKey, sweepAt = :nowMs REMOVE leaseUntil',
+      UpdateExpression: `SET #status = :to, updatedAt = :now, lastError = :reason, retryAt = :retryAt, sweepKey = :sweepKey, sweepAt = :sweepAt${deferral} REMOVE leaseUntil`,
       values: {
-        ':reason': reason,
-        ':retryAt': retryAt,
-        ':sweepKey': sweepKey('PENDING', item.notificationId),
-        ':nowMs': now,
+        ':reason': r.reason,
+        ':retryAt': r.retryAt,
+        ':sweepAt': r.sweepAt,
+        ':sweepKey': sweepKey('PENDING', item.channel, item.notificationId),
+        ...(r.deferral ? { ':zero': 0, ':one': 1 } : {}),
       },
       now,
     });
@@ -162,14 +211,26 @@ export class DynamoNotificationStore implements NotificationStore {
         ':sending': 'SENDING',
         ':attempt': item.attempt,
         ':to': to,
-        ':now': new Date(update.now).toISOString(),
+        ':now': iso(update.now),
         ...update.values,
       },
     });
     if (result === 'applied') return result;
+    return this.wroteItself(key, to, item.attempt, update.now);
+  }
+
+  /**
+   * After a failed condition: did our own write commit (its reply lost, the SDK's retry then failing the condition)?
+   * Yes when the item shows the status we wrote, with the attempt we saw and the updatedAt we wrote.
+   */
+  private async wroteItself(
+    key: NotificationKey,
+    to: NotificationStatus,
+    attempt: number,
+    now: number,
+  ): Promise<Transition> {
     const current = await this.get(key);
-    const ours = current?.attempt === item.attempt && current.updatedAt === new Date(update.now).toISOString();
-    return ours && current?.status === to ? 'applied' : 'lost';
+    return current?.status === to && current.attempt === attempt && current.updatedAt === iso(now) ? 'applied' : 'lost';
   }
 
   /** One conditional UpdateItem: `lost` when its condition failed, anything else thrown. */
@@ -183,7 +244,14 @@ export class DynamoNotificationStore implements NotificationStore {
     }
   }
 
-  async findDue(state: SweepState, shard: number, before: number, limit: number): Promise<SweepEntry[]> {
+  async findDue(
+    state: SweepState,
+    channel: Channel,
+    shard: number,
+    before: number,
+    limit: number,
+    startKey?: Record<string, NativeAttributeValue>,
+  ): Promise<SweepPage> {
     const index = TABLE_SCHEMA.sweepIndex;
     const r = await this.client.send(
       new QueryCommand({
@@ -191,40 +259,49 @@ export class DynamoNotificationStore implements NotificationStore {
         IndexName: index.indexName,
         KeyConditionExpression: '#key = :key AND #at <= :before',
         ExpressionAttributeNames: { '#key': index.partitionKey, '#at': index.sortKey },
-        ExpressionAttributeValues: { ':key': `${state}#${shard}`, ':before': before },
+        ExpressionAttributeValues: { ':key': sweepPartition(state, channel, shard), ':before': before },
         Limit: limit,
+        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
       }),
     );
-    return (r.Items ?? []) as SweepEntry[];
+    return { entries: (r.Items ?? []) as SweepEntry[], next: r.LastEvaluatedKey };
   }
 
-  redrive(entry: SweepEntry, now: number): Promise<Transition> {
-    return this.conditionalUpdate({
+  async redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition> {
+    const key = { pk: entry.pk, sk: entry.sk };
+    const result = await this.conditionalUpdate({
       TableName: this.tableName,
-      Key: { pk: entry.pk, sk: entry.sk },
+      Key: key,
       ConditionExpression: '#status = :pending AND sweepAt = :seen',
       UpdateExpression:
-        'SET redrives = if_not_exists(redrives, :zero) + :one, sweepAt = :now, updatedAt = :iso REMOVE retryAt',
+        'SET redrives = if_not_exists(redrives, :zero) + :one, sweepAt = :next, updatedAt = :iso REMOVE retryAt',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':pending': 'PENDING',
         ':seen': entry.sweepAt,
         ':zero': 0,
         ':one': 1,
-        ':now': now,
-        ':iso': new Date(now).toISOString(),
+        ':next': nextSweepAt,
+        ':iso': iso(now),
       },
     });
+    return result === 'applied' ? result : this.wroteItself(key, 'PENDING', entry.attempt, now);
   }
 
-  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number): Promise<Transition> {
+  async resolveExpired(
+    entry: SweepEntry,
+    to: 'UNKNOWN' | 'PENDING',
+    now: number,
+    nextSweepAt: number,
+  ): Promise<Transition> {
+    const key = { pk: entry.pk, sk: entry.sk };
     const update =
       to === 'UNKNOWN'
         ? 'SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil'
-        : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :now REMOVE leaseUntil';
-    return this.conditionalUpdate({
+        : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :next REMOVE leaseUntil';
+    const result = await this.conditionalUpdate({
       TableName: this.tableName,
-      Key: { pk: entry.pk, sk: entry.sk },
+      Key: key,
       ConditionExpression: '#status = :sending AND attempt = :attempt AND leaseUntil < :now',
       UpdateExpression: update,
       ExpressionAttributeNames: { '#status': 'status' },
@@ -234,9 +311,32 @@ export class DynamoNotificationStore implements NotificationStore {
         ':now': now,
         ':to': to,
         ':reason': 'LEASE_EXPIRED',
-        ':iso': new Date(now).toISOString(),
-        ...(to === 'PENDING' ? { ':pendingKey': sweepKey('PENDING', entry.notificationId) } : {}),
+        ':iso': iso(now),
+        ...(to === 'PENDING'
+          ? { ':pendingKey': sweepKey('PENDING', entry.channel, entry.notificationId), ':next': nextSweepAt }
+          : {}),
       },
     });
+    return result === 'applied' ? result : this.wroteItself(key, to, entry.attempt, now);
+  }
+
+  async expire(entry: SweepEntry, now: number): Promise<Transition> {
+    const key = { pk: entry.pk, sk: entry.sk };
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: '#status = :pending AND sweepAt = :seen',
+      UpdateExpression:
+        'SET #status = :failed, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pending': 'PENDING',
+        ':failed': 'FAILED',
+        ':seen': entry.sweepAt,
+        ':reason': 'EXPIRED',
+        ':iso': iso(now),
+      },
+    });
+    return result === 'applied' ? result : this.wroteItself(key, 'FAILED', entry.attempt, now);
   }
 }

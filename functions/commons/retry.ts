@@ -27,3 +27,17 @@ export async function withRetry<T>(operation: () => Promise<T>, options: RetryOp
     }
   }
 }
+
+/**
+ * "Equal jitter" backoff for waits that must really grow (throttling, a held channel): half the ceiling plus a random
+ * half, so the wait is never near zero and concurrent retries spread out. The ceiling doubles per step up to maxMs.
+ */
+export function growingBackoffMs(
+  step: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(step, 30));
+  return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}

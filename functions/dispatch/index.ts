@@ -1,7 +1,8 @@
 /**
  * DynamoDB Streams-triggered Lambda: sends each new PENDING notification via SES or SNS.
- * Thin: checks each record is one to send (the trigger filters too: defense in depth), runs the use case with
- * bounded concurrency, and reports failed records (ReportBatchItemFailures) so one failure holds back no other.
+ * Thin: checks each record is one to send (the trigger filters too: defense in depth), shares the invocation's time
+ * out among the records (invocation-budget.ts), runs the use case with bounded concurrency, and reports failed and
+ * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -11,18 +12,31 @@ import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
-import { sesClient, snsClient } from '../commons/provider-clients.ts';
+import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
+import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
+import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
+import { InvocationBudget } from './invocation-budget.ts';
+import { SharedTokenBucket } from './pacer.ts';
 import { ProviderSender } from './senders.ts';
 import { dispatchable } from './stream-record.ts';
 
 const config = loadDispatchConfig();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
 const limit = pLimit(config.concurrency);
+const providers = createProviderClients(config);
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName),
-  sender: new ProviderSender(sesClient, snsClient, config),
+  sender: new ProviderSender(providers.ses, providers.sns, config),
+  pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
+    now: Date.now,
+    sleep,
+  }),
+  breaker: new ChannelBreaker(new DynamoBreakerStore(documentClient, config.tableName), {
+    holdMs: config.breakerHoldMs,
+    refreshMs: 5_000,
+  }),
   now: Date.now,
   sleep,
   policies: config.policies,
@@ -30,26 +44,53 @@ const deps: DispatchDeps = {
   sendTimeoutMs: config.sendTimeoutMs,
   maxSendAttempts: config.maxSendAttempts,
   retryBaseMs: config.retryBaseMs,
+  retryMaxMs: config.retryMaxMs,
+  nearRetryMs: config.nearRetryMs,
+  stuckAfterMs: config.stuckAfterMs,
+  maxAgeMs: config.maxAgeMs,
   brand: loadBrandConfig(),
-};
-
-const recordHandler = async (record: DynamoDBRecord): Promise<void> => {
-  const target = dispatchable(record);
-  if (target === undefined) {
-    // The trigger's filter should have stopped it: counted, so a filter that drifted from the code shows up.
-    metrics.addMetric('RecordsIgnored', MetricUnit.Count, 1);
-    return;
-  }
-  const result = await limit(() => dispatchNotification(target.key, target.retryAt, deps));
-  report(result);
 };
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   logger.addContext(context);
+  const budget = new InvocationBudget(Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs, {
+    concurrency: config.concurrency,
+    sendTimeoutMs: config.sendTimeoutMs,
+    maxWaitMs: config.maxPacingWaitMs,
+    records: event.Records.length,
+  });
+  const recordHandler = async (record: DynamoDBRecord): Promise<void> => {
+    const target = dispatchable(record);
+    if (target === undefined) {
+      budget.done();
+      // The trigger's filter should have stopped it: counted, so a filter that drifted from the code shows up.
+      metrics.addMetric('RecordsIgnored', MetricUnit.Count, 1);
+      return;
+    }
+    await limit(async () => {
+      try {
+        report(await dispatchNotification(target, deps, budget.start(Date.now())));
+      } catch (error) {
+        if ((error as Error).name === 'NotStartedError') {
+          metrics.addMetric('RecordsNotStarted', MetricUnit.Count, 1);
+          logger.warn('record not started: too little time left; handed back to the stream', {
+            notificationId: `${target.key.pk.slice('EVENT#'.length)}#${target.key.sk.slice('NOTIFICATION#'.length)}`,
+            reason: (error as Error).message,
+          });
+        }
+        throw error;
+      } finally {
+        budget.done();
+      }
+    });
+  };
   try {
-    return await processPartialResponse(event, recordHandler, processor, { context });
+    // A batch none of whose records could start is handed back whole, not thrown: it is no function error, and
+    // bisecting it would not help.
+    return await processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
-    metrics.publishStoredMetrics();
+    // Per-channel outcomes flush on their own (countBy); the rest only when there is any, without an empty-flush warning.
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
 };
 
@@ -79,9 +120,22 @@ function report(r: DispatchResult): void {
       countBy('SendFailuresByReason', { channel: r.item.channel, reason: r.reason.split(':')[0] ?? r.reason });
       logger.error('notification failed', { ...ids, reason: r.reason });
       break;
-    case 'retrying':
-      metrics.addMetric('SendRetries', MetricUnit.Count, 1);
-      logger.warn('transient send failure; released for retry', { ...ids, reason: r.reason });
+    case 'expired':
+      countBy('NotificationsExpired', { channel: r.item.channel });
+      logger.error('notification expired before it could be sent', { ...ids, reason: 'EXPIRED' });
+      break;
+    case 'deferred':
+      countBy('SendsDeferred', { channel: r.item.channel, reason: r.reason });
+      if (r.reason === 'THROTTLED') countBy('SendsThrottled', { channel: r.item.channel });
+      if (r.reason === 'ACCOUNT_BLOCKED') {
+        countBy('ProviderBlocked', { channel: r.item.channel });
+        countBy('ProviderBlockedByCode', { channel: r.item.channel, code: r.code ?? 'unknown' });
+        logger.error('provider refused the account, not the message: channel held, notification deferred', {
+          ...ids,
+          code: r.code,
+          retryAt: r.retryAt,
+        });
+      } else logger.warn('send deferred', { ...ids, reason: r.reason, code: r.code, retryAt: r.retryAt });
       break;
     case 'unknown':
       if (r.resend) metrics.addMetric('SendRetries', MetricUnit.Count, 1);

@@ -1,16 +1,17 @@
 /**
  * Provider adapters: SES SendEmail for EMAIL, SNS Publish for PUSH and SMS. Each checks that the provider answered
- * with a message id; the clients run with maxAttempts 1 (see commons/clients.ts), and each call carries an abort
- * signal so a hung request ends within the send timeout.
+ * with a message id; the clients run with maxAttempts 1 (see commons/provider-clients.ts), and each call carries an
+ * abort signal so a hung request ends within the send timeout. Every failure leaves as a SendError carrying its class
+ * (send-error.ts): what the provider may have done with the message.
  */
 import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { UnexpectedResponseError } from '../commons/errors.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { EmailMessage, Message, PushMessage, SmsMessage } from '../domain/templates.ts';
+import { classifyProviderError, SendError } from './send-error.ts';
 
 export interface Sender {
-  /** Resolves with the provider's message id once the provider accepted the message. */
+  /** Resolves with the provider's message id once the provider accepted the message; rejects with a SendError. */
   send(notification: NotificationItem, message: Message, signal: AbortSignal): Promise<string>;
 }
 
@@ -30,9 +31,16 @@ export class ProviderSender implements Sender {
   ) {}
 
   async send(notification: NotificationItem, message: Message, signal: AbortSignal): Promise<string> {
-    const id = await this.sendBy(notification, message, signal);
+    let id: string | undefined;
+    try {
+      id = await this.sendBy(notification, message, signal);
+    } catch (error) {
+      throw classifyProviderError(error);
+    }
     if (typeof id !== 'string' || id === '') {
-      throw new UnexpectedResponseError(`${notification.channel} provider answered without a message id`);
+      // A success without the id the provider always returns: a contract change or a proxy in the way. It may have
+      // been accepted, so the outcome is unknown, never "sent".
+      throw new SendError('unknown', 'NoMessageId', `${notification.channel} provider answered without a message id`);
     }
     return id;
   }

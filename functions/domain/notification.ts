@@ -16,7 +16,8 @@ export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED
 
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
-  PENDING: ['SENDING', 'PENDING'],
+  // PENDING → FAILED: the sweeper expires a notification past its maximum age without claiming it.
+  PENDING: ['SENDING', 'PENDING', 'FAILED'],
   SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN'],
   SENT: [],
   FAILED: [],
@@ -40,13 +41,22 @@ export const notificationIdOfKey = (pk: string, sk: string) =>
   `${pk.slice('EVENT#'.length)}#${sk.slice('NOTIFICATION#'.length)}`;
 export const QUARANTINE_SK = 'RECORD';
 
-/** Active notifications are spread over this many sweep-index partitions so none of them runs hot. */
+/**
+ * The sparse sweep index is the delay queue: only PENDING and SENDING notifications carry sweepKey/sweepAt, and
+ * sweepAt is when the item is next due for attention — a new PENDING item at createdAt + the stuck threshold, a
+ * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>`: the channel
+ * lets the sweeper pace re-drives per channel without one channel's backlog hiding another's; the 8 shards keep any
+ * one partition from running hot.
+ */
 export const SWEEP_SHARDS = 8;
 export type SweepState = 'PENDING' | 'SENDING';
-export function sweepKey(state: SweepState, notificationId: string): string {
+export function sweepKey(state: SweepState, channel: Channel, notificationId: string): string {
   const shard = createHash('sha256').update(notificationId).digest().readUInt8(0) % SWEEP_SHARDS;
-  return `${state}#${shard}`;
+  return sweepPartition(state, channel, shard);
 }
+export const sweepPartition = (state: SweepState, channel: Channel, shard: number) => `${state}#${channel}#${shard}`;
+/** How long a new notification may wait for its stream record before the sweeper re-drives it (default). */
+export const DEFAULT_STUCK_AFTER_MS = 900_000;
 
 export interface KafkaSource {
   readonly topic: string;
@@ -89,7 +99,12 @@ export interface NotificationItem {
   /** The recipient's IANA time zone, when the event named one; otherwise the brand's default for the locale. */
   timeZone?: string;
   status: NotificationStatus;
+  /** The fencing token: +1 on every claim. */
   attempt: number;
+  /** Claims that ended deferred (throttled, not sent, rate-limited, channel held): not counted against the budget. */
+  deferrals?: number;
+  /** While PENDING after a deferral: not to be claimed before this time (epoch ms). */
+  retryAt?: number;
   createdAt: string;
   updatedAt: string;
   expiresAt: number;
@@ -123,6 +138,8 @@ const epochSeconds = (ms: number) => Math.floor(ms / 1000);
 
 export interface Retention {
   readonly retentionDays: number;
+  /** When a new notification is first due for the sweeper, after createdAt (default DEFAULT_STUCK_AFTER_MS). */
+  readonly stuckAfterMs?: number;
 }
 
 export function buildInbox(
@@ -179,8 +196,8 @@ export function buildNotification(
     createdAt: iso,
     updatedAt: iso,
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
-    sweepKey: sweepKey('PENDING', notificationId),
-    sweepAt: now,
+    sweepKey: sweepKey('PENDING', channel, notificationId),
+    sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
   };
 }
 

@@ -1,61 +1,56 @@
 /**
- * Classifies what a provider call's failure means for the notification. Pure: it looks only at the error the SDK
- * threw (its name, HTTP status, and the Node.js error code when no response came back).
+ * What a failed send means for the notification. The provider adapter (functions/dispatch/send-error.ts) decides the
+ * class — what the provider may have done — from the provider's answer; this module decides only what each class
+ * does to the item. Pure.
  *
- * - rejected: the provider answered and refused (bad address, disabled endpoint, opted out, unverified sender).
- *   Retrying cannot help: FAILED with the reason.
- * - transient: the provider answered "not now" (throttling, 5xx), or the request never left (connection refused,
- *   DNS failure, connect timeout). Nothing was sent: safe to try again.
- * - unknown: the request left and no answer came back (timeout, reset, abort). It may have been delivered: the
- *   channel's delivery policy decides.
+ * - rejected: the provider refused this message (bad address, disabled endpoint, opted-out number). FAILED(reason).
+ * - throttled: the provider answered "not now" (rate or quota). Nothing was sent: PENDING again with a retryAt that
+ *   grows to minutes; never consumes the attempt budget, never ends FAILED (only EXPIRED past the maximum age).
+ * - notSent: the request provably never reached the provider's send logic (connection refused, DNS, connect timeout,
+ *   a signature rejected for clock skew). As throttled.
+ * - unknown: the request was written and no answer came, or the provider failed after it may have accepted (500, 502,
+ *   504, reset, timeout). UNKNOWN on an at-most-once channel; sent again on an at-least-once one (budgeted).
+ * - accountBlocked: the account, not the message, is at fault (IAM, a paused or sandboxed account, a missing
+ *   configuration set, KMS). Nothing is FAILED: the channel is held (circuit breaker) and the item waits.
  */
-export type SendFailure =
-  | { kind: 'rejected'; reason: string }
-  | { kind: 'transient'; reason: string }
-  | { kind: 'unknown'; reason: string };
+import type { DeliveryPolicy, NotificationItem } from './notification.ts';
 
-const THROTTLING = new Set([
-  'Throttling',
-  'ThrottlingException',
-  'ThrottledException',
-  'TooManyRequestsException',
-  'KMSThrottlingException',
-  'RequestThrottled',
-]);
+export const SEND_FAILURE_CLASSES = ['rejected', 'throttled', 'notSent', 'unknown', 'accountBlocked'] as const;
+export type SendFailureClass = (typeof SEND_FAILURE_CLASSES)[number];
 
-/** Errors raised before a single byte of the request reached the provider. */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'ECONNABORTED',
-]);
+export type FailureAction =
+  /** FAILED with the provider's reason. */
+  | 'fail'
+  /** PENDING with a growing retryAt; a deferral, not an attempt. */
+  | 'defer'
+  /** Hold the channel (circuit breaker), then defer. */
+  | 'holdChannel'
+  /** UNKNOWN, alarmed: a second copy must not be risked. */
+  | 'markUnknown'
+  /** PENDING again at once: the resend an at-least-once channel allows (it uses the attempt budget). */
+  | 'resend';
 
-interface SdkErrorLike {
-  name?: string;
-  code?: string;
-  message?: string;
-  $metadata?: { httpStatusCode?: number };
+export function actionFor(failure: SendFailureClass, policy: DeliveryPolicy, budgetLeft: boolean): FailureAction {
+  switch (failure) {
+    case 'rejected':
+      return 'fail';
+    case 'throttled':
+    case 'notSent':
+      return 'defer';
+    case 'accountBlocked':
+      return 'holdChannel';
+    case 'unknown':
+      return policy === 'AT_LEAST_ONCE' && budgetLeft ? 'resend' : 'markUnknown';
+  }
 }
 
-export function classifySendError(error: unknown): SendFailure {
-  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorLike;
-  const name = e.name ?? 'Error';
-  const status = e.$metadata?.httpStatusCode;
-  if (status !== undefined) {
-    if (status === 429 || THROTTLING.has(name)) return { kind: 'transient', reason: name };
-    if (status >= 500) return { kind: 'transient', reason: name };
-    // Any other answer in 4xx is the provider refusing this message: MessageRejected, InvalidParameter,
-    // EndpointDisabled, MailFromDomainNotVerified, opted-out numbers (InvalidParameter), AuthorizationError …
-    if (status >= 400) return { kind: 'rejected', reason: name };
-  }
-  if (THROTTLING.has(name)) return { kind: 'transient', reason: name };
-  if (e.code !== undefined && NOT_SENT_CODES.has(e.code)) return { kind: 'transient', reason: e.code };
-  // The SDK's connect timeout fires before the socket connected: the request never left.
-  if (name === 'TimeoutError' && /did not establish a connection/.test(e.message ?? '')) {
-    return { kind: 'transient', reason: 'ConnectTimeout' };
-  }
-  return { kind: 'unknown', reason: e.code ?? name };
-}
+/**
+ * Attempts that count against MAX_SEND_ATTEMPTS: `attempt` is the fencing token and grows with every claim; claims
+ * that ended in a deferral (throttled, not sent, rate-limited, channel held) are subtracted.
+ */
+export const attemptsUsed = (item: Pick<NotificationItem, 'attempt' | 'deferrals'>) =>
+  item.attempt - (item.deferrals ?? 0);
+
+/** Past its maximum age a notification is no longer worth sending: FAILED with reason EXPIRED. */
+export const isExpired = (item: Pick<NotificationItem, 'createdAt'>, now: number, maxAgeMs: number) =>
+  now - Date.parse(item.createdAt) > maxAgeMs;

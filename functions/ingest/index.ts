@@ -26,6 +26,7 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       limit,
       now: Date.now,
       retentionDays: config.retentionDays,
+      stuckAfterMs: config.stuckAfterMs,
       maxEventBytes: config.maxEventBytes,
       maxEventAgeSeconds: config.maxEventAgeSeconds,
       transactionAttempts: config.transactionAttempts,

@@ -15,7 +15,13 @@ import { withRetry } from '../commons/retry.ts';
 import { type Admission, type AdmissionPolicy, admitRecord, type SkipReason } from '../domain/admission.ts';
 import { type Channel, contactFor } from '../domain/channels.ts';
 import { type DisplayField, PAYLOAD_HASH_VERSION, type Rejection } from '../domain/event.ts';
-import { buildInbox, buildNotification, buildQuarantine, type KafkaSource } from '../domain/notification.ts';
+import {
+  buildInbox,
+  buildNotification,
+  buildQuarantine,
+  type KafkaSource,
+  type Retention,
+} from '../domain/notification.ts';
 import type { InboxStore } from './inbox-store.ts';
 
 export interface IngestInput {
@@ -34,6 +40,8 @@ export interface IngestDeps extends AdmissionPolicy {
   readonly store: InboxStore;
   readonly now: () => number;
   readonly retentionDays: number;
+  /** When the sweeper first looks at a new notification (its stuck threshold); default in the domain. */
+  readonly stuckAfterMs?: number;
   readonly transactionAttempts: number;
   readonly retryBaseMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -65,7 +73,7 @@ export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): 
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
   const { event, payloadHash, channels } = admission;
-  const retention = { retentionDays: deps.retentionDays };
+  const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
 
   let items: ReturnType<typeof buildItems>;
   try {
@@ -123,7 +131,7 @@ function buildItems(
   admission: Extract<Admission, { ok: true }>,
   source: KafkaSource,
   now: number,
-  retention: { retentionDays: number },
+  retention: Retention,
 ) {
   const { event, payloadHash, channels, skipped } = admission;
   return {

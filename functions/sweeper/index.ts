@@ -1,10 +1,14 @@
-/** Scheduled Lambda: re-drives stuck PENDING notifications and resolves expired SENDING leases. */
+/**
+ * Scheduled Lambda (every minute): wakes deferred notifications whose retryAt came, re-drives stuck PENDING ones,
+ * expires those past the maximum age, and resolves expired SENDING leases. Reports what it did and its rate.
+ */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { CHANNELS } from '../domain/channels.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
@@ -13,22 +17,49 @@ const store = new DynamoNotificationStore(documentClient, config.tableName);
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   try {
-    const r = await sweep({ store, now: Date.now, ...config });
+    const r = await sweep({
+      store,
+      now: Date.now,
+      ...config,
+      deadline: Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs,
+    });
+    const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
     metrics.addMetric('SweeperRedriven', MetricUnit.Count, r.redriven.length + r.resolvedRetry.length);
+    metrics.addMetric('SweeperWoken', MetricUnit.Count, r.woken.length);
     metrics.addMetric('SweeperResolvedUnknown', MetricUnit.Count, r.resolvedUnknown.length);
-    for (const e of r.resolvedUnknown) countBy('UnknownOutcomes', { channel: e.channel });
+    metrics.addMetric('SweeperExamined', MetricUnit.Count, r.examined);
+    metrics.addMetric('SweeperItemsPerSecond', MetricUnit.CountPerSecond, perSecond);
+    metrics.addMetric('SweeperUnfinished', MetricUnit.Count, r.unfinished);
+    for (const channel of CHANNELS) {
+      countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
+      countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);
+    }
     for (const e of r.redriven)
       logger.warn('stuck PENDING notification re-driven', { notificationId: e.notificationId });
     for (const e of r.resolvedRetry)
       logger.warn('expired lease; released for resend', { notificationId: e.notificationId });
     for (const e of r.resolvedUnknown)
       logger.error('expired lease; outcome UNKNOWN', { notificationId: e.notificationId });
-    return {
+    for (const e of r.expired)
+      logger.error('notification expired before it could be sent', {
+        notificationId: e.notificationId,
+        reason: 'EXPIRED',
+      });
+    const summary = {
       redriven: r.redriven.length,
+      woken: r.woken.length,
+      expired: r.expired.length,
       resolvedUnknown: r.resolvedUnknown.length,
       resolvedRetry: r.resolvedRetry.length,
       lostRaces: r.lostRaces,
+      examined: r.examined,
+      pages: r.pages,
+      unfinished: r.unfinished,
+      elapsedMs: r.elapsedMs,
+      itemsPerSecond: perSecond,
     };
+    logger.info('sweep finished', summary);
+    return summary;
   } finally {
     metrics.publishStoredMetrics();
   }

@@ -1,17 +1,27 @@
 /**
- * Use case: one sweeper run. Nothing is silently lost (DESIGN.md "Dispatch").
+ * Use case: one sweeper run — the delay queue's clock and the safety net. Nothing is silently lost (DESIGN.md
+ * "Dispatch", issue 11).
  *
- * Input: the clock and the thresholds. Output: how many items were re-driven or resolved.
- * Steps, per sweep-index shard, through the sparse index (never a scan):
- *   1. PENDING longer than the threshold (its stream record never arrived: 24 h trim, retries exhausted, dropped)
- *      → touch it (PENDING → PENDING) so a fresh stream record re-drives it.
- *   2. SENDING with an expired lease (the holder crashed or hung) → by the channel's policy: UNKNOWN (AT_MOST_ONCE),
- *      or PENDING again (AT_LEAST_ONCE, attempts left).
- * Bounded work per run (`limit`); every write is conditional on what the sweeper saw, so overlapping runs and a
- * racing dispatcher change each item at most once.
+ * Input: the clock, the thresholds, the channels' send rates and the run's deadline. Output: what it did, and how fast.
+ * Through the sparse sweep index (never a scan), whose sweepAt says when an item is next due:
+ *   - SENDING with an expired lease (its holder crashed or hung) → by the channel's policy: UNKNOWN (at most once),
+ *     or PENDING again (at least once, attempt budget left). Looked at first in every round.
+ *   - PENDING past the maximum age → FAILED: EXPIRED.
+ *   - PENDING and due → touched (retryAt removed) so its fresh stream record re-drives it: either a deferred item
+ *     whose retryAt came (routine, "woken") or one whose stream record never came (stuck, "redriven", alarmed).
+ *     At most a channel's rate × the schedule's period per run: re-driving more than the channel can send would only
+ *     make dispatch claim and defer them again.
+ * Fair: the partitions (state × channel × shard) are visited round-robin, one page each per round, SENDING before
+ * PENDING, paging with LastEvaluatedKey; the run stops at its item budget or its deadline, whichever comes first.
+ * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
+ * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
-import type { NotificationStore, SweepEntry } from '../commons/notification-store.ts';
-import { type ChannelPolicies, SWEEP_SHARDS } from '../domain/notification.ts';
+import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import type { NotificationStore, SweepEntry, Transition } from '../commons/notification-store.ts';
+import { CHANNELS, type Channel } from '../domain/channels.ts';
+import { type ChannelPolicies, SWEEP_SHARDS, type SweepState } from '../domain/notification.ts';
+import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 
 export interface SweepDeps {
   readonly store: NotificationStore;
@@ -19,35 +29,113 @@ export interface SweepDeps {
   readonly policies: ChannelPolicies;
   readonly pendingThresholdMs: number;
   readonly maxSendAttempts: number;
+  readonly maxAgeMs: number;
+  readonly sendRates: Readonly<Record<Channel, number>>;
+  /** The schedule's period: caps a channel's re-drives per run at its rate × this. */
+  readonly intervalMs: number;
+  /** Items one run may examine. */
   readonly limit: number;
+  readonly pageSize: number;
+  /** Conditional writes in flight. */
+  readonly concurrency: number;
+  /** Epoch ms after which no new page is started. */
+  readonly deadline: number;
 }
 
 export interface SweepResult {
+  /** PENDING items whose stream record never came (or was lost): re-driven, alarmed. */
   redriven: SweepEntry[];
+  /** Deferred items whose retryAt came: woken, routine. */
+  woken: SweepEntry[];
+  expired: SweepEntry[];
   resolvedUnknown: SweepEntry[];
   resolvedRetry: SweepEntry[];
   lostRaces: number;
+  examined: number;
+  pages: number;
+  /** Partitions that still had due items when the run stopped (budget, deadline or a channel's cap). */
+  unfinished: number;
+  elapsedMs: number;
 }
 
+interface Cursor {
+  readonly state: SweepState;
+  readonly channel: Channel;
+  readonly shard: number;
+  next?: Record<string, NativeAttributeValue> | undefined;
+  done: boolean;
+}
+
+const STATES: SweepState[] = ['SENDING', 'PENDING'];
+
 export async function sweep(deps: SweepDeps): Promise<SweepResult> {
-  const result: SweepResult = { redriven: [], resolvedUnknown: [], resolvedRetry: [], lostRaces: 0 };
+  const started = deps.now();
+  const now = started;
+  const result: SweepResult = {
+    redriven: [],
+    woken: [],
+    expired: [],
+    resolvedUnknown: [],
+    resolvedRetry: [],
+    lostRaces: 0,
+    examined: 0,
+    pages: 0,
+    unfinished: 0,
+    elapsedMs: 0,
+  };
+  const cursors: Cursor[] = STATES.flatMap((state) =>
+    CHANNELS.flatMap((channel) =>
+      Array.from({ length: SWEEP_SHARDS }, (_, shard): Cursor => ({ state, channel, shard, done: false })),
+    ),
+  );
+  const redriveLeft = Object.fromEntries(
+    CHANNELS.map((c) => [c, Math.max(1, Math.floor((deps.sendRates[c] * deps.intervalMs) / 1000))]),
+  ) as Record<Channel, number>;
+  const writes = pLimit(deps.concurrency);
   let budget = deps.limit;
-  const now = deps.now();
-  for (let shard = 0; shard < SWEEP_SHARDS && budget > 0; shard++) {
-    for (const entry of await deps.store.findDue('PENDING', shard, now - deps.pendingThresholdMs, budget)) {
-      budget--;
-      if ((await deps.store.redrive(entry, now)) === 'applied') result.redriven.push(entry);
-      else result.lostRaces++;
+  const capped = (c: Cursor) => c.state === 'PENDING' && redriveLeft[c.channel] <= 0;
+  const counted = (t: Transition, list: SweepEntry[], e: SweepEntry) => {
+    if (t === 'applied') list.push(e);
+    else result.lostRaces++;
+  };
+
+  const handle = async (e: SweepEntry): Promise<void> => {
+    if (e.status === 'SENDING') {
+      const resend = deps.policies[e.channel] === 'AT_LEAST_ONCE' && attemptsUsed(e) < deps.maxSendAttempts;
+      const t = await deps.store.resolveExpired(e, resend ? 'PENDING' : 'UNKNOWN', now, now + deps.pendingThresholdMs);
+      counted(t, resend ? result.resolvedRetry : result.resolvedUnknown, e);
+      return;
     }
-    if (budget <= 0) break;
-    for (const entry of await deps.store.findDue('SENDING', shard, now, budget)) {
-      budget--;
-      const resend = deps.policies[entry.channel] === 'AT_LEAST_ONCE' && entry.attempt < deps.maxSendAttempts;
-      const to = resend ? 'PENDING' : 'UNKNOWN';
-      if ((await deps.store.resolveExpired(entry, to, now)) !== 'applied') result.lostRaces++;
-      else if (resend) result.resolvedRetry.push(entry);
-      else result.resolvedUnknown.push(entry);
+    if (isExpired(e, now, deps.maxAgeMs)) {
+      counted(await deps.store.expire(e, now), result.expired, e);
+      return;
+    }
+    redriveLeft[e.channel]--;
+    const routine = e.retryAt !== undefined && now - e.retryAt < deps.pendingThresholdMs;
+    counted(
+      await deps.store.redrive(e, now, now + deps.pendingThresholdMs),
+      routine ? result.woken : result.redriven,
+      e,
+    );
+  };
+
+  for (;;) {
+    const open = cursors.filter((c) => !c.done && !capped(c));
+    if (open.length === 0 || budget <= 0 || deps.now() >= deps.deadline) break;
+    for (const c of open) {
+      if (budget <= 0 || deps.now() >= deps.deadline) break;
+      if (capped(c)) continue;
+      const size = Math.min(deps.pageSize, budget, c.state === 'PENDING' ? redriveLeft[c.channel] : deps.pageSize);
+      const page = await deps.store.findDue(c.state, c.channel, c.shard, now, size, c.next);
+      result.pages++;
+      result.examined += page.entries.length;
+      budget -= page.entries.length;
+      c.next = page.next;
+      c.done = page.next === undefined;
+      await Promise.all(page.entries.map((e) => writes(() => handle(e))));
     }
   }
+  result.unfinished = cursors.filter((c) => !c.done).length;
+  result.elapsedMs = deps.now() - started;
   return result;
 }

@@ -10,6 +10,11 @@ import { describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import example from '../../examples/settings.example.json' with { type: 'json' };
 import { loadBrandConfig } from '../../functions/commons/config.ts';
+import {
+  assertDispatchTiming,
+  DISPATCH_TIMING,
+  deriveDispatchTiming,
+} from '../../functions/commons/dispatch-timing.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
@@ -213,6 +218,52 @@ describe('the functions', () => {
     expect((custom.Environment as { Variables: Record<string, string> }).Variables.MAX_EVENT_AGE_SECONDS).toBe('3600');
   });
 
+  it('takes dispatch and sweeper timing from the one timing module, checked at synth', () => {
+    const dispatch = json.Resources[fnLogicalId('Dispatch')]?.Properties as {
+      Timeout: number;
+      Environment: { Variables: Record<string, string> };
+    };
+    expect(dispatch.Timeout).toBe(DISPATCH_TIMING.dispatchTimeoutSeconds);
+    expect(dispatch.Environment.Variables).toMatchObject({
+      LEASE_SECONDS: String(DISPATCH_TIMING.leaseSeconds),
+      SEND_TIMEOUT_MS: String(DISPATCH_TIMING.sendTimeoutMs),
+      CONNECT_TIMEOUT_MS: String(DISPATCH_TIMING.connectTimeoutMs),
+      DISPATCH_CONCURRENCY: String(DISPATCH_TIMING.concurrency),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: DISPATCH_TIMING.batchSize,
+    });
+    const sweeper = json.Resources[fnLogicalId('Sweeper')]?.Properties as { Timeout: number };
+    expect(sweeper.Timeout).toBe(DISPATCH_TIMING.sweeperTimeoutSeconds);
+    // A value that breaks a rule fails the synth, naming the rule.
+    expect(() => assertDispatchTiming(deriveDispatchTiming({ concurrency: 5 }))).toThrow(
+      /dispatch timing: BATCH_FITS_TIMEOUT/,
+    );
+  });
+
+  it('pass the send rates and the maximum age to dispatch and the sweeper, and the stuck threshold to all three', () => {
+    const { template: t } = synth({ sendRatePerSecond: '{"EMAIL":40,"SMS":5}', notificationMaxAgeHours: '6' });
+    const resources = (t.toJSON() as typeof json).Resources;
+    const env = (prefix: string) => {
+      const fn = Object.entries(resources).find(
+        ([id, r]) => id.startsWith(prefix) && r.Type === 'AWS::Lambda::Function',
+      );
+      if (fn === undefined) throw new Error(`no function ${prefix}`);
+      return (fn[1].Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables;
+    };
+    for (const fn of ['Dispatch', 'Sweeper']) {
+      expect(env(fn)).toMatchObject({
+        SEND_RATE_EMAIL: '40',
+        SEND_RATE_PUSH: '100',
+        SEND_RATE_SMS: '5',
+        MAX_AGE_SECONDS: String(6 * 3600),
+        PENDING_THRESHOLD_SECONDS: '900',
+      });
+    }
+    expect(env('Ingest')).toMatchObject({ PENDING_THRESHOLD_SECONDS: '900' });
+  });
+
   it('configure dispatch with the delivery policy and a lease longer than its timeout', () => {
     const fn = fnProps('Dispatch') as { Timeout: number; Environment: { Variables: Record<string, string> } };
     expect(fn.Environment.Variables).toMatchObject({
@@ -384,8 +435,8 @@ describe('the dispatch trigger', () => {
     });
   });
 
-  it('the sweeper runs on a schedule', () => {
-    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: Match.stringLikeRegexp('^rate\\(') });
+  it("the sweeper runs every minute: it is the delay queue's clock", () => {
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
   });
 });
 
@@ -501,9 +552,9 @@ describe('least privilege', () => {
     }
   });
 
-  it('the sweeper queries only the sweep index and updates items', () => {
+  it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
-    expect(sweeper.sort()).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(sweeper.sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
 });
 
@@ -537,6 +588,9 @@ describe('CloudWatch', () => {
         'IngestIdle',
         'KafkaOffsetLag',
         'LateAcceptances',
+        'NotificationsExpired',
+        'ProviderBlocked',
+        'ProviderThrottling',
         'RecordsQuarantined',
         'SendFailures',
         'SweeperErrors',
@@ -683,6 +737,18 @@ describe('settings', () => {
     expect(s.batchSize).toBe(250);
     expect(s.deliveryPolicy).toEqual({ EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' });
     expect(s.mskRouteTableIds).toEqual(['rtb-0123456789abcdef0', 'rtb-0fedcba9876543210']);
+  });
+  it('defaults and validates the send rates and the maximum age', () => {
+    const s = parseSettings(read({}));
+    expect(s.sendRatePerSecond).toEqual({ EMAIL: 14, PUSH: 100, SMS: 20 });
+    expect(s.notificationMaxAgeHours).toBe(24);
+    expect(() =>
+      parseSettings(read({ inboxRetentionDays: 2, maxEventAgeSeconds: 3600, notificationMaxAgeHours: 48 })),
+    ).toThrow(/"notificationMaxAgeHours" must be shorter than inboxRetentionDays/);
+    expect(() => synth({ sendRatePerSecond: { EMAIL: 0 } })).toThrow(
+      /context key "sendRatePerSecond.EMAIL" is invalid/,
+    );
+    expect(() => synth({ notificationMaxAgeHours: 0 })).toThrow(/notificationMaxAgeHours/);
   });
 });
 

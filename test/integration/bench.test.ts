@@ -26,5 +26,11 @@ describe('npm run bench (smoke)', () => {
     expect(report.dispatch.sends).toBe(500);
     expect(report.bundles.map((b: { name: string }) => b.name)).toEqual(['ingest', 'dispatch', 'sweeper']);
     for (const b of report.bundles) expect(b.bytes).toBeLessThan(1_000_000);
+    // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
+    for (const p of report.quota.pacing) {
+      expect(p.maxInAnyWindow).toBeLessThanOrEqual(p.quotaPerSecond);
+      expect(p.sends).toBeGreaterThan(0);
+    }
+    expect(report.quota.sweeper).toMatchObject({ items: 200, handled: 200 });
   }, 300_000);
 });

@@ -17,6 +17,7 @@ import {
 } from '../../chaos/scenario.ts';
 import { judge } from '../../chaos/verdict.ts';
 import { invokeDispatch, openWorld, runSweeper, type World } from '../../chaos/world.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 
 const seed = Number(process.env.CHAOS_SEED ?? 20261130);
@@ -48,6 +49,9 @@ describe('chaos: seeded fault injection over the real pipeline', () => {
     // The run met every kind of fault it claims to survive.
     for (const f of [...DYNAMO_FAULTS, ...CRASH_POINTS]) expect(r.faults[f], f).toBeGreaterThan(0);
     for (const m of PROVIDER_MODES.slice(1)) expect(r.faults[`provider:${m}`], m).toBeGreaterThan(0);
+    // The account-level window and the quota burst happened, and were met.
+    expect(r.faults.accountPausedRefusals, 'account paused').toBeGreaterThan(0);
+    expect(r.faults.quotaThrottled, 'quota burst').toBeGreaterThan(0);
     expect(r.faults.poisonRecords).toBeGreaterThanOrEqual(POISON_KINDS.length);
     expect(POISON_KINDS.length).toBeGreaterThanOrEqual(50);
     // Every display-text case ran and was sent clean; some events were too old to send.
@@ -149,6 +153,12 @@ const commands = [
     if (batch.length > 0) await scheduled(s)([() => invokeDispatch(run.w, batch), () => invokeDispatch(run.w, batch)]);
   }),
   cmd('trim', fc.constant(null), async (_a, _m, { run }) => run.trim()),
+  cmd('pauseAccount', fc.constantFrom('EMAIL', 'PUSH', 'SMS') as fc.Arbitrary<Channel>, async (c, _m, { run }) =>
+    run.pause(c),
+  ),
+  cmd('resumeAccounts', fc.constant(null), async (_a, _m, { run }) => run.resume()),
+  cmd('quotaBurst', fc.integer({ min: 1, max: 20 }), async (rate, _m, { run }) => run.w.startQuotaBurst(rate)),
+  cmd('quotaEnd', fc.constant(null), async (_a, _m, { run }) => run.w.endQuotaBurst()),
 ];
 
 describe('chaos: fast-check model-based runs', () => {

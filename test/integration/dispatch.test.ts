@@ -4,10 +4,13 @@
  */
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
-import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
+import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { mskEvent } from '../../local/msk.ts';
@@ -39,7 +42,7 @@ beforeAll(async () => {
     sesEndpoint: 'http://127.0.0.1:9',
     snsEndpoint: 'http://127.0.0.1:9',
     tableName: table.tableName,
-    extra: { PENDING_THRESHOLD_SECONDS: '1' },
+    extra: { PENDING_THRESHOLD_SECONDS: '1', BREAKER_HOLD_SECONDS: '1' },
   });
   reader = new StreamReader(table.endpoint, table.tableName);
   stream = new StreamMapping(reader, handlers.dispatch);
@@ -104,9 +107,11 @@ describe('dispatch on DynamoDB Local', () => {
     await reader.poll(); // the stream record is taken by the racers below, not by the mapping
     const store = new DynamoNotificationStore(table.doc, table.tableName);
     const sender = new ProviderSender(new SESClient({}), new SNSClient({}), { senderEmail: 'n@example.com' });
-    const deps = {
+    const deps: DispatchDeps = {
       store,
       sender,
+      pacer: unpaced,
+      breaker: neverHeld,
       now: Date.now,
       sleep: async () => undefined,
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' } as const,
@@ -114,10 +119,17 @@ describe('dispatch on DynamoDB Local', () => {
       sendTimeoutMs: 5_000,
       maxSendAttempts: 5,
       retryBaseMs: 10,
+      retryMaxMs: 1_000,
+      nearRetryMs: 2_000,
+      stuckAfterMs: 1_000,
+      maxAgeMs: 86_400_000,
       brand: EXAMPLE_BRAND,
     };
     const key = { pk: 'EVENT#d-race', sk: 'NOTIFICATION#PUSH' };
-    const results = await Promise.all(Array.from({ length: 8 }, () => dispatchNotification(key, undefined, deps)));
+    const budget = { finishBy: Date.now() + 50_000, maxWaitMs: 5_000 };
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => dispatchNotification({ key, retryAt: undefined }, deps, budget)),
+    );
     expect(results.filter((r) => r.kind === 'sent')).toHaveLength(1);
     expect(sends()).toEqual(['d-race#PUSH']);
   });
@@ -133,17 +145,20 @@ describe('dispatch on DynamoDB Local', () => {
     expect(n).toMatchObject({ status: 'SENT', redrives: 1 });
   });
 
-  it('a throttled send is retried through PENDING and sent once; a rejected one ends FAILED', async () => {
+  it('a throttled send is deferred through PENDING — more often than the attempt budget — and sent once; a rejected one ends FAILED', async () => {
     ses.reset();
-    ses
-      .on(SendEmailCommand)
-      .rejectsOnce(
-        Object.assign(new Error('Maximum sending rate exceeded.'), {
-          name: 'Throttling',
-          $metadata: { httpStatusCode: 400 },
-        }),
-      )
-      .resolves({ MessageId: 'ses-after-throttle' });
+    const throttled = () =>
+      Object.assign(new Error('Maximum sending rate exceeded.'), {
+        name: 'Throttling',
+        Code: 'Throttling',
+        $metadata: { httpStatusCode: 400 },
+      });
+    let calls = 0;
+    // Six throttles: more than MAX_SEND_ATTEMPTS (5), which throttling must not use up.
+    ses.on(SendEmailCommand).callsFake(async () => {
+      if (++calls <= 6) throw throttled();
+      return { MessageId: 'ses-after-throttle' };
+    });
     sns.reset();
     sns
       .on(PublishCommand)
@@ -155,7 +170,8 @@ describe('dispatch on DynamoDB Local', () => {
     const items = await table.eventItems('d-retry');
     expect(items.find((i) => i.sk === 'NOTIFICATION#EMAIL')).toMatchObject({
       status: 'SENT',
-      attempt: 2,
+      attempt: 7,
+      deferrals: 6,
       providerMessageId: 'ses-after-throttle',
     });
     expect(items.find((i) => i.sk === 'NOTIFICATION#PUSH')).toMatchObject({
@@ -163,7 +179,50 @@ describe('dispatch on DynamoDB Local', () => {
       attempt: 1,
       lastError: 'EndpointDisabledException',
     });
-    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(2);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(7);
     expect(sns.commandCalls(PublishCommand)).toHaveLength(1);
+  });
+
+  it('an account-level refusal fails nothing: the channel is held, and after the hold the notification is sent once', async () => {
+    ses.reset();
+    ses
+      .on(SendEmailCommand)
+      .rejectsOnce(
+        Object.assign(new Error('Sending is paused for this account.'), {
+          name: 'AccountSendingPausedException',
+          Code: 'AccountSendingPausedException',
+          $metadata: { httpStatusCode: 400 },
+        }),
+      )
+      .resolves({ MessageId: 'ses-after-pause' });
+    await ingest([transferEvent({ eventId: 'd-paused', channels: ['EMAIL'] })]);
+    await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
+    const n = (await table.eventItems('d-paused')).find((i) => i.kind === 'NOTIFICATION');
+    expect(n).toMatchObject({ status: 'SENT', attempt: 2, deferrals: 1, providerMessageId: 'ses-after-pause' });
+    const breaker = await table.doc.send(
+      new GetCommand({ TableName: table.tableName, Key: { pk: 'BREAKER#EMAIL', sk: 'BREAKER' } }),
+    );
+    expect(breaker.Item).toMatchObject({ kind: 'BREAKER', code: 'AccountSendingPausedException' });
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(2);
+  });
+
+  it('a notification past its maximum age is expired by the sweeper, never sent', async () => {
+    await ingest([transferEvent({ eventId: 'd-old', channels: ['PUSH'] })]);
+    await reader.poll(); // its stream record is lost
+    const old = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: 'EVENT#d-old', sk: 'NOTIFICATION#PUSH' },
+        UpdateExpression: 'SET createdAt = :old, sweepAt = :due',
+        ExpressionAttributeValues: { ':old': old, ':due': Date.now() - 1 },
+      }),
+    );
+    const swept = await handlers.sweeper({}, lambdaContext('sweeper'));
+    expect(swept.expired).toBe(1);
+    const n = (await table.eventItems('d-old')).find((i) => i.kind === 'NOTIFICATION');
+    expect(n).toMatchObject({ status: 'FAILED', lastError: 'EXPIRED' });
+    expect(n?.sweepKey).toBeUndefined();
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
   });
 });

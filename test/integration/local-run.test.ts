@@ -73,6 +73,30 @@ describe('npm start', () => {
     ]);
   });
 
+  it('--ses-rate / --sns-rate: a burst over the account quota is paced and every notification is sent once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notifier-'));
+    const file = join(dir, 'burst.jsonl');
+    const lines = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify(
+        transferEvent({
+          eventId: `burst-${i}`,
+          recipient: { email: `c${i}@example.com`, pushEndpointArn: undefined, phoneNumber: undefined },
+          channels: ['EMAIL'],
+        }),
+      ),
+    );
+    lines.push(JSON.stringify(transferEvent({ eventId: 'burst-sms', channels: ['SMS'] })));
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const { stdout } = await cli(['--events', file, '--json', '--ses-rate', '20', '--sns-rate', '20']);
+    const report = JSON.parse(stdout);
+    expect(report.notifications).toEqual({ created: 41, sent: 41, failed: 0, unknown: 0 });
+    const ids = report.sends.map((s: { notificationId: string }) => s.notificationId);
+    expect(new Set(ids).size).toBe(41);
+    expect(ids).toHaveLength(41);
+    // Whatever the provider throttled was deferred and sent later, never dropped or failed.
+    expect(report.pacing.deferred).toBeGreaterThanOrEqual(report.pacing.providerThrottled.SES);
+  });
+
   it("examples/adversarial.jsonl (issue 10's measured list): converges, each valid notification sent once with clean text and the exact amount, exactly the bad records quarantined", async () => {
     // Every event in the file is dated 2026-11-30 except adv-stale (2020-01-01): a max age from 2025 on splits them,
     // whatever day the test runs.

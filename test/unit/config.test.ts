@@ -36,6 +36,7 @@ describe('configuration, validated once at cold start', () => {
     expect(loadIngestConfig({ TABLE_NAME: 't' })).toEqual({
       tableName: 't',
       retentionDays: 35,
+      stuckAfterMs: 900_000,
       concurrency: 16,
       maxEventBytes: 65_536,
       transactionAttempts: 4,
@@ -46,12 +47,35 @@ describe('configuration, validated once at cold start', () => {
       /MAX_EVENT_AGE_SECONDS is invalid/,
     );
     expect(loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' })).toMatchObject({
-      leaseMs: 300_000,
+      leaseMs: 120_000,
       sendTimeoutMs: 5_000,
+      connectTimeoutMs: 1_500,
       maxSendAttempts: 5,
+      retryBaseMs: 1_000,
+      retryMaxMs: 300_000,
+      breakerHoldMs: 60_000,
+      maxAgeMs: 86_400_000,
+      sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
     });
-    expect(loadSweeperConfig({ TABLE_NAME: 't' })).toMatchObject({ pendingThresholdMs: 900_000, limit: 500 });
+    expect(loadSweeperConfig({ TABLE_NAME: 't' })).toMatchObject({
+      pendingThresholdMs: 900_000,
+      limit: 10_000,
+      intervalMs: 60_000,
+      maxAgeMs: 86_400_000,
+      sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
+    });
+  });
+
+  it('reads the send rates and the maximum age, and refuses a connect timeout not shorter than the send timeout', () => {
+    const env = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' };
+    expect(
+      loadDispatchConfig({ ...env, SEND_RATE_EMAIL: '200', SEND_RATE_SMS: '5', MAX_AGE_SECONDS: '3600' }),
+    ).toMatchObject({ sendRates: { EMAIL: 200, PUSH: 100, SMS: 5 }, maxAgeMs: 3_600_000 });
+    expect(() => loadDispatchConfig({ ...env, SEND_RATE_PUSH: '0' })).toThrow(/SEND_RATE_PUSH is invalid/);
+    expect(() => loadDispatchConfig({ ...env, CONNECT_TIMEOUT_MS: '5000' })).toThrow(
+      /CONNECT_TIMEOUT_MS must be shorter than SEND_TIMEOUT_MS/,
+    );
   });
 
   it('reads per-channel delivery policies and rejects unknown ones', () => {

@@ -4,12 +4,20 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
-import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { DynamoNotificationStore, type NotificationKey } from '../../functions/commons/notification-store.ts';
+import { type Breaker, neverHeld } from '../../functions/dispatch/channel-breaker.ts';
+import {
+  type DispatchDeps,
+  dispatchNotification,
+  NotStartedError,
+  type RecordBudget,
+} from '../../functions/dispatch/dispatch-notification.ts';
+import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
@@ -33,11 +41,12 @@ const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS') =>
     NOW - 1000,
     { retentionDays: 35 },
   );
-const sending = (n: NotificationItem, attempt = 1): NotificationItem => ({
+const sending = (n: NotificationItem, attempt = 1, deferrals = 0): NotificationItem => ({
   ...n,
   status: 'SENDING',
   attempt,
-  leaseUntil: NOW + 300_000,
+  deferrals,
+  leaseUntil: NOW + 120_000,
 });
 const key = (n: NotificationItem) => ({ pk: n.pk, sk: n.sk });
 
@@ -47,21 +56,36 @@ const deps = (over: Partial<DispatchDeps> = {}): DispatchDeps => ({
     senderEmail: 'notifications@example.com',
     configurationSet: 'notifier',
   }),
+  pacer: unpaced,
+  breaker: neverHeld,
   now: () => NOW,
   sleep: async () => undefined,
+  random: () => 0.5,
   policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-  leaseMs: 300_000,
+  leaseMs: 120_000,
   sendTimeoutMs: 5_000,
   maxSendAttempts: 3,
-  retryBaseMs: 100,
+  retryBaseMs: 1_000,
+  retryMaxMs: 300_000,
+  nearRetryMs: 2_000,
+  stuckAfterMs: 900_000,
+  maxAgeMs: 86_400_000,
   brand: EXAMPLE_BRAND,
   ...over,
 });
+const BUDGET: RecordBudget = { finishBy: NOW + 50_000, maxWaitMs: 5_000 };
+const dispatch = (k: NotificationKey, d: DispatchDeps = deps(), retryAt?: number, budget = BUDGET) =>
+  dispatchNotification({ key: k, retryAt }, d, budget);
 
 const conditionFailed = () =>
   Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
-const providerError = (name: string, status?: number) =>
-  Object.assign(new Error(name), { name, $metadata: status === undefined ? {} : { httpStatusCode: status } });
+/** An error as the SDK raises it for a provider's answer: wire code in Code, HTTP status in $metadata. */
+const providerError = (code: string, status?: number, message = code) =>
+  Object.assign(new Error(message), {
+    name: code,
+    Code: code,
+    $metadata: status === undefined ? {} : { httpStatusCode: status },
+  });
 
 /** The status each UpdateCommand set, in order: the transitions the use case made. */
 const transitions = () =>
@@ -86,13 +110,16 @@ describe('dispatch: claim → send → mark', () => {
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-1' });
-    const r = await dispatchNotification(key(n), undefined, deps());
+    const r = await dispatch(key(n));
     expect(r).toMatchObject({ kind: 'sent', providerMessageId: 'ses-1', fenced: false });
 
     const [claim, mark] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    expect(claim?.ConditionExpression).toBe('#status = :pending');
+    // Only a PENDING item that is due: a stale record cannot jump a deferral's backoff.
+    expect(claim?.ConditionExpression).toBe(
+      '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
+    );
     expect(claim?.UpdateExpression).toContain('attempt = attempt + :one');
-    expect(claim?.ExpressionAttributeValues?.[':lease']).toBe(NOW + 300_000);
+    expect(claim?.ExpressionAttributeValues?.[':lease']).toBe(NOW + 120_000);
     expect(mark?.ConditionExpression).toBe('#status = :sending AND attempt = :attempt');
     expect(mark?.ExpressionAttributeValues).toMatchObject({
       ':to': 'SENT',
@@ -121,8 +148,8 @@ describe('dispatch: claim → send → mark', () => {
     const n = pending('EMAIL');
     ddb.on(UpdateCommand).rejects(conditionFailed());
     ddb.on(GetCommand).resolves({ Item: { ...n, status: 'SENT', attempt: 1 } });
-    const r = await dispatchNotification(key(n), undefined, deps());
-    expect(r).toEqual({ kind: 'skipped', why: 'claimedElsewhere' });
+    const r = await dispatch(key(n));
+    expect(r).toEqual({ kind: 'skipped', why: 'taken' });
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
   });
 
@@ -135,10 +162,7 @@ describe('dispatch: claim → send → mark', () => {
       .resolves({});
     ddb.on(GetCommand).resolves({ Item: sending(n) });
     sns.on(PublishCommand).resolves({ MessageId: 'sns-1' });
-    const results = await Promise.all([
-      dispatchNotification(key(n), undefined, deps()),
-      dispatchNotification(key(n), undefined, deps()),
-    ]);
+    const results = await Promise.all([dispatch(key(n)), dispatch(key(n))]);
     expect(results.map((r) => r.kind).sort()).toEqual(['sent', 'skipped']);
     expect(sns.commandCalls(PublishCommand)).toHaveLength(1);
   });
@@ -155,7 +179,7 @@ describe('dispatch: claim → send → mark', () => {
       .resolves({});
     ddb.on(GetCommand).callsFake(() => ({ Item: { ...sending(n), claimId } }));
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-2' });
-    const r = await dispatchNotification(key(n), undefined, deps());
+    const r = await dispatch(key(n));
     expect(r.kind).toBe('sent');
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
   });
@@ -168,7 +192,7 @@ describe('dispatch: claim → send → mark', () => {
       .rejects(conditionFailed());
     ddb.on(GetCommand).resolves({ Item: { ...sending(n, 2) } });
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-late' });
-    const r = await dispatchNotification(key(n), undefined, deps());
+    const r = await dispatch(key(n));
     expect(r).toMatchObject({ kind: 'sent', fenced: true });
     const mark = ddb.commandCalls(UpdateCommand)[1]!.args[0].input;
     expect(mark.ExpressionAttributeValues).toMatchObject({ ':attempt': 1, ':to': 'SENT' });
@@ -181,35 +205,166 @@ describe('dispatch: claim → send → mark', () => {
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     sns.on(PublishCommand).rejects(providerError('EndpointDisabledException', 400));
-    const r = await dispatchNotification(key(n), undefined, deps());
+    const r = await dispatch(key(n));
     expect(r).toMatchObject({ kind: 'failed', reason: 'EndpointDisabledException' });
+    expect(transitions()).toEqual(['SENDING', 'FAILED']);
+  });
+
+  it("an opted-out number or a bad address is the message's own: FAILED with the provider's code", async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).rejects(providerError('OptedOut', 400));
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'failed', reason: 'OptedOut' });
     expect(transitions()).toEqual(['SENDING', 'FAILED']);
     expect(sns.commandCalls(PublishCommand)).toHaveLength(1);
   });
 
-  it('a transient failure → back to PENDING with a backoff, the one retry path', async () => {
+  it('throttled → back to PENDING with a growing retryAt as a deferral: no attempt used', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n, 4, 3) })
+      .resolves({});
+    ses.on(SendEmailCommand).rejects(providerError('Throttling', 400, 'Maximum sending rate exceeded.'));
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'THROTTLED', code: 'Throttling' });
+    const release = ddb.commandCalls(UpdateCommand)[1]!.args[0].input;
+    expect(release.ExpressionAttributeValues).toMatchObject({ ':to': 'PENDING', ':reason': 'THROTTLED: Throttling' });
+    expect(release.UpdateExpression).toContain('deferrals = if_not_exists(deferrals, :zero) + :one');
+    // Fourth deferral: between 4 and 8 s (equal jitter on 1 s × 2^3), far → the sweeper wakes it at retryAt.
+    expect(release.ExpressionAttributeValues?.[':retryAt']).toBe(NOW + 6_000);
+    expect(release.ExpressionAttributeValues?.[':sweepAt']).toBe(NOW + 6_000);
+  });
+
+  it('throttled long after the attempt budget would be spent: still deferred, never FAILED', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n, 40, 39) })
+      .resolves({});
+    ses.on(SendEmailCommand).rejects(providerError('Throttling', 400, 'Daily message quota exceeded.'));
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'THROTTLED' });
+    expect(transitions()).toEqual(['SENDING', 'PENDING']);
+    // The backoff is capped at minutes.
+    const release = ddb.commandCalls(UpdateCommand)[1]!.args[0].input;
+    expect(release.ExpressionAttributeValues?.[':retryAt']).toBe(NOW + 225_000);
+  });
+
+  it('HTTP 503 and SNS Throttled (429) are throttling too', async () => {
+    for (const [code, status] of [
+      ['ServiceUnavailable', 503],
+      ['Throttled', 429],
+    ] as const) {
+      ddb.reset();
+      sns.reset();
+      const n = pending('PUSH');
+      ddb
+        .on(UpdateCommand)
+        .resolvesOnce({ Attributes: sending(n) })
+        .resolves({});
+      sns.on(PublishCommand).rejects(providerError(code, status));
+      expect(await dispatch(key(n))).toMatchObject({ kind: 'deferred', reason: 'THROTTLED', code });
+    }
+  });
+
+  it('not sent (connection refused, clock skew) → deferred, no attempt used', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolvesOnce({})
+      .resolvesOnce({ Attributes: sending(n, 2, 1) })
+      .resolves({});
+    ses
+      .on(SendEmailCommand)
+      .rejectsOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))
+      .rejectsOnce(providerError('RequestExpired', 400, 'Request has expired.'));
+    expect(await dispatch(key(n))).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT', code: 'ECONNREFUSED' });
+    expect(await dispatch(key(n))).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT', code: 'RequestExpired' });
+    expect(transitions()).toEqual(['SENDING', 'PENDING', 'SENDING', 'PENDING']);
+  });
+
+  it('account blocked → the channel is held (breaker), the item deferred past the hold, nothing FAILED', async () => {
+    const n = pending('EMAIL');
+    const holds: [string, string][] = [];
+    const breaker: Breaker = {
+      heldUntil: async () => undefined,
+      hold: async (channel, code, now) => {
+        holds.push([channel, code]);
+        return now + 60_000;
+      },
+    };
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).rejects(providerError('AccountSendingPausedException', 400));
+    const r = await dispatch(key(n), deps({ breaker }));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'ACCOUNT_BLOCKED', code: 'AccountSendingPausedException' });
+    expect(holds).toEqual([['EMAIL', 'AccountSendingPausedException']]);
+    expect(transitions()).toEqual(['SENDING', 'PENDING']);
+    const release = ddb.commandCalls(UpdateCommand)[1]!.args[0].input;
+    expect(release.ExpressionAttributeValues?.[':retryAt']).toBeGreaterThanOrEqual(NOW + 60_000);
+  });
+
+  it('a held channel is not sent to: deferred until the hold ends', async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    const breaker: Breaker = { heldUntil: async () => NOW + 30_000, hold: async () => NOW };
+    const r = await dispatch(key(n), deps({ breaker }));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'CHANNEL_HELD' });
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
+  });
+
+  it('no send token before the wait bound → deferred (RATE_LIMITED), no send; the wait never passes the deadline', async () => {
     const n = pending('EMAIL');
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
-    ses.on(SendEmailCommand).rejects(providerError('Throttling', 400));
-    const r = await dispatchNotification(key(n), undefined, deps());
-    expect(r).toMatchObject({ kind: 'retrying', reason: 'Throttling' });
-    const release = ddb.commandCalls(UpdateCommand)[1]!.args[0].input;
-    expect(release.ExpressionAttributeValues).toMatchObject({ ':to': 'PENDING', ':reason': 'Throttling' });
-    expect(release.ExpressionAttributeValues?.[':retryAt']).toBeGreaterThanOrEqual(NOW);
+    const asked: number[] = [];
+    const pacer: Pacer = {
+      acquire: async (_channel, waitUntil) => {
+        asked.push(waitUntil);
+        return false;
+      },
+    };
+    const r = await dispatch(key(n), deps({ pacer }), undefined, { finishBy: NOW + 7_000, maxWaitMs: 5_000 });
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'RATE_LIMITED' });
+    expect(asked).toEqual([NOW + 2_000]); // min(now + maxWait, finishBy − send timeout)
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
   });
 
-  it('a transient failure on the last attempt → FAILED RETRIES_EXHAUSTED', async () => {
-    const n = pending('EMAIL');
+  it('expired (older than the maximum age) → FAILED: EXPIRED at claim, no send', async () => {
+    const n = { ...pending('EMAIL'), createdAt: new Date(NOW - 86_400_001).toISOString() };
     ddb
       .on(UpdateCommand)
-      .resolvesOnce({ Attributes: sending(n, 3) })
+      .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
-    ses.on(SendEmailCommand).rejects(providerError('ServiceUnavailable', 503));
-    const r = await dispatchNotification(key(n), undefined, deps());
-    expect(r).toMatchObject({ kind: 'failed', reason: 'RETRIES_EXHAUSTED: ServiceUnavailable' });
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'expired' });
+    expect(transitions()).toEqual(['SENDING', 'FAILED']);
+    expect(ddb.commandCalls(UpdateCommand)[1]!.args[0].input.ExpressionAttributeValues?.[':lastError']).toBe('EXPIRED');
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+  });
+
+  it('the attempt budget counts only attempts that may have sent', async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n, 4, 0) })
+      .resolves({});
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'failed', reason: 'RETRIES_EXHAUSTED' });
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
   });
 
   it('unknown outcome on an AT_MOST_ONCE channel → UNKNOWN, never resent', async () => {
@@ -218,10 +373,26 @@ describe('dispatch: claim → send → mark', () => {
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
-    ses.on(SendEmailCommand).rejects(providerError('TimeoutError'));
-    const r = await dispatchNotification(key(n), undefined, deps());
-    expect(r).toMatchObject({ kind: 'unknown', resend: false });
+    ses
+      .on(SendEmailCommand)
+      .rejects(Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' }));
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'unknown', resend: false, reason: 'ECONNRESET' });
     expect(transitions()).toEqual(['SENDING', 'UNKNOWN']);
+  });
+
+  it('a 500 after the provider may have accepted, on an AT_MOST_ONCE channel → UNKNOWN, never resent', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).rejects(providerError('InternalFailure', 500));
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'unknown', resend: false, reason: 'InternalFailure' });
+    expect(ddb.commandCalls(UpdateCommand)[1]!.args[0].input.ExpressionAttributeValues?.[':lastError']).toBe(
+      'UNKNOWN_OUTCOME: InternalFailure',
+    );
   });
 
   it('unknown outcome on an AT_LEAST_ONCE channel → PENDING again for a resend', async () => {
@@ -230,23 +401,35 @@ describe('dispatch: claim → send → mark', () => {
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
-    sns.on(PublishCommand).rejects(Object.assign(new Error('reset'), { code: 'ECONNRESET' }));
-    const r = await dispatchNotification(key(n), undefined, deps());
+    sns.on(PublishCommand).rejects(providerError('BadGateway', 502));
+    const r = await dispatch(key(n));
     expect(r).toMatchObject({ kind: 'unknown', resend: true });
     expect(transitions()).toEqual(['SENDING', 'PENDING']);
+    // A resend is an attempt, not a deferral: it uses the budget.
+    expect(ddb.commandCalls(UpdateCommand)[1]!.args[0].input.UpdateExpression).not.toContain('deferrals');
+  });
+
+  it('unknown outcome on an AT_LEAST_ONCE channel with its budget spent → UNKNOWN', async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n, 9, 6) })
+      .resolves({});
+    sns.on(PublishCommand).rejects(providerError('InternalError', 500));
+    expect(await dispatch(key(n))).toMatchObject({ kind: 'unknown', resend: false });
   });
 
   it('SMS is published to the number as Transactional; push as MessageStructure json with APNS and GCM', async () => {
     ddb
       .on(UpdateCommand)
       .callsFake((input) =>
-        input.ConditionExpression === '#status = :pending'
+        input.ConditionExpression.startsWith('#status = :pending AND (attribute')
           ? { Attributes: sending(input.Key.sk.endsWith('SMS') ? pending('SMS') : pending('PUSH')) }
           : {},
       );
     sns.on(PublishCommand).resolves({ MessageId: 'm' });
-    await dispatchNotification(key(pending('SMS')), undefined, deps());
-    await dispatchNotification(key(pending('PUSH')), undefined, deps());
+    await dispatch(key(pending('SMS')));
+    await dispatch(key(pending('PUSH')));
     const [smsCall, pushCall] = sns.commandCalls(PublishCommand).map((c) => c.args[0].input);
     expect(smsCall).toMatchObject({
       PhoneNumber: '+819012345678',
@@ -269,17 +452,40 @@ describe('dispatch: claim → send → mark', () => {
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     ses.on(SendEmailCommand).resolves({} as never);
-    const r = await dispatchNotification(key(n), undefined, deps());
-    expect(r).toMatchObject({ kind: 'unknown', reason: 'UnexpectedResponseError' });
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'unknown', reason: 'NoMessageId' });
   });
 
-  it('waits out a retry backoff before claiming', async () => {
+  it('waits out a near retry before claiming', async () => {
     const n = pending('EMAIL');
     const waits: number[] = [];
     ddb.on(UpdateCommand).rejects(conditionFailed());
     ddb.on(GetCommand).resolves({ Item: { ...n, status: 'SENT' } });
-    await dispatchNotification(key(n), NOW + 800, deps({ sleep: async (ms) => void waits.push(ms) }));
+    await dispatch(key(n), deps({ sleep: async (ms) => void waits.push(ms) }), NOW + 800);
     expect(waits).toEqual([800]);
+  });
+
+  it('leaves a far retry to the sweeper: no wait, no claim', async () => {
+    const n = pending('EMAIL');
+    const r = await dispatch(key(n), deps({ sleep: async () => expect.fail('slept') }), NOW + 60_000);
+    expect(r).toEqual({ kind: 'skipped', why: 'notDue' });
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('a near retry this record has no time left to wait for is handed back unstarted', async () => {
+    const n = pending('EMAIL');
+    await expect(dispatch(key(n), deps(), NOW + 1_500, { finishBy: NOW + 6_000, maxWaitMs: 1_000 })).rejects.toThrow(
+      NotStartedError,
+    );
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('a stale record for a deferred item cannot claim it before its retryAt', async () => {
+    const n = pending('EMAIL');
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    ddb.on(GetCommand).resolves({ Item: { ...n, retryAt: NOW + 30_000 } });
+    expect(await dispatch(key(n))).toEqual({ kind: 'skipped', why: 'notDue' });
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
   });
 });
 
@@ -292,6 +498,15 @@ describe('dispatch: which stream records send', () => {
       retryAt: NOW + 5,
     });
   });
+  it('the send-rate windows and the breaker share the table but never reach dispatch: not through the trigger, not in code', () => {
+    const rate = streamRecord('MODIFY', { pk: 'RATE#EMAIL', sk: '1796068552000', kind: 'RATE', used: 7 });
+    const breaker = streamRecord('INSERT', { pk: 'BREAKER#SMS', sk: 'BREAKER', kind: 'BREAKER', openUntil: NOW });
+    for (const r of [rate, breaker]) {
+      expect(matchesFilter(DISPATCH_FILTER_PATTERN, r)).toBe(false);
+      expect(dispatchable(r)).toBeUndefined();
+    }
+  });
+
   it('our own status updates, TTL removals, inbox and quarantine items are ignored', () => {
     expect(dispatchable(streamRecord('MODIFY', sending(n), n))).toBeUndefined();
     expect(dispatchable(streamRecord('MODIFY', { ...n, status: 'SENT' }, sending(n)))).toBeUndefined();
@@ -303,6 +518,9 @@ describe('dispatch: which stream records send', () => {
   });
 });
 
+/** A Lambda context with `ms` left. */
+const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as never;
+
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
@@ -311,12 +529,33 @@ describe('dispatch handler', () => {
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-      return input.ConditionExpression === '#status = :pending' ? { Attributes: sending(ok) } : {};
+      return input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+        ? { Attributes: sending(ok) }
+        : {};
     });
+    ddb.on(GetCommand).resolves({}); // the channel breaker: never opened
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-ok' });
     const records = [streamRecord('INSERT', ok), streamRecord('INSERT', broken), streamRecord('REMOVE', undefined, ok)];
-    const response = await handler(streamEvent(records), {} as never);
+    const response = await handler(streamEvent(records), context(60_000));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: records[1]!.dynamodb!.SequenceNumber }]);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
+    // The send took a token from the shared bucket first: one conditional ADD on the channel's current window.
+    const take = ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.Key?.pk === 'RATE#EMAIL');
+    expect(take?.args[0].input).toMatchObject({
+      UpdateExpression: expect.stringContaining('ADD used :n'),
+      ConditionExpression: 'attribute_not_exists(used) OR used <= :max',
+    });
+  });
+
+  it('never starts a send it cannot finish before its own timeout: those records go back unstarted', async () => {
+    const { handler } = await import('../../functions/dispatch/index.ts');
+    const records = [streamRecord('INSERT', pending('EMAIL')), streamRecord('INSERT', pending('SMS'))];
+    // 6 s left: minus the 2 s margin, less than the 5 s a send may take.
+    const response = await handler(streamEvent(records), context(6_000));
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(
+      records.map((r) => r.dynamodb!.SequenceNumber),
+    );
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
   });
 });

@@ -78,7 +78,9 @@ describe('ingest: the transaction', () => {
     for (const item of items.slice(1)) {
       expect(item.Put?.ConditionExpression).toBe('attribute_not_exists(pk)');
       expect(item.Put?.Item).toMatchObject({ pk: 'EVENT#trf-2026-000123', status: 'PENDING', attempt: 0 });
-      expect(item.Put?.Item?.sweepKey).toMatch(/^PENDING#\d$/);
+      expect(item.Put?.Item?.sweepKey).toMatch(/^PENDING#(EMAIL|PUSH|SMS)#\d$/);
+      // First due for the sweeper after the stuck threshold, not at once.
+      expect(item.Put?.Item?.sweepAt).toBe(NOW + 900_000);
     }
     expect(items[1]!.Put?.Item).toMatchObject({
       notificationId: 'trf-2026-000123#EMAIL',

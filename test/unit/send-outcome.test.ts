@@ -1,48 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { classifySendError } from '../../functions/domain/send-outcome.ts';
+import { actionFor, attemptsUsed, isExpired } from '../../functions/domain/send-outcome.ts';
 
-const sdkError = (name: string, status?: number, extra: object = {}) =>
-  Object.assign(new Error(name), {
-    name,
-    ...(status === undefined ? {} : { $metadata: { httpStatusCode: status } }),
-    ...extra,
+describe('what each failure class does to a notification', () => {
+  it('rejected: FAILED with the reason, whatever the channel policy', () => {
+    expect(actionFor('rejected', 'AT_MOST_ONCE', true)).toBe('fail');
+    expect(actionFor('rejected', 'AT_LEAST_ONCE', true)).toBe('fail');
   });
 
-describe('send outcome classification', () => {
-  it.each([
-    ['MessageRejected', 400],
-    ['MailFromDomainNotVerifiedException', 400],
-    ['InvalidParameterValue', 400],
-    ['InvalidParameterException', 400],
-    ['EndpointDisabledException', 400],
-    ['PlatformApplicationDisabledException', 400],
-    ['AuthorizationErrorException', 403],
-    ['NotFoundException', 404],
-  ])('%s is a definite rejection', (name, status) => {
-    expect(classifySendError(sdkError(name, status))).toEqual({ kind: 'rejected', reason: name });
+  it('throttled and not sent: deferred, never FAILED, even with no attempt budget left', () => {
+    for (const c of ['throttled', 'notSent'] as const) {
+      expect(actionFor(c, 'AT_MOST_ONCE', false)).toBe('defer');
+      expect(actionFor(c, 'AT_LEAST_ONCE', false)).toBe('defer');
+    }
   });
 
-  it.each([
-    ['Throttling', 400],
-    ['ThrottledException', 429],
-    ['InternalErrorException', 500],
-    ['ServiceUnavailable', 503],
-  ])('%s is transient', (name, status) => {
-    expect(classifySendError(sdkError(name, status)).kind).toBe('transient');
+  it('account blocked: the channel is held, nothing FAILED', () => {
+    expect(actionFor('accountBlocked', 'AT_MOST_ONCE', false)).toBe('holdChannel');
+    expect(actionFor('accountBlocked', 'AT_LEAST_ONCE', true)).toBe('holdChannel');
   });
 
-  it('connection refused or a DNS failure: nothing was sent, transient', () => {
-    expect(classifySendError(sdkError('Error', undefined, { code: 'ECONNREFUSED' })).kind).toBe('transient');
-    expect(classifySendError(sdkError('Error', undefined, { code: 'ENOTFOUND' })).kind).toBe('transient');
-    const connect = sdkError('TimeoutError');
-    connect.message = 'the request socket did not establish a connection with the server within 1000 ms';
-    expect(classifySendError(connect).kind).toBe('transient');
+  it('unknown: UNKNOWN at most once; resent at least once while the budget lasts, then UNKNOWN', () => {
+    expect(actionFor('unknown', 'AT_MOST_ONCE', true)).toBe('markUnknown');
+    expect(actionFor('unknown', 'AT_LEAST_ONCE', true)).toBe('resend');
+    expect(actionFor('unknown', 'AT_LEAST_ONCE', false)).toBe('markUnknown');
   });
 
-  it('a timeout, reset or abort after the request left is unknown', () => {
-    expect(classifySendError(sdkError('TimeoutError')).kind).toBe('unknown');
-    expect(classifySendError(sdkError('Error', undefined, { code: 'ECONNRESET' })).kind).toBe('unknown');
-    expect(classifySendError(sdkError('AbortError')).kind).toBe('unknown');
-    expect(classifySendError('weird').kind).toBe('unknown');
+  it('deferrals do not count against the attempt budget', () => {
+    expect(attemptsUsed({ attempt: 12, deferrals: 11 })).toBe(1);
+    expect(attemptsUsed({ attempt: 3 })).toBe(3);
+  });
+
+  it('expires past the maximum age since createdAt', () => {
+    const createdAt = '2026-11-30T09:00:00.000Z';
+    const day = 86_400_000;
+    expect(isExpired({ createdAt }, Date.parse(createdAt) + day, day)).toBe(false);
+    expect(isExpired({ createdAt }, Date.parse(createdAt) + day + 1, day)).toBe(true);
   });
 });

@@ -42,6 +42,8 @@ const clean = (): ChaosReport => ({
     displayTextSanitised: 3,
   },
   reconciled: true,
+  failedByQuotaOrAccount: 0,
+  resentAfterAcceptAtMostOnce: 0,
   problems: [],
 });
 
@@ -65,6 +67,8 @@ describe('chaos verdict', () => {
     ['inboxWithoutNotifications', { inboxWithoutNotifications: 1 }],
     ['prototypePolluted', { prototypePolluted: true }],
     ['reconciled', { reconciled: false }],
+    ['failedByQuotaOrAccount', { failedByQuotaOrAccount: 1 }],
+    ['resentAfterAcceptAtMostOnce', { resentAfterAcceptAtMostOnce: 1 }],
   ])('fails on %s, naming it', (name, broken) => {
     const verdict = judge({ ...clean(), ...broken });
     expect(verdict.pass).toBe(false);

@@ -1,0 +1,117 @@
+/**
+ * DynamoDB adapters for what all dispatch invocations share about a channel, in the one table (the stream filter
+ * passes only kind NOTIFICATION, so these items never reach dispatch):
+ *
+ * - the send-rate windows: item (RATE#<channel>, <window start ms>) counts the tokens taken in that window; one
+ *   conditional ADD takes several at once. A window lives an hour (TTL).
+ * - the circuit breaker: item (BREAKER#<channel>, BREAKER) says until when the channel is held and why.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Channel } from '../domain/channels.ts';
+
+export interface TokenWindows {
+  /** Takes up to `want` of the window's `limit` tokens; resolves with how many it got (0: the window is full). */
+  take(channel: Channel, windowStart: number, want: number, limit: number): Promise<number>;
+}
+
+export interface BreakerState {
+  readonly openUntil: number;
+  readonly code: string;
+}
+
+export interface BreakerStore {
+  read(channel: Channel): Promise<BreakerState | undefined>;
+  /** Opens (or extends) the breaker; never shortens one another invocation opened for longer. */
+  open(channel: Channel, state: BreakerState, now: number): Promise<void>;
+}
+
+const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
+const WINDOW_TTL_SECONDS = 3_600;
+const BREAKER_TTL_SECONDS = 86_400;
+
+export class DynamoTokenWindows implements TokenWindows {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async take(channel: Channel, windowStart: number, want: number, limit: number): Promise<number> {
+    const got = await this.add(channel, windowStart, want, limit);
+    if (got.granted) return want;
+    // The window had fewer than `want` left: take exactly what is left, once (the failed write told us how many).
+    const left = limit - got.used;
+    if (left <= 0 || left >= want) return 0;
+    const retry = await this.add(channel, windowStart, left, limit);
+    return retry.granted ? left : 0;
+  }
+
+  /** One conditional ADD: granted, or the count the window already had. */
+  private async add(channel: Channel, windowStart: number, n: number, limit: number) {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: `RATE#${channel}`, sk: String(windowStart) },
+          UpdateExpression:
+            'ADD used :n SET kind = if_not_exists(kind, :kind), expiresAt = if_not_exists(expiresAt, :ttl)',
+          ConditionExpression: 'attribute_not_exists(used) OR used <= :max',
+          ExpressionAttributeValues: {
+            ':n': n,
+            ':max': limit - n,
+            ':kind': 'RATE',
+            ':ttl': Math.floor(windowStart / 1000) + WINDOW_TTL_SECONDS,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { granted: true, used: 0 };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+      const used = old === undefined ? limit : Number(unmarshall(old).used ?? limit);
+      return { granted: false, used };
+    }
+  }
+}
+
+export class DynamoBreakerStore implements BreakerStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async read(channel: Channel): Promise<BreakerState | undefined> {
+    // Eventually consistent on purpose: half the price, and a breaker seen a second late costs one more refused send.
+    const r = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: `BREAKER#${channel}`, sk: 'BREAKER' } }),
+    );
+    const item = r.Item;
+    if (item === undefined || typeof item.openUntil !== 'number') return undefined;
+    return { openUntil: item.openUntil, code: String(item.code ?? '') };
+  }
+
+  async open(channel: Channel, state: BreakerState, now: number): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: `BREAKER#${channel}`, sk: 'BREAKER' },
+          UpdateExpression: 'SET kind = :kind, openUntil = :until, code = :code, updatedAt = :now, expiresAt = :ttl',
+          ConditionExpression: 'attribute_not_exists(openUntil) OR openUntil < :until',
+          ExpressionAttributeValues: {
+            ':kind': 'BREAKER',
+            ':until': state.openUntil,
+            ':code': state.code,
+            ':now': new Date(now).toISOString(),
+            ':ttl': Math.floor(state.openUntil / 1000) + BREAKER_TTL_SECONDS,
+          },
+        }),
+      );
+    } catch (error) {
+      // Another invocation already holds the channel for longer: that is the state we wanted.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+}

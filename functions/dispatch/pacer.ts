@@ -1,0 +1,86 @@
+/**
+ * Pacing: every dispatch invocation, in every execution environment, takes a token before it sends, from one shared
+ * token bucket per channel — a DynamoDB item per one-second window holding the count taken (send-quota-store.ts).
+ * Together they never take more than the channel's rate in any window.
+ *
+ * Inside one execution environment the waiters of a channel queue up behind one another, and the one at the head
+ * takes tokens for everyone waiting (up to MAX_CHUNK) with one conditional write: at full load a token costs a
+ * fraction of a write, and an environment contends once per window, not once per waiter. A full window means waiting
+ * for the next one — only while the caller's deadline allows; otherwise the caller defers the notification.
+ */
+import type { TokenWindows } from '../commons/send-quota-store.ts';
+import type { Channel } from '../domain/channels.ts';
+
+export interface Pacer {
+  /** Resolves true with a token to send now, false when none could be had by `waitUntil` (epoch ms). */
+  acquire(channel: Channel, waitUntil: number): Promise<boolean>;
+}
+
+/** No pacing at all: for tests and measurements that are not about the rate. */
+export const unpaced: Pacer = { acquire: async () => true };
+
+export interface PacerClock {
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+}
+
+const WINDOW_MS = 1_000;
+/** Tokens one write takes at most: enough to cut the writes per send tenfold, few enough to leave others a share. */
+export const MAX_CHUNK = 10;
+
+export class SharedTokenBucket implements Pacer {
+  private readonly pools = new Map<Channel, { window: number; tokens: number }>();
+  private readonly queues = new Map<Channel, Promise<unknown>>();
+  private readonly waiting = new Map<Channel, number>();
+
+  constructor(
+    private readonly windows: TokenWindows,
+    private readonly rates: Readonly<Record<Channel, number>>,
+    private readonly clock: PacerClock,
+  ) {}
+
+  acquire(channel: Channel, waitUntil: number): Promise<boolean> {
+    this.waiting.set(channel, (this.waiting.get(channel) ?? 0) + 1);
+    const turn = async () => {
+      try {
+        return await this.take(channel, waitUntil);
+      } finally {
+        this.waiting.set(channel, (this.waiting.get(channel) ?? 1) - 1);
+      }
+    };
+    // One waiter at a time per channel, in arrival order.
+    const result = (this.queues.get(channel) ?? Promise.resolve()).then(turn, turn);
+    this.queues.set(
+      channel,
+      result.catch(() => undefined),
+    );
+    return result;
+  }
+
+  private async take(channel: Channel, waitUntil: number): Promise<boolean> {
+    const limit = this.rates[channel];
+    for (;;) {
+      const now = this.clock.now();
+      const window = Math.floor(now / WINDOW_MS) * WINDOW_MS;
+      const pool = this.pools.get(channel);
+      if (pool !== undefined && pool.window === window && pool.tokens > 0) {
+        pool.tokens--;
+        return true;
+      }
+      if (now > waitUntil) return false;
+      const want = Math.min(MAX_CHUNK, limit, Math.max(1, this.waiting.get(channel) ?? 1));
+      const got = await this.windows.take(channel, window, want, limit);
+      if (got > 0) {
+        // Tokens belong to their window: if it ended during the write, they are dropped (never carried over).
+        this.pools.set(channel, { window, tokens: got });
+        continue;
+      }
+      const next = window + WINDOW_MS;
+      if (next > waitUntil) return false;
+      // A little jitter so the environments waiting on one channel do not all write at the same instant.
+      const jitter = Math.floor((this.clock.random ?? Math.random)() * 20);
+      await this.clock.sleep(Math.max(0, next - this.clock.now()) + jitter);
+    }
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The shared state of issue 11 on DynamoDB Local: the token-bucket windows under several concurrent "environments",
+ * the breaker item, and the sweeper's exactness — paging, and a write whose reply was lost still counted as done.
+ */
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
+import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/commons/send-quota-store.ts';
+import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import { parseEventJson } from '../../functions/domain/event.ts';
+import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
+import { sweep } from '../../functions/sweeper/sweep.ts';
+import { localClient } from '../../local/dynamodb-local.ts';
+import { transferEvent } from '../support/events.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+
+let table: LocalTable;
+const clients: { destroy(): void }[] = [];
+const documentClient = () => {
+  const raw = localClient(table.endpoint);
+  clients.push(raw);
+  return DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
+};
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+});
+afterAll(() => {
+  for (const c of clients) c.destroy();
+});
+
+describe('the shared token bucket on DynamoDB Local', () => {
+  it('five environments with ten senders each never take more than the rate in any one-second window', async () => {
+    const rate = 20;
+    const grants: number[] = [];
+    const end = Date.now() + 2_500;
+    const environments = Array.from(
+      { length: 5 },
+      () =>
+        new SharedTokenBucket(
+          new DynamoTokenWindows(documentClient(), table.tableName),
+          { EMAIL: rate, PUSH: rate, SMS: rate },
+          { now: Date.now, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+        ),
+    );
+    await Promise.all(
+      environments.flatMap((pacer) =>
+        Array.from({ length: 10 }, async () => {
+          while (Date.now() < end) if (await pacer.acquire('SMS', Date.now() + 3_000)) grants.push(Date.now());
+        }),
+      ),
+    );
+    const perWindow = new Map<number, number>();
+    for (const g of grants) perWindow.set(Math.floor(g / 1000), (perWindow.get(Math.floor(g / 1000)) ?? 0) + 1);
+    expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(rate);
+    // The windows' own counts say the same: no window item holds more than the rate.
+    const items = (await table.allItems()).filter((i) => i.kind === 'RATE');
+    expect(items.length).toBeGreaterThan(0);
+    for (const i of items) expect(i.used).toBeLessThanOrEqual(rate);
+    expect(grants.length).toBe(items.reduce((n, i) => n + Number(i.used), 0));
+  });
+
+  it('takes exactly what is left of a nearly full window', async () => {
+    const windows = new DynamoTokenWindows(documentClient(), table.tableName);
+    expect(await windows.take('PUSH', 1_000, 7, 10)).toBe(7);
+    expect(await windows.take('PUSH', 1_000, 7, 10)).toBe(3);
+    expect(await windows.take('PUSH', 1_000, 1, 10)).toBe(0);
+  });
+});
+
+describe('the breaker item', () => {
+  it('opens, is read back, and is never shortened by a later, shorter hold', async () => {
+    const store = new DynamoBreakerStore(documentClient(), table.tableName);
+    expect(await store.read('SMS')).toBeUndefined();
+    await store.open('SMS', { openUntil: 5_000_000, code: 'AuthorizationError' }, 1_000);
+    await store.open('SMS', { openUntil: 4_000_000, code: 'KMSDisabled' }, 2_000);
+    expect(await store.read('SMS')).toEqual({ openUntil: 5_000_000, code: 'AuthorizationError' });
+  });
+});
+
+describe('the sweeper on DynamoDB Local', () => {
+  const event = (id: string) => {
+    const d = parseEventJson(JSON.stringify(transferEvent({ eventId: id })));
+    if (!d.ok) throw new Error('fixture');
+    return d.event;
+  };
+
+  it('pages through a partition and resolves every expired lease exactly once, even when a reply is lost', async () => {
+    const now = Date.now();
+    const doc = documentClient();
+    const ids: string[] = [];
+    for (let i = 0; i < 45; i++) {
+      const n = buildNotification(event(`sw-${i}`), 'EMAIL', 'x@example.com', now - 60_000, { retentionDays: 1 });
+      ids.push(n.notificationId);
+      await doc.send(
+        new PutCommand({
+          TableName: table.tableName,
+          Item: {
+            ...n,
+            status: 'SENDING',
+            attempt: 1,
+            leaseUntil: now - 1_000,
+            sweepKey: sweepKey('SENDING', 'EMAIL', n.notificationId),
+            sweepAt: now - 1_000,
+          },
+        }),
+      );
+    }
+    // Every third write commits and its reply is lost: the SDK retries it, the retry fails its condition.
+    let writes = 0;
+    const lossy = documentClient();
+    lossy.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        if ((args.input as { UpdateExpression?: string }).UpdateExpression !== undefined && writes++ % 3 === 0) {
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' });
+        }
+        return out;
+      },
+      { step: 'deserialize', name: 'lostReply', priority: 'low' },
+    );
+    const r = await sweep({
+      store: new DynamoNotificationStore(lossy, table.tableName),
+      now: () => now,
+      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+      pendingThresholdMs: 900_000,
+      maxSendAttempts: 5,
+      maxAgeMs: 86_400_000,
+      sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
+      intervalMs: 60_000,
+      limit: 10_000,
+      pageSize: 4,
+      concurrency: 4,
+      deadline: now + 60_000,
+    });
+    expect(writes).toBeGreaterThanOrEqual(45);
+    expect(r.resolvedUnknown.map((e) => e.notificationId).sort()).toEqual(ids.sort());
+    expect(r.lostRaces).toBe(0);
+    expect(r.unfinished).toBe(0);
+    const items = (await table.allItems()).filter((i) => String(i.pk).startsWith('EVENT#sw-'));
+    expect(items.every((i) => i.status === 'UNKNOWN' && i.lastError === 'LEASE_EXPIRED')).toBe(true);
+  });
+});

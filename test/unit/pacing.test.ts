@@ -1,0 +1,182 @@
+/**
+ * Pacing, the channel breaker and the invocation budget, through their ports: several execution environments
+ * sharing one token bucket on a virtual clock, so a test of "never above the rate" runs in milliseconds.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  assertDispatchTiming,
+  DISPATCH_TIMING,
+  deriveDispatchTiming,
+  timingViolations,
+} from '../../functions/commons/dispatch-timing.ts';
+import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/commons/send-quota-store.ts';
+import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
+import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
+import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
+import { MAX_CHUNK, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
+
+/** A clock whose sleeps are timers the test fires in time order. */
+class VirtualClock {
+  t = 1_800_000_000_000;
+  private timers: { at: number; resolve: () => void }[] = [];
+  now = () => this.t;
+  sleep = (ms: number) => new Promise<void>((resolve) => this.timers.push({ at: this.t + ms, resolve }));
+  random = () => 0.5;
+  /** Lets every pending promise settle, then fires the earliest timer; false when nothing is left to fire. */
+  async step(): Promise<boolean> {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    this.timers.sort((a, b) => a.at - b.at);
+    const next = this.timers.shift();
+    if (next === undefined) return false;
+    this.t = Math.max(this.t, next.at);
+    next.resolve();
+    return true;
+  }
+}
+
+/** The DynamoDB item's semantics in memory: one conditional ADD per take, the rest as DynamoTokenWindows does. */
+class MemoryWindows implements TokenWindows {
+  readonly used = new Map<string, number>();
+  writes = 0;
+  async take(channel: Channel, window: number, want: number, limit: number): Promise<number> {
+    this.writes++;
+    const key = `${channel}#${window}`;
+    const used = this.used.get(key) ?? 0;
+    const n = used + want <= limit ? want : limit - used;
+    if (n <= 0) return 0;
+    if (n < want) this.writes++; // the second, exact write
+    this.used.set(key, used + n);
+    return n;
+  }
+}
+
+const RATES = { EMAIL: 14, PUSH: 100, SMS: 20 };
+
+describe('the shared token bucket', () => {
+  it('several environments together never exceed the rate in any window, and run close to it', async () => {
+    const clock = new VirtualClock();
+    const windows = new MemoryWindows();
+    const start = clock.t;
+    const end = start + 10_000;
+    const grants: number[] = [];
+    const environments = Array.from({ length: 4 }, () => new SharedTokenBucket(windows, RATES, clock));
+    // Each environment runs 10 senders that want a token as often as they can.
+    const senders = environments.flatMap((pacer) =>
+      Array.from({ length: 10 }, async () => {
+        while (clock.now() < end) {
+          if (await pacer.acquire('EMAIL', clock.now() + 5_000)) grants.push(clock.now());
+          await clock.sleep(10); // the send itself
+        }
+      }),
+    );
+    const all = Promise.all(senders);
+    while (await clock.step()) {
+      // fire timers until every sender is done
+    }
+    await all;
+    const perWindow = new Map<number, number>();
+    for (const g of grants) perWindow.set(Math.floor(g / 1000), (perWindow.get(Math.floor(g / 1000)) ?? 0) + 1);
+    expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(14);
+    // 10 s at 14/s: within a window of the quota.
+    expect(grants.length).toBeGreaterThanOrEqual(14 * 9);
+    // Tokens are taken in chunks: fewer writes than sends.
+    expect(windows.writes).toBeLessThan(grants.length);
+  });
+
+  it('takes tokens for everyone waiting in one write, up to the chunk size', async () => {
+    const clock = new VirtualClock();
+    const windows = new MemoryWindows();
+    const pacer = new SharedTokenBucket(windows, RATES, clock);
+    const got = await Promise.all(Array.from({ length: MAX_CHUNK }, () => pacer.acquire('PUSH', clock.now())));
+    expect(got.every(Boolean)).toBe(true);
+    expect(windows.writes).toBe(1);
+  });
+
+  it('gives up when the next window starts after the caller may wait', async () => {
+    const clock = new VirtualClock();
+    clock.t = 1_800_000_000_100;
+    const windows = new MemoryWindows();
+    windows.used.set(`SMS#${1_800_000_000_000}`, 20);
+    const pacer = new SharedTokenBucket(windows, RATES, clock);
+    expect(await pacer.acquire('SMS', clock.now() + 500)).toBe(false);
+    const later = pacer.acquire('SMS', clock.now() + 5_000);
+    await clock.step();
+    expect(await later).toBe(true);
+    expect(clock.now()).toBeGreaterThanOrEqual(1_800_000_001_000);
+  });
+});
+
+describe('the channel breaker', () => {
+  function store() {
+    const state = new Map<Channel, BreakerState>();
+    const s = {
+      reads: 0,
+      read: async (c: Channel) => {
+        s.reads++;
+        return state.get(c);
+      },
+      open: async (c: Channel, st: BreakerState) => void state.set(c, st),
+    };
+    return s as BreakerStore & { reads: number };
+  }
+
+  it('a hold is seen at once here, and by every other environment at its next refresh', async () => {
+    const shared = store();
+    const here = new ChannelBreaker(shared, { holdMs: 60_000, refreshMs: 5_000 });
+    const there = new ChannelBreaker(shared, { holdMs: 60_000, refreshMs: 5_000 });
+    const t = 1_000_000;
+    expect(await there.heldUntil('EMAIL', t)).toBeUndefined();
+    expect(await here.hold('EMAIL', 'AccountSendingPausedException', t)).toBe(t + 60_000);
+    expect(await here.heldUntil('EMAIL', t + 1)).toBe(t + 60_000);
+    expect(await there.heldUntil('EMAIL', t + 1_000)).toBeUndefined(); // cached: one read per refresh
+    expect(await there.heldUntil('EMAIL', t + 5_000)).toBe(t + 60_000);
+    expect(await there.heldUntil('EMAIL', t + 60_001 + 5_000)).toBeUndefined(); // the hold ended: the next send probes
+    expect(await here.heldUntil('SMS', t)).toBeUndefined(); // per channel
+  });
+
+  it('many records asking at once cost one read', async () => {
+    const shared = store();
+    const breaker = new ChannelBreaker(shared, { holdMs: 60_000, refreshMs: 5_000 });
+    await Promise.all(Array.from({ length: 10 }, () => breaker.heldUntil('PUSH', 0)));
+    expect(shared.reads).toBe(1);
+  });
+});
+
+describe('the invocation budget', () => {
+  const options = { concurrency: 10, sendTimeoutMs: 5_000, maxWaitMs: 10_000, records: 100 };
+
+  it('starts no record whose send could not finish before the deadline', () => {
+    const budget = new InvocationBudget(100_000, options);
+    expect(() => budget.start(95_001)).toThrow(NotStartedError);
+    expect(budget.start(95_000).finishBy).toBe(100_000);
+  });
+
+  it('gives each record a fair share of the time left to wait in, growing as records finish', () => {
+    const budget = new InvocationBudget(58_000, options);
+    // 58 s × 10 in flight ÷ 100 records − 1 s of work = 4.8 s.
+    expect(budget.start(0).maxWaitMs).toBe(4_800);
+    for (let i = 0; i < 90; i++) budget.done();
+    expect(budget.start(0).maxWaitMs).toBe(10_000); // capped
+  });
+});
+
+describe('dispatch timing: derived in one place, checked at synth', () => {
+  it("the stack's values satisfy every rule", () => {
+    expect(timingViolations(DISPATCH_TIMING)).toEqual([]);
+    expect(DISPATCH_TIMING.leaseSeconds).toBe(2 * DISPATCH_TIMING.dispatchTimeoutSeconds);
+  });
+
+  it.each([
+    [{ batchSize: 200 }, 'BATCH_FITS_TIMEOUT'],
+    [{ sendTimeoutMs: 59_000 }, 'SEND_FITS_TIMEOUT'],
+    [{ leaseSeconds: 30 }, 'LEASE_OUTLIVES_INVOCATION'],
+    [{ connectTimeoutMs: 6_000 }, 'CONNECT_BEFORE_SEND_TIMEOUT'],
+    [{ sweeperTimeoutSeconds: 90 }, 'SWEEPER_FITS_INTERVAL'],
+    [{ stuckAfterSeconds: 30 }, 'STUCK_AFTER_LEASE'],
+  ])('%o breaks %s, and the error names it', (overrides, rule) => {
+    expect(() => assertDispatchTiming(deriveDispatchTiming(overrides))).toThrow(
+      new RegExp(`dispatch timing: .*${rule}`),
+    );
+  });
+});
