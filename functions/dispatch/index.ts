@@ -9,6 +9,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
+import { DynamoAudienceStore } from '../commons/audience-store.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
@@ -49,6 +50,7 @@ const deps: DispatchDeps = {
   stuckAfterMs: config.stuckAfterMs,
   maxAgeMs: config.maxAgeMs,
   brand: loadBrandConfig(),
+  audience: new DynamoAudienceStore(documentClient, config.tableName),
 };
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
@@ -98,6 +100,15 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
 function report(r: DispatchResult): void {
   if (r.kind === 'skipped') {
     metrics.addMetric('DispatchSkipped', MetricUnit.Count, 1);
+    return;
+  }
+  if (r.kind === 'suppressed') {
+    countBy('NotificationsSuppressed', { channel: r.channel, reason: r.reason });
+    logger.info('notification suppressed: not sent', {
+      notificationId: `${r.key.pk.slice('EVENT#'.length)}#${r.channel}`,
+      channel: r.channel,
+      reason: r.reason,
+    });
     return;
   }
   const ids = {

@@ -14,6 +14,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { admittedEventId } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
 import {
@@ -84,8 +85,7 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   const byId = new Map<string, Indexed[]>();
   const alone: Indexed[][] = [];
   for (const record of records) {
-    const a = record.admission;
-    const eventId = a.ok ? a.event.eventId : a.rejection.eventId;
+    const eventId = admittedEventId(record.admission);
     if (eventId === undefined) {
       alone.push([record]);
       continue;
@@ -132,7 +132,13 @@ function report(received: number, results: IngestResult[], failed: number): Inge
       case 'accepted':
         f.accepted++;
         for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
-        if (r.skipped === 'TOO_OLD') {
+        if (r.preferences === true) {
+          countBy('PreferencesUpdates', { applied: r.skipped === 'STALE' ? 'stale' : 'applied' });
+          logger.info(r.skipped === 'STALE' ? 'older preferences recorded, not applied' : 'preferences applied', {
+            eventId: r.eventId,
+            skipped: r.skipped,
+          });
+        } else if (r.skipped === 'TOO_OLD') {
           f.tooOld++;
           logger.warn('event too old: recorded, not sent', { eventId: r.eventId, skipped: r.skipped });
         } else if (r.channels.length === 0) {
