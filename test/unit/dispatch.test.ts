@@ -496,6 +496,8 @@ describe('dispatch: which stream records send', () => {
     expect(dispatchable(streamRecord('MODIFY', { ...n, retryAt: NOW + 5 }, sending(n)))).toEqual({
       key: key(n),
       retryAt: NOW + 5,
+      // Who it goes to, read from the image: the audience check needs no read of the item.
+      addressee: { channel: 'EMAIL', recipient: 'hanako@example.com', userId: 'u-42', template: 'TransferCompleted' },
     });
   });
   it('the send-rate windows and the breaker share the table but never reach dispatch: not through the trigger, not in code', () => {
@@ -524,8 +526,10 @@ const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as neve
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
-    const ok = pending('EMAIL');
-    const broken = { ...pending('PUSH'), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
+    // The handler runs on the real clock: created just now, or the 24 h maximum age would expire it at claim.
+    const fresh = { createdAt: new Date().toISOString() };
+    const ok = { ...pending('EMAIL'), ...fresh };
+    const broken = { ...pending('PUSH'), ...fresh, pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
