@@ -19,6 +19,8 @@ export interface Handlers {
     event: unknown,
     context: Context,
   ) => Promise<{ redriven: number; woken: number; expired: number; resolvedUnknown: number; resolvedRetry: number }>;
+  /** SES delivery feedback, as the EventBridge rule invokes it (issue 16). */
+  feedback: (event: unknown, context: Context) => Promise<unknown>;
 }
 
 export interface LocalEnvironment {
@@ -50,12 +52,13 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     RETRY_BASE_MS: '20',
     ...env.extra,
   });
-  const [ingest, dispatch, sweeper] = await Promise.all([
+  const [ingest, dispatch, sweeper, feedback] = await Promise.all([
     import('../functions/ingest/index.ts'),
     import('../functions/dispatch/index.ts'),
     import('../functions/sweeper/index.ts'),
+    import('../functions/feedback/index.ts'),
   ]);
-  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler };
+  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler, feedback: feedback.handler };
 }
 
 /**
