@@ -148,6 +148,36 @@ export class StreamMapping {
   }
 }
 
+/**
+ * The EventBridge rule's side: hands the SES feedback events waiting in `queue` to the feedback function, as the
+ * rule's target invokes it (one event per invocation); an invocation that throws is retried, as Lambda's async
+ * invocation retries it.
+ */
+export class FeedbackMapping {
+  delivered = 0;
+  constructor(
+    private readonly queue: Record<string, unknown>[],
+    private readonly handler: Handlers['feedback'],
+    private readonly maxAttempts = 3,
+  ) {}
+
+  async deliverAll(): Promise<number> {
+    const events = this.queue.splice(0);
+    for (const event of events) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.handler(event, lambdaContext('notifier-feedback'));
+          break;
+        } catch (error) {
+          if (attempt >= this.maxAttempts) throw error;
+        }
+      }
+      this.delivered++;
+    }
+    return events.length;
+  }
+}
+
 export interface TableCounts {
   inbox: number;
   byStatus: Record<string, number>;
