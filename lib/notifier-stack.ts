@@ -12,6 +12,7 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { CfnVPCEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -33,6 +34,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
+import { DeliveryFeedback } from './delivery-feedback.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, metricNamespaceOf, type Settings, stackNameOf } from './settings.ts';
@@ -227,7 +229,8 @@ export class NotifierStack extends Stack {
         DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
         DISPATCH_CONCURRENCY: String(timing.concurrency),
         ...sendEnv,
-        ...(s.sesConfigurationSet === undefined ? {} : { SES_CONFIGURATION_SET: s.sesConfigurationSet }),
+        // Every email goes through the configuration set whose events reach the feedback function (issue 16).
+        SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
       },
     });
     const dispatch = dispatchFunction.fn;
@@ -242,9 +245,11 @@ export class NotifierStack extends Stack {
         resources: [
           this.formatArn({ service: 'ses', resource: 'identity', resourceName: s.senderEmail }),
           this.formatArn({ service: 'ses', resource: 'identity', resourceName: domain }),
-          ...(s.sesConfigurationSet === undefined
-            ? []
-            : [this.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: s.sesConfigurationSet })]),
+          this.formatArn({
+            service: 'ses',
+            resource: 'configuration-set',
+            resourceName: s.sesConfigurationSet ?? prefix,
+          }),
         ],
         conditions: { StringEquals: { 'ses:FromAddress': s.senderEmail } },
       }),
@@ -349,6 +354,18 @@ export class NotifierStack extends Stack {
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
     });
 
+    // ── Delivery feedback: SES configuration set → EventBridge → feedback function (issue 16) ──
+    const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
+      prefix,
+      metricNamespace,
+      table: this.table,
+      ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
+      ...(key === undefined ? {} : { key }),
+      alarmAction: new SnsAction(observability.topic),
+    });
+    // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
+    dispatch.node.addDependency(feedback);
+
     // ── What an operator needs, by name (README "Operations"; lib/stack-outputs.ts lists them for ops/) ──
     const output = (id: StackOutputName, value: string) =>
       new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
@@ -365,6 +382,10 @@ export class NotifierStack extends Stack {
     output('FailedIngestBatchesBucketName', failedBatches.bucketName);
     output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl);
     output('AlarmTopicArn', observability.topic.topicArn);
+    output('FeedbackFunctionName', feedback.function.fn.functionName);
+    output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
+    output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
+    output('SesConfigurationSetName', feedback.configurationSetName);
     output(
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,
