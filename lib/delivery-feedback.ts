@@ -65,7 +65,11 @@ export class DeliveryFeedback extends Construct {
         suppressionReasons: SuppressionReasons.BOUNCES_AND_COMPLAINTS,
       });
     } else {
-      configurationSet = ConfigurationSet.fromConfigurationSetName(this, 'ConfigurationSet', props.existingConfigurationSet);
+      configurationSet = ConfigurationSet.fromConfigurationSetName(
+        this,
+        'ConfigurationSet',
+        props.existingConfigurationSet,
+      );
     }
     // The plain name, not a token: the rule's pattern and dispatch's environment read as what they are.
     this.configurationSetName = props.existingConfigurationSet ?? props.prefix;
@@ -119,7 +123,9 @@ export class DeliveryFeedback extends Construct {
       // sqs:SendMessage only (SqsDestination would grant more).
       onFailure: {
         bind: (_scope, target) => {
-          target.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deadLetters.queueArn] }));
+          target.addToRolePolicy(
+            new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deadLetters.queueArn] }),
+          );
           return { destination: deadLetters.queueArn };
         },
       },
@@ -179,8 +185,14 @@ export class DeliveryFeedback extends Construct {
     );
 
     Validations.of(this.deadLetters).acknowledge(
-      { id: 'AwsSolutions-SQS3', reason: 'This queue is itself the dead-letter queue of the feedback rule and function.' },
-      { id: 'Serverless-SQSRedrivePolicy', reason: 'This queue is itself the dead-letter queue of the feedback rule and function.' },
+      {
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
+      },
+      {
+        id: 'Serverless-SQSRedrivePolicy',
+        reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
+      },
     );
     Validations.of(this.function).acknowledge(
       {
@@ -189,7 +201,8 @@ export class DeliveryFeedback extends Construct {
       },
       {
         id: 'Serverless-LambdaDLQ',
-        reason: 'Invoked asynchronously by EventBridge: its on-failure destination and the rule target carry the dead-letter queue.',
+        reason:
+          'Invoked asynchronously by EventBridge: its on-failure destination and the rule target carry the dead-letter queue.',
       },
     );
   }

@@ -4,6 +4,7 @@
  * One stack per stage: its name and every fixed physical name carry the stage.
  */
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import {
   AttributeType,
   BillingMode,
@@ -12,7 +13,6 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { CfnVPCEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';

@@ -362,10 +362,12 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
     '',
     'preferences (newest occurredAt wins):',
     ...r.preferences.map(
-      (p) => `  ${p.eventId.padEnd(22)} occurred ${p.occurredAt}  ${p.applied ? 'applied' : 'older than the one in force: changed nothing'}`,
+      (p) =>
+        `  ${p.eventId.padEnd(22)} occurred ${p.occurredAt}  ${p.applied ? 'applied' : 'older than the one in force: changed nothing'}`,
     ),
     ...r.suppressions.map(
-      (x) => `suppressed     ${x.channel} ${x.addressHash.slice(0, 12)}… ${x.cause} since ${x.since} (from ${x.notificationId})`,
+      (x) =>
+        `suppressed     ${x.channel} ${x.addressHash.slice(0, 12)}… ${x.cause} since ${x.since} (from ${x.notificationId})`,
     ),
     '',
     'quarantine:',

@@ -116,7 +116,11 @@ export function sampleScenario(now: number): Scenario {
     JSON.stringify(preferences('demo-prefs-1', now - 50_000, [])),
     JSON.stringify(simulated('demo-sim-bounce-again', 'bounce', 'u-21')),
     JSON.stringify(simulated('demo-sim-complaint-again', 'complaint', 'u-22')),
-    JSON.stringify(en('demo-en-4', { data: { transferId: 't-1004', amount: '75.00', currency: 'USD', counterpartyName: 'Sam Park' } })),
+    JSON.stringify(
+      en('demo-en-4', {
+        data: { transferId: 't-1004', amount: '75.00', currency: 'USD', counterpartyName: 'Sam Park' },
+      }),
+    ),
   );
   return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400, settle: true };
 }

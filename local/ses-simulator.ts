@@ -79,7 +79,9 @@ export function simulatorFeedback(email: AcceptedEmail, region = 'us-east-1'): R
       bounce: {
         bounceType: 'Permanent',
         bounceSubType: subType,
-        bouncedRecipients: [{ emailAddress: email.to, action: 'failed', status, diagnosticCode: `smtp; 550 ${status}` }],
+        bouncedRecipients: [
+          { emailAddress: email.to, action: 'failed', status, diagnosticCode: `smtp; 550 ${status}` },
+        ],
         timestamp: iso(email.at + 900),
         feedbackId: `${randomUUID()}-000000`,
         reportingMTA: 'dsn; a8-70.smtp-out.amazonses.com',

@@ -13,8 +13,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   addressHash,
-  type PreferencesItem,
   PREFS_SK,
+  type PreferencesItem,
   prefsPk,
   type SuppressedReason,
   type SuppressionItem,
@@ -72,7 +72,12 @@ export class DynamoAudienceStore implements AudienceGate {
       UpdateExpression:
         'SET #status = :suppressed, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pending': 'PENDING', ':suppressed': 'SUPPRESSED', ':reason': reason, ':now': iso(now) },
+      ExpressionAttributeValues: {
+        ':pending': 'PENDING',
+        ':suppressed': 'SUPPRESSED',
+        ':reason': reason,
+        ':now': iso(now),
+      },
     }).then(async (r) => {
       if (r) return 'applied';
       // Our own write committed and its reply was lost (the SDK's retry then failed the condition).

@@ -18,7 +18,9 @@ export function dispatchable(
     retryAt: typeof item.retryAt === 'number' ? item.retryAt : undefined,
     // Who it goes to, from the image itself: dispatch checks suppression and preferences without reading the item.
     ...(typeof item.recipient === 'string' && typeof item.userId === 'string'
-      ? { addressee: { channel: item.channel, recipient: item.recipient, userId: item.userId, template: item.template } }
+      ? {
+          addressee: { channel: item.channel, recipient: item.recipient, userId: item.userId, template: item.template },
+        }
       : {}),
   };
 }

@@ -11,8 +11,15 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { PREFS_SK, type PreferencesItem, prefsPk } from './audience.ts';
 import { CHANNELS, type Channel } from './channels.ts';
+import {
+  type EventJson,
+  PAYLOAD_HASH_VERSION,
+  PREFERENCES_UPDATED,
+  type Rejection,
+  STRICT_TEXT,
+  utcInstant,
+} from './event.ts';
 import { eventPk, INBOX_SK, type InboxItem, type KafkaSource, type Retention } from './notification.ts';
-import { type EventJson, PAYLOAD_HASH_VERSION, PREFERENCES_UPDATED, type Rejection, STRICT_TEXT, utcInstant } from './event.ts';
 
 export interface PreferencesEvent {
   readonly eventId: string;
@@ -28,7 +35,9 @@ const schema = z.object({
   type: z.literal(PREFERENCES_UPDATED),
   occurredAt: z.iso.datetime({ offset: true }),
   recipient: z.object({
-    userId: z.string().check(z.minLength(1), z.maxLength(128), z.regex(STRICT_TEXT, 'control, format or ill-formed characters')),
+    userId: z
+      .string()
+      .check(z.minLength(1), z.maxLength(128), z.regex(STRICT_TEXT, 'control, format or ill-formed characters')),
   }),
   data: z.object({
     optOut: z.array(z.enum(CHANNELS)).check(
@@ -53,7 +62,10 @@ export function validatePreferencesEvent({ raw, eventId }: EventJson): DecodedPr
   const p = parsed.data;
   const instant = utcInstant(p.occurredAt);
   if (instant === undefined) {
-    return { ok: false, rejection: { reason: 'SCHEMA_VIOLATION', detail: 'not a valid instant (at occurredAt)', eventId } };
+    return {
+      ok: false,
+      rejection: { reason: 'SCHEMA_VIOLATION', detail: 'not a valid instant (at occurredAt)', eventId },
+    };
   }
   const optOut = CHANNELS.filter((c) => p.data.optOut.includes(c));
   const preferences: PreferencesEvent = {

@@ -47,6 +47,7 @@ function report(r: FeedbackResult): void {
     recorded: r.kind,
     suppressions: r.suppressions,
   };
-  if (f.status === 'BOUNCED' || f.status === 'COMPLAINED' || f.status === 'REJECTED') logger.warn('delivery feedback', line);
+  if (f.status === 'BOUNCED' || f.status === 'COMPLAINED' || f.status === 'REJECTED')
+    logger.warn('delivery feedback', line);
   else logger.info('delivery feedback', line);
 }

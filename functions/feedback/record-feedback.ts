@@ -14,8 +14,8 @@
  * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
  */
 import type { DeliveryRecorded, SuppressionRecorded } from '../commons/audience-store.ts';
-import { type Feedback, type FeedbackIgnored, readFeedback, type SuppressionCause } from '../domain/feedback.ts';
 import type { Channel } from '../domain/channels.ts';
+import { type Feedback, type FeedbackIgnored, readFeedback, type SuppressionCause } from '../domain/feedback.ts';
 
 export interface FeedbackStore {
   recordDelivery(f: Feedback): Promise<DeliveryRecorded>;

@@ -80,7 +80,11 @@ export class DynamoInboxStore implements InboxStore {
     }
   }
 
-  async recordPreferences(inbox: InboxItem, staleInbox: InboxItem, prefs: PreferencesItem): Promise<PreferencesOutcome> {
+  async recordPreferences(
+    inbox: InboxItem,
+    staleInbox: InboxItem,
+    prefs: PreferencesItem,
+  ): Promise<PreferencesOutcome> {
     try {
       await this.client.send(
         new TransactWriteCommand({

@@ -686,7 +686,9 @@ describe('delivery feedback (issue 16)', () => {
       Enabled: true,
       MatchingEventTypes: ['delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay'],
     });
-    expect(JSON.stringify(destination?.[1].Properties)).toContain(':events:ap-northeast-1:123456789012:event-bus/default');
+    expect(JSON.stringify(destination?.[1].Properties)).toContain(
+      ':events:ap-northeast-1:123456789012:event-bus/default',
+    );
   });
 
   it('a rule on source aws.ses, the five detail-types and our configuration set invokes the feedback function, with a DLQ', () => {

@@ -10,8 +10,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { mskEvent } from '../../local/msk.ts';
-import { converge, type Handlers, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from '../../local/pipeline.ts';
+import {
+  converge,
+  type Handlers,
+  KafkaMapping,
+  lambdaContext,
+  loadHandlers,
+  StreamMapping,
+} from '../../local/pipeline.ts';
 import { StreamReader } from '../../local/stream-reader.ts';
+import { parseCommand, run as runOps, UsageError } from '../../ops/suppressions.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
@@ -185,5 +193,44 @@ describe('preferences on DynamoDB Local', () => {
     const inbox = (await table.eventItems('pr-dup')).filter((i) => i.kind === 'INBOX');
     expect(inbox).toHaveLength(1);
     expect(inbox[0]).not.toHaveProperty('skipped');
+  });
+});
+
+describe('npm run ops:suppressions', () => {
+  const ops = async (args: string[]) => {
+    const lines: string[] = [];
+    const code = await runOps(parseCommand([...args, '--table', table.tableName], {}), audience, {
+      print: (l) => lines.push(l),
+      now: Date.now,
+    });
+    return { code, out: lines.join('\n') };
+  };
+
+  it('lists active suppressions by hash (never an address), lifts one by address, and says when there is none', async () => {
+    await ingest([email('op-1', 'ops-case@example.com')]);
+    await feedback('Bounce', { notificationId: 'op-1#EMAIL', to: 'ops-case@example.com' });
+    const hash = addressHash('EMAIL', 'ops-case@example.com');
+    const listed = await ops(['list']);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain(`${hash}  BOUNCED`);
+    expect(listed.out).toContain('from op-1#EMAIL');
+    expect(listed.out).not.toContain('@');
+    expect(await ops(['lift', '--address', 'OPS-CASE@example.com', '--by', 'alice'])).toMatchObject({ code: 0 });
+    expect(await ops(['lift', '--hash', hash])).toMatchObject({ code: 1 });
+    expect((await ops(['list'])).out).not.toContain(hash);
+    const all = JSON.parse((await ops(['list', '--all', '--json'])).out) as {
+      addressHash: string;
+      state: string;
+      liftedBy: string;
+    }[];
+    expect(all.find((i) => i.addressHash === hash)).toMatchObject({ state: 'LIFTED', liftedBy: 'alice' });
+  });
+
+  it('refuses unclear commands with a usage error', () => {
+    expect(() => parseCommand(['remove'])).toThrow(UsageError);
+    expect(() => parseCommand(['lift', '--table', 't'])).toThrow(/--address or --hash/);
+    expect(() => parseCommand(['list'])).toThrow(/--table/);
+    expect(() => parseCommand(['lift', '--hash', 'xyz', '--table', 't'])).toThrow(/64/);
+    expect(() => parseCommand(['list', '--channel', 'FAX', '--table', 't'])).toThrow(/--channel/);
   });
 });

@@ -241,8 +241,7 @@ describe('npm start', () => {
     ).toBeGreaterThanOrEqual(4);
 
     // Issue 16: the mailbox simulator's feedback, suppression of later sends, preferences newest-first.
-    const outcome = (id: string) =>
-      report.outcomes.find((o: { notificationId: string }) => o.notificationId === id);
+    const outcome = (id: string) => report.outcomes.find((o: { notificationId: string }) => o.notificationId === id);
     expect(outcome('demo-sim-ok#EMAIL')).toEqual({
       notificationId: 'demo-sim-ok#EMAIL',
       status: 'SENT',

@@ -51,7 +51,11 @@ export class MemoryInboxStore implements InboxStore {
   }
 
   /** As DynamoInboxStore: inbox + preferences only if newer (occurredAtMs, then eventId), else the STALE inbox alone. */
-  async recordPreferences(inbox: InboxItem, staleInbox: InboxItem, prefs: PreferencesItem): Promise<PreferencesOutcome> {
+  async recordPreferences(
+    inbox: InboxItem,
+    staleInbox: InboxItem,
+    prefs: PreferencesItem,
+  ): Promise<PreferencesOutcome> {
     await Promise.resolve();
     await this.beforeWrite?.([inbox, prefs]);
     this.validate([inbox, prefs]);

@@ -104,7 +104,9 @@ export function sesRecord(type: SesEventType, o: SesEventOptions = {}): Record<s
           timestamp: at,
           delayType: 'TransientCommunicationFailure',
           expirationTime: '2026-11-30T23:15:01.000Z',
-          delayedRecipients: [{ emailAddress: to, status: '4.4.1', diagnosticCode: 'smtp; 421 4.4.1 Unable to connect' }],
+          delayedRecipients: [
+            { emailAddress: to, status: '4.4.1', diagnosticCode: 'smtp; 421 4.4.1 Unable to connect' },
+          ],
         },
       };
   }

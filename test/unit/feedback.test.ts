@@ -71,9 +71,9 @@ describe('reading SES feedback (the AWS documentation example of each event type
     expect(readFeedback({ ...sesEvent('Delivery', { notificationId: NID }), source: 'aws.s3' })).toMatchObject({
       ignored: { reason: 'NOT_AN_SES_EVENT' },
     });
-    expect(readFeedback({ ...sesEvent('Delivery', { notificationId: NID }), 'detail-type': 'Email Opened' })).toMatchObject(
-      { ignored: { reason: 'UNSUPPORTED_TYPE' } },
-    );
+    expect(
+      readFeedback({ ...sesEvent('Delivery', { notificationId: NID }), 'detail-type': 'Email Opened' }),
+    ).toMatchObject({ ignored: { reason: 'UNSUPPORTED_TYPE' } });
     expect(readFeedback({ ...sesEvent('Bounce', { notificationId: NID }), detail: { mail: {} } })).toMatchObject({
       ignored: { reason: 'MALFORMED' },
     });
