@@ -37,8 +37,10 @@ export async function recordFeedback(event: unknown, store: FeedbackStore): Prom
   if (!read.ok) return { kind: 'ignored', ignored: read.ignored };
   const f = read.feedback;
   const suppressions: SuppressionRecorded[] = [];
-  for (const address of f.suppress?.addresses ?? []) {
-    suppressions.push(await store.suppressAddress(f.channel, address, f.suppress!.cause, f.notificationId, f.at));
+  const suppress = f.suppress;
+  for (const address of suppress?.addresses ?? []) {
+    if (suppress === undefined) break;
+    suppressions.push(await store.suppressAddress(f.channel, address, suppress.cause, f.notificationId, f.at));
   }
   return { kind: await store.recordDelivery(f), feedback: f, suppressions };
 }
