@@ -38,9 +38,10 @@ export async function recordFeedback(event: unknown, store: FeedbackStore): Prom
   const f = read.feedback;
   const suppressions: SuppressionRecorded[] = [];
   const suppress = f.suppress;
-  for (const address of suppress?.addresses ?? []) {
-    if (suppress === undefined) break;
-    suppressions.push(await store.suppressAddress(f.channel, address, suppress.cause, f.notificationId, f.at));
+  if (suppress !== undefined) {
+    for (const address of suppress.addresses) {
+      suppressions.push(await store.suppressAddress(f.channel, address, suppress.cause, f.notificationId, f.at));
+    }
   }
   return { kind: await store.recordDelivery(f), feedback: f, suppressions };
 }
