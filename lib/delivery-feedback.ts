@@ -76,7 +76,8 @@ export class DeliveryFeedback extends Construct {
 
     new ConfigurationSetEventDestination(this, 'EventDestination', {
       configurationSet,
-      configurationSetEventDestinationName: 'notifier-feedback',
+      // Per stage: two stages may share one existing configuration set.
+      configurationSetEventDestinationName: `${props.prefix}-feedback`,
       // SES publishes only to the default bus.
       destination: EventDestination.eventBus(EventBus.fromEventBusName(this, 'DefaultBus', 'default')),
       events: [
