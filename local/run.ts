@@ -25,6 +25,7 @@ import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ing
 import { createTable, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { mskEvent } from './msk.ts';
+import { type OutboxRow, startOutboxPage } from './outbox-page.ts';
 import { type Outcome, outcomesOf, readAudience } from './outcomes.ts';
 import { converge, FeedbackMapping, KafkaMapping, loadHandlers, readTable, StreamMapping } from './pipeline.ts';
 import {
@@ -262,8 +263,10 @@ async function main(): Promise<number> {
         .map((q) => ({ reason: q.reason, eventId: q.eventId ?? null, offset: (q.source as { offset: number }).offset }))
         .sort((a, b) => a.offset - b.offset),
     };
+    const outbox = await startOutboxPage(() => outboxRows(report), ses.viewerUrl);
+    started.push(outbox);
     if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
-    else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, stream.onFailure.length));
+    else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, stream.onFailure.length, outbox.url));
     if (!reconciled) {
       progress(
         `warning: the figures do not reconcile: delivered ${kafka.deliveries} (handler saw ${received}) ≠ ${EQUATION_TERMS.map((t) => `${t} ${figures[t]}`).join(' + ')}`,
@@ -328,7 +331,16 @@ function displayName(source: string): string {
     .replace(/\\(.)/g, '$1');
 }
 
-function humanSummary(r: Report, seconds: number, viewer: string, onFailure: number): string {
+/** The outbox page's rows: each outcome with what its provider received (subject, or the text's first line). */
+function outboxRows(r: Report): OutboxRow[] {
+  return r.outcomes.map((o) => {
+    const send = r.sends.find((s) => s.notificationId === o.notificationId);
+    const sent = send === undefined ? null : String(send.subject ?? String(send.text).split('\n')[0] ?? '');
+    return { ...o, channel: o.notificationId.slice(o.notificationId.lastIndexOf('#') + 1), sent };
+  });
+}
+
+function humanSummary(r: Report, seconds: number, viewer: string, onFailure: number, outbox: string): string {
   const lines = [
     '',
     `notifier local run — converged in ${seconds.toFixed(1)} s`,
@@ -376,7 +388,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
       .map((q) => `  offset ${String(q.offset).padEnd(6)} ${String(q.reason).padEnd(18)} ${q.eventId ?? ''}`),
     ...(r.quarantine.length > 20 ? [`  … and ${r.quarantine.length - 20} more`] : []),
     '',
-    `email viewer: ${viewer} (up while the run lasts; add --keep to browse it)`,
+    `email viewer: ${viewer}  outbox (outcomes): ${outbox} (up while the run lasts; add --keep to browse them)`,
     '',
   ];
   return lines.join('\n');
