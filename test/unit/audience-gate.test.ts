@@ -9,11 +9,14 @@ import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
+import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { transferEvent } from '../support/events.ts';
+import { streamRecord } from '../support/stream.ts';
 
 const NOW = Date.parse('2026-11-30T09:20:00Z');
 const d = parseEventJson(JSON.stringify(transferEvent()));
@@ -99,5 +102,21 @@ describe('the audience check in dispatch', () => {
     const w = world('BOUNCED', true);
     expect(await w.run()).toEqual({ kind: 'skipped', why: 'taken' });
     expect(w.calls).not.toContain('send');
+  });
+});
+
+describe('the stream filter needs no change for issue 16', () => {
+  it('SUPPRESSED, feedback on a SENT item, suppression and preferences items never reach dispatch', () => {
+    const sent = { ...item, status: 'SENT', attempt: 1 };
+    const records = [
+      streamRecord('MODIFY', { ...item, status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' }, item),
+      streamRecord('MODIFY', { ...sent, deliveryStatus: 'BOUNCED', deliveryRank: 3 }, sent),
+      streamRecord('INSERT', { pk: 'SUPPRESSION#EMAIL', sk: 'a'.repeat(64), kind: 'SUPPRESSION', state: 'ACTIVE' }),
+      streamRecord('INSERT', { pk: 'PREFS#u-42', sk: 'PREFS', kind: 'PREFS', optOut: ['SMS'] }),
+    ];
+    for (const r of records) {
+      expect(matchesFilter(DISPATCH_FILTER_PATTERN, r)).toBe(false);
+      expect(dispatchable(r)).toBeUndefined();
+    }
   });
 });
