@@ -10,7 +10,15 @@
  * (enabled on the configuration set) and the reputation alarms do not depend on it.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type IAlarmAction, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type Dashboard,
+  GraphWidget,
+  type IAlarmAction,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -38,6 +46,8 @@ export interface DeliveryFeedbackProps {
   /** The customer key of the table: the function reads and writes items through it. */
   readonly key?: IKey;
   readonly alarmAction: IAlarmAction;
+  /** Where the feedback row goes. */
+  readonly dashboard: Dashboard;
 }
 
 /**
@@ -183,6 +193,44 @@ export class DeliveryFeedback extends Construct {
       this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       1,
       'SES feedback events could not be recorded: inspect the dead-letter queue, fix, and redrive (README "Delivery feedback").',
+    );
+
+    const ours = (name: string, dims: Record<string, string>) =>
+      new Metric({
+        namespace: props.metricNamespace,
+        metricName: name,
+        dimensionsMap: { service: 'notifier', ...dims },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }).with({ label: `${name} ${Object.values(dims).join(' ')}` });
+    props.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Email feedback (what SES said after accepting)',
+        left: ['DELIVERED', 'DELAYED', 'BOUNCED', 'COMPLAINED', 'REJECTED'].map((status) =>
+          ours('DeliveryFeedback', { channel: 'EMAIL', status }),
+        ),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Not sent: suppressed or opted out',
+        left: [
+          ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'BOUNCED' }),
+          ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'COMPLAINED' }),
+          ...(['EMAIL', 'PUSH', 'SMS'] as const).map((channel) =>
+            ours('NotificationsSuppressed', { channel, reason: 'OPTED_OUT' }),
+          ),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'SES reputation (account)',
+        left: [reputation('Reputation.BounceRate'), reputation('Reputation.ComplaintRate')],
+        leftAnnotations: [
+          { value: BOUNCE_RATE_ALARM, label: 'bounce alarm' },
+          { value: COMPLAINT_RATE_ALARM, label: 'complaint alarm' },
+        ],
+        width: 8,
+      }),
     );
 
     Validations.of(this.deadLetters).acknowledge(

@@ -362,6 +362,7 @@ export class NotifierStack extends Stack {
       ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
       ...(key === undefined ? {} : { key }),
       alarmAction: new SnsAction(observability.topic),
+      dashboard: observability.dashboard,
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.node.addDependency(feedback);
