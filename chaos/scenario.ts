@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import fc from 'fast-check';
-import { route } from '../functions/domain/channels.ts';
+import { route } from '../functions/domain/routing.ts';
 import {
   cleanDisplayText,
   isCleanDisplayText,

@@ -13,6 +13,8 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE } from './bundling.ts';
+import { SERVICE_NAME } from '../functions/commons/telemetry.ts';
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
@@ -63,7 +65,7 @@ export class NotifierFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       environment: {
         TABLE_NAME: props.table.tableName,
-        POWERTOOLS_SERVICE_NAME: 'notifier',
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
@@ -71,12 +73,11 @@ export class NotifierFunction extends Construct {
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        // ESM bundles need require() for the few CommonJS dependencies that call it.
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        mainFields: ['module', 'main'],
+        target: BUNDLE.target,
+        minify: BUNDLE.minify,
+        sourceMap: BUNDLE.sourceMap,
+        banner: BUNDLE.banner,
+        mainFields: [...BUNDLE.mainFields],
         // Bundle the SDK too: versions pinned by our lockfile, tree-shaken, and measured by npm run bench.
         externalModules: [],
       },

@@ -32,13 +32,16 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
+import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
+import { formatChannelPolicies } from '../functions/domain/notification.ts';
+import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
-import { kafkaResourceArns, metricNamespaceOf, type Settings, stackNameOf } from './settings.ts';
+import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
-import { DISPATCH_FILTER_PATTERN } from './stream-filter.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
+import { DISPATCH_FILTER_PATTERN } from '../functions/commons/stream-filter.ts';
+import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -55,9 +58,7 @@ export class NotifierStack extends Stack {
     const s = props.settings;
     const prefix = stackNameOf(s.stage);
     const metricNamespace = metricNamespaceOf(s.stage);
-    const policies = Object.entries(s.deliveryPolicy)
-      .map(([channel, policy]) => `${channel}=${policy}`)
-      .join(',');
+    const policies = formatChannelPolicies(s.deliveryPolicy);
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
     // other here, at synth: a broken rule fails the synth with its name.
     const timing = assertDispatchTiming(DISPATCH_TIMING);
@@ -67,11 +68,11 @@ export class NotifierStack extends Stack {
       SEND_RATE_SMS: String(s.sendRatePerSecond.SMS),
       MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
       PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-      MAX_SEND_ATTEMPTS: '5',
+      MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
     };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
-    // ── The table (lib/table-schema.ts is the one definition; the local run builds from it too) ──
+    // ── The table (functions/commons/table-schema.ts is the one definition; the local run builds from it too) ──
     const schema = TABLE_SCHEMA;
     this.table = new Table(this, 'Table', {
       partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },

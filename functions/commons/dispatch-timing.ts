@@ -98,6 +98,9 @@ export function timingViolations(t: DispatchTiming): string[] {
   return rules.filter(([, ok]) => !ok).map(([name, , detail]) => `${name}: ${detail}`);
 }
 
+/** The rules a running dispatch function checks on its own environment (the others need the stack's whole picture). */
+export const RUNTIME_TIMING_RULES = ['LEASE_EXCEEDS_TWO_SENDS', 'CONNECT_BEFORE_SEND_TIMEOUT'] as const;
+
 export class DispatchTimingError extends Error {
   override name = 'DispatchTimingError';
 }

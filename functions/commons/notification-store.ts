@@ -15,7 +15,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE_SCHEMA } from '../../lib/table-schema.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import {
   type NotificationItem,
@@ -41,7 +41,7 @@ export type ClaimResult =
   /** No longer PENDING, or another holder claimed it first. */
   | { kind: 'taken' };
 
-/** What the sparse sweep index projects (lib/table-schema.ts). */
+/** What the sparse sweep index projects (functions/commons/table-schema.ts). */
 export interface SweepEntry extends NotificationKey {
   readonly notificationId: string;
   readonly channel: Channel;

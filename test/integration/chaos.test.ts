@@ -18,7 +18,7 @@ import {
 import { judge } from '../../chaos/verdict.ts';
 import { invokeDispatch, openWorld, runSweeper, type World } from '../../chaos/world.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 
 const seed = Number(process.env.CHAOS_SEED ?? 20261130);
 let world: World;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOWED_CHANNELS, route } from '../../functions/domain/channels.ts';
+import { ALLOWED_CHANNELS, route } from '../../functions/domain/routing.ts';
 import { type BankingEvent, parseEventJson } from '../../functions/domain/event.ts';
 import { type EventOverrides, transferEvent } from '../support/events.ts';
 
