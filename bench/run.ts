@@ -34,15 +34,15 @@ import { neverHeld } from '../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { contactFor, route } from '../functions/domain/routing.ts';
 import { decodeRecordValue } from '../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
+import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../functions/ingest/ingest-batch.ts';
+import { BUNDLE } from '../lib/bundling.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
-import { BUNDLE } from '../lib/bundling.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
 import { measurePacing, measureSweeperDrain } from './quota.ts';
 

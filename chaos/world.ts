@@ -7,6 +7,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
 import type { Channel } from '../functions/domain/channels.ts';
 import {
   formatChannelPolicies,
@@ -14,12 +15,10 @@ import {
   TERMINAL_STATUSES,
   TRANSITIONS,
 } from '../functions/domain/notification.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import { type Handlers, lambdaContext, loadHandlers, readTable } from '../local/pipeline.ts';
 import {
-  type AcceptedSend,
   type Fault,
   type ProviderEndpoint,
   SendQuota,
@@ -386,5 +385,3 @@ export function transitionViolations(records: DynamoDBRecord[], prefix: string):
   }
   return problems;
 }
-
-export const ledger = (w: World): AcceptedSend[] => [...w.ses.sends, ...w.sns.sends];

@@ -6,9 +6,9 @@
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
-import { brandEnvValue } from '../functions/domain/brand.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
 import { metricNamespaceOf, SERVICE_NAME } from '../functions/commons/telemetry.ts';
+import { brandEnvValue } from '../functions/domain/brand.ts';
 import { scanAll } from './dynamodb-local.ts';
 import { EXAMPLE_BRAND } from './example-brand.ts';
 import type { StreamReader } from './stream-reader.ts';

@@ -7,7 +7,7 @@ import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/notification.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
-import { DISPATCH_TIMING, RUNTIME_TIMING_RULES, deriveDispatchTiming, timingViolations } from './dispatch-timing.ts';
+import { DISPATCH_TIMING, deriveDispatchTiming, RUNTIME_TIMING_RULES, timingViolations } from './dispatch-timing.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -91,7 +91,6 @@ export function loadIngestConfig(env: Env = process.env) {
     maxEventAgeSeconds: c.MAX_EVENT_AGE_SECONDS,
   };
 }
-export type IngestConfig = ReturnType<typeof loadIngestConfig>;
 
 export function loadDispatchConfig(env: Env = process.env) {
   const c = parseEnv(
@@ -153,7 +152,6 @@ export function loadDispatchConfig(env: Env = process.env) {
     stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
   };
 }
-export type DispatchConfig = ReturnType<typeof loadDispatchConfig>;
 
 export function loadSweeperConfig(env: Env = process.env) {
   const c = parseEnv(
@@ -188,7 +186,6 @@ export function loadSweeperConfig(env: Env = process.env) {
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
   };
 }
-export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;
 
 /**
  * The bank's identity (`BRAND`: JSON, the stack writes it from the `brand` setting), checked at cold start by the same

@@ -4,7 +4,7 @@
  * are added only through `count` and `countBy`, which accept the registered names alone.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { type MetricName, SERVICE_NAME } from './telemetry.ts';
 

@@ -6,8 +6,8 @@
  * still guards the call (ingest-record.ts), so a bug here quarantines one record instead of blocking a partition.
  */
 import type { Channel } from './channels.ts';
-import { route } from './routing.ts';
 import { type BankingEvent, type DisplayField, decodeRecordValue, type Rejection } from './event.ts';
+import { route } from './routing.ts';
 
 export interface AdmissionPolicy {
   /** Larger record values are rejected (TOO_LARGE) before they are parsed. */

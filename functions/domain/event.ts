@@ -1,5 +1,5 @@
 /**
- * The event contract (DESIGN.md "The event"): turns the bytes of one Kafka record value into either a normalised
+ * The event contract (docs/event.md): turns the bytes of one Kafka record value into either a normalised
  * `BankingEvent` with its payloadHash, or a `Rejection` whose reason code is what an operator reads on the quarantine
  * item.
  *

@@ -1,5 +1,5 @@
 /**
- * The items of the one table (DESIGN.md "The table") and the notification state machine.
+ * The items of the one table (docs/table.md) and the notification state machine.
  *
  * The primary key of a notification, (EVENT#<eventId>, NOTIFICATION#<channel>), is the relational
  * UNIQUE(event_id, channel): one event fans out to one item per channel, and a second copy of the same
@@ -32,7 +32,11 @@ export const DELIVERY_POLICIES = ['AT_MOST_ONCE', 'AT_LEAST_ONCE'] as const;
 export type DeliveryPolicy = (typeof DELIVERY_POLICIES)[number];
 export type ChannelPolicies = Readonly<Record<Channel, DeliveryPolicy>>;
 /** Every channel's default: never risk a second copy (a bank's safe choice). */
-export const DEFAULT_CHANNEL_POLICIES: ChannelPolicies = { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' };
+export const DEFAULT_CHANNEL_POLICIES: ChannelPolicies = {
+  EMAIL: 'AT_MOST_ONCE',
+  PUSH: 'AT_MOST_ONCE',
+  SMS: 'AT_MOST_ONCE',
+};
 
 /** The CHANNEL_POLICIES environment value: "EMAIL=AT_MOST_ONCE,PUSH=AT_MOST_ONCE,SMS=AT_LEAST_ONCE". */
 export const formatChannelPolicies = (policies: Partial<ChannelPolicies>): string =>

@@ -3,8 +3,9 @@
  * address or a display text), the figures as EMF metrics, the notifications created per channel, and the batch line
  * with `reconciled`. The use case (ingest-batch.ts) decides; this only reports.
  */
-import type { Channel } from '../domain/channels.ts';
+
 import { count, countBy, logger } from '../commons/powertools.ts';
+import type { Channel } from '../domain/channels.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
 import type { BatchSummary } from './ingest-batch.ts';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
+  channelPoliciesOf,
   loadDispatchConfig,
   loadIngestConfig,
   loadSweeperConfig,
-  channelPoliciesOf,
 } from '../../functions/commons/config.ts';
 
 describe('configuration, validated once at cold start', () => {

@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoNotificationStore, type NotificationKey } from '../../functions/commons/notification-store.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { type Breaker, neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import {
   type DispatchDeps,
@@ -17,7 +18,6 @@ import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';

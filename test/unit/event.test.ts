@@ -11,7 +11,7 @@ const reasonOf = (value: object | string | Buffer) => {
 };
 
 describe('event contract', () => {
-  it('decodes the DESIGN.md example into a typed event', () => {
+  it('decodes the docs/event.md example into a typed event', () => {
     const d = decode(transferEvent());
     expect(d.ok).toBe(true);
     if (!d.ok) return;
