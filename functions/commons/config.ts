@@ -129,8 +129,12 @@ export function loadDispatchConfig(env: Env = process.env) {
     sendTimeoutMs: c.SEND_TIMEOUT_MS,
     connectTimeoutMs: c.CONNECT_TIMEOUT_MS,
   });
-  const broken = timingViolations(timing).filter((v) => RUNTIME_TIMING_RULES.some((rule) => v.startsWith(`${rule}:`)));
-  if (broken.length > 0) throw new ConfigError(`configuration error: ${broken.join('; ')}`);
+  const broken = timingViolations(timing)
+    .map((v) => v.slice(0, v.indexOf(':')))
+    .filter((rule): rule is keyof typeof RUNTIME_TIMING_RULES => rule in RUNTIME_TIMING_RULES);
+  if (broken.length > 0) {
+    throw new ConfigError(`configuration error: ${broken.map((rule) => RUNTIME_TIMING_RULES[rule]).join('; ')}`);
+  }
   return {
     tableName: c.TABLE_NAME,
     senderEmail: c.SENDER_EMAIL,

@@ -33,12 +33,13 @@ const event = (() => {
   if (!d.ok) throw new Error('fixture');
   return d.event;
 })();
-const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS') =>
+/** A new PENDING notification; the handler tests run on the real clock, so they pass `Date.now()`. */
+const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS', createdAt = NOW - 1000) =>
   buildNotification(
     event,
     channel,
     channel === 'EMAIL' ? 'hanako@example.com' : channel === 'PUSH' ? PUSH_ARN : '+819012345678',
-    NOW - 1000,
+    createdAt,
     { retentionDays: 35 },
   );
 const sending = (n: NotificationItem, attempt = 1, deferrals = 0): NotificationItem => ({
@@ -524,8 +525,9 @@ const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as neve
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
-    const ok = pending('EMAIL');
-    const broken = { ...pending('PUSH'), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
+    // Created just now on the real clock the handler reads: a fixed date would pass the 24 h maximum age one day.
+    const ok = pending('EMAIL', Date.now() - 1000);
+    const broken = { ...pending('PUSH', Date.now() - 1000), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
