@@ -81,8 +81,13 @@ export function render(input: TemplateInput, brand: Brand): Message {
           .trim(),
         html: Mustache.render(set.html, view, undefined, asHtml),
       };
-    case 'PUSH':
-      return { channel: 'PUSH', title: oneLine(plain(set.pushTitle)), body: oneLine(plain(set.pushBody)) };
+    case 'PUSH': {
+      const { title, body } = fitPush(
+        (v) => ({ title: oneLine(plain(set.pushTitle, v)), body: oneLine(plain(set.pushBody, v)) }),
+        view,
+      );
+      return { channel: 'PUSH', title, body };
+    }
     case 'SMS': {
       const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
@@ -119,6 +124,49 @@ function momentOf(input: TemplateInput, brand: Brand): string | undefined {
   return (
     formatMoment(instant.epochMs, intl, input.timeZone ?? fallback) ?? formatMoment(instant.epochMs, intl, fallback)
   );
+}
+
+/**
+ * The most the title and body of a push may take, as UTF-8 bytes of their JSON strings (escapes counted). APNs and FCM
+ * refuse a payload over 4,096 bytes; what the sender adds around the texts (functions/dispatch/senders.ts pushPayload:
+ * the aps/notification structure and a notificationId of at most 134 characters) stays under 600 bytes.
+ */
+export const PUSH_TEXT_MAX_BYTES = 3_500;
+const utf8 = new TextEncoder();
+const pushTextBytes = (p: { title: string; body: string }) =>
+  utf8.encode(JSON.stringify(p.title)).length + utf8.encode(JSON.stringify(p.body)).length;
+
+/**
+ * A push within the platforms' limit: a payee's name or a reason may be 140 / 200 characters each carrying up to 32
+ * code points after cleaning, over 20 KB — a push the platform would refuse, so the customer would hear nothing. While
+ * it is too big, the heavier of the two is cut in proportion (never splitting a character, ending in "…", never
+ * below SMS_MIN_GRAPHEMES); the email keeps them whole.
+ */
+function fitPush(
+  renderWith: (view: View) => { title: string; body: string },
+  view: View,
+): { title: string; body: string } {
+  let push = renderWith(view);
+  const full = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, clusters(view[f])])) as Record<
+    (typeof SMS_SHORTENABLE)[number],
+    string[]
+  >;
+  const kept = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, full[f].length])) as Record<
+    (typeof SMS_SHORTENABLE)[number],
+    number
+  >;
+  const bytesOf = (f: (typeof SMS_SHORTENABLE)[number]) => utf8.encode(full[f].slice(0, kept[f]).join('')).length;
+  let current = view;
+  for (let size = pushTextBytes(push); size > PUSH_TEXT_MAX_BYTES; size = pushTextBytes(push)) {
+    const field = [...SMS_SHORTENABLE].sort((a, b) => bytesOf(b) - bytesOf(a))[0];
+    if (field === undefined || kept[field] <= SMS_MIN_GRAPHEMES) break;
+    // Keep the share of the field that the limit allows, and one character less for the ellipsis.
+    const share = Math.max(0, 1 - (size - PUSH_TEXT_MAX_BYTES) / Math.max(1, bytesOf(field)));
+    kept[field] = Math.max(SMS_MIN_GRAPHEMES, Math.min(kept[field] - 1, Math.floor(kept[field] * share) - 1));
+    current = { ...current, [field]: `${full[field].slice(0, kept[field]).join('').trimEnd()}…` };
+    push = renderWith(current);
+  }
+  return push;
 }
 
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
