@@ -146,25 +146,15 @@ function fitPush(
   renderWith: (view: View) => { title: string; body: string },
   view: View,
 ): { title: string; body: string } {
+  const fields = new Shortenable(view);
   let push = renderWith(view);
-  const full = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, clusters(view[f])])) as Record<
-    (typeof SMS_SHORTENABLE)[number],
-    string[]
-  >;
-  const kept = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, full[f].length])) as Record<
-    (typeof SMS_SHORTENABLE)[number],
-    number
-  >;
-  const bytesOf = (f: (typeof SMS_SHORTENABLE)[number]) => utf8.encode(full[f].slice(0, kept[f]).join('')).length;
-  let current = view;
   for (let size = pushTextBytes(push); size > PUSH_TEXT_MAX_BYTES; size = pushTextBytes(push)) {
-    const field = [...SMS_SHORTENABLE].sort((a, b) => bytesOf(b) - bytesOf(a))[0];
-    if (field === undefined || kept[field] <= SMS_MIN_GRAPHEMES) break;
+    const field = fields.largest((f) => utf8.encode(fields.kept(f)).length);
+    if (field === undefined) break;
     // Keep the share of the field that the limit allows, and one character less for the ellipsis.
-    const share = Math.max(0, 1 - (size - PUSH_TEXT_MAX_BYTES) / Math.max(1, bytesOf(field)));
-    kept[field] = Math.max(SMS_MIN_GRAPHEMES, Math.min(kept[field] - 1, Math.floor(kept[field] * share) - 1));
-    current = { ...current, [field]: `${full[field].slice(0, kept[field]).join('').trimEnd()}…` };
-    push = renderWith(current);
+    const bytes = Math.max(1, utf8.encode(fields.kept(field)).length);
+    const share = Math.max(0, 1 - (size - PUSH_TEXT_MAX_BYTES) / bytes);
+    push = renderWith(fields.cut(field, (kept) => Math.min(kept - 1, Math.floor(kept * share) - 1)));
   }
   return push;
 }
@@ -172,30 +162,56 @@ function fitPush(
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 const clusters = (s: string) => Array.from(graphemes.segment(s), (g) => g.segment);
 
+type ShortenableField = (typeof SMS_SHORTENABLE)[number];
+
+/**
+ * The payee's name and the reason of a view, cut down step by step: never splitting a character, ending in "…", never
+ * below SMS_MIN_GRAPHEMES. A field at that floor is no longer offered.
+ */
+class Shortenable {
+  private readonly full: Record<ShortenableField, string[]>;
+  private readonly count: Record<ShortenableField, number>;
+  private current: View;
+
+  constructor(view: View) {
+    this.current = view;
+    this.full = { reason: clusters(view.reason), to: clusters(view.to) };
+    this.count = { reason: this.full.reason.length, to: this.full.to.length };
+  }
+
+  kept(field: ShortenableField): string {
+    return this.full[field].slice(0, this.count[field]).join('');
+  }
+
+  /** The field that weighs most by `weight` and can still be cut. */
+  largest(weight: (field: ShortenableField) => number): ShortenableField | undefined {
+    return [...SMS_SHORTENABLE]
+      .filter((f) => this.count[f] > SMS_MIN_GRAPHEMES)
+      .sort((a, b) => weight(b) - weight(a))[0];
+  }
+
+  /** Cuts `field` to `to(characters kept)` (at least the floor) and returns the view with it. */
+  cut(field: ShortenableField, to: (kept: number) => number): View {
+    this.count[field] = Math.max(SMS_MIN_GRAPHEMES, to(this.count[field]));
+    this.current = { ...this.current, [field]: `${this.kept(field).trimEnd()}…` };
+    return this.current;
+  }
+}
+
 /**
  * The SMS in as few segments as it can take: while it needs more than one, the longer of the reason and the payee's
  * name is cut (never splitting a character, ending in "…", never below SMS_MIN_GRAPHEMES). The email keeps them whole.
  */
 function fitSms(renderWith: (view: View) => string, view: View): string {
+  const fields = new Shortenable(view);
   let text = renderWith(view);
-  const full = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, clusters(view[f])])) as Record<
-    (typeof SMS_SHORTENABLE)[number],
-    string[]
-  >;
-  const kept = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, full[f].length])) as Record<
-    (typeof SMS_SHORTENABLE)[number],
-    number
-  >;
-  let current = view;
   for (let size = smsSize(text); size.segments > 1; size = smsSize(text)) {
-    const field = [...SMS_SHORTENABLE].sort((a, b) => kept[b] - kept[a])[0];
-    if (field === undefined || kept[field] <= SMS_MIN_GRAPHEMES) break;
+    const field = fields.largest((f) => clusters(fields.kept(f)).length);
+    if (field === undefined) break;
     const limit = size.encoding === 'GSM-7' ? 160 : 70;
     // Cut the excess at once (at least one character, plus one for the ellipsis); the loop checks the result.
     const excess = Math.max(1, size.units - limit) + 1;
-    kept[field] = Math.max(SMS_MIN_GRAPHEMES, kept[field] - excess);
-    current = { ...current, [field]: `${full[field].slice(0, kept[field]).join('').trimEnd()}…` };
-    text = renderWith(current);
+    text = renderWith(fields.cut(field, (kept) => kept - excess));
   }
   return text;
 }
