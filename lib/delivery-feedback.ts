@@ -22,8 +22,9 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import {
   ConfigurationSet,
   ConfigurationSetEventDestination,
@@ -102,17 +103,14 @@ export class DeliveryFeedback extends Construct {
     this.function = new NotifierFunction(this, 'Function', {
       entry: 'feedback/index.ts',
       description: 'notifier: records SES delivery feedback on its notification and suppresses bouncing addresses',
-      table: props.table,
       metricNamespace: props.metricNamespace,
       timeout: Duration.seconds(30),
       memorySize: 256,
     });
-    const fn = this.function.fn;
+    const fn = this.function;
     // UpdateItem: deliveryStatus (conditional on rank) and the suppression item; GetItem: the re-read after a
     // failed condition (duplicate or older feedback vs. a notification that no longer exists).
-    fn.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [props.table.tableArn] }),
-    );
+    fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     if (props.key !== undefined) {
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [props.key.keyArn] }),
@@ -133,7 +131,7 @@ export class DeliveryFeedback extends Construct {
       maxEventAge: Duration.hours(6),
       // sqs:SendMessage only (SqsDestination would grant more).
       onFailure: {
-        bind: (_scope, target) => {
+        bind: (_scope: Construct, target: IFunction) => {
           target.addToRolePolicy(
             new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deadLetters.queueArn] }),
           );
@@ -243,16 +241,14 @@ export class DeliveryFeedback extends Construct {
         reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
       },
     );
-    Validations.of(this.function).acknowledge(
-      {
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
-      },
-      {
-        id: 'Serverless-LambdaDLQ',
-        reason:
-          'Invoked asynchronously by EventBridge: its on-failure destination and the rule target carry the dead-letter queue.',
-      },
-    );
+    Validations.of(fn.role as Role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
+    });
+    Validations.of(fn).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason:
+        'Invoked asynchronously by EventBridge: its on-failure destination and the rule target carry the dead-letter queue.',
+    });
   }
 }

@@ -5,7 +5,7 @@
  * Output: an admitted event (what to write) or a rejection (what to quarantine). Every branch returns; the caller
  * still guards the call (ingest-record.ts), so a bug here quarantines one record instead of blocking a partition.
  */
-import { type Channel, route } from './channels.ts';
+import type { Channel } from './channels.ts';
 import {
   type BankingEvent,
   type DisplayField,
@@ -16,6 +16,7 @@ import {
   validateTransferEvent,
 } from './event.ts';
 import { type PreferencesEvent, validatePreferencesEvent } from './preferences.ts';
+import { route } from './routing.ts';
 
 export interface AdmissionPolicy {
   /** Larger record values are rejected (TOO_LARGE) before they are parsed. */

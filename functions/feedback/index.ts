@@ -4,12 +4,11 @@
  * suppression of the address. Thin: one event per invocation, the use case, logs and metrics. Logs carry ids and
  * codes only, never an address.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { DynamoAudienceStore } from '../commons/audience-store.ts';
 import { loadFeedbackConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { count, countBy, logger, metrics } from '../commons/powertools.ts';
 import { type FeedbackResult, recordFeedback } from './record-feedback.ts';
 
 const config = loadFeedbackConfig();
@@ -38,7 +37,7 @@ function report(r: FeedbackResult): void {
   for (const s of r.suppressions) {
     if (s === 'suppressed') countBy('AddressesSuppressed', { channel: f.channel, cause: f.suppress?.cause ?? '?' });
   }
-  if (r.kind === 'noNotification') metrics.addMetric('FeedbackWithoutNotification', MetricUnit.Count, 1);
+  if (r.kind === 'noNotification') count('FeedbackWithoutNotification');
   const line = {
     ...ids,
     deliveryStatus: f.status,

@@ -42,8 +42,7 @@ beforeAll(async () => {
     sesEndpoint: 'http://127.0.0.1:9',
     snsEndpoint: 'http://127.0.0.1:9',
     tableName: table.tableName,
-    // The fixtures carry a fixed occurredAt: the 24 h max event age would record them as too old (no notification).
-    extra: { PENDING_THRESHOLD_SECONDS: '1', BREAKER_HOLD_SECONDS: '1', MAX_EVENT_AGE_SECONDS: '0' },
+    extra: { PENDING_THRESHOLD_SECONDS: '1', BREAKER_HOLD_SECONDS: '1' },
   });
   reader = new StreamReader(table.endpoint, table.tableName);
   stream = new StreamMapping(reader, handlers.dispatch);

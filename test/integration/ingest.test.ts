@@ -136,8 +136,6 @@ describe('ingest on DynamoDB Local', () => {
   it('the real handler, configured from the environment, writes through AWS_ENDPOINT_URL_DYNAMODB', async () => {
     process.env.AWS_ENDPOINT_URL_DYNAMODB = table.endpoint;
     process.env.TABLE_NAME = table.tableName;
-    // The fixture's occurredAt is a fixed date: without this, the default 24 h max event age records it as too old.
-    process.env.MAX_EVENT_AGE_SECONDS = '0';
     const { handler } = await import('../../functions/ingest/index.ts');
     const event = mskEvent([
       { topic: 'banking.transfers', partition: 9, offset: 1, value: transferEvent({ eventId: 'via-handler' }) },

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AudienceGate } from '../../functions/commons/audience-store.ts';
 import type { NotificationStore } from '../../functions/commons/notification-store.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
@@ -13,7 +14,6 @@ import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
