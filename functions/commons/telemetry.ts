@@ -25,6 +25,7 @@ export const METRIC_NAMES = [
   'DisplayTextSanitised',
   'NotificationsCreated',
   'TransactionRetries',
+  'PreferencesUpdates',
   // dispatch
   'RecordsIgnored',
   'RecordsNotStarted',
@@ -40,6 +41,12 @@ export const METRIC_NAMES = [
   'ProviderBlockedByCode',
   'SendRetries',
   'UnknownOutcomes',
+  'NotificationsSuppressed',
+  // feedback (issue 16)
+  'DeliveryFeedback',
+  'AddressesSuppressed',
+  'FeedbackIgnored',
+  'FeedbackWithoutNotification',
   // sweeper
   'SweeperRedriven',
   'SweeperWoken',

@@ -14,6 +14,7 @@
  */
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
+import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
 import {
   type AdmittedRecord,
@@ -78,8 +79,7 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   const byId = new Map<string, Indexed[]>();
   const alone: Indexed[][] = [];
   for (const record of records) {
-    const a = record.admission;
-    const eventId = a.ok ? a.event.eventId : a.rejection.eventId;
+    const eventId = admittedEventId(record.admission);
     if (eventId === undefined) {
       alone.push([record]);
       continue;
