@@ -213,7 +213,7 @@ export class ChaosRun {
     const slowTakeover = async () => {
       // The send outlives its lease: the clock moves past it and the sweeper takes over while the send is in flight.
       clock.advance(LEASE_MS + 1_000);
-      await runSweeper(w);
+      await runSweeper(w, `slow takeover ${this.slowAddress}`);
       // On an at-least-once channel the sweeper put it back to PENDING: another execution environment claims it
       // (attempt + 1) before the slow holder's answer arrives. The slow holder's SENT must now be fenced out; a write
       // that gets through is a stale write. (The new holder then dies; its lease expires and the sweeper resolves it.)

@@ -187,8 +187,15 @@ export async function openWorld(): Promise<World> {
       [ses, sns].reduce((n, e) => n + Object.values(e.throttled).reduce((a, b) => a + (b ?? 0), 0), 0),
     takeover: async (key) => {
       // A fault injected into this claim is the dead environment's own: it claimed or it did not.
-      await new DynamoNotificationStore(documentClient, tableName)
-        .claim({ pk: key.pk, sk: key.sk }, 'takeover', Date.now(), LEASE_MS)
+      await invocation
+        .run({ crashed: false, id: `takeover ${key.pk} ${key.sk}` }, () =>
+          new DynamoNotificationStore(documentClient, tableName).claim(
+            { pk: key.pk, sk: key.sk },
+            'takeover',
+            Date.now(),
+            LEASE_MS,
+          ),
+        )
         .catch(() => undefined);
     },
     stop: async () => {
@@ -523,8 +530,9 @@ export async function invokeDispatch(
   }
 }
 
-export async function runSweeper(w: World): Promise<void> {
-  const ctx = { crashed: false };
+/** One sweeper invocation; `id` keys the fault decisions inside it (see `Invocation.id`). */
+export async function runSweeper(w: World, id?: string): Promise<void> {
+  const ctx = { crashed: false, ...(id === undefined ? {} : { id }) };
   await invocation.run(ctx, () => w.handlers.sweeper({}, lambdaContext('chaos-sweeper'))).catch(() => undefined);
 }
 
