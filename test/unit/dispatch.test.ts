@@ -524,7 +524,8 @@ const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as neve
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
-    const ok = pending('EMAIL');
+    // The handler runs on the real clock: a notification created now, not on the fixtures' date (it would be expired).
+    const ok = { ...pending('EMAIL'), createdAt: new Date().toISOString() };
     const broken = { ...pending('PUSH'), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
