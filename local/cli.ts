@@ -156,11 +156,10 @@ export function runCommand(name: string, main: (signal: AbortSignal) => Promise<
     // main decides its code, even after an abort: it reports what it has and says how it ended.
     (code) => finish(code),
     (error: Error) => {
-      if (controller.signal.aborted && exitCode !== undefined) return finish(exitCode);
       const usage = error instanceof UsageError || error.name === 'UsageError';
       const detail = process.env.NOTIFIER_DEBUG ? `\n${error.stack}` : '';
       process.stderr.write(`${name}: ${usage ? '' : `${error.name}: `}${error.message}${detail}\n`);
-      return finish(usage ? EXIT.USAGE : EXIT.FAILED);
+      return finish(usage ? EXIT.USAGE : (exitCode ?? EXIT.FAILED));
     },
   );
 }
