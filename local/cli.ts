@@ -148,6 +148,13 @@ export function runCommand(name: string, main: (signal: AbortSignal) => Promise<
     setTimeout(() => void finish(code), graceMs).unref();
   };
   for (const signal of Object.keys(SIGNAL_EXIT) as StopSignal[]) process.on(signal, () => stop(signal));
+  // Node prints every process warning as a paragraph; the AWS SDK's notice that its 2027 versions need Node 22 is
+  // not the operator's business at each command. Other warnings keep one line each.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    if (/NodeVersionSupportWarning/.test(warning.message) && !process.env.NOTIFIER_DEBUG) return;
+    process.stderr.write(`${name}: ${warning.name}: ${warning.message.split('\n')[0]}\n`);
+  });
   // A reader that went away (`npm start -- --json | head`): nothing more can be said on standard output.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') stop('EPIPE');

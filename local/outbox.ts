@@ -59,10 +59,19 @@ const STATUS_COLOUR: Record<string, string> = {
   SENDING: '#0969da',
 };
 
+/** `"Example Bank" <a@b>` or `=?UTF-8?B?…?= <a@b>` → the display name as a reader sees it, with the address. */
+export function displayName(source: string): string {
+  const name = source.replace(/\s*<[^>]*>$/, '');
+  return name
+    .replace(/=\?UTF-8\?B\?([A-Za-z0-9+/=]+)\?=\s*/g, (_, b64: string) => Buffer.from(b64, 'base64').toString('utf8'))
+    .replace(/^"(.*)"$/, '$1')
+    .replace(/\\(.)/g, '$1');
+}
+
 function sendView(channel: string, s: AcceptedSend): string {
   if (channel === 'EMAIL') {
     return `<div class="email" data-channel="EMAIL">
-  <div class="meta"><b>From</b> ${html(s.from ?? '')}<br><b>To</b> ${html(s.to)}<br><b>Subject</b> <span class="subject">${html(s.subject ?? '')}</span></div>
+  <div class="meta"><b>From</b> ${html(displayName(s.from ?? ''))} ${html(/<[^>]*>$/.exec(s.from ?? '')?.[0] ?? '')}<br><b>To</b> ${html(s.to)}<br><b>Subject</b> <span class="subject">${html(s.subject ?? '')}</span></div>
   <iframe sandbox="" title="${html(s.subject ?? 'email')}" srcdoc="${html(s.html ?? `<pre>${html(s.text)}</pre>`)}"></iframe>
 </div>`;
   }

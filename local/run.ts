@@ -18,7 +18,7 @@ import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from './
 import { captureOutput } from './emf.ts';
 import { type EventSource, openEventSource } from './event-source.ts';
 import { mskEvent } from './msk.ts';
-import { type OutboxNotification, startOutbox } from './outbox.ts';
+import { displayName, type OutboxNotification, startOutbox } from './outbox.ts';
 import { converge, KafkaMapping, lambdaContext, loadHandlers, readTable, StreamMapping } from './pipeline.ts';
 import {
   type AcceptedSend,
@@ -456,15 +456,6 @@ function sendView(s: AcceptedSend, byMessageId: Map<unknown, Record<string, unkn
     text: s.text,
     html: s.html ?? null,
   };
-}
-
-/** `"Example Bank" <a@b>` or `=?UTF-8?B?…?= <a@b>` → the display name as a reader sees it. */
-function displayName(source: string): string {
-  const name = source.replace(/\s*<[^>]*>$/, '');
-  return name
-    .replace(/=\?UTF-8\?B\?([A-Za-z0-9+/=]+)\?=\s*/g, (_, b64: string) => Buffer.from(b64, 'base64').toString('utf8'))
-    .replace(/^"(.*)"$/, '$1')
-    .replace(/\\(.)/g, '$1');
 }
 
 function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean): string {
