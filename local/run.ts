@@ -10,6 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
@@ -68,6 +69,32 @@ Exit codes
 export const RUN_EXIT = { ...EXIT, NOT_ALL_SENT: 3, NOTHING_ACCEPTED: 4 } as const;
 
 const TOPIC = 'banking.transfers';
+/**
+ * Sends kept in full (text, HTML) per provider: enough to read every message of any example file, while a 50 MB
+ * file's run keeps its memory flat. Beyond it the ledger keeps who, what channel and which message id.
+ */
+export const SENDS_IN_FULL = 1000;
+
+/** The SES emulator's own store (what its viewer shows): CommonJS, the same instance the emulator writes to. */
+const sesStore = createRequire(import.meta.url)('aws-ses-v2-local/dist/store.js') as {
+  getStoreReadonly(): { emails: unknown[] };
+};
+
+/** Drops the text and HTML of ledger entries past SENDS_IN_FULL (each entry once). */
+function trimLedger(sends: AcceptedSend[], from: number): number {
+  for (let i = Math.max(from, SENDS_IN_FULL); i < sends.length; i++) {
+    const s = sends[i] as AcceptedSend;
+    sends[i] = {
+      messageId: s.messageId,
+      notificationId: s.notificationId,
+      channel: s.channel,
+      to: s.to,
+      text: '',
+      at: s.at,
+    };
+  }
+  return sends.length;
+}
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseOptions(argv: string[]) {
@@ -261,7 +288,13 @@ async function main(signal: AbortSignal): Promise<number> {
     options.ports['outbox-port'],
   );
   onExit(() => outbox.stop());
-  const rates: Record<string, string> = {};
+  // Without --ses-rate/--sns-rate the local providers have no quota, so dispatch is not paced either (its defaults
+  // are the SES sandbox's 14 emails/s, which would make a big file's run crawl for no reason).
+  const rates: Record<string, string> = {
+    SEND_RATE_EMAIL: '100000',
+    SEND_RATE_SMS: '100000',
+    SEND_RATE_PUSH: '100000',
+  };
   if (options.sesRate !== undefined) {
     ses.quota.EMAIL = new SendQuota(options.sesRate);
     rates.SEND_RATE_EMAIL = String(options.sesRate);
@@ -295,11 +328,24 @@ async function main(signal: AbortSignal): Promise<number> {
   onExit(() => reader.close());
   const stream = new StreamMapping(reader, handlers.dispatch);
   const sendCount = () => ses.sends.length + sns.sends.length;
+  let trimmed = { ses: 0, sns: 0 };
+  const trim = () => {
+    trimmed = { ses: trimLedger(ses.sends, trimmed.ses), sns: trimLedger(sns.sends, trimmed.sns) };
+    // The viewer keeps the first SENDS_IN_FULL emails too.
+    const emails = sesStore.getStoreReadonly().emails;
+    if (emails.length > SENDS_IN_FULL) emails.length = SENDS_IN_FULL;
+  };
+  // Dispatch runs beside ingest, as the stream trigger does in AWS: the stream is read while records still arrive.
+  let ingesting = true;
+  const pumping = (async () => {
+    while (ingesting && !signal.aborted) {
+      if ((await stream.pump()) === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
 
   const t0 = Date.now();
   progress.start();
   let records = 0;
-  let batchIndex = 0;
   for await (const batch of input.batches) {
     if (signal.aborted) break;
     const event = () =>
@@ -318,9 +364,6 @@ async function main(signal: AbortSignal): Promise<number> {
     ]);
     if (batch.redeliver) await kafka.deliver(event());
     records += batch.values.length;
-    batchIndex++;
-    // Dispatch keeps up with ingest, as the stream trigger would: the sends count in the rate from the start.
-    if (batchIndex % 10 === 0) await stream.pump();
     const fraction =
       input.records !== undefined
         ? records / input.records
@@ -328,7 +371,10 @@ async function main(signal: AbortSignal): Promise<number> {
           ? input.source.bytesRead() / input.source.totalBytes
           : undefined;
     progress.update(records, sendCount(), fraction);
+    trim();
   }
+  ingesting = false;
+  await pumping;
   progress.update(records, sendCount(), undefined, true);
   let interrupted = signal.aborted;
   let counts: Awaited<ReturnType<typeof readTable>>;
@@ -343,7 +389,10 @@ async function main(signal: AbortSignal): Promise<number> {
         {
           timeoutMs: 300_000,
           signal,
-          onProgress: () => progress.update(records, sendCount(), undefined),
+          onProgress: () => {
+            trim();
+            progress.update(records, sendCount(), undefined);
+          },
         },
       );
     } catch (error) {
@@ -355,7 +404,9 @@ async function main(signal: AbortSignal): Promise<number> {
   progress.clear();
   const seconds = (Date.now() - t0) / 1000;
 
-  const sent = [...ses.sends, ...sns.sends].sort((a, b) => a.at - b.at);
+  trim();
+  const inFull = [...ses.sends.slice(0, SENDS_IN_FULL), ...sns.sends.slice(0, SENDS_IN_FULL)];
+  const sent = inFull.sort((a, b) => a.at - b.at);
   const byMessageId = new Map(counts.notifications.map((n) => [n.providerMessageId, n]));
   const m = output.metrics;
   // The handler's own figures (EMF metrics, summed as CloudWatch would); `delivered` is the emulator's count.
@@ -375,6 +426,7 @@ async function main(signal: AbortSignal): Promise<number> {
       ...(interrupted ? { pending: counts.byStatus.PENDING ?? 0, sending: counts.byStatus.SENDING ?? 0 } : {}),
     },
     sends: sent.map((s) => sendView(s, byMessageId)),
+    sendsNotListed: sendCount() - inFull.length,
     pacing: {
       seconds: Math.round(seconds * 10) / 10,
       deferred: m.SendsDeferred ?? 0,
@@ -436,6 +488,7 @@ type Report = {
   notifications: Record<string, number>;
   pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
+  sendsNotListed: number;
   quarantine: { reason: unknown; detail: unknown; eventId: unknown; offset: number }[];
   onFailure: number;
   outbox: string;
@@ -480,7 +533,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
         .filter((line) => line !== '' && line !== sender);
       return `  ${String(s.channel).padEnd(5)} ${String(s.notificationId).padEnd(22)} ${sender === undefined ? '' : `from ${sender} `}${s.subject ? `"${s.subject}" ` : ''}${(text[0] ?? '').slice(0, 70)}`;
     }),
-    ...(r.sends.length > 20 ? [`  … and ${r.sends.length - 20} more`] : []),
+    ...(r.sends.length + r.sendsNotListed > 20 ? [`  … and ${r.sends.length + r.sendsNotListed - 20} more`] : []),
     '',
     `quarantine (${r.quarantine.length}):`,
     ...r.quarantine
