@@ -234,7 +234,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     case 'replay-quarantine': {
       const results = await replayQuarantine({ ...target, now: Date.now }, args, corrected);
       out(results, results.map((r) => `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}`).join('\n'));
-      return results.every((r) => r.outcome === 'ACCEPTED') ? OPS_EXIT.OK : OPS_EXIT.FAILED;
+      return results.every((r) => r.outcome !== 'STILL_QUARANTINED') ? OPS_EXIT.OK : OPS_EXIT.FAILED;
     }
     case 'replay-failed-batches': {
       if (target.outputs === undefined) {

@@ -21,6 +21,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import type { Channel } from '../functions/domain/channels.ts';
+import { decodeRecordValue } from '../functions/domain/event.ts';
 import {
   eventPk,
   INBOX_SK,
@@ -153,8 +154,11 @@ export async function listQuarantine(
 
 export interface ReplayResult {
   readonly id: string;
-  /** What the table says after the replay: accepted (an inbox item now exists), or still quarantined. */
-  readonly outcome: 'ACCEPTED' | 'STILL_QUARANTINED';
+  /**
+   * What the table says after the replay: ACCEPTED (the inbox has the event from this record), DUPLICATE (the inbox
+   * already had it from another record: nothing was sent again), or STILL_QUARANTINED.
+   */
+  readonly outcome: 'ACCEPTED' | 'DUPLICATE' | 'STILL_QUARANTINED';
   readonly eventId: string | null;
 }
 
@@ -210,10 +214,18 @@ export async function replayQuarantine(
         }),
       );
     }
-    results.push({ id, outcome: accepted ? 'ACCEPTED' : 'STILL_QUARANTINED', eventId });
+    // Already in the inbox from another record: a duplicate if it means the same (the payload hash), else a conflict.
+    const decoded =
+      inbox === undefined || accepted ? undefined : decodeRecordValue(value.toString('base64'), RAW_BYTES_MAX);
+    const duplicate = decoded?.ok === true && decoded.payloadHash === inbox?.payloadHash;
+    const outcome = accepted ? 'ACCEPTED' : duplicate ? 'DUPLICATE' : 'STILL_QUARANTINED';
+    results.push({ id, outcome, eventId });
   }
   return results;
 }
+
+/** Only to compare meanings: the ingest function applies its own MAX_EVENT_BYTES. */
+const RAW_BYTES_MAX = 1_048_576;
 
 const isSameSource = (a: KafkaSource | undefined, b: KafkaSource) =>
   a !== undefined && a.topic === b.topic && a.partition === b.partition && a.offset === b.offset;

@@ -96,6 +96,21 @@ describe('replay', () => {
     );
   });
 
+  it('replay-quarantine of a conflict: STILL_QUARANTINED as it was, DUPLICATE once corrected to the original', async () => {
+    const original = JSON.stringify(transferEvent({ eventId: 'ops-dup', channels: ['EMAIL'] }));
+    await ingest(record(12, original));
+    await ingest(record(13, transferEvent({ eventId: 'ops-dup', channels: ['EMAIL'], data: { amount: '1' } })));
+    const invokeIngest = ingest;
+    expect((await replayQuarantine({ ...deps(), invokeIngest }, [`${TOPIC}#0#13`]))[0]?.outcome).toBe(
+      'STILL_QUARANTINED',
+    );
+    const before = await table.eventItems('ops-dup');
+    expect((await replayQuarantine({ ...deps(), invokeIngest }, [`${TOPIC}#0#13`], original))[0]?.outcome).toBe(
+      'DUPLICATE',
+    );
+    expect(await table.eventItems('ops-dup')).toEqual(before);
+  });
+
   it('replay-failed-batches replays each parked invocation record since a time, oldest first (payload as JSON or string)', async () => {
     const s3 = mockClient(S3Client);
     const event = (id: string, offset: number) => record(offset, transferEvent({ eventId: id, channels: ['EMAIL'] }));
