@@ -19,11 +19,17 @@ export interface OutboxNotification {
   readonly attempt?: number;
   readonly lastError?: string;
   readonly providerMessageId?: string;
+  /** What SES reported after accepting it (DELIVERED, BOUNCED …), from the feedback function. */
+  readonly deliveryStatus?: string;
+  /** Why it was not sent: SUPPRESSED's cause (BOUNCED, COMPLAINED, OPTED_OUT). */
+  readonly suppressedReason?: string;
 }
 
 export interface OutboxSources {
   notifications(): Promise<OutboxNotification[]>;
   sends(): readonly AcceptedSend[];
+  /** More pages by path (the outcomes table at /outcomes). */
+  readonly pages?: Readonly<Record<string, () => string>>;
 }
 
 /** Notifications shown on one page: a big run's page stays light; the JSON at /outbox.json has them all. */
@@ -57,6 +63,7 @@ const STATUS_COLOUR: Record<string, string> = {
   UNKNOWN: '#9a6700',
   PENDING: '#57606a',
   SENDING: '#0969da',
+  SUPPRESSED: '#9a6700',
 };
 
 /** `"Example Bank" <a@b>` or `=?UTF-8?B?…?= <a@b>` → the display name as a reader sees it, with the address. */
@@ -90,7 +97,7 @@ export function outboxPage(entries: OutboxEntry[]): string {
     const colour = STATUS_COLOUR[n.status] ?? '#57606a';
     return `<section class="notification" id="${html(n.notificationId)}" data-status="${html(n.status)}">
   <h2><span class="channel">${html(n.channel)}</span> ${html(n.notificationId)} <span class="status" style="background:${colour}">${html(n.status)}</span></h2>
-  <p class="facts">attempt ${n.attempt ?? 0}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
+  <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · SES reported <b class="delivery">${html(n.deliveryStatus)}</b>` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
   ${sends.length === 0 ? '<p class="nothing">nothing was accepted by the provider for this notification</p>' : sends.map((s) => sendView(n.channel, s)).join('\n')}
 </section>`;
   });
@@ -109,6 +116,7 @@ h2{font-size:15px;margin:0 0 4px}.channel{font-family:monospace;color:#57606a}
 .size,.to{color:#57606a;font-size:12px;margin-top:4px}
 </style></head><body>
 <h1>notifier outbox</h1>
+<p><a href="/outcomes">outcomes table</a> · <a href="/outbox.json">outbox.json</a></p>
 <p class="summary">${entries.length} notifications: ${Object.entries(counts)
     .map(([s, c]) => `${html(s)} ${c}`)
     .join(
@@ -127,6 +135,11 @@ export async function startOutbox(sources: OutboxSources, port = 0): Promise<Out
   const server: Server = createServer(async (req, res) => {
     try {
       const entries = outboxEntries(await sources.notifications(), sources.sends());
+      const page = sources.pages?.[req.url ?? ''];
+      if (page !== undefined) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        return void res.end(page());
+      }
       if (req.url === '/outbox.json') {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
         return void res.end(JSON.stringify(entries));

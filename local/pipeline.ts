@@ -6,8 +6,9 @@
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
+import { metricNamespaceOf, SERVICE_NAME } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
 import { scanAll } from './dynamodb-local.ts';
 import { EXAMPLE_BRAND } from './example-brand.ts';
 import type { StreamReader } from './stream-reader.ts';
@@ -19,6 +20,8 @@ export interface Handlers {
     event: unknown,
     context: Context,
   ) => Promise<{ redriven: number; woken: number; expired: number; resolvedUnknown: number; resolvedRetry: number }>;
+  /** SES delivery feedback, as the EventBridge rule invokes it (issue 16). */
+  feedback: (event: unknown, context: Context) => Promise<unknown>;
 }
 
 export interface LocalEnvironment {
@@ -42,20 +45,21 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     SENDER_EMAIL: 'notifications@bank.example',
     // The neutral brand of examples/settings.example.json, as the stack passes a deploy's `brand`.
     BRAND: brandEnvValue(EXAMPLE_BRAND),
-    POWERTOOLS_SERVICE_NAME: 'notifier',
-    POWERTOOLS_METRICS_NAMESPACE: 'notifier',
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: metricNamespaceOf('local'),
     LEASE_SECONDS: '10',
     SEND_TIMEOUT_MS: '2000',
     PENDING_THRESHOLD_SECONDS: '2',
     RETRY_BASE_MS: '20',
     ...env.extra,
   });
-  const [ingest, dispatch, sweeper] = await Promise.all([
+  const [ingest, dispatch, sweeper, feedback] = await Promise.all([
     import('../functions/ingest/index.ts'),
     import('../functions/dispatch/index.ts'),
     import('../functions/sweeper/index.ts'),
+    import('../functions/feedback/index.ts'),
   ]);
-  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler };
+  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler, feedback: feedback.handler };
 }
 
 /**
@@ -142,6 +146,36 @@ export class StreamMapping {
       }
     }
     return fresh.length;
+  }
+}
+
+/**
+ * The EventBridge rule's side: hands the SES feedback events waiting in `queue` to the feedback function, as the
+ * rule's target invokes it (one event per invocation); an invocation that throws is retried, as Lambda's async
+ * invocation retries it.
+ */
+export class FeedbackMapping {
+  delivered = 0;
+  constructor(
+    private readonly queue: Record<string, unknown>[],
+    private readonly handler: Handlers['feedback'],
+    private readonly maxAttempts = 3,
+  ) {}
+
+  async deliverAll(): Promise<number> {
+    const events = this.queue.splice(0);
+    for (const event of events) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.handler(event, lambdaContext('notifier-feedback'));
+          break;
+        } catch (error) {
+          if (attempt >= this.maxAttempts) throw error;
+        }
+      }
+      this.delivered++;
+    }
+    return events.length;
   }
 }
 

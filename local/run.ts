@@ -7,6 +7,11 @@
  * error; the handlers' JSON logs and EMF lines go to a log file under .local/logs (named in the summary) unless
  * --verbose. The summary checks that the ingest figures reconcile (delivered = accepted + duplicates + conflicts +
  * quarantined + requarantined + failed) and says so when they do not. Exit codes: see USAGE.
+ *
+ * --settle delivers each batch only after the previous batch's notifications and their SES feedback have settled, so
+ * a bounce can suppress a later send (the built-in sample always settles). Emails to the SES mailbox simulator
+ * (success@, bounce@, complaint@simulator.amazonses.com) produce the feedback events SES would, handed to the real
+ * feedback function; the report's `outcomes` show each notification's status, deliveryStatus and reason.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, writeSync } from 'node:fs';
@@ -20,7 +25,17 @@ import { captureOutput } from './emf.ts';
 import { type EventSource, openEventSource } from './event-source.ts';
 import { mskEvent } from './msk.ts';
 import { displayName, type OutboxNotification, startOutbox } from './outbox.ts';
-import { converge, KafkaMapping, lambdaContext, loadHandlers, readTable, StreamMapping } from './pipeline.ts';
+import { type OutboxRow, outboxHtml } from './outbox-page.ts';
+import { type Outcome, outcomesOf, readAudience } from './outcomes.ts';
+import {
+  converge,
+  FeedbackMapping,
+  KafkaMapping,
+  lambdaContext,
+  loadHandlers,
+  readTable,
+  StreamMapping,
+} from './pipeline.ts';
 import {
   type AcceptedSend,
   type ProviderEndpoint,
@@ -47,6 +62,8 @@ Input
 Providers
   --ses-rate R         the local SES throttles beyond R emails/s, and dispatch is paced to R
   --sns-rate R         the same for SNS (SMS and push quotas apart)
+  --settle             deliver each batch only once the previous one's sends and SES feedback have settled, so a
+                       bounce can suppress a later send (the built-in sample always settles)
 
 Output
   --json               standard output is exactly one JSON document
@@ -109,6 +126,7 @@ function parseOptions(argv: string[]) {
         json: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         keep: { type: 'boolean', default: false },
+        settle: { type: 'boolean', default: false },
         'ses-rate': { type: 'string' },
         'sns-rate': { type: 'string' },
         'dynamodb-port': { type: 'string' },
@@ -130,6 +148,7 @@ function parseOptions(argv: string[]) {
     json: values.json === true,
     verbose: values.verbose === true,
     keep: values.keep === true,
+    settle: values.settle === true,
     sesRate: intOption('ses-rate', values['ses-rate'], 1),
     snsRate: intOption('sns-rate', values['sns-rate'], 1),
     ports: {
@@ -149,6 +168,8 @@ interface Input {
   readonly records: number | undefined;
   readonly source: EventSource | undefined;
   readonly maxEventAgeSeconds: number;
+  /** Settle sends and feedback after each batch (the sample: always). */
+  readonly settle: boolean;
 }
 
 async function openInput(file: string | undefined, batchSize: number | undefined): Promise<Input> {
@@ -159,6 +180,7 @@ async function openInput(file: string | undefined, batchSize: number | undefined
       records: sample.values.length,
       source: undefined,
       maxEventAgeSeconds: sample.maxEventAgeSeconds,
+      settle: sample.settle,
       batches: (async function* () {
         for (let i = 0; i < sample.values.length; i += size) {
           yield {
@@ -177,6 +199,7 @@ async function openInput(file: string | undefined, batchSize: number | undefined
     source,
     // A file's events carry fixed dates: the max-age rule is off unless --max-event-age asks for it.
     maxEventAgeSeconds: 0,
+    settle: false,
     batches: (async function* () {
       let values: string[] = [];
       let offset = 0;
@@ -283,8 +306,19 @@ async function main(signal: AbortSignal): Promise<number> {
   await createTable(db.endpoint, tableName);
   const notifications = async (): Promise<OutboxNotification[]> =>
     (await scanAll(db.endpoint, tableName, { expression: 'kind = :k', values: { ':k': 'NOTIFICATION' } })) as never;
+  let published: Report | undefined;
   const outbox = await startOutbox(
-    { notifications, sends: () => [...ses.sends, ...sns.sends] },
+    {
+      notifications,
+      sends: () => [...ses.sends, ...sns.sends],
+      // The outcomes table (status, SES's report after accepting, why not sent), once the run has them.
+      pages: {
+        '/outcomes': () =>
+          published === undefined
+            ? 'the run has not converged yet: reload'
+            : outboxHtml(outboxRows(published), ses.viewerUrl),
+      },
+    },
     options.ports['outbox-port'],
   );
   onExit(() => outbox.stop());
@@ -320,6 +354,8 @@ async function main(signal: AbortSignal): Promise<number> {
       POWERTOOLS_METRICS_DISABLED: 'false',
       // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
       MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? input.maxEventAgeSeconds),
+      // As the stack does: emails go through the configuration set whose events reach the feedback function.
+      SES_CONFIGURATION_SET: 'notifier-local',
       ...rates,
     },
   });
@@ -327,6 +363,9 @@ async function main(signal: AbortSignal): Promise<number> {
   const reader = new StreamReader(db.endpoint, tableName);
   onExit(() => reader.close());
   const stream = new StreamMapping(reader, handlers.dispatch);
+  const feedback = new FeedbackMapping(ses.feedback, handlers.feedback);
+  const settle = options.settle || input.settle;
+  const env = { dynamoEndpoint: db.endpoint, tableName };
   const sendCount = () => ses.sends.length + sns.sends.length;
   let trimmed = { ses: 0, sns: 0 };
   const trim = () => {
@@ -366,6 +405,10 @@ async function main(signal: AbortSignal): Promise<number> {
       ...Array.from({ length: options.redeliver }, () => kafka.deliver(event())),
     ]);
     if (batch.redeliver) await kafka.deliver(event());
+    if (settle) {
+      await converge(stream, handlers, env, { timeoutMs: 300_000, signal });
+      await feedback.deliverAll();
+    }
     records += batch.values.length;
     batchIndex++;
     // Dispatch drains the stream every 10 batches. (Running it beside ingest, as in AWS, measured slower here: both
@@ -380,16 +423,10 @@ async function main(signal: AbortSignal): Promise<number> {
     counts = await readTable(db.endpoint, tableName);
   } else {
     try {
-      counts = await converge(
-        stream,
-        handlers,
-        { dynamoEndpoint: db.endpoint, tableName },
-        {
-          timeoutMs: 300_000,
-          signal,
-          onProgress: () => trim(),
-        },
-      );
+      await converge(stream, handlers, env, { timeoutMs: 300_000, signal, onProgress: () => trim() });
+      await feedback.deliverAll();
+      // Read after the feedback: the outcomes carry its deliveryStatus.
+      counts = await readTable(db.endpoint, tableName);
     } catch (error) {
       if (!signal.aborted) throw error;
       counts = await readTable(db.endpoint, tableName);
@@ -399,6 +436,7 @@ async function main(signal: AbortSignal): Promise<number> {
   clearInterval(ticker);
   progress.clear();
   const seconds = (Date.now() - t0) / 1000;
+  const audience = await readAudience(db.endpoint, tableName);
 
   trim();
   const inFull = [...ses.sends.slice(0, SENDS_IN_FULL), ...sns.sends.slice(0, SENDS_IN_FULL)];
@@ -419,8 +457,13 @@ async function main(signal: AbortSignal): Promise<number> {
       sent: counts.byStatus.SENT ?? 0,
       failed: counts.byStatus.FAILED ?? 0,
       unknown: counts.byStatus.UNKNOWN ?? 0,
+      suppressed: counts.byStatus.SUPPRESSED ?? 0,
       ...(interrupted ? { pending: counts.byStatus.PENDING ?? 0, sending: counts.byStatus.SENDING ?? 0 } : {}),
     },
+    outcomes: outcomesOf(counts.notifications),
+    feedback: { delivered: feedback.delivered },
+    preferences: audience.preferences,
+    suppressions: audience.suppressions,
     sends: sent.map((s) => sendView(s, byMessageId)),
     sendsNotListed: sendCount() - inFull.length,
     pacing: {
@@ -440,6 +483,7 @@ async function main(signal: AbortSignal): Promise<number> {
     outbox: outbox.url,
     log: log === undefined ? null : relative(process.cwd(), log.path),
   };
+  published = report;
   if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
   else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, options.keep));
   if (!reconciled) {
@@ -482,6 +526,10 @@ type Report = {
   events: Record<string, number>;
   reconciled: boolean;
   notifications: Record<string, number>;
+  outcomes: Outcome[];
+  feedback: { delivered: number };
+  preferences: Awaited<ReturnType<typeof readAudience>>['preferences'];
+  suppressions: Awaited<ReturnType<typeof readAudience>>['suppressions'];
   pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
   sendsNotListed: number;
@@ -507,6 +555,15 @@ function sendView(s: AcceptedSend, byMessageId: Map<unknown, Record<string, unkn
   };
 }
 
+/** The outcomes table's rows: each outcome with what its provider received (subject, or the text's first line). */
+function outboxRows(r: Report): OutboxRow[] {
+  return r.outcomes.map((o) => {
+    const send = r.sends.find((s) => s.notificationId === o.notificationId);
+    const sent = send === undefined ? null : String(send.subject ?? String(send.text).split('\n')[0] ?? '');
+    return { ...o, channel: o.notificationId.slice(o.notificationId.lastIndexOf('#') + 1), sent };
+  });
+}
+
 function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean): string {
   const lines = [
     '',
@@ -516,7 +573,8 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     '',
     `events         delivered ${r.events.delivered} = ${EQUATION_TERMS.map((t) => `${t} ${r.events[t]}`).join(' + ')}${r.reconciled ? '' : '  ← DOES NOT RECONCILE'}`,
     `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
-    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
+    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
+    `feedback       SES events delivered to the feedback function: ${r.feedback.delivered}`,
     `stream         records given up to the on-failure queue: ${r.onFailure}`,
     `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,
     '',
@@ -531,6 +589,29 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     }),
     ...(r.sends.length + r.sendsNotListed > 20 ? [`  … and ${r.sends.length + r.sendsNotListed - 20} more`] : []),
     '',
+    'outcomes (status · what SES said after accepting · why not sent):',
+    ...r.outcomes
+      .slice(0, 40)
+      .map(
+        (o) =>
+          `  ${o.notificationId.padEnd(32)} ${o.status.padEnd(10)} ${(o.deliveryStatus ?? '-').padEnd(10)} ${o.reason ?? ''}`,
+      ),
+    ...(r.outcomes.length > 40 ? [`  … and ${r.outcomes.length - 40} more`] : []),
+    '',
+    ...(r.preferences.length + r.suppressions.length === 0
+      ? []
+      : [
+          'preferences (newest occurredAt wins):',
+          ...r.preferences.map(
+            (p) =>
+              `  ${p.eventId.padEnd(22)} occurred ${p.occurredAt}  ${p.applied ? 'applied' : 'older than the one in force: changed nothing'}`,
+          ),
+          ...r.suppressions.map(
+            (x) =>
+              `suppressed     ${x.channel} ${x.addressHash.slice(0, 12)}… ${x.cause} since ${x.since} (from ${x.notificationId})`,
+          ),
+          '',
+        ]),
     `quarantine (${r.quarantine.length}):`,
     ...r.quarantine
       .slice(0, 20)

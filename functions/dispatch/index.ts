@@ -5,13 +5,13 @@
  * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
+import { DynamoAudienceStore } from '../commons/audience-store.ts';
 import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
-import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { count, countBy, logger, metrics } from '../commons/powertools.ts';
 import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
@@ -49,6 +49,7 @@ const deps: DispatchDeps = {
   stuckAfterMs: config.stuckAfterMs,
   maxAgeMs: config.maxAgeMs,
   brand: loadBrandConfig(),
+  audience: new DynamoAudienceStore(documentClient, config.tableName),
 };
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
@@ -64,7 +65,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     if (target === undefined) {
       budget.done();
       // The trigger's filter should have stopped it: counted, so a filter that drifted from the code shows up.
-      metrics.addMetric('RecordsIgnored', MetricUnit.Count, 1);
+      count('RecordsIgnored');
       return;
     }
     await limit(async () => {
@@ -72,7 +73,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
         report(await dispatchNotification(target, deps, budget.start(Date.now())));
       } catch (error) {
         if ((error as Error).name === 'NotStartedError') {
-          metrics.addMetric('RecordsNotStarted', MetricUnit.Count, 1);
+          count('RecordsNotStarted');
           logger.warn('record not started: too little time left; handed back to the stream', {
             notificationId: `${target.key.pk.slice('EVENT#'.length)}#${target.key.sk.slice('NOTIFICATION#'.length)}`,
             reason: (error as Error).message,
@@ -97,7 +98,16 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
 /** Logs carry notificationId and reason codes, never an address or a phone number. */
 function report(r: DispatchResult): void {
   if (r.kind === 'skipped') {
-    metrics.addMetric('DispatchSkipped', MetricUnit.Count, 1);
+    count('DispatchSkipped');
+    return;
+  }
+  if (r.kind === 'suppressed') {
+    countBy('NotificationsSuppressed', { channel: r.channel, reason: r.reason });
+    logger.info('notification suppressed: not sent', {
+      notificationId: `${r.key.pk.slice('EVENT#'.length)}#${r.channel}`,
+      channel: r.channel,
+      reason: r.reason,
+    });
     return;
   }
   const ids = {
@@ -110,7 +120,7 @@ function report(r: DispatchResult): void {
     case 'sent':
       countBy('NotificationsSent', { channel: r.item.channel });
       if (r.fenced) {
-        metrics.addMetric('LateAcceptances', MetricUnit.Count, 1);
+        count('LateAcceptances');
         logger.error('provider accepted after the lease expired; the sweeper had already resolved it', ids);
       } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
       break;
@@ -138,7 +148,7 @@ function report(r: DispatchResult): void {
       } else logger.warn('send deferred', { ...ids, reason: r.reason, code: r.code, retryAt: r.retryAt });
       break;
     case 'unknown':
-      if (r.resend) metrics.addMetric('SendRetries', MetricUnit.Count, 1);
+      if (r.resend) count('SendRetries');
       else countBy('UnknownOutcomes', { channel: r.item.channel });
       logger.error('send outcome unknown', { ...ids, reason: r.reason, resend: r.resend });
       break;

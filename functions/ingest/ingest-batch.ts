@@ -6,16 +6,16 @@
  * written and the later one is the conflict — also when the same batch is delivered twice at once. Different eventIds
  * run concurrently under the `limit` bound.
  *
+ * Decides only: the handler logs and counts what it decided (report.ts).
+ *
  * The figures reconcile per invocation: received = accepted + duplicates + conflicts + quarantined + requarantined +
  * failed, where `failed` counts the records that met an infrastructure failure (or waited behind one of their eventId)
  * in an invocation that then throws for the event source mapping to redeliver (`failure`: the handler throws it).
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
-import { countBy, logger, metrics } from '../commons/powertools.ts';
-import type { Channel } from '../domain/channels.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+import { admittedEventId } from '../domain/admission.ts';
+import { type IngestFigures, tally } from './figures.ts';
 import {
   type AdmittedRecord,
   admit,
@@ -25,7 +25,7 @@ import {
   type IngestResult,
 } from './ingest-record.ts';
 
-export { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures.ts';
 
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;
@@ -63,14 +63,9 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     .sort(([a], [b]) => a - b)
     .map(([, result]) => result);
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
-  const figures = report(inputs.length, results, failed);
+  const figures = tally(inputs.length, results, failed);
   if (failed === 0) return { records: inputs.length, results, figures };
-  const failure = outcomes.find((o) => o.failed > 0)?.error;
-  logger.error('batch failed; the event source mapping will redeliver it', {
-    failedRecords: failed,
-    error: failure as Error,
-  });
-  return { records: inputs.length, results, figures, failure };
+  return { records: inputs.length, results, figures, failure: outcomes.find((o) => o.failed > 0)?.error };
 }
 
 type Indexed = AdmittedRecord & { readonly index: number };
@@ -84,8 +79,7 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   const byId = new Map<string, Indexed[]>();
   const alone: Indexed[][] = [];
   for (const record of records) {
-    const a = record.admission;
-    const eventId = a.ok ? a.event.eventId : a.rejection.eventId;
+    const eventId = admittedEventId(record.admission);
     if (eventId === undefined) {
       alone.push([record]);
       continue;
@@ -110,75 +104,4 @@ async function runChain(chain: Indexed[], deps: IngestDeps): Promise<ChainOutcom
     }
   }
   return { results, failed: 0 };
-}
-
-/** Logs one line per record (ids and reason codes only: never an address or a display text) and adds the metrics. */
-function report(received: number, results: IngestResult[], failed: number): IngestFigures {
-  const f: IngestFigures = {
-    received,
-    accepted: 0,
-    duplicates: 0,
-    conflicts: 0,
-    quarantined: 0,
-    requarantined: 0,
-    failed,
-    withoutNotifications: 0,
-    tooOld: 0,
-    displayTextSanitised: 0,
-  };
-  const created = new Map<Channel, number>();
-  for (const r of results) {
-    switch (r.kind) {
-      case 'accepted':
-        f.accepted++;
-        for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
-        if (r.skipped === 'TOO_OLD') {
-          f.tooOld++;
-          logger.warn('event too old: recorded, not sent', { eventId: r.eventId, skipped: r.skipped });
-        } else if (r.channels.length === 0) {
-          f.withoutNotifications++;
-          logger.warn('event accepted with no channel to send', { eventId: r.eventId });
-        } else {
-          logger.info('event accepted', { eventId: r.eventId, channels: r.channels });
-        }
-        if (r.sanitised.length > 0) {
-          f.displayTextSanitised++;
-          logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
-        }
-        break;
-      case 'duplicate':
-        f.duplicates++;
-        logger.info('duplicate event acknowledged', { eventId: r.eventId });
-        break;
-      case 'conflict':
-        if (r.newlyQuarantined) f.conflicts++;
-        else f.requarantined++;
-        logger.error('eventId reused with a different payload; quarantined', {
-          eventId: r.eventId,
-          reason: 'EVENT_ID_CONFLICT',
-          redelivered: !r.newlyQuarantined,
-        });
-        break;
-      case 'quarantined': {
-        if (r.newlyQuarantined) f.quarantined++;
-        else f.requarantined++;
-        const line = {
-          eventId: r.rejection.eventId,
-          reason: r.rejection.reason,
-          detail: r.rejection.detail,
-          redelivered: !r.newlyQuarantined,
-        };
-        // UNPROCESSABLE is a bug or a refused write, not a producer's mistake: it needs an engineer.
-        if (r.rejection.reason === 'UNPROCESSABLE') logger.error('record quarantined', line);
-        else logger.warn('record quarantined', line);
-        break;
-      }
-    }
-  }
-  for (const [figure, metric] of Object.entries(FIGURE_METRICS)) {
-    metrics.addMetric(metric, MetricUnit.Count, f[figure as keyof IngestFigures]);
-  }
-  for (const [channel, count] of created) countBy('NotificationsCreated', { channel }, count);
-  logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
-  return f;
 }

@@ -13,7 +13,7 @@
 import { isRecordRefusal, TransientStoreError } from '../commons/errors.ts';
 import { withRetry } from '../commons/retry.ts';
 import { type Admission, type AdmissionPolicy, admitRecord, type SkipReason } from '../domain/admission.ts';
-import { type Channel, contactFor } from '../domain/channels.ts';
+import type { Channel } from '../domain/channels.ts';
 import { type DisplayField, PAYLOAD_HASH_VERSION, type Rejection } from '../domain/event.ts';
 import {
   buildInbox,
@@ -22,6 +22,8 @@ import {
   type KafkaSource,
   type Retention,
 } from '../domain/notification.ts';
+import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
+import { contactFor } from '../domain/routing.ts';
 import type { InboxStore } from './inbox-store.ts';
 
 export interface IngestInput {
@@ -31,7 +33,15 @@ export interface IngestInput {
 }
 
 export type IngestResult =
-  | { kind: 'accepted'; eventId: string; channels: Channel[]; sanitised: DisplayField[]; skipped?: SkipReason }
+  | {
+      kind: 'accepted';
+      eventId: string;
+      channels: Channel[];
+      sanitised: DisplayField[];
+      skipped?: SkipReason;
+      /** A PreferencesUpdated event: applied, or recorded as STALE (skipped) because a newer one is in force. */
+      preferences?: boolean;
+    }
   | { kind: 'duplicate'; eventId: string }
   | { kind: 'conflict'; eventId: string; newlyQuarantined: boolean }
   | { kind: 'quarantined'; rejection: Rejection; newlyQuarantined: boolean };
@@ -72,6 +82,7 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
 export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
+  if ('preferences' in admission) return applyPreferences(record, admission, deps);
   const { event, payloadHash, channels } = admission;
   const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
 
@@ -128,7 +139,7 @@ export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): 
 }
 
 function buildItems(
-  admission: Extract<Admission, { ok: true }>,
+  admission: Extract<Admission, { ok: true; event: unknown }>,
   source: KafkaSource,
   now: number,
   retention: Retention,
@@ -141,6 +152,48 @@ function buildItems(
       buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
     ),
   };
+}
+
+/** A PreferencesUpdated event: inbox + preferences item, newest occurredAt wins (inbox-store.ts). */
+async function applyPreferences(
+  record: AdmittedRecord,
+  admission: Extract<Admission, { ok: true; preferences: unknown }>,
+  deps: IngestDeps,
+): Promise<IngestResult> {
+  const { input, now } = record;
+  const { preferences: p, payloadHash, occurredAtMs } = admission;
+  const retention = { retentionDays: deps.retentionDays };
+  const inbox = buildPreferencesInbox(p, payloadHash, input.source, now, retention);
+  const stale = buildPreferencesInbox(p, payloadHash, input.source, now, retention, true);
+  const outcome = await withRetry(
+    () => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)),
+    {
+      attempts: deps.transactionAttempts,
+      baseMs: deps.retryBaseMs ?? 50,
+      isRetryable: (error) => error instanceof TransientStoreError,
+      onRetry: (error) => deps.onRetry?.(p.eventId, error),
+      ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+    },
+  );
+  const accepted = { kind: 'accepted' as const, eventId: p.eventId, channels: [], sanitised: [], preferences: true };
+  switch (outcome.kind) {
+    case 'created':
+      return accepted;
+    case 'stale':
+      return { ...accepted, skipped: 'STALE' };
+    case 'inboxExists': {
+      if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: p.eventId };
+      const rejection: Rejection = {
+        reason: 'EVENT_ID_CONFLICT',
+        detail: `eventId already recorded with payloadHash ${(outcome.payloadHash ?? '?').slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…`,
+        eventId: p.eventId,
+      };
+      const newlyQuarantined = await deps.store.quarantine(
+        buildQuarantine(rejection, input.value, input.source, now, retention),
+      );
+      return { kind: 'conflict', eventId: p.eventId, newlyQuarantined };
+    }
+  }
 }
 
 function unprocessable(step: string, error: unknown, eventId?: string): Rejection {

@@ -15,11 +15,11 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
+import { DISPATCH_FILTER_PATTERN } from '../../functions/commons/stream-filter.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
-import { DISPATCH_FILTER_PATTERN } from '../../lib/stream-filter.ts';
 
 const SETTINGS_FILE = 'examples/settings.example.json';
 const SCRAM = {
@@ -166,7 +166,7 @@ describe('the table', () => {
 describe('the functions', () => {
   it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
     const fns = resources('AWS::Lambda::Function');
-    expect(fns).toHaveLength(3);
+    expect(fns).toHaveLength(4);
     for (const [, fn] of fns) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -182,9 +182,9 @@ describe('the functions', () => {
 
   it('log to groups with a retention, retained on stack deletion, each writable only by its own function', () => {
     const groups = resources('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(3);
+    expect(groups).toHaveLength(4);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
-    for (const name of ['Ingest', 'Dispatch', 'Sweeper']) {
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([
         {
@@ -582,6 +582,7 @@ describe('CloudWatch', () => {
         'DispatchIteratorAge',
         'DispatchOnFailureQueue',
         'EventIdConflicts',
+        'FeedbackDeadLetters',
         'IngestBatchNotParked',
         'IngestBatchParked',
         'IngestErrors',
@@ -593,6 +594,8 @@ describe('CloudWatch', () => {
         'ProviderThrottling',
         'RecordsQuarantined',
         'SendFailures',
+        'SesBounceRate',
+        'SesComplaintRate',
         'SweeperErrors',
         'SweeperFoundStuck',
         'UnknownOutcomes',
@@ -665,10 +668,90 @@ describe('CloudWatch', () => {
   });
 });
 
+describe('delivery feedback (issue 16)', () => {
+  it('creates a configuration set with reputation metrics and SES suppression, and dispatch sends through it', () => {
+    template.hasResourceProperties('AWS::SES::ConfigurationSet', {
+      Name: 'notifier-example',
+      ReputationOptions: { ReputationMetricsEnabled: true },
+      SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] },
+    });
+    expect((fnProps('Dispatch').Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+      SES_CONFIGURATION_SET: 'notifier-example',
+    });
+  });
+
+  it('publishes Delivery, Bounce, Complaint, Reject and DeliveryDelay to the default bus', () => {
+    const [destination] = resources('AWS::SES::ConfigurationSetEventDestination');
+    expect(destination?.[1].Properties.EventDestination).toMatchObject({
+      Enabled: true,
+      MatchingEventTypes: ['delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay'],
+    });
+    expect(JSON.stringify(destination?.[1].Properties)).toContain(
+      ':events:ap-northeast-1:123456789012:event-bus/default',
+    );
+  });
+
+  it('a rule on source aws.ses, the five detail-types and our configuration set invokes the feedback function, with a DLQ', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ses'],
+        'detail-type': [
+          'Email Delivered',
+          'Email Bounced',
+          'Email Complaint Received',
+          'Email Rejected',
+          'Email Delivery Delayed',
+        ],
+        detail: { mail: { tags: { 'ses:configuration-set': ['notifier-example'] } } },
+      },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [fnLogicalId('DeliveryFeedbackFunction'), 'Arn'] },
+          DeadLetterConfig: Match.objectLike({ Arn: Match.anyValue() }),
+          RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 86_400 },
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
+  });
+
+  it('the feedback function may only read and update items, and send to its dead-letter queue', () => {
+    const statements = policyOf('DeliveryFeedbackFunction').filter(
+      (st) => !actionsOf([st]).some((a) => a.startsWith('logs:') || a.startsWith('xray:')),
+    );
+    expect(actionsOf(statements).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+  });
+
+  it('an existing configuration set named in the settings is used, not created', () => {
+    const s = synth({ sesConfigurationSet: 'bank-mail' });
+    expect(s.resources('AWS::SES::ConfigurationSet')).toHaveLength(0);
+    s.template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      ConfigurationSetName: 'bank-mail',
+    });
+  });
+
+  it('alarms on the account bounce and complaint rates before SES reviews the account (5%, 0.1%)', () => {
+    const a = base.alarms();
+    expect(a['notifier-example-SesBounceRate']?.Properties).toMatchObject({
+      Namespace: 'AWS/SES',
+      MetricName: 'Reputation.BounceRate',
+      Threshold: 0.04,
+    });
+    expect(a['notifier-example-SesComplaintRate']?.Properties).toMatchObject({
+      Namespace: 'AWS/SES',
+      MetricName: 'Reputation.ComplaintRate',
+      Threshold: 0.0008,
+    });
+  });
+});
+
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(14);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(18);
     template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
     template.hasOutput('IngestFunctionName', { Value: { Ref: fnLogicalId('Ingest') } });
     template.hasOutput('IngestKafkaMappingId', { Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } });

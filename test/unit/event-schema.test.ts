@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { route } from '../../functions/domain/channels.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { route } from '../../functions/domain/routing.ts';
 import { SCHEMA_FILE, schemaText } from '../../scripts/schema.ts';
 
 const lines = (file: string) =>
