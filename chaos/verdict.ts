@@ -2,7 +2,7 @@
  * The one verdict of a chaos run. `npm run chaos` takes its exit code, its table's PASS/FAIL and its --json verdict
  * from here, and the test suite asserts it: any broken invariant fails the run, with the invariant named.
  */
-import type { ChaosReport } from './scenario.ts';
+import type { ChaosReport } from './model.ts';
 
 export interface Verdict {
   readonly pass: boolean;
@@ -14,6 +14,10 @@ export interface Verdict {
 const INVARIANTS: readonly [string, (r: ChaosReport) => number][] = [
   ['lost: a valid event lost a notification, or one was left PENDING/SENDING', (r) => r.lost],
   ['duplicates.bug: a second accepted send not explained by an unknown outcome', (r) => r.duplicates.bug],
+  [
+    'staleWrites: a holder whose lease was taken over still wrote its transition (fencing on attempt failed)',
+    (r) => r.staleWrites,
+  ],
   ['quarantineMismatches: bad input not quarantined with its expected reason', (r) => r.quarantineMismatches],
   ['headerInjections: CR/LF reached a subject', (r) => r.headerInjections],
   ['unescapedMarkup: markup reached an email unescaped', (r) => r.unescapedMarkup],

@@ -43,7 +43,9 @@ export function captureOutput(sink?: (text: string) => void): CapturedOutput {
     const lines = (partial + text(chunk)).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) tally(line);
-    if (sink === undefined) return stderr(chunk, ...rest);
+    // Looked up at each call, not bound once: whoever wraps standard error later (the chaos world keeps every
+    // handler line for its PII scan) still sees the handlers' lines.
+    if (sink === undefined) return (process.stderr.write as Write)(chunk, ...rest);
     sink(text(chunk));
     return true;
   }) as typeof process.stdout.write;

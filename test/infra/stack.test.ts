@@ -15,11 +15,15 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
-import { DISPATCH_FILTER_PATTERN } from '../../functions/commons/stream-filter.ts';
+import { matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { parseEventJson } from '../../functions/domain/event.ts';
+import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
+import { transferEvent } from '../support/events.ts';
+import { streamRecord } from '../support/stream.ts';
 
 const SETTINGS_FILE = 'examples/settings.example.json';
 const SCRAM = {
@@ -415,12 +419,72 @@ describe('the dispatch trigger', () => {
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 5,
       MaximumRecordAgeInSeconds: 21_600,
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(DISPATCH_FILTER_PATTERN) }] },
+      FilterCriteria: { Filters: [{ Pattern: Match.anyValue() }] },
       DestinationConfig: {
         OnFailure: {
           Destination: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^DispatchOnFailure'), 'Arn'] }),
         },
       },
+    });
+  });
+
+  describe('the deployed filter, evaluated on real-shaped stream records: only a notification PENDING after the write passes', () => {
+    const mappings = resources('AWS::Lambda::EventSourceMapping').filter(([, m]) => m.Properties.FilterCriteria);
+    const filters = mappings.flatMap(
+      ([, m]) => (m.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters,
+    );
+    const patterns = filters.map((f) => JSON.parse(f.Pattern) as unknown);
+    /** Lambda delivers a record when any of the mapping's filters matches it. */
+    const delivered = (record: unknown) => patterns.some((p) => matchesFilter(p, record));
+
+    const NOW = Date.parse('2026-11-30T09:20:00Z');
+    const parsed = parseEventJson(JSON.stringify(transferEvent()));
+    if (!parsed.ok) throw new Error('fixture');
+    const pending = buildNotification(parsed.event, 'EMAIL', 'hanako@example.com', NOW, { retentionDays: 35 });
+    const as = (status: NotificationItem['status'], attempt = 1): NotificationItem => ({ ...pending, status, attempt });
+
+    it('one mapping carries a filter, and it uses only the grammar the matcher implements', () => {
+      expect(filters).toHaveLength(1);
+      const plain = (p: unknown): boolean =>
+        Array.isArray(p)
+          ? p.every((v) => typeof v === 'string')
+          : typeof p === 'object' && p !== null && Object.values(p).every(plain);
+      expect(patterns.every(plain)).toBe(true);
+    });
+
+    it('passes a new PENDING notification (INSERT) and one put back to PENDING (MODIFY: retry, redrive)', () => {
+      expect(delivered(streamRecord('INSERT', pending))).toBe(true);
+      expect(delivered(streamRecord('MODIFY', { ...as('PENDING'), retryAt: NOW + 5 }, as('SENDING')))).toBe(true);
+      expect(delivered(streamRecord('MODIFY', { ...pending, redrives: 1 }, pending))).toBe(true);
+    });
+
+    it('stops every other status: SENDING, SENT, FAILED, UNKNOWN — our own writes never re-trigger dispatch', () => {
+      expect(delivered(streamRecord('MODIFY', as('SENDING'), pending))).toBe(false);
+      for (const status of ['SENT', 'FAILED', 'UNKNOWN'] as const) {
+        expect(delivered(streamRecord('MODIFY', as(status), as('SENDING'))), status).toBe(false);
+      }
+      // An INSERT with another status (never written by ingest, but the filter must not depend on that).
+      expect(delivered(streamRecord('INSERT', as('SENT')))).toBe(false);
+    });
+
+    it('stops REMOVE (TTL), inbox, quarantine, send-rate and breaker items', () => {
+      expect(delivered(streamRecord('REMOVE', undefined, pending))).toBe(false);
+      expect(delivered(streamRecord('INSERT', { pk: pending.pk, sk: 'INBOX', kind: 'INBOX', status: 'PENDING' }))).toBe(
+        false,
+      );
+      expect(delivered(streamRecord('INSERT', { pk: 'QUARANTINE#t#0#1', sk: 'RECORD', kind: 'QUARANTINE' }))).toBe(
+        false,
+      );
+      expect(delivered(streamRecord('MODIFY', { pk: 'RATE#EMAIL', sk: '1', kind: 'RATE', used: 3 }))).toBe(false);
+      expect(delivered(streamRecord('INSERT', { pk: 'BREAKER#SMS', sk: 'BREAKER', kind: 'BREAKER' }))).toBe(false);
+    });
+
+    it('the matcher follows the filter grammar: every key must be present and hold one of the listed values', () => {
+      const p = { a: ['x'], b: { c: ['y', 'z'] } };
+      expect(matchesFilter(p, { a: 'x', b: { c: 'z' }, extra: 1 })).toBe(true);
+      expect(matchesFilter(p, { a: 'x' })).toBe(false);
+      expect(matchesFilter(p, { a: 'x', b: { c: 'w' } })).toBe(false);
+      expect(matchesFilter(p, { a: 'x', b: 'y' })).toBe(false);
     });
   });
 
