@@ -18,7 +18,6 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
@@ -40,6 +39,7 @@ import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../functions/ingest/ingest-batch.ts';
 import { BUNDLE } from '../lib/bundling.ts';
+import { EXIT, intOption, onExit, parseCommandLine, runCommand } from '../local/cli.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
@@ -54,17 +54,43 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
   if (bad !== undefined) throw new Error(`bench workload record not accepted: ${JSON.stringify(bad)}`);
 }
 
-const { values: args } = parseArgs({
-  options: {
-    events: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '3' },
-    json: { type: 'boolean', default: false },
-    /** Only issue 11's pacing and sweeper-drain figures (bench/quota.ts). */
-    quota: { type: 'boolean', default: false },
-  },
-});
-const EVENTS = Number(args.events);
-const ROUNDS = Number(args.rounds);
+const USAGE = `
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota]
+
+Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
+
+  --events N   events per ingest measurement (default 1000)
+  --rounds R   alternating rounds per comparison; medians are reported (default 3)
+  --json       standard output is exactly one JSON document
+  --quota      only the pacing and sweeper-drain figures (bench/quota.ts)
+  -h, --help   this text
+
+Exit codes: 0 measured; 1 a measurement failed; 2 usage (unknown flag, bad value); 130/143/129 interrupted.
+`;
+function parseOptions() {
+  const { values } = parseCommandLine(
+    {
+      usage: USAGE,
+      options: {
+        events: { type: 'string', default: '1000' },
+        rounds: { type: 'string', default: '3' },
+        json: { type: 'boolean', default: false },
+        quota: { type: 'boolean', default: false },
+      },
+    },
+    process.argv.slice(2),
+  );
+  return {
+    json: values.json === true,
+    quota: values.quota === true,
+    events: intOption('events', values.events, 1) ?? 1000,
+    rounds: intOption('rounds', values.rounds, 1) ?? 3,
+  };
+}
+// Set by the command line before anything is measured (runCommand below).
+let args: ReturnType<typeof parseOptions>;
+let EVENTS: number;
+let ROUNDS: number;
 const INGEST_CONCURRENCY = 16; // the stack's INGEST_CONCURRENCY
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const median = (xs: number[]) => {
@@ -143,10 +169,12 @@ interface Measure {
 
 async function main() {
   const db = await startDynamoDbLocal();
+  const forget = onExit(() => db.stop());
   try {
     if (args.quota) return { quota: await measureQuota(db.endpoint) };
     return await measureAll(db.endpoint);
   } finally {
+    forget();
     await db.stop();
   }
 }
@@ -539,17 +567,12 @@ function table(report: Awaited<ReturnType<typeof measureAll>>): string {
   ].join('\n');
 }
 
-main().then(
-  (report) => {
-    if (!('ingest' in report)) {
-      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      process.exit(0);
-    }
-    process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
-    process.exit(0);
-  },
-  (error) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runCommand('bench', async () => {
+  args = parseOptions();
+  EVENTS = args.events;
+  ROUNDS = args.rounds;
+  const report = await main();
+  if (!('ingest' in report)) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
+  return EXIT.OK;
+});

@@ -4,27 +4,45 @@
  *   npm run chaos -- [--events N] [--seed S] [--json]
  *
  * One verdict (verdict.ts) decides the exit code (0 pass, 1 fail), the table's PASS/FAIL and the --json `verdict`:
- * any broken invariant fails the run. The seed is printed; the same seed replays the same run.
+ * any broken invariant fails the run. The seed is printed; the same seed replays the same run. The command line
+ * follows local/cli.ts (--help, usage errors exit 2, signals stop the world).
  */
-import { parseArgs } from 'node:util';
+import { EXIT, intOption, onExit, parseCommandLine, runCommand } from '../local/cli.ts';
 import { runChaos } from './scenario.ts';
 import { judge, type Verdict } from './verdict.ts';
 import { openWorld } from './world.ts';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '500' },
-    seed: { type: 'string' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
-const events = Number(values.events);
+const USAGE = `
+Usage: npm run chaos -- [--events N] [--seed S] [--json]
+
+The fault-injection run on DynamoDB Local: every invariant checked, one verdict (README "Reliability").
+
+  --events N   events in the run (default 500)
+  --seed S     replay a run: the same seed, the same faults (default: random, printed)
+  --json       standard output is exactly one JSON document
+  -h, --help   this text
+
+Exit codes: 0 PASS; 1 FAIL (an invariant broke) or the run itself failed; 2 usage; 130/143/129 interrupted.
+`;
 const say = (m: string) => process.stderr.write(`[chaos] ${m}\n`);
 
 async function main(): Promise<number> {
+  const { values } = parseCommandLine(
+    {
+      usage: USAGE,
+      options: {
+        events: { type: 'string', default: '500' },
+        seed: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    },
+    process.argv.slice(2),
+  );
+  const seed = intOption('seed', values.seed, 0) ?? Math.floor(Math.random() * 2 ** 31);
+  const events = intOption('events', values.events, 1) ?? 500;
   say(`seed ${seed}, ${events} events (replay: npm run chaos -- --events ${events} --seed ${seed})`);
   const world = await openWorld();
+  const forget = onExit(() => world.stop());
   const started = performance.now(); // Date.now runs on the suite's fake clock
   try {
     const report = await runChaos({ events, seed });
@@ -34,8 +52,9 @@ async function main(): Promise<number> {
       ? `${JSON.stringify({ verdict, ...figures, problems: problems.slice(0, 20) }, null, 2)}\n`
       : table(report, verdict, (performance.now() - started) / 1000);
     world.output.writeStdout(out);
-    return verdict.pass ? 0 : 1;
+    return verdict.pass ? EXIT.OK : EXIT.FAILED;
   } finally {
+    forget();
     await world.stop();
   }
 }
@@ -63,10 +82,4 @@ function table(r: Awaited<ReturnType<typeof runChaos>>, verdict: Verdict, second
   ].join('\n');
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`chaos failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(2);
-  },
-);
+runCommand('chaos', main);

@@ -27,9 +27,23 @@ export interface DynamoDbLocal {
   stop(): Promise<void>;
 }
 
+/** Every DynamoDB Local this process started and has not stopped: none may outlive it (see the 'exit' hook). */
+const running = new Set<ChildProcess>();
+let exitHook = false;
+
 export async function startDynamoDbLocal(port?: number): Promise<DynamoDbLocal> {
   const chosen = port ?? (await freePort());
   const child: ChildProcess = spawn({ port: chosen, sharedDb: true, stdio: ['ignore', 'ignore', 'pipe'] as never });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  if (!exitHook) {
+    exitHook = true;
+    // 'exit' handlers run synchronously on every process.exit and uncaught error: kill() is synchronous, so an
+    // orphaned Java process is left only by SIGKILL, which nothing can catch.
+    process.on('exit', () => {
+      for (const c of running) c.kill('SIGKILL');
+    });
+  }
   let stderr = '';
   child.stderr?.on('data', (chunk) => {
     stderr += String(chunk);

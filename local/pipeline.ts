@@ -209,10 +209,12 @@ export async function converge(
   stream: StreamMapping,
   handlers: Handlers,
   env: Pick<LocalEnvironment, 'dynamoEndpoint' | 'tableName'>,
-  options: { timeoutMs?: number; onProgress?: (counts: TableCounts) => void } = {},
+  options: { timeoutMs?: number; onProgress?: (counts: TableCounts) => void; signal?: AbortSignal } = {},
 ): Promise<TableCounts> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   for (;;) {
+    // Interrupted (Ctrl-C): the table as it stands, for a partial summary.
+    if (options.signal?.aborted) return readTable(env.dynamoEndpoint, env.tableName);
     const read = await stream.pump();
     if (read > 0) continue;
     const counts = await readTable(env.dynamoEndpoint, env.tableName);

@@ -139,7 +139,7 @@ const dataSchema = z
     }),
   );
 
-const eventSchema = z
+export const eventSchema = z
   .object({
     eventId: z.string().check(z.regex(EVENT_ID_PATTERN)),
     type: z.enum(EVENT_TYPES),

@@ -53,7 +53,7 @@ export function minorUnit(currency: string): number | undefined {
 }
 
 /** A non-negative decimal string: up to 15 integer digits (what a bank's ledger holds), no exponent, no sign. */
-const DECIMAL_AMOUNT = /^(0|[1-9]\d{0,14})(?:\.(\d{1,4}))?$/;
+export const DECIMAL_AMOUNT = /^(0|[1-9]\d{0,14})(?:\.(\d{1,4}))?$/;
 
 export type AmountCheck = { ok: true } | { ok: false; problem: string };
 

@@ -68,8 +68,8 @@ describe('npm start', () => {
     expect(email.html).toContain('&lt;b&gt;Bob&lt;/b&gt;');
     expect(email.text).toContain('$12.50');
     expect(report.quarantine).toEqual([
-      { reason: 'INVALID_JSON', eventId: null, offset: 2 },
-      { reason: 'EVENT_ID_CONFLICT', eventId: 'cli-1', offset: 4 },
+      { reason: 'INVALID_JSON', detail: 'value is not valid JSON', eventId: null, offset: 2 },
+      { reason: 'EVENT_ID_CONFLICT', detail: expect.stringContaining('payloadHash'), eventId: 'cli-1', offset: 4 },
     ]);
   });
 
@@ -125,7 +125,9 @@ describe('npm start', () => {
       displayTextSanitised: 8,
     });
     expect(report.reconciled).toBe(true);
-    expect(report.quarantine).toEqual([
+    // Each record's detail says what was wrong (checked non-empty here; its wording is the decoder's).
+    for (const q of report.quarantine) expect(q.detail).toMatch(/\S/);
+    expect(report.quarantine.map(({ detail: _, ...q }: { detail: string }) => q)).toEqual([
       { reason: 'INVALID_EVENT_ID', eventId: null, offset: 2 },
       { reason: 'SCHEMA_VIOLATION', eventId: 'adv-surrogate-user', offset: 3 },
       { reason: 'SCHEMA_VIOLATION', eventId: 'adv-surrogate-transfer', offset: 4 },
@@ -267,7 +269,7 @@ describe('npm start', () => {
   it('exits non-zero with a clear message for a missing file', async () => {
     await expect(cli(['--events', '/nonexistent/events.jsonl'])).rejects.toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('cannot read --events file "/nonexistent/events.jsonl": ENOENT'),
+      stderr: expect.stringContaining('cannot read --events file "/nonexistent/events.jsonl": no such file'),
     });
   });
 
@@ -278,7 +280,7 @@ describe('npm start', () => {
     try {
       await expect(cli(['--sns-port', String(port)])).rejects.toMatchObject({
         code: 2,
-        stderr: expect.stringContaining('a port is already in use'),
+        stderr: expect.stringMatching(/--sns-port \d+ is already in use/),
       });
     } finally {
       blocker.close();

@@ -1,0 +1,181 @@
+/**
+ * The command-line conventions every command follows (local/cli.ts), tried as a newcomer would: --help, usage errors
+ * before anything starts, standard input, a quiet standard output, and nothing left running when a run is killed.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const tsx = (script: string, args: string[], input?: string) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...args],
+      { timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+
+const dir = mkdtempSync(join(tmpdir(), 'notifier-cli-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+/** Whether a DynamoDB Local started with `-port P` is still running. */
+const javaOnPort = (port: string) =>
+  execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .some((line) => line.includes('DynamoDBLocal.jar') && line.includes(`-port ${port}`));
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+describe('--help and usage errors', () => {
+  it.each([
+    ['local/run.ts', /^Usage: npm start/],
+    ['chaos/run.ts', /^Usage: npm run chaos/],
+    ['bench/run.ts', /^Usage: npm run bench/],
+    ['ops/cli.ts', /^Usage: npm run ops/],
+  ])('%s --help prints its usage on standard output and exits 0', async (script, usage) => {
+    const r = await tsx(script, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimStart()).toMatch(usage);
+    expect(r.stdout).toContain('Exit codes');
+  });
+
+  it.each(['local/run.ts', 'chaos/run.ts', 'bench/run.ts'])(
+    '%s: an unknown flag or a bad value exits 2 with one line',
+    async (script) => {
+      for (const args of [['--frobnicate'], ['--events', 'many']]) {
+        const r = await tsx(script, args);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+      }
+    },
+  );
+
+  describe('npm start, before anything starts', () => {
+    let busy: Server;
+    let busyPort: number;
+    beforeAll(async () => {
+      busy = createServer();
+      await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+      busyPort = (busy.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+
+    it.each([
+      [['--events', join(dir, 'missing.jsonl')], /no such file/],
+      [['--events', dir], /is a directory/],
+      [() => ['--events', file('empty.jsonl', '')], /is empty/],
+      [() => ['--events', file('pretty.json', '{\n  "eventId": "x"\n}\n')], /pretty-printed JSON.*jq -c/],
+      [() => ['--events', file('array.json', '[{"eventId":"x"}]\n')], /JSON array.*jq -c '\.\[\]'/],
+      [() => ['--viewer-port', String(busyPort)], /--viewer-port \d+ is already in use/],
+      [() => ['--dynamodb-port', String(busyPort)], /--dynamodb-port \d+ is already in use/],
+      [['--ses-port', '18999', '--sns-port', '18999'], /both name port 18999/],
+      [['--outbox-port', '70000'], /--outbox-port must be an integer from 1 to 65535/],
+    ])('%o → exit 2: %s', async (args, message) => {
+      const r = await tsx('local/run.ts', typeof args === 'function' ? args() : args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stdout).toBe('');
+    });
+  });
+});
+
+describe('npm start runs quietly', () => {
+  it('--events - reads standard input; standard output is exactly the JSON report, the handler logs go to the log file', async () => {
+    const input = readFileSync('examples/events.jsonl', 'utf8') + readFileSync('examples/bad-input.jsonl', 'utf8');
+    const r = await tsx('local/run.ts', ['--events', '-', '--json'], input);
+    const report = JSON.parse(r.stdout);
+    expect(r.code).toBe(0);
+    expect(report.notifications).toEqual({ created: 13, sent: 13, failed: 0, unknown: 0, suppressed: 0 });
+    expect(report.quarantine).toHaveLength(12);
+    expect(report.quarantine[0]).toEqual({
+      reason: 'INVALID_JSON',
+      detail: 'value is not valid JSON',
+      eventId: null,
+      offset: 7,
+    });
+    // No handler JSON line and no SDK warning on the terminal: they are in the log file the report names.
+    expect(r.stderr).not.toMatch(/^\{/m);
+    expect(r.stderr).not.toContain('NodeVersionSupportWarning');
+    expect(report.log).toMatch(/^\.local\/logs\/run-.*\.log$/);
+    expect(readFileSync(report.log, 'utf8')).toContain('"_aws"');
+  });
+});
+
+describe('nothing outlives the run', () => {
+  const big = () =>
+    file(
+      'big.jsonl',
+      Array.from({ length: 3000 }, (_, i) =>
+        readFileSync('examples/events.jsonl', 'utf8')
+          .split('\n')
+          [i % 7]!.replace(/"eventId":"([^"]+)"/, `"eventId":"$1-${i}"`),
+      ).join('\n'),
+    );
+
+  /** Starts a run; resolves once DynamoDB Local is up, with its port. */
+  const start = async (args: string[]) => {
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/run.ts', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (c) => {
+      stdout += c;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stderr?.on('data', (c) => {
+        stderr += c;
+        const m = /DynamoDB Local http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
+        if (m?.[1]) resolve(m[1]);
+      });
+      child.once('exit', () => reject(new Error(`run ended before it started: ${stderr}`)));
+    });
+    return { child, port, exited, out: () => stdout };
+  };
+
+  it('SIGTERM mid-run: the partial summary, exit 143, and DynamoDB Local is gone', async () => {
+    const { child, port, exited, out } = await start(['--events', big(), '--json']);
+    expect(javaOnPort(port)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    const report = JSON.parse(out());
+    expect(report.interrupted).toBe(true);
+    expect(report.recordsRead).toBeLessThan(3000);
+    expect(javaOnPort(port)).toBe(false);
+    expect(await portOpen(Number(port))).toBe(false);
+  });
+
+  it('SIGHUP, and a reader that closed the pipe, stop DynamoDB Local too', async () => {
+    const hup = await start(['--events', big(), '--json']);
+    hup.child.kill('SIGHUP');
+    expect(await hup.exited).toBe(129);
+    expect(javaOnPort(hup.port)).toBe(false);
+
+    const pipe = await start(['--events', big(), '--json']);
+    pipe.child.stdout?.destroy();
+    pipe.child.kill('SIGINT');
+    expect([130, 141]).toContain(await pipe.exited);
+    expect(javaOnPort(pipe.port)).toBe(false);
+  });
+});
