@@ -108,8 +108,11 @@ export class NotifierStack extends Stack {
       },
     });
     const ingest = ingestFunction.fn;
-    // TransactWriteItems is authorized per item action: the transaction only puts.
-    ingest.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [this.table.tableArn] }));
+    // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
+    // batch's inbox items before its transactions (a known event costs no write).
+    ingest.addToRolePolicy(
+      new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: [this.table.tableArn] }),
+    );
     const kafka = kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId);
     if (s.kafkaScramSecretArn === undefined) {
       ingest.addToRolePolicy(

@@ -6,6 +6,13 @@
  * written and the later one is the conflict — also when the same batch is delivered twice at once. Different eventIds
  * run concurrently under the `limit` bound.
  *
+ * Before any transaction, one strongly consistent look-up reads the inbox items of all the batch's eventIds (BatchGetItem,
+ * 100 keys a request): an event found with the same payloadHash is a duplicate with no write at all, one found with
+ * another hash is a conflict; only unseen events go to their transaction, which stays the guard — a race between the
+ * read and the write ends as it always did, in a cancelled transaction. A batch redelivered whole costs about one
+ * request per 100 records instead of one per record. The look-up is an optimisation: if it fails, every event goes to
+ * its transaction.
+ *
  * The figures reconcile per invocation: received = accepted + duplicates + conflicts + quarantined + requarantined +
  * failed, where `failed` counts the records that met an infrastructure failure (or waited behind one of their eventId)
  * in an invocation that then throws for the event source mapping to redeliver (`failure`: the handler throws it).
@@ -16,6 +23,7 @@ import type { LimitFunction } from 'p-limit';
 import { countBy, logger, metrics } from '../commons/powertools.ts';
 import type { Channel } from '../domain/channels.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+import type { KnownEvents } from './inbox-store.ts';
 import {
   type AdmittedRecord,
   admit,
@@ -55,7 +63,8 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
       value: record.value,
     }));
   const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
-  const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps))));
+  const known = await lookUp(chains, deps);
+  const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps, known))));
 
   // In the batch's own order, whatever order they ran in.
   const results = outcomes
@@ -84,8 +93,7 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   const byId = new Map<string, Indexed[]>();
   const alone: Indexed[][] = [];
   for (const record of records) {
-    const a = record.admission;
-    const eventId = a.ok ? a.event.eventId : a.rejection.eventId;
+    const eventId = eventIdOf(record);
     if (eventId === undefined) {
       alone.push([record]);
       continue;
@@ -99,11 +107,36 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
 }
 
-async function runChain(chain: Indexed[], deps: IngestDeps): Promise<ChainOutcome> {
+/** The inbox items of the batch's admitted events, read once; empty when the store has no look-up or it failed. */
+async function lookUp(chains: Indexed[][], deps: IngestDeps): Promise<KnownEvents> {
+  const eventIds = chains.flatMap((chain) => chain.flatMap(({ admission: a }) => (a.ok ? [a.event.eventId] : [])));
+  if (deps.store.findInboxes === undefined || eventIds.length === 0) return new Map();
+  try {
+    return await deps.store.findInboxes(eventIds);
+  } catch (error) {
+    // Only an optimisation: the transactions decide as they did before it existed.
+    metrics.addMetric('InboxLookupFailures', MetricUnit.Count, 1);
+    logger.warn('inbox look-up failed; every event goes to its transaction', { error: error as Error });
+    return new Map();
+  }
+}
+
+const eventIdOf = ({ admission: a }: Indexed): string | undefined => (a.ok ? a.event.eventId : a.rejection.eventId);
+
+async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents): Promise<ChainOutcome> {
   const results: [number, IngestResult][] = [];
+  // What the inbox holds for this eventId, as far as this invocation knows: the look-up's answer, then what the
+  // chain's own records wrote (a later record with the same payload is then a duplicate without a write).
+  let stored: { payloadHash: string | undefined } | undefined;
+  const eventId = chain[0] === undefined ? undefined : eventIdOf(chain[0]);
+  if (eventId !== undefined && known.has(eventId)) stored = { payloadHash: known.get(eventId) };
   for (const [i, record] of chain.entries()) {
     try {
-      results.push([record.index, await applyAdmission(record, deps)]);
+      const result = await applyAdmission(record, deps, record.admission.ok ? stored : undefined);
+      results.push([record.index, result]);
+      if (record.admission.ok && (result.kind === 'accepted' || result.kind === 'duplicate')) {
+        stored = { payloadHash: record.admission.payloadHash };
+      }
     } catch (error) {
       // A later record of this eventId must not run before this one is settled: it waits for the redelivery.
       return { results, failed: chain.length - i, error };

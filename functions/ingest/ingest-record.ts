@@ -4,7 +4,8 @@
  * Input: the record's source (topic, partition, offset) and its base64 value.
  * Output: what became of it — accepted, duplicate, conflict or quarantined.
  * Steps: admit (decode → validate → normalise → hash → route → age: pure, admission.ts) → one transaction (inbox + one
- * notification per channel) → classify the answer.
+ * notification per channel) → classify the answer. An event the batch's look-up already found in the inbox skips the
+ * transaction and is classified from what the look-up read (ingest-batch.ts).
  *
  * Never throws for a record's bytes: every rejection, and even a bug in the pure path or items DynamoDB refuses, ends
  * as a quarantine item with a reason code. It throws only when DynamoDB stays unavailable, so the event source mapping
@@ -22,7 +23,7 @@ import {
   type KafkaSource,
   type Retention,
 } from '../domain/notification.ts';
-import type { InboxStore } from './inbox-store.ts';
+import type { InboxStore, RecordOutcome } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;
@@ -69,10 +70,19 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
   }
 }
 
-export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+/**
+ * `known`: what the batch's look-up found for this eventId (its stored payloadHash): the record is then settled as
+ * the transaction would settle it — duplicate or conflict — without sending one.
+ */
+export async function applyAdmission(
+  record: AdmittedRecord,
+  deps: IngestDeps,
+  known?: { readonly payloadHash: string | undefined },
+): Promise<IngestResult> {
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
-  const { event, payloadHash, channels } = admission;
+  const { event } = admission;
+  if (known !== undefined) return settle({ kind: 'inboxExists', payloadHash: known.payloadHash }, record, deps);
   const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
 
   let items: ReturnType<typeof buildItems>;
@@ -82,7 +92,7 @@ export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): 
     return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
   }
 
-  let outcome: Awaited<ReturnType<InboxStore['recordEvent']>>;
+  let outcome: RecordOutcome;
   try {
     outcome = await withRetry(() => deps.store.recordEvent(items.inbox, items.notifications), {
       attempts: deps.transactionAttempts,
@@ -98,7 +108,14 @@ export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): 
     }
     throw error;
   }
+  return settle(outcome, record, deps);
+}
 
+/** What the inbox said about an admitted record — from its transaction or from the batch's look-up. */
+async function settle(outcome: RecordOutcome, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+  const { input, now } = record;
+  const admission = record.admission as Extract<Admission, { ok: true }>;
+  const { event, payloadHash, channels } = admission;
   switch (outcome.kind) {
     case 'created':
       return {
@@ -120,7 +137,7 @@ export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): 
         eventId: event.eventId,
       };
       const newlyQuarantined = await deps.store.quarantine(
-        buildQuarantine(rejection, input.value, input.source, now, retention),
+        buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays }),
       );
       return { kind: 'conflict', eventId: event.eventId, newlyQuarantined };
     }
