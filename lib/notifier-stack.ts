@@ -33,6 +33,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
+import { SWEEP_SHARD_MARK_KEY, sweepShardsFor } from '../functions/domain/notification.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, metricNamespaceOf, type Settings, stackNameOf } from './settings.ts';
@@ -69,6 +70,9 @@ export class NotifierStack extends Stack {
       PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
       MAX_SEND_ATTEMPTS: '5',
     };
+    // The sweep index's shards, sized from the peak the stack is built for (issue 18); every writer of a sweep key and
+    // the sweeper get the same count.
+    const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
     // ── The table (lib/table-schema.ts is the one definition; the local run builds from it too) ──
@@ -105,6 +109,7 @@ export class NotifierStack extends Stack {
         MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
         // A new notification is first due for the sweeper this long after creation.
         PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
+        ...shardEnv,
       },
     });
     const ingest = ingestFunction.fn;
@@ -112,6 +117,14 @@ export class NotifierStack extends Stack {
     // batch's inbox items before its transactions (a known event costs no write).
     ingest.addToRolePolicy(
       new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: [this.table.tableArn] }),
+    );
+    // UpdateItem on the sweep shard mark only (functions/commons/sweep-shard-mark.ts), never on an event's items.
+    ingest.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
+      }),
     );
     const kafka = kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId);
     if (s.kafkaScramSecretArn === undefined) {
@@ -230,6 +243,7 @@ export class NotifierStack extends Stack {
         DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
         DISPATCH_CONCURRENCY: String(timing.concurrency),
         ...sendEnv,
+        ...shardEnv,
         ...(s.sesConfigurationSet === undefined ? {} : { SES_CONFIGURATION_SET: s.sesConfigurationSet }),
       },
     });
@@ -305,6 +319,7 @@ export class NotifierStack extends Stack {
         SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
         DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
         ...sendEnv,
+        ...shardEnv,
       },
     });
     const sweeper = sweeperFunction.fn;

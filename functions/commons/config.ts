@@ -5,7 +5,13 @@
 import * as z from 'zod/mini';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
-import { type ChannelPolicies, DELIVERY_POLICIES, type DeliveryPolicy } from '../domain/notification.ts';
+import {
+  type ChannelPolicies,
+  DELIVERY_POLICIES,
+  type DeliveryPolicy,
+  MAX_SWEEP_SHARDS,
+  SWEEP_SHARDS,
+} from '../domain/notification.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -67,6 +73,8 @@ const sendRates = (c: { SEND_RATE_EMAIL: number; SEND_RATE_PUSH: number; SEND_RA
 /** Past this age since createdAt a notification ends FAILED: EXPIRED instead of being sent late. Default 24 h. */
 const maxAgeEnv = { MAX_AGE_SECONDS: int(60, 30 * 86_400, 86_400) };
 const stuckEnv = { PENDING_THRESHOLD_SECONDS: int(1, 86_400, 900) };
+/** Shards of the sweep index per (state, channel): the stack sizes it from its peak (sweepShardsFor). */
+const shardEnv = { SWEEP_SHARDS: int(1, MAX_SWEEP_SHARDS, SWEEP_SHARDS) };
 
 export function loadIngestConfig(env: Env = process.env) {
   const c = parseEnv(
@@ -77,6 +85,7 @@ export function loadIngestConfig(env: Env = process.env) {
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),
       ...stuckEnv,
+      ...shardEnv,
       // An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads).
       MAX_EVENT_AGE_SECONDS: int(0, 36_500 * 86_400, 86_400),
     }),
@@ -88,6 +97,7 @@ export function loadIngestConfig(env: Env = process.env) {
     /** sweepAt of a new notification is createdAt + this: the sweeper's stuck threshold. */
     stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     concurrency: c.INGEST_CONCURRENCY,
+    sweepShards: c.SWEEP_SHARDS,
     maxEventBytes: c.MAX_EVENT_BYTES,
     transactionAttempts: c.TRANSACTION_ATTEMPTS,
     /** 0 disables the rule. */
@@ -121,6 +131,7 @@ export function loadDispatchConfig(env: Env = process.env) {
       ...rateEnv,
       ...maxAgeEnv,
       ...stuckEnv,
+      ...shardEnv,
     }),
     env,
   );
@@ -150,6 +161,7 @@ export function loadDispatchConfig(env: Env = process.env) {
     sendRates: sendRates(c),
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
     stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
+    sweepShards: c.SWEEP_SHARDS,
   };
 }
 export type DispatchConfig = ReturnType<typeof loadDispatchConfig>;
@@ -170,12 +182,14 @@ export function loadSweeperConfig(env: Env = process.env) {
       MAX_SEND_ATTEMPTS: int(1, 20, 5),
       ...rateEnv,
       ...maxAgeEnv,
+      ...shardEnv,
     }),
     env,
   );
   return {
     tableName: c.TABLE_NAME,
     policies: parseChannelPolicies(c.CHANNEL_POLICIES),
+    sweepShards: c.SWEEP_SHARDS,
     pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     limit: c.SWEEP_LIMIT,
     pageSize: c.SWEEP_PAGE_SIZE,

@@ -11,18 +11,27 @@ import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { logger, metrics } from '../commons/powertools.ts';
+import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
 
 const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
 const limit = pLimit(config.concurrency);
+const raiseShardMark = onceRaised(
+  new DynamoSweepShardMark(documentClient, config.tableName),
+  config.sweepShards,
+  Date.now,
+);
 
 export const handler = async (event: MSKEvent, context: Context): Promise<void> => {
   logger.addContext(context);
   try {
+    // Before this environment writes a sweep key: the sweeper must visit every shard a key may be in.
+    await raiseShardMark();
     const summary = await ingestBatch(event, {
       store,
+      sweepShards: config.sweepShards,
       limit,
       now: Date.now,
       retentionDays: config.retentionDays,

@@ -43,6 +43,8 @@ export interface IngestDeps extends AdmissionPolicy {
   readonly retentionDays: number;
   /** When the sweeper first looks at a new notification (its stuck threshold); default in the domain. */
   readonly stuckAfterMs?: number;
+  /** Shards of the sweep index (the stack's, from its peak); default in the domain. */
+  readonly sweepShards?: number;
   readonly transactionAttempts: number;
   readonly retryBaseMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -83,7 +85,11 @@ export async function applyAdmission(
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
   const { event } = admission;
   if (known !== undefined) return settle({ kind: 'inboxExists', payloadHash: known.payloadHash }, record, deps);
-  const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
+  const retention = {
+    retentionDays: deps.retentionDays,
+    stuckAfterMs: deps.stuckAfterMs,
+    sweepShards: deps.sweepShards,
+  };
 
   let items: ReturnType<typeof buildItems>;
   try {
