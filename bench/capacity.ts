@@ -65,7 +65,7 @@ export interface CapacityInput {
   readonly prices?: Prices;
   /** The month's volume as a share of the peak held all month (a bank is at its peak a few hours a month). */
   readonly averageShareOfPeak?: number;
-  readonly limits?: typeof DEFAULT_LIMITS;
+  readonly limits?: Readonly<Record<keyof typeof DEFAULT_LIMITS, number>>;
   /** Lambda memory, GB (the house construct's 512 MB). */
   readonly memoryGb?: number;
   readonly inboxRetentionDays?: number;

@@ -29,8 +29,8 @@ const isWireItem = (item: Item) =>
 export class MemoryDynamo {
   readonly tables = new Map<string, Map<string, Item>>();
   private table(name: string) {
-    let t = this.tables.get(name);
-    if (t === undefined) this.tables.set(name, (t = new Map()));
+    const t = this.tables.get(name) ?? new Map<string, Item>();
+    this.tables.set(name, t);
     return t;
   }
 

@@ -524,7 +524,8 @@ const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as neve
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
-    const ok = pending('EMAIL');
+    // The handler runs on the real clock: a fixture created at the fixed NOW would be past its maximum age by now.
+    const ok = { ...pending('EMAIL'), createdAt: new Date().toISOString() };
     const broken = { ...pending('PUSH'), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
