@@ -39,11 +39,12 @@ import { neverHeld } from '../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { contactFor, route } from '../functions/domain/channels.ts';
 import { decodeRecordValue } from '../functions/domain/event.ts';
 import { buildInbox, buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
+import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../functions/ingest/ingest-batch.ts';
+import { BUNDLE } from '../lib/bundling.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
@@ -655,12 +656,13 @@ async function measureBundles(samples: number) {
       outfile,
       bundle: true,
       platform: 'node',
+      // The stack's bundling (lib/bundling.ts): the bench measures what is deployed.
       format: 'esm',
-      target: 'node24',
-      minify: true,
-      sourcemap: 'external',
-      mainFields: ['module', 'main'],
-      banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+      target: BUNDLE.target,
+      minify: BUNDLE.minify,
+      sourcemap: BUNDLE.sourceMap ? 'external' : false,
+      mainFields: [...BUNDLE.mainFields],
+      banner: { js: BUNDLE.banner },
       logLevel: 'silent',
     });
     const times = [];

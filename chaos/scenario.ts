@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import fc from 'fast-check';
-import { route } from '../functions/domain/channels.ts';
 import {
   cleanDisplayText,
   isCleanDisplayText,
@@ -17,6 +16,7 @@ import {
 } from '../functions/domain/display-text.ts';
 import { type Channel, parseEventJson } from '../functions/domain/event.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
+import { route } from '../functions/domain/routing.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
 import { mskEvent } from '../local/msk.ts';
 import type { Fault } from '../local/providers.ts';

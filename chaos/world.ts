@@ -7,14 +7,18 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
 import type { Channel } from '../functions/domain/channels.ts';
-import { type NotificationStatus, TERMINAL_STATUSES, TRANSITIONS } from '../functions/domain/notification.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
+import {
+  formatChannelPolicies,
+  type NotificationStatus,
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+} from '../functions/domain/notification.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import { type Handlers, lambdaContext, loadHandlers, readTable } from '../local/pipeline.ts';
 import {
-  type AcceptedSend,
   type Fault,
   type ProviderEndpoint,
   SendQuota,
@@ -103,9 +107,7 @@ export async function openWorld(): Promise<World> {
       // Set explicitly: the fake clock moves days on, and the events carry fixed dates. Older than 1995 is too old
       // (the scenario's TOO_OLD events are from 1990); everything else it generates is younger, whatever today is.
       MAX_EVENT_AGE_SECONDS: String(Math.floor((Date.now() - Date.parse('1995-01-01T00:00:00Z')) / 1000)),
-      CHANNEL_POLICIES: Object.entries(POLICIES)
-        .map(([c, p]) => `${c}=${p}`)
-        .join(','),
+      CHANNEL_POLICIES: formatChannelPolicies(POLICIES),
       LEASE_SECONDS: String(LEASE_MS / 1000),
       PENDING_THRESHOLD_SECONDS: String(PENDING_THRESHOLD_MS / 1000),
       SEND_TIMEOUT_MS: '400',
@@ -383,5 +385,3 @@ export function transitionViolations(records: DynamoDBRecord[], prefix: string):
   }
   return problems;
 }
-
-export const ledger = (w: World): AcceptedSend[] => [...w.ses.sends, ...w.sns.sends];

@@ -1,24 +1,26 @@
 /**
- * The house Lambda construct: one place for the defaults every notifier function shares (runtime, arm64, ESM
- * bundling with esbuild, minify, source maps, log retention, tracing, Powertools environment) and the table binding.
- * Each function has its own role that may write only to its own log group (instead of the managed
- * AWSLambdaBasicExecutionRole, which allows every log group in the account).
+ * The house Lambda function: a NodejsFunction with the defaults every notifier function shares (runtime, arm64, ESM
+ * bundling with esbuild from lib/bundling.ts, log retention, tracing, Powertools environment). Each function has its
+ * own role that may write only to its own log group (instead of the managed AWSLambdaBasicExecutionRole, which allows
+ * every log group in the account), and reaches the table through `useTable`, which grants exactly the actions it
+ * names and tells the function the table's name in the same step.
  */
 
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
+import { SERVICE_NAME } from '../functions/commons/telemetry.ts';
+import { BUNDLE } from './bundling.ts';
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
   readonly entry: string;
   readonly description: string;
-  readonly table: ITable;
   readonly environment?: Record<string, string>;
   readonly timeout?: Duration;
   readonly memorySize?: number;
@@ -27,26 +29,30 @@ export interface NotifierFunctionProps {
   readonly metricNamespace: string;
 }
 
+/** DynamoDB actions a function may be granted on the table (or on one of its indexes). */
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:BatchGetItem';
+
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
 
-export class NotifierFunction extends Construct {
-  readonly fn: NodejsFunction;
-  readonly logGroup: LogGroup;
-
+export class NotifierFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: NotifierFunctionProps) {
-    super(scope, id);
-    const logGroup = new LogGroup(this, 'Logs', {
+    // The log group and the role exist before the function, which is created with them.
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.logGroup = logGroup;
-    const role = new Role(this, 'Role', {
+    const role = new Role(scope, `${id}Role`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Execution role of ${props.description}`.slice(0, 1000),
     });
     // Lambda writes to the configured log group only: CreateLogStream and PutLogEvents on it, nothing else.
     logGroup.grantWrite(role);
-    this.fn = new NodejsFunction(this, 'Function', {
+    super(scope, id, {
       entry: `${functionsDir}${props.entry}`,
       handler: 'handler',
       description: props.description,
@@ -62,8 +68,7 @@ export class NotifierFunction extends Construct {
         ? {}
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       environment: {
-        TABLE_NAME: props.table.tableName,
-        POWERTOOLS_SERVICE_NAME: 'notifier',
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
@@ -71,15 +76,25 @@ export class NotifierFunction extends Construct {
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        // ESM bundles need require() for the few CommonJS dependencies that call it.
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        mainFields: ['module', 'main'],
+        target: BUNDLE.target,
+        minify: BUNDLE.minify,
+        sourceMap: BUNDLE.sourceMap,
+        banner: BUNDLE.banner,
+        mainFields: [...BUNDLE.mainFields],
         // Bundle the SDK too: versions pinned by our lockfile, tree-shaken, and measured by npm run bench.
         externalModules: [],
       },
     });
+  }
+
+  /**
+   * The one way a function reaches the table: exactly these actions, on the table or one of its indexes, and the
+   * table's name in TABLE_NAME (functions/commons/config.ts), so a function never holds a name it may not use.
+   */
+  useTable(table: ITable, actions: readonly TableAction[], options: { readonly index?: string } = {}): this {
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    const resource = options.index === undefined ? table.tableArn : `${table.tableArn}/index/${options.index}`;
+    this.addToRolePolicy(new PolicyStatement({ actions: [...actions], resources: [resource] }));
+    return this;
   }
 }

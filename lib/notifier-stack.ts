@@ -3,7 +3,7 @@
  * IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the README's Operations section names.
  * One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
@@ -32,14 +32,17 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
+import { DISPATCH_FILTER_PATTERN } from '../functions/commons/stream-filter.ts';
+import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
+import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { SWEEP_SHARD_MARK_KEY, sweepShardsFor } from '../functions/domain/notification.ts';
+import { formatChannelPolicies, SWEEP_SHARD_MARK_KEY, sweepShardsFor } from '../functions/domain/notification.ts';
+import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
+import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
-import { kafkaResourceArns, metricNamespaceOf, type Settings, stackNameOf } from './settings.ts';
+import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
-import { DISPATCH_FILTER_PATTERN } from './stream-filter.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -56,9 +59,7 @@ export class NotifierStack extends Stack {
     const s = props.settings;
     const prefix = stackNameOf(s.stage);
     const metricNamespace = metricNamespaceOf(s.stage);
-    const policies = Object.entries(s.deliveryPolicy)
-      .map(([channel, policy]) => `${channel}=${policy}`)
-      .join(',');
+    const policies = formatChannelPolicies(s.deliveryPolicy);
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
     // other here, at synth: a broken rule fails the synth with its name.
     const timing = assertDispatchTiming(DISPATCH_TIMING);
@@ -68,14 +69,14 @@ export class NotifierStack extends Stack {
       SEND_RATE_SMS: String(s.sendRatePerSecond.SMS),
       MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
       PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-      MAX_SEND_ATTEMPTS: '5',
+      MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
     };
     // The sweep index's shards, sized from the peak the stack is built for (issue 18); every writer of a sweep key and
     // the sweeper get the same count.
     const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
-    // ── The table (lib/table-schema.ts is the one definition; the local run builds from it too) ──
+    // ── The table (functions/commons/table-schema.ts is the one definition; the local run builds from it too) ──
     const schema = TABLE_SCHEMA;
     this.table = new Table(this, 'Table', {
       partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
@@ -97,10 +98,9 @@ export class NotifierStack extends Stack {
     });
 
     // ── Ingest: MSK → one transaction per event ──
-    const ingestFunction = new NotifierFunction(this, 'Ingest', {
+    const ingest = new NotifierFunction(this, 'Ingest', {
       entry: 'ingest/index.ts',
       description: 'notifier: each MSK record becomes one DynamoDB transaction (inbox + one notification per channel)',
-      table: this.table,
       metricNamespace,
       timeout: Duration.minutes(2),
       environment: {
@@ -112,12 +112,9 @@ export class NotifierStack extends Stack {
         ...shardEnv,
       },
     });
-    const ingest = ingestFunction.fn;
     // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
     // batch's inbox items before its transactions (a known event costs no write).
-    ingest.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: [this.table.tableArn] }),
-    );
+    ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
     // UpdateItem on the sweep shard mark only (functions/commons/sweep-shard-mark.ts), never on an event's items.
     ingest.addToRolePolicy(
       new PolicyStatement({
@@ -221,10 +218,9 @@ export class NotifierStack extends Stack {
     (kafkaMapping?.node.defaultChild as CfnEventSourceMapping | undefined)?.overrideLogicalId(KAFKA_MAPPING_LOGICAL_ID);
 
     // ── Dispatch: stream → claim → send → mark ──
-    const dispatchFunction = new NotifierFunction(this, 'Dispatch', {
+    const dispatch = new NotifierFunction(this, 'Dispatch', {
       entry: 'dispatch/index.ts',
       description: 'notifier: sends each new notification once via SES (email) or SNS (push, SMS)',
-      table: this.table,
       metricNamespace,
       timeout: Duration.seconds(timing.dispatchTimeoutSeconds),
       // No reservation by default: Lambda keeps 100 unreserved per account, and new accounts often have a quota of
@@ -247,11 +243,8 @@ export class NotifierStack extends Stack {
         ...(s.sesConfigurationSet === undefined ? {} : { SES_CONFIGURATION_SET: s.sesConfigurationSet }),
       },
     });
-    const dispatch = dispatchFunction.fn;
     // GetItem/UpdateItem also serve the send-rate windows and the channel breaker (RATE#…, BREAKER# items).
-    dispatch.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [this.table.tableArn] }),
-    );
+    dispatch.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     const domain = s.senderEmail.split('@')[1] ?? '';
     dispatch.addToRolePolicy(
       new PolicyStatement({
@@ -306,10 +299,9 @@ export class NotifierStack extends Stack {
     );
 
     // ── Sweeper: nothing silently lost ──
-    const sweeperFunction = new NotifierFunction(this, 'Sweeper', {
+    const sweeper = new NotifierFunction(this, 'Sweeper', {
       entry: 'sweeper/index.ts',
       description: 'notifier: wakes deferred and stuck notifications, expires old ones, resolves expired leases',
-      table: this.table,
       metricNamespace,
       timeout: Duration.seconds(timing.sweeperTimeoutSeconds),
       // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write; the
@@ -322,17 +314,9 @@ export class NotifierStack extends Stack {
         ...shardEnv,
       },
     });
-    const sweeper = sweeperFunction.fn;
-    sweeper.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: [`${this.table.tableArn}/index/${schema.sweepIndex.indexName}`],
-      }),
-    );
+    sweeper.useTable(this.table, ['dynamodb:Query'], { index: schema.sweepIndex.indexName });
     // GetItem: the re-read after a failed condition, so a write whose reply was lost is not counted as a lost race.
-    sweeper.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [this.table.tableArn] }),
-    );
+    sweeper.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     // Every minute (EventBridge's smallest rate): the sweep index is the delay queue, and this is its clock.
     const schedule = new Rule(this, 'SweeperSchedule', {
       schedule: Schedule.rate(Duration.seconds(timing.sweeperIntervalSeconds)),
@@ -373,11 +357,11 @@ export class NotifierStack extends Stack {
     output('Stage', s.stage);
     output('TableName', this.table.tableName);
     output('IngestFunctionName', ingest.functionName);
-    output('IngestLogGroupName', ingestFunction.logGroup.logGroupName);
+    output('IngestLogGroupName', ingest.logGroup.logGroupName);
     output('DispatchFunctionName', dispatch.functionName);
-    output('DispatchLogGroupName', dispatchFunction.logGroup.logGroupName);
+    output('DispatchLogGroupName', dispatch.logGroup.logGroupName);
     output('SweeperFunctionName', sweeper.functionName);
-    output('SweeperLogGroupName', sweeperFunction.logGroup.logGroupName);
+    output('SweeperLogGroupName', sweeper.logGroup.logGroupName);
     output('MskClusterArn', s.mskClusterArn);
     output('IngestKafkaMappingId', kafkaSource.eventSourceMappingId);
     output('FailedIngestBatchesBucketName', failedBatches.bucketName);
@@ -415,69 +399,4 @@ function sendOnlyQueueDestination(queue: Queue): IEventSourceDlq {
       return { destination: queue.queueArn };
     },
   };
-}
-
-/** Every cdk-nag finding this stack accepts, each acknowledged where it arises with the reason it is acceptable. */
-function acknowledgeFindings(r: {
-  ingest: IFunction;
-  dispatch: IFunction;
-  sweeper: IFunction;
-  dispatchFailures: Queue;
-  failedBatches: Bucket;
-}): void {
-  const ack = (scope: Construct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
-  const wildcards = {
-    ingest: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
-    dispatch:
-      'X-Ray PutTraceSegments/PutTelemetryRecords and dynamodb:ListStreams (granted by CDK for the stream trigger), which have no resource-level permissions.',
-    sweeper: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
-  };
-  for (const [name, fn] of [
-    ['ingest', r.ingest],
-    ['dispatch', r.dispatch],
-    ['sweeper', r.sweeper],
-  ] as const) {
-    const scope = fn.node.scope as Construct;
-    ack(scope, 'AwsSolutions-IAM5[Resource::*]', wildcards[name]);
-    ack(
-      scope,
-      'Serverless-LambdaDLQ',
-      'Invoked by event source mappings (which have their own on-failure destinations) or by a one-minute schedule whose next run redoes a missed one.',
-    );
-  }
-  const ingestScope = r.ingest.node.scope as Construct;
-  ack(
-    ingestScope,
-    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaMSKExecutionRole]',
-    'Attached by the MSK event source mapping for what it does with this role: cluster discovery (kafka:DescribeCluster(V2), GetBootstrapBrokers), its network interfaces in the cluster VPC (ec2 actions, which take no resource ARNs) and logging; AWS keeps it in step with the mapping.',
-  );
-  ack(
-    ingestScope,
-    'AwsSolutions-IAM5[Resource::<FailedIngestBatchesA6AB3207.Arn>/*]',
-    'The MSK mapping writes failed batches under object keys it chooses; PutObject only.',
-  );
-  // cdk-nag names the finding after the ARN as synthesized: tokens when the stack is environment-agnostic.
-  const stack = Stack.of(r.dispatch);
-  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
-  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
-  ack(
-    r.dispatch.node.scope as Construct,
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:${region}:${account}:endpoint/*]`,
-    'Push goes to any platform endpoint of this account and region: endpoints are created per device at run time.',
-  );
-  ack(
-    r.dispatchFailures,
-    'AwsSolutions-SQS3',
-    'This queue is itself the on-failure destination of the dispatch stream trigger.',
-  );
-  ack(
-    r.dispatchFailures,
-    'Serverless-SQSRedrivePolicy',
-    'This queue is itself the on-failure destination of the dispatch stream trigger.',
-  );
-  ack(
-    r.failedBatches,
-    'AwsSolutions-S1',
-    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (README "Deploy" recommends it).',
-  );
 }

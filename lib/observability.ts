@@ -26,6 +26,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { type MetricName, SERVICE_NAME } from '../functions/commons/telemetry.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
 
 export interface ObservabilityProps {
@@ -80,16 +81,16 @@ export class Observability extends Construct {
       });
     }
 
-    const metric = (name: string, dims: Record<string, string> = {}) =>
+    const metric = (name: MetricName, dims: Record<string, string> = {}) =>
       new Metric({
         namespace: props.metricNamespace,
         metricName: name,
-        dimensionsMap: { service: 'notifier', ...dims },
+        dimensionsMap: { service: SERVICE_NAME, ...dims },
         statistic: 'Sum',
         period: PERIOD,
       });
     /** Sum of a per-channel metric over every channel: alarms cannot use SEARCH, metric math can add. */
-    const acrossChannels = (name: string, label: string) =>
+    const acrossChannels = (name: MetricName, label: string) =>
       new MathExpression({
         expression: CHANNELS.map((c) => c.toLowerCase()).join(' + '),
         usingMetrics: Object.fromEntries(CHANNELS.map((c) => [c.toLowerCase(), metric(name, { channel: c })])),
@@ -243,7 +244,7 @@ export class Observability extends Construct {
     }
 
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: this.dashboardName });
-    const perChannel = (name: string) =>
+    const perChannel = (name: MetricName) =>
       CHANNELS.map((c) => metric(name, { channel: c }).with({ label: `${name} ${c}` }));
     dashboard.addWidgets(
       new TextWidget({
@@ -255,14 +256,16 @@ export class Observability extends Construct {
     dashboard.addWidgets(
       new GraphWidget({
         title: 'Events in',
-        left: [
-          'EventsReceived',
-          'EventsAccepted',
-          'DuplicateEvents',
-          'EventsTooOld',
-          'RecordsQuarantined',
-          'EventIdConflicts',
-        ].map((n) => metric(n)),
+        left: (
+          [
+            'EventsReceived',
+            'EventsAccepted',
+            'DuplicateEvents',
+            'EventsTooOld',
+            'RecordsQuarantined',
+            'EventIdConflicts',
+          ] as const
+        ).map((n) => metric(n)),
         width: 12,
       }),
       new GraphWidget({

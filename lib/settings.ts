@@ -7,14 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
-import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/notification.ts';
+import {
+  DEFAULT_CHANNEL_POLICIES,
+  DELIVERY_POLICIES,
+  MAX_PEAK_NOTIFICATIONS_PER_SECOND,
+} from '../functions/domain/notification.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
 const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
 const DAY_SECONDS = 86_400;
 
-const policy = z.enum(['AT_MOST_ONCE', 'AT_LEAST_ONCE']).default('AT_MOST_ONCE');
+const policy = z.enum(DELIVERY_POLICIES).default('AT_MOST_ONCE');
 /** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
 const num = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 const json = <T extends z.core.SomeType>(schema: T) =>
@@ -83,11 +87,7 @@ export const settingsSchema = z
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
     ingestIdleAlarmMinutes: num(0, 1440, 60),
     deliveryPolicy: json(
-      z.object({ EMAIL: policy, PUSH: policy, SMS: policy }).default({
-        EMAIL: 'AT_MOST_ONCE',
-        PUSH: 'AT_MOST_ONCE',
-        SMS: 'AT_MOST_ONCE',
-      }),
+      z.object({ EMAIL: policy, PUSH: policy, SMS: policy }).default({ ...DEFAULT_CHANNEL_POLICIES }),
     ),
     /**
      * Required: the bank's identity on every message (functions/domain/brand.ts, the schema dispatch checks again at
@@ -233,7 +233,6 @@ export function clusterEnvironment(clusterArn: string): { account: string; regio
 /** The stack's name and the prefix of every fixed physical name (alarms, dashboard): one per stage. */
 export const stackNameOf = (stage: string) => `notifier-${stage}`;
 /** EMF namespace per stage: two stages in one account must not set off each other's alarms. */
-export const metricNamespaceOf = (stage: string) => `notifier/${stage}`;
 
 /** The ARNs IAM authorizes Kafka data-plane actions on, derived from the cluster ARN. */
 export function kafkaResourceArns(clusterArn: string, topic: string, group: string) {

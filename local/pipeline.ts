@@ -6,8 +6,9 @@
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
+import { metricNamespaceOf, SERVICE_NAME } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../lib/stream-filter.ts';
 import { scanAll } from './dynamodb-local.ts';
 import { EXAMPLE_BRAND } from './example-brand.ts';
 import type { StreamReader } from './stream-reader.ts';
@@ -42,8 +43,8 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     SENDER_EMAIL: 'notifications@bank.example',
     // The neutral brand of examples/settings.example.json, as the stack passes a deploy's `brand`.
     BRAND: brandEnvValue(EXAMPLE_BRAND),
-    POWERTOOLS_SERVICE_NAME: 'notifier',
-    POWERTOOLS_METRICS_NAMESPACE: 'notifier',
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: metricNamespaceOf('local'),
     LEASE_SECONDS: '10',
     SEND_TIMEOUT_MS: '2000',
     PENDING_THRESHOLD_SECONDS: '2',

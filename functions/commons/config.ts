@@ -8,10 +8,12 @@ import { CHANNELS, type Channel } from '../domain/channels.ts';
 import {
   type ChannelPolicies,
   DELIVERY_POLICIES,
-  type DeliveryPolicy,
   MAX_SWEEP_SHARDS,
+  parseChannelPolicies,
   SWEEP_SHARDS,
 } from '../domain/notification.ts';
+import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
+import { DISPATCH_TIMING, deriveDispatchTiming, RUNTIME_TIMING_RULES, timingViolations } from './dispatch-timing.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -32,21 +34,13 @@ function parseEnv<S extends z.ZodMiniObject>(schema: S, env: Env): z.infer<S> {
 const int = (min: number, max: number, fallback: number) =>
   z._default(z.coerce.number().check(z.int(), z.gte(min), z.lte(max)), fallback);
 
-/** "EMAIL=AT_MOST_ONCE,SMS=AT_LEAST_ONCE"; channels not named keep AT_MOST_ONCE, the safe default for a bank. */
-export function parseChannelPolicies(text: string | undefined): ChannelPolicies {
-  const policies: Record<Channel, DeliveryPolicy> = {
-    EMAIL: 'AT_MOST_ONCE',
-    PUSH: 'AT_MOST_ONCE',
-    SMS: 'AT_MOST_ONCE',
-  };
-  for (const entry of (text ?? '').split(',').filter((e) => e.trim() !== '')) {
-    const [channel, policy] = entry.split('=').map((s) => s.trim());
-    if (!CHANNELS.includes(channel as Channel) || !DELIVERY_POLICIES.includes(policy as DeliveryPolicy)) {
-      throw new ConfigError(
-        `configuration error: CHANNEL_POLICIES entry "${entry}" must be <${CHANNELS.join('|')}>=<${DELIVERY_POLICIES.join('|')}>`,
-      );
-    }
-    policies[channel as Channel] = policy as DeliveryPolicy;
+/** CHANNEL_POLICIES ("EMAIL=AT_MOST_ONCE,SMS=AT_LEAST_ONCE"); channels not named keep AT_MOST_ONCE. */
+export function channelPoliciesOf(text: string | undefined): ChannelPolicies {
+  const policies = parseChannelPolicies(text);
+  if ('malformed' in policies) {
+    throw new ConfigError(
+      `configuration error: CHANNEL_POLICIES entry "${policies.malformed}" must be <${CHANNELS.join('|')}>=<${DELIVERY_POLICIES.join('|')}>`,
+    );
   }
   return policies;
 }
@@ -72,7 +66,10 @@ const sendRates = (c: { SEND_RATE_EMAIL: number; SEND_RATE_PUSH: number; SEND_RA
 });
 /** Past this age since createdAt a notification ends FAILED: EXPIRED instead of being sent late. Default 24 h. */
 const maxAgeEnv = { MAX_AGE_SECONDS: int(60, 30 * 86_400, 86_400) };
-const stuckEnv = { PENDING_THRESHOLD_SECONDS: int(1, 86_400, 900) };
+const stuckEnv = { PENDING_THRESHOLD_SECONDS: int(1, 86_400, DISPATCH_TIMING.stuckAfterSeconds) };
+/** Sends that may have reached the provider before a notification ends FAILED: RETRIES_EXHAUSTED (dispatch and sweeper). */
+const attemptsEnv = { MAX_SEND_ATTEMPTS: int(1, 20, DEFAULT_MAX_SEND_ATTEMPTS) };
+const marginEnv = { DEADLINE_MARGIN_MS: int(0, 60_000, DISPATCH_TIMING.deadlineMarginMs) };
 /** Shards of the sweep index per (state, channel): the stack sizes it from its peak (sweepShardsFor). */
 const shardEnv = { SWEEP_SHARDS: int(1, MAX_SWEEP_SHARDS, SWEEP_SHARDS) };
 
@@ -104,7 +101,6 @@ export function loadIngestConfig(env: Env = process.env) {
     maxEventAgeSeconds: c.MAX_EVENT_AGE_SECONDS,
   };
 }
-export type IngestConfig = ReturnType<typeof loadIngestConfig>;
 
 export function loadDispatchConfig(env: Env = process.env) {
   const c = parseEnv(
@@ -113,11 +109,12 @@ export function loadDispatchConfig(env: Env = process.env) {
       SENDER_EMAIL: z.email(),
       SES_CONFIGURATION_SET: z.optional(z.string().check(z.minLength(1))),
       CHANNEL_POLICIES: z.optional(z.string()),
-      LEASE_SECONDS: int(10, 3600, 120),
-      SEND_TIMEOUT_MS: int(100, 60_000, 5_000),
-      CONNECT_TIMEOUT_MS: int(50, 60_000, 1_500),
-      DEADLINE_MARGIN_MS: int(0, 60_000, 2_000),
-      MAX_SEND_ATTEMPTS: int(1, 20, 5),
+      // The defaults are the stack's (dispatch-timing.ts), so a function run without them behaves as deployed.
+      LEASE_SECONDS: int(10, 3600, DISPATCH_TIMING.leaseSeconds),
+      SEND_TIMEOUT_MS: int(100, 60_000, DISPATCH_TIMING.sendTimeoutMs),
+      CONNECT_TIMEOUT_MS: int(50, 60_000, DISPATCH_TIMING.connectTimeoutMs),
+      ...marginEnv,
+      ...attemptsEnv,
       /** First step of the growing backoff after a deferral; it doubles up to RETRY_MAX_MS. */
       RETRY_BASE_MS: int(1, 60_000, 1_000),
       RETRY_MAX_MS: int(1, 3_600_000, 300_000),
@@ -127,7 +124,7 @@ export function loadDispatchConfig(env: Env = process.env) {
       MAX_PACING_WAIT_MS: int(0, 60_000, 10_000),
       /** How long an account-level failure holds the channel (the circuit breaker). */
       BREAKER_HOLD_SECONDS: int(1, 3_600, 60),
-      DISPATCH_CONCURRENCY: int(1, 100, 10),
+      DISPATCH_CONCURRENCY: int(1, 100, DISPATCH_TIMING.concurrency),
       ...rateEnv,
       ...maxAgeEnv,
       ...stuckEnv,
@@ -135,18 +132,25 @@ export function loadDispatchConfig(env: Env = process.env) {
     }),
     env,
   );
-  // A lease shorter than a send could be taken over while the send is still in flight: refuse to start.
-  if (c.LEASE_SECONDS * 1000 <= c.SEND_TIMEOUT_MS * 2) {
-    throw new ConfigError('configuration error: LEASE_SECONDS must exceed twice SEND_TIMEOUT_MS');
-  }
-  if (c.CONNECT_TIMEOUT_MS >= c.SEND_TIMEOUT_MS) {
-    throw new ConfigError('configuration error: CONNECT_TIMEOUT_MS must be shorter than SEND_TIMEOUT_MS');
+  // The timing rules a running function can judge from its own variables (the stack checks them all at synth): a
+  // lease a send could outlive would let a live holder be taken over; a connect timeout as long as the send timeout
+  // could not tell "never connected" from "sent, no answer".
+  const timing = deriveDispatchTiming({
+    leaseSeconds: c.LEASE_SECONDS,
+    sendTimeoutMs: c.SEND_TIMEOUT_MS,
+    connectTimeoutMs: c.CONNECT_TIMEOUT_MS,
+  });
+  const broken = timingViolations(timing)
+    .map((v) => v.slice(0, v.indexOf(':')))
+    .filter((rule): rule is keyof typeof RUNTIME_TIMING_RULES => rule in RUNTIME_TIMING_RULES);
+  if (broken.length > 0) {
+    throw new ConfigError(`configuration error: ${broken.map((rule) => RUNTIME_TIMING_RULES[rule]).join('; ')}`);
   }
   return {
     tableName: c.TABLE_NAME,
     senderEmail: c.SENDER_EMAIL,
     configurationSet: c.SES_CONFIGURATION_SET,
-    policies: parseChannelPolicies(c.CHANNEL_POLICIES),
+    policies: channelPoliciesOf(c.CHANNEL_POLICIES),
     leaseMs: c.LEASE_SECONDS * 1000,
     sendTimeoutMs: c.SEND_TIMEOUT_MS,
     connectTimeoutMs: c.CONNECT_TIMEOUT_MS,
@@ -164,7 +168,6 @@ export function loadDispatchConfig(env: Env = process.env) {
     sweepShards: c.SWEEP_SHARDS,
   };
 }
-export type DispatchConfig = ReturnType<typeof loadDispatchConfig>;
 
 export function loadSweeperConfig(env: Env = process.env) {
   const c = parseEnv(
@@ -177,9 +180,9 @@ export function loadSweeperConfig(env: Env = process.env) {
       SWEEP_PAGE_SIZE: int(1, 1_000, 100),
       SWEEP_CONCURRENCY: int(1, 64, 16),
       /** The schedule's period: a run re-drives at most a channel's rate × this many PENDING items. */
-      SWEEP_INTERVAL_SECONDS: int(1, 3_600, 60),
-      DEADLINE_MARGIN_MS: int(0, 60_000, 2_000),
-      MAX_SEND_ATTEMPTS: int(1, 20, 5),
+      SWEEP_INTERVAL_SECONDS: int(1, 3_600, DISPATCH_TIMING.sweeperIntervalSeconds),
+      ...marginEnv,
+      ...attemptsEnv,
       ...rateEnv,
       ...maxAgeEnv,
       ...shardEnv,
@@ -188,7 +191,7 @@ export function loadSweeperConfig(env: Env = process.env) {
   );
   return {
     tableName: c.TABLE_NAME,
-    policies: parseChannelPolicies(c.CHANNEL_POLICIES),
+    policies: channelPoliciesOf(c.CHANNEL_POLICIES),
     sweepShards: c.SWEEP_SHARDS,
     pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     limit: c.SWEEP_LIMIT,
@@ -201,7 +204,6 @@ export function loadSweeperConfig(env: Env = process.env) {
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
   };
 }
-export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;
 
 /**
  * The bank's identity (`BRAND`: JSON, the stack writes it from the `brand` setting), checked at cold start by the same

@@ -98,6 +98,15 @@ export function timingViolations(t: DispatchTiming): string[] {
   return rules.filter(([, ok]) => !ok).map(([name, , detail]) => `${name}: ${detail}`);
 }
 
+/**
+ * The rules a running dispatch function checks on its own environment (the others need the stack's whole picture),
+ * each with the message that names the variables to fix.
+ */
+export const RUNTIME_TIMING_RULES = {
+  LEASE_EXCEEDS_TWO_SENDS: 'LEASE_SECONDS must exceed twice SEND_TIMEOUT_MS',
+  CONNECT_BEFORE_SEND_TIMEOUT: 'CONNECT_TIMEOUT_MS must be shorter than SEND_TIMEOUT_MS',
+} as const;
+
 export class DispatchTimingError extends Error {
   override name = 'DispatchTimingError';
 }

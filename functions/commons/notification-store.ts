@@ -1,5 +1,5 @@
 /**
- * DynamoDB adapter for the notification state machine (DESIGN.md "Dispatch"). Every transition is one conditional
+ * DynamoDB adapter for the notification state machine (docs/dispatch.md "The state machine"). Every transition is one conditional
  * UpdateItem; `attempt` is the fencing token, so a stale holder can never overwrite a newer one.
  *
  * A conditional update whose reply was lost is retried by the SDK and then fails its own condition. Every transition
@@ -15,7 +15,6 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE_SCHEMA } from '../../lib/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import {
   type NotificationItem,
@@ -27,6 +26,7 @@ import {
   sweepPartition,
 } from '../domain/notification.ts';
 import { UnexpectedResponseError } from './errors.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
 
 export interface NotificationKey {
   readonly pk: string;
@@ -42,7 +42,7 @@ export type ClaimResult =
   /** No longer PENDING, or another holder claimed it first. */
   | { kind: 'taken' };
 
-/** What the sparse sweep index projects (lib/table-schema.ts). */
+/** What the sparse sweep index projects (functions/commons/table-schema.ts). */
 export interface SweepEntry extends NotificationKey {
   readonly notificationId: string;
   readonly channel: Channel;

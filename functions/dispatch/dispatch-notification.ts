@@ -1,5 +1,5 @@
 /**
- * Use case: send one notification at most once per claim (DESIGN.md "Dispatch", issue 11).
+ * Use case: send one notification at most once per claim (docs/dispatch.md).
  *
  * Input: the key (and retryAt) of a notification a stream record says is PENDING, and this record's time budget.
  * Output: what happened — for logs and metrics.

@@ -5,13 +5,12 @@
  * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
-import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { count, countBy, logger, metrics } from '../commons/powertools.ts';
 import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
@@ -73,7 +72,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     if (target === undefined) {
       budget.done();
       // The trigger's filter should have stopped it: counted, so a filter that drifted from the code shows up.
-      metrics.addMetric('RecordsIgnored', MetricUnit.Count, 1);
+      count('RecordsIgnored');
       return;
     }
     await limit(async () => {
@@ -81,7 +80,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
         report(await dispatchNotification(target, deps, budget.start(Date.now())));
       } catch (error) {
         if ((error as Error).name === 'NotStartedError') {
-          metrics.addMetric('RecordsNotStarted', MetricUnit.Count, 1);
+          count('RecordsNotStarted');
           logger.warn('record not started: too little time left; handed back to the stream', {
             notificationId: `${target.key.pk.slice('EVENT#'.length)}#${target.key.sk.slice('NOTIFICATION#'.length)}`,
             reason: (error as Error).message,
@@ -106,7 +105,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
 /** Logs carry notificationId and reason codes, never an address or a phone number. */
 function report(r: DispatchResult): void {
   if (r.kind === 'skipped') {
-    metrics.addMetric('DispatchSkipped', MetricUnit.Count, 1);
+    count('DispatchSkipped');
     return;
   }
   const ids = {
@@ -119,7 +118,7 @@ function report(r: DispatchResult): void {
     case 'sent':
       countBy('NotificationsSent', { channel: r.item.channel });
       if (r.fenced) {
-        metrics.addMetric('LateAcceptances', MetricUnit.Count, 1);
+        count('LateAcceptances');
         logger.error('provider accepted after the lease expired; the sweeper had already resolved it', ids);
       } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
       break;
@@ -147,7 +146,7 @@ function report(r: DispatchResult): void {
       } else logger.warn('send deferred', { ...ids, reason: r.reason, code: r.code, retryAt: r.retryAt });
       break;
     case 'unknown':
-      if (r.resend) metrics.addMetric('SendRetries', MetricUnit.Count, 1);
+      if (r.resend) count('SendRetries');
       else countBy('UnknownOutcomes', { channel: r.item.channel });
       logger.error('send outcome unknown', { ...ids, reason: r.reason, resend: r.resend });
       break;

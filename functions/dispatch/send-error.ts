@@ -185,7 +185,12 @@ function classOf(
     if (SIGNATURE.has(code)) return SKEW_TEXT.test(message) ? 'notSent' : 'accountBlocked';
     if (ACCOUNT_BLOCKED.has(code)) return 'accountBlocked';
     if (code === 'MessageRejected' && ACCOUNT_LEVEL_REJECTION.test(message)) return 'accountBlocked';
-    if (REJECTED.has(code) || (status >= 400 && status < 500)) return 'rejected';
+    if (REJECTED.has(code)) return 'rejected';
+    // 401/403 with a code we do not list is still an authorization answer: the account or its credentials, never
+    // this message's content (https://docs.aws.amazon.com/ses/latest/APIReference/CommonErrors.html lists every
+    // 403 as an access, signature or token problem).
+    if (status === 401 || status === 403) return 'accountBlocked';
+    if (status >= 400 && status < 500) return 'rejected';
     return 'unknown';
   }
   if (THROTTLED.has(code)) return 'throttled';

@@ -5,8 +5,9 @@
  * Output: an admitted event (what to write) or a rejection (what to quarantine). Every branch returns; the caller
  * still guards the call (ingest-record.ts), so a bug here quarantines one record instead of blocking a partition.
  */
-import { type Channel, route } from './channels.ts';
+import type { Channel } from './channels.ts';
 import { type BankingEvent, type DisplayField, decodeRecordValue, type Rejection } from './event.ts';
+import { route } from './routing.ts';
 
 export interface AdmissionPolicy {
   /** Larger record values are rejected (TOO_LARGE) before they are parsed. */

@@ -1,5 +1,5 @@
 /**
- * The event contract (DESIGN.md "The event"): turns the bytes of one Kafka record value into either a normalised
+ * The event contract (docs/event.md): turns the bytes of one Kafka record value into either a normalised
  * `BankingEvent` with its payloadHash, or a `Rejection` whose reason code is what an operator reads on the quarantine
  * item.
  *
@@ -223,12 +223,12 @@ export function parseEventJson(text: string): Decoded {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return reject('SCHEMA_VIOLATION', 'event must be a JSON object (at <root>)');
   }
-  const raw = json as Record<string, unknown>;
+  const raw = withoutNullOptionals(json as Record<string, unknown>);
   const eventId = typeof raw.eventId === 'string' && EVENT_ID_PATTERN.test(raw.eventId) ? raw.eventId : undefined;
   if (eventId === undefined) {
     return reject('INVALID_EVENT_ID', 'eventId must be 1-128 characters of [A-Za-z0-9._:-]');
   }
-  const parsed = eventSchema.safeParse(json);
+  const parsed = eventSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.map(String).join('.') || '<root>';
@@ -274,6 +274,29 @@ function normalise(p: ParsedEvent): Decoded {
     ...(p.channels === undefined ? {} : { channels: p.channels }),
   };
   return { ok: true, event, payloadHash: payloadHash(event, instant.iso), occurredAtMs: instant.epochMs, sanitised };
+}
+
+/**
+ * Optional fields given as JSON null, read as absent. Many producers write null for an absent optional (Jackson's and
+ * System.Text.Json's defaults): a `"counterpartyName": null` or `"phoneNumber": null` is not bad input, and refusing
+ * it would drop the customer's notice. Absent and null hash alike (payloadHash writes null for both). Required fields
+ * stay required: a null eventId, type or amount is still rejected.
+ */
+const NULLABLE_OPTIONALS = {
+  recipient: ['locale', 'email', 'pushEndpointArn', 'phoneNumber', 'timeZone'],
+  data: ['counterpartyName', 'reason'],
+} as const;
+function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...raw };
+  if (copy.channels === null) delete copy.channels;
+  for (const [part, fields] of Object.entries(NULLABLE_OPTIONALS)) {
+    const value = copy[part];
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const inner: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    for (const field of fields) if (inner[field] === null) delete inner[field];
+    copy[part] = inner;
+  }
+  return copy;
 }
 
 function reasonForPath(path: string, raw: Record<string, unknown>): RejectionReason {

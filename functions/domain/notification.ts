@@ -1,5 +1,5 @@
 /**
- * The items of the one table (DESIGN.md "The table") and the notification state machine.
+ * The items of the one table (docs/table.md) and the notification state machine.
  *
  * The primary key of a notification, (EVENT#<eventId>, NOTIFICATION#<channel>), is the relational
  * UNIQUE(event_id, channel): one event fans out to one item per channel, and a second copy of the same
@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SkipReason } from './admission.ts';
-import type { Channel } from './channels.ts';
+import { CHANNELS, type Channel } from './channels.ts';
 import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
 
 export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN'] as const;
@@ -31,6 +31,31 @@ export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly Notificat
 export const DELIVERY_POLICIES = ['AT_MOST_ONCE', 'AT_LEAST_ONCE'] as const;
 export type DeliveryPolicy = (typeof DELIVERY_POLICIES)[number];
 export type ChannelPolicies = Readonly<Record<Channel, DeliveryPolicy>>;
+/** Every channel's default: never risk a second copy (a bank's safe choice). */
+export const DEFAULT_CHANNEL_POLICIES: ChannelPolicies = {
+  EMAIL: 'AT_MOST_ONCE',
+  PUSH: 'AT_MOST_ONCE',
+  SMS: 'AT_MOST_ONCE',
+};
+
+/** The CHANNEL_POLICIES environment value: "EMAIL=AT_MOST_ONCE,PUSH=AT_MOST_ONCE,SMS=AT_LEAST_ONCE". */
+export const formatChannelPolicies = (policies: Partial<ChannelPolicies>): string =>
+  Object.entries(policies)
+    .map(([channel, policy]) => `${channel}=${policy}`)
+    .join(',');
+
+/** The inverse of formatChannelPolicies; channels not named keep the default. `malformed` names the first entry that is not <channel>=<policy>. */
+export function parseChannelPolicies(text: string | undefined): ChannelPolicies | { malformed: string } {
+  const policies: Record<Channel, DeliveryPolicy> = { ...DEFAULT_CHANNEL_POLICIES };
+  for (const entry of (text ?? '').split(',').filter((e) => e.trim() !== '')) {
+    const [channel, policy] = entry.split('=').map((s) => s.trim());
+    if (!CHANNELS.includes(channel as Channel) || !DELIVERY_POLICIES.includes(policy as DeliveryPolicy)) {
+      return { malformed: entry };
+    }
+    policies[channel as Channel] = policy as DeliveryPolicy;
+  }
+  return policies;
+}
 
 export const eventPk = (eventId: string) => `EVENT#${eventId}`;
 export const INBOX_SK = 'INBOX';

@@ -81,8 +81,13 @@ export function render(input: TemplateInput, brand: Brand): Message {
           .trim(),
         html: Mustache.render(set.html, view, undefined, asHtml),
       };
-    case 'PUSH':
-      return { channel: 'PUSH', title: oneLine(plain(set.pushTitle)), body: oneLine(plain(set.pushBody)) };
+    case 'PUSH': {
+      const { title, body } = fitPush(
+        (v) => ({ title: oneLine(plain(set.pushTitle, v)), body: oneLine(plain(set.pushBody, v)) }),
+        view,
+      );
+      return { channel: 'PUSH', title, body };
+    }
     case 'SMS': {
       const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
@@ -121,33 +126,92 @@ function momentOf(input: TemplateInput, brand: Brand): string | undefined {
   );
 }
 
+/**
+ * The most the title and body of a push may take, as UTF-8 bytes of their JSON strings (escapes counted). APNs and FCM
+ * refuse a payload over 4,096 bytes; what the sender adds around the texts (functions/dispatch/senders.ts pushPayload:
+ * the aps/notification structure and a notificationId of at most 134 characters) stays under 600 bytes.
+ */
+export const PUSH_TEXT_MAX_BYTES = 3_500;
+const utf8 = new TextEncoder();
+const pushTextBytes = (p: { title: string; body: string }) =>
+  utf8.encode(JSON.stringify(p.title)).length + utf8.encode(JSON.stringify(p.body)).length;
+
+/**
+ * A push within the platforms' limit: a payee's name or a reason may be 140 / 200 characters each carrying up to 32
+ * code points after cleaning, over 20 KB — a push the platform would refuse, so the customer would hear nothing. While
+ * it is too big, the heavier of the two is cut in proportion (never splitting a character, ending in "…", never
+ * below SMS_MIN_GRAPHEMES); the email keeps them whole.
+ */
+function fitPush(
+  renderWith: (view: View) => { title: string; body: string },
+  view: View,
+): { title: string; body: string } {
+  const fields = new Shortenable(view);
+  let push = renderWith(view);
+  for (let size = pushTextBytes(push); size > PUSH_TEXT_MAX_BYTES; size = pushTextBytes(push)) {
+    const field = fields.largest((f) => utf8.encode(fields.kept(f)).length);
+    if (field === undefined) break;
+    // Keep the share of the field that the limit allows, and one character less for the ellipsis.
+    const bytes = Math.max(1, utf8.encode(fields.kept(field)).length);
+    const share = Math.max(0, 1 - (size - PUSH_TEXT_MAX_BYTES) / bytes);
+    push = renderWith(fields.cut(field, (kept) => Math.min(kept - 1, Math.floor(kept * share) - 1)));
+  }
+  return push;
+}
+
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 const clusters = (s: string) => Array.from(graphemes.segment(s), (g) => g.segment);
+
+type ShortenableField = (typeof SMS_SHORTENABLE)[number];
+
+/**
+ * The payee's name and the reason of a view, cut down step by step: never splitting a character, ending in "…", never
+ * below SMS_MIN_GRAPHEMES. A field at that floor is no longer offered.
+ */
+class Shortenable {
+  private readonly full: Record<ShortenableField, string[]>;
+  private readonly count: Record<ShortenableField, number>;
+  private current: View;
+
+  constructor(view: View) {
+    this.current = view;
+    this.full = { reason: clusters(view.reason), to: clusters(view.to) };
+    this.count = { reason: this.full.reason.length, to: this.full.to.length };
+  }
+
+  kept(field: ShortenableField): string {
+    return this.full[field].slice(0, this.count[field]).join('');
+  }
+
+  /** The field that weighs most by `weight` and can still be cut. */
+  largest(weight: (field: ShortenableField) => number): ShortenableField | undefined {
+    return [...SMS_SHORTENABLE]
+      .filter((f) => this.count[f] > SMS_MIN_GRAPHEMES)
+      .sort((a, b) => weight(b) - weight(a))[0];
+  }
+
+  /** Cuts `field` to `to(characters kept)` (at least the floor) and returns the view with it. */
+  cut(field: ShortenableField, to: (kept: number) => number): View {
+    this.count[field] = Math.max(SMS_MIN_GRAPHEMES, to(this.count[field]));
+    this.current = { ...this.current, [field]: `${this.kept(field).trimEnd()}…` };
+    return this.current;
+  }
+}
 
 /**
  * The SMS in as few segments as it can take: while it needs more than one, the longer of the reason and the payee's
  * name is cut (never splitting a character, ending in "…", never below SMS_MIN_GRAPHEMES). The email keeps them whole.
  */
 function fitSms(renderWith: (view: View) => string, view: View): string {
+  const fields = new Shortenable(view);
   let text = renderWith(view);
-  const full = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, clusters(view[f])])) as Record<
-    (typeof SMS_SHORTENABLE)[number],
-    string[]
-  >;
-  const kept = Object.fromEntries(SMS_SHORTENABLE.map((f) => [f, full[f].length])) as Record<
-    (typeof SMS_SHORTENABLE)[number],
-    number
-  >;
-  let current = view;
   for (let size = smsSize(text); size.segments > 1; size = smsSize(text)) {
-    const field = [...SMS_SHORTENABLE].sort((a, b) => kept[b] - kept[a])[0];
-    if (field === undefined || kept[field] <= SMS_MIN_GRAPHEMES) break;
+    const field = fields.largest((f) => clusters(fields.kept(f)).length);
+    if (field === undefined) break;
     const limit = size.encoding === 'GSM-7' ? 160 : 70;
     // Cut the excess at once (at least one character, plus one for the ellipsis); the loop checks the result.
     const excess = Math.max(1, size.units - limit) + 1;
-    kept[field] = Math.max(SMS_MIN_GRAPHEMES, kept[field] - excess);
-    current = { ...current, [field]: `${full[field].slice(0, kept[field]).join('').trimEnd()}…` };
-    text = renderWith(current);
+    text = renderWith(fields.cut(field, (kept) => kept - excess));
   }
   return text;
 }

@@ -2,6 +2,8 @@
  * The ingest figures of one invocation and their EMF metric names. Plain data, no Powertools: the local run and the
  * chaos suite read the metrics back by these names without loading the handlers' modules early.
  */
+import type { MetricName } from '../commons/telemetry.ts';
+import type { IngestResult } from './ingest-record.ts';
 
 export interface IngestFigures {
   received: number;
@@ -20,7 +22,7 @@ export interface IngestFigures {
 }
 
 /** The EMF metric of each figure: a contract the stack's dashboard and alarms reference. */
-export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, string>> = {
+export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, MetricName>> = {
   received: 'EventsReceived',
   accepted: 'EventsAccepted',
   duplicates: 'DuplicateEvents',
@@ -36,3 +38,41 @@ export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, string>> = {
 /** delivered = accepted + duplicates + conflicts + quarantined + requarantined + failed. */
 export const reconciles = (f: IngestFigures): boolean =>
   f.received === f.accepted + f.duplicates + f.conflicts + f.quarantined + f.requarantined + f.failed;
+
+/** The figures of one batch's results: what each record became (`failed`: records not ingested this time). */
+export function tally(received: number, results: readonly IngestResult[], failed: number): IngestFigures {
+  const f: IngestFigures = {
+    received,
+    accepted: 0,
+    duplicates: 0,
+    conflicts: 0,
+    quarantined: 0,
+    requarantined: 0,
+    failed,
+    withoutNotifications: 0,
+    tooOld: 0,
+    displayTextSanitised: 0,
+  };
+  for (const r of results) {
+    switch (r.kind) {
+      case 'accepted':
+        f.accepted++;
+        if (r.skipped === 'TOO_OLD') f.tooOld++;
+        else if (r.channels.length === 0) f.withoutNotifications++;
+        if (r.sanitised.length > 0) f.displayTextSanitised++;
+        break;
+      case 'duplicate':
+        f.duplicates++;
+        break;
+      case 'conflict':
+        if (r.newlyQuarantined) f.conflicts++;
+        else f.requarantined++;
+        break;
+      case 'quarantined':
+        if (r.newlyQuarantined) f.quarantined++;
+        else f.requarantined++;
+        break;
+    }
+  }
+  return f;
+}

@@ -1,19 +1,19 @@
 /**
  * MSK-triggered Lambda: each Kafka record becomes one DynamoDB transaction (inbox + one notification per channel).
- * Thin: flattens the MSK batch, runs the records with bounded concurrency, maps results to logs and metrics.
+ * Thin: runs the batch through the use case (ingest-batch.ts), then reports it (report.ts: logs and metrics).
  * If any record meets a persistent infrastructure failure the handler throws after the others finished, and the
  * event source mapping redelivers the batch: records already written come back as duplicates. A record's bytes never
  * make it throw.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { logger, metrics } from '../commons/powertools.ts';
+import { count, logger, metrics } from '../commons/powertools.ts';
 import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
+import { reportBatch } from './report.ts';
 
 const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
@@ -40,10 +40,11 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       maxEventAgeSeconds: config.maxEventAgeSeconds,
       transactionAttempts: config.transactionAttempts,
       onRetry: (eventId, error) => {
-        metrics.addMetric('TransactionRetries', MetricUnit.Count, 1);
+        count('TransactionRetries');
         logger.warn('transaction retry', { eventId, error: (error as Error).message });
       },
     });
+    reportBatch(summary);
     // An infrastructure failure: throwing makes the event source mapping redeliver the whole batch, which is safe
     // (records already written come back as duplicates, bad ones find their quarantine item).
     if (summary.failure !== undefined) throw summary.failure;

@@ -6,23 +6,22 @@
  * written and the later one is the conflict — also when the same batch is delivered twice at once. Different eventIds
  * run concurrently under the `limit` bound.
  *
- * Before any transaction, one strongly consistent look-up reads the inbox items of all the batch's eventIds (BatchGetItem,
- * 100 keys a request): an event found with the same payloadHash is a duplicate with no write at all, one found with
- * another hash is a conflict; only unseen events go to their transaction, which stays the guard — a race between the
- * read and the write ends as it always did, in a cancelled transaction. A batch redelivered whole costs about one
- * request per 100 records instead of one per record. The look-up is an optimisation: if it fails, every event goes to
- * its transaction.
+ * Before any transaction, one strongly consistent look-up reads the inbox items of all the batch's eventIds
+ * (BatchGetItem, 100 keys a request): an event found with the same payloadHash is a duplicate with no write at all, one
+ * found with another hash is a conflict; only unseen events go to their transaction, which stays the guard — a race
+ * between the read and the write ends as it always did, in a cancelled transaction. A batch redelivered whole costs
+ * about one request per 100 records instead of one per record. The look-up is an optimisation: if it fails, every event
+ * goes to its transaction (`lookupFailure` says so).
+ *
+ * Decides only: the handler logs and counts what it decided (report.ts).
  *
  * The figures reconcile per invocation: received = accepted + duplicates + conflicts + quarantined + requarantined +
  * failed, where `failed` counts the records that met an infrastructure failure (or waited behind one of their eventId)
  * in an invocation that then throws for the event source mapping to redeliver (`failure`: the handler throws it).
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
-import { countBy, logger, metrics } from '../commons/powertools.ts';
-import type { Channel } from '../domain/channels.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+import { type IngestFigures, tally } from './figures.ts';
 import type { KnownEvents } from './inbox-store.ts';
 import {
   type AdmittedRecord,
@@ -33,7 +32,7 @@ import {
   type IngestResult,
 } from './ingest-record.ts';
 
-export { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures.ts';
 
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;
@@ -45,6 +44,8 @@ export interface BatchSummary {
   readonly figures: IngestFigures;
   /** Set when records met an infrastructure failure: the handler throws it, and the batch is redelivered. */
   readonly failure?: unknown;
+  /** Set when the inbox look-up failed: every event went to its transaction instead (reported, never thrown). */
+  readonly lookupFailure?: unknown;
 }
 
 interface ChainOutcome {
@@ -63,7 +64,7 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
       value: record.value,
     }));
   const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
-  const known = await lookUp(chains, deps);
+  const { known, lookupFailure } = await lookUp(chains, deps);
   const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps, known))));
 
   // In the batch's own order, whatever order they ran in.
@@ -72,14 +73,10 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     .sort(([a], [b]) => a - b)
     .map(([, result]) => result);
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
-  const figures = report(inputs.length, results, failed);
-  if (failed === 0) return { records: inputs.length, results, figures };
-  const failure = outcomes.find((o) => o.failed > 0)?.error;
-  logger.error('batch failed; the event source mapping will redeliver it', {
-    failedRecords: failed,
-    error: failure as Error,
-  });
-  return { records: inputs.length, results, figures, failure };
+  const figures = tally(inputs.length, results, failed);
+  const lookup = lookupFailure === undefined ? {} : { lookupFailure };
+  if (failed === 0) return { records: inputs.length, results, figures, ...lookup };
+  return { records: inputs.length, results, figures, failure: outcomes.find((o) => o.failed > 0)?.error, ...lookup };
 }
 
 type Indexed = AdmittedRecord & { readonly index: number };
@@ -107,17 +104,15 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
 }
 
-/** The inbox items of the batch's admitted events, read once; empty when the store has no look-up or it failed. */
-async function lookUp(chains: Indexed[][], deps: IngestDeps): Promise<KnownEvents> {
+/** The inbox items of the batch's admitted events, read once; none when the store has no look-up or it failed. */
+async function lookUp(chains: Indexed[][], deps: IngestDeps): Promise<{ known: KnownEvents; lookupFailure?: unknown }> {
   const eventIds = chains.flatMap((chain) => chain.flatMap(({ admission: a }) => (a.ok ? [a.event.eventId] : [])));
-  if (deps.store.findInboxes === undefined || eventIds.length === 0) return new Map();
+  if (deps.store.findInboxes === undefined || eventIds.length === 0) return { known: new Map() };
   try {
-    return await deps.store.findInboxes(eventIds);
+    return { known: await deps.store.findInboxes(eventIds) };
   } catch (error) {
     // Only an optimisation: the transactions decide as they did before it existed.
-    metrics.addMetric('InboxLookupFailures', MetricUnit.Count, 1);
-    logger.warn('inbox look-up failed; every event goes to its transaction', { error: error as Error });
-    return new Map();
+    return { known: new Map(), lookupFailure: error };
   }
 }
 
@@ -143,75 +138,4 @@ async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents):
     }
   }
   return { results, failed: 0 };
-}
-
-/** Logs one line per record (ids and reason codes only: never an address or a display text) and adds the metrics. */
-function report(received: number, results: IngestResult[], failed: number): IngestFigures {
-  const f: IngestFigures = {
-    received,
-    accepted: 0,
-    duplicates: 0,
-    conflicts: 0,
-    quarantined: 0,
-    requarantined: 0,
-    failed,
-    withoutNotifications: 0,
-    tooOld: 0,
-    displayTextSanitised: 0,
-  };
-  const created = new Map<Channel, number>();
-  for (const r of results) {
-    switch (r.kind) {
-      case 'accepted':
-        f.accepted++;
-        for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
-        if (r.skipped === 'TOO_OLD') {
-          f.tooOld++;
-          logger.warn('event too old: recorded, not sent', { eventId: r.eventId, skipped: r.skipped });
-        } else if (r.channels.length === 0) {
-          f.withoutNotifications++;
-          logger.warn('event accepted with no channel to send', { eventId: r.eventId });
-        } else {
-          logger.info('event accepted', { eventId: r.eventId, channels: r.channels });
-        }
-        if (r.sanitised.length > 0) {
-          f.displayTextSanitised++;
-          logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
-        }
-        break;
-      case 'duplicate':
-        f.duplicates++;
-        logger.info('duplicate event acknowledged', { eventId: r.eventId });
-        break;
-      case 'conflict':
-        if (r.newlyQuarantined) f.conflicts++;
-        else f.requarantined++;
-        logger.error('eventId reused with a different payload; quarantined', {
-          eventId: r.eventId,
-          reason: 'EVENT_ID_CONFLICT',
-          redelivered: !r.newlyQuarantined,
-        });
-        break;
-      case 'quarantined': {
-        if (r.newlyQuarantined) f.quarantined++;
-        else f.requarantined++;
-        const line = {
-          eventId: r.rejection.eventId,
-          reason: r.rejection.reason,
-          detail: r.rejection.detail,
-          redelivered: !r.newlyQuarantined,
-        };
-        // UNPROCESSABLE is a bug or a refused write, not a producer's mistake: it needs an engineer.
-        if (r.rejection.reason === 'UNPROCESSABLE') logger.error('record quarantined', line);
-        else logger.warn('record quarantined', line);
-        break;
-      }
-    }
-  }
-  for (const [figure, metric] of Object.entries(FIGURE_METRICS)) {
-    metrics.addMetric(metric, MetricUnit.Count, f[figure as keyof IngestFigures]);
-  }
-  for (const [channel, count] of created) countBy('NotificationsCreated', { channel }, count);
-  logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
-  return f;
 }

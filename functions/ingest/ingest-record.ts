@@ -14,7 +14,7 @@
 import { isRecordRefusal, TransientStoreError } from '../commons/errors.ts';
 import { withRetry } from '../commons/retry.ts';
 import { type Admission, type AdmissionPolicy, admitRecord, type SkipReason } from '../domain/admission.ts';
-import { type Channel, contactFor } from '../domain/channels.ts';
+import type { Channel } from '../domain/channels.ts';
 import { type DisplayField, PAYLOAD_HASH_VERSION, type Rejection } from '../domain/event.ts';
 import {
   buildInbox,
@@ -23,6 +23,7 @@ import {
   type KafkaSource,
   type Retention,
 } from '../domain/notification.ts';
+import { contactFor } from '../domain/routing.ts';
 import type { InboxStore, RecordOutcome } from './inbox-store.ts';
 
 export interface IngestInput {

@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
-import { countBy, logger, metrics } from '../commons/powertools.ts';
+import { count, countBy, logger, metrics } from '../commons/powertools.ts';
 import { DynamoSweepShardMark } from '../commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { sweep } from './sweep.ts';
@@ -29,12 +29,12 @@ export const handler = async (_event: unknown, context: Context) => {
       deadline: Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs,
     });
     const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
-    metrics.addMetric('SweeperRedriven', MetricUnit.Count, r.redriven.length + r.resolvedRetry.length);
-    metrics.addMetric('SweeperWoken', MetricUnit.Count, r.woken.length);
-    metrics.addMetric('SweeperResolvedUnknown', MetricUnit.Count, r.resolvedUnknown.length);
-    metrics.addMetric('SweeperExamined', MetricUnit.Count, r.examined);
-    metrics.addMetric('SweeperItemsPerSecond', MetricUnit.CountPerSecond, perSecond);
-    metrics.addMetric('SweeperUnfinished', MetricUnit.Count, r.unfinished);
+    count('SweeperRedriven', r.redriven.length + r.resolvedRetry.length);
+    count('SweeperWoken', r.woken.length);
+    count('SweeperResolvedUnknown', r.resolvedUnknown.length);
+    count('SweeperExamined', r.examined);
+    count('SweeperItemsPerSecond', perSecond, MetricUnit.CountPerSecond);
+    count('SweeperUnfinished', r.unfinished);
     for (const channel of CHANNELS) {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
       countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);

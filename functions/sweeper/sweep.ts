@@ -1,6 +1,6 @@
 /**
- * Use case: one sweeper run — the delay queue's clock and the safety net. Nothing is silently lost (DESIGN.md
- * "Dispatch", issue 11).
+ * Use case: one sweeper run — the delay queue's clock and the safety net. Nothing is silently lost
+ * (docs/dispatch.md "The sweeper").
  *
  * Input: the clock, the thresholds, the channels' send rates and the run's deadline. Output: what it did, and how fast.
  * Through the sparse sweep index (never a scan), whose sweepAt says when an item is next due:

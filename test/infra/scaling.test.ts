@@ -20,7 +20,7 @@ const shardsOf = (json: ReturnType<typeof synth>) =>
     Object.entries(json.Resources)
       .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
       .map(([id, r]) => [
-        id.replace(/Function.*$/, ''),
+        id.replace(/(Function)?[0-9A-F]{8}$/, ''),
         (r.Properties.Environment as { Variables?: Record<string, string> } | undefined)?.Variables?.SWEEP_SHARDS,
       ])
       .filter(([, v]) => v !== undefined),

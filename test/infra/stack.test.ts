@@ -15,11 +15,11 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
+import { DISPATCH_FILTER_PATTERN } from '../../functions/commons/stream-filter.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
-import { DISPATCH_FILTER_PATTERN } from '../../lib/stream-filter.ts';
 
 const SETTINGS_FILE = 'examples/settings.example.json';
 const SCRAM = {

@@ -1,7 +1,7 @@
 /**
  * The reliability suite in the default test run: a seeded fault-injection scenario over the real pipeline, and
  * fast-check model-based runs whose scheduler picks the interleaving of racing invocations. Every invariant of
- * DESIGN.md "Guarantees" is asserted after convergence. Replay: CHAOS_SEED=<seed> npm test -- chaos.
+ * docs/guarantees.md is asserted after convergence. Replay: CHAOS_SEED=<seed> npm test -- chaos.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +17,8 @@ import {
 } from '../../chaos/scenario.ts';
 import { judge } from '../../chaos/verdict.ts';
 import { invokeDispatch, openWorld, runSweeper, type World } from '../../chaos/world.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 
 const seed = Number(process.env.CHAOS_SEED ?? 20261130);
 let world: World;

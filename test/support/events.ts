@@ -1,4 +1,4 @@
-/** Event factories for tests: a valid event per DESIGN.md, overridable field by field. */
+/** Event factories for tests: a valid event per docs/event.md, overridable field by field. */
 export interface EventOverrides {
   eventId?: string;
   type?: string;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
+  channelPoliciesOf,
   loadDispatchConfig,
   loadIngestConfig,
   loadSweeperConfig,
-  parseChannelPolicies,
 } from '../../functions/commons/config.ts';
 
 describe('configuration, validated once at cold start', () => {
@@ -80,12 +80,12 @@ describe('configuration, validated once at cold start', () => {
   });
 
   it('reads per-channel delivery policies and rejects unknown ones', () => {
-    expect(parseChannelPolicies('SMS=AT_LEAST_ONCE')).toEqual({
+    expect(channelPoliciesOf('SMS=AT_LEAST_ONCE')).toEqual({
       EMAIL: 'AT_MOST_ONCE',
       PUSH: 'AT_MOST_ONCE',
       SMS: 'AT_LEAST_ONCE',
     });
-    expect(() => parseChannelPolicies('FAX=AT_LEAST_ONCE')).toThrow(/CHANNEL_POLICIES entry "FAX=AT_LEAST_ONCE"/);
-    expect(() => parseChannelPolicies('SMS=SOMETIMES')).toThrow(ConfigError);
+    expect(() => channelPoliciesOf('FAX=AT_LEAST_ONCE')).toThrow(/CHANNEL_POLICIES entry "FAX=AT_LEAST_ONCE"/);
+    expect(() => channelPoliciesOf('SMS=SOMETIMES')).toThrow(ConfigError);
   });
 });

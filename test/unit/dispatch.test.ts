@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoNotificationStore, type NotificationKey } from '../../functions/commons/notification-store.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { type Breaker, neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import {
   type DispatchDeps,
@@ -17,7 +18,6 @@ import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../lib/stream-filter.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
@@ -33,12 +33,13 @@ const event = (() => {
   if (!d.ok) throw new Error('fixture');
   return d.event;
 })();
-const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS') =>
+/** A new PENDING notification; the handler tests run on the real clock, so they pass `Date.now()`. */
+const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS', createdAt = NOW - 1000) =>
   buildNotification(
     event,
     channel,
     channel === 'EMAIL' ? 'hanako@example.com' : channel === 'PUSH' ? PUSH_ARN : '+819012345678',
-    NOW - 1000,
+    createdAt,
     { retentionDays: 35 },
   );
 const sending = (n: NotificationItem, attempt = 1, deferrals = 0): NotificationItem => ({
@@ -524,9 +525,9 @@ const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as neve
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
-    // The handler runs on the real clock: a fixture created at the fixed NOW would be past its maximum age by now.
-    const ok = { ...pending('EMAIL'), createdAt: new Date().toISOString() };
-    const broken = { ...pending('PUSH'), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
+    // Created just now on the real clock the handler reads: a fixed date would pass the 24 h maximum age one day.
+    const ok = pending('EMAIL', Date.now() - 1000);
+    const broken = { ...pending('PUSH', Date.now() - 1000), pk: 'EVENT#broken', notificationId: 'broken#PUSH' };
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });

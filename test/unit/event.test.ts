@@ -11,7 +11,7 @@ const reasonOf = (value: object | string | Buffer) => {
 };
 
 describe('event contract', () => {
-  it('decodes the DESIGN.md example into a typed event', () => {
+  it('decodes the docs/event.md example into a typed event', () => {
     const d = decode(transferEvent());
     expect(d.ok).toBe(true);
     if (!d.ok) return;
@@ -219,6 +219,42 @@ describe('money: at most the currency minor unit of fraction digits (ISO 4217)',
     ]) {
       expect(reasonOf(transferEvent({ data: { amount, currency } })), `${amount} ${currency}`).toBe('OK');
     }
+  });
+});
+
+describe('null for an optional field means absent (what many producers serialize)', () => {
+  it('optional contact points, locale, time zone, display text and channels given as null are read as absent', () => {
+    const withNulls = transferEvent();
+    const r = withNulls.recipient as Record<string, unknown>;
+    r.phoneNumber = null;
+    r.timeZone = null;
+    r.locale = null;
+    (withNulls.data as Record<string, unknown>).counterpartyName = null;
+    (withNulls as Record<string, unknown>).channels = null;
+    const d = decode(withNulls);
+    expect(d.ok && d.event.recipient).not.toHaveProperty('phoneNumber');
+    expect(d.ok && d.event.recipient.locale).toBe('en');
+    expect(d.ok && d.event.data).not.toHaveProperty('counterpartyName');
+    // The same meaning as leaving them out: a resend written either way is a duplicate, not a conflict.
+    const without = transferEvent();
+    const w = without.recipient as Record<string, unknown>;
+    delete w.phoneNumber;
+    delete w.timeZone;
+    delete w.locale;
+    delete (without.data as Record<string, unknown>).counterpartyName;
+    const e = decode(without);
+    expect(d.ok && e.ok && d.payloadHash === e.payloadHash).toBe(true);
+  });
+
+  it('a required field given as null is still bad input', () => {
+    expect(reasonOf({ ...transferEvent(), type: null })).toBe('UNKNOWN_TYPE');
+    expect(reasonOf({ ...transferEvent(), eventId: null })).toBe('INVALID_EVENT_ID');
+    const noAmount = transferEvent();
+    (noAmount.data as Record<string, unknown>).amount = null;
+    expect(reasonOf(noAmount)).toBe('INVALID_AMOUNT');
+    const failedWithoutReason = transferEvent({ type: 'TransferFailed' });
+    (failedWithoutReason.data as Record<string, unknown>).reason = null;
+    expect(reasonOf(failedWithoutReason)).toBe('SCHEMA_VIOLATION');
   });
 });
 

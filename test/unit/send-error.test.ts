@@ -110,6 +110,9 @@ const SES_CASES: [number, string, string | undefined, SendFailureClass][] = [
   [400, 'RequestExpired', 'Request has expired.', 'notSent'],
   [403, 'SignatureDoesNotMatch', 'Signature expired: 20261130T091500Z is now earlier than 20261130T092500Z', 'notSent'],
   [403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match', 'accountBlocked'],
+  // A 401/403 with a code not listed anywhere is still about access, never about this message.
+  [403, 'SomeFutureAccessCode', undefined, 'accountBlocked'],
+  [401, 'Unauthorized', undefined, 'accountBlocked'],
   [500, 'InternalFailure', undefined, 'unknown'],
   [502, 'BadGateway', undefined, 'unknown'],
   [504, 'GatewayTimeout', undefined, 'unknown'],

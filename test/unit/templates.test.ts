@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { describe, expect, it } from 'vitest';
+import { pushPayload } from '../../functions/dispatch/senders.ts';
 import type { Brand } from '../../functions/domain/brand.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { cleanDisplayText, isCleanDisplayText, isCleanMultilineText } from '../../functions/domain/display-text.ts';
 import { EVENT_TYPES, LOCALES, type TransferData } from '../../functions/domain/event.ts';
 import { HTML_FIELDS, SHORT_FIELDS, TEXT_FIELDS } from '../../functions/domain/message-view.ts';
 import { minorUnit } from '../../functions/domain/money.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { gsmFriendly, smsSize } from '../../functions/domain/sms.ts';
 import { TEMPLATES, TEXT_PARTIALS } from '../../functions/domain/templates.generated.ts';
 import {
@@ -355,6 +357,28 @@ describe('templates: every template × locale × channel with edge-case data', (
       expect(segments, `${name}: SMS segments (Completed en, ja, Failed en, ja)`).toEqual(SEGMENTS[name]);
     });
   }
+
+  it('a push fits the 4 KB APNs and FCM payload even when the payee and the reason are as heavy as cleaning lets them be', () => {
+    // 140 and 200 characters of 32 code points each: over 20 KB of push text before fitting.
+    const heavy = (n: number) =>
+      Array.from({ length: n }, (_, i) => `${String.fromCharCode(0x41 + (i % 26))}${'\u0301'.repeat(31)}`).join('');
+    const data = { ...EDGE_CASES.typical!, counterpartyName: clean(heavy(200)), reason: clean(heavy(300), 200) };
+    const id = `${'e'.repeat(128)}#EMAIL`;
+    for (const template of ['TransferCompleted', 'TransferFailed'] as const) {
+      for (const locale of ['en', 'ja'] as const) {
+        const m = r({ template, locale, channel: 'PUSH', data });
+        if (m.channel !== 'PUSH') throw new Error('not a push');
+        const payload = JSON.parse(pushPayload({ notificationId: id } as NotificationItem, m));
+        expect(Buffer.byteLength(payload.APNS), `${template}/${locale}`).toBeLessThanOrEqual(4096);
+        expect(Buffer.byteLength(payload.GCM), `${template}/${locale}`).toBeLessThanOrEqual(4096);
+        expect(m.body, `${template}/${locale}`).toContain('…');
+        expect(isCleanDisplayText(m.body), `${template}/${locale}`).toBe(true);
+      }
+    }
+    // Typical data is never cut.
+    const typical = r({ template: 'TransferCompleted', locale: 'en', channel: 'PUSH', data: EDGE_CASES.typical! });
+    expect(typical.channel === 'PUSH' && typical.body).toContain('Jordan Lee');
+  });
 
   it('an English SMS stays GSM-7 for typical data: one segment of 160, not 70', () => {
     const m = r({ template: 'TransferCompleted', locale: 'en', channel: 'SMS', data: EDGE_CASES.typical! });

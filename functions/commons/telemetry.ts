@@ -1,0 +1,52 @@
+/**
+ * The names CloudWatch knows notifier by: the service, the metric namespace of a stage, and every metric the functions
+ * emit. The functions emit through these names (powertools.ts accepts only a MetricName) and the stack's alarms and
+ * dashboard read through them (lib/observability.ts), so renaming a metric cannot silently orphan its alarm: the
+ * compiler finds every use. Plain data: the runtime, the CDK app, the local run and the tests all import it.
+ */
+
+/** Powertools' `service` (a dimension on every metric, a key on every log line). */
+export const SERVICE_NAME = 'notifier';
+
+/** One namespace per stage, so two stages in one account keep their metrics apart. */
+export const metricNamespaceOf = (stage: string) => `${SERVICE_NAME}/${stage}`;
+
+export const METRIC_NAMES = [
+  // ingest: the figures of every batch (functions/ingest/figures.ts), and what it created
+  'EventsReceived',
+  'EventsAccepted',
+  'DuplicateEvents',
+  'EventIdConflicts',
+  'RecordsQuarantined',
+  'RecordsRequarantined',
+  'RecordsFailed',
+  'EventsWithoutNotifications',
+  'EventsTooOld',
+  'DisplayTextSanitised',
+  'NotificationsCreated',
+  'TransactionRetries',
+  'InboxLookupFailures',
+  // dispatch
+  'RecordsIgnored',
+  'RecordsNotStarted',
+  'DispatchSkipped',
+  'NotificationsSent',
+  'LateAcceptances',
+  'SendFailures',
+  'SendFailuresByReason',
+  'NotificationsExpired',
+  'SendsDeferred',
+  'SendsThrottled',
+  'ProviderBlocked',
+  'ProviderBlockedByCode',
+  'SendRetries',
+  'UnknownOutcomes',
+  // sweeper
+  'SweeperRedriven',
+  'SweeperWoken',
+  'SweeperResolvedUnknown',
+  'SweeperExamined',
+  'SweeperItemsPerSecond',
+  'SweeperUnfinished',
+] as const;
+export type MetricName = (typeof METRIC_NAMES)[number];

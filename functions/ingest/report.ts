@@ -1,0 +1,68 @@
+/**
+ * What the ingest handler tells CloudWatch about one batch: a log line per record (ids and reason codes only, never an
+ * address or a display text), the figures as EMF metrics, the notifications created per channel, and the batch line
+ * with `reconciled`. The use case (ingest-batch.ts) decides; this only reports.
+ */
+
+import { count, countBy, logger } from '../commons/powertools.ts';
+import type { Channel } from '../domain/channels.ts';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
+import type { BatchSummary } from './ingest-batch.ts';
+
+export function reportBatch(summary: BatchSummary): void {
+  const created = new Map<Channel, number>();
+  for (const r of summary.results) {
+    switch (r.kind) {
+      case 'accepted':
+        for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
+        if (r.skipped === 'TOO_OLD') {
+          logger.warn('event too old: recorded, not sent', { eventId: r.eventId, skipped: r.skipped });
+        } else if (r.channels.length === 0) {
+          logger.warn('event accepted with no channel to send', { eventId: r.eventId });
+        } else {
+          logger.info('event accepted', { eventId: r.eventId, channels: r.channels });
+        }
+        if (r.sanitised.length > 0) {
+          logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
+        }
+        break;
+      case 'duplicate':
+        logger.info('duplicate event acknowledged', { eventId: r.eventId });
+        break;
+      case 'conflict':
+        logger.error('eventId reused with a different payload; quarantined', {
+          eventId: r.eventId,
+          reason: 'EVENT_ID_CONFLICT',
+          redelivered: !r.newlyQuarantined,
+        });
+        break;
+      case 'quarantined': {
+        const line = {
+          eventId: r.rejection.eventId,
+          reason: r.rejection.reason,
+          detail: r.rejection.detail,
+          redelivered: !r.newlyQuarantined,
+        };
+        // UNPROCESSABLE is a bug or a refused write, not a producer's mistake: it needs an engineer.
+        if (r.rejection.reason === 'UNPROCESSABLE') logger.error('record quarantined', line);
+        else logger.warn('record quarantined', line);
+        break;
+      }
+    }
+  }
+  const f = summary.figures;
+  for (const [figure, metric] of Object.entries(FIGURE_METRICS)) count(metric, f[figure as keyof IngestFigures]);
+  for (const [channel, n] of created) countBy('NotificationsCreated', { channel }, n);
+  logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
+  if (summary.lookupFailure !== undefined) {
+    // The look-up before the transactions failed: nothing lost, duplicates cost a cancelled transaction this time.
+    count('InboxLookupFailures');
+    logger.warn('inbox look-up failed; every event went to its transaction', { error: summary.lookupFailure as Error });
+  }
+  if (summary.failure !== undefined) {
+    logger.error('batch failed; the event source mapping will redeliver it', {
+      failedRecords: f.failed,
+      error: summary.failure as Error,
+    });
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Every cdk-nag finding the stack accepts, in one place, each with the reason it is acceptable. An acknowledgement is
+ * attached to the construct the finding is about (a role's policy, a function, a queue, a bucket), never to the stack.
+ */
+import { Stack, Token, Validations } from 'aws-cdk-lib';
+import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { IConstruct } from 'constructs';
+import type { NotifierFunction } from './notifier-function.ts';
+
+export function acknowledgeFindings(r: {
+  ingest: NotifierFunction;
+  dispatch: NotifierFunction;
+  sweeper: NotifierFunction;
+  dispatchFailures: Queue;
+  failedBatches: Bucket;
+}): void {
+  const ack = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
+  const wildcards = {
+    ingest: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
+    dispatch:
+      'X-Ray PutTraceSegments/PutTelemetryRecords and dynamodb:ListStreams (granted by CDK for the stream trigger), which have no resource-level permissions.',
+    sweeper: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
+  };
+  for (const [name, fn] of [
+    ['ingest', r.ingest],
+    ['dispatch', r.dispatch],
+    ['sweeper', r.sweeper],
+  ] as const) {
+    // The wildcard statements sit in the role's default policy; the DLQ finding is the function's.
+    ack(fn.role as Role, 'AwsSolutions-IAM5[Resource::*]', wildcards[name]);
+    ack(
+      fn,
+      'Serverless-LambdaDLQ',
+      'Invoked by event source mappings (which have their own on-failure destinations) or by a one-minute schedule whose next run redoes a missed one.',
+    );
+  }
+  const ingestRole = r.ingest.role as Role;
+  ack(
+    ingestRole,
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaMSKExecutionRole]',
+    'Attached by the MSK event source mapping for what it does with this role: cluster discovery (kafka:DescribeCluster(V2), GetBootstrapBrokers), its network interfaces in the cluster VPC (ec2 actions, which take no resource ARNs) and logging; AWS keeps it in step with the mapping.',
+  );
+  ack(
+    ingestRole,
+    'AwsSolutions-IAM5[Resource::<FailedIngestBatchesA6AB3207.Arn>/*]',
+    'The MSK mapping writes failed batches under object keys it chooses; PutObject only.',
+  );
+  // cdk-nag names the finding after the ARN as synthesized: tokens when the stack is environment-agnostic.
+  const stack = Stack.of(r.dispatch);
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  ack(
+    r.dispatch.role as Role,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:${region}:${account}:endpoint/*]`,
+    'Push goes to any platform endpoint of this account and region: endpoints are created per device at run time.',
+  );
+  ack(
+    r.dispatchFailures,
+    'AwsSolutions-SQS3',
+    'This queue is itself the on-failure destination of the dispatch stream trigger.',
+  );
+  ack(
+    r.dispatchFailures,
+    'Serverless-SQSRedrivePolicy',
+    'This queue is itself the on-failure destination of the dispatch stream trigger.',
+  );
+  ack(
+    r.failedBatches,
+    'AwsSolutions-S1',
+    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (README "Deploy" recommends it).',
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * The house rules, checked on the source itself: dependencies point one way (the CDK app may import the runtime, never
+ * the reverse; the domain stays pure), the runtime has no import cycle, every metric name is emitted somewhere, and
+ * every document the code cites is in the repository.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { METRIC_NAMES } from '../../functions/commons/telemetry.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const filesUnder = (dir: string): string[] =>
+  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+const source = (file: string) => readFileSync(join(root, file), 'utf8');
+/** Module specifiers a file imports at run time (`import type` is erased and cannot create a cycle or a dependency). */
+const valueImports = (file: string) =>
+  [...source(file).matchAll(/^import (?!type )[^;]*?from '([^']+)';/gms)].map((m) => m[1] as string);
+const localTarget = (file: string, spec: string) => relative(root, resolve(dirname(join(root, file)), spec));
+
+const runtime = filesUnder('functions');
+
+describe('dependencies point one way', () => {
+  it('no runtime module imports the CDK app, the local run, the bench, the chaos suite or the tests', () => {
+    const outward = runtime.flatMap((file) =>
+      [...source(file).matchAll(/from '([^']+)'/g)]
+        .map((m) => m[1] as string)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => localTarget(file, spec))
+        .filter((target) => !target.startsWith('functions/'))
+        .map((target) => `${file} → ${target}`),
+    );
+    expect(outward).toEqual([]);
+  });
+
+  it('the domain is pure: no AWS SDK, no Powertools, no adapters or handlers', () => {
+    const impure = filesUnder('functions/domain').flatMap((file) =>
+      valueImports(file)
+        .filter(
+          (spec) =>
+            spec.startsWith('@aws-sdk/') ||
+            spec.startsWith('@aws-lambda-powertools/') ||
+            (spec.startsWith('.') && !localTarget(file, spec).startsWith('functions/domain/')),
+        )
+        .map((spec) => `${file} → ${spec}`),
+    );
+    expect(impure).toEqual([]);
+  });
+
+  it('the runtime modules have no import cycle', () => {
+    const graph = new Map(
+      runtime.map((file) => [
+        file,
+        valueImports(file)
+          .filter((spec) => spec.startsWith('.'))
+          .map((spec) => localTarget(file, spec)),
+      ]),
+    );
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});
+
+describe('every fact written once', () => {
+  it('every registered metric name is emitted by a function (a name nobody emits would be an alarm that never fires)', () => {
+    const emitted = runtime
+      .filter((f) => !f.endsWith('telemetry.ts'))
+      .map(source)
+      .join('\n');
+    expect(METRIC_NAMES.filter((name) => !emitted.includes(`'${name}'`))).toEqual([]);
+  });
+
+  it('every document the code cites is in the repository', () => {
+    const code = ['functions', 'lib', 'local', 'chaos', 'bench', 'ops', 'test'].flatMap(filesUnder);
+    const cited = code
+      .flatMap((file) => [...source(file).matchAll(/\b(docs\/[\w./-]+\.(?:md|json))/g)].map((m) => m[1] as string))
+      .filter((doc, i, all) => all.indexOf(doc) === i);
+    expect(cited.filter((doc) => !existsSync(join(root, doc)))).toEqual([]);
+    // The design the project started from is not in the repository: docs/ replaced it.
+    expect(code.filter((file) => /DESIGN\.md/.test(source(file)))).toEqual([]);
+  });
+});
