@@ -23,6 +23,11 @@ export const clock = {
 // ── Invocations: a crash anywhere inside one fails the whole invocation, as a dying Lambda does ──
 export interface Invocation {
   crashed: boolean;
+  /**
+   * What this invocation is in the run's schedule (e.g. the Kafka batch, its copy and its try): fault decisions made
+   * inside it are keyed by it, so they do not shift with how far a concurrent or crashed invocation got.
+   */
+  id?: string;
 }
 export const invocation = new AsyncLocalStorage<Invocation>();
 

@@ -23,12 +23,15 @@ import type { Fault } from '../local/providers.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS, faultCounts } from './faults.ts';
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
 import {
+  attributeSends,
   convergeRun,
   type DeliveryStats,
   deliverKafkaBatch,
+  FaultDecisions,
   LEASE_MS,
   MAX_AGE_MS,
   newStreamState,
+  newWitness,
   openWorld,
   POLICIES,
   pumpStream,
@@ -84,13 +87,22 @@ export interface ChaosOptions {
 export interface ChaosReport {
   seed: number;
   events: number;
+  /** sha256 of the run's records and its schedule of deliveries and faults (ChaosRun.schedule): equal for equal seeds. */
+  scheduleDigest: string;
   records: number;
   deliveries: number;
   redeliveries: number;
   faults: Record<string, number>;
   expectedSends: number;
   sentOnce: number;
+  /**
+   * A second accepted send is legitimate only on an at-least-once channel, made by a later attempt than the one
+   * before it, that one having ended with an unknown outcome; anything else — two sends of one attempt, a resend
+   * after a known outcome, a send no attempt can be tied to — is a bug.
+   */
   duplicates: { bug: number; afterUnknownOutcome: number };
+  /** Transitions a stale holder got applied after a newer claim: fencing failed. Must be 0. */
+  staleWrites: number;
   lost: number;
   unknown: number;
   failed: number;
@@ -164,12 +176,19 @@ export class ChaosRun {
   readonly stats: DeliveryStats = { deliveries: 0, redeliveries: 0, failedInvocations: 0 };
   readonly stream = newStreamState();
   readonly cursor: number[];
+  /** What the run did, in order (deliveries, pumps, trims, pauses, bursts): the same seed gives the same schedule. */
+  readonly schedule: string[] = [];
+  private rebalances = 0;
   private readonly logStart: number;
   private readonly ledgerStart: { ses: number; sns: number };
   private readonly faultsBefore: Record<string, number>;
   private readonly providerBefore: { quotaThrottled: number; accountRefusals: number };
   private readonly metricsBefore: Record<string, number>;
   private readonly modeByAddress = new Map<string, ProviderMode>();
+  /** The notification (eventId, channel) each address belongs to. */
+  private readonly keyByAddress = new Map<string, { pk: string; sk: string; channel: Channel }>();
+  /** The address whose send is slow right now (the provider holds its answer while `whileSlow` runs). */
+  private slowAddress: string | undefined;
   private readonly attempts = new Map<string, number>();
 
   constructor(
@@ -186,12 +205,21 @@ export class ChaosRun {
     this.providerBefore = { quotaThrottled: w.quotaThrottled(), accountRefusals: w.accountRefusals };
     this.metricsBefore = { ...w.output.metrics };
     w.random = random;
+    // This run's fault decisions hash its seed with each operation's identity (its own prefix left out).
+    w.decide = new FaultDecisions(options.seed, this.prefix);
+    w.witness = newWitness();
     w.armed = [];
     w.providerFault = (_channel, to) => this.providerFault(to);
     const slowTakeover = async () => {
       // The send outlives its lease: the clock moves past it and the sweeper takes over while the send is in flight.
       clock.advance(LEASE_MS + 1_000);
-      await runSweeper(w);
+      await runSweeper(w, `slow takeover ${this.slowAddress}`);
+      // On an at-least-once channel the sweeper put it back to PENDING: another execution environment claims it
+      // (attempt + 1) before the slow holder's answer arrives. The slow holder's SENT must now be fenced out; a write
+      // that gets through is a stale write. (The new holder then dies; its lease expires and the sweeper resolves it.)
+      const key = this.slowAddress === undefined ? undefined : this.keyByAddress.get(this.slowAddress);
+      this.slowAddress = undefined;
+      if (key !== undefined && POLICIES[key.channel] === 'AT_LEAST_ONCE') await w.takeover(key);
     };
     w.ses.whileSlow = slowTakeover;
     w.sns.whileSlow = slowTakeover;
@@ -205,6 +233,14 @@ export class ChaosRun {
     if (r.email) this.modeByAddress.set(r.email, spec.modes.EMAIL);
     if (r.pushEndpointArn) this.modeByAddress.set(r.pushEndpointArn, spec.modes.PUSH);
     if (r.phoneNumber) this.modeByAddress.set(r.phoneNumber, spec.modes.SMS);
+    for (const [address, channel] of [
+      [r.email, 'EMAIL'],
+      [r.pushEndpointArn, 'PUSH'],
+      [r.phoneNumber, 'SMS'],
+    ] as const) {
+      if (address)
+        this.keyByAddress.set(address, { pk: `EVENT#${spec.eventId}`, sk: `NOTIFICATION#${channel}`, channel });
+    }
     return spec;
   }
 
@@ -233,7 +269,9 @@ export class ChaosRun {
       case 'acceptThenHang':
         return n === 1 ? 'acceptThenHang' : 'ok';
       case 'slow':
-        return n === 1 ? 'slow' : 'ok';
+        if (n !== 1) return 'ok';
+        this.slowAddress = to;
+        return 'slow';
     }
   }
 
@@ -269,12 +307,14 @@ export class ChaosRun {
     const from = this.cursor[p]!;
     const to = Math.min(from + max, this.parts[p]!.length);
     if (to <= from) return;
+    this.schedule.push(`deliver ${p} ${from}-${to} x${copies}${concurrent ? ' concurrently' : ''}`);
     this.stats.redeliveries += (copies - 1) * (to - from);
-    const one = () => deliverKafkaBatch(this.w, this.batch(p, from, to), this.stats);
+    const one = (copy: number) => () =>
+      deliverKafkaBatch(this.w, this.batch(p, from, to), this.stats, 25, `${p}:${from}-${to} copy ${copy}`);
     if (concurrent) {
-      const starts = Array.from({ length: copies }, () => one);
+      const starts = Array.from({ length: copies }, (_, copy) => one(copy));
       await (startOrder ? startOrder(starts) : Promise.all(starts.map((s) => s())));
-    } else for (let c = 0; c < copies; c++) await one();
+    } else for (let c = 0; c < copies; c++) await one(c)();
     this.cursor[p] = to;
   }
 
@@ -283,16 +323,25 @@ export class ChaosRun {
     const to = this.cursor[p]!;
     const from = Math.max(0, to - back);
     if (to <= from) return;
+    this.schedule.push(`rebalance ${p} ${from}-${to}`);
     this.stats.redeliveries += to - from;
-    await deliverKafkaBatch(this.w, this.batch(p, from, to), this.stats);
+    await deliverKafkaBatch(
+      this.w,
+      this.batch(p, from, to),
+      this.stats,
+      25,
+      `${p}:${from}-${to} rebalance ${this.rebalances++}`,
+    );
   }
 
   pump(dropRate = 0, unfilteredRate = 0): Promise<number> {
+    this.schedule.push(`pump drop=${dropRate} unfiltered=${unfilteredRate}`);
     return pumpStream(this.w, this.stream, { dropRate, unfilteredRate });
   }
 
   /** The 24 h trim: what is on the stream and not yet read is gone; the clock moves a day on. */
   async trim(): Promise<void> {
+    this.schedule.push('trim');
     const gone = await this.w.reader.poll();
     this.stream.seen.push(...gone);
     this.stream.trimmed += gone.length;
@@ -301,9 +350,11 @@ export class ChaosRun {
 
   /** The provider account of `channel` is paused (every send refused at the account level) until `resume`. */
   pause(channel: Channel): void {
+    this.schedule.push(`pause ${channel}`);
     this.w.accountPaused.add(channel);
   }
   resume(): void {
+    this.schedule.push('resume');
     this.w.accountPaused.clear();
   }
 
@@ -333,6 +384,7 @@ export class ChaosRun {
       modeByAddress: this.modeByAddress,
       metricsBefore: this.metricsBefore,
       options: this.options,
+      schedule: this.schedule,
     });
   }
 }
@@ -340,6 +392,21 @@ export class ChaosRun {
 /** The random scenario of `npm run chaos`: everything drawn from the seed. */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const w = await openWorld();
+  // A seed replays whatever ran before it in this world: what is left on the stream is read and set aside, and the
+  // clock moves an hour on, past every channel hold, send-rate window and breaker cache of an earlier run.
+  await w.reader.poll();
+  clock.advance(3_600_000);
+  // The handlers' own jitter (backoff, hold spread) draws from Math.random: seeded too, for the run.
+  const mathRandom = Math.random;
+  Math.random = seededRandom(options.seed ^ 0x5bd1e995);
+  try {
+    return await scenario(w, options);
+  } finally {
+    Math.random = mathRandom;
+  }
+}
+
+async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
   const rand = seededRandom(options.seed);
   const run = new ChaosRun(w, options, rand);
   const partitions = run.parts.length;
@@ -400,25 +467,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const pauseAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
   const pausedChannel = pick(['EMAIL', 'PUSH', 'SMS'] as const);
   const burstAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
-  let burstUntil: number | undefined;
   for (;;) {
     const open = run.cursor.map((c, p) => (c < run.parts[p]!.length ? p : -1)).filter((p) => p >= 0);
     if (open.length === 0) break;
-    // Each meets at least the stream pump started with it. The quota burst is bounded in real time (the providers'
-    // quotas refill in real time); the account pause lasts six deliveries (its holds pass on the fake clock).
+    // Each meets at least the stream pump started with it. The quota burst lasts four deliveries, the account pause
+    // six (its holds pass on the fake clock); both are decided from the seed, never by real time.
     if (delivered === pauseAt) {
       run.pause(pausedChannel);
       await run.pump();
     }
     if (delivered === pauseAt + 6) run.resume();
     if (delivered === burstAt) {
-      w.startQuotaBurst(5);
-      burstUntil = performance.now() + 1_500;
+      run.schedule.push('quota burst');
+      w.startDecidedQuotaBurst(0.8);
       await run.pump();
     }
-    if (burstUntil !== undefined && performance.now() > burstUntil) {
+    if (delivered === burstAt + 4) {
+      run.schedule.push('quota burst ends');
       w.endQuotaBurst();
-      burstUntil = undefined;
     }
     const p = pick(open);
     const copies = chance(0.2) ? 2 + Math.floor(rand() * 4) : 1;
@@ -464,15 +530,16 @@ export function eventArbitrary(providerFaultRate: number) {
       modes: fc.record({ EMAIL: mode, PUSH: mode, SMS: mode }),
     })
     .map((g) => (i: number, prefix: string, idIndex: number): EventSpec => {
-      // Addresses follow the eventId, so every send the providers accept can be tied back to (eventId, channel).
+      // Addresses follow the eventId, so every send the providers accept can be tied back to (eventId, channel); the
+      // phone number and push endpoint leave the run's prefix out, so two runs of one seed send to the same ones.
       const eventId = `${prefix}e${idIndex}`;
       const contact: Record<string, string> = {};
       if (g.channels.includes('EMAIL')) contact.email = `${prefix}${idIndex}@example.com`;
       if (g.channels.includes('PUSH')) {
-        contact.pushEndpointArn = `arn:aws:sns:us-east-1:123456789012:endpoint/APNS/app/${createHash('sha256').update(eventId).digest('hex').slice(0, 32)}`;
+        contact.pushEndpointArn = `arn:aws:sns:us-east-1:123456789012:endpoint/APNS/app/${createHash('sha256').update(`e${idIndex}`).digest('hex').slice(0, 32)}`;
       }
       if (g.channels.includes('SMS'))
-        contact.phoneNumber = `+1${String(2_000_000_000 + (hashInt(eventId) % 7_000_000_000)).slice(0, 10)}`;
+        contact.phoneNumber = `+1${String(2_000_000_000 + (hashInt(`e${idIndex}`) % 7_000_000_000)).slice(0, 10)}`;
       const value: Record<string, unknown> = {
         eventId,
         type: g.type,
@@ -530,6 +597,7 @@ interface AnalysisInput {
   modeByAddress: Map<string, ProviderMode>;
   metricsBefore: Record<string, number>;
   options: ChaosOptions;
+  schedule: string[];
 }
 
 async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
@@ -592,23 +660,43 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
     if (rcp.phoneNumber) addressOf.set(`${spec.eventId}#SMS`, rcp.phoneNumber);
   }
   const sends = [...w.ses.sends.slice(a.ledgerStart.ses), ...w.sns.sends.slice(a.ledgerStart.sns)];
+  const attempts = attributeSends(sends, w.witness);
   const sendCount = new Map<string, number>();
-  for (const s of sends) {
+  const sendAttempts = new Map<string, (number | undefined)[]>();
+  for (const [k, s] of sends.entries()) {
     const owner = addressOwner.get(s.to);
     if (owner === undefined) continue;
     const id = `${owner}#${s.channel}`;
     sendCount.set(id, (sendCount.get(id) ?? 0) + 1);
+    sendAttempts.set(id, [...(sendAttempts.get(id) ?? []), attempts[k]]);
   }
 
-  // Which notifications went through an unknown outcome (the only legitimate cause of a second send).
-  const unknownHistory = new Set<string>();
+  // Which attempts ended with an unknown outcome (the only legitimate cause of a later attempt's second send):
+  // SENDING of that attempt → PENDING or UNKNOWN, released for an unknown outcome or its lease expired.
+  const unknownAttempts = new Set<string>();
   for (const r of a.stream.seen) {
-    const image = r.dynamodb?.NewImage;
-    if (!image) continue;
-    const n = unmarshall(image as Record<string, AttributeValue>);
-    if (n.kind === 'NOTIFICATION' && /^(UNKNOWN_OUTCOME|LEASE_EXPIRED)/.test(String(n.lastError ?? '')))
-      unknownHistory.add(String(n.notificationId));
+    const before = r.dynamodb?.OldImage;
+    const after = r.dynamodb?.NewImage;
+    if (r.eventName !== 'MODIFY' || !before || !after) continue;
+    const o = unmarshall(before as Record<string, AttributeValue>);
+    const n = unmarshall(after as Record<string, AttributeValue>);
+    if (
+      n.kind === 'NOTIFICATION' &&
+      o.status === 'SENDING' &&
+      (n.status === 'PENDING' || n.status === 'UNKNOWN') &&
+      /^(UNKNOWN_OUTCOME|LEASE_EXPIRED)/.test(String(n.lastError ?? ''))
+    )
+      unknownAttempts.add(`${n.notificationId}@${o.attempt}`);
   }
+  /** Every send but the last made by a distinct, earlier attempt that ended unknown. */
+  const resentAfterUnknown = (id: string): boolean => {
+    const made = sendAttempts.get(id) ?? [];
+    if (made.some((x) => x === undefined)) return false;
+    const sorted = [...(made as number[])].sort((x, y) => x - y);
+    return sorted.every((x, k) => k === sorted.length - 1 || (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`)));
+  };
+  const staleWrites = w.witness.staleWrites.filter((line) => line.startsWith(a.prefix));
+  problems.push(...staleWrites.slice(0, 10).map((line) => `stale write: ${line}`));
 
   let expectedSends = 0;
   let sentOnce = 0;
@@ -648,10 +736,10 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
       }
       if (count === 1) sentOnce++;
       if (count > 1) {
-        if (POLICIES[channel] === 'AT_LEAST_ONCE' && unknownHistory.has(id)) duplicates.afterUnknownOutcome++;
+        if (POLICIES[channel] === 'AT_LEAST_ONCE' && resentAfterUnknown(id)) duplicates.afterUnknownOutcome++;
         else {
           duplicates.bug++;
-          problems.push(`${id} was sent ${count} times`);
+          problems.push(`${id} was sent ${count} times, by attempts ${JSON.stringify(sendAttempts.get(id))}`);
         }
       }
       if (status === 'SENT' && count === 0) {
@@ -766,6 +854,16 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   return {
     seed: a.options.seed,
     events: a.specs.length,
+    scheduleDigest: createHash('sha256')
+      .update(
+        JSON.stringify({
+          records: a.parts.map((records) => records.map((r) => (r.kind === 'event' ? r.value : String(r.value)))),
+          schedule: a.schedule,
+        })
+          .split(a.prefix)
+          .join(''),
+      )
+      .digest('hex'),
     records: a.parts.flat().length,
     deliveries: a.stats.deliveries,
     redeliveries: a.stats.redeliveries,
@@ -773,6 +871,7 @@ async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
     expectedSends,
     sentOnce,
     duplicates,
+    staleWrites: staleWrites.length,
     lost,
     unknown,
     failed,

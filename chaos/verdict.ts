@@ -14,6 +14,10 @@ export interface Verdict {
 const INVARIANTS: readonly [string, (r: ChaosReport) => number][] = [
   ['lost: a valid event lost a notification, or one was left PENDING/SENDING', (r) => r.lost],
   ['duplicates.bug: a second accepted send not explained by an unknown outcome', (r) => r.duplicates.bug],
+  [
+    'staleWrites: a holder whose lease was taken over still wrote its transition (fencing on attempt failed)',
+    (r) => r.staleWrites,
+  ],
   ['quarantineMismatches: bad input not quarantined with its expected reason', (r) => r.quarantineMismatches],
   ['headerInjections: CR/LF reached a subject', (r) => r.headerInjections],
   ['unescapedMarkup: markup reached an email unescaped', (r) => r.unescapedMarkup],

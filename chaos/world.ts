@@ -4,13 +4,18 @@
  * (the handlers are module singletons); each run gets its own topic and eventId prefix so runs never mix.
  */
 
+import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
+import { DynamoNotificationStore } from '../functions/commons/notification-store.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
+import { SendError } from '../functions/dispatch/send-error.ts';
+import { ProviderSender } from '../functions/dispatch/senders.ts';
 import type { Channel } from '../functions/domain/channels.ts';
 import {
   formatChannelPolicies,
+  type NotificationItem,
   type NotificationStatus,
   TERMINAL_STATUSES,
   TRANSITIONS,
@@ -19,6 +24,7 @@ import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '..
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import { type Handlers, lambdaContext, loadHandlers, readTable } from '../local/pipeline.ts';
 import {
+  type AcceptedSend,
   type Fault,
   type ProviderEndpoint,
   SendQuota,
@@ -54,9 +60,14 @@ export interface World {
   logLines: string[];
   /** Armed faults: consumed by the next matching DynamoDB calls. */
   armed: (DynamoFault | CrashPoint)[];
-  /** Random fault rate per DynamoDB call and the random source for it. */
+  /** Share of DynamoDB calls given a random fault; which ones is decided by `decide`, from the call's identity. */
   dynamoFaultRate: number;
+  /** A random source for what has no identity of its own (the model-based runs' Math.random). */
   random: () => number;
+  /** The run's fault decisions: a pure function of (seed, what the operation is), never of call order or timing. */
+  decide: FaultDecisions;
+  /** Who made each accepted send, and which writes a stale holder got through (see `AttemptWitness`). */
+  witness: AttemptWitness;
   /** Provider behaviour per address: the suite decides per send. */
   providerFault: (channel: string, to: string) => Fault;
   /** Channels whose provider account is paused right now: every send is refused at the account level. */
@@ -65,9 +76,17 @@ export interface World {
   accountRefusals: number;
   /** A provider quota burst: the account quotas shrink to `rate` per second (real time) until `endQuotaBurst`. */
   startQuotaBurst(rate: number): void;
+  /**
+   * The seeded run's quota burst: until `endQuotaBurst`, each send is answered "quota exceeded" (SES Throttling,
+   * SNS Throttled) with probability `share`, decided from (seed, address, how many sends that address had): which
+   * sends exceed a quota is arbitrary as the sender sees it, and this way it replays from the seed.
+   */
+  startDecidedQuotaBurst(share: number): void;
   endQuotaBurst(): void;
   /** Sends the providers throttled for exceeding a quota. */
   quotaThrottled(): number;
+  /** Another execution environment claims this notification (PENDING → SENDING, attempt + 1) and then dies. */
+  takeover(key: { pk: string; sk: string }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -124,6 +143,11 @@ export async function openWorld(): Promise<World> {
       MAX_AGE_SECONDS: String(MAX_AGE_MS / 1000),
       TRANSACTION_ATTEMPTS: '3',
       INGEST_CONCURRENCY: '8',
+      // One record at a time within a dispatch invocation, and one sweep at a time: a seed then replays the order of
+      // sends and takeovers, not only the faults. Racing dispatchers stay covered: the model-based runs race whole
+      // invocations under fast-check's scheduler, and the unit and integration tests run dispatch concurrently.
+      DISPATCH_CONCURRENCY: '1',
+      SWEEP_CONCURRENCY: '1',
     },
   });
   const { documentClient } = await import('../functions/commons/dynamodb-client.ts');
@@ -139,6 +163,8 @@ export async function openWorld(): Promise<World> {
     armed: [],
     dynamoFaultRate: 0,
     random: Math.random,
+    decide: new FaultDecisions(0, ''),
+    witness: newWitness(),
     providerFault: () => 'ok',
     accountPaused: new Set(),
     accountRefusals: 0,
@@ -147,12 +173,30 @@ export async function openWorld(): Promise<World> {
       sns.quota.SMS = new SendQuota(rate);
       sns.quota.PUSH = new SendQuota(rate);
     },
+    startDecidedQuotaBurst: (share) => {
+      decidedBurst = share;
+    },
     endQuotaBurst: () => {
       ses.quota = {};
       sns.quota = {};
+      decidedBurst = 0;
     },
     quotaThrottled: () =>
+      decidedThrottled +
       [ses, sns].reduce((n, e) => n + Object.values(e.throttled).reduce((a, b) => a + (b ?? 0), 0), 0),
+    takeover: async (key) => {
+      // A fault injected into this claim is the dead environment's own: it claimed or it did not.
+      await invocation
+        .run({ crashed: false, id: `takeover ${key.pk} ${key.sk}` }, () =>
+          new DynamoNotificationStore(documentClient, tableName).claim(
+            { pk: key.pk, sk: key.sk },
+            'takeover',
+            Date.now(),
+            LEASE_MS,
+          ),
+        )
+        .catch(() => undefined);
+    },
     stop: async () => {
       w.reader.close();
       await sns.stop();
@@ -163,10 +207,16 @@ export async function openWorld(): Promise<World> {
       world = undefined;
     },
   };
+  let decidedBurst = 0;
+  let decidedThrottled = 0;
   const fault = (c: Channel, to: string): Fault => {
     if (w.accountPaused.has(c)) {
       w.accountRefusals++;
       return 'accountPaused';
+    }
+    if (decidedBurst > 0 && w.decide.unit(`quota:${c}:${to}`) < decidedBurst) {
+      decidedThrottled++;
+      return 'throttle';
     }
     return w.providerFault(c, to);
   };
@@ -177,15 +227,162 @@ export async function openWorld(): Promise<World> {
       const crashable = crashPointsFor(command, input);
       const i = w.armed.findIndex((f) => crashable.includes(f as CrashPoint) || isDynamoFaultFor(f, command));
       if (i >= 0) return w.armed.splice(i, 1)[0];
-      if (w.dynamoFaultRate > 0 && w.random() < w.dynamoFaultRate) {
+      if (w.dynamoFaultRate > 0) {
+        const within = invocation.getStore()?.id;
+        const u = w.decide.unit(`dynamo:${within ? `${within}|` : ''}${callIdentity(command, input)}`);
+        if (u >= w.dynamoFaultRate) return undefined;
         const kinds: (DynamoFault | CrashPoint)[] = [...randomFaultsFor(command), ...crashable];
-        return kinds[Math.floor(w.random() * kinds.length)];
+        return kinds[Math.floor((u / w.dynamoFaultRate) * kinds.length)];
       }
       return undefined;
     },
   });
+  watchAttempts(w);
   world = w;
   return w;
+}
+
+// ── Replayable fault decisions ──
+
+/**
+ * Every random fault decision of a seeded run: a hash of (seed, the operation's identity, how many times that identity
+ * was seen in this run). The identity names the operation the way the pipeline does — a transaction by its eventId,
+ * an update by its item and what it writes, a stream record by its item and the state it shows — with the run's
+ * prefix removed, so two runs of one seed decide alike however their calls interleave. What is still decided by the
+ * interleaving is listed in README "Reliability: npm run chaos" (replay).
+ */
+export class FaultDecisions {
+  private readonly seen = new Map<string, number>();
+  constructor(
+    readonly seed: number,
+    private readonly prefix: string,
+  ) {}
+
+  /** A number in [0, 1) for this occurrence of `identity`. */
+  unit(identity: string): number {
+    const id = this.prefix ? identity.split(this.prefix).join('') : identity;
+    const n = this.seen.get(id) ?? 0;
+    this.seen.set(id, n + 1);
+    return createHash('sha256').update(`${this.seed}\u0000${id}\u0000${n}`).digest().readUInt32BE(0) / 2 ** 32;
+  }
+}
+
+/** The value of a document-client or wire-format attribute. */
+const plain = (v: unknown): unknown =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1
+    ? ((v as Record<string, unknown>).S ?? (v as Record<string, unknown>).N ?? v)
+    : v;
+
+/**
+ * What a DynamoDB call is, without its timing: the command, the item (the send-rate window's wall-clock sort key
+ * left out), and for an update what it writes (its target status, or the claim).
+ */
+export function callIdentity(command: string, input: Record<string, unknown>): string {
+  if (isTransactWrite(command)) {
+    const first = (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[] | undefined)?.[0]?.Put?.Item;
+    return `tx:${String(plain(first?.pk))}`;
+  }
+  const key = input.Key as Record<string, unknown> | undefined;
+  const pk = String(plain(key?.pk) ?? '');
+  const sk = pk.startsWith('RATE#') ? '' : String(plain(key?.sk) ?? '');
+  const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+  const what = plain(values?.[':to']) ?? (values?.[':claim'] !== undefined ? 'claim' : '');
+  const attempt = plain(values?.[':attempt']) ?? '';
+  const index = plain(values?.[':key']) ?? '';
+  return `${command.replace(/Command$/, '').replace(/Item$/, '')}:${pk}:${sk}:${String(what)}:${String(attempt)}:${String(index)}`;
+}
+
+/** A stream record without its timing: the item, the kind of change, and the state it shows. */
+export function recordIdentity(r: DynamoDBRecord): string {
+  const image = (r.dynamodb?.NewImage ?? r.dynamodb?.OldImage ?? {}) as Record<string, AttributeValue>;
+  const i = unmarshall(image);
+  return [r.eventName, i.pk, i.sk, i.status, i.attempt, i.deferrals, i.redrives].join(':');
+}
+
+// ── The attempt witness: which claim made each accepted send, and stale writes ──
+
+/**
+ * `attempt` is dispatch's fencing token. The witness ties each send the providers accepted to the attempt (claim) that
+ * made it — by the message id the provider returned, or, for a send whose reply was lost, in order among that
+ * address's sends that ended with an unknown outcome — and records every transition a holder got applied after a
+ * newer claim of the same notification had already committed: a stale write, which fencing must make impossible.
+ */
+export interface AttemptWitness {
+  readonly attemptByMessageId: Map<string, number>;
+  /** Per address: the attempts of sends that ended with an unknown outcome, in order. */
+  readonly unknownCalls: Map<string, number[]>;
+  /** Per notificationId: the highest attempt claimed so far. */
+  readonly latestClaim: Map<string, number>;
+  readonly staleWrites: string[];
+}
+
+export const newWitness = (): AttemptWitness => ({
+  attemptByMessageId: new Map(),
+  unknownCalls: new Map(),
+  latestClaim: new Map(),
+  staleWrites: [],
+});
+
+let watching = false;
+
+/** Wraps the handlers' own store and sender classes (one module instance per process) to feed `w.witness`. */
+function watchAttempts(w: World): void {
+  if (watching) return;
+  watching = true;
+  const store = DynamoNotificationStore.prototype;
+  const claim = store.claim;
+  store.claim = async function (this: DynamoNotificationStore, ...args: Parameters<typeof claim>) {
+    const r = await claim.apply(this, args);
+    if (r.kind === 'claimed') {
+      const latest = world?.witness.latestClaim ?? w.witness.latestClaim;
+      latest.set(r.item.notificationId, Math.max(latest.get(r.item.notificationId) ?? 0, r.item.attempt));
+    }
+    return r;
+  };
+  for (const name of ['markSent', 'markFailed', 'markUnknown', 'release'] as const) {
+    const original = store[name] as (item: NotificationItem, ...rest: unknown[]) => Promise<'applied' | 'lost'>;
+    (store as unknown as Record<string, unknown>)[name] = async function (
+      this: DynamoNotificationStore,
+      item: NotificationItem,
+      ...rest: unknown[]
+    ) {
+      const witness = world?.witness ?? w.witness;
+      // A newer claim committed before this write was even sent: if it applies, it overwrote the newer holder.
+      const newer = witness.latestClaim.get(item.notificationId) ?? 0;
+      const result = await original.call(this, item, ...rest);
+      if (result === 'applied' && newer > item.attempt) {
+        witness.staleWrites.push(`${item.notificationId}: ${name} of attempt ${item.attempt} after attempt ${newer}`);
+      }
+      return result;
+    };
+  }
+  const send = ProviderSender.prototype.send;
+  ProviderSender.prototype.send = async function (this: ProviderSender, ...args: Parameters<typeof send>) {
+    const [n] = args;
+    const witness = world?.witness ?? w.witness;
+    try {
+      const id = await send.apply(this, args);
+      witness.attemptByMessageId.set(id, n.attempt);
+      return id;
+    } catch (error) {
+      if (error instanceof SendError && error.failure === 'unknown') {
+        witness.unknownCalls.set(n.recipient, [...(witness.unknownCalls.get(n.recipient) ?? []), n.attempt]);
+      }
+      throw error;
+    }
+  };
+}
+
+/** Each accepted send with the attempt that made it (undefined when the witness cannot tell). */
+export function attributeSends(sends: AcceptedSend[], witness: AttemptWitness): (number | undefined)[] {
+  const used = new Map<string, number>();
+  return sends.map((s) => {
+    const byId = witness.attemptByMessageId.get(s.messageId);
+    if (byId !== undefined) return byId;
+    const k = used.get(s.to) ?? 0;
+    used.set(s.to, k + 1);
+    return witness.unknownCalls.get(s.to)?.[k];
+  });
 }
 
 function isDynamoFaultFor(f: DynamoFault | CrashPoint, command: string): boolean {
@@ -216,10 +413,11 @@ export async function deliverKafkaBatch(
   event: MSKEvent,
   stats: DeliveryStats,
   maxAttempts = 25,
+  label?: string,
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     stats.deliveries += Object.values(event.records).flat().length;
-    const ctx = { crashed: false };
+    const ctx = { crashed: false, ...(label === undefined ? {} : { id: `kafka ${label} try ${attempt}` }) };
     let failed = false;
     try {
       await invocation.run(ctx, () => w.handlers.ingest(event, lambdaContext('chaos-ingest')));
@@ -267,14 +465,18 @@ export async function pumpStream(
 ): Promise<number> {
   const fresh = await w.reader.poll();
   s.seen.push(...fresh);
-  if ((options.unfilteredRate ?? 0) > 0 && fresh.length > 0 && w.random() < (options.unfilteredRate ?? 0)) {
+  if (
+    (options.unfilteredRate ?? 0) > 0 &&
+    fresh.length > 0 &&
+    w.decide.unit('stream:unfiltered') < (options.unfilteredRate ?? 0)
+  ) {
     s.unfilteredDeliveries++;
     const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, 100);
     if (raw.length > 0) await invokeDispatch(w, raw);
   }
   for (const r of fresh) {
     if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
-    if ((options.dropRate ?? 0) > 0 && w.random() < (options.dropRate ?? 0)) {
+    if ((options.dropRate ?? 0) > 0 && w.decide.unit(`stream:drop:${recordIdentity(r)}`) < (options.dropRate ?? 0)) {
       s.dropped++;
       continue;
     }
@@ -327,8 +529,9 @@ export async function invokeDispatch(
   }
 }
 
-export async function runSweeper(w: World): Promise<void> {
-  const ctx = { crashed: false };
+/** One sweeper invocation; `id` keys the fault decisions inside it (see `Invocation.id`). */
+export async function runSweeper(w: World, id?: string): Promise<void> {
+  const ctx = { crashed: false, ...(id === undefined ? {} : { id }) };
   await invocation.run(ctx, () => w.handlers.sweeper({}, lambdaContext('chaos-sweeper'))).catch(() => undefined);
 }
 

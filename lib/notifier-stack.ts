@@ -4,6 +4,7 @@
  * One stack per stage: its name and every fixed physical name carry the stage.
  */
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import {
   AttributeType,
   BillingMode,
@@ -38,6 +39,7 @@ import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { formatChannelPolicies, SWEEP_SHARD_MARK_KEY, sweepShardsFor } from '../functions/domain/notification.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
+import { DeliveryFeedback } from './delivery-feedback.ts';
 import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
@@ -240,7 +242,8 @@ export class NotifierStack extends Stack {
         DISPATCH_CONCURRENCY: String(timing.concurrency),
         ...sendEnv,
         ...shardEnv,
-        ...(s.sesConfigurationSet === undefined ? {} : { SES_CONFIGURATION_SET: s.sesConfigurationSet }),
+        // Every email goes through the configuration set whose events reach the feedback function (issue 16).
+        SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
       },
     });
     // GetItem/UpdateItem also serve the send-rate windows and the channel breaker (RATE#…, BREAKER# items).
@@ -252,9 +255,11 @@ export class NotifierStack extends Stack {
         resources: [
           this.formatArn({ service: 'ses', resource: 'identity', resourceName: s.senderEmail }),
           this.formatArn({ service: 'ses', resource: 'identity', resourceName: domain }),
-          ...(s.sesConfigurationSet === undefined
-            ? []
-            : [this.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: s.sesConfigurationSet })]),
+          this.formatArn({
+            service: 'ses',
+            resource: 'configuration-set',
+            resourceName: s.sesConfigurationSet ?? prefix,
+          }),
         ],
         conditions: { StringEquals: { 'ses:FromAddress': s.senderEmail } },
       }),
@@ -351,6 +356,19 @@ export class NotifierStack extends Stack {
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
     });
 
+    // ── Delivery feedback: SES configuration set → EventBridge → feedback function (issue 16) ──
+    const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
+      prefix,
+      metricNamespace,
+      table: this.table,
+      ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
+      ...(key === undefined ? {} : { key }),
+      alarmAction: new SnsAction(observability.topic),
+      dashboard: observability.dashboard,
+    });
+    // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
+    dispatch.node.addDependency(feedback);
+
     // ── What an operator needs, by name (README "Operations"; lib/stack-outputs.ts lists them for ops/) ──
     const output = (id: StackOutputName, value: string) =>
       new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
@@ -367,6 +385,10 @@ export class NotifierStack extends Stack {
     output('FailedIngestBatchesBucketName', failedBatches.bucketName);
     output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl);
     output('AlarmTopicArn', observability.topic.topicArn);
+    output('FeedbackFunctionName', feedback.function.functionName);
+    output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
+    output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
+    output('SesConfigurationSetName', feedback.configurationSetName);
     output(
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,

@@ -62,6 +62,8 @@ export class Observability extends Construct {
   readonly topic: Topic;
   readonly dashboardName: string;
   readonly alarms: Alarm[] = [];
+  /** The one dashboard: other constructs add their rows (lib/delivery-feedback.ts). */
+  readonly dashboard: Dashboard;
   private readonly prefix: string;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
@@ -244,6 +246,7 @@ export class Observability extends Construct {
     }
 
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: this.dashboardName });
+    this.dashboard = dashboard;
     const perChannel = (name: MetricName) =>
       CHANNELS.map((c) => metric(name, { channel: c }).with({ label: `${name} ${c}` }));
     dashboard.addWidgets(

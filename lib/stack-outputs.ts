@@ -16,6 +16,10 @@ export const STACK_OUTPUTS = {
   FailedIngestBatchesBucketName: 'Batches the MSK mapping gave up on',
   DispatchOnFailureQueueUrl: 'Stream records dispatch gave up on',
   AlarmTopicArn: 'Every alarm publishes here',
+  FeedbackFunctionName: 'The SES delivery feedback function',
+  FeedbackLogGroupName: "The feedback function's log group",
+  FeedbackDeadLetterQueueUrl: 'SES feedback events that could not be recorded',
+  SesConfigurationSetName: 'The SES configuration set every email is sent through',
   DashboardUrl: 'The CloudWatch dashboard',
 } as const;
 

@@ -20,6 +20,8 @@ export interface Handlers {
     event: unknown,
     context: Context,
   ) => Promise<{ redriven: number; woken: number; expired: number; resolvedUnknown: number; resolvedRetry: number }>;
+  /** SES delivery feedback, as the EventBridge rule invokes it (issue 16). */
+  feedback: (event: unknown, context: Context) => Promise<unknown>;
 }
 
 export interface LocalEnvironment {
@@ -51,12 +53,13 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     RETRY_BASE_MS: '20',
     ...env.extra,
   });
-  const [ingest, dispatch, sweeper] = await Promise.all([
+  const [ingest, dispatch, sweeper, feedback] = await Promise.all([
     import('../functions/ingest/index.ts'),
     import('../functions/dispatch/index.ts'),
     import('../functions/sweeper/index.ts'),
+    import('../functions/feedback/index.ts'),
   ]);
-  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler };
+  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler, feedback: feedback.handler };
 }
 
 /**
@@ -143,6 +146,36 @@ export class StreamMapping {
       }
     }
     return fresh.length;
+  }
+}
+
+/**
+ * The EventBridge rule's side: hands the SES feedback events waiting in `queue` to the feedback function, as the
+ * rule's target invokes it (one event per invocation); an invocation that throws is retried, as Lambda's async
+ * invocation retries it.
+ */
+export class FeedbackMapping {
+  delivered = 0;
+  constructor(
+    private readonly queue: Record<string, unknown>[],
+    private readonly handler: Handlers['feedback'],
+    private readonly maxAttempts = 3,
+  ) {}
+
+  async deliverAll(): Promise<number> {
+    const events = this.queue.splice(0);
+    for (const event of events) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.handler(event, lambdaContext('notifier-feedback'));
+          break;
+        } catch (error) {
+          if (attempt >= this.maxAttempts) throw error;
+        }
+      }
+      this.delivered++;
+    }
+    return events.length;
   }
 }
 

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import sesModule from 'aws-ses-v2-local';
 import type { Channel } from '../functions/domain/channels.ts';
 import { freePort } from './dynamodb-local.ts';
+import { simulatorFeedback } from './ses-simulator.ts';
 
 export interface AcceptedSend {
   readonly messageId: string;
@@ -189,6 +190,11 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
 export interface SesEndpoint extends ProviderEndpoint {
   /** The emulator's own web viewer, where every accepted email can be read. */
   readonly viewerUrl: string;
+  /**
+   * Feedback events SES would publish for the accepted emails to mailbox-simulator addresses (ses-simulator.ts),
+   * waiting for the local run to hand them to the feedback function.
+   */
+  readonly feedback: Record<string, unknown>[];
 }
 
 export async function startSesEndpoint(port?: number, viewerPort?: number): Promise<SesEndpoint> {
@@ -200,6 +206,7 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
     url: '',
     viewerUrl,
     sends,
+    feedback: [],
     fault: () => 'ok',
     quota: {},
     throttled: {},
@@ -236,11 +243,23 @@ export async function startSesEndpoint(port?: number, viewerPort?: number): Prom
     const messageId = /<MessageId>([^<]+)<\/MessageId>/.exec(text)?.[1];
     if (answer.ok && messageId !== undefined) {
       let notificationId: string | undefined;
+      const tags: Record<string, string> = {};
       for (let i = 1; form.has(`Tags.member.${i}.Name`); i++) {
+        tags[form.get(`Tags.member.${i}.Name`) ?? ''] = form.get(`Tags.member.${i}.Value`) ?? '';
         if (form.get(`Tags.member.${i}.Name`) === 'notificationId') {
           notificationId = Buffer.from(form.get(`Tags.member.${i}.Value`) ?? '', 'base64url').toString('utf8');
         }
       }
+      endpoint.feedback.push(
+        ...simulatorFeedback({
+          messageId,
+          to,
+          source: form.get('Source') ?? '',
+          tags,
+          configurationSet: form.get('ConfigurationSetName') ?? undefined,
+          at: Date.now(),
+        }),
+      );
       const html = form.get('Message.Body.Html.Data') ?? undefined;
       sends.push({
         messageId,

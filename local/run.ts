@@ -3,11 +3,16 @@
  * a local SNS endpoint; the real ingest, dispatch and sweeper handlers behind emulated event source mappings.
  *
  *   npm start -- [--events FILE.jsonl] [--batch-size N] [--redeliver N] [--max-event-age SECONDS] [--json] [--keep]
- *                [--ses-rate R] [--sns-rate R]
+ *                [--ses-rate R] [--sns-rate R] [--settle]
  *                [--dynamodb-port P] [--ses-port P] [--sns-port P] [--viewer-port P]
  *
  * --ses-rate / --sns-rate give the local SES and SNS an account quota (they throttle beyond R sends per second, as
  * SES and SNS answer) and configure dispatch's pacing with the same rates, as a deploy would.
+ *
+ * --settle delivers each batch only after the previous batch's notifications and their SES feedback have settled, so
+ * a bounce can suppress a later send (the built-in sample always settles). Emails to the SES mailbox simulator
+ * (success@, bounce@, complaint@simulator.amazonses.com) produce the feedback events SES would, handed to the real
+ * feedback function; the report's `outcomes` show each notification's status, deliveryStatus and reason.
  *
  * Standard output carries the summary (exactly one JSON document with --json); logs and progress go to stderr.
  * The summary checks that the ingest figures reconcile (delivered = accepted + duplicates + conflicts + quarantined +
@@ -20,7 +25,9 @@ import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ing
 import { createTable, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { mskEvent } from './msk.ts';
-import { converge, KafkaMapping, loadHandlers, StreamMapping } from './pipeline.ts';
+import { type OutboxRow, startOutboxPage } from './outbox-page.ts';
+import { type Outcome, outcomesOf, readAudience } from './outcomes.ts';
+import { converge, FeedbackMapping, KafkaMapping, loadHandlers, readTable, StreamMapping } from './pipeline.ts';
 import {
   type AcceptedSend,
   type ProviderEndpoint,
@@ -47,6 +54,7 @@ function parseCommandLine(argv: string[]) {
       redeliver: { type: 'string' },
       'max-event-age': { type: 'string' },
       json: { type: 'boolean', default: false },
+      settle: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       'ses-rate': { type: 'string' },
       'sns-rate': { type: 'string' },
@@ -69,6 +77,7 @@ function parseCommandLine(argv: string[]) {
     redeliver: int('redeliver', values.redeliver, 0) ?? 0,
     maxEventAgeSeconds: int('max-event-age', values['max-event-age'], 0),
     json: values.json === true,
+    settle: values.settle === true,
     keep: values.keep === true,
     sesRate: int('ses-rate', values['ses-rate'], 1),
     snsRate: int('sns-rate', values['sns-rate'], 1),
@@ -102,6 +111,7 @@ function loadScenario(file: string | undefined, batchSize: number | undefined): 
     batchSize: batchSize ?? 100,
     redeliverBatches: [],
     maxEventAgeSeconds: 0,
+    settle: false,
   };
 }
 
@@ -167,6 +177,8 @@ async function main(): Promise<number> {
         POWERTOOLS_METRICS_DISABLED: 'false',
         // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
         MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? scenario.maxEventAgeSeconds),
+        // As the stack does: emails go through the configuration set whose events reach the feedback function.
+        SES_CONFIGURATION_SET: 'notifier-local',
         ...rates,
       },
     });
@@ -174,6 +186,9 @@ async function main(): Promise<number> {
     const reader = new StreamReader(db.endpoint, tableName);
     started.push({ stop: async () => reader.close() });
     const stream = new StreamMapping(reader, handlers.dispatch);
+    const feedback = new FeedbackMapping(ses.feedback, handlers.feedback);
+    const settle = options.settle || scenario.settle;
+    const env = { dynamoEndpoint: db.endpoint, tableName };
 
     const t0 = Date.now();
     const batches: { offset: number; values: string[] }[] = [];
@@ -196,6 +211,10 @@ async function main(): Promise<number> {
         ...Array.from({ length: options.redeliver }, () => kafka.deliver(event())),
       ]);
       if (scenario.redeliverBatches.includes(index)) await kafka.deliver(event());
+      if (settle) {
+        await converge(stream, handlers, env, { timeoutMs: 300_000 });
+        await feedback.deliverAll();
+      }
       if ((index + 1) % 10 === 0 || index === batches.length - 1) {
         progress(
           `ingested ${Math.min(batch.offset + batch.values.length, scenario.values.length)}/${scenario.values.length} records`,
@@ -203,15 +222,14 @@ async function main(): Promise<number> {
         await stream.pump();
       }
     }
-    const counts = await converge(
-      stream,
-      handlers,
-      { dynamoEndpoint: db.endpoint, tableName },
-      {
-        timeoutMs: 300_000,
-        onProgress: (c) => progress(`converging: ${JSON.stringify(c.byStatus)}`),
-      },
-    );
+    await converge(stream, handlers, env, {
+      timeoutMs: 300_000,
+      onProgress: (c) => progress(`converging: ${JSON.stringify(c.byStatus)}`),
+    });
+    await feedback.deliverAll();
+    // Read after the feedback: the outcomes carry its deliveryStatus.
+    const counts = await readTable(db.endpoint, tableName);
+    const audience = await readAudience(db.endpoint, tableName);
     const seconds = (Date.now() - t0) / 1000;
 
     const sent = [...ses.sends, ...sns.sends].sort((a, b) => a.at - b.at);
@@ -229,7 +247,12 @@ async function main(): Promise<number> {
         sent: counts.byStatus.SENT ?? 0,
         failed: counts.byStatus.FAILED ?? 0,
         unknown: counts.byStatus.UNKNOWN ?? 0,
+        suppressed: counts.byStatus.SUPPRESSED ?? 0,
       },
+      outcomes: outcomesOf(counts.notifications),
+      feedback: { delivered: feedback.delivered },
+      preferences: audience.preferences,
+      suppressions: audience.suppressions,
       sends: sent.map((s) => sendView(s, counts.notifications)),
       pacing: {
         seconds: Math.round(seconds * 10) / 10,
@@ -240,8 +263,10 @@ async function main(): Promise<number> {
         .map((q) => ({ reason: q.reason, eventId: q.eventId ?? null, offset: (q.source as { offset: number }).offset }))
         .sort((a, b) => a.offset - b.offset),
     };
+    const outbox = await startOutboxPage(() => outboxRows(report), ses.viewerUrl);
+    started.push(outbox);
     if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
-    else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, stream.onFailure.length));
+    else output.writeStdout(humanSummary(report, seconds, ses.viewerUrl, stream.onFailure.length, outbox.url));
     if (!reconciled) {
       progress(
         `warning: the figures do not reconcile: delivered ${kafka.deliveries} (handler saw ${received}) ≠ ${EQUATION_TERMS.map((t) => `${t} ${figures[t]}`).join(' + ')}`,
@@ -270,6 +295,10 @@ type Report = {
   events: Record<string, number>;
   reconciled: boolean;
   notifications: Record<string, number>;
+  outcomes: Outcome[];
+  feedback: { delivered: number };
+  preferences: Awaited<ReturnType<typeof readAudience>>['preferences'];
+  suppressions: Awaited<ReturnType<typeof readAudience>>['suppressions'];
   pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
   quarantine: { reason: unknown; eventId: unknown; offset: number }[];
@@ -302,14 +331,24 @@ function displayName(source: string): string {
     .replace(/\\(.)/g, '$1');
 }
 
-function humanSummary(r: Report, seconds: number, viewer: string, onFailure: number): string {
+/** The outbox page's rows: each outcome with what its provider received (subject, or the text's first line). */
+function outboxRows(r: Report): OutboxRow[] {
+  return r.outcomes.map((o) => {
+    const send = r.sends.find((s) => s.notificationId === o.notificationId);
+    const sent = send === undefined ? null : String(send.subject ?? String(send.text).split('\n')[0] ?? '');
+    return { ...o, channel: o.notificationId.slice(o.notificationId.lastIndexOf('#') + 1), sent };
+  });
+}
+
+function humanSummary(r: Report, seconds: number, viewer: string, onFailure: number, outbox: string): string {
   const lines = [
     '',
     `notifier local run — converged in ${seconds.toFixed(1)} s`,
     '',
     `events         delivered ${r.events.delivered} = ${EQUATION_TERMS.map((t) => `${t} ${r.events[t]}`).join(' + ')}${r.reconciled ? '' : '  ← DOES NOT RECONCILE'}`,
     `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
-    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}`,
+    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}`,
+    `feedback       SES events delivered to the feedback function: ${r.feedback.delivered}`,
     `stream         records given up to the on-failure queue: ${onFailure}`,
     `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,
     '',
@@ -324,13 +363,32 @@ function humanSummary(r: Report, seconds: number, viewer: string, onFailure: num
     }),
     ...(r.sends.length > 20 ? [`  … and ${r.sends.length - 20} more`] : []),
     '',
+    'outcomes (status · what SES said after accepting · why not sent):',
+    ...r.outcomes
+      .slice(0, 40)
+      .map(
+        (o) =>
+          `  ${o.notificationId.padEnd(32)} ${o.status.padEnd(10)} ${(o.deliveryStatus ?? '-').padEnd(10)} ${o.reason ?? ''}`,
+      ),
+    ...(r.outcomes.length > 40 ? [`  … and ${r.outcomes.length - 40} more`] : []),
+    '',
+    'preferences (newest occurredAt wins):',
+    ...r.preferences.map(
+      (p) =>
+        `  ${p.eventId.padEnd(22)} occurred ${p.occurredAt}  ${p.applied ? 'applied' : 'older than the one in force: changed nothing'}`,
+    ),
+    ...r.suppressions.map(
+      (x) =>
+        `suppressed     ${x.channel} ${x.addressHash.slice(0, 12)}… ${x.cause} since ${x.since} (from ${x.notificationId})`,
+    ),
+    '',
     'quarantine:',
     ...r.quarantine
       .slice(0, 20)
       .map((q) => `  offset ${String(q.offset).padEnd(6)} ${String(q.reason).padEnd(18)} ${q.eventId ?? ''}`),
     ...(r.quarantine.length > 20 ? [`  … and ${r.quarantine.length - 20} more`] : []),
     '',
-    `email viewer: ${viewer} (up while the run lasts; add --keep to browse it)`,
+    `email viewer: ${viewer}  outbox (outcomes): ${outbox} (up while the run lasts; add --keep to browse them)`,
     '',
   ];
   return lines.join('\n');

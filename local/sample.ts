@@ -1,8 +1,11 @@
 /**
  * The built-in scenario of `npm start`: transfers for en and ja customers across every channel, a redelivered batch,
  * a producer resend (spelled differently, same meaning), a same-id conflict, a payee name an attacker wrote, a
- * customer with no contact point, an event too old to send, and malformed records. One Kafka record value per entry,
- * in offset order. Its events happened a minute before the run, so the max event age applies as in AWS.
+ * customer with no contact point, an event too old to send, and malformed records; then (issue 16) emails to the SES
+ * mailbox simulator, a bounce and a complaint suppressing later emails to those addresses, a customer opting out of
+ * SMS, and an older preferences update arriving late. One Kafka record value per entry, in offset order, in batches
+ * of 4 delivered one after another once the previous batch and its feedback settled. Its events happened a minute
+ * before the run, so the max event age applies as in AWS.
  */
 const ARN = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/bank-app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';
 const ARN_GCM = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/GCM/bank-app/9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4';
@@ -49,7 +52,21 @@ export interface Scenario {
   readonly redeliverBatches: number[];
   /** MAX_EVENT_AGE_SECONDS for the run, always explicit: 0 for files of fixed-date events. */
   readonly maxEventAgeSeconds: number;
+  /** Deliver each batch only once the previous one's notifications and feedback settled (--settle). */
+  readonly settle: boolean;
 }
+
+const SIM = 'simulator.amazonses.com';
+/** An email-only transfer to a mailbox-simulator address. */
+const simulated = (eventId: string, local: string, userId: string) =>
+  en(eventId, { recipient: { userId, locale: 'en', email: `${local}@${SIM}` }, channels: ['EMAIL'] });
+const preferences = (eventId: string, occurredAtMs: number, optOut: string[]) => ({
+  eventId,
+  type: 'PreferencesUpdated',
+  occurredAt: new Date(occurredAtMs).toISOString(),
+  recipient: { userId: 'u-7' },
+  data: { optOut },
+});
 
 export function sampleScenario(now: number): Scenario {
   occurredAt = new Date(now - 60_000).toISOString();
@@ -87,6 +104,23 @@ export function sampleScenario(now: number): Scenario {
     JSON.stringify(en('demo-nobody', { recipient: { userId: 'u-8', locale: 'en' } })),
     // Two days old: recorded, not sent.
     JSON.stringify(en('demo-stale', { occurredAt: new Date(now - 2 * 86_400_000).toISOString() })),
+    // Delivery feedback (issue 16). Offset 11, the end of the third batch: delivered.
+    JSON.stringify(simulated('demo-sim-ok', 'success', 'u-20')),
+    // Fourth batch: a hard bounce, a complaint, and Alex opts out of SMS.
+    JSON.stringify(simulated('demo-sim-bounce', 'bounce', 'u-21')),
+    JSON.stringify(simulated('demo-sim-complaint', 'complaint', 'u-22')),
+    JSON.stringify(preferences('demo-prefs-2', now - 30_000, ['SMS'])),
+    JSON.stringify(simulated('demo-sim-ok-2', 'success+second', 'u-20')),
+    // Fifth batch, after the feedback: an older preferences update arriving late changes nothing; the bounced and
+    // the complaining addresses are not mailed again; Alex's new transfer goes by email and push, not SMS.
+    JSON.stringify(preferences('demo-prefs-1', now - 50_000, [])),
+    JSON.stringify(simulated('demo-sim-bounce-again', 'bounce', 'u-21')),
+    JSON.stringify(simulated('demo-sim-complaint-again', 'complaint', 'u-22')),
+    JSON.stringify(
+      en('demo-en-4', {
+        data: { transferId: 't-1004', amount: '75.00', currency: 'USD', counterpartyName: 'Sam Park' },
+      }),
+    ),
   );
-  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400 };
+  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400, settle: true };
 }

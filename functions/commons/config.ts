@@ -205,6 +205,12 @@ export function loadSweeperConfig(env: Env = process.env) {
   };
 }
 
+export function loadFeedbackConfig(env: Env = process.env) {
+  const c = parseEnv(z.object({ ...tableEnv }), env);
+  return { tableName: c.TABLE_NAME };
+}
+export type FeedbackConfig = ReturnType<typeof loadFeedbackConfig>;
+
 /**
  * The bank's identity (`BRAND`: JSON, the stack writes it from the `brand` setting), checked at cold start by the same
  * schema the synth used. Required: a message without the bank's name is not sent under a placeholder one.

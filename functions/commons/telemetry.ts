@@ -26,6 +26,7 @@ export const METRIC_NAMES = [
   'NotificationsCreated',
   'TransactionRetries',
   'InboxLookupFailures',
+  'PreferencesUpdates',
   // dispatch
   'RecordsIgnored',
   'RecordsNotStarted',
@@ -41,6 +42,12 @@ export const METRIC_NAMES = [
   'ProviderBlockedByCode',
   'SendRetries',
   'UnknownOutcomes',
+  'NotificationsSuppressed',
+  // feedback (issue 16)
+  'DeliveryFeedback',
+  'AddressesSuppressed',
+  'FeedbackIgnored',
+  'FeedbackWithoutNotification',
   // sweeper
   'SweeperRedriven',
   'SweeperWoken',

@@ -4,6 +4,8 @@
  * Input: the key (and retryAt) of a notification a stream record says is PENDING, and this record's time budget.
  * Output: what happened — for logs and metrics.
  * Steps:
+ *   0. Suppressed address or opted-out channel (issue 16) → PENDING → SUPPRESSED, never claimed, never sent. Checked
+ *      before the claim, so no DynamoDB call stands between a claim and its send.
  *   1. A retry not yet due: far → leave it, the sweeper wakes it at its retryAt (the sweep index is the delay queue);
  *      near → wait for it when the budget allows, else hand the record back (NotStartedError).
  *   2. Claim (PENDING and due → SENDING, attempt+1, lease). Lost: somebody else has it, nothing to do.
@@ -19,9 +21,12 @@
  * retry safe.
  */
 import { randomUUID } from 'node:crypto';
+import type { Addressee, AudienceGate } from '../commons/audience-store.ts';
 import type { NotificationKey, NotificationStore } from '../commons/notification-store.ts';
 import { growingBackoffMs } from '../commons/retry.ts';
+import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
+import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies, NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
@@ -35,6 +40,7 @@ export type DeferReason = 'THROTTLED' | 'NOT_SENT' | 'RATE_LIMITED' | 'CHANNEL_H
 
 export type DispatchResult =
   | { kind: 'skipped'; why: 'taken' | 'notDue' }
+  | { kind: 'suppressed'; key: NotificationKey; channel: Channel; reason: SuppressedReason }
   | { kind: 'sent'; item: NotificationItem; providerMessageId: string; fenced: boolean }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
@@ -63,6 +69,8 @@ export interface DispatchDeps {
   /** The sweeper's stuck threshold: how long after a near retry it steps in if no dispatcher took it. */
   readonly stuckAfterMs: number;
   readonly maxAgeMs: number;
+  /** Suppressions and preferences (issue 16); without it every notification may be sent. */
+  readonly audience?: AudienceGate;
 }
 
 /** This record's share of the invocation: when its send must have finished, and how long it may wait before that. */
@@ -82,6 +90,8 @@ export class NotStartedError extends Error {
 export interface DispatchTarget {
   readonly key: NotificationKey;
   readonly retryAt: number | undefined;
+  /** Who it goes to (from the stream image): needed for the audience check. */
+  readonly addressee?: Addressee | undefined;
 }
 
 export async function dispatchNotification(
@@ -95,6 +105,15 @@ export async function dispatchNotification(
     if (wait > deps.nearRetryMs) return { kind: 'skipped', why: 'notDue' };
     if (wait > budget.maxWaitMs) throw new NotStartedError(`retry due in ${wait} ms, after this record's budget`);
     if (wait > 0) await deps.sleep(wait);
+  }
+
+  if (deps.audience !== undefined && target.addressee !== undefined) {
+    const reason = await deps.audience.check(target.addressee);
+    if (reason !== undefined) {
+      const moved = await deps.audience.suppress(key, reason, deps.now());
+      if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
+      return { kind: 'suppressed', key, channel: target.addressee.channel, reason };
+    }
   }
 
   const claim = await deps.store.claim(key, randomUUID(), deps.now(), deps.leaseMs);

@@ -7,6 +7,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
+import { DynamoAudienceStore } from '../commons/audience-store.ts';
 import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
@@ -49,6 +50,7 @@ const deps: DispatchDeps = {
   stuckAfterMs: config.stuckAfterMs,
   maxAgeMs: config.maxAgeMs,
   brand: loadBrandConfig(),
+  audience: new DynamoAudienceStore(documentClient, config.tableName),
 };
 
 const raiseShardMark = onceRaised(
@@ -106,6 +108,15 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
 function report(r: DispatchResult): void {
   if (r.kind === 'skipped') {
     count('DispatchSkipped');
+    return;
+  }
+  if (r.kind === 'suppressed') {
+    countBy('NotificationsSuppressed', { channel: r.channel, reason: r.reason });
+    logger.info('notification suppressed: not sent', {
+      notificationId: `${r.key.pk.slice('EVENT#'.length)}#${r.channel}`,
+      channel: r.channel,
+      reason: r.reason,
+    });
     return;
   }
   const ids = {

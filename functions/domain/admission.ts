@@ -6,7 +6,16 @@
  * still guards the call (ingest-record.ts), so a bug here quarantines one record instead of blocking a partition.
  */
 import type { Channel } from './channels.ts';
-import { type BankingEvent, type DisplayField, decodeRecordValue, type Rejection } from './event.ts';
+import {
+  type BankingEvent,
+  type DisplayField,
+  decodeRecordText,
+  PREFERENCES_UPDATED,
+  type Rejection,
+  readEventJson,
+  validateTransferEvent,
+} from './event.ts';
+import { type PreferencesEvent, validatePreferencesEvent } from './preferences.ts';
 import { route } from './routing.ts';
 
 export interface AdmissionPolicy {
@@ -16,8 +25,11 @@ export interface AdmissionPolicy {
   readonly maxEventAgeSeconds: number;
 }
 
-/** Why an accepted event yields no notification although it routes to channels. */
-export type SkipReason = 'TOO_OLD';
+/**
+ * Why an accepted event yields no notification although it routes to channels (TOO_OLD), or a preferences event was
+ * recorded without changing the preferences in force (STALE: a newer one is already applied).
+ */
+export type SkipReason = 'TOO_OLD' | 'STALE';
 
 export type Admission =
   | {
@@ -29,10 +41,21 @@ export type Admission =
       sanitised: DisplayField[];
       skipped?: SkipReason;
     }
+  /** A PreferencesUpdated event (issue 16): recorded in the inbox, applied if newest; never subject to the max age. */
+  | { ok: true; preferences: PreferencesEvent; payloadHash: string; occurredAtMs: number }
   | { ok: false; rejection: Rejection };
 
+/** The eventId of any admission that has one. */
+export const admittedEventId = (a: Admission): string | undefined =>
+  a.ok ? ('preferences' in a ? a.preferences.eventId : a.event.eventId) : a.rejection.eventId;
+
 export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number): Admission {
-  const decoded = decodeRecordValue(value, policy.maxEventBytes);
+  const text = decodeRecordText(value, policy.maxEventBytes);
+  if (typeof text !== 'string') return text;
+  const json = readEventJson(text);
+  if (!json.ok) return json;
+  if (json.raw.type === PREFERENCES_UPDATED) return validatePreferencesEvent(json);
+  const decoded = validateTransferEvent(json);
   if (!decoded.ok) return decoded;
   const routed = route(decoded.event);
   if (!routed.ok) return routed;

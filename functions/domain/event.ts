@@ -18,6 +18,8 @@ import { canonicalTimeZone } from './moment.ts';
 import { canonicalAmount, checkAmount, minorUnit } from './money.ts';
 
 export const EVENT_TYPES = ['TransferCompleted', 'TransferFailed'] as const;
+/** The customer's channel preferences (issue 16): on the same topic, through the same inbox, never sent. */
+export const PREFERENCES_UPDATED = 'PreferencesUpdated';
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export { LOCALES, type Locale } from './locale.ts';
@@ -88,7 +90,7 @@ export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
  * zero-width characters), line/paragraph separators, lone surrogates or noncharacters. Such an id is bad input, and a
  * string that is not well-formed UTF-16 must never reach DynamoDB, which refuses it.
  */
-const STRICT_TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]*$/u;
+export const STRICT_TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]*$/u;
 const E164 = /^\+[1-9]\d{6,14}$/;
 const SNS_ENDPOINT_ARN =
   /^arn:aws(-[a-z]+)*:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:endpoint\/[A-Z_]+\/[A-Za-z0-9._-]{1,256}\/[A-Za-z0-9-]{1,64}$/;
@@ -180,7 +182,7 @@ export type Decoded =
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-const reject = (reason: RejectionReason, detail: string, eventId?: string): Decoded => ({
+const reject = (reason: RejectionReason, detail: string, eventId?: string): { ok: false; rejection: Rejection } => ({
   ok: false,
   rejection: eventId === undefined ? { reason, detail } : { reason, detail, eventId },
 });
@@ -189,7 +191,7 @@ const reject = (reason: RejectionReason, detail: string, eventId?: string): Deco
  * Decodes a Kafka record value as MSK hands it to Lambda (base64) into a validated event.
  * `maxBytes` bounds the decoded size: larger values are rejected before they are parsed.
  */
-export function decodeRecordValue(base64Value: unknown, maxBytes: number): Decoded {
+export function decodeRecordText(base64Value: unknown, maxBytes: number): string | { ok: false; rejection: Rejection } {
   if (base64Value === null || base64Value === undefined || base64Value === '') {
     return reject('NO_VALUE', 'record has no value (tombstone or empty)');
   }
@@ -208,11 +210,19 @@ export function decodeRecordValue(base64Value: unknown, maxBytes: number): Decod
     // Also catches UTF-8-encoded surrogates (ED A0 80): not valid UTF-8.
     return reject('INVALID_ENCODING', 'value is not valid UTF-8');
   }
-  return parseEventJson(text);
+  return text;
 }
 
-/** Parses, validates and normalises the JSON text of one event. */
-export function parseEventJson(text: string): Decoded {
+export function decodeRecordValue(base64Value: unknown, maxBytes: number): Decoded {
+  const text = decodeRecordText(base64Value, maxBytes);
+  return typeof text === 'string' ? parseEventJson(text) : text;
+}
+
+/** A JSON object with a valid eventId: what every event type has in common. */
+export type EventJson = { ok: true; raw: Record<string, unknown>; eventId: string };
+
+/** Parses the JSON text of one record and reads its eventId; the type's own schema comes after. */
+export function readEventJson(text: string): EventJson | { ok: false; rejection: Rejection } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -228,6 +238,17 @@ export function parseEventJson(text: string): Decoded {
   if (eventId === undefined) {
     return reject('INVALID_EVENT_ID', 'eventId must be 1-128 characters of [A-Za-z0-9._:-]');
   }
+  return { ok: true, raw, eventId };
+}
+
+/** Parses, validates and normalises the JSON text of one event. */
+export function parseEventJson(text: string): Decoded {
+  const read = readEventJson(text);
+  return read.ok ? validateTransferEvent(read) : read;
+}
+
+/** Validates and normalises a transfer event (TransferCompleted / TransferFailed). */
+export function validateTransferEvent({ raw, eventId }: EventJson): Decoded {
   const parsed = eventSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

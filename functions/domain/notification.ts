@@ -10,18 +10,20 @@ import type { SkipReason } from './admission.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
 
-export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN'] as const;
+export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED'] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED', 'UNKNOWN'];
+export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED'];
 
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
   // PENDING → FAILED: the sweeper expires a notification past its maximum age without claiming it.
-  PENDING: ['SENDING', 'PENDING', 'FAILED'],
+  // PENDING → SUPPRESSED: dispatch found the address suppressed or the channel opted out before claiming it.
+  PENDING: ['SENDING', 'PENDING', 'FAILED', 'SUPPRESSED'],
   SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN'],
   SENT: [],
   FAILED: [],
   UNKNOWN: [],
+  SUPPRESSED: [],
 };
 
 /**
@@ -135,7 +137,7 @@ export interface InboxItem {
   sk: typeof INBOX_SK;
   kind: 'INBOX';
   eventId: string;
-  type: EventType;
+  type: EventType | 'PreferencesUpdated';
   payloadHash: string;
   channels: Channel[];
   occurredAt: string;
@@ -180,6 +182,18 @@ export interface NotificationItem {
   leaseUntil?: number;
   providerMessageId?: string;
   lastError?: string;
+  /** SUPPRESSED: why it was not sent (BOUNCED, COMPLAINED, OPTED_OUT). */
+  suppressedReason?: string;
+  /**
+   * What the provider told us after it accepted (issue 16, domain/feedback.ts), apart from `status`: a SENT
+   * notification stays SENT. Its own time attributes, never updatedAt, which the state machine's re-reads compare.
+   */
+  deliveryStatus?: string;
+  deliveryRank?: number;
+  deliveryAt?: string;
+  deliveryAtMs?: number;
+  bounceType?: string;
+  bounceSubType?: string;
 }
 
 export interface QuarantineItem {

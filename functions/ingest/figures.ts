@@ -57,6 +57,8 @@ export function tally(received: number, results: readonly IngestResult[], failed
     switch (r.kind) {
       case 'accepted':
         f.accepted++;
+        // A preferences event (issue 16) has no channel by nature: not "without notifications".
+        if (r.preferences === true) break;
         if (r.skipped === 'TOO_OLD') f.tooOld++;
         else if (r.channels.length === 0) f.withoutNotifications++;
         if (r.sanitised.length > 0) f.displayTextSanitised++;

@@ -7,6 +7,7 @@ import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand, TransactWrite
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
 import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
+import type { PreferencesItem } from '../domain/audience.ts';
 import {
   eventPk,
   INBOX_SK,
@@ -26,6 +27,12 @@ export type RecordOutcome =
 /** The inbox items found, by eventId: their stored payloadHash (undefined when the item has none). */
 export type KnownEvents = ReadonlyMap<string, string | undefined>;
 
+/** What became of a preferences event: applied with its inbox, a duplicate, or recorded as STALE without applying. */
+export type PreferencesOutcome =
+  | { kind: 'created' }
+  | { kind: 'inboxExists'; payloadHash: string | undefined }
+  | { kind: 'stale' };
+
 export interface InboxStore {
   /**
    * One strongly consistent look-up of the inbox items of these eventIds, before their transactions: a known event is
@@ -34,6 +41,11 @@ export interface InboxStore {
    */
   findInboxes?(eventIds: readonly string[]): Promise<KnownEvents>;
   recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome>;
+  /**
+   * Inbox + the preferences item in one transaction, the item only if this event is newer than the one in force.
+   * An older event is still recorded in the inbox (`staleInbox`), so a redelivery of it is a duplicate.
+   */
+  recordPreferences(inbox: InboxItem, staleInbox: InboxItem, prefs: PreferencesItem): Promise<PreferencesOutcome>;
   /** Returns false when a quarantine item for this record already exists (a redelivered bad record). */
   quarantine(item: QuarantineItem): Promise<boolean>;
 }
@@ -130,6 +142,60 @@ export class DynamoInboxStore implements InboxStore {
         throw error;
       }
       return classifyCancellation(error as TransactionCanceledException);
+    }
+  }
+
+  async recordPreferences(
+    inbox: InboxItem,
+    staleInbox: InboxItem,
+    prefs: PreferencesItem,
+  ): Promise<PreferencesOutcome> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: inbox,
+                ConditionExpression: ifAbsent,
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: prefs,
+                // Newest occurredAt wins; on a tie the greater eventId, so every arrival order ends the same.
+                ConditionExpression:
+                  'attribute_not_exists(pk) OR occurredAtMs < :at OR (occurredAtMs = :at AND eventId < :id)',
+                ExpressionAttributeValues: { ':at': prefs.occurredAtMs, ':id': prefs.eventId },
+              },
+            },
+          ],
+        }),
+      );
+      return { kind: 'created' };
+    } catch (error) {
+      if ((error as Error)?.name !== 'TransactionCanceledException') throw error;
+      const outcome = classifyCancellation(error as TransactionCanceledException);
+      // Index 1 failed its condition alone: a newer update is in force. Recorded in the inbox, not applied.
+      if (outcome.kind !== 'notificationExists') return outcome;
+    }
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: staleInbox,
+          ConditionExpression: ifAbsent,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'stale' };
+    } catch (error) {
+      if ((error as Error)?.name !== 'ConditionalCheckFailedException') throw error;
+      const item = (error as { Item?: Record<string, unknown> }).Item;
+      return { kind: 'inboxExists', payloadHash: item === undefined ? undefined : storedHash(item) };
     }
   }
 

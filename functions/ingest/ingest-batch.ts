@@ -21,6 +21,7 @@
  */
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
+import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
 import type { KnownEvents } from './inbox-store.ts';
 import {
@@ -90,7 +91,7 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   const byId = new Map<string, Indexed[]>();
   const alone: Indexed[][] = [];
   for (const record of records) {
-    const eventId = eventIdOf(record);
+    const eventId = admittedEventId(record.admission);
     if (eventId === undefined) {
       alone.push([record]);
       continue;
@@ -106,7 +107,9 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
 
 /** The inbox items of the batch's admitted events, read once; none when the store has no look-up or it failed. */
 async function lookUp(chains: Indexed[][], deps: IngestDeps): Promise<{ known: KnownEvents; lookupFailure?: unknown }> {
-  const eventIds = chains.flatMap((chain) => chain.flatMap(({ admission: a }) => (a.ok ? [a.event.eventId] : [])));
+  const eventIds = chains.flatMap((chain) =>
+    chain.flatMap((r) => (r.admission.ok ? [admittedEventId(r.admission) as string] : [])),
+  );
   if (deps.store.findInboxes === undefined || eventIds.length === 0) return { known: new Map() };
   try {
     return { known: await deps.store.findInboxes(eventIds) };
@@ -116,7 +119,7 @@ async function lookUp(chains: Indexed[][], deps: IngestDeps): Promise<{ known: K
   }
 }
 
-const eventIdOf = ({ admission: a }: Indexed): string | undefined => (a.ok ? a.event.eventId : a.rejection.eventId);
+const eventIdOf = (record: Indexed): string | undefined => admittedEventId(record.admission);
 
 async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents): Promise<ChainOutcome> {
   const results: [number, IngestResult][] = [];

@@ -4,8 +4,7 @@
  * Input: the record's source (topic, partition, offset) and its base64 value.
  * Output: what became of it — accepted, duplicate, conflict or quarantined.
  * Steps: admit (decode → validate → normalise → hash → route → age: pure, admission.ts) → one transaction (inbox + one
- * notification per channel) → classify the answer. An event the batch's look-up already found in the inbox skips the
- * transaction and is classified from what the look-up read (ingest-batch.ts).
+ * notification per channel) → classify the answer.
  *
  * Never throws for a record's bytes: every rejection, and even a bug in the pure path or items DynamoDB refuses, ends
  * as a quarantine item with a reason code. It throws only when DynamoDB stays unavailable, so the event source mapping
@@ -23,8 +22,9 @@ import {
   type KafkaSource,
   type Retention,
 } from '../domain/notification.ts';
+import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { contactFor } from '../domain/routing.ts';
-import type { InboxStore, RecordOutcome } from './inbox-store.ts';
+import type { InboxStore, PreferencesOutcome } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;
@@ -33,7 +33,15 @@ export interface IngestInput {
 }
 
 export type IngestResult =
-  | { kind: 'accepted'; eventId: string; channels: Channel[]; sanitised: DisplayField[]; skipped?: SkipReason }
+  | {
+      kind: 'accepted';
+      eventId: string;
+      channels: Channel[];
+      sanitised: DisplayField[];
+      skipped?: SkipReason;
+      /** A PreferencesUpdated event: applied, or recorded as STALE (skipped) because a newer one is in force. */
+      preferences?: boolean;
+    }
   | { kind: 'duplicate'; eventId: string }
   | { kind: 'conflict'; eventId: string; newlyQuarantined: boolean }
   | { kind: 'quarantined'; rejection: Rejection; newlyQuarantined: boolean };
@@ -74,8 +82,8 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
 }
 
 /**
- * `known`: what the batch's look-up found for this eventId (its stored payloadHash): the record is then settled as
- * the transaction would settle it — duplicate or conflict — without sending one.
+ * `known`: what the batch's look-up found in the inbox for this eventId (its stored payloadHash). The record is then
+ * settled exactly as its transaction's cancellation would settle it — duplicate or conflict — without sending one.
  */
 export async function applyAdmission(
   record: AdmittedRecord,
@@ -84,30 +92,36 @@ export async function applyAdmission(
 ): Promise<IngestResult> {
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
-  const { event } = admission;
-  if (known !== undefined) return settle({ kind: 'inboxExists', payloadHash: known.payloadHash }, record, deps);
+  if ('preferences' in admission) return applyPreferences(record, admission, deps, known);
+  const { event, payloadHash, channels } = admission;
   const retention = {
     retentionDays: deps.retentionDays,
     stuckAfterMs: deps.stuckAfterMs,
     sweepShards: deps.sweepShards,
   };
 
-  let items: ReturnType<typeof buildItems>;
-  try {
-    items = buildItems(admission, input.source, now, retention);
-  } catch (error) {
-    return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
+  let items: ReturnType<typeof buildItems> | undefined;
+  if (known === undefined) {
+    try {
+      items = buildItems(admission, input.source, now, retention);
+    } catch (error) {
+      return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
+    }
   }
 
-  let outcome: RecordOutcome;
+  const built = items;
+  let outcome: Awaited<ReturnType<InboxStore['recordEvent']>>;
   try {
-    outcome = await withRetry(() => deps.store.recordEvent(items.inbox, items.notifications), {
-      attempts: deps.transactionAttempts,
-      baseMs: deps.retryBaseMs ?? 50,
-      isRetryable: (error) => error instanceof TransientStoreError,
-      onRetry: (error) => deps.onRetry?.(event.eventId, error),
-      ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-    });
+    outcome =
+      built === undefined
+        ? { kind: 'inboxExists', payloadHash: known?.payloadHash }
+        : await withRetry(() => deps.store.recordEvent(built.inbox, built.notifications), {
+            attempts: deps.transactionAttempts,
+            baseMs: deps.retryBaseMs ?? 50,
+            isRetryable: (error) => error instanceof TransientStoreError,
+            onRetry: (error) => deps.onRetry?.(event.eventId, error),
+            ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+          });
   } catch (error) {
     // DynamoDB will never store these items: the record is the cause, so it is quarantined, not retried forever.
     if (isRecordRefusal(error)) {
@@ -115,14 +129,7 @@ export async function applyAdmission(
     }
     throw error;
   }
-  return settle(outcome, record, deps);
-}
 
-/** What the inbox said about an admitted record — from its transaction or from the batch's look-up. */
-async function settle(outcome: RecordOutcome, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
-  const { input, now } = record;
-  const admission = record.admission as Extract<Admission, { ok: true }>;
-  const { event, payloadHash, channels } = admission;
   switch (outcome.kind) {
     case 'created':
       return {
@@ -144,7 +151,7 @@ async function settle(outcome: RecordOutcome, record: AdmittedRecord, deps: Inge
         eventId: event.eventId,
       };
       const newlyQuarantined = await deps.store.quarantine(
-        buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays }),
+        buildQuarantine(rejection, input.value, input.source, now, retention),
       );
       return { kind: 'conflict', eventId: event.eventId, newlyQuarantined };
     }
@@ -152,7 +159,7 @@ async function settle(outcome: RecordOutcome, record: AdmittedRecord, deps: Inge
 }
 
 function buildItems(
-  admission: Extract<Admission, { ok: true }>,
+  admission: Extract<Admission, { ok: true; event: unknown }>,
   source: KafkaSource,
   now: number,
   retention: Retention,
@@ -165,6 +172,50 @@ function buildItems(
       buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
     ),
   };
+}
+
+/** A PreferencesUpdated event: inbox + preferences item, newest occurredAt wins (inbox-store.ts). */
+async function applyPreferences(
+  record: AdmittedRecord,
+  admission: Extract<Admission, { ok: true; preferences: unknown }>,
+  deps: IngestDeps,
+  known?: { readonly payloadHash: string | undefined },
+): Promise<IngestResult> {
+  const { input, now } = record;
+  const { preferences: p, payloadHash, occurredAtMs } = admission;
+  const retention = { retentionDays: deps.retentionDays };
+  const inbox = buildPreferencesInbox(p, payloadHash, input.source, now, retention);
+  const stale = buildPreferencesInbox(p, payloadHash, input.source, now, retention, true);
+  // Known to the batch's look-up: settled as the transaction's cancellation would settle it, without one.
+  const outcome: PreferencesOutcome =
+    known !== undefined
+      ? { kind: 'inboxExists', payloadHash: known.payloadHash }
+      : await withRetry(() => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)), {
+          attempts: deps.transactionAttempts,
+          baseMs: deps.retryBaseMs ?? 50,
+          isRetryable: (error) => error instanceof TransientStoreError,
+          onRetry: (error) => deps.onRetry?.(p.eventId, error),
+          ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+        });
+  const accepted = { kind: 'accepted' as const, eventId: p.eventId, channels: [], sanitised: [], preferences: true };
+  switch (outcome.kind) {
+    case 'created':
+      return accepted;
+    case 'stale':
+      return { ...accepted, skipped: 'STALE' };
+    case 'inboxExists': {
+      if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: p.eventId };
+      const rejection: Rejection = {
+        reason: 'EVENT_ID_CONFLICT',
+        detail: `eventId already recorded with payloadHash ${(outcome.payloadHash ?? '?').slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…`,
+        eventId: p.eventId,
+      };
+      const newlyQuarantined = await deps.store.quarantine(
+        buildQuarantine(rejection, input.value, input.source, now, retention),
+      );
+      return { kind: 'conflict', eventId: p.eventId, newlyQuarantined };
+    }
+  }
 }
 
 function unprocessable(step: string, error: unknown, eventId?: string): Rejection {

@@ -15,7 +15,13 @@ export function reportBatch(summary: BatchSummary): void {
     switch (r.kind) {
       case 'accepted':
         for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
-        if (r.skipped === 'TOO_OLD') {
+        if (r.preferences === true) {
+          countBy('PreferencesUpdates', { applied: r.skipped === 'STALE' ? 'stale' : 'applied' });
+          logger.info(r.skipped === 'STALE' ? 'older preferences recorded, not applied' : 'preferences applied', {
+            eventId: r.eventId,
+            skipped: r.skipped,
+          });
+        } else if (r.skipped === 'TOO_OLD') {
           logger.warn('event too old: recorded, not sent', { eventId: r.eventId, skipped: r.skipped });
         } else if (r.channels.length === 0) {
           logger.warn('event accepted with no channel to send', { eventId: r.eventId });

@@ -15,11 +15,15 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
-import { DISPATCH_FILTER_PATTERN } from '../../functions/commons/stream-filter.ts';
+import { matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { parseEventJson } from '../../functions/domain/event.ts';
+import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
+import { transferEvent } from '../support/events.ts';
+import { streamRecord } from '../support/stream.ts';
 
 const SETTINGS_FILE = 'examples/settings.example.json';
 const SCRAM = {
@@ -166,7 +170,7 @@ describe('the table', () => {
 describe('the functions', () => {
   it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
     const fns = resources('AWS::Lambda::Function');
-    expect(fns).toHaveLength(3);
+    expect(fns).toHaveLength(4);
     for (const [, fn] of fns) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -182,9 +186,9 @@ describe('the functions', () => {
 
   it('log to groups with a retention, retained on stack deletion, each writable only by its own function', () => {
     const groups = resources('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(3);
+    expect(groups).toHaveLength(4);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
-    for (const name of ['Ingest', 'Dispatch', 'Sweeper']) {
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([
         {
@@ -415,12 +419,72 @@ describe('the dispatch trigger', () => {
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 5,
       MaximumRecordAgeInSeconds: 21_600,
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(DISPATCH_FILTER_PATTERN) }] },
+      FilterCriteria: { Filters: [{ Pattern: Match.anyValue() }] },
       DestinationConfig: {
         OnFailure: {
           Destination: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^DispatchOnFailure'), 'Arn'] }),
         },
       },
+    });
+  });
+
+  describe('the deployed filter, evaluated on real-shaped stream records: only a notification PENDING after the write passes', () => {
+    const mappings = resources('AWS::Lambda::EventSourceMapping').filter(([, m]) => m.Properties.FilterCriteria);
+    const filters = mappings.flatMap(
+      ([, m]) => (m.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters,
+    );
+    const patterns = filters.map((f) => JSON.parse(f.Pattern) as unknown);
+    /** Lambda delivers a record when any of the mapping's filters matches it. */
+    const delivered = (record: unknown) => patterns.some((p) => matchesFilter(p, record));
+
+    const NOW = Date.parse('2026-11-30T09:20:00Z');
+    const parsed = parseEventJson(JSON.stringify(transferEvent()));
+    if (!parsed.ok) throw new Error('fixture');
+    const pending = buildNotification(parsed.event, 'EMAIL', 'hanako@example.com', NOW, { retentionDays: 35 });
+    const as = (status: NotificationItem['status'], attempt = 1): NotificationItem => ({ ...pending, status, attempt });
+
+    it('one mapping carries a filter, and it uses only the grammar the matcher implements', () => {
+      expect(filters).toHaveLength(1);
+      const plain = (p: unknown): boolean =>
+        Array.isArray(p)
+          ? p.every((v) => typeof v === 'string')
+          : typeof p === 'object' && p !== null && Object.values(p).every(plain);
+      expect(patterns.every(plain)).toBe(true);
+    });
+
+    it('passes a new PENDING notification (INSERT) and one put back to PENDING (MODIFY: retry, redrive)', () => {
+      expect(delivered(streamRecord('INSERT', pending))).toBe(true);
+      expect(delivered(streamRecord('MODIFY', { ...as('PENDING'), retryAt: NOW + 5 }, as('SENDING')))).toBe(true);
+      expect(delivered(streamRecord('MODIFY', { ...pending, redrives: 1 }, pending))).toBe(true);
+    });
+
+    it('stops every other status: SENDING, SENT, FAILED, UNKNOWN — our own writes never re-trigger dispatch', () => {
+      expect(delivered(streamRecord('MODIFY', as('SENDING'), pending))).toBe(false);
+      for (const status of ['SENT', 'FAILED', 'UNKNOWN'] as const) {
+        expect(delivered(streamRecord('MODIFY', as(status), as('SENDING'))), status).toBe(false);
+      }
+      // An INSERT with another status (never written by ingest, but the filter must not depend on that).
+      expect(delivered(streamRecord('INSERT', as('SENT')))).toBe(false);
+    });
+
+    it('stops REMOVE (TTL), inbox, quarantine, send-rate and breaker items', () => {
+      expect(delivered(streamRecord('REMOVE', undefined, pending))).toBe(false);
+      expect(delivered(streamRecord('INSERT', { pk: pending.pk, sk: 'INBOX', kind: 'INBOX', status: 'PENDING' }))).toBe(
+        false,
+      );
+      expect(delivered(streamRecord('INSERT', { pk: 'QUARANTINE#t#0#1', sk: 'RECORD', kind: 'QUARANTINE' }))).toBe(
+        false,
+      );
+      expect(delivered(streamRecord('MODIFY', { pk: 'RATE#EMAIL', sk: '1', kind: 'RATE', used: 3 }))).toBe(false);
+      expect(delivered(streamRecord('INSERT', { pk: 'BREAKER#SMS', sk: 'BREAKER', kind: 'BREAKER' }))).toBe(false);
+    });
+
+    it('the matcher follows the filter grammar: every key must be present and hold one of the listed values', () => {
+      const p = { a: ['x'], b: { c: ['y', 'z'] } };
+      expect(matchesFilter(p, { a: 'x', b: { c: 'z' }, extra: 1 })).toBe(true);
+      expect(matchesFilter(p, { a: 'x' })).toBe(false);
+      expect(matchesFilter(p, { a: 'x', b: { c: 'w' } })).toBe(false);
+      expect(matchesFilter(p, { a: 'x', b: 'y' })).toBe(false);
     });
   });
 
@@ -585,6 +649,7 @@ describe('CloudWatch', () => {
         'DispatchIteratorAge',
         'DispatchOnFailureQueue',
         'EventIdConflicts',
+        'FeedbackDeadLetters',
         'IngestBatchNotParked',
         'IngestBatchParked',
         'IngestErrors',
@@ -596,6 +661,8 @@ describe('CloudWatch', () => {
         'ProviderThrottling',
         'RecordsQuarantined',
         'SendFailures',
+        'SesBounceRate',
+        'SesComplaintRate',
         'SweeperErrors',
         'SweeperFoundStuck',
         'UnknownOutcomes',
@@ -668,10 +735,90 @@ describe('CloudWatch', () => {
   });
 });
 
+describe('delivery feedback (issue 16)', () => {
+  it('creates a configuration set with reputation metrics and SES suppression, and dispatch sends through it', () => {
+    template.hasResourceProperties('AWS::SES::ConfigurationSet', {
+      Name: 'notifier-example',
+      ReputationOptions: { ReputationMetricsEnabled: true },
+      SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] },
+    });
+    expect((fnProps('Dispatch').Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+      SES_CONFIGURATION_SET: 'notifier-example',
+    });
+  });
+
+  it('publishes Delivery, Bounce, Complaint, Reject and DeliveryDelay to the default bus', () => {
+    const [destination] = resources('AWS::SES::ConfigurationSetEventDestination');
+    expect(destination?.[1].Properties.EventDestination).toMatchObject({
+      Enabled: true,
+      MatchingEventTypes: ['delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay'],
+    });
+    expect(JSON.stringify(destination?.[1].Properties)).toContain(
+      ':events:ap-northeast-1:123456789012:event-bus/default',
+    );
+  });
+
+  it('a rule on source aws.ses, the five detail-types and our configuration set invokes the feedback function, with a DLQ', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ses'],
+        'detail-type': [
+          'Email Delivered',
+          'Email Bounced',
+          'Email Complaint Received',
+          'Email Rejected',
+          'Email Delivery Delayed',
+        ],
+        detail: { mail: { tags: { 'ses:configuration-set': ['notifier-example'] } } },
+      },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [fnLogicalId('DeliveryFeedbackFunction'), 'Arn'] },
+          DeadLetterConfig: Match.objectLike({ Arn: Match.anyValue() }),
+          RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 86_400 },
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
+  });
+
+  it('the feedback function may only read and update items, and send to its dead-letter queue', () => {
+    const statements = policyOf('DeliveryFeedbackFunction').filter(
+      (st) => !actionsOf([st]).some((a) => a.startsWith('logs:') || a.startsWith('xray:')),
+    );
+    expect(actionsOf(statements).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+  });
+
+  it('an existing configuration set named in the settings is used, not created', () => {
+    const s = synth({ sesConfigurationSet: 'bank-mail' });
+    expect(s.resources('AWS::SES::ConfigurationSet')).toHaveLength(0);
+    s.template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      ConfigurationSetName: 'bank-mail',
+    });
+  });
+
+  it('alarms on the account bounce and complaint rates before SES reviews the account (5%, 0.1%)', () => {
+    const a = base.alarms();
+    expect(a['notifier-example-SesBounceRate']?.Properties).toMatchObject({
+      Namespace: 'AWS/SES',
+      MetricName: 'Reputation.BounceRate',
+      Threshold: 0.04,
+    });
+    expect(a['notifier-example-SesComplaintRate']?.Properties).toMatchObject({
+      Namespace: 'AWS/SES',
+      MetricName: 'Reputation.ComplaintRate',
+      Threshold: 0.0008,
+    });
+  });
+});
+
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(14);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(18);
     template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
     template.hasOutput('IngestFunctionName', { Value: { Ref: fnLogicalId('Ingest') } });
     template.hasOutput('IngestKafkaMappingId', { Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } });

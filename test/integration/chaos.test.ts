@@ -63,6 +63,36 @@ describe('chaos: seeded fault injection over the real pipeline', () => {
   }, 240_000);
 });
 
+describe('chaos: a seed replays', () => {
+  it('the same seed gives the same records, schedule of deliveries and faults, and ingest outcome', async () => {
+    const options = { events: 30, seed: seed + 1, dynamoFaultRate: 0.04 };
+    const first = await runChaos(options);
+    const again = await runChaos(options);
+    // What a seed decides: the records, the schedule (deliveries, copies, rebalances, pumps, trim, pause, burst), the
+    // provider behaviour per address, and every fault inside an ingest invocation — keyed by (seed, the operation).
+    const replayed = (r: ChaosReport) => ({
+      scheduleDigest: r.scheduleDigest,
+      records: r.records,
+      deliveries: r.deliveries,
+      redeliveries: r.redeliveries,
+      figures: r.figures,
+      conflicts: r.conflicts,
+      quarantined: r.quarantined,
+      expectedSends: r.expectedSends,
+      faults: Object.fromEntries(
+        Object.entries(r.faults).filter(([k]) =>
+          /^(provider:|poisonRecords|streamRecordsTrimmed|failedIngestInvocations|TransactionConflict|ThrottlingError|ProvisionedThroughputExceeded|beforeTransaction|afterCommit)/.test(
+            k,
+          ),
+        ),
+      ),
+      verdict: judge(r),
+    });
+    expect(replayed(again)).toEqual(replayed(first));
+    expect(first.deliveries).toBeGreaterThan(first.records);
+  }, 120_000);
+});
+
 // ── Model-based: commands over a small id space, racing invocations ordered by fast-check's scheduler ──
 
 type Model = { produced: number };

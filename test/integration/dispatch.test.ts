@@ -4,14 +4,15 @@
  */
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
+import { DynamoNotificationStore, type SweepEntry } from '../../functions/commons/notification-store.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
 import { mskEvent } from '../../local/msk.ts';
 import {
@@ -224,5 +225,52 @@ describe('dispatch on DynamoDB Local', () => {
     expect(n).toMatchObject({ status: 'FAILED', lastError: 'EXPIRED' });
     expect(n?.sweepKey).toBeUndefined();
     expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
+  });
+});
+
+describe('notifications on DynamoDB Local: what a redelivery and a stale holder can never do', () => {
+  it('a SENT notification whose inbox item is gone (TTL) stays SENT when its event is redelivered: nothing is sent again', async () => {
+    const event = transferEvent({ eventId: 'd-ttl', channels: ['EMAIL'] });
+    await ingest([event]);
+    await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
+    const sent = (await table.eventItems('d-ttl')).find((i) => i.kind === 'NOTIFICATION');
+    expect(sent).toMatchObject({ status: 'SENT', attempt: 1 });
+    // TTL deletes the inbox item first (its own expiresAt); the notification item is still there.
+    await table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: { pk: 'EVENT#d-ttl', sk: 'INBOX' } }));
+    await ingest([event]);
+    await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
+    const after = (await table.eventItems('d-ttl')).find((i) => i.kind === 'NOTIFICATION');
+    expect(after).toEqual(sent);
+    expect(sends()).toEqual(['d-ttl#EMAIL']);
+  });
+
+  it('a stale holder cannot mark SENT, FAILED or UNKNOWN, nor release, after its lease was taken over', async () => {
+    await ingest([transferEvent({ eventId: 'd-stale', channels: ['SMS'] })]);
+    await reader.poll(); // this test drives the item itself
+    const store = new DynamoNotificationStore(table.doc, table.tableName);
+    const key = { pk: 'EVENT#d-stale', sk: 'NOTIFICATION#SMS' };
+    const t0 = Date.now();
+    const first = await store.claim(key, 'holder-a', t0, 1_000);
+    if (first.kind !== 'claimed') throw new Error(`holder A could not claim: ${first.kind}`);
+    const stale: NotificationItem = first.item;
+    // A's lease expires (its send hangs); the sweeper puts the item back to PENDING and B claims it: attempt 2.
+    const entry = { ...stale, sweepAt: stale.leaseUntil } as unknown as SweepEntry;
+    expect(await store.resolveExpired(entry, 'PENDING', t0 + 2_000, t0 + 60_000)).toBe('applied');
+    const second = await store.claim(key, 'holder-b', t0 + 2_001, 60_000);
+    if (second.kind !== 'claimed') throw new Error(`holder B could not claim: ${second.kind}`);
+    expect(second.item.attempt).toBe(stale.attempt + 1);
+
+    const later = t0 + 3_000;
+    expect(await store.markSent(stale, 'late-a', later)).toBe('lost');
+    expect(await store.markFailed(stale, 'InvalidParameter', later + 1)).toBe('lost');
+    expect(await store.markUnknown(stale, 'UNKNOWN_OUTCOME: ECONNRESET', later + 2)).toBe('lost');
+    expect(
+      await store.release(stale, { reason: 'THROTTLED', retryAt: later, sweepAt: later, deferral: true }, later + 3),
+    ).toBe('lost');
+    // B's claim stands untouched, and B — the current holder — still finishes it.
+    expect(await store.get(key)).toEqual(second.item);
+    expect(await store.markSent(second.item, 'sent-by-b', later + 4)).toBe('applied');
+    expect(await store.get(key)).toMatchObject({ status: 'SENT', attempt: 2, providerMessageId: 'sent-by-b' });
+    await reader.poll();
   });
 });

@@ -52,7 +52,7 @@ describe('npm start', () => {
       displayTextSanitised: 0,
     });
     expect(report.reconciled).toBe(true);
-    expect(report.notifications).toEqual({ created: 3, sent: 3, failed: 0, unknown: 0 });
+    expect(report.notifications).toEqual({ created: 3, sent: 3, failed: 0, unknown: 0, suppressed: 0 });
     expect(report.sends.map((s: { notificationId: string }) => s.notificationId).sort()).toEqual([
       'cli-1#EMAIL',
       'cli-1#SMS',
@@ -89,7 +89,7 @@ describe('npm start', () => {
     writeFileSync(file, `${lines.join('\n')}\n`);
     const { stdout } = await cli(['--events', file, '--json', '--ses-rate', '20', '--sns-rate', '20']);
     const report = JSON.parse(stdout);
-    expect(report.notifications).toEqual({ created: 41, sent: 41, failed: 0, unknown: 0 });
+    expect(report.notifications).toEqual({ created: 41, sent: 41, failed: 0, unknown: 0, suppressed: 0 });
     const ids = report.sends.map((s: { notificationId: string }) => s.notificationId);
     expect(new Set(ids).size).toBe(41);
     expect(ids).toHaveLength(41);
@@ -239,6 +239,29 @@ describe('npm start', () => {
     expect(
       sends.filter((x) => x.channel === 'SMS').length + sends.filter((x) => x.channel === 'PUSH').length,
     ).toBeGreaterThanOrEqual(4);
+
+    // Issue 16: the mailbox simulator's feedback, suppression of later sends, preferences newest-first.
+    const outcome = (id: string) => report.outcomes.find((o: { notificationId: string }) => o.notificationId === id);
+    expect(outcome('demo-sim-ok#EMAIL')).toEqual({
+      notificationId: 'demo-sim-ok#EMAIL',
+      status: 'SENT',
+      deliveryStatus: 'DELIVERED',
+      reason: null,
+    });
+    expect(outcome('demo-sim-bounce#EMAIL')).toMatchObject({ status: 'SENT', deliveryStatus: 'BOUNCED' });
+    expect(outcome('demo-sim-complaint#EMAIL')).toMatchObject({ status: 'SENT', deliveryStatus: 'COMPLAINED' });
+    expect(outcome('demo-sim-bounce-again#EMAIL')).toMatchObject({ status: 'SUPPRESSED', reason: 'BOUNCED' });
+    expect(outcome('demo-sim-complaint-again#EMAIL')).toMatchObject({ status: 'SUPPRESSED', reason: 'COMPLAINED' });
+    expect(outcome('demo-en-4#SMS')).toMatchObject({ status: 'SUPPRESSED', reason: 'OPTED_OUT' });
+    expect(outcome('demo-en-4#EMAIL')).toMatchObject({ status: 'SENT' });
+    // Suppressed notifications were never sent.
+    const sentIds = new Set(sends.map((s) => s.notificationId));
+    for (const o of report.outcomes.filter((x: { status: string }) => x.status === 'SUPPRESSED'))
+      expect(sentIds.has(o.notificationId)).toBe(false);
+    expect(report.preferences).toEqual([
+      { eventId: 'demo-prefs-2', occurredAt: expect.any(String), applied: true },
+      { eventId: 'demo-prefs-1', occurredAt: expect.any(String), applied: false },
+    ]);
   });
 
   it('exits non-zero with a clear message for a missing file', async () => {

@@ -34,3 +34,13 @@ export const b64 = (value: string | object | Buffer) =>
   (Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value))).toString(
     'base64',
   );
+
+/** A PreferencesUpdated event (issue 16): the customer's whole opt-out set. */
+export function preferencesEvent(
+  eventId: string,
+  occurredAt: string,
+  optOut: unknown[],
+  userId = 'u-42',
+): Record<string, unknown> {
+  return { eventId, type: 'PreferencesUpdated', occurredAt, recipient: { userId }, data: { optOut } };
+}

@@ -10,10 +10,11 @@
  * nothing reached DynamoDB that it would refuse.
  */
 
+import type { PreferencesItem } from '../../functions/domain/audience.ts';
 import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
-import type { InboxStore, KnownEvents, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
+import type { InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
 
-type Item = InboxItem | NotificationItem | QuarantineItem;
+type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem;
 
 /** DynamoDB's maximum item size. https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html */
 const MAX_ITEM_BYTES = 400 * 1024;
@@ -60,6 +61,31 @@ export class MemoryInboxStore implements InboxStore {
     }
     if (notifications.some((n) => this.items.has(keyOf(n)))) return { kind: 'notificationExists' };
     for (const item of all) this.write(item);
+    return { kind: 'created' };
+  }
+
+  /** As DynamoInboxStore: inbox + preferences only if newer (occurredAtMs, then eventId), else the STALE inbox alone. */
+  async recordPreferences(
+    inbox: InboxItem,
+    staleInbox: InboxItem,
+    prefs: PreferencesItem,
+  ): Promise<PreferencesOutcome> {
+    await Promise.resolve();
+    await this.beforeWrite?.([inbox, prefs]);
+    this.validate([inbox, prefs]);
+    const existing = this.items.get(keyOf(inbox));
+    if (existing !== undefined) return { kind: 'inboxExists', payloadHash: (existing as InboxItem).payloadHash };
+    const current = this.items.get(keyOf(prefs)) as PreferencesItem | undefined;
+    const newer =
+      current === undefined ||
+      current.occurredAtMs < prefs.occurredAtMs ||
+      (current.occurredAtMs === prefs.occurredAtMs && current.eventId < prefs.eventId);
+    if (!newer) {
+      this.write(staleInbox);
+      return { kind: 'stale' };
+    }
+    this.write(inbox);
+    this.write(prefs);
     return { kind: 'created' };
   }
 

@@ -497,6 +497,8 @@ describe('dispatch: which stream records send', () => {
     expect(dispatchable(streamRecord('MODIFY', { ...n, retryAt: NOW + 5 }, sending(n)))).toEqual({
       key: key(n),
       retryAt: NOW + 5,
+      // Who it goes to, read from the image: the audience check needs no read of the item.
+      addressee: { channel: 'EMAIL', recipient: 'hanako@example.com', userId: 'u-42', template: 'TransferCompleted' },
     });
   });
   it('the send-rate windows and the breaker share the table but never reach dispatch: not through the trigger, not in code', () => {

@@ -6,6 +6,7 @@ import { judge } from '../../chaos/verdict.ts';
 const clean = (): ChaosReport => ({
   seed: 1,
   events: 10,
+  scheduleDigest: 'digest',
   records: 12,
   deliveries: 12,
   redeliveries: 0,
@@ -13,6 +14,7 @@ const clean = (): ChaosReport => ({
   expectedSends: 20,
   sentOnce: 20,
   duplicates: { bug: 0, afterUnknownOutcome: 3 },
+  staleWrites: 0,
   lost: 0,
   unknown: 0,
   failed: 0,
@@ -55,6 +57,7 @@ describe('chaos verdict', () => {
   it.each<[string, Partial<ChaosReport>]>([
     ['lost', { lost: 1 }],
     ['duplicates.bug', { duplicates: { bug: 1, afterUnknownOutcome: 0 } }],
+    ['staleWrites', { staleWrites: 1 }],
     ['quarantineMismatches', { quarantineMismatches: 2 }],
     ['headerInjections', { headerInjections: 1 }],
     ['unescapedMarkup', { unescapedMarkup: 1 }],

@@ -1,0 +1,196 @@
+/**
+ * DynamoDB adapter for issue 16: delivery feedback on notification items, suppression items, and the check dispatch
+ * makes before it claims (domain/audience.ts has the keys and the rule). Every write is conditional and idempotent:
+ * feedback and its retries arrive at least once and in any order.
+ */
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  type NativeAttributeValue,
+  QueryCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import {
+  addressHash,
+  PREFS_SK,
+  type PreferencesItem,
+  prefsPk,
+  type SuppressedReason,
+  type SuppressionItem,
+  suppressedReason,
+  suppressionPk,
+} from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
+import type { EventType } from '../domain/event.ts';
+import type { Feedback, SuppressionCause } from '../domain/feedback.ts';
+import { eventPk, notificationSk } from '../domain/notification.ts';
+import type { NotificationKey, Transition } from './notification-store.ts';
+
+/** What dispatch knows of a notification from its stream record, before any read. */
+export interface Addressee {
+  readonly channel: Channel;
+  readonly recipient: string;
+  readonly userId: string;
+  readonly template: EventType;
+}
+
+/** Dispatch's port: may this notification still be sent, and if not, end it SUPPRESSED. */
+export interface AudienceGate {
+  /** The reason it must not be sent, or undefined. */
+  check(addressee: Addressee): Promise<SuppressedReason | undefined>;
+  /** PENDING → SUPPRESSED, conditional on PENDING: `lost` when a dispatcher or the sweeper moved it first. */
+  suppress(key: NotificationKey, reason: SuppressedReason, now: number): Promise<Transition>;
+}
+
+export type DeliveryRecorded = 'recorded' | 'unchanged' | 'noNotification';
+export type SuppressionRecorded = 'suppressed' | 'alreadySuppressed' | 'liftedSince';
+
+const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class DynamoAudienceStore implements AudienceGate {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async check(a: Addressee): Promise<SuppressedReason | undefined> {
+    // Both reads at once: one round trip of latency. Consistent, so a suppression written a moment ago counts.
+    const [suppression, prefs] = await Promise.all([
+      this.get<SuppressionItem>({ pk: suppressionPk(a.channel), sk: addressHash(a.channel, a.recipient) }),
+      this.get<PreferencesItem>({ pk: prefsPk(a.userId), sk: PREFS_SK }),
+    ]);
+    return suppressedReason(a, suppression, prefs);
+  }
+
+  async suppress(key: NotificationKey, reason: SuppressedReason, now: number): Promise<Transition> {
+    return this.conditional({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: '#status = :pending',
+      UpdateExpression:
+        'SET #status = :suppressed, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pending': 'PENDING',
+        ':suppressed': 'SUPPRESSED',
+        ':reason': reason,
+        ':now': iso(now),
+      },
+    }).then(async (r) => {
+      if (r) return 'applied';
+      // Our own write committed and its reply was lost (the SDK's retry then failed the condition).
+      const current = await this.get<{ status?: string; updatedAt?: string }>(key);
+      return current?.status === 'SUPPRESSED' && current.updatedAt === iso(now) ? 'applied' : 'lost';
+    });
+  }
+
+  /**
+   * The feedback's deliveryStatus on its notification, only over a lower rank or the same rank at an older time: a
+   * duplicate or a late, lesser event changes nothing. Never touches status or updatedAt (the send state machine's).
+   */
+  async recordDelivery(f: Feedback): Promise<DeliveryRecorded> {
+    const key = { pk: eventPk(f.eventId), sk: notificationSk(f.channel) };
+    const applied = await this.conditional({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression:
+        'attribute_exists(pk) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
+      UpdateExpression: `SET deliveryStatus = :status, deliveryRank = :rank, deliveryAt = :at, deliveryAtMs = :atMs${
+        f.bounceType === undefined ? ' REMOVE bounceType, bounceSubType' : ', bounceType = :bt, bounceSubType = :bst'
+      }`,
+      ExpressionAttributeValues: {
+        ':status': f.status,
+        ':rank': f.rank,
+        ':at': f.at,
+        ':atMs': f.atMs,
+        ...(f.bounceType === undefined ? {} : { ':bt': f.bounceType, ':bst': f.bounceSubType ?? 'Unknown' }),
+      },
+    });
+    if (applied) return 'recorded';
+    const current = await this.get(key);
+    return current === undefined ? 'noNotification' : 'unchanged';
+  }
+
+  /**
+   * Suppresses an address for a channel. The first report stays (`since`, `cause`); an address lifted after this
+   * feedback happened is not suppressed again by it (a duplicate of the old bounce), one lifted before it is.
+   */
+  async suppressAddress(
+    channel: Channel,
+    address: string,
+    cause: SuppressionCause,
+    notificationId: string,
+    at: string,
+  ): Promise<SuppressionRecorded> {
+    const key = { pk: suppressionPk(channel), sk: addressHash(channel, address) };
+    const applied = await this.conditional({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: 'attribute_not_exists(pk) OR (#state = :lifted AND liftedAt < :at)',
+      UpdateExpression:
+        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid REMOVE liftedAt, liftedBy',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':kind': 'SUPPRESSION',
+        ':channel': channel,
+        ':active': 'ACTIVE',
+        ':lifted': 'LIFTED',
+        ':cause': cause,
+        ':at': at,
+        ':nid': notificationId,
+      },
+    });
+    if (applied) return 'suppressed';
+    const current = await this.get<SuppressionItem>(key);
+    return current?.state === 'LIFTED' ? 'liftedSince' : 'alreadySuppressed';
+  }
+
+  /** ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. */
+  async lift(channel: Channel, hash: string, by: string, now: number): Promise<boolean> {
+    return this.conditional({
+      TableName: this.tableName,
+      Key: { pk: suppressionPk(channel), sk: hash },
+      ConditionExpression: '#state = :active',
+      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':active': 'ACTIVE', ':lifted': 'LIFTED', ':now': iso(now), ':by': by },
+    });
+  }
+
+  /** Every suppression of a channel (one partition, paged). */
+  async list(channel: Channel): Promise<SuppressionItem[]> {
+    const items: SuppressionItem[] = [];
+    let start: Record<string, NativeAttributeValue> | undefined;
+    do {
+      const r = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': suppressionPk(channel) },
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      items.push(...((r.Items ?? []) as SuppressionItem[]));
+      start = r.LastEvaluatedKey;
+    } while (start !== undefined);
+    return items;
+  }
+
+  private async get<T>(key: NotificationKey): Promise<T | undefined> {
+    const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return r.Item as T | undefined;
+  }
+
+  /** One conditional UpdateItem: false when its condition failed, anything else thrown. */
+  private async conditional(input: UpdateCommandInput): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand(input));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+}

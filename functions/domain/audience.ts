@@ -1,0 +1,85 @@
+/**
+ * Who may still be sent to (issue 16): suppressed addresses and the customer's channel preferences, as items of the
+ * one table, and the rule dispatch applies before it claims a notification.
+ *
+ * - Suppression: pk `SUPPRESSION#<channel>`, sk the sha-256 of the normalised address. No address appears in a key
+ *   (or anywhere on the item); one partition per channel lets an operator list them with a Query, never a Scan.
+ *   Lifting keeps the item as LIFTED with its time, so a duplicate of the old bounce arriving after the lift does
+ *   not suppress the address again.
+ * - Preferences: pk `PREFS#<userId>`, sk `PREFS`: the whole opt-out set of the newest PreferencesUpdated event
+ *   (occurredAt, then eventId as the tie-break, so every arrival order ends the same).
+ * Pure: no AWS, no clock.
+ */
+import { createHash } from 'node:crypto';
+import type { Channel } from './channels.ts';
+import type { EventType } from './event.ts';
+import type { SuppressionCause } from './feedback.ts';
+
+/** The reason on a SUPPRESSED notification. */
+export type SuppressedReason = SuppressionCause | 'OPTED_OUT';
+
+export const suppressionPk = (channel: Channel) => `SUPPRESSION#${channel}`;
+export const prefsPk = (userId: string) => `PREFS#${userId}`;
+export const PREFS_SK = 'PREFS';
+
+/**
+ * The address as a mailbox provider treats it: trimmed, Unicode NFC, lower case. (RFC 5321 lets a local part be
+ * case-sensitive; no mailbox provider a bank's customers use treats it so, and SES's own suppression list does not.)
+ * Phone numbers and endpoint ARNs are already canonical (E.164, ARN) and only trimmed.
+ */
+export function normaliseAddress(channel: Channel, address: string): string {
+  const trimmed = address.trim();
+  return channel === 'EMAIL' ? trimmed.normalize('NFC').toLowerCase() : trimmed;
+}
+
+/** sha-256 hex of the normalised address: the suppression item's sort key. */
+export const addressHash = (channel: Channel, address: string) =>
+  createHash('sha256').update(normaliseAddress(channel, address), 'utf8').digest('hex');
+
+export interface SuppressionItem {
+  pk: string;
+  sk: string;
+  kind: 'SUPPRESSION';
+  channel: Channel;
+  state: 'ACTIVE' | 'LIFTED';
+  cause: SuppressionCause;
+  /** When SES reported it (the first report: later ones do not move it). */
+  since: string;
+  /** The notification whose feedback suppressed the address: where an operator finds who it was. */
+  notificationId: string;
+  liftedAt?: string;
+  liftedBy?: string;
+}
+
+export interface PreferencesItem {
+  pk: string;
+  sk: typeof PREFS_SK;
+  kind: 'PREFS';
+  userId: string;
+  optOut: Channel[];
+  /** The event in force: its instant (epoch ms, the comparison), its occurredAt as given and its eventId (tie-break). */
+  occurredAtMs: number;
+  occurredAt: string;
+  eventId: string;
+  updatedAt: string;
+}
+
+/**
+ * Notices a bank must deliver whatever the customer chose: preferences do not apply to them (suppression still does —
+ * a bouncing address cannot be reached and a complaint costs every customer's mail). Today none of our types is one:
+ * a completed or failed transfer is information the customer may choose to take elsewhere, the banking app always
+ * shows it. A security notice (new device, changed password) would be added here.
+ */
+export const OPT_OUT_EXEMPT_TYPES: readonly EventType[] = [];
+
+/** What keeps one notification from being sent, or undefined when it may go. Suppression first: it is a fact. */
+export function suppressedReason(
+  n: { channel: Channel; template: EventType },
+  suppression: Pick<SuppressionItem, 'state' | 'cause'> | undefined,
+  prefs: Pick<PreferencesItem, 'optOut'> | undefined,
+): SuppressedReason | undefined {
+  if (suppression?.state === 'ACTIVE') return suppression.cause;
+  if (OPT_OUT_EXEMPT_TYPES.includes(n.template)) return undefined;
+  if (prefs?.optOut.includes(n.channel)) return 'OPTED_OUT';
+  return undefined;
+}

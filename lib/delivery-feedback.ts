@@ -1,0 +1,254 @@
+/**
+ * Delivery feedback (issue 16): the SES configuration set dispatch sends through, its event destination on the
+ * default EventBridge bus, the rule that hands Delivery / Bounce / Complaint / Reject / DeliveryDelay events of this
+ * configuration set to the feedback function, and the alarms on the account's bounce and complaint rates.
+ *
+ * Why EventBridge, not an SNS topic: no topic to own, encrypt and police (SES publishes to the default bus itself),
+ * the rule filters by detail-type and by our configuration set before anything is invoked, the target has its own
+ * retry policy and dead-letter queue, and the event is the same SES record either way. Both are best effort and
+ * unordered, which the feedback function is built for (domain/feedback.ts); SES's account-level suppression list
+ * (enabled on the configuration set) and the reputation alarms do not depend on it.
+ */
+import { Duration, Validations } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  type Dashboard,
+  GraphWidget,
+  type IAlarmAction,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import {
+  ConfigurationSet,
+  ConfigurationSetEventDestination,
+  EmailSendingEvent,
+  EventDestination,
+  type IConfigurationSet,
+  SuppressionReasons,
+} from 'aws-cdk-lib/aws-ses';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
+import { NotifierFunction } from './notifier-function.ts';
+
+export interface DeliveryFeedbackProps {
+  readonly prefix: string;
+  readonly metricNamespace: string;
+  readonly table: ITable;
+  /** An existing configuration set to attach to (settings `sesConfigurationSet`); absent: the stack creates one. */
+  readonly existingConfigurationSet?: string;
+  /** The customer key of the table: the function reads and writes items through it. */
+  readonly key?: IKey;
+  readonly alarmAction: IAlarmAction;
+  /** Where the feedback row goes. */
+  readonly dashboard: Dashboard;
+}
+
+/**
+ * SES puts an account under review at a 5% bounce rate and a 0.1% complaint rate. The alarms fire at 80% of those,
+ * so an operator has time to act (lift nothing, find the list that bounces) before SES does.
+ */
+export const BOUNCE_RATE_ALARM = 0.04;
+export const COMPLAINT_RATE_ALARM = 0.0008;
+
+export class DeliveryFeedback extends Construct {
+  readonly configurationSetName: string;
+  readonly function: NotifierFunction;
+  readonly deadLetters: Queue;
+
+  constructor(scope: Construct, id: string, props: DeliveryFeedbackProps) {
+    super(scope, id);
+    let configurationSet: IConfigurationSet;
+    if (props.existingConfigurationSet === undefined) {
+      configurationSet = new ConfigurationSet(this, 'ConfigurationSet', {
+        configurationSetName: props.prefix,
+        // Per-set reputation metrics too (the alarms read the account's, which SES reviews).
+        reputationMetrics: true,
+        // SES's own account-level list as a second guard: it refuses to deliver to an address it has seen bounce
+        // or complain, whatever our table says (reported to us as a Bounce, OnAccountSuppressionList).
+        suppressionReasons: SuppressionReasons.BOUNCES_AND_COMPLAINTS,
+      });
+    } else {
+      configurationSet = ConfigurationSet.fromConfigurationSetName(
+        this,
+        'ConfigurationSet',
+        props.existingConfigurationSet,
+      );
+    }
+    // The plain name, not a token: the rule's pattern and dispatch's environment read as what they are.
+    this.configurationSetName = props.existingConfigurationSet ?? props.prefix;
+
+    new ConfigurationSetEventDestination(this, 'EventDestination', {
+      configurationSet,
+      // Per stage: two stages may share one existing configuration set.
+      configurationSetEventDestinationName: `${props.prefix}-feedback`,
+      // SES publishes only to the default bus.
+      destination: EventDestination.eventBus(EventBus.fromEventBusName(this, 'DefaultBus', 'default')),
+      events: [
+        EmailSendingEvent.DELIVERY,
+        EmailSendingEvent.BOUNCE,
+        EmailSendingEvent.COMPLAINT,
+        EmailSendingEvent.REJECT,
+        EmailSendingEvent.DELIVERY_DELAY,
+      ],
+    });
+
+    this.function = new NotifierFunction(this, 'Function', {
+      entry: 'feedback/index.ts',
+      description: 'notifier: records SES delivery feedback on its notification and suppresses bouncing addresses',
+      metricNamespace: props.metricNamespace,
+      timeout: Duration.seconds(30),
+      memorySize: 256,
+    });
+    const fn = this.function;
+    // UpdateItem: deliveryStatus (conditional on rank) and the suppression item; GetItem: the re-read after a
+    // failed condition (duplicate or older feedback vs. a notification that no longer exists).
+    fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    if (props.key !== undefined) {
+      fn.addToRolePolicy(
+        new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [props.key.keyArn] }),
+      );
+    }
+
+    // Events neither EventBridge could deliver nor the function could record after its retries: kept 14 days.
+    // SQS-managed encryption even with the customer key: EventBridge can write to a KMS-encrypted dead-letter queue
+    // only if the key policy names events.amazonaws.com, which this stack cannot add to a key it does not own.
+    this.deadLetters = new Queue(this, 'DeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const deadLetters = this.deadLetters;
+    fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      // sqs:SendMessage only (SqsDestination would grant more).
+      onFailure: {
+        bind: (_scope: Construct, target: IFunction) => {
+          target.addToRolePolicy(
+            new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deadLetters.queueArn] }),
+          );
+          return { destination: deadLetters.queueArn };
+        },
+      },
+    });
+    new Rule(this, 'Rule', {
+      description: `${props.prefix}: SES feedback of configuration set ${this.configurationSetName} to the feedback function`,
+      eventPattern: {
+        source: ['aws.ses'],
+        detailType: Object.keys(FEEDBACK_DETAIL_TYPES),
+        // Only our configuration set's mail: other senders in the account have their own.
+        detail: { mail: { tags: { 'ses:configuration-set': [this.configurationSetName] } } },
+      },
+      targets: [
+        new LambdaFunction(fn, {
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(24),
+          deadLetterQueue: this.deadLetters,
+        }),
+      ],
+    });
+
+    const alarm = (name: string, metric: Metric, threshold: number, description: string) => {
+      const a = new Alarm(this, name, {
+        alarmName: `${props.prefix}-${name}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        // Two of three 15-minute windows: SES computes the rates over a long window; one blip is not a trend.
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // No sending, no rate: nothing to worry about.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      a.addAlarmAction(props.alarmAction);
+      return a;
+    };
+    const reputation = (name: string) =>
+      new Metric({ namespace: 'AWS/SES', metricName: name, statistic: 'Maximum', period: Duration.minutes(15) });
+    alarm(
+      'SesBounceRate',
+      reputation('Reputation.BounceRate'),
+      BOUNCE_RATE_ALARM,
+      'The account bounce rate is at 4%; SES reviews the account at 5%. Find the source of bad addresses (README "Delivery feedback").',
+    );
+    alarm(
+      'SesComplaintRate',
+      reputation('Reputation.ComplaintRate'),
+      COMPLAINT_RATE_ALARM,
+      'The account complaint rate is at 0.08%; SES reviews the account at 0.1%. Check what was sent to whom (README "Delivery feedback").',
+    );
+    alarm(
+      'FeedbackDeadLetters',
+      this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      1,
+      'SES feedback events could not be recorded: inspect the dead-letter queue, fix, and redrive (README "Delivery feedback").',
+    );
+
+    const ours = (name: string, dims: Record<string, string>) =>
+      new Metric({
+        namespace: props.metricNamespace,
+        metricName: name,
+        dimensionsMap: { service: 'notifier', ...dims },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }).with({ label: `${name} ${Object.values(dims).join(' ')}` });
+    props.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Email feedback (what SES said after accepting)',
+        left: ['DELIVERED', 'DELAYED', 'BOUNCED', 'COMPLAINED', 'REJECTED'].map((status) =>
+          ours('DeliveryFeedback', { channel: 'EMAIL', status }),
+        ),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Not sent: suppressed or opted out',
+        left: [
+          ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'BOUNCED' }),
+          ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'COMPLAINED' }),
+          ...(['EMAIL', 'PUSH', 'SMS'] as const).map((channel) =>
+            ours('NotificationsSuppressed', { channel, reason: 'OPTED_OUT' }),
+          ),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'SES reputation (account)',
+        left: [reputation('Reputation.BounceRate'), reputation('Reputation.ComplaintRate')],
+        leftAnnotations: [
+          { value: BOUNCE_RATE_ALARM, label: 'bounce alarm' },
+          { value: COMPLAINT_RATE_ALARM, label: 'complaint alarm' },
+        ],
+        width: 8,
+      }),
+    );
+
+    Validations.of(this.deadLetters).acknowledge(
+      {
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
+      },
+      {
+        id: 'Serverless-SQSRedrivePolicy',
+        reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
+      },
+    );
+    Validations.of(fn.role as Role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
+    });
+    Validations.of(fn).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason:
+        'Invoked asynchronously by EventBridge: its on-failure destination and the rule target carry the dead-letter queue.',
+    });
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Issue 16 on DynamoDB Local, through the real handlers: SES feedback (reordered and duplicated) recorded by rank
+ * without touching SENT; a permanent bounce or a complaint suppressing the address, so a later notification to it
+ * ends SUPPRESSED and is not sent; an operator lifting it; preferences through the inbox, newest first.
+ */
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
+import { addressHash } from '../../functions/domain/audience.ts';
+import { mskEvent } from '../../local/msk.ts';
+import {
+  converge,
+  type Handlers,
+  KafkaMapping,
+  lambdaContext,
+  loadHandlers,
+  StreamMapping,
+} from '../../local/pipeline.ts';
+import { StreamReader } from '../../local/stream-reader.ts';
+import { parseCommand, run as runOps, UsageError } from '../../ops/suppressions.ts';
+import { preferencesEvent, transferEvent } from '../support/events.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
+
+const ses = mockClient(SESClient);
+const sns = mockClient(SNSClient);
+let table: LocalTable;
+let handlers: Handlers;
+let reader: StreamReader;
+let stream: StreamMapping;
+let kafka: KafkaMapping;
+let audience: DynamoAudienceStore;
+let offset = 0;
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  handlers = await loadHandlers({
+    dynamoEndpoint: table.endpoint,
+    sesEndpoint: 'http://127.0.0.1:9',
+    snsEndpoint: 'http://127.0.0.1:9',
+    tableName: table.tableName,
+    extra: { PENDING_THRESHOLD_SECONDS: '1' },
+  });
+  reader = new StreamReader(table.endpoint, table.tableName);
+  stream = new StreamMapping(reader, handlers.dispatch);
+  kafka = new KafkaMapping(handlers.ingest);
+  audience = new DynamoAudienceStore(table.doc, table.tableName);
+});
+afterAll(() => reader.close());
+
+beforeEach(() => {
+  ses.reset();
+  sns.reset();
+  let n = 0;
+  ses.on(SendEmailCommand).callsFake(async () => ({ MessageId: `ses-${n++}` }));
+  sns.on(PublishCommand).callsFake(async () => ({ MessageId: `sns-${n++}` }));
+});
+
+const ingest = async (values: object[]) => {
+  await kafka.deliver(
+    mskEvent(values.map((value) => ({ topic: 'banking.transfers', partition: 0, offset: offset++, value }))),
+  );
+  await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
+};
+const feedback = (type: SesEventType, o: SesEventOptions) =>
+  handlers.feedback(sesEvent(type, o), lambdaContext('notifier-feedback'));
+const notification = async (eventId: string, channel = 'EMAIL') =>
+  (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
+const emailed = () => ses.commandCalls(SendEmailCommand).map((c) => c.args[0].input.Destination?.ToAddresses?.[0]);
+const email = (eventId: string, to: string) =>
+  transferEvent({ eventId, channels: ['EMAIL'], recipient: { email: to, userId: `user-of-${eventId}` } });
+
+describe('delivery feedback on DynamoDB Local', () => {
+  it('a late Delivery and duplicates never overwrite a Bounce; SENT stays SENT', async () => {
+    await ingest([email('fb-1', 'gone@example.com')]);
+    const nid = 'fb-1#EMAIL';
+    const sent = await notification('fb-1');
+    expect(sent).toMatchObject({ status: 'SENT' });
+    await feedback('DeliveryDelay', { notificationId: nid, to: 'gone@example.com', at: '2026-11-30T09:15:02Z' });
+    await feedback('Bounce', { notificationId: nid, to: 'gone@example.com', at: '2026-11-30T09:15:05Z' });
+    await feedback('Delivery', { notificationId: nid, to: 'gone@example.com', at: '2026-11-30T09:15:04Z' });
+    await feedback('Bounce', { notificationId: nid, to: 'gone@example.com', at: '2026-11-30T09:15:05Z' });
+    await feedback('DeliveryDelay', { notificationId: nid, to: 'gone@example.com', at: '2026-11-30T09:15:09Z' });
+    const after = await notification('fb-1');
+    expect(after).toMatchObject({
+      status: 'SENT',
+      deliveryStatus: 'BOUNCED',
+      bounceType: 'Permanent',
+      bounceSubType: 'General',
+      deliveryAt: '2026-11-30T09:15:05.000Z',
+      // The state machine's own attributes are untouched.
+      updatedAt: sent.updatedAt,
+      attempt: sent.attempt,
+      providerMessageId: sent.providerMessageId,
+    });
+  });
+
+  it('every order of the same feedback ends the same: COMPLAINED over DELIVERED over DELAYED', async () => {
+    await ingest([email('fb-2', 'a@example.com'), email('fb-3', 'b@example.com')]);
+    const events: [SesEventType, string][] = [
+      ['DeliveryDelay', '2026-11-30T09:15:02Z'],
+      ['Delivery', '2026-11-30T09:15:04Z'],
+      ['Complaint', '2026-11-30T10:00:00Z'],
+    ];
+    for (const e of events) await feedback(e[0], { notificationId: 'fb-2#EMAIL', to: 'a@example.com', at: e[1] });
+    for (const e of [...events].reverse())
+      await feedback(e[0], { notificationId: 'fb-3#EMAIL', to: 'b@example.com', at: e[1] });
+    for (const id of ['fb-2', 'fb-3']) {
+      expect(await notification(id)).toMatchObject({ status: 'SENT', deliveryStatus: 'COMPLAINED' });
+    }
+  });
+
+  it('feedback for a notification that no longer exists still suppresses the address', async () => {
+    const r = await feedback('Complaint', { notificationId: 'expired-long-ago#EMAIL', to: 'old@example.com' });
+    expect(r).toMatchObject({ kind: 'noNotification', suppressions: ['suppressed'] });
+    expect((await audience.list('EMAIL')).map((s) => s.sk)).toContain(addressHash('EMAIL', 'old@example.com'));
+  });
+});
+
+describe('suppression on DynamoDB Local', () => {
+  it('after a permanent bounce, a later notification to the address (any spelling) ends SUPPRESSED, not sent', async () => {
+    await ingest([email('sp-1', 'bouncer@example.com')]);
+    await feedback('Bounce', { notificationId: 'sp-1#EMAIL', to: 'bouncer@example.com' });
+    ses.resetHistory();
+    await ingest([email('sp-2', 'Bouncer@Example.com')]);
+    expect(await notification('sp-2')).toMatchObject({ status: 'SUPPRESSED', suppressedReason: 'BOUNCED' });
+    expect((await notification('sp-2')).sweepKey).toBeUndefined();
+    expect(emailed()).toEqual([]);
+    // No address in any key or attribute of the suppression item.
+    const items = await table.allItems();
+    const suppression = items.filter((i) => i.kind === 'SUPPRESSION');
+    expect(JSON.stringify(suppression).toLowerCase()).not.toContain('bouncer@');
+  });
+
+  it('a transient bounce suppresses nothing; a complaint does', async () => {
+    await ingest([email('sp-3', 'full@example.com'), email('sp-4', 'spam-button@example.com')]);
+    await feedback('Bounce', { notificationId: 'sp-3#EMAIL', to: 'full@example.com', bounceType: 'Transient' });
+    await feedback('Complaint', { notificationId: 'sp-4#EMAIL', to: 'spam-button@example.com' });
+    ses.resetHistory();
+    await ingest([email('sp-5', 'full@example.com'), email('sp-6', 'spam-button@example.com')]);
+    expect(await notification('sp-5')).toMatchObject({ status: 'SENT' });
+    expect(await notification('sp-6')).toMatchObject({ status: 'SUPPRESSED', suppressedReason: 'COMPLAINED' });
+    expect(emailed()).toEqual(['full@example.com']);
+  });
+
+  it('an operator lifts a suppression: the next notification is sent, and a duplicate of the old bounce does not re-suppress', async () => {
+    await ingest([email('sp-7', 'back@example.com')]);
+    const old = { notificationId: 'sp-7#EMAIL', to: 'back@example.com', at: '2026-11-30T09:15:05Z' };
+    await feedback('Bounce', old);
+    expect(await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now())).toBe(true);
+    expect(await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now())).toBe(false);
+    expect(await feedback('Bounce', old)).toMatchObject({ suppressions: ['liftedSince'] });
+    ses.resetHistory();
+    await ingest([email('sp-8', 'back@example.com')]);
+    expect(await notification('sp-8')).toMatchObject({ status: 'SENT' });
+    // A new bounce, after the lift, suppresses it again.
+    await feedback('Bounce', { notificationId: 'sp-8#EMAIL', to: 'back@example.com', at: new Date().toISOString() });
+    await ingest([email('sp-9', 'back@example.com')]);
+    expect(await notification('sp-9')).toMatchObject({ status: 'SUPPRESSED', suppressedReason: 'BOUNCED' });
+  });
+});
+
+describe('preferences on DynamoDB Local', () => {
+  const transfer = (eventId: string) => transferEvent({ eventId, recipient: { userId: 'u-prefs' } });
+
+  it('an opted-out channel ends SUPPRESSED (OPTED_OUT); an older update arriving late changes nothing', async () => {
+    await ingest([preferencesEvent('pr-1', '2026-11-30T09:00:00Z', ['SMS'], 'u-prefs')]);
+    await ingest([transfer('pr-t1')]);
+    expect(await notification('pr-t1', 'SMS')).toMatchObject({ status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' });
+    expect(await notification('pr-t1', 'EMAIL')).toMatchObject({ status: 'SENT' });
+    expect(await notification('pr-t1', 'PUSH')).toMatchObject({ status: 'SENT' });
+    expect(sns.commandCalls(PublishCommand).filter((c) => c.args[0].input.PhoneNumber)).toHaveLength(0);
+
+    // Older, arriving late: recorded in the inbox as STALE, the opt-out stays.
+    await ingest([preferencesEvent('pr-0', '2026-11-30T08:00:00Z', [], 'u-prefs')]);
+    expect((await table.eventItems('pr-0')).find((i) => i.kind === 'INBOX')).toMatchObject({ skipped: 'STALE' });
+    await ingest([transfer('pr-t2')]);
+    expect(await notification('pr-t2', 'SMS')).toMatchObject({ status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' });
+
+    // Newer, empty: back in to everything.
+    await ingest([preferencesEvent('pr-2', '2026-11-30T10:00:00Z', [], 'u-prefs')]);
+    await ingest([transfer('pr-t3')]);
+    expect(await notification('pr-t3', 'SMS')).toMatchObject({ status: 'SENT' });
+  });
+
+  it('a redelivered preferences batch is a duplicate', async () => {
+    const e = preferencesEvent('pr-dup', '2026-11-30T07:00:00Z', ['PUSH'], 'u-dup');
+    await ingest([e]);
+    await ingest([e]);
+    const inbox = (await table.eventItems('pr-dup')).filter((i) => i.kind === 'INBOX');
+    expect(inbox).toHaveLength(1);
+    expect(inbox[0]).not.toHaveProperty('skipped');
+  });
+});
+
+describe('npm run ops:suppressions', () => {
+  const ops = async (args: string[]) => {
+    const lines: string[] = [];
+    const code = await runOps(parseCommand([...args, '--table', table.tableName], {}), audience, {
+      print: (l) => lines.push(l),
+      now: Date.now,
+    });
+    return { code, out: lines.join('\n') };
+  };
+
+  it('lists active suppressions by hash (never an address), lifts one by address, and says when there is none', async () => {
+    await ingest([email('op-1', 'ops-case@example.com')]);
+    await feedback('Bounce', { notificationId: 'op-1#EMAIL', to: 'ops-case@example.com' });
+    const hash = addressHash('EMAIL', 'ops-case@example.com');
+    const listed = await ops(['list']);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain(`${hash}  BOUNCED`);
+    expect(listed.out).toContain('from op-1#EMAIL');
+    expect(listed.out).not.toContain('@');
+    expect(await ops(['lift', '--address', 'OPS-CASE@example.com', '--by', 'alice'])).toMatchObject({ code: 0 });
+    expect(await ops(['lift', '--hash', hash])).toMatchObject({ code: 1 });
+    expect((await ops(['list'])).out).not.toContain(hash);
+    const all = JSON.parse((await ops(['list', '--all', '--json'])).out) as {
+      addressHash: string;
+      state: string;
+      liftedBy: string;
+    }[];
+    expect(all.find((i) => i.addressHash === hash)).toMatchObject({ state: 'LIFTED', liftedBy: 'alice' });
+  });
+
+  it('refuses unclear commands with a usage error', () => {
+    expect(() => parseCommand(['remove'])).toThrow(UsageError);
+    expect(() => parseCommand(['lift', '--table', 't'])).toThrow(/--address or --hash/);
+    expect(() => parseCommand(['list'])).toThrow(/--table/);
+    expect(() => parseCommand(['lift', '--hash', 'xyz', '--table', 't'])).toThrow(/64/);
+    expect(() => parseCommand(['list', '--channel', 'FAX', '--table', 't'])).toThrow(/--channel/);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * PreferencesUpdated through the inbox (issue 16): idempotent like any event, quarantined when bad, newest occurredAt
+ * wins whatever the arrival order. On the in-memory store, which keeps DynamoDB's conditional semantics.
+ */
+import fc from 'fast-check';
+import pLimit from 'p-limit';
+import { describe, expect, it } from 'vitest';
+import type { PreferencesItem } from '../../functions/domain/audience.ts';
+import { type BatchDeps, ingestBatch } from '../../functions/ingest/ingest-batch.ts';
+import { mskEvent } from '../../local/msk.ts';
+import { preferencesEvent } from '../support/events.ts';
+import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
+
+const NOW = Date.parse('2026-11-30T09:15:01Z');
+const deps = (store: MemoryInboxStore): BatchDeps => ({
+  store,
+  limit: pLimit(8),
+  now: () => NOW,
+  retentionDays: 35,
+  maxEventBytes: 65_536,
+  maxEventAgeSeconds: 86_400,
+  transactionAttempts: 2,
+  sleep: async () => undefined,
+});
+const ingest = (store: MemoryInboxStore, events: unknown[], from = 0) =>
+  ingestBatch(
+    mskEvent(events.map((e, i) => ({ topic: 't', partition: 0, offset: from + i, value: JSON.stringify(e) }))),
+    deps(store),
+  );
+const prefsOf = (store: MemoryInboxStore, userId = 'u-42') =>
+  store.items.get(`PREFS#${userId}|PREFS`) as PreferencesItem | undefined;
+
+describe('PreferencesUpdated', () => {
+  it('is recorded in the inbox and sets the opt-out set; a redelivery is a duplicate', async () => {
+    const store = new MemoryInboxStore();
+    const e = preferencesEvent('p-1', '2026-11-30T09:00:00Z', ['SMS', 'EMAIL']);
+    const first = await ingest(store, [e]);
+    expect(first.results).toEqual([
+      { kind: 'accepted', eventId: 'p-1', channels: [], sanitised: [], preferences: true },
+    ]);
+    expect(prefsOf(store)).toMatchObject({ optOut: ['EMAIL', 'SMS'], eventId: 'p-1', kind: 'PREFS' });
+    expect(store.inbox('p-1')).toMatchObject({ type: 'PreferencesUpdated', channels: [] });
+    expect((await ingest(store, [e], 10)).results).toEqual([{ kind: 'duplicate', eventId: 'p-1' }]);
+    expect(store.ofKind('NOTIFICATION')).toEqual([]);
+  });
+
+  it('an older update arriving late is recorded as STALE and changes nothing; an empty list opts back in', async () => {
+    const store = new MemoryInboxStore();
+    await ingest(store, [preferencesEvent('p-new', '2026-11-30T09:00:00Z', ['SMS'])]);
+    const late = await ingest(store, [preferencesEvent('p-old', '2026-11-30T08:00:00+00:00', [])], 1);
+    expect(late.results[0]).toMatchObject({ kind: 'accepted', skipped: 'STALE', preferences: true });
+    expect(prefsOf(store)?.optOut).toEqual(['SMS']);
+    expect(store.inbox('p-old')).toMatchObject({ skipped: 'STALE' });
+    await ingest(store, [preferencesEvent('p-newer', '2026-11-30T10:00:00+01:00', [])], 2); // = 09:00Z: a tie
+    // The tie goes to the greater eventId ('p-newer' > 'p-new'), so both arrival orders end the same.
+    expect(prefsOf(store)).toMatchObject({ optOut: [], eventId: 'p-newer' });
+  });
+
+  it('whatever the arrival order of a set of updates, the newest is in force', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 0, max: 1_000_000 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.subarray(['EMAIL', 'PUSH', 'SMS']), { minLength: 6, maxLength: 6 }),
+        fc.array(fc.double({ noNaN: true }), { minLength: 6, maxLength: 6 }),
+        async (times, sets, order) => {
+          const events = times.map((t, i) =>
+            preferencesEvent(`p-${i}`, new Date(NOW - t * 1000).toISOString(), sets[i] ?? []),
+          );
+          // Arrival order: the events sorted by an arbitrary key each.
+          const arrival = events.map((e, i) => ({ e, k: order[i] ?? 0 })).sort((a, b) => a.k - b.k);
+          const store = new MemoryInboxStore();
+          for (const [i, { e }] of arrival.entries()) await ingest(store, [e], i);
+          const newest = events[times.indexOf(Math.min(...times))]!;
+          expect(prefsOf(store)?.eventId).toBe(newest.eventId);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('bad preferences are quarantined with a reason: unknown channel, missing userId, repeated channel', async () => {
+    const store = new MemoryInboxStore();
+    const r = await ingest(store, [
+      preferencesEvent('p-a', '2026-11-30T09:00:00Z', ['PIGEON']),
+      { ...preferencesEvent('p-b', '2026-11-30T09:00:00Z', []), recipient: {} },
+      preferencesEvent('p-c', '2026-11-30T09:00:00Z', ['SMS', 'SMS']),
+      { ...preferencesEvent('p-d', '2026-11-30T09:00:00Z', []), data: {} },
+    ]);
+    expect(r.results.map((x) => (x.kind === 'quarantined' ? x.rejection.reason : x.kind))).toEqual([
+      'UNKNOWN_CHANNEL',
+      'SCHEMA_VIOLATION',
+      'SCHEMA_VIOLATION',
+      'SCHEMA_VIOLATION',
+    ]);
+    expect(prefsOf(store)).toBeUndefined();
+    expect(r.figures).toMatchObject({ received: 4, quarantined: 4 });
+  });
+
+  it('the same eventId reused with another opt-out set is a conflict, quarantined', async () => {
+    const store = new MemoryInboxStore();
+    await ingest(store, [preferencesEvent('p-1', '2026-11-30T09:00:00Z', ['SMS'])]);
+    const r = await ingest(store, [preferencesEvent('p-1', '2026-11-30T09:00:00Z', ['PUSH'])], 1);
+    expect(r.results[0]).toMatchObject({ kind: 'conflict', eventId: 'p-1' });
+    expect(prefsOf(store)?.optOut).toEqual(['SMS']);
+  });
+});
