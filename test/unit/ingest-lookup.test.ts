@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BATCH_GET_MAX_KEYS, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
-import { transferEvent } from '../support/events.ts';
+import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
 
 const NOW = Date.parse('2026-11-30T09:15:01Z');
@@ -89,6 +89,24 @@ describe('the look-up before the transactions', () => {
     expect(calls.transactions).toBe(1);
     // BatchGetItem refuses a key named twice: the adapter dedupes, the use case may ask twice.
     expect(store.lookups.at(-1)).toEqual(['twice-in-batch', 'twice-in-batch']);
+  });
+
+  it('a PreferencesUpdated event redelivered is settled by the look-up too: duplicate, or conflict under another payload', async () => {
+    const store = new MemoryInboxStore();
+    const e = preferencesEvent('prefs-known', '2026-11-30T09:00:00Z', ['SMS']);
+    await ingestBatch(batch([e]), deps(store));
+    let transactions = 0;
+    const record = store.recordPreferences.bind(store);
+    store.recordPreferences = (...args) => {
+      transactions++;
+      return record(...args);
+    };
+    const again = await ingestBatch(
+      batch([e, preferencesEvent('prefs-known', '2026-11-30T09:00:00Z', ['EMAIL'])]),
+      deps(store),
+    );
+    expect(again.results.map((x) => x.kind)).toEqual(['duplicate', 'conflict']);
+    expect(transactions).toBe(0);
   });
 
   it('the transaction stays the guard: an event written between the look-up and its transaction is a duplicate', async () => {
