@@ -27,9 +27,9 @@ const raiseShardMark = onceRaised(
 export const handler = async (event: MSKEvent, context: Context): Promise<void> => {
   logger.addContext(context);
   try {
-    // Before this environment writes a sweep key: the sweeper must visit every shard a key may be in.
-    await raiseShardMark();
     const summary = await ingestBatch(event, {
+      // Before this environment writes a sweep key: the sweeper must visit every shard a key may be in.
+      beforeWrites: raiseShardMark,
       store,
       sweepShards: config.sweepShards,
       limit,

@@ -37,6 +37,11 @@ export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures
 
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;
+  /**
+   * Runs once before the batch's first write (the handler raises the sweep shard mark here). If it fails, nothing is
+   * written: every record counts as failed and the batch is redelivered, so the figures still reconcile.
+   */
+  readonly beforeWrites?: () => Promise<void>;
 }
 
 export interface BatchSummary {
@@ -65,6 +70,11 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
       value: record.value,
     }));
   const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
+  try {
+    await deps.beforeWrites?.();
+  } catch (error) {
+    return { records: inputs.length, results: [], figures: tally(inputs.length, [], inputs.length), failure: error };
+  }
   const { known, lookupFailure } = await lookUp(chains, deps);
   const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps, known))));
 

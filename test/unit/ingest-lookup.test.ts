@@ -109,6 +109,20 @@ describe('the look-up before the transactions', () => {
     expect(transactions).toBe(0);
   });
 
+  it('a failure before the first write (the shard mark) writes nothing and counts every record as failed', async () => {
+    const store = new MemoryInboxStore();
+    const r = await ingestBatch(batch([transferEvent({ eventId: 'mark-down' }), 'not json']), {
+      ...deps(store),
+      beforeWrites: async () => {
+        throw new Error('ThrottlingException');
+      },
+    });
+    expect(r.failure).toBeInstanceOf(Error);
+    expect(r.figures).toMatchObject({ received: 2, failed: 2 });
+    expect(reconciles(r.figures)).toBe(true);
+    expect(store.writes).toEqual([]);
+  });
+
   it('the transaction stays the guard: an event written between the look-up and its transaction is a duplicate', async () => {
     const store = new MemoryInboxStore();
     const e = transferEvent({ eventId: 'raced' });
