@@ -2,7 +2,7 @@
  * The one verdict of a chaos run. `npm run chaos` takes its exit code, its table's PASS/FAIL and its --json verdict
  * from here, and the test suite asserts it: any broken invariant fails the run, with the invariant named.
  */
-import type { ChaosReport } from './scenario.ts';
+import type { ChaosReport } from './model.ts';
 
 export interface Verdict {
   readonly pass: boolean;

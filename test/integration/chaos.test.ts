@@ -6,15 +6,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS } from '../../chaos/faults.ts';
+import { eventArbitrary, withCase } from '../../chaos/generate.ts';
+import { type ChaosReport, PROVIDER_MODES } from '../../chaos/model.ts';
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from '../../chaos/poison.ts';
-import {
-  type ChaosReport,
-  ChaosRun,
-  eventArbitrary,
-  PROVIDER_MODES,
-  runChaos,
-  withCase,
-} from '../../chaos/scenario.ts';
+import { ChaosRun, runChaos } from '../../chaos/scenario.ts';
 import { judge } from '../../chaos/verdict.ts';
 import { invokeDispatch, openWorld, runSweeper, type World } from '../../chaos/world.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';

@@ -1,6 +1,6 @@
 /** The chaos run's one verdict: any broken invariant fails it, named — quarantine mismatches and header injections too. */
 import { describe, expect, it } from 'vitest';
-import type { ChaosReport } from '../../chaos/scenario.ts';
+import type { ChaosReport } from '../../chaos/model.ts';
 import { judge } from '../../chaos/verdict.ts';
 
 const clean = (): ChaosReport => ({

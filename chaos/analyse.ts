@@ -1,0 +1,362 @@
+/**
+ * Judging a run after convergence: every record's outcome against what was expected of it, the providers' ledgers
+ * as the independent witness of what was sent, the stream as the record of every transition, the logs for personal
+ * data, and the ingest figures reconciled. Returns the report the one verdict (verdict.ts) reads.
+ */
+import { createHash } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  cleanDisplayText,
+  isCleanDisplayText,
+  isCleanMultilineText,
+  NAME_MAX_GRAPHEMES,
+  REASON_MAX_GRAPHEMES,
+} from '../functions/domain/display-text.ts';
+import { type Channel, parseEventJson } from '../functions/domain/event.ts';
+import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
+import { route } from '../functions/domain/routing.ts';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
+import { clock, faultCounts } from './faults.ts';
+import {
+  type ChaosOptions,
+  type ChaosReport,
+  type EventSpec,
+  PROVIDER_MODES,
+  type ProviderMode,
+  type RecordSpec,
+} from './model.ts';
+import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
+import {
+  attributeSends,
+  type DeliveryStats,
+  MAX_AGE_MS,
+  type newStreamState,
+  POLICIES,
+  runItems,
+  transitionViolations,
+  type World,
+} from './world.ts';
+
+const hashOf = (value: unknown): string | undefined => {
+  const d = parseEventJson(JSON.stringify(value));
+  return d.ok ? d.payloadHash : undefined;
+};
+
+/** The only FAILED reasons a notification may end with: its own (a provider's per-message refusal, its template) or
+ * an at-least-once resend budget spent after unknown outcomes. Never a quota, an account state, or age. */
+const MESSAGE_OWN_FAILURE =
+  /^(MessageRejected|InvalidParameter|InvalidParameterValue|ParameterValueInvalid|EndpointDisabled|NotFound|OptedOut|RENDER_ERROR|RETRIES_EXHAUSTED)\b/;
+
+export interface AnalysisInput {
+  prefix: string;
+  topic: string;
+  parts: RecordSpec[][];
+  specs: EventSpec[];
+  stats: DeliveryStats;
+  stream: ReturnType<typeof newStreamState>;
+  logStart: number;
+  ledgerStart: { ses: number; sns: number };
+  faultsBefore: Record<string, number>;
+  providerBefore: { quotaThrottled: number; accountRefusals: number };
+  modeByAddress: Map<string, ProviderMode>;
+  metricsBefore: Record<string, number>;
+  options: ChaosOptions;
+  schedule: string[];
+}
+
+export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
+  const problems: string[] = [];
+  const items = await runItems(w, a.prefix);
+  const inbox = new Map(items.filter((i) => i.sk === 'INBOX').map((i) => [String(i.eventId), i]));
+  const notifications = new Map(
+    items.filter((i) => i.kind === 'NOTIFICATION').map((i) => [String(i.notificationId), i]),
+  );
+  const quarantine = new Map(items.filter((i) => i.kind === 'QUARANTINE').map((i) => [String(i.pk), i]));
+
+  // Every distinct payload per eventId: exactly one wins (the inbox hash); every record of another payload is a conflict.
+  let quarantineMismatches = 0;
+  let conflicts = 0;
+  let lost = 0;
+  const expected = new Map<string, Channel[]>();
+  for (const [p, records] of a.parts.entries()) {
+    for (const [offset, r] of records.entries()) {
+      const pk = `QUARANTINE#${a.topic}#${p}#${offset}`;
+      if (r.kind === 'poison') {
+        const reason = quarantine.get(pk)?.reason;
+        if (reason !== POISON_KINDS[r.poison]!.reason) {
+          quarantineMismatches++;
+          problems.push(`poison "${POISON_KINDS[r.poison]!.kind}" at ${p}/${offset}: quarantined as ${String(reason)}`);
+        }
+        continue;
+      }
+      const stored = inbox.get(r.spec.eventId);
+      if (!stored) {
+        lost++;
+        problems.push(`event ${r.spec.eventId} has no inbox item`);
+        continue;
+      }
+      const mine = hashOf(r.value);
+      if (stored.payloadHash === mine) {
+        const d = parseEventJson(JSON.stringify(r.value));
+        if (d.ok) {
+          const routed = route(d.event);
+          expected.set(r.spec.eventId, routed.ok && !r.spec.tooOld ? routed.channels : []);
+        }
+      } else {
+        conflicts++;
+        if (quarantine.get(pk)?.reason !== 'EVENT_ID_CONFLICT') {
+          quarantineMismatches++;
+          problems.push(`conflicting record ${r.spec.eventId} at ${p}/${offset} not quarantined as EVENT_ID_CONFLICT`);
+        }
+      }
+    }
+  }
+
+  // The witness: sends the providers accepted, tied back to (eventId, channel) by the run's unique addresses.
+  const addressOwner = new Map<string, string>();
+  const addressOf = new Map<string, string>();
+  for (const spec of a.specs) {
+    const rcp = spec.value.recipient as Record<string, string>;
+    for (const address of [rcp.email, rcp.pushEndpointArn, rcp.phoneNumber])
+      if (address) addressOwner.set(address, spec.eventId);
+    if (rcp.email) addressOf.set(`${spec.eventId}#EMAIL`, rcp.email);
+    if (rcp.pushEndpointArn) addressOf.set(`${spec.eventId}#PUSH`, rcp.pushEndpointArn);
+    if (rcp.phoneNumber) addressOf.set(`${spec.eventId}#SMS`, rcp.phoneNumber);
+  }
+  const sends = [...w.ses.sends.slice(a.ledgerStart.ses), ...w.sns.sends.slice(a.ledgerStart.sns)];
+  const attempts = attributeSends(sends, w.witness);
+  const sendCount = new Map<string, number>();
+  const sendAttempts = new Map<string, (number | undefined)[]>();
+  for (const [k, s] of sends.entries()) {
+    const owner = addressOwner.get(s.to);
+    if (owner === undefined) continue;
+    const id = `${owner}#${s.channel}`;
+    sendCount.set(id, (sendCount.get(id) ?? 0) + 1);
+    sendAttempts.set(id, [...(sendAttempts.get(id) ?? []), attempts[k]]);
+  }
+
+  // Which attempts ended with an unknown outcome (the only legitimate cause of a later attempt's second send):
+  // SENDING of that attempt → PENDING or UNKNOWN, released for an unknown outcome or its lease expired.
+  const unknownAttempts = new Set<string>();
+  for (const r of a.stream.seen) {
+    const before = r.dynamodb?.OldImage;
+    const after = r.dynamodb?.NewImage;
+    if (r.eventName !== 'MODIFY' || !before || !after) continue;
+    const o = unmarshall(before as Record<string, AttributeValue>);
+    const n = unmarshall(after as Record<string, AttributeValue>);
+    if (
+      n.kind === 'NOTIFICATION' &&
+      o.status === 'SENDING' &&
+      (n.status === 'PENDING' || n.status === 'UNKNOWN') &&
+      /^(UNKNOWN_OUTCOME|LEASE_EXPIRED)/.test(String(n.lastError ?? ''))
+    )
+      unknownAttempts.add(`${n.notificationId}@${o.attempt}`);
+  }
+  /** Every send but the last made by a distinct, earlier attempt that ended unknown. */
+  const resentAfterUnknown = (id: string): boolean => {
+    const made = sendAttempts.get(id) ?? [];
+    if (made.some((x) => x === undefined)) return false;
+    const sorted = [...(made as number[])].sort((x, y) => x - y);
+    return sorted.every((x, k) => k === sorted.length - 1 || (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`)));
+  };
+  const staleWrites = w.witness.staleWrites.filter((line) => line.startsWith(a.prefix));
+  problems.push(...staleWrites.slice(0, 10).map((line) => `stale write: ${line}`));
+
+  let expectedSends = 0;
+  let sentOnce = 0;
+  let unknown = 0;
+  let failed = 0;
+  let failedByQuotaOrAccount = 0;
+  let resentAfterAcceptAtMostOnce = 0;
+  const duplicates = { bug: 0, afterUnknownOutcome: 0 };
+  for (const [eventId, channels] of expected) {
+    for (const channel of channels) {
+      expectedSends++;
+      const id = `${eventId}#${channel}`;
+      const n = notifications.get(id);
+      const status = n?.status as NotificationStatus | undefined;
+      if (status === undefined || !TERMINAL_STATUSES.includes(status)) {
+        lost++;
+        problems.push(`${id} ended ${status ?? 'missing'}`);
+        continue;
+      }
+      if (status === 'UNKNOWN') unknown++;
+      if (status === 'FAILED') failed++;
+      // EXPIRED is legitimate only for a notification really past the maximum age on the suite's clock.
+      const expiredInTime = n?.lastError === 'EXPIRED' && clock.now() - Date.parse(String(n?.createdAt)) > MAX_AGE_MS;
+      if (status === 'FAILED' && !MESSAGE_OWN_FAILURE.test(String(n?.lastError ?? '')) && !expiredInTime) {
+        failedByQuotaOrAccount++;
+        problems.push(`${id} ended FAILED for a reason not its own: ${String(n?.lastError)}`);
+      }
+      const count = sendCount.get(id) ?? 0;
+      const mode = a.modeByAddress.get(addressOf.get(id) ?? '');
+      if (
+        count > 1 &&
+        POLICIES[channel] === 'AT_MOST_ONCE' &&
+        (mode === 'acceptThen500' || mode === 'acceptThenReset')
+      ) {
+        resentAfterAcceptAtMostOnce++;
+        problems.push(`${id} was sent again after a ${mode} on an at-most-once channel`);
+      }
+      if (count === 1) sentOnce++;
+      if (count > 1) {
+        if (POLICIES[channel] === 'AT_LEAST_ONCE' && resentAfterUnknown(id)) duplicates.afterUnknownOutcome++;
+        else {
+          duplicates.bug++;
+          problems.push(`${id} was sent ${count} times, by attempts ${JSON.stringify(sendAttempts.get(id))}`);
+        }
+      }
+      if (status === 'SENT' && count === 0) {
+        lost++;
+        problems.push(`${id} is SENT but no provider accepted it`);
+      }
+    }
+  }
+  let inboxWithoutNotifications = 0;
+  for (const [eventId, item] of inbox) {
+    for (const c of item.channels as Channel[]) {
+      if (!notifications.has(`${eventId}#${c}`)) inboxWithoutNotifications++;
+    }
+  }
+  for (const n of notifications.values()) if (!inbox.has(String(n.eventId))) inboxWithoutNotifications++;
+
+  // The lowest offset is the original: the inbox's record is the first of its eventId on its partition.
+  let laterOffsetWon = 0;
+  for (const [eventId, item] of inbox) {
+    const { partition, offset } = item.source as { partition: number; offset: number };
+    const first = a.parts[partition]?.findIndex((r) => r.kind === 'event' && r.spec.eventId === eventId);
+    if (first !== offset) {
+      laterOffsetWon++;
+      problems.push(`${eventId}: written from offset ${partition}/${offset}, its first record is at ${first}`);
+    }
+  }
+
+  // Display text: accepted, stored and sent cleaned. Too-old events: recorded as TOO_OLD, nothing sent.
+  const displayText = { cases: 0, mismatches: 0 };
+  const tooOld = { events: 0, mismatches: 0 };
+  for (const spec of a.specs) {
+    const stored = inbox.get(spec.eventId);
+    if (stored === undefined || stored.payloadHash !== hashOf(spec.value)) continue; // not this payload's event
+    if (spec.display !== undefined) {
+      displayText.cases++;
+      const c = DISPLAY_TEXT_CASES[spec.display]!;
+      const max = c.field === 'reason' ? REASON_MAX_GRAPHEMES : NAME_MAX_GRAPHEMES;
+      const want = cleanDisplayText(c.value, max).text || undefined;
+      for (const channel of expected.get(spec.eventId) ?? []) {
+        const got = (notifications.get(`${spec.eventId}#${channel}`)?.data as Record<string, unknown> | undefined)?.[
+          c.field
+        ];
+        if (got !== want) {
+          displayText.mismatches++;
+          problems.push(`display text "${c.kind}" of ${spec.eventId}#${channel}: stored ${JSON.stringify(got)}`);
+        }
+      }
+    }
+    if (spec.tooOld) {
+      tooOld.events++;
+      const sent = [...sendCount.keys()].filter((k) => k.startsWith(`${spec.eventId}#`)).length;
+      if (stored.skipped !== 'TOO_OLD' || sent > 0) {
+        tooOld.mismatches++;
+        problems.push(`too-old event ${spec.eventId}: skipped=${String(stored.skipped)}, ${sent} channels sent`);
+      }
+    }
+  }
+
+  const illegal = transitionViolations(a.stream.seen, a.prefix);
+  problems.push(...illegal.slice(0, 10));
+
+  // No email address or phone number in any log line; no CR/LF in a header; no unescaped markup.
+  const logs = w.logLines.slice(a.logStart);
+  const pii = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z.]{2,}|\+\d{8,15}/;
+  const leaks = logs.filter((l) => pii.test(l));
+  problems.push(...leaks.slice(0, 3).map((l) => `PII in a log line: ${l.slice(0, 160)}`));
+  const headerInjections = sends.filter((s) => /[\r\n]/.test(s.subject ?? '')).length;
+  const unescapedMarkup = sends.filter((s) => (s.html ?? '').includes('<script')).length;
+  // An email's text alternative has the template's line breaks; every other text is one line.
+  const unsafe = sends.filter(
+    (s) =>
+      ![s.subject ?? '', s.html ?? ''].every(isCleanDisplayText) ||
+      !(s.channel === 'EMAIL' ? isCleanMultilineText(s.text) : isCleanDisplayText(s.text)),
+  );
+  problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
+
+  // The ingest function's own figures over this run: delivered = accepted + duplicates + conflicts + quarantined +
+  // requarantined + failed, and delivered is what the Kafka simulator handed it.
+  const figures = Object.fromEntries(
+    Object.entries(FIGURE_METRICS).map(([k, metric]) => [
+      k,
+      (w.output.metrics[metric] ?? 0) - (a.metricsBefore[metric] ?? 0),
+    ]),
+  ) as unknown as IngestFigures;
+  const reconciled = reconciles(figures) && figures.received === a.stats.deliveries;
+  if (!reconciled)
+    problems.push(`figures do not reconcile: ${JSON.stringify(figures)}, deliveries ${a.stats.deliveries}`);
+
+  const faults: Record<string, number> = {};
+  for (const [k, v] of Object.entries(faultCounts))
+    if (v - (a.faultsBefore[k] ?? 0) > 0) faults[k] = v - (a.faultsBefore[k] ?? 0);
+  const poisonRecords = a.parts.flat().filter((r) => r.kind === 'poison').length;
+  if (poisonRecords) faults.poisonRecords = poisonRecords;
+  if (a.stream.dropped) faults.streamRecordsDropped = a.stream.dropped;
+  if (a.stream.trimmed) faults.streamRecordsTrimmed = a.stream.trimmed;
+  if (a.stream.onFailure.length) faults.streamRecordsGivenUp = a.stream.onFailure.length;
+  if (a.stream.unfilteredDeliveries) faults.unfilteredStreamBatches = a.stream.unfilteredDeliveries;
+  if (a.stream.bisections) faults.streamBatchBisections = a.stream.bisections;
+  if (a.stats.failedInvocations) faults.failedIngestInvocations = a.stats.failedInvocations;
+  const quotaThrottled = w.quotaThrottled() - a.providerBefore.quotaThrottled;
+  if (quotaThrottled) faults.quotaThrottled = quotaThrottled;
+  const accountRefusals = w.accountRefusals - a.providerBefore.accountRefusals;
+  if (accountRefusals) faults.accountPausedRefusals = accountRefusals;
+  for (const m of PROVIDER_MODES.slice(1)) {
+    const n = a.specs.reduce(
+      (acc, s) => acc + (expected.get(s.eventId) ?? []).filter((c) => s.modes[c] === m).length,
+      0,
+    );
+    if (n) faults[`provider:${m}`] = n;
+  }
+
+  return {
+    seed: a.options.seed,
+    events: a.specs.length,
+    scheduleDigest: createHash('sha256')
+      .update(
+        JSON.stringify({
+          records: a.parts.map((records) => records.map((r) => (r.kind === 'event' ? r.value : String(r.value)))),
+          schedule: a.schedule,
+        })
+          .split(a.prefix)
+          .join(''),
+      )
+      .digest('hex'),
+    records: a.parts.flat().length,
+    deliveries: a.stats.deliveries,
+    redeliveries: a.stats.redeliveries,
+    faults,
+    expectedSends,
+    sentOnce,
+    duplicates,
+    staleWrites: staleWrites.length,
+    lost,
+    unknown,
+    failed,
+    quarantined: [...quarantine.values()].length,
+    quarantineMismatches,
+    conflicts,
+    piiLeaks: leaks.length,
+    illegalTransitions: illegal.length,
+    inboxWithoutNotifications,
+    headerInjections,
+    unescapedMarkup,
+    unsafeText: unsafe.length,
+    displayText,
+    tooOld,
+    laterOffsetWon,
+    prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,
+    failedByQuotaOrAccount,
+    resentAfterAcceptAtMostOnce,
+    figures,
+    reconciled,
+    problems,
+  };
+}
