@@ -1,12 +1,17 @@
 /**
  * `npm run bench`: figures measured side by side in one run, so a noisy machine still gives fair ratios.
  *
- *   npm run bench -- [--events N] [--rounds R] [--json]
+ *   npm run bench -- [--events N] [--rounds R] [--json] [--quick]
  *
  * - ingest on DynamoDB Local: notifier's batch path (a), the same at concurrency 1 (b), and the Powertools
- *   Idempotency baseline (c), in alternating rounds; events/s (median), DynamoDB requests and WCU per event; again with
- *   10% and 50% duplicates.
- * - ingest against a client with 10 ms injected per call, at concurrency 1/4/16/64.
+ *   Idempotency baseline (c), in alternating rounds; events/s (median), DynamoDB requests and the read and write
+ *   units DynamoDB bills per record (bench/billing.ts); again with 10%, 50% and 100% duplicates — records of events
+ *   ingested before the measurement (a redelivery or a resend), spread evenly through the stream.
+ * - ingest against a DynamoDB answering after 10 ms per call (bench/latency-dynamodb.ts), at concurrency 1/4/16/64,
+ *   with no duplicates and with 10%, 50% and 100%.
+ * - the cost of one million notifications on list prices (bench/prices.ts), notifier next to the baseline, and the
+ *   capacity model at 10,000 notifications per second (bench/capacity.ts) from the units and durations measured here.
+ * - `--quick`: small sizes, one round, for development (the figures are noisy; the full run is the one to quote).
  * - CPU per event (decode + validate + route + build the transaction) with an instant client.
  * - dispatch sends/s at batch 100 against providers with 50 ms latency, at the stack's concurrency.
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
@@ -34,7 +39,7 @@ import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/d
 import { unpaced } from '../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { decodeRecordValue } from '../functions/domain/event.ts';
-import { buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
+import { buildInbox, buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
 import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../functions/ingest/ingest-batch.ts';
@@ -43,7 +48,11 @@ import { EXIT, intOption, onExit, parseCommandLine, runCommand } from '../local/
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
+import { itemBytes, noUnits, requestUnits, type Units, writeUnits } from './billing.ts';
+import { capacityModel, type Measured } from './capacity.ts';
+import { latencyClient } from './latency-dynamodb.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
+import { costOf, US_EAST_1_PRICES } from './prices.ts';
 import { measurePacing, measureSweeperDrain } from './quota.ts';
 
 /** A batch that failed, or a workload record quarantined, would make every figure wrong: stop the run instead. */
@@ -55,7 +64,7 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
 }
 
 const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
 
@@ -63,6 +72,7 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --rounds R   alternating rounds per comparison; medians are reported (default 3)
   --json       standard output is exactly one JSON document
   --quota      only the pacing and sweeper-drain figures (bench/quota.ts)
+  --quick      small sizes and one round: for development, not for quoting
   -h, --help   this text
 
 Exit codes: 0 measured; 1 a measurement failed; 2 usage (unknown flag, bad value); 130/143/129 interrupted.
@@ -76,6 +86,7 @@ function parseOptions() {
         rounds: { type: 'string', default: '3' },
         json: { type: 'boolean', default: false },
         quota: { type: 'boolean', default: false },
+        quick: { type: 'boolean', default: false },
       },
     },
     process.argv.slice(2),
@@ -83,6 +94,7 @@ function parseOptions() {
   return {
     json: values.json === true,
     quota: values.quota === true,
+    quick: values.quick === true,
     events: intOption('events', values.events, 1) ?? 1000,
     rounds: intOption('rounds', values.rounds, 1) ?? 3,
   };
@@ -91,6 +103,9 @@ function parseOptions() {
 let args: ReturnType<typeof parseOptions>;
 let EVENTS: number;
 let ROUNDS: number;
+const LATENCY_MS = 10;
+const CONCURRENCIES = [1, 4, 16, 64];
+const DUPLICATE_SHARES = [0.1, 0.5, 1];
 const INGEST_CONCURRENCY = 16; // the stack's INGEST_CONCURRENCY
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const median = (xs: number[]) => {
@@ -124,13 +139,25 @@ function eventValue(eventId: string, i: number) {
     channels: CHANNEL_SETS[i % 3],
   };
 }
-/** n records, `dupShare` of which repeat an earlier event of the same list (a redelivery or a resend). */
-function workload(prefix: string, n: number, dupShare: number): MSKEvent[] {
+/**
+ * n records, `dupShare` of which are events ingested before (`seed`, delivered first and not measured): redeliveries
+ * and resends, spread evenly through the stream. At 100% the measured batches are the seed's batches again: a batch
+ * redelivered whole.
+ */
+function workload(prefix: string, n: number, dupShare: number): { seed: MSKEvent[]; batches: MSKEvent[] } {
+  const dups = Math.round(n * dupShare);
+  const seedValues = Array.from({ length: dups }, (_, i) => eventValue(`${prefix}-seen-${i}`, i));
   const values: object[] = [];
-  const unique = Math.max(1, Math.round(n * (1 - dupShare)));
-  for (let i = 0; i < n; i++) values.push(i < unique ? eventValue(`${prefix}-${i}`, i) : values[(i * 7919) % unique]!);
+  let seen = 0;
+  for (let i = 0; i < n; i++) {
+    const dup = Math.floor(((i + 1) * dups) / n) > Math.floor((i * dups) / n);
+    values.push(dup ? (seedValues[seen++] as object) : eventValue(`${prefix}-${i}`, i));
+  }
+  return { seed: batchesOf(seedValues), batches: batchesOf(values) };
+}
+function batchesOf(values: object[]): MSKEvent[] {
   const batches: MSKEvent[] = [];
-  for (let i = 0; i < n; i += 100) {
+  for (let i = 0; i < values.length; i += 100) {
     batches.push(
       mskEvent(values.slice(i, i + 100).map((value, j) => ({ topic: 'bench', partition: 0, offset: i + j, value }))),
     );
@@ -138,23 +165,31 @@ function workload(prefix: string, n: number, dupShare: number): MSKEvent[] {
   return batches;
 }
 
-// ── DynamoDB accounting: a middleware counts requests and sums consumed write capacity ──
-interface Usage {
+// ── DynamoDB accounting: a middleware counts requests and the units DynamoDB bills for each (bench/billing.ts) ──
+interface Usage extends Units {
   requests: number;
-  wcu: number;
 }
 function instrument(client: DynamoDBClient): Usage {
-  const usage: Usage = { requests: 0, wcu: 0 };
+  const usage: Usage = { requests: 0, ...noUnits() };
   client.middlewareStack.add(
-    (next) => async (a) => {
+    (next, context) => async (a) => {
       usage.requests++;
-      (a.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity ??= 'TOTAL';
-      const out = await next(a);
-      const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-      for (const c of [cc].flat() as { CapacityUnits?: number; WriteCapacityUnits?: number }[]) {
-        usage.wcu += c?.WriteCapacityUnits ?? c?.CapacityUnits ?? 0;
+      const input = a.input as Record<string, unknown>;
+      let output: Record<string, unknown> | undefined;
+      let error: string | undefined;
+      try {
+        const out = await next(a);
+        output = out.output as unknown as Record<string, unknown>;
+        return out;
+      } catch (e) {
+        error = (e as Error).name;
+        throw e;
+      } finally {
+        const u = requestUnits(String(context.commandName), input, output, error, { inboxBytes: SIZES.inboxBytes });
+        usage.rru += u.rru;
+        usage.wru += u.wru;
+        usage.indexWru += u.indexWru;
       }
-      return out;
     },
     { step: 'initialize', name: 'benchUsage' },
   );
@@ -164,8 +199,31 @@ function instrument(client: DynamoDBClient): Usage {
 interface Measure {
   eventsPerSec: number;
   requestsPerEvent: number;
-  wcuPerEvent: number;
+  /** Billed write request units per record, sweep index included. */
+  wruPerEvent: number;
+  /** Billed read request units per record. */
+  rruPerEvent: number;
 }
+
+/** The sizes of the items the code builds for a typical bench event, as DynamoDB counts them. */
+const SIZES = (() => {
+  const value = eventValue('size-sample-000123', 1);
+  const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
+  if (!d.ok) throw new Error('bench event invalid');
+  const now = Date.now();
+  const source = { topic: 'bench', partition: 0, offset: 123_456 };
+  const inbox = buildInbox(d.event, `v1:${'0'.repeat(64)}`, ['EMAIL', 'PUSH'], source, now, { retentionDays: 35 });
+  const notifications = (['EMAIL', 'PUSH', 'SMS'] as const).map((c) =>
+    itemBytes(
+      buildNotification(d.event, c, contactFor(d.event.recipient, c) as string, now, { retentionDays: 35 }) as never,
+    ),
+  );
+  return {
+    inboxBytes: itemBytes(inbox as never),
+    notificationBytes: Math.max(...notifications),
+    eventBytes: Buffer.byteLength(JSON.stringify(value)),
+  };
+})();
 
 async function main() {
   const db = await startDynamoDbLocal();
@@ -196,37 +254,9 @@ async function measureAll(endpoint: string) {
   const notifierClient = localClient(endpoint);
   const notifierUsage = instrument(notifierClient);
   const store = new DynamoInboxStore(DynamoDBDocumentClient.from(notifierClient), table);
-  const ingestDeps = (concurrency: number) => ({
-    store,
-    limit: pLimit(concurrency),
-    now: Date.now,
-    retentionDays: 35,
-    maxEventBytes: 65_536,
-    // The workload's events carry a fixed date: the age rule is not what this measures.
-    maxEventAgeSeconds: 0,
-    transactionAttempts: 4,
-  });
-
   const baseClient = localClient(endpoint);
   const baseUsage = instrument(baseClient);
   const baseline = powertoolsBaseline(baseClient, table, idemTable);
-
-  const measure = async (usage: Usage, work: () => Promise<unknown>, events: number): Promise<Measure> => {
-    const before = { ...usage };
-    const t = performance.now();
-    await work();
-    const seconds = (performance.now() - t) / 1000;
-    return {
-      eventsPerSec: events / seconds,
-      requestsPerEvent: (usage.requests - before.requests) / events,
-      wcuPerEvent: (usage.wcu - before.wcu) / events,
-    };
-  };
-  const summarize = (ms: Measure[]): Measure => ({
-    eventsPerSec: Math.round(median(ms.map((m) => m.eventsPerSec))),
-    requestsPerEvent: round2(median(ms.map((m) => m.requestsPerEvent))),
-    wcuPerEvent: round2(median(ms.map((m) => m.wcuPerEvent))),
-  });
 
   const runIngest = async (dupShare: number, withSequential: boolean) => {
     const results = { notifier: [] as Measure[], sequential: [] as Measure[], powertools: [] as Measure[] };
@@ -236,32 +266,13 @@ async function measureAll(endpoint: string) {
       const order = r % 2 === 0 ? ['notifier', 'powertools'] : ['powertools', 'notifier'];
       for (const which of order) {
         if (which === 'notifier') {
-          const batches = workload(`n-${tag}`, EVENTS, dupShare);
-          results.notifier.push(
-            await measure(
-              notifierUsage,
-              async () => {
-                for (const b of batches) await ingestBatch(b, ingestDeps(INGEST_CONCURRENCY));
-              },
-              EVENTS,
-            ),
-          );
+          results.notifier.push(await measureNotifier(store, notifierUsage, workload(`n-${tag}`, EVENTS, dupShare)));
         } else {
-          const batches = workload(`p-${tag}`, EVENTS, dupShare);
-          results.powertools.push(await measure(baseUsage, () => baseline(batches, INGEST_CONCURRENCY), EVENTS));
+          results.powertools.push(await measureBaseline(baseline, baseUsage, workload(`p-${tag}`, EVENTS, dupShare)));
         }
       }
       if (withSequential) {
-        const batches = workload(`s-${tag}`, EVENTS, dupShare);
-        results.sequential.push(
-          await measure(
-            notifierUsage,
-            async () => {
-              for (const b of batches) await ingestBatch(b, ingestDeps(1));
-            },
-            EVENTS,
-          ),
-        );
+        results.sequential.push(await measureNotifier(store, notifierUsage, workload(`s-${tag}`, EVENTS, dupShare), 1));
       }
       log(`ingest dup=${dupShare * 100}% round ${r + 1}/${ROUNDS}`);
     }
@@ -277,7 +288,7 @@ async function measureAll(endpoint: string) {
 
   const main = await runIngest(0, true);
   const withDuplicates = [];
-  for (const share of [0.1, 0.5]) {
+  for (const share of DUPLICATE_SHARES) {
     const r = await runIngest(share, false);
     withDuplicates.push({
       duplicateShare: share,
@@ -287,31 +298,48 @@ async function measureAll(endpoint: string) {
     });
   }
 
-  // ── Concurrency under latency: 10 ms per DynamoDB call (real SDK clients answered by a middleware, no network) ──
-  const latency = [];
-  const latencyEvents = Math.min(EVENTS, 500);
-  for (const concurrency of [1, 4, 16, 64]) {
-    const slowStore = new DynamoInboxStore(DynamoDBDocumentClient.from(latencyClient(10)), 'slow');
-    const batches = workload(`l-${concurrency}`, latencyEvents, 0);
-    let t = performance.now();
-    for (const b of batches) await ingestBatch(b, { ...ingestDeps(concurrency), store: slowStore });
-    const notifierRate = latencyEvents / ((performance.now() - t) / 1000);
-    const slowBaseline = powertoolsBaseline(latencyClient(10), 'slow', `slow-idem-${concurrency}`);
-    t = performance.now();
-    await slowBaseline(workload(`lp-${concurrency}`, latencyEvents, 0), concurrency);
-    const baselineRate = latencyEvents / ((performance.now() - t) / 1000);
-    latency.push({
+  // ── Under latency: 10 ms per DynamoDB call, answered in the client (bench/latency-dynamodb.ts) ──
+  const latencyEvents = args.quick ? Math.min(EVENTS, 100) : Math.min(EVENTS, 500);
+  const latencyRun = async (dupShare: number, concurrency: number) => {
+    const tag = `l-${dupShare}-${concurrency}`;
+    const nClient = latencyClient(LATENCY_MS);
+    const n = await measureNotifier(
+      new DynamoInboxStore(DynamoDBDocumentClient.from(nClient), 'slow'),
+      instrument(nClient),
+      workload(`n-${tag}`, latencyEvents, dupShare),
       concurrency,
-      eventsPerSec: Math.round(notifierRate),
-      powertoolsEventsPerSec: Math.round(baselineRate),
-      ratioVsPowertools: round2(notifierRate / baselineRate),
-    });
+    );
+    const pClient = latencyClient(LATENCY_MS);
+    const p = await measureBaseline(
+      powertoolsBaseline(pClient, 'slow', 'slow-idem'),
+      instrument(pClient),
+      workload(`p-${tag}`, latencyEvents, dupShare),
+      concurrency,
+    );
+    return {
+      duplicateShare: dupShare,
+      concurrency,
+      eventsPerSec: Math.round(n.eventsPerSec),
+      powertoolsEventsPerSec: Math.round(p.eventsPerSec),
+      ratioVsPowertools: round2(n.eventsPerSec / p.eventsPerSec),
+      requestsPerEvent: round2(n.requestsPerEvent),
+      powertoolsRequestsPerEvent: round2(p.requestsPerEvent),
+    };
+  };
+  const latency = [];
+  for (const concurrency of CONCURRENCIES) {
+    const { duplicateShare: _, ...l } = await latencyRun(0, concurrency);
+    latency.push(l);
+  }
+  const latencyWithDuplicates = [];
+  for (const share of DUPLICATE_SHARES) {
+    for (const concurrency of CONCURRENCIES) latencyWithDuplicates.push(await latencyRun(share, concurrency));
   }
   log('latency done');
 
   // ── CPU per event: an instant client ──
   const instant = new DynamoInboxStore({ send: async () => ({}) } as unknown as DynamoDBDocumentClient, 'instant');
-  const cpuBatches = workload('cpu', Math.max(EVENTS, 2000), 0);
+  const cpuBatches = workload('cpu', args.quick ? 1000 : Math.max(EVENTS, 2000), 0).batches;
   for (const b of cpuBatches.slice(0, 5)) await ingestBatch(b, { ...ingestDeps(16), store: instant }); // warm up
   const tCpu = performance.now();
   for (const b of cpuBatches) await ingestBatch(b, { ...ingestDeps(16), store: instant });
@@ -322,22 +350,204 @@ async function measureAll(endpoint: string) {
   const dispatch = await measureDispatch();
   log('dispatch done');
 
-  const bundles = await measureBundles(Math.min(10, Math.max(3, ROUNDS * 3)));
+  const bundles = await measureBundles(args.quick ? 3 : Math.min(10, Math.max(3, ROUNDS * 3)));
   log('bundles done');
 
   const quota = await measureQuota(endpoint);
 
   raw.destroy();
+  const ingest = { ...main, withDuplicates };
+  const measured = measuredPerRecord(ingest, latency, latencyWithDuplicates, dispatch, quota);
   return {
     machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
     events: EVENTS,
     rounds: ROUNDS,
-    ingest: { ...main, withDuplicates },
+    quick: args.quick,
+    itemSizes: SIZES,
+    ingest,
     latency,
+    latencyWithDuplicates,
     cpuMicrosPerEvent,
     dispatch,
     bundles,
     quota,
+    costPerMillionNotifications: costPerMillion(ingest, latency, latencyWithDuplicates, dispatch, quota),
+    // Issue 18: the model at 10,000 notifications per second (and at 100 and 1,000 for README "Scaling"), from the
+    // units and durations this run measured.
+    capacity: capacityAt(10_000, measured),
+    capacityByPeak: [100, 1_000, 10_000].map((n) => capacityAt(n, measured)),
+    measuredForCapacity: measured,
+  };
+}
+
+const capacityAt = (notificationsPerSec: number, measured: Measured) =>
+  capacityModel({
+    notificationsPerSec,
+    channelsPerEvent: WORKLOAD_MIX.channelsPerEvent,
+    channelMix: WORKLOAD_MIX.channelMix,
+    duplicateShare: 0.1,
+    measured,
+    sizes: SIZES,
+  });
+
+const ingestDeps = (concurrency: number) => ({
+  limit: pLimit(concurrency),
+  now: Date.now,
+  retentionDays: 35,
+  maxEventBytes: 65_536,
+  // The workload's events carry a fixed date: the age rule is not what this measures.
+  maxEventAgeSeconds: 0,
+  transactionAttempts: 4,
+});
+
+/** Seeds the events the duplicates repeat (not measured), then measures the workload's batches. */
+async function measureNotifier(
+  store: DynamoInboxStore,
+  usage: Usage,
+  work: { seed: MSKEvent[]; batches: MSKEvent[] },
+  concurrency = INGEST_CONCURRENCY,
+): Promise<Measure> {
+  for (const b of work.seed) await ingestBatch(b, { ...ingestDeps(64), store });
+  return measure(usage, work.batches, async () => {
+    for (const b of work.batches) await ingestBatch(b, { ...ingestDeps(concurrency), store });
+  });
+}
+async function measureBaseline(
+  baseline: ReturnType<typeof powertoolsBaseline>,
+  usage: Usage,
+  work: { seed: MSKEvent[]; batches: MSKEvent[] },
+  concurrency = INGEST_CONCURRENCY,
+): Promise<Measure> {
+  await baseline(work.seed, 64);
+  return measure(usage, work.batches, () => baseline(work.batches, concurrency));
+}
+async function measure(usage: Usage, batches: MSKEvent[], work: () => Promise<unknown>): Promise<Measure> {
+  const events = batches.reduce((n, b) => n + Object.values(b.records).flat().length, 0);
+  const before = { ...usage };
+  const t = performance.now();
+  await work();
+  const seconds = (performance.now() - t) / 1000;
+  return {
+    eventsPerSec: events / seconds,
+    requestsPerEvent: (usage.requests - before.requests) / events,
+    wruPerEvent: (usage.wru - before.wru) / events,
+    rruPerEvent: (usage.rru - before.rru) / events,
+  };
+}
+function summarize(ms: Measure[]): Measure {
+  return {
+    eventsPerSec: Math.round(median(ms.map((m) => m.eventsPerSec))),
+    requestsPerEvent: round2(median(ms.map((m) => m.requestsPerEvent))),
+    wruPerEvent: round2(median(ms.map((m) => m.wruPerEvent))),
+    rruPerEvent: round2(median(ms.map((m) => m.rruPerEvent))),
+  };
+}
+
+/** The workload's channels: 1, 2 or 3 per event in turn, EMAIL in every one, SMS in a third. */
+const WORKLOAD_MIX = {
+  channelsPerEvent: 2,
+  channelMix: { EMAIL: 1 / 2, PUSH: 1 / 3, SMS: 1 / 6 },
+} as const;
+
+type IngestReport = {
+  notifier: Measure;
+  powertools: Measure;
+  withDuplicates: { duplicateShare: number; notifier: Measure; powertools: Measure }[];
+};
+type LatencyRow = { concurrency: number; eventsPerSec: number; powertoolsEventsPerSec: number };
+type LatencyDupRow = LatencyRow & { duplicateShare: number };
+
+/** Per-record units at a duplicate share (0: the main run), for one side. */
+function unitsAt(ingest: IngestReport, share: number, side: 'notifier' | 'powertools'): Measure {
+  if (share === 0) return ingest[side];
+  const row = ingest.withDuplicates.find((d) => d.duplicateShare === share);
+  if (row === undefined) throw new Error(`no ingest run at ${share}`);
+  return row[side];
+}
+/** Invocation seconds per record at the stack's concurrency under 10 ms per call, for one side. */
+function secondsPerRecordAt(
+  latency: LatencyRow[],
+  withDups: LatencyDupRow[],
+  share: number,
+  side: 'notifier' | 'powertools',
+): number {
+  const row =
+    share === 0
+      ? latency.find((l) => l.concurrency === INGEST_CONCURRENCY)
+      : withDups.find((l) => l.duplicateShare === share && l.concurrency === INGEST_CONCURRENCY);
+  if (row === undefined) throw new Error(`no latency run at ${share}`);
+  return 1 / (side === 'notifier' ? row.eventsPerSec : row.powertoolsEventsPerSec);
+}
+
+type DispatchReport = Awaited<ReturnType<typeof measureDispatch>>;
+type QuotaReport = Awaited<ReturnType<typeof measureQuota>>;
+
+/** What the capacity model needs, from this run: per new event and per duplicate, and per send. */
+function measuredPerRecord(
+  ingest: IngestReport,
+  latency: LatencyRow[],
+  withDups: LatencyDupRow[],
+  dispatch: DispatchReport,
+  quota: QuotaReport,
+): Measured {
+  const all = unitsAt(ingest, 1, 'notifier');
+  return {
+    ingestWruPerEvent: ingest.notifier.wruPerEvent,
+    ingestRruPerEvent: ingest.notifier.rruPerEvent,
+    ingestWruPerDuplicate: all.wruPerEvent,
+    ingestRruPerDuplicate: all.rruPerEvent,
+    ingestSecondsPerRecord: secondsPerRecordAt(latency, withDups, 0.1, 'notifier'),
+    dispatchSecondsPerSend: dispatchSecondsPerSend(dispatch),
+    pacerWritesPerSend: Math.max(...quota.pacing.map((p) => p.writesPerSend)),
+  };
+}
+/** Invocation time per send: the measured send rate per invocation, inverted. */
+const dispatchSecondsPerSend = (d: DispatchReport) => d.invocations / d.sendsPerSec;
+
+/**
+ * One million notifications on list prices, at 0%, 10% and 50% duplicates: ingest as measured for each side
+ * (units per record on DynamoDB Local, invocation time per record under 10 ms per call at the stack's concurrency);
+ * dispatch and the providers the same for both (the baseline only replaces ingest): its DynamoDB units from the
+ * notification's size and the key design (capacity.ts), its time as measured, the pacer's writes as measured.
+ */
+function costPerMillion(
+  ingest: IngestReport,
+  latency: LatencyRow[],
+  withDups: LatencyDupRow[],
+  dispatch: DispatchReport,
+  quota: QuotaReport,
+) {
+  const NOTIFICATIONS = 1_000_000;
+  const events = NOTIFICATIONS / WORKLOAD_MIX.channelsPerEvent;
+  const memoryGb = 0.5;
+  const dispatchWru =
+    NOTIFICATIONS *
+    (writeUnits(SIZES.notificationBytes + 120) +
+      writeUnits(SIZES.notificationBytes + 160) +
+      3 +
+      Math.max(...quota.pacing.map((p) => p.writesPerSend)));
+  const dispatchGbSeconds = NOTIFICATIONS * memoryGb * dispatchSecondsPerSend(dispatch);
+  const side = (share: number, which: 'notifier' | 'powertools') => {
+    const records = events / (1 - share);
+    const u = unitsAt(ingest, share, which);
+    return costOf({
+      wru: records * u.wruPerEvent + dispatchWru,
+      rru: records * u.rruPerEvent,
+      lambdaGbSeconds: records * memoryGb * secondsPerRecordAt(latency, withDups, share, which) + dispatchGbSeconds,
+      lambdaRequests: records / 100 + NOTIFICATIONS / 100,
+      emails: NOTIFICATIONS * WORKLOAD_MIX.channelMix.EMAIL,
+      pushes: NOTIFICATIONS * WORKLOAD_MIX.channelMix.PUSH,
+      sms: NOTIFICATIONS * WORKLOAD_MIX.channelMix.SMS,
+    });
+  };
+  return {
+    prices: US_EAST_1_PRICES,
+    channelMix: WORKLOAD_MIX.channelMix,
+    byDuplicateShare: [0, 0.1, 0.5].map((share) => ({
+      duplicateShare: share,
+      notifier: side(share, 'notifier'),
+      powertools: side(share, 'powertools'),
+    })),
   };
 }
 
@@ -398,19 +608,6 @@ function powertoolsBaseline(client: DynamoDBClient, table: string, idemTable: st
       );
     }
   };
-}
-
-/** A real DynamoDB client whose every call takes `ms` and succeeds, answered in its middleware: no network. */
-function latencyClient(ms: number): DynamoDBClient {
-  const client = localClient('http://127.0.0.1:9');
-  client.middlewareStack.add(
-    () => async () => {
-      await new Promise((r) => setTimeout(r, ms));
-      return { output: { $metadata: {} }, response: {} };
-    },
-    { step: 'initialize', name: 'injectedLatency', priority: 'high' },
-  );
-  return client;
 }
 
 async function measureDispatch() {
@@ -521,31 +718,44 @@ async function measureBundles(samples: number) {
 function table(report: Awaited<ReturnType<typeof measureAll>>): string {
   const i = report.ingest;
   const row = (name: string, m: Measure | undefined) =>
-    m ? `| ${name} | ${m.eventsPerSec} | ${m.requestsPerEvent} | ${m.wcuPerEvent} |` : '';
+    m ? `| ${name} | ${m.eventsPerSec} | ${m.requestsPerEvent} | ${m.wruPerEvent} | ${m.rruPerEvent} |` : '';
+  const cost = report.costPerMillionNotifications;
+  const cap = report.capacity;
   return [
-    `notifier benchmark — ${report.events} events × ${report.rounds} rounds, Node ${report.machine.node}, ${report.machine.cpus} cores`,
+    `notifier benchmark — ${report.events} events × ${report.rounds} rounds${report.quick ? ' (--quick)' : ''}, Node ${report.machine.node}, ${report.machine.cpus} cores`,
     '',
-    'Ingest on DynamoDB Local (median of rounds)',
-    '| path | events/s | DynamoDB requests/event | WCU/event |',
-    '|---|---|---|---|',
+    'Ingest on DynamoDB Local (median of rounds; units as DynamoDB bills them, bench/billing.ts)',
+    '| path | events/s | DynamoDB requests/event | WRU/event | RRU/event |',
+    '|---|---|---|---|---|',
     row(`notifier (concurrency ${INGEST_CONCURRENCY})`, i.notifier),
     row('notifier (concurrency 1)', i.sequential),
     row('Powertools Idempotency baseline', i.powertools),
     `ratio notifier / Powertools: ${i.ratioVsPowertools}×`,
     '',
-    '| duplicates | notifier events/s | req/event | Powertools events/s | req/event | ratio |',
-    '|---|---|---|---|---|---|',
-    ...i.withDuplicates.map(
+    '| duplicates | notifier events/s | req/event | WRU/event | RRU/event | Powertools events/s | req/event | WRU/event | RRU/event | ratio |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...[{ duplicateShare: 0, ...i }, ...i.withDuplicates].map(
       (d) =>
-        `| ${d.duplicateShare * 100}% | ${d.notifier.eventsPerSec} | ${d.notifier.requestsPerEvent} | ${d.powertools.eventsPerSec} | ${d.powertools.requestsPerEvent} | ${d.ratioVsPowertools}× |`,
+        `| ${d.duplicateShare * 100}% | ${d.notifier.eventsPerSec} | ${d.notifier.requestsPerEvent} | ${d.notifier.wruPerEvent} | ${d.notifier.rruPerEvent} | ${d.powertools.eventsPerSec} | ${d.powertools.requestsPerEvent} | ${d.powertools.wruPerEvent} | ${d.powertools.rruPerEvent} | ${d.ratioVsPowertools}× |`,
     ),
     '',
-    'Ingest with 10 ms per DynamoDB call (the network in AWS)',
-    '| concurrency | notifier events/s | Powertools events/s | ratio |',
-    '|---|---|---|---|',
-    ...report.latency.map(
-      (l) => `| ${l.concurrency} | ${l.eventsPerSec} | ${l.powertoolsEventsPerSec} | ${l.ratioVsPowertools}× |`,
+    `Ingest with ${LATENCY_MS} ms per DynamoDB call (the network in AWS)`,
+    '| duplicates | concurrency | notifier events/s | req/event | Powertools events/s | req/event | ratio |',
+    '|---|---|---|---|---|---|---|',
+    ...[...report.latency.map((l) => ({ duplicateShare: 0, ...l })), ...report.latencyWithDuplicates].map(
+      (l) =>
+        `| ${l.duplicateShare * 100}% | ${l.concurrency} | ${l.eventsPerSec} | ${l.requestsPerEvent} | ${l.powertoolsEventsPerSec} | ${l.powertoolsRequestsPerEvent} | ${l.ratioVsPowertools}× |`,
     ),
+    '',
+    `One million notifications on list prices (${cost.prices.region}, ${cost.prices.asOf}; USD; channel mix EMAIL ½, PUSH ⅓, SMS ⅙)`,
+    '| duplicates | notifier DynamoDB | Lambda | own total | Powertools DynamoDB | Lambda | own total | SES + SNS (both) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...cost.byDuplicateShare.map(
+      (c) =>
+        `| ${c.duplicateShare * 100}% | ${c.notifier.dynamodb} | ${c.notifier.lambda} | ${c.notifier.notifierOwn} | ${c.powertools.dynamodb} | ${c.powertools.lambda} | ${c.powertools.notifierOwn} | ${round2(c.notifier.ses + c.notifier.sns)} |`,
+    ),
+    '',
+    `Capacity at ${cap.notificationsPerSec} notifications/s (${cap.duplicateShare * 100}% duplicates): ${cap.sweepShards} sweep shards, hottest index key ${cap.hottestKeyWritesPerSec} writes/s (${cap.hottestKeyWritesPerSecAllOneChannel} if all on one channel), table ${cap.tableWcuPerSec} WRU/s + index ${cap.indexWcuPerSec} WRU/s, ${cap.tableRcuPerSec} RRU/s, ${cap.mskPartitions} MSK partitions, Lambda ${cap.lambdaConcurrency.ingest} + ${cap.lambdaConcurrency.dispatch} + 1, first limit: ${cap.firstLimit}`,
     '',
     `CPU per event (decode + validate + route + build): ${report.cpuMicrosPerEvent} µs`,
     `Dispatch: ${report.dispatch.sendsPerSec} sends/s (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms)`,
@@ -569,8 +779,8 @@ function table(report: Awaited<ReturnType<typeof measureAll>>): string {
 
 runCommand('bench', async () => {
   args = parseOptions();
-  EVENTS = args.events;
-  ROUNDS = args.rounds;
+  EVENTS = args.quick ? Math.min(args.events, 200) : args.events;
+  ROUNDS = args.quick ? 1 : args.rounds;
   const report = await main();
   if (!('ingest' in report)) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));

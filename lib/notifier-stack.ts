@@ -37,7 +37,7 @@ import { DISPATCH_FILTER_PATTERN } from '../functions/commons/stream-filter.ts';
 import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { formatChannelPolicies } from '../functions/domain/notification.ts';
+import { formatChannelPolicies, SWEEP_SHARD_MARK_KEY, sweepShardsFor } from '../functions/domain/notification.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { acknowledgeFindings } from './nag-acknowledgements.ts';
@@ -73,6 +73,9 @@ export class NotifierStack extends Stack {
       PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
       MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
     };
+    // The sweep index's shards, sized from the peak the stack is built for (issue 18); every writer of a sweep key and
+    // the sweeper get the same count.
+    const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
     // ── The table (functions/commons/table-schema.ts is the one definition; the local run builds from it too) ──
@@ -108,10 +111,20 @@ export class NotifierStack extends Stack {
         MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
         // A new notification is first due for the sweeper this long after creation.
         PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
+        ...shardEnv,
       },
     });
-    // TransactWriteItems is authorized per item action: the transaction only puts.
-    ingest.useTable(this.table, ['dynamodb:PutItem']);
+    // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
+    // batch's inbox items before its transactions (a known event costs no write).
+    ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
+    // UpdateItem on the sweep shard mark only (functions/commons/sweep-shard-mark.ts), never on an event's items.
+    ingest.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
+      }),
+    );
     const kafka = kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId);
     if (s.kafkaScramSecretArn === undefined) {
       ingest.addToRolePolicy(
@@ -228,6 +241,7 @@ export class NotifierStack extends Stack {
         DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
         DISPATCH_CONCURRENCY: String(timing.concurrency),
         ...sendEnv,
+        ...shardEnv,
         // Every email goes through the configuration set whose events reach the feedback function (issue 16).
         SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
       },
@@ -302,6 +316,7 @@ export class NotifierStack extends Stack {
         SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
         DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
         ...sendEnv,
+        ...shardEnv,
       },
     });
     sweeper.useTable(this.table, ['dynamodb:Query'], { index: schema.sweepIndex.indexName });

@@ -7,7 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
-import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/notification.ts';
+import {
+  DEFAULT_CHANNEL_POLICIES,
+  DELIVERY_POLICIES,
+  MAX_PEAK_NOTIFICATIONS_PER_SECOND,
+} from '../functions/domain/notification.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -109,6 +113,20 @@ export const settingsSchema = z
     ),
     /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
     notificationMaxAgeHours: num(1, 720, 24),
+    /**
+     * The peak notifications per second (all channels) the stack is built for: it sizes the sweep index's shards so
+     * no index key takes more than half of DynamoDB's 1,000 writes per second per key (README "Scaling"). Raising it
+     * later is a plain deploy; lowering it too (the sweeper keeps visiting the shards an earlier deploy used).
+     */
+    peakNotificationsPerSecond: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(
+        MAX_PEAK_NOTIFICATIONS_PER_SECOND,
+        `must be at most ${MAX_PEAK_NOTIFICATIONS_PER_SECOND}: beyond that the sweep index needs more than 256 shards per state and channel (README "Scaling")`,
+      )
+      .default(1_000),
   })
   .superRefine((s, ctx) => {
     const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });

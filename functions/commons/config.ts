@@ -5,7 +5,13 @@
 import * as z from 'zod/mini';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
-import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/notification.ts';
+import {
+  type ChannelPolicies,
+  DELIVERY_POLICIES,
+  MAX_SWEEP_SHARDS,
+  parseChannelPolicies,
+  SWEEP_SHARDS,
+} from '../domain/notification.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
 import { DISPATCH_TIMING, deriveDispatchTiming, RUNTIME_TIMING_RULES, timingViolations } from './dispatch-timing.ts';
 
@@ -64,6 +70,8 @@ const stuckEnv = { PENDING_THRESHOLD_SECONDS: int(1, 86_400, DISPATCH_TIMING.stu
 /** Sends that may have reached the provider before a notification ends FAILED: RETRIES_EXHAUSTED (dispatch and sweeper). */
 const attemptsEnv = { MAX_SEND_ATTEMPTS: int(1, 20, DEFAULT_MAX_SEND_ATTEMPTS) };
 const marginEnv = { DEADLINE_MARGIN_MS: int(0, 60_000, DISPATCH_TIMING.deadlineMarginMs) };
+/** Shards of the sweep index per (state, channel): the stack sizes it from its peak (sweepShardsFor). */
+const shardEnv = { SWEEP_SHARDS: int(1, MAX_SWEEP_SHARDS, SWEEP_SHARDS) };
 
 export function loadIngestConfig(env: Env = process.env) {
   const c = parseEnv(
@@ -74,6 +82,7 @@ export function loadIngestConfig(env: Env = process.env) {
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),
       ...stuckEnv,
+      ...shardEnv,
       // An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads).
       MAX_EVENT_AGE_SECONDS: int(0, 36_500 * 86_400, 86_400),
     }),
@@ -85,6 +94,7 @@ export function loadIngestConfig(env: Env = process.env) {
     /** sweepAt of a new notification is createdAt + this: the sweeper's stuck threshold. */
     stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     concurrency: c.INGEST_CONCURRENCY,
+    sweepShards: c.SWEEP_SHARDS,
     maxEventBytes: c.MAX_EVENT_BYTES,
     transactionAttempts: c.TRANSACTION_ATTEMPTS,
     /** 0 disables the rule. */
@@ -118,6 +128,7 @@ export function loadDispatchConfig(env: Env = process.env) {
       ...rateEnv,
       ...maxAgeEnv,
       ...stuckEnv,
+      ...shardEnv,
     }),
     env,
   );
@@ -154,6 +165,7 @@ export function loadDispatchConfig(env: Env = process.env) {
     sendRates: sendRates(c),
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
     stuckAfterMs: c.PENDING_THRESHOLD_SECONDS * 1000,
+    sweepShards: c.SWEEP_SHARDS,
   };
 }
 
@@ -173,12 +185,14 @@ export function loadSweeperConfig(env: Env = process.env) {
       ...attemptsEnv,
       ...rateEnv,
       ...maxAgeEnv,
+      ...shardEnv,
     }),
     env,
   );
   return {
     tableName: c.TABLE_NAME,
     policies: channelPoliciesOf(c.CHANNEL_POLICIES),
+    sweepShards: c.SWEEP_SHARDS,
     pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000,
     limit: c.SWEEP_LIMIT,
     pageSize: c.SWEEP_PAGE_SIZE,

@@ -20,6 +20,7 @@ import {
   type NotificationItem,
   type NotificationStatus,
   notificationIdOfKey,
+  SWEEP_SHARDS,
   type SweepState,
   sweepKey,
   sweepPartition,
@@ -103,6 +104,8 @@ export class DynamoNotificationStore implements NotificationStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    /** Shards of the sweep index the keys this store writes are spread over (the stack's, from its peak). */
+    private readonly sweepShards = SWEEP_SHARDS,
   ) {}
 
   async get(key: NotificationKey): Promise<NotificationItem | undefined> {
@@ -131,7 +134,7 @@ export class DynamoNotificationStore implements NotificationStore {
             ':lease': leaseUntil,
             ':claim': claimId,
             ':now': iso(now),
-            ':sweepKey': sweepKey('SENDING', channel, notificationId),
+            ':sweepKey': sweepKey('SENDING', channel, notificationId, this.sweepShards),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -187,7 +190,7 @@ export class DynamoNotificationStore implements NotificationStore {
         ':reason': r.reason,
         ':retryAt': r.retryAt,
         ':sweepAt': r.sweepAt,
-        ':sweepKey': sweepKey('PENDING', item.channel, item.notificationId),
+        ':sweepKey': sweepKey('PENDING', item.channel, item.notificationId, this.sweepShards),
         ...(r.deferral ? { ':zero': 0, ':one': 1 } : {}),
       },
       now,
@@ -313,7 +316,10 @@ export class DynamoNotificationStore implements NotificationStore {
         ':reason': 'LEASE_EXPIRED',
         ':iso': iso(now),
         ...(to === 'PENDING'
-          ? { ':pendingKey': sweepKey('PENDING', entry.channel, entry.notificationId), ':next': nextSweepAt }
+          ? {
+              ':pendingKey': sweepKey('PENDING', entry.channel, entry.notificationId, this.sweepShards),
+              ':next': nextSweepAt,
+            }
           : {}),
       },
     });

@@ -2,8 +2,10 @@
  * DynamoDB adapters for what all dispatch invocations share about a channel, in the one table (the stream filter
  * passes only kind NOTIFICATION, so these items never reach dispatch):
  *
- * - the send-rate windows: item (RATE#<channel>, <window start ms>) counts the tokens taken in that window; one
- *   conditional ADD takes several at once. A window lives an hour (TTL).
+ * - the send-rate windows: item (RATE#<channel>[#<shard>], <window start ms>) counts the tokens taken in that window;
+ *   one conditional ADD takes several at once. A window lives an hour (TTL). A channel whose rate is above
+ *   RATE_KEY_TOKENS_TARGET is split into shards, each with its share of the rate, so no one partition key takes more
+ *   than about 500 writes per second (DynamoDB's ceiling is 1,000 per key): see rateShardsFor.
  * - the circuit breaker: item (BREAKER#<channel>, BREAKER) says until when the channel is held and why.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -12,9 +14,22 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Channel } from '../domain/channels.ts';
 
 export interface TokenWindows {
-  /** Takes up to `want` of the window's `limit` tokens; resolves with how many it got (0: the window is full). */
-  take(channel: Channel, windowStart: number, want: number, limit: number): Promise<number>;
+  /**
+   * Takes up to `want` of the window's `limit` tokens on one shard of the channel's bucket; resolves with how many it
+   * got (0: that shard's window is full). `limit` is the shard's share of the rate.
+   */
+  take(channel: Channel, windowStart: number, want: number, limit: number, shard?: number): Promise<number>;
 }
+
+/** Tokens per second one rate key may hand out: every grant is a write, so a key never takes more writes than this. */
+export const RATE_KEY_TOKENS_TARGET = 500;
+/** Shards of a channel's token bucket for its rate: 1 up to 500/s (the key is then RATE#<channel>, as before). */
+export const rateShardsFor = (ratePerSecond: number) => Math.max(1, Math.ceil(ratePerSecond / RATE_KEY_TOKENS_TARGET));
+/** A shard's share of the rate; the shares add up to the rate exactly. */
+export const rateShareOf = (ratePerSecond: number, shards: number, shard: number) =>
+  Math.floor(ratePerSecond / shards) + (shard < ratePerSecond % shards ? 1 : 0);
+/** Shard 0 keeps the unsharded key, so a channel under 500/s keeps its one key across this change. */
+export const rateKey = (channel: Channel, shard = 0) => (shard === 0 ? `RATE#${channel}` : `RATE#${channel}#${shard}`);
 
 export interface BreakerState {
   readonly openUntil: number;
@@ -37,23 +52,24 @@ export class DynamoTokenWindows implements TokenWindows {
     private readonly tableName: string,
   ) {}
 
-  async take(channel: Channel, windowStart: number, want: number, limit: number): Promise<number> {
-    const got = await this.add(channel, windowStart, want, limit);
+  async take(channel: Channel, windowStart: number, want: number, limit: number, shard = 0): Promise<number> {
+    const pk = rateKey(channel, shard);
+    const got = await this.add(pk, windowStart, want, limit);
     if (got.granted) return want;
     // The window had fewer than `want` left: take exactly what is left, once (the failed write told us how many).
     const left = limit - got.used;
     if (left <= 0 || left >= want) return 0;
-    const retry = await this.add(channel, windowStart, left, limit);
+    const retry = await this.add(pk, windowStart, left, limit);
     return retry.granted ? left : 0;
   }
 
   /** One conditional ADD: granted, or the count the window already had. */
-  private async add(channel: Channel, windowStart: number, n: number, limit: number) {
+  private async add(pk: string, windowStart: number, n: number, limit: number) {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: `RATE#${channel}`, sk: String(windowStart) },
+          Key: { pk, sk: String(windowStart) },
           UpdateExpression:
             'ADD used :n SET kind = if_not_exists(kind, :kind), expiresAt = if_not_exists(expiresAt, :ttl)',
           ConditionExpression: 'attribute_not_exists(used) OR used <= :max',

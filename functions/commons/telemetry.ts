@@ -25,6 +25,7 @@ export const METRIC_NAMES = [
   'DisplayTextSanitised',
   'NotificationsCreated',
   'TransactionRetries',
+  'InboxLookupFailures',
   'PreferencesUpdates',
   // dispatch
   'RecordsIgnored',

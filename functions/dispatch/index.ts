@@ -15,6 +15,7 @@ import { count, countBy, logger, metrics } from '../commons/powertools.ts';
 import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
+import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
 import { InvocationBudget } from './invocation-budget.ts';
@@ -27,7 +28,7 @@ const processor = new BatchProcessor(EventType.DynamoDBStreams);
 const limit = pLimit(config.concurrency);
 const providers = createProviderClients(config);
 const deps: DispatchDeps = {
-  store: new DynamoNotificationStore(documentClient, config.tableName),
+  store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),
   sender: new ProviderSender(providers.ses, providers.sns, config),
   pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
     now: Date.now,
@@ -52,8 +53,16 @@ const deps: DispatchDeps = {
   audience: new DynamoAudienceStore(documentClient, config.tableName),
 };
 
+const raiseShardMark = onceRaised(
+  new DynamoSweepShardMark(documentClient, config.tableName),
+  config.sweepShards,
+  Date.now,
+);
+
 export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   logger.addContext(context);
+  // Before this environment writes a sweep key (claim, release): the sweeper must visit every shard in use.
+  await raiseShardMark();
   const budget = new InvocationBudget(Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs, {
     concurrency: config.concurrency,
     sendTimeoutMs: config.sendTimeoutMs,

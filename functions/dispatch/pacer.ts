@@ -7,8 +7,13 @@
  * takes tokens for everyone waiting (up to MAX_CHUNK) with one conditional write: at full load a token costs a
  * fraction of a write, and an environment contends once per window, not once per waiter. A full window means waiting
  * for the next one — only while the caller's deadline allows; otherwise the caller defers the notification.
+ *
+ * A channel faster than RATE_KEY_TOKENS_TARGET (500/s) has its bucket split into shards, each with its share of the
+ * rate (send-quota-store.ts): an environment takes from a shard chosen at random among those it has not yet found full
+ * in this window, and waits for the next window only when it found them all full. The shares add up to the rate, so
+ * the sum over shards is never above it in any window, and no one key takes more than ~500 writes per second.
  */
-import type { TokenWindows } from '../commons/send-quota-store.ts';
+import { rateShardsFor, rateShareOf, type TokenWindows } from '../commons/send-quota-store.ts';
 import type { Channel } from '../domain/channels.ts';
 
 export interface Pacer {
@@ -33,6 +38,8 @@ export class SharedTokenBucket implements Pacer {
   private readonly pools = new Map<Channel, { window: number; tokens: number }>();
   private readonly queues = new Map<Channel, Promise<unknown>>();
   private readonly waiting = new Map<Channel, number>();
+  /** Shards this environment found full, per channel, in the current window. */
+  private readonly full = new Map<Channel, { window: number; shards: Set<number> }>();
 
   constructor(
     private readonly windows: TokenWindows,
@@ -60,6 +67,7 @@ export class SharedTokenBucket implements Pacer {
 
   private async take(channel: Channel, waitUntil: number): Promise<boolean> {
     const limit = this.rates[channel];
+    const shards = rateShardsFor(limit);
     for (;;) {
       const now = this.clock.now();
       const window = Math.floor(now / WINDOW_MS) * WINDOW_MS;
@@ -69,11 +77,17 @@ export class SharedTokenBucket implements Pacer {
         return true;
       }
       if (now > waitUntil) return false;
-      const want = Math.min(MAX_CHUNK, limit, Math.max(1, this.waiting.get(channel) ?? 1));
-      const got = await this.windows.take(channel, window, want, limit);
-      if (got > 0) {
-        // Tokens belong to their window: if it ended during the write, they are dropped (never carried over).
-        this.pools.set(channel, { window, tokens: got });
+      const shard = this.pickShard(channel, window, shards);
+      if (shard !== undefined) {
+        const share = rateShareOf(limit, shards, shard);
+        const want = Math.min(MAX_CHUNK, share, Math.max(1, this.waiting.get(channel) ?? 1));
+        const got = await this.windows.take(channel, window, want, share, shard);
+        if (got > 0) {
+          // Tokens belong to their window: if it ended during the write, they are dropped (never carried over).
+          this.pools.set(channel, { window, tokens: got });
+        } else {
+          this.markFull(channel, window, shard);
+        }
         continue;
       }
       const next = window + WINDOW_MS;
@@ -82,5 +96,25 @@ export class SharedTokenBucket implements Pacer {
       const jitter = Math.floor((this.clock.random ?? Math.random)() * 20);
       await this.clock.sleep(Math.max(0, next - this.clock.now()) + jitter);
     }
+  }
+
+  /** A shard not yet found full in this window, at random (so environments spread over the shards); none: all full. */
+  private pickShard(channel: Channel, window: number, shards: number): number | undefined {
+    const seen = this.full.get(channel);
+    const full = seen?.window === window ? seen.shards : new Set<number>();
+    const open = shards - full.size;
+    if (open <= 0) return undefined;
+    let skip = Math.floor((this.clock.random ?? Math.random)() * open);
+    for (let shard = 0; shard < shards; shard++) {
+      if (full.has(shard)) continue;
+      if (skip-- === 0) return shard;
+    }
+    return undefined;
+  }
+
+  private markFull(channel: Channel, window: number, shard: number): void {
+    const seen = this.full.get(channel);
+    if (seen?.window === window) seen.shards.add(shard);
+    else this.full.set(channel, { window, shards: new Set([shard]) });
   }
 }

@@ -3,11 +3,18 @@
  * It reads what DynamoDB answered and turns it into domain outcomes; anything else is thrown, typed.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
+import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
 import type { PreferencesItem } from '../domain/audience.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import {
+  eventPk,
+  INBOX_SK,
+  type InboxItem,
+  type NotificationItem,
+  type QuarantineItem,
+} from '../domain/notification.ts';
 
 export type RecordOutcome =
   /** Inbox and every notification were written, in one transaction. */
@@ -17,6 +24,9 @@ export type RecordOutcome =
   /** No inbox, yet a notification with this (eventId, channel) exists: the key constraint caught it (defense in depth). */
   | { kind: 'notificationExists' };
 
+/** The inbox items found, by eventId: their stored payloadHash (undefined when the item has none). */
+export type KnownEvents = ReadonlyMap<string, string | undefined>;
+
 /** What became of a preferences event: applied with its inbox, a duplicate, or recorded as STALE without applying. */
 export type PreferencesOutcome =
   | { kind: 'created' }
@@ -24,6 +34,12 @@ export type PreferencesOutcome =
   | { kind: 'stale' };
 
 export interface InboxStore {
+  /**
+   * One strongly consistent look-up of the inbox items of these eventIds, before their transactions: a known event is
+   * settled without a write. Optional: a store without it sends every event to its transaction. An eventId it could
+   * not read (keys DynamoDB left unprocessed after the retries) is simply absent — its transaction stays the guard.
+   */
+  findInboxes?(eventIds: readonly string[]): Promise<KnownEvents>;
   recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome>;
   /**
    * Inbox + the preferences item in one transaction, the item only if this event is newer than the one in force.
@@ -43,11 +59,60 @@ export const TRANSIENT_CANCELLATION_CODES = new Set([
 
 const ifAbsent = 'attribute_not_exists(pk)';
 
+/** BatchGetItem reads at most 100 keys per request. */
+export const BATCH_GET_MAX_KEYS = 100;
+
+export interface LookupOptions {
+  /** Requests per chunk: the first and the retries of UnprocessedKeys (throttled or over the response limit). */
+  readonly attempts?: number;
+  readonly baseMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
 export class DynamoInboxStore implements InboxStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly lookup: LookupOptions = {},
   ) {}
+
+  async findInboxes(eventIds: readonly string[]): Promise<KnownEvents> {
+    // BatchGetItem refuses a request that names one key twice: a batch may hold an eventId several times.
+    const unique = [...new Set(eventIds)];
+    const chunks: string[][] = [];
+    for (let i = 0; i < unique.length; i += BATCH_GET_MAX_KEYS) chunks.push(unique.slice(i, i + BATCH_GET_MAX_KEYS));
+    const known = new Map<string, string | undefined>();
+    await Promise.all(chunks.map((chunk) => this.readChunk(chunk, known)));
+    return known;
+  }
+
+  private async readChunk(eventIds: string[], known: Map<string, string | undefined>): Promise<void> {
+    const attempts = this.lookup.attempts ?? 4;
+    const wait = this.lookup.sleep ?? realSleep;
+    let keys: Record<string, unknown>[] = eventIds.map((id) => ({ pk: eventPk(id), sk: INBOX_SK }));
+    for (let attempt = 1; keys.length > 0 && attempt <= attempts; attempt++) {
+      if (attempt > 1) await wait(backoffMs(attempt, this.lookup.baseMs ?? 25, 1_000));
+      const r = await this.client.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [this.tableName]: {
+              Keys: keys,
+              // Strongly consistent: an inbox item written a moment ago by the previous delivery must be seen.
+              ConsistentRead: true,
+              ProjectionExpression: 'pk, payloadHash',
+            },
+          },
+        }),
+      );
+      for (const item of r.Responses?.[this.tableName] ?? []) {
+        if (typeof item.pk !== 'string' || !item.pk.startsWith('EVENT#')) {
+          throw new UnexpectedResponseError('BatchGetItem returned an item that is not an inbox item');
+        }
+        known.set(item.pk.slice('EVENT#'.length), typeof item.payloadHash === 'string' ? item.payloadHash : undefined);
+      }
+      keys = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+    }
+  }
 
   async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
     try {

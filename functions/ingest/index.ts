@@ -10,6 +10,7 @@ import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
+import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
 import { reportBatch } from './report.ts';
@@ -17,12 +18,20 @@ import { reportBatch } from './report.ts';
 const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
 const limit = pLimit(config.concurrency);
+const raiseShardMark = onceRaised(
+  new DynamoSweepShardMark(documentClient, config.tableName),
+  config.sweepShards,
+  Date.now,
+);
 
 export const handler = async (event: MSKEvent, context: Context): Promise<void> => {
   logger.addContext(context);
   try {
     const summary = await ingestBatch(event, {
+      // Before this environment writes a sweep key: the sweeper must visit every shard a key may be in.
+      beforeWrites: raiseShardMark,
       store,
+      sweepShards: config.sweepShards,
       limit,
       now: Date.now,
       retentionDays: config.retentionDays,

@@ -6,6 +6,13 @@
  * written and the later one is the conflict — also when the same batch is delivered twice at once. Different eventIds
  * run concurrently under the `limit` bound.
  *
+ * Before any transaction, one strongly consistent look-up reads the inbox items of all the batch's eventIds
+ * (BatchGetItem, 100 keys a request): an event found with the same payloadHash is a duplicate with no write at all, one
+ * found with another hash is a conflict; only unseen events go to their transaction, which stays the guard — a race
+ * between the read and the write ends as it always did, in a cancelled transaction. A batch redelivered whole costs
+ * about one request per 100 records instead of one per record. The look-up is an optimisation: if it fails, every event
+ * goes to its transaction (`lookupFailure` says so).
+ *
  * Decides only: the handler logs and counts what it decided (report.ts).
  *
  * The figures reconcile per invocation: received = accepted + duplicates + conflicts + quarantined + requarantined +
@@ -16,6 +23,7 @@ import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
+import type { KnownEvents } from './inbox-store.ts';
 import {
   type AdmittedRecord,
   admit,
@@ -29,6 +37,11 @@ export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures
 
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;
+  /**
+   * Runs once before the batch's first write (the handler raises the sweep shard mark here). If it fails, nothing is
+   * written: every record counts as failed and the batch is redelivered, so the figures still reconcile.
+   */
+  readonly beforeWrites?: () => Promise<void>;
 }
 
 export interface BatchSummary {
@@ -37,6 +50,8 @@ export interface BatchSummary {
   readonly figures: IngestFigures;
   /** Set when records met an infrastructure failure: the handler throws it, and the batch is redelivered. */
   readonly failure?: unknown;
+  /** Set when the inbox look-up failed: every event went to its transaction instead (reported, never thrown). */
+  readonly lookupFailure?: unknown;
 }
 
 interface ChainOutcome {
@@ -55,7 +70,13 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
       value: record.value,
     }));
   const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
-  const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps))));
+  try {
+    await deps.beforeWrites?.();
+  } catch (error) {
+    return { records: inputs.length, results: [], figures: tally(inputs.length, [], inputs.length), failure: error };
+  }
+  const { known, lookupFailure } = await lookUp(chains, deps);
+  const outcomes = await Promise.all(chains.map((chain) => deps.limit(() => runChain(chain, deps, known))));
 
   // In the batch's own order, whatever order they ran in.
   const results = outcomes
@@ -64,8 +85,9 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     .map(([, result]) => result);
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
   const figures = tally(inputs.length, results, failed);
-  if (failed === 0) return { records: inputs.length, results, figures };
-  return { records: inputs.length, results, figures, failure: outcomes.find((o) => o.failed > 0)?.error };
+  const lookup = lookupFailure === undefined ? {} : { lookupFailure };
+  if (failed === 0) return { records: inputs.length, results, figures, ...lookup };
+  return { records: inputs.length, results, figures, failure: outcomes.find((o) => o.failed > 0)?.error, ...lookup };
 }
 
 type Indexed = AdmittedRecord & { readonly index: number };
@@ -93,11 +115,36 @@ function chainsByEventId(records: Indexed[]): Indexed[][] {
   return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
 }
 
-async function runChain(chain: Indexed[], deps: IngestDeps): Promise<ChainOutcome> {
+/** The inbox items of the batch's admitted events, read once; none when the store has no look-up or it failed. */
+async function lookUp(chains: Indexed[][], deps: IngestDeps): Promise<{ known: KnownEvents; lookupFailure?: unknown }> {
+  const eventIds = chains.flatMap((chain) =>
+    chain.flatMap((r) => (r.admission.ok ? [admittedEventId(r.admission) as string] : [])),
+  );
+  if (deps.store.findInboxes === undefined || eventIds.length === 0) return { known: new Map() };
+  try {
+    return { known: await deps.store.findInboxes(eventIds) };
+  } catch (error) {
+    // Only an optimisation: the transactions decide as they did before it existed.
+    return { known: new Map(), lookupFailure: error };
+  }
+}
+
+const eventIdOf = (record: Indexed): string | undefined => admittedEventId(record.admission);
+
+async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents): Promise<ChainOutcome> {
   const results: [number, IngestResult][] = [];
+  // What the inbox holds for this eventId, as far as this invocation knows: the look-up's answer, then what the
+  // chain's own records wrote (a later record with the same payload is then a duplicate without a write).
+  let stored: { payloadHash: string | undefined } | undefined;
+  const eventId = chain[0] === undefined ? undefined : eventIdOf(chain[0]);
+  if (eventId !== undefined && known.has(eventId)) stored = { payloadHash: known.get(eventId) };
   for (const [i, record] of chain.entries()) {
     try {
-      results.push([record.index, await applyAdmission(record, deps)]);
+      const result = await applyAdmission(record, deps, record.admission.ok ? stored : undefined);
+      results.push([record.index, result]);
+      if (record.admission.ok && (result.kind === 'accepted' || result.kind === 'duplicate')) {
+        stored = { payloadHash: record.admission.payloadHash };
+      }
     } catch (error) {
       // A later record of this eventId must not run before this one is settled: it waits for the redelivery.
       return { results, failed: chain.length - i, error };

@@ -24,7 +24,7 @@ import {
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { contactFor } from '../domain/routing.ts';
-import type { InboxStore } from './inbox-store.ts';
+import type { InboxStore, PreferencesOutcome } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;
@@ -52,6 +52,8 @@ export interface IngestDeps extends AdmissionPolicy {
   readonly retentionDays: number;
   /** When the sweeper first looks at a new notification (its stuck threshold); default in the domain. */
   readonly stuckAfterMs?: number;
+  /** Shards of the sweep index (the stack's, from its peak); default in the domain. */
+  readonly sweepShards?: number;
   readonly transactionAttempts: number;
   readonly retryBaseMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -79,29 +81,47 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
   }
 }
 
-export async function applyAdmission(record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+/**
+ * `known`: what the batch's look-up found in the inbox for this eventId (its stored payloadHash). The record is then
+ * settled exactly as its transaction's cancellation would settle it — duplicate or conflict — without sending one.
+ */
+export async function applyAdmission(
+  record: AdmittedRecord,
+  deps: IngestDeps,
+  known?: { readonly payloadHash: string | undefined },
+): Promise<IngestResult> {
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
-  if ('preferences' in admission) return applyPreferences(record, admission, deps);
+  if ('preferences' in admission) return applyPreferences(record, admission, deps, known);
   const { event, payloadHash, channels } = admission;
-  const retention = { retentionDays: deps.retentionDays, stuckAfterMs: deps.stuckAfterMs };
+  const retention = {
+    retentionDays: deps.retentionDays,
+    stuckAfterMs: deps.stuckAfterMs,
+    sweepShards: deps.sweepShards,
+  };
 
-  let items: ReturnType<typeof buildItems>;
-  try {
-    items = buildItems(admission, input.source, now, retention);
-  } catch (error) {
-    return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
+  let items: ReturnType<typeof buildItems> | undefined;
+  if (known === undefined) {
+    try {
+      items = buildItems(admission, input.source, now, retention);
+    } catch (error) {
+      return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
+    }
   }
 
+  const built = items;
   let outcome: Awaited<ReturnType<InboxStore['recordEvent']>>;
   try {
-    outcome = await withRetry(() => deps.store.recordEvent(items.inbox, items.notifications), {
-      attempts: deps.transactionAttempts,
-      baseMs: deps.retryBaseMs ?? 50,
-      isRetryable: (error) => error instanceof TransientStoreError,
-      onRetry: (error) => deps.onRetry?.(event.eventId, error),
-      ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-    });
+    outcome =
+      built === undefined
+        ? { kind: 'inboxExists', payloadHash: known?.payloadHash }
+        : await withRetry(() => deps.store.recordEvent(built.inbox, built.notifications), {
+            attempts: deps.transactionAttempts,
+            baseMs: deps.retryBaseMs ?? 50,
+            isRetryable: (error) => error instanceof TransientStoreError,
+            onRetry: (error) => deps.onRetry?.(event.eventId, error),
+            ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+          });
   } catch (error) {
     // DynamoDB will never store these items: the record is the cause, so it is quarantined, not retried forever.
     if (isRecordRefusal(error)) {
@@ -159,22 +179,24 @@ async function applyPreferences(
   record: AdmittedRecord,
   admission: Extract<Admission, { ok: true; preferences: unknown }>,
   deps: IngestDeps,
+  known?: { readonly payloadHash: string | undefined },
 ): Promise<IngestResult> {
   const { input, now } = record;
   const { preferences: p, payloadHash, occurredAtMs } = admission;
   const retention = { retentionDays: deps.retentionDays };
   const inbox = buildPreferencesInbox(p, payloadHash, input.source, now, retention);
   const stale = buildPreferencesInbox(p, payloadHash, input.source, now, retention, true);
-  const outcome = await withRetry(
-    () => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)),
-    {
-      attempts: deps.transactionAttempts,
-      baseMs: deps.retryBaseMs ?? 50,
-      isRetryable: (error) => error instanceof TransientStoreError,
-      onRetry: (error) => deps.onRetry?.(p.eventId, error),
-      ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-    },
-  );
+  // Known to the batch's look-up: settled as the transaction's cancellation would settle it, without one.
+  const outcome: PreferencesOutcome =
+    known !== undefined
+      ? { kind: 'inboxExists', payloadHash: known.payloadHash }
+      : await withRetry(() => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)), {
+          attempts: deps.transactionAttempts,
+          baseMs: deps.retryBaseMs ?? 50,
+          isRetryable: (error) => error instanceof TransientStoreError,
+          onRetry: (error) => deps.onRetry?.(p.eventId, error),
+          ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+        });
   const accepted = { kind: 'accepted' as const, eventId: p.eventId, channels: [], sanitised: [], preferences: true };
   switch (outcome.kind) {
     case 'created':

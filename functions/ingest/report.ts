@@ -60,6 +60,11 @@ export function reportBatch(summary: BatchSummary): void {
   for (const [figure, metric] of Object.entries(FIGURE_METRICS)) count(metric, f[figure as keyof IngestFigures]);
   for (const [channel, n] of created) countBy('NotificationsCreated', { channel }, n);
   logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
+  if (summary.lookupFailure !== undefined) {
+    // The look-up before the transactions failed: nothing lost, duplicates cost a cancelled transaction this time.
+    count('InboxLookupFailures');
+    logger.warn('inbox look-up failed; every event went to its transaction', { error: summary.lookupFailure as Error });
+  }
   if (summary.failure !== undefined) {
     logger.error('batch failed; the event source mapping will redeliver it', {
       failedRecords: f.failed,

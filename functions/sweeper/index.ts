@@ -8,19 +8,24 @@ import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { count, countBy, logger, metrics } from '../commons/powertools.ts';
+import { DynamoSweepShardMark } from '../commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
-const store = new DynamoNotificationStore(documentClient, config.tableName);
+const store = new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards);
+const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   try {
+    // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
+    const shards = await shardMark.raise(config.sweepShards, Date.now());
     const r = await sweep({
       store,
       now: Date.now,
       ...config,
+      shards,
       deadline: Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs,
     });
     const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
@@ -57,6 +62,7 @@ export const handler = async (_event: unknown, context: Context) => {
       unfinished: r.unfinished,
       elapsedMs: r.elapsedMs,
       itemsPerSecond: perSecond,
+      shards,
     };
     logger.info('sweep finished', summary);
     return summary;

@@ -11,6 +11,8 @@
  *     whose retryAt came (routine, "woken") or one whose stream record never came (stuck, "redriven", alarmed).
  *     At most a channel's rate × the schedule's period per run: re-driving more than the channel can send would only
  *     make dispatch claim and defer them again.
+ * Its fixed cost is one Query per partition per run (state × channel × shard: 48 at 8 shards, 384 at 64), most of
+ * them empty at 0.5 read units each.
  * Fair: the partitions (state × channel × shard) are visited round-robin, one page each per round, SENDING before
  * PENDING, paging with LastEvaluatedKey; the run stops at its item budget or its deadline, whichever comes first.
  * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
@@ -40,6 +42,11 @@ export interface SweepDeps {
   readonly concurrency: number;
   /** Epoch ms after which no new page is started. */
   readonly deadline: number;
+  /**
+   * Shards to visit per (state, channel): max(the shard mark, this deploy's count), so items written under an earlier
+   * deploy's larger count are still found (functions/commons/sweep-shard-mark.ts). Default SWEEP_SHARDS.
+   */
+  readonly shards?: number;
 }
 
 export interface SweepResult {
@@ -85,7 +92,10 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
   };
   const cursors: Cursor[] = STATES.flatMap((state) =>
     CHANNELS.flatMap((channel) =>
-      Array.from({ length: SWEEP_SHARDS }, (_, shard): Cursor => ({ state, channel, shard, done: false })),
+      Array.from(
+        { length: deps.shards ?? SWEEP_SHARDS },
+        (_, shard): Cursor => ({ state, channel, shard, done: false }),
+      ),
     ),
   );
   const redriveLeft = Object.fromEntries(

@@ -565,10 +565,13 @@ describe('least privilege', () => {
     }
   });
 
-  it('ingest may only put items (the transaction) and read its Kafka topic as its group', () => {
+  it('ingest may only put items (the transaction), read inbox items, raise the shard mark, and read its Kafka topic as its group', () => {
     const ingest = policyOf('Ingest');
     const ddb = actionsOf(ingest).filter((a) => a.startsWith('dynamodb:'));
-    expect(ddb).toEqual(['dynamodb:PutItem']);
+    expect(ddb).toEqual(['dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
+    // UpdateItem only on the sweep shard mark's partition: never on an event's items.
+    const update = ingest.find((s) => actionsOf([s]).includes('dynamodb:UpdateItem'));
+    expect(update?.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SWEEP#SHARDS'] } });
     const kafka = ingest.filter((s) => actionsOf([s]).some((a) => a.startsWith('kafka-cluster:')));
     expect(kafka.map((s) => s.Resource)).toEqual([
       example.mskClusterArn,

@@ -18,10 +18,28 @@ describe('npm run bench (smoke)', () => {
     const report = JSON.parse(stdout);
     expect(report.ingest.notifier.eventsPerSec).toBeGreaterThan(0);
     // One TransactWriteItems per new event; the baseline needs at least the idempotency record and one put per channel.
-    expect(report.ingest.notifier.requestsPerEvent).toBe(1);
+    // One TransactWriteItems per new event plus one look-up per batch (issue 15: ≤ 1.05).
+    expect(report.ingest.notifier.requestsPerEvent).toBeLessThanOrEqual(1.05);
     expect(report.ingest.powertools.requestsPerEvent).toBeGreaterThan(2);
-    expect(report.ingest.withDuplicates).toHaveLength(2);
+    expect(report.ingest.withDuplicates.map((d: { duplicateShare: number }) => d.duplicateShare)).toEqual([
+      0.1, 0.5, 1,
+    ]);
+    // A batch redelivered whole: one look-up, no write (issue 15: ≤ 0.05 requests per duplicate).
+    const redelivered = report.ingest.withDuplicates.find((d: { duplicateShare: number }) => d.duplicateShare === 1);
+    expect(redelivered.notifier.requestsPerEvent).toBeLessThanOrEqual(0.05);
+    expect(redelivered.notifier.wruPerEvent).toBe(0);
     expect(report.latency.map((l: { concurrency: number }) => l.concurrency)).toEqual([1, 4, 16, 64]);
+    expect(report.latencyWithDuplicates).toHaveLength(12);
+    for (const l of report.latencyWithDuplicates) {
+      expect(l).toMatchObject({ duplicateShare: expect.any(Number), concurrency: expect.any(Number) });
+      expect(l.eventsPerSec).toBeGreaterThan(0);
+    }
+    expect(report.costPerMillionNotifications.byDuplicateShare).toHaveLength(3);
+    expect(report.costPerMillionNotifications.prices.region).toBe('us-east-1');
+    // Issue 18: the capacity model at 10,000 notifications per second, no hot key.
+    expect(report.capacity).toMatchObject({ notificationsPerSec: 10_000, sweepShards: 64 });
+    expect(report.capacity.hottestKeyWritesPerSec).toBeLessThan(1_000);
+    expect(report.capacity.lambdaConcurrency.ingest).toBeGreaterThan(0);
     expect(report.cpuMicrosPerEvent).toBeGreaterThan(0);
     expect(report.dispatch.sends).toBe(500);
     expect(report.bundles.map((b: { name: string }) => b.name)).toEqual(['ingest', 'dispatch', 'sweeper']);

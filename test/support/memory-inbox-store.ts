@@ -12,7 +12,7 @@
 
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
 import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
-import type { InboxStore, PreferencesOutcome, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
+import type { InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
 
 type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem;
 
@@ -35,6 +35,20 @@ export class MemoryInboxStore implements InboxStore {
    * (throttling, an outage …).
    */
   beforeWrite: ((items: Item[]) => void | Promise<void>) | undefined;
+
+  /** eventIds asked for by each look-up (the batch read before the transactions). */
+  readonly lookups: string[][] = [];
+
+  async findInboxes(eventIds: readonly string[]): Promise<KnownEvents> {
+    await Promise.resolve();
+    this.lookups.push([...eventIds]);
+    const known = new Map<string, string | undefined>();
+    for (const id of eventIds) {
+      const inbox = this.inbox(id);
+      if (inbox !== undefined) known.set(id, inbox.payloadHash);
+    }
+    return known;
+  }
 
   async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
     await Promise.resolve();

@@ -41,6 +41,7 @@ describe('configuration, validated once at cold start', () => {
       maxEventBytes: 65_536,
       transactionAttempts: 4,
       maxEventAgeSeconds: 86_400,
+      sweepShards: 8,
     });
     expect(loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '0' }).maxEventAgeSeconds).toBe(0);
     expect(() => loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '-1' })).toThrow(

@@ -182,7 +182,8 @@ describe('input never throws', () => {
       ),
       { numRuns: 400 },
     );
-  });
+    // 400 runs of two deliveries each: seconds on an idle machine, more on the shared 2-core one.
+  }, 30_000);
 
   it('property: ingestRecord alone never rejects on arbitrary values, including values that are not base64 strings', async () => {
     const anyValue = fc.oneof(

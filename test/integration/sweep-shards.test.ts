@@ -1,0 +1,88 @@
+/**
+ * Issue 18 on DynamoDB Local: the shard count changes between deploys (64 at a 10,000/s peak, then back to 8) and the
+ * sweeper still finds every due item, because every writer raised the shard mark before writing and the sweeper visits
+ * max(mark, its own count).
+ */
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
+import { DynamoSweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
+import { parseEventJson } from '../../functions/domain/event.ts';
+import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
+import { sweep } from '../../functions/sweeper/sweep.ts';
+import { localClient } from '../../local/dynamodb-local.ts';
+import { transferEvent } from '../support/events.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+
+let table: LocalTable;
+let doc: DynamoDBDocumentClient;
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  doc = DynamoDBDocumentClient.from(localClient(table.endpoint), { marshallOptions: { removeUndefinedValues: true } });
+});
+
+const sweepWith = (shards: number, now: number) =>
+  sweep({
+    store: new DynamoNotificationStore(doc, table.tableName, 8),
+    now: () => now,
+    policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+    pendingThresholdMs: 900_000,
+    maxSendAttempts: 5,
+    maxAgeMs: 86_400_000,
+    sendRates: { EMAIL: 10_000, PUSH: 10_000, SMS: 10_000 },
+    intervalMs: 60_000,
+    limit: 10_000,
+    pageSize: 100,
+    concurrency: 8,
+    deadline: now + 60_000,
+    shards,
+  });
+
+describe('changing the shard count between deploys', () => {
+  it('items written under 64 shards are all found by a sweeper deployed with 8', async () => {
+    const now = Date.now();
+    const mark = new DynamoSweepShardMark(doc, table.tableName);
+    // The 10,000/s deploy: its ingest raises the mark before it writes.
+    expect(await mark.raise(64, now)).toBe(64);
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const d = parseEventJson(JSON.stringify(transferEvent({ eventId: `shard-change-${i}` })));
+      if (!d.ok) throw new Error('fixture');
+      const n = buildNotification(d.event, 'EMAIL', 'x@example.com', now - 3_600_000, {
+        retentionDays: 1,
+        stuckAfterMs: 60_000,
+        sweepShards: 64,
+      });
+      ids.push(n.notificationId);
+      await doc.send(new PutCommand({ TableName: table.tableName, Item: n }));
+    }
+    // Most of them sit in shards 8…63, which an 8-shard sweeper alone would never query.
+    const beyondEight = ids.filter((id) => Number(sweepKey('PENDING', 'EMAIL', id, 64).split('#')[2]) >= 8);
+    expect(beyondEight.length).toBeGreaterThan(30);
+
+    // The next deploy is back at 8 shards. The mark says 64: that is what its sweeper visits.
+    const shards = await mark.raise(8, now);
+    expect(shards).toBe(64);
+    const r = await sweepWith(shards, now);
+    expect(r.redriven.map((e) => e.notificationId).sort()).toEqual([...ids].sort());
+  });
+
+  it('without the mark, a sweeper visiting only 8 shards would miss items (what the mark is for)', async () => {
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const d = parseEventJson(JSON.stringify(transferEvent({ eventId: `no-mark-${i}` })));
+      if (!d.ok) throw new Error('fixture');
+      const n = buildNotification(d.event, 'PUSH', 'arn:x', now - 3_600_000, {
+        retentionDays: 1,
+        stuckAfterMs: 60_000,
+        sweepShards: 64,
+      });
+      ids.push(n.notificationId);
+      await doc.send(new PutCommand({ TableName: table.tableName, Item: n }));
+    }
+    const r = await sweepWith(8, now);
+    const found = r.redriven.filter((e) => e.notificationId.startsWith('no-mark-')).length;
+    expect(found).toBeLessThan(ids.length);
+  });
+});
