@@ -114,19 +114,24 @@ export class DynamoInboxStore implements InboxStore {
     }
   }
 
+  /** The inbox item's Put, first in every transaction: only if absent, and the stored item back when it is not. */
+  private inboxPut(inbox: InboxItem) {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: inbox,
+        ConditionExpression: ifAbsent,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+      },
+    };
+  }
+
   async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
     try {
       await this.client.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: inbox,
-                ConditionExpression: ifAbsent,
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
+            this.inboxPut(inbox),
             ...notifications.map((item) => ({
               Put: { TableName: this.tableName, Item: item, ConditionExpression: ifAbsent },
             })),
@@ -154,14 +159,7 @@ export class DynamoInboxStore implements InboxStore {
       await this.client.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: inbox,
-                ConditionExpression: ifAbsent,
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
+            this.inboxPut(inbox),
             {
               Put: {
                 TableName: this.tableName,
