@@ -7,6 +7,7 @@
  * are what the bench measured. Nothing here restates a number the code decides.
  */
 import { rateShardsFor } from '../functions/commons/send-quota-store.ts';
+import { SUPPRESSION_SHARDS } from '../functions/domain/audience.ts';
 import { CHANNELS, type Channel } from '../functions/domain/channels.ts';
 import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepKey, sweepShardsFor } from '../functions/domain/notification.ts';
 import { writeUnits } from './billing.ts';
@@ -40,6 +41,8 @@ export interface ItemSizes {
 export const DEFAULT_LIMITS = {
   /** DynamoDB: writes per second to one partition key value (not raisable). */
   keyWritesPerSec: 1_000,
+  /** A partition key's read units per second. */
+  keyReadsPerSec: 3_000,
   /** DynamoDB on-demand: default maximum per table (and per index), raisable through Service Quotas. */
   tableWruPerSec: 40_000,
   tableRruPerSec: 40_000,
@@ -126,7 +129,12 @@ export function capacityModel(input: CapacityInput) {
   const tableWcuPerSec = ingestWruPerSec - ingestIndexWruPerSec + dispatchTableWruPerSec;
   const sweeperQueriesPerRun = 2 * CHANNELS.length * sweepShards;
   const sweeperRruPerSec = (sweeperQueriesPerRun * 0.5) / 60;
-  const tableRcuPerSec = eventsPerSec * m.ingestRruPerEvent + duplicatesPerSec * m.ingestRruPerDuplicate;
+  // The audience check before each claim (issue 16): two strongly consistent reads per send — the address's
+  // suppression item (a channel's items spread over 16 keys by the hash) and the user's preferences (a key per user).
+  const audienceRruPerSec = 2 * n;
+  const suppressionKeyReadsPerSec = (n * input.channelMix[busiest]) / SUPPRESSION_SHARDS.length;
+  const tableRcuPerSec =
+    eventsPerSec * m.ingestRruPerEvent + duplicatesPerSec * m.ingestRruPerDuplicate + audienceRruPerSec;
 
   // ── MSK, streams, Lambda ──
   const mskPartitions = Math.max(1, Math.ceil((recordsPerSec * m.ingestSecondsPerRecord) / PARTITION_UTILISATION));
@@ -152,6 +160,11 @@ export function capacityModel(input: CapacityInput) {
       max: limits.keyWritesPerSec,
     },
     { limit: 'token-bucket key writes/s (DynamoDB per key)', needed: rateKeyWritesPerSec, max: limits.keyWritesPerSec },
+    {
+      limit: 'suppression key reads/s (DynamoDB per key)',
+      needed: suppressionKeyReadsPerSec,
+      max: limits.keyReadsPerSec,
+    },
     { limit: 'table WRU/s (on-demand default per table)', needed: tableWcuPerSec, max: limits.tableWruPerSec },
     { limit: 'sweep index WRU/s (on-demand default per index)', needed: indexWcuPerSec, max: limits.tableWruPerSec },
     {
@@ -215,6 +228,7 @@ export function capacityModel(input: CapacityInput) {
     hottestKeyWritesPerSec: round(hottestKeyWritesPerSec),
     hottestKeyWritesPerSecAllOneChannel: round(hottestKeyWritesPerSecAllOneChannel),
     rateKeyWritesPerSec: round(rateKeyWritesPerSec),
+    suppressionKeyReadsPerSec: round(suppressionKeyReadsPerSec),
     tableWcuPerSec: round(tableWcuPerSec),
     tableRcuPerSec: round(tableRcuPerSec + sweeperRruPerSec),
     indexWcuPerSec: round(indexWcuPerSec),

@@ -109,8 +109,11 @@ export class DeliveryFeedback extends Construct {
     });
     const fn = this.function;
     // UpdateItem: deliveryStatus (conditional on rank) and the suppression item; GetItem: the re-read after a
-    // failed condition (duplicate or older feedback vs. a notification that no longer exists).
-    fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // failed condition (duplicate or older feedback vs. a notification that no longer exists). Notifications and
+    // suppressions only: never a send window, the breaker, preferences or the shard mark.
+    fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], {
+      leadingKeys: ['EVENT#*', 'SUPPRESSION#*'],
+    });
     if (props.key !== undefined) {
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [props.key.keyArn] }),

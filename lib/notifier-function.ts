@@ -91,10 +91,26 @@ export class NotifierFunction extends NodejsFunction {
    * The one way a function reaches the table: exactly these actions, on the table or one of its indexes, and the
    * table's name in TABLE_NAME (functions/commons/config.ts), so a function never holds a name it may not use.
    */
-  useTable(table: ITable, actions: readonly TableAction[], options: { readonly index?: string } = {}): this {
+  useTable(
+    table: ITable,
+    actions: readonly TableAction[],
+    options: {
+      readonly index?: string;
+      /** Only items whose partition key matches one of these patterns (IAM `dynamodb:LeadingKeys`, `*` wildcards). */
+      readonly leadingKeys?: readonly string[];
+    } = {},
+  ): this {
     this.addEnvironment('TABLE_NAME', table.tableName);
     const resource = options.index === undefined ? table.tableArn : `${table.tableArn}/index/${options.index}`;
-    this.addToRolePolicy(new PolicyStatement({ actions: [...actions], resources: [resource] }));
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: [...actions],
+        resources: [resource],
+        ...(options.leadingKeys === undefined
+          ? {}
+          : { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...options.leadingKeys] } } }),
+      }),
+    );
     return this;
   }
 }

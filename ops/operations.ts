@@ -377,6 +377,10 @@ export async function resendNotification(
     attempt: item.attempt,
     ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
     ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+    // The earlier send's feedback stays in the record; the new send's feedback starts afresh on the item.
+    ...(typeof (item as { deliveryStatus?: unknown }).deliveryStatus === 'string'
+      ? { deliveryStatus: (item as { deliveryStatus?: string }).deliveryStatus }
+      : {}),
   };
   try {
     const r = await deps.doc.send(
@@ -385,7 +389,7 @@ export async function resendNotification(
         Key: key,
         ConditionExpression: '#status = :from AND attempt = :attempt',
         UpdateExpression:
-          'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId',
+          'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, bounceType, bounceSubType',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':from': status,

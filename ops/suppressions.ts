@@ -106,7 +106,10 @@ export async function run(command: Command, store: DynamoAudienceStore | undefin
     const lifted = await store.lift(command.channel, command.hash as string, command.by, io.now());
     io.print(
       lifted
-        ? `lifted ${command.channel} ${command.hash}: the next notification to this address is sent`
+        ? `lifted ${command.channel} ${command.hash}: notifier sends to this address again` +
+            (command.channel === 'EMAIL'
+              ? ' — lift it from SES too (aws sesv2 delete-suppressed-destination --email-address …), or SES drops the next email as OnAccountSuppressionList and its bounce suppresses the address here again'
+              : '')
         : `no active ${command.channel} suppression under ${command.hash}`,
     );
     return lifted ? 0 : 1;

@@ -16,6 +16,7 @@ import {
   PREFS_SK,
   type PreferencesItem,
   prefsPk,
+  SUPPRESSION_SHARDS,
   type SuppressedReason,
   type SuppressionItem,
   suppressedReason,
@@ -49,6 +50,8 @@ export type SuppressionRecorded = 'suppressed' | 'alreadySuppressed' | 'liftedSi
 const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 const iso = (ms: number) => new Date(ms).toISOString();
 
+const suppressionKey = (channel: Channel, hash: string) => ({ pk: suppressionPk(channel, hash), sk: hash });
+
 export class DynamoAudienceStore implements AudienceGate {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -58,7 +61,7 @@ export class DynamoAudienceStore implements AudienceGate {
   async check(a: Addressee): Promise<SuppressedReason | undefined> {
     // Both reads at once: one round trip of latency. Consistent, so a suppression written a moment ago counts.
     const [suppression, prefs] = await Promise.all([
-      this.get<SuppressionItem>({ pk: suppressionPk(a.channel), sk: addressHash(a.channel, a.recipient) }),
+      this.get<SuppressionItem>(suppressionKey(a.channel, addressHash(a.channel, a.recipient))),
       this.get<PreferencesItem>({ pk: prefsPk(a.userId), sk: PREFS_SK }),
     ]);
     return suppressedReason(a, suppression, prefs);
@@ -88,7 +91,9 @@ export class DynamoAudienceStore implements AudienceGate {
 
   /**
    * The feedback's deliveryStatus on its notification, only over a lower rank or the same rank at an older time: a
-   * duplicate or a late, lesser event changes nothing. Never touches status or updatedAt (the send state machine's).
+   * duplicate or a late, lesser event changes nothing. Only for the send it describes: once the item holds a provider
+   * message id, feedback about another message (an earlier send, before an operator's resend) changes nothing. Never
+   * touches status or updatedAt (the send state machine's).
    */
   async recordDelivery(f: Feedback): Promise<DeliveryRecorded> {
     const key = { pk: eventPk(f.eventId), sk: notificationSk(f.channel) };
@@ -96,7 +101,7 @@ export class DynamoAudienceStore implements AudienceGate {
       TableName: this.tableName,
       Key: key,
       ConditionExpression:
-        'attribute_exists(pk) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
+        'attribute_exists(pk) AND (attribute_not_exists(providerMessageId) OR providerMessageId = :mid) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
       UpdateExpression: `SET deliveryStatus = :status, deliveryRank = :rank, deliveryAt = :at, deliveryAtMs = :atMs${
         f.bounceType === undefined ? ' REMOVE bounceType, bounceSubType' : ', bounceType = :bt, bounceSubType = :bst'
       }`,
@@ -105,6 +110,7 @@ export class DynamoAudienceStore implements AudienceGate {
         ':rank': f.rank,
         ':at': f.at,
         ':atMs': f.atMs,
+        ':mid': f.messageId,
         ...(f.bounceType === undefined ? {} : { ':bt': f.bounceType, ':bst': f.bounceSubType ?? 'Unknown' }),
       },
     });
@@ -124,7 +130,7 @@ export class DynamoAudienceStore implements AudienceGate {
     notificationId: string,
     at: string,
   ): Promise<SuppressionRecorded> {
-    const key = { pk: suppressionPk(channel), sk: addressHash(channel, address) };
+    const key = suppressionKey(channel, addressHash(channel, address));
     const applied = await this.conditional({
       TableName: this.tableName,
       Key: key,
@@ -151,7 +157,7 @@ export class DynamoAudienceStore implements AudienceGate {
   async lift(channel: Channel, hash: string, by: string, now: number): Promise<boolean> {
     return this.conditional({
       TableName: this.tableName,
-      Key: { pk: suppressionPk(channel), sk: hash },
+      Key: suppressionKey(channel, hash),
       ConditionExpression: '#state = :active',
       UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by',
       ExpressionAttributeNames: { '#state': 'state' },
@@ -159,22 +165,24 @@ export class DynamoAudienceStore implements AudienceGate {
     });
   }
 
-  /** Every suppression of a channel (one partition, paged). */
+  /** Every suppression of a channel (its 16 partitions, each paged). */
   async list(channel: Channel): Promise<SuppressionItem[]> {
     const items: SuppressionItem[] = [];
-    let start: Record<string, NativeAttributeValue> | undefined;
-    do {
-      const r = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': suppressionPk(channel) },
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      items.push(...((r.Items ?? []) as SuppressionItem[]));
-      start = r.LastEvaluatedKey;
-    } while (start !== undefined);
+    for (const shard of SUPPRESSION_SHARDS) {
+      let start: Record<string, NativeAttributeValue> | undefined;
+      do {
+        const r = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': suppressionPk(channel, shard) },
+            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+          }),
+        );
+        items.push(...((r.Items ?? []) as SuppressionItem[]));
+        start = r.LastEvaluatedKey;
+      } while (start !== undefined);
+    }
     return items;
   }
 

@@ -132,8 +132,10 @@ export function readFeedback(input: unknown): ReadResult {
   };
   const at = (status: DeliveryStatus, timestamp: string) => {
     const ms = Date.parse(timestamp);
-    const atMs = Number.isFinite(ms) ? ms : Date.parse(r.mail.timestamp);
-    return { status, rank: DELIVERY_RANK[status], at: new Date(Number.isFinite(atMs) ? atMs : 0).toISOString(), atMs };
+    const fallback = Date.parse(r.mail.timestamp);
+    // Neither time readable: the epoch, so the event still ranks (DynamoDB refuses NaN, which would park it).
+    const atMs = Number.isFinite(ms) ? ms : Number.isFinite(fallback) ? fallback : 0;
+    return { status, rank: DELIVERY_RANK[status], at: new Date(atMs).toISOString(), atMs };
   };
   const missing = (field: string) => ignore('MALFORMED', `${expected} without ${field}`);
   switch (expected) {

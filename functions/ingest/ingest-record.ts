@@ -187,16 +187,25 @@ async function applyPreferences(
   const inbox = buildPreferencesInbox(p, payloadHash, input.source, now, retention);
   const stale = buildPreferencesInbox(p, payloadHash, input.source, now, retention, true);
   // Known to the batch's look-up: settled as the transaction's cancellation would settle it, without one.
-  const outcome: PreferencesOutcome =
-    known !== undefined
-      ? { kind: 'inboxExists', payloadHash: known.payloadHash }
-      : await withRetry(() => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)), {
-          attempts: deps.transactionAttempts,
-          baseMs: deps.retryBaseMs ?? 50,
-          isRetryable: (error) => error instanceof TransientStoreError,
-          onRetry: (error) => deps.onRetry?.(p.eventId, error),
-          ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-        });
+  let outcome: PreferencesOutcome;
+  try {
+    outcome =
+      known !== undefined
+        ? { kind: 'inboxExists', payloadHash: known.payloadHash }
+        : await withRetry(() => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)), {
+            attempts: deps.transactionAttempts,
+            baseMs: deps.retryBaseMs ?? 50,
+            isRetryable: (error) => error instanceof TransientStoreError,
+            onRetry: (error) => deps.onRetry?.(p.eventId, error),
+            ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+          });
+  } catch (error) {
+    // As for a transfer: items DynamoDB will never store are the record's fault — quarantined, never retried forever.
+    if (isRecordRefusal(error)) {
+      return quarantine(unprocessable('DynamoDB refused its items', error, p.eventId), record, deps);
+    }
+    throw error;
+  }
   const accepted = { kind: 'accepted' as const, eventId: p.eventId, channels: [], sanitised: [], preferences: true };
   switch (outcome.kind) {
     case 'created':

@@ -790,6 +790,11 @@ describe('delivery feedback (issue 16)', () => {
       (st) => !actionsOf([st]).some((a) => a.startsWith('logs:') || a.startsWith('xray:')),
     );
     expect(actionsOf(statements).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+    // Notifications and suppressions only: never a send window, the breaker, preferences or the shard mark.
+    const table = statements.find((st) => actionsOf([st]).includes('dynamodb:UpdateItem'));
+    expect(table?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'SUPPRESSION#*'] },
+    });
   });
 
   it('an existing configuration set named in the settings is used, not created', () => {

@@ -64,10 +64,18 @@ const ingest = async (values: object[]) => {
   );
   await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
 };
-const feedback = (type: SesEventType, o: SesEventOptions) =>
-  handlers.feedback(sesEvent(type, o), lambdaContext('notifier-feedback'));
 const notification = async (eventId: string, channel = 'EMAIL') =>
   (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
+/** SES feedback about the message SES accepted for the notification (unless the test names another message). */
+const feedback = async (type: SesEventType, o: SesEventOptions) => {
+  const [eventId = '', channel] = (o.notificationId ?? '').split('#');
+  const sent = await notification(eventId, channel);
+  const messageId = typeof sent.providerMessageId === 'string' ? sent.providerMessageId : undefined;
+  return handlers.feedback(
+    sesEvent(type, { ...(messageId === undefined ? {} : { messageId }), ...o }),
+    lambdaContext('notifier-feedback'),
+  );
+};
 const emailed = () => ses.commandCalls(SendEmailCommand).map((c) => c.args[0].input.Destination?.ToAddresses?.[0]);
 const email = (eventId: string, to: string) =>
   transferEvent({ eventId, channels: ['EMAIL'], recipient: { email: to, userId: `user-of-${eventId}` } });
@@ -95,6 +103,20 @@ describe('delivery feedback on DynamoDB Local', () => {
       attempt: sent.attempt,
       providerMessageId: sent.providerMessageId,
     });
+  });
+
+  it('feedback about another message of the notification (an earlier send, before a resend) changes nothing', async () => {
+    await ingest([email('fb-other', 'other-message@example.com')]);
+    const nid = 'fb-other#EMAIL';
+    await feedback('Delivery', {
+      notificationId: nid,
+      to: 'other-message@example.com',
+      at: '2026-11-30T09:15:04Z',
+      messageId: 'an-earlier-send',
+    });
+    expect(await notification('fb-other')).not.toHaveProperty('deliveryStatus');
+    await feedback('Delivery', { notificationId: nid, to: 'other-message@example.com', at: '2026-11-30T09:15:05Z' });
+    expect(await notification('fb-other')).toMatchObject({ deliveryStatus: 'DELIVERED' });
   });
 
   it('every order of the same feedback ends the same: COMPLAINED over DELIVERED over DELAYED', async () => {

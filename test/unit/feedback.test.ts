@@ -63,6 +63,15 @@ describe('reading SES feedback (the AWS documentation example of each event type
     expect(DELIVERY_RANK.BOUNCED).toBeLessThan(DELIVERY_RANK.COMPLAINED);
   });
 
+  it('an event whose times cannot be read still ranks, at the epoch (DynamoDB refuses NaN: it would be parked)', () => {
+    const e = sesEvent('Delivery', { notificationId: NID, at: 'not a time' }) as {
+      detail: { mail: { timestamp: string } };
+    };
+    e.detail.mail.timestamp = 'not a time either';
+    const r = readFeedback(e);
+    expect(r.ok && r.feedback).toMatchObject({ status: 'DELIVERED', atMs: 0, at: '1970-01-01T00:00:00.000Z' });
+  });
+
   it('mail without our tag, another source, other SES types and malformed records are ignored with a reason', () => {
     expect(readFeedback(sesEvent('Delivery', { notificationId: undefined }))).toMatchObject({
       ok: false,

@@ -96,6 +96,16 @@ describe('PreferencesUpdated', () => {
     expect(r.figures).toMatchObject({ received: 4, quarantined: 4 });
   });
 
+  it('preferences DynamoDB refuses are quarantined as UNPROCESSABLE, not retried for ever (the partition goes on)', async () => {
+    const store = new MemoryInboxStore();
+    store.recordPreferences = async () => {
+      throw Object.assign(new Error('refused'), { name: 'ValidationException' });
+    };
+    const r = await ingest(store, [preferencesEvent('p-refused', '2026-11-30T09:00:00Z', ['SMS'])]);
+    expect(r.failure).toBeUndefined();
+    expect(r.results[0]).toMatchObject({ kind: 'quarantined', rejection: { reason: 'UNPROCESSABLE' } });
+  });
+
   it('the same eventId reused with another opt-out set is a conflict, quarantined', async () => {
     const store = new MemoryInboxStore();
     await ingest(store, [preferencesEvent('p-1', '2026-11-30T09:00:00Z', ['SMS'])]);
