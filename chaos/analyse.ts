@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
 import {
   cleanDisplayText,
   isCleanDisplayText,
@@ -27,16 +28,7 @@ import {
   type RecordSpec,
 } from './model.ts';
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
-import {
-  attributeSends,
-  type DeliveryStats,
-  MAX_AGE_MS,
-  type newStreamState,
-  POLICIES,
-  runItems,
-  transitionViolations,
-  type World,
-} from './world.ts';
+import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
 const hashOf = (value: unknown): string | undefined => {
   const d = parseEventJson(JSON.stringify(value));
@@ -48,13 +40,30 @@ const hashOf = (value: unknown): string | undefined => {
 const MESSAGE_OWN_FAILURE =
   /^(MessageRejected|InvalidParameter|InvalidParameterValue|ParameterValueInvalid|EndpointDisabled|NotFound|OptedOut|RENDER_ERROR|RETRIES_EXHAUSTED)\b/;
 
+/** Records handed to ingest (every try), of which redeliveries; invocations that failed. */
+export interface DeliveryStats {
+  deliveries: number;
+  redeliveries: number;
+  failedInvocations: number;
+}
+
+/** What the stream side did: every record it produced, and what the mapping dropped, bisected, gave up. */
+export interface StreamFigures {
+  seen: DynamoDBRecord[];
+  dropped: number;
+  trimmed: number;
+  onFailure: DynamoDBRecord[];
+  unfilteredDeliveries: number;
+  bisections: number;
+}
+
 export interface AnalysisInput {
   prefix: string;
   topic: string;
   parts: RecordSpec[][];
   specs: EventSpec[];
   stats: DeliveryStats;
-  stream: ReturnType<typeof newStreamState>;
+  stream: StreamFigures;
   logStart: number;
   ledgerStart: { ses: number; sns: number };
   faultsBefore: Record<string, number>;

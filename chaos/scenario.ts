@@ -3,9 +3,12 @@
  * then judged (analyse.ts → the one verdict in verdict.ts). The expected outcome of each fault is written next to it
  * (PROVIDER_MODES in model.ts, POISON_KINDS in poison.ts, CRASH_POINTS in faults.ts).
  */
+
+import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import type { Channel } from '../functions/domain/event.ts';
 import { mskEvent } from '../local/msk.ts';
+import { KafkaMapping, StreamMapping } from '../local/pipeline.ts';
 import type { Fault } from '../local/providers.ts';
 import { analyse } from './analyse.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS, faultCounts } from './faults.ts';
@@ -13,16 +16,14 @@ import { eventArbitrary, seededRandom, withCase } from './generate.ts';
 import type { ChaosOptions, ChaosReport, EventSpec, ProviderMode, RecordSpec } from './model.ts';
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
 import {
+  chaosInvoke,
   convergeRun,
-  type DeliveryStats,
-  deliverKafkaBatch,
   FaultDecisions,
   LEASE_MS,
-  newStreamState,
   newWitness,
   openWorld,
   POLICIES,
-  pumpStream,
+  recordIdentity,
   runSweeper,
   type World,
 } from './world.ts';
@@ -38,8 +39,16 @@ export class ChaosRun {
   readonly topic = `${this.prefix}topic`;
   readonly parts: RecordSpec[][];
   readonly specs: EventSpec[] = [];
-  readonly stats: DeliveryStats = { deliveries: 0, redeliveries: 0, failedInvocations: 0 };
-  readonly stream = newStreamState();
+  /** The local emulators of the two event source mappings, driven through the chaos world's crash contexts. */
+  readonly kafka: KafkaMapping;
+  readonly stream: StreamMapping;
+  /** Every record the stream produced — read or trimmed away — for the transition checks. */
+  readonly seen: DynamoDBRecord[] = [];
+  private redeliveries = 0;
+  private trimmed = 0;
+  /** The current pump's fault rates (the mapping's drop and unfiltered hooks read them). */
+  private dropRate = 0;
+  private unfilteredRate = 0;
   readonly cursor: number[];
   /** What the run did, in order (deliveries, pumps, trims, pauses, bursts): the same seed gives the same schedule. */
   readonly schedule: string[] = [];
@@ -64,6 +73,13 @@ export class ChaosRun {
     const partitions = options.partitions ?? 3;
     this.parts = Array.from({ length: partitions }, () => []);
     this.cursor = Array(partitions).fill(0) as number[];
+    this.kafka = new KafkaMapping(w.handlers.ingest, { maxAttempts: 25, invoke: chaosInvoke });
+    this.stream = new StreamMapping(w.reader, w.handlers.dispatch, {
+      invoke: chaosInvoke,
+      onRead: (records) => this.seen.push(...records),
+      drop: (r) => this.dropRate > 0 && w.decide.unit(`stream:drop:${recordIdentity(r)}`) < this.dropRate,
+      unfiltered: () => this.unfilteredRate > 0 && w.decide.unit('stream:unfiltered') < this.unfilteredRate,
+    });
     this.logStart = w.logLines.length;
     this.ledgerStart = { ses: w.ses.sends.length, sns: w.sns.sends.length };
     this.faultsBefore = { ...faultCounts };
@@ -173,9 +189,8 @@ export class ChaosRun {
     const to = Math.min(from + max, this.parts[p]!.length);
     if (to <= from) return;
     this.schedule.push(`deliver ${p} ${from}-${to} x${copies}${concurrent ? ' concurrently' : ''}`);
-    this.stats.redeliveries += (copies - 1) * (to - from);
-    const one = (copy: number) => () =>
-      deliverKafkaBatch(this.w, this.batch(p, from, to), this.stats, 25, `${p}:${from}-${to} copy ${copy}`);
+    this.redeliveries += (copies - 1) * (to - from);
+    const one = (copy: number) => () => this.kafka.deliver(this.batch(p, from, to), `${p}:${from}-${to} copy ${copy}`);
     if (concurrent) {
       const starts = Array.from({ length: copies }, (_, copy) => one(copy));
       await (startOrder ? startOrder(starts) : Promise.all(starts.map((s) => s())));
@@ -189,27 +204,23 @@ export class ChaosRun {
     const from = Math.max(0, to - back);
     if (to <= from) return;
     this.schedule.push(`rebalance ${p} ${from}-${to}`);
-    this.stats.redeliveries += to - from;
-    await deliverKafkaBatch(
-      this.w,
-      this.batch(p, from, to),
-      this.stats,
-      25,
-      `${p}:${from}-${to} rebalance ${this.rebalances++}`,
-    );
+    this.redeliveries += to - from;
+    await this.kafka.deliver(this.batch(p, from, to), `${p}:${from}-${to} rebalance ${this.rebalances++}`);
   }
 
   pump(dropRate = 0, unfilteredRate = 0): Promise<number> {
     this.schedule.push(`pump drop=${dropRate} unfiltered=${unfilteredRate}`);
-    return pumpStream(this.w, this.stream, { dropRate, unfilteredRate });
+    this.dropRate = dropRate;
+    this.unfilteredRate = unfilteredRate;
+    return this.stream.pump();
   }
 
   /** The 24 h trim: what is on the stream and not yet read is gone; the clock moves a day on. */
   async trim(): Promise<void> {
     this.schedule.push('trim');
     const gone = await this.w.reader.poll();
-    this.stream.seen.push(...gone);
-    this.stream.trimmed += gone.length;
+    this.seen.push(...gone);
+    this.trimmed += gone.length;
     clock.advance(25 * 3_600_000);
   }
 
@@ -232,7 +243,10 @@ export class ChaosRun {
     for (const [p, records] of this.parts.entries()) {
       while (this.cursor[p]! < records.length) await this.deliverNext(p, this.options.batchSize ?? 20, 1, false);
     }
-    await convergeRun(this.w, this.stream, this.prefix);
+    // Converging: the stream as it is, nothing dropped, the filter intact (and not part of the schedule).
+    this.dropRate = 0;
+    this.unfilteredRate = 0;
+    await convergeRun(this.w, () => this.stream.pump(), this.prefix);
     this.w.ses.whileSlow = undefined;
     this.w.sns.whileSlow = undefined;
     return analyse(this.w, {
@@ -240,8 +254,19 @@ export class ChaosRun {
       topic: this.topic,
       parts: this.parts,
       specs: this.specs,
-      stats: this.stats,
-      stream: this.stream,
+      stats: {
+        deliveries: this.kafka.deliveries,
+        redeliveries: this.redeliveries,
+        failedInvocations: this.kafka.failedInvocations,
+      },
+      stream: {
+        seen: this.seen,
+        dropped: this.stream.dropped,
+        trimmed: this.trimmed,
+        onFailure: this.stream.onFailure,
+        unfilteredDeliveries: this.stream.unfilteredDeliveries,
+        bisections: this.stream.bisections,
+      },
       logStart: this.logStart,
       ledgerStart: this.ledgerStart,
       faultsBefore: this.faultsBefore,

@@ -7,9 +7,8 @@
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord, MSKEvent } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { DynamoNotificationStore } from '../functions/commons/notification-store.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
 import { SendError } from '../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../functions/dispatch/senders.ts';
 import type { Channel } from '../functions/domain/channels.ts';
@@ -22,7 +21,14 @@ import {
 } from '../functions/domain/notification.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
-import { type Handlers, lambdaContext, loadHandlers, readTable } from '../local/pipeline.ts';
+import {
+  type Handlers,
+  type Invoker,
+  lambdaContext,
+  loadHandlers,
+  readTable,
+  StreamMapping,
+} from '../local/pipeline.ts';
 import {
   type AcceptedSend,
   type Fault,
@@ -401,132 +407,26 @@ function randomFaultsFor(command: string): DynamoFault[] {
 
 // ── Event source mapping simulators ──
 
-export interface DeliveryStats {
-  deliveries: number;
-  redeliveries: number;
-  failedInvocations: number;
-}
-
-/** Kafka: one invocation per batch; a throw or a crash redelivers the whole batch. */
-export async function deliverKafkaBatch(
-  w: World,
-  event: MSKEvent,
-  stats: DeliveryStats,
-  maxAttempts = 25,
-  label?: string,
-): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    stats.deliveries += Object.values(event.records).flat().length;
-    const ctx = { crashed: false, ...(label === undefined ? {} : { id: `kafka ${label} try ${attempt}` }) };
-    let failed = false;
-    try {
-      await invocation.run(ctx, () => w.handlers.ingest(event, lambdaContext('chaos-ingest')));
-    } catch {
-      failed = true;
-    }
-    if (!failed && !ctx.crashed) return;
-    stats.failedInvocations++;
-    if (attempt >= maxAttempts) throw new Error(`Kafka batch still failing after ${maxAttempts} attempts`);
-  }
-}
-
-export interface StreamState {
-  buffer: DynamoDBRecord[];
-  onFailure: DynamoDBRecord[];
-  /** Every record the stream ever produced, for the transition checks. */
-  seen: DynamoDBRecord[];
-  dropped: number;
-  trimmed: number;
-  unfilteredDeliveries: number;
-  bisections: number;
-}
-
-export const newStreamState = (): StreamState => ({
-  buffer: [],
-  onFailure: [],
-  seen: [],
-  dropped: 0,
-  trimmed: 0,
-  unfilteredDeliveries: 0,
-  bisections: 0,
-});
-
 /**
- * DynamoDB Streams → dispatch with the mapping's rules: the trigger filter, batches of 100, ReportBatchItemFailures
- * (checkpoint at the lowest failed record), a failed or crashed invocation bisected, bounded retries then the on-failure
- * queue. `dropRate` discards records before delivery (the sweeper must find them); the 24 h trim is the scenario's
- * own step (it reads and discards what is on the stream, then moves the clock a day on);
- * `unfilteredRate` also hands dispatch raw batches the filter would have stopped (MODIFY/REMOVE/inbox/quarantine).
+ * The chaos suite's Invoker for the local event source mappings (local/pipeline.ts): each invocation runs in a crash
+ * context — a crash anywhere inside fails it whole, as a dying Lambda does — keyed by its label when it has one.
  */
-export async function pumpStream(
-  w: World,
-  s: StreamState,
-  options: { dropRate?: number; unfilteredRate?: number; maxRetries?: number } = {},
-): Promise<number> {
-  const fresh = await w.reader.poll();
-  s.seen.push(...fresh);
-  if (
-    (options.unfilteredRate ?? 0) > 0 &&
-    fresh.length > 0 &&
-    w.decide.unit('stream:unfiltered') < (options.unfilteredRate ?? 0)
-  ) {
-    s.unfilteredDeliveries++;
-    const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, 100);
-    if (raw.length > 0) await invokeDispatch(w, raw);
+export const chaosInvoke: Invoker = async (run, label) => {
+  const ctx = { crashed: false, ...(label === undefined ? {} : { id: label }) };
+  try {
+    const response = await invocation.run(ctx, run);
+    return ctx.crashed ? { functionError: true } : { response, functionError: false };
+  } catch (error) {
+    return { functionError: true, error };
   }
-  for (const r of fresh) {
-    if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
-    if ((options.dropRate ?? 0) > 0 && w.decide.unit(`stream:drop:${recordIdentity(r)}`) < (options.dropRate ?? 0)) {
-      s.dropped++;
-      continue;
-    }
-    s.buffer.push(r);
-  }
-  let retries = 0;
-  let size = 100;
-  while (s.buffer.length > 0) {
-    const batch = s.buffer.slice(0, size);
-    const { failedAt, functionError } = await invokeDispatch(w, batch);
-    if (failedAt === -1) {
-      s.buffer.splice(0, batch.length);
-      retries = 0;
-      size = 100;
-      continue;
-    }
-    s.buffer.splice(0, failedAt);
-    if (functionError && batch.length > 1) {
-      // BisectBatchOnFunctionError: a failed invocation is retried as two halves.
-      size = Math.ceil(batch.length / 2);
-      s.bisections++;
-    }
-    if (++retries > (options.maxRetries ?? 5)) {
-      const given = s.buffer.shift();
-      if (given) s.onFailure.push(given);
-      retries = 0;
-    }
-  }
-  return fresh.length;
-}
+};
 
-/**
- * One dispatch invocation. `failedAt` is the index of the lowest failed record (-1: all succeeded);
- * `functionError` says the invocation itself failed (it threw or crashed), which is what makes the mapping bisect.
- */
+/** One dispatch invocation outside a mapping (the model-based test's racing deliveries). */
 export async function invokeDispatch(
   w: World,
   batch: DynamoDBRecord[],
 ): Promise<{ failedAt: number; functionError: boolean }> {
-  const ctx = { crashed: false };
-  try {
-    const response = await invocation.run(ctx, () =>
-      w.handlers.dispatch({ Records: batch }, lambdaContext('chaos-dispatch')),
-    );
-    if (ctx.crashed) return { failedAt: 0, functionError: true };
-    const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    return { failedAt: batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? '')), functionError: false };
-  } catch {
-    return { failedAt: 0, functionError: true };
-  }
+  return new StreamMapping(w.reader, w.handlers.dispatch, { invoke: chaosInvoke }).invoke(batch);
 }
 
 /** One sweeper invocation; `id` keys the fault decisions inside it (see `Invocation.id`). */
@@ -536,9 +436,14 @@ export async function runSweeper(w: World, id?: string): Promise<void> {
 }
 
 /** Pumps, sweeps and advances the clock until every notification of the run is terminal (or gives up). */
-export async function convergeRun(w: World, s: StreamState, prefix: string, maxRounds = 60): Promise<void> {
+export async function convergeRun(
+  w: World,
+  pump: () => Promise<number>,
+  prefix: string,
+  maxRounds = 60,
+): Promise<void> {
   for (let round = 0; round < maxRounds; round++) {
-    while ((await pumpStream(w, s)) > 0) {
+    while ((await pump()) > 0) {
       // keep draining while the stream grows
     }
     const items = await runItems(w, prefix);

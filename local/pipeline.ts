@@ -2,7 +2,10 @@
  * The AWS side of the pipeline, emulated around the real, unmodified handlers:
  * - KafkaMapping: MSK event batches into the ingest handler; when the handler throws, the whole batch again.
  * - StreamMapping: DynamoDB Local's stream, the trigger's own filter, batches into the dispatch handler, honouring
- *   batchItemFailures (resume at the lowest failed record), bounded retries ending in an on-failure list.
+ *   batchItemFailures (resume at the lowest failed record), bisecting a failed batch, bounded retries ending in an
+ *   on-failure list.
+ * Both take an Invoker, so the chaos suite (chaos/world.ts) drives the same emulators with its crash points, drops and
+ * an unfiltered trigger.
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
@@ -81,71 +84,143 @@ export const lambdaContext = (name: string, timeoutMs = 60_000): Context => {
   } as Context;
 };
 
+/** One handler invocation as an event source mapping sees it: the handler's answer, or a function error. */
+export interface Invocation<R> {
+  readonly response?: R;
+  /** The invocation failed: the handler threw (or, in the chaos suite, the environment "crashed"). */
+  readonly functionError: boolean;
+  readonly error?: unknown;
+}
+/**
+ * Runs one invocation. `label`, when given, names it in the run's schedule ("kafka 0:0-20 copy 1 try 2"): the chaos
+ * suite runs each invocation in a crash context and keys its fault decisions by the label; the local run calls the
+ * handler directly.
+ */
+export type Invoker = <R>(run: () => Promise<R>, label?: string) => Promise<Invocation<R>>;
+export const invokeDirectly: Invoker = async (run) => {
+  try {
+    return { response: await run(), functionError: false };
+  } catch (error) {
+    return { functionError: true, error };
+  }
+};
+
+/** The MSK event source mapping: a batch is delivered until the handler succeeds, the whole batch every time. */
 export class KafkaMapping {
+  /** Records handed to the handler, every try counted. */
   deliveries = 0;
   failedInvocations = 0;
+
   constructor(
     private readonly handler: Handlers['ingest'],
-    private readonly maxAttempts = 10,
+    private readonly options: { readonly maxAttempts?: number; readonly invoke?: Invoker } = {},
   ) {}
 
-  /** Delivers one batch until the handler succeeds, as the MSK event source mapping does. */
-  async deliver(event: MSKEvent): Promise<void> {
+  async deliver(event: MSKEvent, label?: string): Promise<void> {
+    const maxAttempts = this.options.maxAttempts ?? 10;
+    const invoke = this.options.invoke ?? invokeDirectly;
     for (let attempt = 1; ; attempt++) {
       this.deliveries += Object.values(event.records).flat().length;
-      try {
-        await this.handler(event, lambdaContext('notifier-ingest'));
-        return;
-      } catch (error) {
-        this.failedInvocations++;
-        if (attempt >= this.maxAttempts) throw error;
+      const outcome = await invoke(
+        () => this.handler(event, lambdaContext('notifier-ingest')),
+        label === undefined ? undefined : `kafka ${label} try ${attempt}`,
+      );
+      if (!outcome.functionError) return;
+      this.failedInvocations++;
+      if (attempt >= maxAttempts) {
+        throw outcome.error ?? new Error(`Kafka batch still failing after ${maxAttempts} attempts`);
       }
     }
   }
 }
 
+export interface StreamMappingOptions {
+  readonly batchSize?: number;
+  /** Retries of a failing batch before its first record goes to the on-failure list. */
+  readonly maxRetries?: number;
+  readonly invoke?: Invoker;
+  /** Every record read from the stream, before the filter (the chaos suite checks each transition). */
+  readonly onRead?: (records: DynamoDBRecord[]) => void;
+  /** Whether a record the filter passed is lost before delivery (the chaos suite's dropped records). */
+  readonly drop?: (record: DynamoDBRecord) => boolean;
+  /** Whether to also hand dispatch what the filter stopped, as a drifted filter would (the chaos suite). */
+  readonly unfiltered?: () => boolean;
+}
+
+/**
+ * The DynamoDB Streams event source mapping as the stack configures it: the trigger's filter, batches of 100,
+ * ReportBatchItemFailures (resume at the lowest failed record), a batch whose invocation failed bisected
+ * (BisectBatchOnFunctionError), bounded retries, then the on-failure list.
+ */
 export class StreamMapping {
   readonly onFailure: DynamoDBRecord[] = [];
   invocations = 0;
+  dropped = 0;
+  bisections = 0;
+  unfilteredDeliveries = 0;
   private readonly buffer: DynamoDBRecord[] = [];
 
   constructor(
     private readonly reader: StreamReader,
     private readonly handler: Handlers['dispatch'],
-    private readonly batchSize = 100,
-    private readonly maxRetries = 5,
+    private readonly options: StreamMappingOptions = {},
   ) {}
 
   /** Reads what is new on the stream, filters it as the trigger does, and invokes dispatch. Returns records read. */
   async pump(): Promise<number> {
     const fresh = await this.reader.poll();
-    this.buffer.push(...fresh.filter((r) => matchesFilter(DISPATCH_FILTER_PATTERN, r)));
-    let retries = 0;
-    while (this.buffer.length > 0) {
-      const batch = this.buffer.slice(0, this.batchSize);
-      let failedAt: number;
-      try {
-        this.invocations++;
-        const response = await this.handler({ Records: batch }, lambdaContext('notifier-dispatch'));
-        const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-        failedAt = batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
-      } catch {
-        failedAt = 0;
+    this.options.onRead?.(fresh);
+    if (fresh.length > 0 && this.options.unfiltered?.() === true) {
+      this.unfilteredDeliveries++;
+      const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, this.batchSize);
+      if (raw.length > 0) await this.invoke(raw);
+    }
+    for (const r of fresh) {
+      if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
+      if (this.options.drop?.(r) === true) {
+        this.dropped++;
+        continue;
       }
+      this.buffer.push(r);
+    }
+    let retries = 0;
+    let size = this.batchSize;
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.slice(0, size);
+      const { failedAt, functionError } = await this.invoke(batch);
       if (failedAt === -1) {
         this.buffer.splice(0, batch.length);
         retries = 0;
+        size = this.batchSize;
         continue;
       }
       // Checkpoint at the lowest failed record: everything before it is done, it and the rest come again.
       this.buffer.splice(0, failedAt);
-      if (++retries > this.maxRetries) {
-        const dropped = this.buffer.shift();
-        if (dropped) this.onFailure.push(dropped);
+      if (functionError && batch.length > 1) {
+        size = Math.ceil(batch.length / 2);
+        this.bisections++;
+      }
+      if (++retries > (this.options.maxRetries ?? 5)) {
+        const given = this.buffer.shift();
+        if (given) this.onFailure.push(given);
         retries = 0;
       }
     }
     return fresh.length;
+  }
+
+  /** One dispatch invocation: the index of the lowest failed record (-1: all succeeded), and whether it failed whole. */
+  async invoke(batch: DynamoDBRecord[]): Promise<{ failedAt: number; functionError: boolean }> {
+    this.invocations++;
+    const invoke = this.options.invoke ?? invokeDirectly;
+    const outcome = await invoke(() => this.handler({ Records: batch }, lambdaContext('notifier-dispatch')));
+    if (outcome.functionError) return { failedAt: 0, functionError: true };
+    const failed = new Set((outcome.response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    return { failedAt: batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? '')), functionError: false };
+  }
+
+  private get batchSize(): number {
+    return this.options.batchSize ?? 100;
   }
 }
 

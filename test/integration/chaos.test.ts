@@ -173,7 +173,7 @@ const commands = [
   cmd('raceDispatch', fc.constant(null), async (_a, _m, { run, s }) => {
     // Two dispatch invocations racing on the same stream batch.
     const fresh = await run.w.reader.poll();
-    run.stream.seen.push(...fresh);
+    run.seen.push(...fresh);
     const batch = fresh.filter((r) => matchesFilter(DISPATCH_FILTER_PATTERN, r));
     if (batch.length > 0) await scheduled(s)([() => invokeDispatch(run.w, batch), () => invokeDispatch(run.w, batch)]);
   }),
