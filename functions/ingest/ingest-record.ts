@@ -110,25 +110,12 @@ export async function applyAdmission(
   }
 
   const built = items;
-  let outcome: Awaited<ReturnType<InboxStore['recordEvent']>>;
-  try {
-    outcome =
-      built === undefined
-        ? { kind: 'inboxExists', payloadHash: known?.payloadHash }
-        : await withRetry(() => deps.store.recordEvent(built.inbox, built.notifications), {
-            attempts: deps.transactionAttempts,
-            baseMs: deps.retryBaseMs ?? 50,
-            isRetryable: (error) => error instanceof TransientStoreError,
-            onRetry: (error) => deps.onRetry?.(event.eventId, error),
-            ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-          });
-  } catch (error) {
-    // DynamoDB will never store these items: the record is the cause, so it is quarantined, not retried forever.
-    if (isRecordRefusal(error)) {
-      return quarantine(unprocessable('DynamoDB refused its items', error, event.eventId), record, deps);
-    }
-    throw error;
-  }
+  const written =
+    built === undefined
+      ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash } }
+      : await write(record, deps, event.eventId, () => deps.store.recordEvent(built.inbox, built.notifications));
+  if ('refused' in written) return written.refused;
+  const { outcome } = written;
 
   switch (outcome.kind) {
     case 'created':
@@ -141,21 +128,60 @@ export async function applyAdmission(
       };
     case 'notificationExists':
       return { kind: 'duplicate', eventId: event.eventId };
-    case 'inboxExists': {
-      if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: event.eventId };
-      const stored = outcome.payloadHash ?? '?';
-      const otherVersion = !stored.startsWith(`${PAYLOAD_HASH_VERSION}:`);
-      const rejection: Rejection = {
-        reason: 'EVENT_ID_CONFLICT',
-        detail: `eventId already recorded with payloadHash ${stored.slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…${otherVersion ? ` (the stored hash is not a ${PAYLOAD_HASH_VERSION} hash)` : ''}`,
-        eventId: event.eventId,
-      };
-      const newlyQuarantined = await deps.store.quarantine(
-        buildQuarantine(rejection, input.value, input.source, now, retention),
-      );
-      return { kind: 'conflict', eventId: event.eventId, newlyQuarantined };
-    }
+    case 'inboxExists':
+      return settleExisting(outcome.payloadHash, payloadHash, event.eventId, record, deps);
   }
+}
+
+/**
+ * One store write, with the retries a transient failure (conflict, throttling) deserves. Items DynamoDB will never
+ * store make the record the cause: it is quarantined, not retried forever. Anything else is thrown for redelivery.
+ */
+async function write<T>(
+  record: AdmittedRecord,
+  deps: IngestDeps,
+  eventId: string,
+  attempt: () => Promise<T>,
+): Promise<{ outcome: T } | { refused: IngestResult }> {
+  try {
+    return {
+      outcome: await withRetry(attempt, {
+        attempts: deps.transactionAttempts,
+        baseMs: deps.retryBaseMs ?? 50,
+        isRetryable: (error) => error instanceof TransientStoreError,
+        onRetry: (error) => deps.onRetry?.(eventId, error),
+        ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+      }),
+    };
+  } catch (error) {
+    if (isRecordRefusal(error)) {
+      return { refused: await quarantine(unprocessable('DynamoDB refused its items', error, eventId), record, deps) };
+    }
+    throw error;
+  }
+}
+
+/** The inbox already holds this eventId: the same payloadHash is a duplicate, another one a conflict (quarantined). */
+async function settleExisting(
+  storedHash: string | undefined,
+  payloadHash: string,
+  eventId: string,
+  record: AdmittedRecord,
+  deps: IngestDeps,
+): Promise<IngestResult> {
+  if (storedHash === payloadHash) return { kind: 'duplicate', eventId };
+  const stored = storedHash ?? '?';
+  const otherVersion = !stored.startsWith(`${PAYLOAD_HASH_VERSION}:`);
+  const rejection: Rejection = {
+    reason: 'EVENT_ID_CONFLICT',
+    detail: `eventId already recorded with payloadHash ${stored.slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…${otherVersion ? ` (the stored hash is not a ${PAYLOAD_HASH_VERSION} hash)` : ''}`,
+    eventId,
+  };
+  const { input, now } = record;
+  const newlyQuarantined = await deps.store.quarantine(
+    buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays }),
+  );
+  return { kind: 'conflict', eventId, newlyQuarantined };
 }
 
 function buildItems(
@@ -187,43 +213,22 @@ async function applyPreferences(
   const inbox = buildPreferencesInbox(p, payloadHash, input.source, now, retention);
   const stale = buildPreferencesInbox(p, payloadHash, input.source, now, retention, true);
   // Known to the batch's look-up: settled as the transaction's cancellation would settle it, without one.
-  let outcome: PreferencesOutcome;
-  try {
-    outcome =
-      known !== undefined
-        ? { kind: 'inboxExists', payloadHash: known.payloadHash }
-        : await withRetry(() => deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)), {
-            attempts: deps.transactionAttempts,
-            baseMs: deps.retryBaseMs ?? 50,
-            isRetryable: (error) => error instanceof TransientStoreError,
-            onRetry: (error) => deps.onRetry?.(p.eventId, error),
-            ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-          });
-  } catch (error) {
-    // As for a transfer: items DynamoDB will never store are the record's fault — quarantined, never retried forever.
-    if (isRecordRefusal(error)) {
-      return quarantine(unprocessable('DynamoDB refused its items', error, p.eventId), record, deps);
-    }
-    throw error;
-  }
+  const written: { outcome: PreferencesOutcome } | { refused: IngestResult } =
+    known !== undefined
+      ? { outcome: { kind: 'inboxExists', payloadHash: known.payloadHash } }
+      : await write(record, deps, p.eventId, () =>
+          deps.store.recordPreferences(inbox, stale, buildPreferences(p, occurredAtMs, now)),
+        );
+  if ('refused' in written) return written.refused;
+  const { outcome } = written;
   const accepted = { kind: 'accepted' as const, eventId: p.eventId, channels: [], sanitised: [], preferences: true };
   switch (outcome.kind) {
     case 'created':
       return accepted;
     case 'stale':
       return { ...accepted, skipped: 'STALE' };
-    case 'inboxExists': {
-      if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: p.eventId };
-      const rejection: Rejection = {
-        reason: 'EVENT_ID_CONFLICT',
-        detail: `eventId already recorded with payloadHash ${(outcome.payloadHash ?? '?').slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…`,
-        eventId: p.eventId,
-      };
-      const newlyQuarantined = await deps.store.quarantine(
-        buildQuarantine(rejection, input.value, input.source, now, retention),
-      );
-      return { kind: 'conflict', eventId: p.eventId, newlyQuarantined };
-    }
+    case 'inboxExists':
+      return settleExisting(outcome.payloadHash, payloadHash, p.eventId, record, deps);
   }
 }
 
