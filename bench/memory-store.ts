@@ -47,6 +47,18 @@ export class MemoryNotificationStore implements NotificationStore {
   markUnknown(item: NotificationItem, reason: string) {
     return this.move(item, 'UNKNOWN', { lastError: reason });
   }
+  async markSuppressed(key: NotificationKey, reason: string, now: number): Promise<Transition> {
+    const current = this.items.get(this.id(key));
+    if (current?.status !== 'PENDING') return 'lost';
+    const { sweepKey: _k, sweepAt: _a, retryAt: _r, ...rest } = current;
+    this.items.set(this.id(key), {
+      ...rest,
+      status: 'SUPPRESSED',
+      suppressedReason: reason,
+      updatedAt: new Date(now).toISOString(),
+    });
+    return 'applied';
+  }
   release(item: NotificationItem, r: Release) {
     return this.move(item, 'PENDING', {
       lastError: r.reason,

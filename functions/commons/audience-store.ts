@@ -26,7 +26,7 @@ import type { Channel } from '../domain/channels.ts';
 import type { EventType } from '../domain/event.ts';
 import type { Feedback, SuppressionCause } from '../domain/feedback.ts';
 import { eventPk, notificationSk } from '../domain/notification.ts';
-import type { NotificationKey, Transition } from './notification-store.ts';
+import type { NotificationKey } from './notification-store.ts';
 
 /** What dispatch knows of a notification from its stream record, before any read. */
 export interface Addressee {
@@ -36,12 +36,10 @@ export interface Addressee {
   readonly template: EventType;
 }
 
-/** Dispatch's port: may this notification still be sent, and if not, end it SUPPRESSED. */
+/** Dispatch's port: may this notification still be sent? (Ending it SUPPRESSED is the notification store's.) */
 export interface AudienceGate {
   /** The reason it must not be sent, or undefined. */
   check(addressee: Addressee): Promise<SuppressedReason | undefined>;
-  /** PENDING → SUPPRESSED, conditional on PENDING: `lost` when a dispatcher or the sweeper moved it first. */
-  suppress(key: NotificationKey, reason: SuppressedReason, now: number): Promise<Transition>;
 }
 
 export type DeliveryRecorded = 'recorded' | 'unchanged' | 'noNotification';
@@ -65,28 +63,6 @@ export class DynamoAudienceStore implements AudienceGate {
       this.get<PreferencesItem>({ pk: prefsPk(a.userId), sk: PREFS_SK }),
     ]);
     return suppressedReason(a, suppression, prefs);
-  }
-
-  async suppress(key: NotificationKey, reason: SuppressedReason, now: number): Promise<Transition> {
-    return this.conditional({
-      TableName: this.tableName,
-      Key: key,
-      ConditionExpression: '#status = :pending',
-      UpdateExpression:
-        'SET #status = :suppressed, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':pending': 'PENDING',
-        ':suppressed': 'SUPPRESSED',
-        ':reason': reason,
-        ':now': iso(now),
-      },
-    }).then(async (r) => {
-      if (r) return 'applied';
-      // Our own write committed and its reply was lost (the SDK's retry then failed the condition).
-      const current = await this.get<{ status?: string; updatedAt?: string }>(key);
-      return current?.status === 'SUPPRESSED' && current.updatedAt === iso(now) ? 'applied' : 'lost';
-    });
   }
 
   /**

@@ -78,6 +78,11 @@ export interface NotificationStore {
   markSent(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
   markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;
+  /**
+   * PENDING → SUPPRESSED (a suppressed address or an opted-out channel), before any claim: conditional on PENDING,
+   * `lost` when a dispatcher or the sweeper moved it first. Terminal; the item leaves the sweep index.
+   */
+  markSuppressed(key: NotificationKey, reason: string, now: number): Promise<Transition>;
   /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
   release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
   /** One page of a sweep-index partition: items of one state and channel whose sweepAt is at or before `before`. */
@@ -165,6 +170,22 @@ export class DynamoNotificationStore implements NotificationStore {
 
   markUnknown(item: NotificationItem, reason: string, now: number) {
     return this.finish(item, 'UNKNOWN', now, { lastError: reason });
+  }
+
+  async markSuppressed(key: NotificationKey, reason: string, now: number): Promise<Transition> {
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: '#status = :pending',
+      UpdateExpression:
+        'SET #status = :to, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':pending': 'PENDING', ':to': 'SUPPRESSED', ':reason': reason, ':now': iso(now) },
+    });
+    if (result === 'applied') return result;
+    // Our own write committed and its reply was lost (the SDK's retry then failed the condition)?
+    const current = await this.get(key);
+    return current?.status === 'SUPPRESSED' && current.updatedAt === iso(now) ? 'applied' : 'lost';
   }
 
   /** SENDING → a terminal status; the item leaves the sweep index. */

@@ -110,7 +110,7 @@ export async function dispatchNotification(
   if (deps.audience !== undefined && target.addressee !== undefined) {
     const reason = await deps.audience.check(target.addressee);
     if (reason !== undefined) {
-      const moved = await deps.audience.suppress(key, reason, deps.now());
+      const moved = await deps.store.markSuppressed(key, reason, deps.now());
       if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
       return { kind: 'suppressed', key, channel: target.addressee.channel, reason };
     }

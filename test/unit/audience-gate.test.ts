@@ -41,15 +41,15 @@ function world(reason: SuppressedReason | undefined, suppressLost = false) {
       calls.push('markSent');
       return 'applied';
     },
+    markSuppressed: async (_key: unknown, r: string) => {
+      calls.push(`suppress:${r}`);
+      return suppressLost ? 'lost' : 'applied';
+    },
   } as unknown as NotificationStore;
   const audience: AudienceGate = {
     check: async () => {
       calls.push('check');
       return reason;
-    },
-    suppress: async (_key, r) => {
-      calls.push(`suppress:${r}`);
-      return suppressLost ? 'lost' : 'applied';
     },
   };
   const sender: Sender = {
