@@ -10,9 +10,11 @@
  * nothing reached DynamoDB that it would refuse.
  */
 
+import pLimit from 'p-limit';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
 import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
 import type { InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
+import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 
 type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem;
 
@@ -155,3 +157,19 @@ function illFormed(value: unknown, path: string): string | undefined {
   }
   return `${path}: ${typeof value} cannot be stored`;
 }
+
+/** The clock the batch tests run on: a second after the fixtures' occurredAt (test/support/events.ts). */
+export const BATCH_NOW = Date.parse('2026-11-30T09:15:01Z');
+
+/** Ingest-batch dependencies on a memory store: a fixed clock, no real sleeps, the deployed limits. */
+export const memoryBatchDeps = (store: MemoryInboxStore, over: Partial<BatchDeps> = {}): BatchDeps => ({
+  store,
+  limit: pLimit(8),
+  now: () => BATCH_NOW,
+  retentionDays: 35,
+  maxEventBytes: 65_536,
+  maxEventAgeSeconds: 86_400,
+  transactionAttempts: 2,
+  sleep: async () => undefined,
+  ...over,
+});

@@ -4,26 +4,15 @@
  * conditional semantics), so the interleavings can be chosen.
  */
 import fc from 'fast-check';
-import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import { TransientStoreError } from '../../functions/commons/errors.ts';
-import { type BatchDeps, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
+import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
 import { transferEvent } from '../support/events.ts';
-import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
+import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
-const NOW = Date.parse('2026-11-30T09:15:01Z');
-const deps = (store: MemoryInboxStore, over: Partial<BatchDeps> = {}): BatchDeps => ({
-  store,
-  limit: pLimit(8),
-  now: () => NOW,
-  retentionDays: 35,
-  maxEventBytes: 65_536,
-  maxEventAgeSeconds: 86_400,
-  transactionAttempts: 2,
-  sleep: async () => undefined,
-  ...over,
-});
+const _NOW = BATCH_NOW;
+const deps = memoryBatchDeps;
 const rec = (offset: number, value: KafkaRecordSpec['value'], partition = 0): KafkaRecordSpec => ({
   topic: 't',
   partition,

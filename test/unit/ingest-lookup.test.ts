@@ -6,26 +6,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandInput, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import { BATCH_GET_MAX_KEYS, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { type BatchDeps, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
+import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
-import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
+import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
-const NOW = Date.parse('2026-11-30T09:15:01Z');
-const deps = (store: MemoryInboxStore, over: Partial<BatchDeps> = {}): BatchDeps => ({
-  store,
-  limit: pLimit(8),
-  now: () => NOW,
-  retentionDays: 35,
-  maxEventBytes: 65_536,
-  maxEventAgeSeconds: 86_400,
-  transactionAttempts: 2,
-  sleep: async () => undefined,
-  ...over,
-});
+const _NOW = BATCH_NOW;
+const deps = memoryBatchDeps;
 let offset = 0;
 const batch = (values: KafkaRecordSpec['value'][]) =>
   mskEvent(values.map((value) => ({ topic: 't', partition: 0, offset: offset++, value })));

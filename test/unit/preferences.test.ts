@@ -3,25 +3,15 @@
  * wins whatever the arrival order. On the in-memory store, which keeps DynamoDB's conditional semantics.
  */
 import fc from 'fast-check';
-import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
-import { type BatchDeps, ingestBatch } from '../../functions/ingest/ingest-batch.ts';
+import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { mskEvent } from '../../local/msk.ts';
 import { preferencesEvent } from '../support/events.ts';
-import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
+import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
-const NOW = Date.parse('2026-11-30T09:15:01Z');
-const deps = (store: MemoryInboxStore): BatchDeps => ({
-  store,
-  limit: pLimit(8),
-  now: () => NOW,
-  retentionDays: 35,
-  maxEventBytes: 65_536,
-  maxEventAgeSeconds: 86_400,
-  transactionAttempts: 2,
-  sleep: async () => undefined,
-});
+const NOW = BATCH_NOW;
+const deps = memoryBatchDeps;
 const ingest = (store: MemoryInboxStore, events: unknown[], from = 0) =>
   ingestBatch(
     mskEvent(events.map((e, i) => ({ topic: 't', partition: 0, offset: from + i, value: JSON.stringify(e) }))),
