@@ -16,6 +16,7 @@ import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
+import { notificationIdOfKey } from '../domain/notification.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
 import { InvocationBudget } from './invocation-budget.ts';
@@ -84,7 +85,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
         if ((error as Error).name === 'NotStartedError') {
           count('RecordsNotStarted');
           logger.warn('record not started: too little time left; handed back to the stream', {
-            notificationId: `${target.key.pk.slice('EVENT#'.length)}#${target.key.sk.slice('NOTIFICATION#'.length)}`,
+            notificationId: notificationIdOfKey(target.key.pk, target.key.sk),
             reason: (error as Error).message,
           });
         }
@@ -113,7 +114,7 @@ function report(r: DispatchResult): void {
   if (r.kind === 'suppressed') {
     countBy('NotificationsSuppressed', { channel: r.channel, reason: r.reason });
     logger.info('notification suppressed: not sent', {
-      notificationId: `${r.key.pk.slice('EVENT#'.length)}#${r.channel}`,
+      notificationId: notificationIdOfKey(r.key.pk, r.key.sk),
       channel: r.channel,
       reason: r.reason,
     });
