@@ -23,7 +23,6 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import {
   ConfigurationSet,
@@ -44,8 +43,6 @@ export interface DeliveryFeedbackProps {
   readonly table: ITable;
   /** An existing configuration set to attach to (settings `sesConfigurationSet`); absent: the stack creates one. */
   readonly existingConfigurationSet?: string;
-  /** The customer key of the table: the function reads and writes items through it. */
-  readonly key?: IKey;
   readonly alarmAction: IAlarmAction;
   /** Where the feedback row goes. */
   readonly dashboard: Dashboard;
@@ -114,11 +111,6 @@ export class DeliveryFeedback extends Construct {
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], {
       leadingKeys: ['EVENT#*', 'SUPPRESSION#*'],
     });
-    if (props.key !== undefined) {
-      fn.addToRolePolicy(
-        new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [props.key.keyArn] }),
-      );
-    }
 
     // Events neither EventBridge could deliver nor the function could record after its retries: kept 14 days.
     // SQS-managed encryption even with the customer key: EventBridge can write to a KMS-encrypted dead-letter queue

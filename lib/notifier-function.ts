@@ -111,6 +111,16 @@ export class NotifierFunction extends NodejsFunction {
           : { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...options.leadingKeys] } } }),
       }),
     );
+    // A table under a customer key is read and written through it (the stack uses the same key for its queue and
+    // bucket): Decrypt and GenerateDataKey, nothing else.
+    if (table.encryptionKey !== undefined) {
+      this.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: [table.encryptionKey.keyArn],
+        }),
+      );
+    }
     return this;
   }
 }

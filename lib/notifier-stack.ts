@@ -332,15 +332,8 @@ export class NotifierStack extends Stack {
       reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
     });
 
-    if (key !== undefined) {
-      // The one customer key protects the table (and its stream), the on-failure queue and the failed-batch bucket:
-      // each function reads and writes through those services with it. Decrypt and GenerateDataKey, nothing else.
-      for (const fn of [ingest, dispatch, sweeper]) {
-        fn.addToRolePolicy(
-          new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [key.keyArn] }),
-        );
-      }
-    }
+    // The one customer key, when given, protects the table (and its stream), the on-failure queue and the
+    // failed-batch bucket; each function is granted it through useTable.
 
     acknowledgeFindings({ ingest, dispatch, sweeper, dispatchFailures, failedBatches });
 
@@ -362,7 +355,6 @@ export class NotifierStack extends Stack {
       metricNamespace,
       table: this.table,
       ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
-      ...(key === undefined ? {} : { key }),
       alarmAction: new SnsAction(observability.topic),
       dashboard: observability.dashboard,
     });
