@@ -527,7 +527,7 @@ describe('a customer-managed key', () => {
   it('lets each function decrypt and generate data keys with it, nothing more', () => {
     const kmsOf = (name: string) =>
       keyed.policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));
-    for (const name of ['Ingest', 'Sweeper']) {
+    for (const name of ['Ingest', 'Sweeper', 'DeliveryFeedbackFunction']) {
       expect(new Set(actionsOf(kmsOf(name)))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey']));
     }
     // CDK's grant for the stream trigger adds DescribeKey.
