@@ -49,6 +49,9 @@ export type Admission =
 export const admittedEventId = (a: Admission): string | undefined =>
   a.ok ? ('preferences' in a ? a.preferences.eventId : a.event.eventId) : a.rejection.eventId;
 
+/** How far in the future an event's occurredAt may be (clock skew, a local time written as UTC) before it is bad input. */
+export const FUTURE_TOLERANCE_MS = 86_400_000;
+
 export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number): Admission {
   const text = decodeRecordText(value, policy.maxEventBytes);
   if (typeof text !== 'string') return text;
@@ -59,6 +62,18 @@ export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number
   if (!decoded.ok) return decoded;
   const routed = route(decoded.event);
   if (!routed.ok) return routed;
+  if (decoded.occurredAtMs - now > FUTURE_TOLERANCE_MS) {
+    // A transfer that "happened" tomorrow or in 2099 is a producer's clock or data bug: the customer would be shown
+    // that date. A day of tolerance absorbs skew and even a producer that writes local time as Z (±14 h).
+    return {
+      ok: false,
+      rejection: {
+        reason: 'SCHEMA_VIOLATION',
+        detail: 'occurredAt is more than a day in the future (at occurredAt)',
+        eventId: decoded.event.eventId,
+      },
+    };
+  }
   const admitted = {
     ok: true as const,
     event: decoded.event,

@@ -206,4 +206,17 @@ describe('max event age', () => {
     const off = await ingestBatch(mskEvent([rec(1, old)]), deps(new MemoryInboxStore(), { maxEventAgeSeconds: 0 }));
     expect(off.results[0]).toMatchObject({ kind: 'accepted', channels: ['EMAIL', 'PUSH', 'SMS'] });
   });
+
+  it('an event more than a day in the future is quarantined (a producer clock or data bug), a few hours ahead is sent', async () => {
+    const store = new MemoryInboxStore();
+    const ahead = transferEvent({ eventId: 'ahead', occurredAt: '2026-11-30T18:15:00Z' }); // 9 h: a local time as Z
+    const future = transferEvent({ eventId: 'future', occurredAt: '2099-01-01T00:00:00Z' });
+    const summary = await ingestBatch(mskEvent([rec(0, ahead), rec(1, future)]), deps(store));
+    expect(summary.results[0]).toMatchObject({ kind: 'accepted', channels: ['EMAIL', 'PUSH', 'SMS'] });
+    expect(summary.results[1]).toMatchObject({
+      kind: 'quarantined',
+      rejection: { reason: 'SCHEMA_VIOLATION', eventId: 'future', detail: expect.stringContaining('occurredAt') },
+    });
+    expect(store.inbox('future')).toBeUndefined();
+  });
 });
