@@ -4,8 +4,8 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tracer } from './powertools.ts';
+import { traced } from './powertools.ts';
 
-export const documentClient = DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({})), {
+export const documentClient = DynamoDBDocumentClient.from(traced(new DynamoDBClient({})), {
   marshallOptions: { removeUndefinedValues: true },
 });

@@ -8,12 +8,12 @@
  */
 import { SESClient } from '@aws-sdk/client-ses';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { tracer } from './powertools.ts';
+import { traced } from './powertools.ts';
 
 export function createProviderClients(options: { connectTimeoutMs: number }) {
   const requestHandler = { connectionTimeout: options.connectTimeoutMs };
   return {
-    ses: tracer.captureAWSv3Client(new SESClient({ maxAttempts: 1, requestHandler })),
-    sns: tracer.captureAWSv3Client(new SNSClient({ maxAttempts: 1, requestHandler })),
+    ses: traced(new SESClient({ maxAttempts: 1, requestHandler })),
+    sns: traced(new SNSClient({ maxAttempts: 1, requestHandler })),
   };
 }
