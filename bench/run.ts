@@ -15,6 +15,8 @@
  * - CPU per event (decode + validate + route + build the transaction) with an instant client.
  * - dispatch sends/s at batch 100 against providers with 50 ms latency, at the stack's concurrency.
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
+ * - `--pipeline`: only the whole pipeline, end to end, as `npm start -- --events FILE` runs it, at two sizes
+ *   (bench/pipeline.ts): its rate and its peak memory.
  */
 import './env.ts';
 import { execFileSync } from 'node:child_process';
@@ -52,6 +54,7 @@ import { itemBytes, noUnits, requestUnits, type Units, writeUnits } from './bill
 import { capacityModel, type Measured } from './capacity.ts';
 import { latencyClient } from './latency-dynamodb.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
+import { type PipelineRun, runPipeline } from './pipeline.ts';
 import { costOf, US_EAST_1_PRICES } from './prices.ts';
 import { measurePacing, measureSweeperDrain } from './quota.ts';
 
@@ -64,7 +67,7 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
 }
 
 const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --pipeline] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
 
@@ -72,6 +75,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --rounds R   alternating rounds per comparison; medians are reported (default 3)
   --json       standard output is exactly one JSON document
   --quota      only the pacing and sweeper-drain figures (bench/quota.ts)
+  --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (bench/pipeline.ts): rate and
+               peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
   --quick      small sizes and one round: for development, not for quoting
   -h, --help   this text
 
@@ -86,6 +91,7 @@ function parseOptions() {
         rounds: { type: 'string', default: '3' },
         json: { type: 'boolean', default: false },
         quota: { type: 'boolean', default: false },
+        pipeline: { type: 'boolean', default: false },
         quick: { type: 'boolean', default: false },
       },
     },
@@ -94,6 +100,7 @@ function parseOptions() {
   return {
     json: values.json === true,
     quota: values.quota === true,
+    pipeline: values.pipeline === true,
     quick: values.quick === true,
     events: intOption('events', values.events, 1) ?? 1000,
     rounds: intOption('rounds', values.rounds, 1) ?? 3,
@@ -226,6 +233,7 @@ const SIZES = (() => {
 })();
 
 async function main() {
+  if (args.pipeline) return { pipeline: await measurePipeline() };
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
   try {
@@ -687,6 +695,26 @@ async function measureDispatch() {
   };
 }
 
+/**
+ * `npm start` itself at two sizes on disk, and the smaller in memory: the rate a large file runs at, and whether
+ * anything grows with the file (bench/pipeline.ts).
+ */
+async function measurePipeline(): Promise<PipelineRun[]> {
+  const [small, large] = args.quick ? [200, 600] : [2000, 6000];
+  const dir = mkdtempSync(join(tmpdir(), 'notifier-bench-pipeline-'));
+  const values = (n: number) => Array.from({ length: n }, (_, i) => eventValue(`pipe-${n}-${i}`, i));
+  const runs: PipelineRun[] = [];
+  for (const [n, storage] of [
+    [small, 'memory'],
+    [small, 'disk'],
+    [large, 'disk'],
+  ] as const) {
+    runs.push(await runPipeline(fileURLToPath(new URL('..', import.meta.url)), dir, values(n), storage));
+    log(`pipeline ${n} events (${storage}) done`);
+  }
+  return runs;
+}
+
 async function measureBundles(samples: number) {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
@@ -791,12 +819,26 @@ function table(report: Awaited<ReturnType<typeof measureAll>>): string {
   ].join('\n');
 }
 
+function pipelineTable(runs: PipelineRun[]): string {
+  return [
+    '| events | DynamoDB Local | seconds | events/s | sends/s | peak RSS node | peak RSS DynamoDB Local |',
+    '|---|---|---|---|---|---|---|',
+    ...runs.map(
+      (r) =>
+        `| ${r.events} | ${r.storage} | ${r.seconds} | ${r.eventsPerSec} | ${r.sendsPerSec} | ${r.peakRssMb.node} MB | ${r.peakRssMb.dynamodbLocal} MB |`,
+    ),
+    '',
+  ].join('\n');
+}
+
 runCommand('bench', async () => {
   args = parseOptions();
   EVENTS = args.quick ? Math.min(args.events, 200) : args.events;
   ROUNDS = args.quick ? 1 : args.rounds;
   const report = await main();
-  if (!('ingest' in report)) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if ('pipeline' in report && report.pipeline !== undefined && !args.json)
+    process.stdout.write(pipelineTable(report.pipeline));
+  else if (!('ingest' in report)) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
   return EXIT.OK;
 });

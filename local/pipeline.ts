@@ -8,11 +8,13 @@
  * an unfiltered trigger.
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
+import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../functions/commons/stream-filter.ts';
+import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 import { metricNamespaceOf, SERVICE_NAME } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { scanAll } from './dynamodb-local.ts';
+import { localClient, scanAll } from './dynamodb-local.ts';
 import { EXAMPLE_BRAND } from './example-brand.ts';
 import type { StreamReader } from './stream-reader.ts';
 
@@ -279,24 +281,53 @@ export class NotConvergedError extends Error {
   override name = 'NotConvergedError';
 }
 
-/** Pumps the stream and runs the sweeper until nothing is PENDING or SENDING (or the timeout passes). */
+/**
+ * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those (table-schema.ts), so
+ * counting them costs what is in flight, not what the table holds — converge asks after every idle pump.
+ */
+export async function countInFlight(endpoint: string, tableName: string): Promise<number> {
+  const client = localClient(endpoint);
+  let count = 0;
+  try {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: tableName,
+          IndexName: TABLE_SCHEMA.sweepIndex.indexName,
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+  } finally {
+    client.destroy();
+  }
+  return count;
+}
+
+/**
+ * Pumps the stream and runs the sweeper until no notification is PENDING or SENDING (or the timeout passes).
+ * `onIdle` runs whenever the stream has nothing new (the local run hands SES feedback over and trims its ledgers).
+ */
 export async function converge(
   stream: StreamMapping,
   handlers: Handlers,
   env: Pick<LocalEnvironment, 'dynamoEndpoint' | 'tableName'>,
-  options: { timeoutMs?: number; onProgress?: (counts: TableCounts) => void; signal?: AbortSignal } = {},
-): Promise<TableCounts> {
+  options: { timeoutMs?: number; onIdle?: () => Promise<void> | void; signal?: AbortSignal } = {},
+): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   for (;;) {
-    // Interrupted (Ctrl-C): the table as it stands, for a partial summary.
-    if (options.signal?.aborted) return readTable(env.dynamoEndpoint, env.tableName);
+    if (options.signal?.aborted) return;
     const read = await stream.pump();
     if (read > 0) continue;
-    const counts = await readTable(env.dynamoEndpoint, env.tableName);
-    options.onProgress?.(counts);
-    if ((counts.byStatus.PENDING ?? 0) + (counts.byStatus.SENDING ?? 0) === 0) return counts;
+    await options.onIdle?.();
+    const inFlight = await countInFlight(env.dynamoEndpoint, env.tableName);
+    if (inFlight === 0) return;
     if (Date.now() > deadline) {
-      throw new NotConvergedError(`not converged: ${JSON.stringify(counts.byStatus)}`);
+      throw new NotConvergedError(`not converged: ${inFlight} notifications still PENDING or SENDING`);
     }
     const swept = await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000));
     if (swept.redriven + swept.woken + swept.expired + swept.resolvedRetry + swept.resolvedUnknown === 0)

@@ -26,16 +26,8 @@ import { type EventSource, openEventSource } from './event-source.ts';
 import { mskEvent } from './msk.ts';
 import { displayName, type OutboxNotification, startOutbox } from './outbox.ts';
 import { type OutboxRow, outboxHtml } from './outbox-page.ts';
-import { type Outcome, outcomesOf, readAudience } from './outcomes.ts';
-import {
-  converge,
-  FeedbackMapping,
-  KafkaMapping,
-  lambdaContext,
-  loadHandlers,
-  readTable,
-  StreamMapping,
-} from './pipeline.ts';
+import { summarizeTable, type TableSummary } from './outcomes.ts';
+import { converge, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from './pipeline.ts';
 import {
   type AcceptedSend,
   type ProviderEndpoint,
@@ -71,6 +63,9 @@ Output
   --keep               keep everything up after the run (outbox page, email viewer, DynamoDB Local, the pipeline
                        itself: npm run ops -- --endpoint … works against it) until Ctrl-C
   --outbox-port P      the outbox page's port (default: a free one)
+  --dynamodb-storage memory|disk|auto
+                       where DynamoDB Local keeps the data (default auto: on disk for a file of 4 MiB or more and
+                       for standard input, so memory stays flat; in memory otherwise, about a fifth faster)
   --dynamodb-port P, --ses-port P, --sns-port P, --viewer-port P
                        fixed ports instead of free ones; each is checked before anything starts
   -h, --help           this text
@@ -87,30 +82,30 @@ export const RUN_EXIT = { ...EXIT, NOT_ALL_SENT: 3, NOTHING_ACCEPTED: 4 } as con
 
 const TOPIC = 'banking.transfers';
 /**
- * Sends kept in full (text, HTML) per provider: enough to read every message of any example file, while a 50 MB
- * file's run keeps its memory flat. Beyond it the ledger keeps who, what channel and which message id.
+ * Sends kept per provider (text, HTML), and entries per list of the summary (outcomes, quarantine, preferences,
+ * suppressions): enough to read every message of any example file, while a 50 MB file's run keeps its memory flat.
+ * Beyond it the run counts.
  */
 export const SENDS_IN_FULL = 1000;
+/**
+ * Inputs from this size on (and standard input, whose size is unknown) keep DynamoDB Local's data on disk, so its
+ * memory stays flat however long the file; smaller ones keep it in memory, about a fifth faster (local/dynamodb-local.ts).
+ * 4 MiB is about 9,000 events: DynamoDB Local in memory grows by about 17 KB an event.
+ */
+export const ON_DISK_FROM_BYTES = 4 * 1024 * 1024;
+/** DynamoDB Local's heap bound: its data lives outside the heap (SQLite), so the heap holds requests, not items. */
+const DYNAMODB_HEAP_MB = 256;
 
 /** The SES emulator's own store (what its viewer shows): CommonJS, the same instance the emulator writes to. */
 const sesStore = createRequire(import.meta.url)('aws-ses-v2-local/dist/store.js') as {
   getStoreReadonly(): { emails: unknown[] };
 };
 
-/** Drops the text and HTML of ledger entries past SENDS_IN_FULL (each entry once). */
-function trimLedger(sends: AcceptedSend[], from: number): number {
-  for (let i = Math.max(from, SENDS_IN_FULL); i < sends.length; i++) {
-    const s = sends[i] as AcceptedSend;
-    sends[i] = {
-      messageId: s.messageId,
-      notificationId: s.notificationId,
-      channel: s.channel,
-      to: s.to,
-      text: '',
-      at: s.at,
-    };
-  }
-  return sends.length;
+/** Drops ledger entries past SENDS_IN_FULL; returns how many it dropped. */
+function trimLedger(sends: AcceptedSend[]): number {
+  const dropped = Math.max(0, sends.length - SENDS_IN_FULL);
+  sends.length -= dropped;
+  return dropped;
 }
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -134,13 +129,19 @@ function parseOptions(argv: string[]) {
         'sns-port': { type: 'string' },
         'viewer-port': { type: 'string' },
         'outbox-port': { type: 'string' },
+        'dynamodb-storage': { type: 'string', default: 'auto' },
       },
     },
     argv,
   );
   const port = (name: 'dynamodb-port' | 'ses-port' | 'sns-port' | 'viewer-port' | 'outbox-port') =>
     intOption(name, values[name], 1, 65_535);
+  const storage = values['dynamodb-storage'];
+  if (storage !== 'auto' && storage !== 'memory' && storage !== 'disk') {
+    throw new UsageError(`--dynamodb-storage must be memory, disk or auto, not "${storage}"`);
+  }
   return {
+    storage,
     events: values.events,
     batchSize: intOption('batch-size', values['batch-size'], 1, 10_000),
     redeliver: intOption('redeliver', values.redeliver, 0, 100) ?? 0,
@@ -296,7 +297,14 @@ async function main(signal: AbortSignal): Promise<number> {
   const progress = new Progress(output.writeStderr, process.stderr.isTTY === true && !options.verbose);
   onExit(() => progress.clear());
 
-  const db: DynamoDbLocal = await startDynamoDbLocal(options.ports['dynamodb-port']);
+  const onDisk =
+    options.storage === 'auto'
+      ? input.source !== undefined && (input.source.totalBytes ?? Number.POSITIVE_INFINITY) >= ON_DISK_FROM_BYTES
+      : options.storage === 'disk';
+  const db: DynamoDbLocal = await startDynamoDbLocal(options.ports['dynamodb-port'], {
+    onDisk,
+    maxHeapMb: DYNAMODB_HEAP_MB,
+  });
   onExit(() => db.stop());
   const ses: SesEndpoint = await startSesEndpoint(options.ports['ses-port'], options.ports['viewer-port']);
   onExit(() => ses.stop());
@@ -340,7 +348,7 @@ async function main(signal: AbortSignal): Promise<number> {
     rates.SEND_RATE_PUSH = String(options.snsRate);
   }
   progress.message(
-    `outbox ${outbox.url}  (DynamoDB Local ${db.endpoint}, SES ${ses.url}, viewer ${ses.viewerUrl}, SNS ${sns.url})`,
+    `outbox ${outbox.url}  (DynamoDB Local ${db.endpoint} ${db.dataDir === undefined ? 'in memory' : `on disk in ${db.dataDir}`}, SES ${ses.url}, viewer ${ses.viewerUrl}, SNS ${sns.url})`,
   );
   if (log !== undefined) progress.message(`handler logs and metrics: ${relative(process.cwd(), log.path)}`);
 
@@ -366,13 +374,19 @@ async function main(signal: AbortSignal): Promise<number> {
   const feedback = new FeedbackMapping(ses.feedback, handlers.feedback);
   const settle = options.settle || input.settle;
   const env = { dynamoEndpoint: db.endpoint, tableName };
-  const sendCount = () => ses.sends.length + sns.sends.length;
-  let trimmed = { ses: 0, sns: 0 };
+  let sendsDropped = 0;
+  const sendCount = () => ses.sends.length + sns.sends.length + sendsDropped;
   const trim = () => {
-    trimmed = { ses: trimLedger(ses.sends, trimmed.ses), sns: trimLedger(sns.sends, trimmed.sns) };
+    sendsDropped += trimLedger(ses.sends) + trimLedger(sns.sends);
     // The viewer keeps the first SENDS_IN_FULL emails too.
     const emails = sesStore.getStoreReadonly().emails;
     if (emails.length > SENDS_IN_FULL) emails.length = SENDS_IN_FULL;
+  };
+  // Whenever dispatch has caught up: SES's feedback on what was sent reaches the feedback function as it would in
+  // AWS (not all at the end, held in memory), and the ledgers are cut back.
+  const whenIdle = async () => {
+    await feedback.deliverAll();
+    trim();
   };
   // The progress line is refreshed by a timer, so it moves while dispatch drains the stream too.
   let records = 0;
@@ -406,42 +420,41 @@ async function main(signal: AbortSignal): Promise<number> {
     ]);
     if (batch.redeliver) await kafka.deliver(event());
     if (settle) {
-      await converge(stream, handlers, env, { timeoutMs: 300_000, signal });
+      await converge(stream, handlers, env, { timeoutMs: 300_000, signal, onIdle: whenIdle });
       await feedback.deliverAll();
     }
     records += batch.values.length;
     batchIndex++;
     // Dispatch drains the stream every 10 batches. (Running it beside ingest, as in AWS, measured slower here: both
     // wait on the one DynamoDB Local, and ingest's transactions starve dispatch's claims.)
-    if (batchIndex % 10 === 0) await stream.pump();
-    trim();
+    if (batchIndex % 10 === 0) {
+      await stream.pump();
+      await whenIdle();
+    } else trim();
   }
   progress.update(records, sendCount(), undefined, true);
   let interrupted = signal.aborted;
-  let counts: Awaited<ReturnType<typeof readTable>>;
-  if (interrupted) {
-    counts = await readTable(db.endpoint, tableName);
-  } else {
+  if (!interrupted) {
     try {
-      await converge(stream, handlers, env, { timeoutMs: 300_000, signal, onProgress: () => trim() });
+      await converge(stream, handlers, env, { timeoutMs: 300_000, signal, onIdle: whenIdle });
       await feedback.deliverAll();
-      // Read after the feedback: the outcomes carry its deliveryStatus.
-      counts = await readTable(db.endpoint, tableName);
     } catch (error) {
       if (!signal.aborted) throw error;
-      counts = await readTable(db.endpoint, tableName);
     }
     interrupted = signal.aborted;
   }
   clearInterval(ticker);
   progress.clear();
   const seconds = (Date.now() - t0) / 1000;
-  const audience = await readAudience(db.endpoint, tableName);
 
   trim();
-  const inFull = [...ses.sends.slice(0, SENDS_IN_FULL), ...sns.sends.slice(0, SENDS_IN_FULL)];
+  const inFull = [...ses.sends, ...sns.sends];
   const sent = inFull.sort((a, b) => a.at - b.at);
-  const byMessageId = new Map(counts.notifications.map((n) => [n.providerMessageId, n]));
+  // Read after the feedback: the outcomes carry its deliveryStatus.
+  const counts = await summarizeTable(db.endpoint, tableName, {
+    listLimit: SENDS_IN_FULL,
+    messageIds: new Set(sent.map((s) => s.messageId)),
+  });
   const m = output.metrics;
   // The handler's own figures (EMF metrics, summed as CloudWatch would); `delivered` is the emulator's count.
   const { received, ...figures } = Object.fromEntries(
@@ -460,25 +473,20 @@ async function main(signal: AbortSignal): Promise<number> {
       suppressed: counts.byStatus.SUPPRESSED ?? 0,
       ...(interrupted ? { pending: counts.byStatus.PENDING ?? 0, sending: counts.byStatus.SENDING ?? 0 } : {}),
     },
-    outcomes: outcomesOf(counts.notifications),
+    outcomes: counts.outcomes,
+    outcomesNotListed: counts.outcomesNotListed,
     feedback: { delivered: feedback.delivered },
-    preferences: audience.preferences,
-    suppressions: audience.suppressions,
-    sends: sent.map((s) => sendView(s, byMessageId)),
+    preferences: counts.preferences,
+    suppressions: counts.suppressions,
+    sends: sent.map((s) => sendView(s, counts.notificationIdOfMessage)),
     sendsNotListed: sendCount() - inFull.length,
     pacing: {
       seconds: Math.round(seconds * 10) / 10,
       deferred: m.SendsDeferred ?? 0,
       providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
     },
-    quarantine: counts.quarantine
-      .map((q) => ({
-        reason: q.reason,
-        detail: q.detail ?? null,
-        eventId: q.eventId ?? null,
-        offset: (q.source as { offset: number }).offset,
-      }))
-      .sort((a, b) => a.offset - b.offset),
+    quarantined: counts.quarantined,
+    quarantine: counts.quarantine,
     onFailure: stream.onFailure.length,
     outbox: outbox.url,
     log: log === undefined ? null : relative(process.cwd(), log.path),
@@ -526,23 +534,24 @@ type Report = {
   events: Record<string, number>;
   reconciled: boolean;
   notifications: Record<string, number>;
-  outcomes: Outcome[];
+  outcomes: TableSummary['outcomes'];
+  outcomesNotListed: number;
   feedback: { delivered: number };
-  preferences: Awaited<ReturnType<typeof readAudience>>['preferences'];
-  suppressions: Awaited<ReturnType<typeof readAudience>>['suppressions'];
+  preferences: TableSummary['preferences'];
+  suppressions: TableSummary['suppressions'];
   pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
   sends: ReturnType<typeof sendView>[];
   sendsNotListed: number;
-  quarantine: { reason: unknown; detail: unknown; eventId: unknown; offset: number }[];
+  quarantined: number;
+  quarantine: TableSummary['quarantine'];
   onFailure: number;
   outbox: string;
   log: string | null;
 };
 
-function sendView(s: AcceptedSend, byMessageId: Map<unknown, Record<string, unknown>>) {
+function sendView(s: AcceptedSend, notificationIdOfMessage: ReadonlyMap<string, string>) {
   // SMS carries no id of ours: the table's providerMessageId ties the provider's message back to the notification.
-  const notificationId =
-    s.notificationId ?? (byMessageId.get(s.messageId)?.notificationId as string | undefined) ?? null;
+  const notificationId = s.notificationId ?? notificationIdOfMessage.get(s.messageId) ?? null;
   return {
     notificationId,
     eventId: notificationId === null ? null : notificationId.slice(0, notificationId.lastIndexOf('#')),
@@ -596,7 +605,9 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
         (o) =>
           `  ${o.notificationId.padEnd(32)} ${o.status.padEnd(10)} ${(o.deliveryStatus ?? '-').padEnd(10)} ${o.reason ?? ''}`,
       ),
-    ...(r.outcomes.length > 40 ? [`  … and ${r.outcomes.length - 40} more`] : []),
+    ...(r.outcomes.length + r.outcomesNotListed > 40
+      ? [`  … and ${r.outcomes.length + r.outcomesNotListed - 40} more`]
+      : []),
     '',
     ...(r.preferences.length + r.suppressions.length === 0
       ? []
@@ -612,14 +623,18 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
           ),
           '',
         ]),
-    `quarantine (${r.quarantine.length}):`,
+    `quarantine (${r.quarantined}):`,
     ...r.quarantine
       .slice(0, 20)
       .map(
         (q) =>
           `  offset ${String(q.offset).padEnd(6)} ${String(q.reason).padEnd(18)} ${q.eventId === null ? '' : `${q.eventId}: `}${q.detail ?? ''}`,
       ),
-    ...(r.quarantine.length > 20 ? [`  … and ${r.quarantine.length - 20} more (--json lists them all)`] : []),
+    ...(r.quarantined > 20
+      ? [
+          `  … and ${r.quarantined - 20} more (--json lists ${r.quarantined > r.quarantine.length ? `the first ${r.quarantine.length} by offset` : 'them all'})`,
+        ]
+      : []),
     '',
     `outbox page:  ${r.outbox} — what each customer got${keep ? '' : ' (up while the run lasts; add --keep to browse it)'}`,
     `email viewer: ${viewer}`,

@@ -3,7 +3,7 @@
  * before anything starts, standard input, a quiet standard output, and nothing left running when a run is killed.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +88,7 @@ describe('--help and usage errors', () => {
       [() => ['--dynamodb-port', String(busyPort)], /--dynamodb-port \d+ is already in use/],
       [['--ses-port', '18999', '--sns-port', '18999'], /both name port 18999/],
       [['--outbox-port', '70000'], /--outbox-port must be an integer from 1 to 65535/],
+      [['--dynamodb-storage', 'tape'], /--dynamodb-storage must be memory, disk or auto/],
     ])('%o → exit 2: %s', async (args, message) => {
       const r = await tsx('local/run.ts', typeof args === 'function' ? args() : args);
       expect(r.code).toBe(2);
@@ -150,12 +151,14 @@ describe('nothing outlives the run', () => {
       });
       child.once('exit', () => reject(new Error(`run ended before it started: ${stderr}`)));
     });
-    return { child, port, exited, out: () => stdout };
+    return { child, port, exited, out: () => stdout, err: () => stderr };
   };
 
-  it('SIGTERM mid-run: the partial summary, exit 143, and DynamoDB Local is gone', async () => {
-    const { child, port, exited, out } = await start(['--events', big(), '--json']);
+  it('SIGTERM mid-run: the partial summary, exit 143, and DynamoDB Local is gone, with its data on disk', async () => {
+    const { child, port, exited, out, err } = await start(['--events', big(), '--json', '--dynamodb-storage', 'disk']);
     expect(javaOnPort(port)).toBe(true);
+    const dataDir = /on disk in (\S+?),/.exec(err())?.[1] ?? '';
+    expect(existsSync(dataDir), err()).toBe(true);
     await new Promise((r) => setTimeout(r, 1500));
     child.kill('SIGTERM');
     expect(await exited).toBe(143);
@@ -164,6 +167,7 @@ describe('nothing outlives the run', () => {
     expect(report.recordsRead).toBeLessThan(3000);
     expect(javaOnPort(port)).toBe(false);
     expect(await portOpen(Number(port))).toBe(false);
+    expect(existsSync(dataDir)).toBe(false);
   });
 
   it('SIGHUP, and a reader that closed the pipe, stop DynamoDB Local too', async () => {
