@@ -7,7 +7,7 @@
  * table's size shows up as the larger run's figure drifting from the smaller one's.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface PipelineRun {
@@ -18,6 +18,8 @@ export interface PipelineRun {
   readonly eventsPerSec: number;
   readonly sendsPerSec: number;
   readonly peakRssMb: { readonly node: number; readonly dynamodbLocal: number };
+  /** The largest DynamoDB Local's data directory grew to, on disk (0 in memory): where the table went instead. */
+  readonly peakDataMb: number;
   readonly exitCode: number;
 }
 
@@ -53,6 +55,15 @@ function treeRss(root: number): { node: number; java: number } {
   return sum;
 }
 
+/** Bytes in a directory (flat: DynamoDB Local keeps one SQLite file and its journal); 0 once it is gone. */
+function dirBytes(dir: string): number {
+  try {
+    return readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** One `npm start` of `values` as a JSON Lines file: the command as a user runs it, its Node options included. */
 export async function runPipeline(
   repo: string,
@@ -68,18 +79,21 @@ export async function runPipeline(
   });
   let stdout = '';
   let stderr = '';
+  let dataDir: string | undefined;
   child.stdout.on('data', (c) => {
     stdout += String(c);
   });
   child.stderr.on('data', (c) => {
-    stderr += String(c).slice(-4000);
+    stderr = (stderr + String(c)).slice(-4000);
+    dataDir ??= /on disk in (\S+?),/.exec(stderr)?.[1];
   });
-  const peak = { node: 0, java: 0 };
+  const peak = { node: 0, java: 0, data: 0 };
   const sampler = setInterval(() => {
     if (child.pid === undefined) return;
     const now = treeRss(child.pid);
     peak.node = Math.max(peak.node, now.node);
     peak.java = Math.max(peak.java, now.java);
+    if (dataDir !== undefined) peak.data = Math.max(peak.data, dirBytes(dataDir));
   }, 500);
   const exitCode = await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
   clearInterval(sampler);
@@ -98,6 +112,7 @@ export async function runPipeline(
     eventsPerSec: Math.round(report.events.delivered / seconds),
     sendsPerSec: Math.round(report.notifications.sent / seconds),
     peakRssMb: { node: Math.round(peak.node / 1024), dynamodbLocal: Math.round(peak.java / 1024) },
+    peakDataMb: Math.round(peak.data / 1024 / 1024),
     exitCode,
   };
 }

@@ -21,7 +21,7 @@
 import './env.ts';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -704,13 +704,17 @@ async function measurePipeline(): Promise<PipelineRun[]> {
   const dir = mkdtempSync(join(tmpdir(), 'notifier-bench-pipeline-'));
   const values = (n: number) => Array.from({ length: n }, (_, i) => eventValue(`pipe-${n}-${i}`, i));
   const runs: PipelineRun[] = [];
-  for (const [n, storage] of [
-    [small, 'memory'],
-    [small, 'disk'],
-    [large, 'disk'],
-  ] as const) {
-    runs.push(await runPipeline(fileURLToPath(new URL('..', import.meta.url)), dir, values(n), storage));
-    log(`pipeline ${n} events (${storage}) done`);
+  try {
+    for (const [n, storage] of [
+      [small, 'memory'],
+      [small, 'disk'],
+      [large, 'disk'],
+    ] as const) {
+      runs.push(await runPipeline(fileURLToPath(new URL('..', import.meta.url)), dir, values(n), storage));
+      log(`pipeline ${n} events (${storage}) done`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
   return runs;
 }
@@ -746,7 +750,9 @@ async function measureBundles(samples: number) {
           SENDER_EMAIL: 'bench@example.com',
           BRAND: brandEnvValue(EXAMPLE_BRAND),
           AWS_REGION: 'us-east-1',
-          POWERTOOLS_TRACE_ENABLED: 'false',
+          // As in Lambda: the Tracer and the X-Ray SDK are loaded (functions/commons/powertools.ts), tracing on.
+          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+          POWERTOOLS_TRACE_ENABLED: 'true',
         },
         encoding: 'utf8',
       });
@@ -821,11 +827,11 @@ function table(report: Awaited<ReturnType<typeof measureAll>>): string {
 
 function pipelineTable(runs: PipelineRun[]): string {
   return [
-    '| events | DynamoDB Local | seconds | events/s | sends/s | peak RSS node | peak RSS DynamoDB Local |',
-    '|---|---|---|---|---|---|---|',
+    '| events | DynamoDB Local | seconds | events/s | sends/s | peak RSS node | peak RSS DynamoDB Local | data on disk |',
+    '|---|---|---|---|---|---|---|---|',
     ...runs.map(
       (r) =>
-        `| ${r.events} | ${r.storage} | ${r.seconds} | ${r.eventsPerSec} | ${r.sendsPerSec} | ${r.peakRssMb.node} MB | ${r.peakRssMb.dynamodbLocal} MB |`,
+        `| ${r.events} | ${r.storage} | ${r.seconds} | ${r.eventsPerSec} | ${r.sendsPerSec} | ${r.peakRssMb.node} MB | ${r.peakRssMb.dynamodbLocal} MB | ${r.peakDataMb} MB |`,
     ),
     '',
   ].join('\n');

@@ -136,8 +136,12 @@ type StopSignal = keyof typeof SIGNAL_EXIT;
 export function runCommand(name: string, main: (signal: AbortSignal) => Promise<number>, graceMs = 10_000): void {
   const controller = new AbortController();
   let exitCode: number | undefined;
-  const finish = async (code: number) => {
+  /** `message` is written after the cleanups: one of them hands standard error back from the run's log file. */
+  const finish = async (code: number, message?: string) => {
+    // Should a cleanup never finish and the event loop empty, Node still exits with this code, not 0.
+    process.exitCode = code;
     await runCleanups();
+    if (message !== undefined) process.stderr.write(message);
     process.exit(code);
   };
   const stop = (reason: StopSignal | 'EPIPE') => {
@@ -165,8 +169,10 @@ export function runCommand(name: string, main: (signal: AbortSignal) => Promise<
     (error: Error) => {
       const usage = error instanceof UsageError || error.name === 'UsageError';
       const detail = process.env.NOTIFIER_DEBUG ? `\n${error.stack}` : '';
-      process.stderr.write(`${name}: ${usage ? '' : `${error.name}: `}${error.message}${detail}\n`);
-      return finish(usage ? EXIT.USAGE : (exitCode ?? EXIT.FAILED));
+      return finish(
+        usage ? EXIT.USAGE : (exitCode ?? EXIT.FAILED),
+        `${name}: ${usage ? '' : `${error.name}: `}${error.message}${detail}\n`,
+      );
     },
   );
 }

