@@ -37,7 +37,7 @@ export interface DynamoDbLocalOptions {
    * Keep the data in a directory of its own under the repository's .local/ (removed when it stops) instead of in
    * memory. In memory, DynamoDB Local's resident size grows with every item (about 17 KB per event of the local run,
    * index and stream included); on disk it stays flat, and runs slower (`npm run bench -- --pipeline`: 2,000 events in
-   * 40.2 s in memory, 47.9 s on disk). Not under the system's temporary directory: that is often a tmpfs, which is
+   * 38.3 s in memory, 47.6 s on disk). Not under the system's temporary directory: that is often a tmpfs, which is
    * memory again.
    */
   readonly onDisk?: boolean;

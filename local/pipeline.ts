@@ -283,7 +283,8 @@ export class NotConvergedError extends Error {
 
 /**
  * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those (table-schema.ts), so
- * counting them costs what is in flight, not what the table holds — converge asks after every idle pump.
+ * counting them costs what is in flight, not what the table holds — converge asks after every idle pump. (In AWS an
+ * index is eventually consistent; DynamoDB Local updates it with the item, so the count is exact here.)
  */
 export async function countInFlight(endpoint: string, tableName: string): Promise<number> {
   const client = localClient(endpoint);
