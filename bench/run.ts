@@ -115,6 +115,8 @@ const CONCURRENCIES = [1, 4, 16, 64];
 const DUPLICATE_SHARES = [0.1, 0.5, 1];
 const INGEST_CONCURRENCY = 16; // the stack's INGEST_CONCURRENCY
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+/** The repository's root: the functions' sources for the bundles, and where `npm start` runs for --pipeline. */
+const REPO = fileURLToPath(new URL('..', import.meta.url));
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -710,7 +712,7 @@ async function measurePipeline(): Promise<PipelineRun[]> {
       [small, 'disk'],
       [large, 'disk'],
     ] as const) {
-      runs.push(await runPipeline(fileURLToPath(new URL('..', import.meta.url)), dir, values(n), storage));
+      runs.push(await runPipeline(REPO, dir, values(n), storage));
       log(`pipeline ${n} events (${storage}) done`);
     }
   } finally {
@@ -720,14 +722,13 @@ async function measurePipeline(): Promise<PipelineRun[]> {
 }
 
 async function measureBundles(samples: number) {
-  const root = fileURLToPath(new URL('..', import.meta.url));
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
   const result = [];
   for (const name of ['ingest', 'dispatch', 'sweeper']) {
     const outfile = join(out, `${name}.mjs`);
     // The same options as the house NotifierFunction construct.
     await build({
-      entryPoints: [join(root, 'functions', name, 'index.ts')],
+      entryPoints: [join(REPO, 'functions', name, 'index.ts')],
       outfile,
       bundle: true,
       platform: 'node',

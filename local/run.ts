@@ -449,8 +449,8 @@ async function main(signal: AbortSignal): Promise<number> {
   const seconds = (Date.now() - t0) / 1000;
 
   trim();
-  const inFull = [...ses.sends, ...sns.sends];
-  const sent = inFull.sort((a, b) => a.at - b.at);
+  // The sends kept in full (the first SENDS_IN_FULL of each provider), in the order the providers accepted them.
+  const sent = [...ses.sends, ...sns.sends].sort((a, b) => a.at - b.at);
   // Read after the feedback: the outcomes carry its deliveryStatus.
   const counts = await summarizeTable(db.endpoint, tableName, {
     listLimit: SENDS_IN_FULL,
@@ -480,7 +480,7 @@ async function main(signal: AbortSignal): Promise<number> {
     preferences: counts.preferences,
     suppressions: counts.suppressions,
     sends: sent.map((s) => sendView(s, counts.notificationIdOfMessage)),
-    sendsNotListed: sendCount() - inFull.length,
+    sendsNotListed: sendsDropped,
     pacing: {
       seconds: Math.round(seconds * 10) / 10,
       deferred: m.SendsDeferred ?? 0,

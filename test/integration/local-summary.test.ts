@@ -9,8 +9,8 @@ import { DynamoNotificationStore } from '../../functions/commons/notification-st
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import { buildNotification, buildQuarantine, type NotificationItem } from '../../functions/domain/notification.ts';
-import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES } from '../../local/dynamodb-local.ts';
-import { startOutbox } from '../../local/outbox.ts';
+import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES, scanPages } from '../../local/dynamodb-local.ts';
+import { type OutboxNotification, startOutbox } from '../../local/outbox.ts';
 import { summarizeTable } from '../../local/outcomes.ts';
 import { countInFlight } from '../../local/pipeline.ts';
 import { b64, transferEvent } from '../support/events.ts';
@@ -96,13 +96,11 @@ describe('summarizeTable', () => {
 describe('the outbox page of a run past the sends it keeps', () => {
   it('shows the provider message id of a sent notification whose content was not kept; outbox.json has them all', async () => {
     const outbox = await startOutbox({
-      notificationPages: async function* () {
-        const { scanPages } = await import('../../local/dynamodb-local.ts');
-        yield* scanPages(table.endpoint, table.tableName, {
+      notificationPages: () =>
+        scanPages(table.endpoint, table.tableName, {
           expression: 'kind = :k',
           values: { ':k': 'NOTIFICATION' },
-        }) as AsyncIterable<never>;
-      },
+        }) as AsyncIterable<OutboxNotification[]>,
       sends: () => [],
     });
     try {
