@@ -46,7 +46,7 @@ import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../functions/ingest/ingest-batch.ts';
 import { BUNDLE } from '../lib/bundling.ts';
-import { EXIT, intOption, onExit, parseCommandLine, runCommand } from '../local/cli.ts';
+import { EXIT, intOption, onExit, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
@@ -97,6 +97,9 @@ function parseOptions() {
     },
     process.argv.slice(2),
   );
+  if (values.quota === true && values.pipeline === true) {
+    throw new UsageError('--quota and --pipeline are separate runs: give one of them');
+  }
   return {
     json: values.json === true,
     quota: values.quota === true,

@@ -69,7 +69,11 @@ describe('--help and usage errors', () => {
   it.each(['local/run.ts', 'chaos/run.ts', 'bench/run.ts'])(
     '%s: an unknown flag or a bad value exits 2 with one line',
     async (script) => {
-      for (const args of [['--frobnicate'], ['--events', 'many']]) {
+      for (const args of [
+        ['--frobnicate'],
+        ['--events', 'many'],
+        ...(script === 'bench/run.ts' ? [['--quota', '--pipeline']] : []),
+      ]) {
         const r = await tsx(script, args);
         expect(r.code, args.join(' ')).toBe(2);
         expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
