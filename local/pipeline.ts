@@ -54,6 +54,10 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     POWERTOOLS_METRICS_NAMESPACE: metricNamespaceOf('local'),
     LEASE_SECONDS: '10',
     SEND_TIMEOUT_MS: '2000',
+    // A holder's pacing wait and send fit in its lease (loadDispatchConfig checks it): 5 + 2 s within 10 s.
+    MAX_PACING_WAIT_MS: '5000',
+    // The account lambdaContext names: push endpoints of another account are refused for themselves alone.
+    ACCOUNT_ID: '123456789012',
     PENDING_THRESHOLD_SECONDS: '2',
     RETRY_BASE_MS: '20',
     ...env.extra,
