@@ -49,6 +49,10 @@ export const DYNAMO_FAULTS = [
   'ThrottlingError',
   'ProvisionedThroughputExceeded',
   'ThrottlingException',
+  /** A 500 from DynamoDB once the SDK's retries are spent: nothing written. */
+  'InternalServerError',
+  /** The request timed out before DynamoDB took it: nothing written (the other timeout is commitThenTimeout). */
+  'requestTimeout',
   'commitThenTimeout',
   'latency',
 ] as const;
@@ -67,7 +71,7 @@ const count = (k: string) => {
 const isClaim = (input: Record<string, unknown>) =>
   input.ConditionExpression === '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)';
 /** The input may already be marshalled ({ S: 'SENT' }) by the document client when this middleware sees it. */
-const isMarkSent = (input: Record<string, unknown>) => {
+export const isMarkSent = (input: Record<string, unknown>) => {
   const to = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':to'];
   return to === 'SENT' || (to as { S?: string } | undefined)?.S === 'SENT';
 };
@@ -97,6 +101,15 @@ const throttled = () =>
     $metadata: { httpStatusCode: 400 },
   });
 
+const internalServerError = () =>
+  Object.assign(new Error('Internal server error'), {
+    name: 'InternalServerError',
+    $metadata: { httpStatusCode: 500 },
+  });
+
+const requestTimedOut = () =>
+  Object.assign(new Error('connect ETIMEDOUT'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+
 const timeoutAfterCommit = () =>
   Object.assign(new Error('socket hang up after the request was written'), {
     name: 'TimeoutError',
@@ -109,6 +122,8 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPl
     (next, context) => async (args) => {
       const command = String(context.commandName ?? '');
       const input = args.input as Record<string, unknown>;
+      // A dead execution environment talks to nobody: whatever its code still tries after the crash fails too.
+      if (invocation.getStore()?.crashed === true) throw new InjectedCrash('the execution environment is dead');
       const fault = plan.dynamo(command, input);
       if (fault === undefined) return next(args);
       count(fault);
@@ -120,6 +135,10 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPl
           return next(args);
         case 'ThrottlingException':
           throw throttled();
+        case 'InternalServerError':
+          throw internalServerError();
+        case 'requestTimeout':
+          throw requestTimedOut();
         case 'latency':
           await new Promise((r) => setTimeout(r, 5));
           return next(args);

@@ -395,11 +395,23 @@ function isDynamoFaultFor(f: DynamoFault | CrashPoint, command: string): boolean
   if (f === 'TransactionConflict' || f === 'ThrottlingError' || f === 'ProvisionedThroughputExceeded') {
     return isTransactWrite(command);
   }
-  return f === 'ThrottlingException' || f === 'commitThenTimeout' || f === 'latency';
+  return (
+    f === 'ThrottlingException' ||
+    f === 'InternalServerError' ||
+    f === 'requestTimeout' ||
+    f === 'commitThenTimeout' ||
+    f === 'latency'
+  );
 }
 
 function randomFaultsFor(command: string): DynamoFault[] {
-  const always: DynamoFault[] = ['ThrottlingException', 'latency', 'commitThenTimeout'];
+  const always: DynamoFault[] = [
+    'ThrottlingException',
+    'InternalServerError',
+    'requestTimeout',
+    'latency',
+    'commitThenTimeout',
+  ];
   return isTransactWrite(command)
     ? [...always, 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']
     : always;

@@ -178,43 +178,15 @@ export async function dispatchNotification(
   }
 
   const app = applicationScope(item.channel, item.recipient);
-  const [channelHeld, appHeld] = await Promise.all([
-    deps.breaker.heldUntil(item.channel, deps.now()),
-    app === undefined ? undefined : deps.breaker.heldUntil(app, deps.now()),
-  ]);
-  if (channelHeld !== undefined) return defer(holder, 'CHANNEL_HELD', undefined, afterHold(channelHeld, deps));
-  if (appHeld !== undefined) return defer(holder, 'APPLICATION_HELD', undefined, afterHold(appHeld, deps));
-
-  // A token only while a send taken with it could still finish: in the invocation and inside the lease.
-  const tokenBy = Math.min(deps.now() + budget.maxWaitMs, holder.lastSendStart());
-  if (!(await deps.pacer.acquire(item.channel, tokenBy))) {
-    return defer(holder, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps));
+  let ready: DispatchResult | 'send';
+  try {
+    ready = await beforeSend(holder, app, budget);
+  } catch (error) {
+    // A breaker, token or audience read that failed (DynamoDB throttling, a 5xx …) sent nothing: the claim goes back
+    // as a deferral, never left for the lease to turn into an unknown outcome.
+    return defer(holder, 'NOT_SENT', (error as Error)?.name ?? 'Error', deps.now() + backoff(item, deps));
   }
-
-  // The audience check is the last step before the provider call: an opt-out or a suppression written while this
-  // record waited for its token (up to the pacing wait) still stops it.
-  if (deps.audience !== undefined) {
-    const reason = await deps.audience.check({
-      channel: item.channel,
-      recipient: item.recipient,
-      userId: item.userId,
-      template: item.template,
-    });
-    if (reason !== undefined) {
-      deps.pacer.giveBack?.(item.channel);
-      const moved = await holder.record((now) => deps.store.suppress(item, reason, now));
-      if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
-      return { kind: 'suppressed', key, channel: item.channel, reason };
-    }
-  }
-
-  // Immediately before the call, whatever path the token came by (a pooled token skips the pacer's own wait): a slow
-  // claim, breaker or audience read may have eaten the time. A send the function's timeout or the lease could cut
-  // off would end UNKNOWN; not starting it costs one deferral.
-  if (deps.now() > holder.lastSendStart()) {
-    deps.pacer.giveBack?.(item.channel);
-    return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
-  }
+  if (ready !== 'send') return ready;
 
   let providerMessageId: string;
   try {
@@ -232,12 +204,12 @@ export async function dispatchNotification(
         return defer(holder, reason, failure.code, deps.now() + backoff(item, deps));
       }
       case 'holdChannel': {
-        const until = await deps.breaker.hold(item.channel, failure.code, deps.now());
+        const until = await hold(item.channel, failure.code, holder);
         return defer(holder, 'ACCOUNT_BLOCKED', failure.code, afterHold(until, deps));
       }
       case 'holdApplication': {
         // An endpoint ARN that names no application cannot be held on its own: its channel is, as before.
-        const until = await deps.breaker.hold(app ?? item.channel, failure.code, deps.now());
+        const until = await hold(app ?? item.channel, failure.code, holder);
         return defer(holder, 'APPLICATION_BLOCKED', failure.code, afterHold(until, deps));
       }
       case 'markUnknown':
@@ -266,6 +238,68 @@ export async function dispatchNotification(
 }
 
 /**
+ * Steps 5–8, between the claim and the provider call: the holds, the send token, the audience check and the deadline.
+ * 'send' when the send may start now; otherwise what became of the notification.
+ */
+async function beforeSend(
+  holder: Holder,
+  app: string | undefined,
+  budget: RecordBudget,
+): Promise<DispatchResult | 'send'> {
+  const { item, deps } = holder;
+  const [channelHeld, appHeld] = await Promise.all([
+    deps.breaker.heldUntil(item.channel, deps.now()),
+    app === undefined ? undefined : deps.breaker.heldUntil(app, deps.now()),
+  ]);
+  if (channelHeld !== undefined) return defer(holder, 'CHANNEL_HELD', undefined, afterHold(channelHeld, deps));
+  if (appHeld !== undefined) return defer(holder, 'APPLICATION_HELD', undefined, afterHold(appHeld, deps));
+
+  // A token only while a send taken with it could still finish: in the invocation and inside the lease.
+  const tokenBy = Math.min(deps.now() + budget.maxWaitMs, holder.lastSendStart());
+  if (!(await deps.pacer.acquire(item.channel, tokenBy))) {
+    return defer(holder, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps));
+  }
+
+  // The audience check is the last step before the provider call: an opt-out or a suppression written while this
+  // record waited for its token (up to the pacing wait) still stops it.
+  if (deps.audience !== undefined) {
+    let reason: SuppressedReason | undefined;
+    try {
+      reason = await deps.audience.check({
+        channel: item.channel,
+        recipient: item.recipient,
+        userId: item.userId,
+        template: item.template,
+      });
+    } catch (error) {
+      deps.pacer.giveBack?.(item.channel);
+      throw error;
+    }
+    if (reason !== undefined) {
+      deps.pacer.giveBack?.(item.channel);
+      const moved = await holder.record((now) => deps.store.suppress(item, reason, now));
+      if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
+      return { kind: 'suppressed', key: { pk: item.pk, sk: item.sk }, channel: item.channel, reason };
+    }
+  }
+
+  // Immediately before the call, whatever path the token came by (a pooled token skips the pacer's own wait): a slow
+  // claim, breaker or audience read may have eaten the time. A send the function's timeout or the lease could cut
+  // off would end UNKNOWN; not starting it costs one deferral.
+  if (deps.now() > holder.lastSendStart()) {
+    deps.pacer.giveBack?.(item.channel);
+    return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
+  }
+  return 'send';
+}
+
+/** Holds a scope; when the breaker item cannot be written, this environment still holds it (until a backoff). */
+async function hold(scope: string, code: string, holder: Holder): Promise<number> {
+  const { deps, item } = holder;
+  return deps.breaker.hold(scope, code, deps.now()).catch(() => deps.now() + backoff(item, deps));
+}
+
+/**
  * The claimed item while this record holds it: its lease, and the writes that record what happened. Each write is
  * retried on any DynamoDB failure (throttling, a 5xx, a timeout) with a growing, jittered backoff until the record's
  * recordBy; a condition failure is an answer (`lost`), never retried. A write that would run past the lease first
@@ -289,14 +323,20 @@ class Holder {
     return Math.min(this.budget.finishBy, this.leaseUntil - LEASE_GUARD_MS) - this.deps.sendTimeoutMs;
   }
 
-  /** One write of the outcome (given its own `now`, the same on every try: its lost-reply re-read compares it). */
-  async record(write: (now: number) => Promise<Transition>, providerMessageId?: string): Promise<Transition> {
+  /**
+   * One write of the outcome (given its own `now`, the same on every try: its lost-reply re-read compares it). A
+   * write fenced on the claim (`holding`, the default) extends the lease first when it would run past its end.
+   */
+  async record(
+    write: (now: number) => Promise<Transition>,
+    options: { readonly providerMessageId?: string; readonly holding?: boolean } = {},
+  ): Promise<Transition> {
     const now = this.deps.now();
     const recordBy = this.budget.recordBy ?? this.budget.finishBy;
     for (let attempt = 1; ; attempt++) {
       try {
-        if (this.deps.now() + LEASE_GUARD_MS >= this.leaseUntil) {
-          if ((await this.extend(providerMessageId)) === 'lost') return 'lost';
+        if ((options.holding ?? true) && this.deps.now() + LEASE_GUARD_MS >= this.leaseUntil) {
+          if ((await this.extend(options.providerMessageId)) === 'lost') return 'lost';
         }
         return await write(now);
       } catch (error) {
@@ -313,7 +353,7 @@ class Holder {
     const { item, deps } = this;
     let marked: Transition;
     try {
-      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now), providerMessageId);
+      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now), { providerMessageId });
     } catch {
       // DynamoDB refused every write for the rest of this record's time. If an extension carried the message id the
       // acceptance is still on the item (the sweeper will mark it SENT); otherwise the lease's policy decides.
@@ -321,7 +361,9 @@ class Holder {
     }
     if (marked === 'applied') return 'recorded';
     // Fenced out: the sweeper resolved our expired lease (and perhaps another holder claimed it since).
-    await this.record((now) => deps.store.recordLateAcceptance(item, providerMessageId, now)).catch(() => 'lost');
+    await this.record((now) => deps.store.recordLateAcceptance(item, providerMessageId, now), {
+      holding: false,
+    }).catch(() => 'lost');
     return 'late';
   }
 
@@ -338,14 +380,19 @@ class Holder {
 }
 
 /**
- * Failures of our own write that a later try can get past: DynamoDB's throttling, 5xx, timeouts and broken
- * connections. Not a request DynamoDB will never accept, nor a bug in our code.
+ * Failures of our own write that a later try can get past: what DynamoDB answered with an error status (throttling,
+ * 5xx: the SDK's own retries spent) other than a request it will never accept, and a request that timed out or whose
+ * connection broke. Anything else — a bug, an unexpected answer — is thrown at once.
  */
+const NEVER_ACCEPTED = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException']);
 function isWorthRetrying(error: unknown): boolean {
-  const name = (error as Error | undefined)?.name ?? '';
-  return !['ValidationException', 'ResourceNotFoundException', 'TypeError', 'RangeError', 'ReferenceError'].includes(
-    name,
-  );
+  const e = (typeof error === 'object' && error !== null ? error : {}) as {
+    name?: string;
+    code?: unknown;
+    $metadata?: unknown;
+  };
+  if (e.$metadata !== undefined) return !NEVER_ACCEPTED.has(e.name ?? '');
+  return e.name === 'TimeoutError' || typeof e.code === 'string';
 }
 
 async function fail(holder: Holder, reason: string): Promise<DispatchResult> {

@@ -219,6 +219,57 @@ describe('resend', () => {
     );
   });
 
+  it("a notification whose acceptance is known is resent only when the operator names the provider's message id", async () => {
+    // UNKNOWN, but the provider's acceptance was recorded after its lease expired.
+    await put('ops-late', 'UNKNOWN', { providerMessageId: 'm-late', acceptedLateAt: '2026-11-01T00:06:00.000Z' });
+    await put('ops-sent-2', 'SENT', { providerMessageId: 'm-2' });
+    await expect(resendNotification(deps(), request('ops-late'))).rejects.toThrow(
+      /accepted it as message m-late .*--despite-accepted m-late/,
+    );
+    await expect(resendNotification(deps(), { ...request('ops-late'), despiteAccepted: 'm-other' })).rejects.toThrow(
+      /names m-other, not m-late/,
+    );
+    expect((await table.eventItems('ops-late'))[0]).toMatchObject({ status: 'UNKNOWN', providerMessageId: 'm-late' });
+    const late = await resendNotification(deps(), { ...request('ops-late'), despiteAccepted: 'm-late' });
+    expect(late).toMatchObject({
+      status: 'PENDING',
+      manualResends: [{ fromStatus: 'UNKNOWN', providerMessageId: 'm-late', despiteAccepted: true }],
+    });
+    expect(late.providerMessageId).toBeUndefined();
+    // SENT: the same, deliberately.
+    await expect(resendNotification(deps(), request('ops-sent-2'))).rejects.toThrow(/message m-2/);
+    expect((await resendNotification(deps(), { ...request('ops-sent-2'), despiteAccepted: 'm-2' })).status).toBe(
+      'PENDING',
+    );
+  });
+
+  it('the conditional write refuses a resend when the acceptance was recorded between the read and the write', async () => {
+    await put('ops-late-race', 'UNKNOWN');
+    const racing = {
+      ...deps(),
+      doc: new Proxy(table.doc, {
+        get(target, prop, receiver) {
+          if (prop !== 'send') return Reflect.get(target, prop, receiver);
+          return async (command: unknown) => {
+            if (command instanceof UpdateCommand) {
+              await table.doc.send(
+                new UpdateCommand({
+                  TableName: table.tableName,
+                  Key: { pk: 'EVENT#ops-late-race', sk: 'NOTIFICATION#EMAIL' },
+                  UpdateExpression: 'SET providerMessageId = :mid',
+                  ExpressionAttributeValues: { ':mid': 'm-just-now' },
+                }),
+              );
+            }
+            return target.send(command as never);
+          };
+        },
+      }),
+    };
+    await expect(resendNotification(racing, request('ops-late-race'))).rejects.toThrow(/changed while being resent/);
+    expect((await table.eventItems('ops-late-race'))[0]).toMatchObject({ status: 'UNKNOWN' });
+  });
+
   it('the conditional write refuses a resend when the item turned SENT between the read and the write', async () => {
     await put('ops-race', 'FAILED');
     // The read sees FAILED; before the write, something marks it SENT (the update is made to fail its condition).
@@ -304,6 +355,19 @@ describe('npm run ops (the command line)', () => {
     const refused = await ops(['resend', 'ops-cli#EMAIL', '--reason', 'r', '--confirm', ...endpoint]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('SENT');
+    // The provider's message id on screen, and what to pass to resend despite it.
+    expect(refused.stderr).toContain('--despite-accepted m-cli');
+    const despite = await ops([
+      'resend',
+      'ops-cli#EMAIL',
+      '--reason',
+      'customer lost it',
+      '--despite-accepted',
+      'm-cli',
+      ...endpoint,
+    ]);
+    expect(despite.code).toBe(3); // without --confirm: shown, not done
+    expect(despite.stdout).toContain('a second copy');
     const inspected = await ops(['inspect', 'ops-cli', '--json', ...endpoint]);
     expect(inspected.code).toBe(0);
     expect(JSON.parse(inspected.stdout).notifications[0]).toMatchObject({ status: 'SENT' });
@@ -322,6 +386,7 @@ describe('npm run ops (the command line)', () => {
           channel: 'EMAIL',
           status: 'SENT',
           attempt: 1,
+          providerMessageId: 'm-cli',
         },
       }),
     );
