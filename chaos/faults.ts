@@ -23,6 +23,8 @@ export const clock = {
 // ── Invocations: a crash anywhere inside one fails the whole invocation, as a dying Lambda does ──
 export interface Invocation {
   crashed: boolean;
+  /** When it started, on the suite's clock: its deadline is this plus its Lambda timeout (sendsWithoutTime). */
+  startedAt?: number;
   /**
    * What this invocation is in the run's schedule (e.g. the Kafka batch, its copy and its try): fault decisions made
    * inside it are keyed by it, so they do not shift with how far a concurrent or crashed invocation got.
@@ -55,8 +57,15 @@ export const DYNAMO_FAULTS = [
   'requestTimeout',
   'commitThenTimeout',
   'latency',
+  /**
+   * A claim that takes nearly a whole invocation (the suite's clock moves SLOW_CLAIM_MS on while it runs): the send
+   * must not start after it (no time left, the lease nearly over).
+   */
+  'slowClaim',
 ] as const;
 export type DynamoFault = (typeof DYNAMO_FAULTS)[number];
+/** How long a slow claim takes: a whole dispatch invocation (the chaos world's Lambda context is 60 s). */
+export const SLOW_CLAIM_MS = 58_500;
 
 /** Decides, per DynamoDB call, which fault (if any) to inject; the suite's scenario drives it. */
 export interface FaultPlan {
@@ -68,7 +77,7 @@ const count = (k: string) => {
   faultCounts[k] = (faultCounts[k] ?? 0) + 1;
 };
 
-const isClaim = (input: Record<string, unknown>) =>
+export const isClaim = (input: Record<string, unknown>) =>
   input.ConditionExpression === '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)';
 /** The input may already be marshalled ({ S: 'SENT' }) by the document client when this middleware sees it. */
 export const isMarkSent = (input: Record<string, unknown>) => {
@@ -142,6 +151,11 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPl
         case 'latency':
           await new Promise((r) => setTimeout(r, 5));
           return next(args);
+        case 'slowClaim': {
+          const answer = await next(args);
+          clock.advance(SLOW_CLAIM_MS);
+          return answer;
+        }
         case 'commitThenTimeout':
           // Armed here, fired below the SDK's retry middleware: the write commits, the reply is lost, and the SDK
           // retries the request as it would in AWS.

@@ -164,8 +164,7 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
     const target = form.get('TargetArn') ?? form.get('TopicArn');
     const channel: Channel = phone ? 'SMS' : 'PUSH';
     const to = phone ?? target ?? '';
-    const foreign =
-      endpoint.account !== undefined && channel === 'PUSH' && to.split(':')[4] !== endpoint.account;
+    const foreign = endpoint.account !== undefined && channel === 'PUSH' && to.split(':')[4] !== endpoint.account;
     if (foreign) {
       return queryError(res, 403, 'AuthorizationError', `not authorized to perform: SNS:Publish on resource: ${to}`);
     }

@@ -40,7 +40,7 @@ describe('configuration, validated once at cold start', () => {
     expect(loadDispatchConfig({ ...base, MAX_PACING_WAIT_MS: '9000' }).leaseMs).toBe(12_000);
   });
 
-  it('our account and region, for telling another account\'s push endpoint from our own', () => {
+  it("our account and region, for telling another account's push endpoint from our own", () => {
     const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' };
     expect(loadDispatchConfig({ ...base, ACCOUNT_ID: '123456789012', AWS_REGION: 'eu-west-1' })).toMatchObject({
       accountId: '123456789012',

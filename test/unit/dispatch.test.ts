@@ -621,7 +621,12 @@ describe('dispatch: what the provider established is recorded, whatever DynamoDB
       now += 7_000; // a slow answer: the lease is close to its end when the SENT write meets throttling
       return { MessageId: 'sns-late-lease' };
     });
-    const d = deps({ now: () => now, sleep: async (ms) => void (now += ms + 2_000) });
+    const d = deps({
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms + 2_000;
+      },
+    });
     const r = await dispatch(key(n), d, undefined, { finishBy: NOW + 50_000, maxWaitMs: 0 });
     expect(r).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
     expect(writes()).toEqual(['SENT', 'lease+sns-late-lease', 'SENT']);
@@ -635,7 +640,12 @@ describe('dispatch: what the provider established is recorded, whatever DynamoDB
       .resolvesOnce({ Attributes: sending(n) })
       .rejects(dynamoError('InternalServerError', 500));
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-unrecorded' });
-    const d = deps({ now: () => now, sleep: async (ms) => void (now += ms) });
+    const d = deps({
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+      },
+    });
     const r = await dispatch(key(n), d, undefined, { finishBy: NOW + 10_000, maxWaitMs: 0, recordBy: NOW + 11_000 });
     expect(r).toMatchObject({ kind: 'sent', providerMessageId: 'ses-unrecorded', acceptance: 'notRecorded' });
     expect(now).toBeLessThanOrEqual(NOW + 11_000);
