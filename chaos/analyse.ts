@@ -216,9 +216,16 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
       unknownAttempts.add(`${n.notificationId}@${o.attempt}`);
   }
   /**
-   * Every send but the last made by a distinct, earlier attempt that ended unknown — and whose acceptance never
-   * reached the item: a known acceptance is never sent again, whatever became of the lease.
+   * A known acceptance is never sent again: the provider answered this attempt with a message id (in time, inside
+   * its lease) and its execution environment lived on — whatever DynamoDB did to the writes after that. Only a holder
+   * that died between the answer and any write, or whose answer came after its lease, leaves the outcome unknown.
    */
+  const acceptanceKnown = (key: string) => {
+    if (w.witness.recordedAcceptances.has(key)) return true;
+    const answer = w.witness.acceptances.get(key);
+    return answer !== undefined && !answer.late && answer.invocation?.crashed !== true;
+  };
+  /** Every send but the last made by a distinct, earlier attempt that ended unknown, its acceptance not known. */
   const resentAfterUnknown = (id: string): boolean => {
     const made = sendAttempts.get(id) ?? [];
     if (made.some((x) => x === undefined)) return false;

@@ -43,6 +43,7 @@ import {
   clock,
   crashPointsFor,
   type DynamoFault,
+  type Invocation,
   injectDynamoFaults,
   invocation,
   isClaim,
@@ -350,6 +351,11 @@ export interface AttemptWitness {
   readonly recordedAcceptances: Set<string>;
   /** Sends started without the time to finish: before the invocation's end or inside the lease (sendsWithoutTime). */
   readonly sendsWithoutTime: string[];
+  /**
+   * `<notificationId>@<attempt>` of every attempt the provider answered with a message id: whether the answer came
+   * after the holder's lease had ended (late), and the invocation it came to (did it die before recording it?).
+   */
+  readonly acceptances: Map<string, { readonly late: boolean; readonly invocation: Invocation | undefined }>;
   /** Per address: the attempts of sends that ended with an unknown outcome, in order. */
   readonly unknownCalls: Map<string, number[]>;
   /** Per notificationId: the highest attempt claimed so far. */
@@ -361,6 +367,7 @@ export const newWitness = (): AttemptWitness => ({
   attemptByMessageId: new Map(),
   recordedAcceptances: new Set(),
   sendsWithoutTime: [],
+  acceptances: new Map(),
   unknownCalls: new Map(),
   latestClaim: new Map(),
   staleWrites: [],
@@ -426,6 +433,10 @@ function watchAttempts(w: World): void {
     try {
       const id = await send.apply(this, args);
       witness.attemptByMessageId.set(id, n.attempt);
+      witness.acceptances.set(`${n.notificationId}@${n.attempt}`, {
+        late: Date.now() > (n.leaseUntil ?? Number.POSITIVE_INFINITY),
+        invocation: invocation.getStore(),
+      });
       return id;
     } catch (error) {
       if (error instanceof SendError && error.failure === 'unknown') {

@@ -775,6 +775,7 @@ describe('dispatch: no send starts that cannot finish', () => {
   it('a slow claim leaves too little of the invocation: the send is not started, the item deferred at once', async () => {
     let now = NOW;
     const n = pending('EMAIL');
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-never' });
     ddb
       .on(UpdateCommand)
       .callsFakeOnce(async () => {
@@ -794,6 +795,7 @@ describe('dispatch: no send starts that cannot finish', () => {
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-never' });
     const audience = {
       check: async () => {
         now += 47_000;
@@ -814,6 +816,7 @@ describe('dispatch: no send starts that cannot finish', () => {
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: { ...sending(n), leaseUntil: NOW + 4_000 } })
       .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-never' });
     const r = await dispatch(key(n));
     expect(r).toMatchObject({ kind: 'deferred', reason: 'NO_TIME_LEFT' });
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
