@@ -233,7 +233,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     return sorted.every(
       (x, k) =>
         k === sorted.length - 1 ||
-        (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`) && !w.witness.recordedAcceptances.has(`${id}@${x}`)),
+        (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`) && !acceptanceKnown(`${id}@${x}`)),
     );
   };
   const staleWrites = w.witness.staleWrites.filter((line) => line.startsWith(a.prefix));
