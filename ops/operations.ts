@@ -404,7 +404,7 @@ export async function resendNotification(
     attempt: item.attempt,
     ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
     ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
-    ...(request.despiteAccepted === undefined ? {} : { despiteAccepted: true }),
+    ...(accepted === undefined ? {} : { despiteAccepted: true }),
     // The earlier send's feedback stays in the record; the new send's feedback starts afresh on the item.
     ...(typeof (item as { deliveryStatus?: unknown }).deliveryStatus === 'string'
       ? { deliveryStatus: (item as { deliveryStatus?: string }).deliveryStatus }

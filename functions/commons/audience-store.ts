@@ -1,6 +1,6 @@
 /**
  * DynamoDB adapter for issue 16: delivery feedback on notification items, suppression items, and the check dispatch
- * makes before it claims (domain/audience.ts has the keys and the rule). Every write is conditional and idempotent:
+ * makes last before it sends (domain/audience.ts has the keys and the rule). Every write is conditional and idempotent:
  * feedback and its retries arrive at least once and in any order.
  */
 import { randomUUID } from 'node:crypto';

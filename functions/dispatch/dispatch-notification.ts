@@ -254,6 +254,8 @@ async function beforeSend(
   if (channelHeld !== undefined) return defer(holder, 'CHANNEL_HELD', undefined, afterHold(channelHeld, deps));
   if (appHeld !== undefined) return defer(holder, 'APPLICATION_HELD', undefined, afterHold(appHeld, deps));
 
+  // Already out of time (a slow claim or breaker read): no token is worth taking.
+  if (deps.now() > holder.lastSendStart()) return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
   // A token only while a send taken with it could still finish: in the invocation and inside the lease.
   const tokenBy = Math.min(deps.now() + budget.maxWaitMs, holder.lastSendStart());
   if (!(await deps.pacer.acquire(item.channel, tokenBy))) {
