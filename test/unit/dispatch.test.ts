@@ -822,3 +822,41 @@ describe('dispatch: no send starts that cannot finish', () => {
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
   });
 });
+
+describe('dispatch: a read between the claim and the send that fails sent nothing', () => {
+  it('the audience read fails (DynamoDB throttled): the claim goes back as a NOT_SENT deferral, never left SENDING', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    const given: string[] = [];
+    const pacer: Pacer = { acquire: async () => true, giveBack: (c) => void given.push(c) };
+    const audience = {
+      check: async () => {
+        throw dynamoError('ThrottlingException', 400);
+      },
+    };
+    const r = await dispatch(key(n), deps({ pacer, audience }));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT', code: 'ThrottlingException' });
+    expect(transitions()).toEqual(['SENDING', 'PENDING']);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+    expect(given).toEqual(['EMAIL']);
+  });
+
+  it('the breaker read fails: deferred the same way', async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    const breaker: Breaker = {
+      heldUntil: async () => {
+        throw dynamoError('InternalServerError', 500);
+      },
+      hold: async (_s, _c, now) => now,
+    };
+    expect(await dispatch(key(n), deps({ breaker }))).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT' });
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
+  });
+});
