@@ -256,8 +256,11 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
       const n = notifications.get(id);
       const status = n?.status as NotificationStatus | undefined;
       const sent = sendCount.get(id) ?? 0;
+      // What the customer sees: nothing on a channel they opted out of before the transfer (it ends SUPPRESSED — or
+      // UNKNOWN/FAILED unsent, when its holder died before the check: the lease's own window), and no channel they did
+      // not opt out of withheld for preferences.
       const suppressed = status === 'SUPPRESSED' && n?.suppressedReason === 'OPTED_OUT';
-      if (optOut?.has(channel) === true ? !suppressed || sent > 0 : suppressed) {
+      if (optOut?.has(channel) === true ? sent > 0 || status === 'SENT' : suppressed) {
         preferences.mismatches++;
         problems.push(
           `${id}: ${optOut?.has(channel) === true ? 'opted out before it, yet' : 'not opted out, yet'} ${status} with ${sent} sends`,
