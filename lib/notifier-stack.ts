@@ -16,7 +16,7 @@ import {
 import { CfnVPCEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import {
   type CfnEventSourceMapping,
@@ -180,12 +180,25 @@ export class NotifierStack extends Stack {
     if (s.mskVpcId !== undefined && s.mskRouteTableIds !== undefined) {
       // The mapping writes failed batches from its network interfaces in the cluster's VPC, which needs a route to
       // S3 (AWS: "You must deploy a VPC endpoint for your on-failure destination service inside your Amazon MSK
-      // cluster VPC"). A gateway endpoint is free; its default policy keeps other S3 traffic of the VPC working.
+      // cluster VPC"). A gateway endpoint is free, and it carries all S3 traffic of those route tables: its policy
+      // allows the failed-batch bucket and nothing else, so the endpoint opens no path to any other bucket (and
+      // other S3 traffic of those subnets needs an endpoint of the bank's own: docs/deploy.md).
       new CfnVPCEndpoint(this, 'FailedBatchesS3Endpoint', {
         vpcId: s.mskVpcId,
         serviceName: `com.amazonaws.${this.region}.s3`,
         vpcEndpointType: 'Gateway',
         routeTableIds: s.mskRouteTableIds,
+        policyDocument: new PolicyDocument({
+          statements: [
+            new PolicyStatement({
+              sid: 'FailedIngestBatchesOnly',
+              principals: [new AnyPrincipal()],
+              actions: ['s3:PutObject', 's3:ListBucket'],
+              resources: [failedBatches.bucketArn, failedBatches.arnForObjects('*')],
+              conditions: { StringEquals: { 'aws:PrincipalAccount': this.account } },
+            }),
+          ],
+        }),
       });
     }
     const kafkaSource = new ManagedKafkaEventSource({
@@ -343,10 +356,12 @@ export class NotifierStack extends Stack {
       ingest,
       dispatch,
       sweeper,
+      sweeperInterval: Duration.seconds(timing.sweeperIntervalSeconds),
       ingestMappingId: kafkaSource.eventSourceMappingId,
       ingestIdleAlarmMinutes: s.ingestIdleAlarmMinutes,
       dispatchFailures,
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
+      encryptAlarmTopic: s.encryptAlarmTopic,
     });
 
     // ── Delivery feedback: SES configuration set → EventBridge → feedback function (issue 16) ──
