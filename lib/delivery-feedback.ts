@@ -34,6 +34,7 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -99,7 +100,8 @@ export class DeliveryFeedback extends Construct {
 
     this.function = new NotifierFunction(this, 'Function', {
       entry: 'feedback/index.ts',
-      description: 'notifier: records SES delivery feedback on its notification and suppresses bouncing addresses',
+      description:
+        'notifier: records SES feedback and SNS delivery status on their notification and suppresses dead addresses',
       metricNamespace: props.metricNamespace,
       timeout: Duration.seconds(30),
       memorySize: 256,
@@ -111,6 +113,8 @@ export class DeliveryFeedback extends Construct {
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], {
       leadingKeys: ['EVENT#*', 'SUPPRESSION#*'],
     });
+    // SNS's delivery status names a message id only: the notification is found on the providerMessage index.
+    fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.messageIndex.indexName });
 
     // Events neither EventBridge could deliver nor the function could record after its retries: kept 14 days.
     // SQS-managed encryption even with the customer key: EventBridge can write to a KMS-encrypted dead-letter queue

@@ -3,7 +3,7 @@
  * IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the README's Operations section names.
  * One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import {
   AttributeType,
@@ -44,6 +44,7 @@ import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
+import { SnsDeliveryStatus } from './sns-delivery-status.ts';
 import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
 
 export interface NotifierStackProps extends StackProps {
@@ -97,6 +98,12 @@ export class NotifierStack extends Stack {
       sortKey: { name: schema.sweepIndex.sortKey, type: AttributeType.NUMBER },
       projectionType: ProjectionType.INCLUDE,
       nonKeyAttributes: [...schema.sweepIndex.nonKeyAttributes],
+    });
+    // SNS's delivery status names the message, not the notification: the feedback function finds it here.
+    this.table.addGlobalSecondaryIndex({
+      indexName: schema.messageIndex.indexName,
+      partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
     });
 
     // ── Ingest: MSK → one transaction per event ──
@@ -375,6 +382,24 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.node.addDependency(feedback);
+    observability.alarmOnThrottles('Feedback', feedback.function);
+
+    // ── SMS and push delivery status: SNS's logs → the same feedback function ──
+    new SnsDeliveryStatus(this, 'SnsDeliveryStatus', {
+      prefix,
+      metricNamespace,
+      feedback: feedback.function,
+      manageSmsAttributes: s.manageSmsDeliveryStatus,
+      platformApplicationArns: s.pushPlatformApplicationArns ?? [],
+      smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
+      observability,
+    });
+    if (s.pushPlatformApplicationArns === undefined) {
+      Annotations.of(this).addWarningV2(
+        'notifier:pushDeliveryStatus',
+        'No pushPlatformApplicationArns: push delivery outcomes are not observed (SNS logs them only for the platform applications it is told about).',
+      );
+    }
 
     // ── What an operator needs, by name (README "Operations"; lib/stack-outputs.ts lists them for ops/) ──
     const output = (id: StackOutputName, value: string) =>

@@ -423,13 +423,7 @@ export class Observability extends Construct {
   }
 
   /** An alarm of this stage, to the alarm topic. Public so that other constructs' alarms share the one topic. */
-  alarm(
-    name: string,
-    m: IMetric,
-    description: string,
-    threshold = 1,
-    shape: AlarmShape = EVERY_OCCURRENCE,
-  ): Alarm {
+  alarm(name: string, m: IMetric, description: string, threshold = 1, shape: AlarmShape = EVERY_OCCURRENCE): Alarm {
     const alarm = new Alarm(this, name, {
       alarmName: `${this.prefix}-${name}`,
       alarmDescription: description,

@@ -110,14 +110,19 @@ export const settingsSchema = z
     pushPlatformApplicationArns: list(
       z
         .string()
-        .regex(ARN_PLATFORM_APPLICATION, 'must be SNS platform application ARNs (arn:aws:sns:...:app/<platform>/<name>)'),
+        .regex(
+          ARN_PLATFORM_APPLICATION,
+          'must be SNS platform application ARNs (arn:aws:sns:...:app/<platform>/<name>)',
+        ),
     ).optional(),
     /**
      * Subnets and security groups from which the cluster's brokers are reached: the stack deploys the smoke
      * producer there (ops/smoke.ts sends its record through MSK). Both or neither.
      */
     mskSubnetIds: list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, 'must be subnet ids (subnet-...)')).optional(),
-    mskSecurityGroupIds: list(z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)')).optional(),
+    mskSecurityGroupIds: list(
+      z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
+    ).optional(),
     inboxRetentionDays: num(1, 3650, 35),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
@@ -225,7 +230,10 @@ export const settingsSchema = z
     for (const arn of s.pushPlatformApplicationArns ?? []) {
       const match = ARN_PLATFORM_APPLICATION.exec(arn);
       if (match !== null && (match[1] !== region || match[2] !== account)) {
-        problem('pushPlatformApplicationArns', `${arn} must be in the cluster's account and region (${account}, ${region})`);
+        problem(
+          'pushPlatformApplicationArns',
+          `${arn} must be in the cluster's account and region (${account}, ${region})`,
+        );
       }
     }
   });

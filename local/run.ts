@@ -38,7 +38,6 @@ import { summarizeTable, type TableSummary } from './outcomes.ts';
 import { converge, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from './pipeline.ts';
 import {
   type AcceptedSend,
-  type ProviderEndpoint,
   SendQuota,
   type SesEndpoint,
   type SnsEndpoint,

@@ -76,13 +76,16 @@ export class DynamoDeliveryStore {
         // Moved since read (another feedback, a mark, a resend), or gone: decide again on what it is now.
       }
     }
-    throw new TransientStoreError(
-      `feedback for ${target.notificationId} kept meeting concurrent changes`,
-      ['ConditionalCheckFailedException'],
-    );
+    throw new TransientStoreError(`feedback for ${target.notificationId} kept meeting concurrent changes`, [
+      'ConditionalCheckFailedException',
+    ]);
   }
 
-  private writeIfUnchanged(key: { pk: string; sk: string }, item: DeliveryState & Record<string, unknown>, f: Feedback) {
+  private writeIfUnchanged(
+    key: { pk: string; sk: string },
+    item: DeliveryState & Record<string, unknown>,
+    f: Feedback,
+  ) {
     const values: Record<string, unknown> = {
       ':status': f.status,
       ':rank': f.rank,

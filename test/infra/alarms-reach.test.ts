@@ -8,13 +8,15 @@
  *
  * Run on the example settings and on a production-like settings file, with the topic encrypted (the default) and not.
  */
-import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { createNotifierStack } from '../../lib/notifier-app.ts';
+import {
+  PRODUCTION_LIKE,
+  type TemplateResource as Resource,
+  synthTemplate,
+  type SynthesizedTemplate as Template,
+} from '../support/synth.ts';
 
 type Json = Record<string, unknown>;
-type Resource = { Type: string; Properties: Json };
-type Template = { Resources: Record<string, Resource> };
 type Statement = {
   Effect: 'Allow' | 'Deny';
   Principal?: unknown;
@@ -24,14 +26,6 @@ type Statement = {
   Resource?: unknown;
   Condition?: Record<string, Record<string, unknown>>;
 };
-
-export const PRODUCTION_LIKE = 'test/infra/fixtures/settings.production.json';
-
-export function synthTemplate(settingsFile: string, overrides: Json = {}) {
-  const app = new App({ context: { settingsFile, ...overrides, 'aws:cdk:bundling-stacks': [] } });
-  const stack = createNotifierStack(app);
-  return { template: app.synth().getStackByName(stack.stackName).template as Template, stack };
-}
 
 /**
  * Resolves the intrinsic functions a policy uses to plain strings, the way CloudFormation would in this stack's
@@ -66,9 +60,12 @@ function resolver(account: string, region: string) {
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 /** IAM wildcard match: `*` any run of characters, `?` one. */
 const like = (pattern: string, value: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(
-    value,
-  );
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  ).test(value);
 
 interface Request {
   readonly service: string;
@@ -133,7 +130,7 @@ interface AlarmPath {
 }
 
 /** Follows every alarm action of the template to its topic, its policy and its key. */
-export function alarmPaths(template: Template, account: string, region: string): AlarmPath[] {
+function alarmPaths(template: Template, account: string, region: string): AlarmPath[] {
   const resolve = resolver(account, region);
   const resources = Object.entries(template.Resources);
   const paths: AlarmPath[] = [];

@@ -139,7 +139,9 @@ describe('feedback applies only to the send it describes: a resend keeps its own
   it('SMS: a resent notification records the delivery status of its own message, never the earlier one', async () => {
     const phone = '+14155550100';
     answers = [serverError(), 'sns-sms-second'];
-    await ingest([transferEvent({ eventId: 'fb-sms', channels: ['SMS'], recipient: { phoneNumber: phone, userId: 'u' } })]);
+    await ingest([
+      transferEvent({ eventId: 'fb-sms', channels: ['SMS'], recipient: { phoneNumber: phone, userId: 'u' } }),
+    ]);
     expect(await notification('fb-sms', 'SMS')).toMatchObject({ status: 'UNKNOWN' });
     await resend('fb-sms#SMS');
     await converge(stream, handlers, env());
@@ -185,7 +187,9 @@ describe('SNS delivery status on DynamoDB Local', () => {
 
   it('a number that opted out at its carrier is FAILED and suppressed: the next SMS to it ends SUPPRESSED, unsent', async () => {
     const stop = '+14155550180';
-    await ingest([transferEvent({ eventId: 'dl-stop', channels: ['SMS'], recipient: { phoneNumber: stop, userId: 'u' } })]);
+    await ingest([
+      transferEvent({ eventId: 'dl-stop', channels: ['SMS'], recipient: { phoneNumber: stop, userId: 'u' } }),
+    ]);
     const sent = await notification('dl-stop', 'SMS');
     await snsFeedback('SMS', String(sent.providerMessageId), stop);
     expect(await notification('dl-stop', 'SMS')).toMatchObject({
@@ -194,7 +198,9 @@ describe('SNS delivery status on DynamoDB Local', () => {
       deliveryResponse: 'Phone number is opted out',
     });
     sns.resetHistory();
-    await ingest([transferEvent({ eventId: 'dl-stop-2', channels: ['SMS'], recipient: { phoneNumber: stop, userId: 'u' } })]);
+    await ingest([
+      transferEvent({ eventId: 'dl-stop-2', channels: ['SMS'], recipient: { phoneNumber: stop, userId: 'u' } }),
+    ]);
     expect(await notification('dl-stop-2', 'SMS')).toMatchObject({
       status: 'SUPPRESSED',
       suppressedReason: 'CARRIER_OPT_OUT',
@@ -207,7 +213,9 @@ describe('SNS delivery status on DynamoDB Local', () => {
 
   it('an unreachable number fails this once and suppresses nothing; a message nobody recorded is not ours', async () => {
     const away = '+14155550182';
-    await ingest([transferEvent({ eventId: 'dl-away', channels: ['SMS'], recipient: { phoneNumber: away, userId: 'u' } })]);
+    await ingest([
+      transferEvent({ eventId: 'dl-away', channels: ['SMS'], recipient: { phoneNumber: away, userId: 'u' } }),
+    ]);
     const sent = await notification('dl-away', 'SMS');
     const r = await snsFeedback('SMS', String(sent.providerMessageId), away);
     expect(r).toMatchObject([{ kind: 'recorded', suppressions: [] }]);

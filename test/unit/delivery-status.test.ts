@@ -57,7 +57,7 @@ describe('reading SNS delivery status logs', () => {
     expect(channelOfLogGroup('/aws/lambda/notifier-prod-Dispatch')).toBeUndefined();
   });
 
-  it('SMS SUCCESS → DELIVERED at publish time plus dwell time, by SNS message id, with the carrier\'s words', () => {
+  it("SMS SUCCESS → DELIVERED at publish time plus dwell time, by SNS message id, with the carrier's words", () => {
     const r = readDeliveryStatusLog(SMS, smsLog('SUCCESS', 'Message has been accepted by phone carrier'));
     expect(r).toEqual({
       ok: true,
@@ -99,7 +99,11 @@ describe('reading SNS delivery status logs', () => {
 
   it('push: delivered to the platform, or FAILED; an unregistered token (410, Unregistered, InvalidToken) is suppressed', () => {
     const ok = readDeliveryStatusLog(PUSH, pushLog('SUCCESS', 200, '{"multicast_id":5138139752481671853,"success":1}'));
-    expect(ok.ok && ok.feedback).toMatchObject({ channel: 'PUSH', status: 'DELIVERED', atMs: Date.parse('2015-01-26T23:07:39.540Z') + 65 });
+    expect(ok.ok && ok.feedback).toMatchObject({
+      channel: 'PUSH',
+      status: 'DELIVERED',
+      atMs: Date.parse('2015-01-26T23:07:39.540Z') + 65,
+    });
     const apns = readDeliveryStatusLog(
       `${PUSH}/Failure`,
       pushLog('FAILURE', 8, 'NotificationErrorResponse(command=8, status=InvalidToken, id=1, cause=null)'),
@@ -115,7 +119,7 @@ describe('reading SNS delivery status logs', () => {
     expect(busy.ok && busy.feedback.suppress).toBeUndefined();
   });
 
-  it('bounds what it keeps of the provider\'s answer and never needs the destination to record the status', () => {
+  it("bounds what it keeps of the provider's answer and never needs the destination to record the status", () => {
     const long = readDeliveryStatusLog(SMS_FAILURE, smsLog('FAILURE', `Unknown error ${'x'.repeat(5000)}`));
     expect(long.ok && long.feedback.providerResponse?.length).toBe(200);
     const entry = JSON.parse(smsLog('FAILURE', 'Phone number is opted out'));
@@ -169,9 +173,9 @@ describe('which send a feedback describes', () => {
     expect(deliveryVerdict(bounced, f('m', D.BOUNCED, 1001))).toBe('apply');
     expect(deliveryVerdict(bounced, f('m', D.COMPLAINED, 1))).toBe('apply');
     // Items recorded before deliveryMessageId existed: their status was about the recorded send.
-    expect(deliveryVerdict({ providerMessageId: 'm', deliveryRank: D.BOUNCED, deliveryAtMs: 1000 }, f('m', D.DELIVERED))).toBe(
-      'notNewer',
-    );
+    expect(
+      deliveryVerdict({ providerMessageId: 'm', deliveryRank: D.BOUNCED, deliveryAtMs: 1000 }, f('m', D.DELIVERED)),
+    ).toBe('notNewer');
   });
 
   it('no recorded send: an earlier send (its message id, or sent before the latest resend) is not this one', () => {
