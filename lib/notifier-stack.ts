@@ -44,8 +44,9 @@ import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
+import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
-import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
+import { OPTIONAL_STACK_OUTPUTS, STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -394,6 +395,19 @@ export class NotifierStack extends Stack {
       smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
       observability,
     });
+    // ── The smoke producer: npm run smoke through MSK (deployed where the settings name the cluster's subnets) ──
+    const smoke =
+      s.mskSubnetIds === undefined || s.mskSecurityGroupIds === undefined
+        ? undefined
+        : new SmokeProducer(this, 'SmokeProducer', {
+            metricNamespace,
+            clusterArn: s.mskClusterArn,
+            topic: s.topic,
+            kafka,
+            subnetIds: s.mskSubnetIds,
+            securityGroupIds: s.mskSecurityGroupIds,
+          });
+    if (smoke !== undefined) observability.alarmOnThrottles('SmokeProducer', smoke.function);
     if (s.pushPlatformApplicationArns === undefined) {
       Annotations.of(this).addWarningV2(
         'notifier:pushDeliveryStatus',
@@ -421,6 +435,12 @@ export class NotifierStack extends Stack {
     output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
     output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
     output('SesConfigurationSetName', feedback.configurationSetName);
+    if (smoke !== undefined) {
+      new CfnOutput(this, 'SmokeProducerFunctionName', {
+        value: smoke.function.functionName,
+        description: OPTIONAL_STACK_OUTPUTS.SmokeProducerFunctionName,
+      });
+    }
     output(
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,

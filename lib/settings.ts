@@ -190,6 +190,12 @@ export const settingsSchema = z
     if ((s.mskVpcId === undefined) !== (s.mskRouteTableIds === undefined)) {
       problem(s.mskVpcId === undefined ? 'mskVpcId' : 'mskRouteTableIds', 'mskVpcId and mskRouteTableIds go together');
     }
+    if (s.mskSubnetIds !== undefined && s.kafkaScramSecretArn !== undefined) {
+      problem(
+        'mskSubnetIds',
+        'deploys the smoke producer, which authenticates with IAM: with SASL/SCRAM leave it out and run npm run smoke -- --direct',
+      );
+    }
     if ((s.mskSubnetIds === undefined) !== (s.mskSecurityGroupIds === undefined)) {
       problem(
         s.mskSubnetIds === undefined ? 'mskSubnetIds' : 'mskSecurityGroupIds',

@@ -9,21 +9,17 @@
  * tokens), and subscribes the feedback function to them; alarms watch SMS spend, SMS success and SNS's own failure
  * counts, and what the feedback function recorded.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, LogGroup, RetentionDays, SubscriptionFilter } from 'aws-cdk-lib/aws-logs';
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
-import {
-  AwsCustomResource,
-  AwsCustomResourcePolicy,
-  type AwsSdkCall,
-  PhysicalResourceId,
-} from 'aws-cdk-lib/custom-resources';
+import type { AwsSdkCall } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { type MetricName, SERVICE_NAME } from '../functions/commons/telemetry.ts';
 import { pushDeliveryLogGroups, smsDeliveryLogGroups } from '../functions/domain/feedback.ts';
+import { awsCall, sdkCall } from './aws-calls.ts';
 import { acknowledgeDeliveryStatusFindings } from './nag-acknowledgements.ts';
 import type { Observability } from './observability.ts';
 
@@ -82,29 +78,7 @@ export class SnsDeliveryStatus extends Construct {
     });
     const passRole = new PolicyStatement({ actions: ['iam:PassRole'], resources: [role.roleArn] });
 
-    const sdkCall = (service: string, action: string, parameters: Record<string, unknown>, physicalId: string) =>
-      ({ service, action, parameters, physicalResourceId: PhysicalResourceId.of(physicalId) }) satisfies AwsSdkCall;
-    // The one function behind every AwsCustomResource of the stack gets a role and a log group of its own, like the
-    // house functions: CDK's default role carries AWSLambdaBasicExecutionRole (every log group of the account).
-    const providerLogs = new LogGroup(this, 'CallsLogs', {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const providerRole = new Role(this, 'CallsRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `${props.prefix}: makes the SNS and CloudWatch Logs calls that have no CloudFormation resource`,
-    });
-    providerLogs.grantWrite(providerRole);
-    const call = (cid: string, sdk: AwsSdkCall, statements: PolicyStatement[]) =>
-      new AwsCustomResource(this, cid, {
-        onCreate: sdk,
-        onUpdate: sdk,
-        policy: AwsCustomResourcePolicy.fromStatements(statements),
-        installLatestAwsSdk: false,
-        role: providerRole,
-        logGroup: providerLogs,
-        memorySize: 256,
-      });
+    const call = (cid: string, sdk: AwsSdkCall, statements: PolicyStatement[]) => awsCall(this, cid, sdk, statements);
 
     // Account-level SMS attributes are no CloudFormation resource. Set on create and update; left on delete (another
     // stage may rely on them; with the role gone SNS simply stops writing these logs).
@@ -158,10 +132,9 @@ export class SnsDeliveryStatus extends Construct {
       const logsPolicy = (action: string) => new PolicyStatement({ actions: [action], resources: [logGroupArn(name)] });
       const ensure = call(
         `LogGroup${i}`,
-        {
-          ...sdkCall('CloudWatchLogs', 'createLogGroup', { logGroupName: name }, `${name}#exists`),
+        sdkCall('CloudWatchLogs', 'createLogGroup', { logGroupName: name }, `${name}#exists`, {
           ignoreErrorCodesMatching: 'ResourceAlreadyExistsException',
-        },
+        }),
         [logsPolicy('logs:CreateLogGroup')],
       );
       const retention = call(
