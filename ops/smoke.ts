@@ -132,7 +132,9 @@ async function produceThroughMsk(options: SmokeOptions, outputs: StackOutputs, d
   const payload = answer.Payload === undefined ? '' : Buffer.from(answer.Payload).toString('utf8');
   if (answer.FunctionError !== undefined) {
     // The brokers refused or could not be reached (security group, IAM, TLS): the event never got in.
-    deps.print(`the smoke producer ${producer} could not write to the topic (${answer.FunctionError}): ${payload.slice(0, 500)}`);
+    deps.print(
+      `the smoke producer ${producer} could not write to the topic (${answer.FunctionError}): ${payload.slice(0, 500)}`,
+    );
     return { ok: false, exit: EXIT.NOT_RECORDED };
   }
   const produced = JSON.parse(payload || '{}') as Partial<Injected['source'] & { eventId: string }>;
@@ -180,7 +182,9 @@ async function invokeIngest(options: SmokeOptions, outputs: StackOutputs, deps: 
     deps.print(`cannot invoke ${outputs.IngestFunctionName}: ${(error as Error).name}: ${(error as Error).message}`);
     return { ok: false, exit: EXIT.SETUP };
   }
-  deps.print(`event ${event.eventId}: ingest ${outputs.IngestFunctionName} invoked directly (--direct: MSK not exercised)`);
+  deps.print(
+    `event ${event.eventId}: ingest ${outputs.IngestFunctionName} invoked directly (--direct: MSK not exercised)`,
+  );
   return { ok: true, injected: { eventId: event.eventId, source: { topic: SMOKE_TOPIC, partition: 0, offset } } };
 }
 
@@ -279,7 +283,9 @@ export async function runSmoke(options: SmokeOptions, deps: SmokeDeps): Promise<
     if (deps.now() - started >= options.timeoutMs) {
       if (allSent) {
         const waiting = notifications.filter((n) => NOT_YET.includes(n.deliveryStatus)).map((n) => n.channel);
-        print(`result: SENT, but no delivery feedback for ${waiting.join(', ')} after ${elapsed()} (exit ${EXIT.NO_FEEDBACK})`);
+        print(
+          `result: SENT, but no delivery feedback for ${waiting.join(', ')} after ${elapsed()} (exit ${EXIT.NO_FEEDBACK})`,
+        );
         print(`see log group ${outputs.FeedbackLogGroupName} and docs/operations.md "Delivery feedback"`);
         return EXIT.NO_FEEDBACK;
       }

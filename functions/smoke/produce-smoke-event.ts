@@ -14,7 +14,9 @@ const contactsSchema = z.strictObject({
   email: z.optional(z.email().check(z.maxLength(254))),
   phone: z.optional(z.string().check(z.regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number'))),
   pushEndpointArn: z.optional(
-    z.string().check(z.regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:endpoint\/[^\s]{1,512}$/, 'must be an SNS endpoint ARN')),
+    z
+      .string()
+      .check(z.regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:endpoint\/[^\s]{1,512}$/, 'must be an SNS endpoint ARN')),
   ),
 });
 

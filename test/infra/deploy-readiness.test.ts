@@ -33,7 +33,7 @@ function synth(file: string, overrides: Record<string, unknown> = {}) {
       .join('');
   };
   const calls = of('Custom::AWS').map(([id, r]) => ({ id, create: JSON.parse(callOf(r.Properties.Create)) }));
-  return { stack, template, of, alarm, calls };
+  return { stack, template: template as typeof template & { Outputs?: Record<string, unknown> }, of, alarm, calls };
 }
 
 const SETTINGS = [
@@ -248,5 +248,63 @@ describe('settings a deploy would trip on are refused at synth', () => {
     expect(() => parse(production, { smsMonthlySpendLimitUsd: undefined })).toThrow(
       /"smsMonthlySpendLimitUsd" is required/,
     );
+  });
+});
+
+describe('the smoke producer', () => {
+  it("runs in the cluster's subnets, writes only to the topic with IAM, and is named in the outputs", () => {
+    const s = synth(PRODUCTION_LIKE);
+    const [[id, fn] = []] = s.of('AWS::Lambda::Function').filter(([i]) => i.startsWith('SmokeProducer'));
+    expect(fn?.Properties).toMatchObject({
+      VpcConfig: {
+        SubnetIds: production.mskSubnetIds,
+        SecurityGroupIds: production.mskSecurityGroupIds,
+      },
+      Environment: {
+        Variables: {
+          TOPIC: production.topic,
+          BOOTSTRAP_BROKERS: {
+            'Fn::GetAtt': [expect.stringMatching(/BootstrapBrokers/), 'BootstrapBrokerStringSaslIam'],
+          },
+        },
+      },
+    });
+    const brokers = s.calls.find((c) => c.create.action === 'getBootstrapBrokers');
+    expect(brokers?.create.parameters).toEqual({ ClusterArn: production.mskClusterArn });
+    const role = (fn?.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const statements = s
+      .of('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(String(role)))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+    const kafka = statements.filter((st) => JSON.stringify(st.Action).includes('kafka-cluster'));
+    const [, , , clusterName, clusterUuid] =
+      /^arn:aws:kafka:([^:]+):(\d+):cluster\/([^/]+)\/(.+)$/.exec(production.mskClusterArn) ?? [];
+    expect(kafka).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently'],
+        Resource: production.mskClusterArn,
+      },
+      {
+        Effect: 'Allow',
+        Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'],
+        Resource: `arn:aws:kafka:ap-northeast-1:210987654321:topic/${clusterName}/${clusterUuid}/${production.topic}`,
+      },
+    ]);
+    expect(s.template).toMatchObject({
+      Outputs: { SmokeProducerFunctionName: { Value: { Ref: id } } },
+    });
+    expect(s.alarm('SmokeProducerThrottles')).toBeDefined();
+  });
+
+  it('is not deployed without the subnets (npm run smoke -- --direct then), and refuses SASL/SCRAM', () => {
+    const s = synth('examples/settings.example.json');
+    expect(s.of('AWS::Lambda::Function').filter(([i]) => i.startsWith('SmokeProducer'))).toEqual([]);
+    expect(() =>
+      synth(PRODUCTION_LIKE, {
+        kafkaScramSecretArn: 'arn:aws:secretsmanager:ap-northeast-1:210987654321:secret:AmazonMSK_notifier-AbCdEf',
+        kafkaScramKmsKeyArn: 'arn:aws:kms:ap-northeast-1:210987654321:key/aaaaaaaa-1111-2222-3333-bbbbbbbbbbbb',
+      }),
+    ).toThrow(/"mskSubnetIds" deploys the smoke producer, which authenticates with IAM/);
   });
 });
