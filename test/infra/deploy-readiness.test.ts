@@ -271,7 +271,8 @@ describe('the smoke producer', () => {
     });
     const brokers = s.calls.find((c) => c.create.action === 'getBootstrapBrokers');
     expect(brokers?.create.parameters).toEqual({ ClusterArn: production.mskClusterArn });
-    const role = (fn?.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    if (fn === undefined) throw new Error('no smoke producer function');
+    const role = (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
     const statements = s
       .of('AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(String(role)))
