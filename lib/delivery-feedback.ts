@@ -189,7 +189,7 @@ export class DeliveryFeedback extends Construct {
       'FeedbackDeadLetters',
       this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       1,
-      'SES feedback events could not be recorded: inspect the dead-letter queue, fix, and redrive (README "Delivery feedback").',
+      'Feedback events (SES events, SNS delivery status batches) could not be recorded: inspect the dead-letter queue, fix, and redrive (docs/operations.md).',
     );
 
     const ours = (name: string, dims: Record<string, string>) =>

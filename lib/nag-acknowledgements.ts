@@ -69,7 +69,7 @@ export function acknowledgeFindings(r: {
   ack(
     r.failedBatches,
     'AwsSolutions-S1',
-    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (README "Deploy" recommends it).',
+    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (docs/deploy.md recommends it).',
   );
 }
 

@@ -236,7 +236,7 @@ export class NotifierStack extends Stack {
     // CDK names the mapping after the topic, so a topic change would create the new mapping before deleting the old
     // one under another logical id. A fixed id keeps the mapping one resource across updates. (Topic, cluster,
     // consumer group and starting position are create-only: changing them still replaces it, and the replacement
-    // is created first, so it needs a consumer group id of its own: README "Changing the source".)
+    // is created first, so it needs a consumer group id of its own: docs/deploy.md "Changing the source".)
     const kafkaMapping = ingest.node.children.find((c): c is EventSourceMapping => c instanceof EventSourceMapping);
     (kafkaMapping?.node.defaultChild as CfnEventSourceMapping | undefined)?.overrideLogicalId(KAFKA_MAPPING_LOGICAL_ID);
 
@@ -415,7 +415,7 @@ export class NotifierStack extends Stack {
       );
     }
 
-    // ── What an operator needs, by name (README "Operations"; lib/stack-outputs.ts lists them for ops/) ──
+    // ── What an operator needs, by name (docs/operations.md; lib/stack-outputs.ts lists them for ops/) ──
     const output = (id: StackOutputName, value: string) =>
       new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
     output('Stage', s.stage);

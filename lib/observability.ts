@@ -157,7 +157,7 @@ export class Observability extends Construct {
     any(
       'RecordsQuarantined',
       metric('RecordsQuarantined'),
-      'Bad input was quarantined. Query the quarantine items (README "Operations").',
+      'Bad input was quarantined. Query the quarantine items (docs/operations.md).',
     );
     any(
       'EventIdConflicts',
@@ -217,7 +217,7 @@ export class Observability extends Construct {
     any(
       'IngestBatchParked',
       mappingMetric('OnFailureDestinationDeliveredEventCount'),
-      'The MSK mapping gave up on a batch and parked its records in the failed-batch bucket (output FailedIngestBatchesBucketName). Replay them (README "Operations").',
+      'The MSK mapping gave up on a batch and parked its records in the failed-batch bucket (output FailedIngestBatchesBucketName). Replay them (docs/operations.md).',
     );
     // What no S3-side signal can see: a batch that could not even be parked (no S3 endpoint in the cluster VPC,
     // KMS, permissions) or was dropped.
@@ -232,7 +232,7 @@ export class Observability extends Construct {
         label: 'batches not parked',
         period: PERIOD,
       }),
-      'The MSK mapping could not park a failed batch in S3, or dropped records: they are not in the bucket. Check the S3 VPC endpoint, the key and the ingest role (README "Deploy").',
+      'The MSK mapping could not park a failed batch in S3, or dropped records: they are not in the bucket. Check the S3 VPC endpoint, the key and the ingest role (docs/deploy.md).',
     );
     for (const [name, fn] of [
       ['Ingest', props.ingest],
@@ -318,7 +318,7 @@ export class Observability extends Construct {
       this.alarm(
         'IngestIdle',
         props.ingest.metricInvocations({ period: PERIOD, statistic: 'Sum' }),
-        `Ingest has not been invoked for ${minutes} minutes: the MSK mapping may be stuck (check its state, README "Operations") or the topic is silent.`,
+        `Ingest has not been invoked for ${minutes} minutes: the MSK mapping may be stuck (check its state, docs/operations.md) or the topic is silent.`,
         1,
         {
           datapoints: minutes,
@@ -335,7 +335,7 @@ export class Observability extends Construct {
       CHANNELS.map((c) => metric(name, { channel: c }).with({ label: `${name} ${c}` }));
     dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ${props.prefix}\nEvents in → notifications created → sent. Runbook: README "Operations".`,
+        markdown: `# ${props.prefix}\nEvents in → notifications created → sent. Runbook: docs/operations.md.`,
         width: 24,
         height: 2,
       }),

@@ -62,7 +62,7 @@ export const settingsSchema = z
       .regex(ARN_MSK_CLUSTER, 'must be an MSK cluster ARN (arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>)'),
     topic: z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'must be a Kafka topic name'),
     consumerGroupId: z.string().regex(/^[a-zA-Z0-9-/*:_+=.@]{1,200}$/, 'must be a Kafka consumer group id'),
-    /** Required: where a new consumer group starts is a decision (README "Starting position"), never a default. */
+    /** Required: where a new consumer group starts is a decision (docs/deploy.md "Starting position"), never a default. */
     startingPosition: z.enum(['TRIM_HORIZON', 'LATEST', 'AT_TIMESTAMP']),
     startingPositionTimestamp: instant.optional(),
     batchSize: num(1, 10_000, 100),
