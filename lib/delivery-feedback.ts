@@ -103,7 +103,8 @@ export class DeliveryFeedback extends Construct {
       description:
         'notifier: records SES feedback and SNS delivery status on their notification and suppresses dead addresses',
       metricNamespace: props.metricNamespace,
-      timeout: Duration.seconds(30),
+      // A CloudWatch Logs batch of SNS delivery status can hold thousands of entries (three DynamoDB calls each).
+      timeout: Duration.seconds(60),
       memorySize: 256,
     });
     const fn = this.function;

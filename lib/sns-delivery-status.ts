@@ -96,9 +96,9 @@ export class SnsDeliveryStatus extends Construct {
       );
       smsAttributes.node.addDependency(role);
     }
-    for (const arn of props.platformApplicationArns) {
+    props.platformApplicationArns.forEach((arn, i) => {
       const { platform, name } = platformApplication(arn);
-      const cid = `Push${platform}${name.replace(/[^A-Za-z0-9]/g, '')}`;
+      const cid = `PushApplication${i}`;
       const attributes = call(
         cid,
         sdkCall(
@@ -117,7 +117,7 @@ export class SnsDeliveryStatus extends Construct {
         [new PolicyStatement({ actions: ['sns:SetPlatformApplicationAttributes'], resources: [arn] }), passRole],
       );
       attributes.node.addDependency(role);
-    }
+    });
 
     // SNS creates its log groups on its first entry, but a subscription needs the group now: create it unless it
     // exists (another stage, or SNS, made it first), and bound its retention either way.

@@ -239,9 +239,11 @@ export class FeedbackMapping {
     private readonly maxAttempts = 3,
   ) {}
 
-  async deliverAll(): Promise<number> {
+  /** Hands every waiting event over; after `signal` aborts, the rest is left undelivered (the run is stopping). */
+  async deliverAll(signal?: AbortSignal): Promise<number> {
     const events = this.take();
     for (const event of events) {
+      if (signal?.aborted) break;
       for (let attempt = 1; ; attempt++) {
         try {
           await this.handler(event, lambdaContext('notifier-feedback'));

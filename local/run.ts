@@ -383,8 +383,8 @@ async function main(signal: AbortSignal): Promise<number> {
     return subscriptionEvents(logs);
   }, handlers.feedback);
   const deliverFeedback = async () => {
-    await feedback.deliverAll();
-    await deliveryStatus.deliverAll();
+    await feedback.deliverAll(signal);
+    await deliveryStatus.deliverAll(signal);
   };
   const settle = options.settle || input.settle;
   const env = { dynamoEndpoint: db.endpoint, tableName };

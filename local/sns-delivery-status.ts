@@ -94,11 +94,22 @@ export function deliveryStatusLog(m: AcceptedSnsMessage): { logGroup: string; me
   };
 }
 
-/** Log messages grouped by log group, as CloudWatch Logs subscriptions deliver them: one event per log group. */
+/** Log entries per subscription event: CloudWatch Logs batches by size (about 1 MB); SNS entries are ~500 bytes. */
+export const ENTRIES_PER_EVENT = 500;
+
+/** Log messages grouped by log group and batched, as CloudWatch Logs subscriptions deliver them. */
 export function subscriptionEvents(logs: readonly { logGroup: string; message: string }[]): Record<string, unknown>[] {
   const byGroup = new Map<string, string[]>();
-  for (const l of logs) byGroup.set(l.logGroup, [...(byGroup.get(l.logGroup) ?? []), l.message]);
-  return [...byGroup].map(([logGroup, messages]) => logsSubscriptionEvent(logGroup, messages));
+  for (const l of logs) {
+    const group = byGroup.get(l.logGroup);
+    if (group === undefined) byGroup.set(l.logGroup, [l.message]);
+    else group.push(l.message);
+  }
+  return [...byGroup].flatMap(([logGroup, messages]) =>
+    Array.from({ length: Math.ceil(messages.length / ENTRIES_PER_EVENT) }, (_, i) =>
+      logsSubscriptionEvent(logGroup, messages.slice(i * ENTRIES_PER_EVENT, (i + 1) * ENTRIES_PER_EVENT)),
+    ),
+  );
 }
 
 /** One CloudWatch Logs subscription event: { awslogs: { data: base64(gzip(JSON)) } }. */

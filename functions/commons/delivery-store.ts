@@ -54,6 +54,14 @@ export class DynamoDeliveryStore {
 
   async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded> {
     const key = { pk: eventPk(target.eventId), sk: notificationSk(target.channel) };
+    // The common case in one write: feedback about the send the item records, newer than what it holds. Exactly the
+    // cases deliveryVerdict applies with a recorded send; anything else is read and decided below.
+    try {
+      await this.client.send(new UpdateCommand(this.writeIfOwnSendAndNewer(key, f)));
+      return 'recorded';
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const read = await this.client.send(
         new GetCommand({
@@ -81,18 +89,23 @@ export class DynamoDeliveryStore {
     ]);
   }
 
+  /** Feedback about the send the item records, newer than what it holds: exactly where deliveryVerdict applies it. */
+  private writeIfOwnSendAndNewer(key: { pk: string; sk: string }, f: Feedback) {
+    return {
+      ...this.write(key, f),
+      ConditionExpression:
+        'providerMessageId = :mid AND (attribute_not_exists(deliveryMessageId) OR deliveryMessageId = :mid) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
+    };
+  }
+
+  /** The decision was taken on what was read: write only if none of it changed since. */
   private writeIfUnchanged(
     key: { pk: string; sk: string },
     item: DeliveryState & Record<string, unknown>,
     f: Feedback,
   ) {
-    const values: Record<string, unknown> = {
-      ':status': f.status,
-      ':rank': f.rank,
-      ':at': f.at,
-      ':atMs': f.atMs,
-      ':mid': f.messageId,
-    };
+    const write = this.write(key, f);
+    const values = write.ExpressionAttributeValues;
     const conditions = ['attribute_exists(pk)'];
     GUARDED.forEach((name, i) => {
       if (item[name] === undefined) conditions.push(`attribute_not_exists(${name})`);
@@ -107,6 +120,18 @@ export class DynamoDeliveryStore {
       conditions.push('size(manualResends) = :resends');
       values[':resends'] = resends;
     }
+    return { ...write, ConditionExpression: conditions.join(' AND ') };
+  }
+
+  /** The feedback's attributes on the item (the condition is the caller's). */
+  private write(key: { pk: string; sk: string }, f: Feedback) {
+    const values: Record<string, unknown> = {
+      ':status': f.status,
+      ':rank': f.rank,
+      ':at': f.at,
+      ':atMs': f.atMs,
+      ':mid': f.messageId,
+    };
     const set = [
       'deliveryStatus = :status',
       'deliveryRank = :rank',
@@ -128,7 +153,6 @@ export class DynamoDeliveryStore {
     return {
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: conditions.join(' AND '),
       UpdateExpression: `SET ${set.join(', ')}${remove.length === 0 ? '' : ` REMOVE ${remove.join(', ')}`}`,
       ExpressionAttributeValues: values,
     };

@@ -30,24 +30,29 @@ const deps: FeedbackDeps = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
-export const handler = async (event: unknown, context: Context): Promise<FeedbackResult[]> => {
+/** SES's one event answers with its one result; a log subscription's batch with one result per entry. */
+export const handler = async (event: unknown, context: Context): Promise<FeedbackResult | FeedbackResult[]> => {
   logger.addContext(context);
   try {
-    const results: FeedbackResult[] = [];
+    let results: FeedbackResult[];
     if (isLogsEvent(event)) {
       let batch: ReturnType<typeof decodeLogsEvent>;
       try {
         batch = decodeLogsEvent(event);
       } catch (error) {
         if (!(error instanceof MalformedLogsEventError)) throw error;
-        results.push({ kind: 'ignored', ignored: { reason: 'MALFORMED', detail: error.message } });
         batch = { logGroup: '', messages: [] };
+        report({ kind: 'ignored', ignored: { reason: 'MALFORMED', detail: error.message } });
       }
-      for (const message of batch.messages) {
-        results.push(await recordFeedback(readDeliveryStatusLog(batch.logGroup, message), deps));
-      }
+      results = await recordFeedback(
+        batch.messages.map((m) => readDeliveryStatusLog(batch.logGroup, m)),
+        deps,
+      );
     } else {
-      results.push(await recordFeedback(readFeedback(event), deps));
+      const [result] = await recordFeedback([readFeedback(event)], deps);
+      if (result === undefined) throw new Error('recordFeedback answered no result for one event');
+      report(result);
+      return result;
     }
     for (const r of results) report(r);
     return results;

@@ -1,8 +1,8 @@
 /**
  * Use case: record what a provider said about a message it accepted (issue 16).
  *
- * Input: an SES event (EventBridge) or SNS delivery status log entries (a CloudWatch Logs subscription), read by
- * domain/feedback.ts into Feedback.
+ * Input: an SES event (EventBridge) or SNS delivery status log entries (a CloudWatch Logs subscription, up to
+ * thousands at once), read by domain/feedback.ts into Feedback.
  * Output: what was recorded, per feedback — for logs and metrics.
  * Steps, per feedback:
  *   1. Not ours, not a type we record, or malformed → ignored (acknowledged: a retry would read the same bytes).
@@ -16,6 +16,7 @@
  *      own). The send state machine is not touched: SENT stays SENT.
  * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
  */
+import pLimit from 'p-limit';
 import type { SuppressionRecorded } from '../commons/audience-store.ts';
 import type { DeliveryRecorded } from '../commons/delivery-store.ts';
 import type { Channel } from '../domain/channels.ts';
@@ -46,28 +47,42 @@ export type FeedbackResult =
 
 /**
  * A send is marked (and its message id indexed) moments after the provider accepted it, while SNS can log a push
- * delivered within milliseconds: a message id sent this recently and not found yet is looked up again a few times.
+ * delivered within milliseconds: message ids sent this recently and not found yet are looked up again a few times —
+ * once for the whole batch, so a batch full of another sender's messages costs at most these few waits.
  */
-export const INDEX_CATCH_UP = { recentMs: 60_000, retries: 3, waitMs: 500 } as const;
+export const INDEX_CATCH_UP = { recentMs: 60_000, rounds: 3, waitMs: 500 } as const;
+/** DynamoDB calls in flight for one batch of log entries. */
+export const BATCH_CONCURRENCY = 8;
 
-async function targetOf(f: Feedback, deps: FeedbackDeps): Promise<FeedbackTarget | undefined> {
-  if (f.target !== undefined) return f.target;
-  for (let retry = 0; ; retry++) {
-    const found = await deps.store.findByMessageId(f.messageId);
-    if (found !== undefined && found.channel === f.channel) return found;
-    if (found !== undefined || retry >= INDEX_CATCH_UP.retries) return undefined;
-    if (deps.now() - f.sentAtMs > INDEX_CATCH_UP.recentMs) return undefined;
-    await deps.sleep(INDEX_CATCH_UP.waitMs);
+type Read = Extract<ReadResult, { ok: true }>['feedback'];
+
+/** The notification of each feedback: its own target (SES), or the one that recorded its message id (SNS). */
+async function targetsOf(feedbacks: readonly Read[], deps: FeedbackDeps): Promise<Map<Read, FeedbackTarget>> {
+  const limit = pLimit(BATCH_CONCURRENCY);
+  const targets = new Map<Read, FeedbackTarget>();
+  let pending: Read[] = [];
+  for (const f of feedbacks) {
+    if (f.target !== undefined) targets.set(f, f.target);
+    else pending.push(f);
   }
+  for (let round = 0; pending.length > 0; round++) {
+    const found = await Promise.all(pending.map((f) => limit(() => deps.store.findByMessageId(f.messageId))));
+    const missing: Read[] = [];
+    pending.forEach((f, i) => {
+      const target = found[i];
+      // Found under another channel: not this log's message (a message id of another provider that happens to match).
+      if (target !== undefined) {
+        if (target.channel === f.channel) targets.set(f, target);
+      } else if (deps.now() - f.sentAtMs <= INDEX_CATCH_UP.recentMs) missing.push(f);
+    });
+    if (missing.length === 0 || round + 1 >= INDEX_CATCH_UP.rounds) break;
+    await deps.sleep(INDEX_CATCH_UP.waitMs);
+    pending = missing;
+  }
+  return targets;
 }
 
-export async function recordFeedback(read: ReadResult, deps: FeedbackDeps): Promise<FeedbackResult> {
-  if (!read.ok) return { kind: 'ignored', ignored: read.ignored };
-  const f = read.feedback;
-  const target = await targetOf(f, deps);
-  // Not ours: SES feedback always names its notification; an SNS message id that no notification recorded is another
-  // sender's (SNS's delivery status log groups are the account's), and says nothing to us about anyone.
-  if (target === undefined) return { kind: 'notOurs', feedback: f };
+async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Promise<FeedbackResult> {
   const suppressions: SuppressionRecorded[] = [];
   const suppress = f.suppress;
   if (suppress !== undefined) {
@@ -78,4 +93,21 @@ export async function recordFeedback(read: ReadResult, deps: FeedbackDeps): Prom
     }
   }
   return { kind: await deps.store.recordDelivery(target, f), feedback: f, target, suppressions };
+}
+
+/** Records a batch of feedback (one SES event, or a subscription's log entries), each on its own notification. */
+export async function recordFeedback(reads: readonly ReadResult[], deps: FeedbackDeps): Promise<FeedbackResult[]> {
+  const feedbacks = reads.flatMap((r) => (r.ok ? [r.feedback] : []));
+  const targets = await targetsOf(feedbacks, deps);
+  const limit = pLimit(BATCH_CONCURRENCY);
+  return Promise.all(
+    reads.map((r) => {
+      if (!r.ok) return { kind: 'ignored' as const, ignored: r.ignored };
+      const target = targets.get(r.feedback);
+      // Not ours: SES feedback always names its notification; an SNS message id that no notification recorded is
+      // another sender's (SNS's delivery status log groups are the account's), and says nothing to us about anyone.
+      if (target === undefined) return { kind: 'notOurs' as const, feedback: r.feedback };
+      return limit(() => record(r.feedback, target, deps));
+    }),
+  );
 }

@@ -4,7 +4,7 @@
  * in-sync replicas acknowledging. One connection per invocation: the producer runs a few times a deploy.
  */
 import { generateAuthToken } from 'aws-msk-iam-sasl-signer-js';
-import { Kafka, type KafkaConfig, logLevel } from 'kafkajs';
+import { Kafka, type KafkaConfig, logLevel, Partitioners } from 'kafkajs';
 import { UnexpectedResponseError } from '../commons/errors.ts';
 
 /** Where a record landed: what ops/smoke.ts needs to find its quarantine item, should it be quarantined. */
@@ -42,7 +42,12 @@ export class KafkaRecordProducer implements RecordProducer {
   constructor(private readonly config: KafkaConfig) {}
 
   async produce(topic: string, key: string, value: string): Promise<Produced> {
-    const producer = new Kafka(this.config).producer({ idempotent: true, maxInFlightRequests: 1 });
+    const producer = new Kafka(this.config).producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      // Keyed records go where the Java client puts them (murmur2), as a bank's own producers' would.
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await producer.connect();
     try {
       const [sent] = await producer.send({

@@ -111,7 +111,7 @@ describe('feedback applies only to the send it describes: a resend keeps its own
     // not the one on its way, and stays off the item.
     await resend(nid);
     const late = await sesFeedback('Bounce', { ...first, bounceType: 'Transient', at: '2026-11-30T10:00:00Z' });
-    expect(late).toMatchObject([{ kind: 'otherSend' }]);
+    expect(late).toMatchObject({ kind: 'otherSend' });
     expect(await notification('fb-resend', 'EMAIL')).not.toHaveProperty('deliveryStatus');
 
     // The resend goes out as another message, and its own Delivery is recorded.
@@ -130,9 +130,10 @@ describe('feedback applies only to the send it describes: a resend keeps its own
     });
     // Anything more about the first message, now that the second is recorded, changes nothing either; a complaint
     // is still about the address, whichever send drew it, and suppresses it.
-    expect(await sesFeedback('Complaint', { ...first, at: '2026-11-30T11:00:00Z' })).toMatchObject([
-      { kind: 'otherSend', suppressions: ['suppressed'] },
-    ]);
+    expect(await sesFeedback('Complaint', { ...first, at: '2026-11-30T11:00:00Z' })).toMatchObject({
+      kind: 'otherSend',
+      suppressions: ['suppressed'],
+    });
     expect(await notification('fb-resend', 'EMAIL')).toMatchObject({ deliveryStatus: 'DELIVERED' });
   });
 

@@ -10,6 +10,7 @@ import {
   deliveryVerdict,
   readDeliveryStatusLog,
 } from '../../functions/domain/feedback.ts';
+import { type FeedbackStore, recordFeedback } from '../../functions/feedback/record-feedback.ts';
 
 const SMS = 'sns/us-east-1/111122223333/DirectPublishToPhoneNumber';
 const SMS_FAILURE = `${SMS}/Failure`;
@@ -191,5 +192,72 @@ describe('which send a feedback describes', () => {
     expect(deliveryVerdict({}, f('m', D.DELIVERED))).toBe('apply');
     // A resend with an unreadable time is no reason to drop anything.
     expect(deliveryVerdict({ manualResends: [{ at: 'garbage' }] }, f('m', D.DELIVERED))).toBe('apply');
+  });
+});
+
+describe('recording a batch of SNS delivery status', () => {
+  const SMS_GROUP = 'sns/us-east-1/111122223333/DirectPublishToPhoneNumber';
+  const entry = (messageId: string, sentAt: string) =>
+    readDeliveryStatusLog(
+      SMS_GROUP,
+      JSON.stringify({
+        status: 'SUCCESS',
+        notification: { messageId, timestamp: sentAt },
+        delivery: { destination: '+14255550100', providerResponse: 'Message has been accepted by phone carrier' },
+      }),
+    );
+  const NOW = Date.parse('2026-12-02T01:00:00Z');
+
+  function fakeStore(indexedAfter: Record<string, number>) {
+    const lookups: string[] = [];
+    const recorded: string[] = [];
+    let round = 0;
+    const store: FeedbackStore = {
+      findByMessageId: async (id) => {
+        lookups.push(id);
+        const after = indexedAfter[id];
+        return after !== undefined && round >= after
+          ? { notificationId: `${id}-event#SMS`, eventId: `${id}-event`, channel: 'SMS' }
+          : undefined;
+      },
+      recordDelivery: async (target) => {
+        recorded.push(target.notificationId);
+        return 'recorded';
+      },
+      suppressAddress: async () => 'suppressed',
+    };
+    const sleeps: number[] = [];
+    const deps = {
+      store,
+      now: () => NOW,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        round++;
+      },
+    };
+    return { deps, lookups, recorded, sleeps };
+  }
+
+  it("waits for the index a few times per batch, not per entry: a batch of another sender's messages costs three short waits", async () => {
+    const { deps, lookups, sleeps, recorded } = fakeStore({ ours: 1 });
+    const recent = '2026-12-02 00:59:50.000';
+    const reads = [entry('ours', recent), ...Array.from({ length: 100 }, (_, i) => entry(`theirs-${i}`, recent))];
+    const results = await recordFeedback(reads, deps);
+    expect(sleeps).toEqual([500, 500]);
+    expect(results.filter((r) => r.kind === 'recorded')).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'notOurs')).toHaveLength(100);
+    expect(recorded).toEqual(['ours-event#SMS']);
+    // 101 first lookups, then the 101 not found twice more at most (ours found in the second round).
+    expect(lookups.length).toBeLessThanOrEqual(101 + 101 + 100);
+  });
+
+  it('an old message not found is not waited for; a malformed entry is ignored beside the others', async () => {
+    const { deps, sleeps } = fakeStore({});
+    const results = await recordFeedback(
+      [entry('long-ago', '2026-11-01 00:00:00.000'), readDeliveryStatusLog(SMS_GROUP, 'not json')],
+      deps,
+    );
+    expect(sleeps).toEqual([]);
+    expect(results.map((r) => r.kind)).toEqual(['notOurs', 'ignored']);
   });
 });
