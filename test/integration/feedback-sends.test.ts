@@ -7,46 +7,22 @@
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { mskEvent } from '../../local/msk.ts';
-import {
-  converge,
-  type Handlers,
-  KafkaMapping,
-  lambdaContext,
-  loadHandlers,
-  StreamMapping,
-} from '../../local/pipeline.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { lambdaContext } from '../../local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../local/sns-delivery-status.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
 import { resendNotification } from '../../ops/operations.ts';
 import { transferEvent } from '../support/events.ts';
-import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
 const ses = mockClient(SESClient);
 const sns = mockClient(SNSClient);
-let table: LocalTable;
-let handlers: Handlers;
-let reader: StreamReader;
-let stream: StreamMapping;
-let kafka: KafkaMapping;
-let offset = 0;
+let pipeline: LocalPipeline;
 
 beforeAll(async () => {
-  table = await newLocalTable(inject('dynamoEndpoint'));
-  handlers = await loadHandlers({
-    dynamoEndpoint: table.endpoint,
-    sesEndpoint: 'http://127.0.0.1:9',
-    snsEndpoint: 'http://127.0.0.1:9',
-    tableName: table.tableName,
-    extra: { PENDING_THRESHOLD_SECONDS: '1' },
-  });
-  reader = new StreamReader(table.endpoint, table.tableName);
-  stream = new StreamMapping(reader, handlers.dispatch);
-  kafka = new KafkaMapping(handlers.ingest);
+  pipeline = await localPipeline();
 });
-afterAll(() => reader.close());
+afterAll(() => pipeline.reader.close());
 
 /** What the provider answers to each send, in order: a message id, or an error. */
 let answers: (string | Error)[] = [];
@@ -71,25 +47,23 @@ const serverError = () =>
     $metadata: { httpStatusCode: 500 },
   });
 
-const env = () => ({ dynamoEndpoint: table.endpoint, tableName: table.tableName });
-const ingest = async (values: object[]) => {
-  await kafka.deliver(
-    mskEvent(values.map((value) => ({ topic: 'banking.transfers', partition: 0, offset: offset++, value }))),
-  );
-  await converge(stream, handlers, env());
-};
+const ingest = (values: object[]) => pipeline.ingest(values);
+const settle = () => pipeline.converge();
 const notification = async (eventId: string, channel: string) =>
-  (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
+  (await pipeline.table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
 const sesFeedback = (type: SesEventType, o: SesEventOptions) =>
-  handlers.feedback(sesEvent(type, o), lambdaContext('notifier-feedback'));
+  pipeline.handlers.feedback(sesEvent(type, o), lambdaContext('notifier-feedback'));
 /** SNS's delivery status log entry for a message, handed over as a CloudWatch Logs subscription would. */
 const snsFeedback = (channel: 'SMS' | 'PUSH', messageId: string, to: string, at = Date.now()) => {
   const log = deliveryStatusLog({ messageId, channel, to, at });
-  return handlers.feedback(logsSubscriptionEvent(log.logGroup, [log.message]), lambdaContext('notifier-feedback'));
+  return pipeline.handlers.feedback(
+    logsSubscriptionEvent(log.logGroup, [log.message]),
+    lambdaContext('notifier-feedback'),
+  );
 };
 const resend = (notificationId: string) =>
   resendNotification(
-    { doc: table.doc, tableName: table.tableName, now: Date.now },
+    { doc: pipeline.table.doc, tableName: pipeline.table.tableName, now: Date.now },
     { notificationId, by: 'test', reason: 'the customer called' },
   );
 
@@ -115,7 +89,7 @@ describe('feedback applies only to the send it describes: a resend keeps its own
     expect(await notification('fb-resend', 'EMAIL')).not.toHaveProperty('deliveryStatus');
 
     // The resend goes out as another message, and its own Delivery is recorded.
-    await converge(stream, handlers, env());
+    await settle();
     expect(await notification('fb-resend', 'EMAIL')).toMatchObject({
       status: 'SENT',
       providerMessageId: 'ses-second-send',
@@ -145,7 +119,7 @@ describe('feedback applies only to the send it describes: a resend keeps its own
     ]);
     expect(await notification('fb-sms', 'SMS')).toMatchObject({ status: 'UNKNOWN' });
     await resend('fb-sms#SMS');
-    await converge(stream, handlers, env());
+    await settle();
     // The first message's log names a message no notification records: nothing to tie it to.
     expect(await snsFeedback('SMS', 'sns-sms-first', '+14155550181')).toMatchObject([{ kind: 'notOurs' }]);
     expect(await snsFeedback('SMS', 'sns-sms-second', phone)).toMatchObject([{ kind: 'recorded' }]);
@@ -208,7 +182,7 @@ describe('SNS delivery status on DynamoDB Local', () => {
     });
     expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
     // No phone number anywhere on the suppression item.
-    const items = await table.allItems();
+    const items = await pipeline.table.allItems();
     expect(JSON.stringify(items.filter((i) => i.kind === 'SUPPRESSION'))).not.toContain('5550180');
   });
 
@@ -221,10 +195,10 @@ describe('SNS delivery status on DynamoDB Local', () => {
     const r = await snsFeedback('SMS', String(sent.providerMessageId), away);
     expect(r).toMatchObject([{ kind: 'recorded', suppressions: [] }]);
     // Another sender of the account, long ago: not looked up again, not written anywhere.
-    const before = (await table.allItems()).length;
+    const before = (await pipeline.table.allItems()).length;
     expect(await snsFeedback('SMS', 'someone-elses-message', away, Date.now() - 3_600_000)).toMatchObject([
       { kind: 'notOurs' },
     ]);
-    expect((await table.allItems()).length).toBe(before);
+    expect((await pipeline.table.allItems()).length).toBe(before);
   });
 });
