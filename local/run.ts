@@ -8,7 +8,7 @@
  * --verbose. The summary checks that the ingest figures reconcile (delivered = accepted + duplicates + conflicts +
  * quarantined + requarantined + failed) and says so when they do not. Exit codes: see USAGE.
  *
- * --settle delivers each batch only after the previous batch's notifications and their SES feedback have settled, so
+ * --settle delivers each batch only after the previous batch's notifications and their feedback have settled, so
  * a bounce can suppress a later send (the built-in sample always settles). Emails to the SES mailbox simulator
  * (success@, bounce@, complaint@simulator.amazonses.com) produce the feedback events SES would, and every SMS and push
  * the local SNS accepted the delivery status log entry SNS would (local/sns-delivery-status.ts), handed to the real
@@ -63,7 +63,7 @@ Input
 Providers
   --ses-rate R         the local SES throttles beyond R emails/s, and dispatch is paced to R
   --sns-rate R         the same for SNS (SMS and push quotas apart)
-  --settle             deliver each batch only once the previous one's sends and SES feedback have settled, so a
+  --settle             deliver each batch only once the previous one's sends and their feedback have settled, so a
                        bounce can suppress a later send (the built-in sample always settles)
 
 Output
