@@ -48,6 +48,7 @@ export const METRIC_NAMES = [
   'AddressesSuppressed',
   'FeedbackIgnored',
   'FeedbackWithoutNotification',
+  'FeedbackForOtherSend',
   // sweeper
   'SweeperRedriven',
   'SweeperWoken',
