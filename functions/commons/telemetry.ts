@@ -50,6 +50,7 @@ export const METRIC_NAMES = [
   'AddressesSuppressed',
   'FeedbackIgnored',
   'FeedbackWithoutNotification',
+  'FeedbackForOtherSend',
   // sweeper
   'SweeperRedriven',
   'SweeperWoken',
