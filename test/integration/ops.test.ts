@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { mskEvent } from '../../local/msk.ts';
@@ -243,59 +243,47 @@ describe('resend', () => {
     );
   });
 
+  /** Deps whose first UpdateCommand is preceded by `meanwhile` on the same item: a change between the read and the write. */
+  const racing = (id: string, meanwhile: Omit<UpdateCommandInput, 'TableName' | 'Key'>) => ({
+    ...deps(),
+    doc: new Proxy(table.doc, {
+      get(target, prop, receiver) {
+        if (prop !== 'send') return Reflect.get(target, prop, receiver);
+        return async (command: unknown) => {
+          if (command instanceof UpdateCommand) {
+            await table.doc.send(
+              new UpdateCommand({
+                TableName: table.tableName,
+                Key: { pk: `EVENT#${id}`, sk: 'NOTIFICATION#EMAIL' },
+                ...meanwhile,
+              }),
+            );
+          }
+          return target.send(command as never);
+        };
+      },
+    }),
+  });
+
   it('the conditional write refuses a resend when the acceptance was recorded between the read and the write', async () => {
     await put('ops-late-race', 'UNKNOWN');
-    const racing = {
-      ...deps(),
-      doc: new Proxy(table.doc, {
-        get(target, prop, receiver) {
-          if (prop !== 'send') return Reflect.get(target, prop, receiver);
-          return async (command: unknown) => {
-            if (command instanceof UpdateCommand) {
-              await table.doc.send(
-                new UpdateCommand({
-                  TableName: table.tableName,
-                  Key: { pk: 'EVENT#ops-late-race', sk: 'NOTIFICATION#EMAIL' },
-                  UpdateExpression: 'SET providerMessageId = :mid',
-                  ExpressionAttributeValues: { ':mid': 'm-just-now' },
-                }),
-              );
-            }
-            return target.send(command as never);
-          };
-        },
-      }),
-    };
-    await expect(resendNotification(racing, request('ops-late-race'))).rejects.toThrow(/changed while being resent/);
+    const late = racing('ops-late-race', {
+      UpdateExpression: 'SET providerMessageId = :mid',
+      ExpressionAttributeValues: { ':mid': 'm-just-now' },
+    });
+    await expect(resendNotification(late, request('ops-late-race'))).rejects.toThrow(/changed while being resent/);
     expect((await table.eventItems('ops-late-race'))[0]).toMatchObject({ status: 'UNKNOWN' });
   });
 
   it('the conditional write refuses a resend when the item turned SENT between the read and the write', async () => {
     await put('ops-race', 'FAILED');
     // The read sees FAILED; before the write, something marks it SENT (the update is made to fail its condition).
-    const racing = {
-      ...deps(),
-      doc: new Proxy(table.doc, {
-        get(target, prop, receiver) {
-          if (prop !== 'send') return Reflect.get(target, prop, receiver);
-          return async (command: unknown) => {
-            if (command instanceof UpdateCommand) {
-              await table.doc.send(
-                new UpdateCommand({
-                  TableName: table.tableName,
-                  Key: { pk: 'EVENT#ops-race', sk: 'NOTIFICATION#EMAIL' },
-                  UpdateExpression: 'SET #s = :sent',
-                  ExpressionAttributeNames: { '#s': 'status' },
-                  ExpressionAttributeValues: { ':sent': 'SENT' },
-                }),
-              );
-            }
-            return target.send(command as never);
-          };
-        },
-      }),
-    };
-    await expect(resendNotification(racing, request('ops-race'))).rejects.toThrow(/changed while being resent/);
+    const sent = racing('ops-race', {
+      UpdateExpression: 'SET #s = :sent',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':sent': 'SENT' },
+    });
+    await expect(resendNotification(sent, request('ops-race'))).rejects.toThrow(/changed while being resent/);
     expect((await table.eventItems('ops-race'))[0]?.status).toBe('SENT');
   });
 });
