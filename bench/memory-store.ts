@@ -59,6 +59,23 @@ export class MemoryNotificationStore implements NotificationStore {
     });
     return 'applied';
   }
+  suppress(item: NotificationItem, reason: string) {
+    return this.move(item, 'SUPPRESSED', { suppressedReason: reason });
+  }
+  extendLease(item: NotificationItem, leaseUntil: number, _now: number, providerMessageId?: string) {
+    return this.move(item, 'SENDING', {
+      leaseUntil,
+      sweepAt: leaseUntil,
+      ...(providerMessageId === undefined ? {} : { providerMessageId }),
+    });
+  }
+  async recordLateAcceptance(item: NotificationItem, providerMessageId: string): Promise<Transition> {
+    const current = this.items.get(this.id(item));
+    if (current?.status !== 'UNKNOWN' || current.attempt !== item.attempt || current.providerMessageId !== undefined)
+      return 'lost';
+    this.items.set(this.id(item), { ...current, providerMessageId });
+    return 'applied';
+  }
   release(item: NotificationItem, r: Release) {
     return this.move(item, 'PENDING', {
       lastError: r.reason,

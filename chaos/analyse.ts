@@ -7,13 +7,8 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import {
-  cleanDisplayText,
-  isCleanDisplayText,
-  isCleanMultilineText,
-  NAME_MAX_GRAPHEMES,
-  REASON_MAX_GRAPHEMES,
-} from '../functions/domain/display-text.ts';
+import { admitRecord } from '../functions/domain/admission.ts';
+import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../functions/domain/display-text.ts';
 import { type Channel, parseEventJson } from '../functions/domain/event.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
 import { route } from '../functions/domain/routing.ts';
@@ -28,6 +23,7 @@ import {
   type RecordSpec,
 } from './model.ts';
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
+import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
 import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
 const hashOf = (value: unknown): string | undefined => {
@@ -38,7 +34,18 @@ const hashOf = (value: unknown): string | undefined => {
 /** The only FAILED reasons a notification may end with: its own (a provider's per-message refusal, its template) or
  * an at-least-once resend budget spent after unknown outcomes. Never a quota, an account state, or age. */
 const MESSAGE_OWN_FAILURE =
-  /^(MessageRejected|InvalidParameter|InvalidParameterValue|ParameterValueInvalid|EndpointDisabled|NotFound|OptedOut|RENDER_ERROR|RETRIES_EXHAUSTED)\b/;
+  /^(MessageRejected|InvalidParameter|InvalidParameterValue|ParameterValueInvalid|EndpointDisabled|NotFound|OptedOut|FOREIGN_ENDPOINT|RENDER_ERROR|RETRIES_EXHAUSTED)\b/;
+
+/** How the chaos world's ingest admits a record (its MAX_EVENT_BYTES default; preferences have no maximum age). */
+const admitted = (value: Record<string, unknown>) =>
+  admitRecord(
+    Buffer.from(JSON.stringify(value), 'utf8').toString('base64'),
+    { maxEventBytes: 65_536, maxEventAgeSeconds: 0 },
+    clock.now(),
+  );
+
+/** The log line dispatch writes when it holds a whole channel (an account-level refusal). */
+const CHANNEL_HELD_LOG = 'provider refused the account, not the message: channel held, notification deferred';
 
 /** Records handed to ingest (every try), of which redeliveries; invocations that failed. */
 export interface DeliveryStats {
@@ -68,6 +75,7 @@ export interface AnalysisInput {
   ledgerStart: { ses: number; sns: number };
   faultsBefore: Record<string, number>;
   providerBefore: { quotaThrottled: number; accountRefusals: number };
+  applicationRefusalsBefore: number;
   modeByAddress: Map<string, ProviderMode>;
   metricsBefore: Record<string, number>;
   options: ChaosOptions;
@@ -91,6 +99,26 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   for (const [p, records] of a.parts.entries()) {
     for (const [offset, r] of records.entries()) {
       const pk = `QUARANTINE#${a.topic}#${p}#${offset}`;
+      if (r.kind === 'preferences') {
+        // Let in or refused as admission decides (a far-future one, for instance), and recorded accordingly.
+        const admission = admitted(r.value);
+        if (admission.ok) {
+          const stored = inbox.get(r.eventId);
+          if (stored === undefined) {
+            lost++;
+            problems.push(`preferences ${r.eventId} has no inbox item`);
+          } else if (stored.payloadHash !== admission.payloadHash) {
+            quarantineMismatches++;
+            problems.push(`preferences ${r.eventId}: the inbox holds another payload`);
+          }
+        } else if (quarantine.get(pk)?.reason !== admission.rejection.reason) {
+          quarantineMismatches++;
+          problems.push(
+            `preferences ${r.eventId} at ${p}/${offset}: quarantined as ${String(quarantine.get(pk)?.reason)}`,
+          );
+        }
+        continue;
+      }
       if (r.kind === 'poison') {
         const reason = quarantine.get(pk)?.reason;
         if (reason !== POISON_KINDS[r.poison]!.reason) {
@@ -120,6 +148,31 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
         }
       }
     }
+  }
+
+  // Preferences: for each transfer written from a partition where its customer published preferences before it, the
+  // opt-out set in force when it was written — the newest admitted one (occurredAt, then eventId), as the table keeps
+  // it. A transfer written from another partition (a producer's resend delivered first) has no order to keep: Kafka
+  // orders a partition, not a topic, so it is not judged.
+  const optedOut = new Map<string, Set<Channel>>();
+  for (const [eventId, item] of inbox) {
+    if (item.type === 'PreferencesUpdated') continue;
+    const { partition, offset } = item.source as { partition: number; offset: number };
+    const written = a.parts[partition]?.[offset];
+    if (written?.kind !== 'event') continue;
+    const userId = String((written.value.recipient as Record<string, unknown>).userId);
+    const before = a.parts[partition]?.slice(0, offset) ?? [];
+    let inForce: { at: number; eventId: string; optOut: Channel[] } | undefined;
+    for (const r of before) {
+      if (r.kind !== 'preferences' || r.userId !== userId) continue;
+      const admission = admitted(r.value);
+      if (!admission.ok || !('preferences' in admission)) continue;
+      const at = admission.occurredAtMs;
+      if (inForce === undefined || inForce.at < at || (inForce.at === at && inForce.eventId < r.eventId)) {
+        inForce = { at, eventId: r.eventId, optOut: admission.preferences.optOut };
+      }
+    }
+    if (inForce !== undefined) optedOut.set(eventId, new Set(inForce.optOut));
   }
 
   // The witness: sends the providers accepted, tied back to (eventId, channel) by the run's unique addresses.
@@ -162,12 +215,26 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     )
       unknownAttempts.add(`${n.notificationId}@${o.attempt}`);
   }
-  /** Every send but the last made by a distinct, earlier attempt that ended unknown. */
+  /**
+   * A known acceptance is never sent again: the provider answered this attempt with a message id (in time, inside
+   * its lease) and its execution environment lived on — whatever DynamoDB did to the writes after that. Only a holder
+   * that died between the answer and any write, or whose answer came after its lease, leaves the outcome unknown.
+   */
+  const acceptanceKnown = (key: string) => {
+    if (w.witness.recordedAcceptances.has(key)) return true;
+    const answer = w.witness.acceptances.get(key);
+    return answer !== undefined && !answer.late && answer.invocation?.crashed !== true;
+  };
+  /** Every send but the last made by a distinct, earlier attempt that ended unknown, its acceptance not known. */
   const resentAfterUnknown = (id: string): boolean => {
     const made = sendAttempts.get(id) ?? [];
     if (made.some((x) => x === undefined)) return false;
     const sorted = [...(made as number[])].sort((x, y) => x - y);
-    return sorted.every((x, k) => k === sorted.length - 1 || (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`)));
+    return sorted.every(
+      (x, k) =>
+        k === sorted.length - 1 ||
+        (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`) && !acceptanceKnown(`${id}@${x}`)),
+    );
   };
   const staleWrites = w.witness.staleWrites.filter((line) => line.startsWith(a.prefix));
   problems.push(...staleWrites.slice(0, 10).map((line) => `stale write: ${line}`));
@@ -179,12 +246,26 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   let failedByQuotaOrAccount = 0;
   let resentAfterAcceptAtMostOnce = 0;
   const duplicates = { bug: 0, afterUnknownOutcome: 0 };
+  const preferences = { cases: 0, mismatches: 0 };
   for (const [eventId, channels] of expected) {
+    const optOut = optedOut.get(eventId);
+    if (optOut !== undefined && channels.length > 0) preferences.cases++;
     for (const channel of channels) {
       expectedSends++;
       const id = `${eventId}#${channel}`;
       const n = notifications.get(id);
       const status = n?.status as NotificationStatus | undefined;
+      const sent = sendCount.get(id) ?? 0;
+      // What the customer sees: nothing on a channel they opted out of before the transfer (it ends SUPPRESSED — or
+      // UNKNOWN/FAILED unsent, when its holder died before the check: the lease's own window), and no channel they did
+      // not opt out of withheld for preferences.
+      const suppressed = status === 'SUPPRESSED' && n?.suppressedReason === 'OPTED_OUT';
+      if (optOut?.has(channel) === true ? sent > 0 || status === 'SENT' : suppressed) {
+        preferences.mismatches++;
+        problems.push(
+          `${id}: ${optOut?.has(channel) === true ? 'opted out before it, yet' : 'not opted out, yet'} ${status} with ${sent} sends`,
+        );
+      }
       if (status === undefined || !TERMINAL_STATUSES.includes(status)) {
         lost++;
         problems.push(`${id} ended ${status ?? 'missing'}`);
@@ -232,9 +313,11 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
 
   // The lowest offset is the original: the inbox's record is the first of its eventId on its partition.
   let laterOffsetWon = 0;
+  const eventIdOf = (r: RecordSpec) =>
+    r.kind === 'event' ? r.spec.eventId : r.kind === 'preferences' ? r.eventId : undefined;
   for (const [eventId, item] of inbox) {
     const { partition, offset } = item.source as { partition: number; offset: number };
-    const first = a.parts[partition]?.findIndex((r) => r.kind === 'event' && r.spec.eventId === eventId);
+    const first = a.parts[partition]?.findIndex((r) => eventIdOf(r) === eventId);
     if (first !== offset) {
       laterOffsetWon++;
       problems.push(`${eventId}: written from offset ${partition}/${offset}, its first record is at ${first}`);
@@ -275,18 +358,37 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   const illegal = transitionViolations(a.stream.seen, a.prefix);
   problems.push(...illegal.slice(0, 10));
 
+  // A send started without the time to finish it (the invocation's end, the lease's end): it could be cut off.
+  const sendsWithoutTime = w.witness.sendsWithoutTime.filter((line) => line.startsWith(a.prefix));
+  problems.push(...sendsWithoutTime.slice(0, 5).map((line) => `send started without time to finish: ${line}`));
+
   // No email address or phone number in any log line; no CR/LF in a header; no unescaped markup.
   const logs = w.logLines.slice(a.logStart);
+  // A whole channel held for what one endpoint or one platform application did: never.
+  let heldTooWide = 0;
+  for (const line of logs) {
+    if (!line.includes(CHANNEL_HELD_LOG)) continue;
+    const entry = JSON.parse(line) as { notificationId?: string; code?: string };
+    const [eventId = '', channel = ''] = String(entry.notificationId ?? '').split('#');
+    if (!eventId.startsWith(a.prefix)) continue;
+    const mode = a.modeByAddress.get(addressOf.get(`${eventId}#${channel}`) ?? '');
+    const ownFault = mode === 'foreignEndpoint' || (channel === 'PUSH' && mode === 'reject');
+    if (ownFault || entry.code === 'PlatformApplicationDisabled') {
+      heldTooWide++;
+      problems.push(`${entry.notificationId} held ${channel} for ${entry.code} (mode ${mode})`);
+    }
+  }
   const pii = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z.]{2,}|\+\d{8,15}/;
   const leaks = logs.filter((l) => pii.test(l));
   problems.push(...leaks.slice(0, 3).map((l) => `PII in a log line: ${l.slice(0, 160)}`));
   const headerInjections = sends.filter((s) => /[\r\n]/.test(s.subject ?? '')).length;
   const unescapedMarkup = sends.filter((s) => (s.html ?? '').includes('<script')).length;
-  // An email's text alternative has the template's line breaks; every other text is one line.
+  // An email's text alternative has the template's line breaks; every other text is one line. Judged by the oracle
+  // (chaos/text-oracle.ts), never by the cleaner's own expressions.
   const unsafe = sends.filter(
     (s) =>
-      ![s.subject ?? '', s.html ?? ''].every(isCleanDisplayText) ||
-      !(s.channel === 'EMAIL' ? isCleanMultilineText(s.text) : isCleanDisplayText(s.text)),
+      ![s.subject ?? '', s.html ?? ''].every(isSafeDisplayText) ||
+      !(s.channel === 'EMAIL' ? isSafeMultilineText(s.text) : isSafeDisplayText(s.text)),
   );
   problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
 
@@ -317,6 +419,10 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   if (quotaThrottled) faults.quotaThrottled = quotaThrottled;
   const accountRefusals = w.accountRefusals - a.providerBefore.accountRefusals;
   if (accountRefusals) faults.accountPausedRefusals = accountRefusals;
+  const applicationRefusals = w.applicationRefusals - a.applicationRefusalsBefore;
+  if (applicationRefusals) faults.applicationDisabledRefusals = applicationRefusals;
+  const preferenceRecords = a.parts.flat().filter((r) => r.kind === 'preferences').length;
+  if (preferenceRecords) faults.preferenceRecords = preferenceRecords;
   for (const m of PROVIDER_MODES.slice(1)) {
     const n = a.specs.reduce(
       (acc, s) => acc + (expected.get(s.eventId) ?? []).filter((c) => s.modes[c] === m).length,
@@ -331,7 +437,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     scheduleDigest: createHash('sha256')
       .update(
         JSON.stringify({
-          records: a.parts.map((records) => records.map((r) => (r.kind === 'event' ? r.value : String(r.value)))),
+          records: a.parts.map((records) => records.map((r) => (r.kind === 'poison' ? String(r.value) : r.value))),
           schedule: a.schedule,
         })
           .split(a.prefix)
@@ -364,6 +470,9 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,
     failedByQuotaOrAccount,
     resentAfterAcceptAtMostOnce,
+    sendsWithoutTime: sendsWithoutTime.length,
+    heldTooWide,
+    preferences,
     figures,
     reconciled,
     problems,

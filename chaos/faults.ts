@@ -23,6 +23,8 @@ export const clock = {
 // ── Invocations: a crash anywhere inside one fails the whole invocation, as a dying Lambda does ──
 export interface Invocation {
   crashed: boolean;
+  /** When it started, on the suite's clock: its deadline is this plus its Lambda timeout (sendsWithoutTime). */
+  startedAt?: number;
   /**
    * What this invocation is in the run's schedule (e.g. the Kafka batch, its copy and its try): fault decisions made
    * inside it are keyed by it, so they do not shift with how far a concurrent or crashed invocation got.
@@ -49,10 +51,21 @@ export const DYNAMO_FAULTS = [
   'ThrottlingError',
   'ProvisionedThroughputExceeded',
   'ThrottlingException',
+  /** A 500 from DynamoDB once the SDK's retries are spent: nothing written. */
+  'InternalServerError',
+  /** The request timed out before DynamoDB took it: nothing written (the other timeout is commitThenTimeout). */
+  'requestTimeout',
   'commitThenTimeout',
   'latency',
+  /**
+   * A claim that takes nearly a whole invocation (the suite's clock moves SLOW_CLAIM_MS on while it runs): the send
+   * must not start after it (no time left, the lease nearly over).
+   */
+  'slowClaim',
 ] as const;
 export type DynamoFault = (typeof DYNAMO_FAULTS)[number];
+/** How long a slow claim takes: a whole dispatch invocation (the chaos world's Lambda context is 60 s). */
+export const SLOW_CLAIM_MS = 58_500;
 
 /** Decides, per DynamoDB call, which fault (if any) to inject; the suite's scenario drives it. */
 export interface FaultPlan {
@@ -64,10 +77,10 @@ const count = (k: string) => {
   faultCounts[k] = (faultCounts[k] ?? 0) + 1;
 };
 
-const isClaim = (input: Record<string, unknown>) =>
+export const isClaim = (input: Record<string, unknown>) =>
   input.ConditionExpression === '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)';
 /** The input may already be marshalled ({ S: 'SENT' }) by the document client when this middleware sees it. */
-const isMarkSent = (input: Record<string, unknown>) => {
+export const isMarkSent = (input: Record<string, unknown>) => {
   const to = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':to'];
   return to === 'SENT' || (to as { S?: string } | undefined)?.S === 'SENT';
 };
@@ -97,6 +110,15 @@ const throttled = () =>
     $metadata: { httpStatusCode: 400 },
   });
 
+const internalServerError = () =>
+  Object.assign(new Error('Internal server error'), {
+    name: 'InternalServerError',
+    $metadata: { httpStatusCode: 500 },
+  });
+
+const requestTimedOut = () =>
+  Object.assign(new Error('connect ETIMEDOUT'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+
 const timeoutAfterCommit = () =>
   Object.assign(new Error('socket hang up after the request was written'), {
     name: 'TimeoutError',
@@ -109,6 +131,8 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPl
     (next, context) => async (args) => {
       const command = String(context.commandName ?? '');
       const input = args.input as Record<string, unknown>;
+      // A dead execution environment talks to nobody: whatever its code still tries after the crash fails too.
+      if (invocation.getStore()?.crashed === true) throw new InjectedCrash('the execution environment is dead');
       const fault = plan.dynamo(command, input);
       if (fault === undefined) return next(args);
       count(fault);
@@ -120,9 +144,18 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPl
           return next(args);
         case 'ThrottlingException':
           throw throttled();
+        case 'InternalServerError':
+          throw internalServerError();
+        case 'requestTimeout':
+          throw requestTimedOut();
         case 'latency':
           await new Promise((r) => setTimeout(r, 5));
           return next(args);
+        case 'slowClaim': {
+          const answer = await next(args);
+          clock.advance(SLOW_CLAIM_MS);
+          return answer;
+        }
         case 'commitThenTimeout':
           // Armed here, fired below the SDK's retry middleware: the write commits, the reply is lost, and the SDK
           // retries the request as it would in AWS.

@@ -31,14 +31,50 @@ export function withCase(spec: EventSpec, display: number | undefined, tooOld: b
   return { ...spec, display, value };
 }
 
+/** Modes that mean something only for a push endpoint. */
+export const PUSH_ONLY_MODES: readonly ProviderMode[] = ['foreignEndpoint'];
+/** The account the chaos world's role belongs to (the SNS emulator refuses other accounts' endpoints). */
+export const OWN_ACCOUNT = '123456789012';
+const FOREIGN_ACCOUNT = '999988887777';
+/** The two push platform applications the run's endpoints belong to; the scenario disables the first for a while. */
+export const PUSH_APPS = ['APNS/app', 'GCM/app-android'] as const;
+
+/** The push endpoint of event `idIndex`: on one of the two applications, in our account unless it is foreign. */
+export function pushEndpointArn(idIndex: number, foreign = false): string {
+  const id = createHash('sha256').update(`e${idIndex}`).digest('hex').slice(0, 32);
+  const app = PUSH_APPS[hashInt(`app${idIndex}`) % PUSH_APPS.length];
+  return `arn:aws:sns:us-east-1:${foreign ? FOREIGN_ACCOUNT : OWN_ACCOUNT}:endpoint/${app}/${id}`;
+}
+
+/** The platform application (PLATFORM/name) of a push endpoint ARN. */
+export const pushAppOf = (arn: string) => arn.split(':endpoint/')[1]?.split('/').slice(0, 2).join('/') ?? '';
+
+/** `spec` with `mode` on `channel` (a push endpoint of another account for foreignEndpoint); unchanged when the event has no such channel. */
+export function withMode(spec: EventSpec, channel: Channel, mode: ProviderMode): EventSpec {
+  const recipient = spec.value.recipient as Record<string, string>;
+  const address =
+    channel === 'EMAIL' ? recipient.email : channel === 'PUSH' ? recipient.pushEndpointArn : recipient.phoneNumber;
+  if (address === undefined || (PUSH_ONLY_MODES.includes(mode) && channel !== 'PUSH')) return spec;
+  const foreign = channel === 'PUSH' && mode === 'foreignEndpoint';
+  const idIndex = Number(/e(\d+)$/.exec(spec.eventId)?.[1] ?? spec.i);
+  const value =
+    channel === 'PUSH'
+      ? { ...spec.value, recipient: { ...recipient, pushEndpointArn: pushEndpointArn(idIndex, foreign) } }
+      : spec.value;
+  return { ...spec, value, modes: { ...spec.modes, [channel]: mode } };
+}
+
 export function eventArbitrary(providerFaultRate: number) {
-  const mode = fc.oneof(
-    { weight: Math.round((1 - providerFaultRate) * 100), arbitrary: fc.constant<ProviderMode>('ok') },
-    {
-      weight: Math.max(1, Math.round(providerFaultRate * 100)),
-      arbitrary: fc.constantFrom<ProviderMode>(...PROVIDER_MODES.slice(1)),
-    },
-  );
+  const modeOf = (modes: readonly ProviderMode[]) =>
+    fc.oneof(
+      { weight: Math.round((1 - providerFaultRate) * 100), arbitrary: fc.constant<ProviderMode>('ok') },
+      {
+        weight: Math.max(1, Math.round(providerFaultRate * 100)),
+        arbitrary: fc.constantFrom<ProviderMode>(...modes),
+      },
+    );
+  const mode = modeOf(PROVIDER_MODES.slice(1).filter((m) => !PUSH_ONLY_MODES.includes(m)));
+  const pushMode = modeOf(PROVIDER_MODES.slice(1));
   return fc
     .record({
       type: fc.constantFrom('TransferCompleted', 'TransferFailed'),
@@ -49,7 +85,7 @@ export function eventArbitrary(providerFaultRate: number) {
       currency: fc.constantFrom('JPY', 'USD', 'EUR'),
       name: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
       protoKey: fc.boolean(),
-      modes: fc.record({ EMAIL: mode, PUSH: mode, SMS: mode }),
+      modes: fc.record({ EMAIL: mode, PUSH: pushMode, SMS: mode }),
     })
     .map((g) => (i: number, prefix: string, idIndex: number): EventSpec => {
       // Addresses follow the eventId, so every send the providers accept can be tied back to (eventId, channel); the
@@ -57,9 +93,8 @@ export function eventArbitrary(providerFaultRate: number) {
       const eventId = `${prefix}e${idIndex}`;
       const contact: Record<string, string> = {};
       if (g.channels.includes('EMAIL')) contact.email = `${prefix}${idIndex}@example.com`;
-      if (g.channels.includes('PUSH')) {
-        contact.pushEndpointArn = `arn:aws:sns:us-east-1:123456789012:endpoint/APNS/app/${createHash('sha256').update(`e${idIndex}`).digest('hex').slice(0, 32)}`;
-      }
+      if (g.channels.includes('PUSH'))
+        contact.pushEndpointArn = pushEndpointArn(idIndex, g.modes.PUSH === 'foreignEndpoint');
       if (g.channels.includes('SMS'))
         contact.phoneNumber = `+1${String(2_000_000_000 + (hashInt(`e${idIndex}`) % 7_000_000_000)).slice(0, 10)}`;
       const value: Record<string, unknown> = {
@@ -82,6 +117,19 @@ export function eventArbitrary(providerFaultRate: number) {
 }
 
 export const hashInt = (s: string) => createHash('sha256').update(s).digest().readUInt32BE(0);
+
+/**
+ * A customer's PreferencesUpdated: the whole opt-out set at `occurredAt` (a far-future one models a producer's clock
+ * or data bug: admission decides whether it is let in).
+ */
+export function preferencesValue(
+  eventId: string,
+  userId: string,
+  optOut: Channel[],
+  occurredAt: string,
+): Record<string, unknown> {
+  return { eventId, type: 'PreferencesUpdated', occurredAt, recipient: { userId }, data: { optOut } };
+}
 
 /** mulberry32: a small seeded PRNG for the delivery schedule, so a seed replays the whole run. */
 export function seededRandom(seed: number): () => number {

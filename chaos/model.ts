@@ -18,9 +18,16 @@ import type { IngestFigures } from '../functions/ingest/figures.ts';
  * - acceptThen500 / acceptThenReset: accepted (ledger), then a 500 / a reset connection: as acceptThenHang. On an
  *   at-most-once channel there must never be a second send (resentAfterAcceptAtMostOnce).
  * - slow: accepted after the lease expired and the sweeper took over: as acceptThenHang, and the late SENT is fenced.
+ * - acceptThenStoreFails: accepted, then DynamoDB fails the SENT write 1–3 times (throttling, a 500, a timeout), each
+ *   failure taking seconds (the lease may run out meanwhile): SENT, one send — the acceptance is never lost, and never
+ *   resent by the sweeper, even on an at-least-once channel.
+ * - foreignEndpoint (push): the endpoint belongs to another account, which our role may not publish to (SNS answers
+ *   403 AuthorizationError for that ARN): FAILED (FOREIGN_ENDPOINT), no send, and the PUSH channel is never held.
  * Account-level and quota faults are not per address: the scenario pauses a channel's account for a window (every
  * send refused with AccountSendingPaused / AuthorizationError), and shrinks the providers' quotas for a burst.
- * Neither may end anything FAILED (failedByQuotaOrAccount).
+ * Neither may end anything FAILED (failedByQuotaOrAccount). Likewise one push platform application is disabled for a
+ * window (PlatformApplicationDisabled): its pushes wait, nothing FAILED, the other application's pushes go on and the
+ * PUSH channel is never held for it (heldTooWide).
  */
 export const PROVIDER_MODES = [
   'ok',
@@ -32,6 +39,8 @@ export const PROVIDER_MODES = [
   'acceptThen500',
   'acceptThenReset',
   'slow',
+  'acceptThenStoreFails',
+  'foreignEndpoint',
 ] as const;
 export type ProviderMode = (typeof PROVIDER_MODES)[number];
 
@@ -87,6 +96,19 @@ export interface ChaosReport {
   /** Events whose original (the inbox's record) is not the lowest offset of that eventId on its partition. */
   laterOffsetWon: number;
   prototypePolluted: boolean;
+  /**
+   * Sends the providers received from a holder that could not finish them: started with less than the send timeout
+   * left before the dispatch invocation's deadline, or before the end of its lease. Must be 0.
+   */
+  sendsWithoutTime: number;
+  /** A channel held for a failure of one endpoint or one platform application (not the account). Must be 0. */
+  heldTooWide: number;
+  /**
+   * Transfers of a customer who published a PreferencesUpdated before them (lower offset, same partition): `cases`,
+   * and `mismatches` — a notification sent on an opted-out channel, or suppressed on one not opted out, judged by the
+   * preference in force under admission's own rules (a future-dated one admitted or not as admission decides).
+   */
+  preferences: { cases: number; mismatches: number };
   /** FAILED for a throttle, a quota, an account state or age: must be 0 (issue 11). */
   failedByQuotaOrAccount: number;
   /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0 (issue 11). */
@@ -111,4 +133,6 @@ export interface EventSpec {
 }
 export type RecordSpec =
   | { kind: 'event'; spec: EventSpec; value: Record<string, unknown> }
-  | { kind: 'poison'; poison: number; value: string | Buffer | null };
+  | { kind: 'poison'; poison: number; value: string | Buffer | null }
+  /** A customer's PreferencesUpdated (the whole opt-out set), published before one of their transfers. */
+  | { kind: 'preferences'; eventId: string; userId: string; value: Record<string, unknown> };

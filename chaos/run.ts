@@ -73,6 +73,7 @@ function table(r: Awaited<ReturnType<typeof runChaos>>, verdict: Verdict, second
     `expected sends ${r.expectedSends}  sent once ${r.sentOnce}  unknown ${r.unknown}  failed ${r.failed}`,
     `duplicates: bug ${r.duplicates.bug}, after an unknown outcome ${r.duplicates.afterUnknownOutcome}  stale writes ${r.staleWrites}`,
     `FAILED by a quota or an account-level error ${r.failedByQuotaOrAccount}  resent after 500/reset-after-accept on an at-most-once channel ${r.resentAfterAcceptAtMostOnce}`,
+    `sends started without time to finish ${r.sendsWithoutTime}  channel held for one endpoint or application ${r.heldTooWide}  preference cases ${r.preferences.cases} (mismatches ${r.preferences.mismatches})`,
     `lost ${r.lost}  quarantined ${r.quarantined} (mismatches ${r.quarantineMismatches})  conflicts ${r.conflicts}`,
     `PII leaks ${r.piiLeaks}  illegal transitions ${r.illegalTransitions}  inbox⇎notifications ${r.inboxWithoutNotifications}  header injections ${r.headerInjections}  unescaped markup ${r.unescapedMarkup}  unsafe text ${r.unsafeText}  prototype polluted ${r.prototypePolluted}`,
     `display text cases ${r.displayText.cases} (mismatches ${r.displayText.mismatches})  too old ${r.tooOld.events} (mismatches ${r.tooOld.mismatches})  later offset won ${r.laterOffsetWon}`,

@@ -11,9 +11,24 @@ import { mskEvent } from '../local/msk.ts';
 import { KafkaMapping, StreamMapping } from '../local/pipeline.ts';
 import type { Fault } from '../local/providers.ts';
 import { analyse } from './analyse.ts';
-import { CRASH_POINTS, clock, DYNAMO_FAULTS, faultCounts } from './faults.ts';
-import { eventArbitrary, seededRandom, withCase } from './generate.ts';
-import type { ChaosOptions, ChaosReport, EventSpec, ProviderMode, RecordSpec } from './model.ts';
+import { CRASH_POINTS, clock, DYNAMO_FAULTS, type DynamoFault, faultCounts } from './faults.ts';
+import {
+  eventArbitrary,
+  PUSH_APPS,
+  PUSH_ONLY_MODES,
+  preferencesValue,
+  seededRandom,
+  withCase,
+  withMode,
+} from './generate.ts';
+import {
+  type ChaosOptions,
+  type ChaosReport,
+  type EventSpec,
+  PROVIDER_MODES,
+  type ProviderMode,
+  type RecordSpec,
+} from './model.ts';
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
 import {
   chaosInvoke,
@@ -57,8 +72,13 @@ export class ChaosRun {
   private readonly ledgerStart: { ses: number; sns: number };
   private readonly faultsBefore: Record<string, number>;
   private readonly providerBefore: { quotaThrottled: number; accountRefusals: number };
+  private readonly applicationRefusalsBefore: number;
   private readonly metricsBefore: Record<string, number>;
   private readonly modeByAddress = new Map<string, ProviderMode>();
+  /** The provider mode of each notification (pk|sk). */
+  private readonly modeByKey = new Map<string, ProviderMode>();
+  /** acceptThenStoreFails: how many SENT writes of a notification fail, and how many have so far. */
+  private readonly storeFailures = new Map<string, { planned: number; done: number }>();
   /** The notification (eventId, channel) each address belongs to. */
   private readonly keyByAddress = new Map<string, { pk: string; sk: string; channel: Channel }>();
   /** The address whose send is slow right now (the provider holds its answer while `whileSlow` runs). */
@@ -76,6 +96,9 @@ export class ChaosRun {
     this.kafka = new KafkaMapping(w.handlers.ingest, { maxAttempts: 25, invoke: chaosInvoke });
     this.stream = new StreamMapping(w.reader, w.handlers.dispatch, {
       invoke: chaosInvoke,
+      // The stack's MaximumRecordAgeInSeconds (6 h), on the suite's clock.
+      maxRecordAgeMs: 6 * 3_600_000,
+      now: clock.now,
       onRead: (records) => this.seen.push(...records),
       drop: (r) => this.dropRate > 0 && w.decide.unit(`stream:drop:${recordIdentity(r)}`) < this.dropRate,
       unfiltered: () => this.unfilteredRate > 0 && w.decide.unit('stream:unfiltered') < this.unfilteredRate,
@@ -84,6 +107,7 @@ export class ChaosRun {
     this.ledgerStart = { ses: w.ses.sends.length, sns: w.sns.sends.length };
     this.faultsBefore = { ...faultCounts };
     this.providerBefore = { quotaThrottled: w.quotaThrottled(), accountRefusals: w.accountRefusals };
+    this.applicationRefusalsBefore = w.applicationRefusals;
     this.metricsBefore = { ...w.output.metrics };
     w.random = random;
     // This run's fault decisions hash its seed with each operation's identity (its own prefix left out).
@@ -91,6 +115,7 @@ export class ChaosRun {
     w.witness = newWitness();
     w.armed = [];
     w.providerFault = (_channel, to) => this.providerFault(to);
+    w.sentWriteFault = (key) => this.sentWriteFault(key);
     const slowTakeover = async () => {
       // The send outlives its lease: the clock moves past it and the sweeper takes over while the send is in flight.
       clock.advance(LEASE_MS + 1_000);
@@ -121,6 +146,7 @@ export class ChaosRun {
     ] as const) {
       if (address)
         this.keyByAddress.set(address, { pk: `EVENT#${spec.eventId}`, sk: `NOTIFICATION#${channel}`, channel });
+      this.modeByKey.set(`EVENT#${spec.eventId}|NOTIFICATION#${channel}`, spec.modes[channel]);
     }
     return spec;
   }
@@ -153,7 +179,29 @@ export class ChaosRun {
         if (n !== 1) return 'ok';
         this.slowAddress = to;
         return 'slow';
+      // The provider accepts; what fails comes after (sentWriteFault), or is the endpoint's account (the emulator).
+      case 'acceptThenStoreFails':
+      case 'foreignEndpoint':
+        return 'ok';
     }
+  }
+
+  /**
+   * acceptThenStoreFails: the provider accepted, then DynamoDB fails the SENT write 1–3 times — throttled, a 500, a
+   * timeout — each taking 4 s of the suite's clock, so three of them outlast the lease and the holder must extend it.
+   */
+  private sentWriteFault(key: { pk: string; sk: string }): DynamoFault | undefined {
+    const id = `${key.pk}|${key.sk}`;
+    if (this.modeByKey.get(id) !== 'acceptThenStoreFails') return undefined;
+    const plan = this.storeFailures.get(id) ?? {
+      planned: 1 + Math.floor(this.w.decide.unit(`storeFails:${id}`) * 3),
+      done: 0,
+    };
+    this.storeFailures.set(id, plan);
+    if (plan.done >= plan.planned) return undefined;
+    plan.done++;
+    clock.advance(4_000);
+    return (['ThrottlingException', 'InternalServerError', 'requestTimeout'] as const)[plan.done % 3];
   }
 
   batch(p: number, from: number, to: number) {
@@ -224,6 +272,21 @@ export class ChaosRun {
     clock.advance(25 * 3_600_000);
   }
 
+  /** A customer's PreferencesUpdated on `partition` (before their transfer there). */
+  preferences(partition: number, eventId: string, userId: string, value: Record<string, unknown>): void {
+    this.append(partition, { kind: 'preferences', eventId, userId, value });
+  }
+
+  /** One push platform application is disabled (every push to its endpoints refused) until `enableApps`. */
+  disableApp(app: string): void {
+    this.schedule.push(`disable ${app}`);
+    this.w.disabledApps.add(app);
+  }
+  enableApps(): void {
+    this.schedule.push('enable apps');
+    this.w.disabledApps.clear();
+  }
+
   /** The provider account of `channel` is paused (every send refused at the account level) until `resume`. */
   pause(channel: Channel): void {
     this.schedule.push(`pause ${channel}`);
@@ -237,8 +300,10 @@ export class ChaosRun {
   /** Delivers what is left, converges, checks every invariant. */
   async finish(): Promise<ChaosReport> {
     this.w.dynamoFaultRate = 0;
-    // Accounts recover and quotas come back: what was held or throttled must now go out, none of it FAILED.
+    // Accounts recover, applications are re-enabled and quotas come back: what was held or throttled must now go
+    // out, none of it FAILED.
     this.resume();
+    this.enableApps();
     this.w.endQuotaBurst();
     for (const [p, records] of this.parts.entries()) {
       while (this.cursor[p]! < records.length) await this.deliverNext(p, this.options.batchSize ?? 20, 1, false);
@@ -271,12 +336,32 @@ export class ChaosRun {
       ledgerStart: this.ledgerStart,
       faultsBefore: this.faultsBefore,
       providerBefore: this.providerBefore,
+      applicationRefusalsBefore: this.applicationRefusalsBefore,
       modeByAddress: this.modeByAddress,
       metricsBefore: this.metricsBefore,
       options: this.options,
       schedule: this.schedule,
     });
   }
+}
+
+const hasContact = (spec: EventSpec, channel: Channel) => {
+  const r = spec.value.recipient as Record<string, unknown>;
+  const listed = spec.value.channels as Channel[] | undefined;
+  const address = channel === 'EMAIL' ? r.email : channel === 'PUSH' ? r.pushEndpointArn : r.phoneNumber;
+  return address !== undefined && (listed === undefined || listed.includes(channel));
+};
+
+/** Gives the event the next provider mode still to be met in this run, when it has a channel for it. */
+function covered(spec: EventSpec, order: ProviderMode[]): EventSpec {
+  const mode = order[0];
+  if (mode === undefined) return spec;
+  const channel = (['PUSH', 'EMAIL', 'SMS'] as const).find(
+    (c) => hasContact(spec, c) && (!PUSH_ONLY_MODES.includes(mode) || c === 'PUSH'),
+  );
+  if (channel === undefined) return spec;
+  order.shift();
+  return withMode(spec, channel, mode);
 }
 
 /** The random scenario of `npm run chaos`: everything drawn from the seed. */
@@ -311,6 +396,8 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
   });
   const poisonOrder = [...POISON_KINDS.keys()];
   const displayOrder = [...DISPLAY_TEXT_CASES.keys()];
+  // Every provider mode early in the run, on a channel the event has (a push-only mode on its push endpoint).
+  const modeOrder: ProviderMode[] = [...PROVIDER_MODES.slice(1)];
   for (const make of makers) {
     // Every display-text case early in the run, then now and then; a few events too old to send.
     const display =
@@ -320,8 +407,29 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
           ? Math.floor(rand() * DISPLAY_TEXT_CASES.length)
           : undefined;
     const tooOld = display === undefined && chance(0.03);
-    const spec = run.event((i, prefix) => withCase(make(i, prefix, i), display, tooOld));
+    const spec = run.event((i, prefix) => covered(withCase(make(i, prefix, i), display, tooOld), modeOrder));
     const home = spec.i % partitions;
+    if (!tooOld && chance(0.06)) {
+      // The customer changes their preferences just before this transfer, on its partition: the opt-out must be in
+      // force when the transfer is sent. Now and then a producer first publishes one dated far in the future, which
+      // must not outrank the real one (admission decides what is let in).
+      const userId = String((spec.value.recipient as Record<string, unknown>).userId);
+      const reachable = (['EMAIL', 'PUSH', 'SMS'] as const).filter(
+        (c) => spec.modes[c] !== undefined && hasContact(spec, c),
+      );
+      const optOut = reachable.filter(() => chance(0.5));
+      if (chance(0.3)) {
+        const id = `${run.prefix}pref${spec.i}f`;
+        run.preferences(home, id, userId, preferencesValue(id, userId, [], '2099-01-01T00:00:00Z'));
+      }
+      const id = `${run.prefix}pref${spec.i}`;
+      run.preferences(
+        home,
+        id,
+        userId,
+        preferencesValue(id, userId, optOut.length > 0 ? optOut : reachable.slice(0, 1), '2026-11-30T09:10:00Z'),
+      );
+    }
     run.append(home, { kind: 'event', spec, value: spec.value });
     if (chance(0.08)) {
       const earlier = pick(run.specs);
@@ -357,6 +465,7 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
   const pauseAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
   const pausedChannel = pick(['EMAIL', 'PUSH', 'SMS'] as const);
   const burstAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
+  const appOffAt = 1 + Math.floor(rand() * Math.max(1, totalBatches - 6));
   for (;;) {
     const open = run.cursor.map((c, p) => (c < run.parts[p]!.length ? p : -1)).filter((p) => p >= 0);
     if (open.length === 0) break;
@@ -376,6 +485,12 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
       run.schedule.push('quota burst ends');
       w.endQuotaBurst();
     }
+    // One push platform application disabled for five deliveries (an expired certificate, then renewed).
+    if (delivered === appOffAt) {
+      run.disableApp(PUSH_APPS[0]);
+      await run.pump();
+    }
+    if (delivered === appOffAt + 5) run.enableApps();
     const p = pick(open);
     const copies = chance(0.2) ? 2 + Math.floor(rand() * 4) : 1;
     await run.deliverNext(p, batchSize, copies, chance(0.5));

@@ -42,6 +42,18 @@ const INVARIANTS: readonly [string, (r: ChaosReport) => number][] = [
     'resentAfterAcceptAtMostOnce: a second send after a 500 / reset following an accept, on an at-most-once channel',
     (r) => r.resentAfterAcceptAtMostOnce,
   ],
+  [
+    'sendsWithoutTime: a send started without the time to finish before the invocation or the lease ended',
+    (r) => r.sendsWithoutTime,
+  ],
+  [
+    'heldTooWide: a channel held for what one endpoint or one platform application did, not the account',
+    (r) => r.heldTooWide,
+  ],
+  [
+    'preferences.mismatches: a notification sent on a channel opted out before it, or suppressed on one not opted out',
+    (r) => r.preferences.mismatches,
+  ],
   ['prototypePolluted: a record polluted Object.prototype', (r) => Number(r.prototypePolluted)],
   [
     'reconciled: delivered ≠ accepted + duplicates + conflicts + quarantined + requarantined + failed',

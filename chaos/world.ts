@@ -43,12 +43,19 @@ import {
   clock,
   crashPointsFor,
   type DynamoFault,
+  type Invocation,
   injectDynamoFaults,
   invocation,
+  isClaim,
+  isMarkSent,
   isTransactWrite,
 } from './faults.ts';
+import { OWN_ACCOUNT, pushAppOf } from './generate.ts';
 
 export const LEASE_MS = 10_000;
+/** The dispatch send timeout the world configures, and the Lambda timeout of its invocations (lambdaContext's). */
+const SEND_TIMEOUT_MS = 400;
+const DISPATCH_TIMEOUT_MS = 60_000;
 /** Past the 25 h stream trim a run may play once; the model-based runs may trim more often and see expiries. */
 export const MAX_AGE_MS = 48 * 3_600_000;
 export const PENDING_THRESHOLD_MS = 60_000;
@@ -78,8 +85,17 @@ export interface World {
   providerFault: (channel: string, to: string) => Fault;
   /** Channels whose provider account is paused right now: every send is refused at the account level. */
   accountPaused: Set<Channel>;
+  /** Push platform applications (PLATFORM/name) disabled right now: SNS answers PlatformApplicationDisabled. */
+  disabledApps: Set<string>;
+  /**
+   * Per SENT write (the notification's key): a DynamoDB failure to give it instead of committing, or undefined —
+   * the run's acceptThenStoreFails mode (a DynamoDB error after the provider accepted).
+   */
+  sentWriteFault: (key: { pk: string; sk: string }) => DynamoFault | undefined;
   /** Sends refused because the account was paused, per channel. */
   accountRefusals: number;
+  /** Pushes refused because their platform application was disabled. */
+  applicationRefusals: number;
   /** A provider quota burst: the account quotas shrink to `rate` per second (real time) until `endQuotaBurst`. */
   startQuotaBurst(rate: number): void;
   /**
@@ -135,7 +151,7 @@ export async function openWorld(): Promise<World> {
       CHANNEL_POLICIES: formatChannelPolicies(POLICIES),
       LEASE_SECONDS: String(LEASE_MS / 1000),
       PENDING_THRESHOLD_SECONDS: String(PENDING_THRESHOLD_MS / 1000),
-      SEND_TIMEOUT_MS: '400',
+      SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
       CONNECT_TIMEOUT_MS: '200',
       MAX_SEND_ATTEMPTS: '4',
       // Deferral backoff kept short: waits the suite sits out in real time (unit tests cover its growth to minutes).
@@ -173,7 +189,10 @@ export async function openWorld(): Promise<World> {
     witness: newWitness(),
     providerFault: () => 'ok',
     accountPaused: new Set(),
+    disabledApps: new Set(),
+    sentWriteFault: () => undefined,
     accountRefusals: 0,
+    applicationRefusals: 0,
     startQuotaBurst: (rate) => {
       ses.quota.EMAIL = new SendQuota(rate);
       sns.quota.SMS = new SendQuota(rate);
@@ -220,6 +239,10 @@ export async function openWorld(): Promise<World> {
       w.accountRefusals++;
       return 'accountPaused';
     }
+    if (c === 'PUSH' && w.disabledApps.has(pushAppOf(to))) {
+      w.applicationRefusals++;
+      return 'applicationDisabled';
+    }
     if (decidedBurst > 0 && w.decide.unit(`quota:${c}:${to}`) < decidedBurst) {
       decidedThrottled++;
       return 'throttle';
@@ -228,16 +251,22 @@ export async function openWorld(): Promise<World> {
   };
   ses.fault = fault;
   sns.fault = fault;
+  // Our role publishes to this account's endpoints only (the stack's IAM policy): SNS refuses any other's.
+  sns.account = OWN_ACCOUNT;
   injectDynamoFaults(documentClient, {
     dynamo(command, input) {
+      if (isUpdate(command) && isMarkSent(input)) {
+        const forced = w.sentWriteFault(keyOf(input));
+        if (forced !== undefined) return forced;
+      }
       const crashable = crashPointsFor(command, input);
-      const i = w.armed.findIndex((f) => crashable.includes(f as CrashPoint) || isDynamoFaultFor(f, command));
+      const i = w.armed.findIndex((f) => crashable.includes(f as CrashPoint) || isDynamoFaultFor(f, command, input));
       if (i >= 0) return w.armed.splice(i, 1)[0];
       if (w.dynamoFaultRate > 0) {
         const within = invocation.getStore()?.id;
         const u = w.decide.unit(`dynamo:${within ? `${within}|` : ''}${callIdentity(command, input)}`);
         if (u >= w.dynamoFaultRate) return undefined;
-        const kinds: (DynamoFault | CrashPoint)[] = [...randomFaultsFor(command), ...crashable];
+        const kinds: (DynamoFault | CrashPoint)[] = [...randomFaultsFor(command, input), ...crashable];
         return kinds[Math.floor((u / w.dynamoFaultRate) * kinds.length)];
       }
       return undefined;
@@ -315,6 +344,18 @@ export function recordIdentity(r: DynamoDBRecord): string {
  */
 export interface AttemptWitness {
   readonly attemptByMessageId: Map<string, number>;
+  /**
+   * `<notificationId>@<attempt>` of every attempt whose acceptance reached the item (its SENT, or a lease extension
+   * carrying the message id): no later attempt may send that notification again.
+   */
+  readonly recordedAcceptances: Set<string>;
+  /** Sends started without the time to finish: before the invocation's end or inside the lease (sendsWithoutTime). */
+  readonly sendsWithoutTime: string[];
+  /**
+   * `<notificationId>@<attempt>` of every attempt the provider answered with a message id: whether the answer came
+   * after the holder's lease had ended (late), and the invocation it came to (did it die before recording it?).
+   */
+  readonly acceptances: Map<string, { readonly late: boolean; readonly invocation: Invocation | undefined }>;
   /** Per address: the attempts of sends that ended with an unknown outcome, in order. */
   readonly unknownCalls: Map<string, number[]>;
   /** Per notificationId: the highest attempt claimed so far. */
@@ -324,6 +365,9 @@ export interface AttemptWitness {
 
 export const newWitness = (): AttemptWitness => ({
   attemptByMessageId: new Map(),
+  recordedAcceptances: new Set(),
+  sendsWithoutTime: [],
+  acceptances: new Map(),
   unknownCalls: new Map(),
   latestClaim: new Map(),
   staleWrites: [],
@@ -345,6 +389,15 @@ function watchAttempts(w: World): void {
     }
     return r;
   };
+  const extendLease = store.extendLease;
+  store.extendLease = async function (this: DynamoNotificationStore, ...args: Parameters<typeof extendLease>) {
+    const result = await extendLease.apply(this, args);
+    const [item, , , providerMessageId] = args;
+    if (result === 'applied' && providerMessageId !== undefined) {
+      (world?.witness ?? w.witness).recordedAcceptances.add(`${item.notificationId}@${item.attempt}`);
+    }
+    return result;
+  };
   for (const name of ['markSent', 'markFailed', 'markUnknown', 'release'] as const) {
     const original = store[name] as (item: NotificationItem, ...rest: unknown[]) => Promise<'applied' | 'lost'>;
     (store as unknown as Record<string, unknown>)[name] = async function (
@@ -356,6 +409,8 @@ function watchAttempts(w: World): void {
       // A newer claim committed before this write was even sent: if it applies, it overwrote the newer holder.
       const newer = witness.latestClaim.get(item.notificationId) ?? 0;
       const result = await original.call(this, item, ...rest);
+      if (result === 'applied' && name === 'markSent')
+        witness.recordedAcceptances.add(`${item.notificationId}@${item.attempt}`);
       if (result === 'applied' && newer > item.attempt) {
         witness.staleWrites.push(`${item.notificationId}: ${name} of attempt ${item.attempt} after attempt ${newer}`);
       }
@@ -366,9 +421,22 @@ function watchAttempts(w: World): void {
   ProviderSender.prototype.send = async function (this: ProviderSender, ...args: Parameters<typeof send>) {
     const [n] = args;
     const witness = world?.witness ?? w.witness;
+    // A send must be able to finish: before the dispatch invocation's Lambda timeout, and inside the holder's lease.
+    const startedAt = invocation.getStore()?.startedAt;
+    const finishes = Date.now() + SEND_TIMEOUT_MS;
+    if (
+      (startedAt !== undefined && finishes > startedAt + DISPATCH_TIMEOUT_MS) ||
+      finishes > (n.leaseUntil ?? finishes)
+    ) {
+      witness.sendsWithoutTime.push(`${n.notificationId} attempt ${n.attempt}`);
+    }
     try {
       const id = await send.apply(this, args);
       witness.attemptByMessageId.set(id, n.attempt);
+      witness.acceptances.set(`${n.notificationId}@${n.attempt}`, {
+        late: Date.now() > (n.leaseUntil ?? Number.POSITIVE_INFINITY),
+        invocation: invocation.getStore(),
+      });
       return id;
     } catch (error) {
       if (error instanceof SendError && error.failure === 'unknown') {
@@ -391,15 +459,36 @@ export function attributeSends(sends: AcceptedSend[], witness: AttemptWitness): 
   });
 }
 
-function isDynamoFaultFor(f: DynamoFault | CrashPoint, command: string): boolean {
+const isUpdate = (command: string) => command === 'UpdateItemCommand' || command === 'UpdateCommand';
+/** The item key of an update, plain or marshalled. */
+const keyOf = (input: Record<string, unknown>) => {
+  const key = (input.Key ?? {}) as Record<string, unknown>;
+  return { pk: String(plain(key.pk)), sk: String(plain(key.sk)) };
+};
+
+function isDynamoFaultFor(f: DynamoFault | CrashPoint, command: string, input: Record<string, unknown>): boolean {
   if (f === 'TransactionConflict' || f === 'ThrottlingError' || f === 'ProvisionedThroughputExceeded') {
     return isTransactWrite(command);
   }
-  return f === 'ThrottlingException' || f === 'commitThenTimeout' || f === 'latency';
+  if (f === 'slowClaim') return isUpdate(command) && isClaim(input);
+  return (
+    f === 'ThrottlingException' ||
+    f === 'InternalServerError' ||
+    f === 'requestTimeout' ||
+    f === 'commitThenTimeout' ||
+    f === 'latency'
+  );
 }
 
-function randomFaultsFor(command: string): DynamoFault[] {
-  const always: DynamoFault[] = ['ThrottlingException', 'latency', 'commitThenTimeout'];
+function randomFaultsFor(command: string, input: Record<string, unknown>): DynamoFault[] {
+  const always: DynamoFault[] = [
+    ...(isUpdate(command) && isClaim(input) ? (['slowClaim'] as const) : []),
+    'ThrottlingException',
+    'InternalServerError',
+    'requestTimeout',
+    'latency',
+    'commitThenTimeout',
+  ];
   return isTransactWrite(command)
     ? [...always, 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']
     : always;
@@ -412,7 +501,7 @@ function randomFaultsFor(command: string): DynamoFault[] {
  * context — a crash anywhere inside fails it whole, as a dying Lambda does — keyed by its label when it has one.
  */
 export const chaosInvoke: Invoker = async (run, label) => {
-  const ctx = { crashed: false, ...(label === undefined ? {} : { id: label }) };
+  const ctx = { crashed: false, startedAt: clock.now(), ...(label === undefined ? {} : { id: label }) };
   try {
     const response = await invocation.run(ctx, run);
     return ctx.crashed ? { functionError: true } : { response, functionError: false };
@@ -487,7 +576,9 @@ export function transitionViolations(records: DynamoDBRecord[], prefix: string):
     if (before.kind !== 'NOTIFICATION' || !String(before.eventId).startsWith(prefix)) continue;
     const from = before.status as NotificationStatus;
     const to = after.status as NotificationStatus;
-    if (!TRANSITIONS[from].includes(to)) problems.push(`${before.notificationId}: ${from} → ${to}`);
+    // A terminal item may take attributes (a late acceptance's message id on UNKNOWN), never another status.
+    const annotated = from === to && TERMINAL_STATUSES.includes(from);
+    if (!annotated && !TRANSITIONS[from].includes(to)) problems.push(`${before.notificationId}: ${from} → ${to}`);
     if (Number(after.attempt) < Number(before.attempt))
       problems.push(`${before.notificationId}: attempt ${before.attempt} → ${after.attempt}`);
   }

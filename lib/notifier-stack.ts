@@ -255,6 +255,8 @@ export class NotifierStack extends Stack {
         SENDER_EMAIL: s.senderEmail,
         BRAND: brandEnvValue(s.brand),
         CHANNEL_POLICIES: policies,
+        // Our own account: a push endpoint of another account is that message's fault, never the channel's.
+        ACCOUNT_ID: Aws.ACCOUNT_ID,
         // The lease outlives the function timeout, so a live holder is never taken over (dispatch-timing.ts).
         LEASE_SECONDS: String(timing.leaseSeconds),
         SEND_TIMEOUT_MS: String(timing.sendTimeoutMs),

@@ -198,6 +198,16 @@ export class Observability extends Construct {
       'A provider accepted a send after its lease expired. Check send latency against LEASE_SECONDS.',
     );
     any(
+      'AcceptancesNotRecorded',
+      metric('AcceptancesNotRecorded'),
+      'A provider accepted a send and DynamoDB refused every write recording it until the invocation ended. The log line has the provider message id; the notification ends by its channel policy (UNKNOWN at most once).',
+    );
+    any(
+      'ApplicationBlocked',
+      metric('ApplicationBlocked', { channel: 'PUSH' }),
+      'SNS refused a push platform application (PlatformApplicationDisabled: an expired APNs certificate or FCM key). That application is held and its pushes wait; other applications go on. Renew its credentials.',
+    );
+    any(
       'DispatchOnFailureQueue',
       props.dispatchFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
       'Stream records were given up on; the sweeper re-drives their notifications. Inspect and purge.',

@@ -54,6 +54,10 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     POWERTOOLS_METRICS_NAMESPACE: metricNamespaceOf('local'),
     LEASE_SECONDS: '10',
     SEND_TIMEOUT_MS: '2000',
+    // A holder's pacing wait and send fit in its lease (loadDispatchConfig checks it): 5 + 2 s within 10 s.
+    MAX_PACING_WAIT_MS: '5000',
+    // The account lambdaContext names: push endpoints of another account are refused for themselves alone.
+    ACCOUNT_ID: '123456789012',
     PENDING_THRESHOLD_SECONDS: '2',
     RETRY_BASE_MS: '20',
     ...env.extra,
@@ -138,8 +142,15 @@ export class KafkaMapping {
 
 export interface StreamMappingOptions {
   readonly batchSize?: number;
-  /** Retries of a failing batch before its first record goes to the on-failure list. */
+  /** Retries of a failing batch (MaximumRetryAttempts) before the batch goes to the on-failure list. */
   readonly maxRetries?: number;
+  /**
+   * MaximumRecordAgeInSeconds, in ms: a record older than this is not retried any more but discarded to the
+   * on-failure list. Its age is counted from when the mapping read it (on `now`), which is when DynamoDB Local wrote
+   * it to within a pump. Undefined: no bound (the stream's own retention).
+   */
+  readonly maxRecordAgeMs?: number;
+  readonly now?: () => number;
   readonly invoke?: Invoker;
   /** Every record read from the stream, before the filter (the chaos suite checks each transition). */
   readonly onRead?: (records: DynamoDBRecord[]) => void;
@@ -152,7 +163,11 @@ export interface StreamMappingOptions {
 /**
  * The DynamoDB Streams event source mapping as the stack configures it: the trigger's filter, batches of 100,
  * ReportBatchItemFailures (resume at the lowest failed record), a batch whose invocation failed bisected
- * (BisectBatchOnFunctionError), bounded retries, then the on-failure list.
+ * (BisectBatchOnFunctionError), bounded retries, then the on-failure list — as AWS does it: "splitting a batch does
+ * not consume the retry quota", and when the retries are spent "Lambda discards the records and continues processing
+ * batches from the stream": the whole failing batch, not one record of it; a record past MaximumRecordAgeInSeconds is
+ * discarded likewise (https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html). What is discarded
+ * is the sweeper's to find.
  */
 export class StreamMapping {
   readonly onFailure: DynamoDBRecord[] = [];
@@ -161,6 +176,8 @@ export class StreamMapping {
   bisections = 0;
   unfilteredDeliveries = 0;
   private readonly buffer: DynamoDBRecord[] = [];
+  /** When the mapping first read each buffered record (for MaximumRecordAgeInSeconds). */
+  private readonly readAt = new WeakMap<DynamoDBRecord, number>();
 
   constructor(
     private readonly reader: StreamReader,
@@ -177,6 +194,7 @@ export class StreamMapping {
       const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, this.batchSize);
       if (raw.length > 0) await this.invoke(raw);
     }
+    const now = this.options.now ?? Date.now;
     for (const r of fresh) {
       if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
       if (this.options.drop?.(r) === true) {
@@ -184,10 +202,13 @@ export class StreamMapping {
         continue;
       }
       this.buffer.push(r);
+      this.readAt.set(r, now());
     }
     let retries = 0;
     let size = this.batchSize;
     while (this.buffer.length > 0) {
+      this.discardTooOld(now());
+      if (this.buffer.length === 0) break;
       const batch = this.buffer.slice(0, size);
       const { failedAt, functionError } = await this.invoke(batch);
       if (failedAt === -1) {
@@ -199,16 +220,28 @@ export class StreamMapping {
       // Checkpoint at the lowest failed record: everything before it is done, it and the rest come again.
       this.buffer.splice(0, failedAt);
       if (functionError && batch.length > 1) {
+        // Bisected: each half is tried on its own; splitting does not consume the retry quota.
         size = Math.ceil(batch.length / 2);
         this.bisections++;
+        continue;
       }
       if (++retries > (this.options.maxRetries ?? 5)) {
-        const given = this.buffer.shift();
-        if (given) this.onFailure.push(given);
+        // Retries spent: the failing batch (from the checkpoint) is discarded whole.
+        this.onFailure.push(...this.buffer.splice(0, batch.length - failedAt));
         retries = 0;
+        size = this.batchSize;
       }
     }
     return fresh.length;
+  }
+
+  /** Records at the head of the buffer past MaximumRecordAgeInSeconds go to the on-failure list, unprocessed. */
+  private discardTooOld(now: number): void {
+    const max = this.options.maxRecordAgeMs;
+    if (max === undefined) return;
+    while (this.buffer.length > 0 && now - (this.readAt.get(this.buffer[0] as DynamoDBRecord) ?? now) > max) {
+      this.onFailure.push(this.buffer.shift() as DynamoDBRecord);
+    }
   }
 
   /** One dispatch invocation: the index of the lowest failed record (-1: all succeeded), and whether it failed whole. */

@@ -40,6 +40,7 @@ export interface AcceptedSend {
  * acceptThenHang: accept (ledger) and never answer. acceptThen500: accept (ledger), then answer 500 InternalFailure.
  * acceptThenReset: accept (ledger), then reset the connection. hang: never answer, nothing accepted. slow: accept,
  * then answer only after `whileSlow` has run (a test advances the clock past the lease and runs the sweeper there).
+ * applicationDisabled (push): the endpoint's platform application is disabled (SNS PlatformApplicationDisabled).
  */
 export type Fault =
   | 'ok'
@@ -51,7 +52,8 @@ export type Fault =
   | 'acceptThen500'
   | 'acceptThenReset'
   | 'hang'
-  | 'slow';
+  | 'slow'
+  | 'applicationDisabled';
 export type FaultHook = (channel: Channel, to: string) => Fault;
 
 /**
@@ -83,6 +85,11 @@ export interface ProviderEndpoint {
   /** Sends answered with throttling because a quota was exceeded, per channel. */
   readonly throttled: Partial<Record<Channel, number>>;
   whileSlow?: () => Promise<void>;
+  /**
+   * SNS only: the account the sender's role belongs to. A push endpoint of another account is then refused as the
+   * stack's IAM policy refuses it (403 AuthorizationError for that ARN); undefined: every account is accepted.
+   */
+  account?: string;
   stop(): Promise<void>;
 }
 
@@ -168,10 +175,17 @@ export async function startSnsEndpoint(port?: number): Promise<SnsEndpoint> {
     const target = form.get('TargetArn') ?? form.get('TopicArn');
     const channel: Channel = phone ? 'SMS' : 'PUSH';
     const to = phone ?? target ?? '';
+    const foreign = endpoint.account !== undefined && channel === 'PUSH' && to.split(':')[4] !== endpoint.account;
+    if (foreign) {
+      return queryError(res, 403, 'AuthorizationError', `not authorized to perform: SNS:Publish on resource: ${to}`);
+    }
     const fault = endpoint.fault(channel, to);
     if (fault === 'hang') return void hanging.add(res);
     if (fault === 'reject')
       return queryError(res, 400, channel === 'SMS' ? 'InvalidParameter' : 'EndpointDisabled', 'rejected');
+    if (fault === 'applicationDisabled') {
+      return queryError(res, 400, 'PlatformApplicationDisabled', 'Platform application is disabled.');
+    }
     if (fault === 'accountPaused') return queryError(res, 403, 'AuthorizationError', 'not authorized to publish');
     if (fault === 'clockSkew') return queryError(res, 400, 'RequestExpired', 'Request has expired.');
     if (fault === 'throttle' || overQuota(endpoint, channel))

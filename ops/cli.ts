@@ -17,6 +17,8 @@ import { stackNameOf } from '../lib/settings.ts';
 import type { StackOutputs } from '../lib/stack-outputs.ts';
 import { EXIT, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import {
+  acceptedMessageId,
+  acceptedRefusal,
   type IngestInvoker,
   inspectEvent,
   listQuarantine,
@@ -49,10 +51,12 @@ Commands
                                      producer's corrected event from FILE (one id). Already processed: a duplicate.
   replay-failed-batches [--since 24h] [--dry-run]
                                      replays the batches the MSK mapping parked in S3 (FailedIngestBatchesBucketName)
-  resend <eventId#CHANNEL> --reason TEXT [--by NAME] --confirm
+  resend <eventId#CHANNEL> --reason TEXT [--by NAME] [--despite-accepted MESSAGE_ID] --confirm
                                      one deliberate resend of a FAILED or UNKNOWN notification, recorded on the item
-                                     (who, when, why); refused for SENT and for anything in flight. Without --confirm
-                                     it shows what it would do.
+                                     (who, when, why); refused for anything in flight, and for a notification the
+                                     provider is known to have accepted (SENT, or its message id recorded) unless
+                                     --despite-accepted names that message id. Without --confirm it shows what it
+                                     would do, with the message id.
 
   --since D      30m, 24h, 7d, or an ISO 8601 time       --json   standard output is exactly one JSON document
   -h, --help     this text
@@ -155,6 +159,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         reason: { type: 'string' },
         by: { type: 'string' },
         confirm: { type: 'boolean', default: false },
+        'despite-accepted': { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
         'value-file': { type: 'string' },
       },
@@ -270,20 +275,29 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       const view = await inspectEvent(target, parseNotificationId(id).eventId);
       const item = view.notifications.find((n) => n.notificationId === id);
       if (item === undefined) throw new OperatorError(`no notification ${id}`, 'NOT_FOUND');
+      const accepted = acceptedMessageId(item);
+      const despite = values['despite-accepted'];
+      if ((item.status === 'SENT' || accepted !== undefined) && (accepted === undefined || despite !== accepted)) {
+        // The provider's message id on screen: the operator checks that send before deciding on a second copy.
+        throw new OperatorError(acceptedRefusal(id, String(item.status), accepted), 'REFUSED');
+      }
       if (!values.confirm) {
         // Checks everything a resend would, then stops: the operator reads, then confirms.
-        if (item.status === 'SENT')
-          throw new OperatorError(`${id} is SENT: the customer has it; it is never resent`, 'REFUSED');
         print(
-          `${id} is ${item.status} (attempt ${item.attempt}${item.lastError ? `, last error ${item.lastError}` : ''}).\n` +
-            `${item.status === 'UNKNOWN' ? 'UNKNOWN means the provider may have accepted it: check its records (SES events, SNS delivery logs) first.\n' : ''}` +
-            `Resending sends it once more, recorded as by ${by}: "${values.reason}". Add --confirm to do it.\n`,
+          `${id} is ${item.status} (attempt ${item.attempt}${item.lastError ? `, last error ${item.lastError}` : ''}${accepted === undefined ? '' : `, accepted by the provider as message ${accepted}`}).\n` +
+            `${item.status === 'UNKNOWN' && accepted === undefined ? 'UNKNOWN means the provider may have accepted it: check its records (SES events, SNS delivery logs) first.\n' : ''}` +
+            `Resending sends it once more${accepted === undefined ? '' : ' — a second copy'}, recorded as by ${by}: "${values.reason}". Add --confirm to do it.\n`,
         );
         return OPS_EXIT.REFUSED;
       }
       const after = await resendNotification(
         { ...target, now: Date.now },
-        { notificationId: id, by, reason: values.reason as string },
+        {
+          notificationId: id,
+          by,
+          reason: values.reason as string,
+          ...(despite === undefined ? {} : { despiteAccepted: despite }),
+        },
         { status: String(item.status), attempt: Number(item.attempt) },
       );
       out(after, `${id}: ${item.status} → PENDING, recorded (by ${by}); dispatch sends it through the stream trigger.`);
@@ -355,7 +369,10 @@ function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>): string {
     lines.push(
       `  ${String(n.channel).padEnd(5)} ${String(n.status).padEnd(8)} attempt ${n.attempt}  to ${n.recipient}  updated ${n.updatedAt}`,
     );
-    if (n.providerMessageId) lines.push(`        provider message id ${n.providerMessageId}`);
+    if (n.providerMessageId)
+      lines.push(
+        `        provider message id ${n.providerMessageId}${n.acceptedLateAt ? ' (accepted after its lease expired)' : ''}`,
+      );
     if (n.lastError) lines.push(`        last error ${n.lastError}`);
     for (const r of (n.manualResends as Record<string, unknown>[] | undefined) ?? []) {
       lines.push(`        manual resend ${r.at} by ${r.by} from ${r.fromStatus}: ${r.reason}`);

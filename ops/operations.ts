@@ -7,7 +7,8 @@
  * - replayQuarantine / replayFailedBatches: records fed back through the ingest function, as the MSK mapping would
  *   deliver them. The inbox makes anything already processed a duplicate: a replay never sends twice.
  * - resend: the one deliberate way to send a FAILED or UNKNOWN notification again: recorded on the item (who, when,
- *   why, what it was), refused for SENT, and refused for anything in flight.
+ *   why, what it was), refused for anything in flight, and refused for any notification whose acceptance by the
+ *   provider is known (SENT, or an UNKNOWN that learnt its message id late) unless the operator names that message id.
  * - trace: the Logs Insights query over the three log groups for one event, run and printed.
  */
 import { type CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
@@ -325,6 +326,25 @@ export interface ResendRequest {
   readonly notificationId: string;
   readonly by: string;
   readonly reason: string;
+  /**
+   * The provider's message id of the send the operator knows about and resends despite: required, and must match,
+   * when the provider's acceptance is on the item. A second copy is then deliberate, never an accident.
+   */
+  readonly despiteAccepted?: string;
+}
+
+/** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
+export const acceptedMessageId = (item: Record<string, unknown>): string | undefined =>
+  typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined;
+
+/** Why a resend of a notification whose acceptance is known is refused: what the operator must see, and do. */
+export function acceptedRefusal(id: string, status: string, messageId: string | undefined): string {
+  if (messageId === undefined) return `${id} is ${status}: the customer has it; it is never resent`;
+  const what =
+    status === 'SENT'
+      ? `${id} is SENT: the customer has it (the provider accepted it as message ${messageId})`
+      : `${id} is ${status}, but the provider accepted it as message ${messageId} (recorded after its lease expired)`;
+  return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;
 }
 
 export function parseNotificationId(id: string): { eventId: string; channel: Channel } {
@@ -337,7 +357,8 @@ export function parseNotificationId(id: string): { eventId: string; channel: Cha
 }
 
 /**
- * Puts a FAILED or UNKNOWN notification back to PENDING for one more send, and records the resend on the item
+ * Puts a FAILED or UNKNOWN notification back to PENDING for one more send — or, named by its message id, one the
+ * provider is known to have accepted — and records the resend on the item
  * (manualResends: by, at, reason, and the status, attempt, lastError and providerMessageId it had). The MODIFY to
  * PENDING reaches dispatch through the stream trigger, as any retry does. Its budget and its maximum age start again
  * (deferrals catch up with attempt, createdAt moves to now; firstCreatedAt keeps the original): the operator decided
@@ -355,10 +376,16 @@ export async function resendNotification(
   const item = found.Item;
   if (item === undefined) throw new OperatorError(`no notification ${request.notificationId}`, 'NOT_FOUND');
   const status = String(item.status);
-  if (status === 'SENT') {
-    throw new OperatorError(`${request.notificationId} is SENT: the customer has it; it is never resent`, 'REFUSED');
+  const accepted = acceptedMessageId(item);
+  const knownAccepted = status === 'SENT' || accepted !== undefined;
+  if (knownAccepted && (accepted === undefined || request.despiteAccepted !== accepted)) {
+    const mismatch =
+      request.despiteAccepted !== undefined && accepted !== undefined
+        ? ` (--despite-accepted names ${request.despiteAccepted}, not ${accepted})`
+        : '';
+    throw new OperatorError(`${acceptedRefusal(request.notificationId, status, accepted)}${mismatch}`, 'REFUSED');
   }
-  if (!(RESENDABLE as readonly string[]).includes(status)) {
+  if (status !== 'SENT' && !(RESENDABLE as readonly string[]).includes(status)) {
     throw new OperatorError(
       `${request.notificationId} is ${status}: still in flight, the pipeline has not given up on it`,
       'REFUSED',
@@ -377,6 +404,7 @@ export async function resendNotification(
     attempt: item.attempt,
     ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
     ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+    ...(accepted === undefined ? {} : { despiteAccepted: true }),
     // The earlier send's feedback stays in the record; the new send's feedback starts afresh on the item.
     ...(typeof (item as { deliveryStatus?: unknown }).deliveryStatus === 'string'
       ? { deliveryStatus: (item as { deliveryStatus?: string }).deliveryStatus }
@@ -387,7 +415,10 @@ export async function resendNotification(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: key,
-        ConditionExpression: '#status = :from AND attempt = :attempt',
+        // Nothing moved since the read — nor did a provider's acceptance land on the item meanwhile.
+        ConditionExpression: `#status = :from AND attempt = :attempt AND ${
+          accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
+        }`,
         UpdateExpression:
           'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, bounceType, bounceSubType',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -401,6 +432,7 @@ export async function resendNotification(
           ':sweepAt': now + 60_000,
           ':empty': [],
           ':record': [record],
+          ...(accepted === undefined ? {} : { ':accepted': accepted }),
         },
         ReturnValues: 'ALL_NEW',
       }),

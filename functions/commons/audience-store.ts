@@ -1,8 +1,10 @@
 /**
- * DynamoDB adapter for issue 16: suppression items and the check dispatch makes before it claims (domain/audience.ts
- * has the keys and the rule); delivery feedback on notification items is commons/delivery-store.ts. Every write is conditional and idempotent:
+ * DynamoDB adapter for issue 16: suppression items and the check dispatch makes last before it sends
+ * (domain/audience.ts has the keys and the rule); delivery feedback on notification items is
+ * commons/delivery-store.ts. Every write is conditional and idempotent:
  * feedback and its retries arrive at least once and in any order.
  */
+import { randomUUID } from 'node:crypto';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -65,7 +67,11 @@ export class DynamoAudienceStore implements AudienceGate {
 
   /**
    * Suppresses an address for a channel. The first report stays (`since`, `cause`); an address lifted after this
-   * feedback happened is not suppressed again by it (a duplicate of the old bounce), one lifted before it is.
+   * feedback happened is not suppressed again by it (a duplicate of the old bounce), one lifted before it is. Any
+   * channel (email feedback, SMS opt-outs and push endpoint failures alike): the key is the channel's.
+   *
+   * A write whose reply was lost (committed, then the SDK's retry failed the condition) is recognised by the
+   * `writeId` it left on the item, so it counts as `suppressed` — not as a duplicate of itself.
    */
   async suppressAddress(
     channel: Channel,
@@ -75,12 +81,13 @@ export class DynamoAudienceStore implements AudienceGate {
     at: string,
   ): Promise<SuppressionRecorded> {
     const key = suppressionKey(channel, addressHash(channel, address));
+    const writeId = randomUUID();
     const applied = await this.conditional({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: 'attribute_not_exists(pk) OR (#state = :lifted AND liftedAt < :at)',
       UpdateExpression:
-        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid REMOVE liftedAt, liftedBy',
+        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid, writeId = :wid REMOVE liftedAt, liftedBy',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':kind': 'SUPPRESSION',
@@ -90,23 +97,32 @@ export class DynamoAudienceStore implements AudienceGate {
         ':cause': cause,
         ':at': at,
         ':nid': notificationId,
+        ':wid': writeId,
       },
     });
     if (applied) return 'suppressed';
-    const current = await this.get<SuppressionItem>(key);
+    const current = await this.get<SuppressionItem & { writeId?: string }>(key);
+    if (current?.writeId === writeId) return 'suppressed';
     return current?.state === 'LIFTED' ? 'liftedSince' : 'alreadySuppressed';
   }
 
-  /** ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. */
+  /**
+   * ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. A lift whose reply was
+   * lost is recognised by the time and operator it wrote.
+   */
   async lift(channel: Channel, hash: string, by: string, now: number): Promise<boolean> {
-    return this.conditional({
+    const key = suppressionKey(channel, hash);
+    const lifted = await this.conditional({
       TableName: this.tableName,
-      Key: suppressionKey(channel, hash),
+      Key: key,
       ConditionExpression: '#state = :active',
       UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: { ':active': 'ACTIVE', ':lifted': 'LIFTED', ':now': iso(now), ':by': by },
     });
+    if (lifted) return true;
+    const current = await this.get<SuppressionItem>(key);
+    return current?.state === 'LIFTED' && current.liftedAt === iso(now) && current.liftedBy === by;
   }
 
   /** Every suppression of a channel (its 16 partitions, each paged). */

@@ -47,6 +47,10 @@ export function channelPoliciesOf(text: string | undefined): ChannelPolicies {
 
 const tableEnv = { TABLE_NAME: z.string().check(z.minLength(1)) };
 
+/** The rule a lease must meet against what a holder still does after its claim (loadDispatchConfig). */
+export const LEASE_EXCEEDS_PACING_AND_SEND =
+  'LEASE_SECONDS must exceed MAX_PACING_WAIT_MS + SEND_TIMEOUT_MS + the write allowance: a holder waiting for a send token must never lose its lease';
+
 /**
  * Sends per second each channel may use, all dispatch invocations together (the account's quotas: SES MaxSendRate,
  * SNS SMS and push rates). Defaults: EMAIL 14 (a common starting SES production rate — set your account's own,
@@ -109,6 +113,10 @@ export function loadDispatchConfig(env: Env = process.env) {
       SENDER_EMAIL: z.email(),
       SES_CONFIGURATION_SET: z.optional(z.string().check(z.minLength(1))),
       CHANNEL_POLICIES: z.optional(z.string()),
+      // Our account (the stack passes it) and region (Lambda sets it): a push endpoint outside them is refused by our
+      // own IAM for that endpoint alone. Without the account, such a refusal holds the channel (the cautious reading).
+      ACCOUNT_ID: z.optional(z.string().check(z.regex(/^\d{12}$/, 'an AWS account id: 12 digits'))),
+      AWS_REGION: z.optional(z.string().check(z.minLength(1))),
       // The defaults are the stack's (dispatch-timing.ts), so a function run without them behaves as deployed.
       LEASE_SECONDS: int(10, 3600, DISPATCH_TIMING.leaseSeconds),
       SEND_TIMEOUT_MS: int(100, 60_000, DISPATCH_TIMING.sendTimeoutMs),
@@ -143,12 +151,21 @@ export function loadDispatchConfig(env: Env = process.env) {
   const broken = timingViolations(timing)
     .map((v) => v.slice(0, v.indexOf(':')))
     .filter((rule): rule is keyof typeof RUNTIME_TIMING_RULES => rule in RUNTIME_TIMING_RULES);
-  if (broken.length > 0) {
-    throw new ConfigError(`configuration error: ${broken.map((rule) => RUNTIME_TIMING_RULES[rule]).join('; ')}`);
+  // After its claim a holder may wait for a send token (up to MAX_PACING_WAIT_MS) and then send: a lease shorter than
+  // that would let the sweeper take over a live holder that is only waiting — and, on an at-least-once channel, a
+  // second holder send the same notification. (Each record's wait is also bounded by its lease: defense in depth.)
+  const afterClaimMs = c.MAX_PACING_WAIT_MS + c.SEND_TIMEOUT_MS + DISPATCH_TIMING.writeAllowanceMs;
+  const leaseProblems = c.LEASE_SECONDS * 1000 > afterClaimMs ? [] : [LEASE_EXCEEDS_PACING_AND_SEND];
+  if (broken.length + leaseProblems.length > 0) {
+    throw new ConfigError(
+      `configuration error: ${[...broken.map((rule) => RUNTIME_TIMING_RULES[rule]), ...leaseProblems].join('; ')}`,
+    );
   }
   return {
     tableName: c.TABLE_NAME,
     senderEmail: c.SENDER_EMAIL,
+    accountId: c.ACCOUNT_ID,
+    region: c.AWS_REGION,
     configurationSet: c.SES_CONFIGURATION_SET,
     policies: channelPoliciesOf(c.CHANNEL_POLICIES),
     leaseMs: c.LEASE_SECONDS * 1000,

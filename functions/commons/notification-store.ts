@@ -34,6 +34,8 @@ export interface NotificationKey {
 }
 
 export type Transition = 'applied' | 'lost';
+/** What the sweeper made of an expired lease: its own transition, a lost race, or SENT because the acceptance was on the item. */
+export type Resolution = Transition | 'accepted';
 
 export type ClaimResult =
   | { kind: 'claimed'; item: NotificationItem }
@@ -79,10 +81,27 @@ export interface NotificationStore {
   markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   /**
-   * PENDING → SUPPRESSED (a suppressed address or an opted-out channel), before any claim: conditional on PENDING,
+   * PENDING → SUPPRESSED (a suppressed address or an opted-out channel) without a claim: conditional on PENDING,
    * `lost` when a dispatcher or the sweeper moved it first. Terminal; the item leaves the sweep index.
    */
   markSuppressed(key: NotificationKey, reason: string, now: number): Promise<Transition>;
+  /**
+   * SENDING → SUPPRESSED: dispatch's audience check, the last step before the provider call, found the address
+   * suppressed or the channel opted out. Fenced on the holder's attempt; terminal, nothing was sent.
+   */
+  suppress(item: NotificationItem, reason: string, now: number): Promise<Transition>;
+  /**
+   * Keeps a live holder's claim: leaseUntil (and sweepAt) moved to `leaseUntil`, fenced on its attempt. With a
+   * provider message id it also records the provider's acceptance on the SENDING item, so a sweeper that finds the
+   * lease expired later marks it SENT instead of resolving an unknown outcome.
+   */
+  extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string): Promise<Transition>;
+  /**
+   * The provider accepted after the sweeper had resolved this attempt's expired lease as UNKNOWN: the message id is
+   * recorded on the UNKNOWN item (which stays UNKNOWN, already alarmed), so an operator's resend is refused unless
+   * told otherwise with that id on screen. `lost` when the item is no longer that attempt's UNKNOWN.
+   */
+  recordLateAcceptance(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
   /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
   release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
   /** One page of a sweep-index partition: items of one state and channel whose sweepAt is at or before `before`. */
@@ -96,8 +115,11 @@ export interface NotificationStore {
   ): Promise<SweepPage>;
   /** PENDING → PENDING (retryAt removed), only if untouched since the sweeper saw it: a fresh MODIFY re-drives it. */
   redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
-  /** SENDING with an expired lease → UNKNOWN or PENDING, only if nobody moved it since the sweeper saw it. */
-  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number, nextSweepAt: number): Promise<Transition>;
+  /**
+   * SENDING with an expired lease → UNKNOWN or PENDING, only if nobody moved it since the sweeper saw it — or SENT
+   * (`accepted`) when the holder had recorded the provider's acceptance on the item before it stopped.
+   */
+  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number, nextSweepAt: number): Promise<Resolution>;
   /** PENDING past its maximum age → FAILED: EXPIRED, only if untouched since the sweeper saw it. */
   expire(entry: SweepEntry, now: number): Promise<Transition>;
 }
@@ -188,10 +210,51 @@ export class DynamoNotificationStore implements NotificationStore {
     return current?.status === 'SUPPRESSED' && current.updatedAt === iso(now) ? 'applied' : 'lost';
   }
 
+  suppress(item: NotificationItem, reason: string, now: number) {
+    return this.finish(item, 'SUPPRESSED', now, { suppressedReason: reason });
+  }
+
+  extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string) {
+    const accepted = providerMessageId === undefined ? '' : ', providerMessageId = :providerMessageId';
+    return this.transition(item, 'SENDING', {
+      UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease, sweepAt = :lease${accepted}`,
+      values: {
+        ':lease': leaseUntil,
+        ...(providerMessageId === undefined ? {} : { ':providerMessageId': providerMessageId }),
+      },
+      now,
+    });
+  }
+
+  async recordLateAcceptance(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition> {
+    const key = { pk: item.pk, sk: item.sk };
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId)',
+      // Not updatedAt: the sweeper's own re-read of its UNKNOWN compares it.
+      UpdateExpression: 'SET providerMessageId = :mid, acceptedLateAt = :now',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':unknown': 'UNKNOWN',
+        ':attempt': item.attempt,
+        ':mid': providerMessageId,
+        ':now': iso(now),
+      },
+    });
+    if (result === 'applied') return result;
+    const current = await this.get(key);
+    return current?.status === 'UNKNOWN' &&
+      current.attempt === item.attempt &&
+      current.providerMessageId === providerMessageId
+      ? 'applied'
+      : 'lost';
+  }
+
   /** SENDING → a terminal status; the item leaves the sweep index. */
   private async finish(
     item: NotificationItem,
-    to: 'SENT' | 'FAILED' | 'UNKNOWN',
+    to: 'SENT' | 'FAILED' | 'UNKNOWN' | 'SUPPRESSED',
     now: number,
     set: Record<string, NativeAttributeValue>,
   ): Promise<Transition> {
@@ -317,7 +380,7 @@ export class DynamoNotificationStore implements NotificationStore {
     to: 'UNKNOWN' | 'PENDING',
     now: number,
     nextSweepAt: number,
-  ): Promise<Transition> {
+  ): Promise<Resolution> {
     const key = { pk: entry.pk, sk: entry.sk };
     const update =
       to === 'UNKNOWN'
@@ -326,7 +389,9 @@ export class DynamoNotificationStore implements NotificationStore {
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: '#status = :sending AND attempt = :attempt AND leaseUntil < :now',
+      // Not when the holder recorded the provider's acceptance on the item: that send is known, see below.
+      ConditionExpression:
+        '#status = :sending AND attempt = :attempt AND leaseUntil < :now AND attribute_not_exists(providerMessageId)',
       UpdateExpression: update,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -344,7 +409,46 @@ export class DynamoNotificationStore implements NotificationStore {
           : {}),
       },
     });
-    return result === 'applied' ? result : this.wroteItself(key, to, entry.attempt, now);
+    if (result === 'applied') return result;
+    const current = await this.get(key);
+    if (current?.status === to && current.attempt === entry.attempt && current.updatedAt === iso(now)) return 'applied';
+    const acceptance = current?.providerMessageId;
+    if (
+      current?.status !== 'SENDING' ||
+      current.attempt !== entry.attempt ||
+      typeof acceptance !== 'string' ||
+      (current.leaseUntil ?? 0) >= now
+    ) {
+      return 'lost';
+    }
+    return this.acceptExpired(key, entry.attempt, acceptance, now);
+  }
+
+  /** The sweeper's SENT for an expired lease whose holder had recorded the provider's acceptance. */
+  private async acceptExpired(
+    key: NotificationKey,
+    attempt: number,
+    providerMessageId: string,
+    now: number,
+  ): Promise<Resolution> {
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression:
+        '#status = :sending AND attempt = :attempt AND leaseUntil < :now AND providerMessageId = :mid',
+      UpdateExpression: 'SET #status = :sent, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':sending': 'SENDING',
+        ':sent': 'SENT',
+        ':attempt': attempt,
+        ':now': now,
+        ':mid': providerMessageId,
+        ':iso': iso(now),
+      },
+    });
+    if (result === 'applied') return 'accepted';
+    return (await this.wroteItself(key, 'SENT', attempt, now)) === 'applied' ? 'accepted' : 'lost';
   }
 
   async expire(entry: SweepEntry, now: number): Promise<Transition> {

@@ -6,7 +6,8 @@
  *   one conditional ADD takes several at once. A window lives an hour (TTL). A channel whose rate is above
  *   RATE_KEY_TOKENS_TARGET is split into shards, each with its share of the rate, so no one partition key takes more
  *   than about 500 writes per second (DynamoDB's ceiling is 1,000 per key): see rateShardsFor.
- * - the circuit breaker: item (BREAKER#<channel>, BREAKER) says until when the channel is held and why.
+ * - the circuit breaker: item (BREAKER#<scope>, BREAKER) says until when the scope is held and why. A scope is a
+ *   channel (BREAKER#EMAIL: the account's fault) or one push platform application (BREAKER#PUSH#<application ARN>).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -37,9 +38,10 @@ export interface BreakerState {
 }
 
 export interface BreakerStore {
-  read(channel: Channel): Promise<BreakerState | undefined>;
+  /** `scope`: a channel, or a channel and what in it is held (functions/dispatch/channel-breaker.ts). */
+  read(scope: string): Promise<BreakerState | undefined>;
   /** Opens (or extends) the breaker; never shortens one another invocation opened for longer. */
-  open(channel: Channel, state: BreakerState, now: number): Promise<void>;
+  open(scope: string, state: BreakerState, now: number): Promise<void>;
 }
 
 const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
@@ -98,22 +100,22 @@ export class DynamoBreakerStore implements BreakerStore {
     private readonly tableName: string,
   ) {}
 
-  async read(channel: Channel): Promise<BreakerState | undefined> {
+  async read(scope: string): Promise<BreakerState | undefined> {
     // Eventually consistent on purpose: half the price, and a breaker seen a second late costs one more refused send.
     const r = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: `BREAKER#${channel}`, sk: 'BREAKER' } }),
+      new GetCommand({ TableName: this.tableName, Key: { pk: `BREAKER#${scope}`, sk: 'BREAKER' } }),
     );
     const item = r.Item;
     if (item === undefined || typeof item.openUntil !== 'number') return undefined;
     return { openUntil: item.openUntil, code: String(item.code ?? '') };
   }
 
-  async open(channel: Channel, state: BreakerState, now: number): Promise<void> {
+  async open(scope: string, state: BreakerState, now: number): Promise<void> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: `BREAKER#${channel}`, sk: 'BREAKER' },
+          Key: { pk: `BREAKER#${scope}`, sk: 'BREAKER' },
           UpdateExpression: 'SET kind = :kind, openUntil = :until, code = :code, updatedAt = :now, expiresAt = :ttl',
           ConditionExpression: 'attribute_not_exists(openUntil) OR openUntil < :until',
           ExpressionAttributeValues: {

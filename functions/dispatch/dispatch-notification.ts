@@ -4,44 +4,76 @@
  * Input: the key (and retryAt) of a notification a stream record says is PENDING, and this record's time budget.
  * Output: what happened — for logs and metrics.
  * Steps:
- *   0. Suppressed address or opted-out channel (issue 16) → PENDING → SUPPRESSED, never claimed, never sent. Checked
- *      before the claim, so no DynamoDB call stands between a claim and its send.
  *   1. A retry not yet due: far → leave it, the sweeper wakes it at its retryAt (the sweep index is the delay queue);
  *      near → wait for it when the budget allows, else hand the record back (NotStartedError).
  *   2. Claim (PENDING and due → SENDING, attempt+1, lease). Lost: somebody else has it, nothing to do.
  *   3. Expired (older than the maximum age) → FAILED: EXPIRED. Budget spent → FAILED: RETRIES_EXHAUSTED.
  *   4. Render (a template error is this message's own → FAILED).
- *   5. Channel held by the circuit breaker → defer until the hold ends.
- *   6. A send token from the shared bucket (pacing), waiting only as long as the budget allows → else defer.
- *   7. Send, then mark by what the provider may have done (domain/send-outcome.ts):
- *      accepted → SENT; rejected → FAILED; throttled / not sent → deferred with a growing backoff;
- *      account blocked → hold the channel, deferred; unknown → UNKNOWN (at most once) or resent (at least once).
- * A deferral puts the item back to PENDING with a retryAt and does not use the attempt budget: throttling only slows
- * a notification down. Throws only when DynamoDB itself fails, so the stream retries the record; the claim makes that
- * retry safe.
+ *   5. Channel held (account-level) or the push endpoint's platform application held → defer until the hold ends.
+ *   6. A send token from the shared bucket (pacing), waiting only as long as the budget and the lease allow → else
+ *      defer.
+ *   7. The audience check, last before the provider call: a suppressed address or an opted-out channel → SUPPRESSED,
+ *      never sent (the token goes back).
+ *   8. The deadline, checked immediately before the call whatever path the token came by: a send that could not
+ *      finish before the function's timeout or inside the lease is not started → deferred at once.
+ *   9. Send, then record what the provider may have done (domain/send-outcome.ts): accepted → SENT; rejected →
+ *      FAILED; throttled / not sent → deferred with a growing backoff; account blocked → hold the channel, deferred;
+ *      application blocked → hold that application, deferred; unknown → UNKNOWN (at most once) or resent (at least
+ *      once).
+ * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
+ * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
+ * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends
+ * the lease — with the message id when the provider accepted, so the acceptance is on the item even if the SENT write
+ * never lands. A deferral puts the item back to PENDING with a retryAt and does not use the attempt budget. Throws only
+ * when DynamoDB fails for the whole of the record's time, so the stream retries the record; the claim makes that safe.
  */
 import { randomUUID } from 'node:crypto';
-import type { Addressee, AudienceGate } from '../commons/audience-store.ts';
-import type { NotificationKey, NotificationStore } from '../commons/notification-store.ts';
-import { growingBackoffMs } from '../commons/retry.ts';
+import type { AudienceGate } from '../commons/audience-store.ts';
+import type { NotificationKey, NotificationStore, Transition } from '../commons/notification-store.ts';
+import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies, NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
-import type { Breaker } from './channel-breaker.ts';
+import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { Pacer } from './pacer.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
 /** Why a claimed notification went back to PENDING without using its attempt budget. */
-export type DeferReason = 'THROTTLED' | 'NOT_SENT' | 'RATE_LIMITED' | 'CHANNEL_HELD' | 'ACCOUNT_BLOCKED';
+export type DeferReason =
+  | 'THROTTLED'
+  | 'NOT_SENT'
+  | 'RATE_LIMITED'
+  | 'CHANNEL_HELD'
+  | 'ACCOUNT_BLOCKED'
+  /** The push endpoint's platform application is held (disabled): other applications go on. */
+  | 'APPLICATION_HELD'
+  /** The provider said the platform application is disabled: that application is now held. */
+  | 'APPLICATION_BLOCKED'
+  /** Too little of the invocation or the lease was left to finish a send: not started, back at once. */
+  | 'NO_TIME_LEFT';
+
+/**
+ * What became of a provider's acceptance: written (SENT, or the message id on the SENDING item), late (the sweeper
+ * had already resolved the lease: reported, alarmed, the id recorded on the UNKNOWN item when it still was ours), or
+ * not written at all before the record's time ran out (the lease then decides: the unknown-outcome policy).
+ */
+export type AcceptanceRecord = 'recorded' | 'late' | 'notRecorded';
 
 export type DispatchResult =
   | { kind: 'skipped'; why: 'taken' | 'notDue' }
   | { kind: 'suppressed'; key: NotificationKey; channel: Channel; reason: SuppressedReason }
-  | { kind: 'sent'; item: NotificationItem; providerMessageId: string; fenced: boolean }
+  | {
+      kind: 'sent';
+      item: NotificationItem;
+      providerMessageId: string;
+      /** The send landed after our lease had been taken over: never written over the newer state. */
+      fenced: boolean;
+      acceptance: AcceptanceRecord;
+    }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
   | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
@@ -69,7 +101,7 @@ export interface DispatchDeps {
   /** The sweeper's stuck threshold: how long after a near retry it steps in if no dispatcher took it. */
   readonly stuckAfterMs: number;
   readonly maxAgeMs: number;
-  /** Suppressions and preferences (issue 16); without it every notification may be sent. */
+  /** Suppressions and preferences; without it every notification may be sent. */
   readonly audience?: AudienceGate;
 }
 
@@ -77,6 +109,11 @@ export interface DispatchDeps {
 export interface RecordBudget {
   readonly finishBy: number;
   readonly maxWaitMs: number;
+  /**
+   * The last moment a write recording a provider's answer may still be tried (the invocation's end, less a little so
+   * the function returns before its timeout). Default: finishBy.
+   */
+  readonly recordBy?: number;
 }
 
 /**
@@ -90,9 +127,14 @@ export class NotStartedError extends Error {
 export interface DispatchTarget {
   readonly key: NotificationKey;
   readonly retryAt: number | undefined;
-  /** Who it goes to (from the stream image): needed for the audience check. */
-  readonly addressee?: Addressee | undefined;
 }
+
+/** Before the lease's end by at least this, a holder still writing extends it: the sweeper must never take a live holder over. */
+export const LEASE_GUARD_MS = 2_000;
+/** Writes that record a provider's answer: at most this many tries, backing off from 50 ms to 1 s, within recordBy. */
+const RECORD_ATTEMPTS = 50;
+const RECORD_BACKOFF_BASE_MS = 50;
+const RECORD_BACKOFF_MAX_MS = 1_000;
 
 export async function dispatchNotification(
   target: DispatchTarget,
@@ -107,24 +149,16 @@ export async function dispatchNotification(
     if (wait > 0) await deps.sleep(wait);
   }
 
-  if (deps.audience !== undefined && target.addressee !== undefined) {
-    const reason = await deps.audience.check(target.addressee);
-    if (reason !== undefined) {
-      const moved = await deps.store.markSuppressed(key, reason, deps.now());
-      if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
-      return { kind: 'suppressed', key, channel: target.addressee.channel, reason };
-    }
-  }
-
   const claim = await deps.store.claim(key, randomUUID(), deps.now(), deps.leaseMs);
   if (claim.kind !== 'claimed') return { kind: 'skipped', why: claim.kind };
+  const holder = new Holder(claim.item, deps, budget);
   const item = claim.item;
 
   if (isExpired(item, deps.now(), deps.maxAgeMs)) {
-    await deps.store.markFailed(item, 'EXPIRED', deps.now());
+    await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
     return { kind: 'expired', item };
   }
-  if (attemptsUsed(item) > deps.maxSendAttempts) return fail(item, 'RETRIES_EXHAUSTED', deps);
+  if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
 
   let message: Message;
   try {
@@ -140,18 +174,19 @@ export async function dispatchNotification(
       deps.brand,
     );
   } catch (error) {
-    return fail(item, `RENDER_ERROR: ${(error as Error).message}`, deps);
+    return fail(holder, `RENDER_ERROR: ${(error as Error).message}`);
   }
 
-  const heldUntil = await deps.breaker.heldUntil(item.channel, deps.now());
-  if (heldUntil !== undefined) {
-    return defer(item, 'CHANNEL_HELD', undefined, heldUntil + spread(heldUntil - deps.now(), deps), deps);
+  const app = applicationScope(item.channel, item.recipient);
+  let ready: DispatchResult | 'send';
+  try {
+    ready = await beforeSend(holder, app, budget);
+  } catch (error) {
+    // A breaker, token or audience read that failed (DynamoDB throttling, a 5xx …) sent nothing: the claim goes back
+    // as a deferral, never left for the lease to turn into an unknown outcome.
+    return defer(holder, 'NOT_SENT', (error as Error)?.name ?? 'Error', deps.now() + backoff(item, deps));
   }
-
-  const tokenBy = Math.min(deps.now() + budget.maxWaitMs, budget.finishBy - deps.sendTimeoutMs);
-  if (!(await deps.pacer.acquire(item.channel, tokenBy))) {
-    return defer(item, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps), deps);
-  }
+  if (ready !== 'send') return ready;
 
   let providerMessageId: string;
   try {
@@ -163,43 +198,208 @@ export async function dispatchNotification(
     const budgetLeft = attemptsUsed(item) < deps.maxSendAttempts;
     switch (actionFor(failure.failure, deps.policies[item.channel], budgetLeft)) {
       case 'fail':
-        return fail(item, failure.code, deps);
+        return fail(holder, failure.reason);
       case 'defer': {
         const reason = failure.failure === 'throttled' ? 'THROTTLED' : 'NOT_SENT';
-        return defer(item, reason, failure.code, deps.now() + backoff(item, deps), deps);
+        return defer(holder, reason, failure.code, deps.now() + backoff(item, deps));
       }
       case 'holdChannel': {
-        const until = await deps.breaker.hold(item.channel, failure.code, deps.now());
-        return defer(item, 'ACCOUNT_BLOCKED', failure.code, until + spread(until - deps.now(), deps), deps);
+        const until = await hold(item.channel, failure.code, holder);
+        return defer(holder, 'ACCOUNT_BLOCKED', failure.code, afterHold(until, deps));
+      }
+      case 'holdApplication': {
+        // An endpoint ARN that names no application cannot be held on its own: its channel is, as before.
+        const until = await hold(app ?? item.channel, failure.code, holder);
+        return defer(holder, 'APPLICATION_BLOCKED', failure.code, afterHold(until, deps));
       }
       case 'markUnknown':
-        await deps.store.markUnknown(item, `UNKNOWN_OUTCOME: ${failure.code}`, deps.now());
+        await holder.record((now) => deps.store.markUnknown(item, `UNKNOWN_OUTCOME: ${failure.code}`, now));
         return { kind: 'unknown', item, reason: failure.code, resend: false };
       case 'resend': {
-        const now = deps.now();
-        await deps.store.release(
-          item,
-          {
-            reason: `UNKNOWN_OUTCOME: ${failure.code}`,
-            retryAt: now,
-            sweepAt: now + deps.stuckAfterMs,
-            deferral: false,
-          },
-          now,
+        await holder.record((now) =>
+          deps.store.release(
+            item,
+            {
+              reason: `UNKNOWN_OUTCOME: ${failure.code}`,
+              retryAt: now,
+              sweepAt: now + deps.stuckAfterMs,
+              deferral: false,
+            },
+            now,
+          ),
         );
         return { kind: 'unknown', item, reason: failure.code, resend: true };
       }
     }
   }
 
-  // `lost` means our lease expired and the sweeper already resolved the item: the send happened anyway. Reported
-  // (and alarmed through its metric), never overwritten: attempt fences the stale holder out.
-  const marked = await deps.store.markSent(item, providerMessageId, deps.now());
-  return { kind: 'sent', item, providerMessageId, fenced: marked === 'lost' };
+  const acceptance = await holder.recordAcceptance(providerMessageId);
+  return { kind: 'sent', item, providerMessageId, fenced: acceptance === 'late', acceptance };
 }
 
-async function fail(item: NotificationItem, reason: string, deps: DispatchDeps): Promise<DispatchResult> {
-  await deps.store.markFailed(item, reason, deps.now());
+/**
+ * Steps 5–8, between the claim and the provider call: the holds, the send token, the audience check and the deadline.
+ * 'send' when the send may start now; otherwise what became of the notification.
+ */
+async function beforeSend(
+  holder: Holder,
+  app: string | undefined,
+  budget: RecordBudget,
+): Promise<DispatchResult | 'send'> {
+  const { item, deps } = holder;
+  const [channelHeld, appHeld] = await Promise.all([
+    deps.breaker.heldUntil(item.channel, deps.now()),
+    app === undefined ? undefined : deps.breaker.heldUntil(app, deps.now()),
+  ]);
+  if (channelHeld !== undefined) return defer(holder, 'CHANNEL_HELD', undefined, afterHold(channelHeld, deps));
+  if (appHeld !== undefined) return defer(holder, 'APPLICATION_HELD', undefined, afterHold(appHeld, deps));
+
+  // Already out of time (a slow claim or breaker read): no token is worth taking.
+  if (deps.now() > holder.lastSendStart()) return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
+  // A token only while a send taken with it could still finish: in the invocation and inside the lease.
+  const tokenBy = Math.min(deps.now() + budget.maxWaitMs, holder.lastSendStart());
+  if (!(await deps.pacer.acquire(item.channel, tokenBy))) {
+    return defer(holder, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps));
+  }
+
+  // The audience check is the last step before the provider call: an opt-out or a suppression written while this
+  // record waited for its token (up to the pacing wait) still stops it.
+  if (deps.audience !== undefined) {
+    let reason: SuppressedReason | undefined;
+    try {
+      reason = await deps.audience.check({
+        channel: item.channel,
+        recipient: item.recipient,
+        userId: item.userId,
+        template: item.template,
+      });
+    } catch (error) {
+      deps.pacer.giveBack?.(item.channel);
+      throw error;
+    }
+    if (reason !== undefined) {
+      deps.pacer.giveBack?.(item.channel);
+      const moved = await holder.record((now) => deps.store.suppress(item, reason, now));
+      if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
+      return { kind: 'suppressed', key: { pk: item.pk, sk: item.sk }, channel: item.channel, reason };
+    }
+  }
+
+  // Immediately before the call, whatever path the token came by (a pooled token skips the pacer's own wait): a slow
+  // claim, breaker or audience read may have eaten the time. A send the function's timeout or the lease could cut
+  // off would end UNKNOWN; not starting it costs one deferral.
+  if (deps.now() > holder.lastSendStart()) {
+    deps.pacer.giveBack?.(item.channel);
+    return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
+  }
+  return 'send';
+}
+
+/** Holds a scope; when the breaker item cannot be written, this environment still holds it (until a backoff). */
+async function hold(scope: string, code: string, holder: Holder): Promise<number> {
+  const { deps, item } = holder;
+  return deps.breaker.hold(scope, code, deps.now()).catch(() => deps.now() + backoff(item, deps));
+}
+
+/**
+ * The claimed item while this record holds it: its lease, and the writes that record what happened. Each write is
+ * retried on any DynamoDB failure (throttling, a 5xx, a timeout) with a growing, jittered backoff until the record's
+ * recordBy; a condition failure is an answer (`lost`), never retried. A write that would run past the lease first
+ * extends the lease, so the sweeper never resolves a holder that is still writing.
+ */
+class Holder {
+  private leaseUntil: number;
+  /** Set once the provider accepted and the acceptance is on the item (SENDING with its message id). */
+  private acceptanceOnItem = false;
+
+  constructor(
+    readonly item: NotificationItem,
+    readonly deps: DispatchDeps,
+    private readonly budget: RecordBudget,
+  ) {
+    this.leaseUntil = item.leaseUntil ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The last moment a send may start and still finish before the invocation's deadline and inside the lease. */
+  lastSendStart(): number {
+    return Math.min(this.budget.finishBy, this.leaseUntil - LEASE_GUARD_MS) - this.deps.sendTimeoutMs;
+  }
+
+  /**
+   * One write of the outcome (given its own `now`, the same on every try: its lost-reply re-read compares it). A
+   * write fenced on the claim (`holding`, the default) extends the lease first when it would run past its end.
+   */
+  async record(
+    write: (now: number) => Promise<Transition>,
+    options: { readonly providerMessageId?: string; readonly holding?: boolean } = {},
+  ): Promise<Transition> {
+    const now = this.deps.now();
+    const recordBy = this.budget.recordBy ?? this.budget.finishBy;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if ((options.holding ?? true) && this.deps.now() + LEASE_GUARD_MS >= this.leaseUntil) {
+          if ((await this.extend(options.providerMessageId)) === 'lost') return 'lost';
+        }
+        return await write(now);
+      } catch (error) {
+        if (!isWorthRetrying(error) || attempt >= RECORD_ATTEMPTS) throw error;
+        const wait = backoffMs(attempt, RECORD_BACKOFF_BASE_MS, RECORD_BACKOFF_MAX_MS, this.deps.random);
+        if (this.deps.now() + wait >= recordBy) throw error;
+        await this.deps.sleep(wait);
+      }
+    }
+  }
+
+  /** The provider accepted: SENT, kept trying; if the sweeper resolved the lease first, the id goes on its UNKNOWN. */
+  async recordAcceptance(providerMessageId: string): Promise<AcceptanceRecord> {
+    const { item, deps } = this;
+    let marked: Transition;
+    try {
+      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now), { providerMessageId });
+    } catch {
+      // DynamoDB refused every write for the rest of this record's time. If an extension carried the message id the
+      // acceptance is still on the item (the sweeper will mark it SENT); otherwise the lease's policy decides.
+      return this.acceptanceOnItem ? 'recorded' : 'notRecorded';
+    }
+    if (marked === 'applied') return 'recorded';
+    // Fenced out: the sweeper resolved our expired lease (and perhaps another holder claimed it since).
+    await this.record((now) => deps.store.recordLateAcceptance(item, providerMessageId, now), {
+      holding: false,
+    }).catch(() => 'lost');
+    return 'late';
+  }
+
+  private async extend(providerMessageId: string | undefined): Promise<Transition> {
+    const now = this.deps.now();
+    const leaseUntil = now + this.deps.leaseMs;
+    const t = await this.deps.store.extendLease(this.item, leaseUntil, now, providerMessageId);
+    if (t === 'applied') {
+      this.leaseUntil = leaseUntil;
+      if (providerMessageId !== undefined) this.acceptanceOnItem = true;
+    }
+    return t;
+  }
+}
+
+/**
+ * Failures of our own write that a later try can get past: what DynamoDB answered with an error status (throttling,
+ * 5xx: the SDK's own retries spent) other than a request it will never accept, and a request that timed out or whose
+ * connection broke. Anything else — a bug, an unexpected answer — is thrown at once.
+ */
+const NEVER_ACCEPTED = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException']);
+function isWorthRetrying(error: unknown): boolean {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as {
+    name?: string;
+    code?: unknown;
+    $metadata?: unknown;
+  };
+  if (e.$metadata !== undefined) return !NEVER_ACCEPTED.has(e.name ?? '');
+  return e.name === 'TimeoutError' || typeof e.code === 'string';
+}
+
+async function fail(holder: Holder, reason: string): Promise<DispatchResult> {
+  const { item } = holder;
+  await holder.record((now) => holder.deps.store.markFailed(item, reason, now));
   return { kind: 'failed', item, reason };
 }
 
@@ -208,23 +408,24 @@ async function fail(item: NotificationItem, reason: string, deps: DispatchDeps):
  * produces, so the sweeper looks only after its stuck threshold; a far one is the sweeper's to wake at retryAt.
  */
 async function defer(
-  item: NotificationItem,
+  holder: Holder,
   reason: DeferReason,
   code: string | undefined,
   retryAt: number,
-  deps: DispatchDeps,
 ): Promise<DispatchResult> {
-  const now = deps.now();
-  const near = retryAt - now <= deps.nearRetryMs;
-  await deps.store.release(
-    item,
-    {
-      reason: code === undefined ? reason : `${reason}: ${code}`,
-      retryAt,
-      sweepAt: near ? retryAt + deps.stuckAfterMs : retryAt,
-      deferral: true,
-    },
-    now,
+  const { item } = holder;
+  const { deps } = holder;
+  await holder.record((now) =>
+    deps.store.release(
+      item,
+      {
+        reason: code === undefined ? reason : `${reason}: ${code}`,
+        retryAt,
+        sweepAt: retryAt - now <= deps.nearRetryMs ? retryAt + deps.stuckAfterMs : retryAt,
+        deferral: true,
+      },
+      now,
+    ),
   );
   return { kind: 'deferred', item, reason, ...(code === undefined ? {} : { code }), retryAt };
 }
@@ -233,6 +434,6 @@ async function defer(
 const backoff = (item: NotificationItem, deps: DispatchDeps) =>
   growingBackoffMs(item.deferrals ?? 0, deps.retryBaseMs, deps.retryMaxMs, deps.random);
 
-/** Spreads the notifications waiting on a held channel (up to a quarter of the hold, 5 s at most) so they do not all return at once. */
-const spread = (holdMs: number, deps: DispatchDeps) =>
-  Math.floor((deps.random ?? Math.random)() * Math.min(5_000, Math.max(0, holdMs) / 4));
+/** The end of a hold plus a spread (up to a quarter of the hold, 5 s at most), so the waiting do not all return at once. */
+const afterHold = (until: number, deps: DispatchDeps) =>
+  until + Math.floor((deps.random ?? Math.random)() * Math.min(5_000, Math.max(0, until - deps.now()) / 4));

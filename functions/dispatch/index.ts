@@ -30,7 +30,10 @@ const limit = pLimit(config.concurrency);
 const providers = createProviderClients(config);
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),
-  sender: new ProviderSender(providers.ses, providers.sns, config),
+  sender: new ProviderSender(providers.ses, providers.sns, {
+    ...config,
+    origin: { account: config.accountId, region: config.region },
+  }),
   pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
     now: Date.now,
     sleep,
@@ -69,6 +72,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     sendTimeoutMs: config.sendTimeoutMs,
     maxWaitMs: config.maxPacingWaitMs,
     records: event.Records.length,
+    writeMarginMs: config.deadlineMarginMs,
   });
   const recordHandler = async (record: DynamoDBRecord): Promise<void> => {
     const target = dispatchable(record);
@@ -129,9 +133,19 @@ function report(r: DispatchResult): void {
   switch (r.kind) {
     case 'sent':
       countBy('NotificationsSent', { channel: r.item.channel });
-      if (r.fenced) {
+      if (r.acceptance === 'late') {
         count('LateAcceptances');
-        logger.error('provider accepted after the lease expired; the sweeper had already resolved it', ids);
+        logger.error('provider accepted after the lease expired; the sweeper had already resolved it', {
+          ...ids,
+          providerMessageId: r.providerMessageId,
+        });
+      } else if (r.acceptance === 'notRecorded') {
+        // DynamoDB refused every write for the rest of the invocation: the send happened and only this line says so.
+        count('AcceptancesNotRecorded');
+        logger.error('provider accepted; DynamoDB refused to record it before the deadline', {
+          ...ids,
+          providerMessageId: r.providerMessageId,
+        });
       } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
       break;
     case 'failed':
@@ -153,6 +167,17 @@ function report(r: DispatchResult): void {
         logger.error('provider refused the account, not the message: channel held, notification deferred', {
           ...ids,
           code: r.code,
+          scope: 'channel',
+          retryAt: r.retryAt,
+        });
+      } else if (r.reason === 'APPLICATION_BLOCKED') {
+        // One platform application (an expired certificate), not the channel: its own metric, so the channel's
+        // ProviderBlocked alarm keeps meaning "the account".
+        countBy('ApplicationBlocked', { channel: r.item.channel });
+        logger.error('provider refused the platform application: that application held, notification deferred', {
+          ...ids,
+          code: r.code,
+          scope: 'application',
           retryAt: r.retryAt,
         });
       } else logger.warn('send deferred', { ...ids, reason: r.reason, code: r.code, retryAt: r.retryAt });

@@ -12,6 +12,8 @@ import { NotStartedError, type RecordBudget } from './dispatch-notification.ts';
 
 /** What one record takes besides waiting, in the usual case: two conditional writes and one provider call. */
 export const RECORD_WORK_MS = 1_000;
+/** Kept after the last write a record may still try, so the function returns (and reports) before its timeout. */
+export const RETURN_SLACK_MS = 500;
 
 export class InvocationBudget {
   private left: number;
@@ -24,6 +26,8 @@ export class InvocationBudget {
       readonly sendTimeoutMs: number;
       readonly maxWaitMs: number;
       readonly records: number;
+      /** The margin kept between `deadline` and the function's timeout for the writes that record an outcome. */
+      readonly writeMarginMs?: number;
     },
   ) {
     this.left = options.records;
@@ -36,7 +40,13 @@ export class InvocationBudget {
       throw new NotStartedError(`${remaining} ms left, a send may take ${this.options.sendTimeoutMs} ms`);
     }
     const share = Math.floor((remaining * this.options.concurrency) / Math.max(1, this.left)) - RECORD_WORK_MS;
-    return { finishBy: this.deadline, maxWaitMs: Math.max(0, Math.min(share, this.options.maxWaitMs)) };
+    const margin = this.options.writeMarginMs ?? 0;
+    return {
+      finishBy: this.deadline,
+      maxWaitMs: Math.max(0, Math.min(share, this.options.maxWaitMs)),
+      // A write recording a provider's answer may use the margin, up to a little before the timeout.
+      recordBy: this.deadline + Math.max(0, margin - Math.min(RETURN_SLACK_MS, margin / 2)),
+    };
   }
 
   /** A record is finished (whatever its outcome): the others' shares grow. */

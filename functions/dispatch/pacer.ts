@@ -17,8 +17,13 @@ import { rateShardsFor, rateShareOf, type TokenWindows } from '../commons/send-q
 import type { Channel } from '../domain/channels.ts';
 
 export interface Pacer {
-  /** Resolves true with a token to send now, false when none could be had by `waitUntil` (epoch ms). */
+  /**
+   * Resolves true with a token to send now, false when none could be had by `waitUntil` (epoch ms) — also when one
+   * is at hand but `waitUntil` has passed: the caller's time is up whatever path the token would come by.
+   */
   acquire(channel: Channel, waitUntil: number): Promise<boolean>;
+  /** A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record. */
+  giveBack?(channel: Channel): void;
 }
 
 /** No pacing at all: for tests and measurements that are not about the rate. */
@@ -65,18 +70,26 @@ export class SharedTokenBucket implements Pacer {
     return result;
   }
 
+  giveBack(channel: Channel): void {
+    // Only into its own window: a token is never carried into the next one (the windows count what was taken).
+    const pool = this.pools.get(channel);
+    const window = Math.floor(this.clock.now() / WINDOW_MS) * WINDOW_MS;
+    if (pool !== undefined && pool.window === window) pool.tokens++;
+  }
+
   private async take(channel: Channel, waitUntil: number): Promise<boolean> {
     const limit = this.rates[channel];
     const shards = rateShardsFor(limit);
     for (;;) {
       const now = this.clock.now();
+      // First: a waiter whose time is up gets nothing, not even a pooled token (it could not send in time).
+      if (now > waitUntil) return false;
       const window = Math.floor(now / WINDOW_MS) * WINDOW_MS;
       const pool = this.pools.get(channel);
       if (pool !== undefined && pool.window === window && pool.tokens > 0) {
         pool.tokens--;
         return true;
       }
-      if (now > waitUntil) return false;
       const shard = this.pickShard(channel, window, shards);
       if (shard !== undefined) {
         const share = rateShareOf(limit, shards, shard);

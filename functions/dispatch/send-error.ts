@@ -7,19 +7,32 @@
  * list (SES `Throttling`, `AccessDenied`, `RequestExpired`, `InternalFailure` …) arrive with `name` = the code. Both
  * spellings are matched. A failure with no HTTP answer carries the Node.js socket code instead.
  */
+import type { Channel } from '../domain/channels.ts';
+import { isForeignEndpoint, type PublishOrigin } from '../domain/push-endpoint.ts';
 import type { SendFailureClass } from '../domain/send-outcome.ts';
 
 export class SendError extends Error {
   override name = 'SendError';
+  /** What a FAILED notification records: the code, or the code with why it is this message's own fault. */
+  readonly reason: string;
   constructor(
     readonly failure: SendFailureClass,
     /** The provider's error code (or the socket's), for the reason and the metrics: never an address. */
     readonly code: string,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { reason?: string },
   ) {
     super(message, options);
+    this.reason = options?.reason ?? code;
   }
+}
+
+/** The send a failure belongs to: some answers mean one thing for one address and another for the account. */
+export interface SendTarget {
+  readonly channel: Channel;
+  readonly recipient: string;
+  /** Our own account and region; without them an AuthorizationError stays the account's (the cautious reading). */
+  readonly origin?: PublishOrigin;
 }
 
 /**
@@ -30,9 +43,12 @@ export class SendError extends Error {
  * (https://docs.aws.amazon.com/ses/latest/dg/manage-sending-quotas-errors.html; on the query API the code is
  * `Throttling`, https://aws.amazon.com/blogs/messaging-and-targeting/how-to-handle-a-throttling-maximum-sending-rate-exceeded-error/).
  * SNS Publish: `Throttled` (HTTP 429, "the rate at which requests have been submitted … exceeds your quota") and
- * KMSThrottling (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html). Any service: ThrottlingException and
- * 503 ServiceUnavailable, "the request has failed due to a temporary failure of the server"
- * (https://docs.aws.amazon.com/ses/latest/APIReference/CommonErrors.html).
+ * KMSThrottling (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html). Any service: ThrottlingException.
+ * Not a 503: SES and SNS document their quotas as 400 Throttling and 429 Throttled, and a 503 ServiceUnavailable is
+ * only "the request has failed due to a temporary failure of the server"
+ * (https://docs.aws.amazon.com/ses/latest/APIReference/CommonErrors.html) — nothing there says the message was not
+ * taken first, so a 503 is an unknown outcome like every other 5xx (docs/dispatch.md "Four readings of AWS's
+ * documentation"). A throttling code under a 5xx status is read by the status.
  */
 const THROTTLED = new Set([
   'Throttling',
@@ -43,8 +59,6 @@ const THROTTLED = new Set([
   'KMSThrottlingException',
   'TooManyRequestsException',
   'RequestThrottled',
-  'ServiceUnavailable',
-  'ServiceUnavailableException',
 ]);
 
 /**
@@ -56,8 +70,11 @@ const THROTTLED = new Set([
  * sandbox, you also need to verify any email addresses which you plan on sending email to",
  * https://docs.aws.amazon.com/ses/latest/dg/verify-addresses-and-domains.html,
  * https://docs.aws.amazon.com/ses/latest/dg/troubleshoot-error-messages.html).
- * SNS Publish: AuthorizationError, InvalidSecurity, KMSAccessDenied, KMSDisabled, KMSInvalidState, KMSNotFound,
- * KMSOptInRequired, PlatformApplicationDisabled (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html).
+ * SNS Publish: AuthorizationError ("the user has been denied access to the requested resource") — except for a push
+ * endpoint of another account or region, which our role may never publish to (the stack grants sns:Publish on this
+ * account's and region's endpoints only): that refusal is the one message's, see FOREIGN_ENDPOINT below —
+ * InvalidSecurity, KMSAccessDenied, KMSDisabled, KMSInvalidState, KMSNotFound, KMSOptInRequired
+ * (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html).
  * Any service: AccessDenied(Exception), NotAuthorized, InvalidClientTokenId, OptInRequired, IncompleteSignature,
  * ExpiredToken (https://docs.aws.amazon.com/ses/latest/APIReference/CommonErrors.html).
  */
@@ -82,8 +99,6 @@ const ACCOUNT_BLOCKED = new Set([
   'KMSNotFound',
   'KMSNotFoundException',
   'KMSOptInRequired',
-  'PlatformApplicationDisabled',
-  'PlatformApplicationDisabledException',
   'AccessDenied',
   'AccessDeniedException',
   'NotAuthorized',
@@ -112,21 +127,49 @@ const ACCOUNT_LEVEL_REJECTION =
 const CLOCK_SKEW = new Set(['RequestExpired', 'RequestTimeTooSkewed', 'RequestInTheFuture']);
 const SIGNATURE = new Set(['InvalidSignatureException', 'SignatureDoesNotMatch']);
 const SKEW_TEXT = /expired|not yet current|skew|in the future/i;
-const NOT_SENT_SOCKET_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+/**
+ * Failures that can only happen before a byte of the request left: the name never resolved (getaddrinfo), or the
+ * connection was refused (a refusal answers the SYN; on an open socket a peer's reset is ECONNRESET instead).
+ */
+const NOT_SENT_SOCKET_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * "No route" is "not sent" only while connecting. On a reused keep-alive connection the request is written to an
+ * established socket first, and the kernel can report EHOSTUNREACH / ENETUNREACH there afterwards (an ICMP
+ * unreachable for a retransmission), when the provider may already have the request. Node says which call failed in
+ * `error.syscall` ("The name of the system call that triggered the error",
+ * https://nodejs.org/api/errors.html#class-systemerror); @smithy/node-http-handler passes Node's error through.
+ * Without `syscall: 'connect'` the outcome is unknown (docs/dispatch.md "Four readings of AWS's documentation").
+ */
+const UNREACHABLE_SOCKET_CODES = new Set(['ENETUNREACH', 'EHOSTUNREACH']);
+
+/**
+ * applicationBlocked — one platform application refuses every endpoint under it, and nothing else.
+ * SNS Publish: PlatformApplicationDisabled, "Exception error indicating platform application disabled"
+ * (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html) — an expired or revoked APNs certificate or FCM key
+ * disables the application. Other applications (an Android app next to an iOS one) and the other channels are
+ * untouched, so the hold is the application's (its ARN, from the endpoint's), never the PUSH channel's.
+ */
+const APPLICATION_BLOCKED = new Set(['PlatformApplicationDisabled', 'PlatformApplicationDisabledException']);
+/** AuthorizationError on Publish, both spellings. */
+const AUTHORIZATION_ERROR = new Set(['AuthorizationError', 'AuthorizationErrorException']);
 
 /**
  * rejected — the provider answered and refused this message; retrying it cannot help.
  * SES: MessageRejected ("the action failed, and the message could not be sent", e.g. a suppressed or illegal address,
  * https://docs.aws.amazon.com/ses/latest/APIReference/API_SendEmail.html) and InvalidParameterValue.
- * SNS Publish: InvalidParameter / InvalidParameterValue (an invalid phone number or payload), EndpointDisabled, NotFound
+ * SNS Publish: InvalidParameter / InvalidParameterValue (an invalid phone number or payload), EndpointDisabled
+ * ("Exception error indicating endpoint disabled": the platform told SNS this device token is no longer valid), NotFound
  * (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html), OptedOut ("You can't send SMS messages to phone
- * numbers that opt out", SNS OptedOutException). Any other 4xx answer is the provider's definite "no" to this request
- * and is treated the same way (FAILED, alarmed, with the code as the reason).
+ * numbers that opt out", SNS OptedOutException). FOREIGN_ENDPOINT: AuthorizationError for a push endpoint of another
+ * account or region — our role may publish only to this account's endpoints in this region, so that one address can
+ * never be sent to, whatever we retry; the other endpoints are fine. Any other 4xx answer is the provider's definite
+ * "no" to this request and is treated the same way (FAILED, alarmed, with the code as the reason).
  *
- * unknown — everything else: 500 InternalFailure/InternalError, 502, 504 ("You should retry HTTPS requests that
+ * unknown — everything else: 500 InternalFailure/InternalError, 502, 503, 504 ("You should retry HTTPS requests that
  * receive 5xx errors", https://docs.aws.amazon.com/ses/latest/DeveloperGuide/api-error-codes.html — but a 5xx can come
  * after the provider accepted the message, so for us the outcome is unknown), and a connection that failed after the
- * request was written: ECONNRESET, EPIPE, "socket hang up", a request timeout, our abort at the send timeout.
+ * request was written: ECONNRESET, EPIPE, "socket hang up", EHOSTUNREACH on an established socket, a request
+ * timeout, our abort at the send timeout.
  */
 const REJECTED = new Set([
   'MessageRejected',
@@ -149,18 +192,32 @@ interface ProviderErrorLike {
   name?: string;
   Code?: string;
   code?: string;
+  syscall?: string;
   message?: string;
   $metadata?: { httpStatusCode?: number };
 }
 
-export function classifyProviderError(error: unknown): SendError {
+export function classifyProviderError(error: unknown, target?: SendTarget): SendError {
   if (error instanceof SendError) return error;
   const e = (typeof error === 'object' && error !== null ? error : {}) as ProviderErrorLike;
   const status = e.$metadata?.httpStatusCode;
   const message = e.message ?? '';
-  const cls = classOf(codeOf(e, status), status, e.code, message, e.name);
   const code =
-    cls === 'notSent' && e.name === 'TimeoutError' && e.code === undefined ? 'ConnectTimeout' : codeOf(e, status);
+    e.name === 'TimeoutError' && e.code === undefined && /did not establish a connection/.test(message)
+      ? 'ConnectTimeout'
+      : codeOf(e, status);
+  if (
+    status !== undefined &&
+    AUTHORIZATION_ERROR.has(code) &&
+    target?.channel === 'PUSH' &&
+    isForeignEndpoint(target.recipient, target.origin ?? {}) === true
+  ) {
+    return new SendError('rejected', code, `rejected: ${code} for an endpoint of another account or region`, {
+      cause: error,
+      reason: `FOREIGN_ENDPOINT: ${code}`,
+    });
+  }
+  const cls = classOf(codeOf(e, status), status, e, message);
   return new SendError(cls, code, `${cls}: ${code}`, { cause: error });
 }
 
@@ -172,17 +229,13 @@ function codeOf(e: ProviderErrorLike, status: number | undefined): string {
   return e.name !== undefined && e.name !== 'Error' ? e.name : 'Error';
 }
 
-function classOf(
-  code: string,
-  status: number | undefined,
-  socketCode: string | undefined,
-  message: string,
-  name: string | undefined,
-): SendFailureClass {
+function classOf(code: string, status: number | undefined, e: ProviderErrorLike, message: string): SendFailureClass {
   if (status !== undefined && status >= 200 && status < 600) {
-    if (THROTTLED.has(code) || status === 429 || status === 503) return 'throttled';
+    if (status >= 500) return 'unknown';
+    if (THROTTLED.has(code) || status === 429) return 'throttled';
     if (CLOCK_SKEW.has(code)) return 'notSent';
     if (SIGNATURE.has(code)) return SKEW_TEXT.test(message) ? 'notSent' : 'accountBlocked';
+    if (APPLICATION_BLOCKED.has(code)) return 'applicationBlocked';
     if (ACCOUNT_BLOCKED.has(code)) return 'accountBlocked';
     if (code === 'MessageRejected' && ACCOUNT_LEVEL_REJECTION.test(message)) return 'accountBlocked';
     if (REJECTED.has(code)) return 'rejected';
@@ -194,7 +247,8 @@ function classOf(
     return 'unknown';
   }
   if (THROTTLED.has(code)) return 'throttled';
-  if (socketCode !== undefined && NOT_SENT_SOCKET_CODES.has(socketCode)) return 'notSent';
-  if (name === 'TimeoutError' && /did not establish a connection/.test(message)) return 'notSent';
+  if (e.code !== undefined && NOT_SENT_SOCKET_CODES.has(e.code)) return 'notSent';
+  if (e.code !== undefined && UNREACHABLE_SOCKET_CODES.has(e.code) && e.syscall === 'connect') return 'notSent';
+  if (e.name === 'TimeoutError' && /did not establish a connection/.test(message)) return 'notSent';
   return 'unknown';
 }

@@ -7,6 +7,7 @@
 import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { NotificationItem } from '../domain/notification.ts';
+import type { PublishOrigin } from '../domain/push-endpoint.ts';
 import type { EmailMessage, Message, PushMessage, SmsMessage } from '../domain/templates.ts';
 import { classifyProviderError, SendError } from './send-error.ts';
 
@@ -21,6 +22,8 @@ export const tagValue = (s: string) => Buffer.from(s, 'utf8').toString('base64ur
 export interface SenderConfig {
   readonly senderEmail: string;
   readonly configurationSet?: string | undefined;
+  /** Our account and region: an AuthorizationError for a push endpoint outside them is that message's alone. */
+  readonly origin?: PublishOrigin | undefined;
 }
 
 export class ProviderSender implements Sender {
@@ -35,7 +38,11 @@ export class ProviderSender implements Sender {
     try {
       id = await this.sendBy(notification, message, signal);
     } catch (error) {
-      throw classifyProviderError(error);
+      throw classifyProviderError(error, {
+        channel: notification.channel,
+        recipient: notification.recipient,
+        ...(this.config.origin === undefined ? {} : { origin: this.config.origin }),
+      });
     }
     if (typeof id !== 'string' || id === '') {
       // A success without the id the provider always returns: a contract change or a proxy in the way. It may have

@@ -1,13 +1,12 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { Addressee } from '../commons/audience-store.ts';
 import type { NotificationKey } from '../commons/notification-store.ts';
 
 /** The notification a record asks us to send, or undefined for anything else (checked again in code). */
 export function dispatchable(
   record: DynamoDBRecord,
-): { key: NotificationKey; retryAt: number | undefined; addressee?: Addressee } | undefined {
+): { key: NotificationKey; retryAt: number | undefined } | undefined {
   if (record.eventName !== 'INSERT' && record.eventName !== 'MODIFY') return undefined;
   const image = record.dynamodb?.NewImage;
   if (image === undefined) return undefined;
@@ -16,11 +15,5 @@ export function dispatchable(
   return {
     key: { pk: String(item.pk), sk: String(item.sk) },
     retryAt: typeof item.retryAt === 'number' ? item.retryAt : undefined,
-    // Who it goes to, from the image itself: dispatch checks suppression and preferences without reading the item.
-    ...(typeof item.recipient === 'string' && typeof item.userId === 'string'
-      ? {
-          addressee: { channel: item.channel, recipient: item.recipient, userId: item.userId, template: item.template },
-        }
-      : {}),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Who may still be sent to (issue 16): suppressed addresses and the customer's channel preferences, as items of the
- * one table, and the rule dispatch applies before it claims a notification.
+ * one table, and the rule dispatch applies last before it sends a notification.
  *
  * - Suppression: pk `SUPPRESSION#<channel>#<first hex digit of the hash>`, sk the sha-256 of the normalised address.
  *   No address appears in clear in a key (or anywhere on the item); the hash is pseudonymous, not anonymous — whoever

@@ -17,9 +17,11 @@ export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
   // PENDING → FAILED: the sweeper expires a notification past its maximum age without claiming it.
-  // PENDING → SUPPRESSED: dispatch found the address suppressed or the channel opted out before claiming it.
+  // PENDING → SUPPRESSED: a suppression written without a claim (the store's markSuppressed).
   PENDING: ['SENDING', 'PENDING', 'FAILED', 'SUPPRESSED'],
-  SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN'],
+  // SENDING → SENDING: the holder extends its lease (with the provider's message id once it accepted).
+  // SENDING → SUPPRESSED: the audience check, after the claim and the pacing wait, found the channel opted out.
+  SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN', 'SENDING', 'SUPPRESSED'],
   SENT: [],
   FAILED: [],
   UNKNOWN: [],

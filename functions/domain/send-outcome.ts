@@ -12,10 +12,20 @@
  *   504, reset, timeout). UNKNOWN on an at-most-once channel; sent again on an at-least-once one (budgeted).
  * - accountBlocked: the account, not the message, is at fault (IAM, a paused or sandboxed account, a missing
  *   configuration set, KMS). Nothing is FAILED: the channel is held (circuit breaker) and the item waits.
+ * - applicationBlocked: one push platform application refuses every endpoint under it (disabled: an expired APNs
+ *   certificate). Nothing is FAILED: that application alone is held, the item waits; other applications and
+ *   channels go on.
  */
 import type { DeliveryPolicy, NotificationItem } from './notification.ts';
 
-export const SEND_FAILURE_CLASSES = ['rejected', 'throttled', 'notSent', 'unknown', 'accountBlocked'] as const;
+export const SEND_FAILURE_CLASSES = [
+  'rejected',
+  'throttled',
+  'notSent',
+  'unknown',
+  'accountBlocked',
+  'applicationBlocked',
+] as const;
 export type SendFailureClass = (typeof SEND_FAILURE_CLASSES)[number];
 
 export type FailureAction =
@@ -25,6 +35,8 @@ export type FailureAction =
   | 'defer'
   /** Hold the channel (circuit breaker), then defer. */
   | 'holdChannel'
+  /** Hold the one platform application the endpoint belongs to, then defer. */
+  | 'holdApplication'
   /** UNKNOWN, alarmed: a second copy must not be risked. */
   | 'markUnknown'
   /** PENDING again at once: the resend an at-least-once channel allows (it uses the attempt budget). */
@@ -39,6 +51,8 @@ export function actionFor(failure: SendFailureClass, policy: DeliveryPolicy, bud
       return 'defer';
     case 'accountBlocked':
       return 'holdChannel';
+    case 'applicationBlocked':
+      return 'holdApplication';
     case 'unknown':
       return policy === 'AT_LEAST_ONCE' && budgetLeft ? 'resend' : 'markUnknown';
   }

@@ -2,6 +2,7 @@
  * DynamoDB adapter for ingest: the one TransactWriteItems per event, and quarantine writes.
  * It reads what DynamoDB answered and turns it into domain outcomes; anything else is thrown, typed.
  */
+import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -197,13 +198,27 @@ export class DynamoInboxStore implements InboxStore {
     }
   }
 
+  /**
+   * A put that may have committed with its reply lost: the SDK retries it, and the retry fails its own condition. The
+   * item then carries this write's `writeId` — the existing item DynamoDB returns with the failed condition says so —
+   * and the record is newly quarantined, not a redelivery: the figures count it once, as what it was.
+   */
   async quarantine(item: QuarantineItem): Promise<boolean> {
+    const writeId = randomUUID();
     try {
-      await this.client.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: ifAbsent }));
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...item, writeId },
+          ConditionExpression: ifAbsent,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return true;
     } catch (error) {
-      if ((error as Error)?.name === 'ConditionalCheckFailedException') return false;
-      throw error;
+      if ((error as Error)?.name !== 'ConditionalCheckFailedException') throw error;
+      const existing = (error as { Item?: Record<string, unknown> }).Item;
+      return existing !== undefined && attributeText(existing, 'writeId') === writeId;
     }
   }
 }
@@ -235,8 +250,13 @@ export function classifyCancellation(error: TransactionCanceledException): Recor
 
 /** The SDK hands cancellation items back in wire format (lib-dynamodb does not unmarshall errors). */
 function storedHash(item: Record<string, unknown>): string | undefined {
-  const value = item.payloadHash;
+  return attributeText(item, 'payloadHash');
+}
+
+/** A string attribute of an item DynamoDB returned with an error, plain or in wire format. */
+function attributeText(item: Record<string, unknown>, name: string): string | undefined {
+  const value = item[name];
   if (typeof value === 'string') return value;
   const plain = unmarshall(item as Parameters<typeof unmarshall>[0]);
-  return typeof plain.payloadHash === 'string' ? plain.payloadHash : undefined;
+  return typeof plain[name] === 'string' ? plain[name] : undefined;
 }

@@ -3,8 +3,12 @@
  *
  * The lowest offset is the original: every record is admitted first (pure), then records that share an eventId run
  * one after another in (partition, offset) order, so of two different payloads under one eventId the earlier record is
- * written and the later one is the conflict — also when the same batch is delivered twice at once. Different eventIds
- * run concurrently under the `limit` bound.
+ * written and the later one is the conflict — also when the same batch is delivered twice at once.
+ *
+ * One customer's records are applied in their order too: records that share an eventId *or a customer* (the userId,
+ * known once admitted) form one chain, so a PreferencesUpdated published before a transfer of the same customer is
+ * settled — its opt-out in force — before the transfer's notifications are written and can reach dispatch. Different
+ * customers' chains run concurrently under the `limit` bound.
  *
  * Before any transaction, one strongly consistent look-up reads the inbox items of all the batch's eventIds
  * (BatchGetItem, 100 keys a request): an event found with the same payloadHash is a duplicate with no write at all, one
@@ -16,8 +20,9 @@
  * Decides only: the handler logs and counts what it decided (report.ts).
  *
  * The figures reconcile per invocation: received = accepted + duplicates + conflicts + quarantined + requarantined +
- * failed, where `failed` counts the records that met an infrastructure failure (or waited behind one of their eventId)
- * in an invocation that then throws for the event source mapping to redeliver (`failure`: the handler throws it).
+ * failed, where `failed` counts the records that met an infrastructure failure (or waited behind one of their chain:
+ * the same eventId or the same customer) in an invocation that then throws for the event source mapping to redeliver
+ * (`failure`: the handler throws it).
  */
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
@@ -69,7 +74,7 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
       source: { topic: record.topic, partition: record.partition, offset: record.offset },
       value: record.value,
     }));
-  const chains = chainsByEventId(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
+  const chains = chainsOf(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
   try {
     await deps.beforeWrites?.();
   } catch (error) {
@@ -92,27 +97,56 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
 
 type Indexed = AdmittedRecord & { readonly index: number };
 
+/** The customer an admitted record is about (a transfer's recipient, a preferences event's userId). */
+function customerOf(admission: Indexed['admission']): string | undefined {
+  if (!admission.ok) return undefined;
+  return 'preferences' in admission ? admission.preferences.userId : admission.event.recipient.userId;
+}
+
 /**
- * Records sharing an eventId form one chain, in (topic, partition, offset) order; a record without one is its own
- * chain. Within a partition that is Kafka's own order; across partitions there is none, so the lower partition goes
- * first, which at least makes every delivery of the batch choose the same original.
+ * Records sharing an eventId or a customer form one chain (the connected records, joined through either key), in
+ * (topic, partition, offset) order; a record with neither is its own chain. Within a partition that is Kafka's own
+ * order — producers key a customer's events to one partition, so a preference and the transfer after it keep their
+ * order; across partitions there is none, so the lower partition goes first, which at least makes every delivery of
+ * the batch choose the same order.
  */
-function chainsByEventId(records: Indexed[]): Indexed[][] {
-  const byId = new Map<string, Indexed[]>();
-  const alone: Indexed[][] = [];
-  for (const record of records) {
-    const eventId = admittedEventId(record.admission);
-    if (eventId === undefined) {
-      alone.push([record]);
-      continue;
+function chainsOf(records: Indexed[]): Indexed[][] {
+  // Union-find over the records, joined by each key they carry.
+  const parent = records.map((_, i) => i);
+  const root = (i: number): number => {
+    let r = i;
+    while (parent[r] !== r) r = parent[r] as number;
+    for (let at = i; at !== r; ) {
+      const next = parent[at] as number;
+      parent[at] = r;
+      at = next;
     }
-    const chain = byId.get(eventId);
-    if (chain === undefined) byId.set(eventId, [record]);
+    return r;
+  };
+  const firstWith = new Map<string, number>();
+  for (const [i, record] of records.entries()) {
+    const eventId = admittedEventId(record.admission);
+    const customer = customerOf(record.admission);
+    for (const key of [
+      eventId === undefined ? undefined : `e:${eventId}`,
+      customer === undefined ? undefined : `u:${customer}`,
+    ]) {
+      if (key === undefined) continue;
+      const seen = firstWith.get(key);
+      if (seen === undefined) firstWith.set(key, i);
+      else parent[root(i)] = root(seen);
+    }
+  }
+  const chains = new Map<number, Indexed[]>();
+  for (const [i, record] of records.entries()) {
+    const r = root(i);
+    const chain = chains.get(r);
+    if (chain === undefined) chains.set(r, [record]);
     else chain.push(record);
   }
   const order = ({ input: { source: x } }: Indexed, { input: { source: y } }: Indexed) =>
     (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : 0) || x.partition - y.partition || x.offset - y.offset;
-  return [...[...byId.values()].map((chain) => chain.sort(order)), ...alone];
+  return [...chains.values()].map((chain) => chain.sort(order));
 }
 
 /** The inbox items of the batch's admitted events, read once; none when the store has no look-up or it failed. */
@@ -133,20 +167,24 @@ const eventIdOf = (record: Indexed): string | undefined => admittedEventId(recor
 
 async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents): Promise<ChainOutcome> {
   const results: [number, IngestResult][] = [];
-  // What the inbox holds for this eventId, as far as this invocation knows: the look-up's answer, then what the
+  // What the inbox holds for each eventId, as far as this invocation knows: the look-up's answer, then what the
   // chain's own records wrote (a later record with the same payload is then a duplicate without a write).
-  let stored: { payloadHash: string | undefined } | undefined;
-  const eventId = chain[0] === undefined ? undefined : eventIdOf(chain[0]);
-  if (eventId !== undefined && known.has(eventId)) stored = { payloadHash: known.get(eventId) };
+  const stored = new Map<string, { payloadHash: string | undefined }>();
   for (const [i, record] of chain.entries()) {
+    const eventId = eventIdOf(record);
+    const storedHere =
+      eventId === undefined
+        ? undefined
+        : (stored.get(eventId) ?? (known.has(eventId) ? { payloadHash: known.get(eventId) } : undefined));
     try {
-      const result = await applyAdmission(record, deps, record.admission.ok ? stored : undefined);
+      const result = await applyAdmission(record, deps, record.admission.ok ? storedHere : undefined);
       results.push([record.index, result]);
-      if (record.admission.ok && (result.kind === 'accepted' || result.kind === 'duplicate')) {
-        stored = { payloadHash: record.admission.payloadHash };
+      if (eventId !== undefined && record.admission.ok && (result.kind === 'accepted' || result.kind === 'duplicate')) {
+        stored.set(eventId, { payloadHash: record.admission.payloadHash });
       }
     } catch (error) {
-      // A later record of this eventId must not run before this one is settled: it waits for the redelivery.
+      // A later record of this eventId or this customer must not run before this one is settled: it waits for the
+      // redelivery (an opt-out that could not be written must not let the transfer after it go out).
       return { results, failed: chain.length - i, error };
     }
   }

@@ -32,6 +32,7 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperRedriven', r.redriven.length + r.resolvedRetry.length);
     count('SweeperWoken', r.woken.length);
     count('SweeperResolvedUnknown', r.resolvedUnknown.length);
+    count('SweeperResolvedSent', r.resolvedSent.length);
     count('SweeperExamined', r.examined);
     count('SweeperItemsPerSecond', perSecond, MetricUnit.CountPerSecond);
     count('SweeperUnfinished', r.unfinished);
@@ -45,6 +46,10 @@ export const handler = async (_event: unknown, context: Context) => {
       logger.warn('expired lease; released for resend', { notificationId: e.notificationId });
     for (const e of r.resolvedUnknown)
       logger.error('expired lease; outcome UNKNOWN', { notificationId: e.notificationId });
+    for (const e of r.resolvedSent)
+      logger.warn('expired lease; the provider had accepted (recorded on the item): SENT', {
+        notificationId: e.notificationId,
+      });
     for (const e of r.expired)
       logger.error('notification expired before it could be sent', {
         notificationId: e.notificationId,
@@ -56,6 +61,7 @@ export const handler = async (_event: unknown, context: Context) => {
       expired: r.expired.length,
       resolvedUnknown: r.resolvedUnknown.length,
       resolvedRetry: r.resolvedRetry.length,
+      resolvedSent: r.resolvedSent.length,
       lostRaces: r.lostRaces,
       examined: r.examined,
       pages: r.pages,

@@ -4,8 +4,10 @@
  *
  * Input: the clock, the thresholds, the channels' send rates and the run's deadline. Output: what it did, and how fast.
  * Through the sparse sweep index (never a scan), whose sweepAt says when an item is next due:
- *   - SENDING with an expired lease (its holder crashed or hung) → by the channel's policy: UNKNOWN (at most once),
- *     or PENDING again (at least once, attempt budget left). Looked at first in every round.
+ *   - SENDING with an expired lease (its holder crashed or hung) → SENT when the holder recorded the provider's
+ *     acceptance on the item before it stopped (its message id): that send is known and never repeated; otherwise by
+ *     the channel's policy: UNKNOWN (at most once), or PENDING again (at least once, attempt budget left). Looked at
+ *     first in every round.
  *   - PENDING past the maximum age → FAILED: EXPIRED.
  *   - PENDING and due → touched (retryAt removed) so its fresh stream record re-drives it: either a deferred item
  *     whose retryAt came (routine, "woken") or one whose stream record never came (stuck, "redriven", alarmed).
@@ -57,6 +59,8 @@ export interface SweepResult {
   expired: SweepEntry[];
   resolvedUnknown: SweepEntry[];
   resolvedRetry: SweepEntry[];
+  /** Expired leases whose holder had recorded the provider's acceptance: SENT, not an unknown outcome. */
+  resolvedSent: SweepEntry[];
   lostRaces: number;
   examined: number;
   pages: number;
@@ -84,6 +88,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     expired: [],
     resolvedUnknown: [],
     resolvedRetry: [],
+    resolvedSent: [],
     lostRaces: 0,
     examined: 0,
     pages: 0,
@@ -113,7 +118,8 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     if (e.status === 'SENDING') {
       const resend = deps.policies[e.channel] === 'AT_LEAST_ONCE' && attemptsUsed(e) < deps.maxSendAttempts;
       const t = await deps.store.resolveExpired(e, resend ? 'PENDING' : 'UNKNOWN', now, now + deps.pendingThresholdMs);
-      counted(t, resend ? result.resolvedRetry : result.resolvedUnknown, e);
+      if (t === 'accepted') result.resolvedSent.push(e);
+      else counted(t, resend ? result.resolvedRetry : result.resolvedUnknown, e);
       return;
     }
     if (isExpired(e, now, deps.maxAgeMs)) {

@@ -246,6 +246,8 @@ describe('the functions', () => {
       CONNECT_TIMEOUT_MS: String(DISPATCH_TIMING.connectTimeoutMs),
       DISPATCH_CONCURRENCY: String(DISPATCH_TIMING.concurrency),
     });
+    // Our own account, resolved at deploy: another account's push endpoint is then that message's fault alone.
+    expect(dispatch.Environment.Variables.ACCOUNT_ID).toEqual({ Ref: 'AWS::AccountId' });
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: DISPATCH_TIMING.batchSize,
@@ -657,6 +659,8 @@ describe('CloudWatch', () => {
   it('alarms on everything that needs a human, named for the stage, all to the alarm topic', () => {
     expect(Object.keys(alarms).sort()).toEqual(
       [
+        'AcceptancesNotRecorded',
+        'ApplicationBlocked',
         'DispatchErrors',
         'DispatchIteratorAge',
         'DispatchOnFailureQueue',
@@ -711,6 +715,8 @@ describe('CloudWatch', () => {
       'SendFailures',
       'UnknownOutcomes',
       'IngestBatchParked',
+      'AcceptancesNotRecorded',
+      'ApplicationBlocked',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
     }

@@ -9,6 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
+import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
 import { mskEvent } from '../../local/msk.ts';
 import {
   converge,
@@ -205,6 +206,35 @@ describe('preferences on DynamoDB Local', () => {
     await ingest([preferencesEvent('pr-2', '2026-11-30T10:00:00Z', [], 'u-prefs')]);
     await ingest([transfer('pr-t3')]);
     expect(await notification('pr-t3', 'SMS')).toMatchObject({ status: 'SENT' });
+  });
+
+  /**
+   * The opt-out rule for every notice type, stated per type: a new type must be listed here with the decision taken
+   * for it (a mandatory notice is exempt), and every listed one is checked through the pipeline.
+   */
+  const PREFERENCES_APPLY: Record<EventType, boolean> = { TransferCompleted: true, TransferFailed: true };
+
+  it('every notice type: an opted-out channel ends SUPPRESSED unless the type is a mandatory notice', async () => {
+    expect(Object.keys(PREFERENCES_APPLY).sort()).toEqual([...EVENT_TYPES].sort());
+    await ingest([preferencesEvent('pr-every', '2026-11-30T09:00:00Z', ['EMAIL'], 'u-every')]);
+    for (const type of EVENT_TYPES) {
+      const eventId = `pr-every-${type}`;
+      await ingest([
+        transferEvent({
+          eventId,
+          type,
+          recipient: { userId: 'u-every' },
+          ...(type === 'TransferFailed' ? { data: { reason: 'insufficient funds' } } : {}),
+        }),
+      ]);
+      expect(await notification(eventId, 'EMAIL'), type).toMatchObject(
+        PREFERENCES_APPLY[type] ? { status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' } : { status: 'SENT' },
+      );
+      expect(await notification(eventId, 'SMS'), type).toMatchObject({ status: 'SENT' });
+    }
+    expect(emailed().filter((to) => to === 'hanako@example.com')).toHaveLength(
+      EVENT_TYPES.filter((t) => !PREFERENCES_APPLY[t]).length,
+    );
   });
 
   it('a redelivered preferences batch is a duplicate', async () => {

@@ -44,8 +44,12 @@ describe('chaos: seeded fault injection over the real pipeline', () => {
     // The run met every kind of fault it claims to survive.
     for (const f of [...DYNAMO_FAULTS, ...CRASH_POINTS]) expect(r.faults[f], f).toBeGreaterThan(0);
     for (const m of PROVIDER_MODES.slice(1)) expect(r.faults[`provider:${m}`], m).toBeGreaterThan(0);
-    // The account-level window and the quota burst happened, and were met.
+    // The account-level window, the disabled platform application and the quota burst happened, and were met.
     expect(r.faults.accountPausedRefusals, 'account paused').toBeGreaterThan(0);
+    expect(r.faults.applicationDisabledRefusals, 'platform application disabled').toBeGreaterThan(0);
+    // Customers changed their preferences just before a transfer (some far in the future first), and it was judged.
+    expect(r.faults.preferenceRecords).toBeGreaterThan(0);
+    expect(r.preferences.cases).toBeGreaterThan(0);
     expect(r.faults.quotaThrottled, 'quota burst').toBeGreaterThan(0);
     expect(r.faults.poisonRecords).toBeGreaterThanOrEqual(POISON_KINDS.length);
     expect(POISON_KINDS.length).toBeGreaterThanOrEqual(50);

@@ -274,3 +274,47 @@ describe('notifications on DynamoDB Local: what a redelivery and a stale holder 
     await reader.poll();
   });
 });
+
+describe('push: one bad endpoint or one disabled application never holds the channel', () => {
+  const arn = (account: string, platform: string, app: string, id: string) =>
+    `arn:aws:sns:us-east-1:${account}:endpoint/${platform}/${app}/${id}`;
+  const IOS = arn('123456789012', 'APNS', 'bank-ios', '0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e40');
+  const ANDROID = arn('123456789012', 'GCM', 'bank-android', '1a2b3c4d-0000-4000-8000-000000000002');
+  const FOREIGN = arn('999988887777', 'GCM', 'their-app', '1a2b3c4d-0000-4000-8000-000000000003');
+  const push = (eventId: string, pushEndpointArn: string) =>
+    transferEvent({ eventId, channels: ['PUSH'], recipient: { pushEndpointArn } });
+  const refusal = (name: string, status: number) =>
+    Object.assign(new Error(name), { name, Code: name, $metadata: { httpStatusCode: status } });
+
+  it('another account’s endpoint FAILS alone, a disabled iOS application is held alone, Android is sent at once', async () => {
+    sns.reset();
+    let iosDisabled = true;
+    sns.on(PublishCommand).callsFake(async (input: { TargetArn?: string }) => {
+      // Our role may publish to this account's endpoints only: SNS answers 403 for that one ARN.
+      if (input.TargetArn === FOREIGN) throw refusal('AuthorizationError', 403);
+      if (input.TargetArn === IOS && iosDisabled) {
+        iosDisabled = false; // the certificate is renewed after the first refusal
+        throw refusal('PlatformApplicationDisabled', 400);
+      }
+      return { MessageId: `sns-${input.TargetArn?.slice(-2)}` };
+    });
+    await ingest([push('p-foreign', FOREIGN), push('p-ios', IOS), push('p-android', ANDROID)]);
+    await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
+    const n = async (id: string) => (await table.eventItems(id)).find((i) => i.kind === 'NOTIFICATION');
+    expect(await n('p-foreign')).toMatchObject({
+      status: 'FAILED',
+      attempt: 1,
+      lastError: 'FOREIGN_ENDPOINT: AuthorizationError',
+    });
+    expect(await n('p-android')).toMatchObject({ status: 'SENT', attempt: 1 });
+    expect((await n('p-android'))?.deferrals).toBeUndefined();
+    expect(await n('p-ios')).toMatchObject({ status: 'SENT', attempt: 2, deferrals: 1 });
+    const breaker = async (pk: string) =>
+      (await table.doc.send(new GetCommand({ TableName: table.tableName, Key: { pk, sk: 'BREAKER' } }))).Item;
+    // Nothing held the PUSH channel; the iOS application was held on its own.
+    expect(await breaker('BREAKER#PUSH')).toBeUndefined();
+    expect(await breaker('BREAKER#PUSH#arn:aws:sns:us-east-1:123456789012:app/APNS/bank-ios')).toMatchObject({
+      code: 'PlatformApplicationDisabled',
+    });
+  });
+});

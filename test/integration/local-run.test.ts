@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { isCleanDisplayText, isCleanMultilineText } from '../../functions/domain/display-text.ts';
+import { isSafeDisplayText, isSafeMultilineText } from '../../chaos/text-oracle.ts';
 import { transferEvent } from '../support/events.ts';
 
 const run = promisify(execFile);
@@ -161,8 +161,8 @@ describe('npm start', () => {
     );
     // Clean text everywhere: no control, separator, bidi or ill-formed character in any subject, text or HTML.
     for (const s of sends) {
-      for (const t of [s.subject ?? '', s.html ?? '']) expect(isCleanDisplayText(t), t).toBe(true);
-      expect(isCleanMultilineText(s.text), s.text).toBe(true);
+      for (const t of [s.subject ?? '', s.html ?? '']) expect(isSafeDisplayText(t), t).toBe(true);
+      expect(isSafeMultilineText(s.text), s.text).toBe(true);
     }
     const text = (id: string) => sends.find((s) => s.notificationId === id)?.text ?? '';
     expect(text('adv-crlf-name#EMAIL')).toContain('of $12.50 to x is complete');

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { mskEvent } from '../../local/msk.ts';
@@ -219,32 +219,71 @@ describe('resend', () => {
     );
   });
 
+  it("a notification whose acceptance is known is resent only when the operator names the provider's message id", async () => {
+    // UNKNOWN, but the provider's acceptance was recorded after its lease expired.
+    await put('ops-late', 'UNKNOWN', { providerMessageId: 'm-late', acceptedLateAt: '2026-11-01T00:06:00.000Z' });
+    await put('ops-sent-2', 'SENT', { providerMessageId: 'm-2' });
+    await expect(resendNotification(deps(), request('ops-late'))).rejects.toThrow(
+      /accepted it as message m-late .*--despite-accepted m-late/,
+    );
+    await expect(resendNotification(deps(), { ...request('ops-late'), despiteAccepted: 'm-other' })).rejects.toThrow(
+      /names m-other, not m-late/,
+    );
+    expect((await table.eventItems('ops-late'))[0]).toMatchObject({ status: 'UNKNOWN', providerMessageId: 'm-late' });
+    const late = await resendNotification(deps(), { ...request('ops-late'), despiteAccepted: 'm-late' });
+    expect(late).toMatchObject({
+      status: 'PENDING',
+      manualResends: [{ fromStatus: 'UNKNOWN', providerMessageId: 'm-late', despiteAccepted: true }],
+    });
+    expect(late.providerMessageId).toBeUndefined();
+    // SENT: the same, deliberately.
+    await expect(resendNotification(deps(), request('ops-sent-2'))).rejects.toThrow(/message m-2/);
+    expect((await resendNotification(deps(), { ...request('ops-sent-2'), despiteAccepted: 'm-2' })).status).toBe(
+      'PENDING',
+    );
+  });
+
+  /** Deps whose first UpdateCommand is preceded by `meanwhile` on the same item: a change between the read and the write. */
+  const racing = (id: string, meanwhile: Omit<UpdateCommandInput, 'TableName' | 'Key'>) => ({
+    ...deps(),
+    doc: new Proxy(table.doc, {
+      get(target, prop, receiver) {
+        if (prop !== 'send') return Reflect.get(target, prop, receiver);
+        return async (command: unknown) => {
+          if (command instanceof UpdateCommand) {
+            await table.doc.send(
+              new UpdateCommand({
+                TableName: table.tableName,
+                Key: { pk: `EVENT#${id}`, sk: 'NOTIFICATION#EMAIL' },
+                ...meanwhile,
+              }),
+            );
+          }
+          return target.send(command as never);
+        };
+      },
+    }),
+  });
+
+  it('the conditional write refuses a resend when the acceptance was recorded between the read and the write', async () => {
+    await put('ops-late-race', 'UNKNOWN');
+    const late = racing('ops-late-race', {
+      UpdateExpression: 'SET providerMessageId = :mid',
+      ExpressionAttributeValues: { ':mid': 'm-just-now' },
+    });
+    await expect(resendNotification(late, request('ops-late-race'))).rejects.toThrow(/changed while being resent/);
+    expect((await table.eventItems('ops-late-race'))[0]).toMatchObject({ status: 'UNKNOWN' });
+  });
+
   it('the conditional write refuses a resend when the item turned SENT between the read and the write', async () => {
     await put('ops-race', 'FAILED');
     // The read sees FAILED; before the write, something marks it SENT (the update is made to fail its condition).
-    const racing = {
-      ...deps(),
-      doc: new Proxy(table.doc, {
-        get(target, prop, receiver) {
-          if (prop !== 'send') return Reflect.get(target, prop, receiver);
-          return async (command: unknown) => {
-            if (command instanceof UpdateCommand) {
-              await table.doc.send(
-                new UpdateCommand({
-                  TableName: table.tableName,
-                  Key: { pk: 'EVENT#ops-race', sk: 'NOTIFICATION#EMAIL' },
-                  UpdateExpression: 'SET #s = :sent',
-                  ExpressionAttributeNames: { '#s': 'status' },
-                  ExpressionAttributeValues: { ':sent': 'SENT' },
-                }),
-              );
-            }
-            return target.send(command as never);
-          };
-        },
-      }),
-    };
-    await expect(resendNotification(racing, request('ops-race'))).rejects.toThrow(/changed while being resent/);
+    const sent = racing('ops-race', {
+      UpdateExpression: 'SET #s = :sent',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':sent': 'SENT' },
+    });
+    await expect(resendNotification(sent, request('ops-race'))).rejects.toThrow(/changed while being resent/);
     expect((await table.eventItems('ops-race'))[0]?.status).toBe('SENT');
   });
 });
@@ -304,6 +343,19 @@ describe('npm run ops (the command line)', () => {
     const refused = await ops(['resend', 'ops-cli#EMAIL', '--reason', 'r', '--confirm', ...endpoint]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('SENT');
+    // The provider's message id on screen, and what to pass to resend despite it.
+    expect(refused.stderr).toContain('--despite-accepted m-cli');
+    const despite = await ops([
+      'resend',
+      'ops-cli#EMAIL',
+      '--reason',
+      'customer lost it',
+      '--despite-accepted',
+      'm-cli',
+      ...endpoint,
+    ]);
+    expect(despite.code).toBe(3); // without --confirm: shown, not done
+    expect(despite.stdout).toContain('a second copy');
     const inspected = await ops(['inspect', 'ops-cli', '--json', ...endpoint]);
     expect(inspected.code).toBe(0);
     expect(JSON.parse(inspected.stdout).notifications[0]).toMatchObject({ status: 'SENT' });
@@ -322,6 +374,7 @@ describe('npm run ops (the command line)', () => {
           channel: 'EMAIL',
           status: 'SENT',
           attempt: 1,
+          providerMessageId: 'm-cli',
         },
       }),
     );

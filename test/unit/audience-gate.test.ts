@@ -1,6 +1,6 @@
 /**
- * Dispatch's audience check (issue 16): before the claim, never between a claim and its send; a suppressed address or
- * an opted-out channel ends PENDING → SUPPRESSED and nothing is claimed or sent.
+ * Dispatch's audience check: the last step before the provider call, after the pacing wait; a suppressed address or an
+ * opted-out channel ends SENDING → SUPPRESSED (fenced on the claim's attempt) and nothing is sent.
  */
 import { describe, expect, it } from 'vitest';
 import type { AudienceGate } from '../../functions/commons/audience-store.ts';
@@ -8,7 +8,7 @@ import type { NotificationStore } from '../../functions/commons/notification-sto
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
-import { unpaced } from '../../functions/dispatch/pacer.ts';
+import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
@@ -23,33 +23,28 @@ const d = parseEventJson(JSON.stringify(transferEvent()));
 if (!d.ok) throw new Error('fixture');
 const item = buildNotification(d.event, 'EMAIL', 'hanako@example.com', NOW - 1000, { retentionDays: 35 });
 const key = { pk: item.pk, sk: item.sk };
-const addressee = {
-  channel: 'EMAIL' as const,
-  recipient: item.recipient,
-  userId: item.userId,
-  template: item.template,
-};
-
-function world(reason: SuppressedReason | undefined, suppressLost = false) {
+function world(initial: SuppressedReason | undefined, suppressLost = false) {
   const calls: string[] = [];
+  /** What the table says about this address and customer right now: a test may change it mid-dispatch. */
+  const audienceState = { reason: initial };
   const store = {
     claim: async () => {
       calls.push('claim');
-      return { kind: 'claimed', item: { ...item, status: 'SENDING', attempt: 1 } };
+      return { kind: 'claimed', item: { ...item, status: 'SENDING', attempt: 1, leaseUntil: NOW + 120_000 } };
     },
     markSent: async () => {
       calls.push('markSent');
       return 'applied';
     },
-    markSuppressed: async (_key: unknown, r: string) => {
-      calls.push(`suppress:${r}`);
+    suppress: async (claimed: { status: string; attempt: number }, r: string) => {
+      calls.push(`suppress:${r}:${claimed.status}@${claimed.attempt}`);
       return suppressLost ? 'lost' : 'applied';
     },
   } as unknown as NotificationStore;
   const audience: AudienceGate = {
-    check: async () => {
-      calls.push('check');
-      return reason;
+    check: async (a) => {
+      calls.push(`check:${a.channel}:${a.userId}:${a.template}`);
+      return audienceState.reason;
     },
   };
   const sender: Sender = {
@@ -77,28 +72,51 @@ function world(reason: SuppressedReason | undefined, suppressLost = false) {
     brand: EXAMPLE_BRAND,
     audience,
   };
-  const run = () =>
-    dispatchNotification({ key, retryAt: undefined, addressee }, deps, { finishBy: NOW + 50_000, maxWaitMs: 5_000 });
-  return { calls, run };
+  const run = (pacer: Pacer = unpaced) =>
+    dispatchNotification({ key, retryAt: undefined }, { ...deps, pacer }, { finishBy: NOW + 50_000, maxWaitMs: 5_000 });
+  return { calls, run, audienceState };
 }
 
 describe('the audience check in dispatch', () => {
-  it('checks before the claim: nothing stands between the claim and the send', async () => {
+  it('checks after the claim and the pacing wait, immediately before the send', async () => {
     const w = world(undefined);
-    expect((await w.run()).kind).toBe('sent');
-    expect(w.calls).toEqual(['check', 'claim', 'send', 'markSent']);
+    const pacer: Pacer = {
+      acquire: async () => {
+        w.calls.push('token');
+        return true;
+      },
+    };
+    expect((await w.run(pacer)).kind).toBe('sent');
+    expect(w.calls).toEqual(['claim', 'token', 'check:EMAIL:u-42:TransferCompleted', 'send', 'markSent']);
   });
 
   it.each(['BOUNCED', 'COMPLAINED', 'OPTED_OUT'] as const)(
-    '%s → SUPPRESSED with the reason: never claimed, never sent',
+    '%s → SUPPRESSED with the reason, from the claim (fenced on its attempt): never sent',
     async (reason) => {
       const w = world(reason);
       expect(await w.run()).toEqual({ kind: 'suppressed', key, channel: 'EMAIL', reason });
-      expect(w.calls).toEqual(['check', `suppress:${reason}`]);
+      expect(w.calls).toEqual(['claim', 'check:EMAIL:u-42:TransferCompleted', `suppress:${reason}:SENDING@1`]);
     },
   );
 
-  it('a suppression that loses its condition (another dispatcher claimed it first) is skipped, not reported', async () => {
+  it('an opt-out written while the record waited for its send token stops the send', async () => {
+    const w = world(undefined);
+    const given: string[] = [];
+    const pacer: Pacer = {
+      acquire: async () => {
+        // The customer opts out during the (up to ~10 s) wait for a token.
+        w.audienceState.reason = 'OPTED_OUT';
+        return true;
+      },
+      giveBack: (channel) => void given.push(channel),
+    };
+    expect(await w.run(pacer)).toMatchObject({ kind: 'suppressed', reason: 'OPTED_OUT' });
+    expect(w.calls).not.toContain('send');
+    // The unused token goes back for the next record.
+    expect(given).toEqual(['EMAIL']);
+  });
+
+  it('a suppression that loses its condition (the sweeper took the claim over) is skipped, not reported', async () => {
     const w = world('BOUNCED', true);
     expect(await w.run()).toEqual({ kind: 'skipped', why: 'taken' });
     expect(w.calls).not.toContain('send');

@@ -32,6 +32,23 @@ describe('configuration, validated once at cold start', () => {
     ).toThrow(/LEASE_SECONDS must exceed twice SEND_TIMEOUT_MS/);
   });
 
+  it('refuses a lease a holder could lose while it only waits for a send token and sends', () => {
+    const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', LEASE_SECONDS: '12', SEND_TIMEOUT_MS: '2000' };
+    expect(() => loadDispatchConfig({ ...base, MAX_PACING_WAIT_MS: '10000' })).toThrow(
+      /LEASE_SECONDS must exceed MAX_PACING_WAIT_MS \+ SEND_TIMEOUT_MS/,
+    );
+    expect(loadDispatchConfig({ ...base, MAX_PACING_WAIT_MS: '9000' }).leaseMs).toBe(12_000);
+  });
+
+  it("our account and region, for telling another account's push endpoint from our own", () => {
+    const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' };
+    expect(loadDispatchConfig({ ...base, ACCOUNT_ID: '123456789012', AWS_REGION: 'eu-west-1' })).toMatchObject({
+      accountId: '123456789012',
+      region: 'eu-west-1',
+    });
+    expect(() => loadDispatchConfig({ ...base, ACCOUNT_ID: '1234' })).toThrow(/ACCOUNT_ID is invalid/);
+  });
+
   it('applies the documented defaults for optional settings', () => {
     expect(loadIngestConfig({ TABLE_NAME: 't' })).toEqual({
       tableName: 't',

@@ -256,10 +256,10 @@ describe('dispatch: claim → send → mark', () => {
     expect(release.ExpressionAttributeValues?.[':retryAt']).toBe(NOW + 225_000);
   });
 
-  it('HTTP 503 and SNS Throttled (429) are throttling too', async () => {
-    for (const [code, status] of [
-      ['ServiceUnavailable', 503],
-      ['Throttled', 429],
+  it('SNS Throttled (429) is throttling too; a 503 is an unknown outcome like every 5xx', async () => {
+    for (const [code, status, outcome] of [
+      ['Throttled', 429, { kind: 'deferred', reason: 'THROTTLED' }],
+      ['ServiceUnavailable', 503, { kind: 'unknown', resend: false }],
     ] as const) {
       ddb.reset();
       sns.reset();
@@ -269,7 +269,7 @@ describe('dispatch: claim → send → mark', () => {
         .resolvesOnce({ Attributes: sending(n) })
         .resolves({});
       sns.on(PublishCommand).rejects(providerError(code, status));
-      expect(await dispatch(key(n))).toMatchObject({ kind: 'deferred', reason: 'THROTTLED', code });
+      expect(await dispatch(key(n))).toMatchObject(outcome);
     }
   });
 
@@ -497,8 +497,6 @@ describe('dispatch: which stream records send', () => {
     expect(dispatchable(streamRecord('MODIFY', { ...n, retryAt: NOW + 5 }, sending(n)))).toEqual({
       key: key(n),
       retryAt: NOW + 5,
-      // Who it goes to, read from the image: the audience check needs no read of the item.
-      addressee: { channel: 'EMAIL', recipient: 'hanako@example.com', userId: 'u-42', template: 'TransferCompleted' },
     });
   });
   it('the send-rate windows and the breaker share the table but never reach dispatch: not through the trigger, not in code', () => {
@@ -533,11 +531,12 @@ describe('dispatch handler', () => {
     ddb.on(UpdateCommand).callsFake((input) => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+      // The lease runs on the real clock the handler reads.
       return input.ConditionExpression.startsWith('#status = :pending AND (attribute')
-        ? { Attributes: sending(ok) }
+        ? { Attributes: { ...sending(ok), leaseUntil: Date.now() + 120_000 } }
         : {};
     });
-    ddb.on(GetCommand).resolves({}); // the channel breaker: never opened
+    ddb.on(GetCommand).resolves({}); // the channel breaker: never opened; no suppression, no preferences
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-ok' });
     const records = [streamRecord('INSERT', ok), streamRecord('INSERT', broken), streamRecord('REMOVE', undefined, ok)];
     const response = await handler(streamEvent(records), context(60_000));
@@ -561,5 +560,303 @@ describe('dispatch handler', () => {
     );
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+  });
+});
+
+/** A DynamoDB error as the SDK raises it once its own retries are spent. */
+const dynamoError = (name: string, status: number) =>
+  Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+/** The conditional updates after the claim, by what each wrote: the status, or the lease extension. */
+const writes = () =>
+  ddb
+    .commandCalls(UpdateCommand)
+    .slice(1)
+    .map((c) => {
+      const v = c.args[0].input.ExpressionAttributeValues ?? {};
+      return v[':lease'] !== undefined
+        ? `lease${v[':providerMessageId'] ? `+${v[':providerMessageId']}` : ''}`
+        : v[':to'];
+    });
+
+describe('dispatch: what the provider established is recorded, whatever DynamoDB does meanwhile', () => {
+  it.each([
+    ['throttled', dynamoError('ThrottlingException', 400)],
+    ['a 500', dynamoError('InternalServerError', 500)],
+    ['a timeout', Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' })],
+  ])(
+    'the SENT write fails (%s) after the provider accepted: kept trying, SENT with the message id, sent once',
+    async (_what, error) => {
+      const n = pending('SMS');
+      ddb
+        .on(UpdateCommand)
+        .resolvesOnce({ Attributes: sending(n) })
+        .rejectsOnce(error)
+        .rejectsOnce(error)
+        .resolves({});
+      sns.on(PublishCommand).resolves({ MessageId: 'sns-accepted' });
+      const r = await dispatch(key(n));
+      expect(r).toMatchObject({
+        kind: 'sent',
+        providerMessageId: 'sns-accepted',
+        acceptance: 'recorded',
+        fenced: false,
+      });
+      expect(writes()).toEqual(['SENT', 'SENT', 'SENT']);
+      // The same write each time (its own updatedAt, which the lost-reply re-read compares).
+      const marks = ddb.commandCalls(UpdateCommand).slice(1);
+      expect(new Set(marks.map((c) => c.args[0].input.ExpressionAttributeValues?.[':now'])).size).toBe(1);
+      expect(sns.commandCalls(PublishCommand)).toHaveLength(1);
+    },
+  );
+
+  it('a write that would outlive the lease first extends it — with the message id, so the acceptance is on the item', async () => {
+    let now = NOW;
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: { ...sending(n), leaseUntil: NOW + 10_000 } })
+      .rejectsOnce(dynamoError('ThrottlingException', 400))
+      .resolves({});
+    sns.on(PublishCommand).callsFake(async () => {
+      now += 7_000; // a slow answer: the lease is close to its end when the SENT write meets throttling
+      return { MessageId: 'sns-late-lease' };
+    });
+    const d = deps({
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms + 2_000;
+      },
+    });
+    const r = await dispatch(key(n), d, undefined, { finishBy: NOW + 50_000, maxWaitMs: 0 });
+    expect(r).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(writes()).toEqual(['SENT', 'lease+sns-late-lease', 'SENT']);
+  });
+
+  it("DynamoDB refuses every write until the record's time is up: reported (not thrown), the send never repeated here", async () => {
+    let now = NOW;
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .rejects(dynamoError('InternalServerError', 500));
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-unrecorded' });
+    const d = deps({
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+      },
+    });
+    const r = await dispatch(key(n), d, undefined, { finishBy: NOW + 10_000, maxWaitMs: 0, recordBy: NOW + 11_000 });
+    expect(r).toMatchObject({ kind: 'sent', providerMessageId: 'ses-unrecorded', acceptance: 'notRecorded' });
+    expect(now).toBeLessThanOrEqual(NOW + 11_000);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
+  });
+
+  it('a throttled attempt stays "not sent" when its release write fails: retried, deferred, never left SENDING', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .rejectsOnce(dynamoError('ProvisionedThroughputExceededException', 400))
+      .resolves({});
+    ses.on(SendEmailCommand).rejects(providerError('Throttling', 400, 'Maximum sending rate exceeded.'));
+    expect(await dispatch(key(n))).toMatchObject({ kind: 'deferred', reason: 'THROTTLED' });
+    expect(writes()).toEqual(['PENDING', 'PENDING']);
+  });
+
+  it('fenced out after the provider accepted (the sweeper resolved the lease as UNKNOWN): the message id goes on the UNKNOWN item', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n, 1) })
+      .rejectsOnce(conditionFailed()) // SENT: fenced
+      .resolves({}); // the late acceptance noted
+    ddb.on(GetCommand).resolves({ Item: { ...n, status: 'UNKNOWN', attempt: 1, lastError: 'LEASE_EXPIRED' } });
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-after-lease' });
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'sent', fenced: true, acceptance: 'late' });
+    const note = ddb.commandCalls(UpdateCommand)[2]!.args[0].input;
+    expect(note.ConditionExpression).toBe(
+      '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId)',
+    );
+    expect(note.ExpressionAttributeValues).toMatchObject({ ':mid': 'ses-after-lease', ':attempt': 1 });
+  });
+});
+
+describe('dispatch: an error holds only what it breaks', () => {
+  const FOREIGN = PUSH_ARN.replace(':123456789012:', ':999988887777:');
+  const ANDROID =
+    'arn:aws:sns:ap-northeast-1:123456789012:endpoint/GCM/bank-app-android/1a2b3c4d-0000-4000-8000-000000000001';
+  const recording = (held: Record<string, number> = {}) => {
+    const holds: string[] = [];
+    const breaker: Breaker = {
+      heldUntil: async (scope) => held[scope],
+      hold: async (scope, code, now) => {
+        holds.push(`${scope}:${code}`);
+        return now + 60_000;
+      },
+    };
+    return { holds, breaker };
+  };
+  const ours = () =>
+    deps({
+      sender: new ProviderSender(new SESClient({}), new SNSClient({}), {
+        senderEmail: 'notifications@example.com',
+        origin: { account: '123456789012', region: 'ap-northeast-1' },
+      }),
+    });
+
+  it("another account's endpoint (AuthorizationError for that ARN): FAILED, nothing held", async () => {
+    const n = { ...pending('PUSH'), recipient: FOREIGN };
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).rejects(providerError('AuthorizationError', 403));
+    const { holds, breaker } = recording();
+    const r = await dispatch(key(n), { ...ours(), breaker });
+    expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
+    expect(holds).toEqual([]);
+    expect(transitions()).toEqual(['SENDING', 'FAILED']);
+  });
+
+  it('a disabled endpoint: FAILED, nothing held', async () => {
+    const n = pending('PUSH');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).rejects(providerError('EndpointDisabled', 400));
+    const { holds, breaker } = recording();
+    expect(await dispatch(key(n), { ...ours(), breaker })).toMatchObject({
+      kind: 'failed',
+      reason: 'EndpointDisabled',
+    });
+    expect(holds).toEqual([]);
+  });
+
+  it('a disabled platform application holds that application, not PUSH: deferred, nothing FAILED', async () => {
+    const n = pending('PUSH');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).rejects(providerError('PlatformApplicationDisabled', 400));
+    const { holds, breaker } = recording();
+    const r = await dispatch(key(n), { ...ours(), breaker });
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'APPLICATION_BLOCKED', code: 'PlatformApplicationDisabled' });
+    expect(holds).toEqual([
+      'PUSH#arn:aws:sns:ap-northeast-1:123456789012:app/APNS/bank-app:PlatformApplicationDisabled',
+    ]);
+  });
+
+  it('a held application defers its own endpoints only: an Android push of another application is sent', async () => {
+    const { breaker } = recording({ 'PUSH#arn:aws:sns:ap-northeast-1:123456789012:app/APNS/bank-app': NOW + 30_000 });
+    const ios = pending('PUSH');
+    const android = { ...pending('PUSH'), pk: 'EVENT#android', recipient: ANDROID };
+    ddb
+      .on(UpdateCommand)
+      .callsFake((input) =>
+        input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+          ? { Attributes: input.Key.pk === 'EVENT#android' ? sending(android) : sending(ios) }
+          : {},
+      );
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-android' });
+    expect(await dispatch(key(ios), { ...ours(), breaker })).toMatchObject({
+      kind: 'deferred',
+      reason: 'APPLICATION_HELD',
+    });
+    expect(await dispatch(key(android), { ...ours(), breaker })).toMatchObject({ kind: 'sent' });
+    expect(sns.commandCalls(PublishCommand).map((c) => c.args[0].input.TargetArn)).toEqual([ANDROID]);
+  });
+});
+
+describe('dispatch: no send starts that cannot finish', () => {
+  it('a slow claim leaves too little of the invocation: the send is not started, the item deferred at once', async () => {
+    let now = NOW;
+    const n = pending('EMAIL');
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-never' });
+    ddb
+      .on(UpdateCommand)
+      .callsFakeOnce(async () => {
+        now += 46_000; // the claim took 46 s of the record's 50
+        return { Attributes: { ...sending(n), leaseUntil: now + 120_000 } };
+      })
+      .resolves({});
+    const r = await dispatch(key(n), deps({ now: () => now, pacer: unpaced }));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'NO_TIME_LEFT' });
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+  });
+
+  it('a token that needed no wait (pooled) after a slow audience read: still checked, not sent', async () => {
+    let now = NOW;
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-never' });
+    const audience = {
+      check: async () => {
+        now += 47_000;
+        return undefined;
+      },
+    };
+    const given: string[] = [];
+    const pacer: Pacer = { acquire: async () => true, giveBack: (c) => void given.push(c) };
+    const r = await dispatch(key(n), deps({ now: () => now, pacer, audience }));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'NO_TIME_LEFT' });
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+    expect(given).toEqual(['EMAIL']);
+  });
+
+  it('a send that would outlive its lease is not started either', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: { ...sending(n), leaseUntil: NOW + 4_000 } })
+      .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-never' });
+    const r = await dispatch(key(n));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'NO_TIME_LEFT' });
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+  });
+});
+
+describe('dispatch: a read between the claim and the send that fails sent nothing', () => {
+  it('the audience read fails (DynamoDB throttled): the claim goes back as a NOT_SENT deferral, never left SENDING', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    const given: string[] = [];
+    const pacer: Pacer = { acquire: async () => true, giveBack: (c) => void given.push(c) };
+    const audience = {
+      check: async () => {
+        throw dynamoError('ThrottlingException', 400);
+      },
+    };
+    const r = await dispatch(key(n), deps({ pacer, audience }));
+    expect(r).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT', code: 'ThrottlingException' });
+    expect(transitions()).toEqual(['SENDING', 'PENDING']);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+    expect(given).toEqual(['EMAIL']);
+  });
+
+  it('the breaker read fails: deferred the same way', async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    const breaker: Breaker = {
+      heldUntil: async () => {
+        throw dynamoError('InternalServerError', 500);
+      },
+      hold: async (_s, _c, now) => now,
+    };
+    expect(await dispatch(key(n), deps({ breaker }))).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT' });
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
   });
 });

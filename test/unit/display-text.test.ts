@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { forbiddenCodePoint, isSafeDisplayText } from '../../chaos/text-oracle.ts';
 import {
   cleanDisplayText,
   isCleanDisplayText,
@@ -97,5 +98,39 @@ describe('display text cleaning', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('the cleaner judged by an oracle of its own (chaos/text-oracle.ts: code points by number, no shared expression)', () => {
+  it('every forbidden code point, alone and amid text, is gone after cleaning', () => {
+    const points: number[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (forbiddenCodePoint(String.fromCodePoint(cp)) !== undefined) points.push(cp);
+    }
+    // The table is what it says: controls, separators, bidi and other format characters, noncharacters, surrogates.
+    expect(points.length).toBeGreaterThan(2_000);
+    for (const cp of points) {
+      const ch = String.fromCodePoint(cp);
+      for (const input of [ch, `a${ch}b`, `${ch}山${ch}`]) {
+        const out = clean(input);
+        expect(forbiddenCodePoint(out), `U+${cp.toString(16).toUpperCase()} in ${JSON.stringify(input)}`).toBe(
+          undefined,
+        );
+      }
+    }
+  });
+
+  it('property: whatever the input, the cleaned text holds nothing the oracle forbids', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: unicodeUnit, maxLength: 60 }), (input) => {
+        expect(isSafeDisplayText(clean(input))).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('the oracle keeps what text needs: ZWJ and ZWNJ, marks, emoji, CJK', () => {
+    expect(isSafeDisplayText('👨\u200D👩\u200D👧 می\u200Cخواهم José 山田')).toBe(true);
+    expect(isSafeDisplayText('a\u202Eb')).toBe(false);
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { TransientStoreError } from '../../functions/commons/errors.ts';
 import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
-import { transferEvent } from '../support/events.ts';
+import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
 const _NOW = BATCH_NOW;
@@ -44,7 +44,7 @@ describe('the lowest offset is the original', () => {
     expect(store.quarantined('t', 0, 10)).toBeUndefined();
   });
 
-  it('different eventIds still run concurrently (one slow event does not hold the others)', async () => {
+  it("different customers' events still run concurrently (one slow event does not hold the others)", async () => {
     const store = new MemoryInboxStore();
     const order: string[] = [];
     store.beforeWrite = async (items) => {
@@ -53,7 +53,10 @@ describe('the lowest offset is the original', () => {
       order.push(id);
     };
     await ingestBatch(
-      mskEvent([rec(0, transferEvent({ eventId: 'slow' })), rec(1, transferEvent({ eventId: 'fast' }))]),
+      mskEvent([
+        rec(0, transferEvent({ eventId: 'slow', recipient: { userId: 'u-1' } })),
+        rec(1, transferEvent({ eventId: 'fast', recipient: { userId: 'u-2' } })),
+      ]),
       deps(store),
     );
     expect(order).toEqual(['fast', 'slow']);
@@ -117,7 +120,7 @@ describe('the lowest offset is the original', () => {
     };
     const event = mskEvent([
       rec(0, transferEvent({ eventId: 'held', data: { amount: '1' } })),
-      rec(1, transferEvent({ eventId: 'free' })),
+      rec(1, transferEvent({ eventId: 'free', recipient: { userId: 'u-other' } })),
       rec(2, transferEvent({ eventId: 'held', data: { amount: '2' } })),
       rec(3, 'not json'),
     ]);
@@ -218,5 +221,69 @@ describe('max event age', () => {
       rejection: { reason: 'SCHEMA_VIOLATION', eventId: 'future', detail: expect.stringContaining('occurredAt') },
     });
     expect(store.inbox('future')).toBeUndefined();
+  });
+});
+
+describe("one customer's records apply in offset order, across eventIds", () => {
+  const optOut = preferencesEvent('prefs-1', '2026-11-30T09:14:00Z', ['EMAIL', 'SMS'], 'u-9');
+  const transfer = transferEvent({ eventId: 'after-opt-out', recipient: { userId: 'u-9' } });
+  const stranger = transferEvent({ eventId: 'someone-else', recipient: { userId: 'u-10' } });
+
+  it('a preference the store cannot write yet holds back the transfer after it of the same customer, not the others', async () => {
+    const store = new MemoryInboxStore();
+    let outage = true;
+    store.beforeWrite = (items) => {
+      if (outage && items.some((i) => i.kind === 'PREFS'))
+        throw new TransientStoreError('throttled', ['ThrottlingError']);
+    };
+    const event = mskEvent([rec(0, optOut), rec(1, transfer), rec(2, stranger)]);
+    const first = await ingestBatch(event, deps(store));
+    expect(first.failure).toBeInstanceOf(TransientStoreError);
+    expect(first.figures).toMatchObject({ received: 3, accepted: 1, failed: 2 });
+    expect(reconciles(first.figures)).toBe(true);
+    // The transfer was not written: no notification of it can reach dispatch before the opt-out is in force.
+    expect(store.inbox('after-opt-out')).toBeUndefined();
+    expect(store.ofKind('NOTIFICATION').filter((n) => n.eventId === 'after-opt-out')).toEqual([]);
+    expect(store.inbox('someone-else')).toBeDefined();
+
+    outage = false;
+    const again = await ingestBatch(event, deps(store));
+    expect(again.failure).toBeUndefined();
+    expect(store.ofKind('PREFS')).toMatchObject([{ userId: 'u-9', optOut: ['EMAIL', 'SMS'] }]);
+    expect(store.inbox('after-opt-out')).toBeDefined();
+  });
+
+  it('the preference is written before the transfer after it, even when its write is the slower one', async () => {
+    const store = new MemoryInboxStore();
+    const order: string[] = [];
+    store.beforeWrite = async (items) => {
+      const id = (items[0] as { eventId: string }).eventId;
+      if (id === 'prefs-1') await sleep(30);
+      order.push(id);
+    };
+    await ingestBatch(mskEvent([rec(7, optOut), rec(8, transfer), rec(9, stranger)]), deps(store));
+    expect(order.indexOf('prefs-1')).toBeLessThan(order.indexOf('after-opt-out'));
+    // Another customer's event did not wait for this customer's slow preference.
+    expect(order.indexOf('someone-else')).toBeLessThan(order.indexOf('prefs-1'));
+  });
+
+  it('records joined through a customer and an eventId form one chain: the lowest offset is still the original', async () => {
+    const store = new MemoryInboxStore();
+    store.beforeWrite = async (items) => {
+      if (
+        (items[0] as { eventId: string }).eventId === 'x' &&
+        (items[1] as { data?: { amount?: string } })?.data?.amount === '1'
+      )
+        await sleep(20);
+    };
+    const event = mskEvent([
+      rec(0, transferEvent({ eventId: 'x', data: { amount: '1' }, recipient: { userId: 'a' } })),
+      rec(1, transferEvent({ eventId: 'y', recipient: { userId: 'a' } })),
+      // The same eventId under another customer: a conflict, joined to the first through the eventId.
+      rec(2, transferEvent({ eventId: 'x', data: { amount: '2' }, recipient: { userId: 'b' } })),
+    ]);
+    const summary = await ingestBatch(event, deps(store));
+    expect(summary.results.map((r) => r.kind)).toEqual(['accepted', 'accepted', 'conflict']);
+    expect(amountOf(store, 'x')).toBe('1');
   });
 });

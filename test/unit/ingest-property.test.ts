@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
-import { isCleanDisplayText } from '../../functions/domain/display-text.ts';
+import { isSafeDisplayText } from '../../chaos/text-oracle.ts';
 import { type BatchDeps, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestResult, ingestRecord } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../local/msk.ts';
@@ -168,7 +168,7 @@ describe('input never throws', () => {
           for (const n of store.ofKind('NOTIFICATION')) {
             expect(everyStringWellFormed(n)).toBe(true);
             for (const text of [n.data.counterpartyName, n.data.reason]) {
-              if (text !== undefined) expect(isCleanDisplayText(text) && text !== '').toBe(true);
+              if (text !== undefined) expect(isSafeDisplayText(text) && text !== '').toBe(true);
             }
           }
 

@@ -217,7 +217,8 @@ describe('ingest: the batch', () => {
     const event = mskEvent([
       { topic: 't', partition: 0, offset: 1, value: transferEvent({ eventId: 'e-1' }) },
       { topic: 't', partition: 0, offset: 2, value: transferEvent({ eventId: 'e-bad' }) },
-      { topic: 't', partition: 1, offset: 1, value: transferEvent({ eventId: 'e-2' }) },
+      // Another customer's: one customer's failure holds back only that customer's later records.
+      { topic: 't', partition: 1, offset: 1, value: transferEvent({ eventId: 'e-2', recipient: { userId: 'u-7' } }) },
       { topic: 't', partition: 1, offset: 2, value: 'garbage' },
     ]);
     const summary = await ingestBatch(event, { ...deps(), limit: pLimit(2) });

@@ -54,6 +54,24 @@ class MemoryWindows implements TokenWindows {
 const RATES = { EMAIL: 14, PUSH: 100, SMS: 20 };
 
 describe('the shared token bucket', () => {
+  it('a waiter whose time is up gets no token, not even a pooled one; an unused token goes back to its window', async () => {
+    const clock = new VirtualClock();
+    const windows = new MemoryWindows();
+    const pacer = new SharedTokenBucket(windows, RATES, clock);
+    // Two waiters at once: the head takes a chunk of two with one write, the second is served from the pool.
+    const [a, b] = await Promise.all([
+      pacer.acquire('EMAIL', clock.now() + 1_000),
+      pacer.acquire('EMAIL', clock.now() + 1_000),
+    ]);
+    expect([a, b]).toEqual([true, true]);
+    pacer.giveBack('EMAIL');
+    // One token is pooled now; a record whose send could no longer finish must not take it.
+    expect(await pacer.acquire('EMAIL', clock.now() - 1)).toBe(false);
+    const writes = windows.writes;
+    expect(await pacer.acquire('EMAIL', clock.now() + 1_000)).toBe(true);
+    expect(windows.writes).toBe(writes); // served from the pool: the token given back
+  });
+
   it('several environments together never exceed the rate in any window, and run close to it', async () => {
     const clock = new VirtualClock();
     const windows = new MemoryWindows();

@@ -87,7 +87,8 @@ const SES_CASES: [number, string, string | undefined, SendFailureClass][] = [
   [400, 'Throttling', 'Maximum sending rate exceeded.', 'throttled'],
   [400, 'Throttling', 'Daily message quota exceeded.', 'throttled'],
   [400, 'ThrottlingException', undefined, 'throttled'],
-  [503, 'ServiceUnavailable', undefined, 'throttled'],
+  // A 503 says nothing about whether SES took the message first: like every 5xx, unknown (docs/dispatch.md).
+  [503, 'ServiceUnavailable', undefined, 'unknown'],
   // SendEmail's own errors: https://docs.aws.amazon.com/ses/latest/APIReference/API_SendEmail.html
   [400, 'MessageRejected', 'Illegal address', 'rejected'],
   [400, 'MessageRejected', 'Address blacklisted.', 'rejected'],
@@ -134,7 +135,9 @@ const SNS_CASES: [number, string, 'PUSH' | 'SMS', SendFailureClass][] = [
   [400, 'KMSInvalidState', 'PUSH', 'accountBlocked'],
   [400, 'KMSNotFound', 'PUSH', 'accountBlocked'],
   [403, 'KMSOptInRequired', 'PUSH', 'accountBlocked'],
-  [400, 'PlatformApplicationDisabled', 'PUSH', 'accountBlocked'],
+  // One platform application (an expired APNs certificate): held on its own, not the channel.
+  [400, 'PlatformApplicationDisabled', 'PUSH', 'applicationBlocked'],
+  [503, 'ServiceUnavailable', 'SMS', 'unknown'],
   [400, 'RequestExpired', 'SMS', 'notSent'],
   [500, 'InternalError', 'SMS', 'unknown'],
 ];
@@ -154,6 +157,63 @@ describe('SNS Publish answers, through the SDK and the adapter', () => {
     const e = await failureOf(channel);
     expect(e.failure).toBe(expected);
     expect(e.code).toBe(code);
+  });
+});
+
+describe("an AuthorizationError is the one endpoint's when it is another account's or region's", () => {
+  /** Our sender, publishing from the account and region of PUSH_ARN (ap-northeast-1, 123456789012). */
+  const ours = (origin: { account?: string; region?: string }) => {
+    const config = {
+      endpoint: url,
+      region: 'ap-northeast-1',
+      maxAttempts: 1,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    };
+    return new ProviderSender(new SESClient(config), new SNSClient(config), { senderEmail: 'n@example.com', origin });
+  };
+  const pushTo = async (s: ProviderSender, arn: string) => {
+    const n = { ...item('PUSH'), recipient: arn };
+    const message = render({ template: n.template, locale: n.locale, channel: 'PUSH', data: n.data }, EXAMPLE_BRAND);
+    try {
+      await s.send(n, message, AbortSignal.timeout(2_000));
+    } catch (error) {
+      return error as SendError;
+    }
+    throw new Error('the send succeeded');
+  };
+  const foreignAccount = PUSH_ARN.replace(':123456789012:', ':999988887777:');
+  const foreignRegion = PUSH_ARN.replace(':ap-northeast-1:', ':eu-west-1:');
+
+  it("another account's endpoint: rejected (FAILED with FOREIGN_ENDPOINT), not the account's fault", async () => {
+    answer = xmlError(
+      403,
+      'AuthorizationError',
+      `not authorized to perform: SNS:Publish on resource: ${foreignAccount}`,
+    );
+    const e = await pushTo(ours({ account: '123456789012', region: 'ap-northeast-1' }), foreignAccount);
+    expect(e).toMatchObject({
+      failure: 'rejected',
+      code: 'AuthorizationError',
+      reason: 'FOREIGN_ENDPOINT: AuthorizationError',
+    });
+  });
+
+  it("another region's endpoint: rejected, even when our account is not configured", async () => {
+    answer = xmlError(403, 'AuthorizationError');
+    const e = await pushTo(ours({ region: 'ap-northeast-1' }), foreignRegion);
+    expect(e).toMatchObject({ failure: 'rejected', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
+  });
+
+  it('our own endpoint refused: the account (IAM drift) — the channel is held, as before', async () => {
+    answer = xmlError(403, 'AuthorizationError');
+    const e = await pushTo(ours({ account: '123456789012', region: 'ap-northeast-1' }), PUSH_ARN);
+    expect(e).toMatchObject({ failure: 'accountBlocked', reason: 'AuthorizationError' });
+  });
+
+  it("without our account known, another account's endpoint stays the cautious reading (account-level)", async () => {
+    answer = xmlError(403, 'AuthorizationError');
+    const e = await pushTo(ours({ region: 'ap-northeast-1' }), foreignAccount);
+    expect(e.failure).toBe('accountBlocked');
   });
 });
 
@@ -214,7 +274,29 @@ describe('failures below HTTP', () => {
       'ENOTFOUND',
     ],
     [Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' }), 'notSent', 'EAI_AGAIN'],
-    [Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }), 'notSent', 'ENETUNREACH'],
+    // "No route" while connecting: nothing left. On an established (reused) socket, after the request was written:
+    // unknown. Node names the failed call in `syscall`.
+    [
+      Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', syscall: 'connect' }),
+      'notSent',
+      'ENETUNREACH',
+    ],
+    [
+      Object.assign(new Error('connect EHOSTUNREACH'), { code: 'EHOSTUNREACH', syscall: 'connect' }),
+      'notSent',
+      'EHOSTUNREACH',
+    ],
+    [
+      Object.assign(new Error('read EHOSTUNREACH'), { code: 'EHOSTUNREACH', syscall: 'read' }),
+      'unknown',
+      'EHOSTUNREACH',
+    ],
+    [Object.assign(new Error('EHOSTUNREACH'), { code: 'EHOSTUNREACH' }), 'unknown', 'EHOSTUNREACH'],
+    [
+      Object.assign(new Error('write ENETUNREACH'), { code: 'ENETUNREACH', syscall: 'write' }),
+      'unknown',
+      'ENETUNREACH',
+    ],
     [Object.assign(new Error('write EPIPE'), { name: 'TimeoutError', code: 'EPIPE' }), 'unknown', 'EPIPE'],
     [Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' }), 'unknown', 'ECONNRESET'],
     [

@@ -46,6 +46,9 @@ const clean = (): ChaosReport => ({
   reconciled: true,
   failedByQuotaOrAccount: 0,
   resentAfterAcceptAtMostOnce: 0,
+  sendsWithoutTime: 0,
+  heldTooWide: 0,
+  preferences: { cases: 2, mismatches: 0 },
   problems: [],
 });
 
@@ -72,6 +75,9 @@ describe('chaos verdict', () => {
     ['reconciled', { reconciled: false }],
     ['failedByQuotaOrAccount', { failedByQuotaOrAccount: 1 }],
     ['resentAfterAcceptAtMostOnce', { resentAfterAcceptAtMostOnce: 1 }],
+    ['sendsWithoutTime', { sendsWithoutTime: 1 }],
+    ['heldTooWide', { heldTooWide: 1 }],
+    ['preferences.mismatches', { preferences: { cases: 2, mismatches: 1 } }],
   ])('fails on %s, naming it', (name, broken) => {
     const verdict = judge({ ...clean(), ...broken });
     expect(verdict.pass).toBe(false);
