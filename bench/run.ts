@@ -67,7 +67,7 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
 }
 
 const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --pipeline] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --pipeline | --cpu] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
 
@@ -77,6 +77,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --quota      only the pacing and sweeper-drain figures (bench/quota.ts)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
+  --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
+               max(N, 2000) events; each figure and their median (compare the admission path before and after a change with it)
   --quick      small sizes and one round: for development, not for quoting
   -h, --help   this text
 
@@ -92,18 +94,20 @@ function parseOptions() {
         json: { type: 'boolean', default: false },
         quota: { type: 'boolean', default: false },
         pipeline: { type: 'boolean', default: false },
+        cpu: { type: 'boolean', default: false },
         quick: { type: 'boolean', default: false },
       },
     },
     process.argv.slice(2),
   );
-  if (values.quota === true && values.pipeline === true) {
-    throw new UsageError('--quota and --pipeline are separate runs: give one of them');
+  if ([values.quota, values.pipeline, values.cpu].filter((v) => v === true).length > 1) {
+    throw new UsageError('--quota, --pipeline and --cpu are separate runs: give one of them');
   }
   return {
     json: values.json === true,
     quota: values.quota === true,
     pipeline: values.pipeline === true,
+    cpu: values.cpu === true,
     quick: values.quick === true,
     events: intOption('events', values.events, 1) ?? 1000,
     rounds: intOption('rounds', values.rounds, 1) ?? 3,
@@ -239,6 +243,14 @@ const SIZES = (() => {
 
 async function main() {
   if (args.pipeline) return { pipeline: await measurePipeline() };
+  if (args.cpu) {
+    // The JIT settles over the first runs: five are not counted.
+    for (let i = 0; i < 5; i++) await measureCpu();
+    const runs: number[] = [];
+    for (let i = 0; i < ROUNDS * 5; i++) runs.push(await measureCpu());
+    const sorted = [...runs].sort((a, b) => a - b);
+    return { cpu: { cpuMicrosPerEventMedian: sorted[Math.floor(sorted.length / 2)], runs } };
+  }
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
   try {
@@ -350,13 +362,7 @@ async function measureAll(endpoint: string) {
   }
   log('latency done');
 
-  // ── CPU per event: an instant client ──
-  const instant = new DynamoInboxStore({ send: async () => ({}) } as unknown as DynamoDBDocumentClient, 'instant');
-  const cpuBatches = workload('cpu', args.quick ? 1000 : Math.max(EVENTS, 2000), 0).batches;
-  for (const b of cpuBatches.slice(0, 5)) await ingestBatch(b, { ...ingestDeps(16), store: instant }); // warm up
-  const tCpu = performance.now();
-  for (const b of cpuBatches) await ingestBatch(b, { ...ingestDeps(16), store: instant });
-  const cpuMicrosPerEvent = round2(((performance.now() - tCpu) * 1000) / (cpuBatches.length * 100));
+  const cpuMicrosPerEvent = await measureCpu();
   log('cpu done');
 
   // ── Dispatch: batch 100, providers at 50 ms, the stack's concurrency (5 invocations × 10 sends each) ──
@@ -402,6 +408,19 @@ const capacityAt = (notificationsPerSec: number, measured: Measured) =>
     measured,
     sizes: SIZES,
   });
+
+/**
+ * CPU per event (decode + validate + normalise + hash + route + build the transaction), the ingest batch path against
+ * an instant client: no network, no DynamoDB, only our code.
+ */
+async function measureCpu(): Promise<number> {
+  const instant = new DynamoInboxStore({ send: async () => ({}) } as unknown as DynamoDBDocumentClient, 'instant');
+  const cpuBatches = workload('cpu', args.quick ? 1000 : Math.max(EVENTS, 2000), 0).batches;
+  for (const b of cpuBatches.slice(0, 5)) await ingestBatch(b, { ...ingestDeps(16), store: instant }); // warm up
+  const tCpu = performance.now();
+  for (const b of cpuBatches) await ingestBatch(b, { ...ingestDeps(16), store: instant });
+  return round2(((performance.now() - tCpu) * 1000) / (cpuBatches.length * 100));
+}
 
 const ingestDeps = (concurrency: number) => ({
   limit: pLimit(concurrency),
