@@ -40,7 +40,7 @@ import { neverHeld } from '../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { decodeRecordValue } from '../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { buildInbox, buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
 import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
@@ -225,7 +225,7 @@ interface Measure {
 const SIZES = (() => {
   const value = eventValue('size-sample-000123', 1);
   const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
-  if (!d.ok) throw new Error('bench event invalid');
+  if (!isTransfer(d)) throw new Error('bench event invalid');
   const now = Date.now();
   const source = { topic: 'bench', partition: 0, offset: 123_456 };
   const inbox = buildInbox(d.event, `v1:${'0'.repeat(64)}`, ['EMAIL', 'PUSH'], source, now, { retentionDays: 35 });
@@ -622,8 +622,8 @@ function powertoolsBaseline(client: DynamoDBClient, table: string, idemTable: st
   const putNotifications = makeIdempotent(
     async (record: { event: ReturnType<typeof eventValue> }) => {
       const decoded = decodeRecordValue(Buffer.from(JSON.stringify(record.event)).toString('base64'), 65_536);
-      if (!decoded.ok) return 'bad';
-      const routed = route(decoded.event);
+      if (!isTransfer(decoded)) return 'bad';
+      const routed = route(decoded.event, decoded.contactRefusals);
       if (!routed.ok) return 'bad';
       for (const channel of routed.channels) {
         const address = contactFor(decoded.event.recipient, channel) as string;
@@ -669,7 +669,7 @@ async function measureDispatch() {
         Buffer.from(JSON.stringify(eventValue(`d-${inv}-${i}`, i))).toString('base64'),
         65_536,
       );
-      if (!d.ok) throw new Error('bench event invalid');
+      if (!isTransfer(d)) throw new Error('bench event invalid');
       const item: NotificationItem = buildNotification(d.event, 'EMAIL', 'x@example.com', Date.now(), {
         retentionDays: 35,
       });

@@ -14,7 +14,7 @@ import {
   NAME_MAX_GRAPHEMES,
   REASON_MAX_GRAPHEMES,
 } from '../functions/domain/display-text.ts';
-import { type Channel, parseEventJson } from '../functions/domain/event.ts';
+import { type Channel, type DecodedTransfer, decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
 import { route } from '../functions/domain/routing.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
@@ -30,10 +30,12 @@ import {
 import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
 import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
-const hashOf = (value: unknown): string | undefined => {
-  const d = parseEventJson(JSON.stringify(value));
-  return d.ok ? d.payloadHash : undefined;
+/** A record's event as ingest reads it: the one decoder (event.ts decodeRecordValue). */
+const decoded = (value: unknown): DecodedTransfer | undefined => {
+  const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
+  return isTransfer(d) ? d : undefined;
 };
+const hashOf = (value: unknown): string | undefined => decoded(value)?.payloadHash;
 
 /** The only FAILED reasons a notification may end with: its own (a provider's per-message refusal, its template) or
  * an at-least-once resend budget spent after unknown outcomes. Never a quota, an account state, or age. */
@@ -107,9 +109,9 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
       }
       const mine = hashOf(r.value);
       if (stored.payloadHash === mine) {
-        const d = parseEventJson(JSON.stringify(r.value));
-        if (d.ok) {
-          const routed = route(d.event);
+        const d = decoded(r.value);
+        if (d !== undefined) {
+          const routed = route(d.event, d.contactRefusals);
           expected.set(r.spec.eventId, routed.ok && !r.spec.tooOld ? routed.channels : []);
         }
       } else {

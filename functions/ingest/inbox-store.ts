@@ -3,17 +3,28 @@
  * It reads what DynamoDB answered and turns it into domain outcomes; anything else is thrown, typed.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
 import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
 import type { PreferencesItem } from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
 import {
+  DEFAULT_STUCK_AFTER_MS,
   eventPk,
   INBOX_SK,
   type InboxItem,
   type NotificationItem,
+  notificationIdOf,
+  notificationSk,
   type QuarantineItem,
+  sweepKey,
 } from '../domain/notification.ts';
 
 export type RecordOutcome =
@@ -33,6 +44,33 @@ export type PreferencesOutcome =
   | { kind: 'inboxExists'; payloadHash: string | undefined }
   | { kind: 'stale' };
 
+/** What a repair needs to know of an event's inbox item (read strongly consistent). */
+export interface StoredInbox {
+  readonly payloadHash: string | undefined;
+  readonly channels: Channel[];
+  readonly refusedChannels?: Channel[];
+  readonly repairHash?: string;
+  readonly repairedHashes?: ReadonlySet<string>;
+}
+
+/** A corrected resend's repair of an event's REFUSED channels (ingest-record.ts settleTransfer). */
+export interface ChannelRepair {
+  readonly eventId: string;
+  /** The inbox as read: the repair applies only if its repairHash is still this one. */
+  readonly expected: StoredInbox;
+  /** The corrected record's payloadHash: remembered, so its resends are duplicates. */
+  readonly payloadHash: string;
+  /** The inbox's channels and refused channels after the repair, and the repairHash of those still refused. */
+  readonly channels: Channel[];
+  readonly refusedChannels: Channel[];
+  readonly repairHash?: string;
+  /** Each repaired channel with its new address: REFUSED → PENDING, only if still REFUSED. */
+  readonly repairs: { readonly channel: Channel; readonly recipient: string }[];
+  readonly now: number;
+  readonly stuckAfterMs?: number | undefined;
+  readonly sweepShards?: number | undefined;
+}
+
 export interface InboxStore {
   /**
    * One strongly consistent look-up of the inbox items of these eventIds, before their transactions: a known event is
@@ -48,6 +86,16 @@ export interface InboxStore {
   recordPreferences(inbox: InboxItem, staleInbox: InboxItem, prefs: PreferencesItem): Promise<PreferencesOutcome>;
   /** Returns false when a quarantine item for this record already exists (a redelivered bad record). */
   quarantine(item: QuarantineItem): Promise<boolean>;
+  /**
+   * The event's inbox item, strongly consistent: read only when a record's payloadHash differs from the stored one,
+   * to tell a corrected resend (a repair) from a conflict. Optional: without it every such record is a conflict.
+   */
+  readInbox?(eventId: string): Promise<StoredInbox | undefined>;
+  /**
+   * One transaction: the inbox (conditional on the repairHash read) and each repaired notification (conditional on
+   * REFUSED). `changed` when a condition failed: another record of the event moved it first.
+   */
+  repairChannels?(repair: ChannelRepair): Promise<'repaired' | 'changed'>;
 }
 
 /** Cancellation reasons that mean "try again", never "bad input". */
@@ -194,6 +242,83 @@ export class DynamoInboxStore implements InboxStore {
       if ((error as Error)?.name !== 'ConditionalCheckFailedException') throw error;
       const item = (error as { Item?: Record<string, unknown> }).Item;
       return { kind: 'inboxExists', payloadHash: item === undefined ? undefined : storedHash(item) };
+    }
+  }
+
+  async readInbox(eventId: string): Promise<StoredInbox | undefined> {
+    const r = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: eventPk(eventId), sk: INBOX_SK },
+        ConsistentRead: true,
+        ProjectionExpression: 'payloadHash, channels, refusedChannels, repairHash, repairedHashes',
+      }),
+    );
+    const item = r.Item;
+    if (item === undefined) return undefined;
+    return {
+      payloadHash: typeof item.payloadHash === 'string' ? item.payloadHash : undefined,
+      channels: Array.isArray(item.channels) ? (item.channels as Channel[]) : [],
+      ...(Array.isArray(item.refusedChannels) ? { refusedChannels: item.refusedChannels as Channel[] } : {}),
+      ...(typeof item.repairHash === 'string' ? { repairHash: item.repairHash } : {}),
+      ...(item.repairedHashes instanceof Set ? { repairedHashes: item.repairedHashes as Set<string> } : {}),
+    };
+  }
+
+  async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
+    const iso = new Date(repair.now).toISOString();
+    const pk = eventPk(repair.eventId);
+    const still = repair.refusedChannels.length > 0 && repair.repairHash !== undefined;
+    const inbox = {
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: INBOX_SK },
+        ConditionExpression: 'repairHash = :expected',
+        UpdateExpression: `SET channels = :channels${still ? ', refusedChannels = :refused, repairHash = :repairHash' : ''} ADD repairedHashes :hash${still ? '' : ' REMOVE refusedChannels, repairHash'}`,
+        ExpressionAttributeValues: {
+          ':expected': repair.expected.repairHash,
+          ':channels': repair.channels,
+          ':hash': new Set([repair.payloadHash]),
+          ...(still ? { ':refused': repair.refusedChannels, ':repairHash': repair.repairHash } : {}),
+        },
+      },
+    };
+    const notifications = repair.repairs.map(({ channel, recipient }) => ({
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: notificationSk(channel) },
+        ConditionExpression: '#status = :refused',
+        // createdAt starts again (the sweeper's maximum age counts from it); firstCreatedAt keeps the original.
+        UpdateExpression:
+          'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':refused': 'REFUSED',
+          ':pending': 'PENDING',
+          ':recipient': recipient,
+          ':iso': iso,
+          ':sweepKey': sweepKey('PENDING', channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
+          ':sweepAt': repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+        },
+      },
+    }));
+    try {
+      await this.client.send(new TransactWriteCommand({ TransactItems: [inbox, ...notifications] }));
+      return 'repaired';
+    } catch (error) {
+      if ((error as Error)?.name !== 'TransactionCanceledException') throw error;
+      const codes = ((error as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+      const transient = codes.filter((c) => TRANSIENT_CANCELLATION_CODES.has(c));
+      if (transient.length > 0) {
+        throw new TransientStoreError(`repair cancelled: ${codes.join(',')}`, transient, { cause: error });
+      }
+      if (codes.includes('ConditionalCheckFailed')) return 'changed';
+      if (codes.includes('ValidationError')) {
+        throw new RecordRefusedError(`repair cancelled: ${codes.join(',')}`, { cause: error });
+      }
+      throw new UnexpectedResponseError(`repair cancelled for an unexpected reason: ${codes.join(',') || 'none given'}`, {
+        cause: error,
+      });
     }
   }
 

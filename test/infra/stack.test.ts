@@ -16,13 +16,12 @@ import {
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
 import { matchesFilter } from '../../functions/commons/stream-filter.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
-import { transferEvent } from '../support/events.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 
 const SETTINGS_FILE = 'examples/settings.example.json';
@@ -438,8 +437,7 @@ describe('the dispatch trigger', () => {
     const delivered = (record: unknown) => patterns.some((p) => matchesFilter(p, record));
 
     const NOW = Date.parse('2026-11-30T09:20:00Z');
-    const parsed = parseEventJson(JSON.stringify(transferEvent()));
-    if (!parsed.ok) throw new Error('fixture');
+    const parsed = decodeTransfer(transferEvent());
     const pending = buildNotification(parsed.event, 'EMAIL', 'hanako@example.com', NOW, { retentionDays: 35 });
     const as = (status: NotificationItem['status'], attempt = 1): NotificationItem => ({ ...pending, status, attempt });
 

@@ -4,12 +4,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import pLimit from 'p-limit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../../functions/commons/errors.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { classifyCancellation, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestDeps, ingestRecord } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../local/msk.ts';
-import { b64, transferEvent } from '../support/events.ts';
+import { decodeTransfer, b64, transferEvent } from '../support/events.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({}));
@@ -35,8 +34,7 @@ const cancelled = (...codes: string[]) =>
   });
 
 const hashOf = (e: object) => {
-  const d = parseEventJson(JSON.stringify(e));
-  if (!d.ok) throw new Error('invalid');
+  const d = decodeTransfer(e);
   return d.payloadHash;
 };
 
