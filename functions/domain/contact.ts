@@ -34,6 +34,7 @@ const read = (address: string, given: string): ContactReading => ({
 
 // zod's email pattern: every address accepted before other spellings were, kept byte for byte (and hashed so).
 const ZOD_EMAIL = z.email().check(z.maxLength(254));
+const isAscii = (text: string) => [...text].every((c) => c.charCodeAt(0) < 0x80);
 /** RFC 5322 §3.4.1 dot-atom of atext: the local parts that need no quoting. */
 const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 /** An LDH label (RFC 5890 §2.3.1), as domainToASCII leaves it. */
@@ -51,12 +52,16 @@ export function readEmail(given: unknown): ContactReading {
   const domain = asciiDomain(text.slice(at + 1));
   if (domain === undefined) return refused('INVALID_CONTACT', 'the domain is not a host name (IDNA, RFC 5890)');
   if (!DOT_ATOM.test(local)) {
-    if (/[^\x00-\x7F]/.test(local) && VISIBLE.test(local) && local.length <= 64) {
-      return refused('UNSENDABLE_ADDRESS', 'a non-ASCII local part: SES sends to 7-bit ASCII addresses only (no SMTPUTF8, RFC 6531)');
+    if (!isAscii(local) && VISIBLE.test(local) && local.length <= 64) {
+      return refused(
+        'UNSENDABLE_ADDRESS',
+        'a non-ASCII local part: SES sends to 7-bit ASCII addresses only (no SMTPUTF8, RFC 6531)',
+      );
     }
     return refused('INVALID_CONTACT', 'the local part is not a dot-atom (RFC 5322 §3.4.1)');
   }
-  if (local.length > 64) return refused('INVALID_CONTACT', 'the local part is longer than 64 octets (RFC 5321 §4.5.3.1.1)');
+  if (local.length > 64)
+    return refused('INVALID_CONTACT', 'the local part is longer than 64 octets (RFC 5321 §4.5.3.1.1)');
   const address = `${local}@${domain}`;
   if (address.length > 254) return refused('INVALID_CONTACT', 'longer than 254 octets (RFC 5321 §4.5.3.1.3)');
   return read(address, given);
@@ -86,7 +91,10 @@ export function readPhoneNumber(given: unknown): ContactReading {
   if (E164.test(text)) return read(text, given);
   const international = /^(?:00|011)(?=\s*[1-9])/.exec(text);
   if (!text.startsWith('+') && international === null) {
-    return refused('INVALID_CONTACT', 'no country code: an SMS number is +<country code><number> (E.164), never guessed');
+    return refused(
+      'INVALID_CONTACT',
+      'no country code: an SMS number is +<country code><number> (E.164), never guessed',
+    );
   }
   const spelled = international === null ? text : `+${text.slice(international[0].length)}`;
   const number = parsePhoneNumberFromString(spelled, { extract: false });

@@ -123,7 +123,9 @@ const strictText = (max: number) =>
 /** An RFC 3339 date-time with an offset (moment.ts readInstant: the spellings it reads, the instants it refuses). */
 const dateTime = z
   .string()
-  .check(z.refine((s) => readInstant(s) !== undefined, 'not an RFC 3339 date-time with an offset naming a real instant'));
+  .check(
+    z.refine((s) => readInstant(s) !== undefined, 'not an RFC 3339 date-time with an offset naming a real instant'),
+  );
 
 /**
  * What zod checks after the spellings were read (readSpellings): the structure, the strict identifiers, the money.

@@ -40,7 +40,8 @@ export function readInstant(text: string): Instant | undefined {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (Number(h) > 23 || Number(mi) > 59 || second > 60 || Number(oh) > 23 || Number(om) > 59) return undefined;
   const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
-  const minuteMs = daysFromCivil(year, month, day) * 86_400_000 + (Number(h) * 60 + Number(mi) - offsetMinutes) * 60_000;
+  const minuteMs =
+    daysFromCivil(year, month, day) * 86_400_000 + (Number(h) * 60 + Number(mi) - offsetMinutes) * 60_000;
   const digits = fraction.replace(/0+$/, '');
   const spelling = `${y}-${mo}-${d}T${h}:${mi}:${s}${fraction ? `.${fraction}` : ''}${zulu ? 'Z' : `${sign}${oh}:${om}`}`;
   if (second === 60) {

@@ -38,9 +38,7 @@ export interface ChannelRefusal {
   readonly detail: string;
 }
 
-export type Route =
-  | { ok: true; channels: Channel[]; refused: ChannelRefusal[] }
-  | { ok: false; rejection: Rejection };
+export type Route = { ok: true; channels: Channel[]; refused: ChannelRefusal[] } | { ok: false; rejection: Rejection };
 
 export function route(event: BankingEvent, contactRefusals: readonly ContactRefusal[] = []): Route {
   const allowed = ALLOWED_CHANNELS[event.type];
@@ -67,7 +65,11 @@ export function route(event: BankingEvent, contactRefusals: readonly ContactRefu
     if (problem !== undefined) refused.push({ channel, reason: problem.reason, detail: problem.detail });
     else if (contactFor(event.recipient, channel) !== undefined) channels.push(channel);
     else if (listed === true) {
-      refused.push({ channel, reason: 'MISSING_CONTACT', detail: `channel ${channel} requested without its contact point` });
+      refused.push({
+        channel,
+        reason: 'MISSING_CONTACT',
+        detail: `channel ${channel} requested without its contact point`,
+      });
     }
   }
   const [first] = refused;

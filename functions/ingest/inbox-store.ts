@@ -316,9 +316,12 @@ export class DynamoInboxStore implements InboxStore {
       if (codes.includes('ValidationError')) {
         throw new RecordRefusedError(`repair cancelled: ${codes.join(',')}`, { cause: error });
       }
-      throw new UnexpectedResponseError(`repair cancelled for an unexpected reason: ${codes.join(',') || 'none given'}`, {
-        cause: error,
-      });
+      throw new UnexpectedResponseError(
+        `repair cancelled for an unexpected reason: ${codes.join(',') || 'none given'}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 

@@ -33,7 +33,7 @@ import {
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
-import type { InboxStore, PreferencesOutcome, StoredInbox } from './inbox-store.ts';
+import type { InboxStore, PreferencesOutcome } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;

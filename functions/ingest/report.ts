@@ -21,7 +21,12 @@ export function reportBatch(summary: BatchSummary): void {
         for (const x of r.refused) {
           add(refused, x.channel);
           // The rule broken and the field, never the value: the detail names no address.
-          logger.warn('channel refused', { eventId: r.eventId, channel: x.channel, reason: x.reason, detail: x.detail });
+          logger.warn('channel refused', {
+            eventId: r.eventId,
+            channel: x.channel,
+            reason: x.reason,
+            detail: x.detail,
+          });
         }
         if (r.normalised.length > 0) logger.info('spellings normalised', { eventId: r.eventId, fields: r.normalised });
         if (r.fallbacks.length > 0) {

@@ -12,8 +12,22 @@
 
 import pLimit from 'p-limit';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
-import type { InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
+import {
+  DEFAULT_STUCK_AFTER_MS,
+  type InboxItem,
+  type NotificationItem,
+  notificationIdOf,
+  type QuarantineItem,
+  sweepKey,
+} from '../../functions/domain/notification.ts';
+import type {
+  ChannelRepair,
+  InboxStore,
+  KnownEvents,
+  PreferencesOutcome,
+  RecordOutcome,
+  StoredInbox,
+} from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 
 type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem;
@@ -89,6 +103,59 @@ export class MemoryInboxStore implements InboxStore {
     this.write(inbox);
     this.write(prefs);
     return { kind: 'created' };
+  }
+
+  async readInbox(eventId: string): Promise<StoredInbox | undefined> {
+    await Promise.resolve();
+    const inbox = this.inbox(eventId);
+    return inbox === undefined ? undefined : structuredClone(inbox);
+  }
+
+  /** As DynamoInboxStore: the inbox if its repairHash is still the one read, each notification if still REFUSED. */
+  async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
+    await Promise.resolve();
+    const inbox = this.inbox(repair.eventId);
+    const targets = repair.repairs.map((r) => ({
+      ...r,
+      item: this.items.get(`EVENT#${repair.eventId}|NOTIFICATION#${r.channel}`) as NotificationItem | undefined,
+    }));
+    await this.beforeWrite?.([...(inbox ? [inbox] : []), ...targets.flatMap((t) => (t.item ? [t.item] : []))]);
+    if (
+      inbox === undefined ||
+      inbox.repairHash !== repair.expected.repairHash ||
+      targets.some((t) => t.item?.status !== 'REFUSED')
+    ) {
+      return 'changed';
+    }
+    const iso = new Date(repair.now).toISOString();
+    const next: InboxItem = {
+      ...inbox,
+      channels: repair.channels,
+      repairedHashes: new Set([...(inbox.repairedHashes ?? []), repair.payloadHash]),
+    };
+    delete next.refusedChannels;
+    delete next.repairHash;
+    if (repair.refusedChannels.length > 0 && repair.repairHash !== undefined) {
+      next.refusedChannels = repair.refusedChannels;
+      next.repairHash = repair.repairHash;
+    }
+    const repaired = targets.map(({ channel, recipient, item }) => {
+      const { refusedReason: _r, refusedDetail: _d, ...rest } = item as NotificationItem;
+      return {
+        ...rest,
+        status: 'PENDING' as const,
+        recipient,
+        updatedAt: iso,
+        repairedAt: iso,
+        firstCreatedAt: rest.firstCreatedAt ?? rest.createdAt,
+        createdAt: iso,
+        sweepKey: sweepKey('PENDING', channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
+        sweepAt: repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+      };
+    });
+    this.validate([next, ...repaired]);
+    for (const item of [next, ...repaired]) this.write(item);
+    return 'repaired';
   }
 
   async quarantine(item: QuarantineItem): Promise<boolean> {

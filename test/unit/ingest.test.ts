@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import pLimit from 'p-limit';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { classifyCancellation, DynamoInboxStore } from '../../functions/ingest/i
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestDeps, ingestRecord } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../local/msk.ts';
-import { decodeTransfer, b64, transferEvent } from '../support/events.ts';
+import { b64, decodeTransfer, transferEvent } from '../support/events.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({}));
@@ -48,7 +48,10 @@ describe('ingest: the transaction', () => {
       kind: 'accepted',
       eventId: 'trf-2026-000123',
       channels: ['EMAIL', 'PUSH', 'SMS'],
+      refused: [],
       sanitised: [],
+      normalised: [],
+      fallbacks: [],
     });
 
     const calls = ddb.commandCalls(TransactWriteCommand);
@@ -112,6 +115,8 @@ describe('ingest: cancellation classification', () => {
     const err = cancelled('ConditionalCheckFailed', 'None');
     err.CancellationReasons![0]!.Item = { payloadHash: { S: 'f'.repeat(64) } };
     ddb.on(TransactWriteCommand).rejects(err);
+    // Another hash: the inbox is read (strongly consistent) to tell a corrected resend from a conflict.
+    ddb.on(GetCommand).resolves({ Item: { payloadHash: 'f'.repeat(64), channels: ['EMAIL', 'PUSH', 'SMS'] } });
     ddb.on(PutCommand).resolves({});
     const result = await ingestRecord({ source, value: b64(transferEvent()) }, deps());
     expect(result).toEqual({ kind: 'conflict', eventId: 'trf-2026-000123', newlyQuarantined: true });

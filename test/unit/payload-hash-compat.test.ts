@@ -18,7 +18,11 @@ describe('payloadHash of what was accepted before', () => {
   it('every one of the 265 events is still accepted, with its channels, and hashes as it did', () => {
     expect(fixture.events).toHaveLength(265);
     for (const { value, payloadHash } of fixture.events) {
-      const a = admitRecord(b64(value), { maxEventBytes: 65_536, maxEventAgeSeconds: 0 }, Date.parse('2026-12-01T00:00:00Z'));
+      const a = admitRecord(
+        b64(value),
+        { maxEventBytes: 65_536, maxEventAgeSeconds: 0 },
+        Date.parse('2026-12-01T00:00:00Z'),
+      );
       expect(a.ok ? a.payloadHash : a.rejection, value).toBe(payloadHash);
       // Nothing it had is refused now.
       if (a.ok && 'event' in a) expect(a.refused, value).toEqual([]);
