@@ -230,7 +230,7 @@ const RAW_BYTES_MAX = 1_048_576;
 const isSameSource = (a: KafkaSource | undefined, b: KafkaSource) =>
   a !== undefined && a.topic === b.topic && a.partition === b.partition && a.offset === b.offset;
 
-function eventIdOf(json: string): string | null {
+export function eventIdOf(json: string): string | null {
   try {
     const id = (JSON.parse(json) as { eventId?: unknown }).eventId;
     return typeof id === 'string' ? id : null;
@@ -239,7 +239,7 @@ function eventIdOf(json: string): string | null {
   }
 }
 
-function mskEventOf(records: { source: KafkaSource; value: Buffer }[]): MSKEvent {
+export function mskEventOf(records: { source: KafkaSource; value: Buffer }[]): MSKEvent {
   const grouped: MSKEvent['records'] = {};
   for (const { source, value } of records) {
     const key = `${source.topic}-${source.partition}`;
@@ -357,6 +357,12 @@ export async function resendNotification(
   const status = String(item.status);
   if (status === 'SENT') {
     throw new OperatorError(`${request.notificationId} is SENT: the customer has it; it is never resent`, 'REFUSED');
+  }
+  if (status === 'REFUSED') {
+    throw new OperatorError(
+      `${request.notificationId} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`,
+      'REFUSED',
+    );
   }
   if (!(RESENDABLE as readonly string[]).includes(status)) {
     throw new OperatorError(
