@@ -11,7 +11,7 @@ export interface Outcome {
   status: string;
   /** What SES reported after accepting it (DELIVERED, BOUNCED …); null when nothing was reported. */
   deliveryStatus: string | null;
-  /** Why it was not sent (SUPPRESSED: BOUNCED / COMPLAINED / OPTED_OUT), or the failure's reason. */
+  /** Why it was not sent (SUPPRESSED: BOUNCED / COMPLAINED / OPTED_OUT; REFUSED: the reason and rule), or the failure's reason. */
   reason: string | null;
 }
 
@@ -23,9 +23,11 @@ export function outcomeOf(n: Record<string, unknown>): Outcome {
     reason:
       typeof n.suppressedReason === 'string'
         ? n.suppressedReason
-        : n.status !== 'SENT' && typeof n.lastError === 'string'
-          ? n.lastError
-          : null,
+        : typeof n.refusedReason === 'string'
+          ? `${n.refusedReason}: ${String(n.refusedDetail ?? '')}`
+          : n.status !== 'SENT' && typeof n.lastError === 'string'
+            ? n.lastError
+            : null,
   };
 }
 
