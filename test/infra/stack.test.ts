@@ -655,6 +655,7 @@ describe('CloudWatch', () => {
         'KafkaOffsetLag',
         'LateAcceptances',
         'NotificationsExpired',
+        'NotificationsRefused',
         'ProviderBlocked',
         'ProviderThrottling',
         'RecordsQuarantined',
@@ -685,6 +686,7 @@ describe('CloudWatch', () => {
       'SendFailures',
       'UnknownOutcomes',
       'IngestBatchParked',
+      'NotificationsRefused',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
     }
