@@ -27,7 +27,7 @@ import {
   type ProviderMode,
   type RecordSpec,
 } from './model.ts';
-import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
+import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
 import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
 /** A record's event as ingest reads it: the one decoder (event.ts decodeRecordValue). */
@@ -128,7 +128,8 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   const addressOwner = new Map<string, string>();
   const addressOf = new Map<string, string>();
   for (const spec of a.specs) {
-    const rcp = spec.value.recipient as Record<string, string>;
+    // The addresses as ingest reads them (a producer's spelling normalised to what the provider receives).
+    const rcp = (decoded(spec.value)?.event.recipient ?? spec.value.recipient) as Record<string, string>;
     for (const address of [rcp.email, rcp.pushEndpointArn, rcp.phoneNumber])
       if (address) addressOwner.set(address, spec.eventId);
     if (rcp.email) addressOf.set(`${spec.eventId}#EMAIL`, rcp.email);
@@ -246,8 +247,27 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   // Display text: accepted, stored and sent cleaned. Too-old events: recorded as TOO_OLD, nothing sent.
   const displayText = { cases: 0, mismatches: 0 };
   const tooOld = { events: 0, mismatches: 0 };
+  const inputCases = { cases: 0, mismatches: 0 };
   for (const spec of a.specs) {
     const stored = inbox.get(spec.eventId);
+    if (spec.input !== undefined) {
+      // Producers' inputs: accepted (never quarantined), and a bad contact point refuses its channel alone.
+      inputCases.cases++;
+      const c = INPUT_CASES[spec.input]!;
+      const refused = c.refuses === undefined ? undefined : notifications.get(`${spec.eventId}#${c.refuses.channel}`);
+      const sent = c.refuses === undefined ? 0 : (sendCount.get(`${spec.eventId}#${c.refuses.channel}`) ?? 0);
+      const problem =
+        stored === undefined || stored.payloadHash !== hashOf(spec.value)
+          ? 'not accepted'
+          : c.refuses !== undefined &&
+              (refused?.status !== 'REFUSED' || refused.refusedReason !== c.refuses.reason || sent > 0)
+            ? `${c.refuses.channel} ${String(refused?.status)} ${String(refused?.refusedReason)}, sent ${sent}`
+            : undefined;
+      if (problem !== undefined) {
+        inputCases.mismatches++;
+        problems.push(`input case "${c.kind}" of ${spec.eventId}: ${problem}`);
+      }
+    }
     if (stored === undefined || stored.payloadHash !== hashOf(spec.value)) continue; // not this payload's event
     if (spec.display !== undefined) {
       displayText.cases++;
@@ -361,6 +381,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     unescapedMarkup,
     unsafeText: unsafe.length,
     displayText,
+    inputCases,
     tooOld,
     laterOffsetWon,
     prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,

@@ -12,9 +12,9 @@ import { KafkaMapping, StreamMapping } from '../local/pipeline.ts';
 import type { Fault } from '../local/providers.ts';
 import { analyse } from './analyse.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS, faultCounts } from './faults.ts';
-import { eventArbitrary, seededRandom, withCase } from './generate.ts';
+import { eventArbitrary, seededRandom, withCase, withInput } from './generate.ts';
 import type { ChaosOptions, ChaosReport, EventSpec, ProviderMode, RecordSpec } from './model.ts';
-import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
+import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
 import {
   chaosInvoke,
   convergeRun,
@@ -311,6 +311,7 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
   });
   const poisonOrder = [...POISON_KINDS.keys()];
   const displayOrder = [...DISPLAY_TEXT_CASES.keys()];
+  const inputOrder = [...INPUT_CASES.keys()];
   for (const make of makers) {
     // Every display-text case early in the run, then now and then; a few events too old to send.
     const display =
@@ -320,7 +321,13 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
           ? Math.floor(rand() * DISPLAY_TEXT_CASES.length)
           : undefined;
     const tooOld = display === undefined && chance(0.03);
-    const spec = run.event((i, prefix) => withCase(make(i, prefix, i), display, tooOld));
+    // Every producer's input case early in the run too, on events that carry no other case.
+    const input =
+      display === undefined && !tooOld && inputOrder.length > 0 && chance(0.3) ? inputOrder.shift() : undefined;
+    const spec = run.event((i, prefix) => {
+      const made = withCase(make(i, prefix, i), display, tooOld);
+      return input === undefined ? made : withInput(made, input, i, prefix);
+    });
     const home = spec.i % partitions;
     run.append(home, { kind: 'event', spec, value: spec.value });
     if (chance(0.08)) {
