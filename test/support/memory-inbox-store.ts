@@ -114,12 +114,19 @@ export class MemoryInboxStore implements InboxStore {
   /** As DynamoInboxStore: the inbox if its repairHash is still the one read, each notification if still REFUSED. */
   async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
     await Promise.resolve();
+    const keyOfChannel = (c: string) => `EVENT#${repair.eventId}|NOTIFICATION#${c}`;
+    await this.beforeWrite?.(
+      [`EVENT#${repair.eventId}|INBOX`, ...repair.repairs.map((r) => keyOfChannel(r.channel))].flatMap((k) => {
+        const item = this.items.get(k);
+        return item === undefined ? [] : [item];
+      }),
+    );
+    // The conditions are checked at commit, after the hook: what another writer did meanwhile counts.
     const inbox = this.inbox(repair.eventId);
     const targets = repair.repairs.map((r) => ({
       ...r,
-      item: this.items.get(`EVENT#${repair.eventId}|NOTIFICATION#${r.channel}`) as NotificationItem | undefined,
+      item: this.items.get(keyOfChannel(r.channel)) as NotificationItem | undefined,
     }));
-    await this.beforeWrite?.([...(inbox ? [inbox] : []), ...targets.flatMap((t) => (t.item ? [t.item] : []))]);
     if (
       inbox === undefined ||
       inbox.repairHash !== repair.expected.repairHash ||
