@@ -507,7 +507,11 @@ function readOccurredAt(raw: Record<string, unknown>, normalised: string[]): voi
  * returned as it is, for the schema to refuse.
  */
 function readChannelList(list: unknown): unknown {
-  if (!Array.isArray(list) || !list.every((c) => typeof c === 'string')) return list;
+  if (!Array.isArray(list)) return list;
+  // As the contract writes it (known names, upper case, each once): nothing to read, nothing to allocate.
+  if (list.length <= CHANNELS.length && list.every((c, i) => CHANNELS.includes(c) && list.indexOf(c) === i))
+    return list;
+  if (!list.every((c) => typeof c === 'string')) return list;
   const names = list.map((c: string) => {
     const name = c.trim();
     return /^[A-Za-z]+$/.test(name) ? name.toUpperCase() : c;

@@ -32,9 +32,16 @@ function membersKept(root: object): number {
   let count = 0;
   const pending: object[] = [root];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const values = Array.isArray(next) ? next : Object.values(next);
-    if (!Array.isArray(next)) count += values.length;
-    for (const v of values) if (typeof v === 'object' && v !== null) pending.push(v);
+    if (Array.isArray(next)) {
+      for (const v of next) if (typeof v === 'object' && v !== null) pending.push(v);
+      continue;
+    }
+    const keys = Object.keys(next);
+    count += keys.length;
+    for (const key of keys) {
+      const v = (next as Record<string, unknown>)[key];
+      if (typeof v === 'object' && v !== null) pending.push(v);
+    }
   }
   return count;
 }

@@ -32,6 +32,15 @@ export interface Instant {
  * as the minute it belongs to, 23:59 UTC (its epochMs is that minute's last millisecond).
  */
 export function readInstant(text: string): Instant | undefined {
+  // Admission reads one event's timestamp several times (its spelling, the schema, the hash): the last one is kept.
+  if (text === lastRead.text) return lastRead.instant;
+  const instant = parseInstant(text);
+  lastRead = { text, instant };
+  return instant;
+}
+let lastRead: { text: string | undefined; instant: Instant | undefined } = { text: undefined, instant: undefined };
+
+function parseInstant(text: string): Instant | undefined {
   const m = RFC3339.exec(text);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s, fraction = '', zulu, sign = '+', oh = '00', om = '00'] = m;
