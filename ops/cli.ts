@@ -284,7 +284,9 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         result,
         [
           `${result.eventId}  ${result.outcome}`,
-          ...result.channels.map((c) => `  ${c.channel.padEnd(5)} ${c.status}${c.reason === null ? '' : ` (${c.reason})`}`),
+          ...result.channels.map(
+            (c) => `  ${c.channel.padEnd(5)} ${c.status}${c.reason === null ? '' : ` (${c.reason})`}`,
+          ),
           ...(result.quarantine === null
             ? []
             : [`  quarantined ${result.quarantine.id}: ${result.quarantine.reason} ${result.quarantine.detail}`]),

@@ -103,7 +103,10 @@ export async function repairEvent(
   // The same decoder ingest uses: a file that is not a transfer event at all is the operator's mistake, said now.
   const decoded = decodeRecordValue(Buffer.from(corrected, 'utf8').toString('base64'), 1_048_576);
   if (!decoded.ok) {
-    throw new OperatorError(`the corrected event is refused: ${decoded.rejection.reason} ${decoded.rejection.detail}`, 'INVALID');
+    throw new OperatorError(
+      `the corrected event is refused: ${decoded.rejection.reason} ${decoded.rejection.detail}`,
+      'INVALID',
+    );
   }
   if (!isTransfer(decoded)) throw new OperatorError('the corrected event is not a transfer event', 'INVALID');
   const before = await inspectEvent(deps, eventId);
@@ -114,7 +117,8 @@ export async function repairEvent(
     );
   }
   const refused = before.notifications.filter((n) => n.status === 'REFUSED').map((n) => n.channel as Channel);
-  if (refused.length === 0) throw new OperatorError(`no channel of ${eventId} is REFUSED: nothing to repair`, 'REFUSED');
+  if (refused.length === 0)
+    throw new OperatorError(`no channel of ${eventId} is REFUSED: nothing to repair`, 'REFUSED');
   const source: KafkaSource = { topic: REPAIR_TOPIC, partition: 0, offset: deps.now() };
   await deps.invokeIngest(mskEventOf([{ source, value: Buffer.from(corrected, 'utf8') }]));
   const after = await inspectEvent(deps, eventId);

@@ -78,7 +78,8 @@ export function eventJsonSchema(): Record<string, unknown> {
     'Display text: any string; control and format characters are cleaned, never rejected.',
   );
   describe(data.reason, 'Display text, required by TransferFailed.');
-  for (const field of ['email', 'pushEndpointArn', 'phoneNumber', 'timeZone'] as const) nullable(recipient[field] as Node);
+  for (const field of ['email', 'pushEndpointArn', 'phoneNumber', 'timeZone'] as const)
+    nullable(recipient[field] as Node);
   for (const field of ['counterpartyName', 'reason'] as const) nullable(data[field] as Node);
 
   const preferences = z.toJSONSchema(preferencesSchema, { io: 'input', unrepresentable: 'any' }) as Node;
