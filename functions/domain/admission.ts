@@ -94,24 +94,21 @@ export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number
   if (!routed.ok) return routed;
   const future = inTheFuture(decoded.occurredAtMs, now, decoded.event.eventId);
   if (future !== undefined) return { ok: false, rejection: future };
-  const admitted = {
-    ok: true as const,
+  // Not bad input (nothing to quarantine) and not news any more: recorded, idempotent as usual, never sent.
+  const tooOld = policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > policy.maxEventAgeSeconds * 1000;
+  const admitted: AdmittedTransfer = {
+    ok: true,
     event: decoded.event,
     payloadHash: decoded.payloadHash,
+    channels: tooOld ? [] : routed.channels,
+    refused: tooOld ? [] : routed.refused,
     sanitised: decoded.sanitised,
     normalised: decoded.normalised,
     fallbacks: decoded.fallbacks,
     hashInput: decoded.hashInput,
   };
-  if (policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > policy.maxEventAgeSeconds * 1000) {
-    // Not bad input (nothing to quarantine) and not news any more: recorded, idempotent as usual, never sent.
-    return { ...admitted, channels: [], refused: [], skipped: 'TOO_OLD' };
-  }
+  if (tooOld) return { ...admitted, skipped: 'TOO_OLD' };
+  if (routed.refused.length === 0) return admitted;
   const refusedChannels = routed.refused.map((r) => r.channel);
-  return {
-    ...admitted,
-    channels: routed.channels,
-    refused: routed.refused,
-    ...(refusedChannels.length === 0 ? {} : { repairHash: repairHash(decoded.hashInput, refusedChannels) }),
-  };
+  return { ...admitted, repairHash: repairHash(decoded.hashInput, refusedChannels) };
 }

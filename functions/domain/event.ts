@@ -490,8 +490,19 @@ function readSpellings(raw: Record<string, unknown>): Spellings {
     raw.channels = channels;
     normalised.push('channels');
   }
-  return { raw, normalised, fallbacks, contactRefusals, refusedGiven };
+  // Most events have nothing to report: the shared empties are all they keep (a batch holds its admissions).
+  return {
+    raw,
+    normalised: normalised.length === 0 ? NONE : normalised,
+    fallbacks: fallbacks.length === 0 ? NONE : fallbacks,
+    contactRefusals: contactRefusals.length === 0 ? NONE : contactRefusals,
+    refusedGiven: contactRefusals.length === 0 ? NOTHING_REFUSED : refusedGiven,
+  };
 }
+
+/** Shared and frozen: never written to, so one instance serves every event. */
+const NONE = Object.freeze([]) as never[];
+const NOTHING_REFUSED: Partial<Record<ContactField, unknown>> = Object.freeze({});
 
 function readOccurredAt(raw: Record<string, unknown>, normalised: string[]): void {
   if (typeof raw.occurredAt !== 'string') return;
@@ -553,12 +564,6 @@ const versioned = (meaning: unknown[]) =>
  */
 function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unknown[] {
   const { recipient: r, data: d } = h.event;
-  const contact = (channel: Channel): unknown => {
-    const field = CONTACT_FIELD_OF[channel];
-    if (blank.includes(channel)) return null;
-    if (field in h.refusedGiven) return { refused: h.refusedGiven[field] };
-    return r[field] ?? null;
-  };
   return [
     name,
     h.event.eventId,
@@ -566,9 +571,9 @@ function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unkno
     h.instant,
     r.userId,
     r.locale,
-    contact('EMAIL'),
-    contact('PUSH'),
-    contact('SMS'),
+    contactMeaning(h, 'EMAIL', blank),
+    contactMeaning(h, 'PUSH', blank),
+    contactMeaning(h, 'SMS', blank),
     d.transferId,
     canonicalAmount(d.amount),
     d.currency,
@@ -577,6 +582,14 @@ function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unkno
     h.event.channels === undefined ? null : [...h.event.channels].sort(),
     ...(r.timeZone === undefined ? [] : [r.timeZone.toLowerCase()]),
   ];
+}
+
+/** A contact point in the hash: normalised, `{refused: <as given>}`, or null (absent, or left out for a repair). */
+function contactMeaning(h: HashInput, channel: Channel, blank: readonly Channel[]): unknown {
+  const field = CONTACT_FIELD_OF[channel];
+  if (blank.includes(channel)) return null;
+  if (field in h.refusedGiven) return { refused: h.refusedGiven[field] };
+  return h.event.recipient[field] ?? null;
 }
 
 /**

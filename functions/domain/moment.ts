@@ -52,7 +52,12 @@ function parseInstant(text: string): Instant | undefined {
   const minuteMs =
     daysFromCivil(year, month, day) * 86_400_000 + (Number(h) * 60 + Number(mi) - offsetMinutes) * 60_000;
   const digits = fraction.replace(/0+$/, '');
-  const spelling = `${y}-${mo}-${d}T${h}:${mi}:${s}${fraction ? `.${fraction}` : ''}${zulu ? 'Z' : `${sign}${oh}:${om}`}`;
+  // Already RFC 3339's own spelling (upper-case T and Z, a dot, a colon in the offset): the text itself.
+  const canonical =
+    text[10] === 'T' && zulu !== 'z' && text[19] !== ',' && (zulu === 'Z' || text[text.length - 3] === ':');
+  const spelling = canonical
+    ? text
+    : `${y}-${mo}-${d}T${h}:${mi}:${s}${fraction ? `.${fraction}` : ''}${zulu ? 'Z' : `${sign}${oh}:${om}`}`;
   if (second === 60) {
     const utcMinute = new Date(minuteMs);
     const lastMinuteOfMonth =
@@ -115,12 +120,15 @@ export function canonicalTimeZone(name: string): string | undefined {
  * locale's default zone (`fallback`, counted), never silenced.
  */
 export function readTimeZone(given: unknown): { zone?: string; how: 'exact' | 'normalised' | 'fallback' } {
-  if (given === undefined) return { how: 'exact' };
-  if (typeof given !== 'string') return { how: 'fallback' };
+  if (given === undefined) return NO_ZONE;
+  if (typeof given !== 'string') return UNKNOWN_ZONE;
   const zone = given.trim();
-  if (canonicalTimeZone(zone) === undefined) return { how: 'fallback' };
+  if (canonicalTimeZone(zone) === undefined) return UNKNOWN_ZONE;
   return { zone, how: zone === given ? 'exact' : 'normalised' };
 }
+
+const NO_ZONE = { how: 'exact' } as const;
+const UNKNOWN_ZONE = { how: 'fallback' } as const;
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 

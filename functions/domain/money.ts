@@ -77,6 +77,7 @@ export function checkAmount(amount: string, currency: string): AmountCheck {
  * wrote it), grouping (`1,000` reads as one thousand or as one, by country), other digits than ASCII.
  */
 export function normaliseAmount(given: string): string {
+  if (DECIMAL_AMOUNT.test(given)) return given;
   const m = /^\+?(\d*)(?:\.(\d*))?$/.exec(given.trim());
   if (m === null) return given;
   const [, integer = '', fraction = ''] = m;

@@ -262,26 +262,17 @@ function buildItems(
   now: number,
   retention: Retention,
 ) {
-  const { event, payloadHash, channels, refused, skipped } = admission;
-  const refusedChannels = refused.map((r) => r.channel);
+  const { event, payloadHash, channels, refused, skipped, repairHash: repair } = admission;
+  // route() only returns channels the recipient has a contact point for.
+  const notifications = channels.map((channel) =>
+    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
+  );
+  for (const refusal of refused) notifications.push(buildRefusedNotification(event, refusal, now, retention));
+  const refusedChannels =
+    repair === undefined ? undefined : { channels: refused.map((r) => r.channel), repairHash: repair };
   return {
-    inbox: buildInbox(
-      event,
-      payloadHash,
-      channels,
-      source,
-      now,
-      retention,
-      skipped,
-      admission.repairHash === undefined ? undefined : { channels: refusedChannels, repairHash: admission.repairHash },
-    ),
-    notifications: [
-      // route() only returns channels the recipient has a contact point for.
-      ...channels.map((channel) =>
-        buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
-      ),
-      ...refused.map((refusal) => buildRefusedNotification(event, refusal, now, retention)),
-    ],
+    inbox: buildInbox(event, payloadHash, channels, source, now, retention, skipped, refusedChannels),
+    notifications,
   };
 }
 

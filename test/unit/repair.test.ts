@@ -68,6 +68,16 @@ describe('a refused channel and its repair', () => {
     expect(store.writes.length).toBe(writes);
   });
 
+  it('a listed channel without its contact point (MISSING_CONTACT) is repaired by the resend that gives it', async () => {
+    const store = new MemoryInboxStore();
+    const noPhone = { channels: ['EMAIL', 'SMS'], recipient: { phoneNumber: undefined } };
+    await ingest(store, [event('r-9', noPhone)]);
+    expect(sms(store, 'r-9')).toMatchObject({ status: 'REFUSED', refusedReason: 'MISSING_CONTACT' });
+    const r = await ingest(store, [event('r-9', { channels: ['SMS', 'email'] })]);
+    expect(r.results[0]).toMatchObject({ kind: 'duplicate', repaired: ['SMS'] });
+    expect(sms(store, 'r-9')).toMatchObject({ status: 'PENDING', recipient: '+819012345678' });
+  });
+
   it('still no country code: the same event, nothing to repair — a duplicate, no write', async () => {
     const store = new MemoryInboxStore();
     await ingest(store, [badPhone('r-3')]);

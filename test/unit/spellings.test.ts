@@ -9,6 +9,7 @@ import { admitRecord } from '../../functions/domain/admission.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { readEmail, readPhoneNumber } from '../../functions/domain/contact.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { parseJson } from '../../functions/domain/json.ts';
 import { negotiateLocale } from '../../functions/domain/locale.ts';
 import { readInstant } from '../../functions/domain/moment.ts';
 import { b64, decodeTransfer, type EventOverrides, PUSH_ARN, transferEvent } from '../support/events.ts';
@@ -367,6 +368,37 @@ describe('property: one bad contact point refuses its channel, never the event',
         },
       ),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('property: duplicate keys are found wherever they are, and only then', () => {
+  it('any JSON a serialiser writes (no repeated key) reads as JSON.parse reads it', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        const text = JSON.stringify(value);
+        expect(parseJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a key repeated in any object, at any depth, is INVALID_JSON', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'data', 'x:y', 'q"t', '\\'), { minLength: 1, maxLength: 5 }),
+        fc.string(),
+        fc.jsonValue({ maxDepth: 2 }),
+        (path, key, value) => {
+          // {"p1":{"p2":{… {"key":value,"key":value} …}}}: the innermost object names its key twice.
+          const inner = `{${JSON.stringify(key)}:${JSON.stringify(value)},${JSON.stringify(key)}:${JSON.stringify(value)}}`;
+          const text = path.reduceRight((acc, p) => `{${JSON.stringify(p)}:[${acc}]}`, inner);
+          const read = parseJson(text);
+          expect(read.ok).toBe(false);
+          expect(!read.ok && read.detail).toMatch(/^duplicate key /);
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
