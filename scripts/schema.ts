@@ -16,7 +16,7 @@ export const SCHEMA_FILE = fileURLToPath(new URL('../docs/event.schema.json', im
 type Node = Record<string, unknown> & { properties?: Record<string, Node> };
 
 /** RFC 3339 date-time and the spellings of it ingest reads (functions/domain/moment.ts readInstant). */
-const DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}:\\d{2}(?:[.,]\\d+)?(?:[Zz]|[+-]\\d{2}:?\\d{2})$';
+const DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:[Zz]|[+-]\\d{2}:?\\d{2})$';
 /** A channel name in any case, surrounding spaces allowed. */
 const CHANNEL_NAME = '^\\s*(?:[Ee][Mm][Aa][Ii][Ll]|[Pp][Uu][Ss][Hh]|[Ss][Mm][Ss])\\s*$';
 const channelSet = (description: string) => ({
@@ -41,7 +41,7 @@ export function eventJsonSchema(): Record<string, unknown> {
   describe(props.type, 'TransferFailed needs data.reason.');
   describe(
     props.occurredAt,
-    'When the transfer happened: RFC 3339 with Z or an offset (t/z in either case, a space for T, +hhmm also read). A leap second (:60) only in the last minute of a UTC month.',
+    'When the transfer happened: RFC 3339 with Z or an offset (t/z in either case, a space for T, +hhmm, zero seconds left out also read). A leap second (:60) only in the last minute of a UTC month.',
     { pattern: DATE_TIME },
   );
   props.channels = channelSet(

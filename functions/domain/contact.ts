@@ -36,6 +36,7 @@ const read = (address: string, given: string): ContactReading => ({
 // byte (and hashed so).
 const ZOD_EMAIL = z.regexes.email;
 const isAscii = (text: string) => [...text].every((c) => c.charCodeAt(0) < 0x80);
+const NAME_ADDR = /^[^<>@]*<([^<>]+)>$/;
 /** RFC 5322 §3.4.1 dot-atom of atext: the local parts that need no quoting. */
 const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 /** An LDH label (RFC 5890 §2.3.1), as domainToASCII leaves it. */
@@ -45,7 +46,11 @@ const VISIBLE = /^[^\p{Cc}\p{Cf}\p{Cs}\p{Z}\p{Noncharacter_Code_Point}@"\\]+$/u;
 
 export function readEmail(given: unknown): ContactReading {
   if (typeof given !== 'string') return refused('INVALID_CONTACT', 'not a string');
-  const text = given.trim();
+  const trimmed = given.trim();
+  if (trimmed.length <= 254 && ZOD_EMAIL.test(trimmed)) return read(trimmed, given);
+  // One address written as RFC 5322 name-addr (`"Hanako Yamada" <hanako@example.jp>`, what .NET's MailAddress and
+  // many mail libraries print) or as a mailto: URI (RFC 6068): the address is the one reading; the name is not ours.
+  const text = (NAME_ADDR.exec(trimmed)?.[1] ?? trimmed).trim().replace(/^mailto:/i, '');
   if (text.length <= 254 && ZOD_EMAIL.test(text)) return read(text, given);
   const at = text.lastIndexOf('@');
   if (at <= 0 || at === text.length - 1) return refused('INVALID_CONTACT', 'not local-part@domain (RFC 5322)');

@@ -8,10 +8,12 @@
  * RFC 3339 §5.6 date-time, with the spellings of it that have one reading: `t`/`z` in either case (§5.6 NOTE: they
  * "may alternatively be lower case"), a space for the `T` (§5.6 NOTE: "for the sake of readability"), a comma before
  * the fraction (ISO 8601 §4.2.2.4) and an offset without its colon (`+0900`, ISO 8601's basic format, which Java's
- * SimpleDateFormat and many loggers write). A timestamp without an offset is refused: it has one reading per reader
- * (whose local time?), so two or more.
+ * SimpleDateFormat and many loggers write), and a time without its seconds when they are zero (ISO 8601's reduced
+ * precision: what Java's OffsetDateTime.toString() writes for 18:15:00). A timestamp without an offset is refused: it
+ * has one reading per reader (whose local time?), so two or more; so is a number (epoch seconds or milliseconds?).
  */
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
 
 export interface Instant {
   /** The UTC instant as RFC 3339 text, every fraction digit given kept (trailing zeros trimmed): what the hash covers. */
@@ -43,7 +45,7 @@ let lastRead: { text: string | undefined; instant: Instant | undefined } = { tex
 function parseInstant(text: string): Instant | undefined {
   const m = RFC3339.exec(text);
   if (m === null) return undefined;
-  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign = '+', oh = '00', om = '00'] = m;
+  const [, y, mo, d, h, mi, s = '00', fraction = '', zulu, sign = '+', oh = '00', om = '00'] = m;
   const [year, month, day] = [Number(y), Number(mo), Number(d)];
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
@@ -54,7 +56,11 @@ function parseInstant(text: string): Instant | undefined {
   const digits = fraction.replace(/0+$/, '');
   // Already RFC 3339's own spelling (upper-case T and Z, a dot, a colon in the offset): the text itself.
   const canonical =
-    text[10] === 'T' && zulu !== 'z' && text[19] !== ',' && (zulu === 'Z' || text[text.length - 3] === ':');
+    text[10] === 'T' &&
+    text[16] === ':' &&
+    zulu !== 'z' &&
+    text[19] !== ',' &&
+    (zulu === 'Z' || text[text.length - 3] === ':');
   const spelling = canonical
     ? text
     : `${y}-${mo}-${d}T${h}:${mi}:${s}${fraction ? `.${fraction}` : ''}${zulu ? 'Z' : `${sign}${oh}:${om}`}`;

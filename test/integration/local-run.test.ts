@@ -213,10 +213,10 @@ describe('npm start', () => {
     const { stdout } = await cli(['--events', 'examples/real-world.jsonl', '--json', '--redeliver', '1']);
     const report = JSON.parse(stdout);
     expect(report.events).toEqual({
-      delivered: 26,
-      accepted: 12,
+      delivered: 28,
+      accepted: 13,
       // The second copy of every record, and the producer's corrected resend (one copy repairs, the other is a duplicate).
-      duplicates: 14,
+      duplicates: 15,
       conflicts: 0,
       quarantined: 0,
       requarantined: 0,
@@ -225,15 +225,15 @@ describe('npm start', () => {
       tooOld: 0,
       displayTextSanitised: 0,
       withRefusedChannels: 3,
-      spellingsNormalised: 5,
+      spellingsNormalised: 6,
       localeFallbacks: 1,
       timeZoneFallbacks: 1,
       repairs: 1,
     });
     expect(report.reconciled).toBe(true);
     expect(report.notifications).toEqual({
-      created: 17,
-      sent: 18,
+      created: 18,
+      sent: 19,
       failed: 0,
       unknown: 0,
       suppressed: 0,
@@ -243,8 +243,8 @@ describe('npm start', () => {
     type Send = { notificationId: string; to: string; text: string };
     const sends: Send[] = report.sends;
     const to = Object.fromEntries(sends.map((s) => [s.notificationId, s.to]));
-    expect(sends).toHaveLength(18);
-    expect(Object.keys(to)).toHaveLength(18);
+    expect(sends).toHaveLength(19);
+    expect(Object.keys(to)).toHaveLength(19);
     expect(to).not.toHaveProperty(['rw-unsendable-email#EMAIL']);
     expect(to).not.toHaveProperty(['rw-missing-phone#SMS']);
     expect(to).toMatchObject({
@@ -257,6 +257,8 @@ describe('npm start', () => {
     const text = (id: string) => sends.find((s) => s.notificationId === id)?.text ?? '';
     expect(text('rw-mainframe#EMAIL')).toContain('$12.50');
     expect(text('rw-leap-second#EMAIL')).toContain('December 31, 2016 at 11:59 PM UTC');
+    // Java's OffsetDateTime without its zero seconds: 18:15 in Tokyo.
+    expect(text('rw-java-time#EMAIL')).toContain('November 30, 2026 at 6:15 PM GMT+9');
     // A language the brand does not write: English; a zone the runtime does not know: the locale's own.
     expect(text('rw-french#EMAIL')).toContain('Your transfer of CA$250.00');
     expect(text('rw-unknown-zone#EMAIL')).toContain('18:15 JST');

@@ -57,6 +57,7 @@ describe('docs/event.schema.json', () => {
     });
     expect(rows).toEqual([
       ['rw-java-jackson', 'EMAIL,SMS', '', true],
+      ['rw-java-time', 'EMAIL', '', true],
       ['rw-dotnet', 'EMAIL,PUSH,SMS', '', true],
       ['rw-python', 'EMAIL,PUSH', '', true],
       ['rw-mainframe', 'EMAIL,SMS', '', true],

@@ -101,6 +101,9 @@ describe('email addresses (RFC 5321/5322; the domain as IDNA; SES sends 7-bit AS
     [' alex@example.com ', 'alex@example.com'],
     ['o.k!#$%&*/=?^`{|}~@example.com', 'o.k!#$%&*/=?^`{|}~@example.com'],
     ['ivan@пример.рф', 'ivan@xn--e1afmkfd.xn--p1ai'],
+    ['"Hanako Yamada" <hanako@example.jp>', 'hanako@example.jp'],
+    ['山田 花子 <hanako@例え.jp>', 'hanako@xn--r8jz45g.jp'],
+    ['mailto:alex@example.com', 'alex@example.com'],
   ])('%s → %s: the local part exactly, the domain in Punycode', (given, address) => {
     const d = decodeTransfer(transferEvent({ recipient: { email: given } }));
     expect(d.event.recipient.email).toBe(address);
@@ -195,6 +198,8 @@ describe('channels, amounts, currency codes, date-times', () => {
     '2026-11-30T18:15:00+0900',
     '2026-11-30T09:15:00,000Z',
     '2026-11-30T04:15:00-0500',
+    '2026-11-30T18:15+09:00',
+    '2026-11-30T09:15Z',
   ])(
     'occurredAt %s: RFC 3339 spelled upper case with a colon offset, the same instant, the same hash',
     (occurredAt) => {
@@ -216,6 +221,32 @@ describe('channels, amounts, currency codes, date-times', () => {
     expect(hashOf({ occurredAt: '2016-12-31T23:59:60Z' })).not.toBe(hashOf({ occurredAt: '2016-12-31T23:59:59Z' }));
     expect(readInstant('2016-12-30T23:59:60Z')).toBeUndefined();
     expect(readInstant('2016-12-31T12:00:60Z')).toBeUndefined();
+  });
+});
+
+describe('what other parsers write', () => {
+  it('a UTF-8 byte order mark before the JSON (RFC 8259 §8.1 lets a parser ignore it) is read past', () => {
+    const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(transferEvent()))]);
+    expect(decodeRecordValue(withBom.toString('base64'), 65_536)).toMatchObject({
+      ok: true,
+      payloadHash: canonical.payloadHash,
+    });
+  });
+
+  it('a time as epoch seconds or milliseconds has two readings: refused', () => {
+    for (const occurredAt of [1796030100, 1796030100000]) {
+      const d = decodeRecordValue(b64(transferEvent({ occurredAt })), 65_536);
+      expect(!d.ok && d.rejection).toMatchObject({
+        reason: 'SCHEMA_VIOLATION',
+        detail: expect.stringContaining('(at occurredAt)'),
+      });
+    }
+  });
+
+  it('more than one address, or a name with an @ outside quotes, has no one reading: EMAIL refused', () => {
+    for (const email of ['a <b@example.com> <c@example.com>', 'x@y <a@example.com>', 'a@example.com, b@example.com']) {
+      expect(readEmail(email)).toMatchObject({ ok: false, problem: 'INVALID_CONTACT' });
+    }
   });
 });
 
