@@ -121,21 +121,8 @@ export async function listQuarantine(
     conditions.push('reason = :reason');
     values[':reason'] = filter.reason;
   }
-  const items: Item[] = [];
-  let start: Item | undefined;
   // A Scan with a filter: quarantine items are few (each one raised an alarm), and this is a tool, never a Lambda.
-  do {
-    const page = await deps.doc.send(
-      new ScanCommand({
-        TableName: deps.tableName,
-        FilterExpression: conditions.join(' AND '),
-        ExpressionAttributeValues: values,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Item[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await scanWhere(deps, conditions, values);
   return items
     .map((q) => ({
       id: quarantineId(q.source as KafkaSource),
@@ -148,6 +135,31 @@ export async function listQuarantine(
       replayedAt: (q.replayedAt as string | undefined) ?? null,
     }))
     .sort((a, b) => b.receivedAt.localeCompare(a.receivedAt) || a.source.offset - b.source.offset);
+}
+
+/** Every item matching the conditions (ANDed), all pages. For the operator's lists of rare items, never a Lambda. */
+export async function scanWhere(
+  deps: TableDeps,
+  conditions: string[],
+  values: Item,
+  names?: Record<string, string>,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await deps.doc.send(
+      new ScanCommand({
+        TableName: deps.tableName,
+        FilterExpression: conditions.join(' AND '),
+        ExpressionAttributeValues: values,
+        ...(names === undefined ? {} : { ExpressionAttributeNames: names }),
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((page.Items ?? []) as Item[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }
 
 // ── replay ──

@@ -8,7 +8,7 @@
  *   is the same event apart from the refused channels' contact points; anything else is a conflict, quarantined as
  *   any other (nothing already sent is ever sent again: those channels are not touched).
  */
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { type KafkaSource, QUARANTINE_SK, quarantinePk } from '../functions/domain/notification.ts';
@@ -19,6 +19,7 @@ import {
   mskEventOf,
   OperatorError,
   quarantineId,
+  scanWhere,
   type TableDeps,
 } from './operations.ts';
 
@@ -48,21 +49,7 @@ export async function listRefused(
     conditions.push('refusedReason = :reason');
     values[':reason'] = filter.reason;
   }
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const page = await deps.doc.send(
-      new ScanCommand({
-        TableName: deps.tableName,
-        FilterExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: values,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Item[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await scanWhere(deps, conditions, values, { '#status': 'status' });
   return items
     .map((n) => ({
       notificationId: String(n.notificationId),
