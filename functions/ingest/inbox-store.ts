@@ -31,12 +31,39 @@ export type RecordOutcome =
   /** Inbox and every notification were written, in one transaction. */
   | { kind: 'created' }
   /** The inbox item already exists: this event was processed before. `payloadHash` is the stored one. */
-  | { kind: 'inboxExists'; payloadHash: string | undefined }
+  | { kind: 'inboxExists'; payloadHash: string | undefined; stored?: KnownInbox }
   /** No inbox, yet a notification with this (eventId, channel) exists: the key constraint caught it (defense in depth). */
   | { kind: 'notificationExists' };
 
-/** The inbox items found, by eventId: their stored payloadHash (undefined when the item has none). */
-export type KnownEvents = ReadonlyMap<string, string | undefined>;
+/**
+ * What the inbox holds for an event, as far as settling a record against it needs: its payloadHash (undefined when the
+ * item has none) and, when `complete` (read from the item itself), what a repair needs — so a conflict found by the
+ * look-up or by the transaction's cancellation is settled without another read.
+ */
+export interface KnownInbox {
+  readonly payloadHash: string | undefined;
+  readonly complete?: boolean;
+  readonly channels?: Channel[];
+  readonly refusedChannels?: Channel[];
+  readonly repairHash?: string;
+  readonly repairedHashes?: ReadonlySet<string>;
+}
+
+/** The inbox items found, by eventId. */
+export type KnownEvents = ReadonlyMap<string, KnownInbox>;
+
+/** The fields of an inbox item a settle reads (ProjectionExpression), and the item read as a KnownInbox. */
+const KNOWN_FIELDS = 'payloadHash, channels, refusedChannels, repairHash, repairedHashes';
+function knownInbox(item: Record<string, unknown>): KnownInbox {
+  return {
+    payloadHash: typeof item.payloadHash === 'string' ? item.payloadHash : undefined,
+    complete: true,
+    channels: Array.isArray(item.channels) ? (item.channels as Channel[]) : [],
+    ...(Array.isArray(item.refusedChannels) ? { refusedChannels: item.refusedChannels as Channel[] } : {}),
+    ...(typeof item.repairHash === 'string' ? { repairHash: item.repairHash } : {}),
+    ...(item.repairedHashes instanceof Set ? { repairedHashes: item.repairedHashes as Set<string> } : {}),
+  };
+}
 
 /** What became of a preferences event: applied with its inbox, a duplicate, or recorded as STALE without applying. */
 export type PreferencesOutcome =
@@ -129,12 +156,12 @@ export class DynamoInboxStore implements InboxStore {
     const unique = [...new Set(eventIds)];
     const chunks: string[][] = [];
     for (let i = 0; i < unique.length; i += BATCH_GET_MAX_KEYS) chunks.push(unique.slice(i, i + BATCH_GET_MAX_KEYS));
-    const known = new Map<string, string | undefined>();
+    const known = new Map<string, KnownInbox>();
     await Promise.all(chunks.map((chunk) => this.readChunk(chunk, known)));
     return known;
   }
 
-  private async readChunk(eventIds: string[], known: Map<string, string | undefined>): Promise<void> {
+  private async readChunk(eventIds: string[], known: Map<string, KnownInbox>): Promise<void> {
     const attempts = this.lookup.attempts ?? 4;
     const wait = this.lookup.sleep ?? realSleep;
     let keys: Record<string, unknown>[] = eventIds.map((id) => ({ pk: eventPk(id), sk: INBOX_SK }));
@@ -147,7 +174,7 @@ export class DynamoInboxStore implements InboxStore {
               Keys: keys,
               // Strongly consistent: an inbox item written a moment ago by the previous delivery must be seen.
               ConsistentRead: true,
-              ProjectionExpression: 'pk, payloadHash',
+              ProjectionExpression: `pk, ${KNOWN_FIELDS}`,
             },
           },
         }),
@@ -156,7 +183,7 @@ export class DynamoInboxStore implements InboxStore {
         if (typeof item.pk !== 'string' || !item.pk.startsWith('EVENT#')) {
           throw new UnexpectedResponseError('BatchGetItem returned an item that is not an inbox item');
         }
-        known.set(item.pk.slice('EVENT#'.length), typeof item.payloadHash === 'string' ? item.payloadHash : undefined);
+        known.set(item.pk.slice('EVENT#'.length), knownInbox(item));
       }
       keys = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
     }
@@ -251,18 +278,13 @@ export class DynamoInboxStore implements InboxStore {
         TableName: this.tableName,
         Key: { pk: eventPk(eventId), sk: INBOX_SK },
         ConsistentRead: true,
-        ProjectionExpression: 'payloadHash, channels, refusedChannels, repairHash, repairedHashes',
+        ProjectionExpression: KNOWN_FIELDS,
       }),
     );
     const item = r.Item;
     if (item === undefined) return undefined;
-    return {
-      payloadHash: typeof item.payloadHash === 'string' ? item.payloadHash : undefined,
-      channels: Array.isArray(item.channels) ? (item.channels as Channel[]) : [],
-      ...(Array.isArray(item.refusedChannels) ? { refusedChannels: item.refusedChannels as Channel[] } : {}),
-      ...(typeof item.repairHash === 'string' ? { repairHash: item.repairHash } : {}),
-      ...(item.repairedHashes instanceof Set ? { repairedHashes: item.repairedHashes as Set<string> } : {}),
-    };
+    const { channels = [], ...known } = knownInbox(item);
+    return { ...known, channels };
   }
 
   async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
@@ -345,8 +367,10 @@ export function classifyCancellation(error: TransactionCanceledException): Recor
   }
   const inbox = error.CancellationReasons?.[0];
   if (inbox?.Code === 'ConditionalCheckFailed') {
-    const stored = inbox.Item === undefined ? undefined : storedHash(inbox.Item);
-    return { kind: 'inboxExists', payloadHash: stored };
+    if (inbox.Item === undefined) return { kind: 'inboxExists', payloadHash: undefined };
+    // The stored item, ALL_OLD: what settling this record needs, without another read.
+    const stored = knownInbox(plainItem(inbox.Item));
+    return { kind: 'inboxExists', payloadHash: storedHash(inbox.Item), stored };
   }
   if (codes.slice(1).includes('ConditionalCheckFailed')) return { kind: 'notificationExists' };
   // ValidationError: an item of this record is one DynamoDB will never store (too large, ill-formed …).
@@ -359,6 +383,15 @@ export function classifyCancellation(error: TransactionCanceledException): Recor
       cause: error,
     },
   );
+}
+
+/** A cancellation's item as plain values, whether the SDK handed it back in wire format or not. */
+function plainItem(item: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return unmarshall(item as Parameters<typeof unmarshall>[0]);
+  } catch {
+    return item;
+  }
 }
 
 /** The SDK hands cancellation items back in wire format (lib-dynamodb does not unmarshall errors). */

@@ -23,7 +23,7 @@ import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
-import type { KnownEvents } from './inbox-store.ts';
+import type { KnownEvents, KnownInbox } from './inbox-store.ts';
 import {
   type AdmittedRecord,
   admit,
@@ -135,9 +135,9 @@ async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents):
   const results: [number, IngestResult][] = [];
   // What the inbox holds for this eventId, as far as this invocation knows: the look-up's answer, then what the
   // chain's own records wrote (a later record with the same payload is then a duplicate without a write).
-  let stored: { payloadHash: string | undefined } | undefined;
+  let stored: KnownInbox | undefined;
   const eventId = chain[0] === undefined ? undefined : eventIdOf(chain[0]);
-  if (eventId !== undefined && known.has(eventId)) stored = { payloadHash: known.get(eventId) };
+  if (eventId !== undefined && known.has(eventId)) stored = known.get(eventId);
   for (const [i, record] of chain.entries()) {
     try {
       const result = await applyAdmission(record, deps, record.admission.ok ? stored : undefined);

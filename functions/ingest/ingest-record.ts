@@ -33,7 +33,7 @@ import {
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
-import type { InboxStore, PreferencesOutcome } from './inbox-store.ts';
+import type { InboxStore, KnownInbox, PreferencesOutcome, StoredInbox } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;
@@ -104,7 +104,7 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
 export async function applyAdmission(
   record: AdmittedRecord,
   deps: IngestDeps,
-  known?: { readonly payloadHash: string | undefined },
+  known?: KnownInbox,
 ): Promise<IngestResult> {
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
@@ -128,7 +128,7 @@ export async function applyAdmission(
   const built = items;
   const written =
     built === undefined
-      ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash } }
+      ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash, stored: known } }
       : await write(record, deps, event.eventId, () => deps.store.recordEvent(built.inbox, built.notifications));
   if ('refused' in written) return written.refused;
   const { outcome } = written;
@@ -149,7 +149,7 @@ export async function applyAdmission(
       return { kind: 'duplicate', eventId: event.eventId };
     case 'inboxExists':
       if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: event.eventId };
-      return settleTransfer(outcome.payloadHash, admission, record, deps);
+      return settleTransfer(outcome.stored ?? { payloadHash: outcome.payloadHash }, admission, record, deps);
   }
 }
 
@@ -163,16 +163,20 @@ const REPAIR_ROUNDS = 3;
  * inbox, conditional on what was read. Anything else is a conflict, as for any event.
  */
 async function settleTransfer(
-  knownHash: string | undefined,
+  known: KnownInbox,
   admission: AdmittedTransfer,
   record: AdmittedRecord,
   deps: IngestDeps,
 ): Promise<IngestResult> {
   const { event, payloadHash } = admission;
   const eventId = event.eventId;
-  let storedHash = knownHash;
+  let storedHash = known.payloadHash;
+  // What the look-up or the cancelled transaction read of the item serves the first round; a later one reads again.
+  let given: StoredInbox | undefined =
+    known.complete === true ? { ...known, channels: known.channels ?? [] } : undefined;
   for (let round = 1; deps.store.readInbox !== undefined && round <= REPAIR_ROUNDS; round++) {
-    const stored = await deps.store.readInbox(eventId);
+    const stored = given ?? (await deps.store.readInbox(eventId));
+    given = undefined;
     if (stored === undefined) break;
     storedHash = stored.payloadHash;
     if (stored.payloadHash === payloadHash || stored.repairedHashes?.has(payloadHash) === true) {
@@ -281,7 +285,7 @@ async function applyPreferences(
   record: AdmittedRecord,
   admission: Extract<Admission, { ok: true; preferences: unknown }>,
   deps: IngestDeps,
-  known?: { readonly payloadHash: string | undefined },
+  known?: KnownInbox,
 ): Promise<IngestResult> {
   const { input, now } = record;
   const { preferences: p, payloadHash, occurredAtMs } = admission;

@@ -24,6 +24,7 @@ import type {
   ChannelRepair,
   InboxStore,
   KnownEvents,
+  KnownInbox,
   PreferencesOutcome,
   RecordOutcome,
   StoredInbox,
@@ -58,10 +59,10 @@ export class MemoryInboxStore implements InboxStore {
   async findInboxes(eventIds: readonly string[]): Promise<KnownEvents> {
     await Promise.resolve();
     this.lookups.push([...eventIds]);
-    const known = new Map<string, string | undefined>();
+    const known = new Map<string, KnownInbox>();
     for (const id of eventIds) {
       const inbox = this.inbox(id);
-      if (inbox !== undefined) known.set(id, inbox.payloadHash);
+      if (inbox !== undefined) known.set(id, knownOf(inbox));
     }
     return known;
   }
@@ -73,7 +74,11 @@ export class MemoryInboxStore implements InboxStore {
     this.validate(all);
     const existing = this.items.get(keyOf(inbox));
     if (existing !== undefined) {
-      return { kind: 'inboxExists', payloadHash: (existing as InboxItem).payloadHash };
+      return {
+        kind: 'inboxExists',
+        payloadHash: (existing as InboxItem).payloadHash,
+        stored: knownOf(existing as InboxItem),
+      };
     }
     if (notifications.some((n) => this.items.has(keyOf(n)))) return { kind: 'notificationExists' };
     for (const item of all) this.write(item);
@@ -208,6 +213,19 @@ export class MemoryInboxStore implements InboxStore {
     }
   }
 }
+
+/** What DynamoInboxStore reads of an inbox item (its look-up's projection, a cancellation's ALL_OLD item). */
+const knownOf = (inbox: InboxItem): KnownInbox => {
+  const { payloadHash, channels, refusedChannels, repairHash, repairedHashes } = structuredClone(inbox);
+  return {
+    payloadHash,
+    complete: true,
+    channels,
+    ...(refusedChannels === undefined ? {} : { refusedChannels }),
+    ...(repairHash === undefined ? {} : { repairHash }),
+    ...(repairedHashes === undefined ? {} : { repairedHashes }),
+  };
+};
 
 /** The first thing DynamoDB would refuse in a value, as a path and a rule (never the value). */
 function illFormed(value: unknown, path: string): string | undefined {

@@ -115,11 +115,11 @@ describe('ingest: cancellation classification', () => {
     const err = cancelled('ConditionalCheckFailed', 'None');
     err.CancellationReasons![0]!.Item = { payloadHash: { S: 'f'.repeat(64) } };
     ddb.on(TransactWriteCommand).rejects(err);
-    // Another hash: the inbox is read (strongly consistent) to tell a corrected resend from a conflict.
-    ddb.on(GetCommand).resolves({ Item: { payloadHash: 'f'.repeat(64), channels: ['EMAIL', 'PUSH', 'SMS'] } });
     ddb.on(PutCommand).resolves({});
     const result = await ingestRecord({ source, value: b64(transferEvent()) }, deps());
     expect(result).toEqual({ kind: 'conflict', eventId: 'trf-2026-000123', newlyQuarantined: true });
+    // The cancellation's ALL_OLD item says no channel of it was refused: a conflict, without reading it again.
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
     const put = ddb.commandCalls(PutCommand)[0]!.args[0].input;
     expect(put.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(put.Item).toMatchObject({
