@@ -344,7 +344,7 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
       const changed = { ...earlier.value, data: { ...data, amount } };
       run.append(earlier.i % partitions, { kind: 'event', spec: earlier, value: changed });
     }
-    if (poisonOrder.length > 0 ? chance(0.35) : chance(0.04)) {
+    if (poisonOrder.length > 0 ? chance(0.25) : chance(0.04)) {
       const kind = poisonOrder.length > 0 ? (poisonOrder.shift() as number) : Math.floor(rand() * POISON_KINDS.length);
       run.append(Math.floor(rand() * partitions), {
         kind: 'poison',
