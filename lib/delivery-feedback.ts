@@ -34,6 +34,7 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -99,9 +100,11 @@ export class DeliveryFeedback extends Construct {
 
     this.function = new NotifierFunction(this, 'Function', {
       entry: 'feedback/index.ts',
-      description: 'notifier: records SES delivery feedback on its notification and suppresses bouncing addresses',
+      description:
+        'notifier: records SES feedback and SNS delivery status on their notification and suppresses dead addresses',
       metricNamespace: props.metricNamespace,
-      timeout: Duration.seconds(30),
+      // A CloudWatch Logs batch of SNS delivery status can hold thousands of entries (three DynamoDB calls each).
+      timeout: Duration.seconds(60),
       memorySize: 256,
     });
     const fn = this.function;
@@ -111,6 +114,8 @@ export class DeliveryFeedback extends Construct {
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], {
       leadingKeys: ['EVENT#*', 'SUPPRESSION#*'],
     });
+    // SNS's delivery status names a message id only: the notification is found on the providerMessage index.
+    fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.messageIndex.indexName });
 
     // Events neither EventBridge could deliver nor the function could record after its retries: kept 14 days.
     // SQS-managed encryption even with the customer key: EventBridge can write to a KMS-encrypted dead-letter queue
@@ -185,7 +190,7 @@ export class DeliveryFeedback extends Construct {
       'FeedbackDeadLetters',
       this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       1,
-      'SES feedback events could not be recorded: inspect the dead-letter queue, fix, and redrive (README "Delivery feedback").',
+      'Feedback events (SES events, SNS delivery status batches) could not be recorded: inspect the dead-letter queue, fix, and redrive (docs/operations.md).',
     );
 
     const ours = (name: string, dims: Record<string, string>) =>

@@ -3,7 +3,7 @@
  * attached to the construct the finding is about (a role's policy, a function, a queue, a bucket), never to the stack.
  */
 import { Stack, Token, Validations } from 'aws-cdk-lib';
-import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { IRole, Role } from 'aws-cdk-lib/aws-iam';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
@@ -69,6 +69,50 @@ export function acknowledgeFindings(r: {
   ack(
     r.failedBatches,
     'AwsSolutions-S1',
-    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (README "Deploy" recommends it).',
+    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (docs/deploy.md recommends it).',
   );
+}
+
+/** The SNS delivery status set-up (lib/sns-delivery-status.ts): its logging role and the AwsCustomResource calls. */
+export function acknowledgeDeliveryStatusFindings(scope: IConstruct, loggingRole: IRole): void {
+  const ack = (on: IConstruct, id: string, reason: string) => Validations.of(on).acknowledge({ id, reason });
+  const stack = Stack.of(scope);
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  ack(
+    loggingRole,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:${region}:${account}:log-group:sns/${region}/${account}/*]`,
+    "SNS names its delivery status log groups and streams itself (sns/<region>/<account>/…): the role may write to SNS's log groups of this account and region only.",
+  );
+  const sms = scope.node.tryFindChild('SmsAttributes');
+  if (sms !== undefined) {
+    ack(
+      sms,
+      'AwsSolutions-IAM5[Resource::*]',
+      'sns:SetSMSAttributes is an account-level action with no resource type: IAM authorizes it only against "*".',
+    );
+  }
+  // The one Lambda function behind every AwsCustomResource of the stack (CDK's singleton provider).
+  const provider = stack.node.tryFindChild('AWS679f53fac002430cb0da5b7982bd2287');
+  if (provider === undefined) return;
+  for (const id of ['Serverless-LambdaDLQ', 'Serverless-LambdaTracing']) {
+    ack(
+      provider,
+      id,
+      "CDK's AwsCustomResource provider, invoked synchronously by CloudFormation during a deploy: a failure fails (and rolls back) the deploy itself.",
+    );
+  }
+}
+
+/** The smoke producer (lib/smoke-producer.ts): a function in the cluster's subnets, invoked by an operator. */
+export function acknowledgeSmokeProducerFindings(role: Role, fn: IConstruct): void {
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason:
+      'X-Ray PutTraceSegments/PutTelemetryRecords, and the EC2 network-interface actions Lambda needs to place a function in a VPC: none has resource-level permissions.',
+  });
+  Validations.of(fn).acknowledge({
+    id: 'Serverless-LambdaDLQ',
+    reason: 'Invoked synchronously by the operator (npm run smoke), who sees its answer: nothing to dead-letter.',
+  });
 }

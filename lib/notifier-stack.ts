@@ -3,7 +3,7 @@
  * IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the README's Operations section names.
  * One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import {
   AttributeType,
@@ -16,7 +16,7 @@ import {
 import { CfnVPCEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import {
   type CfnEventSourceMapping,
@@ -44,7 +44,9 @@ import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
-import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
+import { SmokeProducer } from './smoke-producer.ts';
+import { SnsDeliveryStatus } from './sns-delivery-status.ts';
+import { OPTIONAL_STACK_OUTPUTS, STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -97,6 +99,12 @@ export class NotifierStack extends Stack {
       sortKey: { name: schema.sweepIndex.sortKey, type: AttributeType.NUMBER },
       projectionType: ProjectionType.INCLUDE,
       nonKeyAttributes: [...schema.sweepIndex.nonKeyAttributes],
+    });
+    // SNS's delivery status names the message, not the notification: the feedback function finds it here.
+    this.table.addGlobalSecondaryIndex({
+      indexName: schema.messageIndex.indexName,
+      partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
     });
 
     // ── Ingest: MSK → one transaction per event ──
@@ -180,12 +188,25 @@ export class NotifierStack extends Stack {
     if (s.mskVpcId !== undefined && s.mskRouteTableIds !== undefined) {
       // The mapping writes failed batches from its network interfaces in the cluster's VPC, which needs a route to
       // S3 (AWS: "You must deploy a VPC endpoint for your on-failure destination service inside your Amazon MSK
-      // cluster VPC"). A gateway endpoint is free; its default policy keeps other S3 traffic of the VPC working.
+      // cluster VPC"). A gateway endpoint is free, and it carries all S3 traffic of those route tables: its policy
+      // allows the failed-batch bucket and nothing else, so the endpoint opens no path to any other bucket (and
+      // other S3 traffic of those subnets needs an endpoint of the bank's own: docs/deploy.md).
       new CfnVPCEndpoint(this, 'FailedBatchesS3Endpoint', {
         vpcId: s.mskVpcId,
         serviceName: `com.amazonaws.${this.region}.s3`,
         vpcEndpointType: 'Gateway',
         routeTableIds: s.mskRouteTableIds,
+        policyDocument: new PolicyDocument({
+          statements: [
+            new PolicyStatement({
+              sid: 'FailedIngestBatchesOnly',
+              principals: [new AnyPrincipal()],
+              actions: ['s3:PutObject', 's3:ListBucket'],
+              resources: [failedBatches.bucketArn, failedBatches.arnForObjects('*')],
+              conditions: { StringEquals: { 'aws:PrincipalAccount': this.account } },
+            }),
+          ],
+        }),
       });
     }
     const kafkaSource = new ManagedKafkaEventSource({
@@ -215,7 +236,7 @@ export class NotifierStack extends Stack {
     // CDK names the mapping after the topic, so a topic change would create the new mapping before deleting the old
     // one under another logical id. A fixed id keeps the mapping one resource across updates. (Topic, cluster,
     // consumer group and starting position are create-only: changing them still replaces it, and the replacement
-    // is created first, so it needs a consumer group id of its own: README "Changing the source".)
+    // is created first, so it needs a consumer group id of its own: docs/deploy.md "Changing the source".)
     const kafkaMapping = ingest.node.children.find((c): c is EventSourceMapping => c instanceof EventSourceMapping);
     (kafkaMapping?.node.defaultChild as CfnEventSourceMapping | undefined)?.overrideLogicalId(KAFKA_MAPPING_LOGICAL_ID);
 
@@ -343,10 +364,12 @@ export class NotifierStack extends Stack {
       ingest,
       dispatch,
       sweeper,
+      sweeperInterval: Duration.seconds(timing.sweeperIntervalSeconds),
       ingestMappingId: kafkaSource.eventSourceMappingId,
       ingestIdleAlarmMinutes: s.ingestIdleAlarmMinutes,
       dispatchFailures,
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
+      encryptAlarmTopic: s.encryptAlarmTopic,
     });
 
     // ── Delivery feedback: SES configuration set → EventBridge → feedback function (issue 16) ──
@@ -360,8 +383,39 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.node.addDependency(feedback);
+    observability.alarmOnThrottles('Feedback', feedback.function);
 
-    // ── What an operator needs, by name (README "Operations"; lib/stack-outputs.ts lists them for ops/) ──
+    // ── SMS and push delivery status: SNS's logs → the same feedback function ──
+    new SnsDeliveryStatus(this, 'SnsDeliveryStatus', {
+      prefix,
+      metricNamespace,
+      feedback: feedback.function,
+      manageSmsAttributes: s.manageSmsDeliveryStatus,
+      platformApplicationArns: s.pushPlatformApplicationArns ?? [],
+      smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
+      observability,
+    });
+    // ── The smoke producer: npm run smoke through MSK (deployed where the settings name the cluster's subnets) ──
+    const smoke =
+      s.mskSubnetIds === undefined || s.mskSecurityGroupIds === undefined
+        ? undefined
+        : new SmokeProducer(this, 'SmokeProducer', {
+            metricNamespace,
+            clusterArn: s.mskClusterArn,
+            topic: s.topic,
+            kafka,
+            subnetIds: s.mskSubnetIds,
+            securityGroupIds: s.mskSecurityGroupIds,
+          });
+    if (smoke !== undefined) observability.alarmOnThrottles('SmokeProducer', smoke.function);
+    if (s.pushPlatformApplicationArns === undefined) {
+      Annotations.of(this).addWarningV2(
+        'notifier:pushDeliveryStatus',
+        'No pushPlatformApplicationArns: push delivery outcomes are not observed (SNS logs them only for the platform applications it is told about).',
+      );
+    }
+
+    // ── What an operator needs, by name (docs/operations.md; lib/stack-outputs.ts lists them for ops/) ──
     const output = (id: StackOutputName, value: string) =>
       new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
     output('Stage', s.stage);
@@ -381,6 +435,12 @@ export class NotifierStack extends Stack {
     output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
     output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
     output('SesConfigurationSetName', feedback.configurationSetName);
+    if (smoke !== undefined) {
+      new CfnOutput(this, 'SmokeProducerFunctionName', {
+        value: smoke.function.functionName,
+        description: OPTIONAL_STACK_OUTPUTS.SmokeProducerFunctionName,
+      });
+    }
     output(
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,

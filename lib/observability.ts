@@ -8,7 +8,7 @@
  * is only emitted when something happens "no data" means "nothing happened", while for ingest silence it is the
  * symptom itself.
  */
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -21,6 +21,8 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -36,12 +38,16 @@ export interface ObservabilityProps {
   readonly ingest: IFunction;
   readonly dispatch: IFunction;
   readonly sweeper: IFunction;
+  /** How often the sweeper is scheduled: a run missing for five of these is the SweeperNotRunning alarm. */
+  readonly sweeperInterval: Duration;
   /** The MSK event source mapping's UUID: its own metrics carry it as the EventSourceMappingUUID dimension. */
   readonly ingestMappingId: string;
   /** Minutes without a single ingest invocation before the IngestIdle alarm; 0: no such alarm. */
   readonly ingestIdleAlarmMinutes: number;
   readonly dispatchFailures: Queue;
   readonly alarmEmail?: string;
+  /** Encrypt the alarm topic with a key of this stack whose policy lets CloudWatch use it. */
+  readonly encryptAlarmTopic: boolean;
 }
 
 /** How an alarm evaluates: M of N datapoints, and what a missing datapoint counts as. */
@@ -70,10 +76,47 @@ export class Observability extends Construct {
     super(scope, id);
     this.prefix = props.prefix;
     this.dashboardName = props.prefix;
-    // Not encrypted with the optional customer key: alarms carry no customer data, and CloudWatch can publish to
-    // an encrypted topic only if the key policy names cloudwatch.amazonaws.com, which this stack cannot add to a key
-    // it does not own; a key without it would silence every alarm.
-    this.topic = new Topic(this, 'AlarmTopic', { displayName: `${props.prefix} alarms`, enforceSSL: true });
+    // The topic's own key when encrypted, never the bank's data key or alias/aws/sns: CloudWatch publishes an alarm
+    // only if the key policy lets cloudwatch.amazonaws.com use the key, and only a key this stack owns can say so.
+    const alarmKey = props.encryptAlarmTopic
+      ? new Key(this, 'AlarmTopicKey', {
+          description: `${props.prefix}: encrypts the alarm topic; CloudWatch may use it for this stage's alarms`,
+          enableKeyRotation: true,
+          // Alarm notifications are transient and carry no customer data: nothing to keep after the stack.
+          removalPolicy: RemovalPolicy.DESTROY,
+        })
+      : undefined;
+    this.topic = new Topic(this, 'AlarmTopic', {
+      displayName: `${props.prefix} alarms`,
+      enforceSSL: true,
+      ...(alarmKey === undefined ? {} : { masterKey: alarmKey }),
+    });
+    // enforceSSL makes the topic a resource policy holding only its TLS Deny, and a topic policy replaces SNS's
+    // default one: without this Allow every alarm goes to ALARM and its action fails ("no resource-based policy
+    // allows the SNS:Publish action"). Scoped to this account and to this stage's alarms (all named <prefix>-...).
+    const { account, region, partition } = Stack.of(this);
+    const fromOurAlarms = {
+      StringEquals: { 'aws:SourceAccount': account },
+      ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:${props.prefix}-*` },
+    };
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisStage',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: fromOurAlarms,
+      }),
+    );
+    alarmKey?.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisStage',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: fromOurAlarms,
+      }),
+    );
     if (props.alarmEmail !== undefined) {
       const subscription = this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
       Validations.of(subscription).acknowledge({
@@ -114,7 +157,7 @@ export class Observability extends Construct {
     any(
       'RecordsQuarantined',
       metric('RecordsQuarantined'),
-      'Bad input was quarantined. Query the quarantine items (README "Operations").',
+      'Bad input was quarantined. Query the quarantine items (docs/operations.md).',
     );
     any(
       'EventIdConflicts',
@@ -179,7 +222,7 @@ export class Observability extends Construct {
     any(
       'IngestBatchParked',
       mappingMetric('OnFailureDestinationDeliveredEventCount'),
-      'The MSK mapping gave up on a batch and parked its records in the failed-batch bucket (output FailedIngestBatchesBucketName). Replay them (README "Operations").',
+      'The MSK mapping gave up on a batch and parked its records in the failed-batch bucket (output FailedIngestBatchesBucketName). Replay them (docs/operations.md).',
     );
     // What no S3-side signal can see: a batch that could not even be parked (no S3 endpoint in the cluster VPC,
     // KMS, permissions) or was dropped.
@@ -194,7 +237,7 @@ export class Observability extends Construct {
         label: 'batches not parked',
         period: PERIOD,
       }),
-      'The MSK mapping could not park a failed batch in S3, or dropped records: they are not in the bucket. Check the S3 VPC endpoint, the key and the ingest role (README "Deploy").',
+      'The MSK mapping could not park a failed batch in S3, or dropped records: they are not in the bucket. Check the S3 VPC endpoint, the key and the ingest role (docs/deploy.md).',
     );
     for (const [name, fn] of [
       ['Ingest', props.ingest],
@@ -232,6 +275,47 @@ export class Observability extends Construct {
       10_000,
       { ...SUSTAINED, missing: TreatMissingData.IGNORE },
     );
+    // The sweeper is the delay queue's clock and the safety net: a disabled schedule or a broken role makes no error,
+    // only silence. Five intervals without one invocation (missing data breaches) is a sweeper that stopped.
+    const sweeperWindow = 5;
+    this.alarm(
+      'SweeperNotRunning',
+      props.sweeper.metricInvocations({ period: props.sweeperInterval, statistic: 'Sum' }),
+      `The sweeper has not run for ${sweeperWindow} scheduled intervals: deferred notifications are not woken and stuck ones not re-driven. Check the SweeperSchedule rule (enabled?) and the sweeper's throttles.`,
+      1,
+      {
+        datapoints: sweeperWindow,
+        periods: sweeperWindow,
+        missing: TreatMissingData.BREACHING,
+        comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+      },
+    );
+    for (const [name, fn] of [
+      ['Ingest', props.ingest],
+      ['Dispatch', props.dispatch],
+      ['Sweeper', props.sweeper],
+    ] as const) {
+      this.alarmOnThrottles(name, fn);
+    }
+    // The mapping's own errors (MetricsConfig ErrorCount): it cannot poll the topic (authentication, authorization,
+    // network), cannot invoke ingest, or cannot commit offsets. A mapping stuck on credentials or a security group
+    // invokes nothing; this fires in minutes where IngestIdle needs its whole window.
+    this.alarm(
+      'KafkaMappingErrors',
+      new MathExpression({
+        expression: 'p + i + c',
+        usingMetrics: {
+          p: mappingMetric('PollingErrorCount'),
+          i: mappingMetric('InvokeErrorCount'),
+          c: mappingMetric('CommitErrorCount'),
+        },
+        label: 'MSK mapping errors',
+        period: PERIOD,
+      }),
+      'The MSK mapping reports polling, invoke or commit errors in 3 of the last 5 minutes: check its State and LastProcessingResult (docs/operations.md "The MSK mapping").',
+      1,
+      SUSTAINED,
+    );
     if (props.ingestIdleAlarmMinutes > 0) {
       // A mapping stuck in PROBLEM (auth, network) invokes nothing and reports nothing: silence is the symptom, so
       // here a missing datapoint breaches. A quiet topic looks the same: size the window to the traffic.
@@ -239,7 +323,7 @@ export class Observability extends Construct {
       this.alarm(
         'IngestIdle',
         props.ingest.metricInvocations({ period: PERIOD, statistic: 'Sum' }),
-        `Ingest has not been invoked for ${minutes} minutes: the MSK mapping may be stuck (check its state, README "Operations") or the topic is silent.`,
+        `Ingest has not been invoked for ${minutes} minutes: the MSK mapping may be stuck (check its state, docs/operations.md) or the topic is silent.`,
         1,
         {
           datapoints: minutes,
@@ -256,7 +340,7 @@ export class Observability extends Construct {
       CHANNELS.map((c) => metric(name, { channel: c }).with({ label: `${name} ${c}` }));
     dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ${props.prefix}\nEvents in → notifications created → sent. Runbook: README "Operations".`,
+        markdown: `# ${props.prefix}\nEvents in → notifications created → sent. Runbook: docs/operations.md.`,
         width: 24,
         height: 2,
       }),
@@ -329,13 +413,23 @@ export class Observability extends Construct {
     );
   }
 
-  private alarm(
-    name: string,
-    m: IMetric,
-    description: string,
-    threshold = 1,
-    shape: AlarmShape = EVERY_OCCURRENCE,
-  ): Alarm {
+  /**
+   * A throttled invocation runs no code, so it raises no error: ingest's batches and dispatch's stream records wait
+   * (and age), the sweeper skips a run, feedback waits in Lambda's async queue. Sustained, since a moment of
+   * throttling is retried by every trigger. Public: the stack adds the functions other constructs own.
+   */
+  alarmOnThrottles(name: string, fn: IFunction): Alarm {
+    return this.alarm(
+      `${name}Throttles`,
+      fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+      `Lambda throttled the ${name} function in 3 of the last 5 minutes: the account's concurrency (or a reservation) is exhausted. Nothing is lost; its work waits.`,
+      1,
+      SUSTAINED,
+    );
+  }
+
+  /** An alarm of this stage, to the alarm topic. Public so that other constructs' alarms share the one topic. */
+  alarm(name: string, m: IMetric, description: string, threshold = 1, shape: AlarmShape = EVERY_OCCURRENCE): Alarm {
     const alarm = new Alarm(this, name, {
       alarmName: `${this.prefix}-${name}`,
       alarmDescription: description,

@@ -16,7 +16,12 @@ import {
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
 const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
+/** An SNS platform application: arn:aws:sns:<region>:<account>:app/<platform>/<name>. */
+const ARN_PLATFORM_APPLICATION =
+  /^arn:aws[a-z-]*:sns:([a-z0-9-]+):(\d{12}):app\/(ADM|APNS|APNS_SANDBOX|BAIDU|GCM|MACOS|MACOS_SANDBOX|MPNS|WNS)\/([A-Za-z0-9_.-]{1,256})$/;
 const DAY_SECONDS = 86_400;
+/** The stage whose settings may keep the placeholders of examples/settings.example.json (the offline synth). */
+export const EXAMPLE_STAGE = 'example';
 
 const policy = z.enum(DELIVERY_POLICIES).default('AT_MOST_ONCE');
 /** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
@@ -57,7 +62,7 @@ export const settingsSchema = z
       .regex(ARN_MSK_CLUSTER, 'must be an MSK cluster ARN (arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>)'),
     topic: z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'must be a Kafka topic name'),
     consumerGroupId: z.string().regex(/^[a-zA-Z0-9-/*:_+=.@]{1,200}$/, 'must be a Kafka consumer group id'),
-    /** Required: where a new consumer group starts is a decision (README "Starting position"), never a default. */
+    /** Required: where a new consumer group starts is a decision (docs/deploy.md "Starting position"), never a default. */
     startingPosition: z.enum(['TRIM_HORIZON', 'LATEST', 'AT_TIMESTAMP']),
     startingPositionTimestamp: instant.optional(),
     batchSize: num(1, 10_000, 100),
@@ -81,6 +86,43 @@ export const settingsSchema = z
     senderEmail: z.email('must be the verified SES identity to send from'),
     sesConfigurationSet: z.string().min(1).optional(),
     alarmEmail: z.email().optional(),
+    /**
+     * Encrypt the alarm topic with a key this stack creates, whose key policy lets CloudWatch use it (a key the stack
+     * does not own could not name CloudWatch, and every alarm would fail to publish). Default on.
+     */
+    encryptAlarmTopic: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(true),
+    /**
+     * The account's monthly SMS spend quota in USD (`aws sns get-sms-attributes`, MonthlySpendLimit; $1 in a new
+     * account). Required: SNS stops sending SMS within minutes of reaching it, so the SmsSpend alarm fires at 80%.
+     */
+    smsMonthlySpendLimitUsd: z.coerce.number().positive().max(1_000_000),
+    /**
+     * Set the account's SMS delivery status logging (SNS SetSMSAttributes: the role and a 100% success sampling
+     * rate) from this stack. Off when another stage or team in the account and region already manages it: the
+     * stack still subscribes to the delivery status log groups.
+     */
+    manageSmsDeliveryStatus: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(true),
+    /** SNS platform applications whose endpoints producers use: their delivery status is logged and recorded. */
+    pushPlatformApplicationArns: list(
+      z
+        .string()
+        .regex(
+          ARN_PLATFORM_APPLICATION,
+          'must be SNS platform application ARNs (arn:aws:sns:...:app/<platform>/<name>)',
+        ),
+    ).optional(),
+    /**
+     * Subnets and security groups from which the cluster's brokers are reached: the stack deploys the smoke
+     * producer there (ops/smoke.ts sends its record through MSK). Both or neither.
+     */
+    mskSubnetIds: list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, 'must be subnet ids (subnet-...)')).optional(),
+    mskSecurityGroupIds: list(
+      z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
+    ).optional(),
     inboxRetentionDays: num(1, 3650, 35),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
@@ -148,6 +190,18 @@ export const settingsSchema = z
     if ((s.mskVpcId === undefined) !== (s.mskRouteTableIds === undefined)) {
       problem(s.mskVpcId === undefined ? 'mskVpcId' : 'mskRouteTableIds', 'mskVpcId and mskRouteTableIds go together');
     }
+    if (s.mskSubnetIds !== undefined && s.kafkaScramSecretArn !== undefined) {
+      problem(
+        'mskSubnetIds',
+        'deploys the smoke producer, which authenticates with IAM: with SASL/SCRAM leave it out and run npm run smoke -- --direct',
+      );
+    }
+    if ((s.mskSubnetIds === undefined) !== (s.mskSecurityGroupIds === undefined)) {
+      problem(
+        s.mskSubnetIds === undefined ? 'mskSubnetIds' : 'mskSecurityGroupIds',
+        'mskSubnetIds and mskSecurityGroupIds go together',
+      );
+    }
     // Dedupe lasts as long as the inbox item: an event replayed after it expired must be too old to send.
     if (s.maxEventAgeSeconds >= s.inboxRetentionDays * DAY_SECONDS) {
       problem(
@@ -178,6 +232,16 @@ export const settingsSchema = z
         problem(key, `must be in the cluster's account and region (${account}, ${region})`);
       }
     }
+    // SNS publishes only within its region, and delivery status is logged in the application's own region.
+    for (const arn of s.pushPlatformApplicationArns ?? []) {
+      const match = ARN_PLATFORM_APPLICATION.exec(arn);
+      if (match !== null && (match[1] !== region || match[2] !== account)) {
+        problem(
+          'pushPlatformApplicationArns',
+          `${arn} must be in the cluster's account and region (${account}, ${region})`,
+        );
+      }
+    }
   });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -189,10 +253,14 @@ export class SettingsError extends Error {
   }
 }
 
-export function parseSettings(read: (key: string) => unknown): Settings {
+export function parseSettings(read: (key: string) => unknown, now: number = Date.now()): Settings {
   const raw = Object.fromEntries(Object.keys(settingsSchema.shape).map((key) => [key, read(key)]));
   const result = settingsSchema.safeParse(raw);
-  if (result.success) return result.data;
+  if (result.success) {
+    const problems = deployProblems(result.data, now);
+    if (problems.length > 0) throw new SettingsError(problems);
+    return result.data;
+  }
   const problems = result.error.issues.map((issue) => {
     const key = issue.path.join('.');
     if (issue.code === 'custom') return `context key "${key}" ${issue.message}`;
@@ -204,6 +272,47 @@ export function parseSettings(read: (key: string) => unknown): Settings {
       : `context key "${key}" is invalid: ${issue.message}`;
   });
   throw new SettingsError(problems);
+}
+
+/** The brand and addresses of examples/settings.example.json: fine for its own stage, never for a real one. */
+const PLACEHOLDER_NAMES = ['Example Bank', 'サンプル銀行'];
+const PLACEHOLDER_PHONE_DIGITS = '18005550100';
+/** Domains reserved for documentation and tests (RFC 2606, RFC 6761): nobody can receive mail or serve pages there. */
+const RESERVED_DOMAIN = /(^|\.)(example|test|invalid|localhost|example\.com|example\.net|example\.org)$/i;
+const reservedHost = (host: string) => RESERVED_DOMAIN.test(host.replace(/\.$/, ''));
+const urlHost = (url: string) => (URL.canParse(url) ? new URL(url).hostname : '');
+
+/**
+ * What a schema cannot see because it depends on the stage or on the time of the synth: placeholders outside the
+ * example stage (a deploy never sends under "Example Bank", from example.com, or pages an address nobody reads), and
+ * an AT_TIMESTAMP starting position in the future, which Lambda rejects at deploy ("StartingPositionTimestamp cannot
+ * be in the future"), rolling the whole deploy back. Pure: the clock is an argument.
+ */
+export function deployProblems(s: Settings, now: number): string[] {
+  const problems: string[] = [];
+  if (s.startingPositionTimestamp !== undefined && s.startingPositionTimestamp * 1000 > now) {
+    problems.push(
+      `context key "startingPositionTimestamp" is in the future (${new Date(s.startingPositionTimestamp * 1000).toISOString()}): Lambda refuses it ("StartingPositionTimestamp cannot be in the future") and the deploy rolls back; use the cutover time once it has passed`,
+    );
+  }
+  if (s.stage === EXAMPLE_STAGE) return problems;
+  const placeholder = (key: string, what: string) =>
+    problems.push(`context key "${key}" is a placeholder (${what}): stage "${s.stage}" needs the bank's own`);
+  for (const [locale, name] of Object.entries(s.brand.name)) {
+    if (PLACEHOLDER_NAMES.includes(name)) placeholder(`brand.name.${locale}`, name);
+  }
+  if (reservedHost(urlHost(s.brand.supportUrl))) placeholder('brand.supportUrl', urlHost(s.brand.supportUrl));
+  if (s.brand.logo !== undefined && reservedHost(urlHost(s.brand.logo.url))) {
+    placeholder('brand.logo.url', urlHost(s.brand.logo.url));
+  }
+  if (s.brand.supportPhone.replace(/\D/g, '') === PLACEHOLDER_PHONE_DIGITS) {
+    placeholder('brand.supportPhone', s.brand.supportPhone);
+  }
+  for (const key of ['senderEmail', 'alarmEmail'] as const) {
+    const domain = s[key]?.split('@')[1];
+    if (domain !== undefined && reservedHost(domain)) placeholder(key, `${domain} is reserved for examples`);
+  }
+  return problems;
 }
 
 /**

@@ -23,6 +23,14 @@ export const STACK_OUTPUTS = {
   DashboardUrl: 'The CloudWatch dashboard',
 } as const;
 
+/** Outputs only some stacks have: the smoke producer exists when the settings name the cluster's subnets. */
+export const OPTIONAL_STACK_OUTPUTS = {
+  SmokeProducerFunctionName: 'Writes the smoke event to the topic from inside the cluster VPC (npm run smoke)',
+} as const;
+
 export type StackOutputName = keyof typeof STACK_OUTPUTS;
-export type StackOutputs = Readonly<Record<StackOutputName, string>>;
+export type OptionalStackOutputName = keyof typeof OPTIONAL_STACK_OUTPUTS;
+export type StackOutputs = Readonly<Record<StackOutputName, string>> &
+  Readonly<Partial<Record<OptionalStackOutputName, string>>>;
 export const STACK_OUTPUT_NAMES = Object.keys(STACK_OUTPUTS) as StackOutputName[];
+export const OPTIONAL_STACK_OUTPUT_NAMES = Object.keys(OPTIONAL_STACK_OUTPUTS) as OptionalStackOutputName[];

@@ -40,7 +40,7 @@ export function outboxHtml(rows: readonly OutboxRow[], viewerUrl: string): strin
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>notifier outbox</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}.none{color:#888}</style>
 </head><body><h1>notifier outbox</h1>
-<p>One row per notification: its status, what SES reported after accepting it, why it was not sent, and what the provider received. The emails themselves: <a href="${htmlText(viewerUrl)}">the SES emulator's viewer</a>.</p>
+<p>One row per notification: its status, what the provider (SES, SNS) reported after accepting it, why it was not sent or not delivered, and what the provider received. The emails themselves: <a href="${htmlText(viewerUrl)}">the SES emulator's viewer</a>.</p>
 <table><thead><tr><th>notification</th><th>channel</th><th>status</th><th>delivery</th><th>reason</th><th>received by the provider</th></tr></thead>
 <tbody>
 ${body}

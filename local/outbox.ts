@@ -21,8 +21,10 @@ export interface OutboxNotification {
   readonly attempt?: number;
   readonly lastError?: string;
   readonly providerMessageId?: string;
-  /** What SES reported after accepting it (DELIVERED, BOUNCED …), from the feedback function. */
+  /** What the provider reported after accepting it (DELIVERED, BOUNCED, FAILED …), from the feedback function. */
   readonly deliveryStatus?: string;
+  /** SMS and push: the carrier's or platform's answer with it. */
+  readonly deliveryResponse?: string;
   /** Why it was not sent: SUPPRESSED's cause (BOUNCED, COMPLAINED, OPTED_OUT). */
   readonly suppressedReason?: string;
 }
@@ -103,7 +105,7 @@ export function outboxPage(shown: OutboxEntry[], counts: Readonly<Record<string,
     const colour = STATUS_COLOUR[n.status] ?? '#57606a';
     return `<section class="notification" id="${html(n.notificationId)}" data-status="${html(n.status)}">
   <h2><span class="channel">${html(n.channel)}</span> ${html(n.notificationId)} <span class="status" style="background:${colour}">${html(n.status)}</span></h2>
-  <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · SES reported <b class="delivery">${html(n.deliveryStatus)}</b>` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
+  <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · ${n.channel === 'EMAIL' ? 'SES' : 'SNS'} reported <b class="delivery">${html(n.deliveryStatus)}</b>${n.deliveryResponse ? ` (<i class="response">${html(n.deliveryResponse)}</i>)` : ''}` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
   ${sends.length > 0 ? sends.map((s) => sendView(n.channel, s)).join('\n') : n.providerMessageId !== undefined ? `<p class="not-kept">accepted by the provider as message <code>${html(n.providerMessageId)}</code>; its content is not kept (a run keeps the first ${SENDS_IN_FULL} sends of each provider)</p>` : '<p class="nothing">nothing was accepted by the provider for this notification</p>'}
 </section>`;
   });

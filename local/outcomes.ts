@@ -9,9 +9,12 @@ import { scanPages } from './dynamodb-local.ts';
 export interface Outcome {
   notificationId: string;
   status: string;
-  /** What SES reported after accepting it (DELIVERED, BOUNCED …); null when nothing was reported. */
+  /** What the provider reported after accepting it (DELIVERED, BOUNCED, FAILED …); null when nothing was reported. */
   deliveryStatus: string | null;
-  /** Why it was not sent (SUPPRESSED: BOUNCED / COMPLAINED / OPTED_OUT; REFUSED: the reason and rule), or the failure's reason. */
+  /**
+   * Why it was not sent (SUPPRESSED: BOUNCED / COMPLAINED / OPTED_OUT / …; REFUSED: the reason and the rule), the
+   * failure's reason, or — sent but not delivered — the carrier's or platform's answer.
+   */
   reason: string | null;
 }
 
@@ -27,7 +30,9 @@ export function outcomeOf(n: Record<string, unknown>): Outcome {
           ? `${n.refusedReason}: ${String(n.refusedDetail ?? '')}`
           : n.status !== 'SENT' && typeof n.lastError === 'string'
             ? n.lastError
-            : null,
+            : n.deliveryStatus === 'FAILED' && typeof n.deliveryResponse === 'string'
+              ? n.deliveryResponse
+              : null,
   };
 }
 

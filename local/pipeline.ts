@@ -25,7 +25,7 @@ export interface Handlers {
     event: unknown,
     context: Context,
   ) => Promise<{ redriven: number; woken: number; expired: number; resolvedUnknown: number; resolvedRetry: number }>;
-  /** SES delivery feedback, as the EventBridge rule invokes it (issue 16). */
+  /** Delivery feedback, as the EventBridge rule (SES) and the log subscriptions (SNS) invoke it. */
   feedback: (event: unknown, context: Context) => Promise<unknown>;
 }
 
@@ -227,21 +227,23 @@ export class StreamMapping {
 }
 
 /**
- * The EventBridge rule's side: hands the SES feedback events waiting in `queue` to the feedback function, as the
- * rule's target invokes it (one event per invocation); an invocation that throws is retried, as Lambda's async
- * invocation retries it.
+ * What hands provider feedback to the feedback function, as AWS would: the EventBridge rule's target (SES events,
+ * one per invocation) or a CloudWatch Logs subscription (SNS delivery status logs, a batch per invocation). `take`
+ * drains the events waiting; an invocation that throws is retried, as Lambda's async invocation retries it.
  */
 export class FeedbackMapping {
   delivered = 0;
   constructor(
-    private readonly queue: Record<string, unknown>[],
+    private readonly take: () => Record<string, unknown>[],
     private readonly handler: Handlers['feedback'],
     private readonly maxAttempts = 3,
   ) {}
 
-  async deliverAll(): Promise<number> {
-    const events = this.queue.splice(0);
+  /** Hands every waiting event over; after `signal` aborts, the rest is left undelivered (the run is stopping). */
+  async deliverAll(signal?: AbortSignal): Promise<number> {
+    const events = this.take();
     for (const event of events) {
+      if (signal?.aborted) break;
       for (let attempt = 1; ; attempt++) {
         try {
           await this.handler(event, lambdaContext('notifier-feedback'));

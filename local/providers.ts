@@ -3,7 +3,8 @@
  *
  * - SES: the aws-ses-v2-local emulator (with its web viewer) behind a small witness proxy. The proxy records every
  *   SendEmail the emulator accepted, with the notificationId from the message tags the emulator itself drops.
- * - SNS: a small endpoint that speaks the SNS query protocol for Publish and records each call.
+ * - SNS: a small endpoint that speaks the SNS query protocol for Publish and records each call, and writes the
+ *   delivery status log entry SNS would for each accepted SMS and push (sns-delivery-status.ts).
  *
  * Both keep a ledger of accepted sends: the independent witness the local run and the chaos suite report from.
  * A `fault` hook lets a test decide, per call, to reject, throttle, fail the account, or accept and then fail.
@@ -18,6 +19,7 @@ import sesModule from 'aws-ses-v2-local';
 import type { Channel } from '../functions/domain/channels.ts';
 import { freePort } from './dynamodb-local.ts';
 import { simulatorFeedback } from './ses-simulator.ts';
+import { deliveryStatusLog } from './sns-delivery-status.ts';
 
 export interface AcceptedSend {
   readonly messageId: string;
@@ -140,11 +142,20 @@ const sesEmulator = ((sesModule as unknown as { default?: unknown }).default ?? 
 /** What to do with a request whose fault says it must never be answered: hold it until the server stops. */
 const hanging = new Set<ServerResponse>();
 
-export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint> {
+export interface SnsEndpoint extends ProviderEndpoint {
+  /**
+   * The delivery status log entries SNS would write for the accepted SMS and push (sns-delivery-status.ts), waiting
+   * for the local run to hand them to the feedback function as CloudWatch Logs subscriptions would.
+   */
+  readonly deliveryLogs: { logGroup: string; message: string }[];
+}
+
+export async function startSnsEndpoint(port?: number): Promise<SnsEndpoint> {
   const sends: AcceptedSend[] = [];
-  const endpoint: ProviderEndpoint = {
+  const endpoint: SnsEndpoint = {
     url: '',
     sends,
+    deliveryLogs: [],
     fault: () => 'ok',
     quota: {},
     throttled: {},
@@ -177,7 +188,9 @@ export async function startSnsEndpoint(port?: number): Promise<ProviderEndpoint>
       notificationId = apns.notificationId;
     }
     const messageId = randomUUID();
-    sends.push({ messageId, notificationId, channel, to, ...(subject ? { subject } : {}), text, at: Date.now() });
+    const at = Date.now();
+    sends.push({ messageId, notificationId, channel, to, ...(subject ? { subject } : {}), text, at });
+    endpoint.deliveryLogs.push(deliveryStatusLog({ messageId, channel, to, at }));
     if (fault === 'acceptThenHang') return void hanging.add(res);
     if (fault === 'acceptThen500') return queryError(res, 500, 'InternalError', 'internal error', 'Receiver');
     if (fault === 'acceptThenReset') return void res.socket?.destroy();

@@ -8,9 +8,10 @@
  * --verbose. The summary checks that the ingest figures reconcile (delivered = accepted + duplicates + conflicts +
  * quarantined + requarantined + failed) and says so when they do not. Exit codes: see USAGE.
  *
- * --settle delivers each batch only after the previous batch's notifications and their SES feedback have settled, so
+ * --settle delivers each batch only after the previous batch's notifications and their feedback have settled, so
  * a bounce can suppress a later send (the built-in sample always settles). Emails to the SES mailbox simulator
- * (success@, bounce@, complaint@simulator.amazonses.com) produce the feedback events SES would, handed to the real
+ * (success@, bounce@, complaint@simulator.amazonses.com) produce the feedback events SES would, and every SMS and push
+ * the local SNS accepted the delivery status log entry SNS would (local/sns-delivery-status.ts), handed to the real
  * feedback function; the report's `outcomes` show each notification's status, deliveryStatus and reason.
  */
 import { spawnSync } from 'node:child_process';
@@ -37,13 +38,14 @@ import { summarizeTable, type TableSummary } from './outcomes.ts';
 import { converge, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from './pipeline.ts';
 import {
   type AcceptedSend,
-  type ProviderEndpoint,
   SendQuota,
   type SesEndpoint,
+  type SnsEndpoint,
   startSesEndpoint,
   startSnsEndpoint,
 } from './providers.ts';
 import { sampleScenario } from './sample.ts';
+import { subscriptionEvents } from './sns-delivery-status.ts';
 import { StreamReader } from './stream-reader.ts';
 
 export const USAGE = `
@@ -61,7 +63,7 @@ Input
 Providers
   --ses-rate R         the local SES throttles beyond R emails/s, and dispatch is paced to R
   --sns-rate R         the same for SNS (SMS and push quotas apart)
-  --settle             deliver each batch only once the previous one's sends and SES feedback have settled, so a
+  --settle             deliver each batch only once the previous one's sends and their feedback have settled, so a
                        bounce can suppress a later send (the built-in sample always settles)
 
 Output
@@ -309,7 +311,7 @@ async function main(signal: AbortSignal): Promise<number> {
   onExit(() => db.stop());
   const ses: SesEndpoint = await startSesEndpoint(options.ports['ses-port'], options.ports['viewer-port']);
   onExit(() => ses.stop());
-  const sns: ProviderEndpoint = await startSnsEndpoint(options.ports['sns-port']);
+  const sns: SnsEndpoint = await startSnsEndpoint(options.ports['sns-port']);
   onExit(() => sns.stop());
   const tableName = 'notifier-local';
   await createTable(db.endpoint, tableName);
@@ -375,7 +377,18 @@ async function main(signal: AbortSignal): Promise<number> {
   const reader = new StreamReader(db.endpoint, tableName);
   onExit(() => reader.close());
   const stream = new StreamMapping(reader, handlers.dispatch);
-  const feedback = new FeedbackMapping(ses.feedback, handlers.feedback);
+  const feedback = new FeedbackMapping(() => ses.feedback.splice(0), handlers.feedback);
+  // SNS's delivery status log entries, a subscription batch per log group, as CloudWatch Logs would deliver them.
+  let deliveryLogs = 0;
+  const deliveryStatus = new FeedbackMapping(() => {
+    const logs = sns.deliveryLogs.splice(0);
+    deliveryLogs += logs.length;
+    return subscriptionEvents(logs);
+  }, handlers.feedback);
+  const deliverFeedback = async () => {
+    await feedback.deliverAll(signal);
+    await deliveryStatus.deliverAll(signal);
+  };
   const settle = options.settle || input.settle;
   const env = { dynamoEndpoint: db.endpoint, tableName };
   let sendsDropped = 0;
@@ -389,7 +402,7 @@ async function main(signal: AbortSignal): Promise<number> {
   // Whenever dispatch has caught up: SES's feedback on what was sent reaches the feedback function as it would in
   // AWS (not all at the end, held in memory), and the ledgers are cut back.
   const whenIdle = async () => {
-    await feedback.deliverAll();
+    await deliverFeedback();
     trim();
   };
   // The progress line is refreshed by a timer, so it moves while dispatch drains the stream too.
@@ -425,7 +438,7 @@ async function main(signal: AbortSignal): Promise<number> {
     if (batch.redeliver) await kafka.deliver(event());
     if (settle) {
       await converge(stream, handlers, env, { timeoutMs: 300_000, signal, onIdle: whenIdle });
-      await feedback.deliverAll();
+      await deliverFeedback();
     }
     records += batch.values.length;
     batchIndex++;
@@ -441,7 +454,7 @@ async function main(signal: AbortSignal): Promise<number> {
   if (!interrupted) {
     try {
       await converge(stream, handlers, env, { timeoutMs: 300_000, signal, onIdle: whenIdle });
-      await feedback.deliverAll();
+      await deliverFeedback();
     } catch (error) {
       if (!signal.aborted) throw error;
     }
@@ -482,7 +495,7 @@ async function main(signal: AbortSignal): Promise<number> {
     },
     outcomes: counts.outcomes,
     outcomesNotListed: counts.outcomesNotListed,
-    feedback: { delivered: feedback.delivered },
+    feedback: { delivered: feedback.delivered, snsDeliveryStatus: deliveryLogs },
     preferences: counts.preferences,
     suppressions: counts.suppressions,
     sends: sent.map((s) => sendView(s, counts.notificationIdOfMessage)),
@@ -523,6 +536,7 @@ async function main(signal: AbortSignal): Promise<number> {
     while (!signal.aborted) {
       await stream.pump().catch(() => undefined);
       await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000)).catch(() => undefined);
+      await deliverFeedback().catch(() => undefined);
       await new Promise((r) => setTimeout(r, 500));
     }
     return RUN_EXIT.OK;
@@ -543,7 +557,7 @@ type Report = {
   notifications: Record<string, number>;
   outcomes: TableSummary['outcomes'];
   outcomesNotListed: number;
-  feedback: { delivered: number };
+  feedback: { delivered: number; snsDeliveryStatus: number };
   preferences: TableSummary['preferences'];
   suppressions: TableSummary['suppressions'];
   pacing: { seconds: number; deferred: number; providerThrottled: { SES: number; SNS: number } };
@@ -591,7 +605,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
     `               with a channel refused ${r.events.withRefusedChannels}  spellings normalised ${r.events.spellingsNormalised}  language fell back ${r.events.localeFallbacks}  time zone fell back ${r.events.timeZoneFallbacks}  of the duplicates: repairs ${r.events.repairs}`,
     `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}  refused ${r.notifications.refused} (repaired since ${r.notifications.repaired})${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
-    `feedback       SES events delivered to the feedback function: ${r.feedback.delivered}`,
+    `feedback       to the feedback function: SES events ${r.feedback.delivered}, SNS delivery status log entries ${r.feedback.snsDeliveryStatus}`,
     `stream         records given up to the on-failure queue: ${r.onFailure}`,
     `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,
     '',
@@ -606,7 +620,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     }),
     ...(r.sends.length + r.sendsNotListed > 20 ? [`  … and ${r.sends.length + r.sendsNotListed - 20} more`] : []),
     '',
-    'outcomes (status · what SES said after accepting · why not sent):',
+    'outcomes (status · what the provider said after accepting · why not sent or not delivered):',
     ...r.outcomes
       .slice(0, 40)
       .map(

@@ -3,7 +3,9 @@
  * a producer resend (spelled differently, same meaning), a same-id conflict, a payee name an attacker wrote, a
  * customer with no contact point, an event too old to send, and malformed records; then (issue 16) emails to the SES
  * mailbox simulator, a bounce and a complaint suppressing later emails to those addresses, a customer opting out of
- * SMS, and an older preferences update arriving late. One Kafka record value per entry, in offset order, in batches
+ * SMS, and an older preferences update arriving late; then SMS and push whose delivery status (the local SNS's,
+ * local/sns-delivery-status.ts) says a number opted out at its carrier, a number is invalid or unreachable, a device is
+ * unregistered — and later sends to the dead ones suppressed. One Kafka record value per entry, in offset order, in batches
  * of 4 delivered one after another once the previous batch and its feedback settled. Its events happened a minute
  * before the run, so the max event age applies as in AWS.
  */
@@ -60,6 +62,12 @@ const SIM = 'simulator.amazonses.com';
 /** An email-only transfer to a mailbox-simulator address. */
 const simulated = (eventId: string, local: string, userId: string) =>
   en(eventId, { recipient: { userId, locale: 'en', email: `${local}@${SIM}` }, channels: ['EMAIL'] });
+/** An SMS-only or a push-only transfer, to a number or an endpoint of the local SNS's simulator. */
+const sms = (eventId: string, phoneNumber: string, userId: string) =>
+  en(eventId, { recipient: { userId, locale: 'en', phoneNumber }, channels: ['SMS'] });
+const push = (eventId: string, pushEndpointArn: string, userId: string) =>
+  en(eventId, { recipient: { userId, locale: 'en', pushEndpointArn }, channels: ['PUSH'] });
+const UNREGISTERED = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/GCM/bank-app/unregistered-0001';
 const preferences = (eventId: string, occurredAtMs: number, optOut: string[]) => ({
   eventId,
   type: 'PreferencesUpdated',
@@ -121,6 +129,16 @@ export function sampleScenario(now: number): Scenario {
         data: { transferId: 't-1004', amount: '75.00', currency: 'USD', counterpartyName: 'Sam Park' },
       }),
     ),
+    // Sixth batch: SNS accepts each of these, then its delivery status says the number opted out at its carrier
+    // (replied STOP), is invalid, is unreachable for now; and the device's token is unregistered.
+    JSON.stringify(sms('demo-sms-stop', '+14155550180', 'u-30')),
+    JSON.stringify(sms('demo-sms-invalid', '+14155550181', 'u-31')),
+    JSON.stringify(sms('demo-sms-unreachable', '+14155550182', 'u-32')),
+    JSON.stringify(push('demo-push-gone', UNREGISTERED, 'u-33')),
+    // Seventh batch: the dead number and device are not sent to again; the unreachable one is.
+    JSON.stringify(sms('demo-sms-stop-again', '+14155550180', 'u-30')),
+    JSON.stringify(sms('demo-sms-unreachable-again', '+14155550182', 'u-32')),
+    JSON.stringify(push('demo-push-gone-again', UNREGISTERED, 'u-33')),
   );
   return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400, settle: true };
 }

@@ -8,7 +8,12 @@ import {
   DescribeStacksCommand,
   type DescribeStacksCommandOutput,
 } from '@aws-sdk/client-cloudformation';
-import { STACK_OUTPUT_NAMES, type StackOutputName, type StackOutputs } from '../lib/stack-outputs.ts';
+import {
+  OPTIONAL_STACK_OUTPUT_NAMES,
+  STACK_OUTPUT_NAMES,
+  type StackOutputName,
+  type StackOutputs,
+} from '../lib/stack-outputs.ts';
 
 export class StackOutputsError extends Error {
   override name = 'StackOutputsError';
@@ -38,5 +43,12 @@ export async function readStackOutputs(
       `stack "${stackName}" (${stack.StackStatus ?? 'status unknown'}) lacks the outputs ${missing.join(', ')}: deploy the current version first`,
     );
   }
-  return Object.fromEntries(STACK_OUTPUT_NAMES.map((name) => [name, values.get(name) ?? ''])) as StackOutputs;
+  const optional = OPTIONAL_STACK_OUTPUT_NAMES.flatMap((name) => {
+    const value = values.get(name);
+    return value ? [[name, value]] : [];
+  });
+  return Object.fromEntries([
+    ...STACK_OUTPUT_NAMES.map((name) => [name, values.get(name) ?? '']),
+    ...optional,
+  ]) as StackOutputs;
 }

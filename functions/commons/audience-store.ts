@@ -1,6 +1,6 @@
 /**
- * DynamoDB adapter for issue 16: delivery feedback on notification items, suppression items, and the check dispatch
- * makes before it claims (domain/audience.ts has the keys and the rule). Every write is conditional and idempotent:
+ * DynamoDB adapter for issue 16: suppression items and the check dispatch makes before it claims (domain/audience.ts
+ * has the keys and the rule); delivery feedback on notification items is commons/delivery-store.ts. Every write is conditional and idempotent:
  * feedback and its retries arrive at least once and in any order.
  */
 import {
@@ -24,8 +24,7 @@ import {
 } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { EventType } from '../domain/event.ts';
-import type { Feedback, SuppressionCause } from '../domain/feedback.ts';
-import { eventPk, notificationSk } from '../domain/notification.ts';
+import type { SuppressionCause } from '../domain/feedback.ts';
 import type { NotificationKey } from './notification-store.ts';
 
 /** What dispatch knows of a notification from its stream record, before any read. */
@@ -42,7 +41,6 @@ export interface AudienceGate {
   check(addressee: Addressee): Promise<SuppressedReason | undefined>;
 }
 
-export type DeliveryRecorded = 'recorded' | 'unchanged' | 'noNotification';
 export type SuppressionRecorded = 'suppressed' | 'alreadySuppressed' | 'liftedSince';
 
 const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
@@ -63,36 +61,6 @@ export class DynamoAudienceStore implements AudienceGate {
       this.get<PreferencesItem>({ pk: prefsPk(a.userId), sk: PREFS_SK }),
     ]);
     return suppressedReason(a, suppression, prefs);
-  }
-
-  /**
-   * The feedback's deliveryStatus on its notification, only over a lower rank or the same rank at an older time: a
-   * duplicate or a late, lesser event changes nothing. Only for the send it describes: once the item holds a provider
-   * message id, feedback about another message (an earlier send, before an operator's resend) changes nothing. Never
-   * touches status or updatedAt (the send state machine's).
-   */
-  async recordDelivery(f: Feedback): Promise<DeliveryRecorded> {
-    const key = { pk: eventPk(f.eventId), sk: notificationSk(f.channel) };
-    const applied = await this.conditional({
-      TableName: this.tableName,
-      Key: key,
-      ConditionExpression:
-        'attribute_exists(pk) AND (attribute_not_exists(providerMessageId) OR providerMessageId = :mid) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
-      UpdateExpression: `SET deliveryStatus = :status, deliveryRank = :rank, deliveryAt = :at, deliveryAtMs = :atMs${
-        f.bounceType === undefined ? ' REMOVE bounceType, bounceSubType' : ', bounceType = :bt, bounceSubType = :bst'
-      }`,
-      ExpressionAttributeValues: {
-        ':status': f.status,
-        ':rank': f.rank,
-        ':at': f.at,
-        ':atMs': f.atMs,
-        ':mid': f.messageId,
-        ...(f.bounceType === undefined ? {} : { ':bt': f.bounceType, ':bst': f.bounceSubType ?? 'Unknown' }),
-      },
-    });
-    if (applied) return 'recorded';
-    const current = await this.get(key);
-    return current === undefined ? 'noNotification' : 'unchanged';
   }
 
   /**

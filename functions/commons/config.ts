@@ -212,6 +212,23 @@ export function loadFeedbackConfig(env: Env = process.env) {
 export type FeedbackConfig = ReturnType<typeof loadFeedbackConfig>;
 
 /**
+ * The smoke producer (functions/smoke/): the topic it writes the smoke event to, the cluster's IAM bootstrap brokers
+ * (the stack reads them at deploy: kafka GetBootstrapBrokers), and the region its IAM token is signed for.
+ */
+export function loadSmokeProducerConfig(env: Env = process.env) {
+  const c = parseEnv(
+    z.object({
+      TOPIC: z.string().check(z.minLength(1)),
+      BOOTSTRAP_BROKERS: z.string().check(z.regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be host:port,host:port')),
+      AWS_REGION: z.string().check(z.minLength(1)),
+    }),
+    env,
+  );
+  return { topic: c.TOPIC, brokers: c.BOOTSTRAP_BROKERS.split(','), region: c.AWS_REGION };
+}
+export type SmokeProducerConfig = ReturnType<typeof loadSmokeProducerConfig>;
+
+/**
  * The bank's identity (`BRAND`: JSON, the stack writes it from the `brand` setting), checked at cold start by the same
  * schema the synth used. Required: a message without the bank's name is not sent under a placeholder one.
  */

@@ -31,6 +31,15 @@ export const TABLE_SCHEMA = {
       'retryAt',
     ],
   },
+  /**
+   * Sparse: only a notification that records a send carries providerMessageId. SNS's delivery status logs name the
+   * message, never the notification (nothing of ours travels with an SMS), so the feedback function finds the
+   * notification here. Keys only: it reads the item itself, consistently, before it writes.
+   */
+  messageIndex: {
+    indexName: 'providerMessage',
+    partitionKey: 'providerMessageId',
+  },
 } as const;
 
 export function createTableInput(tableName: string): CreateTableCommandInput {
@@ -43,6 +52,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: s.sortKey, AttributeType: 'S' },
       { AttributeName: s.sweepIndex.partitionKey, AttributeType: 'S' },
       { AttributeName: s.sweepIndex.sortKey, AttributeType: 'N' },
+      { AttributeName: s.messageIndex.partitionKey, AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: s.partitionKey, KeyType: 'HASH' },
@@ -56,6 +66,11 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
           { AttributeName: s.sweepIndex.sortKey, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...s.sweepIndex.nonKeyAttributes] },
+      },
+      {
+        IndexName: s.messageIndex.indexName,
+        KeySchema: [{ AttributeName: s.messageIndex.partitionKey, KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ],
     StreamSpecification: { StreamEnabled: true, StreamViewType: s.streamViewType },

@@ -56,6 +56,7 @@ export const METRIC_NAMES = [
   'AddressesSuppressed',
   'FeedbackIgnored',
   'FeedbackWithoutNotification',
+  'FeedbackForOtherSend',
   // sweeper
   'SweeperRedriven',
   'SweeperWoken',

@@ -1,25 +1,61 @@
 /**
- * EventBridge-triggered Lambda: SES delivery feedback (Delivery, Bounce, Complaint, Reject, DeliveryDelay) from the
- * stack's configuration set, recorded on the notification it names and, for a permanent bounce or a complaint, as a
- * suppression of the address. Thin: one event per invocation, the use case, logs and metrics. Logs carry ids and
- * codes only, never an address.
+ * The feedback function, invoked two ways (lib/delivery-feedback.ts):
+ * - by an EventBridge rule with SES feedback (Delivery, Bounce, Complaint, Reject, DeliveryDelay) from the stack's
+ *   configuration set, one event per invocation;
+ * - by CloudWatch Logs subscriptions with SNS delivery status logs (SMS, and push of the platform applications the
+ *   settings name), a batch of log entries per invocation.
+ * Each feedback is recorded on the notification it describes and, when the address can never be reached, as a
+ * suppression of it. Thin: decode, the use case, logs and metrics. Logs carry ids and codes only, never an address.
  */
 import type { Context } from 'aws-lambda';
 import { DynamoAudienceStore } from '../commons/audience-store.ts';
 import { loadFeedbackConfig } from '../commons/config.ts';
+import { DynamoDeliveryStore } from '../commons/delivery-store.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics } from '../commons/powertools.ts';
-import { type FeedbackResult, recordFeedback } from './record-feedback.ts';
+import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
+import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
+import { type FeedbackDeps, type FeedbackResult, recordFeedback } from './record-feedback.ts';
 
 const config = loadFeedbackConfig();
-const store = new DynamoAudienceStore(documentClient, config.tableName);
+const audience = new DynamoAudienceStore(documentClient, config.tableName);
+const deliveries = new DynamoDeliveryStore(documentClient, config.tableName);
+const deps: FeedbackDeps = {
+  store: {
+    findByMessageId: (id) => deliveries.findByMessageId(id),
+    recordDelivery: (target, f) => deliveries.recordDelivery(target, f),
+    suppressAddress: (...args) => audience.suppressAddress(...args),
+  },
+  now: Date.now,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
-export const handler = async (event: unknown, context: Context): Promise<FeedbackResult> => {
+/** SES's one event answers with its one result; a log subscription's batch with one result per entry. */
+export const handler = async (event: unknown, context: Context): Promise<FeedbackResult | FeedbackResult[]> => {
   logger.addContext(context);
   try {
-    const result = await recordFeedback(event, store);
-    report(result);
-    return result;
+    let results: FeedbackResult[];
+    if (isLogsEvent(event)) {
+      let batch: ReturnType<typeof decodeLogsEvent>;
+      try {
+        batch = decodeLogsEvent(event);
+      } catch (error) {
+        if (!(error instanceof MalformedLogsEventError)) throw error;
+        batch = { logGroup: '', messages: [] };
+        report({ kind: 'ignored', ignored: { reason: 'MALFORMED', detail: error.message } });
+      }
+      results = await recordFeedback(
+        batch.messages.map((m) => readDeliveryStatusLog(batch.logGroup, m)),
+        deps,
+      );
+    } else {
+      const [result] = await recordFeedback([readFeedback(event)], deps);
+      if (result === undefined) throw new Error('recordFeedback answered no result for one event');
+      report(result);
+      return result;
+    }
+    for (const r of results) report(r);
+    return results;
   } finally {
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
@@ -32,21 +68,28 @@ function report(r: FeedbackResult): void {
     return;
   }
   const f = r.feedback;
-  const ids = { notificationId: f.notificationId, eventId: f.eventId, providerMessageId: f.messageId };
+  if (r.kind === 'notOurs') {
+    // Another sender's message in SNS's account-wide log groups: counted, not logged one by one.
+    countBy('FeedbackIgnored', { reason: 'NOT_OURS' });
+    return;
+  }
+  const ids = { notificationId: r.target.notificationId, eventId: r.target.eventId, providerMessageId: f.messageId };
   countBy('DeliveryFeedback', { channel: f.channel, status: f.status });
   for (const s of r.suppressions) {
     if (s === 'suppressed') countBy('AddressesSuppressed', { channel: f.channel, cause: f.suppress?.cause ?? '?' });
   }
   if (r.kind === 'noNotification') count('FeedbackWithoutNotification');
+  if (r.kind === 'otherSend') count('FeedbackForOtherSend');
   const line = {
     ...ids,
+    channel: f.channel,
     deliveryStatus: f.status,
     bounceType: f.bounceType,
     bounceSubType: f.bounceSubType,
+    providerResponse: f.providerResponse,
     recorded: r.kind,
     suppressions: r.suppressions,
   };
-  if (f.status === 'BOUNCED' || f.status === 'COMPLAINED' || f.status === 'REJECTED')
-    logger.warn('delivery feedback', line);
+  if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status)) logger.warn('delivery feedback', line);
   else logger.info('delivery feedback', line);
 }

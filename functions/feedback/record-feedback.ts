@@ -1,24 +1,30 @@
 /**
- * Use case: record one SES feedback event (issue 16).
+ * Use case: record what a provider said about a message it accepted (issue 16).
  *
- * Input: the EventBridge event SES published through the configuration set.
- * Output: what was recorded — for logs and metrics.
- * Steps:
- *   1. Read it (domain/feedback.ts): not ours, not a type we record, or malformed → ignored (acknowledged: a retry
- *      would read the same bytes).
- *   2. A permanent bounce or a complaint → suppress each address for the channel (idempotent; first report stays).
- *      Before the notification's own status, so a feedback whose notification has expired (TTL) still protects the
- *      address.
- *   3. The deliveryStatus on the notification, by rank (a late Delivery never overwrites a Bounce; a duplicate changes
- *      nothing). The send state machine is not touched: SENT stays SENT.
+ * Input: an SES event (EventBridge) or SNS delivery status log entries (a CloudWatch Logs subscription, up to
+ * thousands at once), read by domain/feedback.ts into Feedback.
+ * Output: what was recorded, per feedback — for logs and metrics.
+ * Steps, per feedback:
+ *   1. Not ours, not a type we record, or malformed → ignored (acknowledged: a retry would read the same bytes).
+ *   2. The notification: named by SES's tag, or found by SNS's message id. A message id not found is not ours (another
+ *      sender of the account shares SNS's log groups), once the index had time to catch up with a send just made.
+ *   3. An address the provider says can never be reached → suppressed for the channel (idempotent; the first report
+ *      stays). Before the notification's own status, so SES feedback whose notification has expired (TTL) still
+ *      protects the address.
+ *   4. The deliveryStatus on the notification, only for the send it describes and by rank (a late Delivery never
+ *      overwrites a Bounce; a duplicate changes nothing; feedback about a send before a resend leaves the resend's
+ *      own). The send state machine is not touched: SENT stays SENT.
  * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
  */
-import type { DeliveryRecorded, SuppressionRecorded } from '../commons/audience-store.ts';
+import pLimit from 'p-limit';
+import type { SuppressionRecorded } from '../commons/audience-store.ts';
+import type { DeliveryRecorded } from '../commons/delivery-store.ts';
 import type { Channel } from '../domain/channels.ts';
-import { type Feedback, type FeedbackIgnored, readFeedback, type SuppressionCause } from '../domain/feedback.ts';
+import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult, SuppressionCause } from '../domain/feedback.ts';
 
 export interface FeedbackStore {
-  recordDelivery(f: Feedback): Promise<DeliveryRecorded>;
+  findByMessageId(messageId: string): Promise<FeedbackTarget | undefined>;
+  recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded>;
   suppressAddress(
     channel: Channel,
     address: string,
@@ -28,20 +34,80 @@ export interface FeedbackStore {
   ): Promise<SuppressionRecorded>;
 }
 
+export interface FeedbackDeps {
+  readonly store: FeedbackStore;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
 export type FeedbackResult =
   | { kind: 'ignored'; ignored: FeedbackIgnored }
-  | { kind: DeliveryRecorded; feedback: Feedback; suppressions: SuppressionRecorded[] };
+  | { kind: 'notOurs'; feedback: Feedback }
+  | { kind: DeliveryRecorded; feedback: Feedback; target: FeedbackTarget; suppressions: SuppressionRecorded[] };
 
-export async function recordFeedback(event: unknown, store: FeedbackStore): Promise<FeedbackResult> {
-  const read = readFeedback(event);
-  if (!read.ok) return { kind: 'ignored', ignored: read.ignored };
-  const f = read.feedback;
+/**
+ * A send is marked (and its message id indexed) moments after the provider accepted it, while SNS can log a push
+ * delivered within milliseconds: message ids sent this recently and not found yet are looked up again a few times —
+ * once for the whole batch, so a batch full of another sender's messages costs at most these few waits.
+ */
+export const INDEX_CATCH_UP = { recentMs: 60_000, rounds: 3, waitMs: 500 } as const;
+/** DynamoDB calls in flight for one batch of log entries. */
+export const BATCH_CONCURRENCY = 8;
+
+type Read = Extract<ReadResult, { ok: true }>['feedback'];
+
+/** The notification of each feedback: its own target (SES), or the one that recorded its message id (SNS). */
+async function targetsOf(feedbacks: readonly Read[], deps: FeedbackDeps): Promise<Map<Read, FeedbackTarget>> {
+  const limit = pLimit(BATCH_CONCURRENCY);
+  const targets = new Map<Read, FeedbackTarget>();
+  let pending: Read[] = [];
+  for (const f of feedbacks) {
+    if (f.target !== undefined) targets.set(f, f.target);
+    else pending.push(f);
+  }
+  for (let round = 0; pending.length > 0; round++) {
+    const found = await Promise.all(pending.map((f) => limit(() => deps.store.findByMessageId(f.messageId))));
+    const missing: Read[] = [];
+    pending.forEach((f, i) => {
+      const target = found[i];
+      // Found under another channel: not this log's message (a message id of another provider that happens to match).
+      if (target !== undefined) {
+        if (target.channel === f.channel) targets.set(f, target);
+      } else if (deps.now() - f.sentAtMs <= INDEX_CATCH_UP.recentMs) missing.push(f);
+    });
+    if (missing.length === 0 || round + 1 >= INDEX_CATCH_UP.rounds) break;
+    await deps.sleep(INDEX_CATCH_UP.waitMs);
+    pending = missing;
+  }
+  return targets;
+}
+
+async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Promise<FeedbackResult> {
   const suppressions: SuppressionRecorded[] = [];
   const suppress = f.suppress;
   if (suppress !== undefined) {
     for (const address of suppress.addresses) {
-      suppressions.push(await store.suppressAddress(f.channel, address, suppress.cause, f.notificationId, f.at));
+      suppressions.push(
+        await deps.store.suppressAddress(f.channel, address, suppress.cause, target.notificationId, f.at),
+      );
     }
   }
-  return { kind: await store.recordDelivery(f), feedback: f, suppressions };
+  return { kind: await deps.store.recordDelivery(target, f), feedback: f, target, suppressions };
+}
+
+/** Records a batch of feedback (one SES event, or a subscription's log entries), each on its own notification. */
+export async function recordFeedback(reads: readonly ReadResult[], deps: FeedbackDeps): Promise<FeedbackResult[]> {
+  const feedbacks = reads.flatMap((r) => (r.ok ? [r.feedback] : []));
+  const targets = await targetsOf(feedbacks, deps);
+  const limit = pLimit(BATCH_CONCURRENCY);
+  return Promise.all(
+    reads.map((r) => {
+      if (!r.ok) return { kind: 'ignored' as const, ignored: r.ignored };
+      const target = targets.get(r.feedback);
+      // Not ours: SES feedback always names its notification; an SNS message id that no notification recorded is
+      // another sender's (SNS's delivery status log groups are the account's), and says nothing to us about anyone.
+      if (target === undefined) return { kind: 'notOurs' as const, feedback: r.feedback };
+      return limit(() => record(r.feedback, target, deps));
+    }),
+  );
 }

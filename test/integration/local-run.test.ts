@@ -347,6 +347,25 @@ describe('npm start', () => {
     expect(outcome('demo-sim-complaint-again#EMAIL')).toMatchObject({ status: 'SUPPRESSED', reason: 'COMPLAINED' });
     expect(outcome('demo-en-4#SMS')).toMatchObject({ status: 'SUPPRESSED', reason: 'OPTED_OUT' });
     expect(outcome('demo-en-4#EMAIL')).toMatchObject({ status: 'SENT' });
+    // SNS's delivery status for SMS and push, through the real feedback function: delivered, or failed with the
+    // carrier's or platform's words; a dead number or device is not sent to again, an unreachable one is.
+    expect(outcome('demo-en-1#SMS')).toMatchObject({ status: 'SENT', deliveryStatus: 'DELIVERED' });
+    expect(outcome('demo-en-1#PUSH')).toMatchObject({ status: 'SENT', deliveryStatus: 'DELIVERED' });
+    expect(outcome('demo-ja-1#PUSH')).toMatchObject({ status: 'SENT', deliveryStatus: 'DELIVERED' });
+    expect(outcome('demo-sms-stop#SMS')).toEqual({
+      notificationId: 'demo-sms-stop#SMS',
+      status: 'SENT',
+      deliveryStatus: 'FAILED',
+      reason: 'Phone number is opted out',
+    });
+    expect(outcome('demo-sms-invalid#SMS')).toMatchObject({ deliveryStatus: 'FAILED', reason: 'Invalid phone number' });
+    expect(outcome('demo-push-gone#PUSH')).toMatchObject({ status: 'SENT', deliveryStatus: 'FAILED' });
+    expect(outcome('demo-sms-stop-again#SMS')).toMatchObject({ status: 'SUPPRESSED', reason: 'CARRIER_OPT_OUT' });
+    expect(outcome('demo-push-gone-again#PUSH')).toMatchObject({ status: 'SUPPRESSED', reason: 'UNDELIVERABLE' });
+    expect(outcome('demo-sms-unreachable-again#SMS')).toMatchObject({ status: 'SENT', deliveryStatus: 'FAILED' });
+    expect(report.feedback.snsDeliveryStatus).toBe(
+      sends.filter((x) => x.channel === 'SMS' || x.channel === 'PUSH').length,
+    );
     // Suppressed notifications were never sent.
     const sentIds = new Set(sends.map((s) => s.notificationId));
     for (const o of report.outcomes.filter((x: { status: string }) => x.status === 'SUPPRESSED'))

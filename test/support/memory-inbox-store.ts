@@ -46,6 +46,8 @@ const keyOf = (item: { pk: string; sk: string }) => `${item.pk}|${item.sk}`;
 export class MemoryInboxStore implements InboxStore {
   readonly items = new Map<string, Item>();
   readonly writes: string[] = [];
+  /** Every item a repair updated (REFUSED → PENDING, and its inbox): conditional updates, apart from `writes`. */
+  readonly updates: string[] = [];
   readonly refused: { key: string; problem: string }[] = [];
   /**
    * Called before each write: a test can delay it (to reorder concurrent writes) or make it fail as DynamoDB might
@@ -166,7 +168,11 @@ export class MemoryInboxStore implements InboxStore {
       };
     });
     this.validate([next, ...repaired]);
-    for (const item of [next, ...repaired]) this.write(item);
+    // Conditional updates of items that exist, not new items: logged apart from the puts.
+    for (const item of [next, ...repaired]) {
+      this.updates.push(keyOf(item));
+      this.items.set(keyOf(item), structuredClone(item));
+    }
     return 'repaired';
   }
 

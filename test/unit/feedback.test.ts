@@ -11,10 +11,11 @@ describe('reading SES feedback (the AWS documentation example of each event type
     expect(r).toEqual({
       ok: true,
       feedback: {
-        notificationId: NID,
-        eventId: 'trf-2026-000123',
+        target: { notificationId: NID, eventId: 'trf-2026-000123', channel: 'EMAIL' },
         channel: 'EMAIL',
         messageId: 'EXAMPLE7c191be45-e9aedb9a-02f9-4d12-a87d-dd0099a07f8a-000000',
+        // When SES accepted the mail: which send of the notification this is about.
+        sentAtMs: Date.parse('2026-11-30T09:15:01.000Z'),
         status: 'DELIVERED',
         rank: DELIVERY_RANK.DELIVERED,
         at: '2026-11-30T09:15:03.000Z',

@@ -59,6 +59,7 @@ describe('a refused channel and its repair', () => {
     });
     // Every version the inbox accepted is a duplicate from now on; nothing more is written.
     const writes = store.writes.length;
+    const updates = store.updates.length;
     const again = await ingest(store, [
       badPhone('r-2', { recipient: { email: '花子@example.jp' } }),
       fixed('r-2', { recipient: { email: '花子@example.jp' } }),
@@ -66,6 +67,7 @@ describe('a refused channel and its repair', () => {
     ]);
     expect(again.results.map((x) => x.kind)).toEqual(['duplicate', 'duplicate', 'duplicate']);
     expect(store.writes.length).toBe(writes);
+    expect(store.updates.length).toBe(updates);
   });
 
   it('a listed channel without its contact point (MISSING_CONTACT) is repaired by the resend that gives it', async () => {

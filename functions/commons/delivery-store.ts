@@ -1,0 +1,160 @@
+/**
+ * DynamoDB adapter for delivery feedback on notification items (domain/feedback.ts): the notification a provider's
+ * message id belongs to (the sparse providerMessage index), and the feedback recorded on it when it describes the send
+ * the item records. Read, decide (deliveryVerdict, pure), then one UpdateItem conditional on what was read, so a
+ * concurrent feedback, a mark or a resend in between makes it decide again; the state machine's attributes (status,
+ * updatedAt, attempt) are never written.
+ */
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Channel } from '../domain/channels.ts';
+import { type DeliveryState, deliveryVerdict, type Feedback, type FeedbackTarget } from '../domain/feedback.ts';
+import { eventPk, notificationIdOfKey, notificationSk } from '../domain/notification.ts';
+import { TransientStoreError } from './errors.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
+
+/** What recording a feedback did. */
+export type DeliveryRecorded = 'recorded' | 'unchanged' | 'otherSend' | 'noNotification';
+
+/** How often a feedback decides again when the item moved under it before it gives up (and is retried). */
+const ATTEMPTS = 4;
+
+const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
+
+/** The attributes a verdict reads, as the condition of the write that follows it: "unchanged since read". */
+const GUARDED = ['providerMessageId', 'deliveryMessageId', 'deliveryRank', 'deliveryAtMs'] as const;
+
+export class DynamoDeliveryStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  /** The notification that recorded this provider message id, or undefined (not ours, or not recorded yet). */
+  async findByMessageId(messageId: string): Promise<FeedbackTarget | undefined> {
+    const index = TABLE_SCHEMA.messageIndex;
+    const r = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: index.indexName,
+        KeyConditionExpression: '#m = :m',
+        ExpressionAttributeNames: { '#m': index.partitionKey },
+        ExpressionAttributeValues: { ':m': messageId },
+        Limit: 2,
+      }),
+    );
+    const item = r.Items?.find((i) => String(i.sk).startsWith('NOTIFICATION#'));
+    if (item === undefined) return undefined;
+    const [pk, sk] = [String(item.pk), String(item.sk)];
+    return {
+      notificationId: notificationIdOfKey(pk, sk),
+      eventId: pk.slice('EVENT#'.length),
+      channel: sk.slice('NOTIFICATION#'.length) as Channel,
+    };
+  }
+
+  async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded> {
+    const key = { pk: eventPk(target.eventId), sk: notificationSk(target.channel) };
+    // The common case in one write: feedback about the send the item records, newer than what it holds. Exactly the
+    // cases deliveryVerdict applies with a recorded send; anything else is read and decided below.
+    try {
+      await this.client.send(new UpdateCommand(this.writeIfOwnSendAndNewer(key, f)));
+      return 'recorded';
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const read = await this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConsistentRead: true,
+          ProjectionExpression: `pk, ${GUARDED.join(', ')}, manualResends`,
+        }),
+      );
+      const item = read.Item as (DeliveryState & Record<string, unknown>) | undefined;
+      if (item === undefined) return 'noNotification';
+      const verdict = deliveryVerdict(item, f);
+      if (verdict === 'otherSend') return 'otherSend';
+      if (verdict === 'notNewer') return 'unchanged';
+      try {
+        await this.client.send(new UpdateCommand(this.writeIfUnchanged(key, item, f)));
+        return 'recorded';
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        // Moved since read (another feedback, a mark, a resend), or gone: decide again on what it is now.
+      }
+    }
+    throw new TransientStoreError(`feedback for ${target.notificationId} kept meeting concurrent changes`, [
+      'ConditionalCheckFailedException',
+    ]);
+  }
+
+  /** Feedback about the send the item records, newer than what it holds: exactly where deliveryVerdict applies it. */
+  private writeIfOwnSendAndNewer(key: { pk: string; sk: string }, f: Feedback) {
+    return {
+      ...this.write(key, f),
+      ConditionExpression:
+        'providerMessageId = :mid AND (attribute_not_exists(deliveryMessageId) OR deliveryMessageId = :mid) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
+    };
+  }
+
+  /** The decision was taken on what was read: write only if none of it changed since. */
+  private writeIfUnchanged(
+    key: { pk: string; sk: string },
+    item: DeliveryState & Record<string, unknown>,
+    f: Feedback,
+  ) {
+    const write = this.write(key, f);
+    const values = write.ExpressionAttributeValues;
+    const conditions = ['attribute_exists(pk)'];
+    GUARDED.forEach((name, i) => {
+      if (item[name] === undefined) conditions.push(`attribute_not_exists(${name})`);
+      else {
+        conditions.push(`${name} = :g${i}`);
+        values[`:g${i}`] = item[name];
+      }
+    });
+    const resends = item.manualResends?.length;
+    if (resends === undefined) conditions.push('attribute_not_exists(manualResends)');
+    else {
+      conditions.push('size(manualResends) = :resends');
+      values[':resends'] = resends;
+    }
+    return { ...write, ConditionExpression: conditions.join(' AND ') };
+  }
+
+  /** The feedback's attributes on the item (the condition is the caller's). */
+  private write(key: { pk: string; sk: string }, f: Feedback) {
+    const values: Record<string, unknown> = {
+      ':status': f.status,
+      ':rank': f.rank,
+      ':at': f.at,
+      ':atMs': f.atMs,
+      ':mid': f.messageId,
+    };
+    const set = [
+      'deliveryStatus = :status',
+      'deliveryRank = :rank',
+      'deliveryAt = :at',
+      'deliveryAtMs = :atMs',
+      'deliveryMessageId = :mid',
+    ];
+    const remove: string[] = [];
+    const optional = (attribute: string, placeholder: string, value: string | undefined) => {
+      if (value === undefined) remove.push(attribute);
+      else {
+        set.push(`${attribute} = ${placeholder}`);
+        values[placeholder] = value;
+      }
+    };
+    optional('bounceType', ':bt', f.bounceType);
+    optional('bounceSubType', ':bst', f.bounceType === undefined ? undefined : (f.bounceSubType ?? 'Unknown'));
+    optional('deliveryResponse', ':response', f.providerResponse);
+    return {
+      TableName: this.tableName,
+      Key: key,
+      UpdateExpression: `SET ${set.join(', ')}${remove.length === 0 ? '' : ` REMOVE ${remove.join(', ')}`}`,
+      ExpressionAttributeValues: values,
+    };
+  }
+}

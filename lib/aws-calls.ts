@@ -1,0 +1,62 @@
+/**
+ * AWS API calls made at deploy time, for what CloudFormation has no resource for (account SMS attributes, platform
+ * application attributes, log groups SNS owns, a cluster's bootstrap brokers): CDK's AwsCustomResource, whose one
+ * provider function per stack gets a role and a log group of its own here, like the house functions — CDK's default
+ * role carries AWSLambdaBasicExecutionRole, which may write to every log group of the account.
+ */
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  AwsCustomResource,
+  AwsCustomResourcePolicy,
+  type AwsSdkCall,
+  PhysicalResourceId,
+} from 'aws-cdk-lib/custom-resources';
+import type { Construct } from 'constructs';
+
+/** The provider's role and log group, one per stack, shared by every call. */
+function provider(scope: Construct): { role: Role; logGroup: LogGroup } {
+  const stack = Stack.of(scope);
+  const existing = stack.node.tryFindChild('AwsCallsRole') as Role | undefined;
+  if (existing !== undefined) {
+    return { role: existing, logGroup: stack.node.findChild('AwsCallsLogs') as LogGroup };
+  }
+  const logGroup = new LogGroup(stack, 'AwsCallsLogs', {
+    retention: RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const role = new Role(stack, 'AwsCallsRole', {
+    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    description: `${stack.stackName}: makes the deploy-time AWS calls that have no CloudFormation resource`,
+  });
+  logGroup.grantWrite(role);
+  return { role, logGroup };
+}
+
+export const sdkCall = (
+  service: string,
+  action: string,
+  parameters: Record<string, unknown>,
+  physicalId: string,
+  extra: Partial<AwsSdkCall> = {},
+): AwsSdkCall => ({ service, action, parameters, physicalResourceId: PhysicalResourceId.of(physicalId), ...extra });
+
+/** One call, made on create and on update (never on delete), with exactly these permissions. */
+export function awsCall(
+  scope: Construct,
+  id: string,
+  call: AwsSdkCall,
+  statements: PolicyStatement[],
+): AwsCustomResource {
+  const { role, logGroup } = provider(scope);
+  return new AwsCustomResource(scope, id, {
+    onCreate: call,
+    onUpdate: call,
+    policy: AwsCustomResourcePolicy.fromStatements(statements),
+    installLatestAwsSdk: false,
+    role,
+    logGroup,
+    memorySize: 256,
+  });
+}
