@@ -16,7 +16,7 @@ import { DynamoNotificationStore } from '../functions/commons/notification-store
 import { DynamoTokenWindows } from '../functions/commons/send-quota-store.ts';
 import { SharedTokenBucket } from '../functions/dispatch/pacer.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
-import { decodeRecordValue } from '../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { buildNotification, sweepKey } from '../functions/domain/notification.ts';
 import { sweep } from '../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
@@ -137,7 +137,7 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
       ).toString('base64'),
       65_536,
     );
-    if (!d.ok) throw new Error('bench event invalid');
+    if (!isTransfer(d)) throw new Error('bench event invalid');
     const n = buildNotification(d.event, channel, 'x', now - 3_600_000, { retentionDays: 1 });
     return i % 2 === 0
       ? {

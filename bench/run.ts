@@ -40,7 +40,7 @@ import { neverHeld } from '../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { decodeRecordValue } from '../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { buildInbox, buildNotification, type NotificationItem } from '../functions/domain/notification.ts';
 import { contactFor, route } from '../functions/domain/routing.ts';
 import { DynamoInboxStore } from '../functions/ingest/inbox-store.ts';
@@ -67,7 +67,7 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
 }
 
 const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --pipeline] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --pipeline | --cpu [--baseline DIR]] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
 
@@ -77,6 +77,11 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --quota      only the pacing and sweeper-drain figures (bench/quota.ts)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
+  --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
+               max(N, 2000) events; each figure (wall and the process's own CPU time) and their medians
+  --baseline DIR
+               with --cpu: another checkout's ingest path (e.g. git worktree add ../base main) alternating with this
+               one in the same process, and the median ratio: a change's cost on a busy machine
   --quick      small sizes and one round: for development, not for quoting
   -h, --help   this text
 
@@ -92,18 +97,25 @@ function parseOptions() {
         json: { type: 'boolean', default: false },
         quota: { type: 'boolean', default: false },
         pipeline: { type: 'boolean', default: false },
+        cpu: { type: 'boolean', default: false },
+        baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
       },
     },
     process.argv.slice(2),
   );
-  if (values.quota === true && values.pipeline === true) {
-    throw new UsageError('--quota and --pipeline are separate runs: give one of them');
+  if ([values.quota, values.pipeline, values.cpu].filter((v) => v === true).length > 1) {
+    throw new UsageError('--quota, --pipeline and --cpu are separate runs: give one of them');
+  }
+  if (values.baseline !== undefined && values.cpu !== true) {
+    throw new UsageError('--baseline compares the CPU per event: give it with --cpu');
   }
   return {
     json: values.json === true,
     quota: values.quota === true,
     pipeline: values.pipeline === true,
+    cpu: values.cpu === true,
+    baseline: values.baseline,
     quick: values.quick === true,
     events: intOption('events', values.events, 1) ?? 1000,
     rounds: intOption('rounds', values.rounds, 1) ?? 3,
@@ -221,7 +233,7 @@ interface Measure {
 const SIZES = (() => {
   const value = eventValue('size-sample-000123', 1);
   const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
-  if (!d.ok) throw new Error('bench event invalid');
+  if (!isTransfer(d)) throw new Error('bench event invalid');
   const now = Date.now();
   const source = { topic: 'bench', partition: 0, offset: 123_456 };
   const inbox = buildInbox(d.event, `v1:${'0'.repeat(64)}`, ['EMAIL', 'PUSH'], source, now, { retentionDays: 35 });
@@ -239,6 +251,7 @@ const SIZES = (() => {
 
 async function main() {
   if (args.pipeline) return { pipeline: await measurePipeline() };
+  if (args.cpu) return measureCpuOnly();
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
   try {
@@ -350,13 +363,7 @@ async function measureAll(endpoint: string) {
   }
   log('latency done');
 
-  // ── CPU per event: an instant client ──
-  const instant = new DynamoInboxStore({ send: async () => ({}) } as unknown as DynamoDBDocumentClient, 'instant');
-  const cpuBatches = workload('cpu', args.quick ? 1000 : Math.max(EVENTS, 2000), 0).batches;
-  for (const b of cpuBatches.slice(0, 5)) await ingestBatch(b, { ...ingestDeps(16), store: instant }); // warm up
-  const tCpu = performance.now();
-  for (const b of cpuBatches) await ingestBatch(b, { ...ingestDeps(16), store: instant });
-  const cpuMicrosPerEvent = round2(((performance.now() - tCpu) * 1000) / (cpuBatches.length * 100));
+  const cpuMicrosPerEvent = await measureCpu();
   log('cpu done');
 
   // ── Dispatch: batch 100, providers at 50 ms, the stack's concurrency (5 invocations × 10 sends each) ──
@@ -402,6 +409,86 @@ const capacityAt = (notificationsPerSec: number, measured: Measured) =>
     measured,
     sizes: SIZES,
   });
+
+/**
+ * CPU per event (decode + validate + normalise + hash + route + build the transaction), the ingest batch path against
+ * an instant client: no network, no DynamoDB, only our code.
+ */
+async function measureCpu(code: IngestCode = { ingestBatch: ingestOrReport, DynamoInboxStore }): Promise<number> {
+  const instant = new code.DynamoInboxStore(
+    { send: async () => ({}) } as unknown as DynamoDBDocumentClient,
+    'instant',
+  ) as DynamoInboxStore;
+  const run = async (b: MSKEvent) => {
+    const summary = await code.ingestBatch(b, { ...ingestDeps(16), store: instant });
+    if (summary.failure !== undefined || summary.results.some((r) => r.kind !== 'accepted')) {
+      throw new Error('bench workload record not accepted');
+    }
+  };
+  const cpuBatches = workload('cpu', args.quick ? 1000 : Math.max(EVENTS, 2000), 0).batches;
+  for (const b of cpuBatches.slice(0, 5)) await run(b); // warm up
+  const tCpu = performance.now();
+  const cpu0 = process.cpuUsage();
+  for (const b of cpuBatches) await run(b);
+  const used = process.cpuUsage(cpu0);
+  lastProcessCpuMicrosPerEvent = round2((used.user + used.system) / (cpuBatches.length * 100));
+  return round2(((performance.now() - tCpu) * 1000) / (cpuBatches.length * 100));
+}
+/** The process's own CPU time (user + system) per event in the last measureCpu: what a busy machine does not inflate. */
+let lastProcessCpuMicrosPerEvent = 0;
+
+/** The ingest path under measurement: this checkout's, or another checkout's (--baseline). */
+interface IngestCode {
+  readonly ingestBatch: typeof ingestOrReport;
+  readonly DynamoInboxStore: new (client: DynamoDBDocumentClient, tableName: string) => unknown;
+}
+
+/**
+ * --cpu: the CPU per event, R × 5 runs after 5 warm-up runs. With --baseline DIR (another checkout of notifier, e.g.
+ * `git worktree add ../base main`), the other checkout's ingest path runs in the same process, alternating run by
+ * run with this one: both meet the same machine (a shared machine's load would otherwise decide the comparison), and
+ * the median of the per-run ratios says what the change costs.
+ */
+async function measureCpuOnly() {
+  const baseline: IngestCode | undefined =
+    args.baseline === undefined
+      ? undefined
+      : {
+          ingestBatch: (await import(pathToFileURL(join(args.baseline, 'functions/ingest/ingest-batch.ts')).href))
+            .ingestBatch,
+          DynamoInboxStore: (await import(pathToFileURL(join(args.baseline, 'functions/ingest/inbox-store.ts')).href))
+            .DynamoInboxStore,
+        };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const measure = async (code?: IngestCode) => ({ wall: await measureCpu(code), cpu: lastProcessCpuMicrosPerEvent });
+  // The JIT settles over the first runs: five are not counted.
+  for (let i = 0; i < 5; i++) {
+    await measure();
+    if (baseline) await measure(baseline);
+  }
+  const mine: { wall: number; cpu: number }[] = [];
+  const theirs: { wall: number; cpu: number }[] = [];
+  for (let i = 0; i < ROUNDS * 5; i++) {
+    mine.push(await measure());
+    if (baseline) theirs.push(await measure(baseline));
+  }
+  const summary = (runs: { wall: number; cpu: number }[]) => ({
+    cpuMicrosPerEventMedian: median(runs.map((r) => r.wall)),
+    processCpuMicrosPerEventMedian: median(runs.map((r) => r.cpu)),
+    runs: runs.map((r) => r.wall),
+    processRuns: runs.map((r) => r.cpu),
+  });
+  if (baseline === undefined) return { cpu: summary(mine) };
+  return {
+    cpu: {
+      ...summary(mine),
+      baseline: { dir: args.baseline, ...summary(theirs) },
+      // This checkout over the baseline, run by run (each pair met the same moment of the machine).
+      ratioMedian: round2(median(mine.map((m, i) => m.wall / (theirs[i]?.wall ?? m.wall)))),
+      processRatioMedian: round2(median(mine.map((m, i) => m.cpu / (theirs[i]?.cpu ?? m.cpu)))),
+    },
+  };
+}
 
 const ingestDeps = (concurrency: number) => ({
   limit: pLimit(concurrency),
@@ -603,8 +690,8 @@ function powertoolsBaseline(client: DynamoDBClient, table: string, idemTable: st
   const putNotifications = makeIdempotent(
     async (record: { event: ReturnType<typeof eventValue> }) => {
       const decoded = decodeRecordValue(Buffer.from(JSON.stringify(record.event)).toString('base64'), 65_536);
-      if (!decoded.ok) return 'bad';
-      const routed = route(decoded.event);
+      if (!isTransfer(decoded)) return 'bad';
+      const routed = route(decoded.event, decoded.contactRefusals);
       if (!routed.ok) return 'bad';
       for (const channel of routed.channels) {
         const address = contactFor(decoded.event.recipient, channel) as string;
@@ -650,7 +737,7 @@ async function measureDispatch() {
         Buffer.from(JSON.stringify(eventValue(`d-${inv}-${i}`, i))).toString('base64'),
         65_536,
       );
-      if (!d.ok) throw new Error('bench event invalid');
+      if (!isTransfer(d)) throw new Error('bench event invalid');
       const item: NotificationItem = buildNotification(d.event, 'EMAIL', 'x@example.com', Date.now(), {
         retentionDays: 35,
       });

@@ -9,7 +9,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { admitRecord } from '../functions/domain/admission.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../functions/domain/display-text.ts';
-import { type Channel, parseEventJson } from '../functions/domain/event.ts';
+import { type Channel, type DecodedTransfer, decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../functions/domain/notification.ts';
 import { route } from '../functions/domain/routing.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../functions/ingest/figures.ts';
@@ -22,14 +22,16 @@ import {
   type ProviderMode,
   type RecordSpec,
 } from './model.ts';
-import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
+import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
 import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
 import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
-const hashOf = (value: unknown): string | undefined => {
-  const d = parseEventJson(JSON.stringify(value));
-  return d.ok ? d.payloadHash : undefined;
+/** A record's event as ingest reads it: the one decoder (event.ts decodeRecordValue). */
+const decoded = (value: unknown): DecodedTransfer | undefined => {
+  const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
+  return isTransfer(d) ? d : undefined;
 };
+const hashOf = (value: unknown): string | undefined => decoded(value)?.payloadHash;
 
 /** The only FAILED reasons a notification may end with: its own (a provider's per-message refusal, its template) or
  * an at-least-once resend budget spent after unknown outcomes. Never a quota, an account state, or age. */
@@ -135,9 +137,9 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
       }
       const mine = hashOf(r.value);
       if (stored.payloadHash === mine) {
-        const d = parseEventJson(JSON.stringify(r.value));
-        if (d.ok) {
-          const routed = route(d.event);
+        const d = decoded(r.value);
+        if (d !== undefined) {
+          const routed = route(d.event, d.contactRefusals);
           expected.set(r.spec.eventId, routed.ok && !r.spec.tooOld ? routed.channels : []);
         }
       } else {
@@ -179,7 +181,8 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   const addressOwner = new Map<string, string>();
   const addressOf = new Map<string, string>();
   for (const spec of a.specs) {
-    const rcp = spec.value.recipient as Record<string, string>;
+    // The addresses as ingest reads them (a producer's spelling normalised to what the provider receives).
+    const rcp = (decoded(spec.value)?.event.recipient ?? spec.value.recipient) as Record<string, string>;
     for (const address of [rcp.email, rcp.pushEndpointArn, rcp.phoneNumber])
       if (address) addressOwner.set(address, spec.eventId);
     if (rcp.email) addressOf.set(`${spec.eventId}#EMAIL`, rcp.email);
@@ -327,8 +330,27 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   // Display text: accepted, stored and sent cleaned. Too-old events: recorded as TOO_OLD, nothing sent.
   const displayText = { cases: 0, mismatches: 0 };
   const tooOld = { events: 0, mismatches: 0 };
+  const inputCases = { cases: 0, mismatches: 0 };
   for (const spec of a.specs) {
     const stored = inbox.get(spec.eventId);
+    if (spec.input !== undefined) {
+      // Producers' inputs: accepted (never quarantined), and a bad contact point refuses its channel alone.
+      inputCases.cases++;
+      const c = INPUT_CASES[spec.input]!;
+      const refused = c.refuses === undefined ? undefined : notifications.get(`${spec.eventId}#${c.refuses.channel}`);
+      const sent = c.refuses === undefined ? 0 : (sendCount.get(`${spec.eventId}#${c.refuses.channel}`) ?? 0);
+      const problem =
+        stored === undefined || stored.payloadHash !== hashOf(spec.value)
+          ? 'not accepted'
+          : c.refuses !== undefined &&
+              (refused?.status !== 'REFUSED' || refused.refusedReason !== c.refuses.reason || sent > 0)
+            ? `${c.refuses.channel} ${String(refused?.status)} ${String(refused?.refusedReason)}, sent ${sent}`
+            : undefined;
+      if (problem !== undefined) {
+        inputCases.mismatches++;
+        problems.push(`input case "${c.kind}" of ${spec.eventId}: ${problem}`);
+      }
+    }
     if (stored === undefined || stored.payloadHash !== hashOf(spec.value)) continue; // not this payload's event
     if (spec.display !== undefined) {
       displayText.cases++;
@@ -465,6 +487,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     unescapedMarkup,
     unsafeText: unsafe.length,
     displayText,
+    inputCases,
     tooOld,
     laterOffsetWon,
     prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,

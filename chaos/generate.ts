@@ -1,12 +1,13 @@
 /**
- * Generating a run: the events (fast-check arbitraries with provider modes, display-text cases and too-old events),
+ * Generating a run: the events (fast-check arbitraries with provider modes, display-text cases, producers' input cases
+ * and too-old events),
  * the names third parties write, and the seeded randomness that makes a seed replay the whole schedule.
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { Channel } from '../functions/domain/event.ts';
 import { type EventSpec, PROVIDER_MODES, type ProviderMode, TOO_OLD_OCCURRED_AT } from './model.ts';
-import { DISPLAY_TEXT_CASES } from './poison.ts';
+import { DISPLAY_TEXT_CASES, INPUT_CASES } from './poison.ts';
 
 export const NAMES = [
   'Taro Yamada',
@@ -64,6 +65,32 @@ export function withMode(spec: EventSpec, channel: Channel, mode: ProviderMode):
   return { ...spec, value, modes: { ...spec.modes, [channel]: mode } };
 }
 
+/**
+ * The contact points of the run's event `idIndex`: they follow the eventId, so every send the providers accept can be
+ * tied back to (eventId, channel); the phone number and push endpoint leave the run's prefix out, so two runs of one
+ * seed send to the same ones.
+ */
+export function contactPoints(prefix: string, idIndex: number) {
+  return {
+    email: `${prefix}${idIndex}@example.com`,
+    pushEndpointArn: pushEndpointArn(idIndex),
+    phoneNumber: `+1${String(2_000_000_000 + (hashInt(`e${idIndex}`) % 7_000_000_000)).slice(0, 10)}`,
+  };
+}
+
+/** Gives an event a producer's input case (INPUT_CASES): all three contact points, then the case's rewrite. */
+export function withInput(spec: EventSpec, input: number, idIndex: number, prefix: string): EventSpec {
+  const c = INPUT_CASES[input]!;
+  const value = structuredClone(spec.value);
+  delete value.channels;
+  // A push endpoint of another account stays one: the event's PUSH mode still says what its send must meet.
+  const contacts = contactPoints(prefix, idIndex);
+  if (spec.modes.PUSH === 'foreignEndpoint') contacts.pushEndpointArn = pushEndpointArn(idIndex, true);
+  value.recipient = { ...(value.recipient as Record<string, unknown>), ...contacts };
+  c.apply(value);
+  return { ...spec, input, value };
+}
+
 export function eventArbitrary(providerFaultRate: number) {
   const modeOf = (modes: readonly ProviderMode[]) =>
     fc.oneof(
@@ -88,15 +115,13 @@ export function eventArbitrary(providerFaultRate: number) {
       modes: fc.record({ EMAIL: mode, PUSH: pushMode, SMS: mode }),
     })
     .map((g) => (i: number, prefix: string, idIndex: number): EventSpec => {
-      // Addresses follow the eventId, so every send the providers accept can be tied back to (eventId, channel); the
-      // phone number and push endpoint leave the run's prefix out, so two runs of one seed send to the same ones.
       const eventId = `${prefix}e${idIndex}`;
+      const all = contactPoints(prefix, idIndex);
       const contact: Record<string, string> = {};
-      if (g.channels.includes('EMAIL')) contact.email = `${prefix}${idIndex}@example.com`;
+      if (g.channels.includes('EMAIL')) contact.email = all.email;
       if (g.channels.includes('PUSH'))
         contact.pushEndpointArn = pushEndpointArn(idIndex, g.modes.PUSH === 'foreignEndpoint');
-      if (g.channels.includes('SMS'))
-        contact.phoneNumber = `+1${String(2_000_000_000 + (hashInt(`e${idIndex}`) % 7_000_000_000)).slice(0, 10)}`;
+      if (g.channels.includes('SMS')) contact.phoneNumber = all.phoneNumber;
       const value: Record<string, unknown> = {
         eventId,
         type: g.type,

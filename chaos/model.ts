@@ -91,6 +91,11 @@ export interface ChaosReport {
   unsafeText: number;
   /** Display-text cases run, and those whose stored text is not the cleaned text (or that were not accepted). */
   displayText: { cases: number; mismatches: number };
+  /**
+   * Producers' input cases run (INPUT_CASES), and those not read as the rule says: a spelling not accepted, or a
+   * refused channel not REFUSED with its reason, or sent.
+   */
+  inputCases: { cases: number; mismatches: number };
   /** Events older than the max event age: recorded, never sent. `mismatches`: not recorded as TOO_OLD, or sent. */
   tooOld: { events: number; mismatches: number };
   /** Events whose original (the inbox's record) is not the lowest offset of that eventId on its partition. */
@@ -129,6 +134,8 @@ export interface EventSpec {
   modes: Record<Channel, ProviderMode>;
   /** Index into DISPLAY_TEXT_CASES when this event carries one. */
   display?: number;
+  /** Index into INPUT_CASES when this event is written as that case writes it. */
+  input?: number;
   tooOld?: boolean;
 }
 export type RecordSpec =

@@ -76,7 +76,7 @@ function table(r: Awaited<ReturnType<typeof runChaos>>, verdict: Verdict, second
     `sends started without time to finish ${r.sendsWithoutTime}  channel held for one endpoint or application ${r.heldTooWide}  preference cases ${r.preferences.cases} (mismatches ${r.preferences.mismatches})`,
     `lost ${r.lost}  quarantined ${r.quarantined} (mismatches ${r.quarantineMismatches})  conflicts ${r.conflicts}`,
     `PII leaks ${r.piiLeaks}  illegal transitions ${r.illegalTransitions}  inbox⇎notifications ${r.inboxWithoutNotifications}  header injections ${r.headerInjections}  unescaped markup ${r.unescapedMarkup}  unsafe text ${r.unsafeText}  prototype polluted ${r.prototypePolluted}`,
-    `display text cases ${r.displayText.cases} (mismatches ${r.displayText.mismatches})  too old ${r.tooOld.events} (mismatches ${r.tooOld.mismatches})  later offset won ${r.laterOffsetWon}`,
+    `display text cases ${r.displayText.cases} (mismatches ${r.displayText.mismatches})  input cases ${r.inputCases.cases} (mismatches ${r.inputCases.mismatches})  too old ${r.tooOld.events} (mismatches ${r.tooOld.mismatches})  later offset won ${r.laterOffsetWon}`,
     `ingest figures: delivered ${f.received} = accepted ${f.accepted} + duplicates ${f.duplicates} + conflicts ${f.conflicts} + quarantined ${f.quarantined} + requarantined ${f.requarantined} + failed ${f.failed}: ${r.reconciled ? 'reconciled' : 'DOES NOT RECONCILE'}`,
     ...(r.problems.length ? ['', 'problems:', ...r.problems.slice(0, 20).map((p) => `  ${p}`)] : []),
     '',

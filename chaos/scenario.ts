@@ -19,6 +19,7 @@ import {
   preferencesValue,
   seededRandom,
   withCase,
+  withInput,
   withMode,
 } from './generate.ts';
 import {
@@ -29,7 +30,7 @@ import {
   type ProviderMode,
   type RecordSpec,
 } from './model.ts';
-import { DISPLAY_TEXT_CASES, POISON_KINDS } from './poison.ts';
+import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
 import {
   chaosInvoke,
   convergeRun,
@@ -398,6 +399,7 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
   const displayOrder = [...DISPLAY_TEXT_CASES.keys()];
   // Every provider mode early in the run, on a channel the event has (a push-only mode on its push endpoint).
   const modeOrder: ProviderMode[] = [...PROVIDER_MODES.slice(1)];
+  const inputOrder = [...INPUT_CASES.keys()];
   for (const make of makers) {
     // Every display-text case early in the run, then now and then; a few events too old to send.
     const display =
@@ -407,7 +409,13 @@ async function scenario(w: World, options: ChaosOptions): Promise<ChaosReport> {
           ? Math.floor(rand() * DISPLAY_TEXT_CASES.length)
           : undefined;
     const tooOld = display === undefined && chance(0.03);
-    const spec = run.event((i, prefix) => covered(withCase(make(i, prefix, i), display, tooOld), modeOrder));
+    // Every producer's input case early in the run too, on events that carry no other case.
+    const input =
+      display === undefined && !tooOld && inputOrder.length > 0 && chance(0.3) ? inputOrder.shift() : undefined;
+    const spec = run.event((i, prefix) => {
+      const made = withCase(make(i, prefix, i), display, tooOld);
+      return input === undefined ? covered(made, modeOrder) : withInput(made, input, i, prefix);
+    });
     const home = spec.i % partitions;
     if (!tooOld && chance(0.06)) {
       // The customer changes their preferences just before this transfer, on its partition: the opt-out must be in

@@ -24,6 +24,10 @@ const INVARIANTS: readonly [string, (r: ChaosReport) => number][] = [
   ['unsafeText: a control, separator, bidi or ill-formed character reached a sent text', (r) => r.unsafeText],
   ['displayText.mismatches: third-party text not accepted and stored cleaned', (r) => r.displayText.mismatches],
   [
+    'inputCases.mismatches: a spelling with one reading not accepted, or a refused channel not REFUSED alone, or sent',
+    (r) => r.inputCases.mismatches,
+  ],
+  [
     'tooOld.mismatches: an event older than the max age was not recorded as TOO_OLD, or was sent',
     (r) => r.tooOld.mismatches,
   ],

@@ -193,6 +193,11 @@ export class Observability extends Construct {
       'A notification ended FAILED: EXPIRED, unsent past notificationMaxAgeHours (a long quota shortfall or a held channel).',
     );
     any(
+      'NotificationsRefused',
+      acrossChannels('NotificationsRefused', 'refused channels'),
+      'A contact point had no reading its provider can send to (malformed, no country code, a non-ASCII email local part, missing for a listed channel): that channel was written REFUSED, the event\'s other channels were sent. `npm run ops -- refused` lists them with the rule; the producer fixes the contact point and resends the event under the same eventId, which repairs the channel (docs/event.md "A refused channel").',
+    );
+    any(
       'LateAcceptances',
       metric('LateAcceptances'),
       'A provider accepted a send after its lease expired. Check send latency against LEASE_SECONDS.',
@@ -368,6 +373,7 @@ export class Observability extends Construct {
       new GraphWidget({
         title: 'Notifications created per channel',
         left: perChannel('NotificationsCreated'),
+        right: perChannel('NotificationsRefused'),
         width: 12,
       }),
     );

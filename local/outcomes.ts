@@ -12,8 +12,8 @@ export interface Outcome {
   /** What the provider reported after accepting it (DELIVERED, BOUNCED, FAILED …); null when nothing was reported. */
   deliveryStatus: string | null;
   /**
-   * Why it was not sent (SUPPRESSED: BOUNCED / COMPLAINED / OPTED_OUT / …), the failure's reason, or — sent but not
-   * delivered — the carrier's or platform's answer.
+   * Why it was not sent (SUPPRESSED: BOUNCED / COMPLAINED / OPTED_OUT / …; REFUSED: the reason and the rule), the
+   * failure's reason, or — sent but not delivered — the carrier's or platform's answer.
    */
   reason: string | null;
 }
@@ -26,11 +26,13 @@ export function outcomeOf(n: Record<string, unknown>): Outcome {
     reason:
       typeof n.suppressedReason === 'string'
         ? n.suppressedReason
-        : n.status !== 'SENT' && typeof n.lastError === 'string'
-          ? n.lastError
-          : n.deliveryStatus === 'FAILED' && typeof n.deliveryResponse === 'string'
-            ? n.deliveryResponse
-            : null,
+        : typeof n.refusedReason === 'string'
+          ? `${n.refusedReason}: ${String(n.refusedDetail ?? '')}`
+          : n.status !== 'SENT' && typeof n.lastError === 'string'
+            ? n.lastError
+            : n.deliveryStatus === 'FAILED' && typeof n.deliveryResponse === 'string'
+              ? n.deliveryResponse
+              : null,
   };
 }
 

@@ -80,7 +80,10 @@ Output
   -h, --help           this text
 
 Exit codes
-  0  every notification was sent          3  a notification ended FAILED or UNKNOWN, or a record was given up
+  0  every notification was sent (a       3  a notification ended FAILED or UNKNOWN, or a record was given up
+     REFUSED channel or a quarantined
+     record is bad input: listed, not a
+     failure of the pipeline)
   1  the run failed (did not converge,     4  records were given, but none was accepted (all bad input?)
      figures do not reconcile, an error)   130/143/129  interrupted (SIGINT/SIGTERM/SIGHUP): the partial summary
   2  usage: unknown flag, bad value,          is printed; 141 standard output was closed (a broken pipe)
@@ -485,6 +488,9 @@ async function main(signal: AbortSignal): Promise<number> {
       failed: counts.byStatus.FAILED ?? 0,
       unknown: counts.byStatus.UNKNOWN ?? 0,
       suppressed: counts.byStatus.SUPPRESSED ?? 0,
+      // Written REFUSED (a contact point without a sendable reading) and still so; repaired ones were sent.
+      refused: counts.byStatus.REFUSED ?? 0,
+      repaired: m.NotificationsRepaired ?? 0,
       ...(interrupted ? { pending: counts.byStatus.PENDING ?? 0, sending: counts.byStatus.SENDING ?? 0 } : {}),
     },
     outcomes: counts.outcomes,
@@ -597,7 +603,8 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     '',
     `events         delivered ${r.events.delivered} = ${EQUATION_TERMS.map((t) => `${t} ${r.events[t]}`).join(' + ')}${r.reconciled ? '' : '  ← DOES NOT RECONCILE'}`,
     `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
-    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
+    `               with a channel refused ${r.events.withRefusedChannels}  spellings normalised ${r.events.spellingsNormalised}  language fell back ${r.events.localeFallbacks}  time zone fell back ${r.events.timeZoneFallbacks}  of the duplicates: repairs ${r.events.repairs}`,
+    `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}  refused ${r.notifications.refused} (repaired since ${r.notifications.repaired})${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
     `feedback       to the feedback function: SES events ${r.feedback.delivered}, SNS delivery status log entries ${r.feedback.snsDeliveryStatus}`,
     `stream         records given up to the on-failure queue: ${r.onFailure}`,
     `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,

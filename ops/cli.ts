@@ -30,6 +30,7 @@ import {
   traceEvent,
   traceQuery,
 } from './operations.ts';
+import { listRefused, repairEvent } from './refusals.ts';
 import { readStackOutputs, StackOutputsError } from './stack-outputs.ts';
 
 export const USAGE = `
@@ -51,6 +52,13 @@ Commands
                                      producer's corrected event from FILE (one id). Already processed: a duplicate.
   replay-failed-batches [--since 24h] [--dry-run]
                                      replays the batches the MSK mapping parked in S3 (FailedIngestBatchesBucketName)
+  refused [--since 24h] [--reason R]
+                                     notifications refused for a contact point without a sendable reading
+                                     (INVALID_CONTACT, UNSENDABLE_ADDRESS, MISSING_CONTACT), newest first
+  repair <eventId> --value-file FILE
+                                     feeds the producer's corrected event through ingest: the same event apart from
+                                     the refused channels' contact points moves them REFUSED → PENDING (sent once);
+                                     anything else is a conflict, quarantined. A resend on the topic does the same.
   resend <eventId#CHANNEL> --reason TEXT [--by NAME] [--despite-accepted MESSAGE_ID] --confirm
                                      one deliberate resend of a FAILED or UNKNOWN notification, recorded on the item
                                      (who, when, why); refused for anything in flight, and for a notification the
@@ -66,6 +74,7 @@ notification, an unknown id, resend without --confirm).
 `;
 
 const OPS_EXIT = { ...EXIT, REFUSED: 3 } as const;
+const REFUSAL_REASONS: readonly string[] = ['INVALID_CONTACT', 'UNSENDABLE_ADDRESS', 'MISSING_CONTACT'];
 
 export function parseSince(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
@@ -141,7 +150,16 @@ async function connect(values: { stage?: string; stack?: string; endpoint?: stri
   };
 }
 
-const COMMANDS = ['inspect', 'trace', 'quarantine', 'replay-quarantine', 'replay-failed-batches', 'resend'] as const;
+const COMMANDS = [
+  'inspect',
+  'trace',
+  'quarantine',
+  'replay-quarantine',
+  'replay-failed-batches',
+  'resend',
+  'refused',
+  'repair',
+] as const;
 type Command = (typeof COMMANDS)[number];
 
 export async function main(argv: string[], print: (text: string) => void = (t) => process.stdout.write(t)) {
@@ -178,6 +196,8 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     'replay-quarantine': [1, 1000],
     'replay-failed-batches': [0, 0],
     resend: [1, 1],
+    refused: [0, 0],
+    repair: [1, 1],
   };
   const [min, max] = arity[command as Command];
   if (args.length < min || args.length > max) {
@@ -194,6 +214,12 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     !(REJECTION_REASONS as readonly string[]).includes(values.reason)
   ) {
     throw new UsageError(`--reason must be one of ${REJECTION_REASONS.join(', ')}`);
+  }
+  if (command === 'refused' && values.reason !== undefined && !REFUSAL_REASONS.includes(values.reason)) {
+    throw new UsageError(`--reason must be one of ${REFUSAL_REASONS.join(', ')}`);
+  }
+  if (command === 'repair' && values['value-file'] === undefined) {
+    throw new UsageError("repair needs --value-file FILE: the producer's corrected event");
   }
   if (command === 'resend') {
     parseNotificationId(first);
@@ -240,6 +266,38 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       const results = await replayQuarantine({ ...target, now: Date.now }, args, corrected);
       out(results, results.map((r) => `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}`).join('\n'));
       return results.every((r) => r.outcome !== 'STILL_QUARANTINED') ? OPS_EXIT.OK : OPS_EXIT.FAILED;
+    }
+    case 'refused': {
+      const list = await listRefused(target, {
+        ...(since === undefined ? {} : { sinceIso: new Date(since).toISOString() }),
+        ...(values.reason === undefined ? {} : { reason: values.reason }),
+      });
+      out(
+        list,
+        list.length === 0
+          ? 'no refused notifications'
+          : [
+              `${list.length} refused notification${list.length === 1 ? '' : 's'} (newest first; once the producer fixes the contact point: repair <eventId> --value-file FILE)`,
+              ...list.map((r) => `${r.createdAt}  ${r.notificationId}  ${r.reason}\n    ${r.detail}`),
+            ].join('\n'),
+      );
+      return OPS_EXIT.OK;
+    }
+    case 'repair': {
+      const result = await repairEvent({ ...target, now: Date.now }, first, corrected as string);
+      out(
+        result,
+        [
+          `${result.eventId}  ${result.outcome}`,
+          ...result.channels.map(
+            (c) => `  ${c.channel.padEnd(5)} ${c.status}${c.reason === null ? '' : ` (${c.reason})`}`,
+          ),
+          ...(result.quarantine === null
+            ? []
+            : [`  quarantined ${result.quarantine.id}: ${result.quarantine.reason} ${result.quarantine.detail}`]),
+        ].join('\n'),
+      );
+      return result.outcome === 'REPAIRED' ? OPS_EXIT.OK : OPS_EXIT.FAILED;
     }
     case 'replay-failed-batches': {
       if (target.outputs === undefined) {
@@ -363,7 +421,7 @@ function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>): string {
     `event ${view.eventId}`,
     i === undefined
       ? '  inbox: none (notifications without an inbox item: this should not happen)'
-      : `  inbox: ${i.type}, received ${i.receivedAt} from ${JSON.stringify(i.source)}, channels ${JSON.stringify(i.channels)}${i.skipped ? `, not sent: ${i.skipped}` : ''}`,
+      : `  inbox: ${i.type}, received ${i.receivedAt} from ${JSON.stringify(i.source)}, channels ${JSON.stringify(i.channels)}${i.skipped ? `, not sent: ${i.skipped}` : ''}${Array.isArray(i.refusedChannels) ? `, refused ${JSON.stringify(i.refusedChannels)}` : ''}`,
   ];
   for (const n of view.notifications) {
     lines.push(
@@ -374,6 +432,8 @@ function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>): string {
         `        provider message id ${n.providerMessageId}${n.acceptedLateAt ? ' (accepted after its lease expired)' : ''}`,
       );
     if (n.lastError) lines.push(`        last error ${n.lastError}`);
+    if (n.refusedReason) lines.push(`        refused ${n.refusedReason}: ${n.refusedDetail}`);
+    if (n.repairedAt) lines.push(`        repaired ${n.repairedAt} (first created ${n.firstCreatedAt})`);
     for (const r of (n.manualResends as Record<string, unknown>[] | undefined) ?? []) {
       lines.push(`        manual resend ${r.at} by ${r.by} from ${r.fromStatus}: ${r.reason}`);
     }

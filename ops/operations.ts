@@ -122,21 +122,8 @@ export async function listQuarantine(
     conditions.push('reason = :reason');
     values[':reason'] = filter.reason;
   }
-  const items: Item[] = [];
-  let start: Item | undefined;
   // A Scan with a filter: quarantine items are few (each one raised an alarm), and this is a tool, never a Lambda.
-  do {
-    const page = await deps.doc.send(
-      new ScanCommand({
-        TableName: deps.tableName,
-        FilterExpression: conditions.join(' AND '),
-        ExpressionAttributeValues: values,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Item[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await scanWhere(deps, conditions, values);
   return items
     .map((q) => ({
       id: quarantineId(q.source as KafkaSource),
@@ -149,6 +136,31 @@ export async function listQuarantine(
       replayedAt: (q.replayedAt as string | undefined) ?? null,
     }))
     .sort((a, b) => b.receivedAt.localeCompare(a.receivedAt) || a.source.offset - b.source.offset);
+}
+
+/** Every item matching the conditions (ANDed), all pages. For the operator's lists of rare items, never a Lambda. */
+export async function scanWhere(
+  deps: TableDeps,
+  conditions: string[],
+  values: Item,
+  names?: Record<string, string>,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await deps.doc.send(
+      new ScanCommand({
+        TableName: deps.tableName,
+        FilterExpression: conditions.join(' AND '),
+        ExpressionAttributeValues: values,
+        ...(names === undefined ? {} : { ExpressionAttributeNames: names }),
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((page.Items ?? []) as Item[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }
 
 // ── replay ──
@@ -231,7 +243,7 @@ const RAW_BYTES_MAX = 1_048_576;
 const isSameSource = (a: KafkaSource | undefined, b: KafkaSource) =>
   a !== undefined && a.topic === b.topic && a.partition === b.partition && a.offset === b.offset;
 
-function eventIdOf(json: string): string | null {
+export function eventIdOf(json: string): string | null {
   try {
     const id = (JSON.parse(json) as { eventId?: unknown }).eventId;
     return typeof id === 'string' ? id : null;
@@ -240,7 +252,7 @@ function eventIdOf(json: string): string | null {
   }
 }
 
-function mskEventOf(records: { source: KafkaSource; value: Buffer }[]): MSKEvent {
+export function mskEventOf(records: { source: KafkaSource; value: Buffer }[]): MSKEvent {
   const grouped: MSKEvent['records'] = {};
   for (const { source, value } of records) {
     const key = `${source.topic}-${source.partition}`;
@@ -384,6 +396,12 @@ export async function resendNotification(
         ? ` (--despite-accepted names ${request.despiteAccepted}, not ${accepted})`
         : '';
     throw new OperatorError(`${acceptedRefusal(request.notificationId, status, accepted)}${mismatch}`, 'REFUSED');
+  }
+  if (status === 'REFUSED') {
+    throw new OperatorError(
+      `${request.notificationId} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`,
+      'REFUSED',
+    );
   }
   if (status !== 'SENT' && !(RESENDABLE as readonly string[]).includes(status)) {
     throw new OperatorError(

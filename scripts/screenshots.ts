@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import type { Brand } from '../functions/domain/brand.ts';
-import { type BankingEvent, parseEventJson } from '../functions/domain/event.ts';
+import { type BankingEvent, decodeRecordValue, isTransfer } from '../functions/domain/event.ts';
 import { type EmailMessage, render } from '../functions/domain/templates.ts';
 import { brandFromSettings } from '../local/example-brand.ts';
 import { sampleScenario } from '../local/sample.ts';
@@ -41,8 +41,8 @@ const VIEWPORTS = {
 function sampleEvents(): Map<string, BankingEvent> {
   const events = new Map<string, BankingEvent>();
   for (const value of sampleScenario(RUN_AT).values) {
-    const decoded = parseEventJson(value);
-    if (decoded.ok && !events.has(decoded.event.eventId)) events.set(decoded.event.eventId, decoded.event);
+    const decoded = decodeRecordValue(Buffer.from(value).toString('base64'), 65_536);
+    if (isTransfer(decoded) && !events.has(decoded.event.eventId)) events.set(decoded.event.eventId, decoded.event);
   }
   return events;
 }

@@ -1,22 +1,23 @@
 /**
- * Admission: one Kafka record value → decode → validate → normalise → hash → route → age, as one pure, total function.
+ * Admission: one Kafka record value → decode → validate → normalise → hash → route → time, as one pure, total function.
  *
  * Input: the record value (base64, as MSK delivers it, or anything else), the policy, the clock reading.
- * Output: an admitted event (what to write) or a rejection (what to quarantine). Every branch returns; the caller
- * still guards the call (ingest-record.ts), so a bug here quarantines one record instead of blocking a partition.
+ * Output: an admitted event (what to write: the channels to send and the channels refused) or a rejection (what to
+ * quarantine). Every branch returns; the caller still guards the call (ingest-record.ts), so a bug here quarantines
+ * one record instead of blocking a partition.
  */
 import type { Channel } from './channels.ts';
 import {
   type BankingEvent,
   type DisplayField,
-  decodeRecordText,
-  PREFERENCES_UPDATED,
+  decodeRecordValue,
+  type Fallback,
+  type HashInput,
+  type PreferencesEvent,
   type Rejection,
-  readEventJson,
-  validateTransferEvent,
+  repairHash,
 } from './event.ts';
-import { type PreferencesEvent, validatePreferencesEvent } from './preferences.ts';
-import { route } from './routing.ts';
+import { type ChannelRefusal, route } from './routing.ts';
 
 export interface AdmissionPolicy {
   /** Larger record values are rejected (TOO_LARGE) before they are parsed. */
@@ -31,18 +32,35 @@ export interface AdmissionPolicy {
  */
 export type SkipReason = 'TOO_OLD' | 'STALE';
 
+export interface AdmittedTransfer {
+  readonly ok: true;
+  readonly event: BankingEvent;
+  readonly payloadHash: string;
+  /** The channels to create notifications for: empty when the event is skipped or has no contact point. */
+  readonly channels: Channel[];
+  /** The channels refused (each a REFUSED notification): empty when the event is skipped. */
+  readonly refused: ChannelRefusal[];
+  /** The hash that recognises the producer's corrected resend of this event (present when a channel is refused). */
+  readonly repairHash?: string;
+  readonly sanitised: DisplayField[];
+  readonly normalised: string[];
+  readonly fallbacks: Fallback[];
+  readonly hashInput: HashInput;
+  readonly skipped?: SkipReason;
+}
+
+export interface AdmittedPreferences {
+  readonly ok: true;
+  readonly preferences: PreferencesEvent;
+  readonly payloadHash: string;
+  readonly occurredAtMs: number;
+  readonly normalised: string[];
+}
+
 export type Admission =
-  | {
-      ok: true;
-      event: BankingEvent;
-      payloadHash: string;
-      /** The channels to create notifications for: empty when the event is skipped or has no contact point. */
-      channels: Channel[];
-      sanitised: DisplayField[];
-      skipped?: SkipReason;
-    }
-  /** A PreferencesUpdated event (issue 16): recorded in the inbox, applied if newest; never subject to the max age. */
-  | { ok: true; preferences: PreferencesEvent; payloadHash: string; occurredAtMs: number }
+  | AdmittedTransfer
+  /** A PreferencesUpdated event: recorded in the inbox, applied if newest; never subject to the max age. */
+  | AdmittedPreferences
   | { ok: false; rejection: Rejection };
 
 /** The eventId of any admission that has one. */
@@ -52,37 +70,45 @@ export const admittedEventId = (a: Admission): string | undefined =>
 /** How far in the future an event's occurredAt may be (clock skew, a local time written as UTC) before it is bad input. */
 export const FUTURE_TOLERANCE_MS = 86_400_000;
 
+/**
+ * A transfer that "happened" tomorrow or in 2099 is a producer's clock or data bug: the customer would be shown that
+ * date. A preferences update dated in the future would stay the newest until then, and every real update of that
+ * customer before that date would be recorded as STALE and ignored. A day of tolerance absorbs clock skew, and even a
+ * producer that writes local time as Z (±14 h).
+ */
+const inTheFuture = (occurredAtMs: number, now: number, eventId: string): Rejection | undefined =>
+  occurredAtMs - now > FUTURE_TOLERANCE_MS
+    ? { reason: 'SCHEMA_VIOLATION', detail: 'occurredAt is more than a day in the future (at occurredAt)', eventId }
+    : undefined;
+
 export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number): Admission {
-  const text = decodeRecordText(value, policy.maxEventBytes);
-  if (typeof text !== 'string') return text;
-  const json = readEventJson(text);
-  if (!json.ok) return json;
-  if (json.raw.type === PREFERENCES_UPDATED) return validatePreferencesEvent(json);
-  const decoded = validateTransferEvent(json);
+  const decoded = decodeRecordValue(value, policy.maxEventBytes);
   if (!decoded.ok) return decoded;
-  const routed = route(decoded.event);
-  if (!routed.ok) return routed;
-  if (decoded.occurredAtMs - now > FUTURE_TOLERANCE_MS) {
-    // A transfer that "happened" tomorrow or in 2099 is a producer's clock or data bug: the customer would be shown
-    // that date. A day of tolerance absorbs skew and even a producer that writes local time as Z (±14 h).
-    return {
-      ok: false,
-      rejection: {
-        reason: 'SCHEMA_VIOLATION',
-        detail: 'occurredAt is more than a day in the future (at occurredAt)',
-        eventId: decoded.event.eventId,
-      },
-    };
+  if ('preferences' in decoded) {
+    const future = inTheFuture(decoded.occurredAtMs, now, decoded.preferences.eventId);
+    if (future !== undefined) return { ok: false, rejection: future };
+    const { preferences, payloadHash, occurredAtMs, normalised } = decoded;
+    return { ok: true, preferences, payloadHash, occurredAtMs, normalised };
   }
-  const admitted = {
-    ok: true as const,
+  const routed = route(decoded.event, decoded.contactRefusals);
+  if (!routed.ok) return routed;
+  const future = inTheFuture(decoded.occurredAtMs, now, decoded.event.eventId);
+  if (future !== undefined) return { ok: false, rejection: future };
+  // Not bad input (nothing to quarantine) and not news any more: recorded, idempotent as usual, never sent.
+  const tooOld = policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > policy.maxEventAgeSeconds * 1000;
+  const admitted: AdmittedTransfer = {
+    ok: true,
     event: decoded.event,
     payloadHash: decoded.payloadHash,
+    channels: tooOld ? [] : routed.channels,
+    refused: tooOld ? [] : routed.refused,
     sanitised: decoded.sanitised,
+    normalised: decoded.normalised,
+    fallbacks: decoded.fallbacks,
+    hashInput: decoded.hashInput,
   };
-  if (policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > policy.maxEventAgeSeconds * 1000) {
-    // Not bad input (nothing to quarantine) and not news any more: recorded, idempotent as usual, never sent.
-    return { ...admitted, channels: [], skipped: 'TOO_OLD' };
-  }
-  return { ...admitted, channels: routed.channels };
+  if (tooOld) return { ...admitted, skipped: 'TOO_OLD' };
+  if (routed.refused.length === 0) return admitted;
+  const refusedChannels = routed.refused.map((r) => r.channel);
+  return { ...admitted, repairHash: repairHash(decoded.hashInput, refusedChannels) };
 }

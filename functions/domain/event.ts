@@ -1,10 +1,16 @@
 /**
- * The event contract (docs/event.md): turns the bytes of one Kafka record value into either a normalised
- * `BankingEvent` with its payloadHash, or a `Rejection` whose reason code is what an operator reads on the quarantine
- * item.
+ * The event contract (docs/event.md): turns the bytes of one Kafka record value into a normalised event — a transfer
+ * (`BankingEvent`) or a customer's channel preferences (`PreferencesEvent`) — with its payloadHash, or a `Rejection`
+ * whose reason code is what an operator reads on the quarantine item. `decodeRecordValue` is the one decoder: ingest's
+ * admission, the tools and the tests all read events through it.
  *
  * Pure and total: no AWS, no clock, no I/O, and every branch returns — whatever the bytes, nothing here throws.
- * - Identifiers and addresses are strict: a bad one rejects the event.
+ * - A spelling with exactly one reading is accepted and normalised before the hash (and listed in `normalised`):
+ *   language tags, contact points, channel names, amounts, currency codes, RFC 3339 date-times.
+ * - A value with two readings or none is refused, at the smallest unit it touches: a bad contact point refuses its
+ *   channel (`contactRefusals`, routed in routing.ts), a bad core value (eventId, type, occurredAt, userId, amount,
+ *   currency, transferId) the event.
+ * - A presentation hint (language, time zone) never refuses anything: it falls back to the default (`fallbacks`).
  * - Display text from third parties (counterpartyName, reason) is cleaned (display-text.ts), never a reason to reject.
  * - The hash covers the event's meaning, not its spelling (see payloadHash).
  */
@@ -12,13 +18,15 @@ import { createHash } from 'node:crypto';
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
 import { CHANNELS, type Channel } from './channels.ts';
+import { CONTACT_FIELD_OF, CONTACT_READERS, type ContactField, type ContactProblem } from './contact.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
-import { LOCALES, type Locale } from './locale.ts';
-import { canonicalTimeZone } from './moment.ts';
-import { canonicalAmount, checkAmount, minorUnit } from './money.ts';
+import { parseJson } from './json.ts';
+import { LOCALES, type Locale, negotiateLocale } from './locale.ts';
+import { readInstant, readTimeZone } from './moment.ts';
+import { canonicalAmount, checkAmount, minorUnit, normaliseAmount, normaliseCurrency } from './money.ts';
 
 export const EVENT_TYPES = ['TransferCompleted', 'TransferFailed'] as const;
-/** The customer's channel preferences (issue 16): on the same topic, through the same inbox, never sent. */
+/** The customer's channel preferences: on the same topic, through the same inbox, never sent. */
 export const PREFERENCES_UPDATED = 'PreferencesUpdated';
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -35,6 +43,8 @@ export const REJECTION_REASONS = [
   'UNKNOWN_TYPE',
   'UNKNOWN_CHANNEL',
   'INVALID_CONTACT',
+  /** A contact point with one reading that its provider cannot send to (a non-ASCII email local part: no SMTPUTF8). */
+  'UNSENDABLE_ADDRESS',
   'INVALID_AMOUNT',
   'MISSING_CONTACT',
   'EVENT_ID_CONFLICT',
@@ -59,19 +69,22 @@ export type DisplayField = (typeof DISPLAY_FIELDS)[number];
 export interface BankingEvent {
   readonly eventId: string;
   readonly type: EventType;
-  /** The producer's timestamp as given (ISO 8601 with an offset); utcInstant() gives its instant. */
+  /** The producer's timestamp: its local time and offset as given, spelled as RFC 3339 writes it. */
   readonly occurredAt: string;
   readonly recipient: Recipient;
   readonly data: TransferData;
+  /** The channels the producer listed, upper case, each once; `[]` records the event and sends nothing. */
   readonly channels?: Channel[];
 }
 export interface Recipient {
   readonly userId: string;
+  /** The negotiated locale (docs/event.md "Language and time zone"). */
   readonly locale: Locale;
+  /** Contact points that have a reading, normalised; a refused one is absent here (see DecodedTransfer). */
   readonly email?: string;
   readonly pushEndpointArn?: string;
   readonly phoneNumber?: string;
-  /** IANA time zone the customer reads the transfer's moment in, as given (validated); absent: the locale's default. */
+  /** IANA time zone the runtime knows, as given; absent (or unknown to the runtime): the locale's default. */
   readonly timeZone?: string;
 }
 export interface TransferData {
@@ -84,6 +97,18 @@ export interface TransferData {
   readonly reason?: string;
 }
 
+/** A contact point without a reading its provider can send to: its channel is refused, the event is not. */
+export interface ContactRefusal {
+  readonly channel: Channel;
+  readonly field: ContactField;
+  readonly reason: ContactProblem;
+  /** The field and the rule, never the value. */
+  readonly detail: string;
+}
+
+/** A presentation hint that fell back to the default: the notice is sent, shown in the default language or zone. */
+export type Fallback = 'recipient.locale' | 'recipient.timeZone';
+
 export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Identifiers (userId, transferId) are strict: no controls (CR, LF, NUL, ESC …), format characters (bidi controls,
@@ -91,26 +116,29 @@ export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
  * string that is not well-formed UTF-16 must never reach DynamoDB, which refuses it.
  */
 export const STRICT_TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]*$/u;
-const E164 = /^\+[1-9]\d{6,14}$/;
-const SNS_ENDPOINT_ARN =
-  /^arn:aws(-[a-z]+)*:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:endpoint\/[A-Z_]+\/[A-Za-z0-9._-]{1,256}\/[A-Za-z0-9-]{1,64}$/;
 
 const strictText = (max: number) =>
   z.string().check(z.minLength(1), z.maxLength(max), z.regex(STRICT_TEXT, 'control, format or ill-formed characters'));
 
+/** An RFC 3339 date-time with an offset (moment.ts readInstant: the spellings it reads, the instants it refuses). */
+const dateTime = z
+  .string()
+  .check(
+    z.refine((s) => readInstant(s) !== undefined, 'not an RFC 3339 date-time with an offset naming a real instant'),
+  );
+
+/**
+ * What zod checks after the spellings were read (readSpellings): the structure, the strict identifiers, the money.
+ * Contact points, the locale and the time zone arrive here already read — a refused contact point or an unknown zone
+ * is no longer in the object — so their fields only say their type (docs/event.schema.json says the rest).
+ */
 const recipientSchema = z.object({
   userId: strictText(128),
   locale: z._default(z.enum(LOCALES), 'en'),
-  // zod's email pattern is ASCII-only: no control, format or ill-formed character can pass it.
-  email: z.optional(z.email().check(z.maxLength(254))),
-  pushEndpointArn: z.optional(
-    z.string().check(z.maxLength(512), z.regex(SNS_ENDPOINT_ARN, 'not an SNS platform endpoint ARN')),
-  ),
-  phoneNumber: z.optional(z.string().check(z.regex(E164, 'not an E.164 phone number'))),
-  // Not a contact point (nothing is sent to it), so a bad one is a SCHEMA_VIOLATION naming recipient.timeZone.
-  timeZone: z.optional(
-    z.string().check(z.refine((s) => canonicalTimeZone(s) !== undefined, 'not an IANA time zone name')),
-  ),
+  email: z.optional(z.string()),
+  pushEndpointArn: z.optional(z.string()),
+  phoneNumber: z.optional(z.string()),
+  timeZone: z.optional(z.string()),
 });
 
 const dataSchema = z
@@ -143,16 +171,11 @@ export const eventSchema = z
   .object({
     eventId: z.string().check(z.regex(EVENT_ID_PATTERN)),
     type: z.enum(EVENT_TYPES),
-    occurredAt: z.iso.datetime({ offset: true }),
+    occurredAt: dateTime,
     recipient: recipientSchema,
     data: dataSchema,
-    channels: z.optional(
-      z.array(z.enum(CHANNELS)).check(
-        z.minLength(1),
-        z.maxLength(CHANNELS.length),
-        z.refine((list) => new Set(list).size === list.length, 'channels must not repeat'),
-      ),
-    ),
+    // A set once read (readSpellings: upper case, each once); `[]`: record the event, send nothing.
+    channels: z.optional(z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length))),
   })
   .check(
     z.superRefine((event, ctx) => {
@@ -167,17 +190,63 @@ export const eventSchema = z
     }),
   );
 
-export type Decoded =
-  | {
-      ok: true;
-      event: BankingEvent;
-      payloadHash: string;
-      /** The event's instant, epoch milliseconds (for the max-age rule). */
-      occurredAtMs: number;
-      /** Display-text fields that cleaning changed. */
-      sanitised: DisplayField[];
-    }
-  | { ok: false; rejection: Rejection };
+/** A PreferencesUpdated event: the customer's whole opt-out set (docs/event.md "PreferencesUpdated"). */
+export interface PreferencesEvent {
+  readonly eventId: string;
+  readonly type: typeof PREFERENCES_UPDATED;
+  readonly occurredAt: string;
+  readonly userId: string;
+  /** Sorted, in CHANNELS order. */
+  readonly optOut: Channel[];
+}
+
+export const preferencesSchema = z.object({
+  eventId: z.string(),
+  type: z.literal(PREFERENCES_UPDATED),
+  occurredAt: dateTime,
+  recipient: z.object({ userId: strictText(128) }),
+  // A set once read (readChannelList): upper case, each once.
+  data: z.object({ optOut: z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length)) }),
+});
+
+/** Everything a transfer's hashes are computed from: the event, its instant, and the contact points it refused. */
+export interface HashInput {
+  readonly event: BankingEvent;
+  /** occurredAt as its UTC instant (readInstant's `iso`). */
+  readonly instant: string;
+  /** The contact points refused, as given: part of the event's meaning, so a resend of the same bad event is a duplicate. */
+  readonly refusedGiven: Readonly<Partial<Record<ContactField, unknown>>>;
+}
+
+export interface DecodedTransfer {
+  readonly ok: true;
+  readonly event: BankingEvent;
+  readonly payloadHash: string;
+  /** The event's instant, epoch milliseconds (for the max-age and future rules). */
+  readonly occurredAtMs: number;
+  /** Display-text fields that cleaning changed. */
+  readonly sanitised: DisplayField[];
+  /** Fields whose spelling had one reading and was normalised to it (`recipient.phoneNumber`, `data.amount` …). */
+  readonly normalised: string[];
+  /** Presentation hints that fell back to the default. */
+  readonly fallbacks: Fallback[];
+  /** Contact points without a sendable reading, each refusing its channel (when routed there). */
+  readonly contactRefusals: ContactRefusal[];
+  readonly hashInput: HashInput;
+}
+
+export interface DecodedPreferences {
+  readonly ok: true;
+  readonly preferences: PreferencesEvent;
+  readonly payloadHash: string;
+  readonly occurredAtMs: number;
+  readonly normalised: string[];
+}
+
+export type Decoded = DecodedTransfer | DecodedPreferences | { ok: false; rejection: Rejection };
+
+/** A decoded transfer (not a preferences event, not a rejection). */
+export const isTransfer = (d: Decoded): d is DecodedTransfer => d.ok && 'event' in d;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -188,10 +257,27 @@ const reject = (reason: RejectionReason, detail: string, eventId?: string): { ok
 });
 
 /**
- * Decodes a Kafka record value as MSK hands it to Lambda (base64) into a validated event.
- * `maxBytes` bounds the decoded size: larger values are rejected before they are parsed.
+ * The one decoder: a Kafka record value as MSK hands it to Lambda (base64) → a validated, normalised event of either
+ * type with its payloadHash, or a rejection. `maxBytes` bounds the decoded size: larger values are rejected before
+ * they are parsed.
  */
-export function decodeRecordText(base64Value: unknown, maxBytes: number): string | { ok: false; rejection: Rejection } {
+export function decodeRecordValue(base64Value: unknown, maxBytes: number): Decoded {
+  const text = recordText(base64Value, maxBytes);
+  if (typeof text !== 'string') return text;
+  const json = parseJson(text);
+  if (!json.ok) return reject('INVALID_JSON', json.detail);
+  if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) {
+    return reject('SCHEMA_VIOLATION', 'event must be a JSON object (at <root>)');
+  }
+  const raw = withoutNullOptionals(json.value as Record<string, unknown>);
+  const eventId = typeof raw.eventId === 'string' && EVENT_ID_PATTERN.test(raw.eventId) ? raw.eventId : undefined;
+  if (eventId === undefined) {
+    return reject('INVALID_EVENT_ID', 'eventId must be 1-128 characters of [A-Za-z0-9._:-]');
+  }
+  return raw.type === PREFERENCES_UPDATED ? decodePreferences(raw, eventId) : decodeTransfer(raw, eventId);
+}
+
+function recordText(base64Value: unknown, maxBytes: number): string | { ok: false; rejection: Rejection } {
   if (base64Value === null || base64Value === undefined || base64Value === '') {
     return reject('NO_VALUE', 'record has no value (tombstone or empty)');
   }
@@ -203,66 +289,28 @@ export function decodeRecordText(base64Value: unknown, maxBytes: number): string
   if (!BASE64.test(base64Value)) return reject('INVALID_ENCODING', 'value is not valid base64');
   const bytes = Buffer.from(base64Value, 'base64');
   if (bytes.length > maxBytes) return reject('TOO_LARGE', `value is ${bytes.length} bytes, limit ${maxBytes}`);
-  let text: string;
   try {
-    text = utf8.decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     // Also catches UTF-8-encoded surrogates (ED A0 80): not valid UTF-8.
     return reject('INVALID_ENCODING', 'value is not valid UTF-8');
   }
-  return text;
 }
 
-export function decodeRecordValue(base64Value: unknown, maxBytes: number): Decoded {
-  const text = decodeRecordText(base64Value, maxBytes);
-  return typeof text === 'string' ? parseEventJson(text) : text;
+/** The first issue of a failed zod parse as a rejection naming its path. */
+function firstIssue(error: z.core.$ZodError, reasonOf: (path: string) => RejectionReason, eventId: string) {
+  const issue = error.issues[0];
+  const path = issue?.path.map(String).join('.') || '<root>';
+  return reject(reasonOf(path), `${issue?.message ?? 'invalid'} (at ${path})`, eventId);
 }
 
-/** A JSON object with a valid eventId: what every event type has in common. */
-export type EventJson = { ok: true; raw: Record<string, unknown>; eventId: string };
-
-/** Parses the JSON text of one record and reads its eventId; the type's own schema comes after. */
-export function readEventJson(text: string): EventJson | { ok: false; rejection: Rejection } {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    // A RangeError here means nesting deep enough to exhaust the stack: still just malformed input.
-    return reject('INVALID_JSON', error instanceof RangeError ? 'JSON nested too deeply' : 'value is not valid JSON');
-  }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    return reject('SCHEMA_VIOLATION', 'event must be a JSON object (at <root>)');
-  }
-  const raw = withoutNullOptionals(json as Record<string, unknown>);
-  const eventId = typeof raw.eventId === 'string' && EVENT_ID_PATTERN.test(raw.eventId) ? raw.eventId : undefined;
-  if (eventId === undefined) {
-    return reject('INVALID_EVENT_ID', 'eventId must be 1-128 characters of [A-Za-z0-9._:-]');
-  }
-  return { ok: true, raw, eventId };
-}
-
-/** Parses, validates and normalises the JSON text of one event. */
-export function parseEventJson(text: string): Decoded {
-  const read = readEventJson(text);
-  return read.ok ? validateTransferEvent(read) : read;
-}
-
-/** Validates and normalises a transfer event (TransferCompleted / TransferFailed). */
-export function validateTransferEvent({ raw, eventId }: EventJson): Decoded {
-  const parsed = eventSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path.map(String).join('.') || '<root>';
-    return reject(reasonForPath(path, raw), `${issue?.message ?? 'invalid'} (at ${path})`, eventId);
-  }
-  return normalise(parsed.data);
-}
-
-type ParsedEvent = z.infer<typeof eventSchema>;
-
-function normalise(p: ParsedEvent): Decoded {
-  const instant = utcInstant(p.occurredAt);
-  if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', p.eventId);
+function decodeTransfer(given: Record<string, unknown>, eventId: string): Decoded {
+  const read = readSpellings(given);
+  const parsed = eventSchema.safeParse(read.raw);
+  if (!parsed.success) return firstIssue(parsed.error, (path) => reasonForPath(path, read.raw), eventId);
+  const p = parsed.data;
+  const instant = readInstant(p.occurredAt);
+  if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', eventId);
   const sanitised: DisplayField[] = [];
   const display = (field: DisplayField, value: string | undefined, max: number): string | undefined => {
     if (value === undefined) return undefined;
@@ -294,7 +342,53 @@ function normalise(p: ParsedEvent): Decoded {
     },
     ...(p.channels === undefined ? {} : { channels: p.channels }),
   };
-  return { ok: true, event, payloadHash: payloadHash(event, instant.iso), occurredAtMs: instant.epochMs, sanitised };
+  const hashInput: HashInput = { event, instant: instant.iso, refusedGiven: read.refusedGiven };
+  return {
+    ok: true,
+    event,
+    payloadHash: payloadHash(hashInput),
+    occurredAtMs: instant.epochMs,
+    sanitised,
+    normalised: read.normalised,
+    fallbacks: read.fallbacks,
+    contactRefusals: read.contactRefusals,
+    hashInput,
+  };
+}
+
+function decodePreferences(given: Record<string, unknown>, eventId: string): DecodedPreferences | Decoded {
+  const normalised: string[] = [];
+  const raw = { ...given };
+  readOccurredAt(raw, normalised);
+  const data = objectAt(raw, 'data');
+  if (data !== undefined) {
+    const optOut = readChannelList(data.optOut);
+    if (optOut !== data.optOut) {
+      data.optOut = optOut;
+      normalised.push('data.optOut');
+    }
+  }
+  const parsed = preferencesSchema.safeParse(raw);
+  if (!parsed.success) {
+    return firstIssue(
+      parsed.error,
+      (path) => (path.startsWith('data.optOut.') ? 'UNKNOWN_CHANNEL' : 'SCHEMA_VIOLATION'),
+      eventId,
+    );
+  }
+  const p = parsed.data;
+  const instant = readInstant(p.occurredAt);
+  if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', eventId);
+  const optOut = CHANNELS.filter((c) => p.data.optOut.includes(c));
+  const preferences: PreferencesEvent = {
+    eventId,
+    type: PREFERENCES_UPDATED,
+    occurredAt: p.occurredAt,
+    userId: p.recipient.userId,
+    optOut,
+  };
+  const meaning = [`notifier.preferences.${PAYLOAD_HASH_VERSION}`, eventId, instant.iso, p.recipient.userId, optOut];
+  return { ok: true, preferences, payloadHash: versioned(meaning), occurredAtMs: instant.epochMs, normalised };
 }
 
 /**
@@ -320,85 +414,200 @@ function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unkn
   return copy;
 }
 
+const objectAt = (raw: Record<string, unknown>, key: string): Record<string, unknown> | undefined => {
+  const value = raw[key];
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+};
+
+interface Spellings {
+  /** The event with every spelling read: what zod validates. */
+  readonly raw: Record<string, unknown>;
+  readonly normalised: string[];
+  readonly fallbacks: Fallback[];
+  readonly contactRefusals: ContactRefusal[];
+  readonly refusedGiven: Partial<Record<ContactField, unknown>>;
+}
+
+/**
+ * Reads every spelling with one reading to its canonical form (docs/event.md says which RFC each follows), in the
+ * copy withoutNullOptionals made. A field it cannot read is left as given for zod to refuse — except a contact point,
+ * which is taken out and refused for its own channel, and a presentation hint, which falls back.
+ */
+function readSpellings(raw: Record<string, unknown>): Spellings {
+  const normalised: string[] = [];
+  const fallbacks: Fallback[] = [];
+  const contactRefusals: ContactRefusal[] = [];
+  const refusedGiven: Partial<Record<ContactField, unknown>> = {};
+  readOccurredAt(raw, normalised);
+  const recipient = objectAt(raw, 'recipient');
+  if (recipient !== undefined) {
+    const locale = negotiateLocale(recipient.locale);
+    if (locale.how === 'normalised') normalised.push('recipient.locale');
+    if (locale.how === 'fallback') fallbacks.push('recipient.locale');
+    recipient.locale = locale.locale;
+    const zone = readTimeZone(recipient.timeZone);
+    if (zone.how === 'normalised') normalised.push('recipient.timeZone');
+    if (zone.how === 'fallback') fallbacks.push('recipient.timeZone');
+    if (zone.zone === undefined) delete recipient.timeZone;
+    else recipient.timeZone = zone.zone;
+    for (const channel of CHANNELS) {
+      const field = CONTACT_FIELD_OF[channel];
+      const given = recipient[field];
+      if (given === undefined) continue;
+      const contact = CONTACT_READERS[field](given);
+      if (contact.ok) {
+        recipient[field] = contact.address;
+        if (contact.normalised) normalised.push(`recipient.${field}`);
+      } else {
+        delete recipient[field];
+        refusedGiven[field] = given;
+        contactRefusals.push({
+          channel,
+          field,
+          reason: contact.problem,
+          detail: `${contact.rule} (at recipient.${field})`,
+        });
+      }
+    }
+  }
+  const data = objectAt(raw, 'data');
+  if (data !== undefined) {
+    if (typeof data.amount === 'string') {
+      const amount = normaliseAmount(data.amount);
+      if (amount !== data.amount) normalised.push('data.amount');
+      data.amount = amount;
+    }
+    if (typeof data.currency === 'string') {
+      const currency = normaliseCurrency(data.currency);
+      if (currency !== data.currency) normalised.push('data.currency');
+      data.currency = currency;
+    }
+  }
+  const channels = readChannelList(raw.channels);
+  if (channels !== raw.channels) {
+    raw.channels = channels;
+    normalised.push('channels');
+  }
+  // Most events have nothing to report: the shared empties are all they keep (a batch holds its admissions).
+  return {
+    raw,
+    normalised: normalised.length === 0 ? NONE : normalised,
+    fallbacks: fallbacks.length === 0 ? NONE : fallbacks,
+    contactRefusals: contactRefusals.length === 0 ? NONE : contactRefusals,
+    refusedGiven: contactRefusals.length === 0 ? NOTHING_REFUSED : refusedGiven,
+  };
+}
+
+/** Shared and frozen: never written to, so one instance serves every event. */
+const NONE = Object.freeze([]) as never[];
+const NOTHING_REFUSED: Partial<Record<ContactField, unknown>> = Object.freeze({});
+
+function readOccurredAt(raw: Record<string, unknown>, normalised: string[]): void {
+  if (typeof raw.occurredAt !== 'string') return;
+  const instant = readInstant(raw.occurredAt);
+  if (instant === undefined || instant.spelling === raw.occurredAt) return;
+  raw.occurredAt = instant.spelling;
+  normalised.push('occurredAt');
+}
+
+/**
+ * A channel list of strings, read as the set it means: names in any case, surrounding spaces trimmed, a repeated name
+ * once, in the order first given. The same array when nothing changed; anything that is not a list of names is
+ * returned as it is, for the schema to refuse.
+ */
+function readChannelList(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  // As the contract writes it (known names, upper case, each once): nothing to read, nothing to allocate.
+  if (list.length <= CHANNELS.length && list.every((c, i) => CHANNELS.includes(c) && list.indexOf(c) === i))
+    return list;
+  if (!list.every((c) => typeof c === 'string')) return list;
+  const names = list.map((c: string) => {
+    const name = c.trim();
+    return /^[A-Za-z]+$/.test(name) ? name.toUpperCase() : c;
+  });
+  const set = [...new Set(names)];
+  return set.length === list.length && set.every((c, i) => c === list[i]) ? list : set;
+}
+
 function reasonForPath(path: string, raw: Record<string, unknown>): RejectionReason {
   if (path === 'type') return raw.type === undefined ? 'SCHEMA_VIOLATION' : 'UNKNOWN_TYPE';
   if (path.startsWith('channels.')) return 'UNKNOWN_CHANNEL';
-  if (path === 'recipient.email' || path === 'recipient.phoneNumber' || path === 'recipient.pushEndpointArn') {
-    return 'INVALID_CONTACT';
-  }
   if (path === 'data.amount' || path === 'data.currency') return 'INVALID_AMOUNT';
   return 'SCHEMA_VIOLATION';
 }
 
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
-
 /**
- * The UTC instant of an ISO 8601 timestamp with an offset, keeping every fraction digit given (trailing zeros
- * trimmed): "2026-11-30T18:15:00.1230+09:00" → "2026-11-30T09:15:00.123Z". Not through Date alone, which keeps
- * milliseconds only. Undefined for a timestamp that names no real instant.
+ * The UTC instant of an RFC 3339 timestamp (moment.ts readInstant): "2026-11-30T18:15:00.1230+09:00" →
+ * "2026-11-30T09:15:00.123Z". Undefined for a timestamp that names no real instant.
  */
 export function utcInstant(text: string): { iso: string; epochMs: number } | undefined {
-  const m = ISO_INSTANT.exec(text);
-  if (m === null) return undefined;
-  const [, y, mo, d, h, mi, s, fraction = '', sign, oh = '0', om = '0'] = m;
-  const [year, month, day] = [Number(y), Number(mo), Number(d)];
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || Number(oh) > 23 || Number(om) > 59) return undefined;
-  const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
-  const wholeMs =
-    daysFromCivil(year, month, day) * 86_400_000 +
-    ((Number(h) * 60 + Number(mi) - offsetMinutes) * 60 + Number(s)) * 1000;
-  const digits = fraction.replace(/0+$/, '');
-  const iso = `${new Date(wholeMs).toISOString().slice(0, -5)}${digits ? `.${digits}` : ''}Z`;
-  return { iso, epochMs: wholeMs + Number(fraction.slice(0, 3).padEnd(3, '0')) };
-}
-
-const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-const daysInMonth = (y: number, m: number) => (m === 2 ? (isLeap(y) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
-
-/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-compatible low-level date algorithms"). */
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
+  const instant = readInstant(text);
+  return instant === undefined ? undefined : { iso: instant.iso, epochMs: instant.epochMs };
 }
 
 /** Version of the payloadHash definition, stored as its prefix: a later definition must not be compared with it. */
 export const PAYLOAD_HASH_VERSION = 'v2';
 
+const versioned = (meaning: unknown[]) =>
+  `${PAYLOAD_HASH_VERSION}:${createHash('sha256').update(JSON.stringify(meaning)).digest('hex')}`;
+
 /**
- * sha-256 of the event's meaning, not its spelling (README "What the payloadHash covers"). The hashed text is the JSON
- * array, in this order: the definition's name, eventId, type, occurredAt as its UTC instant, userId, locale (after its
- * default), email, pushEndpointArn, phoneNumber, transferId, amount as a decimal (trailing fraction zeros dropped),
- * currency, counterpartyName and reason after cleaning (null when absent), channels sorted (null when not listed),
- * and — only when given — the recipient's timeZone in lower case (IANA names are case-insensitive; appended only when
- * present, so every hash stored before the field existed is unchanged).
- * Fields outside the contract, key order and whitespace are not part of it.
+ * The JSON array a transfer's hashes cover, in this order: the definition's name, eventId, type, occurredAt as its UTC
+ * instant, userId, locale (negotiated), email, pushEndpointArn, phoneNumber (each normalised; a refused one as
+ * `{"refused": <the value as given>}`; null when absent, and null for the channels in `blank`), transferId, amount as
+ * a decimal (trailing fraction zeros dropped), currency, counterpartyName and reason after cleaning (null when
+ * absent), channels sorted (null when not listed), and — only when the runtime knows it — the recipient's timeZone in
+ * lower case (IANA names are case-insensitive; appended only when present, so every hash stored before the field
+ * existed is unchanged).
  */
-export function payloadHash(event: BankingEvent, occurredAtUtc: string): string {
-  const { recipient: r, data: d } = event;
-  const meaning = [
-    `notifier.event.${PAYLOAD_HASH_VERSION}`,
-    event.eventId,
-    event.type,
-    occurredAtUtc,
+function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unknown[] {
+  const { recipient: r, data: d } = h.event;
+  return [
+    name,
+    h.event.eventId,
+    h.event.type,
+    h.instant,
     r.userId,
     r.locale,
-    r.email ?? null,
-    r.pushEndpointArn ?? null,
-    r.phoneNumber ?? null,
+    contactMeaning(h, 'EMAIL', blank),
+    contactMeaning(h, 'PUSH', blank),
+    contactMeaning(h, 'SMS', blank),
     d.transferId,
     canonicalAmount(d.amount),
     d.currency,
     d.counterpartyName ?? null,
     d.reason ?? null,
-    event.channels === undefined ? null : [...event.channels].sort(),
+    h.event.channels === undefined ? null : [...h.event.channels].sort(),
     ...(r.timeZone === undefined ? [] : [r.timeZone.toLowerCase()]),
   ];
-  return `${PAYLOAD_HASH_VERSION}:${createHash('sha256').update(JSON.stringify(meaning)).digest('hex')}`;
+}
+
+/** A contact point in the hash: normalised, `{refused: <as given>}`, or null (absent, or left out for a repair). */
+function contactMeaning(h: HashInput, channel: Channel, blank: readonly Channel[]): unknown {
+  const field = CONTACT_FIELD_OF[channel];
+  if (blank.includes(channel)) return null;
+  if (field in h.refusedGiven) return { refused: h.refusedGiven[field] };
+  return h.event.recipient[field] ?? null;
+}
+
+/**
+ * sha-256 of the event's meaning, not its spelling (docs/event.md "What the payloadHash covers"). Every spelling the
+ * contract accepted before other spellings were read normalises to itself, so its hash is what it always was
+ * (test/unit/payload-hash-compat.test.ts holds the hashes of 265 such events).
+ */
+export function payloadHash(h: HashInput): string {
+  return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}`, []));
+}
+
+/**
+ * The event's meaning apart from the contact points of `channels`: equal for the event whose channels were refused and
+ * the producer's corrected resend of it, which may differ only there (docs/event.md "A refused channel"). Its own
+ * definition name, so it never equals a payloadHash.
+ */
+export function repairHash(h: HashInput, channels: readonly Channel[]): string {
+  return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}.repair`, channels));
 }
 
 export type { Channel };

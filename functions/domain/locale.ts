@@ -1,5 +1,74 @@
-/** The locales notifier writes in, and the BCP 47 locale each formats amounts and dates with. Pure, dependency-free. */
+/**
+ * The locales notifier writes in, the BCP 47 locale each formats amounts and dates with, and the negotiation of the
+ * producer's language tag to one of them. Pure, dependency-free (Intl is the runtime's).
+ */
 export const LOCALES = ['en', 'ja'] as const;
 export type Locale = (typeof LOCALES)[number];
 
 export const INTL_LOCALES: Readonly<Record<Locale, string>> = { en: 'en-US', ja: 'ja-JP' };
+
+/**
+ * The brand's default language: what an event without a locale gets, and what a language the brand has no templates
+ * for falls back to. Fixed, not a setting: the payloadHash covers the negotiated locale, so changing it would turn a
+ * producer's resend of an event accepted before the change into a conflict.
+ */
+export const DEFAULT_LOCALE: Locale = 'en';
+
+/**
+ * How a tag was read: `exact` (already one of LOCALES, or absent), `normalised` (another spelling of one of them:
+ * `en-US`, `JA`, `ja_JP`, `ja-JP-u-ca-japanese`), `fallback` (a language the brand does not write, or no language tag
+ * at all: the default, counted — a presentation hint never silences a notice).
+ */
+export type LocaleReading = { readonly locale: Locale; readonly how: 'exact' | 'normalised' | 'fallback' };
+
+const negotiated = new Map<string, LocaleReading>();
+const NEGOTIATED_LIMIT = 1024;
+
+/**
+ * BCP 47 (RFC 5646) negotiation by RFC 4647 §3.4 "Lookup": the tag is canonicalised by the runtime
+ * (Intl.getCanonicalLocales: case, deprecated subtags such as `iw` → `he`), then shortened one subtag at a time from the
+ * end (dropping an extension's singleton with its last subtag) until it names a locale notifier writes in.
+ * Producers' other spellings with one reading are read first: `_` as the separator (POSIX and Java), a POSIX codeset or
+ * modifier (`ja_JP.UTF-8`, `de_DE@euro`), Java's script marker (`sr_RS_#Latn`), surrounding spaces.
+ */
+export function negotiateLocale(given: unknown): LocaleReading {
+  if (given === undefined) return { locale: DEFAULT_LOCALE, how: 'exact' };
+  if (given === 'en' || given === 'ja') return { locale: given, how: 'exact' };
+  if (typeof given !== 'string') return { locale: DEFAULT_LOCALE, how: 'fallback' };
+  const cached = negotiated.get(given);
+  if (cached !== undefined) return cached;
+  const reading = lookup(given);
+  if (negotiated.size < NEGOTIATED_LIMIT) negotiated.set(given, reading);
+  return reading;
+}
+
+function lookup(given: string): LocaleReading {
+  let canonical: string | undefined;
+  try {
+    canonical = Intl.getCanonicalLocales(bcp47Spelling(given))[0];
+  } catch {
+    // Not a language tag at all (RangeError): nothing to negotiate.
+  }
+  for (let range = canonical?.toLowerCase() ?? ''; range !== ''; range = shorter(range)) {
+    const match = LOCALES.find((l) => l === range);
+    if (match !== undefined) return { locale: match, how: 'normalised' };
+  }
+  return { locale: DEFAULT_LOCALE, how: 'fallback' };
+}
+
+/** `ja_JP.UTF-8` → `ja-JP`; `sr_RS_#Latn` → `sr-Latn-RS`. Anything else is left for Intl to judge. */
+function bcp47Spelling(given: string): string {
+  const posix = given.trim().replace(/[.@].*$/, '');
+  const [tag = '', script] = posix.replace(/_/g, '-').split('-#');
+  if (script === undefined) return tag;
+  const [language = '', ...rest] = tag.split('-').filter((s) => s !== '');
+  return [language, script, ...rest].join('-');
+}
+
+/** RFC 4647 §3.4: drop the last subtag, and a singleton left at the end with it. */
+function shorter(range: string): string {
+  const parts = range.split('-');
+  parts.pop();
+  if (parts.length > 0 && (parts[parts.length - 1] as string).length === 1) parts.pop();
+  return parts.join('-');
+}

@@ -69,6 +69,29 @@ export function checkAmount(amount: string, currency: string): AmountCheck {
   return { ok: true };
 }
 
+/**
+ * The spellings of an amount with one reading, as producers write them, to the decimal string the contract keeps:
+ * surrounding spaces, a leading `+`, leading zeros (a mainframe's fixed-width field: `+0000000012.50`), a bare
+ * decimal point (`.5` → `0.5`, `5.` → `5`). The fraction digits are kept as given, so the digits shown are the same.
+ * Anything else is returned as it is, for checkAmount to refuse: a sign `-`, an exponent (a binary float's formatter
+ * wrote it), grouping (`1,000` reads as one thousand or as one, by country), other digits than ASCII.
+ */
+export function normaliseAmount(given: string): string {
+  if (DECIMAL_AMOUNT.test(given)) return given;
+  const m = /^\+?(\d*)(?:\.(\d*))?$/.exec(given.trim());
+  if (m === null) return given;
+  const [, integer = '', fraction = ''] = m;
+  if (integer === '' && fraction === '') return given;
+  const whole = integer.replace(/^0+(?=\d)/, '') || '0';
+  return fraction === '' ? whole : `${whole}.${fraction}`;
+}
+
+/** A currency code with one reading: ISO 4217's three letters in any case, surrounding spaces trimmed (` usd` → `USD`). */
+export function normaliseCurrency(given: string): string {
+  const code = given.trim();
+  return /^[A-Za-z]{3}$/.test(code) ? code.toUpperCase() : given;
+}
+
 /** The amount as a number of the currency means: trailing fraction zeros dropped (10.50 → 10.5, 10.0 → 10). */
 export function canonicalAmount(amount: string): string {
   if (!amount.includes('.')) return amount;

@@ -9,10 +9,19 @@ import { createHash } from 'node:crypto';
 import type { SkipReason } from './admission.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
+import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 
-export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED'] as const;
+export const NOTIFICATION_STATUSES = [
+  'PENDING',
+  'SENDING',
+  'SENT',
+  'FAILED',
+  'UNKNOWN',
+  'SUPPRESSED',
+  'REFUSED',
+] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED'];
+export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED', 'REFUSED'];
 
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
@@ -26,6 +35,10 @@ export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly Notificat
   FAILED: [],
   UNKNOWN: [],
   SUPPRESSED: [],
+  // Written REFUSED by ingest (its contact point has no sendable reading); nothing in the pipeline moves it. Only the
+  // producer's corrected resend of the event repairs it: REFUSED → PENDING with the new contact point, conditionally
+  // (functions/ingest/inbox-store.ts repairChannels, docs/event.md "A refused channel").
+  REFUSED: ['PENDING'],
 };
 
 /**
@@ -148,6 +161,12 @@ export interface InboxItem {
   expiresAt: number;
   /** Present when the event was recorded but deliberately not sent (e.g. TOO_OLD: older than the max event age). */
   skipped?: SkipReason;
+  /** Channels written REFUSED (docs/event.md "A refused channel"); absent when none was. */
+  refusedChannels?: Channel[];
+  /** The event's meaning apart from the refused channels' contact points: recognises the producer's corrected resend. */
+  repairHash?: string;
+  /** payloadHashes of corrected resends that repaired a channel: a resend of one of them is a duplicate. */
+  repairedHashes?: Set<string>;
 }
 
 export interface NotificationItem {
@@ -186,6 +205,13 @@ export interface NotificationItem {
   lastError?: string;
   /** SUPPRESSED: why it was not sent (BOUNCED, COMPLAINED, OPTED_OUT). */
   suppressedReason?: string;
+  /** REFUSED: why its contact point cannot be sent to (INVALID_CONTACT, UNSENDABLE_ADDRESS, MISSING_CONTACT). */
+  refusedReason?: ChannelRefusalReason;
+  /** REFUSED: the field and the rule it breaks, never the value. */
+  refusedDetail?: string;
+  /** Set when a corrected resend repaired a REFUSED notification: when (the createdAt it had is firstCreatedAt). */
+  repairedAt?: string;
+  firstCreatedAt?: string;
   /**
    * What the provider told us after it accepted (issue 16, domain/feedback.ts), apart from `status`: a SENT
    * notification stays SENT. Its own time attributes, never updatedAt, which the state machine's re-reads compare.
@@ -234,6 +260,7 @@ export function buildInbox(
   now: number,
   retention: Retention,
   skipped?: SkipReason,
+  refused?: { readonly channels: Channel[]; readonly repairHash: string },
 ): InboxItem {
   const item: InboxItem = {
     pk: eventPk(event.eventId),
@@ -249,6 +276,10 @@ export function buildInbox(
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
   };
   if (skipped !== undefined) item.skipped = skipped;
+  if (refused !== undefined && refused.channels.length > 0) {
+    item.refusedChannels = refused.channels;
+    item.repairHash = refused.repairHash;
+  }
   return item;
 }
 
@@ -282,6 +313,26 @@ export function buildNotification(
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
     sweepKey: sweepKey('PENDING', channel, notificationId, retention.sweepShards),
     sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+  };
+}
+
+/**
+ * A refused channel's notification: everything a send needs but the address, status REFUSED with the reason and the
+ * rule. No sweep key (nothing is due), and the stream filter passes only PENDING: nothing ever sends it. The address
+ * is not kept — the producer has it, and a value without a reading may not even be a string DynamoDB would store.
+ */
+export function buildRefusedNotification(
+  event: BankingEvent,
+  refusal: ChannelRefusal,
+  now: number,
+  retention: Retention,
+): NotificationItem {
+  const { sweepKey: _key, sweepAt: _at, ...item } = buildNotification(event, refusal.channel, '', now, retention);
+  return {
+    ...item,
+    status: 'REFUSED',
+    refusedReason: refusal.reason,
+    refusedDetail: refusal.detail.toWellFormed().slice(0, DETAIL_LIMIT),
   };
 }
 

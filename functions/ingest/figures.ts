@@ -19,6 +19,16 @@ export interface IngestFigures {
   tooOld: number;
   /** Accepted events (part of `accepted`) whose display text was cleaned. */
   displayTextSanitised: number;
+  /** Accepted events (part of `accepted`) with at least one channel REFUSED (its contact point had no reading). */
+  withRefusedChannels: number;
+  /** Accepted events (part of `accepted`) with at least one spelling normalised to its one reading. */
+  spellingsNormalised: number;
+  /** Accepted events (part of `accepted`) whose language tag named no language the brand writes: the default. */
+  localeFallbacks: number;
+  /** Accepted events (part of `accepted`) whose time zone the runtime does not know: the locale's default zone. */
+  timeZoneFallbacks: number;
+  /** Duplicates (part of `duplicates`) that were corrected resends repairing refused channels. */
+  repairs: number;
 }
 
 /** The EMF metric of each figure: a contract the stack's dashboard and alarms reference. */
@@ -33,6 +43,11 @@ export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, MetricName>> =
   withoutNotifications: 'EventsWithoutNotifications',
   tooOld: 'EventsTooOld',
   displayTextSanitised: 'DisplayTextSanitised',
+  withRefusedChannels: 'EventsWithRefusedChannels',
+  spellingsNormalised: 'SpellingsNormalised',
+  localeFallbacks: 'LocaleFallbacks',
+  timeZoneFallbacks: 'TimeZoneFallbacks',
+  repairs: 'EventsRepaired',
 };
 
 /** delivered = accepted + duplicates + conflicts + quarantined + requarantined + failed. */
@@ -52,19 +67,29 @@ export function tally(received: number, results: readonly IngestResult[], failed
     withoutNotifications: 0,
     tooOld: 0,
     displayTextSanitised: 0,
+    withRefusedChannels: 0,
+    spellingsNormalised: 0,
+    localeFallbacks: 0,
+    timeZoneFallbacks: 0,
+    repairs: 0,
   };
   for (const r of results) {
     switch (r.kind) {
       case 'accepted':
         f.accepted++;
+        if (r.normalised.length > 0) f.spellingsNormalised++;
         // A preferences event (issue 16) has no channel by nature: not "without notifications".
         if (r.preferences === true) break;
         if (r.skipped === 'TOO_OLD') f.tooOld++;
         else if (r.channels.length === 0) f.withoutNotifications++;
         if (r.sanitised.length > 0) f.displayTextSanitised++;
+        if (r.refused.length > 0) f.withRefusedChannels++;
+        if (r.fallbacks.includes('recipient.locale')) f.localeFallbacks++;
+        if (r.fallbacks.includes('recipient.timeZone')) f.timeZoneFallbacks++;
         break;
       case 'duplicate':
         f.duplicates++;
+        if (r.repaired !== undefined && r.repaired.length > 0) f.repairs++;
         break;
       case 'conflict':
         if (r.newlyQuarantined) f.conflicts++;

@@ -4,35 +4,100 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
 import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
 import type { PreferencesItem } from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
 import {
+  DEFAULT_STUCK_AFTER_MS,
   eventPk,
   INBOX_SK,
   type InboxItem,
   type NotificationItem,
+  notificationIdOf,
+  notificationSk,
   type QuarantineItem,
+  sweepKey,
 } from '../domain/notification.ts';
 
 export type RecordOutcome =
   /** Inbox and every notification were written, in one transaction. */
   | { kind: 'created' }
   /** The inbox item already exists: this event was processed before. `payloadHash` is the stored one. */
-  | { kind: 'inboxExists'; payloadHash: string | undefined }
+  | { kind: 'inboxExists'; payloadHash: string | undefined; stored?: KnownInbox }
   /** No inbox, yet a notification with this (eventId, channel) exists: the key constraint caught it (defense in depth). */
   | { kind: 'notificationExists' };
 
-/** The inbox items found, by eventId: their stored payloadHash (undefined when the item has none). */
-export type KnownEvents = ReadonlyMap<string, string | undefined>;
+/**
+ * What the inbox holds for an event, as far as settling a record against it needs: its payloadHash (undefined when the
+ * item has none) and, when `complete` (read from the item itself), what a repair needs — so a conflict found by the
+ * look-up or by the transaction's cancellation is settled without another read.
+ */
+export interface KnownInbox {
+  readonly payloadHash: string | undefined;
+  readonly complete?: boolean;
+  readonly channels?: Channel[];
+  readonly refusedChannels?: Channel[];
+  readonly repairHash?: string;
+  readonly repairedHashes?: ReadonlySet<string>;
+}
+
+/** The inbox items found, by eventId. */
+export type KnownEvents = ReadonlyMap<string, KnownInbox>;
+
+/** The fields of an inbox item a settle reads (ProjectionExpression), and the item read as a KnownInbox. */
+const KNOWN_FIELDS = 'payloadHash, channels, refusedChannels, repairHash, repairedHashes';
+function knownInbox(item: Record<string, unknown>): KnownInbox {
+  return {
+    payloadHash: typeof item.payloadHash === 'string' ? item.payloadHash : undefined,
+    complete: true,
+    channels: Array.isArray(item.channels) ? (item.channels as Channel[]) : [],
+    ...(Array.isArray(item.refusedChannels) ? { refusedChannels: item.refusedChannels as Channel[] } : {}),
+    ...(typeof item.repairHash === 'string' ? { repairHash: item.repairHash } : {}),
+    ...(item.repairedHashes instanceof Set ? { repairedHashes: item.repairedHashes as Set<string> } : {}),
+  };
+}
 
 /** What became of a preferences event: applied with its inbox, a duplicate, or recorded as STALE without applying. */
 export type PreferencesOutcome =
   | { kind: 'created' }
   | { kind: 'inboxExists'; payloadHash: string | undefined }
   | { kind: 'stale' };
+
+/** What a repair needs to know of an event's inbox item (read strongly consistent). */
+export interface StoredInbox {
+  readonly payloadHash: string | undefined;
+  readonly channels: Channel[];
+  readonly refusedChannels?: Channel[];
+  readonly repairHash?: string;
+  readonly repairedHashes?: ReadonlySet<string>;
+}
+
+/** A corrected resend's repair of an event's REFUSED channels (ingest-record.ts settleTransfer). */
+export interface ChannelRepair {
+  readonly eventId: string;
+  /** The inbox as read: the repair applies only if its repairHash is still this one. */
+  readonly expected: StoredInbox;
+  /** The corrected record's payloadHash: remembered, so its resends are duplicates. */
+  readonly payloadHash: string;
+  /** The inbox's channels and refused channels after the repair, and the repairHash of those still refused. */
+  readonly channels: Channel[];
+  readonly refusedChannels: Channel[];
+  readonly repairHash?: string;
+  /** Each repaired channel with its new address: REFUSED → PENDING, only if still REFUSED. */
+  readonly repairs: { readonly channel: Channel; readonly recipient: string }[];
+  readonly now: number;
+  readonly stuckAfterMs?: number | undefined;
+  readonly sweepShards?: number | undefined;
+}
 
 export interface InboxStore {
   /**
@@ -49,6 +114,16 @@ export interface InboxStore {
   recordPreferences(inbox: InboxItem, staleInbox: InboxItem, prefs: PreferencesItem): Promise<PreferencesOutcome>;
   /** Returns false when a quarantine item for this record already exists (a redelivered bad record). */
   quarantine(item: QuarantineItem): Promise<boolean>;
+  /**
+   * The event's inbox item, strongly consistent: read only when a record's payloadHash differs from the stored one,
+   * to tell a corrected resend (a repair) from a conflict. Optional: without it every such record is a conflict.
+   */
+  readInbox?(eventId: string): Promise<StoredInbox | undefined>;
+  /**
+   * One transaction: the inbox (conditional on the repairHash read) and each repaired notification (conditional on
+   * REFUSED). `changed` when a condition failed: another record of the event moved it first.
+   */
+  repairChannels?(repair: ChannelRepair): Promise<'repaired' | 'changed'>;
 }
 
 /** Cancellation reasons that mean "try again", never "bad input". */
@@ -82,12 +157,12 @@ export class DynamoInboxStore implements InboxStore {
     const unique = [...new Set(eventIds)];
     const chunks: string[][] = [];
     for (let i = 0; i < unique.length; i += BATCH_GET_MAX_KEYS) chunks.push(unique.slice(i, i + BATCH_GET_MAX_KEYS));
-    const known = new Map<string, string | undefined>();
+    const known = new Map<string, KnownInbox>();
     await Promise.all(chunks.map((chunk) => this.readChunk(chunk, known)));
     return known;
   }
 
-  private async readChunk(eventIds: string[], known: Map<string, string | undefined>): Promise<void> {
+  private async readChunk(eventIds: string[], known: Map<string, KnownInbox>): Promise<void> {
     const attempts = this.lookup.attempts ?? 4;
     const wait = this.lookup.sleep ?? realSleep;
     let keys: Record<string, unknown>[] = eventIds.map((id) => ({ pk: eventPk(id), sk: INBOX_SK }));
@@ -100,7 +175,7 @@ export class DynamoInboxStore implements InboxStore {
               Keys: keys,
               // Strongly consistent: an inbox item written a moment ago by the previous delivery must be seen.
               ConsistentRead: true,
-              ProjectionExpression: 'pk, payloadHash',
+              ProjectionExpression: `pk, ${KNOWN_FIELDS}`,
             },
           },
         }),
@@ -109,7 +184,7 @@ export class DynamoInboxStore implements InboxStore {
         if (typeof item.pk !== 'string' || !item.pk.startsWith('EVENT#')) {
           throw new UnexpectedResponseError('BatchGetItem returned an item that is not an inbox item');
         }
-        known.set(item.pk.slice('EVENT#'.length), typeof item.payloadHash === 'string' ? item.payloadHash : undefined);
+        known.set(item.pk.slice('EVENT#'.length), knownInbox(item));
       }
       keys = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
     }
@@ -198,6 +273,81 @@ export class DynamoInboxStore implements InboxStore {
     }
   }
 
+  async readInbox(eventId: string): Promise<StoredInbox | undefined> {
+    const r = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: eventPk(eventId), sk: INBOX_SK },
+        ConsistentRead: true,
+        ProjectionExpression: KNOWN_FIELDS,
+      }),
+    );
+    const item = r.Item;
+    if (item === undefined) return undefined;
+    const { channels = [], ...known } = knownInbox(item);
+    return { ...known, channels };
+  }
+
+  async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
+    const iso = new Date(repair.now).toISOString();
+    const pk = eventPk(repair.eventId);
+    const still = repair.refusedChannels.length > 0 && repair.repairHash !== undefined;
+    const inbox = {
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: INBOX_SK },
+        ConditionExpression: 'repairHash = :expected',
+        UpdateExpression: `SET channels = :channels${still ? ', refusedChannels = :refused, repairHash = :repairHash' : ''} ADD repairedHashes :hash${still ? '' : ' REMOVE refusedChannels, repairHash'}`,
+        ExpressionAttributeValues: {
+          ':expected': repair.expected.repairHash,
+          ':channels': repair.channels,
+          ':hash': new Set([repair.payloadHash]),
+          ...(still ? { ':refused': repair.refusedChannels, ':repairHash': repair.repairHash } : {}),
+        },
+      },
+    };
+    const notifications = repair.repairs.map(({ channel, recipient }) => ({
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: notificationSk(channel) },
+        ConditionExpression: '#status = :refused',
+        // createdAt starts again (the sweeper's maximum age counts from it); firstCreatedAt keeps the original.
+        UpdateExpression:
+          'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':refused': 'REFUSED',
+          ':pending': 'PENDING',
+          ':recipient': recipient,
+          ':iso': iso,
+          ':sweepKey': sweepKey('PENDING', channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
+          ':sweepAt': repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+        },
+      },
+    }));
+    try {
+      await this.client.send(new TransactWriteCommand({ TransactItems: [inbox, ...notifications] }));
+      return 'repaired';
+    } catch (error) {
+      if ((error as Error)?.name !== 'TransactionCanceledException') throw error;
+      const codes = ((error as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+      const transient = codes.filter((c) => TRANSIENT_CANCELLATION_CODES.has(c));
+      if (transient.length > 0) {
+        throw new TransientStoreError(`repair cancelled: ${codes.join(',')}`, transient, { cause: error });
+      }
+      if (codes.includes('ConditionalCheckFailed')) return 'changed';
+      if (codes.includes('ValidationError')) {
+        throw new RecordRefusedError(`repair cancelled: ${codes.join(',')}`, { cause: error });
+      }
+      throw new UnexpectedResponseError(
+        `repair cancelled for an unexpected reason: ${codes.join(',') || 'none given'}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
   /**
    * A put that may have committed with its reply lost: the SDK retries it, and the retry fails its own condition. The
    * item then carries this write's `writeId` — the existing item DynamoDB returns with the failed condition says so —
@@ -232,8 +382,10 @@ export function classifyCancellation(error: TransactionCanceledException): Recor
   }
   const inbox = error.CancellationReasons?.[0];
   if (inbox?.Code === 'ConditionalCheckFailed') {
-    const stored = inbox.Item === undefined ? undefined : storedHash(inbox.Item);
-    return { kind: 'inboxExists', payloadHash: stored };
+    if (inbox.Item === undefined) return { kind: 'inboxExists', payloadHash: undefined };
+    // The stored item, ALL_OLD: what settling this record needs, without another read.
+    const stored = knownInbox(plainItem(inbox.Item));
+    return { kind: 'inboxExists', payloadHash: storedHash(inbox.Item), stored };
   }
   if (codes.slice(1).includes('ConditionalCheckFailed')) return { kind: 'notificationExists' };
   // ValidationError: an item of this record is one DynamoDB will never store (too large, ill-formed …).
@@ -246,6 +398,15 @@ export function classifyCancellation(error: TransactionCanceledException): Recor
       cause: error,
     },
   );
+}
+
+/** A cancellation's item as plain values, whether the SDK handed it back in wire format or not. */
+function plainItem(item: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return unmarshall(item as Parameters<typeof unmarshall>[0]);
+  } catch {
+    return item;
+  }
 }
 
 /** The SDK hands cancellation items back in wire format (lib-dynamodb does not unmarshall errors). */

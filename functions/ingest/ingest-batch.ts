@@ -28,7 +28,7 @@ import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
-import type { KnownEvents } from './inbox-store.ts';
+import type { KnownEvents, KnownInbox } from './inbox-store.ts';
 import {
   type AdmittedRecord,
   admit,
@@ -169,13 +169,10 @@ async function runChain(chain: Indexed[], deps: IngestDeps, known: KnownEvents):
   const results: [number, IngestResult][] = [];
   // What the inbox holds for each eventId, as far as this invocation knows: the look-up's answer, then what the
   // chain's own records wrote (a later record with the same payload is then a duplicate without a write).
-  const stored = new Map<string, { payloadHash: string | undefined }>();
+  const stored = new Map<string, KnownInbox>();
   for (const [i, record] of chain.entries()) {
     const eventId = eventIdOf(record);
-    const storedHere =
-      eventId === undefined
-        ? undefined
-        : (stored.get(eventId) ?? (known.has(eventId) ? { payloadHash: known.get(eventId) } : undefined));
+    const storedHere = eventId === undefined ? undefined : (stored.get(eventId) ?? known.get(eventId));
     try {
       const result = await applyAdmission(record, deps, record.admission.ok ? storedHere : undefined);
       results.push([record.index, result]);

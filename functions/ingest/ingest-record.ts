@@ -4,7 +4,9 @@
  * Input: the record's source (topic, partition, offset) and its base64 value.
  * Output: what became of it — accepted, duplicate, conflict or quarantined.
  * Steps: admit (decode → validate → normalise → hash → route → age: pure, admission.ts) → one transaction (inbox + one
- * notification per channel) → classify the answer.
+ * notification per channel: PENDING to send, REFUSED for a channel whose contact point was refused) → classify the
+ * answer. An eventId already recorded with another payload is a conflict — unless the record is the producer's
+ * corrected resend of an event whose channels were refused, which repairs them (settleTransfer).
  *
  * Never throws for a record's bytes: every rejection, and even a bug in the pure path or items DynamoDB refuses, ends
  * as a quarantine item with a reason code. It throws only when DynamoDB stays unavailable, so the event source mapping
@@ -12,19 +14,26 @@
  */
 import { isRecordRefusal, TransientStoreError } from '../commons/errors.ts';
 import { withRetry } from '../commons/retry.ts';
-import { type Admission, type AdmissionPolicy, admitRecord, type SkipReason } from '../domain/admission.ts';
+import {
+  type Admission,
+  type AdmissionPolicy,
+  type AdmittedTransfer,
+  admitRecord,
+  type SkipReason,
+} from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
-import { type DisplayField, PAYLOAD_HASH_VERSION, type Rejection } from '../domain/event.ts';
+import { type DisplayField, type Fallback, PAYLOAD_HASH_VERSION, type Rejection, repairHash } from '../domain/event.ts';
 import {
   buildInbox,
   buildNotification,
   buildQuarantine,
+  buildRefusedNotification,
   type KafkaSource,
   type Retention,
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
-import { contactFor } from '../domain/routing.ts';
-import type { InboxStore, PreferencesOutcome } from './inbox-store.ts';
+import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
+import type { InboxStore, KnownInbox, PreferencesOutcome, StoredInbox } from './inbox-store.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;
@@ -37,12 +46,19 @@ export type IngestResult =
       kind: 'accepted';
       eventId: string;
       channels: Channel[];
+      /** Channels written REFUSED: their contact point had no reading its provider can send to. */
+      refused: ChannelRefusal[];
       sanitised: DisplayField[];
+      /** Fields whose spelling had one reading and was normalised to it. */
+      normalised: string[];
+      /** Presentation hints (language, time zone) that fell back to the default. */
+      fallbacks: Fallback[];
       skipped?: SkipReason;
       /** A PreferencesUpdated event: applied, or recorded as STALE (skipped) because a newer one is in force. */
       preferences?: boolean;
     }
-  | { kind: 'duplicate'; eventId: string }
+  /** `repaired`: the record was the corrected resend of an event with refused channels, and these are now PENDING. */
+  | { kind: 'duplicate'; eventId: string; repaired?: Channel[] }
   | { kind: 'conflict'; eventId: string; newlyQuarantined: boolean }
   | { kind: 'quarantined'; rejection: Rejection; newlyQuarantined: boolean };
 
@@ -88,7 +104,7 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
 export async function applyAdmission(
   record: AdmittedRecord,
   deps: IngestDeps,
-  known?: { readonly payloadHash: string | undefined },
+  known?: KnownInbox,
 ): Promise<IngestResult> {
   const { input, admission, now } = record;
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
@@ -112,7 +128,7 @@ export async function applyAdmission(
   const built = items;
   const written =
     built === undefined
-      ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash } }
+      ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash, stored: known } }
       : await write(record, deps, event.eventId, () => deps.store.recordEvent(built.inbox, built.notifications));
   if ('refused' in written) return written.refused;
   const { outcome } = written;
@@ -123,14 +139,74 @@ export async function applyAdmission(
         kind: 'accepted',
         eventId: event.eventId,
         channels,
+        refused: admission.refused,
         sanitised: admission.sanitised,
+        normalised: admission.normalised,
+        fallbacks: admission.fallbacks,
         ...(admission.skipped === undefined ? {} : { skipped: admission.skipped }),
       };
     case 'notificationExists':
       return { kind: 'duplicate', eventId: event.eventId };
     case 'inboxExists':
-      return settleExisting(outcome.payloadHash, payloadHash, event.eventId, record, deps);
+      if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: event.eventId };
+      return settleTransfer(outcome.stored ?? { payloadHash: outcome.payloadHash }, admission, record, deps);
   }
+}
+
+/** How often a repair re-reads the inbox after another writer changed it between the read and the write. */
+const REPAIR_ROUNDS = 3;
+
+/**
+ * The inbox holds this eventId with another payloadHash. A duplicate if this record's hash is one a repair already
+ * accepted; a repair if it is the event apart from the contact points of its REFUSED channels (the stored repairHash)
+ * and makes some of them sendable: those move REFUSED → PENDING with the new address, in one transaction with the
+ * inbox, conditional on what was read. Anything else is a conflict, as for any event.
+ */
+async function settleTransfer(
+  known: KnownInbox,
+  admission: AdmittedTransfer,
+  record: AdmittedRecord,
+  deps: IngestDeps,
+): Promise<IngestResult> {
+  const { event, payloadHash } = admission;
+  const eventId = event.eventId;
+  let storedHash = known.payloadHash;
+  // What the look-up or the cancelled transaction read of the item serves the first round; a later one reads again.
+  let given: StoredInbox | undefined =
+    known.complete === true ? { ...known, channels: known.channels ?? [] } : undefined;
+  for (let round = 1; deps.store.readInbox !== undefined && round <= REPAIR_ROUNDS; round++) {
+    const stored = given ?? (await deps.store.readInbox(eventId));
+    given = undefined;
+    if (stored === undefined) break;
+    storedHash = stored.payloadHash;
+    if (stored.payloadHash === payloadHash || stored.repairedHashes?.has(payloadHash) === true) {
+      return { kind: 'duplicate', eventId };
+    }
+    const refused = stored.refusedChannels ?? [];
+    if (refused.length === 0 || stored.repairHash !== repairHash(admission.hashInput, refused)) break;
+    const repaired = admission.skipped === undefined ? refused.filter((c) => admission.channels.includes(c)) : [];
+    // The same event, its refused contact points still without a reading (or too old to send): nothing to write.
+    if (repaired.length === 0 || deps.store.repairChannels === undefined) return { kind: 'duplicate', eventId };
+    const stillRefused = refused.filter((c) => !repaired.includes(c));
+    const written = await write(record, deps, eventId, () =>
+      (deps.store.repairChannels as NonNullable<InboxStore['repairChannels']>)({
+        eventId,
+        expected: stored,
+        payloadHash,
+        channels: [...stored.channels, ...repaired],
+        refusedChannels: stillRefused,
+        ...(stillRefused.length === 0 ? {} : { repairHash: repairHash(admission.hashInput, stillRefused) }),
+        repairs: repaired.map((channel) => ({ channel, recipient: contactFor(event.recipient, channel) as string })),
+        now: record.now,
+        stuckAfterMs: deps.stuckAfterMs,
+        sweepShards: deps.sweepShards,
+      }),
+    );
+    if ('refused' in written) return written.refused;
+    if (written.outcome === 'repaired') return { kind: 'duplicate', eventId, repaired };
+    // 'changed': another record of this event moved the inbox first: read it again and decide anew.
+  }
+  return settleExisting(storedHash, payloadHash, eventId, record, deps);
 }
 
 /**
@@ -190,13 +266,17 @@ function buildItems(
   now: number,
   retention: Retention,
 ) {
-  const { event, payloadHash, channels, skipped } = admission;
+  const { event, payloadHash, channels, refused, skipped, repairHash: repair } = admission;
+  // route() only returns channels the recipient has a contact point for.
+  const notifications = channels.map((channel) =>
+    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
+  );
+  for (const refusal of refused) notifications.push(buildRefusedNotification(event, refusal, now, retention));
+  const refusedChannels =
+    repair === undefined ? undefined : { channels: refused.map((r) => r.channel), repairHash: repair };
   return {
-    inbox: buildInbox(event, payloadHash, channels, source, now, retention, skipped),
-    // route() only returns channels the recipient has a contact point for.
-    notifications: channels.map((channel) =>
-      buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
-    ),
+    inbox: buildInbox(event, payloadHash, channels, source, now, retention, skipped, refusedChannels),
+    notifications,
   };
 }
 
@@ -205,7 +285,7 @@ async function applyPreferences(
   record: AdmittedRecord,
   admission: Extract<Admission, { ok: true; preferences: unknown }>,
   deps: IngestDeps,
-  known?: { readonly payloadHash: string | undefined },
+  known?: KnownInbox,
 ): Promise<IngestResult> {
   const { input, now } = record;
   const { preferences: p, payloadHash, occurredAtMs } = admission;
@@ -221,7 +301,16 @@ async function applyPreferences(
         );
   if ('refused' in written) return written.refused;
   const { outcome } = written;
-  const accepted = { kind: 'accepted' as const, eventId: p.eventId, channels: [], sanitised: [], preferences: true };
+  const accepted = {
+    kind: 'accepted' as const,
+    eventId: p.eventId,
+    channels: [],
+    refused: [],
+    sanitised: [],
+    normalised: admission.normalised,
+    fallbacks: [],
+    preferences: true,
+  };
   switch (outcome.kind) {
     case 'created':
       return accepted;

@@ -11,10 +11,27 @@ import type { BatchSummary } from './ingest-batch.ts';
 
 export function reportBatch(summary: BatchSummary): void {
   const created = new Map<Channel, number>();
+  const refused = new Map<Channel, number>();
+  const repaired = new Map<Channel, number>();
+  const add = (counts: Map<Channel, number>, c: Channel) => counts.set(c, (counts.get(c) ?? 0) + 1);
   for (const r of summary.results) {
     switch (r.kind) {
       case 'accepted':
-        for (const c of r.channels) created.set(c, (created.get(c) ?? 0) + 1);
+        for (const c of r.channels) add(created, c);
+        for (const x of r.refused) {
+          add(refused, x.channel);
+          // The rule broken and the field, never the value: the detail names no address.
+          logger.warn('channel refused', {
+            eventId: r.eventId,
+            channel: x.channel,
+            reason: x.reason,
+            detail: x.detail,
+          });
+        }
+        if (r.normalised.length > 0) logger.info('spellings normalised', { eventId: r.eventId, fields: r.normalised });
+        if (r.fallbacks.length > 0) {
+          logger.info('presentation hint fell back to the default', { eventId: r.eventId, fields: r.fallbacks });
+        }
         if (r.preferences === true) {
           countBy('PreferencesUpdates', { applied: r.skipped === 'STALE' ? 'stale' : 'applied' });
           logger.info(r.skipped === 'STALE' ? 'older preferences recorded, not applied' : 'preferences applied', {
@@ -33,7 +50,10 @@ export function reportBatch(summary: BatchSummary): void {
         }
         break;
       case 'duplicate':
-        logger.info('duplicate event acknowledged', { eventId: r.eventId });
+        if (r.repaired !== undefined && r.repaired.length > 0) {
+          for (const c of r.repaired) add(repaired, c);
+          logger.info('refused channels repaired by a corrected resend', { eventId: r.eventId, channels: r.repaired });
+        } else logger.info('duplicate event acknowledged', { eventId: r.eventId });
         break;
       case 'conflict':
         logger.error('eventId reused with a different payload; quarantined', {
@@ -59,6 +79,8 @@ export function reportBatch(summary: BatchSummary): void {
   const f = summary.figures;
   for (const [figure, metric] of Object.entries(FIGURE_METRICS)) count(metric, f[figure as keyof IngestFigures]);
   for (const [channel, n] of created) countBy('NotificationsCreated', { channel }, n);
+  for (const [channel, n] of refused) countBy('NotificationsRefused', { channel }, n);
+  for (const [channel, n] of repaired) countBy('NotificationsRepaired', { channel }, n);
   logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
   if (summary.lookupFailure !== undefined) {
     // The look-up before the transactions failed: nothing lost, duplicates cost a cancelled transaction this time.

@@ -16,13 +16,12 @@ import {
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
 import { matchesFilter } from '../../functions/commons/stream-filter.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
-import { transferEvent } from '../support/events.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 import { PRODUCTION_LIKE } from '../support/synth.ts';
 
@@ -452,8 +451,7 @@ describe('the dispatch trigger', () => {
     const delivered = (record: unknown) => patterns.some((p) => matchesFilter(p, record));
 
     const NOW = Date.parse('2026-11-30T09:20:00Z');
-    const parsed = parseEventJson(JSON.stringify(transferEvent()));
-    if (!parsed.ok) throw new Error('fixture');
+    const parsed = decodeTransfer(transferEvent());
     const pending = buildNotification(parsed.event, 'EMAIL', 'hanako@example.com', NOW, { retentionDays: 35 });
     const as = (status: NotificationItem['status'], attempt = 1): NotificationItem => ({ ...pending, status, attempt });
 
@@ -678,6 +676,7 @@ describe('CloudWatch', () => {
         'KafkaOffsetLag',
         'LateAcceptances',
         'NotificationsExpired',
+        'NotificationsRefused',
         'ProviderBlocked',
         'ProviderThrottling',
         'RecordsQuarantined',
@@ -717,6 +716,7 @@ describe('CloudWatch', () => {
       'IngestBatchParked',
       'AcceptancesNotRecorded',
       'ApplicationBlocked',
+      'NotificationsRefused',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
     }

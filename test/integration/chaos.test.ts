@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS } from '../../chaos/faults.ts';
 import { eventArbitrary, withCase } from '../../chaos/generate.ts';
 import { type ChaosReport, PROVIDER_MODES } from '../../chaos/model.ts';
-import { DISPLAY_TEXT_CASES, POISON_KINDS } from '../../chaos/poison.ts';
+import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from '../../chaos/poison.ts';
 import { ChaosRun, runChaos } from '../../chaos/scenario.ts';
 import { judge } from '../../chaos/verdict.ts';
 import { invokeDispatch, openWorld, runSweeper, type World } from '../../chaos/world.ts';
@@ -55,6 +55,8 @@ describe('chaos: seeded fault injection over the real pipeline', () => {
     expect(POISON_KINDS.length).toBeGreaterThanOrEqual(50);
     // Every display-text case ran and was sent clean; some events were too old to send.
     expect(r.displayText.cases).toBeGreaterThanOrEqual(DISPLAY_TEXT_CASES.length);
+    // Every producer's input case ran: spellings accepted and sent, a bad contact point refusing its channel alone.
+    expect(r.inputCases.cases).toBeGreaterThanOrEqual(INPUT_CASES.length);
     expect(r.tooOld.events).toBeGreaterThan(0);
     expect(r.figures.requarantined).toBeGreaterThan(0);
     expect(r.redeliveries).toBeGreaterThan(0);

@@ -119,8 +119,16 @@ describe('npm start runs quietly', () => {
     const r = await tsx('local/run.ts', ['--events', '-', '--json'], input);
     const report = JSON.parse(r.stdout);
     expect(r.code).toBe(0);
-    expect(report.notifications).toEqual({ created: 13, sent: 13, failed: 0, unknown: 0, suppressed: 0 });
-    expect(report.quarantine).toHaveLength(12);
+    expect(report.notifications).toEqual({
+      created: 13,
+      sent: 13,
+      failed: 0,
+      unknown: 0,
+      suppressed: 0,
+      refused: 0,
+      repaired: 0,
+    });
+    expect(report.quarantine).toHaveLength(14);
     expect(report.quarantine[0]).toEqual({
       reason: 'INVALID_JSON',
       detail: 'value is not valid JSON',

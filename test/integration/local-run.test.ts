@@ -50,9 +50,22 @@ describe('npm start', () => {
       withoutNotifications: 0,
       tooOld: 0,
       displayTextSanitised: 0,
+      withRefusedChannels: 0,
+      spellingsNormalised: 0,
+      localeFallbacks: 0,
+      timeZoneFallbacks: 0,
+      repairs: 0,
     });
     expect(report.reconciled).toBe(true);
-    expect(report.notifications).toEqual({ created: 3, sent: 3, failed: 0, unknown: 0, suppressed: 0 });
+    expect(report.notifications).toEqual({
+      created: 3,
+      sent: 3,
+      failed: 0,
+      unknown: 0,
+      suppressed: 0,
+      refused: 0,
+      repaired: 0,
+    });
     expect(report.sends.map((s: { notificationId: string }) => s.notificationId).sort()).toEqual([
       'cli-1#EMAIL',
       'cli-1#SMS',
@@ -89,7 +102,15 @@ describe('npm start', () => {
     writeFileSync(file, `${lines.join('\n')}\n`);
     const { stdout } = await cli(['--events', file, '--json', '--ses-rate', '20', '--sns-rate', '20']);
     const report = JSON.parse(stdout);
-    expect(report.notifications).toEqual({ created: 41, sent: 41, failed: 0, unknown: 0, suppressed: 0 });
+    expect(report.notifications).toEqual({
+      created: 41,
+      sent: 41,
+      failed: 0,
+      unknown: 0,
+      suppressed: 0,
+      refused: 0,
+      repaired: 0,
+    });
     const ids = report.sends.map((s: { notificationId: string }) => s.notificationId);
     expect(new Set(ids).size).toBe(41);
     expect(ids).toHaveLength(41);
@@ -123,6 +144,11 @@ describe('npm start', () => {
       withoutNotifications: 1,
       tooOld: 1,
       displayTextSanitised: 8,
+      withRefusedChannels: 0,
+      spellingsNormalised: 0,
+      localeFallbacks: 0,
+      timeZoneFallbacks: 0,
+      repairs: 0,
     });
     expect(report.reconciled).toBe(true);
     // Each record's detail says what was wrong (checked non-empty here; its wording is the decoder's).
@@ -181,6 +207,71 @@ describe('npm start', () => {
     expect(text('adv-long-name#EMAIL')).toContain(
       `to ${'Very Long Payee Name '.repeat(15).slice(0, 139)}… is complete`,
     );
+  });
+
+  it('examples/real-world.jsonl, delivered twice at once: every notice with one reading reaches its customer once, at the normalised address; refused channels are never sent; the corrected resend repairs once', async () => {
+    const { stdout } = await cli(['--events', 'examples/real-world.jsonl', '--json', '--redeliver', '1']);
+    const report = JSON.parse(stdout);
+    expect(report.events).toEqual({
+      delivered: 28,
+      accepted: 13,
+      // The second copy of every record, and the producer's corrected resend (one copy repairs, the other is a duplicate).
+      duplicates: 15,
+      conflicts: 0,
+      quarantined: 0,
+      requarantined: 0,
+      failed: 0,
+      withoutNotifications: 1,
+      tooOld: 0,
+      displayTextSanitised: 0,
+      withRefusedChannels: 3,
+      spellingsNormalised: 6,
+      localeFallbacks: 1,
+      timeZoneFallbacks: 1,
+      repairs: 1,
+    });
+    expect(report.reconciled).toBe(true);
+    expect(report.notifications).toEqual({
+      created: 18,
+      sent: 19,
+      failed: 0,
+      unknown: 0,
+      suppressed: 0,
+      refused: 2,
+      repaired: 1,
+    });
+    type Send = { notificationId: string; to: string; text: string };
+    const sends: Send[] = report.sends;
+    const to = Object.fromEntries(sends.map((s) => [s.notificationId, s.to]));
+    expect(sends).toHaveLength(19);
+    expect(Object.keys(to)).toHaveLength(19);
+    expect(to).not.toHaveProperty(['rw-unsendable-email#EMAIL']);
+    expect(to).not.toHaveProperty(['rw-missing-phone#SMS']);
+    expect(to).toMatchObject({
+      'rw-java-jackson#SMS': '+14155550123',
+      'rw-dotnet#EMAIL': 'hanako@xn--r8jz45g.jp',
+      'rw-dotnet#SMS': '+819012345678',
+      'rw-mainframe#SMS': '+14155550199',
+      'rw-no-country-code#SMS': '+819012345678',
+    });
+    const text = (id: string) => sends.find((s) => s.notificationId === id)?.text ?? '';
+    expect(text('rw-mainframe#EMAIL')).toContain('$12.50');
+    expect(text('rw-leap-second#EMAIL')).toContain('December 31, 2016 at 11:59 PM UTC');
+    // Java's OffsetDateTime without its zero seconds: 18:15 in Tokyo.
+    expect(text('rw-java-time#EMAIL')).toContain('November 30, 2026 at 6:15 PM GMT+9');
+    // A language the brand does not write: English; a zone the runtime does not know: the locale's own.
+    expect(text('rw-french#EMAIL')).toContain('Your transfer of CA$250.00');
+    expect(text('rw-unknown-zone#EMAIL')).toContain('18:15 JST');
+    const outcome = (id: string) => report.outcomes.find((o: { notificationId: string }) => o.notificationId === id);
+    expect(outcome('rw-unsendable-email#EMAIL')).toMatchObject({
+      status: 'REFUSED',
+      reason: expect.stringMatching(/^UNSENDABLE_ADDRESS: /),
+    });
+    expect(outcome('rw-missing-phone#SMS')).toMatchObject({
+      status: 'REFUSED',
+      reason: expect.stringMatching(/^MISSING_CONTACT: /),
+    });
+    expect(report.quarantine).toEqual([]);
   });
 
   it("the built-in sample: emails from the bank with the transfer's local date and time, a text alternative, a viewport, a lang and a footer; SMS and push signed with the bank's name", async () => {

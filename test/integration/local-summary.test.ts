@@ -7,7 +7,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { buildNotification, buildQuarantine, type NotificationItem } from '../../functions/domain/notification.ts';
 import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES, scanPages } from '../../local/dynamodb-local.ts';
 import { type OutboxNotification, startOutbox } from '../../local/outbox.ts';
@@ -22,7 +22,7 @@ let store: DynamoNotificationStore;
 
 function notification(i: number, channel: Channel = 'EMAIL'): NotificationItem {
   const decoded = decodeRecordValue(b64(transferEvent({ eventId: `sum-${String(i).padStart(3, '0')}` })), 65_536);
-  if (!decoded.ok) throw new Error('fixture invalid');
+  if (!isTransfer(decoded)) throw new Error('fixture invalid');
   return buildNotification(decoded.event, channel, 'hanako@example.com', NOW, { retentionDays: 35 });
 }
 

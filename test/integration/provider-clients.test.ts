@@ -9,7 +9,6 @@ import { createProviderClients } from '../../functions/commons/provider-clients.
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
@@ -20,7 +19,7 @@ import {
   startSesEndpoint,
   startSnsEndpoint,
 } from '../../local/providers.ts';
-import { PUSH_ARN, transferEvent } from '../support/events.ts';
+import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 
 let ses: SesEndpoint;
 let sns: ProviderEndpoint;
@@ -44,8 +43,7 @@ afterAll(async () => {
 const ADDRESS: Record<Channel, string> = { EMAIL: 'hanako@example.com', PUSH: PUSH_ARN, SMS: '+819012345678' };
 
 function notification(eventId: string, channel: Channel) {
-  const d = parseEventJson(JSON.stringify(transferEvent({ eventId })));
-  if (!d.ok) throw new Error('fixture');
+  const d = decodeTransfer(transferEvent({ eventId }));
   const n = buildNotification(d.event, channel, ADDRESS[channel], Date.now(), { retentionDays: 35 });
   const message = render(
     {

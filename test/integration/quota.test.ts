@@ -7,11 +7,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/commons/send-quota-store.ts';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { localClient } from '../../local/dynamodb-local.ts';
-import { transferEvent } from '../support/events.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 let table: LocalTable;
@@ -83,8 +82,7 @@ describe('the breaker item', () => {
 
 describe('the sweeper on DynamoDB Local', () => {
   const event = (id: string) => {
-    const d = parseEventJson(JSON.stringify(transferEvent({ eventId: id })));
-    if (!d.ok) throw new Error('fixture');
+    const d = decodeTransfer(transferEvent({ eventId: id }));
     return d.event;
   };
 

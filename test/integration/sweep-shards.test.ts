@@ -7,11 +7,10 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { DynamoSweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { localClient } from '../../local/dynamodb-local.ts';
-import { transferEvent } from '../support/events.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 let table: LocalTable;
@@ -46,8 +45,7 @@ describe('changing the shard count between deploys', () => {
     expect(await mark.raise(64, now)).toBe(64);
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) {
-      const d = parseEventJson(JSON.stringify(transferEvent({ eventId: `shard-change-${i}` })));
-      if (!d.ok) throw new Error('fixture');
+      const d = decodeTransfer(transferEvent({ eventId: `shard-change-${i}` }));
       const n = buildNotification(d.event, 'EMAIL', 'x@example.com', now - 3_600_000, {
         retentionDays: 1,
         stuckAfterMs: 60_000,
@@ -71,8 +69,7 @@ describe('changing the shard count between deploys', () => {
     const now = Date.now();
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
-      const d = parseEventJson(JSON.stringify(transferEvent({ eventId: `no-mark-${i}` })));
-      if (!d.ok) throw new Error('fixture');
+      const d = decodeTransfer(transferEvent({ eventId: `no-mark-${i}` }));
       const n = buildNotification(d.event, 'PUSH', 'arn:x', now - 3_600_000, {
         retentionDays: 1,
         stuckAfterMs: 60_000,

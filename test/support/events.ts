@@ -1,4 +1,5 @@
 /** Event factories for tests: a valid event per docs/event.md, overridable field by field. */
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 export interface EventOverrides {
   eventId?: string;
   type?: string;
@@ -43,4 +44,15 @@ export function preferencesEvent(
   userId = 'u-42',
 ): Record<string, unknown> {
   return { eventId, type: 'PreferencesUpdated', occurredAt, recipient: { userId }, data: { optOut } };
+}
+
+/**
+ * A transfer event through the one decoder ingest uses (event.ts decodeRecordValue), as its JSON text: the decoded
+ * transfer, or an Error naming the rejection.
+ */
+export function decodeTransfer(value: object | string): DecodedTransfer {
+  const d = decodeRecordValue(b64(value), 65_536);
+  if (!d.ok) throw new Error(`rejected: ${d.rejection.reason} ${d.rejection.detail}`);
+  if (!isTransfer(d)) throw new Error('not a transfer event');
+  return d;
 }

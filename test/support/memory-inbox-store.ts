@@ -12,8 +12,23 @@
 
 import pLimit from 'p-limit';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
-import type { InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from '../../functions/ingest/inbox-store.ts';
+import {
+  DEFAULT_STUCK_AFTER_MS,
+  type InboxItem,
+  type NotificationItem,
+  notificationIdOf,
+  type QuarantineItem,
+  sweepKey,
+} from '../../functions/domain/notification.ts';
+import type {
+  ChannelRepair,
+  InboxStore,
+  KnownEvents,
+  KnownInbox,
+  PreferencesOutcome,
+  RecordOutcome,
+  StoredInbox,
+} from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 
 type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem;
@@ -31,6 +46,8 @@ const keyOf = (item: { pk: string; sk: string }) => `${item.pk}|${item.sk}`;
 export class MemoryInboxStore implements InboxStore {
   readonly items = new Map<string, Item>();
   readonly writes: string[] = [];
+  /** Every item a repair updated (REFUSED → PENDING, and its inbox): conditional updates, apart from `writes`. */
+  readonly updates: string[] = [];
   readonly refused: { key: string; problem: string }[] = [];
   /**
    * Called before each write: a test can delay it (to reorder concurrent writes) or make it fail as DynamoDB might
@@ -44,10 +61,10 @@ export class MemoryInboxStore implements InboxStore {
   async findInboxes(eventIds: readonly string[]): Promise<KnownEvents> {
     await Promise.resolve();
     this.lookups.push([...eventIds]);
-    const known = new Map<string, string | undefined>();
+    const known = new Map<string, KnownInbox>();
     for (const id of eventIds) {
       const inbox = this.inbox(id);
-      if (inbox !== undefined) known.set(id, inbox.payloadHash);
+      if (inbox !== undefined) known.set(id, knownOf(inbox));
     }
     return known;
   }
@@ -59,7 +76,11 @@ export class MemoryInboxStore implements InboxStore {
     this.validate(all);
     const existing = this.items.get(keyOf(inbox));
     if (existing !== undefined) {
-      return { kind: 'inboxExists', payloadHash: (existing as InboxItem).payloadHash };
+      return {
+        kind: 'inboxExists',
+        payloadHash: (existing as InboxItem).payloadHash,
+        stored: knownOf(existing as InboxItem),
+      };
     }
     if (notifications.some((n) => this.items.has(keyOf(n)))) return { kind: 'notificationExists' };
     for (const item of all) this.write(item);
@@ -89,6 +110,70 @@ export class MemoryInboxStore implements InboxStore {
     this.write(inbox);
     this.write(prefs);
     return { kind: 'created' };
+  }
+
+  async readInbox(eventId: string): Promise<StoredInbox | undefined> {
+    await Promise.resolve();
+    const inbox = this.inbox(eventId);
+    return inbox === undefined ? undefined : structuredClone(inbox);
+  }
+
+  /** As DynamoInboxStore: the inbox if its repairHash is still the one read, each notification if still REFUSED. */
+  async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
+    await Promise.resolve();
+    const keyOfChannel = (c: string) => `EVENT#${repair.eventId}|NOTIFICATION#${c}`;
+    await this.beforeWrite?.(
+      [`EVENT#${repair.eventId}|INBOX`, ...repair.repairs.map((r) => keyOfChannel(r.channel))].flatMap((k) => {
+        const item = this.items.get(k);
+        return item === undefined ? [] : [item];
+      }),
+    );
+    // The conditions are checked at commit, after the hook: what another writer did meanwhile counts.
+    const inbox = this.inbox(repair.eventId);
+    const targets = repair.repairs.map((r) => ({
+      ...r,
+      item: this.items.get(keyOfChannel(r.channel)) as NotificationItem | undefined,
+    }));
+    if (
+      inbox === undefined ||
+      inbox.repairHash !== repair.expected.repairHash ||
+      targets.some((t) => t.item?.status !== 'REFUSED')
+    ) {
+      return 'changed';
+    }
+    const iso = new Date(repair.now).toISOString();
+    const next: InboxItem = {
+      ...inbox,
+      channels: repair.channels,
+      repairedHashes: new Set([...(inbox.repairedHashes ?? []), repair.payloadHash]),
+    };
+    delete next.refusedChannels;
+    delete next.repairHash;
+    if (repair.refusedChannels.length > 0 && repair.repairHash !== undefined) {
+      next.refusedChannels = repair.refusedChannels;
+      next.repairHash = repair.repairHash;
+    }
+    const repaired = targets.map(({ channel, recipient, item }) => {
+      const { refusedReason: _r, refusedDetail: _d, ...rest } = item as NotificationItem;
+      return {
+        ...rest,
+        status: 'PENDING' as const,
+        recipient,
+        updatedAt: iso,
+        repairedAt: iso,
+        firstCreatedAt: rest.firstCreatedAt ?? rest.createdAt,
+        createdAt: iso,
+        sweepKey: sweepKey('PENDING', channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
+        sweepAt: repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+      };
+    });
+    this.validate([next, ...repaired]);
+    // Conditional updates of items that exist, not new items: logged apart from the puts.
+    for (const item of [next, ...repaired]) {
+      this.updates.push(keyOf(item));
+      this.items.set(keyOf(item), structuredClone(item));
+    }
+    return 'repaired';
   }
 
   async quarantine(item: QuarantineItem): Promise<boolean> {
@@ -134,6 +219,19 @@ export class MemoryInboxStore implements InboxStore {
     }
   }
 }
+
+/** What DynamoInboxStore reads of an inbox item (its look-up's projection, a cancellation's ALL_OLD item). */
+const knownOf = (inbox: InboxItem): KnownInbox => {
+  const { payloadHash, channels, refusedChannels, repairHash, repairedHashes } = structuredClone(inbox);
+  return {
+    payloadHash,
+    complete: true,
+    channels,
+    ...(refusedChannels === undefined ? {} : { refusedChannels }),
+    ...(repairHash === undefined ? {} : { repairHash }),
+    ...(repairedHashes === undefined ? {} : { repairedHashes }),
+  };
+};
 
 /** The first thing DynamoDB would refuse in a value, as a path and a rule (never the value). */
 function illFormed(value: unknown, path: string): string | undefined {

@@ -12,15 +12,13 @@ import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
-import { transferEvent } from '../support/events.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 
 const NOW = Date.parse('2026-11-30T09:20:00Z');
-const d = parseEventJson(JSON.stringify(transferEvent()));
-if (!d.ok) throw new Error('fixture');
+const d = decodeTransfer(transferEvent());
 const item = buildNotification(d.event, 'EMAIL', 'hanako@example.com', NOW - 1000, { retentionDays: 35 });
 const key = { pk: item.pk, sk: item.sk };
 function world(initial: SuppressedReason | undefined, suppressLost = false) {

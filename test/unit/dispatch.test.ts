@@ -16,10 +16,9 @@ import {
 import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
-import { PUSH_ARN, transferEvent } from '../support/events.ts';
+import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -29,8 +28,7 @@ const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 const NOW = Date.parse('2026-11-30T09:20:00Z');
 
 const event = (() => {
-  const d = parseEventJson(JSON.stringify(transferEvent()));
-  if (!d.ok) throw new Error('fixture');
+  const d = decodeTransfer(transferEvent());
   return d.event;
 })();
 /** A new PENDING notification; the handler tests run on the real clock, so they pass `Date.now()`. */

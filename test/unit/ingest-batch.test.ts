@@ -171,6 +171,11 @@ describe('the figures reconcile', () => {
       withoutNotifications: 1,
       tooOld: 1,
       displayTextSanitised: 1,
+      withRefusedChannels: 0,
+      spellingsNormalised: 0,
+      localeFallbacks: 0,
+      timeZoneFallbacks: 0,
+      repairs: 0,
     });
     expect(reconciles(first.figures)).toBe(true);
 
@@ -188,7 +193,16 @@ describe('max event age', () => {
     const store = new MemoryInboxStore();
     const summary = await ingestBatch(mskEvent([rec(0, old)]), deps(store));
     expect(summary.results).toEqual([
-      { kind: 'accepted', eventId: 'old', channels: [], sanitised: [], skipped: 'TOO_OLD' },
+      {
+        kind: 'accepted',
+        eventId: 'old',
+        channels: [],
+        refused: [],
+        sanitised: [],
+        normalised: [],
+        fallbacks: [],
+        skipped: 'TOO_OLD',
+      },
     ]);
     expect(store.inbox('old')).toMatchObject({ skipped: 'TOO_OLD', channels: [] });
     expect(store.ofKind('NOTIFICATION')).toEqual([]);

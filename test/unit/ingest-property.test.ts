@@ -173,9 +173,12 @@ describe('input never throws', () => {
           }
 
           const writes = store.writes.length;
+          const updates = store.updates.length;
           const again = await ingestBatch(event, deps(store, maxAge));
           expect(again.failure).toBeUndefined();
           expect(store.writes.length).toBe(writes);
+          // A repair (a corrected resend in the batch) happens once: its redelivery is a duplicate.
+          expect(store.updates.length).toBe(updates);
           expect(again.figures.accepted + again.figures.conflicts + again.figures.quarantined).toBe(0);
           expect(reconciles(again.figures)).toBe(true);
         },

@@ -1,15 +1,14 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import pLimit from 'p-limit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../../functions/commons/errors.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { classifyCancellation, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestDeps, ingestRecord } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../local/msk.ts';
-import { b64, transferEvent } from '../support/events.ts';
+import { b64, decodeTransfer, transferEvent } from '../support/events.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({}));
@@ -35,8 +34,7 @@ const cancelled = (...codes: string[]) =>
   });
 
 const hashOf = (e: object) => {
-  const d = parseEventJson(JSON.stringify(e));
-  if (!d.ok) throw new Error('invalid');
+  const d = decodeTransfer(e);
   return d.payloadHash;
 };
 
@@ -50,7 +48,10 @@ describe('ingest: the transaction', () => {
       kind: 'accepted',
       eventId: 'trf-2026-000123',
       channels: ['EMAIL', 'PUSH', 'SMS'],
+      refused: [],
       sanitised: [],
+      normalised: [],
+      fallbacks: [],
     });
 
     const calls = ddb.commandCalls(TransactWriteCommand);
@@ -117,6 +118,8 @@ describe('ingest: cancellation classification', () => {
     ddb.on(PutCommand).resolves({});
     const result = await ingestRecord({ source, value: b64(transferEvent()) }, deps());
     expect(result).toEqual({ kind: 'conflict', eventId: 'trf-2026-000123', newlyQuarantined: true });
+    // The cancellation's ALL_OLD item says no channel of it was refused: a conflict, without reading it again.
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
     const put = ddb.commandCalls(PutCommand)[0]!.args[0].input;
     expect(put.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(put.Item).toMatchObject({

@@ -26,7 +26,16 @@ describe('PreferencesUpdated', () => {
     const e = preferencesEvent('p-1', '2026-11-30T09:00:00Z', ['SMS', 'EMAIL']);
     const first = await ingest(store, [e]);
     expect(first.results).toEqual([
-      { kind: 'accepted', eventId: 'p-1', channels: [], sanitised: [], preferences: true },
+      {
+        kind: 'accepted',
+        eventId: 'p-1',
+        channels: [],
+        refused: [],
+        sanitised: [],
+        normalised: [],
+        fallbacks: [],
+        preferences: true,
+      },
     ]);
     expect(prefsOf(store)).toMatchObject({ optOut: ['EMAIL', 'SMS'], eventId: 'p-1', kind: 'PREFS' });
     expect(store.inbox('p-1')).toMatchObject({ type: 'PreferencesUpdated', channels: [] });
@@ -68,22 +77,48 @@ describe('PreferencesUpdated', () => {
     );
   });
 
-  it('bad preferences are quarantined with a reason: unknown channel, missing userId, repeated channel', async () => {
+  it('bad preferences are quarantined with a reason: unknown channel, missing userId, no opt-out list', async () => {
     const store = new MemoryInboxStore();
     const r = await ingest(store, [
       preferencesEvent('p-a', '2026-11-30T09:00:00Z', ['PIGEON']),
       { ...preferencesEvent('p-b', '2026-11-30T09:00:00Z', []), recipient: {} },
-      preferencesEvent('p-c', '2026-11-30T09:00:00Z', ['SMS', 'SMS']),
       { ...preferencesEvent('p-d', '2026-11-30T09:00:00Z', []), data: {} },
     ]);
     expect(r.results.map((x) => (x.kind === 'quarantined' ? x.rejection.reason : x.kind))).toEqual([
       'UNKNOWN_CHANNEL',
       'SCHEMA_VIOLATION',
       'SCHEMA_VIOLATION',
-      'SCHEMA_VIOLATION',
     ]);
     expect(prefsOf(store)).toBeUndefined();
-    expect(r.figures).toMatchObject({ received: 4, quarantined: 4 });
+    expect(r.figures).toMatchObject({ received: 3, quarantined: 3 });
+  });
+
+  it('an opt-out list is a set of channel names in any case: the same meaning, the same hash, a duplicate', async () => {
+    const store = new MemoryInboxStore();
+    await ingest(store, [preferencesEvent('p-set', '2026-11-30T09:00:00Z', ['SMS', 'PUSH'])]);
+    const r = await ingest(store, [preferencesEvent('p-set', '2026-11-30t09:00:00z', [' sms', 'Push', 'SMS'])], 1);
+    expect(r.results[0]).toMatchObject({ kind: 'duplicate', eventId: 'p-set' });
+    expect(prefsOf(store)?.optOut).toEqual(['PUSH', 'SMS']);
+  });
+
+  it('dated more than a day in the future: refused like a transfer, so it can never make later real opt-outs stale', async () => {
+    const store = new MemoryInboxStore();
+    const future = new Date(NOW + 2 * 86_400_000).toISOString();
+    const r = await ingest(store, [preferencesEvent('p-future', future, [])]);
+    expect(r.results[0]).toMatchObject({
+      kind: 'quarantined',
+      rejection: { reason: 'SCHEMA_VIOLATION', detail: 'occurredAt is more than a day in the future (at occurredAt)' },
+    });
+    expect(prefsOf(store)).toBeUndefined();
+    // The customer's real opt-out, made now, is applied — on main the future-dated update had won for ever.
+    const now = await ingest(store, [preferencesEvent('p-now', new Date(NOW).toISOString(), ['SMS'])], 1);
+    expect(now.results[0]).toMatchObject({ kind: 'accepted', preferences: true });
+    expect(now.results[0]).not.toHaveProperty('skipped');
+    expect(prefsOf(store)?.optOut).toEqual(['SMS']);
+    // Within the tolerance (clock skew, a local time written as Z) it is still accepted.
+    const skewed = new Date(NOW + 12 * 3_600_000).toISOString();
+    const ok = await ingest(store, [preferencesEvent('p-skew', skewed, [])], 2);
+    expect(ok.results[0]).toMatchObject({ kind: 'accepted', preferences: true });
   });
 
   it('preferences DynamoDB refuses are quarantined as UNPROCESSABLE, not retried for ever (the partition goes on)', async () => {

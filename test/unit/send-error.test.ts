@@ -10,12 +10,11 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyProviderError, SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
-import { parseEventJson } from '../../functions/domain/event.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { SEND_FAILURE_CLASSES, type SendFailureClass } from '../../functions/domain/send-outcome.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
-import { PUSH_ARN, transferEvent } from '../support/events.ts';
+import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
 let answer: Answer = () => undefined;
@@ -45,8 +44,7 @@ afterAll(() => {
 });
 
 const event = (() => {
-  const d = parseEventJson(JSON.stringify(transferEvent()));
-  if (!d.ok) throw new Error('fixture');
+  const d = decodeTransfer(transferEvent());
   return d.event;
 })();
 const item = (channel: 'EMAIL' | 'PUSH' | 'SMS'): NotificationItem =>

@@ -10,7 +10,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-d
 import type { MSKEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
 import {
   EXIT,
@@ -211,7 +211,7 @@ describe('npm run smoke --direct (the fallback)', () => {
     expect(records).toHaveLength(1);
     const decoded = decodeRecordValue(records?.[0]?.value, 65_536);
     expect(decoded.ok).toBe(true);
-    if (!decoded.ok) return;
+    if (!isTransfer(decoded)) return;
     expect(decoded.event.eventId).toMatch(/^smoke-20261130T091500Z-[a-z0-9]+$/);
     expect(decoded.event.channels).toEqual(['EMAIL']);
     expect(decoded.event.recipient.email).toBe(SES_SIMULATOR_SUCCESS);
@@ -256,8 +256,8 @@ describe('npm run smoke --direct (the fallback)', () => {
     const payload = lambdaMock.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
     const record = (JSON.parse(Buffer.from(payload).toString('utf8')) as MSKEvent).records[`${SMOKE_TOPIC}-0`]?.[0];
     const decoded = decodeRecordValue(record?.value, 65_536);
-    expect(decoded.ok && decoded.event.channels).toEqual(['EMAIL', 'SMS']);
-    expect(decoded.ok && decoded.event.recipient.phoneNumber).toBe('+819012345678');
+    expect(isTransfer(decoded) && decoded.event.channels).toEqual(['EMAIL', 'SMS']);
+    expect(isTransfer(decoded) && decoded.event.recipient.phoneNumber).toBe('+819012345678');
   });
 
   it('exits 1 when the notification ends FAILED, and says why', async () => {
