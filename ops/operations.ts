@@ -427,6 +427,9 @@ export async function resendNotification(
     ...(typeof (item as { deliveryStatus?: unknown }).deliveryStatus === 'string'
       ? { deliveryStatus: (item as { deliveryStatus?: string }).deliveryStatus }
       : {}),
+    ...(typeof (item as { deliveryResponse?: unknown }).deliveryResponse === 'string'
+      ? { deliveryResponse: (item as { deliveryResponse?: string }).deliveryResponse }
+      : {}),
   };
   try {
     const r = await deps.doc.send(
@@ -438,7 +441,7 @@ export async function resendNotification(
           accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
         }`,
         UpdateExpression:
-          'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, bounceType, bounceSubType',
+          'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, deliveryMessageId, deliveryResponse, bounceType, bounceSubType',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':from': status,

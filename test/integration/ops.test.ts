@@ -175,7 +175,13 @@ describe('resend', () => {
   const request = (id: string) => ({ notificationId: `${id}#EMAIL`, by: 'alice', reason: 'customer called' });
 
   it('puts a FAILED notification back to PENDING once, recorded with who, when, why and what it was', async () => {
-    await put('ops-failed', 'FAILED', { lastError: 'REJECTED: MessageRejected' });
+    await put('ops-failed', 'FAILED', {
+      lastError: 'REJECTED: MessageRejected',
+      // Feedback about the earlier send: it stays in the resend's record, and the item starts afresh for the new one.
+      deliveryStatus: 'FAILED',
+      deliveryMessageId: 'm-0',
+      deliveryResponse: 'Unknown error attempting to reach phone',
+    });
     const after = await resendNotification(
       { ...deps(), now: () => Date.parse('2026-12-01T12:00:00Z') },
       request('ops-failed'),
@@ -195,10 +201,17 @@ describe('resend', () => {
           fromStatus: 'FAILED',
           attempt: 3,
           lastError: 'REJECTED: MessageRejected',
+          deliveryStatus: 'FAILED',
+          deliveryResponse: 'Unknown error attempting to reach phone',
         },
       ],
     });
     expect(after.lastError).toBeUndefined();
+    expect([after.deliveryStatus, after.deliveryMessageId, after.deliveryResponse]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     // Now in flight: a second resend is refused until the pipeline has given up again.
     await expect(resendNotification(deps(), request('ops-failed'))).rejects.toThrow(/PENDING: still in flight/);
   });
