@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { metricNamespaceOf, SERVICE_NAME } from './functions/commons/telemetry.ts';
 import { brandEnvValue } from './functions/domain/brand.ts';
-import { EXAMPLE_BRAND } from './local/example-brand.ts';
+import { EXAMPLE_BRAND } from './tools/local/example-brand.ts';
 
 /** Environment every project sees: a region and dummy credentials so no test can reach a real account. */
 const env = {

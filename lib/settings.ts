@@ -117,7 +117,7 @@ export const settingsSchema = z
     ).optional(),
     /**
      * Subnets and security groups from which the cluster's brokers are reached: the stack deploys the smoke
-     * producer there (ops/smoke.ts sends its record through MSK). Both or neither.
+     * producer there (tools/ops/smoke.ts sends its record through MSK). Both or neither.
      */
     mskSubnetIds: list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, 'must be subnet ids (subnet-...)')).optional(),
     mskSecurityGroupIds: list(

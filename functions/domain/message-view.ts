@@ -1,7 +1,7 @@
 /**
  * What a template can say: the named values ("view") every template in templates/ is rendered with, and the shape of
  * the compiled templates (templates.generated.ts). Kept apart from the generated module so the template compiler
- * (scripts/templates.ts) can check every placeholder against this list before that module exists. Pure.
+ * (tools/scripts/templates.ts) can check every placeholder against this list before that module exists. Pure.
  */
 import type { EventType, Locale } from './event.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The smoke check's synthetic event (ops/smoke.ts, functions/smoke/): valid by the event contract, recognisable by its
+ * The smoke check's synthetic event (tools/ops/smoke.ts, functions/smoke/): valid by the event contract, recognisable by its
  * eventId and its userId, one notification per contact given. By default one EMAIL to the SES mailbox simulator, which
  * accepts mail even in the SES sandbox, reaches no one, and answers with a Delivery event. Pure.
  */

@@ -7,7 +7,7 @@ import { generateAuthToken } from 'aws-msk-iam-sasl-signer-js';
 import { Kafka, type KafkaConfig, logLevel, Partitioners } from 'kafkajs';
 import { UnexpectedResponseError } from '../commons/errors.ts';
 
-/** Where a record landed: what ops/smoke.ts needs to find its quarantine item, should it be quarantined. */
+/** Where a record landed: what tools/ops/smoke.ts needs to find its quarantine item, should it be quarantined. */
 export interface Produced {
   readonly topic: string;
   readonly partition: number;

@@ -1,5 +1,5 @@
 /**
- * Use case: put one smoke event on the topic, as a producer of the bank would (ops/smoke.ts follows it from there).
+ * Use case: put one smoke event on the topic, as a producer of the bank would (tools/ops/smoke.ts follows it from there).
  *
  * Input: the contacts the operator gave (email, and optionally a phone number and a push endpoint of their own).
  * Output: the event's id and where Kafka put it.

@@ -1,6 +1,6 @@
 /**
  * The provider's acceptance is durable before dispatch gives up on it — on DynamoDB Local, through the real handlers,
- * with DynamoDB's failures injected where DynamoDB Local never raises them (chaos/faults.ts) and the suite's clock:
+ * with DynamoDB's failures injected where DynamoDB Local never raises them (tools/chaos/faults.ts) and the suite's clock:
  * - the SENT write fails after the provider accepted: kept trying, SENT, never sent again by the sweeper or a
  *   redelivery (SMS is at-least-once here: a lost acceptance would be resent);
  * - the SENT write fails past the lease: the lease is extended with the message id, and when the process then dies
@@ -13,12 +13,12 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { clock, type DynamoFault, injectDynamoFaults, isMarkSent } from '../../chaos/faults.ts';
-import { chaosInvoke } from '../../chaos/world.ts';
-import { mskEvent } from '../../local/msk.ts';
-import { type Handlers, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from '../../local/pipeline.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
-import { resendNotification } from '../../ops/operations.ts';
+import { clock, type DynamoFault, injectDynamoFaults, isMarkSent } from '../../tools/chaos/faults.ts';
+import { chaosInvoke } from '../../tools/chaos/world.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { type Handlers, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
+import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { resendNotification } from '../../tools/ops/operations.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

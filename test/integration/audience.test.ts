@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import {
   converge,
   type Handlers,
@@ -18,9 +18,9 @@ import {
   lambdaContext,
   loadHandlers,
   StreamMapping,
-} from '../../local/pipeline.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
-import { parseCommand, run as runOps, UsageError } from '../../ops/suppressions.ts';
+} from '../../tools/local/pipeline.ts';
+import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { parseCommand, run as runOps, UsageError } from '../../tools/ops/suppressions.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';

@@ -9,7 +9,7 @@ describe('npm run bench (smoke)', () => {
   it('reports ingest, latency, CPU, dispatch and bundle figures as one JSON document', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'bench/run.ts', '--events', '40', '--rounds', '1', '--json'],
+      ['--import', 'tsx', 'tools/bench/run.ts', '--events', '40', '--rounds', '1', '--json'],
       {
         timeout: 240_000,
         maxBuffer: 16 * 1024 * 1024,

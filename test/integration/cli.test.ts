@@ -1,5 +1,5 @@
 /**
- * The command-line conventions every command follows (local/cli.ts), tried as a newcomer would: --help, usage errors
+ * The command-line conventions every command follows (tools/local/cli.ts), tried as a newcomer would: --help, usage errors
  * before anything starts, standard input, a quiet standard output, and nothing left running when a run is killed.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
@@ -45,10 +45,10 @@ const portOpen = (port: number) =>
 
 describe('--help and usage errors', () => {
   it.each([
-    ['local/run.ts', /^Usage: npm start/],
-    ['chaos/run.ts', /^Usage: npm run chaos/],
-    ['bench/run.ts', /^Usage: npm run bench/],
-    ['ops/cli.ts', /^Usage: npm run ops/],
+    ['tools/local/run.ts', /^Usage: npm start/],
+    ['tools/chaos/run.ts', /^Usage: npm run chaos/],
+    ['tools/bench/run.ts', /^Usage: npm run bench/],
+    ['tools/ops/cli.ts', /^Usage: npm run ops/],
   ])('%s --help prints its usage on standard output and exits 0', async (script, usage) => {
     const r = await tsx(script, ['--help']);
     expect(r.code).toBe(0);
@@ -66,13 +66,13 @@ describe('--help and usage errors', () => {
     expect(r.stdout.trimStart()).toMatch(/^Usage: npm start/);
   });
 
-  it.each(['local/run.ts', 'chaos/run.ts', 'bench/run.ts'])(
+  it.each(['tools/local/run.ts', 'tools/chaos/run.ts', 'tools/bench/run.ts'])(
     '%s: an unknown flag or a bad value exits 2 with one line',
     async (script) => {
       for (const args of [
         ['--frobnicate'],
         ['--events', 'many'],
-        ...(script === 'bench/run.ts' ? [['--quota', '--pipeline']] : []),
+        ...(script === 'tools/bench/run.ts' ? [['--quota', '--pipeline']] : []),
       ]) {
         const r = await tsx(script, args);
         expect(r.code, args.join(' ')).toBe(2);
@@ -104,7 +104,7 @@ describe('--help and usage errors', () => {
       [['--outbox-port', '70000'], /--outbox-port must be an integer from 1 to 65535/],
       [['--dynamodb-storage', 'tape'], /--dynamodb-storage must be memory, disk or auto/],
     ])('%o → exit 2: %s', async (args, message) => {
-      const r = await tsx('local/run.ts', typeof args === 'function' ? args() : args);
+      const r = await tsx('tools/local/run.ts', typeof args === 'function' ? args() : args);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -116,7 +116,7 @@ describe('--help and usage errors', () => {
 describe('npm start runs quietly', () => {
   it('--events - reads standard input; standard output is exactly the JSON report, the handler logs go to the log file', async () => {
     const input = readFileSync('examples/events.jsonl', 'utf8') + readFileSync('examples/bad-input.jsonl', 'utf8');
-    const r = await tsx('local/run.ts', ['--events', '-', '--json'], input);
+    const r = await tsx('tools/local/run.ts', ['--events', '-', '--json'], input);
     const report = JSON.parse(r.stdout);
     expect(r.code).toBe(0);
     expect(report.notifications).toEqual({
@@ -156,7 +156,7 @@ describe('nothing outlives the run', () => {
 
   /** Starts a run; resolves once DynamoDB Local is up, with its port. */
   const start = async (args: string[]) => {
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/run.ts', ...args], {
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'tools/local/run.ts', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -7,13 +7,13 @@
  */
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { type DynamoFault, injectDynamoFaults } from '../../chaos/faults.ts';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { PREFS_SK, prefsPk } from '../../functions/domain/audience.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { localClient } from '../../local/dynamodb-local.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { type DynamoFault, injectDynamoFaults } from '../../tools/chaos/faults.ts';
+import { localClient } from '../../tools/local/dynamodb-local.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { preferencesEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { BATCH_NOW, memoryBatchDeps } from '../support/memory-inbox-store.ts';

@@ -13,8 +13,8 @@ import { type DispatchDeps, dispatchNotification } from '../../functions/dispatc
 import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import {
   converge,
   type Handlers,
@@ -22,8 +22,8 @@ import {
   lambdaContext,
   loadHandlers,
   StreamMapping,
-} from '../../local/pipeline.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
+} from '../../tools/local/pipeline.ts';
+import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

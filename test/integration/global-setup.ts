@@ -1,7 +1,7 @@
 /** Starts one DynamoDB Local for the whole integration run; each test file creates its own table in it. */
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb-local.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../tools/local/dynamodb-local.ts';
 
 let db: DynamoDbLocal | undefined;
 

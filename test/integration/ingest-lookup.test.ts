@@ -7,8 +7,8 @@ import pLimit from 'p-limit';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { localClient } from '../../local/dynamodb-local.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { localClient } from '../../tools/local/dynamodb-local.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

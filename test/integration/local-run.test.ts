@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { isSafeDisplayText, isSafeMultilineText } from '../../chaos/text-oracle.ts';
+import { isSafeDisplayText, isSafeMultilineText } from '../../tools/chaos/text-oracle.ts';
 import { transferEvent } from '../support/events.ts';
 
 const run = promisify(execFile);
 const cli = (args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', 'local/run.ts', ...args], {
+  run(process.execPath, ['--import', 'tsx', 'tools/local/run.ts', ...args], {
     timeout: 120_000,
     maxBuffer: 64 * 1024 * 1024,
   });

@@ -9,10 +9,10 @@ import { DynamoNotificationStore } from '../../functions/commons/notification-st
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { buildNotification, buildQuarantine, type NotificationItem } from '../../functions/domain/notification.ts';
-import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES, scanPages } from '../../local/dynamodb-local.ts';
-import { type OutboxNotification, startOutbox } from '../../local/outbox.ts';
-import { summarizeTable } from '../../local/outcomes.ts';
-import { countInFlight } from '../../local/pipeline.ts';
+import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES, scanPages } from '../../tools/local/dynamodb-local.ts';
+import { type OutboxNotification, startOutbox } from '../../tools/local/outbox.ts';
+import { summarizeTable } from '../../tools/local/outcomes.ts';
+import { countInFlight } from '../../tools/local/pipeline.ts';
 import { b64, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

@@ -6,16 +6,16 @@
  * address, phone number and push endpoint, the counterparty's name and the amount.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { mskEvent } from '../../local/msk.ts';
-import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../local/pipeline.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
 import {
   type Fault,
   type ProviderEndpoint,
   type SesEndpoint,
   startSesEndpoint,
   startSnsEndpoint,
-} from '../../local/providers.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
+} from '../../tools/local/providers.ts';
+import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

@@ -10,8 +10,8 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/clien
 import { PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { mskEvent } from '../../local/msk.ts';
-import { localIngest } from '../../ops/local-ingest.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { localIngest } from '../../tools/ops/local-ingest.ts';
 import {
   type IngestInvoker,
   inspectEvent,
@@ -22,7 +22,7 @@ import {
   replayQuarantine,
   resendNotification,
   traceEvent,
-} from '../../ops/operations.ts';
+} from '../../tools/ops/operations.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
@@ -339,7 +339,7 @@ describe('trace', () => {
 describe('npm run ops (the command line)', () => {
   const run = promisify(execFile);
   const ops = (args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'ops/cli.ts', ...args], { timeout: 60_000 }).then(
+    run(process.execPath, ['--import', 'tsx', 'tools/ops/cli.ts', ...args], { timeout: 60_000 }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );

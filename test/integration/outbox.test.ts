@@ -23,7 +23,7 @@ beforeAll(async () => {
   }
   child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'local/run.ts', '--events', 'examples/events.jsonl', '--json', '--keep'],
+    ['--import', 'tsx', 'tools/local/run.ts', '--events', 'examples/events.jsonl', '--json', '--keep'],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },

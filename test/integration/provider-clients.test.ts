@@ -11,14 +11,14 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { render } from '../../functions/domain/templates.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import {
   type Fault,
   type ProviderEndpoint,
   type SesEndpoint,
   startSesEndpoint,
   startSnsEndpoint,
-} from '../../local/providers.ts';
+} from '../../tools/local/providers.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 
 let ses: SesEndpoint;

@@ -9,7 +9,7 @@ import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/commons/
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
-import { localClient } from '../../local/dynamodb-local.ts';
+import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

@@ -14,11 +14,11 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
-import { mskEvent } from '../../local/msk.ts';
-import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../local/pipeline.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
-import { localIngest } from '../../ops/local-ingest.ts';
-import { listRefused, REPAIR_TOPIC, repairEvent } from '../../ops/refusals.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
+import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { localIngest } from '../../tools/ops/local-ingest.ts';
+import { listRefused, REPAIR_TOPIC, repairEvent } from '../../tools/ops/refusals.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
@@ -225,7 +225,7 @@ describe('npm run ops -- refused / repair', () => {
     const cli = (args: string[]) =>
       run(
         process.execPath,
-        ['--import', 'tsx', 'ops/cli.ts', ...args, '--endpoint', table.endpoint, '--table', table.tableName],
+        ['--import', 'tsx', 'tools/ops/cli.ts', ...args, '--endpoint', table.endpoint, '--table', table.tableName],
         {
           timeout: 60_000,
         },

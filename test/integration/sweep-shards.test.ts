@@ -9,7 +9,7 @@ import { DynamoNotificationStore } from '../../functions/commons/notification-st
 import { DynamoSweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
-import { localClient } from '../../local/dynamodb-local.ts';
+import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 

@@ -1,7 +1,7 @@
 /** A fresh table on the integration run's DynamoDB Local, with helpers to read what an operator would see. */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createTable, localClient, scanAll } from '../../local/dynamodb-local.ts';
+import { createTable, localClient, scanAll } from '../../tools/local/dynamodb-local.ts';
 
 export interface LocalTable {
   readonly tableName: string;

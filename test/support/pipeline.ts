@@ -1,12 +1,12 @@
 /**
- * The real handlers on a fresh DynamoDB Local table behind the emulated event source mappings (local/pipeline.ts), as
+ * The real handlers on a fresh DynamoDB Local table behind the emulated event source mappings (tools/local/pipeline.ts), as
  * the integration tests drive them: records in through the MSK mapping, then the stream and the sweeper until
  * nothing is in flight. Providers are the tests' own (aws-sdk-client-mock on the SES and SNS clients).
  */
 import { inject } from 'vitest';
-import { mskEvent } from '../../local/msk.ts';
-import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../local/pipeline.ts';
-import { StreamReader } from '../../local/stream-reader.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
+import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { type LocalTable, newLocalTable } from './local-table.ts';
 
 export interface LocalPipeline {

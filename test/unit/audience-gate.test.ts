@@ -13,7 +13,7 @@ import type { Sender } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 

@@ -1,7 +1,7 @@
-/** The bench's DynamoDB billing rules (bench/billing.ts), on requests shaped as notifier and Powertools send them. */
+/** The bench's DynamoDB billing rules (tools/bench/billing.ts), on requests shaped as notifier and Powertools send them. */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { itemBytes, readUnits, requestUnits, writeUnits } from '../../bench/billing.ts';
+import { itemBytes, readUnits, requestUnits, writeUnits } from '../../tools/bench/billing.ts';
 
 describe('billing', () => {
   it('sizes an item as names plus values, in native or wire format alike', () => {

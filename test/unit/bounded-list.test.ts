@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BoundedList, outcomeOf } from '../../local/outcomes.ts';
+import { BoundedList, outcomeOf } from '../../tools/local/outcomes.ts';
 
 // The local run's summary lists at most a limit of each kind, however large the file: the memory of the summary must
 // not grow with the run (issue 14), and what it lists must be the first entries by its order, whatever came first.

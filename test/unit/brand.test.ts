@@ -11,7 +11,7 @@ import {
   contrastWithWhite,
   telHref,
 } from '../../functions/domain/brand.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 
 /** As dispatch's cold start and the local run word them. */
 const problems = (brand: unknown) => {

@@ -3,8 +3,8 @@
  * bench's measurements. These tests pin what it must say, not the bench's figures.
  */
 import { describe, expect, it } from 'vitest';
-import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../bench/capacity.ts';
 import { sweepShardsFor } from '../../functions/domain/notification.ts';
+import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../tools/bench/capacity.ts';
 
 const MEASURED = {
   ingestWruPerEvent: 7,

@@ -1,7 +1,7 @@
 /** The chaos suite's fault decisions: a pure function of (seed, the operation's identity, its occurrence). */
 import { describe, expect, it } from 'vitest';
-import { attributeSends, callIdentity, FaultDecisions, newWitness } from '../../chaos/world.ts';
-import type { AcceptedSend } from '../../local/providers.ts';
+import { attributeSends, callIdentity, FaultDecisions, newWitness } from '../../tools/chaos/world.ts';
+import type { AcceptedSend } from '../../tools/local/providers.ts';
 
 const draws = (d: FaultDecisions, ids: string[]) => ids.map((id) => d.unit(id));
 

@@ -17,7 +17,7 @@ import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { forbiddenCodePoint, isSafeDisplayText } from '../../chaos/text-oracle.ts';
 import {
   cleanDisplayText,
   isCleanDisplayText,
   MAX_CODE_POINTS_PER_GRAPHEME,
   NAME_MAX_GRAPHEMES,
 } from '../../functions/domain/display-text.ts';
+import { forbiddenCodePoint, isSafeDisplayText } from '../../tools/chaos/text-oracle.ts';
 import { unicodeUnit } from '../support/unicode.ts';
 
 const clean = (s: string, max = NAME_MAX_GRAPHEMES) => cleanDisplayText(s, max).text;
@@ -101,7 +101,7 @@ describe('display text cleaning', () => {
   });
 });
 
-describe('the cleaner judged by an oracle of its own (chaos/text-oracle.ts: code points by number, no shared expression)', () => {
+describe('the cleaner judged by an oracle of its own (tools/chaos/text-oracle.ts: code points by number, no shared expression)', () => {
   it('every forbidden code point, alone and amid text, is gone after cleaning', () => {
     const points: number[] = [];
     for (let cp = 0; cp <= 0x10ffff; cp++) {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { type Admission, admitRecord } from '../../functions/domain/admission.ts';
-import { SCHEMA_FILE, schemaText } from '../../scripts/schema.ts';
+import { SCHEMA_FILE, schemaText } from '../../tools/scripts/schema.ts';
 
 const lines = (file: string) =>
   readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TransientStoreError } from '../../functions/commons/errors.ts';
 import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
-import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
+import { type KafkaRecordSpec, mskEvent } from '../../tools/local/msk.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 

@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import { describe, expect, it, vi } from 'vitest';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { ingestRecord } from '../../functions/ingest/ingest-record.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { b64, transferEvent } from '../support/events.ts';
 import { MemoryInboxStore, ValidationException } from '../support/memory-inbox-store.ts';
 

@@ -9,7 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { BATCH_GET_MAX_KEYS, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
-import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
+import { type KafkaRecordSpec, mskEvent } from '../../tools/local/msk.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 

@@ -7,10 +7,10 @@
 import fc from 'fast-check';
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
-import { isSafeDisplayText } from '../../chaos/text-oracle.ts';
 import { type BatchDeps, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestResult, ingestRecord } from '../../functions/ingest/ingest-record.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { isSafeDisplayText } from '../../tools/chaos/text-oracle.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { PUSH_ARN, transferEvent } from '../support/events.ts';
 import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
 import { TROUBLE, unicodeText } from '../support/unicode.ts';

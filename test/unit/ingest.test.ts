@@ -7,7 +7,7 @@ import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from
 import { classifyCancellation, DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestDeps, ingestRecord } from '../../functions/ingest/ingest-record.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { b64, decodeTransfer, transferEvent } from '../support/events.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -4,13 +4,13 @@
  */
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
-import { isSafeDisplayText } from '../../chaos/text-oracle.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { EVENT_TYPES, LOCALES } from '../../functions/domain/event.ts';
 import { type Message, render } from '../../functions/domain/templates.ts';
 import { type BatchDeps, type IngestFigures, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
-import { type KafkaRecordSpec, mskEvent } from '../../local/msk.ts';
+import { isSafeDisplayText } from '../../tools/chaos/text-oracle.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { type KafkaRecordSpec, mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
 import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outboxHtml } from '../../local/outbox-page.ts';
+import { outboxHtml } from '../../tools/local/outbox-page.ts';
 
 describe("npm start's outbox page", () => {
   it('shows each outcome, and escapes what the provider received (third-party text)', () => {

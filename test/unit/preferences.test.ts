@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { preferencesEvent } from '../support/events.ts';
 import { BATCH_NOW, MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 

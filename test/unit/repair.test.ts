@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { mskEvent } from '../../local/msk.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
 import { type EventOverrides, transferEvent } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 

@@ -13,7 +13,7 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { SEND_FAILURE_CLASSES, type SendFailureClass } from '../../functions/domain/send-outcome.ts';
 import { render } from '../../functions/domain/templates.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;

@@ -20,8 +20,8 @@ import {
   SMOKE_TOPIC,
   type SmokeOptions,
   UsageError,
-} from '../../ops/smoke.ts';
-import { readStackOutputs, StackOutputsError } from '../../ops/stack-outputs.ts';
+} from '../../tools/ops/smoke.ts';
+import { readStackOutputs, StackOutputsError } from '../../tools/ops/stack-outputs.ts';
 
 const cloudFormation = new CloudFormationClient({});
 const lambda = new LambdaClient({});

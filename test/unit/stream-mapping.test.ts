@@ -7,8 +7,8 @@
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { StreamMapping } from '../../local/pipeline.ts';
-import type { StreamReader } from '../../local/stream-reader.ts';
+import { StreamMapping } from '../../tools/local/pipeline.ts';
+import type { StreamReader } from '../../tools/local/stream-reader.ts';
 import { streamRecord } from '../support/stream.ts';
 
 const records = (n: number): DynamoDBRecord[] =>

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { describe, expect, it } from 'vitest';
-import { isSafeDisplayText, isSafeMultilineText } from '../../chaos/text-oracle.ts';
 import { pushPayload } from '../../functions/dispatch/senders.ts';
 import type { Brand } from '../../functions/domain/brand.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
@@ -22,7 +21,8 @@ import {
   render,
   type TemplateInput,
 } from '../../functions/domain/templates.ts';
-import { EXAMPLE_BRAND } from '../../local/example-brand.ts';
+import { isSafeDisplayText, isSafeMultilineText } from '../../tools/chaos/text-oracle.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 
 const OCCURRED = '2026-11-30T09:15:00Z';
 const brand = EXAMPLE_BRAND;
@@ -500,7 +500,7 @@ describe('templates: the compiled module', () => {
   });
 
   it('the compiler refuses a misspelt placeholder, an unescaped one, and an SMS of two lines', async () => {
-    const { generateModule, TEMPLATES_DIR } = await import('../../scripts/templates.ts');
+    const { generateModule, TEMPLATES_DIR } = await import('../../tools/scripts/templates.ts');
     const cases: [string, (source: string) => string, RegExp][] = [
       ['TransferCompleted/sms.en.txt', () => '{{bank}}: {{amout}}\n', /unknown placeholder \{\{amout\}\}/],
       ['TransferFailed/email.ja.mjml', (s) => s.replace('>{{reason}}</span>', '>{{{reason}}}</span>'), /skip escaping/],
@@ -518,7 +518,7 @@ describe('templates: the compiled module', () => {
   }, 60_000);
 
   it('is what templates/ compiles to (run `npm run templates` after editing a template)', async () => {
-    const { generateModule, GENERATED_FILE } = await import('../../scripts/templates.ts');
+    const { generateModule, GENERATED_FILE } = await import('../../tools/scripts/templates.ts');
     const { source } = await generateModule();
     expect(source === readFileSync(GENERATED_FILE, 'utf8'), 'templates.generated.ts is stale: npm run templates').toBe(
       true,

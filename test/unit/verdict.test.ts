@@ -1,7 +1,7 @@
 /** The chaos run's one verdict: any broken invariant fails it, named — quarantine mismatches and header injections too. */
 import { describe, expect, it } from 'vitest';
-import type { ChaosReport } from '../../chaos/model.ts';
-import { judge } from '../../chaos/verdict.ts';
+import type { ChaosReport } from '../../tools/chaos/model.ts';
+import { judge } from '../../tools/chaos/verdict.ts';
 
 const clean = (): ChaosReport => ({
   seed: 1,

@@ -1,0 +1,253 @@
+/**
+ * The capacity model (issue 18): for a peak of notifications per second, what every part of notifier must take —
+ * writes and reads per second on the table and on each index key, MSK partitions and event pollers, Lambda concurrency
+ * per function, stream shards, the SES/SNS rates needed, and the month's cost on list prices — and which limit the
+ * load meets first. Pure: the key functions and the shard sizing are the code's own (functions/domain/notification.ts,
+ * functions/commons/send-quota-store.ts); item sizes come from items the code builds; the per-event units and durations
+ * are what the bench measured. Nothing here restates a number the code decides.
+ */
+import { rateShardsFor } from '../../functions/commons/send-quota-store.ts';
+import { SUPPRESSION_SHARDS } from '../../functions/domain/audience.ts';
+import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
+import {
+  SWEEP_WRITES_PER_KEY_PER_NOTIFICATION,
+  sweepKey,
+  sweepShardsFor,
+} from '../../functions/domain/notification.ts';
+import { writeUnits } from './billing.ts';
+import { costOf, type Prices, US_EAST_1_PRICES } from './prices.ts';
+
+/** What the bench measured per record (new or duplicate) and per send. */
+export interface Measured {
+  /** Ingest, per new event: DynamoDB units (sweep index included) and requests. */
+  readonly ingestWruPerEvent: number;
+  readonly ingestRruPerEvent: number;
+  /** Ingest, per duplicate record. */
+  readonly ingestWruPerDuplicate: number;
+  readonly ingestRruPerDuplicate: number;
+  /** Ingest invocation time per record, at the stack's concurrency with 10 ms per DynamoDB call. */
+  readonly ingestSecondsPerRecord: number;
+  /** Dispatch invocation time per send (provider latency included, the stack's concurrency per invocation). */
+  readonly dispatchSecondsPerSend: number;
+  /** Token-bucket writes per send (the pacing bench). */
+  readonly pacerWritesPerSend: number;
+}
+
+/** Sizes of the items the code builds for a typical event (tools/bench/run.ts builds them with the real builders). */
+export interface ItemSizes {
+  readonly inboxBytes: number;
+  readonly notificationBytes: number;
+  /** The Kafka record value. */
+  readonly eventBytes: number;
+}
+
+/** Limits the model checks against: DynamoDB's per-key ceiling and AWS default quotas (all raisable but the first). */
+export const DEFAULT_LIMITS = {
+  /** DynamoDB: writes per second to one partition key value (not raisable). */
+  keyWritesPerSec: 1_000,
+  /** A partition key's read units per second. */
+  keyReadsPerSec: 3_000,
+  /** DynamoDB on-demand: default maximum per table (and per index), raisable through Service Quotas. */
+  tableWruPerSec: 40_000,
+  tableRruPerSec: 40_000,
+  /** Lambda: concurrent executions per account and region (default). */
+  lambdaConcurrency: 1_000,
+  /** SES: a common starting production sending rate; each account has its own (`aws ses get-send-quota`). */
+  sesEmailsPerSec: 14,
+  /** SNS: default SMS transactions per second. */
+  snsSmsPerSec: 20,
+  /** SNS: Publish requests per second (us-east-1 default). */
+  snsPublishPerSec: 30_000,
+} as const;
+
+export interface CapacityInput {
+  readonly notificationsPerSec: number;
+  readonly channelsPerEvent: number;
+  /** Share of notifications per channel (adds up to 1). */
+  readonly channelMix: Readonly<Record<Channel, number>>;
+  /** Share of delivered records that are duplicates (redeliveries, resends). */
+  readonly duplicateShare: number;
+  readonly measured: Measured;
+  readonly sizes: ItemSizes;
+  readonly prices?: Prices;
+  /** The month's volume as a share of the peak held all month (a bank is at its peak a few hours a month). */
+  readonly averageShareOfPeak?: number;
+  readonly limits?: Readonly<Record<keyof typeof DEFAULT_LIMITS, number>>;
+  /** Lambda memory, GB (the house construct's 512 MB). */
+  readonly memoryGb?: number;
+  readonly inboxRetentionDays?: number;
+}
+
+const MSK_BATCH = 100;
+const STREAM_BATCH = 100;
+const STREAM_PARALLELIZATION = 2;
+/** A partition's ingest invocation busy half the time at the peak: room for redeliveries and slow calls. */
+const PARTITION_UTILISATION = 0.5;
+/** Provisioned event pollers: about 5 MB/s each (Lambda developer guide, Kafka event poller scaling). */
+const POLLER_BYTES_PER_SEC = 5 * 1024 * 1024;
+const SWEEPER_RUNS_PER_MONTH = 30 * 24 * 60;
+const SECONDS_PER_MONTH = 30 * 86_400;
+const SAMPLE = 20_000;
+
+/** The largest share of notifications one sweep shard gets, through the real key function (hash noise included). */
+export function hottestShardShare(shards: number, sample = SAMPLE): number {
+  const counts = new Map<string, number>();
+  for (let i = 0; i < sample; i++) {
+    const key = sweepKey('PENDING', 'EMAIL', `cap-${i}#EMAIL`, shards);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return Math.max(...counts.values()) / sample;
+}
+
+export function capacityModel(input: CapacityInput) {
+  const limits = input.limits ?? DEFAULT_LIMITS;
+  const prices = input.prices ?? US_EAST_1_PRICES;
+  const memoryGb = input.memoryGb ?? 0.5;
+  const m = input.measured;
+  const n = input.notificationsPerSec;
+  const eventsPerSec = n / input.channelsPerEvent;
+  const recordsPerSec = eventsPerSec / (1 - input.duplicateShare);
+  const duplicatesPerSec = recordsPerSec - eventsPerSec;
+
+  // ── The sweep index: the code's shard count for this peak, the code's key function for the spread ──
+  const sweepShards = sweepShardsFor(n);
+  const shardShare = hottestShardShare(sweepShards);
+  const busiest = CHANNELS.reduce((a, c) => (input.channelMix[c] > input.channelMix[a] ? c : a), CHANNELS[0]);
+  const hottestKeyWritesPerSec = SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * n * input.channelMix[busiest] * shardShare;
+  const hottestKeyWritesPerSecAllOneChannel = SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * n * shardShare;
+
+  // ── The token buckets: the code's shards per channel rate ──
+  const sendRates = Object.fromEntries(CHANNELS.map((c) => [c, n * input.channelMix[c]])) as Record<Channel, number>;
+  const rateKeyWritesPerSec = Math.max(...CHANNELS.map((c) => sendRates[c] / rateShardsFor(Math.ceil(sendRates[c]))));
+
+  // ── Table and index units per second ──
+  // Dispatch per notification: claim and finish are UpdateItems on the notification (billed on its size), each
+  // moving the sweep key: claim deletes PENDING#… and puts SENDING#… (2 index writes), finish deletes SENDING#… (1).
+  const claimWru = writeUnits(input.sizes.notificationBytes + 120);
+  const finishWru = writeUnits(input.sizes.notificationBytes + 160);
+  const dispatchIndexWruPerSend = 3;
+  const ingestWruPerSec = eventsPerSec * m.ingestWruPerEvent + duplicatesPerSec * m.ingestWruPerDuplicate;
+  const ingestIndexWruPerSec = n; // one index put per new notification (part of ingestWruPerEvent)
+  const dispatchTableWruPerSec = n * (claimWru + finishWru + m.pacerWritesPerSend);
+  const indexWcuPerSec = ingestIndexWruPerSec + n * dispatchIndexWruPerSend;
+  const tableWcuPerSec = ingestWruPerSec - ingestIndexWruPerSec + dispatchTableWruPerSec;
+  const sweeperQueriesPerRun = 2 * CHANNELS.length * sweepShards;
+  const sweeperRruPerSec = (sweeperQueriesPerRun * 0.5) / 60;
+  // The audience check before each claim (issue 16): two strongly consistent reads per send — the address's
+  // suppression item (a channel's items spread over 16 keys by the hash) and the user's preferences (a key per user).
+  const audienceRruPerSec = 2 * n;
+  const suppressionKeyReadsPerSec = (n * input.channelMix[busiest]) / SUPPRESSION_SHARDS.length;
+  const tableRcuPerSec =
+    eventsPerSec * m.ingestRruPerEvent + duplicatesPerSec * m.ingestRruPerDuplicate + audienceRruPerSec;
+
+  // ── MSK, streams, Lambda ──
+  const mskPartitions = Math.max(1, Math.ceil((recordsPerSec * m.ingestSecondsPerRecord) / PARTITION_UTILISATION));
+  const eventPollers = Math.max(1, Math.ceil((recordsPerSec * input.sizes.eventBytes) / POLLER_BYTES_PER_SEC));
+  // A DynamoDB stream has about one shard per table partition; a partition takes 1,000 WRU/s or 3,000 RRU/s.
+  const streamShards = Math.max(1, Math.ceil(Math.max(tableWcuPerSec / 1_000, tableRcuPerSec / 3_000)));
+  const dispatchNeeded = Math.ceil(n * m.dispatchSecondsPerSend);
+  const lambdaConcurrency = {
+    /** One invocation per partition at a time (the MSK event source mapping). */
+    ingest: mskPartitions,
+    /** Little's law on the measured time per send; at most stream shards × parallelization factor at a time. */
+    dispatch: dispatchNeeded,
+    dispatchCeilingFromStream: streamShards * STREAM_PARALLELIZATION,
+    sweeper: 1,
+    total: mskPartitions + dispatchNeeded + 1,
+  };
+
+  // ── Limits, by how close the peak comes to each ──
+  const checks = [
+    {
+      limit: 'sweep-index key writes/s (DynamoDB per key)',
+      needed: hottestKeyWritesPerSec,
+      max: limits.keyWritesPerSec,
+    },
+    { limit: 'token-bucket key writes/s (DynamoDB per key)', needed: rateKeyWritesPerSec, max: limits.keyWritesPerSec },
+    {
+      limit: 'suppression key reads/s (DynamoDB per key)',
+      needed: suppressionKeyReadsPerSec,
+      max: limits.keyReadsPerSec,
+    },
+    { limit: 'table WRU/s (on-demand default per table)', needed: tableWcuPerSec, max: limits.tableWruPerSec },
+    { limit: 'sweep index WRU/s (on-demand default per index)', needed: indexWcuPerSec, max: limits.tableWruPerSec },
+    {
+      limit: 'table RRU/s (on-demand default per table)',
+      needed: tableRcuPerSec + sweeperRruPerSec,
+      max: limits.tableRruPerSec,
+    },
+    { limit: 'Lambda concurrency (account default)', needed: lambdaConcurrency.total, max: limits.lambdaConcurrency },
+    {
+      limit: 'dispatch concurrency the stream allows (shards × 2)',
+      needed: dispatchNeeded,
+      max: lambdaConcurrency.dispatchCeilingFromStream,
+    },
+    { limit: 'SES send rate (account quota)', needed: sendRates.EMAIL, max: limits.sesEmailsPerSec },
+    { limit: 'SNS SMS/s (default quota)', needed: sendRates.SMS, max: limits.snsSmsPerSec },
+    { limit: 'SNS Publish/s (push + SMS)', needed: sendRates.PUSH + sendRates.SMS, max: limits.snsPublishPerSec },
+  ]
+    .map((c) => ({ ...c, needed: round(c.needed), utilisation: round(c.needed / c.max) }))
+    .sort((a, b) => b.utilisation - a.utilisation);
+
+  // ── The month, at averageShareOfPeak of the peak ──
+  const share = input.averageShareOfPeak ?? 0.05;
+  const monthlyNotifications = n * share * SECONDS_PER_MONTH;
+  const perNotification = {
+    wru: (tableWcuPerSec + indexWcuPerSec) / n,
+    rru: tableRcuPerSec / n,
+    lambdaGbSeconds: memoryGb * ((recordsPerSec / n) * m.ingestSecondsPerRecord + m.dispatchSecondsPerSend),
+    lambdaRequests: recordsPerSec / n / MSK_BATCH + 1 / STREAM_BATCH,
+  };
+  const sweeperMonth = {
+    rru: sweeperQueriesPerRun * 0.5 * SWEEPER_RUNS_PER_MONTH,
+    // A run of empty queries: about 10 ms each, one after the other.
+    lambdaGbSeconds: memoryGb * sweeperQueriesPerRun * 0.01 * SWEEPER_RUNS_PER_MONTH,
+  };
+  const retentionDays = input.inboxRetentionDays ?? 35;
+  const storedGb =
+    ((monthlyNotifications / input.channelsPerEvent) *
+      (input.sizes.inboxBytes + input.channelsPerEvent * input.sizes.notificationBytes) *
+      (retentionDays / 30)) /
+    1024 ** 3;
+  const month = costOf(
+    {
+      wru: perNotification.wru * monthlyNotifications,
+      rru: perNotification.rru * monthlyNotifications + sweeperMonth.rru,
+      lambdaGbSeconds: perNotification.lambdaGbSeconds * monthlyNotifications + sweeperMonth.lambdaGbSeconds,
+      lambdaRequests: perNotification.lambdaRequests * monthlyNotifications + SWEEPER_RUNS_PER_MONTH,
+      emails: monthlyNotifications * input.channelMix.EMAIL,
+      pushes: monthlyNotifications * input.channelMix.PUSH,
+      sms: monthlyNotifications * input.channelMix.SMS,
+    },
+    prices,
+  );
+  const storage = round(storedGb * prices.dynamodbStorageGbMonth);
+
+  return {
+    notificationsPerSec: n,
+    eventsPerSec: round(eventsPerSec),
+    recordsPerSec: round(recordsPerSec),
+    duplicateShare: input.duplicateShare,
+    sweepShards,
+    hottestKeyWritesPerSec: round(hottestKeyWritesPerSec),
+    hottestKeyWritesPerSecAllOneChannel: round(hottestKeyWritesPerSecAllOneChannel),
+    rateKeyWritesPerSec: round(rateKeyWritesPerSec),
+    suppressionKeyReadsPerSec: round(suppressionKeyReadsPerSec),
+    tableWcuPerSec: round(tableWcuPerSec),
+    tableRcuPerSec: round(tableRcuPerSec + sweeperRruPerSec),
+    indexWcuPerSec: round(indexWcuPerSec),
+    mskPartitions,
+    eventPollers,
+    streamShards,
+    lambdaConcurrency,
+    providerRatesPerSec: Object.fromEntries(CHANNELS.map((c) => [c, round(sendRates[c])])),
+    sweeper: { queriesPerRun: sweeperQueriesPerRun, rruPerMonth: sweeperMonth.rru },
+    monthlyNotifications: Math.round(monthlyNotifications),
+    monthlyCostUsd: { ...month, storage, total: round(month.total + storage), averageShareOfPeak: share },
+    limits: checks,
+    firstLimit: checks[0]?.limit,
+  };
+}
+export type Capacity = ReturnType<typeof capacityModel>;
+
+const round = (x: number) => Math.round(x * 100) / 100;

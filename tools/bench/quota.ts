@@ -1,0 +1,204 @@
+/**
+ * Issue 11's figures, measured on DynamoDB Local with the real code:
+ * - pacing: several "execution environments" (each its own SharedTokenBucket and DynamoDB client, as separate Lambda
+ *   environments are), each with 10 concurrent senders asking for tokens as fast as they can for N seconds, a 50 ms
+ *   send after each token. How close to the quota do they run together, never above it in any window, and what does
+ *   a token cost in DynamoDB writes and WCU?
+ * - sweeper drain: a backlog of due items (half SENDING with expired leases, half PENDING past their stuck threshold)
+ *   swept by the real sweep() with the stack's budget, run after run, as the schedule would. Items per second, and the
+ *   extrapolation to 100,000.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
+import { DynamoTokenWindows } from '../../functions/commons/send-quota-store.ts';
+import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import { CHANNELS } from '../../functions/domain/channels.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
+import { sweep } from '../../functions/sweeper/sweep.ts';
+import { createTable, localClient } from '../local/dynamodb-local.ts';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+interface Usage {
+  requests: number;
+  wcu: number;
+}
+function counted(endpoint: string): { client: DynamoDBClient; usage: Usage } {
+  const client = localClient(endpoint);
+  const usage: Usage = { requests: 0, wcu: 0 };
+  client.middlewareStack.add(
+    (next) => async (a) => {
+      usage.requests++;
+      (a.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity ??= 'TOTAL';
+      try {
+        const out = await next(a);
+        const cc = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
+        usage.wcu += cc?.CapacityUnits ?? 0;
+        return out;
+      } catch (error) {
+        // A failed condition is billed too: 1 WCU for an item this small.
+        if ((error as Error).name === 'ConditionalCheckFailedException') usage.wcu += 1;
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'benchQuotaUsage' },
+  );
+  return { client, usage };
+}
+
+export async function measurePacing(
+  endpoint: string,
+  options: { rate: number; environments: number; seconds: number; sendMs?: number },
+) {
+  const table = `quota-${randomUUID().slice(0, 6)}`;
+  await createTable(endpoint, table);
+  const usages: Usage[] = [];
+  const clients: DynamoDBClient[] = [];
+  const pacers = Array.from({ length: options.environments }, () => {
+    const { client, usage } = counted(endpoint);
+    usages.push(usage);
+    clients.push(client);
+    return new SharedTokenBucket(
+      new DynamoTokenWindows(DynamoDBDocumentClient.from(client), table),
+      { EMAIL: options.rate, PUSH: options.rate, SMS: options.rate },
+      { now: Date.now, sleep },
+    );
+  });
+  // Start on a window boundary so the first and last windows are whole.
+  await sleep(1000 - (Date.now() % 1000));
+  const start = Date.now();
+  const end = start + options.seconds * 1000;
+  const grants: number[] = [];
+  await Promise.all(
+    pacers.flatMap((pacer) =>
+      Array.from({ length: 10 }, async () => {
+        while (Date.now() < end) {
+          if (await pacer.acquire('EMAIL', Math.min(end, Date.now() + 5_000))) {
+            grants.push(Date.now());
+            await sleep(options.sendMs ?? 50);
+          }
+        }
+      }),
+    ),
+  );
+  for (const c of clients) c.destroy();
+  const inWindow = new Map<number, number>();
+  for (const g of grants.filter((g) => g < end)) {
+    const w = Math.floor(g / 1000);
+    inWindow.set(w, (inWindow.get(w) ?? 0) + 1);
+  }
+  const sends = grants.filter((g) => g < end).length;
+  const requests = usages.reduce((n, u) => n + u.requests, 0);
+  const wcu = usages.reduce((n, u) => n + u.wcu, 0);
+  return {
+    quotaPerSecond: options.rate,
+    environments: options.environments,
+    sendersPerEnvironment: 10,
+    seconds: options.seconds,
+    sends,
+    achievedPerSecond: round2(sends / options.seconds),
+    ofQuota: round2(sends / options.seconds / options.rate),
+    maxInAnyWindow: Math.max(0, ...inWindow.values()),
+    writesPerSend: round2(requests / Math.max(1, sends)),
+    wcuPerSend: round2(wcu / Math.max(1, sends)),
+  };
+}
+
+export async function measureSweeperDrain(endpoint: string, options: { items: number }) {
+  const table = `drain-${randomUUID().slice(0, 6)}`;
+  await createTable(endpoint, table);
+  const { client, usage } = counted(endpoint);
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const now = Date.now();
+  const limit = pLimit(8);
+  const items = Array.from({ length: options.items }, (_, i) => {
+    const channel = CHANNELS[i % CHANNELS.length]!;
+    const d = decodeRecordValue(
+      Buffer.from(
+        JSON.stringify({
+          eventId: `drain-${i}`,
+          type: 'TransferCompleted',
+          occurredAt: '2026-11-30T09:15:00Z',
+          recipient: {
+            userId: `u-${i}`,
+            locale: 'en',
+            email: `u${i}@example.com`,
+            pushEndpointArn:
+              'arn:aws:sns:us-east-1:123456789012:endpoint/APNS/app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f',
+            phoneNumber: '+15550000000',
+          },
+          data: { transferId: `t-${i}`, amount: '1.00', currency: 'USD' },
+        }),
+      ).toString('base64'),
+      65_536,
+    );
+    if (!isTransfer(d)) throw new Error('bench event invalid');
+    const n = buildNotification(d.event, channel, 'x', now - 3_600_000, { retentionDays: 1 });
+    return i % 2 === 0
+      ? {
+          ...n,
+          status: 'SENDING',
+          attempt: 1,
+          leaseUntil: now - 60_000,
+          sweepKey: sweepKey('SENDING', channel, n.notificationId),
+          sweepAt: now - 60_000,
+        }
+      : { ...n, sweepAt: now - 60_000 };
+  });
+  const batches = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  await Promise.all(
+    batches.map((b) =>
+      limit(() =>
+        doc.send(new BatchWriteCommand({ RequestItems: { [table]: b.map((Item) => ({ PutRequest: { Item } })) } })),
+      ),
+    ),
+  );
+  const before = { ...usage };
+  const store = new DynamoNotificationStore(doc, table);
+  const t = performance.now();
+  let runs = 0;
+  let done = 0;
+  for (;;) {
+    const r = await sweep({
+      store,
+      now: Date.now,
+      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
+      pendingThresholdMs: 900_000,
+      maxSendAttempts: 5,
+      maxAgeMs: 86_400_000,
+      // High rates: this measures the sweeper itself; in production re-drives are paced to each channel's rate.
+      sendRates: { EMAIL: 100_000, PUSH: 100_000, SMS: 100_000 },
+      intervalMs: 60_000,
+      limit: 10_000,
+      pageSize: 100,
+      concurrency: 16,
+      deadline: Date.now() + 53_000,
+    });
+    runs++;
+    const handled = r.redriven.length + r.woken.length + r.resolvedUnknown.length + r.resolvedRetry.length;
+    done += handled;
+    if (r.examined === 0 || handled === 0) break;
+  }
+  const seconds = (performance.now() - t) / 1000;
+  client.destroy();
+  const perSecond = done / seconds;
+  return {
+    items: options.items,
+    handled: done,
+    runs: runs - 1,
+    seconds: round2(seconds),
+    itemsPerSecond: Math.round(perSecond),
+    wcuPerItem: round2((usage.wcu - before.wcu) / Math.max(1, done)),
+    extrapolated100k: {
+      minutesOfSweeping: round2(100_000 / perSecond / 60),
+      // One run a minute, each with a 10,000-item budget and a ~53 s deadline.
+      scheduledRuns: Math.ceil(100_000 / Math.min(10_000, perSecond * 53)),
+    },
+  };
+}

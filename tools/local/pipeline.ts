@@ -1,0 +1,372 @@
+/**
+ * The AWS side of the pipeline, emulated around the real, unmodified handlers:
+ * - KafkaMapping: MSK event batches into the ingest handler; when the handler throws, the whole batch again.
+ * - StreamMapping: DynamoDB Local's stream, the trigger's own filter, batches into the dispatch handler, honouring
+ *   batchItemFailures (resume at the lowest failed record), bisecting a failed batch, bounded retries ending in an
+ *   on-failure list.
+ * Both take an Invoker, so the chaos suite (tools/chaos/world.ts) drives the same emulators with its crash points, drops and
+ * an unfiltered trigger.
+ * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
+ */
+import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
+import { metricNamespaceOf, SERVICE_NAME } from '../../functions/commons/telemetry.ts';
+import { brandEnvValue } from '../../functions/domain/brand.ts';
+import { localClient, scanAll } from './dynamodb-local.ts';
+import { EXAMPLE_BRAND } from './example-brand.ts';
+import type { StreamReader } from './stream-reader.ts';
+
+export interface Handlers {
+  ingest: (event: MSKEvent, context: Context) => Promise<void>;
+  dispatch: (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
+  sweeper: (
+    event: unknown,
+    context: Context,
+  ) => Promise<{ redriven: number; woken: number; expired: number; resolvedUnknown: number; resolvedRetry: number }>;
+  /** Delivery feedback, as the EventBridge rule (SES) and the log subscriptions (SNS) invoke it. */
+  feedback: (event: unknown, context: Context) => Promise<unknown>;
+}
+
+export interface LocalEnvironment {
+  readonly dynamoEndpoint: string;
+  readonly sesEndpoint: string;
+  readonly snsEndpoint: string;
+  readonly tableName: string;
+  readonly extra?: Record<string, string>;
+}
+
+/** Configures the environment exactly as the stack does in AWS, then loads the handlers' modules. */
+export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
+  Object.assign(process.env, {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL_DYNAMODB: env.dynamoEndpoint,
+    AWS_ENDPOINT_URL_SES: env.sesEndpoint,
+    AWS_ENDPOINT_URL_SNS: env.snsEndpoint,
+    TABLE_NAME: env.tableName,
+    SENDER_EMAIL: 'notifications@bank.example',
+    // The neutral brand of examples/settings.example.json, as the stack passes a deploy's `brand`.
+    BRAND: brandEnvValue(EXAMPLE_BRAND),
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: metricNamespaceOf('local'),
+    LEASE_SECONDS: '10',
+    SEND_TIMEOUT_MS: '2000',
+    // A holder's pacing wait and send fit in its lease (loadDispatchConfig checks it): 5 + 2 s within 10 s.
+    MAX_PACING_WAIT_MS: '5000',
+    // The account lambdaContext names: push endpoints of another account are refused for themselves alone.
+    ACCOUNT_ID: '123456789012',
+    PENDING_THRESHOLD_SECONDS: '2',
+    RETRY_BASE_MS: '20',
+    ...env.extra,
+  });
+  const [ingest, dispatch, sweeper, feedback] = await Promise.all([
+    import('../../functions/ingest/index.ts'),
+    import('../../functions/dispatch/index.ts'),
+    import('../../functions/sweeper/index.ts'),
+    import('../../functions/feedback/index.ts'),
+  ]);
+  return { ingest: ingest.handler, dispatch: dispatch.handler, sweeper: sweeper.handler, feedback: feedback.handler };
+}
+
+/**
+ * A Lambda context whose remaining time runs down in real time from `timeoutMs` (performance.now, so the chaos
+ * suite's fake clock does not eat it), as Lambda's does.
+ */
+export const lambdaContext = (name: string, timeoutMs = 60_000): Context => {
+  const started = performance.now();
+  return {
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: crypto.randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, Math.round(timeoutMs - (performance.now() - started))),
+    callbackWaitsForEmptyEventLoop: false,
+  } as Context;
+};
+
+/** One handler invocation as an event source mapping sees it: the handler's answer, or a function error. */
+export interface Invocation<R> {
+  readonly response?: R;
+  /** The invocation failed: the handler threw (or, in the chaos suite, the environment "crashed"). */
+  readonly functionError: boolean;
+  readonly error?: unknown;
+}
+/**
+ * Runs one invocation. `label`, when given, names it in the run's schedule ("kafka 0:0-20 copy 1 try 2"): the chaos
+ * suite runs each invocation in a crash context and keys its fault decisions by the label; the local run calls the
+ * handler directly.
+ */
+export type Invoker = <R>(run: () => Promise<R>, label?: string) => Promise<Invocation<R>>;
+export const invokeDirectly: Invoker = async (run) => {
+  try {
+    return { response: await run(), functionError: false };
+  } catch (error) {
+    return { functionError: true, error };
+  }
+};
+
+/** The MSK event source mapping: a batch is delivered until the handler succeeds, the whole batch every time. */
+export class KafkaMapping {
+  /** Records handed to the handler, every try counted. */
+  deliveries = 0;
+  failedInvocations = 0;
+
+  constructor(
+    private readonly handler: Handlers['ingest'],
+    private readonly options: { readonly maxAttempts?: number; readonly invoke?: Invoker } = {},
+  ) {}
+
+  async deliver(event: MSKEvent, label?: string): Promise<void> {
+    const maxAttempts = this.options.maxAttempts ?? 10;
+    const invoke = this.options.invoke ?? invokeDirectly;
+    for (let attempt = 1; ; attempt++) {
+      this.deliveries += Object.values(event.records).flat().length;
+      const outcome = await invoke(
+        () => this.handler(event, lambdaContext('notifier-ingest')),
+        label === undefined ? undefined : `kafka ${label} try ${attempt}`,
+      );
+      if (!outcome.functionError) return;
+      this.failedInvocations++;
+      if (attempt >= maxAttempts) {
+        throw outcome.error ?? new Error(`Kafka batch still failing after ${maxAttempts} attempts`);
+      }
+    }
+  }
+}
+
+export interface StreamMappingOptions {
+  readonly batchSize?: number;
+  /** Retries of a failing batch (MaximumRetryAttempts) before the batch goes to the on-failure list. */
+  readonly maxRetries?: number;
+  /**
+   * MaximumRecordAgeInSeconds, in ms: a record older than this is not retried any more but discarded to the
+   * on-failure list. Its age is counted from when the mapping read it (on `now`), which is when DynamoDB Local wrote
+   * it to within a pump. Undefined: no bound (the stream's own retention).
+   */
+  readonly maxRecordAgeMs?: number;
+  readonly now?: () => number;
+  readonly invoke?: Invoker;
+  /** Every record read from the stream, before the filter (the chaos suite checks each transition). */
+  readonly onRead?: (records: DynamoDBRecord[]) => void;
+  /** Whether a record the filter passed is lost before delivery (the chaos suite's dropped records). */
+  readonly drop?: (record: DynamoDBRecord) => boolean;
+  /** Whether to also hand dispatch what the filter stopped, as a drifted filter would (the chaos suite). */
+  readonly unfiltered?: () => boolean;
+}
+
+/**
+ * The DynamoDB Streams event source mapping as the stack configures it: the trigger's filter, batches of 100,
+ * ReportBatchItemFailures (resume at the lowest failed record), a batch whose invocation failed bisected
+ * (BisectBatchOnFunctionError), bounded retries, then the on-failure list — as AWS does it: "splitting a batch does
+ * not consume the retry quota", and when the retries are spent "Lambda discards the records and continues processing
+ * batches from the stream": the whole failing batch, not one record of it; a record past MaximumRecordAgeInSeconds is
+ * discarded likewise (https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html). What is discarded
+ * is the sweeper's to find.
+ */
+export class StreamMapping {
+  readonly onFailure: DynamoDBRecord[] = [];
+  invocations = 0;
+  dropped = 0;
+  bisections = 0;
+  unfilteredDeliveries = 0;
+  private readonly buffer: DynamoDBRecord[] = [];
+  /** When the mapping first read each buffered record (for MaximumRecordAgeInSeconds). */
+  private readonly readAt = new WeakMap<DynamoDBRecord, number>();
+
+  constructor(
+    private readonly reader: StreamReader,
+    private readonly handler: Handlers['dispatch'],
+    private readonly options: StreamMappingOptions = {},
+  ) {}
+
+  /** Reads what is new on the stream, filters it as the trigger does, and invokes dispatch. Returns records read. */
+  async pump(): Promise<number> {
+    const fresh = await this.reader.poll();
+    this.options.onRead?.(fresh);
+    if (fresh.length > 0 && this.options.unfiltered?.() === true) {
+      this.unfilteredDeliveries++;
+      const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, this.batchSize);
+      if (raw.length > 0) await this.invoke(raw);
+    }
+    const now = this.options.now ?? Date.now;
+    for (const r of fresh) {
+      if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
+      if (this.options.drop?.(r) === true) {
+        this.dropped++;
+        continue;
+      }
+      this.buffer.push(r);
+      this.readAt.set(r, now());
+    }
+    let retries = 0;
+    let size = this.batchSize;
+    while (this.buffer.length > 0) {
+      this.discardTooOld(now());
+      if (this.buffer.length === 0) break;
+      const batch = this.buffer.slice(0, size);
+      const { failedAt, functionError } = await this.invoke(batch);
+      if (failedAt === -1) {
+        this.buffer.splice(0, batch.length);
+        retries = 0;
+        size = this.batchSize;
+        continue;
+      }
+      // Checkpoint at the lowest failed record: everything before it is done, it and the rest come again.
+      this.buffer.splice(0, failedAt);
+      if (functionError && batch.length > 1) {
+        // Bisected: each half is tried on its own; splitting does not consume the retry quota.
+        size = Math.ceil(batch.length / 2);
+        this.bisections++;
+        continue;
+      }
+      if (++retries > (this.options.maxRetries ?? 5)) {
+        // Retries spent: the failing batch (from the checkpoint) is discarded whole.
+        this.onFailure.push(...this.buffer.splice(0, batch.length - failedAt));
+        retries = 0;
+        size = this.batchSize;
+      }
+    }
+    return fresh.length;
+  }
+
+  /** Records at the head of the buffer past MaximumRecordAgeInSeconds go to the on-failure list, unprocessed. */
+  private discardTooOld(now: number): void {
+    const max = this.options.maxRecordAgeMs;
+    if (max === undefined) return;
+    while (this.buffer.length > 0 && now - (this.readAt.get(this.buffer[0] as DynamoDBRecord) ?? now) > max) {
+      this.onFailure.push(this.buffer.shift() as DynamoDBRecord);
+    }
+  }
+
+  /** One dispatch invocation: the index of the lowest failed record (-1: all succeeded), and whether it failed whole. */
+  async invoke(batch: DynamoDBRecord[]): Promise<{ failedAt: number; functionError: boolean }> {
+    this.invocations++;
+    const invoke = this.options.invoke ?? invokeDirectly;
+    const outcome = await invoke(() => this.handler({ Records: batch }, lambdaContext('notifier-dispatch')));
+    if (outcome.functionError) return { failedAt: 0, functionError: true };
+    const failed = new Set((outcome.response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    return { failedAt: batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? '')), functionError: false };
+  }
+
+  private get batchSize(): number {
+    return this.options.batchSize ?? 100;
+  }
+}
+
+/**
+ * What hands provider feedback to the feedback function, as AWS would: the EventBridge rule's target (SES events,
+ * one per invocation) or a CloudWatch Logs subscription (SNS delivery status logs, a batch per invocation). `take`
+ * drains the events waiting; an invocation that throws is retried, as Lambda's async invocation retries it.
+ */
+export class FeedbackMapping {
+  delivered = 0;
+  constructor(
+    private readonly take: () => Record<string, unknown>[],
+    private readonly handler: Handlers['feedback'],
+    private readonly maxAttempts = 3,
+  ) {}
+
+  /** Hands every waiting event over; after `signal` aborts, the rest is left undelivered (the run is stopping). */
+  async deliverAll(signal?: AbortSignal): Promise<number> {
+    const events = this.take();
+    for (const event of events) {
+      if (signal?.aborted) break;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.handler(event, lambdaContext('notifier-feedback'));
+          break;
+        } catch (error) {
+          if (attempt >= this.maxAttempts) throw error;
+        }
+      }
+      this.delivered++;
+    }
+    return events.length;
+  }
+}
+
+export interface TableCounts {
+  inbox: number;
+  byStatus: Record<string, number>;
+  notifications: Record<string, unknown>[];
+  quarantine: Record<string, unknown>[];
+}
+
+export async function readTable(endpoint: string, tableName: string): Promise<TableCounts> {
+  const items = await scanAll(endpoint, tableName);
+  const notifications = items.filter((i) => i.kind === 'NOTIFICATION');
+  const quarantine = items.filter((i) => i.kind === 'QUARANTINE');
+  const byStatus: Record<string, number> = {};
+  for (const n of notifications) byStatus[String(n.status)] = (byStatus[String(n.status)] ?? 0) + 1;
+  return {
+    inbox: items.filter((i) => i.kind === 'INBOX').length,
+    byStatus,
+    notifications,
+    quarantine,
+  };
+}
+
+export class NotConvergedError extends Error {
+  override name = 'NotConvergedError';
+}
+
+/**
+ * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those (table-schema.ts), so
+ * counting them costs what is in flight, not what the table holds — converge asks after every idle pump. (In AWS an
+ * index is eventually consistent; DynamoDB Local updates it with the item, so the count is exact here.)
+ */
+export async function countInFlight(endpoint: string, tableName: string): Promise<number> {
+  const client = localClient(endpoint);
+  let count = 0;
+  try {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: tableName,
+          IndexName: TABLE_SCHEMA.sweepIndex.indexName,
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+  } finally {
+    client.destroy();
+  }
+  return count;
+}
+
+/**
+ * Pumps the stream and runs the sweeper until no notification is PENDING or SENDING (or the timeout passes).
+ * `onIdle` runs whenever the stream has nothing new (the local run hands SES feedback over and trims its ledgers).
+ */
+export async function converge(
+  stream: StreamMapping,
+  handlers: Handlers,
+  env: Pick<LocalEnvironment, 'dynamoEndpoint' | 'tableName'>,
+  options: { timeoutMs?: number; onIdle?: () => Promise<void> | void; signal?: AbortSignal } = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+  for (;;) {
+    if (options.signal?.aborted) return;
+    const read = await stream.pump();
+    if (read > 0) continue;
+    await options.onIdle?.();
+    const inFlight = await countInFlight(env.dynamoEndpoint, env.tableName);
+    if (inFlight === 0) return;
+    if (Date.now() > deadline) {
+      throw new NotConvergedError(`not converged: ${inFlight} notifications still PENDING or SENDING`);
+    }
+    const swept = await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000));
+    if (swept.redriven + swept.woken + swept.expired + swept.resolvedRetry + swept.resolvedUnknown === 0)
+      await new Promise((r) => setTimeout(r, 250));
+  }
+}

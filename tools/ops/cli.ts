@@ -1,0 +1,476 @@
+/**
+ * `npm run ops -- <command>`: the operator's tool, against a deployed stack (every name from its outputs) or the local
+ * run (`npm start -- --keep`, then --endpoint). The work is in tools/ops/operations.ts; this file parses, connects, prints.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { REJECTION_REASONS } from '../../functions/domain/event.ts';
+import { stackNameOf } from '../../lib/settings.ts';
+import type { StackOutputs } from '../../lib/stack-outputs.ts';
+import { EXIT, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
+import {
+  acceptedMessageId,
+  acceptedRefusal,
+  type IngestInvoker,
+  inspectEvent,
+  listQuarantine,
+  OperatorError,
+  parseNotificationId,
+  replayFailedBatches,
+  replayQuarantine,
+  resendNotification,
+  traceEvent,
+  traceQuery,
+} from './operations.ts';
+import { listRefused, repairEvent } from './refusals.ts';
+import { readStackOutputs, StackOutputsError } from './stack-outputs.ts';
+
+export const USAGE = `
+Usage: npm run ops -- <command> [arguments] (--stage S | --stack NAME | --endpoint URL [--table NAME]) [--json]
+
+Where notifier runs
+  --stage S, --stack NAME   a deployed stack: every name comes from its outputs (region: AWS_REGION or the profile)
+  --endpoint URL            the local run's DynamoDB Local (npm start -- --keep prints it); --table: notifier-local
+
+Commands
+  inspect <eventId>                  the inbox item and each notification: status, attempt, provider message id,
+                                     last error, manual resends
+  trace <eventId> [--since 24h]      every log line about the event across the three functions (Logs Insights,
+                                     run for you); locally, the run's log file under .local/logs
+  quarantine [--since 24h] [--reason R]
+                                     quarantined records, newest first, with reason and detail and their id
+  replay-quarantine <id>... [--value-file FILE]
+                                     feeds records back through ingest at their own offset: the stored value, or the
+                                     producer's corrected event from FILE (one id). Already processed: a duplicate.
+  replay-failed-batches [--since 24h] [--dry-run]
+                                     replays the batches the MSK mapping parked in S3 (FailedIngestBatchesBucketName)
+  refused [--since 24h] [--reason R]
+                                     notifications refused for a contact point without a sendable reading
+                                     (INVALID_CONTACT, UNSENDABLE_ADDRESS, MISSING_CONTACT), newest first
+  repair <eventId> --value-file FILE
+                                     feeds the producer's corrected event through ingest: the same event apart from
+                                     the refused channels' contact points moves them REFUSED → PENDING (sent once);
+                                     anything else is a conflict, quarantined. A resend on the topic does the same.
+  resend <eventId#CHANNEL> --reason TEXT [--by NAME] [--despite-accepted MESSAGE_ID] --confirm
+                                     one deliberate resend of a FAILED or UNKNOWN notification, recorded on the item
+                                     (who, when, why); refused for anything in flight, and for a notification the
+                                     provider is known to have accepted (SENT, or its message id recorded) unless
+                                     --despite-accepted names that message id. Without --confirm it shows what it
+                                     would do, with the message id.
+
+  --since D      30m, 24h, 7d, or an ISO 8601 time       --json   standard output is exactly one JSON document
+  -h, --help     this text
+
+Exit codes: 0 done; 1 failed (AWS refused a call, a replay failed); 2 usage; 3 refused or not found (a SENT
+notification, an unknown id, resend without --confirm).
+`;
+
+const OPS_EXIT = { ...EXIT, REFUSED: 3 } as const;
+const REFUSAL_REASONS: readonly string[] = ['INVALID_CONTACT', 'UNSENDABLE_ADDRESS', 'MISSING_CONTACT'];
+
+export function parseSince(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+)([mhd])$/.exec(value);
+  if (m !== null) return now - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
+  const t = Date.parse(value);
+  if (Number.isNaN(t) || !/^\d{4}-\d{2}-\d{2}/.test(value)) {
+    throw new UsageError(`--since must be like 30m, 24h, 7d or an ISO 8601 time, got "${value}"`);
+  }
+  return t;
+}
+
+interface Target {
+  readonly doc: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly outputs: StackOutputs | undefined;
+  readonly endpoint: string | undefined;
+  invokeIngest: IngestInvoker;
+}
+
+async function connect(values: { stage?: string; stack?: string; endpoint?: string; table?: string }): Promise<Target> {
+  const given = [values.stage, values.stack, values.endpoint].filter((v) => v !== undefined).length;
+  if (given !== 1) throw new UsageError('say where notifier runs: exactly one of --stage, --stack or --endpoint');
+  if (values.endpoint !== undefined) {
+    if (!/^https?:\/\/[^/]+/.test(values.endpoint)) {
+      throw new UsageError(`--endpoint must be a URL like http://127.0.0.1:8000, got "${values.endpoint}"`);
+    }
+    const endpoint = values.endpoint;
+    const tableName = values.table ?? 'notifier-local';
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        maxAttempts: 2,
+      }),
+    );
+    return {
+      doc,
+      tableName,
+      outputs: undefined,
+      endpoint,
+      // Locally, the real ingest handler in this process, configured as the local run configures it.
+      invokeIngest: async (event) => {
+        const { localIngest } = await import('./local-ingest.ts');
+        await (await localIngest(endpoint, tableName))(event);
+      },
+    };
+  }
+  const stackName = values.stack ?? stackNameOf(values.stage as string);
+  const outputs = await readStackOutputs(new CloudFormationClient({}), stackName);
+  const lambda = new LambdaClient({ maxAttempts: 1, requestHandler: { requestTimeout: 150_000 } });
+  return {
+    doc: DynamoDBDocumentClient.from(new DynamoDBClient({})),
+    tableName: outputs.TableName,
+    outputs,
+    endpoint: undefined,
+    invokeIngest: async (event) => {
+      const answer = await lambda.send(
+        new InvokeCommand({
+          FunctionName: outputs.IngestFunctionName,
+          InvocationType: 'RequestResponse',
+          Payload: Buffer.from(JSON.stringify(event)),
+        }),
+      );
+      if (answer.FunctionError !== undefined) {
+        const payload = answer.Payload === undefined ? '' : Buffer.from(answer.Payload).toString('utf8');
+        throw new Error(
+          `ingest ${outputs.IngestFunctionName} failed (${answer.FunctionError}): ${payload.slice(0, 300)}`,
+        );
+      }
+    },
+  };
+}
+
+const COMMANDS = [
+  'inspect',
+  'trace',
+  'quarantine',
+  'replay-quarantine',
+  'replay-failed-batches',
+  'resend',
+  'refused',
+  'repair',
+] as const;
+type Command = (typeof COMMANDS)[number];
+
+export async function main(argv: string[], print: (text: string) => void = (t) => process.stdout.write(t)) {
+  const { values, positionals } = parseCommandLine(
+    {
+      usage: USAGE,
+      allowPositionals: true,
+      options: {
+        stage: { type: 'string' },
+        stack: { type: 'string' },
+        endpoint: { type: 'string' },
+        table: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        since: { type: 'string' },
+        reason: { type: 'string' },
+        by: { type: 'string' },
+        confirm: { type: 'boolean', default: false },
+        'despite-accepted': { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+        'value-file': { type: 'string' },
+      },
+    },
+    argv,
+  );
+  const [command, ...args] = positionals;
+  if (command === undefined) throw new UsageError(`name a command: ${COMMANDS.join(', ')} (see --help)`);
+  if (!(COMMANDS as readonly string[]).includes(command)) {
+    throw new UsageError(`unknown command "${command}": ${COMMANDS.join(', ')} (see --help)`);
+  }
+  const arity: Record<Command, [number, number]> = {
+    inspect: [1, 1],
+    trace: [1, 1],
+    quarantine: [0, 0],
+    'replay-quarantine': [1, 1000],
+    'replay-failed-batches': [0, 0],
+    resend: [1, 1],
+    refused: [0, 0],
+    repair: [1, 1],
+  };
+  const [min, max] = arity[command as Command];
+  if (args.length < min || args.length > max) {
+    throw new UsageError(
+      `${command} takes ${min === max ? min : `${min} or more`} argument${max === 1 ? '' : 's'} (see --help)`,
+    );
+  }
+  const first = args[0] ?? '';
+  const now = Date.now();
+  const since = parseSince(values.since, now);
+  if (
+    command === 'quarantine' &&
+    values.reason !== undefined &&
+    !(REJECTION_REASONS as readonly string[]).includes(values.reason)
+  ) {
+    throw new UsageError(`--reason must be one of ${REJECTION_REASONS.join(', ')}`);
+  }
+  if (command === 'refused' && values.reason !== undefined && !REFUSAL_REASONS.includes(values.reason)) {
+    throw new UsageError(`--reason must be one of ${REFUSAL_REASONS.join(', ')}`);
+  }
+  if (command === 'repair' && values['value-file'] === undefined) {
+    throw new UsageError("repair needs --value-file FILE: the producer's corrected event");
+  }
+  if (command === 'resend') {
+    parseNotificationId(first);
+    if (values.reason === undefined || values.reason.trim() === '') {
+      throw new UsageError('resend needs --reason "why": it is recorded on the notification');
+    }
+  }
+  const corrected = values['value-file'] === undefined ? undefined : readValueFile(values['value-file']);
+
+  const target = await connect(values);
+  const json = values.json === true;
+  const out = (doc: unknown, human: string) => print(json ? `${JSON.stringify(doc, null, 2)}\n` : `${human}\n`);
+
+  switch (command as Command) {
+    case 'inspect': {
+      const view = await inspectEvent(target, first);
+      if (view.inbox === undefined && view.notifications.length === 0) {
+        out(view, `no event ${args[0]} in ${target.tableName} (quarantined? try: quarantine)`);
+        return OPS_EXIT.REFUSED;
+      }
+      out(view, inspectText(view));
+      return OPS_EXIT.OK;
+    }
+    case 'quarantine': {
+      const list = await listQuarantine(target, {
+        ...(since === undefined ? {} : { sinceIso: new Date(since).toISOString() }),
+        ...(values.reason === undefined ? {} : { reason: values.reason }),
+      });
+      out(
+        list,
+        list.length === 0
+          ? 'no quarantined records'
+          : [
+              `${list.length} quarantined record${list.length === 1 ? '' : 's'} (newest first; replay with: replay-quarantine <id>)`,
+              ...list.map(
+                (q) =>
+                  `${q.receivedAt}  ${q.id}  ${q.reason}${q.eventId === null ? '' : `  ${q.eventId}`}\n    ${q.detail}${q.replayedAt === null ? '' : `\n    replayed ${q.replayedAt}`}`,
+              ),
+            ].join('\n'),
+      );
+      return OPS_EXIT.OK;
+    }
+    case 'replay-quarantine': {
+      const results = await replayQuarantine({ ...target, now: Date.now }, args, corrected);
+      out(results, results.map((r) => `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}`).join('\n'));
+      return results.every((r) => r.outcome !== 'STILL_QUARANTINED') ? OPS_EXIT.OK : OPS_EXIT.FAILED;
+    }
+    case 'refused': {
+      const list = await listRefused(target, {
+        ...(since === undefined ? {} : { sinceIso: new Date(since).toISOString() }),
+        ...(values.reason === undefined ? {} : { reason: values.reason }),
+      });
+      out(
+        list,
+        list.length === 0
+          ? 'no refused notifications'
+          : [
+              `${list.length} refused notification${list.length === 1 ? '' : 's'} (newest first; once the producer fixes the contact point: repair <eventId> --value-file FILE)`,
+              ...list.map((r) => `${r.createdAt}  ${r.notificationId}  ${r.reason}\n    ${r.detail}`),
+            ].join('\n'),
+      );
+      return OPS_EXIT.OK;
+    }
+    case 'repair': {
+      const result = await repairEvent({ ...target, now: Date.now }, first, corrected as string);
+      out(
+        result,
+        [
+          `${result.eventId}  ${result.outcome}`,
+          ...result.channels.map(
+            (c) => `  ${c.channel.padEnd(5)} ${c.status}${c.reason === null ? '' : ` (${c.reason})`}`,
+          ),
+          ...(result.quarantine === null
+            ? []
+            : [`  quarantined ${result.quarantine.id}: ${result.quarantine.reason} ${result.quarantine.detail}`]),
+        ].join('\n'),
+      );
+      return result.outcome === 'REPAIRED' ? OPS_EXIT.OK : OPS_EXIT.FAILED;
+    }
+    case 'replay-failed-batches': {
+      if (target.outputs === undefined) {
+        throw new UsageError(
+          'replay-failed-batches reads the S3 bucket of a deployed stack (--stage or --stack): the local run retries a failing batch until it succeeds and parks nothing',
+        );
+      }
+      const batches = await replayFailedBatches(
+        {
+          s3: new S3Client({}),
+          bucket: target.outputs.FailedIngestBatchesBucketName,
+          invokeIngest: target.invokeIngest,
+        },
+        since === undefined ? undefined : new Date(since),
+        { dryRun: values['dry-run'] === true },
+      );
+      out(
+        batches,
+        batches.length === 0
+          ? 'no parked batches'
+          : batches
+              .map(
+                (b) =>
+                  `${values['dry-run'] ? 'would replay' : 'replayed'} ${b.key} (${b.records} records, parked ${b.lastModified.toISOString()})`,
+              )
+              .join('\n'),
+      );
+      return OPS_EXIT.OK;
+    }
+    case 'resend': {
+      const id = first;
+      const by = values.by ?? process.env.NOTIFIER_OPERATOR ?? userInfo().username;
+      const view = await inspectEvent(target, parseNotificationId(id).eventId);
+      const item = view.notifications.find((n) => n.notificationId === id);
+      if (item === undefined) throw new OperatorError(`no notification ${id}`, 'NOT_FOUND');
+      const accepted = acceptedMessageId(item);
+      const despite = values['despite-accepted'];
+      if ((item.status === 'SENT' || accepted !== undefined) && (accepted === undefined || despite !== accepted)) {
+        // The provider's message id on screen: the operator checks that send before deciding on a second copy.
+        throw new OperatorError(acceptedRefusal(id, String(item.status), accepted), 'REFUSED');
+      }
+      if (!values.confirm) {
+        // Checks everything a resend would, then stops: the operator reads, then confirms.
+        print(
+          `${id} is ${item.status} (attempt ${item.attempt}${item.lastError ? `, last error ${item.lastError}` : ''}${accepted === undefined ? '' : `, accepted by the provider as message ${accepted}`}).\n` +
+            `${item.status === 'UNKNOWN' && accepted === undefined ? 'UNKNOWN means the provider may have accepted it: check its records (SES events, SNS delivery logs) first.\n' : ''}` +
+            `Resending sends it once more${accepted === undefined ? '' : ' — a second copy'}, recorded as by ${by}: "${values.reason}". Add --confirm to do it.\n`,
+        );
+        return OPS_EXIT.REFUSED;
+      }
+      const after = await resendNotification(
+        { ...target, now: Date.now },
+        {
+          notificationId: id,
+          by,
+          reason: values.reason as string,
+          ...(despite === undefined ? {} : { despiteAccepted: despite }),
+        },
+        { status: String(item.status), attempt: Number(item.attempt) },
+      );
+      out(after, `${id}: ${item.status} → PENDING, recorded (by ${by}); dispatch sends it through the stream trigger.`);
+      return OPS_EXIT.OK;
+    }
+    case 'trace': {
+      const eventId = first;
+      if (target.outputs === undefined) {
+        const lines = localTrace(eventId);
+        out(
+          lines,
+          lines.length === 0
+            ? `no log line names ${eventId} in .local/logs (the run logs WARN and above; LOG_LEVEL=INFO npm start logs everything)`
+            : lines.join('\n'),
+        );
+        return OPS_EXIT.OK;
+      }
+      const o = target.outputs;
+      const rows = await traceEvent(
+        {
+          logs: new CloudWatchLogsClient({}),
+          logGroups: [o.IngestLogGroupName, o.DispatchLogGroupName, o.SweeperLogGroupName],
+          sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+          now: Date.now,
+        },
+        eventId,
+        since === undefined ? 86_400_000 : now - since,
+      );
+      out(
+        { query: traceQuery(eventId), rows },
+        rows.length === 0
+          ? `no log line about ${eventId} in the window (widen it with --since 7d)`
+          : rows
+              .map(
+                (r) =>
+                  `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${Object.entries(
+                    r,
+                  )
+                    .filter(([k]) => !['@timestamp', '@log', 'level', 'message'].includes(k))
+                    .map(([k, v]) => `${k}=${v}`)
+                    .join(' ')}`,
+              )
+              .join('\n'),
+      );
+      return OPS_EXIT.OK;
+    }
+  }
+}
+
+function readValueFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read --value-file "${path}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+}
+
+function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>): string {
+  const i = view.inbox;
+  const lines = [
+    `event ${view.eventId}`,
+    i === undefined
+      ? '  inbox: none (notifications without an inbox item: this should not happen)'
+      : `  inbox: ${i.type}, received ${i.receivedAt} from ${JSON.stringify(i.source)}, channels ${JSON.stringify(i.channels)}${i.skipped ? `, not sent: ${i.skipped}` : ''}${Array.isArray(i.refusedChannels) ? `, refused ${JSON.stringify(i.refusedChannels)}` : ''}`,
+  ];
+  for (const n of view.notifications) {
+    lines.push(
+      `  ${String(n.channel).padEnd(5)} ${String(n.status).padEnd(8)} attempt ${n.attempt}  to ${n.recipient}  updated ${n.updatedAt}`,
+    );
+    if (n.providerMessageId)
+      lines.push(
+        `        provider message id ${n.providerMessageId}${n.acceptedLateAt ? ' (accepted after its lease expired)' : ''}`,
+      );
+    if (n.lastError) lines.push(`        last error ${n.lastError}`);
+    if (n.refusedReason) lines.push(`        refused ${n.refusedReason}: ${n.refusedDetail}`);
+    if (n.repairedAt) lines.push(`        repaired ${n.repairedAt} (first created ${n.firstCreatedAt})`);
+    for (const r of (n.manualResends as Record<string, unknown>[] | undefined) ?? []) {
+      lines.push(`        manual resend ${r.at} by ${r.by} from ${r.fromStatus}: ${r.reason}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Locally: the lines of the newest run's log file that name the event. */
+function localTrace(eventId: string): string[] {
+  const dir = join(import.meta.dirname, '..', '..', '.local', 'logs');
+  let files: string[];
+  try {
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.log'))
+      .map((f) => join(dir, f))
+      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  } catch {
+    return [];
+  }
+  const newest = files[0];
+  if (newest === undefined) return [];
+  return readFileSync(newest, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"eventId":${JSON.stringify(eventId)}`) || l.includes(`"notificationId":"${eventId}#`));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runCommand('ops', async () => {
+    try {
+      return await main(process.argv.slice(2));
+    } catch (error) {
+      if (error instanceof OperatorError) {
+        process.stderr.write(`ops: ${error.message}\n`);
+        return error.code === 'INVALID' ? OPS_EXIT.USAGE : OPS_EXIT.REFUSED;
+      }
+      if (error instanceof StackOutputsError) throw new UsageError(error.message);
+      throw error;
+    }
+  });
+}
