@@ -56,6 +56,18 @@ describe('--help and usage errors', () => {
     expect(r.stdout).toContain('Exit codes');
   });
 
+  it.each([
+    ['tools/scripts/templates.ts', /^Usage: npm run templates/],
+    ['tools/scripts/schema.ts', /^Usage: npm run schema/],
+    ['tools/scripts/screenshots.ts', /^Usage: npm run screenshots/],
+    ['tools/ops/smoke.ts', /^usage: npm run smoke/],
+  ])('%s --help prints its usage, exits 0 and does nothing else', async (script, usage) => {
+    const r = await tsx(script, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimStart()).toMatch(usage);
+    expect(r.stdout).not.toMatch(/wrote|screenshots: /);
+  });
+
   it('the real `npm start` line (its Node options: the heap bound) starts the run', async () => {
     const r = await new Promise<{ code: number; stdout: string }>((resolve) =>
       execFile('npm', ['start', '--silent', '--', '--help'], (error, stdout) =>
