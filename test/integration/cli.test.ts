@@ -59,6 +59,7 @@ describe('--help and usage errors', () => {
   it.each([
     ['tools/scripts/templates.ts', /^Usage: npm run templates/],
     ['tools/scripts/schema.ts', /^Usage: npm run schema/],
+    ['tools/scripts/wire-schemas.ts', /^Usage: npm run schema:wire/],
     ['tools/scripts/screenshots.ts', /^Usage: npm run screenshots/],
     ['tools/ops/smoke.ts', /^usage: npm run smoke/],
   ])('%s --help prints its usage, exits 0 and does nothing else', async (script, usage) => {

@@ -26,6 +26,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import protobuf from 'protobufjs';
 import { confluentRecord, encodeAvro, type WireFormat } from '../../functions/domain/wire-format.ts';
+import { parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { SCHEMA_FILE } from './schema.ts';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -326,16 +327,39 @@ export function exampleAvroLines(wire: WireFiles, eventsJsonl = readFileSync(EXA
     .join('');
 }
 
+const USAGE = `
+Usage: npm run schema:wire [-- SCHEMA.json …]
+
+Writes the event contract in the producers' formats — docs/wire/<Type>.avsc and docs/wire/<Type>.proto, one per
+type, and docs/wire/registry.json (the folder as a schema registry for npm start) — from the contract's JSON Schema
+(default docs/event.schema.json; or the per-type schema files given), and examples/events.avro.b64 (the sample events
+as Confluent wire-format Avro). Protobuf field numbers and registry ids are kept from the files already there. A test
+fails while the files are stale.
+
+Exit codes
+  0  written          1  a schema has a shape with no wire mapping (named)          2  usage
+`;
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const inputs = process.argv.slice(2);
-  const schemas = (inputs.length === 0 ? [SCHEMA_FILE] : inputs).map(
-    (p) => JSON.parse(readFileSync(p, 'utf8')) as JsonSchema,
-  );
-  const wire = wireFilesOf(schemas);
-  mkdirSync(WIRE_DIR, { recursive: true });
-  for (const [name, text] of wire.files) writeFileSync(join(WIRE_DIR, name), text);
-  writeFileSync(EXAMPLE_AVRO, exampleAvroLines(wire));
-  process.stdout.write(
-    `wrote ${[...wire.files.keys()].map((f) => `docs/wire/${f}`).join(', ')} and examples/events.avro.b64\n`,
-  );
+  runCommand('schema:wire', async () => {
+    const { positionals } = parseCommandLine(
+      { usage: USAGE, options: {}, allowPositionals: true },
+      process.argv.slice(2),
+    );
+    const schemas = (positionals.length === 0 ? [SCHEMA_FILE] : positionals).map((p) => {
+      try {
+        return JSON.parse(readFileSync(p, 'utf8')) as JsonSchema;
+      } catch (error) {
+        throw new UsageError(`cannot read JSON Schema ${p}: ${(error as Error).message}`);
+      }
+    });
+    const wire = wireFilesOf(schemas);
+    mkdirSync(WIRE_DIR, { recursive: true });
+    for (const [name, text] of wire.files) writeFileSync(join(WIRE_DIR, name), text);
+    writeFileSync(EXAMPLE_AVRO, exampleAvroLines(wire));
+    process.stdout.write(
+      `wrote ${[...wire.files.keys()].map((f) => `docs/wire/${f}`).join(', ')} and examples/events.avro.b64\n`,
+    );
+    return 0;
+  });
 }
