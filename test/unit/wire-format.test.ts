@@ -250,6 +250,12 @@ describe('a record that cannot be read is quarantined with its reason and its or
     expect(item?.reason).toBe('TOO_LARGE');
   });
 
+  it('a JSON Schema record behind a registry header is read as the JSON it carries', async () => {
+    const json: SchemaRegistry = { kind: 'confluent', schema: async () => ({ format: 'JSON', definition: '{}' }) };
+    const value = confluentRecord(42, 'JSON', Buffer.from(JSON.stringify(event)));
+    expect((await run(value, json)).summary.results[0]?.kind).toBe('accepted');
+  });
+
   it('Glue Avro, zlib-compressed, decodes; Glue Protobuf is refused, not guessed', async () => {
     const id = '0f9c5b1e-1c5e-4a47-9f0e-2b7d1f1c0a11';
     const glue: SchemaRegistry = {
