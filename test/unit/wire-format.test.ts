@@ -14,6 +14,7 @@ import {
   SchemaCache,
   type SchemaRegistry,
   SchemaRegistryUnavailable,
+  schemaRegistryFromEnv,
 } from '../../functions/commons/schema-registry.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import {
@@ -362,5 +363,45 @@ describe('the registry', () => {
     };
     const resolved = await new SchemaCache(withRefs).resolve([ref]);
     expect(resolved.get('confluent:7')).toMatchObject({ ok: false, detail: expect.stringContaining('references') });
+  });
+});
+
+describe('the registry from the environment (checked at cold start)', () => {
+  const clients = (secret: () => Promise<string>) => ({
+    getSchemaVersion: async () => ({}),
+    secret: async () => secret(),
+  });
+
+  it('none, Glue, or Confluent with an http(s) URL; anything else fails the cold start by name', () => {
+    const none = clients(async () => '');
+    expect(schemaRegistryFromEnv({}, none)).toBeUndefined();
+    expect(schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'glue' }, none)?.kind).toBe('glue');
+    expect(
+      schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r' }, none)?.kind,
+    ).toBe('confluent');
+    expect(() => schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent' }, none)).toThrow(/SCHEMA_REGISTRY_URL/);
+    expect(() =>
+      schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'ftp://r' }, none),
+    ).toThrow(/SCHEMA_REGISTRY_URL/);
+    expect(() => schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'kafka' }, none)).toThrow(/SCHEMA_REGISTRY_KIND/);
+  });
+
+  it('the basic-auth secret is read once; a failed or malformed read is the registry failing, retried next batch', async () => {
+    let reads = 0;
+    let answer = 'not json';
+    const registry = schemaRegistryFromEnv(
+      { SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r', SCHEMA_REGISTRY_SECRET_ARN: 'arn:s' },
+      clients(async () => {
+        reads++;
+        return answer;
+      }),
+    );
+    const ref: SchemaRef = { registry: 'confluent', id: 1 };
+    await expect(registry?.schema(ref)).rejects.toBeInstanceOf(SchemaRegistryUnavailable);
+    answer = JSON.stringify({ username: 'k', password: 's' });
+    // The fetch itself fails here (no such host), after the secret was read: read once from now on.
+    await expect(registry?.schema(ref)).rejects.toBeInstanceOf(SchemaRegistryUnavailable);
+    await expect(registry?.schema(ref)).rejects.toBeInstanceOf(SchemaRegistryUnavailable);
+    expect(reads).toBe(2);
   });
 });
