@@ -55,13 +55,18 @@ export async function readWireRecords(
     if (header.kind === 'malformed') return refuse('INVALID_ENCODING', header.detail);
     const schema = resolved.get(schemaKey(header.schema));
     if (schema === undefined || !schema.ok) return refuse('UNKNOWN_SCHEMA', schema?.detail ?? 'schema not resolved');
-    const decoded = schema.codec.decode(header.payload);
-    if (!decoded.ok)
-      return refuse('INVALID_ENCODING', `${decoded.detail} (${header.schema.registry} schema ${header.schema.id})`);
-    const text = typeof decoded.value === 'string' ? decoded.value : JSON.stringify(decoded.value);
-    return {
-      ...input,
-      decoded: { value: Buffer.from(text, 'utf8').toString('base64'), maxBytes: maxEventBytes * JSON_EXPANSION },
-    };
+    // Total per record: a bug or a value JSON cannot hold (never expected) quarantines this record, never the batch.
+    try {
+      const decoded = schema.codec.decode(header.payload);
+      if (!decoded.ok) {
+        return refuse('INVALID_ENCODING', `${decoded.detail} (${header.schema.registry} schema ${header.schema.id})`);
+      }
+      // A JSON Schema record's payload is JSON text already; an Avro or Protobuf value becomes the JSON of its value.
+      const text = schema.codec.format === 'JSON' ? String(decoded.value) : JSON.stringify(decoded.value);
+      const value = Buffer.from(text ?? '', 'utf8').toString('base64');
+      return { ...input, decoded: { value, maxBytes: maxEventBytes * JSON_EXPANSION } };
+    } catch (error) {
+      return refuse('UNPROCESSABLE', `while reading its ${schema.codec.format} payload: ${(error as Error).message}`);
+    }
   });
 }

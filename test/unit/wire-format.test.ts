@@ -257,6 +257,15 @@ describe('a record that cannot be read is quarantined with its reason and its or
     expect((await run(value, json)).summary.results[0]?.kind).toBe('accepted');
   });
 
+  it('an Avro string holding JSON text is a string, not an event (only a JSON Schema record carries JSON text)', async () => {
+    const stringSchema: SchemaRegistry = {
+      kind: 'confluent',
+      schema: async () => ({ format: 'AVRO', definition: '"string"' }),
+    };
+    const value = confluentRecord(43, 'AVRO', encodeAvro('"string"', JSON.stringify(event) as unknown as object));
+    expect((await run(value, stringSchema)).item?.reason).toBe('SCHEMA_VIOLATION');
+  });
+
   it('Glue Avro, zlib-compressed, decodes; Glue Protobuf is refused, not guessed', async () => {
     const id = '0f9c5b1e-1c5e-4a47-9f0e-2b7d1f1c0a11';
     const glue: SchemaRegistry = {
