@@ -5,14 +5,9 @@
 import * as z from 'zod/mini';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
-import {
-  type ChannelPolicies,
-  DELIVERY_POLICIES,
-  MAX_SWEEP_SHARDS,
-  parseChannelPolicies,
-  SWEEP_SHARDS,
-} from '../domain/notification.ts';
+import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/delivery-policy.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
+import { MAX_SWEEP_SHARDS, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { DISPATCH_TIMING, deriveDispatchTiming, RUNTIME_TIMING_RULES, timingViolations } from './dispatch-timing.ts';
 
 export class ConfigError extends Error {

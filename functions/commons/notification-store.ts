@@ -16,15 +16,11 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
-import {
-  type NotificationItem,
-  type NotificationStatus,
-  notificationIdOfKey,
-  SWEEP_SHARDS,
-  type SweepState,
-  sweepKey,
-  sweepPartition,
-} from '../domain/notification.ts';
+import { notificationIdOf, notificationOfKey, type SweepState, sweepKey, sweepPartition } from '../domain/keys.ts';
+import type { NotificationItem } from '../domain/notification.ts';
+import type { NotificationStatus } from '../domain/state-machine.ts';
+import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { UnexpectedResponseError } from './errors.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
@@ -124,7 +120,6 @@ export interface NotificationStore {
   expire(entry: SweepEntry, now: number): Promise<Transition>;
 }
 
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class DynamoNotificationStore implements NotificationStore {
@@ -142,8 +137,10 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult> {
     const leaseUntil = now + leaseMs;
-    const notificationId = notificationIdOfKey(key.pk, key.sk);
-    const channel = key.sk.slice('NOTIFICATION#'.length) as Channel;
+    const ref = notificationOfKey(key);
+    if (ref === undefined) throw new UnexpectedResponseError(`not a notification's key: ${key.pk} ${key.sk}`);
+    const { channel } = ref;
+    const notificationId = notificationIdOf(ref.eventId, channel);
     try {
       const r = await this.client.send(
         new UpdateCommand({

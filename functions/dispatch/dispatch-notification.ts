@@ -34,7 +34,8 @@ import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import type { Channel } from '../domain/channels.ts';
-import type { ChannelPolicies, NotificationItem } from '../domain/notification.ts';
+import type { ChannelPolicies } from '../domain/delivery-policy.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
@@ -65,7 +66,7 @@ export type AcceptanceRecord = 'recorded' | 'late' | 'notRecorded';
 
 export type DispatchResult =
   | { kind: 'skipped'; why: 'taken' | 'notDue' }
-  | { kind: 'suppressed'; key: NotificationKey; channel: Channel; reason: SuppressedReason }
+  | { kind: 'suppressed'; key: NotificationKey; notificationId: string; channel: Channel; reason: SuppressedReason }
   | {
       kind: 'sent';
       item: NotificationItem;
@@ -281,7 +282,13 @@ async function beforeSend(
       deps.pacer.giveBack?.(item.channel);
       const moved = await holder.record((now) => deps.store.suppress(item, reason, now));
       if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
-      return { kind: 'suppressed', key: { pk: item.pk, sk: item.sk }, channel: item.channel, reason };
+      return {
+        kind: 'suppressed',
+        key: { pk: item.pk, sk: item.sk },
+        notificationId: item.notificationId,
+        channel: item.channel,
+        reason,
+      };
     }
   }
 

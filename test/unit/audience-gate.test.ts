@@ -92,7 +92,13 @@ describe('the audience check in dispatch', () => {
     '%s → SUPPRESSED with the reason, from the claim (fenced on its attempt): never sent',
     async (reason) => {
       const w = world(reason);
-      expect(await w.run()).toEqual({ kind: 'suppressed', key, channel: 'EMAIL', reason });
+      expect(await w.run()).toEqual({
+        kind: 'suppressed',
+        key,
+        notificationId: item.notificationId,
+        channel: 'EMAIL',
+        reason,
+      });
       expect(w.calls).toEqual(['claim', 'check:EMAIL:u-42:TransferCompleted', `suppress:${reason}:SENDING@1`]);
     },
   );

@@ -494,6 +494,7 @@ describe('dispatch: which stream records send', () => {
     expect(dispatchable(streamRecord('INSERT', n))?.key).toEqual(key(n));
     expect(dispatchable(streamRecord('MODIFY', { ...n, retryAt: NOW + 5 }, sending(n)))).toEqual({
       key: key(n),
+      notificationId: n.notificationId,
       retryAt: NOW + 5,
     });
   });

@@ -12,13 +12,9 @@ import { DynamoNotificationStore } from '../../functions/commons/notification-st
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import {
-  formatChannelPolicies,
-  type NotificationItem,
-  type NotificationStatus,
-  TERMINAL_STATUSES,
-  TRANSITIONS,
-} from '../../functions/domain/notification.ts';
+import { formatChannelPolicies } from '../../functions/domain/delivery-policy.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { type NotificationStatus, TERMINAL_STATUSES, TRANSITIONS } from '../../functions/domain/state-machine.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import {

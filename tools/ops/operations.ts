@@ -11,6 +11,7 @@
  *   provider is known (SENT, or an UNKNOWN that learnt its message id late) unless the operator names that message id.
  * - trace: the Logs Insights query over the three log groups for one event, run and printed.
  */
+
 import { type CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import {
@@ -21,17 +22,21 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
+import { isConditionFailure } from '../../functions/commons/condition-failure.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import {
   eventPk,
   INBOX_SK,
   type KafkaSource,
+  parseNotificationId as notificationOfId,
   notificationSk,
   QUARANTINE_SK,
+  quarantineId,
   quarantinePk,
+  parseQuarantineId as quarantineSourceOf,
   sweepKey,
-} from '../../functions/domain/notification.ts';
+} from '../../functions/domain/keys.ts';
 import { CLUSTER_ARN, mskRecord } from '../local/msk.ts';
 
 /** An operator's mistake (unknown id, refused transition): exit 2 or 3, never a stack trace. */
@@ -100,12 +105,13 @@ export interface QuarantineView {
   readonly replayedAt: string | null;
 }
 
-export const quarantineId = (s: KafkaSource) => `${s.topic}#${s.partition}#${s.offset}`;
-
+/** The record an operator's quarantine id names; a typo is refused with the form it should have. */
 export function parseQuarantineId(id: string): KafkaSource {
-  const m = /^(?:QUARANTINE#)?(.+)#(\d+)#(\d+)$/.exec(id);
-  if (m === null) throw new OperatorError(`"${id}" is not a quarantine id (<topic>#<partition>#<offset>)`, 'INVALID');
-  return { topic: m[1] ?? '', partition: Number(m[2]), offset: Number(m[3]) };
+  const source = quarantineSourceOf(id);
+  if (source === undefined) {
+    throw new OperatorError(`"${id}" is not a quarantine id (<topic>#<partition>#<offset>)`, 'INVALID');
+  }
+  return source;
 }
 
 export async function listQuarantine(
@@ -359,13 +365,13 @@ export function acceptedRefusal(id: string, status: string, messageId: string | 
   return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;
 }
 
+/** The notification an operator's id names; a typo is refused with the form it should have. */
 export function parseNotificationId(id: string): { eventId: string; channel: Channel } {
-  const at = id.lastIndexOf('#');
-  const channel = id.slice(at + 1);
-  if (at <= 0 || !['EMAIL', 'PUSH', 'SMS'].includes(channel)) {
+  const ref = notificationOfId(id);
+  if (ref === undefined) {
     throw new OperatorError(`"${id}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`, 'INVALID');
   }
-  return { eventId: id.slice(0, at), channel: channel as Channel };
+  return ref;
 }
 
 /**
@@ -460,7 +466,7 @@ export async function resendNotification(
     );
     return r.Attributes as Item;
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') {
+    if (isConditionFailure(error)) {
       throw new OperatorError(`${request.notificationId} changed while being resent: look again`, 'REFUSED');
     }
     throw error;
