@@ -156,8 +156,8 @@ export async function dispatchNotification(
   const item = claim.item;
 
   if (isExpired(item, deps.now(), deps.maxAgeMs)) {
-    await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
-    return { kind: 'expired', item };
+    const t = await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
+    return landed(t, { kind: 'expired', item });
   }
   if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
 
@@ -213,11 +213,12 @@ export async function dispatchNotification(
         const until = await hold(app ?? item.channel, failure.code, holder);
         return defer(holder, 'APPLICATION_BLOCKED', failure.code, afterHold(until, deps));
       }
-      case 'markUnknown':
-        await holder.record((now) => deps.store.markUnknown(item, `UNKNOWN_OUTCOME: ${failure.code}`, now));
-        return { kind: 'unknown', item, reason: failure.code, resend: false };
+      case 'markUnknown': {
+        const t = await holder.record((now) => deps.store.markUnknown(item, `UNKNOWN_OUTCOME: ${failure.code}`, now));
+        return landed(t, { kind: 'unknown', item, reason: failure.code, resend: false });
+      }
       case 'resend': {
-        await holder.record((now) =>
+        const t = await holder.record((now) =>
           deps.store.release(
             item,
             {
@@ -229,7 +230,7 @@ export async function dispatchNotification(
             now,
           ),
         );
-        return { kind: 'unknown', item, reason: failure.code, resend: true };
+        return landed(t, { kind: 'unknown', item, reason: failure.code, resend: true });
       }
     }
   }
@@ -406,8 +407,17 @@ function isWorthRetrying(error: unknown): boolean {
 
 async function fail(holder: Holder, reason: string): Promise<DispatchResult> {
   const { item } = holder;
-  await holder.record((now) => holder.deps.store.markFailed(item, reason, now));
-  return { kind: 'failed', item, reason };
+  const t = await holder.record((now) => holder.deps.store.markFailed(item, reason, now));
+  return landed(t, { kind: 'failed', item, reason });
+}
+
+/**
+ * The outcome of a write fenced on the claim, reported only when it landed. `lost`: the sweeper resolved our expired
+ * lease or another holder claimed since, and the item's state is theirs to report — counting ours as well would count
+ * one notification twice (a FAILED or UNKNOWN alarm for a move that never happened).
+ */
+function landed(t: Transition, outcome: DispatchResult): DispatchResult {
+  return t === 'applied' ? outcome : { kind: 'skipped', why: 'taken' };
 }
 
 /**
@@ -422,7 +432,7 @@ async function defer(
 ): Promise<DispatchResult> {
   const { item } = holder;
   const { deps } = holder;
-  await holder.record((now) =>
+  const t = await holder.record((now) =>
     deps.store.release(
       item,
       {
@@ -434,7 +444,7 @@ async function defer(
       now,
     ),
   );
-  return { kind: 'deferred', item, reason, ...(code === undefined ? {} : { code }), retryAt };
+  return landed(t, { kind: 'deferred', item, reason, ...(code === undefined ? {} : { code }), retryAt });
 }
 
 /** The wait after this notification's next deferral: grows with each one, to minutes. */

@@ -2,6 +2,7 @@
  * DynamoDB adapter for ingest: the one TransactWriteItems per event, and quarantine writes.
  * It reads what DynamoDB answered and turns it into domain outcomes; anything else is thrown, typed.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
@@ -24,6 +25,7 @@ import type { PreferencesItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk, sweepKey } from '../domain/keys.ts';
 import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import { moveCondition } from '../domain/state-machine.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
 
 export type RecordOutcome =
@@ -300,17 +302,18 @@ export class DynamoInboxStore implements InboxStore {
         },
       },
     };
+    const repairMove = moveCondition('REFUSED', 'PENDING');
     const notifications = repair.repairs.map(({ channel, recipient }) => ({
       Update: {
         TableName: this.tableName,
         Key: { pk, sk: notificationSk(channel) },
-        ConditionExpression: '#status = :refused',
+        ConditionExpression: repairMove.expression,
         // createdAt starts again (the sweeper's maximum age counts from it); firstCreatedAt keeps the original.
         UpdateExpression:
           'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
-          ':refused': 'REFUSED',
+          ...repairMove.values,
           ':pending': 'PENDING',
           ':recipient': recipient,
           ':iso': iso,

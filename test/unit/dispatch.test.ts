@@ -115,11 +115,11 @@ describe('dispatch: claim → send → mark', () => {
     const [claim, mark] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     // Only a PENDING item that is due: a stale record cannot jump a deferral's backoff.
     expect(claim?.ConditionExpression).toBe(
-      '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
+      '#status = :fromStatus AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
     );
     expect(claim?.UpdateExpression).toContain('attempt = attempt + :one');
     expect(claim?.ExpressionAttributeValues?.[':lease']).toBe(NOW + 120_000);
-    expect(mark?.ConditionExpression).toBe('#status = :sending AND attempt = :attempt');
+    expect(mark?.ConditionExpression).toBe('#status = :fromStatus AND attempt = :attempt');
     expect(mark?.ExpressionAttributeValues).toMatchObject({
       ':to': 'SENT',
       ':attempt': 1,
@@ -422,7 +422,7 @@ describe('dispatch: claim → send → mark', () => {
     ddb
       .on(UpdateCommand)
       .callsFake((input) =>
-        input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+        input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')
           ? { Attributes: sending(input.Key.sk.endsWith('SMS') ? pending('SMS') : pending('PUSH')) }
           : {},
       );
@@ -531,7 +531,7 @@ describe('dispatch handler', () => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
       // The lease runs on the real clock the handler reads.
-      return input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+      return input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')
         ? { Attributes: { ...sending(ok), leaseUntil: Date.now() + 120_000 } }
         : {};
     });
@@ -756,7 +756,7 @@ describe('dispatch: an error holds only what it breaks', () => {
     ddb
       .on(UpdateCommand)
       .callsFake((input) =>
-        input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+        input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')
           ? { Attributes: input.Key.pk === 'EVENT#android' ? sending(android) : sending(ios) }
           : {},
       );

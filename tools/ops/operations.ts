@@ -37,6 +37,7 @@ import {
   parseQuarantineId as quarantineSourceOf,
   sweepKey,
 } from '../../functions/domain/keys.ts';
+import { canMove, moveCondition, type NotificationStatus } from '../../functions/domain/state-machine.ts';
 import { CLUSTER_ARN, mskRecord } from '../local/msk.ts';
 
 /** An operator's mistake (unknown id, refused transition): exit 2 or 3, never a stack trace. */
@@ -337,9 +338,6 @@ export async function replayFailedBatches(
 
 // ── resend ──
 
-/** The only statuses a manual resend starts from: the send is known not to have happened, or not known to have. */
-export const RESENDABLE = ['FAILED', 'UNKNOWN'] as const;
-
 export interface ResendRequest {
   readonly notificationId: string;
   readonly by: string;
@@ -409,7 +407,7 @@ export async function resendNotification(
       'REFUSED',
     );
   }
-  if (status !== 'SENT' && !(RESENDABLE as readonly string[]).includes(status)) {
+  if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
     throw new OperatorError(
       `${request.notificationId} is ${status}: still in flight, the pipeline has not given up on it`,
       'REFUSED',
@@ -418,6 +416,7 @@ export async function resendNotification(
   if (expected !== undefined && (expected.status !== status || expected.attempt !== item.attempt)) {
     throw new OperatorError(`${request.notificationId} changed since it was shown: look again`, 'REFUSED');
   }
+  const move = moveCondition(status as NotificationStatus, 'PENDING', 'operator');
   const now = deps.now();
   const iso = new Date(now).toISOString();
   const record = {
@@ -443,14 +442,14 @@ export async function resendNotification(
         TableName: deps.tableName,
         Key: key,
         // Nothing moved since the read — nor did a provider's acceptance land on the item meanwhile.
-        ConditionExpression: `#status = :from AND attempt = :attempt AND ${
+        ConditionExpression: `${move.expression} AND attempt = :attempt AND ${
           accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
         }`,
         UpdateExpression:
           'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, deliveryMessageId, deliveryResponse, bounceType, bounceSubType',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
-          ':from': status,
+          ...move.values,
           ':attempt': item.attempt,
           ':pending': 'PENDING',
           ':iso': iso,
