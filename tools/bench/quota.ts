@@ -20,6 +20,7 @@ import { CHANNELS } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
 
@@ -171,7 +172,7 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
       store,
       now: Date.now,
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-      pendingThresholdMs: 900_000,
+      pendingThresholdMs: DEFAULT_STUCK_AFTER_MS,
       maxSendAttempts: 5,
       maxAgeMs: 86_400_000,
       // High rates: this measures the sweeper itself; in production re-drives are paced to each channel's rate.
