@@ -6,7 +6,6 @@
  * updatedAt, attempt) are never written.
  */
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Channel } from '../domain/channels.ts';
 import { type DeliveryState, deliveryVerdict, type Feedback, type FeedbackTarget } from '../domain/feedback.ts';
 import { eventPk, notificationIdOf, notificationOfKey, notificationSk } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';
