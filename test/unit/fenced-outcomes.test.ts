@@ -4,18 +4,16 @@
  * item taken instead of a FAILED, UNKNOWN or deferral that the table does not hold (which would count one notification
  * twice: once here, once by whoever moved it).
  */
+
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore, Transition } from '../../functions/commons/notification-store.ts';
-import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
-import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
-import { unpaced } from '../../functions/dispatch/pacer.ts';
+import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
-import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { DISPATCH_BUDGET, DISPATCH_NOW, dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 
-const NOW = Date.parse('2026-11-30T09:20:00Z');
+const NOW = DISPATCH_NOW;
 const item = buildNotification(decodeTransfer(transferEvent()).event, 'EMAIL', 'hanako@example.com', NOW - 1000, {
   retentionDays: 35,
 });
@@ -35,33 +33,16 @@ function dispatchWith(failure: SendError, closingWrite: Transition) {
     markUnknown: closing('markUnknown'),
     release: closing('release'),
   } as unknown as NotificationStore;
-  const deps: DispatchDeps = {
+  const deps = dispatchDeps({
     store,
     sender: {
       send: async () => {
         throw failure;
       },
     },
-    pacer: unpaced,
-    breaker: neverHeld,
-    now: () => NOW,
-    sleep: async () => undefined,
-    policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-    leaseMs: 120_000,
-    sendTimeoutMs: 5_000,
-    maxSendAttempts: 3,
-    retryBaseMs: 1_000,
-    retryMaxMs: 300_000,
-    nearRetryMs: 2_000,
-    stuckAfterMs: DEFAULT_STUCK_AFTER_MS,
-    maxAgeMs: 86_400_000,
-    brand: EXAMPLE_BRAND,
     audience: { check: async () => undefined },
-  };
-  const result = dispatchNotification({ key: { pk: item.pk, sk: item.sk }, retryAt: undefined }, deps, {
-    finishBy: NOW + 50_000,
-    maxWaitMs: 5_000,
   });
+  const result = dispatchNotification({ key: { pk: item.pk, sk: item.sk }, retryAt: undefined }, deps, DISPATCH_BUDGET);
   return { result, writes };
 }
 
