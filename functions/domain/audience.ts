@@ -49,6 +49,7 @@ export interface SuppressionItem {
   notificationId: string;
   liftedAt?: string;
   liftedBy?: string;
+  liftReason?: string;
 }
 
 export interface PreferencesItem {
