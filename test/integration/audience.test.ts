@@ -3,13 +3,15 @@
  * without touching SENT; a permanent bounce or a complaint suppressing the address, so a later notification to it
  * ends SUPPRESSED and is not sent; an operator lifting it; preferences through the inbox, newest first.
  */
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { mockClient } from 'aws-sdk-client-mock';
+
+import { SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
+import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
 import { UsageError } from '../../tools/local/cli.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import {
@@ -22,12 +24,12 @@ import {
 } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { main as opsMain } from '../../tools/ops/cli.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const { ses, sns } = providerMocks();
 let table: LocalTable;
 let handlers: Handlers;
 let reader: StreamReader;
@@ -66,12 +68,12 @@ const ingest = async (values: object[]) => {
   );
   await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
 };
-const notification = async (eventId: string, channel = 'EMAIL') =>
-  (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
+const notification = async (eventId: string, channel: Channel = 'EMAIL') =>
+  (await table.eventItems(eventId)).find((i) => i.sk === notificationSk(channel)) ?? {};
 /** SES feedback about the message SES accepted for the notification (unless the test names another message). */
 const feedback = async (type: SesEventType, o: SesEventOptions) => {
-  const [eventId = '', channel] = (o.notificationId ?? '').split('#');
-  const sent = await notification(eventId, channel);
+  const ref = parseNotificationId(o.notificationId ?? '');
+  const sent = await notification(ref?.eventId ?? '', ref?.channel);
   const messageId = typeof sent.providerMessageId === 'string' ? sent.providerMessageId : undefined;
   return handlers.feedback(
     sesEvent(type, { ...(messageId === undefined ? {} : { messageId }), ...o }),
