@@ -45,6 +45,7 @@ import { DeliveryFeedback } from './delivery-feedback.ts';
 import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
+import { useSchemaRegistry } from './schema-registry.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
@@ -124,6 +125,8 @@ export class NotifierStack extends Stack {
         ...shardEnv,
       },
     });
+    // Avro and Protobuf records: ingest reads their writer schemas from the bank's registry.
+    useSchemaRegistry(ingest, s.schemaRegistry);
     // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
     // batch's inbox items before its transactions (a known event costs no write).
     ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);

@@ -22,6 +22,10 @@ const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]
 /** An SNS platform application: arn:aws:sns:<region>:<account>:app/<platform>/<name>. */
 const ARN_PLATFORM_APPLICATION =
   /^arn:aws[a-z-]*:sns:([a-z0-9-]+):(\d{12}):app\/(ADM|APNS|APNS_SANDBOX|BAIDU|GCM|MACOS|MACOS_SANDBOX|MPNS|WNS)\/([A-Za-z0-9_.-]{1,256})$/;
+/** A Glue schema registry: arn:aws:glue:<region>:<account>:registry/<name>. */
+export const ARN_GLUE_REGISTRY = /^arn:(aws[a-z-]*):glue:([a-z0-9-]+):(\d{12}):registry\/([A-Za-z0-9_$#.-]{1,255})$/;
+/** Any Secrets Manager secret (the registry's credentials need not follow MSK's AmazonMSK_ naming). */
+const ARN_ANY_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:[A-Za-z0-9/_+=.@-]+$/;
 const DAY_SECONDS = 86_400;
 /** The stage whose settings may keep the placeholders of examples/settings.example.json (the offline synth). */
 export const EXAMPLE_STAGE = 'example';
@@ -125,6 +129,32 @@ export const settingsSchema = z
     mskSubnetIds: list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, 'must be subnet ids (subnet-...)')).optional(),
     mskSecurityGroupIds: list(
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
+    ).optional(),
+    /**
+     * Where producers register the schemas of Avro or Protobuf records (docs/event.md "Avro and Protobuf"): ingest
+     * reads each record's writer schema from it. Absent: JSON records only (a registry-framed one is quarantined).
+     */
+    schemaRegistry: json(
+      z.discriminatedUnion('kind', [
+        z.object({
+          kind: z.literal('glue'),
+          registryArn: z
+            .string()
+            .regex(ARN_GLUE_REGISTRY, 'must be a Glue registry ARN (arn:aws:glue:...:registry/<name>)'),
+        }),
+        z.object({
+          kind: z.literal('confluent'),
+          // Basic auth over plain HTTP would hand the credentials to anyone on the path.
+          url: z.url({ protocol: /^https$/, error: 'must be the https URL of the Confluent schema registry' }),
+          /** Basic auth: a secret whose value is JSON {"username": …, "password": …} (a Confluent Cloud API key). */
+          basicAuthSecretArn: z.string().regex(ARN_ANY_SECRET, 'must be a Secrets Manager secret ARN').optional(),
+          /** The customer-managed key that secret is encrypted with, if not the account's default. */
+          basicAuthKmsKeyArn: z
+            .string()
+            .regex(ARN_KMS_KEY, 'must be a KMS key ARN (arn:aws:kms:...:key/<id>)')
+            .optional(),
+        }),
+      ]),
     ).optional(),
     inboxRetentionDays: num(1, 3650, DEFAULT_INBOX_RETENTION_DAYS),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
@@ -236,6 +266,34 @@ export const settingsSchema = z
       if (match !== null && (match[1] !== region || match[2] !== account)) {
         problem(key, `must be in the cluster's account and region (${account}, ${region})`);
       }
+    }
+    // Ingest asks the registry in its own region and account (Glue has no cross-account registry access).
+    const registry = s.schemaRegistry;
+    for (const [key, arn, pattern] of [
+      ['schemaRegistry.registryArn', registry?.kind === 'glue' ? registry.registryArn : undefined, ARN_GLUE_REGISTRY],
+      [
+        'schemaRegistry.basicAuthSecretArn',
+        registry?.kind === 'confluent' ? registry.basicAuthSecretArn : undefined,
+        ARN_ANY_SECRET,
+      ],
+      [
+        'schemaRegistry.basicAuthKmsKeyArn',
+        registry?.kind === 'confluent' ? registry.basicAuthKmsKeyArn : undefined,
+        ARN_KMS_KEY,
+      ],
+    ] as const) {
+      const match = pattern.exec(arn ?? '');
+      if (match === null) continue;
+      const [r, a] = pattern === ARN_GLUE_REGISTRY ? [match[2], match[3]] : [match[1], match[2]];
+      if (r !== region || a !== account)
+        problem(key, `must be in the cluster's account and region (${account}, ${region})`);
+    }
+    if (
+      registry?.kind === 'confluent' &&
+      registry.basicAuthKmsKeyArn !== undefined &&
+      registry.basicAuthSecretArn === undefined
+    ) {
+      problem('schemaRegistry.basicAuthKmsKeyArn', 'is only used with schemaRegistry.basicAuthSecretArn');
     }
     // SNS publishes only within its region, and delivery status is logged in the application's own region.
     for (const arn of s.pushPlatformApplicationArns ?? []) {

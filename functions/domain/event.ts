@@ -37,6 +37,8 @@ export const REJECTION_REASONS = [
   'NO_VALUE',
   'TOO_LARGE',
   'INVALID_ENCODING',
+  /** A schema-registry record whose writer's schema cannot be had or read (docs/event.md "Avro and Protobuf"). */
+  'UNKNOWN_SCHEMA',
   'INVALID_JSON',
   'SCHEMA_VIOLATION',
   'INVALID_EVENT_ID',

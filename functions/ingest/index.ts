@@ -5,11 +5,14 @@
  * event source mapping redelivers the batch: records already written come back as duplicates. A record's bytes never
  * make it throw.
  */
+import { GetSchemaVersionCommand, GlueClient } from '@aws-sdk/client-glue';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
+import { SchemaCache, schemaRegistryFromEnv } from '../commons/schema-registry.ts';
 import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
@@ -18,6 +21,22 @@ import { reportBatch } from './report.ts';
 const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
 const limit = pLimit(config.concurrency);
+// Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients
+// are created when first needed.
+let glue: GlueClient | undefined;
+const schemas = new SchemaCache(
+  schemaRegistryFromEnv(process.env, {
+    getSchemaVersion: (schemaVersionId, abortSignal) => {
+      glue ??= new GlueClient({});
+      return glue.send(new GetSchemaVersionCommand({ SchemaVersionId: schemaVersionId }), { abortSignal });
+    },
+    secret: async (arn) => {
+      const answer = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
+      if (answer.SecretString === undefined) throw new Error('the secret has no SecretString');
+      return answer.SecretString;
+    },
+  }),
+);
 const raiseShardMark = onceRaised(
   new DynamoSweepShardMark(documentClient, config.tableName),
   config.sweepShards,
@@ -30,6 +49,7 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
     const summary = await ingestBatch(event, {
       // Before this environment writes a sweep key: the sweeper must visit every shard a key may be in.
       beforeWrites: raiseShardMark,
+      schemas,
       store,
       sweepShards: config.sweepShards,
       limit,

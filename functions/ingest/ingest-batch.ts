@@ -26,6 +26,7 @@
  */
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
+import { SchemaCache } from '../commons/schema-registry.ts';
 import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
 import type { KnownEvents, KnownInbox } from './inbox-store.ts';
@@ -37,6 +38,7 @@ import {
   type IngestInput,
   type IngestResult,
 } from './ingest-record.ts';
+import { readWireRecords } from './wire-records.ts';
 
 export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures.ts';
 
@@ -47,7 +49,14 @@ export interface BatchDeps extends IngestDeps {
    * written: every record counts as failed and the batch is redelivered, so the figures still reconcile.
    */
   readonly beforeWrites?: () => Promise<void>;
+  /**
+   * Writer schemas of schema-registry records (wire-records.ts). Without one, such records are quarantined as
+   * UNKNOWN_SCHEMA; if the registry cannot answer, nothing is written and the batch is redelivered.
+   */
+  readonly schemas?: SchemaCache;
 }
+
+const NO_REGISTRY = new SchemaCache(undefined);
 
 export interface BatchSummary {
   readonly records: number;
@@ -68,12 +77,19 @@ interface ChainOutcome {
 }
 
 export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<BatchSummary> {
-  const inputs: IngestInput[] = Object.values(event.records ?? {})
+  const given: IngestInput[] = Object.values(event.records ?? {})
     .flat()
     .map((record) => ({
       source: { topic: record.topic, partition: record.partition, offset: record.offset },
       value: record.value,
     }));
+  let inputs: IngestInput[];
+  try {
+    inputs = await readWireRecords(given, deps.schemas ?? NO_REGISTRY, deps.maxEventBytes);
+  } catch (error) {
+    // The registry could not answer: no record is at fault, all wait for the redelivery.
+    return { records: given.length, results: [], figures: tally(given.length, [], given.length), failure: error };
+  }
   const chains = chainsOf(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
   try {
     await deps.beforeWrites?.();

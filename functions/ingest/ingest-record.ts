@@ -39,6 +39,10 @@ export interface IngestInput {
   readonly source: KafkaSource;
   /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
   readonly value: unknown;
+  /** A schema-registry record read as the contract's JSON (wire-records.ts): what admission reads instead of `value`. */
+  readonly decoded?: { readonly value: string; readonly maxBytes: number };
+  /** A schema-registry record that could not be read: quarantined with its original `value`. */
+  readonly wireRejection?: Rejection;
 }
 
 export type IngestResult =
@@ -90,8 +94,14 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
 /** The pure step, guarded: a throw from it (a bug, never the bytes' fault) quarantines the record as UNPROCESSABLE. */
 export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
   const now = deps.now();
+  if (input.wireRejection !== undefined)
+    return { input, now, admission: { ok: false, rejection: input.wireRejection } };
   try {
-    return { input, now, admission: admitRecord(input.value, deps, now) };
+    const admission =
+      input.decoded === undefined
+        ? admitRecord(input.value, deps, now)
+        : admitRecord(input.decoded.value, { ...deps, maxEventBytes: input.decoded.maxBytes }, now);
+    return { input, now, admission };
   } catch (error) {
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
   }

@@ -43,7 +43,9 @@ describe('npm run bench (smoke)', () => {
     expect(report.cpuMicrosPerEvent).toBeGreaterThan(0);
     expect(report.dispatch.sends).toBe(500);
     expect(report.bundles.map((b: { name: string }) => b.name)).toEqual(['ingest', 'dispatch', 'sweeper']);
-    for (const b of report.bundles) expect(b.bytes).toBeLessThan(1_000_000);
+    // Ingest carries the Avro and Protobuf codecs (avsc, protobufjs) and the Glue and Secrets Manager clients for
+    // schema-registry records: about 1.01 MB (docs/evidence.md "Avro and Protobuf through a schema registry").
+    for (const b of report.bundles) expect(b.bytes).toBeLessThan(b.name === 'ingest' ? 1_100_000 : 1_000_000);
     // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
     for (const p of report.quota.pacing) {
       expect(p.maxInAnyWindow).toBeLessThanOrEqual(p.quotaPerSecond);

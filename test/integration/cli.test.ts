@@ -59,6 +59,7 @@ describe('--help and usage errors', () => {
   it.each([
     ['tools/scripts/templates.ts', /^Usage: npm run templates/],
     ['tools/scripts/schema.ts', /^Usage: npm run schema/],
+    ['tools/scripts/wire-schemas.ts', /^Usage: npm run schema:wire/],
     ['tools/scripts/screenshots.ts', /^Usage: npm run screenshots/],
     ['tools/ops/smoke.ts', /^usage: npm run smoke/],
   ])('%s --help prints its usage, exits 0 and does nothing else', async (script, usage) => {
@@ -115,6 +116,7 @@ describe('--help and usage errors', () => {
       [['--ses-port', '18999', '--sns-port', '18999'], /both name port 18999/],
       [['--outbox-port', '70000'], /--outbox-port must be an integer from 1 to 65535/],
       [['--dynamodb-storage', 'tape'], /--dynamodb-storage must be memory, disk or auto/],
+      [['--registry', dir], /--registry .*: no readable registry.json/],
     ])('%o → exit 2: %s', async (args, message) => {
       const r = await tsx('tools/local/run.ts', typeof args === 'function' ? args() : args);
       expect(r.code).toBe(2);

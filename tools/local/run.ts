@@ -47,6 +47,7 @@ import {
   startSnsEndpoint,
 } from './providers.ts';
 import { sampleScenario } from './sample.ts';
+import { readRegistryFolder, startLocalSchemaRegistry } from './schema-registry.ts';
 import { subscriptionEvents } from './sns-delivery-status.ts';
 import { StreamReader } from './stream-reader.ts';
 
@@ -57,7 +58,12 @@ Runs the whole notifier pipeline locally: DynamoDB Local, the SES emulator, a lo
 
 Input
   --events FILE        JSON Lines: one Kafka record value per line (examples/events.jsonl); "-" reads standard input.
-                       Without it, a built-in sample scenario runs.
+                       Without it, a built-in sample scenario runs. A FILE ending in .b64 (or any FILE with --base64)
+                       holds one record value per line in base64: the bytes exactly as the topic holds them, e.g.
+                       Confluent wire-format Avro or Protobuf (examples/events.avro.b64)
+  --base64             read --events lines as base64 record values
+  --registry DIR       the folder standing in for the schema registry (default docs/wire: registry.json and the
+                       schemas it lists); served to ingest as Confluent's REST API
   --batch-size N       records per MSK batch (default 100; the sample uses 4)
   --redeliver N        deliver every batch N more times, concurrently (at-least-once)
   --max-event-age S    the ingest function's MAX_EVENT_AGE_SECONDS (a file's events: 0, off, unless given)
@@ -120,6 +126,8 @@ function parseOptions(argv: string[]) {
       usage: USAGE,
       options: {
         events: { type: 'string' },
+        base64: { type: 'boolean', default: false },
+        registry: { type: 'string' },
         'batch-size': { type: 'string' },
         redeliver: { type: 'string' },
         'max-event-age': { type: 'string' },
@@ -148,6 +156,9 @@ function parseOptions(argv: string[]) {
   return {
     storage,
     events: values.events,
+    // A .b64 file holds binary record values (schema-registry records) as base64 lines.
+    base64: values.base64 === true || (values.events?.endsWith('.b64') ?? false),
+    registry: values.registry ?? join(REPO, 'docs', 'wire'),
     batchSize: intOption('batch-size', values['batch-size'], 1, 10_000),
     redeliver: intOption('redeliver', values.redeliver, 0, 100) ?? 0,
     maxEventAgeSeconds: intOption('max-event-age', values['max-event-age'], 0),
@@ -294,6 +305,8 @@ class Progress {
 async function main(signal: AbortSignal): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const input = await openInput(options.events, options.batchSize);
+  // Read now: a missing or malformed folder is a usage error before anything starts.
+  readRegistryFolder(options.registry);
   await assertPortsFree(options.ports);
   requireJava();
   const log = options.verbose ? undefined : openLogFile();
@@ -360,6 +373,8 @@ async function main(signal: AbortSignal): Promise<number> {
   );
   if (log !== undefined) progress.message(`handler logs and metrics: ${relative(process.cwd(), log.path)}`);
 
+  const registry = await startLocalSchemaRegistry(options.registry);
+  onExit(() => registry.stop());
   const handlers = await loadHandlers({
     dynamoEndpoint: db.endpoint,
     sesEndpoint: ses.url,
@@ -372,6 +387,9 @@ async function main(signal: AbortSignal): Promise<number> {
       MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? input.maxEventAgeSeconds),
       // As the stack does: emails go through the configuration set whose events reach the feedback function.
       SES_CONFIGURATION_SET: 'notifier-local',
+      // The folder standing in for the schema registry, as the stack configures a Confluent one.
+      SCHEMA_REGISTRY_KIND: 'confluent',
+      SCHEMA_REGISTRY_URL: registry.url,
       ...rates,
     },
   });
@@ -429,7 +447,7 @@ async function main(signal: AbortSignal): Promise<number> {
           topic: TOPIC,
           partition: 0,
           offset: batch.offset + j,
-          value: Buffer.from(value, 'utf8'),
+          value: Buffer.from(value, options.base64 ? 'base64' : 'utf8'),
         })),
       );
     // The first delivery and --redeliver extra deliveries of the same batch run concurrently.

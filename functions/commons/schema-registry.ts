@@ -1,0 +1,213 @@
+/**
+ * The schema registry adapters: a writer's schema by the id its record names (Confluent: GET /schemas/ids/{id}; AWS
+ * Glue: GetSchemaVersion by the schema version's UUID), compiled once and kept for the container's life — a registered
+ * schema never changes under its id, so the cache needs no expiry.
+ *
+ * Each adapter checks what the registry answered and tells two things apart, because they end differently:
+ * - the registry has no such schema (Confluent 404 / 40403, Glue EntityNotFoundException): the records that name it
+ *   are bad input — quarantined, replayable once the schema exists;
+ * - the registry cannot answer (network, timeout, 5xx, throttling, our credentials refused): an infrastructure
+ *   failure — `SchemaRegistryUnavailable` fails the batch before any write, and the event source mapping redelivers
+ *   it, so no good record is quarantined because the registry was down.
+ */
+import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
+import { type Compiled, compileSchema, type SchemaRef, schemaKey, type WireFormat } from '../domain/wire-format.ts';
+import { ConfigError } from './config.ts';
+
+/** A writer's schema as the registry keeps it. */
+export interface RegistrySchema {
+  readonly format: WireFormat;
+  readonly definition: string;
+  /** The schema imports other registered schemas (Confluent references): not resolved here. */
+  readonly hasReferences?: boolean;
+}
+
+export interface SchemaRegistry {
+  /** Which records this registry can resolve (Confluent ids or Glue UUIDs). */
+  readonly kind: SchemaRef['registry'];
+  /** The schema, or undefined when the registry says it has none. Throws SchemaRegistryUnavailable otherwise. */
+  schema(ref: SchemaRef): Promise<RegistrySchema | undefined>;
+}
+
+export class SchemaRegistryUnavailable extends Error {
+  override name = 'SchemaRegistryUnavailable';
+}
+
+const REGISTRY_TIMEOUT_MS = 3_000;
+
+export interface BasicAuth {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** Confluent Schema Registry (Confluent Cloud, Confluent Platform, or any registry speaking its REST API). */
+export class ConfluentSchemaRegistry implements SchemaRegistry {
+  readonly kind = 'confluent' as const;
+  constructor(
+    private readonly url: string,
+    /** Read once, when first needed (the secret's username and password). */
+    private readonly auth?: () => Promise<BasicAuth>,
+    private readonly fetchImpl: typeof fetch = fetch,
+  ) {}
+
+  async schema(ref: SchemaRef): Promise<RegistrySchema | undefined> {
+    const headers: Record<string, string> = { accept: 'application/vnd.schemaregistry.v1+json, application/json' };
+    if (this.auth !== undefined) {
+      const { username, password } = await this.auth();
+      headers.authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+    }
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`${this.url.replace(/\/+$/, '')}/schemas/ids/${ref.id}`, {
+        headers,
+        signal: AbortSignal.timeout(REGISTRY_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new SchemaRegistryUnavailable(`schema registry unreachable: ${(error as Error).message}`, { cause: error });
+    }
+    if (response.status === 404) {
+      const body = (await response.json().catch(() => ({}))) as { error_code?: number };
+      // 40403: "Schema not found". Another 404 is a wrong URL: ours to fix, not the record's.
+      if (body.error_code === 40403) return undefined;
+      throw new SchemaRegistryUnavailable(`schema registry answered 404 without error code 40403: is the URL right?`);
+    }
+    if (!response.ok) throw new SchemaRegistryUnavailable(`schema registry answered HTTP ${response.status}`);
+    const body = (await response.json().catch(() => undefined)) as
+      | { schema?: unknown; schemaType?: unknown; references?: unknown[] }
+      | undefined;
+    if (typeof body?.schema !== 'string')
+      throw new SchemaRegistryUnavailable('schema registry answered without a schema');
+    // Confluent leaves schemaType out for Avro, its original format.
+    const format = body.schemaType === undefined ? 'AVRO' : body.schemaType;
+    if (format !== 'AVRO' && format !== 'PROTOBUF' && format !== 'JSON') {
+      throw new SchemaRegistryUnavailable(`schema registry answered schemaType ${String(format)}`);
+    }
+    return { format, definition: body.schema, hasReferences: (body.references?.length ?? 0) > 0 };
+  }
+}
+
+/** Glue's GetSchemaVersion by SchemaVersionId (the handler loads the SDK client only when a Glue record comes). */
+export type GetSchemaVersion = (schemaVersionId: string, signal: AbortSignal) => Promise<GetSchemaVersionResponse>;
+
+/** AWS Glue Schema Registry: the record names a schema version by its UUID. */
+export class GlueSchemaRegistry implements SchemaRegistry {
+  readonly kind = 'glue' as const;
+  constructor(private readonly getSchemaVersion: GetSchemaVersion) {}
+
+  async schema(ref: SchemaRef): Promise<RegistrySchema | undefined> {
+    try {
+      const answer = await this.getSchemaVersion(String(ref.id), AbortSignal.timeout(REGISTRY_TIMEOUT_MS));
+      const format = answer.DataFormat;
+      if (answer.SchemaDefinition === undefined || (format !== 'AVRO' && format !== 'PROTOBUF' && format !== 'JSON')) {
+        throw new SchemaRegistryUnavailable(`Glue answered schema version ${ref.id} without a definition or format`);
+      }
+      return { format, definition: answer.SchemaDefinition };
+    } catch (error) {
+      if ((error as Error).name === 'EntityNotFoundException') return undefined;
+      if (error instanceof SchemaRegistryUnavailable) throw error;
+      throw new SchemaRegistryUnavailable(`Glue schema registry: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
+
+/** What a record's schema reference resolves to: a codec, or why its records are refused. */
+export type Resolved = Compiled;
+
+/**
+ * Compiled schemas by reference, for the container's life. `resolve` fetches the ones not seen yet (each once, also
+ * when a batch names it many times) and throws SchemaRegistryUnavailable when the registry cannot answer.
+ */
+export class SchemaCache {
+  private readonly known = new Map<string, Resolved>();
+  constructor(private readonly registry: SchemaRegistry | undefined) {}
+
+  async resolve(refs: Iterable<SchemaRef>): Promise<Map<string, Resolved>> {
+    const out = new Map<string, Resolved>();
+    const missing = new Map<string, SchemaRef>();
+    for (const ref of refs) {
+      const key = schemaKey(ref);
+      const known = this.known.get(key);
+      if (known !== undefined) out.set(key, known);
+      else missing.set(key, ref);
+    }
+    await Promise.all(
+      [...missing].map(async ([key, ref]) => {
+        const resolved = await this.fetch(ref);
+        // Only answers are kept: a schema the registry had no record of may be registered later (then replayed).
+        if (resolved.ok) this.known.set(key, resolved);
+        out.set(key, resolved);
+      }),
+    );
+    return out;
+  }
+
+  private async fetch(ref: SchemaRef): Promise<Resolved> {
+    const registry = this.registry;
+    if (registry === undefined) {
+      return {
+        ok: false,
+        detail: `record names ${ref.registry} schema ${ref.id}, but no schema registry is configured`,
+      };
+    }
+    if (registry.kind !== ref.registry) {
+      return {
+        ok: false,
+        detail: `record names ${ref.registry} schema ${ref.id}, but the registry is ${registry.kind}`,
+      };
+    }
+    const schema = await registry.schema(ref);
+    if (schema === undefined) return { ok: false, detail: `the ${ref.registry} registry has no schema ${ref.id}` };
+    if (schema.hasReferences === true) {
+      return {
+        ok: false,
+        detail: `schema ${ref.id} imports other schemas (references), which notifier does not resolve`,
+      };
+    }
+    if (ref.registry === 'glue' && schema.format === 'PROTOBUF') {
+      // Glue's Protobuf payload names no message; which one a producer wrote is not documented, so it is not guessed.
+      return { ok: false, detail: `schema ${ref.id} is Glue Protobuf, which notifier does not read (Avro or JSON)` };
+    }
+    const compiled = compileSchema(schema.format, schema.definition);
+    return compiled.ok ? compiled : { ok: false, detail: `schema ${ref.id}: ${compiled.detail}` };
+  }
+}
+
+/**
+ * The registry ingest reads writer schemas from, as the stack configures it (lib/settings.ts `schemaRegistry`):
+ * SCHEMA_REGISTRY_KIND confluent (SCHEMA_REGISTRY_URL, and SCHEMA_REGISTRY_SECRET_ARN for basic auth) or glue.
+ * Unset: none, and a schema-registry record is quarantined as UNKNOWN_SCHEMA. Checked once, at cold start.
+ */
+export function schemaRegistryFromEnv(
+  env: Record<string, string | undefined>,
+  clients: { getSchemaVersion: GetSchemaVersion; secret: (arn: string) => Promise<string> },
+): SchemaRegistry | undefined {
+  const kind = env.SCHEMA_REGISTRY_KIND;
+  if (kind === undefined || kind === '') return undefined;
+  if (kind === 'glue') return new GlueSchemaRegistry(clients.getSchemaVersion);
+  if (kind !== 'confluent')
+    throw new ConfigError(`configuration error: SCHEMA_REGISTRY_KIND is invalid: confluent or glue, not ${kind}`);
+  const url = env.SCHEMA_REGISTRY_URL;
+  if (url === undefined || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw new ConfigError(
+      'configuration error: SCHEMA_REGISTRY_URL must be the http(s) URL of the Confluent schema registry',
+    );
+  }
+  const secretArn = env.SCHEMA_REGISTRY_SECRET_ARN;
+  if (secretArn === undefined || secretArn === '') return new ConfluentSchemaRegistry(url);
+  let auth: Promise<BasicAuth> | undefined;
+  const readAuth = async (): Promise<BasicAuth> => {
+    const parsed = JSON.parse(await clients.secret(secretArn)) as Partial<BasicAuth>;
+    if (typeof parsed.username !== 'string' || typeof parsed.password !== 'string') {
+      throw new Error('the schema registry secret must be JSON with "username" and "password"');
+    }
+    return { username: parsed.username, password: parsed.password };
+  };
+  return new ConfluentSchemaRegistry(url, () => {
+    // Read once; a failed read is retried with the next batch rather than kept.
+    auth ??= readAuth().catch((error: unknown) => {
+      auth = undefined;
+      throw new SchemaRegistryUnavailable(`schema registry secret: ${(error as Error).message}`, { cause: error });
+    });
+    return auth;
+  });
+}

@@ -1,0 +1,268 @@
+/**
+ * Record values as schema-registry producers write them (docs/event.md "Avro and Protobuf"): the wire header that
+ * names the writer's schema, and the codecs that turn the payload into the JSON object of the event contract — which
+ * the one decoder (event.ts decodeRecordValue) then reads like any JSON producer's record.
+ *
+ * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (commons/schema-registry.ts); this module
+ * only reads headers, compiles a schema's text and decodes bytes with it. Every function here is total: bytes that do
+ * not decode are an `{ ok: false }` with a detail that names the rule, never a throw.
+ *
+ * - Confluent wire format: byte 0 is 0x00, bytes 1-4 the schema id (big-endian int32), then the payload; a Protobuf
+ *   payload starts with the message indexes (a zig-zag varint count, then the path to the message from the file's
+ *   top-level messages; the common [0] is the single byte 0x00).
+ * - AWS Glue Schema Registry: byte 0 is 0x03 (the header version), byte 1 the compression (0x00 none, 0x05 zlib),
+ *   bytes 2-17 the schema version's UUID, then the payload.
+ * - Anything else is a JSON producer's record: JSON text never starts with 0x00 or 0x03.
+ */
+import { inflateSync } from 'node:zlib';
+import avro from 'avsc';
+import protobuf from 'protobufjs';
+
+export const WIRE_FORMATS = ['AVRO', 'PROTOBUF', 'JSON'] as const;
+/** The data format a registry records for a schema (Confluent's schemaType, Glue's DataFormat). */
+export type WireFormat = (typeof WIRE_FORMATS)[number];
+
+const CONFLUENT_MAGIC = 0x00;
+const GLUE_HEADER_VERSION = 0x03;
+const GLUE_COMPRESSION_NONE = 0x00;
+const GLUE_COMPRESSION_ZLIB = 0x05;
+const GLUE_HEADER_BYTES = 18;
+
+/** Which registry's schema a record was written with. */
+export type SchemaRef =
+  | { readonly registry: 'confluent'; readonly id: number }
+  | { readonly registry: 'glue'; readonly id: string };
+
+export type WireHeader =
+  | { readonly kind: 'json' }
+  | { readonly kind: 'wire'; readonly schema: SchemaRef; readonly payload: Buffer }
+  | { readonly kind: 'malformed'; readonly detail: string };
+
+/** The registry's own spelling of a schema reference: Confluent's numeric id, Glue's schema version UUID. */
+export const schemaKey = (ref: SchemaRef): string => `${ref.registry}:${ref.id}`;
+
+/** Reads the wire header, if the record has one. Never throws. */
+export function readWireHeader(bytes: Buffer): WireHeader {
+  if (bytes.length === 0) return { kind: 'json' };
+  if (bytes[0] === CONFLUENT_MAGIC) {
+    if (bytes.length < 5) {
+      return {
+        kind: 'malformed',
+        detail: `Confluent wire-format record of ${bytes.length} bytes: no room for a schema id`,
+      };
+    }
+    const id = bytes.readInt32BE(1);
+    if (id <= 0)
+      return { kind: 'malformed', detail: `Confluent wire-format record names schema id ${id}: not a registry id` };
+    return { kind: 'wire', schema: { registry: 'confluent', id }, payload: bytes.subarray(5) };
+  }
+  if (bytes[0] === GLUE_HEADER_VERSION) {
+    if (bytes.length < GLUE_HEADER_BYTES) {
+      return {
+        kind: 'malformed',
+        detail: `Glue wire-format record of ${bytes.length} bytes: shorter than its 18-byte header`,
+      };
+    }
+    const compression = bytes[1];
+    const hex = bytes.subarray(2, GLUE_HEADER_BYTES).toString('hex');
+    const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const body = bytes.subarray(GLUE_HEADER_BYTES);
+    if (compression === GLUE_COMPRESSION_NONE) return { kind: 'wire', schema: { registry: 'glue', id }, payload: body };
+    if (compression === GLUE_COMPRESSION_ZLIB) {
+      try {
+        return { kind: 'wire', schema: { registry: 'glue', id }, payload: inflateSync(body) };
+      } catch {
+        return { kind: 'malformed', detail: 'Glue wire-format record: its zlib-compressed payload does not inflate' };
+      }
+    }
+    return { kind: 'malformed', detail: `Glue wire-format record with unknown compression byte ${compression}` };
+  }
+  return { kind: 'json' };
+}
+
+/** A schema compiled once per container: decodes a payload to the contract's JSON object. */
+export interface Codec {
+  readonly format: WireFormat;
+  decode(payload: Buffer): { ok: true; value: unknown } | { ok: false; detail: string };
+}
+
+export type Compiled = { ok: true; codec: Codec } | { ok: false; detail: string };
+
+/** Compiles a registry's schema text. A schema notifier cannot read is a problem of the records that name it. */
+export function compileSchema(format: WireFormat, definition: string): Compiled {
+  try {
+    if (format === 'AVRO') return { ok: true, codec: avroCodec(avro.Type.forSchema(JSON.parse(definition))) };
+    if (format === 'PROTOBUF') return { ok: true, codec: protobufCodec(parseProto(definition)) };
+    return { ok: true, codec: jsonCodec };
+  } catch (error) {
+    return { ok: false, detail: `its ${format} schema does not compile: ${(error as Error).message}` };
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A JSON Schema record behind a registry header: the payload is JSON text, read as any JSON record is. */
+const jsonCodec: Codec = {
+  format: 'JSON',
+  decode(payload) {
+    try {
+      return { ok: true, value: utf8.decode(payload) };
+    } catch {
+      return { ok: false, detail: 'JSON payload is not valid UTF-8' };
+    }
+  },
+};
+
+function avroCodec(type: avro.Type): Codec {
+  return {
+    format: 'AVRO',
+    decode(payload) {
+      try {
+        // fromBuffer refuses a payload that ends early or has bytes after the record ("trailing data").
+        return { ok: true, value: type.fromBuffer(payload) };
+      } catch (error) {
+        return {
+          ok: false,
+          detail: `Avro payload does not decode with its writer's schema: ${(error as Error).message}`,
+        };
+      }
+    },
+  };
+}
+
+/** Field names as written in the .proto (the contract's camelCase names), not converted. */
+const parseProto = (definition: string): protobuf.Root => protobuf.parse(definition, { keepCase: true }).root;
+
+/** The top-level messages of a .proto file in declaration order: what Confluent's message indexes count. */
+function topLevelMessages(root: protobuf.Root): protobuf.Type[] {
+  let ns: protobuf.NamespaceBase = root;
+  // A package is a chain of namespaces with one member each until the file's own declarations.
+  while (
+    ns.nestedArray.length === 1 &&
+    !(ns.nestedArray[0] instanceof protobuf.Type) &&
+    ns.nestedArray[0] instanceof protobuf.Namespace
+  ) {
+    ns = ns.nestedArray[0];
+  }
+  return ns.nestedArray.filter((t): t is protobuf.Type => t instanceof protobuf.Type);
+}
+
+/** A message the generator wraps an optional list in (proto3 cannot tell an empty list from an absent one). */
+const isListWrapper = (type: protobuf.Type): boolean =>
+  type.name.endsWith('List') &&
+  type.fieldsArray.length === 1 &&
+  type.fieldsArray[0]?.name === 'items' &&
+  type.fieldsArray[0].repeated;
+
+function protobufCodec(root: protobuf.Root): Codec {
+  const messages = topLevelMessages(root);
+  if (messages.length === 0) throw new Error('the .proto declares no message');
+  return {
+    format: 'PROTOBUF',
+    decode(payload) {
+      try {
+        const reader = protobuf.Reader.create(payload);
+        const count = reader.sint32();
+        if (count < 0 || count > 16)
+          return { ok: false, detail: `Protobuf message-index count ${count} is not a path` };
+        let type: protobuf.Type | undefined;
+        let choices = messages;
+        // [0] is written as the count 0 alone: the file's first message.
+        const path = count === 0 ? [0] : Array.from({ length: count }, () => reader.sint32());
+        for (const index of path) {
+          type = choices[index];
+          if (type === undefined)
+            return { ok: false, detail: `Protobuf message index ${index} names no message of the schema` };
+          choices = type.nestedArray.filter((t): t is protobuf.Type => t instanceof protobuf.Type);
+        }
+        const message = (type as protobuf.Type).decode(payload.subarray(reader.pos));
+        const object = (type as protobuf.Type).toObject(message, {
+          longs: Number,
+          enums: String,
+          arrays: true,
+          defaults: false,
+        });
+        return { ok: true, value: unwrapLists(type as protobuf.Type, object) };
+      } catch (error) {
+        return {
+          ok: false,
+          detail: `Protobuf payload does not decode with its writer's schema: ${(error as Error).message}`,
+        };
+      }
+    },
+  };
+}
+
+/** The decoded message as the contract's JSON: list wrappers unwrapped, recursively. */
+function unwrapLists(type: protobuf.Type, object: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(object)) {
+    const field = type.fields[name];
+    const nested = field?.resolve().resolvedType;
+    if (!(nested instanceof protobuf.Type)) {
+      out[name] = value;
+    } else if (isListWrapper(nested)) {
+      out[name] = (value as { items?: unknown[] }).items ?? [];
+    } else if (Array.isArray(value)) {
+      out[name] = value.map((v) => unwrapLists(nested, v as Record<string, unknown>));
+    } else {
+      out[name] = unwrapLists(nested, value as Record<string, unknown>);
+    }
+  }
+  return out;
+}
+
+// ── The producer's side: encoding (tools, tests, the examples) ──
+
+/** A contract JSON object as the generated schemas carry it: null means absent, as in the JSON contract. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => [k, withoutNulls(v)]),
+  );
+}
+
+/** Encodes a contract JSON object with an Avro schema (the payload only). Throws when the object does not fit it. */
+export function encodeAvro(schema: string, event: object): Buffer {
+  const type = avro.Type.forSchema(JSON.parse(schema));
+  // An absent optional field takes its default (null): avsc fills a field left undefined from its default.
+  return type.toBuffer(withoutNulls(event));
+}
+
+/** Encodes a contract JSON object as the .proto's first message (the payload, without message indexes). */
+export function encodeProtobuf(definition: string, event: object): Buffer {
+  const [type] = topLevelMessages(parseProto(definition));
+  if (type === undefined) throw new Error('the .proto declares no message');
+  const wrap = (t: protobuf.Type, v: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(
+      Object.entries(v).map(([name, value]) => {
+        const nested = t.fields[name]?.resolve().resolvedType;
+        if (!(nested instanceof protobuf.Type)) return [name, value];
+        if (isListWrapper(nested)) return [name, { items: value }];
+        if (Array.isArray(value)) return [name, value.map((item) => wrap(nested, item as Record<string, unknown>))];
+        return [name, wrap(nested, value as Record<string, unknown>)];
+      }),
+    );
+  const object = wrap(type, withoutNulls(event) as Record<string, unknown>);
+  const problem = type.verify(object);
+  if (problem !== null) throw new Error(`does not fit ${type.name}: ${problem}`);
+  return Buffer.from(type.encode(type.fromObject(object)).finish());
+}
+
+/** A Confluent wire-format record: magic byte, schema id, (for Protobuf) the message indexes [0], the payload. */
+export function confluentRecord(schemaId: number, format: WireFormat, payload: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt8(CONFLUENT_MAGIC, 0);
+  header.writeInt32BE(schemaId, 1);
+  return Buffer.concat(format === 'PROTOBUF' ? [header, Buffer.from([0]), payload] : [header, payload]);
+}
+
+/** A Glue wire-format record (uncompressed): header version, compression, the schema version's UUID, the payload. */
+export function glueRecord(schemaVersionId: string, payload: Buffer): Buffer {
+  const uuid = Buffer.from(schemaVersionId.replaceAll('-', ''), 'hex');
+  if (uuid.length !== 16) throw new Error(`not a schema version UUID: ${schemaVersionId}`);
+  return Buffer.concat([Buffer.from([GLUE_HEADER_VERSION, GLUE_COMPRESSION_NONE]), uuid, payload]);
+}
