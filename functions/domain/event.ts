@@ -95,8 +95,14 @@ export interface Recipient {
  * absent when the producer gave none or it cleaned to nothing.
  */
 export type EventData = Readonly<Record<string, string>>;
-/** A transfer's data (TransferCompleted, TransferFailed): what tools and tests build. */
-export type TransferData = EventData;
+/** A transfer's data (TransferCompleted, TransferFailed, their definition.json): what tools and tests build. */
+export type TransferData = {
+  readonly transferId: string;
+  readonly amount: string;
+  readonly currency: string;
+  readonly counterpartyName?: string;
+  readonly reason?: string;
+};
 
 /** A contact point without a reading its provider can send to: its channel is refused, the event is not. */
 export interface ContactRefusal {

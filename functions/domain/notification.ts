@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { SkipReason } from './admission.ts';
 import { CHANNELS, type Channel } from './channels.ts';
-import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
+import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 
 export const NOTIFICATION_STATUSES = [
@@ -182,7 +182,7 @@ export interface NotificationItem {
   locale: Locale;
   /** Template id + data, rendered at send time (README: "Why template + data"). */
   template: EventType;
-  data: TransferData;
+  data: EventData;
   /** The event's occurredAt as given, shown in the customer's time zone (absent on items written before it was kept). */
   occurredAt?: string;
   /** The recipient's IANA time zone, when the event named one; otherwise the brand's default for the locale. */
