@@ -3,6 +3,231 @@
 // The definitions of templates/<Type>/definition.json: validated again when catalogue.ts loads.
 
 export const DEFINITIONS: Readonly<Record<string, unknown>> = {
+  "CardPayment": {
+    "description": "The customer's card was charged: a payment in a shop, online or a cash withdrawal.",
+    "class": "normal",
+    "optOutsApply": true,
+    "channels": [
+      "EMAIL",
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 86400,
+    "data": [
+      {
+        "name": "paymentId",
+        "kind": "identifier",
+        "required": true,
+        "description": "The card payment's id: shown as its reference."
+      },
+      {
+        "name": "amount",
+        "kind": "money",
+        "currencyField": "currency",
+        "required": true,
+        "description": "The amount charged."
+      },
+      {
+        "name": "merchantName",
+        "kind": "text",
+        "required": true,
+        "maxGraphemes": 80,
+        "description": "The merchant as the card network names it."
+      },
+      {
+        "name": "cardLast4",
+        "kind": "identifier",
+        "required": true,
+        "description": "The last four digits of the card, never the whole number."
+      },
+      {
+        "name": "method",
+        "kind": "enum",
+        "values": [
+          "IN_STORE",
+          "ONLINE",
+          "ATM"
+        ],
+        "description": "How the card was used."
+      }
+    ]
+  },
+  "LoginFromNewDevice": {
+    "description": "Someone signed in to the customer's online banking from a device not seen before.",
+    "class": "critical",
+    "optOutsApply": false,
+    "channels": [
+      "EMAIL",
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 3600,
+    "retentionDays": 400,
+    "data": [
+      {
+        "name": "sessionId",
+        "kind": "identifier",
+        "required": true,
+        "description": "The sign-in's id: shown as its reference."
+      },
+      {
+        "name": "deviceName",
+        "kind": "text",
+        "required": true,
+        "maxGraphemes": 60,
+        "description": "The device as its browser or app describes itself (\"Chrome on Windows\")."
+      },
+      {
+        "name": "location",
+        "kind": "text",
+        "maxGraphemes": 80,
+        "description": "Where the sign-in came from, approximately (from the IP address)."
+      }
+    ]
+  },
+  "LowBalance": {
+    "description": "An account's available balance fell below the threshold the customer chose.",
+    "class": "normal",
+    "optOutsApply": true,
+    "channels": [
+      "EMAIL",
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 21600,
+    "data": [
+      {
+        "name": "accountLast4",
+        "kind": "identifier",
+        "required": true,
+        "description": "The last four digits of the account number."
+      },
+      {
+        "name": "balance",
+        "kind": "money",
+        "currencyField": "currency",
+        "required": true,
+        "description": "The available balance."
+      },
+      {
+        "name": "threshold",
+        "kind": "money",
+        "currencyField": "currency",
+        "description": "The threshold the customer set."
+      }
+    ]
+  },
+  "PasswordChanged": {
+    "description": "The password of the customer's online banking was changed.",
+    "class": "critical",
+    "optOutsApply": false,
+    "channels": [
+      "EMAIL",
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 3600,
+    "retentionDays": 400,
+    "data": [
+      {
+        "name": "changeId",
+        "kind": "identifier",
+        "required": true,
+        "description": "The change's id: shown as its reference."
+      },
+      {
+        "name": "via",
+        "kind": "enum",
+        "values": [
+          "APP",
+          "WEB",
+          "BRANCH",
+          "PHONE"
+        ],
+        "description": "Where the password was changed."
+      },
+      {
+        "name": "deviceName",
+        "kind": "text",
+        "maxGraphemes": 60,
+        "description": "The device it was changed on, when online."
+      }
+    ]
+  },
+  "PaymentDue": {
+    "description": "A payment the customer owes (a card bill, a loan instalment) is due soon.",
+    "class": "normal",
+    "optOutsApply": true,
+    "channels": [
+      "EMAIL",
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 172800,
+    "data": [
+      {
+        "name": "billId",
+        "kind": "identifier",
+        "required": true,
+        "description": "The bill's id: shown as its reference."
+      },
+      {
+        "name": "amount",
+        "kind": "money",
+        "currencyField": "currency",
+        "required": true,
+        "description": "The amount due."
+      },
+      {
+        "name": "dueDate",
+        "kind": "date",
+        "required": true,
+        "description": "The day it is due."
+      },
+      {
+        "name": "minimumPayment",
+        "kind": "money",
+        "currencyField": "currency",
+        "description": "The least that may be paid by then."
+      },
+      {
+        "name": "payee",
+        "kind": "text",
+        "maxGraphemes": 80,
+        "description": "What the payment is for (\"Visa card\", \"Home loan\")."
+      }
+    ]
+  },
+  "StatementReady": {
+    "description": "A new account statement can be read in online banking.",
+    "class": "bulk",
+    "optOutsApply": true,
+    "channels": [
+      "EMAIL",
+      "PUSH"
+    ],
+    "maxEventAgeSeconds": 604800,
+    "data": [
+      {
+        "name": "accountLast4",
+        "kind": "identifier",
+        "required": true,
+        "description": "The last four digits of the account number."
+      },
+      {
+        "name": "periodEnd",
+        "kind": "date",
+        "required": true,
+        "description": "The last day the statement covers."
+      },
+      {
+        "name": "closingBalance",
+        "kind": "money",
+        "currencyField": "currency",
+        "description": "The balance at the end of the period."
+      }
+    ]
+  },
   "TransferCompleted": {
     "description": "A transfer the customer made has been completed.",
     "class": "normal",

@@ -93,12 +93,13 @@ export const definitionSchema = z
       const currencyFields = def.data.flatMap((f) => (f.currencyField === undefined ? [] : [f.currencyField]));
       const taken = new Set<string>();
       def.data.forEach((field, i) => {
-        for (const name of [field.name, ...(field.currencyField === undefined ? [] : [field.currencyField])]) {
-          if (taken.has(name)) issue(['data', i, 'name'], `${name} is named twice`);
+        // Money fields may share one currency field (a balance and its threshold); any other name is one field's.
+        for (const name of [field.name, ...currencyFields]) {
           if ((RESERVED_NAMES as readonly string[]).includes(name))
             issue(['data', i, 'name'], `${name} is a name every template has`);
-          taken.add(name);
         }
+        if (taken.has(field.name)) issue(['data', i, 'name'], `${field.name} is named twice`);
+        taken.add(field.name);
         if ((field.kind === 'money') !== (field.currencyField !== undefined))
           issue(['data', i, 'currencyField'], 'a money field, and only a money field, names its currencyField');
         if ((field.kind === 'enum') !== (field.values !== undefined))

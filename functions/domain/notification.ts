@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { SkipReason } from './admission.ts';
 import { CHANNELS, type Channel } from './channels.ts';
+import { definitionOf } from './catalogue.ts';
 import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 
@@ -310,7 +311,8 @@ export function buildNotification(
     attempt: 0,
     createdAt: iso,
     updatedAt: iso,
-    expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+    // The type's retention when its definition has one (catalogue.ts), otherwise the stack's.
+    expiresAt: epochSeconds(now) + (definitionOf(event.type)?.retentionDays ?? retention.retentionDays) * 86_400,
     sweepKey: sweepKey('PENDING', channel, notificationId, retention.sweepShards),
     sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
   };
