@@ -126,7 +126,10 @@ export class DefinitionError extends Error {
 export function definitionProblems(input: unknown): string[] {
   const parsed = definitionSchema.safeParse(input);
   if (parsed.success) return [];
-  return parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '<root>'}: ${i.message}`);
+  return parsed.error.issues.map((i) => {
+    const at = i.path.map(String).join('.') || '<root>';
+    return i.code === 'unrecognized_keys' ? `${at}: unknown key(s) ${i.keys.join(', ')}` : `${at}: ${i.message}`;
+  });
 }
 
 export const isTypeName = (name: string) => TYPE_NAME.test(name);

@@ -377,7 +377,7 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
     return reject(given.type === undefined ? 'SCHEMA_VIOLATION' : 'UNKNOWN_TYPE', 'unknown type (at type)', eventId);
   }
   const parsed = schema.safeParse(read.raw);
-  if (!parsed.success) return firstIssue(parsed.error, (path) => reasonForPath(path, read.raw), eventId);
+  if (!parsed.success) return firstIssue(parsed.error, (path) => reasonForPath(path, read.raw, def), eventId);
   const p = parsed.data;
   const instant = readInstant(p.occurredAt);
   if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', eventId);
@@ -624,10 +624,11 @@ function readChannelList(list: unknown): unknown {
   return set.length === list.length && set.every((c, i) => c === list[i]) ? list : set;
 }
 
-function reasonForPath(path: string, raw: Record<string, unknown>): RejectionReason {
+function reasonForPath(path: string, raw: Record<string, unknown>, def?: Definition): RejectionReason {
   if (path === 'type') return raw.type === undefined ? 'SCHEMA_VIOLATION' : 'UNKNOWN_TYPE';
   if (path.startsWith('channels.')) return 'UNKNOWN_CHANNEL';
-  if (path === 'data.amount' || path === 'data.currency') return 'INVALID_AMOUNT';
+  const money = (def?.data ?? []).filter((f) => f.kind === 'money').flatMap(dataNamesOf);
+  if (money.some((name) => path === `data.${name}`)) return 'INVALID_AMOUNT';
   return 'SCHEMA_VIOLATION';
 }
 
