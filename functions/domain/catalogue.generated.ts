@@ -52,6 +52,51 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       }
     ]
   },
+  "DirectDebitUpcoming": {
+    "description": "A direct debit will be taken from the customer's account in the next few days.",
+    "class": "normal",
+    "optOutsApply": true,
+    "channels": [
+      "EMAIL",
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 172800,
+    "retentionDays": 90,
+    "data": [
+      {
+        "name": "mandateId",
+        "kind": "identifier",
+        "required": true,
+        "description": "The direct debit mandate's reference."
+      },
+      {
+        "name": "amount",
+        "kind": "money",
+        "currencyField": "currency",
+        "required": true,
+        "description": "The amount to be taken."
+      },
+      {
+        "name": "creditorName",
+        "kind": "text",
+        "required": true,
+        "maxGraphemes": 80,
+        "description": "Who takes it, as the creditor registered."
+      },
+      {
+        "name": "collectionDate",
+        "kind": "date",
+        "required": true,
+        "description": "The day it will be taken."
+      },
+      {
+        "name": "accountLast4",
+        "kind": "identifier",
+        "description": "The last four digits of the account it is taken from."
+      }
+    ]
+  },
   "LoginFromNewDevice": {
     "description": "Someone signed in to the customer's online banking from a device not seen before.",
     "class": "critical",
