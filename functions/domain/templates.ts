@@ -14,7 +14,7 @@
  */
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
-import { type Brand, telHref } from './brand.ts';
+import { type Brand, supportPhoneFor, telHref } from './brand.ts';
 import type { Channel } from './channels.ts';
 import { type Definition, definitionOf, textFields } from './catalogue.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
@@ -109,8 +109,8 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
     bank: brand.name[locale],
     when: momentOf(input, brand, input.occurredAt) ?? '',
     supportUrl: brand.supportUrl,
-    supportPhone: brand.supportPhone,
-    supportPhoneHref: telHref(brand.supportPhone),
+    supportPhone: supportPhoneFor(brand, locale),
+    supportPhoneHref: telHref(supportPhoneFor(brand, locale)),
     legal: brand.legalFooter[locale],
     logoUrl: brand.logo?.url ?? '',
     logoWidth: brand.logo === undefined ? '' : String(brand.logo.width),

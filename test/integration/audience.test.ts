@@ -230,7 +230,7 @@ describe('preferences on DynamoDB Local', () => {
     readFileSync(new URL('../../examples/catalogue.jsonl', import.meta.url), 'utf8')
       .split('\n')
       .filter((l) => l.startsWith('{"eventId":"cat-en-'))
-      .map((l) => JSON.parse(l) as { type: string; data: object })
+      .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> })
       .map((e) => [e.type, e.data] as const),
   );
 

@@ -103,6 +103,10 @@ describe('the shipped catalogue', () => {
     );
     if (email.channel !== 'EMAIL') throw new Error('email');
     expect(email.text).toContain('￥3,980');
+    // The language's own support phone (brand.supportPhone per language), not the US toll-free number.
+    expect(email.text).toContain('0120-555-010');
+    expect(email.html).toContain('href="tel:0120555010"');
+    expect(email.text).not.toContain('800-555');
     expect(email.text).toContain('オンライン');
     expect(email.text).not.toContain('店頭');
     const due = admit(example('PaymentDue'));
