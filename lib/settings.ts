@@ -4,14 +4,17 @@
  * so a deploy without them fails at synth instead of deploying against a placeholder; the offline synth and the infra
  * tests read examples/settings.example.json.
  */
+
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import {
-  DEFAULT_CHANNEL_POLICIES,
-  DELIVERY_POLICIES,
-  MAX_PEAK_NOTIFICATIONS_PER_SECOND,
-} from '../functions/domain/notification.ts';
+  DEFAULT_INBOX_RETENTION_DAYS,
+  DEFAULT_NOTIFICATION_MAX_AGE_HOURS,
+  DEFAULT_SEND_RATES,
+} from '../functions/commons/defaults.ts';
+import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
+import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
+import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -123,7 +126,7 @@ export const settingsSchema = z
     mskSecurityGroupIds: list(
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
     ).optional(),
-    inboxRetentionDays: num(1, 3650, 35),
+    inboxRetentionDays: num(1, 3650, DEFAULT_INBOX_RETENTION_DAYS),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
@@ -147,14 +150,16 @@ export const settingsSchema = z
      * region). Sending above a quota is not lost (throttled sends wait and retry), only slower and noisier.
      */
     sendRatePerSecond: json(
-      z.object({ EMAIL: num(1, 100_000, 14), PUSH: num(1, 100_000, 100), SMS: num(1, 100_000, 20) }).default({
-        EMAIL: 14,
-        PUSH: 100,
-        SMS: 20,
-      }),
+      z
+        .object({
+          EMAIL: num(1, 100_000, DEFAULT_SEND_RATES.EMAIL),
+          PUSH: num(1, 100_000, DEFAULT_SEND_RATES.PUSH),
+          SMS: num(1, 100_000, DEFAULT_SEND_RATES.SMS),
+        })
+        .default({ ...DEFAULT_SEND_RATES }),
     ),
     /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
-    notificationMaxAgeHours: num(1, 720, 24),
+    notificationMaxAgeHours: num(1, 720, DEFAULT_NOTIFICATION_MAX_AGE_HOURS),
     /**
      * The peak notifications per second (all channels) the stack is built for: it sizes the sweep index's shards so
      * no index key takes more than half of DynamoDB's 1,000 writes per second per key (README "Scaling"). Raising it

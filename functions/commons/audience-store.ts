@@ -15,18 +15,16 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   addressHash,
-  PREFS_SK,
   type PreferencesItem,
-  prefsPk,
-  SUPPRESSION_SHARDS,
   type SuppressedReason,
   type SuppressionItem,
   suppressedReason,
-  suppressionPk,
 } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { EventType } from '../domain/event.ts';
 import type { SuppressionCause } from '../domain/feedback.ts';
+import { PREFS_SK, prefsPk, SUPPRESSION_SHARDS, suppressionPk } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
 
 /** What dispatch knows of a notification from its stream record, before any read. */
@@ -45,7 +43,6 @@ export interface AudienceGate {
 
 export type SuppressionRecorded = 'suppressed' | 'alreadySuppressed' | 'liftedSince';
 
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const suppressionKey = (channel: Channel, hash: string) => ({ pk: suppressionPk(channel, hash), sk: hash });
@@ -110,15 +107,21 @@ export class DynamoAudienceStore implements AudienceGate {
    * ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. A lift whose reply was
    * lost is recognised by the time and operator it wrote.
    */
-  async lift(channel: Channel, hash: string, by: string, now: number): Promise<boolean> {
+  async lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean> {
     const key = suppressionKey(channel, hash);
     const lifted = await this.conditional({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: '#state = :active',
-      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by',
+      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by, liftReason = :reason',
       ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':active': 'ACTIVE', ':lifted': 'LIFTED', ':now': iso(now), ':by': by },
+      ExpressionAttributeValues: {
+        ':active': 'ACTIVE',
+        ':lifted': 'LIFTED',
+        ':now': iso(now),
+        ':by': by,
+        ':reason': reason,
+      },
     });
     if (lifted) return true;
     const current = await this.get<SuppressionItem>(key);

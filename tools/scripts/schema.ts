@@ -13,6 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
 import { type Definition, definitionOf, EVENT_TYPES, type FieldDefinition } from '../../functions/domain/catalogue.ts';
 import { eventSchemaOf, preferencesSchema } from '../../functions/domain/event.ts';
+import { parseCommandLine, runCommand } from '../local/cli.ts';
 
 export const SCHEMA_FILE = fileURLToPath(new URL('../../docs/event.schema.json', import.meta.url));
 /** One JSON Schema per notice type: what a producer of that type validates against (and Avro/Protobuf derive from). */
@@ -187,12 +188,24 @@ export const typeSchemaTexts = (): Record<string, string> =>
     ]),
   );
 
+const USAGE = `
+Usage: npm run schema
+
+Writes docs/event.schema.json, the event contract as JSON Schema (every notice type of the catalogue), and
+docs/schemas/<Type>.schema.json, one per type, from the schemas ingest validates with. A test fails while a file is
+stale.
+`;
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  writeFileSync(SCHEMA_FILE, schemaText());
-  mkdirSync(TYPE_SCHEMA_DIR, { recursive: true });
-  const files = typeSchemaTexts();
-  // A type removed from the catalogue takes its schema with it.
-  for (const old of readdirSync(TYPE_SCHEMA_DIR)) if (!(old in files)) rmSync(join(TYPE_SCHEMA_DIR, old));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(TYPE_SCHEMA_DIR, name), text);
-  process.stdout.write(`wrote ${SCHEMA_FILE} and ${Object.keys(files).length} schemas in ${TYPE_SCHEMA_DIR}\n`);
+  runCommand('schema', async () => {
+    parseCommandLine({ usage: USAGE, options: {} }, process.argv.slice(2));
+    writeFileSync(SCHEMA_FILE, schemaText());
+    mkdirSync(TYPE_SCHEMA_DIR, { recursive: true });
+    const files = typeSchemaTexts();
+    // A type removed from the catalogue takes its schema with it.
+    for (const old of readdirSync(TYPE_SCHEMA_DIR)) if (!(old in files)) rmSync(join(TYPE_SCHEMA_DIR, old));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(TYPE_SCHEMA_DIR, name), text);
+    process.stdout.write(`wrote ${SCHEMA_FILE} and ${Object.keys(files).length} schemas in ${TYPE_SCHEMA_DIR}\n`);
+    return 0;
+  });
 }

@@ -32,6 +32,7 @@ import {
   TEXT_FIELDS,
   type TextPartials,
 } from '../../functions/domain/message-view.ts';
+import { parseCommandLine, runCommand } from '../local/cli.ts';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const TEMPLATES_DIR = join(ROOT, 'templates');
@@ -324,8 +325,7 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
   return { source, catalogueSource, templates };
 }
 
-async function main(): Promise<number> {
-  const check = process.argv.includes('--check');
+async function main(check: boolean): Promise<number> {
   const { source, catalogueSource, templates } = await generateModule();
   const current = (file: string) => (existsSync(file) ? read(file) : '');
   if (check) {
@@ -344,12 +344,23 @@ async function main(): Promise<number> {
   return 0;
 }
 
+const USAGE = `
+Usage: npm run templates [-- --check]
+
+Validates every templates/<Type>/definition.json and compiles templates/ (MJML emails, text, push and SMS per type ×
+language) into functions/domain/templates.generated.ts and functions/domain/catalogue.generated.ts, checking every
+placeholder against the fields each type's definition gives it. Run it after editing a type: a test fails while a
+generated module is stale. Guide: templates/README.md.
+
+  --check   write nothing; exit 1 when a generated module is not what templates/ compiles to
+`;
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then(
-    (code) => process.exit(code),
-    (error: Error) => {
-      process.stderr.write(`templates: ${error.message}\n`);
-      process.exit(1);
-    },
-  );
+  runCommand('templates', async () => {
+    const { values } = parseCommandLine(
+      { usage: USAGE, options: { check: { type: 'boolean', default: false } } },
+      process.argv.slice(2),
+    );
+    return main(values.check === true);
+  });
 }
