@@ -155,8 +155,7 @@ export class SharedTokenBucket implements Pacer {
         pool.tokens--;
         return true;
       }
-      const ceilingOf = (shard: number) =>
-        classCeiling(rateShareOf(limit, shards, shard), noticeClass, now - window);
+      const ceilingOf = (shard: number) => classCeiling(rateShareOf(limit, shards, shard), noticeClass, now - window);
       const shard = this.pickShard(channel, window, shards, ceilingOf);
       if (shard !== undefined) {
         const share = rateShareOf(limit, shards, shard);

@@ -14,8 +14,8 @@
  * Pure: no AWS, no clock.
  */
 import { createHash } from 'node:crypto';
-import type { Channel } from './channels.ts';
 import { optOutsApply } from './catalogue.ts';
+import type { Channel } from './channels.ts';
 import type { EventType } from './event.ts';
 import type { SuppressionCause } from './feedback.ts';
 import type { PREFS_SK } from './keys.ts';

@@ -10,8 +10,8 @@
  * apply (audience.ts), its maximum event age and how long its notifications are kept. Pure.
  */
 import * as z from 'zod/mini';
-import { CHANNELS, type Channel } from './channels.ts';
 import { DEFINITIONS } from './catalogue.generated.ts';
+import { CHANNELS, type Channel } from './channels.ts';
 
 /** What a field of `data` holds, and so how it is validated, hashed and shown. */
 export const FIELD_KINDS = [

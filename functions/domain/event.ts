@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
-import { dataNamesOf, type Definition, definitionOf, EVENT_TYPES, type FieldDefinition } from './catalogue.ts';
+import { type Definition, dataNamesOf, definitionOf, EVENT_TYPES, type FieldDefinition } from './catalogue.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import { CONTACT_FIELD_OF, CONTACT_READERS, type ContactField, type ContactProblem } from './contact.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';

@@ -8,10 +8,10 @@
  * wanted channel is refused nothing would reach the customer, so the event is rejected (quarantined, an operator
  * paged) with the first refusal's reason.
  */
-import { CHANNELS, type Channel } from './channels.ts';
-import { allowedChannels } from './catalogue.ts';
-import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event.ts';
 
+import { allowedChannels } from './catalogue.ts';
+import { CHANNELS, type Channel } from './channels.ts';
+import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event.ts';
 
 /** The one address a channel sends to, if the recipient has one. */
 export function contactFor(recipient: Recipient, channel: Channel): string | undefined {

@@ -15,8 +15,8 @@
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
-import type { Channel } from './channels.ts';
 import { type Definition, definitionOf, textFields } from './catalogue.ts';
+import type { Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import { type EventData, type EventType, type Locale, utcInstant } from './event.ts';
 import { INTL_LOCALES } from './locale.ts';

@@ -244,7 +244,13 @@ describe('preferences on DynamoDB Local', () => {
     expect(Object.keys(PREFERENCES_APPLY).sort()).toEqual([...EVENT_TYPES].sort());
     await ingest([preferencesEvent('pr-every', '2026-11-30T09:00:00Z', ['EMAIL', 'PUSH'], 'u-every')]);
     // The customer's phone replied STOP: a hard stop, which no type is exempt from.
-    await audience.suppressAddress('SMS', '+819012345678', 'CARRIER_OPT_OUT', 'pr-every-stop#SMS', '2026-11-30T09:00:00Z');
+    await audience.suppressAddress(
+      'SMS',
+      '+819012345678',
+      'CARRIER_OPT_OUT',
+      'pr-every-stop#SMS',
+      '2026-11-30T09:00:00Z',
+    );
     for (const type of EVENT_TYPES) {
       const eventId = `pr-every-${type}`;
       const data = catalogueData.get(type);
@@ -254,7 +260,11 @@ describe('preferences on DynamoDB Local', () => {
           type,
           occurredAt: new Date(Date.now() - 60_000).toISOString(),
           recipient: { userId: 'u-every' },
-          ...(data !== undefined ? { data } : type === 'TransferFailed' ? { data: { reason: 'insufficient funds' } } : {}),
+          ...(data !== undefined
+            ? { data }
+            : type === 'TransferFailed'
+              ? { data: { reason: 'insufficient funds' } }
+              : {}),
         }),
       ]);
       for (const channel of ['EMAIL', 'PUSH'] as const)

@@ -76,7 +76,11 @@ describe('the shared token bucket on DynamoDB Local', () => {
     return clock;
   };
   const bucket = (clock: ReturnType<typeof steppedClock>) =>
-    new SharedTokenBucket(new DynamoTokenWindows(documentClient(), table.tableName), { EMAIL: 14, PUSH: 14, SMS: 14 }, clock);
+    new SharedTokenBucket(
+      new DynamoTokenWindows(documentClient(), table.tableName),
+      { EMAIL: 14, PUSH: 14, SMS: 14 },
+      clock,
+    );
 
   it('critical first, on the window items: normal stops at its ceiling, critical takes the reserve, the release opens it to all', async () => {
     const W = 1_900_000_000_000;
@@ -95,7 +99,9 @@ describe('the shared token bucket on DynamoDB Local', () => {
 
     // Next window: no critical send comes; after the release the normal backlog takes the reserve too.
     clock.t = W + 1_100;
-    expect((await Promise.all(Array.from({ length: 14 }, () => a.acquire('PUSH', W + 1_400)))).filter(Boolean)).toHaveLength(12);
+    expect(
+      (await Promise.all(Array.from({ length: 14 }, () => a.acquire('PUSH', W + 1_400)))).filter(Boolean),
+    ).toHaveLength(12);
     clock.t = W + 1_600;
     const released = await Promise.all(Array.from({ length: 3 }, () => b.acquire('PUSH', W + 1_900)));
     expect(released).toEqual([true, true, false]);

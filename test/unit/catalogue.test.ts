@@ -87,7 +87,8 @@ describe('the shipped catalogue', () => {
           },
           exampleBrand,
         );
-        const texts = m.channel === 'EMAIL' ? [m.subject, m.text, m.html] : m.channel === 'PUSH' ? [m.title, m.body] : [m.text];
+        const texts =
+          m.channel === 'EMAIL' ? [m.subject, m.text, m.html] : m.channel === 'PUSH' ? [m.title, m.body] : [m.text];
         for (const t of texts) expect(t, `${event.eventId} ${channel}`).not.toMatch(/\{\{|\}\}|undefined|\[object/);
         if (m.channel === 'SMS') expect(m.segments, `${event.eventId} SMS`).toBeLessThanOrEqual(2);
       }
@@ -98,7 +99,13 @@ describe('the shipped catalogue', () => {
     const card = admit(example('CardPayment', 'ja'));
     if (!card.ok || !('event' in card)) throw new Error('card');
     const email = render(
-      { template: 'CardPayment', locale: 'ja', channel: 'EMAIL', data: card.event.data, occurredAt: card.event.occurredAt },
+      {
+        template: 'CardPayment',
+        locale: 'ja',
+        channel: 'EMAIL',
+        data: card.event.data,
+        occurredAt: card.event.occurredAt,
+      },
       exampleBrand,
     );
     if (email.channel !== 'EMAIL') throw new Error('email');
@@ -116,7 +123,10 @@ describe('the shipped catalogue', () => {
     expect(sms.channel === 'SMS' && sms.text).toContain('December 15, 2026');
     const dueJa = admit(example('PaymentDue', 'ja'));
     if (!dueJa.ok || !('event' in dueJa)) throw new Error('due ja');
-    const push = render({ template: 'PaymentDue', locale: 'ja', channel: 'PUSH', data: dueJa.event.data }, exampleBrand);
+    const push = render(
+      { template: 'PaymentDue', locale: 'ja', channel: 'PUSH', data: dueJa.event.data },
+      exampleBrand,
+    );
     expect(push.channel === 'PUSH' && push.body).toContain('2026年12月10日');
   });
 });

@@ -13,12 +13,7 @@ import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/c
 import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
 import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
-import {
-  classCeiling,
-  MAX_CHUNK,
-  RELEASE_AT_MS,
-  SharedTokenBucket,
-} from '../../functions/dispatch/pacer.ts';
+import { classCeiling, MAX_CHUNK, RELEASE_AT_MS, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 
 /** A clock whose sleeps are timers the test fires in time order. */
@@ -137,7 +132,9 @@ describe('the shared token bucket', () => {
     expect([0, 499, 500].map((ms) => classCeiling(14, 'normal', ms))).toEqual([12, 12, 14]);
     expect([0, 499, 500].map((ms) => classCeiling(14, 'bulk', ms))).toEqual([10, 10, 14]);
     // At one token a second the reserve is the token: normal waits for the release, bulk too.
-    expect([classCeiling(1, 'critical', 0), classCeiling(1, 'normal', 0), classCeiling(1, 'bulk', 0)]).toEqual([1, 0, 0]);
+    expect([classCeiling(1, 'critical', 0), classCeiling(1, 'normal', 0), classCeiling(1, 'bulk', 0)]).toEqual([
+      1, 0, 0,
+    ]);
   });
 
   it('a backlog of normal sends in every environment still leaves each window’s reserve to a critical send', async () => {

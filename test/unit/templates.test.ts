@@ -6,13 +6,14 @@ import Mustache from 'mustache';
 import { describe, expect, it } from 'vitest';
 import { pushPayload } from '../../functions/dispatch/senders.ts';
 import type { Brand } from '../../functions/domain/brand.ts';
+import { dataPlaceholders, definitionOf, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { cleanDisplayText } from '../../functions/domain/display-text.ts';
-import { dataPlaceholders, definitionOf, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import { LOCALES, type TransferData } from '../../functions/domain/event.ts';
 
 /** The transfers: the edge cases below are their data (test/unit/catalogue.test.ts renders every other type). */
 const TRANSFER_TYPES = ['TransferCompleted', 'TransferFailed'];
+
 import { HTML_FIELDS, SHORT_FIELDS, TEXT_FIELDS } from '../../functions/domain/message-view.ts';
 import { minorUnit } from '../../functions/domain/money.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';

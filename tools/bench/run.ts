@@ -265,7 +265,9 @@ async function main() {
   try {
     if (args.quota) return { quota: await measureQuota(db.endpoint) };
     if (args.critical) {
-      log(`critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`);
+      log(
+        `critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`,
+      );
       return {
         criticalFirst: await measureCriticalUnderBacklog(db.endpoint, {
           rate: 14,
