@@ -99,6 +99,9 @@ export const definitionSchema = z
             issue(['data', i, 'name'], `${name} is a name every template has`);
         }
         if (taken.has(field.name)) issue(['data', i, 'name'], `${field.name} is named twice`);
+        // A name every object has (constructor, toString …) would read the prototype's member for an absent field.
+        for (const name of [field.name, ...(field.currencyField === undefined ? [] : [field.currencyField])])
+          if (name in Object.prototype) issue(['data', i, 'name'], `${name} is a name every JavaScript object has`);
         taken.add(field.name);
         if ((field.kind === 'money') !== (field.currencyField !== undefined))
           issue(['data', i, 'currencyField'], 'a money field, and only a money field, names its currencyField');
@@ -132,13 +135,15 @@ export function definitionProblems(input: unknown): string[] {
   });
 }
 
-export const isTypeName = (name: string) => TYPE_NAME.test(name);
+/** PascalCase, and not the preferences event's name (the decoder reads that one before any type). */
+export const isTypeName = (name: string) => TYPE_NAME.test(name) && name !== 'PreferencesUpdated';
 
 /** Validates the definitions (the generated module's, or the compiler's) into the catalogue. */
 export function readCatalogue(raw: Readonly<Record<string, unknown>>): ReadonlyMap<string, Definition> {
   const catalogue = new Map<string, Definition>();
   for (const [type, input] of Object.entries(raw)) {
-    if (!isTypeName(type)) throw new DefinitionError(`${type}: a type's name is PascalCase letters and digits`);
+    if (!isTypeName(type))
+      throw new DefinitionError(`${type}: a type's name is PascalCase letters and digits, and not PreferencesUpdated`);
     const parsed = definitionSchema.safeParse(input);
     if (!parsed.success) throw new DefinitionError(`${type}: ${definitionProblems(input).join('; ')}`);
     catalogue.set(type, parsed.data);

@@ -233,6 +233,8 @@ describe('definitions are validated', () => {
       [(d) => d.data.push({ name: 'transferId', kind: 'identifier' }), /transferId is named twice/],
       [(d) => d.data.push({ name: 'status', kind: 'enum' }), /lists its values/],
       [(d) => (d.surprise = true), /surprise/],
+      [(d) => d.data.push({ name: 'constructor', kind: 'text' }), /constructor is a name every JavaScript object/],
+      [(d) => d.data.push({ name: 'toString', kind: 'identifier' }), /toString is a name every JavaScript object/],
     ];
     for (const [change, problem] of cases) {
       const d = transfer() as Record<string, unknown> & { data: Record<string, unknown>[] };
@@ -241,6 +243,7 @@ describe('definitions are validated', () => {
       expect(() => readCatalogue({ Broken: d }), problem.source).toThrow(problem);
     }
     expect(() => readCatalogue({ 'not-a-type': transfer() })).toThrow(/PascalCase/);
+    expect(() => readCatalogue({ PreferencesUpdated: transfer() })).toThrow(/PascalCase/);
   });
 
   it('the compiler refuses a type without a template for a language, a template for a channel it does not allow, a placeholder it has no field for', async () => {

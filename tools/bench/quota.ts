@@ -54,12 +54,8 @@ function counted(endpoint: string): { client: DynamoDBClient; usage: Usage } {
   return { client, usage };
 }
 
-export async function measurePacing(
-  endpoint: string,
-  options: { rate: number; environments: number; seconds: number; sendMs?: number },
-) {
-  const table = `quota-${randomUUID().slice(0, 6)}`;
-  await createTable(endpoint, table);
+/** `environments` Lambda execution environments: each its own DynamoDB client (counted) and SharedTokenBucket. */
+function environmentsOn(endpoint: string, table: string, options: { rate: number; environments: number }) {
   const usages: Usage[] = [];
   const clients: DynamoDBClient[] = [];
   const pacers = Array.from({ length: options.environments }, () => {
@@ -72,6 +68,16 @@ export async function measurePacing(
       { now: Date.now, sleep },
     );
   });
+  return { pacers, usages, clients };
+}
+
+export async function measurePacing(
+  endpoint: string,
+  options: { rate: number; environments: number; seconds: number; sendMs?: number },
+) {
+  const table = `quota-${randomUUID().slice(0, 6)}`;
+  await createTable(endpoint, table);
+  const { pacers, usages, clients } = environmentsOn(endpoint, table, options);
   // Start on a window boundary so the first and last windows are whole.
   await sleep(1000 - (Date.now() % 1000));
   const start = Date.now();
@@ -221,16 +227,7 @@ export async function measureCriticalUnderBacklog(
 ) {
   const table = `critical-${randomUUID().slice(0, 6)}`;
   await createTable(endpoint, table);
-  const clients: DynamoDBClient[] = [];
-  const pacers = Array.from({ length: options.environments }, () => {
-    const { client } = counted(endpoint);
-    clients.push(client);
-    return new SharedTokenBucket(
-      new DynamoTokenWindows(DynamoDBDocumentClient.from(client), table),
-      { EMAIL: options.rate, PUSH: options.rate, SMS: options.rate },
-      { now: Date.now, sleep },
-    );
-  });
+  const { pacers, clients } = environmentsOn(endpoint, table, options);
   await sleep(1000 - (Date.now() % 1000));
   const start = Date.now();
   let left = options.backlog;
