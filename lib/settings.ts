@@ -339,7 +339,8 @@ export function parseSettings(read: (key: string) => unknown, now: number = Date
 
 /** The brand and addresses of examples/settings.example.json: fine for its own stage, never for a real one. */
 const PLACEHOLDER_NAMES = ['Example Bank', 'サンプル銀行'];
-const PLACEHOLDER_PHONE_DIGITS = '18005550100';
+/** The example's support phones (examples/settings.example.json), by their digits. */
+const PLACEHOLDER_PHONE_DIGITS = ['18005550100', '0120555010'];
 /** Domains reserved for documentation and tests (RFC 2606, RFC 6761): nobody can receive mail or serve pages there. */
 const RESERVED_DOMAIN = /(^|\.)(example|test|invalid|localhost|example\.com|example\.net|example\.org)$/i;
 const reservedHost = (host: string) => RESERVED_DOMAIN.test(host.replace(/\.$/, ''));
@@ -368,8 +369,10 @@ export function deployProblems(s: Settings, now: number): string[] {
   if (s.brand.logo !== undefined && reservedHost(urlHost(s.brand.logo.url))) {
     placeholder('brand.logo.url', urlHost(s.brand.logo.url));
   }
-  if (s.brand.supportPhone.replace(/\D/g, '') === PLACEHOLDER_PHONE_DIGITS) {
-    placeholder('brand.supportPhone', s.brand.supportPhone);
+  const phones = typeof s.brand.supportPhone === 'string' ? { '': s.brand.supportPhone } : s.brand.supportPhone;
+  for (const [locale, phone] of Object.entries(phones)) {
+    if (PLACEHOLDER_PHONE_DIGITS.includes(phone.replace(/\D/g, '')))
+      placeholder(locale === '' ? 'brand.supportPhone' : `brand.supportPhone.${locale}`, phone);
   }
   for (const key of ['senderEmail', 'alarmEmail'] as const) {
     const domain = s[key]?.split('@')[1];

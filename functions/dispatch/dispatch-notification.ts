@@ -33,6 +33,7 @@ import type { NotificationKey, NotificationStore, Transition } from '../commons/
 import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
+import { classOf } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import type { NotificationItem } from '../domain/notification.ts';
@@ -260,7 +261,7 @@ async function beforeSend(
   if (deps.now() > holder.lastSendStart()) return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
   // A token only while a send taken with it could still finish: in the invocation and inside the lease.
   const tokenBy = Math.min(deps.now() + budget.maxWaitMs, holder.lastSendStart());
-  if (!(await deps.pacer.acquire(item.channel, tokenBy))) {
+  if (!(await deps.pacer.acquire(item.channel, tokenBy, classOf(item.template)))) {
     return defer(holder, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps));
   }
 

@@ -12,8 +12,16 @@
  * rate (send-quota-store.ts): an environment takes from a shard chosen at random among those it has not yet found full
  * in this window, and waits for the next window only when it found them all full. The shares add up to the rate, so
  * the sum over shards is never above it in any window, and no one key takes more than ~500 writes per second.
+ *
+ * Critical first (docs/design-choices.md "Critical notices first"): each class has its own ceiling in a window — a
+ * critical notice may take the window's whole rate, a normal one all but a reserve, a bulk one all but two reserves —
+ * until RELEASE_AT_MS into the window, when what the reserve still holds is released to everyone. So a backlog of
+ * normal or bulk notices that fills every window still leaves critical notices their reserve in each, and the rate is
+ * not wasted when none comes. Inside an environment the waiters queue by class, then by arrival, and a waiter asleep
+ * until the next window wakes as soon as a waiter of a higher class arrives.
  */
 import { rateShardsFor, rateShareOf, type TokenWindows } from '../commons/send-quota-store.ts';
+import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
 
 export interface Pacer {
@@ -21,7 +29,7 @@ export interface Pacer {
    * Resolves true with a token to send now, false when none could be had by `waitUntil` (epoch ms) — also when one
    * is at hand but `waitUntil` has passed: the caller's time is up whatever path the token would come by.
    */
-  acquire(channel: Channel, waitUntil: number): Promise<boolean>;
+  acquire(channel: Channel, waitUntil: number, noticeClass?: NoticeClass): Promise<boolean>;
   /** A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record. */
   giveBack?(channel: Channel): void;
 }
@@ -36,15 +44,45 @@ export interface PacerClock {
 }
 
 const WINDOW_MS = 1_000;
+/** The share of each window held for critical notices (at least one token), and between normal and bulk. */
+export const RESERVE_SHARE = 0.1;
+/** How far into a window the reserve is held; after it, whatever the window has left is anyone's. */
+export const RELEASE_AT_MS = 500;
+
+/**
+ * The most tokens a notice of `noticeClass` may see taken in a window of `share` tokens, `intoWindow` ms after it
+ * started: critical the whole share; before the release, normal all but one reserve and bulk all but two.
+ */
+export function classCeiling(share: number, noticeClass: NoticeClass, intoWindow: number): number {
+  if (noticeClass === 'critical' || intoWindow >= RELEASE_AT_MS) return share;
+  const reserve = Math.max(1, Math.ceil(share * RESERVE_SHARE));
+  return Math.max(0, share - reserve * (noticeClass === 'normal' ? 1 : 2));
+}
+
+const rankOf = (c: NoticeClass) => NOTICE_CLASSES.indexOf(c);
+
+interface Waiter {
+  readonly rank: number;
+  readonly seq: number;
+  readonly waitUntil: number;
+  readonly resolve: (got: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
 /** Tokens one write takes at most: enough to cut the writes per send tenfold, few enough to leave others a share. */
 export const MAX_CHUNK = 10;
 
 export class SharedTokenBucket implements Pacer {
-  private readonly pools = new Map<Channel, { window: number; tokens: number }>();
-  private readonly queues = new Map<Channel, Promise<unknown>>();
-  private readonly waiting = new Map<Channel, number>();
+  /** Tokens at hand in this environment, and the rank of the class whose ceiling they were taken under. */
+  private readonly pools = new Map<Channel, { window: number; tokens: number; rank: number }>();
+  /** Waiters per channel, by class then arrival; the first is served, one at a time. */
+  private readonly lines = new Map<Channel, Waiter[]>();
+  private readonly serving = new Set<Channel>();
+  /** Wakes the waiter asleep until the next window when a waiter of a higher class arrives. */
+  private readonly wake = new Map<Channel, () => void>();
+  private seq = 0;
   /** Shards this environment found full, per channel, in the current window. */
-  private readonly full = new Map<Channel, { window: number; shards: Set<number> }>();
+  /** The highest ceiling each shard was found full at, per channel, in the current window. */
+  private readonly full = new Map<Channel, { window: number; at: Map<number, number> }>();
 
   constructor(
     private readonly windows: TokenWindows,
@@ -52,22 +90,17 @@ export class SharedTokenBucket implements Pacer {
     private readonly clock: PacerClock,
   ) {}
 
-  acquire(channel: Channel, waitUntil: number): Promise<boolean> {
-    this.waiting.set(channel, (this.waiting.get(channel) ?? 0) + 1);
-    const turn = async () => {
-      try {
-        return await this.take(channel, waitUntil);
-      } finally {
-        this.waiting.set(channel, (this.waiting.get(channel) ?? 1) - 1);
-      }
-    };
-    // One waiter at a time per channel, in arrival order.
-    const result = (this.queues.get(channel) ?? Promise.resolve()).then(turn, turn);
-    this.queues.set(
-      channel,
-      result.catch(() => undefined),
-    );
-    return result;
+  acquire(channel: Channel, waitUntil: number, noticeClass: NoticeClass = 'normal'): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      const waiter: Waiter = { rank: rankOf(noticeClass), seq: this.seq++, waitUntil, resolve, reject };
+      const line = this.lines.get(channel) ?? [];
+      this.lines.set(channel, line);
+      const at = line.findIndex((w) => w.rank > waiter.rank);
+      line.splice(at === -1 ? line.length : at, 0, waiter);
+      if (at === 0) this.wake.get(channel)?.();
+      // Served from a microtask: the waiters arriving together are all in line when the first write counts them.
+      queueMicrotask(() => void this.serve(channel));
+    });
   }
 
   giveBack(channel: Channel): void {
@@ -77,57 +110,100 @@ export class SharedTokenBucket implements Pacer {
     if (pool !== undefined && pool.window === window) pool.tokens++;
   }
 
-  private async take(channel: Channel, waitUntil: number): Promise<boolean> {
+  /** Serves the line's first waiter until the line is empty; a waiter overtaken while it slept goes back in line. */
+  private async serve(channel: Channel): Promise<void> {
+    if (this.serving.has(channel)) return;
+    this.serving.add(channel);
+    try {
+      const line = this.lines.get(channel) ?? [];
+      for (let waiter = line.shift(); waiter !== undefined; waiter = line.shift()) {
+        try {
+          const got = await this.take(channel, waiter);
+          if (got === 'overtaken') {
+            const at = line.findIndex((w) => w.rank > waiter.rank || (w.rank === waiter.rank && w.seq > waiter.seq));
+            line.splice(at === -1 ? line.length : at, 0, waiter);
+          } else waiter.resolve(got);
+        } catch (error) {
+          waiter.reject(error);
+        }
+      }
+    } finally {
+      this.serving.delete(channel);
+    }
+  }
+
+  /** Waiters in line of the head's class or a higher one: the tokens one write takes for. */
+  private waitingAtOrAbove(channel: Channel, rank: number): number {
+    return 1 + (this.lines.get(channel) ?? []).filter((w) => w.rank <= rank).length;
+  }
+
+  private async take(channel: Channel, waiter: Waiter): Promise<boolean | 'overtaken'> {
+    const { waitUntil, rank } = waiter;
+    const noticeClass = NOTICE_CLASSES[rank] as NoticeClass;
     const limit = this.rates[channel];
     const shards = rateShardsFor(limit);
     for (;;) {
       const now = this.clock.now();
       // First: a waiter whose time is up gets nothing, not even a pooled token (it could not send in time).
       if (now > waitUntil) return false;
+      const first = this.lines.get(channel)?.[0];
+      if (first !== undefined && first.rank < rank) return 'overtaken';
       const window = Math.floor(now / WINDOW_MS) * WINDOW_MS;
       const pool = this.pools.get(channel);
-      if (pool !== undefined && pool.window === window && pool.tokens > 0) {
+      // A token taken under a lower class's ceiling serves any class; one taken under the critical ceiling only critical.
+      if (pool !== undefined && pool.window === window && pool.tokens > 0 && pool.rank >= rank) {
         pool.tokens--;
         return true;
       }
-      const shard = this.pickShard(channel, window, shards);
+      const ceilingOf = (shard: number) => classCeiling(rateShareOf(limit, shards, shard), noticeClass, now - window);
+      const shard = this.pickShard(channel, window, shards, ceilingOf);
       if (shard !== undefined) {
         const share = rateShareOf(limit, shards, shard);
-        const want = Math.min(MAX_CHUNK, share, Math.max(1, this.waiting.get(channel) ?? 1));
-        const got = await this.windows.take(channel, window, want, share, shard);
+        const ceiling = ceilingOf(shard);
+        const want = Math.min(MAX_CHUNK, share, ceiling, this.waitingAtOrAbove(channel, rank));
+        const got = ceiling <= 0 ? 0 : await this.windows.take(channel, window, want, ceiling, shard);
         if (got > 0) {
           // Tokens belong to their window: if it ended during the write, they are dropped (never carried over).
-          this.pools.set(channel, { window, tokens: got });
+          this.pools.set(channel, { window, tokens: got, rank });
         } else {
-          this.markFull(channel, window, shard);
+          this.markFull(channel, window, shard, ceiling);
         }
         continue;
       }
-      const next = window + WINDOW_MS;
+      // Full under this class's ceiling: the release may open the reserve before the next window does.
+      const held = now - window < RELEASE_AT_MS && noticeClass !== 'critical';
+      const next = held ? window + RELEASE_AT_MS : window + WINDOW_MS;
       if (next > waitUntil) return false;
       // A little jitter so the environments waiting on one channel do not all write at the same instant.
       const jitter = Math.floor((this.clock.random ?? Math.random)() * 20);
-      await this.clock.sleep(Math.max(0, next - this.clock.now()) + jitter);
+      await Promise.race([
+        this.clock.sleep(Math.max(0, next - this.clock.now()) + jitter),
+        new Promise<void>((resolve) => this.wake.set(channel, resolve)),
+      ]);
+      this.wake.delete(channel);
     }
   }
 
-  /** A shard not yet found full in this window, at random (so environments spread over the shards); none: all full. */
-  private pickShard(channel: Channel, window: number, shards: number): number | undefined {
+  /** A shard not yet found full at this waiter's ceiling in this window, at random; none: all full. */
+  private pickShard(
+    channel: Channel,
+    window: number,
+    shards: number,
+    ceilingOf: (shard: number) => number,
+  ): number | undefined {
     const seen = this.full.get(channel);
-    const full = seen?.window === window ? seen.shards : new Set<number>();
-    const open = shards - full.size;
-    if (open <= 0) return undefined;
-    let skip = Math.floor((this.clock.random ?? Math.random)() * open);
-    for (let shard = 0; shard < shards; shard++) {
-      if (full.has(shard)) continue;
-      if (skip-- === 0) return shard;
-    }
-    return undefined;
+    const at = seen?.window === window ? seen.at : new Map<number, number>();
+    // Full at a lower ceiling is not full at a higher one (a critical waiter after a normal one found it full).
+    const open: number[] = [];
+    for (let shard = 0; shard < shards; shard++) if ((at.get(shard) ?? -1) < ceilingOf(shard)) open.push(shard);
+    if (open.length === 0) return undefined;
+    return open[Math.floor((this.clock.random ?? Math.random)() * open.length)];
   }
 
-  private markFull(channel: Channel, window: number, shard: number): void {
+  private markFull(channel: Channel, window: number, shard: number, ceiling: number): void {
     const seen = this.full.get(channel);
-    if (seen?.window === window) seen.shards.add(shard);
-    else this.full.set(channel, { window, shards: new Set([shard]) });
+    const at = seen?.window === window ? seen.at : new Map<number, number>();
+    at.set(shard, Math.max(at.get(shard) ?? -1, ceiling));
+    this.full.set(channel, { window, at });
   }
 }

@@ -6,6 +6,7 @@
  * quarantine). Every branch returns; the caller still guards the call (ingest-record.ts), so a bug here quarantines
  * one record instead of blocking a partition.
  */
+import { definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import {
   type BankingEvent,
@@ -22,7 +23,10 @@ import { type ChannelRefusal, route } from './routing.ts';
 export interface AdmissionPolicy {
   /** Larger record values are rejected (TOO_LARGE) before they are parsed. */
   readonly maxEventBytes: number;
-  /** An event that occurred longer ago than this is recorded but not sent (`skipped: 'TOO_OLD'`); 0 disables. */
+  /**
+   * An event that occurred longer ago than this — or than its type's `maxEventAgeSeconds` — is recorded but not sent
+   * (`skipped: 'TOO_OLD'`); 0 disables the rule for every type.
+   */
   readonly maxEventAgeSeconds: number;
 }
 
@@ -95,7 +99,10 @@ export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number
   const future = inTheFuture(decoded.occurredAtMs, now, decoded.event.eventId);
   if (future !== undefined) return { ok: false, rejection: future };
   // Not bad input (nothing to quarantine) and not news any more: recorded, idempotent as usual, never sent.
-  const tooOld = policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > policy.maxEventAgeSeconds * 1000;
+  // The type's own maximum age when its definition has one (a sign-in alert is stale within the hour, a statement
+  // notice not for days), otherwise the stack's. The stack's 0 turns the rule off for every type (a replay of a file).
+  const maxAgeSeconds = definitionOf(decoded.event.type)?.maxEventAgeSeconds ?? policy.maxEventAgeSeconds;
+  const tooOld = policy.maxEventAgeSeconds > 0 && now - decoded.occurredAtMs > maxAgeSeconds * 1000;
   const admitted: AdmittedTransfer = {
     ok: true,
     event: decoded.event,

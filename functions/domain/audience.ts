@@ -14,6 +14,7 @@
  * Pure: no AWS, no clock.
  */
 import { createHash } from 'node:crypto';
+import { optOutsApply } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { EventType } from './event.ts';
 import type { SuppressionCause } from './feedback.ts';
@@ -65,14 +66,6 @@ export interface PreferencesItem {
   updatedAt: string;
 }
 
-/**
- * Notices a bank must deliver whatever the customer chose: preferences do not apply to them (suppression still does —
- * a bouncing address cannot be reached and a complaint costs every customer's mail). Today none of our types is one:
- * a completed or failed transfer is information the customer may choose to take elsewhere, the banking app always
- * shows it. A security notice (new device, changed password) would be added here.
- */
-export const OPT_OUT_EXEMPT_TYPES: readonly EventType[] = [];
-
 /** What keeps one notification from being sent, or undefined when it may go. Suppression first: it is a fact. */
 export function suppressedReason(
   n: { channel: Channel; template: EventType },
@@ -80,7 +73,10 @@ export function suppressedReason(
   prefs: Pick<PreferencesItem, 'optOut'> | undefined,
 ): SuppressedReason | undefined {
   if (suppression?.state === 'ACTIVE') return suppression.cause;
-  if (OPT_OUT_EXEMPT_TYPES.includes(n.template)) return undefined;
+  // A notice a bank must deliver whatever the customer chose (a sign-in from a new device, a changed password): its
+  // definition says `optOutsApply: false`. Suppression above still stops it: a bouncing address cannot be reached, a
+  // complaint costs every customer's mail, and SMS STOP and a disabled endpoint arrive here as suppressions too.
+  if (!optOutsApply(n.template)) return undefined;
   if (prefs?.optOut.includes(n.channel)) return 'OPTED_OUT';
   return undefined;
 }

@@ -43,6 +43,10 @@ const httpsUrl = z.string().check(
 
 const HEX_COLOR = /^#[0-9A-Fa-f]{6}$/;
 
+const phone = z
+  .string()
+  .check(z.regex(/^\+?[0-9][0-9 ()-]{2,30}[0-9]$/, 'must be a phone number of digits, spaces, ( ) and -'));
+
 /** WCAG 2.x contrast ratio of a #RRGGBB colour against white (https://www.w3.org/TR/WCAG22/#dfn-contrast-ratio). */
 export function contrastWithWhite(hex: string): number {
   const channel = (i: number) => {
@@ -72,10 +76,11 @@ export const brandSchema = z.strictObject({
   name: perLocale(text(1, 64)),
   /** Where "how to reach us" points: https only. */
   supportUrl: httpsUrl,
-  /** As shown ("+1 800-555-0100", "0120-123-456"); the tel: link is derived from its digits. */
-  supportPhone: z
-    .string()
-    .check(z.regex(/^\+?[0-9][0-9 ()-]{2,30}[0-9]$/, 'must be a phone number of digits, spaces, ( ) and -')),
+  /**
+   * As shown ("+1 800-555-0100", "0120-123-456"); the tel: link is derived from its digits. One number for every
+   * language, or one per language: a Japanese customer should not be given a US toll-free number.
+   */
+  supportPhone: z.union([phone, perLocale(phone)]),
   /** Optional logo in the email header, shown at width × height CSS pixels (give an image twice that size). */
   logo: z.optional(
     z.strictObject({
@@ -116,6 +121,10 @@ export function brandProblems(input: unknown, issues: readonly z.core.$ZodIssue[
 export const brandEnvValue = (brand: Brand) => JSON.stringify(brand);
 
 export const brandEnvBytes = (brand: Brand) => Buffer.byteLength(brandEnvValue(brand), 'utf8');
+
+/** The support phone a customer of `locale` is given. */
+export const supportPhoneFor = (brand: Brand, locale: Locale): string =>
+  typeof brand.supportPhone === 'string' ? brand.supportPhone : brand.supportPhone[locale];
 
 /** "+1 (800) 555-0100" → "tel:+18005550100" (RFC 3966 keeps only the digits and a leading +). */
 export const telHref = (phone: string) => `tel:${phone.replace(/[^0-9+]/g, '')}`;

@@ -17,18 +17,21 @@
 import { createHash } from 'node:crypto';
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
+import { type Definition, dataNamesOf, definitionOf, EVENT_TYPES, type FieldDefinition } from './catalogue.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import { CONTACT_FIELD_OF, CONTACT_READERS, type ContactField, type ContactProblem } from './contact.ts';
-import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
+import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import { parseJson } from './json.ts';
 import { LOCALES, type Locale, negotiateLocale } from './locale.ts';
 import { readInstant, readTimeZone } from './moment.ts';
 import { canonicalAmount, checkAmount, minorUnit, normaliseAmount, normaliseCurrency } from './money.ts';
 
-export const EVENT_TYPES = ['TransferCompleted', 'TransferFailed'] as const;
+/** The notice types: the folders of templates/ (catalogue.ts). */
+export { EVENT_TYPES } from './catalogue.ts';
 /** The customer's channel preferences: on the same topic, through the same inbox, never sent. */
 export const PREFERENCES_UPDATED = 'PreferencesUpdated';
-export type EventType = (typeof EVENT_TYPES)[number];
+/** A notice type's name: one of EVENT_TYPES when admitted (an item may outlive its type's removal). */
+export type EventType = string;
 
 export { LOCALES, type Locale } from './locale.ts';
 
@@ -63,9 +66,8 @@ export interface Rejection {
   readonly eventId?: string;
 }
 
-/** The display-text fields: cleaned, never a reason to reject. */
-export const DISPLAY_FIELDS = ['counterpartyName', 'reason'] as const;
-export type DisplayField = (typeof DISPLAY_FIELDS)[number];
+/** A display-text field (kind `text` in its type's definition): cleaned, never a reason to reject. */
+export type DisplayField = string;
 
 /** A validated, normalised event: what is stored, hashed and sent. */
 export interface BankingEvent {
@@ -74,7 +76,7 @@ export interface BankingEvent {
   /** The producer's timestamp: its local time and offset as given, spelled as RFC 3339 writes it. */
   readonly occurredAt: string;
   readonly recipient: Recipient;
-  readonly data: TransferData;
+  readonly data: EventData;
   /** The channels the producer listed, upper case, each once; `[]` records the event and sends nothing. */
   readonly channels?: Channel[];
 }
@@ -89,15 +91,20 @@ export interface Recipient {
   /** IANA time zone the runtime knows, as given; absent (or unknown to the runtime): the locale's default. */
   readonly timeZone?: string;
 }
-export interface TransferData {
+/**
+ * The event's `data`, as its type's definition reads it (catalogue.ts): every field normalised to a string — money as
+ * its decimal and its currency code, an instant in its RFC 3339 spelling, a number as its decimal. A text field is
+ * absent when the producer gave none or it cleaned to nothing.
+ */
+export type EventData = Readonly<Record<string, string>>;
+/** A transfer's data (TransferCompleted, TransferFailed, their definition.json): what tools and tests build. */
+export type TransferData = {
   readonly transferId: string;
   readonly amount: string;
   readonly currency: string;
-  /** Cleaned display text; absent when the producer gave none or it cleaned to nothing. */
   readonly counterpartyName?: string;
-  /** Cleaned display text; absent when it cleaned to nothing (a TransferFailed is then shown without a reason). */
   readonly reason?: string;
-}
+};
 
 /** A contact point without a reading its provider can send to: its channel is refused, the event is not. */
 export interface ContactRefusal {
@@ -143,54 +150,108 @@ const recipientSchema = z.object({
   timeZone: z.optional(z.string()),
 });
 
-const dataSchema = z
-  .object({
-    transferId: strictText(128),
-    amount: z.string(),
-    currency: z.string(),
-    // Display text: any string. Cleaned below, never a reason to reject.
-    counterpartyName: z.optional(z.string()),
-    reason: z.optional(z.string()),
-  })
-  .check(
-    z.superRefine((data, ctx) => {
-      if (minorUnit(data.currency) === undefined) {
-        ctx.issues.push({
-          code: 'custom',
-          path: ['currency'],
-          message: 'not an ISO 4217 currency',
-          input: data.currency,
-        });
-        return;
-      }
-      const amount = checkAmount(data.amount, data.currency);
-      if (!amount.ok)
-        ctx.issues.push({ code: 'custom', path: ['amount'], message: amount.problem, input: data.amount });
-    }),
-  );
+const recipientAndChannels = {
+  recipient: recipientSchema,
+  // A set once read (readSpellings: upper case, each once); `[]`: record the event, send nothing.
+  channels: z.optional(z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length))),
+};
 
-export const eventSchema = z
-  .object({
-    eventId: z.string().check(z.regex(EVENT_ID_PATTERN)),
-    type: z.enum(EVENT_TYPES),
-    occurredAt: dateTime,
-    recipient: recipientSchema,
-    data: dataSchema,
-    // A set once read (readSpellings: upper case, each once); `[]`: record the event, send nothing.
-    channels: z.optional(z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length))),
-  })
-  .check(
-    z.superRefine((event, ctx) => {
-      if (event.type === 'TransferFailed' && event.data.reason === undefined) {
-        ctx.issues.push({
-          code: 'custom',
-          path: ['data', 'reason'],
-          message: 'TransferFailed needs data.reason',
-          input: event.data,
-        });
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** A calendar date that exists (2026-02-29 does not). */
+export const isCalendarDate = (s: string): boolean => {
+  const m = DATE.exec(s);
+  if (m === null) return false;
+  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return date.toISOString().slice(0, 10) === s;
+};
+/** A non-negative decimal: at most 15 integer digits (exact in a double) and 6 fraction digits. */
+export const DECIMAL_NUMBER = /^(0|[1-9]\d{0,14})(?:\.(\d{1,6}))?$/;
+
+/** The zod schema of one field (or, for money, of its amount and currency) as the definition says. */
+function fieldShape(field: FieldDefinition): Record<string, z.core.SomeType> {
+  const need = <T extends z.core.SomeType>(schema: T) => (field.required ? schema : z.optional(schema));
+  switch (field.kind) {
+    case 'identifier':
+      return { [field.name]: need(strictText(128)) };
+    case 'text':
+      // Display text: any string. Cleaned after, never a reason to reject; `required` is checked before cleaning.
+      return { [field.name]: z.optional(z.string()) };
+    case 'money':
+      return { [field.name]: need(z.string()), [field.currencyField as string]: need(z.string()) };
+    case 'instant':
+      return { [field.name]: need(dateTime) };
+    case 'date':
+      return { [field.name]: need(z.string().check(z.refine(isCalendarDate, 'not a calendar date YYYY-MM-DD'))) };
+    case 'number':
+      return {
+        [field.name]: need(z.string().check(z.regex(DECIMAL_NUMBER, 'not a non-negative decimal (≤ 15 digits)'))),
+      };
+    case 'enum':
+      return { [field.name]: need(z.enum(field.values as [string, ...string[]])) };
+  }
+}
+
+/**
+ * The data of a type: its fields in the definition's order, then each money field's currency and amount (ISO 4217, the
+ * currency's minor-unit digits). For the transfers this is the schema the contract always had, field for field.
+ */
+function dataSchemaOf(def: Definition) {
+  const money = def.data.filter((f) => f.kind === 'money');
+  return z.object(Object.assign({}, ...def.data.map(fieldShape)) as Record<string, z.core.SomeType>).check(
+    z.superRefine((data: Record<string, unknown>, ctx) => {
+      for (const field of money) {
+        const amount = data[field.name];
+        const currency = data[field.currencyField as string];
+        if (typeof amount !== 'string' || typeof currency !== 'string') continue;
+        if (minorUnit(currency) === undefined) {
+          ctx.issues.push({
+            code: 'custom',
+            path: [field.currencyField as string],
+            message: 'not an ISO 4217 currency',
+            input: currency,
+          });
+          return;
+        }
+        const check = checkAmount(amount, currency);
+        if (!check.ok) ctx.issues.push({ code: 'custom', path: [field.name], message: check.problem, input: amount });
       }
     }),
   );
+}
+
+/** The event schema of one type: the envelope, its data, and its required display text (checked before cleaning). */
+export function eventSchemaOf(type: string, def: Definition) {
+  const requiredText = def.data.filter((f) => f.kind === 'text' && f.required).map((f) => f.name);
+  return z
+    .object({
+      eventId: z.string().check(z.regex(EVENT_ID_PATTERN)),
+      type: z.enum(EVENT_TYPES as [string, ...string[]]),
+      occurredAt: dateTime,
+      recipient: recipientAndChannels.recipient,
+      data: dataSchemaOf(def),
+      channels: recipientAndChannels.channels,
+    })
+    .check(
+      z.superRefine((event, ctx) => {
+        const data = event.data as Record<string, unknown>;
+        for (const name of requiredText) {
+          if (data[name] === undefined) {
+            ctx.issues.push({
+              code: 'custom',
+              path: ['data', name],
+              message: `${type} needs data.${name}`,
+              input: event.data,
+            });
+          }
+        }
+      }),
+    );
+}
+
+/** Built once per type at load: validating an event costs no schema construction. */
+const EVENT_SCHEMAS = new Map(
+  EVENT_TYPES.map((type) => [type, eventSchemaOf(type, definitionOf(type) as Definition)] as const),
+);
 
 /** A PreferencesUpdated event: the customer's whole opt-out set (docs/event.md "PreferencesUpdated"). */
 export interface PreferencesEvent {
@@ -307,21 +368,37 @@ function firstIssue(error: z.core.$ZodError, reasonOf: (path: string) => Rejecti
 }
 
 function decodeTransfer(given: Record<string, unknown>, eventId: string): Decoded {
-  const read = readSpellings(given);
-  const parsed = eventSchema.safeParse(read.raw);
-  if (!parsed.success) return firstIssue(parsed.error, (path) => reasonForPath(path, read.raw), eventId);
+  const def = typeof given.type === 'string' ? definitionOf(given.type) : undefined;
+  const read = readSpellings(given, def);
+  // An unknown type is refused by any type's schema at `type` (checked before data): the first is as good as any.
+  const schema = EVENT_SCHEMAS.get(def === undefined ? (EVENT_TYPES[0] as string) : (given.type as string));
+  if (schema === undefined || def === undefined) {
+    const parsed = schema?.safeParse(read.raw);
+    if (parsed !== undefined && !parsed.success)
+      return firstIssue(parsed.error, (path) => reasonForPath(path, read.raw), eventId);
+    return reject(given.type === undefined ? 'SCHEMA_VIOLATION' : 'UNKNOWN_TYPE', 'unknown type (at type)', eventId);
+  }
+  const parsed = schema.safeParse(read.raw);
+  if (!parsed.success) return firstIssue(parsed.error, (path) => reasonForPath(path, read.raw, def), eventId);
   const p = parsed.data;
   const instant = readInstant(p.occurredAt);
   if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', eventId);
   const sanitised: DisplayField[] = [];
-  const display = (field: DisplayField, value: string | undefined, max: number): string | undefined => {
-    if (value === undefined) return undefined;
-    const clean = cleanDisplayText(value, max);
-    if (clean.changed) sanitised.push(field);
-    return clean.text === '' ? undefined : clean.text;
-  };
-  const counterpartyName = display('counterpartyName', p.data.counterpartyName, NAME_MAX_GRAPHEMES);
-  const reason = display('reason', p.data.reason, REASON_MAX_GRAPHEMES);
+  const fields = p.data as Record<string, string | undefined>;
+  const data: Record<string, string> = {};
+  for (const field of def.data) {
+    for (const name of dataNamesOf(field)) {
+      const value = fields[name];
+      if (value === undefined) continue;
+      if (field.kind !== 'text') {
+        data[name] = value;
+        continue;
+      }
+      const clean = cleanDisplayText(value, field.maxGraphemes ?? NAME_MAX_GRAPHEMES);
+      if (clean.changed) sanitised.push(name);
+      if (clean.text !== '') data[name] = clean.text;
+    }
+  }
   const r = p.recipient;
   const event: BankingEvent = {
     eventId: p.eventId,
@@ -335,13 +412,7 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
       ...(r.phoneNumber === undefined ? {} : { phoneNumber: r.phoneNumber }),
       ...(r.timeZone === undefined ? {} : { timeZone: r.timeZone }),
     },
-    data: {
-      transferId: p.data.transferId,
-      amount: p.data.amount,
-      currency: p.data.currency,
-      ...(counterpartyName === undefined ? {} : { counterpartyName }),
-      ...(reason === undefined ? {} : { reason }),
-    },
+    data,
     ...(p.channels === undefined ? {} : { channels: p.channels }),
   };
   const hashInput: HashInput = { event, instant: instant.iso, refusedGiven: read.refusedGiven };
@@ -399,14 +470,16 @@ function decodePreferences(given: Record<string, unknown>, eventId: string): Dec
  * it would drop the customer's notice. Absent and null hash alike (payloadHash writes null for both). Required fields
  * stay required: a null eventId, type or amount is still rejected.
  */
-const NULLABLE_OPTIONALS = {
-  recipient: ['locale', 'email', 'pushEndpointArn', 'phoneNumber', 'timeZone'],
-  data: ['counterpartyName', 'reason'],
-} as const;
+const NULLABLE_RECIPIENT = ['locale', 'email', 'pushEndpointArn', 'phoneNumber', 'timeZone'];
+/** Of a type's data: its optional fields, and its display text (a required one null is then "needs data.<name>"). */
+const nullableData = (def: Definition | undefined): string[] =>
+  (def?.data ?? []).filter((f) => !f.required || f.kind === 'text').flatMap(dataNamesOf);
 function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...raw };
   if (copy.channels === null) delete copy.channels;
-  for (const [part, fields] of Object.entries(NULLABLE_OPTIONALS)) {
+  const def = typeof raw.type === 'string' ? definitionOf(raw.type) : undefined;
+  const nullable = { recipient: NULLABLE_RECIPIENT, data: nullableData(def) };
+  for (const [part, fields] of Object.entries(nullable)) {
     const value = copy[part];
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
     const inner: Record<string, unknown> = { ...(value as Record<string, unknown>) };
@@ -437,7 +510,7 @@ interface Spellings {
  * copy withoutNullOptionals made. A field it cannot read is left as given for zod to refuse — except a contact point,
  * which is taken out and refused for its own channel, and a presentation hint, which falls back.
  */
-function readSpellings(raw: Record<string, unknown>): Spellings {
+function readSpellings(raw: Record<string, unknown>, def: Definition | undefined): Spellings {
   const normalised: string[] = [];
   const fallbacks: Fallback[] = [];
   const contactRefusals: ContactRefusal[] = [];
@@ -475,18 +548,7 @@ function readSpellings(raw: Record<string, unknown>): Spellings {
     }
   }
   const data = objectAt(raw, 'data');
-  if (data !== undefined) {
-    if (typeof data.amount === 'string') {
-      const amount = normaliseAmount(data.amount);
-      if (amount !== data.amount) normalised.push('data.amount');
-      data.amount = amount;
-    }
-    if (typeof data.currency === 'string') {
-      const currency = normaliseCurrency(data.currency);
-      if (currency !== data.currency) normalised.push('data.currency');
-      data.currency = currency;
-    }
-  }
+  if (data !== undefined && def !== undefined) readDataSpellings(data, def, normalised);
   const channels = readChannelList(raw.channels);
   if (channels !== raw.channels) {
     raw.channels = channels;
@@ -500,6 +562,37 @@ function readSpellings(raw: Record<string, unknown>): Spellings {
     contactRefusals: contactRefusals.length === 0 ? NONE : contactRefusals,
     refusedGiven: contactRefusals.length === 0 ? NOTHING_REFUSED : refusedGiven,
   };
+}
+
+/**
+ * The spellings of `data` with one reading, by each field's kind: money as for the transfers' amount (spaces, a
+ * leading +, leading zeros, a bare point) and its currency in any case; an instant as occurredAt; an enum value in
+ * any case with surrounding spaces; a number given as a JSON number that is a non-negative safe integer (one reading:
+ * its digits). Anything else is left for zod to refuse.
+ */
+function readDataSpellings(data: Record<string, unknown>, def: Definition, normalised: string[]): void {
+  const set = (name: string, value: unknown) => {
+    if (value === data[name]) return;
+    data[name] = value;
+    normalised.push(`data.${name}`);
+  };
+  for (const field of def.data) {
+    const value = data[field.name];
+    if (field.kind === 'money') {
+      if (typeof value === 'string') set(field.name, normaliseAmount(value));
+      const currency = data[field.currencyField as string];
+      if (typeof currency === 'string') set(field.currencyField as string, normaliseCurrency(currency));
+    } else if (field.kind === 'instant' && typeof value === 'string') {
+      const instant = readInstant(value);
+      if (instant !== undefined) set(field.name, instant.spelling);
+    } else if (field.kind === 'enum' && typeof value === 'string') {
+      const upper = value.trim().toUpperCase();
+      if (field.values?.includes(upper)) set(field.name, upper);
+    } else if (field.kind === 'number') {
+      if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) set(field.name, String(value));
+      else if (typeof value === 'string') set(field.name, value.trim());
+    }
+  }
 }
 
 /** Shared and frozen: never written to, so one instance serves every event. */
@@ -533,10 +626,11 @@ function readChannelList(list: unknown): unknown {
   return set.length === list.length && set.every((c, i) => c === list[i]) ? list : set;
 }
 
-function reasonForPath(path: string, raw: Record<string, unknown>): RejectionReason {
+function reasonForPath(path: string, raw: Record<string, unknown>, def?: Definition): RejectionReason {
   if (path === 'type') return raw.type === undefined ? 'SCHEMA_VIOLATION' : 'UNKNOWN_TYPE';
   if (path.startsWith('channels.')) return 'UNKNOWN_CHANNEL';
-  if (path === 'data.amount' || path === 'data.currency') return 'INVALID_AMOUNT';
+  const money = (def?.data ?? []).filter((f) => f.kind === 'money').flatMap(dataNamesOf);
+  if (money.some((name) => path === `data.${name}`)) return 'INVALID_AMOUNT';
   return 'SCHEMA_VIOLATION';
 }
 
@@ -576,14 +670,34 @@ function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unkno
     contactMeaning(h, 'EMAIL', blank),
     contactMeaning(h, 'PUSH', blank),
     contactMeaning(h, 'SMS', blank),
-    d.transferId,
-    canonicalAmount(d.amount),
-    d.currency,
-    d.counterpartyName ?? null,
-    d.reason ?? null,
+    ...dataMeaning(h.event.type, d),
     h.event.channels === undefined ? null : [...h.event.channels].sort(),
     ...(r.timeZone === undefined ? [] : [r.timeZone.toLowerCase()]),
   ];
+}
+
+/**
+ * The data's part of the meaning: each field of the type's definition in its order — identifiers, display text
+ * (cleaned), dates and enum values as they are; money as its decimal (trailing fraction zeros dropped) and its
+ * currency; a number as its decimal; an instant as its UTC instant; null for an absent one. For a transfer: transferId,
+ * amount, currency, counterpartyName, reason — the array the hash always covered.
+ */
+function dataMeaning(type: string, d: EventData): unknown[] {
+  const def = definitionOf(type);
+  if (def === undefined) return [];
+  return def.data.flatMap((field): unknown[] => {
+    const value = d[field.name];
+    switch (field.kind) {
+      case 'money':
+        return [value === undefined ? null : canonicalAmount(value), d[field.currencyField as string] ?? null];
+      case 'number':
+        return [value === undefined ? null : canonicalAmount(value)];
+      case 'instant':
+        return [value === undefined ? null : (readInstant(value)?.iso ?? value)];
+      default:
+        return [value ?? null];
+    }
+  });
 }
 
 /** A contact point in the hash: normalised, `{refused: <as given>}`, or null (absent, or left out for a repair). */

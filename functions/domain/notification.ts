@@ -3,8 +3,9 @@
  * built in keys.ts, the statuses a notification moves through in state-machine.ts. Pure: callers pass the clock in.
  */
 import type { SkipReason } from './admission.ts';
+import { definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
-import type { BankingEvent, EventType, Locale, Rejection, TransferData } from './event.ts';
+import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
 import {
   eventPk,
   INBOX_SK,
@@ -54,7 +55,7 @@ export interface NotificationItem {
   locale: Locale;
   /** Template id + data, rendered at send time (README: "Why template + data"). */
   template: EventType;
-  data: TransferData;
+  data: EventData;
   /** The event's occurredAt as given, shown in the customer's time zone (absent on items written before it was kept). */
   occurredAt?: string;
   /** The recipient's IANA time zone, when the event named one; otherwise the brand's default for the locale. */
@@ -181,7 +182,8 @@ export function buildNotification(
     attempt: 0,
     createdAt: iso,
     updatedAt: iso,
-    expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+    // The type's retention when its definition has one (catalogue.ts), otherwise the stack's.
+    expiresAt: epochSeconds(now) + (definitionOf(event.type)?.retentionDays ?? retention.retentionDays) * 86_400,
     sweepKey: sweepKey('PENDING', channel, notificationId, retention.sweepShards ?? SWEEP_SHARDS),
     sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
   };

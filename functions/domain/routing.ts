@@ -1,6 +1,6 @@
 /**
- * Routing: which channels one event fans out to, and which of them are refused. The one place that says which
- * channels each event type allows.
+ * Routing: which channels one event fans out to, and which of them are refused. The channels each type allows are its
+ * definition's (catalogue.ts).
  *
  * wanted(event) = allowed(type) ∩ event.channels (when given; otherwise every channel the recipient has a contact
  * point for, a refused one included). Each wanted channel is sent when its contact point has a sendable reading, and
@@ -8,13 +8,10 @@
  * wanted channel is refused nothing would reach the customer, so the event is rejected (quarantined, an operator
  * paged) with the first refusal's reason.
  */
-import { CHANNELS, type Channel } from './channels.ts';
-import type { BankingEvent, ContactRefusal, EventType, Recipient, Rejection } from './event.ts';
 
-export const ALLOWED_CHANNELS: Readonly<Record<EventType, readonly Channel[]>> = {
-  TransferCompleted: ['EMAIL', 'PUSH', 'SMS'],
-  TransferFailed: ['EMAIL', 'PUSH', 'SMS'],
-};
+import { allowedChannels } from './catalogue.ts';
+import { CHANNELS, type Channel } from './channels.ts';
+import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event.ts';
 
 /** The one address a channel sends to, if the recipient has one. */
 export function contactFor(recipient: Recipient, channel: Channel): string | undefined {
@@ -41,7 +38,7 @@ export interface ChannelRefusal {
 export type Route = { ok: true; channels: Channel[]; refused: ChannelRefusal[] } | { ok: false; rejection: Rejection };
 
 export function route(event: BankingEvent, contactRefusals: readonly ContactRefusal[] = []): Route {
-  const allowed = ALLOWED_CHANNELS[event.type];
+  const allowed = allowedChannels(event.type);
   for (const channel of event.channels ?? []) {
     if (!allowed.includes(channel)) {
       return {

@@ -1,6 +1,7 @@
 /**
- * Messages: TransferCompleted / TransferFailed × EMAIL / PUSH / SMS × en / ja, rendered from the templates in
- * templates/ (compiled at build time into templates.generated.ts: `npm run templates`) with the bank's identity.
+ * Messages: every type of the catalogue × its channels × the languages, rendered from the templates in templates/
+ * (compiled at build time into templates.generated.ts: `npm run templates`) with the bank's identity. The view holds
+ * the type's data fields, each formatted by its kind (catalogue.ts), and the bank's fields (message-view.ts).
  *
  * - HTML placeholders are escaped (html-escaper); the compiler refuses unescaped ones. Plain-text channels are not
  *   HTML-escaped, and subjects, push texts and SMS are one line.
@@ -13,14 +14,15 @@
  */
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
-import { type Brand, telHref } from './brand.ts';
+import { type Brand, supportPhoneFor, telHref } from './brand.ts';
+import { type Definition, definitionOf, textFields } from './catalogue.ts';
 import type { Channel } from './channels.ts';
-import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from './display-text.ts';
-import { type EventType, type Locale, type TransferData, utcInstant } from './event.ts';
+import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
+import { type EventData, type EventType, type Locale, utcInstant } from './event.ts';
 import { INTL_LOCALES } from './locale.ts';
-import { type CompiledSet, SMS_SHORTENABLE, type View } from './message-view.ts';
+import type { CompiledSet, View } from './message-view.ts';
 import { formatMoment } from './moment.ts';
-import { formatAmount } from './money.ts';
+import { formatAmount, RenderError } from './money.ts';
 import { gsmFriendly, smsSize } from './sms.ts';
 import { TEMPLATES, TEXT_PARTIALS } from './templates.generated.ts';
 
@@ -50,7 +52,7 @@ export interface TemplateInput {
   readonly template: EventType;
   readonly locale: Locale;
   readonly channel: Channel;
-  readonly data: TransferData;
+  readonly data: EventData;
   /** The event's occurredAt (ISO 8601 with an offset); absent on items written before it was kept: no time shown. */
   readonly occurredAt?: string | undefined;
   /** The recipient's IANA time zone; absent: the brand's default for the locale. */
@@ -67,14 +69,18 @@ const asHtml = { escape: escapeHtml };
 const asText = { escape: (s: string) => s };
 
 export function render(input: TemplateInput, brand: Brand): Message {
-  const set: CompiledSet = TEMPLATES[input.template][input.locale];
-  const view = viewOf(input, brand);
+  const def = definitionOf(input.template);
+  const set: CompiledSet | undefined = TEMPLATES[input.template]?.[input.locale];
+  // An item whose type left the catalogue after it was written: nothing to say it with.
+  if (def === undefined || set === undefined) throw new RenderError(`no templates for ${input.template}`);
+  const view = viewOf(input, brand, def);
+  const shortenable = textFields(def);
   const plain = (template: string, v: View = view) => Mustache.render(template, v, undefined, asText);
   switch (input.channel) {
     case 'EMAIL':
       return {
         channel: 'EMAIL',
-        fromName: view.bank,
+        fromName: brand.name[input.locale],
         subject: oneLine(plain(set.subject)),
         text: Mustache.render(set.text, view, TEXT_PARTIALS[input.locale], asText)
           .replace(/\n{3,}/g, '\n\n')
@@ -85,38 +91,80 @@ export function render(input: TemplateInput, brand: Brand): Message {
       const { title, body } = fitPush(
         (v) => ({ title: oneLine(plain(set.pushTitle, v)), body: oneLine(plain(set.pushBody, v)) }),
         view,
+        shortenable,
       );
       return { channel: 'PUSH', title, body };
     }
     case 'SMS': {
-      const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view);
+      const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view, shortenable);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
     }
   }
 }
 
-function viewOf(input: TemplateInput, brand: Brand): View {
+function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
-  return {
+  const intl = INTL_LOCALES[locale];
+  const view: Record<string, string | boolean> = {
     bank: brand.name[locale],
-    amount: formatAmount(data.amount, data.currency, locale),
-    to: cleanDisplayText(data.counterpartyName ?? '', NAME_MAX_GRAPHEMES).text,
-    reference: oneLine(data.transferId),
-    when: momentOf(input, brand) ?? '',
-    reason: cleanDisplayText(data.reason ?? '', REASON_MAX_GRAPHEMES).text,
+    when: momentOf(input, brand, input.occurredAt) ?? '',
     supportUrl: brand.supportUrl,
-    supportPhone: brand.supportPhone,
-    supportPhoneHref: telHref(brand.supportPhone),
+    supportPhone: supportPhoneFor(brand, locale),
+    supportPhoneHref: telHref(supportPhoneFor(brand, locale)),
     legal: brand.legalFooter[locale],
     logoUrl: brand.logo?.url ?? '',
     logoWidth: brand.logo === undefined ? '' : String(brand.logo.width),
     logoHeight: brand.logo === undefined ? '' : String(brand.logo.height),
     brandColor: brand.brandColor,
   };
+  for (const field of def.data) {
+    const value = data[field.name];
+    switch (field.kind) {
+      case 'identifier':
+        view[field.name] = oneLine(value ?? '');
+        break;
+      case 'text':
+        view[field.name] = cleanDisplayText(value ?? '', field.maxGraphemes ?? NAME_MAX_GRAPHEMES).text;
+        break;
+      case 'money': {
+        const currency = data[field.currencyField as string];
+        view[field.name] = value === undefined || currency === undefined ? '' : formatAmount(value, currency, locale);
+        break;
+      }
+      case 'instant':
+        view[field.name] = momentOf(input, brand, value) ?? '';
+        break;
+      case 'date':
+        view[field.name] = value === undefined ? '' : formatDate(value, intl);
+        break;
+      case 'number':
+        view[field.name] = value === undefined ? '' : formatNumber(value, intl);
+        break;
+      case 'enum':
+        view[field.name] = value ?? '';
+        for (const v of field.values ?? []) view[`${field.name}=${v}`] = value === v;
+        break;
+    }
+  }
+  return view;
 }
 
-function momentOf(input: TemplateInput, brand: Brand): string | undefined {
-  const instant = input.occurredAt === undefined ? undefined : utcInstant(input.occurredAt);
+/** A calendar date in the language's long format, as that day wherever the customer is (formatted in UTC). */
+function formatDate(date: string, intl: string): string {
+  const [y, m, d] = date.split('-').map(Number);
+  const ms = Date.UTC(y ?? 0, (m ?? 1) - 1, d ?? 1);
+  if (Number.isNaN(ms)) throw new RenderError('a date field is not a calendar date');
+  return new Intl.DateTimeFormat(intl, { dateStyle: 'long', timeZone: 'UTC', numberingSystem: 'latn' }).format(ms);
+}
+
+/** A decimal string digit for digit (Intl formats a decimal string exactly), grouped as the language groups. */
+const formatNumber = (value: string, intl: string): string =>
+  new Intl.NumberFormat(intl, { maximumFractionDigits: 6, numberingSystem: 'latn' }).format(
+    value as Intl.StringNumericLiteral,
+  );
+
+function momentOf(input: TemplateInput, brand: Brand, at: string | undefined): string | undefined {
+  const instant = at === undefined ? undefined : utcInstant(at);
   if (instant === undefined) return undefined;
   const fallback = brand.defaultTimeZone[input.locale];
   const intl = INTL_LOCALES[input.locale];
@@ -145,8 +193,9 @@ const pushTextBytes = (p: { title: string; body: string }) =>
 function fitPush(
   renderWith: (view: View) => { title: string; body: string },
   view: View,
+  shortenable: readonly string[],
 ): { title: string; body: string } {
-  const fields = new Shortenable(view);
+  const fields = new Shortenable(view, shortenable);
   let push = renderWith(view);
   for (let size = pushTextBytes(push); size > PUSH_TEXT_MAX_BYTES; size = pushTextBytes(push)) {
     const field = fields.largest((f) => utf8.encode(fields.kept(f)).length);
@@ -162,37 +211,39 @@ function fitPush(
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 const clusters = (s: string) => Array.from(graphemes.segment(s), (g) => g.segment);
 
-type ShortenableField = (typeof SMS_SHORTENABLE)[number];
-
 /**
- * The payee's name and the reason of a view, cut down step by step: never splitting a character, ending in "…", never
- * below SMS_MIN_GRAPHEMES. A field at that floor is no longer offered.
+ * The display-text fields of a view (a payee's name, a reason, a merchant …: kind `text`), cut down step by step:
+ * never splitting a character, ending in "…", never below SMS_MIN_GRAPHEMES. A field at that floor is no longer offered.
  */
 class Shortenable {
-  private readonly full: Record<ShortenableField, string[]>;
-  private readonly count: Record<ShortenableField, number>;
+  private readonly full = new Map<string, string[]>();
+  private readonly count = new Map<string, number>();
   private current: View;
 
-  constructor(view: View) {
+  constructor(view: View, fields: readonly string[]) {
     this.current = view;
-    this.full = { reason: clusters(view.reason), to: clusters(view.to) };
-    this.count = { reason: this.full.reason.length, to: this.full.to.length };
+    for (const field of fields) {
+      const text = view[field];
+      const all = clusters(typeof text === 'string' ? text : '');
+      this.full.set(field, all);
+      this.count.set(field, all.length);
+    }
   }
 
-  kept(field: ShortenableField): string {
-    return this.full[field].slice(0, this.count[field]).join('');
+  kept(field: string): string {
+    return (this.full.get(field) ?? []).slice(0, this.count.get(field) ?? 0).join('');
   }
 
   /** The field that weighs most by `weight` and can still be cut. */
-  largest(weight: (field: ShortenableField) => number): ShortenableField | undefined {
-    return [...SMS_SHORTENABLE]
-      .filter((f) => this.count[f] > SMS_MIN_GRAPHEMES)
+  largest(weight: (field: string) => number): string | undefined {
+    return [...this.count.keys()]
+      .filter((f) => (this.count.get(f) ?? 0) > SMS_MIN_GRAPHEMES)
       .sort((a, b) => weight(b) - weight(a))[0];
   }
 
   /** Cuts `field` to `to(characters kept)` (at least the floor) and returns the view with it. */
-  cut(field: ShortenableField, to: (kept: number) => number): View {
-    this.count[field] = Math.max(SMS_MIN_GRAPHEMES, to(this.count[field]));
+  cut(field: string, to: (kept: number) => number): View {
+    this.count.set(field, Math.max(SMS_MIN_GRAPHEMES, to(this.count.get(field) ?? 0)));
     this.current = { ...this.current, [field]: `${this.kept(field).trimEnd()}…` };
     return this.current;
   }
@@ -202,8 +253,8 @@ class Shortenable {
  * The SMS in as few segments as it can take: while it needs more than one, the longer of the reason and the payee's
  * name is cut (never splitting a character, ending in "…", never below SMS_MIN_GRAPHEMES). The email keeps them whole.
  */
-function fitSms(renderWith: (view: View) => string, view: View): string {
-  const fields = new Shortenable(view);
+function fitSms(renderWith: (view: View) => string, view: View, shortenable: readonly string[]): string {
+  const fields = new Shortenable(view, shortenable);
   let text = renderWith(view);
   for (let size = smsSize(text); size.segments > 1; size = smsSize(text)) {
     const field = fields.largest((f) => clusters(fields.kept(f)).length);

@@ -214,7 +214,8 @@ describe('settings a deploy would trip on are refused at synth', () => {
       expect.stringMatching(/"brand.name.en" is a placeholder \(Example Bank\): stage "prod" needs the bank's own/),
       expect.stringMatching(/"brand.name.ja" is a placeholder \(サンプル銀行\)/),
       expect.stringMatching(/"brand.supportUrl" is a placeholder \(bank.example\)/),
-      expect.stringMatching(/"brand.supportPhone" is a placeholder/),
+      expect.stringMatching(/"brand.supportPhone.en" is a placeholder/),
+      expect.stringMatching(/"brand.supportPhone.ja" is a placeholder/),
       expect.stringMatching(/"senderEmail" is a placeholder \(example.com is reserved/),
       expect.stringMatching(/"alarmEmail" is a placeholder \(example.org is reserved/),
     ]);

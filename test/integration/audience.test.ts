@@ -3,12 +3,13 @@
  * without touching SENT; a permanent bounce or a complaint suppressing the address, so a later notification to it
  * ends SUPPRESSED and is not sent; an operator lifting it; preferences through the inbox, newest first.
  */
-
+import { readFileSync } from 'node:fs';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
+import { allowedChannels } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
 import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
@@ -217,27 +218,64 @@ describe('preferences on DynamoDB Local', () => {
 
   /**
    * The opt-out rule for every notice type, stated per type: a new type must be listed here with the decision taken
-   * for it (a mandatory notice is exempt), and every listed one is checked through the pipeline.
+   * for it (a security notice is exempt), and every listed one is checked through the pipeline, on DynamoDB Local.
    */
-  const PREFERENCES_APPLY: Record<EventType, boolean> = { TransferCompleted: true, TransferFailed: true };
+  const PREFERENCES_APPLY: Record<EventType, boolean> = {
+    TransferCompleted: true,
+    TransferFailed: true,
+    CardPayment: true,
+    LoginFromNewDevice: false,
+    PasswordChanged: false,
+    LowBalance: true,
+    PaymentDue: true,
+    StatementReady: true,
+    DirectDebitUpcoming: true,
+  };
+  /** The data of each type: the transfers' factory, and examples/catalogue.jsonl for the rest. */
+  const catalogueData = new Map(
+    readFileSync(new URL('../../examples/catalogue.jsonl', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{"eventId":"cat-en-'))
+      .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> })
+      .map((e) => [e.type, e.data] as const),
+  );
 
-  it('every notice type: an opted-out channel ends SUPPRESSED unless the type is a mandatory notice', async () => {
+  it('every notice type: an opted-out channel ends SUPPRESSED unless the type is exempt; a hard stop silences every type', async () => {
     expect(Object.keys(PREFERENCES_APPLY).sort()).toEqual([...EVENT_TYPES].sort());
-    await ingest([preferencesEvent('pr-every', '2026-11-30T09:00:00Z', ['EMAIL'], 'u-every')]);
+    await ingest([preferencesEvent('pr-every', '2026-11-30T09:00:00Z', ['EMAIL', 'PUSH'], 'u-every')]);
+    // The customer's phone replied STOP: a hard stop, which no type is exempt from.
+    await audience.suppressAddress(
+      'SMS',
+      '+819012345678',
+      'CARRIER_OPT_OUT',
+      'pr-every-stop#SMS',
+      '2026-11-30T09:00:00Z',
+    );
     for (const type of EVENT_TYPES) {
       const eventId = `pr-every-${type}`;
+      const data = catalogueData.get(type);
       await ingest([
         transferEvent({
           eventId,
           type,
+          occurredAt: new Date(Date.now() - 60_000).toISOString(),
           recipient: { userId: 'u-every' },
-          ...(type === 'TransferFailed' ? { data: { reason: 'insufficient funds' } } : {}),
+          ...(data !== undefined
+            ? { data }
+            : type === 'TransferFailed'
+              ? { data: { reason: 'insufficient funds' } }
+              : {}),
         }),
       ]);
-      expect(await notification(eventId, 'EMAIL'), type).toMatchObject(
-        PREFERENCES_APPLY[type] ? { status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' } : { status: 'SENT' },
-      );
-      expect(await notification(eventId, 'SMS'), type).toMatchObject({ status: 'SENT' });
+      for (const channel of ['EMAIL', 'PUSH'] as const)
+        expect(await notification(eventId, channel), `${type} ${channel}`).toMatchObject(
+          PREFERENCES_APPLY[type] ? { status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' } : { status: 'SENT' },
+        );
+      if (allowedChannels(type).includes('SMS'))
+        expect(await notification(eventId, 'SMS'), `${type} SMS`).toMatchObject({
+          status: 'SUPPRESSED',
+          suppressedReason: 'CARRIER_OPT_OUT',
+        });
     }
     expect(emailed().filter((to) => to === 'hanako@example.com')).toHaveLength(
       EVENT_TYPES.filter((t) => !PREFERENCES_APPLY[t]).length,

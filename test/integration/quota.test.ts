@@ -63,6 +63,64 @@ describe('the shared token bucket on DynamoDB Local', () => {
     expect(grants.length).toBeLessThanOrEqual(items.reduce((n, i) => n + Number(i.used), 0));
   });
 
+  /** A clock that stands still but for sleeps (which advance it): the windows are real items, the timing exact. */
+  const steppedClock = (t: number) => {
+    const clock = {
+      t,
+      now: () => clock.t,
+      sleep: async (ms: number) => {
+        clock.t += ms;
+      },
+      random: () => 0,
+    };
+    return clock;
+  };
+  const bucket = (clock: ReturnType<typeof steppedClock>) =>
+    new SharedTokenBucket(
+      new DynamoTokenWindows(documentClient(), table.tableName),
+      { EMAIL: 14, PUSH: 14, SMS: 14 },
+      clock,
+    );
+
+  it('critical first, on the window items: normal stops at its ceiling, critical takes the reserve, the release opens it to all', async () => {
+    const W = 1_900_000_000_000;
+    const clock = steppedClock(W + 100);
+    const [a, b, c] = [bucket(clock), bucket(clock), bucket(clock)];
+    // Before the release a backlog of normal sends takes all but the reserve (2 of 14) …
+    const normal = await Promise.all(Array.from({ length: 14 }, () => a.acquire('PUSH', W + 400)));
+    expect(normal.filter(Boolean)).toHaveLength(12);
+    expect(await b.acquire('PUSH', W + 400)).toBe(false);
+    // … which two critical sends in another environment still get, and nothing more: the window's 14 are taken.
+    expect(await b.acquire('PUSH', W + 400, 'critical')).toBe(true);
+    expect(await c.acquire('PUSH', W + 400, 'critical')).toBe(true);
+    expect(await c.acquire('PUSH', W + 400, 'critical')).toBe(false);
+    const item = (await table.allItems()).find((i) => i.pk === 'RATE#PUSH' && i.sk === String(W));
+    expect(item?.used).toBe(14);
+
+    // Next window: no critical send comes; after the release the normal backlog takes the reserve too.
+    clock.t = W + 1_100;
+    expect(
+      (await Promise.all(Array.from({ length: 14 }, () => a.acquire('PUSH', W + 1_400)))).filter(Boolean),
+    ).toHaveLength(12);
+    clock.t = W + 1_600;
+    const released = await Promise.all(Array.from({ length: 3 }, () => b.acquire('PUSH', W + 1_900)));
+    expect(released).toEqual([true, true, false]);
+  });
+
+  it('critical first, in an environment: a critical waiter is served before the normal waiters in line ahead of it', async () => {
+    const W = 1_900_000_010_000;
+    const clock = steppedClock(W + 100);
+    const pacer = bucket(clock);
+    const order: string[] = [];
+    const waiting = Array.from({ length: 8 }, (_, i) =>
+      pacer.acquire('SMS', W + 5_000).then(() => order.push(`normal-${i}`)),
+    );
+    const alert = pacer.acquire('SMS', W + 5_000, 'critical').then(() => order.push('critical'));
+    await Promise.all([...waiting, alert]);
+    // Only the waiter already being served (its write in flight) may finish first.
+    expect(order.indexOf('critical')).toBeLessThanOrEqual(1);
+  });
+
   it('takes exactly what is left of a nearly full window', async () => {
     const windows = new DynamoTokenWindows(documentClient(), table.tableName);
     expect(await windows.take('PUSH', 1_000, 7, 10)).toBe(7);

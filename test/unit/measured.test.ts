@@ -5,7 +5,7 @@
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import { CHANNELS } from '../../functions/domain/channels.ts';
-import { EVENT_TYPES, LOCALES } from '../../functions/domain/event.ts';
+import { LOCALES } from '../../functions/domain/event.ts';
 import { type Message, render } from '../../functions/domain/templates.ts';
 import { type BatchDeps, type IngestFigures, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { isSafeDisplayText } from '../../tools/chaos/text-oracle.ts';
@@ -103,7 +103,7 @@ describe('issue 10, measured on main', () => {
       'INVALID_AMOUNT',
     ]);
     const data = { transferId: 't', amount: '999999999999999.99', currency: 'USD' };
-    for (const template of EVENT_TYPES)
+    for (const template of ['TransferCompleted', 'TransferFailed'])
       for (const locale of LOCALES)
         for (const channel of CHANNELS) {
           const m = render({ template, locale, channel, data: { ...data, reason: 'r' } }, EXAMPLE_BRAND);

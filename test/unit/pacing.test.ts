@@ -13,7 +13,7 @@ import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/c
 import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
 import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
-import { MAX_CHUNK, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import { classCeiling, MAX_CHUNK, RELEASE_AT_MS, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 
 /** A clock whose sleeps are timers the test fires in time order. */
@@ -111,17 +111,65 @@ describe('the shared token bucket', () => {
     expect(windows.writes).toBe(1);
   });
 
-  it('gives up when the next window starts after the caller may wait', async () => {
+  it('gives up when neither the reserve’s release nor the next window comes before the caller’s time is up', async () => {
     const clock = new VirtualClock();
     clock.t = 1_800_000_000_100;
     const windows = new MemoryWindows();
     windows.used.set(`SMS#${1_800_000_000_000}`, 20);
     const pacer = new SharedTokenBucket(windows, RATES, clock);
-    expect(await pacer.acquire('SMS', clock.now() + 500)).toBe(false);
+    expect(await pacer.acquire('SMS', clock.now() + RELEASE_AT_MS - 200)).toBe(false);
+    expect(await pacer.acquire('SMS', clock.now() + 500, 'critical')).toBe(false);
     const later = pacer.acquire('SMS', clock.now() + 5_000);
-    await clock.step();
+    let settled = false;
+    void later.then(() => (settled = true));
+    while (!settled && (await clock.step()));
     expect(await later).toBe(true);
     expect(clock.now()).toBeGreaterThanOrEqual(1_800_000_001_000);
+  });
+
+  it('critical first: each class has its ceiling until the release, then the whole window is anyone’s', () => {
+    expect([0, 499, 500].map((ms) => classCeiling(14, 'critical', ms))).toEqual([14, 14, 14]);
+    expect([0, 499, 500].map((ms) => classCeiling(14, 'normal', ms))).toEqual([12, 12, 14]);
+    expect([0, 499, 500].map((ms) => classCeiling(14, 'bulk', ms))).toEqual([10, 10, 14]);
+    // At one token a second the reserve is the token: normal waits for the release, bulk too.
+    expect([classCeiling(1, 'critical', 0), classCeiling(1, 'normal', 0), classCeiling(1, 'bulk', 0)]).toEqual([
+      1, 0, 0,
+    ]);
+  });
+
+  it('a backlog of normal sends in every environment still leaves each window’s reserve to a critical send', async () => {
+    const clock = new VirtualClock();
+    const windows = new MemoryWindows();
+    const environments = Array.from({ length: 3 }, () => new SharedTokenBucket(windows, RATES, clock));
+    const end = clock.now() + 10_000;
+    const normal: number[] = [];
+    const critical: number[] = [];
+    const backlog = environments.map(async (pacer) => {
+      const senders = Array.from({ length: 20 }, async () => {
+        while (clock.now() < end) if (await pacer.acquire('EMAIL', clock.now() + 5_000)) normal.push(clock.now());
+      });
+      await Promise.all(senders);
+    });
+    // One critical notice every 700 ms, arriving at an environment busy with the backlog: its wait is its latency.
+    const alerts = (async () => {
+      for (let i = 0; clock.now() < end - 1_000; i++) {
+        const asked = clock.now();
+        const pacer = environments[i % environments.length] as SharedTokenBucket;
+        if (await pacer.acquire('EMAIL', asked + 5_000, 'critical')) critical.push(clock.now() - asked);
+        await clock.sleep(700);
+      }
+    })();
+    let done = false;
+    void Promise.all([...backlog, alerts]).then(() => (done = true));
+    while (!done && (await clock.step()));
+    const perWindow = new Map<number, number>();
+    for (const t of normal) perWindow.set(Math.floor(t / 1000), (perWindow.get(Math.floor(t / 1000)) ?? 0) + 1);
+    // Never above the rate, and the backlog still drains at (nearly) the full rate: the reserve is released.
+    for (const [, n] of perWindow) expect(n).toBeLessThanOrEqual(14);
+    expect(normal.length).toBeGreaterThanOrEqual(9 * 13);
+    expect(critical.length).toBeGreaterThanOrEqual(10);
+    // No critical send waited for the backlog: at most until the next window.
+    expect(Math.max(...critical)).toBeLessThanOrEqual(1_020);
   });
 });
 

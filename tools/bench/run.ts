@@ -57,7 +57,7 @@ import { latencyClient } from './latency-dynamodb.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
 import { type PipelineRun, runPipeline } from './pipeline.ts';
 import { costOf, US_EAST_1_PRICES } from './prices.ts';
-import { measurePacing, measureSweeperDrain } from './quota.ts';
+import { measureCriticalUnderBacklog, measurePacing, measureSweeperDrain } from './quota.ts';
 
 /** A batch that failed, or a workload record quarantined, would make every figure wrong: stop the run instead. */
 async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
@@ -68,7 +68,7 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
 }
 
 const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --pipeline | --cpu [--baseline DIR]] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR]] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
 
@@ -76,6 +76,9 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --rounds R   alternating rounds per comparison; medians are reported (default 3)
   --json       standard output is exactly one JSON document
   --quota      only the pacing and sweeper-drain figures (tools/bench/quota.ts)
+  --critical   only critical first: --backlog N normal emails (default 10000) drain at 14/s through 5 environments
+               while a critical email arrives every 2 s; its token wait p50/p99, the drain rate (tools/bench/quota.ts)
+  --backlog N  with --critical: the normal emails of the backlog
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (tools/bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
   --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
@@ -97,6 +100,8 @@ function parseOptions() {
         rounds: { type: 'string', default: '3' },
         json: { type: 'boolean', default: false },
         quota: { type: 'boolean', default: false },
+        critical: { type: 'boolean', default: false },
+        backlog: { type: 'string', default: '10000' },
         pipeline: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
@@ -105,8 +110,8 @@ function parseOptions() {
     },
     process.argv.slice(2),
   );
-  if ([values.quota, values.pipeline, values.cpu].filter((v) => v === true).length > 1) {
-    throw new UsageError('--quota, --pipeline and --cpu are separate runs: give one of them');
+  if ([values.quota, values.pipeline, values.cpu, values.critical].filter((v) => v === true).length > 1) {
+    throw new UsageError('--quota, --pipeline, --cpu and --critical are separate runs: give one of them');
   }
   if (values.baseline !== undefined && values.cpu !== true) {
     throw new UsageError('--baseline compares the CPU per event: give it with --cpu');
@@ -114,6 +119,8 @@ function parseOptions() {
   return {
     json: values.json === true,
     quota: values.quota === true,
+    critical: values.critical === true,
+    backlog: intOption('backlog', values.backlog, 1) ?? 10_000,
     pipeline: values.pipeline === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
@@ -257,6 +264,19 @@ async function main() {
   const forget = onExit(() => db.stop());
   try {
     if (args.quota) return { quota: await measureQuota(db.endpoint) };
+    if (args.critical) {
+      log(
+        `critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`,
+      );
+      return {
+        criticalFirst: await measureCriticalUnderBacklog(db.endpoint, {
+          rate: 14,
+          environments: 5,
+          backlog: args.backlog,
+          criticalEveryMs: 2_000,
+        }),
+      };
+    }
     return await measureAll(db.endpoint);
   } finally {
     forget();

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
 /**
  * The built-in scenario of `npm start`: transfers for en and ja customers across every channel, a redelivered batch,
  * a producer resend (spelled differently, same meaning), a same-id conflict, a payee name an attacker wrote, a
@@ -9,6 +12,14 @@
  * of 4 delivered one after another once the previous batch and its feedback settled. Its events happened a minute
  * before the run, so the max event age applies as in AWS.
  */
+/** examples/catalogue.jsonl: one event of every catalogue type beyond the transfers, for an en and a ja customer. */
+export const CATALOGUE_EXAMPLES = fileURLToPath(new URL('../../examples/catalogue.jsonl', import.meta.url));
+const catalogueExamples = (): Record<string, unknown>[] =>
+  readFileSync(CATALOGUE_EXAMPLES, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
 const ARN = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/bank-app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';
 const ARN_GCM = 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/GCM/bank-app/9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4';
 
@@ -140,5 +151,8 @@ export function sampleScenario(now: number): Scenario {
     JSON.stringify(sms('demo-sms-unreachable-again', '+14155550182', 'u-32')),
     JSON.stringify(push('demo-push-gone-again', UNREGISTERED, 'u-33')),
   );
+  // Last batches: the catalogue (examples/catalogue.jsonl), happening now. Alex opted out of SMS above: the card, balance
+  // and payment notices go by email and push; the sign-in and password alerts are exempt and reach the phone too.
+  values.push(...catalogueExamples().map((e) => JSON.stringify({ ...e, occurredAt })));
   return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400, settle: true };
 }

@@ -1,6 +1,10 @@
 /**
- * `npm run templates`: compiles templates/ into functions/domain/templates.generated.ts.
+ * `npm run templates`: compiles templates/ into functions/domain/templates.generated.ts and
+ * functions/domain/catalogue.generated.ts.
  *
+ * A type is a folder `templates/<Type>/` (the folder's name is the type's) with a `definition.json` (validated by
+ * functions/domain/catalogue.ts definitionSchema) and, for every language and every channel the definition allows,
+ * its templates; a missing one, or one for a channel the type does not allow, is refused naming the file.
  * Per type × locale: the email's MJML (responsive HTML for every mail client, compiled here so the Lambda bundle
  * carries only HTML strings, never MJML), its plain-text alternative, the push's title and body, the SMS. Every
  * template is checked before it is written:
@@ -13,12 +17,14 @@
  *   npm run templates            write the module
  *   npm run templates -- --check exit 1 when the module is not what templates/ compiles to
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mjml2html from 'mjml';
 import Mustache from 'mustache';
-import { EVENT_TYPES, LOCALES, type Locale } from '../../functions/domain/event.ts';
+import { type Definition, dataPlaceholders, definitionProblems, isTypeName } from '../../functions/domain/catalogue.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
+import { LOCALES, type Locale } from '../../functions/domain/locale.ts';
 import {
   type CompiledSet,
   HTML_FIELDS,
@@ -31,6 +37,7 @@ import { parseCommandLine, runCommand } from '../local/cli.ts';
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const TEMPLATES_DIR = join(ROOT, 'templates');
 export const GENERATED_FILE = join(ROOT, 'functions', 'domain', 'templates.generated.ts');
+export const CATALOGUE_FILE = join(ROOT, 'functions', 'domain', 'catalogue.generated.ts');
 
 /**
  * After the preheader: invisible spacing, so an inbox's preview shows the preheader alone instead of running on into
@@ -116,12 +123,27 @@ function withIncludes(source: string, dir: string, root: string, depth = 0): str
   });
 }
 
-async function compileEmail(file: string, root: string): Promise<{ subject: string; html: string }> {
+/** The placeholders of one type's templates, per kind of template. */
+interface Placeholders {
+  readonly short: readonly string[];
+  readonly text: readonly string[];
+  readonly html: readonly string[];
+}
+const placeholdersOf = (def: Definition): Placeholders => {
+  const data = dataPlaceholders(def);
+  return { short: [...SHORT_FIELDS, ...data], text: [...TEXT_FIELDS, ...data], html: [...HTML_FIELDS, ...data] };
+};
+
+async function compileEmail(
+  file: string,
+  root: string,
+  allowed: readonly string[],
+): Promise<{ subject: string; html: string }> {
   const source = read(file);
   const full = withIncludes(source, resolve(file, '..'), root);
   if (full.includes(COLOR_SENTINEL))
     throw new TemplateError(`${file}: ${COLOR_SENTINEL} is reserved; use a near colour`);
-  const names = checkNames(full, file, HTML_FIELDS);
+  const names = checkNames(full, file, allowed);
 
   const title = /<mj-title>([\s\S]*?)<\/mj-title>/.exec(source)?.[1]?.trim();
   if (title === undefined || title === '') throw new TemplateError(`${file}: needs an <mj-title>: it is the subject`);
@@ -152,7 +174,7 @@ async function compileEmail(file: string, root: string): Promise<{ subject: stri
     PREVIEW_DIV,
     (_, open: string, text: string, close: string) => `${open}${text}${PREHEADER_FILLER}${close}`,
   );
-  const kept = checkNames(withFiller, `${file} (compiled)`, HTML_FIELDS);
+  const kept = checkNames(withFiller, `${file} (compiled)`, allowed);
   const lost = [...names].filter((n) => !kept.has(n));
   if (lost.length > 0) {
     throw new TemplateError(`${file}: MJML dropped {{${lost.join('}}, {{')}}}: put text inside <mj-text> or <mj-raw>`);
@@ -178,48 +200,114 @@ function textPartials(root: string): TextPartials {
   return partials;
 }
 
-async function compileSet(root: string, type: string, locale: Locale, partials: TextPartials): Promise<CompiledSet> {
+/** The files of one type × locale, by channel: what the compiler asks for. */
+const FILES_OF: Readonly<Record<Channel, (locale: string) => string[]>> = {
+  EMAIL: (l) => [`email.${l}.mjml`, `email.${l}.txt`],
+  PUSH: (l) => [`push.${l}.json`],
+  SMS: (l) => [`sms.${l}.txt`],
+};
+
+async function compileSet(
+  root: string,
+  type: string,
+  def: Definition,
+  locale: Locale,
+  partials: TextPartials,
+): Promise<CompiledSet> {
   const dir = join(root, type);
   const at = (name: string) => join(dir, name);
   const rel = (name: string) => `templates/${type}/${name}`;
-  const email = await compileEmail(at(`email.${locale}.mjml`), root);
-  const text = read(at(`email.${locale}.txt`));
-  checkNames(text, rel(`email.${locale}.txt`), TEXT_FIELDS, Object.keys(partials[locale]));
-  let push: { title?: unknown; body?: unknown };
-  try {
-    push = JSON.parse(read(at(`push.${locale}.json`)));
-  } catch (error) {
-    throw new TemplateError(`${rel(`push.${locale}.json`)}: ${(error as Error).message}`);
+  const names = placeholdersOf(def);
+  for (const [channel, files] of Object.entries(FILES_OF) as [Channel, (l: string) => string[]][]) {
+    for (const file of files(locale)) {
+      const wanted = def.channels.includes(channel);
+      if (wanted && !existsSync(at(file)))
+        throw new TemplateError(`${rel(file)}: missing: ${type} allows ${channel} and the brand writes ${locale}`);
+      if (!wanted && existsSync(at(file)))
+        throw new TemplateError(`${rel(file)}: ${channel} is not among the channels of ${type}'s definition.json`);
+    }
   }
-  if (typeof push.title !== 'string' || typeof push.body !== 'string') {
-    throw new TemplateError(`${rel(`push.${locale}.json`)}: needs "title" and "body" strings`);
+  const short: [string, string][] = [];
+  let email = { subject: '', html: '' };
+  let text = '';
+  if (def.channels.includes('EMAIL')) {
+    email = await compileEmail(at(`email.${locale}.mjml`), root, names.html);
+    text = read(at(`email.${locale}.txt`));
+    checkNames(text, rel(`email.${locale}.txt`), names.text, Object.keys(partials[locale]));
+    short.push([email.subject, `email.${locale}.mjml <mj-title>`]);
   }
-  const sms = oneLine(read(at(`sms.${locale}.txt`)), rel(`sms.${locale}.txt`));
-  for (const [value, name] of [
-    [email.subject, `email.${locale}.mjml <mj-title>`],
-    [push.title, `push.${locale}.json title`],
-    [push.body, `push.${locale}.json body`],
-    [sms, `sms.${locale}.txt`],
-  ] as const) {
-    checkNames(oneLine(value, rel(name)), rel(name), SHORT_FIELDS);
+  let push: { title?: unknown; body?: unknown } = { title: '', body: '' };
+  if (def.channels.includes('PUSH')) {
+    try {
+      push = JSON.parse(read(at(`push.${locale}.json`)));
+    } catch (error) {
+      throw new TemplateError(`${rel(`push.${locale}.json`)}: ${(error as Error).message}`);
+    }
+    if (typeof push.title !== 'string' || typeof push.body !== 'string') {
+      throw new TemplateError(`${rel(`push.${locale}.json`)}: needs "title" and "body" strings`);
+    }
+    short.push([push.title, `push.${locale}.json title`], [push.body, `push.${locale}.json body`]);
   }
-  return { subject: email.subject, html: email.html, text, pushTitle: push.title, pushBody: push.body, sms };
+  let sms = '';
+  if (def.channels.includes('SMS')) {
+    sms = oneLine(read(at(`sms.${locale}.txt`)), rel(`sms.${locale}.txt`));
+    short.push([sms, `sms.${locale}.txt`]);
+  }
+  for (const [value, name] of short) checkNames(oneLine(value, rel(name)), rel(name), names.short);
+  return {
+    subject: email.subject,
+    html: email.html,
+    text,
+    pushTitle: push.title as string,
+    pushBody: push.body as string,
+    sms,
+  };
 }
 
-/** The generated module's source text, and what it holds. */
+/** The types: every folder of templates/ but partials/, each with its definition.json validated. */
+export function readDefinitions(root: string = TEMPLATES_DIR): Record<string, Definition> {
+  const definitions: Record<string, Definition> = {};
+  const folders = readdirSync(root)
+    .filter((name) => name !== 'partials' && statSync(join(root, name)).isDirectory())
+    .sort();
+  for (const type of folders) {
+    if (!isTypeName(type)) throw new TemplateError(`templates/${type}: a type's folder is named in PascalCase`);
+    const file = join(root, type, 'definition.json');
+    if (!existsSync(file)) throw new TemplateError(`templates/${type}/definition.json: missing`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(read(file));
+    } catch (error) {
+      throw new TemplateError(`templates/${type}/definition.json: ${(error as Error).message}`);
+    }
+    const problems = definitionProblems(raw);
+    if (problems.length > 0) throw new TemplateError(`templates/${type}/definition.json: ${problems.join('; ')}`);
+    definitions[type] = raw as Definition;
+  }
+  if (folders.length === 0) throw new TemplateError('templates/: no type');
+  return definitions;
+}
+
+const HEADER = [
+  '// Generated by `npm run templates` from templates/. Do not edit: edit templates/ and run `npm run templates`; a unit',
+  '// test fails while this file is not what templates/ compiles to.',
+];
+
+/** The generated modules' source texts, and what they hold. */
 export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
   source: string;
+  catalogueSource: string;
   templates: Record<string, Record<string, CompiledSet>>;
 }> {
+  const definitions = readDefinitions(root);
   const partials = textPartials(root);
   const templates: Record<string, Record<string, CompiledSet>> = {};
-  for (const type of EVENT_TYPES) {
+  for (const [type, def] of Object.entries(definitions)) {
     templates[type] = {};
-    for (const locale of LOCALES) templates[type][locale] = await compileSet(root, type, locale, partials);
+    for (const locale of LOCALES) templates[type][locale] = await compileSet(root, type, def, locale, partials);
   }
   const source = [
-    '// Generated by `npm run templates` from templates/ (MJML compiled to HTML). Do not edit: edit templates/ and run',
-    '// `npm run templates`; a unit test fails while this file is not what templates/ compiles to.',
+    ...HEADER,
     "import type { CompiledTemplates, TextPartials } from './message-view.ts';",
     '',
     `export const TEMPLATES: CompiledTemplates = ${JSON.stringify(templates, null, 2)};`,
@@ -227,25 +315,26 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
     `export const TEXT_PARTIALS: TextPartials = ${JSON.stringify(partials, null, 2)};`,
     '',
   ].join('\n');
-  return { source, templates };
+  const catalogueSource = [
+    ...HEADER,
+    '// The definitions of templates/<Type>/definition.json: validated again when catalogue.ts loads.',
+    '',
+    `export const DEFINITIONS: Readonly<Record<string, unknown>> = ${JSON.stringify(definitions, null, 2)};`,
+    '',
+  ].join('\n');
+  return { source, catalogueSource, templates };
 }
 
-async function main(): Promise<number> {
-  const check = process.argv.includes('--check');
-  const { source, templates } = await generateModule();
-  const current = (() => {
-    try {
-      return read(GENERATED_FILE);
-    } catch {
-      return '';
-    }
-  })();
+async function main(check: boolean): Promise<number> {
+  const { source, catalogueSource, templates } = await generateModule();
+  const current = (file: string) => (existsSync(file) ? read(file) : '');
   if (check) {
-    if (source === current) return 0;
-    process.stderr.write('templates: functions/domain/templates.generated.ts is stale: run npm run templates\n');
+    if (source === current(GENERATED_FILE) && catalogueSource === current(CATALOGUE_FILE)) return 0;
+    process.stderr.write('templates: functions/domain/*.generated.ts are stale: run npm run templates\n');
     return 1;
   }
   writeFileSync(GENERATED_FILE, source);
+  writeFileSync(CATALOGUE_FILE, catalogueSource);
   const sizes = Object.entries(templates).flatMap(([type, locales]) =>
     Object.entries(locales).map(([locale, set]) => `${type}/${locale} ${Buffer.byteLength(set.html)} B`),
   );
@@ -256,16 +345,22 @@ async function main(): Promise<number> {
 }
 
 const USAGE = `
-Usage: npm run templates
+Usage: npm run templates [-- --check]
 
-Compiles templates/ (MJML emails, text, push and SMS per type × language) into functions/domain/templates.generated.ts,
-checking every placeholder against the data each type carries. Run it after editing a template: a test fails while the
+Validates every templates/<Type>/definition.json and compiles templates/ (MJML emails, text, push and SMS per type ×
+language) into functions/domain/templates.generated.ts and functions/domain/catalogue.generated.ts, checking every
+placeholder against the fields each type's definition gives it. Run it after editing a type: a test fails while a
 generated module is stale. Guide: templates/README.md.
+
+  --check   write nothing; exit 1 when a generated module is not what templates/ compiles to
 `;
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   runCommand('templates', async () => {
-    parseCommandLine({ usage: USAGE, options: {} }, process.argv.slice(2));
-    return main();
+    const { values } = parseCommandLine(
+      { usage: USAGE, options: { check: { type: 'boolean', default: false } } },
+      process.argv.slice(2),
+    );
+    return main(values.check === true);
   });
 }
