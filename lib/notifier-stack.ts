@@ -40,6 +40,7 @@ import { brandEnvValue } from '../functions/domain/brand.ts';
 import { formatChannelPolicies, SWEEP_SHARD_MARK_KEY, sweepShardsFor } from '../functions/domain/notification.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
+import { EvidenceStore } from './evidence-store.ts';
 import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
@@ -355,6 +356,18 @@ export class NotifierStack extends Stack {
       reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
     });
 
+    // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
+    const evidence = new EvidenceStore(this, 'Evidence', {
+      key,
+      retentionDays: s.evidenceRetentionDays,
+      lockMode: s.evidenceLockMode,
+    });
+    evidence.grantWrite(dispatch);
+    evidence.grantWrite(sweeper);
+    // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
+    dispatch.useTable(this.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+    sweeper.useTable(this.table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+
     // The one customer key, when given, protects the table (and its stream), the on-failure queue and the
     // failed-batch bucket; each function is granted it through useTable.
 
@@ -385,6 +398,7 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.node.addDependency(feedback);
+    evidence.grantWrite(feedback.function);
     observability.alarmOnThrottles('Feedback', feedback.function);
 
     // ── SMS and push delivery status: SNS's logs → the same feedback function ──
@@ -437,6 +451,7 @@ export class NotifierStack extends Stack {
     output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
     output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
     output('SesConfigurationSetName', feedback.configurationSetName);
+    output('EvidenceBucketName', evidence.bucket.bucketName);
     if (smoke !== undefined) {
       new CfnOutput(this, 'SmokeProducerFunctionName', {
         value: smoke.function.functionName,

@@ -6,6 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { EVIDENCE_LOCK_MODES } from '../functions/commons/evidence-store.ts';
+import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import {
   DEFAULT_CHANNEL_POLICIES,
@@ -124,6 +126,13 @@ export const settingsSchema = z
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
     ).optional(),
     inboxRetentionDays: num(1, 3650, 35),
+    /**
+     * How long the evidence of a send (the exact message, the provider's answer and reports) is kept, in days: years,
+     * not the table's days (docs/evidence-and-privacy.md). Default seven years. One value for every notice type.
+     */
+    evidenceRetentionDays: num(1, 36_500, DEFAULT_EVIDENCE_RETENTION_DAYS),
+    /** Object Lock mode of the evidence store: GOVERNANCE (default) or COMPLIANCE (WORM; irreversible: read the doc). */
+    evidenceLockMode: z.enum(EVIDENCE_LOCK_MODES).default('GOVERNANCE'),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */

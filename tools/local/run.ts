@@ -111,6 +111,8 @@ function trimLedger(sends: AcceptedSend[]): number {
   return dropped;
 }
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Where the local run keeps evidence (the ops CLI reads it with --endpoint): kept across runs, like the bucket. */
+export const LOCAL_EVIDENCE_DIR = join(REPO, '.local', 'evidence');
 
 function parseOptions(argv: string[]) {
   const { values } = parseCommandLine(
@@ -370,6 +372,9 @@ async function main(signal: AbortSignal): Promise<number> {
       MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? input.maxEventAgeSeconds),
       // As the stack does: emails go through the configuration set whose events reach the feedback function.
       SES_CONFIGURATION_SET: 'notifier-local',
+      // The evidence of every send, as the stack's Object Lock bucket keeps it: the same keys and bytes, in a folder
+      // that outlives the run (npm run ops -- evidence <id> reads it after the table is gone).
+      EVIDENCE_DIR: LOCAL_EVIDENCE_DIR,
       ...rates,
     },
   });
@@ -510,6 +515,13 @@ async function main(signal: AbortSignal): Promise<number> {
     onFailure: stream.onFailure.length,
     outbox: outbox.url,
     log: log === undefined ? null : relative(process.cwd(), log.path),
+    // Evidence written for every accepted send; a gap is one the store refused at once (the sweeper fills it).
+    evidence: {
+      dir: relative(process.cwd(), LOCAL_EVIDENCE_DIR),
+      gaps: m.EvidenceGaps ?? 0,
+      gapsFilled: m.EvidenceGapsFilled ?? 0,
+      lost: m.EvidenceLost ?? 0,
+    },
   };
   published = report;
   if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -568,6 +580,7 @@ type Report = {
   onFailure: number;
   outbox: string;
   log: string | null;
+  evidence: { dir: string; gaps: number; gapsFilled: number; lost: number };
 };
 
 function sendView(s: AcceptedSend, notificationIdOfMessage: ReadonlyMap<string, string>) {
@@ -661,6 +674,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     `outbox page:  ${r.outbox} — what each customer got${keep ? '' : ' (up while the run lasts; add --keep to browse it)'}`,
     `email viewer: ${viewer}`,
     ...(r.log === null ? [] : [`handler logs and metrics: ${r.log}`]),
+    `evidence:     ${r.evidence.dir} (gaps ${r.evidence.gaps}, filled ${r.evidence.gapsFilled}, lost ${r.evidence.lost}) — npm run ops -- evidence <eventId> --endpoint <DynamoDB Local>`,
     '',
   ];
   return lines.join('\n');
