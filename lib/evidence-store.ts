@@ -14,10 +14,10 @@
  * - Writers get s3:PutObject and s3:PutObjectRetention on objects and kms:GenerateDataKey on the key; nothing may
  *   delete. Readers (the ops CLI) need s3:ListBucket, s3:GetObject and kms:Decrypt: granted to nobody by the stack.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { EvidenceLockMode } from '../functions/commons/evidence-store.ts';
 import type { NotifierFunction } from './notifier-function.ts';
@@ -48,7 +48,22 @@ export class EvidenceStore extends Construct {
         removalPolicy: RemovalPolicy.RETAIN,
       });
     const days = Duration.days(props.retentionDays);
+    // Who read or wrote which evidence object, kept as long as the evidence: S3 server access logs (a log target
+    // must be SSE-S3: S3's logging service cannot use a customer key).
+    const accessLogs = new Bucket(this, 'AccessLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'expire-with-the-evidence', expiration: Duration.days(props.retentionDays + 1) }],
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the server access log bucket of the evidence store; logging it into itself would loop.',
+    });
     this.bucket = new Bucket(this, 'Bucket', {
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'evidence/',
       encryption: BucketEncryption.KMS,
       encryptionKey: this.key,
       bucketKeyEnabled: true,
@@ -90,6 +105,11 @@ export class EvidenceStore extends Construct {
       }),
     );
     fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [this.key.keyArn] }));
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    Validations.of(fn.role as Role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/sends/*]`,
+      reason: 'Evidence objects are keyed by event, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.',
+    });
     fn.addEnvironment('EVIDENCE_BUCKET', this.bucket.bucketName);
     fn.addEnvironment('EVIDENCE_LOCK_MODE', this.props.lockMode);
     fn.addEnvironment('EVIDENCE_RETENTION_DAYS', String(this.props.retentionDays));

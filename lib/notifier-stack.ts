@@ -108,6 +108,14 @@ export class NotifierStack extends Stack {
       projectionType: ProjectionType.KEYS_ONLY,
     });
 
+    // One customer's events without a scan (ops customer / export / erase): a sparse keys-only index on inbox items.
+    this.table.addGlobalSecondaryIndex({
+      indexName: schema.userIndex.indexName,
+      partitionKey: { name: schema.userIndex.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
+    });
+
     // ── Ingest: MSK → one transaction per event ──
     const ingest = new NotifierFunction(this, 'Ingest', {
       entry: 'ingest/index.ts',

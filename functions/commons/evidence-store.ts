@@ -113,7 +113,7 @@ export class FileEvidenceStore implements EvidenceStore {
     return join(this.root, ...key.split('/'));
   }
 
-  async put(key: string, body: Uint8Array): Promise<EvidencePut> {
+  async put(key: string, body: Uint8Array, _retainUntil?: Date): Promise<EvidencePut> {
     const path = this.path(key);
     await mkdir(dirname(path), { recursive: true });
     let file: Awaited<ReturnType<typeof open>>;

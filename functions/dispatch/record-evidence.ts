@@ -14,6 +14,7 @@ import {
   type RetentionPolicy,
   type SendFacts,
   sendEvidence,
+  userPointerKey,
 } from '../domain/evidence.ts';
 import type { Message } from '../domain/templates.ts';
 
@@ -39,22 +40,32 @@ export async function recordSendEvidence(
 ): Promise<{ outcome: EvidenceOutcome; key: string; error?: string }> {
   const record = sendEvidence(n, deps.requestOf(n, message), providerMessageId, acceptedAtMs, deps.retention);
   const key = evidenceKey(record);
-  const body = evidenceBody(record);
   const retainUntil = new Date(record.retainUntil);
-  const timeoutMs = Math.min(deps.timeoutMs, timeLeftMs);
-  let error: string | undefined;
-  if (timeoutMs > 0) {
+  const since = new Date(acceptedAtMs).toISOString();
+  // The record, and the customer's pointer to it: each written once, each a gap of its own when the store fails.
+  const objects = [
+    { key, body: evidenceBody(record) },
+    { key: userPointerKey(n.userId, key), body: Buffer.from(key, 'utf8') },
+  ];
+  let outcome: EvidenceOutcome = 'written';
+  const errors: string[] = [];
+  const deadline = Date.now() + Math.min(deps.timeoutMs, timeLeftMs);
+  for (const o of objects) {
+    const timeoutMs = deadline - Date.now();
     try {
-      await deps.store.put(key, body, retainUntil, AbortSignal.timeout(timeoutMs));
-      return { outcome: 'written', key };
+      if (timeoutMs <= 0) throw Object.assign(new Error('no time left'), { name: 'NoTimeLeft' });
+      await deps.store.put(o.key, o.body, retainUntil, AbortSignal.timeout(timeoutMs));
+      continue;
     } catch (e) {
-      error = (e as Error)?.name ?? 'Error';
+      errors.push((e as Error)?.name ?? 'Error');
     }
-  } else error = 'NoTimeLeft';
-  try {
-    await deps.gaps.add({ key, body, retainUntil, since: new Date(acceptedAtMs).toISOString() });
-    return { outcome: 'gap', key, error };
-  } catch (e) {
-    return { outcome: 'lost', key, error: `${error}; gap: ${(e as Error)?.name ?? 'Error'}` };
+    try {
+      await deps.gaps.add({ key: o.key, body: o.body, retainUntil, since });
+      if (outcome === 'written') outcome = 'gap';
+    } catch (e) {
+      errors.push(`gap: ${(e as Error)?.name ?? 'Error'}`);
+      outcome = 'lost';
+    }
   }
+  return errors.length === 0 ? { outcome, key } : { outcome, key, error: errors.join('; ') };
 }

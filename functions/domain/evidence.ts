@@ -190,6 +190,14 @@ export const sendKey = (r: { eventId: string; channel: Channel; providerMessageI
   `${channelPrefix(r.eventId, r.channel)}${part(r.providerMessageId)}.json`;
 export const feedbackKey = (r: FeedbackEvidence) =>
   `${channelPrefix(r.eventId, r.channel)}${part(r.providerMessageId)}.feedback/${Date.parse(r.at) || 0}-${r.status}.json`;
+/**
+ * A customer's pointer to one send's evidence: `users/<userId>/<the send key after "sends/">`, its body the send
+ * key. Export finds a customer's evidence by listing this prefix, also after every hot item is gone (the store is
+ * keyed by event; the customer is the other way in).
+ */
+export const userPrefix = (userId: string) => `users/${part(userId)}/`;
+export const userPointerKey = (userId: string, sendKeyOf: string) =>
+  `${userPrefix(userId)}${sendKeyOf.slice('sends/'.length)}`;
 export const evidenceKey = (r: EvidenceRecord) => (r.kind === 'SEND' ? sendKey(r) : feedbackKey(r));
 
 /** The stored bytes: canonical JSON, UTF-8. What `ops evidence` prints is parsed from exactly these bytes. */

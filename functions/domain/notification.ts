@@ -82,6 +82,8 @@ export const notificationIdOf = (eventId: string, channel: Channel) => `${eventI
 export const notificationIdOfKey = (pk: string, sk: string) =>
   `${pk.slice('EVENT#'.length)}#${sk.slice('NOTIFICATION#'.length)}`;
 export const QUARANTINE_SK = 'RECORD';
+/** The byUser index's partition key on an inbox item (docs/table.md "The byUser index"). */
+export const userKeyOf = (userId: string) => `USER#${userId}`;
 
 /**
  * The sparse sweep index is the delay queue: only PENDING and SENDING notifications carry sweepKey/sweepAt, and
@@ -167,6 +169,8 @@ export interface InboxItem {
   repairHash?: string;
   /** payloadHashes of corrected resends that repaired a channel: a resend of one of them is a duplicate. */
   repairedHashes?: Set<string>;
+  /** The customer (`USER#<userId>`): the sparse byUser index finds a customer's events without a scan. */
+  userKey?: string;
 }
 
 export interface NotificationItem {
@@ -274,6 +278,7 @@ export function buildInbox(
     receivedAt: new Date(now).toISOString(),
     source,
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+    userKey: userKeyOf(event.recipient.userId),
   };
   if (skipped !== undefined) item.skipped = skipped;
   if (refused !== undefined && refused.channels.length > 0) {
