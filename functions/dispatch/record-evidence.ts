@@ -50,14 +50,19 @@ export async function recordSendEvidence(
   let outcome: EvidenceOutcome = 'written';
   const errors: string[] = [];
   const deadline = Date.now() + Math.min(deps.timeoutMs, timeLeftMs);
+  let storeFailed = false;
   for (const o of objects) {
-    const timeoutMs = deadline - Date.now();
-    try {
-      if (timeoutMs <= 0) throw Object.assign(new Error('no time left'), { name: 'NoTimeLeft' });
-      await deps.store.put(o.key, o.body, retainUntil, AbortSignal.timeout(timeoutMs));
-      continue;
-    } catch (e) {
-      errors.push((e as Error)?.name ?? 'Error');
+    // Once the store failed, the rest go straight to the gaps: no second wait on a store that is down.
+    if (!storeFailed) {
+      const timeoutMs = deadline - Date.now();
+      try {
+        if (timeoutMs <= 0) throw Object.assign(new Error('no time left'), { name: 'NoTimeLeft' });
+        await deps.store.put(o.key, o.body, retainUntil, AbortSignal.timeout(timeoutMs));
+        continue;
+      } catch (e) {
+        storeFailed = true;
+        errors.push((e as Error)?.name ?? 'Error');
+      }
     }
     try {
       await deps.gaps.add({ key: o.key, body: o.body, retainUntil, since });
