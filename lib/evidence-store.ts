@@ -108,7 +108,8 @@ export class EvidenceStore extends Construct {
     const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
     Validations.of(fn.role as Role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/sends/*]`,
-      reason: 'Evidence objects are keyed by event, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.',
+      reason:
+        'Evidence objects are keyed by event, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.',
     });
     fn.addEnvironment('EVIDENCE_BUCKET', this.bucket.bucketName);
     fn.addEnvironment('EVIDENCE_LOCK_MODE', this.props.lockMode);

@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { EVIDENCE_LOCK_MODES } from '../functions/commons/evidence-store.ts';
-import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
+import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
 import {
   DEFAULT_CHANNEL_POLICIES,
   DELIVERY_POLICIES,

@@ -22,14 +22,19 @@ import type { EvidenceConfig } from './config.ts';
 /** The store the configuration names (an S3 client is created only for the bucket), or undefined: none kept. */
 export function evidenceStoreOf(config: EvidenceConfig['store'], s3: () => S3Client): EvidenceStore | undefined {
   if (config === undefined) return undefined;
-  return config.kind === 's3' ? new S3EvidenceStore(s3(), config.bucket, config.lockMode) : new FileEvidenceStore(config.dir);
+  return config.kind === 's3'
+    ? new S3EvidenceStore(s3(), config.bucket, config.lockMode)
+    : new FileEvidenceStore(config.dir);
 }
 
 export type EvidencePut = 'written' | 'alreadyThere';
 
 export interface EvidenceStore {
-  /** Writes the object once; the same key again answers `alreadyThere` and changes nothing. */
-  put(key: string, body: Uint8Array, retainUntil: Date, signal?: AbortSignal): Promise<EvidencePut>;
+  /**
+   * Writes the object once; the same key again answers `alreadyThere` and changes nothing. Without a retain-until
+   * date the bucket's default retention applies.
+   */
+  put(key: string, body: Uint8Array, retainUntil: Date | undefined, signal?: AbortSignal): Promise<EvidencePut>;
   /** Every key under a prefix, in key order. */
   list(prefix: string): Promise<string[]>;
   get(key: string): Promise<Uint8Array | undefined>;
@@ -45,7 +50,7 @@ export class S3EvidenceStore implements EvidenceStore {
     private readonly lockMode: EvidenceLockMode,
   ) {}
 
-  async put(key: string, body: Uint8Array, retainUntil: Date, signal?: AbortSignal): Promise<EvidencePut> {
+  async put(key: string, body: Uint8Array, retainUntil: Date | undefined, signal?: AbortSignal): Promise<EvidencePut> {
     try {
       await this.s3.send(
         new PutObjectCommand({
@@ -56,8 +61,9 @@ export class S3EvidenceStore implements EvidenceStore {
           ChecksumAlgorithm: 'SHA256',
           ChecksumSHA256: createHash('sha256').update(body).digest('base64'),
           IfNoneMatch: '*',
-          ObjectLockMode: this.lockMode as ObjectLockMode,
-          ObjectLockRetainUntilDate: retainUntil,
+          ...(retainUntil === undefined
+            ? {}
+            : { ObjectLockMode: this.lockMode as ObjectLockMode, ObjectLockRetainUntilDate: retainUntil }),
           // The bucket's default encryption is SSE-KMS with its key; saying so makes a bucket changed under us fail
           // loudly instead of storing evidence unencrypted.
           ServerSideEncryption: 'aws:kms',

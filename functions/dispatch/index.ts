@@ -5,15 +5,15 @@
  * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { DynamoAudienceStore } from '../commons/audience-store.ts';
-import { S3Client } from '@aws-sdk/client-s3';
 import { loadBrandConfig, loadDispatchConfig, loadEvidenceConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { DynamoEvidenceGaps } from '../commons/evidence-gaps.ts';
 import { evidenceStoreOf } from '../commons/evidence-store.ts';
+import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';

@@ -6,9 +6,9 @@
  */
 import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { type ProviderRequest, smsRequest } from '../domain/evidence.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { PublishOrigin } from '../domain/push-endpoint.ts';
-import { type ProviderRequest, smsRequest } from '../domain/evidence.ts';
 import type { Message, PushMessage } from '../domain/templates.ts';
 import { classifyProviderError, SendError } from './send-error.ts';
 
@@ -54,7 +54,10 @@ export class ProviderSender implements Sender {
   }
 
   /** The request a send of this notification makes: what the provider receives, and what the evidence records. */
-  request(n: { readonly notificationId: string; readonly recipient: string; readonly template: string }, message: Message): ProviderRequest {
+  request(
+    n: { readonly notificationId: string; readonly recipient: string; readonly template: string },
+    message: Message,
+  ): ProviderRequest {
     return providerRequest(n, message, this.config);
   }
 

@@ -7,9 +7,10 @@
  * Each feedback is recorded on the notification it describes and, when the address can never be reached, as a
  * suppression of it. Thin: decode, the use case, logs and metrics. Logs carry ids and codes only, never an address.
  */
+
+import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { DynamoAudienceStore } from '../commons/audience-store.ts';
-import { S3Client } from '@aws-sdk/client-s3';
 import { loadEvidenceConfig, loadFeedbackConfig } from '../commons/config.ts';
 import { DynamoDeliveryStore } from '../commons/delivery-store.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';

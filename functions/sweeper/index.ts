@@ -3,13 +3,13 @@
  * expires those past the maximum age, and resolves expired SENDING leases. Reports what it did and its rate.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context } from 'aws-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
+import type { Context } from 'aws-lambda';
 import { loadEvidenceConfig, loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { DynamoEvidenceGaps } from '../commons/evidence-gaps.ts';
 import { evidenceStoreOf } from '../commons/evidence-store.ts';
+import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { DynamoSweepShardMark } from '../commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../domain/channels.ts';

@@ -26,12 +26,17 @@ function synth(overrides: Record<string, unknown> = {}) {
     return found;
   };
   const envOf = (prefix: string) => {
-    const fn = Object.entries(json.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix));
+    const fn = Object.entries(json.Resources).find(
+      ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix),
+    );
     return ((fn?.[1].Properties.Environment as { Variables: Record<string, unknown> }) ?? { Variables: {} }).Variables;
   };
   const statementsOf = (prefix: string): Statement[] => {
-    const fn = Object.entries(json.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix));
-    const role = (fn?.[1].Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const fn = Object.entries(json.Resources).find(
+      ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix),
+    );
+    if (fn === undefined) throw new Error(`no function ${prefix}`);
+    const role = (fn[1].Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
     return Object.values(json.Resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes(String(role)))
       .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
@@ -94,7 +99,8 @@ describe('the evidence store', () => {
     const policy = Object.values(base.json.Resources).find(
       (r) => r.Type === 'AWS::S3::BucketPolicy' && JSON.stringify(r.Properties.Bucket).includes(bucketId),
     );
-    const statements = (policy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    if (policy === undefined) throw new Error('no policy on the evidence bucket');
+    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
     expect(statements).toContainEqual(
       expect.objectContaining({ Effect: 'Deny', Action: 's3:BypassGovernanceRetention', Principal: { AWS: '*' } }),
     );

@@ -47,7 +47,12 @@ const event = decodeTransfer(transferEvent()).event;
 const ADDRESS = { EMAIL: 'hanako@example.com', PUSH: PUSH_ARN, SMS: '+819012345678' } as const;
 const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS') =>
   buildNotification(event, channel, ADDRESS[channel], NOW - 1000, { retentionDays: 35 });
-const sending = (n: NotificationItem): NotificationItem => ({ ...n, status: 'SENDING', attempt: 1, leaseUntil: NOW + 120_000 });
+const sending = (n: NotificationItem): NotificationItem => ({
+  ...n,
+  status: 'SENDING',
+  attempt: 1,
+  leaseUntil: NOW + 120_000,
+});
 
 /** An in-memory store with S3's write-once answer; `fail` makes every put reject, `hang` never settle until aborted. */
 class MemoryStore implements EvidenceStore {
@@ -109,8 +114,12 @@ const deps = (store: EvidenceStore, gaps: EvidenceGaps = new MemoryGaps(), timeo
   evidence: { store, gaps, retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), timeoutMs },
 });
 const send = (n: NotificationItem, d: DispatchDeps) =>
-  dispatchNotification({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, d, { finishBy: NOW + 50_000, maxWaitMs: 5_000 });
-const stored = (store: MemoryStore, key: string) => parseEvidence(store.objects.get(key)?.body ?? Buffer.alloc(0)) as SendEvidence;
+  dispatchNotification({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, d, {
+    finishBy: NOW + 50_000,
+    maxWaitMs: 5_000,
+  });
+const stored = (store: MemoryStore, key: string) =>
+  parseEvidence(store.objects.get(key)?.body ?? Buffer.alloc(0)) as SendEvidence;
 const marks = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.ExpressionAttributeValues?.[':to']);
 
 beforeEach(() => {
@@ -123,7 +132,10 @@ beforeEach(() => {
 describe('the evidence of a send is what the provider received', () => {
   it('email: sender, recipient, subject, text and HTML exactly as in SendEmail, the message id, when, kept for the retention', async () => {
     const n = pending('EMAIL');
-    ddb.on(UpdateCommand).resolvesOnce({ Attributes: sending(n) }).resolves({});
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-1' });
     const store = new MemoryStore();
     const r = await send(n, deps(store));
@@ -157,7 +169,10 @@ describe('the evidence of a send is what the provider received', () => {
       ddb.reset();
       sns.reset();
       const n = pending(channel);
-      ddb.on(UpdateCommand).resolvesOnce({ Attributes: sending(n) }).resolves({});
+      ddb
+        .on(UpdateCommand)
+        .resolvesOnce({ Attributes: sending(n) })
+        .resolves({});
       sns.on(PublishCommand).resolves({ MessageId: `sns-${channel}` });
       const store = new MemoryStore();
       await send(n, deps(store));
@@ -175,11 +190,18 @@ describe('the evidence of a send is what the provider received', () => {
 describe('evidence never delays nor repeats a send', () => {
   it('a failing store: SENT stands, one send, the exact bytes kept as a gap; the later pass writes them and closes it', async () => {
     const n = pending('EMAIL');
-    ddb.on(UpdateCommand).resolvesOnce({ Attributes: sending(n) }).resolves({});
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-2' });
     const gaps = new MemoryGaps();
     const r = await send(n, deps(new MemoryStore('fail'), gaps));
-    expect(r).toMatchObject({ kind: 'sent', acceptance: 'recorded', evidence: { outcome: 'gap', error: 'ServiceUnavailable' } });
+    expect(r).toMatchObject({
+      kind: 'sent',
+      acceptance: 'recorded',
+      evidence: { outcome: 'gap', error: 'ServiceUnavailable' },
+    });
     expect(marks()).toEqual([undefined, 'SENT']);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
     const key = sendKey({ eventId: n.eventId, channel: 'EMAIL', providerMessageId: 'ses-2' });
@@ -196,12 +218,23 @@ describe('evidence never delays nor repeats a send', () => {
     // A pass against a store still failing leaves the gap open for the next run, and says so.
     const again = new MemoryGaps();
     await again.add({ key, body: Buffer.from('{}'), retainUntil: new Date(NOW), since: 'x' });
-    expect(await fillEvidenceGaps({ gaps: again, store: new MemoryStore('fail'), now: () => NOW, deadline: NOW + 1, limit: 10 })).toMatchObject({ filled: 0, open: 1 });
+    expect(
+      await fillEvidenceGaps({
+        gaps: again,
+        store: new MemoryStore('fail'),
+        now: () => NOW,
+        deadline: NOW + 1,
+        limit: 10,
+      }),
+    ).toMatchObject({ filled: 0, open: 1 });
   });
 
   it('a store that hangs is given up at the evidence timeout: the record goes to the gaps', async () => {
     const n = pending('EMAIL');
-    ddb.on(UpdateCommand).resolvesOnce({ Attributes: sending(n) }).resolves({});
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-3' });
     const gaps = new MemoryGaps();
     const started = Date.now();
@@ -213,7 +246,10 @@ describe('evidence never delays nor repeats a send', () => {
 
   it('store and table both refusing: the evidence is lost (counted, alarmed), the send stays SENT and is not repeated', async () => {
     const n = pending('EMAIL');
-    ddb.on(UpdateCommand).resolvesOnce({ Attributes: sending(n) }).resolves({});
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-4' });
     const r = await send(n, deps(new MemoryStore('fail'), new MemoryGaps(true)));
     expect(r).toMatchObject({ kind: 'sent', evidence: { outcome: 'lost' } });
@@ -223,8 +259,13 @@ describe('evidence never delays nor repeats a send', () => {
 
   it('a send the provider refused leaves no evidence (nothing was received)', async () => {
     const n = pending('EMAIL');
-    ddb.on(UpdateCommand).resolvesOnce({ Attributes: sending(n) }).resolves({});
-    ses.on(SendEmailCommand).rejects(Object.assign(new Error('bad'), { name: 'InvalidParameterValue', $metadata: { httpStatusCode: 400 } }));
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses
+      .on(SendEmailCommand)
+      .rejects(Object.assign(new Error('bad'), { name: 'InvalidParameterValue', $metadata: { httpStatusCode: 400 } }));
     const store = new MemoryStore();
     const gaps = new MemoryGaps();
     expect(await send(n, deps(store, gaps))).toMatchObject({ kind: 'failed' });
@@ -283,7 +324,14 @@ describe('keys and stores', () => {
 
   it('S3: written once with Object Lock, its retain-until, a SHA-256 checksum and KMS; an existing key (412) is already there', async () => {
     const store = new S3EvidenceStore(new S3Client({}), 'evidence-bucket', 'COMPLIANCE');
-    s3.on(PutObjectCommand).resolvesOnce({}).rejects(Object.assign(new Error('At least one of the pre-conditions you specified did not hold'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } }));
+    s3.on(PutObjectCommand)
+      .resolvesOnce({})
+      .rejects(
+        Object.assign(new Error('At least one of the pre-conditions you specified did not hold'), {
+          name: 'PreconditionFailed',
+          $metadata: { httpStatusCode: 412 },
+        }),
+      );
     const until = new Date(NOW + DEFAULT_EVIDENCE_RETENTION_DAYS * 86_400_000);
     expect(await store.put('sends/e/EMAIL/m.json', Buffer.from('x'), until)).toBe('written');
     expect(await store.put('sends/e/EMAIL/m.json', Buffer.from('x'), until)).toBe('alreadyThere');
@@ -296,7 +344,9 @@ describe('keys and stores', () => {
       ChecksumSHA256: 'LXEWQrcmsEQBYnyp+6wy9chTD7GQPMTbAiWHF5IaSIE=',
       ServerSideEncryption: 'aws:kms',
     });
-    s3.on(PutObjectCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+    s3.on(PutObjectCommand).rejects(
+      Object.assign(new Error('denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }),
+    );
     await expect(store.put('sends/e/EMAIL/m2.json', Buffer.from('x'), until)).rejects.toThrow('denied');
   });
 });

@@ -31,6 +31,7 @@ import {
 } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { type EventSource, openEventSource } from './event-source.ts';
+import { LOCAL_EVIDENCE_DIR } from './evidence-dir.ts';
 import { mskEvent } from './msk.ts';
 import { displayName, type OutboxNotification, SENDS_IN_FULL, startOutbox } from './outbox.ts';
 import { type OutboxRow, outboxHtml } from './outbox-page.ts';
@@ -111,8 +112,6 @@ function trimLedger(sends: AcceptedSend[]): number {
   return dropped;
 }
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Where the local run keeps evidence (the ops CLI reads it with --endpoint): kept across runs, like the bucket. */
-export const LOCAL_EVIDENCE_DIR = join(REPO, '.local', 'evidence');
 
 function parseOptions(argv: string[]) {
   const { values } = parseCommandLine(
