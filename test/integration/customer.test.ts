@@ -48,7 +48,7 @@ const setStatus = (eventId: string, channel: string, values: Record<string, unkn
       TableName: table.tableName,
       Key: { pk: `EVENT#${eventId}`, sk: `NOTIFICATION#${channel}` },
       UpdateExpression: `SET ${Object.keys(values)
-        .map((k, i) => `#k${i} = :v${i}`)
+        .map((_k, i) => `#k${i} = :v${i}`)
         .join(', ')} REMOVE sweepKey, sweepAt`,
       ExpressionAttributeNames: Object.fromEntries(Object.keys(values).map((k, i) => [`#k${i}`, k])),
       ExpressionAttributeValues: Object.fromEntries(Object.values(values).map((v, i) => [`:v${i}`, v])),
