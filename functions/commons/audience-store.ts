@@ -110,15 +110,21 @@ export class DynamoAudienceStore implements AudienceGate {
    * ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. A lift whose reply was
    * lost is recognised by the time and operator it wrote.
    */
-  async lift(channel: Channel, hash: string, by: string, now: number): Promise<boolean> {
+  async lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean> {
     const key = suppressionKey(channel, hash);
     const lifted = await this.conditional({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: '#state = :active',
-      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by',
+      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by, liftReason = :reason',
       ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':active': 'ACTIVE', ':lifted': 'LIFTED', ':now': iso(now), ':by': by },
+      ExpressionAttributeValues: {
+        ':active': 'ACTIVE',
+        ':lifted': 'LIFTED',
+        ':now': iso(now),
+        ':by': by,
+        ':reason': reason,
+      },
     });
     if (lifted) return true;
     const current = await this.get<SuppressionItem>(key);

@@ -54,6 +54,7 @@ export interface SuppressionItem {
   notificationId: string;
   liftedAt?: string;
   liftedBy?: string;
+  liftReason?: string;
 }
 
 export interface PreferencesItem {

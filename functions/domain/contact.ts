@@ -6,7 +6,7 @@
  *   host may interpret it); the domain is taken as IDNA (UTS #46 through WHATWG URL's domainToASCII: `例え.jp` →
  *   `xn--r8jz45g.jp`), because SES sends only 7-bit ASCII addresses: it has no SMTPUTF8 (RFC 6531), so a local part
  *   with non-ASCII characters is a real address SES cannot send to (UNSENDABLE_ADDRESS), not a malformed one.
- * - Phone (ITU-T E.164, written as E.123 allows): spaces, dashes, dots, parentheses and the UK-style `(0)` are read by
+ * - Phone (ITU-T E.164, written as E.123 allows, or as a tel: URI of RFC 3966): spaces, dashes, dots, parentheses and the UK-style `(0)` are read by
  *   libphonenumber-js; the international prefix `00` (ITU-T E.164's recommended one) or `011` (the NANP's) stands for
  *   `+`. A number without a country code is refused: it would have to be guessed from a country nobody named.
  * - Push: an SNS platform endpoint ARN, surrounding spaces trimmed.
@@ -78,7 +78,9 @@ export function readEmail(given: unknown): ContactReading {
  * domain with non-ASCII characters goes through UTS #46 (domainToASCII: Punycode, lower case, full-width dots mapped).
  * At least two labels, each an LDH label, the last not all digits (RFC 3696 §2): a host, not an address literal.
  */
-function asciiDomain(domain: string): string | undefined {
+function asciiDomain(written: string): string | undefined {
+  // A fully qualified name's trailing dot (RFC 1034 §3.1, `example.com.`) names the same host; SES wants it without.
+  const domain = written.endsWith('.') && !written.endsWith('..') ? written.slice(0, -1) : written;
   const ascii = /^[\x21-\x7E]*$/.test(domain) ? domain : domainToASCII(domain);
   if (ascii === '' || ascii.length > 253) return undefined;
   const labels = ascii.toLowerCase().split('.');
@@ -93,7 +95,8 @@ const E164 = /^\+[1-9]\d{6,14}$/;
 export function readPhoneNumber(given: unknown): ContactReading {
   if (typeof given !== 'string') return refused('INVALID_CONTACT', 'not a string');
   if (E164.test(given)) return read(given, given);
-  const text = given.trim();
+  // A tel: URI (RFC 3966) of a global number is that number: the scheme is not part of it.
+  const text = given.trim().replace(/^tel:(?=\+)/i, '');
   if (E164.test(text)) return read(text, given);
   const international = /^(?:00|011)(?=\s*[1-9])/.exec(text);
   if (!text.startsWith('+') && international === null) {

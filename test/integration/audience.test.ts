@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
+import { UsageError } from '../../tools/local/cli.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import {
   converge,
@@ -20,7 +21,7 @@ import {
   StreamMapping,
 } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
-import { parseCommand, run as runOps, UsageError } from '../../tools/ops/suppressions.ts';
+import { main as opsMain } from '../../tools/ops/cli.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
@@ -172,8 +173,12 @@ describe('suppression on DynamoDB Local', () => {
     await ingest([email('sp-7', 'back@example.com')]);
     const old = { notificationId: 'sp-7#EMAIL', to: 'back@example.com', at: '2026-11-30T09:15:05Z' };
     await feedback('Bounce', old);
-    expect(await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now())).toBe(true);
-    expect(await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now())).toBe(false);
+    expect(
+      await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now(), 'address fixed'),
+    ).toBe(true);
+    expect(
+      await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now(), 'address fixed'),
+    ).toBe(false);
     expect(await feedback('Bounce', old)).toMatchObject({ suppressions: ['liftedSince'] });
     ses.resetHistory();
     await ingest([email('sp-8', 'back@example.com')]);
@@ -247,41 +252,63 @@ describe('preferences on DynamoDB Local', () => {
   });
 });
 
-describe('npm run ops:suppressions', () => {
+describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () => {
   const ops = async (args: string[]) => {
-    const lines: string[] = [];
-    const code = await runOps(parseCommand([...args, '--table', table.tableName], {}), audience, {
-      print: (l) => lines.push(l),
-      now: Date.now,
+    let text = '';
+    const code = await opsMain([...args, '--endpoint', table.endpoint, '--table', table.tableName], (t) => {
+      text += t;
     });
-    return { code, out: lines.join('\n') };
+    return { code, out: text };
   };
 
-  it('lists active suppressions by hash (never an address), lifts one by address, and says when there is none', async () => {
+  it('lists active suppressions by hash (never an address), lifts one by address after a confirmation, and says when there is none', async () => {
     await ingest([email('op-1', 'ops-case@example.com')]);
     await feedback('Bounce', { notificationId: 'op-1#EMAIL', to: 'ops-case@example.com' });
     const hash = addressHash('EMAIL', 'ops-case@example.com');
-    const listed = await ops(['list']);
+    const listed = await ops(['suppressions']);
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(`${hash}  BOUNCED`);
     expect(listed.out).toContain('from op-1#EMAIL');
     expect(listed.out).not.toContain('@');
-    expect(await ops(['lift', '--address', 'OPS-CASE@example.com', '--by', 'alice'])).toMatchObject({ code: 0 });
-    expect(await ops(['lift', '--hash', hash])).toMatchObject({ code: 1 });
-    expect((await ops(['list'])).out).not.toContain(hash);
-    const all = JSON.parse((await ops(['list', '--all', '--json'])).out) as {
+    const lift = [
+      'lift-suppression',
+      '--address',
+      'OPS-CASE@example.com',
+      '--by',
+      'alice',
+      '--reason',
+      'mailbox fixed',
+    ];
+    const unconfirmed = await ops(lift);
+    expect(unconfirmed).toMatchObject({ code: 3 });
+    expect(unconfirmed.out).toContain('Add --confirm');
+    expect((await ops(['suppressions'])).out).toContain(hash);
+    expect(await ops([...lift, '--confirm'])).toMatchObject({ code: 0 });
+    expect(await ops(['lift-suppression', '--hash', hash, '--reason', 'again', '--confirm'])).toMatchObject({
+      code: 3,
+    });
+    expect((await ops(['suppressions'])).out).not.toContain(hash);
+    const all = JSON.parse((await ops(['suppressions', '--all', '--json'])).out) as {
       addressHash: string;
       state: string;
       liftedBy: string;
+      liftReason: string;
     }[];
-    expect(all.find((i) => i.addressHash === hash)).toMatchObject({ state: 'LIFTED', liftedBy: 'alice' });
+    expect(all.find((i) => i.addressHash === hash)).toMatchObject({
+      state: 'LIFTED',
+      liftedBy: 'alice',
+      liftReason: 'mailbox fixed',
+    });
   });
 
-  it('refuses unclear commands with a usage error', () => {
-    expect(() => parseCommand(['remove'])).toThrow(UsageError);
-    expect(() => parseCommand(['lift', '--table', 't'])).toThrow(/--address or --hash/);
-    expect(() => parseCommand(['list'])).toThrow(/--table/);
-    expect(() => parseCommand(['lift', '--hash', 'xyz', '--table', 't'])).toThrow(/64/);
-    expect(() => parseCommand(['list', '--channel', 'FAX', '--table', 't'])).toThrow(/--channel/);
+  it('refuses unclear commands with a usage error', async () => {
+    await expect(ops(['lift-suppression', '--reason', 'x'])).rejects.toThrow(/--address ADDR or --hash HEX/);
+    await expect(ops(['lift-suppression', '--address', 'a@example.com'])).rejects.toThrow(/--reason/);
+    await expect(ops(['lift-suppression', '--hash', 'xyz', '--reason', 'x'])).rejects.toThrow(/64/);
+    await expect(ops(['suppressions', '--channel', 'FAX'])).rejects.toThrow(UsageError);
+    await expect(opsMain(['suppressions'], () => {})).rejects.toThrow(/exactly one of --stage/);
+    let text = '';
+    expect(await opsMain(['suppression-hash', '--address', 'Someone@Example.com'], (t) => (text += t))).toBe(0);
+    expect(text.trim()).toBe(`EMAIL ${addressHash('EMAIL', 'someone@example.com')}`);
   });
 });

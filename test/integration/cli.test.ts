@@ -56,6 +56,18 @@ describe('--help and usage errors', () => {
     expect(r.stdout).toContain('Exit codes');
   });
 
+  it.each([
+    ['tools/scripts/templates.ts', /^Usage: npm run templates/],
+    ['tools/scripts/schema.ts', /^Usage: npm run schema/],
+    ['tools/scripts/screenshots.ts', /^Usage: npm run screenshots/],
+    ['tools/ops/smoke.ts', /^usage: npm run smoke/],
+  ])('%s --help prints its usage, exits 0 and does nothing else', async (script, usage) => {
+    const r = await tsx(script, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimStart()).toMatch(usage);
+    expect(r.stdout).not.toMatch(/wrote|screenshots: /);
+  });
+
   it('the real `npm start` line (its Node options: the heap bound) starts the run', async () => {
     const r = await new Promise<{ code: number; stdout: string }>((resolve) =>
       execFile('npm', ['start', '--silent', '--', '--help'], (error, stdout) =>
@@ -154,11 +166,14 @@ describe('nothing outlives the run', () => {
       ).join('\n'),
     );
 
-  /** Starts a run; resolves once DynamoDB Local is up, with its port. */
-  const start = async (args: string[]) => {
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'tools/local/run.ts', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  /** Starts a run (by default node itself; `npm` as a process manager would); resolves once DynamoDB Local is up. */
+  const start = async (args: string[], via: 'node' | 'npm' = 'node') => {
+    const child: ChildProcess =
+      via === 'npm'
+        ? spawn('npm', ['start', '--', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(process.execPath, ['--import', 'tsx', 'tools/local/run.ts', ...args], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (c) => {
@@ -202,6 +217,21 @@ describe('nothing outlives the run', () => {
     const last = err().trim().split('\n').at(-1) ?? '';
     expect(last).toMatch(/^notifier: \w+/);
     expect(last).not.toMatch(/^\s+at /);
+  });
+
+  it("SIGTERM to npm start's own npm process, with --keep, ends the run and DynamoDB Local", async () => {
+    // A process manager or `kill` signals the npm process, not its child: npm passes SIGTERM on, and the script execs
+    // node so no shell stands between them to swallow it.
+    const { child, port, exited } = await start(['--events', 'examples/events.jsonl', '--keep'], 'npm');
+    expect(javaOnPort(port)).toBe(true);
+    child.kill('SIGTERM');
+    await exited;
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(javaOnPort(port)).toBe(false);
+    const runs = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('tools/local/run.ts') && l.includes('--keep') && l.includes('examples/events.jsonl'));
+    expect(runs).toEqual([]);
   });
 
   it('SIGHUP, and a reader that closed the pipe, stop DynamoDB Local too', async () => {

@@ -66,8 +66,8 @@ describe('a write whose reply was lost counts as what it was', () => {
     await audience.suppressAddress('EMAIL', 'lift@example.com', 'COMPLAINED', 'e-2#EMAIL', '2026-11-30T09:30:00Z');
     const [item] = await audience.list('EMAIL');
     armed.push({ fault: 'commitThenTimeout', on: isUpdate });
-    expect(await audience.lift('EMAIL', String(item?.sk), 'operator', BATCH_NOW)).toBe(true);
-    expect(await audience.lift('EMAIL', String(item?.sk), 'operator', BATCH_NOW + 1)).toBe(false);
+    expect(await audience.lift('EMAIL', String(item?.sk), 'operator', BATCH_NOW, 'fixed')).toBe(true);
+    expect(await audience.lift('EMAIL', String(item?.sk), 'operator', BATCH_NOW + 1, 'fixed')).toBe(false);
   });
 });
 

@@ -67,6 +67,8 @@ describe('phone numbers (E.164, written as E.123 allows; libphonenumber-js)', ()
     ['011 81 90 1234 5678', '+819012345678'],
     ['+44 (0) 20 7946 0958', '+442079460958'],
     ['0044 20 7946 0958', '+442079460958'],
+    ['tel:+1-415-555-0123', '+14155550123'],
+    ['TEL:+81-90-1234-5678', '+819012345678'],
   ])('%s → %s, hashed as the E.164 spelling', (given, e164) => {
     expect(readPhoneNumber(given)).toEqual({ ok: true, address: e164, normalised: true });
     const d = decodeTransfer(transferEvent({ recipient: { phoneNumber: given } }));
@@ -82,6 +84,7 @@ describe('phone numbers (E.164, written as E.123 allows; libphonenumber-js)', ()
     ['+1 415 555', /not an international phone number/],
     ['＋８１９０１２３４５６７８', /no country code/],
     ['0011 61 2 9876 5432', /not an international phone number/],
+    ['tel:090-1234-5678', /no country code/],
   ])('%s has no reading SNS can send to: the SMS channel is refused, never guessed', (given, rule) => {
     const r = readPhoneNumber(given);
     expect(r).toMatchObject({ ok: false, problem: 'INVALID_CONTACT' });
@@ -104,6 +107,8 @@ describe('email addresses (RFC 5321/5322; the domain as IDNA; SES sends 7-bit AS
     ['"Hanako Yamada" <hanako@example.jp>', 'hanako@example.jp'],
     ['山田 花子 <hanako@例え.jp>', 'hanako@xn--r8jz45g.jp'],
     ['mailto:alex@example.com', 'alex@example.com'],
+    ['alex@example.com.', 'alex@example.com'],
+    ['hanako@例え.jp.', 'hanako@xn--r8jz45g.jp'],
   ])('%s → %s: the local part exactly, the domain in Punycode', (given, address) => {
     const d = decodeTransfer(transferEvent({ recipient: { email: given } }));
     expect(d.event.recipient.email).toBe(address);

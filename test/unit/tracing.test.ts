@@ -47,7 +47,8 @@ describe('the Tracer is loaded only where it can trace', () => {
       middleware: [],
     });
     expect(tracedIn({})).toEqual({ xray: false, middleware: [] });
-  });
+    // Three child processes that each load the SDK: seconds alone, far more on a shared, loaded machine.
+  }, 60_000);
 
   it('this test process did not load the X-Ray SDK by importing the Powertools module', () => {
     expect((process as unknown as { namespaces?: Record<string, unknown> }).namespaces?.AWSXRay).toBeUndefined();

@@ -12,6 +12,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { REJECTION_REASONS } from '../../functions/domain/event.ts';
 import { stackNameOf } from '../../lib/settings.ts';
@@ -50,6 +51,7 @@ import {
 } from './operations.ts';
 import { listRefused, repairEvent } from './refusals.ts';
 import { readStackOutputs, StackOutputsError } from './stack-outputs.ts';
+import { liftedText, listSuppressions, parseChannel, suppressionHashOf, suppressionsText } from './suppressions.ts';
 
 export const USAGE = `
 Usage: npm run ops -- <command> [arguments] (--stage S | --stack NAME | --endpoint URL [--table NAME]) [--json]
@@ -97,6 +99,13 @@ Commands
                                      removes the customer's personal data from the table (nothing still to be sent;
                                      evidence under retention stays: docs/evidence-and-privacy.md). Audited.
   audit [--since 30d]                every audited operator action: who, when, why, what
+  suppressions [--channel C] [--all] active suppressions of a channel (EMAIL, PUSH or SMS; default EMAIL) by address
+                                     hash, cause, since and the notification behind it; --all: lifted ones too
+  lift-suppression (--address ADDR | --hash HEX) [--channel C] --reason TEXT [--by NAME] --confirm
+                                     lifts one: the next notification to that address is sent again. Recorded on the
+                                     item (who, when, why); without --confirm it shows what it would lift. Audited.
+  suppression-hash --address ADDR [--channel C]
+                                     the key an address is suppressed under (nothing is read, no stack needed)
 
   --since D      30m, 24h, 7d, or an ISO 8601 time       --json   standard output is exactly one JSON document
   -h, --help     this text
@@ -208,6 +217,9 @@ const COMMANDS = [
   'export',
   'erase',
   'audit',
+  'suppressions',
+  'lift-suppression',
+  'suppression-hash',
 ] as const;
 type Command = (typeof COMMANDS)[number];
 
@@ -231,6 +243,10 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         'value-file': { type: 'string' },
         user: { type: 'string' },
         'evidence-dir': { type: 'string' },
+        channel: { type: 'string' },
+        address: { type: 'string' },
+        hash: { type: 'string' },
+        all: { type: 'boolean', default: false },
       },
     },
     argv,
@@ -254,6 +270,9 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     export: [0, 0],
     erase: [0, 0],
     audit: [0, 0],
+    suppressions: [0, 0],
+    'lift-suppression': [0, 0],
+    'suppression-hash': [0, 0],
   };
   const [min, max] = arity[command as Command];
   if (args.length < min || args.length > max) {
@@ -279,12 +298,20 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
   }
   if (command === 'resend') {
     parseNotificationId(first);
-    if (values.reason === undefined || values.reason.trim() === '') {
-      throw new UsageError('resend needs --reason "why": it is recorded on the notification');
-    }
   }
-  // Deliberate actions say why, and are recorded (who, when, why) before they happen.
-  const audited: readonly string[] = ['resend', 'replay-quarantine', 'export', 'erase'];
+  const channel = parseChannel(values.channel);
+  if (command === 'suppression-hash') {
+    if (values.address === undefined) throw new UsageError('suppression-hash needs --address ADDR');
+    const hash = suppressionHashOf(channel, { address: values.address });
+    print(values.json ? `${JSON.stringify({ channel, addressHash: hash })}\n` : `${channel} ${hash}\n`);
+    return OPS_EXIT.OK;
+  }
+  const liftHash = command === 'lift-suppression' ? suppressionHashOf(channel, values) : undefined;
+  if ((command === 'resend' || command === 'lift-suppression') && (values.reason ?? '').trim() === '') {
+    throw new UsageError(`${command} needs --reason "why": it is recorded on the item`);
+  }
+  // Deliberate actions say why, and are recorded (who, when, why) before they happen (resend and lift: above).
+  const audited: readonly string[] = ['replay-quarantine', 'export', 'erase'];
   if (audited.includes(command) && (values.reason === undefined || values.reason.trim() === '')) {
     throw new UsageError(`${command} needs --reason "why": it is recorded with who and when (ops audit)`);
   }
@@ -529,6 +556,47 @@ ${command === 'export' ? 'Exporting everything above (and its evidence) as one J
       const records = await listAudit(target.evidence, since === undefined ? undefined : new Date(since).toISOString());
       out(records, auditText(records));
       return OPS_EXIT.OK;
+    }
+    case 'suppression-hash':
+      return OPS_EXIT.OK; // answered above: it reads nothing, so it needs no stack
+    case 'suppressions': {
+      const all = values.all === true;
+      const items = await listSuppressions(new DynamoAudienceStore(target.doc, target.tableName), channel, all);
+      out(items, suppressionsText(items, channel, all));
+      return OPS_EXIT.OK;
+    }
+    case 'lift-suppression': {
+      const hash = liftHash as string;
+      const store = new DynamoAudienceStore(target.doc, target.tableName);
+      const active = (await listSuppressions(store, channel, false)).find((i) => i.addressHash === hash);
+      if (active === undefined) {
+        out({ lifted: false, channel, addressHash: hash }, `no active ${channel} suppression under ${hash}`);
+        return OPS_EXIT.REFUSED;
+      }
+      if (!values.confirm) {
+        print(
+          `${channel} ${hash} is suppressed (${active.cause} since ${active.since}, from ${active.notificationId}).\n` +
+            `Lifting it lets the next notification to this address be sent, recorded as by ${by}: "${values.reason}". Add --confirm to do it.\n`,
+        );
+        return OPS_EXIT.REFUSED;
+      }
+      await recordAudit(
+        target.evidence,
+        {
+          action: 'SUPPRESSION_LIFT',
+          by,
+          reason: values.reason as string,
+          target: `${channel}#${hash}`,
+          details: { cause: active.cause, since: active.since, notificationId: active.notificationId },
+        },
+        Date.now(),
+      );
+      const lifted = await store.lift(channel, hash, by, Date.now(), values.reason as string);
+      out(
+        { lifted, channel, addressHash: hash, by },
+        lifted ? liftedText(channel, hash) : `no active ${channel} suppression under ${hash}`,
+      );
+      return lifted ? OPS_EXIT.OK : OPS_EXIT.REFUSED;
     }
     case 'trace': {
       const eventId = first;

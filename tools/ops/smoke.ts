@@ -388,6 +388,10 @@ export function parseSmokeArgs(argv: readonly string[]): SmokeOptions {
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(USAGE);
+    return EXIT.SENT;
+  }
   let options: SmokeOptions;
   try {
     options = parseSmokeArgs(process.argv.slice(2));

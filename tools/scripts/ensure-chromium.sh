@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# `npm test`'s pretest: the outbox test drives a real headless browser, Debian's chromium (playwright-core downloads
-# none). Installs it when missing and this is root (a fresh CI machine); otherwise says what to do.
+# Before the integration tests: the outbox test drives a real headless browser, Debian's chromium (playwright-core
+# downloads none). When it is missing and this is root (a fresh CI machine), installs that one package and what it
+# strictly needs — no recommended packages, nothing else upgraded — and says so first; otherwise names the command.
 set -euo pipefail
 browser="${CHROMIUM_PATH:-/usr/bin/chromium}"
 [ -x "$browser" ] && exit 0
+install="apt-get install -y --no-install-recommends chromium"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "pretest: installing chromium for the outbox test (apt-get install -y chromium)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  echo "notifier: the outbox test needs a browser; installing Debian's chromium: apt-get update && $install" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $install -qq >/dev/null
 else
-  echo "pretest: $browser is missing: run 'sudo apt-get install -y chromium' (or set CHROMIUM_PATH)" >&2
+  echo "notifier: $browser is missing (the outbox test drives it): run 'sudo $install' (or set CHROMIUM_PATH)" >&2
   exit 1
 fi

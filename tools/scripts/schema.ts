@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
 import { eventSchema, preferencesSchema } from '../../functions/domain/event.ts';
+import { parseCommandLine, runCommand } from '../local/cli.ts';
 
 export const SCHEMA_FILE = fileURLToPath(new URL('../../docs/event.schema.json', import.meta.url));
 
@@ -113,7 +114,18 @@ export function eventJsonSchema(): Record<string, unknown> {
 
 export const schemaText = () => `${JSON.stringify(eventJsonSchema(), null, 2)}\n`;
 
+const USAGE = `
+Usage: npm run schema
+
+Writes docs/event.schema.json, the event contract as JSON Schema, from the schema ingest validates with. A test fails
+while the file is stale.
+`;
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  writeFileSync(SCHEMA_FILE, schemaText());
-  process.stdout.write(`wrote ${SCHEMA_FILE}\n`);
+  runCommand('schema', async () => {
+    parseCommandLine({ usage: USAGE, options: {} }, process.argv.slice(2));
+    writeFileSync(SCHEMA_FILE, schemaText());
+    process.stdout.write(`wrote ${SCHEMA_FILE}\n`);
+    return 0;
+  });
 }

@@ -10,11 +10,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import type { Brand } from '../../functions/domain/brand.ts';
 import { type BankingEvent, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { type EmailMessage, render } from '../../functions/domain/templates.ts';
+import { parseCommandLine, runCommand } from '../local/cli.ts';
 import { brandFromSettings } from '../local/example-brand.ts';
 import { sampleScenario } from '../local/sample.ts';
 
@@ -64,11 +64,19 @@ function email(event: BankingEvent | undefined, brand: Brand): EmailMessage {
   return message;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { settings: { type: 'string' }, out: { type: 'string', default: 'docs/images' } },
-    strict: true,
-  });
+const USAGE = `
+Usage: npm run screenshots [-- --settings FILE] [--out DIR]
+
+Renders the sample's emails in a real browser (Debian's chromium, driven by playwright-core) into DIR (default
+docs/images): phone and desktop widths, English and Japanese. --settings previews the brand of your own settings file
+instead of the example's. Japanese needs the fonts: apt-get install -y --no-install-recommends fonts-noto-cjk.
+`;
+
+async function main(): Promise<number> {
+  const { values } = parseCommandLine(
+    { usage: USAGE, options: { settings: { type: 'string' }, out: { type: 'string', default: 'docs/images' } } },
+    process.argv.slice(2),
+  );
   const brand = brandFromSettings(values.settings === undefined ? undefined : resolve(values.settings));
   const out = resolve(values.out ?? 'docs/images');
   mkdirSync(out, { recursive: true });
@@ -98,9 +106,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
   }
+  return 0;
 }
 
-main().catch((error: Error) => {
-  process.stderr.write(`screenshots: ${error.message}\n`);
-  process.exit(1);
-});
+runCommand('screenshots', main);

@@ -26,6 +26,7 @@ import {
   TEXT_FIELDS,
   type TextPartials,
 } from '../../functions/domain/message-view.ts';
+import { parseCommandLine, runCommand } from '../local/cli.ts';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const TEMPLATES_DIR = join(ROOT, 'templates');
@@ -254,12 +255,17 @@ async function main(): Promise<number> {
   return 0;
 }
 
+const USAGE = `
+Usage: npm run templates
+
+Compiles templates/ (MJML emails, text, push and SMS per type × language) into functions/domain/templates.generated.ts,
+checking every placeholder against the data each type carries. Run it after editing a template: a test fails while the
+generated module is stale. Guide: templates/README.md.
+`;
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then(
-    (code) => process.exit(code),
-    (error: Error) => {
-      process.stderr.write(`templates: ${error.message}\n`);
-      process.exit(1);
-    },
-  );
+  runCommand('templates', async () => {
+    parseCommandLine({ usage: USAGE, options: {} }, process.argv.slice(2));
+    return main();
+  });
 }
