@@ -4,16 +4,19 @@
  * so a deploy without them fails at synth instead of deploying against a placeholder; the offline synth and the infra
  * tests read examples/settings.example.json.
  */
+
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import {
+  DEFAULT_INBOX_RETENTION_DAYS,
+  DEFAULT_NOTIFICATION_MAX_AGE_HOURS,
+  DEFAULT_SEND_RATES,
+} from '../functions/commons/defaults.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/commons/evidence-store.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
+import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
-import {
-  DEFAULT_CHANNEL_POLICIES,
-  DELIVERY_POLICIES,
-  MAX_PEAK_NOTIFICATIONS_PER_SECOND,
-} from '../functions/domain/notification.ts';
+import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -125,7 +128,7 @@ export const settingsSchema = z
     mskSecurityGroupIds: list(
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
     ).optional(),
-    inboxRetentionDays: num(1, 3650, 35),
+    inboxRetentionDays: num(1, 3650, DEFAULT_INBOX_RETENTION_DAYS),
     /**
      * How long the evidence of a send (the exact message, the provider's answer and reports) is kept, in days: years,
      * not the table's days (docs/evidence-and-privacy.md). Default seven years. One value for every notice type.
@@ -156,14 +159,16 @@ export const settingsSchema = z
      * region). Sending above a quota is not lost (throttled sends wait and retry), only slower and noisier.
      */
     sendRatePerSecond: json(
-      z.object({ EMAIL: num(1, 100_000, 14), PUSH: num(1, 100_000, 100), SMS: num(1, 100_000, 20) }).default({
-        EMAIL: 14,
-        PUSH: 100,
-        SMS: 20,
-      }),
+      z
+        .object({
+          EMAIL: num(1, 100_000, DEFAULT_SEND_RATES.EMAIL),
+          PUSH: num(1, 100_000, DEFAULT_SEND_RATES.PUSH),
+          SMS: num(1, 100_000, DEFAULT_SEND_RATES.SMS),
+        })
+        .default({ ...DEFAULT_SEND_RATES }),
     ),
     /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
-    notificationMaxAgeHours: num(1, 720, 24),
+    notificationMaxAgeHours: num(1, 720, DEFAULT_NOTIFICATION_MAX_AGE_HOURS),
     /**
      * The peak notifications per second (all channels) the stack is built for: it sizes the sweep index's shards so
      * no index key takes more than half of DynamoDB's 1,000 writes per second per key (README "Scaling"). Raising it

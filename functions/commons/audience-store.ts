@@ -15,18 +15,16 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   addressHash,
-  PREFS_SK,
   type PreferencesItem,
-  prefsPk,
-  SUPPRESSION_SHARDS,
   type SuppressedReason,
   type SuppressionItem,
   suppressedReason,
-  suppressionPk,
 } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { EventType } from '../domain/event.ts';
 import type { SuppressionCause } from '../domain/feedback.ts';
+import { PREFS_SK, prefsPk, SUPPRESSION_SHARDS, suppressionPk } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
 
 /** What dispatch knows of a notification from its stream record, before any read. */
@@ -45,7 +43,6 @@ export interface AudienceGate {
 
 export type SuppressionRecorded = 'suppressed' | 'alreadySuppressed' | 'liftedSince';
 
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const suppressionKey = (channel: Channel, hash: string) => ({ pk: suppressionPk(channel, hash), sk: hash });

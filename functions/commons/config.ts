@@ -2,18 +2,15 @@
  * Environment configuration, parsed once at cold start. A missing or malformed variable fails the init with a message
  * that names it; optional settings have documented defaults, required ones never do.
  */
+
 import * as z from 'zod/mini';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
+import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/delivery-policy.ts';
 import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../domain/evidence.ts';
-import {
-  type ChannelPolicies,
-  DELIVERY_POLICIES,
-  MAX_SWEEP_SHARDS,
-  parseChannelPolicies,
-  SWEEP_SHARDS,
-} from '../domain/notification.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
+import { MAX_SWEEP_SHARDS, SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import { DEFAULT_INBOX_RETENTION_DAYS, DEFAULT_NOTIFICATION_MAX_AGE_HOURS, DEFAULT_SEND_RATES } from './defaults.ts';
 import { DISPATCH_TIMING, deriveDispatchTiming, RUNTIME_TIMING_RULES, timingViolations } from './dispatch-timing.ts';
 
 export class ConfigError extends Error {
@@ -59,9 +56,9 @@ export const LEASE_EXCEEDS_PACING_AND_SEND =
  * Publish quota; the platform services are the real limit).
  */
 const rateEnv = {
-  SEND_RATE_EMAIL: int(1, 100_000, 14),
-  SEND_RATE_PUSH: int(1, 100_000, 100),
-  SEND_RATE_SMS: int(1, 100_000, 20),
+  SEND_RATE_EMAIL: int(1, 100_000, DEFAULT_SEND_RATES.EMAIL),
+  SEND_RATE_PUSH: int(1, 100_000, DEFAULT_SEND_RATES.PUSH),
+  SEND_RATE_SMS: int(1, 100_000, DEFAULT_SEND_RATES.SMS),
 };
 type SendRates = Readonly<Record<Channel, number>>;
 const sendRates = (c: { SEND_RATE_EMAIL: number; SEND_RATE_PUSH: number; SEND_RATE_SMS: number }): SendRates => ({
@@ -69,8 +66,8 @@ const sendRates = (c: { SEND_RATE_EMAIL: number; SEND_RATE_PUSH: number; SEND_RA
   PUSH: c.SEND_RATE_PUSH,
   SMS: c.SEND_RATE_SMS,
 });
-/** Past this age since createdAt a notification ends FAILED: EXPIRED instead of being sent late. Default 24 h. */
-const maxAgeEnv = { MAX_AGE_SECONDS: int(60, 30 * 86_400, 86_400) };
+/** Past this age since createdAt a notification ends FAILED: EXPIRED instead of being sent late. */
+const maxAgeEnv = { MAX_AGE_SECONDS: int(60, 30 * 86_400, DEFAULT_NOTIFICATION_MAX_AGE_HOURS * 3600) };
 const stuckEnv = { PENDING_THRESHOLD_SECONDS: int(1, 86_400, DISPATCH_TIMING.stuckAfterSeconds) };
 /** Sends that may have reached the provider before a notification ends FAILED: RETRIES_EXHAUSTED (dispatch and sweeper). */
 const attemptsEnv = { MAX_SEND_ATTEMPTS: int(1, 20, DEFAULT_MAX_SEND_ATTEMPTS) };
@@ -82,7 +79,7 @@ export function loadIngestConfig(env: Env = process.env) {
   const c = parseEnv(
     z.object({
       ...tableEnv,
-      INBOX_RETENTION_DAYS: int(1, 3650, 35),
+      INBOX_RETENTION_DAYS: int(1, 3650, DEFAULT_INBOX_RETENTION_DAYS),
       INGEST_CONCURRENCY: int(1, 256, 16),
       MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
       TRANSACTION_ATTEMPTS: int(1, 10, 4),

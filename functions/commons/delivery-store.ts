@@ -6,9 +6,9 @@
  * updatedAt, attempt) are never written.
  */
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Channel } from '../domain/channels.ts';
 import { type DeliveryState, deliveryVerdict, type Feedback, type FeedbackTarget } from '../domain/feedback.ts';
-import { eventPk, notificationIdOfKey, notificationSk } from '../domain/notification.ts';
+import { eventPk, notificationIdOf, notificationOfKey, notificationSk } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { TransientStoreError } from './errors.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
@@ -17,8 +17,6 @@ export type DeliveryRecorded = 'recorded' | 'unchanged' | 'otherSend' | 'noNotif
 
 /** How often a feedback decides again when the item moved under it before it gives up (and is retried). */
 const ATTEMPTS = 4;
-
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 
 /** The attributes a verdict reads, as the condition of the write that follows it: "unchanged since read". */
 const GUARDED = ['providerMessageId', 'deliveryMessageId', 'deliveryRank', 'deliveryAtMs'] as const;
@@ -42,14 +40,10 @@ export class DynamoDeliveryStore {
         Limit: 2,
       }),
     );
-    const item = r.Items?.find((i) => String(i.sk).startsWith('NOTIFICATION#'));
-    if (item === undefined) return undefined;
-    const [pk, sk] = [String(item.pk), String(item.sk)];
-    return {
-      notificationId: notificationIdOfKey(pk, sk),
-      eventId: pk.slice('EVENT#'.length),
-      channel: sk.slice('NOTIFICATION#'.length) as Channel,
-    };
+    const ref = (r.Items ?? [])
+      .map((i) => notificationOfKey({ pk: String(i.pk), sk: String(i.sk) }))
+      .find((found) => found !== undefined);
+    return ref === undefined ? undefined : { notificationId: notificationIdOf(ref.eventId, ref.channel), ...ref };
   }
 
   async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded> {

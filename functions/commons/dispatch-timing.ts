@@ -13,6 +13,7 @@
  * - The connect timeout is well under the send timeout: a connection that never opened is "not sent" (safe to retry),
  *   which an abort at the send timeout could not tell apart from "sent, no answer".
  */
+import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
 
 export interface DispatchTiming {
   readonly dispatchTimeoutSeconds: number;
@@ -44,7 +45,7 @@ export function deriveDispatchTiming(overrides: Partial<DispatchTiming> = {}): D
     writeAllowanceMs: 500,
     sweeperTimeoutSeconds: 55,
     sweeperIntervalSeconds: 60,
-    stuckAfterSeconds: 900,
+    stuckAfterSeconds: DEFAULT_STUCK_AFTER_MS / 1000,
     ...overrides,
   };
   // Twice the timeout: whatever a holder still does after its claim ends with the invocation.

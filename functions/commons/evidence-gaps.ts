@@ -7,13 +7,9 @@
  * makes every send a gap spreads its writes), sk the evidence key, `body` (gzip), `retainUntil`, `since`. No TTL: a gap
  * is closed by being filled, never by time (the EvidenceGapsOpen alarm says one is waiting).
  */
-import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-
-export const EVIDENCE_GAP_SHARDS = [...'0123456789abcdef'];
-export const evidenceGapPk = (key: string) =>
-  `EVIDENCE_GAP#${createHash('sha256').update(key).digest('hex').charAt(0)}`;
+import { EVIDENCE_GAP_SHARDS, evidenceGapPartition, evidenceGapPk } from '../domain/keys.ts';
 
 export interface EvidenceGap {
   readonly key: string;
@@ -61,7 +57,7 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
           new QueryCommand({
             TableName: this.tableName,
             KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': `EVIDENCE_GAP#${shard}` },
+            ExpressionAttributeValues: { ':pk': evidenceGapPartition(shard) },
             Limit: Math.max(1, limit - gaps.length),
             ExclusiveStartKey: start,
           }),

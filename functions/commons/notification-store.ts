@@ -7,6 +7,7 @@
  * the item already shows exactly this transition (same status, attempt, and the updatedAt it wrote): a
  * commit-then-timeout is not mistaken for a lost race, and an UNKNOWN the sweeper wrote still raises its alarm.
  */
+
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -16,15 +17,12 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
-import {
-  type NotificationItem,
-  type NotificationStatus,
-  notificationIdOfKey,
-  SWEEP_SHARDS,
-  type SweepState,
-  sweepKey,
-  sweepPartition,
-} from '../domain/notification.ts';
+import { notificationIdOf, notificationOfKey, type SweepState, sweepKey, sweepPartition } from '../domain/keys.ts';
+import type { NotificationItem } from '../domain/notification.ts';
+import type { NotificationStatus } from '../domain/state-machine.ts';
+import { moveCondition } from '../domain/state-machine.ts';
+import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { UnexpectedResponseError } from './errors.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
@@ -124,7 +122,6 @@ export interface NotificationStore {
   expire(entry: SweepEntry, now: number): Promise<Transition>;
 }
 
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class DynamoNotificationStore implements NotificationStore {
@@ -142,19 +139,22 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult> {
     const leaseUntil = now + leaseMs;
-    const notificationId = notificationIdOfKey(key.pk, key.sk);
-    const channel = key.sk.slice('NOTIFICATION#'.length) as Channel;
+    const ref = notificationOfKey(key);
+    if (ref === undefined) throw new UnexpectedResponseError(`not a notification's key: ${key.pk} ${key.sk}`);
+    const { channel } = ref;
+    const notificationId = notificationIdOf(ref.eventId, channel);
+    const claimed = moveCondition('PENDING', 'SENDING');
     try {
       const r = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          ConditionExpression: '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
+          ConditionExpression: `${claimed.expression} AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)`,
           UpdateExpression:
             'SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease REMOVE retryAt',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
-            ':pending': 'PENDING',
+            ...claimed.values,
             ':sending': 'SENDING',
             ':one': 1,
             ':nowMs': now,
@@ -195,14 +195,15 @@ export class DynamoNotificationStore implements NotificationStore {
   }
 
   async markSuppressed(key: NotificationKey, reason: string, now: number): Promise<Transition> {
+    const move = moveCondition('PENDING', 'SUPPRESSED');
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: '#status = :pending',
+      ConditionExpression: move.expression,
       UpdateExpression:
         'SET #status = :to, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pending': 'PENDING', ':to': 'SUPPRESSED', ':reason': reason, ':now': iso(now) },
+      ExpressionAttributeValues: { ...move.values, ':to': 'SUPPRESSED', ':reason': reason, ':now': iso(now) },
     });
     if (result === 'applied') return result;
     // Our own write committed and its reply was lost (the SDK's retry then failed the condition)?
@@ -288,14 +289,15 @@ export class DynamoNotificationStore implements NotificationStore {
     update: { UpdateExpression: string; values: Record<string, NativeAttributeValue>; now: number },
   ): Promise<Transition> {
     const key = { pk: item.pk, sk: item.sk };
+    const move = moveCondition('SENDING', to);
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: '#status = :sending AND attempt = :attempt',
+      ConditionExpression: `${move.expression} AND attempt = :attempt`,
       UpdateExpression: update.UpdateExpression,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':sending': 'SENDING',
+        ...move.values,
         ':attempt': item.attempt,
         ':to': to,
         ':now': iso(update.now),
@@ -356,15 +358,16 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition> {
     const key = { pk: entry.pk, sk: entry.sk };
+    const move = moveCondition('PENDING', 'PENDING');
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: '#status = :pending AND sweepAt = :seen',
+      ConditionExpression: `${move.expression} AND sweepAt = :seen`,
       UpdateExpression:
         'SET redrives = if_not_exists(redrives, :zero) + :one, sweepAt = :next, updatedAt = :iso REMOVE retryAt',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':pending': 'PENDING',
+        ...move.values,
         ':seen': entry.sweepAt,
         ':zero': 0,
         ':one': 1,
@@ -386,16 +389,16 @@ export class DynamoNotificationStore implements NotificationStore {
       to === 'UNKNOWN'
         ? 'SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil'
         : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :next REMOVE leaseUntil';
+    const move = moveCondition('SENDING', to);
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
       // Not when the holder recorded the provider's acceptance on the item: that send is known, see below.
-      ConditionExpression:
-        '#status = :sending AND attempt = :attempt AND leaseUntil < :now AND attribute_not_exists(providerMessageId)',
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND attribute_not_exists(providerMessageId)`,
       UpdateExpression: update,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':sending': 'SENDING',
+        ...move.values,
         ':attempt': entry.attempt,
         ':now': now,
         ':to': to,
@@ -431,15 +434,15 @@ export class DynamoNotificationStore implements NotificationStore {
     providerMessageId: string,
     now: number,
   ): Promise<Resolution> {
+    const move = moveCondition('SENDING', 'SENT');
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression:
-        '#status = :sending AND attempt = :attempt AND leaseUntil < :now AND providerMessageId = :mid',
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND providerMessageId = :mid`,
       UpdateExpression: 'SET #status = :sent, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':sending': 'SENDING',
+        ...move.values,
         ':sent': 'SENT',
         ':attempt': attempt,
         ':now': now,
@@ -453,15 +456,16 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async expire(entry: SweepEntry, now: number): Promise<Transition> {
     const key = { pk: entry.pk, sk: entry.sk };
+    const move = moveCondition('PENDING', 'FAILED');
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: '#status = :pending AND sweepAt = :seen',
+      ConditionExpression: `${move.expression} AND sweepAt = :seen`,
       UpdateExpression:
         'SET #status = :failed, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':pending': 'PENDING',
+        ...move.values,
         ':failed': 'FAILED',
         ':seen': entry.sweepAt,
         ':reason': 'EXPIRED',

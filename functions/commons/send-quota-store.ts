@@ -13,6 +13,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Channel } from '../domain/channels.ts';
+import { breakerKey, rateKey } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 
 export interface TokenWindows {
   /**
@@ -29,8 +31,6 @@ export const rateShardsFor = (ratePerSecond: number) => Math.max(1, Math.ceil(ra
 /** A shard's share of the rate; the shares add up to the rate exactly. */
 export const rateShareOf = (ratePerSecond: number, shards: number, shard: number) =>
   Math.floor(ratePerSecond / shards) + (shard < ratePerSecond % shards ? 1 : 0);
-/** Shard 0 keeps the unsharded key, so a channel under 500/s keeps its one key across this change. */
-export const rateKey = (channel: Channel, shard = 0) => (shard === 0 ? `RATE#${channel}` : `RATE#${channel}#${shard}`);
 
 export interface BreakerState {
   readonly openUntil: number;
@@ -44,7 +44,6 @@ export interface BreakerStore {
   open(scope: string, state: BreakerState, now: number): Promise<void>;
 }
 
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 const WINDOW_TTL_SECONDS = 3_600;
 const BREAKER_TTL_SECONDS = 86_400;
 
@@ -102,9 +101,7 @@ export class DynamoBreakerStore implements BreakerStore {
 
   async read(scope: string): Promise<BreakerState | undefined> {
     // Eventually consistent on purpose: half the price, and a breaker seen a second late costs one more refused send.
-    const r = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: `BREAKER#${scope}`, sk: 'BREAKER' } }),
-    );
+    const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: breakerKey(scope) }));
     const item = r.Item;
     if (item === undefined || typeof item.openUntil !== 'number') return undefined;
     return { openUntil: item.openUntil, code: String(item.code ?? '') };
@@ -115,7 +112,7 @@ export class DynamoBreakerStore implements BreakerStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: `BREAKER#${scope}`, sk: 'BREAKER' },
+          Key: breakerKey(scope),
           UpdateExpression: 'SET kind = :kind, openUntil = :until, code = :code, updatedAt = :now, expiresAt = :ttl',
           ConditionExpression: 'attribute_not_exists(openUntil) OR openUntil < :until',
           ExpressionAttributeValues: {

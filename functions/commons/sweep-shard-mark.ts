@@ -10,7 +10,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { SWEEP_SHARD_MARK_KEY } from '../domain/notification.ts';
+import { SWEEP_SHARD_MARK_KEY } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { UnexpectedResponseError } from './errors.ts';
 
 export interface SweepShardMark {
@@ -39,7 +40,7 @@ export class DynamoSweepShardMark implements SweepShardMark {
       );
       return shards;
     } catch (error) {
-      if ((error as Error)?.name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
       // The mark is already at least this high: it says how high.
       const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
       const stored = old === undefined ? Number.NaN : Number(unmarshall(old).shards);

@@ -12,6 +12,7 @@
  */
 import type { BreakerState, BreakerStore } from '../commons/send-quota-store.ts';
 import type { Channel } from '../domain/channels.ts';
+import { applicationBreakerScope } from '../domain/keys.ts';
 import { parsePushEndpoint } from '../domain/push-endpoint.ts';
 
 export interface Breaker {
@@ -25,7 +26,7 @@ export interface Breaker {
 export function applicationScope(channel: Channel, recipient: string): string | undefined {
   if (channel !== 'PUSH') return undefined;
   const endpoint = parsePushEndpoint(recipient);
-  return endpoint === undefined ? undefined : `PUSH#${endpoint.applicationArn}`;
+  return endpoint === undefined ? undefined : applicationBreakerScope(endpoint.applicationArn);
 }
 
 /** Never held: for tests and measurements that are not about the breaker. */

@@ -36,7 +36,8 @@ import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import type { Channel } from '../domain/channels.ts';
-import type { ChannelPolicies, NotificationItem } from '../domain/notification.ts';
+import type { ChannelPolicies } from '../domain/delivery-policy.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
@@ -68,7 +69,7 @@ export type AcceptanceRecord = 'recorded' | 'late' | 'notRecorded';
 
 export type DispatchResult =
   | { kind: 'skipped'; why: 'taken' | 'notDue' }
-  | { kind: 'suppressed'; key: NotificationKey; channel: Channel; reason: SuppressedReason }
+  | { kind: 'suppressed'; key: NotificationKey; notificationId: string; channel: Channel; reason: SuppressedReason }
   | {
       kind: 'sent';
       item: NotificationItem;
@@ -162,8 +163,8 @@ export async function dispatchNotification(
   const item = claim.item;
 
   if (isExpired(item, deps.now(), deps.maxAgeMs)) {
-    await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
-    return { kind: 'expired', item };
+    const t = await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
+    return landed(t, { kind: 'expired', item });
   }
   if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
 
@@ -219,11 +220,12 @@ export async function dispatchNotification(
         const until = await hold(app ?? item.channel, failure.code, holder);
         return defer(holder, 'APPLICATION_BLOCKED', failure.code, afterHold(until, deps));
       }
-      case 'markUnknown':
-        await holder.record((now) => deps.store.markUnknown(item, `UNKNOWN_OUTCOME: ${failure.code}`, now));
-        return { kind: 'unknown', item, reason: failure.code, resend: false };
+      case 'markUnknown': {
+        const t = await holder.record((now) => deps.store.markUnknown(item, `UNKNOWN_OUTCOME: ${failure.code}`, now));
+        return landed(t, { kind: 'unknown', item, reason: failure.code, resend: false });
+      }
       case 'resend': {
-        await holder.record((now) =>
+        const t = await holder.record((now) =>
           deps.store.release(
             item,
             {
@@ -235,7 +237,7 @@ export async function dispatchNotification(
             now,
           ),
         );
-        return { kind: 'unknown', item, reason: failure.code, resend: true };
+        return landed(t, { kind: 'unknown', item, reason: failure.code, resend: true });
       }
     }
   }
@@ -300,7 +302,13 @@ async function beforeSend(
       deps.pacer.giveBack?.(item.channel);
       const moved = await holder.record((now) => deps.store.suppress(item, reason, now));
       if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
-      return { kind: 'suppressed', key: { pk: item.pk, sk: item.sk }, channel: item.channel, reason };
+      return {
+        kind: 'suppressed',
+        key: { pk: item.pk, sk: item.sk },
+        notificationId: item.notificationId,
+        channel: item.channel,
+        reason,
+      };
     }
   }
 
@@ -418,8 +426,17 @@ function isWorthRetrying(error: unknown): boolean {
 
 async function fail(holder: Holder, reason: string): Promise<DispatchResult> {
   const { item } = holder;
-  await holder.record((now) => holder.deps.store.markFailed(item, reason, now));
-  return { kind: 'failed', item, reason };
+  const t = await holder.record((now) => holder.deps.store.markFailed(item, reason, now));
+  return landed(t, { kind: 'failed', item, reason });
+}
+
+/**
+ * The outcome of a write fenced on the claim, reported only when it landed. `lost`: the sweeper resolved our expired
+ * lease or another holder claimed since, and the item's state is theirs to report — counting ours as well would count
+ * one notification twice (a FAILED or UNKNOWN alarm for a move that never happened).
+ */
+function landed(t: Transition, outcome: DispatchResult): DispatchResult {
+  return t === 'applied' ? outcome : { kind: 'skipped', why: 'taken' };
 }
 
 /**
@@ -434,7 +451,7 @@ async function defer(
 ): Promise<DispatchResult> {
   const { item } = holder;
   const { deps } = holder;
-  await holder.record((now) =>
+  const t = await holder.record((now) =>
     deps.store.release(
       item,
       {
@@ -446,7 +463,7 @@ async function defer(
       now,
     ),
   );
-  return { kind: 'deferred', item, reason, ...(code === undefined ? {} : { code }), retryAt };
+  return landed(t, { kind: 'deferred', item, reason, ...(code === undefined ? {} : { code }), retryAt });
 }
 
 /** The wait after this notification's next deferral: grows with each one, to minutes. */

@@ -20,7 +20,6 @@ import { sleep } from '../commons/retry.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
 import { uniformRetention } from '../domain/evidence.ts';
-import { notificationIdOfKey } from '../domain/notification.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
 import { InvocationBudget } from './invocation-budget.ts';
@@ -107,7 +106,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
         if ((error as Error).name === 'NotStartedError') {
           count('RecordsNotStarted');
           logger.warn('record not started: too little time left; handed back to the stream', {
-            notificationId: notificationIdOfKey(target.key.pk, target.key.sk),
+            notificationId: target.notificationId,
             reason: (error as Error).message,
           });
         }
@@ -136,7 +135,7 @@ function report(r: DispatchResult): void {
   if (r.kind === 'suppressed') {
     countBy('NotificationsSuppressed', { channel: r.channel, reason: r.reason });
     logger.info('notification suppressed: not sent', {
-      notificationId: notificationIdOfKey(r.key.pk, r.key.sk),
+      notificationId: r.notificationId,
       channel: r.channel,
       reason: r.reason,
     });

@@ -6,7 +6,7 @@ import type { NotificationKey } from '../commons/notification-store.ts';
 /** The notification a record asks us to send, or undefined for anything else (checked again in code). */
 export function dispatchable(
   record: DynamoDBRecord,
-): { key: NotificationKey; retryAt: number | undefined } | undefined {
+): { key: NotificationKey; notificationId: string; retryAt: number | undefined } | undefined {
   if (record.eventName !== 'INSERT' && record.eventName !== 'MODIFY') return undefined;
   const image = record.dynamodb?.NewImage;
   if (image === undefined) return undefined;
@@ -14,6 +14,8 @@ export function dispatchable(
   if (item.kind !== 'NOTIFICATION' || item.status !== 'PENDING') return undefined;
   return {
     key: { pk: String(item.pk), sk: String(item.sk) },
+    // The image holds the id the item was written with: read, never re-derived from the key.
+    notificationId: String(item.notificationId),
     retryAt: typeof item.retryAt === 'number' ? item.retryAt : undefined,
   };
 }

@@ -17,15 +17,10 @@ import { createHash } from 'node:crypto';
 import type { Channel } from './channels.ts';
 import type { EventType } from './event.ts';
 import type { SuppressionCause } from './feedback.ts';
+import type { PREFS_SK } from './keys.ts';
 
 /** The reason on a SUPPRESSED notification. */
 export type SuppressedReason = SuppressionCause | 'OPTED_OUT';
-
-/** The 16 partition keys of a channel's suppressions: the first hex digit of the address hash. */
-export const SUPPRESSION_SHARDS = [...'0123456789abcdef'];
-export const suppressionPk = (channel: Channel, hash: string) => `SUPPRESSION#${channel}#${hash.charAt(0)}`;
-export const prefsPk = (userId: string) => `PREFS#${userId}`;
-export const PREFS_SK = 'PREFS';
 
 /**
  * The address as a mailbox provider treats it: trimmed, Unicode NFC, lower case. (RFC 5321 lets a local part be

@@ -16,8 +16,10 @@
  * an older time. A late Delivery never overwrites a Bounce, a duplicate changes nothing, and every order of the same
  * events converges to the same item.
  */
+
 import * as z from 'zod/mini';
 import type { Channel } from './channels.ts';
+import { notificationIdOf, parseNotificationId } from './keys.ts';
 
 export const DELIVERY_STATUSES = ['DELAYED', 'DELIVERED', 'REJECTED', 'BOUNCED', 'FAILED', 'COMPLAINED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -123,8 +125,9 @@ const ignore = (reason: FeedbackIgnored['reason'], detail: string): ReadResult =
 export function notificationIdOfTag(value: string | undefined): { eventId: string; channel: Channel } | undefined {
   if (value === undefined || !/^[A-Za-z0-9_-]+$/.test(value)) return undefined;
   const id = Buffer.from(value, 'base64url').toString('utf8');
-  const m = /^([A-Za-z0-9._:-]{1,128})#(EMAIL)$/.exec(id);
-  return m === null ? undefined : { eventId: m[1] as string, channel: m[2] as Channel };
+  const ref = parseNotificationId(id);
+  // Only email carries the tag; an eventId of the event contract's alphabet (so nothing else smuggled in).
+  return ref?.channel === 'EMAIL' && /^[A-Za-z0-9._:-]{1,128}$/.test(ref.eventId) ? ref : undefined;
 }
 
 export function readFeedback(input: unknown): ReadResult {
@@ -148,7 +151,7 @@ export function readFeedback(input: unknown): ReadResult {
   // Neither time readable: the epoch, so the event still ranks (DynamoDB refuses NaN, which would park it).
   const sentAtMs = Number.isFinite(sent) ? sent : 0;
   const base = {
-    target: { notificationId: `${target.eventId}#${target.channel}`, eventId: target.eventId, channel: target.channel },
+    target: { notificationId: notificationIdOf(target.eventId, target.channel), ...target },
     channel: target.channel,
     messageId: r.mail.messageId,
     sentAtMs,

@@ -8,9 +8,10 @@
  * `optOut` is the whole set: an empty list opts back in to every channel. The newest occurredAt wins (ties: the
  * greater eventId), so an older update arriving late changes nothing. Pure.
  */
-import { PREFS_SK, type PreferencesItem, prefsPk } from './audience.ts';
+import type { PreferencesItem } from './audience.ts';
 import type { PreferencesEvent } from './event.ts';
-import { eventPk, INBOX_SK, type InboxItem, type KafkaSource, type Retention } from './notification.ts';
+import { eventPk, INBOX_SK, type KafkaSource, PREFS_SK, prefsPk } from './keys.ts';
+import type { InboxItem, Retention } from './notification.ts';
 
 // Decoded and validated with every other event, by the one decoder (event.ts decodeRecordValue).
 export type { PreferencesEvent } from './event.ts';

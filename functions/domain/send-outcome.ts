@@ -16,7 +16,9 @@
  *   certificate). Nothing is FAILED: that application alone is held, the item waits; other applications and
  *   channels go on.
  */
-import type { DeliveryPolicy, NotificationItem } from './notification.ts';
+
+import type { DeliveryPolicy } from './delivery-policy.ts';
+import type { NotificationItem } from './notification.ts';
 
 export const SEND_FAILURE_CLASSES = [
   'rejected',

@@ -2,8 +2,9 @@
  * DynamoDB adapter for ingest: the one TransactWriteItems per event, and quarantine writes.
  * It reads what DynamoDB answered and turns it into domain outcomes; anything else is thrown, typed.
  */
+
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type DynamoDBDocumentClient,
@@ -12,21 +13,20 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  CONDITION_FAILED_REASON,
+  cancellationCodes,
+  isConditionFailure,
+  isTransactionCancelled,
+} from '../commons/condition-failure.ts';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
 import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
 import type { PreferencesItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
-import {
-  DEFAULT_STUCK_AFTER_MS,
-  eventPk,
-  INBOX_SK,
-  type InboxItem,
-  type NotificationItem,
-  notificationIdOf,
-  notificationSk,
-  type QuarantineItem,
-  sweepKey,
-} from '../domain/notification.ts';
+import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk, sweepKey } from '../domain/keys.ts';
+import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import { moveCondition } from '../domain/state-machine.ts';
+import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
 
 export type RecordOutcome =
   /** Inbox and every notification were written, in one transaction. */
@@ -181,10 +181,11 @@ export class DynamoInboxStore implements InboxStore {
         }),
       );
       for (const item of r.Responses?.[this.tableName] ?? []) {
-        if (typeof item.pk !== 'string' || !item.pk.startsWith('EVENT#')) {
+        const eventId = typeof item.pk === 'string' ? eventIdOfPk(item.pk) : undefined;
+        if (eventId === undefined) {
           throw new UnexpectedResponseError('BatchGetItem returned an item that is not an inbox item');
         }
-        known.set(item.pk.slice('EVENT#'.length), knownInbox(item));
+        known.set(eventId, knownInbox(item));
       }
       keys = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
     }
@@ -216,13 +217,8 @@ export class DynamoInboxStore implements InboxStore {
       );
       return { kind: 'created' };
     } catch (error) {
-      if (
-        !(error instanceof TransactionCanceledException) &&
-        (error as Error)?.name !== 'TransactionCanceledException'
-      ) {
-        throw error;
-      }
-      return classifyCancellation(error as TransactionCanceledException);
+      if (!isTransactionCancelled(error)) throw error;
+      return classifyCancellation(error);
     }
   }
 
@@ -251,8 +247,8 @@ export class DynamoInboxStore implements InboxStore {
       );
       return { kind: 'created' };
     } catch (error) {
-      if ((error as Error)?.name !== 'TransactionCanceledException') throw error;
-      const outcome = classifyCancellation(error as TransactionCanceledException);
+      if (!isTransactionCancelled(error)) throw error;
+      const outcome = classifyCancellation(error);
       // Index 1 failed its condition alone: a newer update is in force. Recorded in the inbox, not applied.
       if (outcome.kind !== 'notificationExists') return outcome;
     }
@@ -267,7 +263,7 @@ export class DynamoInboxStore implements InboxStore {
       );
       return { kind: 'stale' };
     } catch (error) {
-      if ((error as Error)?.name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
       const item = (error as { Item?: Record<string, unknown> }).Item;
       return { kind: 'inboxExists', payloadHash: item === undefined ? undefined : storedHash(item) };
     }
@@ -306,17 +302,18 @@ export class DynamoInboxStore implements InboxStore {
         },
       },
     };
+    const repairMove = moveCondition('REFUSED', 'PENDING');
     const notifications = repair.repairs.map(({ channel, recipient }) => ({
       Update: {
         TableName: this.tableName,
         Key: { pk, sk: notificationSk(channel) },
-        ConditionExpression: '#status = :refused',
+        ConditionExpression: repairMove.expression,
         // createdAt starts again (the sweeper's maximum age counts from it); firstCreatedAt keeps the original.
         UpdateExpression:
           'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
-          ':refused': 'REFUSED',
+          ...repairMove.values,
           ':pending': 'PENDING',
           ':recipient': recipient,
           ':iso': iso,
@@ -329,13 +326,13 @@ export class DynamoInboxStore implements InboxStore {
       await this.client.send(new TransactWriteCommand({ TransactItems: [inbox, ...notifications] }));
       return 'repaired';
     } catch (error) {
-      if ((error as Error)?.name !== 'TransactionCanceledException') throw error;
-      const codes = ((error as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+      if (!isTransactionCancelled(error)) throw error;
+      const codes = cancellationCodes(error);
       const transient = codes.filter((c) => TRANSIENT_CANCELLATION_CODES.has(c));
       if (transient.length > 0) {
         throw new TransientStoreError(`repair cancelled: ${codes.join(',')}`, transient, { cause: error });
       }
-      if (codes.includes('ConditionalCheckFailed')) return 'changed';
+      if (codes.includes(CONDITION_FAILED_REASON)) return 'changed';
       if (codes.includes('ValidationError')) {
         throw new RecordRefusedError(`repair cancelled: ${codes.join(',')}`, { cause: error });
       }
@@ -366,7 +363,7 @@ export class DynamoInboxStore implements InboxStore {
       );
       return true;
     } catch (error) {
-      if ((error as Error)?.name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
       const existing = (error as { Item?: Record<string, unknown> }).Item;
       return existing !== undefined && attributeText(existing, 'writeId') === writeId;
     }
@@ -375,19 +372,19 @@ export class DynamoInboxStore implements InboxStore {
 
 /** Index 0 of the transaction is the inbox Put, 1..n the notifications (the order recordEvent builds). */
 export function classifyCancellation(error: TransactionCanceledException): RecordOutcome {
-  const codes = (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  const codes = cancellationCodes(error);
   const transient = codes.filter((c) => TRANSIENT_CANCELLATION_CODES.has(c));
   if (transient.length > 0) {
     throw new TransientStoreError(`transaction cancelled: ${codes.join(',')}`, transient, { cause: error });
   }
   const inbox = error.CancellationReasons?.[0];
-  if (inbox?.Code === 'ConditionalCheckFailed') {
+  if (inbox?.Code === CONDITION_FAILED_REASON) {
     if (inbox.Item === undefined) return { kind: 'inboxExists', payloadHash: undefined };
     // The stored item, ALL_OLD: what settling this record needs, without another read.
     const stored = knownInbox(plainItem(inbox.Item));
     return { kind: 'inboxExists', payloadHash: storedHash(inbox.Item), stored };
   }
-  if (codes.slice(1).includes('ConditionalCheckFailed')) return { kind: 'notificationExists' };
+  if (codes.slice(1).includes(CONDITION_FAILED_REASON)) return { kind: 'notificationExists' };
   // ValidationError: an item of this record is one DynamoDB will never store (too large, ill-formed …).
   if (codes.includes('ValidationError')) {
     throw new RecordRefusedError(`transaction cancelled: ${codes.join(',')}`, { cause: error });

@@ -23,12 +23,12 @@ import {
 } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
 import { type DisplayField, type Fallback, PAYLOAD_HASH_VERSION, type Rejection, repairHash } from '../domain/event.ts';
+import type { KafkaSource } from '../domain/keys.ts';
 import {
   buildInbox,
   buildNotification,
   buildQuarantine,
   buildRefusedNotification,
-  type KafkaSource,
   type Retention,
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';

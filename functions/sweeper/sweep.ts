@@ -24,8 +24,10 @@ import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { NotificationStore, SweepEntry, Transition } from '../commons/notification-store.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
-import { type ChannelPolicies, SWEEP_SHARDS, type SweepState } from '../domain/notification.ts';
+import type { ChannelPolicies } from '../domain/delivery-policy.ts';
+import type { SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
+import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 
 export interface SweepDeps {
   readonly store: NotificationStore;

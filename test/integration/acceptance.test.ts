@@ -9,9 +9,9 @@
  * - a send that completes after the sweeper resolved its lease: the message id lands on the UNKNOWN item, and
  *   `ops resend` refuses unless told that id.
  */
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { mockClient } from 'aws-sdk-client-mock';
+
+import { SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { clock, type DynamoFault, injectDynamoFaults, isMarkSent } from '../../tools/chaos/faults.ts';
 import { chaosInvoke } from '../../tools/chaos/world.ts';
@@ -19,11 +19,11 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { type Handlers, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { resendNotification } from '../../tools/ops/operations.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const { ses, sns } = providerMocks();
 let table: LocalTable;
 let handlers: Handlers;
 let reader: StreamReader;

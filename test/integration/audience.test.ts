@@ -6,14 +6,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { FileEvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
+import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
 import { UsageError } from '../../tools/local/cli.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import {
@@ -27,12 +28,12 @@ import {
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { main as opsMain } from '../../tools/ops/cli.ts';
 import { listAudit } from '../../tools/ops/customer.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const { ses, sns } = providerMocks();
 let table: LocalTable;
 let handlers: Handlers;
 let reader: StreamReader;
@@ -71,12 +72,12 @@ const ingest = async (values: object[]) => {
   );
   await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
 };
-const notification = async (eventId: string, channel = 'EMAIL') =>
-  (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
+const notification = async (eventId: string, channel: Channel = 'EMAIL') =>
+  (await table.eventItems(eventId)).find((i) => i.sk === notificationSk(channel)) ?? {};
 /** SES feedback about the message SES accepted for the notification (unless the test names another message). */
 const feedback = async (type: SesEventType, o: SesEventOptions) => {
-  const [eventId = '', channel] = (o.notificationId ?? '').split('#');
-  const sent = await notification(eventId, channel);
+  const ref = parseNotificationId(o.notificationId ?? '');
+  const sent = await notification(ref?.eventId ?? '', ref?.channel);
   const messageId = typeof sent.providerMessageId === 'string' ? sent.providerMessageId : undefined;
   return handlers.feedback(
     sesEvent(type, { ...(messageId === undefined ? {} : { messageId }), ...o }),

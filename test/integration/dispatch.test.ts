@@ -2,10 +2,10 @@
  * Ingest → DynamoDB Local's own stream → the real dispatch handler (SES and SNS mocked) → SENT, one send per
  * (eventId, channel); and the sweeper finding an item whose stream record was dropped.
  */
+
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoNotificationStore, type SweepEntry } from '../../functions/commons/notification-store.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
@@ -24,11 +24,11 @@ import {
   StreamMapping,
 } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const { ses, sns } = providerMocks();
 let table: LocalTable;
 let handlers: Handlers;
 let reader: StreamReader;

@@ -4,19 +4,19 @@
  * its own feedback; SNS delivery status logs (SMS, push) are matched to their notification by SNS's message id,
  * recorded as DELIVERED or FAILED with the carrier's or platform's words, and a dead number or device is suppressed.
  */
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { mockClient } from 'aws-sdk-client-mock';
+
+import { SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
 import { resendNotification } from '../../tools/ops/operations.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const { ses, sns } = providerMocks();
 let pipeline: LocalPipeline;
 
 beforeAll(async () => {

@@ -4,14 +4,14 @@
  * REFUSED notification written in the event's one transaction and never sent — and the producer's corrected resend
  * (on the topic, or fed by `npm run ops -- repair`) moves it REFUSED → PENDING once, so it is sent exactly once.
  */
+
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
@@ -19,11 +19,11 @@ import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } fr
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { listRefused, REPAIR_TOPIC, repairEvent } from '../../tools/ops/refusals.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const { ses, sns } = providerMocks();
 let table: LocalTable;
 let handlers: Handlers;
 let reader: StreamReader;

@@ -12,14 +12,9 @@
 
 import pLimit from 'p-limit';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
-import {
-  DEFAULT_STUCK_AFTER_MS,
-  type InboxItem,
-  type NotificationItem,
-  notificationIdOf,
-  type QuarantineItem,
-  sweepKey,
-} from '../../functions/domain/notification.ts';
+import { notificationIdOf, sweepKey } from '../../functions/domain/keys.ts';
+import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
+import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
 import type {
   ChannelRepair,
   InboxStore,

@@ -49,32 +49,69 @@ describe('dependencies point one way', () => {
   });
 
   it('the runtime modules have no import cycle', () => {
-    const graph = new Map(
-      runtime.map((file) => [
-        file,
-        valueImports(file)
-          .filter((spec) => spec.startsWith('.'))
-          .map((spec) => localTarget(file, spec)),
-      ]),
-    );
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const visit = (file: string, path: string[]) => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'open') {
-        cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
-        return;
-      }
-      state.set(file, 'open');
-      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
-      state.set(file, 'done');
+    expect(cyclesOf(runtime, valueImports)).toEqual([]);
+  });
+
+  // Type imports are erased, so they cannot make a cycle at run time — which is why the check above misses them — but a
+  // circle of facts is a circle all the same: in the domain, a module that needs another's type depends on it.
+  it('the domain modules have no import cycle, type imports included', () => {
+    expect(cyclesOf(filesUnder('functions/domain'), allImports)).toEqual([]);
+  });
+
+  it('the cycle check sees a cycle made of type imports alone', () => {
+    const fake: Record<string, string> = {
+      'functions/domain/a.ts': "import type { B } from './b.ts';",
+      'functions/domain/b.ts': "import type { A } from './a.ts';",
     };
-    for (const file of graph.keys()) visit(file, []);
-    expect(cycles).toEqual([]);
+    const imports = (file: string) => [...(fake[file] ?? '').matchAll(/from '([^']+)'/g)].map((m) => m[1] as string);
+    expect(cyclesOf(Object.keys(fake), imports)).toEqual([
+      'functions/domain/a.ts → functions/domain/b.ts → functions/domain/a.ts',
+    ]);
   });
 });
 
+/** Module specifiers a file imports, `import type` included. */
+function allImports(file: string): string[] {
+  return [...source(file).matchAll(/^import [^;]*?from '([^']+)';/gms)].map((m) => m[1] as string);
+}
+
+/** Every import cycle among `files`, each as its path. */
+function cyclesOf(files: string[], importsOf: (file: string) => string[]): string[] {
+  const graph = new Map(
+    files.map((file) => [
+      file,
+      importsOf(file)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => localTarget(file, spec)),
+    ]),
+  );
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) visit(file, []);
+  return cycles;
+}
+
 describe('every fact written once', () => {
+  it('every key and id is built and parsed in functions/domain/keys.ts only: no one else splits on # or slices a prefix', () => {
+    const handMade = ['functions', 'tools']
+      .flatMap(filesUnder)
+      .filter((file) => file !== 'functions/domain/keys.ts')
+      .filter((file) =>
+        /split\('#'\)|lastIndexOf\('#'\)|indexOf\('#'\)|'(EVENT|NOTIFICATION|QUARANTINE)#'\.length/.test(source(file)),
+      );
+    expect(handMade).toEqual([]);
+  });
+
   it('every registered metric name is emitted by a function (a name nobody emits would be an alarm that never fires)', () => {
     const emitted = runtime
       .filter((f) => !f.endsWith('telemetry.ts'))

@@ -2,22 +2,22 @@
  * Dispatch's audience check: the last step before the provider call, after the pacing wait; a suppressed address or an
  * opted-out channel ends SENDING → SUPPRESSED (fenced on the claim's attempt) and nothing is sent.
  */
+
 import { describe, expect, it } from 'vitest';
 import type { AudienceGate } from '../../functions/commons/audience-store.ts';
 import type { NotificationStore } from '../../functions/commons/notification-store.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
-import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { DISPATCH_NOW, dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 
-const NOW = Date.parse('2026-11-30T09:20:00Z');
+const NOW = DISPATCH_NOW;
 const d = decodeTransfer(transferEvent());
 const item = buildNotification(d.event, 'EMAIL', 'hanako@example.com', NOW - 1000, { retentionDays: 35 });
 const key = { pk: item.pk, sk: item.sk };
@@ -51,25 +51,12 @@ function world(initial: SuppressedReason | undefined, suppressLost = false) {
       return 'ses-1';
     },
   };
-  const deps: DispatchDeps = {
+  const deps: DispatchDeps = dispatchDeps({
     store,
     sender,
-    pacer: unpaced,
-    breaker: neverHeld,
-    now: () => NOW,
-    sleep: async () => undefined,
     policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-    leaseMs: 120_000,
-    sendTimeoutMs: 5_000,
-    maxSendAttempts: 3,
-    retryBaseMs: 1_000,
-    retryMaxMs: 300_000,
-    nearRetryMs: 2_000,
-    stuckAfterMs: 900_000,
-    maxAgeMs: 86_400_000,
-    brand: EXAMPLE_BRAND,
     audience,
-  };
+  });
   const run = (pacer: Pacer = unpaced) =>
     dispatchNotification({ key, retryAt: undefined }, { ...deps, pacer }, { finishBy: NOW + 50_000, maxWaitMs: 5_000 });
   return { calls, run, audienceState };
@@ -92,7 +79,13 @@ describe('the audience check in dispatch', () => {
     '%s → SUPPRESSED with the reason, from the claim (fenced on its attempt): never sent',
     async (reason) => {
       const w = world(reason);
-      expect(await w.run()).toEqual({ kind: 'suppressed', key, channel: 'EMAIL', reason });
+      expect(await w.run()).toEqual({
+        kind: 'suppressed',
+        key,
+        notificationId: item.notificationId,
+        channel: 'EMAIL',
+        reason,
+      });
       expect(w.calls).toEqual(['claim', 'check:EMAIL:u-42:TransferCompleted', `suppress:${reason}:SENDING@1`]);
     },
   );

@@ -3,7 +3,7 @@
  * bench's measurements. These tests pin what it must say, not the bench's figures.
  */
 import { describe, expect, it } from 'vitest';
-import { sweepShardsFor } from '../../functions/domain/notification.ts';
+import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../tools/bench/capacity.ts';
 
 const MEASURED = {

@@ -5,13 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   RATE_KEY_TOKENS_TARGET,
-  rateKey,
   rateShardsFor,
   rateShareOf,
   type TokenWindows,
 } from '../../functions/commons/send-quota-store.ts';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { rateKey } from '../../functions/domain/keys.ts';
 
 class VirtualClock {
   t = 1_800_000_000_000;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore, SweepEntry, Transition } from '../../functions/commons/notification-store.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
-import { SWEEP_SHARDS, type SweepState } from '../../functions/domain/notification.ts';
+import type { SweepState } from '../../functions/domain/keys.ts';
+import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 
 const NOW = 1_800_000_000_000;

@@ -7,13 +7,9 @@
  * are what the bench measured. Nothing here restates a number the code decides.
  */
 import { rateShardsFor } from '../../functions/commons/send-quota-store.ts';
-import { SUPPRESSION_SHARDS } from '../../functions/domain/audience.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
-import {
-  SWEEP_WRITES_PER_KEY_PER_NOTIFICATION,
-  sweepKey,
-  sweepShardsFor,
-} from '../../functions/domain/notification.ts';
+import { SUPPRESSION_SHARDS, sweepKey } from '../../functions/domain/keys.ts';
+import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { writeUnits } from './billing.ts';
 import { costOf, type Prices, US_EAST_1_PRICES } from './prices.ts';
 

@@ -7,7 +7,8 @@ import type {
   SweepPage,
   Transition,
 } from '../../functions/commons/notification-store.ts';
-import type { NotificationItem, NotificationStatus } from '../../functions/domain/notification.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
+import type { NotificationStatus } from '../../functions/domain/state-machine.ts';
 
 export class MemoryNotificationStore implements NotificationStore {
   readonly items = new Map<string, NotificationItem>();

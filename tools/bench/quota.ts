@@ -12,12 +12,15 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { isConditionFailure } from '../../functions/commons/condition-failure.ts';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { DynamoTokenWindows } from '../../functions/commons/send-quota-store.ts';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
-import { buildNotification, sweepKey } from '../../functions/domain/notification.ts';
+import { sweepKey } from '../../functions/domain/keys.ts';
+import { buildNotification } from '../../functions/domain/notification.ts';
+import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
 
@@ -42,7 +45,7 @@ function counted(endpoint: string): { client: DynamoDBClient; usage: Usage } {
         return out;
       } catch (error) {
         // A failed condition is billed too: 1 WCU for an item this small.
-        if ((error as Error).name === 'ConditionalCheckFailedException') usage.wcu += 1;
+        if (isConditionFailure(error)) usage.wcu += 1;
         throw error;
       }
     },
@@ -169,7 +172,7 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
       store,
       now: Date.now,
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-      pendingThresholdMs: 900_000,
+      pendingThresholdMs: DEFAULT_STUCK_AFTER_MS,
       maxSendAttempts: 5,
       maxAgeMs: 86_400_000,
       // High rates: this measures the sweeper itself; in production re-drives are paced to each channel's rate.

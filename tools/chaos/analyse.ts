@@ -3,6 +3,7 @@
  * as the independent witness of what was sent, the stream as the record of every transition, the logs for personal
  * data, and the ingest figures reconciled. Returns the report the one verdict (verdict.ts) reads.
  */
+
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -10,8 +11,9 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { admitRecord } from '../../functions/domain/admission.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../../functions/domain/display-text.ts';
 import { type Channel, type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
-import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/notification.ts';
+import { notificationIdOf, parseNotificationId, quarantinePk } from '../../functions/domain/keys.ts';
 import { route } from '../../functions/domain/routing.ts';
+import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/ingest/figures.ts';
 import { clock, faultCounts } from './faults.ts';
 import {
@@ -100,7 +102,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   const expected = new Map<string, Channel[]>();
   for (const [p, records] of a.parts.entries()) {
     for (const [offset, r] of records.entries()) {
-      const pk = `QUARANTINE#${a.topic}#${p}#${offset}`;
+      const pk = quarantinePk({ topic: a.topic, partition: p, offset });
       if (r.kind === 'preferences') {
         // Let in or refused as admission decides (a far-future one, for instance), and recorded accordingly.
         const admission = admitted(r.value);
@@ -391,9 +393,10 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   for (const line of logs) {
     if (!line.includes(CHANNEL_HELD_LOG)) continue;
     const entry = JSON.parse(line) as { notificationId?: string; code?: string };
-    const [eventId = '', channel = ''] = String(entry.notificationId ?? '').split('#');
-    if (!eventId.startsWith(a.prefix)) continue;
-    const mode = a.modeByAddress.get(addressOf.get(`${eventId}#${channel}`) ?? '');
+    const ref = parseNotificationId(String(entry.notificationId ?? ''));
+    if (ref === undefined || !ref.eventId.startsWith(a.prefix)) continue;
+    const { channel } = ref;
+    const mode = a.modeByAddress.get(addressOf.get(notificationIdOf(ref.eventId, channel)) ?? '');
     const ownFault = mode === 'foreignEndpoint' || (channel === 'PUSH' && mode === 'reject');
     if (ownFault || entry.code === 'PlatformApplicationDisabled') {
       heldTooWide++;

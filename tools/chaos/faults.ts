@@ -78,7 +78,7 @@ const count = (k: string) => {
 };
 
 export const isClaim = (input: Record<string, unknown>) =>
-  input.ConditionExpression === '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)';
+  input.ConditionExpression === '#status = :fromStatus AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)';
 /** The input may already be marshalled ({ S: 'SENT' }) by the document client when this middleware sees it. */
 export const isMarkSent = (input: Record<string, unknown>) => {
   const to = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':to'];

@@ -7,6 +7,7 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import type { Channel } from '../../functions/domain/event.ts';
+import { eventPk, notificationSk } from '../../functions/domain/keys.ts';
 import { mskEvent } from '../local/msk.ts';
 import { KafkaMapping, StreamMapping } from '../local/pipeline.ts';
 import type { Fault } from '../local/providers.ts';
@@ -145,9 +146,8 @@ export class ChaosRun {
       [r.pushEndpointArn, 'PUSH'],
       [r.phoneNumber, 'SMS'],
     ] as const) {
-      if (address)
-        this.keyByAddress.set(address, { pk: `EVENT#${spec.eventId}`, sk: `NOTIFICATION#${channel}`, channel });
-      this.modeByKey.set(`EVENT#${spec.eventId}|NOTIFICATION#${channel}`, spec.modes[channel]);
+      if (address) this.keyByAddress.set(address, { pk: eventPk(spec.eventId), sk: notificationSk(channel), channel });
+      this.modeByKey.set(`${eventPk(spec.eventId)}|${notificationSk(channel)}`, spec.modes[channel]);
     }
     return spec;
   }

@@ -12,13 +12,9 @@ import { DynamoNotificationStore } from '../../functions/commons/notification-st
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import {
-  formatChannelPolicies,
-  type NotificationItem,
-  type NotificationStatus,
-  TERMINAL_STATUSES,
-  TRANSITIONS,
-} from '../../functions/domain/notification.ts';
+import { formatChannelPolicies } from '../../functions/domain/delivery-policy.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { canMove, type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import {
@@ -578,7 +574,7 @@ export function transitionViolations(records: DynamoDBRecord[], prefix: string):
     const to = after.status as NotificationStatus;
     // A terminal item may take attributes (a late acceptance's message id on UNKNOWN), never another status.
     const annotated = from === to && TERMINAL_STATUSES.includes(from);
-    if (!annotated && !TRANSITIONS[from].includes(to)) problems.push(`${before.notificationId}: ${from} → ${to}`);
+    if (!annotated && !canMove(from, to)) problems.push(`${before.notificationId}: ${from} → ${to}`);
     if (Number(after.attempt) < Number(before.attempt))
       problems.push(`${before.notificationId}: attempt ${before.attempt} → ${after.attempt}`);
   }

@@ -14,11 +14,13 @@
  * the local SNS accepted the delivery status log entry SNS would (tools/local/sns-delivery-status.ts), handed to the real
  * feedback function; the report's `outcomes` show each notification's status, deliveryStatus and reason.
  */
+
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseNotificationId } from '../../functions/domain/keys.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/ingest/figures.ts';
 import { assertPortsFree, EXIT, intOption, onExit, parseCommandLine, runCommand, UsageError } from './cli.ts';
 import {
@@ -587,7 +589,7 @@ function sendView(s: AcceptedSend, notificationIdOfMessage: ReadonlyMap<string, 
   const notificationId = s.notificationId ?? notificationIdOfMessage.get(s.messageId) ?? null;
   return {
     notificationId,
-    eventId: notificationId === null ? null : notificationId.slice(0, notificationId.lastIndexOf('#')),
+    eventId: notificationId === null ? null : (parseNotificationId(notificationId)?.eventId ?? null),
     channel: s.channel,
     to: s.to,
     from: s.from ?? null,
@@ -602,7 +604,7 @@ function outboxRows(r: Report): OutboxRow[] {
   return r.outcomes.map((o) => {
     const send = r.sends.find((s) => s.notificationId === o.notificationId);
     const sent = send === undefined ? null : String(send.subject ?? String(send.text).split('\n')[0] ?? '');
-    return { ...o, channel: o.notificationId.slice(o.notificationId.lastIndexOf('#') + 1), sent };
+    return { ...o, channel: parseNotificationId(o.notificationId)?.channel ?? '', sent };
   });
 }
 

@@ -11,7 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
-import { addressHash, PREFS_SK, prefsPk, suppressionPk } from '../../functions/domain/audience.ts';
+import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import {
   type EvidenceRecord,
@@ -21,7 +21,15 @@ import {
   type SendEvidence,
   userPrefix,
 } from '../../functions/domain/evidence.ts';
-import { INBOX_SK, QUARANTINE_SK, quarantinePk, userKeyOf } from '../../functions/domain/notification.ts';
+import {
+  INBOX_SK,
+  PREFS_SK,
+  prefsPk,
+  QUARANTINE_SK,
+  quarantinePk,
+  suppressionPk,
+  userKeyOf,
+} from '../../functions/domain/keys.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
 type Item = Record<string, unknown>;

@@ -11,6 +11,7 @@
  *   provider is known (SENT, or an UNKNOWN that learnt its message id late) unless the operator names that message id.
  * - trace: the Logs Insights query over the three log groups for one event, run and printed.
  */
+
 import { type CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import {
@@ -21,17 +22,22 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
+import { isConditionFailure } from '../../functions/commons/condition-failure.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import {
   eventPk,
   INBOX_SK,
   type KafkaSource,
+  parseNotificationId as notificationOfId,
   notificationSk,
   QUARANTINE_SK,
+  quarantineId,
   quarantinePk,
+  parseQuarantineId as quarantineSourceOf,
   sweepKey,
-} from '../../functions/domain/notification.ts';
+} from '../../functions/domain/keys.ts';
+import { canMove, moveCondition, type NotificationStatus } from '../../functions/domain/state-machine.ts';
 import { CLUSTER_ARN, mskRecord } from '../local/msk.ts';
 
 /** An operator's mistake (unknown id, refused transition): exit 2 or 3, never a stack trace. */
@@ -100,12 +106,13 @@ export interface QuarantineView {
   readonly replayedAt: string | null;
 }
 
-export const quarantineId = (s: KafkaSource) => `${s.topic}#${s.partition}#${s.offset}`;
-
+/** The record an operator's quarantine id names; a typo is refused with the form it should have. */
 export function parseQuarantineId(id: string): KafkaSource {
-  const m = /^(?:QUARANTINE#)?(.+)#(\d+)#(\d+)$/.exec(id);
-  if (m === null) throw new OperatorError(`"${id}" is not a quarantine id (<topic>#<partition>#<offset>)`, 'INVALID');
-  return { topic: m[1] ?? '', partition: Number(m[2]), offset: Number(m[3]) };
+  const source = quarantineSourceOf(id);
+  if (source === undefined) {
+    throw new OperatorError(`"${id}" is not a quarantine id (<topic>#<partition>#<offset>)`, 'INVALID');
+  }
+  return source;
 }
 
 export async function listQuarantine(
@@ -331,9 +338,6 @@ export async function replayFailedBatches(
 
 // ── resend ──
 
-/** The only statuses a manual resend starts from: the send is known not to have happened, or not known to have. */
-export const RESENDABLE = ['FAILED', 'UNKNOWN'] as const;
-
 export interface ResendRequest {
   readonly notificationId: string;
   readonly by: string;
@@ -359,13 +363,13 @@ export function acceptedRefusal(id: string, status: string, messageId: string | 
   return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;
 }
 
+/** The notification an operator's id names; a typo is refused with the form it should have. */
 export function parseNotificationId(id: string): { eventId: string; channel: Channel } {
-  const at = id.lastIndexOf('#');
-  const channel = id.slice(at + 1);
-  if (at <= 0 || !['EMAIL', 'PUSH', 'SMS'].includes(channel)) {
+  const ref = notificationOfId(id);
+  if (ref === undefined) {
     throw new OperatorError(`"${id}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`, 'INVALID');
   }
-  return { eventId: id.slice(0, at), channel: channel as Channel };
+  return ref;
 }
 
 /**
@@ -403,7 +407,7 @@ export async function resendNotification(
       'REFUSED',
     );
   }
-  if (status !== 'SENT' && !(RESENDABLE as readonly string[]).includes(status)) {
+  if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
     throw new OperatorError(
       `${request.notificationId} is ${status}: still in flight, the pipeline has not given up on it`,
       'REFUSED',
@@ -412,6 +416,7 @@ export async function resendNotification(
   if (expected !== undefined && (expected.status !== status || expected.attempt !== item.attempt)) {
     throw new OperatorError(`${request.notificationId} changed since it was shown: look again`, 'REFUSED');
   }
+  const move = moveCondition(status as NotificationStatus, 'PENDING', 'operator');
   const now = deps.now();
   const iso = new Date(now).toISOString();
   const record = {
@@ -437,14 +442,14 @@ export async function resendNotification(
         TableName: deps.tableName,
         Key: key,
         // Nothing moved since the read — nor did a provider's acceptance land on the item meanwhile.
-        ConditionExpression: `#status = :from AND attempt = :attempt AND ${
+        ConditionExpression: `${move.expression} AND attempt = :attempt AND ${
           accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
         }`,
         UpdateExpression:
           'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, deliveryMessageId, deliveryResponse, bounceType, bounceSubType',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
-          ':from': status,
+          ...move.values,
           ':attempt': item.attempt,
           ':pending': 'PENDING',
           ':iso': iso,
@@ -460,7 +465,7 @@ export async function resendNotification(
     );
     return r.Attributes as Item;
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') {
+    if (isConditionFailure(error)) {
       throw new OperatorError(`${request.notificationId} changed while being resent: look again`, 'REFUSED');
     }
     throw error;

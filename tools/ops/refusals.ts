@@ -11,14 +11,13 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
-import { type KafkaSource, QUARANTINE_SK, quarantinePk } from '../../functions/domain/notification.ts';
+import { type KafkaSource, QUARANTINE_SK, quarantineId, quarantinePk } from '../../functions/domain/keys.ts';
 import {
   eventIdOf,
   type IngestInvoker,
   inspectEvent,
   mskEventOf,
   OperatorError,
-  quarantineId,
   scanWhere,
   type TableDeps,
 } from './operations.ts';

@@ -26,15 +26,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/client-lambda';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
-import {
-  eventPk,
-  INBOX_SK,
-  type NotificationStatus,
-  QUARANTINE_SK,
-  quarantinePk,
-  TERMINAL_STATUSES,
-} from '../../functions/domain/notification.ts';
+import { eventPk, INBOX_SK, QUARANTINE_SK, quarantinePk } from '../../functions/domain/keys.ts';
 import { SES_SIMULATOR_SUCCESS, smokeEvent } from '../../functions/domain/smoke.ts';
+import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { mskRecord } from '../local/msk.ts';

@@ -1,6 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import pLimit from 'p-limit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../../functions/commons/errors.ts';
@@ -8,9 +7,10 @@ import { classifyCancellation, DynamoInboxStore } from '../../functions/ingest/i
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { type IngestDeps, ingestRecord } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
+import { documentClientMock } from '../support/aws-mocks.ts';
 import { b64, decodeTransfer, transferEvent } from '../support/events.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
+const ddb = documentClientMock();
 const client = DynamoDBDocumentClient.from(new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({}));
 const NOW = Date.parse('2026-11-30T09:15:01Z');
 const source = { topic: 'banking.transfers', partition: 0, offset: 7 };

@@ -7,13 +7,13 @@ import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../../functions/commons/notification-store.ts';
 import { onceRaised, type SweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
+import { sweepKey } from '../../functions/domain/keys.ts';
 import {
   MAX_PEAK_NOTIFICATIONS_PER_SECOND,
   SWEEP_KEY_WRITES_TARGET,
   SWEEP_WRITES_PER_KEY_PER_NOTIFICATION,
-  sweepKey,
   sweepShardsFor,
-} from '../../functions/domain/notification.ts';
+} from '../../functions/domain/sweep-index.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 
 describe('sweepShardsFor', () => {

@@ -2,11 +2,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoNotificationStore, type NotificationKey } from '../../functions/commons/notification-store.ts';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
-import { type Breaker, neverHeld } from '../../functions/dispatch/channel-breaker.ts';
+import type { Breaker } from '../../functions/dispatch/channel-breaker.ts';
 import {
   type DispatchDeps,
   dispatchNotification,
@@ -17,15 +16,15 @@ import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
+import { DISPATCH_BUDGET, DISPATCH_NOW, dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const ddb = documentClientMock();
+const { ses, sns } = providerMocks();
 const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-const NOW = Date.parse('2026-11-30T09:20:00Z');
+const NOW = DISPATCH_NOW;
 
 const event = (() => {
   const d = decodeTransfer(transferEvent());
@@ -49,30 +48,17 @@ const sending = (n: NotificationItem, attempt = 1, deferrals = 0): NotificationI
 });
 const key = (n: NotificationItem) => ({ pk: n.pk, sk: n.sk });
 
-const deps = (over: Partial<DispatchDeps> = {}): DispatchDeps => ({
-  store: new DynamoNotificationStore(doc, 'notifier-test'),
-  sender: new ProviderSender(new SESClient({}), new SNSClient({}), {
-    senderEmail: 'notifications@example.com',
-    configurationSet: 'notifier',
-  }),
-  pacer: unpaced,
-  breaker: neverHeld,
-  now: () => NOW,
-  sleep: async () => undefined,
-  random: () => 0.5,
-  policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-  leaseMs: 120_000,
-  sendTimeoutMs: 5_000,
-  maxSendAttempts: 3,
-  retryBaseMs: 1_000,
-  retryMaxMs: 300_000,
-  nearRetryMs: 2_000,
-  stuckAfterMs: 900_000,
-  maxAgeMs: 86_400_000,
-  brand: EXAMPLE_BRAND,
-  ...over,
-});
-const BUDGET: RecordBudget = { finishBy: NOW + 50_000, maxWaitMs: 5_000 };
+const deps = (over: Partial<DispatchDeps> = {}): DispatchDeps =>
+  dispatchDeps({
+    store: new DynamoNotificationStore(doc, 'notifier-test'),
+    sender: new ProviderSender(new SESClient({}), new SNSClient({}), {
+      senderEmail: 'notifications@example.com',
+      configurationSet: 'notifier',
+    }),
+    random: () => 0.5,
+    ...over,
+  });
+const BUDGET: RecordBudget = DISPATCH_BUDGET;
 const dispatch = (k: NotificationKey, d: DispatchDeps = deps(), retryAt?: number, budget = BUDGET) =>
   dispatchNotification({ key: k, retryAt }, d, budget);
 
@@ -115,11 +101,11 @@ describe('dispatch: claim → send → mark', () => {
     const [claim, mark] = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     // Only a PENDING item that is due: a stale record cannot jump a deferral's backoff.
     expect(claim?.ConditionExpression).toBe(
-      '#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
+      '#status = :fromStatus AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
     );
     expect(claim?.UpdateExpression).toContain('attempt = attempt + :one');
     expect(claim?.ExpressionAttributeValues?.[':lease']).toBe(NOW + 120_000);
-    expect(mark?.ConditionExpression).toBe('#status = :sending AND attempt = :attempt');
+    expect(mark?.ConditionExpression).toBe('#status = :fromStatus AND attempt = :attempt');
     expect(mark?.ExpressionAttributeValues).toMatchObject({
       ':to': 'SENT',
       ':attempt': 1,
@@ -422,7 +408,7 @@ describe('dispatch: claim → send → mark', () => {
     ddb
       .on(UpdateCommand)
       .callsFake((input) =>
-        input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+        input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')
           ? { Attributes: sending(input.Key.sk.endsWith('SMS') ? pending('SMS') : pending('PUSH')) }
           : {},
       );
@@ -494,6 +480,7 @@ describe('dispatch: which stream records send', () => {
     expect(dispatchable(streamRecord('INSERT', n))?.key).toEqual(key(n));
     expect(dispatchable(streamRecord('MODIFY', { ...n, retryAt: NOW + 5 }, sending(n)))).toEqual({
       key: key(n),
+      notificationId: n.notificationId,
       retryAt: NOW + 5,
     });
   });
@@ -530,7 +517,7 @@ describe('dispatch handler', () => {
       if (input.Key.pk === 'EVENT#broken')
         throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
       // The lease runs on the real clock the handler reads.
-      return input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+      return input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')
         ? { Attributes: { ...sending(ok), leaseUntil: Date.now() + 120_000 } }
         : {};
     });
@@ -755,7 +742,7 @@ describe('dispatch: an error holds only what it breaks', () => {
     ddb
       .on(UpdateCommand)
       .callsFake((input) =>
-        input.ConditionExpression.startsWith('#status = :pending AND (attribute')
+        input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')
           ? { Attributes: input.Key.pk === 'EVENT#android' ? sending(android) : sending(ios) }
           : {},
       );

@@ -1,0 +1,132 @@
+/**
+ * Every key and id of the one table (docs/table.md), built and parsed here and nowhere else. Each builder has its
+ * inverse beside it, so a format is read the way it is written: a parser answers undefined for a string that is not
+ * of its form, and the caller decides what that means (an operator's typo, an item of another kind).
+ *
+ * The primary key of a notification, (EVENT#<eventId>, NOTIFICATION#<channel>), is the relational
+ * UNIQUE(event_id, channel): one event fans out to one item per channel, and a second copy of the same
+ * (event, channel) can never exist. Its notificationId, `<eventId>#<channel>`, names the same pair in logs, tags and
+ * the operator's commands.
+ */
+import { createHash } from 'node:crypto';
+import { CHANNELS, type Channel } from './channels.ts';
+import { SWEEP_SHARDS } from './sweep-index.ts';
+
+const EVENT_PREFIX = 'EVENT#';
+const NOTIFICATION_PREFIX = 'NOTIFICATION#';
+const QUARANTINE_PREFIX = 'QUARANTINE#';
+
+const isChannel = (s: string): s is Channel => (CHANNELS as readonly string[]).includes(s);
+
+// ── event, inbox, notification ──
+
+export const eventPk = (eventId: string) => `${EVENT_PREFIX}${eventId}`;
+/** The eventId of an EVENT#… partition key, or undefined for any other key. */
+export const eventIdOfPk = (pk: string): string | undefined =>
+  pk.startsWith(EVENT_PREFIX) ? pk.slice(EVENT_PREFIX.length) : undefined;
+export const INBOX_SK = 'INBOX';
+export const notificationSk = (channel: Channel) => `${NOTIFICATION_PREFIX}${channel}`;
+/** Whether a sort key is a notification's (an event's partition also holds its inbox item). */
+export const isNotificationSk = (sk: string) => sk.startsWith(NOTIFICATION_PREFIX);
+
+/** A notification's primary key (the adapters' NotificationKey has this shape). */
+interface NotificationKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+export interface NotificationRef {
+  readonly eventId: string;
+  readonly channel: Channel;
+}
+
+export const notificationKey = (eventId: string, channel: Channel): NotificationKey => ({
+  pk: eventPk(eventId),
+  sk: notificationSk(channel),
+});
+/** The (eventId, channel) of a notification's primary key, or undefined when the key is not a notification's. */
+export function notificationOfKey(key: NotificationKey): NotificationRef | undefined {
+  const eventId = eventIdOfPk(key.pk);
+  const channel = key.sk.slice(NOTIFICATION_PREFIX.length);
+  if (eventId === undefined || !isNotificationSk(key.sk) || !isChannel(channel)) return undefined;
+  return { eventId, channel };
+}
+
+export const notificationIdOf = (eventId: string, channel: Channel) => `${eventId}#${channel}`;
+/** The notificationId of the item at (pk, sk): the inverse of eventPk and notificationSk. */
+export const notificationIdOfKey = (pk: string, sk: string) =>
+  `${pk.slice(EVENT_PREFIX.length)}#${sk.slice(NOTIFICATION_PREFIX.length)}`;
+/** The (eventId, channel) a notificationId names, or undefined when it names none (`<eventId>#EMAIL|PUSH|SMS`). */
+export function parseNotificationId(id: string): NotificationRef | undefined {
+  const at = id.lastIndexOf('#');
+  const channel = id.slice(at + 1);
+  if (at <= 0 || !isChannel(channel)) return undefined;
+  return { eventId: id.slice(0, at), channel };
+}
+
+/** The byUser index's partition key on a notice's inbox item (docs/table.md "The byUser index"). */
+export const userKeyOf = (userId: string) => `USER#${userId}`;
+
+// ── evidence gaps (docs/evidence-and-privacy.md) ──
+
+/** The 16 partitions of evidence gaps: the first hex digit of the evidence key's SHA-256. */
+export const EVIDENCE_GAP_SHARDS = [...'0123456789abcdef'];
+export const evidenceGapPartition = (shard: string) => `EVIDENCE_GAP#${shard}`;
+export const evidenceGapPk = (evidenceKey: string) =>
+  evidenceGapPartition(createHash('sha256').update(evidenceKey).digest('hex').charAt(0));
+
+// ── quarantine ──
+
+/** Where a record sits in Kafka: the quarantine item's key, and what a replay reads back. */
+export interface KafkaSource {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+}
+export const QUARANTINE_SK = 'RECORD';
+/** The operator's name for a quarantined record: `<topic>#<partition>#<offset>`. */
+export const quarantineId = (s: KafkaSource) => `${s.topic}#${s.partition}#${s.offset}`;
+export const quarantinePk = (s: KafkaSource) => `${QUARANTINE_PREFIX}${quarantineId(s)}`;
+/** The record a quarantine id or partition key names (the QUARANTINE# prefix may be given), or undefined. */
+export function parseQuarantineId(id: string): KafkaSource | undefined {
+  const m = /^(?:QUARANTINE#)?(.+)#(\d+)#(\d+)$/.exec(id);
+  if (m === null) return undefined;
+  return { topic: m[1] ?? '', partition: Number(m[2]), offset: Number(m[3]) };
+}
+
+// ── audience: suppressions and preferences ──
+
+/** The 16 partition keys of a channel's suppressions: the first hex digit of the address hash. */
+export const SUPPRESSION_SHARDS = [...'0123456789abcdef'];
+export const suppressionPk = (channel: Channel, hash: string) => `SUPPRESSION#${channel}#${hash.charAt(0)}`;
+export const prefsPk = (userId: string) => `PREFS#${userId}`;
+export const PREFS_SK = 'PREFS';
+
+// ── send quota: rate windows and the breaker ──
+
+/** Shard 0 keeps the unsharded key, so a channel under one shard's rate keeps its one key. */
+export const rateKey = (channel: Channel, shard = 0) => (shard === 0 ? `RATE#${channel}` : `RATE#${channel}#${shard}`);
+/** A breaker's scope: a channel (the account's fault) or one push platform application. */
+export const applicationBreakerScope = (applicationArn: string) => `PUSH#${applicationArn}`;
+export const breakerKey = (scope: string) => ({ pk: `BREAKER#${scope}`, sk: 'BREAKER' }) as const;
+
+// ── the sweep index ──
+
+export type SweepState = 'PENDING' | 'SENDING';
+/** One partition of the sweep index: `<state>#<channel>#<shard>`. */
+export const sweepPartition = (state: SweepState, channel: Channel, shard: number) => `${state}#${channel}#${shard}`;
+/** The shard a sweep partition names, or undefined when the key is not a sweep partition. */
+export function shardOfSweepPartition(key: string): number | undefined {
+  const m = /^(?:PENDING|SENDING)#[A-Z]+#(\d+)$/.exec(key);
+  return m === null ? undefined : Number(m[1]);
+}
+/**
+ * The shard is the first byte of the notificationId's SHA-256 modulo the count. The shard count may change between
+ * deploys: items keep the key they were written with, and the sweeper visits every shard any deploy used (the shard
+ * mark, functions/commons/sweep-shard-mark.ts), so none is left behind.
+ */
+export function sweepKey(state: SweepState, channel: Channel, notificationId: string, shards = SWEEP_SHARDS): string {
+  const shard = createHash('sha256').update(notificationId).digest().readUInt8(0) % shards;
+  return sweepPartition(state, channel, shard);
+}
+/** The item holding the highest shard count any deploy wrote sweep keys with (functions/commons/sweep-shard-mark.ts). */
+export const SWEEP_SHARD_MARK_KEY = { pk: 'SWEEP#SHARDS', sk: 'MARK' } as const;

@@ -1,0 +1,72 @@
+/**
+ * The notification state machine: the statuses a notification can be in and every move between them the code makes.
+ * The pipeline's moves are TRANSITIONS; the operator's are OPERATOR_TRANSITIONS. Adapters derive the condition of
+ * each write from these tables (allowedFrom), and the chaos suite checks every observed change against them.
+ */
+export const NOTIFICATION_STATUSES = [
+  'PENDING',
+  'SENDING',
+  'SENT',
+  'FAILED',
+  'UNKNOWN',
+  'SUPPRESSED',
+  'REFUSED',
+] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly NotificationStatus[] = ['SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED', 'REFUSED'];
+
+/** Legal transitions; the chaos suite checks every observed change against this table. */
+export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
+  // PENDING → FAILED: the sweeper expires a notification past its maximum age without claiming it.
+  // PENDING → SUPPRESSED: a suppression written without a claim (the store's markSuppressed).
+  PENDING: ['SENDING', 'PENDING', 'FAILED', 'SUPPRESSED'],
+  // SENDING → SENDING: the holder extends its lease (with the provider's message id once it accepted).
+  // SENDING → SUPPRESSED: the audience check, after the claim and the pacing wait, found the channel opted out.
+  SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN', 'SENDING', 'SUPPRESSED'],
+  SENT: [],
+  FAILED: [],
+  UNKNOWN: [],
+  SUPPRESSED: [],
+  // Written REFUSED by ingest (its contact point has no sendable reading); nothing in the pipeline moves it. Only the
+  // producer's corrected resend of the event repairs it: REFUSED → PENDING with the new contact point, conditionally
+  // (functions/ingest/inbox-store.ts repairChannels, docs/event.md "A refused channel").
+  REFUSED: ['PENDING'],
+};
+
+/**
+ * The operator's moves, apart from the pipeline's: `ops resend` puts a notification the pipeline has given up on back
+ * to PENDING for one more send. FAILED and UNKNOWN on the operator's word alone; SENT only when the operator names
+ * the message id the provider accepted (--despite-accepted), having checked that message's delivery — a resend of a
+ * SENT notification is a second copy, so it is never the pipeline's to take (docs/dispatch.md "The state machine").
+ */
+export const OPERATOR_TRANSITIONS: Readonly<Partial<Record<NotificationStatus, readonly NotificationStatus[]>>> = {
+  FAILED: ['PENDING'],
+  UNKNOWN: ['PENDING'],
+  SENT: ['PENDING'],
+};
+
+/** Who moves a notification: the pipeline (ingest, dispatch, the sweeper) or an operator. */
+export type Mover = 'pipeline' | 'operator';
+
+/** Whether `by` may move a notification from `from` to `to`. */
+export const canMove = (from: NotificationStatus, to: NotificationStatus, by: Mover = 'pipeline'): boolean =>
+  (by === 'operator' ? (OPERATOR_TRANSITIONS[from] ?? []) : TRANSITIONS[from]).includes(to);
+
+/** A write the state machine does not allow: a bug in the code that asked for it, never a condition of the data. */
+export class IllegalTransitionError extends Error {
+  override name = 'IllegalTransitionError';
+}
+
+/**
+ * The condition a conditional write moving a notification from `from` to `to` carries: `#status = :fromStatus`, with
+ * its value. Thrown when the table has no such edge, so an adapter can only write the moves this module allows.
+ * The caller maps `#status` to `status` (a reserved word) and adds its own fencing (attempt, sweepAt …).
+ */
+export function moveCondition(
+  from: NotificationStatus,
+  to: NotificationStatus,
+  by: Mover = 'pipeline',
+): { readonly expression: string; readonly values: { readonly ':fromStatus': NotificationStatus } } {
+  if (!canMove(from, to, by)) throw new IllegalTransitionError(`${by} may not move a notification ${from} → ${to}`);
+  return { expression: '#status = :fromStatus', values: { ':fromStatus': from } };
+}

@@ -1,0 +1,46 @@
+/**
+ * The sweep index's sizing and timing (its keys are built in keys.ts).
+ *
+ * The sparse sweep index is the delay queue: only PENDING and SENDING notifications carry sweepKey/sweepAt, and
+ * sweepAt is when the item is next due for attention — a new PENDING item at createdAt + the stuck threshold, a
+ * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>`: the channel
+ * lets the sweeper pace re-drives per channel without one channel's backlog hiding another's; the shards keep any one
+ * index partition under DynamoDB's 1,000 write units per second per key.
+ *
+ * Each notification writes each of its keys twice: the PENDING key when created and when claimed (a put, then a
+ * delete as sweepKey moves to SENDING), the SENDING key when claimed and when finished. With every notification on one
+ * channel (the worst case), one key therefore takes 2 × N / shards writes per second at N notifications per second.
+ * The shard count is sized from the stack's peak (sweepShardsFor) so that stays under SWEEP_KEY_WRITES_TARGET, half the
+ * per-key ceiling: headroom for retries, deferrals and an uneven hash.
+ */
+
+/** The shard count when the stack names no peak: enough for 2,000 notifications per second. */
+export const SWEEP_SHARDS = 8;
+/** The most shards the sweeper visits per (state, channel): every run queries each of them once. */
+export const MAX_SWEEP_SHARDS = 256;
+/** Writes per second one sweep-index key may take at the stack's peak: half of DynamoDB's 1,000 per key. */
+export const SWEEP_KEY_WRITES_TARGET = 500;
+/** Sweep-index writes per notification on each of its keys (put + delete of PENDING#…, put + delete of SENDING#…). */
+export const SWEEP_WRITES_PER_KEY_PER_NOTIFICATION = 2;
+
+/** Shards per (state, channel) for a peak: a power of two (uniform over the hash byte), at least SWEEP_SHARDS. */
+export function sweepShardsFor(peakNotificationsPerSecond: number): number {
+  const needed = Math.ceil(
+    (SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * Math.max(0, peakNotificationsPerSecond)) / SWEEP_KEY_WRITES_TARGET,
+  );
+  let shards = SWEEP_SHARDS;
+  while (shards < needed) shards *= 2;
+  if (shards > MAX_SWEEP_SHARDS) {
+    throw new RangeError(
+      `${peakNotificationsPerSecond} notifications per second needs ${shards} sweep shards; at most ${MAX_SWEEP_SHARDS}`,
+    );
+  }
+  return shards;
+}
+
+/** The highest peak the sweep index takes without a key above SWEEP_KEY_WRITES_TARGET. */
+export const MAX_PEAK_NOTIFICATIONS_PER_SECOND =
+  (MAX_SWEEP_SHARDS * SWEEP_KEY_WRITES_TARGET) / SWEEP_WRITES_PER_KEY_PER_NOTIFICATION;
+
+/** How long a new notification may wait for its stream record before the sweeper re-drives it (default). */
+export const DEFAULT_STUCK_AFTER_MS = 900_000;
