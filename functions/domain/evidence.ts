@@ -9,6 +9,7 @@
  */
 import type { Channel } from './channels.ts';
 import type { Feedback, FeedbackTarget } from './feedback.ts';
+import { parseNotificationId } from './keys.ts';
 import { smsSize } from './sms.ts';
 
 /** The request the provider received, exactly as the SDK serialised its fields (senders.ts builds it once). */
@@ -223,6 +224,6 @@ export function parseEvidence(bytes: Uint8Array): EvidenceRecord {
 
 /** An event id or a notification id (`<eventId>#<CHANNEL>`): the prefix to list. */
 export function evidencePrefixOf(id: string): string {
-  const m = /^(.*)#(EMAIL|PUSH|SMS)$/.exec(id);
-  return m === null ? eventPrefix(id) : channelPrefix(m[1] as string, m[2] as Channel);
+  const ref = parseNotificationId(id);
+  return ref === undefined ? eventPrefix(id) : channelPrefix(ref.eventId, ref.channel);
 }

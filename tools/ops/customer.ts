@@ -22,7 +22,9 @@ import {
   userPrefix,
 } from '../../functions/domain/evidence.ts';
 import {
+  eventIdOfPk,
   INBOX_SK,
+  notificationIdOf,
   PREFS_SK,
   prefsPk,
   QUARANTINE_SK,
@@ -30,6 +32,7 @@ import {
   suppressionPk,
   userKeyOf,
 } from '../../functions/domain/keys.ts';
+import { TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
 type Item = Record<string, unknown>;
@@ -158,7 +161,10 @@ export async function eventIdsOfUser(deps: TableDeps, userId: string): Promise<s
         ExclusiveStartKey: start,
       }),
     );
-    for (const i of page.Items ?? []) ids.push(String(i.pk).slice('EVENT#'.length));
+    for (const i of page.Items ?? []) {
+      const eventId = eventIdOfPk(String(i.pk));
+      if (eventId !== undefined) ids.push(eventId);
+    }
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
   return ids;
@@ -334,7 +340,7 @@ export async function exportCustomer(deps: TableDeps, store: EvidenceStore | und
 }
 
 /** Statuses an erasure may touch: the notification is over. PENDING and SENDING must still be sent, so they stay. */
-const FINISHED = ['SENT', 'FAILED', 'UNKNOWN', 'SUPPRESSED', 'REFUSED'];
+const FINISHED: readonly string[] = TERMINAL_STATUSES;
 export const ERASED_USER = 'ERASED';
 
 export interface ErasureResult {
@@ -550,5 +556,7 @@ export async function reasonsOf(deps: TableDeps, view: EventView): Promise<Map<s
   const prefs =
     typeof userId === 'string' ? await getItem(deps.doc, deps.tableName, prefsPk(userId), PREFS_SK) : undefined;
   const notices = await explainEvent(deps, view, prefs);
-  return new Map(notices.map((n) => [`${n.eventId}#${n.channel ?? ''}`, n.why]));
+  return new Map(
+    notices.flatMap((n) => (n.channel === null ? [] : [[notificationIdOf(n.eventId, n.channel), n.why] as const])),
+  );
 }
