@@ -101,7 +101,8 @@ export class EvidenceStore extends Construct {
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:PutObject', 's3:PutObjectRetention'],
-        resources: [this.bucket.arnForObjects('sends/*')],
+        // The send records and the customer's pointers to them (functions/domain/evidence.ts): nothing else.
+        resources: [this.bucket.arnForObjects('sends/*'), this.bucket.arnForObjects('users/*')],
       }),
     );
     fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [this.key.keyArn] }));

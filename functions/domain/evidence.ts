@@ -7,6 +7,7 @@
  * locked (S3 Object Lock); a later "append" is a new object under the send's prefix, so nothing ever overwrites what
  * was proven first, and a retried write of the same record is refused by the store as already there (IfNoneMatch).
  */
+import { createHash } from 'node:crypto';
 import type { Channel } from './channels.ts';
 import type { Feedback, FeedbackTarget } from './feedback.ts';
 import { parseNotificationId } from './keys.ts';
@@ -184,7 +185,7 @@ export function feedbackEvidence(
  * (another message id) never overwrites the first send's record. Ids are percent-encoded: an eventId may hold any
  * character, and a "/" in it must not make a prefix of another event's.
  */
-const part = (s: string) => encodeURIComponent(s);
+const part = (s: string) => (s === '.' || s === '..' ? s.replaceAll('.', '%2E') : encodeURIComponent(s));
 export const eventPrefix = (eventId: string) => `sends/${part(eventId)}/`;
 export const channelPrefix = (eventId: string, channel: Channel) => `${eventPrefix(eventId)}${channel}/`;
 export const sendKey = (r: { eventId: string; channel: Channel; providerMessageId: string }) =>
@@ -196,7 +197,11 @@ export const feedbackKey = (r: FeedbackEvidence) =>
  * key. Export finds a customer's evidence by listing this prefix, also after every hot item is gone (the store is
  * keyed by event; the customer is the other way in).
  */
-export const userPrefix = (userId: string) => `users/${part(userId)}/`;
+export function userPrefix(userId: string): string {
+  // S3 keys end at 1,024 bytes: a userId whose encoding is long (128 characters of another script) is named by its hash.
+  const encoded = part(userId);
+  return `users/${encoded.length <= 400 ? encoded : `sha256-${createHash('sha256').update(userId).digest('hex')}`}/`;
+}
 export const userPointerKey = (userId: string, sendKeyOf: string) =>
   `${userPrefix(userId)}${sendKeyOf.slice('sends/'.length)}`;
 export const evidenceKey = (r: EvidenceRecord) => (r.kind === 'SEND' ? sendKey(r) : feedbackKey(r));

@@ -126,6 +126,11 @@ describe('the evidence store', () => {
         's3:PutObject',
         's3:PutObjectRetention',
       ]);
+      // The send records and the customer's pointers (every send writes both), nothing else of the bucket.
+      const resources = JSON.stringify(s3.map((st) => st.Resource));
+      expect(resources, fn).toContain('/sends/*');
+      expect(resources, fn).toContain('/users/*');
+      expect(resources, fn).not.toContain('"/*"');
       expect(base.envOf(fn), fn).toMatchObject({
         EVIDENCE_BUCKET: { Ref: expect.stringMatching(/^EvidenceBucket/) },
         EVIDENCE_LOCK_MODE: 'GOVERNANCE',

@@ -307,7 +307,18 @@ describe('keys and stores', () => {
     expect(evidencePrefixOf('a/b')).toBe('sends/a%2Fb/');
     expect(evidencePrefixOf('a#EMAIL')).toBe('sends/a/EMAIL/');
     expect(evidencePrefixOf('x#y')).toBe('sends/x%23y/');
-    expect(sendKey({ eventId: '..', channel: 'SMS', providerMessageId: '../m' })).toBe('sends/../SMS/..%2Fm.json');
+    // "." and ".." are no folder names of ours: the local store could not write them.
+    expect(sendKey({ eventId: '..', channel: 'SMS', providerMessageId: '../m' })).toBe('sends/%2E%2E/SMS/..%2Fm.json');
+  });
+
+  it("a long userId in another script is named by its hash: every evidence key stays under S3's 1,024 bytes", () => {
+    const key = userPointerKey(
+      '顧'.repeat(128),
+      sendKey({ eventId: 'e'.repeat(128), channel: 'EMAIL', providerMessageId: 'm'.repeat(80) }),
+    );
+    expect(key).toMatch(/^users\/sha256-[0-9a-f]{64}\//);
+    expect(Buffer.byteLength(key)).toBeLessThan(1024);
+    expect(userPointerKey('u-42', 'sends/e/EMAIL/m.json')).toBe('users/u-42/e/EMAIL/m.json');
   });
 
   it('the local folder store writes once, lists by prefix, returns the same bytes, and refuses a key leaving the folder', async () => {
