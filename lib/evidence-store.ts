@@ -107,11 +107,15 @@ export class EvidenceStore extends Construct {
     );
     fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [this.key.keyArn] }));
     const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
-    Validations.of(fn.role as Role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/sends/*]`,
-      reason:
-        'Evidence objects are keyed by event, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.',
-    });
+    for (const [prefix, keyedBy] of [
+      ['sends', 'event'],
+      ['users', 'customer (a pointer to the send record)'],
+    ]) {
+      Validations.of(fn.role as Role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}/*]`,
+        reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy}, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.`,
+      });
+    }
     fn.addEnvironment('EVIDENCE_BUCKET', this.bucket.bucketName);
     fn.addEnvironment('EVIDENCE_LOCK_MODE', this.props.lockMode);
     fn.addEnvironment('EVIDENCE_RETENTION_DAYS', String(this.props.retentionDays));

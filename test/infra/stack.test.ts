@@ -172,6 +172,15 @@ describe('the table', () => {
           KeySchema: [{ AttributeName: 'providerMessageId', KeyType: 'HASH' }],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
+        // One customer's events without a scan (docs/evidence-and-privacy.md): keys only, inbox items only.
+        {
+          IndexName: 'byUser',
+          KeySchema: [
+            { AttributeName: 'userKey', KeyType: 'HASH' },
+            { AttributeName: 'occurredAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
       ],
     });
   });
