@@ -16,9 +16,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { EvidenceGap, EvidenceGaps } from '../../functions/commons/evidence-gaps.ts';
 import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
-import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
-import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import {
   DEFAULT_EVIDENCE_RETENTION_DAYS,
@@ -33,7 +31,7 @@ import { readFeedback } from '../../functions/domain/feedback.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
 import { fillEvidenceGaps } from '../../functions/sweeper/fill-evidence.ts';
-import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
 import { sesEvent } from '../support/ses-events.ts';
 
@@ -93,26 +91,23 @@ const sender = new ProviderSender(new SESClient({}), new SNSClient({}), {
   senderEmail: 'notifications@example.com',
   configurationSet: 'notifier',
 });
-const deps = (store: EvidenceStore, gaps: EvidenceGaps = new MemoryGaps(), timeoutMs = 2_000): DispatchDeps => ({
-  store: new DynamoNotificationStore(doc, 'notifier-test'),
-  sender,
-  pacer: unpaced,
-  breaker: neverHeld,
-  now: () => NOW,
-  sleep: async () => undefined,
-  random: () => 0.5,
-  policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-  leaseMs: 120_000,
-  sendTimeoutMs: 5_000,
-  maxSendAttempts: 3,
-  retryBaseMs: 1_000,
-  retryMaxMs: 300_000,
-  nearRetryMs: 2_000,
-  stuckAfterMs: 900_000,
-  maxAgeMs: 86_400_000,
-  brand: EXAMPLE_BRAND,
-  evidence: { store, gaps, retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), timeoutMs },
-});
+const deps = (store: EvidenceStore, gaps: EvidenceGaps = new MemoryGaps(), timeoutMs = 2_000): DispatchDeps =>
+  dispatchDeps(
+    {
+      store: new DynamoNotificationStore(doc, 'notifier-test'),
+      sender,
+      random: () => 0.5,
+      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+      evidence: {
+        store,
+        gaps,
+        retention: uniformRetention(3650),
+        requestOf: (n, m) => sender.request(n, m),
+        timeoutMs,
+      },
+    },
+    NOW,
+  );
 const send = (n: NotificationItem, d: DispatchDeps) =>
   dispatchNotification({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, d, {
     finishBy: NOW + 50_000,

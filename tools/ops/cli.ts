@@ -20,6 +20,7 @@ import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { EXIT, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { LOCAL_EVIDENCE_DIR } from '../local/evidence-dir.ts';
 import {
+  type AuditAction,
   auditText,
   type CorrectionReview,
   customerText,
@@ -322,6 +323,9 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
   const by = values.by ?? process.env.NOTIFIER_OPERATOR ?? userInfo().username;
 
   const target = await connect(values);
+  /** The audit record of a deliberate action, written before the action (docs/evidence-and-privacy.md). */
+  const audit = (action: AuditAction, what: string, details: Record<string, unknown>) =>
+    recordAudit(target.evidence, { action, by, reason: values.reason as string, target: what, details }, Date.now());
   const json = values.json === true;
   const out = (doc: unknown, human: string) => print(json ? `${JSON.stringify(doc, null, 2)}\n` : `${human}\n`);
 
@@ -375,16 +379,10 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         );
         return OPS_EXIT.REFUSED;
       }
-      await recordAudit(
-        target.evidence,
-        {
-          action: 'REPLAY',
-          by,
-          reason: values.reason as string,
-          target: args.join(','),
-          details: review === undefined ? { value: 'stored' } : { value: 'edited', changes: review.changes },
-        },
-        Date.now(),
+      await audit(
+        'REPLAY',
+        args.join(','),
+        review === undefined ? { value: 'stored' } : { value: 'edited', changes: review.changes },
       );
       const results = await replayQuarantine({ ...target, now: Date.now }, args, corrected);
       out(results, results.map((r) => `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}`).join('\n'));
@@ -470,21 +468,11 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         );
         return OPS_EXIT.REFUSED;
       }
-      await recordAudit(
-        target.evidence,
-        {
-          action: 'RESEND',
-          by,
-          reason: values.reason as string,
-          target: id,
-          details: {
-            fromStatus: item.status,
-            attempt: item.attempt,
-            ...(despite === undefined ? {} : { despiteAccepted: despite }),
-          },
-        },
-        Date.now(),
-      );
+      await audit('RESEND', id, {
+        fromStatus: item.status,
+        attempt: item.attempt,
+        ...(despite === undefined ? {} : { despiteAccepted: despite }),
+      });
       const after = await resendNotification(
         { ...target, now: Date.now },
         {
@@ -524,17 +512,7 @@ ${command === 'export' ? 'Exporting everything above (and its evidence) as one J
         );
         return OPS_EXIT.REFUSED;
       }
-      await recordAudit(
-        target.evidence,
-        {
-          action: command === 'export' ? 'EXPORT' : 'ERASE',
-          by,
-          reason: values.reason as string,
-          target: userId,
-          details: {},
-        },
-        Date.now(),
-      );
+      await audit(command === 'export' ? 'EXPORT' : 'ERASE', userId, {});
       if (command === 'export') {
         // The export is the document itself, whatever --json says.
         print(`${JSON.stringify(await exportCustomer(target, target.evidence, userId, Date.now()), null, 2)}\n`);
@@ -580,17 +558,11 @@ ${command === 'export' ? 'Exporting everything above (and its evidence) as one J
         );
         return OPS_EXIT.REFUSED;
       }
-      await recordAudit(
-        target.evidence,
-        {
-          action: 'SUPPRESSION_LIFT',
-          by,
-          reason: values.reason as string,
-          target: `${channel}#${hash}`,
-          details: { cause: active.cause, since: active.since, notificationId: active.notificationId },
-        },
-        Date.now(),
-      );
+      await audit('SUPPRESSION_LIFT', `${channel}#${hash}`, {
+        cause: active.cause,
+        since: active.since,
+        notificationId: active.notificationId,
+      });
       const lifted = await store.lift(channel, hash, by, Date.now(), values.reason as string);
       out(
         { lifted, channel, addressHash: hash, by },
