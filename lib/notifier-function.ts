@@ -35,6 +35,7 @@ export type TableAction =
   | 'dynamodb:PutItem'
   | 'dynamodb:UpdateItem'
   | 'dynamodb:Query'
+  | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
 
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));

@@ -42,6 +42,7 @@ import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
+import { EvidenceStore } from './evidence-store.ts';
 import { acknowledgeFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
@@ -107,6 +108,14 @@ export class NotifierStack extends Stack {
     this.table.addGlobalSecondaryIndex({
       indexName: schema.messageIndex.indexName,
       partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
+    });
+
+    // One customer's events without a scan (ops customer / export / erase): a sparse keys-only index on inbox items.
+    this.table.addGlobalSecondaryIndex({
+      indexName: schema.userIndex.indexName,
+      partitionKey: { name: schema.userIndex.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
       projectionType: ProjectionType.KEYS_ONLY,
     });
 
@@ -360,6 +369,18 @@ export class NotifierStack extends Stack {
       reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
     });
 
+    // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
+    const evidence = new EvidenceStore(this, 'Evidence', {
+      key,
+      retentionDays: s.evidenceRetentionDays,
+      lockMode: s.evidenceLockMode,
+    });
+    evidence.grantWrite(dispatch);
+    evidence.grantWrite(sweeper);
+    // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
+    dispatch.useTable(this.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+    sweeper.useTable(this.table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+
     // The one customer key, when given, protects the table (and its stream), the on-failure queue and the
     // failed-batch bucket; each function is granted it through useTable.
 
@@ -390,6 +411,7 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.node.addDependency(feedback);
+    evidence.grantWrite(feedback.function);
     observability.alarmOnThrottles('Feedback', feedback.function);
 
     // ── SMS and push delivery status: SNS's logs → the same feedback function ──
@@ -442,6 +464,7 @@ export class NotifierStack extends Stack {
     output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
     output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
     output('SesConfigurationSetName', feedback.configurationSetName);
+    output('EvidenceBucketName', evidence.bucket.bucketName);
     if (smoke !== undefined) {
       new CfnOutput(this, 'SmokeProducerFunctionName', {
         value: smoke.function.functionName,

@@ -227,6 +227,20 @@ export class Observability extends Construct {
       }),
       'The sweeper found notifications the stream never delivered or whose sender died.',
     );
+    // Evidence (docs/evidence-and-privacy.md): a gap is filled by the next sweeper run; one still open after several
+    // runs is a store that keeps refusing, and a lost record is a send nothing proves.
+    this.alarm(
+      'EvidenceGapsOpen',
+      metric('EvidenceGapsOpen'),
+      'Evidence of sends is waiting in the table in 3 of the last 5 sweeper runs: the evidence store (S3, its KMS key, the bucket policy) refuses writes. The sends are SENT; the sweeper writes the evidence once the store accepts it (docs/evidence-and-privacy.md).',
+      1,
+      SUSTAINED,
+    );
+    any(
+      'EvidenceLost',
+      acrossChannels('EvidenceLost', 'evidence lost'),
+      'A send was accepted and neither the evidence store nor the table took its evidence: nothing proves what that customer received. The dispatch log line names the notification and message id (docs/evidence-and-privacy.md).',
+    );
     // The failed-batch bucket's only writer is the mapping: its own count of batches delivered to the on-failure
     // destination is the count of objects arriving there, exact and free, unlike S3 request metrics (best effort).
     any(

@@ -12,8 +12,10 @@ import {
   DEFAULT_NOTIFICATION_MAX_AGE_HOURS,
   DEFAULT_SEND_RATES,
 } from '../functions/commons/defaults.ts';
+import { EVIDENCE_LOCK_MODES } from '../functions/commons/evidence-store.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
+import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
@@ -157,6 +159,13 @@ export const settingsSchema = z
       ]),
     ).optional(),
     inboxRetentionDays: num(1, 3650, DEFAULT_INBOX_RETENTION_DAYS),
+    /**
+     * How long the evidence of a send (the exact message, the provider's answer and reports) is kept, in days: years,
+     * not the table's days (docs/evidence-and-privacy.md). Default seven years. One value for every notice type.
+     */
+    evidenceRetentionDays: num(1, 36_500, DEFAULT_EVIDENCE_RETENTION_DAYS),
+    /** Object Lock mode of the evidence store: GOVERNANCE (default) or COMPLIANCE (WORM; irreversible: read the doc). */
+    evidenceLockMode: z.enum(EVIDENCE_LOCK_MODES).default('GOVERNANCE'),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */

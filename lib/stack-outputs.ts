@@ -20,6 +20,7 @@ export const STACK_OUTPUTS = {
   FeedbackLogGroupName: "The feedback function's log group",
   FeedbackDeadLetterQueueUrl: 'SES feedback events that could not be recorded',
   SesConfigurationSetName: 'The SES configuration set every email is sent through',
+  EvidenceBucketName: 'The evidence store: the exact message of every send and the reports on it, under Object Lock',
   DashboardUrl: 'The CloudWatch dashboard',
 } as const;
 

@@ -7,6 +7,7 @@ import * as z from 'zod/mini';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/delivery-policy.ts';
+import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../domain/evidence.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
 import { MAX_SWEEP_SHARDS, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS, DEFAULT_NOTIFICATION_MAX_AGE_HOURS, DEFAULT_SEND_RATES } from './defaults.ts';
@@ -218,6 +219,37 @@ export function loadSweeperConfig(env: Env = process.env) {
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
   };
 }
+
+/**
+ * Where evidence goes (docs/evidence-and-privacy.md): EVIDENCE_BUCKET (the stack's Object Lock bucket) or, for the local
+ * run, EVIDENCE_DIR (a folder); not both. Neither: this function keeps no evidence (the stack always sets the bucket;
+ * an infra test pins it). The retention is a setting in days (default seven years), one value for every notice type
+ * until the catalogue gives each type its own.
+ */
+export function loadEvidenceConfig(env: Env = process.env) {
+  const c = parseEnv(
+    z.object({
+      EVIDENCE_BUCKET: z.optional(z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name'))),
+      EVIDENCE_DIR: z.optional(z.string().check(z.minLength(1))),
+      EVIDENCE_LOCK_MODE: z._default(z.enum(['GOVERNANCE', 'COMPLIANCE']), 'GOVERNANCE'),
+      EVIDENCE_RETENTION_DAYS: int(1, 36_500, DEFAULT_EVIDENCE_RETENTION_DAYS),
+      /** The longest an evidence write may hold the record after its send; past it the record waits as a gap. */
+      EVIDENCE_TIMEOUT_MS: int(100, 30_000, 2_000),
+    }),
+    env,
+  );
+  if (c.EVIDENCE_BUCKET !== undefined && c.EVIDENCE_DIR !== undefined) {
+    throw new ConfigError('configuration error: set EVIDENCE_BUCKET or EVIDENCE_DIR, not both');
+  }
+  const store =
+    c.EVIDENCE_BUCKET !== undefined
+      ? ({ kind: 's3', bucket: c.EVIDENCE_BUCKET, lockMode: c.EVIDENCE_LOCK_MODE } as const)
+      : c.EVIDENCE_DIR !== undefined
+        ? ({ kind: 'dir', dir: c.EVIDENCE_DIR } as const)
+        : undefined;
+  return { store, retentionDays: c.EVIDENCE_RETENTION_DAYS, timeoutMs: c.EVIDENCE_TIMEOUT_MS };
+}
+export type EvidenceConfig = ReturnType<typeof loadEvidenceConfig>;
 
 export function loadFeedbackConfig(env: Env = process.env) {
   const c = parseEnv(z.object({ ...tableEnv }), env);

@@ -40,6 +40,16 @@ export const TABLE_SCHEMA = {
     indexName: 'providerMessage',
     partitionKey: 'providerMessageId',
   },
+  /**
+   * Sparse: only inbox items of notices (not preferences) carry userKey = USER#<userId>, sorted by occurredAt. One
+   * customer's events without a scan: `ops customer`, `ops export`, `ops erase`. Keys only: the event's own partition
+   * (one Query) has everything else. One index write per event (docs/table.md "The byUser index").
+   */
+  userIndex: {
+    indexName: 'byUser',
+    partitionKey: 'userKey',
+    sortKey: 'occurredAt',
+  },
 } as const;
 
 export function createTableInput(tableName: string): CreateTableCommandInput {
@@ -53,6 +63,8 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: s.sweepIndex.partitionKey, AttributeType: 'S' },
       { AttributeName: s.sweepIndex.sortKey, AttributeType: 'N' },
       { AttributeName: s.messageIndex.partitionKey, AttributeType: 'S' },
+      { AttributeName: s.userIndex.partitionKey, AttributeType: 'S' },
+      { AttributeName: s.userIndex.sortKey, AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: s.partitionKey, KeyType: 'HASH' },
@@ -70,6 +82,14 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       {
         IndexName: s.messageIndex.indexName,
         KeySchema: [{ AttributeName: s.messageIndex.partitionKey, KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+      {
+        IndexName: s.userIndex.indexName,
+        KeySchema: [
+          { AttributeName: s.userIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: s.userIndex.sortKey, KeyType: 'RANGE' },
+        ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ],

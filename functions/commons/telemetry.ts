@@ -67,5 +67,10 @@ export const METRIC_NAMES = [
   'SweeperExamined',
   'SweeperItemsPerSecond',
   'SweeperUnfinished',
+  // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
+  'EvidenceGaps',
+  'EvidenceLost',
+  'EvidenceGapsFilled',
+  'EvidenceGapsOpen',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

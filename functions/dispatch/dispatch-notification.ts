@@ -20,6 +20,8 @@
  *      FAILED; throttled / not sent → deferred with a growing backoff; account blocked → hold the channel, deferred;
  *      application blocked → hold that application, deferred; unknown → UNKNOWN (at most once) or resent (at least
  *      once).
+ *  10. Accepted: the evidence of the send (the exact request, the message id, when) to the evidence store, or, when the
+ *      store fails, to a gap the sweeper fills (record-evidence.ts). Never a reason to send again.
  * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
  * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
  * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends
@@ -41,6 +43,7 @@ import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { Pacer } from './pacer.ts';
+import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
@@ -75,6 +78,8 @@ export type DispatchResult =
       /** The send landed after our lease had been taken over: never written over the newer state. */
       fenced: boolean;
       acceptance: AcceptanceRecord;
+      /** Where the evidence of the send went (absent when the deployment keeps none). */
+      evidence?: { outcome: EvidenceOutcome; key: string; error?: string };
     }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
@@ -105,6 +110,8 @@ export interface DispatchDeps {
   readonly maxAgeMs: number;
   /** Suppressions and preferences; without it every notification may be sent. */
   readonly audience?: AudienceGate;
+  /** Where the evidence of every accepted send goes (docs/evidence-and-privacy.md). */
+  readonly evidence?: EvidenceDeps;
 }
 
 /** This record's share of the invocation: when its send must have finished, and how long it may wait before that. */
@@ -236,8 +243,20 @@ export async function dispatchNotification(
     }
   }
 
+  const acceptedAtMs = deps.now();
   const acceptance = await holder.recordAcceptance(providerMessageId);
-  return { kind: 'sent', item, providerMessageId, fenced: acceptance === 'late', acceptance };
+  const sent = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
+  if (deps.evidence === undefined) return sent;
+  // Step 10, after the acceptance is on the item: the evidence never holds the send back nor repeats it.
+  const evidence = await recordSendEvidence(
+    deps.evidence,
+    item,
+    message,
+    providerMessageId,
+    acceptedAtMs,
+    (budget.recordBy ?? budget.finishBy) - deps.now(),
+  );
+  return { ...sent, evidence };
 }
 
 /**

@@ -5,17 +5,21 @@
  * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { DynamoAudienceStore } from '../commons/audience-store.ts';
-import { loadBrandConfig, loadDispatchConfig } from '../commons/config.ts';
+import { loadBrandConfig, loadDispatchConfig, loadEvidenceConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
+import { DynamoEvidenceGaps } from '../commons/evidence-gaps.ts';
+import { evidenceStoreOf } from '../commons/evidence-store.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
-import { count, countBy, logger, metrics } from '../commons/powertools.ts';
+import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { createProviderClients } from '../commons/provider-clients.ts';
 import { sleep } from '../commons/retry.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../commons/send-quota-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
+import { uniformRetention } from '../domain/evidence.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
 import { InvocationBudget } from './invocation-budget.ts';
@@ -27,12 +31,15 @@ const config = loadDispatchConfig();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
 const limit = pLimit(config.concurrency);
 const providers = createProviderClients(config);
+const evidenceConfig = loadEvidenceConfig();
+const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({ maxAttempts: 2 })));
+const sender = new ProviderSender(providers.ses, providers.sns, {
+  ...config,
+  origin: { account: config.accountId, region: config.region },
+});
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),
-  sender: new ProviderSender(providers.ses, providers.sns, {
-    ...config,
-    origin: { account: config.accountId, region: config.region },
-  }),
+  sender,
   pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
     now: Date.now,
     sleep,
@@ -54,6 +61,17 @@ const deps: DispatchDeps = {
   maxAgeMs: config.maxAgeMs,
   brand: loadBrandConfig(),
   audience: new DynamoAudienceStore(documentClient, config.tableName),
+  ...(evidenceStore === undefined
+    ? {}
+    : {
+        evidence: {
+          store: evidenceStore,
+          gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
+          retention: uniformRetention(evidenceConfig.retentionDays),
+          requestOf: (n, m) => sender.request(n, m),
+          timeoutMs: evidenceConfig.timeoutMs,
+        },
+      }),
 };
 
 const raiseShardMark = onceRaised(
@@ -146,6 +164,18 @@ function report(r: DispatchResult): void {
           providerMessageId: r.providerMessageId,
         });
       } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
+      if (r.evidence?.outcome === 'gap') {
+        // SENT stands; the record's bytes wait in the table and the sweeper writes them (EvidenceGapsOpen alarms).
+        countBy('EvidenceGaps', { channel: r.item.channel });
+        logger.warn('evidence not written: kept as a gap for the sweeper', { ...ids, reason: r.evidence.error });
+      } else if (r.evidence?.outcome === 'lost') {
+        countBy('EvidenceLost', { channel: r.item.channel });
+        logger.error('evidence not written and no gap recorded', {
+          ...ids,
+          providerMessageId: r.providerMessageId,
+          reason: r.evidence.error,
+        });
+      }
       break;
     case 'failed':
       // Alarms read SendFailures per channel; the reason breakdown is a metric of its own so both stay queryable.

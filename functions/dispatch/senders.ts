@@ -6,9 +6,10 @@
  */
 import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { type ProviderRequest, smsRequest } from '../domain/evidence.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { PublishOrigin } from '../domain/push-endpoint.ts';
-import type { EmailMessage, Message, PushMessage, SmsMessage } from '../domain/templates.ts';
+import type { Message, PushMessage } from '../domain/templates.ts';
 import { classifyProviderError, SendError } from './send-error.ts';
 
 export interface Sender {
@@ -52,33 +53,90 @@ export class ProviderSender implements Sender {
     return id;
   }
 
-  private async sendBy(n: NotificationItem, message: Message, abortSignal: AbortSignal) {
-    switch (message.channel) {
-      case 'EMAIL':
-        return (await this.ses.send(this.email(n, message), { abortSignal })).MessageId;
-      case 'PUSH':
-        return (await this.sns.send(push(n, message), { abortSignal })).MessageId;
-      case 'SMS':
-        return (await this.sns.send(sms(n, message), { abortSignal })).MessageId;
-    }
+  /** The request a send of this notification makes: what the provider receives, and what the evidence records. */
+  request(
+    n: { readonly notificationId: string; readonly recipient: string; readonly template: string },
+    message: Message,
+  ): ProviderRequest {
+    return providerRequest(n, message, this.config);
   }
 
-  private email(n: NotificationItem, m: EmailMessage) {
-    return new SendEmailCommand({
-      Source: mailbox(m.fromName, this.config.senderEmail),
-      Destination: { ToAddresses: [n.recipient] },
-      Message: {
-        Subject: { Data: m.subject, Charset: 'UTF-8' },
-        Body: { Text: { Data: m.text, Charset: 'UTF-8' }, Html: { Data: m.html, Charset: 'UTF-8' } },
-      },
-      Tags: [
-        { Name: 'notificationId', Value: tagValue(n.notificationId) },
-        { Name: 'template', Value: n.template },
-      ],
-      ...(this.config.configurationSet === undefined ? {} : { ConfigurationSetName: this.config.configurationSet }),
-    });
+  private async sendBy(n: NotificationItem, message: Message, abortSignal: AbortSignal) {
+    const request = this.request(n, message);
+    switch (request.channel) {
+      case 'EMAIL':
+        return (await this.ses.send(emailCommand(request), { abortSignal })).MessageId;
+      case 'PUSH':
+        return (await this.sns.send(pushCommand(request), { abortSignal })).MessageId;
+      case 'SMS':
+        return (await this.sns.send(smsCommand(request), { abortSignal })).MessageId;
+    }
   }
 }
+
+/**
+ * The provider request of a notification's message, as plain data. The commands below are built from it field by
+ * field and nothing else, so the evidence (domain/evidence.ts) holds exactly what the provider received.
+ */
+export function providerRequest(
+  n: { readonly notificationId: string; readonly recipient: string; readonly template: string },
+  m: Message,
+  config: Pick<SenderConfig, 'senderEmail' | 'configurationSet'>,
+): ProviderRequest {
+  switch (m.channel) {
+    case 'EMAIL':
+      return {
+        channel: 'EMAIL',
+        api: 'ses:SendEmail',
+        source: mailbox(m.fromName, config.senderEmail),
+        to: [n.recipient],
+        subject: m.subject,
+        text: m.text,
+        html: m.html,
+        charset: 'UTF-8',
+        ...(config.configurationSet === undefined ? {} : { configurationSet: config.configurationSet }),
+        tags: [
+          { Name: 'notificationId', Value: tagValue(n.notificationId) },
+          { Name: 'template', Value: n.template },
+        ],
+      };
+    case 'PUSH':
+      return {
+        channel: 'PUSH',
+        api: 'sns:Publish',
+        targetArn: n.recipient,
+        messageStructure: 'json',
+        payload: pushPayload(n, m),
+      };
+    case 'SMS':
+      return smsRequest(n.recipient, m.text);
+  }
+}
+
+type Request<C extends ProviderRequest['channel']> = Extract<ProviderRequest, { channel: C }>;
+
+function emailCommand(r: Request<'EMAIL'>) {
+  return new SendEmailCommand({
+    Source: r.source,
+    Destination: { ToAddresses: [...r.to] },
+    Message: {
+      Subject: { Data: r.subject, Charset: r.charset },
+      Body: { Text: { Data: r.text, Charset: r.charset }, Html: { Data: r.html, Charset: r.charset } },
+    },
+    Tags: r.tags.map((t) => ({ ...t })),
+    ...(r.configurationSet === undefined ? {} : { ConfigurationSetName: r.configurationSet }),
+  });
+}
+
+const pushCommand = (r: Request<'PUSH'>) =>
+  new PublishCommand({ TargetArn: r.targetArn, MessageStructure: r.messageStructure, Message: r.payload });
+
+const smsCommand = (r: Request<'SMS'>) =>
+  new PublishCommand({
+    PhoneNumber: r.phoneNumber,
+    Message: r.text,
+    MessageAttributes: { 'AWS.SNS.SMS.SMSType': { DataType: 'String', StringValue: r.smsType } },
+  });
 
 /**
  * `"Display Name" <address>` for SES's Source: the bank's name is what the inbox shows as the sender. A name outside
@@ -103,7 +161,7 @@ export function mailbox(name: string, address: string): string {
 }
 
 /** MessageStructure json: one payload per platform; `default` for any platform not listed. */
-export function pushPayload(n: NotificationItem, m: PushMessage): string {
+export function pushPayload(n: Pick<NotificationItem, 'notificationId'>, m: PushMessage): string {
   const apns = JSON.stringify({
     aps: { alert: { title: m.title, body: m.body }, sound: 'default' },
     notificationId: n.notificationId,
@@ -113,17 +171,5 @@ export function pushPayload(n: NotificationItem, m: PushMessage): string {
     APNS: apns,
     APNS_SANDBOX: apns,
     GCM: JSON.stringify({ notification: { title: m.title, body: m.body }, data: { notificationId: n.notificationId } }),
-  });
-}
-
-function push(n: NotificationItem, m: PushMessage) {
-  return new PublishCommand({ TargetArn: n.recipient, MessageStructure: 'json', Message: pushPayload(n, m) });
-}
-
-function sms(n: NotificationItem, m: SmsMessage) {
-  return new PublishCommand({
-    PhoneNumber: n.recipient,
-    Message: m.text,
-    MessageAttributes: { 'AWS.SNS.SMS.SMSType': { DataType: 'String', StringValue: 'Transactional' } },
   });
 }

@@ -63,6 +63,17 @@ export function parseNotificationId(id: string): NotificationRef | undefined {
   return { eventId: id.slice(0, at), channel };
 }
 
+/** The byUser index's partition key on a notice's inbox item (docs/table.md "The byUser index"). */
+export const userKeyOf = (userId: string) => `USER#${userId}`;
+
+// ── evidence gaps (docs/evidence-and-privacy.md) ──
+
+/** The 16 partitions of evidence gaps: the first hex digit of the evidence key's SHA-256. */
+export const EVIDENCE_GAP_SHARDS = [...'0123456789abcdef'];
+export const evidenceGapPartition = (shard: string) => `EVIDENCE_GAP#${shard}`;
+export const evidenceGapPk = (evidenceKey: string) =>
+  evidenceGapPartition(createHash('sha256').update(evidenceKey).digest('hex').charAt(0));
+
 // ── quarantine ──
 
 /** Where a record sits in Kafka: the quarantine item's key, and what a replay reads back. */

@@ -15,6 +15,7 @@ import {
   QUARANTINE_SK,
   quarantinePk,
   sweepKey,
+  userKeyOf,
 } from './keys.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 import type { NotificationStatus } from './state-machine.ts';
@@ -40,6 +41,8 @@ export interface InboxItem {
   repairHash?: string;
   /** payloadHashes of corrected resends that repaired a channel: a resend of one of them is a duplicate. */
   repairedHashes?: Set<string>;
+  /** The customer (`USER#<userId>`): the sparse byUser index finds a customer's events without a scan. */
+  userKey?: string;
 }
 
 export interface NotificationItem {
@@ -146,6 +149,7 @@ export function buildInbox(
     receivedAt: new Date(now).toISOString(),
     source,
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+    userKey: userKeyOf(event.recipient.userId),
   };
   if (skipped !== undefined) item.skipped = skipped;
   if (refused !== undefined && refused.channels.length > 0) {

@@ -7,17 +7,22 @@
  * Each feedback is recorded on the notification it describes and, when the address can never be reached, as a
  * suppression of it. Thin: decode, the use case, logs and metrics. Logs carry ids and codes only, never an address.
  */
+
+import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { DynamoAudienceStore } from '../commons/audience-store.ts';
-import { loadFeedbackConfig } from '../commons/config.ts';
+import { loadEvidenceConfig, loadFeedbackConfig } from '../commons/config.ts';
 import { DynamoDeliveryStore } from '../commons/delivery-store.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { count, countBy, logger, metrics } from '../commons/powertools.ts';
+import { evidenceStoreOf } from '../commons/evidence-store.ts';
+import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
 import { type FeedbackDeps, type FeedbackResult, recordFeedback } from './record-feedback.ts';
 
 const config = loadFeedbackConfig();
+const evidenceConfig = loadEvidenceConfig();
+const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({})));
 const audience = new DynamoAudienceStore(documentClient, config.tableName);
 const deliveries = new DynamoDeliveryStore(documentClient, config.tableName);
 const deps: FeedbackDeps = {
@@ -28,6 +33,9 @@ const deps: FeedbackDeps = {
   },
   now: Date.now,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  ...(evidenceStore === undefined
+    ? {}
+    : { evidence: { store: evidenceStore, retentionDays: evidenceConfig.retentionDays } }),
 };
 
 /** SES's one event answers with its one result; a log subscription's batch with one result per entry. */

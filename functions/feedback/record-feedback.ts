@@ -14,12 +14,15 @@
  *   4. The deliveryStatus on the notification, only for the send it describes and by rank (a late Delivery never
  *      overwrites a Bounce; a duplicate changes nothing; feedback about a send before a resend leaves the resend's
  *      own). The send state machine is not touched: SENT stays SENT.
+ *   5. The report appended to the send's evidence (a record of its own, under the provider's message id).
  * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
  */
 import pLimit from 'p-limit';
 import type { SuppressionRecorded } from '../commons/audience-store.ts';
 import type { DeliveryRecorded } from '../commons/delivery-store.ts';
+import type { EvidenceStore } from '../commons/evidence-store.ts';
 import type { Channel } from '../domain/channels.ts';
+import { evidenceBody, evidenceKey, feedbackEvidence } from '../domain/evidence.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult, SuppressionCause } from '../domain/feedback.ts';
 
 export interface FeedbackStore {
@@ -36,6 +39,8 @@ export interface FeedbackStore {
 
 export interface FeedbackDeps {
   readonly store: FeedbackStore;
+  /** The evidence store: every report on a send is appended to that send's evidence (docs/evidence-and-privacy.md). */
+  readonly evidence?: { readonly store: EvidenceStore; readonly retentionDays: number };
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
 }
@@ -92,7 +97,14 @@ async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Prom
       );
     }
   }
-  return { kind: await deps.store.recordDelivery(target, f), feedback: f, target, suppressions };
+  const kind = await deps.store.recordDelivery(target, f);
+  // After the table: the evidence is about the message id, whatever the hot item says (a resend's, or expired). A
+  // failure throws, and the retried invocation repeats only idempotent steps (the same key is "already there").
+  if (deps.evidence !== undefined) {
+    const r = feedbackEvidence(target, f, deps.now(), deps.evidence.retentionDays);
+    await deps.evidence.store.put(evidenceKey(r), evidenceBody(r), new Date(r.retainUntil));
+  }
+  return { kind, feedback: f, target, suppressions };
 }
 
 /** Records a batch of feedback (one SES event, or a subscription's log entries), each on its own notification. */

@@ -3,18 +3,27 @@
  * expires those past the maximum age, and resolves expired SENDING leases. Reports what it did and its rate.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { loadSweeperConfig } from '../commons/config.ts';
+import { loadEvidenceConfig, loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
+import { DynamoEvidenceGaps } from '../commons/evidence-gaps.ts';
+import { evidenceStoreOf } from '../commons/evidence-store.ts';
 import { DynamoNotificationStore } from '../commons/notification-store.ts';
-import { count, countBy, logger, metrics } from '../commons/powertools.ts';
+import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { DynamoSweepShardMark } from '../commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../domain/channels.ts';
+import { fillEvidenceGaps } from './fill-evidence.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
 const store = new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards);
 const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
+const evidenceConfig = loadEvidenceConfig();
+const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({})));
+const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
+/** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
+const EVIDENCE_GAPS_PER_RUN = 500;
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
@@ -70,8 +79,26 @@ export const handler = async (_event: unknown, context: Context) => {
       itemsPerSecond: perSecond,
       shards,
     };
-    logger.info('sweep finished', summary);
-    return summary;
+    // After the sweep (the notifications first): the evidence sends could not write at once.
+    const evidence =
+      evidenceStore === undefined
+        ? undefined
+        : await fillEvidenceGaps({
+            gaps: evidenceGaps,
+            store: evidenceStore,
+            now: Date.now,
+            deadline: Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs,
+            limit: EVIDENCE_GAPS_PER_RUN,
+          });
+    if (evidence !== undefined) {
+      count('EvidenceGapsFilled', evidence.filled);
+      count('EvidenceGapsOpen', evidence.open);
+      if (evidence.errors.length > 0) {
+        logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
+      }
+    }
+    logger.info('sweep finished', { ...summary, evidence });
+    return { ...summary, ...(evidence === undefined ? {} : { evidence }) };
   } finally {
     metrics.publishStoredMetrics();
   }

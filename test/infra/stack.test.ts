@@ -172,6 +172,15 @@ describe('the table', () => {
           KeySchema: [{ AttributeName: 'providerMessageId', KeyType: 'HASH' }],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
+        // One customer's events without a scan (docs/evidence-and-privacy.md): keys only, inbox items only.
+        {
+          IndexName: 'byUser',
+          KeySchema: [
+            { AttributeName: 'userKey', KeyType: 'HASH' },
+            { AttributeName: 'occurredAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
       ],
     });
   });
@@ -601,9 +610,11 @@ describe('least privilege', () => {
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
     ];
+    // PutItem only on evidence gaps (test/infra/evidence.test.ts).
     expect(actionsOf(dispatch).filter((a) => a.startsWith('dynamodb:') && !streamActions.includes(a))).toEqual([
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
+      'dynamodb:PutItem',
     ]);
     const ses = dispatch.find((s) => actionsOf([s]).includes('ses:SendEmail'));
     expect(ses?.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'notifications@example.com' } });
@@ -633,7 +644,13 @@ describe('least privilege', () => {
 
   it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
-    expect(sweeper.sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    // Query and DeleteItem on evidence gaps too (test/infra/evidence.test.ts).
+    expect([...new Set(sweeper)].sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
   });
 });
 
@@ -663,6 +680,8 @@ describe('CloudWatch', () => {
         'DispatchIteratorAge',
         'DispatchOnFailureQueue',
         'EventIdConflicts',
+        'EvidenceGapsOpen',
+        'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',
         'FeedbackDeadLetters',
@@ -717,6 +736,7 @@ describe('CloudWatch', () => {
       'AcceptancesNotRecorded',
       'ApplicationBlocked',
       'NotificationsRefused',
+      'EvidenceLost',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
     }
@@ -816,8 +836,9 @@ describe('delivery feedback (issue 16)', () => {
   });
 
   it('the feedback function may only read and update items, and send to its dead-letter queue', () => {
+    // Evidence (s3:, kms:) is pinned in test/infra/evidence.test.ts.
     const statements = policyOf('DeliveryFeedbackFunction').filter(
-      (st) => !actionsOf([st]).some((a) => a.startsWith('logs:') || a.startsWith('xray:')),
+      (st) => !actionsOf([st]).some((a) => /^(logs|xray|s3|kms):/.test(a)),
     );
     expect(actionsOf(statements).sort()).toEqual([
       'dynamodb:GetItem',
@@ -862,7 +883,7 @@ describe('delivery feedback (issue 16)', () => {
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(18);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(19);
     template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
     template.hasOutput('IngestFunctionName', { Value: { Ref: fnLogicalId('Ingest') } });
     template.hasOutput('IngestKafkaMappingId', { Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } });

@@ -3,11 +3,14 @@
  * without touching SENT; a permanent bounce or a complaint suppressing the address, so a later notification to it
  * ends SUPPRESSED and is not sent; an operator lifting it; preferences through the inbox, newest first.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
+import { FileEvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { allowedChannels } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
@@ -25,6 +28,7 @@ import {
 } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { main as opsMain } from '../../tools/ops/cli.ts';
+import { listAudit } from '../../tools/ops/customer.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -293,9 +297,12 @@ describe('preferences on DynamoDB Local', () => {
 });
 
 describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () => {
+  // Audit records of the lifts go to a folder of this test, not the local run's evidence.
+  const auditDir = mkdtempSync(join(tmpdir(), 'audit-'));
   const ops = async (args: string[]) => {
     let text = '';
-    const code = await opsMain([...args, '--endpoint', table.endpoint, '--table', table.tableName], (t) => {
+    const where = ['--endpoint', table.endpoint, '--table', table.tableName, '--evidence-dir', auditDir];
+    const code = await opsMain([...args, ...where], (t) => {
       text += t;
     });
     return { code, out: text };
@@ -324,6 +331,10 @@ describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () =
     expect(unconfirmed.out).toContain('Add --confirm');
     expect((await ops(['suppressions'])).out).toContain(hash);
     expect(await ops([...lift, '--confirm'])).toMatchObject({ code: 0 });
+    // Audited: who, when, why, which suppression (kept as long as the evidence).
+    expect(await listAudit(new FileEvidenceStore(auditDir))).toMatchObject([
+      { action: 'SUPPRESSION_LIFT', by: 'alice', reason: 'mailbox fixed', target: `EMAIL#${hash}` },
+    ]);
     expect(await ops(['lift-suppression', '--hash', hash, '--reason', 'again', '--confirm'])).toMatchObject({
       code: 3,
     });

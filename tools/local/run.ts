@@ -33,6 +33,7 @@ import {
 } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { type EventSource, openEventSource } from './event-source.ts';
+import { LOCAL_EVIDENCE_DIR } from './evidence-dir.ts';
 import { mskEvent } from './msk.ts';
 import { displayName, type OutboxNotification, SENDS_IN_FULL, startOutbox } from './outbox.ts';
 import { type OutboxRow, outboxHtml } from './outbox-page.ts';
@@ -390,6 +391,9 @@ async function main(signal: AbortSignal): Promise<number> {
       // The folder standing in for the schema registry, as the stack configures a Confluent one.
       SCHEMA_REGISTRY_KIND: 'confluent',
       SCHEMA_REGISTRY_URL: registry.url,
+      // The evidence of every send, as the stack's Object Lock bucket keeps it: the same keys and bytes, in a folder
+      // that outlives the run (npm run ops -- evidence <id> reads it after the table is gone).
+      EVIDENCE_DIR: LOCAL_EVIDENCE_DIR,
       ...rates,
     },
   });
@@ -530,6 +534,13 @@ async function main(signal: AbortSignal): Promise<number> {
     onFailure: stream.onFailure.length,
     outbox: outbox.url,
     log: log === undefined ? null : relative(process.cwd(), log.path),
+    // Evidence written for every accepted send; a gap is one the store refused at once (the sweeper fills it).
+    evidence: {
+      dir: relative(process.cwd(), LOCAL_EVIDENCE_DIR),
+      gaps: m.EvidenceGaps ?? 0,
+      gapsFilled: m.EvidenceGapsFilled ?? 0,
+      lost: m.EvidenceLost ?? 0,
+    },
   };
   published = report;
   if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -588,6 +599,7 @@ type Report = {
   onFailure: number;
   outbox: string;
   log: string | null;
+  evidence: { dir: string; gaps: number; gapsFilled: number; lost: number };
 };
 
 function sendView(s: AcceptedSend, notificationIdOfMessage: ReadonlyMap<string, string>) {
@@ -681,6 +693,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
     `outbox page:  ${r.outbox} — what each customer got${keep ? '' : ' (up while the run lasts; add --keep to browse it)'}`,
     `email viewer: ${viewer}`,
     ...(r.log === null ? [] : [`handler logs and metrics: ${r.log}`]),
+    `evidence:     ${r.evidence.dir} (gaps ${r.evidence.gaps}, filled ${r.evidence.gapsFilled}, lost ${r.evidence.lost}) — npm run ops -- evidence <eventId> --endpoint <DynamoDB Local>`,
     '',
   ];
   return lines.join('\n');

@@ -13,10 +13,29 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
+import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { REJECTION_REASONS } from '../../functions/domain/event.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { EXIT, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
+import { LOCAL_EVIDENCE_DIR } from '../local/evidence-dir.ts';
+import {
+  type AuditAction,
+  auditText,
+  type CorrectionReview,
+  customerText,
+  customerView,
+  eraseCustomer,
+  evidenceOf,
+  evidenceText,
+  exportCustomer,
+  listAudit,
+  quarantinedItem,
+  reasonsOf,
+  recordAudit,
+  reviewCorrection,
+  reviewText,
+} from './customer.ts';
 import {
   acceptedMessageId,
   acceptedRefusal,
@@ -49,9 +68,10 @@ Commands
                                      run for you); locally, the run's log file under .local/logs
   quarantine [--since 24h] [--reason R]
                                      quarantined records, newest first, with reason and detail and their id
-  replay-quarantine <id>... [--value-file FILE]
+  replay-quarantine <id>... --reason TEXT [--value-file FILE] --confirm
                                      feeds records back through ingest at their own offset: the stored value, or the
-                                     producer's corrected event from FILE (one id). Already processed: a duplicate.
+                                     producer's corrected event from FILE (one id; it must keep the record's eventId,
+                                     and what it changes is shown first). Already processed: a duplicate. Audited.
   replay-failed-batches [--since 24h] [--dry-run]
                                      replays the batches the MSK mapping parked in S3 (FailedIngestBatchesBucketName)
   refused [--since 24h] [--reason R]
@@ -66,12 +86,25 @@ Commands
                                      (who, when, why); refused for anything in flight, and for a notification the
                                      provider is known to have accepted (SENT, or its message id recorded) unless
                                      --despite-accepted names that message id. Without --confirm it shows what it
-                                     would do, with the message id.
+                                     would do, with the message id. Audited.
+  evidence <eventId | eventId#CHANNEL>
+                                     what the customer received, byte for byte as the provider got it, when, and
+                                     what the provider reported — from the evidence store, also after the table's
+                                     items expired (locally: .local/evidence, or --evidence-dir DIR)
+  customer <userId>                  each notice of the customer with what was sent or exactly why not (opted out,
+                                     a suppressed address and the report behind it, a refused contact point, too old)
+  export --user ID --reason TEXT --confirm
+                                     everything notifier holds about the customer as one JSON document (notifications,
+                                     evidence, preferences, suppressions). Audited.
+  erase --user ID --reason TEXT --confirm
+                                     removes the customer's personal data from the table (nothing still to be sent;
+                                     evidence under retention stays: docs/evidence-and-privacy.md). Audited.
+  audit [--since 30d]                every audited operator action: who, when, why, what
   suppressions [--channel C] [--all] active suppressions of a channel (EMAIL, PUSH or SMS; default EMAIL) by address
                                      hash, cause, since and the notification behind it; --all: lifted ones too
   lift-suppression (--address ADDR | --hash HEX) [--channel C] --reason TEXT [--by NAME] --confirm
                                      lifts one: the next notification to that address is sent again. Recorded on the
-                                     item (who, when, why); without --confirm it shows what it would lift.
+                                     item (who, when, why); without --confirm it shows what it would lift. Audited.
   suppression-hash --address ADDR [--channel C]
                                      the key an address is suppressed under (nothing is read, no stack needed)
 
@@ -102,9 +135,17 @@ interface Target {
   readonly outputs: StackOutputs | undefined;
   readonly endpoint: string | undefined;
   invokeIngest: IngestInvoker;
+  /** The evidence store: the stack's bucket, or the local run's folder. Audit records go here too. */
+  readonly evidence: EvidenceStore;
 }
 
-async function connect(values: { stage?: string; stack?: string; endpoint?: string; table?: string }): Promise<Target> {
+async function connect(values: {
+  stage?: string;
+  stack?: string;
+  endpoint?: string;
+  table?: string;
+  'evidence-dir'?: string;
+}): Promise<Target> {
   const given = [values.stage, values.stack, values.endpoint].filter((v) => v !== undefined).length;
   if (given !== 1) throw new UsageError('say where notifier runs: exactly one of --stage, --stack or --endpoint');
   if (values.endpoint !== undefined) {
@@ -126,6 +167,7 @@ async function connect(values: { stage?: string; stack?: string; endpoint?: stri
       tableName,
       outputs: undefined,
       endpoint,
+      evidence: new FileEvidenceStore(values['evidence-dir'] ?? LOCAL_EVIDENCE_DIR),
       // Locally, the real ingest handler in this process, configured as the local run configures it.
       invokeIngest: async (event) => {
         const { localIngest } = await import('./local-ingest.ts');
@@ -141,6 +183,9 @@ async function connect(values: { stage?: string; stack?: string; endpoint?: stri
     tableName: outputs.TableName,
     outputs,
     endpoint: undefined,
+    // Reading only: the lock mode matters to writes of evidence, which the CLI never makes (audit records take the
+    // bucket's default retention).
+    evidence: new S3EvidenceStore(new S3Client({}), outputs.EvidenceBucketName, 'GOVERNANCE'),
     invokeIngest: async (event) => {
       const answer = await lambda.send(
         new InvokeCommand({
@@ -168,6 +213,11 @@ const COMMANDS = [
   'resend',
   'refused',
   'repair',
+  'evidence',
+  'customer',
+  'export',
+  'erase',
+  'audit',
   'suppressions',
   'lift-suppression',
   'suppression-hash',
@@ -192,6 +242,8 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         'despite-accepted': { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
         'value-file': { type: 'string' },
+        user: { type: 'string' },
+        'evidence-dir': { type: 'string' },
         channel: { type: 'string' },
         address: { type: 'string' },
         hash: { type: 'string' },
@@ -214,6 +266,11 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     resend: [1, 1],
     refused: [0, 0],
     repair: [1, 1],
+    evidence: [1, 1],
+    customer: [1, 1],
+    export: [0, 0],
+    erase: [0, 0],
+    audit: [0, 0],
     suppressions: [0, 0],
     'lift-suppression': [0, 0],
     'suppression-hash': [0, 0],
@@ -254,9 +311,21 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
   if ((command === 'resend' || command === 'lift-suppression') && (values.reason ?? '').trim() === '') {
     throw new UsageError(`${command} needs --reason "why": it is recorded on the item`);
   }
+  // Deliberate actions say why, and are recorded (who, when, why) before they happen (resend and lift: above).
+  const audited: readonly string[] = ['replay-quarantine', 'export', 'erase'];
+  if (audited.includes(command) && (values.reason === undefined || values.reason.trim() === '')) {
+    throw new UsageError(`${command} needs --reason "why": it is recorded with who and when (ops audit)`);
+  }
+  if ((command === 'export' || command === 'erase') && (values.user === undefined || values.user === '')) {
+    throw new UsageError(`${command} needs --user <userId>`);
+  }
   const corrected = values['value-file'] === undefined ? undefined : readValueFile(values['value-file']);
+  const by = values.by ?? process.env.NOTIFIER_OPERATOR ?? userInfo().username;
 
   const target = await connect(values);
+  /** The audit record of a deliberate action, written before the action (docs/evidence-and-privacy.md). */
+  const audit = (action: AuditAction, what: string, details: Record<string, unknown>) =>
+    recordAudit(target.evidence, { action, by, reason: values.reason as string, target: what, details }, Date.now());
   const json = values.json === true;
   const out = (doc: unknown, human: string) => print(json ? `${JSON.stringify(doc, null, 2)}\n` : `${human}\n`);
 
@@ -267,7 +336,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         out(view, `no event ${args[0]} in ${target.tableName} (quarantined? try: quarantine)`);
         return OPS_EXIT.REFUSED;
       }
-      out(view, inspectText(view));
+      out(view, inspectText(view, await reasonsOf(target, view)));
       return OPS_EXIT.OK;
     }
     case 'quarantine': {
@@ -290,6 +359,31 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       return OPS_EXIT.OK;
     }
     case 'replay-quarantine': {
+      let review: CorrectionReview | undefined;
+      if (corrected !== undefined) {
+        if (args.length !== 1)
+          throw new UsageError('a corrected value replaces one record: name exactly one quarantine id');
+        const item = await quarantinedItem(target, first);
+        review = reviewCorrection(first, item, corrected);
+        if (review.refusal !== null) throw new OperatorError(`${first}: ${review.refusal}`, 'REFUSED');
+      }
+      if (!values.confirm) {
+        print(
+          `${
+            review === undefined
+              ? ''
+              : `${reviewText(review)}
+`
+          }Replaying ${args.join(', ')} through ingest${review === undefined ? ' with the stored value' : ' with the edited value'}, recorded as by ${by}: "${values.reason}". Add --confirm to do it.
+`,
+        );
+        return OPS_EXIT.REFUSED;
+      }
+      await audit(
+        'REPLAY',
+        args.join(','),
+        review === undefined ? { value: 'stored' } : { value: 'edited', changes: review.changes },
+      );
       const results = await replayQuarantine({ ...target, now: Date.now }, args, corrected);
       out(results, results.map((r) => `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}`).join('\n'));
       return results.every((r) => r.outcome !== 'STILL_QUARANTINED') ? OPS_EXIT.OK : OPS_EXIT.FAILED;
@@ -356,7 +450,6 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     }
     case 'resend': {
       const id = first;
-      const by = values.by ?? process.env.NOTIFIER_OPERATOR ?? userInfo().username;
       const view = await inspectEvent(target, parseNotificationId(id).eventId);
       const item = view.notifications.find((n) => n.notificationId === id);
       if (item === undefined) throw new OperatorError(`no notification ${id}`, 'NOT_FOUND');
@@ -375,6 +468,11 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         );
         return OPS_EXIT.REFUSED;
       }
+      await audit('RESEND', id, {
+        fromStatus: item.status,
+        attempt: item.attempt,
+        ...(despite === undefined ? {} : { despiteAccepted: despite }),
+      });
       const after = await resendNotification(
         { ...target, now: Date.now },
         {
@@ -388,6 +486,55 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       out(after, `${id}: ${item.status} → PENDING, recorded (by ${by}); dispatch sends it through the stream trigger.`);
       return OPS_EXIT.OK;
     }
+    case 'evidence': {
+      const proofs = await evidenceOf(target.evidence, first);
+      if (proofs.length === 0) {
+        out(proofs, `no evidence of ${first} in the evidence store (not sent, or sent before evidence was kept)`);
+        return OPS_EXIT.REFUSED;
+      }
+      out(proofs, evidenceText(proofs));
+      return OPS_EXIT.OK;
+    }
+    case 'customer': {
+      const view = await customerView(target, target.evidence, first);
+      out(view, customerText(view));
+      return OPS_EXIT.OK;
+    }
+    case 'export':
+    case 'erase': {
+      const userId = values.user as string;
+      if (!values.confirm) {
+        const view = await customerView(target, target.evidence, userId);
+        print(
+          `${customerText(view)}
+${command === 'export' ? 'Exporting everything above (and its evidence) as one JSON document' : 'Erasing the personal data of every finished notice above from the table (in-flight ones stay; evidence under retention stays)'}, recorded as by ${by}: "${values.reason}". Add --confirm to do it.
+`,
+        );
+        return OPS_EXIT.REFUSED;
+      }
+      await audit(command === 'export' ? 'EXPORT' : 'ERASE', userId, {});
+      if (command === 'export') {
+        // The export is the document itself, whatever --json says.
+        print(`${JSON.stringify(await exportCustomer(target, target.evidence, userId, Date.now()), null, 2)}\n`);
+        return OPS_EXIT.OK;
+      }
+      const result = await eraseCustomer(target, userId, Date.now());
+      out(
+        result,
+        [
+          `${userId}: erased ${result.erased.length} notification(s); preferences ${result.preferences}`,
+          ...result.kept.map(
+            (k) => `  kept ${k.notificationId} (${k.status}: still to be sent; erase again once it is)`,
+          ),
+        ].join('\n'),
+      );
+      return OPS_EXIT.OK;
+    }
+    case 'audit': {
+      const records = await listAudit(target.evidence, since === undefined ? undefined : new Date(since).toISOString());
+      out(records, auditText(records));
+      return OPS_EXIT.OK;
+    }
     case 'suppression-hash':
       return OPS_EXIT.OK; // answered above: it reads nothing, so it needs no stack
     case 'suppressions': {
@@ -398,7 +545,6 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     }
     case 'lift-suppression': {
       const hash = liftHash as string;
-      const by = values.by ?? process.env.NOTIFIER_OPERATOR ?? userInfo().username;
       const store = new DynamoAudienceStore(target.doc, target.tableName);
       const active = (await listSuppressions(store, channel, false)).find((i) => i.addressHash === hash);
       if (active === undefined) {
@@ -412,6 +558,11 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
         );
         return OPS_EXIT.REFUSED;
       }
+      await audit('SUPPRESSION_LIFT', `${channel}#${hash}`, {
+        cause: active.cause,
+        since: active.since,
+        notificationId: active.notificationId,
+      });
       const lifted = await store.lift(channel, hash, by, Date.now(), values.reason as string);
       out(
         { lifted, channel, addressHash: hash, by },
@@ -473,7 +624,7 @@ function readValueFile(path: string): string {
   }
 }
 
-function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>): string {
+function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>, reasons: Map<string, string>): string {
   const i = view.inbox;
   const lines = [
     `event ${view.eventId}`,
@@ -485,6 +636,8 @@ function inspectText(view: Awaited<ReturnType<typeof inspectEvent>>): string {
     lines.push(
       `  ${String(n.channel).padEnd(5)} ${String(n.status).padEnd(8)} attempt ${n.attempt}  to ${n.recipient}  updated ${n.updatedAt}`,
     );
+    const why = reasons.get(String(n.notificationId));
+    if (why !== undefined) lines.push(`        ${why}`);
     if (n.providerMessageId)
       lines.push(
         `        provider message id ${n.providerMessageId}${n.acceptedLateAt ? ' (accepted after its lease expired)' : ''}`,

@@ -1,0 +1,162 @@
+/**
+ * The evidence store as synthesized: Object Lock with the retention and mode the settings name, SSE-KMS under a
+ * rotated key (or the stack's own key), versioning, a lifecycle that ends with the retention, a policy nobody can
+ * bypass, write-once grants for the three functions that write evidence, and the output the ops CLI reads.
+ */
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../../functions/domain/evidence.ts';
+import { createNotifierStack } from '../../lib/notifier-app.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+type Statement = { Action: string | string[]; Resource?: unknown; Effect: string; Condition?: unknown };
+
+function synth(overrides: Record<string, unknown> = {}) {
+  const app = new App({
+    context: { settingsFile: 'examples/settings.example.json', ...overrides, 'aws:cdk:bundling-stacks': [] },
+  });
+  const template = Template.fromStack(createNotifierStack(app));
+  const json = template.toJSON() as { Resources: Record<string, Resource>; Outputs: Record<string, unknown> };
+  const evidenceBucket = () => {
+    const found = Object.entries(json.Resources).find(
+      ([, r]) => r.Type === 'AWS::S3::Bucket' && r.Properties.ObjectLockEnabled === true,
+    );
+    if (found === undefined) throw new Error('no Object Lock bucket');
+    return found;
+  };
+  const envOf = (prefix: string) => {
+    const fn = Object.entries(json.Resources).find(
+      ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix),
+    );
+    return ((fn?.[1].Properties.Environment as { Variables: Record<string, unknown> }) ?? { Variables: {} }).Variables;
+  };
+  const statementsOf = (prefix: string): Statement[] => {
+    const fn = Object.entries(json.Resources).find(
+      ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix),
+    );
+    if (fn === undefined) throw new Error(`no function ${prefix}`);
+    const role = (fn[1].Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    return Object.values(json.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes(String(role)))
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  };
+  return { template, json, evidenceBucket, envOf, statementsOf };
+}
+
+const base = synth();
+
+describe('the evidence store', () => {
+  it('locks every object for the retention (GOVERNANCE by default), versioned, encrypted with a rotated key, retained', () => {
+    const [id, bucket] = base.evidenceBucket();
+    expect(bucket.DeletionPolicy).toBe('Retain');
+    expect(bucket.Properties).toMatchObject({
+      ObjectLockEnabled: true,
+      ObjectLockConfiguration: {
+        ObjectLockEnabled: 'Enabled',
+        Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: DEFAULT_EVIDENCE_RETENTION_DAYS } },
+      },
+      VersioningConfiguration: { Status: 'Enabled' },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, RestrictPublicBuckets: true },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' } },
+        ],
+      },
+    });
+    base.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    expect(id).toMatch(/^Evidence/);
+  });
+
+  it('expires an object the day after its retention ends, never before', () => {
+    const [, bucket] = base.evidenceBucket();
+    expect(bucket.Properties.LifecycleConfiguration).toEqual({
+      Rules: [
+        {
+          Id: 'expire-after-the-retention',
+          Status: 'Enabled',
+          ExpirationInDays: DEFAULT_EVIDENCE_RETENTION_DAYS + 1,
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        },
+        { Id: 'remove-expired-delete-markers', Status: 'Enabled', ExpiredObjectDeleteMarker: true },
+      ],
+    });
+  });
+
+  it('takes the retention and COMPLIANCE mode from the settings', () => {
+    const s = synth({ evidenceRetentionDays: '3650', evidenceLockMode: 'COMPLIANCE' });
+    const [, bucket] = s.evidenceBucket();
+    expect(bucket.Properties.ObjectLockConfiguration).toMatchObject({
+      Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: 3650 } },
+    });
+    expect(s.envOf('Dispatch')).toMatchObject({ EVIDENCE_LOCK_MODE: 'COMPLIANCE', EVIDENCE_RETENTION_DAYS: '3650' });
+    expect(() => synth({ evidenceLockMode: 'LEGAL_HOLD' })).toThrow(/evidenceLockMode/);
+  });
+
+  it('denies bypassing the retention to every principal, and refuses plain HTTP', () => {
+    const [bucketId] = base.evidenceBucket();
+    const policy = Object.values(base.json.Resources).find(
+      (r) => r.Type === 'AWS::S3::BucketPolicy' && JSON.stringify(r.Properties.Bucket).includes(bucketId),
+    );
+    if (policy === undefined) throw new Error('no policy on the evidence bucket');
+    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Action: 's3:BypassGovernanceRetention', Principal: { AWS: '*' } }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
+  });
+
+  it('uses the stack key when one is given, instead of creating one', () => {
+    const key = 'arn:aws:kms:ap-northeast-1:123456789012:key/cccccccc-1111-2222-3333-dddddddddddd';
+    const keyed = synth({ kmsKeyArn: key });
+    const [, bucket] = keyed.evidenceBucket();
+    expect(JSON.stringify(bucket.Properties.BucketEncryption)).toContain(key);
+    expect(Object.values(keyed.json.Resources).filter((r) => r.Type === 'AWS::KMS::Key')).toHaveLength(
+      Object.values(base.json.Resources).filter((r) => r.Type === 'AWS::KMS::Key').length - 1,
+    );
+  });
+
+  it('dispatch, the sweeper and the feedback function may write evidence once, and nobody in the stack may read or delete it', () => {
+    for (const fn of ['Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
+      const s3 = base.statementsOf(fn).filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:')));
+      expect([...new Set(s3.flatMap((st) => [st.Action].flat()))].sort(), fn).toEqual([
+        's3:PutObject',
+        's3:PutObjectRetention',
+      ]);
+      // The send records and the customer's pointers (every send writes both), nothing else of the bucket.
+      const resources = JSON.stringify(s3.map((st) => st.Resource));
+      expect(resources, fn).toContain('/sends/*');
+      expect(resources, fn).toContain('/users/*');
+      expect(resources, fn).not.toContain('"/*"');
+      expect(base.envOf(fn), fn).toMatchObject({
+        EVIDENCE_BUCKET: { Ref: expect.stringMatching(/^EvidenceBucket/) },
+        EVIDENCE_LOCK_MODE: 'GOVERNANCE',
+        EVIDENCE_RETENTION_DAYS: String(DEFAULT_EVIDENCE_RETENTION_DAYS),
+      });
+    }
+    const all = Object.values(base.json.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+      .filter((st) => JSON.stringify(st.Resource ?? '').includes('EvidenceBucket'));
+    for (const st of all) {
+      for (const a of [st.Action].flat()) expect(['s3:PutObject', 's3:PutObjectRetention']).toContain(a);
+    }
+  });
+
+  it('dispatch may put only evidence gaps besides its updates; the sweeper may query and delete only them', () => {
+    const gapStatements = (fn: string) =>
+      base.statementsOf(fn).filter((st) => JSON.stringify(st.Condition ?? '').includes('EVIDENCE_GAP#*'));
+    expect(gapStatements('Dispatch').flatMap((st) => [st.Action].flat())).toEqual(['dynamodb:PutItem']);
+    expect(gapStatements('Sweeper').flatMap((st) => [st.Action].flat())).toEqual([
+      'dynamodb:Query',
+      'dynamodb:DeleteItem',
+    ]);
+  });
+
+  it('names the bucket in the outputs', () => {
+    base.template.hasOutput('EvidenceBucketName', { Value: { Ref: Match.stringLikeRegexp('^EvidenceBucket') } });
+  });
+});
