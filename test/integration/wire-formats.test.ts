@@ -24,7 +24,7 @@ const FORMATS = ['json', 'avro', 'proto'] as const;
 type Format = (typeof FORMATS)[number];
 
 const root = join(import.meta.dirname, '..', '..');
-const examples = ['events.jsonl', 'real-world.jsonl'].flatMap((f) =>
+const examples = ['events.jsonl', 'real-world.jsonl', 'catalogue.jsonl'].flatMap((f) =>
   readFileSync(join(root, 'examples', f), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')

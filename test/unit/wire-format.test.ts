@@ -16,7 +16,7 @@ import {
   SchemaRegistryUnavailable,
   schemaRegistryFromEnv,
 } from '../../functions/commons/schema-registry.ts';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { decodeRecordValue, EVENT_TYPES } from '../../functions/domain/event.ts';
 import {
   compileSchema,
   confluentRecord,
@@ -44,7 +44,7 @@ import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store
 const root = join(import.meta.dirname, '..', '..');
 const wire = wireFilesOf([JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'))]);
 const fileOf = (name: string) => wire.files.get(name) as string;
-const examples = ['events.jsonl', 'real-world.jsonl'].flatMap((f) =>
+const examples = ['events.jsonl', 'real-world.jsonl', 'catalogue.jsonl'].flatMap((f) =>
   readFileSync(join(root, 'examples', f), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
@@ -84,13 +84,16 @@ describe('the generated schemas', () => {
     expect(readFileSync(EXAMPLE_AVRO, 'utf8')).toBe(exampleAvroLines(wire));
   });
 
-  it('one schema per type: a transfer and a PreferencesUpdated each have an Avro and a Protobuf subject', () => {
-    expect(wire.registry.map((e) => `${e.id} ${e.schemaType} ${e.subject}`)).toEqual([
-      '1 AVRO notifier.events.Transfer',
-      '2 AVRO notifier.events.PreferencesUpdated',
-      '3 PROTOBUF notifier.events.Transfer',
-      '4 PROTOBUF notifier.events.PreferencesUpdated',
-    ]);
+  it('one schema per type: every notice type and PreferencesUpdated each have an Avro and a Protobuf subject, ids never reused', () => {
+    const types = [...EVENT_TYPES, 'PreferencesUpdated'];
+    expect(wire.registry.map((e) => `${e.schemaType} ${e.subject}`).sort()).toEqual(
+      types.flatMap((t) => [`AVRO notifier.events.${t}`, `PROTOBUF notifier.events.${t}`]).sort(),
+    );
+    const ids = wire.registry.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // 1 and 3 were the shared Transfer subject before each notice type had its own: a registry never reuses an id.
+    expect(ids).not.toContain(1);
+    expect(ids).not.toContain(3);
   });
 
   it('Protobuf field numbers never move: a removed field is reserved, a new one takes the next number', () => {
@@ -209,7 +212,10 @@ describe('a record that cannot be read is quarantined with its reason and its or
     ],
     [
       'a Protobuf message index past the schema',
-      Buffer.concat([confluentRecord(3, 'AVRO', Buffer.from([2, 6])), encodeProtobuf(fileOf('Transfer.proto'), event)]),
+      Buffer.concat([
+        confluentRecord(entryFor(wire, 'TransferCompleted', 'PROTOBUF').id, 'AVRO', Buffer.from([2, 6])),
+        encodeProtobuf(fileOf('TransferCompleted.proto'), event),
+      ]),
       'INVALID_ENCODING',
       'names no message',
     ],
@@ -272,13 +278,16 @@ describe('a record that cannot be read is quarantined with its reason and its or
       kind: 'glue',
       schema: async (ref) =>
         ref.id === id
-          ? { format: 'AVRO', definition: fileOf('Transfer.avsc') }
-          : { format: 'PROTOBUF', definition: fileOf('Transfer.proto') },
+          ? { format: 'AVRO', definition: fileOf('TransferCompleted.avsc') }
+          : { format: 'PROTOBUF', definition: fileOf('TransferCompleted.proto') },
     };
     const compressed = Buffer.concat([glueRecord(id, Buffer.alloc(0)).subarray(0, 18), deflateSync(avro.subarray(5))]);
     compressed[1] = 5;
     expect((await run(compressed, glue)).summary.results[0]?.kind).toBe('accepted');
-    const proto = glueRecord('22222222-2222-3333-4444-555555555555', encodeProtobuf(fileOf('Transfer.proto'), event));
+    const proto = glueRecord(
+      '22222222-2222-3333-4444-555555555555',
+      encodeProtobuf(fileOf('TransferCompleted.proto'), event),
+    );
     expect((await run(proto, glue)).item?.detail).toContain('Glue Protobuf');
   });
 });
@@ -358,7 +367,7 @@ describe('the registry', () => {
       async (u, init) => {
         url = String(u);
         seen = init;
-        return answer(200, { schema: fileOf('Transfer.avsc') })();
+        return answer(200, { schema: fileOf('TransferCompleted.avsc') })();
       },
     );
     expect((await registry.schema(ref))?.format).toBe<WireFormat>('AVRO');
@@ -368,7 +377,7 @@ describe('the registry', () => {
     );
     const withRefs: SchemaRegistry = {
       kind: 'confluent',
-      schema: async () => ({ format: 'AVRO', definition: fileOf('Transfer.avsc'), hasReferences: true }),
+      schema: async () => ({ format: 'AVRO', definition: fileOf('TransferCompleted.avsc'), hasReferences: true }),
     };
     const resolved = await new SchemaCache(withRefs).resolve([ref]);
     expect(resolved.get('confluent:7')).toMatchObject({ ok: false, detail: expect.stringContaining('references') });
