@@ -5,13 +5,31 @@
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import type { DispatchDeps, RecordBudget } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
+import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { decodeTransfer, PUSH_ARN, transferEvent } from './events.ts';
 
 /** The clock every dispatch test reads. */
 export const DISPATCH_NOW = Date.parse('2026-11-30T09:20:00Z');
 /** One record's budget: plenty of time, a short wait. */
 export const DISPATCH_BUDGET: RecordBudget = { finishBy: DISPATCH_NOW + 50_000, maxWaitMs: 5_000 };
+
+const transfer = decodeTransfer(transferEvent()).event;
+const ADDRESS = { EMAIL: 'hanako@example.com', PUSH: PUSH_ARN, SMS: '+819012345678' } as const;
+
+/** A new PENDING notification of the fixture transfer; the handler tests run on the real clock and pass Date.now(). */
+export const pendingNotification = (channel: keyof typeof ADDRESS, createdAt = DISPATCH_NOW - 1000) =>
+  buildNotification(transfer, channel, ADDRESS[channel], createdAt, { retentionDays: 35 });
+
+/** The same notification as a claim leaves it: SENDING under a lease. */
+export const claimedNotification = (n: NotificationItem, attempt = 1, deferrals = 0): NotificationItem => ({
+  ...n,
+  status: 'SENDING',
+  attempt,
+  deferrals,
+  leaseUntil: DISPATCH_NOW + 120_000,
+});
 
 export function dispatchDeps(
   over: Partial<DispatchDeps> & Pick<DispatchDeps, 'store' | 'sender'>,

@@ -15,10 +15,16 @@ import {
 import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
-import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
-import { DISPATCH_BUDGET, DISPATCH_NOW, dispatchDeps } from '../support/dispatch-deps.ts';
-import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
+import {
+  claimedNotification,
+  DISPATCH_BUDGET,
+  DISPATCH_NOW,
+  dispatchDeps,
+  pendingNotification,
+} from '../support/dispatch-deps.ts';
+import { PUSH_ARN } from '../support/events.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
 const ddb = documentClientMock();
@@ -26,26 +32,8 @@ const { ses, sns } = providerMocks();
 const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 const NOW = DISPATCH_NOW;
 
-const event = (() => {
-  const d = decodeTransfer(transferEvent());
-  return d.event;
-})();
-/** A new PENDING notification; the handler tests run on the real clock, so they pass `Date.now()`. */
-const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS', createdAt = NOW - 1000) =>
-  buildNotification(
-    event,
-    channel,
-    channel === 'EMAIL' ? 'hanako@example.com' : channel === 'PUSH' ? PUSH_ARN : '+819012345678',
-    createdAt,
-    { retentionDays: 35 },
-  );
-const sending = (n: NotificationItem, attempt = 1, deferrals = 0): NotificationItem => ({
-  ...n,
-  status: 'SENDING',
-  attempt,
-  deferrals,
-  leaseUntil: NOW + 120_000,
-});
+const pending = pendingNotification;
+const sending = claimedNotification;
 const key = (n: NotificationItem) => ({ pk: n.pk, sk: n.sk });
 
 const deps = (over: Partial<DispatchDeps> = {}): DispatchDeps =>

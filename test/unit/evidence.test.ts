@@ -28,29 +28,26 @@ import {
   userPointerKey,
 } from '../../functions/domain/evidence.ts';
 import { readFeedback } from '../../functions/domain/feedback.ts';
-import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
 import { fillEvidenceGaps } from '../../functions/sweeper/fill-evidence.ts';
-import { dispatchDeps } from '../support/dispatch-deps.ts';
-import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
+import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
+import {
+  claimedNotification,
+  DISPATCH_BUDGET,
+  DISPATCH_NOW,
+  dispatchDeps,
+  pendingNotification,
+} from '../support/dispatch-deps.ts';
 import { sesEvent } from '../support/ses-events.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const ses = mockClient(SESClient);
-const sns = mockClient(SNSClient);
+const ddb = documentClientMock();
+const { ses, sns } = providerMocks();
 const s3 = mockClient(S3Client);
 const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-const NOW = Date.parse('2026-11-30T09:20:00Z');
-const event = decodeTransfer(transferEvent()).event;
-const ADDRESS = { EMAIL: 'hanako@example.com', PUSH: PUSH_ARN, SMS: '+819012345678' } as const;
-const pending = (channel: 'EMAIL' | 'PUSH' | 'SMS') =>
-  buildNotification(event, channel, ADDRESS[channel], NOW - 1000, { retentionDays: 35 });
-const sending = (n: NotificationItem): NotificationItem => ({
-  ...n,
-  status: 'SENDING',
-  attempt: 1,
-  leaseUntil: NOW + 120_000,
-});
+const NOW = DISPATCH_NOW;
+const pending = pendingNotification;
+const sending = (n: NotificationItem) => claimedNotification(n);
 
 /** An in-memory store with S3's write-once answer; `fail` makes every put reject, `hang` never settle until aborted. */
 class MemoryStore implements EvidenceStore {
@@ -109,10 +106,7 @@ const deps = (store: EvidenceStore, gaps: EvidenceGaps = new MemoryGaps(), timeo
     NOW,
   );
 const send = (n: NotificationItem, d: DispatchDeps) =>
-  dispatchNotification({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, d, {
-    finishBy: NOW + 50_000,
-    maxWaitMs: 5_000,
-  });
+  dispatchNotification({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, d, DISPATCH_BUDGET);
 const stored = (store: MemoryStore, key: string) =>
   parseEvidence(store.objects.get(key)?.body ?? Buffer.alloc(0)) as SendEvidence;
 const marks = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.ExpressionAttributeValues?.[':to']);
