@@ -17,6 +17,9 @@
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
  * - `--pipeline`: only the whole pipeline, end to end, as `npm start -- --events FILE` runs it, at two sizes
  *   (tools/bench/pipeline.ts): its rate and its peak memory.
+ * - `--e2e`: only the end-to-end latency of a notice, record delivered to ingest → provider accepted, through the
+ *   local pipeline with every part running at once (tools/bench/e2e.ts); with `--critical --backlog N`, critical
+ *   emails while a backlog of N normal emails drains at the SES quota, and where their time goes.
  */
 import './env.ts';
 import { execFileSync } from 'node:child_process';
@@ -53,6 +56,7 @@ import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { mskEvent } from '../local/msk.ts';
 import { itemBytes, noUnits, requestUnits, type Units, writeUnits } from './billing.ts';
 import { capacityModel, type Measured } from './capacity.ts';
+import { endToEndTable, measureEndToEnd } from './e2e.ts';
 import { latencyClient } from './latency-dynamodb.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
 import { type PipelineRun, runPipeline } from './pipeline.ts';
@@ -69,6 +73,7 @@ async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<void> {
 
 const USAGE = `
 Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR]] [--quick]
+       npm run bench -- --e2e [--events N] [--rate R] [--critical --backlog N --critical-count C] [--sweep-every S] [--json] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
 
@@ -86,7 +91,22 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --baseline DIR
                with --cpu: another checkout's ingest path (e.g. git worktree add ../base main) alternating with this
                one in the same process, and the median ratio: a change's cost on a busy machine
+  --e2e        only the end-to-end latency of a notice, record delivered to ingest → provider accepted, through the
+               local pipeline (the real handlers on DynamoDB Local, the stream polled 4 times a second, the sweeper on
+               its schedule, the SES emulator and local SNS; tools/bench/e2e.ts): p50/p99/max per channel and class, and
+               where the time goes (ingest, stream, dispatch queue, claim, pacing wait, audience check, provider).
+               Alone: --events N (default 300) events at --rate R per second (default 10), a normal, a critical and a
+               bulk type in turn, every channel each allows, providers without a quota.
+               With --critical: --backlog N normal emails (default 10000) at once into a 14/s SES account (emulator
+               quota and the real shared token bucket), and --critical-count C critical emails (default 100) spread
+               through the drain; the drain rate against 14/s, and whether every notification ended SENT
+  --rate R     with --e2e: events per second of the mixed workload
+  --critical-count C
+               with --e2e --critical: the critical emails sent during the drain
+  --sweep-every S
+               with --e2e: the sweeper's schedule in seconds (default 60, production's)
   --quick      small sizes and one round: for development, not for quoting
+               (--e2e: 60 events; with --critical, a backlog of 300 and 5 critical emails)
   -h, --help   this text
 
 Exit codes: 0 measured; 1 a measurement failed; 2 usage (unknown flag, bad value); 130/143/129 interrupted.
@@ -96,22 +116,41 @@ function parseOptions() {
     {
       usage: USAGE,
       options: {
-        events: { type: 'string', default: '1000' },
+        events: { type: 'string' },
         rounds: { type: 'string', default: '3' },
         json: { type: 'boolean', default: false },
         quota: { type: 'boolean', default: false },
         critical: { type: 'boolean', default: false },
-        backlog: { type: 'string', default: '10000' },
+        backlog: { type: 'string' },
         pipeline: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
+        e2e: { type: 'boolean', default: false },
+        rate: { type: 'string' },
+        'critical-count': { type: 'string' },
+        'sweep-every': { type: 'string' },
       },
     },
     process.argv.slice(2),
   );
   if ([values.quota, values.pipeline, values.cpu, values.critical].filter((v) => v === true).length > 1) {
     throw new UsageError('--quota, --pipeline, --cpu and --critical are separate runs: give one of them');
+  }
+  if (values.e2e === true && [values.quota, values.pipeline, values.cpu].some((v) => v === true)) {
+    throw new UsageError('--e2e is a run of its own: give it alone, or with --critical');
+  }
+  const e2eOnly = {
+    rate: values.rate,
+    'critical-count': values['critical-count'],
+    'sweep-every': values['sweep-every'],
+  };
+  for (const [flag, value] of Object.entries(e2eOnly)) {
+    if (value !== undefined && values.e2e !== true)
+      throw new UsageError(`--${flag} belongs to --e2e: give it with --e2e`);
+  }
+  if (values['critical-count'] !== undefined && values.critical !== true) {
+    throw new UsageError('--critical-count is the critical emails during a backlog: give it with --e2e --critical');
   }
   if (values.baseline !== undefined && values.cpu !== true) {
     throw new UsageError('--baseline compares the CPU per event: give it with --cpu');
@@ -121,11 +160,17 @@ function parseOptions() {
     quota: values.quota === true,
     critical: values.critical === true,
     backlog: intOption('backlog', values.backlog, 1) ?? 10_000,
+    e2e: values.e2e === true,
+    rate: intOption('rate', values.rate, 1, 1_000) ?? 10,
+    criticalCount: intOption('critical-count', values['critical-count'], 1),
+    sweepEvery: intOption('sweep-every', values['sweep-every'], 1, 3_600) ?? 60,
+    eventsGiven: intOption('events', values.events, 1),
     pipeline: values.pipeline === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
     quick: values.quick === true,
     events: intOption('events', values.events, 1) ?? 1000,
+    backlogGiven: values.backlog !== undefined,
     rounds: intOption('rounds', values.rounds, 1) ?? 3,
   };
 }
@@ -259,6 +304,7 @@ const SIZES = (() => {
 
 async function main() {
   if (args.pipeline) return { pipeline: await measurePipeline() };
+  if (args.e2e) return { endToEnd: await measureE2e() };
   if (args.cpu) return measureCpuOnly();
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
@@ -808,6 +854,23 @@ async function measureDispatch() {
   };
 }
 
+/** The end-to-end latency through the local pipeline (tools/bench/e2e.ts), mixed or under a backlog. */
+function measureE2e() {
+  const quick = args.quick;
+  const backlog = args.critical ? (quick && !args.backlogGiven ? 300 : args.backlog) : 0;
+  return measureEndToEnd(
+    {
+      events: args.eventsGiven ?? (quick ? 60 : 300),
+      ratePerSecond: args.rate,
+      backlog,
+      critical: args.criticalCount ?? (quick ? 5 : 100),
+      sesRate: 14,
+      sweepEverySeconds: args.sweepEvery,
+    },
+    log,
+  );
+}
+
 /**
  * `npm start` itself at two sizes on disk, and the smaller in memory: the rate a large file runs at, and whether
  * anything grows with the file (tools/bench/pipeline.ts).
@@ -956,6 +1019,8 @@ runCommand('bench', async () => {
   const report = await main();
   if ('pipeline' in report && report.pipeline !== undefined && !args.json)
     process.stdout.write(pipelineTable(report.pipeline));
+  else if ('endToEnd' in report && report.endToEnd !== undefined && !args.json)
+    process.stdout.write(endToEndTable(report.endToEnd));
   else if (!('ingest' in report)) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
   return EXIT.OK;
