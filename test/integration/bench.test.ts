@@ -56,3 +56,48 @@ describe('npm run bench (smoke)', () => {
     expect(report.quota.sweeper).toMatchObject({ items: 200, handled: 200 });
   }, 300_000);
 });
+
+describe('npm run bench -- --e2e (smoke)', () => {
+  const PHASES = ['ingest', 'stream', 'dispatchQueue', 'claim', 'pacingWait', 'audience', 'provider'];
+  const e2e = async (...flags: string[]) => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/bench/run.ts', '--e2e', ...flags], {
+      timeout: 240_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return JSON.parse(stdout).endToEnd;
+  };
+  const expectBreakdown = (b: { totalMs: object; phasesMs: Record<string, object> }, count: number) => {
+    const figure = { count, p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) };
+    expect(b.totalMs).toEqual(figure);
+    expect(Object.keys(b.phasesMs)).toEqual(PHASES);
+    for (const p of PHASES) expect(b.phasesMs[p]).toEqual(figure);
+  };
+
+  it('traces every notice of the mixed workload from delivery to the provider, per channel and class', async () => {
+    const r = await e2e('--events', '6', '--rate', '20', '--json');
+    // 6 events: CardPayment (EMAIL, PUSH, SMS), LoginFromNewDevice (EMAIL, PUSH, SMS), StatementReady (EMAIL, PUSH).
+    expect(r).toMatchObject({ workload: { kind: 'mixed', events: 6 }, events: 6, allSent: true, notTraced: 0 });
+    expect(Object.keys(r.byChannelAndClass).sort()).toEqual([
+      'EMAIL bulk',
+      'EMAIL critical',
+      'EMAIL normal',
+      'PUSH bulk',
+      'PUSH critical',
+      'PUSH normal',
+      'SMS critical',
+      'SMS normal',
+    ]);
+    for (const b of Object.values(r.byChannelAndClass)) expectBreakdown(b as never, 2);
+    expect(r.load).toMatchObject({ start: expect.any(Number), end: expect.any(Number), max: expect.any(Number) });
+  }, 300_000);
+
+  it('under a backlog at the SES quota: the critical emails, the drain rate, every notification SENT', async () => {
+    const r = await e2e('--critical', '--backlog', '20', '--critical-count', '2', '--sweep-every', '5', '--json');
+    expect(r.workload).toEqual({ kind: 'backlog', backlog: 20, critical: 2, sesRatePerSecond: 14 });
+    // Nothing lost: the warm-up's 8 notifications, the backlog's 20 and the 2 critical emails, every one SENT.
+    expect(r).toMatchObject({ notifications: 30, byStatus: { SENT: 30 }, allSent: true, notTraced: 0, onFailure: 0 });
+    expectBreakdown(r.byChannelAndClass['EMAIL critical'], 2);
+    expectBreakdown(r.byChannelAndClass['EMAIL normal'], 20);
+    expect(r.drain).toMatchObject({ normalEmailsSent: 20, perSecond: expect.any(Number), ofQuota: expect.any(Number) });
+  }, 300_000);
+});

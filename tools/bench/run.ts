@@ -152,6 +152,14 @@ function parseOptions() {
   if (values['critical-count'] !== undefined && values.critical !== true) {
     throw new UsageError('--critical-count is the critical emails during a backlog: give it with --e2e --critical');
   }
+  if (values.backlog !== undefined && values.critical !== true) {
+    throw new UsageError('--backlog is the normal emails critical ones must overtake: give it with --critical');
+  }
+  if (values.e2e === true && values.critical === true && (values.events ?? values.rate) !== undefined) {
+    throw new UsageError(
+      '--events and --rate size the mixed --e2e workload; under a backlog: --backlog, --critical-count',
+    );
+  }
   if (values.baseline !== undefined && values.cpu !== true) {
     throw new UsageError('--baseline compares the CPU per event: give it with --cpu');
   }
