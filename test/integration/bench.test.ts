@@ -99,5 +99,7 @@ describe('npm run bench -- --e2e (smoke)', () => {
     expectBreakdown(r.byChannelAndClass['EMAIL critical'], 2);
     expectBreakdown(r.byChannelAndClass['EMAIL normal'], 20);
     expect(r.drain).toMatchObject({ normalEmailsSent: 20, perSecond: expect.any(Number), ofQuota: expect.any(Number) });
+    const figure = { count: 2, p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) };
+    expect(r.criticalBehindInStream).toEqual({ notifications: figure, atQuotaMs: figure });
   }, 300_000);
 });

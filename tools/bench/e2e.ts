@@ -411,6 +411,18 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       .sort((a, b) => a - b);
     const drainSeconds =
       normalAccepts.length > 1 ? ((normalAccepts.at(-1) as number) - (normalAccepts[0] as number)) / 1000 : 0;
+    // Why a critical notice waited in the stream: the notifications committed before it and handed to dispatch only
+    // after it was committed — ahead of it in the shard — and how long the quota needs for the emails among them.
+    const ahead = rows
+      .filter((r) => r.noticeClass === 'critical')
+      .map((c) => {
+        const t = traces.get(c.id) as Trace;
+        const committed = t.committedAt as number;
+        return rows.filter((o) => {
+          const u = traces.get(o.id) as Trace;
+          return o !== c && (u.committedAt as number) < committed && (u.handedAt as number) > committed;
+        }).length;
+      });
     const notifications = table.notifications.length;
     const sent = table.byStatus.SENT ?? 0;
     return {
@@ -438,6 +450,10 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       ),
       ...(backlogMode
         ? {
+            criticalBehindInStream: {
+              notifications: spread(ahead),
+              atQuotaMs: spread(ahead.map((n) => Math.round((n * 1000) / options.sesRate))),
+            },
             drain: {
               normalEmailsSent: normalAccepts.length,
               seconds: round2(drainSeconds),
@@ -488,10 +504,11 @@ export function endToEndTable(r: EndToEndReport): string {
       ([k, b]) =>
         `| ${k} | ${b.totalMs.count} | ${ms(b.totalMs)} | ${PHASES.map((p) => `${b.phasesMs[p].p50} / ${b.phasesMs[p].p99}`).join(' | ')} | ${b.deferredBeforeSent} |`,
     ),
-    ...('drain' in r && r.drain !== undefined
+    ...('drain' in r && r.drain !== undefined && r.criticalBehindInStream !== undefined
       ? [
           '',
           `backlog drain: ${r.drain.normalEmailsSent} emails in ${r.drain.seconds} s = ${r.drain.perSecond}/s (${r.drain.ofQuota} of the quota); SES throttled ${r.providerThrottled.SES}`,
+          `a critical email found ${ms(r.criticalBehindInStream.notifications)} notifications ahead of it in the stream (p50 / p99 / max): ${ms(r.criticalBehindInStream.atQuotaMs)} ms at the quota`,
         ]
       : []),
     '',
