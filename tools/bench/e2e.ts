@@ -239,19 +239,33 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
     const loads: number[] = [];
     const loadTimer = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
     stops.push(() => clearInterval(loadTimer));
+    // A poll or a sweeper run that fails is tried again on the next turn, as Lambda's poller and schedule would; the
+    // failures are counted in the report.
+    const failures = { streamPolls: 0, sweeperRuns: 0 };
     const polling = (async () => {
-      while (running) if ((await stream.pump()) === 0) await sleep(250);
+      while (running) {
+        try {
+          if ((await stream.pump()) === 0) await sleep(250);
+        } catch {
+          failures.streamPolls++;
+          await sleep(1_000);
+        }
+      }
     })();
     const sweeps = { runs: 0, woken: 0, redriven: 0, resolved: 0 };
     const sweeping = (async () => {
       while (running) {
         for (let waited = 0; running && waited < options.sweepEverySeconds * 1000; waited += 250) await sleep(250);
         if (!running) break;
-        const r = await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000));
-        sweeps.runs++;
-        sweeps.woken += r.woken;
-        sweeps.redriven += r.redriven;
-        sweeps.resolved += r.resolvedRetry + r.resolvedUnknown + r.expired;
+        try {
+          const r = await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000));
+          sweeps.runs++;
+          sweeps.woken += r.woken;
+          sweeps.redriven += r.redriven;
+          sweeps.resolved += r.resolvedRetry + r.resolvedUnknown + r.expired;
+        } catch {
+          failures.sweeperRuns++;
+        }
       }
     })();
 
@@ -445,6 +459,7 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       onFailure: stream.onFailure.length,
       providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
       sweeper: sweeps,
+      failures,
       byChannelAndClass: Object.fromEntries(
         [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, of]) => [k, breakdown(of)]),
       ),
