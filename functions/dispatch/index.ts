@@ -25,7 +25,7 @@ import { type DispatchDeps, type DispatchResult, dispatchNotification } from './
 import { InvocationBudget } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { ProviderSender } from './senders.ts';
-import { dispatchable } from './stream-record.ts';
+import { criticalFirst, dispatchable } from './stream-record.ts';
 
 const config = loadDispatchConfig();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
@@ -119,7 +119,9 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   try {
     // A batch none of whose records could start is handed back whole, not thrown: it is no function error, and
     // bisecting it would not help.
-    return await processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
+    // Critical records first: they take the first free send slots (stream-record.ts, criticalFirst).
+    const ordered = { ...event, Records: criticalFirst(event.Records) };
+    return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
     // Per-channel outcomes flush on their own (countBy); the rest only when there is any, without an empty-flush warning.
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();

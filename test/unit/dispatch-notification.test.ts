@@ -14,7 +14,7 @@ import {
 } from '../../functions/dispatch/dispatch-notification.ts';
 import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
-import { dispatchable } from '../../functions/dispatch/stream-record.ts';
+import { criticalFirst, dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import {
@@ -495,6 +495,33 @@ describe('dispatch: which stream records send', () => {
 /** A Lambda context with `ms` left. */
 const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as never;
 
+describe('criticalFirst: the order in which the records of a batch take the send slots', () => {
+  it('critical, then normal, then bulk; stream order within a class; anything else among the normal ones', () => {
+    const of = (id: string, template: string) => ({ ...pending('EMAIL'), pk: `EVENT#${id}`, template });
+    const records = [
+      streamRecord('INSERT', of('transfer', 'TransferCompleted')),
+      streamRecord('INSERT', of('statement', 'StatementReady')),
+      streamRecord('INSERT', of('login', 'LoginFromNewDevice')),
+      streamRecord('REMOVE', undefined, of('removed', 'StatementReady')),
+      streamRecord('INSERT', of('unknown-type', 'NoSuchType')),
+      streamRecord('MODIFY', of('password', 'PasswordChanged')),
+      streamRecord('INSERT', of('card', 'CardPayment')),
+    ];
+    const pk = (r: (typeof records)[number]) => (r.dynamodb?.NewImage ?? r.dynamodb?.OldImage)?.pk?.S;
+    expect(criticalFirst(records).map(pk)).toEqual([
+      'EVENT#login',
+      'EVENT#password',
+      'EVENT#transfer',
+      'EVENT#removed',
+      'EVENT#unknown-type',
+      'EVENT#card',
+      'EVENT#statement',
+    ]);
+    // The batch itself is left as the stream delivered it.
+    expect(records.map(pk)[0]).toBe('EVENT#transfer');
+  });
+});
+
 describe('dispatch handler', () => {
   it('reports only the record whose DynamoDB update failed as a batch item failure', async () => {
     const { handler } = await import('../../functions/dispatch/index.ts');
@@ -521,6 +548,37 @@ describe('dispatch handler', () => {
       UpdateExpression: expect.stringContaining('ADD used :n'),
       ConditionExpression: 'attribute_not_exists(used) OR used <= :max',
     });
+  });
+
+  it('gives a critical record of the batch the first free send slot, ahead of the normal ones before it', async () => {
+    const { handler } = await import('../../functions/dispatch/index.ts');
+    // Twelve normal emails, then a sign-in alert: more records than the invocation's 10 send slots.
+    const normal = Array.from({ length: 12 }, (_, i) => ({
+      ...pending('EMAIL', Date.now() - 1000),
+      pk: `EVENT#normal-${i}`,
+      notificationId: `normal-${i}#EMAIL`,
+    }));
+    const critical = {
+      ...pending('EMAIL', Date.now() - 1000),
+      pk: 'EVENT#login',
+      notificationId: 'login#EMAIL',
+      template: 'LoginFromNewDevice',
+    };
+    const claimed: string[] = [];
+    ddb.on(UpdateCommand).callsFake((input) => {
+      if (!input.ConditionExpression.startsWith('#status = :fromStatus AND (attribute')) return {};
+      claimed.push(input.Key.pk);
+      const item = [...normal, critical].find((n) => n.pk === input.Key.pk) as NotificationItem;
+      return { Attributes: { ...sending(item), leaseUntil: Date.now() + 120_000 } };
+    });
+    ddb.on(GetCommand).resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-ok' });
+    const records = [...normal, critical].map((n) => streamRecord('INSERT', n));
+    const response = await handler(streamEvent(records), context(60_000));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(claimed[0]).toBe('EVENT#login');
+    // The normal ones keep their stream order behind it.
+    expect(claimed.slice(1)).toEqual(normal.map((n) => n.pk));
   });
 
   it('never starts a send it cannot finish before its own timeout: those records go back unstarted', async () => {
