@@ -3,10 +3,9 @@
  *
  * The sparse sweep index is the delay queue: only PENDING and SENDING notifications carry sweepKey/sweepAt, and
  * sweepAt is when the item is next due for attention — a new PENDING item at createdAt + the stuck threshold, a
- * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>` (see below for
- * the class): the channel
- * lets the sweeper pace re-drives per channel without one channel's backlog hiding another's; the shards keep any one
- * index partition under DynamoDB's 1,000 write units per second per key.
+ * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>` (a class
+ * too, below): the channel lets the sweeper pace re-drives per channel without one channel's backlog hiding another's;
+ * the shards keep any one index partition under DynamoDB's 1,000 write units per second per key.
  *
  * Each notification writes each of its keys twice: the PENDING key when created and when claimed (a put, then a
  * delete as sweepKey moves to SENDING), the SENDING key when claimed and when finished. With every notification on one
