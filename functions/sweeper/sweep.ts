@@ -73,7 +73,10 @@ export interface SweepResult {
   lostRaces: number;
   examined: number;
   pages: number;
-  /** Partitions that still had due items when the run stopped (budget, deadline or a channel's cap). */
+  /**
+   * Partitions not finished when the run stopped: still holding due items (budget, deadline or a channel's cap), or
+   * not read at all (the same, or held behind a higher class of their channel).
+   */
   unfinished: number;
   elapsedMs: number;
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../../functions/commons/notification-store.ts';
 import { onceRaised, type SweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
-import { sweepKey } from '../../functions/domain/keys.ts';
+import { type SweepPartition, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
 import {
   MAX_PEAK_NOTIFICATIONS_PER_SECOND,
   SWEEP_KEY_WRITES_TARGET,
@@ -56,11 +56,11 @@ describe('the spread over index keys, through the real key function', () => {
 });
 
 describe('the sweeper visits the shards it is given', () => {
-  it('64 shards: one Query per state × channel × shard, every shard of every channel', async () => {
+  it('64 shards: one Query per partition (SENDING, and PENDING by class) × channel × shard, every shard', async () => {
     const pages: string[] = [];
     const store = {
-      findDue: async (state: string, channel: string, shard: number) => {
-        pages.push(`${state}#${channel}#${shard}`);
+      findDue: async (partition: SweepPartition) => {
+        pages.push(sweepPartition(partition));
         return { entries: [] };
       },
     } as unknown as NotificationStore;
@@ -80,9 +80,10 @@ describe('the sweeper visits the shards it is given', () => {
       deadline: NOW + 50_000,
       shards: 64,
     });
-    expect(pages).toHaveLength(2 * CHANNELS.length * 64);
+    expect(pages).toHaveLength(4 * CHANNELS.length * 64);
     expect(new Set(pages).size).toBe(pages.length);
-    expect(pages).toContain('PENDING#SMS#63');
+    expect(pages).toEqual(expect.arrayContaining(['SENDING#SMS#63', 'PENDING#SMS#63', 'PENDING#SMS#critical#63']));
+    expect(pages).toContain('PENDING#SMS#bulk#63');
   });
 });
 
