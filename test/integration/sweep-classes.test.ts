@@ -6,25 +6,24 @@
  * under the key every item had before classes existed are still found, as normal.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
-import { mskEvent } from '../../tools/local/msk.ts';
+import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
 import { resendNotification } from '../../tools/ops/operations.ts';
+import { type Deliverer, delivererOn } from '../support/deliver.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { sweepWith } from '../support/sweep-deps.ts';
 
 let table: LocalTable;
 let store: DynamoNotificationStore;
-let offset = 0;
+let deliver: Deliverer['deliver'];
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
   store = new DynamoNotificationStore(table.doc, table.tableName);
+  deliver = delivererOn(table).deliver;
 });
 
 // Its definition allows an hour's age: the fixture's fixed date would be too old to send. One instant for the file,
@@ -46,22 +45,6 @@ const statementReady = (eventId: string) =>
     data: { accountLast4: '0042', periodEnd: '2026-11-30', closingBalance: '10000', currency: 'JPY' },
   });
 
-/** Ingest on DynamoDB Local, through the real transaction. */
-async function deliver(values: object[]) {
-  const event = mskEvent(values.map((value) => ({ topic: 'banking.notices', partition: 0, offset: offset++, value })));
-  const summary = await ingestBatch(event, {
-    store: new DynamoInboxStore(table.doc, table.tableName),
-    limit: pLimit(4),
-    now: Date.now,
-    retentionDays: 35,
-    maxEventBytes: 65_536,
-    maxEventAgeSeconds: 0,
-    transactionAttempts: 4,
-  });
-  if (summary.failure !== undefined) throw summary.failure;
-  return summary.results;
-}
-
 const notification = async (eventId: string, channel: 'EMAIL' | 'PUSH' | 'SMS' = 'EMAIL') =>
   (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) as unknown as NotificationItem;
 
@@ -73,21 +56,12 @@ async function put(value: object, channel: 'EMAIL' | 'SMS', now: number, over: P
   return n;
 }
 
+// 1 email a second × a 10 s period: 10 re-drives per run on EMAIL; SMS resends an expired lease.
 const sweepAt = (now: number, over: Partial<SweepDeps> = {}) =>
-  sweep({
-    store,
-    now: () => now,
+  sweepWith(store, now, {
     policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-    pendingThresholdMs: 900_000,
-    maxSendAttempts: 5,
-    maxAgeMs: 86_400_000,
-    // 1 email a second × a 10 s period: 10 re-drives per run on EMAIL.
     sendRates: { EMAIL: 1, PUSH: 1_000, SMS: 1_000 },
     intervalMs: 10_000,
-    limit: 10_000,
-    pageSize: 100,
-    concurrency: 8,
-    deadline: now + 60_000,
     ...over,
   });
 

@@ -5,6 +5,7 @@ import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
+import { sweepDeps } from '../support/sweep-deps.ts';
 
 const NOW = 1_800_000_000_000;
 let seq = 0;
@@ -59,21 +60,8 @@ function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied')
   return { store, calls };
 }
 
-const deps = (store: NotificationStore, over: Partial<SweepDeps> = {}): SweepDeps => ({
-  store,
-  now: () => NOW,
-  policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-  pendingThresholdMs: 900_000,
-  maxSendAttempts: 5,
-  maxAgeMs: 86_400_000,
-  sendRates: { EMAIL: 1_000, PUSH: 1_000, SMS: 1_000 },
-  intervalMs: 60_000,
-  limit: 10_000,
-  pageSize: 100,
-  concurrency: 4,
-  deadline: NOW + 50_000,
-  ...over,
-});
+const deps = (store: NotificationStore, over: Partial<SweepDeps> = {}): SweepDeps =>
+  sweepDeps(store, NOW, { policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' }, ...over });
 
 describe('sweeper', () => {
   it('visits every partition of the sparse index once — SENDING, then PENDING critical, normal, bulk', async () => {
