@@ -69,7 +69,24 @@ const timeZone = z
   .string()
   .check(z.refine((s) => canonicalTimeZone(s) !== undefined, 'must be an IANA time zone name (e.g. Asia/Tokyo)'));
 
-export const DEFAULT_TIME_ZONES: Readonly<Record<Locale, string>> = { en: 'UTC', ja: 'Asia/Tokyo' };
+/**
+ * The time zones settings written before a language's zone was required get for `en` and `ja`. Every other language
+ * names its own in the brand settings (`brand.defaultTimeZone.<code>`): no zone is guessed for a language.
+ */
+export const DEFAULT_TIME_ZONES: Readonly<Record<string, string>> = { en: 'UTC', ja: 'Asia/Tokyo' };
+
+const timeZones = z.prefault(
+  z.strictObject(
+    Object.fromEntries(
+      LOCALES.map((l) => {
+        const known = DEFAULT_TIME_ZONES[l];
+        return [l, known === undefined ? timeZone : z._default(timeZone, known)];
+      }),
+    ) as Record<Locale, typeof timeZone>,
+  ),
+  // Absent: every language's known zone, and refused for a language that has none (its path named).
+  {} as Record<Locale, string>,
+);
 
 export const brandSchema = z.strictObject({
   /** The bank's name as customers know it: signs every SMS and push, names the email's sender, heads the email. */
@@ -93,21 +110,27 @@ export const brandSchema = z.strictObject({
   /** The legal line(s) under every email ("Example Bank, N.A. Member FDIC."), per locale; may be empty. */
   legalFooter: perLocale(text(0, 600)),
   /** The time zone a moment is shown in when the event's recipient names none. */
-  defaultTimeZone: z._default(perLocale(timeZone), { ...DEFAULT_TIME_ZONES }),
+  defaultTimeZone: timeZones,
 });
 
 export type Brand = z.infer<typeof brandSchema>;
+
+/** The settings given per language: each has an entry for every language of templates/, and no other. */
+const PER_LANGUAGE: ReadonlySet<string> = new Set(['name', 'supportPhone', 'legalFooter', 'defaultTimeZone']);
 
 /**
  * Each problem as "brand.<path> <what is wrong>". zod/mini carries no message catalogue (it keeps the bundle small),
  * so the generic issues are worded here.
  */
 export function brandProblems(input: unknown, issues: readonly z.core.$ZodIssue[]): string[] {
-  return issues.map((issue) => {
+  return issues.flatMap(matchedBranch).map((issue) => {
     const path = ['brand', ...issue.path.map(String)].join('.');
     let value: unknown = input;
     for (const key of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey];
-    if (issue.code === 'unrecognized_keys') return `${path} has unknown key(s): ${issue.keys.join(', ')}`;
+    if (issue.code === 'unrecognized_keys') {
+      const languages = issue.path.length === 1 && PER_LANGUAGE.has(String(issue.path[0]));
+      return `${path} has unknown key(s): ${issue.keys.join(', ')}${languages ? ` (the languages of templates/ are ${LOCALES.join(', ')}: a language is its templates and then its entries here)` : ''}`;
+    }
     if (issue.code === 'invalid_type') {
       return value === undefined
         ? `${path} is required`
@@ -115,6 +138,19 @@ export function brandProblems(input: unknown, issues: readonly z.core.$ZodIssue[
     }
     return `${path} ${issue.message}`;
   });
+}
+
+/**
+ * A value of a union (supportPhone: one number, or one per language) is judged by the branch of its own type: an
+ * object missing a language is "brand.supportPhone.fr is required", not the union's bare "Invalid input".
+ */
+function matchedBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union') return [issue];
+  const ofItsType = issue.errors.find(
+    (branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+  );
+  if (ofItsType === undefined) return [issue];
+  return ofItsType.map((i) => ({ ...i, path: [...issue.path, ...i.path] }) as z.core.$ZodIssue);
 }
 
 /** The environment variable's value: compact JSON. */

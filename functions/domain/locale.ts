@@ -1,11 +1,18 @@
 /**
- * The locales notifier writes in, the BCP 47 locale each formats amounts and dates with, and the negotiation of the
- * producer's language tag to one of them. Pure, dependency-free (Intl is the runtime's).
+ * The languages notifier writes in, and the negotiation of the producer's language tag to one of them. Pure (Intl is
+ * the runtime's).
+ *
+ * The languages are data: the codes of templates/partials/footer.<code>.mjml, compiled by `npm run templates` into
+ * catalogue.generated.ts (templates/README.md "Adding a language"). A code is a lower-case BCP 47 tag, and Intl
+ * formats dates, times and money with it (`en` as en-US does, `ja` as ja-JP, `en-gb` as British English).
  */
-export const LOCALES = ['en', 'ja'] as const;
-export type Locale = (typeof LOCALES)[number];
+import { LANGUAGES } from './catalogue.generated.ts';
 
-export const INTL_LOCALES: Readonly<Record<Locale, string>> = { en: 'en-US', ja: 'ja-JP' };
+export const LOCALES = LANGUAGES;
+export type Locale = (typeof LANGUAGES)[number];
+const KNOWN: ReadonlySet<string> = new Set(LANGUAGES);
+/** One of the languages of this build (a notification written before a language was removed may hold another). */
+export const isLocale = (code: unknown): code is Locale => typeof code === 'string' && KNOWN.has(code);
 
 /**
  * The brand's default language: what an event without a locale gets, and what a language the brand has no templates
@@ -33,7 +40,7 @@ const NEGOTIATED_LIMIT = 1024;
  */
 export function negotiateLocale(given: unknown): LocaleReading {
   if (given === undefined) return { locale: DEFAULT_LOCALE, how: 'exact' };
-  if (given === 'en' || given === 'ja') return { locale: given, how: 'exact' };
+  if (isLocale(given)) return { locale: given, how: 'exact' };
   if (typeof given !== 'string') return { locale: DEFAULT_LOCALE, how: 'fallback' };
   const cached = negotiated.get(given);
   if (cached !== undefined) return cached;

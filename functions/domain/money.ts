@@ -7,7 +7,7 @@
  * Pure.
  */
 import { data as iso4217, publishDate } from 'currency-codes';
-import { INTL_LOCALES, type Locale } from './locale.ts';
+import type { Locale } from './locale.ts';
 
 /** A rendered amount whose digits are not the amount's: refused, so no rounded figure ever reaches a customer. */
 export class RenderError extends Error {
@@ -104,7 +104,7 @@ function formatFor(locale: Locale, currency: string, digits: number): Intl.Numbe
   const key = `${locale}|${currency}`;
   let format = formats.get(key);
   if (format === undefined) {
-    format = new Intl.NumberFormat(INTL_LOCALES[locale], {
+    format = new Intl.NumberFormat(locale, {
       style: 'currency',
       currency,
       numberingSystem: 'latn',

@@ -19,7 +19,7 @@ import { type Definition, definitionOf, textFields } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import { type EventData, type EventType, type Locale, utcInstant } from './event.ts';
-import { INTL_LOCALES } from './locale.ts';
+import { DEFAULT_LOCALE, isLocale } from './locale.ts';
 import type { CompiledSet, View } from './message-view.ts';
 import { formatMoment } from './moment.ts';
 import { formatAmount, RenderError } from './money.ts';
@@ -68,7 +68,10 @@ export const SMS_MIN_GRAPHEMES = 12;
 const asHtml = { escape: escapeHtml };
 const asText = { escape: (s: string) => s };
 
-export function render(input: TemplateInput, brand: Brand): Message {
+export function render(given: TemplateInput, brand: Brand): Message {
+  // A notification written in a language since removed from templates/ is still sent, in the default language: the
+  // language is how a notice is shown, never whether (as at ingest).
+  const input = isLocale(given.locale) ? given : { ...given, locale: DEFAULT_LOCALE };
   const def = definitionOf(input.template);
   const set: CompiledSet | undefined = TEMPLATES[input.template]?.[input.locale];
   // An item whose type left the catalogue after it was written: nothing to say it with.
@@ -104,7 +107,8 @@ export function render(input: TemplateInput, brand: Brand): Message {
 
 function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
-  const intl = INTL_LOCALES[locale];
+  // The language's code is its Intl locale (a lower-case BCP 47 tag): dates and money are formatted for it.
+  const intl: string = locale;
   const view: Record<string, string | boolean> = {
     bank: brand.name[locale],
     when: momentOf(input, brand, input.occurredAt) ?? '',
@@ -167,7 +171,7 @@ function momentOf(input: TemplateInput, brand: Brand, at: string | undefined): s
   const instant = at === undefined ? undefined : utcInstant(at);
   if (instant === undefined) return undefined;
   const fallback = brand.defaultTimeZone[input.locale];
-  const intl = INTL_LOCALES[input.locale];
+  const intl: string = input.locale;
   // A zone this runtime does not know (ingest ran on another runtime version) falls back to the locale's default.
   return (
     formatMoment(instant.epochMs, intl, input.timeZone ?? fallback) ?? formatMoment(instant.epochMs, intl, fallback)

@@ -923,7 +923,8 @@ describe('settings', () => {
     expect(() => parseSettings(brand({ name: { en: 'Harbor Bank' } }))).toThrow(
       /context key "brand.name.ja" is required/,
     );
-    expect(() => parseSettings(brand({ legalFooter: { en: 'x'.repeat(600), ja: '銀'.repeat(600) } }))).toThrow(
+    const legalFooter = { ...example.brand.legalFooter, en: 'x'.repeat(600), ja: '銀'.repeat(600) };
+    expect(() => parseSettings(brand({ legalFooter }))).toThrow(
       /context key "brand" is \d+ bytes as JSON; at most 2048 fit/,
     );
     // Given on the command line as JSON.

@@ -9,8 +9,10 @@ import {
   brandProblems,
   brandSchema,
   contrastWithWhite,
+  DEFAULT_TIME_ZONES,
   telHref,
 } from '../../functions/domain/brand.ts';
+import { LOCALES } from '../../functions/domain/locale.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 
 /** As dispatch's cold start and the local run word them. */
@@ -24,11 +26,37 @@ describe('the brand: the bank identity as settings', () => {
   it('the example brand is valid, with the documented default time zones', () => {
     expect(problems(EXAMPLE_BRAND)).toEqual([]);
     const { defaultTimeZone: _, ...noZones } = EXAMPLE_BRAND;
-    expect(brandSchema.parse(noZones).defaultTimeZone).toEqual({ en: 'UTC', ja: 'Asia/Tokyo' });
+    // Settings written before a language's zone was required: en and ja get theirs, any other language names its own.
+    const unknownZones = Object.fromEntries(LOCALES.filter((l) => !(l in DEFAULT_TIME_ZONES)).map((l) => [l, 'UTC']));
+    expect(brandSchema.parse({ ...noZones, defaultTimeZone: unknownZones }).defaultTimeZone).toMatchObject({
+      en: 'UTC',
+      ja: 'Asia/Tokyo',
+    });
+  });
+
+  it('has an entry for every language of templates/, and none for a language without templates', () => {
+    expect(problems(withBrand({ name: { en: 'Example Bank' } }))).toEqual(
+      LOCALES.filter((l) => l !== 'en').map((l) => `brand.name.${l} is required`),
+    );
+    expect(problems(withBrand({ legalFooter: { ...EXAMPLE_BRAND.legalFooter, xx: 'Legal' } }))).toEqual([
+      `brand.legalFooter has unknown key(s): xx (the languages of templates/ are ${LOCALES.join(', ')}: a language is its templates and then its entries here)`,
+    ]);
+  });
+
+  it('a support phone: one for every language or one per language, each problem named by its path', () => {
+    expect(problems(withBrand({ supportPhone: '+1 800-555-0100' }))).toEqual([]);
+    expect(problems(withBrand({ supportPhone: 'call us' }))).toEqual([
+      'brand.supportPhone must be a phone number of digits, spaces, ( ) and -',
+    ]);
+    expect(problems(withBrand({ supportPhone: { ...(EXAMPLE_BRAND.supportPhone as object), en: 'call us' } }))).toEqual(
+      ['brand.supportPhone.en must be a phone number of digits, spaces, ( ) and -'],
+    );
+    expect(problems(withBrand({ supportPhone: { en: '+1 800-555-0100' } }))).toEqual(
+      LOCALES.filter((l) => l !== 'en').map((l) => `brand.supportPhone.${l} is required`),
+    );
   });
 
   it('needs a name for every locale, without controls or bidi characters', () => {
-    expect(problems(withBrand({ name: { en: 'Example Bank' } }))).toEqual(['brand.name.ja is required']);
     expect(problems(withBrand({ name: { en: 'Example\u202EBank', ja: '銀行' } }))[0]).toMatch(
       /^brand\.name\.en must not contain control/,
     );
@@ -62,9 +90,9 @@ describe('the brand: the bank identity as settings', () => {
   });
 
   it('the default time zones must be IANA names', () => {
-    expect(problems(withBrand({ defaultTimeZone: { en: 'UTC', ja: 'Japan Standard Time' } }))[0]).toMatch(
-      /^brand\.defaultTimeZone\.ja must be an IANA time zone name/,
-    );
+    expect(
+      problems(withBrand({ defaultTimeZone: { ...EXAMPLE_BRAND.defaultTimeZone, ja: 'Japan Standard Time' } })),
+    ).toEqual(['brand.defaultTimeZone.ja must be an IANA time zone name (e.g. Asia/Tokyo)']);
   });
 
   it('a misspelt key is an error, not silently ignored', () => {
@@ -75,7 +103,10 @@ describe('the brand: the bank identity as settings', () => {
     expect(JSON.parse(brandEnvValue(EXAMPLE_BRAND))).toEqual(EXAMPLE_BRAND);
     expect(brandEnvBytes(EXAMPLE_BRAND)).toBeLessThan(BRAND_ENV_MAX_BYTES);
     // 600 characters of Japanese legal text per locale is 1,800 bytes of UTF-8: over the budget.
-    const long: Brand = { ...EXAMPLE_BRAND, legalFooter: { en: 'x'.repeat(600), ja: '銀'.repeat(600) } };
+    const long: Brand = {
+      ...EXAMPLE_BRAND,
+      legalFooter: { ...EXAMPLE_BRAND.legalFooter, en: 'x'.repeat(600), ja: '銀'.repeat(600) },
+    };
     expect(problems(long)).toEqual([]);
     expect(brandEnvBytes(long)).toBeGreaterThan(BRAND_ENV_MAX_BYTES);
   });

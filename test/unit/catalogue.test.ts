@@ -20,6 +20,7 @@ import {
   EVENT_TYPES,
   readCatalogue,
 } from '../../functions/domain/catalogue.ts';
+import { LOCALES } from '../../functions/domain/locale.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND as exampleBrand } from '../../tools/local/example-brand.ts';
@@ -268,6 +269,56 @@ describe('definitions are validated', () => {
       await expect(generateModule(dir), error.source).rejects.toThrow(error);
     }
   }, 60_000);
+
+  it('a language is its files: the compiler takes a new one, names the file it lacks, and refuses what is not a language', async () => {
+    const { generateModule } = await import('../../tools/scripts/templates.ts');
+    const { templatesWithLanguage, unshippedLanguage } = await import('../support/add-language.ts');
+    const { code } = unshippedLanguage();
+    const languages = [...LOCALES, code].sort();
+    const added = await generateModule(templatesWithLanguage(code));
+    expect(added.catalogueSource).toContain(`export const LANGUAGES = ${JSON.stringify(languages)} as const;`);
+    for (const type of EVENT_TYPES) expect(Object.keys(added.templates[type] ?? {})).toEqual(languages);
+    const c = code; // fr, or de for a bank that ships French
+    const cases: [() => string, RegExp][] = [
+      [
+        () => templatesWithLanguage(c, [`LowBalance/sms.${c}.txt`]),
+        new RegExp(`templates/LowBalance/sms\\.${c}\\.txt: missing: LowBalance allows SMS and the brand writes ${c}`),
+      ],
+      [
+        () => templatesWithLanguage(c, [`partials/footer.${c}.txt`]),
+        new RegExp(`partials/footer\\.${c}\\.txt: missing`),
+      ],
+      [
+        () => templatesWithLanguage(c.toUpperCase()),
+        new RegExp(`"${c.toUpperCase()}" is not a BCP 47 language tag in lower case \\(${c}\\)`),
+      ],
+      [() => templatesWithLanguage('french'), /"french" is not a language the runtime's Intl knows/],
+      [
+        () => templatesWithLanguage(c, [`partials/footer.${c}.mjml`, `partials/footer.${c}.txt`]),
+        new RegExp(
+          `templates/\\w+/email\\.${c}\\.mjml: no language ${c}: partials/footer\\.${c}\\.mjml and \\.txt make one`,
+        ),
+      ],
+      [
+        () => {
+          const dir = templatesWithLanguage(c);
+          const file = join(dir, 'CardPayment', `email.${c}.mjml`);
+          writeFileSync(file, readFileSync(file, 'utf8').replace(`lang="${c}"`, 'lang="en"'));
+          return dir;
+        },
+        new RegExp(`CardPayment/email\\.${c}\\.mjml: <mjml> needs lang="${c}", not "en"`),
+      ],
+      [
+        () => {
+          const dir = templatesWithLanguage(c);
+          rmSync(join(dir, 'partials', 'footer.en.mjml'));
+          return dir;
+        },
+        /footer\.en\.mjml: missing: en is the default language/,
+      ],
+    ];
+    for (const [make, error] of cases) await expect(generateModule(make()), error.source).rejects.toThrow(error);
+  }, 120_000);
 
   it('the generated catalogue and the per-type schemas are what templates/ and the definitions give', async () => {
     const { generateModule, CATALOGUE_FILE } = await import('../../tools/scripts/templates.ts');

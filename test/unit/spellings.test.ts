@@ -10,7 +10,7 @@ import type { Channel } from '../../functions/domain/channels.ts';
 import { readEmail, readPhoneNumber } from '../../functions/domain/contact.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import { parseJson } from '../../functions/domain/json.ts';
-import { negotiateLocale } from '../../functions/domain/locale.ts';
+import { LOCALES, negotiateLocale } from '../../functions/domain/locale.ts';
 import { readInstant } from '../../functions/domain/moment.ts';
 import { b64, decodeTransfer, type EventOverrides, PUSH_ARN, transferEvent } from '../support/events.ts';
 
@@ -40,15 +40,18 @@ describe('language tags (BCP 47, RFC 4647 lookup)', () => {
     expect(d.fallbacks).toEqual([]);
   });
 
-  it.each(['fr', 'fr-CA', 'zh-Hant-TW', 'sr_RS_#Latn', 'und', 'x', '', '!!', 'e\uD800', 42, ['ja']])(
-    '%j has no language the brand writes: the default language, counted as a fallback, never refused',
-    (tag) => {
-      const d = decodeTransfer(transferEvent({ recipient: { locale: tag } }));
-      expect(d.event.recipient.locale).toBe('en');
-      expect(d.fallbacks).toEqual(['recipient.locale']);
-      expect(d.payloadHash).toBe(hashOf({ recipient: { locale: 'en' } }));
-    },
-  );
+  // Tags of languages templates/ does not have (a bank that adds French drops the first two, and nothing else changes).
+  const written = (tag: unknown) => typeof tag === 'string' && LOCALES.some((l) => tag.toLowerCase().startsWith(l));
+  it.each(
+    ['fr', 'fr-CA', 'zh-Hant-TW', 'sr_RS_#Latn', 'und', 'x', '', '!!', 'e\uD800', 42, ['ja']].filter(
+      (t) => !written(t),
+    ),
+  )('%j has no language the brand writes: the default language, counted as a fallback, never refused', (tag) => {
+    const d = decodeTransfer(transferEvent({ recipient: { locale: tag } }));
+    expect(d.event.recipient.locale).toBe('en');
+    expect(d.fallbacks).toEqual(['recipient.locale']);
+    expect(d.payloadHash).toBe(hashOf({ recipient: { locale: 'en' } }));
+  });
 
   it('a resend spelled en-US and one spelled en_us are duplicates (the hash covers the negotiated locale)', () => {
     expect(hashOf({ recipient: { locale: 'en-US' } })).toBe(hashOf({ recipient: { locale: 'en_us' } }));

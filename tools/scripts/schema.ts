@@ -13,6 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
 import { type Definition, definitionOf, EVENT_TYPES, type FieldDefinition } from '../../functions/domain/catalogue.ts';
 import { eventSchemaOf, preferencesSchema } from '../../functions/domain/event.ts';
+import { DEFAULT_LOCALE, LOCALES } from '../../functions/domain/locale.ts';
 import { parseCommandLine, runCommand } from '../local/cli.ts';
 
 export const SCHEMA_FILE = fileURLToPath(new URL('../../docs/event.schema.json', import.meta.url));
@@ -135,8 +136,7 @@ export function typeJsonSchema(type: string): Node {
   describe(recipient.userId, 'No control, format or ill-formed characters.');
   recipient.locale = {
     type: ['string', 'null'],
-    description:
-      'A BCP 47 language tag (en-US, ja_JP, JA …), negotiated by RFC 4647 lookup to en or ja; any other language, or none, is shown in en (counted, never refused).',
+    description: `A BCP 47 language tag (en-US, ja_JP, JA …), negotiated by RFC 4647 lookup to ${new Intl.ListFormat('en', { type: 'disjunction' }).format(LOCALES)}; any other language, or none, is shown in ${DEFAULT_LOCALE} (counted, never refused).`,
   };
   const contact = 'A contact point that has no reading its provider can send to refuses this channel only.';
   describe(

@@ -24,7 +24,7 @@ import mjml2html from 'mjml';
 import Mustache from 'mustache';
 import { type Definition, dataPlaceholders, definitionProblems, isTypeName } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { LOCALES, type Locale } from '../../functions/domain/locale.ts';
+import { DEFAULT_LOCALE } from '../../functions/domain/locale.ts';
 import {
   type CompiledSet,
   HTML_FIELDS,
@@ -138,6 +138,7 @@ async function compileEmail(
   file: string,
   root: string,
   allowed: readonly string[],
+  language: string,
 ): Promise<{ subject: string; html: string }> {
   const source = read(file);
   const full = withIncludes(source, resolve(file, '..'), root);
@@ -151,7 +152,10 @@ async function compileEmail(
   if (!/<mj-preview>[\s\S]*?\S[\s\S]*?<\/mj-preview>/.test(source)) {
     throw new TemplateError(`${file}: needs an <mj-preview>: it is the preheader the inbox shows after the subject`);
   }
-  if (!/<mjml\s[^>]*lang="[a-z]{2}"/.test(source)) throw new TemplateError(`${file}: <mjml> needs a lang attribute`);
+  // The email's lang is its file's language: screen readers and mail clients choose voices and fonts by it.
+  const lang = /<mjml\s[^>]*lang="([^"]*)"/.exec(source)?.[1];
+  if (lang?.toLowerCase() !== language)
+    throw new TemplateError(`${file}: <mjml> needs lang="${language}"${lang === undefined ? '' : `, not "${lang}"`}`);
 
   const { html: compiled, errors } = await mjml2html(full.replaceAll(COLOR_PLACEHOLDER, COLOR_SENTINEL), {
     filePath: file,
@@ -182,22 +186,60 @@ async function compileEmail(
   return { subject, html: withFiller };
 }
 
-function textPartials(root: string): TextPartials {
+/**
+ * The languages the build writes: the codes of `partials/footer.<code>.mjml` (every email ends with its language's
+ * footer, so a language without one cannot be written). A code is a BCP 47 language tag in lower case (`fr`, `pt-br`,
+ * `zh-hant`): a producer's tag is negotiated to it (RFC 4647 lookup, functions/domain/locale.ts) and Intl formats
+ * dates and money with it. The default language must be one of them: an event without a locale is written in it.
+ */
+export function readLanguages(root: string = TEMPLATES_DIR): string[] {
   const dir = join(root, 'partials');
-  const partials = Object.fromEntries(LOCALES.map((l) => [l, {} as Record<string, string>])) as Record<
-    Locale,
-    Record<string, string>
-  >;
+  const languages = readdirSync(dir)
+    .map((name) => /^footer\.(.+)\.mjml$/.exec(name)?.[1])
+    .filter((code) => code !== undefined)
+    .sort();
+  for (const code of languages) {
+    let canonical: string | undefined;
+    try {
+      canonical = Intl.getCanonicalLocales(code)[0];
+    } catch {
+      // not a language tag: refused below
+    }
+    if (canonical?.toLowerCase() !== code) {
+      throw new TemplateError(
+        `partials/footer.${code}.mjml: "${code}" is not a BCP 47 language tag in lower case${canonical === undefined ? '' : ` (${canonical.toLowerCase()})`}`,
+      );
+    }
+    // A language Intl has data for: it formats the language's dates and money (`xx` or `french` would fall back).
+    const named = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(code);
+    if (named === undefined)
+      throw new TemplateError(`partials/footer.${code}.mjml: "${code}" is not a language the runtime's Intl knows`);
+    if (!existsSync(join(dir, `footer.${code}.txt`)))
+      throw new TemplateError(`partials/footer.${code}.txt: missing: every language has the text footer too`);
+  }
+  if (!languages.includes(DEFAULT_LOCALE)) {
+    throw new TemplateError(
+      `partials/footer.${DEFAULT_LOCALE}.mjml: missing: ${DEFAULT_LOCALE} is the default language (an event without a locale is written in it)`,
+    );
+  }
+  return languages;
+}
+
+function textPartials(root: string, languages: readonly string[]): TextPartials {
+  const dir = join(root, 'partials');
+  const partials: Record<string, Record<string, string>> = Object.fromEntries(languages.map((l) => [l, {}]));
   for (const name of readdirSync(dir).sort()) {
-    const match = /^([a-z][a-z0-9-]*)\.([a-z]{2})\.txt$/.exec(name);
+    const match = /^([a-z][a-z0-9-]*)\.([^.]+)\.txt$/.exec(name);
     if (match === null) continue;
     const [, partial = '', locale = ''] = match;
-    if (!LOCALES.includes(locale as Locale)) throw new TemplateError(`partials/${name}: unknown locale ${locale}`);
+    const own = partials[locale];
+    if (own === undefined)
+      throw new TemplateError(`partials/${name}: no language ${locale} (partials/footer.${locale}.mjml makes one)`);
     const text = read(join(dir, name));
     checkNames(text, `partials/${name}`, TEXT_FIELDS);
-    partials[locale as Locale][partial] = text;
+    own[partial] = text;
   }
-  return partials;
+  return partials as TextPartials;
 }
 
 /** The files of one type × locale, by channel: what the compiler asks for. */
@@ -211,8 +253,8 @@ async function compileSet(
   root: string,
   type: string,
   def: Definition,
-  locale: Locale,
-  partials: TextPartials,
+  locale: string,
+  partials: Readonly<Record<string, Readonly<Record<string, string>>>>,
 ): Promise<CompiledSet> {
   const dir = join(root, type);
   const at = (name: string) => join(dir, name);
@@ -231,9 +273,9 @@ async function compileSet(
   let email = { subject: '', html: '' };
   let text = '';
   if (def.channels.includes('EMAIL')) {
-    email = await compileEmail(at(`email.${locale}.mjml`), root, names.html);
+    email = await compileEmail(at(`email.${locale}.mjml`), root, names.html, locale);
     text = read(at(`email.${locale}.txt`));
-    checkNames(text, rel(`email.${locale}.txt`), names.text, Object.keys(partials[locale]));
+    checkNames(text, rel(`email.${locale}.txt`), names.text, Object.keys(partials[locale] ?? {}));
     short.push([email.subject, `email.${locale}.mjml <mj-title>`]);
   }
   let push: { title?: unknown; body?: unknown } = { title: '', body: '' };
@@ -300,11 +342,20 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
   templates: Record<string, Record<string, CompiledSet>>;
 }> {
   const definitions = readDefinitions(root);
-  const partials = textPartials(root);
+  const languages = readLanguages(root);
+  const partials = textPartials(root, languages);
   const templates: Record<string, Record<string, CompiledSet>> = {};
   for (const [type, def] of Object.entries(definitions)) {
+    // A template in a language without footers would be silently unused: the language is missing its partials.
+    for (const file of readdirSync(join(root, type))) {
+      const language = /^(?:email|push|sms)\.(.+)\.(?:mjml|txt|json)$/.exec(file)?.[1];
+      if (language !== undefined && !languages.includes(language))
+        throw new TemplateError(
+          `templates/${type}/${file}: no language ${language}: partials/footer.${language}.mjml and .txt make one`,
+        );
+    }
     templates[type] = {};
-    for (const locale of LOCALES) templates[type][locale] = await compileSet(root, type, def, locale, partials);
+    for (const locale of languages) templates[type][locale] = await compileSet(root, type, def, locale, partials);
   }
   const source = [
     ...HEADER,
@@ -317,8 +368,12 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
   ].join('\n');
   const catalogueSource = [
     ...HEADER,
-    '// The definitions of templates/<Type>/definition.json: validated again when catalogue.ts loads.',
     '',
+    '// The languages: the codes of templates/partials/footer.<code>.mjml. Every type has its templates in each of them,',
+    "// and the brand settings an entry for each (the synth and the functions' cold start refuse settings without one).",
+    `export const LANGUAGES = ${JSON.stringify(languages)} as const;`,
+    '',
+    '// The definitions of templates/<Type>/definition.json: validated again when catalogue.ts loads.',
     `export const DEFINITIONS: Readonly<Record<string, unknown>> = ${JSON.stringify(definitions, null, 2)};`,
     '',
   ].join('\n');
