@@ -2,14 +2,16 @@
  * The sweeper alone, on DynamoDB Local: how long a deferred critical notice waits behind a backlog of deferred normal
  * ones. `--backlog` transfer-notice emails (default 10,000), all deferred and due, and then one sign-in-class notice
  * (PasswordChanged) deferred through the store as dispatch defers it (a provider's throttle), due after all of them.
- * The sweeper runs with the clock held still — a 14/s SES quota × the one-minute schedule, 840 wake-ups a run — until
- * the critical one is woken; a woken item is not due again at that instant, so each run wakes the next 840. Prints the
- * run the critical notice was woken in (each run is a minute of real time) and each run's figures.
+ * The sweeper runs with the stack's default settings and the clock held still — a 14/s SES quota × the one-minute
+ * schedule, 840 wake-ups a run — until the critical one is woken; a woken item is not due again at that instant, so
+ * each run wakes the next 840. Prints the run the critical notice was woken in (each run is a minute of real time) and
+ * each run's figures.
  *
  *   npx tsx tools/scripts/sweep-backlog.ts [--backlog 10000]
  */
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { loadSweeperConfig } from '../../functions/commons/config.ts';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
@@ -19,8 +21,6 @@ import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-
 
 const arg = process.argv.indexOf('--backlog');
 const BACKLOG = arg > 0 ? Number(process.argv[arg + 1]) : 10_000;
-const RATE = 14;
-const PERIOD_MS = 60_000;
 
 function decoded(event: object): DecodedTransfer {
   const d = decodeRecordValue(Buffer.from(JSON.stringify(event)).toString('base64'), 65_536);
@@ -94,18 +94,11 @@ try {
 
   for (let run = 1; ; run++) {
     const started = performance.now();
+    // The deployed defaults (14 emails/s, a one-minute period, pages of 100 …): what the stack's sweeper runs with.
     const r = await sweep({
       store,
       now: () => now,
-      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      pendingThresholdMs: 900_000,
-      maxSendAttempts: 5,
-      maxAgeMs: 86_400_000,
-      sendRates: { EMAIL: RATE, PUSH: 100, SMS: 20 },
-      intervalMs: PERIOD_MS,
-      limit: 10_000,
-      pageSize: 100,
-      concurrency: 8,
+      ...loadSweeperConfig({ TABLE_NAME: tableName }),
       deadline: now + 55_000,
     });
     const ms = Math.round(performance.now() - started);
