@@ -239,8 +239,9 @@ describe('preferences on DynamoDB Local', () => {
   const catalogueData = new Map(
     readFileSync(new URL('../../examples/catalogue.jsonl', import.meta.url), 'utf8')
       .split('\n')
-      .filter((l) => l.startsWith('{"eventId":"cat-en-'))
-      .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> })
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { eventId: string; type: string; data: Record<string, unknown> })
+      .filter((e) => e.eventId.startsWith('cat-en-'))
       .map((e) => [e.type, e.data] as const),
   );
 
