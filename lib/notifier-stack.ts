@@ -33,10 +33,11 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
-import { DISPATCH_FILTER_PATTERN } from '../functions/commons/stream-filter.ts';
+import { DISPATCH_FILTER_PATTERN, URGENT_BATCH_SIZE, urgentFilterPattern } from '../functions/commons/stream-filter.ts';
 import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
+import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
 import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
@@ -325,20 +326,37 @@ export class NotifierStack extends Stack {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    const dispatchTrigger = {
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      bisectBatchOnError: true,
+      retryAttempts: 5,
+      maxRecordAge: Duration.hours(6),
+      reportBatchItemFailures: true,
+      onFailure: sendOnlyQueueDestination(dispatchFailures),
+    };
     dispatch.addEventSource(
       new DynamoEventSource(this.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
+        ...dispatchTrigger,
         batchSize: timing.batchSize,
         maxBatchingWindow: Duration.seconds(1),
         parallelizationFactor: 2,
-        bisectBatchOnError: true,
-        retryAttempts: 5,
-        maxRecordAge: Duration.hours(6),
-        reportBatchItemFailures: true,
-        onFailure: sendOnlyQueueDestination(dispatchFailures),
         filters: [FilterCriteria.filter(DISPATCH_FILTER_PATTERN as unknown as Record<string, unknown>)],
       }),
     );
+    // Critical notices first in the stream path too: a second reader of the stream (DynamoDB Streams allows two per
+    // shard) that takes only the critical types, in small batches with no batching window, so a critical notice is
+    // dispatched at once instead of when the routine mapping, paced at the provider's quota, reaches it.
+    // (A second DynamoEventSource on the same table would reuse its construct id: the mapping is added directly; the
+    // stream read permission is the routine trigger's.)
+    if (CRITICAL_TYPES.length > 0) {
+      dispatch.addEventSourceMapping('UrgentDispatchTrigger', {
+        ...dispatchTrigger,
+        eventSourceArn: this.table.tableStreamArn as string,
+        batchSize: URGENT_BATCH_SIZE,
+        parallelizationFactor: 2,
+        filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
+      });
+    }
 
     // ── Sweeper: nothing silently lost ──
     const sweeper = new NotifierFunction(this, 'Sweeper', {

@@ -17,8 +17,8 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
-import { notificationIdOf, notificationOfKey, type SweepState, sweepKey, sweepPartition } from '../domain/keys.ts';
-import type { NotificationItem } from '../domain/notification.ts';
+import { notificationIdOf, notificationOfKey, type SweepPartition, sweepKey, sweepPartition } from '../domain/keys.ts';
+import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
 import type { NotificationStatus } from '../domain/state-machine.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
@@ -102,11 +102,9 @@ export interface NotificationStore {
   recordLateAcceptance(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
   /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
   release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
-  /** One page of a sweep-index partition: items of one state and channel whose sweepAt is at or before `before`. */
+  /** One page of a sweep-index partition: its items whose sweepAt is at or before `before`. */
   findDue(
-    state: SweepState,
-    channel: Channel,
-    shard: number,
+    partition: SweepPartition,
     before: number,
     limit: number,
     startKey?: Record<string, NativeAttributeValue>,
@@ -275,7 +273,7 @@ export class DynamoNotificationStore implements NotificationStore {
         ':reason': r.reason,
         ':retryAt': r.retryAt,
         ':sweepAt': r.sweepAt,
-        ':sweepKey': sweepKey('PENDING', item.channel, item.notificationId, this.sweepShards),
+        ':sweepKey': pendingSweepKey(item.template, item.channel, item.notificationId, this.sweepShards),
         ...(r.deferral ? { ':zero': 0, ':one': 1 } : {}),
       },
       now,
@@ -334,9 +332,7 @@ export class DynamoNotificationStore implements NotificationStore {
   }
 
   async findDue(
-    state: SweepState,
-    channel: Channel,
-    shard: number,
+    partition: SweepPartition,
     before: number,
     limit: number,
     startKey?: Record<string, NativeAttributeValue>,
@@ -348,7 +344,7 @@ export class DynamoNotificationStore implements NotificationStore {
         IndexName: index.indexName,
         KeyConditionExpression: '#key = :key AND #at <= :before',
         ExpressionAttributeNames: { '#key': index.partitionKey, '#at': index.sortKey },
-        ExpressionAttributeValues: { ':key': sweepPartition(state, channel, shard), ':before': before },
+        ExpressionAttributeValues: { ':key': sweepPartition(partition), ':before': before },
         Limit: limit,
         ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
       }),
@@ -389,6 +385,13 @@ export class DynamoNotificationStore implements NotificationStore {
       to === 'UNKNOWN'
         ? 'SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil'
         : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :next REMOVE leaseUntil';
+    // The index does not project the type, and the PENDING key carries its class: an expired lease going back to
+    // PENDING (rare — a holder that crashed, on an at-least-once channel) reads its item for it. A missing item
+    // fails the condition below whatever key it names.
+    const pendingKey =
+      to === 'PENDING'
+        ? pendingSweepKey((await this.get(key))?.template ?? '', entry.channel, entry.notificationId, this.sweepShards)
+        : undefined;
     const move = moveCondition('SENDING', to);
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
@@ -406,7 +409,7 @@ export class DynamoNotificationStore implements NotificationStore {
         ':iso': iso(now),
         ...(to === 'PENDING'
           ? {
-              ':pendingKey': sweepKey('PENDING', entry.channel, entry.notificationId, this.sweepShards),
+              ':pendingKey': pendingKey,
               ':next': nextSweepAt,
             }
           : {}),

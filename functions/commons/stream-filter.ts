@@ -10,6 +10,27 @@ export const DISPATCH_FILTER_PATTERN = {
 } as const;
 
 /**
+ * The urgent trigger's filter: the same records, of the critical types only. A second event source mapping on the
+ * stream carries it, so a critical notice reaches dispatch at once instead of behind the records ahead of it in its
+ * shard — a backlog of normal ones that dispatch paces at the provider's quota moves the shard's position only that
+ * fast (docs/dispatch.md "Critical notices first"). The routine mapping keeps the plain filter and so sees the critical
+ * records too, later: by then each is claimed or finished, and its claim, conditional on PENDING, finds that out.
+ * Matched on the notification's type, which every item carries (those written before this mapping existed too); the
+ * critical types come from the catalogue when the stack is synthesized.
+ */
+/**
+ * Records per invocation of the urgent mapping: small, so one invocation's sends take well under a second and a
+ * critical notice never waits for a large batch to fill or to finish.
+ */
+export const URGENT_BATCH_SIZE = 10;
+
+export const urgentFilterPattern = (criticalTypes: readonly string[]) =>
+  ({
+    eventName: DISPATCH_FILTER_PATTERN.eventName,
+    dynamodb: { NewImage: { ...DISPATCH_FILTER_PATTERN.dynamodb.NewImage, template: { S: [...criticalTypes] } } },
+  }) as const;
+
+/**
  * Matches the subset of the Lambda event-filtering grammar the pattern above uses: nested objects whose leaves are
  * arrays of allowed values. Used by the local run; Lambda applies its own matcher in AWS.
  */

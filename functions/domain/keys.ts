@@ -9,6 +9,7 @@
  * the operator's commands.
  */
 import { createHash } from 'node:crypto';
+import type { NoticeClass } from './catalogue.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import { SWEEP_SHARDS } from './sweep-index.ts';
 
@@ -112,21 +113,48 @@ export const breakerKey = (scope: string) => ({ pk: `BREAKER#${scope}`, sk: 'BRE
 // ── the sweep index ──
 
 export type SweepState = 'PENDING' | 'SENDING';
-/** One partition of the sweep index: `<state>#<channel>#<shard>`. */
-export const sweepPartition = (state: SweepState, channel: Channel, shard: number) => `${state}#${channel}#${shard}`;
+/**
+ * One partition of the sweep index. A PENDING partition is kept apart by class, so the sweeper can wake critical
+ * notices first (functions/sweeper/sweep.ts); normal keeps the key every item had before classes existed, so items
+ * already in a deployed table are found where they are. SENDING partitions carry no class: the sweeper resolves every
+ * expired lease it finds and never rations them, so a class there would only add queries.
+ */
+export interface SweepPartition {
+  readonly state: SweepState;
+  readonly channel: Channel;
+  /** PENDING only: ignored for SENDING, whose partitions carry no class. */
+  readonly noticeClass: NoticeClass;
+  readonly shard: number;
+}
+/**
+ * A partition's key: `<state>#<channel>#<shard>`, or `PENDING#<channel>#<class>#<shard>` for a critical or bulk
+ * PENDING one.
+ */
+export const sweepPartition = ({ state, channel, noticeClass, shard }: SweepPartition) =>
+  state === 'PENDING' && noticeClass !== 'normal'
+    ? `${state}#${channel}#${noticeClass}#${shard}`
+    : `${state}#${channel}#${shard}`;
 /** The shard a sweep partition names, or undefined when the key is not a sweep partition. */
 export function shardOfSweepPartition(key: string): number | undefined {
-  const m = /^(?:PENDING|SENDING)#[A-Z]+#(\d+)$/.exec(key);
+  const m = /^(?:PENDING#[A-Z]+#(?:[a-z]+#)?|SENDING#[A-Z]+#)(\d+)$/.exec(key);
   return m === null ? undefined : Number(m[1]);
 }
 /**
  * The shard is the first byte of the notificationId's SHA-256 modulo the count. The shard count may change between
  * deploys: items keep the key they were written with, and the sweeper visits every shard any deploy used (the shard
- * mark, functions/commons/sweep-shard-mark.ts), so none is left behind.
+ * mark, functions/commons/sweep-shard-mark.ts), so none is left behind. A PENDING key carries the notification's
+ * class (classOf its type, catalogue.ts) so the sweeper can wake critical notices first; every writer of a PENDING
+ * key passes it.
  */
-export function sweepKey(state: SweepState, channel: Channel, notificationId: string, shards = SWEEP_SHARDS): string {
+export function sweepKey(
+  state: SweepState,
+  channel: Channel,
+  notificationId: string,
+  shards = SWEEP_SHARDS,
+  noticeClass: NoticeClass = 'normal',
+): string {
   const shard = createHash('sha256').update(notificationId).digest().readUInt8(0) % shards;
-  return sweepPartition(state, channel, shard);
+  return sweepPartition({ state, channel, noticeClass, shard });
 }
 /** The item holding the highest shard count any deploy wrote sweep keys with (functions/commons/sweep-shard-mark.ts). */
 export const SWEEP_SHARD_MARK_KEY = { pk: 'SWEEP#SHARDS', sk: 'MARK' } as const;

@@ -3,7 +3,7 @@
  * built in keys.ts, the statuses a notification moves through in state-machine.ts. Pure: callers pass the clock in.
  */
 import type { SkipReason } from './admission.ts';
-import { definitionOf } from './catalogue.ts';
+import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
 import {
@@ -188,10 +188,19 @@ export function buildNotification(
     updatedAt: iso,
     // The type's retention when its definition has one (catalogue.ts), otherwise the stack's.
     expiresAt: epochSeconds(now) + (definitionOf(event.type)?.retentionDays ?? retention.retentionDays) * 86_400,
-    sweepKey: sweepKey('PENDING', channel, notificationId, retention.sweepShards ?? SWEEP_SHARDS),
+    sweepKey: pendingSweepKey(event.type, channel, notificationId, retention.sweepShards),
     sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
   };
 }
+
+/**
+ * The sweep-index key of a PENDING notification of this type: its class (classOf, catalogue.ts) is part of it, so the
+ * sweeper wakes critical notices before a backlog of others (docs/dispatch.md "The sweeper"). Every write that puts a
+ * notification (back) to PENDING — ingest, a repair, a deferral, an expired lease released, an operator's resend —
+ * takes its key from here. A type no longer in the catalogue is normal.
+ */
+export const pendingSweepKey = (type: string, channel: Channel, notificationId: string, shards?: number) =>
+  sweepKey('PENDING', channel, notificationId, shards ?? SWEEP_SHARDS, classOf(type));
 
 /**
  * A refused channel's notification: everything a send needs but the address, status REFUSED with the reason and the

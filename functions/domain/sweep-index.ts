@@ -3,15 +3,20 @@
  *
  * The sparse sweep index is the delay queue: only PENDING and SENDING notifications carry sweepKey/sweepAt, and
  * sweepAt is when the item is next due for attention — a new PENDING item at createdAt + the stuck threshold, a
- * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>`: the channel
- * lets the sweeper pace re-drives per channel without one channel's backlog hiding another's; the shards keep any one
- * index partition under DynamoDB's 1,000 write units per second per key.
+ * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>` (a class
+ * too, below): the channel lets the sweeper pace re-drives per channel without one channel's backlog hiding another's;
+ * the shards keep any one index partition under DynamoDB's 1,000 write units per second per key.
  *
  * Each notification writes each of its keys twice: the PENDING key when created and when claimed (a put, then a
  * delete as sweepKey moves to SENDING), the SENDING key when claimed and when finished. With every notification on one
  * channel (the worst case), one key therefore takes 2 × N / shards writes per second at N notifications per second.
  * The shard count is sized from the stack's peak (sweepShardsFor) so that stays under SWEEP_KEY_WRITES_TARGET, half the
  * per-key ceiling: headroom for retries, deferrals and an uneven hash.
+ *
+ * A PENDING partition is also kept apart by the notification's class (critical, normal, bulk), so the sweeper wakes
+ * critical notices first: each class has the same shard count, since one class may be the whole peak (a statement
+ * run is all bulk). The sweeper queries every partition once per run (sweepPartitions, functions/sweeper/sweep.ts):
+ * (SENDING + 3 PENDING classes) × channels × shards.
  */
 
 /** The shard count when the stack names no peak: enough for 2,000 notifications per second. */

@@ -23,8 +23,8 @@ import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from
 import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
 import type { PreferencesItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
-import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk, sweepKey } from '../domain/keys.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk } from '../domain/keys.ts';
+import { type InboxItem, type NotificationItem, pendingSweepKey, type QuarantineItem } from '../domain/notification.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
 
@@ -84,6 +84,8 @@ export interface StoredInbox {
 /** A corrected resend's repair of an event's REFUSED channels (ingest-record.ts settleTransfer). */
 export interface ChannelRepair {
   readonly eventId: string;
+  /** The event's type: the class its repaired notifications' sweep keys carry. */
+  readonly type: string;
   /** The inbox as read: the repair applies only if its repairHash is still this one. */
   readonly expected: StoredInbox;
   /** The corrected record's payloadHash: remembered, so its resends are duplicates. */
@@ -317,7 +319,12 @@ export class DynamoInboxStore implements InboxStore {
           ':pending': 'PENDING',
           ':recipient': recipient,
           ':iso': iso,
-          ':sweepKey': sweepKey('PENDING', channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
+          ':sweepKey': pendingSweepKey(
+            repair.type,
+            channel,
+            notificationIdOf(repair.eventId, channel),
+            repair.sweepShards,
+          ),
           ':sweepAt': repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
         },
       },

@@ -201,6 +201,7 @@ async function settleTransfer(
     const written = await write(record, deps, eventId, () =>
       (deps.store.repairChannels as NonNullable<InboxStore['repairChannels']>)({
         eventId,
+        type: event.type,
         expected: stored,
         payloadHash,
         channels: [...stored.channels, ...repaired],

@@ -13,19 +13,26 @@
  *     whose retryAt came (routine, "woken") or one whose stream record never came (stuck, "redriven", alarmed).
  *     At most a channel's rate × the schedule's period per run: re-driving more than the channel can send would only
  *     make dispatch claim and defer them again.
- * Its fixed cost is one Query per partition per run (state × channel × shard: 48 at 8 shards, 384 at 64), most of
- * them empty at 0.5 read units each.
- * Fair: the partitions (state × channel × shard) are visited round-robin, one page each per round, SENDING before
- * PENDING, paging with LastEvaluatedKey; the run stops at its item budget or its deadline, whichever comes first.
+ * Critical first: a PENDING item's sweep key carries its class (critical, normal, bulk; keys.ts), and a channel's
+ * re-drive cap is spent by strict priority — its normal partitions are not read while one of its critical partitions
+ * still has due items, nor its bulk ones while a normal one has. So a critical notice due now is woken in the next
+ * run whatever backlog of others is due before it. Strict, not a reserved share: one run at a time holds the whole
+ * cap (runs never overlap), so nothing needs coordinating, and waking a notice the pacer would then hold back behind
+ * a critical one gains nothing.
+ * Its fixed cost is one Query per partition per run — SENDING × channel × shard, and PENDING × class × channel ×
+ * shard: 96 at 8 shards, 768 at 64 — most of them empty at 0.5 read units each.
+ * Fair: the partitions are visited round-robin, one page each per round, SENDING first, then PENDING critical,
+ * normal, bulk, paging with LastEvaluatedKey; the run stops at its item budget or its deadline, whichever comes first.
  * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { NotificationStore, SweepEntry, Transition } from '../commons/notification-store.ts';
+import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
-import type { SweepState } from '../domain/keys.ts';
+import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 
@@ -66,20 +73,28 @@ export interface SweepResult {
   lostRaces: number;
   examined: number;
   pages: number;
-  /** Partitions that still had due items when the run stopped (budget, deadline or a channel's cap). */
+  /**
+   * Partitions not finished when the run stopped: still holding due items (budget, deadline or a channel's cap), or
+   * not read at all (the same, or held behind a higher class of their channel).
+   */
   unfinished: number;
   elapsedMs: number;
 }
 
-interface Cursor {
-  readonly state: SweepState;
-  readonly channel: Channel;
-  readonly shard: number;
+interface Cursor extends SweepPartition {
   next?: Record<string, NativeAttributeValue> | undefined;
   done: boolean;
 }
 
-const STATES: SweepState[] = ['SENDING', 'PENDING'];
+/** Every partition the sweeper visits, in its order within a round: SENDING, then PENDING by class. */
+export function sweepPartitions(shards: number): SweepPartition[] {
+  const group = (state: SweepState, noticeClass: NoticeClass) =>
+    CHANNELS.flatMap((channel) =>
+      Array.from({ length: shards }, (_, shard): SweepPartition => ({ state, channel, noticeClass, shard })),
+    );
+  // SENDING partitions carry no class (functions/domain/keys.ts): one group, under the normal key.
+  return [group('SENDING', 'normal'), ...NOTICE_CLASSES.map((k) => group('PENDING', k))].flat();
+}
 
 export async function sweep(deps: SweepDeps): Promise<SweepResult> {
   const started = deps.now();
@@ -97,20 +112,21 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     unfinished: 0,
     elapsedMs: 0,
   };
-  const cursors: Cursor[] = STATES.flatMap((state) =>
-    CHANNELS.flatMap((channel) =>
-      Array.from(
-        { length: deps.shards ?? SWEEP_SHARDS },
-        (_, shard): Cursor => ({ state, channel, shard, done: false }),
-      ),
-    ),
-  );
+  const cursors: Cursor[] = sweepPartitions(deps.shards ?? SWEEP_SHARDS).map((p) => ({ ...p, done: false }));
   const redriveLeft = Object.fromEntries(
     CHANNELS.map((c) => [c, Math.max(1, Math.floor((deps.sendRates[c] * deps.intervalMs) / 1000))]),
   ) as Record<Channel, number>;
+  // PENDING partitions of each channel and class still holding due items: a class is held while a higher one has any.
+  const openPending = Object.fromEntries(
+    CHANNELS.map((c) => [c, Object.fromEntries(NOTICE_CLASSES.map((k) => [k, 0]))]),
+  ) as Record<Channel, Record<NoticeClass, number>>;
+  for (const c of cursors) if (c.state === 'PENDING') openPending[c.channel][c.noticeClass]++;
   const writes = pLimit(deps.concurrency);
   let budget = deps.limit;
   const capped = (c: Cursor) => c.state === 'PENDING' && redriveLeft[c.channel] <= 0;
+  const held = (c: Cursor) =>
+    c.state === 'PENDING' &&
+    NOTICE_CLASSES.slice(0, NOTICE_CLASSES.indexOf(c.noticeClass)).some((k) => openPending[c.channel][k] > 0);
   const counted = (t: Transition, list: SweepEntry[], e: SweepEntry) => {
     if (t === 'applied') list.push(e);
     else result.lostRaces++;
@@ -142,14 +158,15 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     if (open.length === 0 || budget <= 0 || deps.now() >= deps.deadline) break;
     for (const c of open) {
       if (budget <= 0 || deps.now() >= deps.deadline) break;
-      if (capped(c)) continue;
+      if (capped(c) || held(c)) continue;
       const size = Math.min(deps.pageSize, budget, c.state === 'PENDING' ? redriveLeft[c.channel] : deps.pageSize);
-      const page = await deps.store.findDue(c.state, c.channel, c.shard, now, size, c.next);
+      const page = await deps.store.findDue(c, now, size, c.next);
       result.pages++;
       result.examined += page.entries.length;
       budget -= page.entries.length;
       c.next = page.next;
       c.done = page.next === undefined;
+      if (c.done && c.state === 'PENDING') openPending[c.channel][c.noticeClass]--;
       await Promise.all(page.entries.map((e) => writes(() => handle(e))));
     }
   }

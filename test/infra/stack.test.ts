@@ -15,7 +15,8 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
-import { matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { matchesFilter, URGENT_BATCH_SIZE } from '../../functions/commons/stream-filter.ts';
+import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
@@ -464,8 +465,9 @@ describe('the dispatch trigger', () => {
     const pending = buildNotification(parsed.event, 'EMAIL', 'hanako@example.com', NOW, { retentionDays: 35 });
     const as = (status: NotificationItem['status'], attempt = 1): NotificationItem => ({ ...pending, status, attempt });
 
-    it('one mapping carries a filter, and it uses only the grammar the matcher implements', () => {
-      expect(filters).toHaveLength(1);
+    it('two mappings carry a filter (routine and urgent), and they use only the grammar the matcher implements', () => {
+      expect(mappings).toHaveLength(2);
+      expect(filters).toHaveLength(2);
       const plain = (p: unknown): boolean =>
         Array.isArray(p)
           ? p.every((v) => typeof v === 'string')
@@ -498,6 +500,36 @@ describe('the dispatch trigger', () => {
       );
       expect(delivered(streamRecord('MODIFY', { pk: 'RATE#EMAIL', sk: '1', kind: 'RATE', used: 3 }))).toBe(false);
       expect(delivered(streamRecord('INSERT', { pk: 'BREAKER#SMS', sk: 'BREAKER', kind: 'BREAKER' }))).toBe(false);
+    });
+
+    it('critical notices first: the urgent mapping takes only the critical types, in small batches without waiting; the routine one takes every type', () => {
+      const patternOf = ([, m]: (typeof mappings)[number]) =>
+        JSON.parse((m.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters[0]?.Pattern ?? '{}');
+      const urgent = mappings.find(([, m]) => m.Properties.BatchSize === URGENT_BATCH_SIZE) ?? expect.fail('urgent');
+      const routine = mappings.find((m) => m !== urgent) ?? expect.fail('routine');
+      expect(urgent[1].Properties.MaximumBatchingWindowInSeconds ?? 0).toBe(0);
+      expect(routine[1].Properties.BatchSize).toBe(100);
+      expect(CRITICAL_TYPES).toContain('LoginFromNewDevice');
+      const critical = { ...pending, template: 'LoginFromNewDevice' };
+      for (const record of [
+        streamRecord('INSERT', critical),
+        streamRecord('MODIFY', { ...critical, redrives: 1 }, critical),
+      ]) {
+        expect(matchesFilter(patternOf(urgent), record)).toBe(true);
+        expect(matchesFilter(patternOf(routine), record)).toBe(true);
+      }
+      for (const type of ['TransferCompleted', 'CardPayment', 'StatementReady']) {
+        const record = streamRecord('INSERT', { ...pending, template: type });
+        expect(matchesFilter(patternOf(urgent), record), type).toBe(false);
+        expect(matchesFilter(patternOf(routine), record), type).toBe(true);
+      }
+      // The urgent mapping stops every other status, as the routine one does.
+      expect(matchesFilter(patternOf(urgent), streamRecord('MODIFY', { ...critical, status: 'SENT' }, critical))).toBe(
+        false,
+      );
+      // Both reach the one dispatch function and its on-failure queue.
+      expect(urgent[1].Properties.FunctionName).toEqual(routine[1].Properties.FunctionName);
+      expect(urgent[1].Properties.DestinationConfig).toEqual(routine[1].Properties.DestinationConfig);
     });
 
     it('the matcher follows the filter grammar: every key must be present and hold one of the listed values', () => {

@@ -3,12 +3,12 @@
  * records), not one cancelled transaction per record — counted at the SDK client, as DynamoDB would see them.
  */
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
+import { ingestDeps } from '../support/deliver.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
@@ -33,15 +33,7 @@ function countedStore() {
 const deliver = (store: DynamoInboxStore, values: object[], from: number) =>
   ingestBatch(
     mskEvent(values.map((value, i) => ({ topic: 'banking.transfers', partition: 3, offset: from + i, value }))),
-    {
-      store,
-      limit: pLimit(8),
-      now: Date.now,
-      retentionDays: 35,
-      maxEventBytes: 65_536,
-      maxEventAgeSeconds: 0,
-      transactionAttempts: 4,
-    },
+    ingestDeps(store),
   );
 
 describe('the look-up before the transactions, on DynamoDB Local', () => {

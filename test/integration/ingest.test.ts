@@ -1,36 +1,21 @@
 /**
  * Ingest on DynamoDB Local: real TransactWriteItems, real condition checks, the table built from the stack's definition.
  */
-import pLimit from 'p-limit';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import type { IngestResult } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
+import { type Deliverer, delivererOn } from '../support/deliver.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 let table: LocalTable;
-let offset = 0;
+let ingest: Deliverer;
+const deliver: Deliverer['deliver'] = (values, partition) => ingest.deliver(values, partition);
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
+  ingest = delivererOn(table);
 });
-
-async function deliver(values: (object | string | null)[], partition = 0) {
-  const event = mskEvent(values.map((value) => ({ topic: 'banking.transfers', partition, offset: offset++, value })));
-  const summary = await ingestBatch(event, {
-    store: new DynamoInboxStore(table.doc, table.tableName),
-    limit: pLimit(8),
-    now: Date.now,
-    retentionDays: 35,
-    maxEventBytes: 65_536,
-    maxEventAgeSeconds: 0,
-    transactionAttempts: 4,
-  });
-  if (summary.failure !== undefined) throw summary.failure;
-  return summary;
-}
 
 const kinds = (results: IngestResult[]) => results.map((r) => r.kind);
 const sks = (items: Record<string, unknown>[]) => items.map((i) => i.sk).sort();
@@ -82,7 +67,7 @@ describe('ingest on DynamoDB Local', () => {
 
   it('one batch of good, bad and duplicate records: good written, bad quarantined, the handler succeeds', async () => {
     await deliver([transferEvent({ eventId: 'mixed-dup' })]);
-    const first = offset;
+    const first = ingest.nextOffset();
     const r = await deliver([
       transferEvent({ eventId: 'mixed-good' }),
       '{"eventId": "mixed-bad", ',
@@ -104,7 +89,7 @@ describe('ingest on DynamoDB Local', () => {
   });
 
   it('issue 10 on the real adapter: lone surrogates, dirty names and over-precise money never fail the batch', async () => {
-    const first = offset;
+    const first = ingest.nextOffset();
     const r = await deliver([
       transferEvent({ eventId: 'dirty-name', data: { counterpartyName: 'Pat\uD800\r\n\u202E' } }),
       transferEvent({ eventId: 'dirty-user', recipient: { userId: 'u\uD800' } }),

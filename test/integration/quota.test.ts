@@ -9,10 +9,10 @@ import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/commons/
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { sweep } from '../../functions/sweeper/sweep.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { sweepWith } from '../support/sweep-deps.ts';
 
 let table: LocalTable;
 const clients: { destroy(): void }[] = [];
@@ -179,19 +179,9 @@ describe('the sweeper on DynamoDB Local', () => {
       },
       { step: 'deserialize', name: 'lostReply', priority: 'low' },
     );
-    const r = await sweep({
-      store: new DynamoNotificationStore(lossy, table.tableName),
-      now: () => now,
-      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      pendingThresholdMs: 900_000,
-      maxSendAttempts: 5,
-      maxAgeMs: 86_400_000,
+    const r = await sweepWith(new DynamoNotificationStore(lossy, table.tableName), now, {
       sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
-      intervalMs: 60_000,
-      limit: 10_000,
       pageSize: 4,
-      concurrency: 4,
-      deadline: now + 60_000,
     });
     expect(writes).toBeGreaterThanOrEqual(45);
     expect(r.resolvedUnknown.map((e) => e.notificationId).sort()).toEqual(ids.sort());

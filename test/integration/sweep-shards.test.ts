@@ -9,10 +9,10 @@ import { DynamoNotificationStore } from '../../functions/commons/notification-st
 import { DynamoSweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { shardOfSweepPartition, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { sweep } from '../../functions/sweeper/sweep.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { sweepWith } from '../support/sweep-deps.ts';
 
 let table: LocalTable;
 let doc: DynamoDBDocumentClient;
@@ -21,20 +21,9 @@ beforeAll(async () => {
   doc = DynamoDBDocumentClient.from(localClient(table.endpoint), { marshallOptions: { removeUndefinedValues: true } });
 });
 
-const sweepWith = (shards: number, now: number) =>
-  sweep({
-    store: new DynamoNotificationStore(doc, table.tableName, 8),
-    now: () => now,
-    policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-    pendingThresholdMs: 900_000,
-    maxSendAttempts: 5,
-    maxAgeMs: 86_400_000,
+const sweepShards = (shards: number, now: number) =>
+  sweepWith(new DynamoNotificationStore(doc, table.tableName, 8), now, {
     sendRates: { EMAIL: 10_000, PUSH: 10_000, SMS: 10_000 },
-    intervalMs: 60_000,
-    limit: 10_000,
-    pageSize: 100,
-    concurrency: 8,
-    deadline: now + 60_000,
     shards,
   });
 
@@ -62,7 +51,7 @@ describe('changing the shard count between deploys', () => {
     // The next deploy is back at 8 shards. The mark says 64: that is what its sweeper visits.
     const shards = await mark.raise(8, now);
     expect(shards).toBe(64);
-    const r = await sweepWith(shards, now);
+    const r = await sweepShards(shards, now);
     expect(r.redriven.map((e) => e.notificationId).sort()).toEqual([...ids].sort());
   });
 
@@ -79,7 +68,7 @@ describe('changing the shard count between deploys', () => {
       ids.push(n.notificationId);
       await doc.send(new PutCommand({ TableName: table.tableName, Item: n }));
     }
-    const r = await sweepWith(8, now);
+    const r = await sweepShards(8, now);
     const found = r.redriven.filter((e) => e.notificationId.startsWith('no-mark-')).length;
     expect(found).toBeLessThan(ids.length);
   });

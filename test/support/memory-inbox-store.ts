@@ -12,8 +12,13 @@
 
 import pLimit from 'p-limit';
 import type { PreferencesItem } from '../../functions/domain/audience.ts';
-import { notificationIdOf, sweepKey } from '../../functions/domain/keys.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
+import { notificationIdOf } from '../../functions/domain/keys.ts';
+import {
+  type InboxItem,
+  type NotificationItem,
+  pendingSweepKey,
+  type QuarantineItem,
+} from '../../functions/domain/notification.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
 import type {
   ChannelRepair,
@@ -158,7 +163,7 @@ export class MemoryInboxStore implements InboxStore {
         repairedAt: iso,
         firstCreatedAt: rest.firstCreatedAt ?? rest.createdAt,
         createdAt: iso,
-        sweepKey: sweepKey('PENDING', channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
+        sweepKey: pendingSweepKey(repair.type, channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
         sweepAt: repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
       };
     });

@@ -112,6 +112,15 @@ describe('every fact written once', () => {
     expect(handMade).toEqual([]);
   });
 
+  it("every PENDING sweep key the product writes carries the notice's class: it comes from pendingSweepKey", () => {
+    // sweepKey('PENDING', …) without a class would put a critical notice where the sweeper serves it last.
+    const classless = ['functions', 'tools/ops', 'tools/local']
+      .flatMap(filesUnder)
+      .filter((file) => file !== 'functions/domain/notification.ts')
+      .filter((file) => /sweepKey\(\s*'PENDING'/.test(source(file)));
+    expect(classless).toEqual([]);
+  });
+
   it('every registered metric name is emitted by a function (a name nobody emits would be an alarm that never fires)', () => {
     const emitted = runtime
       .filter((f) => !f.endsWith('telemetry.ts'))

@@ -42,10 +42,26 @@ describe('keys: built and parsed in one place', () => {
   });
 
   it("a sweep key's shard reads back from its partition", () => {
-    expect(shardOfSweepPartition(sweepPartition('SENDING', 'EMAIL', 63))).toBe(63);
+    expect(
+      shardOfSweepPartition(sweepPartition({ state: 'SENDING', channel: 'EMAIL', noticeClass: 'normal', shard: 63 })),
+    ).toBe(63);
+    expect(
+      shardOfSweepPartition(sweepPartition({ state: 'PENDING', channel: 'PUSH', noticeClass: 'critical', shard: 5 })),
+    ).toBe(5);
     const shard = shardOfSweepPartition(sweepKey('PENDING', 'SMS', 'trf-1#SMS', 64));
     expect(shard).toBeGreaterThanOrEqual(0);
     expect(shard).toBeLessThan(64);
     expect(shardOfSweepPartition('RATE#EMAIL#3')).toBeUndefined();
+  });
+
+  it('a PENDING key carries a critical or bulk class; normal keeps the key items had before classes, SENDING none', () => {
+    const id = 'trf-1#EMAIL';
+    const normal = sweepKey('PENDING', 'EMAIL', id, 8);
+    expect(normal).toMatch(/^PENDING#EMAIL#\d$/);
+    expect(sweepKey('PENDING', 'EMAIL', id, 8, 'normal')).toBe(normal);
+    expect(sweepKey('PENDING', 'EMAIL', id, 8, 'critical')).toBe(normal.replace('EMAIL#', 'EMAIL#critical#'));
+    expect(sweepKey('PENDING', 'EMAIL', id, 8, 'bulk')).toBe(normal.replace('EMAIL#', 'EMAIL#bulk#'));
+    // The sweeper resolves every expired lease: a SENDING key never carries a class, whatever the caller passes.
+    expect(sweepKey('SENDING', 'EMAIL', id, 8, 'critical')).toBe(sweepKey('SENDING', 'EMAIL', id, 8));
   });
 });

@@ -7,14 +7,14 @@ import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../../functions/commons/notification-store.ts';
 import { onceRaised, type SweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
-import { sweepKey } from '../../functions/domain/keys.ts';
+import { type SweepPartition, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
 import {
   MAX_PEAK_NOTIFICATIONS_PER_SECOND,
   SWEEP_KEY_WRITES_TARGET,
   SWEEP_WRITES_PER_KEY_PER_NOTIFICATION,
   sweepShardsFor,
 } from '../../functions/domain/sweep-index.ts';
-import { sweep } from '../../functions/sweeper/sweep.ts';
+import { sweepWith } from '../support/sweep-deps.ts';
 
 describe('sweepShardsFor', () => {
   it('keeps 8 shards up to 2,000 per second, then doubles: 64 at 10,000, 256 at the maximum', () => {
@@ -56,33 +56,20 @@ describe('the spread over index keys, through the real key function', () => {
 });
 
 describe('the sweeper visits the shards it is given', () => {
-  it('64 shards: one Query per state × channel × shard, every shard of every channel', async () => {
+  it('64 shards: one Query per partition (SENDING, and PENDING by class) × channel × shard, every shard', async () => {
     const pages: string[] = [];
     const store = {
-      findDue: async (state: string, channel: string, shard: number) => {
-        pages.push(`${state}#${channel}#${shard}`);
+      findDue: async (partition: SweepPartition) => {
+        pages.push(sweepPartition(partition));
         return { entries: [] };
       },
     } as unknown as NotificationStore;
     const NOW = 1_800_000_000_000;
-    await sweep({
-      store,
-      now: () => NOW,
-      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      pendingThresholdMs: 900_000,
-      maxSendAttempts: 5,
-      maxAgeMs: 86_400_000,
-      sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
-      intervalMs: 60_000,
-      limit: 10_000,
-      pageSize: 100,
-      concurrency: 4,
-      deadline: NOW + 50_000,
-      shards: 64,
-    });
-    expect(pages).toHaveLength(2 * CHANNELS.length * 64);
+    await sweepWith(store, NOW, { sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 }, shards: 64 });
+    expect(pages).toHaveLength(4 * CHANNELS.length * 64);
     expect(new Set(pages).size).toBe(pages.length);
-    expect(pages).toContain('PENDING#SMS#63');
+    expect(pages).toEqual(expect.arrayContaining(['SENDING#SMS#63', 'PENDING#SMS#63', 'PENDING#SMS#critical#63']));
+    expect(pages).toContain('PENDING#SMS#bulk#63');
   });
 });
 

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore, SweepEntry, Transition } from '../../functions/commons/notification-store.ts';
+import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
-import type { SweepState } from '../../functions/domain/keys.ts';
+import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
+import { sweepDeps } from '../support/sweep-deps.ts';
 
 const NOW = 1_800_000_000_000;
 let seq = 0;
@@ -22,10 +24,11 @@ const entry = (over: Partial<SweepEntry> = {}): SweepEntry => {
   };
 };
 
-type Place = { state: SweepState; channel: Channel; shard: number };
+type Place = { state: SweepState; channel: Channel; shard: number; noticeClass?: NoticeClass };
+const keyOf = (p: Place) => sweepPartition({ noticeClass: 'normal', ...p });
 /** A fake store through the port: partitions of due entries, paged by offset, answering every write with `answer`. */
 function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied') {
-  const parts = new Map(due.map(([p, es]) => [`${p.state}#${p.channel}#${p.shard}`, es]));
+  const parts = new Map(due.map(([p, es]) => [keyOf(p), es]));
   const calls = {
     pages: [] as string[],
     redrive: [] as SweepEntry[],
@@ -33,15 +36,8 @@ function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied')
     expire: [] as SweepEntry[],
   };
   const store = {
-    findDue: async (
-      state: SweepState,
-      channel: Channel,
-      shard: number,
-      before: number,
-      limit: number,
-      start?: { i: number },
-    ) => {
-      const key = `${state}#${channel}#${shard}`;
+    findDue: async (partition: SweepPartition, before: number, limit: number, start?: { i: number }) => {
+      const key = sweepPartition(partition);
       calls.pages.push(key);
       const all = (parts.get(key) ?? []).filter((e) => e.sweepAt <= before);
       const from = start?.i ?? 0;
@@ -64,29 +60,21 @@ function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied')
   return { store, calls };
 }
 
-const deps = (store: NotificationStore, over: Partial<SweepDeps> = {}): SweepDeps => ({
-  store,
-  now: () => NOW,
-  policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-  pendingThresholdMs: 900_000,
-  maxSendAttempts: 5,
-  maxAgeMs: 86_400_000,
-  sendRates: { EMAIL: 1_000, PUSH: 1_000, SMS: 1_000 },
-  intervalMs: 60_000,
-  limit: 10_000,
-  pageSize: 100,
-  concurrency: 4,
-  deadline: NOW + 50_000,
-  ...over,
-});
+const deps = (store: NotificationStore, over: Partial<SweepDeps> = {}): SweepDeps =>
+  sweepDeps(store, NOW, { policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' }, ...over });
 
 describe('sweeper', () => {
-  it('visits every partition of the sparse index — state × channel × shard — SENDING before PENDING', async () => {
+  it('visits every partition of the sparse index once — SENDING, then PENDING critical, normal, bulk', async () => {
     const { store, calls } = fakeStore([]);
     await sweep(deps(store));
-    expect(calls.pages).toHaveLength(2 * CHANNELS.length * SWEEP_SHARDS);
+    const group = CHANNELS.length * SWEEP_SHARDS;
+    expect(calls.pages).toHaveLength(4 * group);
+    expect(new Set(calls.pages).size).toBe(calls.pages.length);
     expect(calls.pages[0]).toBe('SENDING#EMAIL#0');
-    expect(calls.pages.indexOf('PENDING#EMAIL#0')).toBe(CHANNELS.length * SWEEP_SHARDS);
+    expect(calls.pages.indexOf('PENDING#EMAIL#critical#0')).toBe(group);
+    expect(calls.pages.indexOf('PENDING#EMAIL#0')).toBe(2 * group);
+    expect(calls.pages.indexOf('PENDING#EMAIL#bulk#0')).toBe(3 * group);
+    expect(calls.pages.some((p) => /^SENDING#[A-Z]+#[a-z]/.test(p))).toBe(false);
   });
 
   it('resolves an expired lease by the channel policy and the attempt budget (deferrals do not count)', async () => {
@@ -120,7 +108,8 @@ describe('sweeper', () => {
     expect(calls.resolve.map(([e]) => e)).toEqual([lease]);
     expect(r.redriven.map((e) => e.channel)).toContain('PUSH');
     expect(r.examined).toBe(150);
-    expect(r.unfinished).toBe(1);
+    // EMAIL's normal shard 0, and its bulk partitions, held behind it and never read.
+    expect(r.unfinished).toBe(1 + SWEEP_SHARDS);
   });
 
   it('pages through a partition with LastEvaluatedKey until it is done', async () => {
@@ -181,5 +170,73 @@ describe('sweeper', () => {
     const { store, calls } = fakeStore([]);
     await sweep(deps(store, { now: () => (t += 1_000), deadline: NOW + 5_500 }));
     expect(calls.pages.length).toBeLessThan(10);
+  });
+
+  describe('critical first', () => {
+    // 14 emails a second × a 60 s period: 840 re-drives per run on EMAIL.
+    const slowEmail = { sendRates: { EMAIL: 14, PUSH: 1_000, SMS: 1_000 } };
+
+    it('a critical item due now is woken in the first run, ahead of a backlog of normal ones due long before it', async () => {
+      // 10,000 deferred normal emails, every one due before the critical notice, spread over the shards.
+      const backlog = Array.from({ length: 10_000 }, (_, i) =>
+        entry({ retryAt: NOW - 600_000 + i, sweepAt: NOW - 600_000 + i }),
+      );
+      const critical = entry({ retryAt: NOW - 1_000, sweepAt: NOW - 1_000 });
+      const { store, calls } = fakeStore([
+        ...Array.from({ length: SWEEP_SHARDS }, (_, shard): [Place, SweepEntry[]] => [
+          { state: 'PENDING', channel: 'EMAIL', shard },
+          backlog.filter((_, i) => i % SWEEP_SHARDS === shard),
+        ]),
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 5, noticeClass: 'critical' }, [critical]],
+      ]);
+      const r = await sweep(deps(store, slowEmail));
+      expect(calls.redrive[0]).toBe(critical);
+      expect(r.woken).toContain(critical);
+      // The cap holds: the critical one and 839 of the backlog.
+      expect(r.woken).toHaveLength(840);
+    });
+
+    it("spends a channel's cap on critical, then normal, then bulk — strictly, across pages and rounds", async () => {
+      const due = (n: number) => Array.from({ length: n }, () => entry({ retryAt: NOW - 5_000, sweepAt: NOW - 5_000 }));
+      const critical = due(250);
+      const normal = due(300);
+      const bulk = due(300);
+      const { store } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'bulk' }, bulk],
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 1 }, normal],
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 2, noticeClass: 'critical' }, critical],
+      ]);
+      // Cap 500 and pages of 100: critical takes three pages over three rounds, normal the rest; bulk none.
+      const r = await sweep(deps(store, { sendRates: { EMAIL: 5, PUSH: 1_000, SMS: 1_000 }, intervalMs: 100_000 }));
+      expect(r.woken).toHaveLength(500);
+      expect(r.woken.filter((e) => critical.includes(e))).toHaveLength(250);
+      expect(r.woken.filter((e) => normal.includes(e))).toHaveLength(250);
+      expect(r.woken.filter((e) => bulk.includes(e))).toHaveLength(0);
+      // The normal partition left with due items, and the bulk partitions held behind it and never read.
+      expect(r.unfinished).toBe(1 + SWEEP_SHARDS);
+    });
+
+    it("one channel's critical backlog holds back only that channel's others", async () => {
+      const critical = Array.from({ length: 200 }, () => entry());
+      const push = entry({ channel: 'PUSH' });
+      const { store } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'critical' }, critical],
+        [{ state: 'PENDING', channel: 'PUSH', shard: 3, noticeClass: 'bulk' }, [push]],
+      ]);
+      const r = await sweep(deps(store, { sendRates: { EMAIL: 1, PUSH: 1_000, SMS: 1_000 } }));
+      expect(r.redriven.filter((e) => e.channel === 'EMAIL')).toHaveLength(60);
+      expect(r.redriven).toContain(push);
+    });
+
+    it('expired leases still come first in every round, and are never held by a class', async () => {
+      const critical = Array.from({ length: 500 }, () => entry());
+      const lease = entry({ status: 'SENDING', attempt: 1 });
+      const { store, calls } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'critical' }, critical],
+        [{ state: 'SENDING', channel: 'EMAIL', shard: 4 }, [lease]],
+      ]);
+      await sweep(deps(store, slowEmail));
+      expect(calls.resolve.map(([e]) => e)).toEqual([lease]);
+    });
   });
 });

@@ -10,6 +10,7 @@ import { rateShardsFor } from '../../functions/commons/send-quota-store.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SUPPRESSION_SHARDS, sweepKey } from '../../functions/domain/keys.ts';
 import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../functions/domain/sweep-index.ts';
+import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { writeUnits } from './billing.ts';
 import { costOf, type Prices, US_EAST_1_PRICES } from './prices.ts';
 
@@ -127,7 +128,8 @@ export function capacityModel(input: CapacityInput) {
   const dispatchTableWruPerSec = n * (claimWru + finishWru + m.pacerWritesPerSend);
   const indexWcuPerSec = ingestIndexWruPerSec + n * dispatchIndexWruPerSend;
   const tableWcuPerSec = ingestWruPerSec - ingestIndexWruPerSec + dispatchTableWruPerSec;
-  const sweeperQueriesPerRun = 2 * CHANNELS.length * sweepShards;
+  // One Query per partition the sweeper visits: SENDING, and PENDING per class, per channel × shard.
+  const sweeperQueriesPerRun = sweepPartitions(sweepShards).length;
   const sweeperRruPerSec = (sweeperQueriesPerRun * 0.5) / 60;
   // The audience check before each claim (issue 16): two strongly consistent reads per send — the address's
   // suppression item (a channel's items spread over 16 keys by the hash) and the user's preferences (a key per user).

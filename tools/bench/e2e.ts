@@ -36,11 +36,12 @@ import { createTable, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { mskEvent } from '../local/msk.ts';
 import {
   countInFlight,
+  DispatchMappings,
   KafkaMapping,
   lambdaContext,
   loadHandlers,
   readTable,
-  StreamMapping,
+  type StreamMapping,
 } from '../local/pipeline.ts';
 import { SendQuota, startSesEndpoint, startSnsEndpoint } from '../local/providers.ts';
 import { StreamReader } from '../local/stream-reader.ts';
@@ -232,9 +233,17 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
 
     // ── The pipeline, every part at once ──
     const kafka = new KafkaMapping(handlers.ingest);
-    const reader = new StreamReader(db.endpoint, tableName);
-    stops.push(() => reader.close());
-    const stream = new StreamMapping(reader, dispatch);
+    // Dispatch's two triggers (lib/notifier-stack.ts), each reading the stream on its own and polling at once, as in
+    // AWS: the urgent one (critical types only) and the routine one (every PENDING notification).
+    const readers = {
+      urgent: new StreamReader(db.endpoint, tableName),
+      routine: new StreamReader(db.endpoint, tableName),
+    };
+    stops.push(() => {
+      readers.urgent.close();
+      readers.routine.close();
+    });
+    const triggers = new DispatchMappings(readers, dispatch);
     let running = true;
     const loads: number[] = [];
     const loadTimer = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
@@ -242,7 +251,7 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
     // A poll or a sweeper run that fails is tried again on the next turn, as Lambda's poller and schedule would; the
     // failures are counted in the report.
     const failures = { streamPolls: 0, sweeperRuns: 0 };
-    const polling = (async () => {
+    const poll = async (stream: StreamMapping) => {
       while (running) {
         try {
           if ((await stream.pump()) === 0) await sleep(250);
@@ -251,7 +260,8 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
           await sleep(1_000);
         }
       }
-    })();
+    };
+    const polling = Promise.all([poll(triggers.urgent), poll(triggers.routine)]);
     const sweeps = { runs: 0, woken: 0, redriven: 0, resolved: 0 };
     const sweeping = (async () => {
       while (running) {
@@ -456,7 +466,7 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       byStatus: table.byStatus,
       allSent: notifications > 0 && sent === notifications && inFlight === 0,
       notTraced: untraced,
-      onFailure: stream.onFailure.length,
+      onFailure: triggers.onFailure.length,
       providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
       sweeper: sweeps,
       failures,

@@ -10,10 +10,16 @@
  */
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
+import {
+  DISPATCH_FILTER_PATTERN,
+  matchesFilter,
+  URGENT_BATCH_SIZE,
+  urgentFilterPattern,
+} from '../../functions/commons/stream-filter.ts';
 import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
 import { metricNamespaceOf, SERVICE_NAME } from '../../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
+import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { localClient, scanAll } from './dynamodb-local.ts';
 import { EXAMPLE_BRAND } from './example-brand.ts';
 import type { StreamReader } from './stream-reader.ts';
@@ -142,6 +148,8 @@ export class KafkaMapping {
 
 export interface StreamMappingOptions {
   readonly batchSize?: number;
+  /** The mapping's filter: the routine one (every PENDING notification) unless given (the urgent one's). */
+  readonly filter?: object;
   /** Retries of a failing batch (MaximumRetryAttempts) before the batch goes to the on-failure list. */
   readonly maxRetries?: number;
   /**
@@ -191,12 +199,12 @@ export class StreamMapping {
     this.options.onRead?.(fresh);
     if (fresh.length > 0 && this.options.unfiltered?.() === true) {
       this.unfilteredDeliveries++;
-      const raw = fresh.filter((r) => !matchesFilter(DISPATCH_FILTER_PATTERN, r)).slice(0, this.batchSize);
+      const raw = fresh.filter((r) => !matchesFilter(this.filter, r)).slice(0, this.batchSize);
       if (raw.length > 0) await this.invoke(raw);
     }
     const now = this.options.now ?? Date.now;
     for (const r of fresh) {
-      if (!matchesFilter(DISPATCH_FILTER_PATTERN, r)) continue;
+      if (!matchesFilter(this.filter, r)) continue;
       if (this.options.drop?.(r) === true) {
         this.dropped++;
         continue;
@@ -256,6 +264,45 @@ export class StreamMapping {
 
   private get batchSize(): number {
     return this.options.batchSize ?? 100;
+  }
+
+  private get filter(): object {
+    return this.options.filter ?? DISPATCH_FILTER_PATTERN;
+  }
+}
+
+/**
+ * Dispatch's two triggers as the stack configures them, each reading the stream on its own: the urgent one (critical
+ * types only, batches of URGENT_BATCH_SIZE) and the routine one (every PENDING notification, the critical ones too,
+ * later). A pump runs the urgent one first. The routine mapping's redelivery of a critical notice finds it claimed or
+ * finished, as in AWS.
+ */
+export class DispatchMappings {
+  readonly urgent: StreamMapping;
+  readonly routine: StreamMapping;
+
+  constructor(
+    readers: { readonly urgent: StreamReader; readonly routine: StreamReader },
+    handler: Handlers['dispatch'],
+    options: Omit<StreamMappingOptions, 'filter' | 'batchSize'> = {},
+  ) {
+    this.urgent = new StreamMapping(readers.urgent, handler, {
+      ...options,
+      filter: urgentFilterPattern(CRITICAL_TYPES),
+      batchSize: URGENT_BATCH_SIZE,
+    });
+    this.routine = new StreamMapping(readers.routine, handler, options);
+  }
+
+  /** Records the routine mapping read (it reads every record): what converge() waits on. */
+  async pump(): Promise<number> {
+    await this.urgent.pump();
+    return this.routine.pump();
+  }
+
+  /** What both discarded to the on-failure destination. */
+  get onFailure(): DynamoDBRecord[] {
+    return [...this.urgent.onFailure, ...this.routine.onFailure];
   }
 }
 
@@ -349,7 +396,7 @@ export async function countInFlight(endpoint: string, tableName: string): Promis
  * `onIdle` runs whenever the stream has nothing new (the local run hands SES feedback over and trims its ledgers).
  */
 export async function converge(
-  stream: StreamMapping,
+  stream: Pick<StreamMapping, 'pump'>,
   handlers: Handlers,
   env: Pick<LocalEnvironment, 'dynamoEndpoint' | 'tableName'>,
   options: { timeoutMs?: number; onIdle?: () => Promise<void> | void; signal?: AbortSignal } = {},

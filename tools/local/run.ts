@@ -38,7 +38,7 @@ import { mskEvent } from './msk.ts';
 import { displayName, type OutboxNotification, SENDS_IN_FULL, startOutbox } from './outbox.ts';
 import { type OutboxRow, outboxHtml } from './outbox-page.ts';
 import { summarizeTable, type TableSummary } from './outcomes.ts';
-import { converge, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from './pipeline.ts';
+import { converge, DispatchMappings, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers } from './pipeline.ts';
 import {
   type AcceptedSend,
   SendQuota,
@@ -398,9 +398,16 @@ async function main(signal: AbortSignal): Promise<number> {
     },
   });
   const kafka = new KafkaMapping(handlers.ingest);
-  const reader = new StreamReader(db.endpoint, tableName);
-  onExit(() => reader.close());
-  const stream = new StreamMapping(reader, handlers.dispatch);
+  // Dispatch's two triggers, each reading the stream on its own (lib/notifier-stack.ts): critical types, and all.
+  const readers = {
+    urgent: new StreamReader(db.endpoint, tableName),
+    routine: new StreamReader(db.endpoint, tableName),
+  };
+  onExit(() => {
+    readers.urgent.close();
+    readers.routine.close();
+  });
+  const stream = new DispatchMappings(readers, handlers.dispatch);
   const feedback = new FeedbackMapping(() => ses.feedback.splice(0), handlers.feedback);
   // SNS's delivery status log entries, a subscription batch per log group, as CloudWatch Logs would deliver them.
   let deliveryLogs = 0;

@@ -35,8 +35,8 @@ import {
   quarantineId,
   quarantinePk,
   parseQuarantineId as quarantineSourceOf,
-  sweepKey,
 } from '../../functions/domain/keys.ts';
+import { pendingSweepKey } from '../../functions/domain/notification.ts';
 import { canMove, moveCondition, type NotificationStatus } from '../../functions/domain/state-machine.ts';
 import { CLUSTER_ARN, mskRecord } from '../local/msk.ts';
 
@@ -453,7 +453,7 @@ export async function resendNotification(
           ':attempt': item.attempt,
           ':pending': 'PENDING',
           ':iso': iso,
-          ':sweepKey': sweepKey('PENDING', channel, request.notificationId),
+          ':sweepKey': pendingSweepKey(String(item.template), channel, request.notificationId),
           // Due for the sweeper a minute from now, should the stream record never reach dispatch.
           ':sweepAt': now + 60_000,
           ':empty': [],
