@@ -27,21 +27,21 @@ import { join } from 'node:path';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
+import { URGENT_BATCH_SIZE, urgentFilterPattern } from '../../functions/commons/stream-filter.ts';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
-import { classOf } from '../../functions/domain/catalogue.ts';
+import { CRITICAL_TYPES, classOf } from '../../functions/domain/catalogue.ts';
 import { parseNotificationId } from '../../functions/domain/keys.ts';
 import { onExit } from '../local/cli.ts';
 import { createTable, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { mskEvent } from '../local/msk.ts';
 import {
   countInFlight,
-  DispatchMappings,
   KafkaMapping,
   lambdaContext,
   loadHandlers,
   readTable,
-  type StreamMapping,
+  StreamMapping,
 } from '../local/pipeline.ts';
 import { SendQuota, startSesEndpoint, startSnsEndpoint } from '../local/providers.ts';
 import { StreamReader } from '../local/stream-reader.ts';
@@ -222,14 +222,17 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       SharedTokenBucket.prototype.acquire = acquire;
       ProviderSender.prototype.send = send;
     });
-    const dispatch = async (event: DynamoDBStreamEvent, context: Parameters<typeof handlers.dispatch>[1]) => {
-      const at = Date.now();
-      for (const r of event.Records) {
-        const id = r.dynamodb?.NewImage?.notificationId?.S;
-        if (id !== undefined) trace(id).handedAt ??= at;
-      }
-      return handlers.dispatch(event, context);
-    };
+    const traced =
+      (handler: typeof handlers.dispatch) =>
+      async (event: DynamoDBStreamEvent, context: Parameters<typeof handlers.dispatch>[1]) => {
+        const at = Date.now();
+        for (const r of event.Records) {
+          const id = r.dynamodb?.NewImage?.notificationId?.S;
+          if (id !== undefined) trace(id).handedAt ??= at;
+        }
+        return handler(event, context);
+      };
+    const dispatch = traced(handlers.dispatch);
 
     // ── The pipeline, every part at once ──
     const kafka = new KafkaMapping(handlers.ingest);
@@ -243,7 +246,16 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       readers.urgent.close();
       readers.routine.close();
     });
-    const triggers = new DispatchMappings(readers, dispatch);
+    // Each trigger invokes its own Lambda environments: the urgent one gets a second instance of the dispatch module
+    // (its own send slots and token bucket), so a critical record never queues for a slot a routine batch holds.
+    const urgentModule = new URL('../../functions/dispatch/index.ts?environment=urgent', import.meta.url).href;
+    const urgentHandler = ((await import(urgentModule)) as typeof import('../../functions/dispatch/index.ts')).handler;
+    const urgentDispatch = traced(urgentHandler);
+    const routineTrigger = new StreamMapping(readers.routine, dispatch);
+    const urgentTrigger = new StreamMapping(readers.urgent, urgentDispatch, {
+      filter: urgentFilterPattern(CRITICAL_TYPES),
+      batchSize: URGENT_BATCH_SIZE,
+    });
     let running = true;
     const loads: number[] = [];
     const loadTimer = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
@@ -261,7 +273,7 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
         }
       }
     };
-    const polling = Promise.all([poll(triggers.urgent), poll(triggers.routine)]);
+    const polling = Promise.all([poll(urgentTrigger), poll(routineTrigger)]);
     const sweeps = { runs: 0, woken: 0, redriven: 0, resolved: 0 };
     const sweeping = (async () => {
       while (running) {
@@ -466,7 +478,7 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       byStatus: table.byStatus,
       allSent: notifications > 0 && sent === notifications && inFlight === 0,
       notTraced: untraced,
-      onFailure: triggers.onFailure.length,
+      onFailure: urgentTrigger.onFailure.length + routineTrigger.onFailure.length,
       providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
       sweeper: sweeps,
       failures,
