@@ -384,6 +384,11 @@ async function main(signal: AbortSignal): Promise<number> {
     extra: {
       POWERTOOLS_LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
       POWERTOOLS_METRICS_DISABLED: 'false',
+      // Production's send timeout, not the tests' 2 s: on a slow or busy machine the emulators' first answers can take
+      // seconds, and a send cut off by the timeout would show an UNKNOWN outcome the provider never caused. The lease
+      // still outlasts the pacing wait, the send and the write after it (loadDispatchConfig checks): 5 + 5 s within 15.
+      SEND_TIMEOUT_MS: '5000',
+      LEASE_SECONDS: '15',
       // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
       MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? input.maxEventAgeSeconds),
       // As the stack does: emails go through the configuration set whose events reach the feedback function.
