@@ -10,6 +10,15 @@ export const DISPATCH_FILTER_PATTERN = {
 } as const;
 
 /**
+ * Records per invocation of the urgent mapping: small, so one invocation's sends take well under a second and a
+ * critical notice never waits for a large batch to fill or to finish.
+ */
+export const URGENT_BATCH_SIZE = 10;
+
+/** The longest filter pattern Lambda takes. */
+export const FILTER_PATTERN_MAX_CHARS = 4096;
+
+/**
  * The urgent trigger's filter: the same records, of the critical types only. A second event source mapping on the
  * stream carries it, so a critical notice reaches dispatch at once instead of behind the records ahead of it in its
  * shard — a backlog of normal ones that dispatch paces at the provider's quota moves the shard's position only that
@@ -18,17 +27,21 @@ export const DISPATCH_FILTER_PATTERN = {
  * Matched on the notification's type, which every item carries (those written before this mapping existed too); the
  * critical types come from the catalogue when the stack is synthesized.
  */
-/**
- * Records per invocation of the urgent mapping: small, so one invocation's sends take well under a second and a
- * critical notice never waits for a large batch to fill or to finish.
- */
-export const URGENT_BATCH_SIZE = 10;
-
-export const urgentFilterPattern = (criticalTypes: readonly string[]) =>
-  ({
+export function urgentFilterPattern(criticalTypes: readonly string[]) {
+  const pattern = {
     eventName: DISPATCH_FILTER_PATTERN.eventName,
     dynamodb: { NewImage: { ...DISPATCH_FILTER_PATTERN.dynamodb.NewImage, template: { S: [...criticalTypes] } } },
-  }) as const;
+  } as const;
+  // Lambda refuses a longer pattern at deploy (https://docs.aws.amazon.com/lambda/latest/api/API_Filter.html): say so
+  // at synth, naming the cause. About 150 critical types of 25 characters fit.
+  const length = JSON.stringify(pattern).length;
+  if (length > FILTER_PATTERN_MAX_CHARS) {
+    throw new RangeError(
+      `the urgent trigger's filter would be ${length} characters for ${criticalTypes.length} critical types; Lambda takes at most ${FILTER_PATTERN_MAX_CHARS}: shorten the critical types' names or make fewer types critical`,
+    );
+  }
+  return pattern;
+}
 
 /**
  * Matches the subset of the Lambda event-filtering grammar the pattern above uses: nested objects whose leaves are

@@ -15,7 +15,12 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/commons/dispatch-timing.ts';
-import { matchesFilter, URGENT_BATCH_SIZE } from '../../functions/commons/stream-filter.ts';
+import {
+  FILTER_PATTERN_MAX_CHARS,
+  matchesFilter,
+  URGENT_BATCH_SIZE,
+  urgentFilterPattern,
+} from '../../functions/commons/stream-filter.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
@@ -530,6 +535,12 @@ describe('the dispatch trigger', () => {
       // Both reach the one dispatch function and its on-failure queue.
       expect(urgent[1].Properties.FunctionName).toEqual(routine[1].Properties.FunctionName);
       expect(urgent[1].Properties.DestinationConfig).toEqual(routine[1].Properties.DestinationConfig);
+    });
+
+    it('a catalogue whose critical types would not fit in a Lambda filter pattern is refused at synth, naming why', () => {
+      expect(JSON.stringify(urgentFilterPattern(CRITICAL_TYPES)).length).toBeLessThan(FILTER_PATTERN_MAX_CHARS);
+      const many = Array.from({ length: 200 }, (_, i) => `SuspiciousActivityDetected${i}`);
+      expect(() => urgentFilterPattern(many)).toThrow(/at most 4096: shorten the critical types' names/);
     });
 
     it('the matcher follows the filter grammar: every key must be present and hold one of the listed values', () => {
