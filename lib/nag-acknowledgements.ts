@@ -104,6 +104,15 @@ export function acknowledgeDeliveryStatusFindings(scope: IConstruct, loggingRole
   }
 }
 
+/** Dispatch's urgent trigger (critical types only): a fast lane beside the routine trigger, never the only one. */
+export function acknowledgeUrgentTrigger(mapping: IConstruct): void {
+  Validations.of(mapping).acknowledge({
+    id: 'Serverless-LambdaEventSourceMappingDestination',
+    reason:
+      'The routine trigger on the same stream delivers every record this one carries (and has the on-failure queue): a record this one gives up is not lost, and sending it to the queue would page an operator for nothing.',
+  });
+}
+
 /** The smoke producer (lib/smoke-producer.ts): a function in the cluster's subnets, invoked by an operator. */
 export function acknowledgeSmokeProducerFindings(role: Role, fn: IConstruct): void {
   Validations.of(role).acknowledge({

@@ -44,7 +44,7 @@ import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { EvidenceStore } from './evidence-store.ts';
-import { acknowledgeFindings } from './nag-acknowledgements.ts';
+import { acknowledgeFindings, acknowledgeUrgentTrigger } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
 import { useSchemaRegistry } from './schema-registry.ts';
@@ -326,17 +326,14 @@ export class NotifierStack extends Stack {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    const dispatchTrigger = {
-      startingPosition: StartingPosition.TRIM_HORIZON,
-      bisectBatchOnError: true,
-      retryAttempts: 5,
-      maxRecordAge: Duration.hours(6),
-      reportBatchItemFailures: true,
-      onFailure: sendOnlyQueueDestination(dispatchFailures),
-    };
     dispatch.addEventSource(
       new DynamoEventSource(this.table, {
-        ...dispatchTrigger,
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        bisectBatchOnError: true,
+        retryAttempts: 5,
+        maxRecordAge: Duration.hours(6),
+        reportBatchItemFailures: true,
+        onFailure: sendOnlyQueueDestination(dispatchFailures),
         batchSize: timing.batchSize,
         maxBatchingWindow: Duration.seconds(1),
         parallelizationFactor: 2,
@@ -348,14 +345,23 @@ export class NotifierStack extends Stack {
     // dispatched at once instead of when the routine mapping, paced at the provider's quota, reaches it.
     // (A second DynamoEventSource on the same table would reuse its construct id: the mapping is added directly; the
     // stream read permission is the routine trigger's.)
+    // It is a fast lane, never the only one: the routine trigger delivers every record it carries. So it starts at
+    // LATEST (its first deploy onto a running stack does not replay the stream's 24 hours), gives up on a record after
+    // a minute and two retries, and sends nothing to the on-failure queue — whose alarm means a record no trigger
+    // will deliver, which is never the case for these.
     if (CRITICAL_TYPES.length > 0) {
-      dispatch.addEventSourceMapping('UrgentDispatchTrigger', {
-        ...dispatchTrigger,
+      const urgent = dispatch.addEventSourceMapping('UrgentDispatchTrigger', {
         eventSourceArn: this.table.tableStreamArn as string,
+        startingPosition: StartingPosition.LATEST,
         batchSize: URGENT_BATCH_SIZE,
         parallelizationFactor: 2,
+        bisectBatchOnError: true,
+        retryAttempts: 2,
+        maxRecordAge: Duration.minutes(1),
+        reportBatchItemFailures: true,
         filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
       });
+      acknowledgeUrgentTrigger(urgent);
     }
 
     // ── Sweeper: nothing silently lost ──

@@ -56,11 +56,36 @@ function lookup(given: string): LocaleReading {
   } catch {
     // Not a language tag at all (RangeError): nothing to negotiate.
   }
-  for (let range = canonical?.toLowerCase() ?? ''; range !== ''; range = shorter(range)) {
+  const found = canonical === undefined ? undefined : (lookupRange(canonical) ?? lookupLikely(canonical));
+  return found === undefined ? { locale: DEFAULT_LOCALE, how: 'fallback' } : { locale: found, how: 'normalised' };
+}
+
+function lookupRange(tag: string): Locale | undefined {
+  for (let range = tag.toLowerCase(); range !== ''; range = shorter(range)) {
     const match = LOCALES.find((l) => l === range);
-    if (match !== undefined) return { locale: match, how: 'normalised' };
+    if (match !== undefined) return match;
   }
-  return { locale: DEFAULT_LOCALE, how: 'fallback' };
+  return undefined;
+}
+
+/**
+ * A language written with a script or region (`zh-hant`, `pt-br`) is also reached from the tags that imply it — Java's
+ * `zh_TW`, a bare `pt` — by the likely subtags of Unicode CLDR (Intl.Locale#maximize: `zh-TW` is `zh-Hant-TW`, `pt` is
+ * `pt-Latn-BR`), tried as language-script-region, then language-region. Only subtags are added: a tag whose language
+ * the likely subtags would change (`und-JP` → `ja`) is not read as another language.
+ */
+function lookupLikely(tag: string): Locale | undefined {
+  let likely: Intl.Locale;
+  try {
+    likely = new Intl.Locale(tag).maximize();
+  } catch {
+    return undefined;
+  }
+  if (likely.language !== new Intl.Locale(tag).language) return undefined;
+  return (
+    lookupRange(likely.baseName) ??
+    (likely.region === undefined ? undefined : lookupRange(`${likely.language}-${likely.region}`))
+  );
 }
 
 /** `ja_JP.UTF-8` → `ja-JP`; `sr_RS_#Latn` → `sr-Latn-RS`. Anything else is left for Intl to judge. */

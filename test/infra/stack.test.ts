@@ -532,9 +532,14 @@ describe('the dispatch trigger', () => {
       expect(matchesFilter(patternOf(urgent), streamRecord('MODIFY', { ...critical, status: 'SENT' }, critical))).toBe(
         false,
       );
-      // Both reach the one dispatch function and its on-failure queue.
+      // Both reach the one dispatch function. The urgent one is a fast lane, never the only one: it starts at LATEST
+      // (no replay of the stream on its first deploy), gives up after a minute, and pages nobody through the
+      // on-failure queue — the routine trigger delivers every record it carries.
       expect(urgent[1].Properties.FunctionName).toEqual(routine[1].Properties.FunctionName);
-      expect(urgent[1].Properties.DestinationConfig).toEqual(routine[1].Properties.DestinationConfig);
+      expect(urgent[1].Properties.StartingPosition).toBe('LATEST');
+      expect(urgent[1].Properties.MaximumRecordAgeInSeconds).toBe(60);
+      expect(urgent[1].Properties.DestinationConfig).toBeUndefined();
+      expect(routine[1].Properties.DestinationConfig).toBeDefined();
     });
 
     it('a catalogue whose critical types would not fit in a Lambda filter pattern is refused at synth, naming why', () => {

@@ -3,7 +3,7 @@
  * every type, its templates (here the English ones with the language's `lang`, a bank's translator's stand-in). Used
  * to show a language is data: the compiler takes it, and the functions write it with no TypeScript change.
  *
- * Also a command (`node --import tsx test/support/add-language.ts <out-dir> [code]`): compiles such a copy and writes
+ * Also a command (`node --import tsx test/support/add-language.ts <out-dir> [code|- ...]`): compiles such a copy and writes
  * the two generated modules into <out-dir>, for a test that loads them in place of the shipped ones.
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -41,10 +41,13 @@ export function unshippedLanguage(root: string = TEMPLATES_DIR) {
       };
 }
 
-/** A copy of templates/ with `code` added from the English files; `skip` leaves out the named files (type/file). */
-export function templatesWithLanguage(code: string, skip: readonly string[] = []): string {
-  const dir = mkdtempSync(join(tmpdir(), `notifier-language-${code}-`));
-  cpSync(TEMPLATES_DIR, dir, { recursive: true });
+/**
+ * A copy of templates/ with `code` added from the English files; `skip` leaves out the named files (type/file); `into`
+ * adds it to a copy made before (several languages at once).
+ */
+export function templatesWithLanguage(code: string, skip: readonly string[] = [], into?: string): string {
+  const dir = into ?? mkdtempSync(join(tmpdir(), `notifier-language-${code}-`));
+  if (into === undefined) cpSync(TEMPLATES_DIR, dir, { recursive: true });
   const copy = (from: string, to: string, edit: (s: string) => string = (s) => s) => {
     if (!skip.includes(to.slice(dir.length + 1))) writeFileSync(to, edit(readFileSync(from, 'utf8')));
   };
@@ -64,8 +67,13 @@ export function templatesWithLanguage(code: string, skip: readonly string[] = []
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const [out = '', code = unshippedLanguage().code] = process.argv.slice(2);
-  const { source, catalogueSource } = await generateModule(templatesWithLanguage(code));
+  // `-` (or no code) is a language templates/ does not have: unshippedLanguage().
+  const [out = '', ...given] = process.argv.slice(2);
+  const [first, ...more] = (given.length === 0 ? ['-'] : given).map((c) => (c === '-' ? unshippedLanguage().code : c));
+  if (first === undefined) throw new Error('no language');
+  const dir = templatesWithLanguage(first);
+  for (const code of more) templatesWithLanguage(code, [], dir);
+  const { source, catalogueSource } = await generateModule(dir);
   writeFileSync(join(out, 'templates.generated.ts'), source);
   writeFileSync(join(out, 'catalogue.generated.ts'), catalogueSource);
 }

@@ -293,6 +293,7 @@ describe('definitions are validated', () => {
         new RegExp(`"${c.toUpperCase()}" is not a BCP 47 language tag in lower case \\(${c}\\)`),
       ],
       [() => templatesWithLanguage('french'), /"french" is not a language the runtime's Intl knows/],
+      [() => templatesWithLanguage('tlh'), /the runtime's Intl has no number or date formats for "tlh"/],
       [
         () => templatesWithLanguage(c, [`partials/footer.${c}.mjml`, `partials/footer.${c}.txt`]),
         new RegExp(

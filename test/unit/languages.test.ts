@@ -15,7 +15,12 @@ const compiled = await vi.hoisted(async () => {
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const out = mkdtempSync(join(tmpdir(), 'notifier-language-'));
-  execFileSync(process.execPath, ['--import', 'tsx', 'test/support/add-language.ts', out], { stdio: 'inherit' });
+  // French (or German for a bank that ships French: `-`), and two languages written with a script or region. (Not
+  // imported here: importing the compiler would load the generated modules before they are mocked.)
+  const codes = ['-', 'pt-br', 'zh-hant'];
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/support/add-language.ts', out, ...codes], {
+    stdio: 'inherit',
+  });
   return { out };
 });
 vi.mock('../../functions/domain/catalogue.generated.ts', () => import(`${compiled.out}/catalogue.generated.ts`));
@@ -43,23 +48,36 @@ describe('a language added as data', () => {
     expect(negotiateLocale(`${code}-CH`)).toEqual({ locale: code, how: 'normalised' });
   });
 
+  it('a language written with a script or region is read from the tags that imply it, and only from those', () => {
+    expect(LOCALES).toEqual(expect.arrayContaining(['pt-br', 'zh-hant']));
+    const read = (tag: string) => negotiateLocale(tag).locale;
+    // CLDR's likely subtags: Taiwan and Hong Kong write Traditional Chinese, a bare `pt` is Brazilian.
+    for (const tag of ['zh-Hant', 'zh-TW', 'zh_TW', 'zh-HK', 'zh-Hant-TW']) expect(read(tag), tag).toBe('zh-hant');
+    for (const tag of ['pt', 'pt-BR', 'pt_BR.UTF-8']) expect(read(tag), tag).toBe('pt-br');
+    // Another reading is not taken: Simplified Chinese and European Portuguese fall back to the default.
+    for (const tag of ['zh', 'zh-CN', 'zh-Hans', 'pt-PT'])
+      expect(negotiateLocale(tag), tag).toEqual({ locale: 'en', how: 'fallback' });
+    // Likely subtags never change the language: `und-JP` is not read as Japanese.
+    expect(negotiateLocale('und-JP')).toEqual({ locale: 'en', how: 'fallback' });
+  });
+
   it('needs its entries in the brand settings, its time zone included (none is guessed for it)', () => {
-    expect(problems(settings.brand)).toEqual([
-      `brand.name.${code} is required`,
-      `brand.supportPhone.${code} is required`,
-      `brand.legalFooter.${code} is required`,
-      `brand.defaultTimeZone.${code} is required`,
-    ]);
+    const missing = problems(settings.brand);
+    for (const c of [code, 'pt-br', 'zh-hant'])
+      for (const field of ['name', 'supportPhone', 'legalFooter', 'defaultTimeZone'])
+        expect(missing).toContain(`brand.${field}.${c} is required`);
+    expect(missing).toHaveLength(12);
   });
 
   it('is written with its own bank name, support phone, legal text, time zone, money and dates', () => {
     const b = settings.brand;
+    const others = (value: string) => ({ 'pt-br': value, 'zh-hant': value });
     const brand: Brand = brandSchema.parse({
       ...b,
-      name: { ...b.name, [code]: added.bank },
-      supportPhone: { ...b.supportPhone, [code]: added.phone },
-      legalFooter: { ...b.legalFooter, [code]: added.legal },
-      defaultTimeZone: { ...b.defaultTimeZone, [code]: added.timeZone },
+      name: { ...b.name, ...others('Banco'), [code]: added.bank },
+      supportPhone: { ...b.supportPhone, ...others('+55 11 4004-0000'), [code]: added.phone },
+      legalFooter: { ...b.legalFooter, ...others(''), [code]: added.legal },
+      defaultTimeZone: { ...b.defaultTimeZone, ...others('America/Sao_Paulo'), [code]: added.timeZone },
     });
     const data = { transferId: 't-1', amount: '1240.5', currency: 'EUR', counterpartyName: 'Claire Dubois' };
     const input = { template: 'TransferCompleted', occurredAt: '2026-11-30T09:15:00Z', data } as const;

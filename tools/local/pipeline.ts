@@ -286,10 +286,14 @@ export class DispatchMappings {
     handler: Handlers['dispatch'],
     options: Omit<StreamMappingOptions, 'filter' | 'batchSize'> = {},
   ) {
+    // A fast lane, as the stack configures it: gives up on a record after two retries or a minute; what it gives up
+    // is not the on-failure queue's (the routine trigger delivers it).
     this.urgent = new StreamMapping(readers.urgent, handler, {
       ...options,
       filter: urgentFilterPattern(CRITICAL_TYPES),
       batchSize: URGENT_BATCH_SIZE,
+      maxRetries: 2,
+      maxRecordAgeMs: 60_000,
     });
     this.routine = new StreamMapping(readers.routine, handler, options);
   }
@@ -300,9 +304,9 @@ export class DispatchMappings {
     return this.routine.pump();
   }
 
-  /** What both discarded to the on-failure destination. */
+  /** What the routine trigger discarded to the on-failure destination (the urgent one has none). */
   get onFailure(): DynamoDBRecord[] {
-    return [...this.urgent.onFailure, ...this.routine.onFailure];
+    return this.routine.onFailure;
   }
 }
 

@@ -214,6 +214,15 @@ export function readLanguages(root: string = TEMPLATES_DIR): string[] {
     const named = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(code);
     if (named === undefined)
       throw new TemplateError(`partials/footer.${code}.mjml: "${code}" is not a language the runtime's Intl knows`);
+    // …and can format for: Intl falls back to its default locale for a language it has no data for (`tlh`).
+    const formats = [
+      new Intl.NumberFormat(code).resolvedOptions().locale,
+      new Intl.DateTimeFormat(code).resolvedOptions().locale,
+    ];
+    if (formats.some((l) => new Intl.Locale(l).language !== new Intl.Locale(code).language))
+      throw new TemplateError(
+        `partials/footer.${code}.mjml: the runtime's Intl has no number or date formats for "${code}" (it would use ${formats.join(', ')})`,
+      );
     if (!existsSync(join(dir, `footer.${code}.txt`)))
       throw new TemplateError(`partials/footer.${code}.txt: missing: every language has the text footer too`);
   }
