@@ -16,11 +16,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { clock, type DynamoFault, injectDynamoFaults, isMarkSent } from '../../tools/chaos/faults.ts';
 import { chaosInvoke } from '../../tools/chaos/world.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import { type Handlers, KafkaMapping, lambdaContext, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
+import { type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { resendNotification } from '../../tools/ops/operations.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 const { ses, sns } = providerMocks();
@@ -38,18 +39,12 @@ const LEASE_MS = 10_000;
 beforeAll(async () => {
   clock.install();
   table = await newLocalTable(inject('dynamoEndpoint'));
-  handlers = await loadHandlers({
-    dynamoEndpoint: table.endpoint,
-    sesEndpoint: 'http://127.0.0.1:9',
-    snsEndpoint: 'http://127.0.0.1:9',
-    tableName: table.tableName,
-    extra: {
-      CHANNEL_POLICIES: 'EMAIL=AT_MOST_ONCE,SMS=AT_LEAST_ONCE',
-      LEASE_SECONDS: String(LEASE_MS / 1000),
-      PENDING_THRESHOLD_SECONDS: '1',
-      RETRY_BASE_MS: '5',
-      RETRY_MAX_MS: '20',
-    },
+  handlers = await handlersOn(table, {
+    CHANNEL_POLICIES: 'EMAIL=AT_MOST_ONCE,SMS=AT_LEAST_ONCE',
+    LEASE_SECONDS: String(LEASE_MS / 1000),
+    PENDING_THRESHOLD_SECONDS: '1',
+    RETRY_BASE_MS: '5',
+    RETRY_MAX_MS: '20',
   });
   const { documentClient } = await import('../../functions/commons/dynamodb-client.ts');
   injectDynamoFaults(documentClient, { dynamo: (command, input) => plan(command, input) });

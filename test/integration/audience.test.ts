@@ -18,19 +18,13 @@ import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
 import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
 import { UsageError } from '../../tools/local/cli.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import {
-  converge,
-  type Handlers,
-  KafkaMapping,
-  lambdaContext,
-  loadHandlers,
-  StreamMapping,
-} from '../../tools/local/pipeline.ts';
+import { converge, type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { main as opsMain } from '../../tools/ops/cli.ts';
 import { listAudit } from '../../tools/ops/customer.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
@@ -45,13 +39,7 @@ let offset = 0;
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  handlers = await loadHandlers({
-    dynamoEndpoint: table.endpoint,
-    sesEndpoint: 'http://127.0.0.1:9',
-    snsEndpoint: 'http://127.0.0.1:9',
-    tableName: table.tableName,
-    extra: { PENDING_THRESHOLD_SECONDS: '1' },
-  });
+  handlers = await handlersOn(table, { PENDING_THRESHOLD_SECONDS: '1' });
   reader = new StreamReader(table.endpoint, table.tableName);
   stream = new StreamMapping(reader, handlers.dispatch);
   kafka = new KafkaMapping(handlers.ingest);

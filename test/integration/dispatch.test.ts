@@ -15,17 +15,11 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import {
-  converge,
-  type Handlers,
-  KafkaMapping,
-  lambdaContext,
-  loadHandlers,
-  StreamMapping,
-} from '../../tools/local/pipeline.ts';
+import { converge, type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 const { ses, sns } = providerMocks();
@@ -38,13 +32,7 @@ let offset = 0;
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  handlers = await loadHandlers({
-    dynamoEndpoint: table.endpoint,
-    sesEndpoint: 'http://127.0.0.1:9',
-    snsEndpoint: 'http://127.0.0.1:9',
-    tableName: table.tableName,
-    extra: { PENDING_THRESHOLD_SECONDS: '1', BREAKER_HOLD_SECONDS: '1' },
-  });
+  handlers = await handlersOn(table, { PENDING_THRESHOLD_SECONDS: '1', BREAKER_HOLD_SECONDS: '1' });
   reader = new StreamReader(table.endpoint, table.tableName);
   stream = new StreamMapping(reader, handlers.dispatch);
   kafka = new KafkaMapping(handlers.ingest);

@@ -15,12 +15,13 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
+import { converge, type Handlers, KafkaMapping, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { listRefused, REPAIR_TOPIC, repairEvent } from '../../tools/ops/refusals.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 const { ses, sns } = providerMocks();
@@ -33,12 +34,7 @@ let offset = 0;
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  handlers = await loadHandlers({
-    dynamoEndpoint: table.endpoint,
-    sesEndpoint: 'http://127.0.0.1:9',
-    snsEndpoint: 'http://127.0.0.1:9',
-    tableName: table.tableName,
-  });
+  handlers = await handlersOn(table);
   reader = new StreamReader(table.endpoint, table.tableName);
   stream = new StreamMapping(reader, handlers.dispatch);
   kafka = new KafkaMapping(handlers.ingest);

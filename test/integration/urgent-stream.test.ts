@@ -9,10 +9,11 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { notificationSk } from '../../functions/domain/keys.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import { DispatchMappings, type Handlers, KafkaMapping, loadHandlers } from '../../tools/local/pipeline.ts';
+import { DispatchMappings, type Handlers, KafkaMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 const { ses, sns } = providerMocks();
@@ -23,12 +24,7 @@ const readers: StreamReader[] = [];
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  handlers = await loadHandlers({
-    dynamoEndpoint: table.endpoint,
-    sesEndpoint: 'http://127.0.0.1:9',
-    snsEndpoint: 'http://127.0.0.1:9',
-    tableName: table.tableName,
-  });
+  handlers = await handlersOn(table);
   const reader = () => {
     const r = new StreamReader(table.endpoint, table.tableName);
     readers.push(r);
