@@ -1,5 +1,5 @@
 /**
- * Delivery feedback (issue 16): the SES configuration set dispatch sends through, its event destination on the
+ * Delivery feedback: the SES configuration set dispatch sends through, its event destination on the
  * default EventBridge bus, the rule that hands Delivery / Bounce / Complaint / Reject / DeliveryDelay events of this
  * configuration set to the feedback function, and the alarms on the account's bounce and complaint rates.
  *

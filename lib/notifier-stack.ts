@@ -80,7 +80,7 @@ export class NotifierStack extends Stack {
       PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
       MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
     };
-    // The sweep index's shards, sized from the peak the stack is built for (issue 18); every writer of a sweep key and
+    // The sweep index's shards, sized from the peak the stack is built for; every writer of a sweep key and
     // the sweeper get the same count.
     const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
@@ -280,7 +280,7 @@ export class NotifierStack extends Stack {
         DISPATCH_CONCURRENCY: String(timing.concurrency),
         ...sendEnv,
         ...shardEnv,
-        // Every email goes through the configuration set whose events reach the feedback function (issue 16).
+        // Every email goes through the configuration set whose events reach the feedback function.
         SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
       },
     });
@@ -424,7 +424,7 @@ export class NotifierStack extends Stack {
       encryptAlarmTopic: s.encryptAlarmTopic,
     });
 
-    // ── Delivery feedback: SES configuration set → EventBridge → feedback function (issue 16) ──
+    // ── Delivery feedback: SES configuration set → EventBridge → feedback function ──
     const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
       prefix,
       metricNamespace,

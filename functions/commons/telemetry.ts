@@ -53,7 +53,7 @@ export const METRIC_NAMES = [
   'SendRetries',
   'UnknownOutcomes',
   'NotificationsSuppressed',
-  // feedback (issue 16)
+  // feedback
   'DeliveryFeedback',
   'AddressesSuppressed',
   'FeedbackIgnored',

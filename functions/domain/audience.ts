@@ -1,5 +1,5 @@
 /**
- * Who may still be sent to (issue 16): suppressed addresses and the customer's channel preferences, as items of the
+ * Who may still be sent to: suppressed addresses and the customer's channel preferences, as items of the
  * one table, and the rule dispatch applies last before it sends a notification.
  *
  * - Suppression: pk `SUPPRESSION#<channel>#<first hex digit of the hash>`, sk the sha-256 of the normalised address.

@@ -1,5 +1,5 @@
 /**
- * Delivery feedback (issue 16): what a provider tells us after it accepted a message, turned into a `deliveryStatus`
+ * Delivery feedback: what a provider tells us after it accepted a message, turned into a `deliveryStatus`
  * for the notification and, when it says the address can never be reached, a suppression of the address.
  * - SES (EMAIL): delivered, bounced, complained about, rejected, delayed — `readFeedback` takes the EventBridge event
  *   SES publishes through a configuration set (source aws.ses, the SES event record as `detail`).

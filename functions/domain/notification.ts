@@ -89,7 +89,7 @@ export interface NotificationItem {
   repairedAt?: string;
   firstCreatedAt?: string;
   /**
-   * What the provider told us after it accepted (issue 16, domain/feedback.ts), apart from `status`: a SENT
+   * What the provider told us after it accepted (domain/feedback.ts), apart from `status`: a SENT
    * notification stays SENT. Its own time attributes, never updatedAt, which the state machine's re-reads compare.
    */
   deliveryStatus?: string;

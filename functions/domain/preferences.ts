@@ -1,5 +1,5 @@
 /**
- * The PreferencesUpdated event (issue 16): a customer's whole opt-out set, published on the same topic as the
+ * The PreferencesUpdated event: a customer's whole opt-out set, published on the same topic as the
  * transfers and recorded through the same inbox (idempotent by eventId, quarantined when bad). Here: the items it
  * writes.
  *

@@ -1,5 +1,5 @@
 /**
- * Use case: record what a provider said about a message it accepted (issue 16).
+ * Use case: record what a provider said about a message it accepted.
  *
  * Input: an SES event (EventBridge) or SNS delivery status log entries (a CloudWatch Logs subscription, up to
  * thousands at once), read by domain/feedback.ts into Feedback.

@@ -78,7 +78,7 @@ export function tally(received: number, results: readonly IngestResult[], failed
       case 'accepted':
         f.accepted++;
         if (r.normalised.length > 0) f.spellingsNormalised++;
-        // A preferences event (issue 16) has no channel by nature: not "without notifications".
+        // A preferences event has no channel by nature: not "without notifications".
         if (r.preferences === true) break;
         if (r.skipped === 'TOO_OLD') f.tooOld++;
         else if (r.channels.length === 0) f.withoutNotifications++;
