@@ -33,7 +33,13 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
-import { DISPATCH_FILTER_PATTERN, URGENT_BATCH_SIZE, urgentFilterPattern } from '../functions/commons/stream-filter.ts';
+import {
+  DISPATCH_FILTER_PATTERN,
+  URGENT_BATCH_SIZE,
+  URGENT_MAX_RECORD_AGE_SECONDS,
+  URGENT_RETRIES,
+  urgentFilterPattern,
+} from '../functions/commons/stream-filter.ts';
 import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
 import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
@@ -356,8 +362,8 @@ export class NotifierStack extends Stack {
         batchSize: URGENT_BATCH_SIZE,
         parallelizationFactor: 2,
         bisectBatchOnError: true,
-        retryAttempts: 2,
-        maxRecordAge: Duration.minutes(1),
+        retryAttempts: URGENT_RETRIES,
+        maxRecordAge: Duration.seconds(URGENT_MAX_RECORD_AGE_SECONDS),
         reportBatchItemFailures: true,
         filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
       });

@@ -14,6 +14,12 @@ export const DISPATCH_FILTER_PATTERN = {
  * critical notice never waits for a large batch to fill or to finish.
  */
 export const URGENT_BATCH_SIZE = 10;
+/**
+ * The urgent mapping is a fast lane beside the routine one, never the only one: it retries a failing batch this often
+ * and gives up on a record this old; what it gives up the routine mapping still delivers.
+ */
+export const URGENT_RETRIES = 2;
+export const URGENT_MAX_RECORD_AGE_SECONDS = 60;
 
 /** The longest filter pattern Lambda takes. */
 export const FILTER_PATTERN_MAX_CHARS = 4096;

@@ -14,6 +14,8 @@ import {
   DISPATCH_FILTER_PATTERN,
   matchesFilter,
   URGENT_BATCH_SIZE,
+  URGENT_MAX_RECORD_AGE_SECONDS,
+  URGENT_RETRIES,
   urgentFilterPattern,
 } from '../../functions/commons/stream-filter.ts';
 import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
@@ -292,8 +294,8 @@ export class DispatchMappings {
       ...options,
       filter: urgentFilterPattern(CRITICAL_TYPES),
       batchSize: URGENT_BATCH_SIZE,
-      maxRetries: 2,
-      maxRecordAgeMs: 60_000,
+      maxRetries: URGENT_RETRIES,
+      maxRecordAgeMs: URGENT_MAX_RECORD_AGE_SECONDS * 1000,
     });
     this.routine = new StreamMapping(readers.routine, handler, options);
   }
