@@ -217,6 +217,33 @@ async function arrive(
 
 const RANK: Readonly<Record<NoticeClass, number>> = { critical: 0, normal: 1, bulk: 2 };
 
+/**
+ * A refused notice found every window it could use taken up to its class's ceiling at the last moment it could still
+ * use it: a sleeper (itself, or one of its class ahead of it) wakes up to 20 ms after the release or the window's
+ * start (its jitter).
+ */
+function expectRefusedOnlyWhenFull({ answers, windows, start }: Awaited<ReturnType<typeof arrive>>): void {
+  for (const r of answers.filter((a) => !a.got)) {
+    const latest = r.waitUntil - 20;
+    for (let w = Math.floor(r.asked / 1_000) * 1_000; w <= latest; w += 1_000) {
+      const ceiling = classCeiling(14, r.noticeClass, Math.min(w + 999, latest) - w);
+      const what = `${r.noticeClass} asked at +${r.asked - start} until +${r.waitUntil - start}: window +${w - start}`;
+      expect(windows.used.get(`EMAIL#${w}`) ?? 0, what).toBeGreaterThanOrEqual(ceiling);
+    }
+  }
+}
+
+/** Whenever a notice was served, every notice of a higher class already waiting (and still in time) was served first. */
+function expectNoLowerClassFirst({ answers, start }: Awaited<ReturnType<typeof arrive>>): void {
+  for (const g of answers.filter((a) => a.got)) {
+    for (const h of answers) {
+      if (RANK[h.noticeClass] >= RANK[g.noticeClass] || h.asked >= g.answeredAt || h.waitUntil < g.answeredAt) continue;
+      const what = `${h.noticeClass} +${h.asked - start} behind ${g.noticeClass} served at +${g.answeredAt - start}`;
+      expect(h.got && h.answeredAt <= g.answeredAt, what).toBe(true);
+    }
+  }
+}
+
 describe('a higher class never waits behind a lower one', () => {
   it('a critical notice arriving while a lone normal one sleeps until the release is served at once, from the reserve', async () => {
     // EMAIL at 14/s: normal may take 12 before the release. The window holds 12: the normal notice sleeps.
@@ -247,40 +274,13 @@ describe('a higher class never waits behind a lower one', () => {
 
   it('over any arrival order: a notice is refused only when every window it could use was taken up to its class’s ceiling, and no lower class is served while a higher one waits', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(arrival, { minLength: 1, maxLength: 12 }),
-        prefilled,
-        async (arrivals, prefilled) => {
-          const { answers, windows, start } = await arrive(arrivals, prefilled);
-          expect(answers).toHaveLength(arrivals.length);
-          for (const [key, used] of windows.used) expect(used, key).toBeLessThanOrEqual(14);
-          const usedIn = (w: number) => windows.used.get(`EMAIL#${w}`) ?? 0;
-          // A refused notice found every window it could use taken up to its class's ceiling at the last moment it
-          // could still use it: a sleeper (itself, or one of its class ahead of it) wakes up to 20 ms after the
-          // release or the window's start (its jitter).
-          for (const r of answers.filter((a) => !a.got)) {
-            const latest = r.waitUntil - 20;
-            for (let w = Math.floor(r.asked / 1_000) * 1_000; w <= latest; w += 1_000) {
-              const ceiling = classCeiling(14, r.noticeClass, Math.min(w + 999, latest) - w);
-              expect(
-                usedIn(w),
-                `${r.noticeClass} asked at +${r.asked - start} until +${r.waitUntil - start}: window +${w - start}`,
-              ).toBeGreaterThanOrEqual(ceiling);
-            }
-          }
-          for (const g of answers.filter((a) => a.got)) {
-            for (const h of answers) {
-              if (RANK[h.noticeClass] >= RANK[g.noticeClass] || h.asked >= g.answeredAt || h.waitUntil < g.answeredAt)
-                continue;
-              // h was waiting, of a higher class, when g was served: h must have been served no later.
-              expect(
-                h.got && h.answeredAt <= g.answeredAt,
-                `${h.noticeClass} +${h.asked - start} behind ${g.noticeClass} served at +${g.answeredAt - start}`,
-              ).toBe(true);
-            }
-          }
-        },
-      ),
+      fc.asyncProperty(fc.array(arrival, { minLength: 1, maxLength: 12 }), prefilled, async (arrivals, filled) => {
+        const run = await arrive(arrivals, filled);
+        expect(run.answers).toHaveLength(arrivals.length);
+        for (const [key, used] of run.windows.used) expect(used, key).toBeLessThanOrEqual(14);
+        expectRefusedOnlyWhenFull(run);
+        expectNoLowerClassFirst(run);
+      }),
       { numRuns: 1000 },
     );
   });
