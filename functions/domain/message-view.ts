@@ -8,7 +8,10 @@
 import Mustache from 'mustache';
 import type { Locale } from './locale.ts';
 
-/** Names every template may use besides its type's fields. Absent values are '' (a section then shows nothing). */
+/**
+ * Names every template may use besides its type's fields. Absent values are '' (a section then shows nothing); a
+ * field of the type that is '' where a template shows it outside its own section is refused (templates.ts).
+ */
 export const SHORT_FIELDS = ['bank', 'when', 'supportPhone', 'supportUrl'] as const;
 /** The email's text alternative may also use these. */
 export const TEXT_FIELDS = [...SHORT_FIELDS, 'supportPhoneHref', 'legal'] as const;
