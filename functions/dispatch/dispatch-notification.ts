@@ -38,6 +38,7 @@ import type { Brand } from '../domain/brand.ts';
 import { classOf } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
+import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
@@ -163,6 +164,8 @@ export async function dispatchNotification(
   const holder = new Holder(claim.item, deps, budget);
   const item = claim.item;
 
+  // Erasure is final: whatever put an erased notification back in flight, it is never sent (erasure.ts).
+  if (isErased(item)) return fail(holder, 'ERASED');
   if (isExpired(item, deps.now(), deps.maxAgeMs)) {
     const t = await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
     return landed(t, { kind: 'expired', item });

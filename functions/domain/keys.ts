@@ -52,6 +52,22 @@ export function notificationOfKey(key: NotificationKey): NotificationRef | undef
   return { eventId, channel };
 }
 
+/**
+ * An earlier send of a notification: the provider's message id of a send an operator's resend took off the item,
+ * kept beside it in the event's partition so a late report about that message is still found by its id (SNS's logs
+ * name nothing else). `SEND#<channel>#<messageId>`.
+ */
+const EARLIER_SEND_PREFIX = 'SEND#';
+export const earlierSendSk = (channel: Channel, messageId: string) => `${EARLIER_SEND_PREFIX}${channel}#${messageId}`;
+/** The notification an earlier send's key belongs to, or undefined when the key is not an earlier send's. */
+export function notificationOfEarlierSendKey(key: NotificationKey): NotificationRef | undefined {
+  const eventId = eventIdOfPk(key.pk);
+  if (eventId === undefined || !key.sk.startsWith(EARLIER_SEND_PREFIX)) return undefined;
+  const rest = key.sk.slice(EARLIER_SEND_PREFIX.length);
+  const channel = rest.slice(0, rest.indexOf('#'));
+  return isChannel(channel) ? { eventId, channel } : undefined;
+}
+
 export const notificationIdOf = (eventId: string, channel: Channel) => `${eventId}#${channel}`;
 /** The notificationId of the item at (pk, sk): the inverse of eventPk and notificationSk. */
 export const notificationIdOfKey = (pk: string, sk: string) =>

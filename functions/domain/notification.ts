@@ -7,6 +7,7 @@ import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
 import {
+  earlierSendSk,
   eventPk,
   INBOX_SK,
   type KafkaSource,
@@ -93,11 +94,51 @@ export interface NotificationItem {
    * notification stays SENT. Its own time attributes, never updatedAt, which the state machine's re-reads compare.
    */
   deliveryStatus?: string;
+  /** Set by an erasure (ops erase): address, data and user id are gone, and nothing sends it again (erasure.ts). */
+  erasedAt?: string;
   deliveryRank?: number;
   deliveryAt?: string;
   deliveryAtMs?: number;
   bounceType?: string;
   bounceSubType?: string;
+}
+
+/**
+ * A send an operator's resend took off its notification (keys.ts earlierSendSk): its provider message id stays on the
+ * providerMessage index, so the provider's late report about it — a dead number, a bounce — is recognised as ours,
+ * recorded on that send's evidence and applied to the address. No personal data: ids only. Expires with the
+ * notification.
+ */
+export interface EarlierSendItem {
+  pk: string;
+  sk: string;
+  kind: 'EARLIER_SEND';
+  notificationId: string;
+  eventId: string;
+  channel: Channel;
+  providerMessageId: string;
+  /** When the resend took it off the item. */
+  resentAt: string;
+  /** The notification's own: absent when it has none. */
+  expiresAt?: number;
+}
+
+export function buildEarlierSend(
+  n: { readonly eventId: string; readonly channel: Channel; readonly expiresAt?: unknown },
+  providerMessageId: string,
+  now: number,
+): EarlierSendItem {
+  return {
+    ...(typeof n.expiresAt === 'number' ? { expiresAt: n.expiresAt } : {}),
+    pk: eventPk(n.eventId),
+    sk: earlierSendSk(n.channel, providerMessageId),
+    kind: 'EARLIER_SEND',
+    notificationId: notificationIdOf(n.eventId, n.channel),
+    eventId: n.eventId,
+    channel: n.channel,
+    providerMessageId,
+    resentAt: new Date(now).toISOString(),
+  };
 }
 
 export interface QuarantineItem {

@@ -66,8 +66,11 @@ export type IngestResult =
       /** A PreferencesUpdated event: applied, or recorded as STALE (skipped) because a newer one is in force. */
       preferences?: boolean;
     }
-  /** `repaired`: the record was the corrected resend of an event with refused channels, and these are now PENDING. */
-  | { kind: 'duplicate'; eventId: string; repaired?: Channel[] }
+  /**
+   * `repaired`: the record was the corrected resend of an event with refused channels, and these are now PENDING.
+   * `erased`: it was such a resend, but the refused notifications were erased: nothing repaired, nothing sent.
+   */
+  | { kind: 'duplicate'; eventId: string; repaired?: Channel[]; erased?: true }
   | { kind: 'conflict'; eventId: string; newlyQuarantined: boolean }
   | { kind: 'quarantined'; rejection: Rejection; newlyQuarantined: boolean };
 
@@ -178,7 +181,8 @@ const REPAIR_ROUNDS = 3;
  * The inbox holds this eventId with another payloadHash. A duplicate if this record's hash is one a repair already
  * accepted; a repair if it is the event apart from the contact points of its REFUSED channels (the stored repairHash)
  * and makes some of them sendable: those move REFUSED → PENDING with the new address, in one transaction with the
- * inbox, conditional on what was read. Anything else is a conflict, as for any event.
+ * inbox, conditional on what was read — never an erased one (erasure.ts): that resend is a duplicate, and nothing of
+ * it is kept. Anything else is a conflict, as for any event.
  */
 async function settleTransfer(
   known: KnownInbox,
@@ -223,6 +227,8 @@ async function settleTransfer(
     );
     if ('refused' in written) return written.refused;
     if (written.outcome === 'repaired') return { kind: 'duplicate', eventId, repaired };
+    // Erasure is final: the event was processed, its customer erased since. Nothing of the record is kept.
+    if (written.outcome === 'erased') return { kind: 'duplicate', eventId, erased: true };
     // 'changed': another record of this event moved the inbox first: read it again and decide anew.
   }
   return settleExisting(storedHash, payloadHash, eventId, record, deps);

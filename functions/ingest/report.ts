@@ -53,6 +53,8 @@ export function reportBatch(summary: BatchSummary): void {
         if (r.repaired !== undefined && r.repaired.length > 0) {
           for (const c of r.repaired) add(repaired, c);
           logger.info('refused channels repaired by a corrected resend', { eventId: r.eventId, channels: r.repaired });
+        } else if (r.erased === true) {
+          logger.info('corrected resend of an erased event: nothing repaired, nothing sent', { eventId: r.eventId });
         } else logger.info('duplicate event acknowledged', { eventId: r.eventId });
         break;
       case 'conflict':

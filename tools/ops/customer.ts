@@ -13,6 +13,7 @@ import type { EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { ERASED_USER, isErased } from '../../functions/domain/erasure.ts';
 import {
   type EvidenceRecord,
   evidencePrefixOf,
@@ -341,7 +342,6 @@ export async function exportCustomer(deps: TableDeps, store: EvidenceStore | und
 
 /** Statuses an erasure may touch: the notification is over. PENDING and SENDING must still be sent, so they stay. */
 const FINISHED: readonly string[] = TERMINAL_STATUSES;
-export const ERASED_USER = 'ERASED';
 
 export interface ErasureResult {
   readonly userId: string;
@@ -366,7 +366,7 @@ export async function eraseCustomer(deps: TableDeps, userId: string, now: number
     const view = await inspectEvent(deps, eventId);
     let allFinished = true;
     for (const n of view.notifications) {
-      if (n.userId === ERASED_USER) continue; // an earlier erasure's
+      if (isErased(n)) continue; // an earlier erasure's
       try {
         if (!FINISHED.includes(String(n.status)))
           throw Object.assign(new Error(), { name: 'ConditionalCheckFailedException' });

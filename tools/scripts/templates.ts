@@ -12,7 +12,8 @@
  *   inbox;
  * - no unescaped placeholder ({{{x}}}, {{&x}}) and no delimiter change anywhere: HTML escaping cannot be switched off;
  * - MJML validates strictly, and no placeholder of the MJML goes missing in the compiled HTML;
- * - push and SMS templates are one line.
+ * - push and SMS templates are one line;
+ * - an optional field is shown only inside a section of its own, so its absence leaves no blank.
  *
  *   npm run templates            write the module
  *   npm run templates -- --check exit 1 when the module is not what templates/ compiles to
@@ -26,6 +27,7 @@ import { type Definition, dataPlaceholders, definitionProblems, isTypeName } fro
 import type { Channel } from '../../functions/domain/channels.ts';
 import { DEFAULT_LOCALE } from '../../functions/domain/locale.ts';
 import {
+  bareNames,
   type CompiledSet,
   HTML_FIELDS,
   SHORT_FIELDS,
@@ -94,6 +96,21 @@ function checkNames(template: string, file: string, allowed: readonly string[], 
     }
   }
   return used.names;
+}
+
+/**
+ * An optional field is shown only inside a section of its own ({{#field}}…{{/field}}): absent, it leaves no blank. (A
+ * required field shown outside one makes the notice refused when its value is empty: templates.ts.)
+ */
+function checkOptionalInSections(template: string, file: string, def: Definition) {
+  const bare = bareNames(template);
+  for (const field of def.data) {
+    if (!field.required && bare.has(field.name)) {
+      throw new TemplateError(
+        `${file}: {{${field.name}}} is optional: show it inside {{#${field.name}}}…{{/${field.name}}}, so its absence leaves no blank`,
+      );
+    }
+  }
 }
 
 const read = (path: string) => readFileSync(path, 'utf8');
@@ -305,6 +322,8 @@ async function compileSet(
     short.push([sms, `sms.${locale}.txt`]);
   }
   for (const [value, name] of short) checkNames(oneLine(value, rel(name)), rel(name), names.short);
+  const parts: [string, string][] = [...short, [email.html, `email.${locale}.mjml`], [text, `email.${locale}.txt`]];
+  for (const [value, name] of parts) checkOptionalInSections(value, rel(name), def);
   return {
     subject: email.subject,
     html: email.html,
