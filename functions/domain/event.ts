@@ -14,7 +14,6 @@
  * - Display text from third parties (counterpartyName, reason) is cleaned (display-text.ts), never a reason to reject.
  * - The hash covers the event's meaning, not its spelling (see payloadHash).
  */
-import { createHash } from 'node:crypto';
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
 import { type Definition, dataNamesOf, definitionOf, EVENT_TYPES, type FieldDefinition } from './catalogue.ts';
@@ -24,7 +23,8 @@ import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import { parseJson } from './json.ts';
 import { LOCALES, type Locale, negotiateLocale } from './locale.ts';
 import { readInstant, readTimeZone } from './moment.ts';
-import { canonicalAmount, checkAmount, minorUnit, normaliseAmount, normaliseCurrency } from './money.ts';
+import { checkAmount, minorUnit, normaliseAmount, normaliseCurrency } from './money.ts';
+import { type HashInput, PAYLOAD_HASH_VERSION, payloadHash, versioned } from './payload-hash.ts';
 
 /** The notice types: the folders of templates/ (catalogue.ts). */
 export { EVENT_TYPES } from './catalogue.ts';
@@ -271,15 +271,6 @@ export const preferencesSchema = z.object({
   // A set once read (readChannelList): upper case, each once.
   data: z.object({ optOut: z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length)) }),
 });
-
-/** Everything a transfer's hashes are computed from: the event, its instant, and the contact points it refused. */
-export interface HashInput {
-  readonly event: BankingEvent;
-  /** occurredAt as its UTC instant (readInstant's `iso`). */
-  readonly instant: string;
-  /** The contact points refused, as given: part of the event's meaning, so a resend of the same bad event is a duplicate. */
-  readonly refusedGiven: Readonly<Partial<Record<ContactField, unknown>>>;
-}
 
 export interface DecodedTransfer {
   readonly ok: true;
@@ -643,87 +634,5 @@ export function utcInstant(text: string): { iso: string; epochMs: number } | und
   return instant === undefined ? undefined : { iso: instant.iso, epochMs: instant.epochMs };
 }
 
-/** Version of the payloadHash definition, stored as its prefix: a later definition must not be compared with it. */
-export const PAYLOAD_HASH_VERSION = 'v2';
-
-const versioned = (meaning: unknown[]) =>
-  `${PAYLOAD_HASH_VERSION}:${createHash('sha256').update(JSON.stringify(meaning)).digest('hex')}`;
-
-/**
- * The JSON array a transfer's hashes cover, in this order: the definition's name, eventId, type, occurredAt as its UTC
- * instant, userId, locale (negotiated), email, pushEndpointArn, phoneNumber (each normalised; a refused one as
- * `{"refused": <the value as given>}`; null when absent, and null for the channels in `blank`), transferId, amount as
- * a decimal (trailing fraction zeros dropped), currency, counterpartyName and reason after cleaning (null when
- * absent), channels sorted (null when not listed), and — only when the runtime knows it — the recipient's timeZone in
- * lower case (IANA names are case-insensitive; appended only when present, so every hash stored before the field
- * existed is unchanged).
- */
-function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unknown[] {
-  const { recipient: r, data: d } = h.event;
-  return [
-    name,
-    h.event.eventId,
-    h.event.type,
-    h.instant,
-    r.userId,
-    r.locale,
-    contactMeaning(h, 'EMAIL', blank),
-    contactMeaning(h, 'PUSH', blank),
-    contactMeaning(h, 'SMS', blank),
-    ...dataMeaning(h.event.type, d),
-    h.event.channels === undefined ? null : [...h.event.channels].sort(),
-    ...(r.timeZone === undefined ? [] : [r.timeZone.toLowerCase()]),
-  ];
-}
-
-/**
- * The data's part of the meaning: each field of the type's definition in its order — identifiers, display text
- * (cleaned), dates and enum values as they are; money as its decimal (trailing fraction zeros dropped) and its
- * currency; a number as its decimal; an instant as its UTC instant; null for an absent one. For a transfer: transferId,
- * amount, currency, counterpartyName, reason — the array the hash always covered.
- */
-function dataMeaning(type: string, d: EventData): unknown[] {
-  const def = definitionOf(type);
-  if (def === undefined) return [];
-  return def.data.flatMap((field): unknown[] => {
-    const value = d[field.name];
-    switch (field.kind) {
-      case 'money':
-        return [value === undefined ? null : canonicalAmount(value), d[field.currencyField as string] ?? null];
-      case 'number':
-        return [value === undefined ? null : canonicalAmount(value)];
-      case 'instant':
-        return [value === undefined ? null : (readInstant(value)?.iso ?? value)];
-      default:
-        return [value ?? null];
-    }
-  });
-}
-
-/** A contact point in the hash: normalised, `{refused: <as given>}`, or null (absent, or left out for a repair). */
-function contactMeaning(h: HashInput, channel: Channel, blank: readonly Channel[]): unknown {
-  const field = CONTACT_FIELD_OF[channel];
-  if (blank.includes(channel)) return null;
-  if (field in h.refusedGiven) return { refused: h.refusedGiven[field] };
-  return h.event.recipient[field] ?? null;
-}
-
-/**
- * sha-256 of the event's meaning, not its spelling (docs/event.md "What the payloadHash covers"). Every spelling the
- * contract accepted before other spellings were read normalises to itself, so its hash is what it always was
- * (test/unit/payload-hash-compat.test.ts holds the hashes of 265 such events).
- */
-export function payloadHash(h: HashInput): string {
-  return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}`, []));
-}
-
-/**
- * The event's meaning apart from the contact points of `channels`: equal for the event whose channels were refused and
- * the producer's corrected resend of it, which may differ only there (docs/event.md "A refused channel"). Its own
- * definition name, so it never equals a payloadHash.
- */
-export function repairHash(h: HashInput, channels: readonly Channel[]): string {
-  return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}.repair`, channels));
-}
-
 export type { Channel };
+export { type HashInput, PAYLOAD_HASH_VERSION, payloadHash, repairHash } from './payload-hash.ts';
