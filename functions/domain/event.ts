@@ -16,7 +16,15 @@
  */
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
-import { type Definition, dataNamesOf, definitionOf, EVENT_TYPES, type FieldDefinition } from './catalogue.ts';
+import { maskCardNumbers } from './card-number.ts';
+import {
+  type Definition,
+  dataNamesOf,
+  definitionOf,
+  EVENT_TYPES,
+  type FieldDefinition,
+  patternOf,
+} from './catalogue.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import { CONTACT_FIELD_OF, CONTACT_READERS, type ContactField, type ContactProblem } from './contact.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
@@ -171,8 +179,16 @@ export const DECIMAL_NUMBER = /^(0|[1-9]\d{0,14})(?:\.(\d{1,6}))?$/;
 function fieldShape(field: FieldDefinition): Record<string, z.core.SomeType> {
   const need = <T extends z.core.SomeType>(schema: T) => (field.required ? schema : z.optional(schema));
   switch (field.kind) {
-    case 'identifier':
-      return { [field.name]: need(strictText(128)) };
+    case 'identifier': {
+      const pattern = patternOf(field);
+      const shaped = strictText(128);
+      if (pattern === undefined) return { [field.name]: need(shaped) };
+      return {
+        [field.name]: need(
+          shaped.check(z.regex(pattern, `does not match the pattern ${field.pattern} of its definition`)),
+        ),
+      };
+    }
     case 'text':
       // Display text: any string. Cleaned after, never a reason to reject; `required` is checked before cleaning.
       return { [field.name]: z.optional(z.string()) };
@@ -280,6 +296,8 @@ export interface DecodedTransfer {
   readonly occurredAtMs: number;
   /** Display-text fields that cleaning changed. */
   readonly sanitised: DisplayField[];
+  /** Identifier and display-text fields in which a card number was masked (card-number.ts). */
+  readonly masked: DisplayField[];
   /** Fields whose spelling had one reading and was normalised to it (`recipient.phoneNumber`, `data.amount` …). */
   readonly normalised: string[];
   /** Presentation hints that fell back to the default. */
@@ -375,19 +393,24 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
   const instant = readInstant(p.occurredAt);
   if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', eventId);
   const sanitised: DisplayField[] = [];
+  const masked: DisplayField[] = [];
   const fields = p.data as Record<string, string | undefined>;
   const data: Record<string, string> = {};
   for (const field of def.data) {
     for (const name of dataNamesOf(field)) {
       const value = fields[name];
       if (value === undefined) continue;
-      if (field.kind !== 'text') {
-        data[name] = value;
-        continue;
-      }
-      const clean = cleanDisplayText(value, field.maxGraphemes ?? NAME_MAX_GRAPHEMES);
-      if (clean.changed) sanitised.push(name);
-      if (clean.text !== '') data[name] = clean.text;
+      if (field.kind === 'identifier') {
+        // Shown as written: a card number in it is masked (card-number.ts), as in display text.
+        const shown = maskCardNumbers(value);
+        if (shown.masked) masked.push(name);
+        data[name] = shown.text;
+      } else if (field.kind === 'text') {
+        const clean = cleanDisplayText(value, field.maxGraphemes ?? NAME_MAX_GRAPHEMES);
+        if (clean.changed) sanitised.push(name);
+        if (clean.masked) masked.push(name);
+        if (clean.text !== '') data[name] = clean.text;
+      } else data[name] = value;
     }
   }
   const r = p.recipient;
@@ -413,6 +436,7 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
     payloadHash: payloadHash(hashInput),
     occurredAtMs: instant.epochMs,
     sanitised,
+    masked: masked.length === 0 ? NONE : masked,
     normalised: read.normalised,
     fallbacks: read.fallbacks,
     contactRefusals: read.contactRefusals,
@@ -634,5 +658,5 @@ export function utcInstant(text: string): { iso: string; epochMs: number } | und
   return instant === undefined ? undefined : { iso: instant.iso, epochMs: instant.epochMs };
 }
 
-export type { Channel };
 export { type HashInput, PAYLOAD_HASH_VERSION, payloadHash, repairHash } from './payload-hash.ts';
+export type { Channel };

@@ -15,7 +15,6 @@ import { createHash } from 'node:crypto';
 import { dataNamesOf, definitionOf, type FieldDefinition } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import { CONTACT_FIELD_OF, type ContactField } from './contact.ts';
-import type { BankingEvent, EventData } from './event.ts';
 import { readInstant } from './moment.ts';
 import { canonicalAmount } from './money.ts';
 
@@ -41,9 +40,20 @@ export const POSITIONAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
   TransferFailed: ['transferId', 'amount', 'currency', 'counterpartyName', 'reason'],
 };
 
+/** The event as its hash reads it: event.ts BankingEvent (declared here, so this module needs nothing of event.ts). */
+export interface HashedEvent {
+  readonly eventId: string;
+  readonly type: string;
+  readonly recipient: { readonly userId: string; readonly locale: string; readonly timeZone?: string } & Readonly<
+    Partial<Record<ContactField, string>>
+  >;
+  readonly data: Readonly<Record<string, string>>;
+  readonly channels?: readonly Channel[];
+}
+
 /** Everything a transfer's hashes are computed from: the event, its instant, and the contact points it refused. */
 export interface HashInput {
-  readonly event: BankingEvent;
+  readonly event: HashedEvent;
   /** occurredAt as its UTC instant (readInstant's `iso`). */
   readonly instant: string;
   /** The contact points refused, as given: part of the event's meaning, so a resend of the same bad event is a duplicate. */
@@ -87,7 +97,7 @@ function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unkno
  * decimal; an instant as its UTC instant. By position for the names of POSITIONAL_FIELDS (null when absent), by name
  * for the others present (sorted, so the definition's order is free), or undefined when there are none.
  */
-function dataMeaning(type: string, d: EventData): { positional: unknown[]; named?: Record<string, unknown> } {
+function dataMeaning(type: string, d: HashedEvent['data']): { positional: unknown[]; named?: Record<string, unknown> } {
   const def = definitionOf(type);
   if (def === undefined) return { positional: [] };
   const kindOf = new Map<string, FieldDefinition['kind'] | 'currency'>();
@@ -96,7 +106,7 @@ function dataMeaning(type: string, d: EventData): { positional: unknown[]; named
     kindOf.set(name as string, field.kind);
     if (currency !== undefined) kindOf.set(currency, 'currency');
   }
-  const valueOf = (name: string): unknown => {
+  const hashedValue = (name: string): unknown => {
     const value = d[name];
     const kind = kindOf.get(name);
     if (value === undefined || kind === undefined) return null;
@@ -107,8 +117,8 @@ function dataMeaning(type: string, d: EventData): { positional: unknown[]; named
   const positionalNames = POSITIONAL_FIELDS[type] ?? [];
   const others = [...kindOf.keys()].filter((name) => !positionalNames.includes(name) && d[name] !== undefined).sort();
   return {
-    positional: positionalNames.map(valueOf),
-    ...(others.length === 0 ? {} : { named: Object.fromEntries(others.map((name) => [name, valueOf(name)])) }),
+    positional: positionalNames.map(hashedValue),
+    ...(others.length === 0 ? {} : { named: Object.fromEntries(others.map((name) => [name, hashedValue(name)])) }),
   };
 }
 

@@ -15,6 +15,7 @@
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
+import { maskCardNumbers } from './card-number.ts';
 import { type Definition, definitionOf, textFields } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
@@ -125,7 +126,8 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
     const value = data[field.name];
     switch (field.kind) {
       case 'identifier':
-        view[field.name] = oneLine(value ?? '');
+        // A card number is masked here too: a notification written before ingest masked them is still rendered.
+        view[field.name] = maskCardNumbers(oneLine(value ?? '')).text;
         break;
       case 'text':
         view[field.name] = cleanDisplayText(value ?? '', field.maxGraphemes ?? NAME_MAX_GRAPHEMES).text;

@@ -88,47 +88,50 @@ describe('a type in use, changed by adding optional fields', () => {
     expect((await ingestBatch(mskEvent([record(1)]), deps)).results[0]).toMatchObject({ kind: 'duplicate' });
   });
 
-  it.each(EVENT_TYPES)('in a %s, an added field given is part of the meaning; given empty or null, it is absent', (type) => {
-    const { event, payloadHash } = pinnedOf(type);
-    const given = {
-      addedRef: 'r-1',
-      addedNote: 'Kyoto',
-      addedFee: '1.50',
-      addedFeeCurrency: 'EUR',
-      addedDate: '2026-12-24',
-      addedAt: '2026-11-30T09:15:00Z',
-      addedCount: '3',
-      addedChoice: 'FIRST',
-    };
-    const hashes = new Set<string>([payloadHash]);
-    for (const [name, value] of Object.entries(given)) {
-      if (name === 'addedFeeCurrency') continue;
-      const extra = name === 'addedFee' ? { addedFee: value, addedFeeCurrency: 'EUR' } : { [name]: value };
-      const hash = hashOf(withData(event, extra));
-      expect(hash, name).toMatch(/^v2:/);
-      hashes.add(hash);
-    }
-    // Each added field given changes the meaning, each in its own way.
-    expect(hashes.size).toBe(Object.keys(given).length);
-    const all = hashOf(withData(event, given));
-    expect(hashes.has(all)).toBe(false);
-    // The same values spelled another way mean the same; another value means another thing.
-    const respelled = {
-      ...given,
-      addedFee: ' +001.5',
-      addedFeeCurrency: ' eur ',
-      addedAt: '2026-11-30T18:15:00+09:00',
-      addedChoice: ' first ',
-      addedCount: 3,
-      addedNote: '  Kyoto ',
-    };
-    expect(hashOf(withData(event, respelled))).toBe(all);
-    expect(hashOf(withData(event, { ...given, addedNote: 'Osaka' }))).not.toBe(all);
-    // Absent, null and display text that cleans to nothing are one meaning: the event recorded before.
-    const absent = Object.fromEntries(Object.keys(given).map((name) => [name, null]));
-    expect(hashOf(withData(event, absent))).toBe(payloadHash);
-    expect(hashOf(withData(event, { addedNote: ' \u200b ' }))).toBe(payloadHash);
-  });
+  it.each(EVENT_TYPES)(
+    'in a %s, an added field given is part of the meaning; given empty or null, it is absent',
+    (type) => {
+      const { event, payloadHash } = pinnedOf(type);
+      const given = {
+        addedRef: 'r-1',
+        addedNote: 'Kyoto',
+        addedFee: '1.50',
+        addedFeeCurrency: 'EUR',
+        addedDate: '2026-12-24',
+        addedAt: '2026-11-30T09:15:00Z',
+        addedCount: '3',
+        addedChoice: 'FIRST',
+      };
+      const hashes = new Set<string>([payloadHash]);
+      for (const [name, value] of Object.entries(given)) {
+        if (name === 'addedFeeCurrency') continue;
+        const extra = name === 'addedFee' ? { addedFee: value, addedFeeCurrency: 'EUR' } : { [name]: value };
+        const hash = hashOf(withData(event, extra));
+        expect(hash, name).toMatch(/^v2:/);
+        hashes.add(hash);
+      }
+      // Each added field given changes the meaning, each in its own way.
+      expect(hashes.size).toBe(Object.keys(given).length);
+      const all = hashOf(withData(event, given));
+      expect(hashes.has(all)).toBe(false);
+      // The same values spelled another way mean the same; another value means another thing.
+      const respelled = {
+        ...given,
+        addedFee: ' +001.5',
+        addedFeeCurrency: ' eur ',
+        addedAt: '2026-11-30T18:15:00+09:00',
+        addedChoice: ' first ',
+        addedCount: 3,
+        addedNote: '  Kyoto ',
+      };
+      expect(hashOf(withData(event, respelled))).toBe(all);
+      expect(hashOf(withData(event, { ...given, addedNote: 'Osaka' }))).not.toBe(all);
+      // Absent, null and display text that cleans to nothing are one meaning: the event recorded before.
+      const absent = Object.fromEntries(Object.keys(given).map((name) => [name, null]));
+      expect(hashOf(withData(event, absent))).toBe(payloadHash);
+      expect(hashOf(withData(event, { addedNote: ' \u200b ' }))).toBe(payloadHash);
+    },
+  );
 
   it('an added money field sharing the currency of the type’s own is part of the meaning', () => {
     const { event, payloadHash } = pinnedOf('LowBalance');
