@@ -40,7 +40,12 @@ export interface IngestInput {
   /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
   readonly value: unknown;
   /** A schema-registry record read as the contract's JSON (wire-records.ts): what admission reads instead of `value`. */
-  readonly decoded?: { readonly value: string; readonly maxBytes: number };
+  readonly decoded?: {
+    readonly value: string;
+    readonly maxBytes: number;
+    /** How the wire record was spelled, where it had one reading but not its format's own (counted as normalised). */
+    readonly normalised?: readonly string[];
+  };
   /** A schema-registry record that could not be read: quarantined with its original `value`. */
   readonly wireRejection?: Rejection;
 }
@@ -103,6 +108,9 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
       input.decoded === undefined
         ? admitRecord(input.value, deps, now)
         : admitRecord(input.decoded.value, { ...deps, maxEventBytes: input.decoded.maxBytes }, now);
+    const wire = input.decoded?.normalised;
+    if (wire !== undefined && admission.ok)
+      return { input, now, admission: { ...admission, normalised: [...wire, ...admission.normalised] } };
     return { input, now, admission };
   } catch (error) {
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };

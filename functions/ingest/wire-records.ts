@@ -61,10 +61,10 @@ export async function readWireRecords(
       if (!decoded.ok) {
         return refuse('INVALID_ENCODING', `${decoded.detail} (${header.schema.registry} schema ${header.schema.id})`);
       }
-      // A JSON Schema record's payload is JSON text already; an Avro or Protobuf value becomes the JSON of its value.
-      const text = schema.codec.format === 'JSON' ? String(decoded.value) : JSON.stringify(decoded.value);
-      const value = Buffer.from(text ?? '', 'utf8').toString('base64');
-      return { ...input, decoded: { value, maxBytes: maxEventBytes * JSON_EXPANSION } };
+      // The JSON text of the payload (a JSON Schema record's own, an Avro or Protobuf value's exact transcription).
+      const value = Buffer.from(decoded.text, 'utf8').toString('base64');
+      const normalised = decoded.normalised === undefined ? {} : { normalised: decoded.normalised };
+      return { ...input, decoded: { value, maxBytes: maxEventBytes * JSON_EXPANSION, ...normalised } };
     } catch (error) {
       return refuse('UNPROCESSABLE', `while reading its ${schema.codec.format} payload: ${(error as Error).message}`);
     }
