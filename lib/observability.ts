@@ -198,6 +198,11 @@ export class Observability extends Construct {
       'A contact point had no reading its provider can send to (malformed, no country code, a non-ASCII email local part, missing for a listed channel): that channel was written REFUSED, the event\'s other channels were sent. `npm run ops -- refused` lists them with the rule; the producer fixes the contact point and resends the event under the same eventId, which repairs the channel (docs/event.md "A refused channel").',
     );
     any(
+      'CardNumbersMasked',
+      metric('CardNumbersMasked'),
+      'A producer put a card number (PAN) into a field a notice shows: it was masked to its last four digits before it was stored, hashed or sent (log line "card number masked" names the field, docs/event.md "Card numbers"). The event topic still holds it: tell the producer, and treat the topic\'s retention as holding cardholder data.',
+    );
+    any(
       'LateAcceptances',
       metric('LateAcceptances'),
       'A provider accepted a send after its lease expired. Check send latency against LEASE_SECONDS.',

@@ -3,6 +3,7 @@
  * built in keys.ts, the statuses a notification moves through in state-machine.ts. Pure: callers pass the clock in.
  */
 import type { SkipReason } from './admission.ts';
+import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
 import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
@@ -276,13 +277,13 @@ export function buildQuarantine(
   now: number,
   retention: Retention,
 ): QuarantineItem {
-  const raw = typeof rawValue === 'string' ? rawValue.toWellFormed() : '';
+  const raw = typeof rawValue === 'string' ? keptValue(rawValue.toWellFormed()) : '';
   const item: QuarantineItem = {
     pk: quarantinePk(source),
     sk: QUARANTINE_SK,
     kind: 'QUARANTINE',
     reason: rejection.reason,
-    detail: rejection.detail.toWellFormed().slice(0, DETAIL_LIMIT).toWellFormed(),
+    detail: maskCardNumbers(rejection.detail.toWellFormed()).text.slice(0, DETAIL_LIMIT).toWellFormed(),
     raw: raw.slice(0, RAW_LIMIT).toWellFormed(),
     rawTruncated: raw.length > RAW_LIMIT,
     receivedAt: new Date(now).toISOString(),
@@ -291,4 +292,16 @@ export function buildQuarantine(
   };
   if (rejection.eventId !== undefined) item.eventId = rejection.eventId;
   return item;
+}
+
+/**
+ * The record as kept for its replay, with every card number in it masked (card-number.ts): a quarantined record must
+ * not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
+ * Protobuf record still reads — its card numbers masked; anything else as text.
+ */
+function keptValue(raw: string): string {
+  const bytes = Buffer.from(raw, 'base64');
+  if (bytes.toString('base64') !== raw) return maskCardNumbers(raw).text;
+  const kept = maskCardNumbersInBytes(bytes);
+  return kept.masked ? Buffer.from(kept.bytes).toString('base64') : raw;
 }

@@ -15,6 +15,7 @@
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
+import { maskCardNumbers } from './card-number.ts';
 import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
@@ -161,10 +162,15 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
     const value = given(field.name);
     switch (field.kind) {
       case 'identifier':
-        view[field.name] = oneLine(value ?? '');
+        // A card number is masked here too (and in text below): a notification written before ingest masked them, or
+        // resent by an operator, is still rendered without it.
+        view[field.name] = maskCardNumbers(oneLine(value ?? '')).text;
         break;
       case 'text':
-        view[field.name] = cleanDisplayText(value ?? '', field.maxGraphemes ?? NAME_MAX_GRAPHEMES).text;
+        view[field.name] = cleanDisplayText(
+          maskCardNumbers(value ?? '').text,
+          field.maxGraphemes ?? NAME_MAX_GRAPHEMES,
+        ).text;
         break;
       case 'money': {
         const currency = given(field.currencyField as string);

@@ -58,6 +58,8 @@ export type IngestResult =
       /** Channels written REFUSED: their contact point had no reading its provider can send to. */
       refused: ChannelRefusal[];
       sanitised: DisplayField[];
+      /** Fields in which a card number was masked (never the value). */
+      masked: DisplayField[];
       /** Fields whose spelling had one reading and was normalised to it. */
       normalised: string[];
       /** Presentation hints (language, time zone) that fell back to the default. */
@@ -162,6 +164,7 @@ export async function applyAdmission(
         channels,
         refused: admission.refused,
         sanitised: admission.sanitised,
+        masked: admission.masked,
         normalised: admission.normalised,
         fallbacks: admission.fallbacks,
         ...(admission.skipped === undefined ? {} : { skipped: admission.skipped }),
@@ -332,6 +335,7 @@ async function applyPreferences(
     channels: [],
     refused: [],
     sanitised: [],
+    masked: [],
     normalised: admission.normalised,
     fallbacks: [],
     preferences: true,

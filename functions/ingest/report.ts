@@ -48,6 +48,10 @@ export function reportBatch(summary: BatchSummary): void {
         if (r.sanitised.length > 0) {
           logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
         }
+        if (r.masked.length > 0) {
+          // The producer sent a card number: the topic (and its retention) holds it. Never the value here.
+          logger.warn('card number masked', { eventId: r.eventId, fields: r.masked });
+        }
         break;
       case 'duplicate':
         if (r.repaired !== undefined && r.repaired.length > 0) {

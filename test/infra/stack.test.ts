@@ -732,6 +732,7 @@ describe('CloudWatch', () => {
         'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',
+        'CardNumbersMasked',
         'FeedbackDeadLetters',
         'FeedbackThrottles',
         'IngestBatchNotParked',
@@ -784,6 +785,7 @@ describe('CloudWatch', () => {
       'AcceptancesNotRecorded',
       'ApplicationBlocked',
       'NotificationsRefused',
+      'CardNumbersMasked',
       'EvidenceLost',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
