@@ -19,7 +19,7 @@ import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aw
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { EvidenceLockMode } from '../functions/commons/evidence-store.ts';
+import type { EvidenceLockMode } from '../functions/stores/evidence-store.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 
 export interface EvidenceStoreProps {

@@ -32,16 +32,16 @@ import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3'
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
+import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import {
   DISPATCH_FILTER_PATTERN,
   URGENT_BATCH_SIZE,
   URGENT_MAX_RECORD_AGE_SECONDS,
   URGENT_RETRIES,
   urgentFilterPattern,
-} from '../functions/commons/stream-filter.ts';
-import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
-import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
+} from '../functions/contracts/stream-filter.ts';
+import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
 import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
@@ -91,7 +91,7 @@ export class NotifierStack extends Stack {
     const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
-    // ── The table (functions/commons/table-schema.ts is the one definition; the local run builds from it too) ──
+    // ── The table (functions/contracts/table-schema.ts is the one definition; the local run builds from it too) ──
     const schema = TABLE_SCHEMA;
     this.table = new Table(this, 'Table', {
       partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
@@ -146,7 +146,7 @@ export class NotifierStack extends Stack {
     // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
     // batch's inbox items before its transactions (a known event costs no write).
     ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
-    // UpdateItem on the sweep shard mark only (functions/commons/sweep-shard-mark.ts), never on an event's items.
+    // UpdateItem on the sweep shard mark only (functions/stores/sweep-shard-mark.ts), never on an event's items.
     ingest.addToRolePolicy(
       new PolicyStatement({
         actions: ['dynamodb:UpdateItem'],

@@ -28,7 +28,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type MetricName, SERVICE_NAME } from '../functions/commons/telemetry.ts';
+import { type MetricName, SERVICE_NAME } from '../functions/contracts/telemetry.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
 
 export interface ObservabilityProps {

@@ -30,8 +30,6 @@
  * when DynamoDB fails for the whole of the record's time, so the stream retries the record; the claim makes that safe.
  */
 import { randomUUID } from 'node:crypto';
-import type { AudienceGate } from '../commons/audience-store.ts';
-import type { NotificationKey, NotificationStore, Transition } from '../commons/notification-store.ts';
 import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
@@ -42,6 +40,8 @@ import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
+import type { AudienceGate } from '../stores/audience-store.ts';
+import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';

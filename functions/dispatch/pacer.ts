@@ -20,9 +20,10 @@
  * not wasted when none comes. Inside an environment the waiters queue by class, then by arrival, and a waiter asleep
  * until the next window wakes as soon as a waiter of a higher class arrives.
  */
-import { rateShardsFor, rateShareOf, type TokenWindows } from '../commons/send-quota-store.ts';
+
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
+import { rateShardsFor, rateShareOf, type TokenWindows } from './send-quota-store.ts';
 
 export interface Pacer {
   /**

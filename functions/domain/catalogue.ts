@@ -186,7 +186,7 @@ export const definitionOf = (type: string): Definition | undefined => CATALOGUE.
 /** The class a notification is paced in; a type no longer in the catalogue (an old item) is normal. */
 export const classOf = (type: string): NoticeClass => CATALOGUE.get(type)?.class ?? 'normal';
 
-/** The critical types: what the urgent dispatch trigger takes (functions/commons/stream-filter.ts). */
+/** The critical types: what the urgent dispatch trigger takes (functions/contracts/stream-filter.ts). */
 export const CRITICAL_TYPES: readonly string[] = EVENT_TYPES.filter((type) => classOf(type) === 'critical');
 
 /** The channels a type may use (none for a type not in the catalogue). */

@@ -158,7 +158,7 @@ export function shardOfSweepPartition(key: string): number | undefined {
 /**
  * The shard is the first byte of the notificationId's SHA-256 modulo the count. The shard count may change between
  * deploys: items keep the key they were written with, and the sweeper visits every shard any deploy used (the shard
- * mark, functions/commons/sweep-shard-mark.ts), so none is left behind. A PENDING key carries the notification's
+ * mark, functions/stores/sweep-shard-mark.ts), so none is left behind. A PENDING key carries the notification's
  * class (classOf its type, catalogue.ts) so the sweeper can wake critical notices first; every writer of a PENDING
  * key passes it.
  */
@@ -172,5 +172,5 @@ export function sweepKey(
   const shard = createHash('sha256').update(notificationId).digest().readUInt8(0) % shards;
   return sweepPartition({ state, channel, noticeClass, shard });
 }
-/** The item holding the highest shard count any deploy wrote sweep keys with (functions/commons/sweep-shard-mark.ts). */
+/** The item holding the highest shard count any deploy wrote sweep keys with (functions/stores/sweep-shard-mark.ts). */
 export const SWEEP_SHARD_MARK_KEY = { pk: 'SWEEP#SHARDS', sk: 'MARK' } as const;

@@ -3,7 +3,7 @@
  * names the writer's schema, and the codecs that turn the payload into the JSON object of the event contract — which
  * the one decoder (event.ts decodeRecordValue) then reads like any JSON producer's record.
  *
- * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (commons/schema-registry.ts); this module
+ * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (ingest/schema-registry.ts); this module
  * only reads headers, compiles a schema's text and decodes bytes with it. Every function here is total: bytes that do
  * not decode are an `{ ok: false }` with a detail that names the rule, never a throw.
  *

@@ -2,7 +2,7 @@
  * The ingest figures of one invocation and their EMF metric names. Plain data, no Powertools: the local run and the
  * chaos suite read the metrics back by these names without loading the handlers' modules early.
  */
-import type { MetricName } from '../commons/telemetry.ts';
+import type { MetricName } from '../contracts/telemetry.ts';
 import type { IngestResult } from './ingest-record.ts';
 
 export interface IngestFigures {

@@ -13,12 +13,6 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import {
-  CONDITION_FAILED_REASON,
-  cancellationCodes,
-  isConditionFailure,
-  isTransactionCancelled,
-} from '../commons/condition-failure.ts';
 import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
 import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
 import type { PreferencesItem } from '../domain/audience.ts';
@@ -28,6 +22,12 @@ import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk } from
 import { type InboxItem, type NotificationItem, pendingSweepKey, type QuarantineItem } from '../domain/notification.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
+import {
+  CONDITION_FAILED_REASON,
+  cancellationCodes,
+  isConditionFailure,
+  isTransactionCancelled,
+} from '../stores/condition-failure.ts';
 
 export type RecordOutcome =
   /** Inbox and every notification were written, in one transaction. */

@@ -14,13 +14,13 @@ import {
   assertDispatchTiming,
   DISPATCH_TIMING,
   deriveDispatchTiming,
-} from '../../functions/commons/dispatch-timing.ts';
+} from '../../functions/contracts/dispatch-timing.ts';
 import {
   FILTER_PATTERN_MAX_CHARS,
   matchesFilter,
   URGENT_BATCH_SIZE,
   urgentFilterPattern,
-} from '../../functions/commons/stream-filter.ts';
+} from '../../functions/contracts/stream-filter.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';

@@ -12,7 +12,7 @@ import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FileEvidenceStore } from '../../functions/commons/evidence-store.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { main } from '../../tools/ops/cli.ts';

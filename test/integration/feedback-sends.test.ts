@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FileEvidenceStore } from '../../functions/commons/evidence-store.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
 import { evidenceOf } from '../../tools/ops/customer.ts';

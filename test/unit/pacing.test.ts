@@ -9,12 +9,12 @@ import {
   DISPATCH_TIMING,
   deriveDispatchTiming,
   timingViolations,
-} from '../../functions/commons/dispatch-timing.ts';
-import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/commons/send-quota-store.ts';
+} from '../../functions/contracts/dispatch-timing.ts';
 import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
 import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
 import { classCeiling, MAX_CHUNK, RELEASE_AT_MS, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 

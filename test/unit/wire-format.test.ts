@@ -8,14 +8,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import {
-  ConfluentSchemaRegistry,
-  type RegistrySchema,
-  SchemaCache,
-  type SchemaRegistry,
-  SchemaRegistryUnavailable,
-  schemaRegistryFromEnv,
-} from '../../functions/commons/schema-registry.ts';
 import { decodeRecordValue, EVENT_TYPES } from '../../functions/domain/event.ts';
 import {
   compileSchema,
@@ -28,6 +20,14 @@ import {
   type WireFormat,
 } from '../../functions/domain/wire-format.ts';
 import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
+import {
+  ConfluentSchemaRegistry,
+  type RegistrySchema,
+  SchemaCache,
+  type SchemaRegistry,
+  SchemaRegistryUnavailable,
+  schemaRegistryFromEnv,
+} from '../../functions/ingest/schema-registry.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { SCHEMA_FILE } from '../../tools/scripts/schema.ts';
 import {

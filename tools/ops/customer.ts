@@ -9,8 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { EvidenceStore } from '../../functions/commons/evidence-store.ts';
-import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
+import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { ERASED_USER, isErased } from '../../functions/domain/erasure.ts';
@@ -34,6 +33,7 @@ import {
   userKeyOf,
 } from '../../functions/domain/keys.ts';
 import { TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
+import type { EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
 type Item = Record<string, unknown>;

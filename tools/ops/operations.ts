@@ -24,7 +24,6 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
-import { isConditionFailure } from '../../functions/commons/condition-failure.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import {
@@ -41,6 +40,7 @@ import {
 import { buildEarlierSend, pendingSweepKey } from '../../functions/domain/notification.ts';
 import { acceptedMessageId, resendRefusal } from '../../functions/domain/resend.ts';
 import { moveCondition, type NotificationStatus } from '../../functions/domain/state-machine.ts';
+import { isConditionFailure } from '../../functions/stores/condition-failure.ts';
 import { CLUSTER_ARN, mskRecord } from '../local/msk.ts';
 
 /** An operator's mistake (unknown id, refused transition): exit 2 or 3, never a stack trace. */

@@ -6,6 +6,8 @@
  * updatedAt, attempt) are never written.
  */
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransientStoreError } from '../commons/errors.ts';
+import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import { type DeliveryState, deliveryVerdict, type Feedback, type FeedbackTarget } from '../domain/feedback.ts';
 import {
   eventPk,
@@ -14,9 +16,7 @@ import {
   notificationOfKey,
   notificationSk,
 } from '../domain/keys.ts';
-import { isConditionFailure } from './condition-failure.ts';
-import { TransientStoreError } from './errors.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
+import { isConditionFailure } from '../stores/condition-failure.ts';
 
 /** What recording a feedback did. */
 export type DeliveryRecorded = 'recorded' | 'unchanged' | 'otherSend' | 'noNotification';

@@ -12,8 +12,8 @@
  *   it, so no good record is quarantined because the registry was down.
  */
 import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
+import { ConfigError } from '../commons/config.ts';
 import { type Compiled, compileSchema, type SchemaRef, schemaKey, type WireFormat } from '../domain/wire-format.ts';
-import { ConfigError } from './config.ts';
 
 /** A writer's schema as the registry keeps it. */
 export interface RegistrySchema {
