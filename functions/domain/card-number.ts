@@ -184,5 +184,8 @@ function utf8At(bytes: Uint8Array, i: number): { cp: number; length: number } {
     if ((b & 0xc0) !== 0x80) return { cp: 0xfffd, length: 1 };
     cp = (cp << 6) | (b & 0x3f);
   }
+  // Overlong forms, surrogates and values beyond U+10FFFF are not UTF-8 either (RFC 3629 §3): bytes, not a character.
+  const shortest = length === 2 ? 0x80 : length === 3 ? 0x800 : 0x10000;
+  if (cp < shortest || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { cp: 0xfffd, length: 1 };
   return { cp, length };
 }

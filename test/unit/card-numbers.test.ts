@@ -323,6 +323,21 @@ describe('what ingest stores and reports', () => {
     expect(Buffer.from(masked.bytes).toString('latin1')).toContain('************1111');
   });
 
+  it('bytes that are not UTF-8 (beyond U+10FFFF, a surrogate, an overlong form) are bytes: nothing throws, a number beside them is masked', () => {
+    for (const bad of [
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xed, 0xa0, 0x80],
+      [0xe0, 0x80, 0xb1],
+      [0xf0, 0x80, 0x80, 0xb1],
+    ]) {
+      const bytes = Buffer.concat([Buffer.from(bad), Buffer.from(' 4111 1111 1111 1111')]);
+      const masked = maskCardNumbersInBytes(bytes);
+      expect(masked.bytes.length).toBe(bytes.length);
+      expect(Buffer.from(masked.bytes.subarray(0, bad.length))).toEqual(Buffer.from(bad));
+      expect(Buffer.from(masked.bytes).toString('latin1')).toContain('**** **** **** 1111');
+    }
+  });
+
   it('an accepted event with a card number is stored masked, and the fields are reported (never the value)', async () => {
     const store = new MemoryInboxStore();
     const event = base('TransferCompleted', {
