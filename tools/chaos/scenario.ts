@@ -49,7 +49,7 @@ let runCounter = 0;
 
 /**
  * One run's records, deliveries and stream, on its own topic and eventId prefix. The random scenario (runChaos) and
- * the fast-check model run (test/integration/chaos.test.ts) both drive it, then `finish()` converges and analyses.
+ * the fast-check model run (test/tools/chaos.test.ts) both drive it, then `finish()` converges and analyses.
  */
 export class ChaosRun {
   readonly prefix = `r${process.pid % 1000}x${runCounter++}-`;
