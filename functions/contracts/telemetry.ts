@@ -12,7 +12,7 @@ export const SERVICE_NAME = 'notifier';
 export const metricNamespaceOf = (stage: string) => `${SERVICE_NAME}/${stage}`;
 
 export const METRIC_NAMES = [
-  // ingest: the figures of every batch (functions/ingest/figures.ts), and what it created
+  // ingest: the figures of every batch (functions/contracts/ingest-figures.ts), and what it created
   'EventsReceived',
   'EventsAccepted',
   'DuplicateEvents',

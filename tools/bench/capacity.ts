@@ -6,9 +6,9 @@
  * functions/dispatch/send-quota-store.ts); item sizes come from items the code builds; the per-event units and durations
  * are what the bench measured. Nothing here restates a number the code decides.
  */
-import { rateShardsFor } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SUPPRESSION_SHARDS, sweepKey } from '../../functions/domain/keys.ts';
+import { rateShardsFor } from '../../functions/domain/send-rate.ts';
 import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { writeUnits } from './billing.ts';

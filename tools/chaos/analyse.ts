@@ -8,13 +8,13 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/contracts/ingest-figures.ts';
 import { admitRecord } from '../../functions/domain/admission.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../../functions/domain/display-text.ts';
 import { type Channel, type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { notificationIdOf, parseNotificationId, quarantinePk } from '../../functions/domain/keys.ts';
 import { route } from '../../functions/domain/routing.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/ingest/figures.ts';
 import { clock, faultCounts } from './faults.ts';
 import {
   type ChaosOptions,

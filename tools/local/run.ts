@@ -20,8 +20,8 @@ import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/contracts/ingest-figures.ts';
 import { parseNotificationId } from '../../functions/domain/keys.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/ingest/figures.ts';
 import { assertPortsFree, EXIT, intOption, onExit, parseCommandLine, runCommand, UsageError } from './cli.ts';
 import {
   createTable,
