@@ -13,8 +13,8 @@
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { chaosInvoke } from '../../tools/chaos/converge.ts';
 import { clock, type DynamoFault, injectDynamoFaults, isMarkSent } from '../../tools/chaos/faults.ts';
-import { chaosInvoke } from '../../tools/chaos/world.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';

@@ -1,6 +1,7 @@
 /** The chaos suite's fault decisions: a pure function of (seed, the operation's identity, its occurrence). */
 import { describe, expect, it } from 'vitest';
-import { attributeSends, callIdentity, FaultDecisions, newWitness } from '../../tools/chaos/world.ts';
+import { callIdentity, FaultDecisions } from '../../tools/chaos/calls.ts';
+import { attributeSends, newWitness } from '../../tools/chaos/witness.ts';
 import type { AcceptedSend } from '../../tools/local/providers.ts';
 
 const draws = (d: FaultDecisions, ids: string[]) => ids.map((id) => d.unit(id));

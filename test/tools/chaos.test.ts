@@ -7,13 +7,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { invokeDispatch, runSweeper } from '../../tools/chaos/converge.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS } from '../../tools/chaos/faults.ts';
 import { eventArbitrary, withCase } from '../../tools/chaos/generate.ts';
 import { type ChaosReport, PROVIDER_MODES } from '../../tools/chaos/model.ts';
 import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from '../../tools/chaos/poison.ts';
-import { ChaosRun, runChaos } from '../../tools/chaos/scenario.ts';
+import { runChaos } from '../../tools/chaos/random-run.ts';
+import { ChaosRun } from '../../tools/chaos/scenario.ts';
 import { judge } from '../../tools/chaos/verdict.ts';
-import { invokeDispatch, openWorld, runSweeper, type World } from '../../tools/chaos/world.ts';
+import { openWorld, type World } from '../../tools/chaos/world.ts';
 
 const seed = Number(process.env.CHAOS_SEED ?? 20261130);
 let world: World;

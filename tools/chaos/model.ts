@@ -4,7 +4,7 @@
  */
 
 import type { IngestFigures } from '../../functions/contracts/ingest-figures.ts';
-import type { Channel } from '../../functions/domain/event.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 
 /**
  * What each provider mode does to one notification, and the outcome the suite expects:
