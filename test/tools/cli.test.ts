@@ -3,7 +3,7 @@
  * before anything starts, standard input, a quiet standard output, and nothing left running when a run is killed.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,8 +152,12 @@ describe('npm start runs quietly', () => {
     // No handler JSON line and no SDK warning on the terminal: they are in the log file the report names.
     expect(r.stderr).not.toMatch(/^\{/m);
     expect(r.stderr).not.toContain('NodeVersionSupportWarning');
-    expect(report.log).toMatch(/^\.local\/logs\/run-.*\.log$/);
+    // The run's own folder: its log file and its evidence, apart from every other run's.
+    expect(report.run).toMatch(/^\.local\/runs\/[^/]+$/);
+    expect(report.log).toBe(`${report.run}/run.log`);
     expect(readFileSync(report.log, 'utf8')).toContain('"_aws"');
+    expect(report.evidence.dir).toBe(`${report.run}/evidence`);
+    expect(readdirSync(join(report.evidence.dir, 'sends')).length).toBeGreaterThan(0);
   });
 });
 
@@ -168,8 +172,11 @@ describe('nothing outlives the run', () => {
       ).join('\n'),
     );
 
-  /** Starts a run (by default node itself; `npm` as a process manager would); resolves once DynamoDB Local is up. */
-  const start = async (args: string[], via: 'node' | 'npm' = 'node') => {
+  /**
+   * Starts a run (by default node itself; `npm` as a process manager would); resolves once it says it is `ready`:
+   * DynamoDB Local is up (by default), or the records are being delivered.
+   */
+  const start = async (args: string[], via: 'node' | 'npm' = 'node', ready = /DynamoDB Local http/) => {
     const child: ChildProcess =
       via === 'npm'
         ? spawn('npm', ['start', '--', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -186,7 +193,7 @@ describe('nothing outlives the run', () => {
       child.stderr?.on('data', (c) => {
         stderr += c;
         const m = /DynamoDB Local http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
-        if (m?.[1]) resolve(m[1]);
+        if (m?.[1] && ready.test(stderr)) resolve(m[1]);
       });
       child.once('exit', () => reject(new Error(`run ended before it started: ${stderr}`)));
     });
@@ -194,11 +201,12 @@ describe('nothing outlives the run', () => {
   };
 
   it('SIGTERM mid-run: the partial summary, exit 143, and DynamoDB Local is gone, with its data on disk', async () => {
-    const { child, port, exited, out, err } = await start(['--events', big(), '--json', '--dynamodb-storage', 'disk']);
+    const args = ['--events', big(), '--json', '--dynamodb-storage', 'disk'];
+    // Mid-run: once the run says it is delivering the records, however long its set-up took on a busy machine.
+    const { child, port, exited, out, err } = await start(args, 'node', /delivering the records/);
     expect(javaOnPort(port)).toBe(true);
     const dataDir = /on disk in (\S+?),/.exec(err())?.[1] ?? '';
     expect(existsSync(dataDir), err()).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
     child.kill('SIGTERM');
     expect(await exited).toBe(143);
     const report = JSON.parse(out());
@@ -228,12 +236,14 @@ describe('nothing outlives the run', () => {
     expect(javaOnPort(port)).toBe(true);
     child.kill('SIGTERM');
     await exited;
-    await new Promise((r) => setTimeout(r, 3000));
+    // npm may end before the run it signalled has stopped what it started: wait for the run's own process to end (it
+    // exits only once its cleanups are done), then nothing of it may be left.
+    const runs = () =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes('tools/local/run.ts') && l.includes('--keep') && l.includes('examples/events.jsonl'));
+    await expect.poll(runs, { timeout: 60_000, interval: 200 }).toEqual([]);
     expect(javaOnPort(port)).toBe(false);
-    const runs = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l.includes('tools/local/run.ts') && l.includes('--keep') && l.includes('examples/events.jsonl'));
-    expect(runs).toEqual([]);
   });
 
   it('SIGHUP, and a reader that closed the pipe, stop DynamoDB Local too', async () => {
@@ -247,5 +257,30 @@ describe('nothing outlives the run', () => {
     pipe.child.kill('SIGINT');
     expect([130, 141]).toContain(await pipe.exited);
     expect(javaOnPort(pipe.port)).toBe(false);
+  });
+
+  it('a second signal while the first one is stopping things waits for them: the process ends once, after every cleanup', async () => {
+    const marker = join(dir, 'cleaned');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/slow-cleanup-command.ts', marker], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    const said = (line: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => (stderr.includes(line) ? resolve() : undefined);
+        child.stderr?.on('data', (c) => {
+          stderr += c;
+          check();
+        });
+        check();
+      });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await said('ready');
+    // Its main never returns: the grace ends it, and the cleanup starts.
+    child.kill('SIGTERM');
+    await said('cleaning');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(readFileSync(marker, 'utf8')).toBe('cleaned');
   });
 });

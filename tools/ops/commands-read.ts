@@ -124,11 +124,12 @@ export const trace: Command = {
     const eventId = c.first;
     const o = c.target.outputs;
     if (o === undefined) {
-      const lines = localTrace(eventId);
+      const log = c.target.localRun?.logPath;
+      const lines = localTrace(eventId, log);
       c.out(
         lines,
         lines.length === 0
-          ? `no log line names ${eventId} in .local/logs (the run logs WARN and above; LOG_LEVEL=INFO npm start logs everything)`
+          ? `no log line names ${eventId} in ${log ?? 'the log of a local run on this endpoint (none recorded)'} (the run logs WARN and above; LOG_LEVEL=INFO npm start logs everything)`
           : lines.join('\n'),
       );
       return OPS_EXIT.OK;

@@ -18,7 +18,7 @@ import { FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evide
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { UsageError } from '../local/cli.ts';
-import { LOCAL_EVIDENCE_DIR } from '../local/evidence-dir.ts';
+import { type RunDir, runOn, UNRECORDED_RUN_EVIDENCE } from '../local/run-dir.ts';
 import { readStackOutputs } from './stack-outputs.ts';
 
 export interface Target {
@@ -26,6 +26,8 @@ export interface Target {
   readonly tableName: string;
   /** The deployed stack's outputs; undefined for the local run. */
   readonly outputs: StackOutputs | undefined;
+  /** The local run on this DynamoDB Local, when one recorded itself (tools/local/run-dir.ts). */
+  readonly localRun?: RunDir | undefined;
 }
 
 export interface Where {
@@ -60,8 +62,10 @@ function local(endpoint: string, where: Where): Target {
     const { localIngest } = await import('./local-ingest.ts');
     await (await localIngest(endpoint, tableName))(event);
   };
-  const evidence = new FileEvidenceStore(where['evidence-dir'] ?? LOCAL_EVIDENCE_DIR);
-  return { ports: operatorPorts({ doc, tableName, evidence, invokeIngest }), tableName, outputs: undefined };
+  // The evidence (and audit records) of the run on this DynamoDB Local: its own folder, also after it ended.
+  const localRun = runOn(endpoint);
+  const evidence = new FileEvidenceStore(where['evidence-dir'] ?? localRun?.evidenceDir ?? UNRECORDED_RUN_EVIDENCE);
+  return { ports: operatorPorts({ doc, tableName, evidence, invokeIngest }), tableName, outputs: undefined, localRun };
 }
 
 async function deployed(where: Where): Promise<Target> {

@@ -1,9 +1,8 @@
 /**
  * `ops trace`: every log line about one event across the functions — the Logs Insights query over the three log
- * groups, run and printed; locally, the lines of the newest run's log file under .local/logs that name it.
+ * groups, run and printed; locally, the lines of that run's log file (.local/runs/<run>/run.log) that name it.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { type CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
 
 /** The Logs Insights query that follows one event through the three functions. */
@@ -60,20 +59,10 @@ export const traceText = (rows: readonly Record<string, string>[]) =>
     )
     .join('\n');
 
-/** Locally: the lines of the newest run's log file that name the event. */
-export function localTrace(eventId: string, dir = join(import.meta.dirname, '..', '..', '.local', 'logs')): string[] {
-  let files: string[];
-  try {
-    files = readdirSync(dir)
-      .filter((f) => f.endsWith('.log'))
-      .map((f) => join(dir, f))
-      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  } catch {
-    return [];
-  }
-  const newest = files[0];
-  if (newest === undefined) return [];
-  return readFileSync(newest, 'utf8')
+/** Locally: the lines of the run's log file that name the event. */
+export function localTrace(eventId: string, logPath: string | undefined): string[] {
+  if (logPath === undefined || !existsSync(logPath)) return [];
+  return readFileSync(logPath, 'utf8')
     .split('\n')
     .filter((l) => l.includes(`"eventId":${JSON.stringify(eventId)}`) || l.includes(`"notificationId":"${eventId}#`));
 }

@@ -10,7 +10,7 @@ Commands
   inspect <eventId>                  the inbox item and each notification: status, attempt, provider message id,
                                      last error, manual resends
   trace <eventId> [--since 24h]      every log line about the event across the three functions (Logs Insights,
-                                     run for you); locally, the run's log file under .local/logs
+                                     run for you); locally, the log file of the run on that endpoint
   quarantine [--since 24h] [--reason R]
                                      quarantined records, newest first, with reason and detail and their id
   replay-quarantine <id>... --reason TEXT [--value-file FILE] --confirm
@@ -35,7 +35,8 @@ Commands
   evidence <eventId | eventId#CHANNEL>
                                      what the customer received, byte for byte as the provider got it, when, and
                                      what the provider reported — from the evidence store, also after the table's
-                                     items expired (locally: .local/evidence, or --evidence-dir DIR)
+                                     items expired (locally: the run's own folder, found by --endpoint, or
+                                     --evidence-dir DIR)
   customer <userId>                  each notice of the customer with what was sent or exactly why not (opted out,
                                      a suppressed address and the report behind it, a refused contact point, too old)
   export --user ID --reason TEXT --confirm
