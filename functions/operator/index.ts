@@ -3,6 +3,8 @@
  * builds them on. The actions that change what a customer receives or what is held about them run through one
  * runner (action.ts): preview, then apply — decided by the same rule, audited with who, why and the outcome.
  */
+export type { AuditAction, AuditOutcome, AuditRecord } from '../domain/audit.ts';
+export type { Refusal, RefusalCode } from '../domain/refusal.ts';
 export { type Actor, apply, type OperatorAction, OperatorError, preview, type Result } from './action.ts';
 export { type CustomerView, customerView, inspectEvent } from './customer.ts';
 export { type ErasureResult, eraseCustomer, erasurePlan } from './erase.ts';

@@ -1,7 +1,6 @@
 /** The operator's lists as text: quarantined records, refused notifications, suppressions, audited actions. */
-import type { AuditRecord } from '../../../functions/domain/audit.ts';
 import type { Channel } from '../../../functions/domain/channels.ts';
-import type { QuarantineView, RefusedView, SuppressionView } from '../../../functions/operator/index.ts';
+import type { AuditRecord, QuarantineView, RefusedView, SuppressionView } from '../../../functions/operator/index.ts';
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
