@@ -443,7 +443,7 @@ async function main(check: boolean): Promise<number> {
   const current = (file: string) => (existsSync(file) ? read(file) : '');
   if (check) {
     if (source === current(GENERATED_FILE) && catalogueSource === current(CATALOGUE_FILE)) return 0;
-    process.stderr.write('templates: functions/domain/*.generated.ts are stale: run npm run templates\n');
+    process.stderr.write('templates: functions/domain/*.generated.ts are stale: run npm run generate\n');
     return 1;
   }
   writeFileSync(GENERATED_FILE, source);
