@@ -46,7 +46,7 @@ describe('npm run bench (smoke)', () => {
     // Ingest carries the Avro and Protobuf codecs (avsc, protobufjs) and the Glue and Secrets Manager clients for
     // schema-registry records, and the card-number rule's brand ranges and IBAN check (credit-card-type, ibantools:
     // about 25 KB): about 1.11 MB. Dispatch carries the catalogue's compiled messages (nine types in two languages,
-    // about 360 KB) and the same rule: about 1.22 MB (docs/evidence.md, "the bundles with the catalogue").
+    // about 360 KB) and the same rule: about 1.22 MB (docs/measurements.md, "Bundles and init time").
     const budget: Record<string, number> = { ingest: 1_150_000, dispatch: 1_300_000 };
     for (const b of report.bundles) expect(b.bytes).toBeLessThan(budget[b.name] ?? 1_000_000);
     // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
