@@ -1,7 +1,7 @@
 /**
  * The reliability suite in the default test run: a seeded fault-injection scenario over the real pipeline, and
  * fast-check model-based runs whose scheduler picks the interleaving of racing invocations. Every invariant of
- * docs/guarantees.md is asserted after convergence. Replay: CHAOS_SEED=<seed> npm test -- chaos.
+ * docs/guarantees.md is asserted after convergence. Replay: CHAOS_SEED=<seed> npm run test:tools -- chaos.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -197,7 +197,7 @@ const commands = [
 describe('chaos: fast-check model-based runs', () => {
   it('every interleaving of produce, resend, deliver, redeliver, crash, inject, clock, sweep and trim keeps the guarantees', async () => {
     const fcSeed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-    console.log(`fast-check seed ${fcSeed} — replay: CHAOS_SEED=${fcSeed} npm test -- chaos`);
+    console.log(`fast-check seed ${fcSeed} — replay: CHAOS_SEED=${fcSeed} npm run test:tools -- chaos`);
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), fc.scheduler(), async (cmds, s) => {
         const run = new ChaosRun(world, { events: 0, seed: fcSeed }, Math.random);
