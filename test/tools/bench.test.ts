@@ -17,14 +17,14 @@ describe('npm run bench (smoke)', () => {
     );
     const report = JSON.parse(stdout);
     expect(report.ingest.notifier.eventsPerSec).toBeGreaterThan(0);
-    // One TransactWriteItems per new event; the baseline needs at least the idempotency record and one put per channel.
-    // One TransactWriteItems per new event plus one look-up per batch (issue 15: ≤ 1.05).
+    // One TransactWriteItems per new event plus one look-up per batch (at most 1.05 requests per new event); the
+    // baseline needs at least the idempotency record and one put per channel.
     expect(report.ingest.notifier.requestsPerEvent).toBeLessThanOrEqual(1.05);
     expect(report.ingest.powertools.requestsPerEvent).toBeGreaterThan(2);
     expect(report.ingest.withDuplicates.map((d: { duplicateShare: number }) => d.duplicateShare)).toEqual([
       0.1, 0.5, 1,
     ]);
-    // A batch redelivered whole: one look-up, no write (issue 15: ≤ 0.05 requests per duplicate).
+    // A batch redelivered whole: one look-up, no write (at most 0.05 requests per duplicate).
     const redelivered = report.ingest.withDuplicates.find((d: { duplicateShare: number }) => d.duplicateShare === 1);
     expect(redelivered.notifier.requestsPerEvent).toBeLessThanOrEqual(0.05);
     expect(redelivered.notifier.wruPerEvent).toBe(0);
@@ -36,7 +36,7 @@ describe('npm run bench (smoke)', () => {
     }
     expect(report.costPerMillionNotifications.byDuplicateShare).toHaveLength(3);
     expect(report.costPerMillionNotifications.prices.region).toBe('us-east-1');
-    // Issue 18: the capacity model at 10,000 notifications per second, no hot key.
+    // The capacity model at 10,000 notifications per second, no hot key.
     expect(report.capacity).toMatchObject({ notificationsPerSec: 10_000, sweepShards: 64 });
     expect(report.capacity.hottestKeyWritesPerSec).toBeLessThan(1_000);
     expect(report.capacity.lambdaConcurrency.ingest).toBeGreaterThan(0);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BoundedList, outcomeOf } from '../../tools/local/outcomes.ts';
 
 // The local run's summary lists at most a limit of each kind, however large the file: the memory of the summary must
-// not grow with the run (issue 14), and what it lists must be the first entries by its order, whatever came first.
+// not grow with the run, and what it lists must be the first entries by its order, whatever came first.
 describe('BoundedList', () => {
   it('keeps the first `limit` entries by its order and counts the rest', () => {
     fc.assert(

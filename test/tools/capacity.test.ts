@@ -1,5 +1,5 @@
 /**
- * Issue 18: the capacity model is a pure function of the peak, the code's own key functions and item sizes, and the
+ * The capacity model is a pure function of the peak, the code's own key functions and item sizes, and the
  * bench's measurements. These tests pin what it must say, not the bench's figures.
  */
 import { describe, expect, it } from 'vitest';

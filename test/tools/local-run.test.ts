@@ -119,7 +119,7 @@ describe('npm start', () => {
     expect(report.pacing.deferred).toBeGreaterThanOrEqual(report.pacing.providerThrottled.SES);
   });
 
-  it("examples/adversarial.jsonl (issue 10's measured list): converges, each valid notification sent once with clean text and the exact amount, exactly the bad records quarantined", async () => {
+  it('examples/adversarial.jsonl (the measured list of hostile inputs): converges, each valid notification sent once with clean text and the exact amount, exactly the bad records quarantined', async () => {
     // Every event in the file is dated 2026-11-30 except adv-stale (2020-01-01): a max age from 2025 on splits them,
     // whatever day the test runs.
     const maxAge = Math.floor((Date.now() - Date.parse('2025-01-01T00:00:00Z')) / 1000);
@@ -336,7 +336,7 @@ describe('npm start', () => {
       sends.filter((x) => x.channel === 'SMS').length + sends.filter((x) => x.channel === 'PUSH').length,
     ).toBeGreaterThanOrEqual(4);
 
-    // Issue 16: the mailbox simulator's feedback, suppression of later sends, preferences newest-first.
+    // The mailbox simulator's feedback, suppression of later sends, preferences newest-first.
     const outcome = (id: string) => report.outcomes.find((o: { notificationId: string }) => o.notificationId === id);
     expect(outcome('demo-sim-ok#EMAIL')).toEqual({
       notificationId: 'demo-sim-ok#EMAIL',

@@ -1,5 +1,5 @@
 /**
- * What the local run reads back from its table at the end and while converging (issue 14): one paged scan folded into
+ * What the local run reads back from its table at the end and while converging: one paged scan folded into
  * bounded lists, and the count of what is still in flight from the sparse sweep index — on DynamoDB Local, through
  * the real notification store's transitions.
  */
