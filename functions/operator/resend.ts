@@ -1,15 +1,3 @@
-/**
- * An operator's resend: the one deliberate way to send a FAILED or UNKNOWN notification again — or, named by its
- * message id, one the provider is known to have accepted (docs/operations.md "The operator CLI").
- *
- * Input: the notification id; optionally the provider's message id the operator resends despite, and the status
- * and attempt the operator was shown. Output: the notification after, PENDING again.
- * Steps: read the notification; decide by the resend rule (functions/domain/resend.ts: erased, accepted, refused,
- * suppressed or in flight is refused, with the reason); audited; one conditional write puts it back to PENDING and
- * records who, when, why and what it was — refused if anything moved since the read. The MODIFY reaches dispatch
- * through the stream trigger, as any retry does.
- */
-import type { Channel } from '../domain/channels.ts';
 import { parseNotificationId } from '../domain/keys.ts';
 import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
 import type { ResendTarget, StoredItem } from '../stores/event-store.ts';
@@ -66,7 +54,7 @@ export const resend: OperatorAction<ResendRequest, StoredItem | undefined, Resen
       return refused('CHANGED', `${id} changed since it was shown: look again`);
     }
     return ok({
-      item: item as unknown as ResendTarget & { channel: Channel },
+      item: item as unknown as ResendTarget,
       status: String(item.status),
       attempt: Number(item.attempt),
       lastError: typeof item.lastError === 'string' ? item.lastError : undefined,

@@ -56,7 +56,7 @@ describe('one customer', () => {
     expect(doc.preferences).toMatchObject({ optOut: ['SMS'], eventId: 'c1-prefs' });
     expect(doc.evidence.map((p) => p.send.providerMessageId)).toEqual(['ses-c1']);
     expect(JSON.parse(JSON.stringify(doc))).toMatchObject({ userId: 'cust-1' });
-    const [audited] = await listAudit(f.ports);
+    const audited = (await listAudit(f.ports)).find((a) => a.action === 'EXPORT');
     expect(audited).toMatchObject({
       action: 'EXPORT',
       by: 'dpo',
@@ -97,7 +97,8 @@ describe('one customer', () => {
     expect(await f.ports.events.eventIdsOfUser('cust-1')).toEqual(['c1-pending', 'c1-refused']);
     expect((await f.store.list('sends/c1-sent/')).length).toBe(1);
     expect(await f.table.eventItems('c2-other')).toEqual(before);
-    const [audited] = await listAudit(f.ports);
+    // The fixture's clock stands still: the two records of this customer are told apart by their action.
+    const audited = (await listAudit(f.ports)).find((a) => a.action === 'ERASE');
     expect(audited).toMatchObject({ action: 'ERASE', target: 'cust-1', outcome: { result: 'DONE' } });
     expect(audited?.outcome?.details).toMatchObject({ erased: expect.any(Array), preferences: 'kept' });
   });
