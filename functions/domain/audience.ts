@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { optOutsApply } from './catalogue.ts';
 import type { Channel } from './channels.ts';
-import type { EventType } from './event.ts';
+import type { EventType } from './event/contract.ts';
 import type { SuppressionCause } from './feedback.ts';
 import type { PREFS_SK } from './keys.ts';
 

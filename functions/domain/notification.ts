@@ -6,7 +6,7 @@ import type { SkipReason } from './admission.ts';
 import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
 import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
-import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
+import type { BankingEvent, EventData, EventType, Rejection } from './event/contract.ts';
 import {
   earlierSendSk,
   eventPk,
@@ -19,6 +19,7 @@ import {
   sweepKey,
   userKeyOf,
 } from './keys.ts';
+import type { Locale } from './locale.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 import type { NotificationStatus } from './state-machine.ts';
 import { DEFAULT_STUCK_AFTER_MS, SWEEP_SHARDS } from './sweep-index.ts';

@@ -11,7 +11,7 @@
 
 import { allowedChannels } from './catalogue.ts';
 import { CHANNELS, type Channel } from './channels.ts';
-import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event.ts';
+import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event/contract.ts';
 
 /** The one address a channel sends to, if the recipient has one. */
 export function contactFor(recipient: Recipient, channel: Channel): string | undefined {

@@ -22,7 +22,8 @@ import {
   type SkipReason,
 } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
-import { type DisplayField, type Fallback, PAYLOAD_HASH_VERSION, type Rejection, repairHash } from '../domain/event.ts';
+import type { DisplayField, Fallback, Rejection } from '../domain/event/contract.ts';
+import { PAYLOAD_HASH_VERSION, repairHash } from '../domain/event/hash.ts';
 import type { KafkaSource } from '../domain/keys.ts';
 import {
   buildInbox,

@@ -13,7 +13,13 @@
  */
 import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
 import { ConfigError } from '../commons/config.ts';
-import { type Compiled, compileSchema, type SchemaRef, schemaKey, type WireFormat } from '../domain/wire-format.ts';
+import {
+  type Compiled,
+  compileSchema,
+  type SchemaRef,
+  schemaKey,
+  type WireFormat,
+} from '../domain/event/wire-format.ts';
 
 /** A writer's schema as the registry keeps it. */
 export interface RegistrySchema {

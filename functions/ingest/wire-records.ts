@@ -10,8 +10,8 @@
  * The registry being unreachable is no record's fault: `resolve` throws and the batch is redelivered.
  */
 
-import type { Rejection } from '../domain/event.ts';
-import { readWireHeader, type SchemaRef, schemaKey } from '../domain/wire-format.ts';
+import type { Rejection } from '../domain/event/contract.ts';
+import { readWireHeader, type SchemaRef, schemaKey } from '../domain/event/wire-format.ts';
 import type { IngestInput } from './ingest-record.ts';
 import type { SchemaCache } from './schema-registry.ts';
 

@@ -21,7 +21,7 @@ import {
   EVENT_TYPES,
   readCatalogue,
 } from '../../functions/domain/catalogue.ts';
-import type { EventData, EventType } from '../../functions/domain/event.ts';
+import type { EventData, EventType } from '../../functions/domain/event/contract.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { RenderError, render } from '../../functions/domain/templates.ts';

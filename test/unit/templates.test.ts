@@ -9,7 +9,8 @@ import type { Brand } from '../../functions/domain/brand.ts';
 import { dataPlaceholders, definitionOf, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { cleanDisplayText } from '../../functions/domain/display-text.ts';
-import { LOCALES, type Locale, type TransferData } from '../../functions/domain/event.ts';
+import type { TransferData } from '../../functions/domain/event/contract.ts';
+import { LOCALES, type Locale } from '../../functions/domain/locale.ts';
 
 /** The transfers: the edge cases below are their data (test/unit/catalogue.test.ts renders every other type). */
 const TRANSFER_TYPES = ['TransferCompleted', 'TransferFailed'];

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeRecordValue, EVENT_TYPES } from '../../functions/domain/event.ts';
+import { EVENT_TYPES } from '../../functions/domain/catalogue.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
 import {
   compileSchema,
   confluentRecord,
@@ -18,7 +19,7 @@ import {
   readWireHeader,
   type SchemaRef,
   type WireFormat,
-} from '../../functions/domain/wire-format.ts';
+} from '../../functions/domain/event/wire-format.ts';
 import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import {
   ConfluentSchemaRegistry,

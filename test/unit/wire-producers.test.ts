@@ -10,8 +10,8 @@ import { SchemaRegistry as KafkajsRegistry, SchemaType } from '@kafkajs/confluen
 import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
-import { confluentRecord, glueRecord, type SchemaRef } from '../../functions/domain/wire-format.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
+import { confluentRecord, glueRecord, type SchemaRef } from '../../functions/domain/event/wire-format.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { type RegistrySchema, SchemaCache, type SchemaRegistry } from '../../functions/ingest/schema-registry.ts';
 import { mskEvent } from '../../tools/local/msk.ts';

@@ -15,7 +15,7 @@ import pLimit from 'p-limit';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';

@@ -43,7 +43,7 @@ import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildInbox, buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { contactFor, route } from '../../functions/domain/routing.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';

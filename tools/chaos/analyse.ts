@@ -9,8 +9,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { admitRecord } from '../../functions/domain/admission.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../../functions/domain/display-text.ts';
-import { type Channel, type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { notificationIdOf, parseNotificationId, quarantinePk } from '../../functions/domain/keys.ts';
 import { route } from '../../functions/domain/routing.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
@@ -28,7 +29,7 @@ import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
 import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
 import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
-/** A record's event as ingest reads it: the one decoder (event.ts decodeRecordValue). */
+/** A record's event as ingest reads it: the one decoder (event/decode.ts decodeRecordValue). */
 const decoded = (value: unknown): DecodedTransfer | undefined => {
   const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
   return isTransfer(d) ? d : undefined;

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import type { Channel } from '../../functions/domain/event.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { type EventSpec, PROVIDER_MODES, type ProviderMode, TOO_OLD_OCCURRED_AT } from './model.ts';
 import { DISPLAY_TEXT_CASES, INPUT_CASES } from './poison.ts';
 

@@ -6,7 +6,7 @@
 
 import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import type { Channel } from '../../functions/domain/event.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { eventPk, notificationSk } from '../../functions/domain/keys.ts';
 import { mskEvent } from '../local/msk.ts';
 import { KafkaMapping, StreamMapping } from '../local/pipeline.ts';

@@ -1,7 +1,7 @@
 /**
  * Record values as schema-registry producers write them (docs/event.md "Avro and Protobuf"): the wire header that
  * names the writer's schema, and the codecs that turn the payload into the JSON object of the event contract — which
- * the one decoder (event.ts decodeRecordValue) then reads like any JSON producer's record.
+ * the one decoder (decode.ts decodeRecordValue) then reads like any JSON producer's record.
  *
  * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (ingest/schema-registry.ts); this module
  * only reads headers, compiles a schema's text and decodes bytes with it. Every function here is total: bytes that do
