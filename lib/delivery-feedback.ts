@@ -35,6 +35,7 @@ import {
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { CHANNELS } from '../functions/domain/channels.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -214,9 +215,7 @@ export class DeliveryFeedback extends Construct {
         left: [
           ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'BOUNCED' }),
           ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'COMPLAINED' }),
-          ...(['EMAIL', 'PUSH', 'SMS'] as const).map((channel) =>
-            ours('NotificationsSuppressed', { channel, reason: 'OPTED_OUT' }),
-          ),
+          ...CHANNELS.map((channel) => ours('NotificationsSuppressed', { channel, reason: 'OPTED_OUT' })),
         ],
         width: 8,
       }),

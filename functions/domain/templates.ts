@@ -17,7 +17,7 @@ import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
 import { maskCardNumbers } from './card-number.ts';
 import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
-import type { Channel } from './channels.ts';
+import { type Channel, unknownChannel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import type { EventData, EventType } from './event/contract.ts';
 import { isCalendarDate } from './event/schema.ts';
@@ -106,6 +106,8 @@ export function render(given: TemplateInput, brand: Brand): Message {
       const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view, shortenable);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
     }
+    default:
+      return unknownChannel(input.channel);
   }
 }
 

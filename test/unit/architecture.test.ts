@@ -101,6 +101,61 @@ function cyclesOf(files: string[], importsOf: (file: string) => string[]): strin
   return cycles;
 }
 
+describe('a channel is a union the compiler checks', () => {
+  // Where the stack, the runtime and the local and chaos worlds decide by channel. (The operator CLI, the bench and the
+  // scripts join this list as their own branches become switches.)
+  const channelCode = ['functions', 'lib', 'tools/local', 'tools/chaos']
+    .flatMap(filesUnder)
+    .filter((file) => !file.endsWith('.generated.ts'));
+
+  it('no module tests a channel against one name: a branch on the channel is a switch or a Record<Channel, …>', () => {
+    expect(channelCode.filter((file) => namedChannelTests(source(file)).length > 0)).toEqual([]);
+  });
+
+  it('every switch on a channel ends in unknownChannel, so a new channel is a compile error there', () => {
+    expect(channelCode.flatMap((file) => openChannelSwitches(source(file)).map((at) => `${file}: ${at}`))).toEqual([]);
+  });
+
+  it('the channel checks see a comparison, an includes and a switch without its default', () => {
+    const code = `if (c === 'PUSH') x();
+const y = list.includes('SMS');
+switch (m.channel) {
+  case 'EMAIL':
+    return 1;
+}
+switch (channel) {
+  case 'EMAIL':
+    return { a: 1 };
+  default:
+    return unknownChannel(channel);
+}`;
+    expect(namedChannelTests(code)).toEqual(["=== 'PUSH'", ".includes('SMS')"]);
+    expect(openChannelSwitches(code)).toEqual(['switch (m.channel)']);
+  });
+});
+
+/** Comparisons of a value with one channel's name: what a new channel would silently fall past. */
+function namedChannelTests(code: string): string[] {
+  return [
+    ...code.matchAll(/[!=]==\s*'(?:EMAIL|PUSH|SMS)'|'(?:EMAIL|PUSH|SMS)'\s*[!=]==|\.includes\('(?:EMAIL|PUSH|SMS)'\)/g),
+  ].map((m) => m[0]);
+}
+
+/** Each `switch (….channel)` whose body has no unknownChannel (or `satisfies never`) default. */
+function openChannelSwitches(code: string): string[] {
+  return [...code.matchAll(/switch \(((?:[\w.]+\.)?channel)\) \{/g)]
+    .filter((m) => {
+      let depth = 0;
+      let end = m.index + m[0].length - 1;
+      for (; end < code.length; end++) {
+        if (code[end] === '{') depth++;
+        if (code[end] === '}' && --depth === 0) break;
+      }
+      return !/default:[^]*?(unknownChannel\(|satisfies never)/.test(code.slice(m.index, end));
+    })
+    .map((m) => `switch (${m[1]})`);
+}
+
 describe('every fact written once', () => {
   it('every key and id is built and parsed in functions/domain/keys.ts only: no one else splits on # or slices a prefix', () => {
     const handMade = ['functions', 'tools']
