@@ -151,7 +151,7 @@ function openChannelSwitches(code: string): string[] {
         if (code[end] === '{') depth++;
         if (code[end] === '}' && --depth === 0) break;
       }
-      return !/default:[^]*?(unknownChannel\(|satisfies never)/.test(code.slice(m.index, end));
+      return !/default:[\s\S]*?(unknownChannel\(|satisfies never)/.test(code.slice(m.index, end));
     })
     .map((m) => `switch (${m[1]})`);
 }
