@@ -34,6 +34,7 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
@@ -43,6 +44,8 @@ export interface DeliveryFeedbackProps {
   readonly prefix: string;
   readonly metricNamespace: string;
   readonly table: ITable;
+  /** The feedback function's environment (the table's name, where evidence goes). */
+  readonly environment: FeedbackEnvironment;
   /** An existing configuration set to attach to (settings `sesConfigurationSet`); absent: the stack creates one. */
   readonly existingConfigurationSet?: string;
   readonly alarmAction: IAlarmAction;
@@ -107,6 +110,7 @@ export class DeliveryFeedback extends Construct {
       // A CloudWatch Logs batch of SNS delivery status can hold thousands of entries (three DynamoDB calls each).
       timeout: Duration.seconds(60),
       memorySize: 256,
+      environment: props.environment,
     });
     const fn = this.function;
     // UpdateItem: deliveryStatus (conditional on rank) and the suppression item; GetItem: the re-read after a

@@ -19,7 +19,8 @@ import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aw
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { EvidenceLockMode } from '../functions/stores/evidence-store.ts';
+import type { EvidenceEnvironment } from '../functions/contracts/environment.ts';
+import type { EvidenceLockMode } from '../functions/domain/evidence.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 
 export interface EvidenceStoreProps {
@@ -32,12 +33,10 @@ export interface EvidenceStoreProps {
 export class EvidenceStore extends Construct {
   readonly bucket: Bucket;
   readonly key: IKey;
+  /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
+  readonly environment: EvidenceEnvironment;
 
-  constructor(
-    scope: Construct,
-    id: string,
-    private readonly props: EvidenceStoreProps,
-  ) {
+  constructor(scope: Construct, id: string, props: EvidenceStoreProps) {
     super(scope, id);
     this.key =
       props.key ??
@@ -85,6 +84,11 @@ export class EvidenceStore extends Construct {
         { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
       ],
     });
+    this.environment = {
+      EVIDENCE_BUCKET: this.bucket.bucketName,
+      EVIDENCE_LOCK_MODE: props.lockMode,
+      EVIDENCE_RETENTION_DAYS: String(props.retentionDays),
+    };
     this.bucket.addToResourcePolicy(
       new PolicyStatement({
         sid: 'NobodyBypassesTheRetention',
@@ -96,7 +100,7 @@ export class EvidenceStore extends Construct {
     );
   }
 
-  /** Write-once access for a function that records evidence, and the environment that names the store. */
+  /** Write-once access for a function that records evidence (its environment names the store: `environment`). */
   grantWrite(fn: NotifierFunction): void {
     fn.addToRolePolicy(
       new PolicyStatement({
@@ -116,8 +120,5 @@ export class EvidenceStore extends Construct {
         reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy}, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.`,
       });
     }
-    fn.addEnvironment('EVIDENCE_BUCKET', this.bucket.bucketName);
-    fn.addEnvironment('EVIDENCE_LOCK_MODE', this.props.lockMode);
-    fn.addEnvironment('EVIDENCE_RETENTION_DAYS', String(this.props.retentionDays));
   }
 }

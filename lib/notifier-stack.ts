@@ -34,6 +34,17 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import {
+  DISPATCH_ENVIRONMENT,
+  type DispatchEnvironment,
+  type FeedbackEnvironment,
+  INGEST_ENVIRONMENT,
+  type IngestEnvironment,
+  type PlacementEnvironment,
+  type SendingEnvironment,
+  type SweeperEnvironment,
+  sendRateEnvironment,
+} from '../functions/contracts/environment.ts';
+import {
   DISPATCH_FILTER_PATTERN,
   URGENT_BATCH_SIZE,
   URGENT_MAX_RECORD_AGE_SECONDS,
@@ -46,14 +57,13 @@ import { brandEnvValue } from '../functions/domain/brand.ts';
 import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
 import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
-import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { acknowledgeFindings, acknowledgeUrgentTrigger } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
-import { useSchemaRegistry } from './schema-registry.ts';
+import { schemaRegistryEnvironment, useSchemaRegistry } from './schema-registry.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
@@ -78,17 +88,21 @@ export class NotifierStack extends Stack {
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
     // other here, at synth: a broken rule fails the synth with its name.
     const timing = assertDispatchTiming(DISPATCH_TIMING);
-    const sendEnv = {
-      SEND_RATE_EMAIL: String(s.sendRatePerSecond.EMAIL),
-      SEND_RATE_PUSH: String(s.sendRatePerSecond.PUSH),
-      SEND_RATE_SMS: String(s.sendRatePerSecond.SMS),
-      MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
-      PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-      MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
+    // Each function's environment is built as its contract's type (functions/contracts/environment.ts).
+    const placementEnv: PlacementEnvironment = {
+      // A new notification is first due for the sweeper this long after creation.
+      PENDING_THRESHOLD_SECONDS: String(timing.pendingThresholdSeconds),
+      // The sweep index's shards, sized from the peak the stack is built for; every writer of a sweep key and the
+      // sweeper get the same count.
+      SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)),
     };
-    // The sweep index's shards, sized from the peak the stack is built for; every writer of a sweep key and
-    // the sweeper get the same count.
-    const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
+    const sendEnv: SendingEnvironment = {
+      ...sendRateEnvironment(s.sendRatePerSecond),
+      MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
+      MAX_SEND_ATTEMPTS: String(DISPATCH_ENVIRONMENT.MAX_SEND_ATTEMPTS.default),
+      CHANNEL_POLICIES: policies,
+      DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
+    };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
     // ── The table (functions/contracts/table-schema.ts is the one definition; the local run builds from it too) ──
@@ -126,22 +140,30 @@ export class NotifierStack extends Stack {
       projectionType: ProjectionType.KEYS_ONLY,
     });
 
+    // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
+    const evidence = new EvidenceStore(this, 'Evidence', {
+      key,
+      retentionDays: s.evidenceRetentionDays,
+      lockMode: s.evidenceLockMode,
+    });
+
     // ── Ingest: MSK → one transaction per event ──
+    const ingestEnv: IngestEnvironment = {
+      TABLE_NAME: this.table.tableName,
+      INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
+      INGEST_CONCURRENCY: String(INGEST_ENVIRONMENT.INGEST_CONCURRENCY.default),
+      MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
+      ...placementEnv,
+      // Avro and Protobuf records: ingest reads their writer schemas from the bank's registry.
+      ...schemaRegistryEnvironment(s.schemaRegistry),
+    };
     const ingest = new NotifierFunction(this, 'Ingest', {
       entry: 'ingest/index.ts',
       description: 'notifier: each MSK record becomes one DynamoDB transaction (inbox + one notification per channel)',
       metricNamespace,
       timeout: Duration.minutes(2),
-      environment: {
-        INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
-        INGEST_CONCURRENCY: '16',
-        MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
-        // A new notification is first due for the sweeper this long after creation.
-        PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-        ...shardEnv,
-      },
+      environment: ingestEnv,
     });
-    // Avro and Protobuf records: ingest reads their writer schemas from the bank's registry.
     useSchemaRegistry(ingest, s.schemaRegistry);
     // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
     // batch's inbox items before its transactions (a known event costs no write).
@@ -262,6 +284,23 @@ export class NotifierStack extends Stack {
     (kafkaMapping?.node.defaultChild as CfnEventSourceMapping | undefined)?.overrideLogicalId(KAFKA_MAPPING_LOGICAL_ID);
 
     // ── Dispatch: stream → claim → send → mark ──
+    const dispatchEnv: DispatchEnvironment = {
+      TABLE_NAME: this.table.tableName,
+      SENDER_EMAIL: s.senderEmail,
+      BRAND: brandEnvValue(s.brand),
+      // Our own account: a push endpoint of another account is that message's fault, never the channel's.
+      ACCOUNT_ID: Aws.ACCOUNT_ID,
+      // The lease outlives the function timeout, so a live holder is never taken over (dispatch-timing.ts).
+      LEASE_SECONDS: String(timing.leaseSeconds),
+      SEND_TIMEOUT_MS: String(timing.sendTimeoutMs),
+      CONNECT_TIMEOUT_MS: String(timing.connectTimeoutMs),
+      DISPATCH_CONCURRENCY: String(timing.concurrency),
+      ...sendEnv,
+      ...placementEnv,
+      ...evidence.environment,
+      // Every email goes through the configuration set whose events reach the feedback function.
+      SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
+    };
     const dispatch = new NotifierFunction(this, 'Dispatch', {
       entry: 'dispatch/index.ts',
       description: 'notifier: sends each new notification once via SES (email) or SNS (push, SMS)',
@@ -272,23 +311,7 @@ export class NotifierStack extends Stack {
       ...(s.dispatchReservedConcurrency === undefined
         ? {}
         : { reservedConcurrentExecutions: s.dispatchReservedConcurrency }),
-      environment: {
-        SENDER_EMAIL: s.senderEmail,
-        BRAND: brandEnvValue(s.brand),
-        CHANNEL_POLICIES: policies,
-        // Our own account: a push endpoint of another account is that message's fault, never the channel's.
-        ACCOUNT_ID: Aws.ACCOUNT_ID,
-        // The lease outlives the function timeout, so a live holder is never taken over (dispatch-timing.ts).
-        LEASE_SECONDS: String(timing.leaseSeconds),
-        SEND_TIMEOUT_MS: String(timing.sendTimeoutMs),
-        CONNECT_TIMEOUT_MS: String(timing.connectTimeoutMs),
-        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
-        DISPATCH_CONCURRENCY: String(timing.concurrency),
-        ...sendEnv,
-        ...shardEnv,
-        // Every email goes through the configuration set whose events reach the feedback function.
-        SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
-      },
+      environment: dispatchEnv,
     });
     // GetItem/UpdateItem also serve the send-rate windows and the channel breaker (RATE#…, BREAKER# items).
     dispatch.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
@@ -371,6 +394,13 @@ export class NotifierStack extends Stack {
     }
 
     // ── Sweeper: nothing silently lost ──
+    const sweeperEnv: SweeperEnvironment = {
+      TABLE_NAME: this.table.tableName,
+      SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
+      ...sendEnv,
+      ...placementEnv,
+      ...evidence.environment,
+    };
     const sweeper = new NotifierFunction(this, 'Sweeper', {
       entry: 'sweeper/index.ts',
       description: 'notifier: wakes deferred and stuck notifications, expires old ones, resolves expired leases',
@@ -378,13 +408,7 @@ export class NotifierStack extends Stack {
       timeout: Duration.seconds(timing.sweeperTimeoutSeconds),
       // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write; the
       // timeout fits the one-minute schedule anyway (dispatch-timing.ts, SWEEPER_FITS_INTERVAL).
-      environment: {
-        CHANNEL_POLICIES: policies,
-        SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
-        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
-        ...sendEnv,
-        ...shardEnv,
-      },
+      environment: sweeperEnv,
     });
     sweeper.useTable(this.table, ['dynamodb:Query'], { index: schema.sweepIndex.indexName });
     // GetItem: the re-read after a failed condition, so a write whose reply was lost is not counted as a lost race.
@@ -399,12 +423,6 @@ export class NotifierStack extends Stack {
       reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
     });
 
-    // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
-    const evidence = new EvidenceStore(this, 'Evidence', {
-      key,
-      retentionDays: s.evidenceRetentionDays,
-      lockMode: s.evidenceLockMode,
-    });
     evidence.grantWrite(dispatch);
     evidence.grantWrite(sweeper);
     // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
@@ -431,10 +449,12 @@ export class NotifierStack extends Stack {
     });
 
     // ── Delivery feedback: SES configuration set → EventBridge → feedback function ──
+    const feedbackEnv: FeedbackEnvironment = { TABLE_NAME: this.table.tableName, ...evidence.environment };
     const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
       prefix,
       metricNamespace,
       table: this.table,
+      environment: feedbackEnv,
       ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
       alarmAction: new SnsAction(observability.topic),
       dashboard: observability.dashboard,

@@ -11,6 +11,19 @@ export const SERVICE_NAME = 'notifier';
 /** One namespace per stage, so two stages in one account keep their metrics apart. */
 export const metricNamespaceOf = (stage: string) => `${SERVICE_NAME}/${stage}`;
 
+/**
+ * What every function's environment carries for Powertools and Node (they read it; our loaders do not): the house
+ * construct sets it on each function (lib/notifier-function.ts), the local run and the tests as they need.
+ */
+export interface TelemetryEnvironment {
+  readonly POWERTOOLS_SERVICE_NAME: typeof SERVICE_NAME;
+  readonly POWERTOOLS_METRICS_NAMESPACE: string;
+  readonly POWERTOOLS_LOG_LEVEL?: string;
+  readonly POWERTOOLS_METRICS_DISABLED?: 'true' | 'false';
+  readonly POWERTOOLS_TRACE_ENABLED?: 'true' | 'false';
+  readonly NODE_OPTIONS?: string;
+}
+
 export const METRIC_NAMES = [
   // ingest: the figures of every batch (functions/ingest/figures.ts), and what it created
   'EventsReceived',

@@ -22,7 +22,7 @@ import {
 import type { Locale } from './locale.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 import type { NotificationStatus } from './state-machine.ts';
-import { DEFAULT_STUCK_AFTER_MS, SWEEP_SHARDS } from './sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT, SWEEP_SHARDS, type SweepPlacement } from './sweep-index.ts';
 
 export interface InboxItem {
   pk: string;
@@ -162,12 +162,9 @@ export const RAW_LIMIT = 4096;
 
 const epochSeconds = (ms: number) => Math.floor(ms / 1000);
 
+/** How long the items of an event are kept (their TTL): the stack's inboxRetentionDays. */
 export interface Retention {
   readonly retentionDays: number;
-  /** When a new notification is first due for the sweeper, after createdAt (default DEFAULT_STUCK_AFTER_MS). */
-  readonly stuckAfterMs?: number | undefined;
-  /** Shards of the sweep index (default SWEEP_SHARDS): the stack's, from its peak. */
-  readonly sweepShards?: number | undefined;
 }
 
 export function buildInbox(
@@ -208,6 +205,8 @@ export function buildNotification(
   address: string,
   now: number,
   retention: Retention,
+  /** Where its PENDING key goes (sweep-index.ts). */
+  placement: SweepPlacement = DEFAULT_SWEEP_PLACEMENT,
 ): NotificationItem {
   const notificationId = notificationIdOf(event.eventId, channel);
   const iso = new Date(now).toISOString();
@@ -231,8 +230,8 @@ export function buildNotification(
     updatedAt: iso,
     // The type's retention when its definition has one (catalogue.ts), otherwise the stack's.
     expiresAt: epochSeconds(now) + (definitionOf(event.type)?.retentionDays ?? retention.retentionDays) * 86_400,
-    sweepKey: pendingSweepKey(event.type, channel, notificationId, retention.sweepShards),
-    sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+    sweepKey: pendingSweepKey(event.type, channel, notificationId, placement.sweepShards),
+    sweepAt: now + placement.pendingThresholdMs,
   };
 }
 

@@ -12,7 +12,7 @@
  *   it, so no good record is quarantined because the registry was down.
  */
 import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
-import { ConfigError } from '../commons/config.ts';
+import type { SchemaRegistrySetting } from '../commons/config.ts';
 import {
   type Compiled,
   compileSchema,
@@ -233,27 +233,17 @@ export class SchemaCache {
 }
 
 /**
- * The registry ingest reads writer schemas from, as the stack configures it (lib/settings.ts `schemaRegistry`):
- * SCHEMA_REGISTRY_KIND confluent (SCHEMA_REGISTRY_URL, and SCHEMA_REGISTRY_SECRET_ARN for basic auth) or glue.
- * Unset: none, and a schema-registry record is quarantined as UNKNOWN_SCHEMA. Checked once, at cold start.
+ * The registry ingest reads writer schemas from, as the stack configures it (lib/settings.ts `schemaRegistry`, read at
+ * cold start by loadIngestConfig), or undefined: none, and a schema-registry record is quarantined as UNKNOWN_SCHEMA.
  */
-export function schemaRegistryFromEnv(
-  env: Record<string, string | undefined>,
+export function schemaRegistryFor(
+  setting: SchemaRegistrySetting | undefined,
   clients: { getSchemaVersion: GetSchemaVersion; secret: (arn: string) => Promise<string> },
 ): SchemaRegistry | undefined {
-  const kind = env.SCHEMA_REGISTRY_KIND;
-  if (kind === undefined || kind === '') return undefined;
-  if (kind === 'glue') return new GlueSchemaRegistry(clients.getSchemaVersion);
-  if (kind !== 'confluent')
-    throw new ConfigError(`configuration error: SCHEMA_REGISTRY_KIND is invalid: confluent or glue, not ${kind}`);
-  const url = env.SCHEMA_REGISTRY_URL;
-  if (url === undefined || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw new ConfigError(
-      'configuration error: SCHEMA_REGISTRY_URL must be the http(s) URL of the Confluent schema registry',
-    );
-  }
-  const secretArn = env.SCHEMA_REGISTRY_SECRET_ARN;
-  if (secretArn === undefined || secretArn === '') return new ConfluentSchemaRegistry(url);
+  if (setting === undefined) return undefined;
+  if (setting.kind === 'glue') return new GlueSchemaRegistry(clients.getSchemaVersion);
+  const { url, secretArn } = setting;
+  if (secretArn === undefined) return new ConfluentSchemaRegistry(url);
   let auth: Promise<BasicAuth> | undefined;
   const readAuth = async (): Promise<BasicAuth> => {
     const parsed = JSON.parse(await clients.secret(secretArn)) as Partial<BasicAuth>;

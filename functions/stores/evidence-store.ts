@@ -18,6 +18,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { EvidenceConfig } from '../commons/config.ts';
+import type { EvidenceLockMode } from '../domain/evidence.ts';
 
 /** The store the configuration names (an S3 client is created only for the bucket), or undefined: none kept. */
 export function evidenceStoreOf(config: EvidenceConfig['store'], s3: () => S3Client): EvidenceStore | undefined {
@@ -39,9 +40,6 @@ export interface EvidenceStore {
   list(prefix: string): Promise<string[]>;
   get(key: string): Promise<Uint8Array | undefined>;
 }
-
-export const EVIDENCE_LOCK_MODES = ['GOVERNANCE', 'COMPLIANCE'] as const;
-export type EvidenceLockMode = (typeof EVIDENCE_LOCK_MODES)[number];
 
 export class S3EvidenceStore implements EvidenceStore {
   constructor(

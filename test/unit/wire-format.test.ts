@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { loadIngestConfig } from '../../functions/commons/config.ts';
 import { EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
 import {
@@ -27,7 +28,7 @@ import {
   SchemaCache,
   type SchemaRegistry,
   SchemaRegistryUnavailable,
-  schemaRegistryFromEnv,
+  schemaRegistryFor,
 } from '../../functions/ingest/schema-registry.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { SCHEMA_FILE } from '../../tools/scripts/schema.ts';
@@ -386,6 +387,9 @@ describe('the registry', () => {
 });
 
 describe('the registry from the environment (checked at cold start)', () => {
+  // As ingest reads it: its loader parses the variables, the adapter is built from what it read.
+  const registryFromEnv = (env: Record<string, string>, c: Parameters<typeof schemaRegistryFor>[1]) =>
+    schemaRegistryFor(loadIngestConfig({ TABLE_NAME: 't', ...env }).schemaRegistry, c);
   const clients = (secret: () => Promise<string>) => ({
     getSchemaVersion: async () => ({}),
     secret: async () => secret(),
@@ -393,22 +397,22 @@ describe('the registry from the environment (checked at cold start)', () => {
 
   it('none, Glue, or Confluent with an http(s) URL; anything else fails the cold start by name', () => {
     const none = clients(async () => '');
-    expect(schemaRegistryFromEnv({}, none)).toBeUndefined();
-    expect(schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'glue' }, none)?.kind).toBe('glue');
-    expect(
-      schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r' }, none)?.kind,
-    ).toBe('confluent');
-    expect(() => schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent' }, none)).toThrow(/SCHEMA_REGISTRY_URL/);
-    expect(() =>
-      schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'ftp://r' }, none),
-    ).toThrow(/SCHEMA_REGISTRY_URL/);
-    expect(() => schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'kafka' }, none)).toThrow(/SCHEMA_REGISTRY_KIND/);
+    expect(registryFromEnv({}, none)).toBeUndefined();
+    expect(registryFromEnv({ SCHEMA_REGISTRY_KIND: 'glue' }, none)?.kind).toBe('glue');
+    expect(registryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r' }, none)?.kind).toBe(
+      'confluent',
+    );
+    expect(() => registryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent' }, none)).toThrow(/SCHEMA_REGISTRY_URL/);
+    expect(() => registryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'ftp://r' }, none)).toThrow(
+      /SCHEMA_REGISTRY_URL/,
+    );
+    expect(() => registryFromEnv({ SCHEMA_REGISTRY_KIND: 'kafka' }, none)).toThrow(/SCHEMA_REGISTRY_KIND/);
   });
 
   it('the basic-auth secret is read once; a failed or malformed read is the registry failing, retried next batch', async () => {
     let reads = 0;
     let answer = 'not json';
-    const registry = schemaRegistryFromEnv(
+    const registry = registryFromEnv(
       { SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r', SCHEMA_REGISTRY_SECRET_ARN: 'arn:s' },
       clients(async () => {
         reads++;
