@@ -1,10 +1,12 @@
 /**
  * The house rules, checked on the source itself: dependencies point one way (the CDK app may import the runtime, never
- * the reverse; the domain stays pure), the runtime has no import cycle, every metric name is emitted somewhere, and
- * every document the code cites is in the repository.
+ * the reverse; the domain stays pure; the contracts read only the domain; the plumbing writes no table), the runtime
+ * has no import cycle, files and functions stay small, a branch on the channel is one the compiler checks, every
+ * metric name is emitted somewhere, and every document the code cites is in the repository.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../functions/contracts/telemetry.ts';
 
@@ -46,6 +48,24 @@ describe('dependencies point one way', () => {
         .map((spec) => `${file} → ${spec}`),
     );
     expect(impure).toEqual([]);
+  });
+
+  it('the contracts the stack reads import only the domain and other contracts (a package only as a type)', () => {
+    const outside = filesUnder('functions/contracts').flatMap((file) =>
+      allImports(file)
+        .filter((spec) =>
+          spec.startsWith('.')
+            ? !/^functions\/(domain|contracts)\//.test(localTarget(file, spec))
+            : valueImports(file).includes(spec),
+        )
+        .map((spec) => `${file} → ${spec}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it('the shared plumbing (functions/commons) writes no table: every write is a store method', () => {
+    const writes = /\b(Put|Update|Delete|TransactWrite|BatchWrite)(Item|Items)?Command\b/;
+    expect(filesUnder('functions/commons').filter((file) => writes.test(source(file)))).toEqual([]);
   });
 
   it('the runtime modules have no import cycle', () => {
@@ -99,6 +119,37 @@ function cyclesOf(files: string[], importsOf: (file: string) => string[]): strin
   };
   for (const file of graph.keys()) visit(file, []);
   return cycles;
+}
+
+describe('small files and short functions', () => {
+  // Generated modules (the catalogue, the templates) are data, not code to read.
+  const handWritten = filesUnder('functions').filter((file) => !file.endsWith('.generated.ts'));
+
+  it('no hand-written runtime file is over 500 lines', () => {
+    const long = handWritten.filter((file) => source(file).split('\n').length > 500);
+    expect(long).toEqual([]);
+  });
+
+  it('no runtime function is over 120 lines', () => {
+    expect(handWritten.flatMap((file) => longFunctions(file, 120))).toEqual([]);
+  });
+});
+
+/** Functions, methods and arrow functions of `file` longer than `max` lines, each as file:line name (lines). */
+function longFunctions(file: string, max: number): string[] {
+  const tree = ts.createSourceFile(file, source(file), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+      const first = tree.getLineAndCharacterOfPosition(node.getStart()).line;
+      const lines = tree.getLineAndCharacterOfPosition(node.end).line - first + 1;
+      const name = node.name?.getText() ?? ts.SyntaxKind[node.kind];
+      if (lines > max) found.push(`${file}:${first + 1} ${name} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(tree);
+  return found;
 }
 
 describe('a channel is a union the compiler checks', () => {
