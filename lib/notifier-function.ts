@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -37,6 +37,16 @@ export type TableAction =
   | 'dynamodb:Query'
   | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
+
+/** What Lambda needs to place a function's network interfaces in subnets (AWSLambdaVPCAccessExecutionRole's EC2 actions). */
+export const LAMBDA_VPC_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
 
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
 
@@ -86,6 +96,20 @@ export class NotifierFunction extends NodejsFunction {
         externalModules: [],
       },
     });
+  }
+
+  /**
+   * Runs the function in these subnets with these security groups. The network-interface actions are granted inline
+   * (not AWSLambdaVPCAccessExecutionRole, which also allows writing to every log group of the account); Lambda checks
+   * them when it creates the function, which depends on the role's policy.
+   */
+  placeInSubnets(subnetIds: readonly string[], securityGroupIds: readonly string[]): this {
+    (this.node.defaultChild as CfnFunction).vpcConfig = {
+      subnetIds: [...subnetIds],
+      securityGroupIds: [...securityGroupIds],
+    };
+    this.addToRolePolicy(new PolicyStatement({ actions: [...LAMBDA_VPC_ACTIONS], resources: ['*'] }));
+    return this;
   }
 
   /**
