@@ -51,7 +51,8 @@ export function createAccessLogBucket(scope: Construct, id: string, retentionDay
   bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
   Validations.of(bucket).acknowledge({
     id: 'AwsSolutions-S1',
-    reason: 'This is the server access log bucket of the evidence store and the failed-batch bucket; logging it into itself would loop.',
+    reason:
+      'This is the server access log bucket of the evidence store and the failed-batch bucket; logging it into itself would loop.',
   });
   return bucket;
 }

@@ -14,6 +14,10 @@ import {
   PhysicalResourceId,
 } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import { logsKeyOf } from './logs-key.ts';
+
+/** The construct id of CDK's one AwsCustomResource provider function per stack. */
+export const AWS_CALLS_PROVIDER = 'AWS679f53fac002430cb0da5b7982bd2287';
 
 /** The provider's role and log group, one per stack, shared by every call. */
 function provider(scope: Construct): { role: Role; logGroup: LogGroup } {
@@ -24,6 +28,7 @@ function provider(scope: Construct): { role: Role; logGroup: LogGroup } {
   }
   const logGroup = new LogGroup(stack, 'AwsCallsLogs', {
     retention: RetentionDays.ONE_MONTH,
+    encryptionKey: logsKeyOf(stack),
     removalPolicy: RemovalPolicy.DESTROY,
   });
   const role = new Role(stack, 'AwsCallsRole', {

@@ -8,7 +8,7 @@
  * Prerequisites in the account (docs/deploy.md "Backup"): AWS Backup's advanced features for DynamoDB (needed for
  * cross-account copies), and a destination vault whose access policy lets this account copy into it.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { BackupPlan, BackupPlanRule, BackupResource, BackupVault } from 'aws-cdk-lib/aws-backup';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Schedule } from 'aws-cdk-lib/aws-events';
@@ -67,9 +67,14 @@ export class TableBackup extends Construct {
       ],
     });
     // Backup only: restores are deliberate operator actions with their own role (docs/operations.md).
-    this.plan.addSelection('Table', {
+    const selection = this.plan.addSelection('Table', {
       resources: [BackupResource.fromDynamoDbTable(props.table)],
       allowRestores: false,
+    });
+    Validations.of(selection).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup]',
+      reason:
+        "AWS Backup's service-role policy, on a role only backup.amazonaws.com may assume, used by this plan's one selection (the table): AWS keeps it in step with what Backup does for each resource type, including cross-account copies.",
     });
   }
 }

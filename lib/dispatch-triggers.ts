@@ -8,10 +8,16 @@
  */
 import { Duration, type Stack } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
-import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { FilterCriteria, type IEventSourceDlq, type IFunction, MetricType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import {
+  FilterCriteria,
+  type IEventSourceDlq,
+  type IFunction,
+  MetricType,
+  StartingPosition,
+} from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { DispatchTiming } from '../functions/commons/dispatch-timing.ts';
 import {

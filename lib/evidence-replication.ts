@@ -6,7 +6,7 @@
  * (docs/deploy.md "Evidence in a log-archive account"). Delete markers are not replicated (and nobody may make one
  * here), so the copy keeps what this account could hide. Replication metrics feed an alarm on every failed copy.
  */
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { ArnPrincipal, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
@@ -29,7 +29,10 @@ export function replicateEvidence(scope: Construct, bucket: Bucket, key: Key, r:
   });
   // What S3 replication reads (an Object Lock bucket's retention and legal hold too) and writes, nothing more.
   role.addToPrincipalPolicy(
-    new PolicyStatement({ actions: ['s3:GetReplicationConfiguration', 's3:ListBucket'], resources: [bucket.bucketArn] }),
+    new PolicyStatement({
+      actions: ['s3:GetReplicationConfiguration', 's3:ListBucket'],
+      resources: [bucket.bucketArn],
+    }),
   );
   role.addToPrincipalPolicy(
     new PolicyStatement({
@@ -74,6 +77,19 @@ export function replicateEvidence(scope: Construct, bucket: Bucket, key: Key, r:
       conditions: { StringEquals: { 'kms:ViaService': `s3.${stack.region}.amazonaws.com` } },
     }),
   );
+  const bucketId = stack.getLogicalId(bucket.node.defaultChild as CfnBucket);
+  Validations.of(role).acknowledge(
+    {
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+      reason:
+        'S3 replication copies every object version of the evidence bucket: it reads each one (and its retention and legal hold), nothing else.',
+    },
+    {
+      id: `AwsSolutions-IAM5[Resource::${r.destinationBucketArn}/*]`,
+      reason:
+        "S3 replication writes each replica under the source object's key in the log-archive bucket; no delete is granted.",
+    },
+  );
   const cfn = bucket.node.defaultChild as CfnBucket;
   cfn.replicationConfiguration = {
     role: role.roleArn,
@@ -98,7 +114,11 @@ export function replicateEvidence(scope: Construct, bucket: Bucket, key: Key, r:
   return new Metric({
     namespace: 'AWS/S3',
     metricName: 'OperationsFailedReplication',
-    dimensionsMap: { SourceBucket: bucket.bucketName, DestinationBucket: destinationBucket, RuleId: REPLICATION_RULE_ID },
+    dimensionsMap: {
+      SourceBucket: bucket.bucketName,
+      DestinationBucket: destinationBucket,
+      RuleId: REPLICATION_RULE_ID,
+    },
     statistic: 'Sum',
     period: Duration.minutes(5),
   });

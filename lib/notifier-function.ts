@@ -16,6 +16,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { SERVICE_NAME } from '../functions/commons/telemetry.ts';
 import { BUNDLE } from './bundling.ts';
+import { logsKeyOf } from './logs-key.ts';
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
@@ -55,6 +56,7 @@ export class NotifierFunction extends NodejsFunction {
     // The log group and the role exist before the function, which is created with them.
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: RetentionDays.ONE_MONTH,
+      encryptionKey: logsKeyOf(scope),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     const role = new Role(scope, `${id}Role`, {

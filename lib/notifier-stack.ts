@@ -31,7 +31,7 @@ import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatchTriggers } from './dispatch-triggers.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { createIngestSource, KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
-import { acknowledgeFindings, acknowledgeStackWide } from './nag-acknowledgements.ts';
+import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
 import { Network } from './network.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
@@ -303,7 +303,7 @@ export class NotifierStack extends Stack {
       );
     }
     // Every change to the evidence protections and every use of the break-glass role reaches the operators.
-    new ProtectionWatch(this, 'ProtectionWatch', {
+    const watch = new ProtectionWatch(this, 'ProtectionWatch', {
       prefix,
       buckets: [evidence.bucket, evidence.accessLogs],
       key: evidence.key,
@@ -355,7 +355,6 @@ export class NotifierStack extends Stack {
       });
       for (const fn of [ingest, dispatch, sweeper, feedback.function]) network.place(fn);
     }
-    acknowledgeStackWide(this, { vpc: s.vpc !== undefined, backup: s.backup !== undefined, replication: s.evidenceReplication !== undefined });
 
     // ── What an operator needs, by name (docs/operations.md; lib/stack-outputs.ts lists them for ops/) ──
     const output = (id: StackOutputName, value: string) =>
@@ -390,6 +389,25 @@ export class NotifierStack extends Stack {
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,
     );
+    acknowledgeOutsideRuleSets(this, {
+      table: this.table,
+      failedBatches,
+      evidence,
+      deadLetterQueues: [
+        dispatchFailures,
+        ...(triggers.urgentFailures ? [triggers.urgentFailures] : []),
+        feedback.deadLetters,
+        watch.deadLetters,
+      ],
+      dispatch,
+      pushApplicationArns: applications,
+      settings: {
+        kmsKey: key !== undefined,
+        vpc: s.vpc !== undefined,
+        backup: s.backup !== undefined,
+        replication: s.evidenceReplication !== undefined,
+      },
+    });
   }
 
   /**

@@ -39,7 +39,9 @@ export const backupSchema = z.object({
   /** How long each daily recovery point is kept, and the lock's minimum and maximum: nobody keeps one shorter or longer. */
   retentionDays: days(7, 36_500, 35),
   /** The vault of another account (a backup or log-archive account) every recovery point is copied to. */
-  copyToVaultArn: z.string().regex(ARN_BACKUP_VAULT, 'must be a backup vault ARN (arn:aws:backup:...:backup-vault:<name>)'),
+  copyToVaultArn: z
+    .string()
+    .regex(ARN_BACKUP_VAULT, 'must be a backup vault ARN (arn:aws:backup:...:backup-vault:<name>)'),
   /** How long the copy is kept there; default: as long as the original. */
   copyRetentionDays: days(7, 36_500).optional(),
   /**
@@ -88,11 +90,17 @@ export function protectionProblems(
   if (r !== undefined) {
     // The point is a copy an attacker in this account cannot reach: another account, never this one.
     if (r.destinationAccount === account) {
-      problems.push(['evidenceReplication.destinationAccount', `must be another account than the stack's (${account})`]);
+      problems.push([
+        'evidenceReplication.destinationAccount',
+        `must be another account than the stack's (${account})`,
+      ]);
     }
     const key = ARN_KMS_KEY.exec(r.destinationKmsKeyArn);
     if (key !== null && key[2] !== r.destinationAccount) {
-      problems.push(['evidenceReplication.destinationKmsKeyArn', `must be a key of the destination account (${r.destinationAccount})`]);
+      problems.push([
+        'evidenceReplication.destinationKmsKeyArn',
+        `must be a key of the destination account (${r.destinationAccount})`,
+      ]);
     }
   }
   const vault = s.backup === undefined ? null : ARN_BACKUP_VAULT.exec(s.backup.copyToVaultArn);
@@ -108,7 +116,10 @@ export function protectionProblems(
       problems.push(['vpc.cidr', `is too small for a /26 subnet in each of ${v.availabilityZones.length} zones`]);
     }
     if (v.availabilityZones.length < 2 || new Set(v.availabilityZones).size !== v.availabilityZones.length) {
-      problems.push(['vpc.availabilityZones', 'must name two or more different zones: one zone down must not stop sending']);
+      problems.push([
+        'vpc.availabilityZones',
+        'must name two or more different zones: one zone down must not stop sending',
+      ]);
     }
     for (const zone of v.availabilityZones) {
       if (!zone.startsWith(region) || zone.length !== region.length + 1) {

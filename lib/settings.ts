@@ -159,7 +159,7 @@ export const settingsSchema = z
             )
             .refine(
               (u) => !URL.canParse(u) || (new URL(u).search === '' && new URL(u).hash === ''),
-              'must have no query string or fragment: only the registry\'s https address',
+              "must have no query string or fragment: only the registry's https address",
             ),
           /** Basic auth: a secret whose value is JSON {"username": …, "password": …} (a Confluent Cloud API key). */
           basicAuthSecretArn: z.string().regex(ARN_ANY_SECRET, 'must be a Secrets Manager secret ARN').optional(),

@@ -115,6 +115,9 @@ export function loadDispatchConfig(env: Env = process.env) {
       // own IAM for that endpoint alone. Without the account, such a refusal holds the channel (the cautious reading).
       ACCOUNT_ID: z.optional(z.string().check(z.regex(/^\d{12}$/, 'an AWS account id: 12 digits'))),
       AWS_REGION: z.optional(z.string().check(z.minLength(1))),
+      // The platform applications the stack lets dispatch publish to (comma-separated; empty: none): an endpoint of
+      // any other is refused by our own IAM for that endpoint alone. Absent (a run without the stack): not judged.
+      PUSH_APPLICATION_ARNS: z.optional(z.string()),
       // The defaults are the stack's (dispatch-timing.ts), so a function run without them behaves as deployed.
       LEASE_SECONDS: int(10, 3600, DISPATCH_TIMING.leaseSeconds),
       SEND_TIMEOUT_MS: int(100, 60_000, DISPATCH_TIMING.sendTimeoutMs),
@@ -164,6 +167,8 @@ export function loadDispatchConfig(env: Env = process.env) {
     senderEmail: c.SENDER_EMAIL,
     accountId: c.ACCOUNT_ID,
     region: c.AWS_REGION,
+    pushApplications:
+      c.PUSH_APPLICATION_ARNS === undefined ? undefined : c.PUSH_APPLICATION_ARNS.split(',').filter((a) => a !== ''),
     configurationSet: c.SES_CONFIGURATION_SET,
     policies: channelPoliciesOf(c.CHANNEL_POLICIES),
     leaseMs: c.LEASE_SECONDS * 1000,

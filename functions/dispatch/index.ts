@@ -35,7 +35,7 @@ const evidenceConfig = loadEvidenceConfig();
 const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({ maxAttempts: 2 })));
 const sender = new ProviderSender(providers.ses, providers.sns, {
   ...config,
-  origin: { account: config.accountId, region: config.region },
+  origin: { account: config.accountId, region: config.region, applications: config.pushApplications },
 });
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),

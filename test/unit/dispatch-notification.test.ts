@@ -16,6 +16,7 @@ import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { criticalFirst, dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { isForeignEndpoint } from '../../functions/domain/push-endpoint.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import {
   claimedNotification,
@@ -749,6 +750,29 @@ describe('dispatch: an error holds only what it breaks', () => {
     expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
     expect(holds).toEqual([]);
     expect(transitions()).toEqual(['SENDING', 'FAILED']);
+  });
+
+  it('an endpoint of a platform application the stack does not grant (AuthorizationError): FAILED, nothing held', async () => {
+    const otherApp = PUSH_ARN.replace(/endpoint\/([A-Z_]+)\/[^/]+\//, 'endpoint/$1/another-app/');
+    const n = { ...pending('PUSH'), recipient: otherApp };
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).rejects(providerError('AuthorizationError', 403));
+    const { holds, breaker } = recording();
+    const granted = PUSH_ARN.replace(':endpoint/', ':app/').replace(/\/[^/]+$/, '');
+    const sender = new ProviderSender(new SESClient({}), new SNSClient({}), {
+      senderEmail: 'notifications@example.com',
+      origin: { account: '123456789012', region: 'ap-northeast-1', applications: [granted] },
+    });
+    const r = await dispatch(key(n), { ...deps({ sender }), breaker });
+    expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
+    expect(holds).toEqual([]);
+    // The granted application's own endpoints are not foreign: the same answer there holds the channel.
+    expect(
+      isForeignEndpoint(PUSH_ARN, { account: '123456789012', region: 'ap-northeast-1', applications: [granted] }),
+    ).toBe(false);
   });
 
   it('a disabled endpoint: FAILED, nothing held', async () => {
