@@ -271,6 +271,7 @@ describe('the provider reports are appended to the send', () => {
         findByMessageId: async () => undefined,
         recordDelivery: async () => 'recorded' as const,
         suppressAddress: async () => 'suppressed' as const,
+        recipientOf: async () => 'gone@example.com',
       },
       now: () => NOW,
       sleep: async () => undefined,
