@@ -68,6 +68,9 @@ class MemoryStore implements EvidenceStore {
   async get(key: string) {
     return this.objects.get(key)?.body;
   }
+  async history(prefix: string) {
+    return (await this.list(prefix)).map((key) => ({ key, versions: [{ versionId: undefined, at: undefined }], hidden: false }));
+  }
 }
 class MemoryGaps implements EvidenceGaps {
   readonly gaps = new Map<string, EvidenceGap>();
