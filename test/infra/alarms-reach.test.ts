@@ -74,8 +74,7 @@ function alarmPaths(template: Template, account: string, region: string): AlarmP
           const keyStatements = list(
             (resolve(keyResource.Properties.KeyPolicy) as { Statement: unknown }).Statement,
           ) as Statement[];
-          const kms = (action: string) =>
-            allows(keyStatements, fromCloudWatch(action, '*', context));
+          const kms = (action: string) => allows(keyStatements, fromCloudWatch(action, '*', context));
           key = { id: keyId as string, decrypt: kms('kms:Decrypt'), generateDataKey: kms('kms:GenerateDataKey') };
         }
       }

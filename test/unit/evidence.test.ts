@@ -69,7 +69,11 @@ class MemoryStore implements EvidenceStore {
     return this.objects.get(key)?.body;
   }
   async history(prefix: string) {
-    return (await this.list(prefix)).map((key) => ({ key, versions: [{ versionId: undefined, at: undefined }], hidden: false }));
+    return (await this.list(prefix)).map((key) => ({
+      key,
+      versions: [{ versionId: undefined, at: undefined }],
+      hidden: false,
+    }));
   }
 }
 class MemoryGaps implements EvidenceGaps {
