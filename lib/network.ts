@@ -30,7 +30,7 @@ import {
   SubnetType,
   Vpc,
 } from 'aws-cdk-lib/aws-ec2';
-import { AnyPrincipal, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ARecord, PrivateHostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { InterfaceVpcEndpointTarget } from 'aws-cdk-lib/aws-route53-targets';
@@ -73,7 +73,19 @@ export class Network extends Construct {
       createInternetGateway: false,
       subnetConfiguration: [{ name: 'Functions', subnetType: SubnetType.PRIVATE_ISOLATED, cidrMask: SUBNET_MASK }],
       flowLogs: {
-        all: { destination: FlowLogDestination.toCloudWatchLogs(flowLogs), trafficType: FlowLogTrafficType.ALL },
+        all: {
+          destination: FlowLogDestination.toCloudWatchLogs(
+            flowLogs,
+            // VPC Flow Logs may write with this role for this account only.
+            new Role(this, 'FlowLogsRole', {
+              assumedBy: new ServicePrincipal('vpc-flow-logs.amazonaws.com', {
+                conditions: { StringEquals: { 'aws:SourceAccount': account } },
+              }),
+              description: `${props.prefix}: VPC flow logs write to their log group with this role`,
+            }),
+          ),
+          trafficType: FlowLogTrafficType.ALL,
+        },
       },
     });
     Validations.of(this.vpc).acknowledge({

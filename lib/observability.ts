@@ -475,7 +475,7 @@ export class Observability extends Construct {
         label: 'critical records the urgent trigger gave up',
         period: PERIOD,
       }),
-      'The urgent trigger gave up critical stream records (its queue, output UrgentDispatchOnFailureQueueUrl is the trace). The routine trigger still sends them, at the routine pace: critical notices were late. Check DispatchErrors and the urgent mapping (docs/operations.md "The urgent trigger").',
+      'The urgent trigger gave up critical stream records (they wait in its own on-failure queue, the trace of each). The routine trigger still sends them, at the routine pace: critical notices were late. Check DispatchErrors and the urgent mapping (docs/operations.md "The urgent trigger").',
     );
   }
 

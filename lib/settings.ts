@@ -155,7 +155,7 @@ export const settingsSchema = z
             .url({ protocol: /^https$/, error: 'must be the https URL of the Confluent schema registry' })
             .refine(
               (u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''),
-              "must not carry credentials (https://KEY:SECRET@…): they would be plain text in ingest's environment; put them in the secret basicAuthSecretArn names",
+              "must not carry credentials (https://user:password@…): they would be plain text in ingest's environment; put them in the secret basicAuthSecretArn names",
             )
             .refine(
               (u) => !URL.canParse(u) || (new URL(u).search === '' && new URL(u).hash === ''),

@@ -811,9 +811,18 @@ describe('CloudWatch', () => {
       'ApplicationBlocked',
       'NotificationsRefused',
       'EvidenceLost',
+      'UrgentTriggerGaveUp',
+      'ProtectionReportsUndelivered',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
     }
+  });
+
+  it("the urgent trigger's give-ups are watched: its own queue and the records its mapping dropped", () => {
+    const urgent = JSON.stringify(alarms['notifier-example-UrgentTriggerGaveUp']?.Properties);
+    expect(urgent).toContain('UrgentDispatchOnFailure');
+    expect(urgent).toContain('DroppedEventCount');
+    expect(urgent).toMatch(/"EventSourceMappingUUID","Value":\{"Ref":"DispatchUrgentDispatchTrigger/);
   });
 
   it('silence of ingest is itself the alarm: missing data breaches', () => {
