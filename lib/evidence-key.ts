@@ -61,7 +61,9 @@ export const KEY_DESTRUCTION_ACTIONS = ['kms:ScheduleKeyDeletion', 'kms:DisableK
 export function deployRoleArn(stack: Stack): string | undefined {
   const synthesizer = stack.synthesizer;
   if (!(synthesizer instanceof DefaultStackSynthesizer)) return undefined;
-  return synthesizer.cloudFormationExecutionRoleArn.replace('${AWS::Partition}', stack.partition);
+  // The synthesizer writes the partition as CloudFormation's placeholder, for Fn::Sub; a condition needs the value.
+  const placeholder = ['$', '{AWS::Partition}'].join('');
+  return synthesizer.cloudFormationExecutionRoleArn.replace(placeholder, stack.partition);
 }
 
 /** The statement Control Tower's CT.KMS.PR.3 asks of every key: grants only for AWS services. */

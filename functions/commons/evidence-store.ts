@@ -116,8 +116,8 @@ export class S3EvidenceStore implements EvidenceStore {
       { versions: { versionId: string | undefined; at: string | undefined; ms: number }[]; hidden: boolean }
     >();
     const of = (key: string) => {
-      let entry = byKey.get(key);
-      if (entry === undefined) byKey.set(key, (entry = { versions: [], hidden: false }));
+      const entry = byKey.get(key) ?? { versions: [], hidden: false };
+      byKey.set(key, entry);
       return entry;
     };
     let keyMarker: string | undefined;
