@@ -730,16 +730,21 @@ describe('dispatch: an error holds only what it breaks', () => {
     };
     return { holds, breaker };
   };
+  /** Our dispatch: this account and region, and (as the stack says) the one platform application it may publish to. */
+  const GRANTED = PUSH_ARN.replace(':endpoint/', ':app/').replace(/\/[^/]+$/, '');
   const ours = () =>
     deps({
       sender: new ProviderSender(new SESClient({}), new SNSClient({}), {
         senderEmail: 'notifications@example.com',
-        origin: { account: '123456789012', region: 'ap-northeast-1' },
+        origin: { account: '123456789012', region: 'ap-northeast-1', applications: [GRANTED] },
       }),
     });
 
-  it("another account's endpoint (AuthorizationError for that ARN): FAILED, nothing held", async () => {
-    const n = { ...pending('PUSH'), recipient: FOREIGN };
+  it.each([
+    ["another account's endpoint", FOREIGN],
+    ['an endpoint of a platform application the stack does not grant', PUSH_ARN.replace('/bank-app/', '/another-app/')],
+  ])('%s (AuthorizationError for that ARN): FAILED, nothing held', async (_case, recipient) => {
+    const n = { ...pending('PUSH'), recipient };
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
@@ -750,28 +755,9 @@ describe('dispatch: an error holds only what it breaks', () => {
     expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
     expect(holds).toEqual([]);
     expect(transitions()).toEqual(['SENDING', 'FAILED']);
-  });
-
-  it('an endpoint of a platform application the stack does not grant (AuthorizationError): FAILED, nothing held', async () => {
-    const otherApp = PUSH_ARN.replace(/endpoint\/([A-Z_]+)\/[^/]+\//, 'endpoint/$1/another-app/');
-    const n = { ...pending('PUSH'), recipient: otherApp };
-    ddb
-      .on(UpdateCommand)
-      .resolvesOnce({ Attributes: sending(n) })
-      .resolves({});
-    sns.on(PublishCommand).rejects(providerError('AuthorizationError', 403));
-    const { holds, breaker } = recording();
-    const granted = PUSH_ARN.replace(':endpoint/', ':app/').replace(/\/[^/]+$/, '');
-    const sender = new ProviderSender(new SESClient({}), new SNSClient({}), {
-      senderEmail: 'notifications@example.com',
-      origin: { account: '123456789012', region: 'ap-northeast-1', applications: [granted] },
-    });
-    const r = await dispatch(key(n), { ...deps({ sender }), breaker });
-    expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
-    expect(holds).toEqual([]);
     // The granted application's own endpoints are not foreign: the same answer there holds the channel.
     expect(
-      isForeignEndpoint(PUSH_ARN, { account: '123456789012', region: 'ap-northeast-1', applications: [granted] }),
+      isForeignEndpoint(PUSH_ARN, { account: '123456789012', region: 'ap-northeast-1', applications: [GRANTED] }),
     ).toBe(false);
   });
 
