@@ -17,11 +17,19 @@ import type { EvidenceReplication } from './settings-protection.ts';
 export const REPLICATION_RULE_ID = 'evidence-to-log-archive';
 
 /** Sets up replication on the evidence bucket; answers the metric of failed copies, for the alarm. */
-export function replicateEvidence(scope: Construct, bucket: Bucket, key: Key, r: EvidenceReplication): Metric {
+export function replicateEvidence(
+  scope: Construct,
+  prefix: string,
+  bucket: Bucket,
+  key: Key,
+  r: EvidenceReplication,
+): Metric {
   const stack = Stack.of(scope);
   const destinationRegion = r.destinationKmsKeyArn.split(':')[3] ?? stack.region;
   const destinationBucket = r.destinationBucketArn.slice(r.destinationBucketArn.lastIndexOf(':') + 1);
+  // A fixed name: the log-archive account's bucket and key policies name it before the first deploy.
   const role = new Role(scope, 'ReplicationRole', {
+    roleName: `${prefix}-evidence-replication`,
     assumedBy: new ServicePrincipal('s3.amazonaws.com', {
       conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
     }),

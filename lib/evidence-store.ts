@@ -105,7 +105,9 @@ export class EvidenceStore extends Construct {
     });
     this.protect();
     this.replicationFailures =
-      props.replication === undefined ? undefined : replicateEvidence(this, this.bucket, this.key, props.replication);
+      props.replication === undefined
+        ? undefined
+        : replicateEvidence(this, props.prefix, this.bucket, this.key, props.replication);
     this.grantReader();
     this.grantBreakGlass();
   }
