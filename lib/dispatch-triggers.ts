@@ -7,6 +7,7 @@
  *   critical batch that fell back to the routine pace — with its own alarm, and its own event-count metrics.
  */
 import { Duration, type Stack } from 'aws-cdk-lib';
+import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -29,6 +30,7 @@ import {
 } from '../functions/commons/stream-filter.ts';
 import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
 import type { NotifierFunction } from './notifier-function.ts';
+import type { Observability } from './observability.ts';
 
 export interface DispatchTriggers {
   /** Stream records the routine trigger gave up on: no trigger will deliver them. */
@@ -106,4 +108,32 @@ function sendOnlyQueueDestination(queue: Queue): IEventSourceDlq {
       return { destination: queue.queueArn };
     },
   };
+}
+
+/**
+ * The urgent trigger's trace: critical records it gave up on (parked in its own queue) or dropped. The routine
+ * trigger still delivers them, at the routine pace: the alarm says a critical notice was late, not lost.
+ */
+export function alarmOnUrgentTrigger(observability: Observability, t: DispatchTriggers): void {
+  if (t.urgentFailures === undefined || t.urgentMappingId === undefined) return;
+  const period = Duration.minutes(1);
+  observability.alarm(
+    'UrgentTriggerGaveUp',
+    new MathExpression({
+      expression: 'q + d',
+      usingMetrics: {
+        q: t.urgentFailures.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+        d: new Metric({
+          namespace: 'AWS/Lambda',
+          metricName: 'DroppedEventCount',
+          dimensionsMap: { EventSourceMappingUUID: t.urgentMappingId },
+          statistic: 'Sum',
+          period,
+        }),
+      },
+      label: 'critical records the urgent trigger gave up',
+      period,
+    }),
+    'The urgent trigger gave up critical stream records (they wait in its own on-failure queue, the trace of each). The routine trigger still sends them, at the routine pace: critical notices were late. Check DispatchErrors and the urgent mapping (docs/operations.md "The urgent trigger").',
+  );
 }

@@ -217,7 +217,7 @@ export function acknowledgeOutsideRuleSets(stack: Stack, r: OutsideRuleSetsScope
   ack(
     failedBatches,
     [controlTower('s3_bucket_object_lock_enabled_check')],
-    'Parked batches hold contact data that must not outlive the inbox (data minimization) and are removed once replayed; every read is in the server access logs.',
+    'Parked batches hold contact data that must not outlive the inbox (data minimization): a lock would keep them past the lifecycle that ends them with it; every read is in the server access logs.',
   );
   for (const bucket of [evidence.bucket, evidence.accessLogs, failedBatches]) {
     ack(

@@ -28,7 +28,7 @@ import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
 import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
 import { TableBackup } from './backup.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
-import { createDispatchTriggers } from './dispatch-triggers.ts';
+import { alarmOnUrgentTrigger, createDispatchTriggers } from './dispatch-triggers.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { createIngestSource, KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
 import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
@@ -294,7 +294,7 @@ export class NotifierStack extends Stack {
     // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
     evidence.grantWrite(feedback.function, ['sends']);
     observability.alarmOnThrottles('Feedback', feedback.function);
-    observability.alarmOnUrgentTrigger(triggers);
+    alarmOnUrgentTrigger(observability, triggers);
     if (evidence.replicationFailures !== undefined) {
       observability.alarm(
         'EvidenceReplicationFailed',

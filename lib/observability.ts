@@ -453,33 +453,6 @@ export class Observability extends Construct {
   }
 
   /**
-   * The urgent trigger's trace: critical records it gave up on (parked in its own queue) or dropped. The routine
-   * trigger still delivers them, at the routine pace: the alarm says a critical notice was late, not lost.
-   */
-  alarmOnUrgentTrigger(t: { urgentFailures: Queue | undefined; urgentMappingId: string | undefined }): void {
-    if (t.urgentFailures === undefined || t.urgentMappingId === undefined) return;
-    this.alarm(
-      'UrgentTriggerGaveUp',
-      new MathExpression({
-        expression: 'q + d',
-        usingMetrics: {
-          q: t.urgentFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
-          d: new Metric({
-            namespace: 'AWS/Lambda',
-            metricName: 'DroppedEventCount',
-            dimensionsMap: { EventSourceMappingUUID: t.urgentMappingId },
-            statistic: 'Sum',
-            period: PERIOD,
-          }),
-        },
-        label: 'critical records the urgent trigger gave up',
-        period: PERIOD,
-      }),
-      'The urgent trigger gave up critical stream records (they wait in its own on-failure queue, the trace of each). The routine trigger still sends them, at the routine pace: critical notices were late. Check DispatchErrors and the urgent mapping (docs/operations.md "The urgent trigger").',
-    );
-  }
-
-  /**
    * A throttled invocation runs no code, so it raises no error: ingest's batches and dispatch's stream records wait
    * (and age), the sweeper skips a run, feedback waits in Lambda's async queue. Sustained, since a moment of
    * throttling is retried by every trigger. Public: the stack adds the functions other constructs own.

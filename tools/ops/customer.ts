@@ -9,7 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { EvidenceObjectHistory, EvidenceStore } from '../../functions/commons/evidence-store.ts';
+import type { EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
@@ -32,6 +32,7 @@ import {
   userKeyOf,
 } from '../../functions/domain/keys.ts';
 import { TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
+import { readFirst } from './evidence-versions.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
 type Item = Record<string, unknown>;
@@ -49,32 +50,6 @@ export interface SendProof {
    * over it (hidden). Both are denied by the bucket policy; a record is shown as first written either way.
    */
   readonly warnings?: string[];
-}
-
-/** What an object's versions say: nothing for a record written once and still current. */
-export function versionWarnings(o: EvidenceObjectHistory): string[] {
-  const warnings: string[] = [];
-  const later = o.versions.slice(1);
-  if (later.length > 0) {
-    warnings.push(
-      `${o.key} was written again after its first version: ${later.length} later version(s) (${later.map((v) => `${v.versionId ?? '?'} at ${v.at ?? '?'}`).join(', ')}); shown as first written`,
-    );
-  }
-  if (o.hidden)
-    warnings.push(`${o.key} is hidden behind a delete marker: a plain read finds nothing; shown as written`);
-  return warnings;
-}
-
-/** The object as first written (its oldest version), with what its versions say. */
-async function readFirst(
-  store: EvidenceStore,
-  o: EvidenceObjectHistory,
-): Promise<{ bytes: Uint8Array; warnings: string[] } | undefined> {
-  const first = o.versions[0];
-  if (first === undefined) return undefined;
-  const bytes = await store.get(o.key, first.versionId);
-  if (bytes === undefined) throw new Error(`evidence object ${o.key} listed but not readable`);
-  return { bytes, warnings: versionWarnings(o) };
 }
 
 /** Every send under a prefix (an event, or one notification), each with the reports appended to it. */
