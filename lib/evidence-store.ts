@@ -2,8 +2,9 @@
  * The evidence store (docs/evidence-and-privacy.md): an S3 bucket where every send's evidence and the provider's
  * reports on it are written once and kept for the retention, whoever asks to delete, overwrite or hide them. What
  * enforces each promise, in the account and not only in our code:
- * - Written once: the bucket policy denies a PUT without `If-None-Match` (S3's conditional-write key
- *   `s3:if-none-match`), so no writer can make a second version of a key; readers see versions anyway.
+ * - Written once, by the senders: the bucket policy denies a PUT without `If-None-Match` (S3's conditional-write
+ *   key `s3:if-none-match`), so no writer can make a second version of a key (readers see versions anyway), and a
+ *   send record or a customer's pointer written by anyone but the functions that send (no forged evidence).
  * - Never deleted or hidden: the policy denies s3:DeleteObject (a delete marker) and s3:DeleteObjectVersion to every
  *   principal; Object Lock (the bucket default plus an explicit retain-until per object) guards every version;
  *   s3:BypassGovernanceRetention is denied to every principal. Lifecycle expiry, which no bucket policy governs, ends
@@ -20,7 +21,7 @@
  * - Optionally replicated to a log-archive account under its own lock and key (lib/evidence-replication.ts).
  * GOVERNANCE by default, COMPLIANCE where WORM is required (settings `evidenceLockMode`).
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
@@ -65,6 +66,8 @@ export class EvidenceStore extends Construct {
   readonly breakGlassRole: Role;
   /** Failed copies to the log-archive account, when replication is on. */
   readonly replicationFailures: Metric | undefined;
+  /** The roles grantWrite named: the only principals that may write send records and customers' pointers. */
+  private readonly writers: string[] = [];
 
   constructor(
     scope: Construct,
@@ -130,6 +133,18 @@ export class EvidenceStore extends Construct {
     // Object Lock guards versions, not keys: a second PUT on a key would make a new current version. Every writer
     // sends If-None-Match: * (functions/commons/evidence-store.ts); a PUT without it is refused.
     deny('WrittenOnceOnly', ['s3:PutObject'], { Null: { 's3:if-none-match': 'true' } });
+    // A send record is evidence only if the functions that sent wrote it: nobody else may add one (or a pointer),
+    // whatever their IAM policy says. Audit records (audit/*) are the operators' own.
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheSendersWriteSendRecords',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
+        resources: [this.bucket.arnForObjects('sends/*'), this.bucket.arnForObjects('users/*')],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.writers }) } },
+      }),
+    );
     deny('LockModeIsTheStacks', ['s3:PutObject', 's3:PutObjectRetention'], {
       Null: { 's3:object-lock-mode': 'false' },
       StringNotEquals: { 's3:object-lock-mode': this.props.lockMode },
@@ -201,6 +216,7 @@ export class EvidenceStore extends Construct {
 
   /** Write-once access for a function that records evidence, under the prefixes it writes, and the environment. */
   grantWrite(fn: NotifierFunction, prefixes: readonly EvidencePrefix[]): void {
+    this.writers.push((fn.role as Role).roleArn);
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:PutObject', 's3:PutObjectRetention'],

@@ -98,6 +98,18 @@ describe.each([
     expect(denies(s.evidence, ask(s.who.reader, 's3:PutObject', object(s, 'audit/a.json')))).toBe(true);
   });
 
+  it("a send record only by the functions that send: an administrator cannot add forged evidence; audit records are the operators' own", () => {
+    const put = (who: Principal, key: string) =>
+      denies(s.evidence, ask(who, 's3:PutObject', object(s, key), { 's3:if-none-match': '*' }));
+    for (const key of ['sends/e-1/SMS/forged.json', 'users/u-1/e-1/SMS/forged.json']) {
+      expect(put(s.who.admin, key), key).toBe(true);
+      expect(put(s.who.reader, key), key).toBe(true);
+      expect(put(s.who.breakGlass, key), key).toBe(true);
+      expect(put(s.who.writer, key), key).toBe(false);
+    }
+    expect(put(s.who.admin, 'audit/2026-12-01T00:00:00.000Z-a.json')).toBe(false);
+  });
+
   it("no writer can stretch a lock: another mode or a retention beyond the setting's (plus a day) is denied", () => {
     const lock = (mode: string, days: number) => ({
       's3:if-none-match': '*',
