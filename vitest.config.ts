@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { metricNamespaceOf, SERVICE_NAME } from './functions/commons/telemetry.ts';
+import { metricNamespaceOf, SERVICE_NAME } from './functions/contracts/telemetry.ts';
 import { brandEnvValue } from './functions/domain/brand.ts';
 import { EXAMPLE_BRAND } from './tools/local/example-brand.ts';
 

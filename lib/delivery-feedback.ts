@@ -34,7 +34,7 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
+import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
 import { NotifierFunction } from './notifier-function.ts';
 

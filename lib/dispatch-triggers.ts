@@ -20,14 +20,14 @@ import {
 } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import type { DispatchTiming } from '../functions/commons/dispatch-timing.ts';
+import type { DispatchTiming } from '../functions/contracts/dispatch-timing.ts';
 import {
   DISPATCH_FILTER_PATTERN,
   URGENT_BATCH_SIZE,
   URGENT_MAX_RECORD_AGE_SECONDS,
   URGENT_RETRIES,
   urgentFilterPattern,
-} from '../functions/commons/stream-filter.ts';
+} from '../functions/contracts/stream-filter.ts';
 import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import type { Observability } from './observability.ts';

@@ -27,7 +27,7 @@ import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aw
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { EvidenceLockMode } from '../functions/commons/evidence-store.ts';
+import type { EvidenceLockMode } from '../functions/stores/evidence-store.ts';
 import { createAccessLogBucket, denyDeletes } from './access-log-bucket.ts';
 import { createEvidenceKey, deployRoleArn } from './evidence-key.ts';
 import { replicateEvidence } from './evidence-replication.ts';
@@ -131,7 +131,7 @@ export class EvidenceStore extends Construct {
     deny('NobodyBypassesTheRetention', ['s3:BypassGovernanceRetention']);
     denyDeletes(this.bucket, 'NobodyDeletesOrHidesEvidence');
     // Object Lock guards versions, not keys: a second PUT on a key would make a new current version. Every writer
-    // sends If-None-Match: * (functions/commons/evidence-store.ts); a PUT without it is refused.
+    // sends If-None-Match: * (functions/stores/evidence-store.ts); a PUT without it is refused.
     deny('WrittenOnceOnly', ['s3:PutObject'], { Null: { 's3:if-none-match': 'true' } });
     // A send record is evidence only if the functions that sent wrote it: nobody else may add one (or a pointer),
     // whatever their IAM policy says. Audit records (audit/*) are the operators' own.

@@ -14,7 +14,7 @@ import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { SERVICE_NAME } from '../functions/commons/telemetry.ts';
+import { SERVICE_NAME } from '../functions/contracts/telemetry.ts';
 import { BUNDLE } from './bundling.ts';
 import { logsKeyOf } from './logs-key.ts';
 

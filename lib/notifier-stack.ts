@@ -18,9 +18,9 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/commons/dispatch-timing.ts';
-import { TABLE_SCHEMA } from '../functions/commons/table-schema.ts';
-import { metricNamespaceOf } from '../functions/commons/telemetry.ts';
+import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
+import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
@@ -75,7 +75,7 @@ export class NotifierStack extends Stack {
     const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
     const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
 
-    // ── The table (functions/commons/table-schema.ts is the one definition; the local run builds from it too) ──
+    // ── The table (functions/contracts/table-schema.ts is the one definition; the local run builds from it too) ──
     const schema = TABLE_SCHEMA;
     this.table = new Table(this, 'Table', {
       partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
@@ -138,7 +138,7 @@ export class NotifierStack extends Stack {
     // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
     // batch's inbox items before its transactions (a known event costs no write).
     ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
-    // UpdateItem on the sweep shard mark only (functions/commons/sweep-shard-mark.ts), never on an event's items.
+    // UpdateItem on the sweep shard mark only (functions/stores/sweep-shard-mark.ts), never on an event's items.
     ingest.addToRolePolicy(
       new PolicyStatement({
         actions: ['dynamodb:UpdateItem'],

@@ -28,7 +28,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type MetricName, SERVICE_NAME } from '../functions/commons/telemetry.ts';
+import { type MetricName, SERVICE_NAME } from '../functions/contracts/telemetry.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
 import { grantsOnlyForAwsServices } from './evidence-key.ts';
 
@@ -178,6 +178,11 @@ export class Observability extends Construct {
       'NotificationsRefused',
       acrossChannels('NotificationsRefused', 'refused channels'),
       'A contact point had no reading its provider can send to (malformed, no country code, a non-ASCII email local part, missing for a listed channel): that channel was written REFUSED, the event\'s other channels were sent. `npm run ops -- refused` lists them with the rule; the producer fixes the contact point and resends the event under the same eventId, which repairs the channel (docs/event.md "A refused channel").',
+    );
+    any(
+      'CardNumbersMasked',
+      metric('CardNumbersMasked'),
+      'A producer put a card number (PAN) into a field a notice shows: it was masked to its last four digits before it was stored, hashed or sent (log line "card number masked" names the field, docs/event.md "Card numbers"). The event topic still holds it: tell the producer, and treat the topic\'s retention as holding cardholder data.',
     );
     any(
       'LateAcceptances',

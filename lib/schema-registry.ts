@@ -1,6 +1,6 @@
 /**
  * The schema registry ingest reads writer schemas from (settings `schemaRegistry`): its address in ingest's
- * environment (functions/commons/schema-registry.ts reads it at cold start) and the least IAM that lets ingest read
+ * environment (functions/ingest/schema-registry.ts reads it at cold start) and the least IAM that lets ingest read
  * schemas — nothing to register, change or delete. The MSK mapping itself gets no SchemaRegistryConfig: records are
  * decoded in the function, so an unreadable one is quarantined like any bad input (docs/design-choices.md "Avro and
  * Protobuf decoded in the function").

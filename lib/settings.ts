@@ -11,12 +11,12 @@ import {
   DEFAULT_INBOX_RETENTION_DAYS,
   DEFAULT_NOTIFICATION_MAX_AGE_HOURS,
   DEFAULT_SEND_RATES,
-} from '../functions/commons/defaults.ts';
-import { EVIDENCE_LOCK_MODES } from '../functions/commons/evidence-store.ts';
+} from '../functions/contracts/defaults.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { EVIDENCE_LOCK_MODES } from '../functions/stores/evidence-store.ts';
 import { backupSchema, evidenceReplicationSchema, networkSchema, protectionProblems } from './settings-protection.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;

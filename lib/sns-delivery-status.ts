@@ -17,7 +17,7 @@ import { FilterPattern, LogGroup, RetentionDays, SubscriptionFilter } from 'aws-
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
 import type { AwsSdkCall } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { type MetricName, SERVICE_NAME } from '../functions/commons/telemetry.ts';
+import { type MetricName, SERVICE_NAME } from '../functions/contracts/telemetry.ts';
 import { pushDeliveryLogGroups, smsDeliveryLogGroups } from '../functions/domain/feedback.ts';
 import { awsCall, sdkCall } from './aws-calls.ts';
 import { acknowledgeDeliveryStatusFindings } from './nag-acknowledgements.ts';

@@ -4,14 +4,23 @@
  */
 
 import * as z from 'zod/mini';
+import {
+  DEFAULT_INBOX_RETENTION_DAYS,
+  DEFAULT_NOTIFICATION_MAX_AGE_HOURS,
+  DEFAULT_SEND_RATES,
+} from '../contracts/defaults.ts';
+import {
+  DISPATCH_TIMING,
+  deriveDispatchTiming,
+  RUNTIME_TIMING_RULES,
+  timingViolations,
+} from '../contracts/dispatch-timing.ts';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/delivery-policy.ts';
 import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../domain/evidence.ts';
 import { DEFAULT_MAX_SEND_ATTEMPTS } from '../domain/send-outcome.ts';
 import { MAX_SWEEP_SHARDS, SWEEP_SHARDS } from '../domain/sweep-index.ts';
-import { DEFAULT_INBOX_RETENTION_DAYS, DEFAULT_NOTIFICATION_MAX_AGE_HOURS, DEFAULT_SEND_RATES } from './defaults.ts';
-import { DISPATCH_TIMING, deriveDispatchTiming, RUNTIME_TIMING_RULES, timingViolations } from './dispatch-timing.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

@@ -5,7 +5,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { type MetricName, SERVICE_NAME } from './telemetry.ts';
+import { type MetricName, SERVICE_NAME } from '../contracts/telemetry.ts';
 
 export const logger = new Logger({ serviceName: SERVICE_NAME });
 export const metrics = new Metrics({ serviceName: SERVICE_NAME });

@@ -10,10 +10,11 @@
  * environment: a held scope costs each environment one cheap read per refresh, not a refused send per notification.
  * When the hold ends, the next send is the probe: refused again, it holds the scope again.
  */
-import type { BreakerState, BreakerStore } from '../commons/send-quota-store.ts';
+
 import type { Channel } from '../domain/channels.ts';
 import { applicationBreakerScope } from '../domain/keys.ts';
 import { parsePushEndpoint } from '../domain/push-endpoint.ts';
+import type { BreakerState, BreakerStore } from './send-quota-store.ts';
 
 export interface Breaker {
   /** When the scope is held: until when; otherwise undefined. */

@@ -30,17 +30,18 @@
  * when DynamoDB fails for the whole of the record's time, so the stream retries the record; the claim makes that safe.
  */
 import { randomUUID } from 'node:crypto';
-import type { AudienceGate } from '../commons/audience-store.ts';
-import type { NotificationKey, NotificationStore, Transition } from '../commons/notification-store.ts';
 import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import { classOf } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
+import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
+import type { AudienceGate } from '../stores/audience-store.ts';
+import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';
@@ -163,6 +164,8 @@ export async function dispatchNotification(
   const holder = new Holder(claim.item, deps, budget);
   const item = claim.item;
 
+  // Erasure is final: whatever put an erased notification back in flight, it is never sent (erasure.ts).
+  if (isErased(item)) return fail(holder, 'ERASED');
   if (isExpired(item, deps.now(), deps.maxAgeMs)) {
     const t = await holder.record((now) => deps.store.markFailed(item, 'EXPIRED', now));
     return landed(t, { kind: 'expired', item });

@@ -20,9 +20,10 @@
  * not wasted when none comes. Inside an environment the waiters queue by class, then by arrival, and a waiter asleep
  * until the next window wakes as soon as a waiter of a higher class arrives.
  */
-import { rateShardsFor, rateShareOf, type TokenWindows } from '../commons/send-quota-store.ts';
+
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
+import { rateShardsFor, rateShareOf, type TokenWindows } from './send-quota-store.ts';
 
 export interface Pacer {
   /**
@@ -77,6 +78,8 @@ export class SharedTokenBucket implements Pacer {
   /** Waiters per channel, by class then arrival; the first is served, one at a time. */
   private readonly lines = new Map<Channel, Waiter[]>();
   private readonly serving = new Set<Channel>();
+  /** The waiter being served per channel: out of its line while it takes, writes or sleeps. */
+  private readonly current = new Map<Channel, Waiter>();
   /** Wakes the waiter asleep until the next window when a waiter of a higher class arrives. */
   private readonly wake = new Map<Channel, () => void>();
   private seq = 0;
@@ -97,7 +100,9 @@ export class SharedTokenBucket implements Pacer {
       this.lines.set(channel, line);
       const at = line.findIndex((w) => w.rank > waiter.rank);
       line.splice(at === -1 ? line.length : at, 0, waiter);
-      if (at === 0) this.wake.get(channel)?.();
+      // The one being served is out of the line: it is the one a higher class must wake, even when the line is empty.
+      const served = this.current.get(channel);
+      if (served !== undefined && waiter.rank < served.rank) this.wake.get(channel)?.();
       // Served from a microtask: the waiters arriving together are all in line when the first write counts them.
       queueMicrotask(() => void this.serve(channel));
     });
@@ -117,6 +122,7 @@ export class SharedTokenBucket implements Pacer {
     try {
       const line = this.lines.get(channel) ?? [];
       for (let waiter = line.shift(); waiter !== undefined; waiter = line.shift()) {
+        this.current.set(channel, waiter);
         try {
           const got = await this.take(channel, waiter);
           if (got === 'overtaken') {
@@ -125,6 +131,8 @@ export class SharedTokenBucket implements Pacer {
           } else waiter.resolve(got);
         } catch (error) {
           waiter.reject(error);
+        } finally {
+          this.current.delete(channel);
         }
       }
     } finally {

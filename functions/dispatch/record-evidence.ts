@@ -2,11 +2,10 @@
  * Step 10 of dispatch, after the provider accepted and the acceptance is recorded: the evidence of the send
  * (domain/evidence.ts) goes to the evidence store. It never delays the send (the send is over) nor causes a second
  * one (nothing here touches the notification's state): a store that is slow or refuses leaves the notification SENT,
- * and the record's bytes wait in the table as a gap (commons/evidence-gaps.ts) for the sweeper to write. Only when
+ * and the record's bytes wait in the table as a gap (stores/evidence-gaps.ts) for the sweeper to write. Only when
  * the table refuses the gap too is the evidence lost — counted and alarmed (EvidenceLost), logged with ids only.
  */
-import type { EvidenceGaps } from '../commons/evidence-gaps.ts';
-import type { EvidenceStore } from '../commons/evidence-store.ts';
+
 import {
   evidenceBody,
   evidenceKey,
@@ -17,6 +16,8 @@ import {
   userPointerKey,
 } from '../domain/evidence.ts';
 import type { Message } from '../domain/templates.ts';
+import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
+import type { EvidenceStore } from '../stores/evidence-store.ts';
 
 export interface EvidenceDeps {
   readonly store: EvidenceStore;

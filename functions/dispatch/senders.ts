@@ -1,6 +1,6 @@
 /**
  * Provider adapters: SES SendEmail for EMAIL, SNS Publish for PUSH and SMS. Each checks that the provider answered
- * with a message id; the clients run with maxAttempts 1 (see commons/provider-clients.ts), and each call carries an
+ * with a message id; the clients run with maxAttempts 1 (see dispatch/provider-clients.ts), and each call carries an
  * abort signal so a hung request ends within the send timeout. Every failure leaves as a SendError carrying its class
  * (send-error.ts): what the provider may have done with the message.
  */

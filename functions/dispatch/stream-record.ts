@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { NotificationKey } from '../commons/notification-store.ts';
 import { classOf, NOTICE_CLASSES } from '../domain/catalogue.ts';
+import type { NotificationKey } from '../stores/notification-store.ts';
 
 /** The notification a record asks us to send, or undefined for anything else (checked again in code). */
 export function dispatchable(

@@ -47,6 +47,8 @@ export interface AdmittedTransfer {
   /** The hash that recognises the producer's corrected resend of this event (present when a channel is refused). */
   readonly repairHash?: string;
   readonly sanitised: DisplayField[];
+  /** Fields in which a card number was masked: stored, hashed and shown masked. */
+  readonly masked: DisplayField[];
   readonly normalised: string[];
   readonly fallbacks: Fallback[];
   readonly hashInput: HashInput;
@@ -110,6 +112,7 @@ export function admitRecord(value: unknown, policy: AdmissionPolicy, now: number
     channels: tooOld ? [] : routed.channels,
     refused: tooOld ? [] : routed.refused,
     sanitised: decoded.sanitised,
+    masked: decoded.masked,
     normalised: decoded.normalised,
     fallbacks: decoded.fallbacks,
     hashInput: decoded.hashInput,

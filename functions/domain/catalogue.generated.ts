@@ -41,6 +41,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "cardLast4",
         "kind": "identifier",
+        "pattern": "[0-9]{4}",
         "required": true,
         "description": "The last four digits of the card, never the whole number."
       },
@@ -97,6 +98,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "accountLast4",
         "kind": "identifier",
+        "pattern": "[0-9]{4}",
         "description": "The last four digits of the account it is taken from."
       }
     ]
@@ -148,6 +150,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "accountLast4",
         "kind": "identifier",
+        "pattern": "[0-9]{4}",
         "required": true,
         "description": "The last four digits of the account number."
       },
@@ -260,6 +263,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "accountLast4",
         "kind": "identifier",
+        "pattern": "[0-9]{4}",
         "required": true,
         "description": "The last four digits of the account number."
       },

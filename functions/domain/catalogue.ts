@@ -62,6 +62,11 @@ const fieldSchema = z.strictObject({
   currencyField: z.optional(z.string().check(z.regex(FIELD_NAME, 'must be a camelCase name'))),
   /** text: the most grapheme clusters kept (cut with "…"); default 140. */
   maxGraphemes: z.optional(z.int().check(z.gte(1), z.lte(500))),
+  /**
+   * identifier: an ECMAScript regular expression (Unicode mode) the whole value must match — the shape a value must
+   * have (four digits for a card's last four). The compiler refuses one a crafted value could make backtrack (ReDoS).
+   */
+  pattern: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** enum: the values it may take. */
   values: z.optional(z.array(z.string().check(z.regex(ENUM_VALUE, 'must be UPPER_SNAKE_CASE'))).check(z.minLength(1))),
   /** What the field means, for the JSON Schema and the reader of the folder. */
@@ -109,6 +114,10 @@ export const definitionSchema = z
           issue(['data', i, 'values'], 'an enum field, and only an enum field, lists its values');
         if (field.kind !== 'text' && field.maxGraphemes !== undefined)
           issue(['data', i, 'maxGraphemes'], 'only a text field has maxGraphemes');
+        if (field.pattern !== undefined && field.kind !== 'identifier')
+          issue(['data', i, 'pattern'], 'only an identifier field has a pattern (display text is never refused)');
+        const problem = field.pattern === undefined ? undefined : regexProblem(field.pattern);
+        if (problem !== undefined) issue(['data', i, 'pattern'], `not a regular expression: ${problem}`);
         if (field.values !== undefined && new Set(field.values).size !== field.values.length)
           issue(['data', i, 'values'], 'a value is listed twice');
       });
@@ -119,6 +128,22 @@ export const definitionSchema = z
   );
 
 export type Definition = z.infer<typeof definitionSchema>;
+
+/** A pattern as the whole value must match it: anchored around the definition's text, in Unicode mode. */
+export const wholeValuePattern = (pattern: string) => `^(?:${pattern})$`;
+
+/** The field's pattern, compiled; undefined when it has none. */
+export const patternOf = (field: FieldDefinition): RegExp | undefined =>
+  field.pattern === undefined ? undefined : new RegExp(wholeValuePattern(field.pattern), 'u');
+
+function regexProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(wholeValuePattern(pattern), 'u');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 /** A definition that does not validate: at build (the compiler names the file) or at a cold start (the type). */
 export class DefinitionError extends Error {
@@ -161,7 +186,7 @@ export const definitionOf = (type: string): Definition | undefined => CATALOGUE.
 /** The class a notification is paced in; a type no longer in the catalogue (an old item) is normal. */
 export const classOf = (type: string): NoticeClass => CATALOGUE.get(type)?.class ?? 'normal';
 
-/** The critical types: what the urgent dispatch trigger takes (functions/commons/stream-filter.ts). */
+/** The critical types: what the urgent dispatch trigger takes (functions/contracts/stream-filter.ts). */
 export const CRITICAL_TYPES: readonly string[] = EVENT_TYPES.filter((type) => classOf(type) === 'critical');
 
 /** The channels a type may use (none for a type not in the catalogue). */

@@ -12,14 +12,18 @@
  *    tag characters …) except ZWJ/ZWNJ (which emoji and Indic/Persian scripts need) → removed: they have no glyph,
  *    so removing them shows the reader exactly the visible text, in its logical order (no "Trojan Source" reordering).
  * 4. NFC normalisation, whitespace runs → one space, trimmed.
- * 5. A grapheme cluster is kept to at most 32 code points (UAX #15's Stream-Safe Text Format allows 30 non-starters
+ * 5. Card numbers masked to their last four digits (card-number.ts): before the cut, so no cut can leave a number's
+ *    first digits too short to be read as one, and after the steps above, so no invisible character hides one.
+ * 6. A grapheme cluster is kept to at most 32 code points (UAX #15's Stream-Safe Text Format allows 30 non-starters
  *    in a row; "Zalgo" text stacks hundreds of marks on one letter and grapheme clusters are otherwise unbounded).
- * 6. At most `maxGraphemes` user-perceived characters (Intl.Segmenter, never splitting a cluster); longer text is cut
+ * 7. At most `maxGraphemes` user-perceived characters (Intl.Segmenter, never splitting a cluster); longer text is cut
  *    and ends with "…".
  * Text left with no visible character (only marks, joiners or U+FFFD) is empty, and an empty text is treated as absent.
  */
 
 /** Names are shown in subjects, push bodies and SMS: 140 characters, as the event contract always allowed. */
+import { maskCardNumbers } from './card-number.ts';
+
 export const NAME_MAX_GRAPHEMES = 140;
 export const REASON_MAX_GRAPHEMES = 200;
 export const MAX_CODE_POINTS_PER_GRAPHEME = 32;
@@ -38,8 +42,10 @@ const segmenter = new Intl.Segmenter('und', { granularity: 'grapheme' });
 export interface CleanText {
   /** The text to store, hash and show; '' means "absent". */
   readonly text: string;
-  /** True when cleaning changed anything (counted as DisplayTextSanitised). */
+  /** True when cleaning changed anything, masking included (counted as DisplayTextSanitised). */
   readonly changed: boolean;
+  /** True when a card number was masked (counted as CardNumbersMasked). */
+  readonly masked: boolean;
 }
 
 /** Anything step 1–4 would change: ill-formed, breaking, format or non-space whitespace, a double, leading or trailing space. */
@@ -53,18 +59,20 @@ export function cleanDisplayText(input: string, maxGraphemes: number): CleanText
     input.normalize('NFC') === input &&
     hasVisible(input)
   ) {
-    return { text: input, changed: false };
+    const shown = maskCardNumbers(input);
+    return { text: shown.text, changed: shown.masked, masked: shown.masked };
   }
-  const unbounded = input
+  const cleaned = input
     .replace(ILL_FORMED, REPLACEMENT)
     .replace(BREAKING, ' ')
     .replace(INVISIBLE_FORMAT, '')
     .normalize('NFC')
     .replace(WHITESPACE_RUN, ' ')
     .trim();
-  const text = boundGraphemes(unbounded, maxGraphemes);
+  const shown = maskCardNumbers(cleaned);
+  const text = boundGraphemes(shown.text, maxGraphemes);
   const result = hasVisible(text) ? text : '';
-  return { text: result, changed: result !== input };
+  return { text: result, changed: result !== input, masked: shown.masked && result !== '' };
 }
 
 /** A letter, digit, punctuation or symbol other than the substitutes cleaning itself writes (U+FFFD, "…"). */

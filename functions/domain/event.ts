@@ -14,17 +14,25 @@
  * - Display text from third parties (counterpartyName, reason) is cleaned (display-text.ts), never a reason to reject.
  * - The hash covers the event's meaning, not its spelling (see payloadHash).
  */
-import { createHash } from 'node:crypto';
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
-import { type Definition, dataNamesOf, definitionOf, EVENT_TYPES, type FieldDefinition } from './catalogue.ts';
+import { maskCardNumbers } from './card-number.ts';
+import {
+  type Definition,
+  dataNamesOf,
+  definitionOf,
+  EVENT_TYPES,
+  type FieldDefinition,
+  patternOf,
+} from './catalogue.ts';
 import { CHANNELS, type Channel } from './channels.ts';
 import { CONTACT_FIELD_OF, CONTACT_READERS, type ContactField, type ContactProblem } from './contact.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import { parseJson } from './json.ts';
 import { LOCALES, type Locale, negotiateLocale } from './locale.ts';
 import { readInstant, readTimeZone } from './moment.ts';
-import { canonicalAmount, checkAmount, minorUnit, normaliseAmount, normaliseCurrency } from './money.ts';
+import { checkAmount, minorUnit, normaliseAmount, normaliseCurrency } from './money.ts';
+import { type HashInput, PAYLOAD_HASH_VERSION, payloadHash, versioned } from './payload-hash.ts';
 
 /** The notice types: the folders of templates/ (catalogue.ts). */
 export { EVENT_TYPES } from './catalogue.ts';
@@ -171,8 +179,16 @@ export const DECIMAL_NUMBER = /^(0|[1-9]\d{0,14})(?:\.(\d{1,6}))?$/;
 function fieldShape(field: FieldDefinition): Record<string, z.core.SomeType> {
   const need = <T extends z.core.SomeType>(schema: T) => (field.required ? schema : z.optional(schema));
   switch (field.kind) {
-    case 'identifier':
-      return { [field.name]: need(strictText(128)) };
+    case 'identifier': {
+      const pattern = patternOf(field);
+      const shaped = strictText(128);
+      if (pattern === undefined) return { [field.name]: need(shaped) };
+      return {
+        [field.name]: need(
+          shaped.check(z.regex(pattern, `does not match the pattern ${field.pattern} of its definition`)),
+        ),
+      };
+    }
     case 'text':
       // Display text: any string. Cleaned after, never a reason to reject; `required` is checked before cleaning.
       return { [field.name]: z.optional(z.string()) };
@@ -272,15 +288,6 @@ export const preferencesSchema = z.object({
   data: z.object({ optOut: z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length)) }),
 });
 
-/** Everything a transfer's hashes are computed from: the event, its instant, and the contact points it refused. */
-export interface HashInput {
-  readonly event: BankingEvent;
-  /** occurredAt as its UTC instant (readInstant's `iso`). */
-  readonly instant: string;
-  /** The contact points refused, as given: part of the event's meaning, so a resend of the same bad event is a duplicate. */
-  readonly refusedGiven: Readonly<Partial<Record<ContactField, unknown>>>;
-}
-
 export interface DecodedTransfer {
   readonly ok: true;
   readonly event: BankingEvent;
@@ -289,6 +296,8 @@ export interface DecodedTransfer {
   readonly occurredAtMs: number;
   /** Display-text fields that cleaning changed. */
   readonly sanitised: DisplayField[];
+  /** Identifier and display-text fields in which a card number was masked (card-number.ts). */
+  readonly masked: DisplayField[];
   /** Fields whose spelling had one reading and was normalised to it (`recipient.phoneNumber`, `data.amount` …). */
   readonly normalised: string[];
   /** Presentation hints that fell back to the default. */
@@ -384,19 +393,24 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
   const instant = readInstant(p.occurredAt);
   if (instant === undefined) return reject('SCHEMA_VIOLATION', 'not a valid instant (at occurredAt)', eventId);
   const sanitised: DisplayField[] = [];
+  const masked: DisplayField[] = [];
   const fields = p.data as Record<string, string | undefined>;
   const data: Record<string, string> = {};
   for (const field of def.data) {
     for (const name of dataNamesOf(field)) {
       const value = fields[name];
       if (value === undefined) continue;
-      if (field.kind !== 'text') {
-        data[name] = value;
-        continue;
-      }
-      const clean = cleanDisplayText(value, field.maxGraphemes ?? NAME_MAX_GRAPHEMES);
-      if (clean.changed) sanitised.push(name);
-      if (clean.text !== '') data[name] = clean.text;
+      if (field.kind === 'identifier') {
+        // Shown as written: a card number in it is masked (card-number.ts), as in display text.
+        const shown = maskCardNumbers(value);
+        if (shown.masked) masked.push(name);
+        data[name] = shown.text;
+      } else if (field.kind === 'text') {
+        const clean = cleanDisplayText(value, field.maxGraphemes ?? NAME_MAX_GRAPHEMES);
+        if (clean.changed) sanitised.push(name);
+        if (clean.masked) masked.push(name);
+        if (clean.text !== '') data[name] = clean.text;
+      } else data[name] = value;
     }
   }
   const r = p.recipient;
@@ -422,6 +436,7 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
     payloadHash: payloadHash(hashInput),
     occurredAtMs: instant.epochMs,
     sanitised,
+    masked: masked.length === 0 ? NONE : masked,
     normalised: read.normalised,
     fallbacks: read.fallbacks,
     contactRefusals: read.contactRefusals,
@@ -643,87 +658,5 @@ export function utcInstant(text: string): { iso: string; epochMs: number } | und
   return instant === undefined ? undefined : { iso: instant.iso, epochMs: instant.epochMs };
 }
 
-/** Version of the payloadHash definition, stored as its prefix: a later definition must not be compared with it. */
-export const PAYLOAD_HASH_VERSION = 'v2';
-
-const versioned = (meaning: unknown[]) =>
-  `${PAYLOAD_HASH_VERSION}:${createHash('sha256').update(JSON.stringify(meaning)).digest('hex')}`;
-
-/**
- * The JSON array a transfer's hashes cover, in this order: the definition's name, eventId, type, occurredAt as its UTC
- * instant, userId, locale (negotiated), email, pushEndpointArn, phoneNumber (each normalised; a refused one as
- * `{"refused": <the value as given>}`; null when absent, and null for the channels in `blank`), transferId, amount as
- * a decimal (trailing fraction zeros dropped), currency, counterpartyName and reason after cleaning (null when
- * absent), channels sorted (null when not listed), and — only when the runtime knows it — the recipient's timeZone in
- * lower case (IANA names are case-insensitive; appended only when present, so every hash stored before the field
- * existed is unchanged).
- */
-function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unknown[] {
-  const { recipient: r, data: d } = h.event;
-  return [
-    name,
-    h.event.eventId,
-    h.event.type,
-    h.instant,
-    r.userId,
-    r.locale,
-    contactMeaning(h, 'EMAIL', blank),
-    contactMeaning(h, 'PUSH', blank),
-    contactMeaning(h, 'SMS', blank),
-    ...dataMeaning(h.event.type, d),
-    h.event.channels === undefined ? null : [...h.event.channels].sort(),
-    ...(r.timeZone === undefined ? [] : [r.timeZone.toLowerCase()]),
-  ];
-}
-
-/**
- * The data's part of the meaning: each field of the type's definition in its order — identifiers, display text
- * (cleaned), dates and enum values as they are; money as its decimal (trailing fraction zeros dropped) and its
- * currency; a number as its decimal; an instant as its UTC instant; null for an absent one. For a transfer: transferId,
- * amount, currency, counterpartyName, reason — the array the hash always covered.
- */
-function dataMeaning(type: string, d: EventData): unknown[] {
-  const def = definitionOf(type);
-  if (def === undefined) return [];
-  return def.data.flatMap((field): unknown[] => {
-    const value = d[field.name];
-    switch (field.kind) {
-      case 'money':
-        return [value === undefined ? null : canonicalAmount(value), d[field.currencyField as string] ?? null];
-      case 'number':
-        return [value === undefined ? null : canonicalAmount(value)];
-      case 'instant':
-        return [value === undefined ? null : (readInstant(value)?.iso ?? value)];
-      default:
-        return [value ?? null];
-    }
-  });
-}
-
-/** A contact point in the hash: normalised, `{refused: <as given>}`, or null (absent, or left out for a repair). */
-function contactMeaning(h: HashInput, channel: Channel, blank: readonly Channel[]): unknown {
-  const field = CONTACT_FIELD_OF[channel];
-  if (blank.includes(channel)) return null;
-  if (field in h.refusedGiven) return { refused: h.refusedGiven[field] };
-  return h.event.recipient[field] ?? null;
-}
-
-/**
- * sha-256 of the event's meaning, not its spelling (docs/event.md "What the payloadHash covers"). Every spelling the
- * contract accepted before other spellings were read normalises to itself, so its hash is what it always was
- * (test/unit/payload-hash-compat.test.ts holds the hashes of 265 such events).
- */
-export function payloadHash(h: HashInput): string {
-  return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}`, []));
-}
-
-/**
- * The event's meaning apart from the contact points of `channels`: equal for the event whose channels were refused and
- * the producer's corrected resend of it, which may differ only there (docs/event.md "A refused channel"). Its own
- * definition name, so it never equals a payloadHash.
- */
-export function repairHash(h: HashInput, channels: readonly Channel[]): string {
-  return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}.repair`, channels));
-}
-
+export { type HashInput, PAYLOAD_HASH_VERSION, payloadHash, repairHash } from './payload-hash.ts';
 export type { Channel };

@@ -1,7 +1,7 @@
 /**
  * Evidence of a send (docs/evidence-and-privacy.md): what the provider received, byte for byte, the message id it
  * answered with and when, and — appended as separate records — what it reported afterwards. Pure: the adapters
- * (functions/commons/evidence-store.ts) store the bytes these functions produce and never re-encode them.
+ * (functions/stores/evidence-store.ts) store the bytes these functions produce and never re-encode them.
  *
  * Why a record per send and one per feedback, never an update of one object: an evidence object is written once and
  * locked (S3 Object Lock); a later "append" is a new object under the send's prefix, so nothing ever overwrites what

@@ -52,6 +52,22 @@ export function notificationOfKey(key: NotificationKey): NotificationRef | undef
   return { eventId, channel };
 }
 
+/**
+ * An earlier send of a notification: the provider's message id of a send an operator's resend took off the item,
+ * kept beside it in the event's partition so a late report about that message is still found by its id (SNS's logs
+ * name nothing else). `SEND#<channel>#<messageId>`.
+ */
+const EARLIER_SEND_PREFIX = 'SEND#';
+export const earlierSendSk = (channel: Channel, messageId: string) => `${EARLIER_SEND_PREFIX}${channel}#${messageId}`;
+/** The notification an earlier send's key belongs to, or undefined when the key is not an earlier send's. */
+export function notificationOfEarlierSendKey(key: NotificationKey): NotificationRef | undefined {
+  const eventId = eventIdOfPk(key.pk);
+  if (eventId === undefined || !key.sk.startsWith(EARLIER_SEND_PREFIX)) return undefined;
+  const rest = key.sk.slice(EARLIER_SEND_PREFIX.length);
+  const channel = rest.slice(0, rest.indexOf('#'));
+  return isChannel(channel) ? { eventId, channel } : undefined;
+}
+
 export const notificationIdOf = (eventId: string, channel: Channel) => `${eventId}#${channel}`;
 /** The notificationId of the item at (pk, sk): the inverse of eventPk and notificationSk. */
 export const notificationIdOfKey = (pk: string, sk: string) =>
@@ -142,7 +158,7 @@ export function shardOfSweepPartition(key: string): number | undefined {
 /**
  * The shard is the first byte of the notificationId's SHA-256 modulo the count. The shard count may change between
  * deploys: items keep the key they were written with, and the sweeper visits every shard any deploy used (the shard
- * mark, functions/commons/sweep-shard-mark.ts), so none is left behind. A PENDING key carries the notification's
+ * mark, functions/stores/sweep-shard-mark.ts), so none is left behind. A PENDING key carries the notification's
  * class (classOf its type, catalogue.ts) so the sweeper can wake critical notices first; every writer of a PENDING
  * key passes it.
  */
@@ -156,5 +172,5 @@ export function sweepKey(
   const shard = createHash('sha256').update(notificationId).digest().readUInt8(0) % shards;
   return sweepPartition({ state, channel, noticeClass, shard });
 }
-/** The item holding the highest shard count any deploy wrote sweep keys with (functions/commons/sweep-shard-mark.ts). */
+/** The item holding the highest shard count any deploy wrote sweep keys with (functions/stores/sweep-shard-mark.ts). */
 export const SWEEP_SHARD_MARK_KEY = { pk: 'SWEEP#SHARDS', sk: 'MARK' } as const;

@@ -5,9 +5,13 @@
  * generated module so the template compiler (tools/scripts/templates.ts) can check every placeholder before that
  * module exists. Pure.
  */
+import Mustache from 'mustache';
 import type { Locale } from './locale.ts';
 
-/** Names every template may use besides its type's fields. Absent values are '' (a section then shows nothing). */
+/**
+ * Names every template may use besides its type's fields. Absent values are '' (a section then shows nothing); a
+ * field of the type that is '' where a template shows it outside its own section is refused (templates.ts).
+ */
 export const SHORT_FIELDS = ['bank', 'when', 'supportPhone', 'supportUrl'] as const;
 /** The email's text alternative may also use these. */
 export const TEXT_FIELDS = [...SHORT_FIELDS, 'supportPhoneHref', 'legal'] as const;
@@ -32,3 +36,26 @@ export interface CompiledSet {
 export type CompiledTemplates = Readonly<Record<string, Readonly<Record<Locale, CompiledSet>>>>;
 /** Partials of the text alternative ({{> footer}}), per locale. */
 export type TextPartials = Readonly<Record<Locale, Readonly<Record<string, string>>>>;
+
+type Token = [string, string, number, number, Token[]?];
+const bare = new Map<string, ReadonlySet<string>>();
+
+/**
+ * The names a template shows outside a section of their own (`{{name}}` not within `{{#name}}…{{/name}}` or
+ * `{{#name=VALUE}}…{{/name=VALUE}}`): where an empty value would leave a blank in the message. Inside an inverted
+ * section (`{{^name}}`) a name is bare too. Memoised: a template is parsed once per process.
+ */
+export function bareNames(template: string): ReadonlySet<string> {
+  const known = bare.get(template);
+  if (known !== undefined) return known;
+  const names = new Set<string>();
+  const walk = (tokens: readonly Token[], guards: readonly string[]) => {
+    for (const [type, value, , , children] of tokens) {
+      if ((type === 'name' || type === '&') && !guards.includes(value)) names.add(value);
+      if (children !== undefined) walk(children, type === '#' ? [...guards, value.split('=')[0] ?? value] : guards);
+    }
+  };
+  walk(Mustache.parse(template) as unknown as Token[], []);
+  bare.set(template, names);
+  return names;
+}

@@ -3,10 +3,12 @@
  * built in keys.ts, the statuses a notification moves through in state-machine.ts. Pure: callers pass the clock in.
  */
 import type { SkipReason } from './admission.ts';
+import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
 import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
 import {
+  earlierSendSk,
   eventPk,
   INBOX_SK,
   type KafkaSource,
@@ -93,11 +95,51 @@ export interface NotificationItem {
    * notification stays SENT. Its own time attributes, never updatedAt, which the state machine's re-reads compare.
    */
   deliveryStatus?: string;
+  /** Set by an erasure (ops erase): address, data and user id are gone, and nothing sends it again (erasure.ts). */
+  erasedAt?: string;
   deliveryRank?: number;
   deliveryAt?: string;
   deliveryAtMs?: number;
   bounceType?: string;
   bounceSubType?: string;
+}
+
+/**
+ * A send an operator's resend took off its notification (keys.ts earlierSendSk): its provider message id stays on the
+ * providerMessage index, so the provider's late report about it — a dead number, a bounce — is recognised as ours,
+ * recorded on that send's evidence and applied to the address. No personal data: ids only. Expires with the
+ * notification.
+ */
+export interface EarlierSendItem {
+  pk: string;
+  sk: string;
+  kind: 'EARLIER_SEND';
+  notificationId: string;
+  eventId: string;
+  channel: Channel;
+  providerMessageId: string;
+  /** When the resend took it off the item. */
+  resentAt: string;
+  /** The notification's own: absent when it has none. */
+  expiresAt?: number;
+}
+
+export function buildEarlierSend(
+  n: { readonly eventId: string; readonly channel: Channel; readonly expiresAt?: unknown },
+  providerMessageId: string,
+  now: number,
+): EarlierSendItem {
+  return {
+    ...(typeof n.expiresAt === 'number' ? { expiresAt: n.expiresAt } : {}),
+    pk: eventPk(n.eventId),
+    sk: earlierSendSk(n.channel, providerMessageId),
+    kind: 'EARLIER_SEND',
+    notificationId: notificationIdOf(n.eventId, n.channel),
+    eventId: n.eventId,
+    channel: n.channel,
+    providerMessageId,
+    resentAt: new Date(now).toISOString(),
+  };
 }
 
 export interface QuarantineItem {
@@ -235,13 +277,13 @@ export function buildQuarantine(
   now: number,
   retention: Retention,
 ): QuarantineItem {
-  const raw = typeof rawValue === 'string' ? rawValue.toWellFormed() : '';
+  const raw = typeof rawValue === 'string' ? keptValue(rawValue.toWellFormed()) : '';
   const item: QuarantineItem = {
     pk: quarantinePk(source),
     sk: QUARANTINE_SK,
     kind: 'QUARANTINE',
     reason: rejection.reason,
-    detail: rejection.detail.toWellFormed().slice(0, DETAIL_LIMIT).toWellFormed(),
+    detail: maskCardNumbers(rejection.detail.toWellFormed()).text.slice(0, DETAIL_LIMIT).toWellFormed(),
     raw: raw.slice(0, RAW_LIMIT).toWellFormed(),
     rawTruncated: raw.length > RAW_LIMIT,
     receivedAt: new Date(now).toISOString(),
@@ -250,4 +292,16 @@ export function buildQuarantine(
   };
   if (rejection.eventId !== undefined) item.eventId = rejection.eventId;
   return item;
+}
+
+/**
+ * The record as kept for its replay, with every card number in it masked (card-number.ts): a quarantined record must
+ * not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
+ * Protobuf record still reads — its card numbers masked; anything else as text.
+ */
+function keptValue(raw: string): string {
+  const bytes = Buffer.from(raw, 'base64');
+  if (bytes.toString('base64') !== raw) return maskCardNumbers(raw).text;
+  const kept = maskCardNumbersInBytes(bytes);
+  return kept.masked ? Buffer.from(kept.bytes).toString('base64') : raw;
 }

@@ -15,12 +15,13 @@
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
-import { type Definition, definitionOf, textFields } from './catalogue.ts';
+import { maskCardNumbers } from './card-number.ts';
+import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
-import { type EventData, type EventType, type Locale, utcInstant } from './event.ts';
+import { type EventData, type EventType, isCalendarDate, type Locale, utcInstant } from './event.ts';
 import { DEFAULT_LOCALE, isLocale } from './locale.ts';
-import type { CompiledSet, View } from './message-view.ts';
+import { bareNames, type CompiledSet, type View } from './message-view.ts';
 import { formatMoment } from './moment.ts';
 import { formatAmount, RenderError } from './money.ts';
 import { gsmFriendly, smsSize } from './sms.ts';
@@ -77,6 +78,7 @@ export function render(given: TemplateInput, brand: Brand): Message {
   // An item whose type left the catalogue after it was written: nothing to say it with.
   if (def === undefined || set === undefined) throw new RenderError(`no templates for ${input.template}`);
   const view = viewOf(input, brand, def);
+  refuseBlanks(def, view, input.channel, set);
   const shortenable = textFields(def);
   const plain = (template: string, v: View = view) => Mustache.render(template, v, undefined, asText);
   switch (input.channel) {
@@ -105,8 +107,38 @@ export function render(given: TemplateInput, brand: Brand): Message {
   }
 }
 
+/** The compiled templates a channel's message is rendered from. */
+const PARTS: Readonly<Record<Channel, readonly (keyof CompiledSet)[]>> = {
+  EMAIL: ['subject', 'text', 'html'],
+  PUSH: ['pushTitle', 'pushBody'],
+  SMS: ['sms'],
+};
+
+/** Nothing a reader could see: spaces, controls and format characters (a zero-width space) only. */
+const isBlank = (value: string | boolean | undefined) =>
+  typeof value !== 'boolean' && (value ?? '').replace(/[\s\p{Z}\p{Cc}\p{Cf}]+/gu, '') === '';
+
+/**
+ * A notice is never sent with a blank where a fact belongs: a field that shows nothing (empty, or nothing left once
+ * cleaned) is refused when the channel's template shows it outside a section of its own. A template that says it
+ * without one (`{{#reason}}…{{/reason}}`) is sent without it.
+ */
+function refuseBlanks(def: Definition, view: View, channel: Channel, set: CompiledSet): void {
+  for (const field of def.data) {
+    if (!isBlank(view[field.name])) continue;
+    if (PARTS[channel].some((part) => bareNames(set[part]).has(field.name))) {
+      throw new RenderError(`${field.name} is empty and the ${channel} shows it: never sent with a blank`);
+    }
+  }
+}
+
 function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
+  // A required field absent: not an item ingest wrote as it is (ingest refuses such an event) — an erased one, or
+  // one written some other way. Nothing of it is shown.
+  for (const name of def.data.filter((f) => f.required).flatMap(dataNamesOf)) {
+    if (typeof data[name] !== 'string') throw new RenderError(`required field ${name} is missing`);
+  }
   // The language's code is its Intl locale (a lower-case BCP 47 tag): dates and money are formatted for it.
   const intl: string = locale;
   const view: Record<string, string | boolean> = {
@@ -121,17 +153,27 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
     logoHeight: brand.logo === undefined ? '' : String(brand.logo.height),
     brandColor: brand.brandColor,
   };
+  // An empty or blank value is absent: an optional field's section then shows nothing.
+  const given = (name: string): string | undefined => {
+    const value = data[name];
+    return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+  };
   for (const field of def.data) {
-    const value = data[field.name];
+    const value = given(field.name);
     switch (field.kind) {
       case 'identifier':
-        view[field.name] = oneLine(value ?? '');
+        // A card number is masked here too (and in text below): a notification written before ingest masked them, or
+        // resent by an operator, is still rendered without it.
+        view[field.name] = maskCardNumbers(oneLine(value ?? '')).text;
         break;
       case 'text':
-        view[field.name] = cleanDisplayText(value ?? '', field.maxGraphemes ?? NAME_MAX_GRAPHEMES).text;
+        view[field.name] = cleanDisplayText(
+          maskCardNumbers(value ?? '').text,
+          field.maxGraphemes ?? NAME_MAX_GRAPHEMES,
+        ).text;
         break;
       case 'money': {
-        const currency = data[field.currencyField as string];
+        const currency = given(field.currencyField as string);
         view[field.name] = value === undefined || currency === undefined ? '' : formatAmount(value, currency, locale);
         break;
       }
@@ -155,9 +197,9 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
 
 /** A calendar date in the language's long format, as that day wherever the customer is (formatted in UTC). */
 function formatDate(date: string, intl: string): string {
+  if (!isCalendarDate(date)) throw new RenderError('a date field is not a calendar date');
   const [y, m, d] = date.split('-').map(Number);
   const ms = Date.UTC(y ?? 0, (m ?? 1) - 1, d ?? 1);
-  if (Number.isNaN(ms)) throw new RenderError('a date field is not a calendar date');
   return new Intl.DateTimeFormat(intl, { dateStyle: 'long', timeZone: 'UTC', numberingSystem: 'latn' }).format(ms);
 }
 

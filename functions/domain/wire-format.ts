@@ -3,20 +3,24 @@
  * names the writer's schema, and the codecs that turn the payload into the JSON object of the event contract — which
  * the one decoder (event.ts decodeRecordValue) then reads like any JSON producer's record.
  *
- * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (commons/schema-registry.ts); this module
+ * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (ingest/schema-registry.ts); this module
  * only reads headers, compiles a schema's text and decodes bytes with it. Every function here is total: bytes that do
  * not decode are an `{ ok: false }` with a detail that names the rule, never a throw.
  *
  * - Confluent wire format: byte 0 is 0x00, bytes 1-4 the schema id (big-endian int32), then the payload; a Protobuf
- *   payload starts with the message indexes (a zig-zag varint count, then the path to the message from the file's
- *   top-level messages; the common [0] is the single byte 0x00).
+ *   payload starts with the message indexes (wire-protobuf.ts).
  * - AWS Glue Schema Registry: byte 0 is 0x03 (the header version), byte 1 the compression (0x00 none, 0x05 zlib),
- *   bytes 2-17 the schema version's UUID, then the payload.
+ *   bytes 2-17 the schema version's UUID, then the payload; a Protobuf payload starts with its message's index.
+ *
+ * The codecs (wire-avro.ts, wire-protobuf.ts) hand the contract the JSON text of the value (wire-json.ts), so every
+ * rule of the contract — UTF-8, a key twice, a field read exactly or refused — holds alike for every format.
  * - Anything else is a JSON producer's record: JSON text never starts with 0x00 or 0x03.
  */
 import { inflateSync } from 'node:zlib';
 import avro from 'avsc';
-import protobuf from 'protobufjs';
+import { avroReader, readAvro } from './wire-avro.ts';
+import { wireJsonText } from './wire-json.ts';
+import { encodeProtobufMessage, type ProtoSchema, parseProtoSchema, readProtobuf } from './wire-protobuf.ts';
 
 export const WIRE_FORMATS = ['AVRO', 'PROTOBUF', 'JSON'] as const;
 /** The data format a registry records for a schema (Confluent's schemaType, Glue's DataFormat). */
@@ -80,19 +84,26 @@ export function readWireHeader(bytes: Buffer): WireHeader {
   return { kind: 'json' };
 }
 
-/** A schema compiled once per container: decodes a payload to the contract's JSON object. */
+/** A schema compiled once per container: decodes a payload to the JSON text of the contract's object. */
 export interface Codec {
   readonly format: WireFormat;
-  decode(payload: Buffer): { ok: true; value: unknown } | { ok: false; detail: string };
+  /**
+   * The payload as the JSON text a JSON producer would have sent (wire-json.ts), and the spellings read on the way
+   * that had one reading but not the format's own (a Protobuf payload without Confluent's message indexes).
+   */
+  decode(payload: Buffer): { ok: true; text: string; normalised?: readonly string[] } | { ok: false; detail: string };
 }
 
 export type Compiled = { ok: true; codec: Codec } | { ok: false; detail: string };
 
-/** Compiles a registry's schema text. A schema notifier cannot read is a problem of the records that name it. */
-export function compileSchema(format: WireFormat, definition: string): Compiled {
+/**
+ * Compiles a registry's schema text for the records of that registry (Confluent and Glue frame Protobuf payloads
+ * each their own way). A schema notifier cannot read is a problem of the records that name it.
+ */
+export function compileSchema(format: WireFormat, definition: string, registry: SchemaRef['registry']): Compiled {
   try {
-    if (format === 'AVRO') return { ok: true, codec: avroCodec(avro.Type.forSchema(JSON.parse(definition))) };
-    if (format === 'PROTOBUF') return { ok: true, codec: protobufCodec(parseProto(definition)) };
+    if (format === 'AVRO') return { ok: true, codec: avroCodec(avroReader(JSON.parse(definition))) };
+    if (format === 'PROTOBUF') return { ok: true, codec: protobufCodec(parseProtoSchema(definition).schema, registry) };
     return { ok: true, codec: jsonCodec };
   } catch (error) {
     return { ok: false, detail: `its ${format} schema does not compile: ${(error as Error).message}` };
@@ -106,7 +117,7 @@ const jsonCodec: Codec = {
   format: 'JSON',
   decode(payload) {
     try {
-      return { ok: true, value: utf8.decode(payload) };
+      return { ok: true, text: utf8.decode(payload) };
     } catch {
       return { ok: false, detail: 'JSON payload is not valid UTF-8' };
     }
@@ -118,8 +129,7 @@ function avroCodec(type: avro.Type): Codec {
     format: 'AVRO',
     decode(payload) {
       try {
-        // fromBuffer refuses a payload that ends early or has bytes after the record ("trailing data").
-        return { ok: true, value: type.fromBuffer(payload) };
+        return { ok: true, text: wireJsonText(readAvro(type, payload)) };
       } catch (error) {
         return {
           ok: false,
@@ -130,86 +140,16 @@ function avroCodec(type: avro.Type): Codec {
   };
 }
 
-/** Field names as written in the .proto (the contract's camelCase names), not converted. */
-const parseProto = (definition: string): protobuf.Root => protobuf.parse(definition, { keepCase: true }).root;
-
-/** The top-level messages of a .proto file in declaration order: what Confluent's message indexes count. */
-function topLevelMessages(root: protobuf.Root): protobuf.Type[] {
-  let ns: protobuf.NamespaceBase = root;
-  // A package is a chain of namespaces with one member each until the file's own declarations.
-  while (
-    ns.nestedArray.length === 1 &&
-    !(ns.nestedArray[0] instanceof protobuf.Type) &&
-    ns.nestedArray[0] instanceof protobuf.Namespace
-  ) {
-    ns = ns.nestedArray[0];
-  }
-  return ns.nestedArray.filter((t): t is protobuf.Type => t instanceof protobuf.Type);
-}
-
-/** A message the generator wraps an optional list in (proto3 cannot tell an empty list from an absent one). */
-const isListWrapper = (type: protobuf.Type): boolean =>
-  type.name.endsWith('List') &&
-  type.fieldsArray.length === 1 &&
-  type.fieldsArray[0]?.name === 'items' &&
-  type.fieldsArray[0].repeated;
-
-function protobufCodec(root: protobuf.Root): Codec {
-  const messages = topLevelMessages(root);
-  if (messages.length === 0) throw new Error('the .proto declares no message');
+function protobufCodec(schema: ProtoSchema, registry: SchemaRef['registry']): Codec {
   return {
     format: 'PROTOBUF',
     decode(payload) {
-      try {
-        const reader = protobuf.Reader.create(payload);
-        const count = reader.sint32();
-        if (count < 0 || count > 16)
-          return { ok: false, detail: `Protobuf message-index count ${count} is not a path` };
-        let type: protobuf.Type | undefined;
-        let choices = messages;
-        // [0] is written as the count 0 alone: the file's first message.
-        const path = count === 0 ? [0] : Array.from({ length: count }, () => reader.sint32());
-        for (const index of path) {
-          type = choices[index];
-          if (type === undefined)
-            return { ok: false, detail: `Protobuf message index ${index} names no message of the schema` };
-          choices = type.nestedArray.filter((t): t is protobuf.Type => t instanceof protobuf.Type);
-        }
-        const message = (type as protobuf.Type).decode(payload.subarray(reader.pos));
-        const object = (type as protobuf.Type).toObject(message, {
-          longs: Number,
-          enums: String,
-          arrays: true,
-          defaults: false,
-        });
-        return { ok: true, value: unwrapLists(type as protobuf.Type, object) };
-      } catch (error) {
-        return {
-          ok: false,
-          detail: `Protobuf payload does not decode with its writer's schema: ${(error as Error).message}`,
-        };
-      }
+      const read = readProtobuf(schema, registry, payload);
+      if (!read.ok) return read;
+      const text = wireJsonText(read.value);
+      return read.normalised === undefined ? { ok: true, text } : { ok: true, text, normalised: read.normalised };
     },
   };
-}
-
-/** The decoded message as the contract's JSON: list wrappers unwrapped, recursively. */
-function unwrapLists(type: protobuf.Type, object: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(object)) {
-    const field = type.fields[name];
-    const nested = field?.resolve().resolvedType;
-    if (!(nested instanceof protobuf.Type)) {
-      out[name] = value;
-    } else if (isListWrapper(nested)) {
-      out[name] = (value as { items?: unknown[] }).items ?? [];
-    } else if (Array.isArray(value)) {
-      out[name] = value.map((v) => unwrapLists(nested, v as Record<string, unknown>));
-    } else {
-      out[name] = unwrapLists(nested, value as Record<string, unknown>);
-    }
-  }
-  return out;
 }
 
 // ── The producer's side: encoding (tools, tests, the examples) ──
@@ -234,22 +174,7 @@ export function encodeAvro(schema: string, event: object): Buffer {
 
 /** Encodes a contract JSON object as the .proto's first message (the payload, without message indexes). */
 export function encodeProtobuf(definition: string, event: object): Buffer {
-  const [type] = topLevelMessages(parseProto(definition));
-  if (type === undefined) throw new Error('the .proto declares no message');
-  const wrap = (t: protobuf.Type, v: Record<string, unknown>): Record<string, unknown> =>
-    Object.fromEntries(
-      Object.entries(v).map(([name, value]) => {
-        const nested = t.fields[name]?.resolve().resolvedType;
-        if (!(nested instanceof protobuf.Type)) return [name, value];
-        if (isListWrapper(nested)) return [name, { items: value }];
-        if (Array.isArray(value)) return [name, value.map((item) => wrap(nested, item as Record<string, unknown>))];
-        return [name, wrap(nested, value as Record<string, unknown>)];
-      }),
-    );
-  const object = wrap(type, withoutNulls(event) as Record<string, unknown>);
-  const problem = type.verify(object);
-  if (problem !== null) throw new Error(`does not fit ${type.name}: ${problem}`);
-  return Buffer.from(type.encode(type.fromObject(object)).finish());
+  return encodeProtobufMessage(definition, withoutNulls(event) as Record<string, unknown>);
 }
 
 /** A Confluent wire-format record: magic byte, schema id, (for Protobuf) the message indexes [0], the payload. */

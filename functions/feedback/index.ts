@@ -10,14 +10,14 @@
 
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { DynamoAudienceStore } from '../commons/audience-store.ts';
 import { loadEvidenceConfig, loadFeedbackConfig } from '../commons/config.ts';
-import { DynamoDeliveryStore } from '../commons/delivery-store.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { evidenceStoreOf } from '../commons/evidence-store.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
+import { DynamoAudienceStore } from '../stores/audience-store.ts';
+import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
+import { DynamoDeliveryStore } from './delivery-store.ts';
 import { type FeedbackDeps, type FeedbackResult, recordFeedback } from './record-feedback.ts';
 
 const config = loadFeedbackConfig();

@@ -22,13 +22,13 @@
  * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
  */
 import pLimit from 'p-limit';
-import type { SuppressionRecorded } from '../commons/audience-store.ts';
-import type { DeliveryRecorded } from '../commons/delivery-store.ts';
-import type { EvidenceStore } from '../commons/evidence-store.ts';
 import { normaliseAddress } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { evidenceBody, evidenceKey, feedbackEvidence } from '../domain/evidence.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult, SuppressionCause } from '../domain/feedback.ts';
+import type { SuppressionRecorded } from '../stores/audience-store.ts';
+import type { EvidenceStore } from '../stores/evidence-store.ts';
+import type { DeliveryRecorded } from './delivery-store.ts';
 
 export interface FeedbackStore {
   findByMessageId(messageId: string): Promise<FeedbackTarget | undefined>;

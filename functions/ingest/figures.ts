@@ -2,7 +2,7 @@
  * The ingest figures of one invocation and their EMF metric names. Plain data, no Powertools: the local run and the
  * chaos suite read the metrics back by these names without loading the handlers' modules early.
  */
-import type { MetricName } from '../commons/telemetry.ts';
+import type { MetricName } from '../contracts/telemetry.ts';
 import type { IngestResult } from './ingest-record.ts';
 
 export interface IngestFigures {
@@ -19,6 +19,8 @@ export interface IngestFigures {
   tooOld: number;
   /** Accepted events (part of `accepted`) whose display text was cleaned. */
   displayTextSanitised: number;
+  /** Accepted events (part of `accepted`) with a card number masked in a shown field (a producer sent a PAN). */
+  cardNumbersMasked: number;
   /** Accepted events (part of `accepted`) with at least one channel REFUSED (its contact point had no reading). */
   withRefusedChannels: number;
   /** Accepted events (part of `accepted`) with at least one spelling normalised to its one reading. */
@@ -43,6 +45,7 @@ export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, MetricName>> =
   withoutNotifications: 'EventsWithoutNotifications',
   tooOld: 'EventsTooOld',
   displayTextSanitised: 'DisplayTextSanitised',
+  cardNumbersMasked: 'CardNumbersMasked',
   withRefusedChannels: 'EventsWithRefusedChannels',
   spellingsNormalised: 'SpellingsNormalised',
   localeFallbacks: 'LocaleFallbacks',
@@ -67,6 +70,7 @@ export function tally(received: number, results: readonly IngestResult[], failed
     withoutNotifications: 0,
     tooOld: 0,
     displayTextSanitised: 0,
+    cardNumbersMasked: 0,
     withRefusedChannels: 0,
     spellingsNormalised: 0,
     localeFallbacks: 0,
@@ -83,6 +87,7 @@ export function tally(received: number, results: readonly IngestResult[], failed
         if (r.skipped === 'TOO_OLD') f.tooOld++;
         else if (r.channels.length === 0) f.withoutNotifications++;
         if (r.sanitised.length > 0) f.displayTextSanitised++;
+        if (r.masked.length > 0) f.cardNumbersMasked++;
         if (r.refused.length > 0) f.withRefusedChannels++;
         if (r.fallbacks.includes('recipient.locale')) f.localeFallbacks++;
         if (r.fallbacks.includes('recipient.timeZone')) f.timeZoneFallbacks++;

@@ -13,20 +13,21 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
+import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
+import type { PreferencesItem } from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
+import { isErased } from '../domain/erasure.ts';
+import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk } from '../domain/keys.ts';
+import { type InboxItem, type NotificationItem, pendingSweepKey, type QuarantineItem } from '../domain/notification.ts';
+import { moveCondition } from '../domain/state-machine.ts';
+import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
 import {
   CONDITION_FAILED_REASON,
   cancellationCodes,
   isConditionFailure,
   isTransactionCancelled,
-} from '../commons/condition-failure.ts';
-import { RecordRefusedError, TransientStoreError, UnexpectedResponseError } from '../commons/errors.ts';
-import { backoffMs, sleep as realSleep } from '../commons/retry.ts';
-import type { PreferencesItem } from '../domain/audience.ts';
-import type { Channel } from '../domain/channels.ts';
-import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk } from '../domain/keys.ts';
-import { type InboxItem, type NotificationItem, pendingSweepKey, type QuarantineItem } from '../domain/notification.ts';
-import { moveCondition } from '../domain/state-machine.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
+} from '../stores/condition-failure.ts';
 
 export type RecordOutcome =
   /** Inbox and every notification were written, in one transaction. */
@@ -81,6 +82,8 @@ export interface StoredInbox {
   readonly repairedHashes?: ReadonlySet<string>;
 }
 
+export type RepairOutcome = 'repaired' | 'changed' | 'erased';
+
 /** A corrected resend's repair of an event's REFUSED channels (ingest-record.ts settleTransfer). */
 export interface ChannelRepair {
   readonly eventId: string;
@@ -123,9 +126,10 @@ export interface InboxStore {
   readInbox?(eventId: string): Promise<StoredInbox | undefined>;
   /**
    * One transaction: the inbox (conditional on the repairHash read) and each repaired notification (conditional on
-   * REFUSED). `changed` when a condition failed: another record of the event moved it first.
+   * REFUSED and not erased). `changed` when a condition failed: another record of the event moved it first; `erased`
+   * when a notification to repair was erased — erasure is final, nothing is repaired.
    */
-  repairChannels?(repair: ChannelRepair): Promise<'repaired' | 'changed'>;
+  repairChannels?(repair: ChannelRepair): Promise<RepairOutcome>;
 }
 
 /** Cancellation reasons that mean "try again", never "bad input". */
@@ -286,7 +290,7 @@ export class DynamoInboxStore implements InboxStore {
     return { ...known, channels };
   }
 
-  async repairChannels(repair: ChannelRepair): Promise<'repaired' | 'changed'> {
+  async repairChannels(repair: ChannelRepair): Promise<RepairOutcome> {
     const iso = new Date(repair.now).toISOString();
     const pk = eventPk(repair.eventId);
     const still = repair.refusedChannels.length > 0 && repair.repairHash !== undefined;
@@ -309,7 +313,9 @@ export class DynamoInboxStore implements InboxStore {
       Update: {
         TableName: this.tableName,
         Key: { pk, sk: notificationSk(channel) },
-        ConditionExpression: repairMove.expression,
+        // An erased notification is never repaired: its customer's opt-outs could no longer be read for it.
+        ConditionExpression: `${repairMove.expression} AND attribute_not_exists(erasedAt)`,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
         // createdAt starts again (the sweeper's maximum age counts from it); firstCreatedAt keeps the original.
         UpdateExpression:
           'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail',
@@ -339,6 +345,10 @@ export class DynamoInboxStore implements InboxStore {
       if (transient.length > 0) {
         throw new TransientStoreError(`repair cancelled: ${codes.join(',')}`, transient, { cause: error });
       }
+      const erased = (error.CancellationReasons ?? [])
+        .slice(1)
+        .some((r) => r.Code === CONDITION_FAILED_REASON && r.Item !== undefined && isErased(plainItem(r.Item)));
+      if (erased) return 'erased';
       if (codes.includes(CONDITION_FAILED_REASON)) return 'changed';
       if (codes.includes('ValidationError')) {
         throw new RecordRefusedError(`repair cancelled: ${codes.join(',')}`, { cause: error });

@@ -12,11 +12,11 @@ import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
-import { SchemaCache, schemaRegistryFromEnv } from '../commons/schema-registry.ts';
-import { DynamoSweepShardMark, onceRaised } from '../commons/sweep-shard-mark.ts';
+import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
 import { reportBatch } from './report.ts';
+import { SchemaCache, schemaRegistryFromEnv } from './schema-registry.ts';
 
 const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);

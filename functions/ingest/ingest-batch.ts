@@ -26,7 +26,6 @@
  */
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
-import { SchemaCache } from '../commons/schema-registry.ts';
 import { admittedEventId } from '../domain/admission.ts';
 import { type IngestFigures, tally } from './figures.ts';
 import type { KnownEvents, KnownInbox } from './inbox-store.ts';
@@ -38,6 +37,7 @@ import {
   type IngestInput,
   type IngestResult,
 } from './ingest-record.ts';
+import { SchemaCache } from './schema-registry.ts';
 import { readWireRecords } from './wire-records.ts';
 
 export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures.ts';

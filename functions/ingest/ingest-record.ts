@@ -40,7 +40,12 @@ export interface IngestInput {
   /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
   readonly value: unknown;
   /** A schema-registry record read as the contract's JSON (wire-records.ts): what admission reads instead of `value`. */
-  readonly decoded?: { readonly value: string; readonly maxBytes: number };
+  readonly decoded?: {
+    readonly value: string;
+    readonly maxBytes: number;
+    /** How the wire record was spelled, where it had one reading but not its format's own (counted as normalised). */
+    readonly normalised?: readonly string[];
+  };
   /** A schema-registry record that could not be read: quarantined with its original `value`. */
   readonly wireRejection?: Rejection;
 }
@@ -53,6 +58,8 @@ export type IngestResult =
       /** Channels written REFUSED: their contact point had no reading its provider can send to. */
       refused: ChannelRefusal[];
       sanitised: DisplayField[];
+      /** Fields in which a card number was masked (never the value). */
+      masked: DisplayField[];
       /** Fields whose spelling had one reading and was normalised to it. */
       normalised: string[];
       /** Presentation hints (language, time zone) that fell back to the default. */
@@ -61,8 +68,11 @@ export type IngestResult =
       /** A PreferencesUpdated event: applied, or recorded as STALE (skipped) because a newer one is in force. */
       preferences?: boolean;
     }
-  /** `repaired`: the record was the corrected resend of an event with refused channels, and these are now PENDING. */
-  | { kind: 'duplicate'; eventId: string; repaired?: Channel[] }
+  /**
+   * `repaired`: the record was the corrected resend of an event with refused channels, and these are now PENDING.
+   * `erased`: it was such a resend, but the refused notifications were erased: nothing repaired, nothing sent.
+   */
+  | { kind: 'duplicate'; eventId: string; repaired?: Channel[]; erased?: true }
   | { kind: 'conflict'; eventId: string; newlyQuarantined: boolean }
   | { kind: 'quarantined'; rejection: Rejection; newlyQuarantined: boolean };
 
@@ -101,6 +111,9 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
       input.decoded === undefined
         ? admitRecord(input.value, deps, now)
         : admitRecord(input.decoded.value, { ...deps, maxEventBytes: input.decoded.maxBytes }, now);
+    const wire = input.decoded?.normalised;
+    if (wire !== undefined && admission.ok)
+      return { input, now, admission: { ...admission, normalised: [...wire, ...admission.normalised] } };
     return { input, now, admission };
   } catch (error) {
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
@@ -151,6 +164,7 @@ export async function applyAdmission(
         channels,
         refused: admission.refused,
         sanitised: admission.sanitised,
+        masked: admission.masked,
         normalised: admission.normalised,
         fallbacks: admission.fallbacks,
         ...(admission.skipped === undefined ? {} : { skipped: admission.skipped }),
@@ -170,7 +184,8 @@ const REPAIR_ROUNDS = 3;
  * The inbox holds this eventId with another payloadHash. A duplicate if this record's hash is one a repair already
  * accepted; a repair if it is the event apart from the contact points of its REFUSED channels (the stored repairHash)
  * and makes some of them sendable: those move REFUSED → PENDING with the new address, in one transaction with the
- * inbox, conditional on what was read. Anything else is a conflict, as for any event.
+ * inbox, conditional on what was read — never an erased one (erasure.ts): that resend is a duplicate, and nothing of
+ * it is kept. Anything else is a conflict, as for any event.
  */
 async function settleTransfer(
   known: KnownInbox,
@@ -215,6 +230,8 @@ async function settleTransfer(
     );
     if ('refused' in written) return written.refused;
     if (written.outcome === 'repaired') return { kind: 'duplicate', eventId, repaired };
+    // Erasure is final: the event was processed, its customer erased since. Nothing of the record is kept.
+    if (written.outcome === 'erased') return { kind: 'duplicate', eventId, erased: true };
     // 'changed': another record of this event moved the inbox first: read it again and decide anew.
   }
   return settleExisting(storedHash, payloadHash, eventId, record, deps);
@@ -318,6 +335,7 @@ async function applyPreferences(
     channels: [],
     refused: [],
     sanitised: [],
+    masked: [],
     normalised: admission.normalised,
     fallbacks: [],
     preferences: true,

@@ -48,11 +48,17 @@ export function reportBatch(summary: BatchSummary): void {
         if (r.sanitised.length > 0) {
           logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
         }
+        if (r.masked.length > 0) {
+          // The producer sent a card number: the topic (and its retention) holds it. Never the value here.
+          logger.warn('card number masked', { eventId: r.eventId, fields: r.masked });
+        }
         break;
       case 'duplicate':
         if (r.repaired !== undefined && r.repaired.length > 0) {
           for (const c of r.repaired) add(repaired, c);
           logger.info('refused channels repaired by a corrected resend', { eventId: r.eventId, channels: r.repaired });
+        } else if (r.erased === true) {
+          logger.info('corrected resend of an erased event: nothing repaired, nothing sent', { eventId: r.eventId });
         } else logger.info('duplicate event acknowledged', { eventId: r.eventId });
         break;
       case 'conflict':

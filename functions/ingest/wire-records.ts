@@ -1,6 +1,6 @@
 /**
  * Records written through a schema registry (Avro, Protobuf, or JSON behind a registry header), read in the function:
- * each batch's writer schemas are resolved (cached per container, commons/schema-registry.ts), and each record's
+ * each batch's writer schemas are resolved (cached per container, ingest/schema-registry.ts), and each record's
  * payload becomes the JSON text of the contract, which admission then reads through the one decoder like a JSON
  * producer's record (docs/design-choices.md "Avro and Protobuf decoded in the function").
  *
@@ -10,10 +10,10 @@
  * The registry being unreachable is no record's fault: `resolve` throws and the batch is redelivered.
  */
 
-import type { SchemaCache } from '../commons/schema-registry.ts';
 import type { Rejection } from '../domain/event.ts';
 import { readWireHeader, type SchemaRef, schemaKey } from '../domain/wire-format.ts';
 import type { IngestInput } from './ingest-record.ts';
+import type { SchemaCache } from './schema-registry.ts';
 
 /**
  * A decoded record's JSON text may be longer than its wire bytes (a control character in a string is one byte in
@@ -61,10 +61,10 @@ export async function readWireRecords(
       if (!decoded.ok) {
         return refuse('INVALID_ENCODING', `${decoded.detail} (${header.schema.registry} schema ${header.schema.id})`);
       }
-      // A JSON Schema record's payload is JSON text already; an Avro or Protobuf value becomes the JSON of its value.
-      const text = schema.codec.format === 'JSON' ? String(decoded.value) : JSON.stringify(decoded.value);
-      const value = Buffer.from(text ?? '', 'utf8').toString('base64');
-      return { ...input, decoded: { value, maxBytes: maxEventBytes * JSON_EXPANSION } };
+      // The JSON text of the payload (a JSON Schema record's own, an Avro or Protobuf value's exact transcription).
+      const value = Buffer.from(decoded.text, 'utf8').toString('base64');
+      const normalised = decoded.normalised === undefined ? {} : { normalised: decoded.normalised };
+      return { ...input, decoded: { value, maxBytes: maxEventBytes * JSON_EXPANSION, ...normalised } };
     } catch (error) {
       return refuse('UNPROCESSABLE', `while reading its ${schema.codec.format} payload: ${(error as Error).message}`);
     }

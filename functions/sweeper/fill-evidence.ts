@@ -1,11 +1,11 @@
 /**
- * The later pass that closes evidence gaps (commons/evidence-gaps.ts): each record a send could not write at once is
+ * The later pass that closes evidence gaps (stores/evidence-gaps.ts): each record a send could not write at once is
  * written now, byte for byte as dispatch built it, then its gap is closed. A record already in the store (the first
  * write landed after all, its reply lost) answers "already there" and closes the gap the same way. A store still
  * failing leaves the gap open for the next run; `open` is what the EvidenceGapsOpen alarm reads.
  */
-import type { EvidenceGaps } from '../commons/evidence-gaps.ts';
-import type { EvidenceStore } from '../commons/evidence-store.ts';
+import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
+import type { EvidenceStore } from '../stores/evidence-store.ts';
 
 export interface FillDeps {
   readonly gaps: EvidenceGaps;

@@ -7,12 +7,12 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { loadEvidenceConfig, loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { DynamoEvidenceGaps } from '../commons/evidence-gaps.ts';
-import { evidenceStoreOf } from '../commons/evidence-store.ts';
-import { DynamoNotificationStore } from '../commons/notification-store.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
-import { DynamoSweepShardMark } from '../commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../domain/channels.ts';
+import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
+import { evidenceStoreOf } from '../stores/evidence-store.ts';
+import { DynamoNotificationStore } from '../stores/notification-store.ts';
+import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { sweep } from './sweep.ts';
 

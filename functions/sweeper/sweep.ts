@@ -28,13 +28,13 @@
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { NotificationStore, SweepEntry, Transition } from '../commons/notification-store.ts';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
 
 export interface SweepDeps {
   readonly store: NotificationStore;
@@ -55,7 +55,7 @@ export interface SweepDeps {
   readonly deadline: number;
   /**
    * Shards to visit per (state, channel): max(the shard mark, this deploy's count), so items written under an earlier
-   * deploy's larger count are still found (functions/commons/sweep-shard-mark.ts). Default SWEEP_SHARDS.
+   * deploy's larger count are still found (functions/stores/sweep-shard-mark.ts). Default SWEEP_SHARDS.
    */
   readonly shards?: number;
 }

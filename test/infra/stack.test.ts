@@ -17,13 +17,13 @@ import {
   assertDispatchTiming,
   DISPATCH_TIMING,
   deriveDispatchTiming,
-} from '../../functions/commons/dispatch-timing.ts';
+} from '../../functions/contracts/dispatch-timing.ts';
 import {
   FILTER_PATTERN_MAX_CHARS,
   matchesFilter,
   URGENT_BATCH_SIZE,
   urgentFilterPattern,
-} from '../../functions/commons/stream-filter.ts';
+} from '../../functions/contracts/stream-filter.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
@@ -756,6 +756,7 @@ describe('CloudWatch', () => {
         'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',
+        'CardNumbersMasked',
         'FeedbackDeadLetters',
         'FeedbackThrottles',
         'IngestBatchNotParked',
@@ -810,6 +811,7 @@ describe('CloudWatch', () => {
       'AcceptancesNotRecorded',
       'ApplicationBlocked',
       'NotificationsRefused',
+      'CardNumbersMasked',
       'EvidenceLost',
       'UrgentTriggerGaveUp',
       'ProtectionReportsUndelivered',

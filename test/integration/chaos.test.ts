@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS } from '../../tools/chaos/faults.ts';
 import { eventArbitrary, withCase } from '../../tools/chaos/generate.ts';

@@ -7,10 +7,10 @@
  */
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
 import { PREFS_SK, prefsPk } from '../../functions/domain/keys.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
+import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { type DynamoFault, injectDynamoFaults } from '../../tools/chaos/faults.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { mskEvent } from '../../tools/local/msk.ts';

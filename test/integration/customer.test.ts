@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { FileEvidenceStore } from '../../functions/commons/evidence-store.ts';
 import {
   evidenceBody,
   sendEvidence,
@@ -16,6 +15,7 @@ import {
   uniformRetention,
   userPointerKey,
 } from '../../functions/domain/evidence.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { main } from '../../tools/ops/cli.ts';
 import {

@@ -5,11 +5,16 @@
  * recorded as DELIVERED or FAILED with the carrier's or platform's words, and a dead number or device is suppressed.
  */
 
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
+import { evidenceOf } from '../../tools/ops/customer.ts';
 import { resendNotification } from '../../tools/ops/operations.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
@@ -19,8 +24,12 @@ import { type SesEventOptions, type SesEventType, sesEvent } from '../support/se
 const { ses, sns } = providerMocks();
 let pipeline: LocalPipeline;
 
+let evidence: FileEvidenceStore;
+
 beforeAll(async () => {
-  pipeline = await localPipeline();
+  const dir = mkdtempSync(join(tmpdir(), 'feedback-evidence-'));
+  evidence = new FileEvidenceStore(dir);
+  pipeline = await localPipeline({ EVIDENCE_DIR: dir });
 });
 afterAll(() => pipeline.reader.close());
 
@@ -61,10 +70,15 @@ const snsFeedback = (channel: 'SMS' | 'PUSH', messageId: string, to: string, at 
     lambdaContext('notifier-feedback'),
   );
 };
-const resend = (notificationId: string) =>
+const resend = (notificationId: string, despiteAccepted?: string) =>
   resendNotification(
     { doc: pipeline.table.doc, tableName: pipeline.table.tableName, now: Date.now },
-    { notificationId, by: 'test', reason: 'the customer called' },
+    {
+      notificationId,
+      by: 'test',
+      reason: 'the customer called',
+      ...(despiteAccepted === undefined ? {} : { despiteAccepted }),
+    },
   );
 
 describe('feedback applies only to the send it describes: a resend keeps its own', () => {
@@ -129,6 +143,36 @@ describe('feedback applies only to the send it describes: a resend keeps its own
       deliveryMessageId: 'sns-sms-second',
       deliveryResponse: 'Message has been accepted by phone carrier',
     });
+  });
+
+  it("SMS: a dead number's status about the send before an operator's resend is ours: on that send's evidence, and the number suppressed before the resend goes out", async () => {
+    const dead = '+14155550181';
+    answers = ['sns-dead-first', 'sns-dead-second'];
+    await ingest([
+      transferEvent({ eventId: 'fb-dead', channels: ['SMS'], recipient: { phoneNumber: dead, userId: 'u' } }),
+    ]);
+    expect(await notification('fb-dead', 'SMS')).toMatchObject({ status: 'SENT', providerMessageId: 'sns-dead-first' });
+    // The customer says nothing came; the operator resends despite the acceptance. Before dispatch sends again, SNS
+    // logs the first message: the number is invalid.
+    await resend('fb-dead#SMS', 'sns-dead-first');
+    expect(await snsFeedback('SMS', 'sns-dead-first', dead)).toMatchObject([
+      {
+        kind: 'otherSend',
+        target: { notificationId: 'fb-dead#SMS' },
+        suppressions: ['suppressed'],
+      },
+    ]);
+    // The resend's own status stays off it: it is about the earlier send.
+    expect(await notification('fb-dead', 'SMS')).not.toHaveProperty('deliveryStatus');
+    await settle();
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(1);
+    expect(await notification('fb-dead', 'SMS')).toMatchObject({
+      status: 'SUPPRESSED',
+      suppressedReason: 'UNDELIVERABLE',
+    });
+    const [first] = await evidenceOf(evidence, 'fb-dead#SMS');
+    expect(first?.send.providerMessageId).toBe('sns-dead-first');
+    expect(first?.feedback).toMatchObject([{ status: 'FAILED', providerResponse: 'Invalid phone number' }]);
   });
 });
 

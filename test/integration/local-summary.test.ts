@@ -5,10 +5,10 @@
  */
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { buildNotification, buildQuarantine, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES, scanPages } from '../../tools/local/dynamodb-local.ts';
 import { type OutboxNotification, startOutbox } from '../../tools/local/outbox.ts';
 import { summarizeTable } from '../../tools/local/outcomes.ts';

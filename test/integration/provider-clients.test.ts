@@ -1,11 +1,11 @@
 /**
- * The SES and SNS clients the dispatch handler builds (functions/commons/provider-clients.ts), against local providers
+ * The SES and SNS clients the dispatch handler builds (functions/dispatch/provider-clients.ts), against local providers
  * that accept a message and then lose the reply: a 500 after the accept, or the connection reset after the request was
  * written. Neither provider takes an idempotency key, so an SDK retry here is a second copy in the customer's inbox:
  * the message must reach the provider exactly once and the outcome must be "unknown", never retried by the SDK.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProviderClients } from '../../functions/commons/provider-clients.ts';
+import { createProviderClients } from '../../functions/dispatch/provider-clients.ts';
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';

@@ -4,11 +4,11 @@
  */
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
-import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/commons/send-quota-store.ts';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';

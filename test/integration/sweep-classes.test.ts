@@ -7,9 +7,9 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
 import { resendNotification } from '../../tools/ops/operations.ts';
 import { type Deliverer, delivererOn } from '../support/deliver.ts';

@@ -5,10 +5,10 @@
  */
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
-import { DynamoSweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { shardOfSweepPartition, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepShardMark } from '../../functions/stores/sweep-shard-mark.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';

@@ -2,7 +2,7 @@
  * The sweeper's dependencies as the tests build them: the store and the clock are the test's, everything else the
  * values the tests share (fast channels, a minute's period, a day's maximum age), each overridable.
  */
-import type { NotificationStore } from '../../functions/commons/notification-store.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 
 export const sweepDeps = (store: NotificationStore, now: number, over: Partial<SweepDeps> = {}): SweepDeps => ({

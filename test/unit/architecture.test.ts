@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { METRIC_NAMES } from '../../functions/commons/telemetry.ts';
+import { METRIC_NAMES } from '../../functions/contracts/telemetry.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const filesUnder = (dir: string): string[] =>

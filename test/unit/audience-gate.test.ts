@@ -4,15 +4,15 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { AudienceGate } from '../../functions/commons/audience-store.ts';
-import type { NotificationStore } from '../../functions/commons/notification-store.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { SuppressedReason } from '../../functions/domain/audience.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import type { AudienceGate } from '../../functions/stores/audience-store.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { DISPATCH_NOW, dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';

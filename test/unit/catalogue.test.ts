@@ -16,18 +16,21 @@ import {
   CATALOGUE,
   classOf,
   DefinitionError,
+  dataNamesOf,
   definitionOf,
   EVENT_TYPES,
   readCatalogue,
 } from '../../functions/domain/catalogue.ts';
+import type { EventData, EventType } from '../../functions/domain/event.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { render } from '../../functions/domain/templates.ts';
+import { RenderError, render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND as exampleBrand } from '../../tools/local/example-brand.ts';
 import { TYPE_SCHEMA_DIR, typeSchemaTexts } from '../../tools/scripts/schema.ts';
-import { b64 } from '../support/events.ts';
+import { b64, transferEvent } from '../support/events.ts';
 
 const NOW = Date.parse('2026-11-30T09:20:00Z');
+const OCCURRED = '2026-11-30T09:15:00Z';
 const admit = (event: object, maxEventAgeSeconds = 86_400, now = NOW) =>
   admitRecord(b64(event), { maxEventBytes: 65_536, maxEventAgeSeconds }, now);
 const examples = readFileSync(new URL('../../examples/catalogue.jsonl', import.meta.url), 'utf8')
@@ -36,6 +39,23 @@ const examples = readFileSync(new URL('../../examples/catalogue.jsonl', import.m
   .map((l) => JSON.parse(l) as { eventId: string; type: string; data: Record<string, unknown> });
 const example = (type: string, locale = 'en') =>
   structuredClone(examples.find((e) => e.type === type && e.eventId.startsWith(`cat-${locale}-`)) ?? expect.fail(type));
+
+/** Every example (the transfers from the test factory) in every language, on every channel its type allows. */
+function* everyRendering() {
+  const transfers = ['TransferCompleted', 'TransferFailed'].map((type) =>
+    transferEvent({ type, data: { reason: 'insufficient funds' } }),
+  );
+  for (const event of [...examples, ...transfers] as { type: string; data: Record<string, unknown> }[]) {
+    const type = event.type as EventType;
+    for (const locale of LOCALES) {
+      for (const channel of (definitionOf(type) ?? expect.fail(type)).channels) {
+        const show = (data: Record<string, unknown>) =>
+          render({ template: type, locale, channel, data: data as EventData, occurredAt: OCCURRED }, exampleBrand);
+        yield { type, data: event.data, locale, channel, show };
+      }
+    }
+  }
+}
 
 describe('the shipped catalogue', () => {
   it('has the transfers and the notices a bank starts with, with sensible classes and opt-out rules', () => {
@@ -94,6 +114,50 @@ describe('the shipped catalogue', () => {
         if (m.channel === 'SMS') expect(m.segments, `${event.eventId} SMS`).toBeLessThanOrEqual(2);
       }
     }
+  });
+
+  it('a required field absent is never rendered: every type, language and channel refuses it, naming the field', () => {
+    for (const { type, data, locale, channel, show } of everyRendering()) {
+      expect(() => show(data), `${type} ${locale} ${channel}`).not.toThrow();
+      // An erased notification's data is emptied: nothing of it is ever shown.
+      expect(() => show({}), `${type} ${channel} erased`).toThrow(RenderError);
+      const def = definitionOf(type) ?? expect.fail(type);
+      for (const name of def.data.filter((f) => f.required).flatMap(dataNamesOf)) {
+        const { [name]: _, ...without } = data;
+        expect(() => show(without), `${type} ${locale} ${channel} ${name}`).toThrow(
+          new RegExp(`required field ${name} is missing`),
+        );
+      }
+    }
+  });
+
+  it('a field present but empty, or blank once cleaned, never leaves a blank: the message says it without, or is refused naming it', () => {
+    const MARK = 'Qx7Mark';
+    const said: string[] = [];
+    for (const { type, data, locale, channel, show } of everyRendering()) {
+      const def = definitionOf(type) ?? expect.fail(type);
+      for (const field of def.data.filter((f) => f.kind === 'text' || f.kind === 'identifier')) {
+        const marked = JSON.stringify(show({ ...data, [field.name]: MARK }));
+        const blanked = marked.replaceAll(MARK, '');
+        for (const empty of ['', '   ', ' \u0007\u200b ']) {
+          const what = `${type} ${locale} ${channel} ${field.name}=${JSON.stringify(empty)}`;
+          let message: string;
+          try {
+            message = JSON.stringify(show({ ...data, [field.name]: empty }));
+          } catch (error) {
+            expect(error, what).toBeInstanceOf(RenderError);
+            expect((error as Error).message, what).toContain(`${field.name} is empty and the ${channel} shows it`);
+            continue;
+          }
+          // Sent: then, where the channel shows the field, not the message with a blank where the value was.
+          if (marked.includes(MARK)) expect(message, what).not.toBe(blanked);
+          if (field.required && empty === '' && marked.includes(MARK))
+            said.push(`${type}.${field.name} ${locale} ${channel}`);
+        }
+      }
+    }
+    // Of the required fields, only a failed transfer's reason has words for its absence (the templates say so).
+    expect(new Set(said.map((s) => s.split(' ')[0]))).toEqual(new Set(['TransferFailed.reason']));
   });
 
   it('formats each kind for the language: money digit for digit, a date as that day, an enum by its words', () => {
@@ -247,7 +311,7 @@ describe('definitions are validated', () => {
     expect(() => readCatalogue({ PreferencesUpdated: transfer() })).toThrow(/PascalCase/);
   });
 
-  it('the compiler refuses a type without a template for a language, a template for a channel it does not allow, a placeholder it has no field for', async () => {
+  it('the compiler refuses a type without a template for a language, a template for a channel it does not allow, a placeholder it has no field for, an optional field outside its own section', async () => {
     const { generateModule, TEMPLATES_DIR } = await import('../../tools/scripts/templates.ts');
     const cases: [(dir: string) => void, RegExp][] = [
       [(dir) => rmSync(join(dir, 'LowBalance', 'sms.ja.txt')), /LowBalance\/sms\.ja\.txt: missing/],
@@ -261,6 +325,10 @@ describe('definitions are validated', () => {
       ],
       [(dir) => writeFileSync(join(dir, 'CardPayment', 'definition.json'), '{"class":"normal"}'), /definition\.json/],
       [(dir) => rmSync(join(dir, 'PaymentDue', 'definition.json')), /PaymentDue\/definition\.json: missing/],
+      [
+        (dir) => writeFileSync(join(dir, 'PaymentDue', 'sms.en.txt'), '{{bank}}: {{amount}} to {{payee}}\n'),
+        /PaymentDue\/sms\.en\.txt: \{\{payee\}\} is optional: show it inside \{\{#payee\}\}/,
+      ],
     ];
     for (const [change, error] of cases) {
       const dir = mkdtempSync(join(tmpdir(), 'notifier-catalogue-'));

@@ -3,8 +3,7 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoNotificationStore, type NotificationKey } from '../../functions/commons/notification-store.ts';
-import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/commons/stream-filter.ts';
+import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
 import type { Breaker } from '../../functions/dispatch/channel-breaker.ts';
 import {
   type DispatchDeps,
@@ -17,6 +16,7 @@ import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { criticalFirst, dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { isForeignEndpoint } from '../../functions/domain/push-endpoint.ts';
+import { DynamoNotificationStore, type NotificationKey } from '../../functions/stores/notification-store.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import {
   claimedNotification,

@@ -42,7 +42,7 @@ describe('display text cleaning', () => {
 
   it('leaves clean text unchanged and says so', () => {
     for (const s of ['Taro Yamada', '山田 太郎', 'O\'Brien & "Sons"', '<script>', 'Ünïcödé ✓', 'Ali 🇯🇵']) {
-      expect(cleanDisplayText(s, NAME_MAX_GRAPHEMES)).toEqual({ text: s, changed: false });
+      expect(cleanDisplayText(s, NAME_MAX_GRAPHEMES)).toEqual({ text: s, changed: false, masked: false });
     }
   });
 
@@ -94,7 +94,7 @@ describe('display text cleaning', () => {
         expect(graphemes(once)).toBeLessThanOrEqual(max);
         expect(once).toBe(once.normalize('NFC'));
         expect(once).toBe(once.trim());
-        expect(cleanDisplayText(once, max)).toEqual({ text: once, changed: false });
+        expect(cleanDisplayText(once, max)).toEqual({ text: once, changed: false, masked: false });
       }),
       { numRuns: 500 },
     );

@@ -7,7 +7,6 @@
 import { GetObjectCommand, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { S3EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import {
   evidenceBody,
   evidenceKey,
@@ -16,6 +15,7 @@ import {
   uniformRetention,
   userPointerKey,
 } from '../../functions/domain/evidence.ts';
+import { S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { auditText, evidenceOf, evidenceText, listAudit, userEvidence } from '../../tools/ops/customer.ts';
 
 const s3 = mockClient(S3Client);

@@ -13,9 +13,6 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { EvidenceGap, EvidenceGaps } from '../../functions/commons/evidence-gaps.ts';
-import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/commons/evidence-store.ts';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import {
@@ -30,6 +27,9 @@ import {
 import { readFeedback } from '../../functions/domain/feedback.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
+import type { EvidenceGap, EvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
+import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { fillEvidenceGaps } from '../../functions/sweeper/fill-evidence.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import {

@@ -6,10 +6,10 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { NotificationStore, Transition } from '../../functions/commons/notification-store.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import type { NotificationStore, Transition } from '../../functions/stores/notification-store.ts';
 import { DISPATCH_BUDGET, DISPATCH_NOW, dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 

@@ -50,6 +50,7 @@ describe('ingest: the transaction', () => {
       channels: ['EMAIL', 'PUSH', 'SMS'],
       refused: [],
       sanitised: [],
+      masked: [],
       normalised: [],
       fallbacks: [],
     });

@@ -3,13 +3,13 @@
  * more than ~500 writes per second, while all environments together still never exceed the rate in any window.
  */
 import { describe, expect, it } from 'vitest';
+import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import {
   RATE_KEY_TOKENS_TARGET,
   rateShardsFor,
   rateShareOf,
   type TokenWindows,
-} from '../../functions/commons/send-quota-store.ts';
-import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+} from '../../functions/dispatch/send-quota-store.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { rateKey } from '../../functions/domain/keys.ts';
 

@@ -2,18 +2,20 @@
  * Pacing, the channel breaker and the invocation budget, through their ports: several execution environments
  * sharing one token bucket on a virtual clock, so a test of "never above the rate" runs in milliseconds.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   assertDispatchTiming,
   DISPATCH_TIMING,
   deriveDispatchTiming,
   timingViolations,
-} from '../../functions/commons/dispatch-timing.ts';
-import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/commons/send-quota-store.ts';
+} from '../../functions/contracts/dispatch-timing.ts';
 import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
 import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
 import { classCeiling, MAX_CHUNK, RELEASE_AT_MS, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
+import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 
 /** A clock whose sleeps are timers the test fires in time order. */
@@ -170,6 +172,117 @@ describe('the shared token bucket', () => {
     expect(critical.length).toBeGreaterThanOrEqual(10);
     // No critical send waited for the backlog: at most until the next window.
     expect(Math.max(...critical)).toBeLessThanOrEqual(1_020);
+  });
+});
+
+/** One notice asking for a send token: its class, when it asks (ms into the run) and how long it may wait. */
+interface Arrival {
+  readonly noticeClass: NoticeClass;
+  readonly at: number;
+  readonly patience: number;
+}
+interface Answer extends Arrival {
+  readonly asked: number;
+  readonly waitUntil: number;
+  readonly got: boolean;
+  readonly answeredAt: number;
+}
+
+/** The arrivals, each at its time, against one environment's bucket on the virtual clock; every answer with its time. */
+async function arrive(
+  arrivals: readonly Arrival[],
+  prefilled: number,
+): Promise<{ answers: Answer[]; windows: MemoryWindows; start: number }> {
+  const clock = new VirtualClock();
+  const start = clock.t;
+  const windows = new MemoryWindows();
+  windows.used.set(`EMAIL#${start}`, prefilled);
+  const pacer = new SharedTokenBucket(windows, RATES, clock);
+  const answers: Answer[] = [];
+  const all = Promise.all(
+    arrivals.map(async (a) => {
+      await clock.sleep(a.at);
+      const asked = clock.now();
+      const waitUntil = asked + a.patience;
+      const got = await pacer.acquire('EMAIL', waitUntil, a.noticeClass);
+      answers.push({ ...a, asked, waitUntil, got, answeredAt: clock.now() });
+    }),
+  );
+  let done = false;
+  void all.then(() => (done = true));
+  while (!done && (await clock.step()));
+  await all;
+  return { answers, windows, start };
+}
+
+const RANK: Readonly<Record<NoticeClass, number>> = { critical: 0, normal: 1, bulk: 2 };
+
+/**
+ * A refused notice found every window it could use taken up to its class's ceiling at the last moment it could still
+ * use it: a sleeper (itself, or one of its class ahead of it) wakes up to 20 ms after the release or the window's
+ * start (its jitter).
+ */
+function expectRefusedOnlyWhenFull({ answers, windows, start }: Awaited<ReturnType<typeof arrive>>): void {
+  for (const r of answers.filter((a) => !a.got)) {
+    const latest = r.waitUntil - 20;
+    for (let w = Math.floor(r.asked / 1_000) * 1_000; w <= latest; w += 1_000) {
+      const ceiling = classCeiling(14, r.noticeClass, Math.min(w + 999, latest) - w);
+      const what = `${r.noticeClass} asked at +${r.asked - start} until +${r.waitUntil - start}: window +${w - start}`;
+      expect(windows.used.get(`EMAIL#${w}`) ?? 0, what).toBeGreaterThanOrEqual(ceiling);
+    }
+  }
+}
+
+/** Whenever a notice was served, every notice of a higher class already waiting (and still in time) was served first. */
+function expectNoLowerClassFirst({ answers, start }: Awaited<ReturnType<typeof arrive>>): void {
+  for (const g of answers.filter((a) => a.got)) {
+    for (const h of answers) {
+      if (RANK[h.noticeClass] >= RANK[g.noticeClass] || h.asked >= g.answeredAt || h.waitUntil < g.answeredAt) continue;
+      const what = `${h.noticeClass} +${h.asked - start} behind ${g.noticeClass} served at +${g.answeredAt - start}`;
+      expect(h.got && h.answeredAt <= g.answeredAt, what).toBe(true);
+    }
+  }
+}
+
+describe('a higher class never waits behind a lower one', () => {
+  it('a critical notice arriving while a lone normal one sleeps until the release is served at once, from the reserve', async () => {
+    // EMAIL at 14/s: normal may take 12 before the release. The window holds 12: the normal notice sleeps.
+    const { answers } = await arrive(
+      [
+        { noticeClass: 'normal', at: 100, patience: 5_000 },
+        // Its invocation can wait 200 ms: long before the release, let alone the next window.
+        { noticeClass: 'critical', at: 200, patience: 200 },
+      ],
+      12,
+    );
+    const critical = answers.find((a) => a.noticeClass === 'critical');
+    const normal = answers.find((a) => a.noticeClass === 'normal');
+    expect(critical).toMatchObject({ got: true });
+    expect(critical?.answeredAt).toBe(critical?.asked);
+    // The normal one still gets the window's last token at the release.
+    expect(normal).toMatchObject({ got: true });
+    expect(normal?.answeredAt).toBeGreaterThanOrEqual((normal?.asked ?? 0) - 100 + RELEASE_AT_MS);
+  });
+
+  // Biased towards what tests the promise: windows nearly full, arrivals close together, short waits.
+  const arrival = fc.record({
+    noticeClass: fc.constantFrom<NoticeClass>('critical', 'normal', 'bulk'),
+    at: fc.oneof(fc.integer({ min: 0, max: 600 }), fc.integer({ min: 0, max: 2_400 })),
+    patience: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 1_500 })),
+  });
+  const prefilled = fc.oneof(fc.integer({ min: 10, max: 14 }), fc.integer({ min: 0, max: 14 }));
+
+  it('over any arrival order: a notice is refused only when every window it could use was taken up to its class’s ceiling, and no lower class is served while a higher one waits', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(arrival, { minLength: 1, maxLength: 12 }), prefilled, async (arrivals, filled) => {
+        const run = await arrive(arrivals, filled);
+        expect(run.answers).toHaveLength(arrivals.length);
+        for (const [key, used] of run.windows.used) expect(used, key).toBeLessThanOrEqual(14);
+        expectRefusedOnlyWhenFull(run);
+        expectNoLowerClassFirst(run);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 

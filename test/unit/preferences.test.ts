@@ -32,6 +32,7 @@ describe('PreferencesUpdated', () => {
         channels: [],
         refused: [],
         sanitised: [],
+        masked: [],
         normalised: [],
         fallbacks: [],
         preferences: true,

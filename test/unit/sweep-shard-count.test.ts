@@ -4,8 +4,6 @@
  * count), so a change of the count between deploys leaves no item behind.
  */
 import { describe, expect, it } from 'vitest';
-import type { NotificationStore } from '../../functions/commons/notification-store.ts';
-import { onceRaised, type SweepShardMark } from '../../functions/commons/sweep-shard-mark.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { type SweepPartition, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
 import {
@@ -14,6 +12,8 @@ import {
   SWEEP_WRITES_PER_KEY_PER_NOTIFICATION,
   sweepShardsFor,
 } from '../../functions/domain/sweep-index.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import { onceRaised, type SweepShardMark } from '../../functions/stores/sweep-shard-mark.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
 
 describe('sweepShardsFor', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { NotificationStore, SweepEntry, Transition } from '../../functions/commons/notification-store.ts';
 import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
+import type { NotificationStore, SweepEntry, Transition } from '../../functions/stores/notification-store.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
 

@@ -329,7 +329,8 @@ const EDGE_CASES: Record<string, TransferData> = {
     counterpartyName: '<img src=x onerror=alert(1)> & "co" \'s',
     reason: '</td></tr></table><script>alert(1)</script>',
   },
-  noNameNoReason: { transferId: 't-1', amount: '12.50', currency: 'USD' },
+  // A failed transfer's reason is required: present, and empty (what a payee's bank may give; ingest accepts it).
+  noNameNoReason: { transferId: 't-1', amount: '12.50', currency: 'USD', reason: '' },
 };
 
 /**
@@ -466,8 +467,12 @@ describe('templates: every template × locale × channel with edge-case data', (
     expect(lineCount({ ...data, counterpartyName: 'a\nb\r\nc\u2028d', reason: 'x\n\ny' })).toBe(lineCount(data));
   });
 
-  it('a TransferFailed without a reason says it without one', () => {
-    const { reason: _, ...noReason } = data;
+  it('a TransferFailed whose reason is empty says it without one; one without the field is refused (never written by ingest)', () => {
+    const { reason: _, ...withoutReason } = data;
+    expect(() => r({ template: 'TransferFailed', locale: 'en', channel: 'SMS', data: withoutReason })).toThrow(
+      /required field reason is missing/,
+    );
+    const noReason = { ...data, reason: ' \u200b ' };
     const en = email(r({ template: 'TransferFailed', locale: 'en', channel: 'EMAIL', data: noReason }));
     expect(en.text).toContain('Your transfer of ¥10,000 to Taro Yamada could not be completed.');
     expect(en.text).not.toContain('Reason:');

@@ -43,6 +43,7 @@ const clean = (): ChaosReport => ({
     withoutNotifications: 0,
     tooOld: 1,
     displayTextSanitised: 3,
+    cardNumbersMasked: 0,
     withRefusedChannels: 0,
     spellingsNormalised: 0,
     localeFallbacks: 0,

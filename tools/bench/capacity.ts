@@ -3,10 +3,10 @@
  * writes and reads per second on the table and on each index key, MSK partitions and event pollers, Lambda concurrency
  * per function, stream shards, the SES/SNS rates needed, and the month's cost on list prices — and which limit the
  * load meets first. Pure: the key functions and the shard sizing are the code's own (functions/domain/notification.ts,
- * functions/commons/send-quota-store.ts); item sizes come from items the code builds; the per-event units and durations
+ * functions/dispatch/send-quota-store.ts); item sizes come from items the code builds; the per-event units and durations
  * are what the bench measured. Nothing here restates a number the code decides.
  */
-import { rateShardsFor } from '../../functions/commons/send-quota-store.ts';
+import { rateShardsFor } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SUPPRESSION_SHARDS, sweepKey } from '../../functions/domain/keys.ts';
 import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../functions/domain/sweep-index.ts';

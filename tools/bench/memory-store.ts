@@ -1,4 +1,7 @@
 /** An instant in-memory NotificationStore with the same conditional semantics, for CPU-bound measurements. */
+
+import type { NotificationItem } from '../../functions/domain/notification.ts';
+import type { NotificationStatus } from '../../functions/domain/state-machine.ts';
 import type {
   ClaimResult,
   NotificationKey,
@@ -6,9 +9,7 @@ import type {
   Release,
   SweepPage,
   Transition,
-} from '../../functions/commons/notification-store.ts';
-import type { NotificationItem } from '../../functions/domain/notification.ts';
-import type { NotificationStatus } from '../../functions/domain/state-machine.ts';
+} from '../../functions/stores/notification-store.ts';
 
 export class MemoryNotificationStore implements NotificationStore {
   readonly items = new Map<string, NotificationItem>();

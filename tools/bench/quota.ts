@@ -12,15 +12,15 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { isConditionFailure } from '../../functions/commons/condition-failure.ts';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
-import { DynamoTokenWindows } from '../../functions/commons/send-quota-store.ts';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import { DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
+import { isConditionFailure } from '../../functions/stores/condition-failure.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
 

@@ -8,13 +8,13 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { formatChannelPolicies } from '../../functions/domain/delivery-policy.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { canMove, type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
 import {

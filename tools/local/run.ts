@@ -646,7 +646,7 @@ function humanSummary(r: Report, seconds: number, viewer: string, keep: boolean)
       : `notifier local run — converged in ${seconds.toFixed(1)} s`,
     '',
     `events         delivered ${r.events.delivered} = ${EQUATION_TERMS.map((t) => `${t} ${r.events[t]}`).join(' + ')}${r.reconciled ? '' : '  ← DOES NOT RECONCILE'}`,
-    `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}`,
+    `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}  card numbers masked ${r.events.cardNumbersMasked}`,
     `               with a channel refused ${r.events.withRefusedChannels}  spellings normalised ${r.events.spellingsNormalised}  language fell back ${r.events.localeFallbacks}  time zone fell back ${r.events.timeZoneFallbacks}  of the duplicates: repairs ${r.events.repairs}`,
     `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}  refused ${r.notifications.refused} (repaired since ${r.notifications.repaired})${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
     `feedback       to the feedback function: SES events ${r.feedback.delivered}, SNS delivery status log entries ${r.feedback.snsDeliveryStatus}`,

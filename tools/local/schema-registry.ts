@@ -32,8 +32,14 @@ export function readRegistryFolder(dir: string): Map<number, { schemaType: strin
   );
 }
 
-export async function startLocalSchemaRegistry(dir: string): Promise<LocalSchemaRegistry> {
-  const schemas = readRegistryFolder(dir);
+export function startLocalSchemaRegistry(dir: string): Promise<LocalSchemaRegistry> {
+  return serveSchemas(readRegistryFolder(dir));
+}
+
+/** Serves schemas by id as Confluent's REST API does (also what tests encode through, with producers' libraries). */
+export async function serveSchemas(
+  schemas: ReadonlyMap<number, { schemaType: string; schema: string }>,
+): Promise<LocalSchemaRegistry> {
   let requests = 0;
   const server: Server = createServer((req, res) => {
     requests++;

@@ -1,7 +1,15 @@
 /**
  * Reads DynamoDB Local's own stream (DescribeStream / GetShardIterator / GetRecords) and hands the records over in
  * the shape Lambda's event source mapping delivers them.
+ *
+ * DynamoDB Local (3.x) writes an empty map in a stream image as `{}`, without its `M` (GetItem and the DynamoDB
+ * service write `{"M":{}}`), and an attribute value without a type cannot be read: unmarshall throws "No value
+ * defined", dispatch fails the record, and the mapping hands it over again and again. An empty list keeps its `L`, so
+ * a typeless `{}` has one reading — the empty map — and is given it back (test/integration/local-stream.test.ts
+ * checks both against the table).
  */
+
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   type _Record,
@@ -78,12 +86,24 @@ export class StreamReader {
       dynamodb: {
         ApproximateCreationDateTime: Math.floor((d.ApproximateCreationDateTime?.getTime() ?? Date.now()) / 1000),
         Keys: d.Keys as never,
-        ...(d.NewImage ? { NewImage: d.NewImage as never } : {}),
-        ...(d.OldImage ? { OldImage: d.OldImage as never } : {}),
+        ...(d.NewImage ? { NewImage: typedImage(d.NewImage) as never } : {}),
+        ...(d.OldImage ? { OldImage: typedImage(d.OldImage) as never } : {}),
         SequenceNumber: d.SequenceNumber,
         SizeBytes: d.SizeBytes,
         StreamViewType: d.StreamViewType,
       },
     } as DynamoDBRecord;
   }
+}
+
+/** An image with a type on every value: a typeless `{}` is the empty map DynamoDB Local wrote without its `M`. */
+function typedImage(image: Record<string, AttributeValue>): Record<string, AttributeValue> {
+  return Object.fromEntries(Object.entries(image).map(([name, value]) => [name, typedValue(value)]));
+}
+
+function typedValue(value: AttributeValue): AttributeValue {
+  if (Object.keys(value).length === 0) return { M: {} };
+  if (value.M !== undefined) return { M: typedImage(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(typedValue) };
+  return value;
 }

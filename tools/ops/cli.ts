@@ -12,9 +12,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
-import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/commons/evidence-store.ts';
 import { REJECTION_REASONS } from '../../functions/domain/event.ts';
+import { acceptedMessageId, resendRefusal } from '../../functions/domain/resend.ts';
+import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
+import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { EXIT, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
@@ -37,8 +38,6 @@ import {
   reviewText,
 } from './customer.ts';
 import {
-  acceptedMessageId,
-  acceptedRefusal,
   type IngestInvoker,
   inspectEvent,
   listQuarantine,
@@ -455,10 +454,10 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       if (item === undefined) throw new OperatorError(`no notification ${id}`, 'NOT_FOUND');
       const accepted = acceptedMessageId(item);
       const despite = values['despite-accepted'];
-      if ((item.status === 'SENT' || accepted !== undefined) && (accepted === undefined || despite !== accepted)) {
-        // The provider's message id on screen: the operator checks that send before deciding on a second copy.
-        throw new OperatorError(acceptedRefusal(id, String(item.status), accepted), 'REFUSED');
-      }
+      // The rule the write itself applies, in the preview too: an erased one, an accepted one (its message id on
+      // screen, for the operator to check that send before deciding on a second copy), a refused or in-flight one.
+      const refusal = resendRefusal(id, item, despite);
+      if (refusal !== undefined) throw new OperatorError(refusal, 'REFUSED');
       if (!values.confirm) {
         // Checks everything a resend would, then stops: the operator reads, then confirms.
         print(

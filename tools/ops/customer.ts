@@ -9,10 +9,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { EvidenceStore } from '../../functions/commons/evidence-store.ts';
-import { TABLE_SCHEMA } from '../../functions/commons/table-schema.ts';
+import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { ERASED_USER, isErased } from '../../functions/domain/erasure.ts';
 import {
   evidencePrefixOf,
   type FeedbackEvidence,
@@ -32,6 +32,7 @@ import {
   userKeyOf,
 } from '../../functions/domain/keys.ts';
 import { TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
+import type { EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
@@ -352,7 +353,6 @@ export async function exportCustomer(deps: TableDeps, store: EvidenceStore | und
 
 /** Statuses an erasure may touch: the notification is over. PENDING and SENDING must still be sent, so they stay. */
 const FINISHED: readonly string[] = TERMINAL_STATUSES;
-export const ERASED_USER = 'ERASED';
 
 export interface ErasureResult {
   readonly userId: string;
@@ -377,7 +377,7 @@ export async function eraseCustomer(deps: TableDeps, userId: string, now: number
     const view = await inspectEvent(deps, eventId);
     let allFinished = true;
     for (const n of view.notifications) {
-      if (n.userId === ERASED_USER) continue; // an earlier erasure's
+      if (isErased(n)) continue; // an earlier erasure's
       try {
         if (!FINISHED.includes(String(n.status)))
           throw Object.assign(new Error(), { name: 'ConditionalCheckFailedException' });

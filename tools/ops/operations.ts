@@ -7,8 +7,9 @@
  * - replayQuarantine / replayFailedBatches: records fed back through the ingest function, as the MSK mapping would
  *   deliver them. The inbox makes anything already processed a duplicate: a replay never sends twice.
  * - resend: the one deliberate way to send a FAILED or UNKNOWN notification again: recorded on the item (who, when,
- *   why, what it was), refused for anything in flight, and refused for any notification whose acceptance by the
- *   provider is known (SENT, or an UNKNOWN that learnt its message id late) unless the operator names that message id.
+ *   why, what it was), refused for anything in flight or erased, and refused for any notification whose acceptance by
+ *   the provider is known (SENT, or an UNKNOWN that learnt its message id late) unless the operator names that message
+ *   id (functions/domain/resend.ts).
  * - trace: the Logs Insights query over the three log groups for one event, run and printed.
  */
 
@@ -17,12 +18,12 @@ import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/
 import {
   type DynamoDBDocumentClient,
   GetCommand,
+  PutCommand,
   QueryCommand,
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
-import { isConditionFailure } from '../../functions/commons/condition-failure.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import {
@@ -36,8 +37,10 @@ import {
   quarantinePk,
   parseQuarantineId as quarantineSourceOf,
 } from '../../functions/domain/keys.ts';
-import { pendingSweepKey } from '../../functions/domain/notification.ts';
-import { canMove, moveCondition, type NotificationStatus } from '../../functions/domain/state-machine.ts';
+import { buildEarlierSend, pendingSweepKey } from '../../functions/domain/notification.ts';
+import { acceptedMessageId, resendRefusal } from '../../functions/domain/resend.ts';
+import { moveCondition, type NotificationStatus } from '../../functions/domain/state-machine.ts';
+import { isConditionFailure } from '../../functions/stores/condition-failure.ts';
 import { CLUSTER_ARN, mskRecord } from '../local/msk.ts';
 
 /** An operator's mistake (unknown id, refused transition): exit 2 or 3, never a stack trace. */
@@ -349,20 +352,6 @@ export interface ResendRequest {
   readonly despiteAccepted?: string;
 }
 
-/** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
-export const acceptedMessageId = (item: Record<string, unknown>): string | undefined =>
-  typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined;
-
-/** Why a resend of a notification whose acceptance is known is refused: what the operator must see, and do. */
-export function acceptedRefusal(id: string, status: string, messageId: string | undefined): string {
-  if (messageId === undefined) return `${id} is ${status}: the customer has it; it is never resent`;
-  const what =
-    status === 'SENT'
-      ? `${id} is SENT: the customer has it (the provider accepted it as message ${messageId})`
-      : `${id} is ${status}, but the provider accepted it as message ${messageId} (recorded after its lease expired)`;
-  return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;
-}
-
 /** The notification an operator's id names; a typo is refused with the form it should have. */
 export function parseNotificationId(id: string): { eventId: string; channel: Channel } {
   const ref = notificationOfId(id);
@@ -393,32 +382,24 @@ export async function resendNotification(
   if (item === undefined) throw new OperatorError(`no notification ${request.notificationId}`, 'NOT_FOUND');
   const status = String(item.status);
   const accepted = acceptedMessageId(item);
-  const knownAccepted = status === 'SENT' || accepted !== undefined;
-  if (knownAccepted && (accepted === undefined || request.despiteAccepted !== accepted)) {
-    const mismatch =
-      request.despiteAccepted !== undefined && accepted !== undefined
-        ? ` (--despite-accepted names ${request.despiteAccepted}, not ${accepted})`
-        : '';
-    throw new OperatorError(`${acceptedRefusal(request.notificationId, status, accepted)}${mismatch}`, 'REFUSED');
-  }
-  if (status === 'REFUSED') {
-    throw new OperatorError(
-      `${request.notificationId} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`,
-      'REFUSED',
-    );
-  }
-  if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
-    throw new OperatorError(
-      `${request.notificationId} is ${status}: still in flight, the pipeline has not given up on it`,
-      'REFUSED',
-    );
-  }
+  const refusal = resendRefusal(request.notificationId, item, request.despiteAccepted);
+  if (refusal !== undefined) throw new OperatorError(refusal, 'REFUSED');
   if (expected !== undefined && (expected.status !== status || expected.attempt !== item.attempt)) {
     throw new OperatorError(`${request.notificationId} changed since it was shown: look again`, 'REFUSED');
   }
   const move = moveCondition(status as NotificationStatus, 'PENDING', 'operator');
   const now = deps.now();
   const iso = new Date(now).toISOString();
+  if (accepted !== undefined) {
+    // First, the send this resend takes off the item stays findable by its message id: a late report about it (a dead
+    // number) is still ours. Harmless if the resend below is refused: it names the same notification.
+    await deps.doc.send(
+      new PutCommand({
+        TableName: deps.tableName,
+        Item: buildEarlierSend({ eventId, channel, expiresAt: item.expiresAt }, accepted, now),
+      }),
+    );
+  }
   const record = {
     by: request.by,
     at: iso,
@@ -441,8 +422,8 @@ export async function resendNotification(
       new UpdateCommand({
         TableName: deps.tableName,
         Key: key,
-        // Nothing moved since the read — nor did a provider's acceptance land on the item meanwhile.
-        ConditionExpression: `${move.expression} AND attempt = :attempt AND ${
+        // Nothing moved since the read — nor did a provider's acceptance land on the item, nor an erasure, meanwhile.
+        ConditionExpression: `${move.expression} AND attempt = :attempt AND attribute_not_exists(erasedAt) AND ${
           accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
         }`,
         UpdateExpression:

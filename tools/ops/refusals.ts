@@ -2,14 +2,17 @@
  * Refused channels, for an operator (docs/event.md "A refused channel"): the notifications ingest wrote REFUSED because
  * their contact point had no reading its provider can send to, and their repair once the producer fixed it.
  *
- * - listRefused: every REFUSED notification, with its reason and the rule it broke (never the value), newest first.
+ * - listRefused: every REFUSED notification, with its reason and the rule it broke (never the value), newest first;
+ *   an erased one is not listed (it is never repaired).
  * - repairEvent: feeds the producer's corrected event through the ingest function — the same path a corrected resend
  *   on the topic takes — and reports what became of each refused channel. Ingest accepts it as a repair only when it
  *   is the same event apart from the refused channels' contact points; anything else is a conflict, quarantined as
- *   any other (nothing already sent is ever sent again: those channels are not touched).
+ *   any other (nothing already sent is ever sent again: those channels are not touched). An erased notification is
+ *   never repaired: refused before anything is fed.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { erasedRefusal, isErased } from '../../functions/domain/erasure.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { type KafkaSource, QUARANTINE_SK, quarantineId, quarantinePk } from '../../functions/domain/keys.ts';
 import {
@@ -38,7 +41,8 @@ export async function listRefused(
   deps: TableDeps,
   filter: { sinceIso?: string; reason?: string } = {},
 ): Promise<RefusedView[]> {
-  const conditions = ['kind = :n', '#status = :refused'];
+  // An erased one is left out: nothing can repair it (functions/domain/erasure.ts).
+  const conditions = ['kind = :n', '#status = :refused', 'attribute_not_exists(erasedAt)'];
   const values: Item = { ':n': 'NOTIFICATION', ':refused': 'REFUSED' };
   if (filter.sinceIso !== undefined) {
     conditions.push('createdAt >= :since');
@@ -102,7 +106,12 @@ export async function repairEvent(
       'NOT_FOUND',
     );
   }
-  const refused = before.notifications.filter((n) => n.status === 'REFUSED').map((n) => n.channel as Channel);
+  const refusedItems = before.notifications.filter((n) => n.status === 'REFUSED');
+  const erased = refusedItems.find(isErased);
+  if (erased !== undefined) {
+    throw new OperatorError(erasedRefusal(String(erased.notificationId), erased, 'repaired'), 'REFUSED');
+  }
+  const refused = refusedItems.map((n) => n.channel as Channel);
   if (refused.length === 0)
     throw new OperatorError(`no channel of ${eventId} is REFUSED: nothing to repair`, 'REFUSED');
   const source: KafkaSource = { topic: REPAIR_TOPIC, partition: 0, offset: deps.now() };

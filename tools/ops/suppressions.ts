@@ -5,9 +5,10 @@
  * No address is stored: a suppression is keyed by the sha-256 of the normalised address. To find who it was, read the
  * notification it names (its `recipient`), which is what an operator with table access can see anyway.
  */
-import type { DynamoAudienceStore } from '../../functions/commons/audience-store.ts';
+
 import { addressHash, type SuppressionItem } from '../../functions/domain/audience.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
+import type { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { UsageError } from '../local/cli.ts';
 
 export function parseChannel(value: string | undefined): Channel {

@@ -54,7 +54,7 @@ function describeData(def: Definition, data: Record<string, Node>): void {
       case 'identifier':
         describe(field.name, field, {
           ...data[field.name],
-          description: `${what}Identifier text: no control, format or ill-formed characters.`,
+          description: `${what}Identifier text: no control, format or ill-formed characters${field.pattern === undefined ? '' : `; the whole value matches ${field.pattern}`}.`,
         });
         break;
       case 'text':

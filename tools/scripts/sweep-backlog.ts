@@ -12,10 +12,10 @@
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { loadSweeperConfig } from '../../functions/commons/config.ts';
-import { DynamoNotificationStore } from '../../functions/commons/notification-store.ts';
 import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 

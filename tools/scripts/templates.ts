@@ -12,7 +12,8 @@
  *   inbox;
  * - no unescaped placeholder ({{{x}}}, {{&x}}) and no delimiter change anywhere: HTML escaping cannot be switched off;
  * - MJML validates strictly, and no placeholder of the MJML goes missing in the compiled HTML;
- * - push and SMS templates are one line.
+ * - push and SMS templates are one line;
+ * - an optional field is shown only inside a section of its own, so its absence leaves no blank.
  *
  *   npm run templates            write the module
  *   npm run templates -- --check exit 1 when the module is not what templates/ compiles to
@@ -22,10 +23,18 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mjml2html from 'mjml';
 import Mustache from 'mustache';
-import { type Definition, dataPlaceholders, definitionProblems, isTypeName } from '../../functions/domain/catalogue.ts';
+import { checkSync } from 'recheck';
+import {
+  type Definition,
+  dataPlaceholders,
+  definitionProblems,
+  isTypeName,
+  wholeValuePattern,
+} from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { DEFAULT_LOCALE } from '../../functions/domain/locale.ts';
 import {
+  bareNames,
   type CompiledSet,
   HTML_FIELDS,
   SHORT_FIELDS,
@@ -94,6 +103,21 @@ function checkNames(template: string, file: string, allowed: readonly string[], 
     }
   }
   return used.names;
+}
+
+/**
+ * An optional field is shown only inside a section of its own ({{#field}}…{{/field}}): absent, it leaves no blank. (A
+ * required field shown outside one makes the notice refused when its value is empty: templates.ts.)
+ */
+function checkOptionalInSections(template: string, file: string, def: Definition) {
+  const bare = bareNames(template);
+  for (const field of def.data) {
+    if (!field.required && bare.has(field.name)) {
+      throw new TemplateError(
+        `${file}: {{${field.name}}} is optional: show it inside {{#${field.name}}}…{{/${field.name}}}, so its absence leaves no blank`,
+      );
+    }
+  }
 }
 
 const read = (path: string) => readFileSync(path, 'utf8');
@@ -305,6 +329,8 @@ async function compileSet(
     short.push([sms, `sms.${locale}.txt`]);
   }
   for (const [value, name] of short) checkNames(oneLine(value, rel(name)), rel(name), names.short);
+  const parts: [string, string][] = [...short, [email.html, `email.${locale}.mjml`], [text, `email.${locale}.txt`]];
+  for (const [value, name] of parts) checkOptionalInSections(value, rel(name), def);
   return {
     subject: email.subject,
     html: email.html,
@@ -332,11 +358,34 @@ export function readDefinitions(root: string = TEMPLATES_DIR): Record<string, De
       throw new TemplateError(`templates/${type}/definition.json: ${(error as Error).message}`);
     }
     const problems = definitionProblems(raw);
+    if (problems.length === 0) problems.push(...patternProblems(raw as Definition));
     if (problems.length > 0) throw new TemplateError(`templates/${type}/definition.json: ${problems.join('; ')}`);
     definitions[type] = raw as Definition;
   }
   if (folders.length === 0) throw new TemplateError('templates/: no type');
   return definitions;
+}
+
+/** How long recheck may take to prove one pattern safe; what it cannot prove by then is refused. */
+const RECHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * A field's pattern is matched against every producer's value (functions/domain/event.ts), by a backtracking engine:
+ * one that a crafted value could make take exponential or polynomial time (ReDoS) would let one record stall ingest.
+ * recheck (automata-theoretic, with fuzzing where that cannot decide) must find it safe; "vulnerable" and "unknown"
+ * are refused, with the attack it found.
+ */
+function patternProblems(def: Definition): string[] {
+  return def.data.flatMap((field, i) => {
+    if (field.pattern === undefined) return [];
+    const verdict = checkSync(wholeValuePattern(field.pattern), 'u', { timeout: RECHECK_TIMEOUT_MS });
+    if (verdict.status === 'safe') return [];
+    const how =
+      verdict.status === 'vulnerable'
+        ? `a value such as ${JSON.stringify(verdict.attack.string.slice(0, 40))}… makes it backtrack in ${verdict.complexity.type} time (ReDoS)`
+        : 'recheck could not prove it runs in linear time';
+    return [`data.${i}.pattern: ${how}; write it without nested or overlapping repetition`];
+  });
 }
 
 const HEADER = [

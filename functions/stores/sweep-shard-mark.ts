@@ -10,9 +10,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { UnexpectedResponseError } from '../commons/errors.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';
-import { UnexpectedResponseError } from './errors.ts';
 
 export interface SweepShardMark {
   /** Raises the mark to at least `shards`; resolves with the mark after the write (never below `shards`). */

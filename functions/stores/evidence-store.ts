@@ -21,7 +21,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { EvidenceConfig } from './config.ts';
+import type { EvidenceConfig } from '../commons/config.ts';
 
 /** The store the configuration names (an S3 client is created only for the bucket), or undefined: none kept. */
 export function evidenceStoreOf(config: EvidenceConfig['store'], s3: () => S3Client): EvidenceStore | undefined {

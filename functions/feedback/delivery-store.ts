@@ -6,11 +6,17 @@
  * updatedAt, attempt) are never written.
  */
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransientStoreError } from '../commons/errors.ts';
+import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import { type DeliveryState, deliveryVerdict, type Feedback, type FeedbackTarget } from '../domain/feedback.ts';
-import { eventPk, notificationIdOf, notificationOfKey, notificationSk } from '../domain/keys.ts';
-import { isConditionFailure } from './condition-failure.ts';
-import { TransientStoreError } from './errors.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
+import {
+  eventPk,
+  notificationIdOf,
+  notificationOfEarlierSendKey,
+  notificationOfKey,
+  notificationSk,
+} from '../domain/keys.ts';
+import { isConditionFailure } from '../stores/condition-failure.ts';
 
 /** What recording a feedback did. */
 export type DeliveryRecorded = 'recorded' | 'unchanged' | 'otherSend' | 'noNotification';
@@ -27,7 +33,10 @@ export class DynamoDeliveryStore {
     private readonly tableName: string,
   ) {}
 
-  /** The notification that recorded this provider message id, or undefined (not ours, or not recorded yet). */
+  /**
+   * The notification that recorded this provider message id — on the item, or as an earlier send a resend took off
+   * it — or undefined (not ours, or not recorded yet).
+   */
   async findByMessageId(messageId: string): Promise<FeedbackTarget | undefined> {
     const index = TABLE_SCHEMA.messageIndex;
     const r = await this.client.send(
@@ -40,8 +49,10 @@ export class DynamoDeliveryStore {
         Limit: 2,
       }),
     );
+    // The notification itself, or an earlier send of it an operator's resend took off the item (keys.ts).
     const ref = (r.Items ?? [])
-      .map((i) => notificationOfKey({ pk: String(i.pk), sk: String(i.sk) }))
+      .map((i) => ({ pk: String(i.pk), sk: String(i.sk) }))
+      .map((key) => notificationOfKey(key) ?? notificationOfEarlierSendKey(key))
       .find((found) => found !== undefined);
     return ref === undefined ? undefined : { notificationId: notificationIdOf(ref.eventId, ref.channel), ...ref };
   }

@@ -32,9 +32,10 @@ export const TABLE_SCHEMA = {
     ],
   },
   /**
-   * Sparse: only a notification that records a send carries providerMessageId. SNS's delivery status logs name the
-   * message, never the notification (nothing of ours travels with an SMS), so the feedback function finds the
-   * notification here. Keys only: it reads the item itself, consistently, before it writes.
+   * Sparse: only a notification that records a send carries providerMessageId, and the earlier send an operator's
+   * resend took off it (an EARLIER_SEND item beside it). SNS's delivery status logs name the message, never the
+   * notification (nothing of ours travels with an SMS), so the feedback function finds the notification here. Keys
+   * only: it reads the item itself, consistently, before it writes.
    */
   messageIndex: {
     indexName: 'providerMessage',

@@ -1,7 +1,7 @@
 /**
  * DynamoDB adapter of the audience: suppression items and the check dispatch makes last before it sends
  * (domain/audience.ts has the keys and the rule); delivery feedback on notification items is
- * commons/delivery-store.ts. Every write is conditional and idempotent:
+ * feedback/delivery-store.ts. Every write is conditional and idempotent:
  * feedback and its retries arrive at least once and in any order.
  */
 import { randomUUID } from 'node:crypto';

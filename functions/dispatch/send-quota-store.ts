@@ -14,7 +14,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Channel } from '../domain/channels.ts';
 import { breakerKey, rateKey } from '../domain/keys.ts';
-import { isConditionFailure } from './condition-failure.ts';
+import { isConditionFailure } from '../stores/condition-failure.ts';
 
 export interface TokenWindows {
   /**

@@ -4,15 +4,16 @@
  * schema never changes under its id, so the cache needs no expiry.
  *
  * Each adapter checks what the registry answered and tells two things apart, because they end differently:
- * - the registry has no such schema (Confluent 404 / 40403, Glue EntityNotFoundException): the records that name it
- *   are bad input — quarantined, replayable once the schema exists;
+ * - the registry has no such schema (Confluent 404 / 40403, Glue EntityNotFoundException), still so when asked again
+ *   a few seconds later (a node may not yet have read a new schema): the records that name it are bad input —
+ *   quarantined, replayable once the schema exists;
  * - the registry cannot answer (network, timeout, 5xx, throttling, our credentials refused): an infrastructure
  *   failure — `SchemaRegistryUnavailable` fails the batch before any write, and the event source mapping redelivers
  *   it, so no good record is quarantined because the registry was down.
  */
 import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
+import { ConfigError } from '../commons/config.ts';
 import { type Compiled, compileSchema, type SchemaRef, schemaKey, type WireFormat } from '../domain/wire-format.ts';
-import { ConfigError } from './config.ts';
 
 /** A writer's schema as the registry keeps it. */
 export interface RegistrySchema {
@@ -114,12 +115,45 @@ export class GlueSchemaRegistry implements SchemaRegistry {
 export type Resolved = Compiled;
 
 /**
+ * A registry is eventually consistent across its nodes: one that has not yet read a schema registered a moment ago
+ * answers "not found" while the next request, or the next node, answers it. So "not found" is asked again after
+ * these waits (3.75 s in all, inside the invocation) before the schema id is called unknown — bounded, because the
+ * records behind it hold their partition while they wait. Failing the batch instead would make the event source
+ * mapping redeliver it for as long as its retries last, the good records with it, and put a truly unknown id's whole
+ * batch in the failed-batch bucket instead of quarantining that record.
+ */
+export const NOT_FOUND_RETRY_MS: readonly number[] = [250, 500, 1_000, 2_000];
+/** A schema id still unknown after those is remembered this long: its records are quarantined without the wait. */
+export const NOT_FOUND_MEMORY_MS = 60_000;
+
+export interface SchemaCacheOptions {
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly now?: () => number;
+  readonly notFoundRetryMs?: readonly number[];
+}
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
  * Compiled schemas by reference, for the container's life. `resolve` fetches the ones not seen yet (each once, also
  * when a batch names it many times) and throws SchemaRegistryUnavailable when the registry cannot answer.
  */
 export class SchemaCache {
   private readonly known = new Map<string, Resolved>();
-  constructor(private readonly registry: SchemaRegistry | undefined) {}
+  /** Schema ids the registry said it does not have, after asking again: until when that answer is trusted. */
+  private readonly unknown = new Map<string, { until: number; detail: string }>();
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private readonly retryMs: readonly number[];
+
+  constructor(
+    private readonly registry: SchemaRegistry | undefined,
+    options: SchemaCacheOptions = {},
+  ) {
+    this.sleep = options.sleep ?? wait;
+    this.now = options.now ?? Date.now;
+    this.retryMs = options.notFoundRetryMs ?? NOT_FOUND_RETRY_MS;
+  }
 
   async resolve(refs: Iterable<SchemaRef>): Promise<Map<string, Resolved>> {
     const out = new Map<string, Resolved>();
@@ -155,20 +189,40 @@ export class SchemaCache {
         detail: `record names ${ref.registry} schema ${ref.id}, but the registry is ${registry.kind}`,
       };
     }
-    const schema = await registry.schema(ref);
-    if (schema === undefined) return { ok: false, detail: `the ${ref.registry} registry has no schema ${ref.id}` };
+    const schema = await this.ask(registry, ref);
+    if (schema === undefined)
+      return { ok: false, detail: (this.unknown.get(schemaKey(ref)) as { detail: string }).detail };
     if (schema.hasReferences === true) {
       return {
         ok: false,
         detail: `schema ${ref.id} imports other schemas (references), which notifier does not resolve`,
       };
     }
-    if (ref.registry === 'glue' && schema.format === 'PROTOBUF') {
-      // Glue's Protobuf payload names no message; which one a producer wrote is not documented, so it is not guessed.
-      return { ok: false, detail: `schema ${ref.id} is Glue Protobuf, which notifier does not read (Avro or JSON)` };
-    }
-    const compiled = compileSchema(schema.format, schema.definition);
+    const compiled = compileSchema(schema.format, schema.definition, ref.registry);
     return compiled.ok ? compiled : { ok: false, detail: `schema ${ref.id}: ${compiled.detail}` };
+  }
+
+  /** The schema, asking again while the registry says "not found" (NOT_FOUND_RETRY_MS); undefined once it is unknown. */
+  private async ask(registry: SchemaRegistry, ref: SchemaRef): Promise<RegistrySchema | undefined> {
+    const key = schemaKey(ref);
+    const remembered = this.unknown.get(key);
+    if (remembered !== undefined && this.now() < remembered.until) return undefined;
+    let schema = await registry.schema(ref);
+    for (const ms of this.retryMs) {
+      if (schema !== undefined) break;
+      await this.sleep(ms);
+      schema = await registry.schema(ref);
+    }
+    if (schema !== undefined) {
+      this.unknown.delete(key);
+      return schema;
+    }
+    const waited = this.retryMs.reduce((sum, ms) => sum + ms, 0);
+    this.unknown.set(key, {
+      until: this.now() + NOT_FOUND_MEMORY_MS,
+      detail: `the ${ref.registry} registry has no schema ${ref.id} (asked ${this.retryMs.length + 1} times over ${waited} ms; its records are quarantined without asking again for ${NOT_FOUND_MEMORY_MS / 1000} s)`,
+    });
+    return undefined;
   }
 }
 

@@ -16,6 +16,8 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { UnexpectedResponseError } from '../commons/errors.ts';
+import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { notificationIdOf, notificationOfKey, type SweepPartition, sweepKey, sweepPartition } from '../domain/keys.ts';
 import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
@@ -23,8 +25,6 @@ import type { NotificationStatus } from '../domain/state-machine.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { isConditionFailure } from './condition-failure.ts';
-import { UnexpectedResponseError } from './errors.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
 
 export interface NotificationKey {
   readonly pk: string;
@@ -42,7 +42,7 @@ export type ClaimResult =
   /** No longer PENDING, or another holder claimed it first. */
   | { kind: 'taken' };
 
-/** What the sparse sweep index projects (functions/commons/table-schema.ts). */
+/** What the sparse sweep index projects (functions/contracts/table-schema.ts). */
 export interface SweepEntry extends NotificationKey {
   readonly notificationId: string;
   readonly channel: Channel;

@@ -23,6 +23,8 @@ export const METRIC_NAMES = [
   'EventsWithoutNotifications',
   'EventsTooOld',
   'DisplayTextSanitised',
+  /** Accepted events with a card number in a shown field, masked (docs/event.md "Card numbers"): alarmed. */
+  'CardNumbersMasked',
   'EventsWithRefusedChannels',
   'SpellingsNormalised',
   'LocaleFallbacks',

@@ -8,7 +8,7 @@
  */
 import { SESClient } from '@aws-sdk/client-ses';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { traced } from './powertools.ts';
+import { traced } from '../commons/powertools.ts';
 
 export function createProviderClients(options: { connectTimeoutMs: number }) {
   const requestHandler = { connectionTimeout: options.connectTimeoutMs };

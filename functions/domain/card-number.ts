@@ -1,0 +1,191 @@
+/**
+ * Card numbers are never shown (PCI DSS v4.0 requirement 3.4.1: a PAN is masked when displayed, the BIN and the last
+ * four digits at most) and never stored in the clear (3.5.1). A producer may still put one where a notice shows text —
+ * the whole number in a "last four digits" field, a card number in a merchant's or a payee's name — so every value a
+ * notice shows as written (identifiers and display text, docs/event.md "Card numbers") is read here, and every card
+ * number in it is masked to its last four digits before it is stored, hashed or rendered.
+ *
+ * A card number is 13–19 digits that begin as a card brand's numbers begin, with a length that brand issues (the IIN
+ * ranges of ISO/IEC 7812 as npm `credit-card-type` keeps them: Visa, Mastercard, American Express, Discover, JCB, Diners,
+ * UnionPay, Maestro, Mir, Elo …) and pass the Luhn check — UnionPay's without it, as its numbers need not pass. Its
+ * digits may be any script's decimal digits (full-width `４１１１` is read as 4111), written together or in groups
+ * separated by up to three spaces or dashes (`4111 1111 1111 1111`, `3782-822463-10005`). Every stretch of such groups
+ * holding 13–19 digits is read, so a card number beside another number (`ref 12 4111 1111 1111 1111`) is found too.
+ * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is an account, not a card:
+ * its digits are left as written.
+ *
+ * Pure and total; linear in the text's length (no regular expression backtracks over the input).
+ */
+import creditCardType from 'credit-card-type';
+import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
+
+/** What masked digits are shown as: in GSM 03.38's basic alphabet, so an SMS keeps its encoding and its length. */
+export const MASK = '*';
+
+const MIN_DIGITS = 13;
+const MAX_DIGITS = 19;
+/** Separators between a number's groups: up to three spaces (any Unicode space) or dashes (any Unicode dash). */
+const MAX_GAP = 3;
+
+const DIGIT = /\p{Nd}/u;
+const SEPARATOR = /[\p{Zs}\p{Pd}]/u;
+
+/** One character of the input: its place (code units or bytes), and what it is to a card number. */
+interface Unit {
+  readonly start: number;
+  readonly end: number;
+  /** 0–9 for a decimal digit of any script. */
+  readonly digit?: number;
+  readonly separator?: boolean;
+}
+
+/** The value of a decimal digit: Unicode encodes each script's digits 0–9 in one contiguous range (UAX #44). */
+function digitValue(cp: number): number {
+  if (cp <= 0x39) return cp - 0x30;
+  let zero = cp;
+  while (DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
+  // Adjacent ranges (mathematical digits: five sets of ten) each start at 0.
+  return (cp - zero) % 10;
+}
+
+function unitOf(cp: number, start: number, end: number): Unit {
+  const ch = String.fromCodePoint(cp);
+  if (DIGIT.test(ch)) return { start, end, digit: digitValue(cp) };
+  return SEPARATOR.test(ch) ? { start, end, separator: true } : { start, end };
+}
+
+const luhn = (digits: readonly number[]): boolean => {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    const d = digits[digits.length - 1 - i] as number;
+    sum += i % 2 === 0 ? d : d * 2 > 9 ? d * 2 - 9 : d * 2;
+  }
+  return sum % 10 === 0;
+};
+
+/** 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). */
+export function isCardNumber(digits: readonly number[]): boolean {
+  if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return false;
+  const brands = creditCardType(digits.join('')).filter((b) => b.lengths.includes(digits.length));
+  return brands.length > 0 && (luhn(digits) || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+}
+
+/**
+ * The indexes of the units to mask: every digit of each card number found but its last four. `exempt` holds the
+ * ranges (in the units' positions) of IBANs, whose digits are not read.
+ */
+function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]): Set<number> {
+  const masked = new Set<number>();
+  const inExempt = (u: Unit) => exempt.some(([from, to]) => u.start >= from && u.end <= to);
+  // The groups of one number (maximal runs of digits, joined by short runs of separators), checked together.
+  let groups: number[][] = [];
+  const check = () => {
+    for (let first = 0; first < groups.length; first++) {
+      const window: number[] = [];
+      for (let last = first; last < groups.length; last++) {
+        window.push(...(groups[last] as number[]));
+        if (window.length > MAX_DIGITS) break;
+        if (window.length < MIN_DIGITS) continue;
+        if (isCardNumber(window.map((i) => units[i]?.digit as number))) {
+          for (const i of window.slice(0, -4)) masked.add(i);
+        }
+      }
+    }
+    groups = [];
+  };
+  let group: number[] = [];
+  let gap = 0;
+  for (let i = 0; i < units.length; i++) {
+    const unit = units[i] as Unit;
+    if (unit.digit !== undefined && !inExempt(unit)) {
+      group.push(i);
+      gap = 0;
+      continue;
+    }
+    if (group.length > 0) groups.push(group);
+    group = [];
+    if (unit.separator === true && groups.length > 0 && gap < MAX_GAP) gap++;
+    else {
+      check();
+      gap = 0;
+    }
+  }
+  if (group.length > 0) groups.push(group);
+  check();
+  return masked;
+}
+
+/** Where IBANs stand in a text (ASCII positions), written electronically or in groups of four. */
+function ibanRanges(text: string): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const m of text.matchAll(/[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,34}/g)) {
+    // The longest prefix that is an IBAN: the pattern may have taken a following word.
+    for (let end = m[0].length; end >= 15; end--) {
+      const candidate = m[0].slice(0, end);
+      if (/[ -]$/.test(candidate)) continue;
+      if (isValidIBAN(electronicFormatIBAN(candidate) ?? '')) {
+        ranges.push([m.index, m.index + end]);
+        break;
+      }
+    }
+  }
+  return ranges;
+}
+
+/** Fewer digits than a card number has: nothing to read (most values). */
+const tooFewDigits = (text: string) => (text.match(/\p{Nd}/gu)?.length ?? 0) < MIN_DIGITS;
+
+/** The text with every card number masked to its last four digits (`**** **** **** 1111`), and whether any was. */
+export function maskCardNumbers(text: string): { text: string; masked: boolean } {
+  if (tooFewDigits(text)) return { text, masked: false };
+  const units: Unit[] = [];
+  for (let i = 0; i < text.length; ) {
+    const cp = text.codePointAt(i) as number;
+    const end = i + (cp > 0xffff ? 2 : 1);
+    units.push(unitOf(cp, i, end));
+    i = end;
+  }
+  const masked = unitsToMask(units, ibanRanges(text));
+  if (masked.size === 0) return { text, masked: false };
+  return { text: units.map((u, i) => (masked.has(i) ? MASK : text.slice(u.start, u.end))).join(''), masked: true };
+}
+
+/**
+ * The same in a record's bytes as they arrived (a quarantined record is kept for its replay): JSON text, or Avro or
+ * Protobuf whose strings are UTF-8. Each byte of a masked digit becomes `*`, so the length of every string, and so
+ * every length prefix around it, stays as it was.
+ */
+export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean } {
+  const units: Unit[] = [];
+  for (let i = 0; i < bytes.length; ) {
+    const decoded = utf8At(bytes, i);
+    units.push(unitOf(decoded.cp, i, i + decoded.length));
+    i += decoded.length;
+  }
+  if (units.filter((u) => u.digit !== undefined).length < MIN_DIGITS) return { bytes, masked: false };
+  const masked = unitsToMask(units, ibanRanges(Buffer.from(bytes).toString('latin1')));
+  if (masked.size === 0) return { bytes, masked: false };
+  const out = Uint8Array.from(bytes);
+  for (const i of masked) {
+    const u = units[i] as Unit;
+    out.fill(MASK.charCodeAt(0), u.start, u.end);
+  }
+  return { bytes: out, masked: true };
+}
+
+/** The code point of a well-formed UTF-8 sequence at `i`, or the byte alone (a binary format's bytes are not text). */
+function utf8At(bytes: Uint8Array, i: number): { cp: number; length: number } {
+  const b0 = bytes[i] as number;
+  const length = b0 >= 0xf0 && b0 <= 0xf4 ? 4 : b0 >= 0xe0 ? (b0 <= 0xef ? 3 : 1) : b0 >= 0xc2 && b0 <= 0xdf ? 2 : 1;
+  if (length === 1 || i + length > bytes.length) return { cp: b0 < 0x80 ? b0 : 0xfffd, length: 1 };
+  let cp = b0 & (length === 2 ? 0x1f : length === 3 ? 0x0f : 0x07);
+  for (let k = 1; k < length; k++) {
+    const b = bytes[i + k] as number;
+    if ((b & 0xc0) !== 0x80) return { cp: 0xfffd, length: 1 };
+    cp = (cp << 6) | (b & 0x3f);
+  }
+  // Overlong forms, surrogates and values beyond U+10FFFF are not UTF-8 either (RFC 3629 §3): bytes, not a character.
+  const shortest = length === 2 ? 0x80 : length === 3 ? 0x800 : 0x10000;
+  if (cp < shortest || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { cp: 0xfffd, length: 1 };
+  return { cp, length };
+}

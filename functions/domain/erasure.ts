@@ -1,0 +1,24 @@
+/**
+ * Erasure is final (docs/evidence-and-privacy.md "Erasure policy"): a notification whose customer was erased has lost
+ * its address, its data and its user id, and nothing may send it again — no repair by the producer's corrected resend,
+ * no operator's resend or repair, no record that reaches dispatch anyway. Its data is emptied, so anything rebuilt
+ * from it would be a blank message to nobody; and its user id is gone, so the customer's opt-outs could no longer be
+ * read for it. Pure: the predicate every path asks, and the words each refusal says.
+ */
+
+/** The user id an erased notification carries instead of the customer's. */
+export const ERASED_USER = 'ERASED';
+
+/** What an item says of its erasure: when, and whose data it no longer holds. */
+export interface ErasureMarks {
+  readonly erasedAt?: unknown;
+  readonly userId?: unknown;
+}
+
+/** Whether an item's customer was erased: it carries the erasure's time, or the erased user id. */
+export const isErased = (item: ErasureMarks): boolean =>
+  typeof item.erasedAt === 'string' || item.userId === ERASED_USER;
+
+/** Why an erased notification is not sent again by `action` (resent, repaired …): what an operator reads. */
+export const erasedRefusal = (notificationId: string, item: ErasureMarks, action: 'resent' | 'repaired') =>
+  `${notificationId} was erased${typeof item.erasedAt === 'string' ? ` at ${item.erasedAt}` : ''}: an erased notification is never ${action} — its address and data are gone, and its customer's opt-outs can no longer be read for it`;

@@ -1,0 +1,54 @@
+/**
+ * An operator's resend (`ops resend`): which notifications it may put back in flight, and why the others are refused
+ * (docs/operations.md "The operator CLI"). One pure rule, asked by the preview and again by the write itself, so what
+ * the operator is shown is what the write does.
+ */
+import { erasedRefusal, isErased } from './erasure.ts';
+import { canMove, type NotificationStatus } from './state-machine.ts';
+
+/** What a resend decides on, as the item holds it. */
+export interface ResendCandidate {
+  readonly status?: unknown;
+  readonly providerMessageId?: unknown;
+  readonly erasedAt?: unknown;
+  readonly userId?: unknown;
+}
+
+/** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
+export const acceptedMessageId = (item: { readonly providerMessageId?: unknown }): string | undefined =>
+  typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined;
+
+/** Why a resend of a notification whose acceptance is known is refused: what the operator must see, and do. */
+export function acceptedRefusal(id: string, status: string, messageId: string | undefined): string {
+  if (messageId === undefined) return `${id} is ${status}: the customer has it; it is never resent`;
+  const what =
+    status === 'SENT'
+      ? `${id} is SENT: the customer has it (the provider accepted it as message ${messageId})`
+      : `${id} is ${status}, but the provider accepted it as message ${messageId} (recorded after its lease expired)`;
+  return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;
+}
+
+/**
+ * Why this notification may not be resent, or undefined when it may: erased (never); accepted by the provider
+ * (SENT, or UNKNOWN with a late message id) unless the operator names that message id; REFUSED (the producer's
+ * corrected event repairs it); still in flight.
+ */
+export function resendRefusal(id: string, item: ResendCandidate, despiteAccepted?: string): string | undefined {
+  if (isErased(item)) return erasedRefusal(id, item, 'resent');
+  const status = String(item.status);
+  const accepted = acceptedMessageId(item);
+  if ((status === 'SENT' || accepted !== undefined) && (accepted === undefined || despiteAccepted !== accepted)) {
+    const mismatch =
+      despiteAccepted !== undefined && accepted !== undefined
+        ? ` (--despite-accepted names ${despiteAccepted}, not ${accepted})`
+        : '';
+    return `${acceptedRefusal(id, status, accepted)}${mismatch}`;
+  }
+  if (status === 'REFUSED') {
+    return `${id} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`;
+  }
+  if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
+    return `${id} is ${status}: still in flight, the pipeline has not given up on it`;
+  }
+  return undefined;
+}

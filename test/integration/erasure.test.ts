@@ -1,0 +1,219 @@
+/**
+ * Erasure is final, on DynamoDB Local through the real ingest, dispatch and sweeper handlers and the operator's
+ * commands: an erased notification is never repaired, resent or rebuilt from its emptied data — not by the producer's
+ * corrected resend, not by `ops repair` or `ops resend` (refused in the preview and on --confirm), not by a record
+ * that reaches dispatch anyway — and the opt-out of an erased customer keeps holding. A notification whose required
+ * field is missing ends FAILED with that reason instead of going out blank.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { lambdaContext } from '../../tools/local/pipeline.ts';
+import { main } from '../../tools/ops/cli.ts';
+import { eraseCustomer, listAudit } from '../../tools/ops/customer.ts';
+import { resendNotification } from '../../tools/ops/operations.ts';
+import { repairEvent } from '../../tools/ops/refusals.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
+import { preferencesEvent, transferEvent } from '../support/events.ts';
+import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
+import { streamEvent, streamRecord } from '../support/stream.ts';
+
+const { ses, sns } = providerMocks();
+let pipeline: LocalPipeline;
+let evidenceDir: string;
+
+beforeAll(async () => {
+  pipeline = await localPipeline();
+  evidenceDir = mkdtempSync(join(tmpdir(), 'erasure-audit-'));
+});
+afterAll(() => pipeline.reader.close());
+
+const rejected = () =>
+  Object.assign(new Error('Illegal address'), {
+    name: 'MessageRejected',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+  });
+let n = 0;
+beforeEach(() => {
+  ses.reset();
+  sns.reset();
+  ses.on(SendEmailCommand).callsFake(async (input: { Destination?: { ToAddresses?: string[] } }) => {
+    if (input.Destination?.ToAddresses?.[0]?.startsWith('rejected')) throw rejected();
+    return { MessageId: `ses-${n++}` };
+  });
+  sns.on(PublishCommand).callsFake(async () => ({ MessageId: `sns-${n++}` }));
+});
+
+const deps = () => ({ doc: pipeline.table.doc, tableName: pipeline.table.tableName, now: Date.now });
+const item = async (eventId: string, channel: string) =>
+  (await pipeline.table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
+/** A change made to a notification behind the pipeline's back (a bug, a hand-edit, a tool of another day). */
+const edit = (eventId: string, channel: string, change: Omit<UpdateCommandInput, 'TableName' | 'Key'>) =>
+  pipeline.table.doc.send(
+    new UpdateCommand({
+      TableName: pipeline.table.tableName,
+      Key: { pk: `EVENT#${eventId}`, sk: `NOTIFICATION#${channel}` },
+      ...change,
+    }),
+  );
+const where = () => [
+  '--endpoint',
+  pipeline.table.endpoint,
+  '--table',
+  pipeline.table.tableName,
+  '--evidence-dir',
+  evidenceDir,
+];
+
+/** An event whose SMS number has no country code: SMS REFUSED, the email sent. */
+const refusedSms = (eventId: string, userId: string, phoneNumber = '090-1234-5678') =>
+  transferEvent({
+    eventId,
+    channels: ['EMAIL', 'SMS'],
+    recipient: { userId, email: `${userId}@example.com`, phoneNumber },
+  });
+
+describe('erasure is final', () => {
+  it("a producer's corrected resend after the erasure repairs nothing and sends nothing: the opted-out customer gets no blank text", async () => {
+    await pipeline.ingest([preferencesEvent('er-prefs', '2026-11-30T08:00:00Z', ['SMS'], 'er-cust')]);
+    await pipeline.ingest([refusedSms('er-1', 'er-cust')]);
+    expect(await item('er-1', 'SMS')).toMatchObject({ status: 'REFUSED' });
+    expect(await item('er-1', 'EMAIL')).toMatchObject({ status: 'SENT' });
+    const erased = await eraseCustomer(deps(), 'er-cust', Date.now());
+    expect(erased.erased.sort()).toEqual(['er-1#EMAIL', 'er-1#SMS']);
+
+    ses.resetHistory();
+    sns.resetHistory();
+    // Inside the inbox window, the producer resends the event with the number corrected.
+    const corrected = refusedSms('er-1', 'er-cust', '+81 90-1234-5678');
+    await pipeline.ingest([corrected]);
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+    expect(await item('er-1', 'SMS')).toMatchObject({ status: 'REFUSED', userId: 'ERASED', recipient: '', data: {} });
+    const inbox = (await pipeline.table.eventItems('er-1')).find((i) => i.sk === 'INBOX');
+    expect(inbox).not.toHaveProperty('repairedHashes');
+    // Nothing of the erased customer is kept again: the resend is not quarantined with its number.
+    const quarantined = (await pipeline.table.allItems()).filter(
+      (i) => i.kind === 'QUARANTINE' && i.eventId === 'er-1',
+    );
+    expect(quarantined).toEqual([]);
+
+    // The operator's repair of the same event is refused, with the reason.
+    await expect(
+      repairEvent({ ...deps(), invokeIngest: async () => undefined }, 'er-1', JSON.stringify(corrected)),
+    ).rejects.toThrow(/er-1#SMS was erased .*: an erased notification is never repaired/);
+  });
+
+  it('ops resend refuses an erased notification in the preview and on --confirm, whatever its status; nothing is audited or written', async () => {
+    await pipeline.ingest([
+      transferEvent({
+        eventId: 'er-2',
+        channels: ['EMAIL', 'SMS'],
+        recipient: { userId: 'er-cust-2', email: 'rejected@example.com', phoneNumber: '+819012345678' },
+      }),
+    ]);
+    expect(await item('er-2', 'EMAIL')).toMatchObject({ status: 'FAILED' });
+    const sent = await item('er-2', 'SMS');
+    expect(sent).toMatchObject({ status: 'SENT' });
+    await eraseCustomer(deps(), 'er-cust-2', Date.now());
+    const before = await pipeline.table.eventItems('er-2');
+
+    const refusal = /er-2#EMAIL was erased .*: an erased notification is never resent/;
+    const args = ['resend', 'er-2#EMAIL', '--reason', 'the customer called', ...where()];
+    await expect(main(args, () => undefined)).rejects.toThrow(refusal);
+    await expect(main([...args, '--confirm'], () => undefined)).rejects.toThrow(refusal);
+    // A SENT one, even named by its message id.
+    const despite = ['--despite-accepted', String(sent.providerMessageId)];
+    const sms = ['resend', 'er-2#SMS', '--reason', 'r', ...despite, ...where()];
+    await expect(main([...sms, '--confirm'], () => undefined)).rejects.toThrow(/er-2#SMS was erased/);
+    await expect(resendNotification(deps(), { notificationId: 'er-2#EMAIL', by: 'test', reason: 'r' })).rejects.toThrow(
+      refusal,
+    );
+    expect(await pipeline.table.eventItems('er-2')).toEqual(before);
+    expect(await listAudit(new FileEvidenceStore(evidenceDir))).toEqual([]);
+  });
+
+  it('an erasure landing between the read and the write of a resend makes the write refuse', async () => {
+    await pipeline.ingest([
+      transferEvent({
+        eventId: 'er-3',
+        channels: ['EMAIL'],
+        recipient: { userId: 'er-cust-3', email: 'rejected-3@example.com' },
+      }),
+    ]);
+    expect(await item('er-3', 'EMAIL')).toMatchObject({ status: 'FAILED' });
+    const racing = {
+      ...deps(),
+      doc: new Proxy(pipeline.table.doc, {
+        get(target, prop, receiver) {
+          if (prop !== 'send') return Reflect.get(target, prop, receiver);
+          return async (command: unknown) => {
+            if (command instanceof UpdateCommand) await eraseCustomer(deps(), 'er-cust-3', Date.now());
+            return target.send(command as never);
+          };
+        },
+      }),
+    };
+    await expect(resendNotification(racing, { notificationId: 'er-3#EMAIL', by: 'test', reason: 'r' })).rejects.toThrow(
+      /changed while being resent/,
+    );
+    expect(await item('er-3', 'EMAIL')).toMatchObject({ status: 'FAILED', userId: 'ERASED' });
+  });
+
+  it('an erased notification that reaches dispatch anyway is never sent: a stale record of its image is not claimed; one put back to PENDING ends FAILED, ERASED', async () => {
+    await pipeline.ingest([refusedSms('er-4', 'er-cust-4')]);
+    const email = await item('er-4', 'EMAIL');
+    await eraseCustomer(deps(), 'er-cust-4', Date.now());
+    ses.resetHistory();
+    sns.resetHistory();
+    // The stream hands dispatch the INSERT of the email again, late: its image still has the address and the data.
+    const stale = streamRecord('INSERT', { ...email, status: 'PENDING', attempt: 0, providerMessageId: undefined });
+    await pipeline.handlers.dispatch(streamEvent([stale]), lambdaContext('notifier-dispatch'));
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+    expect(await item('er-4', 'EMAIL')).toMatchObject({ status: 'SENT', recipient: '', userId: 'ERASED' });
+    // Whatever put it back (a bug, a hand-edit, a tool of another day): PENDING with its emptied address and data.
+    await edit('er-4', 'SMS', {
+      UpdateExpression: 'SET #s = :p, sweepKey = :k, sweepAt = :at REMOVE refusedReason',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':p': 'PENDING', ':k': 'PENDING#SMS#0', ':at': Date.now() },
+    });
+    await pipeline.converge();
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
+    expect(await item('er-4', 'SMS')).toMatchObject({ status: 'FAILED', lastError: 'ERASED' });
+  });
+});
+
+describe('a notice with a required field missing', () => {
+  it('is never sent blank: it ends FAILED, saying which field', async () => {
+    sns.resetHistory();
+    await pipeline.kafka.deliver(
+      mskEvent([
+        {
+          topic: 'banking.transfers',
+          partition: 1,
+          offset: 0,
+          value: transferEvent({ eventId: 'rq-1', channels: ['PUSH'], recipient: { userId: 'rq' } }),
+        },
+      ]),
+    );
+    // Before dispatch reads it, the amount's currency goes (an item written or changed some other way than ingest,
+    // which refuses such an event).
+    await edit('rq-1', 'PUSH', {
+      UpdateExpression: 'REMOVE #data.currency',
+      ExpressionAttributeNames: { '#data': 'data' },
+    });
+    await pipeline.converge();
+    expect(sns.commandCalls(PublishCommand)).toHaveLength(0);
+    expect(await item('rq-1', 'PUSH')).toMatchObject({
+      status: 'FAILED',
+      lastError: 'RENDER_ERROR: required field currency is missing',
+    });
+  });
+});

@@ -1,0 +1,358 @@
+/**
+ * A card number is never shown, and never stored (PCI DSS v4.0 3.4.1, 3.5.1). A producer that puts one where a notice
+ * shows text — the whole number in `cardLast4`, a card number in a merchant's name or a transfer's reason — gets it
+ * masked to its last four digits wherever it is shown, stored or hashed; a value of a field whose definition gives its
+ * shape (`cardLast4`: four digits) is refused when it has another. Attacked both ways: every brand, every spelling
+ * (groups, dashes, full-width digits, beside other numbers, in the bytes of a quarantined record) is masked, and what
+ * a bank writes that merely has many digits (IBANs, account numbers, sort codes, phone numbers, references, amounts)
+ * is shown as written.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { admitRecord } from '../../functions/domain/admission.ts';
+import { isCardNumber, maskCardNumbers, maskCardNumbersInBytes } from '../../functions/domain/card-number.ts';
+import { definitionOf, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
+import { LOCALES } from '../../functions/domain/locale.ts';
+import type { NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
+import { render } from '../../functions/domain/templates.ts';
+import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
+import { EXAMPLE_BRAND as brand } from '../../tools/local/example-brand.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { b64 } from '../support/events.ts';
+import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
+
+/** Card numbers of every brand notifier knows (the networks' published test numbers, and generated ones). */
+const PANS = [
+  '4111111111111111', // Visa
+  '4000056655665556',
+  '4111111111111111003', // Visa, 19 digits
+  '5555555555554444', // Mastercard
+  '2223003122003222', // Mastercard 2-series
+  '378282246310005', // American Express, 15
+  '6011111111111117', // Discover
+  '30569309025904', // Diners Club, 14
+  '3530111333300000', // JCB
+  '6200000000000005', // UnionPay
+  '6759649826438453', // Maestro
+  '2201382000000013', // Mir
+];
+
+const luhnDigit = (body: string) => {
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    const d = Number(body[body.length - 1 - i]);
+    sum += i % 2 === 0 ? (d * 2 > 9 ? d * 2 - 9 : d * 2) : d;
+  }
+  return String((10 - (sum % 10)) % 10);
+};
+/** The digits of a text, with its other characters dropped: what a reader could copy off the screen. */
+const digitsOf = (s: string) =>
+  s.replace(/[^0-9０-９]/g, '').replace(/[０-９]/g, (d) => String(d.charCodeAt(0) - 0xff10));
+const showsPan = (shown: string, pan: string) => digitsOf(shown).includes(pan.slice(0, 12));
+
+/** ISO 13616's check digits for a country and a BBAN. */
+function iban(country: string, bban: string): string {
+  const moved = `${bban}${country}00`.replace(/[A-Z]/g, (c) => String(c.charCodeAt(0) - 55));
+  const check = 98 - Number(BigInt(moved) % 97n);
+  return `${country}${String(check).padStart(2, '0')}${bban}`;
+}
+const grouped = (s: string, size = 4, sep = ' ') => s.match(new RegExp(`.{1,${size}}`, 'g'))?.join(sep) ?? s;
+
+describe('a card number in text', () => {
+  it('of every brand, written together or in groups, is masked to its last four digits', () => {
+    for (const pan of PANS) {
+      expect(isCardNumber([...pan].map(Number)), pan).toBe(true);
+      const last4 = pan.slice(-4);
+      for (const written of [pan, grouped(pan), grouped(pan, 4, '-'), `Paid at shop ${grouped(pan)}, thank you`]) {
+        const { text, masked } = maskCardNumbers(written);
+        expect(masked, written).toBe(true);
+        expect(showsPan(text, pan), written).toBe(false);
+        expect(digitsOf(text), written).toBe(last4);
+        expect(text.length, written).toBe(written.length);
+      }
+    }
+    expect(maskCardNumbers('4111 1111 1111 1111').text).toBe('**** **** **** 1111');
+    expect(maskCardNumbers('3782-822463-10005').text).toBe('****-******-*0005');
+  });
+
+  it('in full-width or other scripts’ digits, beside other numbers, or twice, is masked', () => {
+    const fullWidth = '４１１１１１１１１１１１１１１１';
+    expect(maskCardNumbers(`カード ${fullWidth}`).text).toBe('カード ************１１１１');
+    const arabicIndic = [...'4111111111111111'].map((d) => String.fromCodePoint(0x660 + Number(d))).join('');
+    expect(maskCardNumbers(arabicIndic).masked).toBe(true);
+    expect(maskCardNumbers('ref 12 4111 1111 1111 1111 exp 12 27').text).toBe('ref 12 **** **** **** 1111 exp 12 27');
+    expect(maskCardNumbers('5555555555554444 / 378282246310005').text).toBe('************4444 / ***********0005');
+    expect(maskCardNumbers('4111 - 1111 - 1111 - 1111').text).toBe('**** - **** - **** - 1111');
+  });
+
+  it('any card number a brand could issue is masked, however it is grouped (property)', () => {
+    // A brand's first digits and a length it issues.
+    const brands: [string, number][] = [
+      ['4', 16],
+      ['4', 19],
+      ['51', 16],
+      ['55', 16],
+      ['2221', 16],
+      ['34', 15],
+      ['37', 15],
+      ['6011', 16],
+      ['6011', 19],
+      ['3528', 16],
+      ['62', 17],
+      ['36', 14],
+      ['6759', 13],
+    ];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...brands),
+        fc.stringMatching(/^[0-9]{20}$/),
+        fc.constantFrom(' ', '-', ''),
+        fc.integer({ min: 3, max: 6 }),
+        ([prefix, length], random, sep, size) => {
+          const body = `${prefix}${random}`.slice(0, length - 1);
+          const pan = `${body}${luhnDigit(body)}`;
+          const written = sep === '' ? pan : grouped(pan, size, sep);
+          return !showsPan(maskCardNumbers(`note ${written}.`).text, pan);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+describe('what merely has many digits is shown as written', () => {
+  const legitimate = [
+    // IBANs, printed and electronic, of countries whose account numbers are long digit runs.
+    'DE89 3704 0044 0532 0130 00',
+    'DE89370400440532013000',
+    'GB29 NWBK 6016 1331 9268 19',
+    'GB82WEST12345698765432',
+    'FR14 2004 1010 0505 0001 3M02 606',
+    'ES91 2100 0418 4502 0005 1332',
+    'IT60 X054 2811 1010 0000 0123 456',
+    'PL61 1090 1014 0000 0712 1981 2874',
+    'CH93 0076 2011 6238 5295 7',
+    'SA03 8000 0000 6080 1016 7519',
+    'to DE44 5001 0517 5407 3249 31 (EUR)',
+    // Domestic account numbers, sort codes, routing numbers.
+    '20-00-00 55779911',
+    'sort code 60-16-13, account 31926819',
+    '021000021 1234567890',
+    '0001-234-5678901',
+    // Phone numbers, references, transaction ids, dates, amounts.
+    '+1 415-555-0123',
+    '+81 90-1234-5678',
+    '+44 20 7946 0958 ext 1234',
+    't-20261130000012345',
+    'TRX-2026-11-30-000123',
+    'eb6305c9-1f7f-49de-aed0-16487c27b42d',
+    '12345678901234567890123',
+    '4111111111111112',
+    '2026-11-30 09:15:00 1250.00',
+    '¥1,250,000,000,000',
+  ];
+
+  it.each(legitimate)('%s', (text) => {
+    expect(maskCardNumbers(text)).toEqual({ text, masked: false });
+  });
+
+  it('an IBAN whose digits hold a stretch a card brand could issue is still an IBAN', () => {
+    const card = '5019717010103742'; // a Maestro number, Luhn-valid
+    const account = iban('DE', `${card}00`);
+    expect(isCardNumber([...card].map(Number))).toBe(true);
+    for (const written of [account, grouped(account), `IBAN ${grouped(account)} BIC DEUTDEFF`]) {
+      expect(maskCardNumbers(written), written).toEqual({ text: written, masked: false });
+    }
+  });
+
+  it('a number no card brand issues, or failing the Luhn check, is never masked (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('0', '1', '7', '9'), fc.stringMatching(/^[0-9]{12,18}$/), (first, rest) => {
+        const text = `ref ${first}${rest}`;
+        return !maskCardNumbers(text).masked;
+      }),
+      { numRuns: 2_000 },
+    );
+    fc.assert(
+      fc.property(fc.stringMatching(/^4[0-9]{14}$/), (body) => {
+        const wrong = `${body}${(Number(luhnDigit(body)) + 1) % 10}`;
+        return !maskCardNumbers(wrong).masked;
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+const NOW = Date.parse('2026-11-30T09:20:00Z');
+const admit = (event: object) => admitRecord(b64(event), { maxEventBytes: 65_536, maxEventAgeSeconds: 0 }, NOW);
+const base = (type: string, data: Record<string, unknown>, eventId = `pan-${type}`) => ({
+  eventId,
+  type,
+  occurredAt: '2026-11-30T09:15:00Z',
+  recipient: {
+    userId: 'u-7',
+    locale: 'en',
+    email: 'alex@example.com',
+    phoneNumber: '+14155550123',
+    pushEndpointArn: 'arn:aws:sns:us-east-1:123456789012:endpoint/GCM/bank-app/9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4',
+  },
+  data,
+});
+/** Data of a type with every field given, a card number in the field `at`. */
+function dataWithPan(type: string, at: string, pan: string): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const f of definitionOf(type)?.data ?? []) {
+    const value = {
+      identifier: f.name.endsWith('Last4') ? '4242' : 'ref-1',
+      text: 'Blue Bottle',
+      money: '12.50',
+      date: '2026-12-24',
+      instant: '2026-11-29T08:00:00Z',
+      number: '3',
+      enum: f.values?.[0],
+    }[f.kind];
+    data[f.name] = f.name === at ? pan : value;
+    if (f.currencyField !== undefined) data[f.currencyField] = 'USD';
+  }
+  return data;
+}
+/** Every identifier and text field of every type, except those whose definition gives their shape. */
+const SHOWN = EVENT_TYPES.flatMap((type) =>
+  (definitionOf(type)?.data ?? [])
+    .filter((f) => (f.kind === 'identifier' && f.pattern === undefined) || f.kind === 'text')
+    .map((f) => [type, f.name] as const),
+);
+
+describe('a card number in an event', () => {
+  it('covers every shown field of every type', () => {
+    expect(SHOWN.length).toBeGreaterThanOrEqual(17);
+    for (const shown of [
+      ['CardPayment', 'merchantName'],
+      ['CardPayment', 'paymentId'],
+      ['TransferFailed', 'reason'],
+    ])
+      expect(SHOWN).toContainEqual(shown);
+  });
+
+  it.each(SHOWN)('in %s.%s: accepted, masked where it is stored and hashed, never shown on any channel', (type, at) => {
+    const pan = '4111 1111 1111 1111';
+    const a = admit(base(type, dataWithPan(type, at, `Card ${pan}`)));
+    if (!a.ok || !('event' in a)) throw new Error(JSON.stringify(a));
+    expect(a.masked).toEqual([at]);
+    expect(a.event.data[at]).toBe('Card **** **** **** 1111');
+    expect(JSON.stringify(a.event)).not.toContain('1111 1111 1111');
+    // The meaning is what is shown: the same event with the number masked is a duplicate.
+    const maskedEvent = admit(base(type, dataWithPan(type, at, 'Card **** **** **** 1111')));
+    expect(maskedEvent.ok && maskedEvent.payloadHash).toBe(a.payloadHash);
+    for (const locale of LOCALES) {
+      for (const channel of definitionOf(type)?.channels ?? []) {
+        const message = render(
+          { template: type, locale, channel, data: a.event.data, occurredAt: a.event.occurredAt },
+          brand,
+        );
+        expect(showsPan(JSON.stringify(message), '4111111111111111'), `${locale} ${channel}`).toBe(false);
+      }
+    }
+  });
+
+  it.each(SHOWN)('in %s.%s of a notification written before the rule: never shown when it is rendered', (type, at) => {
+    const data = dataWithPan(type, at, '5555-5555-5555-4444') as Record<string, string>;
+    for (const channel of definitionOf(type)?.channels ?? []) {
+      const message = render(
+        { template: type, locale: 'ja', channel, data, occurredAt: '2026-11-30T09:15:00Z' },
+        brand,
+      );
+      expect(showsPan(JSON.stringify(message), '5555555555554444'), channel).toBe(false);
+    }
+  });
+});
+
+describe('a field whose definition gives its shape', () => {
+  it('cardLast4 and accountLast4 are four digits: the whole card number there is refused, naming the field, never the value', () => {
+    const card = base('CardPayment', dataWithPan('CardPayment', 'cardLast4', '4111111111111111'));
+    const a = admit(card);
+    expect(a).toMatchObject({ ok: false, rejection: { reason: 'SCHEMA_VIOLATION' } });
+    const detail = a.ok ? '' : a.rejection.detail;
+    expect(detail).toMatch(/data\.cardLast4/);
+    expect(detail).toMatch(/pattern/);
+    expect(digitsOf(detail)).not.toContain('4111');
+    for (const wrong of ['42', '42424', ' 4242', '４２４２', '42a2', '****']) {
+      expect(admit(base('CardPayment', dataWithPan('CardPayment', 'cardLast4', wrong))), wrong).toMatchObject({
+        ok: false,
+        rejection: { reason: 'SCHEMA_VIOLATION' },
+      });
+    }
+    expect(admit(base('CardPayment', dataWithPan('CardPayment', 'cardLast4', '0042')))).toMatchObject({ ok: true });
+    for (const type of ['LowBalance', 'StatementReady', 'DirectDebitUpcoming']) {
+      expect(admit(base(type, dataWithPan(type, 'accountLast4', '12345678'))), type).toMatchObject({
+        ok: false,
+        rejection: { reason: 'SCHEMA_VIOLATION' },
+      });
+    }
+  });
+});
+
+describe('what ingest stores and reports', () => {
+  const record = (offset: number, value: object | string) => ({ topic: 'pan', partition: 0, offset, value });
+
+  it('a refused event’s kept copy has its card numbers masked, in JSON and in a schema registry’s bytes', async () => {
+    const store = new MemoryInboxStore();
+    const refused = base('CardPayment', dataWithPan('CardPayment', 'cardLast4', '4111111111111111'), 'pan-q-1');
+    const badCurrency = {
+      ...base('CardPayment', dataWithPan('CardPayment', 'merchantName', 'Shop 5555 5555 5555 4444'), 'pan-q-2'),
+    };
+    (badCurrency.data as Record<string, unknown>).currency = 'XYZ';
+    const result = await ingestBatch(mskEvent([record(0, refused), record(1, badCurrency)]), memoryBatchDeps(store));
+    expect(result.results.map((r) => r.kind)).toEqual(['quarantined', 'quarantined']);
+    const kept = [...store.items.values()].filter((i): i is QuarantineItem => i.kind === 'QUARANTINE');
+    expect(kept).toHaveLength(2);
+    for (const item of kept) {
+      const raw = Buffer.from(item.raw, 'base64').toString('utf8');
+      expect(JSON.parse(raw)).toMatchObject({ type: 'CardPayment' });
+      expect(showsPan(raw, '4111111111111111') || showsPan(raw, '5555555555554444'), raw).toBe(false);
+    }
+    // Binary formats keep their length prefixes: each masked byte is replaced, never removed.
+    const avroLike = Buffer.concat([
+      Buffer.from([0, 0, 0, 0, 7, 0x20]),
+      Buffer.from('4111111111111111'),
+      Buffer.from([0xff, 0x02]),
+    ]);
+    const masked = maskCardNumbersInBytes(avroLike);
+    expect(masked.masked).toBe(true);
+    expect(masked.bytes.length).toBe(avroLike.length);
+    expect(Buffer.from(masked.bytes).toString('latin1')).toContain('************1111');
+  });
+
+  it('bytes that are not UTF-8 (beyond U+10FFFF, a surrogate, an overlong form) are bytes: nothing throws, a number beside them is masked', () => {
+    for (const bad of [
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xed, 0xa0, 0x80],
+      [0xe0, 0x80, 0xb1],
+      [0xf0, 0x80, 0x80, 0xb1],
+    ]) {
+      const bytes = Buffer.concat([Buffer.from(bad), Buffer.from(' 4111 1111 1111 1111')]);
+      const masked = maskCardNumbersInBytes(bytes);
+      expect(masked.bytes.length).toBe(bytes.length);
+      expect(Buffer.from(masked.bytes.subarray(0, bad.length))).toEqual(Buffer.from(bad));
+      expect(Buffer.from(masked.bytes).toString('latin1')).toContain('**** **** **** 1111');
+    }
+  });
+
+  it('an accepted event with a card number is stored masked, and the fields are reported (never the value)', async () => {
+    const store = new MemoryInboxStore();
+    const event = base('TransferCompleted', {
+      transferId: 't-1',
+      amount: '10.00',
+      currency: 'USD',
+      counterpartyName: 'Jordan 4111111111111111',
+      reason: 'card 378282246310005',
+    });
+    const result = await ingestBatch(mskEvent([record(0, event)]), memoryBatchDeps(store, { maxEventAgeSeconds: 0 }));
+    expect(result.results[0]).toMatchObject({ kind: 'accepted', masked: ['counterpartyName', 'reason'] });
+    const stored = JSON.stringify([...store.items.values()]);
+    expect(showsPan(stored, '4111111111111111')).toBe(false);
+    expect(showsPan(stored, '378282246310005')).toBe(false);
+    const notifications = [...store.items.values()].filter((i): i is NotificationItem => i.kind === 'NOTIFICATION');
+    expect(notifications.map((n) => n.data.counterpartyName)).toEqual(Array(3).fill('Jordan ************1111'));
+  });
+});

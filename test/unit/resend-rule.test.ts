@@ -1,0 +1,36 @@
+/**
+ * The operator's resend rule, pure (functions/domain/resend.ts): the preview and the write ask the same question, so
+ * what an operator is shown is what the write does. Erasure comes first: nothing makes an erased notification
+ * resendable, not even the accepted message id.
+ */
+import { describe, expect, it } from 'vitest';
+import { ERASED_USER, isErased } from '../../functions/domain/erasure.ts';
+import { resendRefusal } from '../../functions/domain/resend.ts';
+import { NOTIFICATION_STATUSES } from '../../functions/domain/state-machine.ts';
+
+const ID = 'e-1#SMS';
+
+describe('an operator resend', () => {
+  it('is allowed for FAILED and UNKNOWN, for SENT only with its accepted message id, and never in flight or REFUSED', () => {
+    const allowed = NOTIFICATION_STATUSES.filter((status) => resendRefusal(ID, { status }) === undefined);
+    expect(allowed).toEqual(['FAILED', 'UNKNOWN']);
+    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' })).toMatch(/--despite-accepted m-1/);
+    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' }, 'm-2')).toMatch(/names m-2, not m-1/);
+    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' }, 'm-1')).toBeUndefined();
+    expect(resendRefusal(ID, { status: 'REFUSED' })).toMatch(/repairs it/);
+    expect(resendRefusal(ID, { status: 'PENDING' })).toMatch(/still in flight/);
+  });
+
+  it('is refused for an erased notification whatever its status, even named by its accepted message id', () => {
+    for (const status of NOTIFICATION_STATUSES) {
+      for (const marks of [{ erasedAt: '2026-12-02T05:00:00.000Z' }, { userId: ERASED_USER }]) {
+        const item = { status, providerMessageId: 'm-1', ...marks };
+        expect(isErased(item)).toBe(true);
+        expect(resendRefusal(ID, item, 'm-1'), status).toMatch(
+          /^e-1#SMS was erased.*: an erased notification is never resent/,
+        );
+      }
+    }
+    expect(isErased({ userId: 'u-1' })).toBe(false);
+  });
+});
