@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -23,6 +23,7 @@ import type {
 } from '../functions/contracts/environment.ts';
 import { SERVICE_NAME, type TelemetryEnvironment } from '../functions/contracts/telemetry.ts';
 import { BUNDLE } from './bundling.ts';
+import { logsKeyOf } from './logs-key.ts';
 
 /**
  * The environment of one of the functions, as its contract types it (functions/contracts/environment.ts): the stack
@@ -56,6 +57,16 @@ export type TableAction =
   | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
 
+/** What Lambda needs to place a function's network interfaces in subnets (AWSLambdaVPCAccessExecutionRole's EC2 actions). */
+export const LAMBDA_VPC_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
+
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
 
 export class NotifierFunction extends NodejsFunction {
@@ -63,6 +74,7 @@ export class NotifierFunction extends NodejsFunction {
     // The log group and the role exist before the function, which is created with them.
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: RetentionDays.ONE_MONTH,
+      encryptionKey: logsKeyOf(scope),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     const role = new Role(scope, `${id}Role`, {
@@ -98,6 +110,20 @@ export class NotifierFunction extends NodejsFunction {
         externalModules: [],
       },
     });
+  }
+
+  /**
+   * Runs the function in these subnets with these security groups. The network-interface actions are granted inline
+   * (not AWSLambdaVPCAccessExecutionRole, which also allows writing to every log group of the account); Lambda checks
+   * them when it creates the function, which depends on the role's policy.
+   */
+  placeInSubnets(subnetIds: readonly string[], securityGroupIds: readonly string[]): this {
+    (this.node.defaultChild as CfnFunction).vpcConfig = {
+      subnetIds: [...subnetIds],
+      securityGroupIds: [...securityGroupIds],
+    };
+    this.addToRolePolicy(new PolicyStatement({ actions: [...LAMBDA_VPC_ACTIONS], resources: ['*'] }));
+    return this;
   }
 
   /**

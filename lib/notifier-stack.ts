@@ -13,24 +13,10 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { CfnVPCEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { AnyPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
-import {
-  type CfnEventSourceMapping,
-  EventSourceMapping,
-  FilterCriteria,
-  type IEventSourceDlq,
-  type IFunction,
-  MetricType,
-  StartingPosition,
-} from 'aws-cdk-lib/aws-lambda';
-import { AuthenticationMethod, DynamoEventSource, ManagedKafkaEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import {
@@ -44,25 +30,22 @@ import {
   type SweeperEnvironment,
   sendRateEnvironment,
 } from '../functions/contracts/environment.ts';
-import {
-  DISPATCH_FILTER_PATTERN,
-  URGENT_BATCH_SIZE,
-  URGENT_MAX_RECORD_AGE_SECONDS,
-  URGENT_RETRIES,
-  urgentFilterPattern,
-} from '../functions/contracts/stream-filter.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
-import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
 import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
 import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
+import { TableBackup } from './backup.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
+import { alarmOnUrgentTrigger, createDispatchTriggers } from './dispatch-triggers.ts';
 import { EvidenceStore } from './evidence-store.ts';
-import { acknowledgeFindings, acknowledgeUrgentTrigger } from './nag-acknowledgements.ts';
+import { createIngestSource, KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
+import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
+import { Network } from './network.ts';
 import { NotifierFunction } from './notifier-function.ts';
 import { Observability } from './observability.ts';
+import { ProtectionWatch } from './protection-watch.ts';
 import { schemaRegistryEnvironment, useSchemaRegistry } from './schema-registry.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
@@ -73,15 +56,16 @@ export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
 }
 
-/** The MSK mapping's logical id, fixed: CDK's default contains the topic (see the comment where it is set). */
-export const KAFKA_MAPPING_LOGICAL_ID = 'IngestKafkaMapping';
+export { KAFKA_MAPPING_LOGICAL_ID };
 
 export class NotifierStack extends Stack {
   readonly table: Table;
+  private readonly zones: readonly string[] | undefined;
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
     super(scope, id, props);
     const s = props.settings;
+    this.zones = s.vpc?.availabilityZones;
     const prefix = stackNameOf(s.stage);
     const metricNamespace = metricNamespaceOf(s.stage);
     const policies = formatChannelPolicies(s.deliveryPolicy);
@@ -142,9 +126,10 @@ export class NotifierStack extends Stack {
 
     // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
     const evidence = new EvidenceStore(this, 'Evidence', {
-      key,
+      prefix,
       retentionDays: s.evidenceRetentionDays,
       lockMode: s.evidenceLockMode,
+      replication: s.evidenceReplication,
     });
 
     // ── Ingest: MSK → one transaction per event ──
@@ -176,114 +161,12 @@ export class NotifierStack extends Stack {
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
       }),
     );
-    const kafka = kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId);
-    if (s.kafkaScramSecretArn === undefined) {
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'],
-          resources: [kafka.cluster],
-        }),
-      );
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
-          resources: [kafka.topic],
-        }),
-      );
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-          resources: [kafka.group],
-        }),
-      );
-    } else if (s.kafkaScramKmsKeyArn !== undefined) {
-      // MSK accepts SCRAM secrets only on a customer-managed key; the mapping reads the secret with this role, and
-      // Secrets Manager decrypts it with the role's permission on that key (and only through Secrets Manager).
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kms:Decrypt'],
-          resources: [s.kafkaScramKmsKeyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${this.region}.amazonaws.com` } },
-        }),
-      );
-    }
-    // Batches the mapping gives up on keep their full records in S3 (SQS/SNS destinations keep only metadata).
-    // The records hold addresses and phone numbers: nothing outlives the inbox, after which a replay could resend.
-    const failedBatches = new Bucket(this, 'FailedIngestBatches', {
-      ...(key === undefined
-        ? { encryption: BucketEncryption.S3_MANAGED }
-        : { encryption: BucketEncryption.KMS, encryptionKey: key, bucketKeyEnabled: true }),
-      enforceSSL: true,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      versioned: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      lifecycleRules: [
-        {
-          id: 'expire-with-the-inbox',
-          expiration: Duration.days(s.inboxRetentionDays),
-          // A version deleted or expired is gone a day later: the day is an undo window, not an archive.
-          noncurrentVersionExpiration: Duration.days(1),
-          abortIncompleteMultipartUploadAfter: Duration.days(1),
-        },
-        { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
-      ],
-    });
-    if (s.mskVpcId !== undefined && s.mskRouteTableIds !== undefined) {
-      // The mapping writes failed batches from its network interfaces in the cluster's VPC, which needs a route to
-      // S3 (AWS: "You must deploy a VPC endpoint for your on-failure destination service inside your Amazon MSK
-      // cluster VPC"). A gateway endpoint is free, and it carries all S3 traffic of those route tables: its policy
-      // allows the failed-batch bucket and nothing else, so the endpoint opens no path to any other bucket (and
-      // other S3 traffic of those subnets needs an endpoint of the bank's own: docs/deploy.md).
-      new CfnVPCEndpoint(this, 'FailedBatchesS3Endpoint', {
-        vpcId: s.mskVpcId,
-        serviceName: `com.amazonaws.${this.region}.s3`,
-        vpcEndpointType: 'Gateway',
-        routeTableIds: s.mskRouteTableIds,
-        policyDocument: new PolicyDocument({
-          statements: [
-            new PolicyStatement({
-              sid: 'FailedIngestBatchesOnly',
-              principals: [new AnyPrincipal()],
-              actions: ['s3:PutObject', 's3:ListBucket'],
-              resources: [failedBatches.bucketArn, failedBatches.arnForObjects('*')],
-              conditions: { StringEquals: { 'aws:PrincipalAccount': this.account } },
-            }),
-          ],
-        }),
-      });
-    }
-    const kafkaSource = new ManagedKafkaEventSource({
-      clusterArn: s.mskClusterArn,
-      topic: s.topic,
-      consumerGroupId: s.consumerGroupId,
-      startingPosition: StartingPosition[s.startingPosition],
-      ...(s.startingPositionTimestamp === undefined ? {} : { startingPositionTimestamp: s.startingPositionTimestamp }),
-      batchSize: s.batchSize,
-      maxBatchingWindow: Duration.seconds(s.batchingWindowSeconds),
-      // Error-handling controls and metrics need provisioned pollers. The handler throws only on infrastructure
-      // failure (never on bad input), and a retry is idempotent, so bounded retries then the S3 destination lose
-      // nothing. No maxRecordAge: an old record is recorded as too old by ingest, not parked in S3.
-      provisionedPollerConfig: { minimumPollers: 1, maximumPollers: s.kafkaMaxPollers },
-      bisectBatchOnError: true,
-      retryAttempts: 10,
-      onFailure: putOnlyBucketDestination(failedBatches),
-      metricsConfig: { metrics: [MetricType.EVENT_COUNT, MetricType.ERROR_COUNT, MetricType.KAFKA_METRICS] },
-      ...(s.kafkaScramSecretArn === undefined
-        ? {}
-        : {
-            authenticationMethod: AuthenticationMethod.SASL_SCRAM_512_AUTH,
-            secret: Secret.fromSecretCompleteArn(this, 'KafkaSecret', s.kafkaScramSecretArn),
-          }),
-    });
-    ingest.addEventSource(kafkaSource);
-    // CDK names the mapping after the topic, so a topic change would create the new mapping before deleting the old
-    // one under another logical id. A fixed id keeps the mapping one resource across updates. (Topic, cluster,
-    // consumer group and starting position are create-only: changing them still replaces it, and the replacement
-    // is created first, so it needs a consumer group id of its own: docs/deploy.md "Changing the source".)
-    const kafkaMapping = ingest.node.children.find((c): c is EventSourceMapping => c instanceof EventSourceMapping);
-    (kafkaMapping?.node.defaultChild as CfnEventSourceMapping | undefined)?.overrideLogicalId(KAFKA_MAPPING_LOGICAL_ID);
+    // The MSK mapping, its failed-batch bucket and what it may do with ingest's role (lib/ingest-source.ts).
+    const source = createIngestSource(this, ingest, s, key, evidence.accessLogs);
+    const failedBatches = source.failedBatches;
 
     // ── Dispatch: stream → claim → send → mark ──
+    const applications = s.pushPlatformApplicationArns ?? [];
     const dispatchEnv: DispatchEnvironment = {
       TABLE_NAME: this.table.tableName,
       SENDER_EMAIL: s.senderEmail,
@@ -300,6 +183,8 @@ export class NotifierStack extends Stack {
       ...evidence.environment,
       // Every email goes through the configuration set whose events reach the feedback function.
       SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
+      // The platform applications dispatch may publish to (below): an endpoint of any other fails that message alone.
+      PUSH_APPLICATION_ARNS: applications.join(','),
     };
     const dispatch = new NotifierFunction(this, 'Dispatch', {
       entry: 'dispatch/index.ts',
@@ -331,14 +216,19 @@ export class NotifierStack extends Stack {
         conditions: { StringEquals: { 'ses:FromAddress': s.senderEmail } },
       }),
     );
-    // Push publishes to platform endpoints of this account and region (SNS publishes only within a region).
-    dispatch.addToRolePolicy(
-      new PolicyStatement({
-        sid: 'PushToOwnPlatformEndpoints',
-        actions: ['sns:Publish'],
-        resources: [this.formatArn({ service: 'sns', resource: 'endpoint', resourceName: '*' })],
-      }),
-    );
+    // Push publishes to the endpoints of the configured platform applications only (SNS publishes only within a
+    // region): an endpoint ARN is the application's with `endpoint/` for `app/` and the device's id after it.
+    // Without applications, no push is permitted (synth warns); dispatch reads an endpoint of any other application
+    // as that message's fault alone (PUSH_APPLICATION_ARNS), never the channel's.
+    if (applications.length > 0) {
+      dispatch.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'PushToConfiguredApplications',
+          actions: ['sns:Publish'],
+          resources: applications.map((arn) => `${arn.replace(':app/', ':endpoint/')}/*`),
+        }),
+      );
+    }
     // SMS publishes straight to a phone number, which has no ARN, so SNS authorizes it only against "*". NotResource
     // keeps that grant away from every SNS ARN: no topic and no endpoint, in any account, through this statement.
     dispatch.addToRolePolicy(
@@ -348,50 +238,9 @@ export class NotifierStack extends Stack {
         notResources: [`arn:${Aws.PARTITION}:sns:*:*:*`],
       }),
     );
-    const dispatchFailures = new Queue(this, 'DispatchOnFailure', {
-      ...(key === undefined
-        ? { encryption: QueueEncryption.SQS_MANAGED }
-        : { encryption: QueueEncryption.KMS, encryptionMasterKey: key }),
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    dispatch.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        bisectBatchOnError: true,
-        retryAttempts: 5,
-        maxRecordAge: Duration.hours(6),
-        reportBatchItemFailures: true,
-        onFailure: sendOnlyQueueDestination(dispatchFailures),
-        batchSize: timing.batchSize,
-        maxBatchingWindow: Duration.seconds(1),
-        parallelizationFactor: 2,
-        filters: [FilterCriteria.filter(DISPATCH_FILTER_PATTERN as unknown as Record<string, unknown>)],
-      }),
-    );
-    // Critical notices first in the stream path too: a second reader of the stream (DynamoDB Streams allows two per
-    // shard) that takes only the critical types, in small batches with no batching window, so a critical notice is
-    // dispatched at once instead of when the routine mapping, paced at the provider's quota, reaches it.
-    // (A second DynamoEventSource on the same table would reuse its construct id: the mapping is added directly; the
-    // stream read permission is the routine trigger's.)
-    // It is a fast lane, never the only one: the routine trigger delivers every record it carries. So it starts at
-    // LATEST (its first deploy onto a running stack does not replay the stream's 24 hours), gives up on a record after
-    // a minute and two retries, and sends nothing to the on-failure queue — whose alarm means a record no trigger
-    // will deliver, which is never the case for these.
-    if (CRITICAL_TYPES.length > 0) {
-      const urgent = dispatch.addEventSourceMapping('UrgentDispatchTrigger', {
-        eventSourceArn: this.table.tableStreamArn as string,
-        startingPosition: StartingPosition.LATEST,
-        batchSize: URGENT_BATCH_SIZE,
-        parallelizationFactor: 2,
-        bisectBatchOnError: true,
-        retryAttempts: URGENT_RETRIES,
-        maxRecordAge: Duration.seconds(URGENT_MAX_RECORD_AGE_SECONDS),
-        reportBatchItemFailures: true,
-        filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
-      });
-      acknowledgeUrgentTrigger(urgent);
-    }
+    // The routine and the urgent stream triggers, and where each parks what it gives up (lib/dispatch-triggers.ts).
+    const triggers = createDispatchTriggers(this, dispatch, this.table, key, timing);
+    const dispatchFailures = triggers.routineFailures;
 
     // ── Sweeper: nothing silently lost ──
     const sweeperEnv: SweeperEnvironment = {
@@ -423,8 +272,9 @@ export class NotifierStack extends Stack {
       reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
     });
 
-    evidence.grantWrite(dispatch);
-    evidence.grantWrite(sweeper);
+    evidence.grantWrite(dispatch, ['sends', 'users']);
+    // The sweeper fills evidence gaps, which may be a send record or a customer's pointer.
+    evidence.grantWrite(sweeper, ['sends', 'users']);
     // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
     dispatch.useTable(this.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
     sweeper.useTable(this.table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
@@ -432,7 +282,7 @@ export class NotifierStack extends Stack {
     // The one customer key, when given, protects the table (and its stream), the on-failure queue and the
     // failed-batch bucket; each function is granted it through useTable.
 
-    acknowledgeFindings({ ingest, dispatch, sweeper, dispatchFailures, failedBatches });
+    acknowledgeFindings({ ingest, dispatch, sweeper, dispatchFailures, urgentFailures: triggers.urgentFailures });
 
     const observability = new Observability(this, 'Observability', {
       prefix,
@@ -441,7 +291,7 @@ export class NotifierStack extends Stack {
       dispatch,
       sweeper,
       sweeperInterval: Duration.seconds(timing.sweeperIntervalSeconds),
-      ingestMappingId: kafkaSource.eventSourceMappingId,
+      ingestMappingId: source.mappingId,
       ingestIdleAlarmMinutes: s.ingestIdleAlarmMinutes,
       dispatchFailures,
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
@@ -461,8 +311,29 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.node.addDependency(feedback);
-    evidence.grantWrite(feedback.function);
+    // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
+    evidence.grantWrite(feedback.function, ['sends']);
     observability.alarmOnThrottles('Feedback', feedback.function);
+    alarmOnUrgentTrigger(observability, triggers);
+    if (evidence.replicationFailures !== undefined) {
+      observability.alarm(
+        'EvidenceReplicationFailed',
+        evidence.replicationFailures,
+        'Evidence objects failed to replicate to the log-archive account: the copy there is incomplete. Check the destination bucket policy, its key policy and its Object Lock (docs/deploy.md "Evidence in a log-archive account"); S3 retries, and a failed object is replicated again by S3 Batch Replication.',
+      );
+    }
+    // Every change to the evidence protections and every use of the break-glass role reaches the operators.
+    const watch = new ProtectionWatch(this, 'ProtectionWatch', {
+      prefix,
+      buckets: [evidence.bucket, evidence.accessLogs],
+      key: evidence.key,
+      breakGlassRole: evidence.breakGlassRole,
+      observability,
+    });
+    // Preferences and suppressions never expire: a locked vault here, a copy in another account.
+    if (s.backup !== undefined) {
+      new TableBackup(this, 'Backup', { prefix, table: this.table, settings: s.backup });
+    }
 
     // ── SMS and push delivery status: SNS's logs → the same feedback function ──
     new SnsDeliveryStatus(this, 'SnsDeliveryStatus', {
@@ -482,7 +353,7 @@ export class NotifierStack extends Stack {
             metricNamespace,
             clusterArn: s.mskClusterArn,
             topic: s.topic,
-            kafka,
+            kafka: kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId),
             subnetIds: s.mskSubnetIds,
             securityGroupIds: s.mskSecurityGroupIds,
           });
@@ -490,8 +361,19 @@ export class NotifierStack extends Stack {
     if (s.pushPlatformApplicationArns === undefined) {
       Annotations.of(this).addWarningV2(
         'notifier:pushDeliveryStatus',
-        'No pushPlatformApplicationArns: push delivery outcomes are not observed (SNS logs them only for the platform applications it is told about).',
+        'No pushPlatformApplicationArns: dispatch may publish to no platform endpoint (push is refused), and no push delivery outcome is observed.',
       );
+    }
+    // The functions that hold customers' contact points, off the internet (settings `vpc`).
+    if (s.vpc !== undefined) {
+      const network = new Network(this, 'Network', {
+        prefix,
+        settings: s.vpc,
+        table: this.table,
+        evidenceBucket: evidence.bucket,
+        schemaRegistry: s.schemaRegistry,
+      });
+      for (const fn of [ingest, dispatch, sweeper, feedback.function]) network.place(fn);
     }
 
     // ── What an operator needs, by name (docs/operations.md; lib/stack-outputs.ts lists them for ops/) ──
@@ -506,7 +388,7 @@ export class NotifierStack extends Stack {
     output('SweeperFunctionName', sweeper.functionName);
     output('SweeperLogGroupName', sweeper.logGroup.logGroupName);
     output('MskClusterArn', s.mskClusterArn);
-    output('IngestKafkaMappingId', kafkaSource.eventSourceMappingId);
+    output('IngestKafkaMappingId', source.mappingId);
     output('FailedIngestBatchesBucketName', failedBatches.bucketName);
     output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl);
     output('AlarmTopicArn', observability.topic.topicArn);
@@ -515,6 +397,8 @@ export class NotifierStack extends Stack {
     output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
     output('SesConfigurationSetName', feedback.configurationSetName);
     output('EvidenceBucketName', evidence.bucket.bucketName);
+    output('EvidenceReaderRoleArn', evidence.readerRole.roleArn);
+    output('EvidenceBreakGlassRoleArn', evidence.breakGlassRole.roleArn);
     if (smoke !== undefined) {
       new CfnOutput(this, 'SmokeProducerFunctionName', {
         value: smoke.function.functionName,
@@ -525,32 +409,32 @@ export class NotifierStack extends Stack {
       'DashboardUrl',
       `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,
     );
+    acknowledgeOutsideRuleSets(this, {
+      table: this.table,
+      failedBatches,
+      evidence,
+      deadLetterQueues: [
+        dispatchFailures,
+        ...(triggers.urgentFailures ? [triggers.urgentFailures] : []),
+        feedback.deadLetters,
+        watch.deadLetters,
+      ],
+      dispatch,
+      pushApplicationArns: applications,
+      settings: {
+        kmsKey: key !== undefined,
+        vpc: s.vpc !== undefined,
+        backup: s.backup !== undefined,
+        replication: s.evidenceReplication !== undefined,
+      },
+    });
   }
-}
 
-/**
- * The S3 on-failure destination with only what Lambda needs (PutObject, ListBucket), instead of the read-write
- * grant of S3OnFailureDestination.
- */
-function putOnlyBucketDestination(bucket: Bucket): IEventSourceDlq {
-  return {
-    bind: (_mapping, fn: IFunction) => {
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }));
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-      return { destination: bucket.bucketArn };
-    },
-  };
-}
-
-/**
- * The SQS on-failure destination with only sqs:SendMessage (what Lambda documents for stream destinations), instead
- * of SqsDlq's grant, which adds wildcard KMS actions when the queue has a customer key.
- */
-function sendOnlyQueueDestination(queue: Queue): IEventSourceDlq {
-  return {
-    bind: (_mapping, fn: IFunction) => {
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
-      return { destination: queue.queueArn };
-    },
-  };
+  /**
+   * The zones the settings name for the VPC, when it has one: CDK would otherwise look the account's zones up at synth
+   * (AWS credentials, and a different answer per account), and the synth must run offline.
+   */
+  override get availabilityZones(): string[] {
+    return this.zones === undefined ? super.availabilityZones : [...this.zones];
+  }
 }

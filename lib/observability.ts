@@ -30,6 +30,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type MetricName, SERVICE_NAME } from '../functions/contracts/telemetry.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
+import { grantsOnlyForAwsServices } from './evidence-key.ts';
 
 export interface ObservabilityProps {
   /** The stage's name prefix, e.g. "notifier-prod". */
@@ -71,6 +72,7 @@ export class Observability extends Construct {
   /** The one dashboard: other constructs add their rows (lib/delivery-feedback.ts). */
   readonly dashboard: Dashboard;
   private readonly prefix: string;
+  private readonly alarmKey: Key | undefined;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
@@ -86,6 +88,7 @@ export class Observability extends Construct {
           removalPolicy: RemovalPolicy.DESTROY,
         })
       : undefined;
+    alarmKey?.addToResourcePolicy(grantsOnlyForAwsServices());
     this.topic = new Topic(this, 'AlarmTopic', {
       displayName: `${props.prefix} alarms`,
       enforceSSL: true,
@@ -94,29 +97,8 @@ export class Observability extends Construct {
     // enforceSSL makes the topic a resource policy holding only its TLS Deny, and a topic policy replaces SNS's
     // default one: without this Allow every alarm goes to ALARM and its action fails ("no resource-based policy
     // allows the SNS:Publish action"). Scoped to this account and to this stage's alarms (all named <prefix>-...).
-    const { account, region, partition } = Stack.of(this);
-    const fromOurAlarms = {
-      StringEquals: { 'aws:SourceAccount': account },
-      ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:${props.prefix}-*` },
-    };
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsOfThisStage',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: fromOurAlarms,
-      }),
-    );
-    alarmKey?.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsOfThisStage',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: fromOurAlarms,
-      }),
-    );
+    this.alarmKey = alarmKey;
+    this.allowPublishFrom('CloudWatchAlarmsOfThisStage', 'cloudwatch.amazonaws.com', `alarm:${props.prefix}-*`);
     if (props.alarmEmail !== undefined) {
       const subscription = this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
       Validations.of(subscription).acknowledge({
@@ -438,6 +420,39 @@ export class Observability extends Construct {
           props.ingest.metric('DestinationDeliveryFailures', { statistic: 'Sum' }).with({ label: 'not parked' }),
         ],
         width: 24,
+      }),
+    );
+  }
+
+  /**
+   * Lets an AWS service publish to the alarm topic (and use its key), for this account's resources whose ARN, after
+   * `arn:<partition>:<service>:<region>:<account>:`, matches `resource` — CloudWatch's alarms of this stage, or the
+   * EventBridge rules that report changes to the evidence protections (lib/protection-watch.ts).
+   */
+  allowPublishFrom(sid: string, servicePrincipal: string, resource: string): void {
+    const { account, region, partition } = Stack.of(this);
+    const service = servicePrincipal.split('.')[0] as string;
+    const fromOurs = {
+      StringEquals: { 'aws:SourceAccount': account },
+      ArnLike: { 'aws:SourceArn': `arn:${partition}:${service}:${region}:${account}:${resource}` },
+    };
+    const principals = [new ServicePrincipal(servicePrincipal)];
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid,
+        principals,
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: fromOurs,
+      }),
+    );
+    this.alarmKey?.addToResourcePolicy(
+      new PolicyStatement({
+        sid,
+        principals,
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: fromOurs,
       }),
     );
   }

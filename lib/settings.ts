@@ -18,6 +18,7 @@ import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/do
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { backupSchema, evidenceReplicationSchema, networkSchema, protectionProblems } from './settings-protection.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -97,6 +98,7 @@ export const settingsSchema = z
     kmsKeyArn: z.string().regex(ARN_KMS_KEY, 'must be a KMS key ARN (arn:aws:kms:...:key/<id>)').optional(),
     senderEmail: z.email('must be the verified SES identity to send from'),
     sesConfigurationSet: z.string().min(1).optional(),
+    /** Who is paged: every alarm mails it. Required outside the example stage (deployProblems). */
     alarmEmail: z.email().optional(),
     /**
      * Encrypt the alarm topic with a key this stack creates, whose key policy lets CloudWatch use it (a key the stack
@@ -149,8 +151,19 @@ export const settingsSchema = z
         }),
         z.object({
           kind: z.literal('confluent'),
-          // Basic auth over plain HTTP would hand the credentials to anyone on the path.
-          url: z.url({ protocol: /^https$/, error: 'must be the https URL of the Confluent schema registry' }),
+          // Basic auth over plain HTTP would hand the credentials to anyone on the path. Credentials in the URL would
+          // sit in plain text in ingest's environment (and the template): they belong in the secret. A query string or
+          // fragment is no part of a registry's address. The message never repeats the URL.
+          url: z
+            .url({ protocol: /^https$/, error: 'must be the https URL of the Confluent schema registry' })
+            .refine(
+              (u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''),
+              "must not carry credentials (https://user:password@…): they would be plain text in ingest's environment; put them in the secret basicAuthSecretArn names",
+            )
+            .refine(
+              (u) => !URL.canParse(u) || (new URL(u).search === '' && new URL(u).hash === ''),
+              "must have no query string or fragment: only the registry's https address",
+            ),
           /** Basic auth: a secret whose value is JSON {"username": …, "password": …} (a Confluent Cloud API key). */
           basicAuthSecretArn: z.string().regex(ARN_ANY_SECRET, 'must be a Secrets Manager secret ARN').optional(),
           /** The customer-managed key that secret is encrypted with, if not the account's default. */
@@ -169,6 +182,12 @@ export const settingsSchema = z
     evidenceRetentionDays: asKey(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS),
     /** Object Lock mode of the evidence store: GOVERNANCE (default) or COMPLIANCE (WORM; irreversible: read the doc). */
     evidenceLockMode: z.enum(EVIDENCE_LOCK_MODES).default(EVIDENCE_ENVIRONMENT.EVIDENCE_LOCK_MODE.default),
+    /** Replicate every evidence object to a log-archive account's bucket, under its lock and key (settings-protection.ts). */
+    evidenceReplication: json(evidenceReplicationSchema).optional(),
+    /** AWS Backup of the table: a locked vault here, a copy in another account (settings-protection.ts). */
+    backup: json(backupSchema).optional(),
+    /** The functions in a VPC of the stack's own, with no route to the internet (settings-protection.ts). */
+    vpc: json(networkSchema).optional(),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, INGEST_ENVIRONMENT.MAX_EVENT_AGE_SECONDS.default),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
@@ -307,6 +326,7 @@ export const settingsSchema = z
     ) {
       problem('schemaRegistry.basicAuthKmsKeyArn', 'is only used with schemaRegistry.basicAuthSecretArn');
     }
+    for (const [key, message] of protectionProblems(s, account as string, region as string)) problem(key, message);
     // SNS publishes only within its region, and delivery status is logged in the application's own region.
     for (const arn of s.pushPlatformApplicationArns ?? []) {
       const match = ARN_PLATFORM_APPLICATION.exec(arn);
@@ -372,6 +392,12 @@ export function deployProblems(s: Settings, now: number): string[] {
     );
   }
   if (s.stage === EXAMPLE_STAGE) return problems;
+  // A deploy that pages nobody is a deploy whose alarms fire into the void: a real stage names who is paged.
+  if (s.alarmEmail === undefined) {
+    problems.push(
+      `context key "alarmEmail" is required outside the example stage: every alarm mails it, so a deploy must name who is paged (the on-call address or a pager's e-mail integration)`,
+    );
+  }
   const placeholder = (key: string, what: string) =>
     problems.push(`context key "${key}" is a placeholder (${what}): stage "${s.stage}" needs the bank's own`);
   for (const [locale, name] of Object.entries(s.brand.name)) {

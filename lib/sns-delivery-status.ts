@@ -12,7 +12,7 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnPermission, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, LogGroup, RetentionDays, SubscriptionFilter } from 'aws-cdk-lib/aws-logs';
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
 import type { AwsSdkCall } from 'aws-cdk-lib/custom-resources';
@@ -76,13 +76,21 @@ export class SnsDeliveryStatus extends Construct {
         }),
       },
     });
-    const passRole = new PolicyStatement({ actions: ['iam:PassRole'], resources: [role.roleArn] });
+    // The role is passed to SNS only, for these attributes: never to another service.
+    const passRole = new PolicyStatement({
+      actions: ['iam:PassRole'],
+      resources: [role.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': 'sns.amazonaws.com' } },
+    });
 
-    const call = (cid: string, sdk: AwsSdkCall, statements: PolicyStatement[]) => awsCall(this, cid, sdk, statements);
+    const call = (cid: string, sdk: AwsSdkCall, statements: PolicyStatement[], onDelete?: AwsSdkCall) =>
+      awsCall(this, cid, sdk, statements, onDelete);
 
-    // Account-level SMS attributes are no CloudFormation resource. Set on create and update; left on delete (another
-    // stage may rely on them; with the role gone SNS simply stops writing these logs).
+    // Account-level SMS attributes are no CloudFormation resource. Set on create and update; cleared on delete, so a
+    // removed stack leaves no attribute naming its deleted role (SNS would stop logging without a word): the account
+    // is back to no SMS delivery status logging, which the stage that takes over sets again.
     if (props.manageSmsAttributes) {
+      const id = `${props.prefix}-sms-delivery-status`;
       const smsAttributes = call(
         'SmsAttributes',
         sdkCall(
@@ -90,9 +98,15 @@ export class SnsDeliveryStatus extends Construct {
           'setSMSAttributes',
           // 100%: every success is a customer told; the logs cost a fraction of the message.
           { attributes: { DeliveryStatusIAMRole: role.roleArn, DeliveryStatusSuccessSamplingRate: '100' } },
-          `${props.prefix}-sms-delivery-status`,
+          id,
         ),
         [new PolicyStatement({ actions: ['sns:SetSMSAttributes'], resources: ['*'] }), passRole],
+        sdkCall(
+          'SNS',
+          'setSMSAttributes',
+          { attributes: { DeliveryStatusIAMRole: '', DeliveryStatusSuccessSamplingRate: '' } },
+          id,
+        ),
       );
       smsAttributes.node.addDependency(role);
     }
@@ -115,6 +129,13 @@ export class SnsDeliveryStatus extends Construct {
           `${props.prefix}-${platform}-${name}-delivery-status`,
         ),
         [new PolicyStatement({ actions: ['sns:SetPlatformApplicationAttributes'], resources: [arn] }), passRole],
+        // On delete the application no longer names the deleted role: its delivery status logging is off.
+        sdkCall(
+          'SNS',
+          'setPlatformApplicationAttributes',
+          { PlatformApplicationArn: arn, Attributes: { SuccessFeedbackRoleArn: '', FailureFeedbackRoleArn: '' } },
+          `${props.prefix}-${platform}-${name}-delivery-status`,
+        ),
       );
       attributes.node.addDependency(role);
     });
@@ -148,13 +169,21 @@ export class SnsDeliveryStatus extends Construct {
         [logsPolicy('logs:PutRetentionPolicy')],
       );
       retention.node.addDependency(ensure);
+      // CloudWatch Logs may invoke the feedback function for this log group of this account only.
+      const invoke = new CfnPermission(this, `Subscription${i}CanInvokeLambda`, {
+        action: 'lambda:InvokeFunction',
+        functionName: props.feedback.functionArn,
+        principal: 'logs.amazonaws.com',
+        sourceArn: `${logGroupArn(name)}:*`,
+        sourceAccount: account,
+      });
       const filter = new SubscriptionFilter(this, `Subscription${i}`, {
         logGroup: LogGroup.fromLogGroupName(this, `Group${i}`, name),
-        destination: new LambdaDestination(props.feedback),
+        destination: new LambdaDestination(props.feedback, { addPermissions: false }),
         filterPattern: FilterPattern.allEvents(),
         filterName: `${props.prefix}-delivery-status`,
       });
-      filter.node.addDependency(ensure);
+      filter.node.addDependency(ensure, invoke);
       this.logGroupNames.push(name);
     });
 

@@ -132,6 +132,8 @@ export function loadDispatchConfig(env: Env = process.env) {
     brand: brandOf(c.BRAND),
     accountId: c.ACCOUNT_ID,
     region: c.AWS_REGION,
+    pushApplications:
+      c.PUSH_APPLICATION_ARNS === undefined ? undefined : c.PUSH_APPLICATION_ARNS.split(',').filter((a) => a !== ''),
     configurationSet: c.SES_CONFIGURATION_SET,
     policies: channelPoliciesOf(c.CHANNEL_POLICIES),
     leaseMs: c.LEASE_SECONDS * 1000,

@@ -117,6 +117,11 @@ export const DISPATCH_ENVIRONMENT = {
    */
   ACCOUNT_ID: optionalText({ pattern: /^\d{12}$/, must: 'an AWS account id: 12 digits' }, DEPLOYED),
   AWS_REGION: optionalText('nonEmpty', BY_LAMBDA),
+  /**
+   * The platform applications the stack lets dispatch publish to (comma-separated; empty: none): an endpoint of any
+   * other is refused by our own IAM for that endpoint alone. Unset (a run without the stack): not judged.
+   */
+  PUSH_APPLICATION_ARNS: optionalText(undefined, DEPLOYED),
   // The timing's defaults are the stack's (dispatch-timing.ts), so a function run without them behaves as deployed.
   LEASE_SECONDS: int(10, 3600, DISPATCH_TIMING.leaseSeconds, DEPLOYED),
   SEND_TIMEOUT_MS: int(100, 60_000, DISPATCH_TIMING.sendTimeoutMs, DEPLOYED),

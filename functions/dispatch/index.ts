@@ -34,7 +34,7 @@ const providers = createProviderClients(config);
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({ maxAttempts: 2 })));
 const sender = new ProviderSender(providers.ses, providers.sns, {
   ...config,
-  origin: { account: config.accountId, region: config.region },
+  origin: { account: config.accountId, region: config.region, applications: config.pushApplications },
 });
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),

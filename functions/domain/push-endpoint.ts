@@ -43,20 +43,27 @@ export function parsePushEndpoint(arn: string): PushEndpoint | undefined {
   };
 }
 
-/** Where dispatch publishes from: its own account and region (SNS publishes to endpoints of one region). */
+/**
+ * Where dispatch publishes from: its own account and region (SNS publishes to endpoints of one region), and the
+ * platform applications its role may publish to (the stack grants those only).
+ */
 export interface PublishOrigin {
   readonly account?: string | undefined;
   readonly region?: string | undefined;
+  /** The platform application ARNs dispatch may publish to; undefined when not known. */
+  readonly applications?: readonly string[] | undefined;
 }
 
 /**
- * True when the endpoint is provably not one this deployment may publish to: another account's or another region's.
- * Unknown (undefined) when the origin is not known, so the caller keeps the cautious reading.
+ * True when the endpoint is provably not one this deployment may publish to: another account's, another region's,
+ * or an application the stack does not grant. Unknown (undefined) when the origin is not known, so the caller keeps
+ * the cautious reading.
  */
 export function isForeignEndpoint(arn: string, origin: PublishOrigin): boolean | undefined {
   const endpoint = parsePushEndpoint(arn);
   if (endpoint === undefined) return undefined;
   if (origin.region !== undefined && endpoint.region !== origin.region) return true;
+  if (origin.applications !== undefined && !origin.applications.includes(endpoint.applicationArn)) return true;
   if (origin.account === undefined) return undefined;
   return endpoint.account !== origin.account;
 }

@@ -27,6 +27,7 @@ const deliveries = new DynamoDeliveryStore(documentClient, config.tableName);
 const deps: FeedbackDeps = {
   store: {
     findByMessageId: (id) => deliveries.findByMessageId(id),
+    recipientOf: (target) => deliveries.recipientOf(target),
     recordDelivery: (target, f) => deliveries.recordDelivery(target, f),
     suppressAddress: (...args) => audience.suppressAddress(...args),
   },
@@ -97,6 +98,8 @@ function report(r: FeedbackResult): void {
     recorded: r.kind,
     suppressions: r.suppressions,
   };
-  if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status)) logger.warn('delivery feedback', line);
+  // An address that is not the notification's own was named for suppression: a forged or stray log entry.
+  if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status) || r.suppressions.includes('notTheRecipient'))
+    logger.warn('delivery feedback', line);
   else logger.info('delivery feedback', line);
 }

@@ -153,6 +153,17 @@ describe('suppression on DynamoDB Local', () => {
     expect(JSON.stringify(suppression).toLowerCase()).not.toContain('bouncer@');
   });
 
+  it("a bounce naming another address than the notification's own suppresses nothing; its own is suppressed", async () => {
+    await ingest([email('sp-own', 'own@example.com')]);
+    const stray = await feedback('Bounce', { notificationId: 'sp-own#EMAIL', to: 'someone-else@example.com' });
+    expect(stray).toMatchObject({ suppressions: ['notTheRecipient'] });
+    expect((await audience.list('EMAIL')).map((s) => s.sk)).not.toContain(
+      addressHash('EMAIL', 'someone-else@example.com'),
+    );
+    const own = await feedback('Bounce', { notificationId: 'sp-own#EMAIL', to: 'Own@Example.com' });
+    expect(own).toMatchObject({ suppressions: ['suppressed'] });
+  });
+
   it('a transient bounce suppresses nothing; a complaint does', async () => {
     await ingest([email('sp-3', 'full@example.com'), email('sp-4', 'spam-button@example.com')]);
     await feedback('Bounce', { notificationId: 'sp-3#EMAIL', to: 'full@example.com', bounceType: 'Transient' });

@@ -5,7 +5,12 @@ import { createNotifierStack } from '../../lib/notifier-app.ts';
 /** A real stage's settings (a brand of its own, push applications, the cluster's network, a past cutover). */
 export const PRODUCTION_LIKE = 'test/infra/fixtures/settings.production.json';
 
-export type TemplateResource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
+export type TemplateResource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+};
 export type SynthesizedTemplate = { Resources: Record<string, TemplateResource> };
 
 export function synthTemplate(settingsFile: string, overrides: Record<string, unknown> = {}) {

@@ -15,6 +15,7 @@ import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { criticalFirst, dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { isForeignEndpoint } from '../../functions/domain/push-endpoint.ts';
 import { DynamoNotificationStore, type NotificationKey } from '../../functions/stores/notification-store.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import {
@@ -729,16 +730,21 @@ describe('dispatch: an error holds only what it breaks', () => {
     };
     return { holds, breaker };
   };
+  /** Our dispatch: this account and region, and (as the stack says) the one platform application it may publish to. */
+  const GRANTED = PUSH_ARN.replace(':endpoint/', ':app/').replace(/\/[^/]+$/, '');
   const ours = () =>
     deps({
       sender: new ProviderSender(new SESClient({}), new SNSClient({}), {
         senderEmail: 'notifications@example.com',
-        origin: { account: '123456789012', region: 'ap-northeast-1' },
+        origin: { account: '123456789012', region: 'ap-northeast-1', applications: [GRANTED] },
       }),
     });
 
-  it("another account's endpoint (AuthorizationError for that ARN): FAILED, nothing held", async () => {
-    const n = { ...pending('PUSH'), recipient: FOREIGN };
+  it.each([
+    ["another account's endpoint", FOREIGN],
+    ['an endpoint of a platform application the stack does not grant', PUSH_ARN.replace('/bank-app/', '/another-app/')],
+  ])('%s (AuthorizationError for that ARN): FAILED, nothing held', async (_case, recipient) => {
+    const n = { ...pending('PUSH'), recipient };
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
@@ -749,6 +755,10 @@ describe('dispatch: an error holds only what it breaks', () => {
     expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
     expect(holds).toEqual([]);
     expect(transitions()).toEqual(['SENDING', 'FAILED']);
+    // The granted application's own endpoints are not foreign: the same answer there holds the channel.
+    expect(
+      isForeignEndpoint(PUSH_ARN, { account: '123456789012', region: 'ap-northeast-1', applications: [GRANTED] }),
+    ).toBe(false);
   });
 
   it('a disabled endpoint: FAILED, nothing held', async () => {

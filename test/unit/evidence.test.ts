@@ -68,6 +68,13 @@ class MemoryStore implements EvidenceStore {
   async get(key: string) {
     return this.objects.get(key)?.body;
   }
+  async history(prefix: string) {
+    return (await this.list(prefix)).map((key) => ({
+      key,
+      versions: [{ versionId: undefined, at: undefined }],
+      hidden: false,
+    }));
+  }
 }
 class MemoryGaps implements EvidenceGaps {
   readonly gaps = new Map<string, EvidenceGap>();
@@ -271,6 +278,7 @@ describe('the provider reports are appended to the send', () => {
         findByMessageId: async () => undefined,
         recordDelivery: async () => 'recorded' as const,
         suppressAddress: async () => 'suppressed' as const,
+        recipientOf: async () => 'gone@example.com',
       },
       now: () => NOW,
       sleep: async () => undefined,

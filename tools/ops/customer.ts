@@ -14,7 +14,6 @@ import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { ERASED_USER, isErased } from '../../functions/domain/erasure.ts';
 import {
-  type EvidenceRecord,
   evidencePrefixOf,
   type FeedbackEvidence,
   parseEvidence,
@@ -34,6 +33,7 @@ import {
 } from '../../functions/domain/keys.ts';
 import { TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import type { EvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { readFirst } from './evidence-versions.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
 type Item = Record<string, unknown>;
@@ -46,28 +46,34 @@ export interface SendProof {
   readonly sha256: string;
   readonly send: SendEvidence;
   readonly feedback: FeedbackEvidence[];
-}
-
-async function readRecord(store: EvidenceStore, key: string): Promise<{ record: EvidenceRecord; sha256: string }> {
-  const bytes = await store.get(key);
-  if (bytes === undefined) throw new Error(`evidence object ${key} listed but not readable`);
-  return { record: parseEvidence(bytes), sha256: createHash('sha256').update(bytes).digest('hex') };
+  /**
+   * What the versions of its objects say beyond the record: a later version of a key (superseded) or a delete marker
+   * over it (hidden). Both are denied by the bucket policy; a record is shown as first written either way.
+   */
+  readonly warnings?: string[];
 }
 
 /** Every send under a prefix (an event, or one notification), each with the reports appended to it. */
 export async function readEvidence(store: EvidenceStore, prefix: string): Promise<SendProof[]> {
-  const keys = await store.list(prefix);
+  const objects = await store.history(prefix);
   const proofs: SendProof[] = [];
-  for (const key of keys.filter((k) => k.endsWith('.json') && !k.includes('.feedback/'))) {
-    const { record, sha256 } = await readRecord(store, key);
+  for (const o of objects.filter((x) => x.key.endsWith('.json') && !x.key.includes('.feedback/'))) {
+    const read = await readFirst(store, o);
+    if (read === undefined) continue;
+    const record = parseEvidence(read.bytes);
     if (record.kind !== 'SEND') continue;
-    const feedbackPrefix = `${key.slice(0, -'.json'.length)}.feedback/`;
+    const feedbackPrefix = `${o.key.slice(0, -'.json'.length)}.feedback/`;
     const feedback: FeedbackEvidence[] = [];
-    for (const f of keys.filter((k) => k.startsWith(feedbackPrefix))) {
-      const r = (await readRecord(store, f)).record;
+    const warnings = [...read.warnings];
+    for (const f of objects.filter((x) => x.key.startsWith(feedbackPrefix))) {
+      const report = await readFirst(store, f);
+      if (report === undefined) continue;
+      warnings.push(...report.warnings);
+      const r = parseEvidence(report.bytes);
       if (r.kind === 'FEEDBACK') feedback.push(r);
     }
-    proofs.push({ key, sha256, send: record, feedback });
+    const sha256 = createHash('sha256').update(read.bytes).digest('hex');
+    proofs.push({ key: o.key, sha256, send: record, feedback, ...(warnings.length > 0 ? { warnings } : {}) });
   }
   return proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
 }
@@ -83,6 +89,7 @@ export function evidenceText(proofs: readonly SendProof[]): string {
     out.push(
       `${s.notificationId}  accepted ${s.acceptedAt} by ${r.api} as message ${s.providerMessageId} (attempt ${s.attempt})`,
       `  kept until ${s.retainUntil}; object ${p.key} sha256 ${p.sha256}`,
+      ...(p.warnings ?? []).map((w) => `  WARNING: ${w}`),
     );
     switch (r.channel) {
       case 'EMAIL':
@@ -312,10 +319,14 @@ export function customerText(v: CustomerView): string {
 /** Every send proven for a customer: the customer's pointers (users/<userId>/…) lead to each send's record. */
 export async function userEvidence(store: EvidenceStore, userId: string): Promise<SendProof[]> {
   const proofs: SendProof[] = [];
-  for (const pointer of await store.list(userPrefix(userId))) {
-    const target = await store.get(pointer);
-    if (target === undefined) continue;
-    proofs.push(...(await readEvidence(store, Buffer.from(target).toString('utf8'))));
+  // Every pointer ever written, also one superseded or hidden: the send it names is found all the same.
+  for (const pointer of await store.history(userPrefix(userId))) {
+    const read = await readFirst(store, pointer);
+    if (read === undefined) continue;
+    for (const proof of await readEvidence(store, Buffer.from(read.bytes).toString('utf8'))) {
+      const warnings = [...read.warnings, ...(proof.warnings ?? [])];
+      proofs.push(warnings.length > 0 ? { ...proof, warnings } : proof);
+    }
   }
   return proofs;
 }
@@ -451,23 +462,28 @@ export async function recordAudit(
   return record;
 }
 
-export async function listAudit(store: EvidenceStore, sinceIso?: string): Promise<AuditRecord[]> {
-  const records: AuditRecord[] = [];
-  for (const key of await store.list('audit/')) {
-    if (sinceIso !== undefined && key.slice('audit/'.length) < sinceIso) continue;
-    const bytes = await store.get(key);
-    if (bytes !== undefined) records.push(JSON.parse(Buffer.from(bytes).toString('utf8')) as AuditRecord);
+/** An audit record as first written, with what its versions say (superseded, hidden) when anything. */
+export type ListedAuditRecord = AuditRecord & { readonly warnings?: string[] };
+
+export async function listAudit(store: EvidenceStore, sinceIso?: string): Promise<ListedAuditRecord[]> {
+  const records: ListedAuditRecord[] = [];
+  for (const o of await store.history('audit/')) {
+    if (sinceIso !== undefined && o.key.slice('audit/'.length) < sinceIso) continue;
+    const read = await readFirst(store, o);
+    if (read === undefined) continue;
+    const record = JSON.parse(Buffer.from(read.bytes).toString('utf8')) as AuditRecord;
+    records.push(read.warnings.length > 0 ? { ...record, warnings: read.warnings } : record);
   }
   return records.sort((a, b) => b.at.localeCompare(a.at));
 }
 
-export const auditText = (records: readonly AuditRecord[]) =>
+export const auditText = (records: readonly ListedAuditRecord[]) =>
   records.length === 0
     ? 'no audited operator action'
     : records
         .map(
           (r) =>
-            `${r.at}  ${r.action.padEnd(16)} ${r.target}  by ${r.by}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}`,
+            `${r.at}  ${r.action.padEnd(16)} ${r.target}  by ${r.by}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}${(r.warnings ?? []).map((w) => `\n    WARNING: ${w}`).join('')}`,
         )
         .join('\n');
 
