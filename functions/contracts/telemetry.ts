@@ -1,8 +1,8 @@
 /**
  * The names CloudWatch knows notifier by: the service, the metric namespace of a stage, and every metric the functions
  * emit. The functions emit through these names (powertools.ts accepts only a MetricName) and the stack's alarms and
- * dashboard read through them (lib/observability.ts), so renaming a metric cannot silently orphan its alarm: the
- * compiler finds every use. Plain data: the runtime, the CDK app, the local run and the tests all import it.
+ * dashboard read through them (lib/alarm-groups.ts, lib/dashboard.ts), so renaming a metric cannot silently orphan
+ * its alarm: the compiler finds every use. Plain data: the runtime, the CDK app, the local run and the tests all import it.
  */
 
 /** Powertools' `service` (a dimension on every metric, a key on every log line). */

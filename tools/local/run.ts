@@ -401,7 +401,7 @@ async function main(signal: AbortSignal): Promise<number> {
     },
   });
   const kafka = new KafkaMapping(handlers.ingest);
-  // Dispatch's two triggers, each reading the stream on its own (lib/notifier-stack.ts): critical types, and all.
+  // Dispatch's two triggers, each reading the stream on its own (lib/dispatch-triggers.ts): critical types, and all.
   const readers = {
     urgent: new StreamReader(db.endpoint, tableName),
     routine: new StreamReader(db.endpoint, tableName),
