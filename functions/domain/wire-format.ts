@@ -40,13 +40,19 @@ export type SchemaRef =
 export type WireHeader =
   | { readonly kind: 'json' }
   | { readonly kind: 'wire'; readonly schema: SchemaRef; readonly payload: Buffer }
-  | { readonly kind: 'malformed'; readonly detail: string };
+  | { readonly kind: 'malformed'; readonly detail: string }
+  /** Larger than the event limit: the record, or what its compressed payload inflates to. */
+  | { readonly kind: 'tooLarge'; readonly detail: string };
 
 /** The registry's own spelling of a schema reference: Confluent's numeric id, Glue's schema version UUID. */
 export const schemaKey = (ref: SchemaRef): string => `${ref.registry}:${ref.id}`;
 
-/** Reads the wire header, if the record has one. Never throws. */
-export function readWireHeader(bytes: Buffer): WireHeader {
+/**
+ * Reads the wire header, if the record has one. Never throws. A compressed payload is inflated to at most
+ * `maxPayloadBytes` (the event limit): 64 KB of zlib inflates to 64 MB, and a few such records in one batch would
+ * exhaust the function's memory — the batch failing again on every redelivery, its partition blocked.
+ */
+export function readWireHeader(bytes: Buffer, maxPayloadBytes: number): WireHeader {
   if (bytes.length === 0) return { kind: 'json' };
   if (bytes[0] === CONFLUENT_MAGIC) {
     if (bytes.length < 5) {
@@ -74,8 +80,15 @@ export function readWireHeader(bytes: Buffer): WireHeader {
     if (compression === GLUE_COMPRESSION_NONE) return { kind: 'wire', schema: { registry: 'glue', id }, payload: body };
     if (compression === GLUE_COMPRESSION_ZLIB) {
       try {
-        return { kind: 'wire', schema: { registry: 'glue', id }, payload: inflateSync(body) };
-      } catch {
+        const payload = inflateSync(body, { maxOutputLength: maxPayloadBytes });
+        return { kind: 'wire', schema: { registry: 'glue', id }, payload };
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+          return {
+            kind: 'tooLarge',
+            detail: `Glue wire-format record: its zlib-compressed payload inflates to more than ${maxPayloadBytes} bytes`,
+          };
+        }
         return { kind: 'malformed', detail: 'Glue wire-format record: its zlib-compressed payload does not inflate' };
       }
     }
