@@ -8,9 +8,15 @@
  * A card number is 13–19 digits that begin as a card brand's numbers begin, with a length that brand issues (the IIN
  * ranges of ISO/IEC 7812 as npm `credit-card-type` keeps them: Visa, Mastercard, American Express, Discover, JCB, Diners,
  * UnionPay, Maestro, Mir, Elo …) and pass the Luhn check — UnionPay's without it, as its numbers need not pass. Its
- * digits may be any script's decimal digits (full-width `４１１１` is read as 4111), written together or in groups
- * separated by up to three spaces or dashes (`4111 1111 1111 1111`, `3782-822463-10005`). Every stretch of such groups
- * holding 13–19 digits is read, so a card number beside another number (`ref 12 4111 1111 1111 1111`) is found too.
+ * digits are what a reader reads as digits: any script's decimal digits (full-width `４１１１` is read as 4111) and the
+ * digits Unicode files as other numbers (superscript `⁴`, circled `④`: NFKC makes them one digit), with whatever shows
+ * nothing between them taken as nothing (joiners, zero-width characters, variation selectors, a mark on a digit:
+ * `4\u200D111` is 4111 on the screen). They are written together or in groups separated by up to three spaces or
+ * dashes (`4111 1111 1111 1111`, `3782-822463-10005`), or by the dots, slashes, commas or underscores that group digits
+ * too (`4111.1111.1111.1111`) — then every group of the number is separated alike, since dates and addresses are
+ * written with those as well and two of them side by side (`22.01.2026 - 01.04.2026`) are not one number. Every
+ * stretch of such groups holding 13–19 digits is read, so a card number beside another number
+ * (`ref 12 4111 1111 1111 1111`) is found too.
  * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is an account, not a card:
  * its digits are left as written.
  *
@@ -28,15 +34,24 @@ const MAX_DIGITS = 19;
 const MAX_GAP = 3;
 
 const DIGIT = /\p{Nd}/u;
-const SEPARATOR = /[\p{Zs}\p{Pd}]/u;
+/** Digits Unicode files as other numbers (superscript, circled …): a digit when NFKC makes it one. */
+const OTHER_NUMBER = /\p{No}/u;
+const SEPARATOR = /[\p{Zs}\p{Pd}\t\n\r\f\v]/u;
+/** Separators that also group dates, versions and addresses: a number's groups are then all separated alike. */
+const GROUPING = /[.,/_\uFF0C\uFF0E\uFF0F\uFF3F]/u;
+/** What shows nothing between two digits: marks on a digit, format characters (joiners …), variation selectors. */
+const UNSEEN = /[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /** One character of the input: its place (code units or bytes), and what it is to a card number. */
 interface Unit {
   readonly start: number;
   readonly end: number;
-  /** 0–9 for a decimal digit of any script. */
+  /** 0–9 for a character a reader reads as a decimal digit. */
   readonly digit?: number;
-  readonly separator?: boolean;
+  /** The separator as written (a space, a dash, a dot …). */
+  readonly separator?: string;
+  /** Shows nothing between two digits: neither ends a group nor separates one. */
+  readonly unseen?: boolean;
 }
 
 /** The value of a decimal digit: Unicode encodes each script's digits 0–9 in one contiguous range (UAX #44). */
@@ -51,7 +66,13 @@ function digitValue(cp: number): number {
 function unitOf(cp: number, start: number, end: number): Unit {
   const ch = String.fromCodePoint(cp);
   if (DIGIT.test(ch)) return { start, end, digit: digitValue(cp) };
-  return SEPARATOR.test(ch) ? { start, end, separator: true } : { start, end };
+  if (OTHER_NUMBER.test(ch)) {
+    const nfkc = ch.normalize('NFKC');
+    const one = nfkc.codePointAt(0) as number;
+    return nfkc.length === 1 && DIGIT.test(nfkc) ? { start, end, digit: digitValue(one) } : { start, end };
+  }
+  if (SEPARATOR.test(ch) || GROUPING.test(ch)) return { start, end, separator: ch };
+  return UNSEEN.test(ch) ? { start, end, unseen: true } : { start, end };
 }
 
 const luhn = (digits: readonly number[]): boolean => {
@@ -77,43 +98,53 @@ export function isCardNumber(digits: readonly number[]): boolean {
 function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]): Set<number> {
   const masked = new Set<number>();
   const inExempt = (u: Unit) => exempt.some(([from, to]) => u.start >= from && u.end <= to);
-  // The groups of one number (maximal runs of digits, joined by short runs of separators), checked together.
+  // The groups of one number (maximal runs of digits, joined by short runs of separators), checked together;
+  // gaps[k] is what separates groups[k] from the group before it.
   let groups: number[][] = [];
+  let gaps: string[] = [];
   const check = () => {
     for (let first = 0; first < groups.length; first++) {
       const window: number[] = [];
       for (let last = first; last < groups.length; last++) {
         window.push(...(groups[last] as number[]));
         if (window.length > MAX_DIGITS) break;
-        if (window.length < MIN_DIGITS) continue;
+        if (window.length < MIN_DIGITS || !separatedAlike(gaps.slice(first + 1, last + 1))) continue;
         if (isCardNumber(window.map((i) => units[i]?.digit as number))) {
           for (const i of window.slice(0, -4)) masked.add(i);
         }
       }
     }
     groups = [];
+    gaps = [];
   };
   let group: number[] = [];
-  let gap = 0;
+  let gap = '';
   for (let i = 0; i < units.length; i++) {
     const unit = units[i] as Unit;
     if (unit.digit !== undefined && !inExempt(unit)) {
+      if (group.length === 0 && groups.length > 0) gaps.push(gap);
       group.push(i);
-      gap = 0;
+      gap = '';
       continue;
     }
+    if (unit.unseen === true && group.length > 0) continue;
     if (group.length > 0) groups.push(group);
     group = [];
-    if (unit.separator === true && groups.length > 0 && gap < MAX_GAP) gap++;
+    if (unit.unseen === true && groups.length > 0) continue;
+    if (unit.separator !== undefined && groups.length > 0 && [...gap].length < MAX_GAP) gap += unit.separator;
     else {
       check();
-      gap = 0;
+      gap = '';
     }
   }
   if (group.length > 0) groups.push(group);
   check();
   return masked;
 }
+
+/** The gaps between a number's groups: any spaces and dashes, or — once a dot, slash, comma or underscore is among them — all alike. */
+const separatedAlike = (between: readonly string[]): boolean =>
+  !between.some((g) => GROUPING.test(g)) || between.every((g) => g === between[0]);
 
 /** Where IBANs stand in a text (ASCII positions), written electronically or in groups of four. */
 function ibanRanges(text: string): [number, number][] {
@@ -133,7 +164,7 @@ function ibanRanges(text: string): [number, number][] {
 }
 
 /** Fewer digits than a card number has: nothing to read (most values). */
-const tooFewDigits = (text: string) => (text.match(/\p{Nd}/gu)?.length ?? 0) < MIN_DIGITS;
+const tooFewDigits = (text: string) => (text.match(/[\p{Nd}\p{No}]/gu)?.length ?? 0) < MIN_DIGITS;
 
 /** The text with every card number masked to its last four digits (`**** **** **** 1111`), and whether any was. */
 export function maskCardNumbers(text: string): { text: string; masked: boolean } {

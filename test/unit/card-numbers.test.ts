@@ -49,6 +49,20 @@ const luhnDigit = (body: string) => {
 const digitsOf = (s: string) =>
   s.replace(/[^0-9０-９]/g, '').replace(/[０-９]/g, (d) => String(d.charCodeAt(0) - 0xff10));
 const showsPan = (shown: string, pan: string) => digitsOf(shown).includes(pan.slice(0, 12));
+/**
+ * The digits a reader reads off a text, whatever their script or form (superscript, circled, full-width) and whatever
+ * stands between them unseen (joiners, marks): NFKC, then each decimal digit's value, everything else dropped.
+ */
+const readDigits = (s: string) =>
+  [...s.normalize('NFKC')]
+    .filter((c) => /\p{Nd}/u.test(c))
+    .map((c) => {
+      let zero = c.codePointAt(0) as number;
+      while (/\p{Nd}/u.test(String.fromCodePoint(zero - 1))) zero--;
+      return String(((c.codePointAt(0) as number) - zero) % 10);
+    })
+    .join('');
+const readsPan = (shown: string, pan: string) => readDigits(shown).includes(pan.slice(0, 12));
 
 /** ISO 13616's check digits for a country and a BBAN. */
 function iban(country: string, bban: string): string {
@@ -83,6 +97,56 @@ describe('a card number in text', () => {
     expect(maskCardNumbers('ref 12 4111 1111 1111 1111 exp 12 27').text).toBe('ref 12 **** **** **** 1111 exp 12 27');
     expect(maskCardNumbers('5555555555554444 / 378282246310005').text).toBe('************4444 / ***********0005');
     expect(maskCardNumbers('4111 - 1111 - 1111 - 1111').text).toBe('**** - **** - **** - 1111');
+  });
+
+  it('grouped by dots, slashes, commas or underscores, or with unseen characters or marks between its digits, is masked', () => {
+    const pan = '4111111111111111';
+    const each = (f: (d: string) => string) => [...pan].map(f).join('');
+    const superscript = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+    const spellings = {
+      dots: grouped(pan, 4, '.'),
+      slashes: grouped(pan, 4, '/'),
+      commas: grouped(pan, 4, ','),
+      underscores: grouped(pan, 4, '_'),
+      'full-width dots': grouped(pan, 4, '．'),
+      'dots and spaces': grouped(pan, 4, '. '),
+      'zero-width joiners (kept by cleaning, for emoji)': grouped(pan, 4, '\u200d'),
+      'zero-width non-joiners': grouped(pan, 4, '\u200c'),
+      'a combining underline on each digit': each((d) => `${d}\u0332`),
+      'keycaps (a variation selector and an enclosing mark)': each((d) => `${d}\ufe0f\u20e3`),
+      'superscript digits': grouped(
+        each((d) => superscript[Number(d)] as string),
+        4,
+        ' ',
+      ),
+      'circled digits': each((d) => (d === '0' ? '⓪' : String.fromCodePoint(0x245f + Number(d)))),
+    };
+    for (const [how, written] of Object.entries(spellings)) {
+      expect(readDigits(written), how).toBe(pan);
+      for (const text of [written, `Paid at ${written}, thanks`]) {
+        const shown = maskCardNumbers(text);
+        expect(shown.masked, how).toBe(true);
+        expect(readsPan(shown.text, pan), `${how}: ${shown.text}`).toBe(false);
+        expect(readDigits(shown.text).endsWith('1111'), how).toBe(true);
+      }
+    }
+  });
+
+  it('any card number, grouped by any separator a reader reads through, is masked (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('4', '51', '2221', '6011', '3528'),
+        fc.stringMatching(/^[0-9]{20}$/),
+        fc.constantFrom(' ', '-', '.', '/', ',', '_', '\u00a0', '\u202f', '\u200d', ' - ', '. '),
+        fc.integer({ min: 3, max: 6 }),
+        (prefix, random, sep, size) => {
+          const body = `${prefix}${random}`.slice(0, 15);
+          const pan = `${body}${luhnDigit(body)}`;
+          return !readsPan(maskCardNumbers(`note ${grouped(pan, size, sep)}.`).text, pan);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 
   it('any card number a brand could issue is masked, however it is grouped (property)', () => {
@@ -150,6 +214,14 @@ describe('what merely has many digits is shown as written', () => {
     '4111111111111112',
     '2026-11-30 09:15:00 1250.00',
     '¥1,250,000,000,000',
+    // Dates and addresses grouped by dots, slashes and commas, whose digits together would be a card number: not one
+    // number, since their separators differ (a card number's groups are separated alike).
+    '22.01.2026 - 01.04.2026',
+    '22.01.2026, 01.12.2026',
+    '22/01/2026 - 02/03/2026',
+    '22.01.2026-03.10.2026',
+    '56.23.15.159, 10.221.122.7',
+    '6.65.9.47 10.72.184.249',
   ];
 
   it.each(legitimate)('%s', (text) => {
@@ -252,6 +324,23 @@ describe('a card number in an event', () => {
         );
         expect(showsPan(JSON.stringify(message), '4111111111111111'), `${locale} ${channel}`).toBe(false);
       }
+    }
+  });
+
+  it('joined by zero-width joiners in a merchant name (cleaning keeps them) or by dots in an identifier: stored masked, never shown', () => {
+    const pan = '4111111111111111';
+    const data = dataWithPan('CardPayment', 'merchantName', `Shop ${grouped(pan, 4, '\u200d')}`);
+    data.paymentId = grouped(pan, 4, '.');
+    const a = admit(base('CardPayment', data));
+    if (!a.ok || !('event' in a)) throw new Error(JSON.stringify(a));
+    expect(a.masked).toEqual(['paymentId', 'merchantName']);
+    expect(readsPan(JSON.stringify(a.event), pan)).toBe(false);
+    for (const channel of definitionOf('CardPayment')?.channels ?? []) {
+      const message = render(
+        { template: 'CardPayment', locale: 'en', channel, data: { ...data } as Record<string, string> },
+        brand,
+      );
+      expect(readsPan(JSON.stringify(message), pan), channel).toBe(false);
     }
   });
 
