@@ -183,13 +183,14 @@ export function maskCardNumbers(text: string): { text: string; masked: boolean }
 
 /**
  * The same in a record's bytes as they arrived (a quarantined record is kept for its replay): JSON text, or Avro or
- * Protobuf whose strings are UTF-8. Each byte of a masked digit becomes `*`, so the length of every string, and so
- * every length prefix around it, stays as it was.
+ * Protobuf whose strings are UTF-8. A JSON escape is read as the character it stands for (`\u0034` is a 4, `\/` a
+ * slash). Each byte of a masked digit becomes `*` (an escaped one `******`), so the length of every string, and so
+ * every length prefix around it, stays as it was, and JSON text stays JSON.
  */
 export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean } {
   const units: Unit[] = [];
   for (let i = 0; i < bytes.length; ) {
-    const decoded = utf8At(bytes, i);
+    const decoded = jsonEscapeAt(bytes, i) ?? utf8At(bytes, i);
     units.push(unitOf(decoded.cp, i, i + decoded.length));
     i += decoded.length;
   }
@@ -202,6 +203,34 @@ export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; 
     out.fill(MASK.charCodeAt(0), u.start, u.end);
   }
   return { bytes: out, masked: true };
+}
+
+const BACKSLASH = 0x5c;
+/** JSON's two-character escapes (RFC 8259 §7) that stand for a character a card number may hold or be grouped by. */
+const SHORT_ESCAPES: Readonly<Record<string, number>> = { '/': 0x2f, t: 0x09, n: 0x0a, r: 0x0d, f: 0x0c, b: 0x08 };
+
+const hex4 = (bytes: Uint8Array, i: number): number | undefined => {
+  const text = Buffer.from(bytes.subarray(i, i + 4)).toString('latin1');
+  return /^[0-9A-Fa-f]{4}$/.test(text) ? Number.parseInt(text, 16) : undefined;
+};
+
+/** The character a JSON escape at `i` stands for (a surrogate pair's as one), or undefined when none starts there. */
+function jsonEscapeAt(bytes: Uint8Array, i: number): { cp: number; length: number } | undefined {
+  if (bytes[i] !== BACKSLASH) return undefined;
+  const next = String.fromCharCode(bytes[i + 1] ?? 0);
+  // An escaped backslash is one character: the `u0034` after `\\` is text, not an escape.
+  if (next === '\\') return { cp: BACKSLASH, length: 2 };
+  const short = SHORT_ESCAPES[next];
+  if (short !== undefined) return { cp: short, length: 2 };
+  const unit = next === 'u' ? hex4(bytes, i + 2) : undefined;
+  if (unit === undefined) return undefined;
+  if (unit >= 0xd800 && unit <= 0xdbff && bytes[i + 6] === BACKSLASH && bytes[i + 7] === 0x75) {
+    const low = hex4(bytes, i + 8);
+    if (low !== undefined && low >= 0xdc00 && low <= 0xdfff) {
+      return { cp: 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00), length: 12 };
+    }
+  }
+  return { cp: unit, length: 6 };
 }
 
 /** The code point of a well-formed UTF-8 sequence at `i`, or the byte alone (a binary format's bytes are not text). */

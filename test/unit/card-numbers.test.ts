@@ -7,14 +7,17 @@
  * a bank writes that merely has many digits (IBANs, account numbers, sort codes, phone numbers, references, amounts)
  * is shown as written.
  */
+import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { SchemaCache } from '../../functions/commons/schema-registry.ts';
 import { admitRecord } from '../../functions/domain/admission.ts';
 import { isCardNumber, maskCardNumbers, maskCardNumbersInBytes } from '../../functions/domain/card-number.ts';
 import { definitionOf, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import type { NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
 import { render } from '../../functions/domain/templates.ts';
+import { readWireHeader } from '../../functions/domain/wire-format.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { EXAMPLE_BRAND as brand } from '../../tools/local/example-brand.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
@@ -410,6 +413,60 @@ describe('what ingest stores and reports', () => {
     expect(masked.masked).toBe(true);
     expect(masked.bytes.length).toBe(avroLike.length);
     expect(Buffer.from(masked.bytes).toString('latin1')).toContain('************1111');
+  });
+
+  it('a refused JSON event’s kept copy has a card number masked also where JSON escapes spell its digits or separators', async () => {
+    const store = new MemoryInboxStore();
+    const event = base('CardPayment', dataWithPan('CardPayment', 'merchantName', 'PAN_HERE'), 'pan-q-3');
+    (event.data as Record<string, unknown>).currency = 'XYZ';
+    // What a JSON producer may write: escaped digits (\u0034 is 4), an escaped slash, an escaped no-break space.
+    const escaped = [
+      '\\u0034\\u0031\\u0031\\u0031 1111 1111 1111',
+      '4111\\/1111\\/1111\\/1111',
+      '4111\\u00a01111\\u00a01111\\u00a01111',
+      '\\ud835\\udfdc111 1111 1111 1111',
+    ];
+    const records = escaped.map((pan, i) => ({
+      topic: 'pan',
+      partition: 0,
+      offset: i,
+      value: JSON.stringify({ ...event, eventId: `pan-q-3-${i}` }).replace('PAN_HERE', pan),
+    }));
+    for (const r of records) expect(readsPan(JSON.parse(r.value).data.merchantName, '4111111111111111')).toBe(true);
+    await ingestBatch(mskEvent(records), memoryBatchDeps(store));
+    const kept = [...store.items.values()].filter((i): i is QuarantineItem => i.kind === 'QUARANTINE');
+    expect(kept).toHaveLength(escaped.length);
+    for (const item of kept) {
+      const raw = Buffer.from(item.raw, 'base64').toString('utf8');
+      const merchant = (JSON.parse(raw) as { data: { merchantName: string } }).data.merchantName;
+      expect(readsPan(merchant, '4111111111111111'), raw).toBe(false);
+    }
+  });
+
+  it('a refused zlib-compressed Glue record’s kept copy has its card numbers masked, and still replays as the same record', async () => {
+    const glue = {
+      kind: 'glue' as const,
+      schema: async () => ({ format: 'JSON' as const, definition: '{}' }),
+    };
+    const event = base('CardPayment', dataWithPan('CardPayment', 'merchantName', 'Shop 5555 5555 5555 4444'), 'pan-z');
+    (event.data as Record<string, unknown>).currency = 'XYZ';
+    const compressed = (payload: Buffer) =>
+      Buffer.concat([Buffer.from([3, 5]), Buffer.alloc(16, 9), deflateSync(payload)]);
+    const quarantine = async (value: Buffer) => {
+      const store = new MemoryInboxStore();
+      const deps = { ...memoryBatchDeps(store), schemas: new SchemaCache(glue, { sleep: async () => {} }) };
+      await ingestBatch(mskEvent([{ topic: 'pan', partition: 0, offset: 0, value }]), deps);
+      return store.quarantined('pan', 0, 0) as QuarantineItem;
+    };
+    const item = await quarantine(compressed(Buffer.from(JSON.stringify(event))));
+    expect(item.reason).toBe('INVALID_AMOUNT');
+    const kept = Buffer.from(item.raw, 'base64');
+    const header = readWireHeader(kept, 65_536);
+    if (header.kind !== 'wire') throw new Error(header.kind);
+    expect(readsPan(header.payload.toString('utf8'), '5555555555554444')).toBe(false);
+    expect(JSON.parse(header.payload.toString('utf8'))).toMatchObject({ eventId: 'pan-z' });
+    const replayed = await quarantine(kept);
+    expect([replayed.reason, replayed.detail]).toEqual([item.reason, item.detail]);
   });
 
   it('an accepted event with a card number is stored masked, and the fields are reported (never the value)', async () => {
