@@ -10,7 +10,14 @@ import { SchemaRegistry as KafkajsRegistry, SchemaType } from '@kafkajs/confluen
 import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RegistrySchema, SchemaCache, type SchemaRegistry } from '../../functions/commons/schema-registry.ts';
+import {
+  MAX_SCHEMAS_ASKED_PER_BATCH,
+  NOT_FOUND_RETRY_MS,
+  REGISTRY_CONCURRENCY,
+  type RegistrySchema,
+  SchemaCache,
+  type SchemaRegistry,
+} from '../../functions/commons/schema-registry.ts';
 import { decodeRecordValue } from '../../functions/domain/event.ts';
 import { confluentRecord, glueRecord, type SchemaRef } from '../../functions/domain/wire-format.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
@@ -505,6 +512,63 @@ describe('a registry node that has not yet read a new schema', () => {
     now += 2_000;
     await run(schemas, 3);
     expect(registry.asked()).toBe(10);
+  });
+});
+
+describe('a batch that names many schema ids the registry does not have (a producer writing garbage after 0x00)', () => {
+  /** A registry that has none of them, counting what it is asked and how much at once. */
+  const empty = () => {
+    const seen = { asked: 0, inFlight: 0, most: 0 };
+    const registry: SchemaRegistry = {
+      kind: 'confluent',
+      schema: async () => {
+        seen.asked++;
+        seen.most = Math.max(seen.most, ++seen.inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        seen.inFlight--;
+        return undefined;
+      },
+    };
+    return { registry, seen };
+  };
+  const garbage = (count: number, firstId: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      topic: 't',
+      partition: 0,
+      offset: i,
+      value: confluentRecord(firstId + i, 'AVRO', Buffer.from([2, 0x41])),
+    }));
+
+  it('asks about a bounded number of them, a few at a time, and quarantines every record: the batch never fails', async () => {
+    const { registry, seen } = empty();
+    const store = new MemoryInboxStore();
+    const records = garbage(2_000, 10_000);
+    const summary = await ingestBatch(mskEvent(records), {
+      ...memoryBatchDeps(store),
+      schemas: new SchemaCache(registry, noWait),
+    });
+    expect(summary.failure).toBeUndefined();
+    const reasons = records.map((r) => store.quarantined('t', 0, r.offset)?.reason);
+    expect(new Set(reasons)).toEqual(new Set(['UNKNOWN_SCHEMA']));
+    // Each id asked is asked five times (the bounded wait): so many ids at once would be thousands of requests.
+    expect(seen.asked).toBeLessThanOrEqual(MAX_SCHEMAS_ASKED_PER_BATCH * (NOT_FOUND_RETRY_MS.length + 1));
+    expect(seen.most).toBeLessThanOrEqual(REGISTRY_CONCURRENCY);
+    expect(store.quarantined('t', 0, 1_999)?.detail).toContain('not asked');
+  });
+
+  it('what the container remembers of ids not found stays bounded, however many it is shown', async () => {
+    const { registry } = empty();
+    let now = 1_000_000;
+    const schemas = new SchemaCache(registry, { ...noWait, now: () => now });
+    for (let batch = 0; batch < 60; batch++) {
+      await ingestBatch(mskEvent(garbage(MAX_SCHEMAS_ASKED_PER_BATCH, 100_000 + batch * 1_000)), {
+        ...memoryBatchDeps(new MemoryInboxStore()),
+        schemas,
+      });
+      now += 10_000;
+    }
+    // Six batches a minute: what is remembered is the last minute's, not all 60 batches' ids.
+    expect(schemas.rememberedUnknown).toBeLessThanOrEqual(7 * MAX_SCHEMAS_ASKED_PER_BATCH);
   });
 });
 
