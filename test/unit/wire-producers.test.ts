@@ -254,6 +254,44 @@ describe('a field notifier does not read never refuses an event; one it reads is
   });
 });
 
+describe('an Avro union is read as the branch its bytes name', () => {
+  const CARD = JSON.parse(wireFile('CardPayment.avsc')) as object;
+
+  it('a topic schema that is a union of the types’ records (several types on one topic): each record its own event', async () => {
+    // What a producer registers to put several event types on one topic without references: one reading per record,
+    // the branch index in its bytes. avsc alone hands back {"notifier.events.TransferCompleted": {…}}.
+    const union = JSON.stringify([AVSC, CARD]);
+    const registry = confluentSchemas({ '109': { format: 'AVRO', definition: union } });
+    const payload = avro.Type.forSchema(JSON.parse(union)).toBuffer({
+      'notifier.events.TransferCompleted': withNulls(event),
+    });
+    const { result, hash } = await ingestOne(confluentRecord(109, 'AVRO', payload), registry);
+    expect(result?.kind).toBe('accepted');
+    const twin = jsonTwin(event);
+    expect(twin.ok && hash).toBe(twin.ok && twin.payloadHash);
+  });
+
+  it('a field read as a union whose branches JavaScript cannot tell apart (a string or an enum) is its value', async () => {
+    const evolved = JSON.stringify({
+      ...AVSC,
+      fields: AVSC.fields.map((f) =>
+        (f as { name: string }).name === 'type'
+          ? { name: 'type', type: ['string', { type: 'enum', name: 'Kind', symbols: ['TransferCompleted'] }] }
+          : f,
+      ),
+    });
+    const registry = confluentSchemas({ '110': { format: 'AVRO', definition: evolved } });
+    const payload = avro.Type.forSchema(JSON.parse(evolved)).toBuffer({
+      ...withNulls(event),
+      type: { 'notifier.events.Kind': 'TransferCompleted' },
+    });
+    const { result, hash } = await ingestOne(confluentRecord(110, 'AVRO', payload), registry);
+    expect(result?.kind).toBe('accepted');
+    const twin = jsonTwin(event);
+    expect(twin.ok && hash).toBe(twin.ok && twin.payloadHash);
+  });
+});
+
 describe("a .proto that imports Google's well-known types is read", () => {
   const common = (root: protobuf.Root, ...files: string[]) => {
     for (const f of files)
