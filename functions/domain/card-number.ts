@@ -32,6 +32,12 @@ const MIN_DIGITS = 13;
 const MAX_DIGITS = 19;
 /** Separators between a number's groups: up to three spaces (any Unicode space) or dashes (any Unicode dash). */
 const MAX_GAP = 3;
+/**
+ * The most characters a reader sees (grapheme clusters) that one card number can span: its digits (a mark on a digit
+ * is part of its cluster) and the separators between them. Text cut after this many past the part shown cannot hide
+ * the rest of a number that starts in it.
+ */
+export const LONGEST_CARD_NUMBER = MAX_DIGITS + (MAX_DIGITS - 1) * MAX_GAP;
 
 const DIGIT = /\p{Nd}/u;
 /** Digits Unicode files as other numbers (superscript, circled …): a digit when NFKC makes it one. */
@@ -84,11 +90,55 @@ const luhn = (digits: readonly number[]): boolean => {
   return sum % 10 === 0;
 };
 
-/** 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). */
-export function isCardNumber(digits: readonly number[]): boolean {
+/** A card brand's numbers are told by their first digits: at most this many (credit-card-type's longest IIN range). */
+const IIN_DIGITS = 8;
+type Brands = ReturnType<typeof creditCardType>;
+
+/**
+ * The two first digits UnionPay's numbers may start with (from credit-card-type's own ranges): the only numbers that
+ * may be cards without passing the Luhn check, so the only ones failing it whose brands are worth looking up.
+ */
+const UNIONPAY_LEADS: ReadonlySet<string> = new Set(
+  creditCardType.getTypeInfo(creditCardType.types.UNIONPAY as string).patterns.flatMap((pattern) => {
+    const [low, high] = (Array.isArray(pattern) ? pattern : [pattern, pattern]).map((p) =>
+      Number(String(p).slice(0, 2)),
+    );
+    return Array.from({ length: (high as number) - (low as number) + 1 }, (_, i) => String((low as number) + i));
+  }),
+);
+
+/**
+ * 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). `brandsOf` may remember the brands
+ * of first digits: the windows of one text share them, and a look-up costs microseconds.
+ */
+export function isCardNumber(
+  digits: readonly number[],
+  brandsOf: (iin: string) => Brands = (iin) => creditCardType(iin),
+): boolean {
   if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return false;
-  const brands = creditCardType(digits.join('')).filter((b) => b.lengths.includes(digits.length));
-  return brands.length > 0 && (luhn(digits) || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+  const valid = luhn(digits);
+  if (!valid && !UNIONPAY_LEADS.has(`${digits[0]}${digits[1]}`)) return false;
+  const brands = brandsOf(digits.slice(0, IIN_DIGITS).join('')).filter((b) => b.lengths.includes(digits.length));
+  return brands.length > 0 && (valid || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+}
+
+/** The brands of first digits, each looked up once per text: a text of many short groups has many windows. */
+function rememberedBrands(): (iin: string) => Brands {
+  const known = new Map<string, Brands>();
+  return (iin) => {
+    let brands = known.get(iin);
+    if (brands === undefined) {
+      brands = creditCardType(iin);
+      known.set(iin, brands);
+    }
+    return brands;
+  };
+}
+
+/** A run of digits (the units' indexes), and what separates it from the run before it in its stretch. */
+interface Group {
+  readonly at: number[];
+  readonly gapBefore: string;
 }
 
 /**
@@ -98,38 +148,48 @@ export function isCardNumber(digits: readonly number[]): boolean {
 function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]): Set<number> {
   const masked = new Set<number>();
   const inExempt = (u: Unit) => exempt.some(([from, to]) => u.start >= from && u.end <= to);
-  // The groups of one number (maximal runs of digits, joined by short runs of separators), checked together;
-  // gaps[k] is what separates groups[k] from the group before it.
-  let groups: number[][] = [];
-  let gaps: string[] = [];
+  const brandsOf = rememberedBrands();
+  // The groups of one stretch (maximal runs of digits, joined by short runs of separators), read as windows of
+  // consecutive groups: each window of 13–19 digits whose gaps are spaces and dashes, or all alike, is a candidate.
+  let groups: Group[] = [];
   const check = () => {
     for (let first = 0; first < groups.length; first++) {
-      const window: number[] = [];
+      const digits: number[] = [];
+      const at: number[] = [];
+      let grouping = false;
+      let alike = true;
       for (let last = first; last < groups.length; last++) {
-        window.push(...(groups[last] as number[]));
-        if (window.length > MAX_DIGITS) break;
-        if (window.length < MIN_DIGITS || !separatedAlike(gaps.slice(first + 1, last + 1))) continue;
-        if (isCardNumber(window.map((i) => units[i]?.digit as number))) {
-          for (const i of window.slice(0, -4)) masked.add(i);
+        const group = groups[last] as Group;
+        if (last > first) {
+          grouping ||= GROUPING.test(group.gapBefore);
+          alike &&= group.gapBefore === groups[first + 1]?.gapBefore;
+          // A dot, slash, comma or underscore among unlike gaps: no longer one number, nor any longer window.
+          if (grouping && !alike) break;
         }
+        for (const i of group.at) {
+          digits.push(units[i]?.digit as number);
+          at.push(i);
+        }
+        if (digits.length > MAX_DIGITS) break;
+        if (isCardNumber(digits, brandsOf)) for (const i of at.slice(0, -4)) masked.add(i);
       }
     }
     groups = [];
-    gaps = [];
   };
-  let group: number[] = [];
+  let run: number[] = [];
   let gap = '';
   for (let i = 0; i < units.length; i++) {
     const unit = units[i] as Unit;
     if (unit.digit !== undefined && !inExempt(unit)) {
-      if (group.length === 0 && groups.length > 0) gaps.push(gap);
-      group.push(i);
-      gap = '';
+      run.push(i);
       continue;
     }
-    if (unit.unseen === true && group.length > 0) continue;
-    if (group.length > 0) groups.push(group);
-    group = [];
+    if (unit.unseen === true && run.length > 0) continue;
+    if (run.length > 0) {
+      groups.push({ at: run, gapBefore: gap });
+      gap = '';
+    }
+    run = [];
     if (unit.unseen === true && groups.length > 0) continue;
     if (unit.separator !== undefined && groups.length > 0 && [...gap].length < MAX_GAP) gap += unit.separator;
     else {
@@ -137,14 +197,10 @@ function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]
       gap = '';
     }
   }
-  if (group.length > 0) groups.push(group);
+  if (run.length > 0) groups.push({ at: run, gapBefore: gap });
   check();
   return masked;
 }
-
-/** The gaps between a number's groups: any spaces and dashes, or — once a dot, slash, comma or underscore is among them — all alike. */
-const separatedAlike = (between: readonly string[]): boolean =>
-  !between.some((g) => GROUPING.test(g)) || between.every((g) => g === between[0]);
 
 /** Where IBANs stand in a text (ASCII positions), written electronically or in groups of four. */
 function ibanRanges(text: string): [number, number][] {

@@ -8,6 +8,7 @@
  * is shown as written.
  */
 import { deflateSync } from 'node:zlib';
+import creditCardType from 'credit-card-type';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SchemaCache } from '../../functions/commons/schema-registry.ts';
@@ -126,11 +127,12 @@ describe('a card number in text', () => {
     };
     for (const [how, written] of Object.entries(spellings)) {
       expect(readDigits(written), how).toBe(pan);
-      for (const text of [written, `Paid at ${written}, thanks`]) {
+      // Beside other numbers too, separated otherwise: `4111.1111.1111.1111 12 27` is a card number and a date.
+      for (const text of [written, `Paid at ${written}, thanks`, `${written} 12 27`, `ref 12 ${written}`]) {
         const shown = maskCardNumbers(text);
         expect(shown.masked, how).toBe(true);
         expect(readsPan(shown.text, pan), `${how}: ${shown.text}`).toBe(false);
-        expect(readDigits(shown.text).endsWith('1111'), how).toBe(true);
+        expect(readDigits(shown.text), how).toContain('1111');
       }
     }
   });
@@ -243,8 +245,10 @@ describe('what merely has many digits is shown as written', () => {
   it('a number no card brand issues, or failing the Luhn check, is never masked (property)', () => {
     fc.assert(
       fc.property(fc.constantFrom('0', '1', '7', '9'), fc.stringMatching(/^[0-9]{12,18}$/), (first, rest) => {
-        const text = `ref ${first}${rest}`;
-        return !maskCardNumbers(text).masked;
+        const digits = `${first}${rest}`;
+        // Few brands start so (JCB's 1800, Troy's 9792): a number one of them issues is a card number.
+        fc.pre(!creditCardType(digits).some((b) => b.lengths.includes(digits.length)));
+        return !maskCardNumbers(`ref ${digits}`).masked;
       }),
       { numRuns: 2_000 },
     );
