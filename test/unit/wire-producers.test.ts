@@ -14,6 +14,7 @@ import {
   MAX_SCHEMAS_ASKED_PER_BATCH,
   NOT_FOUND_RETRY_MS,
   REGISTRY_CONCURRENCY,
+  REGISTRY_TIMEOUT_MS,
   type RegistrySchema,
   SchemaCache,
   type SchemaRegistry,
@@ -592,6 +593,14 @@ describe('a batch that names many schema ids the registry does not have (a produ
     expect(seen.asked).toBeLessThanOrEqual(MAX_SCHEMAS_ASKED_PER_BATCH * (NOT_FOUND_RETRY_MS.length + 1));
     expect(seen.most).toBeLessThanOrEqual(REGISTRY_CONCURRENCY);
     expect(store.quarantined('t', 0, 1_999)?.detail).toContain('not asked');
+  });
+
+  it('the longest a batch can wait on the registry (every request answering "not found" as it times out) fits inside the ingest timeout', () => {
+    const requests = MAX_SCHEMAS_ASKED_PER_BATCH * (NOT_FOUND_RETRY_MS.length + 1);
+    const worst =
+      Math.ceil(requests / REGISTRY_CONCURRENCY) * REGISTRY_TIMEOUT_MS + NOT_FOUND_RETRY_MS.reduce((a, b) => a + b, 0);
+    // The ingest function has two minutes (lib/notifier-stack.ts) for this and the batch's own writes.
+    expect(worst).toBeLessThanOrEqual(40_000);
   });
 
   it('what the container remembers of ids not found stays bounded, however many it is shown', async () => {
