@@ -138,6 +138,9 @@ export const patternOf = (field: FieldDefinition): RegExp | undefined =>
 
 function regexProblem(pattern: string): string | undefined {
   try {
+    // A regular expression of its own first: `[0-9]{4})|(?:.*` is one only once wrapped, where it closes the anchoring
+    // group and matches any value.
+    new RegExp(pattern, 'u');
     new RegExp(wholeValuePattern(pattern), 'u');
     return undefined;
   } catch (error) {

@@ -7,6 +7,7 @@ import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
 import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Rejection } from './event/contract.ts';
+import { compressedGlueRecord, recompressedGlueRecord } from './event/glue-frame.ts';
 import {
   earlierSendSk,
   eventPk,
@@ -297,11 +298,17 @@ export function buildQuarantine(
 /**
  * The record as kept for its replay, with every card number in it masked (card-number.ts): a quarantined record must
  * not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
- * Protobuf record still reads — its card numbers masked; anything else as text.
+ * Protobuf record still reads — its card numbers masked; a zlib-compressed Glue record in its inflated payload,
+ * compressed again; anything else as text.
  */
 function keptValue(raw: string): string {
   const bytes = Buffer.from(raw, 'base64');
   if (bytes.toString('base64') !== raw) return maskCardNumbers(raw).text;
-  const kept = maskCardNumbersInBytes(bytes);
-  return kept.masked ? Buffer.from(kept.bytes).toString('base64') : raw;
+  const compressed = compressedGlueRecord(bytes, KEPT_INFLATE_LIMIT);
+  const kept = maskCardNumbersInBytes(compressed?.payload ?? bytes);
+  if (!kept.masked) return raw;
+  const masked = compressed === undefined ? kept.bytes : recompressedGlueRecord(compressed.header, kept.bytes);
+  return Buffer.from(masked).toString('base64');
 }
+/** A compressed record is read this far for its card numbers: Kafka's default largest record, 1 MB. */
+const KEPT_INFLATE_LIMIT = 1 << 20;

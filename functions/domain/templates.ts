@@ -139,8 +139,9 @@ function refuseBlanks(def: Definition, view: View, channel: Channel, set: Compil
 function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
   // A required field absent: not an item ingest wrote as it is (ingest refuses such an event) — an erased one, or
-  // one written some other way. Nothing of it is shown.
-  for (const name of def.data.filter((f) => f.required).flatMap(dataNamesOf)) {
+  // one written some other way. Nothing of it is shown. Not display text: ingest leaves out text that cleans to
+  // nothing (a third party's is never refused), so its absence is a blank, which each channel decides on below.
+  for (const name of def.data.filter((f) => f.required && f.kind !== 'text').flatMap(dataNamesOf)) {
     if (typeof data[name] !== 'string') throw new RenderError(`required field ${name} is missing`);
   }
   // The language's code is its Intl locale (a lower-case BCP 47 tag): dates and money are formatted for it.

@@ -159,7 +159,7 @@ describe('every example event, in Avro and in Protobuf', () => {
       // The decoded JSON is the event itself (null means absent, in both contracts).
       const resolved = await schemas.resolve(wire.registry.map((e) => ({ registry: 'confluent', id: e.id })));
       for (const event of examples) {
-        const header = readWireHeader(encode(event, format));
+        const header = readWireHeader(encode(event, format), 65_536);
         if (header.kind !== 'wire') throw new Error('not a wire record');
         const codec = resolved.get(`confluent:${header.schema.id}`);
         if (codec === undefined || !codec.ok) throw new Error('no codec');
@@ -256,6 +256,19 @@ describe('a record that cannot be read is quarantined with its reason and its or
     const big = confluentRecord(1, 'AVRO', Buffer.alloc(70_000, 1));
     const { item } = await run(big);
     expect(item?.reason).toBe('TOO_LARGE');
+  });
+
+  it('a zlib-compressed Glue record that inflates past the event limit is refused as too large, never inflated whole', async () => {
+    // 64 KB of zlib inflates to 64 MB: a batch of a few such records would exhaust the function's memory, fail the
+    // batch and block the partition. The limit holds for what the payload inflates to, as for the record itself.
+    const bomb = Buffer.concat([Buffer.from([3, 5]), Buffer.alloc(16, 7), deflateSync(Buffer.alloc(64 << 20, 0x31))]);
+    expect(bomb.length).toBeLessThan(65_536);
+    const header = readWireHeader(bomb, 65_536);
+    expect(header.kind).toBe('tooLarge');
+    const glue: SchemaRegistry = { kind: 'glue', schema: async () => ({ format: 'JSON', definition: '{}' }) };
+    const { item } = await run(bomb, glue);
+    expect(item?.reason).toBe('TOO_LARGE');
+    expect(item?.detail).toContain('inflates to more than 65536 bytes');
   });
 
   it('a JSON Schema record behind a registry header is read as the JSON it carries', async () => {
