@@ -22,6 +22,7 @@ import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { SchemaCache } from '../../functions/ingest/schema-registry.ts';
 import { EXAMPLE_BRAND as brand } from '../../tools/local/example-brand.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
+import { grouped, luhnDigit } from '../support/account-numbers.ts';
 import { b64 } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
@@ -41,14 +42,6 @@ const PANS = [
   '2201382000000013', // Mir
 ];
 
-const luhnDigit = (body: string) => {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    const d = Number(body[body.length - 1 - i]);
-    sum += i % 2 === 0 ? (d * 2 > 9 ? d * 2 - 9 : d * 2) : d;
-  }
-  return String((10 - (sum % 10)) % 10);
-};
 /** The digits of a text, with its other characters dropped: what a reader could copy off the screen. */
 const digitsOf = (s: string) =>
   s.replace(/[^0-9０-９]/g, '').replace(/[０-９]/g, (d) => String(d.charCodeAt(0) - 0xff10));
@@ -67,8 +60,6 @@ const readDigits = (s: string) =>
     })
     .join('');
 const readsPan = (shown: string, pan: string) => readDigits(shown).includes(pan.slice(0, 12));
-
-const grouped = (s: string, size = 4, sep = ' ') => s.match(new RegExp(`.{1,${size}}`, 'g'))?.join(sep) ?? s;
 
 describe('a card number in text', () => {
   it('of every brand, written together or in groups, is masked to its last four digits', () => {

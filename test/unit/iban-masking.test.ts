@@ -18,24 +18,10 @@ import { render } from '../../functions/domain/templates.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { EXAMPLE_BRAND as brand } from '../../tools/local/example-brand.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
+import { grouped, iban, luhnDigit } from '../support/account-numbers.ts';
 import { b64 } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
-/** ISO 13616's check digits for a country and a BBAN. */
-function iban(country: string, bban: string): string {
-  const moved = `${bban}${country}00`.replace(/[A-Z]/g, (c) => String(c.charCodeAt(0) - 55));
-  const check = 98 - Number(BigInt(moved) % 97n);
-  return `${country}${String(check).padStart(2, '0')}${bban}`;
-}
-const luhnDigit = (body: string) => {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    const d = Number(body[body.length - 1 - i]);
-    sum += i % 2 === 0 ? (d * 2 > 9 ? d * 2 - 9 : d * 2) : d;
-  }
-  return String((10 - (sum % 10)) % 10);
-};
-const grouped = (s: string, size = 4, sep = ' ') => s.match(new RegExp(`.{1,${size}}`, 'g'))?.join(sep) ?? s;
 /** The digits a reader reads off a text, whatever stands between them. */
 const digitsOf = (s: string) => s.replace(/[^0-9]/g, '');
 const PAN = '4111111111111111';
