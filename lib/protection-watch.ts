@@ -11,7 +11,14 @@
  */
 
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
-import { EventField, type EventPattern, type IRuleTarget, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
+import {
+  type CfnRule,
+  EventField,
+  type EventPattern,
+  type IRuleTarget,
+  Rule,
+  RuleTargetInput,
+} from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, type Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -44,6 +51,13 @@ export const WATCHED_KEY_EVENTS = [
   'DisableKeyRotation',
   'PutKeyPolicy',
 ] as const;
+
+/**
+ * The state of every protection rule. A rule that is merely ENABLED receives no read-only management event, and
+ * CloudTrail records sts:AssumeRole as read-only: the break-glass rule would never fire. EventBridge delivers
+ * read-only management events at no charge, and only to rules whose pattern matches them.
+ */
+export const ALL_MANAGEMENT_EVENTS = 'ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS';
 
 export interface ProtectionWatchProps {
   readonly prefix: string;
@@ -101,6 +115,7 @@ export class ProtectionWatch extends Construct {
         eventPattern,
         targets: [toTopic(`${props.prefix}: ${text}`)],
       });
+      (r.node.defaultChild as CfnRule).state = ALL_MANAGEMENT_EVENTS;
       this.rules.push(r);
       return r;
     };

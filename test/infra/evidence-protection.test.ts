@@ -260,6 +260,14 @@ describe.each([
     });
     expect(allows(topicPolicy, foreign)).toBe(false);
   });
+
+  it('the break-glass role assumed is seen: CloudTrail records sts:AssumeRole as a read-only event, which a rule merely ENABLED never receives, so every protection rule takes all management events', () => {
+    const rules = s.all.filter(([id, r]) => r.Type === 'AWS::Events::Rule' && id.startsWith('ProtectionWatch'));
+    expect(rules.length).toBeGreaterThan(0);
+    for (const [id, r] of rules) {
+      expect(r.Properties.State, id).toBe('ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS');
+    }
+  });
 });
 
 describe('replication to a log-archive account (production settings)', () => {
