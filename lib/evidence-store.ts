@@ -17,7 +17,8 @@
  * - A key of its own (lib/evidence-key.ts): administration without decrypt, writers that only encrypt, Decrypt for
  *   the evidence-reader role alone.
  * - Reads audited: S3 server access logs go to a versioned, ACL-less bucket nobody may delete from, kept as long as
- *   the evidence (lib/access-log-bucket.ts); the failed-batch bucket logs there too.
+ *   the evidence (lib/access-log-bucket.ts), whose settings are protected like the store's; the failed-batch bucket
+ *   logs there too.
  * - Optionally replicated to a log-archive account under its own lock and key (lib/evidence-replication.ts).
  * GOVERNANCE by default, COMPLIANCE where WORM is required (settings `evidenceLockMode`).
  */
@@ -154,16 +155,19 @@ export class EvidenceStore extends Construct {
       NumericGreaterThan: { 's3:object-lock-remaining-retention-days': String(this.props.retentionDays + 1) },
     });
     const allowed = [this.breakGlassRole.roleArn, deployRoleArn(Stack.of(this))].filter((a) => a !== undefined);
-    this.bucket.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'OnlyBreakGlassOrThisStacksDeployChangesTheProtections',
-        effect: Effect.DENY,
-        principals: [new AnyPrincipal()],
-        actions: [...PROTECTION_ACTIONS],
-        resources: [this.bucket.bucketArn],
-        conditions: { ArnNotEquals: { 'aws:PrincipalArn': allowed } },
-      }),
-    );
+    // The read audit too: whoever may change its lifecycle, versioning or policy may expire or delete it.
+    for (const bucket of [this.bucket, this.accessLogs]) {
+      bucket.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'OnlyBreakGlassOrThisStacksDeployChangesTheProtections',
+          effect: Effect.DENY,
+          principals: [new AnyPrincipal()],
+          actions: [...PROTECTION_ACTIONS],
+          resources: [bucket.bucketArn],
+          conditions: { ArnNotEquals: { 'aws:PrincipalArn': allowed } },
+        }),
+      );
+    }
     // The guarantees live in the policy: it stays when the stack goes, like the bucket.
     this.bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
@@ -210,7 +214,10 @@ export class EvidenceStore extends Construct {
       }),
     );
     this.breakGlassRole.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...PROTECTION_ACTIONS], resources: [this.bucket.bucketArn] }),
+      new PolicyStatement({
+        actions: [...PROTECTION_ACTIONS],
+        resources: [this.bucket.bucketArn, this.accessLogs.bucketArn],
+      }),
     );
   }
 

@@ -200,6 +200,25 @@ describe.each([
     expect(s.bucketPolicy(s.logsId).DeletionPolicy).toBe('Retain');
   });
 
+  it("the read audit's settings change only by the break-glass role or a deploy: nobody else shortens its lifecycle, suspends its versioning or lifts its delete denial", () => {
+    const on = `arn:${s.logsId}`;
+    for (const action of PROTECTION_ACTIONS) {
+      expect(denies(s.logs, ask(s.who.admin, action, on)), `${action} by an administrator`).toBe(true);
+      expect(denies(s.logs, ask(s.who.writer, action, on)), `${action} by a function`).toBe(true);
+      expect(denies(s.logs, ask(s.who.breakGlass, action, on)), `${action} by break glass`).toBe(false);
+      expect(denies(s.logs, ask(s.who.deployer, action, on)), `${action} by the deploy`).toBe(false);
+    }
+    // The break-glass role's own policy reaches both buckets.
+    const breakGlass = s.all
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('EvidenceBreakGlassRole'))
+      .flatMap(([, r]) => s.statementsOf(r.Properties.PolicyDocument));
+    // (An identity policy names no principal: read as the role's own, with the role as its principal.)
+    const own = breakGlass.map((st) => ({ ...st, Principal: { AWS: s.who.breakGlass.arn } }));
+    for (const bucket of [s.bucketId, s.logsId]) {
+      expect(allows(own, ask(s.who.breakGlass, 's3:PutLifecycleConfiguration', `arn:${bucket}`)), bucket).toBe(true);
+    }
+  });
+
   it('every change to the protections, and every use of the break-glass role, is reported to the alarm topic', () => {
     const rules = s.all.filter(([id, r]) => r.Type === 'AWS::Events::Rule' && id.startsWith('ProtectionWatch'));
     const patterns = rules.map(([, r]) => s.resolve(r.Properties.EventPattern) as Record<string, unknown>);
