@@ -10,7 +10,8 @@
  *   s3:BypassGovernanceRetention is denied to every principal. Lifecycle expiry, which no bucket policy governs, ends
  *   an object the day after its retention.
  * - A lock no writer can stretch: the mode must be the stack's, and no retention may exceed the setting (plus a day
- *   of rounding) — neither a century in COMPLIANCE beyond any correction or erasure order.
+ *   of rounding) — neither a century in COMPLIANCE beyond any correction or erasure order; a legal hold (a lock
+ *   without an end) only by the break-glass role.
  * - Protections only the break-glass role or a deploy of this stack may change (policy, Object Lock configuration,
  *   lifecycle, versioning, replication, encryption, logging, public access); the bucket policy outlives the stack.
  *   Every change is reported (lib/protection-watch.ts).
@@ -154,6 +155,11 @@ export class EvidenceStore extends Construct {
     deny('LockNoLongerThanTheRetention', ['s3:PutObject', 's3:PutObjectRetention'], {
       NumericGreaterThan: { 's3:object-lock-remaining-retention-days': String(this.props.retentionDays + 1) },
     });
+    // A legal hold is a lock without an end: placing one outlasts every erasure order, lifting one lets the lifecycle
+    // end a record an investigation holds. No writer needs it; a hold is a deliberate, reported act.
+    deny('OnlyBreakGlassPlacesOrLiftsALegalHold', ['s3:PutObjectLegalHold'], {
+      ArnNotEquals: { 'aws:PrincipalArn': [this.breakGlassRole.roleArn] },
+    });
     const allowed = [this.breakGlassRole.roleArn, deployRoleArn(Stack.of(this))].filter((a) => a !== undefined);
     // The read audit too: whoever may change its lifecycle, versioning or policy may expire or delete it.
     for (const bucket of [this.bucket, this.accessLogs]) {
@@ -205,8 +211,17 @@ export class EvidenceStore extends Construct {
     }
   }
 
-  /** The break-glass role: the key's destruction and the bucket's protections, on these resources only. */
+  /** The break-glass role: the key's destruction, the buckets' protections and legal holds, on these resources only. */
   private grantBreakGlass(): void {
+    this.breakGlassRole.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['s3:PutObjectLegalHold'], resources: [this.bucket.arnForObjects('*')] }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    Validations.of(this.breakGlassRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+      reason:
+        'A legal hold is placed on the records an investigation names, any of the store; the bucket policy lets no other principal place or lift one, and every assumption of this role is reported.',
+    });
     this.breakGlassRole.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['kms:ScheduleKeyDeletion', 'kms:DisableKey', 'kms:DisableKeyRotation', 'kms:PutKeyPolicy'],

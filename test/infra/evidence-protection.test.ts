@@ -129,6 +129,13 @@ describe.each([
     expect(denies(s.evidence, ask(s.who.breakGlass, 's3:BypassGovernanceRetention', object(s)))).toBe(true);
   });
 
+  it('a legal hold, a lock without an end, is placed or lifted by the break-glass role alone: no writer or administrator keeps a record past every erasure order, or lifts the hold an investigation put', () => {
+    for (const who of [s.who.admin, s.who.writer, s.who.reader, s.who.deployer, s.who.root]) {
+      expect(denies(s.evidence, ask(who, 's3:PutObjectLegalHold', object(s))), who.arn).toBe(true);
+    }
+    expect(denies(s.evidence, ask(s.who.breakGlass, 's3:PutObjectLegalHold', object(s)))).toBe(false);
+  });
+
   it('the protections change only by the break-glass role or a CloudFormation deploy of this stack; the policy outlives the stack', () => {
     for (const action of PROTECTION_ACTIONS) {
       const on = `arn:${s.bucketId}`;
