@@ -241,7 +241,10 @@ describe.each([
     expect(patterns).toContainEqual(
       expect.objectContaining({
         source: ['aws.kms'],
-        detail: expect.objectContaining({ eventName: [...WATCHED_KEY_EVENTS], resources: { ARN: [`arn:${s.keyId}`] } }),
+        detail: expect.objectContaining({
+          eventName: [...WATCHED_KEY_EVENTS],
+          resources: { ARN: expect.arrayContaining([`arn:${s.keyId}`]) },
+        }),
       }),
     );
     expect(patterns).toContainEqual(
