@@ -29,7 +29,8 @@ import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aw
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { EvidenceLockMode } from '../functions/stores/evidence-store.ts';
+import type { EvidenceEnvironment } from '../functions/contracts/environment.ts';
+import type { EvidenceLockMode } from '../functions/domain/evidence.ts';
 import { createAccessLogBucket, denyDeletes } from './access-log-bucket.ts';
 import { createEvidenceKey, deployRoleArn } from './evidence-key.ts';
 import { replicateEvidence } from './evidence-replication.ts';
@@ -70,6 +71,8 @@ export class EvidenceStore extends Construct {
   readonly replicationFailures: Metric | undefined;
   /** The roles grantWrite named: the only principals that may write send records and customers' pointers. */
   private readonly writers: string[] = [];
+  /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
+  readonly environment: EvidenceEnvironment;
 
   constructor(
     scope: Construct,
@@ -108,6 +111,11 @@ export class EvidenceStore extends Construct {
         { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
       ],
     });
+    this.environment = {
+      EVIDENCE_BUCKET: this.bucket.bucketName,
+      EVIDENCE_LOCK_MODE: props.lockMode,
+      EVIDENCE_RETENTION_DAYS: String(props.retentionDays),
+    };
     this.protect();
     this.replicationFailures =
       props.replication === undefined
@@ -236,7 +244,7 @@ export class EvidenceStore extends Construct {
     );
   }
 
-  /** Write-once access for a function that records evidence, under the prefixes it writes, and the environment. */
+  /** Write-once access for a function that records evidence, under the prefixes it writes (`environment` names the store). */
   grantWrite(fn: NotifierFunction, prefixes: readonly EvidencePrefix[]): void {
     this.writers.push((fn.role as Role).roleArn);
     fn.addToRolePolicy(
@@ -257,8 +265,5 @@ export class EvidenceStore extends Construct {
         reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy[prefix]}, channel and provider message id, known only at send time; PutObject (write-once: the bucket policy refuses a PUT without If-None-Match) and PutObjectRetention only, no read, no delete.`,
       });
     }
-    fn.addEnvironment('EVIDENCE_BUCKET', this.bucket.bucketName);
-    fn.addEnvironment('EVIDENCE_LOCK_MODE', this.props.lockMode);
-    fn.addEnvironment('EVIDENCE_RETENTION_DAYS', String(this.props.retentionDays));
   }
 }

@@ -135,10 +135,25 @@ export interface OutsideRuleSetsScope {
  * and the stack accepts, each on the construct it is about, with the reason. Run after every construct exists.
  */
 export function acknowledgeOutsideRuleSets(stack: Stack, r: OutsideRuleSetsScope): void {
-  const ack = (scope: IConstruct, ids: readonly string[], reason: string) => {
-    for (const id of ids) Validations.of(scope).acknowledge({ id, reason });
-  };
   const all = stack.node.findAll();
+  acknowledgeEveryPolicyFunctionAndLogGroup(stack, all);
+  for (const q of r.deadLetterQueues) {
+    ack(
+      q,
+      [controlTower('sqs_dlq_check')],
+      'This queue is itself a dead-letter or on-failure destination; a queue behind it would hold the same messages again.',
+    );
+  }
+  acknowledgeBuckets(r);
+  acknowledgeWhatTheStageLeavesOff(r, all);
+}
+
+const ack = (scope: IConstruct, ids: readonly string[], reason: string) => {
+  for (const id of ids) Validations.of(scope).acknowledge({ id, reason });
+};
+
+/** What every inline policy, function and function log group of the stack is reported for. */
+function acknowledgeEveryPolicyFunctionAndLogGroup(stack: Stack, all: IConstruct[]): void {
   const provider = stack.node.tryFindChild(AWS_CALLS_PROVIDER);
   for (const c of all) {
     if (c instanceof CfnPolicy || (c instanceof CfnRole && c.policies !== undefined)) {
@@ -173,14 +188,11 @@ export function acknowledgeOutsideRuleSets(stack: Stack, r: OutsideRuleSetsScope
       );
     }
   }
-  for (const q of r.deadLetterQueues) {
-    ack(
-      q,
-      [controlTower('sqs_dlq_check')],
-      'This queue is itself a dead-letter or on-failure destination; a queue behind it would hold the same messages again.',
-    );
-  }
-  const { evidence, failedBatches, table } = r;
+}
+
+/** The evidence store's access logs and the failed-batch bucket: why each control does not fit them. */
+function acknowledgeBuckets(r: OutsideRuleSetsScope): void {
+  const { evidence, failedBatches } = r;
   ack(
     evidence.accessLogs,
     [...packs('S3BucketReplicationEnabled')],
@@ -218,6 +230,11 @@ export function acknowledgeOutsideRuleSets(stack: Stack, r: OutsideRuleSetsScope
       'Nothing consumes object events: failed evidence writes are metrics and alarms (EvidenceGapsOpen, EvidenceLost), parked batches are counted by the MSK mapping itself (IngestBatchParked), reads are in the access logs, and changes to the bucket are reported from CloudTrail (protection watch).',
     );
   }
+}
+
+/** The protections a stage turns on by its settings (a key, replication, backup, a VPC, push applications). */
+function acknowledgeWhatTheStageLeavesOff(r: OutsideRuleSetsScope, all: IConstruct[]): void {
+  const { evidence, failedBatches, table } = r;
   if (!r.settings.kmsKey) {
     const why =
       "Encrypted with AWS-owned keys where the stage gives no kmsKeyArn (the bank's own key for the table, the queue and this bucket: docs/deploy.md); the evidence store always has a key of its own.";

@@ -1,46 +1,37 @@
 /**
- * notifier's stack: the one table, the ingest / dispatch / sweeper functions with their triggers, least-privilege
- * IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the README's Operations section names.
- * One stack per stage: its name and every fixed physical name carry the stage.
+ * notifier's stack: the one table, the ingest / dispatch / sweeper functions with their triggers, delivery feedback,
+ * the evidence store, least-privilege IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the
+ * README's Operations section names. It composes one part per function (lib/ingest.ts, lib/dispatch.ts,
+ * lib/sweeper.ts, lib/delivery-feedback.ts, lib/smoke-producer.ts), the evidence store and the alarms by group
+ * (lib/observability.ts). One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import {
-  AttributeType,
-  BillingMode,
-  ProjectionType,
-  StreamViewType,
-  Table,
-  TableEncryption,
-} from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
-import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
-import { brandEnvValue } from '../functions/domain/brand.ts';
-import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
-import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
-import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
-import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
 import { TableBackup } from './backup.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
-import { alarmOnUrgentTrigger, createDispatchTriggers } from './dispatch-triggers.ts';
+import { createDispatch, type Dispatch } from './dispatch.ts';
+import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
 import { EvidenceStore } from './evidence-store.ts';
-import { createIngestSource, KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
+import { type FunctionPartProps, placementEnvironment, sendingEnvironment } from './function-parts.ts';
+import { createIngest } from './ingest.ts';
+import { KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
 import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
 import { Network } from './network.ts';
-import { NotifierFunction } from './notifier-function.ts';
+import type { NotifierFunction } from './notifier-function.ts';
+import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
 import { ProtectionWatch } from './protection-watch.ts';
-import { useSchemaRegistry } from './schema-registry.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
-import { OPTIONAL_STACK_OUTPUTS, STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
+import { createSweeper } from './sweeper.ts';
+import { createTable } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -57,287 +48,61 @@ export class NotifierStack extends Stack {
     const s = props.settings;
     this.zones = s.vpc?.availabilityZones;
     const prefix = stackNameOf(s.stage);
-    const metricNamespace = metricNamespaceOf(s.stage);
-    const policies = formatChannelPolicies(s.deliveryPolicy);
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
     // other here, at synth: a broken rule fails the synth with its name.
     const timing = assertDispatchTiming(DISPATCH_TIMING);
-    const sendEnv = {
-      SEND_RATE_EMAIL: String(s.sendRatePerSecond.EMAIL),
-      SEND_RATE_PUSH: String(s.sendRatePerSecond.PUSH),
-      SEND_RATE_SMS: String(s.sendRatePerSecond.SMS),
-      MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
-      PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-      MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
-    };
-    // The sweep index's shards, sized from the peak the stack is built for; every writer of a sweep key and
-    // the sweeper get the same count.
-    const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
-    const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
-
-    // ── The table (functions/contracts/table-schema.ts is the one definition; the local run builds from it too) ──
-    const schema = TABLE_SCHEMA;
-    this.table = new Table(this, 'Table', {
-      partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: schema.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      stream: StreamViewType.NEW_AND_OLD_IMAGES,
-      timeToLiveAttribute: schema.timeToLiveAttribute,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
-    });
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.sweepIndex.indexName,
-      partitionKey: { name: schema.sweepIndex.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: schema.sweepIndex.sortKey, type: AttributeType.NUMBER },
-      projectionType: ProjectionType.INCLUDE,
-      nonKeyAttributes: [...schema.sweepIndex.nonKeyAttributes],
-    });
-    // SNS's delivery status names the message, not the notification: the feedback function finds it here.
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.messageIndex.indexName,
-      partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
-      projectionType: ProjectionType.KEYS_ONLY,
-    });
-
-    // One customer's events without a scan (ops customer / export / erase): a sparse keys-only index on inbox items.
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.userIndex.indexName,
-      partitionKey: { name: schema.userIndex.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
-      projectionType: ProjectionType.KEYS_ONLY,
-    });
-
-    // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
+    // The one customer key, when given, protects the table (and its stream), the on-failure queues and the
+    // failed-batch bucket; each function is granted it through useTable.
+    const key = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
+    this.table = createTable(this, key);
+    // Every accepted send and every report on it, kept for years (lib/evidence-store.ts).
     const evidence = new EvidenceStore(this, 'Evidence', {
       prefix,
       retentionDays: s.evidenceRetentionDays,
       lockMode: s.evidenceLockMode,
       replication: s.evidenceReplication,
     });
-
-    // ── Ingest: MSK → one transaction per event ──
-    const ingest = new NotifierFunction(this, 'Ingest', {
-      entry: 'ingest/index.ts',
-      description: 'notifier: each MSK record becomes one DynamoDB transaction (inbox + one notification per channel)',
-      metricNamespace,
-      timeout: Duration.minutes(2),
-      environment: {
-        INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
-        INGEST_CONCURRENCY: '16',
-        MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
-        // A new notification is first due for the sweeper this long after creation.
-        PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-        ...shardEnv,
-      },
+    const parts: FunctionPartProps = {
+      stack: this,
+      settings: s,
+      prefix,
+      metricNamespace: metricNamespaceOf(s.stage),
+      timing,
+      table: this.table,
+      key,
+      evidence,
+      placementEnv: placementEnvironment(s, timing),
+      sendingEnv: sendingEnvironment(s, timing),
+    };
+    const ingest = createIngest(parts);
+    const dispatch = createDispatch(parts);
+    const sweeper = createSweeper(parts);
+    const dispatchFailures = dispatch.triggers.routineFailures;
+    acknowledgeFindings({
+      ingest: ingest.fn,
+      dispatch: dispatch.fn,
+      sweeper,
+      dispatchFailures,
+      urgentFailures: dispatch.triggers.urgentFailures,
     });
-    // Avro and Protobuf records: ingest reads their writer schemas from the bank's registry.
-    useSchemaRegistry(ingest, s.schemaRegistry);
-    // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
-    // batch's inbox items before its transactions (a known event costs no write).
-    ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
-    // UpdateItem on the sweep shard mark only (functions/stores/sweep-shard-mark.ts), never on an event's items.
-    ingest.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
-        resources: [this.table.tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
-      }),
-    );
-    // The MSK mapping, its failed-batch bucket and what it may do with ingest's role (lib/ingest-source.ts).
-    const source = createIngestSource(this, ingest, s, key, evidence.accessLogs);
-    const failedBatches = source.failedBatches;
-
-    // ── Dispatch: stream → claim → send → mark ──
-    const dispatch = new NotifierFunction(this, 'Dispatch', {
-      entry: 'dispatch/index.ts',
-      description: 'notifier: sends each new notification once via SES (email) or SNS (push, SMS)',
-      metricNamespace,
-      timeout: Duration.seconds(timing.dispatchTimeoutSeconds),
-      // No reservation by default: Lambda keeps 100 unreserved per account, and new accounts often have a quota of
-      // 10, where any reservation fails the deploy. Sends are paced by rate in the function, not by concurrency.
-      ...(s.dispatchReservedConcurrency === undefined
-        ? {}
-        : { reservedConcurrentExecutions: s.dispatchReservedConcurrency }),
-      environment: {
-        SENDER_EMAIL: s.senderEmail,
-        BRAND: brandEnvValue(s.brand),
-        CHANNEL_POLICIES: policies,
-        // Our own account: a push endpoint of another account is that message's fault, never the channel's.
-        ACCOUNT_ID: Aws.ACCOUNT_ID,
-        // The lease outlives the function timeout, so a live holder is never taken over (dispatch-timing.ts).
-        LEASE_SECONDS: String(timing.leaseSeconds),
-        SEND_TIMEOUT_MS: String(timing.sendTimeoutMs),
-        CONNECT_TIMEOUT_MS: String(timing.connectTimeoutMs),
-        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
-        DISPATCH_CONCURRENCY: String(timing.concurrency),
-        ...sendEnv,
-        ...shardEnv,
-        // Every email goes through the configuration set whose events reach the feedback function.
-        SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
-      },
-    });
-    // GetItem/UpdateItem also serve the send-rate windows and the channel breaker (RATE#…, BREAKER# items).
-    dispatch.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    const domain = s.senderEmail.split('@')[1] ?? '';
-    dispatch.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['ses:SendEmail'],
-        resources: [
-          this.formatArn({ service: 'ses', resource: 'identity', resourceName: s.senderEmail }),
-          this.formatArn({ service: 'ses', resource: 'identity', resourceName: domain }),
-          this.formatArn({
-            service: 'ses',
-            resource: 'configuration-set',
-            resourceName: s.sesConfigurationSet ?? prefix,
-          }),
-        ],
-        conditions: { StringEquals: { 'ses:FromAddress': s.senderEmail } },
-      }),
-    );
-    // Push publishes to the endpoints of the configured platform applications only (SNS publishes only within a
-    // region): an endpoint ARN is the application's with `endpoint/` for `app/` and the device's id after it.
-    // Without applications, no push is permitted (synth warns); dispatch reads an endpoint of any other application
-    // as that message's fault alone (PUSH_APPLICATION_ARNS), never the channel's.
-    const applications = s.pushPlatformApplicationArns ?? [];
-    if (applications.length > 0) {
-      dispatch.addToRolePolicy(
-        new PolicyStatement({
-          sid: 'PushToConfiguredApplications',
-          actions: ['sns:Publish'],
-          resources: applications.map((arn) => `${arn.replace(':app/', ':endpoint/')}/*`),
-        }),
-      );
-    }
-    dispatch.addEnvironment('PUSH_APPLICATION_ARNS', applications.join(','));
-    // SMS publishes straight to a phone number, which has no ARN, so SNS authorizes it only against "*". NotResource
-    // keeps that grant away from every SNS ARN: no topic and no endpoint, in any account, through this statement.
-    dispatch.addToRolePolicy(
-      new PolicyStatement({
-        sid: 'SmsToPhoneNumbersOnly',
-        actions: ['sns:Publish'],
-        notResources: [`arn:${Aws.PARTITION}:sns:*:*:*`],
-      }),
-    );
-    // The routine and the urgent stream triggers, and where each parks what it gives up (lib/dispatch-triggers.ts).
-    const triggers = createDispatchTriggers(this, dispatch, this.table, key, timing);
-    const dispatchFailures = triggers.routineFailures;
-
-    // ── Sweeper: nothing silently lost ──
-    const sweeper = new NotifierFunction(this, 'Sweeper', {
-      entry: 'sweeper/index.ts',
-      description: 'notifier: wakes deferred and stuck notifications, expires old ones, resolves expired leases',
-      metricNamespace,
-      timeout: Duration.seconds(timing.sweeperTimeoutSeconds),
-      // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write; the
-      // timeout fits the one-minute schedule anyway (dispatch-timing.ts, SWEEPER_FITS_INTERVAL).
-      environment: {
-        CHANNEL_POLICIES: policies,
-        SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
-        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
-        ...sendEnv,
-        ...shardEnv,
-      },
-    });
-    sweeper.useTable(this.table, ['dynamodb:Query'], { index: schema.sweepIndex.indexName });
-    // GetItem: the re-read after a failed condition, so a write whose reply was lost is not counted as a lost race.
-    sweeper.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // Every minute (EventBridge's smallest rate): the sweep index is the delay queue, and this is its clock.
-    const schedule = new Rule(this, 'SweeperSchedule', {
-      schedule: Schedule.rate(Duration.seconds(timing.sweeperIntervalSeconds)),
-      targets: [new LambdaFunction(sweeper, { retryAttempts: 2 })],
-    });
-    Validations.of(schedule).acknowledge({
-      id: 'Serverless-EventBusDLQ',
-      reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
-    });
-
-    evidence.grantWrite(dispatch, ['sends', 'users']);
-    // The sweeper fills evidence gaps, which may be a send record or a customer's pointer.
-    evidence.grantWrite(sweeper, ['sends', 'users']);
-    // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
-    dispatch.useTable(this.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
-    sweeper.useTable(this.table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
-
-    // The one customer key, when given, protects the table (and its stream), the on-failure queue and the
-    // failed-batch bucket; each function is granted it through useTable.
-
-    acknowledgeFindings({ ingest, dispatch, sweeper, dispatchFailures, urgentFailures: triggers.urgentFailures });
 
     const observability = new Observability(this, 'Observability', {
       prefix,
-      metricNamespace,
-      ingest,
-      dispatch,
+      metricNamespace: parts.metricNamespace,
+      ingest: ingest.fn,
+      dispatch: dispatch.fn,
       sweeper,
       sweeperInterval: Duration.seconds(timing.sweeperIntervalSeconds),
-      ingestMappingId: source.mappingId,
+      ingestMappingId: ingest.source.mappingId,
       ingestIdleAlarmMinutes: s.ingestIdleAlarmMinutes,
       dispatchFailures,
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
       encryptAlarmTopic: s.encryptAlarmTopic,
     });
-
-    // ── Delivery feedback: SES configuration set → EventBridge → feedback function ──
-    const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
-      prefix,
-      metricNamespace,
-      table: this.table,
-      ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
-      alarmAction: new SnsAction(observability.topic),
-      dashboard: observability.dashboard,
-    });
-    // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
-    dispatch.node.addDependency(feedback);
-    // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
-    evidence.grantWrite(feedback.function, ['sends']);
-    observability.alarmOnThrottles('Feedback', feedback.function);
-    alarmOnUrgentTrigger(observability, triggers);
-    if (evidence.replicationFailures !== undefined) {
-      observability.alarm(
-        'EvidenceReplicationFailed',
-        evidence.replicationFailures,
-        'Evidence objects failed to replicate to the log-archive account: the copy there is incomplete. Check the destination bucket policy, its key policy and its Object Lock (docs/deploy.md "Evidence in a log-archive account"); S3 retries, and a failed object is replicated again by S3 Batch Replication.',
-      );
-    }
-    // Every change to the evidence protections and every use of the break-glass role reaches the operators.
-    const watch = new ProtectionWatch(this, 'ProtectionWatch', {
-      prefix,
-      buckets: [evidence.bucket, evidence.accessLogs],
-      key: evidence.key,
-      breakGlassRole: evidence.breakGlassRole,
-      observability,
-    });
-    // Preferences and suppressions never expire: a locked vault here, a copy in another account.
-    if (s.backup !== undefined) {
-      new TableBackup(this, 'Backup', { prefix, table: this.table, settings: s.backup });
-    }
-
-    // ── SMS and push delivery status: SNS's logs → the same feedback function ──
-    new SnsDeliveryStatus(this, 'SnsDeliveryStatus', {
-      prefix,
-      metricNamespace,
-      feedback: feedback.function,
-      manageSmsAttributes: s.manageSmsDeliveryStatus,
-      platformApplicationArns: s.pushPlatformApplicationArns ?? [],
-      smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
-      observability,
-    });
-    // ── The smoke producer: npm run smoke through MSK (deployed where the settings name the cluster's subnets) ──
-    const smoke =
-      s.mskSubnetIds === undefined || s.mskSecurityGroupIds === undefined
-        ? undefined
-        : new SmokeProducer(this, 'SmokeProducer', {
-            metricNamespace,
-            clusterArn: s.mskClusterArn,
-            topic: s.topic,
-            kafka: kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId),
-            subnetIds: s.mskSubnetIds,
-            securityGroupIds: s.mskSecurityGroupIds,
-          });
-    if (smoke !== undefined) observability.alarmOnThrottles('SmokeProducer', smoke.function);
+    const feedback = this.deliveryFeedback(parts, dispatch, observability);
+    const watch = this.protect(parts, observability);
+    this.snsDeliveryStatus(parts, feedback, observability);
+    const smoke = this.smokeProducer(parts, observability);
     if (s.pushPlatformApplicationArns === undefined) {
       Annotations.of(this).addWarningV2(
         'notifier:pushDeliveryStatus',
@@ -353,54 +118,36 @@ export class NotifierStack extends Stack {
         evidenceBucket: evidence.bucket,
         schemaRegistry: s.schemaRegistry,
       });
-      for (const fn of [ingest, dispatch, sweeper, feedback.function]) network.place(fn);
+      for (const fn of [ingest.fn, dispatch.fn, sweeper, feedback.function]) network.place(fn);
     }
 
-    // ── What an operator needs, by name (docs/operations.md; lib/stack-outputs.ts lists them for ops/) ──
-    const output = (id: StackOutputName, value: string) =>
-      new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
-    output('Stage', s.stage);
-    output('TableName', this.table.tableName);
-    output('IngestFunctionName', ingest.functionName);
-    output('IngestLogGroupName', ingest.logGroup.logGroupName);
-    output('DispatchFunctionName', dispatch.functionName);
-    output('DispatchLogGroupName', dispatch.logGroup.logGroupName);
-    output('SweeperFunctionName', sweeper.functionName);
-    output('SweeperLogGroupName', sweeper.logGroup.logGroupName);
-    output('MskClusterArn', s.mskClusterArn);
-    output('IngestKafkaMappingId', source.mappingId);
-    output('FailedIngestBatchesBucketName', failedBatches.bucketName);
-    output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl);
-    output('AlarmTopicArn', observability.topic.topicArn);
-    output('FeedbackFunctionName', feedback.function.functionName);
-    output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
-    output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
-    output('SesConfigurationSetName', feedback.configurationSetName);
-    output('EvidenceBucketName', evidence.bucket.bucketName);
-    output('EvidenceReaderRoleArn', evidence.readerRole.roleArn);
-    output('EvidenceBreakGlassRoleArn', evidence.breakGlassRole.roleArn);
-    if (smoke !== undefined) {
-      new CfnOutput(this, 'SmokeProducerFunctionName', {
-        value: smoke.function.functionName,
-        description: OPTIONAL_STACK_OUTPUTS.SmokeProducerFunctionName,
-      });
-    }
-    output(
-      'DashboardUrl',
-      `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,
-    );
+    addOutputs(this, {
+      stage: s.stage,
+      mskClusterArn: s.mskClusterArn,
+      table: this.table,
+      ingest: ingest.fn,
+      ingestMappingId: ingest.source.mappingId,
+      failedBatches: ingest.source.failedBatches,
+      dispatch: dispatch.fn,
+      dispatchFailures,
+      sweeper,
+      feedback,
+      evidence,
+      observability,
+      smoke,
+    });
     acknowledgeOutsideRuleSets(this, {
       table: this.table,
-      failedBatches,
+      failedBatches: ingest.source.failedBatches,
       evidence,
       deadLetterQueues: [
         dispatchFailures,
-        ...(triggers.urgentFailures ? [triggers.urgentFailures] : []),
+        ...(dispatch.triggers.urgentFailures ? [dispatch.triggers.urgentFailures] : []),
         feedback.deadLetters,
         watch.deadLetters,
       ],
-      dispatch,
-      pushApplicationArns: applications,
+      dispatch: dispatch.fn,
+      pushApplicationArns: s.pushPlatformApplicationArns ?? [],
       settings: {
         kmsKey: key !== undefined,
         vpc: s.vpc !== undefined,
@@ -408,6 +155,85 @@ export class NotifierStack extends Stack {
         replication: s.evidenceReplication !== undefined,
       },
     });
+  }
+
+  /**
+   * Delivery feedback: SES's configuration set → EventBridge, and SNS's delivery status logs → the feedback
+   * function, which records each report on its send (lib/delivery-feedback.ts, lib/sns-delivery-status.ts).
+   */
+  private deliveryFeedback(p: FunctionPartProps, dispatch: Dispatch, observability: Observability): DeliveryFeedback {
+    const s = p.settings;
+    const environment: FeedbackEnvironment = { TABLE_NAME: p.table.tableName, ...p.evidence.environment };
+    const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
+      prefix: p.prefix,
+      metricNamespace: p.metricNamespace,
+      table: p.table,
+      environment,
+      ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
+      alarmAction: new SnsAction(observability.topic),
+      dashboard: observability.dashboard,
+    });
+    // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
+    dispatch.fn.node.addDependency(feedback);
+    // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
+    p.evidence.grantWrite(feedback.function, ['sends']);
+    observability.alarmOnThrottles('Feedback', feedback.function);
+    alarmOnUrgentTrigger(observability, dispatch.triggers);
+    if (p.evidence.replicationFailures !== undefined) {
+      observability.alarm(
+        'EvidenceReplicationFailed',
+        p.evidence.replicationFailures,
+        'Evidence objects failed to replicate to the log-archive account: the copy there is incomplete. Check the destination bucket policy, its key policy and its Object Lock (docs/deploy.md "Evidence in a log-archive account"); S3 retries, and a failed object is replicated again by S3 Batch Replication.',
+      );
+    }
+    return feedback;
+  }
+
+  /** What guards the evidence and the table beyond the functions: the protection watch, and the backup if set. */
+  private protect(p: FunctionPartProps, observability: Observability): ProtectionWatch {
+    // Every change to the evidence protections and every use of the break-glass role reaches the operators.
+    const watch = new ProtectionWatch(this, 'ProtectionWatch', {
+      prefix: p.prefix,
+      buckets: [p.evidence.bucket, p.evidence.accessLogs],
+      key: p.evidence.key,
+      breakGlassRole: p.evidence.breakGlassRole,
+      observability,
+    });
+    // Preferences and suppressions never expire: a locked vault here, a copy in another account.
+    if (p.settings.backup !== undefined) {
+      new TableBackup(this, 'Backup', { prefix: p.prefix, table: p.table, settings: p.settings.backup });
+    }
+    return watch;
+  }
+
+  /** SMS and push delivery status: SNS's logs → the same feedback function (lib/sns-delivery-status.ts). */
+  private snsDeliveryStatus(p: FunctionPartProps, feedback: DeliveryFeedback, observability: Observability): void {
+    const s = p.settings;
+    new SnsDeliveryStatus(this, 'SnsDeliveryStatus', {
+      prefix: p.prefix,
+      metricNamespace: p.metricNamespace,
+      feedback: feedback.function,
+      manageSmsAttributes: s.manageSmsDeliveryStatus,
+      platformApplicationArns: s.pushPlatformApplicationArns ?? [],
+      smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
+      observability,
+    });
+  }
+
+  /** The smoke producer: npm run smoke through MSK, deployed where the settings name the cluster's subnets. */
+  private smokeProducer(p: FunctionPartProps, observability: Observability): NotifierFunction | undefined {
+    const s = p.settings;
+    if (s.mskSubnetIds === undefined || s.mskSecurityGroupIds === undefined) return undefined;
+    const smoke = new SmokeProducer(this, 'SmokeProducer', {
+      metricNamespace: p.metricNamespace,
+      clusterArn: s.mskClusterArn,
+      topic: s.topic,
+      kafka: kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId),
+      subnetIds: s.mskSubnetIds,
+      securityGroupIds: s.mskSecurityGroupIds,
+    });
+    observability.alarmOnThrottles('SmokeProducer', smoke.function);
+    return smoke.function;
   }
 
   /**

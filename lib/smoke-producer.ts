@@ -8,6 +8,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import type { SmokeEnvironment } from '../functions/contracts/environment.ts';
 import { awsCall, sdkCall } from './aws-calls.ts';
 import { acknowledgeSmokeProducerFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -36,16 +37,17 @@ export class SmokeProducer extends Construct {
       }),
       [new PolicyStatement({ actions: ['kafka:GetBootstrapBrokers'], resources: [props.clusterArn] })],
     );
+    const environment: SmokeEnvironment = {
+      TOPIC: props.topic,
+      BOOTSTRAP_BROKERS: brokers.getResponseField('BootstrapBrokerStringSaslIam'),
+    };
     this.function = new NotifierFunction(this, 'Function', {
       entry: 'smoke/index.ts',
       description: 'notifier: writes one smoke event to the topic through MSK (npm run smoke)',
       metricNamespace: props.metricNamespace,
       timeout: Duration.seconds(30),
       memorySize: 256,
-      environment: {
-        TOPIC: props.topic,
-        BOOTSTRAP_BROKERS: brokers.getResponseField('BootstrapBrokerStringSaslIam'),
-      },
+      environment,
     });
     const fn = this.function;
     // In the cluster's subnets, with security groups the brokers accept (no IVpc needed: ids as given).

@@ -8,9 +8,15 @@
  * A card number is 13–19 digits that begin as a card brand's numbers begin, with a length that brand issues (the IIN
  * ranges of ISO/IEC 7812 as npm `credit-card-type` keeps them: Visa, Mastercard, American Express, Discover, JCB, Diners,
  * UnionPay, Maestro, Mir, Elo …) and pass the Luhn check — UnionPay's without it, as its numbers need not pass. Its
- * digits may be any script's decimal digits (full-width `４１１１` is read as 4111), written together or in groups
- * separated by up to three spaces or dashes (`4111 1111 1111 1111`, `3782-822463-10005`). Every stretch of such groups
- * holding 13–19 digits is read, so a card number beside another number (`ref 12 4111 1111 1111 1111`) is found too.
+ * digits are what a reader reads as digits: any script's decimal digits (full-width `４１１１` is read as 4111) and the
+ * digits Unicode files as other numbers (superscript `⁴`, circled `④`: NFKC makes them one digit), with whatever shows
+ * nothing between them taken as nothing (joiners, zero-width characters, variation selectors, a mark on a digit:
+ * `4\u200D111` is 4111 on the screen). They are written together or in groups separated by up to three spaces or
+ * dashes (`4111 1111 1111 1111`, `3782-822463-10005`), or by the dots, slashes, commas or underscores that group digits
+ * too (`4111.1111.1111.1111`) — then every group of the number is separated alike, since dates and addresses are
+ * written with those as well and two of them side by side (`22.01.2026 - 01.04.2026`) are not one number. Every
+ * stretch of such groups holding 13–19 digits is read, so a card number beside another number
+ * (`ref 12 4111 1111 1111 1111`) is found too.
  * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is an account, not a card:
  * its digits are left as written.
  *
@@ -26,17 +32,32 @@ const MIN_DIGITS = 13;
 const MAX_DIGITS = 19;
 /** Separators between a number's groups: up to three spaces (any Unicode space) or dashes (any Unicode dash). */
 const MAX_GAP = 3;
+/**
+ * The most characters a reader sees (grapheme clusters) that one card number can span: its digits (a mark on a digit
+ * is part of its cluster) and the separators between them. Text cut after this many past the part shown cannot hide
+ * the rest of a number that starts in it.
+ */
+export const LONGEST_CARD_NUMBER = MAX_DIGITS + (MAX_DIGITS - 1) * MAX_GAP;
 
 const DIGIT = /\p{Nd}/u;
-const SEPARATOR = /[\p{Zs}\p{Pd}]/u;
+/** Digits Unicode files as other numbers (superscript, circled …): a digit when NFKC makes it one. */
+const OTHER_NUMBER = /\p{No}/u;
+const SEPARATOR = /[\p{Zs}\p{Pd}\t\n\r\f\v]/u;
+/** Separators that also group dates, versions and addresses: a number's groups are then all separated alike. */
+const GROUPING = /[.,/_\uFF0C\uFF0E\uFF0F\uFF3F]/u;
+/** What shows nothing between two digits: marks on a digit, format characters (joiners …), variation selectors. */
+const UNSEEN = /[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /** One character of the input: its place (code units or bytes), and what it is to a card number. */
 interface Unit {
   readonly start: number;
   readonly end: number;
-  /** 0–9 for a decimal digit of any script. */
+  /** 0–9 for a character a reader reads as a decimal digit. */
   readonly digit?: number;
-  readonly separator?: boolean;
+  /** The separator as written (a space, a dash, a dot …). */
+  readonly separator?: string;
+  /** Shows nothing between two digits: neither ends a group nor separates one. */
+  readonly unseen?: boolean;
 }
 
 /** The value of a decimal digit: Unicode encodes each script's digits 0–9 in one contiguous range (UAX #44). */
@@ -51,7 +72,13 @@ function digitValue(cp: number): number {
 function unitOf(cp: number, start: number, end: number): Unit {
   const ch = String.fromCodePoint(cp);
   if (DIGIT.test(ch)) return { start, end, digit: digitValue(cp) };
-  return SEPARATOR.test(ch) ? { start, end, separator: true } : { start, end };
+  if (OTHER_NUMBER.test(ch)) {
+    const nfkc = ch.normalize('NFKC');
+    const one = nfkc.codePointAt(0) as number;
+    return nfkc.length === 1 && DIGIT.test(nfkc) ? { start, end, digit: digitValue(one) } : { start, end };
+  }
+  if (SEPARATOR.test(ch) || GROUPING.test(ch)) return { start, end, separator: ch };
+  return UNSEEN.test(ch) ? { start, end, unseen: true } : { start, end };
 }
 
 const luhn = (digits: readonly number[]): boolean => {
@@ -63,11 +90,55 @@ const luhn = (digits: readonly number[]): boolean => {
   return sum % 10 === 0;
 };
 
-/** 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). */
-export function isCardNumber(digits: readonly number[]): boolean {
+/** A card brand's numbers are told by their first digits: at most this many (credit-card-type's longest IIN range). */
+const IIN_DIGITS = 8;
+type Brands = ReturnType<typeof creditCardType>;
+
+/**
+ * The two first digits UnionPay's numbers may start with (from credit-card-type's own ranges): the only numbers that
+ * may be cards without passing the Luhn check, so the only ones failing it whose brands are worth looking up.
+ */
+const UNIONPAY_LEADS: ReadonlySet<string> = new Set(
+  creditCardType.getTypeInfo(creditCardType.types.UNIONPAY as string).patterns.flatMap((pattern) => {
+    const [low, high] = (Array.isArray(pattern) ? pattern : [pattern, pattern]).map((p) =>
+      Number(String(p).slice(0, 2)),
+    );
+    return Array.from({ length: (high as number) - (low as number) + 1 }, (_, i) => String((low as number) + i));
+  }),
+);
+
+/**
+ * 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). `brandsOf` may remember the brands
+ * of first digits: the windows of one text share them, and a look-up costs microseconds.
+ */
+export function isCardNumber(
+  digits: readonly number[],
+  brandsOf: (iin: string) => Brands = (iin) => creditCardType(iin),
+): boolean {
   if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return false;
-  const brands = creditCardType(digits.join('')).filter((b) => b.lengths.includes(digits.length));
-  return brands.length > 0 && (luhn(digits) || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+  const valid = luhn(digits);
+  if (!valid && !UNIONPAY_LEADS.has(`${digits[0]}${digits[1]}`)) return false;
+  const brands = brandsOf(digits.slice(0, IIN_DIGITS).join('')).filter((b) => b.lengths.includes(digits.length));
+  return brands.length > 0 && (valid || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+}
+
+/** The brands of first digits, each looked up once per text: a text of many short groups has many windows. */
+function rememberedBrands(): (iin: string) => Brands {
+  const known = new Map<string, Brands>();
+  return (iin) => {
+    let brands = known.get(iin);
+    if (brands === undefined) {
+      brands = creditCardType(iin);
+      known.set(iin, brands);
+    }
+    return brands;
+  };
+}
+
+/** A run of digits (the units' indexes), and what separates it from the run before it in its stretch. */
+interface Group {
+  readonly at: number[];
+  readonly gapBefore: string;
 }
 
 /**
@@ -77,40 +148,56 @@ export function isCardNumber(digits: readonly number[]): boolean {
 function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]): Set<number> {
   const masked = new Set<number>();
   const inExempt = (u: Unit) => exempt.some(([from, to]) => u.start >= from && u.end <= to);
-  // The groups of one number (maximal runs of digits, joined by short runs of separators), checked together.
-  let groups: number[][] = [];
+  const brandsOf = rememberedBrands();
+  // The groups of one stretch (maximal runs of digits, joined by short runs of separators), read as windows of
+  // consecutive groups: each window of 13–19 digits whose gaps are spaces and dashes, or all alike, is a candidate.
+  let groups: Group[] = [];
   const check = () => {
     for (let first = 0; first < groups.length; first++) {
-      const window: number[] = [];
+      const digits: number[] = [];
+      const at: number[] = [];
+      let grouping = false;
+      let alike = true;
       for (let last = first; last < groups.length; last++) {
-        window.push(...(groups[last] as number[]));
-        if (window.length > MAX_DIGITS) break;
-        if (window.length < MIN_DIGITS) continue;
-        if (isCardNumber(window.map((i) => units[i]?.digit as number))) {
-          for (const i of window.slice(0, -4)) masked.add(i);
+        const group = groups[last] as Group;
+        if (last > first) {
+          grouping ||= GROUPING.test(group.gapBefore);
+          alike &&= group.gapBefore === groups[first + 1]?.gapBefore;
+          // A dot, slash, comma or underscore among unlike gaps: no longer one number, nor any longer window.
+          if (grouping && !alike) break;
         }
+        for (const i of group.at) {
+          digits.push(units[i]?.digit as number);
+          at.push(i);
+        }
+        if (digits.length > MAX_DIGITS) break;
+        if (isCardNumber(digits, brandsOf)) for (const i of at.slice(0, -4)) masked.add(i);
       }
     }
     groups = [];
   };
-  let group: number[] = [];
-  let gap = 0;
+  let run: number[] = [];
+  let gap = '';
   for (let i = 0; i < units.length; i++) {
     const unit = units[i] as Unit;
     if (unit.digit !== undefined && !inExempt(unit)) {
-      group.push(i);
-      gap = 0;
+      run.push(i);
       continue;
     }
-    if (group.length > 0) groups.push(group);
-    group = [];
-    if (unit.separator === true && groups.length > 0 && gap < MAX_GAP) gap++;
+    if (unit.unseen === true && run.length > 0) continue;
+    if (run.length > 0) {
+      groups.push({ at: run, gapBefore: gap });
+      gap = '';
+    }
+    run = [];
+    if (unit.unseen === true && groups.length > 0) continue;
+    if (unit.separator !== undefined && groups.length > 0 && [...gap].length < MAX_GAP) gap += unit.separator;
     else {
       check();
-      gap = 0;
+      gap = '';
     }
   }
-  if (group.length > 0) groups.push(group);
+  if (run.length > 0) groups.push({ at: run, gapBefore: gap });
   check();
   return masked;
 }
@@ -133,7 +220,7 @@ function ibanRanges(text: string): [number, number][] {
 }
 
 /** Fewer digits than a card number has: nothing to read (most values). */
-const tooFewDigits = (text: string) => (text.match(/\p{Nd}/gu)?.length ?? 0) < MIN_DIGITS;
+const tooFewDigits = (text: string) => (text.match(/[\p{Nd}\p{No}]/gu)?.length ?? 0) < MIN_DIGITS;
 
 /** The text with every card number masked to its last four digits (`**** **** **** 1111`), and whether any was. */
 export function maskCardNumbers(text: string): { text: string; masked: boolean } {
@@ -152,13 +239,14 @@ export function maskCardNumbers(text: string): { text: string; masked: boolean }
 
 /**
  * The same in a record's bytes as they arrived (a quarantined record is kept for its replay): JSON text, or Avro or
- * Protobuf whose strings are UTF-8. Each byte of a masked digit becomes `*`, so the length of every string, and so
- * every length prefix around it, stays as it was.
+ * Protobuf whose strings are UTF-8. A JSON escape is read as the character it stands for (`\u0034` is a 4, `\/` a
+ * slash). Each byte of a masked digit becomes `*` (an escaped one `******`), so the length of every string, and so
+ * every length prefix around it, stays as it was, and JSON text stays JSON.
  */
 export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean } {
   const units: Unit[] = [];
   for (let i = 0; i < bytes.length; ) {
-    const decoded = utf8At(bytes, i);
+    const decoded = jsonEscapeAt(bytes, i) ?? utf8At(bytes, i);
     units.push(unitOf(decoded.cp, i, i + decoded.length));
     i += decoded.length;
   }
@@ -171,6 +259,34 @@ export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; 
     out.fill(MASK.charCodeAt(0), u.start, u.end);
   }
   return { bytes: out, masked: true };
+}
+
+const BACKSLASH = 0x5c;
+/** JSON's two-character escapes (RFC 8259 §7) that stand for a character a card number may hold or be grouped by. */
+const SHORT_ESCAPES: Readonly<Record<string, number>> = { '/': 0x2f, t: 0x09, n: 0x0a, r: 0x0d, f: 0x0c, b: 0x08 };
+
+const hex4 = (bytes: Uint8Array, i: number): number | undefined => {
+  const text = Buffer.from(bytes.subarray(i, i + 4)).toString('latin1');
+  return /^[0-9A-Fa-f]{4}$/.test(text) ? Number.parseInt(text, 16) : undefined;
+};
+
+/** The character a JSON escape at `i` stands for (a surrogate pair's as one), or undefined when none starts there. */
+function jsonEscapeAt(bytes: Uint8Array, i: number): { cp: number; length: number } | undefined {
+  if (bytes[i] !== BACKSLASH) return undefined;
+  const next = String.fromCharCode(bytes[i + 1] ?? 0);
+  // An escaped backslash is one character: the `u0034` after `\\` is text, not an escape.
+  if (next === '\\') return { cp: BACKSLASH, length: 2 };
+  const short = SHORT_ESCAPES[next];
+  if (short !== undefined) return { cp: short, length: 2 };
+  const unit = next === 'u' ? hex4(bytes, i + 2) : undefined;
+  if (unit === undefined) return undefined;
+  if (unit >= 0xd800 && unit <= 0xdbff && bytes[i + 6] === BACKSLASH && bytes[i + 7] === 0x75) {
+    const low = hex4(bytes, i + 8);
+    if (low !== undefined && low >= 0xdc00 && low <= 0xdfff) {
+      return { cp: 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00), length: 12 };
+    }
+  }
+  return { cp: unit, length: 6 };
 }
 
 /** The code point of a well-formed UTF-8 sequence at `i`, or the byte alone (a binary format's bytes are not text). */

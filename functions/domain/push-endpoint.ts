@@ -9,6 +9,14 @@
  * holds is decided from these parts: a disabled application (an expired APNs certificate, a revoked FCM key) refuses
  * its own endpoints only, so it is held on its own, never the whole PUSH channel.
  */
+import type { Channel } from './channels.ts';
+
+/**
+ * Whether a channel's address is a platform endpoint ARN — of one application, in one account and region — so its
+ * failures can be an application's or another account's rather than the channel's. Decided per channel here.
+ */
+export const SENT_TO_ENDPOINT: Readonly<Record<Channel, boolean>> = { EMAIL: false, PUSH: true, SMS: false };
+
 export interface PushEndpoint {
   readonly partition: string;
   readonly region: string;

@@ -17,10 +17,12 @@ import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
 import { maskCardNumbers } from './card-number.ts';
 import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
-import type { Channel } from './channels.ts';
+import { type Channel, unknownChannel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
-import { type EventData, type EventType, isCalendarDate, type Locale, utcInstant } from './event.ts';
-import { DEFAULT_LOCALE, isLocale } from './locale.ts';
+import type { EventData, EventType } from './event/contract.ts';
+import { isCalendarDate } from './event/schema.ts';
+import { utcInstant } from './event/spellings.ts';
+import { DEFAULT_LOCALE, isLocale, type Locale } from './locale.ts';
 import { bareNames, type CompiledSet, type View } from './message-view.ts';
 import { formatMoment } from './moment.ts';
 import { formatAmount, RenderError } from './money.ts';
@@ -104,6 +106,8 @@ export function render(given: TemplateInput, brand: Brand): Message {
       const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view, shortenable);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
     }
+    default:
+      return unknownChannel(input.channel);
   }
 }
 
@@ -135,8 +139,9 @@ function refuseBlanks(def: Definition, view: View, channel: Channel, set: Compil
 function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
   // A required field absent: not an item ingest wrote as it is (ingest refuses such an event) — an erased one, or
-  // one written some other way. Nothing of it is shown.
-  for (const name of def.data.filter((f) => f.required).flatMap(dataNamesOf)) {
+  // one written some other way. Nothing of it is shown. Not display text: ingest leaves out text that cleans to
+  // nothing (a third party's is never refused), so its absence is a blank, which each channel decides on below.
+  for (const name of def.data.filter((f) => f.required && f.kind !== 'text').flatMap(dataNamesOf)) {
     if (typeof data[name] !== 'string') throw new RenderError(`required field ${name} is missing`);
   }
   // The language's code is its Intl locale (a lower-case BCP 47 tag): dates and money are formatted for it.

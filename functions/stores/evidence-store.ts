@@ -22,6 +22,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { EvidenceConfig } from '../commons/config.ts';
+import type { EvidenceLockMode } from '../domain/evidence.ts';
 
 /** The store the configuration names (an S3 client is created only for the bucket), or undefined: none kept. */
 export function evidenceStoreOf(config: EvidenceConfig['store'], s3: () => S3Client): EvidenceStore | undefined {
@@ -55,9 +56,6 @@ export interface EvidenceStore {
   /** Every key ever written under a prefix, in key order, with its versions and whether a delete marker hides it. */
   history(prefix: string): Promise<EvidenceObjectHistory[]>;
 }
-
-export const EVIDENCE_LOCK_MODES = ['GOVERNANCE', 'COMPLIANCE'] as const;
-export type EvidenceLockMode = (typeof EVIDENCE_LOCK_MODES)[number];
 
 export class S3EvidenceStore implements EvidenceStore {
   constructor(

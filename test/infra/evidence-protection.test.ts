@@ -6,7 +6,7 @@
  * them on, replication to a log-archive account and a locked, copied backup of the table.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../../functions/domain/evidence.ts';
+import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { PROTECTION_ACTIONS } from '../../lib/evidence-store.ts';
 import { WATCHED_BUCKET_EVENTS, WATCHED_KEY_EVENTS } from '../../lib/protection-watch.ts';
 import { allows, denies, type Principal, type Request, resolver, type Statement } from '../support/policy-eval.ts';
@@ -14,7 +14,7 @@ import { PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../suppor
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 const EXAMPLE = 'examples/settings.example.json';
-const DAYS = DEFAULT_EVIDENCE_RETENTION_DAYS;
+const DAYS = EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default;
 
 function read(file: string, overrides: Record<string, unknown> = {}) {
   const { template, stack } = synthTemplate(file, overrides);

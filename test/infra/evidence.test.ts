@@ -6,7 +6,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../../functions/domain/evidence.ts';
+import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
@@ -54,7 +54,7 @@ describe('the evidence store', () => {
       ObjectLockEnabled: true,
       ObjectLockConfiguration: {
         ObjectLockEnabled: 'Enabled',
-        Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: DEFAULT_EVIDENCE_RETENTION_DAYS } },
+        Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default } },
       },
       VersioningConfiguration: { Status: 'Enabled' },
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, RestrictPublicBuckets: true },
@@ -75,7 +75,7 @@ describe('the evidence store', () => {
         {
           Id: 'expire-after-the-retention',
           Status: 'Enabled',
-          ExpirationInDays: DEFAULT_EVIDENCE_RETENTION_DAYS + 1,
+          ExpirationInDays: EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default + 1,
           NoncurrentVersionExpiration: { NoncurrentDays: 1 },
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         },
@@ -143,7 +143,7 @@ describe('the evidence store', () => {
       expect(base.envOf(fn), fn).toMatchObject({
         EVIDENCE_BUCKET: { Ref: expect.stringMatching(/^EvidenceBucket/) },
         EVIDENCE_LOCK_MODE: 'GOVERNANCE',
-        EVIDENCE_RETENTION_DAYS: String(DEFAULT_EVIDENCE_RETENTION_DAYS),
+        EVIDENCE_RETENTION_DAYS: String(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default),
       });
     }
     // Only the evidence reader reads, and only the break-glass role may change the protections

@@ -12,12 +12,20 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import example from '../../examples/settings.example.json' with { type: 'json' };
-import { loadBrandConfig } from '../../functions/commons/config.ts';
+import { brandOf } from '../../functions/commons/config.ts';
 import {
   assertDispatchTiming,
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/contracts/dispatch-timing.ts';
+import {
+  DISPATCH_ENVIRONMENT,
+  FEEDBACK_ENVIRONMENT,
+  INGEST_ENVIRONMENT,
+  SMOKE_ENVIRONMENT,
+  SWEEPER_ENVIRONMENT,
+} from '../../functions/contracts/environment.ts';
+import { type EnvSpec, keysTheStackSets } from '../../functions/contracts/environment-keys.ts';
 import {
   FILTER_PATTERN_MAX_CHARS,
   matchesFilter,
@@ -212,6 +220,35 @@ describe('the functions', () => {
     }
   });
 
+  it('set each function the environment its contract names: every variable the stack always sets, and no other', () => {
+    const smoke = synth({ mskSubnetIds: 'subnet-0123456789abcdef0', mskSecurityGroupIds: 'sg-0123456789abcdef0' });
+    const contracts: [typeof fnProps, string, EnvSpec][] = [
+      [fnProps, 'Ingest', INGEST_ENVIRONMENT],
+      [fnProps, 'Dispatch', DISPATCH_ENVIRONMENT],
+      [fnProps, 'Sweeper', SWEEPER_ENVIRONMENT],
+      [fnProps, 'DeliveryFeedbackFunction', FEEDBACK_ENVIRONMENT],
+      [smoke.fnProps, 'SmokeProducerFunction', SMOKE_ENVIRONMENT],
+    ];
+    // Powertools' and Node's, set on every function by the house construct (TelemetryEnvironment).
+    const telemetry = [
+      'POWERTOOLS_SERVICE_NAME',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'POWERTOOLS_LOG_LEVEL',
+      'NODE_OPTIONS',
+    ];
+    for (const [props, fn, spec] of contracts) {
+      const set = Object.keys((props(fn) as { Environment: { Variables: object } }).Environment.Variables);
+      expect(
+        set.filter((name) => !(name in spec) && !telemetry.includes(name)),
+        `${fn} sets what its contract does not name`,
+      ).toEqual([]);
+      expect(
+        keysTheStackSets(spec).filter((name) => !set.includes(name)),
+        `${fn} misses what the stack always sets`,
+      ).toEqual([]);
+    }
+  });
+
   it("log to groups kept a year (a bank's audit history: PCI DSS 10.5.1, Control Tower's CT.CLOUDWATCH.PR.2), retained on stack deletion, each writable only by its own function", () => {
     const groups = resources('AWS::Logs::LogGroup');
     // The four functions' and the AwsCustomResource provider's (its own role writes only there too).
@@ -277,7 +314,7 @@ describe('the functions', () => {
     );
   });
 
-  it('pass the send rates and the maximum age to dispatch and the sweeper, and the stuck threshold to all three', () => {
+  it('pass the send rates and the maximum age to dispatch and the sweeper, and the pending threshold to all three', () => {
     const { template: t } = synth({ sendRatePerSecond: '{"EMAIL":40,"SMS":5}', notificationMaxAgeHours: '6' });
     const resources = (t.toJSON() as typeof json).Resources;
     const env = (prefix: string) => {
@@ -312,7 +349,7 @@ describe('the functions', () => {
     const fn = fnProps('Dispatch') as { Environment: { Variables: Record<string, string> } };
     const brand = JSON.parse(fn.Environment.Variables.BRAND ?? '{}');
     expect(brand).toMatchObject({ name: example.brand.name, brandColor: '#0f4c81' });
-    expect(loadBrandConfig(fn.Environment.Variables)).toEqual(brand);
+    expect(brandOf(fn.Environment.Variables.BRAND)).toEqual(brand);
     // Tokens (the table name) count as their longest value: 255 characters.
     const size = Object.entries(fn.Environment.Variables).reduce(
       (n, [k, v]) => n + k.length + (typeof v === 'string' ? Buffer.byteLength(v) : 255),

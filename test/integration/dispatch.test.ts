@@ -110,7 +110,7 @@ describe('dispatch on DynamoDB Local', () => {
       retryBaseMs: 10,
       retryMaxMs: 1_000,
       nearRetryMs: 2_000,
-      stuckAfterMs: 1_000,
+      pendingThresholdMs: 1_000,
       maxAgeMs: 86_400_000,
       brand: EXAMPLE_BRAND,
     };

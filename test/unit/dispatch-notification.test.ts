@@ -118,6 +118,16 @@ describe('dispatch: claim → send → mark', () => {
     for (const tag of email.Tags ?? []) expect(tag.Value).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
+  it('a customer whose id is the word ERASED is a customer: their notice is sent (erasure is marked by its time)', async () => {
+    const n = { ...pending('EMAIL'), userId: 'ERASED' };
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-erased-word' });
+    expect(await dispatch(key(n))).toMatchObject({ kind: 'sent', providerMessageId: 'ses-erased-word' });
+  });
+
   it('a redelivered record finds the item no longer PENDING: no send', async () => {
     const n = pending('EMAIL');
     ddb.on(UpdateCommand).rejects(conditionFailed());

@@ -43,10 +43,10 @@ import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildInbox, buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { contactFor, route } from '../../functions/domain/routing.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { type BatchDeps, ingestBatch as ingestOrReport } from '../../functions/ingest/ingest-batch.ts';
 import { BUNDLE } from '../../lib/bundling.ts';
@@ -836,7 +836,7 @@ async function measureDispatch() {
     retryBaseMs: 1_000,
     retryMaxMs: 300_000,
     nearRetryMs: 2_000,
-    stuckAfterMs: DEFAULT_STUCK_AFTER_MS,
+    pendingThresholdMs: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
     maxAgeMs: 86_400_000,
     brand: EXAMPLE_BRAND,
   };

@@ -5,8 +5,8 @@
  * (wire-records.ts with a warm schema cache, then the one decoder). Prints microseconds per record and value bytes.
  */
 import { readFileSync } from 'node:fs';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
-import { confluentRecord, encodeAvro, encodeProtobuf } from '../../functions/domain/wire-format.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
+import { confluentRecord, encodeAvro, encodeProtobuf } from '../../functions/domain/event/wire-format.ts';
 import type { IngestInput } from '../../functions/ingest/ingest-record.ts';
 import { SchemaCache, type SchemaRegistry } from '../../functions/ingest/schema-registry.ts';
 import { readWireRecords } from '../../functions/ingest/wire-records.ts';

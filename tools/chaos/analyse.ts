@@ -9,9 +9,11 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { admitRecord } from '../../functions/domain/admission.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../../functions/domain/display-text.ts';
-import { type Channel, type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { notificationIdOf, parseNotificationId, quarantinePk } from '../../functions/domain/keys.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { route } from '../../functions/domain/routing.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/ingest/figures.ts';
@@ -28,7 +30,14 @@ import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
 import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
 import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
 
-/** A record's event as ingest reads it: the one decoder (event.ts decodeRecordValue). */
+/** An email's text alternative keeps the template's line breaks; every other channel's text is one line. */
+const SAFE_TEXT: Readonly<Record<Channel, (text: string) => boolean>> = {
+  EMAIL: isSafeMultilineText,
+  PUSH: isSafeDisplayText,
+  SMS: isSafeDisplayText,
+};
+
+/** A record's event as ingest reads it: the one decoder (event/decode.ts decodeRecordValue). */
 const decoded = (value: unknown): DecodedTransfer | undefined => {
   const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
   return isTransfer(d) ? d : undefined;
@@ -397,7 +406,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     if (ref === undefined || !ref.eventId.startsWith(a.prefix)) continue;
     const { channel } = ref;
     const mode = a.modeByAddress.get(addressOf.get(notificationIdOf(ref.eventId, channel)) ?? '');
-    const ownFault = mode === 'foreignEndpoint' || (channel === 'PUSH' && mode === 'reject');
+    const ownFault = mode === 'foreignEndpoint' || (SENT_TO_ENDPOINT[channel] && mode === 'reject');
     if (ownFault || entry.code === 'PlatformApplicationDisabled') {
       heldTooWide++;
       problems.push(`${entry.notificationId} held ${channel} for ${entry.code} (mode ${mode})`);
@@ -411,9 +420,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
   // An email's text alternative has the template's line breaks; every other text is one line. Judged by the oracle
   // (tools/chaos/text-oracle.ts), never by the cleaner's own expressions.
   const unsafe = sends.filter(
-    (s) =>
-      ![s.subject ?? '', s.html ?? ''].every(isSafeDisplayText) ||
-      !(s.channel === 'EMAIL' ? isSafeMultilineText(s.text) : isSafeDisplayText(s.text)),
+    (s) => ![s.subject ?? '', s.html ?? ''].every(isSafeDisplayText) || !SAFE_TEXT[s.channel](s.text),
   );
   problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
 

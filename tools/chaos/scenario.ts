@@ -6,8 +6,10 @@
 
 import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import type { Channel } from '../../functions/domain/event.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
+import { CONTACT_FIELD_OF } from '../../functions/domain/contact.ts';
 import { eventPk, notificationSk } from '../../functions/domain/keys.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { mskEvent } from '../local/msk.ts';
 import { KafkaMapping, StreamMapping } from '../local/pipeline.ts';
 import type { Fault } from '../local/providers.ts';
@@ -349,7 +351,7 @@ export class ChaosRun {
 const hasContact = (spec: EventSpec, channel: Channel) => {
   const r = spec.value.recipient as Record<string, unknown>;
   const listed = spec.value.channels as Channel[] | undefined;
-  const address = channel === 'EMAIL' ? r.email : channel === 'PUSH' ? r.pushEndpointArn : r.phoneNumber;
+  const address = r[CONTACT_FIELD_OF[channel]];
   return address !== undefined && (listed === undefined || listed.includes(channel));
 };
 
@@ -358,7 +360,7 @@ function covered(spec: EventSpec, order: ProviderMode[]): EventSpec {
   const mode = order[0];
   if (mode === undefined) return spec;
   const channel = (['PUSH', 'EMAIL', 'SMS'] as const).find(
-    (c) => hasContact(spec, c) && (!PUSH_ONLY_MODES.includes(mode) || c === 'PUSH'),
+    (c) => hasContact(spec, c) && (!PUSH_ONLY_MODES.includes(mode) || SENT_TO_ENDPOINT[c]),
   );
   if (channel === undefined) return spec;
   order.shift();

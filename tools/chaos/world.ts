@@ -13,6 +13,7 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { formatChannelPolicies } from '../../functions/domain/delivery-policy.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { canMove, type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
@@ -235,7 +236,7 @@ export async function openWorld(): Promise<World> {
       w.accountRefusals++;
       return 'accountPaused';
     }
-    if (c === 'PUSH' && w.disabledApps.has(pushAppOf(to))) {
+    if (SENT_TO_ENDPOINT[c] && w.disabledApps.has(pushAppOf(to))) {
       w.applicationRefusals++;
       return 'applicationDisabled';
     }

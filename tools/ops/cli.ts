@@ -12,7 +12,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { REJECTION_REASONS } from '../../functions/domain/event.ts';
+import { REJECTION_REASONS } from '../../functions/domain/event/contract.ts';
 import { acceptedMessageId, resendRefusal } from '../../functions/domain/resend.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';

@@ -25,7 +25,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
 import {
   eventPk,
   INBOX_SK,

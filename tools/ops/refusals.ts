@@ -13,7 +13,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { erasedRefusal, isErased } from '../../functions/domain/erasure.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { type KafkaSource, QUARANTINE_SK, quarantineId, quarantinePk } from '../../functions/domain/keys.ts';
 import {
   eventIdOf,

@@ -12,7 +12,7 @@
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { loadSweeperConfig } from '../../functions/commons/config.ts';
-import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';

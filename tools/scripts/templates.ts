@@ -370,7 +370,7 @@ export function readDefinitions(root: string = TEMPLATES_DIR): Record<string, De
 const RECHECK_TIMEOUT_MS = 5_000;
 
 /**
- * A field's pattern is matched against every producer's value (functions/domain/event.ts), by a backtracking engine:
+ * A field's pattern is matched against every producer's value (functions/domain/event/schema.ts), by a backtracking engine:
  * one that a crafted value could make take exponential or polynomial time (ReDoS) would let one record stall ingest.
  * recheck (automata-theoretic, with fuzzing where that cannot decide) must find it safe; "vulnerable" and "unknown"
  * are refused, with the attack it found.
