@@ -89,147 +89,157 @@ export interface ProtectionWatchProps {
   readonly observability: Observability;
 }
 
+const WHO = EventField.fromPath('$.detail.userIdentity.arn');
+const WHAT = EventField.fromPath('$.detail.eventName');
+const CHECK = 'Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").';
+
+/** A CloudTrail management event of a service's API: these calls, with these request parameters if given. */
+function call(service: string, eventNames: readonly string[], requestParameters?: Record<string, unknown>) {
+  return {
+    source: [`aws.${service}`],
+    'detail-type': ['AWS API Call via CloudTrail'],
+    detail: {
+      eventSource: [`${service}.amazonaws.com`],
+      eventName: [...eventNames],
+      ...(requestParameters === undefined ? {} : { requestParameters }),
+    },
+  };
+}
+
+/** A rule changed: named in `name` (PutRule, DisableRule, DeleteRule) or in `rule` (PutTargets, RemoveTargets). */
+const ruleChanges = (match: unknown[]) => [
+  call('events', WATCHED_RULE_EVENTS, { name: match }),
+  call('events', WATCHED_RULE_EVENTS, { rule: match }),
+];
+
 export class ProtectionWatch extends Construct {
   readonly rules: Rule[] = [];
   /** Reports EventBridge could not publish to the topic after its retries: kept 14 days, alarmed. */
   readonly deadLetters: Queue;
+  /** `<stage>-protection`: every rule's name starts with it, and the topic accepts no other EventBridge rule. */
+  private readonly prefix: string;
 
-  constructor(scope: Construct, id: string, props: ProtectionWatchProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ProtectionWatchProps,
+  ) {
     super(scope, id);
-    const prefix = `${props.prefix}-protection`;
+    this.prefix = `${props.prefix}-protection`;
     // The topic accepts these rules (named <prefix>-protection-…) and no other EventBridge rule.
-    props.observability.allowPublishFrom('EvidenceProtectionChanges', 'events.amazonaws.com', `rule/${prefix}-*`);
-    const topic = props.observability.topic;
+    props.observability.allowPublishFrom('EvidenceProtectionChanges', 'events.amazonaws.com', `rule/${this.prefix}-*`);
+    this.deadLetters = this.reportQueue();
+    this.rule(
+      'Buckets',
+      'changes to the evidence and access-log buckets',
+      call('s3', WATCHED_BUCKET_EVENTS, { bucketName: props.buckets.map((b) => b.bucketName) }),
+      `${WHAT} on evidence bucket ${EventField.fromPath('$.detail.requestParameters.bucketName')} by ${WHO}: a protection of the evidence changed. ${CHECK}`,
+    );
+    // The evidence key, and the keys the alarms and the logs are encrypted with: disabling either silences every
+    // alarm and report, or every log line, at once.
+    const alarmPathKeys = [props.observability.alarmKey, logsKeyOf(this)].filter((k) => k !== undefined);
+    const keys = call('kms', WATCHED_KEY_EVENTS);
+    this.rule(
+      'Key',
+      'changes to the evidence key and the keys of the alarm topic and the logs',
+      { ...keys, detail: { ...keys.detail, resources: { ARN: [props.key, ...alarmPathKeys].map((k) => k.keyArn) } } },
+      `${WHAT} on key ${EventField.fromPath('$.detail.requestParameters.keyId')} by ${WHO}: the evidence, the alarms or the logs depend on it. ${CHECK}`,
+    );
+    this.watchRoute();
+    this.guardAlarmPath(alarmPathKeys);
+    props.observability.alarm(
+      'ProtectionReportsUndelivered',
+      this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      'A change to the evidence protections could not be reported to the alarm topic: read the reports in the protection dead-letter queue, and check the topic and its key policy (docs/operations.md "Evidence protections").',
+    );
+    this.rule(
+      'BreakGlass',
+      'the evidence break-glass role assumed',
+      call('sts', ['AssumeRole'], { roleArn: [props.breakGlassRole.roleArn] }),
+      `the evidence break-glass role was assumed by ${WHO}: it may disable the evidence key and change the evidence protections (docs/operations.md "Evidence protections").`,
+    );
+  }
+
+  /** Where a report EventBridge could not deliver (for a day, with its retries) waits: alarmed. */
+  private reportQueue(): Queue {
     const { partition, region, account } = Stack.of(this);
-    this.deadLetters = new Queue(this, 'DeadLetters', {
+    const queue = new Queue(this, 'DeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    this.deadLetters.addToResourcePolicy(
+    queue.addToResourcePolicy(
       new PolicyStatement({
         principals: [new ServicePrincipal('events.amazonaws.com')],
         actions: ['sqs:SendMessage'],
-        resources: [this.deadLetters.queueArn],
-        conditions: { ArnLike: { 'aws:SourceArn': `arn:${partition}:events:${region}:${account}:rule/${prefix}-*` } },
+        resources: [queue.queueArn],
+        conditions: {
+          ArnLike: { 'aws:SourceArn': `arn:${partition}:events:${region}:${account}:rule/${this.prefix}-*` },
+        },
       }),
     );
     for (const id of ['AwsSolutions-SQS3', 'Serverless-SQSRedrivePolicy']) {
-      Validations.of(this.deadLetters).acknowledge({
+      Validations.of(queue).acknowledge({
         id,
         reason:
           'This queue is itself the dead-letter queue of the rules that report changes to the evidence protections.',
       });
     }
-    const deadLetterConfig = { arn: this.deadLetters.queueArn };
-    const retryPolicy = { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 };
-    const who = EventField.fromPath('$.detail.userIdentity.arn');
-    const what = EventField.fromPath('$.detail.eventName');
-    // The topic's own policy allows these rules (above); the target adds nothing. A report EventBridge cannot deliver
-    // (for a day, with its retries) waits in the dead-letter queue, which is alarmed.
-    const toTopic = (text: string): IRuleTarget => ({
-      bind: () => ({ arn: topic.topicArn, input: RuleTargetInput.fromText(text), deadLetterConfig, retryPolicy }),
-    });
-    const rule = (name: string, description: string, eventPattern: EventPattern, text: string) => {
-      const r = new Rule(this, name, {
-        ruleName: `${prefix}-${name.toLowerCase()}`,
-        description: `${props.prefix}: ${description}`,
-        eventPattern,
-        targets: [toTopic(`${props.prefix}: ${text}`)],
-      });
-      (r.node.defaultChild as CfnRule).state = ALL_MANAGEMENT_EVENTS;
-      this.rules.push(r);
-      return r;
+    return queue;
+  }
+
+  /**
+   * A rule that reports each event it matches to the alarm topic as one line. The topic's own policy allows these
+   * rules; the target adds nothing. A report EventBridge cannot deliver waits in the dead-letter queue.
+   */
+  private rule(name: string, description: string, eventPattern: EventPattern, text: string): Rule {
+    const topic = this.props.observability.topic;
+    const target: IRuleTarget = {
+      bind: () => ({
+        arn: topic.topicArn,
+        input: RuleTargetInput.fromText(`${this.props.prefix}: ${text}`),
+        deadLetterConfig: { arn: this.deadLetters.queueArn },
+        retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 },
+      }),
     };
-    const trail = ['AWS API Call via CloudTrail'];
-    const call = (service: string, eventNames: readonly string[], requestParameters?: Record<string, unknown>) => ({
-      source: [`aws.${service}`],
-      'detail-type': trail,
-      detail: {
-        eventSource: [`${service}.amazonaws.com`],
-        eventName: [...eventNames],
-        ...(requestParameters === undefined ? {} : { requestParameters }),
-      },
+    const r = new Rule(this, name, {
+      ruleName: `${this.prefix}-${name.toLowerCase()}`,
+      description: `${this.props.prefix}: ${description}`,
+      eventPattern,
+      targets: [target],
     });
-    // A rule is named in `name` (PutRule, DisableRule, DeleteRule) or in `rule` (PutTargets, RemoveTargets).
-    const ruleChanges = (match: unknown[]) => [
-      call('events', WATCHED_RULE_EVENTS, { name: match }),
-      call('events', WATCHED_RULE_EVENTS, { rule: match }),
-    ];
-    rule(
-      'Buckets',
-      'changes to the evidence and access-log buckets',
-      {
-        source: ['aws.s3'],
-        detailType: trail,
-        detail: {
-          eventSource: ['s3.amazonaws.com'],
-          eventName: [...WATCHED_BUCKET_EVENTS],
-          requestParameters: { bucketName: props.buckets.map((b) => b.bucketName) },
-        },
-      },
-      `${what} on evidence bucket ${EventField.fromPath('$.detail.requestParameters.bucketName')} by ${who}: a protection of the evidence changed. Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").`,
-    );
-    // The evidence key, and the keys the alarms and the logs are encrypted with: disabling either silences every
-    // alarm and report, or every log line, at once.
-    const alarmPathKeys = [props.observability.alarmKey, logsKeyOf(this)].filter((k) => k !== undefined);
-    rule(
-      'Key',
-      'changes to the evidence key and the keys of the alarm topic and the logs',
-      {
-        source: ['aws.kms'],
-        detailType: trail,
-        detail: {
-          eventSource: ['kms.amazonaws.com'],
-          eventName: [...WATCHED_KEY_EVENTS],
-          resources: { ARN: [props.key, ...alarmPathKeys].map((k) => k.keyArn) },
-        },
-      },
-      `${what} on key ${EventField.fromPath('$.detail.requestParameters.keyId')} by ${who}: the evidence, the alarms or the logs depend on it. Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").`,
-    );
-    // The watch itself, and its way to a person: any protection rule or its targets, the alarm topic and its
-    // subscriptions, the report queue, and the trail every rule reads. A rule cannot report its own disabling, so a
-    // second rule watches this one: whichever is disabled first, the other reports it.
-    const routeName = `${prefix}-route`;
-    rule(
+    (r.node.defaultChild as CfnRule).state = ALL_MANAGEMENT_EVENTS;
+    this.rules.push(r);
+    return r;
+  }
+
+  /**
+   * The watch itself, and its way to a person: any protection rule or its targets, the alarm topic and its
+   * subscriptions, the report queue, and the trails every rule reads. A rule cannot report its own disabling, so a
+   * second rule watches this one: whichever is disabled first, the other reports it.
+   */
+  private watchRoute(): void {
+    const topic = this.props.observability.topic;
+    const routeName = `${this.prefix}-route`;
+    this.rule(
       'Route',
       'changes to the protection rules, the alarm topic, the report queue and the trail',
       {
         $or: [
-          ...ruleChanges([{ prefix: `${prefix}-` }]),
+          ...ruleChanges([{ prefix: `${this.prefix}-` }]),
           call('sns', WATCHED_TOPIC_EVENTS, { topicArn: [topic.topicArn] }),
           call('sns', WATCHED_SUBSCRIPTION_EVENTS, { subscriptionArn: [{ prefix: `${topic.topicArn}:` }] }),
           call('sqs', WATCHED_QUEUE_EVENTS, { queueUrl: [this.deadLetters.queueUrl] }),
           call('cloudtrail', WATCHED_TRAIL_EVENTS),
         ],
       } as EventPattern,
-      `${what} by ${who}: the watch over the evidence protections, or its way to you, changed (a protection rule, the alarm topic or a subscription to it, the report queue, or a trail). Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").`,
+      `${WHAT} by ${WHO}: the watch over the evidence protections, or its way to you, changed (a protection rule, the alarm topic or a subscription to it, the report queue, or a trail). ${CHECK}`,
     );
-    rule(
+    this.rule(
       'RouteWatch',
       'changes to the rule that watches the protection rules',
       { $or: ruleChanges([routeName]) } as EventPattern,
-      `${what} on ${routeName} by ${who}: the rule that watches the evidence protections changed. Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").`,
-    );
-    this.guardAlarmPath(props.breakGlassRole, props.observability, alarmPathKeys);
-    props.observability.alarm(
-      'ProtectionReportsUndelivered',
-      this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
-      'A change to the evidence protections could not be reported to the alarm topic: read the reports in the protection dead-letter queue, and check the topic and its key policy (docs/operations.md "Evidence protections").',
-    );
-    rule(
-      'BreakGlass',
-      'the evidence break-glass role assumed',
-      {
-        source: ['aws.sts'],
-        detailType: trail,
-        detail: {
-          eventSource: ['sts.amazonaws.com'],
-          eventName: ['AssumeRole'],
-          requestParameters: { roleArn: [props.breakGlassRole.roleArn] },
-        },
-      },
-      `the evidence break-glass role was assumed by ${who}: it may disable the evidence key and change the evidence protections (docs/operations.md "Evidence protections").`,
+      `${WHAT} on ${routeName} by ${WHO}: the rule that watches the evidence protections changed. ${CHECK}`,
     );
   }
 
@@ -238,7 +248,8 @@ export class ProtectionWatch extends Construct {
    * every log line, and one DeleteTopic or RemovePermission would leave the alarms nowhere to go: these are the
    * break-glass role's, or a deploy's, as the evidence store's protections are.
    */
-  private guardAlarmPath(breakGlassRole: Role, observability: Observability, keys: readonly Key[]): void {
+  private guardAlarmPath(keys: readonly Key[]): void {
+    const { breakGlassRole, observability } = this.props;
     const allowed = [breakGlassRole.roleArn, deployRoleArn(Stack.of(this))].filter((a) => a !== undefined);
     const onlyThem = { ArnNotEquals: { 'aws:PrincipalArn': allowed } };
     const guarded = [...KEY_DESTRUCTION_ACTIONS, 'kms:PutKeyPolicy'];

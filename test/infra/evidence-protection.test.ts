@@ -9,23 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { PROTECTION_ACTIONS } from '../../lib/evidence-store.ts';
 import { WATCHED_BUCKET_EVENTS, WATCHED_KEY_EVENTS } from '../../lib/protection-watch.ts';
-import { allows, denies, type Principal, type Request, resolver, type Statement } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
+import { allows, denies, type Principal, type Request } from '../support/policy-eval.ts';
+import { PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 const EXAMPLE = 'examples/settings.example.json';
 const DAYS = EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default;
 
 function read(file: string, overrides: Record<string, unknown> = {}) {
-  const { template, stack } = synthTemplate(file, overrides);
-  const resolve = resolver(stack.account, stack.region);
-  const all = Object.entries(template.Resources) as [string, TemplateResource][];
-  const one = (type: string, prefix: string) => {
-    const found = all.filter(([id, r]) => r.Type === type && id.startsWith(prefix));
-    if (found.length !== 1) throw new Error(`${found.length} ${type} named ${prefix}*`);
-    return found[0] as [string, TemplateResource];
-  };
-  const statementsOf = (doc: unknown) => (resolve(doc) as { Statement: Statement[] }).Statement;
+  const { stack, resolve, all, one, statementsOf } = readTemplate(file, overrides);
   const [bucketId] = one('AWS::S3::Bucket', 'EvidenceBucket');
   const [logsId] = one('AWS::S3::Bucket', 'EvidenceAccessLogs');
   const bucketPolicy = (id: string) => {

@@ -7,19 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cloudTrailEvent, matchesPattern } from '../support/event-pattern.ts';
-import { allows, denies, type Principal, type Request, resolver, type Statement } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
+import { allows, denies, type Principal, type Request } from '../support/policy-eval.ts';
+import { PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
 
 function read(file: string) {
-  const { template, stack } = synthTemplate(file);
-  const resolve = resolver(stack.account, stack.region);
-  const all = Object.entries(template.Resources) as [string, TemplateResource][];
-  const one = (type: string, prefix: string) => {
-    const found = all.filter(([id, r]) => r.Type === type && id.startsWith(prefix));
-    if (found.length !== 1) throw new Error(`${found.length} ${type} named ${prefix}*`);
-    return found[0] as [string, TemplateResource];
-  };
-  const statementsOf = (doc: unknown) => (resolve(doc) as { Statement: Statement[] }).Statement;
+  const { stack, resolve, all, one, statementsOf } = readTemplate(file);
   const rules = all
     .filter(([id, r]) => r.Type === 'AWS::Events::Rule' && id.startsWith('ProtectionWatch'))
     .map(([, r]) => ({
