@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { metricNamespaceOf, SERVICE_NAME } from './functions/contracts/telemetry.ts';
 import { brandEnvValue } from './functions/domain/brand.ts';
 import { EXAMPLE_BRAND } from './tools/local/example-brand.ts';
+import type { LocalFunctionsEnvironment } from './tools/local/pipeline.ts';
 
 /** Environment every project sees: a region and dummy credentials so no test can reach a real account. */
 const env = {
@@ -19,7 +20,7 @@ const env = {
   // The fixtures carry fixed dates (test/support/events.ts): with the deployed default (a day) every handler test
   // would turn "too old" the day after it was written. The tests of the age rule set it themselves.
   MAX_EVENT_AGE_SECONDS: '0',
-};
+} satisfies Partial<LocalFunctionsEnvironment>;
 
 /**
  * The integration fixtures carry fixed dates (2026-11-30): with the default one-day maximum event age they would all

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-/** The CDK app: the stack for the stage the settings name, and cdk-nag's checks on everything. */
-import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
+/**
+ * The CDK app: the stack for the stage the settings name, and every rule set on it (lib/compliance.ts): cdk-nag's
+ * AwsSolutions, Serverless, PCI DSS, NIST 800-53 and HIPAA packs and Control Tower's proactive controls. A finding
+ * no acknowledgement covers fails the synth, and so `cdk deploy`.
+ */
+import { App } from 'aws-cdk-lib';
+import { addRuleSets, openFindings } from '../lib/compliance.ts';
 import { createNotifierStack } from '../lib/notifier-app.ts';
 import { SettingsError } from '../lib/settings.ts';
 
@@ -14,4 +18,11 @@ try {
   console.error(`notifier settings:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
   process.exit(1);
 }
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+addRuleSets(app);
+const open = openFindings(app.synth());
+if (open.length > 0) {
+  console.error(
+    `notifier: ${open.length} finding(s) without an acknowledgement:\n${open.map((f) => `  - ${f}`).join('\n')}`,
+  );
+  process.exit(1);
+}

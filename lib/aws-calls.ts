@@ -6,7 +6,7 @@
  */
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import {
   AwsCustomResource,
   AwsCustomResourcePolicy,
@@ -14,6 +14,10 @@ import {
   PhysicalResourceId,
 } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
+
+/** The construct id of CDK's one AwsCustomResource provider function per stack. */
+export const AWS_CALLS_PROVIDER = 'AWS679f53fac002430cb0da5b7982bd2287';
 
 /** The provider's role and log group, one per stack, shared by every call. */
 function provider(scope: Construct): { role: Role; logGroup: LogGroup } {
@@ -23,7 +27,8 @@ function provider(scope: Construct): { role: Role; logGroup: LogGroup } {
     return { role: existing, logGroup: stack.node.findChild('AwsCallsLogs') as LogGroup };
   }
   const logGroup = new LogGroup(stack, 'AwsCallsLogs', {
-    retention: RetentionDays.ONE_MONTH,
+    retention: LOG_RETENTION,
+    encryptionKey: logsKeyOf(stack),
     removalPolicy: RemovalPolicy.DESTROY,
   });
   const role = new Role(stack, 'AwsCallsRole', {
@@ -42,17 +47,22 @@ export const sdkCall = (
   extra: Partial<AwsSdkCall> = {},
 ): AwsSdkCall => ({ service, action, parameters, physicalResourceId: PhysicalResourceId.of(physicalId), ...extra });
 
-/** One call, made on create and on update (never on delete), with exactly these permissions. */
+/**
+ * One call, made on create and on update, with exactly these permissions; `onDelete`, when given, undoes it when the
+ * resource is removed (the stack deleted, or the call no longer wanted).
+ */
 export function awsCall(
   scope: Construct,
   id: string,
   call: AwsSdkCall,
   statements: PolicyStatement[],
+  onDelete?: AwsSdkCall,
 ): AwsCustomResource {
   const { role, logGroup } = provider(scope);
   return new AwsCustomResource(scope, id, {
     onCreate: call,
     onUpdate: call,
+    ...(onDelete === undefined ? {} : { onDelete }),
     policy: AwsCustomResourcePolicy.fromStatements(statements),
     installLatestAwsSdk: false,
     role,

@@ -34,7 +34,9 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { CHANNELS } from '../functions/domain/channels.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -42,6 +44,8 @@ export interface DeliveryFeedbackProps {
   readonly prefix: string;
   readonly metricNamespace: string;
   readonly table: ITable;
+  /** The feedback function's environment (the table's name, where evidence goes). */
+  readonly environment: FeedbackEnvironment;
   /** An existing configuration set to attach to (settings `sesConfigurationSet`); absent: the stack creates one. */
   readonly existingConfigurationSet?: string;
   readonly alarmAction: IAlarmAction;
@@ -63,6 +67,43 @@ export class DeliveryFeedback extends Construct {
 
   constructor(scope: Construct, id: string, props: DeliveryFeedbackProps) {
     super(scope, id);
+    // The plain name, not a token: the rule's pattern and dispatch's environment read as what they are.
+    this.configurationSetName = props.existingConfigurationSet ?? props.prefix;
+    this.publishSesEvents(props);
+    this.function = new NotifierFunction(this, 'Function', {
+      entry: 'feedback/index.ts',
+      description:
+        'notifier: records SES feedback and SNS delivery status on their notification and suppresses dead addresses',
+      metricNamespace: props.metricNamespace,
+      // A CloudWatch Logs batch of SNS delivery status can hold thousands of entries (three DynamoDB calls each).
+      timeout: Duration.seconds(60),
+      memorySize: 256,
+      environment: props.environment,
+    });
+    // UpdateItem: deliveryStatus (conditional on rank) and the suppression item; GetItem: the re-read after a
+    // failed condition (duplicate or older feedback vs. a notification that no longer exists). Notifications and
+    // suppressions only: never a send window, the breaker, preferences or the shard mark.
+    this.function.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], {
+      leadingKeys: ['EVENT#*', 'SUPPRESSION#*'],
+    });
+    // SNS's delivery status names a message id only: the notification is found on the providerMessage index.
+    this.function.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.messageIndex.indexName });
+    // Events neither EventBridge could deliver nor the function could record after its retries: kept 14 days.
+    // SQS-managed encryption even with the customer key: EventBridge can write to a KMS-encrypted dead-letter queue
+    // only if the key policy names events.amazonaws.com, which this stack cannot add to a key it does not own.
+    this.deadLetters = new Queue(this, 'DeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.routeSesEvents(props);
+    this.alarmOnReputation(props);
+    this.addDashboardRow(props);
+    this.acknowledge();
+  }
+
+  /** The configuration set every email goes through (the stack's own, or the one the settings name) → EventBridge. */
+  private publishSesEvents(props: DeliveryFeedbackProps): void {
     let configurationSet: IConfigurationSet;
     if (props.existingConfigurationSet === undefined) {
       configurationSet = new ConfigurationSet(this, 'ConfigurationSet', {
@@ -80,9 +121,6 @@ export class DeliveryFeedback extends Construct {
         props.existingConfigurationSet,
       );
     }
-    // The plain name, not a token: the rule's pattern and dispatch's environment read as what they are.
-    this.configurationSetName = props.existingConfigurationSet ?? props.prefix;
-
     new ConfigurationSetEventDestination(this, 'EventDestination', {
       configurationSet,
       // Per stage: two stages may share one existing configuration set.
@@ -97,36 +135,12 @@ export class DeliveryFeedback extends Construct {
         EmailSendingEvent.DELIVERY_DELAY,
       ],
     });
+  }
 
-    this.function = new NotifierFunction(this, 'Function', {
-      entry: 'feedback/index.ts',
-      description:
-        'notifier: records SES feedback and SNS delivery status on their notification and suppresses dead addresses',
-      metricNamespace: props.metricNamespace,
-      // A CloudWatch Logs batch of SNS delivery status can hold thousands of entries (three DynamoDB calls each).
-      timeout: Duration.seconds(60),
-      memorySize: 256,
-    });
-    const fn = this.function;
-    // UpdateItem: deliveryStatus (conditional on rank) and the suppression item; GetItem: the re-read after a
-    // failed condition (duplicate or older feedback vs. a notification that no longer exists). Notifications and
-    // suppressions only: never a send window, the breaker, preferences or the shard mark.
-    fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], {
-      leadingKeys: ['EVENT#*', 'SUPPRESSION#*'],
-    });
-    // SNS's delivery status names a message id only: the notification is found on the providerMessage index.
-    fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.messageIndex.indexName });
-
-    // Events neither EventBridge could deliver nor the function could record after its retries: kept 14 days.
-    // SQS-managed encryption even with the customer key: EventBridge can write to a KMS-encrypted dead-letter queue
-    // only if the key policy names events.amazonaws.com, which this stack cannot add to a key it does not own.
-    this.deadLetters = new Queue(this, 'DeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
+  /** Our configuration set's events → the function, retried, with what never lands in the dead-letter queue. */
+  private routeSesEvents(props: DeliveryFeedbackProps): void {
     const deadLetters = this.deadLetters;
-    fn.configureAsyncInvoke({
+    this.function.configureAsyncInvoke({
       retryAttempts: 2,
       maxEventAge: Duration.hours(6),
       // sqs:SendMessage only (SqsDestination would grant more).
@@ -148,14 +162,17 @@ export class DeliveryFeedback extends Construct {
         detail: { mail: { tags: { 'ses:configuration-set': [this.configurationSetName] } } },
       },
       targets: [
-        new LambdaFunction(fn, {
+        new LambdaFunction(this.function, {
           retryAttempts: 8,
           maxEventAge: Duration.hours(24),
-          deadLetterQueue: this.deadLetters,
+          deadLetterQueue: deadLetters,
         }),
       ],
     });
+  }
 
+  /** The account's bounce and complaint rates, before SES reviews it, and feedback nobody could record. */
+  private alarmOnReputation(props: DeliveryFeedbackProps): void {
     const alarm = (name: string, metric: Metric, threshold: number, description: string) => {
       const a = new Alarm(this, name, {
         alarmName: `${props.prefix}-${name}`,
@@ -172,8 +189,6 @@ export class DeliveryFeedback extends Construct {
       a.addAlarmAction(props.alarmAction);
       return a;
     };
-    const reputation = (name: string) =>
-      new Metric({ namespace: 'AWS/SES', metricName: name, statistic: 'Maximum', period: Duration.minutes(15) });
     alarm(
       'SesBounceRate',
       reputation('Reputation.BounceRate'),
@@ -192,7 +207,10 @@ export class DeliveryFeedback extends Construct {
       1,
       'Feedback events (SES events, SNS delivery status batches) could not be recorded: inspect the dead-letter queue, fix, and redrive (docs/operations.md).',
     );
+  }
 
+  /** The feedback row of the stage's dashboard: what SES said, what was not sent and why, the reputation. */
+  private addDashboardRow(props: DeliveryFeedbackProps): void {
     const ours = (name: string, dims: Record<string, string>) =>
       new Metric({
         namespace: props.metricNamespace,
@@ -214,9 +232,7 @@ export class DeliveryFeedback extends Construct {
         left: [
           ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'BOUNCED' }),
           ours('NotificationsSuppressed', { channel: 'EMAIL', reason: 'COMPLAINED' }),
-          ...(['EMAIL', 'PUSH', 'SMS'] as const).map((channel) =>
-            ours('NotificationsSuppressed', { channel, reason: 'OPTED_OUT' }),
-          ),
+          ...CHANNELS.map((channel) => ours('NotificationsSuppressed', { channel, reason: 'OPTED_OUT' })),
         ],
         width: 8,
       }),
@@ -230,7 +246,9 @@ export class DeliveryFeedback extends Construct {
         width: 8,
       }),
     );
+  }
 
+  private acknowledge(): void {
     Validations.of(this.deadLetters).acknowledge(
       {
         id: 'AwsSolutions-SQS3',
@@ -241,14 +259,18 @@ export class DeliveryFeedback extends Construct {
         reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
       },
     );
-    Validations.of(fn.role as Role).acknowledge({
+    Validations.of(this.function.role as Role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.',
     });
-    Validations.of(fn).acknowledge({
+    Validations.of(this.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
       reason:
         'Invoked asynchronously by EventBridge: its on-failure destination and the rule target carry the dead-letter queue.',
     });
   }
 }
+
+/** SES's account-level reputation (the rates SES reviews the account by). */
+const reputation = (name: string) =>
+  new Metric({ namespace: 'AWS/SES', metricName: name, statistic: 'Maximum', period: Duration.minutes(15) });

@@ -1,37 +1,78 @@
 /**
  * The evidence store (docs/evidence-and-privacy.md): an S3 bucket where every send's evidence and the provider's
- * reports on it are written once and kept for the retention, whoever asks to delete them.
- * - SSE-KMS with a customer key (the stack's `kmsKeyArn`, else a key of its own with rotation on), bucket keys on.
- * - Versioning and Object Lock (the bucket default plus an explicit retain-until on each object, set by the writer).
- *   The mode is a setting: GOVERNANCE by default, with a bucket policy that denies s3:BypassGovernanceRetention to
- *   every principal, so shortening a retention takes a reviewed deploy that removes that statement (visible in
- *   CloudTrail and in the change), and a wrongly long first retention or a court-ordered erasure can still be
- *   honoured. COMPLIANCE is for a bank whose regulator demands WORM storage (SEC 17a-4(f)-style): then nobody,
- *   not even the account's root, can delete an object before its date — nor the bucket, nor the account's data.
- * - Lifecycle: when its retention ends an object gets a delete marker (expiration = retention + 1 day), its version
- *   goes a day later; objects stay in S3 Standard (a few KB each, under the 128 KB minimum that makes Infrequent
- *   Access or Glacier Instant Retrieval cheaper).
- * - Writers get s3:PutObject and s3:PutObjectRetention on objects and kms:GenerateDataKey on the key; nothing may
- *   delete. Readers (the ops CLI) need s3:ListBucket, s3:GetObject and kms:Decrypt: granted to nobody by the stack.
+ * reports on it are written once and kept for the retention, whoever asks to delete, overwrite or hide them. What
+ * enforces each promise, in the account and not only in our code:
+ * - Written once, by the senders: the bucket policy denies a PUT without `If-None-Match` (S3's conditional-write
+ *   key `s3:if-none-match`), so no writer can make a second version of a key (readers see versions anyway), and a
+ *   send record or a customer's pointer written by anyone but the functions that send (no forged evidence).
+ * - Never deleted or hidden: the policy denies s3:DeleteObject (a delete marker) and s3:DeleteObjectVersion to every
+ *   principal; Object Lock (the bucket default plus an explicit retain-until per object) guards every version;
+ *   s3:BypassGovernanceRetention is denied to every principal. Lifecycle expiry, which no bucket policy governs, ends
+ *   an object the day after its retention.
+ * - A lock no writer can stretch: the mode must be the stack's, and no retention may exceed the setting (plus a day
+ *   of rounding) — neither a century in COMPLIANCE beyond any correction or erasure order; a legal hold (a lock
+ *   without an end) only by the break-glass role.
+ * - Protections only the break-glass role or a deploy of this stack may change (policy, Object Lock configuration,
+ *   lifecycle, versioning, replication, encryption, logging, public access); the bucket policy outlives the stack.
+ *   Every change is reported (lib/protection-watch.ts).
+ * - A key of its own (lib/evidence-key.ts): administration without decrypt, writers that only encrypt, Decrypt for
+ *   the evidence-reader role alone.
+ * - Reads audited: S3 server access logs go to a versioned, ACL-less bucket nobody may delete from, kept as long as
+ *   the evidence (lib/access-log-bucket.ts), whose settings are protected like the store's; the failed-batch bucket
+ *   logs there too.
+ * - Optionally replicated to a log-archive account under its own lock and key (lib/evidence-replication.ts).
+ * GOVERNANCE by default, COMPLIANCE where WORM is required (settings `evidenceLockMode`).
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { EvidenceLockMode } from '../functions/stores/evidence-store.ts';
+import type { EvidenceEnvironment } from '../functions/contracts/environment.ts';
+import type { EvidenceLockMode } from '../functions/domain/evidence.ts';
+import { createAccessLogBucket, denyDeletes } from './access-log-bucket.ts';
+import { createEvidenceKey, deployRoleArn } from './evidence-key.ts';
+import { replicateEvidence } from './evidence-replication.ts';
 import type { NotifierFunction } from './notifier-function.ts';
+import type { EvidenceReplication } from './settings-protection.ts';
 
 export interface EvidenceStoreProps {
-  /** The stack's customer key, when it has one; otherwise the store creates its own. */
-  readonly key?: IKey | undefined;
+  readonly prefix: string;
   readonly retentionDays: number;
   readonly lockMode: EvidenceLockMode;
+  readonly replication?: EvidenceReplication | undefined;
 }
+
+/** Prefixes the functions write: send records and their reports, and the customer's pointers to them. */
+export type EvidencePrefix = 'sends' | 'users';
+
+/** Bucket-level settings whose change would weaken what the store promises: the break-glass role's, or a deploy's. */
+export const PROTECTION_ACTIONS = [
+  's3:PutBucketPolicy',
+  's3:DeleteBucketPolicy',
+  's3:PutBucketObjectLockConfiguration',
+  's3:PutLifecycleConfiguration',
+  's3:PutBucketVersioning',
+  's3:PutReplicationConfiguration',
+  's3:PutEncryptionConfiguration',
+  's3:PutBucketLogging',
+  's3:PutBucketPublicAccessBlock',
+] as const;
 
 export class EvidenceStore extends Construct {
   readonly bucket: Bucket;
-  readonly key: IKey;
+  readonly key: Key;
+  /** Server access logs of the evidence store and the failed-batch bucket: who read what. */
+  readonly accessLogs: Bucket;
+  readonly readerRole: Role;
+  readonly breakGlassRole: Role;
+  /** Failed copies to the log-archive account, when replication is on. */
+  readonly replicationFailures: Metric | undefined;
+  /** The roles grantWrite named: the only principals that may write send records and customers' pointers. */
+  private readonly writers: string[] = [];
+  /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
+  readonly environment: EvidenceEnvironment;
 
   constructor(
     scope: Construct,
@@ -39,30 +80,15 @@ export class EvidenceStore extends Construct {
     private readonly props: EvidenceStoreProps,
   ) {
     super(scope, id);
-    this.key =
-      props.key ??
-      new Key(this, 'Key', {
-        description: 'notifier evidence store: the exact messages sent and what the providers reported',
-        enableKeyRotation: true,
-        // Deleting the key would make every object unreadable: the evidence outlives any stack change.
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
+    // First: it sets how log delivery is granted on this scope, which must have no children yet.
+    this.accessLogs = createAccessLogBucket(this, 'AccessLogs', props.retentionDays);
+    const { key, readerRole, breakGlassRole } = createEvidenceKey(this, props.prefix);
+    this.key = key;
+    this.readerRole = readerRole;
+    this.breakGlassRole = breakGlassRole;
     const days = Duration.days(props.retentionDays);
-    // Who read or wrote which evidence object, kept as long as the evidence: S3 server access logs (a log target
-    // must be SSE-S3: S3's logging service cannot use a customer key).
-    const accessLogs = new Bucket(this, 'AccessLogs', {
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      removalPolicy: RemovalPolicy.RETAIN,
-      lifecycleRules: [{ id: 'expire-with-the-evidence', expiration: Duration.days(props.retentionDays + 1) }],
-    });
-    Validations.of(accessLogs).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'This is the server access log bucket of the evidence store; logging it into itself would loop.',
-    });
     this.bucket = new Bucket(this, 'Bucket', {
-      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: 'evidence/',
       encryption: BucketEncryption.KMS,
       encryptionKey: this.key,
@@ -85,39 +111,159 @@ export class EvidenceStore extends Construct {
         { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
       ],
     });
+    this.environment = {
+      EVIDENCE_BUCKET: this.bucket.bucketName,
+      EVIDENCE_LOCK_MODE: props.lockMode,
+      EVIDENCE_RETENTION_DAYS: String(props.retentionDays),
+    };
+    this.protect();
+    this.replicationFailures =
+      props.replication === undefined
+        ? undefined
+        : replicateEvidence(this, props.prefix, this.bucket, this.key, props.replication);
+    this.grantReader();
+    this.grantBreakGlass();
+  }
+
+  private protect(): void {
+    const objects = [this.bucket.arnForObjects('*')];
+    const deny = (sid: string, actions: string[], conditions?: Record<string, Record<string, unknown>>) =>
+      this.bucket.addToResourcePolicy(
+        new PolicyStatement({
+          sid,
+          effect: Effect.DENY,
+          principals: [new AnyPrincipal()],
+          actions,
+          resources: objects,
+          ...(conditions === undefined ? {} : { conditions }),
+        }),
+      );
+    deny('NobodyBypassesTheRetention', ['s3:BypassGovernanceRetention']);
+    denyDeletes(this.bucket, 'NobodyDeletesOrHidesEvidence');
+    // Object Lock guards versions, not keys: a second PUT on a key would make a new current version. Every writer
+    // sends If-None-Match: * (functions/stores/evidence-store.ts); a PUT without it is refused.
+    deny('WrittenOnceOnly', ['s3:PutObject'], { Null: { 's3:if-none-match': 'true' } });
+    // A send record is evidence only if the functions that sent wrote it: nobody else may add one (or a pointer),
+    // whatever their IAM policy says. Audit records (audit/*) are the operators' own.
     this.bucket.addToResourcePolicy(
       new PolicyStatement({
-        sid: 'NobodyBypassesTheRetention',
+        sid: 'OnlyTheSendersWriteSendRecords',
         effect: Effect.DENY,
         principals: [new AnyPrincipal()],
-        actions: ['s3:BypassGovernanceRetention'],
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
+        resources: [this.bucket.arnForObjects('sends/*'), this.bucket.arnForObjects('users/*')],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.writers }) } },
+      }),
+    );
+    deny('LockModeIsTheStacks', ['s3:PutObject', 's3:PutObjectRetention'], {
+      Null: { 's3:object-lock-mode': 'false' },
+      StringNotEquals: { 's3:object-lock-mode': this.props.lockMode },
+    });
+    // Writers set the retention from now (or the report's time), so at most the setting plus a day of rounding.
+    deny('LockNoLongerThanTheRetention', ['s3:PutObject', 's3:PutObjectRetention'], {
+      NumericGreaterThan: { 's3:object-lock-remaining-retention-days': String(this.props.retentionDays + 1) },
+    });
+    // A legal hold is a lock without an end: placing one outlasts every erasure order, lifting one lets the lifecycle
+    // end a record an investigation holds. No writer needs it; a hold is a deliberate, reported act.
+    deny('OnlyBreakGlassPlacesOrLiftsALegalHold', ['s3:PutObjectLegalHold'], {
+      ArnNotEquals: { 'aws:PrincipalArn': [this.breakGlassRole.roleArn] },
+    });
+    const allowed = [this.breakGlassRole.roleArn, deployRoleArn(Stack.of(this))].filter((a) => a !== undefined);
+    // The read audit too: whoever may change its lifecycle, versioning or policy may expire or delete it.
+    for (const bucket of [this.bucket, this.accessLogs]) {
+      bucket.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'OnlyBreakGlassOrThisStacksDeployChangesTheProtections',
+          effect: Effect.DENY,
+          principals: [new AnyPrincipal()],
+          actions: [...PROTECTION_ACTIONS],
+          resources: [bucket.bucketArn],
+          conditions: { ArnNotEquals: { 'aws:PrincipalArn': allowed } },
+        }),
+      );
+    }
+    // The guarantees live in the policy: it stays when the stack goes, like the bucket.
+    this.bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
+  }
+
+  /** The evidence reader: every version of every object, and its own audit records (ops export audits first). */
+  private grantReader(): void {
+    const role = this.readerRole;
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:ListBucket', 's3:ListBucketVersions'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
         resources: [this.bucket.arnForObjects('*')],
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('audit/*')] }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [this.key.keyArn] }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    for (const [prefix, why] of [
+      ['*', 'The evidence reader reads any record of the store (keys are per event, channel and message id)'],
+      ['audit/*', 'The evidence reader records its own audited actions (audit/<at>-<id>.json, written once)'],
+    ]) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}]`,
+        reason: `${why}; no delete, no bypass (both denied by the bucket policy to every principal).`,
+      });
+    }
+  }
+
+  /** The break-glass role: the key's destruction, the buckets' protections and legal holds, on these resources only. */
+  private grantBreakGlass(): void {
+    this.breakGlassRole.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['s3:PutObjectLegalHold'], resources: [this.bucket.arnForObjects('*')] }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    Validations.of(this.breakGlassRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+      reason:
+        'A legal hold is placed on the records an investigation names, any of the store; the bucket policy lets no other principal place or lift one, and every assumption of this role is reported.',
+    });
+    this.breakGlassRole.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['kms:ScheduleKeyDeletion', 'kms:DisableKey', 'kms:DisableKeyRotation', 'kms:PutKeyPolicy'],
+        resources: [this.key.keyArn],
+      }),
+    );
+    this.breakGlassRole.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...PROTECTION_ACTIONS],
+        resources: [this.bucket.bucketArn, this.accessLogs.bucketArn],
       }),
     );
   }
 
-  /** Write-once access for a function that records evidence, and the environment that names the store. */
-  grantWrite(fn: NotifierFunction): void {
+  /** Write-once access for a function that records evidence, under the prefixes it writes (`environment` names the store). */
+  grantWrite(fn: NotifierFunction, prefixes: readonly EvidencePrefix[]): void {
+    this.writers.push((fn.role as Role).roleArn);
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:PutObject', 's3:PutObjectRetention'],
-        // The send records and the customer's pointers to them (functions/domain/evidence.ts): nothing else.
-        resources: [this.bucket.arnForObjects('sends/*'), this.bucket.arnForObjects('users/*')],
+        resources: prefixes.map((p) => this.bucket.arnForObjects(`${p}/*`)),
       }),
     );
     fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [this.key.keyArn] }));
     const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
-    for (const [prefix, keyedBy] of [
-      ['sends', 'event'],
-      ['users', 'customer (a pointer to the send record)'],
-    ]) {
+    const keyedBy: Record<EvidencePrefix, string> = {
+      sends: 'event',
+      users: 'customer (a pointer to the send record)',
+    };
+    for (const prefix of prefixes) {
       Validations.of(fn.role as Role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}/*]`,
-        reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy}, channel and provider message id, known only at send time; PutObject (write-once by If-None-Match) and PutObjectRetention only, no read, no delete.`,
+        reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy[prefix]}, channel and provider message id, known only at send time; PutObject (write-once: the bucket policy refuses a PUT without If-None-Match) and PutObjectRetention only, no read, no delete.`,
       });
     }
-    fn.addEnvironment('EVIDENCE_BUCKET', this.bucket.bucketName);
-    fn.addEnvironment('EVIDENCE_LOCK_MODE', this.props.lockMode);
-    fn.addEnvironment('EVIDENCE_RETENTION_DAYS', String(this.props.retentionDays));
   }
 }

@@ -10,18 +10,37 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { SERVICE_NAME } from '../functions/contracts/telemetry.ts';
+import type {
+  DispatchEnvironment,
+  FeedbackEnvironment,
+  IngestEnvironment,
+  SmokeEnvironment,
+  SweeperEnvironment,
+} from '../functions/contracts/environment.ts';
+import { SERVICE_NAME, type TelemetryEnvironment } from '../functions/contracts/telemetry.ts';
 import { BUNDLE } from './bundling.ts';
+import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
+
+/**
+ * The environment of one of the functions, as its contract types it (functions/contracts/environment.ts): the stack
+ * builds each as its function's type, so a renamed or missing variable fails to compile.
+ */
+export type FunctionEnvironment =
+  | IngestEnvironment
+  | DispatchEnvironment
+  | SweeperEnvironment
+  | FeedbackEnvironment
+  | SmokeEnvironment;
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
   readonly entry: string;
   readonly description: string;
-  readonly environment?: Record<string, string>;
+  readonly environment: FunctionEnvironment;
   readonly timeout?: Duration;
   readonly memorySize?: number;
   readonly reservedConcurrentExecutions?: number;
@@ -38,13 +57,24 @@ export type TableAction =
   | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
 
+/** What Lambda needs to place a function's network interfaces in subnets (AWSLambdaVPCAccessExecutionRole's EC2 actions). */
+export const LAMBDA_VPC_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
+
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
 
 export class NotifierFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: NotifierFunctionProps) {
     // The log group and the role exist before the function, which is created with them.
     const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: RetentionDays.ONE_MONTH,
+      retention: LOG_RETENTION,
+      encryptionKey: logsKeyOf(scope),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     const role = new Role(scope, `${id}Role`, {
@@ -68,13 +98,7 @@ export class NotifierFunction extends NodejsFunction {
       ...(props.reservedConcurrentExecutions === undefined
         ? {}
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
-      environment: {
-        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-        POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-        NODE_OPTIONS: '--enable-source-maps',
-        ...props.environment,
-      },
+      environment: setVariables({ ...telemetryOf(props.metricNamespace), ...props.environment }),
       bundling: {
         format: OutputFormat.ESM,
         target: BUNDLE.target,
@@ -89,8 +113,22 @@ export class NotifierFunction extends NodejsFunction {
   }
 
   /**
-   * The one way a function reaches the table: exactly these actions, on the table or one of its indexes, and the
-   * table's name in TABLE_NAME (functions/commons/config.ts), so a function never holds a name it may not use.
+   * Runs the function in these subnets with these security groups. The network-interface actions are granted inline
+   * (not AWSLambdaVPCAccessExecutionRole, which also allows writing to every log group of the account); Lambda checks
+   * them when it creates the function, which depends on the role's policy.
+   */
+  placeInSubnets(subnetIds: readonly string[], securityGroupIds: readonly string[]): this {
+    (this.node.defaultChild as CfnFunction).vpcConfig = {
+      subnetIds: [...subnetIds],
+      securityGroupIds: [...securityGroupIds],
+    };
+    this.addToRolePolicy(new PolicyStatement({ actions: [...LAMBDA_VPC_ACTIONS], resources: ['*'] }));
+    return this;
+  }
+
+  /**
+   * The one way a function reaches the table: exactly these actions, on the table or one of its indexes. (Its name
+   * is in the function's environment, TABLE_NAME, which its contract requires.)
    */
   useTable(
     table: ITable,
@@ -101,7 +139,6 @@ export class NotifierFunction extends NodejsFunction {
       readonly leadingKeys?: readonly string[];
     } = {},
   ): this {
-    this.addEnvironment('TABLE_NAME', table.tableName);
     const resource = options.index === undefined ? table.tableArn : `${table.tableArn}/index/${options.index}`;
     this.addToRolePolicy(
       new PolicyStatement({
@@ -125,3 +162,14 @@ export class NotifierFunction extends NodejsFunction {
     return this;
   }
 }
+
+const telemetryOf = (metricNamespace: string): TelemetryEnvironment => ({
+  POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+  POWERTOOLS_METRICS_NAMESPACE: metricNamespace,
+  POWERTOOLS_LOG_LEVEL: 'INFO',
+  NODE_OPTIONS: '--enable-source-maps',
+});
+
+/** The variables that have a value: an optional one left unset is not set at all. */
+const setVariables = (environment: Readonly<Record<string, string | undefined>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined));

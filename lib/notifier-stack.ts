@@ -1,536 +1,246 @@
 /**
- * notifier's stack: the one table, the ingest / dispatch / sweeper functions with their triggers, least-privilege
- * IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the README's Operations section names.
- * One stack per stage: its name and every fixed physical name carry the stage.
+ * notifier's stack: the one table, the ingest / dispatch / sweeper functions with their triggers, delivery feedback,
+ * the evidence store, least-privilege IAM, the CloudWatch alarms and dashboard an operator needs, and the outputs the
+ * README's Operations section names. It composes one part per function (lib/ingest.ts, lib/dispatch.ts,
+ * lib/sweeper.ts, lib/delivery-feedback.ts, lib/smoke-producer.ts), the evidence store and the alarms by group
+ * (lib/observability.ts). One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import {
-  AttributeType,
-  BillingMode,
-  ProjectionType,
-  StreamViewType,
-  Table,
-  TableEncryption,
-} from 'aws-cdk-lib/aws-dynamodb';
-import { CfnVPCEndpoint } from 'aws-cdk-lib/aws-ec2';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { AnyPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
-import {
-  type CfnEventSourceMapping,
-  EventSourceMapping,
-  FilterCriteria,
-  type IEventSourceDlq,
-  type IFunction,
-  MetricType,
-  StartingPosition,
-} from 'aws-cdk-lib/aws-lambda';
-import { AuthenticationMethod, DynamoEventSource, ManagedKafkaEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
-import {
-  DISPATCH_FILTER_PATTERN,
-  URGENT_BATCH_SIZE,
-  URGENT_MAX_RECORD_AGE_SECONDS,
-  URGENT_RETRIES,
-  urgentFilterPattern,
-} from '../functions/contracts/stream-filter.ts';
-import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
-import { brandEnvValue } from '../functions/domain/brand.ts';
-import { CRITICAL_TYPES } from '../functions/domain/catalogue.ts';
-import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
-import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
-import { DEFAULT_MAX_SEND_ATTEMPTS } from '../functions/domain/send-outcome.ts';
-import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
+import { TableBackup } from './backup.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
+import { createDispatch, type Dispatch } from './dispatch.ts';
+import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
 import { EvidenceStore } from './evidence-store.ts';
-import { acknowledgeFindings, acknowledgeUrgentTrigger } from './nag-acknowledgements.ts';
-import { NotifierFunction } from './notifier-function.ts';
+import { type FunctionPartProps, placementEnvironment, sendingEnvironment } from './function-parts.ts';
+import { createIngest } from './ingest.ts';
+import { KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
+import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
+import { Network } from './network.ts';
+import type { NotifierFunction } from './notifier-function.ts';
+import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
-import { useSchemaRegistry } from './schema-registry.ts';
+import { ProtectionWatch } from './protection-watch.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
-import { OPTIONAL_STACK_OUTPUTS, STACK_OUTPUTS, type StackOutputName } from './stack-outputs.ts';
+import { createSweeper } from './sweeper.ts';
+import { createTable } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
 }
 
-/** The MSK mapping's logical id, fixed: CDK's default contains the topic (see the comment where it is set). */
-export const KAFKA_MAPPING_LOGICAL_ID = 'IngestKafkaMapping';
+export { KAFKA_MAPPING_LOGICAL_ID };
 
 export class NotifierStack extends Stack {
   readonly table: Table;
+  private readonly zones: readonly string[] | undefined;
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
     super(scope, id, props);
     const s = props.settings;
+    this.zones = s.vpc?.availabilityZones;
     const prefix = stackNameOf(s.stage);
-    const metricNamespace = metricNamespaceOf(s.stage);
-    const policies = formatChannelPolicies(s.deliveryPolicy);
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
     // other here, at synth: a broken rule fails the synth with its name.
     const timing = assertDispatchTiming(DISPATCH_TIMING);
-    const sendEnv = {
-      SEND_RATE_EMAIL: String(s.sendRatePerSecond.EMAIL),
-      SEND_RATE_PUSH: String(s.sendRatePerSecond.PUSH),
-      SEND_RATE_SMS: String(s.sendRatePerSecond.SMS),
-      MAX_AGE_SECONDS: String(s.notificationMaxAgeHours * 3600),
-      PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-      MAX_SEND_ATTEMPTS: String(DEFAULT_MAX_SEND_ATTEMPTS),
-    };
-    // The sweep index's shards, sized from the peak the stack is built for; every writer of a sweep key and
-    // the sweeper get the same count.
-    const shardEnv = { SWEEP_SHARDS: String(sweepShardsFor(s.peakNotificationsPerSecond)) };
-    const key: IKey | undefined = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
-
-    // ── The table (functions/contracts/table-schema.ts is the one definition; the local run builds from it too) ──
-    const schema = TABLE_SCHEMA;
-    this.table = new Table(this, 'Table', {
-      partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: schema.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      stream: StreamViewType.NEW_AND_OLD_IMAGES,
-      timeToLiveAttribute: schema.timeToLiveAttribute,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
-    });
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.sweepIndex.indexName,
-      partitionKey: { name: schema.sweepIndex.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: schema.sweepIndex.sortKey, type: AttributeType.NUMBER },
-      projectionType: ProjectionType.INCLUDE,
-      nonKeyAttributes: [...schema.sweepIndex.nonKeyAttributes],
-    });
-    // SNS's delivery status names the message, not the notification: the feedback function finds it here.
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.messageIndex.indexName,
-      partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
-      projectionType: ProjectionType.KEYS_ONLY,
-    });
-
-    // One customer's events without a scan (ops customer / export / erase): a sparse keys-only index on inbox items.
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.userIndex.indexName,
-      partitionKey: { name: schema.userIndex.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
-      projectionType: ProjectionType.KEYS_ONLY,
-    });
-
-    // ── Ingest: MSK → one transaction per event ──
-    const ingest = new NotifierFunction(this, 'Ingest', {
-      entry: 'ingest/index.ts',
-      description: 'notifier: each MSK record becomes one DynamoDB transaction (inbox + one notification per channel)',
-      metricNamespace,
-      timeout: Duration.minutes(2),
-      environment: {
-        INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
-        INGEST_CONCURRENCY: '16',
-        MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
-        // A new notification is first due for the sweeper this long after creation.
-        PENDING_THRESHOLD_SECONDS: String(timing.stuckAfterSeconds),
-        ...shardEnv,
-      },
-    });
-    // Avro and Protobuf records: ingest reads their writer schemas from the bank's registry.
-    useSchemaRegistry(ingest, s.schemaRegistry);
-    // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
-    // batch's inbox items before its transactions (a known event costs no write).
-    ingest.useTable(this.table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
-    // UpdateItem on the sweep shard mark only (functions/stores/sweep-shard-mark.ts), never on an event's items.
-    ingest.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
-        resources: [this.table.tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
-      }),
-    );
-    const kafka = kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId);
-    if (s.kafkaScramSecretArn === undefined) {
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'],
-          resources: [kafka.cluster],
-        }),
-      );
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
-          resources: [kafka.topic],
-        }),
-      );
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-          resources: [kafka.group],
-        }),
-      );
-    } else if (s.kafkaScramKmsKeyArn !== undefined) {
-      // MSK accepts SCRAM secrets only on a customer-managed key; the mapping reads the secret with this role, and
-      // Secrets Manager decrypts it with the role's permission on that key (and only through Secrets Manager).
-      ingest.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['kms:Decrypt'],
-          resources: [s.kafkaScramKmsKeyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${this.region}.amazonaws.com` } },
-        }),
-      );
-    }
-    // Batches the mapping gives up on keep their full records in S3 (SQS/SNS destinations keep only metadata).
-    // The records hold addresses and phone numbers: nothing outlives the inbox, after which a replay could resend.
-    const failedBatches = new Bucket(this, 'FailedIngestBatches', {
-      ...(key === undefined
-        ? { encryption: BucketEncryption.S3_MANAGED }
-        : { encryption: BucketEncryption.KMS, encryptionKey: key, bucketKeyEnabled: true }),
-      enforceSSL: true,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      versioned: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      lifecycleRules: [
-        {
-          id: 'expire-with-the-inbox',
-          expiration: Duration.days(s.inboxRetentionDays),
-          // A version deleted or expired is gone a day later: the day is an undo window, not an archive.
-          noncurrentVersionExpiration: Duration.days(1),
-          abortIncompleteMultipartUploadAfter: Duration.days(1),
-        },
-        { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
-      ],
-    });
-    if (s.mskVpcId !== undefined && s.mskRouteTableIds !== undefined) {
-      // The mapping writes failed batches from its network interfaces in the cluster's VPC, which needs a route to
-      // S3 (AWS: "You must deploy a VPC endpoint for your on-failure destination service inside your Amazon MSK
-      // cluster VPC"). A gateway endpoint is free, and it carries all S3 traffic of those route tables: its policy
-      // allows the failed-batch bucket and nothing else, so the endpoint opens no path to any other bucket (and
-      // other S3 traffic of those subnets needs an endpoint of the bank's own: docs/deploy.md).
-      new CfnVPCEndpoint(this, 'FailedBatchesS3Endpoint', {
-        vpcId: s.mskVpcId,
-        serviceName: `com.amazonaws.${this.region}.s3`,
-        vpcEndpointType: 'Gateway',
-        routeTableIds: s.mskRouteTableIds,
-        policyDocument: new PolicyDocument({
-          statements: [
-            new PolicyStatement({
-              sid: 'FailedIngestBatchesOnly',
-              principals: [new AnyPrincipal()],
-              actions: ['s3:PutObject', 's3:ListBucket'],
-              resources: [failedBatches.bucketArn, failedBatches.arnForObjects('*')],
-              conditions: { StringEquals: { 'aws:PrincipalAccount': this.account } },
-            }),
-          ],
-        }),
-      });
-    }
-    const kafkaSource = new ManagedKafkaEventSource({
-      clusterArn: s.mskClusterArn,
-      topic: s.topic,
-      consumerGroupId: s.consumerGroupId,
-      startingPosition: StartingPosition[s.startingPosition],
-      ...(s.startingPositionTimestamp === undefined ? {} : { startingPositionTimestamp: s.startingPositionTimestamp }),
-      batchSize: s.batchSize,
-      maxBatchingWindow: Duration.seconds(s.batchingWindowSeconds),
-      // Error-handling controls and metrics need provisioned pollers. The handler throws only on infrastructure
-      // failure (never on bad input), and a retry is idempotent, so bounded retries then the S3 destination lose
-      // nothing. No maxRecordAge: an old record is recorded as too old by ingest, not parked in S3.
-      provisionedPollerConfig: { minimumPollers: 1, maximumPollers: s.kafkaMaxPollers },
-      bisectBatchOnError: true,
-      retryAttempts: 10,
-      onFailure: putOnlyBucketDestination(failedBatches),
-      metricsConfig: { metrics: [MetricType.EVENT_COUNT, MetricType.ERROR_COUNT, MetricType.KAFKA_METRICS] },
-      ...(s.kafkaScramSecretArn === undefined
-        ? {}
-        : {
-            authenticationMethod: AuthenticationMethod.SASL_SCRAM_512_AUTH,
-            secret: Secret.fromSecretCompleteArn(this, 'KafkaSecret', s.kafkaScramSecretArn),
-          }),
-    });
-    ingest.addEventSource(kafkaSource);
-    // CDK names the mapping after the topic, so a topic change would create the new mapping before deleting the old
-    // one under another logical id. A fixed id keeps the mapping one resource across updates. (Topic, cluster,
-    // consumer group and starting position are create-only: changing them still replaces it, and the replacement
-    // is created first, so it needs a consumer group id of its own: docs/deploy.md "Changing the source".)
-    const kafkaMapping = ingest.node.children.find((c): c is EventSourceMapping => c instanceof EventSourceMapping);
-    (kafkaMapping?.node.defaultChild as CfnEventSourceMapping | undefined)?.overrideLogicalId(KAFKA_MAPPING_LOGICAL_ID);
-
-    // ── Dispatch: stream → claim → send → mark ──
-    const dispatch = new NotifierFunction(this, 'Dispatch', {
-      entry: 'dispatch/index.ts',
-      description: 'notifier: sends each new notification once via SES (email) or SNS (push, SMS)',
-      metricNamespace,
-      timeout: Duration.seconds(timing.dispatchTimeoutSeconds),
-      // No reservation by default: Lambda keeps 100 unreserved per account, and new accounts often have a quota of
-      // 10, where any reservation fails the deploy. Sends are paced by rate in the function, not by concurrency.
-      ...(s.dispatchReservedConcurrency === undefined
-        ? {}
-        : { reservedConcurrentExecutions: s.dispatchReservedConcurrency }),
-      environment: {
-        SENDER_EMAIL: s.senderEmail,
-        BRAND: brandEnvValue(s.brand),
-        CHANNEL_POLICIES: policies,
-        // Our own account: a push endpoint of another account is that message's fault, never the channel's.
-        ACCOUNT_ID: Aws.ACCOUNT_ID,
-        // The lease outlives the function timeout, so a live holder is never taken over (dispatch-timing.ts).
-        LEASE_SECONDS: String(timing.leaseSeconds),
-        SEND_TIMEOUT_MS: String(timing.sendTimeoutMs),
-        CONNECT_TIMEOUT_MS: String(timing.connectTimeoutMs),
-        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
-        DISPATCH_CONCURRENCY: String(timing.concurrency),
-        ...sendEnv,
-        ...shardEnv,
-        // Every email goes through the configuration set whose events reach the feedback function.
-        SES_CONFIGURATION_SET: s.sesConfigurationSet ?? prefix,
-      },
-    });
-    // GetItem/UpdateItem also serve the send-rate windows and the channel breaker (RATE#…, BREAKER# items).
-    dispatch.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    const domain = s.senderEmail.split('@')[1] ?? '';
-    dispatch.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['ses:SendEmail'],
-        resources: [
-          this.formatArn({ service: 'ses', resource: 'identity', resourceName: s.senderEmail }),
-          this.formatArn({ service: 'ses', resource: 'identity', resourceName: domain }),
-          this.formatArn({
-            service: 'ses',
-            resource: 'configuration-set',
-            resourceName: s.sesConfigurationSet ?? prefix,
-          }),
-        ],
-        conditions: { StringEquals: { 'ses:FromAddress': s.senderEmail } },
-      }),
-    );
-    // Push publishes to platform endpoints of this account and region (SNS publishes only within a region).
-    dispatch.addToRolePolicy(
-      new PolicyStatement({
-        sid: 'PushToOwnPlatformEndpoints',
-        actions: ['sns:Publish'],
-        resources: [this.formatArn({ service: 'sns', resource: 'endpoint', resourceName: '*' })],
-      }),
-    );
-    // SMS publishes straight to a phone number, which has no ARN, so SNS authorizes it only against "*". NotResource
-    // keeps that grant away from every SNS ARN: no topic and no endpoint, in any account, through this statement.
-    dispatch.addToRolePolicy(
-      new PolicyStatement({
-        sid: 'SmsToPhoneNumbersOnly',
-        actions: ['sns:Publish'],
-        notResources: [`arn:${Aws.PARTITION}:sns:*:*:*`],
-      }),
-    );
-    const dispatchFailures = new Queue(this, 'DispatchOnFailure', {
-      ...(key === undefined
-        ? { encryption: QueueEncryption.SQS_MANAGED }
-        : { encryption: QueueEncryption.KMS, encryptionMasterKey: key }),
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    dispatch.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        bisectBatchOnError: true,
-        retryAttempts: 5,
-        maxRecordAge: Duration.hours(6),
-        reportBatchItemFailures: true,
-        onFailure: sendOnlyQueueDestination(dispatchFailures),
-        batchSize: timing.batchSize,
-        maxBatchingWindow: Duration.seconds(1),
-        parallelizationFactor: 2,
-        filters: [FilterCriteria.filter(DISPATCH_FILTER_PATTERN as unknown as Record<string, unknown>)],
-      }),
-    );
-    // Critical notices first in the stream path too: a second reader of the stream (DynamoDB Streams allows two per
-    // shard) that takes only the critical types, in small batches with no batching window, so a critical notice is
-    // dispatched at once instead of when the routine mapping, paced at the provider's quota, reaches it.
-    // (A second DynamoEventSource on the same table would reuse its construct id: the mapping is added directly; the
-    // stream read permission is the routine trigger's.)
-    // It is a fast lane, never the only one: the routine trigger delivers every record it carries. So it starts at
-    // LATEST (its first deploy onto a running stack does not replay the stream's 24 hours), gives up on a record after
-    // a minute and two retries, and sends nothing to the on-failure queue — whose alarm means a record no trigger
-    // will deliver, which is never the case for these.
-    if (CRITICAL_TYPES.length > 0) {
-      const urgent = dispatch.addEventSourceMapping('UrgentDispatchTrigger', {
-        eventSourceArn: this.table.tableStreamArn as string,
-        startingPosition: StartingPosition.LATEST,
-        batchSize: URGENT_BATCH_SIZE,
-        parallelizationFactor: 2,
-        bisectBatchOnError: true,
-        retryAttempts: URGENT_RETRIES,
-        maxRecordAge: Duration.seconds(URGENT_MAX_RECORD_AGE_SECONDS),
-        reportBatchItemFailures: true,
-        filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
-      });
-      acknowledgeUrgentTrigger(urgent);
-    }
-
-    // ── Sweeper: nothing silently lost ──
-    const sweeper = new NotifierFunction(this, 'Sweeper', {
-      entry: 'sweeper/index.ts',
-      description: 'notifier: wakes deferred and stuck notifications, expires old ones, resolves expired leases',
-      metricNamespace,
-      timeout: Duration.seconds(timing.sweeperTimeoutSeconds),
-      // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write; the
-      // timeout fits the one-minute schedule anyway (dispatch-timing.ts, SWEEPER_FITS_INTERVAL).
-      environment: {
-        CHANNEL_POLICIES: policies,
-        SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
-        DEADLINE_MARGIN_MS: String(timing.deadlineMarginMs),
-        ...sendEnv,
-        ...shardEnv,
-      },
-    });
-    sweeper.useTable(this.table, ['dynamodb:Query'], { index: schema.sweepIndex.indexName });
-    // GetItem: the re-read after a failed condition, so a write whose reply was lost is not counted as a lost race.
-    sweeper.useTable(this.table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // Every minute (EventBridge's smallest rate): the sweep index is the delay queue, and this is its clock.
-    const schedule = new Rule(this, 'SweeperSchedule', {
-      schedule: Schedule.rate(Duration.seconds(timing.sweeperIntervalSeconds)),
-      targets: [new LambdaFunction(sweeper, { retryAttempts: 2 })],
-    });
-    Validations.of(schedule).acknowledge({
-      id: 'Serverless-EventBusDLQ',
-      reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
-    });
-
-    // ── Evidence: every accepted send and every report on it, kept for years (lib/evidence-store.ts) ──
+    // The one customer key, when given, protects the table (and its stream), the on-failure queues and the
+    // failed-batch bucket; each function is granted it through useTable.
+    const key = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
+    this.table = createTable(this, key);
+    // Every accepted send and every report on it, kept for years (lib/evidence-store.ts).
     const evidence = new EvidenceStore(this, 'Evidence', {
-      key,
+      prefix,
       retentionDays: s.evidenceRetentionDays,
       lockMode: s.evidenceLockMode,
+      replication: s.evidenceReplication,
     });
-    evidence.grantWrite(dispatch);
-    evidence.grantWrite(sweeper);
-    // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
-    dispatch.useTable(this.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
-    sweeper.useTable(this.table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
-
-    // The one customer key, when given, protects the table (and its stream), the on-failure queue and the
-    // failed-batch bucket; each function is granted it through useTable.
-
-    acknowledgeFindings({ ingest, dispatch, sweeper, dispatchFailures, failedBatches });
+    const parts: FunctionPartProps = {
+      stack: this,
+      settings: s,
+      prefix,
+      metricNamespace: metricNamespaceOf(s.stage),
+      timing,
+      table: this.table,
+      key,
+      evidence,
+      placementEnv: placementEnvironment(s, timing),
+      sendingEnv: sendingEnvironment(s, timing),
+    };
+    const ingest = createIngest(parts);
+    const dispatch = createDispatch(parts);
+    const sweeper = createSweeper(parts);
+    const dispatchFailures = dispatch.triggers.routineFailures;
+    acknowledgeFindings({
+      ingest: ingest.fn,
+      dispatch: dispatch.fn,
+      sweeper,
+      dispatchFailures,
+      urgentFailures: dispatch.triggers.urgentFailures,
+    });
 
     const observability = new Observability(this, 'Observability', {
       prefix,
-      metricNamespace,
-      ingest,
-      dispatch,
+      metricNamespace: parts.metricNamespace,
+      ingest: ingest.fn,
+      dispatch: dispatch.fn,
       sweeper,
       sweeperInterval: Duration.seconds(timing.sweeperIntervalSeconds),
-      ingestMappingId: kafkaSource.eventSourceMappingId,
+      ingestMappingId: ingest.source.mappingId,
       ingestIdleAlarmMinutes: s.ingestIdleAlarmMinutes,
       dispatchFailures,
       ...(s.alarmEmail === undefined ? {} : { alarmEmail: s.alarmEmail }),
       encryptAlarmTopic: s.encryptAlarmTopic,
     });
+    const feedback = this.deliveryFeedback(parts, dispatch, observability);
+    const watch = this.protect(parts, observability);
+    this.snsDeliveryStatus(parts, feedback, observability);
+    const smoke = this.smokeProducer(parts, observability);
+    if (s.pushPlatformApplicationArns === undefined) {
+      Annotations.of(this).addWarningV2(
+        'notifier:pushDeliveryStatus',
+        'No pushPlatformApplicationArns: dispatch may publish to no platform endpoint (push is refused), and no push delivery outcome is observed.',
+      );
+    }
+    // The functions that hold customers' contact points, off the internet (settings `vpc`).
+    if (s.vpc !== undefined) {
+      const network = new Network(this, 'Network', {
+        prefix,
+        settings: s.vpc,
+        table: this.table,
+        evidenceBucket: evidence.bucket,
+        schemaRegistry: s.schemaRegistry,
+      });
+      for (const fn of [ingest.fn, dispatch.fn, sweeper, feedback.function]) network.place(fn);
+    }
 
-    // ── Delivery feedback: SES configuration set → EventBridge → feedback function ──
-    const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
-      prefix,
-      metricNamespace,
+    addOutputs(this, {
+      stage: s.stage,
+      mskClusterArn: s.mskClusterArn,
       table: this.table,
+      ingest: ingest.fn,
+      ingestMappingId: ingest.source.mappingId,
+      failedBatches: ingest.source.failedBatches,
+      dispatch: dispatch.fn,
+      dispatchFailures,
+      sweeper,
+      feedback,
+      evidence,
+      observability,
+      smoke,
+    });
+    acknowledgeOutsideRuleSets(this, {
+      table: this.table,
+      failedBatches: ingest.source.failedBatches,
+      evidence,
+      deadLetterQueues: [
+        dispatchFailures,
+        ...(dispatch.triggers.urgentFailures ? [dispatch.triggers.urgentFailures] : []),
+        feedback.deadLetters,
+        watch.deadLetters,
+      ],
+      dispatch: dispatch.fn,
+      pushApplicationArns: s.pushPlatformApplicationArns ?? [],
+      settings: {
+        kmsKey: key !== undefined,
+        vpc: s.vpc !== undefined,
+        backup: s.backup !== undefined,
+        replication: s.evidenceReplication !== undefined,
+      },
+    });
+  }
+
+  /**
+   * Delivery feedback: SES's configuration set → EventBridge, and SNS's delivery status logs → the feedback
+   * function, which records each report on its send (lib/delivery-feedback.ts, lib/sns-delivery-status.ts).
+   */
+  private deliveryFeedback(p: FunctionPartProps, dispatch: Dispatch, observability: Observability): DeliveryFeedback {
+    const s = p.settings;
+    const environment: FeedbackEnvironment = { TABLE_NAME: p.table.tableName, ...p.evidence.environment };
+    const feedback = new DeliveryFeedback(this, 'DeliveryFeedback', {
+      prefix: p.prefix,
+      metricNamespace: p.metricNamespace,
+      table: p.table,
+      environment,
       ...(s.sesConfigurationSet === undefined ? {} : { existingConfigurationSet: s.sesConfigurationSet }),
       alarmAction: new SnsAction(observability.topic),
       dashboard: observability.dashboard,
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
-    dispatch.node.addDependency(feedback);
-    evidence.grantWrite(feedback.function);
+    dispatch.fn.node.addDependency(feedback);
+    // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
+    p.evidence.grantWrite(feedback.function, ['sends']);
     observability.alarmOnThrottles('Feedback', feedback.function);
+    alarmOnUrgentTrigger(observability, dispatch.triggers);
+    if (p.evidence.replicationFailures !== undefined) {
+      observability.alarm(
+        'EvidenceReplicationFailed',
+        p.evidence.replicationFailures,
+        'Evidence objects failed to replicate to the log-archive account: the copy there is incomplete. Check the destination bucket policy, its key policy and its Object Lock (docs/deploy.md "Evidence in a log-archive account"); S3 retries, and a failed object is replicated again by S3 Batch Replication.',
+      );
+    }
+    return feedback;
+  }
 
-    // ── SMS and push delivery status: SNS's logs → the same feedback function ──
+  /** What guards the evidence and the table beyond the functions: the protection watch, and the backup if set. */
+  private protect(p: FunctionPartProps, observability: Observability): ProtectionWatch {
+    // Every change to the evidence protections and every use of the break-glass role reaches the operators.
+    const watch = new ProtectionWatch(this, 'ProtectionWatch', {
+      prefix: p.prefix,
+      buckets: [p.evidence.bucket, p.evidence.accessLogs],
+      key: p.evidence.key,
+      breakGlassRole: p.evidence.breakGlassRole,
+      observability,
+    });
+    // Preferences and suppressions never expire: a locked vault here, a copy in another account.
+    if (p.settings.backup !== undefined) {
+      new TableBackup(this, 'Backup', { prefix: p.prefix, table: p.table, settings: p.settings.backup });
+    }
+    return watch;
+  }
+
+  /** SMS and push delivery status: SNS's logs → the same feedback function (lib/sns-delivery-status.ts). */
+  private snsDeliveryStatus(p: FunctionPartProps, feedback: DeliveryFeedback, observability: Observability): void {
+    const s = p.settings;
     new SnsDeliveryStatus(this, 'SnsDeliveryStatus', {
-      prefix,
-      metricNamespace,
+      prefix: p.prefix,
+      metricNamespace: p.metricNamespace,
       feedback: feedback.function,
       manageSmsAttributes: s.manageSmsDeliveryStatus,
       platformApplicationArns: s.pushPlatformApplicationArns ?? [],
       smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
       observability,
     });
-    // ── The smoke producer: npm run smoke through MSK (deployed where the settings name the cluster's subnets) ──
-    const smoke =
-      s.mskSubnetIds === undefined || s.mskSecurityGroupIds === undefined
-        ? undefined
-        : new SmokeProducer(this, 'SmokeProducer', {
-            metricNamespace,
-            clusterArn: s.mskClusterArn,
-            topic: s.topic,
-            kafka,
-            subnetIds: s.mskSubnetIds,
-            securityGroupIds: s.mskSecurityGroupIds,
-          });
-    if (smoke !== undefined) observability.alarmOnThrottles('SmokeProducer', smoke.function);
-    if (s.pushPlatformApplicationArns === undefined) {
-      Annotations.of(this).addWarningV2(
-        'notifier:pushDeliveryStatus',
-        'No pushPlatformApplicationArns: push delivery outcomes are not observed (SNS logs them only for the platform applications it is told about).',
-      );
-    }
-
-    // ── What an operator needs, by name (docs/operations.md; lib/stack-outputs.ts lists them for ops/) ──
-    const output = (id: StackOutputName, value: string) =>
-      new CfnOutput(this, id, { value, description: STACK_OUTPUTS[id] });
-    output('Stage', s.stage);
-    output('TableName', this.table.tableName);
-    output('IngestFunctionName', ingest.functionName);
-    output('IngestLogGroupName', ingest.logGroup.logGroupName);
-    output('DispatchFunctionName', dispatch.functionName);
-    output('DispatchLogGroupName', dispatch.logGroup.logGroupName);
-    output('SweeperFunctionName', sweeper.functionName);
-    output('SweeperLogGroupName', sweeper.logGroup.logGroupName);
-    output('MskClusterArn', s.mskClusterArn);
-    output('IngestKafkaMappingId', kafkaSource.eventSourceMappingId);
-    output('FailedIngestBatchesBucketName', failedBatches.bucketName);
-    output('DispatchOnFailureQueueUrl', dispatchFailures.queueUrl);
-    output('AlarmTopicArn', observability.topic.topicArn);
-    output('FeedbackFunctionName', feedback.function.functionName);
-    output('FeedbackLogGroupName', feedback.function.logGroup.logGroupName);
-    output('FeedbackDeadLetterQueueUrl', feedback.deadLetters.queueUrl);
-    output('SesConfigurationSetName', feedback.configurationSetName);
-    output('EvidenceBucketName', evidence.bucket.bucketName);
-    if (smoke !== undefined) {
-      new CfnOutput(this, 'SmokeProducerFunctionName', {
-        value: smoke.function.functionName,
-        description: OPTIONAL_STACK_OUTPUTS.SmokeProducerFunctionName,
-      });
-    }
-    output(
-      'DashboardUrl',
-      `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboardName}`,
-    );
   }
-}
 
-/**
- * The S3 on-failure destination with only what Lambda needs (PutObject, ListBucket), instead of the read-write
- * grant of S3OnFailureDestination.
- */
-function putOnlyBucketDestination(bucket: Bucket): IEventSourceDlq {
-  return {
-    bind: (_mapping, fn: IFunction) => {
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }));
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-      return { destination: bucket.bucketArn };
-    },
-  };
-}
+  /** The smoke producer: npm run smoke through MSK, deployed where the settings name the cluster's subnets. */
+  private smokeProducer(p: FunctionPartProps, observability: Observability): NotifierFunction | undefined {
+    const s = p.settings;
+    if (s.mskSubnetIds === undefined || s.mskSecurityGroupIds === undefined) return undefined;
+    const smoke = new SmokeProducer(this, 'SmokeProducer', {
+      metricNamespace: p.metricNamespace,
+      clusterArn: s.mskClusterArn,
+      topic: s.topic,
+      kafka: kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId),
+      subnetIds: s.mskSubnetIds,
+      securityGroupIds: s.mskSecurityGroupIds,
+    });
+    observability.alarmOnThrottles('SmokeProducer', smoke.function);
+    return smoke.function;
+  }
 
-/**
- * The SQS on-failure destination with only sqs:SendMessage (what Lambda documents for stream destinations), instead
- * of SqsDlq's grant, which adds wildcard KMS actions when the queue has a customer key.
- */
-function sendOnlyQueueDestination(queue: Queue): IEventSourceDlq {
-  return {
-    bind: (_mapping, fn: IFunction) => {
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
-      return { destination: queue.queueArn };
-    },
-  };
+  /**
+   * The zones the settings name for the VPC, when it has one: CDK would otherwise look the account's zones up at synth
+   * (AWS credentials, and a different answer per account), and the synth must run offline.
+   */
+  override get availabilityZones(): string[] {
+    return this.zones === undefined ? super.availabilityZones : [...this.zones];
+  }
 }

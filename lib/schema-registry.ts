@@ -7,12 +7,24 @@
  */
 import { Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import type { IngestEnvironment } from '../functions/contracts/environment.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import { ARN_GLUE_REGISTRY, type Settings } from './settings.ts';
 
+/** The registry's address in ingest's environment (none: no variable, and registry-framed records are quarantined). */
+export function schemaRegistryEnvironment(registry: Settings['schemaRegistry']) {
+  if (registry === undefined) return {};
+  if (registry.kind === 'glue') return { SCHEMA_REGISTRY_KIND: registry.kind } satisfies Partial<IngestEnvironment>;
+  return {
+    SCHEMA_REGISTRY_KIND: registry.kind,
+    SCHEMA_REGISTRY_URL: registry.url,
+    ...(registry.basicAuthSecretArn === undefined ? {} : { SCHEMA_REGISTRY_SECRET_ARN: registry.basicAuthSecretArn }),
+  } satisfies Partial<IngestEnvironment>;
+}
+
+/** What ingest's role may do with the registry: read schemas, nothing else. */
 export function useSchemaRegistry(ingest: NotifierFunction, registry: Settings['schemaRegistry']): void {
   if (registry === undefined) return;
-  ingest.addEnvironment('SCHEMA_REGISTRY_KIND', registry.kind);
   if (registry.kind === 'glue') {
     const [, partition, region, account, name] = ARN_GLUE_REGISTRY.exec(registry.registryArn) ?? [];
     // GetSchemaVersion by SchemaVersionId is authorized against the registry and its schemas.
@@ -27,9 +39,7 @@ export function useSchemaRegistry(ingest: NotifierFunction, registry: Settings['
     });
     return;
   }
-  ingest.addEnvironment('SCHEMA_REGISTRY_URL', registry.url);
   if (registry.basicAuthSecretArn === undefined) return;
-  ingest.addEnvironment('SCHEMA_REGISTRY_SECRET_ARN', registry.basicAuthSecretArn);
   ingest.addToRolePolicy(
     new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [registry.basicAuthSecretArn] }),
   );

@@ -8,15 +8,17 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import {
-  DEFAULT_INBOX_RETENTION_DAYS,
-  DEFAULT_NOTIFICATION_MAX_AGE_HOURS,
   DEFAULT_SEND_RATES,
-} from '../functions/contracts/defaults.ts';
+  DISPATCH_ENVIRONMENT,
+  EVIDENCE_ENVIRONMENT,
+  INGEST_ENVIRONMENT,
+} from '../functions/contracts/environment.ts';
+import type { IntKey } from '../functions/contracts/environment-keys.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
-import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../functions/domain/evidence.ts';
+import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
-import { EVIDENCE_LOCK_MODES } from '../functions/stores/evidence-store.ts';
+import { backupSchema, evidenceReplicationSchema, networkSchema, protectionProblems } from './settings-protection.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -35,6 +37,8 @@ export const EXAMPLE_STAGE = 'example';
 const policy = z.enum(DELIVERY_POLICIES).default('AT_MOST_ONCE');
 /** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
 const num = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+/** A setting the stack passes as that environment variable: the variable's bounds and default. */
+const asKey = (key: IntKey) => num(key.min, key.max, key.default);
 const json = <T extends z.core.SomeType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && /^\s*[[{]/.test(v) ? JSON.parse(v) : v), schema);
 /** A list given as a JSON array or as "a,b,c". */
@@ -94,6 +98,7 @@ export const settingsSchema = z
     kmsKeyArn: z.string().regex(ARN_KMS_KEY, 'must be a KMS key ARN (arn:aws:kms:...:key/<id>)').optional(),
     senderEmail: z.email('must be the verified SES identity to send from'),
     sesConfigurationSet: z.string().min(1).optional(),
+    /** Who is paged: every alarm mails it. Required outside the example stage (deployProblems). */
     alarmEmail: z.email().optional(),
     /**
      * Encrypt the alarm topic with a key this stack creates, whose key policy lets CloudWatch use it (a key the stack
@@ -146,8 +151,19 @@ export const settingsSchema = z
         }),
         z.object({
           kind: z.literal('confluent'),
-          // Basic auth over plain HTTP would hand the credentials to anyone on the path.
-          url: z.url({ protocol: /^https$/, error: 'must be the https URL of the Confluent schema registry' }),
+          // Basic auth over plain HTTP would hand the credentials to anyone on the path. Credentials in the URL would
+          // sit in plain text in ingest's environment (and the template): they belong in the secret. A query string or
+          // fragment is no part of a registry's address. The message never repeats the URL.
+          url: z
+            .url({ protocol: /^https$/, error: 'must be the https URL of the Confluent schema registry' })
+            .refine(
+              (u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''),
+              "must not carry credentials (https://user:password@…): they would be plain text in ingest's environment; put them in the secret basicAuthSecretArn names",
+            )
+            .refine(
+              (u) => !URL.canParse(u) || (new URL(u).search === '' && new URL(u).hash === ''),
+              "must have no query string or fragment: only the registry's https address",
+            ),
           /** Basic auth: a secret whose value is JSON {"username": …, "password": …} (a Confluent Cloud API key). */
           basicAuthSecretArn: z.string().regex(ARN_ANY_SECRET, 'must be a Secrets Manager secret ARN').optional(),
           /** The customer-managed key that secret is encrypted with, if not the account's default. */
@@ -158,16 +174,22 @@ export const settingsSchema = z
         }),
       ]),
     ).optional(),
-    inboxRetentionDays: num(1, 3650, DEFAULT_INBOX_RETENTION_DAYS),
+    inboxRetentionDays: asKey(INGEST_ENVIRONMENT.INBOX_RETENTION_DAYS),
     /**
      * How long the evidence of a send (the exact message, the provider's answer and reports) is kept, in days: years,
      * not the table's days (docs/evidence-and-privacy.md). Default seven years. One value for every notice type.
      */
-    evidenceRetentionDays: num(1, 36_500, DEFAULT_EVIDENCE_RETENTION_DAYS),
+    evidenceRetentionDays: asKey(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS),
     /** Object Lock mode of the evidence store: GOVERNANCE (default) or COMPLIANCE (WORM; irreversible: read the doc). */
-    evidenceLockMode: z.enum(EVIDENCE_LOCK_MODES).default('GOVERNANCE'),
+    evidenceLockMode: z.enum(EVIDENCE_LOCK_MODES).default(EVIDENCE_ENVIRONMENT.EVIDENCE_LOCK_MODE.default),
+    /** Replicate every evidence object to a log-archive account's bucket, under its lock and key (settings-protection.ts). */
+    evidenceReplication: json(evidenceReplicationSchema).optional(),
+    /** AWS Backup of the table: a locked vault here, a copy in another account (settings-protection.ts). */
+    backup: json(backupSchema).optional(),
+    /** The functions in a VPC of the stack's own, with no route to the internet (settings-protection.ts). */
+    vpc: json(networkSchema).optional(),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
-    maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, DAY_SECONDS),
+    maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, INGEST_ENVIRONMENT.MAX_EVENT_AGE_SECONDS.default),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
     ingestIdleAlarmMinutes: num(0, 1440, 60),
     deliveryPolicy: json(
@@ -191,14 +213,14 @@ export const settingsSchema = z
     sendRatePerSecond: json(
       z
         .object({
-          EMAIL: num(1, 100_000, DEFAULT_SEND_RATES.EMAIL),
-          PUSH: num(1, 100_000, DEFAULT_SEND_RATES.PUSH),
-          SMS: num(1, 100_000, DEFAULT_SEND_RATES.SMS),
+          EMAIL: asKey(DISPATCH_ENVIRONMENT.SEND_RATE_EMAIL),
+          PUSH: asKey(DISPATCH_ENVIRONMENT.SEND_RATE_PUSH),
+          SMS: asKey(DISPATCH_ENVIRONMENT.SEND_RATE_SMS),
         })
         .default({ ...DEFAULT_SEND_RATES }),
     ),
     /** A notification not sent within this many hours of its creation ends FAILED: EXPIRED (alarmed), never late. */
-    notificationMaxAgeHours: num(1, 720, DEFAULT_NOTIFICATION_MAX_AGE_HOURS),
+    notificationMaxAgeHours: num(1, 720, DISPATCH_ENVIRONMENT.MAX_AGE_SECONDS.default / 3600),
     /**
      * The peak notifications per second (all channels) the stack is built for: it sizes the sweep index's shards so
      * no index key takes more than half of DynamoDB's 1,000 writes per second per key (README "Scaling"). Raising it
@@ -304,6 +326,7 @@ export const settingsSchema = z
     ) {
       problem('schemaRegistry.basicAuthKmsKeyArn', 'is only used with schemaRegistry.basicAuthSecretArn');
     }
+    for (const [key, message] of protectionProblems(s, account as string, region as string)) problem(key, message);
     // SNS publishes only within its region, and delivery status is logged in the application's own region.
     for (const arn of s.pushPlatformApplicationArns ?? []) {
       const match = ARN_PLATFORM_APPLICATION.exec(arn);
@@ -369,6 +392,12 @@ export function deployProblems(s: Settings, now: number): string[] {
     );
   }
   if (s.stage === EXAMPLE_STAGE) return problems;
+  // A deploy that pages nobody is a deploy whose alarms fire into the void: a real stage names who is paged.
+  if (s.alarmEmail === undefined) {
+    problems.push(
+      `context key "alarmEmail" is required outside the example stage: every alarm mails it, so a deploy must name who is paged (the on-call address or a pager's e-mail integration)`,
+    );
+  }
   const placeholder = (key: string, what: string) =>
     problems.push(`context key "${key}" is a placeholder (${what}): stage "${s.stage}" needs the bank's own`);
   for (const [locale, name] of Object.entries(s.brand.name)) {

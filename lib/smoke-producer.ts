@@ -7,8 +7,8 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import type { SmokeEnvironment } from '../functions/contracts/environment.ts';
 import { awsCall, sdkCall } from './aws-calls.ts';
 import { acknowledgeSmokeProducerFindings } from './nag-acknowledgements.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -37,37 +37,21 @@ export class SmokeProducer extends Construct {
       }),
       [new PolicyStatement({ actions: ['kafka:GetBootstrapBrokers'], resources: [props.clusterArn] })],
     );
+    const environment: SmokeEnvironment = {
+      TOPIC: props.topic,
+      BOOTSTRAP_BROKERS: brokers.getResponseField('BootstrapBrokerStringSaslIam'),
+    };
     this.function = new NotifierFunction(this, 'Function', {
       entry: 'smoke/index.ts',
       description: 'notifier: writes one smoke event to the topic through MSK (npm run smoke)',
       metricNamespace: props.metricNamespace,
       timeout: Duration.seconds(30),
       memorySize: 256,
-      environment: {
-        TOPIC: props.topic,
-        BOOTSTRAP_BROKERS: brokers.getResponseField('BootstrapBrokerStringSaslIam'),
-      },
+      environment,
     });
     const fn = this.function;
     // In the cluster's subnets, with security groups the brokers accept (no IVpc needed: ids as given).
-    (fn.node.defaultChild as CfnFunction).vpcConfig = {
-      subnetIds: [...props.subnetIds],
-      securityGroupIds: [...props.securityGroupIds],
-    };
-    // What Lambda needs to place the function's network interfaces (AWSLambdaVPCAccessExecutionRole's actions).
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: [
-          'ec2:CreateNetworkInterface',
-          'ec2:DescribeNetworkInterfaces',
-          'ec2:DescribeSubnets',
-          'ec2:DeleteNetworkInterface',
-          'ec2:AssignPrivateIpAddresses',
-          'ec2:UnassignPrivateIpAddresses',
-        ],
-        resources: ['*'],
-      }),
-    );
+    fn.placeInSubnets(props.subnetIds, props.securityGroupIds);
     // IAM access control of MSK: connect, and write (idempotently) to this one topic.
     fn.addToRolePolicy(
       new PolicyStatement({

@@ -12,12 +12,12 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnPermission, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, LogGroup, RetentionDays, SubscriptionFilter } from 'aws-cdk-lib/aws-logs';
 import { LambdaDestination } from 'aws-cdk-lib/aws-logs-destinations';
-import type { AwsSdkCall } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { type MetricName, SERVICE_NAME } from '../functions/contracts/telemetry.ts';
+import type { SnsChannel } from '../functions/domain/channels.ts';
 import { pushDeliveryLogGroups, smsDeliveryLogGroups } from '../functions/domain/feedback.ts';
 import { awsCall, sdkCall } from './aws-calls.ts';
 import { acknowledgeDeliveryStatusFindings } from './nag-acknowledgements.ts';
@@ -56,11 +56,22 @@ export class SnsDeliveryStatus extends Construct {
 
   constructor(scope: Construct, id: string, props: SnsDeliveryStatusProps) {
     super(scope, id);
-    const { account, region } = Stack.of(this);
-    const logGroupArn = (name: string) => `arn:${Stack.of(this).partition}:logs:${region}:${account}:log-group:${name}`;
+    const role = this.loggingRole(props);
+    this.logDeliveryStatus(props, role);
+    this.subscribeFeedback(props);
+    acknowledgeDeliveryStatusFindings(this, role);
+    this.alarmOnDeliveries(props);
+  }
 
-    // The role SNS writes delivery status with: its own log groups of this account and region, nothing else.
-    const role = new Role(this, 'LoggingRole', {
+  private logGroupArn(name: string): string {
+    const { account, region, partition } = Stack.of(this);
+    return `arn:${partition}:logs:${region}:${account}:log-group:${name}`;
+  }
+
+  /** The role SNS writes delivery status with: its own log groups of this account and region, nothing else. */
+  private loggingRole(props: SnsDeliveryStatusProps): Role {
+    const { account, region } = Stack.of(this);
+    return new Role(this, 'LoggingRole', {
       assumedBy: new ServicePrincipal('sns.amazonaws.com', {
         conditions: { StringEquals: { 'aws:SourceAccount': account } },
       }),
@@ -70,37 +81,52 @@ export class SnsDeliveryStatus extends Construct {
           statements: [
             new PolicyStatement({
               actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents'],
-              resources: [logGroupArn(`sns/${region}/${account}/*`)],
+              resources: [this.logGroupArn(`sns/${region}/${account}/*`)],
             }),
           ],
         }),
       },
     });
-    const passRole = new PolicyStatement({ actions: ['iam:PassRole'], resources: [role.roleArn] });
+  }
 
-    const call = (cid: string, sdk: AwsSdkCall, statements: PolicyStatement[]) => awsCall(this, cid, sdk, statements);
-
-    // Account-level SMS attributes are no CloudFormation resource. Set on create and update; left on delete (another
-    // stage may rely on them; with the role gone SNS simply stops writing these logs).
+  /** Tells SNS to log the delivery status of SMS (the account's attributes, if ours to set) and of each application. */
+  private logDeliveryStatus(props: SnsDeliveryStatusProps, role: Role): void {
+    // The role is passed to SNS only, for these attributes: never to another service.
+    const passRole = new PolicyStatement({
+      actions: ['iam:PassRole'],
+      resources: [role.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': 'sns.amazonaws.com' } },
+    });
+    // Account-level SMS attributes are no CloudFormation resource. Set on create and update; cleared on delete, so a
+    // removed stack leaves no attribute naming its deleted role (SNS would stop logging without a word): the account
+    // is back to no SMS delivery status logging, which the stage that takes over sets again.
     if (props.manageSmsAttributes) {
-      const smsAttributes = call(
+      const id = `${props.prefix}-sms-delivery-status`;
+      const smsAttributes = awsCall(
+        this,
         'SmsAttributes',
         sdkCall(
           'SNS',
           'setSMSAttributes',
           // 100%: every success is a customer told; the logs cost a fraction of the message.
           { attributes: { DeliveryStatusIAMRole: role.roleArn, DeliveryStatusSuccessSamplingRate: '100' } },
-          `${props.prefix}-sms-delivery-status`,
+          id,
         ),
         [new PolicyStatement({ actions: ['sns:SetSMSAttributes'], resources: ['*'] }), passRole],
+        sdkCall(
+          'SNS',
+          'setSMSAttributes',
+          { attributes: { DeliveryStatusIAMRole: '', DeliveryStatusSuccessSamplingRate: '' } },
+          id,
+        ),
       );
       smsAttributes.node.addDependency(role);
     }
     props.platformApplicationArns.forEach((arn, i) => {
       const { platform, name } = platformApplication(arn);
-      const cid = `PushApplication${i}`;
-      const attributes = call(
-        cid,
+      const attributes = awsCall(
+        this,
+        `PushApplication${i}`,
         sdkCall(
           'SNS',
           'setPlatformApplicationAttributes',
@@ -115,12 +141,25 @@ export class SnsDeliveryStatus extends Construct {
           `${props.prefix}-${platform}-${name}-delivery-status`,
         ),
         [new PolicyStatement({ actions: ['sns:SetPlatformApplicationAttributes'], resources: [arn] }), passRole],
+        // On delete the application no longer names the deleted role: its delivery status logging is off.
+        sdkCall(
+          'SNS',
+          'setPlatformApplicationAttributes',
+          { PlatformApplicationArn: arn, Attributes: { SuccessFeedbackRoleArn: '', FailureFeedbackRoleArn: '' } },
+          `${props.prefix}-${platform}-${name}-delivery-status`,
+        ),
       );
       attributes.node.addDependency(role);
     });
+  }
 
-    // SNS creates its log groups on its first entry, but a subscription needs the group now: create it unless it
-    // exists (another stage, or SNS, made it first), and bound its retention either way.
+  /**
+   * Subscribes the feedback function to each delivery status log group. SNS creates its log groups on its first
+   * entry, but a subscription needs the group now: create it unless it exists (another stage, or SNS, made it
+   * first), and bound its retention either way.
+   */
+  private subscribeFeedback(props: SnsDeliveryStatusProps): void {
+    const { account, region } = Stack.of(this);
     const groups = [
       ...smsDeliveryLogGroups(region, account),
       ...props.platformApplicationArns.flatMap((arn) => {
@@ -129,15 +168,18 @@ export class SnsDeliveryStatus extends Construct {
       }),
     ];
     groups.forEach((name, i) => {
-      const logsPolicy = (action: string) => new PolicyStatement({ actions: [action], resources: [logGroupArn(name)] });
-      const ensure = call(
+      const logsPolicy = (action: string) =>
+        new PolicyStatement({ actions: [action], resources: [this.logGroupArn(name)] });
+      const ensure = awsCall(
+        this,
         `LogGroup${i}`,
         sdkCall('CloudWatchLogs', 'createLogGroup', { logGroupName: name }, `${name}#exists`, {
           ignoreErrorCodesMatching: 'ResourceAlreadyExistsException',
         }),
         [logsPolicy('logs:CreateLogGroup')],
       );
-      const retention = call(
+      const retention = awsCall(
+        this,
         `LogGroupRetention${i}`,
         sdkCall(
           'CloudWatchLogs',
@@ -148,22 +190,28 @@ export class SnsDeliveryStatus extends Construct {
         [logsPolicy('logs:PutRetentionPolicy')],
       );
       retention.node.addDependency(ensure);
+      // CloudWatch Logs may invoke the feedback function for this log group of this account only.
+      const invoke = new CfnPermission(this, `Subscription${i}CanInvokeLambda`, {
+        action: 'lambda:InvokeFunction',
+        functionName: props.feedback.functionArn,
+        principal: 'logs.amazonaws.com',
+        sourceArn: `${this.logGroupArn(name)}:*`,
+        sourceAccount: account,
+      });
       const filter = new SubscriptionFilter(this, `Subscription${i}`, {
         logGroup: LogGroup.fromLogGroupName(this, `Group${i}`, name),
-        destination: new LambdaDestination(props.feedback),
+        destination: new LambdaDestination(props.feedback, { addPermissions: false }),
         filterPattern: FilterPattern.allEvents(),
         filterName: `${props.prefix}-delivery-status`,
       });
-      filter.node.addDependency(ensure);
+      filter.node.addDependency(ensure, invoke);
       this.logGroupNames.push(name);
     });
+  }
 
-    acknowledgeDeliveryStatusFindings(this, role);
-
-    // ── Alarms (docs/operations.md, the one alarm table) ──
+  /** SMS spend and success, SNS's own failure count, and what the feedback function saw fail (docs/operations.md). */
+  private alarmOnDeliveries(props: SnsDeliveryStatusProps): void {
     const o = props.observability;
-    const sns = (metricName: string, statistic: string, period: Duration, dimensionsMap: Record<string, string> = {}) =>
-      new Metric({ namespace: 'AWS/SNS', metricName, statistic, period, dimensionsMap });
     const threshold = Math.round(props.smsMonthlySpendLimitUsd * SMS_SPEND_ALARM_FRACTION * 100) / 100;
     o.alarm(
       'SmsSpend',
@@ -208,7 +256,7 @@ export class SnsDeliveryStatus extends Construct {
       1,
       { datapoints: 3, periods: 5, missing: TreatMissingData.NOT_BREACHING },
     );
-    const feedbackMetric = (channel: string) =>
+    const feedbackMetric = (channel: SnsChannel) =>
       new Metric({
         namespace: props.metricNamespace,
         metricName: 'DeliveryFeedback' satisfies MetricName,
@@ -230,3 +278,7 @@ export class SnsDeliveryStatus extends Construct {
     );
   }
 }
+
+/** A metric of SNS itself. */
+const sns = (metricName: string, statistic: string, period: Duration, dimensionsMap: Record<string, string> = {}) =>
+  new Metric({ namespace: 'AWS/SNS', metricName, statistic, period, dimensionsMap });

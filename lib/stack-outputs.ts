@@ -21,6 +21,10 @@ export const STACK_OUTPUTS = {
   FeedbackDeadLetterQueueUrl: 'SES feedback events that could not be recorded',
   SesConfigurationSetName: 'The SES configuration set every email is sent through',
   EvidenceBucketName: 'The evidence store: the exact message of every send and the reports on it, under Object Lock',
+  EvidenceReaderRoleArn:
+    'The only role that may decrypt evidence: ops evidence, customer, export and audit read with it',
+  EvidenceBreakGlassRoleArn:
+    'Break glass only: may disable the evidence key or change its protections; every use is reported',
   DashboardUrl: 'The CloudWatch dashboard',
 } as const;
 

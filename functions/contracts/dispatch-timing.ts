@@ -13,7 +13,7 @@
  * - The connect timeout is well under the send timeout: a connection that never opened is "not sent" (safe to retry),
  *   which an abort at the send timeout could not tell apart from "sent, no answer".
  */
-import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../domain/sweep-index.ts';
 
 export interface DispatchTiming {
   readonly dispatchTimeoutSeconds: number;
@@ -30,8 +30,8 @@ export interface DispatchTiming {
   readonly sweeperTimeoutSeconds: number;
   /** EventBridge's smallest rate: the sweeper is the delay queue's clock. */
   readonly sweeperIntervalSeconds: number;
-  /** A new PENDING notification is re-driven by the sweeper when its stream record has not come after this long. */
-  readonly stuckAfterSeconds: number;
+  /** The pending threshold: a PENDING notification not dispatched after this long is re-driven by the sweeper. */
+  readonly pendingThresholdSeconds: number;
 }
 
 export function deriveDispatchTiming(overrides: Partial<DispatchTiming> = {}): DispatchTiming {
@@ -45,7 +45,7 @@ export function deriveDispatchTiming(overrides: Partial<DispatchTiming> = {}): D
     writeAllowanceMs: 500,
     sweeperTimeoutSeconds: 55,
     sweeperIntervalSeconds: 60,
-    stuckAfterSeconds: DEFAULT_STUCK_AFTER_MS / 1000,
+    pendingThresholdSeconds: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs / 1000,
     ...overrides,
   };
   // Twice the timeout: whatever a holder still does after its claim ends with the invocation.
@@ -90,9 +90,9 @@ export function timingViolations(t: DispatchTiming): string[] {
       `the sweeper timeout (${t.sweeperTimeoutSeconds} s) must not exceed its schedule (${t.sweeperIntervalSeconds} s): runs must not overlap`,
     ],
     [
-      'STUCK_AFTER_LEASE',
-      t.stuckAfterSeconds >= t.dispatchTimeoutSeconds,
-      `a new notification may be called stuck (${t.stuckAfterSeconds} s) only after a dispatch invocation could have handled it (${t.dispatchTimeoutSeconds} s)`,
+      'PENDING_THRESHOLD_AFTER_INVOCATION',
+      t.pendingThresholdSeconds >= t.dispatchTimeoutSeconds,
+      `a PENDING notification may be re-driven (${t.pendingThresholdSeconds} s) only after a dispatch invocation could have handled it (${t.dispatchTimeoutSeconds} s)`,
     ],
     ['POSITIVE', Object.values(t).every((v) => Number.isFinite(v) && v > 0), 'every value must be positive'],
   ];

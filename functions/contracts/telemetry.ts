@@ -1,8 +1,8 @@
 /**
  * The names CloudWatch knows notifier by: the service, the metric namespace of a stage, and every metric the functions
  * emit. The functions emit through these names (powertools.ts accepts only a MetricName) and the stack's alarms and
- * dashboard read through them (lib/observability.ts), so renaming a metric cannot silently orphan its alarm: the
- * compiler finds every use. Plain data: the runtime, the CDK app, the local run and the tests all import it.
+ * dashboard read through them (lib/alarm-groups.ts, lib/dashboard.ts), so renaming a metric cannot silently orphan
+ * its alarm: the compiler finds every use. Plain data: the runtime, the CDK app, the local run and the tests all import it.
  */
 
 /** Powertools' `service` (a dimension on every metric, a key on every log line). */
@@ -10,6 +10,19 @@ export const SERVICE_NAME = 'notifier';
 
 /** One namespace per stage, so two stages in one account keep their metrics apart. */
 export const metricNamespaceOf = (stage: string) => `${SERVICE_NAME}/${stage}`;
+
+/**
+ * What every function's environment carries for Powertools and Node (they read it; our loaders do not): the house
+ * construct sets it on each function (lib/notifier-function.ts), the local run and the tests as they need.
+ */
+export interface TelemetryEnvironment {
+  readonly POWERTOOLS_SERVICE_NAME: typeof SERVICE_NAME;
+  readonly POWERTOOLS_METRICS_NAMESPACE: string;
+  readonly POWERTOOLS_LOG_LEVEL?: string;
+  readonly POWERTOOLS_METRICS_DISABLED?: 'true' | 'false';
+  readonly POWERTOOLS_TRACE_ENABLED?: 'true' | 'false';
+  readonly NODE_OPTIONS?: string;
+}
 
 export const METRIC_NAMES = [
   // ingest: the figures of every batch (functions/contracts/ingest-figures.ts), and what it created

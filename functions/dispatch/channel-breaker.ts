@@ -13,7 +13,7 @@
 
 import type { Channel } from '../domain/channels.ts';
 import { applicationBreakerScope } from '../domain/keys.ts';
-import { parsePushEndpoint } from '../domain/push-endpoint.ts';
+import { parsePushEndpoint, SENT_TO_ENDPOINT } from '../domain/push-endpoint.ts';
 import type { BreakerState, BreakerStore } from './send-quota-store.ts';
 
 export interface Breaker {
@@ -25,7 +25,7 @@ export interface Breaker {
 
 /** The hold of a push endpoint's platform application, or undefined when the recipient is not an endpoint ARN. */
 export function applicationScope(channel: Channel, recipient: string): string | undefined {
-  if (channel !== 'PUSH') return undefined;
+  if (!SENT_TO_ENDPOINT[channel]) return undefined;
   const endpoint = parsePushEndpoint(recipient);
   return endpoint === undefined ? undefined : applicationBreakerScope(endpoint.applicationArn);
 }

@@ -106,8 +106,8 @@ export interface DispatchDeps {
   readonly retryMaxMs: number;
   /** A retry due within this is waited for here; a later one is the sweeper's. */
   readonly nearRetryMs: number;
-  /** The sweeper's stuck threshold: how long after a near retry it steps in if no dispatcher took it. */
-  readonly stuckAfterMs: number;
+  /** The pending threshold (sweep-index.ts): how long after a near retry the sweeper steps in if no dispatcher took it. */
+  readonly pendingThresholdMs: number;
   readonly maxAgeMs: number;
   /** Suppressions and preferences; without it every notification may be sent. */
   readonly audience?: AudienceGate;
@@ -235,7 +235,7 @@ export async function dispatchNotification(
             {
               reason: `UNKNOWN_OUTCOME: ${failure.code}`,
               retryAt: now,
-              sweepAt: now + deps.stuckAfterMs,
+              sweepAt: now + deps.pendingThresholdMs,
               deferral: false,
             },
             now,
@@ -445,7 +445,7 @@ function landed(t: Transition, outcome: DispatchResult): DispatchResult {
 
 /**
  * Back to PENDING until retryAt, as a deferral (no budget used). A near retry is woken by the MODIFY this write
- * produces, so the sweeper looks only after its stuck threshold; a far one is the sweeper's to wake at retryAt.
+ * produces, so the sweeper looks only after the pending threshold; a far one is the sweeper's to wake at retryAt.
  */
 async function defer(
   holder: Holder,
@@ -461,7 +461,7 @@ async function defer(
       {
         reason: code === undefined ? reason : `${reason}: ${code}`,
         retryAt,
-        sweepAt: retryAt - now <= deps.nearRetryMs ? retryAt + deps.stuckAfterMs : retryAt,
+        sweepAt: retryAt - now <= deps.nearRetryMs ? retryAt + deps.pendingThresholdMs : retryAt,
         deferral: true,
       },
       now,

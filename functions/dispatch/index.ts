@@ -8,7 +8,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { loadBrandConfig, loadDispatchConfig, loadEvidenceConfig } from '../commons/config.ts';
+import { loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { sleep } from '../commons/retry.ts';
@@ -31,11 +31,10 @@ const config = loadDispatchConfig();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
 const limit = pLimit(config.concurrency);
 const providers = createProviderClients(config);
-const evidenceConfig = loadEvidenceConfig();
-const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({ maxAttempts: 2 })));
+const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({ maxAttempts: 2 })));
 const sender = new ProviderSender(providers.ses, providers.sns, {
   ...config,
-  origin: { account: config.accountId, region: config.region },
+  origin: { account: config.accountId, region: config.region, applications: config.pushApplications },
 });
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),
@@ -57,9 +56,9 @@ const deps: DispatchDeps = {
   retryBaseMs: config.retryBaseMs,
   retryMaxMs: config.retryMaxMs,
   nearRetryMs: config.nearRetryMs,
-  stuckAfterMs: config.stuckAfterMs,
+  pendingThresholdMs: config.pendingThresholdMs,
   maxAgeMs: config.maxAgeMs,
-  brand: loadBrandConfig(),
+  brand: config.brand,
   audience: new DynamoAudienceStore(documentClient, config.tableName),
   ...(evidenceStore === undefined
     ? {}
@@ -67,9 +66,9 @@ const deps: DispatchDeps = {
         evidence: {
           store: evidenceStore,
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
-          retention: uniformRetention(evidenceConfig.retentionDays),
+          retention: uniformRetention(config.evidence.retentionDays),
           requestOf: (n, m) => sender.request(n, m),
-          timeoutMs: evidenceConfig.timeoutMs,
+          timeoutMs: config.evidence.timeoutMs,
         },
       }),
 };

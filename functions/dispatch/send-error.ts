@@ -8,7 +8,7 @@
  * spellings are matched. A failure with no HTTP answer carries the Node.js socket code instead.
  */
 import type { Channel } from '../domain/channels.ts';
-import { isForeignEndpoint, type PublishOrigin } from '../domain/push-endpoint.ts';
+import { isForeignEndpoint, type PublishOrigin, SENT_TO_ENDPOINT } from '../domain/push-endpoint.ts';
 import type { SendFailureClass } from '../domain/send-outcome.ts';
 
 export class SendError extends Error {
@@ -209,7 +209,8 @@ export function classifyProviderError(error: unknown, target?: SendTarget): Send
   if (
     status !== undefined &&
     AUTHORIZATION_ERROR.has(code) &&
-    target?.channel === 'PUSH' &&
+    target !== undefined &&
+    SENT_TO_ENDPOINT[target.channel] &&
     isForeignEndpoint(target.recipient, target.origin ?? {}) === true
   ) {
     return new SendError('rejected', code, `rejected: ${code} for an endpoint of another account or region`, {

@@ -6,6 +6,7 @@
  */
 import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { unknownChannel } from '../domain/channels.ts';
 import { type ProviderRequest, smsRequest } from '../domain/evidence.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { PublishOrigin } from '../domain/push-endpoint.ts';
@@ -70,6 +71,8 @@ export class ProviderSender implements Sender {
         return (await this.sns.send(pushCommand(request), { abortSignal })).MessageId;
       case 'SMS':
         return (await this.sns.send(smsCommand(request), { abortSignal })).MessageId;
+      default:
+        return unknownChannel(request);
     }
   }
 }
@@ -110,6 +113,8 @@ export function providerRequest(
       };
     case 'SMS':
       return smsRequest(n.recipient, m.text);
+    default:
+      return unknownChannel(m);
   }
 }
 

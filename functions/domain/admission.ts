@@ -8,16 +8,9 @@
  */
 import { definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
-import {
-  type BankingEvent,
-  type DisplayField,
-  decodeRecordValue,
-  type Fallback,
-  type HashInput,
-  type PreferencesEvent,
-  type Rejection,
-  repairHash,
-} from './event.ts';
+import type { BankingEvent, DisplayField, Fallback, PreferencesEvent, Rejection } from './event/contract.ts';
+import { decodeRecordValue } from './event/decode.ts';
+import { type HashInput, repairHash } from './event/hash.ts';
 import { type ChannelRefusal, route } from './routing.ts';
 
 export interface AdmissionPolicy {

@@ -15,8 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import { optOutsApply } from './catalogue.ts';
-import type { Channel } from './channels.ts';
-import type { EventType } from './event.ts';
+import { type Channel, unknownChannel } from './channels.ts';
+import type { EventType } from './event/contract.ts';
 import type { SuppressionCause } from './feedback.ts';
 import type { PREFS_SK } from './keys.ts';
 
@@ -30,7 +30,15 @@ export type SuppressedReason = SuppressionCause | 'OPTED_OUT';
  */
 export function normaliseAddress(channel: Channel, address: string): string {
   const trimmed = address.trim();
-  return channel === 'EMAIL' ? trimmed.normalize('NFC').toLowerCase() : trimmed;
+  switch (channel) {
+    case 'EMAIL':
+      return trimmed.normalize('NFC').toLowerCase();
+    case 'PUSH':
+    case 'SMS':
+      return trimmed;
+    default:
+      return unknownChannel(channel);
+  }
 }
 
 /** sha-256 hex of the normalised address: the suppression item's sort key. */

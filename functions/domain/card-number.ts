@@ -8,16 +8,27 @@
  * A card number is 13–19 digits that begin as a card brand's numbers begin, with a length that brand issues (the IIN
  * ranges of ISO/IEC 7812 as npm `credit-card-type` keeps them: Visa, Mastercard, American Express, Discover, JCB, Diners,
  * UnionPay, Maestro, Mir, Elo …) and pass the Luhn check — UnionPay's without it, as its numbers need not pass. Its
- * digits may be any script's decimal digits (full-width `４１１１` is read as 4111), written together or in groups
- * separated by up to three spaces or dashes (`4111 1111 1111 1111`, `3782-822463-10005`). Every stretch of such groups
- * holding 13–19 digits is read, so a card number beside another number (`ref 12 4111 1111 1111 1111`) is found too.
- * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is an account, not a card:
- * its digits are left as written.
+ * digits are what a reader reads as digits: any script's decimal digits (full-width `４１１１` is read as 4111) and the
+ * digits Unicode files as other numbers (superscript `⁴`, circled `④`: NFKC makes them one digit), with whatever shows
+ * nothing between them taken as nothing (joiners, zero-width characters, variation selectors, a mark on a digit:
+ * `4\u200D111` is 4111 on the screen). They are written together or in groups separated by up to three spaces or
+ * dashes (`4111 1111 1111 1111`, `3782-822463-10005`), or by the dots, slashes, commas or underscores that group digits
+ * too (`4111.1111.1111.1111`) — then every group of the number is separated alike, since dates and addresses are
+ * written with those as well and two of them side by side (`22.01.2026 - 01.04.2026`) are not one number. Every
+ * stretch of such groups holding 13–19 digits is read, so a card number beside another number
+ * (`ref 12 4111 1111 1111 1111`) is found too.
+ * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is shown as banks show an
+ * account in a notice: its country, its check digits and its last four characters, every other letter and digit
+ * masked, its grouping kept (`DE89 **** **** **** **30 00`). Not only for the account's sake: any card number can be
+ * wrapped into a valid IBAN (`DEcc 4111 1111 1111 1111 00`, the check digits computed), so an IBAN shown as written
+ * would carry it. What an IBAN leaves shown is then read for card numbers as any digits are (an IBAN ending in a
+ * card's first four digits, the rest of the card after it, is one card number to a reader). Not a producer's mistake:
+ * reported apart from card numbers (not alarmed).
  *
  * Pure and total; linear in the text's length (no regular expression backtracks over the input).
  */
 import creditCardType from 'credit-card-type';
-import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
+import { getCountrySpecifications, isValidIBAN } from 'ibantools';
 
 /** What masked digits are shown as: in GSM 03.38's basic alphabet, so an SMS keeps its encoding and its length. */
 export const MASK = '*';
@@ -26,17 +37,35 @@ const MIN_DIGITS = 13;
 const MAX_DIGITS = 19;
 /** Separators between a number's groups: up to three spaces (any Unicode space) or dashes (any Unicode dash). */
 const MAX_GAP = 3;
+/**
+ * The most characters a reader sees (grapheme clusters) that one card number can span: its digits (a mark on a digit
+ * is part of its cluster) and the separators between them. Text cut after this many past the part shown cannot hide
+ * the rest of a number that starts in it.
+ */
+export const LONGEST_CARD_NUMBER = MAX_DIGITS + (MAX_DIGITS - 1) * MAX_GAP;
 
 const DIGIT = /\p{Nd}/u;
-const SEPARATOR = /[\p{Zs}\p{Pd}]/u;
+/** Digits Unicode files as other numbers (superscript, circled …): a digit when NFKC makes it one. */
+const OTHER_NUMBER = /\p{No}/u;
+const SEPARATOR = /[\p{Zs}\p{Pd}\t\n\r\f\v]/u;
+/** Separators that also group dates, versions and addresses: a number's groups are then all separated alike. */
+const GROUPING = /[.,/_\uFF0C\uFF0E\uFF0F\uFF3F]/u;
+/** What shows nothing between two digits: marks on a digit, format characters (joiners …), variation selectors. */
+const UNSEEN = /[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const ASCII_LETTER = /^[A-Za-z]$/;
 
 /** One character of the input: its place (code units or bytes), and what it is to a card number. */
 interface Unit {
   readonly start: number;
   readonly end: number;
-  /** 0–9 for a decimal digit of any script. */
+  /** 0–9 for a character a reader reads as a decimal digit. */
   readonly digit?: number;
-  readonly separator?: boolean;
+  /** The separator as written (a space, a dash, a dot …). */
+  readonly separator?: string;
+  /** Shows nothing between two digits: neither ends a group nor separates one. */
+  readonly unseen?: boolean;
+  /** An ASCII letter, as written: an IBAN's country code and many of its account numbers have them. */
+  readonly letter?: string;
 }
 
 /** The value of a decimal digit: Unicode encodes each script's digits 0–9 in one contiguous range (UAX #44). */
@@ -51,7 +80,14 @@ function digitValue(cp: number): number {
 function unitOf(cp: number, start: number, end: number): Unit {
   const ch = String.fromCodePoint(cp);
   if (DIGIT.test(ch)) return { start, end, digit: digitValue(cp) };
-  return SEPARATOR.test(ch) ? { start, end, separator: true } : { start, end };
+  if (OTHER_NUMBER.test(ch)) {
+    const nfkc = ch.normalize('NFKC');
+    const one = nfkc.codePointAt(0) as number;
+    return nfkc.length === 1 && DIGIT.test(nfkc) ? { start, end, digit: digitValue(one) } : { start, end };
+  }
+  if (SEPARATOR.test(ch) || GROUPING.test(ch)) return { start, end, separator: ch };
+  if (ASCII_LETTER.test(ch)) return { start, end, letter: ch };
+  return UNSEEN.test(ch) ? { start, end, unseen: true } : { start, end };
 }
 
 const luhn = (digits: readonly number[]): boolean => {
@@ -63,81 +99,215 @@ const luhn = (digits: readonly number[]): boolean => {
   return sum % 10 === 0;
 };
 
-/** 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). */
-export function isCardNumber(digits: readonly number[]): boolean {
+/** A card brand's numbers are told by their first digits: at most this many (credit-card-type's longest IIN range). */
+const IIN_DIGITS = 8;
+type Brands = ReturnType<typeof creditCardType>;
+
+/**
+ * The two first digits UnionPay's numbers may start with (from credit-card-type's own ranges): the only numbers that
+ * may be cards without passing the Luhn check, so the only ones failing it whose brands are worth looking up.
+ */
+const UNIONPAY_LEADS: ReadonlySet<string> = new Set(
+  creditCardType.getTypeInfo(creditCardType.types.UNIONPAY as string).patterns.flatMap((pattern) => {
+    const [low, high] = (Array.isArray(pattern) ? pattern : [pattern, pattern]).map((p) =>
+      Number(String(p).slice(0, 2)),
+    );
+    return Array.from({ length: (high as number) - (low as number) + 1 }, (_, i) => String((low as number) + i));
+  }),
+);
+
+/**
+ * 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). `brandsOf` may remember the brands
+ * of first digits: the windows of one text share them, and a look-up costs microseconds.
+ */
+export function isCardNumber(
+  digits: readonly number[],
+  brandsOf: (iin: string) => Brands = (iin) => creditCardType(iin),
+): boolean {
   if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return false;
-  const brands = creditCardType(digits.join('')).filter((b) => b.lengths.includes(digits.length));
-  return brands.length > 0 && (luhn(digits) || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+  const valid = luhn(digits);
+  if (!valid && !UNIONPAY_LEADS.has(`${digits[0]}${digits[1]}`)) return false;
+  const brands = brandsOf(digits.slice(0, IIN_DIGITS).join('')).filter((b) => b.lengths.includes(digits.length));
+  return brands.length > 0 && (valid || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+}
+
+/** The brands of first digits, each looked up once per text: a text of many short groups has many windows. */
+function rememberedBrands(): (iin: string) => Brands {
+  const known = new Map<string, Brands>();
+  return (iin) => {
+    let brands = known.get(iin);
+    if (brands === undefined) {
+      brands = creditCardType(iin);
+      known.set(iin, brands);
+    }
+    return brands;
+  };
+}
+
+/** A run of digits (the units' indexes), and what separates it from the run before it in its stretch. */
+interface Group {
+  readonly at: number[];
+  readonly gapBefore: string;
 }
 
 /**
- * The indexes of the units to mask: every digit of each card number found but its last four. `exempt` holds the
- * ranges (in the units' positions) of IBANs, whose digits are not read.
+ * The indexes of the units to mask: every digit of each card number found but its last four. `hidden` holds the units
+ * already masked (an IBAN's): they read as a letter does, ending a group.
  */
-function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]): Set<number> {
+function unitsToMask(units: readonly Unit[], hidden: ReadonlySet<number>): Set<number> {
   const masked = new Set<number>();
-  const inExempt = (u: Unit) => exempt.some(([from, to]) => u.start >= from && u.end <= to);
-  // The groups of one number (maximal runs of digits, joined by short runs of separators), checked together.
-  let groups: number[][] = [];
+  const brandsOf = rememberedBrands();
+  // The groups of one stretch (maximal runs of digits, joined by short runs of separators), read as windows of
+  // consecutive groups: each window of 13–19 digits whose gaps are spaces and dashes, or all alike, is a candidate.
+  let groups: Group[] = [];
   const check = () => {
     for (let first = 0; first < groups.length; first++) {
-      const window: number[] = [];
+      const digits: number[] = [];
+      const at: number[] = [];
+      let grouping = false;
+      let alike = true;
       for (let last = first; last < groups.length; last++) {
-        window.push(...(groups[last] as number[]));
-        if (window.length > MAX_DIGITS) break;
-        if (window.length < MIN_DIGITS) continue;
-        if (isCardNumber(window.map((i) => units[i]?.digit as number))) {
-          for (const i of window.slice(0, -4)) masked.add(i);
+        const group = groups[last] as Group;
+        if (last > first) {
+          grouping ||= GROUPING.test(group.gapBefore);
+          alike &&= group.gapBefore === groups[first + 1]?.gapBefore;
+          // A dot, slash, comma or underscore among unlike gaps: no longer one number, nor any longer window.
+          if (grouping && !alike) break;
         }
+        for (const i of group.at) {
+          digits.push(units[i]?.digit as number);
+          at.push(i);
+        }
+        if (digits.length > MAX_DIGITS) break;
+        if (isCardNumber(digits, brandsOf)) for (const i of at.slice(0, -4)) masked.add(i);
       }
     }
     groups = [];
   };
-  let group: number[] = [];
-  let gap = 0;
+  let run: number[] = [];
+  let gap = '';
   for (let i = 0; i < units.length; i++) {
     const unit = units[i] as Unit;
-    if (unit.digit !== undefined && !inExempt(unit)) {
-      group.push(i);
-      gap = 0;
+    if (unit.digit !== undefined && !hidden.has(i)) {
+      run.push(i);
       continue;
     }
-    if (group.length > 0) groups.push(group);
-    group = [];
-    if (unit.separator === true && groups.length > 0 && gap < MAX_GAP) gap++;
+    if (unit.unseen === true && run.length > 0) continue;
+    if (run.length > 0) {
+      groups.push({ at: run, gapBefore: gap });
+      gap = '';
+    }
+    run = [];
+    if (unit.unseen === true && groups.length > 0) continue;
+    if (unit.separator !== undefined && groups.length > 0 && [...gap].length < MAX_GAP) gap += unit.separator;
     else {
       check();
-      gap = 0;
+      gap = '';
     }
   }
-  if (group.length > 0) groups.push(group);
+  if (run.length > 0) groups.push({ at: run, gapBefore: gap });
   check();
   return masked;
 }
 
-/** Where IBANs stand in a text (ASCII positions), written electronically or in groups of four. */
-function ibanRanges(text: string): [number, number][] {
-  const ranges: [number, number][] = [];
-  for (const m of text.matchAll(/[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,34}/g)) {
-    // The longest prefix that is an IBAN: the pattern may have taken a following word.
-    for (let end = m[0].length; end >= 15; end--) {
-      const candidate = m[0].slice(0, end);
-      if (/[ -]$/.test(candidate)) continue;
-      if (isValidIBAN(electronicFormatIBAN(candidate) ?? '')) {
-        ranges.push([m.index, m.index + end]);
-        break;
-      }
-    }
+/** Each IBAN country's length in characters (ISO 13616's registry, as npm `ibantools` keeps it). */
+const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
+  Object.entries(getCountrySpecifications()).flatMap(([country, spec]) =>
+    spec.chars === null ? [] : [[country, spec.chars] as const],
+  ),
+);
+/** An IBAN's country code, its check digits, and its last four characters: what is shown of it. */
+const IBAN_SHOWN_HEAD = 4;
+const IBAN_SHOWN_TAIL = 4;
+/** The longest an IBAN can be written: at most 34 letters and digits (ISO 13616), gaps between, unseen ones aside. */
+const LONGEST_IBAN = 34 + 33 * MAX_GAP;
+/** The most characters a reader sees that one masked number (a card number or an IBAN) can span. */
+export const LONGEST_MASKED = Math.max(LONGEST_CARD_NUMBER, LONGEST_IBAN);
+
+/**
+ * The units of every IBAN in the text to mask: each letter and digit but its first four and last four. An IBAN is its
+ * country's length of letters and digits (any script's digits, as a reader reads them), written together or with up to
+ * three spaces or dashes between them (printed in groups of four, or electronically), and what shows nothing anywhere;
+ * valid by ISO 13616 (its country's length and BBAN format, the mod-97 check). Linear: each start is tried once, for
+ * its country's one length.
+ */
+function ibanUnits(units: readonly Unit[]): Set<number> {
+  const hidden = new Set<number>();
+  // The letters and digits in order (their units, as written), and whether each follows the one before as part of
+  // one word: nothing but unseen units and at most MAX_GAP spaces or dashes between them.
+  const chars: string[] = [];
+  const at: number[] = [];
+  const joined: boolean[] = [];
+  let gap = 0;
+  for (let i = 0; i < units.length; i++) {
+    const u = units[i] as Unit;
+    const char = u.digit === undefined ? u.letter : String(u.digit);
+    if (char !== undefined) {
+      joined.push(gap <= MAX_GAP);
+      chars.push(char);
+      at.push(i);
+      gap = 0;
+    } else if (u.separator !== undefined && !GROUPING.test(u.separator)) gap++;
+    else if (u.unseen !== true) gap = MAX_GAP + 1;
   }
-  return ranges;
+  const isLetter = (k: number) => /^[A-Za-z]$/.test(chars[k] ?? '');
+  const isDigit = (k: number) => /^[0-9]$/.test(chars[k] ?? '');
+  /** The length of the IBAN that starts at the k-th letter or digit; 0 when none does. */
+  const ibanAt = (k: number): number => {
+    if (!(isLetter(k) && isLetter(k + 1) && isDigit(k + 2) && isDigit(k + 3))) return 0;
+    const length = IBAN_LENGTHS.get(`${chars[k]}${chars[k + 1]}`.toUpperCase()) ?? 0;
+    if (length === 0 || k + length > chars.length || !joinedFrom(joined, k + 1, k + length)) return 0;
+    const electronic = chars.slice(k, k + length).join('');
+    return isValidIBAN(electronic.toUpperCase()) ? length : 0;
+  };
+  for (let k = 0; k + 3 < chars.length; ) {
+    const length = ibanAt(k);
+    if (length === 0) {
+      k++;
+      continue;
+    }
+    for (let m = k + IBAN_SHOWN_HEAD; m < k + length - IBAN_SHOWN_TAIL; m++) hidden.add(at[m] as number);
+    k += length;
+  }
+  return hidden;
 }
 
-/** Fewer digits than a card number has: nothing to read (most values). */
-const tooFewDigits = (text: string) => (text.match(/\p{Nd}/gu)?.length ?? 0) < MIN_DIGITS;
+/** Whether every character from `from` to before `to` follows the one before it within one word. */
+function joinedFrom(joined: readonly boolean[], from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (joined[k] !== true) return false;
+  return true;
+}
 
-/** The text with every card number masked to its last four digits (`**** **** **** 1111`), and whether any was. */
-export function maskCardNumbers(text: string): { text: string; masked: boolean } {
-  if (tooFewDigits(text)) return { text, masked: false };
+/** Every unit to mask (each IBAN's middle, each card number's digits but its last four), and which kinds were found. */
+function unitsToHide(units: readonly Unit[], digits: number): { at: Set<number>; card: boolean; iban: boolean } {
+  const iban = ibanUnits(units);
+  const card = digits < MIN_DIGITS ? new Set<number>() : unitsToMask(units, iban);
+  return { at: new Set([...iban, ...card]), card: card.size > 0, iban: iban.size > 0 };
+}
+
+const DIGITS = /[\p{Nd}\p{No}]/gu;
+/** Two letters and two digits, whatever shows nothing between them: where an IBAN may start. */
+const IBAN_START = new RegExp(
+  ['[A-Za-z]', '[A-Za-z]', '[\\p{Nd}\\p{No}]', '[\\p{Nd}\\p{No}]'].join(`${UNSEEN.source}*`),
+  'u',
+);
+/** Fewer digits than a card number has, and no IBAN: nothing to read (most values). */
+const nothingToRead = (text: string) => (text.match(DIGITS)?.length ?? 0) < MIN_DIGITS && !IBAN_START.test(text);
+
+export interface Shown {
+  readonly text: string;
+  /** A card number was masked: a producer's mistake (counted, logged and alarmed as CardNumbersMasked). */
+  readonly masked: boolean;
+  /** An IBAN was masked to its country, check digits and last four. */
+  readonly ibanMasked: boolean;
+}
+
+/**
+ * The text with every card number masked to its last four digits (`**** **** **** 1111`) and every IBAN to its
+ * country, check digits and last four (`DE89 **** **** **** **30 00`), each masked character one `*`.
+ */
+export function maskCardNumbers(text: string): Shown {
+  if (nothingToRead(text)) return { text, masked: false, ibanMasked: false };
   const units: Unit[] = [];
   for (let i = 0; i < text.length; ) {
     const cp = text.codePointAt(i) as number;
@@ -145,32 +315,61 @@ export function maskCardNumbers(text: string): { text: string; masked: boolean }
     units.push(unitOf(cp, i, end));
     i = end;
   }
-  const masked = unitsToMask(units, ibanRanges(text));
-  if (masked.size === 0) return { text, masked: false };
-  return { text: units.map((u, i) => (masked.has(i) ? MASK : text.slice(u.start, u.end))).join(''), masked: true };
+  const hide = unitsToHide(units, units.filter((u) => u.digit !== undefined).length);
+  if (hide.at.size === 0) return { text, masked: false, ibanMasked: false };
+  const shown = units.map((u, i) => (hide.at.has(i) ? MASK : text.slice(u.start, u.end))).join('');
+  return { text: shown, masked: hide.card, ibanMasked: hide.iban };
 }
 
 /**
  * The same in a record's bytes as they arrived (a quarantined record is kept for its replay): JSON text, or Avro or
- * Protobuf whose strings are UTF-8. Each byte of a masked digit becomes `*`, so the length of every string, and so
- * every length prefix around it, stays as it was.
+ * Protobuf whose strings are UTF-8. A JSON escape is read as the character it stands for (`\u0034` is a 4, `\/` a
+ * slash). Each byte of a masked character becomes `*` (an escaped one `******`), so the length of every string, and
+ * so every length prefix around it, stays as it was, and JSON text stays JSON.
  */
-export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean } {
+export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean; ibanMasked: boolean } {
   const units: Unit[] = [];
   for (let i = 0; i < bytes.length; ) {
-    const decoded = utf8At(bytes, i);
+    const decoded = jsonEscapeAt(bytes, i) ?? utf8At(bytes, i);
     units.push(unitOf(decoded.cp, i, i + decoded.length));
     i += decoded.length;
   }
-  if (units.filter((u) => u.digit !== undefined).length < MIN_DIGITS) return { bytes, masked: false };
-  const masked = unitsToMask(units, ibanRanges(Buffer.from(bytes).toString('latin1')));
-  if (masked.size === 0) return { bytes, masked: false };
+  const hide = unitsToHide(units, units.filter((u) => u.digit !== undefined).length);
+  if (hide.at.size === 0) return { bytes, masked: false, ibanMasked: false };
   const out = Uint8Array.from(bytes);
-  for (const i of masked) {
+  for (const i of hide.at) {
     const u = units[i] as Unit;
     out.fill(MASK.charCodeAt(0), u.start, u.end);
   }
-  return { bytes: out, masked: true };
+  return { bytes: out, masked: hide.card, ibanMasked: hide.iban };
+}
+
+const BACKSLASH = 0x5c;
+/** JSON's two-character escapes (RFC 8259 §7) that stand for a character a card number may hold or be grouped by. */
+const SHORT_ESCAPES: Readonly<Record<string, number>> = { '/': 0x2f, t: 0x09, n: 0x0a, r: 0x0d, f: 0x0c, b: 0x08 };
+
+const hex4 = (bytes: Uint8Array, i: number): number | undefined => {
+  const text = Buffer.from(bytes.subarray(i, i + 4)).toString('latin1');
+  return /^[0-9A-Fa-f]{4}$/.test(text) ? Number.parseInt(text, 16) : undefined;
+};
+
+/** The character a JSON escape at `i` stands for (a surrogate pair's as one), or undefined when none starts there. */
+function jsonEscapeAt(bytes: Uint8Array, i: number): { cp: number; length: number } | undefined {
+  if (bytes[i] !== BACKSLASH) return undefined;
+  const next = String.fromCharCode(bytes[i + 1] ?? 0);
+  // An escaped backslash is one character: the `u0034` after `\\` is text, not an escape.
+  if (next === '\\') return { cp: BACKSLASH, length: 2 };
+  const short = SHORT_ESCAPES[next];
+  if (short !== undefined) return { cp: short, length: 2 };
+  const unit = next === 'u' ? hex4(bytes, i + 2) : undefined;
+  if (unit === undefined) return undefined;
+  if (unit >= 0xd800 && unit <= 0xdbff && bytes[i + 6] === BACKSLASH && bytes[i + 7] === 0x75) {
+    const low = hex4(bytes, i + 8);
+    if (low !== undefined && low >= 0xdc00 && low <= 0xdfff) {
+      return { cp: 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00), length: 12 };
+    }
+  }
+  return { cp: unit, length: 6 };
 }
 
 /** The code point of a well-formed UTF-8 sequence at `i`, or the byte alone (a binary format's bytes are not text). */

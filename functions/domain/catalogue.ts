@@ -4,7 +4,7 @@
  * templates, into catalogue.generated.ts, so the Lambda bundle carries them and never reads templates/ at run time.
  * They are validated again when this module loads (a cold start): a hand-edited generated module fails loudly there.
  *
- * From a definition follow: the validation and normalisation of `data` (event.ts), the payloadHash (its fields in the
+ * From a definition follow: the validation and normalisation of `data` (event/schema.ts, event/spellings.ts), the payloadHash (its fields in the
  * definition's order), the JSON Schema of the contract (tools/scripts/schema.ts), the template compiler's placeholders
  * (tools/scripts/templates.ts), routing (the channels it allows), the class pacing serves it in, whether opt-outs
  * apply (audience.ts), its maximum event age and how long its notifications are kept. Pure.
@@ -138,6 +138,9 @@ export const patternOf = (field: FieldDefinition): RegExp | undefined =>
 
 function regexProblem(pattern: string): string | undefined {
   try {
+    // A regular expression of its own first: `[0-9]{4})|(?:.*` is one only once wrapped, where it closes the anchoring
+    // group and matches any value.
+    new RegExp(pattern, 'u');
     new RegExp(wholeValuePattern(pattern), 'u');
     return undefined;
   } catch (error) {

@@ -15,9 +15,11 @@ export interface ErasureMarks {
   readonly userId?: unknown;
 }
 
-/** Whether an item's customer was erased: it carries the erasure's time, or the erased user id. */
-export const isErased = (item: ErasureMarks): boolean =>
-  typeof item.erasedAt === 'string' || item.userId === ERASED_USER;
+/**
+ * Whether an item's customer was erased: it carries the erasure's time, which every erasure writes. Not the user id
+ * alone: that is the producer's to choose, and a customer whose id is the word ERASED must still get their notices.
+ */
+export const isErased = (item: ErasureMarks): boolean => typeof item.erasedAt === 'string';
 
 /** Why an erased notification is not sent again by `action` (resent, repaired …): what an operator reads. */
 export const erasedRefusal = (notificationId: string, item: ErasureMarks, action: 'resent' | 'repaired') =>

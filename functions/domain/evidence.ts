@@ -94,8 +94,12 @@ export type EvidenceRecord = SendEvidence | FeedbackEvidence;
  * replace the single setting without touching a caller.
  */
 export type RetentionPolicy = (noticeType: string) => number;
-/** Default: seven years, the longest common banking record-keeping period (a setting; not days, not the table's TTL). */
-export const DEFAULT_EVIDENCE_RETENTION_DAYS = 2_557;
+/**
+ * S3 Object Lock modes of the evidence store: GOVERNANCE (the default: a retention can be shortened by a reviewed
+ * change) or COMPLIANCE (WORM: nobody can, docs/evidence-and-privacy.md).
+ */
+export const EVIDENCE_LOCK_MODES = ['GOVERNANCE', 'COMPLIANCE'] as const;
+export type EvidenceLockMode = (typeof EVIDENCE_LOCK_MODES)[number];
 export const uniformRetention =
   (days: number): RetentionPolicy =>
   () =>

@@ -18,7 +18,7 @@
  */
 
 import * as z from 'zod/mini';
-import type { Channel } from './channels.ts';
+import { type Channel, type SnsChannel, unknownChannel } from './channels.ts';
 import { notificationIdOf, parseNotificationId } from './keys.ts';
 
 export const DELIVERY_STATUSES = ['DELAYED', 'DELIVERED', 'REJECTED', 'BOUNCED', 'FAILED', 'COMPLAINED'] as const;
@@ -121,13 +121,16 @@ const ignore = (reason: FeedbackIgnored['reason'], detail: string): ReadResult =
   ignored: { reason, detail },
 });
 
+/** The channels whose sends carry the notificationId as a message tag: SES takes tags, SNS does not. */
+const TAGGED: Readonly<Record<Channel, boolean>> = { EMAIL: true, PUSH: false, SMS: false };
+
 /** The notificationId of a tag value: base64url of `<eventId>#<channel>`; undefined for anything else. */
 export function notificationIdOfTag(value: string | undefined): { eventId: string; channel: Channel } | undefined {
   if (value === undefined || !/^[A-Za-z0-9_-]+$/.test(value)) return undefined;
   const id = Buffer.from(value, 'base64url').toString('utf8');
   const ref = parseNotificationId(id);
-  // Only email carries the tag; an eventId of the event contract's alphabet (so nothing else smuggled in).
-  return ref?.channel === 'EMAIL' && /^[A-Za-z0-9._:-]{1,128}$/.test(ref.eventId) ? ref : undefined;
+  // Only what SES sends carries the tag; an eventId of the event contract's alphabet (so nothing else smuggled in).
+  return ref !== undefined && TAGGED[ref.channel] && /^[A-Za-z0-9._:-]{1,128}$/.test(ref.eventId) ? ref : undefined;
 }
 
 export function readFeedback(input: unknown): ReadResult {
@@ -221,7 +224,7 @@ export const pushDeliveryLogGroups = (region: string, account: string, platform:
 ];
 
 /** The channel a delivery status log group is about, or undefined for any other log group. */
-export function channelOfLogGroup(logGroup: string): Channel | undefined {
+export function channelOfLogGroup(logGroup: string): SnsChannel | undefined {
   if (/^sns\/[a-z0-9-]+\/\d{12}\/DirectPublishToPhoneNumber(\/Failure)?$/.test(logGroup)) return 'SMS';
   if (/^sns\/[a-z0-9-]+\/\d{12}\/app\/[A-Z_]+\/[^/]+(\/Failure)?$/.test(logGroup)) return 'PUSH';
   return undefined;
@@ -242,6 +245,18 @@ const SMS_PERMANENT: readonly [RegExp, SuppressionCause][] = [
  * UNREGISTERED, NotRegistered, InvalidRegistration): SNS disables such an endpoint, and nothing sent to it arrives.
  */
 const PUSH_PERMANENT = /unregistered|notregistered|invalidregistration|baddevicetoken|invalidtoken/i;
+
+/** What a failed SNS delivery says about the address for good, if anything: a phone's carrier, an endpoint's platform. */
+function permanentCause(channel: SnsChannel, providerResponse: string, statusCode: number | undefined) {
+  switch (channel) {
+    case 'SMS':
+      return SMS_PERMANENT.find(([pattern]) => pattern.test(providerResponse))?.[1];
+    case 'PUSH':
+      return PUSH_PERMANENT.test(providerResponse) || statusCode === 410 ? 'UNDELIVERABLE' : undefined;
+    default:
+      return unknownChannel(channel);
+  }
+}
 
 const PROVIDER_RESPONSE_MAX = 200;
 
@@ -290,14 +305,7 @@ export function readDeliveryStatusLog(logGroup: string, message: string): ReadRe
   const dwell = (json as { delivery?: { dwellTimeMs?: unknown } }).delivery?.dwellTimeMs;
   const atMs = sentAtMs + (typeof dwell === 'number' && Number.isFinite(dwell) && dwell >= 0 ? dwell : 0);
   const providerResponse = (r.delivery.providerResponse ?? '').slice(0, PROVIDER_RESPONSE_MAX);
-  const cause =
-    status !== 'FAILED'
-      ? undefined
-      : channel === 'SMS'
-        ? SMS_PERMANENT.find(([pattern]) => pattern.test(providerResponse))?.[1]
-        : PUSH_PERMANENT.test(providerResponse) || r.delivery.statusCode === 410
-          ? 'UNDELIVERABLE'
-          : undefined;
+  const cause = status === 'FAILED' ? permanentCause(channel, providerResponse, r.delivery.statusCode) : undefined;
   const destination = r.delivery.destination;
   return {
     ok: true,

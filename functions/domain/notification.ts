@@ -6,7 +6,8 @@ import type { SkipReason } from './admission.ts';
 import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
 import { classOf, definitionOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
-import type { BankingEvent, EventData, EventType, Locale, Rejection } from './event.ts';
+import type { BankingEvent, EventData, EventType, Rejection } from './event/contract.ts';
+import { compressedGlueRecord, recompressedGlueRecord } from './event/glue-frame.ts';
 import {
   earlierSendSk,
   eventPk,
@@ -19,9 +20,10 @@ import {
   sweepKey,
   userKeyOf,
 } from './keys.ts';
+import type { Locale } from './locale.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 import type { NotificationStatus } from './state-machine.ts';
-import { DEFAULT_STUCK_AFTER_MS, SWEEP_SHARDS } from './sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT, SWEEP_SHARDS, type SweepPlacement } from './sweep-index.ts';
 
 export interface InboxItem {
   pk: string;
@@ -161,12 +163,9 @@ export const RAW_LIMIT = 4096;
 
 const epochSeconds = (ms: number) => Math.floor(ms / 1000);
 
+/** How long the items of an event are kept (their TTL): the stack's inboxRetentionDays. */
 export interface Retention {
   readonly retentionDays: number;
-  /** When a new notification is first due for the sweeper, after createdAt (default DEFAULT_STUCK_AFTER_MS). */
-  readonly stuckAfterMs?: number | undefined;
-  /** Shards of the sweep index (default SWEEP_SHARDS): the stack's, from its peak. */
-  readonly sweepShards?: number | undefined;
 }
 
 export function buildInbox(
@@ -207,6 +206,8 @@ export function buildNotification(
   address: string,
   now: number,
   retention: Retention,
+  /** Where its PENDING key goes (sweep-index.ts). */
+  placement: SweepPlacement = DEFAULT_SWEEP_PLACEMENT,
 ): NotificationItem {
   const notificationId = notificationIdOf(event.eventId, channel);
   const iso = new Date(now).toISOString();
@@ -230,8 +231,8 @@ export function buildNotification(
     updatedAt: iso,
     // The type's retention when its definition has one (catalogue.ts), otherwise the stack's.
     expiresAt: epochSeconds(now) + (definitionOf(event.type)?.retentionDays ?? retention.retentionDays) * 86_400,
-    sweepKey: pendingSweepKey(event.type, channel, notificationId, retention.sweepShards),
-    sweepAt: now + (retention.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+    sweepKey: pendingSweepKey(event.type, channel, notificationId, placement.sweepShards),
+    sweepAt: now + placement.pendingThresholdMs,
   };
 }
 
@@ -295,13 +296,19 @@ export function buildQuarantine(
 }
 
 /**
- * The record as kept for its replay, with every card number in it masked (card-number.ts): a quarantined record must
- * not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
- * Protobuf record still reads — its card numbers masked; anything else as text.
+ * The record as kept for its replay, with every card number and IBAN in it masked (card-number.ts): a quarantined
+ * record must not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
+ * Protobuf record still reads — its card numbers masked; a zlib-compressed Glue record in its inflated payload,
+ * compressed again; anything else as text.
  */
 function keptValue(raw: string): string {
   const bytes = Buffer.from(raw, 'base64');
   if (bytes.toString('base64') !== raw) return maskCardNumbers(raw).text;
-  const kept = maskCardNumbersInBytes(bytes);
-  return kept.masked ? Buffer.from(kept.bytes).toString('base64') : raw;
+  const compressed = compressedGlueRecord(bytes, KEPT_INFLATE_LIMIT);
+  const kept = maskCardNumbersInBytes(compressed?.payload ?? bytes);
+  if (!kept.masked && !kept.ibanMasked) return raw;
+  const masked = compressed === undefined ? kept.bytes : recompressedGlueRecord(compressed.header, kept.bytes);
+  return Buffer.from(masked).toString('base64');
 }
+/** A compressed record is read this far for its card numbers: Kafka's default largest record, 1 MB. */
+const KEPT_INFLATE_LIMIT = 1 << 20;

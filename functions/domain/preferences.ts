@@ -9,12 +9,12 @@
  * greater eventId), so an older update arriving late changes nothing. Pure.
  */
 import type { PreferencesItem } from './audience.ts';
-import type { PreferencesEvent } from './event.ts';
+import type { PreferencesEvent } from './event/contract.ts';
 import { eventPk, INBOX_SK, type KafkaSource, PREFS_SK, prefsPk } from './keys.ts';
 import type { InboxItem, Retention } from './notification.ts';
 
-// Decoded and validated with every other event, by the one decoder (event.ts decodeRecordValue).
-export type { PreferencesEvent } from './event.ts';
+// Decoded and validated with every other event, by the one decoder (event/decode.ts decodeRecordValue).
+export type { PreferencesEvent } from './event/contract.ts';
 
 export function buildPreferences(p: PreferencesEvent, occurredAtMs: number, now: number): PreferencesItem {
   return {

@@ -10,8 +10,8 @@
  */
 
 import { allowedChannels } from './catalogue.ts';
-import { CHANNELS, type Channel } from './channels.ts';
-import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event.ts';
+import { CHANNELS, type Channel, unknownChannel } from './channels.ts';
+import type { BankingEvent, ContactRefusal, Recipient, Rejection } from './event/contract.ts';
 
 /** The one address a channel sends to, if the recipient has one. */
 export function contactFor(recipient: Recipient, channel: Channel): string | undefined {
@@ -22,6 +22,8 @@ export function contactFor(recipient: Recipient, channel: Channel): string | und
       return recipient.pushEndpointArn;
     case 'SMS':
       return recipient.phoneNumber;
+    default:
+      return unknownChannel(channel);
   }
 }
 

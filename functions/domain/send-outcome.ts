@@ -64,9 +64,6 @@ export function actionFor(failure: SendFailureClass, policy: DeliveryPolicy, bud
  * Attempts that count against MAX_SEND_ATTEMPTS: `attempt` is the fencing token and grows with every claim; claims
  * that ended in a deferral (throttled, not sent, rate-limited, channel held) are subtracted.
  */
-/** How many sends that may have reached the provider a notification gets (MAX_SEND_ATTEMPTS' default). */
-export const DEFAULT_MAX_SEND_ATTEMPTS = 5;
-
 export const attemptsUsed = (item: Pick<NotificationItem, 'attempt' | 'deferrals'>) =>
   item.attempt - (item.deferrals ?? 0);
 

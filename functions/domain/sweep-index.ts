@@ -2,7 +2,7 @@
  * The sweep index's sizing and timing (its keys are built in keys.ts).
  *
  * The sparse sweep index is the delay queue: only PENDING and SENDING notifications carry sweepKey/sweepAt, and
- * sweepAt is when the item is next due for attention — a new PENDING item at createdAt + the stuck threshold, a
+ * sweepAt is when the item is next due for attention — a new PENDING item at createdAt + the pending threshold, a
  * deferred one at its retryAt, a SENDING one at its leaseUntil. The key is `<state>#<channel>#<shard>` (a class
  * too, below): the channel lets the sweeper pace re-drives per channel without one channel's backlog hiding another's;
  * the shards keep any one index partition under DynamoDB's 1,000 write units per second per key.
@@ -47,5 +47,16 @@ export function sweepShardsFor(peakNotificationsPerSecond: number): number {
 export const MAX_PEAK_NOTIFICATIONS_PER_SECOND =
   (MAX_SWEEP_SHARDS * SWEEP_KEY_WRITES_TARGET) / SWEEP_WRITES_PER_KEY_PER_NOTIFICATION;
 
-/** How long a new notification may wait for its stream record before the sweeper re-drives it (default). */
-export const DEFAULT_STUCK_AFTER_MS = 900_000;
+/** Where a notification goes in the sweep index when it is (put back to) PENDING. */
+export interface SweepPlacement {
+  /**
+   * The pending threshold: how long a PENDING notification may wait for dispatch before the sweeper re-drives it (its
+   * sweepAt is then + this). The stack passes it as PENDING_THRESHOLD_SECONDS (dispatch-timing.ts checks it).
+   */
+  readonly pendingThresholdMs: number;
+  /** Shards of the sweep index: the stack's, sized from its peak (sweepShardsFor). */
+  readonly sweepShards: number;
+}
+
+/** A deployment's placement unless the stack says otherwise: 15 minutes, the fewest shards. */
+export const DEFAULT_SWEEP_PLACEMENT: SweepPlacement = { pendingThresholdMs: 900_000, sweepShards: SWEEP_SHARDS };

@@ -17,10 +17,12 @@ import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
 import { maskCardNumbers } from './card-number.ts';
 import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
-import type { Channel } from './channels.ts';
+import { type Channel, unknownChannel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
-import { type EventData, type EventType, isCalendarDate, type Locale, utcInstant } from './event.ts';
-import { DEFAULT_LOCALE, isLocale } from './locale.ts';
+import type { EventData, EventType } from './event/contract.ts';
+import { isCalendarDate } from './event/schema.ts';
+import { utcInstant } from './event/spellings.ts';
+import { DEFAULT_LOCALE, isLocale, type Locale } from './locale.ts';
 import { bareNames, type CompiledSet, type View } from './message-view.ts';
 import { formatMoment } from './moment.ts';
 import { formatAmount, RenderError } from './money.ts';
@@ -104,6 +106,8 @@ export function render(given: TemplateInput, brand: Brand): Message {
       const text = fitSms((v) => gsmFriendly(oneLine(plain(set.sms, v))), view, shortenable);
       return { channel: 'SMS', text, segments: smsSize(text).segments };
     }
+    default:
+      return unknownChannel(input.channel);
   }
 }
 
@@ -121,7 +125,9 @@ const isBlank = (value: string | boolean | undefined) =>
 /**
  * A notice is never sent with a blank where a fact belongs: a field that shows nothing (empty, or nothing left once
  * cleaned) is refused when the channel's template shows it outside a section of its own. A template that says it
- * without one (`{{#reason}}…{{/reason}}`) is sent without it.
+ * without one (`{{#reason}}…{{/reason}}`, `{{^deviceName}}an unnamed device{{/deviceName}}`) is sent without it; the
+ * compiler lets no template show display text or an optional field otherwise, so this refuses only a blank of another
+ * kind on an item ingest did not write.
  */
 function refuseBlanks(def: Definition, view: View, channel: Channel, set: CompiledSet): void {
   for (const field of def.data) {
@@ -135,8 +141,11 @@ function refuseBlanks(def: Definition, view: View, channel: Channel, set: Compil
 function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
   // A required field absent: not an item ingest wrote as it is (ingest refuses such an event) — an erased one, or
-  // one written some other way. Nothing of it is shown.
-  for (const name of def.data.filter((f) => f.required).flatMap(dataNamesOf)) {
+  // one written some other way. Nothing of it is shown. Not display text: ingest leaves out text that cleans to
+  // nothing (a third party's is never refused), so its absence is a blank, and every template says it without (the
+  // compiler refuses one that shows it outside {{#field}}, with no words for its absence in {{^field}}): a device
+  // naming itself in zero-width characters cannot silence a sign-in alert.
+  for (const name of def.data.filter((f) => f.required && f.kind !== 'text').flatMap(dataNamesOf)) {
     if (typeof data[name] !== 'string') throw new RenderError(`required field ${name} is missing`);
   }
   // The language's code is its Intl locale (a lower-case BCP 47 tag): dates and money are formatted for it.

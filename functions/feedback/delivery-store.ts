@@ -57,6 +57,20 @@ export class DynamoDeliveryStore {
     return ref === undefined ? undefined : { notificationId: notificationIdOf(ref.eventId, ref.channel), ...ref };
   }
 
+  /** The address the notification was sent to (its `recipient`), or undefined when the item is gone or erased. */
+  async recipientOf(target: FeedbackTarget): Promise<string | undefined> {
+    const r = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: eventPk(target.eventId), sk: notificationSk(target.channel) },
+        ConsistentRead: true,
+        ProjectionExpression: 'recipient',
+      }),
+    );
+    const recipient = r.Item?.recipient;
+    return typeof recipient === 'string' && recipient !== '' ? recipient : undefined;
+  }
+
   async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded> {
     const key = { pk: eventPk(target.eventId), sk: notificationSk(target.channel) };
     // The common case in one write: feedback about the send the item records, newer than what it holds. Exactly the

@@ -10,7 +10,7 @@
 
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { loadEvidenceConfig, loadFeedbackConfig } from '../commons/config.ts';
+import { loadFeedbackConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
@@ -21,13 +21,13 @@ import { DynamoDeliveryStore } from './delivery-store.ts';
 import { type FeedbackDeps, type FeedbackResult, recordFeedback } from './record-feedback.ts';
 
 const config = loadFeedbackConfig();
-const evidenceConfig = loadEvidenceConfig();
-const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({})));
+const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const audience = new DynamoAudienceStore(documentClient, config.tableName);
 const deliveries = new DynamoDeliveryStore(documentClient, config.tableName);
 const deps: FeedbackDeps = {
   store: {
     findByMessageId: (id) => deliveries.findByMessageId(id),
+    recipientOf: (target) => deliveries.recipientOf(target),
     recordDelivery: (target, f) => deliveries.recordDelivery(target, f),
     suppressAddress: (...args) => audience.suppressAddress(...args),
   },
@@ -35,7 +35,7 @@ const deps: FeedbackDeps = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ...(evidenceStore === undefined
     ? {}
-    : { evidence: { store: evidenceStore, retentionDays: evidenceConfig.retentionDays } }),
+    : { evidence: { store: evidenceStore, retentionDays: config.evidence.retentionDays } }),
 };
 
 /** SES's one event answers with its one result; a log subscription's batch with one result per entry. */
@@ -98,6 +98,8 @@ function report(r: FeedbackResult): void {
     recorded: r.kind,
     suppressions: r.suppressions,
   };
-  if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status)) logger.warn('delivery feedback', line);
+  // An address that is not the notification's own was named for suppression: a forged or stray log entry.
+  if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status) || r.suppressions.includes('notTheRecipient'))
+    logger.warn('delivery feedback', line);
   else logger.info('delivery feedback', line);
 }

@@ -9,8 +9,12 @@
  *   2. The notification: named by SES's tag, or found by SNS's message id. A message id not found is not ours (another
  *      sender of the account shares SNS's log groups), once the index had time to catch up with a send just made.
  *   3. An address the provider says can never be reached → suppressed for the channel (idempotent; the first report
- *      stays). Before the notification's own status, so SES feedback whose notification has expired (TTL) still
- *      protects the address.
+ *      stays) — only when it is the notification's own recipient. SNS's delivery status log groups are the account's,
+ *      so an entry naming a real message id may be anyone's words: it may stop messages to the address this
+ *      notification went to, never to another (a suppression stops even a sign-in alert). When the notification is
+ *      gone (TTL) or erased, only SES's own events still suppress (EventBridge accepts an aws.ses event from SES
+ *      alone); a log entry then suppresses nothing. Before the notification's own status, so SES feedback whose
+ *      notification has expired still protects the address.
  *   4. The deliveryStatus on the notification, only for the send it describes and by rank (a late Delivery never
  *      overwrites a Bounce; a duplicate changes nothing; feedback about a send before a resend leaves the resend's
  *      own). The send state machine is not touched: SENT stays SENT.
@@ -18,6 +22,7 @@
  * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
  */
 import pLimit from 'p-limit';
+import { normaliseAddress } from '../domain/audience.ts';
 import { evidenceBody, evidenceKey, feedbackEvidence } from '../domain/evidence.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult } from '../domain/feedback.ts';
 import type { AudienceStore, SuppressionRecorded } from '../stores/audience-store.ts';
@@ -27,6 +32,8 @@ import type { DeliveryRecorded } from './delivery-store.ts';
 /** The feedback function's store: the notifications the reports are about, and the audience's suppressions. */
 export interface FeedbackStore extends Pick<AudienceStore, 'suppressAddress'> {
   findByMessageId(messageId: string): Promise<FeedbackTarget | undefined>;
+  /** The address the notification was sent to, or undefined when the item is gone or erased. */
+  recipientOf(target: FeedbackTarget): Promise<string | undefined>;
   recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded>;
 }
 
@@ -38,10 +45,13 @@ export interface FeedbackDeps {
   readonly sleep: (ms: number) => Promise<void>;
 }
 
+/** What became of each address a feedback asked to suppress: recorded, or refused as not the notification's own. */
+export type SuppressionOutcome = SuppressionRecorded | 'notTheRecipient';
+
 export type FeedbackResult =
   | { kind: 'ignored'; ignored: FeedbackIgnored }
   | { kind: 'notOurs'; feedback: Feedback }
-  | { kind: DeliveryRecorded; feedback: Feedback; target: FeedbackTarget; suppressions: SuppressionRecorded[] };
+  | { kind: DeliveryRecorded; feedback: Feedback; target: FeedbackTarget; suppressions: SuppressionOutcome[] };
 
 /**
  * A send is marked (and its message id indexed) moments after the provider accepted it, while SNS can log a push
@@ -81,12 +91,18 @@ async function targetsOf(feedbacks: readonly Read[], deps: FeedbackDeps): Promis
 }
 
 async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Promise<FeedbackResult> {
-  const suppressions: SuppressionRecorded[] = [];
+  const suppressions: SuppressionOutcome[] = [];
   const suppress = f.suppress;
   if (suppress !== undefined) {
+    const recipient = await deps.store.recipientOf(target);
+    const own = recipient === undefined ? undefined : normaliseAddress(f.channel, recipient);
+    // SES names its notification by tag (f.target); SNS's log entries are found by message id.
+    const fromSesWithoutItem = own === undefined && f.target !== undefined;
     for (const address of suppress.addresses) {
       suppressions.push(
-        await deps.store.suppressAddress(f.channel, address, suppress.cause, target.notificationId, f.at),
+        fromSesWithoutItem || normaliseAddress(f.channel, address) === own
+          ? await deps.store.suppressAddress(f.channel, address, suppress.cause, target.notificationId, f.at)
+          : 'notTheRecipient',
       );
     }
   }

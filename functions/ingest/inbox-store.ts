@@ -21,7 +21,7 @@ import { isErased } from '../domain/erasure.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk } from '../domain/keys.ts';
 import { type InboxItem, type NotificationItem, pendingSweepKey, type QuarantineItem } from '../domain/notification.ts';
 import { moveCondition } from '../domain/state-machine.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../domain/sweep-index.ts';
+import type { SweepPlacement } from '../domain/sweep-index.ts';
 import {
   CONDITION_FAILED_REASON,
   cancellationCodes,
@@ -100,8 +100,8 @@ export interface ChannelRepair {
   /** Each repaired channel with its new address: REFUSED → PENDING, only if still REFUSED. */
   readonly repairs: { readonly channel: Channel; readonly recipient: string }[];
   readonly now: number;
-  readonly stuckAfterMs?: number | undefined;
-  readonly sweepShards?: number | undefined;
+  /** Where the repaired notifications go in the sweep index (the stack's). */
+  readonly placement: SweepPlacement;
 }
 
 export interface InboxStore {
@@ -329,9 +329,9 @@ export class DynamoInboxStore implements InboxStore {
             repair.type,
             channel,
             notificationIdOf(repair.eventId, channel),
-            repair.sweepShards,
+            repair.placement.sweepShards,
           ),
-          ':sweepAt': repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+          ':sweepAt': repair.now + repair.placement.pendingThresholdMs,
         },
       },
     }));

@@ -16,7 +16,7 @@ import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts'
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
 import { reportBatch } from './report.ts';
-import { SchemaCache, schemaRegistryFromEnv } from './schema-registry.ts';
+import { SchemaCache, schemaRegistryFor } from './schema-registry.ts';
 
 const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
@@ -25,7 +25,7 @@ const limit = pLimit(config.concurrency);
 // are created when first needed.
 let glue: GlueClient | undefined;
 const schemas = new SchemaCache(
-  schemaRegistryFromEnv(process.env, {
+  schemaRegistryFor(config.schemaRegistry, {
     getSchemaVersion: (schemaVersionId, abortSignal) => {
       glue ??= new GlueClient({});
       return glue.send(new GetSchemaVersionCommand({ SchemaVersionId: schemaVersionId }), { abortSignal });
@@ -51,11 +51,10 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       beforeWrites: raiseShardMark,
       schemas,
       store,
-      sweepShards: config.sweepShards,
+      placement: { pendingThresholdMs: config.pendingThresholdMs, sweepShards: config.sweepShards },
       limit,
       now: Date.now,
       retentionDays: config.retentionDays,
-      stuckAfterMs: config.stuckAfterMs,
       maxEventBytes: config.maxEventBytes,
       maxEventAgeSeconds: config.maxEventAgeSeconds,
       transactionAttempts: config.transactionAttempts,

@@ -22,7 +22,8 @@ import {
   type SkipReason,
 } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
-import { type DisplayField, type Fallback, PAYLOAD_HASH_VERSION, type Rejection, repairHash } from '../domain/event.ts';
+import type { DisplayField, Fallback, Rejection } from '../domain/event/contract.ts';
+import { PAYLOAD_HASH_VERSION, repairHash } from '../domain/event/hash.ts';
 import type { KafkaSource } from '../domain/keys.ts';
 import {
   buildInbox,
@@ -33,6 +34,7 @@ import {
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
+import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { InboxStore, KnownInbox, PreferencesOutcome, StoredInbox } from './inbox-store.ts';
 
 export interface IngestInput {
@@ -80,10 +82,8 @@ export interface IngestDeps extends AdmissionPolicy {
   readonly store: InboxStore;
   readonly now: () => number;
   readonly retentionDays: number;
-  /** When the sweeper first looks at a new notification (its stuck threshold); default in the domain. */
-  readonly stuckAfterMs?: number;
-  /** Shards of the sweep index (the stack's, from its peak); default in the domain. */
-  readonly sweepShards?: number;
+  /** Where new notifications go in the sweep index (the stack's); DEFAULT_SWEEP_PLACEMENT without one. */
+  readonly placement?: SweepPlacement;
   readonly transactionAttempts: number;
   readonly retryBaseMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -133,16 +133,12 @@ export async function applyAdmission(
   if (!admission.ok) return quarantine(admission.rejection, record, deps);
   if ('preferences' in admission) return applyPreferences(record, admission, deps, known);
   const { event, payloadHash, channels } = admission;
-  const retention = {
-    retentionDays: deps.retentionDays,
-    stuckAfterMs: deps.stuckAfterMs,
-    sweepShards: deps.sweepShards,
-  };
+  const retention = { retentionDays: deps.retentionDays };
 
   let items: ReturnType<typeof buildItems> | undefined;
   if (known === undefined) {
     try {
-      items = buildItems(admission, input.source, now, retention);
+      items = buildItems(admission, input.source, now, retention, deps.placement ?? DEFAULT_SWEEP_PLACEMENT);
     } catch (error) {
       return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
     }
@@ -224,8 +220,7 @@ async function settleTransfer(
         ...(stillRefused.length === 0 ? {} : { repairHash: repairHash(admission.hashInput, stillRefused) }),
         repairs: repaired.map((channel) => ({ channel, recipient: contactFor(event.recipient, channel) as string })),
         now: record.now,
-        stuckAfterMs: deps.stuckAfterMs,
-        sweepShards: deps.sweepShards,
+        placement: deps.placement ?? DEFAULT_SWEEP_PLACEMENT,
       }),
     );
     if ('refused' in written) return written.refused;
@@ -293,11 +288,12 @@ function buildItems(
   source: KafkaSource,
   now: number,
   retention: Retention,
+  placement: SweepPlacement,
 ) {
   const { event, payloadHash, channels, refused, skipped, repairHash: repair } = admission;
   // route() only returns channels the recipient has a contact point for.
   const notifications = channels.map((channel) =>
-    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention),
+    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention, placement),
   );
   for (const refusal of refused) notifications.push(buildRefusedNotification(event, refusal, now, retention));
   const refusedChannels =

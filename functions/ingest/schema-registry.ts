@@ -12,8 +12,15 @@
  *   it, so no good record is quarantined because the registry was down.
  */
 import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
-import { ConfigError } from '../commons/config.ts';
-import { type Compiled, compileSchema, type SchemaRef, schemaKey, type WireFormat } from '../domain/wire-format.ts';
+import pLimit from 'p-limit';
+import type { SchemaRegistrySetting } from '../commons/config.ts';
+import {
+  type Compiled,
+  compileSchema,
+  type SchemaRef,
+  schemaKey,
+  type WireFormat,
+} from '../domain/event/wire-format.ts';
 
 /** A writer's schema as the registry keeps it. */
 export interface RegistrySchema {
@@ -34,7 +41,8 @@ export class SchemaRegistryUnavailable extends Error {
   override name = 'SchemaRegistryUnavailable';
 }
 
-const REGISTRY_TIMEOUT_MS = 3_000;
+/** How long one request to the registry may take before it counts as the registry failing. */
+export const REGISTRY_TIMEOUT_MS = 3_000;
 
 export interface BasicAuth {
   readonly username: string;
@@ -125,6 +133,22 @@ export type Resolved = Compiled;
 export const NOT_FOUND_RETRY_MS: readonly number[] = [250, 500, 1_000, 2_000];
 /** A schema id still unknown after those is remembered this long: its records are quarantined without the wait. */
 export const NOT_FOUND_MEMORY_MS = 60_000;
+/**
+ * Schema ids one batch asks the registry about, of those the container does not know yet. A producer's topic names a
+ * few (a type's versions, per format); a batch of records that start with 0x00 by accident names a random id each,
+ * and asking about all of them — five times each, as "not found" is asked again — would be thousands of requests: the
+ * registry throttles, and a throttled registry fails the whole batch, good records with it, on every redelivery. The
+ * records naming ids beyond these are quarantined unasked (UNKNOWN_SCHEMA, replayable), as a truly unknown id's are.
+ */
+export const MAX_SCHEMAS_ASKED_PER_BATCH = 64;
+/**
+ * Requests to the registry in flight at once, per container. With MAX_SCHEMAS_ASKED_PER_BATCH, what bounds the wait of
+ * one batch: 64 ids asked five times, 32 at a time, each answering "not found" just before REGISTRY_TIMEOUT_MS, is 10
+ * rounds of 3 s and the 3.75 s of waits — well inside the ingest function's two minutes.
+ */
+export const REGISTRY_CONCURRENCY = 32;
+/** Ids not found remembered at most: past it, the expired and then the oldest are forgotten (asked again if named). */
+const MAX_REMEMBERED_UNKNOWN = 1_000;
 
 export interface SchemaCacheOptions {
   readonly sleep?: (ms: number) => Promise<void>;
@@ -145,6 +169,7 @@ export class SchemaCache {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
   private readonly retryMs: readonly number[];
+  private readonly limit = pLimit(REGISTRY_CONCURRENCY);
 
   constructor(
     private readonly registry: SchemaRegistry | undefined,
@@ -164,9 +189,10 @@ export class SchemaCache {
       if (known !== undefined) out.set(key, known);
       else missing.set(key, ref);
     }
+    const budget = { left: MAX_SCHEMAS_ASKED_PER_BATCH, named: missing.size };
     await Promise.all(
       [...missing].map(async ([key, ref]) => {
-        const resolved = await this.fetch(ref);
+        const resolved = await this.fetch(ref, budget);
         // Only answers are kept: a schema the registry had no record of may be registered later (then replayed).
         if (resolved.ok) this.known.set(key, resolved);
         out.set(key, resolved);
@@ -175,7 +201,7 @@ export class SchemaCache {
     return out;
   }
 
-  private async fetch(ref: SchemaRef): Promise<Resolved> {
+  private async fetch(ref: SchemaRef, budget: { left: number; readonly named: number }): Promise<Resolved> {
     const registry = this.registry;
     if (registry === undefined) {
       return {
@@ -189,6 +215,16 @@ export class SchemaCache {
         detail: `record names ${ref.registry} schema ${ref.id}, but the registry is ${registry.kind}`,
       };
     }
+    const remembered = this.unknown.get(schemaKey(ref));
+    if (remembered !== undefined && this.now() < remembered.until) return { ok: false, detail: remembered.detail };
+    // Counted before the first await: the ids a batch names first are the ones asked.
+    if (budget.left <= 0) {
+      return {
+        ok: false,
+        detail: `schema ${ref.id} not asked: the batch names ${budget.named} schema ids this container does not know, and at most ${MAX_SCHEMAS_ASKED_PER_BATCH} are asked per batch`,
+      };
+    }
+    budget.left--;
     const schema = await this.ask(registry, ref);
     if (schema === undefined)
       return { ok: false, detail: (this.unknown.get(schemaKey(ref)) as { detail: string }).detail };
@@ -205,49 +241,57 @@ export class SchemaCache {
   /** The schema, asking again while the registry says "not found" (NOT_FOUND_RETRY_MS); undefined once it is unknown. */
   private async ask(registry: SchemaRegistry, ref: SchemaRef): Promise<RegistrySchema | undefined> {
     const key = schemaKey(ref);
-    const remembered = this.unknown.get(key);
-    if (remembered !== undefined && this.now() < remembered.until) return undefined;
-    let schema = await registry.schema(ref);
+    const request = () => this.limit(() => registry.schema(ref));
+    let schema = await request();
     for (const ms of this.retryMs) {
       if (schema !== undefined) break;
       await this.sleep(ms);
-      schema = await registry.schema(ref);
+      schema = await request();
     }
     if (schema !== undefined) {
       this.unknown.delete(key);
       return schema;
     }
     const waited = this.retryMs.reduce((sum, ms) => sum + ms, 0);
+    this.forgetUnknown(key);
     this.unknown.set(key, {
       until: this.now() + NOT_FOUND_MEMORY_MS,
       detail: `the ${ref.registry} registry has no schema ${ref.id} (asked ${this.retryMs.length + 1} times over ${waited} ms; its records are quarantined without asking again for ${NOT_FOUND_MEMORY_MS / 1000} s)`,
     });
     return undefined;
   }
+
+  /**
+   * Room for one more id not found: the expired ones go, and the oldest while there are too many. Kept in the order
+   * remembered (each is re-inserted), so the expired are the first ones.
+   */
+  private forgetUnknown(key: string): void {
+    this.unknown.delete(key);
+    const now = this.now();
+    for (const [old, { until }] of this.unknown) {
+      if (until > now && this.unknown.size < MAX_REMEMBERED_UNKNOWN) break;
+      this.unknown.delete(old);
+    }
+  }
+
+  /** How many ids not found the container remembers (bounded by MAX_REMEMBERED_UNKNOWN). */
+  get rememberedUnknown(): number {
+    return this.unknown.size;
+  }
 }
 
 /**
- * The registry ingest reads writer schemas from, as the stack configures it (lib/settings.ts `schemaRegistry`):
- * SCHEMA_REGISTRY_KIND confluent (SCHEMA_REGISTRY_URL, and SCHEMA_REGISTRY_SECRET_ARN for basic auth) or glue.
- * Unset: none, and a schema-registry record is quarantined as UNKNOWN_SCHEMA. Checked once, at cold start.
+ * The registry ingest reads writer schemas from, as the stack configures it (lib/settings.ts `schemaRegistry`, read at
+ * cold start by loadIngestConfig), or undefined: none, and a schema-registry record is quarantined as UNKNOWN_SCHEMA.
  */
-export function schemaRegistryFromEnv(
-  env: Record<string, string | undefined>,
+export function schemaRegistryFor(
+  setting: SchemaRegistrySetting | undefined,
   clients: { getSchemaVersion: GetSchemaVersion; secret: (arn: string) => Promise<string> },
 ): SchemaRegistry | undefined {
-  const kind = env.SCHEMA_REGISTRY_KIND;
-  if (kind === undefined || kind === '') return undefined;
-  if (kind === 'glue') return new GlueSchemaRegistry(clients.getSchemaVersion);
-  if (kind !== 'confluent')
-    throw new ConfigError(`configuration error: SCHEMA_REGISTRY_KIND is invalid: confluent or glue, not ${kind}`);
-  const url = env.SCHEMA_REGISTRY_URL;
-  if (url === undefined || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw new ConfigError(
-      'configuration error: SCHEMA_REGISTRY_URL must be the http(s) URL of the Confluent schema registry',
-    );
-  }
-  const secretArn = env.SCHEMA_REGISTRY_SECRET_ARN;
-  if (secretArn === undefined || secretArn === '') return new ConfluentSchemaRegistry(url);
+  if (setting === undefined) return undefined;
+  if (setting.kind === 'glue') return new GlueSchemaRegistry(clients.getSchemaVersion);
+  const { url, secretArn } = setting;
+  if (secretArn === undefined) return new ConfluentSchemaRegistry(url);
   let auth: Promise<BasicAuth> | undefined;
   const readAuth = async (): Promise<BasicAuth> => {
     const parsed = JSON.parse(await clients.secret(secretArn)) as Partial<BasicAuth>;

@@ -10,8 +10,8 @@
  * The registry being unreachable is no record's fault: `resolve` throws and the batch is redelivered.
  */
 
-import type { Rejection } from '../domain/event.ts';
-import { readWireHeader, type SchemaRef, schemaKey } from '../domain/wire-format.ts';
+import type { Rejection } from '../domain/event/contract.ts';
+import { readWireHeader, type SchemaRef, schemaKey } from '../domain/event/wire-format.ts';
 import type { IngestInput } from './ingest-record.ts';
 import type { SchemaCache } from './schema-registry.ts';
 
@@ -24,6 +24,11 @@ export const JSON_EXPANSION = 6;
 /** The first base64 character of a value whose first byte is 0x00 (Confluent) or 0x03 (Glue): both encode to 'A'. */
 const MAYBE_WIRE = 'A';
 
+const tooLarge = (bytes: number, limit: number) => ({
+  kind: 'tooLarge' as const,
+  detail: `value is ${bytes} bytes, limit ${limit}`,
+});
+
 export async function readWireRecords(
   inputs: IngestInput[],
   schemas: SchemaCache,
@@ -34,11 +39,11 @@ export async function readWireRecords(
     if (typeof input.value !== 'string' || !input.value.startsWith(MAYBE_WIRE)) return undefined;
     // 3 bytes per 4 base64 characters: an oversized value is refused before it is allocated.
     if (Math.floor((input.value.length * 3) / 4) > maxEventBytes + 2) {
-      return { kind: 'tooLarge' as const, bytes: Math.floor((input.value.length * 3) / 4) };
+      return tooLarge(Math.floor((input.value.length * 3) / 4), maxEventBytes);
     }
     const bytes = Buffer.from(input.value, 'base64');
-    if (bytes.length > maxEventBytes) return { kind: 'tooLarge' as const, bytes: bytes.length };
-    return readWireHeader(bytes);
+    if (bytes.length > maxEventBytes) return tooLarge(bytes.length, maxEventBytes);
+    return readWireHeader(bytes, maxEventBytes);
   });
   if (headers.every((h) => h === undefined || h.kind === 'json')) return inputs;
   const refs: SchemaRef[] = headers.flatMap((h) => (h?.kind === 'wire' ? [h.schema] : []));
@@ -50,8 +55,7 @@ export async function readWireRecords(
       ...input,
       wireRejection: { reason, detail },
     });
-    if (header.kind === 'tooLarge')
-      return refuse('TOO_LARGE', `value is ${header.bytes} bytes, limit ${maxEventBytes}`);
+    if (header.kind === 'tooLarge') return refuse('TOO_LARGE', header.detail);
     if (header.kind === 'malformed') return refuse('INVALID_ENCODING', header.detail);
     const schema = resolved.get(schemaKey(header.schema));
     if (schema === undefined || !schema.ok) return refuse('UNKNOWN_SCHEMA', schema?.detail ?? 'schema not resolved');

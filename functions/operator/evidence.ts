@@ -1,11 +1,11 @@
 /**
  * What the customer received, from the evidence store (docs/evidence-and-privacy.md "The evidence of a send"): every
  * send under an event or a notification, or every send of a customer through their pointers — also after the
- * table's items expired — each with the SHA-256 of the stored object and the provider's reports appended to it.
+ * table's items expired — each with the SHA-256 of the stored object and the provider's reports appended to it, each
+ * read as first written, with what its versions say when they say anything (evidence-versions.ts).
  */
 import { createHash } from 'node:crypto';
 import {
-  type EvidenceRecord,
   evidencePrefixOf,
   type FeedbackEvidence,
   parseEvidence,
@@ -13,6 +13,7 @@ import {
   userPrefix,
 } from '../domain/evidence.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
+import { readFirst } from '../stores/evidence-versions.ts';
 
 export interface SendProof {
   readonly key: string;
@@ -20,28 +21,34 @@ export interface SendProof {
   readonly sha256: string;
   readonly send: SendEvidence;
   readonly feedback: FeedbackEvidence[];
-}
-
-async function readRecord(store: EvidenceStore, key: string): Promise<{ record: EvidenceRecord; sha256: string }> {
-  const bytes = await store.get(key);
-  if (bytes === undefined) throw new Error(`evidence object ${key} listed but not readable`);
-  return { record: parseEvidence(bytes), sha256: createHash('sha256').update(bytes).digest('hex') };
+  /**
+   * What the versions of its objects say beyond the record: a later version of a key (superseded) or a delete marker
+   * over it (hidden). Both are denied by the bucket policy; a record is shown as first written either way.
+   */
+  readonly warnings?: string[];
 }
 
 /** Every send under a prefix (an event, or one notification), each with the reports appended to it. */
 export async function readEvidence(store: EvidenceStore, prefix: string): Promise<SendProof[]> {
-  const keys = await store.list(prefix);
+  const objects = await store.history(prefix);
   const proofs: SendProof[] = [];
-  for (const key of keys.filter((k) => k.endsWith('.json') && !k.includes('.feedback/'))) {
-    const { record, sha256 } = await readRecord(store, key);
+  for (const o of objects.filter((x) => x.key.endsWith('.json') && !x.key.includes('.feedback/'))) {
+    const read = await readFirst(store, o);
+    if (read === undefined) continue;
+    const record = parseEvidence(read.bytes);
     if (record.kind !== 'SEND') continue;
-    const feedbackPrefix = `${key.slice(0, -'.json'.length)}.feedback/`;
+    const feedbackPrefix = `${o.key.slice(0, -'.json'.length)}.feedback/`;
     const feedback: FeedbackEvidence[] = [];
-    for (const f of keys.filter((k) => k.startsWith(feedbackPrefix))) {
-      const r = (await readRecord(store, f)).record;
+    const warnings = [...read.warnings];
+    for (const f of objects.filter((x) => x.key.startsWith(feedbackPrefix))) {
+      const report = await readFirst(store, f);
+      if (report === undefined) continue;
+      warnings.push(...report.warnings);
+      const r = parseEvidence(report.bytes);
       if (r.kind === 'FEEDBACK') feedback.push(r);
     }
-    proofs.push({ key, sha256, send: record, feedback });
+    const sha256 = createHash('sha256').update(read.bytes).digest('hex');
+    proofs.push({ key: o.key, sha256, send: record, feedback, ...(warnings.length > 0 ? { warnings } : {}) });
   }
   return proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
 }
@@ -49,13 +56,19 @@ export async function readEvidence(store: EvidenceStore, prefix: string): Promis
 /** The sends of an event (`eventId`) or of one notification (`eventId#CHANNEL`). */
 export const evidenceOf = (store: EvidenceStore, id: string) => readEvidence(store, evidencePrefixOf(id));
 
-/** Every send proven for a customer: the customer's pointers (users/<userId>/…) lead to each send's record. */
+/**
+ * Every send proven for a customer: the customer's pointers (users/<userId>/…) lead to each send's record — every
+ * pointer ever written, also one superseded or hidden: the send it names is found all the same.
+ */
 export async function userEvidence(store: EvidenceStore, userId: string): Promise<SendProof[]> {
   const proofs: SendProof[] = [];
-  for (const pointer of await store.list(userPrefix(userId))) {
-    const target = await store.get(pointer);
-    if (target === undefined) continue;
-    proofs.push(...(await readEvidence(store, Buffer.from(target).toString('utf8'))));
+  for (const pointer of await store.history(userPrefix(userId))) {
+    const read = await readFirst(store, pointer);
+    if (read === undefined) continue;
+    for (const proof of await readEvidence(store, Buffer.from(read.bytes).toString('utf8'))) {
+      const warnings = [...read.warnings, ...(proof.warnings ?? [])];
+      proofs.push(warnings.length > 0 ? { ...proof, warnings } : proof);
+    }
   }
   return proofs;
 }

@@ -5,6 +5,7 @@
  */
 export type { AuditAction, AuditOutcome, AuditRecord } from '../domain/audit.ts';
 export type { Refusal, RefusalCode } from '../domain/refusal.ts';
+export type { ListedAuditRecord } from '../stores/audit-log.ts';
 export { type Actor, apply, type OperatorAction, OperatorError, preview, type Result } from './action.ts';
 export { type CustomerView, customerView, inspectEvent } from './customer.ts';
 export { type ErasureResult, eraseCustomer, erasurePlan } from './erase.ts';

@@ -5,9 +5,9 @@
  */
 
 import type { SuppressionItem } from '../domain/audience.ts';
-import type { AuditRecord } from '../domain/audit.ts';
 import type { Channel } from '../domain/channels.ts';
 import { type KafkaSource, quarantineId } from '../domain/keys.ts';
+import type { ListedAuditRecord } from '../stores/audit-log.ts';
 import type { RefusedFilter } from '../stores/event-store.ts';
 import type { QuarantineFilter } from '../stores/quarantine-store.ts';
 import type { OperatorPorts } from './ports.ts';
@@ -85,5 +85,5 @@ export async function listSuppressions(
 }
 
 /** Every audited operator action since `sinceIso`, newest first, each with its outcome. */
-export const listAudit = (ports: Pick<OperatorPorts, 'audit'>, sinceIso?: string): Promise<AuditRecord[]> =>
+export const listAudit = (ports: Pick<OperatorPorts, 'audit'>, sinceIso?: string): Promise<ListedAuditRecord[]> =>
   ports.audit.list(sinceIso);

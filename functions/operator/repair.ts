@@ -12,7 +12,7 @@
  */
 import type { Channel } from '../domain/channels.ts';
 import { erasedRefusal, isErased } from '../domain/erasure.ts';
-import { decodeRecordValue, isTransfer } from '../domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../domain/event/decode.ts';
 import { type KafkaSource, quarantineId } from '../domain/keys.ts';
 import type { EventView } from '../stores/event-store.ts';
 import { type OperatorAction, ok, refused } from './action.ts';

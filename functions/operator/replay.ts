@@ -10,7 +10,7 @@
  * a correction that changes the eventId are refused); audited; invoke ingest per record; read the inbox; mark the
  * record replayed when ingest accepted it.
  */
-import { decodeRecordValue } from '../domain/event.ts';
+import { decodeRecordValue } from '../domain/event/decode.ts';
 import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';
 import type { QuarantinedRecord } from '../stores/quarantine-store.ts';
 import { type OperatorAction, ok, type Result, refused } from './action.ts';

@@ -22,7 +22,7 @@ import {
   suppressedReason,
 } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
-import type { EventType } from '../domain/event.ts';
+import type { EventType } from '../domain/event/contract.ts';
 import type { SuppressionCause } from '../domain/feedback.ts';
 import { PREFS_SK, prefsPk, SUPPRESSION_SHARDS, suppressionPk } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';

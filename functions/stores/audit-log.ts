@@ -13,6 +13,10 @@ import {
   recordKeyOfOutcome,
 } from '../domain/audit.ts';
 import type { EvidenceStore } from './evidence-store.ts';
+import { readFirst } from './evidence-versions.ts';
+
+/** An audit record as first written, with what its versions say (superseded, hidden) when anything. */
+export type ListedAuditRecord = AuditRecord & { readonly warnings?: string[] };
 
 /** An action's record as written, and the key its outcome is written beside. */
 export interface AuditEntry {
@@ -25,8 +29,11 @@ export interface AuditLog {
   record(entry: Omit<AuditRecord, 'kind' | 'at' | 'outcome'>, now: number): Promise<AuditEntry>;
   /** Writes what became of the action recorded under `recordKey`, once. */
   recordOutcome(recordKey: string, outcome: Omit<AuditOutcome, 'kind' | 'at'>, now: number): Promise<AuditOutcome>;
-  /** Every record written at or after `sinceIso`, newest first, each with its outcome when there is one. */
-  list(sinceIso?: string): Promise<AuditRecord[]>;
+  /**
+   * Every record written at or after `sinceIso`, newest first, each with its outcome when there is one — every
+   * record ever written, as first written, and what its versions say (evidence-versions.ts).
+   */
+  list(sinceIso?: string): Promise<ListedAuditRecord[]>;
 }
 
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
@@ -52,27 +59,29 @@ export class EvidenceAuditLog implements AuditLog {
     return written;
   }
 
-  async list(sinceIso?: string): Promise<AuditRecord[]> {
-    const keys = (await this.store.list(AUDIT_PREFIX)).filter(
-      (key) => sinceIso === undefined || key.slice(AUDIT_PREFIX.length) >= sinceIso,
+  async list(sinceIso?: string): Promise<ListedAuditRecord[]> {
+    const objects = (await this.store.history(AUDIT_PREFIX)).filter(
+      (o) => sinceIso === undefined || o.key.slice(AUDIT_PREFIX.length) >= sinceIso,
     );
-    const read = async (key: string) => {
-      const bytes = await this.store.get(key);
-      return bytes === undefined ? undefined : JSON.parse(Buffer.from(bytes).toString('utf8'));
-    };
-    const outcomes = new Map<string, AuditOutcome>();
-    const records: [string, AuditRecord][] = [];
-    for (const key of keys) {
-      const doc = await read(key);
-      if (doc === undefined) continue;
-      const of = recordKeyOfOutcome(key);
-      if (of === undefined) records.push([key, doc as AuditRecord]);
-      else outcomes.set(of, doc as AuditOutcome);
+    const outcomes = new Map<string, { outcome: AuditOutcome; warnings: string[] }>();
+    const records: [string, AuditRecord, string[]][] = [];
+    for (const o of objects) {
+      const read = await readFirst(this.store, o);
+      if (read === undefined) continue;
+      const doc = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+      const of = recordKeyOfOutcome(o.key);
+      if (of === undefined) records.push([o.key, doc as AuditRecord, read.warnings]);
+      else outcomes.set(of, { outcome: doc as AuditOutcome, warnings: read.warnings });
     }
     return records
-      .map(([key, record]) => {
-        const outcome = outcomes.get(key);
-        return outcome === undefined ? record : { ...record, outcome };
+      .map(([key, record, read]): ListedAuditRecord => {
+        const done = outcomes.get(key);
+        const warnings = [...read, ...(done?.warnings ?? [])];
+        return {
+          ...record,
+          ...(done === undefined ? {} : { outcome: done.outcome }),
+          ...(warnings.length > 0 ? { warnings } : {}),
+        };
       })
       .sort((a, b) => b.at.localeCompare(a.at));
   }

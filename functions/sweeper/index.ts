@@ -5,7 +5,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { loadEvidenceConfig, loadSweeperConfig } from '../commons/config.ts';
+import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { CHANNELS } from '../domain/channels.ts';
@@ -19,8 +19,7 @@ import { sweep } from './sweep.ts';
 const config = loadSweeperConfig();
 const store = new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards);
 const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
-const evidenceConfig = loadEvidenceConfig();
-const evidenceStore = evidenceStoreOf(evidenceConfig.store, () => traced(new S3Client({})));
+const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
 const EVIDENCE_GAPS_PER_RUN = 500;

@@ -9,6 +9,7 @@
  * Run on the example settings and on a production-like settings file, with the topic encrypted (the default) and not.
  */
 import { describe, expect, it } from 'vitest';
+import { allows, list, type Request, resolver, type Statement } from '../support/policy-eval.ts';
 import {
   PRODUCTION_LIKE,
   type TemplateResource as Resource,
@@ -16,110 +17,13 @@ import {
   type SynthesizedTemplate as Template,
 } from '../support/synth.ts';
 
-type Json = Record<string, unknown>;
-type Statement = {
-  Effect: 'Allow' | 'Deny';
-  Principal?: unknown;
-  NotPrincipal?: unknown;
-  Action?: string | string[];
-  NotAction?: string | string[];
-  Resource?: unknown;
-  Condition?: Record<string, Record<string, unknown>>;
-};
-
-/**
- * Resolves the intrinsic functions a policy uses to plain strings, the way CloudFormation would in this stack's
- * account and region: a Ref to a resource becomes `ref:<logical id>`, its Arn `arn:<logical id>`.
- */
-function resolver(account: string, region: string) {
-  const resolve = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(resolve);
-    if (v === null || typeof v !== 'object') return v;
-    const o = v as Json;
-    if ('Ref' in o) {
-      const ref = String(o.Ref);
-      if (ref === 'AWS::AccountId') return account;
-      if (ref === 'AWS::Region') return region;
-      if (ref === 'AWS::Partition') return 'aws';
-      if (ref === 'AWS::URLSuffix') return 'amazonaws.com';
-      return `ref:${ref}`;
-    }
-    if ('Fn::GetAtt' in o) {
-      const [id, attr] = o['Fn::GetAtt'] as [string, string];
-      return attr === 'Arn' ? `arn:${id}` : `${attr.toLowerCase()}:${id}`;
-    }
-    if ('Fn::Join' in o) {
-      const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
-      return parts.map((p) => String(resolve(p))).join(sep);
-    }
-    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, resolve(x)]));
-  };
-  return resolve;
-}
-
-const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-/** IAM wildcard match: `*` any run of characters, `?` one. */
-const like = (pattern: string, value: string) =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  ).test(value);
-
-interface Request {
-  readonly service: string;
-  readonly action: string;
-  readonly resource: string;
-  readonly context: Record<string, string>;
-}
-
-function principalMatches(s: Statement, service: string): boolean {
-  if (s.Principal === '*') return true;
-  const p = s.Principal as { Service?: unknown; AWS?: unknown } | undefined;
-  if (p === undefined) return false;
-  return list(p.AWS).includes('*') || list(p.Service).some((x) => x === service);
-}
-
-function conditionHolds(op: string, key: string, expected: unknown, context: Record<string, string>): boolean {
-  const actual = context[key];
-  const values = list(expected).map(String);
-  const ifExists = op.endsWith('IfExists');
-  if (actual === undefined) return ifExists || op === 'Null';
-  const base = op.replace(/IfExists$/, '').replace(/^ForAnyValue:|^ForAllValues:/, '');
-  switch (base) {
-    case 'StringEquals':
-    case 'ArnEquals':
-      return values.includes(actual);
-    case 'StringLike':
-    case 'ArnLike':
-      return values.some((v) => like(v, actual));
-    case 'StringNotEquals':
-    case 'ArnNotEquals':
-      return !values.includes(actual);
-    case 'Bool':
-      return values.includes(actual);
-    default:
-      throw new Error(`condition operator ${op} is not evaluated by this test: add it`);
-  }
-}
-
-function applies(s: Statement, r: Request): boolean {
-  if (!principalMatches(s, r.service)) return false;
-  const actionMatches = (a: unknown) => like(String(a), r.action);
-  if (s.Action !== undefined && !list(s.Action).some(actionMatches)) return false;
-  if (s.NotAction !== undefined && list(s.NotAction).some(actionMatches)) return false;
-  if (s.Resource !== undefined && !list(s.Resource).some((x) => like(String(x), r.resource))) return false;
-  return Object.entries(s.Condition ?? {}).every(([op, keys]) =>
-    Object.entries(keys).every(([key, expected]) => conditionHolds(op, key, expected, r.context)),
-  );
-}
-
-/** A resource policy's verdict: an explicit Deny wins, then an Allow is needed. */
-function allows(statements: Statement[], r: Request): boolean {
-  const relevant = statements.filter((s) => applies(s, r));
-  return relevant.some((s) => s.Effect === 'Allow') && !relevant.some((s) => s.Effect === 'Deny');
-}
+/** The request CloudWatch makes when it publishes an alarm's notification (or uses the topic's key for it). */
+const fromCloudWatch = (action: string, resource: string, context: Request['context']): Request => ({
+  principal: { service: 'cloudwatch.amazonaws.com' },
+  action,
+  resource,
+  context,
+});
 
 interface AlarmPath {
   readonly alarm: string;
@@ -154,7 +58,7 @@ function alarmPaths(template: Template, account: string, region: string): AlarmP
         'aws:SourceArn': `arn:aws:cloudwatch:${region}:${account}:alarm:${name}`,
         'aws:SecureTransport': 'true',
       };
-      const request = { service: 'cloudwatch.amazonaws.com', action: 'sns:Publish', resource: topicArn, context };
+      const request = fromCloudWatch('sns:Publish', topicArn, context);
       // Without any topic policy SNS's default policy applies, which names the account, not CloudWatch's principal.
       const publish = statements.length > 0 && allows(statements, request);
       const masterKey = template.Resources[topicId]?.Properties.KmsMasterKeyId;
@@ -170,8 +74,7 @@ function alarmPaths(template: Template, account: string, region: string): AlarmP
           const keyStatements = list(
             (resolve(keyResource.Properties.KeyPolicy) as { Statement: unknown }).Statement,
           ) as Statement[];
-          const kms = (action: string) =>
-            allows(keyStatements, { service: 'cloudwatch.amazonaws.com', action, resource: '*', context });
+          const kms = (action: string) => allows(keyStatements, fromCloudWatch(action, '*', context));
           key = { id: keyId as string, decrypt: kms('kms:Decrypt'), generateDataKey: kms('kms:GenerateDataKey') };
         }
       }

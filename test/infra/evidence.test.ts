@@ -6,7 +6,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EVIDENCE_RETENTION_DAYS } from '../../functions/domain/evidence.ts';
+import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
@@ -54,7 +54,7 @@ describe('the evidence store', () => {
       ObjectLockEnabled: true,
       ObjectLockConfiguration: {
         ObjectLockEnabled: 'Enabled',
-        Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: DEFAULT_EVIDENCE_RETENTION_DAYS } },
+        Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default } },
       },
       VersioningConfiguration: { Status: 'Enabled' },
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, RestrictPublicBuckets: true },
@@ -75,7 +75,7 @@ describe('the evidence store', () => {
         {
           Id: 'expire-after-the-retention',
           Status: 'Enabled',
-          ExpirationInDays: DEFAULT_EVIDENCE_RETENTION_DAYS + 1,
+          ExpirationInDays: EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default + 1,
           NoncurrentVersionExpiration: { NoncurrentDays: 1 },
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         },
@@ -109,17 +109,24 @@ describe('the evidence store', () => {
     );
   });
 
-  it('uses the stack key when one is given, instead of creating one', () => {
+  it("has a key of its own even when the bank's table key is given: administering one never opens the other", () => {
     const key = 'arn:aws:kms:ap-northeast-1:123456789012:key/cccccccc-1111-2222-3333-dddddddddddd';
-    const keyed = synth({ kmsKeyArn: key });
-    const [, bucket] = keyed.evidenceBucket();
-    expect(JSON.stringify(bucket.Properties.BucketEncryption)).toContain(key);
-    expect(Object.values(keyed.json.Resources).filter((r) => r.Type === 'AWS::KMS::Key')).toHaveLength(
-      Object.values(base.json.Resources).filter((r) => r.Type === 'AWS::KMS::Key').length - 1,
-    );
+    for (const s of [base, synth({ kmsKeyArn: key })]) {
+      const [, bucket] = s.evidenceBucket();
+      expect(bucket.Properties.BucketEncryption).toMatchObject({
+        ServerSideEncryptionConfiguration: [
+          {
+            ServerSideEncryptionByDefault: {
+              KMSMasterKeyID: { 'Fn::GetAtt': [expect.stringMatching(/^EvidenceKey/), 'Arn'] },
+            },
+          },
+        ],
+      });
+      expect(JSON.stringify(bucket.Properties.BucketEncryption)).not.toContain(key);
+    }
   });
 
-  it('dispatch, the sweeper and the feedback function may write evidence once, and nobody in the stack may read or delete it', () => {
+  it('dispatch, the sweeper and the feedback function may write evidence once, and no function may read or delete it', () => {
     for (const fn of ['Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
       const s3 = base.statementsOf(fn).filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:')));
       expect([...new Set(s3.flatMap((st) => [st.Action].flat()))].sort(), fn).toEqual([
@@ -129,17 +136,21 @@ describe('the evidence store', () => {
       // The send records and the customer's pointers (every send writes both), nothing else of the bucket.
       const resources = JSON.stringify(s3.map((st) => st.Resource));
       expect(resources, fn).toContain('/sends/*');
-      expect(resources, fn).toContain('/users/*');
+      // The feedback function appends reports under their send; it never writes a customer's pointer.
+      if (fn === 'DeliveryFeedbackFunction') expect(resources, fn).not.toContain('/users/*');
+      else expect(resources, fn).toContain('/users/*');
       expect(resources, fn).not.toContain('"/*"');
       expect(base.envOf(fn), fn).toMatchObject({
         EVIDENCE_BUCKET: { Ref: expect.stringMatching(/^EvidenceBucket/) },
         EVIDENCE_LOCK_MODE: 'GOVERNANCE',
-        EVIDENCE_RETENTION_DAYS: String(DEFAULT_EVIDENCE_RETENTION_DAYS),
+        EVIDENCE_RETENTION_DAYS: String(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default),
       });
     }
-    const all = Object.values(base.json.Resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    // Only the evidence reader reads, and only the break-glass role may change the protections
+    // (test/infra/evidence-protection.test.ts); no function reads or deletes.
+    const all = Object.entries(base.json.Resources)
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && !/^Evidence(Reader|BreakGlass)Role/.test(id))
+      .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
       .filter((st) => JSON.stringify(st.Resource ?? '').includes('EvidenceBucket'));
     for (const st of all) {
       for (const a of [st.Action].flat()) expect(['s3:PutObject', 's3:PutObjectRetention']).toContain(a);

@@ -3,18 +3,29 @@
  * context, environment from the cluster ARN): template assertions for each requirement, cdk-nag with zero
  * unacknowledged findings, a normalised snapshot, and the settings validation.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 import example from '../../examples/settings.example.json' with { type: 'json' };
-import { loadBrandConfig } from '../../functions/commons/config.ts';
+import { brandOf } from '../../functions/commons/config.ts';
 import {
   assertDispatchTiming,
   DISPATCH_TIMING,
   deriveDispatchTiming,
 } from '../../functions/contracts/dispatch-timing.ts';
+import {
+  DISPATCH_ENVIRONMENT,
+  FEEDBACK_ENVIRONMENT,
+  INGEST_ENVIRONMENT,
+  SMOKE_ENVIRONMENT,
+  SWEEPER_ENVIRONMENT,
+} from '../../functions/contracts/environment.ts';
+import { type EnvSpec, keysTheStackSets } from '../../functions/contracts/environment-keys.ts';
 import {
   FILTER_PATTERN_MAX_CHARS,
   matchesFilter,
@@ -209,11 +220,40 @@ describe('the functions', () => {
     }
   });
 
-  it('log to groups with a retention, retained on stack deletion, each writable only by its own function', () => {
+  it('set each function the environment its contract names: every variable the stack always sets, and no other', () => {
+    const smoke = synth({ mskSubnetIds: 'subnet-0123456789abcdef0', mskSecurityGroupIds: 'sg-0123456789abcdef0' });
+    const contracts: [typeof fnProps, string, EnvSpec][] = [
+      [fnProps, 'Ingest', INGEST_ENVIRONMENT],
+      [fnProps, 'Dispatch', DISPATCH_ENVIRONMENT],
+      [fnProps, 'Sweeper', SWEEPER_ENVIRONMENT],
+      [fnProps, 'DeliveryFeedbackFunction', FEEDBACK_ENVIRONMENT],
+      [smoke.fnProps, 'SmokeProducerFunction', SMOKE_ENVIRONMENT],
+    ];
+    // Powertools' and Node's, set on every function by the house construct (TelemetryEnvironment).
+    const telemetry = [
+      'POWERTOOLS_SERVICE_NAME',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'POWERTOOLS_LOG_LEVEL',
+      'NODE_OPTIONS',
+    ];
+    for (const [props, fn, spec] of contracts) {
+      const set = Object.keys((props(fn) as { Environment: { Variables: object } }).Environment.Variables);
+      expect(
+        set.filter((name) => !(name in spec) && !telemetry.includes(name)),
+        `${fn} sets what its contract does not name`,
+      ).toEqual([]);
+      expect(
+        keysTheStackSets(spec).filter((name) => !set.includes(name)),
+        `${fn} misses what the stack always sets`,
+      ).toEqual([]);
+    }
+  });
+
+  it("log to groups kept a year (a bank's audit history: PCI DSS 10.5.1, Control Tower's CT.CLOUDWATCH.PR.2), retained on stack deletion, each writable only by its own function", () => {
     const groups = resources('AWS::Logs::LogGroup');
     // The four functions' and the AwsCustomResource provider's (its own role writes only there too).
     expect(groups).toHaveLength(5);
-    for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
+    for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(365);
     for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([
@@ -274,7 +314,7 @@ describe('the functions', () => {
     );
   });
 
-  it('pass the send rates and the maximum age to dispatch and the sweeper, and the stuck threshold to all three', () => {
+  it('pass the send rates and the maximum age to dispatch and the sweeper, and the pending threshold to all three', () => {
     const { template: t } = synth({ sendRatePerSecond: '{"EMAIL":40,"SMS":5}', notificationMaxAgeHours: '6' });
     const resources = (t.toJSON() as typeof json).Resources;
     const env = (prefix: string) => {
@@ -309,7 +349,7 @@ describe('the functions', () => {
     const fn = fnProps('Dispatch') as { Environment: { Variables: Record<string, string> } };
     const brand = JSON.parse(fn.Environment.Variables.BRAND ?? '{}');
     expect(brand).toMatchObject({ name: example.brand.name, brandColor: '#0f4c81' });
-    expect(loadBrandConfig(fn.Environment.Variables)).toEqual(brand);
+    expect(brandOf(fn.Environment.Variables.BRAND)).toEqual(brand);
     // Tokens (the table name) count as their longest value: 255 characters.
     const size = Object.entries(fn.Environment.Variables).reduce(
       (n, [k, v]) => n + k.length + (typeof v === 'string' ? Buffer.byteLength(v) : 255),
@@ -533,13 +573,19 @@ describe('the dispatch trigger', () => {
         false,
       );
       // Both reach the one dispatch function. The urgent one is a fast lane, never the only one: it starts at LATEST
-      // (no replay of the stream on its first deploy), gives up after a minute, and pages nobody through the
-      // on-failure queue — the routine trigger delivers every record it carries.
+      // (no replay of the stream on its first deploy) and gives up after a minute — into a queue of its own, never
+      // the routine trigger's (whose alarm means a record no trigger will deliver): a trace of every critical batch
+      // that fell back to the routine pace, with its own event-count metrics.
       expect(urgent[1].Properties.FunctionName).toEqual(routine[1].Properties.FunctionName);
       expect(urgent[1].Properties.StartingPosition).toBe('LATEST');
       expect(urgent[1].Properties.MaximumRecordAgeInSeconds).toBe(60);
-      expect(urgent[1].Properties.DestinationConfig).toBeUndefined();
-      expect(routine[1].Properties.DestinationConfig).toBeDefined();
+      expect(urgent[1].Properties.DestinationConfig).toEqual({
+        OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^UrgentDispatchOnFailure/), 'Arn'] } },
+      });
+      expect(routine[1].Properties.DestinationConfig).toEqual({
+        OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^DispatchOnFailure/), 'Arn'] } },
+      });
+      expect(urgent[1].Properties.MetricsConfig).toEqual({ Metrics: ['EventCount'] });
     });
 
     it('a catalogue whose critical types would not fit in a Lambda filter pattern is refused at synth, naming why', () => {
@@ -603,8 +649,13 @@ describe('a customer-managed key', () => {
     expect(new Set(actionsOf(kmsOf('Dispatch')))).toEqual(
       new Set(['kms:Decrypt', 'kms:GenerateDataKey', 'kms:DescribeKey']),
     );
+    // Besides the bank's key, the writers of evidence may only encrypt with the evidence store's own key.
     for (const name of ['Ingest', 'Dispatch', 'Sweeper']) {
-      for (const s of kmsOf(name)) expect(s.Resource).toBe(DATA_KEY);
+      for (const s of kmsOf(name)) {
+        if (s.Resource === DATA_KEY) continue;
+        expect(s.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^EvidenceKey/), 'Arn'] });
+        expect(s.Action).toBe('kms:GenerateDataKey');
+      }
     }
   });
 
@@ -669,19 +720,29 @@ describe('least privilege', () => {
     expect(JSON.stringify(ses?.Resource)).toContain('identity/notifications@example.com');
   });
 
-  it('dispatch publishes to SNS only to its own platform endpoints and to phone numbers: no topic, no other account', () => {
+  it("dispatch publishes to SNS only to the configured applications' endpoints and to phone numbers: no topic, no other application", () => {
     const statements = publishes(policyOf('Dispatch'));
     const partitionArn = (rest: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, rest]] });
     expect(statements).toEqual([
       {
-        Sid: 'PushToOwnPlatformEndpoints',
+        Sid: 'PushToConfiguredApplications',
         Effect: 'Allow',
         Action: 'sns:Publish',
-        Resource: partitionArn(':sns:ap-northeast-1:123456789012:endpoint/*'),
+        Resource: example.pushPlatformApplicationArns.map((arn) => `${arn.replace(':app/', ':endpoint/')}/*`),
       },
       // Every SNS ARN (topics, endpoints, applications, in any account and region) is outside this grant.
       { Sid: 'SmsToPhoneNumbersOnly', Effect: 'Allow', Action: 'sns:Publish', NotResource: partitionArn(':sns:*:*:*') },
     ]);
+    // Dispatch knows which applications its role may publish to: an endpoint of another is that message's fault.
+    expect(
+      (fnProps('Dispatch').Environment as { Variables: Record<string, string> }).Variables.PUSH_APPLICATION_ARNS,
+    ).toBe(example.pushPlatformApplicationArns.join(','));
+    // Without applications, no push at all (and the synth says so).
+    const { pushPlatformApplicationArns: _apps, ...noApps } = example;
+    const file = join(mkdtempSync(join(tmpdir(), 'settings-')), 'no-push.json');
+    writeFileSync(file, JSON.stringify(noApps));
+    const none = synth({ settingsFile: file });
+    expect(publishes(none.policyOf('Dispatch')).map((st) => st.Sid)).toEqual(['SmsToPhoneNumbersOnly']);
     // Nowhere in the stack is sns:Publish granted on "*".
     for (const [, p] of resources('AWS::IAM::Policy')) {
       for (const s of publishes((p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)) {
@@ -745,6 +806,7 @@ describe('CloudWatch', () => {
         'LateAcceptances',
         'NotificationsExpired',
         'NotificationsRefused',
+        'ProtectionReportsUndelivered',
         'ProviderBlocked',
         'ProviderThrottling',
         'RecordsQuarantined',
@@ -759,6 +821,7 @@ describe('CloudWatch', () => {
         'SweeperNotRunning',
         'SweeperThrottles',
         'UnknownOutcomes',
+        'UrgentTriggerGaveUp',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -787,9 +850,18 @@ describe('CloudWatch', () => {
       'NotificationsRefused',
       'CardNumbersMasked',
       'EvidenceLost',
+      'UrgentTriggerGaveUp',
+      'ProtectionReportsUndelivered',
     ]) {
       expect(shape(name)).toEqual([1, 1, 'notBreaching']);
     }
+  });
+
+  it("the urgent trigger's give-ups are watched: its own queue and the records its mapping dropped", () => {
+    const urgent = JSON.stringify(alarms['notifier-example-UrgentTriggerGaveUp']?.Properties);
+    expect(urgent).toContain('UrgentDispatchOnFailure');
+    expect(urgent).toContain('DroppedEventCount');
+    expect(urgent).toMatch(/"EventSourceMappingUUID","Value":\{"Ref":"DispatchUrgentDispatchTrigger/);
   });
 
   it('silence of ingest is itself the alarm: missing data breaches', () => {
@@ -820,12 +892,13 @@ describe('CloudWatch', () => {
     expect(notParked).toContain('DroppedEventCount');
   });
 
-  it('subscribes the alarm email when one is given', () => {
-    synth({ alarmEmail: 'oncall@example.com' }).template.hasResourceProperties('AWS::SNS::Subscription', {
+  it('subscribes the alarm email: someone is paged', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
-      Endpoint: 'oncall@example.com',
+      Endpoint: example.alarmEmail,
+      TopicArn: { Ref: Match.stringLikeRegexp('^ObservabilityAlarmTopic') },
     });
-    expect(resources('AWS::SNS::Subscription')).toHaveLength(0);
+    expect(resources('AWS::SNS::Subscription')).toHaveLength(1);
   });
 
   it('has one dashboard, named for the stage, that shows events too old to send', () => {
@@ -933,7 +1006,10 @@ describe('delivery feedback (issue 16)', () => {
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(19);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(21);
+    template.hasOutput('EvidenceReaderRoleArn', {
+      Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^EvidenceReaderRole'), 'Arn'] },
+    });
     template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
     template.hasOutput('IngestFunctionName', { Value: { Ref: fnLogicalId('Ingest') } });
     template.hasOutput('IngestKafkaMappingId', { Value: { Ref: KAFKA_MAPPING_LOGICAL_ID } });

@@ -9,9 +9,9 @@ import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { addressHash } from '../../functions/domain/audience.ts';
-import { allowedChannels } from '../../functions/domain/catalogue.ts';
+import { allowedChannels, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { EVENT_TYPES, type EventType } from '../../functions/domain/event.ts';
+import type { EventType } from '../../functions/domain/event/contract.ts';
 import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
 import { apply, liftSuppression, listAudit, listSuppressions, preview } from '../../functions/operator/index.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
@@ -148,6 +148,17 @@ describe('suppression on DynamoDB Local', () => {
     const items = await table.allItems();
     const suppression = items.filter((i) => i.kind === 'SUPPRESSION');
     expect(JSON.stringify(suppression).toLowerCase()).not.toContain('bouncer@');
+  });
+
+  it("a bounce naming another address than the notification's own suppresses nothing; its own is suppressed", async () => {
+    await ingest([email('sp-own', 'own@example.com')]);
+    const stray = await feedback('Bounce', { notificationId: 'sp-own#EMAIL', to: 'someone-else@example.com' });
+    expect(stray).toMatchObject({ suppressions: ['notTheRecipient'] });
+    expect((await audience.list('EMAIL')).map((s) => s.sk)).not.toContain(
+      addressHash('EMAIL', 'someone-else@example.com'),
+    );
+    const own = await feedback('Bounce', { notificationId: 'sp-own#EMAIL', to: 'Own@Example.com' });
+    expect(own).toMatchObject({ suppressions: ['suppressed'] });
   });
 
   it('a transient bounce suppresses nothing; a complaint does', async () => {

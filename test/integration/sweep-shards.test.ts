@@ -36,11 +36,17 @@ describe('changing the shard count between deploys', () => {
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) {
       const d = decodeTransfer(transferEvent({ eventId: `shard-change-${i}` }));
-      const n = buildNotification(d.event, 'EMAIL', 'x@example.com', now - 3_600_000, {
-        retentionDays: 1,
-        stuckAfterMs: 60_000,
-        sweepShards: 64,
-      });
+      const n = buildNotification(
+        d.event,
+        'EMAIL',
+        'x@example.com',
+        now - 3_600_000,
+        { retentionDays: 1 },
+        {
+          pendingThresholdMs: 60_000,
+          sweepShards: 64,
+        },
+      );
       ids.push(n.notificationId);
       await doc.send(new PutCommand({ TableName: table.tableName, Item: n }));
     }
@@ -60,11 +66,17 @@ describe('changing the shard count between deploys', () => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
       const d = decodeTransfer(transferEvent({ eventId: `no-mark-${i}` }));
-      const n = buildNotification(d.event, 'PUSH', 'arn:x', now - 3_600_000, {
-        retentionDays: 1,
-        stuckAfterMs: 60_000,
-        sweepShards: 64,
-      });
+      const n = buildNotification(
+        d.event,
+        'PUSH',
+        'arn:x',
+        now - 3_600_000,
+        { retentionDays: 1 },
+        {
+          pendingThresholdMs: 60_000,
+          sweepShards: 64,
+        },
+      );
       ids.push(n.notificationId);
       await doc.send(new PutCommand({ TableName: table.tableName, Item: n }));
     }

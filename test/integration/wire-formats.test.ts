@@ -11,7 +11,7 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confluentRecord, encodeAvro, encodeProtobuf } from '../../functions/domain/wire-format.ts';
+import { confluentRecord, encodeAvro, encodeProtobuf } from '../../functions/domain/event/wire-format.ts';
 import { type LocalSchemaRegistry, startLocalSchemaRegistry } from '../../tools/local/schema-registry.ts';
 import { SCHEMA_FILE } from '../../tools/scripts/schema.ts';
 import { entryFor, WIRE_DIR, wireFilesOf } from '../../tools/scripts/wire-schemas.ts';

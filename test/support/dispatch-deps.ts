@@ -6,7 +6,7 @@ import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import type { DispatchDeps, RecordBudget } from '../../functions/dispatch/dispatch-notification.ts';
 import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from './events.ts';
 
@@ -47,7 +47,7 @@ export function dispatchDeps(
     retryBaseMs: 1_000,
     retryMaxMs: 300_000,
     nearRetryMs: 2_000,
-    stuckAfterMs: DEFAULT_STUCK_AFTER_MS,
+    pendingThresholdMs: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
     maxAgeMs: 86_400_000,
     brand: EXAMPLE_BRAND,
     ...over,

@@ -1,5 +1,5 @@
 /** Event factories for tests: a valid event per docs/event.md, overridable field by field. */
-import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 export interface EventOverrides {
   eventId?: string;
   type?: string;
@@ -47,7 +47,7 @@ export function preferencesEvent(
 }
 
 /**
- * A transfer event through the one decoder ingest uses (event.ts decodeRecordValue), as its JSON text: the decoded
+ * A transfer event through the one decoder ingest uses (event/decode.ts decodeRecordValue), as its JSON text: the decoded
  * transfer, or an Error naming the rejection.
  */
 export function decodeTransfer(value: object | string): DecodedTransfer {

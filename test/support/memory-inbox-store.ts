@@ -19,7 +19,6 @@ import {
   pendingSweepKey,
   type QuarantineItem,
 } from '../../functions/domain/notification.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
 import type {
   ChannelRepair,
   InboxStore,
@@ -163,8 +162,13 @@ export class MemoryInboxStore implements InboxStore {
         repairedAt: iso,
         firstCreatedAt: rest.firstCreatedAt ?? rest.createdAt,
         createdAt: iso,
-        sweepKey: pendingSweepKey(repair.type, channel, notificationIdOf(repair.eventId, channel), repair.sweepShards),
-        sweepAt: repair.now + (repair.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS),
+        sweepKey: pendingSweepKey(
+          repair.type,
+          channel,
+          notificationIdOf(repair.eventId, channel),
+          repair.placement.sweepShards,
+        ),
+        sweepAt: repair.now + repair.placement.pendingThresholdMs,
       };
     });
     this.validate([next, ...repaired]);

@@ -5,7 +5,14 @@
  */
 import { inject } from 'vitest';
 import { mskEvent } from '../../tools/local/msk.ts';
-import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
+import {
+  converge,
+  type Handlers,
+  KafkaMapping,
+  type LocalEnvironment,
+  loadHandlers,
+  StreamMapping,
+} from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { type LocalTable, newLocalTable } from './local-table.ts';
 
@@ -21,7 +28,7 @@ export interface LocalPipeline {
   converge(): Promise<void>;
 }
 
-export async function localPipeline(extra: Record<string, string> = {}): Promise<LocalPipeline> {
+export async function localPipeline(extra: LocalEnvironment['extra'] = {}): Promise<LocalPipeline> {
   const table = await newLocalTable(inject('dynamoEndpoint'));
   const handlers = await loadHandlers({
     dynamoEndpoint: table.endpoint,

@@ -6,7 +6,7 @@
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildNotification, buildQuarantine, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { keepsDataOnDisk, localClient, ON_DISK_FROM_BYTES, scanPages } from '../../tools/local/dynamodb-local.ts';

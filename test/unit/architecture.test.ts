@@ -1,11 +1,13 @@
 /**
  * The house rules, checked on the source itself: dependencies point one way (the CDK app may import the runtime, never
- * the reverse; the domain stays pure), the runtime has no import cycle, the tools reach the product only through its
- * entries and write its table only through it, every metric name is emitted somewhere, and every document the code
- * cites is in the repository.
+ * the reverse; the domain stays pure; the contracts read only the domain; the plumbing writes no table), the runtime
+ * has no import cycle, files and functions stay small, a branch on the channel is one the compiler checks, the tools
+ * reach the product only through its entries and write its table only through it, every metric name is emitted
+ * somewhere, and every document the code cites is in the repository.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../functions/contracts/telemetry.ts';
 
@@ -49,8 +51,30 @@ describe('dependencies point one way', () => {
     expect(impure).toEqual([]);
   });
 
+  it('the contracts the stack reads import only the domain and other contracts (a package only as a type)', () => {
+    const outside = filesUnder('functions/contracts').flatMap((file) =>
+      allImports(file)
+        .filter((spec) =>
+          spec.startsWith('.')
+            ? !/^functions\/(domain|contracts)\//.test(localTarget(file, spec))
+            : valueImports(file).includes(spec),
+        )
+        .map((spec) => `${file} → ${spec}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it('the shared plumbing (functions/commons) writes no table: every write is a store method', () => {
+    const writes = /\b(Put|Update|Delete|TransactWrite|BatchWrite)(Item|Items)?Command\b/;
+    expect(filesUnder('functions/commons').filter((file) => writes.test(source(file)))).toEqual([]);
+  });
+
   it('the runtime modules have no import cycle', () => {
     expect(cyclesOf(runtime, valueImports)).toEqual([]);
+  });
+
+  it("the CDK app's modules have no import cycle, type imports included: the stack composes its parts, never the reverse", () => {
+    expect(cyclesOf(filesUnder('lib'), allImports)).toEqual([]);
   });
 
   // Type imports are erased, so they cannot make a cycle at run time — which is why the check above misses them — but a
@@ -202,6 +226,92 @@ function cyclesOf(files: string[], importsOf: (file: string) => string[]): strin
   };
   for (const file of graph.keys()) visit(file, []);
   return cycles;
+}
+
+describe('small files and short functions', () => {
+  // Generated modules (the catalogue, the templates) are data, not code to read.
+  const handWritten = ['functions', 'lib'].flatMap(filesUnder).filter((file) => !file.endsWith('.generated.ts'));
+
+  it('no hand-written file of the runtime or the CDK app is over 500 lines', () => {
+    const long = handWritten.filter((file) => source(file).split('\n').length > 500);
+    expect(long).toEqual([]);
+  });
+
+  it('no function of the runtime or the CDK app (a constructor included) is over 120 lines', () => {
+    expect(handWritten.flatMap((file) => longFunctions(file, 120))).toEqual([]);
+  });
+});
+
+/** Functions, methods and arrow functions of `file` longer than `max` lines, each as file:line name (lines). */
+function longFunctions(file: string, max: number): string[] {
+  const tree = ts.createSourceFile(file, source(file), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+      const first = tree.getLineAndCharacterOfPosition(node.getStart()).line;
+      const lines = tree.getLineAndCharacterOfPosition(node.end).line - first + 1;
+      const name = node.name?.getText() ?? ts.SyntaxKind[node.kind];
+      if (lines > max) found.push(`${file}:${first + 1} ${name} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(tree);
+  return found;
+}
+
+describe('a channel is a union the compiler checks', () => {
+  // Where the stack, the runtime and the local and chaos worlds decide by channel. (The operator CLI, the bench and the
+  // scripts join this list as their own branches become switches.)
+  const channelCode = ['functions', 'lib', 'tools/local', 'tools/chaos']
+    .flatMap(filesUnder)
+    .filter((file) => !file.endsWith('.generated.ts'));
+
+  it('no module tests a channel against one name: a branch on the channel is a switch or a Record<Channel, …>', () => {
+    expect(channelCode.filter((file) => namedChannelTests(source(file)).length > 0)).toEqual([]);
+  });
+
+  it('every switch on a channel ends in unknownChannel, so a new channel is a compile error there', () => {
+    expect(channelCode.flatMap((file) => openChannelSwitches(source(file)).map((at) => `${file}: ${at}`))).toEqual([]);
+  });
+
+  it('the channel checks see a comparison, an includes and a switch without its default', () => {
+    const code = `if (c === 'PUSH') x();
+const y = list.includes('SMS');
+switch (m.channel) {
+  case 'EMAIL':
+    return 1;
+}
+switch (channel) {
+  case 'EMAIL':
+    return { a: 1 };
+  default:
+    return unknownChannel(channel);
+}`;
+    expect(namedChannelTests(code)).toEqual(["=== 'PUSH'", ".includes('SMS')"]);
+    expect(openChannelSwitches(code)).toEqual(['switch (m.channel)']);
+  });
+});
+
+/** Comparisons of a value with one channel's name: what a new channel would silently fall past. */
+function namedChannelTests(code: string): string[] {
+  return [
+    ...code.matchAll(/[!=]==\s*'(?:EMAIL|PUSH|SMS)'|'(?:EMAIL|PUSH|SMS)'\s*[!=]==|\.includes\('(?:EMAIL|PUSH|SMS)'\)/g),
+  ].map((m) => m[0]);
+}
+
+/** Each `switch (….channel)` whose body has no unknownChannel (or `satisfies never`) default. */
+function openChannelSwitches(code: string): string[] {
+  return [...code.matchAll(/switch \(((?:[\w.]+\.)?channel)\) \{/g)]
+    .filter((m) => {
+      let depth = 0;
+      let end = m.index + m[0].length - 1;
+      for (; end < code.length; end++) {
+        if (code[end] === '{') depth++;
+        if (code[end] === '}' && --depth === 0) break;
+      }
+      return !/default:[\s\S]*?(unknownChannel\(|satisfies never)/.test(code.slice(m.index, end));
+    })
+    .map((m) => `switch (${m[1]})`);
 }
 
 describe('every fact written once', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadBrandConfig } from '../../functions/commons/config.ts';
+import { brandOf, ConfigError } from '../../functions/commons/config.ts';
 import { mailbox } from '../../functions/dispatch/senders.ts';
 import {
   BRAND_ENV_MAX_BYTES,
@@ -119,13 +119,13 @@ describe('the brand: the bank identity as settings', () => {
 
 describe('dispatch reads BRAND once at cold start', () => {
   it('parses and validates it', () => {
-    expect(loadBrandConfig({ BRAND: brandEnvValue(EXAMPLE_BRAND) })).toEqual(EXAMPLE_BRAND);
+    expect(brandOf(brandEnvValue(EXAMPLE_BRAND))).toEqual(EXAMPLE_BRAND);
   });
 
   it('names what is wrong, and never starts without one', () => {
-    expect(() => loadBrandConfig({})).toThrow(new ConfigError('configuration error: BRAND is required but not set'));
-    expect(() => loadBrandConfig({ BRAND: '{nope' })).toThrow(/BRAND is invalid: not JSON/);
-    expect(() => loadBrandConfig({ BRAND: JSON.stringify(withBrand({ brandColor: '#ffff00' })) })).toThrow(
+    expect(() => brandOf(undefined)).toThrow(new ConfigError('configuration error: BRAND is required but not set'));
+    expect(() => brandOf('{nope')).toThrow(/BRAND is invalid: not JSON/);
+    expect(() => brandOf(JSON.stringify(withBrand({ brandColor: '#ffff00' })))).toThrow(
       /BRAND is invalid: brand\.brandColor must contrast/,
     );
   });

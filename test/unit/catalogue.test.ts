@@ -21,7 +21,7 @@ import {
   EVENT_TYPES,
   readCatalogue,
 } from '../../functions/domain/catalogue.ts';
-import type { EventData, EventType } from '../../functions/domain/event.ts';
+import type { EventData, EventType } from '../../functions/domain/event/contract.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { RenderError, render } from '../../functions/domain/templates.ts';
@@ -116,17 +116,23 @@ describe('the shipped catalogue', () => {
     }
   });
 
-  it('a required field absent is never rendered: every type, language and channel refuses it, naming the field', () => {
+  it('a required field absent is never rendered: every type, language and channel refuses it, naming the field (display text: a blank, said without)', () => {
     for (const { type, data, locale, channel, show } of everyRendering()) {
       expect(() => show(data), `${type} ${locale} ${channel}`).not.toThrow();
       // An erased notification's data is emptied: nothing of it is ever shown.
       expect(() => show({}), `${type} ${channel} erased`).toThrow(RenderError);
       const def = definitionOf(type) ?? expect.fail(type);
-      for (const name of def.data.filter((f) => f.required).flatMap(dataNamesOf)) {
+      for (const name of def.data.filter((f) => f.required && f.kind !== 'text').flatMap(dataNamesOf)) {
         const { [name]: _, ...without } = data;
         expect(() => show(without), `${type} ${locale} ${channel} ${name}`).toThrow(
           new RegExp(`required field ${name} is missing`),
         );
+      }
+      // Required display text absent is a blank (ingest leaves out text that cleans to nothing): every template says it
+      // without, in words of its own (the compiler refuses one that would show it bare) — never refused for it.
+      for (const field of def.data.filter((f) => f.required && f.kind === 'text')) {
+        const { [field.name]: _, ...without } = data;
+        expect(() => show(without), `${type} ${locale} ${channel} ${field.name}`).not.toThrow();
       }
     }
   });
@@ -156,8 +162,47 @@ describe('the shipped catalogue', () => {
         }
       }
     }
-    // Of the required fields, only a failed transfer's reason has words for its absence (the templates say so).
-    expect(new Set(said.map((s) => s.split(' ')[0]))).toEqual(new Set(['TransferFailed.reason']));
+    // Of the required fields, those a third party writes (display text) are said without, on every channel.
+    expect(new Set(said.map((s) => s.split(' ')[0]))).toEqual(
+      new Set([
+        'CardPayment.merchantName',
+        'DirectDebitUpcoming.creditorName',
+        'LoginFromNewDevice.deviceName',
+        'TransferFailed.reason',
+      ]),
+    );
+  });
+
+  it('required display text that cleans to nothing at ingest is blank, not missing: every channel says it without', () => {
+    // Ingest keeps display text that cleans to nothing as absent (it is never refused): rendering must read that as
+    // the blank it is, or every channel fails as if the item were erased — a third party's zero-width name silencing
+    // the whole notice, the very thing cleaning instead of refusing is for.
+    const failed = transferEvent({
+      eventId: 'blank-reason',
+      type: 'TransferFailed',
+      data: { transferId: 't-b', amount: '10.00', currency: 'USD', reason: ' \u200b ' },
+    });
+    const a = admit(failed);
+    if (!a.ok || !('event' in a)) throw new Error(JSON.stringify(a));
+    expect(a.event.data.reason).toBeUndefined();
+    for (const channel of a.channels) {
+      const m = render(
+        { template: 'TransferFailed', locale: 'en', channel, data: a.event.data, occurredAt: a.event.occurredAt },
+        exampleBrand,
+      );
+      expect(JSON.stringify(m), channel).toMatch(/could not be completed|was not sent|failed/i);
+    }
+    // A card payment at a merchant whose name is nothing visible is still told, with neutral words for the merchant.
+    const card = example('CardPayment');
+    const blankMerchant = admit({ ...card, data: { ...card.data, merchantName: '\u200b\u200b' } });
+    if (!blankMerchant.ok || !('event' in blankMerchant)) throw new Error(JSON.stringify(blankMerchant));
+    for (const channel of blankMerchant.channels) {
+      const m = render(
+        { template: 'CardPayment', locale: 'en', channel, data: blankMerchant.event.data, occurredAt: OCCURRED },
+        exampleBrand,
+      );
+      expect(JSON.stringify(m), channel).toMatch(/an unnamed merchant/i);
+    }
   });
 
   it('formats each kind for the language: money digit for digit, a date as that day, an enum by its words', () => {

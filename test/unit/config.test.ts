@@ -6,6 +6,10 @@ import {
   loadIngestConfig,
   loadSweeperConfig,
 } from '../../functions/commons/config.ts';
+import { brandEnvValue } from '../../functions/domain/brand.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+
+const BRAND = brandEnvValue(EXAMPLE_BRAND);
 
 describe('configuration, validated once at cold start', () => {
   it('names a missing required variable', () => {
@@ -19,13 +23,14 @@ describe('configuration, validated once at cold start', () => {
     expect(() => loadIngestConfig({ TABLE_NAME: 't', INGEST_CONCURRENCY: '0' })).toThrow(
       /INGEST_CONCURRENCY is invalid/,
     );
-    expect(() => loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'not-an-email' })).toThrow(
+    expect(() => loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'not-an-email', BRAND })).toThrow(
       /SENDER_EMAIL is invalid/,
     );
     expect(() =>
       loadDispatchConfig({
         TABLE_NAME: 't',
         SENDER_EMAIL: 'n@example.com',
+        BRAND,
         LEASE_SECONDS: '10',
         SEND_TIMEOUT_MS: '6000',
       }),
@@ -33,7 +38,13 @@ describe('configuration, validated once at cold start', () => {
   });
 
   it('refuses a lease a holder could lose while it only waits for a send token and sends', () => {
-    const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', LEASE_SECONDS: '12', SEND_TIMEOUT_MS: '2000' };
+    const base = {
+      TABLE_NAME: 't',
+      SENDER_EMAIL: 'n@example.com',
+      BRAND,
+      LEASE_SECONDS: '12',
+      SEND_TIMEOUT_MS: '2000',
+    };
     expect(() => loadDispatchConfig({ ...base, MAX_PACING_WAIT_MS: '10000' })).toThrow(
       /LEASE_SECONDS must exceed MAX_PACING_WAIT_MS \+ SEND_TIMEOUT_MS/,
     );
@@ -41,7 +52,7 @@ describe('configuration, validated once at cold start', () => {
   });
 
   it("our account and region, for telling another account's push endpoint from our own", () => {
-    const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' };
+    const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND };
     expect(loadDispatchConfig({ ...base, ACCOUNT_ID: '123456789012', AWS_REGION: 'eu-west-1' })).toMatchObject({
       accountId: '123456789012',
       region: 'eu-west-1',
@@ -53,18 +64,19 @@ describe('configuration, validated once at cold start', () => {
     expect(loadIngestConfig({ TABLE_NAME: 't' })).toEqual({
       tableName: 't',
       retentionDays: 35,
-      stuckAfterMs: 900_000,
+      pendingThresholdMs: 900_000,
       concurrency: 16,
       maxEventBytes: 65_536,
       transactionAttempts: 4,
       maxEventAgeSeconds: 86_400,
       sweepShards: 8,
+      schemaRegistry: undefined,
     });
     expect(loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '0' }).maxEventAgeSeconds).toBe(0);
     expect(() => loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '-1' })).toThrow(
       /MAX_EVENT_AGE_SECONDS is invalid/,
     );
-    expect(loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' })).toMatchObject({
+    expect(loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND })).toMatchObject({
       leaseMs: 120_000,
       sendTimeoutMs: 5_000,
       connectTimeoutMs: 1_500,
@@ -86,7 +98,7 @@ describe('configuration, validated once at cold start', () => {
   });
 
   it('reads the send rates and the maximum age, and refuses a connect timeout not shorter than the send timeout', () => {
-    const env = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com' };
+    const env = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND };
     expect(
       loadDispatchConfig({ ...env, SEND_RATE_EMAIL: '200', SEND_RATE_SMS: '5', MAX_AGE_SECONDS: '3600' }),
     ).toMatchObject({ sendRates: { EMAIL: 200, PUSH: 100, SMS: 5 }, maxAgeMs: 3_600_000 });

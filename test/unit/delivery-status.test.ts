@@ -225,6 +225,7 @@ describe('recording a batch of SNS delivery status', () => {
         return 'recorded';
       },
       suppressAddress: async () => 'suppressed',
+      recipientOf: async () => '+14255550100',
     };
     const sleeps: number[] = [];
     const deps = {
@@ -259,5 +260,53 @@ describe('recording a batch of SNS delivery status', () => {
     );
     expect(sleeps).toEqual([]);
     expect(results.map((r) => r.kind)).toEqual(['notOurs', 'ignored']);
+  });
+});
+
+describe('a suppression only ever for the notification’s own recipient', () => {
+  // SNS's delivery status log groups are the account's: an entry may be anyone's words about a real message id.
+  const optedOut = (destination: string) =>
+    readDeliveryStatusLog(
+      SMS_FAILURE,
+      JSON.stringify({
+        status: 'FAILURE',
+        notification: { messageId: 'm-1', timestamp: '2026-12-02 00:59:50.000' },
+        delivery: { destination, providerResponse: 'Phone number is opted out' },
+      }),
+    );
+  const run = async (read: ReturnType<typeof optedOut>, recipient: string | undefined) => {
+    const suppressed: string[] = [];
+    const store: FeedbackStore = {
+      findByMessageId: async () => ({ notificationId: 'e-1#SMS', eventId: 'e-1', channel: 'SMS' }),
+      recipientOf: async () => recipient,
+      recordDelivery: async () => 'recorded',
+      suppressAddress: async (_channel, address) => {
+        suppressed.push(address);
+        return 'suppressed';
+      },
+    };
+    const [result] = await recordFeedback([read], {
+      store,
+      now: () => Date.parse('2026-12-02T01:00:00Z'),
+      sleep: async () => undefined,
+    });
+    return { result, suppressed };
+  };
+
+  it("a log entry naming the notification's own number suppresses it", async () => {
+    const { result, suppressed } = await run(optedOut('+14255550100'), '+14255550100');
+    expect(suppressed).toEqual(['+14255550100']);
+    expect(result).toMatchObject({ kind: 'recorded', suppressions: ['suppressed'] });
+  });
+
+  it('a log entry naming another number suppresses nothing (a forged or stray entry cannot silence a sign-in alert to it)', async () => {
+    const { result, suppressed } = await run(optedOut('+819012345678'), '+14255550100');
+    expect(suppressed).toEqual([]);
+    expect(result).toMatchObject({ kind: 'recorded', suppressions: ['notTheRecipient'] });
+  });
+
+  it('a log entry about a notification gone or erased suppresses nothing: there is no recipient to compare with', async () => {
+    const { suppressed } = await run(optedOut('+14255550100'), undefined);
+    expect(suppressed).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { type Pacer, unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender, tagValue } from '../../functions/dispatch/senders.ts';
 import { criticalFirst, dispatchable } from '../../functions/dispatch/stream-record.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { isForeignEndpoint } from '../../functions/domain/push-endpoint.ts';
 import { DynamoNotificationStore, type NotificationKey } from '../../functions/stores/notification-store.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import {
@@ -115,6 +116,16 @@ describe('dispatch: claim → send → mark', () => {
     expect(email.Message?.Body?.Text?.Data).toContain('日時: 2026年11月30日 18:15 JST');
     expect(email.Tags).toContainEqual({ Name: 'notificationId', Value: tagValue('trf-2026-000123#EMAIL') });
     for (const tag of email.Tags ?? []) expect(tag.Value).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it('a customer whose id is the word ERASED is a customer: their notice is sent (erasure is marked by its time)', async () => {
+    const n = { ...pending('EMAIL'), userId: 'ERASED' };
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-erased-word' });
+    expect(await dispatch(key(n))).toMatchObject({ kind: 'sent', providerMessageId: 'ses-erased-word' });
   });
 
   it('a redelivered record finds the item no longer PENDING: no send', async () => {
@@ -729,16 +740,21 @@ describe('dispatch: an error holds only what it breaks', () => {
     };
     return { holds, breaker };
   };
+  /** Our dispatch: this account and region, and (as the stack says) the one platform application it may publish to. */
+  const GRANTED = PUSH_ARN.replace(':endpoint/', ':app/').replace(/\/[^/]+$/, '');
   const ours = () =>
     deps({
       sender: new ProviderSender(new SESClient({}), new SNSClient({}), {
         senderEmail: 'notifications@example.com',
-        origin: { account: '123456789012', region: 'ap-northeast-1' },
+        origin: { account: '123456789012', region: 'ap-northeast-1', applications: [GRANTED] },
       }),
     });
 
-  it("another account's endpoint (AuthorizationError for that ARN): FAILED, nothing held", async () => {
-    const n = { ...pending('PUSH'), recipient: FOREIGN };
+  it.each([
+    ["another account's endpoint", FOREIGN],
+    ['an endpoint of a platform application the stack does not grant', PUSH_ARN.replace('/bank-app/', '/another-app/')],
+  ])('%s (AuthorizationError for that ARN): FAILED, nothing held', async (_case, recipient) => {
+    const n = { ...pending('PUSH'), recipient };
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
@@ -749,6 +765,10 @@ describe('dispatch: an error holds only what it breaks', () => {
     expect(r).toMatchObject({ kind: 'failed', reason: 'FOREIGN_ENDPOINT: AuthorizationError' });
     expect(holds).toEqual([]);
     expect(transitions()).toEqual(['SENDING', 'FAILED']);
+    // The granted application's own endpoints are not foreign: the same answer there holds the channel.
+    expect(
+      isForeignEndpoint(PUSH_ARN, { account: '123456789012', region: 'ap-northeast-1', applications: [GRANTED] }),
+    ).toBe(false);
   });
 
   it('a disabled endpoint: FAILED, nothing held', async () => {

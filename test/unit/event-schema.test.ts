@@ -28,7 +28,7 @@ const validate = new Ajv2020({ strict: true, strictRequired: false, validateForm
 );
 
 describe('docs/event.schema.json', () => {
-  it('is what npm run schema generates from the zod schema (run it after changing functions/domain/event.ts)', () => {
+  it('is what npm run schema generates from the zod schema (run it after changing functions/domain/event/schema.ts)', () => {
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(schemaText());
   });
 

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRecordValue, type RejectionReason, utcInstant } from '../../functions/domain/event.ts';
+import type { RejectionReason } from '../../functions/domain/event/contract.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
+import { utcInstant } from '../../functions/domain/event/spellings.ts';
 import { route } from '../../functions/domain/routing.ts';
 import { b64, decodeTransfer, type EventOverrides, transferEvent } from '../support/events.ts';
 

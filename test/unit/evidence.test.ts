@@ -13,10 +13,10 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import {
-  DEFAULT_EVIDENCE_RETENTION_DAYS,
   evidencePrefixOf,
   parseEvidence,
   type SendEvidence,
@@ -67,6 +67,13 @@ class MemoryStore implements EvidenceStore {
   }
   async get(key: string) {
     return this.objects.get(key)?.body;
+  }
+  async history(prefix: string) {
+    return (await this.list(prefix)).map((key) => ({
+      key,
+      versions: [{ versionId: undefined, at: undefined }],
+      hidden: false,
+    }));
   }
 }
 class MemoryGaps implements EvidenceGaps {
@@ -271,6 +278,7 @@ describe('the provider reports are appended to the send', () => {
         findByMessageId: async () => undefined,
         recordDelivery: async () => 'recorded' as const,
         suppressAddress: async () => 'suppressed' as const,
+        recipientOf: async () => 'gone@example.com',
       },
       now: () => NOW,
       sleep: async () => undefined,
@@ -332,7 +340,7 @@ describe('keys and stores', () => {
           $metadata: { httpStatusCode: 412 },
         }),
       );
-    const until = new Date(NOW + DEFAULT_EVIDENCE_RETENTION_DAYS * 86_400_000);
+    const until = new Date(NOW + EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default * 86_400_000);
     expect(await store.put('sends/e/EMAIL/m.json', Buffer.from('x'), until)).toBe('written');
     expect(await store.put('sends/e/EMAIL/m.json', Buffer.from('x'), until)).toBe('alreadyThere');
     expect(s3.commandCalls(PutObjectCommand)[0]!.args[0].input).toMatchObject({

@@ -36,6 +36,9 @@ describe('a field’s pattern', () => {
       [(d) => (field(d, 'cardLast4').pattern = '([0-9]{4}'), /data\.3\.pattern.*not a regular expression/],
       [(d) => (field(d, 'cardLast4').pattern = '\\p{Nope}'), /not a regular expression/],
       [(d) => (field(d, 'cardLast4').pattern = ''), /data\.3\.pattern/],
+      // Balanced only once wrapped in ^(?:…)$: it would close the anchoring group and match anything ('…)|(?:.*').
+      [(d) => (field(d, 'cardLast4').pattern = '[0-9]{4})|(?:.*'), /not a regular expression/],
+      [(d) => (field(d, 'cardLast4').pattern = 'x)|(.*'), /not a regular expression/],
     ];
     for (const [change, problem] of cases) {
       const d = card();

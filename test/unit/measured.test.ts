@@ -5,7 +5,7 @@
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import { CHANNELS } from '../../functions/domain/channels.ts';
-import { LOCALES } from '../../functions/domain/event.ts';
+import { LOCALES } from '../../functions/domain/locale.ts';
 import { formatAmount, type Message, render } from '../../functions/domain/templates.ts';
 import { type BatchDeps, type IngestFigures, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { isSafeDisplayText } from '../../tools/chaos/text-oracle.ts';

@@ -112,6 +112,7 @@ describe('an operator action', () => {
       },
       list: async () => [],
       get: async () => undefined,
+      history: async () => [],
     };
     let performed = 0;
     const toy = action(async () => {

@@ -352,7 +352,7 @@ describe('dispatch timing: derived in one place, checked at synth', () => {
     [{ leaseSeconds: 30 }, 'LEASE_OUTLIVES_INVOCATION'],
     [{ connectTimeoutMs: 6_000 }, 'CONNECT_BEFORE_SEND_TIMEOUT'],
     [{ sweeperTimeoutSeconds: 90 }, 'SWEEPER_FITS_INTERVAL'],
-    [{ stuckAfterSeconds: 30 }, 'STUCK_AFTER_LEASE'],
+    [{ pendingThresholdSeconds: 30 }, 'PENDING_THRESHOLD_AFTER_INVOCATION'],
   ])('%o breaks %s, and the error names it', (overrides, rule) => {
     expect(() => assertDispatchTiming(deriveDispatchTiming(overrides))).toThrow(
       new RegExp(`dispatch timing: .*${rule}`),

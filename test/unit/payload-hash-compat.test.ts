@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { admitRecord } from '../../functions/domain/admission.ts';
-import { POSITIONAL_FIELDS } from '../../functions/domain/payload-hash.ts';
+import { POSITIONAL_FIELDS } from '../../functions/domain/event/hash.ts';
 import { b64 } from '../support/events.ts';
 
 const fixture = (name: string) =>

@@ -30,7 +30,7 @@ describe('an operator resend', () => {
 
   it('is refused for an erased notification whatever its status, even named by its accepted message id', () => {
     for (const status of NOTIFICATION_STATUSES) {
-      for (const marks of [{ erasedAt: '2026-12-02T05:00:00.000Z' }, { userId: ERASED_USER }]) {
+      for (const marks of [{ erasedAt: '2026-12-02T05:00:00.000Z' }, { userId: ERASED_USER, erasedAt: '2026-12-02' }]) {
         const item = { status, providerMessageId: 'm-1', ...marks };
         expect(isErased(item)).toBe(true);
         expect(resendRefusal(ID, item, 'm-1')?.message, status).toMatch(
@@ -39,5 +39,8 @@ describe('an operator resend', () => {
       }
     }
     expect(isErased({ userId: 'u-1' })).toBe(false);
+    // The user id is the producer's to choose: a customer called ERASED is a customer. Every erasure writes its time.
+    expect(isErased({ userId: ERASED_USER })).toBe(false);
+    expect(resendRefusal(ID, { status: 'FAILED', userId: ERASED_USER })).toBeUndefined();
   });
 });

@@ -4,7 +4,7 @@
  * authentication for the function's region).
  */
 import { describe, expect, it } from 'vitest';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { SES_SIMULATOR_SUCCESS } from '../../functions/domain/smoke.ts';
 import { kafkaConfig, type RecordProducer } from '../../functions/smoke/kafka-producer.ts';
 import { produceSmokeEvent, SmokeRequestError } from '../../functions/smoke/produce-smoke-event.ts';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { admitRecord } from '../../functions/domain/admission.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { readEmail, readPhoneNumber } from '../../functions/domain/contact.ts';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
 import { parseJson } from '../../functions/domain/json.ts';
 import { LOCALES, negotiateLocale } from '../../functions/domain/locale.ts';
 import { readInstant } from '../../functions/domain/moment.ts';

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeRecordValue, EVENT_TYPES } from '../../functions/domain/event.ts';
+import { loadIngestConfig } from '../../functions/commons/config.ts';
+import { EVENT_TYPES } from '../../functions/domain/catalogue.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
 import {
   compileSchema,
   confluentRecord,
@@ -18,7 +20,7 @@ import {
   readWireHeader,
   type SchemaRef,
   type WireFormat,
-} from '../../functions/domain/wire-format.ts';
+} from '../../functions/domain/event/wire-format.ts';
 import { ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import {
   ConfluentSchemaRegistry,
@@ -26,7 +28,7 @@ import {
   SchemaCache,
   type SchemaRegistry,
   SchemaRegistryUnavailable,
-  schemaRegistryFromEnv,
+  schemaRegistryFor,
 } from '../../functions/ingest/schema-registry.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { SCHEMA_FILE } from '../../tools/scripts/schema.ts';
@@ -157,7 +159,7 @@ describe('every example event, in Avro and in Protobuf', () => {
       // The decoded JSON is the event itself (null means absent, in both contracts).
       const resolved = await schemas.resolve(wire.registry.map((e) => ({ registry: 'confluent', id: e.id })));
       for (const event of examples) {
-        const header = readWireHeader(encode(event, format));
+        const header = readWireHeader(encode(event, format), 65_536);
         if (header.kind !== 'wire') throw new Error('not a wire record');
         const codec = resolved.get(`confluent:${header.schema.id}`);
         if (codec === undefined || !codec.ok) throw new Error('no codec');
@@ -254,6 +256,19 @@ describe('a record that cannot be read is quarantined with its reason and its or
     const big = confluentRecord(1, 'AVRO', Buffer.alloc(70_000, 1));
     const { item } = await run(big);
     expect(item?.reason).toBe('TOO_LARGE');
+  });
+
+  it('a zlib-compressed Glue record that inflates past the event limit is refused as too large, never inflated whole', async () => {
+    // 64 KB of zlib inflates to 64 MB: a batch of a few such records would exhaust the function's memory, fail the
+    // batch and block the partition. The limit holds for what the payload inflates to, as for the record itself.
+    const bomb = Buffer.concat([Buffer.from([3, 5]), Buffer.alloc(16, 7), deflateSync(Buffer.alloc(64 << 20, 0x31))]);
+    expect(bomb.length).toBeLessThan(65_536);
+    const header = readWireHeader(bomb, 65_536);
+    expect(header.kind).toBe('tooLarge');
+    const glue: SchemaRegistry = { kind: 'glue', schema: async () => ({ format: 'JSON', definition: '{}' }) };
+    const { item } = await run(bomb, glue);
+    expect(item?.reason).toBe('TOO_LARGE');
+    expect(item?.detail).toContain('inflates to more than 65536 bytes');
   });
 
   it('a JSON Schema record behind a registry header is read as the JSON it carries', async () => {
@@ -385,6 +400,9 @@ describe('the registry', () => {
 });
 
 describe('the registry from the environment (checked at cold start)', () => {
+  // As ingest reads it: its loader parses the variables, the adapter is built from what it read.
+  const registryFromEnv = (env: Record<string, string>, c: Parameters<typeof schemaRegistryFor>[1]) =>
+    schemaRegistryFor(loadIngestConfig({ TABLE_NAME: 't', ...env }).schemaRegistry, c);
   const clients = (secret: () => Promise<string>) => ({
     getSchemaVersion: async () => ({}),
     secret: async () => secret(),
@@ -392,22 +410,22 @@ describe('the registry from the environment (checked at cold start)', () => {
 
   it('none, Glue, or Confluent with an http(s) URL; anything else fails the cold start by name', () => {
     const none = clients(async () => '');
-    expect(schemaRegistryFromEnv({}, none)).toBeUndefined();
-    expect(schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'glue' }, none)?.kind).toBe('glue');
-    expect(
-      schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r' }, none)?.kind,
-    ).toBe('confluent');
-    expect(() => schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent' }, none)).toThrow(/SCHEMA_REGISTRY_URL/);
-    expect(() =>
-      schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'ftp://r' }, none),
-    ).toThrow(/SCHEMA_REGISTRY_URL/);
-    expect(() => schemaRegistryFromEnv({ SCHEMA_REGISTRY_KIND: 'kafka' }, none)).toThrow(/SCHEMA_REGISTRY_KIND/);
+    expect(registryFromEnv({}, none)).toBeUndefined();
+    expect(registryFromEnv({ SCHEMA_REGISTRY_KIND: 'glue' }, none)?.kind).toBe('glue');
+    expect(registryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r' }, none)?.kind).toBe(
+      'confluent',
+    );
+    expect(() => registryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent' }, none)).toThrow(/SCHEMA_REGISTRY_URL/);
+    expect(() => registryFromEnv({ SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'ftp://r' }, none)).toThrow(
+      /SCHEMA_REGISTRY_URL/,
+    );
+    expect(() => registryFromEnv({ SCHEMA_REGISTRY_KIND: 'kafka' }, none)).toThrow(/SCHEMA_REGISTRY_KIND/);
   });
 
   it('the basic-auth secret is read once; a failed or malformed read is the registry failing, retried next batch', async () => {
     let reads = 0;
     let answer = 'not json';
-    const registry = schemaRegistryFromEnv(
+    const registry = registryFromEnv(
       { SCHEMA_REGISTRY_KIND: 'confluent', SCHEMA_REGISTRY_URL: 'https://r', SCHEMA_REGISTRY_SECRET_ARN: 'arn:s' },
       clients(async () => {
         reads++;

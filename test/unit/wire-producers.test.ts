@@ -10,10 +10,18 @@ import { SchemaRegistry as KafkajsRegistry, SchemaType } from '@kafkajs/confluen
 import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
-import { confluentRecord, glueRecord, type SchemaRef } from '../../functions/domain/wire-format.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
+import { confluentRecord, glueRecord, type SchemaRef } from '../../functions/domain/event/wire-format.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { type RegistrySchema, SchemaCache, type SchemaRegistry } from '../../functions/ingest/schema-registry.ts';
+import {
+  MAX_SCHEMAS_ASKED_PER_BATCH,
+  NOT_FOUND_RETRY_MS,
+  REGISTRY_CONCURRENCY,
+  REGISTRY_TIMEOUT_MS,
+  type RegistrySchema,
+  SchemaCache,
+  type SchemaRegistry,
+} from '../../functions/ingest/schema-registry.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { type LocalSchemaRegistry, serveSchemas } from '../../tools/local/schema-registry.ts';
 import { WIRE_DIR } from '../../tools/scripts/wire-schemas.ts';
@@ -241,6 +249,44 @@ describe('a field notifier does not read never refuses an event; one it reads is
       confluentRecord(108, 'PROTOBUF', Buffer.from(T.encode(object).finish())),
       registry,
     );
+    expect(result?.kind).toBe('accepted');
+    const twin = jsonTwin(event);
+    expect(twin.ok && hash).toBe(twin.ok && twin.payloadHash);
+  });
+});
+
+describe('an Avro union is read as the branch its bytes name', () => {
+  const CARD = JSON.parse(wireFile('CardPayment.avsc')) as object;
+
+  it('a topic schema that is a union of the types’ records (several types on one topic): each record its own event', async () => {
+    // What a producer registers to put several event types on one topic without references: one reading per record,
+    // the branch index in its bytes. avsc alone hands back {"notifier.events.TransferCompleted": {…}}.
+    const union = JSON.stringify([AVSC, CARD]);
+    const registry = confluentSchemas({ '109': { format: 'AVRO', definition: union } });
+    const payload = avro.Type.forSchema(JSON.parse(union)).toBuffer({
+      'notifier.events.TransferCompleted': withNulls(event),
+    });
+    const { result, hash } = await ingestOne(confluentRecord(109, 'AVRO', payload), registry);
+    expect(result?.kind).toBe('accepted');
+    const twin = jsonTwin(event);
+    expect(twin.ok && hash).toBe(twin.ok && twin.payloadHash);
+  });
+
+  it('a field read as a union whose branches JavaScript cannot tell apart (a string or an enum) is its value', async () => {
+    const evolved = JSON.stringify({
+      ...AVSC,
+      fields: AVSC.fields.map((f) =>
+        (f as { name: string }).name === 'type'
+          ? { name: 'type', type: ['string', { type: 'enum', name: 'Kind', symbols: ['TransferCompleted'] }] }
+          : f,
+      ),
+    });
+    const registry = confluentSchemas({ '110': { format: 'AVRO', definition: evolved } });
+    const payload = avro.Type.forSchema(JSON.parse(evolved)).toBuffer({
+      ...withNulls(event),
+      type: { 'notifier.events.Kind': 'TransferCompleted' },
+    });
+    const { result, hash } = await ingestOne(confluentRecord(110, 'AVRO', payload), registry);
     expect(result?.kind).toBe('accepted');
     const twin = jsonTwin(event);
     expect(twin.ok && hash).toBe(twin.ok && twin.payloadHash);
@@ -505,6 +551,71 @@ describe('a registry node that has not yet read a new schema', () => {
     now += 2_000;
     await run(schemas, 3);
     expect(registry.asked()).toBe(10);
+  });
+});
+
+describe('a batch that names many schema ids the registry does not have (a producer writing garbage after 0x00)', () => {
+  /** A registry that has none of them, counting what it is asked and how much at once. */
+  const empty = () => {
+    const seen = { asked: 0, inFlight: 0, most: 0 };
+    const registry: SchemaRegistry = {
+      kind: 'confluent',
+      schema: async () => {
+        seen.asked++;
+        seen.most = Math.max(seen.most, ++seen.inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        seen.inFlight--;
+        return undefined;
+      },
+    };
+    return { registry, seen };
+  };
+  const garbage = (count: number, firstId: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      topic: 't',
+      partition: 0,
+      offset: i,
+      value: confluentRecord(firstId + i, 'AVRO', Buffer.from([2, 0x41])),
+    }));
+
+  it('asks about a bounded number of them, a few at a time, and quarantines every record: the batch never fails', async () => {
+    const { registry, seen } = empty();
+    const store = new MemoryInboxStore();
+    const records = garbage(2_000, 10_000);
+    const summary = await ingestBatch(mskEvent(records), {
+      ...memoryBatchDeps(store),
+      schemas: new SchemaCache(registry, noWait),
+    });
+    expect(summary.failure).toBeUndefined();
+    const reasons = records.map((r) => store.quarantined('t', 0, r.offset)?.reason);
+    expect(new Set(reasons)).toEqual(new Set(['UNKNOWN_SCHEMA']));
+    // Each id asked is asked five times (the bounded wait): so many ids at once would be thousands of requests.
+    expect(seen.asked).toBeLessThanOrEqual(MAX_SCHEMAS_ASKED_PER_BATCH * (NOT_FOUND_RETRY_MS.length + 1));
+    expect(seen.most).toBeLessThanOrEqual(REGISTRY_CONCURRENCY);
+    expect(store.quarantined('t', 0, 1_999)?.detail).toContain('not asked');
+  });
+
+  it('the longest a batch can wait on the registry (every request answering "not found" as it times out) fits inside the ingest timeout', () => {
+    const requests = MAX_SCHEMAS_ASKED_PER_BATCH * (NOT_FOUND_RETRY_MS.length + 1);
+    const worst =
+      Math.ceil(requests / REGISTRY_CONCURRENCY) * REGISTRY_TIMEOUT_MS + NOT_FOUND_RETRY_MS.reduce((a, b) => a + b, 0);
+    // The ingest function has two minutes (lib/notifier-stack.ts) for this and the batch's own writes.
+    expect(worst).toBeLessThanOrEqual(40_000);
+  });
+
+  it('what the container remembers of ids not found stays bounded, however many it is shown', async () => {
+    const { registry } = empty();
+    let now = 1_000_000;
+    const schemas = new SchemaCache(registry, { ...noWait, now: () => now });
+    for (let batch = 0; batch < 60; batch++) {
+      await ingestBatch(mskEvent(garbage(MAX_SCHEMAS_ASKED_PER_BATCH, 100_000 + batch * 1_000)), {
+        ...memoryBatchDeps(new MemoryInboxStore()),
+        schemas,
+      });
+      now += 10_000;
+    }
+    // Six batches a minute: what is remembered is the last minute's, not all 60 batches' ids.
+    expect(schemas.rememberedUnknown).toBeLessThanOrEqual(7 * MAX_SCHEMAS_ASKED_PER_BATCH);
   });
 });
 

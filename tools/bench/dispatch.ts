@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { MemoryNotificationStore } from './memory-store.ts';
 import { eventValue } from './workload.ts';
@@ -58,7 +58,7 @@ export async function measureDispatch() {
     retryBaseMs: 1_000,
     retryMaxMs: 300_000,
     nearRetryMs: 2_000,
-    stuckAfterMs: DEFAULT_STUCK_AFTER_MS,
+    pendingThresholdMs: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
     maxAgeMs: 86_400_000,
     brand: EXAMPLE_BRAND,
   };

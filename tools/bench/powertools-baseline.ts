@@ -14,7 +14,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { contactFor, route } from '../../functions/domain/routing.ts';
 import type { eventValue } from './workload.ts';

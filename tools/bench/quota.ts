@@ -14,10 +14,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { DEFAULT_STUCK_AFTER_MS } from '../../functions/domain/sweep-index.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { isConditionFailure } from '../../functions/stores/condition-failure.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
@@ -169,7 +169,7 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
       store,
       now: Date.now,
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
-      pendingThresholdMs: DEFAULT_STUCK_AFTER_MS,
+      pendingThresholdMs: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
       maxSendAttempts: 5,
       maxAgeMs: 86_400_000,
       // High rates: this measures the sweeper itself; in production re-drives are paced to each channel's rate.

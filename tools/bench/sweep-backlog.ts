@@ -11,7 +11,7 @@
  */
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DISPATCH_TIMING } from '../../functions/contracts/dispatch-timing.ts';
-import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
@@ -89,7 +89,7 @@ try {
     extra: {
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       POWERTOOLS_METRICS_DISABLED: 'true',
-      PENDING_THRESHOLD_SECONDS: String(DISPATCH_TIMING.stuckAfterSeconds),
+      PENDING_THRESHOLD_SECONDS: String(DISPATCH_TIMING.pendingThresholdSeconds),
     },
   });
   for (let run = 1; ; run++) {

@@ -6,7 +6,7 @@
  * decoded to the contract's JSON, then the one decoder. Prints microseconds per record and value bytes.
  */
 import { readFileSync } from 'node:fs';
-import { decodeRecordValue } from '../../functions/domain/event.ts';
+import { decodeRecordValue } from '../../functions/domain/event/decode.ts';
 import {
   type Codec,
   compileSchema,
@@ -15,7 +15,7 @@ import {
   encodeProtobuf,
   readWireHeader,
   schemaKey,
-} from '../../functions/domain/wire-format.ts';
+} from '../../functions/domain/event/wire-format.ts';
 import { SCHEMA_FILE } from '../scripts/schema.ts';
 import { EXAMPLE_EVENTS, entryFor, wireFilesOf } from '../scripts/wire-schemas.ts';
 
@@ -54,8 +54,8 @@ const valuesOf = (format: (typeof FORMATS)[number]) =>
 
 /** One record, as ingest reads it: a JSON producer's bytes go straight to the decoder. */
 function read(bytes: Buffer, format: string): void {
-  const header = readWireHeader(bytes);
-  if (header.kind === 'malformed') throw new Error(`${format}: ${header.detail}`);
+  const header = readWireHeader(bytes, 65_536);
+  if (header.kind === 'malformed' || header.kind === 'tooLarge') throw new Error(`${format}: ${header.detail}`);
   let decoded: ReturnType<typeof decodeRecordValue>;
   if (header.kind === 'json') decoded = decodeRecordValue(bytes.toString('base64'), 65_536);
   else {

@@ -3,7 +3,7 @@
  * spread evenly through the stream; and the sizes of the items the code builds for them, as DynamoDB counts them.
  */
 import type { MSKEvent } from 'aws-lambda';
-import { decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildInbox, buildNotification } from '../../functions/domain/notification.ts';
 import { contactFor } from '../../functions/domain/routing.ts';
 import { mskEvent } from '../local/msk.ts';

@@ -7,8 +7,9 @@ import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/
 import { admitRecord } from '../../functions/domain/admission.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../../functions/domain/display-text.ts';
-import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event.ts';
+import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { notificationIdOf, parseNotificationId } from '../../functions/domain/keys.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import type { AnalysisInput, Stored, Witnessed } from './analyse.ts';
 import { clock, faultCounts } from './faults.ts';
@@ -17,7 +18,14 @@ import { DISPLAY_TEXT_CASES, INPUT_CASES } from './poison.ts';
 import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
 import { MAX_AGE_MS, POLICIES, type World } from './world.ts';
 
-/** A record's event as ingest reads it: the one decoder (event.ts decodeRecordValue). */
+/** An email's text alternative keeps the template's line breaks; every other channel's text is one line. */
+const SAFE_TEXT: Readonly<Record<Channel, (text: string) => boolean>> = {
+  EMAIL: isSafeMultilineText,
+  PUSH: isSafeDisplayText,
+  SMS: isSafeDisplayText,
+};
+
+/** A record's event as ingest reads it: the one decoder (event/decode.ts decodeRecordValue). */
 export const decoded = (value: unknown): DecodedTransfer | undefined => {
   const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
   return isTransfer(d) ? d : undefined;
@@ -235,7 +243,7 @@ export function judgeLogs(w: World, a: AnalysisInput, { addressOf }: Witnessed, 
     if (ref === undefined || !ref.eventId.startsWith(a.prefix)) continue;
     const { channel } = ref;
     const mode = a.modeByAddress.get(addressOf.get(notificationIdOf(ref.eventId, channel)) ?? '');
-    const ownFault = mode === 'foreignEndpoint' || (channel === 'PUSH' && mode === 'reject');
+    const ownFault = mode === 'foreignEndpoint' || (SENT_TO_ENDPOINT[channel] && mode === 'reject');
     if (ownFault || entry.code === 'PlatformApplicationDisabled') {
       heldTooWide++;
       problems.push(`${entry.notificationId} held ${channel} for ${entry.code} (mode ${mode})`);
@@ -254,9 +262,7 @@ export function judgeTexts(sends: Witnessed['sends'], problems: string[]) {
   // An email's text alternative has the template's line breaks; every other text is one line. Judged by the oracle
   // (tools/chaos/text-oracle.ts), never by the cleaner's own expressions.
   const unsafe = sends.filter(
-    (s) =>
-      ![s.subject ?? '', s.html ?? ''].every(isSafeDisplayText) ||
-      !(s.channel === 'EMAIL' ? isSafeMultilineText(s.text) : isSafeDisplayText(s.text)),
+    (s) => ![s.subject ?? '', s.html ?? ''].every(isSafeDisplayText) || !SAFE_TEXT[s.channel](s.text),
   );
   problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
 

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { CONTACT_FIELD_OF } from '../../functions/domain/contact.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { type EventSpec, PROVIDER_MODES, type ProviderMode, TOO_OLD_OCCURRED_AT } from './model.ts';
 import { DISPLAY_TEXT_CASES, INPUT_CASES } from './poison.ts';
 
@@ -53,15 +55,14 @@ export const pushAppOf = (arn: string) => arn.split(':endpoint/')[1]?.split('/')
 /** `spec` with `mode` on `channel` (a push endpoint of another account for foreignEndpoint); unchanged when the event has no such channel. */
 export function withMode(spec: EventSpec, channel: Channel, mode: ProviderMode): EventSpec {
   const recipient = spec.value.recipient as Record<string, string>;
-  const address =
-    channel === 'EMAIL' ? recipient.email : channel === 'PUSH' ? recipient.pushEndpointArn : recipient.phoneNumber;
-  if (address === undefined || (PUSH_ONLY_MODES.includes(mode) && channel !== 'PUSH')) return spec;
-  const foreign = channel === 'PUSH' && mode === 'foreignEndpoint';
+  const address = recipient[CONTACT_FIELD_OF[channel]];
+  const endpoint = SENT_TO_ENDPOINT[channel];
+  if (address === undefined || (PUSH_ONLY_MODES.includes(mode) && !endpoint)) return spec;
+  const foreign = endpoint && mode === 'foreignEndpoint';
   const idIndex = Number(/e(\d+)$/.exec(spec.eventId)?.[1] ?? spec.i);
-  const value =
-    channel === 'PUSH'
-      ? { ...spec.value, recipient: { ...recipient, pushEndpointArn: pushEndpointArn(idIndex, foreign) } }
-      : spec.value;
+  const value = endpoint
+    ? { ...spec.value, recipient: { ...recipient, pushEndpointArn: pushEndpointArn(idIndex, foreign) } }
+    : spec.value;
   return { ...spec, value, modes: { ...spec.modes, [channel]: mode } };
 }
 
@@ -118,10 +119,12 @@ export function eventArbitrary(providerFaultRate: number) {
       const eventId = `${prefix}e${idIndex}`;
       const all = contactPoints(prefix, idIndex);
       const contact: Record<string, string> = {};
-      if (g.channels.includes('EMAIL')) contact.email = all.email;
-      if (g.channels.includes('PUSH'))
-        contact.pushEndpointArn = pushEndpointArn(idIndex, g.modes.PUSH === 'foreignEndpoint');
-      if (g.channels.includes('SMS')) contact.phoneNumber = all.phoneNumber;
+      const addressOf: Record<Channel, () => string> = {
+        EMAIL: () => all.email,
+        PUSH: () => pushEndpointArn(idIndex, g.modes.PUSH === 'foreignEndpoint'),
+        SMS: () => all.phoneNumber,
+      };
+      for (const channel of g.channels) contact[CONTACT_FIELD_OF[channel]] = addressOf[channel]();
       const value: Record<string, unknown> = {
         eventId,
         type: g.type,

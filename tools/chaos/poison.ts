@@ -10,7 +10,7 @@
  * A string with a lone surrogate goes through JSON.stringify as the escape "\ud800", as a producer's JSON carries it.
  */
 import type { Channel } from '../../functions/domain/channels.ts';
-import type { DisplayField, RejectionReason } from '../../functions/domain/event.ts';
+import type { DisplayField, RejectionReason } from '../../functions/domain/event/contract.ts';
 import type { ChannelRefusalReason } from '../../functions/domain/routing.ts';
 
 const ARN = 'arn:aws:sns:us-east-1:123456789012:endpoint/GCM/app/0f9c1d2e-3b4a-5c6d-7e8f-9a0b1c2d3e4f';

@@ -6,6 +6,8 @@
  */
 import fc from 'fast-check';
 import type { Channel } from '../../functions/domain/channels.ts';
+import { CONTACT_FIELD_OF } from '../../functions/domain/contact.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { CRASH_POINTS, clock, DYNAMO_FAULTS } from './faults.ts';
 import {
   eventArbitrary,
@@ -25,7 +27,7 @@ import { openWorld, type World } from './world.ts';
 const hasContact = (spec: EventSpec, channel: Channel) => {
   const r = spec.value.recipient as Record<string, unknown>;
   const listed = spec.value.channels as Channel[] | undefined;
-  const address = channel === 'EMAIL' ? r.email : channel === 'PUSH' ? r.pushEndpointArn : r.phoneNumber;
+  const address = r[CONTACT_FIELD_OF[channel]];
   return address !== undefined && (listed === undefined || listed.includes(channel));
 };
 
@@ -34,7 +36,7 @@ function covered(spec: EventSpec, order: ProviderMode[]): EventSpec {
   const mode = order[0];
   if (mode === undefined) return spec;
   const channel = (['PUSH', 'EMAIL', 'SMS'] as const).find(
-    (c) => hasContact(spec, c) && (!PUSH_ONLY_MODES.includes(mode) || c === 'PUSH'),
+    (c) => hasContact(spec, c) && (!PUSH_ONLY_MODES.includes(mode) || SENT_TO_ENDPOINT[c]),
   );
   if (channel === undefined) return spec;
   order.shift();

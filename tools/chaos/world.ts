@@ -6,6 +6,7 @@
 
 import type { Channel } from '../../functions/domain/channels.ts';
 import { formatChannelPolicies } from '../../functions/domain/delivery-policy.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { createTable, type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
@@ -237,7 +238,7 @@ function wireProviderFaults(w: World, burst: { share: number; throttled: number 
       w.accountRefusals++;
       return 'accountPaused';
     }
-    if (c === 'PUSH' && w.disabledApps.has(pushAppOf(to))) {
+    if (SENT_TO_ENDPOINT[c] && w.disabledApps.has(pushAppOf(to))) {
       w.applicationRefusals++;
       return 'applicationDisabled';
     }

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { escape as html } from 'html-escaper';
+import { type Channel, unknownChannel } from '../../functions/domain/channels.ts';
 import { smsSize } from '../../functions/domain/sms.ts';
 import { BoundedList } from './outcomes.ts';
 import type { AcceptedSend } from './providers.ts';
@@ -15,7 +16,7 @@ import type { AcceptedSend } from './providers.ts';
 export interface OutboxNotification {
   readonly notificationId: string;
   readonly eventId: string;
-  readonly channel: string;
+  readonly channel: Channel;
   readonly status: string;
   readonly recipient?: string;
   readonly attempt?: number;
@@ -85,16 +86,30 @@ export function displayName(source: string): string {
     .replace(/\\(.)/g, '$1');
 }
 
-function sendView(channel: string, s: AcceptedSend): string {
-  if (channel === 'EMAIL') {
-    return `<div class="email" data-channel="EMAIL">
+/** Who reports on a send after accepting it. */
+const REPORTER: Readonly<Record<Channel, string>> = { EMAIL: 'SES', PUSH: 'SNS', SMS: 'SNS' };
+
+function sendView(channel: Channel, s: AcceptedSend): string {
+  switch (channel) {
+    case 'EMAIL':
+      return emailView(s);
+    case 'PUSH':
+      return `<div class="push" data-channel="PUSH"><div class="card"><div class="title">${html(s.subject ?? '')}</div><div class="body">${html(s.text)}</div></div><div class="to">to ${html(s.to)}</div></div>`;
+    case 'SMS':
+      return smsView(s);
+    default:
+      return unknownChannel(channel);
+  }
+}
+
+function emailView(s: AcceptedSend): string {
+  return `<div class="email" data-channel="EMAIL">
   <div class="meta"><b>From</b> ${html(displayName(s.from ?? ''))} ${html(/<[^>]*>$/.exec(s.from ?? '')?.[0] ?? '')}<br><b>To</b> ${html(s.to)}<br><b>Subject</b> <span class="subject">${html(s.subject ?? '')}</span></div>
   <iframe sandbox="" title="${html(s.subject ?? 'email')}" srcdoc="${html(s.html ?? `<pre>${html(s.text)}</pre>`)}"></iframe>
 </div>`;
-  }
-  if (channel === 'PUSH') {
-    return `<div class="push" data-channel="PUSH"><div class="card"><div class="title">${html(s.subject ?? '')}</div><div class="body">${html(s.text)}</div></div><div class="to">to ${html(s.to)}</div></div>`;
-  }
+}
+
+function smsView(s: AcceptedSend): string {
   const size = smsSize(s.text);
   return `<div class="sms" data-channel="SMS"><div class="bubble">${html(s.text)}</div><div class="size">${size.encoding} · ${size.units} ${size.encoding === 'GSM-7' ? 'septets' : 'UTF-16 units'} · ${size.segments} segment${size.segments === 1 ? '' : 's'}</div><div class="to">to ${html(s.to)}</div></div>`;
 }
@@ -105,7 +120,7 @@ export function outboxPage(shown: OutboxEntry[], counts: Readonly<Record<string,
     const colour = STATUS_COLOUR[n.status] ?? '#57606a';
     return `<section class="notification" id="${html(n.notificationId)}" data-status="${html(n.status)}">
   <h2><span class="channel">${html(n.channel)}</span> ${html(n.notificationId)} <span class="status" style="background:${colour}">${html(n.status)}</span></h2>
-  <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · ${n.channel === 'EMAIL' ? 'SES' : 'SNS'} reported <b class="delivery">${html(n.deliveryStatus)}</b>${n.deliveryResponse ? ` (<i class="response">${html(n.deliveryResponse)}</i>)` : ''}` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
+  <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · ${REPORTER[n.channel]} reported <b class="delivery">${html(n.deliveryStatus)}</b>${n.deliveryResponse ? ` (<i class="response">${html(n.deliveryResponse)}</i>)` : ''}` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
   ${sends.length > 0 ? sends.map((s) => sendView(n.channel, s)).join('\n') : n.providerMessageId !== undefined ? `<p class="not-kept">accepted by the provider as message <code>${html(n.providerMessageId)}</code>; its content is not kept (a run keeps the first ${SENDS_IN_FULL} sends of each provider)</p>` : '<p class="nothing">nothing was accepted by the provider for this notification</p>'}
 </section>`;
   });

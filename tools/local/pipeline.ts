@@ -10,6 +10,7 @@
  */
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
+import type { PipelineRunEnvironment } from '../../functions/contracts/environment.ts';
 import {
   DISPATCH_FILTER_PATTERN,
   matchesFilter,
@@ -19,7 +20,7 @@ import {
   urgentFilterPattern,
 } from '../../functions/contracts/stream-filter.ts';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
-import { metricNamespaceOf, SERVICE_NAME } from '../../functions/contracts/telemetry.ts';
+import { metricNamespaceOf, SERVICE_NAME, type TelemetryEnvironment } from '../../functions/contracts/telemetry.ts';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { localClient, scanAll } from './dynamodb-local.ts';
@@ -37,17 +38,34 @@ export interface Handlers {
   feedback: (event: unknown, context: Context) => Promise<unknown>;
 }
 
+/** What Lambda and the AWS SDK read in a run outside AWS: the region, credentials, the emulators' endpoints. */
+export interface SdkEnvironment {
+  readonly AWS_REGION: string;
+  readonly AWS_ACCESS_KEY_ID: string;
+  readonly AWS_SECRET_ACCESS_KEY: string;
+  readonly AWS_ENDPOINT_URL_DYNAMODB?: string;
+  readonly AWS_ENDPOINT_URL_SES?: string;
+  readonly AWS_ENDPOINT_URL_SNS?: string;
+}
+
+/**
+ * The environment of the four functions in one process, as their contracts type it (functions/contracts/
+ * environment.ts): a renamed or unknown variable here, in the chaos world or in a test's `extra` fails to compile.
+ */
+export type LocalFunctionsEnvironment = PipelineRunEnvironment & TelemetryEnvironment & SdkEnvironment;
+
 export interface LocalEnvironment {
   readonly dynamoEndpoint: string;
   readonly sesEndpoint: string;
   readonly snsEndpoint: string;
   readonly tableName: string;
-  readonly extra?: Record<string, string>;
+  /** Variables this run sets over the local defaults below. */
+  readonly extra?: Partial<LocalFunctionsEnvironment>;
 }
 
-/** Configures the environment exactly as the stack does in AWS, then loads the handlers' modules. */
+/** Configures the environment as the stack does in AWS (with the local run's shorter times), then loads the handlers. */
 export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
-  Object.assign(process.env, {
+  const environment: LocalFunctionsEnvironment = {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
@@ -69,7 +87,8 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     PENDING_THRESHOLD_SECONDS: '2',
     RETRY_BASE_MS: '20',
     ...env.extra,
-  });
+  };
+  Object.assign(process.env, environment);
   const [ingest, dispatch, sweeper, feedback] = await Promise.all([
     import('../../functions/ingest/index.ts'),
     import('../../functions/dispatch/index.ts'),

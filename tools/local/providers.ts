@@ -16,7 +16,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sesModule from 'aws-ses-v2-local';
-import type { Channel } from '../../functions/domain/channels.ts';
+import type { Channel, SnsChannel } from '../../functions/domain/channels.ts';
+import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { freePort } from './dynamodb-local.ts';
 import { simulatorFeedback } from './ses-simulator.ts';
 import { deliveryStatusLog } from './sns-delivery-status.ts';
@@ -92,6 +93,9 @@ export interface ProviderEndpoint {
   account?: string;
   stop(): Promise<void>;
 }
+
+/** What SNS answers a publish it rejects: an SMS's number is an invalid parameter, a push's endpoint is disabled. */
+const REJECTION_CODE: Readonly<Record<SnsChannel, string>> = { SMS: 'InvalidParameter', PUSH: 'EndpointDisabled' };
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve, reject) => {
@@ -173,16 +177,16 @@ export async function startSnsEndpoint(port?: number): Promise<SnsEndpoint> {
     if (form.get('Action') !== 'Publish') return queryError(res, 400, 'InvalidAction', 'only Publish is emulated');
     const phone = form.get('PhoneNumber');
     const target = form.get('TargetArn') ?? form.get('TopicArn');
-    const channel: Channel = phone ? 'SMS' : 'PUSH';
+    const channel: SnsChannel = phone ? 'SMS' : 'PUSH';
     const to = phone ?? target ?? '';
-    const foreign = endpoint.account !== undefined && channel === 'PUSH' && to.split(':')[4] !== endpoint.account;
+    const foreign =
+      endpoint.account !== undefined && SENT_TO_ENDPOINT[channel] && to.split(':')[4] !== endpoint.account;
     if (foreign) {
       return queryError(res, 403, 'AuthorizationError', `not authorized to perform: SNS:Publish on resource: ${to}`);
     }
     const fault = endpoint.fault(channel, to);
     if (fault === 'hang') return void hanging.add(res);
-    if (fault === 'reject')
-      return queryError(res, 400, channel === 'SMS' ? 'InvalidParameter' : 'EndpointDisabled', 'rejected');
+    if (fault === 'reject') return queryError(res, 400, REJECTION_CODE[channel], 'rejected');
     if (fault === 'applicationDisabled') {
       return queryError(res, 400, 'PlatformApplicationDisabled', 'Platform application is disabled.');
     }

@@ -20,6 +20,8 @@
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, relative } from 'node:path';
+import { DISPATCH_TIMING } from '../../functions/contracts/dispatch-timing.ts';
+import { sendRateEnvironment } from '../../functions/contracts/environment.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/contracts/ingest-figures.ts';
 import { assertPortsFree, onExit, runCommand } from './cli.ts';
 import { createTable, keepsDataOnDisk, scanPages, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -165,23 +167,18 @@ type Services = Awaited<ReturnType<typeof startServices>>;
  * Without --ses-rate/--sns-rate the local providers have no quota, so dispatch is not paced either (its defaults are
  * the SES sandbox's 14 emails/s, which would make a big file's run crawl for no reason).
  */
-function sendRates(options: RunOptions, { ses, sns }: Services): Record<string, string> {
-  const rates: Record<string, string> = {
-    SEND_RATE_EMAIL: '100000',
-    SEND_RATE_SMS: '100000',
-    SEND_RATE_PUSH: '100000',
-  };
-  if (options.sesRate !== undefined) {
-    ses.quota.EMAIL = new SendQuota(options.sesRate);
-    rates.SEND_RATE_EMAIL = String(options.sesRate);
-  }
+function sendRates(options: RunOptions, { ses, sns }: Services) {
+  const unpaced = 100_000;
+  if (options.sesRate !== undefined) ses.quota.EMAIL = new SendQuota(options.sesRate);
   if (options.snsRate !== undefined) {
     sns.quota.SMS = new SendQuota(options.snsRate);
     sns.quota.PUSH = new SendQuota(options.snsRate);
-    rates.SEND_RATE_SMS = String(options.snsRate);
-    rates.SEND_RATE_PUSH = String(options.snsRate);
   }
-  return rates;
+  return sendRateEnvironment({
+    EMAIL: options.sesRate ?? unpaced,
+    PUSH: options.snsRate ?? unpaced,
+    SMS: options.snsRate ?? unpaced,
+  });
 }
 
 /** The real handlers on the services, behind the emulated MSK mapping, dispatch's two triggers and the feedback. */
@@ -200,7 +197,7 @@ async function loadPipeline(services: Services, options: RunOptions, input: Inpu
       // Production's send timeout, not the tests' 2 s: on a slow or busy machine the emulators' first answers can take
       // seconds, and a send cut off by the timeout would show an UNKNOWN outcome the provider never caused. The lease
       // still outlasts the pacing wait, the send and the write after it (loadDispatchConfig checks): 5 + 5 s within 15.
-      SEND_TIMEOUT_MS: '5000',
+      SEND_TIMEOUT_MS: String(DISPATCH_TIMING.sendTimeoutMs),
       LEASE_SECONDS: '15',
       // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
       MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? input.maxEventAgeSeconds),
@@ -216,7 +213,7 @@ async function loadPipeline(services: Services, options: RunOptions, input: Inpu
     },
   });
   const kafka = new KafkaMapping(handlers.ingest);
-  // Dispatch's two triggers, each reading the stream on its own (lib/notifier-stack.ts): critical types, and all.
+  // Dispatch's two triggers, each reading the stream on its own (lib/dispatch-triggers.ts): critical types, and all.
   const readers = {
     urgent: new StreamReader(db.endpoint, tableName),
     routine: new StreamReader(db.endpoint, tableName),

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { INGEST_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 
 /**
  * The built-in scenario of `npm start`: transfers for en and ja customers across every channel, a redelivered batch,
@@ -154,5 +155,7 @@ export function sampleScenario(now: number): Scenario {
   // Last batches: the catalogue (examples/catalogue.jsonl), happening now. Alex opted out of SMS above: the card, balance
   // and payment notices go by email and push; the sign-in and password alerts are exempt and reach the phone too.
   values.push(...catalogueExamples().map((e) => JSON.stringify({ ...e, occurredAt })));
-  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds: 86_400, settle: true };
+  // The deployed maximum event age: the sample's events happen now.
+  const maxEventAgeSeconds = INGEST_ENVIRONMENT.MAX_EVENT_AGE_SECONDS.default;
+  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds, settle: true };
 }

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { Channel } from '../../functions/domain/channels.ts';
+import { type SnsChannel, unknownChannel } from '../../functions/domain/channels.ts';
 import { pushDeliveryLogGroups, smsDeliveryLogGroups } from '../../functions/domain/feedback.ts';
 
 export const LOCAL_ACCOUNT = '123456789012';
@@ -30,7 +30,7 @@ const SMS_DELIVERED = 'Message has been accepted by phone carrier';
 
 export interface AcceptedSnsMessage {
   readonly messageId: string;
-  readonly channel: Extract<Channel, 'SMS' | 'PUSH'>;
+  readonly channel: SnsChannel;
   /** E.164 number or platform endpoint ARN. */
   readonly to: string;
   /** When SNS accepted it (epoch ms). */
@@ -48,27 +48,40 @@ function endpointParts(arn: string): { platform: string; application: string; id
 
 /** The delivery status log entry SNS writes for one accepted message, and the log group it writes it to. */
 export function deliveryStatusLog(m: AcceptedSnsMessage): { logGroup: string; message: string } {
-  const notification = { messageId: m.messageId, timestamp: snsTimestamp(m.at) };
-  if (m.channel === 'SMS') {
-    const failure = SMS_SIMULATOR[m.to];
-    const [success, failed] = smsDeliveryLogGroups(LOCAL_REGION, LOCAL_ACCOUNT) as [string, string];
-    return {
-      logGroup: failure === undefined ? success : failed,
-      message: JSON.stringify({
-        notification,
-        delivery: {
-          ...(failure === undefined ? { phoneCarrier: 'Local Carrier', mnc: 270, mcc: 310 } : { mnc: 0, mcc: 0 }),
-          destination: m.to,
-          priceInUSD: 0.00645,
-          smsType: 'Transactional',
-          providerResponse: failure ?? SMS_DELIVERED,
-          dwellTimeMs: 599,
-          dwellTimeMsUntilDeviceAck: 1344,
-        },
-        status: failure === undefined ? 'SUCCESS' : 'FAILURE',
-      }),
-    };
+  switch (m.channel) {
+    case 'SMS':
+      return smsDeliveryLog(m);
+    case 'PUSH':
+      return pushDeliveryLog(m);
+    default:
+      return unknownChannel(m.channel);
   }
+}
+
+function smsDeliveryLog(m: AcceptedSnsMessage): { logGroup: string; message: string } {
+  const notification = { messageId: m.messageId, timestamp: snsTimestamp(m.at) };
+  const failure = SMS_SIMULATOR[m.to];
+  const [success, failed] = smsDeliveryLogGroups(LOCAL_REGION, LOCAL_ACCOUNT) as [string, string];
+  return {
+    logGroup: failure === undefined ? success : failed,
+    message: JSON.stringify({
+      notification,
+      delivery: {
+        ...(failure === undefined ? { phoneCarrier: 'Local Carrier', mnc: 270, mcc: 310 } : { mnc: 0, mcc: 0 }),
+        destination: m.to,
+        priceInUSD: 0.00645,
+        smsType: 'Transactional',
+        providerResponse: failure ?? SMS_DELIVERED,
+        dwellTimeMs: 599,
+        dwellTimeMsUntilDeviceAck: 1344,
+      },
+      status: failure === undefined ? 'SUCCESS' : 'FAILURE',
+    }),
+  };
+}
+
+function pushDeliveryLog(m: AcceptedSnsMessage): { logGroup: string; message: string } {
+  const notification = { messageId: m.messageId, timestamp: snsTimestamp(m.at) };
   const { platform, application, id } = endpointParts(m.to);
   const [success, failed] = pushDeliveryLogGroups(LOCAL_REGION, LOCAL_ACCOUNT, platform, application) as [
     string,

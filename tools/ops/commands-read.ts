@@ -1,7 +1,7 @@
 /** The operator CLI's commands that read: they change nothing and need no reason. */
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { addressHash } from '../../functions/domain/audience.ts';
-import { REJECTION_REASONS } from '../../functions/domain/event.ts';
+import { REJECTION_REASONS } from '../../functions/domain/event/contract.ts';
 import {
   customerView,
   evidenceOf,

@@ -1,7 +1,7 @@
 /**
  * `npm run schema`: writes docs/event.schema.json, the event contract as JSON Schema (draft 2020-12), and one file per
  * notice type, docs/schemas/<Type>.schema.json, generated from the zod schemas ingest validates with
- * (functions/domain/event.ts eventSchemaOf, built from each type's templates/<Type>/definition.json, and
+ * (functions/domain/event/schema.ts eventSchemaOf, built from each type's templates/<Type>/definition.json, and
  * PreferencesUpdated) by zod 4's toJSONSchema. Ingest reads spellings before zod sees the event (docs/event.md "Spellings"), so the fields whose
  * spellings it reads are described here as producers may write them (a pattern where JSON Schema can say it, a
  * description otherwise), as are the refinements JSON Schema cannot say (the amount's digits per currency, the IANA
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
 import { type Definition, definitionOf, EVENT_TYPES, type FieldDefinition } from '../../functions/domain/catalogue.ts';
-import { eventSchemaOf, preferencesSchema } from '../../functions/domain/event.ts';
+import { eventSchemaOf, preferencesSchema } from '../../functions/domain/event/schema.ts';
 import { DEFAULT_LOCALE, LOCALES } from '../../functions/domain/locale.ts';
 import { parseCommandLine, runCommand } from '../local/cli.ts';
 
@@ -43,7 +43,7 @@ const MONEY_AMOUNT = {
   pattern: '^\\s*\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+)\\s*$',
 };
 
-/** Each field of `data` as producers may write it, by its kind (functions/domain/event.ts readDataSpellings). */
+/** Each field of `data` as producers may write it, by its kind (functions/domain/event/spellings.ts readDataSpellings). */
 function describeData(def: Definition, data: Record<string, Node>): void {
   const describe = (name: string, field: FieldDefinition, node: Node) => {
     data[name] = field.required && field.kind !== 'text' ? node : nullable(node);

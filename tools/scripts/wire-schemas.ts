@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import protobuf from 'protobufjs';
-import { confluentRecord, encodeAvro, type WireFormat } from '../../functions/domain/wire-format.ts';
+import { confluentRecord, encodeAvro, type WireFormat } from '../../functions/domain/event/wire-format.ts';
 import { parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { SCHEMA_FILE } from './schema.ts';
 

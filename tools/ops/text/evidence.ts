@@ -8,6 +8,7 @@ export function evidenceText(proofs: readonly SendProof[]): string {
     out.push(
       `${s.notificationId}  accepted ${s.acceptedAt} by ${s.request.api} as message ${s.providerMessageId} (attempt ${s.attempt})`,
       `  kept until ${s.retainUntil}; object ${p.key} sha256 ${p.sha256}`,
+      ...(p.warnings ?? []).map((w) => `  WARNING: ${w}`),
       ...requestLines(s.request),
     );
     for (const f of p.feedback) {

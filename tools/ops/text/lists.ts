@@ -1,6 +1,11 @@
 /** The operator's lists as text: quarantined records, refused notifications, suppressions, audited actions. */
 import type { Channel } from '../../../functions/domain/channels.ts';
-import type { AuditRecord, QuarantineView, RefusedView, SuppressionView } from '../../../functions/operator/index.ts';
+import type {
+  ListedAuditRecord,
+  QuarantineView,
+  RefusedView,
+  SuppressionView,
+} from '../../../functions/operator/index.ts';
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
@@ -43,17 +48,17 @@ export function liftedText(channel: Channel, hash: string): string {
   );
 }
 
-export const auditText = (records: readonly AuditRecord[]) =>
+export const auditText = (records: readonly ListedAuditRecord[]) =>
   records.length === 0
     ? 'no audited operator action'
     : records
         .map(
           (r) =>
-            `${r.at}  ${r.action.padEnd(16)} ${r.target}  by ${r.by}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}\n    ${outcomeText(r)}`,
+            `${r.at}  ${r.action.padEnd(16)} ${r.target}  by ${r.by}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}\n    ${outcomeText(r)}${(r.warnings ?? []).map((w) => `\n    WARNING: ${w}`).join('')}`,
         )
         .join('\n');
 
-function outcomeText(r: AuditRecord): string {
+function outcomeText(r: ListedAuditRecord): string {
   const o = r.outcome;
   if (o === undefined) return 'outcome: none recorded (the action did not finish, or its outcome could not be written)';
   const details = Object.keys(o.details).length ? ` ${JSON.stringify(o.details)}` : '';

@@ -1,6 +1,6 @@
 /**
  * A decoded Avro or Protobuf value written as the JSON text a JSON producer would have sent for it, so the one decoder
- * (event.ts decodeRecordValue) judges it exactly as it judges JSON (docs/event.md "Avro and Protobuf"):
+ * (decode.ts decodeRecordValue) judges it exactly as it judges JSON (docs/event.md "Avro and Protobuf"):
  *
  * - an integer keeps every digit (a 64-bit long as a bigint): the contract reads a field it reads exactly or refuses
  *   it, and a field it does not read is dropped whatever its value — never "potential precision loss" for the event;

@@ -10,7 +10,10 @@
  * - a map keeps its members as written (avsc keeps the last of a repeated key, and reads keys loosely), so the
  *   contract refuses a repeated key as it refuses one in a JSON object;
  * - an array or a map whose block claims more items than bytes are left is refused before it is read (avsc would
- *   allocate and loop for every item a 10-byte record claims: a record that stalls its partition).
+ *   allocate and loop for every item a 10-byte record claims: a record that stalls its partition);
+ * - a union is the value of the branch its bytes name (their one reading): avsc wraps the value of a union whose
+ *   branches JavaScript cannot tell apart — two records, a string and an enum — as `{"<branch name>": value}`, so a
+ *   topic schema that is a union of the types' records (several types on one topic) lost every record's eventId.
  *
  * The replaced types override avsc's `_read(tap)`, the one method a type decodes with; they never encode.
  */
@@ -81,6 +84,15 @@ class BoundedArrayType extends avro.types.ArrayType {
   }
 }
 
+class BranchValueUnionType extends avro.types.WrappedUnionType {
+  _read(tap: Tap): WireValue {
+    const index = tap.readLong();
+    const branch = (this as unknown as { types: readonly Readable[] }).types[index];
+    if (branch === undefined) throw new Error(`an Avro union names branch ${index}, which its schema does not have`);
+    return branch._read(tap);
+  }
+}
+
 const LONG = avro.types.LongType.__with({
   fromBuffer: (buf: Buffer) => buf.readBigInt64LE(),
   toBuffer: (n: bigint) => {
@@ -100,6 +112,7 @@ const typeName = (schema: unknown): unknown =>
 /** Compiles a writer's schema for decoding. Throws when the schema is not Avro. */
 export function avroReader(schema: unknown): avro.Type {
   const typeHook = (s: avro.Schema, opts: avro.ForSchemaOptions): avro.Type | undefined => {
+    if (Array.isArray(s)) return new BranchValueUnionType(s, opts);
     switch (typeName(s)) {
       case 'long':
         return LONG;
@@ -113,7 +126,6 @@ export function avroReader(schema: unknown): avro.Type {
         return undefined;
     }
   };
-  // avsc's default for unions: unwrapped (as a JSON producer writes them) unless two branches read alike in JS.
   return avro.Type.forSchema(schema as avro.Schema, { typeHook });
 }
 

@@ -12,11 +12,11 @@
  * Pure.
  */
 import { createHash } from 'node:crypto';
-import { dataNamesOf, definitionOf, type FieldDefinition } from './catalogue.ts';
-import type { Channel } from './channels.ts';
-import { CONTACT_FIELD_OF, type ContactField } from './contact.ts';
-import { readInstant } from './moment.ts';
-import { canonicalAmount } from './money.ts';
+import { dataNamesOf, definitionOf, type FieldDefinition } from '../catalogue.ts';
+import type { Channel } from '../channels.ts';
+import { CONTACT_FIELD_OF, type ContactField } from '../contact.ts';
+import { readInstant } from '../moment.ts';
+import { canonicalAmount } from '../money.ts';
 
 /** Version of the payloadHash definition, stored as its prefix: a later definition must not be compared with it. */
 export const PAYLOAD_HASH_VERSION = 'v2';
@@ -40,7 +40,7 @@ export const POSITIONAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
   TransferFailed: ['transferId', 'amount', 'currency', 'counterpartyName', 'reason'],
 };
 
-/** The event as its hash reads it: event.ts BankingEvent (declared here, so this module needs nothing of event.ts). */
+/** The event as its hash reads it: contract.ts BankingEvent (declared here, so the hash needs nothing of the contract). */
 export interface HashedEvent {
   readonly eventId: string;
   readonly type: string;

@@ -1,7 +1,7 @@
 /**
  * Record values as schema-registry producers write them (docs/event.md "Avro and Protobuf"): the wire header that
  * names the writer's schema, and the codecs that turn the payload into the JSON object of the event contract — which
- * the one decoder (event.ts decodeRecordValue) then reads like any JSON producer's record.
+ * the one decoder (decode.ts decodeRecordValue) then reads like any JSON producer's record.
  *
  * Pure: no AWS, no I/O. Finding a schema by its id is the registry adapter's (ingest/schema-registry.ts); this module
  * only reads headers, compiles a schema's text and decodes bytes with it. Every function here is total: bytes that do
@@ -16,8 +16,14 @@
  * rule of the contract — UTF-8, a key twice, a field read exactly or refused — holds alike for every format.
  * - Anything else is a JSON producer's record: JSON text never starts with 0x00 or 0x03.
  */
-import { inflateSync } from 'node:zlib';
 import avro from 'avsc';
+import {
+  GLUE_COMPRESSION_NONE,
+  GLUE_COMPRESSION_ZLIB,
+  GLUE_HEADER_BYTES,
+  GLUE_HEADER_VERSION,
+  inflateGluePayload,
+} from './glue-frame.ts';
 import { avroReader, readAvro } from './wire-avro.ts';
 import { wireJsonText } from './wire-json.ts';
 import { encodeProtobufMessage, type ProtoSchema, parseProtoSchema, readProtobuf } from './wire-protobuf.ts';
@@ -27,10 +33,6 @@ export const WIRE_FORMATS = ['AVRO', 'PROTOBUF', 'JSON'] as const;
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
 const CONFLUENT_MAGIC = 0x00;
-const GLUE_HEADER_VERSION = 0x03;
-const GLUE_COMPRESSION_NONE = 0x00;
-const GLUE_COMPRESSION_ZLIB = 0x05;
-const GLUE_HEADER_BYTES = 18;
 
 /** Which registry's schema a record was written with. */
 export type SchemaRef =
@@ -40,13 +42,19 @@ export type SchemaRef =
 export type WireHeader =
   | { readonly kind: 'json' }
   | { readonly kind: 'wire'; readonly schema: SchemaRef; readonly payload: Buffer }
-  | { readonly kind: 'malformed'; readonly detail: string };
+  | { readonly kind: 'malformed'; readonly detail: string }
+  /** Larger than the event limit: the record, or what its compressed payload inflates to. */
+  | { readonly kind: 'tooLarge'; readonly detail: string };
 
 /** The registry's own spelling of a schema reference: Confluent's numeric id, Glue's schema version UUID. */
 export const schemaKey = (ref: SchemaRef): string => `${ref.registry}:${ref.id}`;
 
-/** Reads the wire header, if the record has one. Never throws. */
-export function readWireHeader(bytes: Buffer): WireHeader {
+/**
+ * Reads the wire header, if the record has one. Never throws. A compressed payload is inflated to at most
+ * `maxPayloadBytes` (the event limit): 64 KB of zlib inflates to 64 MB, and a few such records in one batch would
+ * exhaust the function's memory — the batch failing again on every redelivery, its partition blocked.
+ */
+export function readWireHeader(bytes: Buffer, maxPayloadBytes: number): WireHeader {
   if (bytes.length === 0) return { kind: 'json' };
   if (bytes[0] === CONFLUENT_MAGIC) {
     if (bytes.length < 5) {
@@ -73,11 +81,15 @@ export function readWireHeader(bytes: Buffer): WireHeader {
     const body = bytes.subarray(GLUE_HEADER_BYTES);
     if (compression === GLUE_COMPRESSION_NONE) return { kind: 'wire', schema: { registry: 'glue', id }, payload: body };
     if (compression === GLUE_COMPRESSION_ZLIB) {
-      try {
-        return { kind: 'wire', schema: { registry: 'glue', id }, payload: inflateSync(body) };
-      } catch {
-        return { kind: 'malformed', detail: 'Glue wire-format record: its zlib-compressed payload does not inflate' };
+      const inflated = inflateGluePayload(body, maxPayloadBytes);
+      if (inflated.ok) return { kind: 'wire', schema: { registry: 'glue', id }, payload: inflated.payload };
+      if (inflated.tooLarge) {
+        return {
+          kind: 'tooLarge',
+          detail: `Glue wire-format record: its zlib-compressed payload inflates to more than ${maxPayloadBytes} bytes`,
+        };
       }
+      return { kind: 'malformed', detail: 'Glue wire-format record: its zlib-compressed payload does not inflate' };
     }
     return { kind: 'malformed', detail: `Glue wire-format record with unknown compression byte ${compression}` };
   }

@@ -1,0 +1,205 @@
+/**
+ * Each function's environment: the contract between the stack, which sets it (lib/), and the function, which parses
+ * it once at cold start (functions/commons/config.ts). Every variable is written once, here, with its bounds and its
+ * default (environment-keys.ts says how they are read); the stack, the local run (tools/local/pipeline.ts) and the
+ * chaos world build each function's environment as the type below, so a renamed or missing variable fails to compile.
+ *
+ * A default serves a run without the stack; where the stack has a setting for the same fact (lib/settings.ts), the
+ * setting's default is this one. The dispatch timing's own defaults are in dispatch-timing.ts, the sweep index's in
+ * domain/sweep-index.ts, the channels' delivery policies in domain/delivery-policy.ts.
+ */
+import type { Channel } from '../domain/channels.ts';
+import { EVIDENCE_LOCK_MODES } from '../domain/evidence.ts';
+import { DEFAULT_SWEEP_PLACEMENT, MAX_SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import { DISPATCH_TIMING } from './dispatch-timing.ts';
+import {
+  DEPLOYED,
+  type EnvironmentOf,
+  type EnvSpec,
+  int,
+  oneOf,
+  optionalText,
+  type RunEnvironmentOf,
+  text,
+} from './environment-keys.ts';
+
+/** Set by Lambda itself: read, never built. */
+const BY_LAMBDA = { byLambda: true } as const;
+
+const DAY = 86_400;
+
+/** The one table, for every function that reads or writes it. */
+const TABLE = { TABLE_NAME: text('nonEmpty') } as const satisfies EnvSpec;
+
+/** Where a (re-)PENDING notification goes in the sweep index (domain/sweep-index.ts SweepPlacement). */
+const PLACEMENT = {
+  PENDING_THRESHOLD_SECONDS: int(1, DAY, DISPATCH_TIMING.pendingThresholdSeconds, DEPLOYED),
+  /** The stack sizes it from its peak (sweepShardsFor). */
+  SWEEP_SHARDS: int(1, MAX_SWEEP_SHARDS, DEFAULT_SWEEP_PLACEMENT.sweepShards, DEPLOYED),
+} as const satisfies EnvSpec;
+
+/**
+ * Sends per second each channel may use, all dispatch invocations together (the account's quotas: SES MaxSendRate,
+ * SNS SMS and push rates). EMAIL 14: a common starting SES production rate — set your account's own (`aws ses
+ * get-send-quota`); SMS 20: SNS's default transactional SMS rate in most regions; PUSH 100: far below SNS's Publish
+ * quota (the platform services are the real limit).
+ */
+const sendRate = (fallback: number) => int(1, 100_000, fallback, DEPLOYED);
+/** Each channel's send-rate variable: a new channel is a compile error until it has one. */
+export const SEND_RATE_KEYS = {
+  EMAIL: 'SEND_RATE_EMAIL',
+  PUSH: 'SEND_RATE_PUSH',
+  SMS: 'SEND_RATE_SMS',
+} as const satisfies Record<Channel, string>;
+
+/** What dispatch and the sweeper both judge a send by. */
+const SENDING = {
+  SEND_RATE_EMAIL: sendRate(14),
+  SEND_RATE_PUSH: sendRate(100),
+  SEND_RATE_SMS: sendRate(20),
+  /** Past this age since createdAt a notification ends FAILED: EXPIRED instead of being sent late. */
+  MAX_AGE_SECONDS: int(60, 30 * DAY, 24 * 3600, DEPLOYED),
+  /** Sends that may have reached the provider before a notification ends FAILED: RETRIES_EXHAUSTED. */
+  MAX_SEND_ATTEMPTS: int(1, 20, 5, DEPLOYED),
+  /** "EMAIL=AT_MOST_ONCE,SMS=AT_LEAST_ONCE"; channels not named keep AT_MOST_ONCE (domain/delivery-policy.ts). */
+  CHANNEL_POLICIES: optionalText(undefined, DEPLOYED),
+  DEADLINE_MARGIN_MS: int(0, 60_000, DISPATCH_TIMING.deadlineMarginMs, DEPLOYED),
+} as const satisfies EnvSpec;
+
+/**
+ * Where the evidence of every send goes (docs/evidence-and-privacy.md): EVIDENCE_BUCKET (the stack's Object Lock
+ * bucket) or, for the local run, EVIDENCE_DIR (a folder); not both. Neither: the function keeps no evidence (the stack
+ * always sets the bucket; an infra test pins it).
+ */
+export const EVIDENCE_ENVIRONMENT = {
+  EVIDENCE_BUCKET: optionalText({ pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, must: 'an S3 bucket name' }, DEPLOYED),
+  EVIDENCE_DIR: optionalText('nonEmpty'),
+  EVIDENCE_LOCK_MODE: oneOf(EVIDENCE_LOCK_MODES, 'GOVERNANCE', DEPLOYED),
+  /**
+   * How long the evidence of a send is kept, in days: seven years by default, the longest common banking
+   * record-keeping period (not the table's days). One value for every notice type.
+   */
+  EVIDENCE_RETENTION_DAYS: int(1, 36_500, 2_557, DEPLOYED),
+  /** The longest an evidence write may hold the record after its send; past it the record waits as a gap. */
+  EVIDENCE_TIMEOUT_MS: int(100, 30_000, 2_000),
+} as const satisfies EnvSpec;
+
+export const INGEST_ENVIRONMENT = {
+  ...TABLE,
+  ...PLACEMENT,
+  /** How long the inbox, notifications and quarantine records are kept (their TTL). */
+  INBOX_RETENTION_DAYS: int(1, 3650, 35, DEPLOYED),
+  INGEST_CONCURRENCY: int(1, 256, 16, DEPLOYED),
+  MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
+  TRANSACTION_ATTEMPTS: int(1, 10, 4),
+  /** An event older than this when ingested is recorded but not sent (a day-old "transfer complete" misleads); 0: off. */
+  MAX_EVENT_AGE_SECONDS: int(0, 36_500 * DAY, DAY, DEPLOYED),
+  /** Where Avro and Protobuf writers' schemas are read (unset: none): confluent with its URL, or glue. */
+  SCHEMA_REGISTRY_KIND: optionalText<'confluent' | 'glue'>(),
+  SCHEMA_REGISTRY_URL: optionalText(),
+  /** Basic auth for a Confluent registry: a secret whose value is JSON {"username", "password"}. */
+  SCHEMA_REGISTRY_SECRET_ARN: optionalText(),
+} as const satisfies EnvSpec;
+
+export const DISPATCH_ENVIRONMENT = {
+  ...TABLE,
+  ...PLACEMENT,
+  ...SENDING,
+  ...EVIDENCE_ENVIRONMENT,
+  SENDER_EMAIL: text('email'),
+  /** The bank's identity, JSON (domain/brand.ts): checked at cold start by the schema the synth used. */
+  BRAND: text(),
+  /** Every email goes through the configuration set whose events reach the feedback function. */
+  SES_CONFIGURATION_SET: optionalText('nonEmpty', DEPLOYED),
+  /**
+   * Our account (the stack passes it) and region (Lambda sets it): a push endpoint outside them is refused by our own
+   * IAM for that endpoint alone. Without the account, such a refusal holds the channel (the cautious reading).
+   */
+  ACCOUNT_ID: optionalText({ pattern: /^\d{12}$/, must: 'an AWS account id: 12 digits' }, DEPLOYED),
+  AWS_REGION: optionalText('nonEmpty', BY_LAMBDA),
+  /**
+   * The platform applications the stack lets dispatch publish to (comma-separated; empty: none): an endpoint of any
+   * other is refused by our own IAM for that endpoint alone. Unset (a run without the stack): not judged.
+   */
+  PUSH_APPLICATION_ARNS: optionalText(undefined, DEPLOYED),
+  // The timing's defaults are the stack's (dispatch-timing.ts), so a function run without them behaves as deployed.
+  LEASE_SECONDS: int(10, 3600, DISPATCH_TIMING.leaseSeconds, DEPLOYED),
+  SEND_TIMEOUT_MS: int(100, 60_000, DISPATCH_TIMING.sendTimeoutMs, DEPLOYED),
+  CONNECT_TIMEOUT_MS: int(50, 60_000, DISPATCH_TIMING.connectTimeoutMs, DEPLOYED),
+  DISPATCH_CONCURRENCY: int(1, 100, DISPATCH_TIMING.concurrency, DEPLOYED),
+  /** First step of the growing backoff after a deferral; it doubles up to RETRY_MAX_MS. */
+  RETRY_BASE_MS: int(1, 60_000, 1_000),
+  RETRY_MAX_MS: int(1, 3_600_000, 300_000),
+  /** A retry due within this is waited for in the invocation; a later one is left to the sweeper. */
+  NEAR_RETRY_MS: int(0, 60_000, 2_000),
+  /** The longest one record waits for a send token before it is deferred (also bounded by the deadline). */
+  MAX_PACING_WAIT_MS: int(0, 60_000, 10_000),
+  /** How long an account-level failure holds the channel (the circuit breaker). */
+  BREAKER_HOLD_SECONDS: int(1, 3_600, 60),
+} as const satisfies EnvSpec;
+
+export const SWEEPER_ENVIRONMENT = {
+  ...TABLE,
+  ...PLACEMENT,
+  ...SENDING,
+  ...EVIDENCE_ENVIRONMENT,
+  /** Items one run may examine; the run also stops at its deadline. */
+  SWEEP_LIMIT: int(1, 100_000, 10_000),
+  SWEEP_PAGE_SIZE: int(1, 1_000, 100),
+  SWEEP_CONCURRENCY: int(1, 64, 16),
+  /** The schedule's period: a run re-drives at most a channel's rate × this many PENDING items. */
+  SWEEP_INTERVAL_SECONDS: int(1, 3_600, DISPATCH_TIMING.sweeperIntervalSeconds, DEPLOYED),
+} as const satisfies EnvSpec;
+
+export const FEEDBACK_ENVIRONMENT = { ...TABLE, ...EVIDENCE_ENVIRONMENT } as const satisfies EnvSpec;
+
+/**
+ * The smoke producer (functions/smoke/): the topic it writes the smoke event to, the cluster's IAM bootstrap brokers
+ * (the stack reads them at deploy: kafka GetBootstrapBrokers), and the region its IAM token is signed for.
+ */
+export const SMOKE_ENVIRONMENT = {
+  TOPIC: text('nonEmpty'),
+  BOOTSTRAP_BROKERS: text({ pattern: /^[^\s,]+(,[^\s,]+)*$/, must: 'must be host:port,host:port' }),
+  AWS_REGION: text('nonEmpty', BY_LAMBDA),
+} as const satisfies EnvSpec;
+
+export type IngestEnvironment = EnvironmentOf<typeof INGEST_ENVIRONMENT>;
+export type DispatchEnvironment = EnvironmentOf<typeof DISPATCH_ENVIRONMENT>;
+export type SweeperEnvironment = EnvironmentOf<typeof SWEEPER_ENVIRONMENT>;
+export type FeedbackEnvironment = EnvironmentOf<typeof FEEDBACK_ENVIRONMENT>;
+export type SmokeEnvironment = EnvironmentOf<typeof SMOKE_ENVIRONMENT>;
+export type EvidenceEnvironment = EnvironmentOf<typeof EVIDENCE_ENVIRONMENT>;
+/** Where a (re-)PENDING notification goes: ingest, dispatch and the sweeper all write sweep keys. */
+export type PlacementEnvironment = EnvironmentOf<typeof PLACEMENT>;
+/** What dispatch and the sweeper both judge a send by (the stack builds it once for both). */
+export type SendingEnvironment = EnvironmentOf<typeof SENDING>;
+
+/** Every variable the four pipeline functions read, as one process that runs them all (the local run) sets them. */
+export type PipelineRunEnvironment = RunEnvironmentOf<
+  typeof INGEST_ENVIRONMENT & typeof DISPATCH_ENVIRONMENT & typeof SWEEPER_ENVIRONMENT & typeof FEEDBACK_ENVIRONMENT
+>;
+
+/** The send rates the SEND_RATE_* variables carry, by channel. */
+export const sendRatesOf = (
+  values: {
+    readonly [K in (typeof SEND_RATE_KEYS)[Channel]]: number;
+  },
+): Readonly<Record<Channel, number>> => ({
+  EMAIL: values[SEND_RATE_KEYS.EMAIL],
+  PUSH: values[SEND_RATE_KEYS.PUSH],
+  SMS: values[SEND_RATE_KEYS.SMS],
+});
+
+/** The SEND_RATE_* variables of the send rates. */
+export const sendRateEnvironment = (rates: Readonly<Record<Channel, number>>) => ({
+  [SEND_RATE_KEYS.EMAIL]: String(rates.EMAIL),
+  [SEND_RATE_KEYS.PUSH]: String(rates.PUSH),
+  [SEND_RATE_KEYS.SMS]: String(rates.SMS),
+});
+
+/** The send rates with no setting: each channel's SEND_RATE_* default (lib/settings.ts sendRatePerSecond). */
+export const DEFAULT_SEND_RATES: Readonly<Record<Channel, number>> = sendRatesOf({
+  SEND_RATE_EMAIL: SENDING.SEND_RATE_EMAIL.default,
+  SEND_RATE_PUSH: SENDING.SEND_RATE_PUSH.default,
+  SEND_RATE_SMS: SENDING.SEND_RATE_SMS.default,
+});

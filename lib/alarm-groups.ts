@@ -1,0 +1,256 @@
+/**
+ * The stage's alarms, by group: what came in, what the sends came to, the evidence, the MSK source, the functions'
+ * health. Every alarm goes to the one topic (lib/observability.ts) and says what it means and what to do.
+ *
+ * Each alarm states how many datapoints must breach (M of N) and what missing data means, because for a count that
+ * is only emitted when something happens "no data" means "nothing happened", while for ingest silence it is the
+ * symptom itself.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import { type AlarmSink, PERIOD, SILENCE, type StageMetrics, SUSTAINED } from './stage-metrics.ts';
+
+/** The functions and queues the alarms watch. */
+export interface AlarmedParts {
+  readonly ingest: IFunction;
+  readonly dispatch: IFunction;
+  readonly sweeper: IFunction;
+  /** How often the sweeper is scheduled: a run missing for five of these is the SweeperNotRunning alarm. */
+  readonly sweeperInterval: Duration;
+  /** Minutes without a single ingest invocation before the IngestIdle alarm; 0: no such alarm. */
+  readonly ingestIdleAlarmMinutes: number;
+  readonly dispatchFailures: Queue;
+}
+
+/** What came in and was turned away or changed: bad input, a reused eventId, a card number in a shown field. */
+export function alarmOnIntake(sink: AlarmSink, m: StageMetrics): void {
+  sink.alarm(
+    'RecordsQuarantined',
+    m.metric('RecordsQuarantined'),
+    'Bad input was quarantined. Query the quarantine items (docs/operations.md).',
+  );
+  sink.alarm(
+    'EventIdConflicts',
+    m.metric('EventIdConflicts'),
+    'A producer reused an eventId with a different payload. Tell the producer; the original was kept.',
+  );
+}
+
+/** What the sends came to: each failure, unknown outcome, refusal, expiry and blocked account needs a human. */
+export function alarmOnSends(sink: AlarmSink, m: StageMetrics): void {
+  sink.alarm(
+    'SendFailures',
+    m.acrossChannels('SendFailures', 'failed sends'),
+    'A notification ended FAILED (rejected or retries exhausted). See failures by reason.',
+  );
+  sink.alarm(
+    'UnknownOutcomes',
+    m.acrossChannels('UnknownOutcomes', 'unknown outcomes'),
+    'A send outcome is unknown; on an at-most-once channel the customer may not have it. Check the provider.',
+  );
+  sink.alarm(
+    'ProviderBlocked',
+    m.acrossChannels('ProviderBlocked', 'account-level refusals'),
+    'SES or SNS refused the account, not a message (IAM, paused or sandboxed account, configuration set, KMS). The channel is held and nothing is FAILED; see ProviderBlockedByCode and fix the account.',
+  );
+  // Sustained, not a single burst: a moment out of phase with the provider's bucket is normal and harmless.
+  sink.alarm(
+    'ProviderThrottling',
+    m.acrossChannels('SendsThrottled', 'throttled sends'),
+    'SES or SNS throttled 10+ sends a minute in 3 of 5 minutes: sendRatePerSecond is above the account quota, or another sender shares it. Nothing fails; sends slow down.',
+    10,
+    SUSTAINED,
+  );
+  sink.alarm(
+    'NotificationsExpired',
+    m.acrossChannels('NotificationsExpired', 'expired notifications'),
+    'A notification ended FAILED: EXPIRED, unsent past notificationMaxAgeHours (a long quota shortfall or a held channel).',
+  );
+  sink.alarm(
+    'NotificationsRefused',
+    m.acrossChannels('NotificationsRefused', 'refused channels'),
+    'A contact point had no reading its provider can send to (malformed, no country code, a non-ASCII email local part, missing for a listed channel): that channel was written REFUSED, the event\'s other channels were sent. `npm run ops -- refused` lists them with the rule; the producer fixes the contact point and resends the event under the same eventId, which repairs the channel (docs/event.md "A refused channel").',
+  );
+}
+
+/** A card number in a field a notice shows: masked before anything kept it, but the topic still holds it. */
+export function alarmOnCardNumbers(sink: AlarmSink, m: StageMetrics): void {
+  sink.alarm(
+    'CardNumbersMasked',
+    m.metric('CardNumbersMasked'),
+    'A producer put a card number (PAN) into a field a notice shows: it was masked to its last four digits before it was stored, hashed or sent (log line "card number masked" names the field, docs/event.md "Card numbers"). The event topic still holds it: tell the producer, and treat the topic\'s retention as holding cardholder data.',
+  );
+}
+
+/** Dispatch's own facts: a send accepted late or unrecorded, a blocked application, records given up, stuck items. */
+export function alarmOnDispatch(sink: AlarmSink, m: StageMetrics, parts: AlarmedParts): void {
+  sink.alarm(
+    'LateAcceptances',
+    m.metric('LateAcceptances'),
+    'A provider accepted a send after its lease expired. Check send latency against LEASE_SECONDS.',
+  );
+  sink.alarm(
+    'AcceptancesNotRecorded',
+    m.metric('AcceptancesNotRecorded'),
+    'A provider accepted a send and DynamoDB refused every write recording it until the invocation ended. The log line has the provider message id; the notification ends by its channel policy (UNKNOWN at most once).',
+  );
+  sink.alarm(
+    'ApplicationBlocked',
+    m.metric('ApplicationBlocked', { channel: 'PUSH' }),
+    'SNS refused a push platform application (PlatformApplicationDisabled: an expired APNs certificate or FCM key). That application is held and its pushes wait; other applications go on. Renew its credentials.',
+  );
+  sink.alarm(
+    'DispatchOnFailureQueue',
+    parts.dispatchFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+    'Stream records were given up on; the sweeper re-drives their notifications. Inspect and purge.',
+  );
+  sink.alarm(
+    'SweeperFoundStuck',
+    new MathExpression({
+      expression: 'r + u',
+      usingMetrics: { r: m.metric('SweeperRedriven'), u: m.metric('SweeperResolvedUnknown') },
+      label: 'stuck notifications',
+      period: PERIOD,
+    }),
+    'The sweeper found notifications the stream never delivered or whose sender died.',
+  );
+}
+
+/**
+ * Evidence (docs/evidence-and-privacy.md): a gap is filled by the next sweeper run; one still open after several runs
+ * is a store that keeps refusing, and a lost record is a send nothing proves.
+ */
+export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
+  sink.alarm(
+    'EvidenceGapsOpen',
+    m.metric('EvidenceGapsOpen'),
+    'Evidence of sends is waiting in the table in 3 of the last 5 sweeper runs: the evidence store (S3, its KMS key, the bucket policy) refuses writes. The sends are SENT; the sweeper writes the evidence once the store accepts it (docs/evidence-and-privacy.md).',
+    1,
+    SUSTAINED,
+  );
+  sink.alarm(
+    'EvidenceLost',
+    m.acrossChannels('EvidenceLost', 'evidence lost'),
+    'A send was accepted and neither the evidence store nor the table took its evidence: nothing proves what that customer received. The dispatch log line names the notification and message id (docs/evidence-and-privacy.md).',
+  );
+}
+
+/** The MSK mapping's batches: parked in S3, or not even that. */
+export function alarmOnParkedBatches(sink: AlarmSink, m: StageMetrics, parts: AlarmedParts): void {
+  // The failed-batch bucket's only writer is the mapping: its own count of batches delivered to the on-failure
+  // destination is the count of objects arriving there, exact and free, unlike S3 request metrics (best effort).
+  sink.alarm(
+    'IngestBatchParked',
+    m.mapping('OnFailureDestinationDeliveredEventCount'),
+    'The MSK mapping gave up on a batch and parked its records in the failed-batch bucket (output FailedIngestBatchesBucketName). Replay them (docs/operations.md).',
+  );
+  // What no S3-side signal can see: a batch that could not even be parked (no S3 endpoint in the cluster VPC,
+  // KMS, permissions) or was dropped.
+  sink.alarm(
+    'IngestBatchNotParked',
+    new MathExpression({
+      expression: 'f + d',
+      usingMetrics: {
+        f: parts.ingest.metric('DestinationDeliveryFailures', { period: PERIOD, statistic: 'Sum' }),
+        d: m.mapping('DroppedEventCount'),
+      },
+      label: 'batches not parked',
+      period: PERIOD,
+    }),
+    'The MSK mapping could not park a failed batch in S3, or dropped records: they are not in the bucket. Check the S3 VPC endpoint, the key and the ingest role (docs/deploy.md).',
+  );
+}
+
+/** The functions' health: errors, lag, a sweeper that stopped, throttling. */
+export function alarmOnFunctions(sink: AlarmSink, parts: AlarmedParts): void {
+  for (const [name, fn] of [
+    ['Ingest', parts.ingest],
+    ['Dispatch', parts.dispatch],
+  ] as const) {
+    sink.alarm(
+      `${name}Errors`,
+      fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+      `The ${name.toLowerCase()} function failed invocations in 3 of the last 5 minutes.`,
+      1,
+      SUSTAINED,
+    );
+  }
+  // The sweeper runs on a schedule: one failed run is redone by the next; two of three 5-minute windows is a trend.
+  sink.alarm(
+    'SweeperErrors',
+    parts.sweeper.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+    'The sweeper failed in 2 of the last 3 five-minute windows.',
+    1,
+    { datapoints: 2, periods: 3, missing: TreatMissingData.NOT_BREACHING },
+  );
+  sink.alarm(
+    'DispatchIteratorAge',
+    parts.dispatch.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' }),
+    'Dispatch is falling behind the stream (records older than 5 minutes).',
+    300_000,
+    SUSTAINED,
+  );
+  // Missing lag data means the mapping stopped reporting, not that it caught up: keep the state (IngestIdle
+  // covers a mapping that stopped).
+  sink.alarm(
+    'KafkaOffsetLag',
+    parts.ingest.metric('OffsetLag', { period: PERIOD, statistic: 'Maximum' }),
+    'Ingest is falling behind the topic (more than 10,000 records).',
+    10_000,
+    { ...SUSTAINED, missing: TreatMissingData.IGNORE },
+  );
+  // The sweeper is the delay queue's clock and the safety net: a disabled schedule or a broken role makes no error,
+  // only silence. Five intervals without one invocation (missing data breaches) is a sweeper that stopped.
+  const sweeperWindow = 5;
+  sink.alarm(
+    'SweeperNotRunning',
+    parts.sweeper.metricInvocations({ period: parts.sweeperInterval, statistic: 'Sum' }),
+    `The sweeper has not run for ${sweeperWindow} scheduled intervals: deferred notifications are not woken and stuck ones not re-driven. Check the SweeperSchedule rule (enabled?) and the sweeper's throttles.`,
+    1,
+    SILENCE(sweeperWindow),
+  );
+  for (const [name, fn] of [
+    ['Ingest', parts.ingest],
+    ['Dispatch', parts.dispatch],
+    ['Sweeper', parts.sweeper],
+  ] as const) {
+    sink.alarmOnThrottles(name, fn);
+  }
+}
+
+/** The MSK mapping itself: errors it reports, and silence where invocations should be. */
+export function alarmOnIngestSource(sink: AlarmSink, m: StageMetrics, parts: AlarmedParts): void {
+  // The mapping's own errors (MetricsConfig ErrorCount): it cannot poll the topic (authentication, authorization,
+  // network), cannot invoke ingest, or cannot commit offsets. A mapping stuck on credentials or a security group
+  // invokes nothing; this fires in minutes where IngestIdle needs its whole window.
+  sink.alarm(
+    'KafkaMappingErrors',
+    new MathExpression({
+      expression: 'p + i + c',
+      usingMetrics: {
+        p: m.mapping('PollingErrorCount'),
+        i: m.mapping('InvokeErrorCount'),
+        c: m.mapping('CommitErrorCount'),
+      },
+      label: 'MSK mapping errors',
+      period: PERIOD,
+    }),
+    'The MSK mapping reports polling, invoke or commit errors in 3 of the last 5 minutes: check its State and LastProcessingResult (docs/operations.md "The MSK mapping").',
+    1,
+    SUSTAINED,
+  );
+  if (parts.ingestIdleAlarmMinutes > 0) {
+    // A mapping stuck in PROBLEM (auth, network) invokes nothing and reports nothing: silence is the symptom, so
+    // here a missing datapoint breaches. A quiet topic looks the same: size the window to the traffic.
+    const minutes = parts.ingestIdleAlarmMinutes;
+    sink.alarm(
+      'IngestIdle',
+      parts.ingest.metricInvocations({ period: PERIOD, statistic: 'Sum' }),
+      `Ingest has not been invoked for ${minutes} minutes: the MSK mapping may be stuck (check its state, docs/operations.md) or the topic is silent.`,
+      1,
+      SILENCE(minutes),
+    );
+  }
+}

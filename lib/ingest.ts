@@ -1,0 +1,52 @@
+/**
+ * The ingest function's part of the stack: MSK → one transaction per event. The function with its environment, what
+ * it may do with the table, the schema registry and the MSK mapping with its failed-batch bucket (lib/ingest-source.ts).
+ */
+import { Duration } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { INGEST_ENVIRONMENT, type IngestEnvironment } from '../functions/contracts/environment.ts';
+import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
+import type { FunctionPartProps } from './function-parts.ts';
+import { createIngestSource, type IngestSource } from './ingest-source.ts';
+import { NotifierFunction } from './notifier-function.ts';
+import { schemaRegistryEnvironment, useSchemaRegistry } from './schema-registry.ts';
+
+export interface Ingest {
+  readonly fn: NotifierFunction;
+  readonly source: IngestSource;
+}
+
+export function createIngest(p: FunctionPartProps): Ingest {
+  const { stack, settings: s, table } = p;
+  const environment: IngestEnvironment = {
+    TABLE_NAME: table.tableName,
+    INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
+    INGEST_CONCURRENCY: String(INGEST_ENVIRONMENT.INGEST_CONCURRENCY.default),
+    MAX_EVENT_AGE_SECONDS: String(s.maxEventAgeSeconds),
+    ...p.placementEnv,
+    // Avro and Protobuf records: ingest reads their writer schemas from the bank's registry.
+    ...schemaRegistryEnvironment(s.schemaRegistry),
+  };
+  const fn = new NotifierFunction(stack, 'Ingest', {
+    entry: 'ingest/index.ts',
+    description: 'notifier: each MSK record becomes one DynamoDB transaction (inbox + one notification per channel)',
+    metricNamespace: p.metricNamespace,
+    timeout: Duration.minutes(2),
+    environment,
+  });
+  useSchemaRegistry(fn, s.schemaRegistry);
+  // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
+  // batch's inbox items before its transactions (a known event costs no write).
+  fn.useTable(table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);
+  // UpdateItem on the sweep shard mark only (functions/stores/sweep-shard-mark.ts), never on an event's items.
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
+    }),
+  );
+  // The MSK mapping, its failed-batch bucket and what it may do with ingest's role (lib/ingest-source.ts).
+  const source = createIngestSource(stack, fn, s, p.key, p.evidence.accessLogs);
+  return { fn, source };
+}

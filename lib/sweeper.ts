@@ -1,0 +1,47 @@
+/**
+ * The sweeper's part of the stack: nothing silently lost. The function with its environment, the sweep index it
+ * queries, its schedule — the delay queue's clock — and the evidence gaps it fills.
+ */
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { SweeperEnvironment } from '../functions/contracts/environment.ts';
+import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import type { FunctionPartProps } from './function-parts.ts';
+import { NotifierFunction } from './notifier-function.ts';
+
+export function createSweeper(p: FunctionPartProps): NotifierFunction {
+  const { stack, timing, table } = p;
+  const environment: SweeperEnvironment = {
+    TABLE_NAME: table.tableName,
+    SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
+    ...p.sendingEnv,
+    ...p.placementEnv,
+    ...p.evidence.environment,
+  };
+  const fn = new NotifierFunction(stack, 'Sweeper', {
+    entry: 'sweeper/index.ts',
+    description: 'notifier: wakes deferred and stuck notifications, expires old ones, resolves expired leases',
+    metricNamespace: p.metricNamespace,
+    timeout: Duration.seconds(timing.sweeperTimeoutSeconds),
+    // No reservation (see dispatch): an overlapping run is safe, every transition is a conditional write; the
+    // timeout fits the one-minute schedule anyway (dispatch-timing.ts, SWEEPER_FITS_INTERVAL).
+    environment,
+  });
+  fn.useTable(table, ['dynamodb:Query'], { index: TABLE_SCHEMA.sweepIndex.indexName });
+  // GetItem: the re-read after a failed condition, so a write whose reply was lost is not counted as a lost race.
+  fn.useTable(table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+  // Every minute (EventBridge's smallest rate): the sweep index is the delay queue, and this is its clock.
+  const schedule = new Rule(stack, 'SweeperSchedule', {
+    schedule: Schedule.rate(Duration.seconds(timing.sweeperIntervalSeconds)),
+    targets: [new LambdaFunction(fn, { retryAttempts: 2 })],
+  });
+  Validations.of(schedule).acknowledge({
+    id: 'Serverless-EventBusDLQ',
+    reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
+  });
+  // The sweeper fills evidence gaps, which may be a send record or a customer's pointer, and closes them.
+  p.evidence.grantWrite(fn, ['sends', 'users']);
+  fn.useTable(table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+  return fn;
+}
