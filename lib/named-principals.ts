@@ -5,11 +5,14 @@
  *
  * The trust policy names each account as its principal and the roles by `aws:PrincipalArn` (ArnLike), not the role
  * ARNs as principals:
- * - a role ARN as principal must exist when the policy is written (IAM refuses the deploy otherwise), and IAM pins it
- *   to the role's unique id: a role deleted and created again under its name is silently no longer trusted;
+ * - a role ARN as principal must exist when the policy is written (IAM refuses the deploy otherwise: a stage could
+ *   not name a responder role its security account creates later), and IAM pins it to the role's unique id (a role
+ *   re-created under its name is silently untrusted) — a pin that protects little, since whoever may change a named
+ *   role's trust can become it either way;
  * - a pattern (an IAM Identity Center role's name ends in a suffix AWS chooses) is allowed in a condition, never in a
  *   principal.
  * The cost of naming the account: a named role's own IAM policy must also allow sts:AssumeRole on the role.
+ * A source identity is what the caller (or its identity provider) says: it names the person, it does not prove them.
  *
  * Break glass also requires a source identity (`sts:SourceIdentity`, which the trust policy must allow the caller to
  * set: `sts:SetSourceIdentity`), so the person behind a shared role is in CloudTrail on the assumption and on every
