@@ -5,6 +5,10 @@
  * break glass needs a source identity naming the person; every assumption of either role is reported. And the
  * settings a real stage cannot leave out, or fill with a pattern that names the whole account.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import example from '../../examples/settings.example.json' with { type: 'json' };
 import { parseSettings } from '../../lib/settings.ts';
@@ -107,6 +111,19 @@ describe('the settings', () => {
       NOW,
     );
     expect(sandbox.evidenceReaders).toBeUndefined();
+  });
+
+  it('an example stage that names nobody trusts the account, as before, and the synth says so', () => {
+    const { evidenceReaders: _r, breakGlassPrincipals: _b, ...unnamed } = example;
+    const file = join(mkdtempSync(join(tmpdir(), 'notifier-')), 'sandbox.json');
+    writeFileSync(file, JSON.stringify(unnamed));
+    const { one, statementsOf, stack } = readTemplate(file);
+    const trust = statementsOf(one('AWS::IAM::Role', 'EvidenceReaderRole')[1].Properties.AssumeRolePolicyDocument);
+    expect(allows(trust, assume('arn:aws:iam::123456789012:role/Admin', 'sts:AssumeRole'))).toBe(true);
+    const warning = Match.stringLikeRegexp(
+      'No evidenceReaders or breakGlassPrincipals: the evidence-reader and break-glass roles trust the account',
+    );
+    expect(Annotations.fromStack(stack).findWarning('*', warning)).toHaveLength(1);
   });
 
   it('IAM role ARNs only, a * at the end of the name at most: never the account, a user, or a wildcard that names everyone', () => {
