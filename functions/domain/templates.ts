@@ -191,6 +191,10 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
       case 'number':
         view[field.name] = value === undefined ? '' : formatNumber(value, intl);
         break;
+      case 'secret':
+        // Sent as given: its kind allows only characters every channel writes alike.
+        view[field.name] = value ?? '';
+        break;
       case 'enum':
         view[field.name] = value ?? '';
         for (const v of field.values ?? []) view[`${field.name}=${v}`] = value === v;
