@@ -99,6 +99,13 @@ export const INGEST_ENVIRONMENT = {
   SCHEMA_REGISTRY_URL: optionalText(),
   /** Basic auth for a Confluent registry: a secret whose value is JSON {"username", "password"}. */
   SCHEMA_REGISTRY_SECRET_ARN: optionalText(),
+  /**
+   * The KMS HMAC key a secret field's MAC is computed with (the stack's own key; stores/secret-mac.ts). Unset: an
+   * event with a secret field (a one-time code) is quarantined rather than hashed with the secret in the clear.
+   */
+  SECRET_MAC_KEY_ID: optionalText('nonEmpty', DEPLOYED),
+  /** The local run's stand-in for it: a file holding an HMAC key as hex (never a deployed stage's). */
+  SECRET_MAC_KEY_FILE: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
 export const DISPATCH_ENVIRONMENT = {

@@ -44,6 +44,8 @@ export type ProviderRequest =
       readonly messageStructure: 'json';
       /** The Message parameter: one JSON string with a payload per platform. */
       readonly payload: string;
+      /** MessageAttributes, String-typed: the TTL of the endpoint's platform, APNs' collapse id (send-moment.ts). */
+      readonly attributes?: Readonly<Record<string, string>>;
     };
 
 export const EVIDENCE_VERSION = 1;

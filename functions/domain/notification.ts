@@ -331,7 +331,11 @@ export function buildSeriesEntry(event: BankingEvent, now: number, retention: Re
   const occurredAtMs = readInstant(event.occurredAt)?.epochMs;
   if (key === undefined || occurredAtMs === undefined) return undefined;
   return {
-    pk: seriesPk(event.type, event.recipient.userId, key.map((name) => event.data[name] ?? '')),
+    pk: seriesPk(
+      event.type,
+      event.recipient.userId,
+      key.map((name) => event.data[name] ?? ''),
+    ),
     sk: seriesSk(occurredAtMs, event.eventId),
     kind: 'NOTICE_SERIES',
     eventId: event.eventId,

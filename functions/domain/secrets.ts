@@ -79,7 +79,10 @@ export function secretsInRecordText(text: string): string[] {
  * The bytes with every copy of each secret's UTF-8 bytes replaced by as many `*`: every length and offset kept, so an
  * Avro or Protobuf record still reads (with the secret masked), as for card numbers.
  */
-export function maskSecretsInBytes(bytes: Uint8Array, secrets: readonly string[]): { bytes: Uint8Array; masked: boolean } {
+export function maskSecretsInBytes(
+  bytes: Uint8Array,
+  secrets: readonly string[],
+): { bytes: Uint8Array; masked: boolean } {
   const out = Buffer.from(bytes);
   let masked = false;
   for (const secret of secrets) {

@@ -112,8 +112,7 @@ export interface PushMoment {
 }
 
 /** The remaining validity at `now` as whole seconds (at least 1: SNS reads 0 as "now or never" on APNs and FCM). */
-export const remainingSeconds = (validUntil: number, now: number) =>
-  Math.max(1, Math.floor((validUntil - now) / 1000));
+export const remainingSeconds = (validUntil: number, now: number) => Math.max(1, Math.floor((validUntil - now) / 1000));
 
 /** The SNS message attributes a push to this endpoint carries for its moment; the platform decides their names. */
 export function pushAttributes(targetArn: string, moment: PushMoment): Record<string, string> {

@@ -32,7 +32,11 @@ export const TERMINAL_STATUSES: readonly NotificationStatus[] = [
   'THROTTLED',
 ];
 /** The terminal statuses of a notification never sent because of its moment (docs/dispatch.md "The right moment"). */
-export const NOT_SENT_BY_MOMENT = ['EXPIRED', 'SUPERSEDED', 'THROTTLED'] as const satisfies readonly NotificationStatus[];
+export const NOT_SENT_BY_MOMENT = [
+  'EXPIRED',
+  'SUPERSEDED',
+  'THROTTLED',
+] as const satisfies readonly NotificationStatus[];
 
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
@@ -42,7 +46,18 @@ export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly Notificat
   // SENDING → SENDING: the holder extends its lease (with the provider's message id once it accepted).
   // SENDING → SUPPRESSED: the audience check, after the claim and the pacing wait, found the channel opted out.
   // SENDING → HELD, EXPIRED, SUPERSEDED, THROTTLED: the moment checks, between the claim and the provider call.
-  SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN', 'SENDING', 'SUPPRESSED', 'HELD', 'EXPIRED', 'SUPERSEDED', 'THROTTLED'],
+  SENDING: [
+    'SENT',
+    'FAILED',
+    'PENDING',
+    'UNKNOWN',
+    'SENDING',
+    'SUPPRESSED',
+    'HELD',
+    'EXPIRED',
+    'SUPERSEDED',
+    'THROTTLED',
+  ],
   SENT: [],
   FAILED: [],
   UNKNOWN: [],

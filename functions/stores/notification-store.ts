@@ -130,8 +130,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       ConditionExpression: move.expression,
-      UpdateExpression:
-        `SET #status = :to, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil, ${FORGET_SECRETS}`,
+      UpdateExpression: `SET #status = :to, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ...move.values, ':to': 'SUPPRESSED', ':reason': reason, ':now': iso(now) },
     });
