@@ -13,6 +13,7 @@
  */
 import type { Brand } from '../domain/brand.ts';
 import { floodGuardOf, supersedeKeyOf } from '../domain/catalogue.ts';
+import { unknownChannel } from '../domain/channels.ts';
 import { floodKey, seriesCollapseId, seriesPk } from '../domain/keys.ts';
 import { readInstant } from '../domain/moment.ts';
 import type { NotificationItem } from '../domain/notification.ts';
@@ -116,13 +117,22 @@ function seriesOf(item: NotificationItem): string | undefined {
 
 /** A push carries its remaining validity (SNS's TTL) and its series' collapse id; other channels take neither. */
 function withPushMoment(message: Message, item: NotificationItem, series: string | undefined, now: number): Message {
-  if (message.channel !== 'PUSH') return message;
-  const validUntil = validUntilOf(item);
-  const moment: PushMoment = {
-    ...(validUntil === undefined ? {} : { ttlSeconds: remainingSeconds(validUntil, now) }),
-    ...(series === undefined ? {} : { collapseId: seriesCollapseId(series) }),
-  };
-  return { ...message, ...moment };
+  switch (message.channel) {
+    case 'PUSH': {
+      const validUntil = validUntilOf(item);
+      const moment: PushMoment = {
+        ...(validUntil === undefined ? {} : { ttlSeconds: remainingSeconds(validUntil, now) }),
+        ...(series === undefined ? {} : { collapseId: seriesCollapseId(series) }),
+      };
+      return { ...message, ...moment };
+    }
+    // SNS takes no TTL for an SMS, SES none for an email (docs/dispatch.md "The right moment").
+    case 'SMS':
+    case 'EMAIL':
+      return message;
+    default:
+      return unknownChannel(message);
+  }
 }
 
 /** Records a stop on the claimed item, fenced on the claim (`record` is the holder's kept-trying write). */

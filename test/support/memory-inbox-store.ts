@@ -30,6 +30,7 @@ import type {
   StoredInbox,
 } from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
+import { TEST_SECRET_MAC } from './secret-mac.ts';
 
 type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem | SeriesEntryItem;
 
@@ -278,5 +279,6 @@ export const memoryBatchDeps = (store: MemoryInboxStore, over: Partial<BatchDeps
   maxEventAgeSeconds: 86_400,
   transactionAttempts: 2,
   sleep: async () => undefined,
+  secretMac: TEST_SECRET_MAC,
   ...over,
 });
