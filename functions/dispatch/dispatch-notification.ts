@@ -191,7 +191,8 @@ export async function dispatchNotification(
         template: item.template,
         locale: item.locale,
         channel: item.channel,
-        data: item.data,
+        // A secret (a one-time code) is kept apart from the data until the notification ends (domain/secrets.ts).
+        data: { ...item.data, ...item.secrets },
         occurredAt: item.occurredAt,
         timeZone: item.timeZone,
       },
