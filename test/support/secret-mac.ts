@@ -20,7 +20,11 @@ export function storedHashOf(a: Admission): string | undefined {
   const macs = Object.fromEntries(
     secrets.map(([name, value]) => [
       name,
-      macDigest(createHmac('sha256', TEST_SECRET_KEY).update(secretMacMessage(a.event.eventId, name, value)).digest()),
+      macDigest(
+        createHmac('sha256', TEST_SECRET_KEY)
+          .update(secretMacMessage(a.event.eventId, name, value))
+          .digest(),
+      ),
     ]),
   );
   return payloadHash({ ...a.hashInput, secretMacs: macs });
