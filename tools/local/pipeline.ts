@@ -389,9 +389,11 @@ export class NotConvergedError extends Error {
 }
 
 /**
- * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those (table-schema.ts), so
- * counting them costs what is in flight, not what the table holds — converge asks after every idle pump. (In AWS an
- * index is eventually consistent; DynamoDB Local updates it with the item, so the count is exact here.)
+ * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those and the HELD ones
+ * (table-schema.ts), so counting them costs what is in flight, not what the table holds — converge asks after every
+ * idle pump. A HELD notification waits for its send window on purpose (hours): it is not in flight, and a run
+ * converges with it listed as waiting. (In AWS an index is eventually consistent; DynamoDB Local updates it with the
+ * item, so the count is exact here.)
  */
 export async function countInFlight(endpoint: string, tableName: string): Promise<number> {
   const client = localClient(endpoint);
@@ -404,6 +406,9 @@ export async function countInFlight(endpoint: string, tableName: string): Promis
           TableName: tableName,
           IndexName: TABLE_SCHEMA.sweepIndex.indexName,
           Select: 'COUNT',
+          FilterExpression: '#status <> :held',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':held': { S: 'HELD' } },
           ExclusiveStartKey: start,
         }),
       );
