@@ -9,6 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { definitionOf, readCatalogue } from '../../functions/domain/catalogue.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
+import { resendRefusal } from '../../functions/domain/resend.ts';
 import { momentVerdict, pushAttributes, windowOpening } from '../../functions/domain/send-moment.ts';
 import type { Message } from '../../functions/domain/templates.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
@@ -196,5 +197,23 @@ describe('what a push carries of the moment: SNS message attributes named for th
     expect(sns.commandCalls(PublishCommand)[1]?.args[0].input.MessageAttributes).toEqual({
       'AWS.SNS.SMS.SMSType': { DataType: 'String', StringValue: 'Transactional' },
     });
+  });
+});
+
+describe('an operator’s resend is refused, truthfully, where the moment would stop it', () => {
+  const failed = { status: 'FAILED', template: 'OneTimePasscode', occurredAt: '2026-06-10T10:00:00Z' };
+  it('a code past its five minutes: the preview says it would end EXPIRED, never sent', () => {
+    expect(resendRefusal('e#SMS', failed, undefined, at('2026-06-10T10:06:00Z'))).toMatch(
+      /validity ended at 2026-06-10T10:05:00.000Z; a resend would end EXPIRED/,
+    );
+    expect(resendRefusal('e#SMS', failed, undefined, at('2026-06-10T10:01:00Z'))).toBeUndefined();
+  });
+  it.each([
+    [{ status: 'EXPIRED', validUntil: '2026-06-10T10:05:00.000Z' }, /is EXPIRED: its validity ended/],
+    [{ status: 'SUPERSEDED', supersededBy: 'lb-2' }, /SUPERSEDED by the newer notice lb-2/],
+    [{ status: 'THROTTLED', throttledWindow: '3 per 3600 s' }, /THROTTLED by its type's flood guard/],
+    [{ status: 'HELD', heldUntil: '2026-06-10T23:00:00.000Z' }, /HELD until 2026-06-10T23:00:00.000Z/],
+  ])('%j', (item, reason) => {
+    expect(resendRefusal('e#EMAIL', item)).toMatch(reason);
   });
 });
