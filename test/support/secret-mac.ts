@@ -4,6 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Admission } from '../../functions/domain/admission.ts';
+import type { Decoded } from '../../functions/domain/event/decode.ts';
 import { payloadHash } from '../../functions/domain/event/hash.ts';
 import { macDigest, secretMacMessage, secretsOf } from '../../functions/domain/secrets.ts';
 import { LocalSecretMac } from '../../functions/stores/secret-mac.ts';
@@ -12,9 +13,9 @@ export const TEST_SECRET_KEY = Buffer.from('notifier tests: the secret MAC key',
 export const TEST_SECRET_MAC = new LocalSecretMac(TEST_SECRET_KEY, 'test');
 
 /** The hash ingest stores for an admitted event: its own, or — with secrets — the one over their MACs. */
-export function storedHashOf(a: Admission): string | undefined {
+export function storedHashOf(a: Admission | Decoded): string | undefined {
   if (!a.ok) return undefined;
-  if ('preferences' in a) return a.payloadHash;
+  if (!('event' in a)) return a.payloadHash;
   const secrets = Object.entries(secretsOf(a.event.type, a.event.data));
   if (secrets.length === 0) return a.payloadHash;
   const macs = Object.fromEntries(
