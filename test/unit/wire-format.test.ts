@@ -31,7 +31,6 @@ import {
   schemaRegistryFor,
 } from '../../functions/ingest/schema-registry.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import { storedHashOf } from '../support/secret-mac.ts';
 import { SCHEMA_FILE } from '../../tools/scripts/schema.ts';
 import {
   EXAMPLE_AVRO,
@@ -43,6 +42,7 @@ import {
 } from '../../tools/scripts/wire-schemas.ts';
 import { transferEvent } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
+import { storedHashOf } from '../support/secret-mac.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const wire = wireFilesOf([JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'))]);
