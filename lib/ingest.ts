@@ -7,6 +7,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { INGEST_ENVIRONMENT, type IngestEnvironment } from '../functions/contracts/environment.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
+import { grantsOnlyForAwsServices } from './evidence-key.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { createIngestSource, type IngestSource } from './ingest-source.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -27,6 +28,7 @@ export function createIngest(p: FunctionPartProps): Ingest {
     description: 'notifier: the keyed MAC of secret fields (one-time codes) in the payloadHash and the evidence',
     removalPolicy: RemovalPolicy.RETAIN,
   });
+  secretMacKey.addToResourcePolicy(grantsOnlyForAwsServices());
   const environment: IngestEnvironment = {
     SECRET_MAC_KEY_ID: secretMacKey.keyArn,
     TABLE_NAME: table.tableName,
