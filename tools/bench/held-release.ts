@@ -33,7 +33,7 @@ export interface HeldReleaseFigures {
   /** The run (1-based) that woke the critical notices, and the held ones released before it (0: critical first). */
   readonly criticalWokenInRun: number;
   readonly heldReleasedBeforeCritical: number;
-  /** Held notices released per minute of schedule, and per second: the provider's quota when the cap binds. */
+  /** Notices released or woken per second of schedule in the runs the cap bound: the provider's quota. */
   readonly releasedPerSecond: number;
   readonly meanRunWallMs: number;
 }
@@ -113,7 +113,8 @@ export async function measureHeldRelease(
     }
     released += r.released.length;
   }
-  const draining = runs.filter((r) => r.released > 0);
+  const full = runs.filter((r) => r.released + r.woken >= capPerRun);
+  const perRun = full.reduce((s, r) => s + r.released + r.woken, 0) / Math.max(1, full.length);
   return {
     held: options.held,
     critical: options.critical,
@@ -121,7 +122,7 @@ export async function measureHeldRelease(
     runs,
     criticalWokenInRun,
     heldReleasedBeforeCritical,
-    releasedPerSecond: Math.round((released / (draining.length * intervalMs)) * 1000 * 10) / 10,
+    releasedPerSecond: Math.round(((perRun * 1000) / intervalMs) * 10) / 10,
     meanRunWallMs: Math.round(runs.reduce((s, r) => s + r.wallMs, 0) / runs.length),
   };
 }
