@@ -158,6 +158,7 @@ export function loadDispatchConfig(env: Env = process.env) {
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
     ...placementOf(c),
     evidence: evidenceOf(c),
+    noticeTiming: c.NOTICE_TIMING,
   };
 }
 

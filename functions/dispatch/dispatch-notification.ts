@@ -39,6 +39,7 @@ import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
+import type { NoticeTiming } from '../domain/send-moment.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
@@ -88,9 +89,8 @@ export type DispatchResult =
     }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
-  /** Outside its type's send window: HELD until `until` (the window's opening in `zone`). */
+  /** HELD until its send window opens (`until`, in `zone`), or not sent for its moment (EXPIRED, SUPERSEDED, THROTTLED). */
   | { kind: 'held'; item: NotificationItem; until: number; zone: string }
-  /** Not sent because of its moment: EXPIRED (validity), SUPERSEDED, THROTTLED (flood guard). */
   | { kind: 'unsent'; item: NotificationItem; end: UnsentEnd }
   | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
   | { kind: 'unknown'; item: NotificationItem; reason: string; resend: boolean };
@@ -121,8 +121,9 @@ export interface DispatchDeps {
   readonly audience?: AudienceGate;
   /** Where the evidence of every accepted send goes (docs/evidence-and-privacy.md). */
   readonly evidence?: EvidenceDeps;
-  /** The series and flood-guard reads of the right moment; without it neither is checked (moment-checks.ts). */
+  /** The right moment's series and flood-guard reads (without: neither checked), and its timing (moment-checks.ts). */
   readonly moment?: MomentStore;
+  readonly timing?: NoticeTiming;
 }
 
 /** This record's share of the invocation: when its send must have finished, and how long it may wait before that. */
@@ -181,7 +182,7 @@ export async function dispatchNotification(
     return landed(t, { kind: 'expired', item });
   }
   if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
-  const early = momentFirst(item, deps.brand, deps.now());
+  const early = momentFirst(item, deps, deps.now());
   if (early !== undefined) return stopped(holder, early);
 
   let message: Message;

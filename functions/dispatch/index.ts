@@ -62,6 +62,7 @@ const deps: DispatchDeps = {
   brand: config.brand,
   audience: new DynamoAudienceStore(documentClient, config.tableName),
   moment: new DynamoMomentStore(documentClient, config.tableName),
+  timing: config.noticeTiming,
   ...(evidenceStore === undefined
     ? {}
     : {

@@ -17,7 +17,14 @@ import { unknownChannel } from '../domain/channels.ts';
 import { floodKey, seriesCollapseId, seriesPk } from '../domain/keys.ts';
 import { readInstant } from '../domain/moment.ts';
 import type { NotificationItem } from '../domain/notification.ts';
-import { floodWindow, momentVerdict, type PushMoment, remainingSeconds, validUntilOf } from '../domain/send-moment.ts';
+import {
+  floodWindow,
+  momentVerdict,
+  type NoticeTiming,
+  type PushMoment,
+  remainingSeconds,
+  validUntilOf,
+} from '../domain/send-moment.ts';
 import type { Message } from '../domain/templates.ts';
 import type { FloodSlotKey, MomentStore } from '../stores/moment-store.ts';
 import type { Transition, UnsentEnd } from '../stores/notification-port.ts';
@@ -32,9 +39,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const fallbackZone = (item: NotificationItem, brand: Brand) =>
   brand.defaultTimeZone[item.locale] ?? brand.defaultTimeZone.en ?? 'UTC';
 
-/** The pure checks: validity, then the send window. Undefined: the moment allows the send. */
-export function momentFirst(item: NotificationItem, brand: Brand, now: number): MomentStop | undefined {
-  const verdict = momentVerdict(item, fallbackZone(item, brand), now);
+/** The pure checks: validity, then the send window (neither in a replay). Undefined: the moment allows the send. */
+export function momentFirst(
+  item: NotificationItem,
+  deps: Pick<MomentDeps, 'brand' | 'timing'>,
+  now: number,
+): MomentStop | undefined {
+  if (deps.timing === 'REPLAY') return undefined;
+  const verdict = momentVerdict(item, fallbackZone(item, deps.brand), now);
   switch (verdict.kind) {
     case 'send':
       return undefined;
@@ -49,6 +61,8 @@ export interface MomentDeps {
   readonly moment?: MomentStore | undefined;
   readonly brand: Brand;
   readonly now: () => number;
+  /** ENFORCED unless a local replay of dated events says otherwise (send-moment.ts NoticeTiming). */
+  readonly timing?: NoticeTiming | undefined;
 }
 
 /** The send may start: the message with what a push carries of the moment, and the flood slot it took (if any). */
@@ -95,12 +109,12 @@ export async function momentLast(
     if (slot !== undefined) await store?.giveBackFloodSlot(slot);
   };
   const now = deps.now();
-  const again = momentFirst(item, deps.brand, now);
+  const again = momentFirst(item, deps, now);
   if (again !== undefined) {
     await giveBack();
     return { stop: again };
   }
-  return { message: withPushMoment(message, item, series, now), giveBack };
+  return { message: withPushMoment(message, item, series, now, deps.timing), giveBack };
 }
 
 /** The series a notification belongs to (its type supersedes), or undefined. */
@@ -116,10 +130,16 @@ function seriesOf(item: NotificationItem): string | undefined {
 }
 
 /** A push carries its remaining validity (SNS's TTL) and its series' collapse id; other channels take neither. */
-function withPushMoment(message: Message, item: NotificationItem, series: string | undefined, now: number): Message {
+function withPushMoment(
+  message: Message,
+  item: NotificationItem,
+  series: string | undefined,
+  now: number,
+  timing: NoticeTiming | undefined,
+): Message {
   switch (message.channel) {
     case 'PUSH': {
-      const validUntil = validUntilOf(item);
+      const validUntil = timing === 'REPLAY' ? undefined : validUntilOf(item);
       const moment: PushMoment = {
         ...(validUntil === undefined ? {} : { ttlSeconds: remainingSeconds(validUntil, now) }),
         ...(series === undefined ? {} : { collapseId: seriesCollapseId(series) }),

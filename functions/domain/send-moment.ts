@@ -11,6 +11,13 @@ import { sendWindowOf, validityMsOf } from './catalogue.ts';
 import { readInstant } from './moment.ts';
 import { parsePushEndpoint } from './push-endpoint.ts';
 
+/**
+ * Whether the clock judges a notice's validity and window: always in AWS (ENFORCED); not in a local replay of a file
+ * of dated events (REPLAY), whose dates are long past and whose wall clock is any hour.
+ */
+export const NOTICE_TIMINGS = ['ENFORCED', 'REPLAY'] as const;
+export type NoticeTiming = (typeof NOTICE_TIMINGS)[number];
+
 /** What the moment checks read of a notification. */
 export interface MomentFacts {
   readonly template: string;

@@ -94,7 +94,13 @@ describe('npm start', () => {
       JSON.stringify(
         transferEvent({
           eventId: `burst-${i}`,
-          recipient: { email: `c${i}@example.com`, pushEndpointArn: undefined, phoneNumber: undefined },
+          // Forty customers: one customer's forty transfer notices in a minute would meet its flood guard.
+          recipient: {
+            userId: `c-${i}`,
+            email: `c${i}@example.com`,
+            pushEndpointArn: undefined,
+            phoneNumber: undefined,
+          },
           channels: ['EMAIL'],
         }),
       ),

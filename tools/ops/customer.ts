@@ -386,7 +386,7 @@ export async function eraseCustomer(deps: TableDeps, userId: string, now: number
             TableName: deps.tableName,
             Key: { pk: n.pk, sk: n.sk },
             UpdateExpression: 'SET recipient = :empty, #data = :nothing, userId = :erased, erasedAt = :at',
-            ConditionExpression: '#status IN (:s0, :s1, :s2, :s3, :s4) AND userId = :user',
+            ConditionExpression: `#status IN (${FINISHED.map((_, i) => `:s${i}`).join(', ')}) AND userId = :user`,
             ExpressionAttributeNames: { '#data': 'data', '#status': 'status' },
             ExpressionAttributeValues: {
               ':empty': '',
