@@ -377,8 +377,8 @@ export function buildQuarantine(
 }
 
 /**
- * The record as kept for its replay, with every card number in it masked (card-number.ts): a quarantined record must
- * not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
+ * The record as kept for its replay, with every card number and IBAN in it masked (card-number.ts): a quarantined
+ * record must not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
  * Protobuf record still reads — its card numbers masked; a zlib-compressed Glue record in its inflated payload,
  * compressed again; anything else as text.
  */
@@ -389,7 +389,7 @@ function keptValue(raw: string, secrets: readonly string[]): string {
   const cards = maskCardNumbersInBytes(compressed?.payload ?? bytes);
   // A secret's bytes masked too, every length kept (secrets.ts): a replay of an expired code sends nothing anyway.
   const kept = maskSecretsInBytes(cards.bytes, secrets);
-  if (!cards.masked && !kept.masked) return raw;
+  if (!cards.masked && !cards.ibanMasked && !kept.masked) return raw;
   const masked = compressed === undefined ? kept.bytes : recompressedGlueRecord(compressed.header, kept.bytes);
   return Buffer.from(masked).toString('base64');
 }

@@ -4,6 +4,7 @@
  * the operator is shown is what the write does.
  */
 import { erasedRefusal, isErased } from './erasure.ts';
+import { type Refusal, refusal } from './refusal.ts';
 import { validUntilOf } from './send-moment.ts';
 import { canMove, type NotificationStatus } from './state-machine.ts';
 
@@ -20,30 +21,50 @@ export interface ResendCandidate {
   readonly supersededBy?: unknown;
   readonly throttledWindow?: unknown;
   readonly heldUntil?: unknown;
+  readonly suppressedReason?: unknown;
 }
 
 /**
- * Why the moment refuses a resend (docs/dispatch.md "The right moment"): ended by it (EXPIRED, SUPERSEDED,
- * THROTTLED — the pipeline decided it must not be sent, and a resend would end the same), waiting for its window
- * (HELD), or past its validity whatever its status: dispatch would end it EXPIRED, never sent.
+ * Why the moment ended a notification, so a resend is refused (docs/dispatch.md "The right moment"): waiting for its
+ * window (HELD: the sweeper releases it), or ended by the moment (EXPIRED, SUPERSEDED, THROTTLED — the pipeline
+ * decided it must not be sent, and a resend would end the same).
  */
-function momentRefusal(id: string, item: ResendCandidate, now: number | undefined): string | undefined {
+function endedByMoment(id: string, item: ResendCandidate): Refusal | undefined {
   switch (item.status) {
     case 'HELD':
-      return `${id} is HELD until ${String(item.heldUntil)} (its send window): the sweeper releases it then, nothing to resend`;
+      return refusal(
+        'HELD',
+        `${id} is HELD until ${String(item.heldUntil)} (its send window): the sweeper releases it then, nothing to resend`,
+      );
     case 'EXPIRED':
-      return `${id} is EXPIRED: its validity ended at ${String(item.validUntil)}; a resend would expire again, never sent`;
+      return refusal(
+        'PAST_VALIDITY',
+        `${id} is EXPIRED: its validity ended at ${String(item.validUntil)}; a resend would expire again, never sent`,
+      );
     case 'SUPERSEDED':
-      return `${id} is SUPERSEDED by the newer notice ${String(item.supersededBy)}: that one is what the customer is to get`;
+      return refusal(
+        'SUPERSEDED',
+        `${id} is SUPERSEDED by the newer notice ${String(item.supersededBy)}: that one is what the customer is to get`,
+      );
     case 'THROTTLED':
-      return `${id} is THROTTLED by its type's flood guard (${String(item.throttledWindow)}): the customer had their limit; it is not resent`;
+      return refusal(
+        'THROTTLED',
+        `${id} is THROTTLED by its type's flood guard (${String(item.throttledWindow)}): the customer had their limit; it is not resent`,
+      );
   }
+  return undefined;
+}
+
+/** A notice past its validity (send-moment.ts) at `now`, whatever its status: dispatch would end it EXPIRED, never sent. */
+function pastValidity(id: string, item: ResendCandidate, now: number | undefined): Refusal | undefined {
   if (now === undefined || typeof item.template !== 'string') return undefined;
   const occurredAt = typeof item.occurredAt === 'string' ? item.occurredAt : undefined;
   const validUntil = validUntilOf({ template: item.template, occurredAt });
-  return validUntil !== undefined && now >= validUntil
-    ? `${id}: its validity ended at ${new Date(validUntil).toISOString()}; a resend would end EXPIRED, never sent`
-    : undefined;
+  if (validUntil === undefined || now < validUntil) return undefined;
+  return refusal(
+    'PAST_VALIDITY',
+    `${id}: its validity ended at ${new Date(validUntil).toISOString()}; a resend would end EXPIRED, never sent`,
+  );
 }
 
 /** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
@@ -63,7 +84,8 @@ export function acceptedRefusal(id: string, status: string, messageId: string | 
 /**
  * Why this notification may not be resent, or undefined when it may: erased (never); accepted by the provider
  * (SENT, or UNKNOWN with a late message id) unless the operator names that message id; REFUSED (the producer's
- * corrected event repairs it); still in flight.
+ * corrected event repairs it); SUPPRESSED (an opt-out or an unreachable address: a resend would be suppressed again);
+ * still in flight; held, or ended by the moment (EXPIRED, SUPERSEDED, THROTTLED); past its validity at `now`.
  */
 export function resendRefusal(
   id: string,
@@ -71,10 +93,10 @@ export function resendRefusal(
   despiteAccepted?: string,
   /** The clock: with it, a notice past its validity is refused too (the check dispatch would make). */
   now?: number,
-): string | undefined {
-  if (isErased(item)) return erasedRefusal(id, item, 'resent');
-  const moment = momentRefusal(id, item, now);
-  if (moment !== undefined) return moment;
+): Refusal | undefined {
+  if (isErased(item)) return refusal('ERASED', erasedRefusal(id, item, 'resent'));
+  const ended = endedByMoment(id, item);
+  if (ended !== undefined) return ended;
   const status = String(item.status);
   const accepted = acceptedMessageId(item);
   if ((status === 'SENT' || accepted !== undefined) && (accepted === undefined || despiteAccepted !== accepted)) {
@@ -82,13 +104,57 @@ export function resendRefusal(
       despiteAccepted !== undefined && accepted !== undefined
         ? ` (--despite-accepted names ${despiteAccepted}, not ${accepted})`
         : '';
-    return `${acceptedRefusal(id, status, accepted)}${mismatch}`;
+    return refusal('ACCEPTED', `${acceptedRefusal(id, status, accepted)}${mismatch}`);
   }
   if (status === 'REFUSED') {
-    return `${id} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`;
+    return refusal(
+      'CONTACT_REFUSED',
+      `${id} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`,
+    );
+  }
+  if (status === 'SUPPRESSED') {
+    const why = typeof item.suppressedReason === 'string' ? ` (${item.suppressedReason})` : '';
+    return refusal(
+      'SUPPRESSED',
+      `${id} is SUPPRESSED${why}: the customer opted out or the address cannot be reached; a resend would be suppressed again (lift-suppression, or the customer's new preferences, first)`,
+    );
   }
   if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
-    return `${id} is ${status}: still in flight, the pipeline has not given up on it`;
+    return refusal('IN_FLIGHT', `${id} is ${status}: still in flight, the pipeline has not given up on it`);
   }
-  return undefined;
+  return pastValidity(id, item, now);
+}
+
+/** What a resend keeps of the send it replaces, as read before the write. */
+export interface ResentItem extends ResendCandidate {
+  readonly attempt?: unknown;
+  readonly lastError?: unknown;
+  readonly deliveryStatus?: unknown;
+  readonly deliveryResponse?: unknown;
+}
+
+/**
+ * The entry a resend appends to the item's `manualResends`: who, when, why, and the status, attempt, last error,
+ * provider message id and delivery report the notification had — the earlier send's feedback stays here, while the
+ * new send's starts afresh on the item.
+ */
+export function manualResendRecord(
+  item: ResentItem,
+  by: string,
+  reason: string,
+  at: string,
+  despiteAccepted: boolean,
+): Record<string, unknown> {
+  return {
+    by,
+    at,
+    reason,
+    fromStatus: String(item.status),
+    attempt: item.attempt,
+    ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
+    ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+    ...(despiteAccepted ? { despiteAccepted: true } : {}),
+    ...(typeof item.deliveryStatus === 'string' ? { deliveryStatus: item.deliveryStatus } : {}),
+    ...(typeof item.deliveryResponse === 'string' ? { deliveryResponse: item.deliveryResponse } : {}),
+  };
 }

@@ -549,7 +549,7 @@ describe('templates: the compiled module', () => {
   it('is what templates/ compiles to (run `npm run templates` after editing a template)', async () => {
     const { generateModule, GENERATED_FILE } = await import('../../tools/scripts/templates.ts');
     const { source } = await generateModule();
-    expect(source === readFileSync(GENERATED_FILE, 'utf8'), 'templates.generated.ts is stale: npm run templates').toBe(
+    expect(source === readFileSync(GENERATED_FILE, 'utf8'), 'templates.generated.ts is stale: npm run generate').toBe(
       true,
     );
   }, 60_000);

@@ -2,8 +2,9 @@
  * The chaos suite's vocabulary: the provider modes and what each is expected to do, a run's options and report, and
  * the generated events and records. Shared by generating (generate.ts), running (scenario.ts) and judging (analyse.ts).
  */
+
+import type { IngestFigures } from '../../functions/contracts/ingest-figures.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import type { IngestFigures } from '../../functions/ingest/figures.ts';
 
 /**
  * What each provider mode does to one notification, and the outcome the suite expects:
