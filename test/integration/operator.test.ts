@@ -18,6 +18,7 @@ import {
   preview,
   replayFailedBatches,
   replayQuarantine,
+  resend,
   S3ParkedBatches,
 } from '../../functions/operator/index.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
@@ -252,6 +253,23 @@ describe('resend', () => {
     // SENT: the same, deliberately.
     await expect(resendNow(ports(), request('ops-sent-2'))).rejects.toThrow(/message m-2/);
     expect((await resendNow(ports(), { ...request('ops-sent-2'), despiteAccepted: 'm-2' })).status).toBe('PENDING');
+  });
+
+  it('refuses, at the clock of the request, a notice the moment would stop: past its validity, or held for its window', async () => {
+    // A one-time code valid five minutes, its send failed; ten minutes after it occurred a resend would end EXPIRED.
+    const code = { template: 'OneTimePasscode', occurredAt: '2026-11-01T00:00:00.000Z' };
+    await put('ops-code', 'FAILED', code);
+    const at = (iso: string) => operatorOn(table, { now: () => Date.parse(iso) });
+    expect(await preview(resend, at('2026-11-01T00:10:00Z'), request('ops-code'))).toEqual({
+      ok: false,
+      refusal: { code: 'PAST_VALIDITY', message: expect.stringMatching(/validity ended at 2026-11-01T00:05:00.000Z/) },
+    });
+    await expect(resendNow(at('2026-11-01T00:10:00Z'), request('ops-code'))).rejects.toThrow(/would end EXPIRED/);
+    expect((await table.eventItems('ops-code'))[0]).toMatchObject({ status: 'FAILED', attempt: 3 });
+    // Within its validity the same resend goes ahead.
+    expect((await resendNow(at('2026-11-01T00:04:00Z'), request('ops-code'))).status).toBe('PENDING');
+    await put('ops-held', 'HELD', { heldUntil: '2026-11-01T08:00:00.000Z' });
+    await expect(resendNow(ports(), request('ops-held'))).rejects.toThrow(/HELD until 2026-11-01T08:00:00.000Z/);
   });
 
   /** Ports whose first UpdateCommand is preceded by `meanwhile` on the same item: a change between the read and the write. */

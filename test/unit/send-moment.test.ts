@@ -203,17 +203,25 @@ describe('what a push carries of the moment: SNS message attributes named for th
 describe('an operator’s resend is refused, truthfully, where the moment would stop it', () => {
   const failed = { status: 'FAILED', template: 'OneTimePasscode', occurredAt: '2026-06-10T10:00:00Z' };
   it('a code past its five minutes: the preview says it would end EXPIRED, never sent', () => {
-    expect(resendRefusal('e#SMS', failed, undefined, at('2026-06-10T10:06:00Z'))).toMatch(
-      /validity ended at 2026-06-10T10:05:00.000Z; a resend would end EXPIRED/,
-    );
+    expect(resendRefusal('e#SMS', failed, undefined, at('2026-06-10T10:06:00Z'))).toEqual({
+      code: 'PAST_VALIDITY',
+      message: expect.stringMatching(/validity ended at 2026-06-10T10:05:00.000Z; a resend would end EXPIRED/),
+    });
     expect(resendRefusal('e#SMS', failed, undefined, at('2026-06-10T10:01:00Z'))).toBeUndefined();
   });
   it.each([
-    [{ status: 'EXPIRED', validUntil: '2026-06-10T10:05:00.000Z' }, /is EXPIRED: its validity ended/],
-    [{ status: 'SUPERSEDED', supersededBy: 'lb-2' }, /SUPERSEDED by the newer notice lb-2/],
-    [{ status: 'THROTTLED', throttledWindow: '3 per 3600 s' }, /THROTTLED by its type's flood guard/],
-    [{ status: 'HELD', heldUntil: '2026-06-10T23:00:00.000Z' }, /HELD until 2026-06-10T23:00:00.000Z/],
-  ])('%j', (item, reason) => {
-    expect(resendRefusal('e#EMAIL', item)).toMatch(reason);
+    [{ status: 'EXPIRED', validUntil: '2026-06-10T10:05:00.000Z' }, 'PAST_VALIDITY', /is EXPIRED: its validity ended/],
+    [{ status: 'SUPERSEDED', supersededBy: 'lb-2' }, 'SUPERSEDED', /SUPERSEDED by the newer notice lb-2/],
+    [{ status: 'THROTTLED', throttledWindow: '3 per 3600 s' }, 'THROTTLED', /THROTTLED by its type's flood guard/],
+    [{ status: 'HELD', heldUntil: '2026-06-10T23:00:00.000Z' }, 'HELD', /HELD until 2026-06-10T23:00:00.000Z/],
+  ])('%j', (item, code, reason) => {
+    expect(resendRefusal('e#EMAIL', item)).toEqual({ code, message: expect.stringMatching(reason) });
+  });
+  it('a sent notice is refused as accepted first; with its message id named, past validity still refuses', () => {
+    const sent = { ...failed, status: 'SENT', providerMessageId: 'm-1' };
+    const late = at('2026-06-10T10:06:00Z');
+    expect(resendRefusal('e#SMS', sent, undefined, late)?.code).toBe('ACCEPTED');
+    expect(resendRefusal('e#SMS', sent, 'm-1', late)?.code).toBe('PAST_VALIDITY');
+    expect(resendRefusal('e#SMS', sent, 'm-1', at('2026-06-10T10:04:00Z'))).toBeUndefined();
   });
 });
