@@ -44,10 +44,9 @@ import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
 import type { MomentStore } from '../stores/moment-store.ts';
-import type { UnsentEnd } from '../stores/notification-port.ts';
 import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
-import { momentFirst, momentLast, recordStop } from './moment-checks.ts';
+import { type MomentResult, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
@@ -89,9 +88,8 @@ export type DispatchResult =
     }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
-  /** HELD until its send window opens (`until`, in `zone`), or not sent for its moment (EXPIRED, SUPERSEDED, THROTTLED). */
-  | { kind: 'held'; item: NotificationItem; until: number; zone: string }
-  | { kind: 'unsent'; item: NotificationItem; end: UnsentEnd }
+  /** HELD until its send window opens, or not sent for its moment (EXPIRED, SUPERSEDED, THROTTLED). */
+  | MomentResult
   | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
   | { kind: 'unknown'; item: NotificationItem; reason: string; resend: boolean };
 
@@ -352,15 +350,9 @@ async function beforeSend(
 }
 
 /** The moment stopped the send: HELD, or ended unsent (moment-checks.ts), fenced on the claim. */
-async function stopped(holder: Holder, stop: Parameters<typeof recordStop>[1]): Promise<DispatchResult> {
-  const { item } = holder;
-  const t = await recordStop(item, stop, holder.deps.store, (write) => holder.record(write));
-  return landed(
-    t,
-    stop.kind === 'hold'
-      ? { kind: 'held', item, until: stop.until, zone: stop.zone }
-      : { kind: 'unsent', item, end: stop.end },
-  );
+async function stopped(holder: Holder, stop: MomentStop): Promise<DispatchResult> {
+  const { transition, result } = await recordStop(holder.item, stop, holder.deps.store, (w) => holder.record(w));
+  return landed(transition, result);
 }
 
 /** Holds a scope; when the breaker item cannot be written, this environment still holds it (until a backoff). */

@@ -155,14 +155,25 @@ function withPushMoment(
   }
 }
 
+/** What dispatch answers when the moment stopped a send: HELD until its window opens, or ended unsent. */
+export type MomentResult =
+  | { kind: 'held'; item: NotificationItem; until: number; zone: string }
+  | { kind: 'unsent'; item: NotificationItem; end: UnsentEnd };
+
 /** Records a stop on the claimed item, fenced on the claim (`record` is the holder's kept-trying write). */
-export function recordStop(
+export async function recordStop(
   item: NotificationItem,
   stop: MomentStop,
   store: NotificationStore,
   record: (write: (now: number) => Promise<Transition>) => Promise<Transition>,
-): Promise<Transition> {
-  return stop.kind === 'hold'
-    ? record((now) => store.hold(item, stop.until, stop.zone, now))
-    : record((now) => store.endUnsent(item, stop.end, now));
+): Promise<{ transition: Transition; result: MomentResult }> {
+  const transition =
+    stop.kind === 'hold'
+      ? await record((now) => store.hold(item, stop.until, stop.zone, now))
+      : await record((now) => store.endUnsent(item, stop.end, now));
+  const result: MomentResult =
+    stop.kind === 'hold'
+      ? { kind: 'held', item, until: stop.until, zone: stop.zone }
+      : { kind: 'unsent', item, end: stop.end };
+  return { transition, result };
 }

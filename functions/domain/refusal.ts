@@ -31,6 +31,8 @@ export const REFUSAL_CODES = [
   'SUPERSEDED',
   /** Its type's flood guard limited it: the customer had their share in that window. */
   'THROTTLED',
+  /** Its secret (a one-time code) was forgotten when it ended: nothing to send again. */
+  'SECRET_FORGOTTEN',
   /** The kept copy of a quarantined record was cut short: only a corrected value can be replayed. */
   'VALUE_TRUNCATED',
   /** A corrected value that is not the quarantined record's event (it names another eventId, or none). */

@@ -22,6 +22,9 @@ export interface ResendCandidate {
   readonly throttledWindow?: unknown;
   readonly heldUntil?: unknown;
   readonly suppressedReason?: unknown;
+  /** A secret field's value until the notification ends, and its keyed MAC (secrets.ts): kept after. */
+  readonly secrets?: unknown;
+  readonly secretDigests?: unknown;
 }
 
 /**
@@ -85,7 +88,8 @@ export function acceptedRefusal(id: string, status: string, messageId: string | 
  * Why this notification may not be resent, or undefined when it may: erased (never); accepted by the provider
  * (SENT, or UNKNOWN with a late message id) unless the operator names that message id; REFUSED (the producer's
  * corrected event repairs it); SUPPRESSED (an opt-out or an unreachable address: a resend would be suppressed again);
- * still in flight; held, or ended by the moment (EXPIRED, SUPERSEDED, THROTTLED); past its validity at `now`.
+ * still in flight; held, or ended by the moment (EXPIRED, SUPERSEDED, THROTTLED); past its validity at `now`; a
+ * one-time code forgotten when it ended.
  */
 export function resendRefusal(
   id: string,
@@ -122,7 +126,19 @@ export function resendRefusal(
   if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
     return refusal('IN_FLIGHT', `${id} is ${status}: still in flight, the pipeline has not given up on it`);
   }
-  return pastValidity(id, item, now);
+  return pastValidity(id, item, now) ?? secretForgotten(id, item);
+}
+
+/**
+ * A notice whose secret (a one-time code) was forgotten when it ended (secrets.ts): there is nothing to send again, and
+ * a message without its code would mislead. The customer asks for a new code; the producer sends a new event.
+ */
+function secretForgotten(id: string, item: ResendCandidate): Refusal | undefined {
+  if (item.secretDigests === undefined || item.secrets !== undefined) return undefined;
+  return refusal(
+    'SECRET_FORGOTTEN',
+    `${id} carried a secret (a one-time code) that was never kept after it ended: it cannot be sent again; the customer asks for a new code`,
+  );
 }
 
 /** What a resend keeps of the send it replaces, as read before the write. */

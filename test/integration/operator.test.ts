@@ -255,19 +255,26 @@ describe('resend', () => {
     expect((await resendNow(ports(), { ...request('ops-sent-2'), despiteAccepted: 'm-2' })).status).toBe('PENDING');
   });
 
-  it('refuses, at the clock of the request, a notice the moment would stop: past its validity, or held for its window', async () => {
-    // A one-time code valid five minutes, its send failed; ten minutes after it occurred a resend would end EXPIRED.
-    const code = { template: 'OneTimePasscode', occurredAt: '2026-11-01T00:00:00.000Z' };
-    await put('ops-code', 'FAILED', code);
+  it('refuses, at the clock of the request, a notice the moment would stop: past its validity, held, or a code never kept', async () => {
     const at = (iso: string) => operatorOn(table, { now: () => Date.parse(iso) });
-    expect(await preview(resend, at('2026-11-01T00:10:00Z'), request('ops-code'))).toEqual({
+    // A low-balance notice is worth sending for six hours after it occurred; its send failed.
+    await put('ops-lowbal', 'FAILED', { template: 'LowBalance', occurredAt: '2026-11-01T00:00:00.000Z' });
+    expect(await preview(resend, at('2026-11-01T06:30:00Z'), request('ops-lowbal'))).toEqual({
       ok: false,
-      refusal: { code: 'PAST_VALIDITY', message: expect.stringMatching(/validity ended at 2026-11-01T00:05:00.000Z/) },
+      refusal: { code: 'PAST_VALIDITY', message: expect.stringMatching(/validity ended at 2026-11-01T06:00:00.000Z/) },
     });
-    await expect(resendNow(at('2026-11-01T00:10:00Z'), request('ops-code'))).rejects.toThrow(/would end EXPIRED/);
-    expect((await table.eventItems('ops-code'))[0]).toMatchObject({ status: 'FAILED', attempt: 3 });
-    // Within its validity the same resend goes ahead.
-    expect((await resendNow(at('2026-11-01T00:04:00Z'), request('ops-code'))).status).toBe('PENDING');
+    await expect(resendNow(at('2026-11-01T06:30:00Z'), request('ops-lowbal'))).rejects.toThrow(/would end EXPIRED/);
+    expect((await table.eventItems('ops-lowbal'))[0]).toMatchObject({ status: 'FAILED', attempt: 3 });
+    expect((await resendNow(at('2026-11-01T05:00:00Z'), request('ops-lowbal'))).status).toBe('PENDING');
+    // A one-time code's failed send, inside its five minutes: the code was forgotten when it failed.
+    const code = { template: 'OneTimePasscode', occurredAt: '2026-11-01T00:00:00.000Z', secretDigests: { code: 'm' } };
+    await put('ops-code', 'FAILED', code);
+    expect(await preview(resend, at('2026-11-01T00:02:00Z'), request('ops-code'))).toMatchObject({
+      refusal: { code: 'SECRET_FORGOTTEN' },
+    });
+    expect(await preview(resend, at('2026-11-01T00:10:00Z'), request('ops-code'))).toMatchObject({
+      refusal: { code: 'PAST_VALIDITY' },
+    });
     await put('ops-held', 'HELD', { heldUntil: '2026-11-01T08:00:00.000Z' });
     await expect(resendNow(ports(), request('ops-held'))).rejects.toThrow(/HELD until 2026-11-01T08:00:00.000Z/);
   });

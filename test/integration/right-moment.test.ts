@@ -14,7 +14,9 @@ import type { Sender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { REDACTED } from '../../functions/domain/secrets.ts';
 import type { Message } from '../../functions/domain/templates.ts';
+import { DynamoEventStore } from '../../functions/stores/event-store.ts';
 import { DynamoMomentStore } from '../../functions/stores/moment-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { type Deliverer, delivererOn } from '../support/deliver.ts';
@@ -202,6 +204,10 @@ describe('a one-time code is sent, never kept', () => {
     expect(pending.secrets).toEqual({ code: '918273' });
     expect(pending.secretDigests?.code).toMatch(/^HMAC_SHA_256:/);
     expect(JSON.stringify((await table.eventItems(id)).find((i) => i.sk === 'INBOX'))).not.toContain('918273');
+    // What an operator reads (ops inspect, the customer view, an export, the console) never shows it, even now.
+    const shown = await new DynamoEventStore(table.doc, table.tableName).read(id);
+    expect(JSON.stringify(shown)).not.toContain('918273');
+    expect(shown.notifications.find((n) => n.channel === 'SMS')?.secrets).toEqual({ code: REDACTED });
     expect(await dispatchAt(id, 'SMS', now)).toMatchObject({ kind: 'sent' });
     expect(sentFor(id)[0]?.m).toMatchObject({ channel: 'SMS', text: expect.stringContaining('918273') });
     const sent = await item(id, 'SMS');

@@ -66,6 +66,10 @@ describe('npm start', () => {
       suppressed: 0,
       refused: 0,
       repaired: 0,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     expect(report.sends.map((s: { notificationId: string }) => s.notificationId).sort()).toEqual([
       'cli-1#EMAIL',
@@ -117,6 +121,10 @@ describe('npm start', () => {
       suppressed: 0,
       refused: 0,
       repaired: 0,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     const ids = report.sends.map((s: { notificationId: string }) => s.notificationId);
     expect(new Set(ids).size).toBe(41);
@@ -248,6 +256,10 @@ describe('npm start', () => {
       suppressed: 0,
       refused: 2,
       repaired: 1,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     type Send = { notificationId: string; to: string; text: string };
     const sends: Send[] = report.sends;

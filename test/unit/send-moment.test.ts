@@ -12,6 +12,7 @@ import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { resendRefusal } from '../../functions/domain/resend.ts';
 import { momentVerdict, pushAttributes, windowOpening } from '../../functions/domain/send-moment.ts';
 import type { Message } from '../../functions/domain/templates.ts';
+import { whyOf } from '../../functions/operator/why.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 
 const at = (iso: string) => Date.parse(iso);
@@ -223,5 +224,38 @@ describe('an operator’s resend is refused, truthfully, where the moment would 
     expect(resendRefusal('e#SMS', sent, undefined, late)?.code).toBe('ACCEPTED');
     expect(resendRefusal('e#SMS', sent, 'm-1', late)?.code).toBe('PAST_VALIDITY');
     expect(resendRefusal('e#SMS', sent, 'm-1', at('2026-06-10T10:04:00Z'))).toBeUndefined();
+  });
+});
+
+describe('ops says why the moment stopped a notice, with its time', () => {
+  it.each([
+    [
+      { status: 'HELD', heldUntil: '2026-06-10T23:00:00.000Z', heldZone: 'Asia/Tokyo' },
+      /^waiting for its send window: held until 2026-06-10T23:00:00.000Z \(Asia\/Tokyo\)/,
+    ],
+    [
+      { status: 'EXPIRED', validUntil: '2026-06-10T10:05:00.000Z' },
+      /^not sent: past its validity \(valid until 2026-06-10T10:05:00.000Z\)/,
+    ],
+    [
+      { status: 'SUPERSEDED', supersededBy: 'lb-2', supersededByOccurredAt: '2026-06-10T10:00:00Z' },
+      /^not sent: superseded by the newer notice lb-2 \(occurred 2026-06-10T10:00:00Z\)/,
+    ],
+    [
+      { status: 'THROTTLED', throttledWindow: '3 per 3600 s', channel: 'SMS' },
+      /^not sent: its type's flood guard \(3 per 3600 s\).* on SMS/,
+    ],
+  ])('%j', (item, why) => {
+    expect(whyOf(item, undefined, undefined)).toMatch(why);
+  });
+});
+
+describe('a one-time code forgotten when its notice ended is never resent', () => {
+  it('refused SECRET_FORGOTTEN inside its validity; a notice without a secret is not', () => {
+    const failed = { status: 'FAILED', template: 'OneTimePasscode', occurredAt: '2026-06-10T10:00:00Z' };
+    expect(
+      resendRefusal('e#SMS', { ...failed, secretDigests: { code: 'm' } }, undefined, at('2026-06-10T10:01:00Z'))?.code,
+    ).toBe('SECRET_FORGOTTEN');
+    expect(resendRefusal('e#SMS', failed, undefined, at('2026-06-10T10:01:00Z'))).toBeUndefined();
   });
 });

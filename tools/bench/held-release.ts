@@ -8,8 +8,7 @@
  * promise.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_SEND_RATES } from '../../functions/contracts/environment.ts';
 import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
@@ -17,6 +16,7 @@ import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
+import { seedItems } from './seed.ts';
 
 const decoded = (event: object): DecodedTransfer => {
   const d = decodeRecordValue(Buffer.from(JSON.stringify(event)).toString('base64'), 65_536);
@@ -70,16 +70,7 @@ export async function measureHeldRelease(
     // Deferred by a provider's throttle, due a second after the held backlog: last in due order, first by class.
     items.push({ ...n, retryAt: opening + 1_000, sweepAt: opening + 1_000, deferrals: 1 });
   }
-  const limit = pLimit(8);
-  const batches: NotificationItem[][] = [];
-  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
-  await Promise.all(
-    batches.map((b) =>
-      limit(() =>
-        doc.send(new BatchWriteCommand({ RequestItems: { [table]: b.map((Item) => ({ PutRequest: { Item } })) } })),
-      ),
-    ),
-  );
+  await seedItems(doc, table, items);
 
   const store = new DynamoNotificationStore(doc, table);
   const intervalMs = 60_000;
