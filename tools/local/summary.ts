@@ -102,6 +102,7 @@ export function humanSummary(r: Report, seconds: number, viewer: string, keep: b
       ? [`  … and ${r.outcomes.length + r.outcomesNotListed - 40} more`]
       : []),
     '',
+    ...momentLines(r),
     ...(r.preferences.length + r.suppressions.length === 0
       ? []
       : [
@@ -137,4 +138,21 @@ export function humanSummary(r: Report, seconds: number, viewer: string, keep: b
     '',
   ];
   return lines.join('\n');
+}
+
+const MOMENT_STATUSES = new Set(['HELD', 'EXPIRED', 'SUPERSEDED', 'THROTTLED']);
+
+/**
+ * The notices the right moment stopped, each with why and until when (docs/dispatch.md "The right moment"): a held one
+ * is waiting for its window, not lost, and the run converged with it.
+ */
+function momentLines(r: Report): string[] {
+  const stopped = r.outcomes.filter((o) => MOMENT_STATUSES.has(o.status));
+  if (stopped.length === 0) return [];
+  return [
+    'the right moment (held until the window opens, or not sent: expired, superseded, throttled):',
+    ...stopped.slice(0, 20).map((o) => `  ${o.notificationId.padEnd(32)} ${o.status.padEnd(10)} ${o.reason ?? ''}`),
+    ...(stopped.length > 20 ? [`  … and ${stopped.length - 20} more (--json lists them)`] : []),
+    '',
+  ];
 }
