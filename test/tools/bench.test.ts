@@ -45,10 +45,10 @@ describe('npm run bench (smoke)', () => {
     expect(report.bundles.map((b: { name: string }) => b.name)).toEqual(['ingest', 'dispatch', 'sweeper']);
     // Ingest carries the Avro and Protobuf codecs (avsc, protobufjs) and the Glue and Secrets Manager clients for
     // schema-registry records, the card-number rule's brand ranges and IBAN check (credit-card-type, ibantools:
-    // about 25 KB) and the KMS client that MACs a secret field (about 45 KB): about 1.15 MB. Dispatch carries the
+    // about 25 KB) and the KMS client that MACs a secret field (about 45 KB): about 1.16 MB. Dispatch carries the
     // catalogue's compiled messages (ten types in two languages, about 360 KB), the same rule and Temporal's polyfill
-    // for send windows: about 1.25 MB (docs/measurements.md, "Bundles and init time").
-    const budget: Record<string, number> = { ingest: 1_200_000, dispatch: 1_300_000 };
+    // for send windows: about 1.30 MB (docs/measurements.md, "Bundles and init time").
+    const budget: Record<string, number> = { ingest: 1_200_000, dispatch: 1_350_000 };
     for (const b of report.bundles) expect(b.bytes).toBeLessThan(budget[b.name] ?? 1_000_000);
     // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
     for (const p of report.quota.pacing) {
