@@ -206,7 +206,8 @@ describe('the table', () => {
 describe('the functions', () => {
   it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
     const fns = resources('AWS::Lambda::Function').filter(([id]) => !PROVIDER.test(id));
-    expect(fns).toHaveLength(4);
+    // Ingest, dispatch, the sweeper, the feedback function and the operator function.
+    expect(fns).toHaveLength(5);
     for (const [, fn] of fns) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -251,10 +252,11 @@ describe('the functions', () => {
 
   it("log to groups kept a year (a bank's audit history: PCI DSS 10.5.1, Control Tower's CT.CLOUDWATCH.PR.2), retained on stack deletion, each writable only by its own function", () => {
     const groups = resources('AWS::Logs::LogGroup');
-    // The four functions' and the AwsCustomResource provider's (its own role writes only there too).
-    expect(groups).toHaveLength(5);
+    // The five functions', the AwsCustomResource provider's (its own role writes only there too) and the operator
+    // API's access log.
+    expect(groups).toHaveLength(7);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(365);
-    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction', 'Operator']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([
         {
@@ -1003,10 +1005,27 @@ describe('delivery feedback', () => {
   });
 });
 
+describe('the operator API', () => {
+  it('authorizes every method with IAM, so the function reads a caller AWS verified; four eyes by default; invokes only ingest', () => {
+    const methods = resources('AWS::ApiGateway::Method');
+    expect(methods.length).toBeGreaterThanOrEqual(2);
+    for (const [, m] of methods) expect(m.Properties.AuthorizationType).toBe('AWS_IAM');
+    template.hasOutput('OperatorApiUrl', {});
+    expect((fnProps('Operator').Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+      APPROVAL_REQUIRED_FOR: 'OPERATOR_CONTENT,SUPPRESSION_LIFT,ERASE',
+      PROPOSAL_HOURS: '24',
+    });
+    const invokes = policyOf('Operator').filter((st) => actionsOf([st]).includes('lambda:InvokeFunction'));
+    expect(invokes).toEqual([
+      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnLogicalId('Ingest'), 'Arn'] } },
+    ]);
+  });
+});
+
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(21);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(22);
     template.hasOutput('EvidenceReaderRoleArn', {
       Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^EvidenceReaderRole'), 'Arn'] },
     });
