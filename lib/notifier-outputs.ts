@@ -46,6 +46,7 @@ export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
   output('FailedIngestBatchesBucketName', p.failedBatches.bucketName);
   output('DispatchOnFailureQueueUrl', p.dispatchFailures.queueUrl);
   output('AlarmTopicArn', p.observability.topic.topicArn);
+  output('TicketTopicArn', p.observability.ticketTopic.topicArn);
   output('FeedbackFunctionName', p.feedback.function.functionName);
   output('FeedbackLogGroupName', p.feedback.function.logGroup.logGroupName);
   output('FeedbackDeadLetterQueueUrl', p.feedback.deadLetters.queueUrl);
