@@ -56,7 +56,6 @@ export type TableAction =
   | 'dynamodb:PutItem'
   | 'dynamodb:UpdateItem'
   | 'dynamodb:Query'
-  | 'dynamodb:Scan'
   | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
 

@@ -52,16 +52,17 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
     environment,
   });
   // Reads of any event, customer or proposal; the actions' conditional writes (resend, erasure, suppression lift,
-  // a proposal's decision); the byUser index for a customer's events; Scan for the refused and quarantined lists.
+  // a proposal's decision); the byUser index for a customer's events, the incidents index for the quarantined and
+  // refused lists. No Scan: nothing an operator does reads the whole table.
   fn.useTable(table, [
     'dynamodb:GetItem',
     'dynamodb:Query',
-    'dynamodb:Scan',
     'dynamodb:PutItem',
     'dynamodb:UpdateItem',
     'dynamodb:DeleteItem',
   ]);
   fn.useTable(table, ['dynamodb:Query'], { index: TABLE_SCHEMA.userIndex.indexName });
+  fn.useTable(table, ['dynamodb:Query'], { index: TABLE_SCHEMA.incidentIndex.indexName });
   p.evidence.grantOperator(fn);
   // Replays and repairs go through ingest, as the MSK mapping would deliver them.
   fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [ingest.functionArn] }));

@@ -30,6 +30,7 @@ import {
   buildNotification,
   buildQuarantine,
   buildRefusedNotification,
+  type ProducerTrace,
   type Retention,
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
@@ -41,6 +42,8 @@ export interface IngestInput {
   readonly source: KafkaSource;
   /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
   readonly value: unknown;
+  /** Its key and headers, kept on its quarantine item when it has one (producer-trace.ts). */
+  readonly producer?: ProducerTrace | undefined;
   /** A schema-registry record read as the contract's JSON (wire-records.ts): what admission reads instead of `value`. */
   readonly decoded?: {
     readonly value: string;
@@ -278,7 +281,7 @@ async function settleExisting(
   };
   const { input, now } = record;
   const newlyQuarantined = await deps.store.quarantine(
-    buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays }),
+    buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays }, input.producer),
   );
   return { kind: 'conflict', eventId, newlyQuarantined };
 }
@@ -355,7 +358,14 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
 
 async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
   const { input, now } = record;
-  const item = buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays });
+  const item = buildQuarantine(
+    rejection,
+    input.value,
+    input.source,
+    now,
+    { retentionDays: deps.retentionDays },
+    input.producer,
+  );
   const newlyQuarantined = await deps.store.quarantine(item);
   return { kind: 'quarantined', rejection, newlyQuarantined };
 }

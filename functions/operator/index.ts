@@ -42,10 +42,13 @@ export { evidenceOf, readEvidence, type SendProof, userEvidence } from './eviden
 export { type CustomerExport, exportCustomer } from './export.ts';
 export { type LiftOutcome, liftSuppression } from './lift-suppression.ts';
 export {
+  countBy,
+  type IncidentLookup,
   listAudit,
   listQuarantine,
   listRefused,
   listSuppressions,
+  producerText,
   type QuarantineView,
   type RefusedView,
   type SuppressionView,

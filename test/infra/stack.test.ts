@@ -201,6 +201,15 @@ describe('the table', () => {
           ],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
+        // Quarantined records and refused channels by day, for an incident's look-up without a scan.
+        {
+          IndexName: 'incidents',
+          KeySchema: [
+            { AttributeName: 'incidentKey', KeyType: 'HASH' },
+            { AttributeName: 'incidentAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
       ],
     });
   });

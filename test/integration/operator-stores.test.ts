@@ -5,6 +5,7 @@
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { incidentKeyOf } from '../../functions/domain/keys.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
 import { DynamoQuarantineStore } from '../../functions/stores/quarantine-store.ts';
@@ -134,20 +135,29 @@ describe('the event store', () => {
     expect(await table.eventItems('es-none')).toEqual([]);
   });
 
-  it('lists REFUSED notifications by time and reason, leaving erased ones out', async () => {
-    await put(
-      notification('es-ref', 'REFUSED', { refusedReason: 'INVALID_CONTACT', createdAt: '2026-12-01T00:00:00Z' }),
-    );
-    await put(
-      notification('es-ref-erased', 'REFUSED', {
+  it('lists REFUSED notifications by day from the incident index (never a scan), by reason, leaving erased ones out', async () => {
+    const refused = (eventId: string, extra: Record<string, unknown> = {}) => {
+      const n = notification(eventId, 'REFUSED', {
         refusedReason: 'INVALID_CONTACT',
         createdAt: '2026-12-01T00:00:00Z',
-        erasedAt: AT,
+        ...extra,
+      });
+      return { ...n, incidentKey: incidentKeyOf('REFUSED', '2026-12-01T00:00:00Z', n.pk), incidentAt: n.createdAt };
+    };
+    await put(refused('es-ref'));
+    await put(refused('es-ref-erased', { erasedAt: AT }));
+    // A REFUSED item without the index key (written before the index) is not found: the look-up reads no table.
+    await put(
+      notification('es-ref-unindexed', 'REFUSED', {
+        refusedReason: 'INVALID_CONTACT',
+        createdAt: '2026-12-01T00:00:00Z',
       }),
     );
     const ids = (items: Record<string, unknown>[]) => items.map((i) => i.notificationId);
-    expect(ids(await events.listRefused({ reason: 'INVALID_CONTACT' }))).toEqual(['es-ref#EMAIL']);
-    expect(ids(await events.listRefused({ sinceIso: '2026-12-02T00:00:00Z' }))).toEqual([]);
+    const window = { sinceIso: '2026-11-30T00:00:00.000Z', untilIso: AT };
+    expect(ids(await events.listRefused({ ...window, reason: 'INVALID_CONTACT' }))).toEqual(['es-ref#EMAIL']);
+    expect(ids(await events.listRefused({ ...window, reason: 'MISSING_CONTACT' }))).toEqual([]);
+    expect(ids(await events.listRefused({ sinceIso: '2026-12-02T00:00:00Z', untilIso: AT }))).toEqual([]);
   });
 });
 
@@ -165,10 +175,14 @@ describe('the quarantine store', () => {
       rawTruncated: false,
       receivedAt: '2026-12-01T00:00:00.000Z',
       source,
+      incidentKey: incidentKeyOf('QUARANTINED', '2026-12-01T00:00:00.000Z', 'QUARANTINE#qs#0#7'),
+      incidentAt: '2026-12-01T00:00:00.000Z',
     });
     expect(await quarantines.get(source)).toMatchObject({ reason: 'INVALID_JSON' });
-    expect((await quarantines.list({ reason: 'INVALID_JSON' })).map((q) => q.source)).toContainEqual(source);
-    expect(await quarantines.list({ sinceIso: '2026-12-02T00:00:00Z' })).toEqual([]);
+    const window = { sinceIso: '2026-11-30T00:00:00.000Z', untilIso: AT };
+    expect((await quarantines.list({ ...window, reason: 'INVALID_JSON' })).map((q) => q.source)).toContainEqual(source);
+    expect(await quarantines.list({ ...window, reason: 'TOO_LARGE' })).toEqual([]);
+    expect(await quarantines.list({ sinceIso: '2026-12-02T00:00:00Z', untilIso: AT })).toEqual([]);
     expect(await quarantines.markReplayed(source, AT)).toBe(true);
     expect(await quarantines.get(source)).toMatchObject({ replayedAt: AT });
     const none = { topic: 'qs', partition: 0, offset: 8 };
