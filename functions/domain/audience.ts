@@ -74,6 +74,8 @@ export interface PreferencesItem {
   occurredAt: string;
   eventId: string;
   updatedAt: string;
+  /** Set when an erasure forgot them: optOut is empty, userId and occurredAt are gone, the watermark stays. */
+  erasedAt?: string;
 }
 
 /** What keeps one notification from being sent, or undefined when it may go. Suppression first: it is a fact. */

@@ -99,7 +99,7 @@ export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventVie
       // Out of the index only when nothing of the event is left to send: a kept one is found again by the next erasure.
       if (allErased && event.hasInbox) await ports.events.unlist(event.eventId, at);
     }
-    return ok({ userId, erased, kept, preferences: await ports.audience.forgetPreferences(userId) });
+    return ok({ userId, erased, kept, preferences: await ports.audience.forgetPreferences(userId, at) });
   },
 
   done: (result) => ({ erased: result.erased, kept: result.kept, preferences: result.preferences }),

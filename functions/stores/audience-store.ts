@@ -63,10 +63,12 @@ export interface AudienceStore extends AudienceGate {
   suppression(channel: Channel, hash: string): Promise<SuppressionItem | undefined>;
   preferences(userId: string): Promise<PreferencesItem | undefined>;
   /**
-   * Deletes a customer's preferences when they opt out of nothing (`deleted`); keeps them when they hold an opt-out
-   * (`kept`: honouring the objection needs the record of it) — also one written between the read and the delete.
+   * Forgets a customer's preferences when they opt out of nothing (`deleted`): what they chose goes, and a tombstone
+   * keeps only the watermark — the instant and eventId of the update in force — so a late, older PreferencesUpdated
+   * (a redelivery, a replay) is refused by ingest's ordering condition instead of writing them again. Keeps them when
+   * they hold an opt-out (`kept`: honouring the objection needs the record of it) — also one written meanwhile.
    */
-  forgetPreferences(userId: string): Promise<PreferencesForgotten>;
+  forgetPreferences(userId: string, at: string): Promise<PreferencesForgotten>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -185,22 +187,18 @@ export class DynamoAudienceStore implements AudienceStore {
     return this.get<PreferencesItem>({ pk: prefsPk(userId), sk: PREFS_SK });
   }
 
-  async forgetPreferences(userId: string): Promise<PreferencesForgotten> {
-    if ((await this.preferences(userId)) === undefined) return 'none';
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: prefsPk(userId), sk: PREFS_SK },
-          ConditionExpression: 'attribute_not_exists(optOut) OR size(optOut) = :none',
-          ExpressionAttributeValues: { ':none': 0 },
-        }),
-      );
-      return 'deleted';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'kept';
-      throw error;
-    }
+  async forgetPreferences(userId: string, at: string): Promise<PreferencesForgotten> {
+    const prefs = await this.preferences(userId);
+    if (prefs === undefined || prefs.erasedAt !== undefined) return 'none';
+    const forgotten = await this.conditional({
+      TableName: this.tableName,
+      Key: { pk: prefsPk(userId), sk: PREFS_SK },
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(optOut) OR size(optOut) = :none)',
+      // The watermark stays (occurredAtMs, eventId: ingest's ordering condition); everything the customer chose goes.
+      UpdateExpression: 'SET optOut = :empty, erasedAt = :at, updatedAt = :at REMOVE userId, occurredAt',
+      ExpressionAttributeValues: { ':none': 0, ':empty': [], ':at': at },
+    });
+    return forgotten ? 'deleted' : 'kept';
   }
 
   private async get<T>(key: NotificationKey): Promise<T | undefined> {

@@ -192,17 +192,30 @@ describe('the quarantine store', () => {
 });
 
 describe("the audience store's operator methods", () => {
-  it('forgets preferences that opt out of nothing, keeps an opt-out — also one written after the read', async () => {
+  it('forgets preferences that opt out of nothing, leaving only the watermark; keeps an opt-out — also one written after the read', async () => {
     const audience = new DynamoAudienceStore(table.doc, table.tableName);
     const prefs = (userId: string, optOut: string[]) =>
-      put({ pk: `PREFS#${userId}`, sk: 'PREFS', kind: 'PREFS', userId, optOut });
+      put({
+        pk: `PREFS#${userId}`,
+        sk: 'PREFS',
+        kind: 'PREFS',
+        userId,
+        optOut,
+        occurredAtMs: 1_000,
+        occurredAt: '1970-01-01T00:00:01Z',
+        eventId: 'p-ev',
+      });
     await prefs('p-empty', []);
     await prefs('p-out', ['SMS']);
-    expect(await audience.forgetPreferences('p-empty')).toBe('deleted');
-    expect(await audience.preferences('p-empty')).toBeUndefined();
-    expect(await audience.forgetPreferences('p-out')).toBe('kept');
+    expect(await audience.forgetPreferences('p-empty', AT)).toBe('deleted');
+    const tombstone = await audience.preferences('p-empty');
+    expect(tombstone).toMatchObject({ optOut: [], erasedAt: AT, occurredAtMs: 1_000, eventId: 'p-ev' });
+    expect(tombstone).not.toHaveProperty('userId');
+    expect(tombstone).not.toHaveProperty('occurredAt');
+    expect(await audience.forgetPreferences('p-empty', AT)).toBe('none');
+    expect(await audience.forgetPreferences('p-out', AT)).toBe('kept');
     expect(await audience.preferences('p-out')).toMatchObject({ optOut: ['SMS'] });
-    expect(await audience.forgetPreferences('p-none')).toBe('none');
+    expect(await audience.forgetPreferences('p-none', AT)).toBe('none');
     // An opt-out written between the store's read and its delete: the condition keeps it.
     await prefs('p-race', []);
     const racing = new DynamoAudienceStore(
@@ -210,14 +223,14 @@ describe("the audience store's operator methods", () => {
         get(target, prop, receiver) {
           if (prop !== 'send') return Reflect.get(target, prop, receiver);
           return async (command: { constructor: { name: string } }) => {
-            if (command.constructor.name === 'DeleteCommand') await prefs('p-race', ['EMAIL']);
+            if (command.constructor.name === 'UpdateCommand') await prefs('p-race', ['EMAIL']);
             return target.send(command as never);
           };
         },
       }),
       table.tableName,
     );
-    expect(await racing.forgetPreferences('p-race')).toBe('kept');
+    expect(await racing.forgetPreferences('p-race', AT)).toBe('kept');
     expect(await audience.preferences('p-race')).toMatchObject({ optOut: ['EMAIL'] });
   });
 });
