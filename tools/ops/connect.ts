@@ -106,7 +106,7 @@ async function deployed(where: Where): Promise<Target> {
     throw new Error('a deployed stage is acted on through its operator API only');
   };
   return {
-    // Reads only: every write of a deployed stage is the operator function's (the table denies the operator's own).
+    // Reads only: every write of a deployed stage is the operator function's, through the operator API.
     ports: operatorPorts({
       doc: DynamoDBDocumentClient.from(new DynamoDBClient({})),
       tableName: outputs.TableName,
