@@ -183,7 +183,11 @@ export const PRODUCER_HEADERS = 16;
 
 /** A producer trace bounded and masked like the rest of a quarantine item; undefined when it says nothing. */
 export function boundedProducer(p: ProducerTrace | undefined): ProducerTrace | undefined {
-  const text = (v: string) => maskCardNumbers(v.toWellFormed()).text.slice(0, PRODUCER_TEXT_LIMIT).toWellFormed();
+  // Cut before masking (a huge key costs nothing), with room for a card number across the cut, then cut again.
+  const text = (v: string) =>
+    maskCardNumbers(v.slice(0, PRODUCER_TEXT_LIMIT + 32).toWellFormed())
+      .text.slice(0, PRODUCER_TEXT_LIMIT)
+      .toWellFormed();
   const key = p?.key === undefined ? undefined : text(p.key);
   const headers = Object.entries(p?.headers ?? {})
     .slice(0, PRODUCER_HEADERS)
