@@ -18,6 +18,7 @@ import type {
   DispatchEnvironment,
   FeedbackEnvironment,
   IngestEnvironment,
+  OperatorEnvironment,
   SmokeEnvironment,
   SweeperEnvironment,
 } from '../functions/contracts/environment.ts';
@@ -34,7 +35,8 @@ export type FunctionEnvironment =
   | DispatchEnvironment
   | SweeperEnvironment
   | FeedbackEnvironment
-  | SmokeEnvironment;
+  | SmokeEnvironment
+  | OperatorEnvironment;
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */

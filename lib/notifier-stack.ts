@@ -27,6 +27,7 @@ import { Network } from './network.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
+import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
@@ -80,6 +81,8 @@ export class NotifierStack extends Stack {
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
+    // Every operator action on this stage, behind IAM (lib/operator-api.ts).
+    const operator = createOperatorApi(parts, ingest.fn, ingest.source.failedBatches);
     const dispatchFailures = dispatch.triggers.routineFailures;
     acknowledgeFindings({
       ingest: ingest.fn,
@@ -139,6 +142,7 @@ export class NotifierStack extends Stack {
       evidence,
       observability,
       smoke,
+      operatorApi: operator.api,
     });
     acknowledgeOutsideRuleSets(this, {
       table: this.table,

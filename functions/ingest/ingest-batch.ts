@@ -24,6 +24,7 @@
  * the same eventId or the same customer) in an invocation that then throws for the event source mapping to redeliver
  * (`failure`: the handler throws it).
  */
+
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import type { IngestFigures } from '../contracts/ingest-figures.ts';
@@ -38,6 +39,7 @@ import {
   type IngestInput,
   type IngestResult,
 } from './ingest-record.ts';
+import { producerOf } from './producer-trace.ts';
 import { SchemaCache } from './schema-registry.ts';
 import { readWireRecords } from './wire-records.ts';
 
@@ -84,6 +86,7 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     .map((record) => ({
       source: { topic: record.topic, partition: record.partition, offset: record.offset },
       value: record.value,
+      producer: producerOf(record),
     }));
   let inputs: IngestInput[];
   try {

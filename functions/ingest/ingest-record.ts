@@ -31,6 +31,7 @@ import {
   buildQuarantine,
   buildRefusedNotification,
   buildSeriesEntry,
+  type ProducerTrace,
   type Retention,
   type SecretSeal,
 } from '../domain/notification.ts';
@@ -45,6 +46,8 @@ export interface IngestInput {
   readonly source: KafkaSource;
   /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
   readonly value: unknown;
+  /** Its key and headers, kept on its quarantine item when it has one (producer-trace.ts). */
+  readonly producer?: ProducerTrace | undefined;
   /** A schema-registry record read as the contract's JSON (wire-records.ts): what admission reads instead of `value`. */
   readonly decoded?: {
     readonly value: string;
@@ -306,6 +309,7 @@ async function settleExisting(
       now,
       { retentionDays: deps.retentionDays },
       recordSecrets(record),
+      input.producer,
     ),
   );
   return { kind: 'conflict', eventId, newlyQuarantined };
@@ -433,7 +437,15 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
 async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
   const { input, now } = record;
   const retention = { retentionDays: deps.retentionDays };
-  const item = buildQuarantine(rejection, input.value, input.source, now, retention, recordSecrets(record));
+  const item = buildQuarantine(
+    rejection,
+    input.value,
+    input.source,
+    now,
+    retention,
+    recordSecrets(record),
+    input.producer,
+  );
   const newlyQuarantined = await deps.store.quarantine(item);
   return { kind: 'quarantined', rejection, newlyQuarantined };
 }
