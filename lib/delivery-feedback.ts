@@ -21,9 +21,10 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import {
   ConfigurationSet,
   ConfigurationSetEventDestination,
@@ -58,12 +59,21 @@ export interface DeliveryFeedbackProps {
  * so an operator has time to act (lift nothing, find the list that bounces) before SES does.
  */
 export const BOUNCE_RATE_ALARM = 0.04;
+/**
+ * SES events reach the function through a queue, in batches: up to this many, or what arrived in this window — so a
+ * batch's reports on one send batch are one evidence object (docs/evidence-and-privacy.md), and a suppression still
+ * applies within seconds.
+ */
+export const SES_EVENTS_BATCH_SIZE = 500;
+export const SES_EVENTS_BATCH_WINDOW_SECONDS = 10;
 export const COMPLAINT_RATE_ALARM = 0.0008;
 
 export class DeliveryFeedback extends Construct {
   readonly configurationSetName: string;
   readonly function: NotifierFunction;
   readonly deadLetters: Queue;
+  /** SES's events, read by the function in batches. */
+  readonly sesEvents: Queue;
 
   constructor(scope: Construct, id: string, props: DeliveryFeedbackProps) {
     super(scope, id);
@@ -95,6 +105,14 @@ export class DeliveryFeedback extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+    });
+    this.sesEvents = new Queue(this, 'SesEvents', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(4),
+      // Six times the function's timeout (AWS's advice for an SQS event source): a batch being recorded is not handed out again.
+      visibilityTimeout: Duration.seconds(360),
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 5 },
     });
     this.routeSesEvents(props);
     this.alarmOnReputation(props);
@@ -137,7 +155,10 @@ export class DeliveryFeedback extends Construct {
     });
   }
 
-  /** Our configuration set's events → the function, retried, with what never lands in the dead-letter queue. */
+  /**
+   * Our configuration set's events → the queue → the function in batches; the log subscriptions' batches invoke it
+   * directly (retried, with what never lands in the dead-letter queue).
+   */
   private routeSesEvents(props: DeliveryFeedbackProps): void {
     const deadLetters = this.deadLetters;
     this.function.configureAsyncInvoke({
@@ -162,13 +183,21 @@ export class DeliveryFeedback extends Construct {
         detail: { mail: { tags: { 'ses:configuration-set': [this.configurationSetName] } } },
       },
       targets: [
-        new LambdaFunction(this.function, {
+        new SqsQueue(this.sesEvents, {
           retryAttempts: 8,
           maxEventAge: Duration.hours(24),
           deadLetterQueue: deadLetters,
         }),
       ],
     });
+    // A message whose event could not be recorded is handed out again (then dead-lettered after five receives).
+    this.function.addEventSource(
+      new SqsEventSource(this.sesEvents, {
+        batchSize: SES_EVENTS_BATCH_SIZE,
+        maxBatchingWindow: Duration.seconds(SES_EVENTS_BATCH_WINDOW_SECONDS),
+        reportBatchItemFailures: true,
+      }),
+    );
   }
 
   /** The account's bounce and complaint rates, before SES reviews it, and feedback nobody could record. */
@@ -252,7 +281,7 @@ export class DeliveryFeedback extends Construct {
     Validations.of(this.deadLetters).acknowledge(
       {
         id: 'AwsSolutions-SQS3',
-        reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
+        reason: 'This queue is itself the dead-letter queue of the feedback rule, queue and function.',
       },
       {
         id: 'Serverless-SQSRedrivePolicy',

@@ -20,8 +20,9 @@
  *      FAILED; throttled / not sent → deferred with a growing backoff; account blocked → hold the channel, deferred;
  *      application blocked → hold that application, deferred; unknown → UNKNOWN (at most once) or resent (at least
  *      once).
- *  10. Accepted: the evidence of the send (the exact request, the message id, when) to the evidence store, or, when the
- *      store fails, to a gap the sweeper fills (record-evidence.ts). Never a reason to send again.
+ *  10. Accepted: the evidence of the send (the exact request, the message id, when) joins the invocation's batch,
+ *      written once the invocation's records are done (record-evidence.ts); the SENT write names the batch and the
+ *      record's SHA-256. Never a reason to send again, never in the send slot.
  * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
  * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
  * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends
@@ -41,10 +42,10 @@ import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
-import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
+import type { NotificationKey, NotificationStore, SentEvidence, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { Pacer } from './pacer.ts';
-import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';
+import { type EvidenceDeps, sendProofOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
@@ -79,8 +80,8 @@ export type DispatchResult =
       /** The send landed after our lease had been taken over: never written over the newer state. */
       fenced: boolean;
       acceptance: AcceptanceRecord;
-      /** Where the evidence of the send went (absent when the deployment keeps none). */
-      evidence?: { outcome: EvidenceOutcome; key: string; error?: string };
+      /** The batch the evidence of the send joined (absent when the deployment keeps none). */
+      evidence?: { batch: string };
     }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
@@ -247,19 +248,23 @@ export async function dispatchNotification(
   }
 
   const acceptedAtMs = deps.now();
-  const acceptance = await holder.recordAcceptance(providerMessageId);
-  const sent = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
-  if (deps.evidence === undefined) return sent;
-  // Step 10, after the acceptance is on the item: the evidence never holds the send back nor repeats it.
-  const evidence = await recordSendEvidence(
-    deps.evidence,
-    item,
-    message,
+  const evidence = deps.evidence;
+  // The record is built before the acceptance is written, so the SENT write names its batch and its SHA-256: an
+  // invocation that dies before its batch is written leaves what the sweeper needs to rebuild and check it.
+  const proof =
+    evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
+  const acceptance = await holder.recordAcceptance(
     providerMessageId,
-    acceptedAtMs,
-    (budget.recordBy ?? budget.finishBy) - deps.now(),
+    proof === undefined || evidence === undefined
+      ? undefined
+      : { batch: evidence.batch.name, sha256: proof.sha256, acceptedAt: proof.record.acceptedAt },
   );
-  return { ...sent, evidence };
+  const sent = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
+  if (proof === undefined || evidence === undefined) return sent;
+  // Step 10, after the outcome is recorded: the record joins the invocation's batch and the send slot is free. The
+  // batch is written once the invocation's records are done; the evidence never holds a send back nor repeats it.
+  evidence.batch.add(proof);
+  return { ...sent, evidence: { batch: evidence.batch.name } };
 }
 
 /**
@@ -382,11 +387,13 @@ class Holder {
   }
 
   /** The provider accepted: SENT, kept trying; if the sweeper resolved the lease first, the id goes on its UNKNOWN. */
-  async recordAcceptance(providerMessageId: string): Promise<AcceptanceRecord> {
+  async recordAcceptance(providerMessageId: string, evidence?: SentEvidence): Promise<AcceptanceRecord> {
     const { item, deps } = this;
     let marked: Transition;
     try {
-      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now), { providerMessageId });
+      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now, evidence), {
+        providerMessageId,
+      });
     } catch {
       // DynamoDB refused every write for the rest of this record's time. If an extension carried the message id the
       // acceptance is still on the item (the sweeper will mark it SENT); otherwise the lease's policy decides.

@@ -32,6 +32,9 @@ export interface NotificationKey {
 }
 
 export type Transition = 'applied' | 'lost';
+
+/** Where a send's evidence goes, on its SENT item (domain/notification.ts `evidence`). */
+export type SentEvidence = NonNullable<NotificationItem['evidence']>;
 /** What the sweeper made of an expired lease: its own transition, a lost race, or SENT because the acceptance was on the item. */
 export type Resolution = Transition | 'accepted';
 
@@ -75,7 +78,13 @@ export interface NotificationStore {
   get(key: NotificationKey): Promise<NotificationItem | undefined>;
   /** PENDING (and due) → SENDING, attempt+1, lease. */
   claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult>;
-  markSent(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
+  /** SENDING → SENT with the provider's message id, and where the send's evidence goes (its batch and SHA-256). */
+  markSent(
+    item: NotificationItem,
+    providerMessageId: string,
+    now: number,
+    evidence?: SentEvidence,
+  ): Promise<Transition>;
   markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   /**
@@ -180,8 +189,8 @@ export class DynamoNotificationStore implements NotificationStore {
     }
   }
 
-  markSent(item: NotificationItem, providerMessageId: string, now: number) {
-    return this.finish(item, 'SENT', now, { providerMessageId });
+  markSent(item: NotificationItem, providerMessageId: string, now: number, evidence?: SentEvidence) {
+    return this.finish(item, 'SENT', now, { providerMessageId, ...(evidence === undefined ? {} : { evidence }) });
   }
 
   markFailed(item: NotificationItem, reason: string, now: number) {

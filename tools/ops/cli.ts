@@ -15,6 +15,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { REJECTION_REASONS } from '../../functions/domain/event/contract.ts';
 import { acceptedMessageId, resendRefusal } from '../../functions/domain/resend.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceLocator, type EvidenceLocator } from '../../functions/stores/evidence-reader.ts';
 import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
@@ -86,10 +88,12 @@ Commands
                                      provider is known to have accepted (SENT, or its message id recorded) unless
                                      --despite-accepted names that message id. Without --confirm it shows what it
                                      would do, with the message id. Audited.
-  evidence <eventId | eventId#CHANNEL>
+  evidence <eventId | eventId#CHANNEL> [--user ID]
                                      what the customer received, byte for byte as the provider got it, when, and
-                                     what the provider reported — from the evidence store, also after the table's
-                                     items expired (locally: .local/evidence, or --evidence-dir DIR)
+                                     what the provider reported — from the evidence store, found through the event's
+                                     notifications and its customer's evidence index; after the table's items expired,
+                                     --user names the customer (locally: .local/evidence, or --evidence-dir DIR, read
+                                     whole when DynamoDB Local is gone)
   customer <userId>                  each notice of the customer with what was sent or exactly why not (opted out,
                                      a suppressed address and the report behind it, a refused contact point, too old)
   export --user ID --reason TEXT --confirm
@@ -202,6 +206,10 @@ async function connect(values: {
     },
   };
 }
+
+/** Where the table and the customers' index name a send's evidence batch. */
+const locatorOf = (target: Target): EvidenceLocator =>
+  new DynamoEvidenceLocator(target.doc, target.tableName, new DynamoEvidenceIndex(target.doc, target.tableName));
 
 const COMMANDS = [
   'inspect',
@@ -486,7 +494,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       return OPS_EXIT.OK;
     }
     case 'evidence': {
-      const proofs = await evidenceOf(target.evidence, first);
+      const proofs = await evidenceOf(target.evidence, first, locatorOf(target), values.user);
       if (proofs.length === 0) {
         out(proofs, `no evidence of ${first} in the evidence store (not sent, or sent before evidence was kept)`);
         return OPS_EXIT.REFUSED;
@@ -495,7 +503,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
       return OPS_EXIT.OK;
     }
     case 'customer': {
-      const view = await customerView(target, target.evidence, first);
+      const view = await customerView(target, target.evidence, first, locatorOf(target));
       out(view, customerText(view));
       return OPS_EXIT.OK;
     }
@@ -503,7 +511,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
     case 'erase': {
       const userId = values.user as string;
       if (!values.confirm) {
-        const view = await customerView(target, target.evidence, userId);
+        const view = await customerView(target, target.evidence, userId, locatorOf(target));
         print(
           `${customerText(view)}
 ${command === 'export' ? 'Exporting everything above (and its evidence) as one JSON document' : 'Erasing the personal data of every finished notice above from the table (in-flight ones stay; evidence under retention stays)'}, recorded as by ${by}: "${values.reason}". Add --confirm to do it.
@@ -514,7 +522,9 @@ ${command === 'export' ? 'Exporting everything above (and its evidence) as one J
       await audit(command === 'export' ? 'EXPORT' : 'ERASE', userId, {});
       if (command === 'export') {
         // The export is the document itself, whatever --json says.
-        print(`${JSON.stringify(await exportCustomer(target, target.evidence, userId, Date.now()), null, 2)}\n`);
+        print(
+          `${JSON.stringify(await exportCustomer(target, target.evidence, userId, Date.now(), locatorOf(target)), null, 2)}\n`,
+        );
         return OPS_EXIT.OK;
       }
       const result = await eraseCustomer(target, userId, Date.now());

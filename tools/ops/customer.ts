@@ -7,24 +7,20 @@
  * - erase: the customer's personal data out of the hot store, except what must still be sent; evidence stays.
  * - audit: every deliberate operator action, written once to the evidence store (kept as long as the evidence).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { ERASED_USER, isErased } from '../../functions/domain/erasure.ts';
-import {
-  evidencePrefixOf,
-  type FeedbackEvidence,
-  parseEvidence,
-  type SendEvidence,
-  userPrefix,
-} from '../../functions/domain/evidence.ts';
+import { evidencePrefixOf, userPrefix } from '../../functions/domain/evidence.ts';
+import { type BatchEntry, batchNameOfKey, decodeBatch, isSendBatch } from '../../functions/domain/evidence-batch.ts';
 import {
   eventIdOfPk,
   INBOX_SK,
   notificationIdOf,
   PREFS_SK,
+  parseNotificationId,
   prefsPk,
   QUARANTINE_SK,
   quarantinePk,
@@ -32,53 +28,80 @@ import {
   userKeyOf,
 } from '../../functions/domain/keys.ts';
 import { TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
-import type { EvidenceStore } from '../../functions/stores/evidence-store.ts';
-import { readFirst } from './evidence-versions.ts';
+import {
+  batchSendsOfEvent,
+  type EvidenceLocator,
+  readEvidence,
+  readSends,
+  type SendProof,
+  type SendRef,
+} from '../../functions/stores/evidence-reader.ts';
+import { type EvidenceStore, FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { readFirst } from '../../functions/stores/evidence-versions.ts';
 import { type EventView, inspectEvent, OperatorError, parseQuarantineId, type TableDeps } from './operations.ts';
 
 type Item = Record<string, unknown>;
 
 // ── evidence ──
 
-export interface SendProof {
-  readonly key: string;
-  /** SHA-256 of the stored object, as it is in the store: what a dispute can check a copy against. */
-  readonly sha256: string;
-  readonly send: SendEvidence;
-  readonly feedback: FeedbackEvidence[];
-  /**
-   * What the versions of its objects say beyond the record: a later version of a key (superseded) or a delete marker
-   * over it (hidden). Both are denied by the bucket policy; a record is shown as first written either way.
-   */
-  readonly warnings?: string[];
-}
+export { readEvidence, type SendProof } from '../../functions/stores/evidence-reader.ts';
 
-/** Every send under a prefix (an event, or one notification), each with the reports appended to it. */
-export async function readEvidence(store: EvidenceStore, prefix: string): Promise<SendProof[]> {
-  const objects = await store.history(prefix);
-  const proofs: SendProof[] = [];
-  for (const o of objects.filter((x) => x.key.endsWith('.json') && !x.key.includes('.feedback/'))) {
-    const read = await readFirst(store, o);
-    if (read === undefined) continue;
-    const record = parseEvidence(read.bytes);
-    if (record.kind !== 'SEND') continue;
-    const feedbackPrefix = `${o.key.slice(0, -'.json'.length)}.feedback/`;
-    const feedback: FeedbackEvidence[] = [];
-    const warnings = [...read.warnings];
-    for (const f of objects.filter((x) => x.key.startsWith(feedbackPrefix))) {
-      const report = await readFirst(store, f);
-      if (report === undefined) continue;
-      warnings.push(...report.warnings);
-      const r = parseEvidence(report.bytes);
-      if (r.kind === 'FEEDBACK') feedback.push(r);
-    }
-    const sha256 = createHash('sha256').update(read.bytes).digest('hex');
-    proofs.push({ key: o.key, sha256, send: record, feedback, ...(warnings.length > 0 ? { warnings } : {}) });
+/**
+ * The sends of an event (`eventId`) or one notification (`eventId#CHANNEL`): from the batches its notifications and
+ * its customers' index name (`user` when the table no longer holds the event), and the objects of sends recorded
+ * before batches (under the event's prefix). Without the table, a local run's folder is read whole instead.
+ */
+export async function evidenceOf(
+  store: EvidenceStore,
+  id: string,
+  locator?: EvidenceLocator,
+  user?: string,
+): Promise<SendProof[]> {
+  const ref = parseNotificationId(id);
+  const eventId = ref?.eventId ?? id;
+  const scan = () =>
+    scannedSends(store, (e) =>
+      ref === undefined ? parseNotificationId(e.notificationId)?.eventId === id : e.notificationId === id,
+    );
+  let batched: SendProof[];
+  try {
+    batched =
+      locator === undefined ? await scan() : await batchSendsOfEvent(store, locator, eventId, ref?.channel, user);
+  } catch (error) {
+    // A local run's table gone (DynamoDB Local stopped): its folder is read whole instead; never S3.
+    if (!(store instanceof FileEvidenceStore)) throw error;
+    batched = await scan();
   }
-  return proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
+  return dedupe([...(await readEvidence(store, evidencePrefixOf(id))), ...batched]);
 }
 
-export const evidenceOf = (store: EvidenceStore, id: string) => readEvidence(store, evidencePrefixOf(id));
+/** A local folder without its table: every batch's sends, filtered (S3 is never listed so: docs/evidence-and-privacy.md). */
+async function scannedSends(store: EvidenceStore, wanted: (send: BatchEntry) => boolean): Promise<SendProof[]> {
+  if (!(store instanceof FileEvidenceStore)) return [];
+  const refs: SendRef[] = [];
+  for (const key of await store.list('batches/')) {
+    const name = batchNameOfKey(key);
+    const object = name === undefined || !isSendBatch(name) ? undefined : await store.get(key);
+    if (name === undefined || object === undefined) continue;
+    for (const { entry } of decodeBatch(object).records) {
+      if (entry.kind === 'SEND' && wanted(entry)) refs.push({ batch: name, notificationId: entry.notificationId });
+    }
+  }
+  return readSends(store, refs);
+}
+
+/** One proof per send (a batch named by both the table and the index is read once). */
+function dedupe(proofs: SendProof[]): SendProof[] {
+  const seen = new Set<string>();
+  return proofs
+    .filter((p) => {
+      const id = `${p.send.notificationId}@${p.send.providerMessageId}`;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    })
+    .sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
+}
 
 /** The message as the provider received it: every field printed as stored, nothing re-rendered or trimmed. */
 export function evidenceText(proofs: readonly SendProof[]): string {
@@ -88,7 +111,7 @@ export function evidenceText(proofs: readonly SendProof[]): string {
     const r = s.request;
     out.push(
       `${s.notificationId}  accepted ${s.acceptedAt} by ${r.api} as message ${s.providerMessageId} (attempt ${s.attempt})`,
-      `  kept until ${s.retainUntil}; object ${p.key} sha256 ${p.sha256}`,
+      `  kept until ${s.retainUntil}; object ${p.key}${p.record === undefined ? '' : ` record ${p.record}`} sha256 ${p.sha256}`,
       ...(p.warnings ?? []).map((w) => `  WARNING: ${w}`),
     );
     switch (r.channel) {
@@ -262,6 +285,7 @@ export async function customerView(
   deps: TableDeps,
   store: EvidenceStore | undefined,
   userId: string,
+  locator?: EvidenceLocator,
 ): Promise<CustomerView> {
   const prefs = await getItem(deps.doc, deps.tableName, prefsPk(userId), PREFS_SK);
   const notices: NoticeView[] = [];
@@ -278,7 +302,7 @@ export async function customerView(
   }
   const evidenceOnly: CustomerView['evidenceOnly'] = [];
   if (store !== undefined) {
-    for (const proof of await userEvidence(store, userId)) {
+    for (const proof of await userEvidence(store, userId, locator)) {
       if (!hot.has(proof.send.notificationId)) {
         evidenceOnly.push({
           notificationId: proof.send.notificationId,
@@ -316,9 +340,19 @@ export function customerText(v: CustomerView): string {
   return lines.join('\n');
 }
 
-/** Every send proven for a customer: the customer's pointers (users/<userId>/…) lead to each send's record. */
-export async function userEvidence(store: EvidenceStore, userId: string): Promise<SendProof[]> {
-  const proofs: SendProof[] = [];
+/**
+ * Every send proven for a customer: their evidence index names each batch (also years after the table's items), and
+ * the customer's pointers (users/<userId>/…) each send recorded before batches.
+ */
+export async function userEvidence(
+  store: EvidenceStore,
+  userId: string,
+  locator?: EvidenceLocator,
+): Promise<SendProof[]> {
+  const proofs: SendProof[] =
+    locator === undefined
+      ? await scannedSends(store, (e) => e.userId === userId)
+      : await readSends(store, await locator.ofUser(userId));
   // Every pointer ever written, also one superseded or hidden: the send it names is found all the same.
   for (const pointer of await store.history(userPrefix(userId))) {
     const read = await readFirst(store, pointer);
@@ -328,12 +362,18 @@ export async function userEvidence(store: EvidenceStore, userId: string): Promis
       proofs.push(warnings.length > 0 ? { ...proof, warnings } : proof);
     }
   }
-  return proofs;
+  return dedupe(proofs);
 }
 
 // ── export and erase ──
 
-export async function exportCustomer(deps: TableDeps, store: EvidenceStore | undefined, userId: string, now: number) {
+export async function exportCustomer(
+  deps: TableDeps,
+  store: EvidenceStore | undefined,
+  userId: string,
+  now: number,
+  locator?: EvidenceLocator,
+) {
   const events: EventView[] = [];
   for (const eventId of await eventIdsOfUser(deps, userId)) events.push(await inspectEvent(deps, eventId));
   const suppressions = new Map<string, Item>();
@@ -347,7 +387,7 @@ export async function exportCustomer(deps: TableDeps, store: EvidenceStore | und
     notifications: events.map((e) => ({ eventId: e.eventId, inbox: e.inbox ?? null, notifications: e.notifications })),
     preferences: (await getItem(deps.doc, deps.tableName, prefsPk(userId), PREFS_SK)) ?? null,
     suppressions: [...suppressions.values()],
-    evidence: store === undefined ? null : await userEvidence(store, userId),
+    evidence: store === undefined ? null : await userEvidence(store, userId, locator),
   };
 }
 

@@ -4,7 +4,7 @@
  * tampering. Both are denied by the bucket policy (docs/evidence-and-privacy.md); a reader shows the record as first
  * written and says what the versions show.
  */
-import type { EvidenceObjectHistory, EvidenceStore } from '../../functions/stores/evidence-store.ts';
+import type { EvidenceObjectHistory, EvidenceStore } from './evidence-store.ts';
 
 /** What an object's versions say: nothing for a record written once and still current. */
 export function versionWarnings(o: EvidenceObjectHistory): string[] {
