@@ -12,12 +12,14 @@
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { loadSweeperConfig } from '../../functions/commons/config.ts';
+import { brandEnvValue } from '../../functions/domain/brand.ts';
 import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient, startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 
 const arg = process.argv.indexOf('--backlog');
 const BACKLOG = arg > 0 ? Number(process.argv[arg + 1]) : 10_000;
@@ -98,7 +100,11 @@ try {
     const r = await sweep({
       store,
       now: () => now,
-      ...loadSweeperConfig({ TABLE_NAME: tableName }),
+      ...loadSweeperConfig({
+        TABLE_NAME: tableName,
+        SENDER_EMAIL: 'notifications@bank.example',
+        BRAND: brandEnvValue(EXAMPLE_BRAND),
+      }),
       deadline: now + 55_000,
     });
     const ms = Math.round(performance.now() - started);
