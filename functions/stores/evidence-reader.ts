@@ -7,7 +7,7 @@
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
-import { type FeedbackEvidence, parseEvidence, type SendEvidence } from '../domain/evidence.ts';
+import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
 import { batchObjectKey, decodeBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';
 import type { EvidenceIndex } from './evidence-index.ts';
@@ -117,41 +117,66 @@ async function sendsInBatch(store: EvidenceStore, batch: string, ids: ReadonlySe
     .filter((r) => r.entry.kind === 'SEND' && ids.has(r.entry.notificationId));
   if (sends.length === 0) return [];
   const reports = await reportsOn(store, batch);
-  return sends.map(({ entry, bytes, record }) => {
+  const proofs: SendProof[] = [];
+  for (const { entry, bytes, record } of sends) {
     const send = parseEvidence(bytes) as SendEvidence;
-    const own = reports.filter((r) => r.report.providerMessageId === send.providerMessageId);
+    // A report whose send the feedback function could not place in its batch (a send an operator's resend took off
+    // its notification, an item gone) is under the send's own key, as before batches.
+    const own = dedupeReports([
+      ...reports.filter((r) => r.report.providerMessageId === send.providerMessageId),
+      ...(await reportsUnder(store, `${sendKey(send).slice(0, -'.json'.length)}.feedback/`)),
+    ]);
     const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings)];
-    return {
+    proofs.push({
       key,
       record,
       sha256: entry.sha256,
       send,
       feedback: own.map((r) => r.report),
       ...(warnings.length > 0 ? { warnings: [...new Set(warnings)] } : {}),
-    };
-  });
+    });
+  }
+  return proofs;
 }
 
-/** Every report under a send batch's prefix, each once (a report written twice — a redelivery — is read once). */
-async function reportsOn(
-  store: EvidenceStore,
-  batch: string,
-): Promise<{ report: FeedbackEvidence; warnings: string[] }[]> {
+type Report = { report: FeedbackEvidence; warnings: string[] };
+
+/** Reports each once (a report written twice — a redelivery — is read once), in the order they happened. */
+function dedupeReports(reports: Report[]): Report[] {
   const seen = new Set<string>();
-  const reports: { report: FeedbackEvidence; warnings: string[] }[] = [];
+  return reports
+    .filter(({ report }) => {
+      const same = JSON.stringify([report.providerMessageId, report.status, report.at]);
+      if (seen.has(same)) return false;
+      seen.add(same);
+      return true;
+    })
+    .sort((a, b) => a.report.at.localeCompare(b.report.at));
+}
+
+/** Reports kept as objects of their own under a prefix (before batches, or on a send not placed in its batch). */
+async function reportsUnder(store: EvidenceStore, prefix: string): Promise<Report[]> {
+  const reports: Report[] = [];
+  for (const object of await store.history(prefix)) {
+    const read = await readFirst(store, object);
+    const r = read === undefined ? undefined : parseEvidence(read.bytes);
+    if (read !== undefined && r?.kind === 'FEEDBACK') reports.push({ report: r, warnings: read.warnings });
+  }
+  return reports;
+}
+
+/** Every report under a send batch's prefix (`<batch>.reports/`). */
+async function reportsOn(store: EvidenceStore, batch: string): Promise<Report[]> {
+  const reports: Report[] = [];
   for (const object of await store.history(reportsPrefix(batch))) {
     const read = await readFirst(store, object);
     if (read === undefined) continue;
     for (const { entry, bytes } of decodeBatch(read.bytes).records) {
-      if (entry.kind !== 'FEEDBACK') continue;
-      const report = parseEvidence(bytes) as FeedbackEvidence;
-      const same = JSON.stringify([report.providerMessageId, report.status, report.at]);
-      if (seen.has(same)) continue;
-      seen.add(same);
-      reports.push({ report, warnings: read.warnings });
+      if (entry.kind === 'FEEDBACK')
+        reports.push({ report: parseEvidence(bytes) as FeedbackEvidence, warnings: read.warnings });
     }
   }
-  return reports.sort((a, b) => a.report.at.localeCompare(b.report.at));
+  return reports;
 }
 
 /**
