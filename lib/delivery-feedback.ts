@@ -24,7 +24,6 @@ import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import {
   ConfigurationSet,
   ConfigurationSetEventDestination,
@@ -191,13 +190,18 @@ export class DeliveryFeedback extends Construct {
       ],
     });
     // A message whose event could not be recorded is handed out again (then dead-lettered after five receives).
-    this.function.addEventSource(
-      new SqsEventSource(this.sesEvents, {
-        batchSize: SES_EVENTS_BATCH_SIZE,
-        maxBatchingWindow: Duration.seconds(SES_EVENTS_BATCH_WINDOW_SECONDS),
-        reportBatchItemFailures: true,
-      }),
-    );
+    this.sesEvents.grantConsumeMessages(this.function);
+    const mapping = this.function.addEventSourceMapping('SesEventsTrigger', {
+      eventSourceArn: this.sesEvents.queueArn,
+      batchSize: SES_EVENTS_BATCH_SIZE,
+      maxBatchingWindow: Duration.seconds(SES_EVENTS_BATCH_WINDOW_SECONDS),
+      reportBatchItemFailures: true,
+    });
+    Validations.of(mapping).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason:
+        'An SQS event source has no on-failure destination: the queue itself dead-letters a message after five receives (its redrive policy).',
+    });
   }
 
   /** The account's bounce and complaint rates, before SES reviews it, and feedback nobody could record. */
