@@ -6,7 +6,7 @@
  */
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import {
   AwsCustomResource,
   AwsCustomResourcePolicy,
@@ -14,7 +14,7 @@ import {
   PhysicalResourceId,
 } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
-import { logsKeyOf } from './logs-key.ts';
+import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 
 /** The construct id of CDK's one AwsCustomResource provider function per stack. */
 export const AWS_CALLS_PROVIDER = 'AWS679f53fac002430cb0da5b7982bd2287';
@@ -27,7 +27,7 @@ function provider(scope: Construct): { role: Role; logGroup: LogGroup } {
     return { role: existing, logGroup: stack.node.findChild('AwsCallsLogs') as LogGroup };
   }
   const logGroup = new LogGroup(stack, 'AwsCallsLogs', {
-    retention: RetentionDays.ONE_MONTH,
+    retention: LOG_RETENTION,
     encryptionKey: logsKeyOf(stack),
     removalPolicy: RemovalPolicy.DESTROY,
   });

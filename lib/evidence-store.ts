@@ -10,14 +10,16 @@
  *   s3:BypassGovernanceRetention is denied to every principal. Lifecycle expiry, which no bucket policy governs, ends
  *   an object the day after its retention.
  * - A lock no writer can stretch: the mode must be the stack's, and no retention may exceed the setting (plus a day
- *   of rounding) — neither a century in COMPLIANCE beyond any correction or erasure order.
+ *   of rounding) — neither a century in COMPLIANCE beyond any correction or erasure order; a legal hold (a lock
+ *   without an end) only by the break-glass role.
  * - Protections only the break-glass role or a deploy of this stack may change (policy, Object Lock configuration,
  *   lifecycle, versioning, replication, encryption, logging, public access); the bucket policy outlives the stack.
  *   Every change is reported (lib/protection-watch.ts).
  * - A key of its own (lib/evidence-key.ts): administration without decrypt, writers that only encrypt, Decrypt for
  *   the evidence-reader role alone.
  * - Reads audited: S3 server access logs go to a versioned, ACL-less bucket nobody may delete from, kept as long as
- *   the evidence (lib/access-log-bucket.ts); the failed-batch bucket logs there too.
+ *   the evidence (lib/access-log-bucket.ts), whose settings are protected like the store's; the failed-batch bucket
+ *   logs there too.
  * - Optionally replicated to a log-archive account under its own lock and key (lib/evidence-replication.ts).
  * GOVERNANCE by default, COMPLIANCE where WORM is required (settings `evidenceLockMode`).
  */
@@ -169,17 +171,25 @@ export class EvidenceStore extends Construct {
     deny('LockNoLongerThanTheRetention', ['s3:PutObject', 's3:PutObjectRetention'], {
       NumericGreaterThan: { 's3:object-lock-remaining-retention-days': String(this.props.retentionDays + 1) },
     });
+    // A legal hold is a lock without an end: placing one outlasts every erasure order, lifting one lets the lifecycle
+    // end a record an investigation holds. No writer needs it; a hold is a deliberate, reported act.
+    deny('OnlyBreakGlassPlacesOrLiftsALegalHold', ['s3:PutObjectLegalHold'], {
+      ArnNotEquals: { 'aws:PrincipalArn': [this.breakGlassRole.roleArn] },
+    });
     const allowed = [this.breakGlassRole.roleArn, deployRoleArn(Stack.of(this))].filter((a) => a !== undefined);
-    this.bucket.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'OnlyBreakGlassOrThisStacksDeployChangesTheProtections',
-        effect: Effect.DENY,
-        principals: [new AnyPrincipal()],
-        actions: [...PROTECTION_ACTIONS],
-        resources: [this.bucket.bucketArn],
-        conditions: { ArnNotEquals: { 'aws:PrincipalArn': allowed } },
-      }),
-    );
+    // The read audit too: whoever may change its lifecycle, versioning or policy may expire or delete it.
+    for (const bucket of [this.bucket, this.accessLogs]) {
+      bucket.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'OnlyBreakGlassOrThisStacksDeployChangesTheProtections',
+          effect: Effect.DENY,
+          principals: [new AnyPrincipal()],
+          actions: [...PROTECTION_ACTIONS],
+          resources: [bucket.bucketArn],
+          conditions: { ArnNotEquals: { 'aws:PrincipalArn': allowed } },
+        }),
+      );
+    }
     // The guarantees live in the policy: it stays when the stack goes, like the bucket.
     this.bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
@@ -217,8 +227,17 @@ export class EvidenceStore extends Construct {
     }
   }
 
-  /** The break-glass role: the key's destruction and the bucket's protections, on these resources only. */
+  /** The break-glass role: the key's destruction, the buckets' protections and legal holds, on these resources only. */
   private grantBreakGlass(): void {
+    this.breakGlassRole.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['s3:PutObjectLegalHold'], resources: [this.bucket.arnForObjects('*')] }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    Validations.of(this.breakGlassRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+      reason:
+        'A legal hold is placed on the records an investigation names, any of the store; the bucket policy lets no other principal place or lift one, and every assumption of this role is reported.',
+    });
     this.breakGlassRole.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['kms:ScheduleKeyDeletion', 'kms:DisableKey', 'kms:DisableKeyRotation', 'kms:PutKeyPolicy'],
@@ -226,7 +245,10 @@ export class EvidenceStore extends Construct {
       }),
     );
     this.breakGlassRole.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...PROTECTION_ACTIONS], resources: [this.bucket.bucketArn] }),
+      new PolicyStatement({
+        actions: [...PROTECTION_ACTIONS],
+        resources: [this.bucket.bucketArn, this.accessLogs.bucketArn],
+      }),
     );
   }
 

@@ -7,7 +7,6 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnVPC } from 'aws-cdk-lib/aws-ec2';
 import { CfnPolicy, CfnRole, type IRole, type Role } from 'aws-cdk-lib/aws-iam';
 import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
@@ -186,13 +185,6 @@ function acknowledgeEveryPolicyFunctionAndLogGroup(stack: Stack, all: IConstruct
         c,
         packs('LambdaDLQ'),
         "No invocation is lost without a trace: the MSK and stream triggers have on-failure destinations, a missed sweeper run is redone a minute later, the feedback function's asynchronous invocations have an on-failure queue and its rule a dead-letter queue, and CloudFormation and operators invoke the rest synchronously, seeing each failure.",
-      );
-    }
-    if (c instanceof LogGroup && c.node.path.startsWith(`${stack.node.path}/Network`) === false) {
-      ack(
-        c,
-        [controlTower('cloudwatch_log_group_retention_period_check')],
-        'Function logs carry ids and codes, never an address, and are kept a month by design (data minimization); the durable records are the evidence store (years, Object Lock), its access logs and CloudTrail. VPC flow logs are kept a year.',
       );
     }
   }

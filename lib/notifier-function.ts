@@ -12,7 +12,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type {
   DispatchEnvironment,
@@ -23,7 +23,7 @@ import type {
 } from '../functions/contracts/environment.ts';
 import { SERVICE_NAME, type TelemetryEnvironment } from '../functions/contracts/telemetry.ts';
 import { BUNDLE } from './bundling.ts';
-import { logsKeyOf } from './logs-key.ts';
+import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 
 /**
  * The environment of one of the functions, as its contract types it (functions/contracts/environment.ts): the stack
@@ -73,7 +73,7 @@ export class NotifierFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: NotifierFunctionProps) {
     // The log group and the role exist before the function, which is created with them.
     const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: RetentionDays.ONE_MONTH,
+      retention: LOG_RETENTION,
       encryptionKey: logsKeyOf(scope),
       removalPolicy: RemovalPolicy.RETAIN,
     });

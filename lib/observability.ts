@@ -46,7 +46,8 @@ export class Observability extends Construct implements AlarmSink {
   /** The one dashboard: other constructs add their rows (lib/delivery-feedback.ts). */
   readonly dashboard: Dashboard;
   private readonly prefix: string;
-  private readonly alarmKey: Key | undefined;
+  /** The alarm topic's own key, when encrypted: the protection watch guards it (lib/protection-watch.ts). */
+  readonly alarmKey: Key | undefined;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);

@@ -17,13 +17,18 @@
  * written with those as well and two of them side by side (`22.01.2026 - 01.04.2026`) are not one number. Every
  * stretch of such groups holding 13–19 digits is read, so a card number beside another number
  * (`ref 12 4111 1111 1111 1111`) is found too.
- * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is an account, not a card:
- * its digits are left as written.
+ * An IBAN (ISO 13616: two letters, two check digits, its country's length, mod-97 check) is shown as banks show an
+ * account in a notice: its country, its check digits and its last four characters, every other letter and digit
+ * masked, its grouping kept (`DE89 **** **** **** **30 00`). Not only for the account's sake: any card number can be
+ * wrapped into a valid IBAN (`DEcc 4111 1111 1111 1111 00`, the check digits computed), so an IBAN shown as written
+ * would carry it. What an IBAN leaves shown is then read for card numbers as any digits are (an IBAN ending in a
+ * card's first four digits, the rest of the card after it, is one card number to a reader). Not a producer's mistake:
+ * reported apart from card numbers (not alarmed).
  *
  * Pure and total; linear in the text's length (no regular expression backtracks over the input).
  */
 import creditCardType from 'credit-card-type';
-import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
+import { getCountrySpecifications, isValidIBAN } from 'ibantools';
 
 /** What masked digits are shown as: in GSM 03.38's basic alphabet, so an SMS keeps its encoding and its length. */
 export const MASK = '*';
@@ -47,6 +52,7 @@ const SEPARATOR = /[\p{Zs}\p{Pd}\t\n\r\f\v]/u;
 const GROUPING = /[.,/_\uFF0C\uFF0E\uFF0F\uFF3F]/u;
 /** What shows nothing between two digits: marks on a digit, format characters (joiners …), variation selectors. */
 const UNSEEN = /[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const ASCII_LETTER = /^[A-Za-z]$/;
 
 /** One character of the input: its place (code units or bytes), and what it is to a card number. */
 interface Unit {
@@ -58,6 +64,8 @@ interface Unit {
   readonly separator?: string;
   /** Shows nothing between two digits: neither ends a group nor separates one. */
   readonly unseen?: boolean;
+  /** An ASCII letter, as written: an IBAN's country code and many of its account numbers have them. */
+  readonly letter?: string;
 }
 
 /** The value of a decimal digit: Unicode encodes each script's digits 0–9 in one contiguous range (UAX #44). */
@@ -78,6 +86,7 @@ function unitOf(cp: number, start: number, end: number): Unit {
     return nfkc.length === 1 && DIGIT.test(nfkc) ? { start, end, digit: digitValue(one) } : { start, end };
   }
   if (SEPARATOR.test(ch) || GROUPING.test(ch)) return { start, end, separator: ch };
+  if (ASCII_LETTER.test(ch)) return { start, end, letter: ch };
   return UNSEEN.test(ch) ? { start, end, unseen: true } : { start, end };
 }
 
@@ -142,12 +151,11 @@ interface Group {
 }
 
 /**
- * The indexes of the units to mask: every digit of each card number found but its last four. `exempt` holds the
- * ranges (in the units' positions) of IBANs, whose digits are not read.
+ * The indexes of the units to mask: every digit of each card number found but its last four. `hidden` holds the units
+ * already masked (an IBAN's): they read as a letter does, ending a group.
  */
-function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]): Set<number> {
+function unitsToMask(units: readonly Unit[], hidden: ReadonlySet<number>): Set<number> {
   const masked = new Set<number>();
-  const inExempt = (u: Unit) => exempt.some(([from, to]) => u.start >= from && u.end <= to);
   const brandsOf = rememberedBrands();
   // The groups of one stretch (maximal runs of digits, joined by short runs of separators), read as windows of
   // consecutive groups: each window of 13–19 digits whose gaps are spaces and dashes, or all alike, is a candidate.
@@ -180,7 +188,7 @@ function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]
   let gap = '';
   for (let i = 0; i < units.length; i++) {
     const unit = units[i] as Unit;
-    if (unit.digit !== undefined && !inExempt(unit)) {
+    if (unit.digit !== undefined && !hidden.has(i)) {
       run.push(i);
       continue;
     }
@@ -202,29 +210,104 @@ function unitsToMask(units: readonly Unit[], exempt: readonly [number, number][]
   return masked;
 }
 
-/** Where IBANs stand in a text (ASCII positions), written electronically or in groups of four. */
-function ibanRanges(text: string): [number, number][] {
-  const ranges: [number, number][] = [];
-  for (const m of text.matchAll(/[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,34}/g)) {
-    // The longest prefix that is an IBAN: the pattern may have taken a following word.
-    for (let end = m[0].length; end >= 15; end--) {
-      const candidate = m[0].slice(0, end);
-      if (/[ -]$/.test(candidate)) continue;
-      if (isValidIBAN(electronicFormatIBAN(candidate) ?? '')) {
-        ranges.push([m.index, m.index + end]);
-        break;
-      }
-    }
+/** Each IBAN country's length in characters (ISO 13616's registry, as npm `ibantools` keeps it). */
+const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
+  Object.entries(getCountrySpecifications()).flatMap(([country, spec]) =>
+    spec.chars === null ? [] : [[country, spec.chars] as const],
+  ),
+);
+/** An IBAN's country code, its check digits, and its last four characters: what is shown of it. */
+const IBAN_SHOWN_HEAD = 4;
+const IBAN_SHOWN_TAIL = 4;
+/** The longest an IBAN can be written: at most 34 letters and digits (ISO 13616), gaps between, unseen ones aside. */
+const LONGEST_IBAN = 34 + 33 * MAX_GAP;
+/** The most characters a reader sees that one masked number (a card number or an IBAN) can span. */
+export const LONGEST_MASKED = Math.max(LONGEST_CARD_NUMBER, LONGEST_IBAN);
+
+/**
+ * The units of every IBAN in the text to mask: each letter and digit but its first four and last four. An IBAN is its
+ * country's length of letters and digits (any script's digits, as a reader reads them), written together or with up to
+ * three spaces or dashes between them (printed in groups of four, or electronically), and what shows nothing anywhere;
+ * valid by ISO 13616 (its country's length and BBAN format, the mod-97 check). Linear: each start is tried once, for
+ * its country's one length.
+ */
+function ibanUnits(units: readonly Unit[]): Set<number> {
+  const hidden = new Set<number>();
+  // The letters and digits in order (their units, as written), and whether each follows the one before as part of
+  // one word: nothing but unseen units and at most MAX_GAP spaces or dashes between them.
+  const chars: string[] = [];
+  const at: number[] = [];
+  const joined: boolean[] = [];
+  let gap = 0;
+  for (let i = 0; i < units.length; i++) {
+    const u = units[i] as Unit;
+    const char = u.digit === undefined ? u.letter : String(u.digit);
+    if (char !== undefined) {
+      joined.push(gap <= MAX_GAP);
+      chars.push(char);
+      at.push(i);
+      gap = 0;
+    } else if (u.separator !== undefined && !GROUPING.test(u.separator)) gap++;
+    else if (u.unseen !== true) gap = MAX_GAP + 1;
   }
-  return ranges;
+  const isLetter = (k: number) => /^[A-Za-z]$/.test(chars[k] ?? '');
+  const isDigit = (k: number) => /^[0-9]$/.test(chars[k] ?? '');
+  /** The length of the IBAN that starts at the k-th letter or digit; 0 when none does. */
+  const ibanAt = (k: number): number => {
+    if (!(isLetter(k) && isLetter(k + 1) && isDigit(k + 2) && isDigit(k + 3))) return 0;
+    const length = IBAN_LENGTHS.get(`${chars[k]}${chars[k + 1]}`.toUpperCase()) ?? 0;
+    if (length === 0 || k + length > chars.length || !joinedFrom(joined, k + 1, k + length)) return 0;
+    const electronic = chars.slice(k, k + length).join('');
+    return isValidIBAN(electronic.toUpperCase()) ? length : 0;
+  };
+  for (let k = 0; k + 3 < chars.length; ) {
+    const length = ibanAt(k);
+    if (length === 0) {
+      k++;
+      continue;
+    }
+    for (let m = k + IBAN_SHOWN_HEAD; m < k + length - IBAN_SHOWN_TAIL; m++) hidden.add(at[m] as number);
+    k += length;
+  }
+  return hidden;
 }
 
-/** Fewer digits than a card number has: nothing to read (most values). */
-const tooFewDigits = (text: string) => (text.match(/[\p{Nd}\p{No}]/gu)?.length ?? 0) < MIN_DIGITS;
+/** Whether every character from `from` to before `to` follows the one before it within one word. */
+function joinedFrom(joined: readonly boolean[], from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (joined[k] !== true) return false;
+  return true;
+}
 
-/** The text with every card number masked to its last four digits (`**** **** **** 1111`), and whether any was. */
-export function maskCardNumbers(text: string): { text: string; masked: boolean } {
-  if (tooFewDigits(text)) return { text, masked: false };
+/** Every unit to mask (each IBAN's middle, each card number's digits but its last four), and which kinds were found. */
+function unitsToHide(units: readonly Unit[], digits: number): { at: Set<number>; card: boolean; iban: boolean } {
+  const iban = ibanUnits(units);
+  const card = digits < MIN_DIGITS ? new Set<number>() : unitsToMask(units, iban);
+  return { at: new Set([...iban, ...card]), card: card.size > 0, iban: iban.size > 0 };
+}
+
+const DIGITS = /[\p{Nd}\p{No}]/gu;
+/** Two letters and two digits, whatever shows nothing between them: where an IBAN may start. */
+const IBAN_START = new RegExp(
+  ['[A-Za-z]', '[A-Za-z]', '[\\p{Nd}\\p{No}]', '[\\p{Nd}\\p{No}]'].join(`${UNSEEN.source}*`),
+  'u',
+);
+/** Fewer digits than a card number has, and no IBAN: nothing to read (most values). */
+const nothingToRead = (text: string) => (text.match(DIGITS)?.length ?? 0) < MIN_DIGITS && !IBAN_START.test(text);
+
+export interface Shown {
+  readonly text: string;
+  /** A card number was masked: a producer's mistake (counted, logged and alarmed as CardNumbersMasked). */
+  readonly masked: boolean;
+  /** An IBAN was masked to its country, check digits and last four. */
+  readonly ibanMasked: boolean;
+}
+
+/**
+ * The text with every card number masked to its last four digits (`**** **** **** 1111`) and every IBAN to its
+ * country, check digits and last four (`DE89 **** **** **** **30 00`), each masked character one `*`.
+ */
+export function maskCardNumbers(text: string): Shown {
+  if (nothingToRead(text)) return { text, masked: false, ibanMasked: false };
   const units: Unit[] = [];
   for (let i = 0; i < text.length; ) {
     const cp = text.codePointAt(i) as number;
@@ -232,33 +315,33 @@ export function maskCardNumbers(text: string): { text: string; masked: boolean }
     units.push(unitOf(cp, i, end));
     i = end;
   }
-  const masked = unitsToMask(units, ibanRanges(text));
-  if (masked.size === 0) return { text, masked: false };
-  return { text: units.map((u, i) => (masked.has(i) ? MASK : text.slice(u.start, u.end))).join(''), masked: true };
+  const hide = unitsToHide(units, units.filter((u) => u.digit !== undefined).length);
+  if (hide.at.size === 0) return { text, masked: false, ibanMasked: false };
+  const shown = units.map((u, i) => (hide.at.has(i) ? MASK : text.slice(u.start, u.end))).join('');
+  return { text: shown, masked: hide.card, ibanMasked: hide.iban };
 }
 
 /**
  * The same in a record's bytes as they arrived (a quarantined record is kept for its replay): JSON text, or Avro or
  * Protobuf whose strings are UTF-8. A JSON escape is read as the character it stands for (`\u0034` is a 4, `\/` a
- * slash). Each byte of a masked digit becomes `*` (an escaped one `******`), so the length of every string, and so
- * every length prefix around it, stays as it was, and JSON text stays JSON.
+ * slash). Each byte of a masked character becomes `*` (an escaped one `******`), so the length of every string, and
+ * so every length prefix around it, stays as it was, and JSON text stays JSON.
  */
-export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean } {
+export function maskCardNumbersInBytes(bytes: Uint8Array): { bytes: Uint8Array; masked: boolean; ibanMasked: boolean } {
   const units: Unit[] = [];
   for (let i = 0; i < bytes.length; ) {
     const decoded = jsonEscapeAt(bytes, i) ?? utf8At(bytes, i);
     units.push(unitOf(decoded.cp, i, i + decoded.length));
     i += decoded.length;
   }
-  if (units.filter((u) => u.digit !== undefined).length < MIN_DIGITS) return { bytes, masked: false };
-  const masked = unitsToMask(units, ibanRanges(Buffer.from(bytes).toString('latin1')));
-  if (masked.size === 0) return { bytes, masked: false };
+  const hide = unitsToHide(units, units.filter((u) => u.digit !== undefined).length);
+  if (hide.at.size === 0) return { bytes, masked: false, ibanMasked: false };
   const out = Uint8Array.from(bytes);
-  for (const i of masked) {
+  for (const i of hide.at) {
     const u = units[i] as Unit;
     out.fill(MASK.charCodeAt(0), u.start, u.end);
   }
-  return { bytes: out, masked: true };
+  return { bytes: out, masked: hide.card, ibanMasked: hide.iban };
 }
 
 const BACKSLASH = 0x5c;

@@ -12,10 +12,11 @@
  *    tag characters …) except ZWJ/ZWNJ (which emoji and Indic/Persian scripts need) → removed: they have no glyph,
  *    so removing them shows the reader exactly the visible text, in its logical order (no "Trojan Source" reordering).
  * 4. NFC normalisation, whitespace runs → one space, trimmed.
- * 5. Card numbers masked to their last four digits (card-number.ts): before the cut, so no cut can leave a number's
- *    first digits too short to be read as one, and after the steps above, so no invisible character hides one. Only
- *    as far as the text can be shown and a card number's length beyond: a 64 KB name of digits and spaces is not read
- *    whole for what the cut drops anyway (reading it took seconds).
+ * 5. Card numbers masked to their last four digits, IBANs to their country, check digits and last four (card-number.ts):
+ *    before the cut, so no cut can leave a number's first digits too short to be read as one, and after the steps
+ *    above, so no invisible character hides one. Only as far as the text can be shown and the longest such number
+ *    beyond: a 64 KB name of digits and spaces is not read whole for what the cut drops anyway (reading it took
+ *    seconds).
  * 6. A grapheme cluster is kept to at most 32 code points (UAX #15's Stream-Safe Text Format allows 30 non-starters
  *    in a row; "Zalgo" text stacks hundreds of marks on one letter and grapheme clusters are otherwise unbounded).
  * 7. At most `maxGraphemes` user-perceived characters (Intl.Segmenter, never splitting a cluster); longer text is cut
@@ -24,7 +25,7 @@
  */
 
 /** Names are shown in subjects, push bodies and SMS: 140 characters, as the event contract always allowed. */
-import { LONGEST_CARD_NUMBER, maskCardNumbers } from './card-number.ts';
+import { LONGEST_MASKED, maskCardNumbers } from './card-number.ts';
 
 export const NAME_MAX_GRAPHEMES = 140;
 export const REASON_MAX_GRAPHEMES = 200;
@@ -62,7 +63,7 @@ export function cleanDisplayText(input: string, maxGraphemes: number): CleanText
     hasVisible(input)
   ) {
     const shown = maskCardNumbers(input);
-    return { text: shown.text, changed: shown.masked, masked: shown.masked };
+    return { text: shown.text, changed: shown.text !== input, masked: shown.masked };
   }
   const cleaned = input
     .replace(ILL_FORMED, REPLACEMENT)
@@ -71,7 +72,7 @@ export function cleanDisplayText(input: string, maxGraphemes: number): CleanText
     .normalize('NFC')
     .replace(WHITESPACE_RUN, ' ')
     .trim();
-  const shown = maskCardNumbers(leadingGraphemes(cleaned, maxGraphemes + LONGEST_CARD_NUMBER));
+  const shown = maskCardNumbers(leadingGraphemes(cleaned, maxGraphemes + LONGEST_MASKED));
   const text = boundGraphemes(shown.text, maxGraphemes);
   const result = hasVisible(text) ? text : '';
   return { text: result, changed: result !== input, masked: shown.masked && result !== '' };

@@ -301,8 +301,8 @@ export function buildQuarantine(
 }
 
 /**
- * The record as kept for its replay, with every card number in it masked (card-number.ts): a quarantined record must
- * not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
+ * The record as kept for its replay, with every card number and IBAN in it masked (card-number.ts): a quarantined
+ * record must not store one either. Base64 (as MSK delivers it) is masked in its bytes, every length kept, so a JSON, Avro or
  * Protobuf record still reads — its card numbers masked; a zlib-compressed Glue record in its inflated payload,
  * compressed again; anything else as text.
  */
@@ -311,7 +311,7 @@ function keptValue(raw: string): string {
   if (bytes.toString('base64') !== raw) return maskCardNumbers(raw).text;
   const compressed = compressedGlueRecord(bytes, KEPT_INFLATE_LIMIT);
   const kept = maskCardNumbersInBytes(compressed?.payload ?? bytes);
-  if (!kept.masked) return raw;
+  if (!kept.masked && !kept.ibanMasked) return raw;
   const masked = compressed === undefined ? kept.bytes : recompressedGlueRecord(compressed.header, kept.bytes);
   return Buffer.from(masked).toString('base64');
 }

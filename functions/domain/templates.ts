@@ -125,7 +125,9 @@ const isBlank = (value: string | boolean | undefined) =>
 /**
  * A notice is never sent with a blank where a fact belongs: a field that shows nothing (empty, or nothing left once
  * cleaned) is refused when the channel's template shows it outside a section of its own. A template that says it
- * without one (`{{#reason}}…{{/reason}}`) is sent without it.
+ * without one (`{{#reason}}…{{/reason}}`, `{{^deviceName}}an unnamed device{{/deviceName}}`) is sent without it; the
+ * compiler lets no template show display text or an optional field otherwise, so this refuses only a blank of another
+ * kind on an item ingest did not write.
  */
 function refuseBlanks(def: Definition, view: View, channel: Channel, set: CompiledSet): void {
   for (const field of def.data) {
@@ -140,7 +142,9 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
   const { locale, data } = input;
   // A required field absent: not an item ingest wrote as it is (ingest refuses such an event) — an erased one, or
   // one written some other way. Nothing of it is shown. Not display text: ingest leaves out text that cleans to
-  // nothing (a third party's is never refused), so its absence is a blank, which each channel decides on below.
+  // nothing (a third party's is never refused), so its absence is a blank, and every template says it without (the
+  // compiler refuses one that shows it outside {{#field}}, with no words for its absence in {{^field}}): a device
+  // naming itself in zero-width characters cannot silence a sign-in alert.
   for (const name of def.data.filter((f) => f.required && f.kind !== 'text').flatMap(dataNamesOf)) {
     if (typeof data[name] !== 'string') throw new RenderError(`required field ${name} is missing`);
   }

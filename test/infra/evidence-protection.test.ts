@@ -9,23 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { PROTECTION_ACTIONS } from '../../lib/evidence-store.ts';
 import { WATCHED_BUCKET_EVENTS, WATCHED_KEY_EVENTS } from '../../lib/protection-watch.ts';
-import { allows, denies, type Principal, type Request, resolver, type Statement } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
+import { allows, denies, type Principal, type Request } from '../support/policy-eval.ts';
+import { PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 const EXAMPLE = 'examples/settings.example.json';
 const DAYS = EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default;
 
 function read(file: string, overrides: Record<string, unknown> = {}) {
-  const { template, stack } = synthTemplate(file, overrides);
-  const resolve = resolver(stack.account, stack.region);
-  const all = Object.entries(template.Resources) as [string, TemplateResource][];
-  const one = (type: string, prefix: string) => {
-    const found = all.filter(([id, r]) => r.Type === type && id.startsWith(prefix));
-    if (found.length !== 1) throw new Error(`${found.length} ${type} named ${prefix}*`);
-    return found[0] as [string, TemplateResource];
-  };
-  const statementsOf = (doc: unknown) => (resolve(doc) as { Statement: Statement[] }).Statement;
+  const { stack, resolve, all, one, statementsOf } = readTemplate(file, overrides);
   const [bucketId] = one('AWS::S3::Bucket', 'EvidenceBucket');
   const [logsId] = one('AWS::S3::Bucket', 'EvidenceAccessLogs');
   const bucketPolicy = (id: string) => {
@@ -129,6 +121,13 @@ describe.each([
     expect(denies(s.evidence, ask(s.who.breakGlass, 's3:BypassGovernanceRetention', object(s)))).toBe(true);
   });
 
+  it('a legal hold, a lock without an end, is placed or lifted by the break-glass role alone: no writer or administrator keeps a record past every erasure order, or lifts the hold an investigation put', () => {
+    for (const who of [s.who.admin, s.who.writer, s.who.reader, s.who.deployer, s.who.root]) {
+      expect(denies(s.evidence, ask(who, 's3:PutObjectLegalHold', object(s))), who.arn).toBe(true);
+    }
+    expect(denies(s.evidence, ask(s.who.breakGlass, 's3:PutObjectLegalHold', object(s)))).toBe(false);
+  });
+
   it('the protections change only by the break-glass role or a CloudFormation deploy of this stack; the policy outlives the stack', () => {
     for (const action of PROTECTION_ACTIONS) {
       const on = `arn:${s.bucketId}`;
@@ -200,6 +199,25 @@ describe.each([
     expect(s.bucketPolicy(s.logsId).DeletionPolicy).toBe('Retain');
   });
 
+  it("the read audit's settings change only by the break-glass role or a deploy: nobody else shortens its lifecycle, suspends its versioning or lifts its delete denial", () => {
+    const on = `arn:${s.logsId}`;
+    for (const action of PROTECTION_ACTIONS) {
+      expect(denies(s.logs, ask(s.who.admin, action, on)), `${action} by an administrator`).toBe(true);
+      expect(denies(s.logs, ask(s.who.writer, action, on)), `${action} by a function`).toBe(true);
+      expect(denies(s.logs, ask(s.who.breakGlass, action, on)), `${action} by break glass`).toBe(false);
+      expect(denies(s.logs, ask(s.who.deployer, action, on)), `${action} by the deploy`).toBe(false);
+    }
+    // The break-glass role's own policy reaches both buckets.
+    const breakGlass = s.all
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('EvidenceBreakGlassRole'))
+      .flatMap(([, r]) => s.statementsOf(r.Properties.PolicyDocument));
+    // (An identity policy names no principal: read as the role's own, with the role as its principal.)
+    const own = breakGlass.map((st) => ({ ...st, Principal: { AWS: s.who.breakGlass.arn } }));
+    for (const bucket of [s.bucketId, s.logsId]) {
+      expect(allows(own, ask(s.who.breakGlass, 's3:PutLifecycleConfiguration', `arn:${bucket}`)), bucket).toBe(true);
+    }
+  });
+
   it('every change to the protections, and every use of the break-glass role, is reported to the alarm topic', () => {
     const rules = s.all.filter(([id, r]) => r.Type === 'AWS::Events::Rule' && id.startsWith('ProtectionWatch'));
     const patterns = rules.map(([, r]) => s.resolve(r.Properties.EventPattern) as Record<string, unknown>);
@@ -215,7 +233,10 @@ describe.each([
     expect(patterns).toContainEqual(
       expect.objectContaining({
         source: ['aws.kms'],
-        detail: expect.objectContaining({ eventName: [...WATCHED_KEY_EVENTS], resources: { ARN: [`arn:${s.keyId}`] } }),
+        detail: expect.objectContaining({
+          eventName: [...WATCHED_KEY_EVENTS],
+          resources: { ARN: expect.arrayContaining([`arn:${s.keyId}`]) },
+        }),
       }),
     );
     expect(patterns).toContainEqual(
@@ -259,6 +280,14 @@ describe.each([
       'aws:SourceArn': 'arn:aws:events:ap-northeast-1:999999999999:rule/notifier-prod-protection-buckets',
     });
     expect(allows(topicPolicy, foreign)).toBe(false);
+  });
+
+  it('the break-glass role assumed is seen: CloudTrail records sts:AssumeRole as a read-only event, which a rule merely ENABLED never receives, so every protection rule takes all management events', () => {
+    const rules = s.all.filter(([id, r]) => r.Type === 'AWS::Events::Rule' && id.startsWith('ProtectionWatch'));
+    expect(rules.length).toBeGreaterThan(0);
+    for (const [id, r] of rules) {
+      expect(r.Properties.State, id).toBe('ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS');
+    }
   });
 });
 

@@ -249,11 +249,11 @@ describe('the functions', () => {
     }
   });
 
-  it('log to groups with a retention, retained on stack deletion, each writable only by its own function', () => {
+  it("log to groups kept a year (a bank's audit history: PCI DSS 10.5.1, Control Tower's CT.CLOUDWATCH.PR.2), retained on stack deletion, each writable only by its own function", () => {
     const groups = resources('AWS::Logs::LogGroup');
     // The four functions' and the AwsCustomResource provider's (its own role writes only there too).
     expect(groups).toHaveLength(5);
-    for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(30);
+    for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(365);
     for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([

@@ -216,6 +216,66 @@ describe('dispatch on DynamoDB Local', () => {
   });
 });
 
+describe('a third party’s name of nothing but invisible characters', () => {
+  // Each notice's other fields; the name a third party writes is a right-to-left override and zero-width spaces.
+  const named = [
+    ['LoginFromNewDevice', { sessionId: 's-blank' }, 'deviceName', /unnamed device/i],
+    [
+      'CardPayment',
+      { paymentId: 'p-blank', amount: '12.50', currency: 'USD', cardLast4: '4242' },
+      'merchantName',
+      /unnamed merchant/i,
+    ],
+    [
+      'DirectDebitUpcoming',
+      { mandateId: 'm-blank', amount: '89.99', currency: 'USD', collectionDate: '2026-12-03' },
+      'creditorName',
+      /unnamed organization/i,
+    ],
+  ] as const;
+
+  it('silences no sign-in, card or direct-debit notice: every channel is SENT, with neutral words for the name', async () => {
+    await ingest(
+      named.map(([type, data, field]) =>
+        transferEvent({
+          eventId: `blank-${type}`,
+          type,
+          // Within each type's own maximum age (a sign-in alert's is an hour).
+          occurredAt: new Date().toISOString(),
+          recipient: { locale: 'en' },
+          // The transfer factory's fields, left out: each type has its own.
+          data: {
+            transferId: undefined,
+            amount: undefined,
+            currency: undefined,
+            counterpartyName: undefined,
+            ...data,
+            [field]: '\u202e\u200b\u200b',
+          },
+        }),
+      ),
+    );
+    await converge(stream, handlers, { dynamoEndpoint: table.endpoint, tableName: table.tableName });
+    const sent = [
+      ...ses.commandCalls(SendEmailCommand).map((c) => c.args[0].input.Message?.Body?.Text?.Data ?? ''),
+      ...sns.commandCalls(PublishCommand).map((c) => c.args[0].input.Message ?? ''),
+    ];
+    expect(sent).toHaveLength(named.length * 3);
+    for (const [type, , , words] of named) {
+      const items = (await table.eventItems(`blank-${type}`)).filter((i) => i.kind === 'NOTIFICATION');
+      expect(items.map((n) => `${n.channel} ${n.status}`).sort(), type).toEqual([
+        'EMAIL SENT',
+        'PUSH SENT',
+        'SMS SENT',
+      ]);
+      expect(
+        sent.filter((m) => words.test(m)),
+        type,
+      ).toHaveLength(3);
+    }
+  });
+});
+
 describe('notifications on DynamoDB Local: what a redelivery and a stale holder can never do', () => {
   it('a SENT notification whose inbox item is gone (TTL) stays SENT when its event is redelivered: nothing is sent again', async () => {
     const event = transferEvent({ eventId: 'd-ttl', channels: ['EMAIL'] });

@@ -1,6 +1,7 @@
 /** The CDK app synthesized from a settings file, offline and without bundling, as the infra tests read it. */
 import { App } from 'aws-cdk-lib';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
+import { resolver, type Statement } from './policy-eval.ts';
 
 /** A real stage's settings (a brand of its own, push applications, the cluster's network, a past cutover). */
 export const PRODUCTION_LIKE = 'test/infra/fixtures/settings.production.json';
@@ -17,4 +18,21 @@ export function synthTemplate(settingsFile: string, overrides: Record<string, un
   const app = new App({ context: { settingsFile, ...overrides, 'aws:cdk:bundling-stacks': [] } });
   const stack = createNotifierStack(app);
   return { template: app.synth().getStackByName(stack.stackName).template as SynthesizedTemplate, stack };
+}
+
+/**
+ * The synthesized template as the policy tests read it: its resources, one of a type by logical-id prefix, and a
+ * policy document's statements with the intrinsic functions resolved (test/support/policy-eval.ts).
+ */
+export function readTemplate(settingsFile: string, overrides: Record<string, unknown> = {}) {
+  const { template, stack } = synthTemplate(settingsFile, overrides);
+  const resolve = resolver(stack.account, stack.region);
+  const all = Object.entries(template.Resources) as [string, TemplateResource][];
+  const one = (type: string, prefix: string) => {
+    const found = all.filter(([id, r]) => r.Type === type && id.startsWith(prefix));
+    if (found.length !== 1) throw new Error(`${found.length} ${type} named ${prefix}*`);
+    return found[0] as [string, TemplateResource];
+  };
+  const statementsOf = (doc: unknown) => (resolve(doc) as { Statement: Statement[] }).Statement;
+  return { template, stack, resolve, all, one, statementsOf };
 }

@@ -13,7 +13,8 @@
  * - no unescaped placeholder ({{{x}}}, {{&x}}) and no delimiter change anywhere: HTML escaping cannot be switched off;
  * - MJML validates strictly, and no placeholder of the MJML goes missing in the compiled HTML;
  * - push and SMS templates are one line;
- * - an optional field is shown only inside a section of its own, so its absence leaves no blank.
+ * - an optional field is shown only inside a section of its own, so its absence leaves no blank; a required display-text
+ *   field too, beside words for its absence, so a third party's blank name never silences the notice.
  *
  *   npm run templates            write the module
  *   npm run templates -- --check exit 1 when the module is not what templates/ compiles to
@@ -106,17 +107,24 @@ function checkNames(template: string, file: string, allowed: readonly string[], 
 }
 
 /**
- * An optional field is shown only inside a section of its own ({{#field}}…{{/field}}): absent, it leaves no blank. (A
- * required field shown outside one makes the notice refused when its value is empty: templates.ts.)
+ * A field that may show nothing is shown only inside a section of its own ({{#field}}…{{/field}}), so a blank never
+ * takes its place: an optional one (absent), and a required display-text one — a third party writes it (a device
+ * names itself), and ingest leaves out what cleans to nothing rather than refuse the notice, so that one also needs
+ * words for its absence ({{^field}}…{{/field}}), or a name of zero-width characters would silence a security alert.
+ * (A required field of another kind shown outside one makes the notice refused when its value is empty: templates.ts.)
  */
-function checkOptionalInSections(template: string, file: string, def: Definition) {
+function checkSections(template: string, file: string, def: Definition) {
   const bare = bareNames(template);
-  for (const field of def.data) {
-    if (!field.required && bare.has(field.name)) {
+  for (const { name, required, kind } of def.data) {
+    if (!bare.has(name)) continue;
+    if (!required)
       throw new TemplateError(
-        `${file}: {{${field.name}}} is optional: show it inside {{#${field.name}}}…{{/${field.name}}}, so its absence leaves no blank`,
+        `${file}: {{${name}}} is optional: show it inside {{#${name}}}…{{/${name}}}, so its absence leaves no blank`,
       );
-    }
+    if (kind === 'text')
+      throw new TemplateError(
+        `${file}: {{${name}}} is required display text, which a third party may write as nothing visible: show it inside {{#${name}}}…{{/${name}}} and say it without in {{^${name}}}…{{/${name}}} ("an unnamed device"), so a blank name never silences the notice`,
+      );
   }
 }
 
@@ -330,7 +338,7 @@ async function compileSet(
   }
   for (const [value, name] of short) checkNames(oneLine(value, rel(name)), rel(name), names.short);
   const parts: [string, string][] = [...short, [email.html, `email.${locale}.mjml`], [text, `email.${locale}.txt`]];
-  for (const [value, name] of parts) checkOptionalInSections(value, rel(name), def);
+  for (const [value, name] of parts) checkSections(value, rel(name), def);
   return {
     subject: email.subject,
     html: email.html,
