@@ -23,7 +23,7 @@ import { createIngest } from './ingest.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
 import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
 import { Network } from './network.ts';
-import type { NotifierFunction } from './notifier-function.ts';
+import { type NotifierFunction, traceAwsCalls } from './notifier-function.ts';
 import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
 import { ProtectionWatch } from './protection-watch.ts';
@@ -120,6 +120,8 @@ export class NotifierStack extends Stack {
       });
       for (const fn of [ingest.fn, dispatch.fn, sweeper, feedback.function]) network.place(fn);
     }
+    // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
+    if (s.traceAwsCalls) traceAwsCalls(this);
 
     addOutputs(this, {
       stage: s.stage,

@@ -206,6 +206,15 @@ export const settingsSchema = z
      */
     dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
     /**
+     * X-Ray subsegments for every AWS call (DynamoDB, SES, SNS, S3) besides the invocation's own segment, which Lambda
+     * always records (active tracing). Off by default: it loads the X-Ray SDK (in maintenance mode since February
+     * 2026, end of support February 2027) into every function — about 120 KB and its cold-start time, and an async
+     * hook on every promise the function makes (docs/measurements.md).
+     */
+    traceAwsCalls: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(false),
+    /**
      * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
      * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and
      * region). Sending above a quota is not lost (throttled sends wait and retry), only slower and noisier.

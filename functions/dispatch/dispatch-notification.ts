@@ -40,6 +40,7 @@ import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
+import { loadTemplates } from '../domain/template-sets.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
 import type { NotificationKey, NotificationStore, SentEvidence, Transition } from '../stores/notification-store.ts';
@@ -173,6 +174,9 @@ export async function dispatchNotification(
   }
   if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
 
+  // The type's templates, loaded once per environment (template-sets.ts); a failure to load is a deploy's fault,
+  // thrown for the stream to retry — never this message's.
+  await loadTemplates(item.template);
   let message: Message;
   try {
     message = render(

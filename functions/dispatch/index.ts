@@ -14,6 +14,7 @@ import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { sleep } from '../commons/retry.ts';
 import { uniformRetention } from '../domain/evidence.ts';
+import { loadTemplates } from '../domain/template-sets.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import type { BatchOutlets } from '../stores/evidence-batch-writer.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
@@ -107,6 +108,10 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     writeMarginMs: config.deadlineMarginMs,
   });
   const batch = openEvidenceBatch(event, startedAt + context.getRemainingTimeInMillis());
+  // The templates of the batch's notice types start loading now, beside the first claims (each record awaits its own).
+  for (const type of new Set(event.Records.map((r) => r.dynamodb?.NewImage?.template?.S))) {
+    if (type !== undefined) void loadTemplates(type).catch(() => undefined);
+  }
   const invocationDeps: DispatchDeps =
     batch === undefined || evidence === undefined ? deps : { ...deps, evidence: { ...evidence.records, batch } };
   const recordHandler = async (record: DynamoDBRecord): Promise<void> => {

@@ -5,8 +5,7 @@
  * event source mapping redelivers the batch: records already written come back as duplicates. A record's bytes never
  * make it throw.
  */
-import { GetSchemaVersionCommand, GlueClient } from '@aws-sdk/client-glue';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { GlueClient } from '@aws-sdk/client-glue';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
@@ -22,15 +21,17 @@ const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
 const limit = pLimit(config.concurrency);
 // Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients
-// are created when first needed.
+// are loaded and created when first needed: a JSON producer's container never loads them.
 let glue: GlueClient | undefined;
 const schemas = new SchemaCache(
   schemaRegistryFor(config.schemaRegistry, {
-    getSchemaVersion: (schemaVersionId, abortSignal) => {
+    getSchemaVersion: async (schemaVersionId, abortSignal) => {
+      const { GetSchemaVersionCommand, GlueClient } = await import('@aws-sdk/client-glue');
       glue ??= new GlueClient({});
       return glue.send(new GetSchemaVersionCommand({ SchemaVersionId: schemaVersionId }), { abortSignal });
     },
     secret: async (arn) => {
+      const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
       const answer = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
       if (answer.SecretString === undefined) throw new Error('the secret has no SecretString');
       return answer.SecretString;

@@ -10,6 +10,7 @@ import { type SendProof, sendProofOf } from '../dispatch/record-evidence.ts';
 import type { Brand } from '../domain/brand.ts';
 import { uniformRetention } from '../domain/evidence.ts';
 import type { NotificationItem } from '../domain/notification.ts';
+import { loadTemplates } from '../domain/template-sets.ts';
 import { render } from '../domain/templates.ts';
 
 export interface RebuildConfig extends RequestConfig {
@@ -19,13 +20,14 @@ export interface RebuildConfig extends RequestConfig {
 
 export function rebuilderOf(
   config: RebuildConfig,
-): (item: NotificationItem & { evidence: NonNullable<NotificationItem['evidence']> }) => SendProof {
+): (item: NotificationItem & { evidence: NonNullable<NotificationItem['evidence']> }) => Promise<SendProof> {
   const deps = {
     retention: uniformRetention(config.retentionDays),
     requestOf: (n: Parameters<typeof providerRequest>[0], m: Parameters<typeof providerRequest>[1]) =>
       providerRequest(n, m, config),
   };
-  return (item) => {
+  return async (item) => {
+    await loadTemplates(item.template);
     const message = render(
       {
         template: item.template,

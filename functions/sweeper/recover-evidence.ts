@@ -32,7 +32,7 @@ export interface RecoverDeps {
    * How a SENT notification's record is rebuilt the way dispatch built it (record-evidence.ts sendProofOf): loaded
    * only when an intent is overdue.
    */
-  readonly rebuilder: () => Promise<(item: SentHere) => SendProof>;
+  readonly rebuilder: () => Promise<(item: SentHere) => Promise<SendProof>>;
   readonly now: () => number;
   /** Stop starting batches after this (epoch ms). */
   readonly deadline: number;
@@ -75,7 +75,7 @@ export async function recoverEvidenceBatches(deps: RecoverDeps): Promise<Recover
 async function recoverOne(
   intent: EvidenceIntent,
   deps: RecoverDeps,
-  rebuild: (item: SentHere) => SendProof,
+  rebuild: (item: SentHere) => Promise<SendProof>,
   result: { recovered: number; rebuilt: number; lost: RecoverResult['lost']; open: number },
 ): Promise<void> {
   const sent = await sentIn(intent, deps);
@@ -84,7 +84,7 @@ async function recoverOne(
   for (const item of sent) {
     let proof: SendProof | undefined;
     try {
-      proof = rebuild(item);
+      proof = await rebuild(item);
     } catch {
       proof = undefined; // a template gone or a field erased: no rebuild, judged below like a mismatch
     }
