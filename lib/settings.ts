@@ -211,9 +211,7 @@ export const settingsSchema = z
      * 2026, end of support February 2027) into every function — about 120 KB and its cold-start time, and an async
      * hook on every promise the function makes (docs/measurements.md).
      */
-    traceAwsCalls: z
-      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
-      .default(false),
+    traceAwsCalls: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
     /**
      * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
      * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and

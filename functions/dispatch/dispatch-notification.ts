@@ -251,10 +251,19 @@ export async function dispatchNotification(
     }
   }
 
+  return sent(holder, message, providerMessageId);
+}
+
+/**
+ * Step 10, the provider accepted: SENT, with the evidence of the send. The record is built before the acceptance is
+ * written, so the SENT write names its batch and its SHA-256 — an invocation that dies before its batch is written
+ * leaves what the sweeper needs to rebuild and check it; after the outcome is recorded the record joins the
+ * invocation's batch and the send slot is free. The evidence never holds a send back nor repeats it.
+ */
+async function sent(holder: Holder, message: Message, providerMessageId: string): Promise<DispatchResult> {
+  const { deps, item } = holder;
   const acceptedAtMs = deps.now();
   const evidence = deps.evidence;
-  // The record is built before the acceptance is written, so the SENT write names its batch and its SHA-256: an
-  // invocation that dies before its batch is written leaves what the sweeper needs to rebuild and check it.
   const proof =
     evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
   const acceptance = await holder.recordAcceptance(
@@ -263,12 +272,10 @@ export async function dispatchNotification(
       ? undefined
       : { batch: evidence.batch.name, sha256: proof.sha256, acceptedAt: proof.record.acceptedAt },
   );
-  const sent = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
-  if (proof === undefined || evidence === undefined) return sent;
-  // Step 10, after the outcome is recorded: the record joins the invocation's batch and the send slot is free. The
-  // batch is written once the invocation's records are done; the evidence never holds a send back nor repeats it.
+  const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
+  if (proof === undefined || evidence === undefined) return result;
   evidence.batch.add(proof);
-  return { ...sent, evidence: { batch: evidence.batch.name } };
+  return { ...result, evidence: { batch: evidence.batch.name } };
 }
 
 /**
