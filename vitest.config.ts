@@ -41,7 +41,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           env: { ...env, MAX_EVENT_AGE_SECONDS: FIXTURE_EVENT_AGE_SECONDS },
-          globalSetup: ['test/integration/global-setup.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
           setupFiles: [PRELOAD],
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -49,6 +49,19 @@ export default defineConfig({
       },
       {
         test: { name: 'infra', include: ['test/infra/**/*.test.ts'], env, testTimeout: 120_000, setupFiles: [PRELOAD] },
+      },
+      {
+        // The tools around the product — the local run, the operator CLI, the chaos suite, the bench, the generators —
+        // tested apart from it, on the same DynamoDB Local set-up.
+        test: {
+          name: 'tools',
+          include: ['test/tools/**/*.test.ts'],
+          env: { ...env, MAX_EVENT_AGE_SECONDS: FIXTURE_EVENT_AGE_SECONDS },
+          globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: [PRELOAD],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
       },
     ],
   },

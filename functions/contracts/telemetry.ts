@@ -25,7 +25,7 @@ export interface TelemetryEnvironment {
 }
 
 export const METRIC_NAMES = [
-  // ingest: the figures of every batch (functions/ingest/figures.ts), and what it created
+  // ingest: the figures of every batch (functions/contracts/ingest-figures.ts), and what it created
   'EventsReceived',
   'EventsAccepted',
   'DuplicateEvents',

@@ -23,7 +23,8 @@
 
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import type { Channel } from '../domain/channels.ts';
-import { rateShardsFor, rateShareOf, type TokenWindows } from './send-quota-store.ts';
+import { rateShardsFor, rateShareOf } from '../domain/send-rate.ts';
+import type { TokenWindows } from './send-quota-store.ts';
 
 export interface Pacer {
   /**

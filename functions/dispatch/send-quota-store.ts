@@ -5,7 +5,7 @@
  * - the send-rate windows: item (RATE#<channel>[#<shard>], <window start ms>) counts the tokens taken in that window;
  *   one conditional ADD takes several at once. A window lives an hour (TTL). A channel whose rate is above
  *   RATE_KEY_TOKENS_TARGET is split into shards, each with its share of the rate, so no one partition key takes more
- *   than about 500 writes per second (DynamoDB's ceiling is 1,000 per key): see rateShardsFor.
+ *   than about 500 writes per second (DynamoDB's ceiling is 1,000 per key): see domain/send-rate.ts.
  * - the circuit breaker: item (BREAKER#<scope>, BREAKER) says until when the scope is held and why. A scope is a
  *   channel (BREAKER#EMAIL: the account's fault) or one push platform application (BREAKER#PUSH#<application ARN>).
  */
@@ -23,14 +23,6 @@ export interface TokenWindows {
    */
   take(channel: Channel, windowStart: number, want: number, limit: number, shard?: number): Promise<number>;
 }
-
-/** Tokens per second one rate key may hand out: every grant is a write, so a key never takes more writes than this. */
-export const RATE_KEY_TOKENS_TARGET = 500;
-/** Shards of a channel's token bucket for its rate: 1 up to 500/s (the key is then RATE#<channel>, as before). */
-export const rateShardsFor = (ratePerSecond: number) => Math.max(1, Math.ceil(ratePerSecond / RATE_KEY_TOKENS_TARGET));
-/** A shard's share of the rate; the shares add up to the rate exactly. */
-export const rateShareOf = (ratePerSecond: number, shards: number, shard: number) =>
-  Math.floor(ratePerSecond / shards) + (shard < ratePerSecond % shards ? 1 : 0);
 
 export interface BreakerState {
   readonly openUntil: number;

@@ -8,7 +8,7 @@
  * then each record's own bytes (domain/evidence.ts evidenceBody), one after the other. So a record is exactly the bytes
  * it was as a single object, found without parsing its neighbours, and checked against its own hash; and the batch
  * compresses as a whole (an email's HTML repeats from one record to the next: 27× smaller than the records alone on the
- * bench's mix, docs/evidence.md).
+ * bench's mix, docs/measurements.md).
  *
  * Why a record can still be found without listing the bucket: a send names its batch on the notification (the SENT
  * write, docs/table.md) and in the customer's evidence index; the reports on a send are under its batch's own prefix,

@@ -4,6 +4,7 @@
  * the operator is shown is what the write does.
  */
 import { erasedRefusal, isErased } from './erasure.ts';
+import { type Refusal, refusal } from './refusal.ts';
 import { canMove, type NotificationStatus } from './state-machine.ts';
 
 /** What a resend decides on, as the item holds it. */
@@ -12,6 +13,7 @@ export interface ResendCandidate {
   readonly providerMessageId?: unknown;
   readonly erasedAt?: unknown;
   readonly userId?: unknown;
+  readonly suppressedReason?: unknown;
 }
 
 /** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
@@ -31,10 +33,11 @@ export function acceptedRefusal(id: string, status: string, messageId: string | 
 /**
  * Why this notification may not be resent, or undefined when it may: erased (never); accepted by the provider
  * (SENT, or UNKNOWN with a late message id) unless the operator names that message id; REFUSED (the producer's
- * corrected event repairs it); still in flight.
+ * corrected event repairs it); SUPPRESSED (an opt-out or an unreachable address: a resend would be suppressed again);
+ * still in flight.
  */
-export function resendRefusal(id: string, item: ResendCandidate, despiteAccepted?: string): string | undefined {
-  if (isErased(item)) return erasedRefusal(id, item, 'resent');
+export function resendRefusal(id: string, item: ResendCandidate, despiteAccepted?: string): Refusal | undefined {
+  if (isErased(item)) return refusal('ERASED', erasedRefusal(id, item, 'resent'));
   const status = String(item.status);
   const accepted = acceptedMessageId(item);
   if ((status === 'SENT' || accepted !== undefined) && (accepted === undefined || despiteAccepted !== accepted)) {
@@ -42,13 +45,57 @@ export function resendRefusal(id: string, item: ResendCandidate, despiteAccepted
       despiteAccepted !== undefined && accepted !== undefined
         ? ` (--despite-accepted names ${despiteAccepted}, not ${accepted})`
         : '';
-    return `${acceptedRefusal(id, status, accepted)}${mismatch}`;
+    return refusal('ACCEPTED', `${acceptedRefusal(id, status, accepted)}${mismatch}`);
   }
   if (status === 'REFUSED') {
-    return `${id} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`;
+    return refusal(
+      'CONTACT_REFUSED',
+      `${id} is REFUSED: its contact point has no sendable reading; the producer's corrected event repairs it (repair <eventId> --value-file FILE)`,
+    );
+  }
+  if (status === 'SUPPRESSED') {
+    const why = typeof item.suppressedReason === 'string' ? ` (${item.suppressedReason})` : '';
+    return refusal(
+      'SUPPRESSED',
+      `${id} is SUPPRESSED${why}: the customer opted out or the address cannot be reached; a resend would be suppressed again (lift-suppression, or the customer's new preferences, first)`,
+    );
   }
   if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
-    return `${id} is ${status}: still in flight, the pipeline has not given up on it`;
+    return refusal('IN_FLIGHT', `${id} is ${status}: still in flight, the pipeline has not given up on it`);
   }
   return undefined;
+}
+
+/** What a resend keeps of the send it replaces, as read before the write. */
+export interface ResentItem extends ResendCandidate {
+  readonly attempt?: unknown;
+  readonly lastError?: unknown;
+  readonly deliveryStatus?: unknown;
+  readonly deliveryResponse?: unknown;
+}
+
+/**
+ * The entry a resend appends to the item's `manualResends`: who, when, why, and the status, attempt, last error,
+ * provider message id and delivery report the notification had — the earlier send's feedback stays here, while the
+ * new send's starts afresh on the item.
+ */
+export function manualResendRecord(
+  item: ResentItem,
+  by: string,
+  reason: string,
+  at: string,
+  despiteAccepted: boolean,
+): Record<string, unknown> {
+  return {
+    by,
+    at,
+    reason,
+    fromStatus: String(item.status),
+    attempt: item.attempt,
+    ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
+    ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+    ...(despiteAccepted ? { despiteAccepted: true } : {}),
+    ...(typeof item.deliveryStatus === 'string' ? { deliveryStatus: item.deliveryStatus } : {}),
+    ...(typeof item.deliveryResponse === 'string' ? { deliveryResponse: item.deliveryResponse } : {}),
+  };
 }

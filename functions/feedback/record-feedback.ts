@@ -26,28 +26,21 @@
  */
 import pLimit from 'p-limit';
 import { normaliseAddress } from '../domain/audience.ts';
-import type { Channel } from '../domain/channels.ts';
 import { evidenceBody, evidenceKey, type FeedbackEvidence, feedbackEvidence } from '../domain/evidence.ts';
 import { batchRecord, reportsBatchName } from '../domain/evidence-batch.ts';
-import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult, SuppressionCause } from '../domain/feedback.ts';
-import type { SuppressionRecorded } from '../stores/audience-store.ts';
+import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult } from '../domain/feedback.ts';
+import type { AudienceStore, SuppressionRecorded } from '../stores/audience-store.ts';
 import { type BatchWritten, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 import type { DeliveryRecorded } from './delivery-store.ts';
 
-export interface FeedbackStore {
+/** The feedback function's store: the notifications the reports are about, and the audience's suppressions. */
+export interface FeedbackStore extends Pick<AudienceStore, 'suppressAddress'> {
   findByMessageId(messageId: string): Promise<FeedbackTarget | undefined>;
   /** The address the notification was sent to, or undefined when the item is gone or erased. */
   recipientOf(target: FeedbackTarget): Promise<string | undefined>;
   recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded>;
-  suppressAddress(
-    channel: Channel,
-    address: string,
-    cause: SuppressionCause,
-    notificationId: string,
-    at: string,
-  ): Promise<SuppressionRecorded>;
 }
 
 export interface FeedbackDeps {

@@ -26,8 +26,9 @@
  */
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
+import type { IngestFigures } from '../contracts/ingest-figures.ts';
 import { admittedEventId } from '../domain/admission.ts';
-import { type IngestFigures, tally } from './figures.ts';
+import { tally } from './figures.ts';
 import type { KnownEvents, KnownInbox } from './inbox-store.ts';
 import {
   type AdmittedRecord,
@@ -40,7 +41,8 @@ import {
 import { SchemaCache } from './schema-registry.ts';
 import { readWireRecords } from './wire-records.ts';
 
-export { FIGURE_METRICS, type IngestFigures, reconciles, tally } from './figures.ts';
+export { FIGURE_METRICS, type IngestFigures, reconciles } from '../contracts/ingest-figures.ts';
+export { tally } from './figures.ts';
 
 export interface BatchDeps extends IngestDeps {
   readonly limit: LimitFunction;

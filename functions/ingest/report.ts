@@ -5,8 +5,8 @@
  */
 
 import { count, countBy, logger } from '../commons/powertools.ts';
+import { FIGURE_METRICS, type IngestFigures, reconciles } from '../contracts/ingest-figures.ts';
 import type { Channel } from '../domain/channels.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from './figures.ts';
 import type { BatchSummary } from './ingest-batch.ts';
 
 export function reportBatch(summary: BatchSummary): void {

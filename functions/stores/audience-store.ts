@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   type NativeAttributeValue,
@@ -43,11 +44,35 @@ export interface AudienceGate {
 
 export type SuppressionRecorded = 'suppressed' | 'alreadySuppressed' | 'liftedSince';
 
+/** What became of a customer's preferences when their data was erased. */
+export type PreferencesForgotten = 'deleted' | 'kept' | 'none';
+
+/** The audience as a whole: dispatch's gate, the feedback function's suppressions, and the operator's reads and writes. */
+export interface AudienceStore extends AudienceGate {
+  suppressAddress(
+    channel: Channel,
+    address: string,
+    cause: SuppressionCause,
+    notificationId: string,
+    at: string,
+  ): Promise<SuppressionRecorded>;
+  lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean>;
+  list(channel: Channel): Promise<SuppressionItem[]>;
+  /** The suppression item of an address hash, active or lifted, or undefined. */
+  suppression(channel: Channel, hash: string): Promise<SuppressionItem | undefined>;
+  preferences(userId: string): Promise<PreferencesItem | undefined>;
+  /**
+   * Deletes a customer's preferences when they opt out of nothing (`deleted`); keeps them when they hold an opt-out
+   * (`kept`: honouring the objection needs the record of it) — also one written between the read and the delete.
+   */
+  forgetPreferences(userId: string): Promise<PreferencesForgotten>;
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const suppressionKey = (channel: Channel, hash: string) => ({ pk: suppressionPk(channel, hash), sk: hash });
 
-export class DynamoAudienceStore implements AudienceGate {
+export class DynamoAudienceStore implements AudienceStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -147,6 +172,32 @@ export class DynamoAudienceStore implements AudienceGate {
       } while (start !== undefined);
     }
     return items;
+  }
+
+  suppression(channel: Channel, hash: string): Promise<SuppressionItem | undefined> {
+    return this.get<SuppressionItem>(suppressionKey(channel, hash));
+  }
+
+  preferences(userId: string): Promise<PreferencesItem | undefined> {
+    return this.get<PreferencesItem>({ pk: prefsPk(userId), sk: PREFS_SK });
+  }
+
+  async forgetPreferences(userId: string): Promise<PreferencesForgotten> {
+    if ((await this.preferences(userId)) === undefined) return 'none';
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: prefsPk(userId), sk: PREFS_SK },
+          ConditionExpression: 'attribute_not_exists(optOut) OR size(optOut) = :none',
+          ExpressionAttributeValues: { ':none': 0 },
+        }),
+      );
+      return 'deleted';
+    } catch (error) {
+      if (isConditionFailure(error)) return 'kept';
+      throw error;
+    }
   }
 
   private async get<T>(key: NotificationKey): Promise<T | undefined> {

@@ -4,11 +4,12 @@
  *   Every object is written once: `IfNoneMatch: *` makes a retried write of the same record an answer ("already
  *   there"), never a second version; the retain-until date is set on the object itself, with the mode the stack
  *   chose; a SHA-256 checksum travels with the bytes (Object Lock refuses a put without one, and S3 verifies it).
- * - FileEvidenceStore: the local run's store, a folder (.local/evidence): the same keys, the same bytes, written once.
+ * - FileEvidenceStore: the local run's store, a folder (each run's own: .local/runs/<run>/evidence): the same keys,
+ *   the same bytes, written once.
  * Nothing here re-encodes a record: the bytes put are the bytes a later get returns. Readers see versions
  * (`history`): a record superseded by a later version of its key, or hidden behind a delete marker, is still found
  * — its first version is the one written — and its history says so (the bucket policy denies both; this shows it if
- * it ever happened anyway).
+ * it ever happened anyway: evidence-versions.ts).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, readFile } from 'node:fs/promises';

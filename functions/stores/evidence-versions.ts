@@ -1,5 +1,5 @@
 /**
- * The evidence store as its versions tell it, for the readers (`ops evidence`, `export`, `audit`): a record is
+ * The evidence store as its versions tell it, for its readers (the operator's evidence, export and audit): a record is
  * written once, so a later version of its key (superseded) or a delete marker over it (hidden) is a sign of
  * tampering. Both are denied by the bucket policy (docs/evidence-and-privacy.md); a reader shows the record as first
  * written and says what the versions show.

@@ -13,16 +13,16 @@
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { chaosInvoke } from '../../tools/chaos/converge.ts';
 import { clock, type DynamoFault, injectDynamoFaults, isMarkSent } from '../../tools/chaos/faults.ts';
-import { chaosInvoke } from '../../tools/chaos/world.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
-import { resendNotification } from '../../tools/ops/operations.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { operatorOn, resendNow } from '../support/operator.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -174,9 +174,9 @@ describe('a send that outlives its lease', () => {
       lastError: 'LEASE_EXPIRED',
       providerMessageId: 'ses-late',
     });
-    const deps = { doc: table.doc, tableName: table.tableName, now: Date.now };
-    const request = { notificationId: 'acc-4#EMAIL', by: 'alice', reason: 'customer called' };
-    await expect(resendNotification(deps, request)).rejects.toThrow(/message ses-late/);
-    expect((await resendNotification(deps, { ...request, despiteAccepted: 'ses-late' })).status).toBe('PENDING');
+    const ports = operatorOn(table);
+    const request = { notificationId: 'acc-4#EMAIL' };
+    await expect(resendNow(ports, request)).rejects.toThrow(/message ses-late/);
+    expect((await resendNow(ports, { ...request, despiteAccepted: 'ses-late' })).status).toBe('PENDING');
   });
 });

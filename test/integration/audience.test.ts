@@ -1,11 +1,10 @@
 /**
- * Issue 16 on DynamoDB Local, through the real handlers: SES feedback (reordered and duplicated) recorded by rank
- * without touching SENT; a permanent bounce or a complaint suppressing the address, so a later notification to it
- * ends SUPPRESSED and is not sent; an operator lifting it; preferences through the inbox, newest first.
+ * Delivery feedback and the audience on DynamoDB Local, through the real handlers: SES feedback (reordered and
+ * duplicated) recorded by rank without touching SENT; a permanent bounce or a complaint suppressing the address, so a
+ * later notification to it ends SUPPRESSED and is not sent; an operator lifting it; preferences through the inbox,
+ * newest first.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -14,18 +13,16 @@ import { allowedChannels, EVENT_TYPES } from '../../functions/domain/catalogue.t
 import type { Channel } from '../../functions/domain/channels.ts';
 import type { EventType } from '../../functions/domain/event/contract.ts';
 import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
+import { apply, liftSuppression, listAudit, listSuppressions, preview } from '../../functions/operator/index.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
-import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
-import { UsageError } from '../../tools/local/cli.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { converge, type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
-import { main as opsMain } from '../../tools/ops/cli.ts';
-import { listAudit } from '../../tools/ops/customer.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { operatorOn } from '../support/operator.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
 const { ses, sns } = providerMocks();
@@ -296,70 +293,49 @@ describe('preferences on DynamoDB Local', () => {
   });
 });
 
-describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () => {
-  // Audit records of the lifts go to a folder of this test, not the local run's evidence.
-  const auditDir = mkdtempSync(join(tmpdir(), 'audit-'));
-  const ops = async (args: string[]) => {
-    let text = '';
-    const where = ['--endpoint', table.endpoint, '--table', table.tableName, '--evidence-dir', auditDir];
-    const code = await opsMain([...args, ...where], (t) => {
-      text += t;
-    });
-    return { code, out: text };
-  };
+describe("an operator's suppression lift", () => {
+  const ports = () => operatorOn(table);
 
-  it('lists active suppressions by hash (never an address), lifts one by address after a confirmation, and says when there is none', async () => {
+  it('lists active suppressions by hash (never an address), lifts one after its preview, audited, and refuses when there is none', async () => {
     await ingest([email('op-1', 'ops-case@example.com')]);
     await feedback('Bounce', { notificationId: 'op-1#EMAIL', to: 'ops-case@example.com' });
     const hash = addressHash('EMAIL', 'ops-case@example.com');
-    const listed = await ops(['suppressions']);
-    expect(listed.code).toBe(0);
-    expect(listed.out).toContain(`${hash}  BOUNCED`);
-    expect(listed.out).toContain('from op-1#EMAIL');
-    expect(listed.out).not.toContain('@');
-    const lift = [
-      'lift-suppression',
-      '--address',
-      'OPS-CASE@example.com',
-      '--by',
-      'alice',
-      '--reason',
-      'mailbox fixed',
-    ];
-    const unconfirmed = await ops(lift);
-    expect(unconfirmed).toMatchObject({ code: 3 });
-    expect(unconfirmed.out).toContain('Add --confirm');
-    expect((await ops(['suppressions'])).out).toContain(hash);
-    expect(await ops([...lift, '--confirm'])).toMatchObject({ code: 0 });
-    // Audited: who, when, why, which suppression (kept as long as the evidence).
-    expect(await listAudit(new FileEvidenceStore(auditDir))).toMatchObject([
-      { action: 'SUPPRESSION_LIFT', by: 'alice', reason: 'mailbox fixed', target: `EMAIL#${hash}` },
-    ]);
-    expect(await ops(['lift-suppression', '--hash', hash, '--reason', 'again', '--confirm'])).toMatchObject({
-      code: 3,
+    const on = ports();
+    const listed = await listSuppressions(on, 'EMAIL', false);
+    expect(listed.find((i) => i.addressHash === hash)).toMatchObject({
+      cause: 'BOUNCED',
+      notificationId: 'op-1#EMAIL',
     });
-    expect((await ops(['suppressions'])).out).not.toContain(hash);
-    const all = JSON.parse((await ops(['suppressions', '--all', '--json'])).out) as {
-      addressHash: string;
-      state: string;
-      liftedBy: string;
-      liftReason: string;
-    }[];
-    expect(all.find((i) => i.addressHash === hash)).toMatchObject({
+    expect(JSON.stringify(listed)).not.toContain('@');
+    const request = { channel: 'EMAIL' as const, addressHash: addressHash('EMAIL', 'OPS-CASE@example.com') };
+    const shown = await preview(liftSuppression, on, request);
+    expect(shown).toMatchObject({ ok: true, value: { state: 'ACTIVE', cause: 'BOUNCED' } });
+    expect((await listSuppressions(on, 'EMAIL', false)).map((i) => i.addressHash)).toContain(hash);
+    const alice = { by: 'alice', reason: 'mailbox fixed' };
+    expect(await apply(liftSuppression, on, request, alice)).toEqual({
+      lifted: true,
+      channel: 'EMAIL',
+      addressHash: hash,
+      by: 'alice',
+    });
+    // Audited: who, when, why, which suppression, and the outcome (kept as long as the evidence).
+    expect(await listAudit(on)).toMatchObject([
+      {
+        action: 'SUPPRESSION_LIFT',
+        by: 'alice',
+        reason: 'mailbox fixed',
+        target: `EMAIL#${hash}`,
+        outcome: { result: 'DONE' },
+      },
+    ]);
+    await expect(apply(liftSuppression, on, request, { by: 'bo', reason: 'again' })).rejects.toThrow(
+      `no active EMAIL suppression under ${hash}`,
+    );
+    expect((await listSuppressions(on, 'EMAIL', false)).map((i) => i.addressHash)).not.toContain(hash);
+    expect((await listSuppressions(on, 'EMAIL', true)).find((i) => i.addressHash === hash)).toMatchObject({
       state: 'LIFTED',
       liftedBy: 'alice',
       liftReason: 'mailbox fixed',
     });
-  });
-
-  it('refuses unclear commands with a usage error', async () => {
-    await expect(ops(['lift-suppression', '--reason', 'x'])).rejects.toThrow(/--address ADDR or --hash HEX/);
-    await expect(ops(['lift-suppression', '--address', 'a@example.com'])).rejects.toThrow(/--reason/);
-    await expect(ops(['lift-suppression', '--hash', 'xyz', '--reason', 'x'])).rejects.toThrow(/64/);
-    await expect(ops(['suppressions', '--channel', 'FAX'])).rejects.toThrow(UsageError);
-    await expect(opsMain(['suppressions'], () => {})).rejects.toThrow(/exactly one of --stage/);
-    let text = '';
-    expect(await opsMain(['suppression-hash', '--address', 'Someone@Example.com'], (t) => (text += t))).toBe(0);
-    expect(text.trim()).toBe(`EMAIL ${addressHash('EMAIL', 'someone@example.com')}`);
   });
 });

@@ -5,32 +5,34 @@
  * that reaches dispatch anyway — and the opt-out of an erased customer keeps holding. A notification whose required
  * field is missing ends FAILED with that reason instead of going out blank.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import {
+  apply,
+  eraseCustomer,
+  listAudit,
+  type OperatorPorts,
+  preview,
+  repair,
+  resend,
+} from '../../functions/operator/index.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
-import { main } from '../../tools/ops/cli.ts';
-import { eraseCustomer, listAudit } from '../../tools/ops/customer.ts';
-import { resendNotification } from '../../tools/ops/operations.ts';
-import { repairEvent } from '../../tools/ops/refusals.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
+import { ALICE, operatorOn, resendNow } from '../support/operator.ts';
 import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
 const { ses, sns } = providerMocks();
 let pipeline: LocalPipeline;
-let evidenceDir: string;
+let ports: OperatorPorts;
 
 beforeAll(async () => {
   pipeline = await localPipeline();
-  evidenceDir = mkdtempSync(join(tmpdir(), 'erasure-audit-'));
+  ports = operatorOn(pipeline.table);
 });
 afterAll(() => pipeline.reader.close());
 
@@ -51,7 +53,7 @@ beforeEach(() => {
   sns.on(PublishCommand).callsFake(async () => ({ MessageId: `sns-${n++}` }));
 });
 
-const deps = () => ({ doc: pipeline.table.doc, tableName: pipeline.table.tableName, now: Date.now });
+const erase = (userId: string, on: OperatorPorts = ports) => apply(eraseCustomer, on, { userId }, ALICE);
 const item = async (eventId: string, channel: string) =>
   (await pipeline.table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`) ?? {};
 /** A change made to a notification behind the pipeline's back (a bug, a hand-edit, a tool of another day). */
@@ -63,14 +65,6 @@ const edit = (eventId: string, channel: string, change: Omit<UpdateCommandInput,
       ...change,
     }),
   );
-const where = () => [
-  '--endpoint',
-  pipeline.table.endpoint,
-  '--table',
-  pipeline.table.tableName,
-  '--evidence-dir',
-  evidenceDir,
-];
 
 /** An event whose SMS number has no country code: SMS REFUSED, the email sent. */
 const refusedSms = (eventId: string, userId: string, phoneNumber = '090-1234-5678') =>
@@ -86,7 +80,7 @@ describe('erasure is final', () => {
     await pipeline.ingest([refusedSms('er-1', 'er-cust')]);
     expect(await item('er-1', 'SMS')).toMatchObject({ status: 'REFUSED' });
     expect(await item('er-1', 'EMAIL')).toMatchObject({ status: 'SENT' });
-    const erased = await eraseCustomer(deps(), 'er-cust', Date.now());
+    const erased = await erase('er-cust');
     expect(erased.erased.sort()).toEqual(['er-1#EMAIL', 'er-1#SMS']);
 
     ses.resetHistory();
@@ -107,11 +101,11 @@ describe('erasure is final', () => {
 
     // The operator's repair of the same event is refused, with the reason.
     await expect(
-      repairEvent({ ...deps(), invokeIngest: async () => undefined }, 'er-1', JSON.stringify(corrected)),
+      apply(repair, ports, { eventId: 'er-1', corrected: JSON.stringify(corrected) }, ALICE),
     ).rejects.toThrow(/er-1#SMS was erased .*: an erased notification is never repaired/);
   });
 
-  it('ops resend refuses an erased notification in the preview and on --confirm, whatever its status; nothing is audited or written', async () => {
+  it('a resend of an erased notification is refused in the preview and on apply, whatever its status; nothing is audited or written', async () => {
     await pipeline.ingest([
       transferEvent({
         eventId: 'er-2',
@@ -122,22 +116,21 @@ describe('erasure is final', () => {
     expect(await item('er-2', 'EMAIL')).toMatchObject({ status: 'FAILED' });
     const sent = await item('er-2', 'SMS');
     expect(sent).toMatchObject({ status: 'SENT' });
-    await eraseCustomer(deps(), 'er-cust-2', Date.now());
+    await erase('er-cust-2');
+    const fresh = operatorOn(pipeline.table);
     const before = await pipeline.table.eventItems('er-2');
 
     const refusal = /er-2#EMAIL was erased .*: an erased notification is never resent/;
-    const args = ['resend', 'er-2#EMAIL', '--reason', 'the customer called', ...where()];
-    await expect(main(args, () => undefined)).rejects.toThrow(refusal);
-    await expect(main([...args, '--confirm'], () => undefined)).rejects.toThrow(refusal);
+    expect(await preview(resend, fresh, { notificationId: 'er-2#EMAIL' })).toEqual({
+      ok: false,
+      refusal: { code: 'ERASED', message: expect.stringMatching(refusal) },
+    });
+    await expect(resendNow(fresh, { notificationId: 'er-2#EMAIL' })).rejects.toThrow(refusal);
     // A SENT one, even named by its message id.
-    const despite = ['--despite-accepted', String(sent.providerMessageId)];
-    const sms = ['resend', 'er-2#SMS', '--reason', 'r', ...despite, ...where()];
-    await expect(main([...sms, '--confirm'], () => undefined)).rejects.toThrow(/er-2#SMS was erased/);
-    await expect(resendNotification(deps(), { notificationId: 'er-2#EMAIL', by: 'test', reason: 'r' })).rejects.toThrow(
-      refusal,
-    );
+    const sms = { notificationId: 'er-2#SMS', despiteAccepted: String(sent.providerMessageId) };
+    await expect(resendNow(fresh, sms)).rejects.toThrow(/er-2#SMS was erased/);
     expect(await pipeline.table.eventItems('er-2')).toEqual(before);
-    expect(await listAudit(new FileEvidenceStore(evidenceDir))).toEqual([]);
+    expect(await listAudit(fresh)).toEqual([]);
   });
 
   it('an erasure landing between the read and the write of a resend makes the write refuse', async () => {
@@ -149,28 +142,32 @@ describe('erasure is final', () => {
       }),
     ]);
     expect(await item('er-3', 'EMAIL')).toMatchObject({ status: 'FAILED' });
-    const racing = {
-      ...deps(),
+    const racing = operatorOn({
+      tableName: pipeline.table.tableName,
       doc: new Proxy(pipeline.table.doc, {
         get(target, prop, receiver) {
           if (prop !== 'send') return Reflect.get(target, prop, receiver);
           return async (command: unknown) => {
-            if (command instanceof UpdateCommand) await eraseCustomer(deps(), 'er-cust-3', Date.now());
+            if (command instanceof UpdateCommand) await erase('er-cust-3');
             return target.send(command as never);
           };
         },
       }),
-    };
-    await expect(resendNotification(racing, { notificationId: 'er-3#EMAIL', by: 'test', reason: 'r' })).rejects.toThrow(
-      /changed while being resent/,
-    );
+    });
+    await expect(resendNow(racing, { notificationId: 'er-3#EMAIL' })).rejects.toThrow(/changed while being resent/);
+    // Audited with its outcome: refused, and why.
+    expect((await listAudit(racing))[0]).toMatchObject({
+      action: 'RESEND',
+      target: 'er-3#EMAIL',
+      outcome: { result: 'REFUSED', details: { code: 'CHANGED' } },
+    });
     expect(await item('er-3', 'EMAIL')).toMatchObject({ status: 'FAILED', userId: 'ERASED' });
   });
 
   it('an erased notification that reaches dispatch anyway is never sent: a stale record of its image is not claimed; one put back to PENDING ends FAILED, ERASED', async () => {
     await pipeline.ingest([refusedSms('er-4', 'er-cust-4')]);
     const email = await item('er-4', 'EMAIL');
-    await eraseCustomer(deps(), 'er-cust-4', Date.now());
+    await erase('er-cust-4');
     ses.resetHistory();
     sns.resetHistory();
     // The stream hands dispatch the INSERT of the email again, late: its image still has the address and the data.

@@ -12,13 +12,13 @@ import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reportsPrefix } from '../../functions/domain/evidence-batch.ts';
+import { evidenceOf } from '../../functions/operator/index.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
-import { evidenceOf } from '../../tools/ops/customer.ts';
-import { resendNotification } from '../../tools/ops/operations.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
+import { operatorOn, resendNow } from '../support/operator.ts';
 import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
@@ -72,14 +72,10 @@ const snsFeedback = (channel: 'SMS' | 'PUSH', messageId: string, to: string, at 
   );
 };
 const resend = (notificationId: string, despiteAccepted?: string) =>
-  resendNotification(
-    { doc: pipeline.table.doc, tableName: pipeline.table.tableName, now: Date.now },
-    {
-      notificationId,
-      by: 'test',
-      reason: 'the customer called',
-      ...(despiteAccepted === undefined ? {} : { despiteAccepted }),
-    },
+  resendNow(
+    operatorOn(pipeline.table),
+    { notificationId, ...(despiteAccepted === undefined ? {} : { despiteAccepted }) },
+    { by: 'test', reason: 'the customer called' },
   );
 
 describe('feedback applies only to the send it describes: a resend keeps its own', () => {

@@ -2,27 +2,23 @@
  * A refused channel on DynamoDB Local, through the real ingest and dispatch handlers and the real stream: a contact
  * point without a sendable reading refuses its channel only — the other channels are sent, the refused one is a
  * REFUSED notification written in the event's one transaction and never sent — and the producer's corrected resend
- * (on the topic, or fed by `npm run ops -- repair`) moves it REFUSED → PENDING once, so it is sent exactly once.
+ * (on the topic, or fed by the operator's repair) moves it REFUSED → PENDING once, so it is sent exactly once.
  */
 
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
+import { apply, listRefused, REPAIR_TOPIC, repair } from '../../functions/operator/index.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { converge, type Handlers, KafkaMapping, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { localIngest } from '../../tools/ops/local-ingest.ts';
-import { listRefused, REPAIR_TOPIC, repairEvent } from '../../tools/ops/refusals.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE, operatorOn } from '../support/operator.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -166,15 +162,11 @@ describe('a refused channel on DynamoDB Local', () => {
   });
 });
 
-describe('npm run ops -- refused / repair', () => {
+describe("an operator's refused list and repair", () => {
   it('lists the refused notifications; repair feeds the corrected event through ingest and reports each channel', async () => {
     await ingest([noCountryCode('rf-ops')]);
-    const ops = {
-      doc: table.doc,
-      tableName: table.tableName,
-      invokeIngest: await localIngest(table.endpoint, table.tableName),
-      now: Date.now,
-    };
+    const ops = operatorOn(table, { invokeIngest: await localIngest(table.endpoint, table.tableName) });
+    const repairEvent = (eventId: string, value: string) => apply(repair, ops, { eventId, corrected: value }, ALICE);
     const listed = await listRefused(ops, { reason: 'INVALID_CONTACT' });
     expect(listed.find((r) => r.notificationId === 'rf-ops#SMS')).toMatchObject({
       channel: 'SMS',
@@ -182,7 +174,6 @@ describe('npm run ops -- refused / repair', () => {
     });
     // Still without a country code: the same event, still refused.
     const still = await repairEvent(
-      ops,
       'rf-ops',
       JSON.stringify(transferEvent({ eventId: 'rf-ops', recipient: { phoneNumber: '03-1234-5678' } })),
     );
@@ -193,7 +184,6 @@ describe('npm run ops -- refused / repair', () => {
     });
     // Another meaning: quarantined as a conflict at the repair's own position.
     const other = await repairEvent(
-      ops,
       'rf-ops',
       JSON.stringify(
         transferEvent({ eventId: 'rf-ops', recipient: { phoneNumber: '+819012345678', userId: 'u-other' } }),
@@ -206,7 +196,7 @@ describe('npm run ops -- refused / repair', () => {
         id: expect.stringMatching(new RegExp(`^${REPAIR_TOPIC.replace(/\./g, '\\.')}#0#`)),
       },
     });
-    const repaired = await repairEvent(ops, 'rf-ops', JSON.stringify(corrected('rf-ops')));
+    const repaired = await repairEvent('rf-ops', JSON.stringify(corrected('rf-ops')));
     expect(repaired).toMatchObject({
       outcome: 'REPAIRED',
       channels: [{ channel: 'SMS', status: 'PENDING' }],
@@ -216,32 +206,7 @@ describe('npm run ops -- refused / repair', () => {
     expect(smsTo()).toEqual(['+819012345678']);
     expect((await listRefused(ops)).some((r) => r.eventId === 'rf-ops')).toBe(false);
 
-    // The command line, end to end: usage errors exit 2, nothing left to repair exits 3.
-    const run = promisify(execFile);
-    const cli = (args: string[]) =>
-      run(
-        process.execPath,
-        ['--import', 'tsx', 'tools/ops/cli.ts', ...args, '--endpoint', table.endpoint, '--table', table.tableName],
-        {
-          timeout: 60_000,
-        },
-      ).then(
-        (r) => ({ code: 0, ...r }),
-        (e: { code: number; stdout: string; stderr: string }) => e,
-      );
-    const file = join(tmpdir(), `repair-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify(corrected('rf-ops')));
-    expect((await cli(['repair', 'rf-ops'])).code).toBe(2);
-    expect((await cli(['refused', '--reason', 'NOPE'])).code).toBe(2);
-    const nothing = await cli(['repair', 'rf-ops', '--value-file', file]);
-    expect(nothing.code).toBe(3);
-    expect(nothing.stderr).toContain('nothing to repair');
-    await ingest([noCountryCode('rf-cli')]);
-    writeFileSync(file, JSON.stringify(corrected('rf-cli')));
-    const list = await cli(['refused', '--json']);
-    expect(JSON.parse(list.stdout).map((r: { notificationId: string }) => r.notificationId)).toContain('rf-cli#SMS');
-    const fixed = await cli(['repair', 'rf-cli', '--value-file', file]);
-    expect(fixed.code).toBe(0);
-    expect(fixed.stdout).toMatch(/rf-cli {2}REPAIRED\n {2}SMS {3}PENDING/);
+    // Nothing left to repair: refused, with the reason.
+    await expect(repairEvent('rf-ops', JSON.stringify(corrected('rf-ops')))).rejects.toThrow(/nothing to repair/);
   });
 });

@@ -11,10 +11,10 @@ import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
-import { resendNotification } from '../../tools/ops/operations.ts';
 import { type Deliverer, delivererOn } from '../support/deliver.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { operatorOn, resendNow } from '../support/operator.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
 
 let table: LocalTable;
@@ -127,10 +127,7 @@ describe('the sweep key names the class of a critical or bulk notification', () 
       sweepKey: undefined,
       sweepAt: undefined,
     });
-    const after = await resendNotification(
-      { doc: table.doc, tableName: table.tableName, now: () => now },
-      { notificationId: 'sc-resend#EMAIL', by: 'alice', reason: 'customer called' },
-    );
+    const after = await resendNow(operatorOn(table, { now: () => now }), { notificationId: 'sc-resend#EMAIL' });
     expect(after.sweepKey).toMatch(/^PENDING#EMAIL#critical#\d$/);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The house rules, checked on the source itself: dependencies point one way (the CDK app may import the runtime, never
  * the reverse; the domain stays pure; the contracts read only the domain; the plumbing writes no table), the runtime
- * has no import cycle, files and functions stay small, a branch on the channel is one the compiler checks, every
- * metric name is emitted somewhere, and every document the code cites is in the repository.
+ * has no import cycle, files and functions stay small, a branch on the channel is one the compiler checks, the tools
+ * reach the product only through its entries and write its table only through it, every metric name is emitted
+ * somewhere, and every document the code cites is in the repository.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -94,6 +95,108 @@ describe('dependencies point one way', () => {
   });
 });
 
+/**
+ * What a tool may import from functions/: each function's handler (its index.ts; functions/operator/index.ts is the
+ * operator's use cases), each function's use case, the pure domain, the contracts the stack reads, and the shared
+ * stores (ports with their adapters). Never the other parts of a function's folder, nor the shared plumbing.
+ */
+const ENTRY_MODULES: readonly RegExp[] = [
+  /^functions\/[a-z-]+\/index\.ts$/,
+  /^functions\/(ingest\/ingest-batch|dispatch\/dispatch-notification|sweeper\/sweep|feedback\/record-feedback|smoke\/produce-smoke-event)\.ts$/,
+  /^functions\/domain\//,
+  /^functions\/contracts\//,
+  /^functions\/stores\/[a-z-]+\.ts$/,
+];
+
+/**
+ * The parts the white-box harnesses wrap — the bench times a step inside a handler or measures a part on its own, the
+ * chaos suite crashes a step and watches it — each with its reason, and only they may. A seam no longer used leaves
+ * this list (the test says so), so the list only shrinks.
+ */
+const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly why: string }>> = {
+  'functions/commons/dynamodb-client.ts': {
+    tools: /^tools\/(chaos\/world|bench\/e2e-trace)\.ts$/,
+    why: "the handlers' one DynamoDB client: the chaos suite injects its faults into it, the end-to-end bench times each commit",
+  },
+  'functions/dispatch/senders.ts': {
+    tools: /^tools\/(chaos\/witness|bench\/e2e-trace)\.ts$/,
+    why: "dispatch's provider call: the chaos witness ties each accepted send to its attempt, the bench times it",
+  },
+  'functions/dispatch/send-error.ts': {
+    tools: /^tools\/chaos\/witness\.ts$/,
+    why: 'a send whose outcome is unknown: the only legitimate cause of a second send, as the witness must tell',
+  },
+  'functions/dispatch/pacer.ts': {
+    tools: /^tools\/bench\/(quota|e2e-trace)\.ts$/,
+    why: 'the shared send quota: the bench measures it across environments, and times its wait inside dispatch',
+  },
+  'functions/dispatch/send-quota-store.ts': {
+    tools: /^tools\/bench\/quota\.ts$/,
+    why: "the shared send quota's windows in the table, under the pacer the bench measures",
+  },
+  'functions/ingest/inbox-store.ts': {
+    tools: /^tools\/bench\/(ingest|cpu)\.ts$/,
+    why: "ingest's store, under the ingest use case the bench measures on DynamoDB Local, under latency and for CPU",
+  },
+};
+
+/** Every module a file names: static and type imports, re-exports, and dynamic imports. */
+const namedModules = (file: string) =>
+  [...source(file).matchAll(/(?:^(?:import|export)\s[^;]*?from\s+|\bimport\(\s*)'([^']+)'/gms)].map(
+    (m) => m[1] as string,
+  );
+
+/** Each import of functions/ by a tool that is neither an entry module nor a seam that tool may wrap. */
+function outsideEntries(edges: readonly (readonly [tool: string, target: string])[]): string[] {
+  return edges
+    .filter(([, target]) => target.startsWith('functions/'))
+    .filter(([, target]) => !ENTRY_MODULES.some((entry) => entry.test(target)))
+    .filter(([tool, target]) => HARNESS_SEAMS[target]?.tools.test(tool) !== true)
+    .map(([tool, target]) => `${tool} → ${target}`);
+}
+
+const toolEdges = () =>
+  filesUnder('tools').flatMap((tool) =>
+    namedModules(tool)
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => [tool, localTarget(tool, spec.replace(/\?.*$/, ''))] as const),
+  );
+
+describe('the tools reach the product through its entries', () => {
+  it("a tool imports a function's handler or use case, the operator's entry, the domain, the contracts or a store — no other part of functions/", () => {
+    expect(outsideEntries(toolEdges())).toEqual([]);
+  });
+
+  it('the rule sees a part of a function reached from a tool, and a seam reached by a tool it is not for', () => {
+    expect(
+      outsideEntries([
+        ['tools/local/run.ts', 'functions/ingest/index.ts'],
+        ['tools/local/run.ts', 'functions/dispatch/pacer.ts'],
+        ['tools/ops/cli.ts', 'functions/commons/config.ts'],
+        ['tools/bench/quota.ts', 'functions/dispatch/pacer.ts'],
+      ]),
+    ).toEqual(['tools/local/run.ts → functions/dispatch/pacer.ts', 'tools/ops/cli.ts → functions/commons/config.ts']);
+  });
+
+  it('every declared seam is still wrapped by a harness (a seam nobody uses leaves the list)', () => {
+    const used = new Set(toolEdges().map(([, target]) => target));
+    expect(Object.keys(HARNESS_SEAMS).filter((seam) => !used.has(seam))).toEqual([]);
+  });
+
+  it("no tool constructs a write to the product's table: the only item writes are the bench's fixtures and its baseline", () => {
+    // The product writes its table through its own code (functions/operator, the stores); a tool that seeds a bench's
+    // table of its own (seed.ts) or measures the baseline a team would otherwise write (powertools-baseline.ts) aside.
+    const allowed = ['tools/bench/seed.ts', 'tools/bench/powertools-baseline.ts'];
+    const writes =
+      /\b(?:Put|Update|Delete|BatchWrite|TransactWrite)(?:Item|Items)?Command\b[^;]*from\s+'@aws-sdk\/(?:lib-dynamodb|client-dynamodb)'/s;
+    const writers = filesUnder('tools').filter((file) =>
+      [...source(file).matchAll(/^import\s[^;]*?;/gms)].some((m) => writes.test(m[0])),
+    );
+    expect(writers.filter((file) => !allowed.includes(file))).toEqual([]);
+    expect(allowed.filter((file) => !writers.includes(file))).toEqual([]);
+  });
+});
+
 /** Module specifiers a file imports, `import type` included. */
 function allImports(file: string): string[] {
   return [...source(file).matchAll(/^import [^;]*?from '([^']+)';/gms)].map((m) => m[1] as string);
@@ -157,9 +260,8 @@ function longFunctions(file: string, max: number): string[] {
 }
 
 describe('a channel is a union the compiler checks', () => {
-  // Where the stack, the runtime and the local and chaos worlds decide by channel. (The operator CLI, the bench and the
-  // scripts join this list as their own branches become switches.)
-  const channelCode = ['functions', 'lib', 'tools/local', 'tools/chaos']
+  // Everywhere but tools/scripts, whose template compiler and screenshot script read one channel's files by name.
+  const channelCode = ['functions', 'lib', 'tools/local', 'tools/chaos', 'tools/ops', 'tools/bench']
     .flatMap(filesUnder)
     .filter((file) => !file.endsWith('.generated.ts'));
 

@@ -441,10 +441,10 @@ describe('definitions are validated', () => {
   it('the generated catalogue and the per-type schemas are what templates/ and the definitions give', async () => {
     const { generateModule, CATALOGUE_FILE } = await import('../../tools/scripts/templates.ts');
     const { catalogueSource } = await generateModule();
-    expect(catalogueSource === readFileSync(CATALOGUE_FILE, 'utf8'), 'stale: npm run templates').toBe(true);
+    expect(catalogueSource === readFileSync(CATALOGUE_FILE, 'utf8'), 'stale: npm run generate').toBe(true);
     const texts = typeSchemaTexts();
     expect(readdirSync(TYPE_SCHEMA_DIR).sort()).toEqual(Object.keys(texts).sort());
     for (const [name, text] of Object.entries(texts))
-      expect(readFileSync(join(TYPE_SCHEMA_DIR, name), 'utf8') === text, `${name} stale: npm run schema`).toBe(true);
+      expect(readFileSync(join(TYPE_SCHEMA_DIR, name), 'utf8') === text, `${name} stale: npm run generate`).toBe(true);
   }, 60_000);
 });

@@ -15,8 +15,11 @@ import {
   uniformRetention,
   userPointerKey,
 } from '../../functions/domain/evidence.ts';
+import { evidenceOf, userEvidence } from '../../functions/operator/index.ts';
+import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
 import { S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
-import { auditText, evidenceOf, evidenceText, listAudit, userEvidence } from '../../tools/ops/customer.ts';
+import { evidenceText } from '../../tools/ops/text/evidence.ts';
+import { auditText } from '../../tools/ops/text/lists.ts';
 
 const s3 = mockClient(S3Client);
 const store = () => new S3EvidenceStore(new S3Client({}), 'evidence-bucket', 'GOVERNANCE');
@@ -138,7 +141,7 @@ describe('the evidence readers see versions', () => {
       });
     s3.on(GetObjectCommand, { VersionId: 'a1' }).resolves(body(audit('court order 12/2026')));
     s3.on(GetObjectCommand, { VersionId: 'a2' }).resolves(body(audit('nothing to see')));
-    const [entry] = await listAudit(store());
+    const [entry] = await new EvidenceAuditLog(store()).list();
     expect(entry?.reason).toBe('court order 12/2026');
     expect(entry?.warnings).toEqual([expect.stringMatching(/1 later version\(s\) \(a2/)]);
     expect(auditText(entry ? [entry] : [])).toMatch(/WARNING: audit\/.*written again/);

@@ -1,17 +1,13 @@
 /**
- * Issue 18: a channel faster than 500 sends per second splits its token bucket into shards, so no one RATE# key takes
+ * A channel faster than 500 sends per second splits its token bucket into shards, so no one RATE# key takes
  * more than ~500 writes per second, while all environments together still never exceed the rate in any window.
  */
 import { describe, expect, it } from 'vitest';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
-import {
-  RATE_KEY_TOKENS_TARGET,
-  rateShardsFor,
-  rateShareOf,
-  type TokenWindows,
-} from '../../functions/dispatch/send-quota-store.ts';
+import type { TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { rateKey } from '../../functions/domain/keys.ts';
+import { RATE_KEY_TOKENS_TARGET, rateShardsFor, rateShareOf } from '../../functions/domain/send-rate.ts';
 
 class VirtualClock {
   t = 1_800_000_000_000;

@@ -14,11 +14,18 @@ describe('an operator resend', () => {
   it('is allowed for FAILED and UNKNOWN, for SENT only with its accepted message id, and never in flight or REFUSED', () => {
     const allowed = NOTIFICATION_STATUSES.filter((status) => resendRefusal(ID, { status }) === undefined);
     expect(allowed).toEqual(['FAILED', 'UNKNOWN']);
-    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' })).toMatch(/--despite-accepted m-1/);
-    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' }, 'm-2')).toMatch(/names m-2, not m-1/);
+    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' })?.message).toMatch(/--despite-accepted m-1/);
+    expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' }, 'm-2')?.message).toMatch(
+      /names m-2, not m-1/,
+    );
     expect(resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' }, 'm-1')).toBeUndefined();
-    expect(resendRefusal(ID, { status: 'REFUSED' })).toMatch(/repairs it/);
-    expect(resendRefusal(ID, { status: 'PENDING' })).toMatch(/still in flight/);
+    expect(resendRefusal(ID, { status: 'REFUSED' })?.message).toMatch(/repairs it/);
+    expect(resendRefusal(ID, { status: 'PENDING' })?.message).toMatch(/still in flight/);
+    // Terminal, not in flight: the refusal says what stops it.
+    expect(resendRefusal(ID, { status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' })).toEqual({
+      code: 'SUPPRESSED',
+      message: expect.stringMatching(/^e-1#SMS is SUPPRESSED \(OPTED_OUT\): the customer opted out/),
+    });
   });
 
   it('is refused for an erased notification whatever its status, even named by its accepted message id', () => {
@@ -26,7 +33,7 @@ describe('an operator resend', () => {
       for (const marks of [{ erasedAt: '2026-12-02T05:00:00.000Z' }, { userId: ERASED_USER, erasedAt: '2026-12-02' }]) {
         const item = { status, providerMessageId: 'm-1', ...marks };
         expect(isErased(item)).toBe(true);
-        expect(resendRefusal(ID, item, 'm-1'), status).toMatch(
+        expect(resendRefusal(ID, item, 'm-1')?.message, status).toMatch(
           /^e-1#SMS was erased.*: an erased notification is never resent/,
         );
       }

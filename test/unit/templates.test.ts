@@ -553,6 +553,6 @@ describe('templates: the compiled module', () => {
 
   it('is what templates/ compiles to (run `npm run templates` after editing a template)', async () => {
     const { generateModule, modulesCurrent } = await import('../../tools/scripts/templates.ts');
-    expect(modulesCurrent(await generateModule()), 'templates.generated.ts is stale: npm run templates').toBe(true);
+    expect(modulesCurrent(await generateModule()), 'templates.generated.ts is stale: npm run generate').toBe(true);
   }, 60_000);
 });

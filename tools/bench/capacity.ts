@@ -1,14 +1,14 @@
 /**
- * The capacity model (issue 18): for a peak of notifications per second, what every part of notifier must take —
+ * The capacity model: for a peak of notifications per second, what every part of notifier must take —
  * writes and reads per second on the table and on each index key, MSK partitions and event pollers, Lambda concurrency
  * per function, stream shards, the SES/SNS rates needed, and the month's cost on list prices — and which limit the
  * load meets first. Pure: the key functions and the shard sizing are the code's own (functions/domain/notification.ts,
  * functions/dispatch/send-quota-store.ts); item sizes come from items the code builds; the per-event units and durations
  * are what the bench measured. Nothing here restates a number the code decides.
  */
-import { rateShardsFor } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SUPPRESSION_SHARDS, sweepKey } from '../../functions/domain/keys.ts';
+import { rateShardsFor } from '../../functions/domain/send-rate.ts';
 import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { writeUnits } from './billing.ts';
@@ -96,110 +96,146 @@ export function hottestShardShare(shards: number, sample = SAMPLE): number {
   return Math.max(...counts.values()) / sample;
 }
 
-export function capacityModel(input: CapacityInput) {
-  const limits = input.limits ?? DEFAULT_LIMITS;
-  const prices = input.prices ?? US_EAST_1_PRICES;
-  const memoryGb = input.memoryGb ?? 0.5;
-  const m = input.measured;
+/** The rates the peak means: notifications, events, records delivered (duplicates included), per channel. */
+function ratesOf(input: CapacityInput) {
   const n = input.notificationsPerSec;
   const eventsPerSec = n / input.channelsPerEvent;
   const recordsPerSec = eventsPerSec / (1 - input.duplicateShare);
-  const duplicatesPerSec = recordsPerSec - eventsPerSec;
-
-  // ── The sweep index: the code's shard count for this peak, the code's key function for the spread ──
-  const sweepShards = sweepShardsFor(n);
-  const shardShare = hottestShardShare(sweepShards);
-  const busiest = CHANNELS.reduce((a, c) => (input.channelMix[c] > input.channelMix[a] ? c : a), CHANNELS[0]);
-  const hottestKeyWritesPerSec = SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * n * input.channelMix[busiest] * shardShare;
-  const hottestKeyWritesPerSecAllOneChannel = SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * n * shardShare;
-
-  // ── The token buckets: the code's shards per channel rate ──
   const sendRates = Object.fromEntries(CHANNELS.map((c) => [c, n * input.channelMix[c]])) as Record<Channel, number>;
-  const rateKeyWritesPerSec = Math.max(...CHANNELS.map((c) => sendRates[c] / rateShardsFor(Math.ceil(sendRates[c]))));
+  const busiest = CHANNELS.reduce((a, c) => (input.channelMix[c] > input.channelMix[a] ? c : a), CHANNELS[0]);
+  return { n, eventsPerSec, recordsPerSec, duplicatesPerSec: recordsPerSec - eventsPerSec, sendRates, busiest };
+}
+type Rates = ReturnType<typeof ratesOf>;
 
-  // ── Table and index units per second ──
+/**
+ * The hottest keys: the sweep index (the code's shard count for this peak, the code's key function for the spread),
+ * the token buckets (the code's shards per channel rate), the suppression items (a channel's over 16 keys by hash).
+ */
+function hotKeys(input: CapacityInput, r: Rates) {
+  const sweepShards = sweepShardsFor(r.n);
+  const shardShare = hottestShardShare(sweepShards);
+  return {
+    sweepShards,
+    hottestKeyWritesPerSec: SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * r.n * input.channelMix[r.busiest] * shardShare,
+    hottestKeyWritesPerSecAllOneChannel: SWEEP_WRITES_PER_KEY_PER_NOTIFICATION * r.n * shardShare,
+    rateKeyWritesPerSec: Math.max(...CHANNELS.map((c) => r.sendRates[c] / rateShardsFor(Math.ceil(r.sendRates[c])))),
+    suppressionKeyReadsPerSec: (r.n * input.channelMix[r.busiest]) / SUPPRESSION_SHARDS.length,
+  };
+}
+
+/** Table and index units per second. */
+function unitsPerSecond(input: CapacityInput, r: Rates, sweepShards: number) {
+  const m = input.measured;
   // Dispatch per notification: claim and finish are UpdateItems on the notification (billed on its size), each
   // moving the sweep key: claim deletes PENDING#… and puts SENDING#… (2 index writes), finish deletes SENDING#… (1).
   const claimWru = writeUnits(input.sizes.notificationBytes + 120);
   const finishWru = writeUnits(input.sizes.notificationBytes + 160);
   const dispatchIndexWruPerSend = 3;
-  const ingestWruPerSec = eventsPerSec * m.ingestWruPerEvent + duplicatesPerSec * m.ingestWruPerDuplicate;
-  const ingestIndexWruPerSec = n; // one index put per new notification (part of ingestWruPerEvent)
-  const dispatchTableWruPerSec = n * (claimWru + finishWru + m.pacerWritesPerSend);
-  const indexWcuPerSec = ingestIndexWruPerSec + n * dispatchIndexWruPerSend;
-  const tableWcuPerSec = ingestWruPerSec - ingestIndexWruPerSec + dispatchTableWruPerSec;
+  const ingestWruPerSec = r.eventsPerSec * m.ingestWruPerEvent + r.duplicatesPerSec * m.ingestWruPerDuplicate;
+  const ingestIndexWruPerSec = r.n; // one index put per new notification (part of ingestWruPerEvent)
+  const dispatchTableWruPerSec = r.n * (claimWru + finishWru + m.pacerWritesPerSend);
   // One Query per partition the sweeper visits: SENDING, and PENDING per class, per channel × shard.
   const sweeperQueriesPerRun = sweepPartitions(sweepShards).length;
-  const sweeperRruPerSec = (sweeperQueriesPerRun * 0.5) / 60;
-  // The audience check before each claim (issue 16): two strongly consistent reads per send — the address's
-  // suppression item (a channel's items spread over 16 keys by the hash) and the user's preferences (a key per user).
-  const audienceRruPerSec = 2 * n;
-  const suppressionKeyReadsPerSec = (n * input.channelMix[busiest]) / SUPPRESSION_SHARDS.length;
-  const tableRcuPerSec =
-    eventsPerSec * m.ingestRruPerEvent + duplicatesPerSec * m.ingestRruPerDuplicate + audienceRruPerSec;
-
-  // ── MSK, streams, Lambda ──
-  const mskPartitions = Math.max(1, Math.ceil((recordsPerSec * m.ingestSecondsPerRecord) / PARTITION_UTILISATION));
-  const eventPollers = Math.max(1, Math.ceil((recordsPerSec * input.sizes.eventBytes) / POLLER_BYTES_PER_SEC));
-  // A DynamoDB stream has about one shard per table partition; a partition takes 1,000 WRU/s or 3,000 RRU/s.
-  const streamShards = Math.max(1, Math.ceil(Math.max(tableWcuPerSec / 1_000, tableRcuPerSec / 3_000)));
-  const dispatchNeeded = Math.ceil(n * m.dispatchSecondsPerSend);
-  const lambdaConcurrency = {
-    /** One invocation per partition at a time (the MSK event source mapping). */
-    ingest: mskPartitions,
-    /** Little's law on the measured time per send; at most stream shards × parallelization factor at a time. */
-    dispatch: dispatchNeeded,
-    dispatchCeilingFromStream: streamShards * STREAM_PARALLELIZATION,
-    sweeper: 1,
-    total: mskPartitions + dispatchNeeded + 1,
+  // The audience check before each claim: two strongly consistent reads per send — the address's suppression item
+  // and the user's preferences (a key per user).
+  const audienceRruPerSec = 2 * r.n;
+  return {
+    indexWcuPerSec: ingestIndexWruPerSec + r.n * dispatchIndexWruPerSend,
+    tableWcuPerSec: ingestWruPerSec - ingestIndexWruPerSec + dispatchTableWruPerSec,
+    tableRcuPerSec:
+      r.eventsPerSec * m.ingestRruPerEvent + r.duplicatesPerSec * m.ingestRruPerDuplicate + audienceRruPerSec,
+    sweeperQueriesPerRun,
+    sweeperRruPerSec: (sweeperQueriesPerRun * 0.5) / 60,
   };
+}
+type Units = ReturnType<typeof unitsPerSecond>;
 
-  // ── Limits, by how close the peak comes to each ──
-  const checks = [
+/** MSK partitions and pollers, stream shards, and Lambda concurrency (Little's law on the measured times). */
+function computeFor(input: CapacityInput, r: Rates, u: Units) {
+  const m = input.measured;
+  const mskPartitions = Math.max(1, Math.ceil((r.recordsPerSec * m.ingestSecondsPerRecord) / PARTITION_UTILISATION));
+  // A DynamoDB stream has about one shard per table partition; a partition takes 1,000 WRU/s or 3,000 RRU/s.
+  const streamShards = Math.max(1, Math.ceil(Math.max(u.tableWcuPerSec / 1_000, u.tableRcuPerSec / 3_000)));
+  const dispatchNeeded = Math.ceil(r.n * m.dispatchSecondsPerSend);
+  return {
+    mskPartitions,
+    eventPollers: Math.max(1, Math.ceil((r.recordsPerSec * input.sizes.eventBytes) / POLLER_BYTES_PER_SEC)),
+    streamShards,
+    lambdaConcurrency: {
+      /** One invocation per partition at a time (the MSK event source mapping). */
+      ingest: mskPartitions,
+      /** Little's law on the measured time per send; at most stream shards × parallelization factor at a time. */
+      dispatch: dispatchNeeded,
+      dispatchCeilingFromStream: streamShards * STREAM_PARALLELIZATION,
+      sweeper: 1,
+      total: mskPartitions + dispatchNeeded + 1,
+    },
+  };
+}
+
+/** Every limit the peak comes near, by how close (the first is the first to be met). */
+function limitChecks(
+  limits: Readonly<Record<keyof typeof DEFAULT_LIMITS, number>>,
+  r: Rates,
+  keys: ReturnType<typeof hotKeys>,
+  u: Units,
+  compute: ReturnType<typeof computeFor>,
+) {
+  const { lambdaConcurrency } = compute;
+  return [
     {
       limit: 'sweep-index key writes/s (DynamoDB per key)',
-      needed: hottestKeyWritesPerSec,
+      needed: keys.hottestKeyWritesPerSec,
       max: limits.keyWritesPerSec,
     },
-    { limit: 'token-bucket key writes/s (DynamoDB per key)', needed: rateKeyWritesPerSec, max: limits.keyWritesPerSec },
+    {
+      limit: 'token-bucket key writes/s (DynamoDB per key)',
+      needed: keys.rateKeyWritesPerSec,
+      max: limits.keyWritesPerSec,
+    },
     {
       limit: 'suppression key reads/s (DynamoDB per key)',
-      needed: suppressionKeyReadsPerSec,
+      needed: keys.suppressionKeyReadsPerSec,
       max: limits.keyReadsPerSec,
     },
-    { limit: 'table WRU/s (on-demand default per table)', needed: tableWcuPerSec, max: limits.tableWruPerSec },
-    { limit: 'sweep index WRU/s (on-demand default per index)', needed: indexWcuPerSec, max: limits.tableWruPerSec },
+    { limit: 'table WRU/s (on-demand default per table)', needed: u.tableWcuPerSec, max: limits.tableWruPerSec },
+    { limit: 'sweep index WRU/s (on-demand default per index)', needed: u.indexWcuPerSec, max: limits.tableWruPerSec },
     {
       limit: 'table RRU/s (on-demand default per table)',
-      needed: tableRcuPerSec + sweeperRruPerSec,
+      needed: u.tableRcuPerSec + u.sweeperRruPerSec,
       max: limits.tableRruPerSec,
     },
     { limit: 'Lambda concurrency (account default)', needed: lambdaConcurrency.total, max: limits.lambdaConcurrency },
     {
       limit: 'dispatch concurrency the stream allows (shards × 2)',
-      needed: dispatchNeeded,
+      needed: lambdaConcurrency.dispatch,
       max: lambdaConcurrency.dispatchCeilingFromStream,
     },
-    { limit: 'SES send rate (account quota)', needed: sendRates.EMAIL, max: limits.sesEmailsPerSec },
-    { limit: 'SNS SMS/s (default quota)', needed: sendRates.SMS, max: limits.snsSmsPerSec },
-    { limit: 'SNS Publish/s (push + SMS)', needed: sendRates.PUSH + sendRates.SMS, max: limits.snsPublishPerSec },
+    { limit: 'SES send rate (account quota)', needed: r.sendRates.EMAIL, max: limits.sesEmailsPerSec },
+    { limit: 'SNS SMS/s (default quota)', needed: r.sendRates.SMS, max: limits.snsSmsPerSec },
+    { limit: 'SNS Publish/s (push + SMS)', needed: r.sendRates.PUSH + r.sendRates.SMS, max: limits.snsPublishPerSec },
   ]
     .map((c) => ({ ...c, needed: round(c.needed), utilisation: round(c.needed / c.max) }))
     .sort((a, b) => b.utilisation - a.utilisation);
+}
 
-  // ── The month, at averageShareOfPeak of the peak ──
+/** The month at averageShareOfPeak of the peak: its notifications and what they cost, storage included. */
+function monthOf(input: CapacityInput, r: Rates, u: Units) {
+  const prices = input.prices ?? US_EAST_1_PRICES;
+  const memoryGb = input.memoryGb ?? 0.5;
+  const m = input.measured;
   const share = input.averageShareOfPeak ?? 0.05;
-  const monthlyNotifications = n * share * SECONDS_PER_MONTH;
+  const monthlyNotifications = r.n * share * SECONDS_PER_MONTH;
   const perNotification = {
-    wru: (tableWcuPerSec + indexWcuPerSec) / n,
-    rru: tableRcuPerSec / n,
-    lambdaGbSeconds: memoryGb * ((recordsPerSec / n) * m.ingestSecondsPerRecord + m.dispatchSecondsPerSend),
-    lambdaRequests: recordsPerSec / n / MSK_BATCH + 1 / STREAM_BATCH,
+    wru: (u.tableWcuPerSec + u.indexWcuPerSec) / r.n,
+    rru: u.tableRcuPerSec / r.n,
+    lambdaGbSeconds: memoryGb * ((r.recordsPerSec / r.n) * m.ingestSecondsPerRecord + m.dispatchSecondsPerSend),
+    lambdaRequests: r.recordsPerSec / r.n / MSK_BATCH + 1 / STREAM_BATCH,
   };
   const sweeperMonth = {
-    rru: sweeperQueriesPerRun * 0.5 * SWEEPER_RUNS_PER_MONTH,
+    rru: u.sweeperQueriesPerRun * 0.5 * SWEEPER_RUNS_PER_MONTH,
     // A run of empty queries: about 10 ms each, one after the other.
-    lambdaGbSeconds: memoryGb * sweeperQueriesPerRun * 0.01 * SWEEPER_RUNS_PER_MONTH,
+    lambdaGbSeconds: memoryGb * u.sweeperQueriesPerRun * 0.01 * SWEEPER_RUNS_PER_MONTH,
   };
   const retentionDays = input.inboxRetentionDays ?? 35;
   const storedGb =
@@ -220,28 +256,39 @@ export function capacityModel(input: CapacityInput) {
     prices,
   );
   const storage = round(storedGb * prices.dynamodbStorageGbMonth);
-
   return {
-    notificationsPerSec: n,
-    eventsPerSec: round(eventsPerSec),
-    recordsPerSec: round(recordsPerSec),
-    duplicateShare: input.duplicateShare,
-    sweepShards,
-    hottestKeyWritesPerSec: round(hottestKeyWritesPerSec),
-    hottestKeyWritesPerSecAllOneChannel: round(hottestKeyWritesPerSecAllOneChannel),
-    rateKeyWritesPerSec: round(rateKeyWritesPerSec),
-    suppressionKeyReadsPerSec: round(suppressionKeyReadsPerSec),
-    tableWcuPerSec: round(tableWcuPerSec),
-    tableRcuPerSec: round(tableRcuPerSec + sweeperRruPerSec),
-    indexWcuPerSec: round(indexWcuPerSec),
-    mskPartitions,
-    eventPollers,
-    streamShards,
-    lambdaConcurrency,
-    providerRatesPerSec: Object.fromEntries(CHANNELS.map((c) => [c, round(sendRates[c])])),
-    sweeper: { queriesPerRun: sweeperQueriesPerRun, rruPerMonth: sweeperMonth.rru },
     monthlyNotifications: Math.round(monthlyNotifications),
     monthlyCostUsd: { ...month, storage, total: round(month.total + storage), averageShareOfPeak: share },
+    sweeperRruPerMonth: sweeperMonth.rru,
+  };
+}
+
+/** What a peak of `notificationsPerSec` needs, from the units and durations measured, and which limit comes first. */
+export function capacityModel(input: CapacityInput) {
+  const r = ratesOf(input);
+  const keys = hotKeys(input, r);
+  const u = unitsPerSecond(input, r, keys.sweepShards);
+  const compute = computeFor(input, r, u);
+  const checks = limitChecks(input.limits ?? DEFAULT_LIMITS, r, keys, u, compute);
+  const month = monthOf(input, r, u);
+  return {
+    notificationsPerSec: r.n,
+    eventsPerSec: round(r.eventsPerSec),
+    recordsPerSec: round(r.recordsPerSec),
+    duplicateShare: input.duplicateShare,
+    sweepShards: keys.sweepShards,
+    hottestKeyWritesPerSec: round(keys.hottestKeyWritesPerSec),
+    hottestKeyWritesPerSecAllOneChannel: round(keys.hottestKeyWritesPerSecAllOneChannel),
+    rateKeyWritesPerSec: round(keys.rateKeyWritesPerSec),
+    suppressionKeyReadsPerSec: round(keys.suppressionKeyReadsPerSec),
+    tableWcuPerSec: round(u.tableWcuPerSec),
+    tableRcuPerSec: round(u.tableRcuPerSec + u.sweeperRruPerSec),
+    indexWcuPerSec: round(u.indexWcuPerSec),
+    ...compute,
+    providerRatesPerSec: Object.fromEntries(CHANNELS.map((c) => [c, round(r.sendRates[c])])),
+    sweeper: { queriesPerRun: u.sweeperQueriesPerRun, rruPerMonth: month.sweeperRruPerMonth },
+    monthlyNotifications: month.monthlyNotifications,
+    monthlyCostUsd: month.monthlyCostUsd,
     limits: checks,
     firstLimit: checks[0]?.limit,
   };

@@ -13,30 +13,24 @@
  *   emulator throttles beyond it; dispatch is paced to it by the real shared token bucket on DynamoDB Local), and
  *   `critical` critical emails spread evenly through the time the backlog needs to drain.
  *
- * Where the time goes, per notification, from timestamps taken in this process around the real code (no product
- * code changes for it): delivered (the record handed to the ingest handler) → committed (ingest's TransactWriteItems
- * answered, a middleware on the handlers' own document client) → handed to dispatch (the first stream batch that
- * carried its INSERT) → claim started (of the attempt that sent; the difference is the wait for a slot in the
- * invocation and any deferral and wake-up in between) → token asked → token granted (the pacer) → send started → the
- * provider accepted (the emulator's own ledger, matched by the message id the send returned).
+ * Where the time goes, per notification, from delivered (the record handed to the ingest handler) to the provider's
+ * acceptance: e2e-trace.ts takes the timestamps, e2e-report.ts reads them.
+ *
+ * The run in steps: start the world (DynamoDB Local, the emulators, the handlers), trace the handlers, run the
+ * triggers and the sweeper in the background, warm up, deliver the workload, wait until nothing is in flight, report.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { URGENT_BATCH_SIZE, urgentFilterPattern } from '../../functions/contracts/stream-filter.ts';
-import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
-import { ProviderSender } from '../../functions/dispatch/senders.ts';
-import { CRITICAL_TYPES, classOf } from '../../functions/domain/catalogue.ts';
-import { parseNotificationId } from '../../functions/domain/keys.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { onExit } from '../local/cli.ts';
 import { createTable, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { mskEvent } from '../local/msk.ts';
 import {
   countInFlight,
+  type Handlers,
   KafkaMapping,
   lambdaContext,
   loadHandlers,
@@ -45,6 +39,10 @@ import {
 } from '../local/pipeline.ts';
 import { SendQuota, startSesEndpoint, startSnsEndpoint } from '../local/providers.ts';
 import { StreamReader } from '../local/stream-reader.ts';
+import { backlogFigures, byChannelAndClass, round2, tracedRows, WARM_UP } from './e2e-report.ts';
+import { type Tracing, traceTheHandlers } from './e2e-trace.ts';
+
+export { type EndToEndReport, endToEndTable } from './e2e-report.ts';
 
 export interface EndToEndOptions {
   /** Mixed workload: events, delivered one record at a time at `ratePerSecond`. */
@@ -76,6 +74,14 @@ export const BENCH_DISPATCH_ENV = {
   PENDING_THRESHOLD_SECONDS: '900',
 } as const;
 
+/** Mixed workload: a normal, a critical and a bulk type in turn. */
+const MIXED_TYPES = ['CardPayment', 'LoginFromNewDevice', 'StatementReady'] as const;
+const BACKLOG_TYPE = 'CardPayment';
+const CRITICAL_TYPE = 'LoginFromNewDevice';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+type Stop = () => Promise<void> | void;
+
 /** The catalogue's examples (examples/catalogue.jsonl): one English event per type, the bench's templates. */
 function catalogueExamples(): Map<string, Record<string, unknown>> {
   const file = new URL('../../examples/catalogue.jsonl', import.meta.url);
@@ -88,377 +94,254 @@ function catalogueExamples(): Map<string, Record<string, unknown>> {
   return byType;
 }
 
-/** Mixed workload: a normal, a critical and a bulk type in turn. */
-const MIXED_TYPES = ['CardPayment', 'LoginFromNewDevice', 'StatementReady'] as const;
-const BACKLOG_TYPE = 'CardPayment';
-const CRITICAL_TYPE = 'LoginFromNewDevice';
-const WARM_UP = 'warm-up';
+/** DynamoDB Local, the SES emulator (with the quota under a backlog), local SNS, and the handlers configured on them. */
+async function startWorld(options: EndToEndOptions, stops: Stop[]) {
+  const db = await startDynamoDbLocal();
+  stops.push(() => db.stop());
+  const evidenceDir = mkdtempSync(join(tmpdir(), 'notifier-bench-e2e-evidence-'));
+  stops.push(() => rmSync(evidenceDir, { recursive: true, force: true }));
+  const ses = await startSesEndpoint();
+  stops.push(() => ses.stop());
+  const sns = await startSnsEndpoint();
+  stops.push(() => sns.stop());
+  const tableName = 'bench-e2e';
+  await createTable(db.endpoint, tableName);
+  const backlogMode = options.backlog > 0;
+  const rate = backlogMode ? String(options.sesRate) : '100000';
+  if (backlogMode) ses.quota.EMAIL = new SendQuota(options.sesRate);
+  const handlers = await loadHandlers({
+    dynamoEndpoint: db.endpoint,
+    sesEndpoint: ses.url,
+    snsEndpoint: sns.url,
+    tableName,
+    extra: {
+      ...BENCH_DISPATCH_ENV,
+      MAX_EVENT_AGE_SECONDS: '0',
+      EVIDENCE_DIR: evidenceDir,
+      SEND_RATE_EMAIL: rate,
+      SEND_RATE_SMS: '100000',
+      SEND_RATE_PUSH: '100000',
+      SWEEP_INTERVAL_SECONDS: String(options.sweepEverySeconds),
+    },
+  });
+  return { db, ses, sns, tableName, handlers };
+}
+type World = Awaited<ReturnType<typeof startWorld>>;
 
-interface Trace {
-  deliveredAt?: number;
-  committedAt?: number;
-  handedAt?: number;
-  claims: number;
-  claimAt?: number;
-  askedAt?: number;
-  grantedAt?: number;
-  sendAt?: number;
-  messageId?: string;
+/**
+ * Dispatch's two triggers (lib/notifier-stack.ts), each reading the stream on its own and polling at once, as in AWS —
+ * the urgent one (critical types only) and the routine one (every PENDING notification) — and the sweeper on its
+ * schedule, all in the background until stopped. A poll or a sweeper run that fails is tried again on the next turn,
+ * as Lambda's poller and schedule would; the failures are counted in the report.
+ */
+async function runTriggers(world: World, tracing: Tracing, options: EndToEndOptions, stops: Stop[]) {
+  const readers = [
+    new StreamReader(world.db.endpoint, world.tableName),
+    new StreamReader(world.db.endpoint, world.tableName),
+  ];
+  stops.push(() => {
+    for (const r of readers) r.close();
+  });
+  // Each trigger invokes its own Lambda environments: the urgent one gets a second instance of the dispatch module
+  // (its own send slots and token bucket), so a critical record never queues for a slot a routine batch holds.
+  const urgentModule = new URL('../../functions/dispatch/index.ts?environment=urgent', import.meta.url).href;
+  const urgentHandler = ((await import(urgentModule)) as typeof import('../../functions/dispatch/index.ts')).handler;
+  const routine = new StreamMapping(readers[1] as StreamReader, tracing.traced(world.handlers.dispatch));
+  const urgent = new StreamMapping(readers[0] as StreamReader, tracing.traced(urgentHandler), {
+    filter: urgentFilterPattern(CRITICAL_TYPES),
+    batchSize: URGENT_BATCH_SIZE,
+  });
+  let running = true;
+  const failures = { streamPolls: 0, sweeperRuns: 0 };
+  const poll = async (stream: StreamMapping) => {
+    while (running) {
+      try {
+        if ((await stream.pump()) === 0) await sleep(250);
+      } catch {
+        failures.streamPolls++;
+        await sleep(1_000);
+      }
+    }
+  };
+  const sweeps = { runs: 0, woken: 0, redriven: 0, resolved: 0 };
+  const sweep = async (sweeper: Handlers['sweeper']) => {
+    while (running) {
+      for (let waited = 0; running && waited < options.sweepEverySeconds * 1000; waited += 250) await sleep(250);
+      if (!running) break;
+      try {
+        const r = await sweeper({}, lambdaContext('notifier-sweeper', 55_000));
+        sweeps.runs++;
+        sweeps.woken += r.woken;
+        sweeps.redriven += r.redriven;
+        sweeps.resolved += r.resolvedRetry + r.resolvedUnknown + r.expired;
+      } catch {
+        failures.sweeperRuns++;
+      }
+    }
+  };
+  const background = Promise.all([poll(urgent), poll(routine), sweep(world.handlers.sweeper)]);
+  return {
+    failures,
+    sweeps,
+    onFailure: () => urgent.onFailure.length + routine.onFailure.length,
+    stop: async () => {
+      running = false;
+      await background;
+    },
+  };
 }
 
-const PHASES = ['ingest', 'stream', 'dispatchQueue', 'claim', 'pacingWait', 'audience', 'provider'] as const;
-type Phase = (typeof PHASES)[number];
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-function spread(values: number[]) {
-  const s = [...values].sort((a, b) => a - b);
-  return { count: s.length, p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? 0 };
+/** The workload's events, from the catalogue's examples, each to a customer of its own. */
+function eventMaker() {
+  const examples = catalogueExamples();
+  let seq = 0;
+  return (type: string, channels?: string[], prefix = 'e2e') => {
+    const template = examples.get(type);
+    if (template === undefined) throw new Error(`examples/catalogue.jsonl has no English ${type} event`);
+    const i = seq++;
+    const recipient = template.recipient as Record<string, unknown>;
+    return {
+      ...template,
+      eventId: `${prefix}-${i}`,
+      occurredAt: new Date().toISOString(),
+      recipient: { ...recipient, userId: `u-e2e-${i}`, email: `customer${i}@example.com` },
+      ...(channels === undefined ? {} : { channels }),
+    };
+  };
 }
-const round2 = (n: number) => Math.round(n * 100) / 100;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+type MakeEvent = ReturnType<typeof eventMaker>;
+
+/**
+ * Warm-up, not measured: the first send of each type and channel pays for module and connection set-up once (a Lambda
+ * environment's cold start), which would otherwise sit in the first figures of a short run.
+ */
+async function warmUp(world: World, kafka: KafkaMapping, value: MakeEvent) {
+  const records = MIXED_TYPES.map((type, j) => ({
+    topic: 'bench',
+    partition: 0,
+    offset: j,
+    value: value(type, undefined, WARM_UP),
+  }));
+  await kafka.deliver(mskEvent(records));
+  for (const started = Date.now(); Date.now() - started < 60_000; await sleep(250)) {
+    if ((await countInFlight(world.db.endpoint, world.tableName)) === 0) break;
+  }
+}
+
+/**
+ * The workload on its schedule from `t0`: the mixed one a record at a time at its rate, or the backlog at once and
+ * the critical emails spread through its drain. Each record's delivery time is noted, by eventId.
+ */
+async function deliverWorkload(
+  kafka: KafkaMapping,
+  tracing: Tracing,
+  value: MakeEvent,
+  options: EndToEndOptions,
+  log: (m: string) => void,
+  t0: number,
+) {
+  const ingesting = pLimit(4);
+  const deliveries: Promise<void>[] = [];
+  let offset = MIXED_TYPES.length;
+  const deliver = (values: Record<string, unknown>[]) => {
+    const at = offset;
+    offset += values.length;
+    return ingesting(async () => {
+      const event = mskEvent(values.map((v, j) => ({ topic: 'bench', partition: 0, offset: at + j, value: v })));
+      const now = Date.now();
+      for (const v of values) tracing.delivered.set(String(v.eventId), now);
+      await kafka.deliver(event);
+    });
+  };
+  if (options.backlog === 0) {
+    log(`e2e: ${options.events} events at ${options.ratePerSecond}/s, one record per delivery`);
+    for (let i = 0; i < options.events; i++) {
+      await sleep(Math.max(0, t0 + (i * 1000) / options.ratePerSecond - Date.now()));
+      deliveries.push(deliver([value(MIXED_TYPES[i % MIXED_TYPES.length] as string)]));
+    }
+  } else {
+    const drainMs = (options.backlog / options.sesRate) * 1000;
+    const every = drainMs / (options.critical + 1);
+    log(
+      `e2e: ${options.backlog} normal emails at once into ${options.sesRate}/s (≈${Math.round(drainMs / 1000)} s of drain), ${options.critical} critical emails every ${Math.round(every)} ms`,
+    );
+    deliveries.push(
+      (async () => {
+        for (let i = 0; i < options.backlog; i += 100) {
+          const n = Math.min(100, options.backlog - i);
+          await deliver(Array.from({ length: n }, () => value(BACKLOG_TYPE, ['EMAIL'])));
+        }
+        log(`e2e: backlog ingested in ${round2((Date.now() - t0) / 1000)} s`);
+      })(),
+    );
+    for (let k = 1; k <= options.critical; k++) {
+      await sleep(Math.max(0, t0 + k * every - Date.now()));
+      deliveries.push(deliver([value(CRITICAL_TYPE, ['EMAIL'])]));
+    }
+  }
+  await Promise.all(deliveries);
+}
+
+/** Waits until no notification is PENDING or SENDING (or past a generous deadline): what is still in flight. */
+async function drained(world: World, expectedMs: number, log: (m: string) => void, t0: number): Promise<number> {
+  const deadline = Date.now() + expectedMs * 2 + 600_000;
+  let inFlight = await countInFlight(world.db.endpoint, world.tableName);
+  for (let lastLog = Date.now(); inFlight > 0 && Date.now() < deadline; ) {
+    await sleep(1_000);
+    inFlight = await countInFlight(world.db.endpoint, world.tableName);
+    if (Date.now() - lastLog > 30_000) {
+      lastLog = Date.now();
+      log(`e2e: ${inFlight} notifications still PENDING or SENDING after ${Math.round((Date.now() - t0) / 1000)} s`);
+    }
+  }
+  return inFlight;
+}
+
+/** The machine's load average, sampled every five seconds while the run lasts. */
+function loadSampler(stops: Stop[]) {
+  const start = round2(loadavg()[0] ?? 0);
+  const loads: number[] = [];
+  const timer = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
+  stops.push(() => clearInterval(timer));
+  return () => {
+    const end = round2(loadavg()[0] ?? 0);
+    return {
+      start,
+      end,
+      max: round2(Math.max(start, end, ...loads)),
+      mean: round2(loads.length === 0 ? end : loads.reduce((a, b) => a + b, 0) / loads.length),
+    };
+  };
+}
 
 /** One run of the pipeline under the workload; the handlers are loaded once per process (module-scope config). */
 export async function measureEndToEnd(options: EndToEndOptions, log: (m: string) => void) {
   const backlogMode = options.backlog > 0;
-  const db = await startDynamoDbLocal();
-  const stops: (() => Promise<void> | void)[] = [() => db.stop()];
+  const stops: Stop[] = [];
   const forget = onExit(async () => {
     for (const stop of stops.reverse()) await stop();
   });
-  const evidenceDir = mkdtempSync(join(tmpdir(), 'notifier-bench-e2e-evidence-'));
-  stops.push(() => rmSync(evidenceDir, { recursive: true, force: true }));
   try {
-    const ses = await startSesEndpoint();
-    stops.push(() => ses.stop());
-    const sns = await startSnsEndpoint();
-    stops.push(() => sns.stop());
-    const tableName = 'bench-e2e';
-    await createTable(db.endpoint, tableName);
-    const rate = backlogMode ? String(options.sesRate) : '100000';
-    if (backlogMode) ses.quota.EMAIL = new SendQuota(options.sesRate);
-    const handlers = await loadHandlers({
-      dynamoEndpoint: db.endpoint,
-      sesEndpoint: ses.url,
-      snsEndpoint: sns.url,
-      tableName,
-      extra: {
-        ...BENCH_DISPATCH_ENV,
-        MAX_EVENT_AGE_SECONDS: '0',
-        EVIDENCE_DIR: evidenceDir,
-        SEND_RATE_EMAIL: rate,
-        SEND_RATE_SMS: '100000',
-        SEND_RATE_PUSH: '100000',
-        SWEEP_INTERVAL_SECONDS: String(options.sweepEverySeconds),
-      },
-    });
-
-    // ── Instrumentation around the real code, in this process ──
-    const traces = new Map<string, Trace>();
-    const trace = (id: string) => {
-      const t = traces.get(id) ?? { claims: 0 };
-      traces.set(id, t);
-      return t;
-    };
-    const delivered = new Map<string, number>();
-    const { documentClient } = await import('../../functions/commons/dynamodb-client.ts');
-    documentClient.middlewareStack.add(
-      (next, context) => async (args) => {
-        const out = await next(args);
-        if (context.commandName === 'TransactWriteItemsCommand' || context.commandName === 'TransactWriteCommand') {
-          const at = Date.now();
-          const items = (args.input as { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] })
-            .TransactItems;
-          for (const put of items ?? []) {
-            const item = put.Put?.Item;
-            const id = attr(item?.notificationId);
-            if (attr(item?.kind) === 'NOTIFICATION' && id !== undefined) trace(id).committedAt ??= at;
-          }
-        }
-        return out;
-      },
-      { step: 'initialize', name: 'benchEndToEnd' },
-    );
-    // The attempt a pacer call belongs to: set when the claim starts (the first step of every attempt).
-    const attempt = new AsyncLocalStorage<{ id?: string }>();
-    const claim = DynamoNotificationStore.prototype.claim;
-    DynamoNotificationStore.prototype.claim = function (this: DynamoNotificationStore, ...a: Parameters<typeof claim>) {
-      const at = Date.now();
-      const current: { id?: string } = {};
-      attempt.enterWith(current);
-      return claim.apply(this, a).then((result) => {
-        if (result.kind === 'claimed') {
-          current.id = result.item.notificationId;
-          const t = trace(result.item.notificationId);
-          t.claims++;
-          t.claimAt = at;
-        }
-        return result;
-      });
-    };
-    const acquire = SharedTokenBucket.prototype.acquire;
-    SharedTokenBucket.prototype.acquire = async function (this: SharedTokenBucket, ...a: Parameters<typeof acquire>) {
-      const current = attempt.getStore();
-      const asked = Date.now();
-      const got = await acquire.apply(this, a);
-      if (got && current?.id !== undefined) {
-        const t = trace(current.id);
-        t.askedAt = asked;
-        t.grantedAt = Date.now();
-      }
-      return got;
-    };
-    const send = ProviderSender.prototype.send;
-    ProviderSender.prototype.send = async function (this: ProviderSender, ...a: Parameters<typeof send>) {
-      const at = Date.now();
-      const messageId = await send.apply(this, a);
-      const t = trace(a[0].notificationId);
-      t.sendAt = at;
-      t.messageId = messageId;
-      return messageId;
-    };
-    stops.push(() => {
-      DynamoNotificationStore.prototype.claim = claim;
-      SharedTokenBucket.prototype.acquire = acquire;
-      ProviderSender.prototype.send = send;
-    });
-    const traced =
-      (handler: typeof handlers.dispatch) =>
-      async (event: DynamoDBStreamEvent, context: Parameters<typeof handlers.dispatch>[1]) => {
-        const at = Date.now();
-        for (const r of event.Records) {
-          const id = r.dynamodb?.NewImage?.notificationId?.S;
-          if (id !== undefined) trace(id).handedAt ??= at;
-        }
-        return handler(event, context);
-      };
-    const dispatch = traced(handlers.dispatch);
-
-    // ── The pipeline, every part at once ──
-    const kafka = new KafkaMapping(handlers.ingest);
-    // Dispatch's two triggers (lib/notifier-stack.ts), each reading the stream on its own and polling at once, as in
-    // AWS: the urgent one (critical types only) and the routine one (every PENDING notification).
-    const readers = {
-      urgent: new StreamReader(db.endpoint, tableName),
-      routine: new StreamReader(db.endpoint, tableName),
-    };
-    stops.push(() => {
-      readers.urgent.close();
-      readers.routine.close();
-    });
-    // Each trigger invokes its own Lambda environments: the urgent one gets a second instance of the dispatch module
-    // (its own send slots and token bucket), so a critical record never queues for a slot a routine batch holds.
-    const urgentModule = new URL('../../functions/dispatch/index.ts?environment=urgent', import.meta.url).href;
-    const urgentHandler = ((await import(urgentModule)) as typeof import('../../functions/dispatch/index.ts')).handler;
-    const urgentDispatch = traced(urgentHandler);
-    const routineTrigger = new StreamMapping(readers.routine, dispatch);
-    const urgentTrigger = new StreamMapping(readers.urgent, urgentDispatch, {
-      filter: urgentFilterPattern(CRITICAL_TYPES),
-      batchSize: URGENT_BATCH_SIZE,
-    });
-    let running = true;
-    const loads: number[] = [];
-    const loadTimer = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
-    stops.push(() => clearInterval(loadTimer));
-    // A poll or a sweeper run that fails is tried again on the next turn, as Lambda's poller and schedule would; the
-    // failures are counted in the report.
-    const failures = { streamPolls: 0, sweeperRuns: 0 };
-    const poll = async (stream: StreamMapping) => {
-      while (running) {
-        try {
-          if ((await stream.pump()) === 0) await sleep(250);
-        } catch {
-          failures.streamPolls++;
-          await sleep(1_000);
-        }
-      }
-    };
-    const polling = Promise.all([poll(urgentTrigger), poll(routineTrigger)]);
-    const sweeps = { runs: 0, woken: 0, redriven: 0, resolved: 0 };
-    const sweeping = (async () => {
-      while (running) {
-        for (let waited = 0; running && waited < options.sweepEverySeconds * 1000; waited += 250) await sleep(250);
-        if (!running) break;
-        try {
-          const r = await handlers.sweeper({}, lambdaContext('notifier-sweeper', 55_000));
-          sweeps.runs++;
-          sweeps.woken += r.woken;
-          sweeps.redriven += r.redriven;
-          sweeps.resolved += r.resolvedRetry + r.resolvedUnknown + r.expired;
-        } catch {
-          failures.sweeperRuns++;
-        }
-      }
-    })();
-
-    const examples = catalogueExamples();
-    let seq = 0;
-    const value = (type: string, channels?: string[], prefix = 'e2e') => {
-      const template = examples.get(type);
-      if (template === undefined) throw new Error(`examples/catalogue.jsonl has no English ${type} event`);
-      const i = seq++;
-      const recipient = template.recipient as Record<string, unknown>;
-      return {
-        ...template,
-        eventId: `${prefix}-${i}`,
-        occurredAt: new Date().toISOString(),
-        recipient: { ...recipient, userId: `u-e2e-${i}`, email: `customer${i}@example.com` },
-        ...(channels === undefined ? {} : { channels }),
-      };
-    };
-    const deliver = async (values: Record<string, unknown>[], offset: number) => {
-      const event = mskEvent(values.map((v, j) => ({ topic: 'bench', partition: 0, offset: offset + j, value: v })));
-      const at = Date.now();
-      for (const v of values) delivered.set(String(v.eventId), at);
-      await kafka.deliver(event);
-    };
-
-    // Warm-up, not measured: the first send of each type and channel pays for module and connection set-up once
-    // (a Lambda environment's cold start), which would otherwise sit in the first figures of a short run.
-    await kafka.deliver(
-      mskEvent(
-        MIXED_TYPES.map((type, j) => ({
-          topic: 'bench',
-          partition: 0,
-          offset: j,
-          value: value(type, undefined, WARM_UP),
-        })),
-      ),
-    );
-    for (const started = Date.now(); Date.now() - started < 60_000; await sleep(250)) {
-      if ((await countInFlight(db.endpoint, tableName)) === 0) break;
-    }
-
+    const world = await startWorld(options, stops);
+    const tracing = await traceTheHandlers();
+    stops.push(() => tracing.restore());
+    const triggers = await runTriggers(world, tracing, options, stops);
+    const kafka = new KafkaMapping(world.handlers.ingest);
+    const value = eventMaker();
+    await warmUp(world, kafka, value);
     const t0 = Date.now();
-    const load = { start: round2(loadavg()[0] ?? 0) };
-    const ingesting = pLimit(4);
-    const deliveries: Promise<void>[] = [];
-    let offset = MIXED_TYPES.length;
-    if (!backlogMode) {
-      log(`e2e: ${options.events} events at ${options.ratePerSecond}/s, one record per delivery`);
-      for (let i = 0; i < options.events; i++) {
-        await sleep(Math.max(0, t0 + (i * 1000) / options.ratePerSecond - Date.now()));
-        const v = value(MIXED_TYPES[i % MIXED_TYPES.length] as string);
-        const at = offset++;
-        deliveries.push(ingesting(() => deliver([v], at)));
-      }
-    } else {
-      const drainMs = (options.backlog / options.sesRate) * 1000;
-      const every = drainMs / (options.critical + 1);
-      log(
-        `e2e: ${options.backlog} normal emails at once into ${options.sesRate}/s (≈${Math.round(drainMs / 1000)} s of drain), ${options.critical} critical emails every ${Math.round(every)} ms`,
-      );
-      deliveries.push(
-        (async () => {
-          for (let i = 0; i < options.backlog; i += 100) {
-            const n = Math.min(100, options.backlog - i);
-            const values = Array.from({ length: n }, () => value(BACKLOG_TYPE, ['EMAIL']));
-            const at = offset;
-            offset += n;
-            await ingesting(() => deliver(values, at));
-          }
-          log(`e2e: backlog ingested in ${round2((Date.now() - t0) / 1000)} s`);
-        })(),
-      );
-      for (let k = 1; k <= options.critical; k++) {
-        await sleep(Math.max(0, t0 + k * every - Date.now()));
-        const v = value(CRITICAL_TYPE, ['EMAIL']);
-        const at = offset++;
-        deliveries.push(ingesting(() => deliver([v], at)));
-      }
-    }
-    await Promise.all(deliveries);
-    const expectedMs = backlogMode ? (options.backlog / options.sesRate) * 1000 : 0;
-    const deadline = Date.now() + expectedMs * 2 + 600_000;
-    let inFlight = await countInFlight(db.endpoint, tableName);
-    for (let lastLog = Date.now(); inFlight > 0 && Date.now() < deadline; ) {
-      await sleep(1_000);
-      inFlight = await countInFlight(db.endpoint, tableName);
-      if (Date.now() - lastLog > 30_000) {
-        lastLog = Date.now();
-        log(`e2e: ${inFlight} notifications still PENDING or SENDING after ${Math.round((Date.now() - t0) / 1000)} s`);
-      }
-    }
+    const load = loadSampler(stops);
+    await deliverWorkload(kafka, tracing, value, options, log, t0);
+    const inFlight = await drained(world, backlogMode ? (options.backlog / options.sesRate) * 1000 : 0, log, t0);
     const seconds = (Date.now() - t0) / 1000;
-    running = false;
-    await Promise.all([polling, sweeping]);
-    const loadEnd = round2(loadavg()[0] ?? 0);
+    await triggers.stop();
+    const loadFigures = load();
 
     // ── What became of every notification, and where its time went ──
-    const table = await readTable(db.endpoint, tableName);
-    const accepted = new Map([...ses.sends, ...sns.sends].map((s) => [s.messageId, s.at]));
-    const rows: { id: string; channel: string; noticeClass: string; total: number; phases: Record<Phase, number> }[] =
-      [];
-    let untraced = 0;
-    for (const n of table.notifications) {
-      const id = String(n.notificationId);
-      const t = traces.get(id);
-      const ref = parseNotificationId(id);
-      if (ref?.eventId.startsWith(`${WARM_UP}-`)) continue;
-      const deliveredAt = ref === undefined ? undefined : delivered.get(ref.eventId);
-      const acceptedAt = t?.messageId === undefined ? undefined : accepted.get(t.messageId);
-      if (
-        n.status !== 'SENT' ||
-        t === undefined ||
-        deliveredAt === undefined ||
-        acceptedAt === undefined ||
-        t.committedAt === undefined ||
-        t.handedAt === undefined ||
-        t.claimAt === undefined ||
-        t.askedAt === undefined ||
-        t.grantedAt === undefined ||
-        t.sendAt === undefined
-      ) {
-        untraced++;
-        continue;
-      }
-      rows.push({
-        id,
-        channel: String(n.channel),
-        noticeClass: classOf(String(n.template)),
-        total: acceptedAt - deliveredAt,
-        phases: {
-          ingest: t.committedAt - deliveredAt,
-          stream: t.handedAt - t.committedAt,
-          dispatchQueue: t.claimAt - t.handedAt,
-          claim: t.askedAt - t.claimAt,
-          pacingWait: t.grantedAt - t.askedAt,
-          audience: t.sendAt - t.grantedAt,
-          provider: acceptedAt - t.sendAt,
-        },
-      });
-    }
-    const groups = new Map<string, typeof rows>();
-    for (const r of rows) {
-      const key = `${r.channel} ${r.noticeClass}`;
-      groups.set(key, [...(groups.get(key) ?? []), r]);
-    }
-    const breakdown = (of: typeof rows) => ({
-      totalMs: spread(of.map((r) => r.total)),
-      phasesMs: Object.fromEntries(PHASES.map((p) => [p, spread(of.map((r) => r.phases[p]))])) as Record<
-        Phase,
-        ReturnType<typeof spread>
-      >,
-      deferredBeforeSent: of.filter((r) => (traces.get(r.id)?.claims ?? 1) > 1).length,
-    });
-    const normalAccepts = rows
-      .filter((r) => r.noticeClass === 'normal' && r.channel === 'EMAIL')
-      .map((r) => r.total + (delivered.get(parseNotificationId(r.id)?.eventId ?? '') ?? 0))
-      .sort((a, b) => a - b);
-    const drainSeconds =
-      normalAccepts.length > 1 ? ((normalAccepts.at(-1) as number) - (normalAccepts[0] as number)) / 1000 : 0;
-    // Why a critical notice waited in the stream: the notifications committed before it and handed to dispatch only
-    // after it was committed — ahead of it in the shard — and how long the quota needs for the emails among them.
-    const ahead = rows
-      .filter((r) => r.noticeClass === 'critical')
-      .map((c) => {
-        const t = traces.get(c.id) as Trace;
-        const committed = t.committedAt as number;
-        return rows.filter((o) => {
-          const u = traces.get(o.id) as Trace;
-          return o !== c && (u.committedAt as number) < committed && (u.handedAt as number) > committed;
-        }).length;
-      });
+    const table = await readTable(world.db.endpoint, world.tableName);
+    const accepted = new Map([...world.ses.sends, ...world.sns.sends].map((s) => [s.messageId, s.at]));
+    const { rows, untraced } = tracedRows(table.notifications, tracing.traces, tracing.delivered, accepted);
     const notifications = table.notifications.length;
     const sent = table.byStatus.SENT ?? 0;
     return {
@@ -473,82 +356,24 @@ export async function measureEndToEnd(options: EndToEndOptions, log: (m: string)
       sweepEverySeconds: options.sweepEverySeconds,
       dispatchTiming: BENCH_DISPATCH_ENV,
       seconds: round2(seconds),
-      events: delivered.size,
+      events: tracing.delivered.size,
       notifications,
       byStatus: table.byStatus,
       allSent: notifications > 0 && sent === notifications && inFlight === 0,
       notTraced: untraced,
-      onFailure: urgentTrigger.onFailure.length + routineTrigger.onFailure.length,
-      providerThrottled: { SES: ses.throttled.EMAIL ?? 0, SNS: (sns.throttled.SMS ?? 0) + (sns.throttled.PUSH ?? 0) },
-      sweeper: sweeps,
-      failures,
-      byChannelAndClass: Object.fromEntries(
-        [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, of]) => [k, breakdown(of)]),
-      ),
-      ...(backlogMode
-        ? {
-            criticalBehindInStream: {
-              notifications: spread(ahead),
-              atQuotaMs: spread(ahead.map((n) => Math.round((n * 1000) / options.sesRate))),
-            },
-            drain: {
-              normalEmailsSent: normalAccepts.length,
-              seconds: round2(drainSeconds),
-              perSecond: drainSeconds > 0 ? round2((normalAccepts.length - 1) / drainSeconds) : 0,
-              ofQuota: drainSeconds > 0 ? round2((normalAccepts.length - 1) / drainSeconds / options.sesRate) : 0,
-            },
-          }
-        : {}),
-      load: {
-        start: load.start,
-        end: loadEnd,
-        max: round2(Math.max(load.start, loadEnd, ...loads)),
-        mean: round2(loads.length === 0 ? loadEnd : loads.reduce((a, b) => a + b, 0) / loads.length),
+      onFailure: triggers.onFailure(),
+      providerThrottled: {
+        SES: world.ses.throttled.EMAIL ?? 0,
+        SNS: (world.sns.throttled.SMS ?? 0) + (world.sns.throttled.PUSH ?? 0),
       },
+      sweeper: triggers.sweeps,
+      failures: triggers.failures,
+      byChannelAndClass: byChannelAndClass(rows, tracing.traces),
+      ...(backlogMode ? backlogFigures(rows, tracing.traces, tracing.delivered, options.sesRate) : {}),
+      load: loadFigures,
     };
   } finally {
     forget();
     for (const stop of stops.reverse()) await stop();
   }
-}
-
-/** An attribute's value whether the input was still plain (document client) or already marshalled ({ S: … }). */
-function attr(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'object' && v !== null && typeof (v as { S?: unknown }).S === 'string')
-    return (v as { S: string }).S;
-  return undefined;
-}
-
-export type EndToEndReport = Awaited<ReturnType<typeof measureEndToEnd>>;
-
-/** The human summary of a run. */
-export function endToEndTable(r: EndToEndReport): string {
-  const ms = (s: { p50: number; p99: number; max: number }) => `${s.p50} / ${s.p99} / ${s.max}`;
-  const lines = [
-    r.workload.kind === 'mixed'
-      ? `End to end (record delivered to ingest → provider accepted): ${r.workload.events} events at ${r.workload.ratePerSecond}/s, ${r.seconds} s`
-      : `End to end under a backlog: ${r.workload.backlog} normal emails at ${r.workload.sesRatePerSecond}/s with ${r.workload.critical} critical emails spread through the drain, ${r.seconds} s`,
-    `notifications ${r.notifications}: ${Object.entries(r.byStatus)
-      .map(([s, n]) => `${s} ${n}`)
-      .join(
-        ', ',
-      )}${r.allSent ? ' — every one SENT' : ' — NOT ALL SENT'}; not traced ${r.notTraced}; sweeper runs ${r.sweeper.runs} (woken ${r.sweeper.woken}, redriven ${r.sweeper.redriven}); load average ${r.load.start} → ${r.load.end} (max ${r.load.max})`,
-    '',
-    `| channel class | n | total p50 / p99 / max ms | ${PHASES.join(' | ')} (p50 / p99 ms) | deferred first |`,
-    `|---|---|---|${PHASES.map(() => '---|').join('')}---|`,
-    ...Object.entries(r.byChannelAndClass).map(
-      ([k, b]) =>
-        `| ${k} | ${b.totalMs.count} | ${ms(b.totalMs)} | ${PHASES.map((p) => `${b.phasesMs[p].p50} / ${b.phasesMs[p].p99}`).join(' | ')} | ${b.deferredBeforeSent} |`,
-    ),
-    ...('drain' in r && r.drain !== undefined && r.criticalBehindInStream !== undefined
-      ? [
-          '',
-          `backlog drain: ${r.drain.normalEmailsSent} emails in ${r.drain.seconds} s = ${r.drain.perSecond}/s (${r.drain.ofQuota} of the quota); SES throttled ${r.providerThrottled.SES}`,
-          `a critical email found ${ms(r.criticalBehindInStream.notifications)} notifications ahead of it in the stream (p50 / p99 / max): ${ms(r.criticalBehindInStream.atQuotaMs)} ms at the quota`,
-        ]
-      : []),
-    '',
-  ];
-  return lines.join('\n');
 }

@@ -1,5 +1,5 @@
 /**
- * Issue 11's figures, measured on DynamoDB Local with the real code:
+ * The send quota's figures, measured on DynamoDB Local with the real code:
  * - pacing: several "execution environments" (each its own SharedTokenBucket and DynamoDB client, as separate Lambda
  *   environments are), each with 10 concurrent senders asking for tokens as fast as they can for N seconds, a 50 ms
  *   send after each token. How close to the quota do they run together, never above it in any window, and what does
@@ -10,8 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
@@ -23,6 +22,7 @@ import { isConditionFailure } from '../../functions/stores/condition-failure.ts'
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
+import { seedItems } from './seed.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -124,7 +124,6 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
   const { client, usage } = counted(endpoint);
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const now = Date.now();
-  const limit = pLimit(8);
   const items = Array.from({ length: options.items }, (_, i) => {
     const channel = CHANNELS[i % CHANNELS.length]!;
     const d = decodeRecordValue(
@@ -159,15 +158,7 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
         }
       : { ...n, sweepAt: now - 60_000 };
   });
-  const batches = [];
-  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
-  await Promise.all(
-    batches.map((b) =>
-      limit(() =>
-        doc.send(new BatchWriteCommand({ RequestItems: { [table]: b.map((Item) => ({ PutRequest: { Item } })) } })),
-      ),
-    ),
-  );
+  await seedItems(doc, table, items);
   const before = { ...usage };
   const store = new DynamoNotificationStore(doc, table);
   const t = performance.now();

@@ -8,57 +8,27 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { admitRecord } from '../../functions/domain/admission.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import { cleanDisplayText, NAME_MAX_GRAPHEMES, REASON_MAX_GRAPHEMES } from '../../functions/domain/display-text.ts';
-import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
-import { notificationIdOf, parseNotificationId, quarantinePk } from '../../functions/domain/keys.ts';
-import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
+import { quarantinePk } from '../../functions/domain/keys.ts';
 import { route } from '../../functions/domain/routing.ts';
-import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/ingest/figures.ts';
-import { clock, faultCounts } from './faults.ts';
 import {
-  type ChaosOptions,
-  type ChaosReport,
-  type EventSpec,
-  PROVIDER_MODES,
-  type ProviderMode,
-  type RecordSpec,
-} from './model.ts';
-import { DISPLAY_TEXT_CASES, INPUT_CASES, POISON_KINDS } from './poison.ts';
-import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
-import { attributeSends, MAX_AGE_MS, POLICIES, runItems, transitionViolations, type World } from './world.ts';
-
-/** An email's text alternative keeps the template's line breaks; every other channel's text is one line. */
-const SAFE_TEXT: Readonly<Record<Channel, (text: string) => boolean>> = {
-  EMAIL: isSafeMultilineText,
-  PUSH: isSafeDisplayText,
-  SMS: isSafeDisplayText,
-};
-
-/** A record's event as ingest reads it: the one decoder (event/decode.ts decodeRecordValue). */
-const decoded = (value: unknown): DecodedTransfer | undefined => {
-  const d = decodeRecordValue(Buffer.from(JSON.stringify(value)).toString('base64'), 65_536);
-  return isTransfer(d) ? d : undefined;
-};
-const hashOf = (value: unknown): string | undefined => decoded(value)?.payloadHash;
-
-/** The only FAILED reasons a notification may end with: its own (a provider's per-message refusal, its template) or
- * an at-least-once resend budget spent after unknown outcomes. Never a quota, an account state, or age. */
-const MESSAGE_OWN_FAILURE =
-  /^(MessageRejected|InvalidParameter|InvalidParameterValue|ParameterValueInvalid|EndpointDisabled|NotFound|OptedOut|FOREIGN_ENDPOINT|RENDER_ERROR|RETRIES_EXHAUSTED)\b/;
-
-/** How the chaos world's ingest admits a record (its MAX_EVENT_BYTES default; preferences have no maximum age). */
-const admitted = (value: Record<string, unknown>) =>
-  admitRecord(
-    Buffer.from(JSON.stringify(value), 'utf8').toString('base64'),
-    { maxEventBytes: 65_536, maxEventAgeSeconds: 0 },
-    clock.now(),
-  );
-
-/** The log line dispatch writes when it holds a whole channel (an account-level refusal). */
-const CHANNEL_HELD_LOG = 'provider refused the account, not the message: channel held, notification deferred';
+  admitted,
+  decoded,
+  faultsOf,
+  hashOf,
+  inboxWithoutNotifications,
+  judgeFigures,
+  judgeLogs,
+  judgeSends,
+  judgeSpecs,
+  judgeTexts,
+  laterOffsetsWon,
+} from './checks.ts';
+import { runItems, transitionViolations } from './converge.ts';
+import type { ChaosOptions, ChaosReport, EventSpec, ProviderMode, RecordSpec } from './model.ts';
+import { POISON_KINDS } from './poison.ts';
+import { attributeSends } from './witness.ts';
+import type { World } from './world.ts';
 
 /** Records handed to ingest (every try), of which redeliveries; invocations that failed. */
 export interface DeliveryStats {
@@ -95,78 +65,160 @@ export interface AnalysisInput {
   schedule: string[];
 }
 
+export type Item = Awaited<ReturnType<typeof runItems>>[number];
+
+/** What the run left in the table, by what it is. */
+export interface Stored {
+  readonly inbox: Map<string, Item>;
+  readonly notifications: Map<string, Item>;
+  readonly quarantine: Map<string, Item>;
+}
+
+/** What the providers accepted, tied back to (eventId, channel) by the run's unique addresses. */
+export interface Witnessed {
+  readonly sends: ReturnType<typeof sendsOf>;
+  readonly sendCount: Map<string, number>;
+  readonly sendAttempts: Map<string, (number | undefined)[]>;
+  /** The address each notification was for. */
+  readonly addressOf: Map<string, string>;
+}
+
 export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   const problems: string[] = [];
-  const items = await runItems(w, a.prefix);
-  const inbox = new Map(items.filter((i) => i.sk === 'INBOX').map((i) => [String(i.eventId), i]));
-  const notifications = new Map(
-    items.filter((i) => i.kind === 'NOTIFICATION').map((i) => [String(i.notificationId), i]),
+  const stored = await storedItems(w, a.prefix);
+  const records = judgeRecords(a, stored, problems);
+  const witnessed = witness(w, a);
+  const resentAfterUnknown = resendsAfterUnknown(w, a, witnessed);
+  const staleWrites = w.witness.staleWrites.filter((line) => line.startsWith(a.prefix));
+  problems.push(...staleWrites.slice(0, 10).map((line) => `stale write: ${line}`));
+  const sends = judgeSends(
+    a,
+    stored,
+    records.expected,
+    optOutsInForce(a, stored),
+    witnessed,
+    resentAfterUnknown,
+    problems,
   );
-  const quarantine = new Map(items.filter((i) => i.kind === 'QUARANTINE').map((i) => [String(i.pk), i]));
+  const specs = judgeSpecs(a, stored, records.expected, witnessed, problems);
+  const illegal = transitionViolations(a.stream.seen, a.prefix);
+  problems.push(...illegal.slice(0, 10));
+  // A send started without the time to finish it (the invocation's end, the lease's end): it could be cut off.
+  const sendsWithoutTime = w.witness.sendsWithoutTime.filter((line) => line.startsWith(a.prefix));
+  problems.push(...sendsWithoutTime.slice(0, 5).map((line) => `send started without time to finish: ${line}`));
+  const logs = judgeLogs(w, a, witnessed, problems);
+  const texts = judgeTexts(witnessed.sends, problems);
+  const { figures, reconciled } = judgeFigures(w, a, problems);
+  return {
+    seed: a.options.seed,
+    events: a.specs.length,
+    scheduleDigest: scheduleDigest(a),
+    records: a.parts.flat().length,
+    deliveries: a.stats.deliveries,
+    redeliveries: a.stats.redeliveries,
+    faults: faultsOf(w, a, records.expected),
+    expectedSends: sends.expectedSends,
+    sentOnce: sends.sentOnce,
+    duplicates: sends.duplicates,
+    staleWrites: staleWrites.length,
+    lost: records.lost + sends.lost,
+    unknown: sends.unknown,
+    failed: sends.failed,
+    quarantined: [...stored.quarantine.values()].length,
+    quarantineMismatches: records.quarantineMismatches,
+    conflicts: records.conflicts,
+    piiLeaks: logs.leaks,
+    illegalTransitions: illegal.length,
+    inboxWithoutNotifications: inboxWithoutNotifications(stored),
+    ...texts,
+    displayText: specs.displayText,
+    inputCases: specs.inputCases,
+    tooOld: specs.tooOld,
+    laterOffsetWon: laterOffsetsWon(a, stored, problems),
+    prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,
+    failedByQuotaOrAccount: sends.failedByQuotaOrAccount,
+    resentAfterAcceptAtMostOnce: sends.resentAfterAcceptAtMostOnce,
+    sendsWithoutTime: sendsWithoutTime.length,
+    heldTooWide: logs.heldTooWide,
+    preferences: sends.preferences,
+    figures,
+    reconciled,
+    problems,
+  };
+}
 
-  // Every distinct payload per eventId: exactly one wins (the inbox hash); every record of another payload is a conflict.
+async function storedItems(w: World, prefix: string): Promise<Stored> {
+  const items = await runItems(w, prefix);
+  return {
+    inbox: new Map(items.filter((i) => i.sk === 'INBOX').map((i) => [String(i.eventId), i])),
+    notifications: new Map(items.filter((i) => i.kind === 'NOTIFICATION').map((i) => [String(i.notificationId), i])),
+    quarantine: new Map(items.filter((i) => i.kind === 'QUARANTINE').map((i) => [String(i.pk), i])),
+  };
+}
+
+/**
+ * Every record against what it should have become: a preferences record let in or refused as admission decides; a
+ * poison record quarantined with its reason; of every distinct payload per eventId exactly one wins (the inbox hash),
+ * every record of another payload is a conflict. The channels each winning event should be sent to.
+ */
+function judgeRecords(a: AnalysisInput, { inbox, quarantine }: Stored, problems: string[]) {
   let quarantineMismatches = 0;
   let conflicts = 0;
   let lost = 0;
   const expected = new Map<string, Channel[]>();
+  const mismatch = (problem: string) => {
+    quarantineMismatches++;
+    problems.push(problem);
+  };
   for (const [p, records] of a.parts.entries()) {
     for (const [offset, r] of records.entries()) {
       const pk = quarantinePk({ topic: a.topic, partition: p, offset });
       if (r.kind === 'preferences') {
-        // Let in or refused as admission decides (a far-future one, for instance), and recorded accordingly.
         const admission = admitted(r.value);
-        if (admission.ok) {
-          const stored = inbox.get(r.eventId);
-          if (stored === undefined) {
-            lost++;
-            problems.push(`preferences ${r.eventId} has no inbox item`);
-          } else if (stored.payloadHash !== admission.payloadHash) {
-            quarantineMismatches++;
-            problems.push(`preferences ${r.eventId}: the inbox holds another payload`);
-          }
-        } else if (quarantine.get(pk)?.reason !== admission.rejection.reason) {
-          quarantineMismatches++;
-          problems.push(
-            `preferences ${r.eventId} at ${p}/${offset}: quarantined as ${String(quarantine.get(pk)?.reason)}`,
-          );
+        const stored = inbox.get(r.eventId);
+        if (admission.ok && stored === undefined) {
+          lost++;
+          problems.push(`preferences ${r.eventId} has no inbox item`);
+        } else if (admission.ok && stored?.payloadHash !== admission.payloadHash) {
+          mismatch(`preferences ${r.eventId}: the inbox holds another payload`);
+        } else if (!admission.ok && quarantine.get(pk)?.reason !== admission.rejection.reason) {
+          mismatch(`preferences ${r.eventId} at ${p}/${offset}: quarantined as ${String(quarantine.get(pk)?.reason)}`);
         }
-        continue;
-      }
-      if (r.kind === 'poison') {
+      } else if (r.kind === 'poison') {
         const reason = quarantine.get(pk)?.reason;
         if (reason !== POISON_KINDS[r.poison]!.reason) {
-          quarantineMismatches++;
-          problems.push(`poison "${POISON_KINDS[r.poison]!.kind}" at ${p}/${offset}: quarantined as ${String(reason)}`);
-        }
-        continue;
-      }
-      const stored = inbox.get(r.spec.eventId);
-      if (!stored) {
-        lost++;
-        problems.push(`event ${r.spec.eventId} has no inbox item`);
-        continue;
-      }
-      const mine = hashOf(r.value);
-      if (stored.payloadHash === mine) {
-        const d = decoded(r.value);
-        if (d !== undefined) {
-          const routed = route(d.event, d.contactRefusals);
-          expected.set(r.spec.eventId, routed.ok && !r.spec.tooOld ? routed.channels : []);
+          mismatch(`poison "${POISON_KINDS[r.poison]!.kind}" at ${p}/${offset}: quarantined as ${String(reason)}`);
         }
       } else {
-        conflicts++;
-        if (quarantine.get(pk)?.reason !== 'EVENT_ID_CONFLICT') {
-          quarantineMismatches++;
-          problems.push(`conflicting record ${r.spec.eventId} at ${p}/${offset} not quarantined as EVENT_ID_CONFLICT`);
+        const stored = inbox.get(r.spec.eventId);
+        if (!stored) {
+          lost++;
+          problems.push(`event ${r.spec.eventId} has no inbox item`);
+        } else if (stored.payloadHash === hashOf(r.value)) {
+          const d = decoded(r.value);
+          if (d !== undefined) {
+            const routed = route(d.event, d.contactRefusals);
+            expected.set(r.spec.eventId, routed.ok && !r.spec.tooOld ? routed.channels : []);
+          }
+        } else {
+          conflicts++;
+          if (quarantine.get(pk)?.reason !== 'EVENT_ID_CONFLICT') {
+            mismatch(`conflicting record ${r.spec.eventId} at ${p}/${offset} not quarantined as EVENT_ID_CONFLICT`);
+          }
         }
       }
     }
   }
+  return { expected, conflicts, quarantineMismatches, lost };
+}
 
-  // Preferences: for each transfer written from a partition where its customer published preferences before it, the
-  // opt-out set in force when it was written — the newest admitted one (occurredAt, then eventId), as the table keeps
-  // it. A transfer written from another partition (a producer's resend delivered first) has no order to keep: Kafka
-  // orders a partition, not a topic, so it is not judged.
+/**
+ * Preferences: for each transfer written from a partition where its customer published preferences before it, the
+ * opt-out set in force when it was written — the newest admitted one (occurredAt, then eventId), as the table keeps
+ * it. A transfer written from another partition (a producer's resend delivered first) has no order to keep: Kafka
+ * orders a partition, not a topic, so it is not judged.
+ */
+function optOutsInForce(a: AnalysisInput, { inbox }: Stored): Map<string, Set<Channel>> {
   const optedOut = new Map<string, Set<Channel>>();
   for (const [eventId, item] of inbox) {
     if (item.type === 'PreferencesUpdated') continue;
@@ -187,8 +239,16 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     }
     if (inForce !== undefined) optedOut.set(eventId, new Set(inForce.optOut));
   }
+  return optedOut;
+}
 
-  // The witness: sends the providers accepted, tied back to (eventId, channel) by the run's unique addresses.
+export const sendsOf = (w: World, a: AnalysisInput) => [
+  ...w.ses.sends.slice(a.ledgerStart.ses),
+  ...w.sns.sends.slice(a.ledgerStart.sns),
+];
+
+/** The witness: sends the providers accepted, tied back to (eventId, channel) by the run's unique addresses. */
+function witness(w: World, a: AnalysisInput): Witnessed {
   const addressOwner = new Map<string, string>();
   const addressOf = new Map<string, string>();
   for (const spec of a.specs) {
@@ -200,7 +260,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     if (rcp.pushEndpointArn) addressOf.set(`${spec.eventId}#PUSH`, rcp.pushEndpointArn);
     if (rcp.phoneNumber) addressOf.set(`${spec.eventId}#SMS`, rcp.phoneNumber);
   }
-  const sends = [...w.ses.sends.slice(a.ledgerStart.ses), ...w.sns.sends.slice(a.ledgerStart.sns)];
+  const sends = sendsOf(w, a);
   const attempts = attributeSends(sends, w.witness);
   const sendCount = new Map<string, number>();
   const sendAttempts = new Map<string, (number | undefined)[]>();
@@ -211,8 +271,14 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     sendCount.set(id, (sendCount.get(id) ?? 0) + 1);
     sendAttempts.set(id, [...(sendAttempts.get(id) ?? []), attempts[k]]);
   }
+  return { sends, sendCount, sendAttempts, addressOf };
+}
 
-  // Which attempts ended with an unknown outcome (the only legitimate cause of a later attempt's second send):
+/**
+ * Whether every send of a notification but the last was made by a distinct, earlier attempt that ended with an unknown
+ * outcome (the only legitimate cause of a later attempt's second send) whose acceptance was not known.
+ */
+function resendsAfterUnknown(w: World, a: AnalysisInput, { sendAttempts }: Witnessed): (id: string) => boolean {
   // SENDING of that attempt → PENDING or UNKNOWN, released for an unknown outcome or its lease expired.
   const unknownAttempts = new Set<string>();
   for (const r of a.stream.seen) {
@@ -239,8 +305,7 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
     const answer = w.witness.acceptances.get(key);
     return answer !== undefined && !answer.late && answer.invocation?.crashed !== true;
   };
-  /** Every send but the last made by a distinct, earlier attempt that ended unknown, its acceptance not known. */
-  const resentAfterUnknown = (id: string): boolean => {
+  return (id) => {
     const made = sendAttempts.get(id) ?? [];
     if (made.some((x) => x === undefined)) return false;
     const sorted = [...(made as number[])].sort((x, y) => x - y);
@@ -250,264 +315,18 @@ export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> 
         (x < sorted[k + 1]! && unknownAttempts.has(`${id}@${x}`) && !acceptanceKnown(`${id}@${x}`)),
     );
   };
-  const staleWrites = w.witness.staleWrites.filter((line) => line.startsWith(a.prefix));
-  problems.push(...staleWrites.slice(0, 10).map((line) => `stale write: ${line}`));
+}
 
-  let expectedSends = 0;
-  let sentOnce = 0;
-  let unknown = 0;
-  let failed = 0;
-  let failedByQuotaOrAccount = 0;
-  let resentAfterAcceptAtMostOnce = 0;
-  const duplicates = { bug: 0, afterUnknownOutcome: 0 };
-  const preferences = { cases: 0, mismatches: 0 };
-  for (const [eventId, channels] of expected) {
-    const optOut = optedOut.get(eventId);
-    if (optOut !== undefined && channels.length > 0) preferences.cases++;
-    for (const channel of channels) {
-      expectedSends++;
-      const id = `${eventId}#${channel}`;
-      const n = notifications.get(id);
-      const status = n?.status as NotificationStatus | undefined;
-      const sent = sendCount.get(id) ?? 0;
-      // What the customer sees: nothing on a channel they opted out of before the transfer (it ends SUPPRESSED — or
-      // UNKNOWN/FAILED unsent, when its holder died before the check: the lease's own window), and no channel they did
-      // not opt out of withheld for preferences.
-      const suppressed = status === 'SUPPRESSED' && n?.suppressedReason === 'OPTED_OUT';
-      if (optOut?.has(channel) === true ? sent > 0 || status === 'SENT' : suppressed) {
-        preferences.mismatches++;
-        problems.push(
-          `${id}: ${optOut?.has(channel) === true ? 'opted out before it, yet' : 'not opted out, yet'} ${status} with ${sent} sends`,
-        );
-      }
-      if (status === undefined || !TERMINAL_STATUSES.includes(status)) {
-        lost++;
-        problems.push(`${id} ended ${status ?? 'missing'}`);
-        continue;
-      }
-      if (status === 'UNKNOWN') unknown++;
-      if (status === 'FAILED') failed++;
-      // EXPIRED is legitimate only for a notification really past the maximum age on the suite's clock.
-      const expiredInTime = n?.lastError === 'EXPIRED' && clock.now() - Date.parse(String(n?.createdAt)) > MAX_AGE_MS;
-      if (status === 'FAILED' && !MESSAGE_OWN_FAILURE.test(String(n?.lastError ?? '')) && !expiredInTime) {
-        failedByQuotaOrAccount++;
-        problems.push(`${id} ended FAILED for a reason not its own: ${String(n?.lastError)}`);
-      }
-      const count = sendCount.get(id) ?? 0;
-      const mode = a.modeByAddress.get(addressOf.get(id) ?? '');
-      if (
-        count > 1 &&
-        POLICIES[channel] === 'AT_MOST_ONCE' &&
-        (mode === 'acceptThen500' || mode === 'acceptThenReset')
-      ) {
-        resentAfterAcceptAtMostOnce++;
-        problems.push(`${id} was sent again after a ${mode} on an at-most-once channel`);
-      }
-      if (count === 1) sentOnce++;
-      if (count > 1) {
-        if (POLICIES[channel] === 'AT_LEAST_ONCE' && resentAfterUnknown(id)) duplicates.afterUnknownOutcome++;
-        else {
-          duplicates.bug++;
-          problems.push(`${id} was sent ${count} times, by attempts ${JSON.stringify(sendAttempts.get(id))}`);
-        }
-      }
-      if (status === 'SENT' && count === 0) {
-        lost++;
-        problems.push(`${id} is SENT but no provider accepted it`);
-      }
-    }
-  }
-  let inboxWithoutNotifications = 0;
-  for (const [eventId, item] of inbox) {
-    for (const c of item.channels as Channel[]) {
-      if (!notifications.has(`${eventId}#${c}`)) inboxWithoutNotifications++;
-    }
-  }
-  for (const n of notifications.values()) if (!inbox.has(String(n.eventId))) inboxWithoutNotifications++;
-
-  // The lowest offset is the original: the inbox's record is the first of its eventId on its partition.
-  let laterOffsetWon = 0;
-  const eventIdOf = (r: RecordSpec) =>
-    r.kind === 'event' ? r.spec.eventId : r.kind === 'preferences' ? r.eventId : undefined;
-  for (const [eventId, item] of inbox) {
-    const { partition, offset } = item.source as { partition: number; offset: number };
-    const first = a.parts[partition]?.findIndex((r) => eventIdOf(r) === eventId);
-    if (first !== offset) {
-      laterOffsetWon++;
-      problems.push(`${eventId}: written from offset ${partition}/${offset}, its first record is at ${first}`);
-    }
-  }
-
-  // Display text: accepted, stored and sent cleaned. Too-old events: recorded as TOO_OLD, nothing sent.
-  const displayText = { cases: 0, mismatches: 0 };
-  const tooOld = { events: 0, mismatches: 0 };
-  const inputCases = { cases: 0, mismatches: 0 };
-  for (const spec of a.specs) {
-    const stored = inbox.get(spec.eventId);
-    if (spec.input !== undefined) {
-      // Producers' inputs: accepted (never quarantined), and a bad contact point refuses its channel alone.
-      inputCases.cases++;
-      const c = INPUT_CASES[spec.input]!;
-      const refused = c.refuses === undefined ? undefined : notifications.get(`${spec.eventId}#${c.refuses.channel}`);
-      const sent = c.refuses === undefined ? 0 : (sendCount.get(`${spec.eventId}#${c.refuses.channel}`) ?? 0);
-      const problem =
-        stored === undefined || stored.payloadHash !== hashOf(spec.value)
-          ? 'not accepted'
-          : c.refuses !== undefined &&
-              (refused?.status !== 'REFUSED' || refused.refusedReason !== c.refuses.reason || sent > 0)
-            ? `${c.refuses.channel} ${String(refused?.status)} ${String(refused?.refusedReason)}, sent ${sent}`
-            : undefined;
-      if (problem !== undefined) {
-        inputCases.mismatches++;
-        problems.push(`input case "${c.kind}" of ${spec.eventId}: ${problem}`);
-      }
-    }
-    if (stored === undefined || stored.payloadHash !== hashOf(spec.value)) continue; // not this payload's event
-    if (spec.display !== undefined) {
-      displayText.cases++;
-      const c = DISPLAY_TEXT_CASES[spec.display]!;
-      const max = c.field === 'reason' ? REASON_MAX_GRAPHEMES : NAME_MAX_GRAPHEMES;
-      const want = cleanDisplayText(c.value, max).text || undefined;
-      for (const channel of expected.get(spec.eventId) ?? []) {
-        const got = (notifications.get(`${spec.eventId}#${channel}`)?.data as Record<string, unknown> | undefined)?.[
-          c.field
-        ];
-        if (got !== want) {
-          displayText.mismatches++;
-          problems.push(`display text "${c.kind}" of ${spec.eventId}#${channel}: stored ${JSON.stringify(got)}`);
-        }
-      }
-    }
-    if (spec.tooOld) {
-      tooOld.events++;
-      const sent = [...sendCount.keys()].filter((k) => k.startsWith(`${spec.eventId}#`)).length;
-      if (stored.skipped !== 'TOO_OLD' || sent > 0) {
-        tooOld.mismatches++;
-        problems.push(`too-old event ${spec.eventId}: skipped=${String(stored.skipped)}, ${sent} channels sent`);
-      }
-    }
-  }
-
-  const illegal = transitionViolations(a.stream.seen, a.prefix);
-  problems.push(...illegal.slice(0, 10));
-
-  // A send started without the time to finish it (the invocation's end, the lease's end): it could be cut off.
-  const sendsWithoutTime = w.witness.sendsWithoutTime.filter((line) => line.startsWith(a.prefix));
-  problems.push(...sendsWithoutTime.slice(0, 5).map((line) => `send started without time to finish: ${line}`));
-
-  // No email address or phone number in any log line; no CR/LF in a header; no unescaped markup.
-  const logs = w.logLines.slice(a.logStart);
-  // A whole channel held for what one endpoint or one platform application did: never.
-  let heldTooWide = 0;
-  for (const line of logs) {
-    if (!line.includes(CHANNEL_HELD_LOG)) continue;
-    const entry = JSON.parse(line) as { notificationId?: string; code?: string };
-    const ref = parseNotificationId(String(entry.notificationId ?? ''));
-    if (ref === undefined || !ref.eventId.startsWith(a.prefix)) continue;
-    const { channel } = ref;
-    const mode = a.modeByAddress.get(addressOf.get(notificationIdOf(ref.eventId, channel)) ?? '');
-    const ownFault = mode === 'foreignEndpoint' || (SENT_TO_ENDPOINT[channel] && mode === 'reject');
-    if (ownFault || entry.code === 'PlatformApplicationDisabled') {
-      heldTooWide++;
-      problems.push(`${entry.notificationId} held ${channel} for ${entry.code} (mode ${mode})`);
-    }
-  }
-  const pii = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z.]{2,}|\+\d{8,15}/;
-  const leaks = logs.filter((l) => pii.test(l));
-  problems.push(...leaks.slice(0, 3).map((l) => `PII in a log line: ${l.slice(0, 160)}`));
-  const headerInjections = sends.filter((s) => /[\r\n]/.test(s.subject ?? '')).length;
-  const unescapedMarkup = sends.filter((s) => (s.html ?? '').includes('<script')).length;
-  // An email's text alternative has the template's line breaks; every other text is one line. Judged by the oracle
-  // (tools/chaos/text-oracle.ts), never by the cleaner's own expressions.
-  const unsafe = sends.filter(
-    (s) => ![s.subject ?? '', s.html ?? ''].every(isSafeDisplayText) || !SAFE_TEXT[s.channel](s.text),
-  );
-  problems.push(...unsafe.slice(0, 3).map((s) => `unsafe characters sent to ${s.channel}: ${JSON.stringify(s.text)}`));
-
-  // The ingest function's own figures over this run: delivered = accepted + duplicates + conflicts + quarantined +
-  // requarantined + failed, and delivered is what the Kafka simulator handed it.
-  const figures = Object.fromEntries(
-    Object.entries(FIGURE_METRICS).map(([k, metric]) => [
-      k,
-      (w.output.metrics[metric] ?? 0) - (a.metricsBefore[metric] ?? 0),
-    ]),
-  ) as unknown as IngestFigures;
-  const reconciled = reconciles(figures) && figures.received === a.stats.deliveries;
-  if (!reconciled)
-    problems.push(`figures do not reconcile: ${JSON.stringify(figures)}, deliveries ${a.stats.deliveries}`);
-
-  const faults: Record<string, number> = {};
-  for (const [k, v] of Object.entries(faultCounts))
-    if (v - (a.faultsBefore[k] ?? 0) > 0) faults[k] = v - (a.faultsBefore[k] ?? 0);
-  const poisonRecords = a.parts.flat().filter((r) => r.kind === 'poison').length;
-  if (poisonRecords) faults.poisonRecords = poisonRecords;
-  if (a.stream.dropped) faults.streamRecordsDropped = a.stream.dropped;
-  if (a.stream.trimmed) faults.streamRecordsTrimmed = a.stream.trimmed;
-  if (a.stream.onFailure.length) faults.streamRecordsGivenUp = a.stream.onFailure.length;
-  if (a.stream.unfilteredDeliveries) faults.unfilteredStreamBatches = a.stream.unfilteredDeliveries;
-  if (a.stream.bisections) faults.streamBatchBisections = a.stream.bisections;
-  if (a.stats.failedInvocations) faults.failedIngestInvocations = a.stats.failedInvocations;
-  const quotaThrottled = w.quotaThrottled() - a.providerBefore.quotaThrottled;
-  if (quotaThrottled) faults.quotaThrottled = quotaThrottled;
-  const accountRefusals = w.accountRefusals - a.providerBefore.accountRefusals;
-  if (accountRefusals) faults.accountPausedRefusals = accountRefusals;
-  const applicationRefusals = w.applicationRefusals - a.applicationRefusalsBefore;
-  if (applicationRefusals) faults.applicationDisabledRefusals = applicationRefusals;
-  const preferenceRecords = a.parts.flat().filter((r) => r.kind === 'preferences').length;
-  if (preferenceRecords) faults.preferenceRecords = preferenceRecords;
-  for (const m of PROVIDER_MODES.slice(1)) {
-    const n = a.specs.reduce(
-      (acc, s) => acc + (expected.get(s.eventId) ?? []).filter((c) => s.modes[c] === m).length,
-      0,
-    );
-    if (n) faults[`provider:${m}`] = n;
-  }
-
-  return {
-    seed: a.options.seed,
-    events: a.specs.length,
-    scheduleDigest: createHash('sha256')
-      .update(
-        JSON.stringify({
-          records: a.parts.map((records) => records.map((r) => (r.kind === 'poison' ? String(r.value) : r.value))),
-          schedule: a.schedule,
-        })
-          .split(a.prefix)
-          .join(''),
-      )
-      .digest('hex'),
-    records: a.parts.flat().length,
-    deliveries: a.stats.deliveries,
-    redeliveries: a.stats.redeliveries,
-    faults,
-    expectedSends,
-    sentOnce,
-    duplicates,
-    staleWrites: staleWrites.length,
-    lost,
-    unknown,
-    failed,
-    quarantined: [...quarantine.values()].length,
-    quarantineMismatches,
-    conflicts,
-    piiLeaks: leaks.length,
-    illegalTransitions: illegal.length,
-    inboxWithoutNotifications,
-    headerInjections,
-    unescapedMarkup,
-    unsafeText: unsafe.length,
-    displayText,
-    inputCases,
-    tooOld,
-    laterOffsetWon,
-    prototypePolluted: ({} as Record<string, unknown>).polluted !== undefined,
-    failedByQuotaOrAccount,
-    resentAfterAcceptAtMostOnce,
-    sendsWithoutTime: sendsWithoutTime.length,
-    heldTooWide,
-    preferences,
-    figures,
-    reconciled,
-    problems,
-  };
+/** The run's records and schedule, without its prefix: two runs of one seed have the same digest. */
+function scheduleDigest(a: AnalysisInput): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify({
+        records: a.parts.map((records) => records.map((r) => (r.kind === 'poison' ? String(r.value) : r.value))),
+        schedule: a.schedule,
+      })
+        .split(a.prefix)
+        .join(''),
+    )
+    .digest('hex');
 }

@@ -2,8 +2,9 @@
  * The chaos suite's vocabulary: the provider modes and what each is expected to do, a run's options and report, and
  * the generated events and records. Shared by generating (generate.ts), running (scenario.ts) and judging (analyse.ts).
  */
+
+import type { IngestFigures } from '../../functions/contracts/ingest-figures.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
-import type { IngestFigures } from '../../functions/ingest/figures.ts';
 
 /**
  * What each provider mode does to one notification, and the outcome the suite expects:
@@ -114,9 +115,9 @@ export interface ChaosReport {
    * preference in force under admission's own rules (a future-dated one admitted or not as admission decides).
    */
   preferences: { cases: number; mismatches: number };
-  /** FAILED for a throttle, a quota, an account state or age: must be 0 (issue 11). */
+  /** FAILED for a throttle, a quota, an account state or age: must be 0. */
   failedByQuotaOrAccount: number;
-  /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0 (issue 11). */
+  /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0. */
   resentAfterAcceptAtMostOnce: number;
   /** The ingest function's own figures (EMF metrics) over the run, and whether they reconcile with the deliveries. */
   figures: IngestFigures;

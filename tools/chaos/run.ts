@@ -8,7 +8,7 @@
  * follows tools/local/cli.ts (--help, usage errors exit 2, signals stop the world).
  */
 import { EXIT, intOption, onExit, parseCommandLine, runCommand } from '../local/cli.ts';
-import { runChaos } from './scenario.ts';
+import { runChaos } from './random-run.ts';
 import { judge, type Verdict } from './verdict.ts';
 import { openWorld } from './world.ts';
 

@@ -4,30 +4,14 @@
  * (the handlers are module singletons); each run gets its own topic and eventId prefix so runs never mix.
  */
 
-import { createHash } from 'node:crypto';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
-import { SendError } from '../../functions/dispatch/send-error.ts';
-import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { formatChannelPolicies } from '../../functions/domain/delivery-policy.ts';
-import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
-import { canMove, type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
-import { createTable, type DynamoDbLocal, scanAll, startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { createTable, type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { type CapturedOutput, captureOutput } from '../local/emf.ts';
+import { type Handlers, loadHandlers } from '../local/pipeline.ts';
 import {
-  type Handlers,
-  type Invoker,
-  lambdaContext,
-  loadHandlers,
-  readTable,
-  StreamMapping,
-} from '../local/pipeline.ts';
-import {
-  type AcceptedSend,
   type Fault,
   type ProviderEndpoint,
   SendQuota,
@@ -35,19 +19,18 @@ import {
   startSnsEndpoint,
 } from '../local/providers.ts';
 import { StreamReader } from '../local/stream-reader.ts';
+import { callIdentity, FaultDecisions, isDynamoFaultFor, isUpdate, keyOf, randomFaultsFor } from './calls.ts';
 import {
   type CrashPoint,
   clock,
   crashPointsFor,
   type DynamoFault,
-  type Invocation,
   injectDynamoFaults,
   invocation,
-  isClaim,
   isMarkSent,
-  isTransactWrite,
 } from './faults.ts';
 import { OWN_ACCOUNT, pushAppOf } from './generate.ts';
+import { type AttemptWitness, newWitness, watchAttempts } from './witness.ts';
 
 export const LEASE_MS = 10_000;
 /** The dispatch send timeout the world configures, and the Lambda timeout of its invocations (lambdaContext's). */
@@ -114,20 +97,7 @@ let world: World | undefined;
 export async function openWorld(): Promise<World> {
   if (world) return world;
   clock.install();
-  const output = captureOutput();
-  const logLines: string[] = [];
-  const originalErr = process.stderr.write.bind(process.stderr);
-  // Handler output is routed to stderr by captureOutput; keep it (for the PII scan) instead of printing it.
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    // Powertools' plain-text warning when an invocation had no metric to flush is handler output too.
-    if (text.startsWith('{') || text.startsWith('No application metrics to publish')) {
-      for (const line of text.split('\n')) if (line) logLines.push(line);
-      return true;
-    }
-    return originalErr(chunk);
-  }) as typeof process.stderr.write;
-
+  const { output, logLines, restore } = keepHandlerOutput();
   const db = await startDynamoDbLocal();
   const ses = await startSesEndpoint();
   const sns = await startSnsEndpoint();
@@ -170,6 +140,8 @@ export async function openWorld(): Promise<World> {
     },
   });
   const { documentClient } = await import('../../functions/commons/dynamodb-client.ts');
+  /** The seeded run's quota burst: the share of sends answered "quota exceeded", and how many were. */
+  const burst = { share: 0, throttled: 0 };
   const w: World = {
     handlers,
     reader: new StreamReader(db.endpoint, tableName),
@@ -196,15 +168,15 @@ export async function openWorld(): Promise<World> {
       sns.quota.PUSH = new SendQuota(rate);
     },
     startDecidedQuotaBurst: (share) => {
-      decidedBurst = share;
+      burst.share = share;
     },
     endQuotaBurst: () => {
       ses.quota = {};
       sns.quota = {};
-      decidedBurst = 0;
+      burst.share = 0;
     },
     quotaThrottled: () =>
-      decidedThrottled +
+      burst.throttled +
       [ses, sns].reduce((n, e) => n + Object.values(e.throttled).reduce((a, b) => a + (b ?? 0), 0), 0),
     takeover: async (key) => {
       // A fault injected into this claim is the dead environment's own: it claimed or it did not.
@@ -224,13 +196,43 @@ export async function openWorld(): Promise<World> {
       await sns.stop();
       await ses.stop();
       await db.stop();
-      output.restore();
-      process.stderr.write = originalErr;
+      restore();
       world = undefined;
     },
   };
-  let decidedBurst = 0;
-  let decidedThrottled = 0;
+  wireProviderFaults(w, burst);
+  wireDynamoFaults(w, documentClient);
+  watchAttempts(() => (world ?? w).witness, { sendTimeoutMs: SEND_TIMEOUT_MS, dispatchTimeoutMs: DISPATCH_TIMEOUT_MS });
+  world = w;
+  return w;
+}
+
+/** Handler output, routed to standard error by captureOutput, kept (for the PII scan) instead of printed. */
+function keepHandlerOutput() {
+  const output = captureOutput();
+  const logLines: string[] = [];
+  const originalErr = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    // Powertools' plain-text warning when an invocation had no metric to flush is handler output too.
+    if (text.startsWith('{') || text.startsWith('No application metrics to publish')) {
+      for (const line of text.split('\n')) if (line) logLines.push(line);
+      return true;
+    }
+    return originalErr(chunk);
+  }) as typeof process.stderr.write;
+  return {
+    output,
+    logLines,
+    restore: () => {
+      output.restore();
+      process.stderr.write = originalErr;
+    },
+  };
+}
+
+/** What the providers answer each send: a paused account, a disabled application, a decided quota burst, the run's mode. */
+function wireProviderFaults(w: World, burst: { share: number; throttled: number }): void {
   const fault = (c: Channel, to: string): Fault => {
     if (w.accountPaused.has(c)) {
       w.accountRefusals++;
@@ -240,17 +242,21 @@ export async function openWorld(): Promise<World> {
       w.applicationRefusals++;
       return 'applicationDisabled';
     }
-    if (decidedBurst > 0 && w.decide.unit(`quota:${c}:${to}`) < decidedBurst) {
-      decidedThrottled++;
+    if (burst.share > 0 && w.decide.unit(`quota:${c}:${to}`) < burst.share) {
+      burst.throttled++;
       return 'throttle';
     }
     return w.providerFault(c, to);
   };
-  ses.fault = fault;
-  sns.fault = fault;
+  w.ses.fault = fault;
+  w.sns.fault = fault;
   // Our role publishes to this account's endpoints only (the stack's IAM policy): SNS refuses any other's.
-  sns.account = OWN_ACCOUNT;
-  injectDynamoFaults(documentClient, {
+  w.sns.account = OWN_ACCOUNT;
+}
+
+/** The DynamoDB faults of a run, in the handlers' one client: armed ones first, then the run's decided share. */
+function wireDynamoFaults(w: World, client: Parameters<typeof injectDynamoFaults>[0]): void {
+  injectDynamoFaults(client, {
     dynamo(command, input) {
       if (isUpdate(command) && isMarkSent(input)) {
         const forced = w.sentWriteFault(keyOf(input));
@@ -269,315 +275,4 @@ export async function openWorld(): Promise<World> {
       return undefined;
     },
   });
-  watchAttempts(w);
-  world = w;
-  return w;
-}
-
-// ── Replayable fault decisions ──
-
-/**
- * Every random fault decision of a seeded run: a hash of (seed, the operation's identity, how many times that identity
- * was seen in this run). The identity names the operation the way the pipeline does — a transaction by its eventId,
- * an update by its item and what it writes, a stream record by its item and the state it shows — with the run's
- * prefix removed, so two runs of one seed decide alike however their calls interleave. What is still decided by the
- * interleaving is listed in README "Reliability: npm run chaos" (replay).
- */
-export class FaultDecisions {
-  private readonly seen = new Map<string, number>();
-  constructor(
-    readonly seed: number,
-    private readonly prefix: string,
-  ) {}
-
-  /** A number in [0, 1) for this occurrence of `identity`. */
-  unit(identity: string): number {
-    const id = this.prefix ? identity.split(this.prefix).join('') : identity;
-    const n = this.seen.get(id) ?? 0;
-    this.seen.set(id, n + 1);
-    return createHash('sha256').update(`${this.seed}\u0000${id}\u0000${n}`).digest().readUInt32BE(0) / 2 ** 32;
-  }
-}
-
-/** The value of a document-client or wire-format attribute. */
-const plain = (v: unknown): unknown =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1
-    ? ((v as Record<string, unknown>).S ?? (v as Record<string, unknown>).N ?? v)
-    : v;
-
-/**
- * What a DynamoDB call is, without its timing: the command, the item (the send-rate window's wall-clock sort key
- * left out), and for an update what it writes (its target status, or the claim).
- */
-export function callIdentity(command: string, input: Record<string, unknown>): string {
-  if (isTransactWrite(command)) {
-    const first = (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[] | undefined)?.[0]?.Put?.Item;
-    return `tx:${String(plain(first?.pk))}`;
-  }
-  const key = input.Key as Record<string, unknown> | undefined;
-  const pk = String(plain(key?.pk) ?? '');
-  const sk = pk.startsWith('RATE#') ? '' : String(plain(key?.sk) ?? '');
-  const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-  const what = plain(values?.[':to']) ?? (values?.[':claim'] !== undefined ? 'claim' : '');
-  const attempt = plain(values?.[':attempt']) ?? '';
-  const index = plain(values?.[':key']) ?? '';
-  return `${command.replace(/Command$/, '').replace(/Item$/, '')}:${pk}:${sk}:${String(what)}:${String(attempt)}:${String(index)}`;
-}
-
-/** A stream record without its timing: the item, the kind of change, and the state it shows. */
-export function recordIdentity(r: DynamoDBRecord): string {
-  const image = (r.dynamodb?.NewImage ?? r.dynamodb?.OldImage ?? {}) as Record<string, AttributeValue>;
-  const i = unmarshall(image);
-  return [r.eventName, i.pk, i.sk, i.status, i.attempt, i.deferrals, i.redrives].join(':');
-}
-
-// ── The attempt witness: which claim made each accepted send, and stale writes ──
-
-/**
- * `attempt` is dispatch's fencing token. The witness ties each send the providers accepted to the attempt (claim) that
- * made it — by the message id the provider returned, or, for a send whose reply was lost, in order among that
- * address's sends that ended with an unknown outcome — and records every transition a holder got applied after a
- * newer claim of the same notification had already committed: a stale write, which fencing must make impossible.
- */
-export interface AttemptWitness {
-  readonly attemptByMessageId: Map<string, number>;
-  /**
-   * `<notificationId>@<attempt>` of every attempt whose acceptance reached the item (its SENT, or a lease extension
-   * carrying the message id): no later attempt may send that notification again.
-   */
-  readonly recordedAcceptances: Set<string>;
-  /** Sends started without the time to finish: before the invocation's end or inside the lease (sendsWithoutTime). */
-  readonly sendsWithoutTime: string[];
-  /**
-   * `<notificationId>@<attempt>` of every attempt the provider answered with a message id: whether the answer came
-   * after the holder's lease had ended (late), and the invocation it came to (did it die before recording it?).
-   */
-  readonly acceptances: Map<string, { readonly late: boolean; readonly invocation: Invocation | undefined }>;
-  /** Per address: the attempts of sends that ended with an unknown outcome, in order. */
-  readonly unknownCalls: Map<string, number[]>;
-  /** Per notificationId: the highest attempt claimed so far. */
-  readonly latestClaim: Map<string, number>;
-  readonly staleWrites: string[];
-}
-
-export const newWitness = (): AttemptWitness => ({
-  attemptByMessageId: new Map(),
-  recordedAcceptances: new Set(),
-  sendsWithoutTime: [],
-  acceptances: new Map(),
-  unknownCalls: new Map(),
-  latestClaim: new Map(),
-  staleWrites: [],
-});
-
-let watching = false;
-
-/** Wraps the handlers' own store and sender classes (one module instance per process) to feed `w.witness`. */
-function watchAttempts(w: World): void {
-  if (watching) return;
-  watching = true;
-  const store = DynamoNotificationStore.prototype;
-  const claim = store.claim;
-  store.claim = async function (this: DynamoNotificationStore, ...args: Parameters<typeof claim>) {
-    const r = await claim.apply(this, args);
-    if (r.kind === 'claimed') {
-      const latest = world?.witness.latestClaim ?? w.witness.latestClaim;
-      latest.set(r.item.notificationId, Math.max(latest.get(r.item.notificationId) ?? 0, r.item.attempt));
-    }
-    return r;
-  };
-  const extendLease = store.extendLease;
-  store.extendLease = async function (this: DynamoNotificationStore, ...args: Parameters<typeof extendLease>) {
-    const result = await extendLease.apply(this, args);
-    const [item, , , providerMessageId] = args;
-    if (result === 'applied' && providerMessageId !== undefined) {
-      (world?.witness ?? w.witness).recordedAcceptances.add(`${item.notificationId}@${item.attempt}`);
-    }
-    return result;
-  };
-  for (const name of ['markSent', 'markFailed', 'markUnknown', 'release'] as const) {
-    const original = store[name] as (item: NotificationItem, ...rest: unknown[]) => Promise<'applied' | 'lost'>;
-    (store as unknown as Record<string, unknown>)[name] = async function (
-      this: DynamoNotificationStore,
-      item: NotificationItem,
-      ...rest: unknown[]
-    ) {
-      const witness = world?.witness ?? w.witness;
-      // A newer claim committed before this write was even sent: if it applies, it overwrote the newer holder.
-      const newer = witness.latestClaim.get(item.notificationId) ?? 0;
-      const result = await original.call(this, item, ...rest);
-      if (result === 'applied' && name === 'markSent')
-        witness.recordedAcceptances.add(`${item.notificationId}@${item.attempt}`);
-      if (result === 'applied' && newer > item.attempt) {
-        witness.staleWrites.push(`${item.notificationId}: ${name} of attempt ${item.attempt} after attempt ${newer}`);
-      }
-      return result;
-    };
-  }
-  const send = ProviderSender.prototype.send;
-  ProviderSender.prototype.send = async function (this: ProviderSender, ...args: Parameters<typeof send>) {
-    const [n] = args;
-    const witness = world?.witness ?? w.witness;
-    // A send must be able to finish: before the dispatch invocation's Lambda timeout, and inside the holder's lease.
-    const startedAt = invocation.getStore()?.startedAt;
-    const finishes = Date.now() + SEND_TIMEOUT_MS;
-    if (
-      (startedAt !== undefined && finishes > startedAt + DISPATCH_TIMEOUT_MS) ||
-      finishes > (n.leaseUntil ?? finishes)
-    ) {
-      witness.sendsWithoutTime.push(`${n.notificationId} attempt ${n.attempt}`);
-    }
-    try {
-      const id = await send.apply(this, args);
-      witness.attemptByMessageId.set(id, n.attempt);
-      witness.acceptances.set(`${n.notificationId}@${n.attempt}`, {
-        late: Date.now() > (n.leaseUntil ?? Number.POSITIVE_INFINITY),
-        invocation: invocation.getStore(),
-      });
-      return id;
-    } catch (error) {
-      if (error instanceof SendError && error.failure === 'unknown') {
-        witness.unknownCalls.set(n.recipient, [...(witness.unknownCalls.get(n.recipient) ?? []), n.attempt]);
-      }
-      throw error;
-    }
-  };
-}
-
-/** Each accepted send with the attempt that made it (undefined when the witness cannot tell). */
-export function attributeSends(sends: AcceptedSend[], witness: AttemptWitness): (number | undefined)[] {
-  const used = new Map<string, number>();
-  return sends.map((s) => {
-    const byId = witness.attemptByMessageId.get(s.messageId);
-    if (byId !== undefined) return byId;
-    const k = used.get(s.to) ?? 0;
-    used.set(s.to, k + 1);
-    return witness.unknownCalls.get(s.to)?.[k];
-  });
-}
-
-const isUpdate = (command: string) => command === 'UpdateItemCommand' || command === 'UpdateCommand';
-/** The item key of an update, plain or marshalled. */
-const keyOf = (input: Record<string, unknown>) => {
-  const key = (input.Key ?? {}) as Record<string, unknown>;
-  return { pk: String(plain(key.pk)), sk: String(plain(key.sk)) };
-};
-
-function isDynamoFaultFor(f: DynamoFault | CrashPoint, command: string, input: Record<string, unknown>): boolean {
-  if (f === 'TransactionConflict' || f === 'ThrottlingError' || f === 'ProvisionedThroughputExceeded') {
-    return isTransactWrite(command);
-  }
-  if (f === 'slowClaim') return isUpdate(command) && isClaim(input);
-  return (
-    f === 'ThrottlingException' ||
-    f === 'InternalServerError' ||
-    f === 'requestTimeout' ||
-    f === 'commitThenTimeout' ||
-    f === 'latency'
-  );
-}
-
-function randomFaultsFor(command: string, input: Record<string, unknown>): DynamoFault[] {
-  const always: DynamoFault[] = [
-    ...(isUpdate(command) && isClaim(input) ? (['slowClaim'] as const) : []),
-    'ThrottlingException',
-    'InternalServerError',
-    'requestTimeout',
-    'latency',
-    'commitThenTimeout',
-  ];
-  return isTransactWrite(command)
-    ? [...always, 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']
-    : always;
-}
-
-// ── Event source mapping simulators ──
-
-/**
- * The chaos suite's Invoker for the local event source mappings (tools/local/pipeline.ts): each invocation runs in a crash
- * context — a crash anywhere inside fails it whole, as a dying Lambda does — keyed by its label when it has one.
- */
-export const chaosInvoke: Invoker = async (run, label) => {
-  const ctx = { crashed: false, startedAt: clock.now(), ...(label === undefined ? {} : { id: label }) };
-  try {
-    const response = await invocation.run(ctx, run);
-    return ctx.crashed ? { functionError: true } : { response, functionError: false };
-  } catch (error) {
-    return { functionError: true, error };
-  }
-};
-
-/** One dispatch invocation outside a mapping (the model-based test's racing deliveries). */
-export async function invokeDispatch(
-  w: World,
-  batch: DynamoDBRecord[],
-): Promise<{ failedAt: number; functionError: boolean }> {
-  return new StreamMapping(w.reader, w.handlers.dispatch, { invoke: chaosInvoke }).invoke(batch);
-}
-
-/** One sweeper invocation; `id` keys the fault decisions inside it (see `Invocation.id`). */
-export async function runSweeper(w: World, id?: string): Promise<void> {
-  const ctx = { crashed: false, ...(id === undefined ? {} : { id }) };
-  await invocation.run(ctx, () => w.handlers.sweeper({}, lambdaContext('chaos-sweeper'))).catch(() => undefined);
-}
-
-/** Pumps, sweeps and advances the clock until every notification of the run is terminal (or gives up). */
-export async function convergeRun(
-  w: World,
-  pump: () => Promise<number>,
-  prefix: string,
-  maxRounds = 60,
-): Promise<void> {
-  for (let round = 0; round < maxRounds; round++) {
-    while ((await pump()) > 0) {
-      // keep draining while the stream grows
-    }
-    const items = await runItems(w, prefix);
-    const active = items.filter(
-      (i) => i.kind === 'NOTIFICATION' && !TERMINAL_STATUSES.includes(i.status as NotificationStatus),
-    );
-    if (active.length === 0) return;
-    // Past every lease and the PENDING threshold: the sweeper resolves or re-drives what is stuck.
-    clock.advance(Math.max(LEASE_MS, PENDING_THRESHOLD_MS) + 1_000);
-    await runSweeper(w);
-  }
-}
-
-export async function runItems(w: World, prefix: string): Promise<Record<string, unknown>[]> {
-  const all = await readTable(w.db.endpoint, w.tableName);
-  const mine = (id: unknown) => typeof id === 'string' && id.startsWith(prefix);
-  return [
-    ...all.notifications.filter((n) => mine(n.eventId)),
-    ...all.quarantine.filter((q) => String(q.pk).includes(`#${prefix}topic#`)),
-    ...(await inboxItems(w, prefix)),
-  ];
-}
-
-function inboxItems(w: World, prefix: string) {
-  return scanAll(w.db.endpoint, w.tableName, {
-    expression: 'sk = :inbox AND begins_with(eventId, :prefix)',
-    values: { ':inbox': 'INBOX', ':prefix': prefix },
-  });
-}
-
-/** Legal transitions only, nothing leaves a terminal state, attempt never decreases: checked on every stream MODIFY. */
-export function transitionViolations(records: DynamoDBRecord[], prefix: string): string[] {
-  const problems: string[] = [];
-  for (const r of records) {
-    if (r.eventName !== 'MODIFY') continue;
-    const oldImage = r.dynamodb?.OldImage;
-    const newImage = r.dynamodb?.NewImage;
-    if (!oldImage || !newImage) continue;
-    const before = unmarshall(oldImage as Record<string, AttributeValue>);
-    const after = unmarshall(newImage as Record<string, AttributeValue>);
-    if (before.kind !== 'NOTIFICATION' || !String(before.eventId).startsWith(prefix)) continue;
-    const from = before.status as NotificationStatus;
-    const to = after.status as NotificationStatus;
-    // A terminal item may take attributes (a late acceptance's message id on UNKNOWN), never another status.
-    const annotated = from === to && TERMINAL_STATUSES.includes(from);
-    if (!annotated && !canMove(from, to)) problems.push(`${before.notificationId}: ${from} → ${to}`);
-    if (Number(after.attempt) < Number(before.attempt))
-      problems.push(`${before.notificationId}: attempt ${before.attempt} → ${after.attempt}`);
-  }
-  return problems;
 }

@@ -131,27 +131,40 @@ type StopSignal = keyof typeof SIGNAL_EXIT;
 /**
  * Runs a command's main function under the conventions above. `main` receives an AbortSignal that fires on
  * SIGINT/SIGTERM/SIGHUP or a broken pipe (its `reason` is the signal's name, or 'EPIPE'): a long run checks it, stops
- * early and reports what it has. If main does not return within `graceMs` of the abort, or a second signal comes,
- * everything registered with onExit is stopped and the process exits with the signal's code.
+ * early and reports what it has. If main does not heed the abort within `graceMs` — it has not returned, nor said it
+ * heard (`heard()`: it stopped its work and is reporting) — or a second signal comes, everything registered with
+ * onExit is stopped and the process exits with the signal's code. The process ends once, after every cleanup: a
+ * second way to the end (a signal, the grace) while the first is stopping things waits for it, never cuts it short.
  */
-export function runCommand(name: string, main: (signal: AbortSignal) => Promise<number>, graceMs = 10_000): void {
+export function runCommand(
+  name: string,
+  main: (signal: AbortSignal, heard: () => void) => Promise<number>,
+  graceMs = 10_000,
+): void {
   const controller = new AbortController();
   let exitCode: number | undefined;
+  let grace: NodeJS.Timeout | undefined;
+  let ending: Promise<void> | undefined;
   /** `message` is written after the cleanups: one of them hands standard error back from the run's log file. */
-  const finish = async (code: number, message?: string) => {
-    // Should a cleanup never finish and the event loop empty, Node still exits with this code, not 0.
-    process.exitCode = code;
-    await runCleanups();
-    if (message !== undefined) process.stderr.write(message);
-    process.exit(code);
+  const finish = (code: number, message?: string): Promise<void> => {
+    ending ??= (async () => {
+      clearTimeout(grace);
+      // Should a cleanup never finish and the event loop empty, Node still exits with this code, not 0.
+      process.exitCode = code;
+      await runCleanups();
+      if (message !== undefined) process.stderr.write(message);
+      process.exit(code);
+    })();
+    return ending;
   };
   const stop = (reason: StopSignal | 'EPIPE') => {
     const code = reason === 'EPIPE' ? EXIT.SIGPIPE : SIGNAL_EXIT[reason];
     if (controller.signal.aborted) return void finish(exitCode ?? code);
     exitCode = code;
     controller.abort(reason);
-    setTimeout(() => void finish(code), graceMs).unref();
+    grace = setTimeout(() => void finish(code), graceMs).unref();
   };
+  const heard = () => clearTimeout(grace);
   for (const signal of Object.keys(SIGNAL_EXIT) as StopSignal[]) process.on(signal, () => stop(signal));
   // Node prints every process warning as a paragraph; the AWS SDK's notice that its 2027 versions need Node 22 is
   // not the operator's business at each command. Other warnings keep one line each.
@@ -167,7 +180,7 @@ export function runCommand(name: string, main: (signal: AbortSignal) => Promise<
   // A tool reads producers' spellings of phone numbers with the contract's own decoder: its rules first (the functions
   // load them only when a record needs them: functions/domain/phone-numbers.ts).
   loadPhoneNumbers()
-    .then(() => main(controller.signal))
+    .then(() => main(controller.signal, heard))
     .then(
       // main decides its code, even after an abort: it reports what it has and says how it ended.
       (code) => finish(code),

@@ -5,7 +5,7 @@
  * DynamoDB Local (3.x) writes an empty map in a stream image as `{}`, without its `M` (GetItem and the DynamoDB
  * service write `{"M":{}}`), and an attribute value without a type cannot be read: unmarshall throws "No value
  * defined", dispatch fails the record, and the mapping hands it over again and again. An empty list keeps its `L`, so
- * a typeless `{}` has one reading — the empty map — and is given it back (test/integration/local-stream.test.ts
+ * a typeless `{}` has one reading — the empty map — and is given it back (test/tools/local-stream.test.ts
  * checks both against the table).
  */
 

@@ -3,9 +3,9 @@
  * configured as `npm start` configures it, its logs kept off the operator's terminal (standard error only).
  */
 import type { MSKEvent } from 'aws-lambda';
+import type { IngestInvoker } from '../../functions/operator/index.ts';
 import { captureOutput } from '../local/emf.ts';
 import { lambdaContext, loadHandlers } from '../local/pipeline.ts';
-import type { IngestInvoker } from './operations.ts';
 
 export async function localIngest(endpoint: string, tableName: string): Promise<IngestInvoker> {
   const handlers = await loadHandlers({

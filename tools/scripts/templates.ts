@@ -499,7 +499,7 @@ async function main(check: boolean): Promise<number> {
   const { source, templates } = generated;
   if (check) {
     if (modulesCurrent(generated)) return 0;
-    process.stderr.write('templates: functions/domain/*.generated.ts are stale: run npm run templates\n');
+    process.stderr.write('templates: functions/domain/*.generated.ts are stale: run npm run generate\n');
     return 1;
   }
   writeModules(join(ROOT, 'functions', 'domain'), generated);

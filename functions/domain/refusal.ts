@@ -1,0 +1,38 @@
+/**
+ * Why an operator's action is not done: the true reason, typed, and the words an operator reads. The preview and the
+ * write of an action ask the same rule and answer with the same refusal (docs/operations.md "The operator CLI").
+ * Pure.
+ */
+
+export const REFUSAL_CODES = [
+  /** Nothing by that id: no notification, quarantined record, event or active suppression. */
+  'NOT_FOUND',
+  /** The request itself is wrong: a malformed id, a corrected value that is no event of this id. */
+  'INVALID',
+  /** The customer was erased: nothing of theirs is sent again (functions/domain/erasure.ts). */
+  'ERASED',
+  /** The provider is known to have accepted it: a resend would be a second copy, unless the operator names it. */
+  'ACCEPTED',
+  /** The pipeline has not given up on it yet. */
+  'IN_FLIGHT',
+  /** Finished in a way a resend does not undo: suppressed (an opt-out, a bouncing address). */
+  'SUPPRESSED',
+  /** Its contact point has no sendable reading: the producer's corrected event repairs it, not a resend. */
+  'CONTACT_REFUSED',
+  /** What was read moved before the write: shown one thing, it would have done another. */
+  'CHANGED',
+  /** The action has nothing to do (no refused channel to repair). */
+  'NOTHING_TO_DO',
+  /** The kept copy of a quarantined record was cut short: only a corrected value can be replayed. */
+  'VALUE_TRUNCATED',
+  /** A corrected value that is not the quarantined record's event (it names another eventId, or none). */
+  'CORRECTION_REFUSED',
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+export interface Refusal {
+  readonly code: RefusalCode;
+  readonly message: string;
+}
+
+export const refusal = (code: RefusalCode, message: string): Refusal => ({ code, message });

@@ -1,0 +1,41 @@
+/**
+ * Lifting a suppression (docs/feedback.md): the next notification to that address is sent again.
+ *
+ * Input: the channel and the address's hash (no address is stored). Output: lifted, with who.
+ * Steps: read the suppression; decide (only an active one is lifted); audited; one conditional write ACTIVE →
+ * LIFTED, kept with who, when and why — a duplicate of the old report arriving later does not suppress it again.
+ */
+
+import type { SuppressionItem } from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
+import { type OperatorAction, ok, refused } from './action.ts';
+
+export interface LiftRequest {
+  readonly channel: Channel;
+  readonly addressHash: string;
+}
+
+export interface LiftOutcome {
+  readonly lifted: true;
+  readonly channel: Channel;
+  readonly addressHash: string;
+  readonly by: string;
+}
+
+const noneActive = (r: LiftRequest) =>
+  refused('NOT_FOUND', `no active ${r.channel} suppression under ${r.addressHash}`);
+
+export const liftSuppression: OperatorAction<LiftRequest, SuppressionItem | undefined, SuppressionItem, LiftOutcome> = {
+  audit: 'SUPPRESSION_LIFT',
+  target: (r) => `${r.channel}#${r.addressHash}`,
+  read: (ports, r) => ports.audience.suppression(r.channel, r.addressHash),
+  decide: (item, r) => (item?.state === 'ACTIVE' ? ok(item) : noneActive(r)),
+  shown: (item) => ({ cause: item.cause, since: item.since, notificationId: item.notificationId }),
+
+  async perform(ports, _item, r, actor) {
+    const lifted = await ports.audience.lift(r.channel, r.addressHash, actor.by, ports.now(), actor.reason);
+    return lifted ? ok({ lifted: true, channel: r.channel, addressHash: r.addressHash, by: actor.by }) : noneActive(r);
+  },
+
+  done: () => ({ lifted: true }),
+};

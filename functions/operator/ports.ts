@@ -1,0 +1,59 @@
+/**
+ * What the operator's use cases read and write through: the table's stores, the evidence store (read, and the audit
+ * log kept in it), the ingest function (replays and repairs go through it, as the MSK mapping would deliver them) and
+ * the bucket of parked batches. A command line, and any other operator surface, builds these once and passes them.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { MSKEvent } from 'aws-lambda';
+import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-store.ts';
+import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
+import { DynamoEventStore, type EventStore } from '../stores/event-store.ts';
+import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
+import { DynamoEvidenceLocator, type EvidenceLocator } from '../stores/evidence-reader.ts';
+import type { EvidenceStore } from '../stores/evidence-store.ts';
+import { DynamoQuarantineStore, type QuarantineStore } from '../stores/quarantine-store.ts';
+import type { ParkedBatches } from './parked-batches.ts';
+
+/** Feeds one MSK event to the ingest function: the deployed function (Lambda Invoke) or the local handler. */
+export type IngestInvoker = (event: MSKEvent) => Promise<void>;
+
+export interface OperatorPorts {
+  readonly events: EventStore;
+  readonly quarantine: QuarantineStore;
+  readonly audience: AudienceStore;
+  /** What was sent, byte for byte (read only: the functions write it); the audit log is kept in it too. */
+  readonly evidence: EvidenceStore;
+  /** Where the table and the customers' evidence index name a send's batch (the bucket is never listed). */
+  readonly evidenceLocator: EvidenceLocator;
+  readonly audit: AuditLog;
+  readonly invokeIngest: IngestInvoker;
+  /** The failed MSK batches the mapping parked: a deployed stack's bucket; none locally. */
+  readonly parked: ParkedBatches | undefined;
+  readonly now: () => number;
+}
+
+/** The ports on one table and one evidence store. */
+export function operatorPorts(deps: {
+  readonly doc: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly evidence: EvidenceStore;
+  readonly invokeIngest: IngestInvoker;
+  readonly parked?: ParkedBatches;
+  readonly now?: () => number;
+}): OperatorPorts {
+  return {
+    events: new DynamoEventStore(deps.doc, deps.tableName),
+    quarantine: new DynamoQuarantineStore(deps.doc, deps.tableName),
+    audience: new DynamoAudienceStore(deps.doc, deps.tableName),
+    evidence: deps.evidence,
+    evidenceLocator: new DynamoEvidenceLocator(
+      deps.doc,
+      deps.tableName,
+      new DynamoEvidenceIndex(deps.doc, deps.tableName),
+    ),
+    audit: new EvidenceAuditLog(deps.evidence),
+    invokeIngest: deps.invokeIngest,
+    parked: deps.parked,
+    now: deps.now ?? Date.now,
+  };
+}

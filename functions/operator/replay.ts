@@ -1,0 +1,116 @@
+/**
+ * Replaying quarantined records (docs/operations.md "The operator CLI"): each record fed back through the ingest
+ * function at its own topic, partition and offset, as the MSK mapping would deliver it — with its stored value, or
+ * with the producer's corrected event (one record at a time). The inbox makes anything already processed a
+ * duplicate: a replay never sends twice.
+ *
+ * Input: quarantine ids, and optionally the corrected value. Output: per record, ACCEPTED (the inbox has the event
+ * from this record), DUPLICATE (it had it from another record: nothing sent again) or STILL_QUARANTINED.
+ * Steps: read each quarantined record; decide (a malformed or unknown id, a value cut short without a correction,
+ * a correction that changes the eventId are refused); audited; invoke ingest per record; read the inbox; mark the
+ * record replayed when ingest accepted it.
+ */
+import { decodeRecordValue } from '../domain/event/decode.ts';
+import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';
+import type { QuarantinedRecord } from '../stores/quarantine-store.ts';
+import { type OperatorAction, ok, type Result, refused } from './action.ts';
+import { replayEvent } from './msk-event.ts';
+import type { OperatorPorts } from './ports.ts';
+import { type CorrectionReview, eventIdOf, reviewCorrection } from './review.ts';
+
+export interface ReplayRequest {
+  readonly ids: readonly string[];
+  /** The producer's corrected event, replacing the stored value of the one record named. */
+  readonly corrected?: string;
+}
+
+interface Named {
+  readonly id: string;
+  readonly source: KafkaSource | undefined;
+  readonly item: QuarantinedRecord | undefined;
+}
+
+export interface ReplayPlan {
+  readonly records: readonly { readonly id: string; readonly source: KafkaSource; readonly item: QuarantinedRecord }[];
+  /** What the corrected value changes, when there is one. */
+  readonly review: CorrectionReview | undefined;
+}
+
+export interface ReplayResult {
+  readonly id: string;
+  readonly outcome: 'ACCEPTED' | 'DUPLICATE' | 'STILL_QUARANTINED';
+  readonly eventId: string | null;
+}
+
+/** Only to compare meanings: the ingest function applies its own MAX_EVENT_BYTES. */
+const RAW_BYTES_MAX = 1_048_576;
+
+export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan, ReplayResult[]> = {
+  audit: 'REPLAY',
+  target: (request) => request.ids.join(','),
+
+  read: (ports, request) =>
+    Promise.all(
+      request.ids.map(async (id) => {
+        const source = parseQuarantineId(id);
+        return { id, source, item: source === undefined ? undefined : await ports.quarantine.get(source) };
+      }),
+    ),
+
+  decide(named, request) {
+    const { corrected } = request;
+    if (corrected !== undefined && named.length !== 1) {
+      return refused('INVALID', 'a corrected value replaces one record: name exactly one quarantine id');
+    }
+    const records: ReplayPlan['records'][number][] = [];
+    for (const { id, source, item } of named) {
+      if (source === undefined)
+        return refused('INVALID', `"${id}" is not a quarantine id (<topic>#<partition>#<offset>)`);
+      if (item === undefined) return refused('NOT_FOUND', `no quarantined record ${id}`);
+      if (corrected === undefined && item.rawTruncated === true) {
+        return refused(
+          'VALUE_TRUNCATED',
+          `${id} was quarantined with its value cut to 4 KB: replay it with --value-file (the corrected event)`,
+        );
+      }
+      records.push({ id, source, item });
+    }
+    const first = records[0];
+    const review =
+      corrected === undefined || first === undefined ? undefined : reviewCorrection(first.id, first.item, corrected);
+    if (review?.refusal) return refused('CORRECTION_REFUSED', `${review.id}: ${review.refusal}`);
+    return ok({ records, review });
+  },
+
+  shown: (plan) =>
+    plan.review === undefined ? { value: 'stored' } : { value: 'edited', changes: plan.review.changes },
+
+  async perform(ports, plan, request) {
+    const results: ReplayResult[] = [];
+    for (const record of plan.records) results.push(await replayOne(ports, record, request.corrected));
+    return ok(results) as Result<ReplayResult[]>;
+  },
+
+  done: (results) => ({ results }),
+};
+
+async function replayOne(
+  ports: OperatorPorts,
+  { id, source, item }: ReplayPlan['records'][number],
+  corrected: string | undefined,
+): Promise<ReplayResult> {
+  const value = corrected === undefined ? Buffer.from(String(item.raw), 'base64') : Buffer.from(corrected, 'utf8');
+  await ports.invokeIngest(replayEvent([{ source, value }]));
+  const eventId = corrected === undefined ? (item.eventId ?? null) : eventIdOf(corrected);
+  const inbox = eventId === null ? undefined : (await ports.events.read(eventId)).inbox;
+  const accepted = inbox !== undefined && isSameSource(inbox.source as KafkaSource | undefined, source);
+  if (accepted) await ports.quarantine.markReplayed(source, new Date(ports.now()).toISOString());
+  // Already in the inbox from another record: a duplicate if it means the same (the payload hash), else a conflict.
+  const decoded =
+    inbox === undefined || accepted ? undefined : decodeRecordValue(value.toString('base64'), RAW_BYTES_MAX);
+  const duplicate = decoded?.ok === true && decoded.payloadHash === inbox?.payloadHash;
+  return { id, outcome: accepted ? 'ACCEPTED' : duplicate ? 'DUPLICATE' : 'STILL_QUARANTINED', eventId };
+}
+
+const isSameSource = (a: KafkaSource | undefined, b: KafkaSource) =>
+  a !== undefined && a.topic === b.topic && a.partition === b.partition && a.offset === b.offset;

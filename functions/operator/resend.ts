@@ -1,0 +1,84 @@
+import { parseNotificationId } from '../domain/keys.ts';
+import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
+import type { ResendTarget, StoredItem } from '../stores/event-store.ts';
+import { type OperatorAction, ok, refused } from './action.ts';
+
+export interface ResendRequest {
+  readonly notificationId: string;
+  /**
+   * The provider's message id of the send the operator knows about and resends despite: required, and must match,
+   * when the provider's acceptance is on the item. A second copy is then deliberate, never an accident.
+   */
+  readonly despiteAccepted?: string;
+  /** The status and attempt the operator was shown: the resend is refused if the notification moved since. */
+  readonly expected?: { readonly status: string; readonly attempt: number };
+}
+
+export interface ResendPlan {
+  readonly item: ResendTarget;
+  readonly status: string;
+  readonly attempt: number;
+  readonly lastError: string | undefined;
+  /** The provider's message id when it is known to have accepted the notification: a resend is a second copy. */
+  readonly accepted: string | undefined;
+}
+
+export interface ResendOutcome {
+  readonly notificationId: string;
+  readonly fromStatus: string;
+  /** The notification after the resend. */
+  readonly item: StoredItem;
+}
+
+export const resend: OperatorAction<ResendRequest, StoredItem | undefined, ResendPlan, ResendOutcome> = {
+  audit: 'RESEND',
+  target: (request) => request.notificationId,
+
+  async read(ports, request) {
+    const ref = parseNotificationId(request.notificationId);
+    if (ref === undefined) return undefined;
+    const view = await ports.events.read(ref.eventId);
+    return view.notifications.find((n) => n.notificationId === request.notificationId);
+  },
+
+  decide(item, request) {
+    const id = request.notificationId;
+    if (parseNotificationId(id) === undefined) {
+      return refused('INVALID', `"${id}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`);
+    }
+    if (item === undefined) return refused('NOT_FOUND', `no notification ${id}`);
+    const rule = resendRefusal(id, item, request.despiteAccepted);
+    if (rule !== undefined) return { ok: false, refusal: rule };
+    const { expected } = request;
+    if (expected !== undefined && (expected.status !== item.status || expected.attempt !== item.attempt)) {
+      return refused('CHANGED', `${id} changed since it was shown: look again`);
+    }
+    return ok({
+      item: item as unknown as ResendTarget,
+      status: String(item.status),
+      attempt: Number(item.attempt),
+      lastError: typeof item.lastError === 'string' ? item.lastError : undefined,
+      accepted: acceptedMessageId(item),
+    });
+  },
+
+  shown: (plan) => ({
+    fromStatus: plan.status,
+    attempt: plan.attempt,
+    ...(plan.accepted === undefined ? {} : { despiteAccepted: plan.accepted }),
+  }),
+
+  async perform(ports, plan, request, actor) {
+    const written = await ports.events.resend(
+      plan.item,
+      { by: actor.by, reason: actor.reason, accepted: plan.accepted },
+      ports.now(),
+    );
+    if (written.result === 'lost' || written.item === undefined) {
+      return refused('CHANGED', `${request.notificationId} changed while being resent: look again`);
+    }
+    return ok({ notificationId: request.notificationId, fromStatus: plan.status, item: written.item });
+  },
+
+  done: (outcome) => ({ fromStatus: outcome.fromStatus, status: outcome.item.status }),
+};

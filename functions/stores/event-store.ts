@@ -1,0 +1,236 @@
+/**
+ * DynamoDB adapter of an event's partition as an operator reads and changes it: the inbox item and the notifications
+ * of one event (one Query), a customer's events through the sparse byUser index, the refused notifications — and the
+ * operator's writes on them: a resend (docs/operations.md "The operator CLI") and an erasure
+ * (docs/evidence-and-privacy.md "Erasure policy"). Each write is one conditional request: it does what was decided
+ * on the item as read, or nothing, and says which.
+ */
+import {
+  type DynamoDBDocumentClient,
+  type NativeAttributeValue,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
+import type { Channel } from '../domain/channels.ts';
+import { ERASED_USER } from '../domain/erasure.ts';
+import { eventIdOfPk, eventPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
+import { buildEarlierSend, pendingSweepKey } from '../domain/notification.ts';
+import { manualResendRecord, type ResentItem } from '../domain/resend.ts';
+import { moveCondition, type NotificationStatus, TERMINAL_STATUSES } from '../domain/state-machine.ts';
+import { isConditionFailure } from './condition-failure.ts';
+import type { Transition } from './notification-store.ts';
+import { scanWhere } from './quarantine-store.ts';
+
+/** An item as the table holds it: the operator shows every attribute, known or not. */
+export type StoredItem = Record<string, unknown>;
+
+/** Everything the table holds about one event. */
+export interface EventView {
+  readonly eventId: string;
+  readonly inbox: StoredItem | undefined;
+  readonly notifications: StoredItem[];
+}
+
+export interface RefusedFilter {
+  readonly sinceIso?: string;
+  readonly reason?: string;
+}
+
+/** The notification a resend puts back to PENDING, as it was read. */
+export interface ResendTarget extends ResentItem {
+  readonly pk: string;
+  readonly sk: string;
+  readonly eventId: string;
+  readonly channel: Channel;
+  readonly notificationId: string;
+  readonly template?: unknown;
+  readonly expiresAt?: unknown;
+}
+
+export interface EventStore {
+  /** The inbox item and every notification of the event, read consistently. */
+  read(eventId: string): Promise<EventView>;
+  /** The customer's events, newest first, through the byUser index: one Query per page, never a scan. */
+  eventIdsOfUser(userId: string): Promise<string[]>;
+  /** REFUSED notifications created at or after `sinceIso` (and of `reason`), erased ones left out, in no order. */
+  listRefused(filter: RefusedFilter): Promise<StoredItem[]>;
+  /**
+   * FAILED, UNKNOWN or (its acceptance named) SENT → PENDING for one more send, recorded on the item. `lost` when the
+   * item moved since it was read — its status or attempt, an acceptance or an erasure landing meanwhile.
+   */
+  resend(
+    item: ResendTarget,
+    resend: { readonly by: string; readonly reason: string; readonly accepted: string | undefined },
+    now: number,
+  ): Promise<{ readonly result: Transition; readonly item?: StoredItem }>;
+  /** A finished notification of `userId` loses its address, data and user id; `lost` when it is not (or no longer). */
+  erase(notification: { readonly pk: string; readonly sk: string }, userId: string, at: string): Promise<Transition>;
+  /**
+   * The event leaves the customer's byUser index (its inbox item keeps its eventId and payload hash); false when it
+   * has no inbox item (any more).
+   */
+  unlist(eventId: string, at: string): Promise<boolean>;
+}
+
+/** Statuses an erasure may touch: the notification is over. PENDING and SENDING must still be sent. */
+const FINISHED: readonly NotificationStatus[] = TERMINAL_STATUSES;
+
+export class DynamoEventStore implements EventStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async read(eventId: string): Promise<EventView> {
+    const items: StoredItem[] = [];
+    let start: Record<string, NativeAttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': eventPk(eventId) },
+          ConsistentRead: true,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      items.push(...((page.Items ?? []) as StoredItem[]));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return {
+      eventId,
+      inbox: items.find((i) => i.sk === INBOX_SK),
+      notifications: items.filter((i) => i.kind === 'NOTIFICATION'),
+    };
+  }
+
+  async eventIdsOfUser(userId: string): Promise<string[]> {
+    const ids: string[] = [];
+    let start: Record<string, NativeAttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TABLE_SCHEMA.userIndex.indexName,
+          KeyConditionExpression: '#u = :u',
+          ExpressionAttributeNames: { '#u': TABLE_SCHEMA.userIndex.partitionKey },
+          ExpressionAttributeValues: { ':u': userKeyOf(userId) },
+          ScanIndexForward: false,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const i of page.Items ?? []) {
+        const eventId = eventIdOfPk(String(i.pk));
+        if (eventId !== undefined) ids.push(eventId);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return ids;
+  }
+
+  listRefused(filter: RefusedFilter): Promise<StoredItem[]> {
+    // An erased one is left out: nothing can repair it (functions/domain/erasure.ts).
+    const conditions = ['kind = :n', '#status = :refused', 'attribute_not_exists(erasedAt)'];
+    const values: Record<string, NativeAttributeValue> = { ':n': 'NOTIFICATION', ':refused': 'REFUSED' };
+    if (filter.sinceIso !== undefined) {
+      conditions.push('createdAt >= :since');
+      values[':since'] = filter.sinceIso;
+    }
+    if (filter.reason !== undefined) {
+      conditions.push('refusedReason = :reason');
+      values[':reason'] = filter.reason;
+    }
+    // A Scan with a filter: refused notifications are few (each one raised an alarm), and only an operator lists them.
+    return scanWhere(this.client, this.tableName, conditions, values, { '#status': 'status' });
+  }
+
+  async resend(
+    item: ResendTarget,
+    resend: { readonly by: string; readonly reason: string; readonly accepted: string | undefined },
+    now: number,
+  ): Promise<{ result: Transition; item?: StoredItem }> {
+    const { accepted } = resend;
+    const move = moveCondition(String(item.status) as NotificationStatus, 'PENDING', 'operator');
+    const iso = new Date(now).toISOString();
+    if (accepted !== undefined) {
+      // First, the send this resend takes off the item stays findable by its message id: a late report about it (a
+      // dead number) is still ours. Harmless if the resend below is refused: it names the same notification.
+      await this.client.send(
+        new PutCommand({ TableName: this.tableName, Item: buildEarlierSend(item, accepted, now) }),
+      );
+    }
+    const record = manualResendRecord(item, resend.by, resend.reason, iso, accepted !== undefined);
+    const written = await this.conditional({
+      TableName: this.tableName,
+      Key: { pk: item.pk, sk: item.sk },
+      // Nothing moved since the read — nor did a provider's acceptance land on the item, nor an erasure, meanwhile.
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND attribute_not_exists(erasedAt) AND ${
+        accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
+      }`,
+      // Its budget and its maximum age start again (deferrals catch up with attempt, createdAt moves to now;
+      // firstCreatedAt keeps the original): the operator decided this send is wanted now.
+      UpdateExpression:
+        'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, deliveryMessageId, deliveryResponse, bounceType, bounceSubType',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ...move.values,
+        ':attempt': item.attempt,
+        ':pending': 'PENDING',
+        ':iso': iso,
+        ':sweepKey': pendingSweepKey(String(item.template), item.channel, item.notificationId),
+        // Due for the sweeper a minute from now, should the stream record never reach dispatch.
+        ':sweepAt': now + 60_000,
+        ':empty': [],
+        ':record': [record],
+        ...(accepted === undefined ? {} : { ':accepted': accepted }),
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+    return written === undefined ? { result: 'lost' } : { result: 'applied', item: written };
+  }
+
+  async erase(notification: { pk: string; sk: string }, userId: string, at: string): Promise<Transition> {
+    const written = await this.conditional({
+      TableName: this.tableName,
+      Key: { pk: notification.pk, sk: notification.sk },
+      UpdateExpression: 'SET recipient = :empty, #data = :nothing, userId = :erased, erasedAt = :at',
+      // Only while it is finished and still this customer's: a resend racing the erasure keeps its address.
+      ConditionExpression: `#status IN (${FINISHED.map((_, i) => `:s${i}`).join(', ')}) AND userId = :user`,
+      ExpressionAttributeNames: { '#data': 'data', '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':empty': '',
+        ':nothing': {},
+        ':erased': ERASED_USER,
+        ':at': at,
+        ':user': userId,
+        ...Object.fromEntries(FINISHED.map((s, i) => [`:s${i}`, s])),
+      },
+    });
+    return written === undefined ? 'lost' : 'applied';
+  }
+
+  async unlist(eventId: string, at: string): Promise<boolean> {
+    const written = await this.conditional({
+      TableName: this.tableName,
+      Key: { pk: eventPk(eventId), sk: INBOX_SK },
+      ConditionExpression: 'attribute_exists(pk)',
+      UpdateExpression: 'REMOVE userKey SET erasedAt = :at',
+      ExpressionAttributeValues: { ':at': at },
+    });
+    return written !== undefined;
+  }
+
+  /** One conditional UpdateItem: the item after it, or undefined when its condition failed; anything else thrown. */
+  private async conditional(input: UpdateCommandInput): Promise<StoredItem | undefined> {
+    try {
+      const r = await this.client.send(new UpdateCommand({ ReturnValues: 'ALL_NEW', ...input }));
+      return (r.Attributes ?? {}) as StoredItem;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+}

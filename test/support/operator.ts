@@ -1,0 +1,41 @@
+/** The operator's ports on a test's DynamoDB Local table, with its own evidence folder (and audit log) per call. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  type Actor,
+  apply,
+  type IngestInvoker,
+  type OperatorPorts,
+  operatorPorts,
+  resend,
+} from '../../functions/operator/index.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+
+export const noIngest: IngestInvoker = async () => {
+  throw new Error('this test feeds nothing to ingest');
+};
+
+export function operatorOn(
+  table: { readonly doc: DynamoDBDocumentClient; readonly tableName: string },
+  options: { evidenceDir?: string; invokeIngest?: IngestInvoker; now?: () => number } = {},
+): OperatorPorts {
+  const dir = options.evidenceDir ?? mkdtempSync(join(tmpdir(), 'operator-'));
+  return operatorPorts({
+    doc: table.doc,
+    tableName: table.tableName,
+    evidence: new FileEvidenceStore(dir),
+    invokeIngest: options.invokeIngest ?? noIngest,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+}
+
+export const ALICE: Actor = { by: 'alice', reason: 'customer called' };
+
+/** An operator's resend, applied (audited): the notification after it. */
+export const resendNow = async (
+  ports: OperatorPorts,
+  request: Parameters<typeof resend.decide>[1],
+  actor: Actor = ALICE,
+) => (await apply(resend, ports, request, actor)).item;

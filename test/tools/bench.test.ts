@@ -1,0 +1,106 @@
+/** Smoke test of `npm run bench` on tiny sizes: it runs end to end and reports every figure. The full run stays out. */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+describe('npm run bench (smoke)', () => {
+  it('reports ingest, latency, CPU, dispatch and bundle figures as one JSON document', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'tools/bench/run.ts', '--events', '40', '--rounds', '1', '--json'],
+      {
+        timeout: 240_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    const report = JSON.parse(stdout);
+    expect(report.ingest.notifier.eventsPerSec).toBeGreaterThan(0);
+    // One TransactWriteItems per new event plus one look-up per batch (at most 1.05 requests per new event); the
+    // baseline needs at least the idempotency record and one put per channel.
+    expect(report.ingest.notifier.requestsPerEvent).toBeLessThanOrEqual(1.05);
+    expect(report.ingest.powertools.requestsPerEvent).toBeGreaterThan(2);
+    expect(report.ingest.withDuplicates.map((d: { duplicateShare: number }) => d.duplicateShare)).toEqual([
+      0.1, 0.5, 1,
+    ]);
+    // A batch redelivered whole: one look-up, no write (at most 0.05 requests per duplicate).
+    const redelivered = report.ingest.withDuplicates.find((d: { duplicateShare: number }) => d.duplicateShare === 1);
+    expect(redelivered.notifier.requestsPerEvent).toBeLessThanOrEqual(0.05);
+    expect(redelivered.notifier.wruPerEvent).toBe(0);
+    expect(report.latency.map((l: { concurrency: number }) => l.concurrency)).toEqual([1, 4, 16, 64]);
+    expect(report.latencyWithDuplicates).toHaveLength(12);
+    for (const l of report.latencyWithDuplicates) {
+      expect(l).toMatchObject({ duplicateShare: expect.any(Number), concurrency: expect.any(Number) });
+      expect(l.eventsPerSec).toBeGreaterThan(0);
+    }
+    expect(report.costPerMillionNotifications.byDuplicateShare).toHaveLength(3);
+    expect(report.costPerMillionNotifications.prices.region).toBe('us-east-1');
+    // The capacity model at 10,000 notifications per second, no hot key.
+    expect(report.capacity).toMatchObject({ notificationsPerSec: 10_000, sweepShards: 64 });
+    expect(report.capacity.hottestKeyWritesPerSec).toBeLessThan(1_000);
+    expect(report.capacity.lambdaConcurrency.ingest).toBeGreaterThan(0);
+    expect(report.cpuMicrosPerEvent).toBeGreaterThan(0);
+    expect(report.dispatch.sends).toBe(500);
+    expect(report.bundles.map((b: { name: string }) => b.name)).toEqual(['ingest', 'dispatch', 'sweeper']);
+    // Ingest carries the Avro and Protobuf codecs (avsc, protobufjs) and the Glue and Secrets Manager clients for
+    // schema-registry records, and the card-number rule's brand ranges and IBAN check (credit-card-type, ibantools:
+    // about 25 KB): about 1.11 MB. Dispatch carries the catalogue's compiled messages (nine types in two languages,
+    // about 360 KB) and the same rule: about 1.22 MB (docs/measurements.md, "Bundles and init time").
+    const budget: Record<string, number> = { ingest: 1_150_000, dispatch: 1_300_000 };
+    for (const b of report.bundles) expect(b.bytes).toBeLessThan(budget[b.name] ?? 1_000_000);
+    // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
+    for (const p of report.quota.pacing) {
+      expect(p.maxInAnyWindow).toBeLessThanOrEqual(p.quotaPerSecond);
+      expect(p.sends).toBeGreaterThan(0);
+    }
+    expect(report.quota.sweeper).toMatchObject({ items: 200, handled: 200 });
+  }, 300_000);
+});
+
+describe('npm run bench -- --e2e (smoke)', () => {
+  const PHASES = ['ingest', 'stream', 'dispatchQueue', 'claim', 'pacingWait', 'audience', 'provider'];
+  const e2e = async (...flags: string[]) => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/bench/run.ts', '--e2e', ...flags], {
+      timeout: 240_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return JSON.parse(stdout).endToEnd;
+  };
+  const expectBreakdown = (b: { totalMs: object; phasesMs: Record<string, object> }, count: number) => {
+    const figure = { count, p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) };
+    expect(b.totalMs).toEqual(figure);
+    expect(Object.keys(b.phasesMs)).toEqual(PHASES);
+    for (const p of PHASES) expect(b.phasesMs[p]).toEqual(figure);
+  };
+
+  it('traces every notice of the mixed workload from delivery to the provider, per channel and class', async () => {
+    const r = await e2e('--events', '6', '--rate', '20', '--json');
+    // 6 events: CardPayment (EMAIL, PUSH, SMS), LoginFromNewDevice (EMAIL, PUSH, SMS), StatementReady (EMAIL, PUSH).
+    expect(r).toMatchObject({ workload: { kind: 'mixed', events: 6 }, events: 6, allSent: true, notTraced: 0 });
+    expect(Object.keys(r.byChannelAndClass).sort()).toEqual([
+      'EMAIL bulk',
+      'EMAIL critical',
+      'EMAIL normal',
+      'PUSH bulk',
+      'PUSH critical',
+      'PUSH normal',
+      'SMS critical',
+      'SMS normal',
+    ]);
+    for (const b of Object.values(r.byChannelAndClass)) expectBreakdown(b as never, 2);
+    expect(r.load).toMatchObject({ start: expect.any(Number), end: expect.any(Number), max: expect.any(Number) });
+  }, 300_000);
+
+  it('under a backlog at the SES quota: the critical emails, the drain rate, every notification SENT', async () => {
+    const r = await e2e('--critical', '--backlog', '20', '--critical-count', '2', '--sweep-every', '5', '--json');
+    expect(r.workload).toEqual({ kind: 'backlog', backlog: 20, critical: 2, sesRatePerSecond: 14 });
+    // Nothing lost: the warm-up's 8 notifications, the backlog's 20 and the 2 critical emails, every one SENT.
+    expect(r).toMatchObject({ notifications: 30, byStatus: { SENT: 30 }, allSent: true, notTraced: 0, onFailure: 0 });
+    expectBreakdown(r.byChannelAndClass['EMAIL critical'], 2);
+    expectBreakdown(r.byChannelAndClass['EMAIL normal'], 20);
+    expect(r.drain).toMatchObject({ normalEmailsSent: 20, perSecond: expect.any(Number), ofQuota: expect.any(Number) });
+    const figure = { count: 2, p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) };
+    expect(r.criticalBehindInStream).toEqual({ notifications: figure, atQuotaMs: figure });
+  }, 300_000);
+});

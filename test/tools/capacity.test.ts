@@ -1,0 +1,75 @@
+/**
+ * The capacity model is a pure function of the peak, the code's own key functions and item sizes, and the
+ * bench's measurements. These tests pin what it must say, not the bench's figures.
+ */
+import { describe, expect, it } from 'vitest';
+import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
+import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../tools/bench/capacity.ts';
+
+const MEASURED = {
+  ingestWruPerEvent: 7,
+  ingestRruPerEvent: 1,
+  ingestWruPerDuplicate: 0,
+  ingestRruPerDuplicate: 1,
+  ingestSecondsPerRecord: 0.0015,
+  dispatchSecondsPerSend: 0.008,
+  pacerWritesPerSend: 0.2,
+};
+const SIZES = { inboxBytes: 420, notificationBytes: 900, eventBytes: 700 };
+const model = (notificationsPerSec: number, over: Partial<Parameters<typeof capacityModel>[0]> = {}) =>
+  capacityModel({
+    notificationsPerSec,
+    channelsPerEvent: 2,
+    channelMix: { EMAIL: 0.5, PUSH: 1 / 3, SMS: 1 / 6 },
+    duplicateShare: 0.1,
+    measured: MEASURED,
+    sizes: SIZES,
+    ...over,
+  });
+
+describe('the capacity model', () => {
+  it('at 10,000 notifications per second the hottest sweep-index key stays under 1,000 writes per second', () => {
+    const c = model(10_000);
+    expect(c.sweepShards).toBe(sweepShardsFor(10_000));
+    expect(c.hottestKeyWritesPerSec).toBeLessThan(DEFAULT_LIMITS.keyWritesPerSec / 2);
+    // Even with every notification on one channel (what the shard count is sized for).
+    expect(c.hottestKeyWritesPerSecAllOneChannel).toBeLessThan(DEFAULT_LIMITS.keyWritesPerSec);
+    expect(c.rateKeyWritesPerSec).toBeLessThanOrEqual(500);
+  });
+
+  it('computes the hottest key from the real key function: 2 writes per notification × its busiest shard', () => {
+    const c = model(10_000);
+    const expected = 2 * 10_000 * 0.5 * hottestShardShare(c.sweepShards);
+    expect(c.hottestKeyWritesPerSec).toBeCloseTo(expected, 1);
+    expect(hottestShardShare(64)).toBeGreaterThan(1 / 64);
+    expect(hottestShardShare(64)).toBeLessThan(1.3 / 64);
+  });
+
+  it('turns the measured units into table and index writes: ingest as measured, dispatch from the item size', () => {
+    const c = model(1_000, { duplicateShare: 0 });
+    // Ingest: 500 events/s × 7 WRU, less the 1,000 index puts; dispatch: claim + finish (1 KB each) + pacer writes.
+    expect(c.tableWcuPerSec).toBeCloseTo(500 * 7 - 1_000 + 1_000 * (1 + 2 + 0.2), 1);
+    // One index put per notification at ingest, three at dispatch (claim moves the key, finish removes it).
+    expect(c.indexWcuPerSec).toBe(4_000);
+    expect(c.recordsPerSec).toBe(500);
+  });
+
+  it('names the first limit each load meets: SES at 100/s, DynamoDB per-table throughput at 10,000/s', () => {
+    expect(model(100).firstLimit).toMatch(/SES/);
+    const big = model(10_000, { limits: { ...DEFAULT_LIMITS, sesEmailsPerSec: 100_000, snsSmsPerSec: 100_000 } });
+    expect(big.firstLimit).toMatch(/WRU/);
+    for (const l of big.limits) expect(l.utilisation).toBe(Math.round((l.needed / l.max) * 100) / 100);
+  });
+
+  it('sizes MSK partitions and Lambda from the measured time per record and per send', () => {
+    const c = model(10_000, { duplicateShare: 0 });
+    // 5,000 records/s × 1.5 ms per record = 7.5 busy partitions, at 50% utilisation → 15.
+    expect(c.mskPartitions).toBe(15);
+    expect(c.lambdaConcurrency.ingest).toBe(15);
+    expect(c.lambdaConcurrency.dispatch).toBe(80);
+  });
+
+  it('is a pure function: the same input, the same answer', () => {
+    expect(model(2_500)).toEqual(model(2_500));
+  });
+});

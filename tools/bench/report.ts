@@ -1,0 +1,81 @@
+/** The bench's figures as the tables a person reads (`--json` prints the document itself). */
+
+import { LATENCY_MS } from './ingest.ts';
+import type { Measure } from './measure.ts';
+import type { PipelineRun } from './pipeline.ts';
+import type { measureAll } from './run.ts';
+import { INGEST_CONCURRENCY, round2 } from './workload.ts';
+
+export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
+  const i = report.ingest;
+  const row = (name: string, m: Measure | undefined) =>
+    m ? `| ${name} | ${m.eventsPerSec} | ${m.requestsPerEvent} | ${m.wruPerEvent} | ${m.rruPerEvent} |` : '';
+  const cost = report.costPerMillionNotifications;
+  const cap = report.capacity;
+  return [
+    `notifier benchmark — ${report.events} events × ${report.rounds} rounds${report.quick ? ' (--quick)' : ''}, Node ${report.machine.node}, ${report.machine.cpus} cores`,
+    '',
+    'Ingest on DynamoDB Local (median of rounds; units as DynamoDB bills them, tools/bench/billing.ts)',
+    '| path | events/s | DynamoDB requests/event | WRU/event | RRU/event |',
+    '|---|---|---|---|---|',
+    row(`notifier (concurrency ${INGEST_CONCURRENCY})`, i.notifier),
+    row('notifier (concurrency 1)', i.sequential),
+    row('Powertools Idempotency baseline', i.powertools),
+    `ratio notifier / Powertools: ${i.ratioVsPowertools}×`,
+    '',
+    '| duplicates | notifier events/s | req/event | WRU/event | RRU/event | Powertools events/s | req/event | WRU/event | RRU/event | ratio |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...[{ duplicateShare: 0, ...i }, ...i.withDuplicates].map(
+      (d) =>
+        `| ${d.duplicateShare * 100}% | ${d.notifier.eventsPerSec} | ${d.notifier.requestsPerEvent} | ${d.notifier.wruPerEvent} | ${d.notifier.rruPerEvent} | ${d.powertools.eventsPerSec} | ${d.powertools.requestsPerEvent} | ${d.powertools.wruPerEvent} | ${d.powertools.rruPerEvent} | ${d.ratioVsPowertools}× |`,
+    ),
+    '',
+    `Ingest with ${LATENCY_MS} ms per DynamoDB call (the network in AWS)`,
+    '| duplicates | concurrency | notifier events/s | req/event | Powertools events/s | req/event | ratio |',
+    '|---|---|---|---|---|---|---|',
+    ...[...report.latency.map((l) => ({ duplicateShare: 0, ...l })), ...report.latencyWithDuplicates].map(
+      (l) =>
+        `| ${l.duplicateShare * 100}% | ${l.concurrency} | ${l.eventsPerSec} | ${l.requestsPerEvent} | ${l.powertoolsEventsPerSec} | ${l.powertoolsRequestsPerEvent} | ${l.ratioVsPowertools}× |`,
+    ),
+    '',
+    `One million notifications on list prices (${cost.prices.region}, ${cost.prices.asOf}; USD; channel mix EMAIL ½, PUSH ⅓, SMS ⅙)`,
+    '| duplicates | notifier DynamoDB | Lambda | own total | Powertools DynamoDB | Lambda | own total | SES + SNS (both) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...cost.byDuplicateShare.map(
+      (c) =>
+        `| ${c.duplicateShare * 100}% | ${c.notifier.dynamodb} | ${c.notifier.lambda} | ${c.notifier.notifierOwn} | ${c.powertools.dynamodb} | ${c.powertools.lambda} | ${c.powertools.notifierOwn} | ${round2(c.notifier.ses + c.notifier.sns)} |`,
+    ),
+    '',
+    `Capacity at ${cap.notificationsPerSec} notifications/s (${cap.duplicateShare * 100}% duplicates): ${cap.sweepShards} sweep shards, hottest index key ${cap.hottestKeyWritesPerSec} writes/s (${cap.hottestKeyWritesPerSecAllOneChannel} if all on one channel), table ${cap.tableWcuPerSec} WRU/s + index ${cap.indexWcuPerSec} WRU/s, ${cap.tableRcuPerSec} RRU/s, ${cap.mskPartitions} MSK partitions, Lambda ${cap.lambdaConcurrency.ingest} + ${cap.lambdaConcurrency.dispatch} + 1, first limit: ${cap.firstLimit}`,
+    '',
+    `CPU per event (decode + validate + route + build): ${report.cpuMicrosPerEvent} µs`,
+    `Dispatch: ${report.dispatch.sendsPerSec} sends/s (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms)`,
+    '',
+    '| bundle | bytes | init ms (median) |',
+    '|---|---|---|',
+    ...report.bundles.map((b) => `| ${b.name} | ${b.bytes} | ${b.initMs} |`),
+    '',
+    'Pacing against a quota (4 environments × 10 senders, shared token bucket on DynamoDB Local)',
+    '| quota/s | achieved/s | of quota | max in any 1 s window | writes/send | WCU/send |',
+    '|---|---|---|---|---|---|',
+    ...report.quota.pacing.map(
+      (p) =>
+        `| ${p.quotaPerSecond} | ${p.achievedPerSecond} | ${p.ofQuota} | ${p.maxInAnyWindow} | ${p.writesPerSend} | ${p.wcuPerSend} |`,
+    ),
+    '',
+    `Sweeper drain: ${report.quota.sweeper.items} due items in ${report.quota.sweeper.seconds} s (${report.quota.sweeper.itemsPerSecond} items/s, ${report.quota.sweeper.wcuPerItem} WCU/item); 100,000 ≈ ${report.quota.sweeper.extrapolated100k.minutesOfSweeping} min of sweeping, ${report.quota.sweeper.extrapolated100k.scheduledRuns} scheduled runs`,
+    '',
+  ].join('\n');
+}
+
+export function pipelineTable(runs: PipelineRun[]): string {
+  return [
+    '| events | DynamoDB Local | seconds | events/s | sends/s | peak RSS node | peak RSS DynamoDB Local | data on disk |',
+    '|---|---|---|---|---|---|---|---|',
+    ...runs.map(
+      (r) =>
+        `| ${r.events} | ${r.storage} | ${r.seconds} | ${r.eventsPerSec} | ${r.sendsPerSec} | ${r.peakRssMb.node} MB | ${r.peakRssMb.dynamodbLocal} MB | ${r.peakDataMb} MB |`,
+    ),
+    '',
+  ].join('\n');
+}

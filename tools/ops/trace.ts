@@ -1,0 +1,68 @@
+/**
+ * `ops trace`: every log line about one event across the functions — the Logs Insights query over the three log
+ * groups, run and printed; locally, the lines of that run's log file (.local/runs/<run>/run.log) that name it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { type CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
+
+/** The Logs Insights query that follows one event through the three functions. */
+export const traceQuery = (eventId: string) =>
+  [
+    'fields @timestamp, @log, level, message, notificationId, channel, attempt, status, reason, code',
+    `| filter eventId = ${JSON.stringify(eventId)} or notificationId like ${JSON.stringify(`${eventId}#`)}`,
+    '| sort @timestamp asc',
+    '| limit 1000',
+  ].join('\n');
+
+export async function traceEvent(
+  deps: { logs: CloudWatchLogsClient; logGroups: string[]; sleep: (ms: number) => Promise<void>; now: () => number },
+  eventId: string,
+  sinceMs: number,
+  timeoutMs = 60_000,
+): Promise<Record<string, string>[]> {
+  const now = deps.now();
+  const started = await deps.logs.send(
+    new StartQueryCommand({
+      logGroupNames: deps.logGroups,
+      startTime: Math.floor((now - sinceMs) / 1000),
+      endTime: Math.ceil(now / 1000),
+      queryString: traceQuery(eventId),
+    }),
+  );
+  if (started.queryId === undefined) throw new Error('StartQuery returned no queryId');
+  const deadline = now + timeoutMs;
+  for (;;) {
+    const r = await deps.logs.send(new GetQueryResultsCommand({ queryId: started.queryId }));
+    if (r.status === 'Complete') {
+      return (r.results ?? []).map((row) =>
+        Object.fromEntries(row.filter((f) => f.field !== '@ptr').map((f) => [f.field ?? '', f.value ?? ''])),
+      );
+    }
+    if (r.status === 'Failed' || r.status === 'Cancelled' || r.status === 'Timeout') {
+      throw new Error(`the Logs Insights query ended ${r.status}`);
+    }
+    if (deps.now() > deadline) throw new Error('the Logs Insights query did not complete in time');
+    await deps.sleep(1000);
+  }
+}
+
+export const traceText = (rows: readonly Record<string, string>[]) =>
+  rows
+    .map(
+      (r) =>
+        `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${Object.entries(
+          r,
+        )
+          .filter(([k]) => !['@timestamp', '@log', 'level', 'message'].includes(k))
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
+    )
+    .join('\n');
+
+/** Locally: the lines of the run's log file that name the event. */
+export function localTrace(eventId: string, logPath: string | undefined): string[] {
+  if (logPath === undefined || !existsSync(logPath)) return [];
+  return readFileSync(logPath, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"eventId":${JSON.stringify(eventId)}`) || l.includes(`"notificationId":"${eventId}#`));
+}
