@@ -35,6 +35,7 @@ import {
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
+import { SES_EVENTS_BATCH_SIZE, SES_EVENTS_BATCH_WINDOW_SECONDS } from '../functions/contracts/stream-filter.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
@@ -58,13 +59,6 @@ export interface DeliveryFeedbackProps {
  * so an operator has time to act (lift nothing, find the list that bounces) before SES does.
  */
 export const BOUNCE_RATE_ALARM = 0.04;
-/**
- * SES events reach the function through a queue, in batches: up to this many, or what arrived in this window — so a
- * batch's reports on one send batch are one evidence object (docs/evidence-and-privacy.md), and a suppression still
- * applies within seconds.
- */
-export const SES_EVENTS_BATCH_SIZE = 500;
-export const SES_EVENTS_BATCH_WINDOW_SECONDS = 10;
 export const COMPLAINT_RATE_ALARM = 0.0008;
 
 export class DeliveryFeedback extends Construct {
