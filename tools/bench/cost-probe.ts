@@ -234,12 +234,12 @@ store.list = async function (this: FileEvidenceStore, prefix) {
   return list.call(this, prefix);
 };
 
-/** What stays in the table: each item's last state, by kind (its `kind`, else its sort key's prefix). */
+/** What stays in the table: each item's last state, by its `kind`. */
 function storedItems(): ProbeCounts['stored'] {
   const stored: ProbeCounts['stored'] = {};
   for (const { item, firstWritten } of finals.values()) {
     if (item === undefined) continue;
-    const kind = String(item.kind ?? String(item.sk ?? '').split('#')[0]);
+    const kind = String(item.kind ?? 'without a kind');
     stored[kind] ??= { items: 0, bytes: 0, indexBytes: 0, keptSeconds: 0, withoutTtl: 0 };
     const s = stored[kind];
     s.items++;
