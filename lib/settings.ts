@@ -222,6 +222,14 @@ export const settingsSchema = z
      */
     dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
     /**
+     * Execution environments of dispatch kept initialised for the urgent trigger alone (Lambda provisioned
+     * concurrency on an alias only that trigger invokes): during a backlog every other environment is busy, and a
+     * critical notice would otherwise pay a cold start. 0 (the default): none, nothing is billed for it. Each
+     * environment is billed while it is kept, whether used or not (docs/dispatch.md "The urgent trigger's warm
+     * environments").
+     */
+    urgentWarmEnvironments: z.coerce.number().int().min(0).max(100).default(0),
+    /**
      * X-Ray subsegments for every AWS call (DynamoDB, SES, SNS, S3) besides the invocation's own segment, which Lambda
      * always records (active tracing). Off by default: it loads the X-Ray SDK (in maintenance mode since February
      * 2026, end of support February 2027) into every function — about 120 KB and its cold-start time, and an async
@@ -302,6 +310,13 @@ export const settingsSchema = z
       problem(
         'brand',
         `is ${brandEnvBytes(s.brand)} bytes as JSON; at most ${BRAND_ENV_MAX_BYTES} fit beside the function's other settings in Lambda's 4 KB of environment`,
+      );
+    }
+    // Lambda keeps the provisioned environments inside the function's reservation, and the routine trigger needs room.
+    if (s.dispatchReservedConcurrency !== undefined && s.urgentWarmEnvironments >= s.dispatchReservedConcurrency) {
+      problem(
+        'urgentWarmEnvironments',
+        `must be below dispatchReservedConcurrency (${s.dispatchReservedConcurrency}): the warm environments count within it and the routine trigger needs the rest`,
       );
     }
     // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.

@@ -281,6 +281,36 @@ describe('the functions', () => {
     expect(() => synth({ dispatchReservedConcurrency: '0' })).toThrow(/"dispatchReservedConcurrency" is invalid/);
   });
 
+  it('keeps environments warm for the urgent trigger alone, only when asked: an alias with provisioned concurrency that only the urgent mapping invokes', () => {
+    const mappingsOf = (r: ReturnType<typeof synth>) =>
+      r.resources('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    const isUrgent = (m: Record<string, unknown>) => m.StartingPosition === 'LATEST';
+    // Default: no alias, nothing provisioned; both triggers invoke the function itself.
+    expect(resources('AWS::Lambda::Alias')).toEqual([]);
+    const warm = synth({ urgentWarmEnvironments: '2' });
+    const aliases = warm.resources('AWS::Lambda::Alias');
+    expect(aliases).toHaveLength(1);
+    const [[aliasId, alias]] = aliases as [[string, { Properties: Record<string, unknown> }]];
+    expect(alias.Properties).toMatchObject({
+      Name: 'urgent',
+      FunctionName: { Ref: warm.fnLogicalId('Dispatch') },
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+    });
+    const streamMappings = mappingsOf(warm).filter((m) => JSON.stringify(m.EventSourceArn).includes('StreamArn'));
+    // The function's name qualified by the alias's: the alias, never the unqualified function.
+    const urgentTargets = streamMappings.filter(isUrgent).map((m) => JSON.stringify(m.FunctionName));
+    expect(urgentTargets).toHaveLength(1);
+    expect(urgentTargets[0]).toContain(`{"Ref":"${aliasId}"}`);
+    expect(urgentTargets[0]).toContain(':urgent');
+    expect(streamMappings.filter((m) => !isUrgent(m)).map((m) => m.FunctionName)).toEqual([
+      { Ref: warm.fnLogicalId('Dispatch') },
+    ]);
+    // Within a reservation, the routine trigger must keep room.
+    expect(() => synth({ urgentWarmEnvironments: '5', dispatchReservedConcurrency: '5' })).toThrow(
+      /"urgentWarmEnvironments".*must be below dispatchReservedConcurrency/s,
+    );
+  });
+
   it('give ingest the maximum event age', () => {
     const env = (fnProps('Ingest').Environment as { Variables: Record<string, string> }).Variables;
     expect(env.MAX_EVENT_AGE_SECONDS).toBe('86400');
