@@ -290,7 +290,7 @@ describe('the functions', () => {
     const warm = synth({ urgentWarmEnvironments: '2' });
     const aliases = warm.resources('AWS::Lambda::Alias');
     expect(aliases).toHaveLength(1);
-    const [[aliasId, alias]] = aliases as [[string, { Properties: Record<string, unknown> }]];
+    const [aliasId, alias] = aliases[0] as [string, { Properties: Record<string, unknown> }];
     expect(alias.Properties).toMatchObject({
       Name: 'urgent',
       FunctionName: { Ref: warm.fnLogicalId('Dispatch') },
