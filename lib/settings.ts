@@ -18,6 +18,7 @@ import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/do
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { dispatchCapacityProblems, dispatchCapacityShape } from './settings-dispatch.ts';
 import {
   backupSchema,
   eventBusArnSchema,
@@ -216,19 +217,7 @@ export const settingsSchema = z
      * cold start). It reaches dispatch as one environment variable, so its JSON is bounded (Lambda's 4 KB for all).
      */
     brand: json(brandSchema),
-    /**
-     * Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. It caps
-     * sends in flight, not the send rate: the rate is paced by sendRatePerSecond.
-     */
-    dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
-    /**
-     * Execution environments of dispatch kept initialised for the urgent trigger alone (Lambda provisioned
-     * concurrency on an alias only that trigger invokes): during a backlog every other environment is busy, and a
-     * critical notice would otherwise pay a cold start. 0 (the default): none, nothing is billed for it. Each
-     * environment is billed while it is kept, whether used or not (docs/dispatch.md "The urgent trigger's warm
-     * environments").
-     */
-    urgentWarmEnvironments: z.coerce.number().int().min(0).max(100).default(0),
+    ...dispatchCapacityShape,
     /**
      * X-Ray subsegments for every AWS call (DynamoDB, SES, SNS, S3) besides the invocation's own segment, which Lambda
      * always records (active tracing). Off by default: it loads the X-Ray SDK (in maintenance mode since February
@@ -312,13 +301,7 @@ export const settingsSchema = z
         `is ${brandEnvBytes(s.brand)} bytes as JSON; at most ${BRAND_ENV_MAX_BYTES} fit beside the function's other settings in Lambda's 4 KB of environment`,
       );
     }
-    // Lambda keeps the provisioned environments inside the function's reservation, and the routine trigger needs room.
-    if (s.dispatchReservedConcurrency !== undefined && s.urgentWarmEnvironments >= s.dispatchReservedConcurrency) {
-      problem(
-        'urgentWarmEnvironments',
-        `must be below dispatchReservedConcurrency (${s.dispatchReservedConcurrency}): the warm environments count within it and the routine trigger needs the rest`,
-      );
-    }
+    dispatchCapacityProblems(s, problem);
     // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.
     if (s.notificationMaxAgeHours * 3600 >= s.inboxRetentionDays * DAY_SECONDS) {
       problem('notificationMaxAgeHours', `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * 24} h)`);
