@@ -21,6 +21,7 @@ import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntents } from '../stores/evidence-intents.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
+import { DynamoMomentStore } from '../stores/moment-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
@@ -66,6 +67,8 @@ const deps: DispatchDeps = {
   maxAgeMs: config.maxAgeMs,
   brand: config.brand,
   audience: new DynamoAudienceStore(documentClient, config.tableName),
+  moment: new DynamoMomentStore(documentClient, config.tableName),
+  timing: config.noticeTiming,
 };
 /** Where each invocation's evidence batch goes (record-evidence.ts): the store, the gaps, the intents, the index. */
 const evidence: { outlets: BatchOutlets & { intents: EvidenceIntents }; records: SendRecordDeps } | undefined =
@@ -211,6 +214,13 @@ async function closeEvidenceBatch(batch: InvocationEvidence, context: Context): 
   }
 }
 
+/** The metric of each status the moment ends a notification in (docs/dispatch.md "The right moment"). */
+const UNSENT_METRIC = {
+  EXPIRED: 'NotificationsPastValidity',
+  SUPERSEDED: 'NotificationsSuperseded',
+  THROTTLED: 'NotificationsFloodLimited',
+} as const;
+
 /** Logs carry notificationId and reason codes, never an address or a phone number. */
 function report(r: DispatchResult): void {
   if (r.kind === 'skipped') {
@@ -260,6 +270,20 @@ function report(r: DispatchResult): void {
       countBy('NotificationsExpired', { channel: r.item.channel });
       logger.error('notification expired before it could be sent', { ...ids, reason: 'EXPIRED' });
       break;
+    case 'held':
+      countBy('NotificationsHeld', { channel: r.item.channel });
+      logger.info('notification held: outside its send window', {
+        ...ids,
+        heldUntil: new Date(r.until).toISOString(),
+        zone: r.zone,
+      });
+      break;
+    case 'unsent': {
+      const { status, ...facts } = r.end;
+      countBy(UNSENT_METRIC[status], { channel: r.item.channel });
+      logger.info('notification not sent: its moment has passed', { ...ids, status, ...facts });
+      break;
+    }
     case 'deferred':
       countBy('SendsDeferred', { channel: r.item.channel, reason: r.reason });
       if (r.reason === 'THROTTLED') countBy('SendsThrottled', { channel: r.item.channel });

@@ -93,7 +93,18 @@ function emailCommand(r: Request<'EMAIL'>) {
 }
 
 const pushCommand = (r: Request<'PUSH'>) =>
-  new PublishCommand({ TargetArn: r.targetArn, MessageStructure: r.messageStructure, Message: r.payload });
+  new PublishCommand({
+    TargetArn: r.targetArn,
+    MessageStructure: r.messageStructure,
+    Message: r.payload,
+    ...(r.attributes === undefined
+      ? {}
+      : {
+          MessageAttributes: Object.fromEntries(
+            Object.entries(r.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+          ),
+        }),
+  });
 
 const smsCommand = (r: Request<'SMS'>) =>
   new PublishCommand({

@@ -9,6 +9,7 @@ export const TEMPLATE_LOADERS: TemplateLoaders = {
   "DirectDebitUpcoming": () => import('./templates/DirectDebitUpcoming.generated.ts'),
   "LoginFromNewDevice": () => import('./templates/LoginFromNewDevice.generated.ts'),
   "LowBalance": () => import('./templates/LowBalance.generated.ts'),
+  "OneTimePasscode": () => import('./templates/OneTimePasscode.generated.ts'),
   "PasswordChanged": () => import('./templates/PasswordChanged.generated.ts'),
   "PaymentDue": () => import('./templates/PaymentDue.generated.ts'),
   "StatementReady": () => import('./templates/StatementReady.generated.ts'),

@@ -71,6 +71,12 @@ describe('npm run bench (smoke)', () => {
       expect(p.sends).toBeGreaterThan(0);
     }
     expect(report.quota.sweeper).toMatchObject({ items: 200, handled: 200 });
+    // A held backlog leaves at the window's opening at most the quota's share per sweeper run, all of it released,
+    // and the critical notices due then are woken in the first run, before any held one.
+    const held = report.quota.heldRelease;
+    expect(held).toMatchObject({ held: 1_000, critical: 5, criticalWokenInRun: 1, heldReleasedBeforeCritical: 0 });
+    for (const run of held.runs) expect(run.released + run.woken).toBeLessThanOrEqual(held.capPerRun);
+    expect(held.runs.reduce((s: number, r: { released: number }) => s + r.released, 0)).toBe(1_000);
   }, 480_000);
 });
 
