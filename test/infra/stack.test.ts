@@ -234,6 +234,8 @@ describe('the functions', () => {
       'POWERTOOLS_SERVICE_NAME',
       'POWERTOOLS_METRICS_NAMESPACE',
       'POWERTOOLS_LOG_LEVEL',
+      // Off unless the stack asks for an X-Ray subsegment per AWS call (settings traceAwsCalls).
+      'POWERTOOLS_TRACE_ENABLED',
       'NODE_OPTIONS',
     ];
     for (const [props, fn, spec] of contracts) {
