@@ -36,7 +36,6 @@ import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.t
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import { classOf } from '../domain/catalogue.ts';
-import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
@@ -48,52 +47,14 @@ import type { AudienceGate } from '../stores/audience-store.ts';
 import type { MomentStore } from '../stores/moment-store.ts';
 import type { NotificationKey, NotificationStore, SentEvidence, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
-import { type MomentResult, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
+import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
+import { type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, sendProofOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
-/** Why a claimed notification went back to PENDING without using its attempt budget. */
-export type DeferReason =
-  | 'THROTTLED'
-  | 'NOT_SENT'
-  | 'RATE_LIMITED'
-  | 'CHANNEL_HELD'
-  | 'ACCOUNT_BLOCKED'
-  /** The push endpoint's platform application is held (disabled): other applications go on. */
-  | 'APPLICATION_HELD'
-  /** The provider said the platform application is disabled: that application is now held. */
-  | 'APPLICATION_BLOCKED'
-  /** Too little of the invocation or the lease was left to finish a send: not started, back at once. */
-  | 'NO_TIME_LEFT';
-
-/**
- * What became of a provider's acceptance: written (SENT, or the message id on the SENDING item), late (the sweeper
- * had already resolved the lease: reported, alarmed, the id recorded on the UNKNOWN item when it still was ours), or
- * not written at all before the record's time ran out (the lease then decides: the unknown-outcome policy).
- */
-export type AcceptanceRecord = 'recorded' | 'late' | 'notRecorded';
-
-export type DispatchResult =
-  | { kind: 'skipped'; why: 'taken' | 'notDue' }
-  | { kind: 'suppressed'; key: NotificationKey; notificationId: string; channel: Channel; reason: SuppressedReason }
-  | {
-      kind: 'sent';
-      item: NotificationItem;
-      providerMessageId: string;
-      /** The send landed after our lease had been taken over: never written over the newer state. */
-      fenced: boolean;
-      acceptance: AcceptanceRecord;
-      /** The batch the evidence of the send joined (absent when the deployment keeps none). */
-      evidence?: { batch: string };
-    }
-  | { kind: 'failed'; item: NotificationItem; reason: string }
-  | { kind: 'expired'; item: NotificationItem }
-  /** HELD until its send window opens, or not sent for its moment (EXPIRED, SUPERSEDED, THROTTLED). */
-  | MomentResult
-  | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
-  | { kind: 'unknown'; item: NotificationItem; reason: string; resend: boolean };
+export type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 
 export interface DispatchDeps {
   readonly store: NotificationStore;
