@@ -54,6 +54,12 @@ import { type EvidenceDeps, sendProofOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
+/** The moment-dependent part of a push as sent (its TTL and collapse id): what a rebuilt record needs. */
+const pushMomentOf = (m: Extract<Message, { channel: 'PUSH' }>) => ({
+  ...(m.ttlSeconds === undefined ? {} : { ttlSeconds: m.ttlSeconds }),
+  ...(m.collapseId === undefined ? {} : { collapseId: m.collapseId }),
+});
+
 export type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 
 export interface DispatchDeps {
@@ -244,7 +250,12 @@ async function sent(holder: Holder, message: Message, providerMessageId: string)
     providerMessageId,
     proof === undefined || evidence === undefined
       ? undefined
-      : { batch: evidence.batch.name, sha256: proof.sha256, acceptedAt: proof.record.acceptedAt },
+      : {
+          batch: evidence.batch.name,
+          sha256: proof.sha256,
+          acceptedAt: proof.record.acceptedAt,
+          ...(message.channel === 'PUSH' ? { push: pushMomentOf(message) } : {}),
+        },
   );
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
   if (proof === undefined || evidence === undefined) return result;

@@ -40,6 +40,8 @@ export function rebuilderOf(
       config.brand,
     );
     if (item.providerMessageId === undefined) throw new Error(`${item.notificationId} is SENT without a message id`);
-    return sendProofOf(deps, item, message, item.providerMessageId, Date.parse(item.evidence.acceptedAt));
+    // A push's TTL and collapse id as sent (the SENT write keeps them: they depend on the moment of the send).
+    const sent = message.channel === 'PUSH' ? { ...message, ...item.evidence.push } : message;
+    return sendProofOf(deps, item, sent, item.providerMessageId, Date.parse(item.evidence.acceptedAt));
   };
 }
