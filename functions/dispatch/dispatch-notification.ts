@@ -54,11 +54,17 @@ import { type EvidenceDeps, sendProofOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
-/** The moment-dependent part of a push as sent (its TTL and collapse id): what a rebuilt record needs. */
-const pushMomentOf = (m: Extract<Message, { channel: 'PUSH' }>) => ({
-  ...(m.ttlSeconds === undefined ? {} : { ttlSeconds: m.ttlSeconds }),
-  ...(m.collapseId === undefined ? {} : { collapseId: m.collapseId }),
-});
+/** The moment-dependent part of a push as sent (its TTL and collapse id): what a rebuilt record needs; none else. */
+function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: string } } {
+  const { ttlSeconds, collapseId } = m as { ttlSeconds?: number; collapseId?: string };
+  if (ttlSeconds === undefined && collapseId === undefined) return {};
+  return {
+    push: {
+      ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+      ...(collapseId === undefined ? {} : { collapseId }),
+    },
+  };
+}
 
 export type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 
@@ -254,7 +260,7 @@ async function sent(holder: Holder, message: Message, providerMessageId: string)
           batch: evidence.batch.name,
           sha256: proof.sha256,
           acceptedAt: proof.record.acceptedAt,
-          ...(message.channel === 'PUSH' ? { push: pushMomentOf(message) } : {}),
+          ...pushMomentOf(message),
         },
   );
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };

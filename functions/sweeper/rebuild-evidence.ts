@@ -41,7 +41,7 @@ export function rebuilderOf(
     );
     if (item.providerMessageId === undefined) throw new Error(`${item.notificationId} is SENT without a message id`);
     // A push's TTL and collapse id as sent (the SENT write keeps them: they depend on the moment of the send).
-    const sent = message.channel === 'PUSH' ? { ...message, ...item.evidence.push } : message;
+    const sent = item.evidence.push === undefined ? message : { ...message, ...item.evidence.push };
     return sendProofOf(deps, item, sent, item.providerMessageId, Date.parse(item.evidence.acceptedAt));
   };
 }
