@@ -1,7 +1,14 @@
 /**
- * How every function is bundled, as plain data (no aws-cdk-lib): the stack's NodejsFunction and the bench's
- * cold-start measurement build from it, so the bench measures the bundle that is deployed.
+ * How every function is bundled: the stack's functions (lib/notifier-function.ts) and the bench's cold-start
+ * measurement build with `bundleFunction`, so the bench measures the bundle that is deployed. No aws-cdk-lib here.
+ *
+ * Code splitting: a module a function loads only when a record needs it — the Avro and Protobuf codecs, the templates
+ * of one notice type, the rebuild of a dead invocation's evidence, the X-Ray SDK when AWS calls are traced — is a chunk
+ * of its own beside index.mjs, read when first imported, never at cold start. (NodejsFunction cannot split: it always
+ * bundles to one --outfile.)
  */
+import { buildSync } from 'esbuild';
+
 export const BUNDLE = {
   /** The Lambda runtime is nodejs24.x (lib/notifier-function.ts). */
   target: 'node24',
@@ -11,3 +18,24 @@ export const BUNDLE = {
   banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
   mainFields: ['module', 'main'],
 } as const;
+
+/** Bundles one function's entry (an absolute path) into `outdir`: index.mjs, its chunks, their source maps. */
+export function bundleFunction(entry: string, outdir: string, options: { readonly metafile?: boolean } = {}) {
+  return buildSync({
+    entryPoints: { index: entry },
+    outdir,
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: BUNDLE.target,
+    minify: BUNDLE.minify,
+    sourcemap: BUNDLE.sourceMap ? 'external' : false,
+    mainFields: [...BUNDLE.mainFields],
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    banner: { js: BUNDLE.banner },
+    logLevel: 'silent',
+    metafile: options.metafile ?? false,
+  });
+}

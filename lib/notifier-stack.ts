@@ -24,7 +24,7 @@ import { createIngest } from './ingest.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
 import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
 import { Network } from './network.ts';
-import type { NotifierFunction } from './notifier-function.ts';
+import { type NotifierFunction, traceAwsCalls } from './notifier-function.ts';
 import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
 import { createOperatorApi } from './operator-api.ts';
@@ -127,6 +127,8 @@ export class NotifierStack extends Stack {
       });
       for (const fn of [ingest.fn, dispatch.fn, sweeper, feedback.function]) network.place(fn);
     }
+    // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
+    if (s.traceAwsCalls) traceAwsCalls(this);
 
     addOutputs(this, {
       stage: s.stage,
@@ -183,8 +185,11 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.fn.node.addDependency(feedback);
-    // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
-    p.evidence.grantWrite(feedback.function, ['sends']);
+    // Reports are appended under their send's batch (batches/…), or under the send itself for a send from before
+    // batches (sends/…); the feedback function never writes a customer's pointer. A batch the store refused waits
+    // as a gap.
+    p.evidence.grantWrite(feedback.function, ['batches', 'sends']);
+    feedback.function.useTable(p.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
     observability.alarmOnThrottles('Feedback', feedback.function);
     alarmOnUrgentTrigger(observability, dispatch.triggers);
     if (p.evidence.replicationFailures !== undefined) {

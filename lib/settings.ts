@@ -20,6 +20,7 @@ import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/do
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { dispatchCapacityProblems, dispatchCapacityShape } from './settings-dispatch.ts';
 import {
   backupSchema,
   eventBusArnSchema,
@@ -225,11 +226,14 @@ export const settingsSchema = z
      * cold start). It reaches dispatch as one environment variable, so its JSON is bounded (Lambda's 4 KB for all).
      */
     brand: json(brandSchema),
+    ...dispatchCapacityShape,
     /**
-     * Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. It caps
-     * sends in flight, not the send rate: the rate is paced by sendRatePerSecond.
+     * X-Ray subsegments for every AWS call (DynamoDB, SES, SNS, S3) besides the invocation's own segment, which Lambda
+     * always records (active tracing). Off by default: it loads the X-Ray SDK (in maintenance mode since February
+     * 2026, end of support February 2027) into every function — about 120 KB and its cold-start time, and an async
+     * hook on every promise the function makes (docs/measurements.md).
      */
-    dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
+    traceAwsCalls: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
     /**
      * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
      * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and
@@ -306,6 +310,7 @@ export const settingsSchema = z
         `is ${brandEnvBytes(s.brand)} bytes as JSON; at most ${BRAND_ENV_MAX_BYTES} fit beside the function's other settings in Lambda's 4 KB of environment`,
       );
     }
+    dispatchCapacityProblems(s, problem);
     // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.
     if (s.notificationMaxAgeHours * 3600 >= s.inboxRetentionDays * DAY_SECONDS) {
       problem('notificationMaxAgeHours', `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * 24} h)`);

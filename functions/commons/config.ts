@@ -205,6 +205,8 @@ export function loadSweeperConfig(env: Env = process.env) {
     sendRates: sendRatesOf(c),
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
     evidence: evidenceOf(c),
+    // Dispatch's rendering and sending values: what rebuilding a send's record needs (recover-evidence.ts).
+    rebuild: { senderEmail: c.SENDER_EMAIL, configurationSet: c.SES_CONFIGURATION_SET, brand: brandOf(c.BRAND) },
   };
 }
 

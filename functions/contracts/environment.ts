@@ -112,16 +112,21 @@ export const INGEST_ENVIRONMENT = {
   SECRET_MAC_KEY_FILE: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
-export const DISPATCH_ENVIRONMENT = {
-  ...TABLE,
-  ...PLACEMENT,
-  ...SENDING,
-  ...EVIDENCE_ENVIRONMENT,
+/** What a send's message is rendered and its request built with: dispatch's, and the sweeper's rebuild of evidence. */
+const RENDERING = {
   SENDER_EMAIL: text('email'),
   /** The bank's identity, JSON (domain/brand.ts): checked at cold start by the schema the synth used. */
   BRAND: text(),
   /** Every email goes through the configuration set whose events reach the feedback function. */
   SES_CONFIGURATION_SET: optionalText('nonEmpty', DEPLOYED),
+} as const satisfies EnvSpec;
+
+export const DISPATCH_ENVIRONMENT = {
+  ...TABLE,
+  ...PLACEMENT,
+  ...SENDING,
+  ...EVIDENCE_ENVIRONMENT,
+  ...RENDERING,
   /**
    * Our account (the stack passes it) and region (Lambda sets it): a push endpoint outside them is refused by our own
    * IAM for that endpoint alone. Without the account, such a refusal holds the channel (the cautious reading).
@@ -160,6 +165,11 @@ export const SWEEPER_ENVIRONMENT = {
   ...PLACEMENT,
   ...SENDING,
   ...EVIDENCE_ENVIRONMENT,
+  /**
+   * What dispatch renders and sends with, so the sweeper can rebuild the evidence of an invocation that died before
+   * its batch was written (functions/sweeper/recover-evidence.ts): dispatch's own values.
+   */
+  ...RENDERING,
   /** Items one run may examine; the run also stops at its deadline. */
   SWEEP_LIMIT: int(1, 100_000, 10_000),
   SWEEP_PAGE_SIZE: int(1, 1_000, 100),

@@ -91,6 +91,26 @@ export const evidenceGapPartition = (shard: string) => `EVIDENCE_GAP#${shard}`;
 export const evidenceGapPk = (evidenceKey: string) =>
   evidenceGapPartition(createHash('sha256').update(evidenceKey).digest('hex').charAt(0));
 
+// ── evidence batches and the customer's evidence index (docs/table.md) ──
+
+/**
+ * A dispatch invocation's evidence batch while its sends are under way: `EVIDENCE_BATCH#<hex>` (16 partitions, the
+ * first hex digit of the batch name's SHA-256), sorted by when the sweeper may take it over (`<due, 13 digits>#<name>`)
+ * so it reads only the overdue ones.
+ */
+export const EVIDENCE_BATCH_SHARDS = EVIDENCE_GAP_SHARDS;
+export const evidenceBatchPartition = (shard: string) => `EVIDENCE_BATCH#${shard}`;
+export const evidenceBatchPk = (name: string) =>
+  evidenceBatchPartition(createHash('sha256').update(name).digest('hex').charAt(0));
+export const evidenceBatchSk = (dueMs: number, name: string) => `${String(dueMs).padStart(13, '0')}#${name}`;
+/** The due time and batch name of an intent's sort key, or undefined for any other. */
+export function parseEvidenceBatchSk(sk: string): { dueMs: number; name: string } | undefined {
+  const m = /^(\d{13})#(.+)$/.exec(sk);
+  return m === null ? undefined : { dueMs: Number(m[1]), name: m[2] as string };
+}
+/** A customer's evidence index: one item per month (`yyyy-mm`) holding a ref to each send. */
+export const evidenceIndexPk = (userId: string) => `EVIDENCE_INDEX#${userId}`;
+
 // ── quarantine ──
 
 /** Where a record sits in Kafka: the quarantine item's key, and what a replay reads back. */

@@ -93,6 +93,17 @@ export interface NotificationItem {
   sweepAt?: number;
   leaseUntil?: number;
   providerMessageId?: string;
+  /**
+   * SENT: the evidence batch its record joined (domain/evidence-batch.ts), the record's SHA-256 and its acceptedAt —
+   * where the record is found, and what a rebuilt record must hash to (functions/sweeper/recover-evidence.ts); for a
+   * push, the TTL and collapse id it was sent with (they depend on the moment of the send, which a rebuild cannot know).
+   */
+  evidence?: {
+    readonly batch: string;
+    readonly sha256: string;
+    readonly acceptedAt: string;
+    readonly push?: { readonly ttlSeconds?: number; readonly collapseId?: string };
+  };
   lastError?: string;
   /** SUPPRESSED: why it was not sent (BOUNCED, COMPLAINED, OPTED_OUT). */
   suppressedReason?: string;

@@ -33,7 +33,7 @@ import { tally } from './figures.ts';
 import type { KnownEvents, KnownInbox } from './inbox-store.ts';
 import {
   type AdmittedRecord,
-  admit,
+  admitLoading,
   applyAdmission,
   type IngestDeps,
   type IngestInput,
@@ -95,7 +95,10 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     // The registry could not answer: no record is at fault, all wait for the redelivery.
     return { records: given.length, results: [], figures: tally(given.length, [], given.length), failure: error };
   }
-  const chains = chainsOf(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
+  const admitted = await Promise.all(
+    inputs.map(async (input, index) => ({ index, ...(await admitLoading(input, deps)) })),
+  );
+  const chains = chainsOf(admitted);
   try {
     await deps.beforeWrites?.();
   } catch (error) {

@@ -35,6 +35,7 @@ import {
   type Retention,
   type SecretSeal,
 } from '../domain/notification.ts';
+import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
@@ -107,7 +108,21 @@ export interface AdmittedRecord {
 }
 
 export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promise<IngestResult> {
-  return applyAdmission(admit(input, deps), deps);
+  return applyAdmission(await admitLoading(input, deps), deps);
+}
+
+/**
+ * `admit`, with the phone number rules loaded first when the record writes a number otherwise than E.164
+ * (domain/phone-numbers.ts): a record never waits for rules it does not need, and never fails for want of them.
+ */
+export async function admitLoading(input: IngestInput, deps: IngestDeps): Promise<AdmittedRecord> {
+  try {
+    return admit(input, deps);
+  } catch (error) {
+    if (!(error instanceof PhoneNumbersNotLoaded)) throw error;
+    await loadPhoneNumbers();
+    return admit(input, deps);
+  }
 }
 
 /** The pure step, guarded: a throw from it (a bug, never the bytes' fault) quarantines the record as UNPROCESSABLE. */
@@ -125,6 +140,8 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
       return { input, now, admission: { ...admission, normalised: [...wire, ...admission.normalised] } };
     return { input, now, admission };
   } catch (error) {
+    // Rules not loaded yet are no fault of the record: admitLoading loads them and reads it again.
+    if (error instanceof PhoneNumbersNotLoaded) throw error;
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
   }
 }

@@ -34,7 +34,7 @@ async function readExport(ports: OperatorPorts, userId: string): Promise<Custome
       ports,
       events.flatMap((e) => e.notifications),
     ),
-    evidence: await userEvidence(ports.evidence, userId),
+    evidence: await userEvidence(ports.evidence, userId, ports.evidenceLocator),
   };
 }
 

@@ -8,6 +8,8 @@ import type { MSKEvent } from 'aws-lambda';
 import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-store.ts';
 import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
 import { DynamoEventStore, type EventStore } from '../stores/event-store.ts';
+import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
+import { DynamoEvidenceLocator, type EvidenceLocator } from '../stores/evidence-reader.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 import { DynamoProposalStore, type ProposalStore } from '../stores/proposal-store.ts';
 import { DynamoQuarantineStore, type QuarantineStore } from '../stores/quarantine-store.ts';
@@ -22,6 +24,8 @@ export interface OperatorPorts {
   readonly audience: AudienceStore;
   /** What was sent, byte for byte (read only: the functions write it); the audit log is kept in it too. */
   readonly evidence: EvidenceStore;
+  /** Where the table and the customers' evidence index name a send's batch (the bucket is never listed). */
+  readonly evidenceLocator: EvidenceLocator;
   readonly audit: AuditLog;
   /** Actions one identity proposed, waiting for another's approval (four eyes). */
   readonly proposals: ProposalStore;
@@ -50,6 +54,11 @@ export function operatorPorts(deps: {
     quarantine: new DynamoQuarantineStore(deps.doc, deps.tableName),
     audience: new DynamoAudienceStore(deps.doc, deps.tableName),
     evidence: deps.evidence,
+    evidenceLocator: new DynamoEvidenceLocator(
+      deps.doc,
+      deps.tableName,
+      new DynamoEvidenceIndex(deps.doc, deps.tableName),
+    ),
     audit: new EvidenceAuditLog(deps.evidence),
     proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),
     invokeIngest: deps.invokeIngest,

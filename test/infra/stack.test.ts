@@ -247,6 +247,8 @@ describe('the functions', () => {
       'POWERTOOLS_SERVICE_NAME',
       'POWERTOOLS_METRICS_NAMESPACE',
       'POWERTOOLS_LOG_LEVEL',
+      // Off unless the stack asks for an X-Ray subsegment per AWS call (settings traceAwsCalls).
+      'POWERTOOLS_TRACE_ENABLED',
       'NODE_OPTIONS',
     ];
     for (const [props, fn, spec] of contracts) {
@@ -293,6 +295,36 @@ describe('the functions', () => {
     expect(s.fnProps('Dispatch').ReservedConcurrentExecutions).toBe(20);
     expect(s.fnProps('Sweeper')).not.toHaveProperty('ReservedConcurrentExecutions');
     expect(() => synth({ dispatchReservedConcurrency: '0' })).toThrow(/"dispatchReservedConcurrency" is invalid/);
+  });
+
+  it('keeps environments warm for the urgent trigger alone, only when asked: an alias with provisioned concurrency that only the urgent mapping invokes', () => {
+    const mappingsOf = (r: ReturnType<typeof synth>) =>
+      r.resources('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    const isUrgent = (m: Record<string, unknown>) => m.StartingPosition === 'LATEST';
+    // Default: no alias, nothing provisioned; both triggers invoke the function itself.
+    expect(resources('AWS::Lambda::Alias')).toEqual([]);
+    const warm = synth({ urgentWarmEnvironments: '2' });
+    const aliases = warm.resources('AWS::Lambda::Alias');
+    expect(aliases).toHaveLength(1);
+    const [aliasId, alias] = aliases[0] as [string, { Properties: Record<string, unknown> }];
+    expect(alias.Properties).toMatchObject({
+      Name: 'urgent',
+      FunctionName: { Ref: warm.fnLogicalId('Dispatch') },
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+    });
+    const streamMappings = mappingsOf(warm).filter((m) => JSON.stringify(m.EventSourceArn).includes('StreamArn'));
+    // The function's name qualified by the alias's: the alias, never the unqualified function.
+    const urgentTargets = streamMappings.filter(isUrgent).map((m) => JSON.stringify(m.FunctionName));
+    expect(urgentTargets).toHaveLength(1);
+    expect(urgentTargets[0]).toContain(`{"Ref":"${aliasId}"}`);
+    expect(urgentTargets[0]).toContain(':urgent');
+    expect(streamMappings.filter((m) => !isUrgent(m)).map((m) => m.FunctionName)).toEqual([
+      { Ref: warm.fnLogicalId('Dispatch') },
+    ]);
+    // Within a reservation, the routine trigger must keep room.
+    expect(() => synth({ urgentWarmEnvironments: '5', dispatchReservedConcurrency: '5' })).toThrow(
+      /"urgentWarmEnvironments".*must be below dispatchReservedConcurrency/s,
+    );
   });
 
   it('give ingest the maximum event age', () => {
@@ -738,11 +770,12 @@ describe('least privilege', () => {
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
     ];
-    // PutItem only on evidence gaps (test/infra/evidence.test.ts).
+    // PutItem only on evidence gaps and batch intents, DeleteItem only on the intents (test/infra/evidence.test.ts).
     expect(actionsOf(dispatch).filter((a) => a.startsWith('dynamodb:') && !streamActions.includes(a))).toEqual([
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
       'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
     ]);
     const ses = dispatch.find((s) => actionsOf([s]).includes('ses:SendEmail'));
     expect(ses?.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'notifications@example.com' } });
@@ -782,10 +815,11 @@ describe('least privilege', () => {
 
   it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
-    // Query and DeleteItem on evidence gaps too (test/infra/evidence.test.ts).
+    // Query, PutItem and DeleteItem on evidence gaps and batch intents too (test/infra/evidence.test.ts).
     expect([...new Set(sweeper)].sort()).toEqual([
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
     ]);
@@ -967,7 +1001,7 @@ describe('delivery feedback', () => {
     );
   });
 
-  it('a rule on source aws.ses, the five detail-types and our configuration set invokes the feedback function, with a DLQ', () => {
+  it('a rule on source aws.ses, the five detail-types and our configuration set queues them for the feedback function in batches, with a DLQ', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.ses'],
@@ -982,11 +1016,23 @@ describe('delivery feedback', () => {
       },
       Targets: [
         Match.objectLike({
-          Arn: { 'Fn::GetAtt': [fnLogicalId('DeliveryFeedbackFunction'), 'Arn'] },
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeliveryFeedbackSesEvents'), 'Arn'] },
           DeadLetterConfig: Match.objectLike({ Arn: Match.anyValue() }),
           RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 86_400 },
         }),
       ],
+    });
+    // The queue hands the function batches (its reports on one send batch are one evidence object), and
+    // dead-letters a message it could not record after five receives.
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fnLogicalId('DeliveryFeedbackFunction') },
+      BatchSize: 500,
+      MaximumBatchingWindowInSeconds: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+      VisibilityTimeout: 360,
     });
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       MaximumRetryAttempts: 2,
@@ -994,23 +1040,34 @@ describe('delivery feedback', () => {
     });
   });
 
-  it('the feedback function may only read and update items, and send to its dead-letter queue', () => {
+  it('the feedback function may only read and update items, read its queue of SES events, and send to its dead-letter queue', () => {
     // Evidence (s3:, kms:) is pinned in test/infra/evidence.test.ts.
     const statements = policyOf('DeliveryFeedbackFunction').filter(
       (st) => !actionsOf([st]).some((a) => /^(logs|xray|s3|kms):/.test(a)),
     );
     expect(actionsOf(statements).sort()).toEqual([
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
       'sqs:SendMessage',
     ]);
+    // PutItem on evidence gaps only (a batch of reports the store refused).
+    expect(statements.find((st) => actionsOf([st]).includes('dynamodb:PutItem'))?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*'] },
+    });
     // Query on the providerMessage index only (SNS's delivery status names a message id, not a notification).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))?.Resource).toEqual({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] }, '/index/providerMessage']],
     });
     // Notifications and suppressions only: never a send window, the breaker, preferences or the shard mark.
     const table = statements.find((st) => actionsOf([st]).includes('dynamodb:UpdateItem'));
+    expect(actionsOf([table as Statement])).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     expect(table?.Condition).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'SUPPRESSION#*'] },
     });

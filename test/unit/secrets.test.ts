@@ -9,6 +9,7 @@ import { providerRequest } from '../../functions/dispatch/senders.ts';
 import { sendEvidence, uniformRetention } from '../../functions/domain/evidence.ts';
 import { buildNotification, type NotificationItem, type QuarantineItem } from '../../functions/domain/notification.ts';
 import { macDigest, REDACTED, secretMacMessage } from '../../functions/domain/secrets.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
@@ -16,6 +17,9 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 import { TEST_SECRET_KEY } from '../support/secret-mac.ts';
+
+// Rendering reads the compiled templates, which the functions load per type on first use (template-sets.ts).
+await loadAllTemplates();
 
 const CODE = '482913';
 const otp = (over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) =>

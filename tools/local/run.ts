@@ -31,7 +31,15 @@ import { type Input, openInput, parseOptions, RUN_EXIT, type RunOptions, require
 import { type OutboxNotification, SENDS_IN_FULL, startOutbox } from './outbox.ts';
 import { outboxHtml } from './outbox-page.ts';
 import { summarizeTable } from './outcomes.ts';
-import { converge, DispatchMappings, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers } from './pipeline.ts';
+import {
+  converge,
+  DispatchMappings,
+  FeedbackMapping,
+  KafkaMapping,
+  lambdaContext,
+  loadHandlers,
+  sqsBatches,
+} from './pipeline.ts';
 import { Progress } from './progress.ts';
 import { type AcceptedSend, SendQuota, startSesEndpoint, startSnsEndpoint } from './providers.ts';
 import { newRunDir, type RunDir, recordRun } from './run-dir.ts';
@@ -225,7 +233,8 @@ async function loadPipeline(services: Services, options: RunOptions, input: Inpu
     readers.routine.close();
   });
   const stream = new DispatchMappings(readers, handlers.dispatch);
-  const feedback = new FeedbackMapping(() => ses.feedback.splice(0), handlers.feedback);
+  // SES's events through the queue, in its batches, as the stack delivers them.
+  const feedback = new FeedbackMapping(() => sqsBatches(ses.feedback.splice(0)), handlers.feedback);
   // SNS's delivery status log entries, a subscription batch per log group, as CloudWatch Logs would deliver them.
   const deliveryLogs = { count: 0 };
   const deliveryStatus = new FeedbackMapping(() => {

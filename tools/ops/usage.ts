@@ -32,11 +32,12 @@ Commands
                                      provider is known to have accepted (SENT, or its message id recorded) unless
                                      --despite-accepted names that message id. Without --confirm it shows what it
                                      would do, with the message id. Audited.
-  evidence <eventId | eventId#CHANNEL>
+  evidence <eventId | eventId#CHANNEL> [--user ID]
                                      what the customer received, byte for byte as the provider got it, when, and
-                                     what the provider reported — from the evidence store, also after the table's
-                                     items expired (locally: the run's own folder, found by --endpoint, or
-                                     --evidence-dir DIR)
+                                     what the provider reported — from the evidence store, found through the event's
+                                     notifications and its customer's evidence index; after the table's items expired,
+                                     --user names the customer (locally: the run's own folder, found by --endpoint, or
+                                     --evidence-dir DIR, read whole when DynamoDB Local is gone)
   customer <userId>                  each notice of the customer with what was sent or exactly why not (opted out,
                                      a suppressed address and the report behind it, a refused contact point, too old)
   export --user ID --reason TEXT --confirm
