@@ -208,7 +208,7 @@ export type FeedbackConfig = ReturnType<typeof loadFeedbackConfig>;
  * Where evidence goes (docs/evidence-and-privacy.md): the bucket or, for the local run, a folder; not both. Neither:
  * this function keeps no evidence.
  */
-function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
+export function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
   if (c.EVIDENCE_BUCKET !== undefined && c.EVIDENCE_DIR !== undefined) {
     throw new ConfigError('configuration error: set EVIDENCE_BUCKET or EVIDENCE_DIR, not both');
   }

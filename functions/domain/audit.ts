@@ -6,7 +6,8 @@
  * changed. Pure: the keys and the shapes; functions/stores/audit-log.ts stores them.
  */
 
-export const AUDIT_ACTIONS = ['RESEND', 'REPLAY', 'SUPPRESSION_LIFT', 'EXPORT', 'ERASE'] as const;
+/** REVEAL: a contact point shown in full to support staff, who said why (the support console masks it otherwise). */
+export const AUDIT_ACTIONS = ['RESEND', 'REPLAY', 'SUPPRESSION_LIFT', 'EXPORT', 'ERASE', 'REVEAL'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What became of an audited action: done, refused (the true reason), or failed (an error AWS or the code raised). */
