@@ -23,6 +23,7 @@ import {
 } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
+import { assumableBy } from './named-principals.ts';
 
 /** What the account's administrators may do with the key: manage it, never use it. */
 export const KEY_ADMINISTRATION_ACTIONS = [
@@ -77,6 +78,21 @@ export const grantsOnlyForAwsServices = () =>
     conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
   });
 
+/** The account administers a key through IAM, and never uses it: no Decrypt, no GenerateDataKey, no grant. */
+export const administrationWithoutUse = () =>
+  new PolicyStatement({
+    sid: 'AdministrationWithoutUse',
+    principals: [new AccountRootPrincipal()],
+    actions: [...KEY_ADMINISTRATION_ACTIONS],
+    resources: ['*'],
+  });
+
+/** Who may assume the two roles (settings `evidenceReaders`, `breakGlassPrincipals`); absent: the account. */
+export interface EvidenceRoleAssumers {
+  readonly readers?: readonly string[] | undefined;
+  readonly breakGlass?: readonly string[] | undefined;
+}
+
 export interface EvidenceKeys {
   readonly key: Key;
   /** Decrypts evidence through S3: the role `ops evidence`, `customer`, `export` and `audit` read with. */
@@ -86,17 +102,18 @@ export interface EvidenceKeys {
 }
 
 /** The key and its two roles, created in `scope` (the evidence store: `Key` keeps the logical id it always had). */
-export function createEvidenceKey(scope: Construct, prefix: string): EvidenceKeys {
+export function createEvidenceKey(scope: Construct, prefix: string, who: EvidenceRoleAssumers = {}): EvidenceKeys {
   const stack = Stack.of(scope);
   const viaS3 = { StringEquals: { 'kms:ViaService': `s3.${stack.region}.amazonaws.com` } };
-  // Assumable by the account's principals whose IAM policies allow it: the bank decides who, CloudTrail says who did.
+  // Assumable by the roles the settings name (lib/named-principals.ts); every assumption is reported.
   const readerRole = new Role(scope, 'ReaderRole', {
-    assumedBy: new AccountRootPrincipal(),
+    assumedBy: assumableBy(who.readers, false),
     description: `${prefix}: reads the evidence store (the only role that may decrypt it); for those who answer disputes`,
     maxSessionDuration: Duration.hours(1),
   });
+  // A source identity names the person behind a shared role in CloudTrail, on every call of the session.
   const breakGlassRole = new Role(scope, 'BreakGlassRole', {
-    assumedBy: new AccountRootPrincipal(),
+    assumedBy: assumableBy(who.breakGlass, true),
     description: `${prefix}: break glass only. May disable or delete the evidence key and change the evidence protections; every use is reported`,
     maxSessionDuration: Duration.hours(1),
   });
@@ -109,12 +126,7 @@ export function createEvidenceKey(scope: Construct, prefix: string): EvidenceKey
     removalPolicy: RemovalPolicy.RETAIN,
     policy: new PolicyDocument({
       statements: [
-        new PolicyStatement({
-          sid: 'AdministrationWithoutUse',
-          principals: [new AccountRootPrincipal()],
-          actions: [...KEY_ADMINISTRATION_ACTIONS],
-          resources: ['*'],
-        }),
+        administrationWithoutUse(),
         new PolicyStatement({
           sid: 'WritersEncryptThroughS3',
           principals: [new AccountRootPrincipal()],

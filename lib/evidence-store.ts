@@ -17,6 +17,9 @@
  *   Every change is reported (lib/protection-watch.ts).
  * - A key of its own (lib/evidence-key.ts): administration without decrypt, writers that only encrypt, Decrypt for
  *   the evidence-reader role alone.
+ * - Keys listed by the reader alone: a key names an event and a customer (sends/<eventId>/…, users/<userId>/…), so a
+ *   listing tells who was told what even without the key; listing is denied to all but the evidence reader, S3's
+ *   replication, break glass and a deploy of this stack (no function lists: the writers write, the gap filler writes).
  * - Reads audited: S3 server access logs go to a versioned, ACL-less bucket nobody may delete from, kept as long as
  *   the evidence (lib/access-log-bucket.ts), whose settings are protected like the store's; the failed-batch bucket
  *   logs there too.
@@ -25,14 +28,14 @@
  */
 import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { AnyPrincipal, Effect, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { EvidenceEnvironment } from '../functions/contracts/environment.ts';
 import type { EvidenceLockMode } from '../functions/domain/evidence.ts';
 import { createAccessLogBucket, denyDeletes } from './access-log-bucket.ts';
-import { createEvidenceKey, deployRoleArn } from './evidence-key.ts';
+import { createEvidenceKey, deployRoleArn, type EvidenceRoleAssumers } from './evidence-key.ts';
 import { replicateEvidence } from './evidence-replication.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import type { EvidenceReplication } from './settings-protection.ts';
@@ -42,6 +45,8 @@ export interface EvidenceStoreProps {
   readonly retentionDays: number;
   readonly lockMode: EvidenceLockMode;
   readonly replication?: EvidenceReplication | undefined;
+  /** Who may assume the reader and the break-glass role (settings `evidenceReaders`, `breakGlassPrincipals`). */
+  readonly assumers?: EvidenceRoleAssumers;
 }
 
 /** Prefixes the functions write: send records and their reports, and the customer's pointers to them. */
@@ -60,6 +65,9 @@ export const PROTECTION_ACTIONS = [
   's3:PutBucketPublicAccessBlock',
 ] as const;
 
+/** What lists the store's keys (s3:ListBucket also authorizes HeadBucket). */
+export const LIST_ACTIONS = ['s3:ListBucket', 's3:ListBucketVersions', 's3:ListBucketMultipartUploads'] as const;
+
 export class EvidenceStore extends Construct {
   readonly bucket: Bucket;
   readonly key: Key;
@@ -71,6 +79,8 @@ export class EvidenceStore extends Construct {
   readonly replicationFailures: Metric | undefined;
   /** The roles grantWrite named: the only principals that may write send records and customers' pointers. */
   private readonly writers: string[] = [];
+  /** Besides the reader, break glass and a deploy: who may list the keys (S3's replication role, when on). */
+  private readonly listers: string[] = [];
   /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
   readonly environment: EvidenceEnvironment;
 
@@ -82,7 +92,7 @@ export class EvidenceStore extends Construct {
     super(scope, id);
     // First: it sets how log delivery is granted on this scope, which must have no children yet.
     this.accessLogs = createAccessLogBucket(this, 'AccessLogs', props.retentionDays);
-    const { key, readerRole, breakGlassRole } = createEvidenceKey(this, props.prefix);
+    const { key, readerRole, breakGlassRole } = createEvidenceKey(this, props.prefix, props.assumers);
     this.key = key;
     this.readerRole = readerRole;
     this.breakGlassRole = breakGlassRole;
@@ -121,6 +131,8 @@ export class EvidenceStore extends Construct {
       props.replication === undefined
         ? undefined
         : replicateEvidence(this, props.prefix, this.bucket, this.key, props.replication);
+    const replicator = this.node.tryFindChild('ReplicationRole');
+    if (replicator instanceof Role) this.listers.push(replicator.roleArn);
     this.grantReader();
     this.grantBreakGlass();
   }
@@ -169,6 +181,21 @@ export class EvidenceStore extends Construct {
       ArnNotEquals: { 'aws:PrincipalArn': [this.breakGlassRole.roleArn] },
     });
     const allowed = [this.breakGlassRole.roleArn, deployRoleArn(Stack.of(this))].filter((a) => a !== undefined);
+    // CloudFormation's bucket handler reads the bucket (HeadBucket is authorized as s3:ListBucket): the deploy lists.
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheReaderListsEvidence',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: [...LIST_ACTIONS],
+        resources: [this.bucket.bucketArn],
+        conditions: {
+          ArnNotEquals: {
+            'aws:PrincipalArn': Lazy.list({ produce: () => [this.readerRole.roleArn, ...this.listers, ...allowed] }),
+          },
+        },
+      }),
+    );
     // The read audit too: whoever may change its lifecycle, versioning or policy may expire or delete it.
     for (const bucket of [this.bucket, this.accessLogs]) {
       bucket.addToResourcePolicy(

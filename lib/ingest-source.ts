@@ -38,6 +38,8 @@ export const MSK_NETWORK_ACTIONS = [
   'ec2:DescribeSubnets',
   'ec2:DescribeSecurityGroups',
 ] as const;
+/** Of those, the ones that act on a network interface (the rest describe, authorized on "*" only). */
+const MSK_INTERFACE_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface'];
 
 export interface IngestSource {
   readonly failedBatches: Bucket;
@@ -161,7 +163,16 @@ function grantKafka(ingest: NotifierFunction, s: Settings, kafka: ReturnType<typ
     ],
     [kafka.cluster],
   );
-  allow([...MSK_NETWORK_ACTIONS], ['*']);
+  // The pollers' network interfaces are in the cluster's VPC: narrowed to it when the settings name it (mskVpcId).
+  allow(
+    MSK_NETWORK_ACTIONS.filter((a) => !MSK_INTERFACE_ACTIONS.includes(a)),
+    ['*'],
+  );
+  const vpc =
+    s.mskVpcId === undefined
+      ? undefined
+      : ingest.stack.formatArn({ service: 'ec2', resource: 'vpc', resourceName: s.mskVpcId });
+  allow(MSK_INTERFACE_ACTIONS, ['*'], vpc === undefined ? undefined : { ArnEqualsIfExists: { 'ec2:Vpc': vpc } });
 }
 
 /**

@@ -167,6 +167,7 @@ export class Network extends Construct {
     fn.placeInSubnets(
       this.vpc.isolatedSubnets.map((s) => s.subnetId),
       [this.functions.securityGroupId],
+      this.vpc.vpcId,
     );
   }
 

@@ -7,7 +7,7 @@
  */
 
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -57,15 +57,35 @@ export type TableAction =
   | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
 
-/** What Lambda needs to place a function's network interfaces in subnets (AWSLambdaVPCAccessExecutionRole's EC2 actions). */
+/**
+ * What Lambda needs to place a function's network interfaces in subnets (AWSLambdaVPCAccessExecutionRole's EC2
+ * actions): these act on a network interface, which carries its subnet and VPC (condition keys `ec2:Subnet`,
+ * `ec2:Vpc` — Service Authorization Reference, Amazon EC2), and are narrowed to the function's own; …
+ */
 export const LAMBDA_VPC_ACTIONS = [
   'ec2:CreateNetworkInterface',
-  'ec2:DescribeNetworkInterfaces',
-  'ec2:DescribeSubnets',
   'ec2:DeleteNetworkInterface',
   'ec2:AssignPrivateIpAddresses',
   'ec2:UnassignPrivateIpAddresses',
 ] as const;
+/** … these describe, and EC2 authorizes a Describe action only on "*". */
+export const LAMBDA_VPC_DESCRIBE_ACTIONS = ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets'] as const;
+
+/**
+ * The network-interface actions narrowed to these subnets (and this VPC, when known). `IfExists`: Lambda checks the
+ * role when it creates the function with a request that names no subnet, and the subnet and security group a create
+ * also touches carry no `ec2:Subnet`; every real network interface carries both keys, so none is created, changed or
+ * deleted outside them.
+ */
+export function inTheseSubnets(stack: Stack, subnetIds: readonly string[], vpcId?: string): Record<string, unknown> {
+  const arn = (type: string, id: string) => `arn:${stack.partition}:ec2:${stack.region}:${stack.account}:${type}/${id}`;
+  return {
+    ArnEqualsIfExists: {
+      'ec2:Subnet': subnetIds.map((id) => arn('subnet', id)),
+      ...(vpcId === undefined ? {} : { 'ec2:Vpc': arn('vpc', vpcId) }),
+    },
+  };
+}
 
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
 
@@ -114,15 +134,22 @@ export class NotifierFunction extends NodejsFunction {
 
   /**
    * Runs the function in these subnets with these security groups. The network-interface actions are granted inline
-   * (not AWSLambdaVPCAccessExecutionRole, which also allows writing to every log group of the account); Lambda checks
-   * them when it creates the function, which depends on the role's policy.
+   * (not AWSLambdaVPCAccessExecutionRole, which also allows writing to every log group of the account), on these
+   * subnets (and VPC) alone; Lambda checks them when it creates the function, which depends on the role's policy.
    */
-  placeInSubnets(subnetIds: readonly string[], securityGroupIds: readonly string[]): this {
+  placeInSubnets(subnetIds: readonly string[], securityGroupIds: readonly string[], vpcId?: string): this {
     (this.node.defaultChild as CfnFunction).vpcConfig = {
       subnetIds: [...subnetIds],
       securityGroupIds: [...securityGroupIds],
     };
-    this.addToRolePolicy(new PolicyStatement({ actions: [...LAMBDA_VPC_ACTIONS], resources: ['*'] }));
+    this.addToRolePolicy(new PolicyStatement({ actions: [...LAMBDA_VPC_DESCRIBE_ACTIONS], resources: ['*'] }));
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: [...LAMBDA_VPC_ACTIONS],
+        resources: ['*'],
+        conditions: inTheseSubnets(Stack.of(this), subnetIds, vpcId),
+      }),
+    );
     return this;
   }
 

@@ -9,6 +9,7 @@ import { Annotations, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
@@ -27,6 +28,7 @@ import type { NotifierFunction } from './notifier-function.ts';
 import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
 import { ProtectionWatch } from './protection-watch.ts';
+import { watchFunctions } from './protection-watch-functions.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
@@ -61,6 +63,7 @@ export class NotifierStack extends Stack {
       retentionDays: s.evidenceRetentionDays,
       lockMode: s.evidenceLockMode,
       replication: s.evidenceReplication,
+      assumers: { readers: s.evidenceReaders, breakGlass: s.breakGlassPrincipals },
     });
     const parts: FunctionPartProps = {
       stack: this,
@@ -100,9 +103,10 @@ export class NotifierStack extends Stack {
       encryptAlarmTopic: s.encryptAlarmTopic,
     });
     const feedback = this.deliveryFeedback(parts, dispatch, observability);
-    const watch = this.protect(parts, observability);
-    this.snsDeliveryStatus(parts, feedback, observability);
     const smoke = this.smokeProducer(parts, observability);
+    const functions = [ingest.fn, dispatch.fn, sweeper, feedback.function, ...(smoke === undefined ? [] : [smoke])];
+    const watch = this.protect(parts, observability, functions);
+    this.snsDeliveryStatus(parts, feedback, observability);
     if (s.pushPlatformApplicationArns === undefined) {
       Annotations.of(this).addWarningV2(
         'notifier:pushDeliveryStatus',
@@ -189,19 +193,41 @@ export class NotifierStack extends Stack {
     return feedback;
   }
 
-  /** What guards the evidence and the table beyond the functions: the protection watch, and the backup if set. */
-  private protect(p: FunctionPartProps, observability: Observability): ProtectionWatch {
+  /**
+   * What guards the evidence and the table beyond the functions: the backup if set, and the protection watch over
+   * the evidence protections, the keys (the vault's too), the roles' use and the functions that write evidence.
+   */
+  private protect(p: FunctionPartProps, observability: Observability, functions: NotifierFunction[]): ProtectionWatch {
+    const s = p.settings;
+    // Preferences and suppressions never expire: a locked vault here, a copy in another account.
+    const backup =
+      s.backup === undefined
+        ? undefined
+        : new TableBackup(this, 'Backup', { prefix: p.prefix, table: p.table, settings: s.backup });
     // Every change to the evidence protections and every use of the break-glass role reaches the operators.
     const watch = new ProtectionWatch(this, 'ProtectionWatch', {
       prefix: p.prefix,
       buckets: [p.evidence.bucket, p.evidence.accessLogs],
       key: p.evidence.key,
       breakGlassRole: p.evidence.breakGlassRole,
+      readerRole: p.evidence.readerRole,
       observability,
+      guardedKeys: backup === undefined ? [] : [backup.key],
+      securityEventBusArn: s.securityEventBusArn,
     });
-    // Preferences and suppressions never expire: a locked vault here, a copy in another account.
-    if (p.settings.backup !== undefined) {
-      new TableBackup(this, 'Backup', { prefix: p.prefix, table: p.table, settings: p.settings.backup });
+    watchFunctions(watch, {
+      functions,
+      mappingIds: this.node
+        .findAll()
+        .filter((c): c is CfnEventSourceMapping => c instanceof CfnEventSourceMapping)
+        .map((m) => m.ref),
+      otherRoles: [p.evidence.readerRole, p.evidence.breakGlassRole],
+    });
+    if (s.evidenceReaders === undefined || s.breakGlassPrincipals === undefined) {
+      Annotations.of(this).addWarningV2(
+        'notifier:namedPrincipals',
+        'No evidenceReaders or breakGlassPrincipals: the evidence-reader and break-glass roles trust the account (any principal allowed sts:AssumeRole may decrypt the evidence or break glass). Only the example stage may leave them out.',
+      );
     }
     return watch;
   }

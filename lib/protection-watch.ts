@@ -7,11 +7,15 @@
  *   replication, encryption, logging, public access block;
  * - the evidence key, and the keys of the alarm topic and of the logs: deletion scheduled or cancelled, disabled or
  *   enabled, rotation turned off, policy put;
- * - the break-glass role assumed (through this region's STS endpoint; the global endpoint logs in us-east-1);
+ * - the break-glass role assumed, and the evidence-reader role (through this region's STS endpoint; the global
+ *   endpoint logs in us-east-1);
  * - the watch's own route to a person: any protection rule or its targets, the alarm topic and its subscriptions, the
- *   report queue, the region's trails — and a second rule watches the rule that watches those.
- * Each reaches the topic as one line saying what changed, on what, and who did it. The alarm path's keys and the
- * topic's deletion and policy are, like the evidence protections, the break-glass role's or a deploy's alone.
+ *   report queue, the region's trails — and a second rule watches the rule that watches those;
+ * - the functions that write evidence and send, outside a deploy of this stack (lib/protection-watch-functions.ts).
+ * Each reaches the topic as one line saying what changed, on what, and who did it, and, with `securityEventBusArn`,
+ * the security account's event bus as the CloudTrail event itself: a report the account's own administrators cannot
+ * take back. The alarm path's keys (and the backup vault's) and the topic's deletion and policy are, like the
+ * evidence protections, the break-glass role's or a deploy's alone.
  */
 
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
@@ -23,7 +27,7 @@ import {
   Rule,
   RuleTargetInput,
 } from 'aws-cdk-lib/aws-events';
-import { AnyPrincipal, Effect, PolicyStatement, type Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -31,6 +35,7 @@ import { Construct } from 'constructs';
 import { deployRoleArn, KEY_DESTRUCTION_ACTIONS } from './evidence-key.ts';
 import { logsKeyOf } from './logs-key.ts';
 import type { Observability } from './observability.ts';
+import type { IAM_EVENT_SOURCE, WATCHED_EVENT_SOURCES } from './watched-event-sources.ts';
 
 /** CloudTrail's event names for the bucket settings the evidence store's protections rest on. */
 export const WATCHED_BUCKET_EVENTS = [
@@ -86,15 +91,29 @@ export interface ProtectionWatchProps {
   readonly buckets: readonly Bucket[];
   readonly key: Key;
   readonly breakGlassRole: Role;
+  readonly readerRole: Role;
   readonly observability: Observability;
+  /** Keys guarded and watched like the alarm path's: destroyed or re-policied by break glass or a deploy alone. */
+  readonly guardedKeys?: readonly Key[];
+  /** Another account's EventBridge bus every report also goes to (settings `securityEventBusArn`). */
+  readonly securityEventBusArn?: string | undefined;
 }
 
-const WHO = EventField.fromPath('$.detail.userIdentity.arn');
-const WHAT = EventField.fromPath('$.detail.eventName');
-const CHECK = 'Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").';
+export const WHO = EventField.fromPath('$.detail.userIdentity.arn');
+export const WHAT = EventField.fromPath('$.detail.eventName');
+export const CHECK =
+  'Check it was a reviewed deploy or a break-glass action (docs/operations.md "Evidence protections").';
+
+/** A service whose CloudTrail events the watch reads: `npm run smoke` checks a trail records them all. */
+type Source = (typeof WATCHED_EVENT_SOURCES)[number] | typeof IAM_EVENT_SOURCE;
+type WatchedService = Source extends `${infer S}.amazonaws.com` ? S : never;
 
 /** A CloudTrail management event of a service's API: these calls, with these request parameters if given. */
-function call(service: string, eventNames: readonly string[], requestParameters?: Record<string, unknown>) {
+export function call(
+  service: WatchedService,
+  eventNames: readonly unknown[],
+  requestParameters?: Record<string, unknown>,
+) {
   return {
     source: [`aws.${service}`],
     'detail-type': ['AWS API Call via CloudTrail'],
@@ -118,6 +137,8 @@ export class ProtectionWatch extends Construct {
   readonly deadLetters: Queue;
   /** `<stage>-protection`: every rule's name starts with it, and the topic accepts no other EventBridge rule. */
   private readonly prefix: string;
+  /** The role the rules put their events on the security account's bus with, when there is one. */
+  private readonly forwarder: Role | undefined;
 
   constructor(
     scope: Construct,
@@ -129,6 +150,7 @@ export class ProtectionWatch extends Construct {
     // The topic accepts these rules (named <prefix>-protection-…) and no other EventBridge rule.
     props.observability.allowPublishFrom('EvidenceProtectionChanges', 'events.amazonaws.com', `rule/${this.prefix}-*`);
     this.deadLetters = this.reportQueue();
+    this.forwarder = this.forwardingRole();
     this.rule(
       'Buckets',
       'changes to the evidence and access-log buckets',
@@ -137,13 +159,16 @@ export class ProtectionWatch extends Construct {
     );
     // The evidence key, and the keys the alarms and the logs are encrypted with: disabling either silences every
     // alarm and report, or every log line, at once.
-    const alarmPathKeys = [props.observability.alarmKey, logsKeyOf(this)].filter((k) => k !== undefined);
+    // The backup vault's key too: disabling it makes every recovery point unreadable.
+    const alarmPathKeys = [props.observability.alarmKey, logsKeyOf(this), ...(props.guardedKeys ?? [])].filter(
+      (k) => k !== undefined,
+    );
     const keys = call('kms', WATCHED_KEY_EVENTS);
     this.rule(
       'Key',
-      'changes to the evidence key and the keys of the alarm topic and the logs',
+      'changes to the evidence key and the keys of the alarm topic, the logs and the backups',
       { ...keys, detail: { ...keys.detail, resources: { ARN: [props.key, ...alarmPathKeys].map((k) => k.keyArn) } } },
-      `${WHAT} on key ${EventField.fromPath('$.detail.requestParameters.keyId')} by ${WHO}: the evidence, the alarms or the logs depend on it. ${CHECK}`,
+      `${WHAT} on key ${EventField.fromPath('$.detail.requestParameters.keyId')} by ${WHO}: the evidence, the alarms, the logs or the backups depend on it. ${CHECK}`,
     );
     this.watchRoute();
     this.guardAlarmPath(alarmPathKeys);
@@ -152,12 +177,41 @@ export class ProtectionWatch extends Construct {
       this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       'A change to the evidence protections could not be reported to the alarm topic: read the reports in the protection dead-letter queue, and check the topic and its key policy (docs/operations.md "Evidence protections").',
     );
+    const person = EventField.fromPath('$.detail.requestParameters.sourceIdentity');
     this.rule(
       'BreakGlass',
       'the evidence break-glass role assumed',
       call('sts', ['AssumeRole'], { roleArn: [props.breakGlassRole.roleArn] }),
-      `the evidence break-glass role was assumed by ${WHO}: it may disable the evidence key and change the evidence protections (docs/operations.md "Evidence protections").`,
+      `the evidence break-glass role was assumed by ${WHO} (source identity ${person}): it may disable the evidence key and change the evidence protections (docs/operations.md "Evidence protections").`,
     );
+    // A notice, not an alarm (one topic today): the readers are named, and every read is in the access logs.
+    this.rule(
+      'Readers',
+      'the evidence-reader role assumed',
+      call('sts', ['AssumeRole'], { roleArn: [props.readerRole.roleArn] }),
+      `notice: the evidence-reader role was assumed by ${WHO} (source identity ${person}): it decrypts what customers received. Expected when a named reader answers a dispute (docs/operations.md "Evidence protections").`,
+    );
+  }
+
+  /**
+   * The role EventBridge puts the reports on the security account's bus with: events:PutEvents on that bus alone,
+   * for these rules of this account alone. The bus's own policy must let this account (or this role) put events.
+   */
+  private forwardingRole(): Role | undefined {
+    const bus = this.props.securityEventBusArn;
+    if (bus === undefined) return undefined;
+    const { partition, region, account } = Stack.of(this);
+    const role = new Role(this, 'ForwardRole', {
+      assumedBy: new ServicePrincipal('events.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': account },
+          ArnLike: { 'aws:SourceArn': `arn:${partition}:events:${region}:${account}:rule/${this.prefix}-*` },
+        },
+      }),
+      description: `${this.props.prefix}: puts every protection report on the security account's event bus`,
+    });
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus] }));
+    return role;
   }
 
   /** Where a report EventBridge could not deliver (for a day, with its retries) waits: alarmed. */
@@ -192,7 +246,7 @@ export class ProtectionWatch extends Construct {
    * A rule that reports each event it matches to the alarm topic as one line. The topic's own policy allows these
    * rules; the target adds nothing. A report EventBridge cannot deliver waits in the dead-letter queue.
    */
-  private rule(name: string, description: string, eventPattern: EventPattern, text: string): Rule {
+  rule(name: string, description: string, eventPattern: EventPattern, text: string): Rule {
     const topic = this.props.observability.topic;
     const target: IRuleTarget = {
       bind: () => ({
@@ -202,11 +256,19 @@ export class ProtectionWatch extends Construct {
         retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 },
       }),
     };
+    const bus = this.props.securityEventBusArn;
+    const forwarder = this.forwarder;
+    // The CloudTrail event itself, for the security account's own tooling (EventBridge retries a bus target by
+    // itself; a retry policy is not accepted there). What it cannot deliver waits in the same dead-letter queue.
+    const forward: IRuleTarget[] =
+      bus === undefined || forwarder === undefined
+        ? []
+        : [{ bind: () => ({ arn: bus, role: forwarder, deadLetterConfig: { arn: this.deadLetters.queueArn } }) }];
     const r = new Rule(this, name, {
       ruleName: `${this.prefix}-${name.toLowerCase()}`,
       description: `${this.props.prefix}: ${description}`,
       eventPattern,
-      targets: [target],
+      targets: [target, ...forward],
     });
     (r.node.defaultChild as CfnRule).state = ALL_MANAGEMENT_EVENTS;
     this.rules.push(r);
@@ -245,8 +307,9 @@ export class ProtectionWatch extends Construct {
 
   /**
    * One DisableKey on the alarm topic's key would fail every alarm and every report at once, one on the logs' key
-   * every log line, and one DeleteTopic or RemovePermission would leave the alarms nowhere to go: these are the
-   * break-glass role's, or a deploy's, as the evidence store's protections are.
+   * every log line, one on the backup vault's every recovery point, and one DeleteTopic or RemovePermission would
+   * leave the alarms nowhere to go: these are the break-glass role's, or a deploy's, as the evidence store's
+   * protections are.
    */
   private guardAlarmPath(keys: readonly Key[]): void {
     const { breakGlassRole, observability } = this.props;

@@ -14,6 +14,15 @@ const ARN_BACKUP_VAULT = /^arn:aws[a-z-]*:backup:([a-z0-9-]+):(\d{12}):backup-va
 /** A PrivateLink endpoint service another party offers (Confluent Cloud's registry): com.amazonaws.vpce.<region>.vpce-svc-… */
 const ENDPOINT_SERVICE = /^com\.amazonaws\.vpce\.([a-z0-9-]+)\.vpce-svc-[0-9a-f]{8,17}$/;
 const CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+/**
+ * An IAM role, by ARN: the account, the path as written, and the role's name, which may end in one `*` (after at
+ * least one character of its own) because AWS IAM Identity Center names its roles with a suffix it chooses
+ * (`AWSReservedSSO_<permission set>_<16 hex>`). No wildcard in the account, the path or the middle of a name: a
+ * pattern that matches more than the team it names would give the account back what the setting takes away.
+ */
+export const ROLE_PATTERN = /^arn:aws[a-z-]*:iam::(\d{12}):role\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]+\*?$/;
+/** Another account's EventBridge event bus: arn:aws:events:<region>:<account>:event-bus/<name>. */
+const ARN_EVENT_BUS = /^arn:aws[a-z-]*:events:([a-z0-9-]+):(\d{12}):event-bus\/[A-Za-z0-9._-]{1,256}$/;
 const days = (min: number, max: number, fallback?: number) => {
   const n = z.coerce.number().int().min(min).max(max);
   return fallback === undefined ? n : n.default(fallback);
@@ -70,6 +79,19 @@ export const networkSchema = z.object({
     .optional(),
 });
 
+/** One principal allowed to assume the evidence-reader or the break-glass role (lib/named-principals.ts). */
+export const rolePatternSchema = z
+  .string()
+  .regex(
+    ROLE_PATTERN,
+    "must be IAM role ARNs (arn:aws:iam::<account>:role/<path/><name>), a name ending in * at most (an IAM Identity Center role's suffix)",
+  );
+
+/** The security account's event bus every protection report is also sent to (lib/protection-watch.ts). */
+export const eventBusArnSchema = z
+  .string()
+  .regex(ARN_EVENT_BUS, 'must be an EventBridge event bus ARN (arn:aws:events:<region>:<account>:event-bus/<name>)');
+
 export type EvidenceReplication = z.infer<typeof evidenceReplicationSchema>;
 export type BackupSettings = z.infer<typeof backupSchema>;
 export type NetworkSettings = z.infer<typeof networkSchema>;
@@ -81,6 +103,7 @@ export function protectionProblems(
     backup?: BackupSettings | undefined;
     vpc?: NetworkSettings | undefined;
     schemaRegistry?: { kind: string } | undefined;
+    securityEventBusArn?: string | undefined;
   },
   account: string,
   region: string,
@@ -102,6 +125,11 @@ export function protectionProblems(
         `must be a key of the destination account (${r.destinationAccount})`,
       ]);
     }
+  }
+  const bus = ARN_EVENT_BUS.exec(s.securityEventBusArn ?? '');
+  // A copy the account's own administrators can delete is no copy: the reports leave for another account.
+  if (bus !== null && bus[2] === account) {
+    problems.push(['securityEventBusArn', `must be a bus of another account than the stack's (${account})`]);
   }
   const vault = s.backup === undefined ? null : ARN_BACKUP_VAULT.exec(s.backup.copyToVaultArn);
   if (vault !== null && vault[2] === account) {

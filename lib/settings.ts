@@ -18,7 +18,14 @@ import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/do
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
-import { backupSchema, evidenceReplicationSchema, networkSchema, protectionProblems } from './settings-protection.ts';
+import {
+  backupSchema,
+  eventBusArnSchema,
+  evidenceReplicationSchema,
+  networkSchema,
+  protectionProblems,
+  rolePatternSchema,
+} from './settings-protection.ts';
 
 const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
@@ -182,6 +189,15 @@ export const settingsSchema = z
     evidenceRetentionDays: asKey(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS),
     /** Object Lock mode of the evidence store: GOVERNANCE (default) or COMPLIANCE (WORM; irreversible: read the doc). */
     evidenceLockMode: z.enum(EVIDENCE_LOCK_MODES).default(EVIDENCE_ENVIRONMENT.EVIDENCE_LOCK_MODE.default),
+    /**
+     * Who may assume the evidence-reader role (decrypt seven years of what customers received): IAM role ARNs, a name
+     * ending in * at most. Required outside the example stage (deployProblems); absent, the role trusts the account.
+     */
+    evidenceReaders: list(rolePatternSchema).optional(),
+    /** Who may assume the break-glass role, always with a source identity naming the person (lib/named-principals.ts). */
+    breakGlassPrincipals: list(rolePatternSchema).optional(),
+    /** Another account's EventBridge bus every protection report is also sent to (lib/protection-watch.ts). */
+    securityEventBusArn: eventBusArnSchema.optional(),
     /** Replicate every evidence object to a log-archive account's bucket, under its lock and key (settings-protection.ts). */
     evidenceReplication: json(evidenceReplicationSchema).optional(),
     /** AWS Backup of the table: a locked vault here, a copy in another account (settings-protection.ts). */
@@ -328,7 +344,11 @@ export const settingsSchema = z
     }
     for (const [key, message] of protectionProblems(s, account as string, region as string)) problem(key, message);
     // SNS publishes only within its region, and delivery status is logged in the application's own region.
-    for (const arn of s.pushPlatformApplicationArns ?? []) {
+    const apps = s.pushPlatformApplicationArns ?? [];
+    if (new Set(apps).size !== apps.length) {
+      problem('pushPlatformApplicationArns', 'names an application twice: each is configured once');
+    }
+    for (const arn of apps) {
       const match = ARN_PLATFORM_APPLICATION.exec(arn);
       if (match !== null && (match[1] !== region || match[2] !== account)) {
         problem(
@@ -397,6 +417,17 @@ export function deployProblems(s: Settings, now: number): string[] {
     problems.push(
       `context key "alarmEmail" is required outside the example stage: every alarm mails it, so a deploy must name who is paged (the on-call address or a pager's e-mail integration)`,
     );
+  }
+  // "The account" may read seven years of evidence or break glass only in the example stage: a real one names who.
+  for (const [key, who] of [
+    ['evidenceReaders', 'may decrypt the evidence (those who answer disputes)'],
+    ['breakGlassPrincipals', 'may break glass (disable the evidence key, change its protections)'],
+  ] as const) {
+    if (s[key] === undefined) {
+      problems.push(
+        `context key "${key}" is required outside the example stage: it names the IAM roles that ${who}; without it any principal of the account allowed sts:AssumeRole could`,
+      );
+    }
   }
   const placeholder = (key: string, what: string) =>
     problems.push(`context key "${key}" is a placeholder (${what}): stage "${s.stage}" needs the bank's own`);

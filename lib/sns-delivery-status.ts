@@ -37,12 +37,25 @@ export interface SnsDeliveryStatusProps {
   readonly observability: Observability;
 }
 
+/** The name of the feedback function's subscription on each delivery status log group. */
+export const SUBSCRIPTION_FILTER_NAME = (prefix: string) => `${prefix}-sns-delivery-status`;
 /** SNS stops sending SMS within minutes of the quota: the alarm leaves time to raise it. */
 export const SMS_SPEND_ALARM_FRACTION = 0.8;
 /** Below this share of SMS delivered (SNS's SMSSuccessRate, 15-minute average), something is wrong beyond a number. */
 export const SMS_SUCCESS_RATE_ALARM = 0.9;
 /** Delivery status logs hold phone numbers and device tokens: kept as long as an investigation needs them. */
 const DELIVERY_LOG_RETENTION = RetentionDays.ONE_MONTH;
+
+/**
+ * The construct id of what configures one thing, keyed by that thing (a platform application, a log group), never by
+ * its place in a list: removing or reordering an entry of `pushPlatformApplicationArns` must leave every other
+ * resource as it is — a resource that moved to another entry would be replaced, and the old one's delete (which
+ * clears an application's roles, or a log group's subscription) would run after the new one's create.
+ * `:` appears in no platform, application or log group name, so two keys never meet.
+ */
+const keyed = (kind: string, ...parts: string[]) => `${kind}[${parts.join(':')}]`;
+/** A delivery status log group by what follows sns/<region>/<account>/: DirectPublishToPhoneNumber, app/GCM/<name>… */
+const groupKey = (name: string) => name.split('/').slice(3).join(':');
 
 /** The platform and name of a platform application ARN (…:app/<platform>/<name>). */
 export function platformApplication(arn: string): { platform: string; name: string } {
@@ -122,11 +135,11 @@ export class SnsDeliveryStatus extends Construct {
       );
       smsAttributes.node.addDependency(role);
     }
-    props.platformApplicationArns.forEach((arn, i) => {
+    for (const arn of props.platformApplicationArns) {
       const { platform, name } = platformApplication(arn);
       const attributes = awsCall(
         this,
-        `PushApplication${i}`,
+        keyed('PushApplication', platform, name),
         sdkCall(
           'SNS',
           'setPlatformApplicationAttributes',
@@ -150,7 +163,7 @@ export class SnsDeliveryStatus extends Construct {
         ),
       );
       attributes.node.addDependency(role);
-    });
+    }
   }
 
   /**
@@ -167,12 +180,13 @@ export class SnsDeliveryStatus extends Construct {
         return pushDeliveryLogGroups(region, account, platform, name);
       }),
     ];
-    groups.forEach((name, i) => {
+    for (const name of groups) {
+      const key = groupKey(name);
       const logsPolicy = (action: string) =>
         new PolicyStatement({ actions: [action], resources: [this.logGroupArn(name)] });
       const ensure = awsCall(
         this,
-        `LogGroup${i}`,
+        keyed('LogGroup', key),
         sdkCall('CloudWatchLogs', 'createLogGroup', { logGroupName: name }, `${name}#exists`, {
           ignoreErrorCodesMatching: 'ResourceAlreadyExistsException',
         }),
@@ -180,7 +194,7 @@ export class SnsDeliveryStatus extends Construct {
       );
       const retention = awsCall(
         this,
-        `LogGroupRetention${i}`,
+        keyed('LogGroupRetention', key),
         sdkCall(
           'CloudWatchLogs',
           'putRetentionPolicy',
@@ -191,22 +205,25 @@ export class SnsDeliveryStatus extends Construct {
       );
       retention.node.addDependency(ensure);
       // CloudWatch Logs may invoke the feedback function for this log group of this account only.
-      const invoke = new CfnPermission(this, `Subscription${i}CanInvokeLambda`, {
+      const invoke = new CfnPermission(this, keyed('SubscriptionCanInvokeLambda', key), {
         action: 'lambda:InvokeFunction',
         functionName: props.feedback.functionArn,
         principal: 'logs.amazonaws.com',
         sourceArn: `${this.logGroupArn(name)}:*`,
         sourceAccount: account,
       });
-      const filter = new SubscriptionFilter(this, `Subscription${i}`, {
-        logGroup: LogGroup.fromLogGroupName(this, `Group${i}`, name),
+      const filter = new SubscriptionFilter(this, keyed('Subscription', key), {
+        logGroup: LogGroup.fromLogGroupName(this, keyed('Group', key), name),
         destination: new LambdaDestination(props.feedback, { addPermissions: false }),
         filterPattern: FilterPattern.allEvents(),
-        filterName: `${props.prefix}-delivery-status`,
+        // Not the name the index-keyed subscriptions had (`<prefix>-delivery-status`): a subscription is its name on
+        // its group, so the keyed one, created before the old one is deleted, would otherwise be that one and be
+        // deleted with it (CHANGELOG).
+        filterName: SUBSCRIPTION_FILTER_NAME(props.prefix),
       });
       filter.node.addDependency(ensure, invoke);
       this.logGroupNames.push(name);
-    });
+    }
   }
 
   /** SMS spend and success, SNS's own failure count, and what the feedback function saw fail (docs/operations.md). */

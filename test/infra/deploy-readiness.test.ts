@@ -185,6 +185,38 @@ describe('the S3 gateway endpoint', () => {
   });
 });
 
+describe('the delivery status resources are keyed by what they configure', () => {
+  const apps = example.pushPlatformApplicationArns;
+  const ids = (arns: readonly string[]) => {
+    const { of } = synth('examples/settings.example.json', { pushPlatformApplicationArns: JSON.stringify(arns) });
+    const all = [...of('Custom::AWS'), ...of('AWS::Logs::SubscriptionFilter'), ...of('AWS::Lambda::Permission')];
+    return new Map(all.filter(([id]) => id.startsWith('SnsDeliveryStatus')).map(([id, r]) => [id, JSON.stringify(r)]));
+  };
+  const both = ids(apps);
+  const reordered = ids([...apps].reverse());
+  const gcmOnly = ids([apps[0] as string]);
+
+  it('reordering pushPlatformApplicationArns keeps every logical id and what each configures: nothing is replaced', () => {
+    expect([...reordered.keys()].sort()).toEqual([...both.keys()].sort());
+    for (const [id, body] of both) expect(reordered.get(id), id).toBe(body);
+  });
+
+  it("removing an application removes its own resources alone: no other one's delete runs (which would clear its roles)", () => {
+    const removed = [...both.keys()].filter((id) => !gcmOnly.has(id));
+    expect([...gcmOnly.keys()].filter((id) => !both.has(id))).toEqual([]);
+    // Its attributes, and for each of its two log groups: exists, retention, permission to invoke, subscription.
+    expect(removed.length).toBe(9);
+    for (const id of removed) expect(id, id).toMatch(/APNS/);
+    for (const [id, body] of gcmOnly) expect(both.get(id), id).toBe(body);
+  });
+
+  it('an application named twice is refused at synth: it is configured once', () => {
+    expect(() =>
+      parseSettings((k) => ({ ...example, pushPlatformApplicationArns: [apps[0], apps[0]] })[k as 'stage']),
+    ).toThrow(/"pushPlatformApplicationArns" names an application twice/);
+  });
+});
+
 describe('settings a deploy would trip on are refused at synth', () => {
   const NOW = Date.parse('2026-12-02T00:00:00Z');
   const read = (base: object, overrides: Record<string, unknown>) => (k: string) =>

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import example from '../../examples/settings.example.json' with { type: 'json' };
 import { parseSettings } from '../../lib/settings.ts';
-import { resolver, type Statement } from '../support/policy-eval.ts';
+import { allows, denies, type Request, resolver, type Statement } from '../support/policy-eval.ts';
 import { PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
@@ -281,4 +281,86 @@ describe('settings refused at synth', () => {
       /is only used with a Confluent schemaRegistry/,
     );
   });
+});
+
+describe('narrowed where it can be', () => {
+  const prod = read(PRODUCTION_LIKE);
+  const plain = read('examples/settings.example.json');
+  const arn = (type: string, id: string) => `arn:aws:ec2:${prod.stack.region}:${prod.stack.account}:${type}/${id}`;
+  /** A role's own statements, read with the role as their principal (an identity policy names none). */
+  const own = (s: ReturnType<typeof read>, roleId: string) =>
+    s.statementsOfRole(roleId).map((st) => ({ ...st, Principal: { AWS: `arn:${roleId}` } }));
+  const eni = (roleId: string, action: string, subnet?: string, vpc?: string): Request => ({
+    principal: { arn: `arn:${roleId}`, account: prod.stack.account },
+    action,
+    resource: '*',
+    context: { 'ec2:Subnet': subnet, 'ec2:Vpc': vpc },
+  });
+
+  it("with the vpc setting, a function's network interfaces are created, changed and deleted in its own subnets and VPC alone", () => {
+    const subnets = prod.of('AWS::EC2::Subnet').map(([id]) => `ref:${id}`);
+    const [vpcId] = prod.of('AWS::EC2::VPC')[0] ?? [];
+    for (const name of FUNCTIONS) {
+      const roleId = prod.roleOf(name);
+      const policy = own(prod, roleId);
+      for (const action of [
+        'ec2:CreateNetworkInterface',
+        'ec2:DeleteNetworkInterface',
+        'ec2:AssignPrivateIpAddresses',
+        'ec2:UnassignPrivateIpAddresses',
+      ]) {
+        const ask = (subnet: string, vpc: string) => allows(policy, eni(roleId, action, subnet, vpc));
+        expect(ask(arn('subnet', subnets[0] as string), arn('vpc', `ref:${vpcId}`)), `${name} ${action}`).toBe(true);
+        expect(ask(arn('subnet', 'subnet-0ther'), arn('vpc', 'vpc-0ther')), `${name} ${action} elsewhere`).toBe(false);
+      }
+      // Describe actions take no resource: "*" as before.
+      expect(allows(policy, eni(roleId, 'ec2:DescribeNetworkInterfaces')), name).toBe(true);
+    }
+  });
+
+  it("the MSK pollers' network interfaces are narrowed to the cluster's VPC where the settings name it; the smoke producer's to its subnets", () => {
+    const ingest = prod.roleOf('Ingest');
+    const create = (vpc: string) =>
+      allows(own(prod, ingest), eni(ingest, 'ec2:CreateNetworkInterface', arn('subnet', 'subnet-0msk'), vpc));
+    expect(create(arn('vpc', production.mskVpcId))).toBe(true);
+    expect(create(arn('vpc', 'vpc-0ther'))).toBe(false);
+    const smoke = prod.roleOf('SmokeProducer');
+    const at = (subnet: string) =>
+      allows(own(prod, smoke), eni(smoke, 'ec2:CreateNetworkInterface', arn('subnet', subnet), undefined));
+    expect(at(production.mskSubnetIds[0] as string)).toBe(true);
+    expect(at('subnet-0ther')).toBe(false);
+  });
+
+  it.each([
+    ['the example settings', plain],
+    ["a bank's production settings", prod],
+  ])(
+    "%s: the evidence bucket's keys (an event and a customer each) are listed by the reader, replication, break glass and a deploy alone",
+    (_n, s) => {
+      const [bucketId] = s.of('AWS::S3::Bucket').find(([id]) => id.startsWith('EvidenceBucket')) ?? [];
+      const [, policy] =
+        s.of('AWS::S3::BucketPolicy').find(([, p]) => JSON.stringify(p.Properties.Bucket).includes(String(bucketId))) ??
+        [];
+      const statements = (s.resolve(policy?.Properties.PolicyDocument) as { Statement: Statement[] }).Statement;
+      const role = (prefix: string) => `arn:${s.of('AWS::IAM::Role').find(([id]) => id.startsWith(prefix))?.[0]}`;
+      const list = (who: string, action: string) =>
+        denies(statements, {
+          principal: { arn: who, account: s.stack.account },
+          action,
+          resource: `arn:${bucketId}`,
+          context: { 'aws:PrincipalArn': who },
+        });
+      const deployer = `arn:aws:iam::${s.stack.account}:role/cdk-hnb659fds-cfn-exec-role-${s.stack.account}-${s.stack.region}`;
+      for (const action of ['s3:ListBucket', 's3:ListBucketVersions']) {
+        expect(list(`arn:aws:iam::${s.stack.account}:role/Admin`, action), `${action} by an administrator`).toBe(true);
+        for (const fn of ['DispatchRole', 'SweeperRole', 'DeliveryFeedbackFunctionRole']) {
+          expect(list(role(fn), action), `${action} by ${fn}`).toBe(true);
+        }
+        for (const allowed of [role('EvidenceReaderRole'), role('EvidenceBreakGlassRole'), deployer]) {
+          expect(list(allowed, action), `${action} by ${allowed}`).toBe(false);
+        }
+      }
+      if (s === prod) expect(list(role('EvidenceReplicationRole'), 's3:ListBucket')).toBe(false);
+    },
+  );
 });

@@ -908,7 +908,7 @@ describe('CloudWatch', () => {
   });
 });
 
-describe('delivery feedback (issue 16)', () => {
+describe('delivery feedback', () => {
   it('creates a configuration set with reputation metrics and SES suppression, and dispatch sends through it', () => {
     template.hasResourceProperties('AWS::SES::ConfigurationSet', {
       Name: 'notifier-example',

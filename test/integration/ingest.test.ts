@@ -88,7 +88,7 @@ describe('ingest on DynamoDB Local', () => {
     });
   });
 
-  it('issue 10 on the real adapter: lone surrogates, dirty names and over-precise money never fail the batch', async () => {
+  it('on the real adapter: lone surrogates, dirty names and over-precise money never fail the batch', async () => {
     const first = ingest.nextOffset();
     const r = await deliver([
       transferEvent({ eventId: 'dirty-name', data: { counterpartyName: 'Pat\uD800\r\n\u202E' } }),

@@ -1,5 +1,5 @@
 /**
- * The shared state of issue 11 on DynamoDB Local: the token-bucket windows under several concurrent "environments",
+ * The send pacing's shared state on DynamoDB Local: the token-bucket windows under several concurrent "environments",
  * the breaker item, and the sweeper's exactness — paging, and a write whose reply was lost still counted as done.
  */
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';

@@ -36,7 +36,7 @@ export const b64 = (value: string | object | Buffer) =>
     'base64',
   );
 
-/** A PreferencesUpdated event (issue 16): the customer's whole opt-out set. */
+/** A PreferencesUpdated event: the customer's whole opt-out set. */
 export function preferencesEvent(
   eventId: string,
   occurredAt: string,

@@ -188,7 +188,9 @@ describe('nothing outlives the run', () => {
     child.stdout?.on('data', (c) => {
       stdout += c;
     });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': 'exit' may come before the last of standard output has been read from the pipe (on a busy
+    // machine the partial summary arrived after it), 'close' only once the child's pipes are drained.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     const port = await new Promise<string>((resolve, reject) => {
       child.stderr?.on('data', (c) => {
         stderr += c;
@@ -274,7 +276,9 @@ describe('nothing outlives the run', () => {
         });
         check();
       });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': 'exit' may come before the last of standard output has been read from the pipe (on a busy
+    // machine the partial summary arrived after it), 'close' only once the child's pipes are drained.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     await said('ready');
     // Its main never returns: the grace ends it, and the cleanup starts.
     child.kill('SIGTERM');

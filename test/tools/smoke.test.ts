@@ -48,8 +48,12 @@ const DIRECT: SmokeOptions = { ...OPTIONS, direct: true };
 /** What the smoke producer answers: the event it wrote and where Kafka put it. */
 const PRODUCED = { eventId: 'smoke-20261130T091500Z-ab12cd34', topic: 'banking.transfers', partition: 3, offset: 1207 };
 
+/** What the trail step answers (tools/ops/trail-check.ts has tests of its own): a trail, or none. */
+const TRAIL = { ok: true, lines: ['trail arn:aws:cloudtrail:us-east-1:123456789012:trail/org: logging'] };
+const NO_TRAIL = { ok: false, lines: ['no CloudTrail trail covers ap-northeast-1', 'no logging trail records …'] };
+
 /** A clock that only the smoke check's own sleeps advance: no real waiting, no timing in the test. */
-function harness() {
+function harness(trail: { ok: boolean; lines: string[] } = TRAIL) {
   let now = Date.parse('2026-11-30T09:15:00Z');
   const lines: string[] = [];
   return {
@@ -63,6 +67,7 @@ function harness() {
         now += ms;
       },
       print: (line: string) => lines.push(line),
+      checkTrail: async () => trail,
     },
   };
 }
@@ -194,6 +199,23 @@ describe('npm run smoke, through MSK', () => {
     const { deps, lines } = harness();
     expect(await runSmoke({ ...OPTIONS, timeoutMs: 5000 }, deps)).toBe(EXIT.NO_FEEDBACK);
     expect(lines.join('\n')).toMatch(/SENT, but no delivery feedback for EMAIL after 5\.0 s \(exit 5\)/);
+  });
+});
+
+describe('npm run smoke, the trail the protection watch reads', () => {
+  it('exits 6 when everything was sent and delivered but no trail feeds the protection watch: a blind watch does not pass', async () => {
+    ddbMock.on(QueryCommand).resolves({ Items: [inbox, email('SENT', { providerMessageId: 'ses-1', ...delivered })] });
+    const { deps, lines } = harness(NO_TRAIL);
+    expect(await runSmoke(OPTIONS, deps)).toBe(EXIT.NO_TRAIL);
+    expect(lines.join('\n')).toMatch(/trail: no CloudTrail trail covers ap-northeast-1[\s\S]*exit 6/);
+    expect(await runSmoke(OPTIONS, harness(TRAIL).deps)).toBe(EXIT.SENT);
+  });
+
+  it("a failure of the pipeline keeps its own exit code, and the trail's verdict is printed after it", async () => {
+    ddbMock.on(QueryCommand).resolves({ Items: [inbox, email('FAILED', { lastError: 'MessageRejected' })] });
+    const { deps, lines } = harness(NO_TRAIL);
+    expect(await runSmoke(OPTIONS, deps)).toBe(EXIT.NOT_SENT);
+    expect(lines.at(-2)).toBe('trail: no CloudTrail trail covers ap-northeast-1');
   });
 });
 

@@ -114,7 +114,7 @@ describe('the audience check in dispatch', () => {
   });
 });
 
-describe('the stream filter needs no change for issue 16', () => {
+describe('the stream filter needs no change for the audience check', () => {
   it('SUPPRESSED, feedback on a SENT item, suppression and preferences items never reach dispatch', () => {
     const sent = { ...item, status: 'SENT', attempt: 1 };
     const records = [

@@ -31,7 +31,7 @@ const texts = (m: Message) =>
 /** One-line texts, and the lines of an email's text alternative (its line breaks are the template's). */
 const lines = (m: Message) => texts(m).flatMap((t) => (m.channel === 'EMAIL' ? t.split('\n') : [t]));
 
-describe('issue 10, measured on main', () => {
+describe('text fields as producers send them: escapes, names and money at their edges', () => {
   it('1. a JSON \\uD800 escape in any text field no longer stops the partition: quarantined or cleaned, the batch goes on', async () => {
     const lone = '\uD800';
     const cases: [string, object, 'accepted' | 'quarantined'][] = [

@@ -1,5 +1,5 @@
 /**
- * PreferencesUpdated through the inbox (issue 16): idempotent like any event, quarantined when bad, newest occurredAt
+ * PreferencesUpdated through the inbox: idempotent like any event, quarantined when bad, newest occurredAt
  * wins whatever the arrival order. On the in-memory store, which keeps DynamoDB's conditional semantics.
  */
 import fc from 'fast-check';

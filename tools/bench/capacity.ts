@@ -1,5 +1,5 @@
 /**
- * The capacity model (issue 18): for a peak of notifications per second, what every part of notifier must take —
+ * The capacity model: for a peak of notifications per second, what every part of notifier must take —
  * writes and reads per second on the table and on each index key, MSK partitions and event pollers, Lambda concurrency
  * per function, stream shards, the SES/SNS rates needed, and the month's cost on list prices — and which limit the
  * load meets first. Pure: the key functions and the shard sizing are the code's own (functions/domain/notification.ts,

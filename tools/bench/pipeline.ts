@@ -1,5 +1,5 @@
 /**
- * The whole pipeline end to end, as `npm start -- --events FILE` runs it (issue 14): the command itself, in a child
+ * The whole pipeline end to end, as `npm start -- --events FILE` runs it: the command itself, in a child
  * process, on generated files of two sizes, with DynamoDB Local on disk as a large file's run has it. Reports the
  * rate (events/s and sends/s from the first record to converged, the run's own clock) and the peak resident memory
  * of the run's Node process and of DynamoDB Local, sampled from /proc. The same rate at both sizes, and the same

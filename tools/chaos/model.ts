@@ -115,9 +115,9 @@ export interface ChaosReport {
    * preference in force under admission's own rules (a future-dated one admitted or not as admission decides).
    */
   preferences: { cases: number; mismatches: number };
-  /** FAILED for a throttle, a quota, an account state or age: must be 0 (issue 11). */
+  /** FAILED for a throttle, a quota, an account state or age: must be 0. */
   failedByQuotaOrAccount: number;
-  /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0 (issue 11). */
+  /** A second send after a 500 or reset following an accept, on an at-most-once channel: must be 0. */
   resentAfterAcceptAtMostOnce: number;
   /** The ingest function's own figures (EMF metrics) over the run, and whether they reconcile with the deliveries. */
   figures: IngestFigures;

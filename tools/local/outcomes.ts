@@ -1,8 +1,8 @@
 /**
  * What the local run reports from its table: counts of every kind, and bounded lists of what a reader looks at — each
- * notification's outcome, the quarantined records, the preferences and suppressions (issue 16). One paged scan folds
+ * notification's outcome, the quarantined records, the preferences and suppressions. One paged scan folds
  * everything, so a run of any size reads its table once and holds at most `listLimit` entries per list: a 50 MB
- * events file's summary takes the memory of a small one's (issue 14).
+ * events file's summary takes the memory of a small one's.
  */
 import { scanPages } from './dynamodb-local.ts';
 

@@ -5,7 +5,7 @@ import { INGEST_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 /**
  * The built-in scenario of `npm start`: transfers for en and ja customers across every channel, a redelivered batch,
  * a producer resend (spelled differently, same meaning), a same-id conflict, a payee name an attacker wrote, a
- * customer with no contact point, an event too old to send, and malformed records; then (issue 16) emails to the SES
+ * customer with no contact point, an event too old to send, and malformed records; then emails to the SES
  * mailbox simulator, a bounce and a complaint suppressing later emails to those addresses, a customer opting out of
  * SMS, and an older preferences update arriving late; then SMS and push whose delivery status (the local SNS's,
  * tools/local/sns-delivery-status.ts) says a number opted out at its carrier, a number is invalid or unreachable, a device is
@@ -124,7 +124,7 @@ export function sampleScenario(now: number): Scenario {
     JSON.stringify(en('demo-nobody', { recipient: { userId: 'u-8', locale: 'en' } })),
     // Two days old: recorded, not sent.
     JSON.stringify(en('demo-stale', { occurredAt: new Date(now - 2 * 86_400_000).toISOString() })),
-    // Delivery feedback (issue 16). Offset 11, the end of the third batch: delivered.
+    // Delivery feedback. Offset 11, the end of the third batch: delivered.
     JSON.stringify(simulated('demo-sim-ok', 'success', 'u-20')),
     // Fourth batch: a hard bounce, a complaint, and Alex opts out of SMS.
     JSON.stringify(simulated('demo-sim-bounce', 'bounce', 'u-21')),

@@ -1,5 +1,5 @@
 /**
- * The SES mailbox simulator, locally (issue 16): an email SES accepted for success@, bounce@, complaint@, ooto@ or
+ * The SES mailbox simulator, locally: an email SES accepted for success@, bounce@, complaint@, ooto@ or
  * suppressionlist@simulator.amazonses.com (with or without a +label) produces the feedback events SES would publish
  * through the configuration set, in the EventBridge shape the feedback function receives in AWS. Other addresses
  * produce none: locally nobody knows what their mailbox would have answered.

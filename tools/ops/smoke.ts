@@ -18,10 +18,13 @@
  *   4  could not start: bad arguments, stack or outputs not found, AWS refused a call
  *   5  sent, but no delivery feedback in time (the SES event destination or SNS delivery status logging is not
  *      reaching the feedback function)
+ *   6  all of that passed, but no logging CloudTrail trail records this region's management events: the protection
+ *      watch is blind (tools/ops/trail-check.ts; printed whatever the exit code)
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudTrailClient } from '@aws-sdk/client-cloudtrail';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/client-lambda';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -33,8 +36,17 @@ import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { mskRecord } from '../local/msk.ts';
 import { readStackOutputs, StackOutputsError } from './stack-outputs.ts';
+import { checkTrail, type TrailVerdict } from './trail-check.ts';
 
-export const EXIT = { SENT: 0, NOT_SENT: 1, TIMEOUT: 2, NOT_RECORDED: 3, SETUP: 4, NO_FEEDBACK: 5 } as const;
+export const EXIT = {
+  SENT: 0,
+  NOT_SENT: 1,
+  TIMEOUT: 2,
+  NOT_RECORDED: 3,
+  SETUP: 4,
+  NO_FEEDBACK: 5,
+  NO_TRAIL: 6,
+} as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export { SES_SIMULATOR_SUCCESS, smokeEvent };
@@ -61,6 +73,8 @@ export interface SmokeDeps {
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   readonly print: (line: string) => void;
+  /** Whether a trail feeds the protection watch (tools/ops/trail-check.ts). */
+  readonly checkTrail: () => Promise<TrailVerdict>;
 }
 
 interface NotificationView {
@@ -182,7 +196,22 @@ async function invokeIngest(options: SmokeOptions, outputs: StackOutputs, deps: 
   return { ok: true, injected: { eventId: event.eventId, source: { topic: SMOKE_TOPIC, partition: 0, offset } } };
 }
 
+/**
+ * The pipeline, then the trail the protection watch reads: a stage whose every send works but whose watch is blind
+ * does not pass (exit 6); a pipeline failure keeps its own code, with the trail's lines printed after it.
+ */
 export async function runSmoke(options: SmokeOptions, deps: SmokeDeps): Promise<ExitCode> {
+  const exit = await runPipeline(options, deps);
+  const trail = await deps.checkTrail();
+  for (const line of trail.lines) deps.print(`trail: ${line}`);
+  if (exit === EXIT.SENT && !trail.ok) {
+    deps.print(`result: the pipeline works, but the protection watch is blind (exit ${EXIT.NO_TRAIL})`);
+    return EXIT.NO_TRAIL;
+  }
+  return exit;
+}
+
+async function runPipeline(options: SmokeOptions, deps: SmokeDeps): Promise<ExitCode> {
   const { print } = deps;
   let outputs: StackOutputs;
   try {
@@ -326,7 +355,8 @@ export const USAGE = `usage: npm run smoke -- (--stage <stage> | --stack <stack 
   --push     also send a push to this SNS platform endpoint of yours
   --timeout  how long to follow the notifications to their delivery feedback (default 180 s)
   --direct   invoke the ingest function instead of producing through MSK (the fallback: MSK itself is not checked)
-The stack's region comes from the usual AWS settings (AWS_REGION or the profile).`;
+The stack's region comes from the usual AWS settings (AWS_REGION or the profile). It also checks that a CloudTrail
+trail records the region's management events (exit 6 if none does: the protection watch would be blind).`;
 
 export function parseSmokeArgs(argv: readonly string[]): SmokeOptions {
   let values: {
@@ -402,6 +432,10 @@ async function main(): Promise<number> {
       now: Date.now,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       print: (line) => console.log(line),
+      checkTrail: async () => {
+        const cloudTrail = new CloudTrailClient({});
+        return checkTrail(cloudTrail, await cloudTrail.config.region());
+      },
     });
   } catch (error) {
     if (error instanceof StackOutputsError) console.error(error.message);

@@ -40,13 +40,16 @@ export function suppressionsText(items: readonly SuppressionView[], channel: Cha
 
 /** What the operator is told after a lift: for email, SES keeps its own account-level list. */
 export function liftedText(channel: Channel, hash: string): string {
-  return (
-    `lifted ${channel} ${hash}: notifier sends to this address again` +
-    (channel === 'EMAIL'
-      ? ' — lift it from SES too (aws sesv2 delete-suppressed-destination --email-address …), or SES drops the next email as OnAccountSuppressionList and its bounce suppresses the address here again'
-      : '')
-  );
+  return `lifted ${channel} ${hash}: notifier sends to this address again${PROVIDER_LIST_NOTE[channel]}`;
 }
+
+/** What else holds the address after a lift, per channel: a new channel says whether its provider keeps a list too. */
+const PROVIDER_LIST_NOTE: Readonly<Record<Channel, string>> = {
+  EMAIL:
+    ' — lift it from SES too (aws sesv2 delete-suppressed-destination --email-address …), or SES drops the next email as OnAccountSuppressionList and its bounce suppresses the address here again',
+  PUSH: '',
+  SMS: '',
+};
 
 export const auditText = (records: readonly ListedAuditRecord[]) =>
   records.length === 0
