@@ -26,6 +26,8 @@ export const STACK_OUTPUTS = {
   EvidenceBreakGlassRoleArn:
     'Break glass only: may disable the evidence key or change its protections; every use is reported',
   DashboardUrl: 'The CloudWatch dashboard',
+  OperatorApiUrl:
+    'The operator API (IAM authorization on every route): every operator action of npm run ops, done by the operator function and audited with the caller AWS verified',
 } as const;
 
 /** Outputs only some stacks have: the smoke producer exists when the settings name the cluster's subnets. */

@@ -17,11 +17,13 @@ import {
   type EVIDENCE_ENVIRONMENT,
   FEEDBACK_ENVIRONMENT,
   INGEST_ENVIRONMENT,
+  OPERATOR_ENVIRONMENT,
   SMOKE_ENVIRONMENT,
   SWEEPER_ENVIRONMENT,
   sendRatesOf,
 } from '../contracts/environment.ts';
 import type { EnvKey, EnvSpec, TextKey, ValuesOf } from '../contracts/environment-keys.ts';
+import { type ApprovalPolicy, approvalPolicyOf } from '../domain/approval.ts';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/delivery-policy.ts';
@@ -221,6 +223,31 @@ export function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
   return { store, retentionDays: c.EVIDENCE_RETENTION_DAYS, timeoutMs: c.EVIDENCE_TIMEOUT_MS };
 }
 export type EvidenceConfig = ReturnType<typeof evidenceOf>;
+
+export function loadOperatorConfig(env: Env = process.env) {
+  const c = parseEnvironment(OPERATOR_ENVIRONMENT, env);
+  const store = evidenceOf(c).store;
+  if (store?.kind !== 's3') throw new ConfigError('configuration error: EVIDENCE_BUCKET is required but not set');
+  return {
+    tableName: c.TABLE_NAME,
+    evidence: store,
+    ingestFunctionName: c.INGEST_FUNCTION_NAME,
+    failedBatchesBucket: c.FAILED_BATCHES_BUCKET,
+    proposalKeepDays: c.INBOX_RETENTION_DAYS,
+    policy: approvalPolicy(c.APPROVAL_REQUIRED_FOR, c.PROPOSAL_HOURS),
+  };
+}
+
+/** Four eyes as the environment sets it: the kinds named (none when empty; the default when unset). */
+export function approvalPolicy(kinds: string | undefined, hours: number): ApprovalPolicy {
+  const parsed = approvalPolicyOf(kinds, hours);
+  if ('unknown' in parsed) {
+    throw new ConfigError(
+      `configuration error: APPROVAL_REQUIRED_FOR names no such kind: ${parsed.unknown.join(', ')}`,
+    );
+  }
+  return parsed.policy;
+}
 
 export function loadSmokeProducerConfig(env: Env = process.env) {
   const c = parseEnvironment(SMOKE_ENVIRONMENT, env);

@@ -10,11 +10,12 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { evidenceOf, parseEnvironment } from '../commons/config.ts';
+import { approvalPolicy, evidenceOf, parseEnvironment } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { logger, traced } from '../commons/powertools.ts';
 import { CONSOLE_ENVIRONMENT } from '../contracts/console-environment.ts';
 import { apiRouteOf } from '../contracts/console-routes.ts';
+import { operations } from '../operator/operations.ts';
 import { operatorPorts } from '../operator/ports.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { answerApi } from './api.ts';
@@ -43,7 +44,9 @@ const ports = operatorPorts({
   tableName: config.TABLE_NAME,
   evidence,
   invokeIngest: () => Promise.reject(new Error('the console feeds nothing through ingest')),
+  proposalKeepDays: config.INBOX_RETENTION_DAYS,
 });
+const deps = { ports, ops: operations(ports, approvalPolicy(config.APPROVAL_REQUIRED_FOR, config.PROPOSAL_HOURS)) };
 
 /** Answers nobody may cache, sniff or frame. */
 export const API_HEADERS = {
@@ -58,7 +61,7 @@ export const handler = async (event: APIGatewayProxyEvent): Promise<APIGatewayPr
     return { statusCode: 404, headers: API_HEADERS, body: JSON.stringify({ error: { message: 'No such page.' } }) };
   }
   const caller = callerOf(event.requestContext.authorizer?.claims as Record<string, unknown> | undefined, groups);
-  const answer = await answerApi(route, caller, event.body, ports);
+  const answer = await answerApi(route, caller, event.body, deps);
   logger.info('console request', {
     route: route.name,
     caller: caller?.principal ?? null,

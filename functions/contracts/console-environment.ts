@@ -3,12 +3,16 @@
  * function reads the table and the evidence store and maps the identity provider's groups to console roles; the page
  * function only tells the page how to sign in.
  */
-import { EVIDENCE_ENVIRONMENT } from './environment.ts';
+import { EVIDENCE_ENVIRONMENT, OPERATOR_ENVIRONMENT } from './environment.ts';
 import { DEPLOYED, type EnvironmentOf, type EnvSpec, optionalText, text } from './environment-keys.ts';
 
 export const CONSOLE_ENVIRONMENT = {
   TABLE_NAME: text('nonEmpty'),
   ...EVIDENCE_ENVIRONMENT,
+  // Four eyes and proposals as the operator API has them: the console proposes and approves through the same operations.
+  INBOX_RETENTION_DAYS: OPERATOR_ENVIRONMENT.INBOX_RETENTION_DAYS,
+  APPROVAL_REQUIRED_FOR: OPERATOR_ENVIRONMENT.APPROVAL_REQUIRED_FOR,
+  PROPOSAL_HOURS: OPERATOR_ENVIRONMENT.PROPOSAL_HOURS,
   /**
    * Which of the identity provider's groups make a person which console role (functions/console/caller.ts):
    * {"support": ["…"], "approver": ["…"]}, from the settings' `console.groups`.

@@ -41,11 +41,11 @@ export interface ApiRoute {
 export const API_ROUTES = [
   { name: 'me', method: 'GET', resource: '/console/api/me', needs: 'read' },
   { name: 'customer', method: 'POST', resource: '/console/api/customer', needs: 'read' },
-  { name: 'customerEvidence', method: 'POST', resource: '/console/api/customer-evidence', needs: 'read' },
   { name: 'event', method: 'POST', resource: '/console/api/event', needs: 'read' },
   { name: 'notice', method: 'POST', resource: '/console/api/notice', needs: 'read' },
   { name: 'reveal', method: 'POST', resource: '/console/api/reveal', needs: 'reveal' },
   { name: 'proposals', method: 'POST', resource: '/console/api/proposals', needs: 'read' },
+  { name: 'preview', method: 'POST', resource: '/console/api/preview', needs: 'propose' },
   { name: 'propose', method: 'POST', resource: '/console/api/propose', needs: 'propose' },
   { name: 'decide', method: 'POST', resource: '/console/api/decide', needs: 'decide' },
 ] as const satisfies readonly ApiRoute[];

@@ -112,6 +112,8 @@ export interface ProposalRow {
   readonly proposedAt: string;
   readonly approveBy: string;
   readonly reason: string;
+  /** PENDING until another person decides it; EXPIRED once its time to be approved is over. */
+  readonly status: string;
   /** The caller proposed it: they may withdraw it, not approve it. */
   readonly mine: boolean;
 }
@@ -119,3 +121,8 @@ export interface ProposalRow {
 export interface ProposalsAnswer {
   readonly proposals: readonly ProposalRow[];
 }
+
+/** What a resend would do — or why it would be refused, as the action itself would refuse it on approval. */
+export type PreviewAnswer =
+  | { readonly ok: true; readonly what: string; readonly fingerprint: string }
+  | { readonly ok: false; readonly code: string; readonly message: string };

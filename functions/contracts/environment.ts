@@ -8,6 +8,7 @@
  * setting's default is this one. The dispatch timing's own defaults are in dispatch-timing.ts, the sweep index's in
  * domain/sweep-index.ts, the channels' delivery policies in domain/delivery-policy.ts.
  */
+import { DEFAULT_PROPOSAL_HOURS } from '../domain/approval.ts';
 import type { Channel } from '../domain/channels.ts';
 import { EVIDENCE_LOCK_MODES } from '../domain/evidence.ts';
 import { DEFAULT_SWEEP_PLACEMENT, MAX_SWEEP_SHARDS } from '../domain/sweep-index.ts';
@@ -84,11 +85,13 @@ export const EVIDENCE_ENVIRONMENT = {
   EVIDENCE_TIMEOUT_MS: int(100, 30_000, 2_000),
 } as const satisfies EnvSpec;
 
+/** How long the inbox, notifications and quarantine records are kept (their TTL). */
+const RETENTION = { INBOX_RETENTION_DAYS: int(1, 3650, 35, DEPLOYED) } as const satisfies EnvSpec;
+
 export const INGEST_ENVIRONMENT = {
   ...TABLE,
   ...PLACEMENT,
-  /** How long the inbox, notifications and quarantine records are kept (their TTL). */
-  INBOX_RETENTION_DAYS: int(1, 3650, 35, DEPLOYED),
+  ...RETENTION,
   INGEST_CONCURRENCY: int(1, 256, 16, DEPLOYED),
   MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
   TRANSACTION_ATTEMPTS: int(1, 10, 4),
@@ -163,7 +166,32 @@ export const SMOKE_ENVIRONMENT = {
   AWS_REGION: text('nonEmpty', BY_LAMBDA),
 } as const satisfies EnvSpec;
 
+/**
+ * The operator function behind the operator API (functions/operator-api/): the table, the evidence store (audit
+ * records, and the evidence an export reads), the ingest function replays and repairs go through, the bucket of
+ * parked batches, and four eyes.
+ */
+export const OPERATOR_ENVIRONMENT = {
+  ...TABLE,
+  ...EVIDENCE_ENVIRONMENT,
+  /** How long a decided or expired proposal stays in the table, as long as the inbox (the audit keeps it for good). */
+  ...RETENTION,
+  INGEST_FUNCTION_NAME: text('nonEmpty'),
+  FAILED_BATCHES_BUCKET: text('nonEmpty'),
+  /**
+   * The kinds of action a second identity must approve (domain/approval.ts), comma-separated; empty: none. Unset (a
+   * run without the stack): DEFAULT_APPROVAL_REQUIRED, the `approvalRequiredFor` setting's default.
+   */
+  APPROVAL_REQUIRED_FOR: optionalText(
+    { pattern: /^([A-Z_]+(,[A-Z_]+)*)?$/, must: 'kinds of action, comma-separated (OPERATOR_CONTENT,ERASE)' },
+    DEPLOYED,
+  ),
+  /** How long a proposal waits for its approval. */
+  PROPOSAL_HOURS: int(1, 720, DEFAULT_PROPOSAL_HOURS, DEPLOYED),
+} as const satisfies EnvSpec;
+
 export type IngestEnvironment = EnvironmentOf<typeof INGEST_ENVIRONMENT>;
+export type OperatorEnvironment = EnvironmentOf<typeof OPERATOR_ENVIRONMENT>;
 export type DispatchEnvironment = EnvironmentOf<typeof DISPATCH_ENVIRONMENT>;
 export type SweeperEnvironment = EnvironmentOf<typeof SWEEPER_ENVIRONMENT>;
 export type FeedbackEnvironment = EnvironmentOf<typeof FEEDBACK_ENVIRONMENT>;

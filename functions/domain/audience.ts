@@ -57,7 +57,9 @@ export interface SuppressionItem {
   /** The notification whose feedback suppressed the address: where an operator finds who it was. */
   notificationId: string;
   liftedAt?: string;
+  /** The verified principal who lifted it, and how it was verified (functions/domain/identity.ts). */
   liftedBy?: string;
+  liftedVerifiedBy?: string;
   liftReason?: string;
 }
 

@@ -118,6 +118,18 @@ export const suppressionPk = (channel: Channel, hash: string) => `SUPPRESSION#${
 export const prefsPk = (userId: string) => `PREFS#${userId}`;
 export const PREFS_SK = 'PREFS';
 
+// ── operators' proposals (docs/operations.md "Four eyes") ──
+
+/**
+ * Every proposal in one partition, sorted by id: proposals come at people's pace (a few a day), far under a
+ * partition's 1,000 writes a second, and the operator's list of pending ones is one Query.
+ */
+export const PROPOSALS_PK = 'PROPOSALS';
+export const proposalSk = (id: string) => `PROPOSAL#${id}`;
+/** A proposal's id: when (UTC, to the second), then a few random characters — sorts by time, short enough to type. */
+export const proposalIdOf = (at: string, random: string) =>
+  `p-${at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${random}`;
+
 // ── send quota: rate windows and the breaker ──
 
 /** Shard 0 keeps the unsharded key, so a channel under one shard's rate keeps its one key. */

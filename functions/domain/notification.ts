@@ -151,6 +151,8 @@ export interface QuarantineItem {
   reason: Rejection['reason'];
   detail: string;
   eventId?: string;
+  /** The customer the record names, when it could be read: an erasure finds their quarantined records. */
+  userId?: string;
   /** The record value as received (base64), cut to a bound so a huge poison record cannot exceed the item limit. */
   raw: string;
   rawTruncated: boolean;

@@ -4,6 +4,7 @@
  * the operator is shown is what the write does.
  */
 import { erasedRefusal, isErased } from './erasure.ts';
+import type { VerifiedIdentity } from './identity.ts';
 import { type Refusal, refusal } from './refusal.ts';
 import { canMove, type NotificationStatus } from './state-machine.ts';
 
@@ -75,19 +76,20 @@ export interface ResentItem extends ResendCandidate {
 }
 
 /**
- * The entry a resend appends to the item's `manualResends`: who, when, why, and the status, attempt, last error,
+ * The entry a resend appends to the item's `manualResends`: who (the verified principal, and how it was verified), when, why, and the status, attempt, last error,
  * provider message id and delivery report the notification had — the earlier send's feedback stays here, while the
  * new send's starts afresh on the item.
  */
 export function manualResendRecord(
   item: ResentItem,
-  by: string,
+  by: VerifiedIdentity,
   reason: string,
   at: string,
   despiteAccepted: boolean,
 ): Record<string, unknown> {
   return {
-    by,
+    by: by.principal,
+    verifiedBy: by.verifiedBy,
     at,
     reason,
     fromStatus: String(item.status),

@@ -66,6 +66,8 @@ export function erasurePlan(views: readonly EventView[]): ErasurePlan {
 export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventView[], ErasurePlan, ErasureResult> = {
   audit: 'ERASE',
   target: (r) => r.userId,
+  kind: () => 'ERASE',
+  customer: (_plan, r) => r.userId,
 
   async read(ports, { userId }) {
     const views: EventView[] = [];

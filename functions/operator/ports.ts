@@ -9,6 +9,7 @@ import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-stor
 import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
 import { DynamoEventStore, type EventStore } from '../stores/event-store.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
+import { DynamoProposalStore, type ProposalStore } from '../stores/proposal-store.ts';
 import { DynamoQuarantineStore, type QuarantineStore } from '../stores/quarantine-store.ts';
 import type { ParkedBatches } from './parked-batches.ts';
 
@@ -22,11 +23,16 @@ export interface OperatorPorts {
   /** What was sent, byte for byte (read only: the functions write it); the audit log is kept in it too. */
   readonly evidence: EvidenceStore;
   readonly audit: AuditLog;
+  /** Actions one identity proposed, waiting for another's approval (four eyes). */
+  readonly proposals: ProposalStore;
   readonly invokeIngest: IngestInvoker;
   /** The failed MSK batches the mapping parked: a deployed stack's bucket; none locally. */
   readonly parked: ParkedBatches | undefined;
   readonly now: () => number;
 }
+
+/** The default time a proposal stays in the table after its expiry: as long as the inbox's default retention. */
+export const PROPOSAL_KEEP_DAYS = 35;
 
 /** The ports on one table and one evidence store. */
 export function operatorPorts(deps: {
@@ -36,6 +42,8 @@ export function operatorPorts(deps: {
   readonly invokeIngest: IngestInvoker;
   readonly parked?: ParkedBatches;
   readonly now?: () => number;
+  /** How long a decided or expired proposal stays in the table (its TTL); the audit keeps it for good. */
+  readonly proposalKeepDays?: number;
 }): OperatorPorts {
   return {
     events: new DynamoEventStore(deps.doc, deps.tableName),
@@ -43,6 +51,7 @@ export function operatorPorts(deps: {
     audience: new DynamoAudienceStore(deps.doc, deps.tableName),
     evidence: deps.evidence,
     audit: new EvidenceAuditLog(deps.evidence),
+    proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),
     invokeIngest: deps.invokeIngest,
     parked: deps.parked,
     now: deps.now ?? Date.now,

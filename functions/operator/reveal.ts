@@ -20,11 +20,15 @@ export interface Revealed {
   readonly notificationId: string;
   readonly channel: Channel;
   readonly contact: string;
+  /** Whose it is (not shown: the console knows whom it is looking at). */
+  readonly userId?: string;
 }
 
 export const reveal: OperatorAction<RevealRequest, StoredItem | undefined, Revealed, Revealed> = {
   audit: 'REVEAL',
   target: (request) => request.notificationId,
+  kind: () => 'REVEAL',
+  customer: (plan) => plan.userId,
 
   async read(ports, request) {
     const ref = parseNotificationId(request.notificationId);
@@ -41,7 +45,13 @@ export const reveal: OperatorAction<RevealRequest, StoredItem | undefined, Revea
     if (item.erasedAt !== undefined) return refused('ERASED', `${notificationId}: the customer's data was erased`);
     const contact = typeof item.recipient === 'string' ? item.recipient : '';
     if (contact === '') return refused('NOT_FOUND', `${notificationId} has no contact point`);
-    return ok({ notificationId, channel: item.channel as Channel, contact });
+    const userId = typeof item.userId === 'string' ? item.userId : undefined;
+    return ok({
+      notificationId,
+      channel: item.channel as Channel,
+      contact,
+      ...(userId === undefined ? {} : { userId }),
+    });
   },
 
   // The audit names the notice and its channel; the value stays out of it.

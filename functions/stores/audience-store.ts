@@ -24,6 +24,7 @@ import {
 import type { Channel } from '../domain/channels.ts';
 import type { EventType } from '../domain/event/contract.ts';
 import type { SuppressionCause } from '../domain/feedback.ts';
+import type { VerifiedIdentity } from '../domain/identity.ts';
 import { PREFS_SK, prefsPk, SUPPRESSION_SHARDS, suppressionPk } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
@@ -56,7 +57,7 @@ export interface AudienceStore extends AudienceGate {
     notificationId: string,
     at: string,
   ): Promise<SuppressionRecorded>;
-  lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean>;
+  lift(channel: Channel, hash: string, by: VerifiedIdentity, now: number, reason: string): Promise<boolean>;
   list(channel: Channel): Promise<SuppressionItem[]>;
   /** The suppression item of an address hash, active or lifted, or undefined. */
   suppression(channel: Channel, hash: string): Promise<SuppressionItem | undefined>;
@@ -109,7 +110,7 @@ export class DynamoAudienceStore implements AudienceStore {
       Key: key,
       ConditionExpression: 'attribute_not_exists(pk) OR (#state = :lifted AND liftedAt < :at)',
       UpdateExpression:
-        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid, writeId = :wid REMOVE liftedAt, liftedBy',
+        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid, writeId = :wid REMOVE liftedAt, liftedBy, liftedVerifiedBy',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':kind': 'SUPPRESSION',
@@ -132,25 +133,27 @@ export class DynamoAudienceStore implements AudienceStore {
    * ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. A lift whose reply was
    * lost is recognised by the time and operator it wrote.
    */
-  async lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean> {
+  async lift(channel: Channel, hash: string, by: VerifiedIdentity, now: number, reason: string): Promise<boolean> {
     const key = suppressionKey(channel, hash);
     const lifted = await this.conditional({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: '#state = :active',
-      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by, liftReason = :reason',
+      UpdateExpression:
+        'SET #state = :lifted, liftedAt = :now, liftedBy = :by, liftedVerifiedBy = :via, liftReason = :reason',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':active': 'ACTIVE',
         ':lifted': 'LIFTED',
         ':now': iso(now),
-        ':by': by,
+        ':by': by.principal,
+        ':via': by.verifiedBy,
         ':reason': reason,
       },
     });
     if (lifted) return true;
     const current = await this.get<SuppressionItem>(key);
-    return current?.state === 'LIFTED' && current.liftedAt === iso(now) && current.liftedBy === by;
+    return current?.state === 'LIFTED' && current.liftedAt === iso(now) && current.liftedBy === by.principal;
   }
 
   /** Every suppression of a channel (its 16 partitions, each paged). */

@@ -16,6 +16,7 @@ import {
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { ERASED_USER } from '../domain/erasure.ts';
+import type { VerifiedIdentity } from '../domain/identity.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
 import { buildEarlierSend, pendingSweepKey } from '../domain/notification.ts';
 import { manualResendRecord, type ResentItem } from '../domain/resend.ts';
@@ -63,7 +64,7 @@ export interface EventStore {
    */
   resend(
     item: ResendTarget,
-    resend: { readonly by: string; readonly reason: string; readonly accepted: string | undefined },
+    resend: { readonly by: VerifiedIdentity; readonly reason: string; readonly accepted: string | undefined },
     now: number,
   ): Promise<{ readonly result: Transition; readonly item?: StoredItem }>;
   /** A finished notification of `userId` loses its address, data and user id; `lost` when it is not (or no longer). */
@@ -149,7 +150,7 @@ export class DynamoEventStore implements EventStore {
 
   async resend(
     item: ResendTarget,
-    resend: { readonly by: string; readonly reason: string; readonly accepted: string | undefined },
+    resend: { readonly by: VerifiedIdentity; readonly reason: string; readonly accepted: string | undefined },
     now: number,
   ): Promise<{ result: Transition; item?: StoredItem }> {
     const { accepted } = resend;

@@ -105,7 +105,7 @@ describe('erasure is final', () => {
     ).rejects.toThrow(/er-1#SMS was erased .*: an erased notification is never repaired/);
   });
 
-  it('a resend of an erased notification is refused in the preview and on apply, whatever its status; nothing is audited or written', async () => {
+  it('a resend of an erased notification is refused in the preview and on apply, whatever its status; nothing is written, and the refused attempts are audited with the reason', async () => {
     await pipeline.ingest([
       transferEvent({
         eventId: 'er-2',
@@ -130,7 +130,11 @@ describe('erasure is final', () => {
     const sms = { notificationId: 'er-2#SMS', despiteAccepted: String(sent.providerMessageId) };
     await expect(resendNow(fresh, sms)).rejects.toThrow(/er-2#SMS was erased/);
     expect(await pipeline.table.eventItems('er-2')).toEqual(before);
-    expect(await listAudit(fresh)).toEqual([]);
+    // The preview wrote nothing; each confirmed attempt is on record, refused, with the true reason.
+    expect((await listAudit(fresh)).map((r) => [r.target, r.outcome?.result, r.outcome?.details.code]).sort()).toEqual([
+      ['er-2#EMAIL', 'REFUSED', 'ERASED'],
+      ['er-2#SMS', 'REFUSED', 'ERASED'],
+    ]);
   });
 
   it('an erasure landing between the read and the write of a resend makes the write refuse', async () => {

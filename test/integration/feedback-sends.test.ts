@@ -17,7 +17,7 @@ import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
-import { operatorOn, resendNow } from '../support/operator.ts';
+import { ALICE_ID, operatorOn, resendNow } from '../support/operator.ts';
 import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
@@ -74,7 +74,7 @@ const resend = (notificationId: string, despiteAccepted?: string) =>
   resendNow(
     operatorOn(pipeline.table),
     { notificationId, ...(despiteAccepted === undefined ? {} : { despiteAccepted }) },
-    { by: 'test', reason: 'the customer called' },
+    { identity: ALICE_ID, reason: 'the customer called' },
   );
 
 describe('feedback applies only to the send it describes: a resend keeps its own', () => {

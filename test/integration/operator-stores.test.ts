@@ -9,6 +9,7 @@ import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
 import { DynamoQuarantineStore } from '../../functions/stores/quarantine-store.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE_ID } from '../support/operator.ts';
 
 let table: LocalTable;
 let events: DynamoEventStore;
@@ -57,7 +58,7 @@ const change = (eventId: string, set: Record<string, unknown>) =>
       ExpressionAttributeValues: Object.fromEntries(Object.values(set).map((v, i) => [`:v${i}`, v])),
     }),
   );
-const alice = { by: 'alice', reason: 'customer called', accepted: undefined };
+const alice = { by: ALICE_ID, reason: 'customer called', accepted: undefined };
 
 describe('the event store', () => {
   it("reads an event's inbox item and notifications, and a customer's events newest first through byUser", async () => {
@@ -81,7 +82,15 @@ describe('the event store', () => {
     expect(written.item).toMatchObject({
       status: 'PENDING',
       createdAt: AT,
-      manualResends: [{ by: 'alice', reason: 'customer called', fromStatus: 'FAILED', lastError: 'REJECTED' }],
+      manualResends: [
+        {
+          by: 'alice',
+          verifiedBy: 'LOCAL_USER',
+          reason: 'customer called',
+          fromStatus: 'FAILED',
+          lastError: 'REJECTED',
+        },
+      ],
     });
     expect(written.item).not.toHaveProperty('lastError');
   });

@@ -141,7 +141,7 @@ describe('replay', () => {
           await ingest(e);
         },
       }),
-      { since: new Date('2026-11-30T00:00:00Z') },
+      { sinceIso: '2026-11-30T00:00:00.000Z' },
       ALICE,
     );
     expect(batches.map((b) => [b.key, b.records])).toEqual([

@@ -8,6 +8,7 @@ import type {
   MeAnswer,
   NoticeAnswer,
   NoticeCard,
+  PreviewAnswer,
   RevealAnswer,
   SentMessage,
 } from '../../contracts/console-views.ts';
@@ -80,23 +81,37 @@ export function noticeArticle(card: NoticeCard, ctx: Context): HTMLElement {
   if (card.resend.offer !== 'NONE' && ctx.me.can.includes('propose')) {
     const label = card.resend.offer === 'SECOND_COPY' ? 'Propose a second copy' : 'Propose sending again';
     const propose = el('button', { type: 'button' }, label);
+    const request = {
+      notificationId: card.notificationId,
+      ...(card.resend.despiteAccepted === undefined ? {} : { despiteAccepted: card.resend.despiteAccepted }),
+    };
+    // Preview first (what the system would do now, or why it would refuse), then the reason, then the proposal.
     propose.addEventListener('click', () => {
       propose.disabled = true;
-      forms.replaceChildren(
-        reasonForm(
-          'Why should it be sent again?',
-          'Propose',
-          async (reason) => {
-            await call('propose', { notificationId: card.notificationId, reason });
-            ctx.changed();
-            return 'Proposed. Another person has to approve it before it is sent.';
-          },
-          card.resend.offer === 'SECOND_COPY'
-            ? el('p', { class: 'note' }, 'The customer may then have it twice.')
-            : null,
-        ),
-      );
-      forms.querySelector('textarea')?.focus();
+      call<PreviewAnswer>('preview', request)
+        .then((preview) => {
+          if (!preview.ok) {
+            forms.replaceChildren(el('p', { class: 'error refused', role: 'alert' }, `Refused: ${preview.message}`));
+            return;
+          }
+          forms.replaceChildren(
+            reasonForm(
+              'Why should it be sent again?',
+              'Propose',
+              async (reason) => {
+                await call('propose', { ...request, reason, fingerprint: preview.fingerprint });
+                ctx.changed();
+                return 'Proposed. Another person has to approve it before it is sent.';
+              },
+              el('p', { class: 'note preview' }, preview.what),
+            ),
+          );
+          forms.querySelector('textarea')?.focus();
+        })
+        .catch((error: Error) => {
+          forms.replaceChildren(el('p', { class: 'error', role: 'alert' }, error.message));
+          propose.disabled = false;
+        });
     });
     actions.append(propose);
   }

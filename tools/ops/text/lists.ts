@@ -1,10 +1,11 @@
 /** The operator's lists as text: quarantined records, refused notifications, suppressions, audited actions. */
 import type { Channel } from '../../../functions/domain/channels.ts';
-import type {
-  ListedAuditRecord,
-  QuarantineView,
-  RefusedView,
-  SuppressionView,
+import {
+  identityText,
+  type ListedAuditRecord,
+  type QuarantineView,
+  type RefusedView,
+  type SuppressionView,
 } from '../../../functions/operator/index.ts';
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -57,7 +58,7 @@ export const auditText = (records: readonly ListedAuditRecord[]) =>
     : records
         .map(
           (r) =>
-            `${r.at}  ${r.action.padEnd(16)} ${r.target}  by ${r.by}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}\n    ${outcomeText(r)}${(r.warnings ?? []).map((w) => `\n    WARNING: ${w}`).join('')}`,
+            `${r.at}  ${r.action.padEnd(16)} ${(r.step ?? 'CONFIRM').padEnd(7)} ${r.target}  by ${identityText(r.by)}${r.proposal === undefined ? '' : `  (proposal ${r.proposal})`}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}\n    ${outcomeText(r)}${(r.warnings ?? []).map((w) => `\n    WARNING: ${w}`).join('')}`,
         )
         .join('\n');
 
