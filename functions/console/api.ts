@@ -119,7 +119,9 @@ const HANDLERS: Handlers = {
       status: 'PENDING',
       ...(userId === undefined ? {} : { userId }),
     });
-    return okJson({ proposals: pending.map((p) => proposalRow(p, caller)) } satisfies ProposalsAnswer);
+    // Named as the customer knows them ("Transfer completed"): one read per proposal, and few wait at a time.
+    const rows = pending.map(async (p) => proposalRow(p, caller, await noticeTypeOf(deps.ports, p.target)));
+    return okJson({ proposals: await Promise.all(rows) } satisfies ProposalsAnswer);
   },
   preview: async (body, caller, deps) => {
     const answer = await as(caller, deps).preview('RESEND', resendOf(body));
@@ -150,8 +152,15 @@ function resendWords(shown: Record<string, unknown>): string {
     : `It is ${String(shown.fromStatus ?? 'not sent')}: sending it again tries once more, to the same contact point.`;
 }
 
-export function proposalRow(p: ProposalView, caller: Caller): ProposalsAnswer['proposals'][number] {
-  const notice = typeof p.shown.type === 'string' ? noticeName(p.shown.type) : 'Notice';
+/** The kind of notice a notification id names (its event's type), or undefined when the event is gone. */
+async function noticeTypeOf(ports: OperatorPorts, notificationId: string): Promise<string | undefined> {
+  const view = await ports.events.read(parseNotificationId(notificationId)?.eventId ?? '');
+  const type = view.inbox?.type ?? view.notifications[0]?.template;
+  return typeof type === 'string' ? type : undefined;
+}
+
+export function proposalRow(p: ProposalView, caller: Caller, type?: string): ProposalsAnswer['proposals'][number] {
+  const notice = type === undefined ? 'Notice' : noticeName(type);
   const channel = parseNotificationId(p.target)?.channel;
   const words = p.action === 'RESEND' ? 'Send again' : p.action;
   return {

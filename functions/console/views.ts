@@ -205,6 +205,7 @@ export async function auditTrail(
     .map((r) => ({
       at: r.at,
       action: r.action,
+      step: r.step ?? 'CONFIRM',
       by: whoOf(r.by),
       reason: r.reason,
       target: r.target,

@@ -48,6 +48,8 @@ export interface SilentEvent {
 export interface AuditRow {
   readonly at: string;
   readonly action: string;
+  /** CONFIRM (done at once), PROPOSE, APPROVE or REJECT: which half of a four-eyes action the row is. */
+  readonly step: string;
   readonly by: string;
   readonly reason: string;
   readonly target: string;

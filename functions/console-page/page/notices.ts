@@ -201,7 +201,7 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
             'tr',
             {},
             el('td', {}, when(r.at)),
-            el('td', {}, ACTION_WORDS[r.action] ?? r.action),
+            el('td', {}, `${ACTION_WORDS[r.action] ?? r.action}${STEP_WORDS[r.step] ?? ''}`),
             el('td', {}, r.by),
             el('td', {}, r.reason),
             el('td', {}, RESULT_WORDS[r.outcome] ?? r.outcome),
@@ -220,6 +220,13 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   ERASE: 'Data erased',
   REPLAY: 'Replayed',
   REPAIR: 'Contact corrected',
+};
+
+/** A four-eyes action is two rows: who asked, who decided. */
+const STEP_WORDS: Readonly<Record<string, string>> = {
+  PROPOSE: ' — proposed',
+  APPROVE: ' — approved',
+  REJECT: ' — rejected',
 };
 
 const RESULT_WORDS: Readonly<Record<string, string>> = {
