@@ -14,6 +14,7 @@ import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { ConsoleEnvironment, ConsolePageEnvironment } from '../functions/contracts/console-environment.ts';
 import type {
   DispatchEnvironment,
   FeedbackEnvironment,
@@ -34,7 +35,9 @@ export type FunctionEnvironment =
   | DispatchEnvironment
   | SweeperEnvironment
   | FeedbackEnvironment
-  | SmokeEnvironment;
+  | SmokeEnvironment
+  | ConsoleEnvironment
+  | ConsolePageEnvironment;
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
@@ -46,6 +49,8 @@ export interface NotifierFunctionProps {
   readonly reservedConcurrentExecutions?: number;
   /** EMF namespace (per stage, so two stages in one account keep their metrics apart). */
   readonly metricNamespace: string;
+  /** Shell commands run after bundling, to put other files beside the bundle (the console's page). */
+  readonly afterBundling?: (inputDir: string, outputDir: string) => string[];
 }
 
 /** DynamoDB actions a function may be granted on the table (or on one of its indexes). */
@@ -128,6 +133,15 @@ export class NotifierFunction extends NodejsFunction {
         mainFields: [...BUNDLE.mainFields],
         // Bundle the SDK too: versions pinned by our lockfile, tree-shaken, and measured by npm run bench.
         externalModules: [],
+        ...(props.afterBundling === undefined
+          ? {}
+          : {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: props.afterBundling,
+              },
+            }),
       },
     });
   }

@@ -18,6 +18,7 @@ import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/do
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { consoleSettingsSchema } from './console-settings.ts';
 import {
   backupSchema,
   eventBusArnSchema,
@@ -251,6 +252,8 @@ export const settingsSchema = z
         `must be at most ${MAX_PEAK_NOTIFICATIONS_PER_SECOND}: beyond that the sweep index needs more than 256 shards per state and channel (README "Scaling")`,
       )
       .default(1_000),
+    /** The support console (lib/console.ts); absent: none. */
+    console: consoleSettingsSchema.optional(),
   })
   .superRefine((s, ctx) => {
     const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
