@@ -187,6 +187,7 @@ export class DeliveryFeedback extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
       a.addAlarmAction(props.alarmAction);
+      a.addOkAction(props.alarmAction);
       return a;
     };
     alarm(

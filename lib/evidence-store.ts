@@ -28,7 +28,7 @@
  */
 import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { AnyPrincipal, Effect, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, ArnPrincipal, Effect, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -269,6 +269,56 @@ export class EvidenceStore extends Construct {
         resources: [this.bucket.bucketArn, this.accessLogs.bucketArn],
       }),
     );
+  }
+
+  /**
+   * The operator function (lib/operator-api.ts): reads any record as the reader does (it shows evidence, exports a
+   * customer's) and writes audit records — never send records or pointers (the bucket policy keeps those the senders').
+   */
+  grantOperator(fn: NotifierFunction): void {
+    const role = fn.role as Role;
+    this.listers.push(role.roleArn);
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket', 's3:ListBucketVersions'], resources: [this.bucket.bucketArn] }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
+        resources: [this.bucket.arnForObjects('*')],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
+        resources: [this.bucket.arnForObjects('audit/*')],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [this.key.keyArn] }),
+    );
+    // The key policy names each principal that decrypts (the reader, and this function): through S3 only.
+    this.key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OperatorFunctionDecryptsThroughS3',
+        principals: [new ArnPrincipal(role.roleArn)],
+        actions: ['kms:Decrypt'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    for (const [prefix, why] of [
+      [
+        '*',
+        'The operator function shows and exports any record of the store (keys are per event, channel and message id)',
+      ],
+      ['audit/*', 'The operator function records every audited action (audit/<at>-<id>.json, written once)'],
+    ]) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}]`,
+        reason: `${why}; no delete, no bypass (both denied by the bucket policy to every principal).`,
+      });
+    }
   }
 
   /** Write-once access for a function that records evidence, under the prefixes it writes (`environment` names the store). */

@@ -19,6 +19,7 @@ import type {
   DispatchEnvironment,
   FeedbackEnvironment,
   IngestEnvironment,
+  OperatorEnvironment,
   SmokeEnvironment,
   SweeperEnvironment,
 } from '../functions/contracts/environment.ts';
@@ -36,6 +37,7 @@ export type FunctionEnvironment =
   | SweeperEnvironment
   | FeedbackEnvironment
   | SmokeEnvironment
+  | OperatorEnvironment
   | ConsoleEnvironment
   | ConsolePageEnvironment;
 
@@ -59,6 +61,7 @@ export type TableAction =
   | 'dynamodb:PutItem'
   | 'dynamodb:UpdateItem'
   | 'dynamodb:Query'
+  | 'dynamodb:Scan'
   | 'dynamodb:DeleteItem'
   | 'dynamodb:BatchGetItem';
 

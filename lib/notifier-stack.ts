@@ -14,11 +14,7 @@ import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
-import {
-  DEFAULT_APPROVAL_REQUIRED,
-  DEFAULT_PROPOSAL_HOURS,
-  formatApprovalKinds,
-} from '../functions/domain/approval.ts';
+import { formatApprovalKinds } from '../functions/domain/approval.ts';
 import { TableBackup } from './backup.ts';
 import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
@@ -33,6 +29,7 @@ import { Network } from './network.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
+import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
@@ -86,6 +83,8 @@ export class NotifierStack extends Stack {
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
+    // Every operator action on this stage, behind IAM (lib/operator-api.ts).
+    const operator = createOperatorApi(parts, ingest.fn, ingest.source.failedBatches);
     const dispatchFailures = dispatch.triggers.routineFailures;
     acknowledgeFindings({
       ingest: ingest.fn,
@@ -147,6 +146,7 @@ export class NotifierStack extends Stack {
       evidence,
       observability,
       smoke,
+      operatorApi: operator.api,
     });
     acknowledgeOutsideRuleSets(this, {
       table: this.table,
@@ -264,11 +264,11 @@ export class NotifierStack extends Stack {
       settings: s.console,
       table: p.table,
       evidence: p.evidence,
-      // The default four eyes until the settings name the kinds (the operator API's setting, when it has one).
+      // Four eyes as the operator API has it: the same settings, the same operations.
       approval: {
         INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
-        APPROVAL_REQUIRED_FOR: formatApprovalKinds(DEFAULT_APPROVAL_REQUIRED),
-        PROPOSAL_HOURS: String(DEFAULT_PROPOSAL_HOURS),
+        APPROVAL_REQUIRED_FOR: formatApprovalKinds(s.approvalRequiredFor),
+        PROPOSAL_HOURS: String(s.proposalHours),
       },
     });
     observability.alarmOnThrottles('ConsoleApi', supportConsole.apiFunction);

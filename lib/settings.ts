@@ -12,8 +12,10 @@ import {
   DISPATCH_ENVIRONMENT,
   EVIDENCE_ENVIRONMENT,
   INGEST_ENVIRONMENT,
+  OPERATOR_ENVIRONMENT,
 } from '../functions/contracts/environment.ts';
 import type { IntKey } from '../functions/contracts/environment-keys.ts';
+import { APPROVAL_KINDS, DEFAULT_APPROVAL_REQUIRED } from '../functions/domain/approval.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
@@ -207,6 +209,13 @@ export const settingsSchema = z
     vpc: json(networkSchema).optional(),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, INGEST_ENVIRONMENT.MAX_EVENT_AGE_SECONDS.default),
+    /**
+     * Which kinds of operator action one identity proposes and another approves (four eyes, functions/domain/approval.ts):
+     * by default what sends content or a contact point an operator supplied, lifts a suppression, or erases a customer.
+     */
+    approvalRequiredFor: list(z.enum(APPROVAL_KINDS)).default([...DEFAULT_APPROVAL_REQUIRED]),
+    /** How long a proposal waits for its approval, in hours. */
+    proposalHours: asKey(OPERATOR_ENVIRONMENT.PROPOSAL_HOURS),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
     ingestIdleAlarmMinutes: num(0, 1440, 60),
     deliveryPolicy: json(
@@ -252,7 +261,6 @@ export const settingsSchema = z
         `must be at most ${MAX_PEAK_NOTIFICATIONS_PER_SECOND}: beyond that the sweep index needs more than 256 shards per state and channel (README "Scaling")`,
       )
       .default(1_000),
-    /** The support console (lib/console.ts); absent: none. */
     console: consoleSettingsSchema.optional(),
   })
   .superRefine((s, ctx) => {

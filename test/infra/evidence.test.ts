@@ -146,10 +146,10 @@ describe('the evidence store', () => {
         EVIDENCE_RETENTION_DAYS: String(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default),
       });
     }
-    // Only the evidence reader reads, and only the break-glass role may change the protections
-    // (test/infra/evidence-protection.test.ts); no function reads or deletes.
+    // Only the evidence reader and the operator function read (that one is tested below), and only the break-glass
+    // role may change the protections (test/infra/evidence-protection.test.ts); no function reads or deletes.
     const all = Object.entries(base.json.Resources)
-      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && !/^Evidence(Reader|BreakGlass)Role/.test(id))
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && !/^(Evidence(Reader|BreakGlass)|Operator)Role/.test(id))
       .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
       .filter((st) => JSON.stringify(st.Resource ?? '').includes('EvidenceBucket'));
     for (const st of all) {

@@ -34,10 +34,12 @@ import {
 } from '../../functions/contracts/stream-filter.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { RATE_MIN_COUNT } from '../../lib/alarm-groups.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
+import { TICKET_ALARMS } from '../../lib/stage-metrics.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 import { PRODUCTION_LIKE } from '../support/synth.ts';
@@ -137,7 +139,8 @@ describe('deploying', () => {
     expect(prod.length).toBeGreaterThan(10);
     expect(prod.filter((n) => staging.includes(n))).toEqual([]);
     expect(prod).toContain('notifier-prod');
-    expect(prod).toContain('notifier-prod alarms');
+    expect(prod).toContain('notifier-prod pages');
+    expect(prod).toContain('notifier-prod tickets');
     expect(prod).toContain('notifier/prod');
   });
 
@@ -206,7 +209,8 @@ describe('the table', () => {
 describe('the functions', () => {
   it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
     const fns = resources('AWS::Lambda::Function').filter(([id]) => !PROVIDER.test(id));
-    expect(fns).toHaveLength(4);
+    // Ingest, dispatch, the sweeper, the feedback function and the operator function.
+    expect(fns).toHaveLength(5);
     for (const [, fn] of fns) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -251,10 +255,11 @@ describe('the functions', () => {
 
   it("log to groups kept a year (a bank's audit history: PCI DSS 10.5.1, Control Tower's CT.CLOUDWATCH.PR.2), retained on stack deletion, each writable only by its own function", () => {
     const groups = resources('AWS::Logs::LogGroup');
-    // The four functions' and the AwsCustomResource provider's (its own role writes only there too).
-    expect(groups).toHaveLength(5);
+    // The five functions', the AwsCustomResource provider's (its own role writes only there too) and the operator
+    // API's access log.
+    expect(groups).toHaveLength(7);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(365);
-    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction', 'Operator']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([
         {
@@ -780,7 +785,7 @@ describe('CloudWatch', () => {
     return [p.DatapointsToAlarm, p.EvaluationPeriods, p.TreatMissingData];
   };
 
-  it('alarms on everything that needs a human, named for the stage, all to the alarm topic', () => {
+  it('alarms on everything that needs a human, named for the stage, each to one topic (its tier)', () => {
     expect(Object.keys(alarms).sort()).toEqual(
       [
         'AcceptancesNotRecorded',
@@ -822,6 +827,10 @@ describe('CloudWatch', () => {
         'SweeperThrottles',
         'UnknownOutcomes',
         'UrgentTriggerGaveUp',
+        'SendFailureRate',
+        'RefusedChannelRate',
+        'QuarantineRate',
+        'DeliveryFailureRate',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -892,13 +901,15 @@ describe('CloudWatch', () => {
     expect(notParked).toContain('DroppedEventCount');
   });
 
-  it('subscribes the alarm email: someone is paged', () => {
-    template.hasResourceProperties('AWS::SNS::Subscription', {
-      Protocol: 'email',
-      Endpoint: example.alarmEmail,
-      TopicArn: { Ref: Match.stringLikeRegexp('^ObservabilityAlarmTopic') },
-    });
-    expect(resources('AWS::SNS::Subscription')).toHaveLength(1);
+  it('subscribes the alarm email to both tiers: someone is paged, and someone reads the tickets', () => {
+    for (const topic of ['^ObservabilityAlarmTopic', '^ObservabilityTicketTopic']) {
+      template.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol: 'email',
+        Endpoint: example.alarmEmail,
+        TopicArn: { Ref: Match.stringLikeRegexp(topic) },
+      });
+    }
+    expect(resources('AWS::SNS::Subscription')).toHaveLength(2);
   });
 
   it('has one dashboard, named for the stage, that shows events too old to send', () => {
@@ -1003,10 +1014,66 @@ describe('delivery feedback', () => {
   });
 });
 
+describe('the operator API', () => {
+  it('authorizes every method with IAM, so the function reads a caller AWS verified; four eyes by default; invokes only ingest', () => {
+    const methods = resources('AWS::ApiGateway::Method');
+    expect(methods.length).toBeGreaterThanOrEqual(2);
+    for (const [, m] of methods) expect(m.Properties.AuthorizationType).toBe('AWS_IAM');
+    template.hasOutput('OperatorApiUrl', {});
+    expect((fnProps('Operator').Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+      APPROVAL_REQUIRED_FOR: 'OPERATOR_CONTENT,SUPPRESSION_LIFT,ERASE',
+      PROPOSAL_HOURS: '24',
+    });
+    const invokes = policyOf('Operator').filter((st) => actionsOf([st]).includes('lambda:InvokeFunction'));
+    expect(invokes).toEqual([
+      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnLogicalId('Ingest'), 'Arn'] } },
+    ]);
+  });
+});
+
+describe('alarm tiers', () => {
+  const byName = base.alarms();
+  const topicOf = (a: Resource): string => JSON.stringify(a.Properties.AlarmActions);
+  const PER_CUSTOMER = [
+    'SendFailures',
+    'UnknownOutcomes',
+    'NotificationsRefused',
+    'NotificationsExpired',
+    'RecordsQuarantined',
+    'EventIdConflicts',
+    'LateAcceptances',
+    'AcceptancesNotRecorded',
+    'DeliveryFeedback',
+    'NumberOfNotificationsFailed',
+  ];
+  it('pages to one topic and tickets to another, each alarm telling its topic when it is OK again', () => {
+    for (const [name, a] of Object.entries(byName)) {
+      expect(a.Properties.OKActions, name).toEqual(a.Properties.AlarmActions);
+      const tier = TICKET_ALARMS.has(name.replace(/^notifier-example-/, '')) ? 'TicketTopic' : 'AlarmTopic';
+      expect(topicOf(a), name).toContain(`Observability${tier}`);
+    }
+    const tickets = Object.keys(byName).filter((n) => topicOf(byName[n] as Resource).includes('TicketTopic'));
+    expect(tickets.length).toBe(TICKET_ALARMS.size);
+  });
+  it('no condition of one customer or one producer pages: a page reads such a metric only as a share, from 10 failures a window', () => {
+    const pages = Object.entries(byName).filter(([, a]) => topicOf(a).includes('AlarmTopic'));
+    for (const [name, a] of pages) {
+      const text = JSON.stringify(a.Properties);
+      const reads = PER_CUSTOMER.filter((metric) => text.includes(`"MetricName":"${metric}"`));
+      if (reads.length === 0) continue;
+      expect(text, name).toMatch(new RegExp(`IF\\(\\([^)]+\\) >= ${RATE_MIN_COUNT}, `));
+      expect(a.Properties.DatapointsToAlarm, name).toBeGreaterThanOrEqual(2);
+    }
+    for (const rate of ['SendFailureRate', 'DeliveryFailureRate', 'QuarantineRate', 'RefusedChannelRate']) {
+      expect(topicOf(byName[`notifier-example-${rate}`] as Resource), rate).toContain('AlarmTopic');
+    }
+  });
+});
+
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(21);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(23);
     template.hasOutput('EvidenceReaderRoleArn', {
       Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^EvidenceReaderRole'), 'Arn'] },
     });
