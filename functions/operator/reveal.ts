@@ -1,5 +1,5 @@
 /**
- * Showing one notification's contact point in full (docs/operations.md "The support console"): the console masks
+ * Showing one notification's contact point in full (docs/console.md): the console masks
  * every contact point; a person who must read one out — to confirm it with the customer on the phone — asks, says
  * why, and the request is audited (REVEAL) before the value is answered. The audit keeps who, when, why and which
  * notice, never the value itself.
