@@ -6,10 +6,11 @@
  * (approver) does, in her own browser. The text is then sent once more — once — and the customer's audit trail
  * names both people, their reasons and the outcome.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKeptRun } from '../support/kept-run.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The sample's customer whose number replied STOP at its carrier, and one whose phone was unreachable. */
@@ -25,26 +26,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it), or set CHROMIUM_PATH`);
   }
-  child = spawn(process.execPath, ['--import', 'tsx', 'tools/local/run.ts', '--json', '--keep'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (c) => {
-    stderr += c;
-  });
-  // --keep prints the report, then stays up: the report is complete once it parses.
-  report = await new Promise((resolve, reject) => {
-    child.stdout?.on('data', (c) => {
-      stdout += c;
-      try {
-        resolve(JSON.parse(stdout));
-      } catch {
-        // not complete yet
-      }
-    });
-    child.once('exit', () => reject(new Error(`the run ended: ${stderr}`)));
-  });
+  ({ child, report } = await startKeptRun<typeof report>([]));
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 180_000);
 
