@@ -369,7 +369,6 @@ export const settingsSchema = z
       }
     }
   });
-
 export type Settings = z.infer<typeof settingsSchema>;
 
 export class SettingsError extends Error {

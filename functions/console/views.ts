@@ -13,10 +13,10 @@ import type {
   SentMessage,
   SilentEvent,
 } from '../contracts/console-views.ts';
-import type { Channel } from '../domain/channels.ts';
+import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
 import { evidencePrefixOf, type SendEvidence } from '../domain/evidence.ts';
-import { notificationIdOf } from '../domain/keys.ts';
+import { notificationIdOf, parseNotificationId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
 import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
@@ -158,10 +158,19 @@ export async function sentMessages(
   );
 }
 
-const recipientOf = (s: SendEvidence) => {
+function recipientOf(s: SendEvidence): string {
   const r = s.request;
-  return r.channel === 'EMAIL' ? (r.to[0] ?? '') : r.channel === 'SMS' ? r.phoneNumber : r.targetArn;
-};
+  switch (r.channel) {
+    case 'EMAIL':
+      return r.to[0] ?? '';
+    case 'SMS':
+      return r.phoneNumber;
+    case 'PUSH':
+      return r.targetArn;
+    default:
+      return unknownChannel(r);
+  }
+}
 
 function messageOf(s: SendEvidence): Pick<SentMessage, 'email' | 'sms' | 'push'> {
   const r = s.request;
@@ -172,6 +181,8 @@ function messageOf(s: SendEvidence): Pick<SentMessage, 'email' | 'sms' | 'push'>
       return { sms: { text: r.text, encoding: r.encoding, segments: r.segments } };
     case 'PUSH':
       return { push: pushShown(r.payload) };
+    default:
+      return unknownChannel(r);
   }
 }
 
@@ -201,7 +212,7 @@ export async function auditTrail(
   sinceIso: string,
 ): Promise<AuditRow[]> {
   return (await listAudit(ports, sinceIso))
-    .filter((r) => targets.has(r.target) || targets.has(r.target.split('#')[0] ?? ''))
+    .filter((r) => targets.has(r.target) || targets.has(parseNotificationId(r.target)?.eventId ?? ''))
     .map((r) => ({
       at: r.at,
       action: r.action,

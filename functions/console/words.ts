@@ -7,10 +7,47 @@
 import type { Outcome } from '../contracts/console-views.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 
-export const CHANNEL_WORDS: Readonly<Record<Channel, { one: string; many: string; service: string }>> = {
-  EMAIL: { one: 'Email', many: 'emails', service: 'the email service' },
-  SMS: { one: 'Text message', many: 'text messages', service: 'the text message service' },
-  PUSH: { one: 'App notification', many: 'app notifications', service: 'the app notification service' },
+interface ChannelWords {
+  readonly one: string;
+  readonly many: string;
+  readonly service: string;
+  /** What the bank's system sends to reach the customer on it. */
+  readonly contact: string;
+  /** Who reports on a delivery, and what "delivered" means on it. */
+  readonly reporter: string;
+  readonly delivered: string;
+  /** A contact that can receive nothing more. */
+  readonly undeliverable: string;
+}
+
+export const CHANNEL_WORDS: Readonly<Record<Channel, ChannelWords>> = {
+  EMAIL: {
+    one: 'Email',
+    many: 'emails',
+    service: 'the email service',
+    contact: 'email',
+    reporter: 'The email service',
+    delivered: 'the customer’s email provider accepted it',
+    undeliverable: 'This address cannot receive mail',
+  },
+  SMS: {
+    one: 'Text message',
+    many: 'text messages',
+    service: 'the text message service',
+    contact: 'text message',
+    reporter: 'The phone network',
+    delivered: 'the phone network delivered it',
+    undeliverable: 'This number cannot receive text messages',
+  },
+  PUSH: {
+    one: 'App notification',
+    many: 'app notifications',
+    service: 'the app notification service',
+    contact: 'device',
+    reporter: 'The phone maker’s service',
+    delivered: 'the phone maker’s service delivered it',
+    undeliverable: 'The app is no longer installed on this device',
+  },
 };
 
 const words = (channel: Channel) => {
@@ -50,7 +87,7 @@ export function outcomeOf(n: Item, suppression: Item | undefined): Outcome {
         tone: 'bad',
         detail:
           str(n.refusedReason) === 'MISSING_CONTACT'
-            ? `The bank's system sent no ${channel === 'PUSH' ? 'device' : w.one.toLowerCase()} contact for this customer.`
+            ? `The bank's system sent no ${w.contact} contact for this customer.`
             : `The contact details the bank's system sent could not be used (${str(n.refusedDetail) || 'not valid'}). The system that sent them has to correct them.`,
       };
     case 'FAILED':
@@ -94,7 +131,7 @@ function sentOutcome(n: Item, channel: Channel): Outcome {
       return {
         headline: 'Sent, but not delivered',
         tone: 'bad',
-        detail: `${channel === 'SMS' ? 'The phone network' : channel === 'PUSH' ? 'The phone maker’s service' : 'The email service'} could not deliver it${response ? `: “${response}”` : ''}.`,
+        detail: `${words(channel).reporter} could not deliver it${response ? `: “${response}”` : ''}.`,
       };
     case '':
       return { headline: 'Sent', tone: 'good', detail: 'Handed over for delivery; no report of its delivery yet.' };
@@ -103,12 +140,7 @@ function sentOutcome(n: Item, channel: Channel): Outcome {
   }
 }
 
-const deliveredTo = (channel: Channel) =>
-  channel === 'EMAIL'
-    ? 'the customer’s email provider accepted it'
-    : channel === 'SMS'
-      ? 'the phone network delivered it'
-      : 'the phone maker’s service delivered it';
+const deliveredTo = (channel: Channel) => words(channel).delivered;
 
 function suppressedDetail(reason: string, channel: Channel, suppression: Item | undefined): string {
   const w = words(channel);
@@ -123,9 +155,7 @@ function suppressedDetail(reason: string, channel: Channel, suppression: Item | 
     case 'CARRIER_OPT_OUT':
       return `The customer replied STOP to an earlier text message${since}, so their phone network blocks ours.`;
     case 'UNDELIVERABLE':
-      return channel === 'PUSH'
-        ? `The app is no longer installed on this device${since}.`
-        : `This ${channel === 'SMS' ? 'number cannot receive text messages' : 'address cannot receive mail'}${since}.`;
+      return `${w.undeliverable}${since}.`;
     default:
       return `We stopped sending to this contact (${reason}).`;
   }
