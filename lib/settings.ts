@@ -377,7 +377,6 @@ export class SettingsError extends Error {
     super(`notifier settings: ${problems.join('; ')}`);
   }
 }
-
 export function parseSettings(read: (key: string) => unknown, now: number = Date.now()): Settings {
   const raw = Object.fromEntries(Object.keys(settingsSchema.shape).map((key) => [key, read(key)]));
   const result = settingsSchema.safeParse(raw);
