@@ -39,3 +39,18 @@ export function bundleFunction(entry: string, outdir: string, options: { readonl
     metafile: options.metafile ?? false,
   });
 }
+/**
+ * The support console's page (functions/console-page/page/): app.ts and what it imports, compiled for browsers into
+ * one script, beside the page's other files copied as they are. The stack builds it when it bundles the page's
+ * function (lib/console.ts); the local run builds it the same way at start (tools/local/console.ts).
+ */
+export const CONSOLE_PAGE_BUNDLE = {
+  dir: 'functions/console-page/page',
+  entry: 'app.ts',
+  script: 'app.js',
+  /** Browsers of the last few years; nothing older is a bank's managed desktop. */
+  target: 'es2022',
+  format: 'iife',
+  minify: true,
+  copied: ['index.html', 'console.css'],
+} as const;

@@ -21,6 +21,7 @@ import {
 } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { ConsoleEnvironment, ConsolePageEnvironment } from '../functions/contracts/console-environment.ts';
 import type {
   DispatchEnvironment,
   FeedbackEnvironment,
@@ -43,7 +44,9 @@ export type FunctionEnvironment =
   | SweeperEnvironment
   | FeedbackEnvironment
   | SmokeEnvironment
-  | OperatorEnvironment;
+  | OperatorEnvironment
+  | ConsoleEnvironment
+  | ConsolePageEnvironment;
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
@@ -55,6 +58,8 @@ export interface NotifierFunctionProps {
   readonly reservedConcurrentExecutions?: number;
   /** EMF namespace (per stage, so two stages in one account keep their metrics apart). */
   readonly metricNamespace: string;
+  /** Run after bundling, to put other files beside the bundle (the console's page). */
+  readonly afterBundling?: (outputDir: string) => void;
 }
 
 /** DynamoDB actions a function may be granted on the table (or on one of its indexes). */
@@ -104,7 +109,7 @@ const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
  * split into chunks loaded on first use), the SDK included — versions pinned by our lockfile, tree-shaken, measured
  * by npm run bench. The asset's hash is the bundle's, so an unchanged bundle is not deployed again.
  */
-function codeOf(entry: string): Code {
+function codeOf(entry: string, afterBundling?: (outputDir: string) => void): Code {
   return Code.fromAsset(repositoryRoot, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
@@ -113,6 +118,7 @@ function codeOf(entry: string): Code {
       local: {
         tryBundle(outputDir: string) {
           bundleFunction(`${functionsDir}${entry}`, outputDir);
+          afterBundling?.(outputDir);
           return true;
         },
       },
@@ -135,7 +141,7 @@ export class NotifierFunction extends LambdaFunction {
     // Lambda writes to the configured log group only: CreateLogStream and PutLogEvents on it, nothing else.
     logGroup.grantWrite(role);
     super(scope, id, {
-      code: codeOf(props.entry),
+      code: codeOf(props.entry, props.afterBundling),
       handler: 'index.handler',
       description: props.description,
       role,

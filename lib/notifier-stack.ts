@@ -5,7 +5,7 @@
  * lib/sweeper.ts, lib/delivery-feedback.ts, lib/smoke-producer.ts), the evidence store and the alarms by group
  * (lib/observability.ts). One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Annotations, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -14,7 +14,9 @@ import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
+import { formatApprovalKinds } from '../functions/domain/approval.ts';
 import { TableBackup } from './backup.ts';
+import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
@@ -108,6 +110,8 @@ export class NotifierStack extends Stack {
     const feedback = this.deliveryFeedback(parts, dispatch, observability);
     const smoke = this.smokeProducer(parts, observability);
     const functions = [ingest.fn, dispatch.fn, sweeper, feedback.function, ...(smoke === undefined ? [] : [smoke])];
+    const supportConsole = this.supportConsole(parts, observability);
+    if (supportConsole !== undefined) functions.push(supportConsole.apiFunction, supportConsole.pageFunction);
     const watch = this.protect(parts, observability, functions);
     this.snsDeliveryStatus(parts, feedback, observability);
     if (s.pushPlatformApplicationArns === undefined) {
@@ -253,6 +257,31 @@ export class NotifierStack extends Stack {
       smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
       observability,
     });
+  }
+
+  /** The support console (lib/console.ts), where the settings describe it. */
+  private supportConsole(p: FunctionPartProps, observability: Observability): SupportConsole | undefined {
+    const s = p.settings;
+    if (s.console === undefined) return undefined;
+    const supportConsole = new SupportConsole(this, 'SupportConsole', {
+      prefix: p.prefix,
+      metricNamespace: p.metricNamespace,
+      settings: s.console,
+      table: p.table,
+      evidence: p.evidence,
+      // Four eyes as the operator API has it: the same settings, the same operations.
+      approval: {
+        INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
+        APPROVAL_REQUIRED_FOR: formatApprovalKinds(s.approvalRequiredFor),
+        PROPOSAL_HOURS: String(s.proposalHours),
+      },
+    });
+    observability.alarmOnThrottles('ConsoleApi', supportConsole.apiFunction);
+    new CfnOutput(this, 'SupportConsoleUrl', {
+      description: 'The support console, through the bank network (docs/console.md)',
+      value: supportConsole.url,
+    });
+    return supportConsole;
   }
 
   /** The smoke producer: npm run smoke through MSK, deployed where the settings name the cluster's subnets. */

@@ -20,6 +20,8 @@ import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/do
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { consoleSettingsSchema } from './console-settings.ts';
+import { deployProblems } from './deploy-problems.ts';
 import { dispatchCapacityProblems, dispatchCapacityShape } from './settings-dispatch.ts';
 import {
   backupSchema,
@@ -41,8 +43,9 @@ export const ARN_GLUE_REGISTRY = /^arn:(aws[a-z-]*):glue:([a-z0-9-]+):(\d{12}):r
 /** Any Secrets Manager secret (the registry's credentials need not follow MSK's AmazonMSK_ naming). */
 const ARN_ANY_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:[A-Za-z0-9/_+=.@-]+$/;
 const DAY_SECONDS = 86_400;
+
 /** The stage whose settings may keep the placeholders of examples/settings.example.json (the offline synth). */
-export const EXAMPLE_STAGE = 'example';
+export { EXAMPLE_STAGE } from './deploy-problems.ts';
 
 const policy = z.enum(DELIVERY_POLICIES).default('AT_MOST_ONCE');
 /** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
@@ -264,6 +267,7 @@ export const settingsSchema = z
         `must be at most ${MAX_PEAK_NOTIFICATIONS_PER_SECOND}: beyond that the sweep index needs more than 256 shards per state and channel (README "Scaling")`,
       )
       .default(1_000),
+    console: consoleSettingsSchema.optional(),
   })
   .superRefine((s, ctx) => {
     const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
@@ -372,7 +376,6 @@ export const settingsSchema = z
       }
     }
   });
-
 export type Settings = z.infer<typeof settingsSchema>;
 
 export class SettingsError extends Error {
@@ -381,7 +384,6 @@ export class SettingsError extends Error {
     super(`notifier settings: ${problems.join('; ')}`);
   }
 }
-
 export function parseSettings(read: (key: string) => unknown, now: number = Date.now()): Settings {
   const raw = Object.fromEntries(Object.keys(settingsSchema.shape).map((key) => [key, read(key)]));
   const result = settingsSchema.safeParse(raw);
@@ -401,67 +403,6 @@ export function parseSettings(read: (key: string) => unknown, now: number = Date
       : `context key "${key}" is invalid: ${issue.message}`;
   });
   throw new SettingsError(problems);
-}
-
-/** The brand and addresses of examples/settings.example.json: fine for its own stage, never for a real one. */
-const PLACEHOLDER_NAMES = ['Example Bank', 'サンプル銀行'];
-/** The example's support phones (examples/settings.example.json), by their digits. */
-const PLACEHOLDER_PHONE_DIGITS = ['18005550100', '0120555010'];
-/** Domains reserved for documentation and tests (RFC 2606, RFC 6761): nobody can receive mail or serve pages there. */
-const RESERVED_DOMAIN = /(^|\.)(example|test|invalid|localhost|example\.com|example\.net|example\.org)$/i;
-const reservedHost = (host: string) => RESERVED_DOMAIN.test(host.replace(/\.$/, ''));
-const urlHost = (url: string) => (URL.canParse(url) ? new URL(url).hostname : '');
-
-/**
- * What a schema cannot see because it depends on the stage or on the time of the synth: placeholders outside the
- * example stage (a deploy never sends under "Example Bank", from example.com, or pages an address nobody reads), and
- * an AT_TIMESTAMP starting position in the future, which Lambda rejects at deploy ("StartingPositionTimestamp cannot
- * be in the future"), rolling the whole deploy back. Pure: the clock is an argument.
- */
-export function deployProblems(s: Settings, now: number): string[] {
-  const problems: string[] = [];
-  if (s.startingPositionTimestamp !== undefined && s.startingPositionTimestamp * 1000 > now) {
-    problems.push(
-      `context key "startingPositionTimestamp" is in the future (${new Date(s.startingPositionTimestamp * 1000).toISOString()}): Lambda refuses it ("StartingPositionTimestamp cannot be in the future") and the deploy rolls back; use the cutover time once it has passed`,
-    );
-  }
-  if (s.stage === EXAMPLE_STAGE) return problems;
-  // A deploy that pages nobody is a deploy whose alarms fire into the void: a real stage names who is paged.
-  if (s.alarmEmail === undefined) {
-    problems.push(
-      `context key "alarmEmail" is required outside the example stage: every alarm mails it, so a deploy must name who is paged (the on-call address or a pager's e-mail integration)`,
-    );
-  }
-  // "The account" may read seven years of evidence or break glass only in the example stage: a real one names who.
-  for (const [key, who] of [
-    ['evidenceReaders', 'may decrypt the evidence (those who answer disputes)'],
-    ['breakGlassPrincipals', 'may break glass (disable the evidence key, change its protections)'],
-  ] as const) {
-    if (s[key] === undefined) {
-      problems.push(
-        `context key "${key}" is required outside the example stage: it names the IAM roles that ${who}; without it any principal of the account allowed sts:AssumeRole could`,
-      );
-    }
-  }
-  const placeholder = (key: string, what: string) =>
-    problems.push(`context key "${key}" is a placeholder (${what}): stage "${s.stage}" needs the bank's own`);
-  for (const [locale, name] of Object.entries(s.brand.name)) {
-    if (PLACEHOLDER_NAMES.includes(name)) placeholder(`brand.name.${locale}`, name);
-  }
-  if (reservedHost(urlHost(s.brand.supportUrl))) placeholder('brand.supportUrl', urlHost(s.brand.supportUrl));
-  if (s.brand.logo !== undefined && reservedHost(urlHost(s.brand.logo.url))) {
-    placeholder('brand.logo.url', urlHost(s.brand.logo.url));
-  }
-  const phones = typeof s.brand.supportPhone === 'string' ? { '': s.brand.supportPhone } : s.brand.supportPhone;
-  for (const [locale, phone] of Object.entries(phones)) {
-    if (PLACEHOLDER_PHONE_DIGITS.includes(phone.replace(/\D/g, '')))
-      placeholder(locale === '' ? 'brand.supportPhone' : `brand.supportPhone.${locale}`, phone);
-  }
-  for (const key of ['senderEmail', 'alarmEmail'] as const) {
-    const domain = s[key]?.split('@')[1];
-    if (domain !== undefined && reservedHost(domain)) placeholder(key, `${domain} is reserved for examples`);
-  }
-  return problems;
 }
 
 /**

@@ -220,7 +220,7 @@ export type FeedbackConfig = ReturnType<typeof loadFeedbackConfig>;
  * Where evidence goes (docs/evidence-and-privacy.md): the bucket or, for the local run, a folder; not both. Neither:
  * this function keeps no evidence.
  */
-function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
+export function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
   if (c.EVIDENCE_BUCKET !== undefined && c.EVIDENCE_DIR !== undefined) {
     throw new ConfigError('configuration error: set EVIDENCE_BUCKET or EVIDENCE_DIR, not both');
   }
@@ -249,7 +249,7 @@ export function loadOperatorConfig(env: Env = process.env) {
 }
 
 /** Four eyes as the environment sets it: the kinds named (none when empty; the default when unset). */
-function approvalPolicy(kinds: string | undefined, hours: number): ApprovalPolicy {
+export function approvalPolicy(kinds: string | undefined, hours: number): ApprovalPolicy {
   const parsed = approvalPolicyOf(kinds, hours);
   if ('unknown' in parsed) {
     throw new ConfigError(

@@ -26,6 +26,8 @@ export const APPROVAL_KINDS = [
   'REPLAY',
   /** Hands a customer's data out of the system. */
   'EXPORT',
+  /** Shows a masked contact point in full to one person (the support console). */
+  'REVEAL',
 ] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
 

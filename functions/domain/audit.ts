@@ -9,7 +9,7 @@
  */
 import type { RecordedIdentity } from './identity.ts';
 
-/** Every action that changes what a customer receives or what is held about them. */
+/** Every action that changes what a customer receives or what is held about them, and showing what is held. */
 export const AUDIT_ACTIONS = [
   'RESEND',
   'REPAIR',
@@ -18,6 +18,8 @@ export const AUDIT_ACTIONS = [
   'SUPPRESSION_LIFT',
   'EXPORT',
   'ERASE',
+  // A contact point shown in full to support staff, who said why (the support console masks it otherwise).
+  'REVEAL',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

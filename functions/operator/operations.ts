@@ -45,6 +45,7 @@ import { repair } from './repair.ts';
 import { replayQuarantine } from './replay.ts';
 import { replayFailedBatches } from './replay-batches.ts';
 import { resend } from './resend.ts';
+import { reveal } from './reveal.ts';
 
 /** Every audited action, by the name its audit records carry. A new action is a compile error until it is here. */
 export const ACTIONS = {
@@ -55,6 +56,7 @@ export const ACTIONS = {
   SUPPRESSION_LIFT: liftSuppression,
   EXPORT: exportCustomer,
   ERASE: eraseCustomer,
+  REVEAL: reveal,
   // biome-ignore lint/suspicious/noExplicitAny: each action has its own request, state, plan and outcome
 } as const satisfies Record<AuditAction, OperatorAction<any, any, any, any>>;
 

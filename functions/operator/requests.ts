@@ -28,6 +28,7 @@ export const REQUEST_SCHEMAS = {
   }),
   EXPORT: userId,
   ERASE: userId,
+  REVEAL: z.object({ notificationId: text }),
 } as const satisfies Record<AuditAction, z.ZodMiniType>;
 
 /** The request as its action takes it, or the words that say what is wrong with it. */

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   type NativeAttributeValue,

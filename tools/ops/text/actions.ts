@@ -58,6 +58,8 @@ export function previewText(a: Extract<PreviewAnswer, { ok: true }>): string {
       return `${a.target} is suppressed (${s.cause} since ${s.since}, from ${s.notificationId}).\nLifting it lets the next notification to this address be sent.`;
     case 'EXPORT':
       return `Exporting everything above (${s.events} event(s), ${s.evidence} evidence record(s)) as one JSON document.`;
+    case 'REVEAL':
+      return `Showing the ${s.channel} contact point of ${a.target} in full, to you alone.`;
     case 'ERASE':
       return `Erasing the personal data of ${s.erase.length} finished notification(s) from the table (in flight, kept: ${s.keep.length}; evidence under retention stays).`;
   }
