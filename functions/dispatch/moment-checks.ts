@@ -97,7 +97,10 @@ export async function momentLast(
   const guard = floodGuardOf(item.template);
   if (deps.moment !== undefined && guard !== undefined) {
     const window = floodWindow(guard, deps.now());
-    const key = floodKey(item.userId, item.template, item.channel, window.start);
+    const key = {
+      ...floodKey(item.userId, item.template, item.channel, window.start),
+      notificationId: item.notificationId,
+    };
     if (!(await deps.moment.takeFloodSlot(key, guard.limit, Math.ceil(window.end / 1000) + 86_400))) {
       const throttledWindow = `${guard.limit} per ${guard.windowSeconds} s, ${iso(window.start)}–${iso(window.end)}`;
       return { stop: { kind: 'end', end: { status: 'THROTTLED', throttledWindow } } };

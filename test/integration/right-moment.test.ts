@@ -10,6 +10,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DispatchDeps } from '../../functions/dispatch/dispatch-notification.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { SendError } from '../../functions/dispatch/send-error.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
@@ -271,6 +272,32 @@ describe('the flood guard: a producer’s loop gives a customer a handful per ch
         end: { status: 'THROTTLED', throttledWindow: expect.stringMatching(/^3 per 3600 s, /) },
       });
     }
+  });
+
+  it('a notice the provider throttled and retried counts once: its retries never THROTTLE it themselves', async () => {
+    // One window of the guard (an hour, aligned): the last whole hour, so every attempt falls inside it.
+    const hour = 3_600_000;
+    const start = Math.floor(Date.now() / hour) * hour - hour;
+    const id = 'moment-retried-once';
+    await deliver([lowBalance(id, new Date(start).toISOString(), '9100', '4.00', 'u-retried')]);
+    let calls = 0;
+    const busy: Sender = {
+      send: async (n, m, signal) => {
+        calls += 1;
+        if (calls <= 3) throw new SendError('throttled', 'Throttling', 'Rate exceeded');
+        return sender.send(n, m, signal);
+      },
+    };
+    const results = [];
+    for (let attempt = 0; attempt < 4; attempt++)
+      results.push(
+        await dispatchAt(id, 'SMS', start + 60_000 + attempt * 600_000, { sender: busy, maxSendAttempts: 10 }),
+      );
+    expect(results.map((r) => r.kind)).toEqual(['deferred', 'deferred', 'deferred', 'sent']);
+    // …and the customer's two other slots of the window are still there for the next two notices.
+    const more = ['moment-retried-next-1', 'moment-retried-next-2'];
+    await deliver(more.map((m, i) => lowBalance(m, new Date(start + i).toISOString(), `920${i}`, '4.00', 'u-retried')));
+    for (const m of more) expect(await dispatchAt(m, 'SMS', start + 3_000_000)).toMatchObject({ kind: 'sent' });
   });
 
   it('a critical type is never limited: thirty codes in a minute are thirty sends', async () => {
