@@ -15,12 +15,12 @@ import type { Brand } from '../domain/brand.ts';
 import { floodGuardOf, supersedeKeyOf } from '../domain/catalogue.ts';
 import { unknownChannel } from '../domain/channels.ts';
 import { floodKey, seriesCollapseId, seriesPk } from '../domain/keys.ts';
-import { readInstant } from '../domain/moment.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import {
   floodWindow,
   momentVerdict,
   type NoticeTiming,
+  occurredMsOf,
   type PushMoment,
   remainingSeconds,
   validUntilOf,
@@ -81,7 +81,7 @@ export async function momentLast(
   deps: MomentDeps,
 ): Promise<{ stop: MomentStop } | MomentReady> {
   const series = seriesOf(item);
-  const occurredAtMs = item.occurredAt === undefined ? undefined : readInstant(item.occurredAt)?.epochMs;
+  const occurredAtMs = occurredMsOf(item);
   if (deps.moment !== undefined && series !== undefined && occurredAtMs !== undefined) {
     const newer = await deps.moment.newerNotice(series, occurredAtMs);
     if (newer !== undefined) {

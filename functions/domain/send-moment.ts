@@ -25,6 +25,22 @@ export interface MomentFacts {
   readonly occurredAt?: string | undefined;
   /** The customer's IANA time zone; absent: the brand's default for the language. */
   readonly timeZone?: string | undefined;
+  /** When notifier received it: createdAt, or firstCreatedAt once a release, repair or resend moved createdAt. */
+  readonly createdAt?: string | undefined;
+  readonly firstCreatedAt?: string | undefined;
+}
+
+/**
+ * When the notice occurred, as the moment reads it (epoch ms): its occurredAt, never later than its arrival — an event
+ * cannot have occurred after notifier received it. Ingest accepts an occurredAt up to a day ahead (a producer's clock
+ * running ahead, local time written as UTC); read as given, such a notice would gain that much validity (a five-minute
+ * code sent hours late) and be the newest of its series until that hour, superseding every real notice meanwhile.
+ */
+export function occurredMsOf(n: Pick<MomentFacts, 'occurredAt' | 'createdAt' | 'firstCreatedAt'>): number | undefined {
+  const occurred = n.occurredAt === undefined ? undefined : readInstant(n.occurredAt)?.epochMs;
+  const arrivedAt = n.firstCreatedAt ?? n.createdAt;
+  const arrived = arrivedAt === undefined ? undefined : readInstant(arrivedAt)?.epochMs;
+  return occurred === undefined || arrived === undefined ? occurred : Math.min(occurred, arrived);
 }
 
 /** Why a claimed notification is not sent now, by the moment alone. */
@@ -35,10 +51,10 @@ export type MomentVerdict =
   /** Outside its type's send window in the customer's time zone: HELD until the window opens. */
   | { readonly kind: 'held'; readonly until: number; readonly zone: string };
 
-/** When the notice stops being worth sending (epoch ms), or undefined when its type sets no validity. */
+/** When the notice stops being worth sending (epoch ms, from occurredMsOf), or undefined when its type sets none. */
 export function validUntilOf(n: MomentFacts): number | undefined {
   const validity = validityMsOf(n.template);
-  const occurred = n.occurredAt === undefined ? undefined : readInstant(n.occurredAt)?.epochMs;
+  const occurred = occurredMsOf(n);
   return validity === undefined || occurred === undefined ? undefined : occurred + validity;
 }
 

@@ -255,6 +255,21 @@ describe('superseded: a newer notice of the same customer and key replaces an ol
   });
 });
 
+describe('a producer’s clock running ahead', () => {
+  it('a notice dated hours ahead occurred at its arrival: a real notice after it is newer, not superseded for hours', async () => {
+    // A producer writing local time as UTC (JST, nine hours ahead): accepted (within a day), read as of its arrival.
+    await deliver([lowBalance('moment-lb-ahead', new Date(Date.now() + 9 * 3_600_000).toISOString(), '7301', '8.00')]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const real = Date.now() + 1;
+    await deliver([lowBalance('moment-lb-real', new Date(real).toISOString(), '7301', '2.00')]);
+    expect(await dispatchAt('moment-lb-real', 'SMS', real + 1_000)).toMatchObject({ kind: 'sent' });
+    expect(await dispatchAt('moment-lb-ahead', 'SMS', real + 1_000)).toMatchObject({
+      kind: 'unsent',
+      end: { status: 'SUPERSEDED', supersededBy: 'moment-lb-real' },
+    });
+  });
+});
+
 describe('the flood guard: a producer’s loop gives a customer a handful per channel', () => {
   it('thirty distinct LowBalance events in a minute: 3 sent per channel (the type’s limit), 27 THROTTLED', async () => {
     const now = Date.now();
