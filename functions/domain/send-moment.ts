@@ -124,6 +124,12 @@ const TTL_ATTRIBUTE: Readonly<Record<string, string>> = {
   GCM: 'AWS.SNS.MOBILE.FCM.TTL',
   WNS: 'AWS.SNS.MOBILE.WNS.TTL',
 };
+/**
+ * The longest TTL a platform takes: FCM keeps a message at most 28 days and takes a TTL of 0–2,419,200 s
+ * (https://firebase.google.com/docs/cloud-messaging/customize-messages/setting-message-lifespan). A longer validity is
+ * sent as the platform's longest, never as a TTL it refuses.
+ */
+const MAX_TTL_SECONDS: Readonly<Record<string, number>> = { GCM: 2_419_200 };
 /** APNs' collapse id travels as this SNS attribute (the apns-collapse-id header); FCM's collapse_key in the payload. */
 export const APNS_COLLAPSE_ATTRIBUTE = 'AWS.SNS.MOBILE.APNS.COLLAPSE_ID';
 const APPLE_PLATFORMS = ['APNS', 'APNS_SANDBOX'];
@@ -142,7 +148,8 @@ export function pushAttributes(targetArn: string, moment: PushMoment): Record<st
   const platform = parsePushEndpoint(targetArn)?.platform ?? '';
   const attributes: Record<string, string> = {};
   const ttl = TTL_ATTRIBUTE[platform];
-  if (moment.ttlSeconds !== undefined && ttl !== undefined) attributes[ttl] = String(moment.ttlSeconds);
+  if (moment.ttlSeconds !== undefined && ttl !== undefined)
+    attributes[ttl] = String(Math.min(moment.ttlSeconds, MAX_TTL_SECONDS[platform] ?? moment.ttlSeconds));
   if (moment.collapseId !== undefined && APPLE_PLATFORMS.includes(platform))
     attributes[APNS_COLLAPSE_ATTRIBUTE] = moment.collapseId;
   return attributes;

@@ -161,6 +161,15 @@ describe('what a push carries of the moment: SNS message attributes named for th
     expect(pushAttributes(endpoint(platform), { ttlSeconds: 240, collapseId: 'c0ffee' })).toEqual(attributes);
   });
 
+  it('a validity longer than FCM keeps a message (28 days) is sent as FCM’s longest TTL, not one FCM refuses', () => {
+    expect(pushAttributes(endpoint('GCM'), { ttlSeconds: 90 * 86_400 })).toEqual({
+      'AWS.SNS.MOBILE.FCM.TTL': '2419200',
+    });
+    expect(pushAttributes(endpoint('APNS'), { ttlSeconds: 90 * 86_400 })).toEqual({
+      'AWS.SNS.MOBILE.APNS.TTL': '7776000',
+    });
+  });
+
   const { sns } = providerMocks();
   beforeEach(() => {
     sns.reset();
