@@ -644,8 +644,9 @@ describe('a customer-managed key', () => {
   });
 
   it('the secret MAC key: the account administers it and never uses it; ingest generates MACs, the evidence reader verifies them, only break glass disables or deletes it', () => {
-    const [, key] = resources('AWS::KMS::Key').find(([id]) => id.startsWith('SecretMacKey')) ?? [];
-    const statements = (key?.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+    const found = resources('AWS::KMS::Key').find(([id]) => id.startsWith('SecretMacKey'));
+    if (found === undefined) throw new Error('no SecretMacKey');
+    const statements = (found[1].Properties.KeyPolicy as { Statement: Statement[] }).Statement;
     const allowed = statements.filter((st) => st.Effect === 'Allow');
     // Nobody holds kms:* on it: a MAC computed at will tests candidate codes against the evidence's MAC.
     expect(actionsOf(allowed)).not.toContain('kms:*');
