@@ -3,11 +3,11 @@
  * it may do with the table, the schema registry and the MSK mapping with its failed-batch bucket (lib/ingest-source.ts).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AnyPrincipal, ArnPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ArnPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { INGEST_ENVIRONMENT, type IngestEnvironment } from '../functions/contracts/environment.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
-import { administrationWithoutUse, grantsOnlyForAwsServices, KEY_DESTRUCTION_ACTIONS } from './evidence-key.ts';
+import { administrationWithoutUse, grantsOnlyForAwsServices, onlyBreakGlassDisablesOrDeletes } from './evidence-key.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { createIngestSource, type IngestSource } from './ingest-source.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -39,14 +39,7 @@ export function createIngest(p: FunctionPartProps): Ingest {
           actions: ['kms:VerifyMac'],
           resources: ['*'],
         }),
-        new PolicyStatement({
-          sid: 'OnlyBreakGlassDisablesOrDeletes',
-          effect: Effect.DENY,
-          principals: [new AnyPrincipal()],
-          actions: [...KEY_DESTRUCTION_ACTIONS],
-          resources: ['*'],
-          conditions: { ArnNotEquals: { 'aws:PrincipalArn': [p.evidence.breakGlassRole.roleArn] } },
-        }),
+        onlyBreakGlassDisablesOrDeletes([p.evidence.breakGlassRole.roleArn]),
         grantsOnlyForAwsServices(),
       ],
     }),
