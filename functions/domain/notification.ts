@@ -388,7 +388,8 @@ export function buildSeriesEntry(event: BankingEvent, now: number, retention: Re
       event.recipient.userId,
       key.map((name) => event.data[name] ?? ''),
     ),
-    sk: seriesSk(occurredAtMs, event.eventId),
+    // Never later than its arrival (send-moment.ts occurredMsOf): a producer's clock ahead does not make it the newest.
+    sk: seriesSk(Math.min(occurredAtMs, now), event.eventId),
     kind: 'NOTICE_SERIES',
     eventId: event.eventId,
     occurredAt: event.occurredAt,

@@ -18,6 +18,9 @@ export interface ResendCandidate {
   /** What its validity is judged by (send-moment.ts): the type and when it occurred. */
   readonly template?: unknown;
   readonly occurredAt?: unknown;
+  /** When notifier received it (send-moment.ts occurredMsOf: an occurredAt ahead of its arrival counts from there). */
+  readonly createdAt?: unknown;
+  readonly firstCreatedAt?: unknown;
   readonly validUntil?: unknown;
   readonly supersededBy?: unknown;
   readonly throttledWindow?: unknown;
@@ -62,8 +65,13 @@ function endedByMoment(id: string, item: ResendCandidate): Refusal | undefined {
 /** A notice past its validity (send-moment.ts) at `now`, whatever its status: dispatch would end it EXPIRED, never sent. */
 function pastValidity(id: string, item: ResendCandidate, now: number | undefined): Refusal | undefined {
   if (now === undefined || typeof item.template !== 'string') return undefined;
-  const occurredAt = typeof item.occurredAt === 'string' ? item.occurredAt : undefined;
-  const validUntil = validUntilOf({ template: item.template, occurredAt });
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const validUntil = validUntilOf({
+    template: item.template,
+    occurredAt: text(item.occurredAt),
+    createdAt: text(item.createdAt),
+    firstCreatedAt: text(item.firstCreatedAt),
+  });
   if (validUntil === undefined || now < validUntil) return undefined;
   return refusal(
     'PAST_VALIDITY',

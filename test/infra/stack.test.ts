@@ -689,6 +689,24 @@ describe('a customer-managed key', () => {
     });
   });
 
+  it('the secret MAC key: the account administers it and never uses it; ingest generates MACs, the evidence reader verifies them, only break glass disables or deletes it', () => {
+    const found = resources('AWS::KMS::Key').find(([id]) => id.startsWith('SecretMacKey'));
+    if (found === undefined) throw new Error('no SecretMacKey');
+    const statements = (found[1].Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+    const allowed = statements.filter((st) => st.Effect === 'Allow');
+    // Nobody holds kms:* on it: a MAC computed at will tests candidate codes against the evidence's MAC.
+    expect(actionsOf(allowed)).not.toContain('kms:*');
+    const uses = (action: string) => allowed.filter((st) => actionsOf([st]).includes(action));
+    expect(uses('kms:GenerateMac').map((st) => JSON.stringify(st.Principal))).toEqual([
+      expect.stringContaining((fnProps('Ingest').Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0] ?? 'none'),
+    ]);
+    expect(uses('kms:VerifyMac').map((st) => JSON.stringify(st.Principal))).toEqual([
+      expect.stringMatching(/EvidenceReaderRole/),
+    ]);
+    const denied = statements.filter((st) => st.Effect === 'Deny').flatMap((st) => actionsOf([st]));
+    expect(denied).toEqual(expect.arrayContaining(['kms:ScheduleKeyDeletion', 'kms:DisableKey', 'kms:CreateGrant']));
+  });
+
   it('lets each function decrypt and generate data keys with it, nothing more', () => {
     const kmsOf = (name: string) =>
       keyed.policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));

@@ -75,6 +75,19 @@ describe('ingest: a secret is MACed, never hashed or stored in the clear', () =>
     expect(Buffer.from(copy.raw, 'base64').toString()).toContain('"code":"********"');
   });
 
+  it.each([
+    ['a JSON number (a serializer’s int field)', { type: 'OneTimePasscode' }, { code: 482913 }],
+    ['under the type spelled another way', { type: 'ONE_TIME_PASSCODE' }, {}],
+    ['under the type in lower case', { type: 'onetimepasscode' }, {}],
+  ])('a code refused as %s is masked in the quarantined copy, never kept', async (_, over, data) => {
+    const store = new MemoryInboxStore();
+    const [r] = await ingest(store, [otp(over, data)]);
+    expect(r).toMatchObject({ kind: 'quarantined' });
+    const copy = items(store).find((i) => i.kind === 'QUARANTINE') as QuarantineItem;
+    expect(Buffer.from(copy.raw, 'base64').toString()).not.toContain(CODE);
+    expect(copy.detail).not.toContain(CODE);
+  });
+
   it('without a key an event with a secret is quarantined, never hashed with the code in the clear', async () => {
     const store = new MemoryInboxStore();
     const [r] = await ingest(store, [otp()], { secretMac: undefined });
