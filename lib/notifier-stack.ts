@@ -120,17 +120,7 @@ export class NotifierStack extends Stack {
         'No pushPlatformApplicationArns: dispatch may publish to no platform endpoint (push is refused), and no push delivery outcome is observed.',
       );
     }
-    // The functions that hold customers' contact points, off the internet (settings `vpc`).
-    if (s.vpc !== undefined) {
-      const network = new Network(this, 'Network', {
-        prefix,
-        settings: s.vpc,
-        table: this.table,
-        evidenceBucket: evidence.bucket,
-        schemaRegistry: s.schemaRegistry,
-      });
-      for (const fn of [ingest.fn, dispatch.fn, sweeper, feedback.function]) network.place(fn);
-    }
+    this.placeInNetwork(parts, [ingest.fn, dispatch.fn, sweeper, feedback.function]);
     // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
     if (s.traceAwsCalls) traceAwsCalls(this);
 
@@ -169,6 +159,20 @@ export class NotifierStack extends Stack {
         replication: s.evidenceReplication !== undefined,
       },
     });
+  }
+
+  /** The functions that hold customers' contact points, off the internet (settings `vpc`). */
+  private placeInNetwork(parts: FunctionPartProps, functions: readonly NotifierFunction[]): void {
+    const s = parts.settings;
+    if (s.vpc === undefined) return;
+    const network = new Network(this, 'Network', {
+      prefix: parts.prefix,
+      settings: s.vpc,
+      table: this.table,
+      evidenceBucket: parts.evidence.bucket,
+      schemaRegistry: s.schemaRegistry,
+    });
+    for (const fn of functions) network.place(fn);
   }
 
   /**
