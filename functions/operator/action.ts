@@ -20,6 +20,7 @@ import type { AuditAction, AuditStep } from '../domain/audit.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { type Refusal, type RefusalCode, refusal } from '../domain/refusal.ts';
 import type { AuditEntry } from '../stores/audit-log.ts';
+import { OperatorError } from './operator-error.ts';
 import type { OperatorPorts } from './ports.ts';
 
 /** Who asks for an action, and why: an identity its transport verified (never a name the caller typed). */
@@ -56,19 +57,6 @@ export interface OperatorAction<Request, State, Plan, Outcome> {
   perform(ports: OperatorPorts, plan: Plan, request: Request, actor: Actor): Promise<Result<Outcome>>;
   /** What the audit's outcome records of the action once done. */
   done(outcome: Outcome): Record<string, unknown>;
-}
-
-/** An operator's request the system refuses: the typed refusal, with the words to show. */
-export class OperatorError extends Error {
-  override name = 'OperatorError';
-  constructor(readonly refusal: Refusal) {
-    super(refusal.message);
-  }
-
-  /** A mistake in the request (exit 2 for a command line), or a refusal of what it asks (exit 3). */
-  get kind(): 'INVALID' | 'REFUSED' {
-    return this.refusal.code === 'INVALID' ? 'INVALID' : 'REFUSED';
-  }
 }
 
 /** What the action would do, or why not: reads, decides, writes nothing. */
@@ -175,3 +163,5 @@ async function outcomeOr(failure: unknown, record: () => Promise<unknown>): Prom
     );
   }
 }
+
+export { OperatorError };
