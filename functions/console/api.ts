@@ -96,7 +96,8 @@ const HANDLERS: Handlers = {
     const ref = parseNotificationId(notificationId);
     const view = await ports.events.read(ref?.eventId ?? '');
     const item = view.notifications.find((n) => n.notificationId === notificationId);
-    const sent = await sentMessages(ports, notificationId);
+    const userId = String(view.inbox?.userId ?? item?.userId ?? '');
+    const sent = await sentMessages(ports, notificationId, userId === '' ? undefined : userId);
     if (item === undefined && sent.length === 0) {
       return problem(404, `No notice ${notificationId} is held.`, 'NOT_FOUND');
     }

@@ -15,12 +15,12 @@ import type {
 } from '../contracts/console-views.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
-import { evidencePrefixOf, type SendEvidence } from '../domain/evidence.ts';
+import type { SendEvidence } from '../domain/evidence.ts';
 import { notificationIdOf, parseNotificationId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
 import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
-import { readEvidence } from '../operator/evidence.ts';
+import { evidenceOf } from '../operator/evidence.ts';
 import { listAudit } from '../operator/lists.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
@@ -138,10 +138,13 @@ export function whoOf(by: unknown): string {
 
 /** What the customer received for one notice, as the evidence store keeps it, byte for byte, masked where it names them. */
 export async function sentMessages(
-  ports: Pick<OperatorPorts, 'evidence'>,
+  ports: Pick<OperatorPorts, 'evidence' | 'evidenceLocator'>,
   notificationId: string,
+  userId?: string,
 ): Promise<SentMessage[]> {
-  const proofs = await readEvidence(ports.evidence, evidencePrefixOf(notificationId));
+  // As `ops evidence` reads it: through the batches the table and the customer's index name, and the objects of sends
+  // recorded before batches.
+  const proofs = await evidenceOf(ports.evidence, notificationId, ports.evidenceLocator, userId);
   return proofs.map(
     (p): SentMessage => ({
       acceptedAt: p.send.acceptedAt,

@@ -62,6 +62,11 @@ describe('the support console', () => {
     expect(await stopped.locator('.detail').textContent()).toMatch(/STOP|opted out|stopped/i);
     expect(await stopped.locator('.contact').textContent()).toBe('+1 ••• 0180');
     expect(await sam.content()).not.toContain('4155550180');
+    // The first text to that number was sent: what was sent is read from the evidence, as `ops evidence` reads it.
+    const first = notice(sam, 'demo-sms-stop#SMS');
+    await first.getByRole('button', { name: 'See what was sent' }).click();
+    await first.locator('.sent:not([hidden])').waitFor();
+    expect(await first.locator('section.message').count()).toBe(1);
     await sam.context().close();
   });
 
