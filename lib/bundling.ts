@@ -7,6 +7,8 @@
  * of its own beside index.mjs, read when first imported, never at cold start. (NodejsFunction cannot split: it always
  * bundles to one --outfile.)
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 
 export const BUNDLE = {
@@ -54,3 +56,24 @@ export const CONSOLE_PAGE_BUNDLE = {
   minify: true,
   copied: ['index.html', 'console.css'],
 } as const;
+
+/**
+ * The support console page's files, by name: app.js compiled for browsers, the others as they are. The stack writes
+ * them beside the page function's bundle (lib/console.ts); the local run serves them from memory.
+ */
+export function consolePageFiles(): Map<string, string> {
+  const b = CONSOLE_PAGE_BUNDLE;
+  const dir = fileURLToPath(new URL(`../${b.dir}/`, import.meta.url));
+  const out = buildSync({
+    entryPoints: [`${dir}${b.entry}`],
+    bundle: true,
+    write: false,
+    format: b.format,
+    target: b.target,
+    minify: b.minify,
+    logLevel: 'silent',
+  });
+  const files = new Map<string, string>(b.copied.map((f) => [f, readFileSync(`${dir}${f}`, 'utf8')]));
+  files.set(b.script, out.outputFiles[0]?.text ?? '');
+  return files;
+}

@@ -14,8 +14,7 @@
  *   the page a short-lived token from the bank's own sign-in (the bank's provider stays the source of who is who and
  *   in which group — mapped again at every sign-in), and API Gateway checks that token natively.
  */
-import { copyFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
@@ -53,11 +52,10 @@ import {
 } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { buildSync } from 'esbuild';
 import type { ConsoleEnvironment, ConsolePageEnvironment } from '../functions/contracts/console-environment.ts';
 import { API_ROUTES, CLAIMS, PAGE_ROUTES } from '../functions/contracts/console-routes.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
-import { CONSOLE_PAGE_BUNDLE } from './bundling.ts';
+import { consolePageFiles } from './bundling.ts';
 import type { ConsoleSettings } from './console-settings.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
@@ -365,16 +363,5 @@ export class SupportConsole extends Construct {
  * esbuild the project installs, the others copied as they are (lib/bundling.ts CONSOLE_PAGE_BUNDLE).
  */
 function pageFiles(outputDir: string): void {
-  const b = CONSOLE_PAGE_BUNDLE;
-  const dir = fileURLToPath(new URL(`../${b.dir}/`, import.meta.url));
-  buildSync({
-    entryPoints: [`${dir}${b.entry}`],
-    outfile: `${outputDir}/${b.script}`,
-    bundle: true,
-    format: b.format,
-    target: b.target,
-    minify: b.minify,
-    logLevel: 'silent',
-  });
-  for (const file of b.copied) copyFileSync(`${dir}${file}`, `${outputDir}/${file}`);
+  for (const [name, text] of consolePageFiles()) writeFileSync(`${outputDir}/${name}`, text);
 }

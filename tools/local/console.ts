@@ -1,26 +1,9 @@
-/**
- * The support console on the local run (`npm start -- --keep`): the page and its API, served by the real,
- * unmodified handlers (functions/console-page, functions/console) — as API Gateway serves them in AWS — with the
- * local run's own users standing in for the bank's identity provider.
- *
- * How the deployed console and this one trust a caller, side by side:
- * - AWS: the page gets an ID token from the Cognito user pool (federated to the bank's identity provider); API
- *   Gateway's Cognito authorizer checks its signature (the pool's keys), issuer, audience and expiry, and hands the
- *   handler its claims (`requestContext.authorizer.claims`). The handler reads nothing else about the caller.
- * - Here: "Sign in as" asks this server for a token, which it signs with a key pair made for this run (ES256, never
- *   written anywhere); for every API request this server plays the authorizer — it checks the signature, issuer,
- *   audience and expiry with jose and hands the same handler the claims the same way. A request without a valid
- *   token never reaches the handler (401, as the authorizer answers).
- */
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { build } from 'esbuild';
 import { type CryptoKey, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { apiRouteOf, CLAIMS, type ConsoleRole, pageRouteOf } from '../../functions/contracts/console-routes.ts';
-import { CONSOLE_PAGE_BUNDLE } from '../../lib/bundling.ts';
+import { consolePageFiles } from '../../lib/bundling.ts';
 
 /** The local run's staff: two support people (so one proposes and the other cannot approve) and an approver. */
 export const LOCAL_USERS = [
@@ -45,35 +28,17 @@ export interface LocalConsole {
   stop(): Promise<void>;
 }
 
-/** The page's files as the stack bundles them: app.js compiled by esbuild, the rest as they are. */
-export async function consolePageFiles(repo: string): Promise<Map<string, string>> {
-  const b = CONSOLE_PAGE_BUNDLE;
-  const dir = join(repo, b.dir);
-  const out = await build({
-    entryPoints: [join(dir, b.entry)],
-    bundle: true,
-    write: false,
-    format: b.format,
-    target: b.target,
-    minify: b.minify,
-    logLevel: 'silent',
-  });
-  const files = new Map<string, string>(b.copied.map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
-  files.set(b.script, out.outputFiles[0]?.text ?? '');
-  return files;
-}
-
 /**
  * Starts the console on `port` (a free one by default). The handlers read the table and the evidence the run's own
  * environment names (tools/local/pipeline.ts loadHandlers set it): call this after the pipeline is loaded.
  */
-export async function startConsole(repo: string, port = 0): Promise<LocalConsole> {
+export async function startConsole(port = 0): Promise<LocalConsole> {
   const signIn = JSON.stringify({ kind: 'local', users: LOCAL_USERS });
   Object.assign(process.env, { CONSOLE_GROUPS: JSON.stringify(LOCAL_GROUPS), CONSOLE_SIGN_IN: signIn });
   const [api, page, files, keys] = await Promise.all([
     import('../../functions/console/index.ts'),
     import('../../functions/console-page/index.ts'),
-    consolePageFiles(repo),
+    consolePageFiles(),
     generateKeyPair('ES256'),
   ]);
   const serve = async (req: IncomingMessage, res: ServerResponse) => {

@@ -20,7 +20,6 @@
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DISPATCH_TIMING } from '../../functions/contracts/dispatch-timing.ts';
 import { sendRateEnvironment } from '../../functions/contracts/environment.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/contracts/ingest-figures.ts';
@@ -53,8 +52,6 @@ import { EQUATION_TERMS, humanSummary, outboxRows, type Report, sendView } from 
 export { RUN_EXIT, USAGE } from './options.ts';
 
 const TOPIC = 'banking.transfers';
-/** The repository: where the console's page files are read from. */
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * DynamoDB Local's heap bound when its data is on disk: the heap then holds requests, not items, and the JVM's default
  * (a quarter of the machine's memory) would let it grow with the run for nothing.
@@ -98,7 +95,7 @@ async function main(signal: AbortSignal, heard: () => void): Promise<number> {
   if (log !== undefined) progress.message(`this run's log and evidence: ${relative(process.cwd(), run.dir)}`);
   const pipeline = await loadPipeline(services, options, input, run, signal);
   // After the pipeline: the console's handlers read the table and the evidence the pipeline's environment names.
-  const supportConsole = await startConsole(REPO, options.ports['console-port']);
+  const supportConsole = await startConsole(options.ports['console-port']);
   onExit(() => supportConsole.stop());
   progress.message(`support console ${supportConsole.url} (sign in as ${consoleUsers()})`);
   // Under way: from now on a signal stops the run after the batch in hand, and it reports what it has — it has heard
