@@ -31,6 +31,7 @@
  * never lands. A deferral puts the item back to PENDING with a retryAt and does not use the attempt budget. Throws only
  * when DynamoDB fails for the whole of the record's time, so the stream retries the record; the claim makes that safe.
  */
+import { gzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
@@ -50,7 +51,7 @@ import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 import { type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
-import { type EvidenceDeps, sendProofOf } from './record-evidence.ts';
+import { type EvidenceDeps, type SendProof, sendProofOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
@@ -262,11 +263,22 @@ async function sent(holder: Holder, message: Message, providerMessageId: string)
           acceptedAt: proof.record.acceptedAt,
           ...pushMomentOf(message),
         },
+    proof === undefined ? undefined : keptRecordOf(item, proof),
   );
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
   if (proof === undefined || evidence === undefined) return result;
   evidence.batch.add(proof);
   return { ...result, evidence: { batch: evidence.batch.name } };
+}
+
+/**
+ * A message that carried a secret can never be rendered again (the SENT write forgets the secret): its redacted
+ * record's exact bytes, gzipped, go on the SENT write instead, so the sweeper rebuilds a dying invocation's batch from
+ * them (functions/sweeper/rebuild-evidence.ts). Only then: an SMS or push record is a few hundred bytes gzipped, while
+ * an email's ~3.7 KB would multiply the write units of the SENT write and of every feedback update after it.
+ */
+function keptRecordOf(item: NotificationItem, proof: SendProof): Uint8Array | undefined {
+  return Object.keys(item.secrets ?? {}).length === 0 ? undefined : gzipSync(proof.bytes);
 }
 
 /**
@@ -405,11 +417,15 @@ class Holder {
   }
 
   /** The provider accepted: SENT, kept trying; if the sweeper resolved the lease first, the id goes on its UNKNOWN. */
-  async recordAcceptance(providerMessageId: string, evidence?: SentEvidence): Promise<AcceptanceRecord> {
+  async recordAcceptance(
+    providerMessageId: string,
+    evidence?: SentEvidence,
+    record?: Uint8Array,
+  ): Promise<AcceptanceRecord> {
     const { item, deps } = this;
     let marked: Transition;
     try {
-      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now, evidence), {
+      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now, evidence, record), {
         providerMessageId,
       });
     } catch {

@@ -104,6 +104,11 @@ export interface NotificationItem {
     readonly acceptedAt: string;
     readonly push?: { readonly ttlSeconds?: number; readonly collapseId?: string };
   };
+  /**
+   * SENT, for a message that carried a secret (which the SENT write forgets): its evidence record's exact redacted
+   * bytes, gzipped — a rebuild cannot render it again (functions/sweeper/rebuild-evidence.ts). Erasure removes it.
+   */
+  evidenceRecord?: Uint8Array;
   lastError?: string;
   /** SUPPRESSED: why it was not sent (BOUNCED, COMPLAINED, OPTED_OUT). */
   suppressedReason?: string;

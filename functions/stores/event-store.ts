@@ -199,7 +199,8 @@ export class DynamoEventStore implements EventStore {
     const written = await this.conditional({
       TableName: this.tableName,
       Key: { pk: notification.pk, sk: notification.sk },
-      UpdateExpression: 'SET recipient = :empty, #data = :nothing, userId = :erased, erasedAt = :at',
+      UpdateExpression:
+        'SET recipient = :empty, #data = :nothing, userId = :erased, erasedAt = :at REMOVE evidenceRecord',
       // Only while it is finished and still this customer's: a resend racing the erasure keeps its address.
       ConditionExpression: `#status IN (${FINISHED.map((_, i) => `:s${i}`).join(', ')}) AND userId = :user`,
       ExpressionAttributeNames: { '#data': 'data', '#status': 'status' },

@@ -67,12 +67,16 @@ export interface NotificationStore {
   get(key: NotificationKey): Promise<NotificationItem | undefined>;
   /** PENDING (and due) → SENDING, attempt+1, lease. */
   claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult>;
-  /** SENDING → SENT with the provider's message id, and where the send's evidence goes (its batch and SHA-256). */
+  /**
+   * SENDING → SENT with the provider's message id, and where the send's evidence goes (its batch and SHA-256); for a
+   * message that carried a secret, its redacted record's gzipped bytes too (what a rebuild of its batch needs).
+   */
   markSent(
     item: NotificationItem,
     providerMessageId: string,
     now: number,
     evidence?: SentEvidence,
+    record?: Uint8Array,
   ): Promise<Transition>;
   markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;

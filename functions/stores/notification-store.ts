@@ -114,8 +114,18 @@ export class DynamoNotificationStore implements NotificationStore {
     }
   }
 
-  markSent(item: NotificationItem, providerMessageId: string, now: number, evidence?: SentEvidence) {
-    return this.finish(item, 'SENT', now, { providerMessageId, ...(evidence === undefined ? {} : { evidence }) });
+  markSent(
+    item: NotificationItem,
+    providerMessageId: string,
+    now: number,
+    evidence?: SentEvidence,
+    record?: Uint8Array,
+  ) {
+    return this.finish(item, 'SENT', now, {
+      providerMessageId,
+      ...(evidence === undefined ? {} : { evidence }),
+      ...(record === undefined ? {} : { evidenceRecord: record }),
+    });
   }
 
   markFailed(item: NotificationItem, reason: string, now: number) {

@@ -2,13 +2,18 @@
  * A SENT notification's evidence record, rebuilt the way dispatch built it: the message rendered from the item, the
  * provider request from dispatch's own values, the record with the acceptedAt its SENT write kept
  * (dispatch/record-evidence.ts sendProofOf — one function for both). recover-evidence.ts keeps a rebuild only when it
- * hashes to the digest on the item. Loaded by the sweeper only when a batch needs it: the templates are large.
+ * hashes to the digest on the item. A message that carried a secret (a one-time code) is not rendered again — the SENT
+ * write forgot the secret, and the redacted request's SMS segments depend on its length — but read from the record's
+ * bytes its SENT write kept, checked against the same digest. Loaded by the sweeper only when a batch needs it: the
+ * templates are large.
  */
 
+import { gunzipSync } from 'node:zlib';
 import { providerRequest, type RequestConfig } from '../dispatch/provider-request.ts';
 import { type SendProof, sendProofOf } from '../dispatch/record-evidence.ts';
 import type { Brand } from '../domain/brand.ts';
-import { uniformRetention } from '../domain/evidence.ts';
+import { type SendEvidence, uniformRetention } from '../domain/evidence.ts';
+import { sha256Hex } from '../domain/evidence-batch.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { loadTemplates } from '../domain/template-sets.ts';
 import { render } from '../domain/templates.ts';
@@ -27,6 +32,8 @@ export function rebuilderOf(
       providerRequest(n, m, config),
   };
   return async (item) => {
+    // A message that carried a secret cannot be rendered again: its record's bytes were kept on the SENT write.
+    if (item.evidenceRecord !== undefined) return keptProof(item.evidenceRecord);
     await loadTemplates(item.template);
     const message = render(
       {
@@ -44,4 +51,10 @@ export function rebuilderOf(
     const sent = item.evidence.push === undefined ? message : { ...message, ...item.evidence.push };
     return sendProofOf(deps, item, sent, item.providerMessageId, Date.parse(item.evidence.acceptedAt));
   };
+}
+
+/** The record as dispatch built it, from the bytes its SENT write kept; the caller still checks the digest. */
+function keptProof(kept: Uint8Array): SendProof {
+  const bytes = gunzipSync(kept);
+  return { record: JSON.parse(bytes.toString('utf8')) as SendEvidence, bytes, sha256: sha256Hex(bytes) };
 }

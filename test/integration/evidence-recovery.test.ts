@@ -183,6 +183,34 @@ describe('a dispatch invocation that dies after its sends and before its batch',
     ]);
   });
 
+  it('one-time codes sent by SMS and push are rebuilt from the redacted bytes their SENT write kept, never lost', async () => {
+    await ingest(
+      transferEvent({
+        eventId: 'otp-1',
+        type: 'OneTimePasscode',
+        occurredAt: new Date(Date.now()).toISOString(),
+        channels: ['SMS', 'PUSH'],
+        recipient: { userId: 'cust-otp-1' },
+        data: { code: '204816', purpose: 'SIGN_IN' },
+      }),
+    );
+    const { batch } = await invocationThatDies(['otp-1'], 'dying00000000000003');
+    expect(batch.records).toHaveLength(2);
+    for (const channel of ['SMS', 'PUSH']) {
+      const item = await notification('otp-1', channel);
+      // The secret is forgotten; what is kept is the record already redacted.
+      expect(item?.secrets).toBeUndefined();
+      expect(item?.evidenceRecord).toBeInstanceOf(Uint8Array);
+    }
+    const r = await sweepAfter(DUE_MS + 1_000);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 2, lost: [] });
+    const written = decodeBatch((await store.get(batchObjectKey(batch.name))) as Uint8Array).records;
+    expect(written.map((w) => w.bytes.toString('base64')).sort()).toEqual(
+      batch.records.map((p) => p.bytes.toString('base64')).sort(),
+    );
+    for (const w of written) expect(w.bytes.toString('utf8')).not.toContain('204816');
+  });
+
   it('a record whose notification changed before the rebuild is not written: counted lost with the digest it should have had', async () => {
     await ingest(transferEvent({ eventId: 'rec-3', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-rec-3' } }));
     const { batch } = await invocationThatDies(['rec-3'], 'dying00000000000002');
