@@ -6,6 +6,8 @@
  * Why these values:
  * - A send may start only when it can finish before the function's own timeout (dispatch checks
  *   context.getRemainingTimeInMillis() per record); the margin covers the write that records the outcome.
+ * - The invocation's evidence batch is written after its last send: its PUT's timeout and its two table writes (the
+ *   index refs, the intent's delete) are kept apart from the sends' time (dispatch/invocation-budget.ts).
  * - With the worst case — every send taking the full send timeout — a batch still fits in the timeout, so records come
  *   back unstarted only when pacing or a slow DynamoDB ate the time, never as the normal case.
  * - The lease outlives everything a holder can still do after its claim (the rest of the invocation), so a live
@@ -26,6 +28,8 @@ export interface DispatchTiming {
   readonly deadlineMarginMs: number;
   /** Budget for the claim and the mark around one send (two conditional writes). */
   readonly writeAllowanceMs: number;
+  /** The evidence batch PUT's timeout (EVIDENCE_TIMEOUT_MS), kept with its table writes after the last send. */
+  readonly evidenceTimeoutMs: number;
   readonly leaseSeconds: number;
   readonly sweeperTimeoutSeconds: number;
   /** EventBridge's smallest rate: the sweeper is the delay queue's clock. */
@@ -43,6 +47,7 @@ export function deriveDispatchTiming(overrides: Partial<DispatchTiming> = {}): D
     connectTimeoutMs: 1_500,
     deadlineMarginMs: 2_000,
     writeAllowanceMs: 500,
+    evidenceTimeoutMs: 2_000,
     sweeperTimeoutSeconds: 55,
     sweeperIntervalSeconds: 60,
     pendingThresholdSeconds: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs / 1000,
@@ -54,10 +59,15 @@ export function deriveDispatchTiming(overrides: Partial<DispatchTiming> = {}): D
 
 export const DISPATCH_TIMING: DispatchTiming = deriveDispatchTiming();
 
+/** The time the evidence batch keeps after the last send: its PUT, then the index refs and the intent's delete. */
+export const evidenceReserveOf = (t: Pick<DispatchTiming, 'evidenceTimeoutMs' | 'writeAllowanceMs'>) =>
+  t.evidenceTimeoutMs + 2 * t.writeAllowanceMs;
+
 /** Each rule the timing must satisfy, named so a synth error says which one broke. */
 export function timingViolations(t: DispatchTiming): string[] {
   const timeoutMs = t.dispatchTimeoutSeconds * 1000;
   const perSend = t.sendTimeoutMs + t.writeAllowanceMs;
+  const sendsTimeMs = timeoutMs - t.deadlineMarginMs - evidenceReserveOf(t);
   const rules: [string, boolean, string][] = [
     [
       'SEND_FITS_TIMEOUT',
@@ -66,8 +76,8 @@ export function timingViolations(t: DispatchTiming): string[] {
     ],
     [
       'BATCH_FITS_TIMEOUT',
-      Math.ceil(t.batchSize / t.concurrency) * perSend <= timeoutMs - t.deadlineMarginMs,
-      `a batch of ${t.batchSize} at ${t.concurrency} in flight, every send taking ${perSend} ms, must fit in ${timeoutMs - t.deadlineMarginMs} ms`,
+      Math.ceil(t.batchSize / t.concurrency) * perSend <= sendsTimeMs,
+      `a batch of ${t.batchSize} at ${t.concurrency} in flight, every send taking ${perSend} ms, must fit in ${sendsTimeMs} ms (the timeout less the margin and the evidence batch's ${evidenceReserveOf(t)} ms)`,
     ],
     [
       'LEASE_OUTLIVES_INVOCATION',

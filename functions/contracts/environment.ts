@@ -83,7 +83,7 @@ export const EVIDENCE_ENVIRONMENT = {
    */
   EVIDENCE_RETENTION_DAYS: int(1, 36_500, 2_557, DEPLOYED),
   /** The longest an evidence write may hold the record after its send; past it the record waits as a gap. */
-  EVIDENCE_TIMEOUT_MS: int(100, 30_000, 2_000),
+  EVIDENCE_TIMEOUT_MS: int(100, 30_000, DISPATCH_TIMING.evidenceTimeoutMs),
 } as const satisfies EnvSpec;
 
 /** How long the inbox, notifications and quarantine records are kept (their TTL). */

@@ -26,7 +26,7 @@ import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
-import { InvocationBudget, RETURN_SLACK_MS } from './invocation-budget.ts';
+import { evidenceReserveMs, InvocationBudget } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
 import { InvocationEvidence, type SendRecordDeps } from './record-evidence.ts';
@@ -109,6 +109,8 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     maxWaitMs: config.maxPacingWaitMs,
     records: event.Records.length,
     writeMarginMs: config.deadlineMarginMs,
+    // The evidence batch's own time, after the last send (invocation-budget.ts).
+    ...(evidence === undefined ? {} : { evidenceReserveMs: evidenceReserveMs(config.evidence.timeoutMs) }),
   });
   const batch = openEvidenceBatch(event, startedAt + context.getRemainingTimeInMillis());
   // The templates of the batch's notice types start loading now, beside the first claims (each record awaits its own).
@@ -150,7 +152,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
     // After every record: the invocation's evidence, in one batch, outside every send slot.
-    if (batch !== undefined) await closeEvidenceBatch(batch, context);
+    if (batch !== undefined) await closeEvidenceBatch(batch, budget);
     // Per-channel outcomes flush on their own (countBy); the rest only when there is any, without an empty-flush warning.
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
@@ -176,10 +178,10 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
   return batch;
 }
 
-/** Writes the batch in what is left of the invocation, and reports where its records went. */
-async function closeEvidenceBatch(batch: InvocationEvidence, context: Context): Promise<void> {
+/** Writes the batch in the time the budget kept for it, and reports where its records went. */
+async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationBudget): Promise<void> {
   const r = await batch.close(
-    context.getRemainingTimeInMillis() - RETURN_SLACK_MS,
+    budget.evidencePutMs(Date.now(), config.evidence.timeoutMs),
     config.evidence.timeoutMs,
     Date.now(),
   );
