@@ -48,7 +48,7 @@ describe('the invocation budget keeps the evidence batch its own time', () => {
   it('gives the batch PUT its whole timeout even after the latest outcome write, and its table writes their time', () => {
     const budget = budgetOf(true);
     // The clock after the slowest record: its outcome write ran to the last moment it may.
-    let now = budget.start(0).recordBy;
+    let now = budget.start(0).recordBy ?? Number.NaN;
     const put = budget.evidencePutMs(now, PUT_TIMEOUT_MS);
     expect(put).toBe(PUT_TIMEOUT_MS);
     now += put + EVIDENCE_TABLE_WRITES_MS;
@@ -57,7 +57,7 @@ describe('the invocation budget keeps the evidence batch its own time', () => {
 
   it('a PUT given less than its timeout only when an outcome write overran its own limit; none at all past the end', () => {
     const budget = budgetOf(true);
-    const recordBy = budget.start(0).recordBy;
+    const recordBy = budget.start(0).recordBy ?? Number.NaN;
     expect(budget.evidencePutMs(recordBy + 500, PUT_TIMEOUT_MS)).toBe(PUT_TIMEOUT_MS - 500);
     expect(budget.evidencePutMs(TIMEOUT_AT, PUT_TIMEOUT_MS)).toBeLessThanOrEqual(0);
   });
