@@ -213,6 +213,15 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     1,
     SUSTAINED,
   );
+  // A refused intent is absorbed (the invocation writes its records one by one), but until it is written a dying
+  // invocation's in-flight record is lost uncounted: a table refusing it minute after minute pages.
+  sink.alarm(
+    'EvidenceIntentsNotWritten',
+    m.metric('EvidenceIntentsNotWritten'),
+    'Dispatch invocations could not write their evidence intent in 3 of the last 5 minutes: the table refuses writes (throttling, capacity, IAM, KMS). Sends go on and each record is written on its own; an invocation that dies meanwhile can lose the record it was writing, uncounted (docs/evidence-and-privacy.md).',
+    1,
+    SUSTAINED,
+  );
   sink.alarm(
     'EvidenceLost',
     m.acrossChannels('EvidenceLost', 'evidence lost'),

@@ -31,8 +31,9 @@
  * never lands. A deferral puts the item back to PENDING with a retryAt and does not use the attempt budget. Throws only
  * when DynamoDB fails for the whole of the record's time, so the stream retries the record; the claim makes that safe.
  */
-import { gzipSync } from 'node:zlib';
+
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
@@ -192,6 +193,8 @@ export async function dispatchNotification(
   if (ready.kind !== 'send') return ready;
   message = ready.message;
 
+  // The batch the record will join, once its intent is written (it went out beside the claim): never before it.
+  const evidenceBatch = await deps.evidence?.batch.ready();
   let providerMessageId: string;
   try {
     providerMessageId = await deps.sender.send(item, message, AbortSignal.timeout(deps.sendTimeoutMs));
@@ -238,7 +241,7 @@ export async function dispatchNotification(
     }
   }
 
-  return sent(holder, message, providerMessageId);
+  return sent(holder, message, providerMessageId, evidenceBatch);
 }
 
 /**
@@ -247,18 +250,23 @@ export async function dispatchNotification(
  * leaves what the sweeper needs to rebuild and check it; after the outcome is recorded the record joins the
  * invocation's batch and the send slot is free. The evidence never holds a send back nor repeats it.
  */
-async function sent(holder: Holder, message: Message, providerMessageId: string): Promise<DispatchResult> {
+async function sent(
+  holder: Holder,
+  message: Message,
+  providerMessageId: string,
+  batch: string | undefined,
+): Promise<DispatchResult> {
   const { deps, item } = holder;
   const acceptedAtMs = deps.now();
-  const evidence = deps.evidence;
+  const evidence = batch === undefined ? undefined : deps.evidence;
   const proof =
     evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
   const acceptance = await holder.recordAcceptance(
     providerMessageId,
-    proof === undefined || evidence === undefined
+    proof === undefined || batch === undefined
       ? undefined
       : {
-          batch: evidence.batch.name,
+          batch,
           sha256: proof.sha256,
           acceptedAt: proof.record.acceptedAt,
           ...pushMomentOf(message),
@@ -266,9 +274,9 @@ async function sent(holder: Holder, message: Message, providerMessageId: string)
     proof === undefined ? undefined : keptRecordOf(item, proof),
   );
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
-  if (proof === undefined || evidence === undefined) return result;
-  evidence.batch.add(proof);
-  return { ...result, evidence: { batch: evidence.batch.name } };
+  if (proof === undefined || evidence === undefined || batch === undefined) return result;
+  evidence.batch.add(proof, batch);
+  return { ...result, evidence: { batch } };
 }
 
 /**

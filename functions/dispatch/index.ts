@@ -29,7 +29,7 @@ import { type DispatchDeps, type DispatchResult, dispatchNotification } from './
 import { evidenceReserveMs, InvocationBudget } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
-import { InvocationEvidence, type SendRecordDeps } from './record-evidence.ts';
+import { InvocationEvidence, type SendProof, type SendRecordDeps } from './record-evidence.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from './send-quota-store.ts';
 import { ProviderSender } from './senders.ts';
 import { criticalFirst, dispatchable } from './stream-record.ts';
@@ -160,7 +160,9 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
 
 /**
  * The invocation's evidence batch, when evidence is kept and a record may be sent. Its intent is written alongside the
- * first claims, never before them: no send waits on it (a claim, the pacer and the audience check come first).
+ * first claims, never before them; each provider call waits for it (record-evidence.ts `ready`), which in practice
+ * costs nothing: a claim, the pacer and the audience check come first. An intent the table refused is counted
+ * (EvidenceIntentsNotWritten, alarmed) and the records are then written one by one as they come.
  */
 function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
   if (evidence === undefined) return undefined;
@@ -170,10 +172,15 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
     now: Date.now(),
     id: randomUUID().replaceAll('-', '').slice(0, 20),
     dueMs: deadline + EVIDENCE_RECOVERY_GRACE_MS,
+    putTimeoutMs: config.evidence.timeoutMs,
   });
   void batch.open(notificationIds).then((opened) => {
-    // The sends go on: the batch is then as safe as its own write at the end (EvidenceLost if that fails too).
-    if (!opened.kept) logger.warn('evidence intent not written', { batch: batch.name, reason: opened.error });
+    if (opened.kept) return;
+    count('EvidenceIntentsNotWritten');
+    logger.error('evidence intent not written: each record is written on its own as it comes', {
+      batch: batch.name,
+      reason: opened.error,
+    });
   });
   return batch;
 }
@@ -185,11 +192,32 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
     config.evidence.timeoutMs,
     Date.now(),
   );
+  for (const a of r.alone) {
+    reportBatch({ ...a, intentOpen: false }, a.key, [a.proof]);
+    // No intent to finish it: a record stored but not indexed is found through its notification, not its customer.
+    if (a.outcome === 'written' && !a.indexed) {
+      logger.error('evidence record written alone; its customer index ref not written', {
+        key: a.key,
+        notificationId: a.proof.record.notificationId,
+        reason: a.error,
+      });
+    }
+  }
+  reportBatch(r, batch.name, batch.records);
+}
+
+/** Where a batch's records went: metrics per channel, ids in the log. */
+function reportBatch(
+  r: { outcome: string; records: number; intentOpen: boolean; error?: string },
+  name: string,
+  records: readonly SendProof[],
+): void {
   // Nothing sent: the intent is closed, there is nothing to report.
   if (r.records === 0) return;
+  const batch = { name };
   const perChannel = new Map<string, number>();
-  for (const p of batch.records) perChannel.set(p.record.channel, (perChannel.get(p.record.channel) ?? 0) + 1);
-  const ids = batch.records.map((p) => ({
+  for (const p of records) perChannel.set(p.record.channel, (perChannel.get(p.record.channel) ?? 0) + 1);
+  const ids = records.map((p) => ({
     notificationId: p.record.notificationId,
     providerMessageId: p.record.providerMessageId,
   }));

@@ -55,7 +55,13 @@ export function sendProofOf(
 /** Where a send's proof goes: the invocation's batch. */
 export interface SendBatch {
   readonly name: string;
-  add(proof: SendProof): void;
+  /**
+   * Before a provider call: waits for the batch's intent (written beside the first claims, so no wait in practice)
+   * and answers the batch the send's record will join — the SENT write names it. Never throws.
+   */
+  ready(): Promise<string>;
+  /** After the SENT write: the proof joins the batch `ready` named. */
+  add(proof: SendProof, batch: string): void;
 }
 
 export interface EvidenceDeps extends SendRecordDeps {
@@ -63,12 +69,24 @@ export interface EvidenceDeps extends SendRecordDeps {
   readonly batch: SendBatch;
 }
 
-/** The invocation's batch: its intent, its records, and the one write at the end. */
+/** A record written as a batch of its own, and how that went (a refused intent's records: InvocationEvidence). */
+export type AloneWritten = BatchWritten & { readonly proof: SendProof };
+
+/**
+ * The invocation's batch: its intent, its records, and the one write at the end. An intent the table refused cannot
+ * cover a later death, so from then on each record is written at once as a batch of its own (the store, else a gap
+ * in the table, else counted lost), beside the sends: a dying invocation then loses at most the record whose write was
+ * in flight, never silently the whole batch.
+ */
 export class InvocationEvidence implements SendBatch {
   readonly name: string;
   private readonly proofs: SendProof[] = [];
   private intentKept = false;
+  /** The intent was asked for and refused: records are written one by one as they come. */
+  private intentRefused = false;
   private opening: Promise<unknown> = Promise.resolve();
+  private readonly alone: Promise<AloneWritten>[] = [];
+  private aloneNames = 0;
 
   constructor(
     private readonly outlets: BatchOutlets & { readonly intents: EvidenceIntents },
@@ -79,14 +97,16 @@ export class InvocationEvidence implements SendBatch {
       /** After this (epoch ms) the invocation is surely over: an intent still open is the sweeper's. */
       readonly dueMs: number;
       readonly writer?: BatchWriter;
+      /** The PUT timeout of a record written alone (after a refused intent). */
+      readonly putTimeoutMs?: number;
     },
   ) {
     this.name = batchName(options.writer ?? 'dispatch', options.now, options.id);
   }
 
   /**
-   * The intent naming the notifications this invocation may send, written alongside its first claims. A table that
-   * refuses it delays nothing: the sends go on, and the batch is only as safe as its own write at the end.
+   * The intent naming the notifications this invocation may send, written alongside its first claims; each provider
+   * call waits for it (`ready`). A table that refuses it holds no send back: the records are then written one by one.
    */
   open(notificationIds: readonly string[]): Promise<{ kept: boolean; error?: string }> {
     const opened = this.outlets.intents.open({ name: this.name, dueMs: this.options.dueMs, notificationIds }).then(
@@ -94,16 +114,36 @@ export class InvocationEvidence implements SendBatch {
         this.intentKept = true;
         return { kept: true };
       },
-      (e: unknown) => ({ kept: false, error: (e as Error)?.name ?? 'Error' }),
+      (e: unknown) => {
+        this.intentRefused = true;
+        return { kept: false, error: (e as Error)?.name ?? 'Error' };
+      },
     );
     this.opening = opened;
     return opened;
   }
 
-  add(proof: SendProof): void {
-    this.proofs.push(proof);
+  async ready(): Promise<string> {
+    await this.opening;
+    if (!this.intentRefused) return this.name;
+    const { writer = 'dispatch', now, id } = this.options;
+    return batchName(writer, now, `${id}r${this.aloneNames++}`);
   }
 
+  add(proof: SendProof, batch: string = this.name): void {
+    if (batch === this.name) {
+      this.proofs.push(proof);
+      return;
+    }
+    const written = writeBatch(
+      this.outlets,
+      { name: batch, writer: this.options.writer ?? 'dispatch', records: [proof] },
+      { timeoutMs: this.options.putTimeoutMs ?? 2_000, now: Date.now() },
+    ).then((w) => ({ ...w, proof }));
+    this.alone.push(written);
+  }
+
+  /** The records of the batch itself (not those written alone). */
   get records(): readonly SendProof[] {
     return this.proofs;
   }
@@ -112,8 +152,13 @@ export class InvocationEvidence implements SendBatch {
    * After the invocation's records: the batch, then its customers' refs, then the intent closed. The intent stays
    * open whenever something is not yet safe (the batch lost, or its refs not all indexed): the sweeper finishes it.
    */
-  async close(timeLeftMs: number, timeoutMs: number, now: number): Promise<BatchWritten & { intentOpen: boolean }> {
+  async close(
+    timeLeftMs: number,
+    timeoutMs: number,
+    now: number,
+  ): Promise<BatchWritten & { intentOpen: boolean; alone: readonly AloneWritten[] }> {
     await this.opening;
+    const alone = await Promise.all(this.alone);
     const written = await writeBatch(
       this.outlets,
       { name: this.name, writer: this.options.writer ?? 'dispatch', records: this.proofs },
@@ -130,6 +175,6 @@ export class InvocationEvidence implements SendBatch {
     }
     // Lost only if nothing can bring it back: a batch whose intent is open is rebuilt by the sweeper.
     const outcome = written.outcome === 'lost' && this.intentKept ? 'gap' : written.outcome;
-    return { ...written, outcome, intentOpen: this.intentKept };
+    return { ...written, outcome, intentOpen: this.intentKept, alone };
   }
 }

@@ -871,6 +871,7 @@ describe('CloudWatch', () => {
         'DispatchOnFailureQueue',
         'EventIdConflicts',
         'EvidenceGapsOpen',
+        'EvidenceIntentsNotWritten',
         'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',
@@ -922,6 +923,8 @@ describe('CloudWatch', () => {
     expect(shape('DispatchIteratorAge')).toEqual([3, 5, 'notBreaching']);
     // Missing lag data means the mapping stopped reporting, not that it caught up.
     expect(shape('KafkaOffsetLag')).toEqual([3, 5, 'ignore']);
+    // A refused evidence intent is absorbed once; a table refusing it minute after minute pages.
+    expect(shape('EvidenceIntentsNotWritten')).toEqual([3, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {

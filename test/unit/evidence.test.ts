@@ -310,7 +310,12 @@ describe('evidence never delays nor repeats a send', () => {
     const { batch, deps } = invocation(new MemoryStore('fail'), new MemoryGaps(true), new MemoryIntents(true));
     await batch.open([n.notificationId]);
     await send(n, deps);
-    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({ outcome: 'lost', intentOpen: false });
+    // The intent refused too: the record was written on its own, and that is what was lost.
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({
+      records: 0,
+      intentOpen: false,
+      alone: [expect.objectContaining({ outcome: 'lost', records: 1 })],
+    });
     expect(marks()).toEqual([undefined, 'SENT']);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
     // With its intent kept, the same failure leaves the batch to the sweeper's rebuild (recover-evidence.ts).
@@ -318,6 +323,60 @@ describe('evidence never delays nor repeats a send', () => {
     await kept.batch.open([n.notificationId]);
     kept.batch.add({ record: {} as SendEvidence, bytes: Buffer.from('{}'), sha256: '' });
     expect(await kept.batch.close(10_000, 2_000, NOW)).toMatchObject({ outcome: 'gap', intentOpen: true });
+  });
+
+  it('the provider call waits for the batch intent, which went out beside the claim', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-wait' });
+    let written: () => void = () => undefined;
+    const intents = new MemoryIntents();
+    const slow = Object.assign(Object.create(intents) as MemoryIntents, {
+      open: (i: Parameters<MemoryIntents['open']>[0]) =>
+        new Promise<void>((resolve) => {
+          written = () => void intents.open(i).then(resolve);
+        }),
+    });
+    const { batch, deps } = invocation(new MemoryStore(), new MemoryGaps(), slow);
+    void batch.open([n.notificationId]);
+    const sending_ = send(n, deps);
+    for (let i = 0; i < 20; i++) await new Promise(setImmediate);
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
+    written();
+    expect(await sending_).toMatchObject({ kind: 'sent', evidence: { batch: batch.name } });
+    expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
+  });
+
+  it('an intent the table refused: each record is written at once as a batch of its own, which its SENT write names', async () => {
+    const store = new MemoryStore();
+    const { batch, deps, index } = invocation(store, new MemoryGaps(), new MemoryIntents(true));
+    expect(await batch.open(['x'])).toMatchObject({ kept: false, error: 'ProvisionedThroughputExceededException' });
+    const names: string[] = [];
+    for (const channel of ['EMAIL', 'SMS'] as const) {
+      ddb.reset();
+      const n = pending(channel);
+      ddb
+        .on(UpdateCommand)
+        .resolvesOnce({ Attributes: sending(n) })
+        .resolves({});
+      ses.on(SendEmailCommand).resolves({ MessageId: 'ses-alone' });
+      sns.on(PublishCommand).resolves({ MessageId: 'sns-alone' });
+      const r = await send(n, deps);
+      const name = (r as { evidence: { batch: string } }).evidence.batch;
+      expect(name).not.toBe(batch.name);
+      expect(sentWrite()?.[':evidence']).toMatchObject({ batch: name });
+      names.push(name);
+    }
+    expect(new Set(names).size).toBe(2);
+    const closed = await batch.close(10_000, 2_000, NOW);
+    // Written as they came, not at the end: the batch itself is empty.
+    expect(closed).toMatchObject({ records: 0, intentOpen: false });
+    expect(closed.alone.map((a) => a.outcome)).toEqual(['written', 'written']);
+    for (const name of names) expect(recordIn(store, name).send.acceptedAt).toBe(new Date(NOW).toISOString());
+    expect((await index.sendsOf(pending('SMS').userId)).map((s) => s.batch).sort()).toEqual([...names].sort());
   });
 
   it('a send the provider refused leaves no evidence (nothing was received)', async () => {
