@@ -80,6 +80,7 @@ export const METRIC_NAMES = [
   'FeedbackIgnored',
   'FeedbackWithoutNotification',
   'FeedbackForOtherSend',
+  'FeedbackFailed',
   // sweeper
   'SweeperRedriven',
   'SweeperWoken',

@@ -33,7 +33,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
@@ -52,21 +51,9 @@ import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 import { type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
-import { type EvidenceDeps, type SendProof, sendProofOf } from './record-evidence.ts';
+import { type EvidenceDeps, sendProofOf, sentWriteOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
-
-/** The moment-dependent part of a push as sent (its TTL and collapse id): what a rebuilt record needs; none else. */
-function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: string } } {
-  const { ttlSeconds, collapseId } = m as { ttlSeconds?: number; collapseId?: string };
-  if (ttlSeconds === undefined && collapseId === undefined) return {};
-  return {
-    push: {
-      ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
-      ...(collapseId === undefined ? {} : { collapseId }),
-    },
-  };
-}
 
 export type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 
@@ -261,32 +248,12 @@ async function sent(
   const evidence = batch === undefined ? undefined : deps.evidence;
   const proof =
     evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
-  const acceptance = await holder.recordAcceptance(
-    providerMessageId,
-    proof === undefined || batch === undefined
-      ? undefined
-      : {
-          batch,
-          sha256: proof.sha256,
-          acceptedAt: proof.record.acceptedAt,
-          ...pushMomentOf(message),
-        },
-    proof === undefined ? undefined : keptRecordOf(item, proof),
-  );
+  const write = proof === undefined || batch === undefined ? undefined : sentWriteOf(item, proof, batch, message);
+  const acceptance = await holder.recordAcceptance(providerMessageId, write?.evidence, write?.record);
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
   if (proof === undefined || evidence === undefined || batch === undefined) return result;
   evidence.batch.add(proof, batch);
   return { ...result, evidence: { batch } };
-}
-
-/**
- * A message that carried a secret can never be rendered again (the SENT write forgets the secret): its redacted
- * record's exact bytes, gzipped, go on the SENT write instead, so the sweeper rebuilds a dying invocation's batch from
- * them (functions/sweeper/rebuild-evidence.ts). Only then: an SMS or push record is a few hundred bytes gzipped, while
- * an email's ~3.7 KB would multiply the write units of the SENT write and of every feedback update after it.
- */
-function keptRecordOf(item: NotificationItem, proof: SendProof): Uint8Array | undefined {
-  return Object.keys(item.secrets ?? {}).length === 0 ? undefined : gzipSync(proof.bytes);
 }
 
 /**

@@ -13,6 +13,7 @@
  * (EvidenceLost), logged with ids only. Nothing here touches a notification's state: SENT stands whatever happens.
  */
 
+import { gzipSync } from 'node:zlib';
 import {
   evidenceBody,
   type ProviderRequest,
@@ -25,6 +26,7 @@ import { type BatchWriter, batchName, sha256Hex } from '../domain/evidence-batch
 import type { Message } from '../domain/templates.ts';
 import { type BatchOutlets, type BatchWritten, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceIntents } from '../stores/evidence-intents.ts';
+import type { SentEvidence } from '../stores/notification-port.ts';
 
 /** How a send's record is built: the dispatch's and the sweeper's rebuild use this one function. */
 export interface SendRecordDeps {
@@ -50,6 +52,35 @@ export function sendProofOf(
   const record = sendEvidence(n, deps.requestOf(n, message), providerMessageId, acceptedAtMs, deps.retention);
   const bytes = evidenceBody(record);
   return { record, bytes, sha256: sha256Hex(bytes) };
+}
+
+/** The moment-dependent part of a push as sent (its TTL and collapse id): what a rebuilt record needs; none else. */
+function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: string } } {
+  const { ttlSeconds, collapseId } = m as { ttlSeconds?: number; collapseId?: string };
+  if (ttlSeconds === undefined && collapseId === undefined) return {};
+  return {
+    push: {
+      ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+      ...(collapseId === undefined ? {} : { collapseId }),
+    },
+  };
+}
+
+/**
+ * What the SENT write carries of a send's evidence: its batch, its digest, its acceptedAt, a push's moment. A message
+ * that carried a secret can never be rendered again (that write forgets the secret), so its redacted record's exact
+ * bytes, gzipped, go on it too: the sweeper rebuilds a dying invocation's batch from them (sweeper/rebuild-evidence.ts).
+ * Only then: an SMS or push record is a few hundred bytes gzipped, while an email's ~3.7 KB would multiply the write
+ * units of the SENT write and of every feedback update after it.
+ */
+export function sentWriteOf(
+  n: SendFacts,
+  proof: SendProof,
+  batch: string,
+  message: Message,
+): { evidence: SentEvidence; record?: Uint8Array } {
+  const evidence = { batch, sha256: proof.sha256, acceptedAt: proof.record.acceptedAt, ...pushMomentOf(message) };
+  return Object.keys(n.secrets ?? {}).length === 0 ? { evidence } : { evidence, record: gzipSync(proof.bytes) };
 }
 
 /** Where a send's proof goes: the invocation's batch. */

@@ -20,7 +20,7 @@ import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
 import { DynamoDeliveryStore } from './delivery-store.ts';
-import { type FeedbackDeps, type FeedbackResult, recordFeedback } from './record-feedback.ts';
+import { type FeedbackDeps, type FeedbackResult, recordEachFeedback, recordFeedback } from './record-feedback.ts';
 
 const config = loadFeedbackConfig();
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
@@ -51,7 +51,7 @@ const deps: FeedbackDeps = {
 
 /**
  * SES's events come as a queue's batch (each message an EventBridge event) and answer with the messages to hand out
- * again (none: the batch is recorded whole, or thrown and retried whole — every step is safe to repeat); one SES event
+ * again: only those whose feedback failed (every step is safe to repeat); one SES event
  * on its own (the local run) answers with its one result; a log subscription's batch with one result per entry.
  */
 export const handler = async (
@@ -75,12 +75,26 @@ export const handler = async (
         deps,
       );
     } else if (isQueueBatch(event)) {
-      results = await recordFeedback(
+      const settled = await recordEachFeedback(
         event.Records.map((m) => readFeedback(parsedBody(m))),
         deps,
       );
-      for (const r of results) report(r);
-      return { batchItemFailures: [] };
+      // Only the messages that failed go back to the queue (reportBatchItemFailures): the others stand.
+      const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+      settled.forEach((s, i) => {
+        if (s.ok) {
+          report(s.result);
+          return;
+        }
+        const messageId = event.Records[i]?.messageId ?? '';
+        batchItemFailures.push({ itemIdentifier: messageId });
+        count('FeedbackFailed');
+        logger.error('feedback not recorded: handed back to the queue', {
+          messageId,
+          reason: (s.error as Error)?.name ?? 'Error',
+        });
+      });
+      return { batchItemFailures };
     } else {
       const [result] = await recordFeedback([readFeedback(event)], deps);
       if (result === undefined) throw new Error('recordFeedback answered no result for one event');

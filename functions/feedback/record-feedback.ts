@@ -21,8 +21,9 @@
  *   5. The report appended to the send's evidence: a record of its own, kept with the batch's other reports on the
  *      same send batch under that batch's prefix (`<batch>.reports/`, one object per send batch and invocation), or,
  *      for a send from before batches, under the send's own key (`<send>.feedback/`).
- * Throws only when DynamoDB fails, or when the evidence could neither be stored nor kept as a gap: the invocation is
- * retried, and every step above is safe to repeat (a report written twice is read once: docs/evidence-and-privacy.md).
+ * A feedback fails only when DynamoDB fails, or when its report could neither be stored nor kept as a gap: a queue's
+ * message is then handed back alone (recordEachFeedback), a log batch retried whole (recordFeedback throws), and every
+ * step above is safe to repeat (a report written twice is read once: docs/evidence-and-privacy.md).
  */
 import pLimit from 'p-limit';
 import { normaliseAddress } from '../domain/audience.ts';
@@ -30,7 +31,7 @@ import { evidenceBody, evidenceKey, type FeedbackEvidence, feedbackEvidence } fr
 import { batchRecord, reportsBatchName } from '../domain/evidence-batch.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult } from '../domain/feedback.ts';
 import type { AudienceStore, SuppressionRecorded } from '../stores/audience-store.ts';
-import { type BatchWritten, writeBatch } from '../stores/evidence-batch-writer.ts';
+import { writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 import type { DeliveryRecorded } from './delivery-store.ts';
@@ -128,21 +129,50 @@ async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Prom
 
 /** Records a batch of feedback (one SES event, or a subscription's log entries), each on its own notification. */
 export async function recordFeedback(reads: readonly ReadResult[], deps: FeedbackDeps): Promise<FeedbackResult[]> {
+  const settled = await recordEachFeedback(reads, deps);
+  const failed = settled.find((s) => !s.ok);
+  if (failed !== undefined && !failed.ok) throw failed.error;
+  return settled.flatMap((s) => (s.ok ? [s.result] : []));
+}
+
+/** One feedback's outcome: recorded (whatever its kind), or the error that leaves it to be retried on its own. */
+export type SettledFeedback = { ok: true; result: FeedbackResult } | { ok: false; error: unknown };
+
+/**
+ * A batch of feedback recorded each on its own: one that fails (DynamoDB, or its report's evidence lost) is answered
+ * as failed, in the batch's order, and the others stand — a queue hands back only the failed messages.
+ */
+export async function recordEachFeedback(reads: readonly ReadResult[], deps: FeedbackDeps): Promise<SettledFeedback[]> {
   const feedbacks = reads.flatMap((r) => (r.ok ? [r.feedback] : []));
   const targets = await targetsOf(feedbacks, deps);
   const limit = pLimit(BATCH_CONCURRENCY);
-  const results = await Promise.all(
-    reads.map((r) => {
-      if (!r.ok) return { kind: 'ignored' as const, ignored: r.ignored };
+  const settled = await Promise.all(
+    reads.map(async (r): Promise<SettledFeedback> => {
+      if (!r.ok) return { ok: true, result: { kind: 'ignored', ignored: r.ignored } };
       const target = targets.get(r.feedback);
       // Not ours: SES feedback always names its notification; an SNS message id that no notification recorded is
       // another sender's (SNS's delivery status log groups are the account's), and says nothing to us about anyone.
-      if (target === undefined) return { kind: 'notOurs' as const, feedback: r.feedback };
-      return limit(() => record(r.feedback, target, deps));
+      if (target === undefined) return { ok: true, result: { kind: 'notOurs', feedback: r.feedback } };
+      try {
+        return { ok: true, result: await limit(() => record(r.feedback, target, deps)) };
+      } catch (error) {
+        return { ok: false, error };
+      }
     }),
   );
-  if (deps.evidence !== undefined) await appendReports(results, deps.evidence, deps.now());
-  return results;
+  if (deps.evidence === undefined) return settled;
+  const lost = await appendReports(
+    settled.flatMap((s) => (s.ok ? [s.result] : [])),
+    deps.evidence,
+    deps.now(),
+  );
+  if (lost.size === 0) return settled;
+  // A feedback whose report's evidence could be neither stored nor kept as a gap is retried (recording is idempotent).
+  return settled.map((s) =>
+    s.ok && 'report' in s.result && s.result.report !== undefined && lost.has(s.result.report)
+      ? { ok: false, error: Object.assign(new Error('evidence of the report lost'), { name: 'EvidenceLost' }) }
+      : s,
+  );
 }
 
 export interface ReportEvidenceDeps {
@@ -159,9 +189,14 @@ export interface ReportEvidenceDeps {
 /**
  * The batch's reports, appended to their sends' evidence: one object per send batch under its prefix; a report on a
  * send recorded before batches (or no longer on its notification) under that send's own key, as it was then. A store
- * that fails keeps the object as a gap; one that fails with the table too throws, and the batch is retried.
+ * that fails or hangs (at most `timeoutMs`) keeps the object as a gap; the reports that the table refused too are
+ * answered, for their feedback to be retried.
  */
-async function appendReports(results: readonly FeedbackResult[], deps: ReportEvidenceDeps, now: number) {
+async function appendReports(
+  results: readonly FeedbackResult[],
+  deps: ReportEvidenceDeps,
+  now: number,
+): Promise<Set<FeedbackEvidence>> {
   const reports = results.flatMap((r) => ('report' in r && r.report !== undefined ? [{ r, report: r.report }] : []));
   const limit = pLimit(BATCH_CONCURRENCY);
   const batches = await Promise.all(
@@ -176,18 +211,36 @@ async function appendReports(results: readonly FeedbackResult[], deps: ReportEvi
     if (batch === undefined) alone.push(report);
     else bySendBatch.set(batch, [...(bySendBatch.get(batch) ?? []), report]);
   });
-  const written: BatchWritten[] = await Promise.all(
-    [...bySendBatch].map(([sendBatch, records]) =>
-      writeBatch(
+  const lost = new Set<FeedbackEvidence>();
+  await Promise.all(
+    [...bySendBatch].map(async ([sendBatch, records]) => {
+      const written = await writeBatch(
         deps,
         { name: reportsBatchName(sendBatch, now, deps.newId()), writer: 'feedback', records: records.map(batchRecord) },
         { timeoutMs: deps.timeoutMs, now },
-      ),
-    ),
+      );
+      if (written.outcome === 'lost') for (const r of records) lost.add(r);
+    }),
   );
-  const lost = written.find((w) => w.outcome === 'lost');
-  if (lost !== undefined)
-    throw Object.assign(new Error(`evidence of reports lost: ${lost.error}`), { name: 'EvidenceLost' });
   // Before batches, each report was an object of its own under its send: the same key again is "already there".
-  for (const r of alone) await deps.store.put(evidenceKey(r), evidenceBody(r), new Date(r.retainUntil));
+  for (const r of alone) if (!(await putAlone(r, deps, now))) lost.add(r);
+  return lost;
+}
+
+/** A report on a send from before batches, under that send's own key: the store, else a gap, else false (lost). */
+async function putAlone(r: FeedbackEvidence, deps: ReportEvidenceDeps, now: number): Promise<boolean> {
+  const key = evidenceKey(r);
+  const body = evidenceBody(r);
+  const retainUntil = new Date(r.retainUntil);
+  try {
+    await deps.store.put(key, body, retainUntil, AbortSignal.timeout(deps.timeoutMs));
+    return true;
+  } catch {
+    try {
+      await deps.gaps.add({ key, body, retainUntil, since: new Date(now).toISOString() });
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }
