@@ -6,8 +6,9 @@
  *
  * Item: pk `EVIDENCE_GAP#<hex>` (the first hex digit of the key's SHA-256: 16 partitions, so a store outage that
  * makes every batch a gap spreads its writes), sk the evidence key, `body` (gzip), `retainUntil`, `since`. A body over
- * a DynamoDB item's 400 KB is kept in parts (sk `<key>#part-<i>-of-<n>`), read back whole. No TTL: a gap is closed by
- * being filled, never by time (the EvidenceGapsOpen alarm says one is waiting).
+ * a DynamoDB item's 400 KB is kept in parts (sk `<key>#part-<i>-of-<n>`), read back whole; one whose later parts were
+ * never written (its writer failed between them) is listed as incomplete, so it is counted, never silently kept. No
+ * TTL: a gap is closed by being filled, never by time (the EvidenceGapsOpen alarm says one is waiting).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -18,11 +19,16 @@ export interface EvidenceGap {
   readonly body: Uint8Array;
   readonly retainUntil: Date;
   readonly since: string;
+  /**
+   * A body in parts some of which are missing (its writer failed between two parts): no bytes to write. The filler
+   * counts it open, and removes it once the object is in the store (a rebuild wrote it).
+   */
+  readonly incomplete?: { readonly parts: number; readonly of: number };
 }
 
 export interface EvidenceGaps {
   add(gap: EvidenceGap): Promise<void>;
-  /** Up to `limit` open gaps, oldest shard first. */
+  /** Up to `limit` open gaps, oldest shard first (a gap whose parts are not all there among them, marked). */
   list(limit: number): Promise<EvidenceGap[]>;
   close(key: string): Promise<void>;
 }
@@ -83,7 +89,7 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
           const entry = parts.get(key) ?? { of: Number(part[3]), chunks: new Map(), item };
           entry.chunks.set(Number(part[2]), item.body as Uint8Array);
           parts.set(key, entry);
-          // A body in parts is a gap once every part is read (one still being written waits for the next run).
+          // A body in parts is a gap once every part is read.
           if (entry.chunks.size === entry.of) {
             const ordered = [...entry.chunks.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
             gaps.push(gapOf(key, entry.item, Buffer.concat(ordered)));
@@ -91,8 +97,16 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
           }
         }
         start = page.LastEvaluatedKey;
+        // A key's parts sort together: any still missing parts once the scan passed them are not there.
+        const last = lastKeyOf(page.Items);
+        for (const [key, entry] of parts) {
+          if (key === last) continue;
+          gaps.push(incompleteGap(key, entry));
+          parts.delete(key);
+        }
         if (gaps.length >= limit) return gaps;
       } while (start !== undefined);
+      for (const [key, entry] of parts) gaps.push(incompleteGap(key, entry));
     }
     return gaps;
   }
@@ -113,6 +127,26 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
       await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk, sk } }));
     }
   }
+}
+
+/** The evidence key the last item of a page is (or is a part of). */
+function lastKeyOf(items: Record<string, unknown>[] | undefined): string | undefined {
+  const sk = items?.at(-1)?.sk;
+  if (sk === undefined) return undefined;
+  return PART.exec(String(sk))?.[1] ?? String(sk);
+}
+
+function incompleteGap(
+  key: string,
+  entry: { of: number; chunks: Map<number, Uint8Array>; item: Record<string, unknown> },
+): EvidenceGap {
+  return {
+    key,
+    body: new Uint8Array(0),
+    retainUntil: new Date(String(entry.item.retainUntil)),
+    since: String(entry.item.since),
+    incomplete: { parts: entry.chunks.size, of: entry.of },
+  };
 }
 
 function gapOf(key: string, item: Record<string, unknown>, body: Uint8Array): EvidenceGap {

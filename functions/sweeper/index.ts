@@ -109,6 +109,9 @@ export const handler = async (_event: unknown, context: Context) => {
     if (evidence !== undefined) {
       count('EvidenceGapsFilled', evidence.filled);
       count('EvidenceGapsOpen', evidence.open + (recovered?.open ?? 0));
+      if (evidence.removed.length > 0) {
+        logger.warn('evidence gaps in parts never all written: removed', { removed: evidence.removed.slice(0, 10) });
+      }
       if (evidence.errors.length > 0) {
         logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
       }

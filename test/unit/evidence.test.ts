@@ -267,7 +267,7 @@ describe('evidence never delays nor repeats a send', () => {
       deadline: NOW + 1,
       limit: 10,
     });
-    expect(filled).toEqual({ filled: 1, open: 0, errors: [] });
+    expect(filled).toEqual({ filled: 1, open: 0, errors: [], removed: [] });
     expect(gaps.gaps.size).toBe(0);
     expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
     expect(await index.sendsOf(n.userId)).toEqual([{ batch: batch.name, notificationId: n.notificationId }]);
