@@ -100,6 +100,12 @@ export interface EvidenceDeps extends SendRecordDeps {
   readonly batch: SendBatch;
 }
 
+/**
+ * The longest a provider call waits for its invocation's intent: the intent went out beside the first claim, a write
+ * of the same table, and lands in milliseconds. One still unanswered after this is taken as refused.
+ */
+export const INTENT_WAIT_MS = 1_000;
+
 /** A record written as a batch of its own, and how that went (a refused intent's records: InvocationEvidence). */
 export type AloneWritten = BatchWritten & { readonly proof: SendProof };
 
@@ -130,6 +136,8 @@ export class InvocationEvidence implements SendBatch {
       readonly writer?: BatchWriter;
       /** The PUT timeout of a record written alone (after a refused intent). */
       readonly putTimeoutMs?: number;
+      /** The longest a provider call waits for the intent (INTENT_WAIT_MS). */
+      readonly intentWaitMs?: number;
     },
   ) {
     this.name = batchName(options.writer ?? 'dispatch', options.now, options.id);
@@ -155,10 +163,22 @@ export class InvocationEvidence implements SendBatch {
   }
 
   async ready(): Promise<string> {
-    await this.opening;
+    await this.intentAnswered();
     if (!this.intentRefused) return this.name;
     const { writer = 'dispatch', now, id } = this.options;
     return batchName(writer, now, `${id}r${this.aloneNames++}`);
+  }
+
+  /** The intent's answer, or refused after INTENT_WAIT_MS without one: no send, nor the batch, waits longer for it. */
+  private async intentAnswered(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        if (!this.intentKept) this.intentRefused = true;
+        resolve();
+      }, this.options.intentWaitMs ?? INTENT_WAIT_MS);
+    });
+    await Promise.race([this.opening, late]).finally(() => clearTimeout(timer));
   }
 
   add(proof: SendProof, batch: string = this.name): void {
@@ -188,7 +208,7 @@ export class InvocationEvidence implements SendBatch {
     timeoutMs: number,
     now: number,
   ): Promise<BatchWritten & { intentOpen: boolean; alone: readonly AloneWritten[] }> {
-    await this.opening;
+    await this.intentAnswered();
     const alone = await Promise.all(this.alone);
     const written = await writeBatch(
       this.outlets,

@@ -350,6 +350,33 @@ describe('evidence never delays nor repeats a send', () => {
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
   });
 
+  it('an intent that neither lands nor fails is waited for at most a moment, then taken as refused: the send goes on', async () => {
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-hung' });
+    const hanging = Object.assign(Object.create(new MemoryIntents()) as MemoryIntents, {
+      open: () => new Promise<void>(() => undefined),
+    });
+    const { deps, store } = invocation(new MemoryStore(), new MemoryGaps(), hanging);
+    const batch = new InvocationEvidence(
+      { store, gaps: new MemoryGaps(), intents: hanging },
+      { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, intentWaitMs: 20 },
+    );
+    void batch.open([n.notificationId]);
+    const r = await send(n, {
+      ...deps,
+      evidence: { ...(deps.evidence as NonNullable<DispatchDeps['evidence']>), batch },
+    });
+    expect(r).toMatchObject({ kind: 'sent' });
+    const name = (r as { evidence: { batch: string } }).evidence.batch;
+    expect(name).not.toBe(batch.name);
+    expect((await batch.close(10_000, 2_000, NOW)).alone).toMatchObject([{ outcome: 'written' }]);
+    expect(recordIn(store, name).send.providerMessageId).toBe('sns-hung');
+  });
+
   it('an intent the table refused: each record is written at once as a batch of its own, which its SENT write names', async () => {
     const store = new MemoryStore();
     const { batch, deps, index } = invocation(store, new MemoryGaps(), new MemoryIntents(true));
