@@ -54,7 +54,7 @@ export async function fillEvidenceGaps(deps: FillDeps): Promise<FillResult> {
 function sendsIn(object: Uint8Array): IndexedSend[] {
   return decodeBatch(object).records.flatMap(({ entry }) =>
     entry.kind === 'SEND' && entry.userId !== undefined
-      ? [{ userId: entry.userId, acceptedAt: entry.at, notificationId: entry.notificationId }]
+      ? [{ userId: entry.userId, acceptedAt: entry.at, notificationId: entry.notificationId, sha256: entry.sha256 }]
       : [],
   );
 }

@@ -144,4 +144,5 @@ const indexedSend = (item: SentHere): IndexedSend => ({
   userId: item.userId,
   acceptedAt: item.evidence.acceptedAt,
   notificationId: item.notificationId,
+  sha256: item.evidence.sha256,
 });
