@@ -93,5 +93,6 @@ export const METRIC_NAMES = [
   'EvidenceLost',
   'EvidenceGapsFilled',
   'EvidenceGapsOpen',
+  'EvidenceIntentOldestAge',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

@@ -175,7 +175,9 @@ export function decodeBatch(object: Uint8Array): { header: BatchHeader; records:
   const { header, records, bad } = readBatch(object);
   const [first] = bad;
   if (first !== undefined) {
-    throw new EvidenceBatchFormatError(`record ${first.entry.notificationId} of ${header.name} does not match its hash`);
+    throw new EvidenceBatchFormatError(
+      `record ${first.entry.notificationId} of ${header.name} does not match its hash`,
+    );
   }
   return { header, records };
 }
@@ -220,7 +222,9 @@ export interface IndexedSend {
 }
 
 /** The sends among a batch's records. */
-export const sendsOf = (records: readonly { readonly record: EvidenceRecord; readonly bytes: Buffer }[]): IndexedSend[] =>
+export const sendsOf = (
+  records: readonly { readonly record: EvidenceRecord; readonly bytes: Buffer }[],
+): IndexedSend[] =>
   records.flatMap(({ record, bytes }) => {
     if (record.kind !== 'SEND') return [];
     const s = record as SendEvidence;
@@ -237,7 +241,10 @@ export interface IndexEntry {
 
 /** A batch's sends, by customer and day of acceptance. */
 export function indexEntriesOf(batch: string, sends: readonly IndexedSend[]): IndexEntry[] {
-  const byCustomer = new Map<string, { userId: string; day: string; batch: string; sends: IndexEntry['sends'][number][] }>();
+  const byCustomer = new Map<
+    string,
+    { userId: string; day: string; batch: string; sends: IndexEntry['sends'][number][] }
+  >();
   for (const s of sends) {
     const day = indexDay(s.acceptedAt);
     const key = JSON.stringify([s.userId, day]);

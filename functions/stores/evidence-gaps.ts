@@ -12,6 +12,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { EVIDENCE_GAP_SHARDS, evidenceGapPartition, evidenceGapPk } from '../domain/keys.ts';
+import { queryAll, queryItems } from './paged-query.ts';
 
 export interface EvidenceGap {
   readonly key: string;
@@ -25,6 +26,8 @@ export interface EvidenceGaps {
   /** Up to `limit` open gaps, oldest shard first. */
   list(limit: number): Promise<EvidenceGap[]>;
   close(key: string): Promise<void>;
+  /** Whether the object of `key` waits here (whole or in part), and since when. */
+  find(key: string): Promise<{ since: string } | undefined>;
 }
 
 /** The most body bytes one gap item holds: a DynamoDB item is at most 400 KB, keys and attributes included. */
@@ -62,39 +65,42 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
     const gaps: EvidenceGap[] = [];
     for (const shard of EVIDENCE_GAP_SHARDS) {
       const parts = new Map<string, { of: number; chunks: Map<number, Uint8Array>; item: Record<string, unknown> }>();
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': evidenceGapPartition(shard) },
-            Limit: Math.max(1, limit - gaps.length),
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of page.Items ?? []) {
-          const part = PART.exec(String(item.sk));
-          if (part === null) {
-            gaps.push(gapOf(String(item.sk), item, item.body as Uint8Array));
-            continue;
-          }
-          const key = part[1] as string;
-          const entry = parts.get(key) ?? { of: Number(part[3]), chunks: new Map(), item };
-          entry.chunks.set(Number(part[2]), item.body as Uint8Array);
-          parts.set(key, entry);
-          // A body in parts is a gap once every part is read (one still being written waits for the next run).
-          if (entry.chunks.size === entry.of) {
-            const ordered = [...entry.chunks.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
-            gaps.push(gapOf(key, entry.item, Buffer.concat(ordered)));
-            parts.delete(key);
-          }
+      const query = {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': evidenceGapPartition(shard) },
+      };
+      for await (const item of queryItems(this.client, query, limit - gaps.length)) {
+        const part = PART.exec(String(item.sk));
+        if (part === null) {
+          gaps.push(gapOf(String(item.sk), item, item.body as Uint8Array));
+          continue;
         }
-        start = page.LastEvaluatedKey;
-        if (gaps.length >= limit) return gaps;
-      } while (start !== undefined);
+        const key = part[1] as string;
+        const entry = parts.get(key) ?? { of: Number(part[3]), chunks: new Map(), item };
+        entry.chunks.set(Number(part[2]), item.body as Uint8Array);
+        parts.set(key, entry);
+        // A body in parts is a gap once every part is read (one still being written waits for the next run).
+        if (entry.chunks.size === entry.of) {
+          const ordered = [...entry.chunks.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
+          gaps.push(gapOf(key, entry.item, Buffer.concat(ordered)));
+          parts.delete(key);
+        }
+      }
+      if (gaps.length >= limit) return gaps;
     }
     return gaps;
+  }
+
+  async find(key: string): Promise<{ since: string } | undefined> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+      ExpressionAttributeValues: { ':pk': evidenceGapPk(key), ':key': key },
+      ProjectionExpression: 'sk, since',
+    });
+    const item = items.find((i) => i.sk === key || PART.exec(String(i.sk))?.[1] === key);
+    return item === undefined ? undefined : { since: String(item.since) };
   }
 
   async close(key: string): Promise<void> {

@@ -61,7 +61,8 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
     const byEvent = new Map<string, string[]>();
     for (const s of entry.sends) {
       const eventId = parseNotificationId(s.notificationId)?.eventId;
-      if (eventId !== undefined) byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), indexSend(s.sha256, s.notificationId)]);
+      if (eventId !== undefined)
+        byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), indexSend(s.sha256, s.notificationId)]);
     }
     await Promise.all([
       this.addTo(

@@ -871,6 +871,7 @@ describe('CloudWatch', () => {
         'DispatchOnFailureQueue',
         'EventIdConflicts',
         'EvidenceGapsOpen',
+        'EvidenceIntentOldestAge',
         'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',

@@ -52,6 +52,10 @@ export class MemoryGaps implements EvidenceGaps {
   async close(key: string) {
     this.gaps.delete(key);
   }
+  async find(key: string) {
+    const gap = this.gaps.get(key);
+    return gap === undefined ? undefined : { since: gap.since };
+  }
 }
 
 export class MemoryIntents implements EvidenceIntents {
@@ -65,7 +69,19 @@ export class MemoryIntents implements EvidenceIntents {
     this.open_.delete(intent.name);
   }
   async overdue(now: number, limit: number) {
-    return [...this.open_.values()].filter((i) => i.dueMs <= now).slice(0, limit);
+    return [...this.open_.values()].filter((i) => i.dueMs <= now && (i.retryAt ?? 0) <= now).slice(0, limit);
+  }
+  async failed(intent: Pick<EvidenceIntent, 'name'>, retryAt: number, lastError: string) {
+    const open = this.open_.get(intent.name);
+    if (open !== undefined)
+      this.open_.set(intent.name, { ...open, attempts: (open.attempts ?? 0) + 1, retryAt, lastError });
+  }
+  async oldestDueMs() {
+    const dues = [...this.open_.values()].map((i) => i.dueMs);
+    return dues.length === 0 ? undefined : Math.min(...dues);
+  }
+  async find(name: string) {
+    return this.open_.get(name);
   }
 }
 
@@ -77,7 +93,10 @@ export class MemoryIndex implements EvidenceIndex {
     if (this.failing) throw refused('ProvisionedThroughputExceededException');
     for (const s of entry.sends) {
       const eventId = s.notificationId.slice(0, s.notificationId.lastIndexOf('#'));
-      for (const key of [`EVIDENCE_INDEX#${entry.userId} ${entry.day}#${entry.batch}`, `EVIDENCE_EVENT#${eventId} ${entry.batch}`]) {
+      for (const key of [
+        `EVIDENCE_INDEX#${entry.userId} ${entry.day}#${entry.batch}`,
+        `EVIDENCE_EVENT#${eventId} ${entry.batch}`,
+      ]) {
         this.items.set(key, (this.items.get(key) ?? new Set()).add(`${s.sha256} ${s.notificationId}`));
       }
     }
