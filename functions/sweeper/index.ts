@@ -34,7 +34,7 @@ const evidenceIndex = {
 const EVIDENCE_GAPS_PER_RUN = 500;
 /**
  * Dead invocations' intents one run reads at most; the work is bounded by time: recovery may use half of what the run
- * has left after the sweep, the gaps the rest (docs/evidence-and-privacy.md "How late evidence may land").
+ * has left after the sweep, the gaps the rest (docs/evidence-and-privacy.md "When the evidence lands").
  */
 const EVIDENCE_INTENTS_PER_RUN = 500;
 const EVIDENCE_RECOVERY_SHARE = 0.5;
@@ -161,7 +161,7 @@ async function reportRecovered(r: RecoverResult): Promise<void> {
     const ageSeconds = oldest === undefined ? 0 : Math.max(0, Math.round((Date.now() - oldest) / 1000));
     count('EvidenceIntentOldestAge', ageSeconds, MetricUnit.Seconds);
   } catch (error) {
-    // No datapoint this run (the alarm counts a missing one as not breaching); SweeperErrors-like noise is not wanted.
+    // No datapoint this run (a missing one does not breach): a metric's read never fails the sweep's own work.
     logger.error('the oldest evidence intent could not be read', { error: (error as Error)?.name });
   }
   if (r.recovered > 0) logger.warn('evidence batches of ended invocations finished', { ...r, lost: r.lost.length });
