@@ -222,6 +222,16 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     1,
     SUSTAINED,
   );
+  // The sweeper rebuilds a dead invocation's batch within a few minutes of its due time; an intent open a quarter of
+  // an hour, run after run, is a recovery that keeps failing (or cannot keep up), while a template deploy or an
+  // erasure meanwhile would turn its records into EvidenceLost.
+  sink.alarm(
+    'EvidenceIntentOldestAge',
+    m.metric('EvidenceIntentOldestAge').with({ statistic: 'Maximum' }),
+    'A dead dispatch invocation\'s evidence batch has waited 15+ minutes for the sweeper to rebuild it, in 3 of the last 5 runs: its recovery keeps failing or cannot keep up. The sends are SENT; the sweeper log "evidence batches still open" names the batch and the error (docs/evidence-and-privacy.md).',
+    900,
+    SUSTAINED,
+  );
   sink.alarm(
     'EvidenceLost',
     m.acrossChannels('EvidenceLost', 'evidence lost'),

@@ -95,5 +95,6 @@ export const METRIC_NAMES = [
   'EvidenceGapsFilled',
   'EvidenceGapsOpen',
   'EvidenceIntentsNotWritten',
+  'EvidenceIntentOldestAge',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

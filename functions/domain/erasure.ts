@@ -24,3 +24,11 @@ export const isErased = (item: ErasureMarks): boolean => typeof item.erasedAt ==
 /** Why an erased notification is not sent again by `action` (resent, repaired …): what an operator reads. */
 export const erasedRefusal = (notificationId: string, item: ErasureMarks, action: 'resent' | 'repaired') =>
   `${notificationId} was erased${typeof item.erasedAt === 'string' ? ` at ${item.erasedAt}` : ''}: an erased notification is never ${action} — its address and data are gone, and its customer's opt-outs can no longer be read for it`;
+
+/**
+ * Why a SENT notification is not erased yet: its evidence batch is still open (its invocation has not written it, or
+ * died and the sweeper has yet to rebuild it). The rebuild renders the notification again from its data; erased, it
+ * could not, and the record would be lost. So erasure waits for the batch: what an operator reads.
+ */
+export const evidencePendingWait = (batch: string, dueMs: number) =>
+  `its evidence batch ${batch} is not written yet (due ${new Date(dueMs).toISOString()}; the sweeper rebuilds it from this notification): erase again once it is`;

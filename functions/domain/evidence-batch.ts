@@ -129,8 +129,19 @@ export class EvidenceBatchFormatError extends Error {
   override name = 'EvidenceBatchFormatError';
 }
 
-/** The header and every record of a batch object, each record's bytes checked against its hash. */
-export function decodeBatch(object: Uint8Array): { header: BatchHeader; records: BatchRecord[] } {
+/** A record of a batch whose bytes are not what its header says (cut short, or another hash): which, and why. */
+export interface BadRecord {
+  readonly entry: BatchEntry;
+  /** Its place in the batch. */
+  readonly record: number;
+  readonly reason: string;
+}
+
+/**
+ * The header and every record of a batch object, each record's bytes checked against its hash on its own: a record
+ * that does not match is set apart (`bad`), so one damaged record never hides its neighbours' evidence.
+ */
+export function readBatch(object: Uint8Array): { header: BatchHeader; records: BatchRecord[]; bad: BadRecord[] } {
   let plain: Buffer;
   try {
     plain = gunzipSync(object);
@@ -148,13 +159,26 @@ export function decodeBatch(object: Uint8Array): { header: BatchHeader; records:
     throw new EvidenceBatchFormatError(`evidence batch of an unknown version (${String(header?.evidenceBatch)})`);
   }
   const body = plain.subarray(newline + 1);
-  const records = header.records.map((entry) => {
+  const records: BatchRecord[] = [];
+  const bad: BadRecord[] = [];
+  header.records.forEach((entry, record) => {
     const bytes = Buffer.from(body.subarray(entry.offset, entry.offset + entry.length));
-    if (bytes.length !== entry.length || sha256Hex(bytes) !== entry.sha256) {
-      throw new EvidenceBatchFormatError(`record ${entry.notificationId} of ${header.name} does not match its hash`);
-    }
-    return { entry, bytes };
+    if (bytes.length !== entry.length) bad.push({ entry, record, reason: `${bytes.length} of ${entry.length} bytes` });
+    else if (sha256Hex(bytes) !== entry.sha256) bad.push({ entry, record, reason: 'its bytes do not match its hash' });
+    else records.push({ entry, bytes });
   });
+  return { header, records, bad };
+}
+
+/** The header and every record of a batch object; throws when any record does not match its hash. */
+export function decodeBatch(object: Uint8Array): { header: BatchHeader; records: BatchRecord[] } {
+  const { header, records, bad } = readBatch(object);
+  const [first] = bad;
+  if (first !== undefined) {
+    throw new EvidenceBatchFormatError(
+      `record ${first.entry.notificationId} of ${header.name} does not match its hash`,
+    );
+  }
   return { header, records };
 }
 
@@ -165,7 +189,8 @@ export const batchRetainUntil = (records: readonly { readonly record: EvidenceRe
 // ── the customer's evidence index (docs/table.md "evidence index") ──
 
 /**
- * A customer's sends, as their index holds them: `<batch name> <notificationId>`. A batch name has no space, so the
+ * A send as the index kept it before it was one item per customer and batch: `<batch name> <notificationId>`, in a
+ * customer-month's set (still read: such items stay until their retention ends). A batch name has no space, so the
  * first space ends it whatever the eventId holds.
  */
 export const indexRef = (batch: string, notificationId: string) => `${batch} ${notificationId}`;
@@ -174,32 +199,58 @@ export function parseIndexRef(ref: string): { batch: string; notificationId: str
   if (at <= 0) return undefined;
   return { batch: ref.slice(0, at), notificationId: ref.slice(at + 1) };
 }
-/** The month (UTC, `yyyy-mm`) a send is indexed under: its acceptance's. */
-export const indexMonth = (acceptedAt: string) => acceptedAt.slice(0, 7);
 
-/** A send as the index needs it: whose, when, which notification. */
+/**
+ * A send as the index keeps it on its batch's item: `<sha256> <notificationId>`. The digest is the record's, as the
+ * SENT write carried it: the anchor from outside the object that outlives the notification item. The digest is 64
+ * hex digits, so the first space ends it whatever the eventId holds.
+ */
+export const indexSend = (sha256: string, notificationId: string) => `${sha256} ${notificationId}`;
+export function parseIndexSend(ref: string): { sha256: string; notificationId: string } | undefined {
+  const m = /^([0-9a-f]{64}) (.+)$/s.exec(ref);
+  return m === null ? undefined : { sha256: m[1] as string, notificationId: m[2] as string };
+}
+/** The day (UTC, `yyyy-mm-dd`) a send is indexed under: its acceptance's. */
+export const indexDay = (acceptedAt: string) => acceptedAt.slice(0, 10);
+
+/** A send as the index needs it: whose, when, which notification, and its record's digest. */
 export interface IndexedSend {
   readonly userId: string;
   readonly acceptedAt: string;
   readonly notificationId: string;
+  readonly sha256: string;
 }
 
 /** The sends among a batch's records. */
-export const sendsOf = (records: readonly { readonly record: EvidenceRecord }[]): IndexedSend[] =>
-  records.flatMap(({ record }) => (record.kind === 'SEND' ? [record as SendEvidence] : []));
+export const sendsOf = (
+  records: readonly { readonly record: EvidenceRecord; readonly bytes: Buffer }[],
+): IndexedSend[] =>
+  records.flatMap(({ record, bytes }) => {
+    if (record.kind !== 'SEND') return [];
+    const s = record as SendEvidence;
+    return [{ userId: s.userId, acceptedAt: s.acceptedAt, notificationId: s.notificationId, sha256: sha256Hex(bytes) }];
+  });
 
-/** Each customer's refs to a batch's sends, by customer and month. */
-export function indexRefsOf(
-  batch: string,
-  sends: readonly IndexedSend[],
-): Map<string, { userId: string; month: string; refs: string[] }> {
-  const byCustomer = new Map<string, { userId: string; month: string; refs: string[] }>();
+/** One customer's sends in one batch on one day: one small index item, never a set that grows with the customer. */
+export interface IndexEntry {
+  readonly userId: string;
+  readonly day: string;
+  readonly batch: string;
+  readonly sends: readonly { readonly notificationId: string; readonly sha256: string }[];
+}
+
+/** A batch's sends, by customer and day of acceptance. */
+export function indexEntriesOf(batch: string, sends: readonly IndexedSend[]): IndexEntry[] {
+  const byCustomer = new Map<
+    string,
+    { userId: string; day: string; batch: string; sends: IndexEntry['sends'][number][] }
+  >();
   for (const s of sends) {
-    const month = indexMonth(s.acceptedAt);
-    const key = JSON.stringify([s.userId, month]);
-    const entry = byCustomer.get(key) ?? { userId: s.userId, month, refs: [] };
-    entry.refs.push(indexRef(batch, s.notificationId));
+    const day = indexDay(s.acceptedAt);
+    const key = JSON.stringify([s.userId, day]);
+    const entry = byCustomer.get(key) ?? { userId: s.userId, day, batch, sends: [] };
+    entry.sends.push({ notificationId: s.notificationId, sha256: s.sha256 });
     byCustomer.set(key, entry);
   }
-  return byCustomer;
+  return [...byCustomer.values()];
 }

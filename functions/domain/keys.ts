@@ -108,8 +108,15 @@ export function parseEvidenceBatchSk(sk: string): { dueMs: number; name: string 
   const m = /^(\d{13})#(.+)$/.exec(sk);
   return m === null ? undefined : { dueMs: Number(m[1]), name: m[2] as string };
 }
-/** A customer's evidence index: one item per month (`yyyy-mm`) holding a ref to each send. */
+/**
+ * A customer's evidence index: one item per (day of acceptance, batch), sk `<yyyy-mm-dd>#<batch name>`, holding that
+ * batch's sends for the customer; so every write is a small item of its own, and a time range is a key condition.
+ * (Items written before hold a month, sk `yyyy-mm`: read alike until they expire.)
+ */
 export const evidenceIndexPk = (userId: string) => `EVIDENCE_INDEX#${userId}`;
+export const evidenceIndexSk = (day: string, batch: string) => `${day}#${batch}`;
+/** An event's evidence index: one item per batch holding its sends (sk the batch name), kept as long as the evidence. */
+export const evidenceEventPk = (eventId: string) => `EVIDENCE_EVENT#${eventId}`;
 
 // ── quarantine ──
 

@@ -2,17 +2,18 @@
  * Erasing one customer's personal data from the table (docs/evidence-and-privacy.md "Erasure policy"): each finished
  * notification loses its address, data and user id; each event whose notifications are all erased leaves the byUser
  * index; preferences that opt out of nothing are deleted, an opt-out is kept (honouring the objection needs it).
- * Nothing still to be sent is touched; evidence under retention is not touched. Erasure is final
- * (functions/domain/erasure.ts).
+ * Nothing still to be sent is touched; evidence under retention is not touched. A SENT notification whose evidence
+ * batch is not written yet (its intent still open) waits: the rebuild needs its data (domain/erasure.ts
+ * evidencePendingWait). Erasure is final (functions/domain/erasure.ts).
  *
- * Input: the user id. Output: the notifications erased, those kept (still to be sent — or moved while we looked:
- * erase again once sent) and what became of the preferences.
- * Steps: read the customer's events; decide, per notification, erase (finished) or keep (in flight); audited; one
+ * Input: the user id. Output: the notifications erased, those kept (still to be sent, their evidence not yet written
+ * — or moved while we looked: erase again once sent) and what became of the preferences.
+ * Steps: read the customer's events and the intents of their SENT notifications' batches; decide, per notification, erase (finished) or keep (in flight); audited; one
  * conditional write per notification — only while it is finished and still this customer's, so a resend racing the
  * erasure keeps its address and is reported as kept —; the events left fully erased leave the index; the
  * preferences, conditionally.
  */
-import { isErased } from '../domain/erasure.ts';
+import { evidencePendingWait, isErased } from '../domain/erasure.ts';
 import { TERMINAL_STATUSES } from '../domain/state-machine.ts';
 import type { PreferencesForgotten } from '../stores/audience-store.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
@@ -22,6 +23,8 @@ interface Planned {
   readonly notificationId: string;
   readonly status: string;
   readonly key: { readonly pk: string; readonly sk: string };
+  /** Why a finished notification is kept for now (its evidence not yet written). */
+  readonly waits?: string;
 }
 
 export interface ErasurePlan {
@@ -36,8 +39,8 @@ export interface ErasurePlan {
 export interface ErasureResult {
   readonly userId: string;
   readonly erased: string[];
-  /** Not erased: still to be sent (or moved while we looked); erase again once sent. */
-  readonly kept: { notificationId: string; status: string }[];
+  /** Not erased: still to be sent, its evidence not yet written (`waits` says so), or moved while we looked. */
+  readonly kept: { notificationId: string; status: string; waits?: string }[];
   readonly preferences: PreferencesForgotten;
 }
 
@@ -47,23 +50,59 @@ const planned = (n: StoredItem): Planned => ({
   key: { pk: String(n.pk), sk: String(n.sk) },
 });
 
-/** Pure: per event, the finished notifications to erase and those still to be sent; an earlier erasure's are done. */
-export function erasurePlan(views: readonly EventView[]): ErasurePlan {
+/** The customer's events, and the batches of their SENT notifications still open (batch → its due time, epoch ms). */
+export interface ErasureRead {
+  readonly views: readonly EventView[];
+  readonly openBatches: Readonly<Record<string, number>>;
+}
+
+/** The evidence batch a SENT notification names, if any. */
+const batchOf = (n: StoredItem): string | undefined =>
+  n.status === 'SENT' && typeof (n.evidence as { batch?: unknown } | undefined)?.batch === 'string'
+    ? (n.evidence as { batch: string }).batch
+    : undefined;
+
+/**
+ * Pure: per event, the finished notifications to erase and those still to be sent — or SENT with their evidence
+ * batch still open, kept until it is written; an earlier erasure's are done.
+ */
+export function erasurePlan(
+  views: readonly EventView[],
+  openBatches: Readonly<Record<string, number>> = {},
+): ErasurePlan {
   return {
     events: views.map((view) => {
       const open = view.notifications.filter((n) => !isErased(n));
       const finished = (n: StoredItem) => (TERMINAL_STATUSES as readonly string[]).includes(String(n.status));
+      const waits = (n: StoredItem) => {
+        const batch = batchOf(n);
+        const due = batch === undefined ? undefined : openBatches[batch];
+        return batch === undefined || due === undefined ? undefined : evidencePendingWait(batch, due);
+      };
       return {
         eventId: view.eventId,
         hasInbox: view.inbox !== undefined,
-        erase: open.filter(finished).map(planned),
-        keep: open.filter((n) => !finished(n)).map(planned),
+        erase: open.filter((n) => finished(n) && waits(n) === undefined).map(planned),
+        keep: open
+          .filter((n) => !finished(n) || waits(n) !== undefined)
+          .map((n) => {
+            const why = waits(n);
+            return why === undefined ? planned(n) : { ...planned(n), waits: why };
+          }),
       };
     }),
   };
 }
 
-export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventView[], ErasurePlan, ErasureResult> = {
+/** The notifications kept because their evidence is not yet written, and why: shown only when there are any. */
+function waiting(plan: ErasurePlan): { waiting?: Record<string, string> } {
+  const waits = plan.events.flatMap((e) =>
+    e.keep.flatMap((n) => (n.waits === undefined ? [] : [[n.notificationId, n.waits]])),
+  );
+  return waits.length === 0 ? {} : { waiting: Object.fromEntries(waits) };
+}
+
+export const eraseCustomer: OperatorAction<{ readonly userId: string }, ErasureRead, ErasurePlan, ErasureResult> = {
   audit: 'ERASE',
   target: (r) => r.userId,
   kind: () => 'ERASE',
@@ -72,14 +111,21 @@ export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventVie
   async read(ports, { userId }) {
     const views: EventView[] = [];
     for (const eventId of await ports.events.eventIdsOfUser(userId)) views.push(await ports.events.read(eventId));
-    return views;
+    const batches = new Set(views.flatMap((v) => v.notifications.flatMap((n) => batchOf(n) ?? [])));
+    const openBatches: Record<string, number> = {};
+    for (const batch of batches) {
+      const intent = (await ports.evidenceLocator.stateOf(batch)).intent;
+      if (intent !== undefined) openBatches[batch] = intent.dueMs;
+    }
+    return { views, openBatches };
   },
 
-  decide: (views) => ok(erasurePlan(views)),
+  decide: (read) => ok(erasurePlan(read.views, read.openBatches)),
 
   shown: (plan) => ({
     erase: plan.events.flatMap((e) => e.erase.map((n) => n.notificationId)),
     keep: plan.events.flatMap((e) => e.keep.map((n) => n.notificationId)),
+    ...waiting(plan),
   }),
 
   async perform(ports, plan, { userId }) {
@@ -87,7 +133,13 @@ export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventVie
     const erased: string[] = [];
     const kept: ErasureResult['kept'] = [];
     for (const event of plan.events) {
-      kept.push(...event.keep.map(({ notificationId, status }) => ({ notificationId, status })));
+      kept.push(
+        ...event.keep.map(({ notificationId, status, waits }) => ({
+          notificationId,
+          status,
+          ...(waits === undefined ? {} : { waits }),
+        })),
+      );
       let allErased = event.keep.length === 0;
       for (const n of event.erase) {
         if ((await ports.events.erase(n.key, userId, at)) === 'applied') erased.push(n.notificationId);

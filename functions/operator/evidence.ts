@@ -7,39 +7,52 @@
  * recorded before batches under their own objects.
  */
 import { evidencePrefixOf, userPrefix } from '../domain/evidence.ts';
-import { type BatchEntry, batchNameOfKey, decodeBatch, isSendBatch } from '../domain/evidence-batch.ts';
+import { type BatchEntry, batchNameOfKey, isSendBatch, readBatch } from '../domain/evidence-batch.ts';
 import { parseNotificationId } from '../domain/keys.ts';
 import {
   batchSendsOfEvent,
   type EvidenceLocator,
+  findSends,
+  type ReadOptions,
   readEvidence,
-  readSends,
   type SendProof,
   type SendRef,
+  type SendsFound,
 } from '../stores/evidence-reader.ts';
 import { type EvidenceStore, FileEvidenceStore } from '../stores/evidence-store.ts';
 import { readFirst } from '../stores/evidence-versions.ts';
 
-export { readEvidence, type SendProof } from '../stores/evidence-reader.ts';
+export { readEvidence, type SendProof, type SendsFound, type UnfoundSend } from '../stores/evidence-reader.ts';
 
-/**
- * The sends of an event (`eventId`) or one notification (`eventId#CHANNEL`): from the batches its notifications and
- * its customers' index name (`user` when the table no longer holds the event), and the objects of sends recorded
- * before batches (under the event's prefix). Without the table, a local run's folder is read whole instead.
- */
+/** The sends of an event or one notification that could be shown (evidenceFound says also which could not, and why). */
 export async function evidenceOf(
   store: EvidenceStore,
   id: string,
   locator?: EvidenceLocator,
   user?: string,
 ): Promise<SendProof[]> {
+  return (await evidenceFound(store, id, locator, user)).proofs;
+}
+
+/**
+ * The sends of an event (`eventId`) or one notification (`eventId#CHANNEL`): from the batches its notifications and
+ * the evidence index name — by event, so also after the table's items expired; `user` adds that customer's index —
+ * and the objects of sends recorded before batches (under the event's prefix). Without the table, a local run's
+ * folder is read whole instead. A send named but not shown is in `unfound`, with why: never "not sent".
+ */
+export async function evidenceFound(
+  store: EvidenceStore,
+  id: string,
+  locator?: EvidenceLocator,
+  user?: string,
+): Promise<SendsFound> {
   const ref = parseNotificationId(id);
   const eventId = ref?.eventId ?? id;
   const scan = () =>
     scannedSends(store, (e) =>
       ref === undefined ? parseNotificationId(e.notificationId)?.eventId === id : e.notificationId === id,
     );
-  let batched: SendProof[];
+  let batched: SendsFound;
   try {
     batched =
       locator === undefined ? await scan() : await batchSendsOfEvent(store, locator, eventId, ref?.channel, user);
@@ -48,22 +61,29 @@ export async function evidenceOf(
     if (!(store instanceof FileEvidenceStore)) throw error;
     batched = await scan();
   }
-  return dedupe([...(await readEvidence(store, evidencePrefixOf(id))), ...batched]);
+  return {
+    proofs: dedupe([...(await readEvidence(store, evidencePrefixOf(id))), ...batched.proofs]),
+    unfound: batched.unfound,
+  };
 }
 
 /** A local folder without its table: every batch's sends, filtered (S3 is never listed so: docs/evidence-and-privacy.md). */
-async function scannedSends(store: EvidenceStore, wanted: (send: BatchEntry) => boolean): Promise<SendProof[]> {
-  if (!(store instanceof FileEvidenceStore)) return [];
+async function scannedSends(
+  store: EvidenceStore,
+  wanted: (send: BatchEntry) => boolean,
+  options: ReadOptions = {},
+): Promise<SendsFound> {
+  if (!(store instanceof FileEvidenceStore)) return { proofs: [], unfound: [] };
   const refs: SendRef[] = [];
   for (const key of await store.list('batches/')) {
     const name = batchNameOfKey(key);
     const object = name === undefined || !isSendBatch(name) ? undefined : await store.get(key);
     if (name === undefined || object === undefined) continue;
-    for (const { entry } of decodeBatch(object).records) {
+    for (const entry of readBatch(object).header.records) {
       if (entry.kind === 'SEND' && wanted(entry)) refs.push({ batch: name, notificationId: entry.notificationId });
     }
   }
-  return readSends(store, refs);
+  return findSends(store, refs, options);
 }
 
 /** One proof per send (a batch named by both the table and the index is read once). */
@@ -89,10 +109,21 @@ export async function userEvidence(
   userId: string,
   locator?: EvidenceLocator,
 ): Promise<SendProof[]> {
-  const proofs: SendProof[] =
+  return (await userEvidenceFound(store, userId, locator)).proofs;
+}
+
+/** Every send proven for a customer (`raw`: with each record's exact bytes), and each one named but not shown. */
+export async function userEvidenceFound(
+  store: EvidenceStore,
+  userId: string,
+  locator?: EvidenceLocator,
+  options: { readonly raw?: boolean } = {},
+): Promise<SendsFound> {
+  const found =
     locator === undefined
-      ? await scannedSends(store, (e) => e.userId === userId)
-      : await readSends(store, await locator.ofUser(userId));
+      ? await scannedSends(store, (e) => e.userId === userId, options)
+      : await findSends(store, await locator.ofUser(userId), { ...options, locator });
+  const proofs = [...found.proofs];
   for (const pointer of await store.history(userPrefix(userId))) {
     const read = await readFirst(store, pointer);
     if (read === undefined) continue;
@@ -101,5 +132,5 @@ export async function userEvidence(
       proofs.push(warnings.length > 0 ? { ...proof, warnings } : proof);
     }
   }
-  return dedupe(proofs);
+  return { proofs: dedupe(proofs), unfound: found.unfound };
 }

@@ -2,7 +2,9 @@
  * Exporting one customer's data (docs/evidence-and-privacy.md "One customer's data"): everything notifier holds
  * about them as one JSON document — every event (inbox item and notifications), the preferences, the suppressions of
  * their addresses, and every evidence record with its reports (from the customer's pointers, so also for sends the
- * table no longer holds).
+ * table no longer holds) — each with its exact bytes (base64), its batch's key, version and header entry, what a
+ * dispute hands a third party to check (docs/evidence-and-privacy.md "A dispute") — and every send named but not
+ * shown (its batch a gap or pending recovery, or its record damaged), with why.
  *
  * Input: the user id. Output: the document. Steps: read everything (the preview shows the customer view); audited —
  * the document carries personal data out of the system —; hand it over.
@@ -10,7 +12,7 @@
 import type { EventView, StoredItem } from '../stores/event-store.ts';
 import { type OperatorAction, ok } from './action.ts';
 import { suppressionsOf } from './customer.ts';
-import { type SendProof, userEvidence } from './evidence.ts';
+import { type SendProof, type UnfoundSend, userEvidenceFound } from './evidence.ts';
 import type { OperatorPorts } from './ports.ts';
 
 export interface CustomerExport {
@@ -20,11 +22,14 @@ export interface CustomerExport {
   readonly preferences: unknown;
   readonly suppressions: StoredItem[];
   readonly evidence: SendProof[];
+  /** Sends the table or the index names whose record could not be shown, and why (never "not sent"). */
+  readonly evidenceNotShown: UnfoundSend[];
 }
 
 async function readExport(ports: OperatorPorts, userId: string): Promise<CustomerExport> {
   const events: EventView[] = [];
   for (const eventId of await ports.events.eventIdsOfUser(userId)) events.push(await ports.events.read(eventId));
+  const evidence = await userEvidenceFound(ports.evidence, userId, ports.evidenceLocator, { raw: true });
   return {
     userId,
     exportedAt: new Date(ports.now()).toISOString(),
@@ -34,7 +39,8 @@ async function readExport(ports: OperatorPorts, userId: string): Promise<Custome
       ports,
       events.flatMap((e) => e.notifications),
     ),
-    evidence: await userEvidence(ports.evidence, userId, ports.evidenceLocator),
+    evidence: evidence.proofs,
+    evidenceNotShown: evidence.unfound,
   };
 }
 

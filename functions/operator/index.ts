@@ -38,7 +38,14 @@ export {
 } from './action.ts';
 export { type CustomerView, customerView, inspectEvent } from './customer.ts';
 export { type ErasureResult, eraseCustomer, erasurePlan } from './erase.ts';
-export { evidenceOf, readEvidence, type SendProof, userEvidence } from './evidence.ts';
+export {
+  evidenceFound,
+  evidenceOf,
+  readEvidence,
+  type SendProof,
+  type UnfoundSend,
+  userEvidence,
+} from './evidence.ts';
 export { type CustomerExport, exportCustomer } from './export.ts';
 export { type LiftOutcome, liftSuppression } from './lift-suppression.ts';
 export {

@@ -5,14 +5,7 @@
  * feedback and its retries arrive at least once and in any order.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  type NativeAttributeValue,
-  QueryCommand,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import {
   addressHash,
   type PreferencesItem,
@@ -27,6 +20,7 @@ import type { VerifiedIdentity } from '../domain/identity.ts';
 import { PREFS_SK, prefsPk, SUPPRESSION_SHARDS, suppressionPk } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
+import { queryAll } from './paged-query.ts';
 
 /** What dispatch knows of a notification from its stream record, before any read. */
 export interface Addressee {
@@ -161,19 +155,12 @@ export class DynamoAudienceStore implements AudienceStore {
   async list(channel: Channel): Promise<SuppressionItem[]> {
     const items: SuppressionItem[] = [];
     for (const shard of SUPPRESSION_SHARDS) {
-      let start: Record<string, NativeAttributeValue> | undefined;
-      do {
-        const r = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': suppressionPk(channel, shard) },
-            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-          }),
-        );
-        items.push(...((r.Items ?? []) as SuppressionItem[]));
-        start = r.LastEvaluatedKey;
-      } while (start !== undefined);
+      const page = await queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': suppressionPk(channel, shard) },
+      });
+      items.push(...(page as SuppressionItem[]));
     }
     return items;
   }

@@ -5,14 +5,7 @@
  * (docs/evidence-and-privacy.md "Erasure policy"). Each write is one conditional request: it does what was decided
  * on the item as read, or nothing, and says which.
  */
-import {
-  type DynamoDBDocumentClient,
-  type NativeAttributeValue,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { ERASED_USER } from '../domain/erasure.ts';
@@ -24,6 +17,7 @@ import { REDACTED } from '../domain/secrets.ts';
 import { moveCondition, type NotificationStatus, TERMINAL_STATUSES } from '../domain/state-machine.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { Transition } from './notification-store.ts';
+import { queryAll, queryItems } from './paged-query.ts';
 import { type IncidentWindow, queryIncidents } from './quarantine-store.ts';
 
 /** An item as the table holds it: the operator shows every attribute, known or not. */
@@ -94,21 +88,14 @@ export class DynamoEventStore implements EventStore {
   ) {}
 
   async read(eventId: string): Promise<EventView> {
-    const items: StoredItem[] = [];
-    let start: Record<string, NativeAttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': eventPk(eventId) },
-          ConsistentRead: true,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      items.push(...((page.Items ?? []) as StoredItem[]).map(withSecretsRedacted));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    const items = (
+      (await queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': eventPk(eventId) },
+        ConsistentRead: true,
+      })) as StoredItem[]
+    ).map(withSecretsRedacted);
     return {
       eventId,
       inbox: items.find((i) => i.sk === INBOX_SK),
@@ -118,25 +105,17 @@ export class DynamoEventStore implements EventStore {
 
   async eventIdsOfUser(userId: string): Promise<string[]> {
     const ids: string[] = [];
-    let start: Record<string, NativeAttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: TABLE_SCHEMA.userIndex.indexName,
-          KeyConditionExpression: '#u = :u',
-          ExpressionAttributeNames: { '#u': TABLE_SCHEMA.userIndex.partitionKey },
-          ExpressionAttributeValues: { ':u': userKeyOf(userId) },
-          ScanIndexForward: false,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const i of page.Items ?? []) {
-        const eventId = eventIdOfPk(String(i.pk));
-        if (eventId !== undefined) ids.push(eventId);
-      }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    for await (const i of queryItems(this.client, {
+      TableName: this.tableName,
+      IndexName: TABLE_SCHEMA.userIndex.indexName,
+      KeyConditionExpression: '#u = :u',
+      ExpressionAttributeNames: { '#u': TABLE_SCHEMA.userIndex.partitionKey },
+      ExpressionAttributeValues: { ':u': userKeyOf(userId) },
+      ScanIndexForward: false,
+    })) {
+      const eventId = eventIdOfPk(String(i.pk));
+      if (eventId !== undefined) ids.push(eventId);
+    }
     return ids;
   }
 

@@ -14,7 +14,7 @@ import {
   batchRetainUntil,
   encodeBatch,
   type IndexedSend,
-  indexRefsOf,
+  indexEntriesOf,
   sendsOf,
 } from '../domain/evidence-batch.ts';
 import type { EvidenceGaps } from './evidence-gaps.ts';
@@ -76,7 +76,10 @@ export async function writeBatch(
     : { outcome: 'written', stored, key, records: count, indexed: false, error: `index: ${indexed}` };
 }
 
-/** Each customer's refs to the batch's sends; the name of the first error, or undefined when all were added. */
+/**
+ * The batch's sends in the index, by customer and by event (stores/evidence-index.ts): one small item each; the name
+ * of the first error, or undefined when all were added.
+ */
 export async function indexBatch(
   outlets: Pick<BatchOutlets, 'index'>,
   name: string,
@@ -84,11 +87,10 @@ export async function indexBatch(
 ): Promise<string | undefined> {
   if (outlets.index === undefined || sends.length === 0) return undefined;
   const { index, retentionDays } = outlets.index;
-  const entries = [...indexRefsOf(name, sends).values()];
-  // One write per customer of the batch, a few at a time.
+  // One add per customer and day of the batch, a few at a time.
   const limit = pLimit(8);
   const results = await Promise.allSettled(
-    entries.map((e) => limit(() => index.add(e, indexExpiresAt(e.month, retentionDays)))),
+    indexEntriesOf(name, sends).map((e) => limit(() => index.add(e, indexExpiresAt(e.day, retentionDays)))),
   );
   const failed = results.find((r) => r.status === 'rejected');
   return failed === undefined ? undefined : ((failed.reason as Error)?.name ?? 'Error');

@@ -13,6 +13,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { EVIDENCE_GAP_SHARDS, evidenceGapPartition, evidenceGapPk } from '../domain/keys.ts';
+import { queryAll, queryItems } from './paged-query.ts';
 
 export interface EvidenceGap {
   readonly key: string;
@@ -31,6 +32,8 @@ export interface EvidenceGaps {
   /** Up to `limit` open gaps, oldest shard first (a gap whose parts are not all there among them, marked). */
   list(limit: number): Promise<EvidenceGap[]>;
   close(key: string): Promise<void>;
+  /** Whether the object of `key` waits here (whole or in part), and since when. */
+  find(key: string): Promise<{ since: string } | undefined>;
 }
 
 /** The most body bytes one gap item holds: a DynamoDB item is at most 400 KB, keys and attributes included. */
@@ -109,6 +112,17 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
       for (const [key, entry] of parts) gaps.push(incompleteGap(key, entry));
     }
     return gaps;
+  }
+
+  async find(key: string): Promise<{ since: string } | undefined> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+      ExpressionAttributeValues: { ':pk': evidenceGapPk(key), ':key': key },
+      ProjectionExpression: 'sk, since',
+    });
+    const item = items.find((i) => i.sk === key || PART.exec(String(i.sk))?.[1] === key);
+    return item === undefined ? undefined : { since: String(item.since) };
   }
 
   async close(key: string): Promise<void> {

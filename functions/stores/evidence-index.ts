@@ -1,36 +1,53 @@
 /**
- * The customer's evidence index (docs/evidence-and-privacy.md "Finding a record"): for each customer and month, a ref
- * to every send proven for them (`<batch> <notificationId>`, domain/evidence-batch.ts). Export and the operator's
- * commands find a customer's evidence with one Query, also years after every hot item expired, and never list the
- * bucket. Kept as long as the evidence it points to (TTL: the month's end plus the retention and a day).
+ * The evidence index (docs/evidence-and-privacy.md "Finding a record"): where a send's record is, by customer and by
+ * event, kept as long as the evidence it points to — so export and the operator's commands find a customer's or an
+ * event's evidence with one Query, also years after every hot item expired, and never list the bucket.
  *
- * Item: pk `EVIDENCE_INDEX#<userId>`, sk `<yyyy-mm>`, `refs` (a string set), `expiresAt`. One write per customer per
- * batch (ADD: written again, a ref changes nothing), so an index write is never per send.
+ * Items (docs/table.md), each one batch's sends, `<sha256> <notificationId>` (domain/evidence-batch.ts indexSend):
+ * - pk `EVIDENCE_INDEX#<userId>`, sk `<yyyy-mm-dd>#<batch>`: a customer's sends in one batch accepted that day;
+ * - pk `EVIDENCE_EVENT#<eventId>`, sk `<batch>`: an event's sends in one batch.
+ * Every write is a small item of its own (a batch holds one invocation's sends), billed on that item alone, however
+ * many sends a customer has: an item per customer-month that grew with every send reached DynamoDB's 400 KB at a few
+ * thousand sends and cost its whole size on every write. ADD: written again (a retry, the sweeper's rebuild), a send
+ * changes nothing. Items written before, one per customer-month (sk `yyyy-mm`, `refs` of `<batch> <notificationId>`),
+ * are still read until their TTL.
  */
-import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { parseIndexRef } from '../domain/evidence-batch.ts';
-import { evidenceIndexPk } from '../domain/keys.ts';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type IndexEntry, indexSend, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
+import { evidenceEventPk, evidenceIndexPk, evidenceIndexSk, parseNotificationId } from '../domain/keys.ts';
+import { type Item, queryAll } from './paged-query.ts';
 
-export interface EvidenceIndexEntry {
-  readonly userId: string;
-  readonly month: string;
-  readonly refs: readonly string[];
+export type EvidenceIndexEntry = IndexEntry;
+
+/** A send as an index names it: its batch, its notification and (since the digest is indexed) its record's SHA-256. */
+export interface IndexedRef {
+  readonly batch: string;
+  readonly notificationId: string;
+  readonly sha256?: string;
+}
+
+/** Days of acceptance (UTC `yyyy-mm-dd`), both ends included; either end open. */
+export interface DayRange {
+  readonly from?: string;
+  readonly to?: string;
 }
 
 export interface EvidenceIndex {
-  /** Adds refs to a customer's month; kept until `expiresAt` (epoch seconds). Safe to repeat. */
+  /** Indexes one customer's sends in one batch, by customer and by event; kept until `expiresAt` (epoch s). Safe to repeat. */
   add(entry: EvidenceIndexEntry, expiresAt: number): Promise<void>;
-  /** Every send indexed for a customer, oldest month first: its batch and notification. */
-  sendsOf(userId: string): Promise<{ batch: string; notificationId: string }[]>;
+  /** Every send indexed for a customer (within `range`), oldest first. */
+  sendsOf(userId: string, range?: DayRange): Promise<IndexedRef[]>;
+  /** Every send indexed for an event. */
+  sendsOfEvent(eventId: string): Promise<IndexedRef[]>;
 }
 
 const DAY_S = 86_400;
 
-/** When a month's index item may go: the month's last send is kept `retentionDays`, and the item a day longer. */
-export function indexExpiresAt(month: string, retentionDays: number): number {
-  const [y, m] = month.split('-').map(Number) as [number, number];
-  const monthEnd = Date.UTC(y, m, 1) / 1000;
-  return monthEnd + (retentionDays + 1) * DAY_S;
+/** When a day's index items may go: the day's last send is kept `retentionDays`, and its items a day longer. */
+export function indexExpiresAt(day: string, retentionDays: number): number {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+  const dayEnd = Date.UTC(y, m - 1, d + 1) / 1000;
+  return dayEnd + (retentionDays + 1) * DAY_S;
 }
 
 export class DynamoEvidenceIndex implements EvidenceIndex {
@@ -40,42 +57,87 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
   ) {}
 
   async add(entry: EvidenceIndexEntry, expiresAt: number): Promise<void> {
-    if (entry.refs.length === 0) return;
+    if (entry.sends.length === 0) return;
+    const byEvent = new Map<string, string[]>();
+    for (const s of entry.sends) {
+      const eventId = parseNotificationId(s.notificationId)?.eventId;
+      if (eventId !== undefined)
+        byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), indexSend(s.sha256, s.notificationId)]);
+    }
+    await Promise.all([
+      this.addTo(
+        { pk: evidenceIndexPk(entry.userId), sk: evidenceIndexSk(entry.day, entry.batch) },
+        entry.sends.map((s) => indexSend(s.sha256, s.notificationId)),
+        { kind: 'EVIDENCE_INDEX', userId: entry.userId, expiresAt },
+      ),
+      ...[...byEvent].map(([eventId, sends]) =>
+        this.addTo({ pk: evidenceEventPk(eventId), sk: entry.batch }, sends, { kind: 'EVIDENCE_EVENT', expiresAt }),
+      ),
+    ]);
+  }
+
+  private async addTo(key: { pk: string; sk: string }, sends: string[], set: Record<string, string | number>) {
+    const names = Object.keys(set);
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: evidenceIndexPk(entry.userId), sk: entry.month },
-        UpdateExpression: 'ADD refs :refs SET kind = :kind, userId = :user, expiresAt = :exp',
+        Key: key,
+        UpdateExpression: `ADD sends :sends SET ${names.map((n) => `${n} = :${n}`).join(', ')}`,
         ExpressionAttributeValues: {
-          ':refs': new Set(entry.refs),
-          ':kind': 'EVIDENCE_INDEX',
-          ':user': entry.userId,
-          ':exp': expiresAt,
+          ':sends': new Set(sends),
+          ...Object.fromEntries(names.map((n) => [`:${n}`, set[n]])),
         },
       }),
     );
   }
 
-  async sendsOf(userId: string): Promise<{ batch: string; notificationId: string }[]> {
-    const sends: { batch: string; notificationId: string }[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': evidenceIndexPk(userId) },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        for (const ref of [...((item.refs as Set<string> | undefined) ?? [])].sort()) {
-          const parsed = parseIndexRef(ref);
-          if (parsed !== undefined) sends.push(parsed);
-        }
-      }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return sends;
+  async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {
+    // A month item (the earlier layout, sk `yyyy-mm`) sorts before its month's days: the range starts at its month.
+    const from = range.from?.slice(0, 7);
+    const to = range.to === undefined ? undefined : `${range.to}#~`;
+    const condition =
+      from !== undefined && to !== undefined
+        ? 'pk = :pk AND sk BETWEEN :from AND :to'
+        : from !== undefined
+          ? 'pk = :pk AND sk >= :from'
+          : to !== undefined
+            ? 'pk = :pk AND sk <= :to'
+            : 'pk = :pk';
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: condition,
+      ExpressionAttributeValues: {
+        ':pk': evidenceIndexPk(userId),
+        ...(from === undefined ? {} : { ':from': from }),
+        ...(to === undefined ? {} : { ':to': to }),
+      },
+    });
+    const inRange = (sk: string) => sk.length === 7 || range.from === undefined || sk.slice(0, 10) >= range.from;
+    return items.filter((i) => inRange(String(i.sk))).flatMap((i) => refsOf(i, String(i.sk).slice(11)));
   }
+
+  async sendsOfEvent(eventId: string): Promise<IndexedRef[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': evidenceEventPk(eventId) },
+    });
+    return items.flatMap((i) => refsOf(i, String(i.sk)));
+  }
+}
+
+/** The sends an index item names: one batch's (`sends`), or a month's refs of the earlier layout (`refs`). */
+function refsOf(item: Item, batch: string): IndexedRef[] {
+  const sends = [...((item.sends as Set<string> | undefined) ?? [])].sort();
+  const refs = [...((item.refs as Set<string> | undefined) ?? [])].sort();
+  return [
+    ...sends.flatMap((s) => {
+      const parsed = parseIndexSend(s);
+      return parsed === undefined ? [] : [{ batch, ...parsed }];
+    }),
+    ...refs.flatMap((r) => {
+      const parsed = parseIndexRef(r);
+      return parsed === undefined ? [] : [parsed];
+    }),
+  ];
 }

@@ -5,14 +5,17 @@
  * before batches, from their own objects under the event's prefix. Every object is read as first written (its oldest
  * version), with a warning when its versions show it was written again or hidden (stores/evidence-versions.ts).
  */
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
 import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
-import { batchObjectKey, decodeBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
+import { type BatchEntry, batchObjectKey, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';
-import type { EvidenceIndex } from './evidence-index.ts';
+import { DynamoEvidenceGaps } from './evidence-gaps.ts';
+import type { DayRange, EvidenceIndex, IndexedRef } from './evidence-index.ts';
+import { DynamoEvidenceIntents, type EvidenceIntent } from './evidence-intents.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
+import { queryAll } from './paged-query.ts';
 
 export interface SendProof {
   /** The object the record is in: its batch, or (before batches) its own. */
@@ -25,64 +28,124 @@ export interface SendProof {
   readonly feedback: FeedbackEvidence[];
   /**
    * What the versions of its objects say beyond the record: a later version of a key (superseded) or a delete marker
-   * over it (hidden). Both are denied by the bucket policy; a record is shown as first written either way.
+   * over it (hidden) — both denied by the bucket policy; and a digest the SENT write or the index carried that is not
+   * the stored record's. A record is shown as first written either way.
    */
   readonly warnings?: string[];
+  /** The object's version read (its first): with the key, what a third party fetches to check the record. */
+  readonly versionId?: string;
+  /** The record's entry in its batch's header: where its bytes are, and their SHA-256. */
+  readonly entry?: BatchEntry;
+  /** The record's exact bytes (base64), only when asked (a dispute's export): they hash to `sha256`. */
+  readonly bytes?: string;
 }
 
-/** A send as the table or the index names it: its batch and its notification. */
-export interface SendRef {
-  readonly batch: string;
+/** A send named by the table or the index whose record could not be shown, and what is known of why. */
+export interface UnfoundSend {
   readonly notificationId: string;
+  readonly batch: string;
+  /** The digest the SENT write or the index carried. */
+  readonly sha256?: string;
+  /**
+   * gap: the batch waits in the table for the store; pending: its intent is open, the sweeper rebuilds it; lost:
+   * neither; unknown: the table was not asked; notInBatch: the batch is stored without this record; damaged: the
+   * record does not match its hash (its neighbours are shown all the same).
+   */
+  readonly state: 'gap' | 'pending' | 'lost' | 'unknown' | 'notInBatch' | 'damaged';
+  /** What an operator reads. */
+  readonly says: string;
 }
 
-/** Where sends are named: the notifications of an event (their SENT write), and the customers' index. */
+/** A send as the table or the index names it: its batch, its notification, and the digest carried with the name. */
+export type SendRef = IndexedRef;
+
+/** What the table says of a batch not in the store: a gap waiting to be written, an intent open for recovery. */
+export interface BatchState {
+  readonly gap?: { readonly since: string };
+  readonly intent?: EvidenceIntent;
+}
+
+/** Where sends are named: the notifications of an event (their SENT write), and the evidence index. */
 export interface EvidenceLocator {
-  /** The customers of an event's notifications, and the batches their SENT writes name. */
+  /** The customers of an event's notifications, and the batches their SENT writes and the event's index name. */
   ofEvent(eventId: string): Promise<{ userIds: string[]; refs: SendRef[] }>;
-  /** Every send indexed for a customer. */
-  ofUser(userId: string): Promise<SendRef[]>;
+  /** Every send indexed for a customer (within `range`). */
+  ofUser(userId: string, range?: DayRange): Promise<SendRef[]>;
+  /** The table's word on a batch not (yet) in the store. */
+  stateOf(batch: string): Promise<BatchState>;
 }
 
 export class DynamoEvidenceLocator implements EvidenceLocator {
+  private readonly gaps: DynamoEvidenceGaps;
+  private readonly intents: DynamoEvidenceIntents;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly index: EvidenceIndex,
-  ) {}
+  ) {
+    this.gaps = new DynamoEvidenceGaps(client, tableName);
+    this.intents = new DynamoEvidenceIntents(client, tableName);
+  }
 
   async ofEvent(eventId: string): Promise<{ userIds: string[]; refs: SendRef[] }> {
-    const r = await this.client.send(
-      new QueryCommand({
+    const [items, indexed] = await Promise.all([
+      queryAll(this.client, {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': eventPk(eventId) },
         ConsistentRead: true,
       }),
-    );
-    const notifications = (r.Items ?? []).filter((i) => isNotificationSk(String(i.sk)));
+      // Kept as long as the evidence: the event's sends are found after its table items expired.
+      this.index.sendsOfEvent(eventId),
+    ]);
+    const notifications = items.filter((i) => isNotificationSk(String(i.sk)));
     const userIds = [...new Set(notifications.map((n) => String(n.userId)))];
     const refs = notifications.flatMap((n) =>
       typeof n.evidence?.batch === 'string'
-        ? [{ batch: n.evidence.batch, notificationId: String(n.notificationId) }]
+        ? [
+            {
+              batch: n.evidence.batch as string,
+              notificationId: String(n.notificationId),
+              ...(typeof n.evidence.sha256 === 'string' ? { sha256: n.evidence.sha256 as string } : {}),
+            },
+          ]
         : [],
     );
-    return { userIds, refs };
+    return { userIds, refs: [...refs, ...indexed] };
   }
 
-  ofUser(userId: string): Promise<SendRef[]> {
-    return this.index.sendsOf(userId);
+  ofUser(userId: string, range?: DayRange): Promise<SendRef[]> {
+    return this.index.sendsOf(userId, range);
+  }
+
+  async stateOf(batch: string): Promise<BatchState> {
+    const [gap, intent] = await Promise.all([this.gaps.find(batchObjectKey(batch)), this.intents.find(batch)]);
+    return { ...(gap === undefined ? {} : { gap }), ...(intent === undefined ? {} : { intent }) };
   }
 }
 
-/** The sends an event's (or one notification's) batches hold: named by its notifications and its customers' index. */
+/** What a read found: the sends shown, and those named but not shown, with why. */
+export interface SendsFound {
+  readonly proofs: SendProof[];
+  readonly unfound: UnfoundSend[];
+}
+
+export interface ReadOptions {
+  /** Asked of the table for a named batch the store does not hold. */
+  readonly locator?: Pick<EvidenceLocator, 'stateOf'>;
+  /** Each record's exact bytes too (base64): a dispute's export. */
+  readonly raw?: boolean;
+}
+
+/** The sends an event's (or one notification's) batches hold: named by its notifications and the evidence index. */
 export async function batchSendsOfEvent(
   store: EvidenceStore,
   locator: EvidenceLocator,
   eventId: string,
   channel?: Channel,
   userId?: string,
-): Promise<SendProof[]> {
+): Promise<SendsFound> {
   const found = await locator.ofEvent(eventId);
   const users = userId === undefined ? found.userIds : [userId];
   const indexed = (await Promise.all(users.map((u) => locator.ofUser(u)))).flat();
@@ -90,43 +153,90 @@ export async function batchSendsOfEvent(
     const ref = parseNotificationId(id);
     return ref?.eventId === eventId && (channel === undefined || ref.channel === channel);
   };
-  return readSends(
+  return findSends(
     store,
     [...found.refs, ...indexed].filter((r) => wanted(r.notificationId)),
+    { locator },
   );
 }
 
 /** Every send in the named batches, with the reports on it; each batch read once, each send once. */
 export async function readSends(store: EvidenceStore, refs: readonly SendRef[]): Promise<SendProof[]> {
-  const byBatch = new Map<string, Set<string>>();
-  for (const r of refs) byBatch.set(r.batch, (byBatch.get(r.batch) ?? new Set()).add(r.notificationId));
-  const proofs: SendProof[] = [];
-  for (const [batch, ids] of byBatch) proofs.push(...(await sendsInBatch(store, batch, ids)));
-  return proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
+  return (await findSends(store, refs)).proofs;
 }
 
-async function sendsInBatch(store: EvidenceStore, batch: string, ids: ReadonlySet<string>): Promise<SendProof[]> {
+/** Every send in the named batches, and every named send not shown (its batch missing, or its record damaged). */
+export async function findSends(
+  store: EvidenceStore,
+  refs: readonly SendRef[],
+  options: ReadOptions = {},
+): Promise<SendsFound> {
+  const byBatch = new Map<string, Map<string, Set<string>>>();
+  for (const r of refs) {
+    const ids = byBatch.get(r.batch) ?? new Map<string, Set<string>>();
+    const digests = ids.get(r.notificationId) ?? new Set<string>();
+    if (r.sha256 !== undefined) digests.add(r.sha256);
+    byBatch.set(r.batch, ids.set(r.notificationId, digests));
+  }
+  const proofs: SendProof[] = [];
+  const unfound: UnfoundSend[] = [];
+  for (const [batch, ids] of byBatch) {
+    const found = await sendsInBatch(store, batch, ids, options);
+    proofs.push(...found.proofs);
+    unfound.push(...found.unfound);
+  }
+  return { proofs: proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt)), unfound };
+}
+
+async function sendsInBatch(
+  store: EvidenceStore,
+  batch: string,
+  ids: ReadonlyMap<string, ReadonlySet<string>>,
+  options: ReadOptions,
+): Promise<SendsFound> {
   const key = batchObjectKey(batch);
   const [object] = await store.history(key);
-  // Named by the table or the index but not (yet) in the store: an invocation's batch still being written or rebuilt.
-  if (object === undefined || object.key !== key) return [];
-  const read = await readFirst(store, object);
-  if (read === undefined) return [];
-  const sends = decodeBatch(read.bytes)
-    .records.map((r, record) => ({ ...r, record }))
+  const read = object === undefined || object.key !== key ? undefined : await readFirst(store, object);
+  // Named by the table or the index but not (yet) in the store: never "not sent".
+  if (read === undefined) return { proofs: [], unfound: await notInStore(batch, ids, options) };
+  const decoded = readBatch(read.bytes);
+  const unfound: UnfoundSend[] = [];
+  for (const bad of decoded.bad.filter((b) => b.entry.kind === 'SEND' && ids.has(b.entry.notificationId))) {
+    unfound.push(
+      unfoundOf(bad.entry.notificationId, batch, ids, 'damaged', `record ${bad.record} of ${key}: ${bad.reason}`),
+    );
+  }
+  const sends = decoded.records
+    .map((r) => ({ ...r, record: decoded.header.records.indexOf(r.entry) }))
     .filter((r) => r.entry.kind === 'SEND' && ids.has(r.entry.notificationId));
-  if (sends.length === 0) return [];
+  for (const id of ids.keys()) {
+    const listed = decoded.header.records.some((e) => e.kind === 'SEND' && e.notificationId === id);
+    if (!listed) unfound.push(unfoundOf(id, batch, ids, 'notInBatch', `${key} holds no record of it: lost`));
+  }
+  if (sends.length === 0) return { proofs: [], unfound };
   const reports = await reportsOn(store, batch);
   const proofs: SendProof[] = [];
   for (const { entry, bytes, record } of sends) {
-    const send = parseEvidence(bytes) as SendEvidence;
+    let send: SendEvidence;
+    try {
+      send = parseEvidence(bytes) as SendEvidence;
+    } catch (e) {
+      unfound.push(
+        unfoundOf(entry.notificationId, batch, ids, 'damaged', `record ${record} of ${key}: ${(e as Error).message}`),
+      );
+      continue;
+    }
     // A report whose send the feedback function could not place in its batch (a send an operator's resend took off
     // its notification, an item gone) is under the send's own key, as before batches.
     const own = dedupeReports([
       ...reports.filter((r) => r.report.providerMessageId === send.providerMessageId),
       ...(await reportsUnder(store, `${sendKey(send).slice(0, -'.json'.length)}.feedback/`)),
     ]);
-    const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings)];
+    const mismatch = [...(ids.get(entry.notificationId) ?? [])]
+      .filter((d) => d !== entry.sha256)
+      .map((d) => `the stored record's sha256 ${entry.sha256} is not the ${d} its SENT write or the index carried`);
+    const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings), ...mismatch];
+    const versionId = object?.versions[0]?.versionId;
     proofs.push({
       key,
       record,
@@ -134,9 +244,64 @@ async function sendsInBatch(store: EvidenceStore, batch: string, ids: ReadonlySe
       send,
       feedback: own.map((r) => r.report),
       ...(warnings.length > 0 ? { warnings: [...new Set(warnings)] } : {}),
+      ...(versionId === undefined ? {} : { versionId }),
+      entry,
+      ...(options.raw === true ? { bytes: bytes.toString('base64') } : {}),
     });
   }
-  return proofs;
+  return { proofs, unfound };
+}
+
+function unfoundOf(
+  notificationId: string,
+  batch: string,
+  ids: ReadonlyMap<string, ReadonlySet<string>>,
+  state: UnfoundSend['state'],
+  why: string,
+): UnfoundSend {
+  const [sha256] = ids.get(notificationId) ?? [];
+  return { notificationId, batch, ...(sha256 === undefined ? {} : { sha256 }), state, says: why };
+}
+
+/** The sends of a batch the store does not hold, with what the table says of it: a gap, an open intent, or neither. */
+async function notInStore(
+  batch: string,
+  ids: ReadonlyMap<string, ReadonlySet<string>>,
+  options: ReadOptions,
+): Promise<UnfoundSend[]> {
+  const state = options.locator === undefined ? undefined : await options.locator.stateOf(batch);
+  const [kind, why] = batchStateText(state);
+  return [...ids.keys()].map((id) => {
+    const [sha256] = ids.get(id) ?? [];
+    const named = `named in batch ${batch}${sha256 === undefined ? '' : ` (sha256 ${sha256})`}`;
+    return unfoundOf(id, batch, ids, kind, `${named}; not in the store yet: a gap, pending recovery, or lost — ${why}`);
+  });
+}
+
+function batchStateText(state: BatchState | undefined): [UnfoundSend['state'], string] {
+  if (state?.gap !== undefined) {
+    return [
+      'gap',
+      `its bytes wait in the table as an evidence gap since ${state.gap.since}; the sweeper writes them once the store accepts`,
+    ];
+  }
+  const intent = state?.intent;
+  if (intent !== undefined) {
+    const failing =
+      intent.attempts === undefined
+        ? ''
+        : `; ${intent.attempts} recovery attempt(s) failed (${intent.lastError ?? '?'}), next after ${new Date(intent.retryAt ?? 0).toISOString()}`;
+    return [
+      'pending',
+      `its intent is open (due ${new Date(intent.dueMs).toISOString()}${failing}): the sweeper rebuilds it`,
+    ];
+  }
+  if (state === undefined)
+    return ['unknown', 'without the table, whether it is a gap or pending recovery is not known'];
+  return [
+    'lost',
+    'no gap and no open intent: lost, unless its invocation had not yet opened one (EvidenceLost names a lost record)',
+  ];
 }
 
 type Report = { report: FeedbackEvidence; warnings: string[] };
@@ -171,7 +336,8 @@ async function reportsOn(store: EvidenceStore, batch: string): Promise<Report[]>
   for (const object of await store.history(reportsPrefix(batch))) {
     const read = await readFirst(store, object);
     if (read === undefined) continue;
-    for (const { entry, bytes } of decodeBatch(read.bytes).records) {
+    // A damaged report is left out, its neighbours read (the batch's own reader reports damage on sends).
+    for (const { entry, bytes } of readBatch(read.bytes).records) {
       if (entry.kind === 'FEEDBACK')
         reports.push({ report: parseEvidence(bytes) as FeedbackEvidence, warnings: read.warnings });
     }

@@ -9,13 +9,13 @@ import {
   GetCommand,
   type NativeAttributeValue,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { Proposal, ProposalState } from '../domain/approval.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { PROPOSALS_PK, proposalSk } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';
+import { queryAll } from './paged-query.ts';
 
 export interface ProposalFilter {
   /** Only proposals in this state as stored (PENDING includes those past their expiry: the caller tells them apart). */
@@ -83,25 +83,16 @@ export class DynamoProposalStore implements ProposalStore {
       conditions.push('userId = :user');
       values[':user'] = filter.userId;
     }
-    const proposals: Proposal[] = [];
-    let start: Record<string, NativeAttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ...(conditions.length === 0 ? {} : { FilterExpression: conditions.join(' AND ') }),
-          ...(filter.state === undefined ? {} : { ExpressionAttributeNames: { '#state': 'state' } }),
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      proposals.push(...(page.Items ?? []).map(proposalOf));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return proposals;
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ...(conditions.length === 0 ? {} : { FilterExpression: conditions.join(' AND ') }),
+      ...(filter.state === undefined ? {} : { ExpressionAttributeNames: { '#state': 'state' } }),
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    });
+    return items.map(proposalOf);
   }
 
   async decide(id: string, decision: Decision, now: number): Promise<boolean> {

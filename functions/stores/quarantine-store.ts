@@ -7,7 +7,6 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   type NativeAttributeValue,
-  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
@@ -20,6 +19,7 @@ import {
 } from '../domain/keys.ts';
 import type { QuarantineItem } from '../domain/notification.ts';
 import { isConditionFailure } from './condition-failure.ts';
+import { queryAll } from './paged-query.ts';
 
 /** A quarantine item as stored, with the time a replay accepted it when one did. */
 export type QuarantinedRecord = QuarantineItem & { readonly replayedAt?: string };
@@ -106,28 +106,21 @@ export async function queryIncidents(
   ];
   const items: Record<string, unknown>[] = [];
   for (const key of incidentKeysBetween(kind, window.sinceIso, window.untilIso)) {
-    let start: Record<string, NativeAttributeValue> | undefined;
-    do {
-      const page = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: index.indexName,
-          KeyConditionExpression: '#key = :key AND #at BETWEEN :since AND :until',
-          ExpressionAttributeNames: { '#key': index.partitionKey, '#at': index.sortKey, ...filter?.names },
-          ExpressionAttributeValues: {
-            ':key': key,
-            ':since': window.sinceIso,
-            ':until': window.untilIso,
-            ...(window.reason === undefined ? {} : { ':reason': window.reason }),
-            ...filter?.values,
-          },
-          ...(conditions.length === 0 ? {} : { FilterExpression: conditions.join(' AND ') }),
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    const page = await queryAll(client, {
+      TableName: tableName,
+      IndexName: index.indexName,
+      KeyConditionExpression: '#key = :key AND #at BETWEEN :since AND :until',
+      ExpressionAttributeNames: { '#key': index.partitionKey, '#at': index.sortKey, ...filter?.names },
+      ExpressionAttributeValues: {
+        ':key': key,
+        ':since': window.sinceIso,
+        ':until': window.untilIso,
+        ...(window.reason === undefined ? {} : { ':reason': window.reason }),
+        ...filter?.values,
+      },
+      ...(conditions.length === 0 ? {} : { FilterExpression: conditions.join(' AND ') }),
+    });
+    items.push(...page);
   }
   return items;
 }

@@ -86,7 +86,7 @@ export const INCOMPLETE_GRACE_MS = 15 * 60_000;
 function sendsIn(object: Uint8Array): IndexedSend[] {
   return decodeBatch(object).records.flatMap(({ entry }) =>
     entry.kind === 'SEND' && entry.userId !== undefined
-      ? [{ userId: entry.userId, acceptedAt: entry.at, notificationId: entry.notificationId }]
+      ? [{ userId: entry.userId, acceptedAt: entry.at, notificationId: entry.notificationId, sha256: entry.sha256 }]
       : [],
   );
 }

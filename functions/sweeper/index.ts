@@ -32,8 +32,12 @@ const evidenceIndex = {
 };
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
 const EVIDENCE_GAPS_PER_RUN = 500;
-/** Dead invocations' batches one run rebuilds at most (each reads and renders up to a stream batch's notifications). */
-const EVIDENCE_BATCHES_PER_RUN = 20;
+/**
+ * Dead invocations' intents one run reads at most; the work is bounded by time: recovery may use half of what the run
+ * has left after the sweep, the gaps the rest (docs/evidence-and-privacy.md "When the evidence lands").
+ */
+const EVIDENCE_INTENTS_PER_RUN = 500;
+const EVIDENCE_RECOVERY_SHARE = 0.5;
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
@@ -94,7 +98,8 @@ export const handler = async (_event: unknown, context: Context) => {
     };
     // After the sweep (the notifications first): the evidence writers could not store at once.
     const deadline = () => Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs;
-    const recovered = evidenceStore === undefined ? undefined : await recoverBatches(evidenceStore, deadline());
+    const recoveryBy = Date.now() + Math.max(0, deadline() - Date.now()) * EVIDENCE_RECOVERY_SHARE;
+    const recovered = evidenceStore === undefined ? undefined : await recoverBatches(evidenceStore, recoveryBy);
     const evidence =
       evidenceStore === undefined
         ? undefined
@@ -116,7 +121,7 @@ export const handler = async (_event: unknown, context: Context) => {
         logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
       }
     }
-    if (recovered !== undefined) reportRecovered(recovered);
+    if (recovered !== undefined) await reportRecovered(recovered);
     logger.info('sweep finished', { ...summary, evidence, recovered });
     return {
       ...summary,
@@ -142,13 +147,26 @@ function recoverBatches(store: EvidenceStore, deadline: number): Promise<Recover
       }),
     now: Date.now,
     deadline,
-    limit: EVIDENCE_BATCHES_PER_RUN,
+    limit: EVIDENCE_INTENTS_PER_RUN,
     timeoutMs: config.evidence.timeoutMs,
+    // A partition further each minute: the oldest intents of one never hold the others back.
+    start: Math.floor(Date.now() / 60_000),
   });
 }
 
-/** Batches finished by the sweeper, and records no rebuild could match (lost: alarmed, logged with ids only). */
-function reportRecovered(r: RecoverResult): void {
+/**
+ * Batches finished by the sweeper, records no rebuild could match (lost: alarmed, logged with ids only), and how late
+ * the oldest intent still open is (0 when none is): the EvidenceIntentOldestAge alarm reads it.
+ */
+async function reportRecovered(r: RecoverResult): Promise<void> {
+  try {
+    const oldest = await evidenceIntents.oldestDueMs();
+    const ageSeconds = oldest === undefined ? 0 : Math.max(0, Math.round((Date.now() - oldest) / 1000));
+    count('EvidenceIntentOldestAge', ageSeconds, MetricUnit.Seconds);
+  } catch (error) {
+    // No datapoint this run (a missing one does not breach): a metric's read never fails the sweep's own work.
+    logger.error('the oldest evidence intent could not be read', { error: (error as Error)?.name });
+  }
   if (r.recovered > 0) logger.warn('evidence batches of ended invocations finished', { ...r, lost: r.lost.length });
   for (const lost of r.lost) {
     countBy('EvidenceLost', { channel: parseNotificationId(lost.notificationId)?.channel ?? 'unknown' });

@@ -10,6 +10,11 @@
  *
  * The batch is written once (already there: the first copy stands), its sends indexed, the intent closed. A store
  * still failing leaves the batch in the table as a gap the filler writes (fill-evidence.ts), and the intent closed.
+ *
+ * Bounded by time, not by count: the run takes overdue intents until its deadline, starting at a partition the
+ * caller varies, and an intent whose recovery fails is held back (1, 2, 4 … minutes, at most an hour) with its
+ * attempts counted — so intents that keep failing never crowd out the rest. How late the oldest intent is, failing
+ * or not, is the EvidenceIntentOldestAge metric and its alarm.
  */
 import pLimit from 'p-limit';
 import type { SendProof } from '../dispatch/record-evidence.ts';
@@ -36,9 +41,18 @@ export interface RecoverDeps {
   readonly now: () => number;
   /** Stop starting batches after this (epoch ms). */
   readonly deadline: number;
+  /** Intents read at most per run (a bound on the read, not on the work: the deadline is). */
   readonly limit: number;
   readonly timeoutMs: number;
+  /** The intent partition this run starts at (0–15): the caller varies it from run to run. */
+  readonly start?: number;
 }
+
+const RETRY_FIRST_MS = 60_000;
+const RETRY_MAX_MS = 3_600_000;
+/** When an intent whose recovery failed `attempts` times before is tried again. */
+export const retryAfter = (now: number, attempts: number) =>
+  now + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(attempts, 16));
 
 export interface RecoverResult {
   /** Batches finished (written now, found written, or with nothing sent) and their intents closed. */
@@ -53,7 +67,7 @@ export interface RecoverResult {
 }
 
 export async function recoverEvidenceBatches(deps: RecoverDeps): Promise<RecoverResult> {
-  const intents = await deps.intents.overdue(deps.now(), deps.limit);
+  const intents = await deps.intents.overdue(deps.now(), deps.limit, deps.start);
   const result = { recovered: 0, rebuilt: 0, lost: [] as RecoverResult['lost'], open: 0, errors: [] as string[] };
   if (intents.length === 0) return result;
   const rebuild = await deps.rebuilder();
@@ -66,7 +80,10 @@ export async function recoverEvidenceBatches(deps: RecoverDeps): Promise<Recover
       await recoverOne(intent, deps, rebuild, result);
     } catch (error) {
       result.open++;
-      result.errors.push(`${intent.name}: ${(error as Error)?.name ?? 'Error'}`);
+      const name = (error as Error)?.name ?? 'Error';
+      result.errors.push(`${intent.name}: ${name}`);
+      // Held back, so the next runs take the others first; a table refusing this too leaves it as it was.
+      await deps.intents.failed(intent, retryAfter(deps.now(), intent.attempts ?? 0), name).catch(() => undefined);
     }
   }
   return result;
@@ -96,10 +113,8 @@ async function recoverOne(
     { name: intent.name, writer: 'sweeper', records: rebuilt },
     { timeoutMs: deps.timeoutMs, now: deps.now() },
   );
-  if (written.outcome === 'lost') {
-    result.open++;
-    return;
-  }
+  if (written.outcome === 'lost')
+    throw Object.assign(new Error(written.error ?? 'lost'), { name: 'StoreAndGapFailed' });
   // The batch was in the store already: it holds the records a rebuild could not match; index them too.
   const alreadyThere = written.stored === 'alreadyThere';
   if (alreadyThere && unverified.length > 0) {
@@ -144,4 +159,5 @@ const indexedSend = (item: SentHere): IndexedSend => ({
   userId: item.userId,
   acceptedAt: item.evidence.acceptedAt,
   notificationId: item.notificationId,
+  sha256: item.evidence.sha256,
 });

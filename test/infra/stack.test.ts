@@ -872,6 +872,7 @@ describe('CloudWatch', () => {
         'EventIdConflicts',
         'EvidenceGapsOpen',
         'EvidenceIntentsNotWritten',
+        'EvidenceIntentOldestAge',
         'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',

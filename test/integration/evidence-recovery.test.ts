@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
@@ -23,7 +23,7 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { uniformRetention } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { evidenceOf } from '../../functions/operator/index.ts';
+import { apply, eraseCustomer, evidenceFound, evidenceOf } from '../../functions/operator/index.ts';
 import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
@@ -38,6 +38,7 @@ import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE, operatorOn } from '../support/operator.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -230,5 +231,64 @@ describe('a dispatch invocation that dies after its sends and before its batch',
     expect(r.recovered?.lost).toEqual([expect.objectContaining({ notificationId: 'rec-3#SMS', sha256: sms?.sha256 })]);
     const written = decodeBatch((await store.get(batchObjectKey(batch.name))) as Uint8Array).records;
     expect(written.map((w) => w.entry.notificationId)).toEqual(['rec-3#EMAIL']);
+  });
+});
+
+const locatorOn = (t: LocalTable) =>
+  new DynamoEvidenceLocator(t.doc, t.tableName, new DynamoEvidenceIndex(t.doc, t.tableName));
+
+describe('finding a send after the table forgot it, and a send whose batch is not written yet', () => {
+  it("an event's evidence is found by its id alone after its inbox and notification items are gone", async () => {
+    await ingest(transferEvent({ eventId: 'rec-5', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-rec-5' } }));
+    const { batch } = await invocationThatDies(['rec-5'], 'living00000000000005');
+    // This invocation lives: its batch lands, with the customer's and the event's index items.
+    expect(await batch.close(10_000, 2_000, Date.now())).toMatchObject({ outcome: 'written', intentOpen: false });
+    for (const item of await table.eventItems('rec-5')) {
+      await table.doc.send(
+        new DeleteCommand({ TableName: table.tableName, Key: { pk: String(item.pk), sk: String(item.sk) } }),
+      );
+    }
+    expect(await table.eventItems('rec-5')).toEqual([]);
+    const found = await evidenceFound(store, 'rec-5', locatorOn(table));
+    expect(found.unfound).toEqual([]);
+    expect(found.proofs.map((p) => p.send.notificationId)).toEqual(['rec-5#EMAIL', 'rec-5#SMS']);
+    // Each checked against the digest the index kept from the SENT write.
+    for (const p of found.proofs) {
+      expect(p.sha256).toBe(batch.records.find((r) => r.record.notificationId === p.send.notificationId)?.sha256);
+      expect(p.warnings).toBeUndefined();
+    }
+  });
+
+  it('a send whose batch is not in the store is "named in batch X; not in the store yet", pending its recovery — never "not sent"; its customer\'s erasure waits for it', async () => {
+    await ingest(transferEvent({ eventId: 'rec-6', channels: ['EMAIL'], recipient: { userId: 'cust-rec-6' } }));
+    const { batch } = await invocationThatDies(['rec-6'], 'dying00000000000006');
+    const [proof] = batch.records;
+    const found = await evidenceFound(store, 'rec-6', locatorOn(table));
+    expect(found.proofs).toEqual([]);
+    expect(found.unfound).toEqual([
+      {
+        notificationId: 'rec-6#EMAIL',
+        batch: batch.name,
+        sha256: proof?.sha256,
+        state: 'pending',
+        says: expect.stringMatching(
+          new RegExp(
+            `^named in batch ${batch.name} \\(sha256 ${proof?.sha256}\\); not in the store yet: a gap, pending recovery, or lost — its intent is open`,
+          ),
+        ),
+      },
+    ]);
+    // The erasure cannot take the data the rebuild needs: the SENT email waits, and says why.
+    const ports = operatorOn(table);
+    const erased = await apply(eraseCustomer, ports, { userId: 'cust-rec-6' }, ALICE);
+    expect(erased.erased).toEqual([]);
+    expect(erased.kept).toEqual([
+      { notificationId: 'rec-6#EMAIL', status: 'SENT', waits: expect.stringContaining(`evidence batch ${batch.name}`) },
+    ]);
+    expect(await notification('rec-6', 'EMAIL')).toMatchObject({ userId: 'cust-rec-6' });
+    // Once the sweeper rebuilt the batch, the send is found and the erasure goes ahead.
+    expect((await sweepAfter(DUE_MS + 1_000)).recovered).toMatchObject({ rebuilt: 1, lost: [] });
+    expect((await evidenceFound(store, 'rec-6', locatorOn(table))).proofs).toHaveLength(1);
+    expect((await apply(eraseCustomer, ports, { userId: 'cust-rec-6' }, ALICE)).erased).toEqual(['rec-6#EMAIL']);
   });
 });

@@ -52,6 +52,10 @@ export class MemoryGaps implements EvidenceGaps {
   async close(key: string) {
     this.gaps.delete(key);
   }
+  async find(key: string) {
+    const gap = this.gaps.get(key);
+    return gap === undefined ? undefined : { since: gap.since };
+  }
 }
 
 export class MemoryIntents implements EvidenceIntents {
@@ -65,22 +69,54 @@ export class MemoryIntents implements EvidenceIntents {
     this.open_.delete(intent.name);
   }
   async overdue(now: number, limit: number) {
-    return [...this.open_.values()].filter((i) => i.dueMs <= now).slice(0, limit);
+    return [...this.open_.values()].filter((i) => i.dueMs <= now && (i.retryAt ?? 0) <= now).slice(0, limit);
+  }
+  async failed(intent: Pick<EvidenceIntent, 'name'>, retryAt: number, lastError: string) {
+    const open = this.open_.get(intent.name);
+    if (open !== undefined)
+      this.open_.set(intent.name, { ...open, attempts: (open.attempts ?? 0) + 1, retryAt, lastError });
+  }
+  async oldestDueMs() {
+    const dues = [...this.open_.values()].map((i) => i.dueMs);
+    return dues.length === 0 ? undefined : Math.min(...dues);
+  }
+  async find(name: string) {
+    return this.open_.get(name);
   }
 }
 
 export class MemoryIndex implements EvidenceIndex {
-  readonly months = new Map<string, Set<string>>();
+  /** Items as the table would hold them: `<pk> <sk>` → the sends (`<sha256> <notificationId>`). */
+  readonly items = new Map<string, Set<string>>();
   constructor(public failing = false) {}
   async add(entry: EvidenceIndexEntry) {
     if (this.failing) throw refused('ProvisionedThroughputExceededException');
-    const key = `${entry.userId} ${entry.month}`;
-    this.months.set(key, new Set([...(this.months.get(key) ?? []), ...entry.refs]));
+    for (const s of entry.sends) {
+      const eventId = s.notificationId.slice(0, s.notificationId.lastIndexOf('#'));
+      for (const key of [
+        `EVIDENCE_INDEX#${entry.userId} ${entry.day}#${entry.batch}`,
+        `EVIDENCE_EVENT#${eventId} ${entry.batch}`,
+      ]) {
+        this.items.set(key, (this.items.get(key) ?? new Set()).add(`${s.sha256} ${s.notificationId}`));
+      }
+    }
+  }
+  private refs(prefix: string, batchOf: (sk: string) => string) {
+    return [...this.items.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([k, sends]) =>
+        [...sends].sort().map((s) => ({
+          batch: batchOf(k.slice(prefix.length)),
+          notificationId: s.slice(65),
+          sha256: s.slice(0, 64),
+        })),
+      );
   }
   async sendsOf(userId: string) {
-    return [...this.months.entries()]
-      .filter(([k]) => k.startsWith(`${userId} `))
-      .flatMap(([, refs]) => [...refs].sort())
-      .map((ref) => ({ batch: ref.slice(0, ref.indexOf(' ')), notificationId: ref.slice(ref.indexOf(' ') + 1) }));
+    return this.refs(`EVIDENCE_INDEX#${userId} `, (sk) => sk.slice(11));
+  }
+  async sendsOfEvent(eventId: string) {
+    return this.refs(`EVIDENCE_EVENT#${eventId} `, (sk) => sk);
   }
 }

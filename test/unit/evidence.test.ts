@@ -151,7 +151,10 @@ describe('the evidence of a send is what the provider received', () => {
       sha256: sha256Hex(bytes),
       acceptedAt: e.acceptedAt,
     });
-    expect(await index.sendsOf(n.userId)).toEqual([{ batch: batch.name, notificationId: n.notificationId }]);
+    // The customer's index and the event's name the send and its record's digest (the anchor that outlives the item).
+    const ref = { batch: batch.name, notificationId: n.notificationId, sha256: sha256Hex(bytes) };
+    expect(await index.sendsOf(n.userId)).toEqual([ref]);
+    expect(await index.sendsOfEvent(n.eventId)).toEqual([ref]);
   });
 
   it('SMS: the text as published and its encoding (Japanese is UCS-2); push: the exact JSON payload', async () => {
@@ -270,7 +273,9 @@ describe('evidence never delays nor repeats a send', () => {
     expect(filled).toEqual({ filled: 1, open: 0, errors: [], removed: [] });
     expect(gaps.gaps.size).toBe(0);
     expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
-    expect(await index.sendsOf(n.userId)).toEqual([{ batch: batch.name, notificationId: n.notificationId }]);
+    expect(await index.sendsOf(n.userId)).toEqual([
+      { batch: batch.name, notificationId: n.notificationId, sha256: recordIn(store, batch.name).entry.sha256 },
+    ]);
     // A pass against a store still failing leaves the gap open for the next run, and says so.
     const again = new MemoryGaps();
     await again.add({ key: 'sends/e/EMAIL/m.json', body: Buffer.from('{}'), retainUntil: new Date(NOW), since: 'x' });

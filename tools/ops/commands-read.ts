@@ -4,7 +4,7 @@ import { addressHash } from '../../functions/domain/audience.ts';
 import { REJECTION_REASONS } from '../../functions/domain/event/contract.ts';
 import {
   customerView,
-  evidenceOf,
+  evidenceFound,
   inspectEvent,
   listAudit,
   listQuarantine,
@@ -14,7 +14,7 @@ import {
 import { UsageError } from '../local/cli.ts';
 import { type Command, type Context, type Given, OPS_EXIT } from './command.ts';
 import { customerText, inspectText } from './text/customer.ts';
-import { evidenceText } from './text/evidence.ts';
+import { evidenceText, noEvidenceText } from './text/evidence.ts';
 import { auditText, quarantineText, refusedText, suppressionsText } from './text/lists.ts';
 import { localTrace, traceEvent, traceQuery, traceText } from './trace.ts';
 
@@ -66,13 +66,14 @@ export const evidence: Command = {
   arity: [1, 1],
   async run(c) {
     const { evidence, evidenceLocator } = c.target.ports;
-    const proofs = await evidenceOf(evidence, c.first, evidenceLocator, c.values.user);
-    if (proofs.length === 0) {
-      c.out(proofs, `no evidence of ${c.first} in the evidence store (not sent, or sent before evidence was kept)`);
+    const { proofs, unfound } = await evidenceFound(evidence, c.first, evidenceLocator, c.values.user);
+    if (proofs.length === 0 && unfound.length === 0) {
+      c.out(proofs, noEvidenceText(c.first, c.values.user));
       return OPS_EXIT.REFUSED;
     }
-    c.out(proofs, evidenceText(proofs));
-    return OPS_EXIT.OK;
+    // JSON: the proofs as before, with `unfound` beside them when a send named could not be shown (never "not sent").
+    c.out(unfound.length === 0 ? proofs : { proofs, unfound }, evidenceText(proofs, unfound));
+    return proofs.length === 0 ? OPS_EXIT.REFUSED : OPS_EXIT.OK;
   },
 };
 

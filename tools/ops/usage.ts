@@ -35,9 +35,11 @@ Commands
   evidence <eventId | eventId#CHANNEL> [--user ID]
                                      what the customer received, byte for byte as the provider got it, when, and
                                      what the provider reported — from the evidence store, found through the event's
-                                     notifications and its customer's evidence index; after the table's items expired,
-                                     --user names the customer (locally: the run's own folder, found by --endpoint, or
-                                     --evidence-dir DIR, read whole when DynamoDB Local is gone)
+                                     notifications and the evidence index (by event, kept with the evidence: also
+                                     after the table's items expired); a send named but not yet in the store says
+                                     so (a gap, pending recovery, or lost); --user adds a customer's index (sends
+                                     from before the event index) (locally: the run's own folder, found by
+                                     --endpoint, or --evidence-dir DIR, read whole when DynamoDB Local is gone)
   customer <userId>                  each notice of the customer with what was sent or exactly why not (opted out,
                                      a suppressed address and the report behind it, a refused contact point, too old)
   export --user ID --reason TEXT --confirm

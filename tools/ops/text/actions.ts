@@ -61,7 +61,7 @@ export function previewText(a: Extract<PreviewAnswer, { ok: true }>): string {
     case 'REVEAL':
       return `Showing the ${s.channel} contact point of ${a.target} in full, to you alone.`;
     case 'ERASE':
-      return `Erasing the personal data of ${s.erase.length} finished notification(s) from the table (in flight, kept: ${s.keep.length}; evidence under retention stays).`;
+      return `Erasing the personal data of ${s.erase.length} finished notification(s) from the table (in flight or their evidence not yet written, kept: ${s.keep.length}; evidence under retention stays).`;
   }
 }
 
@@ -89,7 +89,9 @@ export const repairText = (result: RepairResult) =>
 export const erasureText = (result: ErasureResult) =>
   [
     `${result.userId}: erased ${result.erased.length} notification(s); preferences ${result.preferences}`,
-    ...result.kept.map((k) => `  kept ${k.notificationId} (${k.status}: still to be sent; erase again once it is)`),
+    ...result.kept.map(
+      (k) => `  kept ${k.notificationId} (${k.status}: ${k.waits ?? 'still to be sent; erase again once it is'})`,
+    ),
   ].join('\n');
 
 export const proposalText = (p: ProposalView) =>

@@ -1,0 +1,157 @@
+/**
+ * The evidence index and the intents of evidence batches on DynamoDB Local (docs/table.md): a customer with thousands
+ * of sends a month is indexed in small items, one per batch — none grows toward DynamoDB's 400 KB, each write is
+ * billed on its own small item — found whole, by a day range, and by event; items of the earlier month layout are
+ * read alike. An intent whose recovery failed is held back without hiding how old it is.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { batchName, type IndexedSend, indexRef } from '../../functions/domain/evidence-batch.ts';
+import { indexBatch } from '../../functions/stores/evidence-batch-writer.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
+import { queryAll } from '../../functions/stores/paged-query.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+
+let table: LocalTable;
+let index: DynamoEvidenceIndex;
+const RETENTION_DAYS = 2_557;
+const START = Date.parse('2026-11-01T00:00:00.000Z');
+const HOUR = 3_600_000;
+const digest = (i: number) => i.toString(16).padStart(64, '0');
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  index = new DynamoEvidenceIndex(table.doc, table.tableName);
+});
+
+describe('the evidence index', () => {
+  it('a customer with 4,000 sends in a month across 200 batches: 200 small items, none over 3 KB, all found, by day and by event', async () => {
+    const batches: string[] = [];
+    for (let b = 0; b < 200; b++) {
+      const at = START + b * 3 * HOUR;
+      const name = batchName('dispatch', at, `busy${String(b).padStart(8, '0')}`);
+      batches.push(name);
+      // 20 sends a batch: 10 events on two channels each.
+      const sends: IndexedSend[] = Array.from({ length: 20 }, (_, i) => ({
+        userId: 'busy-customer',
+        acceptedAt: new Date(at).toISOString(),
+        notificationId: `card-payment-${b}-${i >> 1}#${i % 2 === 0 ? 'PUSH' : 'SMS'}`,
+        sha256: digest(b * 20 + i),
+      }));
+      expect(await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, sends)).toBeUndefined();
+    }
+    const items = await queryAll(table.doc, {
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': 'EVIDENCE_INDEX#busy-customer' },
+    });
+    // One item per batch, each holding that batch's 20 sends: bounded by the batch, never by the customer.
+    expect(items).toHaveLength(200);
+    const sizes = items.map((i) => JSON.stringify([...(i.sends as Set<string>)]).length + String(i.sk).length);
+    expect(Math.max(...sizes)).toBeLessThan(3_000);
+    expect(items[0]).toMatchObject({ kind: 'EVIDENCE_INDEX', userId: 'busy-customer', expiresAt: expect.any(Number) });
+
+    const all = await index.sendsOf('busy-customer');
+    expect(all).toHaveLength(4_000);
+    // Oldest batch first; each send with the digest its SENT write carried.
+    expect(all[0]).toMatchObject({ batch: batches[0], sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(all.at(-1)?.batch).toBe(batches[199]);
+    // 2026-11-05: batches 32 to 39 (every third hour).
+    const day = await index.sendsOf('busy-customer', { from: '2026-11-05', to: '2026-11-05' });
+    expect(new Set(day.map((s) => s.batch))).toEqual(new Set(batches.slice(32, 40)));
+    expect(day).toHaveLength(160);
+    // By event: its two channels, in the one batch that holds them.
+    expect(await index.sendsOfEvent('card-payment-7-3')).toEqual([
+      { batch: batches[7], notificationId: 'card-payment-7-3#PUSH', sha256: digest(7 * 20 + 6) },
+      { batch: batches[7], notificationId: 'card-payment-7-3#SMS', sha256: digest(7 * 20 + 7) },
+    ]);
+  });
+
+  it('writing a batch again (a retry, the sweeper indexing what a rebuild could not) adds to its item, never replaces it', async () => {
+    const name = batchName('dispatch', START, 'again00000001');
+    const send = (n: number): IndexedSend => ({
+      userId: 'again',
+      acceptedAt: new Date(START).toISOString(),
+      notificationId: `ev-${n}#EMAIL`,
+      sha256: digest(n),
+    });
+    await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, [send(1), send(2)]);
+    await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, [send(2), send(3)]);
+    expect((await index.sendsOf('again')).map((s) => s.notificationId)).toEqual([
+      'ev-1#EMAIL',
+      'ev-2#EMAIL',
+      'ev-3#EMAIL',
+    ]);
+  });
+
+  it('items of the earlier layout (one per customer-month, refs without a digest) are still read, in order and in a range', async () => {
+    const old = batchName('dispatch', Date.parse('2026-10-20T10:00:00Z'), 'oldlayout0001');
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          pk: 'EVIDENCE_INDEX#long-time',
+          sk: '2026-10',
+          kind: 'EVIDENCE_INDEX',
+          userId: 'long-time',
+          refs: new Set([indexRef(old, 'ev-old#EMAIL')]),
+          expiresAt: 2_000_000_000,
+        },
+      }),
+    );
+    const name = batchName('dispatch', START, 'newlayout0001');
+    const sends = [
+      {
+        userId: 'long-time',
+        acceptedAt: new Date(START).toISOString(),
+        notificationId: 'ev-new#SMS',
+        sha256: digest(9),
+      },
+    ];
+    await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, sends);
+    expect(await index.sendsOf('long-time')).toEqual([
+      { batch: old, notificationId: 'ev-old#EMAIL' },
+      { batch: name, notificationId: 'ev-new#SMS', sha256: digest(9) },
+    ]);
+    expect((await index.sendsOf('long-time', { from: '2026-10-25' })).map((s) => s.notificationId)).toEqual([
+      'ev-old#EMAIL',
+      'ev-new#SMS',
+    ]);
+    expect(await index.sendsOf('long-time', { from: '2026-11-02' })).toEqual([]);
+  });
+});
+
+describe('the intents of evidence batches', () => {
+  it('an intent whose recovery failed is held back until its retry time, counted, and still the oldest one open', async () => {
+    const intents = new DynamoEvidenceIntents(table.doc, table.tableName);
+    const poisoned = { name: batchName('dispatch', START, 'poisoned0001'), dueMs: START, notificationIds: ['p#SMS'] };
+    const healthy = {
+      name: batchName('dispatch', START + HOUR, 'healthy00001'),
+      dueMs: START + HOUR,
+      notificationIds: ['h#SMS'],
+    };
+    await intents.open(poisoned);
+    await intents.open(healthy);
+    const now = START + 2 * HOUR;
+    expect((await intents.overdue(now, 10)).map((i) => i.name).sort()).toEqual([poisoned.name, healthy.name].sort());
+    await intents.failed(poisoned, now + 60_000, 'ValidationException');
+    // Held back: the healthy one is taken, the poisoned one waits for its retry time, then comes back counted.
+    expect((await intents.overdue(now, 10)).map((i) => i.name)).toEqual([healthy.name]);
+    expect(await intents.overdue(now + 60_000, 10)).toContainEqual({
+      ...poisoned,
+      attempts: 1,
+      retryAt: now + 60_000,
+      lastError: 'ValidationException',
+    });
+    // Its age is not hidden by the backing off: it is still the oldest open intent.
+    expect(await intents.oldestDueMs()).toBe(START);
+    expect((await intents.find(poisoned.name))?.attempts).toBe(1);
+    // A failure recorded on an intent closed meanwhile does not bring it back.
+    await intents.close(healthy);
+    await intents.failed(healthy, now, 'Late');
+    expect(await intents.find(healthy.name)).toBeUndefined();
+    await intents.close(poisoned);
+    expect(await intents.oldestDueMs()).toBeUndefined();
+  });
+});

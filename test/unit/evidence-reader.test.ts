@@ -1,0 +1,179 @@
+/**
+ * Reading evidence for a dispute or an operator (docs/evidence-and-privacy.md "Finding a record"): a record is checked
+ * against the digest its SENT write (or the index) carried, and a mismatch is said; one damaged record is reported on
+ * its own and never hides its neighbours; a send whose batch is not in the store is named with what the table says of
+ * it (a gap, pending recovery, or lost) — never shown as "not sent"; a dispute's export carries the record's exact
+ * bytes. And the sweeper's recovery of dead invocations' batches holds back one that keeps failing and stops at its
+ * deadline, whatever the count.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { SendProof as DispatchProof } from '../../functions/dispatch/record-evidence.ts';
+import type { SendEvidence } from '../../functions/domain/evidence.ts';
+import { batchName, batchObjectKey, encodeBatch, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
+import { findSends } from '../../functions/stores/evidence-reader.ts';
+import { recoverEvidenceBatches, retryAfter, type SentHere } from '../../functions/sweeper/recover-evidence.ts';
+import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
+
+const NOW = Date.parse('2026-12-05T09:00:00.000Z');
+
+const sendRecord = (eventId: string, i: number): { record: SendEvidence; bytes: Buffer } => {
+  const record = {
+    evidenceVersion: 1,
+    kind: 'SEND',
+    notificationId: `${eventId}#SMS`,
+    eventId,
+    channel: 'SMS',
+    userId: `u-${eventId}`,
+    noticeType: 'TransferCompleted',
+    locale: 'en',
+    attempt: 1,
+    providerMessageId: `m-${i}`,
+    acceptedAt: new Date(NOW + i).toISOString(),
+    retainUntil: new Date(NOW + 86_400_000).toISOString(),
+    request: {
+      channel: 'SMS',
+      api: 'sns:Publish',
+      phoneNumber: '+81',
+      text: `code ${i}`,
+      encoding: 'GSM',
+      segments: 1,
+    },
+  } as unknown as SendEvidence;
+  return { record, bytes: Buffer.from(`${JSON.stringify(record, null, 2)}\n`) };
+};
+
+const NAME = batchName('dispatch', NOW, 'reader0000000001');
+const records = [sendRecord('e-1', 1), sendRecord('e-2', 2), sendRecord('e-3', 3)];
+
+async function storeWith(object: Buffer) {
+  const store = new MemoryStore();
+  await store.put(batchObjectKey(NAME), object, new Date(NOW));
+  return store;
+}
+
+describe('reading a batch', () => {
+  it("a record whose bytes were changed is reported on its own, its neighbours shown; a digest that is not the stored record's is said", async () => {
+    const plain = gunzipSync(encodeBatch(NAME, 'dispatch', records));
+    // One byte of the middle record (e-2) flipped.
+    const header = readBatch(encodeBatch(NAME, 'dispatch', records)).header;
+    const at = plain.indexOf(0x0a) + 1 + (header.records[1]?.offset ?? 0) + 5;
+    plain.writeUInt8((plain[at] ?? 0) ^ 1, at);
+    const store = await storeWith(gzipSync(plain));
+    const refs = [
+      { batch: NAME, notificationId: 'e-1#SMS', sha256: sha256Hex(records[0]!.bytes) },
+      { batch: NAME, notificationId: 'e-2#SMS' },
+      // The SENT write carried another digest than the one the batch holds.
+      { batch: NAME, notificationId: 'e-3#SMS', sha256: 'f'.repeat(64) },
+    ];
+    const found = await findSends(store, refs, { raw: true });
+    expect(found.proofs.map((p) => p.send.notificationId)).toEqual(['e-1#SMS', 'e-3#SMS']);
+    expect(found.unfound).toEqual([
+      {
+        notificationId: 'e-2#SMS',
+        batch: NAME,
+        state: 'damaged',
+        says: `record 1 of ${batchObjectKey(NAME)}: its bytes do not match its hash`,
+      },
+    ]);
+    const [first, third] = found.proofs;
+    expect(first?.warnings).toBeUndefined();
+    expect(third?.warnings).toEqual([
+      expect.stringContaining(`is not the ${'f'.repeat(64)} its SENT write or the index carried`),
+    ]);
+    // A dispute's copy: the exact bytes, which hash to the digest, with the header entry that places them.
+    expect(sha256Hex(Buffer.from(first?.bytes ?? '', 'base64'))).toBe(first?.sha256);
+    expect(first?.entry).toMatchObject({ notificationId: 'e-1#SMS', offset: 0, sha256: first?.sha256 });
+  });
+
+  it('a named batch not in the store says what the table knows: a gap since when, an open intent, or neither (lost)', async () => {
+    const store = new MemoryStore();
+    const ref = { batch: NAME, notificationId: 'e-1#SMS', sha256: 'a'.repeat(64) };
+    const asked = (state: object) => findSends(store, [ref], { locator: { stateOf: async () => state } });
+    const gap = await asked({ gap: { since: '2026-12-05T09:00:01.000Z' } });
+    expect(gap.unfound[0]).toMatchObject({ state: 'gap', sha256: ref.sha256 });
+    expect(gap.unfound[0]?.says).toBe(
+      `named in batch ${NAME} (sha256 ${'a'.repeat(64)}); not in the store yet: a gap, pending recovery, or lost — its bytes wait in the table as an evidence gap since 2026-12-05T09:00:01.000Z; the sweeper writes them once the store accepts`,
+    );
+    const pending = await asked({
+      intent: { name: NAME, dueMs: NOW, notificationIds: [], attempts: 2, retryAt: NOW + 120_000, lastError: 'Boom' },
+    });
+    expect(pending.unfound[0]?.state).toBe('pending');
+    expect(pending.unfound[0]?.says).toContain(
+      '2 recovery attempt(s) failed (Boom), next after 2026-12-05T09:02:00.000Z',
+    );
+    expect((await asked({})).unfound[0]).toMatchObject({
+      state: 'lost',
+      says: expect.stringContaining('no gap and no open intent'),
+    });
+    expect((await findSends(store, [ref])).unfound[0]?.state).toBe('unknown');
+  });
+});
+
+describe('recovering dead invocations’ batches', () => {
+  const proofOf = (r: { record: SendEvidence; bytes: Buffer }): DispatchProof => ({ ...r, sha256: sha256Hex(r.bytes) });
+  const sentItem = (name: string, r: { record: SendEvidence; bytes: Buffer }) =>
+    ({
+      notificationId: r.record.notificationId,
+      eventId: r.record.eventId,
+      channel: 'SMS',
+      userId: r.record.userId,
+      status: 'SENT',
+      evidence: { batch: name, sha256: sha256Hex(r.bytes), acceptedAt: r.record.acceptedAt },
+    }) as unknown as SentHere;
+
+  it('an intent whose recovery keeps failing is held back, backing off; the others are recovered; the run stops at its deadline', async () => {
+    const intents = new MemoryIntents();
+    const names = ['a', 'b', 'c'].map((id) => batchName('dispatch', NOW, `recover0000000${id}`));
+    const byId = new Map<string, SentHere>();
+    names.forEach((name, i) => {
+      const r = records[i]!;
+      byId.set(r.record.notificationId, sentItem(name, r));
+      void intents.open({ name, dueMs: NOW, notificationIds: [r.record.notificationId] });
+    });
+    const index = new MemoryIndex();
+    let clock = NOW + 60_000;
+    const deps = {
+      intents,
+      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
+      outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      // The first batch's notification cannot be rebuilt, and its index refuses: a poisoned intent.
+      rebuilder: async () => async (item: SentHere) => {
+        if (item.notificationId === 'e-1#SMS') throw new Error('gone');
+        return proofOf(records.find((r) => r.record.notificationId === item.notificationId)!);
+      },
+      now: () => clock,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+    };
+    const first = await recoverEvidenceBatches(deps);
+    // The unrebuildable one is lost (counted), and its intent closed; no poisoned intent yet.
+    expect(first).toMatchObject({
+      recovered: 3,
+      rebuilt: 2,
+      lost: [expect.objectContaining({ notificationId: 'e-1#SMS' })],
+    });
+
+    // Now an intent whose index keeps refusing: held back after each failure, 1 then 2 minutes.
+    const name = batchName('dispatch', NOW, 'poisoned00000001');
+    await intents.open({ name, dueMs: NOW, notificationIds: ['e-2#SMS'] });
+    byId.set('e-2#SMS', sentItem(name, records[1]!));
+    index.failing = true;
+    const failed = await recoverEvidenceBatches(deps);
+    expect(failed).toMatchObject({ recovered: 0, open: 1 });
+    expect(await intents.find(name)).toMatchObject({ attempts: 1, retryAt: retryAfter(clock, 0) });
+    expect(retryAfter(clock, 0) - clock).toBe(60_000);
+    expect(retryAfter(clock, 1) - clock).toBe(120_000);
+    expect(retryAfter(clock, 20) - clock).toBe(3_600_000);
+    // Before its retry time the run does not take it again.
+    clock += 30_000;
+    expect(await recoverEvidenceBatches(deps)).toMatchObject({ recovered: 0, open: 0, errors: [] });
+    // A run past its deadline starts nothing, whatever the count.
+    clock += 60_000;
+    index.failing = false;
+    expect(await recoverEvidenceBatches({ ...deps, deadline: clock })).toMatchObject({ recovered: 0, open: 1 });
+    expect(await recoverEvidenceBatches(deps)).toMatchObject({ recovered: 1 });
+    expect(await intents.oldestDueMs()).toBeUndefined();
+  });
+});
