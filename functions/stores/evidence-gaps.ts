@@ -13,7 +13,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { EVIDENCE_GAP_SHARDS, evidenceGapPartition, evidenceGapPk } from '../domain/keys.ts';
-import { queryAll, queryItems } from './paged-query.ts';
+import { queryAll } from './paged-query.ts';
 
 export interface EvidenceGap {
   readonly key: string;
