@@ -11,8 +11,8 @@
  * only while the caller's deadline allows; otherwise the caller defers the notification.
  *
  * A channel faster than RATE_KEY_TOKENS_TARGET (500/s) has its bucket split into shards, each with its share of the
- * rate (send-quota-store.ts): an environment takes from a shard chosen at random among those it does not know to be full
- * in this window, and waits for the next window only when it found them all full. The shares add up to the rate, so
+ * rate (send-quota-store.ts): an environment takes from a shard chosen at random among those it does not know to be
+ * full in this window, and waits for the next window only when it found them all full. The shares add up to the rate, so
  * the sum over shards is never above it in any window, and no one key takes more than ~500 writes per second.
  *
  * Critical first (docs/design-choices.md "Critical notices first"): each class has its own ceiling in a window — a
