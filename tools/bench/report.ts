@@ -51,7 +51,7 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     `Capacity at ${cap.notificationsPerSec} notifications/s (${cap.duplicateShare * 100}% duplicates): ${cap.sweepShards} sweep shards, hottest index key ${cap.hottestKeyWritesPerSec} writes/s (${cap.hottestKeyWritesPerSecAllOneChannel} if all on one channel), table ${cap.tableWcuPerSec} WRU/s + index ${cap.indexWcuPerSec} WRU/s, ${cap.tableRcuPerSec} RRU/s, ${cap.mskPartitions} MSK partitions, Lambda ${cap.lambdaConcurrency.ingest} + ${cap.lambdaConcurrency.dispatch} + 1, first limit: ${cap.firstLimit}`,
     '',
     `CPU per event (decode + validate + route + build): ${report.cpuMicrosPerEvent} µs`,
-    `Dispatch: ${report.dispatch.sendsPerSec} sends/s (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms)`,
+    `Dispatch: ${report.dispatch.sendsPerSec} sends/s with evidence (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms, table ${report.dispatch.storeLatencyMs} ms); per slot ${report.dispatch.slotSendsPerSec.withEvidence} with evidence against ${report.dispatch.slotSendsPerSec.withoutEvidence} without (${report.dispatch.slotRatioWithEvidence}×), CPU ${report.dispatch.cpuMicrosPerSend.withEvidence} against ${report.dispatch.cpuMicrosPerSend.withoutEvidence} µs per send`,
     '',
     bundlesTable(report.bundles),
     completeCostTable(report.completeCost),

@@ -13,7 +13,8 @@
  *   capacity model at 10,000 notifications per second (tools/bench/capacity.ts) from the units and durations measured here.
  * - `--quick`: small sizes, one round, for development (the figures are noisy; the full run is the one to quote).
  * - CPU per event (decode + validate + route + build the transaction) with an instant client.
- * - dispatch sends/s at batch 100 against providers with 50 ms latency, at the stack's concurrency.
+ * - dispatch sends/s at batch 100 against providers with 50 ms latency and a table with 10 ms, at the stack's
+ *   concurrency, with and without evidence (sends per slot, CPU per send).
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
  * - with the quota: the sweeper releasing a held backlog at its window's opening (tools/bench/held-release.ts).
  * - `--pipeline`: only the whole pipeline, end to end, as `npm start -- --events FILE` runs it, at two sizes
