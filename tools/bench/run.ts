@@ -149,10 +149,24 @@ export async function measureQuotaFigures(endpoint: string, full: boolean) {
 async function measureCompleteCost(args: BenchArgs) {
   const dispatch = await measureDispatch();
   const ingest = await underLatency(args, 0, INGEST_CONCURRENCY);
+  const pacing = await pacingAtQuota(args.quick);
   return measureFullCost(args.quick, {
     ingestSecondsPerRecord: 1 / ingest.eventsPerSec,
     dispatchSecondsPerSend: dispatch.invocations / dispatch.sendsPerSec,
+    pacerWritesPerSend: pacing.writesPerSend,
   });
+}
+
+/** The pacer's writes per send at a 14/s quota with a backlog, on a DynamoDB Local of its own (tools/bench/quota.ts). */
+async function pacingAtQuota(quick: boolean) {
+  const own = await startDynamoDbLocal();
+  const forget = onExit(() => own.stop());
+  try {
+    return await measurePacing(own.endpoint, { rate: 14, environments: 4, seconds: quick ? 2 : 10 });
+  } finally {
+    forget();
+    await own.stop();
+  }
 }
 
 /** The end-to-end latency through the local pipeline (tools/bench/e2e.ts), mixed or under a backlog. */

@@ -42,6 +42,30 @@ export function eventValue(eventId: string, i: number) {
     channels: CHANNEL_SETS[i % 3],
   };
 }
+/** Events per customer in the complete cost's runs: a customer gets several notices a month, not one. */
+export const EVENTS_PER_CUSTOMER = 5;
+
+/**
+ * The complete cost's workload: the bench's transfers over customers who each have EVENTS_PER_CUSTOMER of them, and
+ * in the mix one event in ten a one-time code (critical, a secret, to SMS and push) — a bank's SMS is mostly codes.
+ * `channel` forces one channel (its run alone; a one-time code has no email, so that run has none).
+ */
+export function bankEventValue(eventId: string, i: number, events: number, channel?: 'EMAIL' | 'PUSH' | 'SMS') {
+  const e = eventValue(eventId, i);
+  const customers = Math.max(1, Math.ceil(events / EVENTS_PER_CUSTOMER));
+  const recipient = { ...e.recipient, userId: `u-${i % customers}` };
+  if (i % 10 === 9 && channel !== 'EMAIL') {
+    return {
+      ...e,
+      type: 'OneTimePasscode',
+      recipient,
+      data: { code: String(100_000 + ((i * 7_919) % 900_000)), purpose: i % 20 === 9 ? 'SIGN_IN' : 'PAYMENT' },
+      channels: channel === undefined ? ['SMS', 'PUSH'] : [channel],
+    };
+  }
+  return { ...e, recipient, ...(channel === undefined ? {} : { channels: [channel] }) };
+}
+
 /**
  * n records, `dupShare` of which are events ingested before (`seed`, delivered first and not measured): redeliveries
  * and resends, spread evenly through the stream. At 100% the measured batches are the seed's batches again: a batch
