@@ -13,7 +13,6 @@ import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { providerRequest } from '../../functions/dispatch/provider-request.ts';
-import type { SendProof } from '../../functions/dispatch/record-evidence.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { uniformRetention } from '../../functions/domain/evidence.ts';
 import { encodeBatch } from '../../functions/domain/evidence-batch.ts';
@@ -39,6 +38,9 @@ const PROVIDER_MS = 50;
 const STORE_MS = 10;
 const EVIDENCE_PUT_MS = 30;
 const ROUNDS = 3;
+
+/** A send's proof, as the use case hands it to the invocation's batch. */
+type SendProof = Parameters<NonNullable<DispatchDeps['evidence']>['batch']['add']>[0];
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -15,6 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeBatch, encodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
 import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
@@ -49,6 +50,8 @@ export const ASSUMPTIONS = {
 } as const;
 
 const DAYS_PER_MONTH = 30.44;
+/** The channel whose sends produce SES events (the feedback queue's). */
+const CHANNEL_OF_SES = new Set<string>(['EMAIL' satisfies Channel]);
 const GB = 1024 ** 3;
 
 /** What one run measured: per notification, everything the bill counts. */
@@ -145,7 +148,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
       .filter((v) => CRITICAL_TYPES.includes(v.type))
       .reduce((a, v) => a + v.channels.length, 0),
     otpEvents: values.filter((v) => v.type === 'OneTimePasscode').length,
-    emails: values.filter((v) => v.channels.includes('EMAIL')).length,
+    emails: values.filter((v) => v.channels.some((c) => CHANNEL_OF_SES.has(c))).length,
   };
   rmSync(join(REPO, report.run), { recursive: true, force: true });
   return figures;

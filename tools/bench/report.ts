@@ -1,11 +1,11 @@
 /** The bench's figures as the tables a person reads (`--json` prints the document itself). */
 
+import type { measureAll } from './all.ts';
 import type { measureBundles } from './bundles.ts';
 import type { measureFullCost } from './full-cost.ts';
 import { LATENCY_MS } from './ingest.ts';
 import type { Measure } from './measure.ts';
 import type { PipelineRun } from './pipeline.ts';
-import type { measureAll } from './run.ts';
 import { INGEST_CONCURRENCY, round2 } from './workload.ts';
 
 export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
