@@ -21,7 +21,9 @@ export interface RunDensity {
   readonly otpEvents: number;
   /** Invocations of the run, per function (ingest, dispatch, feedback, sweeper). */
   readonly invocations: Readonly<Record<string, number>>;
-  readonly emfBytesPerInvocation: number;
+  /** Metric (EMF) lines: bytes per line, and per notification as the run wrote them. */
+  readonly emfLineBytes: number;
+  readonly emfBytesPerNotification: number;
   readonly evidence: {
     readonly puts: number;
     readonly gets: number;
@@ -187,7 +189,9 @@ export function costAtRate(
   const perN = (x: number) => x / run.notifications;
   const m = perNotificationAt(ratePerSec, run, layouts, streamShards);
   const runInvocations = perN(Object.values(run.invocations).reduce((a, b) => a + b, 0));
-  const logGb = (inv: number) => (inv * (A.platformLogBytesPerInvocation + run.emfBytesPerInvocation)) / GB;
+  // Lambda's own lines per invocation; metric lines as the run wrote them per notification, at least one an invocation.
+  const logGb = (inv: number) =>
+    (inv * A.platformLogBytesPerInvocation + Math.max(run.emfBytesPerNotification, inv * run.emfLineBytes)) / GB;
   const logMoney = (gb: number) => gb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths);
   const wru = p.dynamodbWriteRequestUnitPerMillion / 1e6;
   const storage = (bytes: number) =>
@@ -318,7 +322,7 @@ export function floorAtRate(
   const dense = run.evidence.bytes / Math.max(1, run.evidence.records);
   const months = A.evidenceRetentionMonths;
   const indexGb = (FLOOR.indexEntryBytes + 100) / GB;
-  const logGb = (m.invocations * (A.platformLogBytesPerInvocation + run.emfBytesPerInvocation)) / GB;
+  const logGb = (m.invocations * (A.platformLogBytesPerInvocation + run.emfLineBytes)) / GB;
   const runIndexStorage = perN(run.indexGbMonths) * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth) * M;
   const parts = {
     dynamodbWrites: M * wru * (2 * (1 + perN(run.events)) + 2 + reports),
