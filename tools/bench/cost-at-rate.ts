@@ -80,7 +80,10 @@ export const RATE_ASSUMPTIONS = {
   backup: { on: true, retentionDays: 35, copies: 1 },
   /** Evidence replication (settings `evidenceReplication`): a second copy of every object in another region. */
   replication: { on: true },
-  /** Fixed monthly: counted from the example stack's synth (docs/measurements.md "The synthesized stack"). */
+  /**
+   * Fixed monthly: alarms as the example stack's synth counts them (docs/measurements.md "The synthesized stack"); the
+   * stack's customer-managed keys (lib/: the evidence, logs, ingest, observability and backup vault keys).
+   */
   fixed: { alarms: 44, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
 } as const;
@@ -92,7 +95,7 @@ export const EXTRA_PRICES = {
   /** AWS Backup, DynamoDB warm storage per GB-month; cross-region copy transfer per GB. */
   backupDynamodbGbMonth: 0.1,
   crossRegionTransferPerGb: 0.02,
-  /** S3 replication: the destination's PUT per object, as a PUT. */
+  /** A standard-resolution CloudWatch alarm a month. */
   alarmMonth: 0.1,
   /** Provisioned concurrency, Arm: per GB-second kept warm. */
   provisionedGbSecondArm: 0.0000033334,
