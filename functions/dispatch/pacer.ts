@@ -5,12 +5,14 @@
  *
  * Inside one execution environment the waiters of a channel queue up behind one another, and the one at the head
  * takes tokens for everyone waiting (up to MAX_CHUNK) with one conditional write: at full load a token costs a
- * fraction of a write, and an environment contends once per window, not once per waiter. A full window means waiting
- * for the next one — only while the caller's deadline allows; otherwise the caller defers the notification.
+ * fraction of a write, and an environment contends once per window, not once per waiter. Every write tells the
+ * environment the window's count (a granted one its new count, a refused one the old item), so it asks for no more
+ * than is left and does not write again for a window it knows is full. A full window means waiting for the next one —
+ * only while the caller's deadline allows; otherwise the caller defers the notification.
  *
  * A channel faster than RATE_KEY_TOKENS_TARGET (500/s) has its bucket split into shards, each with its share of the
- * rate (send-quota-store.ts): an environment takes from a shard chosen at random among those it has not yet found full
- * in this window, and waits for the next window only when it found them all full. The shares add up to the rate, so
+ * rate (send-quota-store.ts): an environment takes from a shard chosen at random among those it does not know to be
+ * full in this window, and waits for the next window only when it found them all full. The shares add up to the rate, so
  * the sum over shards is never above it in any window, and no one key takes more than ~500 writes per second.
  *
  * Critical first (docs/design-choices.md "Critical notices first"): each class has its own ceiling in a window — a
@@ -84,9 +86,12 @@ export class SharedTokenBucket implements Pacer {
   /** Wakes the waiter asleep until the next window when a waiter of a higher class arrives. */
   private readonly wake = new Map<Channel, () => void>();
   private seq = 0;
-  /** Shards this environment found full, per channel, in the current window. */
-  /** The highest ceiling each shard was found full at, per channel, in the current window. */
-  private readonly full = new Map<Channel, { window: number; at: Map<number, number> }>();
+  /**
+   * Per channel, in the current window: the count each shard is known to hold at least — what its last write saw
+   * (a refused write's old item, a granted one's new count), or the ceiling it was found full at. Counts only grow
+   * within a window, so a write for more than the ceiling less this is known to fail, and is not made.
+   */
+  private readonly seen = new Map<Channel, { window: number; at: Map<number, number> }>();
 
   constructor(
     private readonly windows: TokenWindows,
@@ -169,13 +174,16 @@ export class SharedTokenBucket implements Pacer {
       if (shard !== undefined) {
         const share = rateShareOf(limit, shards, shard);
         const ceiling = ceilingOf(shard);
-        const want = Math.min(MAX_CHUNK, share, ceiling, this.waitingAtOrAbove(channel, rank));
-        const got = ceiling <= 0 ? 0 : await this.windows.take(channel, window, want, ceiling, shard);
+        const left = ceiling - this.seenIn(channel, window).get(shard, 0);
+        const want = Math.min(MAX_CHUNK, share, left, this.waitingAtOrAbove(channel, rank));
+        const taken = want <= 0 ? 0 : await this.windows.take(channel, window, want, ceiling, shard);
+        const got = typeof taken === 'number' ? taken : taken.got;
+        if (typeof taken !== 'number') this.markSeen(channel, window, shard, taken.used);
         if (got > 0) {
           // Tokens belong to their window: if it ended during the write, they are dropped (never carried over).
           this.pools.set(channel, { window, tokens: got, rank });
         } else {
-          this.markFull(channel, window, shard, ceiling);
+          this.markSeen(channel, window, shard, ceiling);
         }
         continue;
       }
@@ -193,26 +201,31 @@ export class SharedTokenBucket implements Pacer {
     }
   }
 
-  /** A shard not yet found full at this waiter's ceiling in this window, at random; none: all full. */
+  /** A shard not known to be full at this waiter's ceiling in this window, at random; none: all full. */
   private pickShard(
     channel: Channel,
     window: number,
     shards: number,
     ceilingOf: (shard: number) => number,
   ): number | undefined {
-    const seen = this.full.get(channel);
-    const at = seen?.window === window ? seen.at : new Map<number, number>();
+    const seen = this.seenIn(channel, window);
     // Full at a lower ceiling is not full at a higher one (a critical waiter after a normal one found it full).
     const open: number[] = [];
-    for (let shard = 0; shard < shards; shard++) if ((at.get(shard) ?? -1) < ceilingOf(shard)) open.push(shard);
+    for (let shard = 0; shard < shards; shard++) if (seen.get(shard, 0) < ceilingOf(shard)) open.push(shard);
     if (open.length === 0) return undefined;
     return open[Math.floor((this.clock.random ?? Math.random)() * open.length)];
   }
 
-  private markFull(channel: Channel, window: number, shard: number, ceiling: number): void {
-    const seen = this.full.get(channel);
+  /** The counts known for the channel's shards in this window (none yet: a new window). */
+  private seenIn(channel: Channel, window: number) {
+    const seen = this.seen.get(channel);
     const at = seen?.window === window ? seen.at : new Map<number, number>();
-    at.set(shard, Math.max(at.get(shard) ?? -1, ceiling));
-    this.full.set(channel, { window, at });
+    return { get: (shard: number, otherwise: number) => at.get(shard) ?? otherwise, at };
+  }
+
+  private markSeen(channel: Channel, window: number, shard: number, count: number): void {
+    const { at } = this.seenIn(channel, window);
+    at.set(shard, Math.max(at.get(shard) ?? 0, count));
+    this.seen.set(channel, { window, at });
   }
 }

@@ -16,12 +16,20 @@ import type { Channel } from '../domain/channels.ts';
 import { breakerKey, rateKey } from '../domain/keys.ts';
 import { isConditionFailure } from '../stores/condition-failure.ts';
 
+/** What a take got, and the count its last write saw the window hold (after its own tokens when granted). */
+export interface Taken {
+  readonly got: number;
+  readonly used: number;
+}
+
 export interface TokenWindows {
   /**
    * Takes up to `want` of the window's `limit` tokens on one shard of the channel's bucket; resolves with how many it
-   * got (0: that shard's window is full). `limit` is the shard's share of the rate.
+   * got (0: that shard's window is full) — and, where the store can tell, the window's count as its last write saw it,
+   * so the pacer does not write again for tokens the window is known not to have. `limit` is the shard's share of the
+   * rate, or a class's ceiling in it.
    */
-  take(channel: Channel, windowStart: number, want: number, limit: number, shard?: number): Promise<number>;
+  take(channel: Channel, windowStart: number, want: number, limit: number, shard?: number): Promise<number | Taken>;
 }
 
 export interface BreakerState {
@@ -45,21 +53,24 @@ export class DynamoTokenWindows implements TokenWindows {
     private readonly tableName: string,
   ) {}
 
-  async take(channel: Channel, windowStart: number, want: number, limit: number, shard = 0): Promise<number> {
+  async take(channel: Channel, windowStart: number, want: number, limit: number, shard = 0): Promise<Taken> {
     const pk = rateKey(channel, shard);
     const got = await this.add(pk, windowStart, want, limit);
-    if (got.granted) return want;
+    if (got.granted) return { got: want, used: got.used };
     // The window had fewer than `want` left: take exactly what is left, once (the failed write told us how many).
     const left = limit - got.used;
-    if (left <= 0 || left >= want) return 0;
+    if (left <= 0 || left >= want) return { got: 0, used: got.used };
     const retry = await this.add(pk, windowStart, left, limit);
-    return retry.granted ? left : 0;
+    return { got: retry.granted ? left : 0, used: retry.used };
   }
 
-  /** One conditional ADD: granted, or the count the window already had. */
+  /**
+   * One conditional ADD: granted with the window's count after it (UPDATED_NEW), or refused with the count the window
+   * already had (the old item, returned on the failed condition). Neither return costs a read unit.
+   */
   private async add(pk: string, windowStart: number, n: number, limit: number) {
     try {
-      await this.client.send(
+      const out = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk, sk: String(windowStart) },
@@ -72,10 +83,11 @@ export class DynamoTokenWindows implements TokenWindows {
             ':kind': 'RATE',
             ':ttl': Math.floor(windowStart / 1000) + WINDOW_TTL_SECONDS,
           },
+          ReturnValues: 'UPDATED_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { granted: true, used: 0 };
+      return { granted: true, used: Number(out.Attributes?.used ?? n) };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;

@@ -12,7 +12,7 @@ import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
-import { KmsSecretMac, LocalSecretMac, type SecretMac } from '../stores/secret-mac.ts';
+import type { SecretMac } from '../stores/secret-mac.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
@@ -41,12 +41,40 @@ const schemas = new SchemaCache(
   }),
 );
 const macKey = config.secretMacKey;
-// The KMS client only where the key is KMS's (loaded at init there, as the MAC is needed from the first record).
+/**
+ * The MAC of secret fields, loaded with its client (KMS's) on the first record that has a secret: most records have
+ * none, and a cold start that never sees a one-time code never loads it. A load that fails is tried again next time.
+ */
+function loadedOnFirstUse(keyId: string, load: () => Promise<SecretMac>): SecretMac {
+  let loading: Promise<SecretMac> | undefined;
+  return {
+    keyId,
+    macs: async (messages) => {
+      loading ??= load().catch((error: unknown) => {
+        loading = undefined;
+        throw error;
+      });
+      return (await loading).macs(messages);
+    },
+  };
+}
 const secretMac: SecretMac | undefined =
   macKey?.kind === 'kms'
-    ? new KmsSecretMac(new (await import('@aws-sdk/client-kms')).KMSClient({}), macKey.keyId)
+    ? loadedOnFirstUse(macKey.keyId, async () => {
+        const [{ KmsSecretMac }, { KMSClient }] = await Promise.all([
+          import('../stores/secret-mac.ts'),
+          import('@aws-sdk/client-kms'),
+        ]);
+        return new KmsSecretMac(new KMSClient({}), macKey.keyId);
+      })
     : macKey?.kind === 'file'
-      ? new LocalSecretMac(Buffer.from(readFileSync(macKey.path, 'utf8').trim(), 'hex'), `file:${macKey.path}`)
+      ? loadedOnFirstUse(`file:${macKey.path}`, async () => {
+          const { LocalSecretMac } = await import('../stores/secret-mac.ts');
+          return new LocalSecretMac(
+            Buffer.from(readFileSync(macKey.path, 'utf8').trim(), 'hex'),
+            `file:${macKey.path}`,
+          );
+        })
       : undefined;
 
 const raiseShardMark = onceRaised(

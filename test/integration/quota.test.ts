@@ -121,11 +121,11 @@ describe('the shared token bucket on DynamoDB Local', () => {
     expect(order.indexOf('critical')).toBeLessThanOrEqual(1);
   });
 
-  it('takes exactly what is left of a nearly full window', async () => {
+  it('takes exactly what is left of a nearly full window, and says what the window holds after each write', async () => {
     const windows = new DynamoTokenWindows(documentClient(), table.tableName);
-    expect(await windows.take('PUSH', 1_000, 7, 10)).toBe(7);
-    expect(await windows.take('PUSH', 1_000, 7, 10)).toBe(3);
-    expect(await windows.take('PUSH', 1_000, 1, 10)).toBe(0);
+    expect(await windows.take('PUSH', 1_000, 7, 10)).toEqual({ got: 7, used: 7 });
+    expect(await windows.take('PUSH', 1_000, 7, 10)).toEqual({ got: 3, used: 10 });
+    expect(await windows.take('PUSH', 1_000, 1, 10)).toEqual({ got: 0, used: 10 });
   });
 });
 

@@ -51,19 +51,31 @@ describe('npm run bench (smoke)', () => {
       expect(b.floorBytes).toBeGreaterThan(0);
       expect(b.floorInitMs).toBeGreaterThan(0);
     }
-    // The complete cost: every part priced for each channel alone and the mix, beside the floor; evidence in batches,
-    // fewer objects than notifications.
+    // Dispatch with and without evidence, side by side: both send every notification.
+    expect(report.dispatch.slotSendsPerSec.withEvidence).toBeGreaterThan(0);
+    expect(report.dispatch.slotSendsPerSec.withoutEvidence).toBeGreaterThan(0);
+    expect(report.dispatch.cpuMicrosPerSend.withEvidence).toBeGreaterThan(0);
+    // The complete cost: every part priced for each channel alone and the mix, as the run ran and at the two rates,
+    // beside the floor; evidence in batches, fewer objects than notifications at 10,000/s, about one send batch per
+    // notification at a million a month.
     const cost = report.completeCost;
     expect(Object.keys(cost.byChannel)).toEqual(['EMAIL', 'PUSH', 'SMS']);
     for (const r of [...Object.values(cost.byChannel), cost.mix] as {
-      perMillion: { total: number; [part: string]: number };
-      floor: { total: number; [part: string]: number };
+      perMillion: { total: number };
       perNotification: { evidenceObjects: number; wru: number };
+      atRates: {
+        name: string;
+        withPacing: { cost: number; floor: number };
+        perNotification: { evidenceObjects: number; sendObjects: number };
+      }[];
     }[]) {
-      expect(Object.keys(r.perMillion)).toEqual([...Object.keys(r.floor)]);
-      expect(r.perMillion.total).toBeGreaterThanOrEqual(r.floor.total);
       expect(r.perNotification.evidenceObjects).toBeLessThan(1);
       expect(r.perNotification.wru).toBeGreaterThan(0);
+      expect(r.atRates.map((a) => a.name)).toEqual(['1M a month', '10,000/s']);
+      for (const a of r.atRates) expect(a.withPacing.cost).toBeGreaterThan(a.withPacing.floor);
+      const [month, peak] = r.atRates;
+      expect(month?.perNotification.sendObjects).toBeGreaterThan(0.8);
+      expect(peak?.perNotification.evidenceObjects).toBeLessThan(0.2);
     }
     // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
     for (const p of report.quota.pacing) {

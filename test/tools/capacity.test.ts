@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
+import { recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from '../../tools/bench/batching.ts';
 import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../tools/bench/capacity.ts';
 
 const MEASURED = {
@@ -71,5 +72,41 @@ describe('the capacity model', () => {
 
   it('is a pure function: the same input, the same answer', () => {
     expect(model(2_500)).toEqual(model(2_500));
+  });
+
+  it("at 10,000 notifications per second the evidence store takes its PUTs within S3's 3,500 per second on the day's prefix", () => {
+    const c = model(10_000, { criticalShare: 0.1 });
+    // 57 stream shards × 2 lanes: about 88 records reach a lane in its one-second window.
+    expect(c.evidence.recordsPerDispatchInvocation).toBeGreaterThan(70);
+    expect(c.evidence.busiestPrefixPutsPerSec).toBeLessThan(DEFAULT_LIMITS.s3PutsPerPrefixPerSec / 2);
+    // One reports object per distinct send batch would have been most of the limit on its own.
+    expect(c.evidence.reportsPutsPerSecOnePerSendBatch).toBeGreaterThan(10 * c.evidence.reportsPutsPerSec);
+    expect(c.limits.find((l) => l.limit.startsWith('evidence PUTs'))?.utilisation).toBeLessThan(0.5);
+  });
+});
+
+describe('records per invocation', () => {
+  const b = stackBatching(1);
+  it('is one record at a million notifications a month, and as many as a lane’s window gathers at 10,000 per second', () => {
+    expect(recordsPerInvocation(0.38, b.dispatch)).toBeLessThan(1.15);
+    expect(recordsPerInvocation(0.38, b.dispatch)).toBeGreaterThanOrEqual(1);
+    expect(recordsPerInvocation(10_000, stackBatching(57).dispatch)).toBeCloseTo(10_000 / 114, 0);
+    expect(recordsPerInvocation(10_000, stackBatching(8).dispatch)).toBe(100);
+    expect(recordsPerInvocation(0, b.feedback)).toBe(1);
+  });
+
+  it('grows with the rate and never passes the batch size', () => {
+    let last = 0;
+    for (const rate of [0.01, 0.1, 1, 10, 100, 1_000, 100_000]) {
+      const r = recordsPerInvocation(rate, b.feedback);
+      expect(r).toBeGreaterThanOrEqual(last);
+      expect(r).toBeLessThanOrEqual(b.feedback.batchSize);
+      last = r;
+    }
+  });
+
+  it('one object per distinct send batch approaches one per report when reports span many send batches', () => {
+    expect(reportsObjectsPerReportBySendBatch(500, 50_000, 100)).toBeGreaterThan(0.6);
+    expect(reportsObjectsPerReportBySendBatch(500, 500, 500)).toBeLessThan(0.01);
   });
 });

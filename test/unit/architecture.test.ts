@@ -134,6 +134,10 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     tools: /^tools\/bench\/quota\.ts$/,
     why: "the shared send quota's windows in the table, under the pacer the bench measures",
   },
+  'functions/dispatch/provider-request.ts': {
+    tools: /^tools\/bench\/dispatch\.ts$/,
+    why: "the provider request a send makes: the bench builds each send's evidence from it, as the sender's own builder does",
+  },
   'functions/ingest/inbox-store.ts': {
     tools: /^tools\/bench\/(ingest|cpu)\.ts$/,
     why: "ingest's store, under the ingest use case the bench measures on DynamoDB Local, under latency and for CPU",

@@ -14,7 +14,7 @@ import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
 import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
 import { classCeiling, MAX_CHUNK, RELEASE_AT_MS, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
-import type { BreakerState, BreakerStore, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
+import type { BreakerState, BreakerStore, Taken, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 
@@ -53,7 +53,41 @@ class MemoryWindows implements TokenWindows {
   }
 }
 
+/** The same, answering as DynamoTokenWindows does: the window's count its last write saw, with what it got. */
+class CountingWindows implements TokenWindows {
+  private readonly memory = new MemoryWindows();
+  get writes() {
+    return this.memory.writes;
+  }
+  async take(channel: Channel, window: number, want: number, limit: number): Promise<Taken> {
+    const got = await this.memory.take(channel, window, want, limit);
+    return { got, used: this.memory.used.get(`${channel}#${window}`) ?? 0 };
+  }
+}
+
 const RATES = { EMAIL: 14, PUSH: 100, SMS: 20 };
+
+/** Four environments of ten senders asking for EMAIL tokens as often as they can for 10 s: the grants' times. */
+async function fourEnvironmentsAtQuota(windows: TokenWindows): Promise<number[]> {
+  const clock = new VirtualClock();
+  const end = clock.t + 10_000;
+  const grants: number[] = [];
+  const environments = Array.from({ length: 4 }, () => new SharedTokenBucket(windows, RATES, clock));
+  const senders = environments.flatMap((pacer) =>
+    Array.from({ length: 10 }, async () => {
+      while (clock.now() < end) {
+        if (await pacer.acquire('EMAIL', clock.now() + 5_000)) grants.push(clock.now());
+        await clock.sleep(10);
+      }
+    }),
+  );
+  const all = Promise.all(senders);
+  while (await clock.step()) {
+    // fire timers until every sender is done
+  }
+  await all;
+  return grants;
+}
 
 describe('the shared token bucket', () => {
   it('a waiter whose time is up gets no token, not even a pooled one; an unused token goes back to its window', async () => {
@@ -75,26 +109,9 @@ describe('the shared token bucket', () => {
   });
 
   it('several environments together never exceed the rate in any window, and run close to it', async () => {
-    const clock = new VirtualClock();
     const windows = new MemoryWindows();
-    const start = clock.t;
-    const end = start + 10_000;
-    const grants: number[] = [];
-    const environments = Array.from({ length: 4 }, () => new SharedTokenBucket(windows, RATES, clock));
     // Each environment runs 10 senders that want a token as often as they can.
-    const senders = environments.flatMap((pacer) =>
-      Array.from({ length: 10 }, async () => {
-        while (clock.now() < end) {
-          if (await pacer.acquire('EMAIL', clock.now() + 5_000)) grants.push(clock.now());
-          await clock.sleep(10); // the send itself
-        }
-      }),
-    );
-    const all = Promise.all(senders);
-    while (await clock.step()) {
-      // fire timers until every sender is done
-    }
-    await all;
+    const grants = await fourEnvironmentsAtQuota(windows);
     const perWindow = new Map<number, number>();
     for (const g of grants) perWindow.set(Math.floor(g / 1000), (perWindow.get(Math.floor(g / 1000)) ?? 0) + 1);
     expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(14);
@@ -102,6 +119,21 @@ describe('the shared token bucket', () => {
     expect(grants.length).toBeGreaterThanOrEqual(14 * 9);
     // Tokens are taken in chunks: fewer writes than sends.
     expect(windows.writes).toBeLessThan(grants.length);
+  });
+
+  it('a window whose count a write showed asks for no more than is left, and no write goes to a window known full', async () => {
+    const blind = new MemoryWindows();
+    const counted = new CountingWindows();
+    const blindGrants = await fourEnvironmentsAtQuota(blind);
+    const countedGrants = await fourEnvironmentsAtQuota(counted);
+    const most = (grants: number[]) => {
+      const perWindow = new Map<number, number>();
+      for (const g of grants) perWindow.set(Math.floor(g / 1000), (perWindow.get(Math.floor(g / 1000)) ?? 0) + 1);
+      return Math.max(...perWindow.values());
+    };
+    expect(most(countedGrants)).toBeLessThanOrEqual(14);
+    expect(countedGrants.length).toBeGreaterThanOrEqual(blindGrants.length - 14);
+    expect(counted.writes / countedGrants.length).toBeLessThan(blind.writes / blindGrants.length);
   });
 
   it('takes tokens for everyone waiting in one write, up to the chunk size', async () => {

@@ -11,6 +11,7 @@ import { SUPPRESSION_SHARDS, sweepKey } from '../../functions/domain/keys.ts';
 import { rateShardsFor } from '../../functions/domain/send-rate.ts';
 import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
+import { recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
 import { writeUnits } from './billing.ts';
 import { costOf, type Prices, US_EAST_1_PRICES } from './prices.ts';
 
@@ -55,6 +56,9 @@ export const DEFAULT_LIMITS = {
   snsSmsPerSec: 20,
   /** SNS: Publish requests per second (us-east-1 default). */
   snsPublishPerSec: 30_000,
+  /** S3: PUT/COPY/POST/DELETE per second per partitioned prefix (S3 performance guidelines); GET/HEAD 5,500. */
+  s3PutsPerPrefixPerSec: 3_500,
+  s3GetsPerPrefixPerSec: 5_500,
 } as const;
 
 export interface CapacityInput {
@@ -73,6 +77,8 @@ export interface CapacityInput {
   /** Lambda memory, GB (the house construct's 512 MB). */
   readonly memoryGb?: number;
   readonly inboxRetentionDays?: number;
+  /** Share of notifications of a critical type (the urgent trigger's small batches); default 0. */
+  readonly criticalShare?: number;
 }
 
 const MSK_BATCH = 100;
@@ -173,6 +179,48 @@ function computeFor(input: CapacityInput, r: Rates, u: Units) {
   };
 }
 
+/**
+ * The evidence store's request rates: one send batch per dispatch invocation, one reports object per feedback
+ * invocation (and, for comparison, one per distinct send batch among a feedback invocation's reports, the layout
+ * before), the gap filler's writes at most its budget a run. Every object is under `batches/<yyyy-mm-dd>/` — one
+ * prefix a day — with a key that goes on `<hhmmss>-<writer>-<random id>` (reports under their send batch's key), so
+ * the day's prefix takes every PUT and S3 partitions it further by the keys' time and random id as the rate grows.
+ */
+function evidenceRates(input: CapacityInput, r: Rates, streamShards: number) {
+  const b = stackBatching(streamShards);
+  const critical = input.criticalShare ?? 0;
+  const perDispatch = recordsPerInvocation(r.n * (1 - critical), b.dispatch);
+  const dispatchInvocations =
+    (r.n * (1 - critical)) / perDispatch + (r.n * critical) / recordsPerInvocation(r.n * critical, b.urgent);
+  const sesEvents = r.sendRates.EMAIL;
+  const perFeedback = recordsPerInvocation(sesEvents, b.feedback);
+  const reportsPerFeedbackInvocation = sesEvents / perFeedback;
+  const reportsPerSendBatch =
+    sesEvents *
+    reportsObjectsPerReportBySendBatch(
+      perFeedback,
+      sesEvents * b.feedback.windowSeconds,
+      r.n / Math.max(1e-9, dispatchInvocations),
+    );
+  // The gap filler writes at most GAP_FILLS_PER_RUN a minute (functions/sweeper: its budget), only after failures.
+  const gapPuts = GAP_FILLS_PER_RUN / 60;
+  const puts = dispatchInvocations + reportsPerFeedbackInvocation + gapPuts;
+  return {
+    recordsPerDispatchInvocation: round(perDispatch),
+    sendBatchPutsPerSec: round(dispatchInvocations),
+    reportsPutsPerSec: round(reportsPerFeedbackInvocation),
+    reportsPutsPerSecOnePerSendBatch: round(reportsPerSendBatch),
+    gapPutsPerSecAtMost: round(gapPuts),
+    /** Every PUT of a day is under its one day prefix, before S3 partitions it further. */
+    busiestPrefixPutsPerSec: round(puts),
+    /** Reads: the sweeper's recovery and the operators' reads are per case, not per send; a rebuild reads its batch. */
+    busiestPrefix: 'batches/<yyyy-mm-dd>/',
+  };
+}
+type EvidenceRates = ReturnType<typeof evidenceRates>;
+/** The gap filler's budget of objects a run (EVIDENCE_GAPS_PER_RUN in functions/sweeper/index.ts, a handler this pure model does not import). */
+const GAP_FILLS_PER_RUN = 500;
+
 /** Every limit the peak comes near, by how close (the first is the first to be met). */
 function limitChecks(
   limits: Readonly<Record<keyof typeof DEFAULT_LIMITS, number>>,
@@ -180,9 +228,15 @@ function limitChecks(
   keys: ReturnType<typeof hotKeys>,
   u: Units,
   compute: ReturnType<typeof computeFor>,
+  evidence: EvidenceRates,
 ) {
   const { lambdaConcurrency } = compute;
   return [
+    {
+      limit: 'evidence PUTs/s on the day prefix (S3 per prefix)',
+      needed: evidence.busiestPrefixPutsPerSec,
+      max: limits.s3PutsPerPrefixPerSec,
+    },
     {
       limit: 'sweep-index key writes/s (DynamoDB per key)',
       needed: keys.hottestKeyWritesPerSec,
@@ -269,7 +323,8 @@ export function capacityModel(input: CapacityInput) {
   const keys = hotKeys(input, r);
   const u = unitsPerSecond(input, r, keys.sweepShards);
   const compute = computeFor(input, r, u);
-  const checks = limitChecks(input.limits ?? DEFAULT_LIMITS, r, keys, u, compute);
+  const evidence = evidenceRates(input, r, compute.streamShards);
+  const checks = limitChecks(input.limits ?? DEFAULT_LIMITS, r, keys, u, compute, evidence);
   const month = monthOf(input, r, u);
   return {
     notificationsPerSec: r.n,
@@ -285,6 +340,7 @@ export function capacityModel(input: CapacityInput) {
     tableRcuPerSec: round(u.tableRcuPerSec + u.sweeperRruPerSec),
     indexWcuPerSec: round(u.indexWcuPerSec),
     ...compute,
+    evidence,
     providerRatesPerSec: Object.fromEntries(CHANNELS.map((c) => [c, round(r.sendRates[c])])),
     sweeper: { queriesPerRun: u.sweeperQueriesPerRun, rruPerMonth: month.sweeperRruPerMonth },
     monthlyNotifications: month.monthlyNotifications,

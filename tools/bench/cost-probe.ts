@@ -27,6 +27,8 @@ type Item = Record<string, unknown>;
 export interface ProbeCounts {
   dynamodb: Record<string, { requests: number; rru: number; wru: number }>;
   indexWru: Record<string, number>;
+  /** The table's write units by the kind of item written (its `kind` after the write, or before it for a delete). */
+  wruByKind: Record<string, number>;
   evidence: { puts: number; putBytes: number; written: number; gets: number; lists: number };
   /**
    * Every item the handlers left in the table, by kind: how many, their bytes as DynamoDB stores them (100 B of
@@ -38,6 +40,7 @@ export interface ProbeCounts {
 const counts: ProbeCounts = {
   dynamodb: {},
   indexWru: {},
+  wruByKind: {},
   evidence: { puts: 0, putBytes: 0, written: 0, gets: 0, lists: 0 },
   stored: {},
 };
@@ -206,7 +209,10 @@ Client.prototype.send = async function probed(this: object, ...args: unknown[]) 
     touched.forEach((t, i) => {
       const id = `${t.table} ${JSON.stringify(nativeItem(t.key))}`;
       finals.set(id, { item: after[i], firstWritten: finals.get(id)?.firstWritten ?? Date.now() / 1000 });
-      c.wru += tableWriteUnits(before[i], after[i], op === 'TransactWrite');
+      const wru = tableWriteUnits(before[i], after[i], op === 'TransactWrite');
+      c.wru += wru;
+      const kind = String((after[i] ?? before[i])?.kind ?? 'without a kind');
+      counts.wruByKind[kind] = (counts.wruByKind[kind] ?? 0) + wru;
       for (const [name, u] of Object.entries(indexUnits(before[i], after[i])))
         counts.indexWru[name] = (counts.indexWru[name] ?? 0) + u;
     });

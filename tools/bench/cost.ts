@@ -8,7 +8,7 @@ import { capacityModel, type Measured } from './capacity.ts';
 import type { measureDispatch } from './dispatch.ts';
 import type { Measure } from './measure.ts';
 import { costOf, US_EAST_1_PRICES } from './prices.ts';
-import type { measureQuotaFigures } from './run.ts';
+import type { measureQuotaFigures } from './quota.ts';
 import { INGEST_CONCURRENCY, SIZES, WORKLOAD_MIX } from './workload.ts';
 
 export type IngestReport = {

@@ -11,14 +11,18 @@
  * SES publishes in AWS and the feedback function records it; push and SMS produce SNS's delivery status log entries.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
+import type { Channel } from '../../functions/domain/channels.ts';
+import { decodeBatch, encodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
+import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
 import type { ProbeCounts } from './cost-probe.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
 import { REPO } from './repo.ts';
-import { eventValue, log, round2 } from './workload.ts';
+import { bankEventValue, log, round2 } from './workload.ts';
 
 /** What the bill depends on besides prices: named, so a reader can put in their own. */
 export const ASSUMPTIONS = {
@@ -46,6 +50,8 @@ export const ASSUMPTIONS = {
 } as const;
 
 const DAYS_PER_MONTH = 30.44;
+/** The channel whose sends produce SES events (the feedback queue's). */
+const CHANNEL_OF_SES = new Set<string>(['EMAIL' satisfies Channel]);
 const GB = 1024 ** 3;
 
 /** What one run measured: per notification, everything the bill counts. */
@@ -59,6 +65,11 @@ interface RunFigures {
   emfLines: number;
   emfBytes: number;
   probe: ProbeCounts;
+  /** The run's evidence batches: their records, and the bytes of each record in a batch of its own. */
+  batches: { records: number; bytes: number; bytesAlone: number };
+  criticalNotifications: number;
+  otpEvents: number;
+  emails: number;
 }
 
 /** The channel set of each event: one channel alone, or the bench's mix (the workload's 1, 2 or 3 channels in turn). */
@@ -66,12 +77,8 @@ type Mix = 'EMAIL' | 'PUSH' | 'SMS' | 'mix';
 
 function events(n: number, mix: Mix): object[] {
   return Array.from({ length: n }, (_, i) => {
-    const e = eventValue(`cost-${mix}-${i}`, i);
-    return {
-      ...e,
-      recipient: { ...e.recipient, email: `success+${i}@simulator.amazonses.com` },
-      ...(mix === 'mix' ? {} : { channels: [mix] }),
-    };
+    const e = bankEventValue(`cost-${mix}-${i}`, i, n, mix === 'mix' ? undefined : mix);
+    return { ...e, recipient: { ...e.recipient, email: `success+${i}@simulator.amazonses.com` } };
   });
 }
 
@@ -79,12 +86,8 @@ function events(n: number, mix: Mix): object[] {
 async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
   const file = join(dir, `${mix}.jsonl`);
   const probeOut = join(dir, `${mix}.probe.json`);
-  writeFileSync(
-    file,
-    `${events(n, mix)
-      .map((v) => JSON.stringify(v))
-      .join('\n')}\n`,
-  );
+  const values = events(n, mix) as { type: string; channels: string[] }[];
+  writeFileSync(file, `${values.map((v) => JSON.stringify(v)).join('\n')}\n`);
   const child = spawn(
     process.execPath,
     ['--max-old-space-size=512', '--import', 'tsx', '--import', './tools/bench/cost-probe.ts'].concat([
@@ -140,16 +143,55 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     emfLines: emf.length,
     emfBytes: emf.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
     probe: JSON.parse(readFileSync(probeOut, 'utf8')) as ProbeCounts,
+    batches: batchesIn(join(REPO, report.run)),
+    criticalNotifications: values
+      .filter((v) => CRITICAL_TYPES.includes(v.type))
+      .reduce((a, v) => a + v.channels.length, 0),
+    otpEvents: values.filter((v) => v.type === 'OneTimePasscode').length,
+    emails: values.filter((v) => v.channels.some((c) => CHANNEL_OF_SES.has(c))).length,
   };
   rmSync(join(REPO, report.run), { recursive: true, force: true });
   return figures;
 }
 
-/** Seconds of Lambda per unit of work, measured by the bench under 10 ms per DynamoDB call. */
+/** The send batches a run left (reports batches apart): records, bytes, and each record's bytes as a batch of one. */
+function batchesIn(runDir: string) {
+  const totals = { records: 0, bytes: 0, bytesAlone: 0 };
+  const files = readdirSync(runDir, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f.endsWith('.jsonl.gz') && !f.includes('.reports/') && f.includes('-dispatch-'),
+  );
+  for (const f of files) {
+    const object = readFileSync(join(runDir, f));
+    const { header, records } = decodeBatch(object);
+    totals.records += records.length;
+    totals.bytes += object.length;
+    for (const r of records) {
+      const record = JSON.parse(r.bytes.toString('utf8'));
+      totals.bytesAlone += encodeBatch(header.name, header.writer, [{ record, bytes: r.bytes }]).length;
+    }
+  }
+  return totals;
+}
+
+/** Seconds of Lambda per unit of work, measured by the bench under 10 ms per DynamoDB call; the pacer at a quota. */
 export interface LambdaTimes {
   readonly ingestSecondsPerRecord: number;
   readonly dispatchSecondsPerSend: number;
+  /** Token writes per send at a 14/s quota with a backlog (the quota bench). */
+  readonly pacerWritesPerSend: number;
 }
+
+/**
+ * The rates the cost is priced at: the assumption's own (a million notifications a month, about 0.4/s, as an average)
+ * and the capacity model's 10,000/s (docs/scaling.md), each held as the month's average.
+ */
+const RATES = [
+  { name: '1M a month', perSec: 1_000_000 / (30.44 * 86_400) },
+  { name: '10,000/s', perSec: 10_000 },
+] as const;
+
+/** The kinds of item that are the customers' evidence index (both layouts: the per-batch items and the per-event ones). */
+const INDEX_KINDS = ['EVIDENCE_INDEX', 'EVIDENCE_EVENT', 'EVIDENCE_REF'];
 
 const money = (n: number) => round2(n);
 
@@ -168,11 +210,13 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   // its indexes' copies too; PITR on the table's own bytes.
   let storageGbMonths = 0;
   let pitrGbMonths = 0;
-  for (const s of Object.values(f.probe.stored)) {
+  let indexGbMonths = 0;
+  for (const [kind, s] of Object.entries(f.probe.stored)) {
     const withTtl = s.items - s.withoutTtl;
     const keptMonths = withTtl === 0 ? 0 : s.keptSeconds / withTtl / 86_400 / DAYS_PER_MONTH;
     const months = (withTtl * keptMonths + s.withoutTtl * evidenceMonths) / Math.max(1, s.items);
     storageGbMonths += ((s.bytes + s.indexBytes) / GB) * months;
+    if (INDEX_KINDS.includes(kind)) indexGbMonths += ((s.bytes + s.indexBytes) / GB) * months;
     pitrGbMonths += (s.bytes / GB) * months;
   }
   const ev = f.probe.evidence;
@@ -207,7 +251,42 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   };
   const own = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, money(v * per)])) as typeof parts;
   const total = money(Object.values(parts).reduce((a, b) => a + b, 0) * per);
-  const floor = floorOf(f, parts, p);
+  const density: RunDensity = {
+    notifications: f.notifications,
+    events: f.events,
+    emails: f.emails,
+    sesEvents: f.sesEvents,
+    snsDeliveryLogs: f.snsDeliveryLogs,
+    criticalNotifications: f.criticalNotifications,
+    otpEvents: f.otpEvents,
+    invocations: f.invocations,
+    emfLineBytes: f.emfLines === 0 ? 0 : f.emfBytes / f.emfLines,
+    emfBytesPerNotification: f.emfBytes / f.notifications,
+    evidence: { puts: ev.puts, gets: ev.gets, lists: ev.lists, ...f.batches },
+    intentWru: f.probe.wruByKind?.EVIDENCE_BATCH ?? 0,
+    indexWru: INDEX_KINDS.reduce((a, k) => a + (f.probe.wruByKind?.[k] ?? 0), 0),
+    indexGbMonths,
+    tableGbMonths: storageGbMonths,
+  };
+  const measured = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * per]));
+  const atRates = RATES.map(({ name, perSec }) => {
+    const shards = Math.max(1, Math.ceil((perSec * wru) / f.notifications / 1_000));
+    const cost = costAtRate(measured, density, perSec, shards, p);
+    const floor = floorAtRate(measured, density, perSec, shards, p);
+    const pacing = {
+      cost: pacingPerMillion(lambda.pacerWritesPerSend, p),
+      floor: pacingPerMillion(FLOOR.pacingWritesPerSend, p),
+    };
+    const withPacing = { cost: round2(cost.perMillion.total + pacing.cost), floor: round2(floor.total + pacing.floor) };
+    return {
+      name,
+      ...cost,
+      floor,
+      pacingAtQuota: pacing,
+      withPacing,
+      overFloor: round2(withPacing.cost / withPacing.floor),
+    };
+  });
   return {
     notifications: f.notifications,
     perNotification: {
@@ -231,46 +310,11 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
         ]),
       ),
     },
+    /** The run as it ran: a burst, every batch full — not a production density (atRates is). */
     perMillion: { ...own, total },
-    floor: {
-      ...Object.fromEntries(Object.entries(floor.parts).map(([k, v]) => [k, money(v * per)])),
-      total: money(floor.total * per),
-    },
-    overFloor: round2(total / (floor.total * per)),
+    density,
+    atRates,
   };
-}
-
-/**
- * The floor: what the same guarantees need at the least, on the same prices. DynamoDB: the one transaction per event
- * as measured, and per notification a claim and an outcome (1 WRU each), the sweep index's put and delete (nothing is
- * stuck unseen), one evidence-index entry (a customer's evidence found without listing), one message-index put (feedback
- * finds its send), the audience check's two eventually consistent reads (1 RRU), and per report a read and a write;
- * the table's storage and PITR as measured. The evidence as measured (one compressed object per invocation is the
- * floor of "one object each"), no access logs (a read audit in proportion to reads). Logs: Lambda's own lines and one
- * metric line per invocation. No traces. Lambda and the feedback queue as measured.
- */
-function floorOf(f: RunFigures, parts: Record<string, number>, p: Prices) {
-  const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
-  const rruPrice = p.dynamodbReadRequestUnitPerMillion / 1e6;
-  const transaction = f.probe.dynamodb.TransactWrite?.wru ?? 0;
-  const reports = f.sesEvents + f.snsDeliveryLogs;
-  const invocations = Object.values(f.invocations).reduce((a, b) => a + b, 0);
-  const emfLine = f.emfLines === 0 ? 0 : f.emfBytes / f.emfLines;
-  const logBytes = invocations * (ASSUMPTIONS.platformLogBytesPerInvocation + emfLine);
-  const floor = {
-    dynamodbWrites: (transaction + f.notifications * 2 + reports) * wruPrice,
-    dynamodbIndexWrites: f.notifications * (2 + 1 + 1) * wruPrice,
-    dynamodbReads: (f.notifications + reports) * rruPrice,
-    dynamodbStorageAndPitr: parts.dynamodbStorageAndPitr ?? 0,
-    evidenceRequests: parts.evidenceRequests ?? 0,
-    evidenceStorage: parts.evidenceStorage ?? 0,
-    evidenceAccessLogs: 0,
-    cloudWatchLogs: (logBytes / GB) * (p.logsIngestPerGb + p.logsStorageGbMonth * ASSUMPTIONS.logRetentionMonths),
-    xray: 0,
-    feedbackQueue: parts.feedbackQueue ?? 0,
-    lambda: parts.lambda ?? 0,
-  };
-  return { parts: floor, total: Object.values(floor).reduce((a, b) => a + b, 0) };
 }
 
 /** The runs: each channel alone, then the bench's mix; their bills per million notifications. */
@@ -284,7 +328,7 @@ export async function measureFullCost(quick: boolean, lambda: LambdaTimes, price
     }
     const mix = billOf(await runOnce(dir, 'mix', quick ? 60 : 600), lambda, prices);
     log('complete cost: mix done');
-    return { prices, assumptions: ASSUMPTIONS, lambda, byChannel, mix };
+    return { prices, extraPrices: EXTRA_PRICES, assumptions: ASSUMPTIONS, lambda, byChannel, mix };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

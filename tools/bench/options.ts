@@ -2,7 +2,7 @@
 import { intOption, parseCommandLine, UsageError } from '../local/cli.ts';
 
 export const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles | --dispatch] [--quick]
        npm run bench -- --e2e [--events N] [--rate R] [--critical --backlog N --critical-count C] [--sweep-every S] [--json] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
@@ -18,6 +18,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
                alone (200 events) and the bench's mix (600), every DynamoDB request, index write, evidence request
                and byte, log line and invocation counted in its process, priced per channel and in total beside the
                floor for the same guarantees; Lambda's time from the dispatch and ingest measurements
+  --dispatch   only dispatch's sends per second with and without evidence, in alternating rounds (tools/bench/dispatch.ts):
+               sends per slot, their ratio, the CPU per send
   --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node, and
                the same for a bundle of only its SDK clients (the floor)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (tools/bench/pipeline.ts): rate and
@@ -63,6 +65,7 @@ export function parseOptions(argv: string[]) {
         pipeline: { type: 'boolean', default: false },
         cost: { type: 'boolean', default: false },
         bundles: { type: 'boolean', default: false },
+        dispatch: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
@@ -74,15 +77,23 @@ export function parseOptions(argv: string[]) {
     },
     argv,
   );
-  const modes = [values.quota, values.pipeline, values.cpu, values.critical, values.cost, values.bundles];
+  const modes = [
+    values.quota,
+    values.pipeline,
+    values.cpu,
+    values.critical,
+    values.cost,
+    values.bundles,
+    values.dispatch,
+  ];
   if (modes.filter((v) => v === true).length > 1) {
     throw new UsageError(
-      '--quota, --pipeline, --cpu, --critical, --cost and --bundles are separate runs: give one of them',
+      '--quota, --pipeline, --cpu, --critical, --cost, --bundles and --dispatch are separate runs: give one of them',
     );
   }
   if (
     values.e2e === true &&
-    [values.quota, values.pipeline, values.cpu, values.cost, values.bundles].some((v) => v === true)
+    [values.quota, values.pipeline, values.cpu, values.cost, values.bundles, values.dispatch].some((v) => v === true)
   ) {
     throw new UsageError('--e2e is a run of its own: give it alone, or with --critical');
   }
@@ -122,6 +133,7 @@ export function parseOptions(argv: string[]) {
     pipeline: values.pipeline === true,
     cost: values.cost === true,
     bundles: values.bundles === true,
+    dispatch: values.dispatch === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
     quick: values.quick === true,

@@ -22,10 +22,12 @@ import { isConditionFailure } from '../../functions/stores/condition-failure.ts'
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
+import { measureHeldRelease } from './held-release.ts';
 import { seedItems } from './seed.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const round2 = (n: number) => Math.round(n * 100) / 100;
+const progress = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
 interface Usage {
   requests: number;
@@ -269,4 +271,19 @@ export async function measureCriticalUnderBacklog(
       tokenWaitMs: { p50: pct(50), p99: pct(99), max: sorted[sorted.length - 1] ?? 0 },
     },
   };
+}
+
+/** Pacing at 14/s and 100/s, the sweeper's drain and a held backlog's release, on one DynamoDB Local. */
+export async function measureQuotaFigures(endpoint: string, full: boolean) {
+  const pacing = [];
+  for (const rate of [14, 100]) {
+    pacing.push(await measurePacing(endpoint, { rate, environments: 4, seconds: full ? 10 : 2 }));
+    progress(`pacing at ${rate}/s done`);
+  }
+  const sweeper = await measureSweeperDrain(endpoint, { items: full ? 5_000 : 200 });
+  progress('sweeper drain done');
+  // A night's held statements released at the window's opening, at the quota, critical notices still first.
+  const heldRelease = await measureHeldRelease(endpoint, { held: full ? 5_000 : 1_000, critical: full ? 20 : 5 });
+  progress('held release done');
+  return { pacing, sweeper, heldRelease };
 }

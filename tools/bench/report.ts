@@ -1,11 +1,11 @@
 /** The bench's figures as the tables a person reads (`--json` prints the document itself). */
 
+import type { measureAll } from './all.ts';
 import type { measureBundles } from './bundles.ts';
 import type { measureFullCost } from './full-cost.ts';
 import { LATENCY_MS } from './ingest.ts';
 import type { Measure } from './measure.ts';
 import type { PipelineRun } from './pipeline.ts';
-import type { measureAll } from './run.ts';
 import { INGEST_CONCURRENCY, round2 } from './workload.ts';
 
 export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
@@ -51,7 +51,7 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     `Capacity at ${cap.notificationsPerSec} notifications/s (${cap.duplicateShare * 100}% duplicates): ${cap.sweepShards} sweep shards, hottest index key ${cap.hottestKeyWritesPerSec} writes/s (${cap.hottestKeyWritesPerSecAllOneChannel} if all on one channel), table ${cap.tableWcuPerSec} WRU/s + index ${cap.indexWcuPerSec} WRU/s, ${cap.tableRcuPerSec} RRU/s, ${cap.mskPartitions} MSK partitions, Lambda ${cap.lambdaConcurrency.ingest} + ${cap.lambdaConcurrency.dispatch} + 1, first limit: ${cap.firstLimit}`,
     '',
     `CPU per event (decode + validate + route + build): ${report.cpuMicrosPerEvent} µs`,
-    `Dispatch: ${report.dispatch.sendsPerSec} sends/s (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms)`,
+    `Dispatch: ${report.dispatch.sendsPerSec} sends/s with evidence (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms, table ${report.dispatch.storeLatencyMs} ms); per slot ${report.dispatch.slotSendsPerSec.withEvidence} with evidence against ${report.dispatch.slotSendsPerSec.withoutEvidence} without (${report.dispatch.slotRatioWithEvidence}×), CPU ${report.dispatch.cpuMicrosPerSend.withEvidence} against ${report.dispatch.cpuMicrosPerSend.withoutEvidence} µs per send`,
     '',
     bundlesTable(report.bundles),
     completeCostTable(report.completeCost),
@@ -85,26 +85,60 @@ export function bundlesTable(bundles: Bundles): string {
 }
 
 type CompleteCost = Awaited<ReturnType<typeof measureFullCost>>;
-/** The complete cost per million notifications: each part, per channel and for the mix, and the floor beside it. */
+/**
+ * The complete cost per million notifications: the run as it ran (a burst), then at each rate — each part per channel
+ * and for the mix, the floor beside it, pacing at a quota in both, and what the settings and fixed costs add.
+ */
 export function completeCostTable(cost: CompleteCost): string {
-  const runs = [...Object.entries(cost.byChannel), ['mix (EMAIL ½, PUSH ⅓, SMS ⅙)', cost.mix] as const];
-  const parts = Object.keys(cost.mix.perMillion);
-  const per = Object.keys(cost.mix.perNotification) as (keyof CompleteCost['mix']['perNotification'])[];
-  return [
+  const runs = [...Object.entries(cost.byChannel), ['mix', cost.mix] as const];
+  const head = (extra: string) => [
+    `| part | ${runs.map(([n]) => n).join(' | ')}${extra}`,
+    `|---|${runs.map(() => '---|').join('')}${extra === '' ? '' : '---|'}`,
+  ];
+  const burst = Object.keys(cost.mix.perMillion);
+  const lines = [
     `The complete cost of one million notifications, notifier's own (USD, ${cost.prices.region} list prices; tools/bench/full-cost.ts)`,
-    `| part | ${runs.map(([n]) => n).join(' | ')} | floor (mix) |`,
-    `|---|${runs.map(() => '---|').join('')}---|`,
-    ...parts.map(
-      (k) =>
-        `| ${k} | ${runs.map(([, r]) => (r.perMillion as Record<string, number>)[k]).join(' | ')} | ${(cost.mix.floor as Record<string, number>)[k]} |`,
-    ),
-    `| over the floor | ${runs.map(([, r]) => `${r.overFloor}×`).join(' | ')} | |`,
     '',
-    `| per notification | ${runs.map(([n]) => n).join(' | ')} |`,
-    `|---|${runs.map(() => '---|').join('')}`,
-    ...per.map((k) => `| ${k} | ${runs.map(([, r]) => JSON.stringify(r.perNotification[k])).join(' | ')} |`),
-    '',
-  ].join('\n');
+    'As the local run ran (a burst: every batch full — not a production density)',
+    ...head(''),
+    ...burst.map((k) => `| ${k} | ${runs.map(([, r]) => (r.perMillion as Record<string, number>)[k]).join(' | ')} |`),
+  ];
+  cost.mix.atRates.forEach((mixAt, i) => {
+    const at = runs.map(([, r]) => r.atRates[i] as typeof mixAt);
+    const row = (label: string, f: (a: typeof mixAt) => unknown, floor: unknown = '') =>
+      `| ${label} | ${at.map((a) => f(a)).join(' | ')} | ${floor} |`;
+    lines.push(
+      '',
+      `At ${mixAt.name} (${mixAt.ratePerSec.toFixed(2)} notifications/s held)`,
+      ...head(' | floor (mix) |'),
+    );
+    const keys = [...new Set([...Object.keys(mixAt.perMillion), ...Object.keys(mixAt.floor)])].filter(
+      (k) => k !== 'total',
+    );
+    for (const k of [...keys, 'total'])
+      lines.push(
+        row(
+          k,
+          (a) => (a.perMillion as Record<string, number>)[k] ?? '',
+          (mixAt.floor as Record<string, number>)[k] ?? '',
+        ),
+      );
+    lines.push(
+      row('pacing at a quota', (a) => a.pacingAtQuota.cost, mixAt.pacingAtQuota.floor),
+      row('**total with pacing**', (a) => `**${a.withPacing.cost}**`, `**${mixAt.withPacing.floor}**`),
+      row('over the floor', (a) => `${a.overFloor}×`),
+      ...Object.keys(mixAt.withSettings).map((k) =>
+        row(`with settings: ${k}`, (a) => (a.withSettings as Record<string, number>)[k]),
+      ),
+      row('records per dispatch invocation', (a) => a.recordsPerInvocation.dispatch),
+      row('records per feedback invocation', (a) => a.recordsPerInvocation.feedback),
+      ...Object.keys(mixAt.perNotification).map((k) =>
+        row(`per notification: ${k}`, (a) => (a.perNotification as Record<string, number>)[k]),
+      ),
+    );
+  });
+  lines.push('', `Fixed monthly (USD): ${JSON.stringify(cost.mix.atRates[0]?.fixedMonthly)}`, '');
+  return lines.join('\n');
 }
 
 export function pipelineTable(runs: PipelineRun[]): string {

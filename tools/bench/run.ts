@@ -13,7 +13,8 @@
  *   capacity model at 10,000 notifications per second (tools/bench/capacity.ts) from the units and durations measured here.
  * - `--quick`: small sizes, one round, for development (the figures are noisy; the full run is the one to quote).
  * - CPU per event (decode + validate + route + build the transaction) with an instant client.
- * - dispatch sends/s at batch 100 against providers with 50 ms latency, at the stack's concurrency.
+ * - dispatch sends/s at batch 100 against providers with 50 ms latency and a table with 10 ms, at the stack's
+ *   concurrency, with and without evidence (sends per slot, CPU per send).
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
  * - with the quota: the sweeper releasing a held backlog at its window's opening (tools/bench/held-release.ts).
  * - `--pipeline`: only the whole pipeline, end to end, as `npm start -- --events FILE` runs it, at two sizes
@@ -28,20 +29,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, onExit, runCommand } from '../local/cli.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { measureAll, measureCompleteCost, measureQuota } from './all.ts';
 import { measureBundles } from './bundles.ts';
-import { capacityAt, costPerMillion, measuredPerRecord } from './cost.ts';
-import { measureCpu, measureCpuOnly } from './cpu.ts';
+import { measureCpuOnly } from './cpu.ts';
 import { measureDispatch } from './dispatch.ts';
 import { endToEndTable, measureEndToEnd } from './e2e.ts';
-import { measureFullCost } from './full-cost.ts';
-import { measureHeldRelease } from './held-release.ts';
-import { measureIngest, measureLatency, underLatency } from './ingest.ts';
 import { type BenchArgs, parseOptions, sized } from './options.ts';
 import { type PipelineRun, runPipeline } from './pipeline.ts';
-import { measureCriticalUnderBacklog, measurePacing, measureSweeperDrain } from './quota.ts';
+import { measureCriticalUnderBacklog } from './quota.ts';
 import { REPO } from './repo.ts';
 import { bundlesTable, completeCostTable, pipelineTable, table } from './report.ts';
-import { eventValue, INGEST_CONCURRENCY, log, SIZES } from './workload.ts';
+import { eventValue, log } from './workload.ts';
 
 /** Each mode of the command line, one at a time; the default measures everything on one DynamoDB Local. */
 async function main(args: BenchArgs) {
@@ -49,6 +47,7 @@ async function main(args: BenchArgs) {
   if (args.e2e) return { endToEnd: await measureE2e(args) };
   if (args.cpu) return measureCpuOnly(args);
   if (args.bundles) return { bundles: await measureBundles(args.quick ? 3 : 10) };
+  if (args.dispatch) return { dispatch: await measureDispatch() };
   if (args.cost) return { completeCost: await measureCompleteCost(args) };
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
@@ -72,86 +71,6 @@ async function main(args: BenchArgs) {
     forget();
     await db.stop();
   }
-}
-
-/** The default run: ingest (and under latency), CPU, dispatch, bundles, the quota; then cost and capacity from them. */
-export async function measureAll(endpoint: string, args: BenchArgs) {
-  const ingest = await measureIngest(endpoint, args);
-  const { latency, latencyWithDuplicates } = await measureLatency(args);
-  const cpuMicrosPerEvent = (await measureCpu(args)).wall;
-  log('cpu done');
-  const dispatch = await measureDispatch();
-  log('dispatch done');
-  const bundles = await measureBundles(args.quick ? 3 : Math.min(10, Math.max(3, args.rounds * 3)));
-  log('bundles done');
-  const quota = await measureQuota(args);
-  const measured = measuredPerRecord(ingest, latency, latencyWithDuplicates, dispatch, quota);
-  return {
-    machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
-    events: args.events,
-    rounds: args.rounds,
-    quick: args.quick,
-    itemSizes: SIZES,
-    ingest,
-    latency,
-    latencyWithDuplicates,
-    cpuMicrosPerEvent,
-    dispatch,
-    bundles,
-    quota,
-    costPerMillionNotifications: costPerMillion(ingest, latency, latencyWithDuplicates, dispatch, quota),
-    // Small runs below the default size, as the quota's (the full run is the one to quote).
-    completeCost: await measureFullCost(args.quick || args.events < 1000, measured),
-    // The model at 10,000 notifications per second (and at 100 and 1,000 for docs/scaling.md), from the units and
-    // durations this run measured.
-    capacity: capacityAt(10_000, measured),
-    capacityByPeak: [100, 1_000, 10_000].map((n) => capacityAt(n, measured)),
-    measuredForCapacity: measured,
-  };
-}
-
-/**
- * Pacing against a quota and the sweeper's drain rate (tools/bench/quota.ts); full size from 1,000 events up. On a
- * DynamoDB Local of their own: after the ingest phases the shared one holds over a gigabyte of items, and the
- * sweeper's queries ran 50 times slower there (5,000 items drained in 510 s instead of 10 s) — a measure of that
- * process, not of the sweeper.
- */
-async function measureQuota(args: BenchArgs) {
-  const own = await startDynamoDbLocal();
-  const forget = onExit(() => own.stop());
-  try {
-    return await measureQuotaFigures(own.endpoint, args.events >= 1000);
-  } finally {
-    forget();
-    await own.stop();
-  }
-}
-
-export async function measureQuotaFigures(endpoint: string, full: boolean) {
-  const pacing = [];
-  for (const rate of [14, 100]) {
-    pacing.push(await measurePacing(endpoint, { rate, environments: 4, seconds: full ? 10 : 2 }));
-    log(`pacing at ${rate}/s done`);
-  }
-  const sweeper = await measureSweeperDrain(endpoint, { items: full ? 5_000 : 200 });
-  log('sweeper drain done');
-  // A night's held statements released at the window's opening, at the quota, critical notices still first.
-  const heldRelease = await measureHeldRelease(endpoint, { held: full ? 5_000 : 1_000, critical: full ? 20 : 5 });
-  log('held release done');
-  return { pacing, sweeper, heldRelease };
-}
-
-/**
- * --cost alone: the complete cost, with Lambda's time from a dispatch measurement and one ingest run under 10 ms per
- * DynamoDB call at the stack's concurrency (the default run takes them from its own measurements).
- */
-async function measureCompleteCost(args: BenchArgs) {
-  const dispatch = await measureDispatch();
-  const ingest = await underLatency(args, 0, INGEST_CONCURRENCY);
-  return measureFullCost(args.quick, {
-    ingestSecondsPerRecord: 1 / ingest.eventsPerSec,
-    dispatchSecondsPerSend: dispatch.invocations / dispatch.sendsPerSec,
-  });
 }
 
 /** The end-to-end latency through the local pipeline (tools/bench/e2e.ts), mixed or under a backlog. */

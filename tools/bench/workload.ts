@@ -3,6 +3,7 @@
  * spread evenly through the stream; and the sizes of the items the code builds for them, as DynamoDB counts them.
  */
 import type { MSKEvent } from 'aws-lambda';
+import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildInbox, buildNotification } from '../../functions/domain/notification.ts';
 import { contactFor } from '../../functions/domain/routing.ts';
@@ -42,6 +43,33 @@ export function eventValue(eventId: string, i: number) {
     channels: CHANNEL_SETS[i % 3],
   };
 }
+/** A one-time code's channels (templates/OneTimePasscode/definition.json). */
+const OTP_CHANNELS: readonly Channel[] = ['SMS', 'PUSH'];
+
+/** Events per customer in the complete cost's runs: a customer gets several notices a month, not one. */
+export const EVENTS_PER_CUSTOMER = 5;
+
+/**
+ * The complete cost's workload: the bench's transfers over customers who each have EVENTS_PER_CUSTOMER of them, and
+ * in the mix one event in ten a one-time code (critical, a secret, to SMS and push) — a bank's SMS is mostly codes.
+ * `channel` forces one channel (its run alone; a one-time code has no email, so that run has none).
+ */
+export function bankEventValue(eventId: string, i: number, events: number, channel?: Channel) {
+  const e = eventValue(eventId, i);
+  const customers = Math.max(1, Math.ceil(events / EVENTS_PER_CUSTOMER));
+  const recipient = { ...e.recipient, userId: `u-${i % customers}` };
+  if (i % 10 === 9 && OTP_CHANNELS.some((c) => channel === undefined || c === channel)) {
+    return {
+      ...e,
+      type: 'OneTimePasscode',
+      recipient,
+      data: { code: String(100_000 + ((i * 7_919) % 900_000)), purpose: i % 20 === 9 ? 'SIGN_IN' : 'PAYMENT' },
+      channels: channel === undefined ? [...OTP_CHANNELS] : [channel],
+    };
+  }
+  return { ...e, recipient, ...(channel === undefined ? {} : { channels: [channel] }) };
+}
+
 /**
  * n records, `dupShare` of which are events ingested before (`seed`, delivered first and not measured): redeliveries
  * and resends, spread evenly through the stream. At 100% the measured batches are the seed's batches again: a batch

@@ -1,0 +1,351 @@
+/**
+ * The complete cost at an arrival rate. A local run (full-cost.ts) pushes its events at once, so every batch is full;
+ * what a notification costs per invocation — an evidence object, an intent, a trace, Lambda's own log lines, a metric
+ * flush, a request — depends on how many records an invocation holds at the real rate (batching.ts). This takes what
+ * the run measured that does not depend on batching, and prices the rest at `ratePerSec` for the evidence layouts
+ * given (the customer index and the reports objects are parameters: the layouts change while this is measured).
+ * Also what the run cannot see: KMS, AWS Backup, evidence replication (per notification, when the settings turn them
+ * on) and the fixed monthly costs. Pure; every price and assumption named.
+ */
+import { type Batching, recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
+import type { Prices } from './prices.ts';
+
+/** What one local run measured, per notification, that the rate model needs (full-cost.ts fills it). */
+export interface RunDensity {
+  readonly notifications: number;
+  readonly events: number;
+  readonly emails: number;
+  readonly sesEvents: number;
+  readonly snsDeliveryLogs: number;
+  readonly criticalNotifications: number;
+  readonly otpEvents: number;
+  /** Invocations of the run, per function (ingest, dispatch, feedback, sweeper). */
+  readonly invocations: Readonly<Record<string, number>>;
+  /** Metric (EMF) lines: bytes per line, and per notification as the run wrote them. */
+  readonly emfLineBytes: number;
+  readonly emfBytesPerNotification: number;
+  readonly evidence: {
+    readonly puts: number;
+    readonly gets: number;
+    readonly lists: number;
+    /** Records in the run's batches, their stored bytes, and the same records each in a batch of its own. */
+    readonly records: number;
+    readonly bytes: number;
+    readonly bytesAlone: number;
+  };
+  /** Table write units of the run's intents (EVIDENCE_BATCH) and of its customer index items. */
+  readonly intentWru: number;
+  readonly indexWru: number;
+  /** GB-months of the index items the run left (7 years each), PITR on the same bytes. */
+  readonly indexGbMonths: number;
+  /** GB-months of everything else the run left in the table (the backup copies the whole table). */
+  readonly tableGbMonths: number;
+}
+
+/** The customer evidence index's layout, the reports' layout: parameters, so a re-keyed store is priced the same. */
+export interface EvidenceLayouts {
+  /** One small item per (customer, send batch) and a tiny one per event; or the one growing item per customer-month. */
+  readonly index: 'perCustomerBatch' | 'perCustomerMonth';
+  /** One reports object per feedback invocation, or one per distinct send batch among its reports. */
+  readonly reports: 'perFeedbackInvocation' | 'perSendBatch';
+  readonly indexItemBytes: number;
+  readonly eventItemBytes: number;
+  /** A ref in the customer-month layout (batch name and notification id). */
+  readonly refBytes: number;
+  readonly sendsPerCustomerPerMonth: number;
+}
+
+export const DEFAULT_LAYOUTS: EvidenceLayouts = {
+  index: 'perCustomerBatch',
+  reports: 'perFeedbackInvocation',
+  indexItemBytes: 160,
+  eventItemBytes: 90,
+  refBytes: 115,
+  sendsPerCustomerPerMonth: 10,
+};
+
+/** What the settings may turn on, and the fixed costs' counts; each priced or named "off in this figure". */
+export const RATE_ASSUMPTIONS = {
+  evidenceRetentionMonths: 2_557 / 30.44,
+  accessLogBytesPerRequest: 400,
+  platformLogBytesPerInvocation: 700,
+  logRetentionMonths: 12,
+  /** An intent: its key and kind (about 200 B), and each notification id it names (about 40 B). */
+  intentBaseBytes: 200,
+  intentBytesPerRecord: 40,
+  /** The SNS delivery status logs reach feedback through a log subscription: assumed batched over a second. */
+  logSubscription: { batchSize: 10_000, windowSeconds: 1, lanes: 1 } satisfies Batching,
+  secretsPerOtp: 1,
+  /** AWS Backup (settings `backup`, the example's): a daily recovery point kept 35 days, and a copy elsewhere. */
+  backup: { on: true, retentionDays: 35, copies: 1 },
+  /** Evidence replication (settings `evidenceReplication`): a second copy of every object in another region. */
+  replication: { on: true },
+  /**
+   * Fixed monthly: alarms as the example stack's synth counts them (docs/measurements.md "The synthesized stack"); the
+   * stack's customer-managed keys (lib/: the evidence, logs, ingest, observability and backup vault keys).
+   */
+  fixed: { alarms: 44, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
+  secondsPerMonth: 30.44 * 86_400,
+} as const;
+
+/** Prices the rate model needs beyond prices.ts (us-east-1 list prices, not re-checked live). */
+export const EXTRA_PRICES = {
+  kmsRequestPerTenThousand: 0.03,
+  kmsKeyMonth: 1,
+  /** AWS Backup, DynamoDB warm storage per GB-month; cross-region copy transfer per GB. */
+  backupDynamodbGbMonth: 0.1,
+  crossRegionTransferPerGb: 0.02,
+  /** A standard-resolution CloudWatch alarm a month. */
+  alarmMonth: 0.1,
+  /** Provisioned concurrency, Arm: per GB-second kept warm. */
+  provisionedGbSecondArm: 0.0000033334,
+  dynamodbIaStorageGbMonth: 0.1,
+  dynamodbIaWriteRequestUnitPerMillion: 0.78,
+} as const;
+
+const GB = 1024 ** 3;
+const KB = 1024;
+
+/** Records per invocation of each function at a rate of notifications per second. */
+export function densityAt(ratePerSec: number, run: RunDensity, streamShards: number) {
+  const b = stackBatching(streamShards);
+  const perN = (x: number) => x / run.notifications;
+  const critical = perN(run.criticalNotifications);
+  return {
+    ingest: recordsPerInvocation(ratePerSec * perN(run.events), b.ingest),
+    dispatch: recordsPerInvocation(ratePerSec * (1 - critical), b.dispatch),
+    urgent: recordsPerInvocation(ratePerSec * critical, b.urgent),
+    feedback: recordsPerInvocation(ratePerSec * perN(run.sesEvents), b.feedback),
+    logs: recordsPerInvocation(ratePerSec * perN(run.snsDeliveryLogs), RATE_ASSUMPTIONS.logSubscription),
+    batching: b,
+  };
+}
+
+/** Per notification at the rate: invocations, evidence objects and bytes, intents and index units. */
+function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: EvidenceLayouts, streamShards: number) {
+  const A = RATE_ASSUMPTIONS;
+  const d = densityAt(ratePerSec, run, streamShards);
+  const perN = (x: number) => x / run.notifications;
+  const critical = perN(run.criticalNotifications);
+  const dispatchInvocations = (1 - critical) / d.dispatch + (critical > 0 ? critical / d.urgent : 0);
+  const sendsPerBatch = 1 / Math.max(1e-9, dispatchInvocations);
+  const feedbackInvocations = perN(run.sesEvents) / d.feedback + perN(run.snsDeliveryLogs) / d.logs;
+  const sweeperMonthly = run.invocations.sweeper === undefined ? 0 : 43_200;
+  const monthly = ratePerSec * A.secondsPerMonth;
+  const invocations =
+    perN(run.events) / d.ingest + dispatchInvocations + feedbackInvocations + sweeperMonthly / monthly;
+  const reports = perN(run.sesEvents + run.snsDeliveryLogs);
+  const reportsObjects =
+    layouts.reports === 'perFeedbackInvocation'
+      ? feedbackInvocations
+      : perN(run.sesEvents) *
+          reportsObjectsPerReportBySendBatch(
+            d.feedback,
+            ratePerSec * perN(run.emails) * d.batching.feedback.windowSeconds,
+            sendsPerBatch,
+          ) +
+        perN(run.snsDeliveryLogs) / d.logs;
+  // A batch of r records: the dense bytes per record, plus what a batch of its own adds, shared by its r records.
+  const dense = run.evidence.bytes / Math.max(1, run.evidence.records);
+  const alone = run.evidence.bytesAlone / Math.max(1, run.evidence.records);
+  const evidenceBytes = dense + (alone - dense) / sendsPerBatch;
+  const intentWru =
+    dispatchInvocations * 2 * Math.ceil((A.intentBaseBytes + A.intentBytesPerRecord * sendsPerBatch) / KB);
+  const index =
+    layouts.index === 'perCustomerBatch'
+      ? {
+          wru: 1 + perN(run.events),
+          bytes: layouts.indexItemBytes + 100 + perN(run.events) * (layouts.eventItemBytes + 100),
+        }
+      : {
+          // An ADD is billed on the item's size after it: on average half the month's refs.
+          wru: Math.max(1, Math.ceil(((layouts.sendsPerCustomerPerMonth / 2) * layouts.refBytes) / KB)),
+          bytes: layouts.refBytes + 100 / layouts.sendsPerCustomerPerMonth,
+        };
+  return {
+    density: d,
+    invocations,
+    evidenceObjects: dispatchInvocations + reportsObjects,
+    sendObjects: dispatchInvocations,
+    reportsObjects,
+    reportsPerNotification: reports,
+    evidenceBytes,
+    intentWru,
+    index,
+  };
+}
+
+/**
+ * The complete cost per million notifications at `ratePerSec`: the run's measured parts that do not depend on
+ * batching, the rest re-priced at the rate; then what the settings add and the fixed costs, each apart.
+ */
+export function costAtRate(
+  measuredPerMillion: Readonly<Record<string, number>>,
+  run: RunDensity,
+  ratePerSec: number,
+  streamShards: number,
+  p: Prices,
+  layouts: EvidenceLayouts = DEFAULT_LAYOUTS,
+) {
+  const A = RATE_ASSUMPTIONS;
+  const X = EXTRA_PRICES;
+  const perN = (x: number) => x / run.notifications;
+  const m = perNotificationAt(ratePerSec, run, layouts, streamShards);
+  const runInvocations = perN(Object.values(run.invocations).reduce((a, b) => a + b, 0));
+  // Lambda's own lines per invocation; metric lines as the run wrote them per notification, at least one an invocation.
+  const logGb = (inv: number) =>
+    (inv * A.platformLogBytesPerInvocation + Math.max(run.emfBytesPerNotification, inv * run.emfLineBytes)) / GB;
+  const logMoney = (gb: number) => gb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths);
+  const wru = p.dynamodbWriteRequestUnitPerMillion / 1e6;
+  const storage = (bytes: number) =>
+    (bytes / GB) * A.evidenceRetentionMonths * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth);
+  const gets = perN(run.evidence.gets + run.evidence.lists);
+  const requests = m.evidenceObjects + gets;
+  const M = 1e6;
+  const get = (k: string) => measuredPerMillion[k] ?? 0;
+  const parts = {
+    dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru + m.index.wru - perN(run.intentWru + run.indexWru)),
+    dynamodbIndexWrites: get('dynamodbIndexWrites'),
+    dynamodbReads: get('dynamodbReads'),
+    dynamodbStorageAndPitr:
+      get('dynamodbStorageAndPitr') -
+      M * perN(run.indexGbMonths) * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth) +
+      M * storage(m.index.bytes),
+    evidenceRequests: M * (m.evidenceObjects * (p.s3PutPerThousand / 1000) + gets * (p.s3GetPerThousand / 1000)),
+    evidenceStorage: M * (m.evidenceBytes / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
+    evidenceAccessLogs:
+      M * ((requests * A.accessLogBytesPerRequest) / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
+    cloudWatchLogs: get('cloudWatchLogs') + M * (logMoney(logGb(m.invocations)) - logMoney(logGb(runInvocations))),
+    xray: M * m.invocations * (p.xrayTracePerMillion / 1e6),
+    feedbackQueue: get('feedbackQueue'),
+    lambda: get('lambda') + M * (m.invocations - runInvocations) * (p.lambdaRequestPerMillion / 1e6),
+    kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
+  };
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  const settings = settingsCosts(run, m, p, ratePerSec);
+  return {
+    ratePerSec,
+    recordsPerInvocation: Object.fromEntries(
+      Object.entries(m.density)
+        .filter(([k]) => k !== 'batching')
+        .map(([k, v]) => [k, round2(v as number)]),
+    ),
+    perNotification: {
+      invocations: round3(m.invocations),
+      evidenceObjects: round3(m.evidenceObjects),
+      sendObjects: round3(m.sendObjects),
+      reportsObjects: round3(m.reportsObjects),
+      evidenceBytes: Math.round(m.evidenceBytes),
+      indexWru: round3(m.index.wru),
+      intentWru: round3(m.intentWru),
+    },
+    perMillion: { ...roundAll(parts), total: round2(total) },
+    withSettings: { ...roundAll(settings.parts), total: round2(total + settings.total) },
+    fixedMonthly: settings.fixed,
+  };
+}
+
+/** What backup, replication and the fixed costs add (per million at the rate; the fixed ones per month). */
+function settingsCosts(run: RunDensity, m: ReturnType<typeof perNotificationAt>, p: Prices, ratePerSec: number) {
+  const A = RATE_ASSUMPTIONS;
+  const X = EXTRA_PRICES;
+  const M = 1e6;
+  const perN = (x: number) => x / run.notifications;
+  // AWS Backup backs a DynamoDB table up in full each time (not incrementally): the table's steady size, per
+  // notification its GB-months, is in each of the retention's daily recovery points, and in each copy's.
+  const tableGbMonths = perN(run.tableGbMonths - run.indexGbMonths) + (m.index.bytes / GB) * A.evidenceRetentionMonths;
+  const points = A.backup.retentionDays;
+  const backup = A.backup.on ? M * tableGbMonths * points * X.backupDynamodbGbMonth * (1 + A.backup.copies) : 0;
+  // Each day's copy crosses regions once: the table's size per notification, once per notification's days kept.
+  const backupTransfer = A.backup.on ? M * tableGbMonths * 30.44 * A.backup.copies * X.crossRegionTransferPerGb : 0;
+  const evidenceGb = m.evidenceBytes / GB;
+  const replication = A.replication.on
+    ? M *
+      (evidenceGb * A.evidenceRetentionMonths * p.s3StandardGbMonth +
+        m.evidenceObjects * (p.s3PutPerThousand / 1000) +
+        evidenceGb * X.crossRegionTransferPerGb)
+    : 0;
+  const fixed = {
+    alarms: round2(A.fixed.alarms * X.alarmMonth),
+    kmsKeys: round2(A.fixed.kmsKeys * X.kmsKeyMonth),
+    warmUrgentLane: round2(
+      A.fixed.urgentWarmEnvironments * A.fixed.warmMemoryGb * A.secondsPerMonth * X.provisionedGbSecondArm,
+    ),
+  };
+  const fixedMonth = Object.values(fixed).reduce((a, b) => a + b, 0);
+  const fixedPerMillion = (fixedMonth / (ratePerSec * A.secondsPerMonth)) * M;
+  const parts = { backup, backupTransfer, evidenceReplication: replication, fixedPerMillion };
+  return {
+    parts,
+    total: Object.values(parts).reduce((a, b) => a + b, 0),
+    fixed: { ...fixed, totalPerMonth: round2(fixedMonth) },
+  };
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+const roundAll = <T extends Record<string, number>>(o: T) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round2(v)])) as T;
+
+/** The floor's own assumptions: what the guarantees need at the least, independent of how notifier does it. */
+export const FLOOR = {
+  /** One index entry per send: the customer, the batch and the record's place, about 60 B (+100 B item overhead). */
+  indexEntryBytes: 60,
+  /** Evidence objects: a buffer of a minute's sends (a delivery stream's or a writer's), at least one record each. */
+  evidenceBufferSeconds: 60,
+  /** Pacing at a quota: one conditional write per chunk of tokens (the pacer's MAX_CHUNK, 10). */
+  pacingWritesPerSend: 0.1,
+} as const;
+
+/**
+ * The floor per million at the rate, independent of the implementation: the one transaction per event (an inbox item
+ * and one item per channel, each ≤ 1 KB: 2 WRU each); a claim and an outcome (1 WRU each — a claim, because without
+ * it two deliveries of one stream record both send); a sweep-index put and delete and a message-index put; the audience
+ * check's two eventually consistent reads; per report a read and a write; the evidence as compressed records in a
+ * minute's objects, their minimum index entry on a Standard-IA table; Lambda's own log lines and one metric line per
+ * invocation at the rate's density; the table's 35-day items, Lambda's time and the queue as measured; the secret MAC;
+ * pacing at a quota at one write per chunk (`pacingPerMillion`: both the cost and the floor carry it).
+ */
+export function floorAtRate(
+  measuredPerMillion: Readonly<Record<string, number>>,
+  run: RunDensity,
+  ratePerSec: number,
+  streamShards: number,
+  p: Prices,
+) {
+  const A = RATE_ASSUMPTIONS;
+  const X = EXTRA_PRICES;
+  const M = 1e6;
+  const perN = (x: number) => x / run.notifications;
+  const m = perNotificationAt(ratePerSec, run, DEFAULT_LAYOUTS, streamShards);
+  const wru = p.dynamodbWriteRequestUnitPerMillion / 1e6;
+  const rru = p.dynamodbReadRequestUnitPerMillion / 1e6;
+  const reports = perN(run.sesEvents + run.snsDeliveryLogs);
+  const objects = 1 / Math.max(1, ratePerSec * FLOOR.evidenceBufferSeconds);
+  const dense = run.evidence.bytes / Math.max(1, run.evidence.records);
+  const months = A.evidenceRetentionMonths;
+  const indexGb = (FLOOR.indexEntryBytes + 100) / GB;
+  const logGb = (m.invocations * (A.platformLogBytesPerInvocation + run.emfLineBytes)) / GB;
+  const runIndexStorage = perN(run.indexGbMonths) * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth) * M;
+  const parts = {
+    dynamodbWrites: M * wru * (2 * (1 + perN(run.events)) + 2 + reports),
+    dynamodbIndexWrites: M * wru * 3,
+    dynamodbReads: M * rru * (1 + reports / 2),
+    dynamodbStorageAndPitr: (measuredPerMillion.dynamodbStorageAndPitr ?? 0) - runIndexStorage,
+    evidenceIndex:
+      M *
+      (X.dynamodbIaWriteRequestUnitPerMillion / 1e6 +
+        indexGb * months * (X.dynamodbIaStorageGbMonth + p.dynamodbPitrGbMonth)),
+    evidenceRequests: M * objects * (p.s3PutPerThousand / 1000),
+    evidenceStorage: M * (dense / GB) * months * p.s3StandardGbMonth,
+    cloudWatchLogs: M * logGb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths),
+    feedbackQueue: measuredPerMillion.feedbackQueue ?? 0,
+    lambda: measuredPerMillion.lambda ?? 0,
+    kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
+  };
+  return { ...roundAll(parts), total: round2(Object.values(parts).reduce((a, b) => a + b, 0)) };
+}
+
+/** Pacing at a quota, per million: `writesPerSend` conditional writes of 1 WRU (measured, or the floor's). */
+export const pacingPerMillion = (writesPerSend: number, p: Prices) =>
+  round2(writesPerSend * p.dynamodbWriteRequestUnitPerMillion);
