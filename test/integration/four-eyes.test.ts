@@ -6,6 +6,8 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { identityOf } from '../../functions/console/api.ts';
+import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
 import { approvalPolicyOf } from '../../functions/domain/approval.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import {
@@ -18,6 +20,7 @@ import {
   operations,
 } from '../../functions/operator/index.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
+import { iamIdentityOf } from '../../functions/operator-api/iam-identity.ts';
 import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -133,6 +136,42 @@ describe('four eyes: what the policy names is proposed by one identity and appro
       proposal: proposal.id,
       details: { proposedBy: ALICE_ID, proposalReason: ALICE.reason },
     });
+  });
+
+  it('one person is one identity across surfaces and sessions: alice proposing through the operator API cannot approve in the console, nor from a second session of her role', async () => {
+    const { ports, ops } = world();
+    const groups = parseGroupRoles(JSON.stringify({ support: ['support'], approver: ['approvers'] }));
+    const inConsole = (username: string, email: string) => ({
+      identity: identityOf(
+        callerOf({ 'cognito:username': username, email, 'custom:groups': '["approvers"]' }, groups) as Caller,
+      ),
+      reason: 'checked with the customer',
+    });
+    const viaApi = (arn: string) => ({
+      identity: iamIdentityOf({ userArn: arn }) as NonNullable<ReturnType<typeof iamIdentityOf>>,
+      reason: 'customer asked',
+    });
+    // Identity Center sets the session name to the user's name; a transient NameID gives a new console user name.
+    const aliceSso = viaApi('arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Operators_0a1b2c/Alice@Bank.example');
+    const lift = await suppress('fe-person@example.com');
+    const p = await ops.propose('SUPPRESSION_LIFT', lift, aliceSso);
+    await expect(ops.approve(p.id, inConsole('Bank_8f3e1d0c', 'alice@bank.example'))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    // Any other role: its session name is the caller's to choose, so every session of it is one person.
+    const shared = 'arn:aws:sts::123456789012:assumed-role/Operators';
+    const q = await ops.propose('SUPPRESSION_LIFT', lift, viaApi(`${shared}/alice`));
+    await expect(ops.approve(q.id, viaApi(`${shared}/alice-2`))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    expect((await ops.approve(q.id, inConsole('Bank_noor', 'noor@bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
+    const refused = (await listAudit(ports)).filter((r) => r.outcome?.details.code === 'OWN_PROPOSAL');
+    expect(refused.map((r) => [r.by.verifiedBy, r.by.person]).sort()).toEqual([
+      ['AWS_IAM', 'arn:aws:iam::123456789012:role/operators'],
+      ['IDENTITY_PROVIDER', 'alice@bank.example'],
+    ]);
   });
 
   it('a proposal past its expiry is refused (audited), and so is one whose state changed since it was proposed', async () => {

@@ -19,6 +19,7 @@ import {
   type OperatorPorts,
   operations,
   operatorPorts,
+  personKey,
   type VerifiedIdentity,
 } from '../../functions/operator/index.ts';
 import { FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
@@ -54,7 +55,11 @@ export interface Where {
 }
 
 /** The local run's user: the operating system's login of the process, the only identity a developer's machine has. */
-export const localIdentity = (): VerifiedIdentity => ({ principal: userInfo().username, verifiedBy: 'LOCAL_USER' });
+export const localIdentity = (): VerifiedIdentity => ({
+  principal: userInfo().username,
+  verifiedBy: 'LOCAL_USER',
+  person: personKey(userInfo().username),
+});
 
 export async function connect(where: Where): Promise<Target> {
   const given = [where.stage, where.stack, where.endpoint].filter((v) => v !== undefined).length;
