@@ -35,6 +35,8 @@ export interface AuditLog {
    * record ever written, as first written, and what its versions say (evidence-versions.ts).
    */
   list(sinceIso?: string): Promise<ListedAuditRecord[]>;
+  /** The record written under `key`, as first written, or undefined when there is none. */
+  read(key: string): Promise<AuditRecord | undefined>;
 }
 
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
@@ -58,6 +60,12 @@ export class EvidenceAuditLog implements AuditLog {
     const written: AuditOutcome = { kind: 'AUDIT_OUTCOME', at: new Date(now).toISOString(), ...outcome };
     await this.store.put(auditOutcomeKey(recordKey), json(written), undefined);
     return written;
+  }
+
+  async read(key: string): Promise<AuditRecord | undefined> {
+    const object = (await this.store.history(key)).find((o) => o.key === key);
+    const read = object === undefined ? undefined : await readFirst(this.store, object);
+    return read === undefined ? undefined : (JSON.parse(Buffer.from(read.bytes).toString('utf8')) as AuditRecord);
   }
 
   async list(sinceIso?: string): Promise<ListedAuditRecord[]> {
