@@ -36,7 +36,7 @@ import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
 import { createSweeper } from './sweeper.ts';
-import { createTable } from './table.ts';
+import { createTable, guardTableWrites } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -80,6 +80,8 @@ export class NotifierStack extends Stack {
       placementEnv: placementEnvironment(s, timing),
       sendingEnv: sendingEnvironment(s, timing),
     };
+    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`).
+    guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);

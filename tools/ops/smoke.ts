@@ -354,7 +354,9 @@ export const USAGE = `usage: npm run smoke -- (--stage <stage> | --stack <stack 
   --phone    also send an SMS to this number of yours (checks the SMS path, its permissions and its delivery status)
   --push     also send a push to this SNS platform endpoint of yours
   --timeout  how long to follow the notifications to their delivery feedback (default 180 s)
-  --direct   invoke the ingest function instead of producing through MSK (the fallback: MSK itself is not checked)
+  --direct   invoke the ingest function instead of producing through MSK (the fallback: MSK itself is not
+             checked). Break glass: run it as the break-glass role, the only principal besides the stack that may
+             invoke ingest
 The stack's region comes from the usual AWS settings (AWS_REGION or the profile). It also checks that a CloudTrail
 trail records the region's management events (exit 6 if none does: the protection watch would be blind).`;
 
