@@ -36,6 +36,7 @@ import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
 import { createSweeper } from './sweeper.ts';
+import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
 import { createTable, guardTableWrites } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
@@ -141,6 +142,7 @@ export class NotifierStack extends Stack {
       observability,
       smoke,
       operatorApi: operator.api,
+      operator: operator.fn,
     });
     acknowledgeOutsideRuleSets(this, {
       table: this.table,
@@ -286,6 +288,10 @@ export class NotifierStack extends Stack {
     new CfnOutput(this, 'SupportConsoleUrl', {
       description: 'The support console, through the bank network (docs/console.md)',
       value: supportConsole.url,
+    });
+    new CfnOutput(this, 'ConsoleApiFunctionName', {
+      description: OPTIONAL_STACK_OUTPUTS.ConsoleApiFunctionName,
+      value: supportConsole.apiFunction.functionName,
     });
     return supportConsole;
   }
