@@ -56,6 +56,10 @@ export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
   output('EvidenceReaderRoleArn', p.evidence.readerRole.roleArn);
   output('EvidenceBreakGlassRoleArn', p.evidence.breakGlassRole.roleArn);
   output('OperatorApiUrl', p.operatorApi.url);
+  new CfnOutput(stack, 'AuditSealKeyArn', {
+    value: p.evidence.auditSealKey.keyArn,
+    description: OPTIONAL_STACK_OUTPUTS.AuditSealKeyArn,
+  });
   new CfnOutput(stack, 'OperatorFunctionName', {
     value: p.operator.functionName,
     description: OPTIONAL_STACK_OUTPUTS.OperatorFunctionName,

@@ -34,6 +34,7 @@ export const STACK_OUTPUTS = {
 /** Outputs only some stacks have: the smoke producer exists when the settings name the cluster's subnets. */
 export const OPTIONAL_STACK_OUTPUTS = {
   SmokeProducerFunctionName: 'Writes the smoke event to the topic from inside the cluster VPC (npm run smoke)',
+  AuditSealKeyArn: 'The KMS key every audit record is sealed with: ops audit verifies each record with it',
   OperatorFunctionName:
     'The operator function: invoked by the operator API only (npm run smoke checks that a trail records any other invoke)',
   ConsoleApiFunctionName:
