@@ -35,8 +35,8 @@ import { watchFunctions } from './protection-watch-functions.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
-import { createSweeper } from './sweeper.ts';
 import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
+import { createSweeper } from './sweeper.ts';
 import { createTable, guardTableWrites } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {

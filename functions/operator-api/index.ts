@@ -13,8 +13,8 @@ import { loadOperatorConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { logger, traced } from '../commons/powertools.ts';
 import { answer, operations, operatorPorts, S3ParkedBatches } from '../operator/index.ts';
-import { S3EvidenceStore } from '../stores/evidence-store.ts';
 import { auditSealOf } from '../stores/audit-seal.ts';
+import { S3EvidenceStore } from '../stores/evidence-store.ts';
 import { iamIdentityOf } from './iam-identity.ts';
 import { lambdaIngest } from './lambda-ingest.ts';
 

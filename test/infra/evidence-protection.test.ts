@@ -91,7 +91,7 @@ describe.each([
     expect(denies(s.evidence, ask(s.who.reader, 's3:PutObject', object(s, 'audit/a.json')))).toBe(true);
   });
 
-  it("a send record only by the functions that send, an audit record only by the operator function and the console (as the reader role): an administrator cannot add forged evidence or a forged audit record", () => {
+  it('a send record only by the functions that send, an audit record only by the operator function and the console (as the reader role): an administrator cannot add forged evidence or a forged audit record', () => {
     const put = (who: Principal, key: string) =>
       denies(s.evidence, ask(who, 's3:PutObject', object(s, key), { 's3:if-none-match': '*' }));
     for (const key of ['sends/e-1/SMS/forged.json', 'users/u-1/e-1/SMS/forged.json']) {
