@@ -75,6 +75,17 @@ const suppress = async (address: string) => {
   );
   return { channel: 'EMAIL' as const, addressHash: hash };
 };
+/** A write straight to a proposal's item, as someone the table let write would make it. */
+const editProposal = (id: string, attribute: string, value: unknown) =>
+  table.doc.send(
+    new UpdateCommand({
+      TableName: table.tableName,
+      Key: { pk: PROPOSALS_PK, sk: proposalSk(id) },
+      UpdateExpression: 'SET #a = :v',
+      ExpressionAttributeNames: { '#a': attribute },
+      ExpressionAttributeValues: { ':v': value },
+    }),
+  );
 const failed = (id: string) =>
   table.doc.send(
     new PutCommand({
@@ -183,15 +194,7 @@ describe('four eyes: what the policy names is proposed by one identity and appro
     const other = await suppress('fe-forged@example.com');
     const p = await ops.propose('SUPPRESSION_LIFT', honest, ALICE);
     // Someone with write access to the table swaps the request and what the approver will see.
-    await table.doc.send(
-      new UpdateCommand({
-        TableName: table.tableName,
-        Key: { pk: PROPOSALS_PK, sk: proposalSk(p.id) },
-        UpdateExpression: 'SET #request = :r',
-        ExpressionAttributeNames: { '#request': 'request' },
-        ExpressionAttributeValues: { ':r': other },
-      }),
-    );
+    await editProposal(p.id, 'request', other);
     await expect(ops.approve(p.id, BOB)).rejects.toMatchObject({
       refusal: { code: 'TAMPERED', message: expect.stringContaining('another request or preview') },
     });
@@ -199,14 +202,7 @@ describe('four eyes: what the policy names is proposed by one identity and appro
     expect((await ops.proposals({ status: 'PENDING' })).map((q) => q.id)).toContain(p.id);
     // …or forges the proposer, to make it look like someone else's.
     const q = await ops.propose('SUPPRESSION_LIFT', honest, ALICE);
-    await table.doc.send(
-      new UpdateCommand({
-        TableName: table.tableName,
-        Key: { pk: PROPOSALS_PK, sk: proposalSk(q.id) },
-        UpdateExpression: 'SET proposedBy = :b',
-        ExpressionAttributeValues: { ':b': { principal: 'carol', verifiedBy: 'LOCAL_USER', person: 'carol' } },
-      }),
-    );
+    await editProposal(q.id, 'proposedBy', { principal: 'carol', verifiedBy: 'LOCAL_USER', person: 'carol' });
     await expect(ops.approve(q.id, ALICE)).rejects.toMatchObject({ refusal: { code: 'TAMPERED' } });
     const audit = (await listAudit(ports)).filter(
       (r) => r.step === 'APPROVE' && [p.id, q.id].includes(r.proposal ?? ''),
