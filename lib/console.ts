@@ -116,6 +116,7 @@ export class SupportConsole extends Construct {
         ...props.approval,
         CONSOLE_GROUPS: JSON.stringify(s.groups),
         EVIDENCE_READER_ROLE_ARN: props.evidence.readerRole.roleArn,
+        AUDIT_SEAL_KEY_ARN: props.evidence.auditSealKey.keyArn,
       } satisfies ConsoleEnvironment,
     });
     this.grantApi(props);
@@ -290,6 +291,7 @@ export class SupportConsole extends Construct {
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.userIndex.indexName });
     const reader = props.evidence.readerRole as Role;
+    props.evidence.grantSealing(fn);
     fn.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [reader.roleArn] }));
     reader.assumeRolePolicy?.addStatements(
       new PolicyStatement({

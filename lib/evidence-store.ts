@@ -35,6 +35,7 @@ import { Construct } from 'constructs';
 import type { EvidenceEnvironment } from '../functions/contracts/environment.ts';
 import type { EvidenceLockMode } from '../functions/domain/evidence.ts';
 import { createAccessLogBucket, denyDeletes } from './access-log-bucket.ts';
+import { createAuditSealKey, grantSealing } from './audit-seal-key.ts';
 import { createEvidenceKey, deployRoleArn, type EvidenceRoleAssumers } from './evidence-key.ts';
 import { replicateEvidence } from './evidence-replication.ts';
 import type { NotifierFunction } from './notifier-function.ts';
@@ -79,12 +80,16 @@ export class EvidenceStore extends Construct {
   readonly accessLogs: Bucket;
   readonly readerRole: Role;
   readonly breakGlassRole: Role;
+  /** The seal of every audit record (lib/audit-seal-key.ts). */
+  readonly auditSealKey: Key;
   /** Failed copies to the log-archive account, when replication is on. */
   readonly replicationFailures: Metric | undefined;
   /** The roles grantWrite named: the only principals that may write send records and customers' pointers. */
   private readonly writers: string[] = [];
   /** Besides the reader, break glass and a deploy: who may list the keys (S3's replication role, when on). */
   private readonly listers: string[] = [];
+  /** Who may write audit records: the operator function (grantOperator) and the reader role the console writes as. */
+  private readonly auditWriters: string[] = [];
   /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
   readonly environment: EvidenceEnvironment;
 
@@ -100,6 +105,8 @@ export class EvidenceStore extends Construct {
     this.key = key;
     this.readerRole = readerRole;
     this.breakGlassRole = breakGlassRole;
+    this.auditSealKey = createAuditSealKey(this, readerRole, breakGlassRole);
+    this.auditWriters.push(readerRole.roleArn);
     const days = Duration.days(props.retentionDays);
     this.bucket = new Bucket(this, 'Bucket', {
       serverAccessLogsBucket: this.accessLogs,
@@ -173,6 +180,18 @@ export class EvidenceStore extends Construct {
           this.bucket.arnForObjects('users/*'),
         ],
         conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.writers }) } },
+      }),
+    );
+    // Audit records likewise: the operator function's and the console's (which writes them as the reader role, as a
+    // person given that role could; the seal tells theirs apart: audit-seal-key.ts).
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheOperatorsFunctionsWriteAuditRecords',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
+        resources: [this.bucket.arnForObjects('audit/*')],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.auditWriters }) } },
       }),
     );
     deny('LockModeIsTheStacks', ['s3:PutObject', 's3:PutObjectRetention'], {
@@ -283,9 +302,16 @@ export class EvidenceStore extends Construct {
    * The operator function (lib/operator-api.ts): reads any record as the reader does (it shows evidence, exports a
    * customer's) and writes audit records — never send records or pointers (the bucket policy keeps those the senders').
    */
+  /** The console's function: seals the audit records it writes (as the reader role) with its own role. */
+  grantSealing(fn: NotifierFunction): void {
+    grantSealing(this.auditSealKey, fn.role as Role, 'ConsoleFunctionSeals');
+  }
+
   grantOperator(fn: NotifierFunction): void {
     const role = fn.role as Role;
     this.listers.push(role.roleArn);
+    this.auditWriters.push(role.roleArn);
+    grantSealing(this.auditSealKey, role, 'OperatorFunctionSeals');
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ['s3:ListBucket', 's3:ListBucketVersions'], resources: [this.bucket.bucketArn] }),
     );

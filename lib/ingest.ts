@@ -2,7 +2,7 @@
  * The ingest function's part of the stack: MSK → one transaction per event. The function with its environment, what
  * it may do with the table, the schema registry and the MSK mapping with its failed-batch bucket (lib/ingest-source.ts).
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { ArnPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { INGEST_ENVIRONMENT, type IngestEnvironment } from '../functions/contracts/environment.ts';
@@ -83,7 +83,39 @@ export function createIngest(p: FunctionPartProps): Ingest {
       conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_SHARD_MARK_KEY.pk] } },
     }),
   );
+  allowDirectSmoke(fn, p);
   // The MSK mapping, its failed-batch bucket and what it may do with ingest's role (lib/ingest-source.ts).
   const source = createIngestSource(stack, fn, s, p.key, p.evidence.accessLogs);
   return { fn, source };
+}
+
+/**
+ * `smoke --direct` is break glass (docs/operations.md "Smoke check"): whoever invokes ingest by hand can hand it any
+ * event — any text, any contact point — sent with no preview, approval or audit. No operator holds that permission;
+ * the break-glass role does, with the reads the check follows its event with. Every assumption of it is reported.
+ */
+function allowDirectSmoke(fn: NotifierFunction, p: FunctionPartProps): void {
+  const role = p.evidence.breakGlassRole;
+  const stack = Stack.of(fn);
+  role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [p.table.tableArn] }),
+  );
+  if (p.key !== undefined) {
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [p.key.keyArn] }));
+  }
+  role.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['cloudformation:DescribeStacks'], resources: [stack.stackId] }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ['cloudtrail:DescribeTrails', 'cloudtrail:GetTrailStatus', 'cloudtrail:GetEventSelectors'],
+      resources: ['*'],
+    }),
+  );
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason:
+      'The smoke check reads which trails record this region (DescribeTrails lists every trail, an organization’s shadow trails included, whose ARNs the stack cannot know): read-only.',
+  });
 }

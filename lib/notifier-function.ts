@@ -33,6 +33,7 @@ import type {
 import { SERVICE_NAME, type TelemetryEnvironment } from '../functions/contracts/telemetry.ts';
 import { bundleFunction } from './bundling.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
+import { ITEM_WRITE_ACTIONS, recordTableWriter } from './table.ts';
 
 /**
  * The environment of one of the functions, as its contract types it (functions/contracts/environment.ts): the stack
@@ -194,6 +195,9 @@ export class NotifierFunction extends LambdaFunction {
     } = {},
   ): this {
     const resource = options.index === undefined ? table.tableArn : `${table.tableArn}/index/${options.index}`;
+    if (actions.some((a) => (ITEM_WRITE_ACTIONS as readonly string[]).includes(a))) {
+      recordTableWriter(table, this.role?.roleArn as string);
+    }
     this.addToRolePolicy(
       new PolicyStatement({
         actions: [...actions],

@@ -28,6 +28,7 @@ export interface NotifierOutputsProps {
   readonly observability: Observability;
   readonly smoke: NotifierFunction | undefined;
   readonly operatorApi: RestApi;
+  readonly operator: NotifierFunction;
 }
 
 export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
@@ -55,6 +56,14 @@ export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
   output('EvidenceReaderRoleArn', p.evidence.readerRole.roleArn);
   output('EvidenceBreakGlassRoleArn', p.evidence.breakGlassRole.roleArn);
   output('OperatorApiUrl', p.operatorApi.url);
+  new CfnOutput(stack, 'AuditSealKeyArn', {
+    value: p.evidence.auditSealKey.keyArn,
+    description: OPTIONAL_STACK_OUTPUTS.AuditSealKeyArn,
+  });
+  new CfnOutput(stack, 'OperatorFunctionName', {
+    value: p.operator.functionName,
+    description: OPTIONAL_STACK_OUTPUTS.OperatorFunctionName,
+  });
   if (p.smoke !== undefined) {
     new CfnOutput(stack, 'SmokeProducerFunctionName', {
       value: p.smoke.functionName,

@@ -35,8 +35,9 @@ import { watchFunctions } from './protection-watch-functions.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
+import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
 import { createSweeper } from './sweeper.ts';
-import { createTable } from './table.ts';
+import { createTable, guardTableWrites } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -80,6 +81,8 @@ export class NotifierStack extends Stack {
       placementEnv: placementEnvironment(s, timing),
       sendingEnv: sendingEnvironment(s, timing),
     };
+    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`).
+    guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
@@ -139,6 +142,7 @@ export class NotifierStack extends Stack {
       observability,
       smoke,
       operatorApi: operator.api,
+      operator: operator.fn,
     });
     acknowledgeOutsideRuleSets(this, {
       table: this.table,
@@ -284,6 +288,10 @@ export class NotifierStack extends Stack {
     new CfnOutput(this, 'SupportConsoleUrl', {
       description: 'The support console, through the bank network (docs/console.md)',
       value: supportConsole.url,
+    });
+    new CfnOutput(this, 'ConsoleApiFunctionName', {
+      description: OPTIONAL_STACK_OUTPUTS.ConsoleApiFunctionName,
+      value: supportConsole.apiFunction.functionName,
     });
     return supportConsole;
   }

@@ -14,7 +14,7 @@ import {
   LogGroupLogDestination,
   MethodLoggingLevel,
 } from 'aws-cdk-lib/aws-apigateway';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { CfnPermission } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Bucket, CfnBucket } from 'aws-cdk-lib/aws-s3';
@@ -22,6 +22,7 @@ import type { IConstruct } from 'constructs';
 import type { OperatorEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { formatApprovalKinds } from '../functions/domain/approval.ts';
+import { IDENTITY_CENTER_ROLE_PREFIX } from '../functions/domain/identity.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -41,6 +42,7 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
     FAILED_BATCHES_BUCKET: failedBatches.bucketName,
     APPROVAL_REQUIRED_FOR: formatApprovalKinds(s.approvalRequiredFor),
     PROPOSAL_HOURS: String(s.proposalHours),
+    AUDIT_SEAL_KEY_ARN: p.evidence.auditSealKey.keyArn,
   };
   const fn = new NotifierFunction(stack, 'Operator', {
     entry: 'operator-api/index.ts',
@@ -89,6 +91,7 @@ function restApi(stack: Stack, prefix: string, fn: NotifierFunction): LambdaRest
     proxy: true,
     // Every route, the root's included: a request AWS did not authenticate never reaches the function.
     defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+    policy: impostorsRefused(stack),
     endpointTypes: [EndpointType.REGIONAL],
     // Execution logging needs an account-wide API Gateway role; the access log below names every caller.
     cloudWatchRole: false,
@@ -111,6 +114,31 @@ function restApi(stack: Stack, prefix: string, fn: NotifierFunction): LambdaRest
       throttlingRateLimit: 20,
       throttlingBurstLimit: 40,
     },
+  });
+}
+
+/**
+ * Four eyes takes an IAM Identity Center role session's name as its person (domain/identity.ts personOfIamArn): AWS
+ * sets it to the user's name, and creates those roles under its reserved path. A role someone named like one,
+ * anywhere else, could be assumed with any session name: refused here, before the function runs. Nothing else is
+ * granted by this policy: the callers' own IAM policies allow the API (same account).
+ */
+function impostorsRefused(stack: Stack): PolicyDocument {
+  const roles = (pattern: string) => `arn:${stack.partition}:iam::*:role/${pattern}`;
+  return new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        sid: 'NoImpostorIdentityCenterRoles',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['execute-api:Invoke'],
+        resources: ['execute-api:/*'],
+        conditions: {
+          ArnLike: { 'aws:PrincipalArn': roles(`*${IDENTITY_CENTER_ROLE_PREFIX}*`) },
+          ArnNotLike: { 'aws:PrincipalArn': roles('aws-reserved/sso.amazonaws.com/*') },
+        },
+      }),
+    ],
   });
 }
 

@@ -34,6 +34,11 @@ export const STACK_OUTPUTS = {
 /** Outputs only some stacks have: the smoke producer exists when the settings name the cluster's subnets. */
 export const OPTIONAL_STACK_OUTPUTS = {
   SmokeProducerFunctionName: 'Writes the smoke event to the topic from inside the cluster VPC (npm run smoke)',
+  AuditSealKeyArn: 'The KMS key every audit record is sealed with: ops audit verifies each record with it',
+  OperatorFunctionName:
+    'The operator function: invoked by the operator API only (npm run smoke checks that a trail records any other invoke)',
+  ConsoleApiFunctionName:
+    "The support console's API function: invoked by its API only (npm run smoke checks that a trail records any other invoke)",
 } as const;
 
 export type StackOutputName = keyof typeof STACK_OUTPUTS;

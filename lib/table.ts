@@ -1,8 +1,9 @@
 /**
  * The one table (functions/contracts/table-schema.ts is its one definition; the local run builds it from there too):
- * on demand, its stream the dispatch triggers read, TTL, point-in-time recovery, deletion protection, retained.
+ * on demand, its stream the dispatch triggers read, TTL, point-in-time recovery, deletion protection, retained — and a
+ * resource policy that lets nobody but the stack's functions (and break glass) write an item.
  */
-import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Lazy, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
@@ -11,6 +12,7 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 
@@ -54,4 +56,49 @@ export function createTable(stack: Stack, key: IKey | undefined): Table {
     projectionType: ProjectionType.ALL,
   });
   return table;
+}
+
+/** Every DynamoDB action that writes an item (PartiQL's included). */
+export const ITEM_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:TransactWriteItems',
+  'dynamodb:PartiQLInsert',
+  'dynamodb:PartiQLUpdate',
+  'dynamodb:PartiQLDelete',
+] as const;
+
+const writersOf = new WeakMap<object, Set<string>>();
+
+/** A role the stack granted an item write on the table (lib/notifier-function.ts useTable): one the guard lets write. */
+export function recordTableWriter(table: object, roleArn: string): void {
+  const writers = writersOf.get(table) ?? new Set<string>();
+  writers.add(roleArn);
+  writersOf.set(table, writers);
+}
+
+/**
+ * Nobody writes an item but the functions the stack granted it and break glass, whatever their IAM policy says (an
+ * account administrator, a broad deploy role): an item written by hand would be sent by the stream (a notification),
+ * resent (a FAILED item turned PENDING) or approved as forged (a proposal). Reads, the stream, TTL deletions,
+ * CloudFormation's table updates and restores (point in time or AWS Backup: each restores into a new table) are not
+ * item writes of this table, and stay as they are. `*` is this table (its own ARN would be a circular reference).
+ */
+export function guardTableWrites(table: Table, breakGlass: readonly string[]): void {
+  table.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'OnlyTheStacksFunctionsWriteItems',
+      effect: Effect.DENY,
+      principals: [new AnyPrincipal()],
+      actions: [...ITEM_WRITE_ACTIONS],
+      resources: ['*'],
+      conditions: {
+        ArnNotEquals: {
+          'aws:PrincipalArn': Lazy.list({ produce: () => [...(writersOf.get(table) ?? []), ...breakGlass] }),
+        },
+      },
+    }),
+  );
 }

@@ -243,6 +243,7 @@ export function loadOperatorConfig(env: Env = process.env) {
     evidence: store,
     ingestFunctionName: c.INGEST_FUNCTION_NAME,
     failedBatchesBucket: c.FAILED_BATCHES_BUCKET,
+    auditSealKeyArn: c.AUDIT_SEAL_KEY_ARN,
     proposalKeepDays: c.INBOX_RETENTION_DAYS,
     policy: approvalPolicy(c.APPROVAL_REQUIRED_FOR, c.PROPOSAL_HOURS),
   };

@@ -63,6 +63,7 @@ const problem = (status: number, message: string, code?: string): ApiAnswer => (
 export const identityOf = (caller: Caller): VerifiedIdentity => ({
   principal: caller.principal,
   verifiedBy: caller.verifiedBy,
+  person: caller.person,
   display: caller.name,
 });
 const as = (caller: Caller, deps: ConsoleDeps) => asCaller(deps.ops, identityOf(caller));

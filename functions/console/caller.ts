@@ -10,12 +10,15 @@ import {
   type ConsoleCapability,
   type ConsoleRole,
   capabilitiesOf,
+  personOfClaims,
 } from '../contracts/console-routes.ts';
 
 /** A caller as the authorizer vouched for it: `principal` is what four eyes compares; `name` is for people only. */
 export interface Caller {
   readonly principal: string;
   readonly verifiedBy: 'IDENTITY_PROVIDER';
+  /** The person (contracts/console-routes.ts personOfClaims): what four eyes compares across surfaces. */
+  readonly person: string;
   readonly name: string;
   readonly roles: readonly ConsoleRole[];
   readonly can: readonly ConsoleCapability[];
@@ -69,13 +72,15 @@ export function callerOf(
 ): Caller | undefined {
   if (claims === undefined) return undefined;
   const principal = claims[CLAIMS.principal] ?? claims[CLAIMS.subject];
-  if (typeof principal !== 'string' || principal === '') return undefined;
+  const person = personOfClaims(claims);
+  if (typeof principal !== 'string' || principal === '' || person === undefined) return undefined;
   const groups = new Set(groupsIn(claims[CLAIMS.groups]));
   const roles = CONSOLE_ROLES.filter((role) => mapping[role].some((g) => groups.has(g)));
   const shown = [claims[CLAIMS.name], claims[CLAIMS.email]].find((v) => typeof v === 'string' && v !== '');
   return {
     principal,
     verifiedBy: 'IDENTITY_PROVIDER',
+    person,
     name: typeof shown === 'string' ? shown : principal,
     roles,
     can: capabilitiesOf(roles),

@@ -17,6 +17,7 @@ import { CONSOLE_ENVIRONMENT } from '../contracts/console-environment.ts';
 import { apiRouteOf } from '../contracts/console-routes.ts';
 import { operations } from '../operator/operations.ts';
 import { operatorPorts } from '../operator/ports.ts';
+import { auditSealOf } from '../stores/audit-seal.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { answerApi } from './api.ts';
 import { callerOf, parseGroupRoles } from './caller.ts';
@@ -45,6 +46,7 @@ const ports = operatorPorts({
   evidence,
   invokeIngest: () => Promise.reject(new Error('the console feeds nothing through ingest')),
   proposalKeepDays: config.INBOX_RETENTION_DAYS,
+  ...auditSealOf(config.AUDIT_SEAL_KEY_ARN),
 });
 const deps = { ports, ops: operations(ports, approvalPolicy(config.APPROVAL_REQUIRED_FOR, config.PROPOSAL_HOURS)) };
 

@@ -3,7 +3,7 @@
  * function reads the table and the evidence store and maps the identity provider's groups to console roles; the page
  * function only tells the page how to sign in.
  */
-import { EVIDENCE_ENVIRONMENT, OPERATOR_ENVIRONMENT } from './environment.ts';
+import { AUDIT_SEAL, EVIDENCE_ENVIRONMENT, OPERATOR_ENVIRONMENT } from './environment.ts';
 import { DEPLOYED, type EnvironmentOf, type EnvSpec, optionalText, text } from './environment-keys.ts';
 
 export const CONSOLE_ENVIRONMENT = {
@@ -13,6 +13,8 @@ export const CONSOLE_ENVIRONMENT = {
   INBOX_RETENTION_DAYS: OPERATOR_ENVIRONMENT.INBOX_RETENTION_DAYS,
   APPROVAL_REQUIRED_FOR: OPERATOR_ENVIRONMENT.APPROVAL_REQUIRED_FOR,
   PROPOSAL_HOURS: OPERATOR_ENVIRONMENT.PROPOSAL_HOURS,
+  // Its audit records are sealed with the same key as the operator function's.
+  ...AUDIT_SEAL,
   /**
    * Which of the identity provider's groups make a person which console role (functions/console/caller.ts):
    * {"support": ["…"], "approver": ["…"]}, from the settings' `console.groups`.

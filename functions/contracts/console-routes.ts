@@ -75,8 +75,11 @@ export const pageRouteOf = (method: string, resource: string): PageRoute | undef
 
 /**
  * The claims the console reads from a token the authorizer checked (Cognito's ID token; the local run's own): the
- * stable user name (`cognito:username`: the identity provider's name and its subject), a name to show, and the
- * groups (a custom attribute the identity provider's group claim is mapped to at every sign-in).
+ * user name (`cognito:username`: the identity provider's name and its NameID — recorded, but it changes at every
+ * sign-in when the bank's identity provider sends a transient NameID), the person (`email`: the corporate e-mail the
+ * identity provider asserts at every sign-in, the same key the operator API's Identity Center user name is — four
+ * eyes compares it across both: docs/console.md "Who is who"), a name to show, and the groups (a custom attribute the
+ * identity provider's group claim is mapped to at every sign-in).
  */
 export const CLAIMS = {
   principal: 'cognito:username',
@@ -84,4 +87,11 @@ export const CLAIMS = {
   name: 'name',
   email: 'email',
   groups: 'custom:groups',
+  person: 'email',
 } as const;
+
+/** The person a token names (lower-cased), or undefined when it names none: such a caller is refused. */
+export function personOfClaims(claims: Readonly<Record<string, unknown>>): string | undefined {
+  const person = claims[CLAIMS.person];
+  return typeof person === 'string' && person.trim() !== '' ? person.trim().toLowerCase() : undefined;
+}

@@ -195,6 +195,14 @@ export const SMOKE_ENVIRONMENT = {
  * records, and the evidence an export reads), the ingest function replays and repairs go through, the bucket of
  * parked batches, and four eyes.
  */
+/** The KMS HMAC key audit records are sealed with (functions/stores/audit-seal.ts); unset: the local run's key. */
+export const AUDIT_SEAL = {
+  AUDIT_SEAL_KEY_ARN: optionalText(
+    { pattern: /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/, must: 'a KMS key ARN' },
+    DEPLOYED,
+  ),
+} as const satisfies EnvSpec;
+
 export const OPERATOR_ENVIRONMENT = {
   ...TABLE,
   ...EVIDENCE_ENVIRONMENT,
@@ -202,6 +210,7 @@ export const OPERATOR_ENVIRONMENT = {
   ...RETENTION,
   INGEST_FUNCTION_NAME: text('nonEmpty'),
   FAILED_BATCHES_BUCKET: text('nonEmpty'),
+  ...AUDIT_SEAL,
   /**
    * The kinds of action a second identity must approve (domain/approval.ts), comma-separated; empty: none. Unset (a
    * run without the stack): DEFAULT_APPROVAL_REQUIRED, the `approvalRequiredFor` setting's default.

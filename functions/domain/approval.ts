@@ -6,7 +6,7 @@
  * fingerprint of what was read, so the approval applies exactly that — or is refused, because the state changed. Pure.
  */
 import { createHash } from 'node:crypto';
-import type { AuditAction } from './audit.ts';
+import type { AuditAction, AuditRecord } from './audit.ts';
 import { type RecordedIdentity, sameIdentity, type VerifiedIdentity } from './identity.ts';
 import { type Refusal, refusal } from './refusal.ts';
 
@@ -85,6 +85,8 @@ export interface Proposal {
   readonly reason: string;
   readonly proposedBy: VerifiedIdentity;
   readonly proposedAt: string;
+  /** The key of its PROPOSE audit record, written once: an approval checks the proposal against it (proposalTampering). */
+  readonly proposeRecord?: string;
   /** After this instant the proposal can no longer be approved (ISO 8601). */
   readonly approveBy: string;
   readonly state: ProposalState;
@@ -142,4 +144,41 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * What a PROPOSE audit record keeps of the proposal (in its details, `proposed`): digests of the request, of what was
+ * shown and the fingerprint. The table's item can be written by whoever the table lets; the audit record cannot be
+ * changed once written — so an approval compares the two.
+ */
+export const proposedDigests = (p: Pick<Proposal, 'request' | 'shown' | 'fingerprint'>) => ({
+  request: fingerprintOf(p.request),
+  shown: fingerprintOf(p.shown),
+  fingerprint: p.fingerprint,
+});
+
+/**
+ * Why a proposal read from the table is not what its PROPOSE audit record says was proposed — or undefined when
+ * they agree: the same proposal, action, target, proposer (the same credential and person), reason, request, shown and
+ * fingerprint.
+ */
+export function proposalTampering(p: Proposal, record: AuditRecord | undefined): Refusal | undefined {
+  const tampered = (what: string) =>
+    refusal('TAMPERED', `proposal ${p.id} is not what was proposed (${what}): nothing was done; report it`);
+  if (record === undefined) return tampered('no PROPOSE audit record of it');
+  const by = record.by;
+  const checks: [boolean, string][] = [
+    [record.step === 'PROPOSE' && record.proposal === p.id, 'its audit record is of another proposal'],
+    [record.action === p.action && record.target === p.target, 'another action or target'],
+    [
+      by.principal === p.proposedBy.principal &&
+        by.verifiedBy === p.proposedBy.verifiedBy &&
+        by.person === p.proposedBy.person,
+      'another proposer',
+    ],
+    [record.reason === p.reason, 'another reason'],
+    [canonicalJson(record.details.proposed) === canonicalJson(proposedDigests(p)), 'another request or preview'],
+  ];
+  const failed = checks.find(([holds]) => !holds);
+  return failed === undefined ? undefined : tampered(failed[1]);
 }

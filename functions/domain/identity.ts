@@ -24,6 +24,11 @@ export interface VerifiedIdentity {
    */
   readonly principal: string;
   readonly verifiedBy: IdentitySource;
+  /**
+   * The person behind the credential, lower-cased: what four eyes compares, across surfaces and sessions (personOf*
+   * below). Absent only on identities recorded before people were compared; those compare by principal and source.
+   */
+  readonly person?: string;
   /** What people read beside it (an e-mail address from the token); never compared, never trusted for a decision. */
   readonly display?: string;
 }
@@ -34,11 +39,43 @@ export interface VerifiedIdentity {
  */
 export type RecordedIdentity =
   | VerifiedIdentity
-  | { readonly principal: string; readonly verifiedBy: 'UNVERIFIED'; readonly display?: string };
+  | {
+      readonly principal: string;
+      readonly verifiedBy: 'UNVERIFIED';
+      readonly person?: undefined;
+      readonly display?: string;
+    };
 
-/** Whether two identities are the same caller: the same principal established the same way. */
+/**
+ * Whether two identities are the same person: the same person key, whichever surface or session verified each — so
+ * one person cannot propose through the operator API and approve in the console, or approve from a second session —
+ * or, for an identity recorded without one, the same principal established the same way.
+ */
 export const sameIdentity = (a: RecordedIdentity, b: RecordedIdentity): boolean =>
-  a.principal === b.principal && a.verifiedBy === b.verifiedBy;
+  (a.person !== undefined && a.person === b.person) || (a.principal === b.principal && a.verifiedBy === b.verifiedBy);
+
+/** A person key: trimmed and lower-cased (an e-mail address or a directory user name, as each surface gives it). */
+export const personKey = (name: string): string => name.trim().toLowerCase();
+
+/** The role name prefix AWS gives the roles IAM Identity Center creates for a permission set. */
+export const IDENTITY_CENTER_ROLE_PREFIX = 'AWSReservedSSO_';
+
+/**
+ * The person behind an IAM caller's ARN, or undefined for an ARN that is not a caller's. A role session's name is
+ * chosen by whoever assumes the role — except for IAM Identity Center's roles, whose session name AWS sets to the
+ * user's Identity Center user name (the stack's API refuses an impostor role of that name outside AWS's reserved
+ * path: lib/operator-api.ts). So an Identity Center session is its user; any other role session is its role (every
+ * session of one role is one person: it can never approve what another session of it proposed); an IAM user is itself.
+ */
+export function personOfIamArn(arn: string): string | undefined {
+  const assumed = /^arn:aws[a-z-]*:sts::(\d{12}):assumed-role\/([^/]+)\/(.+)$/.exec(arn);
+  if (assumed !== null) {
+    const [, account, role, session] = assumed as unknown as [string, string, string, string];
+    if (role.startsWith(IDENTITY_CENTER_ROLE_PREFIX)) return personKey(session);
+    return personKey(`arn:aws:iam::${account}:role/${role}`);
+  }
+  return /^arn:aws[a-z-]*:iam::\d{12}:(user\/.+|root)$/.test(arn) ? personKey(arn) : undefined;
+}
 
 /** One line for people: the principal, how it was verified, and its display name when it has one. */
 export const identityText = (i: RecordedIdentity): string =>

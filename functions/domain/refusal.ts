@@ -45,6 +45,11 @@ export const REFUSAL_CODES = [
   'EXPIRED',
   /** A proposal already approved or rejected: each is decided once. */
   'DECIDED',
+  /**
+   * A proposal that is not what its write-once PROPOSE audit record says was proposed (another request, what was
+   * shown, proposer or reason): it was edited in the table, or has no such record. Never applied.
+   */
+  'TAMPERED',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

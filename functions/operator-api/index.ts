@@ -13,6 +13,7 @@ import { loadOperatorConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { logger, traced } from '../commons/powertools.ts';
 import { answer, operations, operatorPorts, S3ParkedBatches } from '../operator/index.ts';
+import { auditSealOf } from '../stores/audit-seal.ts';
 import { S3EvidenceStore } from '../stores/evidence-store.ts';
 import { iamIdentityOf } from './iam-identity.ts';
 import { lambdaIngest } from './lambda-ingest.ts';
@@ -30,6 +31,7 @@ const ops = operations(
     invokeIngest: lambdaIngest(lambda, config.ingestFunctionName),
     parked: new S3ParkedBatches(s3, config.failedBatchesBucket),
     proposalKeepDays: config.proposalKeepDays,
+    ...auditSealOf(config.auditSealKeyArn),
   }),
   config.policy,
 );

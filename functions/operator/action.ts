@@ -82,6 +82,8 @@ export interface ApplyContext<P> {
   readonly details?: Record<string, unknown>;
   /** Checked on the plan after the rule allowed it: four eyes, a changed fingerprint. A refusal here is audited. */
   readonly gate?: (plan: P) => Refusal | undefined;
+  /** The action's record, when it was written already (an approval's, before its decision landed): not written again. */
+  readonly entry?: AuditEntry;
 }
 
 /** A request without a reason is refused before anything is read: every action says why. */
@@ -105,7 +107,7 @@ export async function apply<Q, S, P, O>(
   const decided = await preview(action, ports, request);
   const stop = decided.ok ? context.gate?.(decided.value) : decided.refusal;
   const details = { ...(decided.ok ? action.shown(decided.value) : {}), ...context.details };
-  const entry = await recordAction(ports, action, request, actor, context, details);
+  const entry = context.entry ?? (await recordAction(ports, action, request, actor, context, details));
   if (stop !== undefined || !decided.ok) {
     const why = stop ?? refusal('INVALID', 'refused');
     await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());

@@ -21,6 +21,7 @@ export {
   IDENTITY_SOURCES,
   type IdentitySource,
   identityText,
+  personKey,
   type RecordedIdentity,
   sameIdentity,
   type VerifiedIdentity,

@@ -22,11 +22,14 @@ import {
   type Proposal,
   type ProposalState,
   proposalStatus,
+  proposalTampering,
+  proposedDigests,
 } from '../domain/approval.ts';
 import type { AuditAction } from '../domain/audit.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { proposalIdOf } from '../domain/keys.ts';
 import { type Refusal, refusal } from '../domain/refusal.ts';
+import type { AuditEntry } from '../stores/audit-log.ts';
 import {
   type Actor,
   apply,
@@ -244,10 +247,24 @@ async function proposeAction(
   const at = isoNow(ports);
   const id = proposalIdOf(at, randomBytes(3).toString('hex'));
   const shown = decided.ok ? action.shown(decided.value) : {};
-  const entry = await recordAction(ports, action, request, actor, { step: 'PROPOSE', proposal: id }, shown);
+  const fingerprinted = decided.ok ? planFingerprint(action, decided.value) : undefined;
+  // What an approval checks the table's proposal against: this record is written once, the table's item is not.
+  const proposed =
+    fingerprinted === undefined ? {} : { proposed: proposedDigests({ request, shown, fingerprint: fingerprinted }) };
+  const entry = await recordAction(
+    ports,
+    action,
+    request,
+    actor,
+    { step: 'PROPOSE', proposal: id },
+    {
+      ...shown,
+      ...proposed,
+    },
+  );
   const stop = !decided.ok
     ? decided.refusal
-    : fingerprint !== undefined && planFingerprint(action, decided.value) !== fingerprint
+    : fingerprint !== undefined && fingerprinted !== fingerprint
       ? changed(action.target(request))
       : undefined;
   if (stop !== undefined || !decided.ok) {
@@ -263,10 +280,11 @@ async function proposeAction(
     ...(userId === undefined ? {} : { userId }),
     request,
     shown,
-    fingerprint: planFingerprint(action, decided.value),
+    fingerprint: fingerprinted as string,
     reason: actor.reason,
     proposedBy: actor.identity,
     proposedAt: at,
+    proposeRecord: entry.key,
     approveBy: new Date(ports.now() + policy.proposalMs).toISOString(),
     state: 'PENDING',
   };
@@ -277,30 +295,27 @@ async function proposeAction(
 }
 
 /**
- * Another identity applies a proposal: decided first (of two approvers racing, one applies it), then applied as it
- * was proposed — refused if what is read now is not what the proposer was shown.
+ * Another identity applies a proposal. Its APPROVE audit record is written first — an approval whose record cannot be
+ * written does not happen —, then the proposal is checked against its PROPOSE record (TAMPERED when the table's item
+ * was edited) and decided (of two approvers racing, one applies it); a refusal is that record's REFUSED outcome. Then
+ * it is applied as it was proposed — refused if what is read now is not what the proposer was shown.
  */
 async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
   requireReason(actor.reason);
   const p = await found(ports, id);
   const action = actionOf(p.action);
   const about = { proposedBy: p.proposedBy, proposedAt: p.proposedAt, proposalReason: p.reason };
-  const decision = { state: 'APPROVED' as const, by: actor.identity, at: isoNow(ports), reason: actor.reason };
-  const why =
-    decisionRefusal(p, actor.identity, 'APPROVE', ports.now()) ??
-    ((await ports.proposals.decide(id, decision, ports.now()))
-      ? undefined
-      : await lateRefusal(ports, id, actor, 'APPROVE'));
-  if (why !== undefined) {
-    await refuseDecision(ports, action, p, actor, 'APPROVE', why, about);
-    throw new OperatorError(why);
-  }
+  const details = { ...about, shownToProposer: p.shown };
+  const entry = await decided(ports, action, p, actor, 'APPROVE', details, async () => {
+    const record = p.proposeRecord === undefined ? undefined : await ports.audit.read(p.proposeRecord);
+    return proposalTampering(p, record);
+  });
   let outcome: unknown;
   try {
     outcome = await apply(action, ports, p.request, actor, {
       step: 'APPROVE',
       proposal: id,
-      details: { ...about, shownToProposer: p.shown },
+      entry,
       gate: (plan) => (planFingerprint(action, plan) === p.fingerprint ? undefined : changed(p.target)),
     });
   } catch (error) {
@@ -316,25 +331,49 @@ async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
   return { proposal: viewOf(ports, await found(ports, id)), outcome };
 }
 
-/** Another identity — or the proposer, withdrawing it — closes a proposal, audited. */
+/** Another identity — or the proposer, withdrawing it — closes a proposal, audited (its record first, as an approval). */
 async function rejectProposal(ports: OperatorPorts, id: string, actor: Actor): Promise<ProposalView> {
   requireReason(actor.reason);
   const p = await found(ports, id);
   const action = actionOf(p.action);
   const about = { proposedBy: p.proposedBy, proposedAt: p.proposedAt, proposalReason: p.reason, shown: p.shown };
-  const decision = { state: 'REJECTED' as const, by: actor.identity, at: isoNow(ports), reason: actor.reason };
-  const why =
-    decisionRefusal(p, actor.identity, 'REJECT', ports.now()) ??
-    ((await ports.proposals.decide(id, decision, ports.now()))
-      ? undefined
-      : await lateRefusal(ports, id, actor, 'REJECT'));
-  if (why !== undefined) {
-    await refuseDecision(ports, action, p, actor, 'REJECT', why, about);
-    throw new OperatorError(why);
-  }
-  const entry = await recordAction(ports, action, p.request, actor, { step: 'REJECT', proposal: id }, about);
+  const entry = await decided(ports, action, p, actor, 'REJECT', about);
   await ports.audit.recordOutcome(entry.key, { result: 'DONE', details: { state: 'REJECTED' } }, ports.now());
   return viewOf(ports, await found(ports, id));
+}
+
+/**
+ * A decision, audited first: the decision's record, then the checks (the rules, and `check` for an approval), then
+ * the conditional write. A refusal — a check's, or the write's condition — is the record's REFUSED outcome, thrown.
+ * Answers the record, whose outcome the caller writes once the decision's effect is known.
+ */
+async function decided(
+  ports: OperatorPorts,
+  action: AnyAction,
+  p: Proposal,
+  actor: Actor,
+  step: 'APPROVE' | 'REJECT',
+  details: Record<string, unknown>,
+  check: () => Promise<Refusal | undefined> = async () => undefined,
+): Promise<AuditEntry> {
+  const entry = await recordAction(ports, action, p.request, actor, { step, proposal: p.id }, details);
+  const decision = {
+    state: step === 'APPROVE' ? ('APPROVED' as const) : ('REJECTED' as const),
+    by: actor.identity,
+    at: isoNow(ports),
+    reason: actor.reason,
+  };
+  const why =
+    decisionRefusal(p, actor.identity, step, ports.now()) ??
+    (await check()) ??
+    ((await ports.proposals.decide(p.id, decision, ports.now()))
+      ? undefined
+      : await lateRefusal(ports, p.id, actor, step));
+  if (why !== undefined) {
+    await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
+    throw new OperatorError(why);
+  }
+  return entry;
 }
 
 async function listProposals(ports: OperatorPorts, query: ProposalQuery = {}): Promise<ProposalView[]> {
@@ -358,20 +397,6 @@ async function lateRefusal(
     decisionRefusal(again, actor.identity, decision, ports.now()) ??
     refusal('DECIDED', `proposal ${id} was decided by someone else meanwhile`)
   );
-}
-
-/** A refused approval or rejection, audited: its record and its REFUSED outcome. */
-async function refuseDecision(
-  ports: OperatorPorts,
-  action: AnyAction,
-  p: Proposal,
-  actor: Actor,
-  step: 'APPROVE' | 'REJECT',
-  why: Refusal,
-  details: Record<string, unknown>,
-): Promise<void> {
-  const entry = await recordAction(ports, action, p.request, actor, { step, proposal: p.id }, details);
-  await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
 }
 
 /** A write after the action's audit record: its failure is audited (FAILED) and thrown. */

@@ -7,6 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-store.ts';
 import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
+import type { AuditSeal } from '../stores/audit-seal.ts';
 import { DynamoEventStore, type EventStore } from '../stores/event-store.ts';
 import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceLocator, type EvidenceLocator } from '../stores/evidence-reader.ts';
@@ -48,6 +49,8 @@ export function operatorPorts(deps: {
   readonly now?: () => number;
   /** How long a decided or expired proposal stays in the table (its TTL); the audit keeps it for good. */
   readonly proposalKeepDays?: number;
+  /** How audit records are sealed and checked (stores/audit-seal.ts): the stack's KMS key; absent, the local run's. */
+  readonly auditSeal?: AuditSeal;
 }): OperatorPorts {
   return {
     events: new DynamoEventStore(deps.doc, deps.tableName),
@@ -59,7 +62,7 @@ export function operatorPorts(deps: {
       deps.tableName,
       new DynamoEvidenceIndex(deps.doc, deps.tableName),
     ),
-    audit: new EvidenceAuditLog(deps.evidence),
+    audit: new EvidenceAuditLog(deps.evidence, deps.auditSeal),
     proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),
     invokeIngest: deps.invokeIngest,
     parked: deps.parked,

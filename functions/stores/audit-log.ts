@@ -13,6 +13,7 @@ import {
   recordKeyOfOutcome,
 } from '../domain/audit.ts';
 import { recordedIdentityOf } from '../domain/identity.ts';
+import { type AuditSeal, LOCAL_AUDIT_SEAL } from './audit-seal.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 
@@ -35,18 +36,24 @@ export interface AuditLog {
    * record ever written, as first written, and what its versions say (evidence-versions.ts).
    */
   list(sinceIso?: string): Promise<ListedAuditRecord[]>;
+  /** The record written under `key`, as first written, or undefined when there is none. */
+  read(key: string): Promise<AuditRecord | undefined>;
 }
 
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
 
 export class EvidenceAuditLog implements AuditLog {
-  constructor(private readonly store: EvidenceStore) {}
+  /** Every record written with its seal, every record read checked against it (audit-seal.ts). */
+  constructor(
+    private readonly store: EvidenceStore,
+    private readonly seal: AuditSeal = LOCAL_AUDIT_SEAL,
+  ) {}
 
   async record(entry: Omit<AuditRecord, 'kind' | 'at' | 'outcome'>, now: number): Promise<AuditEntry> {
     const record: AuditRecord = { kind: 'AUDIT', at: new Date(now).toISOString(), ...entry };
     const key = auditKey(record.at, randomUUID().slice(0, 8));
     // No retain-until date: the bucket's default retention applies (the writer need not know the stack's setting).
-    await this.store.put(key, json(record), undefined);
+    await this.store.put(key, json(await this.seal.sealed(record)), undefined);
     return { key, record };
   }
 
@@ -56,8 +63,16 @@ export class EvidenceAuditLog implements AuditLog {
     now: number,
   ): Promise<AuditOutcome> {
     const written: AuditOutcome = { kind: 'AUDIT_OUTCOME', at: new Date(now).toISOString(), ...outcome };
-    await this.store.put(auditOutcomeKey(recordKey), json(written), undefined);
+    await this.store.put(auditOutcomeKey(recordKey), json(await this.seal.sealed(written)), undefined);
     return written;
+  }
+
+  async read(key: string): Promise<AuditRecord | undefined> {
+    const object = (await this.store.history(key)).find((o) => o.key === key);
+    const read = object === undefined ? undefined : await readFirst(this.store, object);
+    const doc = read === undefined ? undefined : JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+    // A record that is not sealed by the stack's key is no record to rely on.
+    return doc === undefined || (await this.seal.broken(doc)) !== undefined ? undefined : (doc as AuditRecord);
   }
 
   async list(sinceIso?: string): Promise<ListedAuditRecord[]> {
@@ -69,7 +84,10 @@ export class EvidenceAuditLog implements AuditLog {
     for (const o of objects) {
       const read = await readFirst(this.store, o);
       if (read === undefined) continue;
-      const doc = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+      const written = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+      const broken = await this.seal.broken(written);
+      if (broken !== undefined) read.warnings.push(`${o.key}: ${broken}`);
+      const { seal: _seal, ...doc } = written;
       const of = recordKeyOfOutcome(o.key);
       // A record from before identities were verified names its caller as text: read as UNVERIFIED, never as verified.
       if (of === undefined)

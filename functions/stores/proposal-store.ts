@@ -96,9 +96,12 @@ export class DynamoProposalStore implements ProposalStore {
   }
 
   async decide(id: string, decision: Decision, now: number): Promise<boolean> {
-    // Four eyes in the write itself too: an approval by the proposer's own principal never lands.
+    // Four eyes in the write itself too: an approval by the proposer — the same person, on any surface or session —
+    // never lands (domain/identity.ts sameIdentity).
     const notOwn =
-      decision.state === 'APPROVED' ? ' AND NOT (proposedBy.principal = :by AND proposedBy.verifiedBy = :via)' : '';
+      decision.state === 'APPROVED'
+        ? ' AND NOT (proposedBy.person = :person OR (proposedBy.principal = :by AND proposedBy.verifiedBy = :via))'
+        : '';
     try {
       await this.client.send(
         new UpdateCommand({
@@ -114,7 +117,14 @@ export class DynamoProposalStore implements ProposalStore {
             ':decider': decision.by,
             ':at': decision.at,
             ':reason': decision.reason,
-            ...(notOwn === '' ? {} : { ':by': decision.by.principal, ':via': decision.by.verifiedBy }),
+            ...(notOwn === ''
+              ? {}
+              : {
+                  ':by': decision.by.principal,
+                  ':via': decision.by.verifiedBy,
+                  // No person (an identity from before): a value no stored person has.
+                  ':person': decision.by.person ?? `unrecorded:${decision.by.principal}`,
+                }),
           },
         }),
       );

@@ -93,12 +93,17 @@ describe('the support console', () => {
         // The table's key (the bank's own): the evidence key lets only the evidence reader decrypt.
         'kms:Decrypt',
         'kms:GenerateDataKey',
+        // The audit seal's key: it seals the records it writes.
+        'kms:GenerateMac',
+        'kms:VerifyMac',
         'sts:AssumeRole',
       ].sort(),
     );
-    expect(JSON.stringify(api.filter((st) => JSON.stringify(st.Action).includes('kms:')))).toContain(
+    expect(JSON.stringify(api.filter((st) => JSON.stringify(st.Action).includes('kms:Decrypt')))).toContain(
       production.kmsKeyArn,
     );
+    const [sealKey] = t.one('AWS::KMS::Key', 'EvidenceAuditSealKey');
+    expect(api.find((st) => JSON.stringify(st.Action).includes('kms:GenerateMac'))?.Resource).toBe(`arn:${sealKey}`);
     const assume = api.find((s) => s.Action === 'sts:AssumeRole');
     const [readerId] = t.one('AWS::IAM::Role', 'EvidenceReaderRole');
     expect(assume?.Resource).toBe(`arn:${readerId}`);

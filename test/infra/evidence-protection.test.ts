@@ -33,6 +33,7 @@ function read(file: string, overrides: Record<string, unknown> = {}) {
   const deployer = `arn:aws:iam::${account}:role/cdk-hnb659fds-cfn-exec-role-${account}-${stack.region}`;
   return {
     stack,
+    roleArn,
     all,
     one,
     resolve,
@@ -90,7 +91,7 @@ describe.each([
     expect(denies(s.evidence, ask(s.who.reader, 's3:PutObject', object(s, 'audit/a.json')))).toBe(true);
   });
 
-  it("a send record only by the functions that send: an administrator cannot add forged evidence; audit records are the operators' own", () => {
+  it('a send record only by the functions that send, an audit record only by the operator function and the console (as the reader role): an administrator cannot add forged evidence or a forged audit record', () => {
     const put = (who: Principal, key: string) =>
       denies(s.evidence, ask(who, 's3:PutObject', object(s, key), { 's3:if-none-match': '*' }));
     for (const key of ['sends/e-1/SMS/forged.json', 'users/u-1/e-1/SMS/forged.json']) {
@@ -99,7 +100,11 @@ describe.each([
       expect(put(s.who.breakGlass, key), key).toBe(true);
       expect(put(s.who.writer, key), key).toBe(false);
     }
-    expect(put(s.who.admin, 'audit/2026-12-01T00:00:00.000Z-a.json')).toBe(false);
+    const audit = 'audit/2026-12-01T00:00:00.000Z-a.json';
+    for (const who of [s.who.admin, s.who.writer, s.who.breakGlass]) expect(put(who, audit), who.arn).toBe(true);
+    expect(put({ arn: s.roleArn('OperatorRole'), account: s.stack.account }, audit)).toBe(false);
+    // The reader role may (the console writes as it): a record without the seal's key reads as not sealed.
+    expect(put(s.who.reader, audit)).toBe(false);
   });
 
   it("no writer can stretch a lock: another mode or a retention beyond the setting's (plus a day) is denied", () => {

@@ -101,6 +101,51 @@ describe.each([
     expect(logs.map((x) => x.Resource)).toEqual([`arn:${groupId}`]);
   });
 
+  it("nobody writes the table's items but the functions the stack granted a write and break glass; every write action, PartiQL's included, and reads stay open", () => {
+    const [, table] = s.of('AWS::DynamoDB::Table')[0] as [string, TemplateResource];
+    const policy = (table.Properties.ResourcePolicy as { PolicyDocument: unknown }).PolicyDocument;
+    const statements = (s.resolve(policy) as { Statement: Statement[] }).Statement;
+    const role = (prefix: string) => `arn:${s.of('AWS::IAM::Role').find(([id]) => id.startsWith(prefix))?.[0]}`;
+    const refused = (who: string, action: string) =>
+      denies(statements, {
+        principal: { arn: who, account: s.stack.account },
+        action,
+        resource: '*',
+        context: { 'aws:PrincipalArn': who },
+      });
+    const writes = ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems', 'PartiQLUpdate'];
+    for (const action of writes.map((w) => `dynamodb:${w}`)) {
+      expect(refused(`arn:aws:iam::${s.stack.account}:role/Admin`, action), `${action} by an administrator`).toBe(true);
+      expect(refused(role('EvidenceReaderRole'), action), `${action} by the evidence reader`).toBe(true);
+      for (const writer of ['IngestRole', 'DispatchRole', 'SweeperRole', 'OperatorRole', 'EvidenceBreakGlassRole']) {
+        expect(refused(role(writer), action), `${action} by ${writer}`).toBe(false);
+      }
+    }
+    expect(refused(`arn:aws:iam::${s.stack.account}:role/Admin`, 'dynamodb:GetItem')).toBe(false);
+  });
+
+  it('the operator API refuses a role named like an IAM Identity Center role outside AWS’s reserved path (its session name would be the caller’s choice)', () => {
+    const [, api] = s.of('AWS::ApiGateway::RestApi').find(([id]) => id.startsWith('OperatorApi')) as [
+      string,
+      TemplateResource,
+    ];
+    const statements = (s.resolve(api.Properties.Policy) as { Statement: Statement[] }).Statement;
+    const invoke = (who: string) =>
+      denies(statements, {
+        principal: { arn: who, account: s.stack.account },
+        action: 'execute-api:Invoke',
+        resource: 'execute-api:/*',
+        context: { 'aws:PrincipalArn': who },
+      });
+    const account = s.stack.account;
+    expect(invoke(`arn:aws:iam::${account}:role/AWSReservedSSO_Operators_0a1b2c`)).toBe(true);
+    expect(invoke(`arn:aws:iam::${account}:role/team/AWSReservedSSO_Operators_0a1b2c`)).toBe(true);
+    expect(invoke(`arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Operators_0a1b2c`)).toBe(
+      false,
+    );
+    expect(invoke(`arn:aws:iam::${account}:role/Operators`)).toBe(false);
+  });
+
   it('the SNS logging role is passed to SNS only', () => {
     const passes = s
       .of('AWS::IAM::Policy')

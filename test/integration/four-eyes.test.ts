@@ -4,10 +4,13 @@
  * never after its expiry, never twice, never on a state that changed since it was proposed — and both halves are
  * audited with the verified identities. The routes answer the same over HTTP, with the status a client reads.
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { identityOf } from '../../functions/console/api.ts';
+import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
 import { approvalPolicyOf } from '../../functions/domain/approval.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
+import { PROPOSALS_PK, proposalSk } from '../../functions/domain/keys.ts';
 import {
   type ApprovalPolicy,
   answer,
@@ -17,6 +20,7 @@ import {
   type OperatorPorts,
   operations,
 } from '../../functions/operator/index.ts';
+import { iamIdentityOf } from '../../functions/operator-api/iam-identity.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { transferEvent } from '../support/events.ts';
@@ -71,6 +75,17 @@ const suppress = async (address: string) => {
   );
   return { channel: 'EMAIL' as const, addressHash: hash };
 };
+/** A write straight to a proposal's item, as someone the table let write would make it. */
+const editProposal = (id: string, attribute: string, value: unknown) =>
+  table.doc.send(
+    new UpdateCommand({
+      TableName: table.tableName,
+      Key: { pk: PROPOSALS_PK, sk: proposalSk(id) },
+      UpdateExpression: 'SET #a = :v',
+      ExpressionAttributeNames: { '#a': attribute },
+      ExpressionAttributeValues: { ':v': value },
+    }),
+  );
 const failed = (id: string) =>
   table.doc.send(
     new PutCommand({
@@ -133,6 +148,90 @@ describe('four eyes: what the policy names is proposed by one identity and appro
       proposal: proposal.id,
       details: { proposedBy: ALICE_ID, proposalReason: ALICE.reason },
     });
+  });
+
+  it('one person is one identity across surfaces and sessions: alice proposing through the operator API cannot approve in the console, nor from a second session of her role', async () => {
+    const { ports, ops } = world();
+    const groups = parseGroupRoles(JSON.stringify({ support: ['support'], approver: ['approvers'] }));
+    const inConsole = (username: string, email: string) => ({
+      identity: identityOf(
+        callerOf({ 'cognito:username': username, email, 'custom:groups': '["approvers"]' }, groups) as Caller,
+      ),
+      reason: 'checked with the customer',
+    });
+    const viaApi = (arn: string) => ({
+      identity: iamIdentityOf({ userArn: arn }) as NonNullable<ReturnType<typeof iamIdentityOf>>,
+      reason: 'customer asked',
+    });
+    // Identity Center sets the session name to the user's name; a transient NameID gives a new console user name.
+    const aliceSso = viaApi(
+      'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Operators_0a1b2c/Alice@Bank.example',
+    );
+    const lift = await suppress('fe-person@example.com');
+    const p = await ops.propose('SUPPRESSION_LIFT', lift, aliceSso);
+    await expect(ops.approve(p.id, inConsole('Bank_8f3e1d0c', 'alice@bank.example'))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    // Any other role: its session name is the caller's to choose, so every session of it is one person.
+    const shared = 'arn:aws:sts::123456789012:assumed-role/Operators';
+    const q = await ops.propose('SUPPRESSION_LIFT', lift, viaApi(`${shared}/alice`));
+    await expect(ops.approve(q.id, viaApi(`${shared}/alice-2`))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    expect((await ops.approve(q.id, inConsole('Bank_noor', 'noor@bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
+    const refused = (await listAudit(ports)).filter((r) => r.outcome?.details.code === 'OWN_PROPOSAL');
+    expect(refused.map((r) => [r.by.verifiedBy, r.by.person]).sort()).toEqual([
+      ['AWS_IAM', 'arn:aws:iam::123456789012:role/operators'],
+      ['IDENTITY_PROVIDER', 'alice@bank.example'],
+    ]);
+  });
+
+  it('a proposal edited in the table after it was proposed is refused TAMPERED (audited) and never applied: its PROPOSE audit record says what was proposed', async () => {
+    const { ports, ops } = world();
+    const honest = await suppress('fe-honest@example.com');
+    const other = await suppress('fe-forged@example.com');
+    const p = await ops.propose('SUPPRESSION_LIFT', honest, ALICE);
+    // Someone with write access to the table swaps the request and what the approver will see.
+    await editProposal(p.id, 'request', other);
+    await expect(ops.approve(p.id, BOB)).rejects.toMatchObject({
+      refusal: { code: 'TAMPERED', message: expect.stringContaining('another request or preview') },
+    });
+    expect(await ops.preview('SUPPRESSION_LIFT', other)).toMatchObject({ ok: true, shown: { state: 'ACTIVE' } });
+    expect((await ops.proposals({ status: 'PENDING' })).map((q) => q.id)).toContain(p.id);
+    // …or forges the proposer, to make it look like someone else's.
+    const q = await ops.propose('SUPPRESSION_LIFT', honest, ALICE);
+    await editProposal(q.id, 'proposedBy', { principal: 'carol', verifiedBy: 'LOCAL_USER', person: 'carol' });
+    await expect(ops.approve(q.id, ALICE)).rejects.toMatchObject({ refusal: { code: 'TAMPERED' } });
+    const audit = (await listAudit(ports)).filter(
+      (r) => r.step === 'APPROVE' && [p.id, q.id].includes(r.proposal ?? ''),
+    );
+    expect(audit.map((r) => r.outcome?.details.code)).toEqual(['TAMPERED', 'TAMPERED']);
+  });
+
+  it('an approval is audited before its decision lands: when its record cannot be written, the proposal stays pending and nothing is done', async () => {
+    const { ports, ops } = world();
+    const lift = await suppress('fe-first@example.com');
+    const p = await ops.propose('SUPPRESSION_LIFT', lift, ALICE);
+    const auditDown: OperatorPorts = {
+      ...ports,
+      audit: {
+        record: async (entry, now) =>
+          entry.step === 'APPROVE' ? Promise.reject(new Error('SlowDown')) : ports.audit.record(entry, now),
+        recordOutcome: (key, outcome, now) => ports.audit.recordOutcome(key, outcome, now),
+        list: (since) => ports.audit.list(since),
+        read: (key) => ports.audit.read(key),
+      },
+    };
+    await expect(operations(auditDown, ops.policy).approve(p.id, BOB)).rejects.toThrow('SlowDown');
+    expect((await ops.proposals({ status: 'PENDING' })).map((q) => q.id)).toContain(p.id);
+    expect(await ops.preview('SUPPRESSION_LIFT', lift)).toMatchObject({ ok: true, shown: { state: 'ACTIVE' } });
+    // A decision that then does not land (decided meanwhile) is that record's REFUSED outcome.
+    await ops.reject(p.id, { ...ALICE, reason: 'withdrawn' });
+    await expect(ops.approve(p.id, BOB)).rejects.toMatchObject({ refusal: { code: 'DECIDED' } });
+    const approvals = (await listAudit(ports)).filter((r) => r.proposal === p.id && r.step === 'APPROVE');
+    expect(approvals.map((r) => [r.by.principal, r.outcome?.result])).toEqual([['bob', 'REFUSED']]);
   });
 
   it('a proposal past its expiry is refused (audited), and so is one whose state changed since it was proposed', async () => {

@@ -20,10 +20,15 @@ vi.hoisted(() => {
 });
 
 const GROUPS = parseGroupRoles(JSON.stringify({ support: ['staff-support'], approver: ['staff-approvers'] }));
-const claims = (groups: string) => ({ 'cognito:username': 'bank_sam', name: 'Sam Rivera', 'custom:groups': groups });
+const claims = (groups: string) => ({
+  'cognito:username': 'bank_sam',
+  name: 'Sam Rivera',
+  email: 'sam@bank.example',
+  'custom:groups': groups,
+});
 const SAM = callerOf(claims('["staff-support"]'), GROUPS) as Caller;
 const NOOR = callerOf(
-  { ...claims('[staff-approvers]'), 'cognito:username': 'bank_noor', name: 'Noor' },
+  { ...claims('[staff-approvers]'), 'cognito:username': 'bank_noor', name: 'Noor', email: 'noor@bank.example' },
   GROUPS,
 ) as Caller;
 const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
@@ -69,8 +74,9 @@ describe('who the caller is', () => {
     expect(groupsIn(undefined)).toEqual([]);
   });
 
-  it('is nobody without a principal, and has no role in no mapped group', () => {
+  it('is nobody without a principal or without a person (the e-mail four eyes compares), and has no role in no mapped group', () => {
     expect(callerOf({ name: 'Sam' }, GROUPS)).toBeUndefined();
+    expect(callerOf({ ...claims('["staff-support"]'), email: '' }, GROUPS)).toBeUndefined();
     expect(callerOf(undefined, GROUPS)).toBeUndefined();
     expect(callerOf(claims('["somebody-else"]'), GROUPS)?.can).toEqual([]);
   });
@@ -111,7 +117,12 @@ describe('the API', () => {
       'REVEAL',
       { notificationId: 'e-1#SMS' },
       {
-        identity: { principal: 'bank_sam', verifiedBy: 'IDENTITY_PROVIDER', display: 'Sam Rivera' },
+        identity: {
+          principal: 'bank_sam',
+          verifiedBy: 'IDENTITY_PROVIDER',
+          person: 'sam@bank.example',
+          display: 'Sam Rivera',
+        },
         reason: 'customer on the phone',
       },
       undefined,

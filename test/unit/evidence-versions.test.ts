@@ -143,7 +143,11 @@ describe('the evidence readers see versions', () => {
     s3.on(GetObjectCommand, { VersionId: 'a2' }).resolves(body(audit('nothing to see')));
     const [entry] = await new EvidenceAuditLog(store()).list();
     expect(entry?.reason).toBe('court order 12/2026');
-    expect(entry?.warnings).toEqual([expect.stringMatching(/1 later version\(s\) \(a2/)]);
+    expect(entry?.warnings).toEqual([
+      expect.stringMatching(/1 later version\(s\) \(a2/),
+      // Handwritten here, as a record from before records were sealed: flagged too.
+      expect.stringMatching(/not sealed/),
+    ]);
     expect(auditText(entry ? [entry] : [])).toMatch(/WARNING: audit\/.*written again/);
     expect(s3.commandCalls(ListObjectVersionsCommand)[1]?.args[0].input).toMatchObject({
       KeyMarker: 'audit/2026-12-01T00:00:00.000Z-a.json',

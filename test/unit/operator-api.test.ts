@@ -12,10 +12,25 @@ const ARN = 'arn:aws:sts::123456789012:assumed-role/Operators/alice';
 
 describe('the verified caller of an operator API request', () => {
   it('is the ARN API Gateway names after checking the signature; nothing else is a caller', () => {
-    expect(iamIdentityOf({ userArn: ARN })).toEqual({ principal: ARN, verifiedBy: 'AWS_IAM' });
+    expect(iamIdentityOf({ userArn: ARN })).toEqual({
+      principal: ARN,
+      verifiedBy: 'AWS_IAM',
+      person: 'arn:aws:iam::123456789012:role/operators',
+    });
     expect(iamIdentityOf({ userArn: null } as never)).toBeUndefined();
     expect(iamIdentityOf({ userArn: 'alice' })).toBeUndefined();
     expect(iamIdentityOf(undefined)).toBeUndefined();
+  });
+
+  it('names the person: the Identity Center user its role session carries, else the role (a session name is the caller’s choice)', () => {
+    const sso = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Ops_0a1b/Alice@Bank.example';
+    expect(iamIdentityOf({ userArn: sso })?.person).toBe('alice@bank.example');
+    expect(iamIdentityOf({ userArn: `${ARN}-2` })?.person).toBe(iamIdentityOf({ userArn: ARN })?.person);
+    expect(iamIdentityOf({ userArn: 'arn:aws:iam::123456789012:user/bob' })?.person).toBe(
+      'arn:aws:iam::123456789012:user/bob',
+    );
+    // A federated user's name is whatever its IAM user asked for: no person, no caller.
+    expect(iamIdentityOf({ userArn: 'arn:aws:sts::123456789012:federated-user/carol' })).toBeUndefined();
   });
 });
 

@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-cloudtrail';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { checkDataEvents, watchedOf } from '../../tools/ops/data-events-check.ts';
 import { checkTrail } from '../../tools/ops/trail-check.ts';
 
 const client = new CloudTrailClient({});
@@ -167,5 +168,71 @@ describe('the trail the protection watch reads', () => {
     expect(verdict.lines[0]).toBe(
       `trail ${ORG}: cannot read its status or event selectors: AccessDeniedException: denied`,
     );
+  });
+});
+
+describe("the data events of the doors around the controls (direct invokes, the table's item writes)", () => {
+  const WATCHED = watchedOf(
+    { partition: 'aws', region: REGION, account: '123456789012' },
+    ['notifier-prod-ingest', 'notifier-prod-operator'],
+    'notifier-prod',
+  );
+  const [INGEST, OPERATOR, TABLE] = WATCHED.map((w) => w.arn) as [string, string, string];
+  const data = (type: string, extra: { Field: string; [k: string]: unknown }[] = []) => ({
+    FieldSelectors: [
+      { Field: 'eventCategory', Equals: ['Data'] },
+      { Field: 'resources.type', Equals: [type] },
+      ...extra,
+    ],
+  });
+
+  it('an advanced selector per resource type (functions by ARN, the table, writes only): passes', async () => {
+    trails({ TrailARN: LOCAL, HomeRegion: REGION, IsMultiRegionTrail: false });
+    logging(LOCAL);
+    selectors(LOCAL, {
+      AdvancedEventSelectors: [
+        data('AWS::Lambda::Function', [{ Field: 'resources.ARN', Equals: [INGEST, OPERATOR] }]),
+        data('AWS::DynamoDB::Table', [{ Field: 'readOnly', Equals: ['false'] }]),
+      ],
+    });
+    expect(await checkDataEvents(client, REGION, WATCHED)).toMatchObject({ ok: true });
+  });
+
+  it('management events only, or a selector that leaves a function out or records only reads: fails, naming what is not recorded', async () => {
+    trails({ TrailARN: LOCAL, HomeRegion: REGION, IsMultiRegionTrail: false });
+    logging(LOCAL);
+    selectors(LOCAL, ALL);
+    const none = await checkDataEvents(client, REGION, WATCHED);
+    expect(none.ok).toBe(false);
+    expect(none.lines.at(-1)).toContain(`Invoke of ${INGEST}, Invoke of ${OPERATOR}, item writes on ${TABLE}`);
+    selectors(LOCAL, {
+      AdvancedEventSelectors: [
+        data('AWS::Lambda::Function', [{ Field: 'resources.ARN', Equals: [INGEST] }]),
+        data('AWS::DynamoDB::Table', [{ Field: 'readOnly', Equals: ['true'] }]),
+      ],
+    });
+    const partial = await checkDataEvents(client, REGION, WATCHED);
+    expect(partial.ok).toBe(false);
+    expect(partial.lines.at(-1)).toContain(`Invoke of ${OPERATOR}, item writes on ${TABLE}`);
+  });
+
+  it('a basic selector naming every function and every table, on a stopped trail: not counted; on a logging one: passes', async () => {
+    trails({ TrailARN: LOCAL, HomeRegion: REGION, IsMultiRegionTrail: false });
+    const basic = {
+      EventSelectors: [
+        {
+          ReadWriteType: 'All' as const,
+          DataResources: [
+            { Type: 'AWS::Lambda::Function', Values: ['arn:aws:lambda'] },
+            { Type: 'AWS::DynamoDB::Table', Values: ['arn:aws:dynamodb'] },
+          ],
+        },
+      ],
+    };
+    selectors(LOCAL, basic);
+    logging(LOCAL, false);
+    expect((await checkDataEvents(client, REGION, WATCHED)).ok).toBe(false);
+    logging(LOCAL);
+    expect((await checkDataEvents(client, REGION, WATCHED)).ok).toBe(true);
   });
 });

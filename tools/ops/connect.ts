@@ -19,8 +19,10 @@ import {
   type OperatorPorts,
   operations,
   operatorPorts,
+  personKey,
   type VerifiedIdentity,
 } from '../../functions/operator/index.ts';
+import { auditSealOf } from '../../functions/stores/audit-seal.ts';
 import { FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
@@ -54,7 +56,11 @@ export interface Where {
 }
 
 /** The local run's user: the operating system's login of the process, the only identity a developer's machine has. */
-export const localIdentity = (): VerifiedIdentity => ({ principal: userInfo().username, verifiedBy: 'LOCAL_USER' });
+export const localIdentity = (): VerifiedIdentity => ({
+  principal: userInfo().username,
+  verifiedBy: 'LOCAL_USER',
+  person: personKey(userInfo().username),
+});
 
 export async function connect(where: Where): Promise<Target> {
   const given = [where.stage, where.stack, where.endpoint].filter((v) => v !== undefined).length;
@@ -113,6 +119,9 @@ async function deployed(where: Where): Promise<Target> {
       // The lock mode matters to writes of evidence, which these reads never make.
       evidence: new S3EvidenceStore(new S3Client({}), outputs.EvidenceBucketName, 'GOVERNANCE'),
       invokeIngest: refuseWrites,
+      // The audit's seals are verified with the stack's key (a stack deployed before it had one: the local key, which
+      // flags every record as not sealed by it — deploy first).
+      ...auditSealOf(outputs.AuditSealKeyArn),
     }),
     operations: operatorApiClient({ url: outputs.OperatorApiUrl }),
     caller: 'your AWS principal, as the operator API verifies your signed request',

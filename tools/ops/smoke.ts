@@ -35,6 +35,7 @@ import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/doma
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { mskRecord } from '../local/msk.ts';
+import { checkDataEvents, watchedOf } from './data-events-check.ts';
 import { readStackOutputs, StackOutputsError } from './stack-outputs.ts';
 import { checkTrail, type TrailVerdict } from './trail-check.ts';
 
@@ -354,7 +355,9 @@ export const USAGE = `usage: npm run smoke -- (--stage <stage> | --stack <stack 
   --phone    also send an SMS to this number of yours (checks the SMS path, its permissions and its delivery status)
   --push     also send a push to this SNS platform endpoint of yours
   --timeout  how long to follow the notifications to their delivery feedback (default 180 s)
-  --direct   invoke the ingest function instead of producing through MSK (the fallback: MSK itself is not checked)
+  --direct   invoke the ingest function instead of producing through MSK (the fallback: MSK itself is not
+             checked). Break glass: run it as the break-glass role, the only principal besides the stack that may
+             invoke ingest
 The stack's region comes from the usual AWS settings (AWS_REGION or the profile). It also checks that a CloudTrail
 trail records the region's management events (exit 6 if none does: the protection watch would be blind).`;
 
@@ -411,6 +414,18 @@ export function parseSmokeArgs(argv: readonly string[]): SmokeOptions {
   };
 }
 
+/** The functions and table whose data events a trail must record, from the stack's outputs (its account and partition: the reader role's ARN). */
+async function watchedBy(stackName: string, region: string) {
+  const outputs = await readStackOutputs(new CloudFormationClient({}), stackName);
+  const [, partition = 'aws', , , account = ''] = outputs.EvidenceReaderRoleArn.split(':');
+  const functions = [outputs.IngestFunctionName, outputs.OperatorFunctionName, outputs.ConsoleApiFunctionName];
+  return watchedOf(
+    { partition, region, account },
+    functions.filter((f): f is string => f !== undefined),
+    outputs.TableName,
+  );
+}
+
 async function main(): Promise<number> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     console.log(USAGE);
@@ -434,7 +449,10 @@ async function main(): Promise<number> {
       print: (line) => console.log(line),
       checkTrail: async () => {
         const cloudTrail = new CloudTrailClient({});
-        return checkTrail(cloudTrail, await cloudTrail.config.region());
+        const region = await cloudTrail.config.region();
+        const management = await checkTrail(cloudTrail, region);
+        const data = await checkDataEvents(cloudTrail, region, await watchedBy(options.stackName, region));
+        return { ok: management.ok && data.ok, lines: [...management.lines, ...data.lines] };
       },
     });
   } catch (error) {

@@ -39,7 +39,7 @@ type Need = ReturnType<typeof needed>[number];
 const key = (n: Need) => `${n.source} ${n.readOnly === 'true' ? 'reads' : 'writes'}`;
 
 /** Whether an advanced selector's field condition lets this value through (no condition on the field: it does). */
-function admits(field: AdvancedFieldSelector | undefined, value: string): boolean {
+export function admits(field: AdvancedFieldSelector | undefined, value: string): boolean {
   if (field === undefined) return true;
   const any = (list: string[] | undefined, test: (s: string) => boolean) => list?.some(test) === true;
   if (field.Equals !== undefined && !field.Equals.includes(value)) return false;

@@ -1,0 +1,74 @@
+/**
+ * The seal of audit records (functions/stores/audit-seal.ts): every record and outcome the audit log writes carries a
+ * MAC of its content under the stack's key; `ops audit` (the log's list) flags a record nobody sealed, one changed
+ * after it was sealed and one sealed with another key, and an approval never relies on a record that does not verify.
+ * The KMS seal asks KMS (GenerateMac, VerifyMac; a MAC that does not verify is KMS's KMSInvalidMacException).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GenerateMacCommand, KMSClient, KMSInvalidMacException, VerifyMacCommand } from '@aws-sdk/client-kms';
+import { mockClient } from 'aws-sdk-client-mock';
+import { describe, expect, it } from 'vitest';
+import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
+import { KmsAuditSeal, LocalAuditSeal } from '../../functions/stores/audit-seal.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+
+const NOW = Date.parse('2026-12-02T05:00:00Z');
+const ALICE = { principal: 'alice', verifiedBy: 'LOCAL_USER' as const, person: 'alice' };
+const entry = {
+  action: 'ERASE' as const,
+  step: 'PROPOSE' as const,
+  by: ALICE,
+  reason: 'r',
+  target: 'u-1',
+  details: {},
+};
+const bytes = (doc: unknown) => Buffer.from(JSON.stringify(doc), 'utf8');
+
+describe('sealed audit records', () => {
+  it('a record written by the log verifies; one put straight into the store, one edited and one sealed with another key are flagged, and read() refuses to rely on them', async () => {
+    const store = new FileEvidenceStore(mkdtempSync(join(tmpdir(), 'seal-')));
+    const seal = new LocalAuditSeal(Buffer.from('the stack key'), 'stack-key');
+    const log = new EvidenceAuditLog(store, seal);
+    const honest = await log.record(entry, NOW);
+    await log.recordOutcome(honest.key, { result: 'DONE', details: {} }, NOW + 1);
+    const written = JSON.parse(Buffer.from((await store.get(honest.key)) as Uint8Array).toString('utf8'));
+    // Someone the bucket let write: no seal; a copied seal over changed content; their own key.
+    await store.put('audit/2026-12-02T05:00:01.000Z-forged.json', bytes({ ...written, seal: undefined }), undefined);
+    await store.put('audit/2026-12-02T05:00:02.000Z-edited.json', bytes({ ...written, reason: 'other' }), undefined);
+    const own = await new LocalAuditSeal(Buffer.from('my key'), 'my-key').sealed({ ...written, seal: undefined });
+    await store.put('audit/2026-12-02T05:00:03.000Z-ownkey.json', bytes(own), undefined);
+
+    const listed = await log.list();
+    expect(listed).toHaveLength(4);
+    expect(listed.find((r) => r.warnings === undefined)).toMatchObject({ reason: 'r', outcome: { result: 'DONE' } });
+    // Each forged copy keeps the honest record's time: listed in the order written.
+    expect(listed.flatMap((r) => r.warnings ?? []).sort()).toEqual([
+      expect.stringContaining('forged.json: not sealed'),
+      expect.stringContaining('edited.json: its seal does not match its content'),
+      expect.stringContaining('ownkey.json: sealed with another key (my-key)'),
+    ]);
+    expect(await log.read(honest.key)).toMatchObject({ reason: 'r', by: ALICE });
+    expect(await log.read('audit/2026-12-02T05:00:02.000Z-edited.json')).toBeUndefined();
+    expect(await log.read('audit/2026-12-02T05:00:01.000Z-forged.json')).toBeUndefined();
+  });
+
+  it("with KMS: the MAC is KMS's (HMAC_SHA_256, the stack's key), and a MAC KMS refuses reads as not matching", async () => {
+    const kms = new KMSClient({});
+    const mock = mockClient(kms);
+    const KEY = 'arn:aws:kms:ap-northeast-1:123456789012:key/0a1b2c3d-0000-4000-8000-000000000000';
+    mock.on(GenerateMacCommand).resolves({ Mac: new Uint8Array([1, 2, 3]) });
+    const seal = new KmsAuditSeal(kms, KEY);
+    const sealed = await seal.sealed({ kind: 'AUDIT', reason: 'r' });
+    expect(sealed.seal).toEqual({ keyId: KEY, mac: 'AQID' });
+    expect(mock.commandCalls(GenerateMacCommand)[0]?.args[0].input).toMatchObject({
+      KeyId: KEY,
+      MacAlgorithm: 'HMAC_SHA_256',
+    });
+    mock.on(VerifyMacCommand).resolves({ MacValid: true });
+    expect(await seal.broken(sealed)).toBeUndefined();
+    mock.on(VerifyMacCommand).rejects(new KMSInvalidMacException({ message: 'invalid', $metadata: {} }));
+    expect(await seal.broken(sealed)).toContain('does not match');
+  });
+});
