@@ -14,7 +14,7 @@ import { asCaller, type Operations, type ProposalView } from '../operator/operat
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
-import { auditTrail, customerPage, eventPage, noticeCard, sentMessages } from './views.ts';
+import { auditTrail, customerPage, eventPage, isUnknown, noticeCard, sentMessages } from './views.ts';
 import { CHANNEL_WORDS, noticeName } from './words.ts';
 
 export interface ApiAnswer {
@@ -75,7 +75,7 @@ const HANDLERS: Handlers = {
   me: async (_body, caller) => okJson({ name: caller.name, roles: caller.roles, can: caller.can }),
   customer: async ({ userId }, _caller, { ports }) => {
     const page = await customerPage(ports, userId);
-    if (page.notices.length === 0 && page.silent.length === 0) {
+    if (isUnknown(page)) {
       return problem(404, `No customer ${userId} has any notice we still hold.`, 'NOT_FOUND');
     }
     const targets = new Set([
@@ -87,8 +87,12 @@ const HANDLERS: Handlers = {
   },
   event: async ({ eventId }, _caller, { ports }) => {
     const page = await eventPage(ports, eventId);
-    if (page.notices.length === 0 && page.silent.length === 0) {
-      return problem(404, `No event ${eventId} is held (it may have expired).`, 'NOT_FOUND');
+    if (isUnknown(page)) {
+      return problem(
+        404,
+        `We have not received an event with this id (${eventId}), or it is older than we keep events. Check the id.`,
+        'NOT_FOUND',
+      );
     }
     return okJson(page);
   },

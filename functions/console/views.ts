@@ -9,6 +9,7 @@ import type {
   CustomerAnswer,
   EventAnswer,
   NoticeCard,
+  QuarantinedNotice,
   ResendChoice,
   SentMessage,
   SilentEvent,
@@ -16,7 +17,7 @@ import type {
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
 import type { SendEvidence } from '../domain/evidence.ts';
-import { notificationIdOf, parseNotificationId } from '../domain/keys.ts';
+import { type KafkaSource, notificationIdOf, parseNotificationId, quarantineId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
 import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
@@ -24,45 +25,64 @@ import { evidenceOf } from '../operator/evidence.ts';
 import { listAudit } from '../operator/lists.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
-import { CHANNEL_WORDS, noticeName, outcomeOf } from './words.ts';
+import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords } from './words.ts';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
-type Reads = Pick<OperatorPorts, 'events' | 'audience'>;
+type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'quarantine'>;
+type Cards = Pick<CustomerAnswer, 'notices' | 'silent' | 'quarantined'>;
 
-/** Every notice of the customer, newest event first (the byUser index: one Query per page, never a scan). */
+/**
+ * Every notice of the customer, newest event first, and every record of theirs we could not read: the byUser index
+ * (one Query per page for each, never a scan).
+ */
 export async function customerPage(ports: Reads, userId: string): Promise<Omit<CustomerAnswer, 'audit'>> {
-  const views = await Promise.all((await ports.events.eventIdsOfUser(userId)).map((id) => ports.events.read(id)));
+  const [accepted, unreadable] = await Promise.all([
+    ports.events.eventIdsOfUser(userId),
+    ports.events.quarantinedEventIdsOfUser(userId),
+  ]);
+  const ids = [...new Set([...accepted, ...unreadable])];
+  const views = await Promise.all(ids.map((id) => ports.events.read(id)));
   const prefs = (await ports.audience.preferences(userId)) as StoredItem | undefined;
   const cards = await Promise.all(views.map((v) => cardsOf(ports, v)));
   return {
     userId,
     notices: cards.flatMap((c) => c.notices),
     silent: cards.flatMap((c) => c.silent),
+    quarantined: cards.flatMap((c) => c.quarantined),
     optedOutOf: Array.isArray(prefs?.optOut)
       ? (prefs.optOut as Channel[]).map((c) => CHANNEL_WORDS[c]?.many ?? String(c))
       : null,
   };
 }
 
-/** The notices of one event (looked up by its id), and whose they are. */
+/** The notices of one event (looked up by its id), the records meant to be it we could not read, and whose they are. */
 export async function eventPage(ports: Reads, eventId: string): Promise<EventAnswer> {
   const view = await ports.events.read(eventId);
-  const userId = view.notifications.map((n) => n.userId).find((u) => typeof u === 'string' && u !== 'ERASED');
+  const userId = [...view.notifications, ...(view.quarantined ?? [])]
+    .map((n) => n.userId)
+    .find((u) => typeof u === 'string' && u !== 'ERASED');
   return { eventId, userId: typeof userId === 'string' ? userId : null, ...(await cardsOf(ports, view)) };
 }
 
-async function cardsOf(ports: Reads, view: EventView): Promise<{ notices: NoticeCard[]; silent: SilentEvent[] }> {
+/** Nothing at all: no inbox, no notice and no quarantined record under this event id — we never received it. */
+export const isUnknown = (c: Cards) => c.notices.length === 0 && c.silent.length === 0 && c.quarantined.length === 0;
+
+async function cardsOf(ports: Reads, view: EventView): Promise<Cards> {
   const inbox = view.inbox;
   const type = str(inbox?.type) || str(view.notifications[0]?.template);
   const occurredAt = str(inbox?.occurredAt) || str(view.notifications[0]?.occurredAt);
+  const quarantined = await quarantinedOf(ports, view);
   if (view.notifications.length === 0) {
+    // No inbox item: the event never got in (quarantined, or never received) — nothing here may claim why not sent.
+    if (inbox === undefined) return { notices: [], silent: [], quarantined };
     const why =
-      inbox?.skipped === 'TOO_OLD'
+      inbox.skipped === 'TOO_OLD'
         ? 'It reached us too late to be worth sending, so nothing was sent.'
-        : inbox?.erasedAt !== undefined
+        : inbox.erasedAt !== undefined
           ? "The customer's data was erased."
           : 'The bank’s system gave no way to reach the customer (no email, phone or device), so nothing was sent.';
-    return { notices: [], silent: [{ eventId: view.eventId, notice: noticeName(type), occurredAt, why }] };
+    const silent = [{ eventId: view.eventId, notice: noticeName(type), occurredAt, why }];
+    return { notices: [], silent, quarantined };
   }
   const notices = await Promise.all(
     view.notifications.map(async (n) => {
@@ -70,7 +90,26 @@ async function cardsOf(ports: Reads, view: EventView): Promise<{ notices: Notice
       return noticeCard(n, type, occurredAt, suppression as StoredItem | undefined);
     }),
   );
-  return { notices, silent: [] };
+  return { notices, silent: [], quarantined };
+}
+
+/** The event's quarantined records, each read for whether a replay fed it in since (a few Gets: they are rare). */
+async function quarantinedOf(ports: Reads, view: EventView): Promise<QuarantinedNotice[]> {
+  return Promise.all(
+    (view.quarantined ?? []).map(async (ref): Promise<QuarantinedNotice> => {
+      const source = ref.source as KafkaSource;
+      const where = quarantineId(source);
+      const replayedAt = str((await ports.quarantine.get(source))?.replayedAt) || undefined;
+      return {
+        eventId: view.eventId,
+        receivedAt: str(ref.receivedAt),
+        why: quarantinedWords(str(ref.reason), where, replayedAt),
+        where,
+        reason: str(ref.reason),
+        replayedAt: replayedAt ?? null,
+      };
+    }),
+  );
 }
 
 export function noticeCard(n: StoredItem, type: string, occurredAt: string, suppression?: StoredItem): NoticeCard {

@@ -45,6 +45,22 @@ export interface SilentEvent {
   readonly why: string;
 }
 
+/**
+ * A record meant to be one of the customer's events that ingest received but could not read (quarantined): what went
+ * wrong in plain words, and where engineers find it.
+ */
+export interface QuarantinedNotice {
+  readonly eventId: string;
+  readonly receivedAt: string;
+  /** "We received it but could not read it (the amount was not in the agreed format). …" */
+  readonly why: string;
+  /** The record's place in Kafka, `<topic>#<partition>#<offset>`: what engineers replay. */
+  readonly where: string;
+  readonly reason: string;
+  /** When it was fed in again after a fix, or null. */
+  readonly replayedAt: string | null;
+}
+
 export interface AuditRow {
   readonly at: string;
   readonly action: string;
@@ -61,6 +77,7 @@ export interface CustomerAnswer {
   readonly userId: string;
   readonly notices: readonly NoticeCard[];
   readonly silent: readonly SilentEvent[];
+  readonly quarantined: readonly QuarantinedNotice[];
   /** The kinds of message the customer turned off, in words; null when they never chose. */
   readonly optedOutOf: readonly string[] | null;
   readonly audit: readonly AuditRow[];
@@ -71,6 +88,7 @@ export interface EventAnswer {
   readonly userId: string | null;
   readonly notices: readonly NoticeCard[];
   readonly silent: readonly SilentEvent[];
+  readonly quarantined: readonly QuarantinedNotice[];
 }
 
 export interface SentMessage {

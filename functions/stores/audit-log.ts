@@ -3,17 +3,22 @@
  * under `audit/`, under the bucket's default retention, so nobody — the operator included — can edit or remove it.
  * An action's record is written before it acts, its outcome after, as a second object beside it.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   AUDIT_PREFIX,
+  AUDIT_SUBJECT_PREFIX,
   type AuditOutcome,
   type AuditRecord,
   auditKey,
   auditOutcomeKey,
+  auditSubjectKey,
+  auditSubjectOf,
   recordKeyOfOutcome,
+  recordKeyOfSubjectKey,
 } from '../domain/audit.ts';
 import { recordedIdentityOf } from '../domain/identity.ts';
-import type { EvidenceStore } from './evidence-store.ts';
+import { parseNotificationId } from '../domain/keys.ts';
+import type { EvidenceObjectHistory, EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 
 /** An audit record as first written, with what its versions say (superseded, hidden) when anything. */
@@ -35,7 +40,17 @@ export interface AuditLog {
    * record ever written, as first written, and what its versions say (evidence-versions.ts).
    */
   list(sinceIso?: string): Promise<ListedAuditRecord[]>;
+  /**
+   * The records about these subjects (customers, events: auditSubjectOf) written at or after `sinceIso`, newest
+   * first, as `list` reads them — through the by-subject index, never the whole log.
+   */
+  listAbout(subjects: readonly string[], sinceIso: string): Promise<ListedAuditRecord[]>;
 }
+
+/** A subject as the by-subject index names it: a hash, so no customer id appears in a key. */
+const subjectHash = (subject: string) => createHash('sha256').update(subject).digest('hex').slice(0, 32);
+const READS_AT_ONCE = 16;
+const eventOf = (id: string) => parseNotificationId(id)?.eventId;
 
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
 
@@ -47,6 +62,9 @@ export class EvidenceAuditLog implements AuditLog {
     const key = auditKey(record.at, randomUUID().slice(0, 8));
     // No retain-until date: the bucket's default retention applies (the writer need not know the stack's setting).
     await this.store.put(key, json(record), undefined);
+    // Its index entry: written before the action acts, like the record (a failure here stops the action too).
+    const subject = subjectHash(auditSubjectOf(record.target, eventOf));
+    await this.store.put(auditSubjectKey(subject, key), json({ key }), undefined);
     return { key, record };
   }
 
@@ -62,12 +80,34 @@ export class EvidenceAuditLog implements AuditLog {
 
   async list(sinceIso?: string): Promise<ListedAuditRecord[]> {
     const objects = (await this.store.history(AUDIT_PREFIX)).filter(
-      (o) => sinceIso === undefined || o.key.slice(AUDIT_PREFIX.length) >= sinceIso,
+      (o) =>
+        !o.key.startsWith(AUDIT_SUBJECT_PREFIX) &&
+        (sinceIso === undefined || o.key.slice(AUDIT_PREFIX.length) >= sinceIso),
     );
+    return this.listed(objects);
+  }
+
+  async listAbout(subjects: readonly string[], sinceIso: string): Promise<ListedAuditRecord[]> {
+    const folders = [...new Set(subjects)].map((s) => `${AUDIT_SUBJECT_PREFIX}${subjectHash(s)}/`);
+    const indexed = (await Promise.all(folders.map((f) => this.store.list(f)))).flat();
+    const records = [...new Set(indexed.map(recordKeyOfSubjectKey))].filter(
+      (k) => k.slice(AUDIT_PREFIX.length) >= sinceIso,
+    );
+    // Each record with its outcome and their versions: one listing of `audit/<at>-<id>.` finds both.
+    const objects = await Promise.all(records.map((k) => this.store.history(k.slice(0, -'json'.length))));
+    return this.listed(objects.flat());
+  }
+
+  private async listed(objects: readonly EvidenceObjectHistory[]): Promise<ListedAuditRecord[]> {
     const outcomes = new Map<string, { outcome: AuditOutcome; warnings: string[] }>();
     const records: [string, AuditRecord, string[]][] = [];
-    for (const o of objects) {
-      const read = await readFirst(this.store, o);
+    const reads: (Awaited<ReturnType<typeof readFirst>> | undefined)[] = [];
+    // A few reads at a time: a customer's records come back in one round trip or two, the whole log never floods.
+    for (let i = 0; i < objects.length; i += READS_AT_ONCE) {
+      reads.push(...(await Promise.all(objects.slice(i, i + READS_AT_ONCE).map((o) => readFirst(this.store, o)))));
+    }
+    for (const [i, o] of objects.entries()) {
+      const read = reads[i];
       if (read === undefined) continue;
       const doc = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
       const of = recordKeyOfOutcome(o.key);

@@ -140,6 +140,7 @@ function customerView(into: HTMLElement, c: CustomerAnswer, ctx: Context): void 
     el('h2', {}, `Notices (${c.notices.length})`),
     ...c.notices.map((n) => noticeArticle(n, ctx)),
     ...silentView(c.silent),
+    ...quarantinedView(c.quarantined),
     ...auditView(c.audit, 'Done by hand for this customer'),
   );
 }
@@ -150,7 +151,39 @@ function eventView(into: HTMLElement, e: EventAnswer, ctx: Context): void {
     el('p', {}, e.userId === null ? 'Its customer is no longer recorded.' : `For customer ${e.userId}.`),
     ...e.notices.map((n) => noticeArticle(n, ctx)),
     ...silentView(e.silent),
+    ...quarantinedView(e.quarantined),
   );
+}
+
+/** Records meant to be the customer's notices that we received but could not read: why, and where engineers look. */
+function quarantinedView(records: CustomerAnswer['quarantined']): HTMLElement[] {
+  if (records.length === 0) return [];
+  return [
+    el('h2', {}, 'Received but not readable'),
+    ...records.map((q) =>
+      el(
+        'article',
+        { class: 'notice', 'data-quarantined': q.where },
+        el(
+          'div',
+          { class: 'head' },
+          el('h3', {}, 'A notice we could not read'),
+          el('span', { class: 'when' }, when(q.receivedAt)),
+        ),
+        el(
+          'p',
+          {},
+          el(
+            'span',
+            { class: `badge ${q.replayedAt === null ? 'bad' : 'waiting'}` },
+            q.replayedAt === null ? 'Not sent' : 'Fed in again',
+          ),
+        ),
+        el('p', { class: 'detail' }, q.why),
+        el('p', { class: 'codes ids' }, `${q.reason} · `, el('code', {}, q.eventId), ' ', el('code', {}, q.where)),
+      ),
+    ),
+  ];
 }
 
 function silentView(silent: CustomerAnswer['silent']): HTMLElement[] {
