@@ -6,16 +6,19 @@
  */
 import * as z from 'zod/mini';
 import type { ApiRoute, ApiRouteName } from '../contracts/console-routes.ts';
-import type { PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
+import type { NoticeCard, PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
+import type { Proposal } from '../domain/approval.ts';
+import type { AuditAction } from '../domain/audit.ts';
 import { sameIdentity, type VerifiedIdentity } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
-import { OperatorError } from '../operator/action.ts';
-import { asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
+import { refusal } from '../domain/refusal.ts';
+import { type OperatorAction, OperatorError, recordAction } from '../operator/action.ts';
+import { ACTIONS, asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
 import { auditTrail, customerPage, eventPage, isUnknown, noticeCard, sentMessages } from './views.ts';
-import { CHANNEL_WORDS, noticeName } from './words.ts';
+import { CHANNEL_WORDS, resendShown } from './words.ts';
 
 export interface ApiAnswer {
   readonly status: number;
@@ -83,7 +86,8 @@ const HANDLERS: Handlers = {
       ...page.notices.map((n) => n.notificationId),
       ...page.silent.map((s) => s.eventId),
     ]);
-    return okJson({ ...page, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS)) });
+    const now = new Map(page.notices.map((n) => [n.notificationId, n.outcome.headline]));
+    return okJson({ ...page, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS), now) });
   },
   event: async ({ eventId }, _caller, { ports }) => {
     const page = await eventPage(ports, eventId);
@@ -108,11 +112,9 @@ const HANDLERS: Handlers = {
     const type = String(view.inbox?.type ?? item?.template ?? '');
     const occurredAt = String(view.inbox?.occurredAt ?? item?.occurredAt ?? '');
     const targets = new Set([notificationId, ref?.eventId ?? '']);
-    return okJson({
-      card: item === undefined ? null : noticeCard(item, type, occurredAt),
-      sent,
-      audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS)),
-    });
+    const card = item === undefined ? null : noticeCard(item, type, occurredAt);
+    const now = new Map(card === null ? [] : [[notificationId, card.outcome.headline]]);
+    return okJson({ card, sent, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS), now) });
   },
   // Done at once by the caller (the policy may want a second identity for it: then it is refused, and says so).
   reveal: async ({ notificationId, reason }, caller, deps) => {
@@ -124,8 +126,10 @@ const HANDLERS: Handlers = {
       status: 'PENDING',
       ...(userId === undefined ? {} : { userId }),
     });
-    // Named as the customer knows them ("Transfer completed"): one read per proposal, and few wait at a time.
-    const rows = pending.map(async (p) => proposalRow(p, caller, await noticeTypeOf(deps.ports, p.target)));
+    // Only what the console may decide; each with its notice as it is now: one read per proposal, and few wait.
+    const rows = pending
+      .filter((p) => CONSOLE_ACTIONS.has(p.action))
+      .map(async (p) => proposalRow(p, caller, await noticeOf(deps.ports, p.target)));
     return okJson({ proposals: await Promise.all(rows) } satisfies ProposalsAnswer);
   },
   preview: async (body, caller, deps) => {
@@ -142,6 +146,9 @@ const HANDLERS: Handlers = {
     return { status: 201, body: { proposal: proposalRow(p, caller) } };
   },
   decide: async ({ proposalId, decision, reason }, caller, deps) => {
+    const asked = await deps.ports.proposals.get(proposalId);
+    if (asked !== undefined && !CONSOLE_ACTIONS.has(asked.action))
+      return notHere(asked, decision, reason, caller, deps);
     const ops = as(caller, deps);
     if (decision === 'REJECT') return okJson({ proposal: proposalRow(await ops.reject(proposalId, reason), caller) });
     const { proposal } = await ops.approve(proposalId, reason);
@@ -157,20 +164,58 @@ function resendWords(shown: Record<string, unknown>): string {
     : `It is ${String(shown.fromStatus ?? 'not sent')}: sending it again tries once more, to the same contact point.`;
 }
 
-/** The kind of notice a notification id names (its event's type), or undefined when the event is gone. */
-async function noticeTypeOf(ports: OperatorPorts, notificationId: string): Promise<string | undefined> {
-  const view = await ports.events.read(parseNotificationId(notificationId)?.eventId ?? '');
-  const type = view.inbox?.type ?? view.notifications[0]?.template;
-  return typeof type === 'string' ? type : undefined;
+/**
+ * The actions the console proposes and decides: a resend. Repairs (a contact an operator types), suppression lifts,
+ * erasures and the rest need an engineer's judgement and are decided in the operator CLI — the console refuses them,
+ * audited, whoever holds the approver role.
+ */
+export const CONSOLE_ACTIONS: ReadonlySet<AuditAction> = new Set<AuditAction>(['RESEND']);
+
+/** A decision on a proposal the console may not decide: refused, and the refusal audited with who tried and why. */
+async function notHere(
+  p: Proposal,
+  decision: 'APPROVE' | 'REJECT',
+  reason: string,
+  caller: Caller,
+  { ports }: ConsoleDeps,
+): Promise<ApiAnswer> {
+  const why = refusal(
+    'NOT_HERE',
+    `${p.action} is not decided in the support console: an engineer approves this in the operator CLI`,
+  );
+  const actor = { identity: identityOf(caller), reason };
+  // biome-ignore lint/suspicious/noExplicitAny: any action's record is written alike
+  const action: OperatorAction<any, any, any, any> = ACTIONS[p.action];
+  const entry = await recordAction(
+    ports,
+    action,
+    p.request,
+    actor,
+    { step: decision, proposal: p.id },
+    { surface: 'support console' },
+  );
+  await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
+  return problem(403, why.message, why.code);
 }
 
-export function proposalRow(p: ProposalView, caller: Caller, type?: string): ProposalsAnswer['proposals'][number] {
-  const notice = type === undefined ? 'Notice' : noticeName(type);
+/** The notice a notification id names, as a card (masked, its state now), or undefined when the event is gone. */
+async function noticeOf(ports: OperatorPorts, notificationId: string): Promise<NoticeCard | undefined> {
+  const view = await ports.events.read(parseNotificationId(notificationId)?.eventId ?? '');
+  const item = view.notifications.find((n) => n.notificationId === notificationId);
+  if (item === undefined) return undefined;
+  return noticeCard(item, String(view.inbox?.type ?? item.template ?? ''), String(view.inbox?.occurredAt ?? ''));
+}
+
+export function proposalRow(p: ProposalView, caller: Caller, card?: NoticeCard): ProposalsAnswer['proposals'][number] {
+  const notice = card?.notice ?? 'Notice';
   const channel = parseNotificationId(p.target)?.channel;
   const words = p.action === 'RESEND' ? 'Send again' : p.action;
   return {
     id: p.id,
     what: `${words}: ${notice}${channel === undefined ? '' : ` · ${CHANNEL_WORDS[channel]?.one ?? channel}`}`,
+    shown: channel === undefined ? '' : resendShown(channel, p.shown, card?.to ?? '(unknown)'),
+    now: card === undefined ? 'No longer held' : `${card.outcome.headline}: ${card.outcome.detail}`,
+    eventId: parseNotificationId(p.target)?.eventId ?? '',
     userId: p.userId ?? null,
     notificationId: p.target,
     proposedBy: p.proposedBy.display ?? p.proposedBy.principal,

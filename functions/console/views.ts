@@ -12,7 +12,6 @@ import type {
   QuarantinedNotice,
   ResendChoice,
   SentMessage,
-  SilentEvent,
 } from '../contracts/console-views.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
@@ -22,7 +21,6 @@ import { displayName } from '../domain/mailbox-name.ts';
 import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
 import { evidenceOf } from '../operator/evidence.ts';
-import { listAudit } from '../operator/lists.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
 import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords } from './words.ts';
@@ -133,7 +131,8 @@ export function noticeCard(n: StoredItem, type: string, occurredAt: string, supp
     },
     resends: (Array.isArray(n.manualResends) ? (n.manualResends as StoredItem[]) : []).map((r) => ({
       at: str(r.at),
-      by: whoOf(r.by),
+      by: str(r.byName) || whoOf(r.by),
+      byId: whoOf(r.by),
       reason: str(r.reason),
     })),
     resend: resendChoice(notificationId, n),
@@ -247,14 +246,21 @@ export function pushShown(payload: string): { title: string; body: string } {
   }
 }
 
-/** The audit trail of what was done by hand about these targets (a customer, their events and notices), newest first. */
+/**
+ * The audit trail of what was done by hand about these targets (a customer, their events and notices), newest first:
+ * through the audit's by-subject index (stores/audit-log.ts), never the whole log. `now` gives each resend the state
+ * of its notice since: a resend queues the notice again, and what became of it is the notice's state now.
+ */
 export async function auditTrail(
   ports: Pick<OperatorPorts, 'audit'>,
   targets: ReadonlySet<string>,
   sinceIso: string,
+  now: ReadonlyMap<string, string> = new Map(),
 ): Promise<AuditRow[]> {
-  return (await listAudit(ports, sinceIso))
-    .filter((r) => targets.has(r.target) || targets.has(parseNotificationId(r.target)?.eventId ?? ''))
+  const eventOf = (t: string) => parseNotificationId(t)?.eventId ?? t;
+  const subjects = [...new Set([...targets].map(eventOf))];
+  return (await ports.audit.listAbout(subjects, sinceIso))
+    .filter((r) => targets.has(r.target) || targets.has(eventOf(r.target)))
     .map((r) => ({
       at: r.at,
       action: r.action,
@@ -263,6 +269,9 @@ export async function auditTrail(
       reason: r.reason,
       target: r.target,
       outcome: r.outcome?.result ?? 'NOT RECORDED',
+      ...(r.action === 'RESEND' && r.outcome?.result === 'DONE' && now.has(r.target)
+        ? { since: now.get(r.target) }
+        : {}),
       ...(r.warnings === undefined ? {} : { warnings: r.warnings }),
     }));
 }

@@ -208,3 +208,19 @@ export function quarantinedWords(reason: string, where: string, replayedAt: stri
       : 'it can be sent after the bank’s system that sent it is fixed';
   return `We received it but could not read it (${what}), so nothing was sent. Engineers have it under ${where}; ${fix}.`;
 }
+
+const A_NOTICE: Readonly<Record<Channel, string>> = {
+  EMAIL: 'an email',
+  SMS: 'a text message',
+  PUSH: 'an app notification',
+};
+
+/** What a resend proposal sends, from what its proposer was shown (operator/resend.ts shown), to a masked contact. */
+export function resendShown(channel: Channel, shown: Readonly<Record<string, unknown>>, to: string): string {
+  const accepted = str(shown.despiteAccepted);
+  const what =
+    accepted !== ''
+      ? `Second copy of ${A_NOTICE[channel]} the provider accepted (${accepted})`
+      : `Another try of ${A_NOTICE[channel]} that ended ${str(shown.fromStatus) || 'unsent'}${str(shown.lastError) ? ` (${str(shown.lastError)})` : ''}`;
+  return `${what}, to ${to}`;
+}

@@ -33,7 +33,13 @@ export interface NoticeCard {
   readonly outcome: Outcome;
   /** The codes behind the words, for whoever the case goes to next. */
   readonly codes: { readonly status: string; readonly reason?: string; readonly delivery?: string };
-  readonly resends: readonly { readonly at: string; readonly by: string; readonly reason: string }[];
+  /** Each resend: `by` the approver's name as people read it, `byId` the verified principal. */
+  readonly resends: readonly {
+    readonly at: string;
+    readonly by: string;
+    readonly byId: string;
+    readonly reason: string;
+  }[];
   readonly resend: ResendChoice;
 }
 
@@ -70,6 +76,8 @@ export interface AuditRow {
   readonly reason: string;
   readonly target: string;
   readonly outcome: string;
+  /** A resend that was done queued the notice again: what became of the notice since, in words ("Delivered"). */
+  readonly since?: string;
   readonly warnings?: readonly string[];
 }
 
@@ -126,6 +134,12 @@ export interface ProposalRow {
   readonly id: string;
   /** What it would do, in words: "Send again: Transfer completed · Text message". */
   readonly what: string;
+  /** What exactly it sends, as it was shown to the proposer, contact masked: "Second copy of an email … to h•••@…". */
+  readonly shown: string;
+  /** The notice's state now, in words. */
+  readonly now: string;
+  /** The event of the notice, to open its card. */
+  readonly eventId: string;
   readonly userId: string | null;
   readonly notificationId: string;
   readonly proposedBy: string;

@@ -45,6 +45,8 @@ export const REFUSAL_CODES = [
   'EXPIRED',
   /** A proposal already approved or rejected: each is decided once. */
   'DECIDED',
+  /** Not decided on this surface: the support console decides resends only; an engineer decides the rest. */
+  'NOT_HERE',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -173,6 +173,8 @@ export function manualResendRecord(
   return {
     by: by.principal,
     verifiedBy: by.verifiedBy,
+    // The name people read, beside the principal four eyes compares.
+    ...(by.display === undefined ? {} : { byName: by.display }),
     at,
     reason,
     fromStatus: String(item.status),

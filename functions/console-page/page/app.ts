@@ -89,7 +89,12 @@ function searchView(main: HTMLElement, me: MeAnswer): void {
   ids.addEventListener('change', () => document.body.classList.toggle('show-ids', ids.checked));
   const results = el('div', { id: 'results' });
   const proposals = el('section', { id: 'proposals', 'aria-label': 'Waiting for approval' });
-  const refreshProposals = () => void proposalsView(proposals, me, () => void lookup());
+  const open = (eventId: string) => {
+    input.value = eventId;
+    (form.querySelector('input[name=kind][value=event]') as HTMLInputElement).checked = true;
+    void lookup();
+  };
+  const refreshProposals = () => void proposalsView(proposals, me, () => void lookup(), open);
   const lookup = async () => {
     const id = input.value.trim();
     const byEvent = (form.querySelector('input[name=kind]:checked') as HTMLInputElement | null)?.value === 'event';
