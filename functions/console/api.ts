@@ -17,7 +17,7 @@ import { ACTIONS, asCaller, type Operations, type ProposalView } from '../operat
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
-import { auditTrail, customerPage, eventPage, isUnknown, noticeCard, sentMessages } from './views.ts';
+import { auditTrail, customerPage, eventPage, isUnknown, noticeCard, refusalWords, sentMessages } from './views.ts';
 import { CHANNEL_WORDS, resendShown } from './words.ts';
 
 export interface ApiAnswer {
@@ -136,7 +136,7 @@ const HANDLERS: Handlers = {
     const answer = await as(caller, deps).preview('RESEND', resendOf(body));
     const preview: PreviewAnswer = answer.ok
       ? { ok: true, fingerprint: answer.fingerprint, what: resendWords(answer.shown) }
-      : { ok: false, code: answer.refusal.code, message: answer.refusal.message };
+      : { ok: false, code: answer.refusal.code, message: refusalWords(answer.refusal) };
     return okJson(preview);
   },
   // Every resend from the console is proposed, whatever the policy says of resends: support staff act on a

@@ -13,15 +13,18 @@ import type {
   ResendChoice,
   SentMessage,
 } from '../contracts/console-views.ts';
+import type { SuppressedReason } from '../domain/audience.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
 import type { SendEvidence } from '../domain/evidence.ts';
 import { type KafkaSource, notificationIdOf, parseNotificationId, quarantineId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
-import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
+import type { Refusal, RefusalCode } from '../domain/refusal.ts';
+import { acceptedMessageId, blockedRefusal, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
 import { evidenceOf } from '../operator/evidence.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
+import { blockedAtSend } from '../operator/resend.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
 import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords } from './words.ts';
 
@@ -85,7 +88,10 @@ async function cardsOf(ports: Reads, view: EventView): Promise<Cards> {
   const notices = await Promise.all(
     view.notifications.map(async (n) => {
       const suppression = str(n.status) === 'SUPPRESSED' ? await suppressionOf(ports, n) : undefined;
-      return noticeCard(n, type, occurredAt, suppression as StoredItem | undefined);
+      // Offered again only when the send would not be stopped: the check the resend itself makes.
+      const offerable = resendChoice('', n).offer !== 'NONE';
+      const blocked = offerable ? await blockedAtSend(ports, n) : undefined;
+      return noticeCard(n, type, occurredAt, suppression as StoredItem | undefined, blocked);
     }),
   );
   return { notices, silent: [], quarantined };
@@ -110,7 +116,13 @@ async function quarantinedOf(ports: Reads, view: EventView): Promise<Quarantined
   );
 }
 
-export function noticeCard(n: StoredItem, type: string, occurredAt: string, suppression?: StoredItem): NoticeCard {
+export function noticeCard(
+  n: StoredItem,
+  type: string,
+  occurredAt: string,
+  suppression?: StoredItem,
+  blocked?: SuppressedReason,
+): NoticeCard {
   const channel = n.channel as Channel;
   const notificationId = str(n.notificationId) || notificationIdOf(str(n.eventId), channel);
   const reason = str(n.lastError) || str(n.suppressedReason) || str(n.refusedReason);
@@ -135,14 +147,14 @@ export function noticeCard(n: StoredItem, type: string, occurredAt: string, supp
       byId: whoOf(r.by),
       reason: str(r.reason),
     })),
-    resend: resendChoice(notificationId, n),
+    resend: resendChoice(notificationId, n, blocked),
   };
 }
 
 /** What a resend would do, decided by the rule the resend itself applies (domain/resend.ts), in plain words. */
-export function resendChoice(id: string, n: StoredItem): ResendChoice {
+export function resendChoice(id: string, n: StoredItem, blocked?: SuppressedReason): ResendChoice {
   const accepted = acceptedMessageId(n);
-  const refusal = resendRefusal(id, n, accepted);
+  const refusal = resendRefusal(id, n, accepted) ?? blockedRefusal(id, blocked);
   if (refusal === undefined) {
     if (accepted === undefined) return { offer: 'RESEND', note: 'It can be sent again, once another person approves.' };
     const delivery = str(n.deliveryStatus);
@@ -155,13 +167,30 @@ export function resendChoice(id: string, n: StoredItem): ResendChoice {
       despiteAccepted: accepted,
     };
   }
-  const why: Record<string, string> = {
+  return { offer: 'NONE', note: refusalWords(refusal) };
+}
+
+/**
+ * A resend's refusal as support staff read it — the operator's message names command-line flags and commands that
+ * mean nothing on this page; the code stays on the answer for whoever the case goes to.
+ */
+export function refusalWords(r: Refusal): string {
+  const why: Partial<Record<RefusalCode, string>> = {
     ERASED: "The customer's data was erased: nothing of theirs is sent again.",
-    SUPPRESSED: 'It would be stopped again: the customer’s choice, or the contact, has to change first.',
+    SUPPRESSED:
+      'It would be stopped again: the customer turned these messages off, or the address or number is blocked (for a text, the customer replied STOP). The customer’s choice, or the contact, has to change first.',
     CONTACT_REFUSED: 'The contact details have to be corrected by the bank’s system that sent them.',
     IN_FLIGHT: 'It is still being sent.',
+    ACCEPTED: 'The provider accepted it: look at its delivery first. A second copy is proposed from the notice’s card.',
+    HELD: 'It is waiting for its send window and goes out by itself then.',
+    PAST_VALIDITY: 'It is too late to be worth sending now.',
+    SUPERSEDED: 'A newer notice replaced it: that one is what the customer gets.',
+    THROTTLED: 'The customer had as many of these as they may get in that time.',
+    SECRET_FORGOTTEN: 'It carried a one-time code that is no longer kept: the customer asks for a new code.',
+    CHANGED: 'It changed since it was shown: look it up again.',
+    NOT_FOUND: 'There is no such notice (any more).',
   };
-  return { offer: 'NONE', note: why[refusal.code] ?? refusal.message };
+  return why[r.code] ?? r.message.replace(/\s*\([^)]*--[a-z][^)]*\)|--[a-z-]+( \S+)?/g, '').trim();
 }
 
 /** A name to show for who did something: an audit's identity, or a name recorded before identities were verified. */
