@@ -66,9 +66,10 @@ export const auditKey = (at: string, id: string) => `${AUDIT_PREFIX}${at}-${id}.
 export const auditOutcomeKey = (recordKey: string) => `${recordKey.slice(0, -'.json'.length)}${OUTCOME_SUFFIX}`;
 
 /**
- * The audit by subject: beside each record, a small object under `audit/by-subject/<hash>/` named after the record, so
- * the records about one customer's events are listed without reading the whole log. The subject is the event a
- * notification id names, else the target itself (a customer, a quarantined record, a suppression's hash).
+ * The audit by subject: beside each record, a small object under `audit/by-subject/<hash>/` named after the record,
+ * so the records about one customer's events are listed without reading the whole log. The subject is the event a
+ * notification id names, else the target itself (a customer, a quarantined record, a suppression's hash). Under
+ * `audit/`: written by the same writers, kept as long, guarded alike.
  */
 export const AUDIT_SUBJECT_PREFIX = `${AUDIT_PREFIX}by-subject/`;
 export const auditSubjectOf = (target: string, eventOf: (id: string) => string | undefined) =>

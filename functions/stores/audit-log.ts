@@ -18,7 +18,7 @@ import {
 } from '../domain/audit.ts';
 import { recordedIdentityOf } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
-import type { EvidenceObjectHistory, EvidenceStore } from './evidence-store.ts';
+import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 
 /** An audit record as first written, with what its versions say (superseded, hidden) when anything. */
@@ -49,7 +49,6 @@ export interface AuditLog {
 
 /** A subject as the by-subject index names it: a hash, so no customer id appears in a key. */
 const subjectHash = (subject: string) => createHash('sha256').update(subject).digest('hex').slice(0, 32);
-const READS_AT_ONCE = 16;
 const eventOf = (id: string) => parseNotificationId(id)?.eventId;
 
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
@@ -84,30 +83,10 @@ export class EvidenceAuditLog implements AuditLog {
         !o.key.startsWith(AUDIT_SUBJECT_PREFIX) &&
         (sinceIso === undefined || o.key.slice(AUDIT_PREFIX.length) >= sinceIso),
     );
-    return this.listed(objects);
-  }
-
-  async listAbout(subjects: readonly string[], sinceIso: string): Promise<ListedAuditRecord[]> {
-    const folders = [...new Set(subjects)].map((s) => `${AUDIT_SUBJECT_PREFIX}${subjectHash(s)}/`);
-    const indexed = (await Promise.all(folders.map((f) => this.store.list(f)))).flat();
-    const records = [...new Set(indexed.map(recordKeyOfSubjectKey))].filter(
-      (k) => k.slice(AUDIT_PREFIX.length) >= sinceIso,
-    );
-    // Each record with its outcome and their versions: one listing of `audit/<at>-<id>.` finds both.
-    const objects = await Promise.all(records.map((k) => this.store.history(k.slice(0, -'json'.length))));
-    return this.listed(objects.flat());
-  }
-
-  private async listed(objects: readonly EvidenceObjectHistory[]): Promise<ListedAuditRecord[]> {
     const outcomes = new Map<string, { outcome: AuditOutcome; warnings: string[] }>();
     const records: [string, AuditRecord, string[]][] = [];
-    const reads: (Awaited<ReturnType<typeof readFirst>> | undefined)[] = [];
-    // A few reads at a time: a customer's records come back in one round trip or two, the whole log never floods.
-    for (let i = 0; i < objects.length; i += READS_AT_ONCE) {
-      reads.push(...(await Promise.all(objects.slice(i, i + READS_AT_ONCE).map((o) => readFirst(this.store, o)))));
-    }
-    for (const [i, o] of objects.entries()) {
-      const read = reads[i];
+    for (const o of objects) {
+      const read = await readFirst(this.store, o);
       if (read === undefined) continue;
       const doc = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
       const of = recordKeyOfOutcome(o.key);
@@ -127,5 +106,27 @@ export class EvidenceAuditLog implements AuditLog {
         };
       })
       .sort((a, b) => b.at.localeCompare(a.at));
+  }
+
+  async listAbout(subjects: readonly string[], sinceIso: string): Promise<ListedAuditRecord[]> {
+    const folders = [...new Set(subjects)].map((s) => `${AUDIT_SUBJECT_PREFIX}${subjectHash(s)}/`);
+    const indexed = (await Promise.all(folders.map((f) => this.store.list(f)))).flat();
+    const keys = [...new Set(indexed.map(recordKeyOfSubjectKey))].filter(
+      (k) => k.slice(AUDIT_PREFIX.length) >= sinceIso,
+    );
+    // Each record and its outcome by key, as they are now (two reads, no listing); `list` — `ops audit` — is the
+    // reader that also reads every version and says when a record was written again or hidden.
+    const read = async (key: string) => {
+      const bytes = await this.store.get(key);
+      return bytes === undefined ? undefined : JSON.parse(Buffer.from(bytes).toString('utf8'));
+    };
+    const found = await Promise.all(
+      keys.map(async (key): Promise<ListedAuditRecord | undefined> => {
+        const [doc, outcome] = await Promise.all([read(key), read(auditOutcomeKey(key))]);
+        if (doc === undefined) return undefined;
+        return { ...doc, by: recordedIdentityOf(doc.by), ...(outcome === undefined ? {} : { outcome }) };
+      }),
+    );
+    return found.filter((r) => r !== undefined).sort((a, b) => b.at.localeCompare(a.at));
   }
 }

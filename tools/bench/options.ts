@@ -2,7 +2,7 @@
 import { intOption, parseCommandLine, UsageError } from '../local/cli.ts';
 
 export const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles | --console] [--quick]
        npm run bench -- --e2e [--events N] [--rate R] [--critical --backlog N --critical-count C] [--sweep-every S] [--json] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
@@ -20,6 +20,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
                floor for the same guarantees; Lambda's time from the dispatch and ingest measurements
   --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node, and
                the same for a bundle of only its SDK clients (the floor)
+  --console    only the support console: a customer look-up and a quarantined event's look-up through its API,
+               among other customers' events, a day of quarantined records and audit records (tools/bench/console.ts)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (tools/bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
   --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
@@ -63,6 +65,7 @@ export function parseOptions(argv: string[]) {
         pipeline: { type: 'boolean', default: false },
         cost: { type: 'boolean', default: false },
         bundles: { type: 'boolean', default: false },
+        console: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
@@ -74,10 +77,18 @@ export function parseOptions(argv: string[]) {
     },
     argv,
   );
-  const modes = [values.quota, values.pipeline, values.cpu, values.critical, values.cost, values.bundles];
+  const modes = [
+    values.quota,
+    values.pipeline,
+    values.cpu,
+    values.critical,
+    values.cost,
+    values.bundles,
+    values.console,
+  ];
   if (modes.filter((v) => v === true).length > 1) {
     throw new UsageError(
-      '--quota, --pipeline, --cpu, --critical, --cost and --bundles are separate runs: give one of them',
+      '--quota, --pipeline, --cpu, --critical, --cost, --bundles and --console are separate runs: give one of them',
     );
   }
   if (
@@ -122,6 +133,7 @@ export function parseOptions(argv: string[]) {
     pipeline: values.pipeline === true,
     cost: values.cost === true,
     bundles: values.bundles === true,
+    console: values.console === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
     quick: values.quick === true,

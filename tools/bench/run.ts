@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { EXIT, onExit, runCommand } from '../local/cli.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { measureBundles } from './bundles.ts';
+import { measureConsole } from './console.ts';
 import { capacityAt, costPerMillion, measuredPerRecord } from './cost.ts';
 import { measureCpu, measureCpuOnly } from './cpu.ts';
 import { measureDispatch } from './dispatch.ts';
@@ -54,6 +55,7 @@ async function main(args: BenchArgs) {
   const forget = onExit(() => db.stop());
   try {
     if (args.quota) return { quota: await measureQuota(args) };
+    if (args.console) return { console: await measureConsole(db.endpoint, args) };
     if (args.critical) {
       log(
         `critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`,
