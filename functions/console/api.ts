@@ -8,12 +8,12 @@ import * as z from 'zod/mini';
 import type { ApiRoute, ApiRouteName } from '../contracts/console-routes.ts';
 import type { NoticeCard, PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
 import type { Proposal } from '../domain/approval.ts';
-import type { AuditAction } from '../domain/audit.ts';
+import type { AuditAction, AuditStep } from '../domain/audit.ts';
 import { sameIdentity, type VerifiedIdentity } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
 import { refusal } from '../domain/refusal.ts';
-import { type OperatorAction, OperatorError, recordAction } from '../operator/action.ts';
-import { ACTIONS, asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
+import { OperatorError } from '../operator/action.ts';
+import { asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
@@ -36,7 +36,13 @@ export const AUDIT_DAYS = 90;
 const DAY_MS = 86_400_000;
 
 const id = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
-const reason = z.string().check(z.trim(), z.minLength(1, 'say why'), z.maxLength(1000));
+/** A reason a colleague or an auditor can read later: a few words (a case number helps), never "x" or "ok". */
+const reason = z.string().check(
+  z.trim(),
+  z.minLength(1, 'say why'),
+  z.maxLength(1000),
+  z.refine((v) => v.length >= 8 && v.split(/\s+/).length >= 2, 'say why in a few words (a case number helps)'),
+);
 const notificationId = id(200).check(z.refine((v) => parseNotificationId(v) !== undefined, 'not a notice id'));
 /** A resend as the console asks for one: a second copy names the provider's message id it knowingly repeats. */
 const resendRequest = { notificationId, despiteAccepted: z.optional(id(200)) };
@@ -183,19 +189,67 @@ async function notHere(
     'NOT_HERE',
     `${p.action} is not decided in the support console: an engineer approves this in the operator CLI`,
   );
-  const actor = { identity: identityOf(caller), reason };
-  // biome-ignore lint/suspicious/noExplicitAny: any action's record is written alike
-  const action: OperatorAction<any, any, any, any> = ACTIONS[p.action];
-  const entry = await recordAction(
+  await auditRefusal(
     ports,
-    action,
-    p.request,
-    actor,
-    { step: decision, proposal: p.id },
-    { surface: 'support console' },
+    caller,
+    { action: p.action, step: decision, target: p.target, reason, proposal: p.id },
+    why,
+  );
+  return problem(403, why.message, why.code);
+}
+
+/** What a refused console request tried to do, as its audit record names it. */
+interface Attempt {
+  readonly action: AuditAction;
+  readonly step: AuditStep;
+  readonly target: string;
+  readonly reason: string;
+  readonly proposal?: string;
+}
+
+/** A refusal before the operations (not this surface, not this role), audited: its record and its REFUSED outcome. */
+async function auditRefusal(
+  ports: OperatorPorts,
+  caller: Caller,
+  attempt: Attempt,
+  why: { readonly code: string; readonly message: string },
+): Promise<void> {
+  const entry = await ports.audit.record(
+    {
+      action: attempt.action,
+      step: attempt.step,
+      by: identityOf(caller),
+      reason: attempt.reason,
+      target: attempt.target,
+      ...(attempt.proposal === undefined ? {} : { proposal: attempt.proposal }),
+      details: { surface: 'support console', roles: [...caller.roles] },
+    },
+    ports.now(),
   );
   await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
-  return problem(403, why.message, why.code);
+}
+
+/**
+ * What an acting request a person's role may not make tried to do — a reveal, a proposal, a decision — for its audit
+ * record (someone tried: the interesting refusal to an auditor); undefined for the routes that only read.
+ */
+async function attemptOf(name: ApiRouteName, json: unknown, deps: ConsoleDeps): Promise<Attempt | undefined> {
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 1000) : '');
+  switch (name) {
+    case 'reveal':
+      return { action: 'REVEAL', step: 'CONFIRM', target: text(body.notificationId), reason: text(body.reason) };
+    case 'propose':
+      return { action: 'RESEND', step: 'PROPOSE', target: text(body.notificationId), reason: text(body.reason) };
+    case 'decide': {
+      const id = text(body.proposalId);
+      const p = id === '' ? undefined : await deps.ports.proposals.get(id);
+      const step = body.decision === 'REJECT' ? 'REJECT' : 'APPROVE';
+      return { action: p?.action ?? 'RESEND', step, target: p?.target ?? id, reason: text(body.reason), proposal: id };
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** The notice a notification id names, as a card (masked, its state now), or undefined when the event is gone. */
@@ -241,16 +295,20 @@ export async function answerApi(
   deps: ConsoleDeps,
 ): Promise<ApiAnswer> {
   if (caller === undefined) return problem(401, 'Sign in first.');
-  if (!caller.can.includes(route.needs)) {
-    return problem(403, `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`, 'FORBIDDEN');
-  }
   const name = route.name as ApiRouteName;
   let json: unknown = {};
   try {
     json = rawBody === null || rawBody === undefined || rawBody === '' ? {} : JSON.parse(rawBody);
   } catch {
-    return problem(400, 'The request is not JSON.', 'INVALID');
+    json = undefined;
   }
+  if (!caller.can.includes(route.needs)) {
+    const message = `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`;
+    const attempt = await attemptOf(name, json, deps);
+    if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'FORBIDDEN', message });
+    return problem(403, message, 'FORBIDDEN');
+  }
+  if (json === undefined) return problem(400, 'The request is not JSON.', 'INVALID');
   const parsed = BODIES[name].safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];

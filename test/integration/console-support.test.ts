@@ -145,7 +145,7 @@ describe('a proposal the console may not decide', () => {
     });
     const answer = await ask(
       'decide',
-      { proposalId: 'p-20261205T000000Z-erase1', decision: 'APPROVE', reason: 'ok then' },
+      { proposalId: 'p-20261205T000000Z-erase1', decision: 'APPROVE', reason: 'the customer asked for it' },
       NOOR,
     );
     expect(answer).toMatchObject({ status: 403, body: { error: { code: 'NOT_HERE' } } });
