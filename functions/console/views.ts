@@ -134,6 +134,7 @@ export function noticeCard(
     channel,
     channelName: CHANNEL_WORDS[channel]?.one ?? String(channel),
     occurredAt: occurredAt || str(n.occurredAt),
+    reference: referenceOf(n.data),
     to: n.erasedAt !== undefined ? '(erased)' : recipient === '' ? '(none)' : maskContact(channel, recipient),
     outcome: outcomeOf(n, suppression),
     codes: {
@@ -149,6 +150,14 @@ export function noticeCard(
     })),
     resend: resendChoice(notificationId, n, blocked),
   };
+}
+
+/** The reference and amount a notice's data carries, as the customer quotes them on the phone. */
+function referenceOf(data: unknown): string {
+  const d = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+  const ref = str(d.transferId) || str(d.reference) || str(d.paymentId);
+  const amount = str(d.amount) && `${str(d.amount)}${str(d.currency) ? ` ${str(d.currency)}` : ''}`;
+  return [ref && `Ref ${ref}`, amount].filter((p) => p !== '').join(' · ');
 }
 
 /** What a resend would do, decided by the rule the resend itself applies (domain/resend.ts), in plain words. */

@@ -28,6 +28,8 @@ export interface NoticeCard {
   readonly channel: Channel;
   readonly channelName: string;
   readonly occurredAt: string;
+  /** What tells two notices of one kind apart: the transfer's reference and amount ("Ref t-3 · 12.50 USD"), or "". */
+  readonly reference: string;
   /** The contact point, masked. */
   readonly to: string;
   readonly outcome: Outcome;

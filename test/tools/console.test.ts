@@ -66,6 +66,9 @@ describe('the support console', () => {
     expect(await stopped.locator('.badge').textContent()).toBe('Not sent');
     expect(await stopped.locator('.detail').textContent()).toMatch(/STOP|opted out|stopped/i);
     expect(await stopped.locator('.contact').textContent()).toBe('+1 ••• 0180');
+    expect(await stopped.locator('.reference').textContent()).toBe('Ref t-1001 · 12.50 USD');
+    // Not "turned nothing off" above two texts the network blocks: the app's choices and the STOP, each said.
+    await sam.getByText('No preference switched off in the app. The phone network blocks our texts').waitFor();
     expect(await sam.content()).not.toContain('4155550180');
     // The first text to that number was sent: what was sent is read from the evidence, as `ops evidence` reads it.
     const first = notice(sam, 'demo-sms-stop#SMS');

@@ -138,9 +138,11 @@ function customerView(into: HTMLElement, c: CustomerAnswer, ctx: Context): void 
     el(
       'p',
       {},
-      c.optedOutOf === null || c.optedOutOf.length === 0
-        ? 'The customer has not turned any kind of message off.'
-        : `The customer turned off: ${c.optedOutOf.join(', ')} (security notices still reach them).`,
+      `${
+        c.optedOutOf === null || c.optedOutOf.length === 0
+          ? 'No preference switched off in the app.'
+          : `The customer turned off in the app: ${c.optedOutOf.join(', ')} (security notices still reach them).`
+      }${c.notices.some((n) => n.codes.reason === 'CARRIER_OPT_OUT') ? ' The phone network blocks our texts to them (they replied STOP).' : ''}`,
     ),
     el('h2', {}, `Notices (${c.notices.length})`),
     ...c.notices.map((n) => noticeArticle(n, ctx)),

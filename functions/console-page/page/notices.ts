@@ -36,6 +36,7 @@ export function noticeArticle(card: NoticeCard, ctx: Context): HTMLElement {
       el('h3', { id: titleId }, `${card.notice} · ${card.channelName}`),
       el('span', { class: 'when' }, when(card.occurredAt)),
     ),
+    card.reference === '' ? null : el('p', { class: 'small reference' }, card.reference),
     el('p', {}, el('span', { class: `badge ${card.outcome.tone}` }, card.outcome.headline)),
     el('p', { class: 'detail' }, card.outcome.detail),
     el('p', { class: 'small' }, 'To ', contact),
