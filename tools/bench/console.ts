@@ -1,7 +1,7 @@
 /**
  * The support console's figures (`npm run bench -- --console`): a customer look-up — the page support staff load —
- * and a quarantined event's look-up, through the console's own API handler (functions/console/api.ts) on DynamoDB
- * Local, at a table and an audit log of a realistic size around them: other customers' events, a day of quarantined
+ * and a quarantined event's look-up, through the console's deployed handler (functions/console/index.ts, as API
+ * Gateway calls it after its authorizer) on DynamoDB Local, at a table and an audit log of a realistic size around them: other customers' events, a day of quarantined
  * records, other customers' audit records. Beside them, the customer's audit trail read through its index and, for
  * comparison, by reading the whole log (what every look-up did before the index). The evidence store is a local
  * folder here, S3 in a stack: the figures are this machine's, for comparing, not a deployed console's latency.
@@ -9,24 +9,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
-import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
 import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
-import { approvalPolicyOf } from '../../functions/domain/approval.ts';
 import { buildQuarantine } from '../../functions/domain/notification.ts';
-import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { listAudit, operations, operatorPorts } from '../../functions/operator/index.ts';
+import { buildQuarantineRef } from '../../functions/domain/quarantine-ref.ts';
+import { listAudit, type OperatorPorts, operatorPorts } from '../../functions/operator/index.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
 import type { BenchArgs } from './options.ts';
+import { seedItems } from './seed.ts';
 import { log, median } from './workload.ts';
 
 const CUSTOMER = 'bench-customer';
 const CUSTOMER_EVENTS = 30;
-const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
-const AGENT = callerOf({ 'cognito:username': 'bench_agent', name: 'Bench', 'custom:groups': 's' }, GROUPS) as Caller;
+/** The claims API Gateway's authorizer hands over for a support agent. */
+const AGENT = { 'cognito:username': 'bench_agent', name: 'Bench', 'custom:groups': '["bench-support"]' };
 
 /** The sizes around the look-ups: full, or --quick's. */
 const sizesOf = (quick: boolean) => ({
@@ -50,20 +49,16 @@ export async function measureConsole(endpoint: string, args: BenchArgs) {
       evidence: new FileEvidenceStore(dir),
       invokeIngest: () => Promise.reject(new Error('the bench feeds nothing through ingest')),
     });
-    const policy = approvalPolicyOf(undefined, 24);
-    if ('unknown' in policy) throw new Error('approval policy');
-    const deps: ConsoleDeps = { ports, ops: operations(ports, policy.policy) };
     await seed(doc, tableName, sizes);
     log('console: table seeded');
-    await seedAudit(deps, sizes);
+    await seedAudit(ports, sizes);
     log('console: audit seeded');
-    const ask = (name: ApiRouteName, body: unknown) =>
-      answerApi(
-        API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number],
-        AGENT,
-        JSON.stringify(body),
-        deps,
-      );
+    const handler = await consoleHandler(endpoint, tableName, dir);
+    const ask = async (name: ApiRouteName, body: unknown) => {
+      const route = API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
+      const answer = await handler(requestOf(route.method, route.resource, body));
+      return { status: answer.statusCode, body: JSON.parse(answer.body) as unknown };
+    };
     const customer = await timed(sizes.lookups, async () => {
       const a = await ask('customer', { userId: CUSTOMER });
       if (a.status !== 200) throw new Error(`customer look-up answered ${a.status}`);
@@ -90,6 +85,33 @@ export async function measureConsole(endpoint: string, args: BenchArgs) {
   }
 }
 
+/** The console's handler, loaded with the environment a stack gives it, on this table and evidence folder. */
+async function consoleHandler(endpoint: string, tableName: string, dir: string) {
+  Object.assign(process.env, {
+    // DynamoDB Local's own region and keys, as the local run gives its handlers.
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    TABLE_NAME: tableName,
+    EVIDENCE_DIR: dir,
+    CONSOLE_GROUPS: JSON.stringify({ support: ['bench-support'], approver: ['bench-approver'] }),
+  });
+  const { handler } = await import('../../functions/console/index.ts');
+  return handler as (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+}
+
+/** The proxy event API Gateway builds for a matched route, with the authorizer's claims. */
+const requestOf = (method: string, resource: string, body: unknown) =>
+  ({
+    resource,
+    path: resource,
+    httpMethod: method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    requestContext: { requestId: 'bench', authorizer: { claims: AGENT } },
+  }) as unknown as APIGatewayProxyEvent;
+
 async function timed(rounds: number, run: () => Promise<unknown>): Promise<{ p50: number; max: number }> {
   const ms: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -103,7 +125,7 @@ async function timed(rounds: number, run: () => Promise<unknown>): Promise<{ p50
 /** The customer's events (an email delivered, a text failed, each), other customers' events, a day of quarantine. */
 async function seed(doc: DynamoDBDocumentClient, tableName: string, sizes: ReturnType<typeof sizesOf>) {
   const now = Date.now();
-  const items: Record<string, unknown>[] = [];
+  const items: object[] = [];
   const event = (eventId: string, userId: string, at: string) => {
     items.push({
       pk: `EVENT#${eventId}`,
@@ -137,47 +159,33 @@ async function seed(doc: DynamoDBDocumentClient, tableName: string, sizes: Retur
     event(`bench-e-${i}`, CUSTOMER, new Date(now - i * 3_600_000).toISOString());
   for (let i = 0; i < sizes.otherCustomers; i++)
     event(`bench-o-${i}`, `bench-u-${i}`, new Date(now - i * 60_000).toISOString());
-  const limit = pLimit(16);
-  const batches = [];
-  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
-  await Promise.all(
-    batches.map((batch) =>
-      limit(() =>
-        doc.send(
-          new BatchWriteCommand({ RequestItems: { [tableName]: batch.map((Item) => ({ PutRequest: { Item } })) } }),
-        ),
-      ),
-    ),
-  );
   // Quarantined records as ingest writes them (the item and its reference), over the last day.
-  const store = new DynamoInboxStore(doc, tableName);
   const value = Buffer.from(JSON.stringify({ eventId: 'x', recipient: { userId: CUSTOMER } })).toString('base64');
-  await Promise.all(
-    Array.from({ length: sizes.quarantined }, (_, i) =>
-      limit(async () => {
-        const item = buildQuarantine(
-          { reason: 'INVALID_AMOUNT', detail: 'amount must be a string (at data.amount)', eventId: `bench-q-${i}` },
-          value,
-          { topic: 'banking.transfers', partition: i % 12, offset: i },
-          now - (i % 86_400) * 1000,
-          { retentionDays: 35 },
-        );
-        if (i % 500 === 0) item.userId = CUSTOMER;
-        await store.quarantine(item);
-      }),
-    ),
-  );
+  for (let i = 0; i < sizes.quarantined; i++) {
+    const item = buildQuarantine(
+      { reason: 'INVALID_AMOUNT', detail: 'amount must be a string (at data.amount)', eventId: `bench-q-${i}` },
+      value,
+      { topic: 'banking.transfers', partition: i % 12, offset: i },
+      now - (i % 86_400) * 1000,
+      { retentionDays: 35 },
+    );
+    if (i % 500 === 0) item.userId = CUSTOMER;
+    items.push(item);
+    const ref = buildQuarantineRef(item);
+    if (ref !== undefined) items.push(ref);
+  }
+  await seedItems(doc, tableName, items, 16);
 }
 
 /** Other customers' audit records around the customer's own: what a desk writes in 90 days, scaled down. */
-async function seedAudit(deps: ConsoleDeps, sizes: ReturnType<typeof sizesOf>) {
+async function seedAudit(ports: OperatorPorts, sizes: ReturnType<typeof sizesOf>) {
   const by = { principal: 'bench_agent', verifiedBy: 'IDENTITY_PROVIDER' as const };
   const write = async (target: string) => {
-    const entry = await deps.ports.audit.record(
+    const entry = await ports.audit.record(
       { action: 'REVEAL', step: 'CONFIRM', by, reason: 'customer on the phone', target, details: {} },
       Date.now(),
     );
-    await deps.ports.audit.recordOutcome(entry.key, { result: 'DONE', details: {} }, Date.now());
+    await ports.audit.recordOutcome(entry.key, { result: 'DONE', details: {} }, Date.now());
   };
   const limit = pLimit(16);
   await Promise.all([
