@@ -59,7 +59,7 @@ function proposalArticle(
   };
   if (me.can.includes('decide') && !p.mine) {
     actions.append(
-      decide('APPROVE', 'Approve', 'Approved: it is being sent now. This was recorded.'),
+      decide('APPROVE', 'Approve', 'Approved: it is queued to be sent again. This was recorded.'),
       decide('REJECT', 'Reject', 'Rejected. This was recorded.'),
     );
   }
