@@ -6,16 +6,19 @@
  */
 import * as z from 'zod/mini';
 import type { ApiRoute, ApiRouteName } from '../contracts/console-routes.ts';
-import type { PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
+import type { NoticeCard, PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
+import type { Proposal } from '../domain/approval.ts';
+import type { AuditAction, AuditStep } from '../domain/audit.ts';
 import { sameIdentity, type VerifiedIdentity } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
+import { refusal } from '../domain/refusal.ts';
 import { OperatorError } from '../operator/action.ts';
 import { asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
-import { auditTrail, customerPage, eventPage, noticeCard, sentMessages } from './views.ts';
-import { CHANNEL_WORDS, noticeName } from './words.ts';
+import { auditTrail, customerPage, eventPage, isUnknown, noticeCard, refusalWords, sentMessages } from './views.ts';
+import { CHANNEL_WORDS, resendShown } from './words.ts';
 
 export interface ApiAnswer {
   readonly status: number;
@@ -33,7 +36,13 @@ export const AUDIT_DAYS = 90;
 const DAY_MS = 86_400_000;
 
 const id = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
-const reason = z.string().check(z.trim(), z.minLength(1, 'say why'), z.maxLength(1000));
+/** A reason a colleague or an auditor can read later: a few words (a case number helps), never "x" or "ok". */
+const reason = z.string().check(
+  z.trim(),
+  z.minLength(1, 'say why'),
+  z.maxLength(1000),
+  z.refine((v) => v.length >= 8 && v.split(/\s+/).length >= 2, 'say why in a few words (a case number helps)'),
+);
 const notificationId = id(200).check(z.refine((v) => parseNotificationId(v) !== undefined, 'not a notice id'));
 /** A resend as the console asks for one: a second copy names the provider's message id it knowingly repeats. */
 const resendRequest = { notificationId, despiteAccepted: z.optional(id(200)) };
@@ -76,7 +85,7 @@ const HANDLERS: Handlers = {
   me: async (_body, caller) => okJson({ name: caller.name, roles: caller.roles, can: caller.can }),
   customer: async ({ userId }, _caller, { ports }) => {
     const page = await customerPage(ports, userId);
-    if (page.notices.length === 0 && page.silent.length === 0) {
+    if (isUnknown(page)) {
       return problem(404, `No customer ${userId} has any notice we still hold.`, 'NOT_FOUND');
     }
     const targets = new Set([
@@ -84,12 +93,17 @@ const HANDLERS: Handlers = {
       ...page.notices.map((n) => n.notificationId),
       ...page.silent.map((s) => s.eventId),
     ]);
-    return okJson({ ...page, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS)) });
+    const now = new Map(page.notices.map((n) => [n.notificationId, n.outcome.headline]));
+    return okJson({ ...page, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS), now) });
   },
   event: async ({ eventId }, _caller, { ports }) => {
     const page = await eventPage(ports, eventId);
-    if (page.notices.length === 0 && page.silent.length === 0) {
-      return problem(404, `No event ${eventId} is held (it may have expired).`, 'NOT_FOUND');
+    if (isUnknown(page)) {
+      return problem(
+        404,
+        `We have not received an event with this id (${eventId}), or it is older than we keep events. Check the id.`,
+        'NOT_FOUND',
+      );
     }
     return okJson(page);
   },
@@ -105,11 +119,9 @@ const HANDLERS: Handlers = {
     const type = String(view.inbox?.type ?? item?.template ?? '');
     const occurredAt = String(view.inbox?.occurredAt ?? item?.occurredAt ?? '');
     const targets = new Set([notificationId, ref?.eventId ?? '']);
-    return okJson({
-      card: item === undefined ? null : noticeCard(item, type, occurredAt),
-      sent,
-      audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS)),
-    });
+    const card = item === undefined ? null : noticeCard(item, type, occurredAt);
+    const now = new Map(card === null ? [] : [[notificationId, card.outcome.headline]]);
+    return okJson({ card, sent, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS), now) });
   },
   // Done at once by the caller (the policy may want a second identity for it: then it is refused, and says so).
   reveal: async ({ notificationId, reason }, caller, deps) => {
@@ -121,15 +133,17 @@ const HANDLERS: Handlers = {
       status: 'PENDING',
       ...(userId === undefined ? {} : { userId }),
     });
-    // Named as the customer knows them ("Transfer completed"): one read per proposal, and few wait at a time.
-    const rows = pending.map(async (p) => proposalRow(p, caller, await noticeTypeOf(deps.ports, p.target)));
+    // Only what the console may decide; each with its notice as it is now: one read per proposal, and few wait.
+    const rows = pending
+      .filter((p) => CONSOLE_ACTIONS.has(p.action))
+      .map(async (p) => proposalRow(p, caller, await noticeOf(deps.ports, p.target)));
     return okJson({ proposals: await Promise.all(rows) } satisfies ProposalsAnswer);
   },
   preview: async (body, caller, deps) => {
     const answer = await as(caller, deps).preview('RESEND', resendOf(body));
     const preview: PreviewAnswer = answer.ok
       ? { ok: true, fingerprint: answer.fingerprint, what: resendWords(answer.shown) }
-      : { ok: false, code: answer.refusal.code, message: answer.refusal.message };
+      : { ok: false, code: answer.refusal.code, message: refusalWords(answer.refusal) };
     return okJson(preview);
   },
   // Every resend from the console is proposed, whatever the policy says of resends: support staff act on a
@@ -139,6 +153,9 @@ const HANDLERS: Handlers = {
     return { status: 201, body: { proposal: proposalRow(p, caller) } };
   },
   decide: async ({ proposalId, decision, reason }, caller, deps) => {
+    const asked = await deps.ports.proposals.get(proposalId);
+    if (asked !== undefined && !CONSOLE_ACTIONS.has(asked.action))
+      return notHere(asked, decision, reason, caller, deps);
     const ops = as(caller, deps);
     if (decision === 'REJECT') return okJson({ proposal: proposalRow(await ops.reject(proposalId, reason), caller) });
     const { proposal } = await ops.approve(proposalId, reason);
@@ -154,20 +171,106 @@ function resendWords(shown: Record<string, unknown>): string {
     : `It is ${String(shown.fromStatus ?? 'not sent')}: sending it again tries once more, to the same contact point.`;
 }
 
-/** The kind of notice a notification id names (its event's type), or undefined when the event is gone. */
-async function noticeTypeOf(ports: OperatorPorts, notificationId: string): Promise<string | undefined> {
-  const view = await ports.events.read(parseNotificationId(notificationId)?.eventId ?? '');
-  const type = view.inbox?.type ?? view.notifications[0]?.template;
-  return typeof type === 'string' ? type : undefined;
+/**
+ * The actions the console proposes and decides: a resend. Repairs (a contact an operator types), suppression lifts,
+ * erasures and the rest need an engineer's judgement and are decided in the operator CLI — the console refuses them,
+ * audited, whoever holds the approver role.
+ */
+export const CONSOLE_ACTIONS: ReadonlySet<AuditAction> = new Set<AuditAction>(['RESEND']);
+
+/** A decision on a proposal the console may not decide: refused, and the refusal audited with who tried and why. */
+async function notHere(
+  p: Proposal,
+  decision: 'APPROVE' | 'REJECT',
+  reason: string,
+  caller: Caller,
+  { ports }: ConsoleDeps,
+): Promise<ApiAnswer> {
+  const why = refusal(
+    'NOT_HERE',
+    `${p.action} is not decided in the support console: an engineer approves this in the operator CLI`,
+  );
+  await auditRefusal(
+    ports,
+    caller,
+    { action: p.action, step: decision, target: p.target, reason, proposal: p.id },
+    why,
+  );
+  return problem(403, why.message, why.code);
 }
 
-export function proposalRow(p: ProposalView, caller: Caller, type?: string): ProposalsAnswer['proposals'][number] {
-  const notice = type === undefined ? 'Notice' : noticeName(type);
+/** What a refused console request tried to do, as its audit record names it. */
+interface Attempt {
+  readonly action: AuditAction;
+  readonly step: AuditStep;
+  readonly target: string;
+  readonly reason: string;
+  readonly proposal?: string;
+}
+
+/** A refusal before the operations (not this surface, not this role), audited: its record and its REFUSED outcome. */
+async function auditRefusal(
+  ports: OperatorPorts,
+  caller: Caller,
+  attempt: Attempt,
+  why: { readonly code: string; readonly message: string },
+): Promise<void> {
+  const entry = await ports.audit.record(
+    {
+      action: attempt.action,
+      step: attempt.step,
+      by: identityOf(caller),
+      reason: attempt.reason,
+      target: attempt.target,
+      ...(attempt.proposal === undefined ? {} : { proposal: attempt.proposal }),
+      details: { surface: 'support console', roles: [...caller.roles] },
+    },
+    ports.now(),
+  );
+  await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
+}
+
+/**
+ * What an acting request a person's role may not make tried to do — a reveal, a proposal, a decision — for its audit
+ * record (someone tried: the interesting refusal to an auditor); undefined for the routes that only read.
+ */
+async function attemptOf(name: ApiRouteName, json: unknown, deps: ConsoleDeps): Promise<Attempt | undefined> {
+  const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 1000) : '');
+  switch (name) {
+    case 'reveal':
+      return { action: 'REVEAL', step: 'CONFIRM', target: text(body.notificationId), reason: text(body.reason) };
+    case 'propose':
+      return { action: 'RESEND', step: 'PROPOSE', target: text(body.notificationId), reason: text(body.reason) };
+    case 'decide': {
+      const id = text(body.proposalId);
+      const p = id === '' ? undefined : await deps.ports.proposals.get(id);
+      const step = body.decision === 'REJECT' ? 'REJECT' : 'APPROVE';
+      return { action: p?.action ?? 'RESEND', step, target: p?.target ?? id, reason: text(body.reason), proposal: id };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The notice a notification id names, as a card (masked, its state now), or undefined when the event is gone. */
+async function noticeOf(ports: OperatorPorts, notificationId: string): Promise<NoticeCard | undefined> {
+  const view = await ports.events.read(parseNotificationId(notificationId)?.eventId ?? '');
+  const item = view.notifications.find((n) => n.notificationId === notificationId);
+  if (item === undefined) return undefined;
+  return noticeCard(item, String(view.inbox?.type ?? item.template ?? ''), String(view.inbox?.occurredAt ?? ''));
+}
+
+export function proposalRow(p: ProposalView, caller: Caller, card?: NoticeCard): ProposalsAnswer['proposals'][number] {
+  const notice = card?.notice ?? 'Notice';
   const channel = parseNotificationId(p.target)?.channel;
   const words = p.action === 'RESEND' ? 'Send again' : p.action;
   return {
     id: p.id,
     what: `${words}: ${notice}${channel === undefined ? '' : ` · ${CHANNEL_WORDS[channel]?.one ?? channel}`}`,
+    shown: channel === undefined ? '' : resendShown(channel, p.shown, card?.to ?? '(unknown)'),
+    now: card === undefined ? 'No longer held' : `${card.outcome.headline}: ${card.outcome.detail}`,
+    eventId: parseNotificationId(p.target)?.eventId ?? '',
     userId: p.userId ?? null,
     notificationId: p.target,
     proposedBy: p.proposedBy.display ?? p.proposedBy.principal,
@@ -193,16 +296,20 @@ export async function answerApi(
   deps: ConsoleDeps,
 ): Promise<ApiAnswer> {
   if (caller === undefined) return problem(401, 'Sign in first.');
-  if (!caller.can.includes(route.needs)) {
-    return problem(403, `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`, 'FORBIDDEN');
-  }
   const name = route.name as ApiRouteName;
   let json: unknown = {};
   try {
     json = rawBody === null || rawBody === undefined || rawBody === '' ? {} : JSON.parse(rawBody);
   } catch {
-    return problem(400, 'The request is not JSON.', 'INVALID');
+    json = undefined;
   }
+  if (!caller.can.includes(route.needs)) {
+    const message = `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`;
+    const attempt = await attemptOf(name, json, deps);
+    if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'FORBIDDEN', message });
+    return problem(403, message, 'FORBIDDEN');
+  }
+  if (json === undefined) return problem(400, 'The request is not JSON.', 'INVALID');
   const parsed = BODIES[name].safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];

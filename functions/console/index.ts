@@ -64,11 +64,27 @@ export const handler = async (event: APIGatewayProxyEvent): Promise<APIGatewayPr
   }
   const caller = callerOf(event.requestContext.authorizer?.claims as Record<string, unknown> | undefined, groups);
   const answer = await answerApi(route, caller, event.body, deps);
+  // The data-access trail: who looked at which customer, event or notice, when — ids only, never what was shown
+  // (docs/console.md "Who looked at what").
   logger.info('console request', {
     route: route.name,
     caller: caller?.principal ?? null,
     status: answer.status,
+    about: subjectOf(event.body),
     requestId: event.requestContext.requestId,
   });
   return { statusCode: answer.status, headers: API_HEADERS, body: JSON.stringify(answer.body) };
 };
+
+/** The ids a request names (customer, event, notice, proposal), for the data-access trail; {} when it names none. */
+export function subjectOf(body: string | null): Record<string, string> {
+  try {
+    const parsed = JSON.parse(body ?? '{}') as Record<string, unknown>;
+    const ids = ['userId', 'eventId', 'notificationId', 'proposalId'] as const;
+    return Object.fromEntries(
+      ids.flatMap((k) => (typeof parsed[k] === 'string' ? [[k, (parsed[k] as string).slice(0, 200)]] : [])),
+    );
+  } catch {
+    return {};
+  }
+}

@@ -9,71 +9,120 @@ import type {
   CustomerAnswer,
   EventAnswer,
   NoticeCard,
+  QuarantinedNotice,
   ResendChoice,
   SentMessage,
-  SilentEvent,
 } from '../contracts/console-views.ts';
+import type { SuppressedReason } from '../domain/audience.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
 import type { SendEvidence } from '../domain/evidence.ts';
-import { notificationIdOf, parseNotificationId } from '../domain/keys.ts';
+import { type KafkaSource, notificationIdOf, parseNotificationId, quarantineId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
-import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
+import type { Refusal, RefusalCode } from '../domain/refusal.ts';
+import { acceptedMessageId, blockedRefusal, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
 import { evidenceOf } from '../operator/evidence.ts';
-import { listAudit } from '../operator/lists.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
+import { blockedAtSend } from '../operator/resend.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
-import { CHANNEL_WORDS, noticeName, outcomeOf } from './words.ts';
+import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords } from './words.ts';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
-type Reads = Pick<OperatorPorts, 'events' | 'audience'>;
+type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'quarantine'>;
+type Cards = Pick<CustomerAnswer, 'notices' | 'silent' | 'quarantined'>;
 
-/** Every notice of the customer, newest event first (the byUser index: one Query per page, never a scan). */
+/**
+ * Every notice of the customer, newest event first, and every record of theirs we could not read: the byUser index
+ * (one Query per page for each, never a scan).
+ */
 export async function customerPage(ports: Reads, userId: string): Promise<Omit<CustomerAnswer, 'audit'>> {
-  const views = await Promise.all((await ports.events.eventIdsOfUser(userId)).map((id) => ports.events.read(id)));
+  const [accepted, unreadable] = await Promise.all([
+    ports.events.eventIdsOfUser(userId),
+    ports.events.quarantinedEventIdsOfUser(userId),
+  ]);
+  const ids = [...new Set([...accepted, ...unreadable])];
+  const views = await Promise.all(ids.map((id) => ports.events.read(id)));
   const prefs = (await ports.audience.preferences(userId)) as StoredItem | undefined;
   const cards = await Promise.all(views.map((v) => cardsOf(ports, v)));
   return {
     userId,
     notices: cards.flatMap((c) => c.notices),
     silent: cards.flatMap((c) => c.silent),
+    quarantined: cards.flatMap((c) => c.quarantined),
     optedOutOf: Array.isArray(prefs?.optOut)
       ? (prefs.optOut as Channel[]).map((c) => CHANNEL_WORDS[c]?.many ?? String(c))
       : null,
   };
 }
 
-/** The notices of one event (looked up by its id), and whose they are. */
+/** The notices of one event (looked up by its id), the records meant to be it we could not read, and whose they are. */
 export async function eventPage(ports: Reads, eventId: string): Promise<EventAnswer> {
   const view = await ports.events.read(eventId);
-  const userId = view.notifications.map((n) => n.userId).find((u) => typeof u === 'string' && u !== 'ERASED');
+  const userId = [...view.notifications, ...(view.quarantined ?? [])]
+    .map((n) => n.userId)
+    .find((u) => typeof u === 'string' && u !== 'ERASED');
   return { eventId, userId: typeof userId === 'string' ? userId : null, ...(await cardsOf(ports, view)) };
 }
 
-async function cardsOf(ports: Reads, view: EventView): Promise<{ notices: NoticeCard[]; silent: SilentEvent[] }> {
+/** Nothing at all: no inbox, no notice and no quarantined record under this event id — we never received it. */
+export const isUnknown = (c: Cards) => c.notices.length === 0 && c.silent.length === 0 && c.quarantined.length === 0;
+
+async function cardsOf(ports: Reads, view: EventView): Promise<Cards> {
   const inbox = view.inbox;
   const type = str(inbox?.type) || str(view.notifications[0]?.template);
   const occurredAt = str(inbox?.occurredAt) || str(view.notifications[0]?.occurredAt);
+  const quarantined = await quarantinedOf(ports, view);
   if (view.notifications.length === 0) {
+    // No inbox item: the event never got in (quarantined, or never received) — nothing here may claim why not sent.
+    if (inbox === undefined) return { notices: [], silent: [], quarantined };
     const why =
-      inbox?.skipped === 'TOO_OLD'
+      inbox.skipped === 'TOO_OLD'
         ? 'It reached us too late to be worth sending, so nothing was sent.'
-        : inbox?.erasedAt !== undefined
+        : inbox.erasedAt !== undefined
           ? "The customer's data was erased."
           : 'The bank’s system gave no way to reach the customer (no email, phone or device), so nothing was sent.';
-    return { notices: [], silent: [{ eventId: view.eventId, notice: noticeName(type), occurredAt, why }] };
+    const silent = [{ eventId: view.eventId, notice: noticeName(type), occurredAt, why }];
+    return { notices: [], silent, quarantined };
   }
   const notices = await Promise.all(
     view.notifications.map(async (n) => {
       const suppression = str(n.status) === 'SUPPRESSED' ? await suppressionOf(ports, n) : undefined;
-      return noticeCard(n, type, occurredAt, suppression as StoredItem | undefined);
+      // Offered again only when the send would not be stopped: the check the resend itself makes.
+      const offerable = resendChoice('', n).offer !== 'NONE';
+      const blocked = offerable ? await blockedAtSend(ports, n) : undefined;
+      return noticeCard(n, type, occurredAt, suppression as StoredItem | undefined, blocked);
     }),
   );
-  return { notices, silent: [] };
+  return { notices, silent: [], quarantined };
 }
 
-export function noticeCard(n: StoredItem, type: string, occurredAt: string, suppression?: StoredItem): NoticeCard {
+/** The event's quarantined records, each read for whether a replay fed it in since (a few Gets: they are rare). */
+async function quarantinedOf(ports: Reads, view: EventView): Promise<QuarantinedNotice[]> {
+  return Promise.all(
+    (view.quarantined ?? []).map(async (ref): Promise<QuarantinedNotice> => {
+      const source = ref.source as KafkaSource;
+      const where = quarantineId(source);
+      const replayedAt = str((await ports.quarantine.get(source))?.replayedAt) || undefined;
+      return {
+        eventId: view.eventId,
+        receivedAt: str(ref.receivedAt),
+        why: quarantinedWords(str(ref.reason), where, replayedAt),
+        where,
+        reason: str(ref.reason),
+        replayedAt: replayedAt ?? null,
+      };
+    }),
+  );
+}
+
+export function noticeCard(
+  n: StoredItem,
+  type: string,
+  occurredAt: string,
+  suppression?: StoredItem,
+  blocked?: SuppressedReason,
+): NoticeCard {
   const channel = n.channel as Channel;
   const notificationId = str(n.notificationId) || notificationIdOf(str(n.eventId), channel);
   const reason = str(n.lastError) || str(n.suppressedReason) || str(n.refusedReason);
@@ -85,6 +134,7 @@ export function noticeCard(n: StoredItem, type: string, occurredAt: string, supp
     channel,
     channelName: CHANNEL_WORDS[channel]?.one ?? String(channel),
     occurredAt: occurredAt || str(n.occurredAt),
+    reference: referenceOf(n.data),
     to: n.erasedAt !== undefined ? '(erased)' : recipient === '' ? '(none)' : maskContact(channel, recipient),
     outcome: outcomeOf(n, suppression),
     codes: {
@@ -94,17 +144,26 @@ export function noticeCard(n: StoredItem, type: string, occurredAt: string, supp
     },
     resends: (Array.isArray(n.manualResends) ? (n.manualResends as StoredItem[]) : []).map((r) => ({
       at: str(r.at),
-      by: whoOf(r.by),
+      by: str(r.byName) || whoOf(r.by),
+      byId: whoOf(r.by),
       reason: str(r.reason),
     })),
-    resend: resendChoice(notificationId, n),
+    resend: resendChoice(notificationId, n, blocked),
   };
 }
 
+/** The reference and amount a notice's data carries, as the customer quotes them on the phone. */
+function referenceOf(data: unknown): string {
+  const d = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+  const ref = str(d.transferId) || str(d.reference) || str(d.paymentId);
+  const amount = str(d.amount) && `${str(d.amount)}${str(d.currency) ? ` ${str(d.currency)}` : ''}`;
+  return [ref && `Ref ${ref}`, amount].filter((p) => p !== '').join(' · ');
+}
+
 /** What a resend would do, decided by the rule the resend itself applies (domain/resend.ts), in plain words. */
-export function resendChoice(id: string, n: StoredItem): ResendChoice {
+export function resendChoice(id: string, n: StoredItem, blocked?: SuppressedReason): ResendChoice {
   const accepted = acceptedMessageId(n);
-  const refusal = resendRefusal(id, n, accepted);
+  const refusal = resendRefusal(id, n, accepted) ?? blockedRefusal(id, blocked);
   if (refusal === undefined) {
     if (accepted === undefined) return { offer: 'RESEND', note: 'It can be sent again, once another person approves.' };
     const delivery = str(n.deliveryStatus);
@@ -117,13 +176,30 @@ export function resendChoice(id: string, n: StoredItem): ResendChoice {
       despiteAccepted: accepted,
     };
   }
-  const why: Record<string, string> = {
+  return { offer: 'NONE', note: refusalWords(refusal) };
+}
+
+/**
+ * A resend's refusal as support staff read it — the operator's message names command-line flags and commands that
+ * mean nothing on this page; the code stays on the answer for whoever the case goes to.
+ */
+export function refusalWords(r: Refusal): string {
+  const why: Partial<Record<RefusalCode, string>> = {
     ERASED: "The customer's data was erased: nothing of theirs is sent again.",
-    SUPPRESSED: 'It would be stopped again: the customer’s choice, or the contact, has to change first.',
+    SUPPRESSED:
+      'It would be stopped again: the customer turned these messages off, or the address or number is blocked (for a text, the customer replied STOP). The customer’s choice, or the contact, has to change first.',
     CONTACT_REFUSED: 'The contact details have to be corrected by the bank’s system that sent them.',
     IN_FLIGHT: 'It is still being sent.',
+    ACCEPTED: 'The provider accepted it: look at its delivery first. A second copy is proposed from the notice’s card.',
+    HELD: 'It is waiting for its send window and goes out by itself then.',
+    PAST_VALIDITY: 'It is too late to be worth sending now.',
+    SUPERSEDED: 'A newer notice replaced it: that one is what the customer gets.',
+    THROTTLED: 'The customer had as many of these as they may get in that time.',
+    SECRET_FORGOTTEN: 'It carried a one-time code that is no longer kept: the customer asks for a new code.',
+    CHANGED: 'It changed since it was shown: look it up again.',
+    NOT_FOUND: 'There is no such notice (any more).',
   };
-  return { offer: 'NONE', note: why[refusal.code] ?? refusal.message };
+  return why[r.code] ?? r.message.replace(/\s*\([^)]*--[a-z][^)]*\)|--[a-z-]+( \S+)?/g, '').trim();
 }
 
 /** A name to show for who did something: an audit's identity, or a name recorded before identities were verified. */
@@ -208,14 +284,21 @@ export function pushShown(payload: string): { title: string; body: string } {
   }
 }
 
-/** The audit trail of what was done by hand about these targets (a customer, their events and notices), newest first. */
+/**
+ * The audit trail of what was done by hand about these targets (a customer, their events and notices), newest first:
+ * through the audit's by-subject index (stores/audit-log.ts), never the whole log. `now` gives each resend the state
+ * of its notice since: a resend queues the notice again, and what became of it is the notice's state now.
+ */
 export async function auditTrail(
   ports: Pick<OperatorPorts, 'audit'>,
   targets: ReadonlySet<string>,
   sinceIso: string,
+  now: ReadonlyMap<string, string> = new Map(),
 ): Promise<AuditRow[]> {
-  return (await listAudit(ports, sinceIso))
-    .filter((r) => targets.has(r.target) || targets.has(parseNotificationId(r.target)?.eventId ?? ''))
+  const eventOf = (t: string) => parseNotificationId(t)?.eventId ?? t;
+  const subjects = [...new Set([...targets].map(eventOf))];
+  return (await ports.audit.listAbout(subjects, sinceIso))
+    .filter((r) => targets.has(r.target) || targets.has(eventOf(r.target)))
     .map((r) => ({
       at: r.at,
       action: r.action,
@@ -224,6 +307,9 @@ export async function auditTrail(
       reason: r.reason,
       target: r.target,
       outcome: r.outcome?.result ?? 'NOT RECORDED',
+      ...(r.action === 'RESEND' && r.outcome?.result === 'DONE' && now.has(r.target)
+        ? { since: now.get(r.target) }
+        : {}),
       ...(r.warnings === undefined ? {} : { warnings: r.warnings }),
     }));
 }

@@ -6,6 +6,7 @@
  */
 import type { Outcome } from '../contracts/console-views.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
+import type { RejectionReason } from '../domain/event/contract.ts';
 
 interface ChannelWords {
   readonly one: string;
@@ -174,4 +175,52 @@ function failedDetail(error: string, service: string): string {
     default:
       return `${service[0]?.toUpperCase()}${service.slice(1)} refused it${error ? ` (${error})` : ''}.`;
   }
+}
+
+/** Why ingest could not read a record, as support staff say it to a customer (the code stays on the page, small). */
+const UNREADABLE: Readonly<Record<RejectionReason, string>> = {
+  NO_VALUE: 'it arrived empty',
+  TOO_LARGE: 'it was larger than the agreed limit',
+  INVALID_ENCODING: 'it was not in the agreed format',
+  UNKNOWN_SCHEMA: 'it was written in a format we were not told about',
+  INVALID_JSON: 'it was not in the agreed format',
+  SCHEMA_VIOLATION: 'a detail it must carry was missing or not in the agreed form',
+  INVALID_EVENT_ID: 'its id was not in the agreed format',
+  UNKNOWN_TYPE: 'it was a kind of notice we were not told about',
+  UNKNOWN_CHANNEL: 'it asked for a kind of message we do not send',
+  INVALID_CONTACT: 'the contact details in it could not be used',
+  UNSENDABLE_ADDRESS: 'its email address is one the email service cannot send to',
+  INVALID_AMOUNT: 'the amount was not in the agreed format',
+  MISSING_CONTACT: 'it carried no way to reach the customer',
+  EVENT_ID_CONFLICT: 'another event with the same id but different content had already arrived',
+  UNPROCESSABLE: 'our system failed while reading it',
+};
+
+/** What became of a record ingest quarantined, in words; `where` is its place in Kafka. */
+export function quarantinedWords(reason: string, where: string, replayedAt: string | undefined): string {
+  const what = UNREADABLE[reason as RejectionReason] ?? `it could not be read (${reason})`;
+  if (replayedAt !== undefined) {
+    return `We received it but could not read it at first (${what}); it was fed in again on ${replayedAt.slice(0, 10)} (see its notices).`;
+  }
+  const fix =
+    reason === 'UNPROCESSABLE'
+      ? 'it can be sent once our engineers fix the fault'
+      : 'it can be sent after the bank’s system that sent it is fixed';
+  return `We received it but could not read it (${what}), so nothing was sent. Engineers have it under ${where}; ${fix}.`;
+}
+
+const A_NOTICE: Readonly<Record<Channel, string>> = {
+  EMAIL: 'an email',
+  SMS: 'a text message',
+  PUSH: 'an app notification',
+};
+
+/** What a resend proposal sends, from what its proposer was shown (operator/resend.ts shown), to a masked contact. */
+export function resendShown(channel: Channel, shown: Readonly<Record<string, unknown>>, to: string): string {
+  const accepted = str(shown.despiteAccepted);
+  const what =
+    accepted !== ''
+      ? `Second copy of ${A_NOTICE[channel]} the provider accepted (${accepted})`
+      : `Another try of ${A_NOTICE[channel]} that ended ${str(shown.fromStatus) || 'unsent'}${str(shown.lastError) ? ` (${str(shown.lastError)})` : ''}`;
+  return `${what}, to ${to}`;
 }

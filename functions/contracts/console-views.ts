@@ -28,12 +28,20 @@ export interface NoticeCard {
   readonly channel: Channel;
   readonly channelName: string;
   readonly occurredAt: string;
+  /** What tells two notices of one kind apart: the transfer's reference and amount ("Ref t-3 · 12.50 USD"), or "". */
+  readonly reference: string;
   /** The contact point, masked. */
   readonly to: string;
   readonly outcome: Outcome;
   /** The codes behind the words, for whoever the case goes to next. */
   readonly codes: { readonly status: string; readonly reason?: string; readonly delivery?: string };
-  readonly resends: readonly { readonly at: string; readonly by: string; readonly reason: string }[];
+  /** Each resend: `by` the approver's name as people read it, `byId` the verified principal. */
+  readonly resends: readonly {
+    readonly at: string;
+    readonly by: string;
+    readonly byId: string;
+    readonly reason: string;
+  }[];
   readonly resend: ResendChoice;
 }
 
@@ -45,6 +53,22 @@ export interface SilentEvent {
   readonly why: string;
 }
 
+/**
+ * A record meant to be one of the customer's events that ingest received but could not read (quarantined): what went
+ * wrong in plain words, and where engineers find it.
+ */
+export interface QuarantinedNotice {
+  readonly eventId: string;
+  readonly receivedAt: string;
+  /** "We received it but could not read it (the amount was not in the agreed format). …" */
+  readonly why: string;
+  /** The record's place in Kafka, `<topic>#<partition>#<offset>`: what engineers replay. */
+  readonly where: string;
+  readonly reason: string;
+  /** When it was fed in again after a fix, or null. */
+  readonly replayedAt: string | null;
+}
+
 export interface AuditRow {
   readonly at: string;
   readonly action: string;
@@ -54,6 +78,8 @@ export interface AuditRow {
   readonly reason: string;
   readonly target: string;
   readonly outcome: string;
+  /** A resend that was done queued the notice again: what became of the notice since, in words ("Delivered"). */
+  readonly since?: string;
   readonly warnings?: readonly string[];
 }
 
@@ -61,6 +87,7 @@ export interface CustomerAnswer {
   readonly userId: string;
   readonly notices: readonly NoticeCard[];
   readonly silent: readonly SilentEvent[];
+  readonly quarantined: readonly QuarantinedNotice[];
   /** The kinds of message the customer turned off, in words; null when they never chose. */
   readonly optedOutOf: readonly string[] | null;
   readonly audit: readonly AuditRow[];
@@ -71,6 +98,7 @@ export interface EventAnswer {
   readonly userId: string | null;
   readonly notices: readonly NoticeCard[];
   readonly silent: readonly SilentEvent[];
+  readonly quarantined: readonly QuarantinedNotice[];
 }
 
 export interface SentMessage {
@@ -108,6 +136,12 @@ export interface ProposalRow {
   readonly id: string;
   /** What it would do, in words: "Send again: Transfer completed · Text message". */
   readonly what: string;
+  /** What exactly it sends, as it was shown to the proposer, contact masked: "Second copy of an email … to h•••@…". */
+  readonly shown: string;
+  /** The notice's state now, in words. */
+  readonly now: string;
+  /** The event of the notice, to open its card. */
+  readonly eventId: string;
   readonly userId: string | null;
   readonly notificationId: string;
   readonly proposedBy: string;

@@ -65,6 +65,22 @@ export const auditKey = (at: string, id: string) => `${AUDIT_PREFIX}${at}-${id}.
 /** The key of the outcome of the action recorded under `recordKey`. */
 export const auditOutcomeKey = (recordKey: string) => `${recordKey.slice(0, -'.json'.length)}${OUTCOME_SUFFIX}`;
 
+/**
+ * The audit by subject: beside each record, a small object under `audit/by-subject/<hash>/` named after the record,
+ * so the records about one customer's events are listed without reading the whole log. The subject is the event a
+ * notification id names, else the target itself (a customer, a quarantined record, a suppression's hash). Under
+ * `audit/`: written by the same writers, kept as long, guarded alike.
+ */
+export const AUDIT_SUBJECT_PREFIX = `${AUDIT_PREFIX}by-subject/`;
+export const auditSubjectOf = (target: string, eventOf: (id: string) => string | undefined) =>
+  eventOf(target) ?? target;
+/** The index key of a record (`audit/<at>-<id>.json`) under a subject's hash. */
+export const auditSubjectKey = (subjectHash: string, recordKey: string) =>
+  `${AUDIT_SUBJECT_PREFIX}${subjectHash}/${recordKey.slice(AUDIT_PREFIX.length)}`;
+/** The record key an index key names. */
+export const recordKeyOfSubjectKey = (indexKey: string) =>
+  `${AUDIT_PREFIX}${indexKey.slice(indexKey.lastIndexOf('/') + 1)}`;
+
 /** The record key an outcome key belongs to, or undefined for a record's own key. */
 export const recordKeyOfOutcome = (key: string): string | undefined =>
   key.endsWith(OUTCOME_SUFFIX) ? `${key.slice(0, -OUTCOME_SUFFIX.length)}.json` : undefined;

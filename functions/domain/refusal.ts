@@ -50,6 +50,8 @@ export const REFUSAL_CODES = [
    * shown, proposer or reason): it was edited in the table, or has no such record. Never applied.
    */
   'TAMPERED',
+  /** Not decided on this surface: the support console decides resends only; an engineer decides the rest. */
+  'NOT_HERE',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -3,6 +3,7 @@
  * (docs/operations.md "The operator CLI"). One pure rule, asked by the preview and again by the write itself, so what
  * the operator is shown is what the write does.
  */
+import type { SuppressedReason } from './audience.ts';
 import { erasedRefusal, isErased } from './erasure.ts';
 import type { VerifiedIdentity } from './identity.ts';
 import { type Refusal, refusal } from './refusal.ts';
@@ -150,6 +151,20 @@ function secretForgotten(id: string, item: ResendCandidate): Refusal | undefined
   );
 }
 
+/**
+ * Why a resend that the item itself allows would be stopped at the send all the same: the address's active
+ * suppression (a carrier STOP, a bounce, a complaint) or the customer's choice for the channel — the check dispatch
+ * makes (audience.ts suppressedReason), asked before a second person's approval is spent on a send that never goes.
+ */
+export function blockedRefusal(id: string, blocked: SuppressedReason | undefined): Refusal | undefined {
+  if (blocked === undefined) return undefined;
+  const why =
+    blocked === 'OPTED_OUT'
+      ? 'the customer turned this kind of message off'
+      : `the address is suppressed (${blocked}): a send to it is stopped`;
+  return refusal('SUPPRESSED', `${id} would be SUPPRESSED at the send: ${why}; nothing would go out`);
+}
+
 /** What a resend keeps of the send it replaces, as read before the write. */
 export interface ResentItem extends ResendCandidate {
   readonly attempt?: unknown;
@@ -173,6 +188,8 @@ export function manualResendRecord(
   return {
     by: by.principal,
     verifiedBy: by.verifiedBy,
+    // The name people read, beside the principal four eyes compares.
+    ...(by.display === undefined ? {} : { byName: by.display }),
     at,
     reason,
     fromStatus: String(item.status),

@@ -26,6 +26,7 @@ import {
   type QuarantineItem,
   type SeriesEntryItem,
 } from '../domain/notification.ts';
+import { buildQuarantineRef } from '../domain/quarantine-ref.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import type { SweepPlacement } from '../domain/sweep-index.ts';
 import {
@@ -383,6 +384,14 @@ export class DynamoInboxStore implements InboxStore {
    * and the record is newly quarantined, not a redelivery: the figures count it once, as what it was.
    */
   async quarantine(item: QuarantineItem): Promise<boolean> {
+    const newly = await this.putQuarantine(item);
+    // Its reference in the event's partition, on every delivery: a redelivery after a lost reference writes it then.
+    const ref = buildQuarantineRef(item);
+    if (ref !== undefined) await this.client.send(new PutCommand({ TableName: this.tableName, Item: ref }));
+    return newly;
+  }
+
+  private async putQuarantine(item: QuarantineItem): Promise<boolean> {
     const writeId = randomUUID();
     try {
       await this.client.send(

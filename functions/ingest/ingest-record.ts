@@ -37,6 +37,7 @@ import {
 } from '../domain/notification.ts';
 import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
+import { recipientOfRecord } from '../domain/quarantine-ref.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
@@ -463,6 +464,10 @@ async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: In
     recordSecrets(record),
     input.producer,
   );
+  // Its customer, when the JSON named one: support staff find the record from the customer (domain/quarantine-ref.ts).
+  const userId =
+    item.eventId === undefined ? undefined : recipientOfRecord(input.decoded?.value ?? input.value, deps.maxEventBytes);
+  if (userId !== undefined) item.userId = userId;
   const newlyQuarantined = await deps.store.quarantine(item);
   return { kind: 'quarantined', rejection, newlyQuarantined };
 }

@@ -3,10 +3,15 @@
  * once, recorded on the item with who (verified), when and why. One conditional write on the item as it was read;
  * the rule that refuses it (domain/resend.ts) is asked by the preview and again here.
  */
+
+import { type SuppressedReason, suppressedReason } from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
 import { parseNotificationId } from '../domain/keys.ts';
-import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
+import { acceptedMessageId, blockedRefusal, resendRefusal } from '../domain/resend.ts';
 import type { ResendTarget, StoredItem } from '../stores/event-store.ts';
 import { type OperatorAction, ok, refused } from './action.ts';
+import { suppressionOf } from './customer.ts';
+import type { OperatorPorts } from './ports.ts';
 
 export interface ResendRequest {
   readonly notificationId: string;
@@ -39,6 +44,8 @@ export interface ResendOutcome {
 export interface ResendState {
   readonly item: StoredItem | undefined;
   readonly now: number;
+  /** What would stop it at the send now (its address's suppression, the customer's choice), as dispatch decides. */
+  readonly blocked?: SuppressedReason;
 }
 
 export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, ResendOutcome> = {
@@ -53,16 +60,17 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
     if (ref === undefined) return { item: undefined, now: ports.now() };
     const view = await ports.events.read(ref.eventId);
     const item = view.notifications.find((n) => n.notificationId === request.notificationId);
-    return { item, now: ports.now() };
+    const blocked = item === undefined ? undefined : await blockedAtSend(ports, item);
+    return { item, now: ports.now(), ...(blocked === undefined ? {} : { blocked }) };
   },
 
-  decide({ item, now }, request) {
+  decide({ item, now, blocked }, request) {
     const id = request.notificationId;
     if (parseNotificationId(id) === undefined) {
       return refused('INVALID', `"${id}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`);
     }
     if (item === undefined) return refused('NOT_FOUND', `no notification ${id}`);
-    const rule = resendRefusal(id, item, request.despiteAccepted, now);
+    const rule = resendRefusal(id, item, request.despiteAccepted, now) ?? blockedRefusal(id, blocked);
     if (rule !== undefined) return { ok: false, refusal: rule };
     const { expected } = request;
     if (expected !== undefined && (expected.status !== item.status || expected.attempt !== item.attempt)) {
@@ -98,3 +106,20 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
 
   done: (outcome) => ({ fromStatus: outcome.fromStatus, status: outcome.item.status, attempt: outcome.item.attempt }),
 };
+
+/** What would stop this notification at the send now: the same reads and rule dispatch applies. */
+export async function blockedAtSend(
+  ports: Pick<OperatorPorts, 'audience'>,
+  item: StoredItem,
+): Promise<SuppressedReason | undefined> {
+  const userId = typeof item.userId === 'string' ? item.userId : undefined;
+  const [suppression, prefs] = await Promise.all([
+    suppressionOf(ports, item),
+    userId === undefined ? undefined : ports.audience.preferences(userId),
+  ]);
+  return suppressedReason(
+    { channel: item.channel as Channel, template: String(item.template ?? '') },
+    suppression as Parameters<typeof suppressedReason>[1],
+    prefs as Parameters<typeof suppressedReason>[2],
+  );
+}

@@ -3,16 +3,21 @@
  * under `audit/`, under the bucket's default retention, so nobody — the operator included — can edit or remove it.
  * An action's record is written before it acts, its outcome after, as a second object beside it.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   AUDIT_PREFIX,
+  AUDIT_SUBJECT_PREFIX,
   type AuditOutcome,
   type AuditRecord,
   auditKey,
   auditOutcomeKey,
+  auditSubjectKey,
+  auditSubjectOf,
   recordKeyOfOutcome,
+  recordKeyOfSubjectKey,
 } from '../domain/audit.ts';
 import { recordedIdentityOf } from '../domain/identity.ts';
+import { parseNotificationId } from '../domain/keys.ts';
 import { type AuditSeal, LOCAL_AUDIT_SEAL } from './audit-seal.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
@@ -38,7 +43,16 @@ export interface AuditLog {
   list(sinceIso?: string): Promise<ListedAuditRecord[]>;
   /** The record written under `key`, as first written, or undefined when there is none. */
   read(key: string): Promise<AuditRecord | undefined>;
+  /**
+   * The records about these subjects (customers, events: auditSubjectOf) written at or after `sinceIso`, newest
+   * first, as `list` reads them — through the by-subject index, never the whole log.
+   */
+  listAbout(subjects: readonly string[], sinceIso: string): Promise<ListedAuditRecord[]>;
 }
+
+/** A subject as the by-subject index names it: a hash, so no customer id appears in a key. */
+const subjectHash = (subject: string) => createHash('sha256').update(subject).digest('hex').slice(0, 32);
+const eventOf = (id: string) => parseNotificationId(id)?.eventId;
 
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
 
@@ -54,6 +68,9 @@ export class EvidenceAuditLog implements AuditLog {
     const key = auditKey(record.at, randomUUID().slice(0, 8));
     // No retain-until date: the bucket's default retention applies (the writer need not know the stack's setting).
     await this.store.put(key, json(await this.seal.sealed(record)), undefined);
+    // Its index entry: written before the action acts, like the record (a failure here stops the action too).
+    const subject = subjectHash(auditSubjectOf(record.target, eventOf));
+    await this.store.put(auditSubjectKey(subject, key), json({ key }), undefined);
     return { key, record };
   }
 
@@ -77,7 +94,9 @@ export class EvidenceAuditLog implements AuditLog {
 
   async list(sinceIso?: string): Promise<ListedAuditRecord[]> {
     const objects = (await this.store.history(AUDIT_PREFIX)).filter(
-      (o) => sinceIso === undefined || o.key.slice(AUDIT_PREFIX.length) >= sinceIso,
+      (o) =>
+        !o.key.startsWith(AUDIT_SUBJECT_PREFIX) &&
+        (sinceIso === undefined || o.key.slice(AUDIT_PREFIX.length) >= sinceIso),
     );
     const outcomes = new Map<string, { outcome: AuditOutcome; warnings: string[] }>();
     const records: [string, AuditRecord, string[]][] = [];
@@ -105,5 +124,39 @@ export class EvidenceAuditLog implements AuditLog {
         };
       })
       .sort((a, b) => b.at.localeCompare(a.at));
+  }
+
+  async listAbout(subjects: readonly string[], sinceIso: string): Promise<ListedAuditRecord[]> {
+    const folders = [...new Set(subjects)].map((s) => `${AUDIT_SUBJECT_PREFIX}${subjectHash(s)}/`);
+    const indexed = (await Promise.all(folders.map((f) => this.store.list(f)))).flat();
+    const keys = [...new Set(indexed.map(recordKeyOfSubjectKey))].filter(
+      (k) => k.slice(AUDIT_PREFIX.length) >= sinceIso,
+    );
+    // Each record and its outcome by key, as they are now (two reads, no listing); `list` — `ops audit` — is the
+    // reader that also reads every version and says when a record was written again or hidden.
+    const read = async (key: string) => {
+      const bytes = await this.store.get(key);
+      return bytes === undefined ? undefined : JSON.parse(Buffer.from(bytes).toString('utf8'));
+    };
+    const found = await Promise.all(
+      keys.map(async (key): Promise<ListedAuditRecord | undefined> => {
+        const [doc, outcome] = await Promise.all([read(key), read(auditOutcomeKey(key))]);
+        if (doc === undefined) return undefined;
+        // Checked against its seal like every read: a record the stack's key did not seal is shown, flagged.
+        const warnings = [await this.seal.broken(doc), outcome && (await this.seal.broken(outcome))]
+          .filter((w): w is string => typeof w === 'string')
+          .map((w) => `${key}: ${w}`);
+        const { seal: _seal, ...record } = doc;
+        const { seal: _outcomeSeal, ...outcomeDoc } = outcome ?? {};
+        const done = outcome === undefined ? {} : { outcome: outcomeDoc };
+        return {
+          ...record,
+          by: recordedIdentityOf(doc.by),
+          ...done,
+          ...(warnings.length > 0 ? { warnings } : {}),
+        };
+      }),
+    );
+    return found.filter((r) => r !== undefined).sort((a, b) => b.at.localeCompare(a.at));
   }
 }

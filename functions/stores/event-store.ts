@@ -12,6 +12,7 @@ import { ERASED_USER } from '../domain/erasure.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
 import { buildEarlierSend, pendingSweepKey } from '../domain/notification.ts';
+import { quarantinedUserKeyOf } from '../domain/quarantine-ref.ts';
 import { manualResendRecord, type ResentItem } from '../domain/resend.ts';
 import { REDACTED } from '../domain/secrets.ts';
 import { moveCondition, type NotificationStatus, TERMINAL_STATUSES } from '../domain/state-machine.ts';
@@ -28,6 +29,8 @@ export interface EventView {
   readonly eventId: string;
   readonly inbox: StoredItem | undefined;
   readonly notifications: StoredItem[];
+  /** References of records meant to be this event that ingest quarantined (domain/quarantine-ref.ts). */
+  readonly quarantined?: StoredItem[];
 }
 
 export type RefusedFilter = IncidentWindow;
@@ -48,6 +51,8 @@ export interface EventStore {
   read(eventId: string): Promise<EventView>;
   /** The customer's events, newest first, through the byUser index: one Query per page, never a scan. */
   eventIdsOfUser(userId: string): Promise<string[]>;
+  /** The events of the customer's records that ingest quarantined, newest first (the byUser index, their own key). */
+  quarantinedEventIdsOfUser(userId: string): Promise<string[]>;
   /** REFUSED notifications created at or after `sinceIso` (and of `reason`), erased ones left out, in no order. */
   listRefused(filter: RefusedFilter): Promise<StoredItem[]>;
   /**
@@ -100,17 +105,26 @@ export class DynamoEventStore implements EventStore {
       eventId,
       inbox: items.find((i) => i.sk === INBOX_SK),
       notifications: items.filter((i) => i.kind === 'NOTIFICATION'),
+      quarantined: items.filter((i) => i.kind === 'QUARANTINE_REF'),
     };
   }
 
-  async eventIdsOfUser(userId: string): Promise<string[]> {
+  eventIdsOfUser(userId: string): Promise<string[]> {
+    return this.eventIdsUnder(userKeyOf(userId));
+  }
+
+  async quarantinedEventIdsOfUser(userId: string): Promise<string[]> {
+    return [...new Set(await this.eventIdsUnder(quarantinedUserKeyOf(userId)))];
+  }
+
+  private async eventIdsUnder(userKey: string): Promise<string[]> {
     const ids: string[] = [];
     for await (const i of queryItems(this.client, {
       TableName: this.tableName,
       IndexName: TABLE_SCHEMA.userIndex.indexName,
       KeyConditionExpression: '#u = :u',
       ExpressionAttributeNames: { '#u': TABLE_SCHEMA.userIndex.partitionKey },
-      ExpressionAttributeValues: { ':u': userKeyOf(userId) },
+      ExpressionAttributeValues: { ':u': userKey },
       ScanIndexForward: false,
     })) {
       const eventId = eventIdOfPk(String(i.pk));

@@ -60,7 +60,12 @@ describe('ingest on DynamoDB Local', () => {
     const before = await table.eventItems('conflict-1');
     const r = await deliver([transferEvent({ eventId: 'conflict-1', data: { amount: '99999' } })]);
     expect(kinds(r.results)).toEqual(['conflict']);
-    expect(await table.eventItems('conflict-1')).toEqual(before);
+    // The inbox and notifications as they were; beside them, the reference to the conflicting record's quarantine.
+    const after = await table.eventItems('conflict-1');
+    expect(after.filter((i) => i.kind !== 'QUARANTINE_REF')).toEqual(before);
+    expect(after.filter((i) => i.kind === 'QUARANTINE_REF')).toEqual([
+      expect.objectContaining({ reason: 'EVENT_ID_CONFLICT', eventId: 'conflict-1' }),
+    ]);
     const quarantined = (await table.allItems()).filter((i) => i.kind === 'QUARANTINE' && i.eventId === 'conflict-1');
     expect(quarantined).toHaveLength(1);
     expect(quarantined[0]).toMatchObject({ reason: 'EVENT_ID_CONFLICT', sk: 'RECORD' });

@@ -19,6 +19,7 @@ const UNREACHABLE = 'u-32';
 const RESENT = 'demo-sms-unreachable#SMS';
 
 let child: ChildProcess;
+let exited: Promise<number | null>;
 let report: { console: string };
 let browser: Browser;
 
@@ -26,14 +27,18 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it), or set CHROMIUM_PATH`);
   }
-  ({ child, report } = await startKeptRun<typeof report>([]));
+  ({ child, report, exited } = await startKeptRun<typeof report>([]));
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 180_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (child !== undefined && child.exitCode === null) child.kill('SIGKILL');
-});
+  // SIGTERM, and wait for the run to end: it stops its DynamoDB Local on the way out (SIGKILL would orphan it).
+  if (child !== undefined && child.exitCode === null) {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}, 60_000);
 
 /** A browser of its own (its own session) for one of the local users, signed in. */
 async function signedIn(name: string): Promise<Page> {
@@ -61,12 +66,30 @@ describe('the support console', () => {
     expect(await stopped.locator('.badge').textContent()).toBe('Not sent');
     expect(await stopped.locator('.detail').textContent()).toMatch(/STOP|opted out|stopped/i);
     expect(await stopped.locator('.contact').textContent()).toBe('+1 ••• 0180');
+    expect(await stopped.locator('.reference').textContent()).toBe('Ref t-1001 · 12.50 USD');
+    // Not "turned nothing off" above two texts the network blocks: the app's choices and the STOP, each said.
+    await sam.getByText('No preference switched off in the app. The phone network blocks our texts').waitFor();
     expect(await sam.content()).not.toContain('4155550180');
     // The first text to that number was sent: what was sent is read from the evidence, as `ops evidence` reads it.
     const first = notice(sam, 'demo-sms-stop#SMS');
     await first.getByRole('button', { name: 'See what was sent' }).click();
     await first.locator('.sent:not([hidden])').waitFor();
     expect(await first.locator('section.message').count()).toBe(1);
+    expect(await first.textContent()).not.toContain('Nothing was handed over');
+    // STOPped at the carrier: no second copy is offered to a number that said STOP.
+    expect(await first.getByRole('button', { name: /Propose/ }).count()).toBe(0);
+    await sam.context().close();
+  });
+
+  it('says a transfer we could not read was received but not readable, and where engineers find it', async () => {
+    const sam = await signedIn('Sam Rivera (Support)');
+    await lookUp(sam, 'u-7');
+    const unreadable = sam.locator('article[data-quarantined]');
+    await expect.poll(() => unreadable.count()).toBeGreaterThan(0);
+    expect(await unreadable.first().locator('.detail').textContent()).toMatch(
+      /received it but could not read it \(the amount was not in the agreed format\).*Engineers have it under/,
+    );
+    expect(await sam.content()).not.toContain('no way to reach the customer');
     await sam.context().close();
   });
 
@@ -101,6 +124,11 @@ describe('the support console', () => {
     await expect.poll(() => waiting.count()).toBe(1);
     expect(await waiting.textContent()).toContain('Sam Rivera');
     expect(await waiting.textContent()).toContain('Customer says the phone is back on');
+    // What she approves: a second copy of what the provider accepted, to the masked number, and the notice now.
+    expect(await waiting.locator('.shown').textContent()).toMatch(
+      /^Second copy of a text message the provider accepted \(.+\), to \+1 ••• 0182$/,
+    );
+    expect(await waiting.locator('.now').textContent()).toContain('Sent, but not delivered');
     await waiting.getByRole('button', { name: 'Approve' }).click();
     await waiting.getByLabel('Why approve it?').fill('Checked the number with the customer record');
     await waiting.getByRole('button', { name: 'Approve' }).click();
@@ -110,7 +138,7 @@ describe('the support console', () => {
     await lookUp(noor, UNREACHABLE);
     const resent = notice(noor, RESENT);
     expect(await resent.locator('ul.small li').allTextContents()).toEqual([
-      expect.stringContaining('Checked the number with the customer record'),
+      expect.stringMatching(/^Queued again .* approved by Noor Haddad: “Checked the number with the customer record”$/),
     ]);
     await expect
       .poll(
@@ -129,8 +157,10 @@ describe('the support console', () => {
     const rows = await noor.locator('table.audit').last().locator('tbody tr').allTextContents();
     expect(rows).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/Sent again — approved.*Noor Haddad.*Checked the number.*Done/),
-        expect.stringMatching(/Sent again — proposed.*Sam Rivera.*phone is back on.*Done/),
+        expect.stringMatching(
+          /Queued again — approved.*Noor Haddad.*Checked the number.*Done — queued again; the notice now: /,
+        ),
+        expect.stringMatching(/Queued again — proposed.*Sam Rivera.*phone is back on.*Done/),
         expect.stringMatching(/Contact details shown.*Sam Rivera.*confirms the number.*Done/),
       ]),
     );

@@ -57,7 +57,12 @@ function fakeOps(overrides: Partial<Operations> = {}) {
     proposals: vi.fn(async () => []),
     ...overrides,
   };
-  return { ports: {} as ConsoleDeps['ports'], ops: ops as unknown as Operations, fake: ops };
+  const audit = {
+    record: vi.fn(async (entry: Record<string, unknown>) => ({ key: 'audit/k.json', record: entry })),
+    recordOutcome: vi.fn(async () => ({})),
+  };
+  const ports = { proposals: { get: vi.fn(async () => undefined) }, audit, now: () => 0 };
+  return { ports: ports as unknown as ConsoleDeps['ports'], ops: ops as unknown as Operations, fake: ops, audit };
 }
 
 describe('who the caller is', () => {
@@ -96,6 +101,20 @@ describe('the API', () => {
     expect(propose.status).toBe(403);
     expect(d.fake.approve).not.toHaveBeenCalled();
     expect(d.fake.propose).not.toHaveBeenCalled();
+    // Someone tried: each refused acting request is audited, as the verified caller, with its REFUSED outcome.
+    expect(
+      d.audit.record.mock.calls.map(([e]) => [e.action, e.step, e.target, (e.by as { principal: string }).principal]),
+    ).toEqual([
+      ['RESEND', 'APPROVE', 'p', 'bank_sam'],
+      ['RESEND', 'PROPOSE', 'e-1#SMS', 'bank_noor'],
+    ]);
+    expect(d.audit.recordOutcome.mock.calls.map((c) => (c as unknown[])[1])).toEqual([
+      { result: 'REFUSED', details: expect.objectContaining({ code: 'FORBIDDEN' }) },
+      { result: 'REFUSED', details: expect.objectContaining({ code: 'FORBIDDEN' }) },
+    ]);
+    // A read is not an attempt to act: refused, not audited.
+    await answerApi(route('customer'), callerOf(claims('[]'), GROUPS) as Caller, '{"userId":"u"}', d);
+    expect(d.audit.record).toHaveBeenCalledTimes(2);
   });
 
   it('refuses an action without a reason before doing anything (400)', async () => {
@@ -103,6 +122,23 @@ describe('the API', () => {
     const answer = await answerApi(route('reveal'), SAM, '{"notificationId":"e-1#SMS","reason":"   "}', d);
     expect(answer.status).toBe(400);
     expect(d.fake.confirm).not.toHaveBeenCalled();
+  });
+
+  it('refuses a reason of one letter or one word: a reason is a few words a colleague can read later', async () => {
+    const d = fakeOps();
+    for (const reason of ['x', 'ok', 'approved']) {
+      const answer = await answerApi(
+        route('decide'),
+        NOOR,
+        JSON.stringify({ proposalId: 'p', decision: 'APPROVE', reason }),
+        d,
+      );
+      expect(answer).toMatchObject({
+        status: 400,
+        body: { error: { message: expect.stringContaining('a few words') } },
+      });
+    }
+    expect(d.fake.approve).not.toHaveBeenCalled();
   });
 
   it('shows a contact in full through the audited REVEAL action, as the verified caller, with their reason', async () => {
@@ -155,7 +191,7 @@ describe('the API', () => {
         throw new OperatorError(refusal('OWN_PROPOSAL', 'you proposed it: another person approves it'));
       }),
     });
-    const body = '{"proposalId":"p-20261205T000000Z-abcdef","decision":"APPROVE","reason":"ok"}';
+    const body = '{"proposalId":"p-20261205T000000Z-abcdef","decision":"APPROVE","reason":"checked with the customer"}';
     expect(await answerApi(route('decide'), NOOR, body, own)).toEqual({
       status: 403,
       body: { error: { message: 'you proposed it: another person approves it', code: 'OWN_PROPOSAL' } },
@@ -168,21 +204,22 @@ describe('the API', () => {
     expect((await answerApi(route('decide'), NOOR, body, changed)).status).toBe(409);
   });
 
-  it('previews a resend truthfully: the refusal the action itself would give', async () => {
+  it('previews a resend truthfully: the refusal the action itself would give, in words without command-line flags', async () => {
     const d = fakeOps({
       preview: vi.fn(async () => ({
         ok: false as const,
         action: 'RESEND' as const,
         target: 'e-1#SMS',
-        refusal: refusal('SUPPRESSED', 'e-1#SMS is SUPPRESSED (OPTED_OUT): the customer turned it off'),
+        refusal: refusal('SUPPRESSED', 'e-1#SMS is SUPPRESSED (OPTED_OUT): … (lift-suppression, or … first)'),
       })),
     });
     const answer = await answerApi(route('preview'), SAM, '{"notificationId":"e-1#SMS"}', d);
     expect(answer.body).toEqual({
       ok: false,
       code: 'SUPPRESSED',
-      message: 'e-1#SMS is SUPPRESSED (OPTED_OUT): the customer turned it off',
+      message: expect.stringMatching(/^It would be stopped again: the customer turned these messages off/),
     });
+    expect(JSON.stringify(answer.body)).not.toMatch(/lift-suppression|--/);
   });
 });
 

@@ -255,7 +255,11 @@ describe('ingest: the batch', () => {
     ]);
     await expect(handler(event, {} as never)).resolves.toBeUndefined();
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
-    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
+    // The quarantine item and its reference in the event's partition; the unreadable user id on neither.
+    const puts = ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
+    expect(puts.map((i) => i.kind)).toEqual(['QUARANTINE', 'QUARANTINE_REF']);
+    expect(puts[1]).toMatchObject({ pk: 'EVENT#e2', eventId: 'e2', reason: puts[0]?.reason });
+    expect(puts.some((i) => 'userId' in i || 'userKey' in i)).toBe(false);
   });
 
   it('the handler reads the MSK event and throws when a record stays unwritable', async () => {

@@ -2,7 +2,7 @@
 import { intOption, parseCommandLine, UsageError } from '../local/cli.ts';
 
 export const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles | --dispatch] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles | --dispatch | --console] [--quick]
        npm run bench -- --e2e [--events N] [--rate R] [--critical --backlog N --critical-count C] [--sweep-every S] [--json] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
@@ -22,6 +22,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
                sends per slot, their ratio, the CPU per send
   --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node, and
                the same for a bundle of only its SDK clients (the floor)
+  --console    only the support console: a customer look-up and a quarantined event's look-up through its API,
+               among other customers' events, a day of quarantined records and audit records (tools/bench/console.ts)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (tools/bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
   --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
@@ -66,6 +68,7 @@ export function parseOptions(argv: string[]) {
         cost: { type: 'boolean', default: false },
         bundles: { type: 'boolean', default: false },
         dispatch: { type: 'boolean', default: false },
+        console: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
@@ -85,10 +88,11 @@ export function parseOptions(argv: string[]) {
     values.cost,
     values.bundles,
     values.dispatch,
+    values.console,
   ];
   if (modes.filter((v) => v === true).length > 1) {
     throw new UsageError(
-      '--quota, --pipeline, --cpu, --critical, --cost, --bundles and --dispatch are separate runs: give one of them',
+      '--quota, --pipeline, --cpu, --critical, --cost, --bundles, --dispatch and --console are separate runs: give one of them',
     );
   }
   if (
@@ -134,6 +138,7 @@ export function parseOptions(argv: string[]) {
     cost: values.cost === true,
     bundles: values.bundles === true,
     dispatch: values.dispatch === true,
+    console: values.console === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
     quick: values.quick === true,

@@ -31,6 +31,7 @@ import { EXIT, onExit, runCommand } from '../local/cli.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { measureAll, measureCompleteCost, measureQuota } from './all.ts';
 import { measureBundles } from './bundles.ts';
+import { measureConsole } from './console.ts';
 import { measureCpuOnly } from './cpu.ts';
 import { measureDispatch } from './dispatch.ts';
 import { endToEndTable, measureEndToEnd } from './e2e.ts';
@@ -53,6 +54,7 @@ async function main(args: BenchArgs) {
   const forget = onExit(() => db.stop());
   try {
     if (args.quota) return { quota: await measureQuota(args) };
+    if (args.console) return { console: await measureConsole(db.endpoint, args) };
     if (args.critical) {
       log(
         `critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`,

@@ -89,7 +89,12 @@ function searchView(main: HTMLElement, me: MeAnswer): void {
   ids.addEventListener('change', () => document.body.classList.toggle('show-ids', ids.checked));
   const results = el('div', { id: 'results' });
   const proposals = el('section', { id: 'proposals', 'aria-label': 'Waiting for approval' });
-  const refreshProposals = () => void proposalsView(proposals, me, () => void lookup());
+  const open = (eventId: string) => {
+    input.value = eventId;
+    (form.querySelector('input[name=kind][value=event]') as HTMLInputElement).checked = true;
+    void lookup();
+  };
+  const refreshProposals = () => void proposalsView(proposals, me, () => void lookup(), open);
   const lookup = async () => {
     const id = input.value.trim();
     const byEvent = (form.querySelector('input[name=kind]:checked') as HTMLInputElement | null)?.value === 'event';
@@ -133,13 +138,16 @@ function customerView(into: HTMLElement, c: CustomerAnswer, ctx: Context): void 
     el(
       'p',
       {},
-      c.optedOutOf === null || c.optedOutOf.length === 0
-        ? 'The customer has not turned any kind of message off.'
-        : `The customer turned off: ${c.optedOutOf.join(', ')} (security notices still reach them).`,
+      `${
+        c.optedOutOf === null || c.optedOutOf.length === 0
+          ? 'No preference switched off in the app.'
+          : `The customer turned off in the app: ${c.optedOutOf.join(', ')} (security notices still reach them).`
+      }${c.notices.some((n) => n.codes.reason === 'CARRIER_OPT_OUT') ? ' The phone network blocks our texts to them (they replied STOP).' : ''}`,
     ),
     el('h2', {}, `Notices (${c.notices.length})`),
     ...c.notices.map((n) => noticeArticle(n, ctx)),
     ...silentView(c.silent),
+    ...quarantinedView(c.quarantined),
     ...auditView(c.audit, 'Done by hand for this customer'),
   );
 }
@@ -150,7 +158,39 @@ function eventView(into: HTMLElement, e: EventAnswer, ctx: Context): void {
     el('p', {}, e.userId === null ? 'Its customer is no longer recorded.' : `For customer ${e.userId}.`),
     ...e.notices.map((n) => noticeArticle(n, ctx)),
     ...silentView(e.silent),
+    ...quarantinedView(e.quarantined),
   );
+}
+
+/** Records meant to be the customer's notices that we received but could not read: why, and where engineers look. */
+function quarantinedView(records: CustomerAnswer['quarantined']): HTMLElement[] {
+  if (records.length === 0) return [];
+  return [
+    el('h2', {}, 'Received but not readable'),
+    ...records.map((q) =>
+      el(
+        'article',
+        { class: 'notice', 'data-quarantined': q.where },
+        el(
+          'div',
+          { class: 'head' },
+          el('h3', {}, 'A notice we could not read'),
+          el('span', { class: 'when' }, when(q.receivedAt)),
+        ),
+        el(
+          'p',
+          {},
+          el(
+            'span',
+            { class: `badge ${q.replayedAt === null ? 'bad' : 'waiting'}` },
+            q.replayedAt === null ? 'Not sent' : 'Fed in again',
+          ),
+        ),
+        el('p', { class: 'detail' }, q.why),
+        el('p', { class: 'codes ids' }, `${q.reason} · `, el('code', {}, q.eventId), ' ', el('code', {}, q.where)),
+      ),
+    ),
+  ];
 }
 
 function silentView(silent: CustomerAnswer['silent']): HTMLElement[] {

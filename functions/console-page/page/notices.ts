@@ -36,6 +36,7 @@ export function noticeArticle(card: NoticeCard, ctx: Context): HTMLElement {
       el('h3', { id: titleId }, `${card.notice} · ${card.channelName}`),
       el('span', { class: 'when' }, when(card.occurredAt)),
     ),
+    card.reference === '' ? null : el('p', { class: 'small reference' }, card.reference),
     el('p', {}, el('span', { class: `badge ${card.outcome.tone}` }, card.outcome.headline)),
     el('p', { class: 'detail' }, card.outcome.detail),
     el('p', { class: 'small' }, 'To ', contact),
@@ -44,7 +45,15 @@ export function noticeArticle(card: NoticeCard, ctx: Context): HTMLElement {
       : el(
           'ul',
           { class: 'small' },
-          ...card.resends.map((r) => el('li', {}, `Sent again ${when(r.at)} — approved by ${r.by}: “${r.reason}”`)),
+          ...card.resends.map((r) =>
+            el(
+              'li',
+              {},
+              `Queued again ${when(r.at)} — approved by `,
+              el('span', { title: r.byId }, r.by),
+              `: “${r.reason}”`,
+            ),
+          ),
         ),
     el(
       'p',
@@ -204,7 +213,11 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
             el('td', {}, `${ACTION_WORDS[r.action] ?? r.action}${STEP_WORDS[r.step] ?? ''}`),
             el('td', {}, r.by),
             el('td', {}, r.reason),
-            el('td', {}, RESULT_WORDS[r.outcome] ?? r.outcome),
+            el(
+              'td',
+              {},
+              `${RESULT_WORDS[r.outcome] ?? r.outcome}${r.since === undefined ? '' : ` — queued again; the notice now: ${r.since}`}`,
+            ),
           ),
         ),
       ),
@@ -213,7 +226,8 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
 }
 
 const ACTION_WORDS: Readonly<Record<string, string>> = {
-  RESEND: 'Sent again',
+  // A resend puts the notice back in the queue: whether it then went out is the notice's state, shown beside it.
+  RESEND: 'Queued again',
   REVEAL: 'Contact details shown',
   SUPPRESSION_LIFT: 'Contact unblocked',
   EXPORT: 'Data exported',

@@ -6,7 +6,12 @@ import type { MeAnswer, ProposalRow, ProposalsAnswer } from '../../contracts/con
 import { call } from './api.ts';
 import { announce, el, reasonForm, when } from './dom.ts';
 
-export async function proposalsView(into: HTMLElement, me: MeAnswer, changed: () => void): Promise<void> {
+export async function proposalsView(
+  into: HTMLElement,
+  me: MeAnswer,
+  changed: () => void,
+  open: (eventId: string) => void,
+): Promise<void> {
   let answer: ProposalsAnswer;
   try {
     answer = await call<ProposalsAnswer>('proposals', {});
@@ -20,13 +25,22 @@ export async function proposalsView(into: HTMLElement, me: MeAnswer, changed: ()
   }
   into.replaceChildren(
     el('h2', {}, `Waiting for approval (${answer.proposals.length})`),
-    ...answer.proposals.map((p) => proposalArticle(p, me, () => void proposalsView(into, me, changed).then(changed))),
+    ...answer.proposals.map((p) =>
+      proposalArticle(p, me, () => void proposalsView(into, me, changed, open).then(changed), open),
+    ),
   );
 }
 
-function proposalArticle(p: ProposalRow, me: MeAnswer, changed: () => void): HTMLElement {
+function proposalArticle(
+  p: ProposalRow,
+  me: MeAnswer,
+  changed: () => void,
+  open: (eventId: string) => void,
+): HTMLElement {
   const forms = el('div');
   const actions = el('div', { class: 'actions' });
+  const card = el('button', { type: 'button', class: 'link' }, 'Open its notice');
+  card.addEventListener('click', () => open(p.eventId));
   const decide = (decision: 'APPROVE' | 'REJECT', label: string, done: string) => {
     const button = el('button', { type: 'button', class: decision === 'APPROVE' ? 'primary' : '' }, label);
     button.addEventListener('click', () => {
@@ -45,7 +59,7 @@ function proposalArticle(p: ProposalRow, me: MeAnswer, changed: () => void): HTM
   };
   if (me.can.includes('decide') && !p.mine) {
     actions.append(
-      decide('APPROVE', 'Approve', 'Approved: it is being sent now. This was recorded.'),
+      decide('APPROVE', 'Approve', 'Approved: it is queued to be sent again. This was recorded.'),
       decide('REJECT', 'Reject', 'Rejected. This was recorded.'),
     );
   }
@@ -53,6 +67,8 @@ function proposalArticle(p: ProposalRow, me: MeAnswer, changed: () => void): HTM
     'article',
     { class: 'notice proposal', 'data-proposal': p.id },
     el('h3', {}, p.what),
+    el('p', { class: 'shown' }, p.shown),
+    el('p', { class: 'small now' }, `The notice now: ${p.now} `, card),
     el(
       'p',
       { class: 'small' },

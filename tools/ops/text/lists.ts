@@ -1,5 +1,6 @@
 /** The operator's lists as text: quarantined records, refused notifications, suppressions, audited actions. */
 import type { Channel } from '../../../functions/domain/channels.ts';
+import type { RejectionReason } from '../../../functions/domain/event/contract.ts';
 import {
   countBy,
   identityText,
@@ -18,9 +19,24 @@ const counted = (title: string, counts: readonly { value: string; count: number 
   ...counts.map((c) => `  ${String(c.count).padStart(5)}  ${c.value}`),
 ];
 
+/**
+ * The reasons a replay of the kept bytes as they are can cure — something on our side changed (a schema registered, a
+ * type or channel added to the catalogue, a limit raised, a fault fixed). Any other reason reads the same bytes the
+ * same way and lands in quarantine again: it needs a corrected value or the producer's corrected event.
+ */
+const CURABLE_BY_REPLAY: ReadonlySet<string> = new Set<RejectionReason>([
+  'UNKNOWN_SCHEMA',
+  'UNKNOWN_TYPE',
+  'UNKNOWN_CHANNEL',
+  'TOO_LARGE',
+  'UNPROCESSABLE',
+]);
+
 export const quarantineText = (list: readonly QuarantineView[]) => {
   if (list.length === 0) return 'no quarantined records';
-  const open = list.filter((q) => q.replayedAt === null).map((q) => q.id);
+  const waiting = list.filter((q) => q.replayedAt === null);
+  const open = waiting.filter((q) => CURABLE_BY_REPLAY.has(q.reason)).map((q) => q.id);
+  const asIsNoCure = waiting.filter((q) => !CURABLE_BY_REPLAY.has(q.reason));
   return [
     `${plural(list.length, 'quarantined record')} (newest first)`,
     ...counted(
@@ -35,8 +51,13 @@ export const quarantineText = (list: readonly QuarantineView[]) => {
     ...(open.length === 0
       ? []
       : [
-          `replay the ${plural(open.length, 'record')} not yet replayed (shown first, without --confirm):`,
+          `once the fix on our side is deployed, replay the ${plural(open.length, 'record')} a replay can cure (shown first, without --confirm):`,
           `  replay-quarantine ${open.join(' ')} --reason "…"`,
+        ]),
+    ...(asIsNoCure.length === 0
+      ? []
+      : [
+          `${plural(asIsNoCure.length, 'record')} would land here again if replayed as they are (${[...new Set(asIsNoCure.map((q) => q.reason))].join(', ')}): the producer sends a corrected event, or replay-quarantine <id> --value-file FILE with a corrected value`,
         ]),
   ].join('\n');
 };

@@ -1,0 +1,162 @@
+/**
+ * What the support console tells an agent, on DynamoDB Local with the real stores: a record we received but could not
+ * read is found by its event and by its customer and said to be exactly that (never "no way to reach the customer");
+ * an id we never received is 404; a resend to a number the carrier opted out is refused in the preview, not offered;
+ * a proposal the console may not decide is refused and audited; the customer's audit trail is read through its index.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
+import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
+import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
+import { approvalPolicyOf } from '../../functions/domain/approval.ts';
+import { addressHash } from '../../functions/domain/audience.ts';
+import { suppressionPk } from '../../functions/domain/keys.ts';
+import { buildQuarantine } from '../../functions/domain/notification.ts';
+import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
+import { listAudit, type OperatorPorts, operations } from '../../functions/operator/index.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { operatorOn } from '../support/operator.ts';
+
+let table: LocalTable;
+let ports: OperatorPorts;
+let deps: ConsoleDeps;
+const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
+const SAM = callerOf({ 'cognito:username': 'bank_sam', name: 'Sam', 'custom:groups': 's' }, GROUPS) as Caller;
+const NOOR = callerOf({ 'cognito:username': 'bank_noor', name: 'Noor', 'custom:groups': 'a' }, GROUPS) as Caller;
+const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
+const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
+  answerApi(route(name), caller, JSON.stringify(body), deps);
+const STOPPED = '+14155550180';
+const base64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  ports = operatorOn(table);
+  const policy = approvalPolicyOf(undefined, 24);
+  if ('unknown' in policy) throw new Error('policy');
+  deps = { ports, ops: operations(ports, policy.policy) };
+  // A transfer whose amount the producer sent as a number: quarantined by ingest's own store, as it writes it.
+  const item = buildQuarantine(
+    { reason: 'INVALID_AMOUNT', detail: 'amount must be a string (at data.amount)', eventId: 'cs-float' },
+    base64({ eventId: 'cs-float', recipient: { userId: 'cs-u7' } }),
+    { topic: 'banking.transfers', partition: 0, offset: 7 },
+    Date.parse('2026-12-05T10:00:00Z'),
+    { retentionDays: 35 },
+  );
+  item.userId = 'cs-u7';
+  await new DynamoInboxStore(table.doc, table.tableName).quarantine(item);
+  // A text that failed to a number whose carrier has an active STOP for it.
+  const put = (Item: Record<string, unknown>) => table.doc.send(new PutCommand({ TableName: table.tableName, Item }));
+  await put({
+    pk: 'EVENT#cs-stop',
+    sk: 'NOTIFICATION#SMS',
+    kind: 'NOTIFICATION',
+    notificationId: 'cs-stop#SMS',
+    eventId: 'cs-stop',
+    channel: 'SMS',
+    userId: 'cs-u30',
+    recipient: STOPPED,
+    status: 'FAILED',
+    lastError: 'RETRIES_EXHAUSTED',
+    attempt: 3,
+    template: 'TransferCompleted',
+    createdAt: new Date().toISOString(),
+    occurredAt: new Date().toISOString(),
+  });
+  const hash = addressHash('SMS', STOPPED);
+  await put({
+    pk: suppressionPk('SMS', hash),
+    sk: hash,
+    kind: 'SUPPRESSION',
+    channel: 'SMS',
+    state: 'ACTIVE',
+    cause: 'CARRIER_OPT_OUT',
+    since: '2026-12-05T09:00:00.000Z',
+    notificationId: 'cs-stop#SMS',
+  });
+});
+
+describe('an event we received but could not read', () => {
+  it('is found by its event id and said to be unreadable, with where engineers find it', async () => {
+    const answer = await ask('event', { eventId: 'cs-float' });
+    expect(answer.status).toBe(200);
+    const page = answer.body as { silent: unknown[]; quarantined: { why: string; where: string }[]; userId: string };
+    expect(page.silent).toEqual([]);
+    expect(page.userId).toBe('cs-u7');
+    expect(page.quarantined).toEqual([
+      expect.objectContaining({ where: 'banking.transfers#0#7', reason: 'INVALID_AMOUNT', replayedAt: null }),
+    ]);
+    expect(page.quarantined[0]?.why).toMatch(/received it but could not read it \(the amount was not in the agreed/);
+    expect(page.quarantined[0]?.why).toContain('after the bank’s system that sent it is fixed');
+    expect(JSON.stringify(page)).not.toContain('no way to reach the customer');
+  });
+
+  it('is on its customer’s page, found through the customer index', async () => {
+    const answer = await ask('customer', { userId: 'cs-u7' });
+    expect(answer.status).toBe(200);
+    expect((answer.body as { quarantined: { eventId: string }[] }).quarantined).toEqual([
+      expect.objectContaining({ eventId: 'cs-float' }),
+    ]);
+  });
+
+  it('an id we never received is 404, never a reason why it was not sent', async () => {
+    const answer = await ask('event', { eventId: 'cs-nosuch-typo' });
+    expect(answer.status).toBe(404);
+    expect(JSON.stringify(answer.body)).toContain('We have not received an event with this id');
+  });
+});
+
+describe('a resend to a number the carrier opted out', () => {
+  it('is not offered on the card, and the preview refuses it SUPPRESSED in words without command-line flags', async () => {
+    const page = (await ask('event', { eventId: 'cs-stop' })).body as {
+      notices: { resend: { offer: string; note: string } }[];
+    };
+    expect(page.notices[0]?.resend.offer).toBe('NONE');
+    expect(page.notices[0]?.resend.note).toContain('STOP');
+    const preview = (await ask('preview', { notificationId: 'cs-stop#SMS' })).body as { ok: boolean; code: string };
+    expect(preview).toMatchObject({ ok: false, code: 'SUPPRESSED' });
+    expect(JSON.stringify(preview)).not.toMatch(/--|lift-suppression/);
+  });
+
+  it('is refused on propose too, and the refusal audited', async () => {
+    const answer = await ask('propose', { notificationId: 'cs-stop#SMS', reason: 'customer says the phone is back' });
+    expect(answer.status).toBe(409);
+    const trail = (await ports.audit.listAbout(['cs-stop'], '2000-01-01')).filter((r) => r.step === 'PROPOSE');
+    expect(trail.map((r) => r.outcome?.result)).toEqual(['REFUSED']);
+  });
+});
+
+describe('a proposal the console may not decide', () => {
+  it('is refused NOT_HERE and audited as a refusal, and is not listed', async () => {
+    await ports.proposals.create({
+      id: 'p-20261205T000000Z-erase1',
+      action: 'ERASE',
+      target: 'cs-u7',
+      userId: 'cs-u7',
+      request: { userId: 'cs-u7' },
+      shown: {},
+      fingerprint: 'f',
+      reason: 'customer asked to be forgotten',
+      proposedBy: { principal: 'alice', verifiedBy: 'LOCAL_USER' },
+      proposedAt: new Date().toISOString(),
+      approveBy: new Date(Date.now() + 3_600_000).toISOString(),
+      state: 'PENDING',
+    });
+    const answer = await ask(
+      'decide',
+      { proposalId: 'p-20261205T000000Z-erase1', decision: 'APPROVE', reason: 'the customer asked for it' },
+      NOOR,
+    );
+    expect(answer).toMatchObject({ status: 403, body: { error: { code: 'NOT_HERE' } } });
+    expect(JSON.stringify(answer.body)).toContain('an engineer approves this in the operator CLI');
+    expect((await ports.proposals.get('p-20261205T000000Z-erase1'))?.state).toBe('PENDING');
+    const audited = (await listAudit(ports)).filter((r) => r.proposal === 'p-20261205T000000Z-erase1');
+    expect(audited).toEqual([
+      expect.objectContaining({ step: 'APPROVE', by: expect.objectContaining({ principal: 'bank_noor' }) }),
+    ]);
+    expect(audited[0]?.outcome).toMatchObject({ result: 'REFUSED', details: { code: 'NOT_HERE' } });
+    const listed = (await ask('proposals', {}, NOOR)).body as { proposals: { id: string }[] };
+    expect(listed.proposals.map((p) => p.id)).not.toContain('p-20261205T000000Z-erase1');
+  });
+});
