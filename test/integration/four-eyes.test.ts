@@ -222,6 +222,7 @@ describe('four eyes: what the policy names is proposed by one identity and appro
         recordOutcome: (key, outcome, now) => ports.audit.recordOutcome(key, outcome, now),
         list: (since) => ports.audit.list(since),
         read: (key) => ports.audit.read(key),
+        listAbout: (subjects, since) => ports.audit.listAbout(subjects, since),
       },
     };
     await expect(operations(auditDown, ops.policy).approve(p.id, BOB)).rejects.toThrow('SlowDown');

@@ -116,7 +116,7 @@ async function runOnce(round: string, withEvidence: boolean) {
             retention: uniformRetention(2_557),
             requestOf: (n: Parameters<typeof providerRequest>[0], m: Parameters<typeof providerRequest>[1]) =>
               providerRequest(n, m, { senderEmail: 'notices@example.com' }),
-            batch: { name, add: (p: SendProof) => void proofs.push(p) },
+            batch: { name, ready: async () => name, add: (p: SendProof) => void proofs.push(p) },
           }
         : undefined;
       const limit = pLimit(PER_INVOCATION);
