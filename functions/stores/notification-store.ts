@@ -25,6 +25,8 @@ import type { NotificationStatus } from '../domain/state-machine.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { isConditionFailure } from './condition-failure.ts';
+import type { FenceGate } from './fence-store.ts';
+import { ownedCondition } from './owned-condition.ts';
 
 export interface NotificationKey {
   readonly pk: string;
@@ -128,6 +130,8 @@ export class DynamoNotificationStore implements NotificationStore {
     private readonly tableName: string,
     /** Shards of the sweep index the keys this store writes are spread over (the stack's, from its peak). */
     private readonly sweepShards = SWEEP_SHARDS,
+    /** Two regions: the claim and the sweeper's writes need the item's epoch to be this region's (owned-condition.ts). */
+    private readonly fence?: Pick<FenceGate, 'claimEpoch'>,
   ) {}
 
   async get(key: NotificationKey): Promise<NotificationItem | undefined> {
@@ -142,14 +146,15 @@ export class DynamoNotificationStore implements NotificationStore {
     const { channel } = ref;
     const notificationId = notificationIdOf(ref.eventId, channel);
     const claimed = moveCondition('PENDING', 'SENDING');
+    const owned = await ownedCondition(this.fence);
+    if (owned === 'fenced') return { kind: 'taken' };
     try {
       const r = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          ConditionExpression: `${claimed.expression} AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)`,
-          UpdateExpression:
-            'SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease REMOVE retryAt',
+          ConditionExpression: `${claimed.expression} AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)${owned.expression}`,
+          UpdateExpression: `SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease${owned.claimEpoch} REMOVE retryAt`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ...claimed.values,
@@ -160,6 +165,7 @@ export class DynamoNotificationStore implements NotificationStore {
             ':claim': claimId,
             ':now': iso(now),
             ':sweepKey': sweepKey('SENDING', channel, notificationId, this.sweepShards),
+            ...owned.values,
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -227,7 +233,7 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async recordLateAcceptance(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition> {
     const key = { pk: item.pk, sk: item.sk };
-    const result = await this.conditionalUpdate({
+    const result = await this.heldUpdate({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId)',
@@ -288,7 +294,7 @@ export class DynamoNotificationStore implements NotificationStore {
   ): Promise<Transition> {
     const key = { pk: item.pk, sk: item.sk };
     const move = moveCondition('SENDING', to);
-    const result = await this.conditionalUpdate({
+    const result = await this.heldUpdate({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: `${move.expression} AND attempt = :attempt`,
@@ -320,8 +326,17 @@ export class DynamoNotificationStore implements NotificationStore {
     return current?.status === to && current.attempt === attempt && current.updatedAt === iso(now) ? 'applied' : 'lost';
   }
 
-  /** One conditional UpdateItem: `lost` when its condition failed, anything else thrown. */
+  /** A write without a claim (the sweeper's, a suppression): in two regions, only to an item of this region's epoch. */
   private async conditionalUpdate(input: UpdateCommandInput): Promise<Transition> {
+    const owned = await ownedCondition(this.fence);
+    if (owned === 'fenced') return 'lost';
+    input.ConditionExpression = `${input.ConditionExpression}${owned.expression}`;
+    input.ExpressionAttributeValues = { ...input.ExpressionAttributeValues, ...owned.values };
+    return this.heldUpdate(input);
+  }
+
+  /** One conditional UpdateItem: `lost` when its condition failed, anything else thrown. A holder's is fenced on its attempt. */
+  private async heldUpdate(input: UpdateCommandInput): Promise<Transition> {
     try {
       await this.client.send(new UpdateCommand(input));
       return 'applied';
