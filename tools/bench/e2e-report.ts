@@ -4,7 +4,6 @@ import { classOf } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { parseNotificationId } from '../../functions/domain/keys.ts';
 import type { readTable } from '../local/pipeline.ts';
-import type { measureEndToEnd } from './e2e.ts';
 import type { Trace } from './e2e-trace.ts';
 
 export const PHASES = ['ingest', 'stream', 'dispatchQueue', 'claim', 'pacingWait', 'audience', 'provider'] as const;
@@ -130,37 +129,4 @@ export function backlogFigures(
       ofQuota: drainSeconds > 0 ? round2((normalAccepts.length - 1) / drainSeconds / sesRate) : 0,
     },
   };
-}
-
-export type EndToEndReport = Awaited<ReturnType<typeof measureEndToEnd>>;
-
-/** The human summary of a run. */
-export function endToEndTable(r: EndToEndReport): string {
-  const ms = (s: { p50: number; p99: number; max: number }) => `${s.p50} / ${s.p99} / ${s.max}`;
-  const lines = [
-    r.workload.kind === 'mixed'
-      ? `End to end (record delivered to ingest → provider accepted): ${r.workload.events} events at ${r.workload.ratePerSecond}/s, ${r.seconds} s`
-      : `End to end under a backlog: ${r.workload.backlog} normal emails at ${r.workload.sesRatePerSecond}/s with ${r.workload.critical} critical emails spread through the drain, ${r.seconds} s`,
-    `notifications ${r.notifications}: ${Object.entries(r.byStatus)
-      .map(([s, n]) => `${s} ${n}`)
-      .join(
-        ', ',
-      )}${r.allSent ? ' — every one SENT' : ' — NOT ALL SENT'}; not traced ${r.notTraced}; sweeper runs ${r.sweeper.runs} (woken ${r.sweeper.woken}, redriven ${r.sweeper.redriven}); load average ${r.load.start} → ${r.load.end} (max ${r.load.max})`,
-    '',
-    `| channel class | n | total p50 / p99 / max ms | ${PHASES.join(' | ')} (p50 / p99 ms) | deferred first |`,
-    `|---|---|---|${PHASES.map(() => '---|').join('')}---|`,
-    ...Object.entries(r.byChannelAndClass).map(
-      ([k, b]) =>
-        `| ${k} | ${b.totalMs.count} | ${ms(b.totalMs)} | ${PHASES.map((p) => `${b.phasesMs[p].p50} / ${b.phasesMs[p].p99}`).join(' | ')} | ${b.deferredBeforeSent} |`,
-    ),
-    ...('drain' in r && r.drain !== undefined && r.criticalBehindInStream !== undefined
-      ? [
-          '',
-          `backlog drain: ${r.drain.normalEmailsSent} emails in ${r.drain.seconds} s = ${r.drain.perSecond}/s (${r.drain.ofQuota} of the quota); SES throttled ${r.providerThrottled.SES}`,
-          `a critical email found ${ms(r.criticalBehindInStream.notifications)} notifications ahead of it in the stream (p50 / p99 / max): ${ms(r.criticalBehindInStream.atQuotaMs)} ms at the quota`,
-        ]
-      : []),
-    '',
-  ];
-  return lines.join('\n');
 }

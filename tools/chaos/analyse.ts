@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { quarantinePk } from '../../functions/domain/keys.ts';
 import { route } from '../../functions/domain/routing.ts';
@@ -25,63 +24,11 @@ import {
   laterOffsetsWon,
 } from './checks.ts';
 import { runItems, transitionViolations } from './converge.ts';
-import type { ChaosOptions, ChaosReport, EventSpec, ProviderMode, RecordSpec } from './model.ts';
+import type { ChaosReport } from './model.ts';
 import { POISON_KINDS } from './poison.ts';
+import { type AnalysisInput, type Stored, sendsOf, type Witnessed } from './run-record.ts';
 import { attributeSends } from './witness.ts';
 import type { World } from './world.ts';
-
-/** Records handed to ingest (every try), of which redeliveries; invocations that failed. */
-export interface DeliveryStats {
-  deliveries: number;
-  redeliveries: number;
-  failedInvocations: number;
-}
-
-/** What the stream side did: every record it produced, and what the mapping dropped, bisected, gave up. */
-export interface StreamFigures {
-  seen: DynamoDBRecord[];
-  dropped: number;
-  trimmed: number;
-  onFailure: DynamoDBRecord[];
-  unfilteredDeliveries: number;
-  bisections: number;
-}
-
-export interface AnalysisInput {
-  prefix: string;
-  topic: string;
-  parts: RecordSpec[][];
-  specs: EventSpec[];
-  stats: DeliveryStats;
-  stream: StreamFigures;
-  logStart: number;
-  ledgerStart: { ses: number; sns: number };
-  faultsBefore: Record<string, number>;
-  providerBefore: { quotaThrottled: number; accountRefusals: number };
-  applicationRefusalsBefore: number;
-  modeByAddress: Map<string, ProviderMode>;
-  metricsBefore: Record<string, number>;
-  options: ChaosOptions;
-  schedule: string[];
-}
-
-export type Item = Awaited<ReturnType<typeof runItems>>[number];
-
-/** What the run left in the table, by what it is. */
-export interface Stored {
-  readonly inbox: Map<string, Item>;
-  readonly notifications: Map<string, Item>;
-  readonly quarantine: Map<string, Item>;
-}
-
-/** What the providers accepted, tied back to (eventId, channel) by the run's unique addresses. */
-export interface Witnessed {
-  readonly sends: ReturnType<typeof sendsOf>;
-  readonly sendCount: Map<string, number>;
-  readonly sendAttempts: Map<string, (number | undefined)[]>;
-  /** The address each notification was for. */
-  readonly addressOf: Map<string, string>;
-}
 
 export async function analyse(w: World, a: AnalysisInput): Promise<ChaosReport> {
   const problems: string[] = [];
@@ -241,11 +188,6 @@ function optOutsInForce(a: AnalysisInput, { inbox }: Stored): Map<string, Set<Ch
   }
   return optedOut;
 }
-
-export const sendsOf = (w: World, a: AnalysisInput) => [
-  ...w.ses.sends.slice(a.ledgerStart.ses),
-  ...w.sns.sends.slice(a.ledgerStart.sns),
-];
 
 /** The witness: sends the providers accepted, tied back to (eventId, channel) by the run's unique addresses. */
 function witness(w: World, a: AnalysisInput): Witnessed {

@@ -11,10 +11,10 @@ import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../funct
 import { notificationIdOf, parseNotificationId } from '../../functions/domain/keys.ts';
 import { SENT_TO_ENDPOINT } from '../../functions/domain/push-endpoint.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
-import type { AnalysisInput, Stored, Witnessed } from './analyse.ts';
 import { clock, faultCounts } from './faults.ts';
 import { PROVIDER_MODES, type RecordSpec } from './model.ts';
 import { DISPLAY_TEXT_CASES, INPUT_CASES } from './poison.ts';
+import type { AnalysisInput, Stored, Witnessed } from './run-record.ts';
 import { isSafeDisplayText, isSafeMultilineText } from './text-oracle.ts';
 import { MAX_AGE_MS, POLICIES, type World } from './world.ts';
 
