@@ -4,6 +4,7 @@
  * writes the old region's items — last writer wins would erase the record of a send — it writes successors of its
  * own: same (eventId, channel), the key `NOTIFICATION#<channel>#E<epoch>`. Pure: the use cases read and write.
  */
+import { createHash } from 'node:crypto';
 import type { Channel } from './channels.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';
 import type { Ownership } from './fence.ts';
@@ -16,7 +17,9 @@ export type HeldReason =
   /** The original was PENDING: the old region may have claimed and sent it since. */
   | 'INHERITED_PENDING'
   /** The original was SENDING: its send may have happened. Never resent blindly. */
-  | 'IN_FLIGHT_AT_FAILOVER';
+  | 'IN_FLIGHT_AT_FAILOVER'
+  /** The event was read again from the replicated topic with no inbox item here: the old region may have taken it. */
+  | 'REPLAYED_WITHOUT_INBOX';
 
 export interface SuccessorStart {
   readonly status: 'FAILOVER_HELD' | 'UNKNOWN' | 'PENDING';
@@ -24,6 +27,15 @@ export interface SuccessorStart {
   /** An email the bank allowed a second copy of: sent now, with the note saying it may be a repeat. */
   readonly secondCopy?: true;
 }
+
+/**
+ * The sweep-index partitions of successors waiting for their original's record, `HELD#<channel>#<shard>`: found by a
+ * reconciliation without a scan, and by no sweeper query of PENDING or SENDING.
+ */
+export const HELD_SHARDS = 4;
+export const heldPartition = (channel: Channel, shard: number) => `HELD#${channel}#${shard}`;
+export const heldSweepKey = (channel: Channel, notificationId: string) =>
+  heldPartition(channel, createHash('sha256').update(notificationId).digest().readUInt8(0) % HELD_SHARDS);
 
 /** The statuses in which a notification may still be sent by the region that owns it. */
 const UNFINISHED: readonly NotificationStatus[] = ['PENDING', 'SENDING'];
@@ -84,6 +96,8 @@ export function buildSuccessor(
         }
       : {}),
     ...(start.status === 'UNKNOWN' ? { lastError: start.heldReason } : {}),
+    // Held, or unknown because the original was in flight: each waits for its original's record.
+    ...(start.status === 'PENDING' ? {} : { sweepKey: heldSweepKey(original.channel, notificationId), sweepAt: now }),
   };
 }
 

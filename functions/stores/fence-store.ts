@@ -32,6 +32,8 @@ import { isConditionFailure } from './condition-failure.ts';
 export interface FenceGate {
   /** The epoch this region claims at now, or undefined while it is fenced. */
   claimEpoch(): Promise<number | undefined>;
+  /** CONTROL as this region's functions see it (cached for at most a second while ACTIVE). */
+  current(): Promise<FenceControl | undefined>;
   /** Whether a send of this notification, claimed at `claimEpoch`, may start now: one consistent shard read. */
   permitsSend(notificationId: string, claimEpoch: number | undefined): Promise<boolean>;
 }
@@ -63,11 +65,16 @@ export class DynamoFenceStore implements FenceGate {
     return control;
   }
 
-  async claimEpoch(): Promise<number | undefined> {
+  /** CONTROL as this region's functions see it: cached for at most a second while it says ACTIVE. */
+  async current(): Promise<FenceControl | undefined> {
     const fresh = this.cached !== undefined && this.now() - this.cached.at <= CONTROL_CACHE_MS;
-    const epoch = fresh ? claimEpochOf(this.cached?.control) : undefined;
-    if (epoch !== undefined) return epoch;
-    return claimEpochOf(await this.control(true));
+    if (fresh && claimEpochOf(this.cached?.control) !== undefined) return this.cached?.control;
+    // Fenced, or not read lately: read again, consistently (the region may just have been promoted).
+    return this.control(true);
+  }
+
+  async claimEpoch(): Promise<number | undefined> {
+    return claimEpochOf(await this.current());
   }
 
   async shard(n: number): Promise<FenceShard | undefined> {
