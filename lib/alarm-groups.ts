@@ -68,6 +68,15 @@ export function alarmOnSends(sink: AlarmSink, m: StageMetrics): void {
     m.acrossChannels('NotificationsExpired', 'expired notifications'),
     'A notification ended FAILED: EXPIRED, unsent past notificationMaxAgeHours (a long quota shortfall or a held channel).',
   );
+  // Sustained, not one: a producer's late event past its type's validity is normal; a stream of them means customers
+  // are not getting notices (one-time codes) in time.
+  sink.alarm(
+    'NotificationsPastValidity',
+    m.acrossChannels('NotificationsPastValidity', 'notices past their validity'),
+    'Notifications ended EXPIRED, unsent past their type\'s validity (10+ a minute in 3 of 5 minutes): dispatch is behind (quota, held channel) or producers publish late. Compare the events\' occurredAt with their receivedAt (docs/dispatch.md "The right moment").',
+    10,
+    SUSTAINED,
+  );
   sink.alarm(
     'NotificationsRefused',
     m.acrossChannels('NotificationsRefused', 'refused channels'),

@@ -60,6 +60,8 @@ function dispatchEnvironment(p: FunctionPartProps): DispatchEnvironment {
     SES_CONFIGURATION_SET: s.sesConfigurationSet ?? p.prefix,
     // The platform applications dispatch may publish to (grantSends): an endpoint of any other fails that message alone.
     PUSH_APPLICATION_ARNS: (s.pushPlatformApplicationArns ?? []).join(','),
+    // A deployed stage always judges validity and send windows by the clock (REPLAY is the local replay's alone).
+    NOTICE_TIMING: 'ENFORCED',
   };
 }
 

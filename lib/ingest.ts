@@ -2,10 +2,12 @@
  * The ingest function's part of the stack: MSK → one transaction per event. The function with its environment, what
  * it may do with the table, the schema registry and the MSK mapping with its failed-batch bucket (lib/ingest-source.ts).
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { INGEST_ENVIRONMENT, type IngestEnvironment } from '../functions/contracts/environment.ts';
 import { SWEEP_SHARD_MARK_KEY } from '../functions/domain/keys.ts';
+import { grantsOnlyForAwsServices } from './evidence-key.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { createIngestSource, type IngestSource } from './ingest-source.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -18,7 +20,17 @@ export interface Ingest {
 
 export function createIngest(p: FunctionPartProps): Ingest {
   const { stack, settings: s, table } = p;
+  // The HMAC key of secret fields (one-time codes): their MAC, never the code, is hashed and kept as evidence
+  // (functions/stores/secret-mac.ts). Its material never leaves KMS; retained with the evidence that cites it.
+  const secretMacKey = new Key(stack, 'SecretMacKey', {
+    keySpec: KeySpec.HMAC_256,
+    keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+    description: 'notifier: the keyed MAC of secret fields (one-time codes) in the payloadHash and the evidence',
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  secretMacKey.addToResourcePolicy(grantsOnlyForAwsServices());
   const environment: IngestEnvironment = {
+    SECRET_MAC_KEY_ID: secretMacKey.keyArn,
     TABLE_NAME: table.tableName,
     INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
     INGEST_CONCURRENCY: String(INGEST_ENVIRONMENT.INGEST_CONCURRENCY.default),
@@ -35,6 +47,7 @@ export function createIngest(p: FunctionPartProps): Ingest {
     environment,
   });
   useSchemaRegistry(fn, s.schemaRegistry);
+  secretMacKey.grant(fn, 'kms:GenerateMac');
   // TransactWriteItems is authorized per item action: the transaction only puts. BatchGetItem: the look-up of a
   // batch's inbox items before its transactions (a known event costs no write).
   fn.useTable(table, ['dynamodb:PutItem', 'dynamodb:BatchGetItem']);

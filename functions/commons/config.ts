@@ -95,6 +95,13 @@ export function loadIngestConfig(env: Env = process.env) {
     /** 0 disables the rule. */
     maxEventAgeSeconds: c.MAX_EVENT_AGE_SECONDS,
     schemaRegistry: schemaRegistryOf(c),
+    /** Where a secret's MAC comes from: the stack's KMS key, or the local run's key file; neither: none. */
+    secretMacKey:
+      c.SECRET_MAC_KEY_ID !== undefined
+        ? ({ kind: 'kms', keyId: c.SECRET_MAC_KEY_ID } as const)
+        : c.SECRET_MAC_KEY_FILE !== undefined
+          ? ({ kind: 'file', path: c.SECRET_MAC_KEY_FILE } as const)
+          : undefined,
   };
 }
 
@@ -151,6 +158,7 @@ export function loadDispatchConfig(env: Env = process.env) {
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
     ...placementOf(c),
     evidence: evidenceOf(c),
+    noticeTiming: c.NOTICE_TIMING,
   };
 }
 

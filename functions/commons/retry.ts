@@ -41,3 +41,19 @@ export function growingBackoffMs(
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(step, 30));
   return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
 }
+
+/**
+ * Failures of our own write that a later try can get past: what DynamoDB answered with an error status (throttling,
+ * 5xx: the SDK's own retries spent) other than a request it will never accept, and a request that timed out or whose
+ * connection broke. Anything else — a bug, an unexpected answer — is thrown at once.
+ */
+const NEVER_ACCEPTED = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException']);
+export function isWorthRetrying(error: unknown): boolean {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as {
+    name?: string;
+    code?: unknown;
+    $metadata?: unknown;
+  };
+  if (e.$metadata !== undefined) return !NEVER_ACCEPTED.has(e.name ?? '');
+  return e.name === 'TimeoutError' || typeof e.code === 'string';
+}

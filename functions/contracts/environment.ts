@@ -10,6 +10,7 @@
  */
 import type { Channel } from '../domain/channels.ts';
 import { EVIDENCE_LOCK_MODES } from '../domain/evidence.ts';
+import { NOTICE_TIMINGS } from '../domain/send-moment.ts';
 import { DEFAULT_SWEEP_PLACEMENT, MAX_SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { DISPATCH_TIMING } from './dispatch-timing.ts';
 import {
@@ -99,6 +100,13 @@ export const INGEST_ENVIRONMENT = {
   SCHEMA_REGISTRY_URL: optionalText(),
   /** Basic auth for a Confluent registry: a secret whose value is JSON {"username", "password"}. */
   SCHEMA_REGISTRY_SECRET_ARN: optionalText(),
+  /**
+   * The KMS HMAC key a secret field's MAC is computed with (the stack's own key; stores/secret-mac.ts). Unset: an
+   * event with a secret field (a one-time code) is quarantined rather than hashed with the secret in the clear.
+   */
+  SECRET_MAC_KEY_ID: optionalText('nonEmpty', DEPLOYED),
+  /** The local run's stand-in for it: a file holding an HMAC key as hex (never a deployed stage's). */
+  SECRET_MAC_KEY_FILE: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
 export const DISPATCH_ENVIRONMENT = {
@@ -136,6 +144,12 @@ export const DISPATCH_ENVIRONMENT = {
   MAX_PACING_WAIT_MS: int(0, 60_000, 10_000),
   /** How long an account-level failure holds the channel (the circuit breaker). */
   BREAKER_HOLD_SECONDS: int(1, 3_600, 60),
+  /**
+   * ENFORCED (the stack's, always): a notice's validity and send window are judged by the clock. REPLAY: a local replay
+   * of a file of dated events (its dates long past, the wall clock any hour) judges neither — as a file's events are
+   * not aged at ingest (MAX_EVENT_AGE_SECONDS 0). Supersede and the flood guard hold in both (docs/dispatch.md).
+   */
+  NOTICE_TIMING: oneOf(NOTICE_TIMINGS, 'ENFORCED', DEPLOYED),
 } as const satisfies EnvSpec;
 
 export const SWEEPER_ENVIRONMENT = {

@@ -61,6 +61,12 @@ export const METRIC_NAMES = [
   'SendFailures',
   'SendFailuresByReason',
   'NotificationsExpired',
+  /** The right moment (docs/dispatch.md): held outside a send window, released by the sweeper, and never sent. */
+  'NotificationsHeld',
+  'NotificationsReleased',
+  'NotificationsPastValidity',
+  'NotificationsSuperseded',
+  'NotificationsFloodLimited',
   'SendsDeferred',
   'SendsThrottled',
   'ProviderBlocked',

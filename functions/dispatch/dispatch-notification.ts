@@ -7,13 +7,14 @@
  *   1. A retry not yet due: far → leave it, the sweeper wakes it at its retryAt (the sweep index is the delay queue);
  *      near → wait for it when the budget allows, else hand the record back (NotStartedError).
  *   2. Claim (PENDING and due → SENDING, attempt+1, lease). Lost: somebody else has it, nothing to do.
- *   3. Expired (older than the maximum age) → FAILED: EXPIRED. Budget spent → FAILED: RETRIES_EXHAUSTED.
+ *   3. Expired (older than the maximum age) → FAILED: EXPIRED. Budget spent → FAILED: RETRIES_EXHAUSTED. Past its
+ *      type's validity → EXPIRED; outside its send window → HELD until it opens (moment-checks.ts).
  *   4. Render (a template error is this message's own → FAILED).
  *   5. Channel held (account-level) or the push endpoint's platform application held → defer until the hold ends.
  *   6. A send token from the shared bucket (pacing), waiting only as long as the budget and the lease allow → else
  *      defer.
  *   7. The audience check, last before the provider call: a suppressed address or an opted-out channel → SUPPRESSED,
- *      never sent (the token goes back).
+ *      never sent (the token goes back); then the moment's last checks: SUPERSEDED, THROTTLED, EXPIRED, HELD.
  *   8. The deadline, checked immediately before the call whatever path the token came by: a send that could not
  *      finish before the function's timeout or inside the lease is not started → deferred at once.
  *   9. Send, then record what the provider may have done (domain/send-outcome.ts): accepted → SENT; rejected →
@@ -30,7 +31,7 @@
  * when DynamoDB fails for the whole of the record's time, so the stream retries the record; the claim makes that safe.
  */
 import { randomUUID } from 'node:crypto';
-import { backoffMs, growingBackoffMs } from '../commons/retry.ts';
+import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import { classOf } from '../domain/catalogue.ts';
@@ -38,11 +39,14 @@ import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
+import type { NoticeTiming } from '../domain/send-moment.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
+import type { MomentStore } from '../stores/moment-store.ts';
 import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
+import { type MomentResult, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
@@ -84,6 +88,8 @@ export type DispatchResult =
     }
   | { kind: 'failed'; item: NotificationItem; reason: string }
   | { kind: 'expired'; item: NotificationItem }
+  /** HELD until its send window opens, or not sent for its moment (EXPIRED, SUPERSEDED, THROTTLED). */
+  | MomentResult
   | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
   | { kind: 'unknown'; item: NotificationItem; reason: string; resend: boolean };
 
@@ -113,6 +119,9 @@ export interface DispatchDeps {
   readonly audience?: AudienceGate;
   /** Where the evidence of every accepted send goes (docs/evidence-and-privacy.md). */
   readonly evidence?: EvidenceDeps;
+  /** The right moment's series and flood-guard reads (without: neither checked), and its timing (moment-checks.ts). */
+  readonly moment?: MomentStore;
+  readonly timing?: NoticeTiming;
 }
 
 /** This record's share of the invocation: when its send must have finished, and how long it may wait before that. */
@@ -171,6 +180,8 @@ export async function dispatchNotification(
     return landed(t, { kind: 'expired', item });
   }
   if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
+  const early = momentFirst(item, deps, deps.now());
+  if (early !== undefined) return stopped(holder, early);
 
   let message: Message;
   try {
@@ -179,7 +190,8 @@ export async function dispatchNotification(
         template: item.template,
         locale: item.locale,
         channel: item.channel,
-        data: item.data,
+        // A secret (a one-time code) is kept apart from the data until the notification ends (domain/secrets.ts).
+        data: { ...item.data, ...item.secrets },
         occurredAt: item.occurredAt,
         timeZone: item.timeZone,
       },
@@ -190,15 +202,16 @@ export async function dispatchNotification(
   }
 
   const app = applicationScope(item.channel, item.recipient);
-  let ready: DispatchResult | 'send';
+  let ready: DispatchResult | { kind: 'send'; message: Message };
   try {
-    ready = await beforeSend(holder, app, budget);
+    ready = await beforeSend(holder, app, budget, message);
   } catch (error) {
     // A breaker, token or audience read that failed (DynamoDB throttling, a 5xx …) sent nothing: the claim goes back
     // as a deferral, never left for the lease to turn into an unknown outcome.
     return defer(holder, 'NOT_SENT', (error as Error)?.name ?? 'Error', deps.now() + backoff(item, deps));
   }
-  if (ready !== 'send') return ready;
+  if (ready.kind !== 'send') return ready;
+  message = ready.message;
 
   let providerMessageId: string;
   try {
@@ -270,7 +283,8 @@ async function beforeSend(
   holder: Holder,
   app: string | undefined,
   budget: RecordBudget,
-): Promise<DispatchResult | 'send'> {
+  rendered: Message,
+): Promise<DispatchResult | { kind: 'send'; message: Message }> {
   const { item, deps } = holder;
   const [channelHeld, appHeld] = await Promise.all([
     deps.breaker.heldUntil(item.channel, deps.now()),
@@ -316,14 +330,29 @@ async function beforeSend(
     }
   }
 
+  const moment = await momentLast(item, rendered, deps).catch((error: unknown) => {
+    deps.pacer.giveBack?.(item.channel);
+    throw error;
+  });
+  if ('stop' in moment) {
+    deps.pacer.giveBack?.(item.channel);
+    return stopped(holder, moment.stop);
+  }
   // Immediately before the call, whatever path the token came by (a pooled token skips the pacer's own wait): a slow
   // claim, breaker or audience read may have eaten the time. A send the function's timeout or the lease could cut
   // off would end UNKNOWN; not starting it costs one deferral.
   if (deps.now() > holder.lastSendStart()) {
     deps.pacer.giveBack?.(item.channel);
+    await moment.giveBack();
     return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
   }
-  return 'send';
+  return { kind: 'send', message: moment.message };
+}
+
+/** The moment stopped the send: HELD, or ended unsent (moment-checks.ts), fenced on the claim. */
+async function stopped(holder: Holder, stop: MomentStop): Promise<DispatchResult> {
+  const { transition, result } = await recordStop(holder.item, stop, holder.deps.store, (w) => holder.record(w));
+  return landed(transition, result);
 }
 
 /** Holds a scope; when the breaker item cannot be written, this environment still holds it (until a backoff). */
@@ -410,22 +439,6 @@ class Holder {
     }
     return t;
   }
-}
-
-/**
- * Failures of our own write that a later try can get past: what DynamoDB answered with an error status (throttling,
- * 5xx: the SDK's own retries spent) other than a request it will never accept, and a request that timed out or whose
- * connection broke. Anything else — a bug, an unexpected answer — is thrown at once.
- */
-const NEVER_ACCEPTED = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException']);
-function isWorthRetrying(error: unknown): boolean {
-  const e = (typeof error === 'object' && error !== null ? error : {}) as {
-    name?: string;
-    code?: unknown;
-    $metadata?: unknown;
-  };
-  if (e.$metadata !== undefined) return !NEVER_ACCEPTED.has(e.name ?? '');
-  return e.name === 'TimeoutError' || typeof e.code === 'string';
 }
 
 async function fail(holder: Holder, reason: string): Promise<DispatchResult> {

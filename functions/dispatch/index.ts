@@ -16,6 +16,7 @@ import { uniformRetention } from '../domain/evidence.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
+import { DynamoMomentStore } from '../stores/moment-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
@@ -60,6 +61,8 @@ const deps: DispatchDeps = {
   maxAgeMs: config.maxAgeMs,
   brand: config.brand,
   audience: new DynamoAudienceStore(documentClient, config.tableName),
+  moment: new DynamoMomentStore(documentClient, config.tableName),
+  timing: config.noticeTiming,
   ...(evidenceStore === undefined
     ? {}
     : {
@@ -127,6 +130,13 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   }
 };
 
+/** The metric of each status the moment ends a notification in (docs/dispatch.md "The right moment"). */
+const UNSENT_METRIC = {
+  EXPIRED: 'NotificationsPastValidity',
+  SUPERSEDED: 'NotificationsSuperseded',
+  THROTTLED: 'NotificationsFloodLimited',
+} as const;
+
 /** Logs carry notificationId and reason codes, never an address or a phone number. */
 function report(r: DispatchResult): void {
   if (r.kind === 'skipped') {
@@ -188,6 +198,20 @@ function report(r: DispatchResult): void {
       countBy('NotificationsExpired', { channel: r.item.channel });
       logger.error('notification expired before it could be sent', { ...ids, reason: 'EXPIRED' });
       break;
+    case 'held':
+      countBy('NotificationsHeld', { channel: r.item.channel });
+      logger.info('notification held: outside its send window', {
+        ...ids,
+        heldUntil: new Date(r.until).toISOString(),
+        zone: r.zone,
+      });
+      break;
+    case 'unsent': {
+      const { status, ...facts } = r.end;
+      countBy(UNSENT_METRIC[status], { channel: r.item.channel });
+      logger.info('notification not sent: its moment has passed', { ...ids, status, ...facts });
+      break;
+    }
     case 'deferred':
       countBy('SendsDeferred', { channel: r.item.channel, reason: r.reason });
       if (r.reason === 'THROTTLED') countBy('SendsThrottled', { channel: r.item.channel });

@@ -10,6 +10,7 @@ import { unknownChannel } from '../domain/channels.ts';
 import { type ProviderRequest, smsRequest } from '../domain/evidence.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { PublishOrigin } from '../domain/push-endpoint.ts';
+import { pushAttributes } from '../domain/send-moment.ts';
 import type { Message, PushMessage } from '../domain/templates.ts';
 import { classifyProviderError, SendError } from './send-error.ts';
 
@@ -103,14 +104,17 @@ export function providerRequest(
           { Name: 'template', Value: n.template },
         ],
       };
-    case 'PUSH':
+    case 'PUSH': {
+      const attributes = pushAttributes(n.recipient, m);
       return {
         channel: 'PUSH',
         api: 'sns:Publish',
         targetArn: n.recipient,
         messageStructure: 'json',
         payload: pushPayload(n, m),
+        ...(Object.keys(attributes).length === 0 ? {} : { attributes }),
       };
+    }
     case 'SMS':
       return smsRequest(n.recipient, m.text);
     default:
@@ -134,7 +138,18 @@ function emailCommand(r: Request<'EMAIL'>) {
 }
 
 const pushCommand = (r: Request<'PUSH'>) =>
-  new PublishCommand({ TargetArn: r.targetArn, MessageStructure: r.messageStructure, Message: r.payload });
+  new PublishCommand({
+    TargetArn: r.targetArn,
+    MessageStructure: r.messageStructure,
+    Message: r.payload,
+    ...(r.attributes === undefined
+      ? {}
+      : {
+          MessageAttributes: Object.fromEntries(
+            Object.entries(r.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+          ),
+        }),
+  });
 
 const smsCommand = (r: Request<'SMS'>) =>
   new PublishCommand({
@@ -165,7 +180,12 @@ export function mailbox(name: string, address: string): string {
   return `${words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join(' ')} <${address}>`;
 }
 
-/** MessageStructure json: one payload per platform; `default` for any platform not listed. */
+/**
+ * MessageStructure json: one payload per platform; `default` for any platform not listed. A collapse id goes to FCM as
+ * the message's `collapse_key`, beside `notification` and `data`, as SNS's platform-specific example places it
+ * (https://docs.aws.amazon.com/sns/latest/dg/mobile-push-send-custommessage.html); APNs takes it as a message
+ * attribute (send-moment.ts pushAttributes).
+ */
 export function pushPayload(n: Pick<NotificationItem, 'notificationId'>, m: PushMessage): string {
   const apns = JSON.stringify({
     aps: { alert: { title: m.title, body: m.body }, sound: 'default' },
@@ -175,6 +195,10 @@ export function pushPayload(n: Pick<NotificationItem, 'notificationId'>, m: Push
     default: m.body,
     APNS: apns,
     APNS_SANDBOX: apns,
-    GCM: JSON.stringify({ notification: { title: m.title, body: m.body }, data: { notificationId: n.notificationId } }),
+    GCM: JSON.stringify({
+      notification: { title: m.title, body: m.body },
+      data: { notificationId: n.notificationId },
+      ...(m.collapseId === undefined ? {} : { collapse_key: m.collapseId }),
+    }),
   });
 }

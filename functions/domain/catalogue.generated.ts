@@ -17,6 +17,11 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       "SMS"
     ],
     "maxEventAgeSeconds": 86400,
+    "validForSeconds": 86400,
+    "floodGuard": {
+      "limit": 30,
+      "windowSeconds": 3600
+    },
     "data": [
       {
         "name": "paymentId",
@@ -68,6 +73,21 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
     ],
     "maxEventAgeSeconds": 172800,
     "retentionDays": 90,
+    "validForSeconds": 172800,
+    "supersede": {
+      "key": [
+        "mandateId",
+        "collectionDate"
+      ]
+    },
+    "sendWindow": {
+      "from": "08:00",
+      "until": "21:00"
+    },
+    "floodGuard": {
+      "limit": 5,
+      "windowSeconds": 86400
+    },
     "data": [
       {
         "name": "mandateId",
@@ -114,6 +134,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
     ],
     "maxEventAgeSeconds": 3600,
     "retentionDays": 400,
+    "validForSeconds": 86400,
     "data": [
       {
         "name": "sessionId",
@@ -146,6 +167,16 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       "SMS"
     ],
     "maxEventAgeSeconds": 21600,
+    "validForSeconds": 21600,
+    "supersede": {
+      "key": [
+        "accountLast4"
+      ]
+    },
+    "floodGuard": {
+      "limit": 3,
+      "windowSeconds": 3600
+    },
     "data": [
       {
         "name": "accountLast4",
@@ -169,6 +200,38 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       }
     ]
   },
+  "OneTimePasscode": {
+    "description": "A one-time code the customer asked for, to confirm a sign-in or a payment: valid for five minutes.",
+    "class": "critical",
+    "optOutsApply": false,
+    "channels": [
+      "PUSH",
+      "SMS"
+    ],
+    "maxEventAgeSeconds": 3600,
+    "retentionDays": 400,
+    "validForSeconds": 300,
+    "data": [
+      {
+        "name": "code",
+        "kind": "secret",
+        "pattern": "[0-9]{6,8}",
+        "required": true,
+        "description": "The code itself: sent to the customer, never kept."
+      },
+      {
+        "name": "purpose",
+        "kind": "enum",
+        "values": [
+          "SIGN_IN",
+          "PAYMENT",
+          "CHANGE_DETAILS"
+        ],
+        "required": true,
+        "description": "What the code confirms: it is said in the message, so a code asked for nothing is noticed."
+      }
+    ]
+  },
   "PasswordChanged": {
     "description": "The password of the customer's online banking was changed.",
     "class": "critical",
@@ -180,6 +243,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
     ],
     "maxEventAgeSeconds": 3600,
     "retentionDays": 400,
+    "validForSeconds": 86400,
     "data": [
       {
         "name": "changeId",
@@ -216,6 +280,20 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       "SMS"
     ],
     "maxEventAgeSeconds": 172800,
+    "validForSeconds": 172800,
+    "supersede": {
+      "key": [
+        "billId"
+      ]
+    },
+    "sendWindow": {
+      "from": "08:00",
+      "until": "21:00"
+    },
+    "floodGuard": {
+      "limit": 5,
+      "windowSeconds": 86400
+    },
     "data": [
       {
         "name": "billId",
@@ -259,6 +337,15 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       "PUSH"
     ],
     "maxEventAgeSeconds": 604800,
+    "validForSeconds": 604800,
+    "sendWindow": {
+      "from": "08:00",
+      "until": "21:00"
+    },
+    "floodGuard": {
+      "limit": 5,
+      "windowSeconds": 86400
+    },
     "data": [
       {
         "name": "accountLast4",
@@ -290,6 +377,11 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       "PUSH",
       "SMS"
     ],
+    "validForSeconds": 604800,
+    "floodGuard": {
+      "limit": 30,
+      "windowSeconds": 3600
+    },
     "data": [
       {
         "name": "transferId",
@@ -327,6 +419,11 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       "PUSH",
       "SMS"
     ],
+    "validForSeconds": 604800,
+    "floodGuard": {
+      "limit": 30,
+      "windowSeconds": 3600
+    },
     "data": [
       {
         "name": "transferId",

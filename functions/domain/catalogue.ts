@@ -29,6 +29,12 @@ export const FIELD_KINDS = [
   'number',
   /** One of `values` (upper case); any case and surrounding spaces read. Templates branch with {{#field=VALUE}}. */
   'enum',
+  /**
+   * A secret the customer must see and nobody else keep (a one-time code): 1–64 ASCII letters, digits or hyphens, so
+   * it reads the same in HTML, JSON and GSM-7. Sent, then removed from the table; never in the evidence, the logs,
+   * exports or quarantine copies (docs/evidence-and-privacy.md "Secrets").
+   */
+  'secret',
 ] as const;
 export type FieldKind = (typeof FIELD_KINDS)[number];
 
@@ -51,6 +57,8 @@ export const RESERVED_NAMES = [
 ] as const;
 
 const FIELD_NAME = /^[a-z][A-Za-z0-9]{0,39}$/;
+/** A local wall-clock time `HH:MM`, 00:00–23:59. */
+const CLOCK_TIME = /^(?:[01][0-9]|2[0-3]):[0-5][0-9]$/;
 const ENUM_VALUE = /^[A-Z][A-Z0-9_]{0,39}$/;
 const TYPE_NAME = /^[A-Z][A-Za-z0-9]{0,63}$/;
 
@@ -63,8 +71,9 @@ const fieldSchema = z.strictObject({
   /** text: the most grapheme clusters kept (cut with "…"); default 140. */
   maxGraphemes: z.optional(z.int().check(z.gte(1), z.lte(500))),
   /**
-   * identifier: an ECMAScript regular expression (Unicode mode) the whole value must match — the shape a value must
-   * have (four digits for a card's last four). The compiler refuses one a crafted value could make backtrack (ReDoS).
+   * identifier or secret: an ECMAScript regular expression (Unicode mode) the whole value must match — the shape a
+   * value must have (four digits for a card's last four, six for a code). The compiler refuses one a crafted value
+   * could make backtrack (ReDoS).
    */
   pattern: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** enum: the values it may take. */
@@ -74,6 +83,24 @@ const fieldSchema = z.strictObject({
 });
 export type FieldDefinition = z.infer<typeof fieldSchema>;
 
+/** The kinds a supersede key may name: values with one spelling once read (never cleaned text, money or a secret). */
+const KEY_KINDS: readonly FieldKind[] = ['identifier', 'enum', 'date', 'number'];
+
+/** When a type's notices may reach the customer: a window of local wall-clock time, `from` up to `until`. */
+const sendWindowSchema = z.strictObject({
+  from: z.string().check(z.regex(CLOCK_TIME, 'must be a local time HH:MM, 00:00–23:59')),
+  until: z.string().check(z.regex(CLOCK_TIME, 'must be a local time HH:MM, 00:00–23:59')),
+});
+export type SendWindow = z.infer<typeof sendWindowSchema>;
+
+/** At most `limit` notices of the type per customer and channel in any fixed window of `windowSeconds`. */
+const floodGuardSchema = z.strictObject({
+  limit: z.int().check(z.gte(1), z.lte(1_000)),
+  windowSeconds: z.int().check(z.gte(60), z.lte(604_800)),
+});
+export type FloodGuard = z.infer<typeof floodGuardSchema>;
+/** A non-critical type without its own floodGuard: ten per hour per customer and channel. */
+export const DEFAULT_FLOOD_GUARD: FloodGuard = { limit: 10, windowSeconds: 3_600 };
 export const definitionSchema = z
   .strictObject({
     /** What the notice tells the customer: the JSON Schema's description. */
@@ -87,6 +114,18 @@ export const definitionSchema = z
     maxEventAgeSeconds: z.optional(z.int().check(z.gte(1), z.lte(31_536_000))),
     /** How long its notifications are kept (TTL); absent: the stack's retention. */
     retentionDays: z.optional(z.int().check(z.gte(1), z.lte(3_650))),
+    /** How long after occurredAt a notice is worth sending; checked before every provider call. Absent: no limit. */
+    validForSeconds: z.optional(z.int().check(z.gte(10), z.lte(31_536_000))),
+    /** A newer notice (by occurredAt) for the same customer and these fields' values replaces an older one unsent. */
+    supersede: z.optional(
+      z.strictObject({
+        key: z.array(z.string().check(z.regex(FIELD_NAME, 'must be a field name'))).check(z.maxLength(5)),
+      }),
+    ),
+    /** Quiet hours: outside this window of the customer's local time a notice is HELD until it opens. Not critical. */
+    sendWindow: z.optional(sendWindowSchema),
+    /** How many notices of the type one customer gets per channel and window; absent: DEFAULT_FLOOD_GUARD. Not critical. */
+    floodGuard: z.optional(floodGuardSchema),
     /** The fields of `data`, in the order the payloadHash covers them. */
     data: z.array(fieldSchema).check(z.minLength(1), z.maxLength(40)),
   })
@@ -114,8 +153,11 @@ export const definitionSchema = z
           issue(['data', i, 'values'], 'an enum field, and only an enum field, lists its values');
         if (field.kind !== 'text' && field.maxGraphemes !== undefined)
           issue(['data', i, 'maxGraphemes'], 'only a text field has maxGraphemes');
-        if (field.pattern !== undefined && field.kind !== 'identifier')
-          issue(['data', i, 'pattern'], 'only an identifier field has a pattern (display text is never refused)');
+        if (field.pattern !== undefined && field.kind !== 'identifier' && field.kind !== 'secret')
+          issue(
+            ['data', i, 'pattern'],
+            'only an identifier or a secret field has a pattern (display text is never refused)',
+          );
         const problem = field.pattern === undefined ? undefined : regexProblem(field.pattern);
         if (problem !== undefined) issue(['data', i, 'pattern'], `not a regular expression: ${problem}`);
         if (field.values !== undefined && new Set(field.values).size !== field.values.length)
@@ -124,10 +166,41 @@ export const definitionSchema = z
       if (currencyFields.some((c) => names.includes(c)))
         issue(['data'], 'a currencyField is its money field’s own: it is not listed as a field');
       if (new Set(def.channels).size !== def.channels.length) issue(['channels'], 'a channel is listed twice');
+      timingProblems(def, issue);
     }),
   );
 
 export type Definition = z.infer<typeof definitionSchema>;
+
+/**
+ * The rules of the right moment: a critical notice is never held nor limited (a sign-in alert at 3 a.m. is the point),
+ * a window has two different ends, and a supersede key names required fields with one spelling.
+ */
+function timingProblems(
+  def: {
+    readonly class: NoticeClass;
+    readonly sendWindow?: SendWindow | undefined;
+    readonly floodGuard?: FloodGuard | undefined;
+    readonly supersede?: { readonly key: readonly string[] } | undefined;
+    readonly data: readonly FieldDefinition[];
+  },
+  issue: (path: (string | number)[], message: string) => void,
+): void {
+  if (def.class === 'critical' && def.sendWindow !== undefined)
+    issue(['sendWindow'], 'a critical notice is never held: it has no send window');
+  if (def.class === 'critical' && def.floodGuard !== undefined)
+    issue(['floodGuard'], 'a critical notice is never limited: it has no flood guard');
+  if (def.sendWindow !== undefined && def.sendWindow.from === def.sendWindow.until)
+    issue(['sendWindow'], 'from and until are the same time: an empty or a whole day, two readings');
+  for (const [i, name] of (def.supersede?.key ?? []).entries()) {
+    const field = def.data.find((f) => f.name === name);
+    if (field === undefined) issue(['supersede', 'key', i], `${name} is not a field of the type`);
+    else if (!field.required || !KEY_KINDS.includes(field.kind))
+      issue(['supersede', 'key', i], `${name} must be a required ${KEY_KINDS.join(', ')} field`);
+  }
+  if (new Set(def.supersede?.key ?? []).size !== (def.supersede?.key ?? []).length)
+    issue(['supersede', 'key'], 'a field is named twice');
+}
 
 /** A pattern as the whole value must match it: anchored around the definition's text, in Unicode mode. */
 export const wholeValuePattern = (pattern: string) => `^(?:${pattern})$`;
@@ -206,6 +279,29 @@ export const dataNamesOf = (field: FieldDefinition): string[] =>
 export function dataPlaceholders(def: Definition): string[] {
   return def.data.flatMap((f) => [f.name, ...(f.values ?? []).map((v) => `${f.name}=${v}`)]);
 }
+
+/** The secret fields: sent, never kept (docs/evidence-and-privacy.md "Secrets"). */
+export const secretFieldsOf = (type: string): string[] =>
+  (CATALOGUE.get(type)?.data ?? []).filter((f) => f.kind === 'secret').map((f) => f.name);
+
+/** How long after occurredAt a notice of the type is worth sending (ms), or undefined when its definition says nothing. */
+export const validityMsOf = (type: string): number | undefined => {
+  const seconds = CATALOGUE.get(type)?.validForSeconds;
+  return seconds === undefined ? undefined : seconds * 1000;
+};
+
+/** The type's quiet-hours window; a critical type (or one not in the catalogue) has none. */
+export const sendWindowOf = (type: string): SendWindow | undefined => CATALOGUE.get(type)?.sendWindow;
+
+/** The type's flood guard: its own, the default for a non-critical type, none for a critical one. */
+export const floodGuardOf = (type: string): FloodGuard | undefined => {
+  const def = CATALOGUE.get(type);
+  if (def === undefined || def.class === 'critical') return undefined;
+  return def.floodGuard ?? DEFAULT_FLOOD_GUARD;
+};
+
+/** The fields whose values, with the customer, name what a newer notice of the type replaces; undefined: none. */
+export const supersedeKeyOf = (type: string): readonly string[] | undefined => CATALOGUE.get(type)?.supersede?.key;
 
 /** The text fields: what an SMS or a push may shorten to fit. */
 export const textFields = (def: Definition): string[] => def.data.filter((f) => f.kind === 'text').map((f) => f.name);

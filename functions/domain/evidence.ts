@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Channel } from './channels.ts';
 import type { Feedback, FeedbackTarget } from './feedback.ts';
 import { parseNotificationId } from './keys.ts';
+import { REDACTED, redactSecrets, SECRET_MAC_LAYOUT } from './secrets.ts';
 import { smsSize } from './sms.ts';
 
 /** The request the provider received, exactly as the SDK serialised its fields (senders.ts builds it once). */
@@ -44,6 +45,8 @@ export type ProviderRequest =
       readonly messageStructure: 'json';
       /** The Message parameter: one JSON string with a payload per platform. */
       readonly payload: string;
+      /** MessageAttributes, String-typed: the TTL of the endpoint's platform, APNs' collapse id (send-moment.ts). */
+      readonly attributes?: Readonly<Record<string, string>>;
     };
 
 export const EVIDENCE_VERSION = 1;
@@ -66,7 +69,22 @@ export interface SendEvidence {
   readonly acceptedAt: string;
   /** Until when the store must keep it (Object Lock's retain-until date). */
   readonly retainUntil: string;
+  /** The request as sent, each secret it carried replaced by REDACTED (secrets.ts): never the secret itself. */
   readonly request: ProviderRequest;
+  /**
+   * Each secret field the message carried (a one-time code), by name: its keyed MAC, the key, and what the MAC covers
+   * — so whoever may compute the MAC (the key's policy) can prove which code was sent, and nobody can read it here.
+   */
+  readonly secrets?: Readonly<Record<string, SecretProof>>;
+}
+
+/** What the evidence keeps of a secret: proof it was sent, never the secret. */
+export interface SecretProof {
+  readonly redactedAs: typeof REDACTED;
+  /** secrets.ts macDigest: `HMAC_SHA_256:<base64>`; absent for a notification written without one. */
+  readonly mac?: string;
+  readonly keyId?: string;
+  readonly covers: typeof SECRET_MAC_LAYOUT;
 }
 
 /** What the provider reported about a send after accepting it: appended, one record per report. */
@@ -130,6 +148,10 @@ export interface SendFacts {
   readonly template: string;
   readonly locale: string;
   readonly attempt: number;
+  /** The secrets the message carried, their MACs and the key (notification.ts): redacted, proven, never kept. */
+  readonly secrets?: Readonly<Record<string, string>>;
+  readonly secretDigests?: Readonly<Record<string, string>>;
+  readonly secretKeyId?: string;
 }
 
 export function sendEvidence(
@@ -152,8 +174,39 @@ export function sendEvidence(
     providerMessageId,
     acceptedAt: new Date(acceptedAtMs).toISOString(),
     retainUntil: retainUntil(acceptedAtMs, retention(n.template)),
-    request,
+    ...withoutSecrets(n, request),
   };
+}
+
+/**
+ * The record keeps the message with every secret redacted — at the record, so whatever stores it (the store, a gap in
+ * the table, a batch) never holds one — and a proof of each secret instead (its keyed MAC).
+ */
+function withoutSecrets(n: SendFacts, request: ProviderRequest): Pick<SendEvidence, 'request' | 'secrets'> {
+  const names = Object.keys(n.secrets ?? {});
+  if (names.length === 0) return { request };
+  const values = Object.values(n.secrets ?? {});
+  const redacted = Object.fromEntries(
+    Object.entries(request).map(([field, value]) => [
+      field,
+      typeof value === 'string' ? redactSecrets(value, values) : value,
+    ]),
+  ) as unknown as ProviderRequest;
+  const proofs = Object.fromEntries(
+    names.map((name): [string, SecretProof] => {
+      const mac = n.secretDigests?.[name];
+      return [
+        name,
+        {
+          redactedAs: REDACTED,
+          ...(mac === undefined ? {} : { mac }),
+          ...(n.secretKeyId === undefined ? {} : { keyId: n.secretKeyId }),
+          covers: SECRET_MAC_LAYOUT,
+        },
+      ];
+    }),
+  );
+  return { request: redacted, secrets: proofs };
 }
 
 /**

@@ -137,6 +137,34 @@ export const rateKey = (channel: Channel, shard = 0) => (shard === 0 ? `RATE#${c
 export const applicationBreakerScope = (applicationArn: string) => `PUSH#${applicationArn}`;
 export const breakerKey = (scope: string) => ({ pk: `BREAKER#${scope}`, sk: 'BREAKER' }) as const;
 
+// ── the right moment: the newest notice of a series, the flood guard (functions/domain/send-moment.ts) ──
+
+const digest = (parts: readonly string[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+/**
+ * A series: the notices of one type for one customer and one supersede key (a low balance of one account), of which
+ * only the newest is worth sending. Pseudonymous — a hash of the customer, the type and the key's values, nothing in
+ * clear — so an erasure has nothing to remove here. Each notice is an item of the series, sorted by its occurredAt:
+ * `<occurredAt epoch ms, 16 digits>#<eventId>`.
+ */
+export const seriesPk = (type: string, userId: string, keyValues: readonly string[]) =>
+  `SERIES#${digest([type, userId, ...keyValues])}`;
+const SERIES_MS_DIGITS = 16;
+export const seriesSk = (occurredAtMs: number, eventId: string) =>
+  `${String(Math.max(0, Math.floor(occurredAtMs))).padStart(SERIES_MS_DIGITS, '0')}#${eventId}`;
+/**
+ * The smallest sort key of a notice strictly newer than `occurredAtMs`: every eventId character ([A-Za-z0-9._:-])
+ * sorts before `~`, so every item of that millisecond sorts before it and every later one after it.
+ */
+export const seriesNewerThan = (occurredAtMs: number) => `${seriesSk(occurredAtMs, '')}~`;
+/** The collapse id a push of a series carries, so a device shows its newest only (≤ 64 bytes, as APNs requires). */
+export const seriesCollapseId = (pk: string) => pk.slice('SERIES#'.length, 'SERIES#'.length + 32);
+
+/** One customer's notices of one type on one channel, counted per fixed window: `FLOOD#<hash>`, sk the window start. */
+export const floodKey = (userId: string, type: string, channel: Channel, windowStartMs: number) => ({
+  pk: `FLOOD#${digest([userId, type, channel])}`,
+  sk: String(windowStartMs),
+});
+
 // ── the sweep index ──
 
 export type SweepState = 'PENDING' | 'SENDING';

@@ -4,7 +4,7 @@
  */
 import type { SkipReason } from './admission.ts';
 import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
-import { classOf, definitionOf } from './catalogue.ts';
+import { classOf, definitionOf, supersedeKeyOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Rejection } from './event/contract.ts';
 import { compressedGlueRecord, recompressedGlueRecord } from './event/glue-frame.ts';
@@ -17,11 +17,15 @@ import {
   notificationSk,
   QUARANTINE_SK,
   quarantinePk,
+  seriesPk,
+  seriesSk,
   sweepKey,
   userKeyOf,
 } from './keys.ts';
 import type { Locale } from './locale.ts';
+import { readInstant } from './moment.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
+import { maskSecretsInBytes, redactSecrets, secretsOf, withoutSecrets } from './secrets.ts';
 import type { NotificationStatus } from './state-machine.ts';
 import { DEFAULT_SWEEP_PLACEMENT, SWEEP_SHARDS, type SweepPlacement } from './sweep-index.ts';
 
@@ -62,7 +66,13 @@ export interface NotificationItem {
   locale: Locale;
   /** Template id + data, rendered at send time (README: "Why template + data"). */
   template: EventType;
+  /** The event's data less its secret fields. */
   data: EventData;
+  /** The secret fields (a one-time code) until the notification ends: every terminal write removes them (secrets.ts). */
+  secrets?: EventData;
+  /** Each secret's keyed MAC (secrets.ts macDigest), and the key's id: what the evidence keeps instead of the secret. */
+  secretDigests?: EventData;
+  secretKeyId?: string;
   /** The event's occurredAt as given, shown in the customer's time zone (absent on items written before it was kept). */
   occurredAt?: string;
   /** The recipient's IANA time zone, when the event named one; otherwise the brand's default for the locale. */
@@ -97,6 +107,18 @@ export interface NotificationItem {
    * notification stays SENT. Its own time attributes, never updatedAt, which the state machine's re-reads compare.
    */
   deliveryStatus?: string;
+  /** HELD: when its type's send window opens in `heldZone`, the customer's local time (ISO; epoch ms in sweepAt). */
+  heldUntil?: string;
+  heldZone?: string;
+  /** Released from HELD by the sweeper (ISO): the maximum age counts from here (createdAt moves to it). */
+  releasedAt?: string;
+  /** EXPIRED: until when it was worth sending (occurredAt + its type's validity). */
+  validUntil?: string;
+  /** SUPERSEDED: the newer notice of its series that replaces it, and when that one occurred. */
+  supersededBy?: string;
+  supersededByOccurredAt?: string;
+  /** THROTTLED: the flood guard's window it was refused in (`<limit> per <seconds> s, <from>–<until>`). */
+  throttledWindow?: string;
   /** Set by an erasure (ops erase): address, data and user id are gone, and nothing sends it again (erasure.ts). */
   erasedAt?: string;
   deliveryRank?: number;
@@ -200,6 +222,12 @@ export function buildInbox(
   return item;
 }
 
+/** The keyed MACs of an event's secrets (ingest computes them: functions/stores/secret-mac.ts). */
+export interface SecretSeal {
+  readonly keyId: string;
+  readonly digests: Readonly<Record<string, string>>;
+}
+
 export function buildNotification(
   event: BankingEvent,
   channel: Channel,
@@ -208,10 +236,20 @@ export function buildNotification(
   retention: Retention,
   /** Where its PENDING key goes (sweep-index.ts). */
   placement: SweepPlacement = DEFAULT_SWEEP_PLACEMENT,
+  seal?: SecretSeal,
 ): NotificationItem {
   const notificationId = notificationIdOf(event.eventId, channel);
   const iso = new Date(now).toISOString();
+  const secrets = secretsOf(event.type, event.data);
+  const kept =
+    Object.keys(secrets).length === 0
+      ? {}
+      : {
+          secrets,
+          ...(seal === undefined ? {} : { secretDigests: { ...seal.digests }, secretKeyId: seal.keyId }),
+        };
   return {
+    ...kept,
     pk: eventPk(event.eventId),
     sk: notificationSk(channel),
     kind: 'NOTIFICATION',
@@ -222,7 +260,7 @@ export function buildNotification(
     userId: event.recipient.userId,
     locale: event.recipient.locale,
     template: event.type,
-    data: event.data,
+    data: withoutSecrets(event.type, event.data),
     occurredAt: event.occurredAt,
     ...(event.recipient.timeZone === undefined ? {} : { timeZone: event.recipient.timeZone }),
     status: 'PENDING',
@@ -256,7 +294,13 @@ export function buildRefusedNotification(
   now: number,
   retention: Retention,
 ): NotificationItem {
-  const { sweepKey: _key, sweepAt: _at, ...item } = buildNotification(event, refusal.channel, '', now, retention);
+  // Nothing sends it: a secret it would carry is not kept (an expired code is never worth a repair).
+  const {
+    sweepKey: _key,
+    sweepAt: _at,
+    secrets: _secrets,
+    ...item
+  } = buildNotification(event, refusal.channel, '', now, retention);
   return {
     ...item,
     status: 'REFUSED',
@@ -268,6 +312,39 @@ export function buildRefusedNotification(
 export const DETAIL_LIMIT = 1024;
 
 /**
+ * One notice of a series (keys.ts seriesPk): written in its event's transaction, read by dispatch right before a send
+ * of an older notice of the same series, which is then SUPERSEDED (docs/dispatch.md "The right moment"). Ids and a
+ * time only; it expires with the event's inbox.
+ */
+export interface SeriesEntryItem {
+  pk: string;
+  sk: string;
+  kind: 'NOTICE_SERIES';
+  eventId: string;
+  occurredAt: string;
+  expiresAt: number;
+}
+
+/** The series entry of an event whose type supersedes, or undefined (no supersede key, or an unreadable occurredAt). */
+export function buildSeriesEntry(event: BankingEvent, now: number, retention: Retention): SeriesEntryItem | undefined {
+  const key = supersedeKeyOf(event.type);
+  const occurredAtMs = readInstant(event.occurredAt)?.epochMs;
+  if (key === undefined || occurredAtMs === undefined) return undefined;
+  return {
+    pk: seriesPk(
+      event.type,
+      event.recipient.userId,
+      key.map((name) => event.data[name] ?? ''),
+    ),
+    sk: seriesSk(occurredAtMs, event.eventId),
+    kind: 'NOTICE_SERIES',
+    eventId: event.eventId,
+    occurredAt: event.occurredAt,
+    expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
+  };
+}
+
+/**
  * The quarantine item of one record. Whatever the record held, every string here is well-formed and bounded, so
  * DynamoDB always accepts it: `raw` is the value as MSK delivered it (base64, so ASCII), `detail` is ours.
  */
@@ -277,14 +354,18 @@ export function buildQuarantine(
   source: KafkaSource,
   now: number,
   retention: Retention,
+  /** Secret values the record holds (secrets.ts secretsInRecordText): masked in the kept copy and the detail. */
+  secrets: readonly string[] = [],
 ): QuarantineItem {
-  const raw = typeof rawValue === 'string' ? keptValue(rawValue.toWellFormed()) : '';
+  const raw = typeof rawValue === 'string' ? keptValue(rawValue.toWellFormed(), secrets) : '';
   const item: QuarantineItem = {
     pk: quarantinePk(source),
     sk: QUARANTINE_SK,
     kind: 'QUARANTINE',
     reason: rejection.reason,
-    detail: maskCardNumbers(rejection.detail.toWellFormed()).text.slice(0, DETAIL_LIMIT).toWellFormed(),
+    detail: redactSecrets(maskCardNumbers(rejection.detail.toWellFormed()).text, secrets)
+      .slice(0, DETAIL_LIMIT)
+      .toWellFormed(),
     raw: raw.slice(0, RAW_LIMIT).toWellFormed(),
     rawTruncated: raw.length > RAW_LIMIT,
     receivedAt: new Date(now).toISOString(),
@@ -301,12 +382,14 @@ export function buildQuarantine(
  * Protobuf record still reads — its card numbers masked; a zlib-compressed Glue record in its inflated payload,
  * compressed again; anything else as text.
  */
-function keptValue(raw: string): string {
+function keptValue(raw: string, secrets: readonly string[]): string {
   const bytes = Buffer.from(raw, 'base64');
-  if (bytes.toString('base64') !== raw) return maskCardNumbers(raw).text;
+  if (bytes.toString('base64') !== raw) return redactSecrets(maskCardNumbers(raw).text, secrets);
   const compressed = compressedGlueRecord(bytes, KEPT_INFLATE_LIMIT);
-  const kept = maskCardNumbersInBytes(compressed?.payload ?? bytes);
-  if (!kept.masked && !kept.ibanMasked) return raw;
+  const cards = maskCardNumbersInBytes(compressed?.payload ?? bytes);
+  // A secret's bytes masked too, every length kept (secrets.ts): a replay of an expired code sends nothing anyway.
+  const kept = maskSecretsInBytes(cards.bytes, secrets);
+  if (!cards.masked && !cards.ibanMasked && !kept.masked) return raw;
   const masked = compressed === undefined ? kept.bytes : recompressedGlueRecord(compressed.header, kept.bytes);
   return Buffer.from(masked).toString('base64');
 }

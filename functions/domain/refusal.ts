@@ -23,6 +23,16 @@ export const REFUSAL_CODES = [
   'CHANGED',
   /** The action has nothing to do (no refused channel to repair). */
   'NOTHING_TO_DO',
+  /** Waiting for its send window: the sweeper releases it when the window opens. */
+  'HELD',
+  /** Past its type's validity (EXPIRED, or it would be at the send): a late notice is never sent. */
+  'PAST_VALIDITY',
+  /** A newer notice for the same customer and key replaced it: that one is what the customer gets. */
+  'SUPERSEDED',
+  /** Its type's flood guard limited it: the customer had their share in that window. */
+  'THROTTLED',
+  /** Its secret (a one-time code) was forgotten when it ended: nothing to send again. */
+  'SECRET_FORGOTTEN',
   /** The kept copy of a quarantined record was cut short: only a corrected value can be replayed. */
   'VALUE_TRUNCATED',
   /** A corrected value that is not the quarantined record's event (it names another eventId, or none). */

@@ -5,6 +5,7 @@
  */
 import { erasedRefusal, isErased } from './erasure.ts';
 import { type Refusal, refusal } from './refusal.ts';
+import { validUntilOf } from './send-moment.ts';
 import { canMove, type NotificationStatus } from './state-machine.ts';
 
 /** What a resend decides on, as the item holds it. */
@@ -13,7 +14,60 @@ export interface ResendCandidate {
   readonly providerMessageId?: unknown;
   readonly erasedAt?: unknown;
   readonly userId?: unknown;
+  /** What its validity is judged by (send-moment.ts): the type and when it occurred. */
+  readonly template?: unknown;
+  readonly occurredAt?: unknown;
+  readonly validUntil?: unknown;
+  readonly supersededBy?: unknown;
+  readonly throttledWindow?: unknown;
+  readonly heldUntil?: unknown;
   readonly suppressedReason?: unknown;
+  /** A secret field's value until the notification ends, and its keyed MAC (secrets.ts): kept after. */
+  readonly secrets?: unknown;
+  readonly secretDigests?: unknown;
+}
+
+/**
+ * Why the moment ended a notification, so a resend is refused (docs/dispatch.md "The right moment"): waiting for its
+ * window (HELD: the sweeper releases it), or ended by the moment (EXPIRED, SUPERSEDED, THROTTLED — the pipeline
+ * decided it must not be sent, and a resend would end the same).
+ */
+function endedByMoment(id: string, item: ResendCandidate): Refusal | undefined {
+  switch (item.status) {
+    case 'HELD':
+      return refusal(
+        'HELD',
+        `${id} is HELD until ${String(item.heldUntil)} (its send window): the sweeper releases it then, nothing to resend`,
+      );
+    case 'EXPIRED':
+      return refusal(
+        'PAST_VALIDITY',
+        `${id} is EXPIRED: its validity ended at ${String(item.validUntil)}; a resend would expire again, never sent`,
+      );
+    case 'SUPERSEDED':
+      return refusal(
+        'SUPERSEDED',
+        `${id} is SUPERSEDED by the newer notice ${String(item.supersededBy)}: that one is what the customer is to get`,
+      );
+    case 'THROTTLED':
+      return refusal(
+        'THROTTLED',
+        `${id} is THROTTLED by its type's flood guard (${String(item.throttledWindow)}): the customer had their limit; it is not resent`,
+      );
+  }
+  return undefined;
+}
+
+/** A notice past its validity (send-moment.ts) at `now`, whatever its status: dispatch would end it EXPIRED, never sent. */
+function pastValidity(id: string, item: ResendCandidate, now: number | undefined): Refusal | undefined {
+  if (now === undefined || typeof item.template !== 'string') return undefined;
+  const occurredAt = typeof item.occurredAt === 'string' ? item.occurredAt : undefined;
+  const validUntil = validUntilOf({ template: item.template, occurredAt });
+  if (validUntil === undefined || now < validUntil) return undefined;
+  return refusal(
+    'PAST_VALIDITY',
+    `${id}: its validity ended at ${new Date(validUntil).toISOString()}; a resend would end EXPIRED, never sent`,
+  );
 }
 
 /** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
@@ -34,10 +88,19 @@ export function acceptedRefusal(id: string, status: string, messageId: string | 
  * Why this notification may not be resent, or undefined when it may: erased (never); accepted by the provider
  * (SENT, or UNKNOWN with a late message id) unless the operator names that message id; REFUSED (the producer's
  * corrected event repairs it); SUPPRESSED (an opt-out or an unreachable address: a resend would be suppressed again);
- * still in flight.
+ * still in flight; held, or ended by the moment (EXPIRED, SUPERSEDED, THROTTLED); past its validity at `now`; a
+ * one-time code forgotten when it ended.
  */
-export function resendRefusal(id: string, item: ResendCandidate, despiteAccepted?: string): Refusal | undefined {
+export function resendRefusal(
+  id: string,
+  item: ResendCandidate,
+  despiteAccepted?: string,
+  /** The clock: with it, a notice past its validity is refused too (the check dispatch would make). */
+  now?: number,
+): Refusal | undefined {
   if (isErased(item)) return refusal('ERASED', erasedRefusal(id, item, 'resent'));
+  const ended = endedByMoment(id, item);
+  if (ended !== undefined) return ended;
   const status = String(item.status);
   const accepted = acceptedMessageId(item);
   if ((status === 'SENT' || accepted !== undefined) && (accepted === undefined || despiteAccepted !== accepted)) {
@@ -63,7 +126,19 @@ export function resendRefusal(id: string, item: ResendCandidate, despiteAccepted
   if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
     return refusal('IN_FLIGHT', `${id} is ${status}: still in flight, the pipeline has not given up on it`);
   }
-  return undefined;
+  return pastValidity(id, item, now) ?? secretForgotten(id, item);
+}
+
+/**
+ * A notice whose secret (a one-time code) was forgotten when it ended (secrets.ts): there is nothing to send again, and
+ * a message without its code would mislead. The customer asks for a new code; the producer sends a new event.
+ */
+function secretForgotten(id: string, item: ResendCandidate): Refusal | undefined {
+  if (item.secretDigests === undefined || item.secrets !== undefined) return undefined;
+  return refusal(
+    'SECRET_FORGOTTEN',
+    `${id} carried a secret (a one-time code) that was never kept after it ended: it cannot be sent again; the customer asks for a new code`,
+  );
 }
 
 /** What a resend keeps of the send it replaces, as read before the write. */

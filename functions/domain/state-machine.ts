@@ -11,6 +11,14 @@ export const NOTIFICATION_STATUSES = [
   'UNKNOWN',
   'SUPPRESSED',
   'REFUSED',
+  /** Outside its type's send window (quiet hours): waits for the window to open; the sweeper releases it. */
+  'HELD',
+  /** Its type's validity since occurredAt ended before it could be sent: never sent. */
+  'EXPIRED',
+  /** A newer notice of its series (same customer, type and key) replaces it: never sent. */
+  'SUPERSEDED',
+  /** The flood guard: the customer already had its type's limit on this channel in the window. Never sent. */
+  'THROTTLED',
   /**
    * A successor a promoted region wrote about a notice the previous epoch's region may have sent (docs/regions.md):
    * waits for that region's record, or an operator's decision. Never released by time.
@@ -26,8 +34,17 @@ export const TERMINAL_STATUSES: readonly NotificationStatus[] = [
   'UNKNOWN',
   'SUPPRESSED',
   'REFUSED',
+  'EXPIRED',
+  'SUPERSEDED',
+  'THROTTLED',
   'HANDED_OVER',
 ];
+/** The terminal statuses of a notification never sent because of its moment (docs/dispatch.md "The right moment"). */
+export const NOT_SENT_BY_MOMENT = [
+  'EXPIRED',
+  'SUPERSEDED',
+  'THROTTLED',
+] as const satisfies readonly NotificationStatus[];
 
 /** Legal transitions; the chaos suite checks every observed change against this table. */
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
@@ -37,11 +54,28 @@ export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly Notificat
   PENDING: ['SENDING', 'PENDING', 'FAILED', 'SUPPRESSED', 'HANDED_OVER'],
   // SENDING → SENDING: the holder extends its lease (with the provider's message id once it accepted).
   // SENDING → SUPPRESSED: the audience check, after the claim and the pacing wait, found the channel opted out.
-  SENDING: ['SENT', 'FAILED', 'PENDING', 'UNKNOWN', 'SENDING', 'SUPPRESSED'],
+  // SENDING → HELD, EXPIRED, SUPERSEDED, THROTTLED: the moment checks, between the claim and the provider call.
+  SENDING: [
+    'SENT',
+    'FAILED',
+    'PENDING',
+    'UNKNOWN',
+    'SENDING',
+    'SUPPRESSED',
+    'HELD',
+    'EXPIRED',
+    'SUPERSEDED',
+    'THROTTLED',
+  ],
   SENT: [],
   FAILED: [],
   UNKNOWN: [],
   SUPPRESSED: [],
+  // The sweeper releases it when its window opens; dispatch then checks everything again (validity, audience …).
+  HELD: ['PENDING'],
+  EXPIRED: [],
+  SUPERSEDED: [],
+  THROTTLED: [],
   // The previous epoch's record decides: finished → HANDED_OVER, unknown → UNKNOWN, proven never sent → PENDING;
   // past the notice's maximum age → FAILED (EXPIRED).
   FAILOVER_HELD: ['HANDED_OVER', 'UNKNOWN', 'PENDING', 'FAILED'],

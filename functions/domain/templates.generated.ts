@@ -75,6 +75,24 @@ export const TEMPLATES: CompiledTemplates = {
       "sms": "【{{bank}}】末尾{{accountLast4}}の口座の残高が{{balance}}になりました"
     }
   },
+  "OneTimePasscode": {
+    "en": {
+      "subject": "",
+      "html": "",
+      "text": "",
+      "pushTitle": "{{bank}} · Your code",
+      "pushBody": "{{code}} is your code{{#purpose=SIGN_IN}} to sign in{{/purpose=SIGN_IN}}{{#purpose=PAYMENT}} to confirm a payment{{/purpose=PAYMENT}}{{#purpose=CHANGE_DETAILS}} to change your details{{/purpose=CHANGE_DETAILS}}. Valid for 5 minutes. Never share it",
+      "sms": "{{bank}}: your code is {{code}}{{#purpose=SIGN_IN}} to sign in{{/purpose=SIGN_IN}}{{#purpose=PAYMENT}} to confirm a payment{{/purpose=PAYMENT}}{{#purpose=CHANGE_DETAILS}} to change your details{{/purpose=CHANGE_DETAILS}}. Valid 5 min. Never share it; we will never ask for it"
+    },
+    "ja": {
+      "subject": "",
+      "html": "",
+      "text": "",
+      "pushTitle": "{{bank}}｜確認コード",
+      "pushBody": "{{#purpose=SIGN_IN}}ログイン{{/purpose=SIGN_IN}}{{#purpose=PAYMENT}}お支払い{{/purpose=PAYMENT}}{{#purpose=CHANGE_DETAILS}}登録情報の変更{{/purpose=CHANGE_DETAILS}}の確認コードは{{code}}です（有効期限5分）。他人に教えないでください",
+      "sms": "【{{bank}}】{{#purpose=SIGN_IN}}ログイン{{/purpose=SIGN_IN}}{{#purpose=PAYMENT}}お支払い{{/purpose=PAYMENT}}{{#purpose=CHANGE_DETAILS}}登録情報の変更{{/purpose=CHANGE_DETAILS}}の確認コードは{{code}}です。有効期限5分。他人に教えないでください"
+    }
+  },
   "PasswordChanged": {
     "en": {
       "subject": "Your password was changed",

@@ -43,6 +43,10 @@ export interface PushMessage {
   readonly channel: 'PUSH';
   readonly title: string;
   readonly body: string;
+  /** Set right before the send (dispatch/moment-checks.ts): the remaining validity, SNS's TTL for the platform. */
+  readonly ttlSeconds?: number;
+  /** Set right before the send for a type whose newer notice replaces an older one: the device shows the newest. */
+  readonly collapseId?: string;
 }
 export interface SmsMessage {
   readonly channel: 'SMS';
@@ -194,6 +198,10 @@ function viewOf(input: TemplateInput, brand: Brand, def: Definition): View {
         break;
       case 'number':
         view[field.name] = value === undefined ? '' : formatNumber(value, intl);
+        break;
+      case 'secret':
+        // Sent as given: its kind allows only characters every channel writes alike.
+        view[field.name] = value ?? '';
         break;
       case 'enum':
         view[field.name] = value ?? '';

@@ -19,7 +19,13 @@ import type { PreferencesItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { isErased } from '../domain/erasure.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, notificationIdOf, notificationSk } from '../domain/keys.ts';
-import { type InboxItem, type NotificationItem, pendingSweepKey, type QuarantineItem } from '../domain/notification.ts';
+import {
+  type InboxItem,
+  type NotificationItem,
+  pendingSweepKey,
+  type QuarantineItem,
+  type SeriesEntryItem,
+} from '../domain/notification.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import type { SweepPlacement } from '../domain/sweep-index.ts';
 import {
@@ -111,7 +117,11 @@ export interface InboxStore {
    * not read (keys DynamoDB left unprocessed after the retries) is simply absent — its transaction stays the guard.
    */
   findInboxes?(eventIds: readonly string[]): Promise<KnownEvents>;
-  recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome>;
+  /**
+   * Inbox + notifications in one transaction, and the event's series entry when its type supersedes (after them, with
+   * no condition of its own: the inbox's guards it; docs/dispatch.md "The right moment").
+   */
+  recordEvent(inbox: InboxItem, notifications: NotificationItem[], series?: SeriesEntryItem): Promise<RecordOutcome>;
   /**
    * Inbox + the preferences item in one transaction, the item only if this event is newer than the one in force.
    * An older event is still recorded in the inbox (`staleInbox`), so a redelivery of it is a duplicate.
@@ -209,7 +219,11 @@ export class DynamoInboxStore implements InboxStore {
     };
   }
 
-  async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
+  async recordEvent(
+    inbox: InboxItem,
+    notifications: NotificationItem[],
+    series?: SeriesEntryItem,
+  ): Promise<RecordOutcome> {
     try {
       await this.client.send(
         new TransactWriteCommand({
@@ -218,6 +232,7 @@ export class DynamoInboxStore implements InboxStore {
             ...notifications.map((item) => ({
               Put: { TableName: this.tableName, Item: item, ConditionExpression: ifAbsent },
             })),
+            ...(series === undefined ? [] : [{ Put: { TableName: this.tableName, Item: series } }]),
           ],
         }),
       );
@@ -387,7 +402,7 @@ export class DynamoInboxStore implements InboxStore {
   }
 }
 
-/** Index 0 of the transaction is the inbox Put, 1..n the notifications (the order recordEvent builds). */
+/** Index 0 of the transaction is the inbox Put, 1..n the notifications, then the series entry (recordEvent's order). */
 export function classifyCancellation(error: TransactionCanceledException): RecordOutcome {
   const codes = cancellationCodes(error);
   const transient = codes.filter((c) => TRANSIENT_CANCELLATION_CODES.has(c));

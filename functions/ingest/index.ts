@@ -5,13 +5,16 @@
  * event source mapping redelivers the batch: records already written come back as duplicates. A record's bytes never
  * make it throw.
  */
+import { readFileSync } from 'node:fs';
 import { GetSchemaVersionCommand, GlueClient } from '@aws-sdk/client-glue';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
+import { KmsSecretMac, LocalSecretMac, type SecretMac } from '../stores/secret-mac.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
@@ -37,6 +40,14 @@ const schemas = new SchemaCache(
     },
   }),
 );
+const macKey = config.secretMacKey;
+const secretMac: SecretMac | undefined =
+  macKey?.kind === 'kms'
+    ? new KmsSecretMac(new KMSClient({}), macKey.keyId)
+    : macKey?.kind === 'file'
+      ? new LocalSecretMac(Buffer.from(readFileSync(macKey.path, 'utf8').trim(), 'hex'), `file:${macKey.path}`)
+      : undefined;
+
 const raiseShardMark = onceRaised(
   new DynamoSweepShardMark(documentClient, config.tableName),
   config.sweepShards,
@@ -58,6 +69,7 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       maxEventBytes: config.maxEventBytes,
       maxEventAgeSeconds: config.maxEventAgeSeconds,
       transactionAttempts: config.transactionAttempts,
+      ...(secretMac === undefined ? {} : { secretMac }),
       onRetry: (eventId, error) => {
         count('TransactionRetries');
         logger.warn('transaction retry', { eventId, error: (error as Error).message });

@@ -23,18 +23,22 @@ import {
 } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { DisplayField, Fallback, Rejection } from '../domain/event/contract.ts';
-import { PAYLOAD_HASH_VERSION, repairHash } from '../domain/event/hash.ts';
+import { PAYLOAD_HASH_VERSION, payloadHash, repairHash } from '../domain/event/hash.ts';
 import type { KafkaSource } from '../domain/keys.ts';
 import {
   buildInbox,
   buildNotification,
   buildQuarantine,
   buildRefusedNotification,
+  buildSeriesEntry,
   type Retention,
+  type SecretSeal,
 } from '../domain/notification.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
+import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
+import type { SecretMac } from '../stores/secret-mac.ts';
 import type { InboxStore, KnownInbox, PreferencesOutcome, StoredInbox } from './inbox-store.ts';
 
 export interface IngestInput {
@@ -88,6 +92,8 @@ export interface IngestDeps extends AdmissionPolicy {
   readonly retryBaseMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly onRetry?: (eventId: string, error: unknown) => void;
+  /** The key an event's secrets are MACed with before they are hashed (stores/secret-mac.ts); required for such types. */
+  readonly secretMac?: SecretMac;
 }
 
 /** A record with its admission, decided once, at one clock reading. */
@@ -129,16 +135,19 @@ export async function applyAdmission(
   deps: IngestDeps,
   known?: KnownInbox,
 ): Promise<IngestResult> {
-  const { input, admission, now } = record;
-  if (!admission.ok) return quarantine(admission.rejection, record, deps);
-  if ('preferences' in admission) return applyPreferences(record, admission, deps, known);
+  const { input, now } = record;
+  if (!record.admission.ok) return quarantine(record.admission.rejection, record, deps);
+  if ('preferences' in record.admission) return applyPreferences(record, record.admission, deps, known);
+  const sealed = await sealSecrets(record.admission, deps);
+  if ('rejection' in sealed) return quarantine(sealed.rejection, record, deps);
+  const { admission, seal } = sealed;
   const { event, payloadHash, channels } = admission;
   const retention = { retentionDays: deps.retentionDays };
 
   let items: ReturnType<typeof buildItems> | undefined;
   if (known === undefined) {
     try {
-      items = buildItems(admission, input.source, now, retention, deps.placement ?? DEFAULT_SWEEP_PLACEMENT);
+      items = buildItems(admission, input.source, now, retention, deps.placement ?? DEFAULT_SWEEP_PLACEMENT, seal);
     } catch (error) {
       return quarantine(unprocessable('while building its items', error, event.eventId), record, deps);
     }
@@ -148,7 +157,9 @@ export async function applyAdmission(
   const written =
     built === undefined
       ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash, stored: known } }
-      : await write(record, deps, event.eventId, () => deps.store.recordEvent(built.inbox, built.notifications));
+      : await write(record, deps, event.eventId, () =>
+          deps.store.recordEvent(built.inbox, built.notifications, built.series),
+        );
   if ('refused' in written) return written.refused;
   const { outcome } = written;
 
@@ -278,7 +289,14 @@ async function settleExisting(
   };
   const { input, now } = record;
   const newlyQuarantined = await deps.store.quarantine(
-    buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays }),
+    buildQuarantine(
+      rejection,
+      input.value,
+      input.source,
+      now,
+      { retentionDays: deps.retentionDays },
+      recordSecrets(record),
+    ),
   );
   return { kind: 'conflict', eventId, newlyQuarantined };
 }
@@ -289,11 +307,12 @@ function buildItems(
   now: number,
   retention: Retention,
   placement: SweepPlacement,
+  seal: SecretSeal | undefined,
 ) {
   const { event, payloadHash, channels, refused, skipped, repairHash: repair } = admission;
   // route() only returns channels the recipient has a contact point for.
   const notifications = channels.map((channel) =>
-    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention, placement),
+    buildNotification(event, channel, contactFor(event.recipient, channel) as string, now, retention, placement, seal),
   );
   for (const refusal of refused) notifications.push(buildRefusedNotification(event, refusal, now, retention));
   const refusedChannels =
@@ -301,7 +320,55 @@ function buildItems(
   return {
     inbox: buildInbox(event, payloadHash, channels, source, now, retention, skipped, refusedChannels),
     notifications,
+    // A notice too old to send is no newer notice of its series: it replaces nothing.
+    series: skipped === undefined ? buildSeriesEntry(event, now, retention) : undefined,
   };
+}
+
+/**
+ * An event with secret fields (a one-time code): each secret's keyed MAC (stores/secret-mac.ts) takes the secret's
+ * place in the payloadHash and the repairHash — a plain hash of six digits is undone by trying a million codes — and
+ * goes on the notifications for the evidence. Without a key such an event is quarantined: its hash would have to hold
+ * the secret in the clear. A failing key (KMS) throws: the batch is redelivered.
+ */
+async function sealSecrets(
+  admission: AdmittedTransfer,
+  deps: IngestDeps,
+): Promise<{ admission: AdmittedTransfer; seal?: SecretSeal } | { rejection: Rejection }> {
+  const { event } = admission;
+  const secrets = Object.entries(secretsOf(event.type, event.data));
+  if (secrets.length === 0) return { admission };
+  if (deps.secretMac === undefined) {
+    return {
+      rejection: {
+        reason: 'UNPROCESSABLE',
+        detail: 'its type has a secret field and this deployment has no key to MAC it with',
+        eventId: event.eventId,
+      },
+    };
+  }
+  const macs = await deps.secretMac.macs(secrets.map(([name, value]) => secretMacMessage(event.eventId, name, value)));
+  const digests = Object.fromEntries(secrets.map(([name], i) => [name, macDigest(macs[i] ?? new Uint8Array())]));
+  const hashInput = { ...admission.hashInput, secretMacs: digests };
+  const refused = admission.refused.map((r) => r.channel);
+  return {
+    admission: {
+      ...admission,
+      hashInput,
+      payloadHash: payloadHash(hashInput),
+      ...(admission.repairHash === undefined ? {} : { repairHash: repairHash(hashInput, refused) }),
+    },
+    seal: { keyId: deps.secretMac.keyId, digests },
+  };
+}
+
+/** The secrets a record holds, as far as it can be read: masked in its quarantined copy (domain/secrets.ts). */
+function recordSecrets(record: AdmittedRecord): string[] {
+  const { admission, input } = record;
+  if (admission.ok && 'event' in admission) return Object.values(secretsOf(admission.event.type, admission.event.data));
+  const text =
+    input.decoded?.value ?? (typeof input.value === 'string' ? Buffer.from(input.value, 'base64').toString() : '');
+  return secretsInRecordText(text);
 }
 
 /** A PreferencesUpdated event: inbox + preferences item, newest occurredAt wins (inbox-store.ts). */
@@ -355,7 +422,8 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
 
 async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
   const { input, now } = record;
-  const item = buildQuarantine(rejection, input.value, input.source, now, { retentionDays: deps.retentionDays });
+  const retention = { retentionDays: deps.retentionDays };
+  const item = buildQuarantine(rejection, input.value, input.source, now, retention, recordSecrets(record));
   const newlyQuarantined = await deps.store.quarantine(item);
   return { kind: 'quarantined', rejection, newlyQuarantined };
 }

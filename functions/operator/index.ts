@@ -24,6 +24,7 @@ export {
 export { CLUSTER_ARN, type KafkaRecordSpec, mskEvent, mskRecord, valueBytes } from './msk-event.ts';
 export { parkedEvent, S3ParkedBatches } from './parked-batches.ts';
 export { type IngestInvoker, type OperatorPorts, operatorPorts } from './ports.ts';
+export * as regions from './regions.ts';
 export { REPAIR_TOPIC, type RepairResult, repair } from './repair.ts';
 export { type ReplayResult, replayQuarantine } from './replay.ts';
 export { type ParkedBatch, replayFailedBatches } from './replay-batches.ts';

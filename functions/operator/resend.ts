@@ -30,24 +30,31 @@ export interface ResendOutcome {
   readonly item: StoredItem;
 }
 
-export const resend: OperatorAction<ResendRequest, StoredItem | undefined, ResendPlan, ResendOutcome> = {
+/** What a resend decides on: the notification as it is, and the clock's reading — its validity is judged at it. */
+export interface ResendState {
+  readonly item: StoredItem | undefined;
+  readonly now: number;
+}
+
+export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, ResendOutcome> = {
   audit: 'RESEND',
   target: (request) => request.notificationId,
 
   async read(ports, request) {
     const ref = parseNotificationId(request.notificationId);
-    if (ref === undefined) return undefined;
+    if (ref === undefined) return { item: undefined, now: ports.now() };
     const view = await ports.events.read(ref.eventId);
-    return view.notifications.find((n) => n.notificationId === request.notificationId);
+    const item = view.notifications.find((n) => n.notificationId === request.notificationId);
+    return { item, now: ports.now() };
   },
 
-  decide(item, request) {
+  decide({ item, now }, request) {
     const id = request.notificationId;
     if (parseNotificationId(id) === undefined) {
       return refused('INVALID', `"${id}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`);
     }
     if (item === undefined) return refused('NOT_FOUND', `no notification ${id}`);
-    const rule = resendRefusal(id, item, request.despiteAccepted);
+    const rule = resendRefusal(id, item, request.despiteAccepted, now);
     if (rule !== undefined) return { ok: false, refusal: rule };
     const { expected } = request;
     if (expected !== undefined && (expected.status !== item.status || expected.attempt !== item.attempt)) {

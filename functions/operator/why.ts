@@ -31,6 +31,14 @@ export function whyOf(n: StoredItem, prefs: StoredItem | undefined, suppression:
       if (error === 'EXPIRED') return `not sent: too old — not sent within the maximum age (${n.updatedAt})`;
       return `not sent: failed (${error})`;
     }
+    case 'HELD':
+      return `waiting for its send window: held until ${n.heldUntil} (${n.heldZone}), then sent if still valid`;
+    case 'EXPIRED':
+      return `not sent: past its validity (valid until ${n.validUntil}); a late notice is never sent`;
+    case 'SUPERSEDED':
+      return `not sent: superseded by the newer notice ${n.supersededBy} (occurred ${n.supersededByOccurredAt})`;
+    case 'THROTTLED':
+      return `not sent: its type's flood guard (${n.throttledWindow}): the customer had their limit on ${n.channel}`;
     case 'UNKNOWN':
       return `outcome unknown (${n.lastError}): the provider may have it${n.providerMessageId ? ` — it accepted message ${n.providerMessageId} after the lease` : ''}`;
     case 'PENDING':

@@ -19,6 +19,7 @@ import { ERASED_USER } from '../domain/erasure.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
 import { buildEarlierSend, pendingSweepKey } from '../domain/notification.ts';
 import { manualResendRecord, type ResentItem } from '../domain/resend.ts';
+import { REDACTED } from '../domain/secrets.ts';
 import { moveCondition, type NotificationStatus, TERMINAL_STATUSES } from '../domain/state-machine.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { Transition } from './notification-store.ts';
@@ -78,6 +79,16 @@ export interface EventStore {
 /** Statuses an erasure may touch: the notification is over. PENDING and SENDING must still be sent. */
 const FINISHED: readonly NotificationStatus[] = TERMINAL_STATUSES;
 
+/**
+ * A notification as an operator may see it: a secret still kept for its send (a one-time code, until the notification
+ * ends) is never shown, exported or put back — its field names stay, each value REDACTED (domain/secrets.ts).
+ */
+function withSecretsRedacted(item: StoredItem): StoredItem {
+  const secrets = item.secrets;
+  if (secrets === undefined || secrets === null || typeof secrets !== 'object') return item;
+  return { ...item, secrets: Object.fromEntries(Object.keys(secrets).map((name) => [name, REDACTED])) };
+}
+
 export class DynamoEventStore implements EventStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -97,7 +108,7 @@ export class DynamoEventStore implements EventStore {
           ...(start === undefined ? {} : { ExclusiveStartKey: start }),
         }),
       );
-      items.push(...((page.Items ?? []) as StoredItem[]));
+      items.push(...((page.Items ?? []) as StoredItem[]).map(withSecretsRedacted));
       start = page.LastEvaluatedKey;
     } while (start !== undefined);
     return {

@@ -18,7 +18,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { UnexpectedResponseError } from '../commons/errors.ts';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
-import type { Channel } from '../domain/channels.ts';
 import { notificationIdOf, notificationOfKey, type SweepPartition, sweepKey, sweepPartition } from '../domain/keys.ts';
 import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
 import type { NotificationStatus } from '../domain/state-machine.ts';
@@ -26,101 +25,33 @@ import { moveCondition } from '../domain/state-machine.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { FenceGate } from './fence-store.ts';
+import type {
+  ClaimResult,
+  NotificationKey,
+  NotificationStore,
+  Release,
+  Resolution,
+  SweepEntry,
+  SweepPage,
+  Transition,
+  UnsentEnd,
+} from './notification-port.ts';
 import { ownedCondition } from './owned-condition.ts';
 
-export interface NotificationKey {
-  readonly pk: string;
-  readonly sk: string;
-}
+export type {
+  ClaimResult,
+  NotificationKey,
+  NotificationStore,
+  Release,
+  Resolution,
+  SweepEntry,
+  SweepPage,
+  Transition,
+  UnsentEnd,
+} from './notification-port.ts';
 
-export type Transition = 'applied' | 'lost';
-/** What the sweeper made of an expired lease: its own transition, a lost race, or SENT because the acceptance was on the item. */
-export type Resolution = Transition | 'accepted';
-
-export type ClaimResult =
-  | { kind: 'claimed'; item: NotificationItem }
-  /** Still PENDING, but deferred until retryAt: a stale or early record must not jump the backoff. */
-  | { kind: 'notDue'; retryAt: number }
-  /** No longer PENDING, or another holder claimed it first. */
-  | { kind: 'taken' };
-
-/** What the sparse sweep index projects (functions/contracts/table-schema.ts). */
-export interface SweepEntry extends NotificationKey {
-  readonly notificationId: string;
-  readonly channel: Channel;
-  readonly status: NotificationStatus;
-  readonly attempt: number;
-  readonly deferrals?: number;
-  readonly createdAt: string;
-  readonly sweepAt: number;
-  readonly retryAt?: number;
-  readonly leaseUntil?: number;
-}
-
-export interface SweepPage {
-  readonly entries: SweepEntry[];
-  /** LastEvaluatedKey: where the next page of this partition starts; undefined when the partition is done. */
-  readonly next?: Record<string, NativeAttributeValue> | undefined;
-}
-
-export interface Release {
-  readonly reason: string;
-  /** Not to be claimed before. */
-  readonly retryAt: number;
-  /** When the sweeper should look at it (sweepAt): retryAt when only the sweeper will wake it, later otherwise. */
-  readonly sweepAt: number;
-  /** A deferral (throttled, not sent, rate-limited, channel held) does not count against the attempt budget. */
-  readonly deferral: boolean;
-}
-
-export interface NotificationStore {
-  get(key: NotificationKey): Promise<NotificationItem | undefined>;
-  /** PENDING (and due) → SENDING, attempt+1, lease. */
-  claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult>;
-  markSent(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
-  markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
-  markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;
-  /**
-   * PENDING → SUPPRESSED (a suppressed address or an opted-out channel) without a claim: conditional on PENDING,
-   * `lost` when a dispatcher or the sweeper moved it first. Terminal; the item leaves the sweep index.
-   */
-  markSuppressed(key: NotificationKey, reason: string, now: number): Promise<Transition>;
-  /**
-   * SENDING → SUPPRESSED: dispatch's audience check, the last step before the provider call, found the address
-   * suppressed or the channel opted out. Fenced on the holder's attempt; terminal, nothing was sent.
-   */
-  suppress(item: NotificationItem, reason: string, now: number): Promise<Transition>;
-  /**
-   * Keeps a live holder's claim: leaseUntil (and sweepAt) moved to `leaseUntil`, fenced on its attempt. With a
-   * provider message id it also records the provider's acceptance on the SENDING item, so a sweeper that finds the
-   * lease expired later marks it SENT instead of resolving an unknown outcome.
-   */
-  extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string): Promise<Transition>;
-  /**
-   * The provider accepted after the sweeper had resolved this attempt's expired lease as UNKNOWN: the message id is
-   * recorded on the UNKNOWN item (which stays UNKNOWN, already alarmed), so an operator's resend is refused unless
-   * told otherwise with that id on screen. `lost` when the item is no longer that attempt's UNKNOWN.
-   */
-  recordLateAcceptance(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
-  /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
-  release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
-  /** One page of a sweep-index partition: its items whose sweepAt is at or before `before`. */
-  findDue(
-    partition: SweepPartition,
-    before: number,
-    limit: number,
-    startKey?: Record<string, NativeAttributeValue>,
-  ): Promise<SweepPage>;
-  /** PENDING → PENDING (retryAt removed), only if untouched since the sweeper saw it: a fresh MODIFY re-drives it. */
-  redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
-  /**
-   * SENDING with an expired lease → UNKNOWN or PENDING, only if nobody moved it since the sweeper saw it — or SENT
-   * (`accepted`) when the holder had recorded the provider's acceptance on the item before it stopped.
-   */
-  resolveExpired(entry: SweepEntry, to: 'UNKNOWN' | 'PENDING', now: number, nextSweepAt: number): Promise<Resolution>;
-  /** PENDING past its maximum age → FAILED: EXPIRED, only if untouched since the sweeper saw it. */
-  expire(entry: SweepEntry, now: number): Promise<Transition>;
-}
+/** A secret is sent, never kept: every write that ends a notification removes it (domain/secrets.ts). */
+const FORGET_SECRETS = 'secrets';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -204,8 +135,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       ConditionExpression: move.expression,
-      UpdateExpression:
-        'SET #status = :to, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
+      UpdateExpression: `SET #status = :to, suppressedReason = :reason, updatedAt = :now REMOVE sweepKey, sweepAt, retryAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ...move.values, ':to': 'SUPPRESSED', ':reason': reason, ':now': iso(now) },
     });
@@ -256,16 +186,58 @@ export class DynamoNotificationStore implements NotificationStore {
       : 'lost';
   }
 
-  /** SENDING → a terminal status; the item leaves the sweep index. */
+  hold(item: NotificationItem, until: number, zone: string, now: number) {
+    return this.transition(item, 'HELD', {
+      UpdateExpression:
+        'SET #status = :to, updatedAt = :now, heldUntil = :heldUntil, heldZone = :zone, sweepKey = :sweepKey, sweepAt = :until, deferrals = if_not_exists(deferrals, :zero) + :one REMOVE leaseUntil, retryAt',
+      values: {
+        ':heldUntil': iso(until),
+        ':zone': zone,
+        ':until': until,
+        ':sweepKey': pendingSweepKey(item.template, item.channel, item.notificationId, this.sweepShards),
+        ':zero': 0,
+        ':one': 1,
+      },
+      now,
+    });
+  }
+
+  endUnsent(item: NotificationItem, end: UnsentEnd, now: number) {
+    const { status, ...facts } = end;
+    return this.finish(item, status, now, facts);
+  }
+
+  async releaseHeld(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition> {
+    const key = { pk: entry.pk, sk: entry.sk };
+    const move = moveCondition('HELD', 'PENDING');
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: `${move.expression} AND sweepAt = :seen`,
+      UpdateExpression:
+        'SET #status = :pending, releasedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, updatedAt = :iso, sweepAt = :next',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ...move.values,
+        ':pending': 'PENDING',
+        ':seen': entry.sweepAt,
+        ':next': nextSweepAt,
+        ':iso': iso(now),
+      },
+    });
+    return result === 'applied' ? result : this.wroteItself(key, 'PENDING', entry.attempt, now);
+  }
+
+  /** SENDING → a terminal status; the item leaves the sweep index, and a secret it held is forgotten. */
   private async finish(
     item: NotificationItem,
-    to: 'SENT' | 'FAILED' | 'UNKNOWN' | 'SUPPRESSED',
+    to: 'SENT' | 'FAILED' | 'UNKNOWN' | 'SUPPRESSED' | UnsentEnd['status'],
     now: number,
     set: Record<string, NativeAttributeValue>,
   ): Promise<Transition> {
     const names = Object.keys(set);
     return this.transition(item, to, {
-      UpdateExpression: `SET #status = :to, updatedAt = :now, ${names.map((n) => `${n} = :${n}`).join(', ')} REMOVE sweepKey, sweepAt, leaseUntil`,
+      UpdateExpression: `SET #status = :to, updatedAt = :now, ${names.map((n) => `${n} = :${n}`).join(', ')} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
       values: Object.fromEntries(names.map((n) => [`:${n}`, set[n]])),
       now,
     });
@@ -398,7 +370,7 @@ export class DynamoNotificationStore implements NotificationStore {
     const key = { pk: entry.pk, sk: entry.sk };
     const update =
       to === 'UNKNOWN'
-        ? 'SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil'
+        ? `SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`
         : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :next REMOVE leaseUntil';
     // The index does not project the type, and the PENDING key carries its class: an expired lease going back to
     // PENDING (rare — a holder that crashed, on an at-least-once channel) reads its item for it. A missing item
@@ -457,7 +429,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND providerMessageId = :mid`,
-      UpdateExpression: 'SET #status = :sent, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil',
+      UpdateExpression: `SET #status = :sent, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,
@@ -479,8 +451,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       ConditionExpression: `${move.expression} AND sweepAt = :seen`,
-      UpdateExpression:
-        'SET #status = :failed, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, retryAt, leaseUntil',
+      UpdateExpression: `SET #status = :failed, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, retryAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,

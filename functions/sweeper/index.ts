@@ -39,6 +39,8 @@ export const handler = async (_event: unknown, context: Context) => {
     const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
     count('SweeperRedriven', r.redriven.length + r.resolvedRetry.length);
     count('SweeperWoken', r.woken.length);
+    for (const channel of CHANNELS)
+      countBy('NotificationsReleased', { channel }, r.released.filter((e) => e.channel === channel).length);
     count('SweeperResolvedUnknown', r.resolvedUnknown.length);
     count('SweeperResolvedSent', r.resolvedSent.length);
     count('SweeperExamined', r.examined);
@@ -66,6 +68,7 @@ export const handler = async (_event: unknown, context: Context) => {
     const summary = {
       redriven: r.redriven.length,
       woken: r.woken.length,
+      released: r.released.length,
       expired: r.expired.length,
       resolvedUnknown: r.resolvedUnknown.length,
       resolvedRetry: r.resolvedRetry.length,

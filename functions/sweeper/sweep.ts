@@ -8,6 +8,9 @@
  *     acceptance on the item before it stopped (its message id): that send is known and never repeated; otherwise by
  *     the channel's policy: UNKNOWN (at most once), or PENDING again (at least once, attempt budget left). Looked at
  *     first in every round.
+ *   - HELD (outside its type's send window) whose window opened → PENDING, so dispatch checks it again (validity,
+ *     audience) and sends it. A held item waits in its class's PENDING partition at its release time, and is paced
+ *     and served by class like every wake-up: a held backlog of bulk notices goes at the channel's rate, critical first.
  *   - PENDING past the maximum age → FAILED: EXPIRED.
  *   - PENDING and due → touched (retryAt removed) so its fresh stream record re-drives it: either a deferred item
  *     whose retryAt came (routine, "woken") or one whose stream record never came (stuck, "redriven", alarmed).
@@ -65,6 +68,8 @@ export interface SweepResult {
   redriven: SweepEntry[];
   /** Deferred items whose retryAt came: woken, routine. */
   woken: SweepEntry[];
+  /** HELD items whose send window opened: released to PENDING. */
+  released: SweepEntry[];
   expired: SweepEntry[];
   resolvedUnknown: SweepEntry[];
   resolvedRetry: SweepEntry[];
@@ -102,6 +107,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
   const result: SweepResult = {
     redriven: [],
     woken: [],
+    released: [],
     expired: [],
     resolvedUnknown: [],
     resolvedRetry: [],
@@ -138,6 +144,12 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       const t = await deps.store.resolveExpired(e, resend ? 'PENDING' : 'UNKNOWN', now, now + deps.pendingThresholdMs);
       if (t === 'accepted') result.resolvedSent.push(e);
       else counted(t, resend ? result.resolvedRetry : result.resolvedUnknown, e);
+      return;
+    }
+    if (e.status === 'HELD') {
+      // Its window opened: released, within the channel's cap like a wake-up. Never aged here: it was waiting on purpose.
+      redriveLeft[e.channel]--;
+      counted(await deps.store.releaseHeld(e, now, now + deps.pendingThresholdMs), result.released, e);
       return;
     }
     if (isExpired(e, now, deps.maxAgeMs)) {

@@ -408,7 +408,11 @@ describe('the MSK trigger', () => {
     });
     const ingest = s.policyOf('Ingest');
     expect(actionsOf(ingest)).not.toContain('kafka-cluster:ReadData');
-    expect(ingest.filter((st) => actionsOf([st]).some((a) => a.startsWith('kms:')))).toEqual([
+    // Besides the secret fields' HMAC key (GenerateMac, below: a customer-managed key).
+    const decrypting = ingest.filter((st) =>
+      actionsOf([st]).some((a) => a.startsWith('kms:') && a !== 'kms:GenerateMac'),
+    );
+    expect(decrypting).toEqual([
       {
         Effect: 'Allow',
         Action: 'kms:Decrypt',
@@ -642,9 +646,20 @@ describe('a customer-managed key', () => {
   it('lets each function decrypt and generate data keys with it, nothing more', () => {
     const kmsOf = (name: string) =>
       keyed.policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));
-    for (const name of ['Ingest', 'Sweeper', 'DeliveryFeedbackFunction']) {
+    for (const name of ['Sweeper', 'DeliveryFeedbackFunction']) {
       expect(new Set(actionsOf(kmsOf(name)))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey']));
     }
+    // Ingest also MACs secret fields (one-time codes) with the stack's HMAC key, and may do nothing else with it.
+    expect(new Set(actionsOf(kmsOf('Ingest')))).toEqual(
+      new Set(['kms:Decrypt', 'kms:GenerateDataKey', 'kms:GenerateMac']),
+    );
+    expect(kmsOf('Ingest').filter((s) => actionsOf([s]).includes('kms:GenerateMac'))).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'kms:GenerateMac',
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/^SecretMacKey/), 'Arn'] },
+      },
+    ]);
     // CDK's grant for the stream trigger adds DescribeKey.
     expect(new Set(actionsOf(kmsOf('Dispatch')))).toEqual(
       new Set(['kms:Decrypt', 'kms:GenerateDataKey', 'kms:DescribeKey']),
@@ -652,7 +667,7 @@ describe('a customer-managed key', () => {
     // Besides the bank's key, the writers of evidence may only encrypt with the evidence store's own key.
     for (const name of ['Ingest', 'Dispatch', 'Sweeper']) {
       for (const s of kmsOf(name)) {
-        if (s.Resource === DATA_KEY) continue;
+        if (s.Resource === DATA_KEY || s.Action === 'kms:GenerateMac') continue;
         expect(s.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^EvidenceKey/), 'Arn'] });
         expect(s.Action).toBe('kms:GenerateDataKey');
       }
@@ -805,6 +820,7 @@ describe('CloudWatch', () => {
         'KafkaOffsetLag',
         'LateAcceptances',
         'NotificationsExpired',
+        'NotificationsPastValidity',
         'NotificationsRefused',
         'ProtectionReportsUndelivered',
         'ProviderBlocked',

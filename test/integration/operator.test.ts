@@ -18,6 +18,7 @@ import {
   preview,
   replayFailedBatches,
   replayQuarantine,
+  resend,
   S3ParkedBatches,
 } from '../../functions/operator/index.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
@@ -252,6 +253,30 @@ describe('resend', () => {
     // SENT: the same, deliberately.
     await expect(resendNow(ports(), request('ops-sent-2'))).rejects.toThrow(/message m-2/);
     expect((await resendNow(ports(), { ...request('ops-sent-2'), despiteAccepted: 'm-2' })).status).toBe('PENDING');
+  });
+
+  it('refuses, at the clock of the request, a notice the moment would stop: past its validity, held, or a code never kept', async () => {
+    const at = (iso: string) => operatorOn(table, { now: () => Date.parse(iso) });
+    // A low-balance notice is worth sending for six hours after it occurred; its send failed.
+    await put('ops-lowbal', 'FAILED', { template: 'LowBalance', occurredAt: '2026-11-01T00:00:00.000Z' });
+    expect(await preview(resend, at('2026-11-01T06:30:00Z'), request('ops-lowbal'))).toEqual({
+      ok: false,
+      refusal: { code: 'PAST_VALIDITY', message: expect.stringMatching(/validity ended at 2026-11-01T06:00:00.000Z/) },
+    });
+    await expect(resendNow(at('2026-11-01T06:30:00Z'), request('ops-lowbal'))).rejects.toThrow(/would end EXPIRED/);
+    expect((await table.eventItems('ops-lowbal'))[0]).toMatchObject({ status: 'FAILED', attempt: 3 });
+    expect((await resendNow(at('2026-11-01T05:00:00Z'), request('ops-lowbal'))).status).toBe('PENDING');
+    // A one-time code's failed send, inside its five minutes: the code was forgotten when it failed.
+    const code = { template: 'OneTimePasscode', occurredAt: '2026-11-01T00:00:00.000Z', secretDigests: { code: 'm' } };
+    await put('ops-code', 'FAILED', code);
+    expect(await preview(resend, at('2026-11-01T00:02:00Z'), request('ops-code'))).toMatchObject({
+      refusal: { code: 'SECRET_FORGOTTEN' },
+    });
+    expect(await preview(resend, at('2026-11-01T00:10:00Z'), request('ops-code'))).toMatchObject({
+      refusal: { code: 'PAST_VALIDITY' },
+    });
+    await put('ops-held', 'HELD', { heldUntil: '2026-11-01T08:00:00.000Z' });
+    await expect(resendNow(ports(), request('ops-held'))).rejects.toThrow(/HELD until 2026-11-01T08:00:00.000Z/);
   });
 
   /** Ports whose first UpdateCommand is preceded by `meanwhile` on the same item: a change between the read and the write. */

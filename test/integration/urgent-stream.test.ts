@@ -54,7 +54,8 @@ const email = (eventId: string, type: string, data: Record<string, unknown>) =>
     channels: ['EMAIL'],
     // The transfer factory's fields, left out: each type has its own.
     data: { transferId: undefined, amount: undefined, currency: undefined, counterpartyName: undefined, ...data },
-    recipient: { locale: 'en' },
+    // A customer per notice: a backlog of one customer's card notices would meet its flood guard (30 an hour).
+    recipient: { locale: 'en', userId: `u-${eventId}` },
   });
 const card = (eventId: string) =>
   email(eventId, 'CardPayment', {

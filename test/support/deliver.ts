@@ -4,6 +4,7 @@ import { DynamoInboxStore, type InboxStore } from '../../functions/ingest/inbox-
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import type { LocalTable } from './local-table.ts';
+import { TEST_SECRET_MAC } from './secret-mac.ts';
 
 export interface Deliverer {
   /** One batch on `banking.transfers`; each value at the next offset. */
@@ -21,6 +22,7 @@ export const ingestDeps = (store: InboxStore) => ({
   maxEventBytes: 65_536,
   maxEventAgeSeconds: 0,
   transactionAttempts: 4,
+  secretMac: TEST_SECRET_MAC,
 });
 
 /** A deliverer for this table, counting its own offsets. */

@@ -18,6 +18,7 @@ import {
   type NotificationItem,
   pendingSweepKey,
   type QuarantineItem,
+  type SeriesEntryItem,
 } from '../../functions/domain/notification.ts';
 import type {
   ChannelRepair,
@@ -29,8 +30,9 @@ import type {
   StoredInbox,
 } from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
+import { TEST_SECRET_MAC } from './secret-mac.ts';
 
-type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem;
+type Item = InboxItem | NotificationItem | QuarantineItem | PreferencesItem | SeriesEntryItem;
 
 /** DynamoDB's maximum item size. https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html */
 const MAX_ITEM_BYTES = 400 * 1024;
@@ -68,9 +70,13 @@ export class MemoryInboxStore implements InboxStore {
     return known;
   }
 
-  async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
+  async recordEvent(
+    inbox: InboxItem,
+    notifications: NotificationItem[],
+    series?: SeriesEntryItem,
+  ): Promise<RecordOutcome> {
     await Promise.resolve();
-    const all: Item[] = [inbox, ...notifications];
+    const all: Item[] = [inbox, ...notifications, ...(series === undefined ? [] : [series])];
     await this.beforeWrite?.(all);
     this.validate(all);
     const existing = this.items.get(keyOf(inbox));
@@ -273,5 +279,6 @@ export const memoryBatchDeps = (store: MemoryInboxStore, over: Partial<BatchDeps
   maxEventAgeSeconds: 86_400,
   transactionAttempts: 2,
   sleep: async () => undefined,
+  secretMac: TEST_SECRET_MAC,
   ...over,
 });

@@ -141,6 +141,10 @@ describe('npm start runs quietly', () => {
       suppressed: 0,
       refused: 0,
       repaired: 0,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     expect(report.quarantine).toHaveLength(14);
     expect(report.quarantine[0]).toEqual({

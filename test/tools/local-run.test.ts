@@ -1,12 +1,13 @@
 /** `npm start`'s command-line contract: runs the real pipeline on a small file and reports what was sent. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { isSafeDisplayText, isSafeMultilineText } from '../../tools/chaos/text-oracle.ts';
+import { SAMPLE_CODES } from '../../tools/local/sample.ts';
 import { transferEvent } from '../support/events.ts';
 
 const run = promisify(execFile);
@@ -66,6 +67,10 @@ describe('npm start', () => {
       suppressed: 0,
       refused: 0,
       repaired: 0,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     expect(report.sends.map((s: { notificationId: string }) => s.notificationId).sort()).toEqual([
       'cli-1#EMAIL',
@@ -94,7 +99,13 @@ describe('npm start', () => {
       JSON.stringify(
         transferEvent({
           eventId: `burst-${i}`,
-          recipient: { email: `c${i}@example.com`, pushEndpointArn: undefined, phoneNumber: undefined },
+          // Forty customers: one customer's forty transfer notices in a minute would meet its flood guard.
+          recipient: {
+            userId: `c-${i}`,
+            email: `c${i}@example.com`,
+            pushEndpointArn: undefined,
+            phoneNumber: undefined,
+          },
           channels: ['EMAIL'],
         }),
       ),
@@ -111,6 +122,10 @@ describe('npm start', () => {
       suppressed: 0,
       refused: 0,
       repaired: 0,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     const ids = report.sends.map((s: { notificationId: string }) => s.notificationId);
     expect(new Set(ids).size).toBe(41);
@@ -242,6 +257,10 @@ describe('npm start', () => {
       suppressed: 0,
       refused: 2,
       repaired: 1,
+      held: 0,
+      expired: 0,
+      superseded: 0,
+      throttled: 0,
     });
     type Send = { notificationId: string; to: string; text: string };
     const sends: Send[] = report.sends;
@@ -377,6 +396,51 @@ describe('npm start', () => {
       { eventId: 'demo-prefs-2', occurredAt: expect.any(String), applied: true },
       { eventId: 'demo-prefs-1', occurredAt: expect.any(String), applied: false },
     ]);
+
+    // The right moment, judged as in AWS: the code asked for now is sent; the one asked for ten minutes ago expired.
+    expect(outcome('demo-otp-now#SMS')).toMatchObject({ status: 'SENT' });
+    expect(byId('demo-otp-now#SMS').text).toContain(SAMPLE_CODES[2]);
+    expect(outcome('demo-otp-late#SMS')).toMatchObject({
+      status: 'EXPIRED',
+      reason: expect.stringMatching(/^VALIDITY_ENDED: valid until /),
+    });
+    expect(sentIds.has('demo-otp-late#SMS')).toBe(false);
+    // A statement for a customer at 3 a.m. local waits for 08:00 there: listed as waiting, the run converged anyway.
+    const held = outcome('demo-statement-night#EMAIL');
+    expect(held).toMatchObject({ status: 'HELD' });
+    const [, until, zone] = /^QUIET_HOURS: waiting until (\S+) \((.+)\)$/.exec(held.reason) ?? [];
+    const local = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    expect(local.format(Date.parse(String(until)))).toBe('08:00');
+    expect(Date.parse(String(until)) - started).toBeGreaterThan(4 * 3_600_000);
+    // The older low balance of the account arrived last: superseded by the newer, never sent.
+    expect(outcome('demo-lowbal-new#EMAIL')).toMatchObject({ status: 'SENT' });
+    expect(outcome('demo-lowbal-old#EMAIL')).toMatchObject({
+      status: 'SUPERSEDED',
+      reason: expect.stringMatching(/^NEWER_NOTICE: demo-lowbal-new, occurred /),
+    });
+    // Four low balances for one customer within a minute: three an hour reach them, the fourth is throttled. (The
+    // guard counts in fixed hours: a run across the hour's turn may count them in two windows, up to 3 in each.)
+    const flood = ['1', '2', '3', '4'].map((i) => outcome(`demo-flood-${i}#EMAIL`));
+    const oneHour = Math.floor(started / 3_600_000) === Math.floor(ended / 3_600_000);
+    const throttled = flood.filter((o) => o.status === 'THROTTLED');
+    expect(flood.filter((o) => o.status === 'SENT').length + throttled.length).toBe(4);
+    expect(throttled.length).toBeLessThanOrEqual(1);
+    if (oneHour) expect(throttled).toHaveLength(1);
+    for (const o of throttled) expect(o.reason).toMatch(/^FLOOD_GUARD: 3 per 3600 s, /);
+    expect(report.notifications).toMatchObject({ expired: 1, superseded: 1, throttled: throttled.length });
+    expect(report.notifications.held).toBeGreaterThanOrEqual(1);
+    // The codes are in no file the run leaves: its log, its evidence (the MAC and the message redacted), its manifest.
+    const files = readdirSync(report.run, { recursive: true, withFileTypes: true }).filter((f) => f.isFile());
+    expect(files.length).toBeGreaterThan(3);
+    for (const f of files) {
+      const text = readFileSync(join(f.parentPath, f.name), 'latin1');
+      for (const code of SAMPLE_CODES) expect(text, join(f.parentPath, f.name)).not.toContain(code);
+    }
   });
 
   it('exits non-zero with a clear message for a missing file', async () => {

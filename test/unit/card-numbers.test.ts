@@ -253,6 +253,7 @@ function dataWithPan(type: string, at: string, pan: string): Record<string, unkn
       instant: '2026-11-29T08:00:00Z',
       number: '3',
       enum: f.values?.[0],
+      secret: '123456',
     }[f.kind];
     data[f.name] = f.name === at ? pan : value;
     if (f.currencyField !== undefined) data[f.currencyField] = 'USD';

@@ -81,6 +81,7 @@ describe("each function's environment: one contract for the stack and the functi
       MAX_EVENT_AGE_SECONDS: '86400',
       PENDING_THRESHOLD_SECONDS: '900',
       SWEEP_SHARDS: '8',
+      SECRET_MAC_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/mac',
     };
     // npm run build (tsc) checks these: each line must stay a compile error.
     // @ts-expect-error a variable the contract does not name: a renamed one

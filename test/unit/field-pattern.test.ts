@@ -31,8 +31,8 @@ describe('a field’s pattern', () => {
 
   it('is refused on a field that is not an identifier, and when it is no regular expression', () => {
     const cases: [(d: { data: Record<string, unknown>[] }) => void, RegExp][] = [
-      [(d) => (field(d, 'merchantName').pattern = '[A-Z]+'), /only an identifier field has a pattern/],
-      [(d) => (field(d, 'amount').pattern = '[0-9]+'), /only an identifier field has a pattern/],
+      [(d) => (field(d, 'merchantName').pattern = '[A-Z]+'), /only an identifier or a secret field has a pattern/],
+      [(d) => (field(d, 'amount').pattern = '[0-9]+'), /only an identifier or a secret field has a pattern/],
       [(d) => (field(d, 'cardLast4').pattern = '([0-9]{4}'), /data\.3\.pattern.*not a regular expression/],
       [(d) => (field(d, 'cardLast4').pattern = '\\p{Nope}'), /not a regular expression/],
       [(d) => (field(d, 'cardLast4').pattern = ''), /data\.3\.pattern/],

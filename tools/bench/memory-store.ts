@@ -9,6 +9,7 @@ import type {
   Release,
   SweepPage,
   Transition,
+  UnsentEnd,
 } from '../../functions/stores/notification-store.ts';
 
 export class MemoryNotificationStore implements NotificationStore {
@@ -85,6 +86,21 @@ export class MemoryNotificationStore implements NotificationStore {
       sweepAt: r.sweepAt,
       deferrals: (item.deferrals ?? 0) + (r.deferral ? 1 : 0),
     });
+  }
+  hold(item: NotificationItem, until: number, zone: string) {
+    return this.move(item, 'HELD', {
+      heldUntil: new Date(until).toISOString(),
+      heldZone: zone,
+      sweepAt: until,
+      deferrals: (item.deferrals ?? 0) + 1,
+    });
+  }
+  endUnsent(item: NotificationItem, end: UnsentEnd) {
+    const { status, ...facts } = end;
+    return this.move(item, status, facts);
+  }
+  async releaseHeld(): Promise<Transition> {
+    return 'lost';
   }
   async findDue(): Promise<SweepPage> {
     return { entries: [] };

@@ -10,7 +10,7 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --events N   events per ingest measurement (default 1000)
   --rounds R   alternating rounds per comparison; medians are reported (default 3)
   --json       standard output is exactly one JSON document
-  --quota      only the pacing and sweeper-drain figures (tools/bench/quota.ts)
+  --quota      only the pacing, sweeper-drain and held-release figures (tools/bench/quota.ts, held-release.ts)
   --critical   only critical first: --backlog N normal emails (default 10000) drain at 14/s through 5 environments
                while a critical email arrives every 2 s; its token wait p50/p99, the drain rate (tools/bench/quota.ts)
   --backlog N  with --critical: the normal emails of the backlog

@@ -64,6 +64,7 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     ),
     '',
     `Sweeper drain: ${report.quota.sweeper.items} due items in ${report.quota.sweeper.seconds} s (${report.quota.sweeper.itemsPerSecond} items/s, ${report.quota.sweeper.wcuPerItem} WCU/item); 100,000 ≈ ${report.quota.sweeper.extrapolated100k.minutesOfSweeping} min of sweeping, ${report.quota.sweeper.extrapolated100k.scheduledRuns} scheduled runs`,
+    `Held release: ${report.quota.heldRelease.held} held emails and ${report.quota.heldRelease.critical} critical at the window's opening: ${report.quota.heldRelease.runs.length} sweeper runs of at most ${report.quota.heldRelease.capPerRun}, ${report.quota.heldRelease.releasedPerSecond}/s released in the runs the cap bound (${report.quota.heldRelease.meanRunWallMs} ms a run); critical woken in run ${report.quota.heldRelease.criticalWokenInRun}, ${report.quota.heldRelease.heldReleasedBeforeCritical} held before them`,
     '',
   ].join('\n');
 }

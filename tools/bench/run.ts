@@ -15,6 +15,7 @@
  * - CPU per event (decode + validate + route + build the transaction) with an instant client.
  * - dispatch sends/s at batch 100 against providers with 50 ms latency, at the stack's concurrency.
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
+ * - with the quota: the sweeper releasing a held backlog at its window's opening (tools/bench/held-release.ts).
  * - `--pipeline`: only the whole pipeline, end to end, as `npm start -- --events FILE` runs it, at two sizes
  *   (tools/bench/pipeline.ts): its rate and its peak memory.
  * - `--e2e`: only the end-to-end latency of a notice, record delivered to ingest → provider accepted, through the
@@ -32,6 +33,7 @@ import { capacityAt, costPerMillion, measuredPerRecord } from './cost.ts';
 import { measureCpu, measureCpuOnly } from './cpu.ts';
 import { measureDispatch } from './dispatch.ts';
 import { endToEndTable, measureEndToEnd } from './e2e.ts';
+import { measureHeldRelease } from './held-release.ts';
 import { measureIngest, measureLatency } from './ingest.ts';
 import { type BenchArgs, parseOptions, sized } from './options.ts';
 import { type PipelineRun, runPipeline } from './pipeline.ts';
@@ -128,7 +130,10 @@ export async function measureQuotaFigures(endpoint: string, full: boolean) {
   }
   const sweeper = await measureSweeperDrain(endpoint, { items: full ? 5_000 : 200 });
   log('sweeper drain done');
-  return { pacing, sweeper };
+  // A night's held statements released at the window's opening, at the quota, critical notices still first.
+  const heldRelease = await measureHeldRelease(endpoint, { held: full ? 5_000 : 1_000, critical: full ? 20 : 5 });
+  log('held release done');
+  return { pacing, sweeper, heldRelease };
 }
 
 /** The end-to-end latency through the local pipeline (tools/bench/e2e.ts), mixed or under a backlog. */

@@ -16,8 +16,7 @@ import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { demote, type PromotionReport, promoteFailover } from '../../functions/operator/promote.ts';
-import { type ReconcileReport, reconcile } from '../../functions/operator/reconcile.ts';
+import { regions } from '../../functions/operator/index.ts';
 import { keep } from '../../functions/sweeper/keeper.ts';
 import { scanAll } from '../local/dynamodb-local.ts';
 import { Cluster, Replicator } from './kafka.ts';
@@ -38,8 +37,8 @@ export interface Played {
   readonly items: Record<string, unknown>[];
   readonly oldItems: Record<string, unknown>[];
   readonly accepted: Region['accepted'];
-  readonly promotion?: PromotionReport;
-  readonly reconciliation?: ReconcileReport;
+  readonly promotion?: regions.PromotionReport;
+  readonly reconciliation?: regions.ReconcileReport;
   readonly promotedAt?: number;
   readonly selfDemotions: number;
   readonly foreignWrites: number;
@@ -91,10 +90,10 @@ export async function play(
   let producerTarget = clusters[PRIMARY] as Cluster;
   let produced = 0;
   let failed = false;
-  let promotion: PromotionReport | undefined;
+  let promotion: regions.PromotionReport | undefined;
   let promotedAt: number | undefined;
   let healedAt: number | undefined;
-  let reconciliation: ReconcileReport | undefined;
+  let reconciliation: regions.ReconcileReport | undefined;
   let selfDemotions = 0;
   let dieAfterSend = false;
   const cut = (on: boolean) => {
@@ -143,7 +142,7 @@ export async function play(
       if (failed && promotedAt === undefined && now >= schedule.failAt + schedule.promoteAfterMs) {
         producerTarget = clusters[RECOVERY] as Cluster; // the routing controls flipped first (the runbook's step 3)
         promotedAt = now;
-        promotion = await promoteFailover(b.side(), failoverRequest, clock);
+        promotion = await regions.promoteFailover(b.side(), failoverRequest, clock);
       }
       if (promotedAt !== undefined && healedAt === undefined && now >= promotedAt + schedule.healAfterMs) {
         healedAt = now;
@@ -169,10 +168,10 @@ export async function play(
         selfDemotions += await keepers(a, b, !(links[0]?.partitioned ?? false), clock);
       }
       if (healedAt !== undefined && reconciliation === undefined && now >= healedAt + KEEPER_MS) {
-        await demote(a.side(), demoteRequest, clock);
+        await regions.demote(a.side(), demoteRequest, clock);
         // Replication catches up before the operator reconciles (the runbook checks ReplicationLatency first).
         await drain(a, b, links, clock.now());
-        reconciliation = await reconcile(a.side(), b.side(), reconcileRequest, clock);
+        reconciliation = await regions.reconcile(a.side(), b.side(), reconcileRequest, clock);
       }
       if (reconciliation !== undefined && activity === 0 && (await settled(b, links))) break;
       if (reconciliation !== undefined && ++settleChecks > SETTLE_TICKS) break;

@@ -5,7 +5,7 @@
  * would; whatever its code still tries fails.
  */
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
@@ -20,8 +20,9 @@ import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { DynamoInboxStore, type KnownEvents } from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore } from '../../functions/ingest/owned-inbox-store.ts';
-import type { RegionSide } from '../../functions/operator/promote.ts';
+import type { regions } from '../../functions/operator/index.ts';
 import { DynamoFenceStore, type FenceGate } from '../../functions/stores/fence-store.ts';
+import { DynamoHeartbeat } from '../../functions/stores/heartbeat.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
@@ -131,12 +132,7 @@ export class Region {
     // The keeper's heartbeat, first: DynamoDB Local refuses (TrimmedDataAccessException) an iterator taken on a stream
     // with no record yet once records arrive, so every reader starts on a stream that has one.
     const first = DynamoDBDocumentClient.from(localClient(endpoint));
-    await first.send(
-      new PutCommand({
-        TableName: table,
-        Item: { pk: `HEARTBEAT#${name}`, sk: 'HEARTBEAT', at: clock.now(), owner: name },
-      }),
-    );
+    await new DynamoHeartbeat(first, table).beat(name, clock.now());
     first.destroy();
     const region = new Region(name, endpoint, table, fenceTable, clock, drilled);
     const initial: FenceControl = {
@@ -209,7 +205,7 @@ export class Region {
     };
   }
 
-  side(): RegionSide {
+  side(): regions.RegionSide {
     return {
       region: this.name,
       fence: this.fenceStore,

@@ -7,12 +7,10 @@
  * verdict: exit 0 pass, 1 fail, 2 usage. Schedule i draws from seed S + i, so a failing schedule replays alone with
  * `--schedules 1 --seed <its seed>`. A planted fault must fail the verdict.
  */
-import { EXIT, intOption, onExit, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local.ts';
-import { play } from './play.ts';
+import { EXIT, intOption, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
+import { runDrill } from './drill.ts';
 import type { Drilled } from './region.ts';
-import { drawSchedule } from './schedule.ts';
-import { type DrillVerdict, judgeDrill, judgeSchedule, type ScheduleVerdict } from './verdict.ts';
+import type { DrillVerdict } from './verdict.ts';
 
 const USAGE = `
 Usage: npm run drill -- [--schedules N] [--seed S] [--plant no-fence] [--json]
@@ -56,31 +54,6 @@ async function main(): Promise<number> {
   });
   process.stdout.write(values.json ? `${JSON.stringify({ seed, ...verdict }, null, 2)}\n` : table(verdict, seed));
   return verdict.pass ? EXIT.OK : EXIT.FAILED;
-}
-
-/** Runs the schedules on two DynamoDB Local instances started for the run and stopped after it. */
-export async function runDrill(
-  schedules: number,
-  seed: number,
-  drilled: Drilled,
-  onSchedule: (v: ScheduleVerdict, i: number) => void = () => undefined,
-): Promise<DrillVerdict> {
-  const dbs: DynamoDbLocal[] = [];
-  const forget = onExit(() => Promise.all(dbs.map((d) => d.stop())).then(() => undefined));
-  try {
-    dbs.push(await startDynamoDbLocal(), await startDynamoDbLocal());
-    const endpoints = [dbs[0]?.endpoint ?? '', dbs[1]?.endpoint ?? ''] as const;
-    const verdicts: ScheduleVerdict[] = [];
-    for (let i = 0; i < schedules; i++) {
-      const v = judgeSchedule(await play(endpoints, drawSchedule(seed + i), drilled));
-      verdicts.push(v);
-      onSchedule(v, i);
-    }
-    return judgeDrill(verdicts);
-  } finally {
-    forget();
-    await Promise.all(dbs.map((d) => d.stop()));
-  }
 }
 
 function table(v: DrillVerdict, seed: number): string {

@@ -51,7 +51,8 @@ const CONTACT: Record<Channel, [string, (n: number) => string]> = {
   SMS: ['phoneNumber', (n) => `+8190${String(10_000_000 + n).slice(0, 8)}`],
 };
 
-export function drawSchedule(seed: number): Schedule {
+/** The schedule of a seed; `scenario` names one instead of drawing it (the test suite covers each). */
+export function drawSchedule(seed: number, scenario?: ScenarioName): Schedule {
   const random = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
@@ -89,7 +90,7 @@ export function drawSchedule(seed: number): Schedule {
   return {
     seed,
     events,
-    scenario: pick(SCENARIOS),
+    scenario: scenario ?? pick(SCENARIOS),
     failAt: T0 + int(2, Math.floor(spanMs / TICK_MS)) * TICK_MS,
     promoteAfterMs: int(1, 10) * TICK_MS,
     healAfterMs: int(5, 40) * TICK_MS,

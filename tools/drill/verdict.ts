@@ -97,6 +97,8 @@ function outcomeOf(sends: Played['accepted'], items: Item[]): Outcome {
   if (statuses.includes('PENDING') || statuses.includes('SENDING')) return 'lost';
   if (statuses.includes('UNKNOWN')) return 'unknown';
   if (statuses.includes('FAILOVER_HELD')) return 'held';
+  if (statuses.includes('EXPIRED')) return 'expired';
+  if (statuses.includes('SUPERSEDED') || statuses.includes('THROTTLED')) return 'failed';
   const failed = items.find((i) => i.status === 'FAILED');
   if (failed !== undefined) return failed.lastError === 'EXPIRED' ? 'expired' : 'failed';
   if (statuses.includes('SUPPRESSED')) return 'suppressed';

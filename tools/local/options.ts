@@ -136,6 +136,8 @@ export interface Input {
   readonly maxEventAgeSeconds: number;
   /** Settle sends and feedback after each batch (the sample: always). */
   readonly settle: boolean;
+  /** The sample's events happen now: their moment is judged (ENFORCED); a file's dated events are replayed (REPLAY). */
+  readonly timing: 'ENFORCED' | 'REPLAY';
 }
 
 export async function openInput(file: string | undefined, batchSize: number | undefined): Promise<Input> {
@@ -147,6 +149,7 @@ export async function openInput(file: string | undefined, batchSize: number | un
       source: undefined,
       maxEventAgeSeconds: sample.maxEventAgeSeconds,
       settle: sample.settle,
+      timing: sample.timing,
       batches: (async function* () {
         for (let i = 0; i < sample.values.length; i += size) {
           yield {
@@ -166,6 +169,7 @@ export async function openInput(file: string | undefined, batchSize: number | un
     // A file's events carry fixed dates: the max-age rule is off unless --max-event-age asks for it.
     maxEventAgeSeconds: 0,
     settle: false,
+    timing: 'REPLAY',
     batches: (async function* () {
       let values: string[] = [];
       let offset = 0;

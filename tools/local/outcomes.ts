@@ -18,13 +18,30 @@ export interface Outcome {
   reason: string | null;
 }
 
+/** Why the moment stopped it, and when (docs/dispatch.md "The right moment"); undefined for any other status. */
+function momentReason(n: Record<string, unknown>): string | undefined {
+  switch (n.status) {
+    case 'HELD':
+      return `QUIET_HOURS: waiting until ${String(n.heldUntil)} (${String(n.heldZone)})`;
+    case 'EXPIRED':
+      return `VALIDITY_ENDED: valid until ${String(n.validUntil)}`;
+    case 'SUPERSEDED':
+      return `NEWER_NOTICE: ${String(n.supersededBy)}, occurred ${String(n.supersededByOccurredAt)}`;
+    case 'THROTTLED':
+      return `FLOOD_GUARD: ${String(n.throttledWindow)}`;
+    default:
+      return undefined;
+  }
+}
+
 export function outcomeOf(n: Record<string, unknown>): Outcome {
   return {
     notificationId: String(n.notificationId),
     status: String(n.status),
     deliveryStatus: typeof n.deliveryStatus === 'string' ? n.deliveryStatus : null,
     reason:
-      typeof n.suppressedReason === 'string'
+      momentReason(n) ??
+      (typeof n.suppressedReason === 'string'
         ? n.suppressedReason
         : typeof n.refusedReason === 'string'
           ? `${n.refusedReason}: ${String(n.refusedDetail ?? '')}`
@@ -32,7 +49,7 @@ export function outcomeOf(n: Record<string, unknown>): Outcome {
             ? n.lastError
             : n.deliveryStatus === 'FAILED' && typeof n.deliveryResponse === 'string'
               ? n.deliveryResponse
-              : null,
+              : null),
   };
 }
 

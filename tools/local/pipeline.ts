@@ -8,6 +8,10 @@
  * an unfiltered trigger.
  * - converge(): pump the stream and run the sweeper until no notification is PENDING or SENDING.
  */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
 import type { PipelineRunEnvironment } from '../../functions/contracts/environment.ts';
@@ -63,6 +67,20 @@ export interface LocalEnvironment {
   readonly extra?: Partial<LocalFunctionsEnvironment>;
 }
 
+/**
+ * A file holding a fresh random HMAC key (hex), in `dir` when it has none yet (the local run keeps one in .local/ so
+ * its evidence's MACs stay verifiable across runs), else in a new temporary folder. Never a secret's value.
+ */
+export function localSecretKeyFile(dir?: string): string {
+  const folder = dir ?? mkdtempSync(join(tmpdir(), 'notifier-key-'));
+  const path = join(folder, 'secret-mac.key');
+  if (!existsSync(path)) {
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+  }
+  return path;
+}
+
 /** Configures the environment as the stack does in AWS (with the local run's shorter times), then loads the handlers. */
 export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
   const environment: LocalFunctionsEnvironment = {
@@ -86,6 +104,11 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     ACCOUNT_ID: '123456789012',
     PENDING_THRESHOLD_SECONDS: '2',
     RETRY_BASE_MS: '20',
+    // The stand-in for the stack's HMAC key of secret fields (functions/stores/secret-mac.ts): a key of this run.
+    SECRET_MAC_KEY_FILE: env.extra?.SECRET_MAC_KEY_FILE ?? localSecretKeyFile(),
+    // The local pipeline replays files of dated events at any hour: validity and send windows are not judged unless
+    // a run asks (npm start's own sample does, with events dated from now).
+    NOTICE_TIMING: 'REPLAY',
     ...env.extra,
   };
   Object.assign(process.env, environment);
@@ -389,9 +412,11 @@ export class NotConvergedError extends Error {
 }
 
 /**
- * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those (table-schema.ts), so
- * counting them costs what is in flight, not what the table holds — converge asks after every idle pump. (In AWS an
- * index is eventually consistent; DynamoDB Local updates it with the item, so the count is exact here.)
+ * Notifications still PENDING or SENDING: the sweep index is sparse and holds exactly those and the HELD ones
+ * (table-schema.ts), so counting them costs what is in flight, not what the table holds — converge asks after every
+ * idle pump. A HELD notification waits for its send window on purpose (hours): it is not in flight, and a run
+ * converges with it listed as waiting. (In AWS an index is eventually consistent; DynamoDB Local updates it with the
+ * item, so the count is exact here.)
  */
 export async function countInFlight(endpoint: string, tableName: string): Promise<number> {
   const client = localClient(endpoint);
@@ -404,6 +429,9 @@ export async function countInFlight(endpoint: string, tableName: string): Promis
           TableName: tableName,
           IndexName: TABLE_SCHEMA.sweepIndex.indexName,
           Select: 'COUNT',
+          FilterExpression: '#status <> :held',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':held': { S: 'HELD' } },
           ExclusiveStartKey: start,
         }),
       );

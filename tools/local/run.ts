@@ -201,6 +201,8 @@ async function loadPipeline(services: Services, options: RunOptions, input: Inpu
       LEASE_SECONDS: '15',
       // Set explicitly, never left to the default: see Scenario.maxEventAgeSeconds.
       MAX_EVENT_AGE_SECONDS: String(options.maxEventAgeSeconds ?? input.maxEventAgeSeconds),
+      // The sample's events happen now, so their validity and send windows are judged as in AWS; a file's are not.
+      NOTICE_TIMING: input.timing,
       // As the stack does: emails go through the configuration set whose events reach the feedback function.
       SES_CONFIGURATION_SET: 'notifier-local',
       // The folder standing in for the schema registry, as the stack configures a Confluent one.
@@ -373,6 +375,11 @@ async function reportOf(
       // Written REFUSED (a contact point without a sendable reading) and still so; repaired ones were sent.
       refused: counts.byStatus.REFUSED ?? 0,
       repaired: m.NotificationsRepaired ?? 0,
+      // The right moment: waiting for the send window (listed as waiting, not as unconverged), or ended unsent by it.
+      held: counts.byStatus.HELD ?? 0,
+      expired: counts.byStatus.EXPIRED ?? 0,
+      superseded: counts.byStatus.SUPERSEDED ?? 0,
+      throttled: counts.byStatus.THROTTLED ?? 0,
       ...(interrupted ? { pending: counts.byStatus.PENDING ?? 0, sending: counts.byStatus.SENDING ?? 0 } : {}),
     },
     outcomes: counts.outcomes,

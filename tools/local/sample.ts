@@ -68,6 +68,8 @@ export interface Scenario {
   readonly maxEventAgeSeconds: number;
   /** Deliver each batch only once the previous one's notifications and feedback settled (--settle). */
   readonly settle: boolean;
+  /** NOTICE_TIMING for the run: ENFORCED for events dated from now (validity and send windows judged by the clock). */
+  readonly timing: 'ENFORCED' | 'REPLAY';
 }
 
 const SIM = 'simulator.amazonses.com';
@@ -87,6 +89,76 @@ const preferences = (eventId: string, occurredAtMs: number, optOut: string[]) =>
   recipient: { userId: 'u-7' },
   data: { optOut },
 });
+
+/**
+ * A time zone (IANA, the first in Intl's list) where the local hour at `now` is `hour`: a customer for whom it is
+ * 3 a.m. whenever the sample runs.
+ */
+export function zoneAtHour(now: number, hour: number): string {
+  // A zone people live in: neither a research station's nor an Etc/ offset.
+  const lived = Intl.supportedValuesOf('timeZone').filter((z) => !z.startsWith('Antarctica/') && !z.startsWith('Etc/'));
+  for (const timeZone of lived) {
+    const local = new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', hourCycle: 'h23' }).format(now);
+    if (Number(local) === hour) return timeZone;
+  }
+  throw new Error(`no time zone where it is ${hour}:00 now`);
+}
+
+/**
+ * The one-time codes of the sample (the catalogue's two, then the right moment's two): eight digits, so a test that
+ * looks for them in every file the run leaves does not find one by chance among its ids and timestamps.
+ */
+export const SAMPLE_CODES = ['40718326', '95270418', '31927465', '86043192'] as const;
+
+/**
+ * The right moment (docs/dispatch.md): a code asked for now is sent; one asked for ten minutes ago has expired; a
+ * statement for a customer at 3 a.m. local waits for 08:00; of two low-balance notices for one account the older,
+ * arriving last, is superseded; four low-balance notices for one customer in a minute meet its flood guard (3 an hour).
+ */
+function rightMomentEvents(now: number): Record<string, unknown>[] {
+  const at = (ago: number) => new Date(now - ago).toISOString();
+  const customer = (userId: string, over: Record<string, unknown> = {}) => ({
+    userId,
+    locale: 'en',
+    email: `${userId}@example.com`,
+    phoneNumber: '+14155550199',
+    ...over,
+  });
+  const code = (eventId: string, ago: number, value: string) => ({
+    eventId,
+    type: 'OneTimePasscode',
+    occurredAt: at(ago),
+    recipient: customer('u-60'),
+    data: { code: value, purpose: 'SIGN_IN' },
+    channels: ['SMS'],
+  });
+  const lowBalance = (eventId: string, userId: string, ago: number, accountLast4: string, balance: string) => ({
+    eventId,
+    type: 'LowBalance',
+    occurredAt: at(ago),
+    recipient: customer(userId),
+    data: { accountLast4, balance, threshold: '100.00', currency: 'USD' },
+    channels: ['EMAIL'],
+  });
+  return [
+    code('demo-otp-now', 0, SAMPLE_CODES[2]),
+    code('demo-otp-late', 10 * 60_000, SAMPLE_CODES[3]),
+    {
+      eventId: 'demo-statement-night',
+      type: 'StatementReady',
+      occurredAt: at(60_000),
+      recipient: customer('u-61', { timeZone: zoneAtHour(now, 3) }),
+      data: { accountLast4: '5521', periodEnd: new Date(now).toISOString().slice(0, 10) },
+      channels: ['EMAIL'],
+    },
+    // The newer first, then the older: ordered by occurredAt, never by arrival.
+    lowBalance('demo-lowbal-new', 'u-62', 20_000, '0042', '12.00'),
+    lowBalance('demo-lowbal-old', 'u-62', 40_000, '0042', '48.00'),
+    ...['1111', '2222', '3333', '4444'].map((account, i) =>
+      lowBalance(`demo-flood-${i + 1}`, 'u-63', 30_000 - i * 1_000, account, '20.00'),
+    ),
+  ];
+}
 
 export function sampleScenario(now: number): Scenario {
   occurredAt = new Date(now - 60_000).toISOString();
@@ -154,8 +226,12 @@ export function sampleScenario(now: number): Scenario {
   );
   // Last batches: the catalogue (examples/catalogue.jsonl), happening now. Alex opted out of SMS above: the card, balance
   // and payment notices go by email and push; the sign-in and password alerts are exempt and reach the phone too.
-  values.push(...catalogueExamples().map((e) => JSON.stringify({ ...e, occurredAt })));
+  let codes = 0;
+  const withSampleCode = (e: Record<string, unknown>) =>
+    e.type === 'OneTimePasscode' ? { ...e, data: { ...(e.data as object), code: SAMPLE_CODES[codes++] } } : e;
+  values.push(...catalogueExamples().map((e) => JSON.stringify({ ...withSampleCode(e), occurredAt })));
+  values.push(...rightMomentEvents(now).map((e) => JSON.stringify(e)));
   // The deployed maximum event age: the sample's events happen now.
   const maxEventAgeSeconds = INGEST_ENVIRONMENT.MAX_EVENT_AGE_SECONDS.default;
-  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds, settle: true };
+  return { values, batchSize: 4, redeliverBatches: [0], maxEventAgeSeconds, settle: true, timing: 'ENFORCED' };
 }

@@ -75,6 +75,7 @@ export function humanSummary(r: Report, seconds: number, viewer: string, keep: b
     `               of the accepted: without a channel to send ${r.events.withoutNotifications}  too old to send ${r.events.tooOld}  display text cleaned ${r.events.displayTextSanitised}  card numbers masked ${r.events.cardNumbersMasked}`,
     `               with a channel refused ${r.events.withRefusedChannels}  spellings normalised ${r.events.spellingsNormalised}  language fell back ${r.events.localeFallbacks}  time zone fell back ${r.events.timeZoneFallbacks}  of the duplicates: repairs ${r.events.repairs}`,
     `notifications  created ${r.notifications.created}  sent ${r.notifications.sent}  failed ${r.notifications.failed}  unknown ${r.notifications.unknown}  suppressed ${r.notifications.suppressed}  refused ${r.notifications.refused} (repaired since ${r.notifications.repaired})${r.interrupted ? `  still pending ${r.notifications.pending}  sending ${r.notifications.sending}` : ''}`,
+    `               the right moment: held for their window ${r.notifications.held}  expired ${r.notifications.expired}  superseded ${r.notifications.superseded}  throttled ${r.notifications.throttled}`,
     `feedback       to the feedback function: SES events ${r.feedback.delivered}, SNS delivery status log entries ${r.feedback.snsDeliveryStatus}`,
     `stream         records given up to the on-failure queue: ${r.onFailure}`,
     `pacing         deferred ${r.pacing.deferred}  throttled by SES ${r.pacing.providerThrottled.SES}, by SNS ${r.pacing.providerThrottled.SNS}`,
@@ -101,6 +102,7 @@ export function humanSummary(r: Report, seconds: number, viewer: string, keep: b
       ? [`  … and ${r.outcomes.length + r.outcomesNotListed - 40} more`]
       : []),
     '',
+    ...momentLines(r),
     ...(r.preferences.length + r.suppressions.length === 0
       ? []
       : [
@@ -136,4 +138,21 @@ export function humanSummary(r: Report, seconds: number, viewer: string, keep: b
     '',
   ];
   return lines.join('\n');
+}
+
+const MOMENT_STATUSES = new Set(['HELD', 'EXPIRED', 'SUPERSEDED', 'THROTTLED']);
+
+/**
+ * The notices the right moment stopped, each with why and until when (docs/dispatch.md "The right moment"): a held one
+ * is waiting for its window, not lost, and the run converged with it.
+ */
+function momentLines(r: Report): string[] {
+  const stopped = r.outcomes.filter((o) => MOMENT_STATUSES.has(o.status));
+  if (stopped.length === 0) return [];
+  return [
+    'the right moment (held until the window opens, or not sent: expired, superseded, throttled):',
+    ...stopped.slice(0, 20).map((o) => `  ${o.notificationId.padEnd(32)} ${o.status.padEnd(10)} ${o.reason ?? ''}`),
+    ...(stopped.length > 20 ? [`  … and ${stopped.length - 20} more (--json lists them)`] : []),
+    '',
+  ];
 }

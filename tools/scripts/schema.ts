@@ -11,8 +11,14 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
-import { type Definition, definitionOf, EVENT_TYPES, type FieldDefinition } from '../../functions/domain/catalogue.ts';
-import { eventSchemaOf, preferencesSchema } from '../../functions/domain/event/schema.ts';
+import {
+  type Definition,
+  definitionOf,
+  EVENT_TYPES,
+  type FieldDefinition,
+  wholeValuePattern,
+} from '../../functions/domain/catalogue.ts';
+import { eventSchemaOf, preferencesSchema, SECRET_PATTERN } from '../../functions/domain/event/schema.ts';
 import { DEFAULT_LOCALE, LOCALES } from '../../functions/domain/locale.ts';
 import { parseCommandLine, runCommand } from '../local/cli.ts';
 
@@ -102,6 +108,13 @@ function describeData(def: Definition, data: Record<string, Node>): void {
           type: 'string',
           description: `${what}One of ${field.values?.join(', ')}, in any case.`,
           pattern: `^\\s*(?:${(field.values ?? []).map(anyCase).join('|')})\\s*$`,
+        });
+        break;
+      case 'secret':
+        describe(field.name, field, {
+          type: 'string',
+          description: `${what}A secret (a one-time code): sent to the customer, never kept. 1–64 ASCII letters, digits or hyphens.`,
+          pattern: field.pattern === undefined ? SECRET_PATTERN.source : wholeValuePattern(field.pattern),
         });
         break;
     }

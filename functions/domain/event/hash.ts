@@ -58,6 +58,12 @@ export interface HashInput {
   readonly instant: string;
   /** The contact points refused, as given: part of the event's meaning, so a resend of the same bad event is a duplicate. */
   readonly refusedGiven: Readonly<Partial<Record<ContactField, unknown>>>;
+  /**
+   * The keyed MAC of each secret field's value (functions/domain/secrets.ts): what the hash covers of a secret, never
+   * the value itself — a plain hash of a six-digit code is undone by trying a million codes. Set by ingest before the
+   * hash is stored; without it a secret counts as absent.
+   */
+  readonly secretMacs?: Readonly<Record<string, string>>;
 }
 
 export const versioned = (meaning: unknown[]) =>
@@ -73,7 +79,7 @@ export const versioned = (meaning: unknown[]) =>
  */
 function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unknown[] {
   const { recipient: r } = h.event;
-  const data = dataMeaning(h.event.type, h.event.data);
+  const data = dataMeaning(h.event.type, h.event.data, h.secretMacs ?? {});
   return [
     name,
     h.event.eventId,
@@ -97,7 +103,11 @@ function meaningOf(h: HashInput, name: string, blank: readonly Channel[]): unkno
  * decimal; an instant as its UTC instant. By position for the names of POSITIONAL_FIELDS (null when absent), by name
  * for the others present (sorted, so the definition's order is free), or undefined when there are none.
  */
-function dataMeaning(type: string, d: HashedEvent['data']): { positional: unknown[]; named?: Record<string, unknown> } {
+function dataMeaning(
+  type: string,
+  d: HashedEvent['data'],
+  macs: Readonly<Record<string, string>>,
+): { positional: unknown[]; named?: Record<string, unknown> } {
   const def = definitionOf(type);
   if (def === undefined) return { positional: [] };
   const kindOf = new Map<string, FieldDefinition['kind'] | 'currency'>();
@@ -112,6 +122,7 @@ function dataMeaning(type: string, d: HashedEvent['data']): { positional: unknow
     if (value === undefined || kind === undefined) return null;
     if (kind === 'money' || kind === 'number') return canonicalAmount(value);
     if (kind === 'instant') return readInstant(value)?.iso ?? value;
+    if (kind === 'secret') return macs[name] === undefined ? null : { mac: macs[name] };
     return value;
   };
   const positionalNames = POSITIONAL_FIELDS[type] ?? [];

@@ -20,6 +20,12 @@ export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export const STRICT_TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]*$/u;
 
+/**
+ * A secret (a one-time code): ASCII letters, digits and hyphens only, so it is written alike in HTML, JSON and GSM-7
+ * and the evidence's redaction finds every copy of it in a message (functions/domain/secrets.ts).
+ */
+export const SECRET_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
+
 const strictText = (max: number) =>
   z.string().check(z.minLength(1), z.maxLength(max), z.regex(STRICT_TEXT, 'control, format or ill-formed characters'));
 
@@ -90,6 +96,17 @@ function fieldShape(field: FieldDefinition): Record<string, z.core.SomeType> {
       };
     case 'enum':
       return { [field.name]: need(z.enum(field.values as [string, ...string[]])) };
+    case 'secret': {
+      const pattern = patternOf(field);
+      const shaped = z.string().check(z.regex(SECRET_PATTERN, 'not 1–64 ASCII letters, digits or hyphens'));
+      return {
+        [field.name]: need(
+          pattern === undefined
+            ? shaped
+            : shaped.check(z.regex(pattern, `does not match the pattern ${field.pattern} of its definition`)),
+        ),
+      };
+    }
   }
 }
 
