@@ -6,7 +6,16 @@
  * changed. Pure: the keys and the shapes; functions/stores/audit-log.ts stores them.
  */
 
-export const AUDIT_ACTIONS = ['RESEND', 'REPLAY', 'SUPPRESSION_LIFT', 'EXPORT', 'ERASE'] as const;
+export const AUDIT_ACTIONS = [
+  'RESEND',
+  'REPLAY',
+  'SUPPRESSION_LIFT',
+  'EXPORT',
+  'ERASE',
+  'PROMOTE',
+  'DEMOTE',
+  'RECONCILE',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What became of an audited action: done, refused (the true reason), or failed (an error AWS or the code raised). */

@@ -13,6 +13,7 @@ import { type Command, type Given, OPS_EXIT, type OpsValues } from './command.ts
 import * as act from './commands-act.ts';
 import * as read from './commands-read.ts';
 import { connect } from './connect.ts';
+import { REGION_COMMANDS, regionsMain } from './regions.ts';
 import { StackOutputsError } from './stack-outputs.ts';
 import { USAGE } from './usage.ts';
 
@@ -91,6 +92,7 @@ function commandOf(name: string | undefined, args: readonly string[]): Command {
 }
 
 export async function main(argv: string[], print: (text: string) => void = (t) => process.stdout.write(t)) {
+  if ((REGION_COMMANDS as readonly string[]).includes(argv[0] ?? '')) return regionsMain(argv, print);
   const { values, positionals } = parseCommandLine({ usage: USAGE, allowPositionals: true, options: OPTIONS }, argv);
   const [name, ...args] = positionals;
   const command = commandOf(name, args);
