@@ -27,11 +27,11 @@ import {
   rolePatternSchema,
 } from './settings-protection.ts';
 
-const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
+export const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
-const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
+export const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
 /** An SNS platform application: arn:aws:sns:<region>:<account>:app/<platform>/<name>. */
-const ARN_PLATFORM_APPLICATION =
+export const ARN_PLATFORM_APPLICATION =
   /^arn:aws[a-z-]*:sns:([a-z0-9-]+):(\d{12}):app\/(ADM|APNS|APNS_SANDBOX|BAIDU|GCM|MACOS|MACOS_SANDBOX|MPNS|WNS)\/([A-Za-z0-9_.-]{1,256})$/;
 /** A Glue schema registry: arn:aws:glue:<region>:<account>:registry/<name>. */
 export const ARN_GLUE_REGISTRY = /^arn:(aws[a-z-]*):glue:([a-z0-9-]+):(\d{12}):registry\/([A-Za-z0-9_$#.-]{1,255})$/;
