@@ -142,12 +142,16 @@ export async function play(
       if (failed && promotedAt === undefined && now >= schedule.failAt + schedule.promoteAfterMs) {
         producerTarget = clusters[RECOVERY] as Cluster; // the routing controls flipped first (the runbook's step 3)
         promotedAt = now;
+        // A region lost at an instant it never reached (it was idle): lost now, as the operator saw it.
+        if (schedule.scenario !== 'forced-while-old-runs') a.die();
         promotion = await regions.promoteFailover(b.side(), failoverRequest, clock);
       }
       if (promotedAt !== undefined && healedAt === undefined && now >= promotedAt + schedule.healAfterMs) {
         healedAt = now;
         a.alive = true;
         a.sendFate = () => 'accept';
+        a.writesBeforeDeath = undefined;
+        dieAfterSend = false;
         cut(false);
       }
       for (; produced < schedule.events.length && (schedule.events[produced]?.at ?? Infinity) <= now; produced++) {

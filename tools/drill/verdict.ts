@@ -21,9 +21,8 @@ export const OUTCOMES = [
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-export interface ScheduleVerdict {
-  readonly seed: number;
-  readonly scenario: string;
+/** What a schedule's verdict and the whole drill's count alike. */
+interface Counted {
   readonly pass: boolean;
   readonly duplicates: { readonly atMostOnce: number };
   readonly accounted: Record<Outcome, number>;
@@ -32,6 +31,11 @@ export interface ScheduleVerdict {
     readonly writesToForeignItems: number;
     readonly selfDemotions: number;
   };
+}
+
+export interface ScheduleVerdict extends Counted {
+  readonly seed: number;
+  readonly scenario: string;
   readonly rpo: { readonly heldOrUnknownAtPromotion: number };
   readonly rto: { readonly promotionToFirstSendMs: number | null };
   readonly converged: boolean;
@@ -106,17 +110,9 @@ function outcomeOf(sends: Played['accepted'], items: Item[]): Outcome {
   return 'lost';
 }
 
-export interface DrillVerdict {
-  readonly pass: boolean;
+export interface DrillVerdict extends Counted {
   readonly schedules: number;
   readonly passed: number;
-  readonly duplicates: { readonly atMostOnce: number };
-  readonly accounted: Record<Outcome, number>;
-  readonly fence: {
-    readonly sendsWhileFenced: number;
-    readonly writesToForeignItems: number;
-    readonly selfDemotions: number;
-  };
   readonly rpo: { readonly heldOrUnknownAtPromotion: number; readonly maxPerSchedule: number };
   readonly rto: { readonly p50: number | null; readonly p99: number | null; readonly max: number | null };
   readonly failures: { seed: number; scenario: string; broken: string[]; errors: string[] }[];
