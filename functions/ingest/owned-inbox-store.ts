@@ -43,6 +43,8 @@ export class OwnedInboxStore implements InboxStore {
       readonly clockMarginMs: number;
       readonly placement?: SweepPlacement;
       readonly now: () => number;
+      /** The event's held inbox item `INBOX#E<epoch>` in this replica, if any (a consistent GetItem). */
+      readonly heldInbox?: (key: { pk: string; sk: string }) => Promise<{ payloadHash?: string } | undefined>;
       /** The old region's inbox items (one consistent BatchGetItem there), for the look-up after a reconciliation. */
       readonly predecessorInboxes?: (eventIds: readonly string[]) => Promise<KnownEvents>;
     },
@@ -63,6 +65,10 @@ export class OwnedInboxStore implements InboxStore {
     const owned = ownershipOf(control, this.region);
     const now = this.failover.now();
     let rule = replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
+    // Held here before (its successors perhaps released since): a duplicate, whatever the old region says.
+    const heldBefore =
+      rule === 'hold' || control?.predecessor === undefined ? undefined : await this.heldHere(inbox, owned);
+    if (heldBefore !== undefined) return { kind: 'inboxExists', payloadHash: heldBefore.payloadHash };
     if (rule === 'lookup') {
       const found = await this.lookUp(inbox.eventId);
       if (found === 'unanswered') rule = 'hold';
@@ -82,7 +88,7 @@ export class OwnedInboxStore implements InboxStore {
         ? { ...n, ...owned, sk: `${n.sk}#E${owned.epoch}`, notificationId: `${n.notificationId}#E${owned.epoch}` }
         : buildSuccessor(n, { ...start, heldReason: 'REPLAYED_WITHOUT_INBOX' }, owned, now, placement);
     });
-    const heldInbox = { ...inbox, ...owned, sk: `${INBOX_SK}#E${owned.epoch}` as typeof INBOX_SK, held: true };
+    const heldInbox = { ...inbox, ...owned, sk: heldInboxSk(owned.epoch) as typeof INBOX_SK, held: true };
     return this.inner.recordEvent(heldInbox, held);
   }
 
@@ -97,6 +103,11 @@ export class OwnedInboxStore implements InboxStore {
 
   async quarantine(item: QuarantineItem): Promise<boolean> {
     return this.inner.quarantine({ ...item, ...(await this.ownership()) });
+  }
+
+  private async heldHere(inbox: InboxItem, owned: Ownership): Promise<{ payloadHash: string | undefined } | undefined> {
+    const found = await this.failover.heldInbox?.({ pk: inbox.pk, sk: heldInboxSk(owned.epoch) });
+    return found === undefined ? undefined : { payloadHash: found.payloadHash };
   }
 
   private async lookUp(eventId: string) {
@@ -135,3 +146,6 @@ export function replayRule(
   if (predecessor.reconciledAt === undefined) return 'hold';
   return now < (control.lookupUntil ?? 0) ? 'lookup' : 'new';
 }
+
+/** The inbox item of an event held after a failover: beside the old region's `INBOX`, never over it. */
+export const heldInboxSk = (epoch: number) => `${INBOX_SK}#E${epoch}`;

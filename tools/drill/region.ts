@@ -5,7 +5,7 @@
  * would; whatever its code still tries fails.
  */
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
@@ -172,6 +172,10 @@ export class Region {
         clockMarginMs: CLOCK_MARGIN_MS,
         now: () => this.clock.now(),
         ...(this.predecessorInboxes === undefined ? {} : { predecessorInboxes: this.predecessorInboxes }),
+        heldInbox: async (key) =>
+          (await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }))).Item as
+            | { payloadHash?: string }
+            | undefined,
       }),
       limit: pLimit(4),
       now: () => this.clock.now(),
