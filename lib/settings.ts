@@ -27,7 +27,8 @@ import {
   rolePatternSchema,
 } from './settings-protection.ts';
 
-export const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
+export const ARN_MSK_CLUSTER =
+  /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
 export const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
 /** An SNS platform application: arn:aws:sns:<region>:<account>:app/<platform>/<name>. */
