@@ -115,6 +115,7 @@ export class OwnedInboxStore implements InboxStore {
     try {
       return (await this.failover.predecessorInboxes([eventId])).get(eventId);
     } catch {
+      // The old region cannot be asked: held, as before its reconciliation.
       return 'unanswered';
     }
   }

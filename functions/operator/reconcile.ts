@@ -8,7 +8,10 @@
  *   3. Every successor waiting in the active region follows its original: handed over (the original finished), unknown
  *      (so was the original), or released — sent now, late — when the old region provably never sent it: its
  *      original still PENDING (handed over there first), or absent with no inbox item (it never took the event).
- *   4. The predecessor is marked reconciled: ingest stops holding events read again.
+ *   0. First, the predecessor is marked reconciled: ingest stops holding events read again and looks them up in the
+ *      old region instead (sound now: it is fenced and quiet). Then it waits until no ingest invocation can still be
+ *      acting on the state before (the ingest timeout and the fence's cache), so every hold is written before step 3
+ *      lists them — a hold decided a moment before the mark and written after the listing would wait forever.
  */
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
@@ -26,6 +29,8 @@ export interface ReconcileRequest {
   readonly placement: { readonly sweepShards: number; readonly pendingThresholdMs: number };
   /** How long ingest still looks events up in the old region after this (`failoverLookupMinutes`). */
   readonly lookupMs: number;
+  /** Ingest's timeout plus the fence's cache: after the mark, no invocation can still hold an event. */
+  readonly settleAfterMs: number;
 }
 
 export interface ReconcileReport {
@@ -59,6 +64,11 @@ export async function reconcile(
     throw new ReconcileRefused(`${to.region} is not the active successor of ${from.region}`);
   }
   const report = { lateSuccessors: 0, handedOver: 0, unknown: 0, released: 0, waiting: 0 };
+  if (active.predecessor.reconciledAt === undefined) {
+    await to.fence.note({ predecessor: { ...active.predecessor, reconciledAt: clock.now() } }, active.epoch);
+    await to.fence.note({ lookupUntil: clock.now() + request.lookupMs }, active.epoch);
+  }
+  await clock.sleep(request.settleAfterMs);
   const owner = { owner: to.region, epoch: active.epoch };
   for await (const original of from.store.unfinished()) {
     if (epochOf(original) >= active.epoch) continue;
@@ -72,8 +82,6 @@ export async function reconcile(
     const outcome = await settle(successor, from, to, request, clock);
     report[outcome]++;
   }
-  await to.fence.note({ predecessor: { ...active.predecessor, reconciledAt: clock.now() } }, active.epoch);
-  await to.fence.note({ lookupUntil: clock.now() + request.lookupMs }, active.epoch);
   return { from: from.region, to: to.region, ...report };
 }
 

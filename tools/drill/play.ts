@@ -17,6 +17,7 @@ import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { regions } from '../../functions/operator/index.ts';
+import { CONTROL_CACHE_MS } from '../../functions/stores/fence-store.ts';
 import { keep } from '../../functions/sweeper/keeper.ts';
 import { scanAll } from '../local/dynamodb-local.ts';
 import { Cluster, Replicator } from './kafka.ts';
@@ -122,6 +123,7 @@ export async function play(
     secondCopy: [],
     placement: DEFAULT_SWEEP_PLACEMENT,
     lookupMs: 3_600_000,
+    settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
   };
   b.predecessorInboxes = (ids) => new DynamoInboxStore(a.doc, a.table).findInboxes(ids);
 
@@ -195,7 +197,8 @@ export async function play(
               ...links.map((l) => l.nextDue()),
               replicator.nextDue(),
             );
-      clock.t = Math.max(now + TICK_MS, Math.ceil(next / TICK_MS) * TICK_MS);
+      // Never back: a demotion's wait for quiescence moved the clock on within this tick.
+      clock.t = Math.max(clock.t, now + TICK_MS, Math.ceil(next / TICK_MS) * TICK_MS);
     }
     await drain(a, b, links, clock.now());
     if (process.env.DRILL_DEBUG)

@@ -15,7 +15,7 @@ import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { regions } from '../../functions/operator/index.ts';
 import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
-import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
+import { CONTROL_CACHE_MS, DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { parseCommandLine, UsageError } from '../local/cli.ts';
 import { UNRECORDED_RUN_EVIDENCE } from '../local/run-dir.ts';
@@ -111,6 +111,7 @@ export async function regionsMain(argv: string[], print: (text: string) => void)
       secondCopy: [],
       placement: DEFAULT_SWEEP_PLACEMENT,
       lookupMs: 3_600_000,
+      settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
     };
     show(await step('RECONCILE', from.region, () => regions.reconcile(from, to, request, clock)));
   }
