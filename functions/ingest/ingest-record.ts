@@ -23,7 +23,7 @@ import {
 } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { DisplayField, Fallback, Rejection } from '../domain/event/contract.ts';
-import { PAYLOAD_HASH_VERSION, payloadHash, repairHash } from '../domain/event/hash.ts';
+import { earlierPayloadHashes, PAYLOAD_HASH_VERSION, payloadHash, repairHash } from '../domain/event/hash.ts';
 import type { KafkaSource } from '../domain/keys.ts';
 import {
   buildInbox,
@@ -141,7 +141,7 @@ export async function applyAdmission(
   const sealed = await sealSecrets(record.admission, deps);
   if ('rejection' in sealed) return quarantine(sealed.rejection, record, deps);
   const { admission, seal } = sealed;
-  const { event, payloadHash, channels } = admission;
+  const { event, channels } = admission;
   const retention = { retentionDays: deps.retentionDays };
 
   let items: ReturnType<typeof buildItems> | undefined;
@@ -179,7 +179,7 @@ export async function applyAdmission(
     case 'notificationExists':
       return { kind: 'duplicate', eventId: event.eventId };
     case 'inboxExists':
-      if (outcome.payloadHash === payloadHash) return { kind: 'duplicate', eventId: event.eventId };
+      if (isThisEvent(admission, outcome.payloadHash)) return { kind: 'duplicate', eventId: event.eventId };
       return settleTransfer(outcome.stored ?? { payloadHash: outcome.payloadHash }, admission, record, deps);
   }
 }
@@ -211,7 +211,7 @@ async function settleTransfer(
     given = undefined;
     if (stored === undefined) break;
     storedHash = stored.payloadHash;
-    if (stored.payloadHash === payloadHash || stored.repairedHashes?.has(payloadHash) === true) {
+    if (isThisEvent(admission, stored.payloadHash, stored.repairedHashes)) {
       return { kind: 'duplicate', eventId };
     }
     const refused = stored.refusedChannels ?? [];
@@ -240,7 +240,17 @@ async function settleTransfer(
     if (written.outcome === 'erased') return { kind: 'duplicate', eventId, erased: true };
     // 'changed': another record of this event moved the inbox first: read it again and decide anew.
   }
+  if (isThisEvent(admission, storedHash)) return { kind: 'duplicate', eventId };
   return settleExisting(storedHash, payloadHash, eventId, record, deps);
+}
+
+/**
+ * Whether the inbox's hash (or one a repair accepted) is this event's: its payloadHash, or the hash the same event had
+ * under an earlier reading of its spellings (hash.ts earlierPayloadHashes), so a resend across that deploy is a duplicate.
+ */
+function isThisEvent(admission: AdmittedTransfer, stored: string | undefined, repaired?: ReadonlySet<string>): boolean {
+  const hashes = [admission.payloadHash, ...earlierPayloadHashes(admission.hashInput)];
+  return hashes.some((hash) => hash === stored || repaired?.has(hash) === true);
 }
 
 /**

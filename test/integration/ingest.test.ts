@@ -1,6 +1,7 @@
 /**
  * Ingest on DynamoDB Local: real TransactWriteItems, real condition checks, the table built from the stack's definition.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { IngestResult } from '../../functions/ingest/ingest-record.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
@@ -86,6 +87,28 @@ describe('ingest on DynamoDB Local', () => {
       reason: 'UNKNOWN_TYPE',
       eventId: 'mixed-unknown',
     });
+  });
+
+  it('an empty email stored under the earlier reading (its channel refused as given) still has its resends as duplicates', async () => {
+    // The default event (its id used by no other test here), whose earlier hash test/unit/spellings.test.ts pins.
+    const e = transferEvent({ recipient: { email: '' } });
+    const id = e.eventId as string;
+    expect((await deliver([e])).results.map((r) => r.kind === 'accepted' && r.channels)).toEqual([['PUSH', 'SMS']]);
+    // What the inbox holds for this event when it was stored before "" read as absent (computed by main then).
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: `EVENT#${id}`, sk: 'INBOX' },
+        UpdateExpression: 'SET payloadHash = :h',
+        ExpressionAttributeValues: { ':h': 'v2:7e257a24559c93bebd1eb26c4c9639feaa515b7b802adb9ff8f603f364e5a95c' },
+      }),
+    );
+    const before = await table.eventItems(id);
+    const r = { results: [...(await deliver([e], 2)).results, ...(await deliver([e], 3)).results] };
+    expect(kinds(r.results)).toEqual(['duplicate', 'duplicate']);
+    expect(await table.eventItems(id)).toEqual(before);
+    const quarantined = (await table.allItems()).filter((i) => i.kind === 'QUARANTINE' && i.eventId === id);
+    expect(quarantined).toEqual([]);
   });
 
   it('on the real adapter: lone surrogates, dirty names and over-precise money never fail the batch', async () => {

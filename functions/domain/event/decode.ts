@@ -177,7 +177,12 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
     data,
     ...(p.channels === undefined ? {} : { channels: p.channels }),
   };
-  const hashInput: HashInput = { event, instant: instant.iso, refusedGiven: read.refusedGiven };
+  const hashInput: HashInput = {
+    event,
+    instant: instant.iso,
+    refusedGiven: read.refusedGiven,
+    ...(Object.keys(read.emptied).length === 0 ? {} : { emptied: read.emptied }),
+  };
   return {
     ok: true,
     event,

@@ -59,6 +59,11 @@ export interface HashInput {
   /** The contact points refused, as given: part of the event's meaning, so a resend of the same bad event is a duplicate. */
   readonly refusedGiven: Readonly<Partial<Record<ContactField, unknown>>>;
   /**
+   * The contact points given empty and read as absent (spellings.ts). Before that reading they were refused as given,
+   * so the hash of an event stored then covered `{"refused": ""}`: earlierPayloadHashes recomputes it.
+   */
+  readonly emptied?: Readonly<Partial<Record<ContactField, string>>>;
+  /**
    * The keyed MAC of each secret field's value (functions/domain/secrets.ts): what the hash covers of a secret, never
    * the value itself — a plain hash of a six-digit code is undone by trying a million codes. Set by ingest before the
    * hash is stored; without it a secret counts as absent.
@@ -148,6 +153,17 @@ function contactMeaning(h: HashInput, channel: Channel, blank: readonly Channel[
  */
 export function payloadHash(h: HashInput): string {
   return versioned(meaningOf(h, `notifier.event.${PAYLOAD_HASH_VERSION}`, []));
+}
+
+/**
+ * The payloadHashes the same event had under earlier readings of its spellings — an empty contact point was refused as
+ * given before it was read as absent — so a producer's resend that crosses that deploy is still a duplicate, never an
+ * EVENT_ID_CONFLICT. Empty for almost every event.
+ */
+export function earlierPayloadHashes(h: HashInput): string[] {
+  if (h.emptied === undefined || Object.keys(h.emptied).length === 0) return [];
+  const { emptied, ...rest } = h;
+  return [payloadHash({ ...rest, refusedGiven: { ...h.refusedGiven, ...emptied } })];
 }
 
 /**

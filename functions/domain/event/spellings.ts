@@ -23,6 +23,14 @@ const NULLABLE_RECIPIENT = ['locale', 'email', 'pushEndpointArn', 'phoneNumber',
 /** Of a type's data: its optional fields, and its display text (a required one null is then "needs data.<name>"). */
 const nullableData = (def: Definition | undefined): string[] =>
   (def?.data ?? []).filter((f) => !f.required || f.kind === 'text').flatMap(dataNamesOf);
+/**
+ * Of a type's data: its optional fields that are not display text, where "" (or spaces) has one reading — absent — as
+ * null does. Display text keeps its blank: a blank name is said without (display-text.ts); a required field stays
+ * required.
+ */
+const blankAsAbsentData = (def: Definition | undefined): string[] =>
+  (def?.data ?? []).filter((f) => !f.required && f.kind !== 'text').flatMap(dataNamesOf);
+const isBlank = (value: unknown) => typeof value === 'string' && value.trim() === '';
 export function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...raw };
   if (copy.channels === null) delete copy.channels;
@@ -34,6 +42,11 @@ export function withoutNullOptionals(raw: Record<string, unknown>): Record<strin
     const inner: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     for (const field of fields) if (inner[field] === null) delete inner[field];
     copy[part] = inner;
+  }
+  const data = copy.data;
+  if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    for (const field of blankAsAbsentData(def))
+      if (isBlank((data as Record<string, unknown>)[field])) delete (data as Record<string, unknown>)[field];
   }
   return copy;
 }
@@ -52,6 +65,8 @@ export interface Spellings {
   readonly fallbacks: Fallback[];
   readonly contactRefusals: ContactRefusal[];
   readonly refusedGiven: Partial<Record<ContactField, unknown>>;
+  /** The contact points given empty (or blank), read as absent: the hash's earlier reading refused them as given. */
+  readonly emptied: Partial<Record<ContactField, string>>;
 }
 
 /**
@@ -64,6 +79,7 @@ export function readSpellings(raw: Record<string, unknown>, def: Definition | un
   const fallbacks: Fallback[] = [];
   const contactRefusals: ContactRefusal[] = [];
   const refusedGiven: Partial<Record<ContactField, unknown>> = {};
+  const emptied: Partial<Record<ContactField, string>> = {};
   readOccurredAt(raw, normalised);
   const recipient = objectAt(raw, 'recipient');
   if (recipient !== undefined) {
@@ -80,6 +96,14 @@ export function readSpellings(raw: Record<string, unknown>, def: Definition | un
       const field = CONTACT_FIELD_OF[channel];
       const given = recipient[field];
       if (given === undefined) continue;
+      // An empty contact point has one reading: the producer has none (proto3 and many serializers write "" for an
+      // unset string). Absent, like null — not a bad address refused on its channel.
+      if (typeof given === 'string' && given.trim() === '') {
+        delete recipient[field];
+        emptied[field] = given;
+        normalised.push(`recipient.${field}`);
+        continue;
+      }
       const contact = CONTACT_READERS[field](given);
       if (contact.ok) {
         recipient[field] = contact.address;
@@ -110,6 +134,7 @@ export function readSpellings(raw: Record<string, unknown>, def: Definition | un
     fallbacks: fallbacks.length === 0 ? NONE : fallbacks,
     contactRefusals: contactRefusals.length === 0 ? NONE : contactRefusals,
     refusedGiven: contactRefusals.length === 0 ? NOTHING_REFUSED : refusedGiven,
+    emptied: Object.keys(emptied).length === 0 ? NOTHING_EMPTIED : emptied,
   };
 }
 
@@ -147,6 +172,7 @@ function readDataSpellings(data: Record<string, unknown>, def: Definition, norma
 /** Shared and frozen: never written to, so one instance serves every event. */
 export const NONE = Object.freeze([]) as never[];
 const NOTHING_REFUSED: Partial<Record<ContactField, unknown>> = Object.freeze({});
+const NOTHING_EMPTIED: Partial<Record<ContactField, string>> = Object.freeze({});
 
 export function readOccurredAt(raw: Record<string, unknown>, normalised: string[]): void {
   if (typeof raw.occurredAt !== 'string') return;
