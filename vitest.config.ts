@@ -29,21 +29,27 @@ const env = {
  */
 const FIXTURE_EVENT_AGE_SECONDS = String(Math.ceil((Date.now() - Date.parse('2020-01-01T00:00:00Z')) / 1000));
 
+/** What every test file has before it runs (the functions load it when a record first needs it). */
+const PRELOAD = 'test/support/preload.ts';
+
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env, setupFiles: [PRELOAD] } },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           env: { ...env, MAX_EVENT_AGE_SECONDS: FIXTURE_EVENT_AGE_SECONDS },
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: [PRELOAD],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
       },
-      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], env, testTimeout: 120_000 } },
+      {
+        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], env, testTimeout: 120_000, setupFiles: [PRELOAD] },
+      },
       {
         // The tools around the product — the local run, the operator CLI, the chaos suite, the bench, the generators —
         // tested apart from it, on the same DynamoDB Local set-up.
@@ -52,6 +58,7 @@ export default defineConfig({
           include: ['test/tools/**/*.test.ts'],
           env: { ...env, MAX_EVENT_AGE_SECONDS: FIXTURE_EVENT_AGE_SECONDS },
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: [PRELOAD],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

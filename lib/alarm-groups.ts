@@ -7,9 +7,11 @@
  * symptom itself.
  */
 import { Duration } from 'aws-cdk-lib';
-import { MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { type IMetric, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { MetricName } from '../functions/contracts/telemetry.ts';
+import { CHANNELS } from '../functions/domain/channels.ts';
 import { type AlarmSink, PERIOD, SILENCE, type StageMetrics, SUSTAINED } from './stage-metrics.ts';
 
 /** The functions and queues the alarms watch. */
@@ -81,6 +83,78 @@ export function alarmOnSends(sink: AlarmSink, m: StageMetrics): void {
     'NotificationsRefused',
     m.acrossChannels('NotificationsRefused', 'refused channels'),
     'A contact point had no reading its provider can send to (malformed, no country code, a non-ASCII email local part, missing for a listed channel): that channel was written REFUSED, the event\'s other channels were sent. `npm run ops -- refused` lists them with the rule; the producer fixes the contact point and resends the event under the same eventId, which repairs the channel (docs/event.md "A refused channel").',
+  );
+}
+
+/** Five minutes a datapoint, two of three breaching: a quarter of an hour of a pattern, not one message. */
+const RATE_PERIOD = Duration.minutes(5);
+const RATE_SHAPE = { datapoints: 2, periods: 3, missing: TreatMissingData.NOT_BREACHING } as const;
+/** Fewer than this many failures in five minutes is never a page, whatever the ratio (a quiet night's one phone). */
+export const RATE_MIN_COUNT = 10;
+
+/**
+ * The pages beside the tickets: the share of what failed among what was tried, over five-minute windows, alarmed
+ * only from RATE_MIN_COUNT failures on. One customer's switched-off phone is a ticket (DeliveryFailures); a channel
+ * failing for many is a page.
+ */
+export function alarmOnRates(sink: AlarmSink, m: StageMetrics): void {
+  /** failed and tried: metrics by id (f… and t…), summed; the share only from RATE_MIN_COUNT failures on. */
+  const rate = (
+    name: string,
+    failed: Record<string, IMetric>,
+    tried: Record<string, IMetric>,
+    share: number,
+    description: string,
+  ) => {
+    const f = `(${Object.keys(failed).join(' + ')})`;
+    const t = `(${Object.keys(tried).join(' + ')})`;
+    return sink.alarm(
+      name,
+      new MathExpression({
+        expression: `IF(${f} >= ${RATE_MIN_COUNT}, ${f} / (${f} + ${t}), 0)`,
+        usingMetrics: { ...failed, ...tried },
+        label: `${name} (share, from ${RATE_MIN_COUNT} a window)`,
+        period: RATE_PERIOD,
+      }),
+      description,
+      share,
+      RATE_SHAPE,
+    );
+  };
+  const byChannel = (prefix: string, name: MetricName, channels: readonly string[] = CHANNELS, dims = {}) =>
+    Object.fromEntries(
+      channels.map((c) => [
+        `${prefix}${c.toLowerCase()}`,
+        m.metric(name, { channel: c, ...dims }).with({ period: RATE_PERIOD }),
+      ]),
+    );
+  rate(
+    'SendFailureRate',
+    byChannel('f', 'SendFailures'),
+    byChannel('t', 'NotificationsSent'),
+    0.1,
+    'A tenth or more of the sends ended FAILED in 2 of the last 3 five-minute windows (from 10 failures a window): a channel is failing for many. See SendFailuresByReason and the provider.',
+  );
+  rate(
+    'RefusedChannelRate',
+    byChannel('f', 'NotificationsRefused'),
+    byChannel('t', 'NotificationsCreated'),
+    0.2,
+    'A fifth or more of the channels written were REFUSED (no sendable contact point) in 2 of the last 3 five-minute windows: a producer sends broken contact points at scale. `npm run ops -- refused --since 1h` lists them.',
+  );
+  rate(
+    'QuarantineRate',
+    { f: m.metric('RecordsQuarantined').with({ period: RATE_PERIOD }) },
+    { t: m.metric('EventsAccepted').with({ period: RATE_PERIOD }) },
+    0.2,
+    'A fifth or more of the records were quarantined in 2 of the last 3 five-minute windows: a producer (or a schema change) breaks at scale. `npm run ops -- quarantine --since 1h` lists them.',
+  );
+  rate(
+    'DeliveryFailureRate',
+    byChannel('f', 'DeliveryFeedback', ['SMS', 'PUSH'], { status: 'FAILED' }),
+    byChannel('t', 'DeliveryFeedback', ['SMS', 'PUSH'], { status: 'DELIVERED' }),
+    0.2,
+    'A fifth or more of the SMS and pushes SNS accepted did not arrive, in 2 of the last 3 five-minute windows: a carrier, a country or a platform is failing for many (one dead phone is the DeliveryFailures ticket).',
   );
 }
 

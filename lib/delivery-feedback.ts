@@ -21,7 +21,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import {
@@ -35,6 +35,7 @@ import {
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
+import { SES_EVENTS_BATCH_SIZE, SES_EVENTS_BATCH_WINDOW_SECONDS } from '../functions/contracts/stream-filter.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { CHANNELS } from '../functions/domain/channels.ts';
 import { FEEDBACK_DETAIL_TYPES } from '../functions/domain/feedback.ts';
@@ -64,6 +65,8 @@ export class DeliveryFeedback extends Construct {
   readonly configurationSetName: string;
   readonly function: NotifierFunction;
   readonly deadLetters: Queue;
+  /** SES's events, read by the function in batches. */
+  readonly sesEvents: Queue;
 
   constructor(scope: Construct, id: string, props: DeliveryFeedbackProps) {
     super(scope, id);
@@ -95,6 +98,14 @@ export class DeliveryFeedback extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+    });
+    this.sesEvents = new Queue(this, 'SesEvents', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(4),
+      // Six times the function's timeout (AWS's advice for an SQS event source): a batch being recorded is not handed out again.
+      visibilityTimeout: Duration.seconds(360),
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 5 },
     });
     this.routeSesEvents(props);
     this.alarmOnReputation(props);
@@ -137,7 +148,10 @@ export class DeliveryFeedback extends Construct {
     });
   }
 
-  /** Our configuration set's events → the function, retried, with what never lands in the dead-letter queue. */
+  /**
+   * Our configuration set's events → the queue → the function in batches; the log subscriptions' batches invoke it
+   * directly (retried, with what never lands in the dead-letter queue).
+   */
   private routeSesEvents(props: DeliveryFeedbackProps): void {
     const deadLetters = this.deadLetters;
     this.function.configureAsyncInvoke({
@@ -162,12 +176,25 @@ export class DeliveryFeedback extends Construct {
         detail: { mail: { tags: { 'ses:configuration-set': [this.configurationSetName] } } },
       },
       targets: [
-        new LambdaFunction(this.function, {
+        new SqsQueue(this.sesEvents, {
           retryAttempts: 8,
           maxEventAge: Duration.hours(24),
           deadLetterQueue: deadLetters,
         }),
       ],
+    });
+    // A message whose event could not be recorded is handed out again (then dead-lettered after five receives).
+    this.sesEvents.grantConsumeMessages(this.function);
+    const mapping = this.function.addEventSourceMapping('SesEventsTrigger', {
+      eventSourceArn: this.sesEvents.queueArn,
+      batchSize: SES_EVENTS_BATCH_SIZE,
+      maxBatchingWindow: Duration.seconds(SES_EVENTS_BATCH_WINDOW_SECONDS),
+      reportBatchItemFailures: true,
+    });
+    Validations.of(mapping).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason:
+        'An SQS event source has no on-failure destination: the queue itself dead-letters a message after five receives (its redrive policy).',
     });
   }
 
@@ -187,6 +214,7 @@ export class DeliveryFeedback extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
       a.addAlarmAction(props.alarmAction);
+      a.addOkAction(props.alarmAction);
       return a;
     };
     alarm(
@@ -252,7 +280,7 @@ export class DeliveryFeedback extends Construct {
     Validations.of(this.deadLetters).acknowledge(
       {
         id: 'AwsSolutions-SQS3',
-        reason: 'This queue is itself the dead-letter queue of the feedback rule and function.',
+        reason: 'This queue is itself the dead-letter queue of the feedback rule, queue and function.',
       },
       {
         id: 'Serverless-SQSRedrivePolicy',

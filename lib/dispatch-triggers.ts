@@ -12,6 +12,7 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import {
+  Alias,
   FilterCriteria,
   type IEventSourceDlq,
   type IFunction,
@@ -47,6 +48,7 @@ export function createDispatchTriggers(
   table: Table,
   key: IKey | undefined,
   timing: DispatchTiming,
+  warmEnvironments = 0,
 ): DispatchTriggers {
   const queue = (id: string) =>
     new Queue(stack, id, {
@@ -80,7 +82,7 @@ export function createDispatchTriggers(
   // minute and two retries — into its own queue, never silently.
   if (CRITICAL_TYPES.length === 0) return { routineFailures, urgentFailures: undefined, urgentMappingId: undefined };
   const urgentFailures = queue('UrgentDispatchOnFailure');
-  const urgent = dispatch.addEventSourceMapping('UrgentDispatchTrigger', {
+  const urgent = urgentTarget(stack, dispatch, warmEnvironments).addEventSourceMapping('UrgentDispatchTrigger', {
     eventSourceArn: table.tableStreamArn as string,
     startingPosition: StartingPosition.LATEST,
     batchSize: URGENT_BATCH_SIZE,
@@ -95,6 +97,23 @@ export function createDispatchTriggers(
     filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
   });
   return { routineFailures, urgentFailures, urgentMappingId: urgent.eventSourceMappingId };
+}
+
+/**
+ * What the urgent trigger invokes: the function itself, or — with `urgentWarmEnvironments` — an alias of its current
+ * version with that many environments kept initialised (provisioned concurrency). Only the urgent trigger invokes the
+ * alias, so the warm environments serve critical notices alone; the routine trigger invokes the unqualified function.
+ * A deploy that changes the code publishes a version and moves the alias, and Lambda initialises the new
+ * environments before it shifts the alias's traffic.
+ */
+function urgentTarget(stack: Stack, dispatch: NotifierFunction, warmEnvironments: number): IFunction {
+  if (warmEnvironments === 0) return dispatch;
+  return new Alias(stack, 'DispatchUrgentLane', {
+    aliasName: 'urgent',
+    version: dispatch.currentVersion,
+    provisionedConcurrentExecutions: warmEnvironments,
+    description: 'notifier: the urgent trigger alone invokes this alias; its environments are kept warm',
+  });
 }
 
 /**

@@ -33,10 +33,13 @@ export function createDispatch(p: FunctionPartProps): Dispatch {
   fn.useTable(table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
   grantSends(fn, p);
   // The routine and the urgent stream triggers, and where each parks what it gives up (lib/dispatch-triggers.ts).
-  const triggers = createDispatchTriggers(stack, fn, table, p.key, timing);
-  p.evidence.grantWrite(fn, ['sends', 'users']);
-  // Dispatch records a gap (the evidence's bytes) when the store fails; the sweeper fills and closes it.
-  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+  const triggers = createDispatchTriggers(stack, fn, table, p.key, timing, s.urgentWarmEnvironments);
+  // One batch of records per invocation (docs/evidence-and-privacy.md); the customers' index is an UpdateItem above.
+  p.evidence.grantWrite(fn, ['batches']);
+  // The batch's intent (written, then closed), and a gap (the batch's bytes) when the store fails: the sweeper
+  // finishes what an invocation could not.
+  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*'] });
+  fn.useTable(table, ['dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_BATCH#*'] });
   return { fn, triggers };
 }
 

@@ -78,6 +78,17 @@ export const grantsOnlyForAwsServices = () =>
     conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
   });
 
+/** Nobody but the break-glass role may schedule a key's deletion, disable it or stop its rotation. */
+export const onlyBreakGlassDisablesOrDeletes = (breakGlass: string[]) =>
+  new PolicyStatement({
+    sid: 'OnlyBreakGlassDisablesOrDeletes',
+    effect: Effect.DENY,
+    principals: [new AnyPrincipal()],
+    actions: [...KEY_DESTRUCTION_ACTIONS],
+    resources: ['*'],
+    conditions: { ArnNotEquals: { 'aws:PrincipalArn': breakGlass } },
+  });
+
 /** The account administers a key through IAM, and never uses it: no Decrypt, no GenerateDataKey, no grant. */
 export const administrationWithoutUse = () =>
   new PolicyStatement({
@@ -141,14 +152,7 @@ export function createEvidenceKey(scope: Construct, prefix: string, who: Evidenc
           resources: ['*'],
           conditions: viaS3,
         }),
-        new PolicyStatement({
-          sid: 'OnlyBreakGlassDisablesOrDeletes',
-          effect: Effect.DENY,
-          principals: [new AnyPrincipal()],
-          actions: [...KEY_DESTRUCTION_ACTIONS],
-          resources: ['*'],
-          conditions: { ArnNotEquals: { 'aws:PrincipalArn': breakGlass } },
-        }),
+        onlyBreakGlassDisablesOrDeletes(breakGlass),
         new PolicyStatement({
           sid: 'OnlyBreakGlassOrThisStacksDeployChangesThePolicy',
           effect: Effect.DENY,

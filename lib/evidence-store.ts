@@ -28,7 +28,7 @@
  */
 import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { AnyPrincipal, Effect, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, ArnPrincipal, Effect, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -49,8 +49,12 @@ export interface EvidenceStoreProps {
   readonly assumers?: EvidenceRoleAssumers;
 }
 
-/** Prefixes the functions write: send records and their reports, and the customer's pointers to them. */
-export type EvidencePrefix = 'sends' | 'users';
+/**
+ * Prefixes the functions write: batches of records (sends, and the reports on them under their send batch's prefix);
+ * and, as before batches, send records with their reports and the customers' pointers to them (sends/, users/: the
+ * sweeper still fills gaps written then, and feedback appends reports on sends made then).
+ */
+export type EvidencePrefix = 'batches' | 'sends' | 'users';
 
 /** Bucket-level settings whose change would weaken what the store promises: the break-glass role's, or a deploy's. */
 export const PROTECTION_ACTIONS = [
@@ -155,15 +159,19 @@ export class EvidenceStore extends Construct {
     // Object Lock guards versions, not keys: a second PUT on a key would make a new current version. Every writer
     // sends If-None-Match: * (functions/stores/evidence-store.ts); a PUT without it is refused.
     deny('WrittenOnceOnly', ['s3:PutObject'], { Null: { 's3:if-none-match': 'true' } });
-    // A send record is evidence only if the functions that sent wrote it: nobody else may add one (or a pointer),
-    // whatever their IAM policy says. Audit records (audit/*) are the operators' own.
+    // A record is evidence only if the functions that sent (or were told) wrote it: nobody else may add one, a batch
+    // or a pointer, whatever their IAM policy says. Audit records (audit/*) are the operators' own.
     this.bucket.addToResourcePolicy(
       new PolicyStatement({
         sid: 'OnlyTheSendersWriteSendRecords',
         effect: Effect.DENY,
         principals: [new AnyPrincipal()],
         actions: ['s3:PutObject', 's3:PutObjectRetention'],
-        resources: [this.bucket.arnForObjects('sends/*'), this.bucket.arnForObjects('users/*')],
+        resources: [
+          this.bucket.arnForObjects('batches/*'),
+          this.bucket.arnForObjects('sends/*'),
+          this.bucket.arnForObjects('users/*'),
+        ],
         conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.writers }) } },
       }),
     );
@@ -271,6 +279,56 @@ export class EvidenceStore extends Construct {
     );
   }
 
+  /**
+   * The operator function (lib/operator-api.ts): reads any record as the reader does (it shows evidence, exports a
+   * customer's) and writes audit records — never send records or pointers (the bucket policy keeps those the senders').
+   */
+  grantOperator(fn: NotifierFunction): void {
+    const role = fn.role as Role;
+    this.listers.push(role.roleArn);
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket', 's3:ListBucketVersions'], resources: [this.bucket.bucketArn] }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
+        resources: [this.bucket.arnForObjects('*')],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
+        resources: [this.bucket.arnForObjects('audit/*')],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [this.key.keyArn] }),
+    );
+    // The key policy names each principal that decrypts (the reader, and this function): through S3 only.
+    this.key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OperatorFunctionDecryptsThroughS3',
+        principals: [new ArnPrincipal(role.roleArn)],
+        actions: ['kms:Decrypt'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    for (const [prefix, why] of [
+      [
+        '*',
+        'The operator function shows and exports any record of the store (keys are per event, channel and message id)',
+      ],
+      ['audit/*', 'The operator function records every audited action (audit/<at>-<id>.json, written once)'],
+    ]) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}]`,
+        reason: `${why}; no delete, no bypass (both denied by the bucket policy to every principal).`,
+      });
+    }
+  }
+
   /** Write-once access for a function that records evidence, under the prefixes it writes (`environment` names the store). */
   grantWrite(fn: NotifierFunction, prefixes: readonly EvidencePrefix[]): void {
     this.writers.push((fn.role as Role).roleArn);
@@ -283,13 +341,14 @@ export class EvidenceStore extends Construct {
     fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [this.key.keyArn] }));
     const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
     const keyedBy: Record<EvidencePrefix, string> = {
-      sends: 'event',
-      users: 'customer (a pointer to the send record)',
+      batches: 'day and a random id per writing invocation (a batch of records)',
+      sends: 'event, channel and provider message id',
+      users: 'customer (a pointer to the send record), event, channel and provider message id',
     };
     for (const prefix of prefixes) {
       Validations.of(fn.role as Role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}/*]`,
-        reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy[prefix]}, channel and provider message id, known only at send time; PutObject (write-once: the bucket policy refuses a PUT without If-None-Match) and PutObjectRetention only, no read, no delete.`,
+        reason: `Evidence objects under ${prefix}/ are keyed by ${keyedBy[prefix]}, known only when written; PutObject (write-once: the bucket policy refuses a PUT without If-None-Match) and PutObjectRetention only, no read, no delete.`,
       });
     }
   }

@@ -110,9 +110,9 @@ export function acknowledgeSmokeProducerFindings(role: Role, fn: IConstruct): vo
 
 /** The three cdk-nag compliance packs name the same check with their own prefix. */
 const COMPLIANCE_PACKS = ['PCI.DSS.321', 'NIST.800.53.R5', 'HIPAA.Security'] as const;
-const packs = (rule: string) => COMPLIANCE_PACKS.map((p) => `${p}-${rule}`);
+export const packs = (rule: string) => COMPLIANCE_PACKS.map((p) => `${p}-${rule}`);
 /** Control Tower's proactive controls, as @cdklabs/cdk-validator-cfnguard names them. */
-const controlTower = (rule: string) => `cdk-validator-cfnguard::${rule}`;
+export const controlTower = (rule: string) => `cdk-validator-cfnguard::${rule}`;
 
 export interface OutsideRuleSetsScope {
   readonly table: Table;

@@ -1,28 +1,37 @@
 /**
- * The house Lambda function: a NodejsFunction with the defaults every notifier function shares (runtime, arm64, ESM
- * bundling with esbuild from lib/bundling.ts, log retention, tracing, Powertools environment). Each function has its
+ * The house Lambda function, with the defaults every notifier function shares (runtime, arm64, ESM bundling with
+ * esbuild and code splitting from lib/bundling.ts, log retention, tracing, Powertools environment). Each function has its
  * own role that may write only to its own log group (instead of the managed AWSLambdaBasicExecutionRole, which allows
  * every log group in the account), and reaches the table through `useTable`, which grants exactly the actions it
  * names and tells the function the table's name in the same step.
  */
 
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  Architecture,
+  type CfnFunction,
+  Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { ConsoleEnvironment, ConsolePageEnvironment } from '../functions/contracts/console-environment.ts';
 import type {
   DispatchEnvironment,
   FeedbackEnvironment,
   IngestEnvironment,
+  OperatorEnvironment,
   SmokeEnvironment,
   SweeperEnvironment,
 } from '../functions/contracts/environment.ts';
 import { SERVICE_NAME, type TelemetryEnvironment } from '../functions/contracts/telemetry.ts';
-import { BUNDLE } from './bundling.ts';
+import { bundleFunction } from './bundling.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 
 /**
@@ -34,7 +43,10 @@ export type FunctionEnvironment =
   | DispatchEnvironment
   | SweeperEnvironment
   | FeedbackEnvironment
-  | SmokeEnvironment;
+  | SmokeEnvironment
+  | OperatorEnvironment
+  | ConsoleEnvironment
+  | ConsolePageEnvironment;
 
 export interface NotifierFunctionProps {
   /** Entry file under functions/, e.g. "ingest/index.ts". */
@@ -46,6 +58,8 @@ export interface NotifierFunctionProps {
   readonly reservedConcurrentExecutions?: number;
   /** EMF namespace (per stage, so two stages in one account keep their metrics apart). */
   readonly metricNamespace: string;
+  /** Run after bundling, to put other files beside the bundle (the console's page). */
+  readonly afterBundling?: (outputDir: string) => void;
 }
 
 /** DynamoDB actions a function may be granted on the table (or on one of its indexes). */
@@ -88,8 +102,31 @@ export function inTheseSubnets(stack: Stack, subnetIds: readonly string[], vpcId
 }
 
 const functionsDir = fileURLToPath(new URL('../functions/', import.meta.url));
+const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 
-export class NotifierFunction extends NodejsFunction {
+/**
+ * The function's code: its entry bundled with esbuild in this process (lib/bundling.ts: ESM, minified, source maps,
+ * split into chunks loaded on first use), the SDK included — versions pinned by our lockfile, tree-shaken, measured
+ * by npm run bench. The asset's hash is the bundle's, so an unchanged bundle is not deployed again.
+ */
+function codeOf(entry: string, afterBundling?: (outputDir: string) => void): Code {
+  return Code.fromAsset(repositoryRoot, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never used: esbuild is a dependency of the project and always bundles here.
+      image: DockerImage.fromRegistry('esbuild-runs-locally'),
+      local: {
+        tryBundle(outputDir: string) {
+          bundleFunction(`${functionsDir}${entry}`, outputDir);
+          afterBundling?.(outputDir);
+          return true;
+        },
+      },
+    },
+  });
+}
+
+export class NotifierFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: NotifierFunctionProps) {
     // The log group and the role exist before the function, which is created with them.
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -104,8 +141,8 @@ export class NotifierFunction extends NodejsFunction {
     // Lambda writes to the configured log group only: CreateLogStream and PutLogEvents on it, nothing else.
     logGroup.grantWrite(role);
     super(scope, id, {
-      entry: `${functionsDir}${props.entry}`,
-      handler: 'handler',
+      code: codeOf(props.entry, props.afterBundling),
+      handler: 'index.handler',
       description: props.description,
       role,
       runtime: Runtime.NODEJS_24_X,
@@ -119,16 +156,6 @@ export class NotifierFunction extends NodejsFunction {
         ? {}
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       environment: setVariables({ ...telemetryOf(props.metricNamespace), ...props.environment }),
-      bundling: {
-        format: OutputFormat.ESM,
-        target: BUNDLE.target,
-        minify: BUNDLE.minify,
-        sourceMap: BUNDLE.sourceMap,
-        banner: BUNDLE.banner,
-        mainFields: [...BUNDLE.mainFields],
-        // Bundle the SDK too: versions pinned by our lockfile, tree-shaken, and measured by npm run bench.
-        externalModules: [],
-      },
     });
   }
 
@@ -190,10 +217,19 @@ export class NotifierFunction extends NodejsFunction {
   }
 }
 
+/** Every function of the stack records an X-Ray subsegment per AWS call (settings `traceAwsCalls`). */
+export function traceAwsCalls(scope: Construct): void {
+  for (const fn of scope.node.findAll()) {
+    if (fn instanceof NotifierFunction) fn.addEnvironment('POWERTOOLS_TRACE_ENABLED', 'true');
+  }
+}
+
 const telemetryOf = (metricNamespace: string): TelemetryEnvironment => ({
   POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
   POWERTOOLS_METRICS_NAMESPACE: metricNamespace,
   POWERTOOLS_LOG_LEVEL: 'INFO',
+  // The X-Ray SDK only where the stack asks for AWS calls' subsegments (settings `traceAwsCalls`: traceAwsCalls below).
+  POWERTOOLS_TRACE_ENABLED: 'false',
   NODE_OPTIONS: '--enable-source-maps',
 });
 

@@ -3,6 +3,7 @@
  * lists them for the operator tools (which must not load the CDK, so the names live there and the CfnOutputs here).
  */
 import { CfnOutput, type Stack } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -26,6 +27,7 @@ export interface NotifierOutputsProps {
   readonly evidence: EvidenceStore;
   readonly observability: Observability;
   readonly smoke: NotifierFunction | undefined;
+  readonly operatorApi: RestApi;
 }
 
 export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
@@ -44,6 +46,7 @@ export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
   output('FailedIngestBatchesBucketName', p.failedBatches.bucketName);
   output('DispatchOnFailureQueueUrl', p.dispatchFailures.queueUrl);
   output('AlarmTopicArn', p.observability.topic.topicArn);
+  output('TicketTopicArn', p.observability.ticketTopic.topicArn);
   output('FeedbackFunctionName', p.feedback.function.functionName);
   output('FeedbackLogGroupName', p.feedback.function.logGroup.logGroupName);
   output('FeedbackDeadLetterQueueUrl', p.feedback.deadLetters.queueUrl);
@@ -51,6 +54,7 @@ export function addOutputs(stack: Stack, p: NotifierOutputsProps): void {
   output('EvidenceBucketName', p.evidence.bucket.bucketName);
   output('EvidenceReaderRoleArn', p.evidence.readerRole.roleArn);
   output('EvidenceBreakGlassRoleArn', p.evidence.breakGlassRole.roleArn);
+  output('OperatorApiUrl', p.operatorApi.url);
   if (p.smoke !== undefined) {
     new CfnOutput(stack, 'SmokeProducerFunctionName', {
       value: p.smoke.functionName,

@@ -5,7 +5,7 @@
  * lib/sweeper.ts, lib/delivery-feedback.ts, lib/smoke-producer.ts), the evidence store and the alarms by group
  * (lib/observability.ts). One stack per stage: its name and every fixed physical name carry the stage.
  */
-import { Annotations, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -14,7 +14,9 @@ import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
+import { formatApprovalKinds } from '../functions/domain/approval.ts';
 import { TableBackup } from './backup.ts';
+import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
@@ -24,9 +26,10 @@ import { createIngest } from './ingest.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from './ingest-source.ts';
 import { acknowledgeFindings, acknowledgeOutsideRuleSets } from './nag-acknowledgements.ts';
 import { Network } from './network.ts';
-import type { NotifierFunction } from './notifier-function.ts';
+import { type NotifierFunction, traceAwsCalls } from './notifier-function.ts';
 import { addOutputs } from './notifier-outputs.ts';
 import { Observability } from './observability.ts';
+import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
@@ -80,6 +83,8 @@ export class NotifierStack extends Stack {
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
+    // Every operator action on this stage, behind IAM (lib/operator-api.ts).
+    const operator = createOperatorApi(parts, ingest.fn, ingest.source.failedBatches);
     const dispatchFailures = dispatch.triggers.routineFailures;
     acknowledgeFindings({
       ingest: ingest.fn,
@@ -105,6 +110,8 @@ export class NotifierStack extends Stack {
     const feedback = this.deliveryFeedback(parts, dispatch, observability);
     const smoke = this.smokeProducer(parts, observability);
     const functions = [ingest.fn, dispatch.fn, sweeper, feedback.function, ...(smoke === undefined ? [] : [smoke])];
+    const supportConsole = this.supportConsole(parts, observability);
+    if (supportConsole !== undefined) functions.push(supportConsole.apiFunction, supportConsole.pageFunction);
     const watch = this.protect(parts, observability, functions);
     this.snsDeliveryStatus(parts, feedback, observability);
     if (s.pushPlatformApplicationArns === undefined) {
@@ -113,17 +120,9 @@ export class NotifierStack extends Stack {
         'No pushPlatformApplicationArns: dispatch may publish to no platform endpoint (push is refused), and no push delivery outcome is observed.',
       );
     }
-    // The functions that hold customers' contact points, off the internet (settings `vpc`).
-    if (s.vpc !== undefined) {
-      const network = new Network(this, 'Network', {
-        prefix,
-        settings: s.vpc,
-        table: this.table,
-        evidenceBucket: evidence.bucket,
-        schemaRegistry: s.schemaRegistry,
-      });
-      for (const fn of [ingest.fn, dispatch.fn, sweeper, feedback.function]) network.place(fn);
-    }
+    this.placeInNetwork(parts, [ingest.fn, dispatch.fn, sweeper, feedback.function]);
+    // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
+    if (s.traceAwsCalls) traceAwsCalls(this);
 
     addOutputs(this, {
       stage: s.stage,
@@ -139,6 +138,7 @@ export class NotifierStack extends Stack {
       evidence,
       observability,
       smoke,
+      operatorApi: operator.api,
     });
     acknowledgeOutsideRuleSets(this, {
       table: this.table,
@@ -161,6 +161,20 @@ export class NotifierStack extends Stack {
     });
   }
 
+  /** The functions that hold customers' contact points, off the internet (settings `vpc`). */
+  private placeInNetwork(parts: FunctionPartProps, functions: readonly NotifierFunction[]): void {
+    const s = parts.settings;
+    if (s.vpc === undefined) return;
+    const network = new Network(this, 'Network', {
+      prefix: parts.prefix,
+      settings: s.vpc,
+      table: this.table,
+      evidenceBucket: parts.evidence.bucket,
+      schemaRegistry: s.schemaRegistry,
+    });
+    for (const fn of functions) network.place(fn);
+  }
+
   /**
    * Delivery feedback: SES's configuration set → EventBridge, and SNS's delivery status logs → the feedback
    * function, which records each report on its send (lib/delivery-feedback.ts, lib/sns-delivery-status.ts).
@@ -179,8 +193,11 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.fn.node.addDependency(feedback);
-    // Reports are appended under their send (sends/…); the feedback function never writes a customer's pointer.
-    p.evidence.grantWrite(feedback.function, ['sends']);
+    // Reports are appended under their send's batch (batches/…), or under the send itself for a send from before
+    // batches (sends/…); the feedback function never writes a customer's pointer. A batch the store refused waits
+    // as a gap.
+    p.evidence.grantWrite(feedback.function, ['batches', 'sends']);
+    feedback.function.useTable(p.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
     observability.alarmOnThrottles('Feedback', feedback.function);
     alarmOnUrgentTrigger(observability, dispatch.triggers);
     if (p.evidence.replicationFailures !== undefined) {
@@ -244,6 +261,31 @@ export class NotifierStack extends Stack {
       smsMonthlySpendLimitUsd: s.smsMonthlySpendLimitUsd,
       observability,
     });
+  }
+
+  /** The support console (lib/console.ts), where the settings describe it. */
+  private supportConsole(p: FunctionPartProps, observability: Observability): SupportConsole | undefined {
+    const s = p.settings;
+    if (s.console === undefined) return undefined;
+    const supportConsole = new SupportConsole(this, 'SupportConsole', {
+      prefix: p.prefix,
+      metricNamespace: p.metricNamespace,
+      settings: s.console,
+      table: p.table,
+      evidence: p.evidence,
+      // Four eyes as the operator API has it: the same settings, the same operations.
+      approval: {
+        INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
+        APPROVAL_REQUIRED_FOR: formatApprovalKinds(s.approvalRequiredFor),
+        PROPOSAL_HOURS: String(s.proposalHours),
+      },
+    });
+    observability.alarmOnThrottles('ConsoleApi', supportConsole.apiFunction);
+    new CfnOutput(this, 'SupportConsoleUrl', {
+      description: 'The support console, through the bank network (docs/console.md)',
+      value: supportConsole.url,
+    });
+    return supportConsole;
   }
 
   /** The smoke producer: npm run smoke through MSK, deployed where the settings name the cluster's subnets. */

@@ -1,6 +1,7 @@
 /**
- * CloudWatch for notifier: an alarm for everything that needs a human, all to one SNS topic (with an optional email
- * subscription), and one dashboard. The alarms come by group (lib/alarm-groups.ts), the metrics they read from the
+ * CloudWatch for notifier: an alarm for everything that needs a human, in two tiers — the page topic for what fails
+ * for many, the ticket topic for what concerns one customer or one producer (stage-metrics.ts TICKET_ALARMS) — each
+ * alarm telling its topic when it is OK again, an optional email subscription, and one dashboard. The alarms come by group (lib/alarm-groups.ts), the metrics they read from the
  * functions' EMF output, from Lambda and from the MSK mapping's own metrics (lib/stage-metrics.ts), the dashboard
  * from lib/dashboard.ts. Every name carries the stage's prefix, so two stages coexist in one account.
  */
@@ -22,11 +23,21 @@ import {
   alarmOnIngestSource,
   alarmOnIntake,
   alarmOnParkedBatches,
+  alarmOnRates,
   alarmOnSends,
 } from './alarm-groups.ts';
 import { createDashboard } from './dashboard.ts';
 import { grantsOnlyForAwsServices } from './evidence-key.ts';
-import { type AlarmShape, type AlarmSink, EVERY_OCCURRENCE, PERIOD, StageMetrics, SUSTAINED } from './stage-metrics.ts';
+import {
+  type AlarmShape,
+  type AlarmSink,
+  type AlarmTier,
+  EVERY_OCCURRENCE,
+  PERIOD,
+  StageMetrics,
+  SUSTAINED,
+  TICKET_ALARMS,
+} from './stage-metrics.ts';
 
 export interface ObservabilityProps extends AlarmedParts {
   /** The stage's name prefix, e.g. "notifier-prod". */
@@ -40,7 +51,10 @@ export interface ObservabilityProps extends AlarmedParts {
 }
 
 export class Observability extends Construct implements AlarmSink {
+  /** The page topic: the pipeline or a channel failing for many (its logical id is the one topic's it replaced). */
   readonly topic: Topic;
+  /** The ticket topic: what concerns one customer or one producer, for working hours. */
+  readonly ticketTopic: Topic;
   readonly dashboardName: string;
   readonly alarms: Alarm[] = [];
   /** The one dashboard: other constructs add their rows (lib/delivery-feedback.ts). */
@@ -65,7 +79,12 @@ export class Observability extends Construct implements AlarmSink {
       : undefined;
     alarmKey?.addToResourcePolicy(grantsOnlyForAwsServices());
     this.topic = new Topic(this, 'AlarmTopic', {
-      displayName: `${props.prefix} alarms`,
+      displayName: `${props.prefix} pages`,
+      enforceSSL: true,
+      ...(alarmKey === undefined ? {} : { masterKey: alarmKey }),
+    });
+    this.ticketTopic = new Topic(this, 'TicketTopic', {
+      displayName: `${props.prefix} tickets`,
       enforceSSL: true,
       ...(alarmKey === undefined ? {} : { masterKey: alarmKey }),
     });
@@ -74,8 +93,9 @@ export class Observability extends Construct implements AlarmSink {
     // allows the SNS:Publish action"). Scoped to this account and to this stage's alarms (all named <prefix>-...).
     this.alarmKey = alarmKey;
     this.allowPublishFrom('CloudWatchAlarmsOfThisStage', 'cloudwatch.amazonaws.com', `alarm:${props.prefix}-*`);
-    if (props.alarmEmail !== undefined) {
-      const subscription = this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    // One address for both tiers (a bank wires its pager to the page topic and its ticket queue to the other).
+    for (const topic of props.alarmEmail === undefined ? [] : [this.topic, this.ticketTopic]) {
+      const subscription = topic.addSubscription(new EmailSubscription(props.alarmEmail as string));
       Validations.of(subscription).acknowledge({
         id: 'Serverless-SNSRedrivePolicy',
         reason:
@@ -87,6 +107,7 @@ export class Observability extends Construct implements AlarmSink {
     const m = new StageMetrics(props.metricNamespace, props.ingestMappingId);
     alarmOnIntake(this, m);
     alarmOnSends(this, m);
+    alarmOnRates(this, m);
     alarmOnCardNumbers(this, m);
     alarmOnDispatch(this, m, props);
     alarmOnEvidence(this, m);
@@ -109,15 +130,17 @@ export class Observability extends Construct implements AlarmSink {
       ArnLike: { 'aws:SourceArn': `arn:${partition}:${service}:${region}:${account}:${resource}` },
     };
     const principals = [new ServicePrincipal(servicePrincipal)];
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        sid,
-        principals,
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: fromOurs,
-      }),
-    );
+    for (const topic of [this.topic, this.ticketTopic]) {
+      topic.addToResourcePolicy(
+        new PolicyStatement({
+          sid,
+          principals,
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: fromOurs,
+        }),
+      );
+    }
     this.alarmKey?.addToResourcePolicy(
       new PolicyStatement({
         sid,
@@ -144,7 +167,10 @@ export class Observability extends Construct implements AlarmSink {
     );
   }
 
-  /** An alarm of this stage, to the alarm topic. Public so that other constructs' alarms share the one topic. */
+  /**
+   * An alarm of this stage, to its tier's topic (TICKET_ALARMS: the ticket topic; any other: the page topic), which
+   * also hears when it is OK again. Public so that other constructs' alarms share the topics.
+   */
   alarm(name: string, m: IMetric, description: string, threshold = 1, shape: AlarmShape = EVERY_OCCURRENCE): Alarm {
     const alarm = new Alarm(this, name, {
       alarmName: `${this.prefix}-${name}`,
@@ -156,8 +182,14 @@ export class Observability extends Construct implements AlarmSink {
       comparisonOperator: shape.comparison ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: shape.missing,
     });
-    alarm.addAlarmAction(new SnsAction(this.topic));
+    const action = new SnsAction(this.topicOf(TICKET_ALARMS.has(name) ? 'TICKET' : 'PAGE'));
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
     this.alarms.push(alarm);
     return alarm;
+  }
+
+  topicOf(tier: AlarmTier): Topic {
+    return tier === 'PAGE' ? this.topic : this.ticketTopic;
   }
 }

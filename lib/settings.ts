@@ -12,12 +12,17 @@ import {
   DISPATCH_ENVIRONMENT,
   EVIDENCE_ENVIRONMENT,
   INGEST_ENVIRONMENT,
+  OPERATOR_ENVIRONMENT,
 } from '../functions/contracts/environment.ts';
 import type { IntKey } from '../functions/contracts/environment-keys.ts';
+import { APPROVAL_KINDS, DEFAULT_APPROVAL_REQUIRED } from '../functions/domain/approval.ts';
 import { BRAND_ENV_MAX_BYTES, brandEnvBytes, brandSchema } from '../functions/domain/brand.ts';
 import { DEFAULT_CHANNEL_POLICIES, DELIVERY_POLICIES } from '../functions/domain/delivery-policy.ts';
 import { EVIDENCE_LOCK_MODES } from '../functions/domain/evidence.ts';
 import { MAX_PEAK_NOTIFICATIONS_PER_SECOND } from '../functions/domain/sweep-index.ts';
+import { consoleSettingsSchema } from './console-settings.ts';
+import { deployProblems } from './deploy-problems.ts';
+import { dispatchCapacityProblems, dispatchCapacityShape } from './settings-dispatch.ts';
 import {
   backupSchema,
   eventBusArnSchema,
@@ -39,8 +44,9 @@ export const ARN_GLUE_REGISTRY = /^arn:(aws[a-z-]*):glue:([a-z0-9-]+):(\d{12}):r
 /** Any Secrets Manager secret (the registry's credentials need not follow MSK's AmazonMSK_ naming). */
 const ARN_ANY_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:[A-Za-z0-9/_+=.@-]+$/;
 const DAY_SECONDS = 86_400;
+
 /** The stage whose settings may keep the placeholders of examples/settings.example.json (the offline synth). */
-export const EXAMPLE_STAGE = 'example';
+export { EXAMPLE_STAGE } from './deploy-problems.ts';
 
 const policy = z.enum(DELIVERY_POLICIES).default('AT_MOST_ONCE');
 /** Context given on the command line arrives as a string: accept "100" for 100 and JSON for objects and lists. */
@@ -207,6 +213,13 @@ export const settingsSchema = z
     vpc: json(networkSchema).optional(),
     /** Events older than this are recorded in the inbox and counted (EventsTooOld), never sent. */
     maxEventAgeSeconds: num(60, 3650 * DAY_SECONDS, INGEST_ENVIRONMENT.MAX_EVENT_AGE_SECONDS.default),
+    /**
+     * Which kinds of operator action one identity proposes and another approves (four eyes, functions/domain/approval.ts):
+     * by default what sends content or a contact point an operator supplied, lifts a suppression, or erases a customer.
+     */
+    approvalRequiredFor: list(z.enum(APPROVAL_KINDS)).default([...DEFAULT_APPROVAL_REQUIRED]),
+    /** How long a proposal waits for its approval, in hours. */
+    proposalHours: asKey(OPERATOR_ENVIRONMENT.PROPOSAL_HOURS),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
     ingestIdleAlarmMinutes: num(0, 1440, 60),
     deliveryPolicy: json(
@@ -217,11 +230,14 @@ export const settingsSchema = z
      * cold start). It reaches dispatch as one environment variable, so its JSON is bounded (Lambda's 4 KB for all).
      */
     brand: json(brandSchema),
+    ...dispatchCapacityShape,
     /**
-     * Optional cap on concurrent dispatch invocations. Unset by default: reserving needs account headroom. It caps
-     * sends in flight, not the send rate: the rate is paced by sendRatePerSecond.
+     * X-Ray subsegments for every AWS call (DynamoDB, SES, SNS, S3) besides the invocation's own segment, which Lambda
+     * always records (active tracing). Off by default: it loads the X-Ray SDK (in maintenance mode since February
+     * 2026, end of support February 2027) into every function — about 120 KB and its cold-start time, and an async
+     * hook on every promise the function makes (docs/measurements.md).
      */
-    dispatchReservedConcurrency: z.coerce.number().int().min(1).max(1000).optional(),
+    traceAwsCalls: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
     /**
      * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
      * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and
@@ -252,6 +268,7 @@ export const settingsSchema = z
         `must be at most ${MAX_PEAK_NOTIFICATIONS_PER_SECOND}: beyond that the sweep index needs more than 256 shards per state and channel (README "Scaling")`,
       )
       .default(1_000),
+    console: consoleSettingsSchema.optional(),
   })
   .superRefine((s, ctx) => {
     const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
@@ -298,6 +315,7 @@ export const settingsSchema = z
         `is ${brandEnvBytes(s.brand)} bytes as JSON; at most ${BRAND_ENV_MAX_BYTES} fit beside the function's other settings in Lambda's 4 KB of environment`,
       );
     }
+    dispatchCapacityProblems(s, problem);
     // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.
     if (s.notificationMaxAgeHours * 3600 >= s.inboxRetentionDays * DAY_SECONDS) {
       problem('notificationMaxAgeHours', `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * 24} h)`);
@@ -359,7 +377,6 @@ export const settingsSchema = z
       }
     }
   });
-
 export type Settings = z.infer<typeof settingsSchema>;
 
 export class SettingsError extends Error {
@@ -368,7 +385,6 @@ export class SettingsError extends Error {
     super(`notifier settings: ${problems.join('; ')}`);
   }
 }
-
 export function parseSettings(read: (key: string) => unknown, now: number = Date.now()): Settings {
   const raw = Object.fromEntries(Object.keys(settingsSchema.shape).map((key) => [key, read(key)]));
   const result = settingsSchema.safeParse(raw);
@@ -388,67 +404,6 @@ export function parseSettings(read: (key: string) => unknown, now: number = Date
       : `context key "${key}" is invalid: ${issue.message}`;
   });
   throw new SettingsError(problems);
-}
-
-/** The brand and addresses of examples/settings.example.json: fine for its own stage, never for a real one. */
-const PLACEHOLDER_NAMES = ['Example Bank', 'サンプル銀行'];
-/** The example's support phones (examples/settings.example.json), by their digits. */
-const PLACEHOLDER_PHONE_DIGITS = ['18005550100', '0120555010'];
-/** Domains reserved for documentation and tests (RFC 2606, RFC 6761): nobody can receive mail or serve pages there. */
-const RESERVED_DOMAIN = /(^|\.)(example|test|invalid|localhost|example\.com|example\.net|example\.org)$/i;
-const reservedHost = (host: string) => RESERVED_DOMAIN.test(host.replace(/\.$/, ''));
-const urlHost = (url: string) => (URL.canParse(url) ? new URL(url).hostname : '');
-
-/**
- * What a schema cannot see because it depends on the stage or on the time of the synth: placeholders outside the
- * example stage (a deploy never sends under "Example Bank", from example.com, or pages an address nobody reads), and
- * an AT_TIMESTAMP starting position in the future, which Lambda rejects at deploy ("StartingPositionTimestamp cannot
- * be in the future"), rolling the whole deploy back. Pure: the clock is an argument.
- */
-export function deployProblems(s: Settings, now: number): string[] {
-  const problems: string[] = [];
-  if (s.startingPositionTimestamp !== undefined && s.startingPositionTimestamp * 1000 > now) {
-    problems.push(
-      `context key "startingPositionTimestamp" is in the future (${new Date(s.startingPositionTimestamp * 1000).toISOString()}): Lambda refuses it ("StartingPositionTimestamp cannot be in the future") and the deploy rolls back; use the cutover time once it has passed`,
-    );
-  }
-  if (s.stage === EXAMPLE_STAGE) return problems;
-  // A deploy that pages nobody is a deploy whose alarms fire into the void: a real stage names who is paged.
-  if (s.alarmEmail === undefined) {
-    problems.push(
-      `context key "alarmEmail" is required outside the example stage: every alarm mails it, so a deploy must name who is paged (the on-call address or a pager's e-mail integration)`,
-    );
-  }
-  // "The account" may read seven years of evidence or break glass only in the example stage: a real one names who.
-  for (const [key, who] of [
-    ['evidenceReaders', 'may decrypt the evidence (those who answer disputes)'],
-    ['breakGlassPrincipals', 'may break glass (disable the evidence key, change its protections)'],
-  ] as const) {
-    if (s[key] === undefined) {
-      problems.push(
-        `context key "${key}" is required outside the example stage: it names the IAM roles that ${who}; without it any principal of the account allowed sts:AssumeRole could`,
-      );
-    }
-  }
-  const placeholder = (key: string, what: string) =>
-    problems.push(`context key "${key}" is a placeholder (${what}): stage "${s.stage}" needs the bank's own`);
-  for (const [locale, name] of Object.entries(s.brand.name)) {
-    if (PLACEHOLDER_NAMES.includes(name)) placeholder(`brand.name.${locale}`, name);
-  }
-  if (reservedHost(urlHost(s.brand.supportUrl))) placeholder('brand.supportUrl', urlHost(s.brand.supportUrl));
-  if (s.brand.logo !== undefined && reservedHost(urlHost(s.brand.logo.url))) {
-    placeholder('brand.logo.url', urlHost(s.brand.logo.url));
-  }
-  const phones = typeof s.brand.supportPhone === 'string' ? { '': s.brand.supportPhone } : s.brand.supportPhone;
-  for (const [locale, phone] of Object.entries(phones)) {
-    if (PLACEHOLDER_PHONE_DIGITS.includes(phone.replace(/\D/g, '')))
-      placeholder(locale === '' ? 'brand.supportPhone' : `brand.supportPhone.${locale}`, phone);
-  }
-  for (const key of ['senderEmail', 'alarmEmail'] as const) {
-    const domain = s[key]?.split('@')[1];
-    if (domain !== undefined && reservedHost(domain)) placeholder(key, `${domain} is reserved for examples`);
-  }
-  return problems;
 }
 
 /**

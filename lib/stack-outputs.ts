@@ -15,7 +15,8 @@ export const STACK_OUTPUTS = {
   IngestKafkaMappingId: 'The MSK event source mapping (its UUID)',
   FailedIngestBatchesBucketName: 'Batches the MSK mapping gave up on',
   DispatchOnFailureQueueUrl: 'Stream records dispatch gave up on',
-  AlarmTopicArn: 'Every alarm publishes here',
+  AlarmTopicArn: 'Pages: the alarms of what fails for many (wire the on-call pager here)',
+  TicketTopicArn: 'Tickets: the alarms of what concerns one customer or one producer (wire the ticket queue here)',
   FeedbackFunctionName: 'The SES delivery feedback function',
   FeedbackLogGroupName: "The feedback function's log group",
   FeedbackDeadLetterQueueUrl: 'SES feedback events that could not be recorded',
@@ -26,6 +27,8 @@ export const STACK_OUTPUTS = {
   EvidenceBreakGlassRoleArn:
     'Break glass only: may disable the evidence key or change its protections; every use is reported',
   DashboardUrl: 'The CloudWatch dashboard',
+  OperatorApiUrl:
+    'The operator API (IAM authorization on every route): every operator action of npm run ops, done by the operator function and audited with the caller AWS verified',
 } as const;
 
 /** Outputs only some stacks have: the smoke producer exists when the settings name the cluster's subnets. */

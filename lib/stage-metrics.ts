@@ -38,7 +38,32 @@ export const SILENCE = (periods: number): AlarmShape => ({
   comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
 });
 
-/** Where the alarm groups put their alarms: the stage's one topic (lib/observability.ts). */
+/**
+ * Who an alarm reaches (docs/operations.md "Who gets paged for what"): PAGE wakes a person — the pipeline or a channel
+ * is failing for many; TICKET is read in working hours — one customer's message, one producer's record.
+ */
+export type AlarmTier = 'PAGE' | 'TICKET';
+
+/**
+ * What concerns one customer or one producer: every alarm of these names goes to the ticket topic, whatever its
+ * threshold, and each has a rate alarm beside it that pages when it happens to many (lib/alarm-groups.ts).
+ */
+export const TICKET_ALARMS: ReadonlySet<string> = new Set([
+  'RecordsQuarantined',
+  'EventIdConflicts',
+  'CardNumbersMasked',
+  'SendFailures',
+  'UnknownOutcomes',
+  'NotificationsExpired',
+  'NotificationsRefused',
+  'LateAcceptances',
+  'AcceptancesNotRecorded',
+  'SweeperFoundStuck',
+  'DeliveryFailures',
+  'SnsNotificationsFailed',
+]);
+
+/** Where the alarm groups put their alarms: the page or the ticket topic, by tier (lib/observability.ts). */
 export interface AlarmSink {
   alarm(name: string, m: IMetric, description: string, threshold?: number, shape?: AlarmShape): Alarm;
   alarmOnThrottles(name: string, fn: IFunction): Alarm;

@@ -7,6 +7,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { SweeperEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { brandEnvValue } from '../functions/domain/brand.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -15,6 +16,10 @@ export function createSweeper(p: FunctionPartProps): NotifierFunction {
   const environment: SweeperEnvironment = {
     TABLE_NAME: table.tableName,
     SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
+    // Dispatch's rendering values: the sweeper rebuilds the evidence of an invocation that died before its batch.
+    SENDER_EMAIL: p.settings.senderEmail,
+    BRAND: brandEnvValue(p.settings.brand),
+    SES_CONFIGURATION_SET: p.settings.sesConfigurationSet ?? p.prefix,
     ...p.sendingEnv,
     ...p.placementEnv,
     ...p.evidence.environment,
@@ -40,8 +45,13 @@ export function createSweeper(p: FunctionPartProps): NotifierFunction {
     id: 'Serverless-EventBusDLQ',
     reason: 'A missed sweeper run is redone by the next one a minute later; there is nothing to dead-letter.',
   });
-  // The sweeper fills evidence gaps, which may be a send record or a customer's pointer, and closes them.
-  p.evidence.grantWrite(fn, ['sends', 'users']);
-  fn.useTable(table, ['dynamodb:Query', 'dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+  // The sweeper fills evidence gaps — a batch, or from before batches a send record or a customer's pointer — and
+  // finishes the batches of invocations that ended before theirs was written (their intents), then closes them.
+  p.evidence.grantWrite(fn, ['batches', 'sends', 'users']);
+  fn.useTable(table, ['dynamodb:Query', 'dynamodb:DeleteItem'], {
+    leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*'],
+  });
+  // A batch left in the table when the store failed again: kept as a gap.
+  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
   return fn;
 }

@@ -47,5 +47,11 @@ export function createTable(stack: Stack, key: IKey | undefined): Table {
     sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
     projectionType: ProjectionType.KEYS_ONLY,
   });
+  table.addGlobalSecondaryIndex({
+    indexName: schema.incidentIndex.indexName,
+    partitionKey: { name: schema.incidentIndex.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: schema.incidentIndex.sortKey, type: AttributeType.STRING },
+    projectionType: ProjectionType.ALL,
+  });
   return table;
 }

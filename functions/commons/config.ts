@@ -17,11 +17,13 @@ import {
   type EVIDENCE_ENVIRONMENT,
   FEEDBACK_ENVIRONMENT,
   INGEST_ENVIRONMENT,
+  OPERATOR_ENVIRONMENT,
   SMOKE_ENVIRONMENT,
   SWEEPER_ENVIRONMENT,
   sendRatesOf,
 } from '../contracts/environment.ts';
 import type { EnvKey, EnvSpec, TextKey, ValuesOf } from '../contracts/environment-keys.ts';
+import { type ApprovalPolicy, approvalPolicyOf } from '../domain/approval.ts';
 import { type Brand, brandProblems, brandSchema } from '../domain/brand.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { type ChannelPolicies, DELIVERY_POLICIES, parseChannelPolicies } from '../domain/delivery-policy.ts';
@@ -203,6 +205,8 @@ export function loadSweeperConfig(env: Env = process.env) {
     sendRates: sendRatesOf(c),
     maxAgeMs: c.MAX_AGE_SECONDS * 1000,
     evidence: evidenceOf(c),
+    // Dispatch's rendering and sending values: what rebuilding a send's record needs (recover-evidence.ts).
+    rebuild: { senderEmail: c.SENDER_EMAIL, configurationSet: c.SES_CONFIGURATION_SET, brand: brandOf(c.BRAND) },
   };
 }
 
@@ -216,7 +220,7 @@ export type FeedbackConfig = ReturnType<typeof loadFeedbackConfig>;
  * Where evidence goes (docs/evidence-and-privacy.md): the bucket or, for the local run, a folder; not both. Neither:
  * this function keeps no evidence.
  */
-function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
+export function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
   if (c.EVIDENCE_BUCKET !== undefined && c.EVIDENCE_DIR !== undefined) {
     throw new ConfigError('configuration error: set EVIDENCE_BUCKET or EVIDENCE_DIR, not both');
   }
@@ -229,6 +233,31 @@ function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
   return { store, retentionDays: c.EVIDENCE_RETENTION_DAYS, timeoutMs: c.EVIDENCE_TIMEOUT_MS };
 }
 export type EvidenceConfig = ReturnType<typeof evidenceOf>;
+
+export function loadOperatorConfig(env: Env = process.env) {
+  const c = parseEnvironment(OPERATOR_ENVIRONMENT, env);
+  const store = evidenceOf(c).store;
+  if (store?.kind !== 's3') throw new ConfigError('configuration error: EVIDENCE_BUCKET is required but not set');
+  return {
+    tableName: c.TABLE_NAME,
+    evidence: store,
+    ingestFunctionName: c.INGEST_FUNCTION_NAME,
+    failedBatchesBucket: c.FAILED_BATCHES_BUCKET,
+    proposalKeepDays: c.INBOX_RETENTION_DAYS,
+    policy: approvalPolicy(c.APPROVAL_REQUIRED_FOR, c.PROPOSAL_HOURS),
+  };
+}
+
+/** Four eyes as the environment sets it: the kinds named (none when empty; the default when unset). */
+export function approvalPolicy(kinds: string | undefined, hours: number): ApprovalPolicy {
+  const parsed = approvalPolicyOf(kinds, hours);
+  if ('unknown' in parsed) {
+    throw new ConfigError(
+      `configuration error: APPROVAL_REQUIRED_FOR names no such kind: ${parsed.unknown.join(', ')}`,
+    );
+  }
+  return parsed.policy;
+}
 
 export function loadSmokeProducerConfig(env: Env = process.env) {
   const c = parseEnvironment(SMOKE_ENVIRONMENT, env);

@@ -8,6 +8,7 @@
  * setting's default is this one. The dispatch timing's own defaults are in dispatch-timing.ts, the sweep index's in
  * domain/sweep-index.ts, the channels' delivery policies in domain/delivery-policy.ts.
  */
+import { DEFAULT_PROPOSAL_HOURS } from '../domain/approval.ts';
 import type { Channel } from '../domain/channels.ts';
 import { EVIDENCE_LOCK_MODES } from '../domain/evidence.ts';
 import { NOTICE_TIMINGS } from '../domain/send-moment.ts';
@@ -85,11 +86,13 @@ export const EVIDENCE_ENVIRONMENT = {
   EVIDENCE_TIMEOUT_MS: int(100, 30_000, 2_000),
 } as const satisfies EnvSpec;
 
+/** How long the inbox, notifications and quarantine records are kept (their TTL). */
+const RETENTION = { INBOX_RETENTION_DAYS: int(1, 3650, 35, DEPLOYED) } as const satisfies EnvSpec;
+
 export const INGEST_ENVIRONMENT = {
   ...TABLE,
   ...PLACEMENT,
-  /** How long the inbox, notifications and quarantine records are kept (their TTL). */
-  INBOX_RETENTION_DAYS: int(1, 3650, 35, DEPLOYED),
+  ...RETENTION,
   INGEST_CONCURRENCY: int(1, 256, 16, DEPLOYED),
   MAX_EVENT_BYTES: int(256, 1_000_000, 65_536),
   TRANSACTION_ATTEMPTS: int(1, 10, 4),
@@ -109,16 +112,21 @@ export const INGEST_ENVIRONMENT = {
   SECRET_MAC_KEY_FILE: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
-export const DISPATCH_ENVIRONMENT = {
-  ...TABLE,
-  ...PLACEMENT,
-  ...SENDING,
-  ...EVIDENCE_ENVIRONMENT,
+/** What a send's message is rendered and its request built with: dispatch's, and the sweeper's rebuild of evidence. */
+const RENDERING = {
   SENDER_EMAIL: text('email'),
   /** The bank's identity, JSON (domain/brand.ts): checked at cold start by the schema the synth used. */
   BRAND: text(),
   /** Every email goes through the configuration set whose events reach the feedback function. */
   SES_CONFIGURATION_SET: optionalText('nonEmpty', DEPLOYED),
+} as const satisfies EnvSpec;
+
+export const DISPATCH_ENVIRONMENT = {
+  ...TABLE,
+  ...PLACEMENT,
+  ...SENDING,
+  ...EVIDENCE_ENVIRONMENT,
+  ...RENDERING,
   /**
    * Our account (the stack passes it) and region (Lambda sets it): a push endpoint outside them is refused by our own
    * IAM for that endpoint alone. Without the account, such a refusal holds the channel (the cautious reading).
@@ -157,6 +165,11 @@ export const SWEEPER_ENVIRONMENT = {
   ...PLACEMENT,
   ...SENDING,
   ...EVIDENCE_ENVIRONMENT,
+  /**
+   * What dispatch renders and sends with, so the sweeper can rebuild the evidence of an invocation that died before
+   * its batch was written (functions/sweeper/recover-evidence.ts): dispatch's own values.
+   */
+  ...RENDERING,
   /** Items one run may examine; the run also stops at its deadline. */
   SWEEP_LIMIT: int(1, 100_000, 10_000),
   SWEEP_PAGE_SIZE: int(1, 1_000, 100),
@@ -177,7 +190,32 @@ export const SMOKE_ENVIRONMENT = {
   AWS_REGION: text('nonEmpty', BY_LAMBDA),
 } as const satisfies EnvSpec;
 
+/**
+ * The operator function behind the operator API (functions/operator-api/): the table, the evidence store (audit
+ * records, and the evidence an export reads), the ingest function replays and repairs go through, the bucket of
+ * parked batches, and four eyes.
+ */
+export const OPERATOR_ENVIRONMENT = {
+  ...TABLE,
+  ...EVIDENCE_ENVIRONMENT,
+  /** How long a decided or expired proposal stays in the table, as long as the inbox (the audit keeps it for good). */
+  ...RETENTION,
+  INGEST_FUNCTION_NAME: text('nonEmpty'),
+  FAILED_BATCHES_BUCKET: text('nonEmpty'),
+  /**
+   * The kinds of action a second identity must approve (domain/approval.ts), comma-separated; empty: none. Unset (a
+   * run without the stack): DEFAULT_APPROVAL_REQUIRED, the `approvalRequiredFor` setting's default.
+   */
+  APPROVAL_REQUIRED_FOR: optionalText(
+    { pattern: /^([A-Z_]+(,[A-Z_]+)*)?$/, must: 'kinds of action, comma-separated (OPERATOR_CONTENT,ERASE)' },
+    DEPLOYED,
+  ),
+  /** How long a proposal waits for its approval. */
+  PROPOSAL_HOURS: int(1, 720, DEFAULT_PROPOSAL_HOURS, DEPLOYED),
+} as const satisfies EnvSpec;
+
 export type IngestEnvironment = EnvironmentOf<typeof INGEST_ENVIRONMENT>;
+export type OperatorEnvironment = EnvironmentOf<typeof OPERATOR_ENVIRONMENT>;
 export type DispatchEnvironment = EnvironmentOf<typeof DISPATCH_ENVIRONMENT>;
 export type SweeperEnvironment = EnvironmentOf<typeof SWEEPER_ENVIRONMENT>;
 export type FeedbackEnvironment = EnvironmentOf<typeof FEEDBACK_ENVIRONMENT>;

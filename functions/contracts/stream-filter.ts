@@ -59,3 +59,11 @@ export function matchesFilter(pattern: unknown, value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   return Object.entries(pattern).every(([k, p]) => matchesFilter(p, (value as Record<string, unknown>)[k]));
 }
+
+/**
+ * SES events reach the feedback function through a queue, in batches: up to this many, or what arrived in this window
+ * — so a batch's reports on one send batch are one evidence object (docs/evidence-and-privacy.md), and a suppression
+ * still applies within seconds. The stack's mapping and the local run's deliver the same batches.
+ */
+export const SES_EVENTS_BATCH_SIZE = 500;
+export const SES_EVENTS_BATCH_WINDOW_SECONDS = 10;

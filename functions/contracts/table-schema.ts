@@ -51,6 +51,17 @@ export const TABLE_SCHEMA = {
     partitionKey: 'userKey',
     sortKey: 'occurredAt',
   },
+  /**
+   * Sparse: only quarantined records and REFUSED notifications carry incidentKey = <kind>#<day>#<shard>
+   * (domain/keys.ts incidentKeyOf), sorted by incidentAt (when it happened). An incident's look-up — `ops quarantine
+   * --since 1h`, `ops refused` — reads a few keys, never the table (docs/table.md "The incidents index"). All
+   * attributes: the lists show each item whole, and the items are few (each raised an alarm).
+   */
+  incidentIndex: {
+    indexName: 'incidents',
+    partitionKey: 'incidentKey',
+    sortKey: 'incidentAt',
+  },
 } as const;
 
 export function createTableInput(tableName: string): CreateTableCommandInput {
@@ -66,6 +77,8 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: s.messageIndex.partitionKey, AttributeType: 'S' },
       { AttributeName: s.userIndex.partitionKey, AttributeType: 'S' },
       { AttributeName: s.userIndex.sortKey, AttributeType: 'S' },
+      { AttributeName: s.incidentIndex.partitionKey, AttributeType: 'S' },
+      { AttributeName: s.incidentIndex.sortKey, AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: s.partitionKey, KeyType: 'HASH' },
@@ -92,6 +105,14 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
           { AttributeName: s.userIndex.sortKey, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+      {
+        IndexName: s.incidentIndex.indexName,
+        KeySchema: [
+          { AttributeName: s.incidentIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: s.incidentIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
       },
     ],
     StreamSpecification: { StreamEnabled: true, StreamViewType: s.streamViewType },

@@ -21,8 +21,9 @@
  *      FAILED; throttled / not sent → deferred with a growing backoff; account blocked → hold the channel, deferred;
  *      application blocked → hold that application, deferred; unknown → UNKNOWN (at most once) or resent (at least
  *      once).
- *  10. Accepted: the evidence of the send (the exact request, the message id, when) to the evidence store, or, when the
- *      store fails, to a gap the sweeper fills (record-evidence.ts). Never a reason to send again.
+ *  10. Accepted: the evidence of the send (the exact request, the message id, when) joins the invocation's batch,
+ *      written once the invocation's records are done (record-evidence.ts); the SENT write names the batch and the
+ *      record's SHA-256. Never a reason to send again, never in the send slot.
  * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
  * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
  * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends
@@ -35,63 +36,37 @@ import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.t
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import { classOf } from '../domain/catalogue.ts';
-import type { Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { NoticeTiming } from '../domain/send-moment.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
+import { loadTemplates } from '../domain/template-sets.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
 import type { MomentStore } from '../stores/moment-store.ts';
-import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
+import type { NotificationKey, NotificationStore, SentEvidence, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
-import { type MomentResult, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
+import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
+import { type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
-import { type EvidenceDeps, type EvidenceOutcome, recordSendEvidence } from './record-evidence.ts';
+import { type EvidenceDeps, sendProofOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
-/** Why a claimed notification went back to PENDING without using its attempt budget. */
-export type DeferReason =
-  | 'THROTTLED'
-  | 'NOT_SENT'
-  | 'RATE_LIMITED'
-  | 'CHANNEL_HELD'
-  | 'ACCOUNT_BLOCKED'
-  /** The push endpoint's platform application is held (disabled): other applications go on. */
-  | 'APPLICATION_HELD'
-  /** The provider said the platform application is disabled: that application is now held. */
-  | 'APPLICATION_BLOCKED'
-  /** Too little of the invocation or the lease was left to finish a send: not started, back at once. */
-  | 'NO_TIME_LEFT';
+/** The moment-dependent part of a push as sent (its TTL and collapse id): what a rebuilt record needs; none else. */
+function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: string } } {
+  const { ttlSeconds, collapseId } = m as { ttlSeconds?: number; collapseId?: string };
+  if (ttlSeconds === undefined && collapseId === undefined) return {};
+  return {
+    push: {
+      ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+      ...(collapseId === undefined ? {} : { collapseId }),
+    },
+  };
+}
 
-/**
- * What became of a provider's acceptance: written (SENT, or the message id on the SENDING item), late (the sweeper
- * had already resolved the lease: reported, alarmed, the id recorded on the UNKNOWN item when it still was ours), or
- * not written at all before the record's time ran out (the lease then decides: the unknown-outcome policy).
- */
-export type AcceptanceRecord = 'recorded' | 'late' | 'notRecorded';
-
-export type DispatchResult =
-  | { kind: 'skipped'; why: 'taken' | 'notDue' }
-  | { kind: 'suppressed'; key: NotificationKey; notificationId: string; channel: Channel; reason: SuppressedReason }
-  | {
-      kind: 'sent';
-      item: NotificationItem;
-      providerMessageId: string;
-      /** The send landed after our lease had been taken over: never written over the newer state. */
-      fenced: boolean;
-      acceptance: AcceptanceRecord;
-      /** Where the evidence of the send went (absent when the deployment keeps none). */
-      evidence?: { outcome: EvidenceOutcome; key: string; error?: string };
-    }
-  | { kind: 'failed'; item: NotificationItem; reason: string }
-  | { kind: 'expired'; item: NotificationItem }
-  /** HELD until its send window opens, or not sent for its moment (EXPIRED, SUPERSEDED, THROTTLED). */
-  | MomentResult
-  | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
-  | { kind: 'unknown'; item: NotificationItem; reason: string; resend: boolean };
+export type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 
 export interface DispatchDeps {
   readonly store: NotificationStore;
@@ -183,6 +158,9 @@ export async function dispatchNotification(
   const early = momentFirst(item, deps, deps.now());
   if (early !== undefined) return stopped(holder, early);
 
+  // The type's templates, loaded once per environment (template-sets.ts); a failure to load is a deploy's fault,
+  // thrown for the stream to retry — never this message's.
+  await loadTemplates(item.template);
   let message: Message;
   try {
     message = render(
@@ -259,20 +237,36 @@ export async function dispatchNotification(
     }
   }
 
+  return sent(holder, message, providerMessageId);
+}
+
+/**
+ * Step 10, the provider accepted: SENT, with the evidence of the send. The record is built before the acceptance is
+ * written, so the SENT write names its batch and its SHA-256 — an invocation that dies before its batch is written
+ * leaves what the sweeper needs to rebuild and check it; after the outcome is recorded the record joins the
+ * invocation's batch and the send slot is free. The evidence never holds a send back nor repeats it.
+ */
+async function sent(holder: Holder, message: Message, providerMessageId: string): Promise<DispatchResult> {
+  const { deps, item } = holder;
   const acceptedAtMs = deps.now();
-  const acceptance = await holder.recordAcceptance(providerMessageId);
-  const sent = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
-  if (deps.evidence === undefined) return sent;
-  // Step 10, after the acceptance is on the item: the evidence never holds the send back nor repeats it.
-  const evidence = await recordSendEvidence(
-    deps.evidence,
-    item,
-    message,
+  const evidence = deps.evidence;
+  const proof =
+    evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
+  const acceptance = await holder.recordAcceptance(
     providerMessageId,
-    acceptedAtMs,
-    (budget.recordBy ?? budget.finishBy) - deps.now(),
+    proof === undefined || evidence === undefined
+      ? undefined
+      : {
+          batch: evidence.batch.name,
+          sha256: proof.sha256,
+          acceptedAt: proof.record.acceptedAt,
+          ...pushMomentOf(message),
+        },
   );
-  return { ...sent, evidence };
+  const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
+  if (proof === undefined || evidence === undefined) return result;
+  evidence.batch.add(proof);
+  return { ...result, evidence: { batch: evidence.batch.name } };
 }
 
 /**
@@ -411,11 +405,13 @@ class Holder {
   }
 
   /** The provider accepted: SENT, kept trying; if the sweeper resolved the lease first, the id goes on its UNKNOWN. */
-  async recordAcceptance(providerMessageId: string): Promise<AcceptanceRecord> {
+  async recordAcceptance(providerMessageId: string, evidence?: SentEvidence): Promise<AcceptanceRecord> {
     const { item, deps } = this;
     let marked: Transition;
     try {
-      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now), { providerMessageId });
+      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now, evidence), {
+        providerMessageId,
+      });
     } catch {
       // DynamoDB refused every write for the rest of this record's time. If an extension carried the message id the
       // acceptance is still on the item (the sweeper will mark it SENT); otherwise the lease's policy decides.

@@ -4,6 +4,7 @@
  * out among the records (invocation-budget.ts), runs the use case with bounded concurrency, and reports failed and
  * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
+import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -13,17 +14,22 @@ import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { sleep } from '../commons/retry.ts';
 import { uniformRetention } from '../domain/evidence.ts';
+import { loadTemplates } from '../domain/template-sets.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
+import type { BatchOutlets } from '../stores/evidence-batch-writer.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
+import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
+import { DynamoEvidenceIntents, type EvidenceIntents } from '../stores/evidence-intents.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoMomentStore } from '../stores/moment-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
-import { InvocationBudget } from './invocation-budget.ts';
+import { InvocationBudget, RETURN_SLACK_MS } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
+import { InvocationEvidence, type SendRecordDeps } from './record-evidence.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from './send-quota-store.ts';
 import { ProviderSender } from './senders.ts';
 import { criticalFirst, dispatchable } from './stream-record.ts';
@@ -63,18 +69,28 @@ const deps: DispatchDeps = {
   audience: new DynamoAudienceStore(documentClient, config.tableName),
   moment: new DynamoMomentStore(documentClient, config.tableName),
   timing: config.noticeTiming,
-  ...(evidenceStore === undefined
-    ? {}
+};
+/** Where each invocation's evidence batch goes (record-evidence.ts): the store, the gaps, the intents, the index. */
+const evidence: { outlets: BatchOutlets & { intents: EvidenceIntents }; records: SendRecordDeps } | undefined =
+  evidenceStore === undefined
+    ? undefined
     : {
-        evidence: {
+        outlets: {
           store: evidenceStore,
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
+          intents: new DynamoEvidenceIntents(documentClient, config.tableName),
+          index: {
+            index: new DynamoEvidenceIndex(documentClient, config.tableName),
+            retentionDays: config.evidence.retentionDays,
+          },
+        },
+        records: {
           retention: uniformRetention(config.evidence.retentionDays),
           requestOf: (n, m) => sender.request(n, m),
-          timeoutMs: config.evidence.timeoutMs,
         },
-      }),
-};
+      };
+/** An intent still open this long after its invocation's deadline is the sweeper's to finish (recover-evidence.ts). */
+const EVIDENCE_RECOVERY_GRACE_MS = 30_000;
 
 const raiseShardMark = onceRaised(
   new DynamoSweepShardMark(documentClient, config.tableName),
@@ -86,13 +102,21 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   logger.addContext(context);
   // Before this environment writes a sweep key (claim, release): the sweeper must visit every shard in use.
   await raiseShardMark();
-  const budget = new InvocationBudget(Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs, {
+  const startedAt = Date.now();
+  const budget = new InvocationBudget(startedAt + context.getRemainingTimeInMillis() - config.deadlineMarginMs, {
     concurrency: config.concurrency,
     sendTimeoutMs: config.sendTimeoutMs,
     maxWaitMs: config.maxPacingWaitMs,
     records: event.Records.length,
     writeMarginMs: config.deadlineMarginMs,
   });
+  const batch = openEvidenceBatch(event, startedAt + context.getRemainingTimeInMillis());
+  // The templates of the batch's notice types start loading now, beside the first claims (each record awaits its own).
+  for (const type of new Set(event.Records.map((r) => r.dynamodb?.NewImage?.template?.S))) {
+    if (type !== undefined) void loadTemplates(type).catch(() => undefined);
+  }
+  const invocationDeps: DispatchDeps =
+    batch === undefined || evidence === undefined ? deps : { ...deps, evidence: { ...evidence.records, batch } };
   const recordHandler = async (record: DynamoDBRecord): Promise<void> => {
     const target = dispatchable(record);
     if (target === undefined) {
@@ -103,7 +127,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     }
     await limit(async () => {
       try {
-        report(await dispatchNotification(target, deps, budget.start(Date.now())));
+        report(await dispatchNotification(target, invocationDeps, budget.start(Date.now())));
       } catch (error) {
         if ((error as Error).name === 'NotStartedError') {
           count('RecordsNotStarted');
@@ -125,10 +149,70 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     const ordered = { ...event, Records: criticalFirst(event.Records) };
     return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
+    // After every record: the invocation's evidence, in one batch, outside every send slot.
+    if (batch !== undefined) await closeEvidenceBatch(batch, context);
     // Per-channel outcomes flush on their own (countBy); the rest only when there is any, without an empty-flush warning.
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
 };
+
+/**
+ * The invocation's evidence batch, when evidence is kept and a record may be sent. Its intent is written alongside the
+ * first claims, never before them: no send waits on it (a claim, the pacer and the audience check come first).
+ */
+function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
+  if (evidence === undefined) return undefined;
+  const notificationIds = event.Records.flatMap((r) => dispatchable(r)?.notificationId ?? []);
+  if (notificationIds.length === 0) return undefined;
+  const batch = new InvocationEvidence(evidence.outlets, {
+    now: Date.now(),
+    id: randomUUID().replaceAll('-', '').slice(0, 20),
+    dueMs: deadline + EVIDENCE_RECOVERY_GRACE_MS,
+  });
+  void batch.open(notificationIds).then((opened) => {
+    // The sends go on: the batch is then as safe as its own write at the end (EvidenceLost if that fails too).
+    if (!opened.kept) logger.warn('evidence intent not written', { batch: batch.name, reason: opened.error });
+  });
+  return batch;
+}
+
+/** Writes the batch in what is left of the invocation, and reports where its records went. */
+async function closeEvidenceBatch(batch: InvocationEvidence, context: Context): Promise<void> {
+  const r = await batch.close(
+    context.getRemainingTimeInMillis() - RETURN_SLACK_MS,
+    config.evidence.timeoutMs,
+    Date.now(),
+  );
+  // Nothing sent: the intent is closed, there is nothing to report.
+  if (r.records === 0) return;
+  const perChannel = new Map<string, number>();
+  for (const p of batch.records) perChannel.set(p.record.channel, (perChannel.get(p.record.channel) ?? 0) + 1);
+  const ids = batch.records.map((p) => ({
+    notificationId: p.record.notificationId,
+    providerMessageId: p.record.providerMessageId,
+  }));
+  if (r.outcome === 'gap') {
+    // SENT stands; the records wait in the table (or are rebuilt from their notifications) and the sweeper writes them.
+    for (const [channel, n] of perChannel) countBy('EvidenceGaps', { channel }, n);
+    logger.warn('evidence batch not written: left to the sweeper', {
+      batch: batch.name,
+      reason: r.error,
+      records: r.records,
+    });
+  } else if (r.outcome === 'lost') {
+    for (const [channel, n] of perChannel) countBy('EvidenceLost', { channel }, n);
+    logger.error('evidence batch not written, no gap and no intent recorded', {
+      batch: batch.name,
+      reason: r.error,
+      sends: ids,
+    });
+  } else if (r.intentOpen) {
+    logger.warn('evidence batch written; its index or intent left to the sweeper', {
+      batch: batch.name,
+      reason: r.error,
+    });
+  }
+}
 
 /** The metric of each status the moment ends a notification in (docs/dispatch.md "The right moment"). */
 const UNSENT_METRIC = {
@@ -175,18 +259,6 @@ function report(r: DispatchResult): void {
           providerMessageId: r.providerMessageId,
         });
       } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
-      if (r.evidence?.outcome === 'gap') {
-        // SENT stands; the record's bytes wait in the table and the sweeper writes them (EvidenceGapsOpen alarms).
-        countBy('EvidenceGaps', { channel: r.item.channel });
-        logger.warn('evidence not written: kept as a gap for the sweeper', { ...ids, reason: r.evidence.error });
-      } else if (r.evidence?.outcome === 'lost') {
-        countBy('EvidenceLost', { channel: r.item.channel });
-        logger.error('evidence not written and no gap recorded', {
-          ...ids,
-          providerMessageId: r.providerMessageId,
-          reason: r.evidence.error,
-        });
-      }
       break;
     case 'failed':
       // Alarms read SendFailures per channel; the reason breakdown is a metric of its own so both stay queryable.

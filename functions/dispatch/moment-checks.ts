@@ -15,12 +15,12 @@ import type { Brand } from '../domain/brand.ts';
 import { floodGuardOf, supersedeKeyOf } from '../domain/catalogue.ts';
 import { unknownChannel } from '../domain/channels.ts';
 import { floodKey, seriesCollapseId, seriesPk } from '../domain/keys.ts';
-import { readInstant } from '../domain/moment.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import {
   floodWindow,
   momentVerdict,
   type NoticeTiming,
+  occurredMsOf,
   type PushMoment,
   remainingSeconds,
   validUntilOf,
@@ -81,7 +81,7 @@ export async function momentLast(
   deps: MomentDeps,
 ): Promise<{ stop: MomentStop } | MomentReady> {
   const series = seriesOf(item);
-  const occurredAtMs = item.occurredAt === undefined ? undefined : readInstant(item.occurredAt)?.epochMs;
+  const occurredAtMs = occurredMsOf(item);
   if (deps.moment !== undefined && series !== undefined && occurredAtMs !== undefined) {
     const newer = await deps.moment.newerNotice(series, occurredAtMs);
     if (newer !== undefined) {
@@ -97,7 +97,10 @@ export async function momentLast(
   const guard = floodGuardOf(item.template);
   if (deps.moment !== undefined && guard !== undefined) {
     const window = floodWindow(guard, deps.now());
-    const key = floodKey(item.userId, item.template, item.channel, window.start);
+    const key = {
+      ...floodKey(item.userId, item.template, item.channel, window.start),
+      notificationId: item.notificationId,
+    };
     if (!(await deps.moment.takeFloodSlot(key, guard.limit, Math.ceil(window.end / 1000) + 86_400))) {
       const throttledWindow = `${guard.limit} per ${guard.windowSeconds} s, ${iso(window.start)}–${iso(window.end)}`;
       return { stop: { kind: 'end', end: { status: 'THROTTLED', throttledWindow } } };

@@ -57,7 +57,9 @@ export interface SuppressionItem {
   /** The notification whose feedback suppressed the address: where an operator finds who it was. */
   notificationId: string;
   liftedAt?: string;
+  /** The verified principal who lifted it, and how it was verified (functions/domain/identity.ts). */
   liftedBy?: string;
+  liftedVerifiedBy?: string;
   liftReason?: string;
 }
 
@@ -72,6 +74,8 @@ export interface PreferencesItem {
   occurredAt: string;
   eventId: string;
   updatedAt: string;
+  /** Set when an erasure forgot them: optOut is empty, userId and occurredAt are gone, the watermark stays. */
+  erasedAt?: string;
 }
 
 /** What keeps one notification from being sent, or undefined when it may go. Suppression first: it is a fact. */

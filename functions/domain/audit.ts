@@ -1,22 +1,43 @@
 /**
  * The audit of deliberate operator actions (docs/evidence-and-privacy.md "Audited operator actions"): one record of
- * the action — who, when, why, on what, with what it was shown — written before anything is done, and one record of
- * its outcome (done, refused and why, or failed) written after. Both are written once to the evidence store and kept
- * as long as the evidence; the outcome is a second object beside the first, because a written object is never
- * changed. Pure: the keys and the shapes; functions/stores/audit-log.ts stores them.
+ * the action — who (a verified identity), when, why, on what, with what it was shown — written before anything is
+ * done, and one record of its outcome (done, refused and why, or failed) written after. A refusal is audited too when
+ * the operator asked for the action (confirmed, proposed, approved): the record and its REFUSED outcome. Both are
+ * written once to the evidence store and kept as long as the evidence; the outcome is a second object beside the
+ * first, because a written object is never changed. Pure: the keys and the shapes; functions/stores/audit-log.ts
+ * stores them.
  */
+import type { RecordedIdentity } from './identity.ts';
 
-export const AUDIT_ACTIONS = [
+/**
+ * Every action that changes what a customer receives or what is held about them, and showing what is held, as the
+ * operator's operations run them (functions/operator/operations.ts).
+ */
+export const OPERATOR_ACTIONS = [
   'RESEND',
+  'REPAIR',
   'REPLAY',
+  'REPLAY_BATCHES',
   'SUPPRESSION_LIFT',
   'EXPORT',
   'ERASE',
-  'PROMOTE',
-  'DEMOTE',
-  'RECONCILE',
+  // A contact point shown in full to support staff, who said why (the support console masks it otherwise).
+  'REVEAL',
 ] as const;
+export type OperatorActionName = (typeof OPERATOR_ACTIONS)[number];
+
+/** The regions' fence moved, and what a failover left decided (docs/regions.md): run against both regions at once. */
+export const REGION_ACTIONS = ['PROMOTE', 'DEMOTE', 'RECONCILE'] as const;
+
+export const AUDIT_ACTIONS = [...OPERATOR_ACTIONS, ...REGION_ACTIONS] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * Which half of the action a record is: done by one identity at once (CONFIRM), or proposed by one and approved (or
+ * rejected) by another (docs/operations.md "Four eyes").
+ */
+export const AUDIT_STEPS = ['CONFIRM', 'PROPOSE', 'APPROVE', 'REJECT'] as const;
+export type AuditStep = (typeof AUDIT_STEPS)[number];
 
 /** What became of an audited action: done, refused (the true reason), or failed (an error AWS or the code raised). */
 export interface AuditOutcome {
@@ -29,8 +50,12 @@ export interface AuditOutcome {
 export interface AuditRecord {
   readonly kind: 'AUDIT';
   readonly action: AuditAction;
-  /** Who acted, as the caller named itself. */
-  readonly by: string;
+  /** CONFIRM, PROPOSE, APPROVE or REJECT; absent on records written before four eyes (a CONFIRM). */
+  readonly step?: AuditStep;
+  /** Who acted, as the transport verified it (a record from before that says UNVERIFIED). */
+  readonly by: RecordedIdentity;
+  /** The proposal an APPROVE, REJECT or PROPOSE record belongs to. */
+  readonly proposal?: string;
   readonly at: string;
   readonly reason: string;
   readonly target: string;

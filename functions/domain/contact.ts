@@ -7,14 +7,14 @@
  *   `xn--r8jz45g.jp`), because SES sends only 7-bit ASCII addresses: it has no SMTPUTF8 (RFC 6531), so a local part
  *   with non-ASCII characters is a real address SES cannot send to (UNSENDABLE_ADDRESS), not a malformed one.
  * - Phone (ITU-T E.164, written as E.123 allows, or as a tel: URI of RFC 3966): spaces, dashes, dots, parentheses and the UK-style `(0)` are read by
- *   libphonenumber-js; the international prefix `00` (ITU-T E.164's recommended one) or `011` (the NANP's) stands for
+ *   libphonenumber-js (loaded when first needed: phone-numbers.ts); the international prefix `00` (ITU-T E.164's recommended one) or `011` (the NANP's) stands for
  *   `+`. A number without a country code is refused: it would have to be guessed from a country nobody named.
  * - Push: an SNS platform endpoint ARN, surrounding spaces trimmed.
  */
 import { domainToASCII } from 'node:url';
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import * as z from 'zod/mini';
 import type { Channel } from './channels.ts';
+import { phoneParser } from './phone-numbers.ts';
 
 export type ContactField = 'email' | 'pushEndpointArn' | 'phoneNumber';
 
@@ -106,7 +106,8 @@ export function readPhoneNumber(given: unknown): ContactReading {
     );
   }
   const spelled = international === null ? text : `+${text.slice(international[0].length)}`;
-  const number = parsePhoneNumberFromString(spelled, { extract: false });
+  // Only a number written otherwise than E.164 needs the rules (loaded on first use: phone-numbers.ts).
+  const number = phoneParser()(spelled, { extract: false });
   if (number === undefined || number.ext !== undefined || !number.isPossible() || !E164.test(number.number)) {
     return refused('INVALID_CONTACT', 'not an international phone number (E.164, written as E.123 allows)');
   }

@@ -102,6 +102,26 @@ export const evidenceGapPartition = (shard: string) => `EVIDENCE_GAP#${shard}`;
 export const evidenceGapPk = (evidenceKey: string) =>
   evidenceGapPartition(createHash('sha256').update(evidenceKey).digest('hex').charAt(0));
 
+// ── evidence batches and the customer's evidence index (docs/table.md) ──
+
+/**
+ * A dispatch invocation's evidence batch while its sends are under way: `EVIDENCE_BATCH#<hex>` (16 partitions, the
+ * first hex digit of the batch name's SHA-256), sorted by when the sweeper may take it over (`<due, 13 digits>#<name>`)
+ * so it reads only the overdue ones.
+ */
+export const EVIDENCE_BATCH_SHARDS = EVIDENCE_GAP_SHARDS;
+export const evidenceBatchPartition = (shard: string) => `EVIDENCE_BATCH#${shard}`;
+export const evidenceBatchPk = (name: string) =>
+  evidenceBatchPartition(createHash('sha256').update(name).digest('hex').charAt(0));
+export const evidenceBatchSk = (dueMs: number, name: string) => `${String(dueMs).padStart(13, '0')}#${name}`;
+/** The due time and batch name of an intent's sort key, or undefined for any other. */
+export function parseEvidenceBatchSk(sk: string): { dueMs: number; name: string } | undefined {
+  const m = /^(\d{13})#(.+)$/.exec(sk);
+  return m === null ? undefined : { dueMs: Number(m[1]), name: m[2] as string };
+}
+/** A customer's evidence index: one item per month (`yyyy-mm`) holding a ref to each send. */
+export const evidenceIndexPk = (userId: string) => `EVIDENCE_INDEX#${userId}`;
+
 // ── quarantine ──
 
 /** Where a record sits in Kafka: the quarantine item's key, and what a replay reads back. */
@@ -121,6 +141,41 @@ export function parseQuarantineId(id: string): KafkaSource | undefined {
   return { topic: m[1] ?? '', partition: Number(m[2]), offset: Number(m[3]) };
 }
 
+// ── the incident index: quarantined records and refused channels by the day they happened ──
+
+/** What the incident index holds: quarantined records and REFUSED notifications (docs/table.md "The incidents index"). */
+export type IncidentKind = 'QUARANTINED' | 'REFUSED';
+/**
+ * Each day's items of a kind are spread over this many partition keys: a storm of one kind writes to 4 index
+ * partitions, not 1 (DynamoDB's 1,000 writes a second per partition), and a look-up reads 4 keys a day.
+ */
+export const INCIDENT_SHARDS = 4;
+const DAY_MS = 86_400_000;
+/** The longest window a look-up reads: the table keeps nothing longer than its retention (35 days by default). */
+export const INCIDENT_MAX_DAYS = 400;
+
+/** The index key of an item of `kind` that happened at `atIso`, spread by its own partition key. */
+export function incidentKeyOf(kind: IncidentKind, atIso: string, itemPk: string): string {
+  let h = 0;
+  for (let i = 0; i < itemPk.length; i++) h = (h * 31 + itemPk.charCodeAt(i)) >>> 0;
+  return `${kind}#${atIso.slice(0, 10)}#${h % INCIDENT_SHARDS}`;
+}
+
+/** Every index key a look-up of `kind` from `sinceIso` to `untilIso` reads: each day's shards, oldest first. */
+export function incidentKeysBetween(kind: IncidentKind, sinceIso: string, untilIso: string): string[] {
+  const first = Date.parse(`${sinceIso.slice(0, 10)}T00:00:00Z`);
+  const last = Date.parse(`${untilIso.slice(0, 10)}T00:00:00Z`);
+  if (!(first <= last)) return [];
+  if ((last - first) / DAY_MS >= INCIDENT_MAX_DAYS)
+    throw new RangeError(`a window of at most ${INCIDENT_MAX_DAYS} days`);
+  const keys: string[] = [];
+  for (let day = first; day <= last; day += DAY_MS) {
+    const date = new Date(day).toISOString().slice(0, 10);
+    for (let shard = 0; shard < INCIDENT_SHARDS; shard++) keys.push(`${kind}#${date}#${shard}`);
+  }
+  return keys;
+}
+
 // ── audience: suppressions and preferences ──
 
 /** The 16 partition keys of a channel's suppressions: the first hex digit of the address hash. */
@@ -128,6 +183,18 @@ export const SUPPRESSION_SHARDS = [...'0123456789abcdef'];
 export const suppressionPk = (channel: Channel, hash: string) => `SUPPRESSION#${channel}#${hash.charAt(0)}`;
 export const prefsPk = (userId: string) => `PREFS#${userId}`;
 export const PREFS_SK = 'PREFS';
+
+// ── operators' proposals (docs/operations.md "Four eyes") ──
+
+/**
+ * Every proposal in one partition, sorted by id: proposals come at people's pace (a few a day), far under a
+ * partition's 1,000 writes a second, and the operator's list of pending ones is one Query.
+ */
+export const PROPOSALS_PK = 'PROPOSALS';
+export const proposalSk = (id: string) => `PROPOSAL#${id}`;
+/** A proposal's id: when (UTC, to the second), then a few random characters — sorts by time, short enough to type. */
+export const proposalIdOf = (at: string, random: string) =>
+  `p-${at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${random}`;
 
 // ── send quota: rate windows and the breaker ──
 

@@ -33,7 +33,11 @@ export interface CompiledSet {
   readonly sms: string;
 }
 
-export type CompiledTemplates = Readonly<Record<string, Readonly<Record<Locale, CompiledSet>>>>;
+/** One type's compiled templates, by language: the module functions/domain/templates/<Type>.generated.ts. */
+export type TemplateSets = Readonly<Record<Locale, CompiledSet>>;
+export type CompiledTemplates = Readonly<Record<string, TemplateSets>>;
+/** How each type's module is loaded: on first use (templates.generated.ts, template-sets.ts). */
+export type TemplateLoaders = Readonly<Record<string, () => Promise<{ readonly SETS: TemplateSets }>>>;
 /** Partials of the text alternative ({{> footer}}), per locale. */
 export type TextPartials = Readonly<Record<Locale, Readonly<Record<string, string>>>>;
 

@@ -12,6 +12,7 @@ import {
   earlierSendSk,
   eventPk,
   INBOX_SK,
+  incidentKeyOf,
   type KafkaSource,
   notificationIdOf,
   notificationSk,
@@ -92,6 +93,17 @@ export interface NotificationItem {
   sweepAt?: number;
   leaseUntil?: number;
   providerMessageId?: string;
+  /**
+   * SENT: the evidence batch its record joined (domain/evidence-batch.ts), the record's SHA-256 and its acceptedAt —
+   * where the record is found, and what a rebuilt record must hash to (functions/sweeper/recover-evidence.ts); for a
+   * push, the TTL and collapse id it was sent with (they depend on the moment of the send, which a rebuild cannot know).
+   */
+  evidence?: {
+    readonly batch: string;
+    readonly sha256: string;
+    readonly acceptedAt: string;
+    readonly push?: { readonly ttlSeconds?: number; readonly collapseId?: string };
+  };
   lastError?: string;
   /** SUPPRESSED: why it was not sent (BOUNCED, COMPLAINED, OPTED_OUT). */
   suppressedReason?: string;
@@ -99,6 +111,9 @@ export interface NotificationItem {
   refusedReason?: ChannelRefusalReason;
   /** REFUSED: the field and the rule it breaks, never the value. */
   refusedDetail?: string;
+  /** REFUSED: the incident index (domain/keys.ts incidentKeyOf), removed when a repair moves it on. */
+  incidentKey?: string;
+  incidentAt?: string;
   /** Set when a corrected resend repaired a REFUSED notification: when (the createdAt it had is firstCreatedAt). */
   repairedAt?: string;
   firstCreatedAt?: string;
@@ -173,15 +188,49 @@ export interface QuarantineItem {
   reason: Rejection['reason'];
   detail: string;
   eventId?: string;
+  /** The customer the record names, when it could be read: an erasure finds their quarantined records. */
+  userId?: string;
   /** The record value as received (base64), cut to a bound so a huge poison record cannot exceed the item limit. */
   raw: string;
   rawTruncated: boolean;
   receivedAt: string;
   source: KafkaSource;
+  /** Who produced it, as the record says: its key and headers (bounded, card numbers masked), when it had them. */
+  producer?: ProducerTrace;
+  /** The incident index (domain/keys.ts incidentKeyOf): found by the day it was quarantined, never by a scan. */
+  incidentKey: string;
+  incidentAt: string;
   expiresAt: number;
 }
 
+/** What a record says of its producer: its key, and its headers (name → value as text). */
+export interface ProducerTrace {
+  readonly key?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 export const RAW_LIMIT = 4096;
+/** How much of a record's key, and of each of at most PRODUCER_HEADERS headers, a quarantine item keeps. */
+export const PRODUCER_TEXT_LIMIT = 256;
+export const PRODUCER_HEADERS = 16;
+
+/** A producer trace bounded and masked like the rest of a quarantine item; undefined when it says nothing. */
+export function boundedProducer(p: ProducerTrace | undefined): ProducerTrace | undefined {
+  // Cut before masking (a huge key costs nothing), with room for a card number across the cut, then cut again.
+  const text = (v: string) =>
+    maskCardNumbers(v.slice(0, PRODUCER_TEXT_LIMIT + 32).toWellFormed())
+      .text.slice(0, PRODUCER_TEXT_LIMIT)
+      .toWellFormed();
+  const key = p?.key === undefined ? undefined : text(p.key);
+  const headers = Object.entries(p?.headers ?? {})
+    .slice(0, PRODUCER_HEADERS)
+    .map(([name, value]) => [text(name), text(value)] as const);
+  if (key === undefined && headers.length === 0) return undefined;
+  return {
+    ...(key === undefined ? {} : { key }),
+    ...(headers.length === 0 ? {} : { headers: Object.fromEntries(headers) }),
+  };
+}
 
 const epochSeconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -306,6 +355,9 @@ export function buildRefusedNotification(
     status: 'REFUSED',
     refusedReason: refusal.reason,
     refusedDetail: refusal.detail.toWellFormed().slice(0, DETAIL_LIMIT),
+    // Found by the day it was refused, without reading the table (ops refused); a repair takes it out.
+    incidentKey: incidentKeyOf('REFUSED', item.createdAt, item.pk),
+    incidentAt: item.createdAt,
   };
 }
 
@@ -336,7 +388,8 @@ export function buildSeriesEntry(event: BankingEvent, now: number, retention: Re
       event.recipient.userId,
       key.map((name) => event.data[name] ?? ''),
     ),
-    sk: seriesSk(occurredAtMs, event.eventId),
+    // Never later than its arrival (send-moment.ts occurredMsOf): a producer's clock ahead does not make it the newest.
+    sk: seriesSk(Math.min(occurredAtMs, now), event.eventId),
     kind: 'NOTICE_SERIES',
     eventId: event.eventId,
     occurredAt: event.occurredAt,
@@ -356,6 +409,8 @@ export function buildQuarantine(
   retention: Retention,
   /** Secret values the record holds (secrets.ts secretsInRecordText): masked in the kept copy and the detail. */
   secrets: readonly string[] = [],
+  /** Who produced the record (its key and headers, bounded and masked): the incident list's attribution. */
+  producer?: ProducerTrace,
 ): QuarantineItem {
   const raw = typeof rawValue === 'string' ? keptValue(rawValue.toWellFormed(), secrets) : '';
   const item: QuarantineItem = {
@@ -370,9 +425,13 @@ export function buildQuarantine(
     rawTruncated: raw.length > RAW_LIMIT,
     receivedAt: new Date(now).toISOString(),
     source,
+    incidentKey: incidentKeyOf('QUARANTINED', new Date(now).toISOString(), quarantinePk(source)),
+    incidentAt: new Date(now).toISOString(),
     expiresAt: epochSeconds(now) + retention.retentionDays * 86_400,
   };
   if (rejection.eventId !== undefined) item.eventId = rejection.eventId;
+  const traced = boundedProducer(producer);
+  if (traced !== undefined) item.producer = traced;
   return item;
 }
 

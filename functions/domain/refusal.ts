@@ -37,6 +37,14 @@ export const REFUSAL_CODES = [
   'VALUE_TRUNCATED',
   /** A corrected value that is not the quarantined record's event (it names another eventId, or none). */
   'CORRECTION_REFUSED',
+  /** Four eyes: this action is proposed by one identity and approved by another, never confirmed alone. */
+  'APPROVAL_REQUIRED',
+  /** Four eyes: the identity that proposed an action may not approve it. */
+  'OWN_PROPOSAL',
+  /** A proposal past its expiry: propose again, on what is there now. */
+  'EXPIRED',
+  /** A proposal already approved or rejected: each is decided once. */
+  'DECIDED',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -4,6 +4,7 @@
  * the operator is shown is what the write does.
  */
 import { erasedRefusal, isErased } from './erasure.ts';
+import type { VerifiedIdentity } from './identity.ts';
 import { type Refusal, refusal } from './refusal.ts';
 import { validUntilOf } from './send-moment.ts';
 import { canMove, type NotificationStatus } from './state-machine.ts';
@@ -17,6 +18,9 @@ export interface ResendCandidate {
   /** What its validity is judged by (send-moment.ts): the type and when it occurred. */
   readonly template?: unknown;
   readonly occurredAt?: unknown;
+  /** When notifier received it (send-moment.ts occurredMsOf: an occurredAt ahead of its arrival counts from there). */
+  readonly createdAt?: unknown;
+  readonly firstCreatedAt?: unknown;
   readonly validUntil?: unknown;
   readonly supersededBy?: unknown;
   readonly throttledWindow?: unknown;
@@ -61,8 +65,13 @@ function endedByMoment(id: string, item: ResendCandidate): Refusal | undefined {
 /** A notice past its validity (send-moment.ts) at `now`, whatever its status: dispatch would end it EXPIRED, never sent. */
 function pastValidity(id: string, item: ResendCandidate, now: number | undefined): Refusal | undefined {
   if (now === undefined || typeof item.template !== 'string') return undefined;
-  const occurredAt = typeof item.occurredAt === 'string' ? item.occurredAt : undefined;
-  const validUntil = validUntilOf({ template: item.template, occurredAt });
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const validUntil = validUntilOf({
+    template: item.template,
+    occurredAt: text(item.occurredAt),
+    createdAt: text(item.createdAt),
+    firstCreatedAt: text(item.firstCreatedAt),
+  });
   if (validUntil === undefined || now < validUntil) return undefined;
   return refusal(
     'PAST_VALIDITY',
@@ -150,19 +159,20 @@ export interface ResentItem extends ResendCandidate {
 }
 
 /**
- * The entry a resend appends to the item's `manualResends`: who, when, why, and the status, attempt, last error,
+ * The entry a resend appends to the item's `manualResends`: who (the verified principal, and how it was verified), when, why, and the status, attempt, last error,
  * provider message id and delivery report the notification had — the earlier send's feedback stays here, while the
  * new send's starts afresh on the item.
  */
 export function manualResendRecord(
   item: ResentItem,
-  by: string,
+  by: VerifiedIdentity,
   reason: string,
   at: string,
   despiteAccepted: boolean,
 ): Record<string, unknown> {
   return {
-    by,
+    by: by.principal,
+    verifiedBy: by.verifiedBy,
     at,
     reason,
     fromStatus: String(item.status),

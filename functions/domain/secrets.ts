@@ -8,7 +8,7 @@
  * - a quarantined record's kept copy has its bytes masked, as a card number's are.
  * Pure: the MAC itself is computed by an adapter (functions/stores/secret-mac.ts: a KMS HMAC key, or a local key).
  */
-import { secretFieldsOf } from './catalogue.ts';
+import { EVENT_TYPES, secretFieldsOf } from './catalogue.ts';
 
 /** What a secret becomes in the evidence, the console and every other copy: the same word everywhere. */
 export const REDACTED = '[redacted]';
@@ -55,9 +55,12 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
 }
 
 /**
- * The secrets a record value may hold, read as well as it can be: a JSON object whose `type` has secret fields, their
- * values in `data` whatever they are (a malformed code is still a code). Nothing for a value that is not such JSON —
- * a record too broken to name its type cannot say where a secret is (docs/evidence-and-privacy.md "Secrets").
+ * The secrets a record value may hold, read as well as it can be: a JSON object whose `type` names a type with secret
+ * fields — as spelled, or spelled another way (any case, `_`, `-` or spaces: ONE_TIME_PASSCODE), since the record is
+ * refused precisely when its spelling is wrong — and their values in `data` whatever they are (a malformed code is
+ * still a code: a string, or a number a producer's serializer wrote for an int field). Nothing for a value that is not
+ * such JSON — a record too broken to name its type cannot say where a secret is (docs/evidence-and-privacy.md
+ * "Secrets").
  */
 export function secretsInRecordText(text: string): string[] {
   let value: unknown;
@@ -69,11 +72,16 @@ export function secretsInRecordText(text: string): string[] {
   if (typeof value !== 'object' || value === null) return [];
   const { type, data } = value as { type?: unknown; data?: unknown };
   if (typeof type !== 'string' || typeof data !== 'object' || data === null) return [];
-  return secretFieldsOf(type).flatMap((name) => {
+  return secretFieldsOf(typeLike(type)).flatMap((name) => {
     const given = (data as Record<string, unknown>)[name];
+    if (typeof given === 'number' && Number.isFinite(given)) return [String(given)];
     return typeof given === 'string' && given !== '' ? [given] : [];
   });
 }
+
+const looseName = (type: string) => type.toLowerCase().replace(/[\s_-]/g, '');
+/** The catalogue's type a spelling names, loosely (for masking only: decoding still refuses the spelling). */
+const typeLike = (type: string): string => EVENT_TYPES.find((t) => looseName(t) === looseName(type)) ?? type;
 
 /**
  * The bytes with every copy of each secret's UTF-8 bytes replaced by as many `*`: every length and offset kept, so an

@@ -25,6 +25,22 @@ export interface MomentFacts {
   readonly occurredAt?: string | undefined;
   /** The customer's IANA time zone; absent: the brand's default for the language. */
   readonly timeZone?: string | undefined;
+  /** When notifier received it: createdAt, or firstCreatedAt once a release, repair or resend moved createdAt. */
+  readonly createdAt?: string | undefined;
+  readonly firstCreatedAt?: string | undefined;
+}
+
+/**
+ * When the notice occurred, as the moment reads it (epoch ms): its occurredAt, never later than its arrival — an event
+ * cannot have occurred after notifier received it. Ingest accepts an occurredAt up to a day ahead (a producer's clock
+ * running ahead, local time written as UTC); read as given, such a notice would gain that much validity (a five-minute
+ * code sent hours late) and be the newest of its series until that hour, superseding every real notice meanwhile.
+ */
+export function occurredMsOf(n: Pick<MomentFacts, 'occurredAt' | 'createdAt' | 'firstCreatedAt'>): number | undefined {
+  const occurred = n.occurredAt === undefined ? undefined : readInstant(n.occurredAt)?.epochMs;
+  const arrivedAt = n.firstCreatedAt ?? n.createdAt;
+  const arrived = arrivedAt === undefined ? undefined : readInstant(arrivedAt)?.epochMs;
+  return occurred === undefined || arrived === undefined ? occurred : Math.min(occurred, arrived);
 }
 
 /** Why a claimed notification is not sent now, by the moment alone. */
@@ -35,10 +51,10 @@ export type MomentVerdict =
   /** Outside its type's send window in the customer's time zone: HELD until the window opens. */
   | { readonly kind: 'held'; readonly until: number; readonly zone: string };
 
-/** When the notice stops being worth sending (epoch ms), or undefined when its type sets no validity. */
+/** When the notice stops being worth sending (epoch ms, from occurredMsOf), or undefined when its type sets none. */
 export function validUntilOf(n: MomentFacts): number | undefined {
   const validity = validityMsOf(n.template);
-  const occurred = n.occurredAt === undefined ? undefined : readInstant(n.occurredAt)?.epochMs;
+  const occurred = occurredMsOf(n);
   return validity === undefined || occurred === undefined ? undefined : occurred + validity;
 }
 
@@ -108,6 +124,12 @@ const TTL_ATTRIBUTE: Readonly<Record<string, string>> = {
   GCM: 'AWS.SNS.MOBILE.FCM.TTL',
   WNS: 'AWS.SNS.MOBILE.WNS.TTL',
 };
+/**
+ * The longest TTL a platform takes: FCM keeps a message at most 28 days and takes a TTL of 0–2,419,200 s
+ * (https://firebase.google.com/docs/cloud-messaging/customize-messages/setting-message-lifespan). A longer validity is
+ * sent as the platform's longest, never as a TTL it refuses.
+ */
+const MAX_TTL_SECONDS: Readonly<Record<string, number>> = { GCM: 2_419_200 };
 /** APNs' collapse id travels as this SNS attribute (the apns-collapse-id header); FCM's collapse_key in the payload. */
 export const APNS_COLLAPSE_ATTRIBUTE = 'AWS.SNS.MOBILE.APNS.COLLAPSE_ID';
 const APPLE_PLATFORMS = ['APNS', 'APNS_SANDBOX'];
@@ -126,7 +148,8 @@ export function pushAttributes(targetArn: string, moment: PushMoment): Record<st
   const platform = parsePushEndpoint(targetArn)?.platform ?? '';
   const attributes: Record<string, string> = {};
   const ttl = TTL_ATTRIBUTE[platform];
-  if (moment.ttlSeconds !== undefined && ttl !== undefined) attributes[ttl] = String(moment.ttlSeconds);
+  if (moment.ttlSeconds !== undefined && ttl !== undefined)
+    attributes[ttl] = String(Math.min(moment.ttlSeconds, MAX_TTL_SECONDS[platform] ?? moment.ttlSeconds));
   if (moment.collapseId !== undefined && APPLE_PLATFORMS.includes(platform))
     attributes[APNS_COLLAPSE_ATTRIBUTE] = moment.collapseId;
   return attributes;

@@ -27,7 +27,8 @@ import { bareNames, type CompiledSet, type View } from './message-view.ts';
 import { formatMoment } from './moment.ts';
 import { formatAmount, RenderError } from './money.ts';
 import { gsmFriendly, smsSize } from './sms.ts';
-import { TEMPLATES, TEXT_PARTIALS } from './templates.generated.ts';
+import { compiledSet } from './template-sets.ts';
+import { TEXT_PARTIALS } from './templates.generated.ts';
 
 export { formatAmount, RenderError } from './money.ts';
 
@@ -80,7 +81,8 @@ export function render(given: TemplateInput, brand: Brand): Message {
   // language is how a notice is shown, never whether (as at ingest).
   const input = isLocale(given.locale) ? given : { ...given, locale: DEFAULT_LOCALE };
   const def = definitionOf(input.template);
-  const set: CompiledSet | undefined = TEMPLATES[input.template]?.[input.locale];
+  // Loaded by whoever renders (template-sets.ts): dispatch loads each record's type before it renders.
+  const set: CompiledSet | undefined = compiledSet(input.template, input.locale);
   // An item whose type left the catalogue after it was written: nothing to say it with.
   if (def === undefined || set === undefined) throw new RenderError(`no templates for ${input.template}`);
   const view = viewOf(input, brand, def);

@@ -16,6 +16,7 @@ import {
   notificationOfKey,
   notificationSk,
 } from '../domain/keys.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { isConditionFailure } from '../stores/condition-failure.ts';
 
 /** What recording a feedback did. */
@@ -69,6 +70,23 @@ export class DynamoDeliveryStore {
     );
     const recipient = r.Item?.recipient;
     return typeof recipient === 'string' && recipient !== '' ? recipient : undefined;
+  }
+
+  /**
+   * The evidence batch of a send's record: on its notification (`evidence.batch`, written with SENT) while the item
+   * still records that send; undefined for a send from before batches, an earlier send, or an item gone.
+   */
+  async evidenceBatchOf(target: FeedbackTarget, providerMessageId: string): Promise<string | undefined> {
+    const r = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: eventPk(target.eventId), sk: notificationSk(target.channel) },
+        ConsistentRead: true,
+        ProjectionExpression: 'providerMessageId, evidence',
+      }),
+    );
+    const item = r.Item as Pick<NotificationItem, 'providerMessageId' | 'evidence'> | undefined;
+    return item?.providerMessageId === providerMessageId ? item.evidence?.batch : undefined;
   }
 
   async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded> {

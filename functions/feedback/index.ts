@@ -8,13 +8,15 @@
  * suppression of it. Thin: decode, the use case, logs and metrics. Logs carry ids and codes only, never an address.
  */
 
+import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { loadFeedbackConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
+import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
 import { DynamoDeliveryStore } from './delivery-store.ts';
@@ -35,11 +37,27 @@ const deps: FeedbackDeps = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ...(evidenceStore === undefined
     ? {}
-    : { evidence: { store: evidenceStore, retentionDays: config.evidence.retentionDays } }),
+    : {
+        evidence: {
+          store: evidenceStore,
+          gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
+          retentionDays: config.evidence.retentionDays,
+          sendBatchOf: (target, messageId) => deliveries.evidenceBatchOf(target, messageId),
+          newId: () => randomUUID().replaceAll('-', '').slice(0, 20),
+          timeoutMs: config.evidence.timeoutMs,
+        },
+      }),
 };
 
-/** SES's one event answers with its one result; a log subscription's batch with one result per entry. */
-export const handler = async (event: unknown, context: Context): Promise<FeedbackResult | FeedbackResult[]> => {
+/**
+ * SES's events come as a queue's batch (each message an EventBridge event) and answer with the messages to hand out
+ * again (none: the batch is recorded whole, or thrown and retried whole — every step is safe to repeat); one SES event
+ * on its own (the local run) answers with its one result; a log subscription's batch with one result per entry.
+ */
+export const handler = async (
+  event: unknown,
+  context: Context,
+): Promise<FeedbackResult | FeedbackResult[] | SQSBatchResponse> => {
   logger.addContext(context);
   try {
     let results: FeedbackResult[];
@@ -56,6 +74,13 @@ export const handler = async (event: unknown, context: Context): Promise<Feedbac
         batch.messages.map((m) => readDeliveryStatusLog(batch.logGroup, m)),
         deps,
       );
+    } else if (isQueueBatch(event)) {
+      results = await recordFeedback(
+        event.Records.map((m) => readFeedback(parsedBody(m))),
+        deps,
+      );
+      for (const r of results) report(r);
+      return { batchItemFailures: [] };
     } else {
       const [result] = await recordFeedback([readFeedback(event)], deps);
       if (result === undefined) throw new Error('recordFeedback answered no result for one event');
@@ -102,4 +127,19 @@ function report(r: FeedbackResult): void {
   if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status) || r.suppressions.includes('notTheRecipient'))
     logger.warn('delivery feedback', line);
   else logger.info('delivery feedback', line);
+}
+
+/** A batch from the SES events queue (lib/delivery-feedback.ts). */
+function isQueueBatch(event: unknown): event is SQSEvent {
+  const records = (event as { Records?: unknown } | null)?.Records;
+  return Array.isArray(records) && records.length > 0 && records.every((r) => r?.eventSource === 'aws:sqs');
+}
+
+/** A message's EventBridge event; a body that is not JSON is read as what it is (readFeedback ignores it: not an SES event). */
+function parsedBody(m: SQSRecord): unknown {
+  try {
+    return JSON.parse(m.body);
+  } catch {
+    return m.body;
+  }
 }

@@ -18,14 +18,20 @@
  *   4. The deliveryStatus on the notification, only for the send it describes and by rank (a late Delivery never
  *      overwrites a Bounce; a duplicate changes nothing; feedback about a send before a resend leaves the resend's
  *      own). The send state machine is not touched: SENT stays SENT.
- *   5. The report appended to the send's evidence (a record of its own, under the provider's message id).
- * Throws only when DynamoDB fails: the invocation is retried, and every step above is safe to repeat.
+ *   5. The report appended to the send's evidence: a record of its own, kept with the batch's other reports on the
+ *      same send batch under that batch's prefix (`<batch>.reports/`, one object per send batch and invocation), or,
+ *      for a send from before batches, under the send's own key (`<send>.feedback/`).
+ * Throws only when DynamoDB fails, or when the evidence could neither be stored nor kept as a gap: the invocation is
+ * retried, and every step above is safe to repeat (a report written twice is read once: docs/evidence-and-privacy.md).
  */
 import pLimit from 'p-limit';
 import { normaliseAddress } from '../domain/audience.ts';
-import { evidenceBody, evidenceKey, feedbackEvidence } from '../domain/evidence.ts';
+import { evidenceBody, evidenceKey, type FeedbackEvidence, feedbackEvidence } from '../domain/evidence.ts';
+import { batchRecord, reportsBatchName } from '../domain/evidence-batch.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult } from '../domain/feedback.ts';
 import type { AudienceStore, SuppressionRecorded } from '../stores/audience-store.ts';
+import { type BatchWritten, writeBatch } from '../stores/evidence-batch-writer.ts';
+import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 import type { DeliveryRecorded } from './delivery-store.ts';
 
@@ -40,7 +46,7 @@ export interface FeedbackStore extends Pick<AudienceStore, 'suppressAddress'> {
 export interface FeedbackDeps {
   readonly store: FeedbackStore;
   /** The evidence store: every report on a send is appended to that send's evidence (docs/evidence-and-privacy.md). */
-  readonly evidence?: { readonly store: EvidenceStore; readonly retentionDays: number };
+  readonly evidence?: ReportEvidenceDeps;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
 }
@@ -51,7 +57,14 @@ export type SuppressionOutcome = SuppressionRecorded | 'notTheRecipient';
 export type FeedbackResult =
   | { kind: 'ignored'; ignored: FeedbackIgnored }
   | { kind: 'notOurs'; feedback: Feedback }
-  | { kind: DeliveryRecorded; feedback: Feedback; target: FeedbackTarget; suppressions: SuppressionOutcome[] };
+  | {
+      kind: DeliveryRecorded;
+      feedback: Feedback;
+      target: FeedbackTarget;
+      suppressions: SuppressionOutcome[];
+      /** The report's evidence record, appended to its send's evidence once the batch is recorded. */
+      report?: FeedbackEvidence;
+    };
 
 /**
  * A send is marked (and its message id indexed) moments after the provider accepted it, while SNS can log a push
@@ -107,13 +120,10 @@ async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Prom
     }
   }
   const kind = await deps.store.recordDelivery(target, f);
-  // After the table: the evidence is about the message id, whatever the hot item says (a resend's, or expired). A
-  // failure throws, and the retried invocation repeats only idempotent steps (the same key is "already there").
-  if (deps.evidence !== undefined) {
-    const r = feedbackEvidence(target, f, deps.now(), deps.evidence.retentionDays);
-    await deps.evidence.store.put(evidenceKey(r), evidenceBody(r), new Date(r.retainUntil));
-  }
-  return { kind, feedback: f, target, suppressions };
+  // After the table: the evidence is about the message id, whatever the hot item says (a resend's, or expired).
+  const report =
+    deps.evidence === undefined ? undefined : feedbackEvidence(target, f, deps.now(), deps.evidence.retentionDays);
+  return { kind, feedback: f, target, suppressions, ...(report === undefined ? {} : { report }) };
 }
 
 /** Records a batch of feedback (one SES event, or a subscription's log entries), each on its own notification. */
@@ -121,7 +131,7 @@ export async function recordFeedback(reads: readonly ReadResult[], deps: Feedbac
   const feedbacks = reads.flatMap((r) => (r.ok ? [r.feedback] : []));
   const targets = await targetsOf(feedbacks, deps);
   const limit = pLimit(BATCH_CONCURRENCY);
-  return Promise.all(
+  const results = await Promise.all(
     reads.map((r) => {
       if (!r.ok) return { kind: 'ignored' as const, ignored: r.ignored };
       const target = targets.get(r.feedback);
@@ -131,4 +141,53 @@ export async function recordFeedback(reads: readonly ReadResult[], deps: Feedbac
       return limit(() => record(r.feedback, target, deps));
     }),
   );
+  if (deps.evidence !== undefined) await appendReports(results, deps.evidence, deps.now());
+  return results;
+}
+
+export interface ReportEvidenceDeps {
+  readonly store: EvidenceStore;
+  readonly gaps: EvidenceGaps;
+  readonly retentionDays: number;
+  /** The evidence batch a send's record is in: on its notification while it records that send; else undefined. */
+  readonly sendBatchOf: (target: FeedbackTarget, providerMessageId: string) => Promise<string | undefined>;
+  /** A random id of [0-9a-z] for each reports batch this invocation writes. */
+  readonly newId: () => string;
+  readonly timeoutMs: number;
+}
+
+/**
+ * The batch's reports, appended to their sends' evidence: one object per send batch under its prefix; a report on a
+ * send recorded before batches (or no longer on its notification) under that send's own key, as it was then. A store
+ * that fails keeps the object as a gap; one that fails with the table too throws, and the batch is retried.
+ */
+async function appendReports(results: readonly FeedbackResult[], deps: ReportEvidenceDeps, now: number) {
+  const reports = results.flatMap((r) => ('report' in r && r.report !== undefined ? [{ r, report: r.report }] : []));
+  const limit = pLimit(BATCH_CONCURRENCY);
+  const batches = await Promise.all(
+    reports.map(({ r, report }) =>
+      limit(() => ('target' in r ? deps.sendBatchOf(r.target, report.providerMessageId) : undefined)),
+    ),
+  );
+  const bySendBatch = new Map<string, FeedbackEvidence[]>();
+  const alone: FeedbackEvidence[] = [];
+  reports.forEach(({ report }, i) => {
+    const batch = batches[i];
+    if (batch === undefined) alone.push(report);
+    else bySendBatch.set(batch, [...(bySendBatch.get(batch) ?? []), report]);
+  });
+  const written: BatchWritten[] = await Promise.all(
+    [...bySendBatch].map(([sendBatch, records]) =>
+      writeBatch(
+        deps,
+        { name: reportsBatchName(sendBatch, now, deps.newId()), writer: 'feedback', records: records.map(batchRecord) },
+        { timeoutMs: deps.timeoutMs, now },
+      ),
+    ),
+  );
+  const lost = written.find((w) => w.outcome === 'lost');
+  if (lost !== undefined)
+    throw Object.assign(new Error(`evidence of reports lost: ${lost.error}`), { name: 'EvidenceLost' });
+  // Before batches, each report was an object of its own under its send: the same key again is "already there".
+  for (const r of alone) await deps.store.put(evidenceKey(r), evidenceBody(r), new Date(r.retainUntil));
 }

@@ -333,7 +333,7 @@ export class DynamoInboxStore implements InboxStore {
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
         // createdAt starts again (the sweeper's maximum age counts from it); firstCreatedAt keeps the original.
         UpdateExpression:
-          'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail',
+          'SET #status = :pending, recipient = :recipient, updatedAt = :iso, repairedAt = :iso, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt REMOVE refusedReason, refusedDetail, incidentKey, incidentAt',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ...repairMove.values,

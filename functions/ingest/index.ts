@@ -6,9 +6,7 @@
  * make it throw.
  */
 import { readFileSync } from 'node:fs';
-import { GetSchemaVersionCommand, GlueClient } from '@aws-sdk/client-glue';
-import { KMSClient } from '@aws-sdk/client-kms';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { GlueClient } from '@aws-sdk/client-glue';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
@@ -25,15 +23,17 @@ const config = loadIngestConfig();
 const store = new DynamoInboxStore(documentClient, config.tableName);
 const limit = pLimit(config.concurrency);
 // Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients
-// are created when first needed.
+// are loaded and created when first needed: a JSON producer's container never loads them.
 let glue: GlueClient | undefined;
 const schemas = new SchemaCache(
   schemaRegistryFor(config.schemaRegistry, {
-    getSchemaVersion: (schemaVersionId, abortSignal) => {
+    getSchemaVersion: async (schemaVersionId, abortSignal) => {
+      const { GetSchemaVersionCommand, GlueClient } = await import('@aws-sdk/client-glue');
       glue ??= new GlueClient({});
       return glue.send(new GetSchemaVersionCommand({ SchemaVersionId: schemaVersionId }), { abortSignal });
     },
     secret: async (arn) => {
+      const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
       const answer = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
       if (answer.SecretString === undefined) throw new Error('the secret has no SecretString');
       return answer.SecretString;
@@ -41,9 +41,10 @@ const schemas = new SchemaCache(
   }),
 );
 const macKey = config.secretMacKey;
+// The KMS client only where the key is KMS's (loaded at init there, as the MAC is needed from the first record).
 const secretMac: SecretMac | undefined =
   macKey?.kind === 'kms'
-    ? new KmsSecretMac(new KMSClient({}), macKey.keyId)
+    ? new KmsSecretMac(new (await import('@aws-sdk/client-kms')).KMSClient({}), macKey.keyId)
     : macKey?.kind === 'file'
       ? new LocalSecretMac(Buffer.from(readFileSync(macKey.path, 'utf8').trim(), 'hex'), `file:${macKey.path}`)
       : undefined;

@@ -24,6 +24,7 @@
  * the same eventId or the same customer) in an invocation that then throws for the event source mapping to redeliver
  * (`failure`: the handler throws it).
  */
+
 import type { MSKEvent } from 'aws-lambda';
 import type { LimitFunction } from 'p-limit';
 import type { IngestFigures } from '../contracts/ingest-figures.ts';
@@ -32,12 +33,13 @@ import { tally } from './figures.ts';
 import type { KnownEvents, KnownInbox } from './inbox-store.ts';
 import {
   type AdmittedRecord,
-  admit,
+  admitLoading,
   applyAdmission,
   type IngestDeps,
   type IngestInput,
   type IngestResult,
 } from './ingest-record.ts';
+import { producerOf } from './producer-trace.ts';
 import { SchemaCache } from './schema-registry.ts';
 import { readWireRecords } from './wire-records.ts';
 
@@ -84,6 +86,7 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     .map((record) => ({
       source: { topic: record.topic, partition: record.partition, offset: record.offset },
       value: record.value,
+      producer: producerOf(record),
     }));
   let inputs: IngestInput[];
   try {
@@ -92,7 +95,10 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     // The registry could not answer: no record is at fault, all wait for the redelivery.
     return { records: given.length, results: [], figures: tally(given.length, [], given.length), failure: error };
   }
-  const chains = chainsOf(inputs.map((input, index) => ({ index, ...admit(input, deps) })));
+  const admitted = await Promise.all(
+    inputs.map(async (input, index) => ({ index, ...(await admitLoading(input, deps)) })),
+  );
+  const chains = chainsOf(admitted);
   try {
     await deps.beforeWrites?.();
   } catch (error) {

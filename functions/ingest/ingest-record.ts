@@ -31,9 +31,11 @@ import {
   buildQuarantine,
   buildRefusedNotification,
   buildSeriesEntry,
+  type ProducerTrace,
   type Retention,
   type SecretSeal,
 } from '../domain/notification.ts';
+import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
@@ -45,6 +47,8 @@ export interface IngestInput {
   readonly source: KafkaSource;
   /** The record value as MSK delivers it: base64, or null for a tombstone. Anything else is quarantined. */
   readonly value: unknown;
+  /** Its key and headers, kept on its quarantine item when it has one (producer-trace.ts). */
+  readonly producer?: ProducerTrace | undefined;
   /** A schema-registry record read as the contract's JSON (wire-records.ts): what admission reads instead of `value`. */
   readonly decoded?: {
     readonly value: string;
@@ -104,7 +108,21 @@ export interface AdmittedRecord {
 }
 
 export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promise<IngestResult> {
-  return applyAdmission(admit(input, deps), deps);
+  return applyAdmission(await admitLoading(input, deps), deps);
+}
+
+/**
+ * `admit`, with the phone number rules loaded first when the record writes a number otherwise than E.164
+ * (domain/phone-numbers.ts): a record never waits for rules it does not need, and never fails for want of them.
+ */
+export async function admitLoading(input: IngestInput, deps: IngestDeps): Promise<AdmittedRecord> {
+  try {
+    return admit(input, deps);
+  } catch (error) {
+    if (!(error instanceof PhoneNumbersNotLoaded)) throw error;
+    await loadPhoneNumbers();
+    return admit(input, deps);
+  }
 }
 
 /** The pure step, guarded: a throw from it (a bug, never the bytes' fault) quarantines the record as UNPROCESSABLE. */
@@ -122,6 +140,8 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
       return { input, now, admission: { ...admission, normalised: [...wire, ...admission.normalised] } };
     return { input, now, admission };
   } catch (error) {
+    // Rules not loaded yet are no fault of the record: admitLoading loads them and reads it again.
+    if (error instanceof PhoneNumbersNotLoaded) throw error;
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
   }
 }
@@ -306,6 +326,7 @@ async function settleExisting(
       now,
       { retentionDays: deps.retentionDays },
       recordSecrets(record),
+      input.producer,
     ),
   );
   return { kind: 'conflict', eventId, newlyQuarantined };
@@ -433,7 +454,15 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
 async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
   const { input, now } = record;
   const retention = { retentionDays: deps.retentionDays };
-  const item = buildQuarantine(rejection, input.value, input.source, now, retention, recordSecrets(record));
+  const item = buildQuarantine(
+    rejection,
+    input.value,
+    input.source,
+    now,
+    retention,
+    recordSecrets(record),
+    input.producer,
+  );
   const newlyQuarantined = await deps.store.quarantine(item);
   return { kind: 'quarantined', rejection, newlyQuarantined };
 }

@@ -14,13 +14,8 @@
 import type { GetSchemaVersionResponse } from '@aws-sdk/client-glue';
 import pLimit from 'p-limit';
 import type { SchemaRegistrySetting } from '../commons/config.ts';
-import {
-  type Compiled,
-  compileSchema,
-  type SchemaRef,
-  schemaKey,
-  type WireFormat,
-} from '../domain/event/wire-format.ts';
+import type { Compiled } from '../domain/event/wire-format.ts';
+import { type SchemaRef, schemaKey, type WireFormat } from '../domain/event/wire-header.ts';
 
 /** A writer's schema as the registry keeps it. */
 export interface RegistrySchema {
@@ -234,6 +229,8 @@ export class SchemaCache {
         detail: `schema ${ref.id} imports other schemas (references), which notifier does not resolve`,
       };
     }
+    // The codecs (avsc, protobufjs) load with the first schema a container compiles: a JSON producer's never does.
+    const { compileSchema } = await import('../domain/event/wire-format.ts');
     const compiled = compileSchema(schema.format, schema.definition, ref.registry);
     return compiled.ok ? compiled : { ok: false, detail: `schema ${ref.id}: ${compiled.detail}` };
   }

@@ -11,7 +11,7 @@
  */
 
 import type { Rejection } from '../domain/event/contract.ts';
-import { readWireHeader, type SchemaRef, schemaKey } from '../domain/event/wire-format.ts';
+import { readWireHeader, type SchemaRef, schemaKey } from '../domain/event/wire-header.ts';
 import type { IngestInput } from './ingest-record.ts';
 import type { SchemaCache } from './schema-registry.ts';
 

@@ -5,19 +5,27 @@
  *   read    what the decision needs, from the stores;
  *   decide  pure: what it would do (the plan), or a typed refusal with the true reason;
  *   perform the plan, with conditional writes: a write whose condition failed is a refusal (CHANGED), never a guess;
- *   and, around perform, the audit: the action's record (who, why, on what, what it was about to do) before anything
- *   is written — an action whose record cannot be written does not happen — and its outcome after.
+ *   and, around perform, the audit: the action's record (who — a verified identity —, why, on what, what it was about
+ *   to do) before anything is written — an action whose record cannot be written does not happen — and its outcome
+ *   after.
  *
  * `preview` is read + decide and writes nothing; `apply` is read + decide again (the same rule, on what is there now)
- * + perform. A caller may show the preview, ask for a confirmation (or another person's approval) and then apply.
+ * + perform. A caller shows the preview, asks for a reason and a confirmation (or another identity's approval:
+ * operations.ts) and then applies. Asked to apply, a refusal is audited too — the record and its REFUSED outcome —
+ * whether the rule, a gate (four eyes, a changed state) or a write's condition refused it.
  */
-import type { AuditAction } from '../domain/audit.ts';
+import type { ApprovalKind } from '../domain/approval.ts';
+import { fingerprintOf } from '../domain/approval.ts';
+import type { AuditStep, OperatorActionName } from '../domain/audit.ts';
+import type { VerifiedIdentity } from '../domain/identity.ts';
 import { type Refusal, type RefusalCode, refusal } from '../domain/refusal.ts';
+import type { AuditEntry } from '../stores/audit-log.ts';
+import { OperatorError } from './operator-error.ts';
 import type { OperatorPorts } from './ports.ts';
 
-/** Who asks for an action, and why: the name is the caller's own word for itself. */
+/** Who asks for an action, and why: an identity its transport verified (never a name the caller typed). */
 export interface Actor {
-  readonly by: string;
+  readonly identity: VerifiedIdentity;
   readonly reason: string;
 }
 
@@ -31,31 +39,24 @@ export const refused = (code: RefusalCode, message: string): { ok: false; refusa
 });
 
 export interface OperatorAction<Request, State, Plan, Outcome> {
-  /** What its audit record is filed as; undefined for an action that is not audited (it asks for no reason). */
-  readonly audit: AuditAction | undefined;
+  /** What its audit record is filed as. */
+  readonly audit: OperatorActionName;
   /** What the audit record names as the action's target. */
   target(request: Request): string;
+  /** Which kind of action this request is (domain/approval.ts): whether it needs a second identity's approval. */
+  kind(request: Request): ApprovalKind;
+  /** The customer the action concerns, when it is known from the plan: proposals are listed by customer. */
+  customer?(plan: Plan, request: Request): string | undefined;
   read(ports: OperatorPorts, request: Request): Promise<State>;
   /** Pure. The preview and the write ask this same rule, so what is shown is what is done — or refused, and why. */
   decide(state: State, request: Request): Result<Plan>;
-  /** What the audit record says the action was about to do. */
+  /** What the audit record says the action was about to do: the state it found (before) and what it would change. */
   shown(plan: Plan): Record<string, unknown>;
+  /** What an approval compares with what it reads then (default: the plan); leave out what differs every read. */
+  fingerprint?(plan: Plan): unknown;
   perform(ports: OperatorPorts, plan: Plan, request: Request, actor: Actor): Promise<Result<Outcome>>;
   /** What the audit's outcome records of the action once done. */
   done(outcome: Outcome): Record<string, unknown>;
-}
-
-/** An operator's request the system refuses: the typed refusal, with the words to show. */
-export class OperatorError extends Error {
-  override name = 'OperatorError';
-  constructor(readonly refusal: Refusal) {
-    super(refusal.message);
-  }
-
-  /** A mistake in the request (exit 2 for a command line), or a refusal of what it asks (exit 3). */
-  get kind(): 'INVALID' | 'REFUSED' {
-    return this.refusal.code === 'INVALID' ? 'INVALID' : 'REFUSED';
-  }
 }
 
 /** What the action would do, or why not: reads, decides, writes nothing. */
@@ -67,52 +68,88 @@ export async function preview<Q, S, P, O>(
   return action.decide(await action.read(ports, request), request);
 }
 
+/** The fingerprint of a plan (domain/approval.ts): what a proposal keeps and its approval compares. */
+export const planFingerprint = <Q, S, P, O>(action: OperatorAction<Q, S, P, O>, plan: P): string =>
+  fingerprintOf(action.fingerprint === undefined ? plan : action.fingerprint(plan));
+
+/** How an action is being applied: by whom in which step, and what must still hold for it to go ahead. */
+export interface ApplyContext<P> {
+  /** CONFIRM (one identity, at once) or APPROVE (another identity's approval of a proposal). */
+  readonly step: 'CONFIRM' | 'APPROVE';
+  /** The proposal an approval applies. */
+  readonly proposal?: string;
+  /** What else the audit record keeps (the proposal's proposer and reason, for an approval). */
+  readonly details?: Record<string, unknown>;
+  /** Checked on the plan after the rule allowed it: four eyes, a changed fingerprint. A refusal here is audited. */
+  readonly gate?: (plan: P) => Refusal | undefined;
+}
+
+/** A request without a reason is refused before anything is read: every action says why. */
+export function requireReason(reason: string): void {
+  if (reason.trim() === '') throw new OperatorError(refusal('INVALID', 'say why: every action needs a reason'));
+}
+
 /**
- * Does the action: reads and decides again — a refusal is thrown before anything is written or audited —, records
- * it in the audit, performs it, records its outcome (done, refused, failed) and answers the outcome or throws the
- * refusal (OperatorError) or the failure.
+ * Does the action: reads and decides again, asks the gate, records it in the audit, performs it, records its
+ * outcome (done, refused, failed) and answers the outcome — or throws the refusal (OperatorError, its record and
+ * REFUSED outcome written) or the failure (its FAILED outcome written).
  */
 export async function apply<Q, S, P, O>(
   action: OperatorAction<Q, S, P, O>,
   ports: OperatorPorts,
   request: Q,
   actor: Actor,
+  context: ApplyContext<P> = { step: 'CONFIRM' },
 ): Promise<O> {
+  requireReason(actor.reason);
   const decided = await preview(action, ports, request);
-  if (!decided.ok) throw new OperatorError(decided.refusal);
-  const entry =
-    action.audit === undefined
-      ? undefined
-      : await ports.audit.record(
-          {
-            action: action.audit,
-            by: actor.by,
-            reason: actor.reason,
-            target: action.target(request),
-            details: action.shown(decided.value),
-          },
-          ports.now(),
-        );
+  const stop = decided.ok ? context.gate?.(decided.value) : decided.refusal;
+  const details = { ...(decided.ok ? action.shown(decided.value) : {}), ...context.details };
+  const entry = await recordAction(ports, action, request, actor, context, details);
+  if (stop !== undefined || !decided.ok) {
+    const why = stop ?? refusal('INVALID', 'refused');
+    await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
+    throw new OperatorError(why);
+  }
   let result: Result<O>;
   try {
     result = await action.perform(ports, decided.value, request, actor);
   } catch (error) {
-    if (entry !== undefined) {
-      const failure = { error: (error as Error).name, message: (error as Error).message };
-      await outcomeOr(error, () =>
-        ports.audit.recordOutcome(entry.key, { result: 'FAILED', details: failure }, ports.now()),
-      );
-    }
+    const failure = { error: (error as Error).name, message: (error as Error).message };
+    await outcomeOr(error, () =>
+      ports.audit.recordOutcome(entry.key, { result: 'FAILED', details: failure }, ports.now()),
+    );
     throw error;
   }
-  if (entry !== undefined) {
-    const outcome = result.ok
-      ? { result: 'DONE' as const, details: action.done(result.value) }
-      : { result: 'REFUSED' as const, details: { ...result.refusal } };
-    await ports.audit.recordOutcome(entry.key, outcome, ports.now());
-  }
+  const outcome = result.ok
+    ? { result: 'DONE' as const, details: action.done(result.value) }
+    : { result: 'REFUSED' as const, details: { ...result.refusal } };
+  await ports.audit.recordOutcome(entry.key, outcome, ports.now());
   if (!result.ok) throw new OperatorError(result.refusal);
   return result.value;
+}
+
+/** The action's audit record, written before anything else: an action whose record cannot be written does not happen. */
+export function recordAction<Q, S, P, O>(
+  ports: OperatorPorts,
+  action: OperatorAction<Q, S, P, O>,
+  request: Q,
+  actor: Actor,
+  context: { readonly step: AuditStep; readonly proposal?: string },
+  details: Record<string, unknown>,
+): Promise<AuditEntry> {
+  return ports.audit.record(
+    {
+      action: action.audit,
+      step: context.step,
+      by: actor.identity,
+      reason: actor.reason,
+      target: action.target(request),
+      ...(context.proposal === undefined ? {} : { proposal: context.proposal }),
+      details,
+    },
+    ports.now(),
+  );
 }
 
 /** Records a failure's outcome; when that write fails too, the failure is thrown with both causes. */
@@ -126,3 +163,5 @@ async function outcomeOr(failure: unknown, record: () => Promise<unknown>): Prom
     );
   }
 }
+
+export { OperatorError };

@@ -21,7 +21,7 @@ export interface CustomerView {
   readonly evidenceOnly: { notificationId: string; acceptedAt: string; providerMessageId: string }[];
 }
 
-type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'evidence'>;
+type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'evidence'> & Partial<Pick<OperatorPorts, 'evidenceLocator'>>;
 
 /** The suppression of a notification's address, if its address is still on the item. */
 export async function suppressionOf(ports: Pick<OperatorPorts, 'audience'>, n: StoredItem) {
@@ -52,7 +52,7 @@ export async function customerView(ports: Reads, userId: string): Promise<Custom
   }
   const notifications = views.flatMap((v) => v.notifications);
   const hot = new Set(notifications.map((n) => String(n.notificationId)));
-  const evidenceOnly = (await userEvidence(ports.evidence, userId))
+  const evidenceOnly = (await userEvidence(ports.evidence, userId, ports.evidenceLocator))
     .filter((proof) => !hot.has(proof.send.notificationId))
     .map(({ send }) => ({
       notificationId: send.notificationId,

@@ -66,6 +66,8 @@ export function erasurePlan(views: readonly EventView[]): ErasurePlan {
 export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventView[], ErasurePlan, ErasureResult> = {
   audit: 'ERASE',
   target: (r) => r.userId,
+  kind: () => 'ERASE',
+  customer: (_plan, r) => r.userId,
 
   async read(ports, { userId }) {
     const views: EventView[] = [];
@@ -97,7 +99,7 @@ export const eraseCustomer: OperatorAction<{ readonly userId: string }, EventVie
       // Out of the index only when nothing of the event is left to send: a kept one is found again by the next erasure.
       if (allErased && event.hasInbox) await ports.events.unlist(event.eventId, at);
     }
-    return ok({ userId, erased, kept, preferences: await ports.audience.forgetPreferences(userId) });
+    return ok({ userId, erased, kept, preferences: await ports.audience.forgetPreferences(userId, at) });
   },
 
   done: (result) => ({ erased: result.erased, kept: result.kept, preferences: result.preferences }),

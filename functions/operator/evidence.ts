@@ -1,67 +1,98 @@
 /**
  * What the customer received, from the evidence store (docs/evidence-and-privacy.md "The evidence of a send"): every
- * send under an event or a notification, or every send of a customer through their pointers — also after the
- * table's items expired — each with the SHA-256 of the stored object and the provider's reports appended to it, each
- * read as first written, with what its versions say when they say anything (evidence-versions.ts).
+ * send of an event or a notification, or every send of a customer — also after the table's items expired — each with
+ * the SHA-256 of its record as stored and the provider's reports appended to it, each read as first written, with
+ * what its versions say when they say anything (stores/evidence-versions.ts). Sends are found through the batches the
+ * table and the customers' evidence index name (stores/evidence-reader.ts), never by listing the bucket; sends
+ * recorded before batches under their own objects.
  */
-import { createHash } from 'node:crypto';
+import { evidencePrefixOf, userPrefix } from '../domain/evidence.ts';
+import { type BatchEntry, batchNameOfKey, decodeBatch, isSendBatch } from '../domain/evidence-batch.ts';
+import { parseNotificationId } from '../domain/keys.ts';
 import {
-  evidencePrefixOf,
-  type FeedbackEvidence,
-  parseEvidence,
-  type SendEvidence,
-  userPrefix,
-} from '../domain/evidence.ts';
-import type { EvidenceStore } from '../stores/evidence-store.ts';
+  batchSendsOfEvent,
+  type EvidenceLocator,
+  readEvidence,
+  readSends,
+  type SendProof,
+  type SendRef,
+} from '../stores/evidence-reader.ts';
+import { type EvidenceStore, FileEvidenceStore } from '../stores/evidence-store.ts';
 import { readFirst } from '../stores/evidence-versions.ts';
 
-export interface SendProof {
-  readonly key: string;
-  /** SHA-256 of the stored object, as it is in the store: what a dispute can check a copy against. */
-  readonly sha256: string;
-  readonly send: SendEvidence;
-  readonly feedback: FeedbackEvidence[];
-  /**
-   * What the versions of its objects say beyond the record: a later version of a key (superseded) or a delete marker
-   * over it (hidden). Both are denied by the bucket policy; a record is shown as first written either way.
-   */
-  readonly warnings?: string[];
-}
-
-/** Every send under a prefix (an event, or one notification), each with the reports appended to it. */
-export async function readEvidence(store: EvidenceStore, prefix: string): Promise<SendProof[]> {
-  const objects = await store.history(prefix);
-  const proofs: SendProof[] = [];
-  for (const o of objects.filter((x) => x.key.endsWith('.json') && !x.key.includes('.feedback/'))) {
-    const read = await readFirst(store, o);
-    if (read === undefined) continue;
-    const record = parseEvidence(read.bytes);
-    if (record.kind !== 'SEND') continue;
-    const feedbackPrefix = `${o.key.slice(0, -'.json'.length)}.feedback/`;
-    const feedback: FeedbackEvidence[] = [];
-    const warnings = [...read.warnings];
-    for (const f of objects.filter((x) => x.key.startsWith(feedbackPrefix))) {
-      const report = await readFirst(store, f);
-      if (report === undefined) continue;
-      warnings.push(...report.warnings);
-      const r = parseEvidence(report.bytes);
-      if (r.kind === 'FEEDBACK') feedback.push(r);
-    }
-    const sha256 = createHash('sha256').update(read.bytes).digest('hex');
-    proofs.push({ key: o.key, sha256, send: record, feedback, ...(warnings.length > 0 ? { warnings } : {}) });
-  }
-  return proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
-}
-
-/** The sends of an event (`eventId`) or of one notification (`eventId#CHANNEL`). */
-export const evidenceOf = (store: EvidenceStore, id: string) => readEvidence(store, evidencePrefixOf(id));
+export { readEvidence, type SendProof } from '../stores/evidence-reader.ts';
 
 /**
- * Every send proven for a customer: the customer's pointers (users/<userId>/…) lead to each send's record — every
- * pointer ever written, also one superseded or hidden: the send it names is found all the same.
+ * The sends of an event (`eventId`) or one notification (`eventId#CHANNEL`): from the batches its notifications and
+ * its customers' index name (`user` when the table no longer holds the event), and the objects of sends recorded
+ * before batches (under the event's prefix). Without the table, a local run's folder is read whole instead.
  */
-export async function userEvidence(store: EvidenceStore, userId: string): Promise<SendProof[]> {
-  const proofs: SendProof[] = [];
+export async function evidenceOf(
+  store: EvidenceStore,
+  id: string,
+  locator?: EvidenceLocator,
+  user?: string,
+): Promise<SendProof[]> {
+  const ref = parseNotificationId(id);
+  const eventId = ref?.eventId ?? id;
+  const scan = () =>
+    scannedSends(store, (e) =>
+      ref === undefined ? parseNotificationId(e.notificationId)?.eventId === id : e.notificationId === id,
+    );
+  let batched: SendProof[];
+  try {
+    batched =
+      locator === undefined ? await scan() : await batchSendsOfEvent(store, locator, eventId, ref?.channel, user);
+  } catch (error) {
+    // A local run's table gone (DynamoDB Local stopped): its folder is read whole instead; never S3.
+    if (!(store instanceof FileEvidenceStore)) throw error;
+    batched = await scan();
+  }
+  return dedupe([...(await readEvidence(store, evidencePrefixOf(id))), ...batched]);
+}
+
+/** A local folder without its table: every batch's sends, filtered (S3 is never listed so: docs/evidence-and-privacy.md). */
+async function scannedSends(store: EvidenceStore, wanted: (send: BatchEntry) => boolean): Promise<SendProof[]> {
+  if (!(store instanceof FileEvidenceStore)) return [];
+  const refs: SendRef[] = [];
+  for (const key of await store.list('batches/')) {
+    const name = batchNameOfKey(key);
+    const object = name === undefined || !isSendBatch(name) ? undefined : await store.get(key);
+    if (name === undefined || object === undefined) continue;
+    for (const { entry } of decodeBatch(object).records) {
+      if (entry.kind === 'SEND' && wanted(entry)) refs.push({ batch: name, notificationId: entry.notificationId });
+    }
+  }
+  return readSends(store, refs);
+}
+
+/** One proof per send (a batch named by both the table and the index is read once). */
+function dedupe(proofs: SendProof[]): SendProof[] {
+  const seen = new Set<string>();
+  return proofs
+    .filter((p) => {
+      const id = `${p.send.notificationId}@${p.send.providerMessageId}`;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    })
+    .sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt));
+}
+
+/**
+ * Every send proven for a customer: their evidence index names each batch (also years after the table's items), and
+ * the customer's pointers (users/<userId>/…) each send recorded before batches — every pointer ever written, also one
+ * superseded or hidden: the send it names is found all the same.
+ */
+export async function userEvidence(
+  store: EvidenceStore,
+  userId: string,
+  locator?: EvidenceLocator,
+): Promise<SendProof[]> {
+  const proofs: SendProof[] =
+    locator === undefined
+      ? await scannedSends(store, (e) => e.userId === userId)
+      : await readSends(store, await locator.ofUser(userId));
   for (const pointer of await store.history(userPrefix(userId))) {
     const read = await readFirst(store, pointer);
     if (read === undefined) continue;
@@ -70,5 +101,5 @@ export async function userEvidence(store: EvidenceStore, userId: string): Promis
       proofs.push(warnings.length > 0 ? { ...proof, warnings } : proof);
     }
   }
-  return proofs;
+  return dedupe(proofs);
 }

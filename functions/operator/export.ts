@@ -34,7 +34,7 @@ async function readExport(ports: OperatorPorts, userId: string): Promise<Custome
       ports,
       events.flatMap((e) => e.notifications),
     ),
-    evidence: await userEvidence(ports.evidence, userId),
+    evidence: await userEvidence(ports.evidence, userId, ports.evidenceLocator),
   };
 }
 
@@ -46,9 +46,13 @@ export const exportCustomer: OperatorAction<
 > = {
   audit: 'EXPORT',
   target: (r) => r.userId,
+  kind: () => 'EXPORT',
+  customer: (_document, r) => r.userId,
   read: (ports, r) => readExport(ports, r.userId),
   decide: (document) => ok(document),
-  shown: () => ({}),
+  shown: (document) => ({ events: document.notifications.length, evidence: document.evidence.length }),
+  // The document's time differs on every read; what it holds is what an approval compares.
+  fingerprint: ({ exportedAt: _at, ...held }) => held,
   perform: async (_ports, document) => ok(document),
   done: (document) => ({
     events: document.notifications.length,

@@ -1,33 +1,79 @@
 /**
- * The operator's entry: every use case an operator surface (the ops command line today) calls, and the ports it
- * builds them on. The actions that change what a customer receives or what is held about them run through one
- * runner (action.ts): preview, then apply — decided by the same rule, audited with who, why and the outcome.
+ * The operator's entry: every use case an operator surface (the ops command line, the operator API, the support
+ * console) calls, and the ports it builds them on. The actions that change what a customer receives or what is held
+ * about them are reached through the operations (operations.ts): preview, then confirm — or propose and another
+ * identity's approval — each decided by the same rule (action.ts), audited with the verified caller, why and the
+ * outcome; routes.ts carries them over HTTP.
  */
-export type { AuditAction, AuditOutcome, AuditRecord } from '../domain/audit.ts';
+export {
+  APPROVAL_KINDS,
+  type ApprovalKind,
+  type ApprovalPolicy,
+  approvalPolicyOf,
+  DEFAULT_APPROVAL_REQUIRED,
+  DEFAULT_PROPOSAL_HOURS,
+  PROPOSAL_STATES,
+  type Proposal,
+  type ProposalState,
+} from '../domain/approval.ts';
+export type { AuditAction, AuditOutcome, AuditRecord, AuditStep, OperatorActionName } from '../domain/audit.ts';
+export {
+  IDENTITY_SOURCES,
+  type IdentitySource,
+  identityText,
+  type RecordedIdentity,
+  sameIdentity,
+  type VerifiedIdentity,
+} from '../domain/identity.ts';
 export type { Refusal, RefusalCode } from '../domain/refusal.ts';
 export type { ListedAuditRecord } from '../stores/audit-log.ts';
-export { type Actor, apply, type OperatorAction, OperatorError, preview, type Result } from './action.ts';
+export {
+  type Actor,
+  apply,
+  type OperatorAction,
+  OperatorError,
+  planFingerprint,
+  preview,
+  type Result,
+} from './action.ts';
 export { type CustomerView, customerView, inspectEvent } from './customer.ts';
 export { type ErasureResult, eraseCustomer, erasurePlan } from './erase.ts';
 export { evidenceOf, readEvidence, type SendProof, userEvidence } from './evidence.ts';
 export { type CustomerExport, exportCustomer } from './export.ts';
 export { type LiftOutcome, liftSuppression } from './lift-suppression.ts';
 export {
+  countBy,
+  type IncidentLookup,
   listAudit,
   listQuarantine,
   listRefused,
   listSuppressions,
+  producerText,
   type QuarantineView,
   type RefusedView,
   type SuppressionView,
 } from './lists.ts';
 export { CLUSTER_ARN, type KafkaRecordSpec, mskEvent, mskRecord, valueBytes } from './msk-event.ts';
+export {
+  ACTIONS,
+  asCaller,
+  type CallerOperations,
+  type Operations,
+  type OutcomeOf,
+  operations,
+  type PreviewAnswer,
+  type ProposalQuery,
+  type ProposalView,
+  type RequestOf,
+} from './operations.ts';
 export { parkedEvent, S3ParkedBatches } from './parked-batches.ts';
-export { type IngestInvoker, type OperatorPorts, operatorPorts } from './ports.ts';
+export { type IngestInvoker, type OperatorPorts, operatorPorts, PROPOSAL_KEEP_DAYS } from './ports.ts';
 export * as regions from './regions.ts';
-export { REPAIR_TOPIC, type RepairResult, repair } from './repair.ts';
+export { REPAIR_TOPIC, type RepairPlan, type RepairResult, repair } from './repair.ts';
 export { type ReplayResult, replayQuarantine } from './replay.ts';
-export { type ParkedBatch, replayFailedBatches } from './replay-batches.ts';
+export { type ParkedBatch, type ReplayBatchesRequest, replayFailedBatches } from './replay-batches.ts';
+export { parseRequest, REQUEST_SCHEMAS } from './requests.ts';
 export { type ResendOutcome, type ResendPlan, resend } from './resend.ts';
 export { type CorrectionReview, jsonDiff, reviewCorrection, type ValueChange } from './review.ts';
+export { answer, type HttpAnswer, type HttpRequest, refusalAnswer } from './routes.ts';
 export { type NoticeView, whyOf } from './why.ts';

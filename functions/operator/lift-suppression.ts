@@ -19,6 +19,7 @@ export interface LiftOutcome {
   readonly lifted: true;
   readonly channel: Channel;
   readonly addressHash: string;
+  /** The verified principal who lifted it. */
   readonly by: string;
 }
 
@@ -28,14 +29,16 @@ const noneActive = (r: LiftRequest) =>
 export const liftSuppression: OperatorAction<LiftRequest, SuppressionItem | undefined, SuppressionItem, LiftOutcome> = {
   audit: 'SUPPRESSION_LIFT',
   target: (r) => `${r.channel}#${r.addressHash}`,
+  kind: () => 'SUPPRESSION_LIFT',
   read: (ports, r) => ports.audience.suppression(r.channel, r.addressHash),
   decide: (item, r) => (item?.state === 'ACTIVE' ? ok(item) : noneActive(r)),
-  shown: (item) => ({ cause: item.cause, since: item.since, notificationId: item.notificationId }),
+  shown: (item) => ({ state: item.state, cause: item.cause, since: item.since, notificationId: item.notificationId }),
 
   async perform(ports, _item, r, actor) {
-    const lifted = await ports.audience.lift(r.channel, r.addressHash, actor.by, ports.now(), actor.reason);
-    return lifted ? ok({ lifted: true, channel: r.channel, addressHash: r.addressHash, by: actor.by }) : noneActive(r);
+    const lifted = await ports.audience.lift(r.channel, r.addressHash, actor.identity, ports.now(), actor.reason);
+    const by = actor.identity.principal;
+    return lifted ? ok({ lifted: true, channel: r.channel, addressHash: r.addressHash, by }) : noneActive(r);
   },
 
-  done: () => ({ lifted: true }),
+  done: () => ({ state: 'LIFTED' }),
 };

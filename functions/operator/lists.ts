@@ -7,10 +7,48 @@
 import type { SuppressionItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { type KafkaSource, quarantineId } from '../domain/keys.ts';
+import type { ProducerTrace } from '../domain/notification.ts';
 import type { ListedAuditRecord } from '../stores/audit-log.ts';
-import type { RefusedFilter } from '../stores/event-store.ts';
-import type { QuarantineFilter } from '../stores/quarantine-store.ts';
+import type { IncidentWindow } from '../stores/quarantine-store.ts';
 import type { OperatorPorts } from './ports.ts';
+
+/** What an operator asks for: since when (default: the last day) and of which reason. */
+export interface IncidentLookup {
+  readonly sinceIso?: string;
+  readonly reason?: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The look-up as the incident index reads it: from `sinceIso` (or a day ago) to now. */
+function windowOf(ports: Pick<OperatorPorts, 'now'>, lookup: IncidentLookup): IncidentWindow {
+  const now = ports.now();
+  return {
+    sinceIso: lookup.sinceIso ?? new Date(now - DAY_MS).toISOString(),
+    untilIso: new Date(now).toISOString(),
+    ...(lookup.reason === undefined ? {} : { reason: lookup.reason }),
+  };
+}
+
+/** How many of the listed items fall under each value of `by`, most first: an incident's shape at a glance. */
+export function countBy<T>(
+  items: readonly T[],
+  by: (item: T) => string,
+): { readonly value: string; readonly count: number }[] {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(by(item), (counts.get(by(item)) ?? 0) + 1);
+  return [...counts]
+    .map(([value, count]) => ({ value, count }))
+    .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+}
+
+/** The producer a quarantined record names, as one line: its topic, its key and its headers when it had them. */
+export const producerText = (q: Pick<QuarantineView, 'source' | 'producer'>): string =>
+  [
+    q.source.topic,
+    ...(q.producer?.key === undefined ? [] : [`key=${q.producer.key}`]),
+    ...Object.entries(q.producer?.headers ?? {}).map(([n, v]) => `${n}=${v}`),
+  ].join(' ');
 
 export interface QuarantineView {
   /** What replay-quarantine takes: <topic>#<partition>#<offset>. */
@@ -22,13 +60,15 @@ export interface QuarantineView {
   readonly source: KafkaSource;
   readonly rawTruncated: boolean;
   readonly replayedAt: string | null;
+  /** The record's key and headers, when it had them: who produced it. */
+  readonly producer: ProducerTrace | null;
 }
 
 export async function listQuarantine(
-  ports: Pick<OperatorPorts, 'quarantine'>,
-  filter: QuarantineFilter = {},
+  ports: Pick<OperatorPorts, 'quarantine' | 'now'>,
+  lookup: IncidentLookup = {},
 ): Promise<QuarantineView[]> {
-  return (await ports.quarantine.list(filter))
+  return (await ports.quarantine.list(windowOf(ports, lookup)))
     .map((q) => ({
       id: quarantineId(q.source),
       reason: String(q.reason),
@@ -38,6 +78,7 @@ export async function listQuarantine(
       source: q.source,
       rawTruncated: q.rawTruncated === true,
       replayedAt: q.replayedAt ?? null,
+      producer: q.producer ?? null,
     }))
     .sort((a, b) => b.receivedAt.localeCompare(a.receivedAt) || a.source.offset - b.source.offset);
 }
@@ -53,10 +94,10 @@ export interface RefusedView {
 
 /** Every REFUSED notification (docs/event.md "A refused channel"), with the rule it broke, never the value. */
 export async function listRefused(
-  ports: Pick<OperatorPorts, 'events'>,
-  filter: RefusedFilter = {},
+  ports: Pick<OperatorPorts, 'events' | 'now'>,
+  lookup: IncidentLookup = {},
 ): Promise<RefusedView[]> {
-  return (await ports.events.listRefused(filter))
+  return (await ports.events.listRefused(windowOf(ports, lookup)))
     .map((n) => ({
       notificationId: String(n.notificationId),
       eventId: String(n.eventId),

@@ -6,7 +6,7 @@
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { MSKEvent } from 'aws-lambda';
 import { refusal } from '../domain/refusal.ts';
-import { OperatorError } from './action.ts';
+import { OperatorError } from './operator-error.ts';
 
 export interface ParkedObject {
   readonly key: string;

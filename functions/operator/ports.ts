@@ -8,7 +8,10 @@ import type { MSKEvent } from 'aws-lambda';
 import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-store.ts';
 import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
 import { DynamoEventStore, type EventStore } from '../stores/event-store.ts';
+import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
+import { DynamoEvidenceLocator, type EvidenceLocator } from '../stores/evidence-reader.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
+import { DynamoProposalStore, type ProposalStore } from '../stores/proposal-store.ts';
 import { DynamoQuarantineStore, type QuarantineStore } from '../stores/quarantine-store.ts';
 import type { ParkedBatches } from './parked-batches.ts';
 
@@ -21,12 +24,19 @@ export interface OperatorPorts {
   readonly audience: AudienceStore;
   /** What was sent, byte for byte (read only: the functions write it); the audit log is kept in it too. */
   readonly evidence: EvidenceStore;
+  /** Where the table and the customers' evidence index name a send's batch (the bucket is never listed). */
+  readonly evidenceLocator: EvidenceLocator;
   readonly audit: AuditLog;
+  /** Actions one identity proposed, waiting for another's approval (four eyes). */
+  readonly proposals: ProposalStore;
   readonly invokeIngest: IngestInvoker;
   /** The failed MSK batches the mapping parked: a deployed stack's bucket; none locally. */
   readonly parked: ParkedBatches | undefined;
   readonly now: () => number;
 }
+
+/** The default time a proposal stays in the table after its expiry: as long as the inbox's default retention. */
+export const PROPOSAL_KEEP_DAYS = 35;
 
 /** The ports on one table and one evidence store. */
 export function operatorPorts(deps: {
@@ -36,13 +46,21 @@ export function operatorPorts(deps: {
   readonly invokeIngest: IngestInvoker;
   readonly parked?: ParkedBatches;
   readonly now?: () => number;
+  /** How long a decided or expired proposal stays in the table (its TTL); the audit keeps it for good. */
+  readonly proposalKeepDays?: number;
 }): OperatorPorts {
   return {
     events: new DynamoEventStore(deps.doc, deps.tableName),
     quarantine: new DynamoQuarantineStore(deps.doc, deps.tableName),
     audience: new DynamoAudienceStore(deps.doc, deps.tableName),
     evidence: deps.evidence,
+    evidenceLocator: new DynamoEvidenceLocator(
+      deps.doc,
+      deps.tableName,
+      new DynamoEvidenceIndex(deps.doc, deps.tableName),
+    ),
     audit: new EvidenceAuditLog(deps.evidence),
+    proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),
     invokeIngest: deps.invokeIngest,
     parked: deps.parked,
     now: deps.now ?? Date.now,

@@ -5,6 +5,7 @@
  * and its outcome (done, with the report, or failed) after.
  */
 import type { AuditAction } from '../domain/audit.ts';
+import type { VerifiedIdentity } from '../domain/identity.ts';
 import type { AuditLog } from '../stores/audit-log.ts';
 
 export {
@@ -21,7 +22,8 @@ export { ReconcileRefused, type ReconcileReport, type ReconcileRequest, reconcil
 
 export interface AuditedStep<T> {
   readonly action: Extract<AuditAction, 'PROMOTE' | 'DEMOTE' | 'RECONCILE'>;
-  readonly by: string;
+  /** Who acts, as the transport verified it (docs/operations.md "Who acts: verified identities"). */
+  readonly by: VerifiedIdentity;
   readonly reason: string;
   readonly target: string;
   /** What the command was about to do, as it was shown. */

@@ -7,13 +7,16 @@
  * Input: the eventId and the corrected event. Output: REPAIRED (every refused channel PENDING now), STILL_REFUSED (a
  * refused contact point still has no reading) or QUARANTINED (ingest refused the corrected event), per channel.
  * Steps: read the event; decide (the corrected value must be a transfer event of this eventId that the decoder
- * accepts; the event must exist and have a refused channel; an erased one is never repaired); invoke ingest at the
+ * accepts; the event must exist and have a refused channel; an erased one is never repaired); audited — with the
+ * contact points the corrected event supplies, which is why four eyes covers it by default —; invoke ingest at the
  * repair's own position; read the event and the quarantine item at that position.
  */
 import type { Channel } from '../domain/channels.ts';
 import { erasedRefusal, isErased } from '../domain/erasure.ts';
+import type { BankingEvent } from '../domain/event/contract.ts';
 import { decodeRecordValue, isTransfer } from '../domain/event/decode.ts';
 import { type KafkaSource, quarantineId } from '../domain/keys.ts';
+import { contactFor } from '../domain/routing.ts';
 import type { EventView } from '../stores/event-store.ts';
 import { type OperatorAction, ok, refused } from './action.ts';
 import { replayEvent } from './msk-event.ts';
@@ -26,6 +29,24 @@ export interface RepairRequest {
   readonly eventId: string;
   /** The producer's corrected event, as JSON. */
   readonly corrected: string;
+}
+
+export interface RepairPlan {
+  /** The refused channels, each with the rule its contact point broke (before). */
+  readonly refused: readonly { readonly channel: Channel; readonly reason: string; readonly detail: string }[];
+  /** The contact points the corrected event supplies for them (after): what an approver checks. */
+  readonly contactPoints: Partial<Record<Channel, string>>;
+  readonly userId?: string;
+}
+
+/** The corrected event's contact point of each refused channel, as the operator supplied it. */
+function suppliedContacts(recipient: BankingEvent['recipient'], channels: readonly Channel[]) {
+  const supplied: Partial<Record<Channel, string>> = {};
+  for (const channel of channels) {
+    const contact = contactFor(recipient, channel);
+    if (typeof contact === 'string') supplied[channel] = contact;
+  }
+  return supplied;
 }
 
 export interface RepairResult {
@@ -41,9 +62,12 @@ export interface RepairResult {
   readonly quarantine: { readonly id: string; readonly reason: string; readonly detail: string } | null;
 }
 
-export const repair: OperatorAction<RepairRequest, EventView, Channel[], RepairResult> = {
-  audit: undefined,
+export const repair: OperatorAction<RepairRequest, EventView, RepairPlan, RepairResult> = {
+  audit: 'REPAIR',
   target: (request) => request.eventId,
+  // The corrected event carries contact points an operator supplied: what four eyes is for by default.
+  kind: () => 'OPERATOR_CONTENT',
+  customer: (plan) => plan.userId,
   read: (ports, request) => ports.events.read(request.eventId),
 
   decide(before, { eventId, corrected }) {
@@ -73,12 +97,25 @@ export const repair: OperatorAction<RepairRequest, EventView, Channel[], RepairR
     }
     if (refusedItems.length === 0)
       return refused('NOTHING_TO_DO', `no channel of ${eventId} is REFUSED: nothing to repair`);
-    return ok(refusedItems.map((n) => n.channel as Channel));
+    const userId = before.notifications.find((n) => typeof n.userId === 'string')?.userId as string | undefined;
+    return ok({
+      refused: refusedItems.map((n) => ({
+        channel: n.channel as Channel,
+        reason: String(n.refusedReason ?? ''),
+        detail: String(n.refusedDetail ?? ''),
+      })),
+      contactPoints: suppliedContacts(
+        decoded.event.recipient,
+        refusedItems.map((n) => n.channel as Channel),
+      ),
+      ...(userId === undefined ? {} : { userId }),
+    });
   },
 
-  shown: (channels) => ({ refused: channels }),
+  shown: (plan) => ({ refused: plan.refused, suppliedContactPoints: plan.contactPoints }),
 
-  async perform(ports, refusedChannels, { eventId, corrected }) {
+  async perform(ports, plan, { eventId, corrected }) {
+    const refusedChannels = plan.refused.map((r) => r.channel);
     const source: KafkaSource = { topic: REPAIR_TOPIC, partition: 0, offset: ports.now() };
     await ports.invokeIngest(replayEvent([{ source, value: Buffer.from(corrected, 'utf8') }]));
     const after = await ports.events.read(eventId);

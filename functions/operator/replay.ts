@@ -48,6 +48,12 @@ const RAW_BYTES_MAX = 1_048_576;
 export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan, ReplayResult[]> = {
   audit: 'REPLAY',
   target: (request) => request.ids.join(','),
+  // A corrected value is content an operator supplied (its contact points included): four eyes by default.
+  kind: (request) => (request.corrected === undefined ? 'REPLAY' : 'OPERATOR_CONTENT'),
+  customer: (plan) => {
+    const users = new Set(plan.records.map((r) => r.item.userId).filter((u) => typeof u === 'string'));
+    return users.size === 1 ? [...users][0] : undefined;
+  },
 
   read: (ports, request) =>
     Promise.all(
@@ -82,8 +88,10 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
     return ok({ records, review });
   },
 
-  shown: (plan) =>
-    plan.review === undefined ? { value: 'stored' } : { value: 'edited', changes: plan.review.changes },
+  shown: (plan) => ({
+    records: plan.records.map((r) => ({ id: r.id, reason: r.item.reason, eventId: r.item.eventId ?? null })),
+    ...(plan.review === undefined ? { value: 'stored' } : { value: 'edited', review: plan.review }),
+  }),
 
   async perform(ports, plan, request) {
     const results: ReplayResult[] = [];

@@ -1,3 +1,8 @@
+/**
+ * An operator's resend of a FAILED or UNKNOWN notification (docs/operations.md "The operator CLI"): back to PENDING
+ * once, recorded on the item with who (verified), when and why. One conditional write on the item as it was read;
+ * the rule that refuses it (domain/resend.ts) is asked by the preview and again here.
+ */
 import { parseNotificationId } from '../domain/keys.ts';
 import { acceptedMessageId, resendRefusal } from '../domain/resend.ts';
 import type { ResendTarget, StoredItem } from '../stores/event-store.ts';
@@ -39,6 +44,9 @@ export interface ResendState {
 export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, ResendOutcome> = {
   audit: 'RESEND',
   target: (request) => request.notificationId,
+  // A second copy of what the provider accepted is a kind of its own: a bank may want it approved.
+  kind: (request) => (request.despiteAccepted === undefined ? 'RESEND' : 'SECOND_COPY'),
+  customer: (plan) => (typeof plan.item.userId === 'string' ? plan.item.userId : undefined),
 
   async read(ports, request) {
     const ref = parseNotificationId(request.notificationId);
@@ -72,13 +80,14 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
   shown: (plan) => ({
     fromStatus: plan.status,
     attempt: plan.attempt,
+    ...(plan.lastError === undefined ? {} : { lastError: plan.lastError }),
     ...(plan.accepted === undefined ? {} : { despiteAccepted: plan.accepted }),
   }),
 
   async perform(ports, plan, request, actor) {
     const written = await ports.events.resend(
       plan.item,
-      { by: actor.by, reason: actor.reason, accepted: plan.accepted },
+      { by: actor.identity, reason: actor.reason, accepted: plan.accepted },
       ports.now(),
     );
     if (written.result === 'lost' || written.item === undefined) {
@@ -87,5 +96,5 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
     return ok({ notificationId: request.notificationId, fromStatus: plan.status, item: written.item });
   },
 
-  done: (outcome) => ({ fromStatus: outcome.fromStatus, status: outcome.item.status }),
+  done: (outcome) => ({ fromStatus: outcome.fromStatus, status: outcome.item.status, attempt: outcome.item.attempt }),
 };

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   type NativeAttributeValue,
@@ -24,6 +23,7 @@ import {
 import type { Channel } from '../domain/channels.ts';
 import type { EventType } from '../domain/event/contract.ts';
 import type { SuppressionCause } from '../domain/feedback.ts';
+import type { VerifiedIdentity } from '../domain/identity.ts';
 import { PREFS_SK, prefsPk, SUPPRESSION_SHARDS, suppressionPk } from '../domain/keys.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
@@ -56,16 +56,18 @@ export interface AudienceStore extends AudienceGate {
     notificationId: string,
     at: string,
   ): Promise<SuppressionRecorded>;
-  lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean>;
+  lift(channel: Channel, hash: string, by: VerifiedIdentity, now: number, reason: string): Promise<boolean>;
   list(channel: Channel): Promise<SuppressionItem[]>;
   /** The suppression item of an address hash, active or lifted, or undefined. */
   suppression(channel: Channel, hash: string): Promise<SuppressionItem | undefined>;
   preferences(userId: string): Promise<PreferencesItem | undefined>;
   /**
-   * Deletes a customer's preferences when they opt out of nothing (`deleted`); keeps them when they hold an opt-out
-   * (`kept`: honouring the objection needs the record of it) — also one written between the read and the delete.
+   * Forgets a customer's preferences when they opt out of nothing (`deleted`): what they chose goes, and a tombstone
+   * keeps only the watermark — the instant and eventId of the update in force — so a late, older PreferencesUpdated
+   * (a redelivery, a replay) is refused by ingest's ordering condition instead of writing them again. Keeps them when
+   * they hold an opt-out (`kept`: honouring the objection needs the record of it) — also one written meanwhile.
    */
-  forgetPreferences(userId: string): Promise<PreferencesForgotten>;
+  forgetPreferences(userId: string, at: string): Promise<PreferencesForgotten>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -109,7 +111,7 @@ export class DynamoAudienceStore implements AudienceStore {
       Key: key,
       ConditionExpression: 'attribute_not_exists(pk) OR (#state = :lifted AND liftedAt < :at)',
       UpdateExpression:
-        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid, writeId = :wid REMOVE liftedAt, liftedBy',
+        'SET kind = :kind, channel = :channel, #state = :active, cause = :cause, since = :at, notificationId = :nid, writeId = :wid REMOVE liftedAt, liftedBy, liftedVerifiedBy',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':kind': 'SUPPRESSION',
@@ -132,25 +134,27 @@ export class DynamoAudienceStore implements AudienceStore {
    * ACTIVE → LIFTED (kept, with who and when). False when there was no active suppression. A lift whose reply was
    * lost is recognised by the time and operator it wrote.
    */
-  async lift(channel: Channel, hash: string, by: string, now: number, reason: string): Promise<boolean> {
+  async lift(channel: Channel, hash: string, by: VerifiedIdentity, now: number, reason: string): Promise<boolean> {
     const key = suppressionKey(channel, hash);
     const lifted = await this.conditional({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: '#state = :active',
-      UpdateExpression: 'SET #state = :lifted, liftedAt = :now, liftedBy = :by, liftReason = :reason',
+      UpdateExpression:
+        'SET #state = :lifted, liftedAt = :now, liftedBy = :by, liftedVerifiedBy = :via, liftReason = :reason',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
         ':active': 'ACTIVE',
         ':lifted': 'LIFTED',
         ':now': iso(now),
-        ':by': by,
+        ':by': by.principal,
+        ':via': by.verifiedBy,
         ':reason': reason,
       },
     });
     if (lifted) return true;
     const current = await this.get<SuppressionItem>(key);
-    return current?.state === 'LIFTED' && current.liftedAt === iso(now) && current.liftedBy === by;
+    return current?.state === 'LIFTED' && current.liftedAt === iso(now) && current.liftedBy === by.principal;
   }
 
   /** Every suppression of a channel (its 16 partitions, each paged). */
@@ -182,22 +186,18 @@ export class DynamoAudienceStore implements AudienceStore {
     return this.get<PreferencesItem>({ pk: prefsPk(userId), sk: PREFS_SK });
   }
 
-  async forgetPreferences(userId: string): Promise<PreferencesForgotten> {
-    if ((await this.preferences(userId)) === undefined) return 'none';
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: prefsPk(userId), sk: PREFS_SK },
-          ConditionExpression: 'attribute_not_exists(optOut) OR size(optOut) = :none',
-          ExpressionAttributeValues: { ':none': 0 },
-        }),
-      );
-      return 'deleted';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'kept';
-      throw error;
-    }
+  async forgetPreferences(userId: string, at: string): Promise<PreferencesForgotten> {
+    const prefs = await this.preferences(userId);
+    if (prefs === undefined || prefs.erasedAt !== undefined) return 'none';
+    const forgotten = await this.conditional({
+      TableName: this.tableName,
+      Key: { pk: prefsPk(userId), sk: PREFS_SK },
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(optOut) OR size(optOut) = :none)',
+      // The watermark stays (occurredAtMs, eventId: ingest's ordering condition); everything the customer chose goes.
+      UpdateExpression: 'SET optOut = :empty, erasedAt = :at, updatedAt = :at REMOVE userId, occurredAt',
+      ExpressionAttributeValues: { ':none': 0, ':empty': [], ':at': at },
+    });
+    return forgotten ? 'deleted' : 'kept';
   }
 
   private async get<T>(key: NotificationKey): Promise<T | undefined> {

@@ -12,6 +12,7 @@ import {
   auditOutcomeKey,
   recordKeyOfOutcome,
 } from '../domain/audit.ts';
+import { recordedIdentityOf } from '../domain/identity.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 
@@ -70,7 +71,9 @@ export class EvidenceAuditLog implements AuditLog {
       if (read === undefined) continue;
       const doc = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
       const of = recordKeyOfOutcome(o.key);
-      if (of === undefined) records.push([o.key, doc as AuditRecord, read.warnings]);
+      // A record from before identities were verified names its caller as text: read as UNVERIFIED, never as verified.
+      if (of === undefined)
+        records.push([o.key, { ...doc, by: recordedIdentityOf(doc.by) } as AuditRecord, read.warnings]);
       else outcomes.set(of, { outcome: doc as AuditOutcome, warnings: read.warnings });
     }
     return records

@@ -16,6 +16,7 @@ import {
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { ERASED_USER } from '../domain/erasure.ts';
+import type { VerifiedIdentity } from '../domain/identity.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
 import { buildEarlierSend, pendingSweepKey } from '../domain/notification.ts';
 import { manualResendRecord, type ResentItem } from '../domain/resend.ts';
@@ -23,7 +24,7 @@ import { REDACTED } from '../domain/secrets.ts';
 import { moveCondition, type NotificationStatus, TERMINAL_STATUSES } from '../domain/state-machine.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { Transition } from './notification-store.ts';
-import { scanWhere } from './quarantine-store.ts';
+import { type IncidentWindow, queryIncidents } from './quarantine-store.ts';
 
 /** An item as the table holds it: the operator shows every attribute, known or not. */
 export type StoredItem = Record<string, unknown>;
@@ -35,10 +36,7 @@ export interface EventView {
   readonly notifications: StoredItem[];
 }
 
-export interface RefusedFilter {
-  readonly sinceIso?: string;
-  readonly reason?: string;
-}
+export type RefusedFilter = IncidentWindow;
 
 /** The notification a resend puts back to PENDING, as it was read. */
 export interface ResendTarget extends ResentItem {
@@ -64,7 +62,7 @@ export interface EventStore {
    */
   resend(
     item: ResendTarget,
-    resend: { readonly by: string; readonly reason: string; readonly accepted: string | undefined },
+    resend: { readonly by: VerifiedIdentity; readonly reason: string; readonly accepted: string | undefined },
     now: number,
   ): Promise<{ readonly result: Transition; readonly item?: StoredItem }>;
   /** A finished notification of `userId` loses its address, data and user id; `lost` when it is not (or no longer). */
@@ -142,25 +140,19 @@ export class DynamoEventStore implements EventStore {
     return ids;
   }
 
-  listRefused(filter: RefusedFilter): Promise<StoredItem[]> {
-    // An erased one is left out: nothing can repair it (functions/domain/erasure.ts).
-    const conditions = ['kind = :n', '#status = :refused', 'attribute_not_exists(erasedAt)'];
-    const values: Record<string, NativeAttributeValue> = { ':n': 'NOTIFICATION', ':refused': 'REFUSED' };
-    if (filter.sinceIso !== undefined) {
-      conditions.push('createdAt >= :since');
-      values[':since'] = filter.sinceIso;
-    }
-    if (filter.reason !== undefined) {
-      conditions.push('refusedReason = :reason');
-      values[':reason'] = filter.reason;
-    }
-    // A Scan with a filter: refused notifications are few (each one raised an alarm), and only an operator lists them.
-    return scanWhere(this.client, this.tableName, conditions, values, { '#status': 'status' });
+  async listRefused(filter: RefusedFilter): Promise<StoredItem[]> {
+    // Still REFUSED (a repair also takes it out of the index) and not erased: nothing can repair an erased one.
+    const found = await queryIncidents(this.client, this.tableName, 'REFUSED', filter, {
+      expression: '#status = :refused AND attribute_not_exists(erasedAt)',
+      values: { ':refused': 'REFUSED' },
+      names: { '#status': 'status' },
+    });
+    return found as StoredItem[];
   }
 
   async resend(
     item: ResendTarget,
-    resend: { readonly by: string; readonly reason: string; readonly accepted: string | undefined },
+    resend: { readonly by: VerifiedIdentity; readonly reason: string; readonly accepted: string | undefined },
     now: number,
   ): Promise<{ result: Transition; item?: StoredItem }> {
     const { accepted } = resend;

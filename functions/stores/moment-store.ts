@@ -1,8 +1,9 @@
 /**
  * DynamoDB adapter of the right moment's two reads and one count (docs/dispatch.md "The right moment"): the newest
  * notice of a series (the items ingest writes in each event's transaction, keys.ts seriesPk), and the flood guard's
- * count of one customer's notices of a type on a channel in a fixed window (keys.ts floodKey) — a conditional ADD that
- * refuses to pass the limit, as the pacer's token windows do.
+ * count of one customer's notices of a type on a channel in a fixed window (keys.ts floodKey) — a conditional ADD of
+ * the notification's id to the window's set that refuses to pass the limit. The set counts notices, not attempts: a
+ * notice the provider throttled and retried, or the stream redelivered, finds its id there and is not counted again.
  */
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seriesNewerThan } from '../domain/keys.ts';
@@ -13,15 +14,20 @@ export interface NewerNotice {
   readonly occurredAt: string;
 }
 
+/** The window's item, and the notification that takes (or gives back) a slot in it. */
 export interface FloodSlotKey {
   readonly pk: string;
   readonly sk: string;
+  readonly notificationId: string;
 }
 
 export interface MomentStore {
   /** The newest notice of the series that occurred strictly after `occurredAtMs` (a consistent read), or undefined. */
   newerNotice(seriesPk: string, occurredAtMs: number): Promise<NewerNotice | undefined>;
-  /** Counts one more notice in the window when it is under `limit`: true; false when the window is full. */
+  /**
+   * Counts the notice in the window when it is under `limit`, or already counted there (a retry of the same notice):
+   * true; false when the window is full of other notices.
+   */
   takeFloodSlot(key: FloodSlotKey, limit: number, expiresAt: number): Promise<boolean>;
   /** A slot taken for a send that then did not start (no time left, validity ended): counted back. */
   giveBackFloodSlot(key: FloodSlotKey): Promise<void>;
@@ -49,16 +55,21 @@ export class DynamoMomentStore implements MomentStore {
     return { eventId: String(newest.eventId), occurredAt: String(newest.occurredAt) };
   }
 
-  async takeFloodSlot(key: FloodSlotKey, limit: number, expiresAt: number): Promise<boolean> {
+  async takeFloodSlot(slot: FloodSlotKey, limit: number, expiresAt: number): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: key,
-          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-          UpdateExpression: 'ADD #count :one SET expiresAt = :expiresAt',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':expiresAt': expiresAt },
+          Key: { pk: slot.pk, sk: slot.sk },
+          ConditionExpression: 'attribute_not_exists(#ids) OR contains(#ids, :id) OR size(#ids) < :limit',
+          UpdateExpression: 'ADD #ids :one SET expiresAt = :expiresAt',
+          ExpressionAttributeNames: { '#ids': 'notificationIds' },
+          ExpressionAttributeValues: {
+            ':id': slot.notificationId,
+            ':one': new Set([slot.notificationId]),
+            ':limit': limit,
+            ':expiresAt': expiresAt,
+          },
         }),
       );
       return true;
@@ -68,21 +79,21 @@ export class DynamoMomentStore implements MomentStore {
     }
   }
 
-  async giveBackFloodSlot(key: FloodSlotKey): Promise<void> {
+  async giveBackFloodSlot(slot: FloodSlotKey): Promise<void> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: key,
-          ConditionExpression: '#count > :zero',
-          UpdateExpression: 'ADD #count :minusOne',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':zero': 0, ':minusOne': -1 },
+          Key: { pk: slot.pk, sk: slot.sk },
+          // Only an existing window: a give-back never writes an item without its expiry.
+          ConditionExpression: 'attribute_exists(#ids)',
+          UpdateExpression: 'DELETE #ids :one',
+          ExpressionAttributeNames: { '#ids': 'notificationIds' },
+          ExpressionAttributeValues: { ':one': new Set([slot.notificationId]) },
         }),
       );
-    } catch (error) {
-      // Nothing to give back, or DynamoDB refused: the window then counts one send too many — fewer sends, never more.
-      if (!isConditionFailure(error)) return;
+    } catch {
+      // DynamoDB refused: the window then counts one send too many — fewer sends, never more.
     }
   }
 }

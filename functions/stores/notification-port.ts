@@ -15,6 +15,9 @@ export interface NotificationKey {
 }
 
 export type Transition = 'applied' | 'lost';
+
+/** Where a send's evidence goes, on its SENT item (domain/notification.ts `evidence`). */
+export type SentEvidence = NonNullable<NotificationItem['evidence']>;
 /** What the sweeper made of an expired lease: its own transition, a lost race, or SENT because the acceptance was on the item. */
 export type Resolution = Transition | 'accepted';
 
@@ -64,7 +67,13 @@ export interface NotificationStore {
   get(key: NotificationKey): Promise<NotificationItem | undefined>;
   /** PENDING (and due) → SENDING, attempt+1, lease. */
   claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult>;
-  markSent(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition>;
+  /** SENDING → SENT with the provider's message id, and where the send's evidence goes (its batch and SHA-256). */
+  markSent(
+    item: NotificationItem,
+    providerMessageId: string,
+    now: number,
+    evidence?: SentEvidence,
+  ): Promise<Transition>;
   markFailed(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   markUnknown(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   /**

@@ -31,6 +31,7 @@ import type {
   NotificationStore,
   Release,
   Resolution,
+  SentEvidence,
   SweepEntry,
   SweepPage,
   Transition,
@@ -44,6 +45,7 @@ export type {
   NotificationStore,
   Release,
   Resolution,
+  SentEvidence,
   SweepEntry,
   SweepPage,
   Transition,
@@ -117,8 +119,8 @@ export class DynamoNotificationStore implements NotificationStore {
     }
   }
 
-  markSent(item: NotificationItem, providerMessageId: string, now: number) {
-    return this.finish(item, 'SENT', now, { providerMessageId });
+  markSent(item: NotificationItem, providerMessageId: string, now: number, evidence?: SentEvidence) {
+    return this.finish(item, 'SENT', now, { providerMessageId, ...(evidence === undefined ? {} : { evidence }) });
   }
 
   markFailed(item: NotificationItem, reason: string, now: number) {

@@ -7,24 +7,34 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   type NativeAttributeValue,
-  ScanCommand,
+  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { type KafkaSource, QUARANTINE_SK, quarantinePk } from '../domain/keys.ts';
+import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
+import {
+  type IncidentKind,
+  incidentKeysBetween,
+  type KafkaSource,
+  QUARANTINE_SK,
+  quarantinePk,
+} from '../domain/keys.ts';
 import type { QuarantineItem } from '../domain/notification.ts';
 import { isConditionFailure } from './condition-failure.ts';
 
 /** A quarantine item as stored, with the time a replay accepted it when one did. */
 export type QuarantinedRecord = QuarantineItem & { readonly replayedAt?: string };
 
-export interface QuarantineFilter {
-  readonly sinceIso?: string;
+/** A look-up window (the incident index reads each day's keys from `sinceIso` to `untilIso`) and a reason. */
+export interface IncidentWindow {
+  readonly sinceIso: string;
+  readonly untilIso: string;
   readonly reason?: string;
 }
+export type QuarantineFilter = IncidentWindow;
 
 export interface QuarantineStore {
   get(source: KafkaSource): Promise<QuarantinedRecord | undefined>;
-  /** Every quarantined record received at or after `sinceIso` (and of `reason`), in no order. */
+  /** Every quarantined record received in the window (and of `reason`), in no order: the incident index, no scan. */
   list(filter: QuarantineFilter): Promise<QuarantinedRecord[]>;
   /** Marks a record a replay fed back and ingest accepted; false when there is no such record. */
   markReplayed(source: KafkaSource, at: string): Promise<boolean>;
@@ -48,18 +58,8 @@ export class DynamoQuarantineStore implements QuarantineStore {
   }
 
   async list(filter: QuarantineFilter): Promise<QuarantinedRecord[]> {
-    const conditions = ['kind = :q'];
-    const values: Record<string, NativeAttributeValue> = { ':q': 'QUARANTINE' };
-    if (filter.sinceIso !== undefined) {
-      conditions.push('receivedAt >= :since');
-      values[':since'] = filter.sinceIso;
-    }
-    if (filter.reason !== undefined) {
-      conditions.push('reason = :reason');
-      values[':reason'] = filter.reason;
-    }
-    // A Scan with a filter: quarantine items are few (each one raised an alarm), and only an operator lists them.
-    return (await scanWhere(this.client, this.tableName, conditions, values)) as unknown as QuarantinedRecord[];
+    const found = await queryIncidents(this.client, this.tableName, 'QUARANTINED', filter);
+    return found as unknown as QuarantinedRecord[];
   }
 
   async markReplayed(source: KafkaSource, at: string): Promise<boolean> {
@@ -81,28 +81,53 @@ export class DynamoQuarantineStore implements QuarantineStore {
   }
 }
 
-/** Every item matching the conditions (ANDed), all pages: for an operator's lists of rare items, never a Lambda's. */
-export async function scanWhere(
+/**
+ * The items of `kind` in the window, from the incident index (TABLE_SCHEMA.incidentIndex): each day's shards, every
+ * page, `reason` (and any `filter`) applied by DynamoDB to what the keys already narrowed. Never a scan.
+ */
+export async function queryIncidents(
   client: DynamoDBDocumentClient,
   tableName: string,
-  conditions: readonly string[],
-  values: Record<string, NativeAttributeValue>,
-  names?: Record<string, string>,
+  kind: IncidentKind,
+  window: IncidentWindow,
+  filter?: {
+    readonly expression: string;
+    readonly values: Record<string, NativeAttributeValue>;
+    readonly names?: Record<string, string>;
+  },
 ): Promise<Record<string, unknown>[]> {
+  // A window that ends before it starts holds nothing (and BETWEEN would be refused).
+  if (window.sinceIso > window.untilIso) return [];
+  const index = TABLE_SCHEMA.incidentIndex;
+  const reasonAttribute = kind === 'QUARANTINED' ? 'reason' : 'refusedReason';
+  const conditions = [
+    ...(window.reason === undefined ? [] : [`${reasonAttribute} = :reason`]),
+    ...(filter === undefined ? [] : [filter.expression]),
+  ];
   const items: Record<string, unknown>[] = [];
-  let start: Record<string, NativeAttributeValue> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: conditions.join(' AND '),
-        ExpressionAttributeValues: values,
-        ...(names === undefined ? {} : { ExpressionAttributeNames: names }),
-        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-      }),
-    );
-    items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  for (const key of incidentKeysBetween(kind, window.sinceIso, window.untilIso)) {
+    let start: Record<string, NativeAttributeValue> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: index.indexName,
+          KeyConditionExpression: '#key = :key AND #at BETWEEN :since AND :until',
+          ExpressionAttributeNames: { '#key': index.partitionKey, '#at': index.sortKey, ...filter?.names },
+          ExpressionAttributeValues: {
+            ':key': key,
+            ':since': window.sinceIso,
+            ':until': window.untilIso,
+            ...(window.reason === undefined ? {} : { ':reason': window.reason }),
+            ...filter?.values,
+          },
+          ...(conditions.length === 0 ? {} : { FilterExpression: conditions.join(' AND ') }),
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      items.push(...((page.Items ?? []) as Record<string, unknown>[]));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+  }
   return items;
 }

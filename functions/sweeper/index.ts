@@ -9,20 +9,31 @@ import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
 import { CHANNELS } from '../domain/channels.ts';
+import { parseNotificationId } from '../domain/keys.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
-import { evidenceStoreOf } from '../stores/evidence-store.ts';
+import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
+import { DynamoEvidenceIntents } from '../stores/evidence-intents.ts';
+import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
+import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
-const store = new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards);
+const notificationStore = new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards);
 const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
+const evidenceIntents = new DynamoEvidenceIntents(documentClient, config.tableName);
+const evidenceIndex = {
+  index: new DynamoEvidenceIndex(documentClient, config.tableName),
+  retentionDays: config.evidence.retentionDays,
+};
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
 const EVIDENCE_GAPS_PER_RUN = 500;
+/** Dead invocations' batches one run rebuilds at most (each reads and renders up to a stream batch's notifications). */
+const EVIDENCE_BATCHES_PER_RUN = 20;
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
@@ -30,7 +41,7 @@ export const handler = async (_event: unknown, context: Context) => {
     // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
     const shards = await shardMark.raise(config.sweepShards, Date.now());
     const r = await sweep({
-      store,
+      store: notificationStore,
       now: Date.now,
       ...config,
       shards,
@@ -81,27 +92,64 @@ export const handler = async (_event: unknown, context: Context) => {
       itemsPerSecond: perSecond,
       shards,
     };
-    // After the sweep (the notifications first): the evidence sends could not write at once.
+    // After the sweep (the notifications first): the evidence writers could not store at once.
+    const deadline = () => Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs;
+    const recovered = evidenceStore === undefined ? undefined : await recoverBatches(evidenceStore, deadline());
     const evidence =
       evidenceStore === undefined
         ? undefined
         : await fillEvidenceGaps({
             gaps: evidenceGaps,
             store: evidenceStore,
+            index: evidenceIndex,
             now: Date.now,
-            deadline: Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs,
+            deadline: deadline(),
             limit: EVIDENCE_GAPS_PER_RUN,
           });
     if (evidence !== undefined) {
       count('EvidenceGapsFilled', evidence.filled);
-      count('EvidenceGapsOpen', evidence.open);
+      count('EvidenceGapsOpen', evidence.open + (recovered?.open ?? 0));
       if (evidence.errors.length > 0) {
         logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
       }
     }
-    logger.info('sweep finished', { ...summary, evidence });
-    return { ...summary, ...(evidence === undefined ? {} : { evidence }) };
+    if (recovered !== undefined) reportRecovered(recovered);
+    logger.info('sweep finished', { ...summary, evidence, recovered });
+    return {
+      ...summary,
+      ...(evidence === undefined ? {} : { evidence }),
+      ...(recovered === undefined ? {} : { recovered }),
+    };
   } finally {
     metrics.publishStoredMetrics();
   }
 };
+
+/** Dead dispatch invocations' batches (recover-evidence.ts), each record rebuilt and checked against its digest. */
+function recoverBatches(store: EvidenceStore, deadline: number): Promise<RecoverResult> {
+  return recoverEvidenceBatches({
+    intents: evidenceIntents,
+    notifications: notificationStore,
+    outlets: { store, gaps: evidenceGaps, index: evidenceIndex },
+    // Rendering loads the templates: only when an intent is overdue.
+    rebuilder: async () =>
+      (await import('./rebuild-evidence.ts')).rebuilderOf({
+        ...config.rebuild,
+        retentionDays: config.evidence.retentionDays,
+      }),
+    now: Date.now,
+    deadline,
+    limit: EVIDENCE_BATCHES_PER_RUN,
+    timeoutMs: config.evidence.timeoutMs,
+  });
+}
+
+/** Batches finished by the sweeper, and records no rebuild could match (lost: alarmed, logged with ids only). */
+function reportRecovered(r: RecoverResult): void {
+  if (r.recovered > 0) logger.warn('evidence batches of ended invocations finished', { ...r, lost: r.lost.length });
+  for (const lost of r.lost) {
+    countBy('EvidenceLost', { channel: parseNotificationId(lost.notificationId)?.channel ?? 'unknown' });
+    logger.error('evidence not recoverable: the rebuilt record does not match its digest', lost);
+  }
+  if (r.errors.length > 0) logger.error('evidence batches still open', { errors: r.errors.slice(0, 10) });
+}

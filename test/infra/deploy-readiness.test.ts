@@ -9,7 +9,8 @@
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import example from '../../examples/settings.example.json' with { type: 'json' };
-import { deployProblems, parseSettings, type Settings } from '../../lib/settings.ts';
+import { deployProblems } from '../../lib/deploy-problems.ts';
+import { parseSettings, type Settings } from '../../lib/settings.ts';
 import { PRODUCTION_LIKE, type TemplateResource as Resource, synthTemplate } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 

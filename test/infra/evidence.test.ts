@@ -133,12 +133,20 @@ describe('the evidence store', () => {
         's3:PutObject',
         's3:PutObjectRetention',
       ]);
-      // The send records and the customer's pointers (every send writes both), nothing else of the bucket.
+      // Batches of records; dispatch nothing else of the bucket. The feedback function also appends a report on a
+      // send from before batches under that send (sends/), never a customer's pointer; the sweeper fills gaps of
+      // every layout.
       const resources = JSON.stringify(s3.map((st) => st.Resource));
-      expect(resources, fn).toContain('/sends/*');
-      // The feedback function appends reports under their send; it never writes a customer's pointer.
-      if (fn === 'DeliveryFeedbackFunction') expect(resources, fn).not.toContain('/users/*');
-      else expect(resources, fn).toContain('/users/*');
+      expect(resources, fn).toContain('/batches/*');
+      const legacy: Record<string, string[]> = {
+        Dispatch: [],
+        Sweeper: ['/sends/*', '/users/*'],
+        DeliveryFeedbackFunction: ['/sends/*'],
+      };
+      for (const prefix of ['/sends/*', '/users/*']) {
+        if (legacy[fn]?.includes(prefix)) expect(resources, fn).toContain(prefix);
+        else expect(resources, fn).not.toContain(prefix);
+      }
       expect(resources, fn).not.toContain('"/*"');
       expect(base.envOf(fn), fn).toMatchObject({
         EVIDENCE_BUCKET: { Ref: expect.stringMatching(/^EvidenceBucket/) },
@@ -146,10 +154,10 @@ describe('the evidence store', () => {
         EVIDENCE_RETENTION_DAYS: String(EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default),
       });
     }
-    // Only the evidence reader reads, and only the break-glass role may change the protections
-    // (test/infra/evidence-protection.test.ts); no function reads or deletes.
+    // Only the evidence reader and the operator function read (that one is tested below), and only the break-glass
+    // role may change the protections (test/infra/evidence-protection.test.ts); no function reads or deletes.
     const all = Object.entries(base.json.Resources)
-      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && !/^Evidence(Reader|BreakGlass)Role/.test(id))
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && !/^(Evidence(Reader|BreakGlass)|Operator)Role/.test(id))
       .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
       .filter((st) => JSON.stringify(st.Resource ?? '').includes('EvidenceBucket'));
     for (const st of all) {
@@ -157,14 +165,18 @@ describe('the evidence store', () => {
     }
   });
 
-  it('dispatch may put only evidence gaps besides its updates; the sweeper may query and delete only them', () => {
-    const gapStatements = (fn: string) =>
-      base.statementsOf(fn).filter((st) => JSON.stringify(st.Condition ?? '').includes('EVIDENCE_GAP#*'));
-    expect(gapStatements('Dispatch').flatMap((st) => [st.Action].flat())).toEqual(['dynamodb:PutItem']);
-    expect(gapStatements('Sweeper').flatMap((st) => [st.Action].flat())).toEqual([
-      'dynamodb:Query',
-      'dynamodb:DeleteItem',
-    ]);
+  it('dispatch may put only evidence gaps and batch intents (and delete its intents) besides its updates; the sweeper may query and delete only them, and put a gap', () => {
+    const on = (fn: string, leadingKey: string) =>
+      base
+        .statementsOf(fn)
+        .filter((st) => JSON.stringify(st.Condition ?? '').includes(leadingKey))
+        .flatMap((st) => [st.Action].flat())
+        .sort();
+    expect(on('Dispatch', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:PutItem']);
+    expect(on('Dispatch', 'EVIDENCE_BATCH#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem']);
+    expect(on('Sweeper', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query']);
+    expect(on('Sweeper', 'EVIDENCE_BATCH#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query']);
+    expect(on('DeliveryFeedbackFunction', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:PutItem']);
   });
 
   it('names the bucket in the outputs', () => {

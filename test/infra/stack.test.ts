@@ -34,10 +34,12 @@ import {
 } from '../../functions/contracts/stream-filter.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { RATE_MIN_COUNT } from '../../lib/alarm-groups.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { KAFKA_MAPPING_LOGICAL_ID } from '../../lib/notifier-stack.ts';
 import { parseSettings, SettingsError, settingsFromContext } from '../../lib/settings.ts';
 import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
+import { TICKET_ALARMS } from '../../lib/stage-metrics.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
 import { PRODUCTION_LIKE } from '../support/synth.ts';
@@ -137,7 +139,8 @@ describe('deploying', () => {
     expect(prod.length).toBeGreaterThan(10);
     expect(prod.filter((n) => staging.includes(n))).toEqual([]);
     expect(prod).toContain('notifier-prod');
-    expect(prod).toContain('notifier-prod alarms');
+    expect(prod).toContain('notifier-prod pages');
+    expect(prod).toContain('notifier-prod tickets');
     expect(prod).toContain('notifier/prod');
   });
 
@@ -198,6 +201,15 @@ describe('the table', () => {
           ],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
+        // Quarantined records and refused channels by day, for an incident's look-up without a scan.
+        {
+          IndexName: 'incidents',
+          KeySchema: [
+            { AttributeName: 'incidentKey', KeyType: 'HASH' },
+            { AttributeName: 'incidentAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
       ],
     });
   });
@@ -206,7 +218,8 @@ describe('the table', () => {
 describe('the functions', () => {
   it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
     const fns = resources('AWS::Lambda::Function').filter(([id]) => !PROVIDER.test(id));
-    expect(fns).toHaveLength(4);
+    // Ingest, dispatch, the sweeper, the feedback function and the operator function.
+    expect(fns).toHaveLength(5);
     for (const [, fn] of fns) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -234,6 +247,8 @@ describe('the functions', () => {
       'POWERTOOLS_SERVICE_NAME',
       'POWERTOOLS_METRICS_NAMESPACE',
       'POWERTOOLS_LOG_LEVEL',
+      // Off unless the stack asks for an X-Ray subsegment per AWS call (settings traceAwsCalls).
+      'POWERTOOLS_TRACE_ENABLED',
       'NODE_OPTIONS',
     ];
     for (const [props, fn, spec] of contracts) {
@@ -251,10 +266,11 @@ describe('the functions', () => {
 
   it("log to groups kept a year (a bank's audit history: PCI DSS 10.5.1, Control Tower's CT.CLOUDWATCH.PR.2), retained on stack deletion, each writable only by its own function", () => {
     const groups = resources('AWS::Logs::LogGroup');
-    // The four functions' and the AwsCustomResource provider's (its own role writes only there too).
-    expect(groups).toHaveLength(5);
+    // The five functions', the AwsCustomResource provider's (its own role writes only there too) and the operator
+    // API's access log.
+    expect(groups).toHaveLength(7);
     for (const [, g] of groups) expect(g.Properties.RetentionInDays).toBe(365);
-    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction']) {
+    for (const name of ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction', 'Operator']) {
       const logs = policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
       expect(logs).toEqual([
         {
@@ -279,6 +295,36 @@ describe('the functions', () => {
     expect(s.fnProps('Dispatch').ReservedConcurrentExecutions).toBe(20);
     expect(s.fnProps('Sweeper')).not.toHaveProperty('ReservedConcurrentExecutions');
     expect(() => synth({ dispatchReservedConcurrency: '0' })).toThrow(/"dispatchReservedConcurrency" is invalid/);
+  });
+
+  it('keeps environments warm for the urgent trigger alone, only when asked: an alias with provisioned concurrency that only the urgent mapping invokes', () => {
+    const mappingsOf = (r: ReturnType<typeof synth>) =>
+      r.resources('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    const isUrgent = (m: Record<string, unknown>) => m.StartingPosition === 'LATEST';
+    // Default: no alias, nothing provisioned; both triggers invoke the function itself.
+    expect(resources('AWS::Lambda::Alias')).toEqual([]);
+    const warm = synth({ urgentWarmEnvironments: '2' });
+    const aliases = warm.resources('AWS::Lambda::Alias');
+    expect(aliases).toHaveLength(1);
+    const [aliasId, alias] = aliases[0] as [string, { Properties: Record<string, unknown> }];
+    expect(alias.Properties).toMatchObject({
+      Name: 'urgent',
+      FunctionName: { Ref: warm.fnLogicalId('Dispatch') },
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+    });
+    const streamMappings = mappingsOf(warm).filter((m) => JSON.stringify(m.EventSourceArn).includes('StreamArn'));
+    // The function's name qualified by the alias's: the alias, never the unqualified function.
+    const urgentTargets = streamMappings.filter(isUrgent).map((m) => JSON.stringify(m.FunctionName));
+    expect(urgentTargets).toHaveLength(1);
+    expect(urgentTargets[0]).toContain(`{"Ref":"${aliasId}"}`);
+    expect(urgentTargets[0]).toContain(':urgent');
+    expect(streamMappings.filter((m) => !isUrgent(m)).map((m) => m.FunctionName)).toEqual([
+      { Ref: warm.fnLogicalId('Dispatch') },
+    ]);
+    // Within a reservation, the routine trigger must keep room.
+    expect(() => synth({ urgentWarmEnvironments: '5', dispatchReservedConcurrency: '5' })).toThrow(
+      /"urgentWarmEnvironments".*must be below dispatchReservedConcurrency/s,
+    );
   });
 
   it('give ingest the maximum event age', () => {
@@ -643,6 +689,24 @@ describe('a customer-managed key', () => {
     });
   });
 
+  it('the secret MAC key: the account administers it and never uses it; ingest generates MACs, the evidence reader verifies them, only break glass disables or deletes it', () => {
+    const found = resources('AWS::KMS::Key').find(([id]) => id.startsWith('SecretMacKey'));
+    if (found === undefined) throw new Error('no SecretMacKey');
+    const statements = (found[1].Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+    const allowed = statements.filter((st) => st.Effect === 'Allow');
+    // Nobody holds kms:* on it: a MAC computed at will tests candidate codes against the evidence's MAC.
+    expect(actionsOf(allowed)).not.toContain('kms:*');
+    const uses = (action: string) => allowed.filter((st) => actionsOf([st]).includes(action));
+    expect(uses('kms:GenerateMac').map((st) => JSON.stringify(st.Principal))).toEqual([
+      expect.stringContaining((fnProps('Ingest').Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0] ?? 'none'),
+    ]);
+    expect(uses('kms:VerifyMac').map((st) => JSON.stringify(st.Principal))).toEqual([
+      expect.stringMatching(/EvidenceReaderRole/),
+    ]);
+    const denied = statements.filter((st) => st.Effect === 'Deny').flatMap((st) => actionsOf([st]));
+    expect(denied).toEqual(expect.arrayContaining(['kms:ScheduleKeyDeletion', 'kms:DisableKey', 'kms:CreateGrant']));
+  });
+
   it('lets each function decrypt and generate data keys with it, nothing more', () => {
     const kmsOf = (name: string) =>
       keyed.policyOf(name).filter((s) => actionsOf([s]).some((a) => a.startsWith('kms:')));
@@ -724,11 +788,12 @@ describe('least privilege', () => {
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
     ];
-    // PutItem only on evidence gaps (test/infra/evidence.test.ts).
+    // PutItem only on evidence gaps and batch intents, DeleteItem only on the intents (test/infra/evidence.test.ts).
     expect(actionsOf(dispatch).filter((a) => a.startsWith('dynamodb:') && !streamActions.includes(a))).toEqual([
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
       'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
     ]);
     const ses = dispatch.find((s) => actionsOf([s]).includes('ses:SendEmail'));
     expect(ses?.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'notifications@example.com' } });
@@ -768,10 +833,11 @@ describe('least privilege', () => {
 
   it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
-    // Query and DeleteItem on evidence gaps too (test/infra/evidence.test.ts).
+    // Query, PutItem and DeleteItem on evidence gaps and batch intents too (test/infra/evidence.test.ts).
     expect([...new Set(sweeper)].sort()).toEqual([
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
     ]);
@@ -795,7 +861,7 @@ describe('CloudWatch', () => {
     return [p.DatapointsToAlarm, p.EvaluationPeriods, p.TreatMissingData];
   };
 
-  it('alarms on everything that needs a human, named for the stage, all to the alarm topic', () => {
+  it('alarms on everything that needs a human, named for the stage, each to one topic (its tier)', () => {
     expect(Object.keys(alarms).sort()).toEqual(
       [
         'AcceptancesNotRecorded',
@@ -838,6 +904,10 @@ describe('CloudWatch', () => {
         'SweeperThrottles',
         'UnknownOutcomes',
         'UrgentTriggerGaveUp',
+        'SendFailureRate',
+        'RefusedChannelRate',
+        'QuarantineRate',
+        'DeliveryFailureRate',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -908,13 +978,15 @@ describe('CloudWatch', () => {
     expect(notParked).toContain('DroppedEventCount');
   });
 
-  it('subscribes the alarm email: someone is paged', () => {
-    template.hasResourceProperties('AWS::SNS::Subscription', {
-      Protocol: 'email',
-      Endpoint: example.alarmEmail,
-      TopicArn: { Ref: Match.stringLikeRegexp('^ObservabilityAlarmTopic') },
-    });
-    expect(resources('AWS::SNS::Subscription')).toHaveLength(1);
+  it('subscribes the alarm email to both tiers: someone is paged, and someone reads the tickets', () => {
+    for (const topic of ['^ObservabilityAlarmTopic', '^ObservabilityTicketTopic']) {
+      template.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol: 'email',
+        Endpoint: example.alarmEmail,
+        TopicArn: { Ref: Match.stringLikeRegexp(topic) },
+      });
+    }
+    expect(resources('AWS::SNS::Subscription')).toHaveLength(2);
   });
 
   it('has one dashboard, named for the stage, that shows events too old to send', () => {
@@ -947,7 +1019,7 @@ describe('delivery feedback', () => {
     );
   });
 
-  it('a rule on source aws.ses, the five detail-types and our configuration set invokes the feedback function, with a DLQ', () => {
+  it('a rule on source aws.ses, the five detail-types and our configuration set queues them for the feedback function in batches, with a DLQ', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.ses'],
@@ -962,11 +1034,23 @@ describe('delivery feedback', () => {
       },
       Targets: [
         Match.objectLike({
-          Arn: { 'Fn::GetAtt': [fnLogicalId('DeliveryFeedbackFunction'), 'Arn'] },
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeliveryFeedbackSesEvents'), 'Arn'] },
           DeadLetterConfig: Match.objectLike({ Arn: Match.anyValue() }),
           RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 86_400 },
         }),
       ],
+    });
+    // The queue hands the function batches (its reports on one send batch are one evidence object), and
+    // dead-letters a message it could not record after five receives.
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fnLogicalId('DeliveryFeedbackFunction') },
+      BatchSize: 500,
+      MaximumBatchingWindowInSeconds: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+      VisibilityTimeout: 360,
     });
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       MaximumRetryAttempts: 2,
@@ -974,23 +1058,34 @@ describe('delivery feedback', () => {
     });
   });
 
-  it('the feedback function may only read and update items, and send to its dead-letter queue', () => {
+  it('the feedback function may only read and update items, read its queue of SES events, and send to its dead-letter queue', () => {
     // Evidence (s3:, kms:) is pinned in test/infra/evidence.test.ts.
     const statements = policyOf('DeliveryFeedbackFunction').filter(
       (st) => !actionsOf([st]).some((a) => /^(logs|xray|s3|kms):/.test(a)),
     );
     expect(actionsOf(statements).sort()).toEqual([
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
       'sqs:SendMessage',
     ]);
+    // PutItem on evidence gaps only (a batch of reports the store refused).
+    expect(statements.find((st) => actionsOf([st]).includes('dynamodb:PutItem'))?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*'] },
+    });
     // Query on the providerMessage index only (SNS's delivery status names a message id, not a notification).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))?.Resource).toEqual({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] }, '/index/providerMessage']],
     });
     // Notifications and suppressions only: never a send window, the breaker, preferences or the shard mark.
     const table = statements.find((st) => actionsOf([st]).includes('dynamodb:UpdateItem'));
+    expect(actionsOf([table as Statement])).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     expect(table?.Condition).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'SUPPRESSION#*'] },
     });
@@ -1019,10 +1114,66 @@ describe('delivery feedback', () => {
   });
 });
 
+describe('the operator API', () => {
+  it('authorizes every method with IAM, so the function reads a caller AWS verified; four eyes by default; invokes only ingest', () => {
+    const methods = resources('AWS::ApiGateway::Method');
+    expect(methods.length).toBeGreaterThanOrEqual(2);
+    for (const [, m] of methods) expect(m.Properties.AuthorizationType).toBe('AWS_IAM');
+    template.hasOutput('OperatorApiUrl', {});
+    expect((fnProps('Operator').Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+      APPROVAL_REQUIRED_FOR: 'OPERATOR_CONTENT,SUPPRESSION_LIFT,ERASE',
+      PROPOSAL_HOURS: '24',
+    });
+    const invokes = policyOf('Operator').filter((st) => actionsOf([st]).includes('lambda:InvokeFunction'));
+    expect(invokes).toEqual([
+      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnLogicalId('Ingest'), 'Arn'] } },
+    ]);
+  });
+});
+
+describe('alarm tiers', () => {
+  const byName = base.alarms();
+  const topicOf = (a: Resource): string => JSON.stringify(a.Properties.AlarmActions);
+  const PER_CUSTOMER = [
+    'SendFailures',
+    'UnknownOutcomes',
+    'NotificationsRefused',
+    'NotificationsExpired',
+    'RecordsQuarantined',
+    'EventIdConflicts',
+    'LateAcceptances',
+    'AcceptancesNotRecorded',
+    'DeliveryFeedback',
+    'NumberOfNotificationsFailed',
+  ];
+  it('pages to one topic and tickets to another, each alarm telling its topic when it is OK again', () => {
+    for (const [name, a] of Object.entries(byName)) {
+      expect(a.Properties.OKActions, name).toEqual(a.Properties.AlarmActions);
+      const tier = TICKET_ALARMS.has(name.replace(/^notifier-example-/, '')) ? 'TicketTopic' : 'AlarmTopic';
+      expect(topicOf(a), name).toContain(`Observability${tier}`);
+    }
+    const tickets = Object.keys(byName).filter((n) => topicOf(byName[n] as Resource).includes('TicketTopic'));
+    expect(tickets.length).toBe(TICKET_ALARMS.size);
+  });
+  it('no condition of one customer or one producer pages: a page reads such a metric only as a share, from 10 failures a window', () => {
+    const pages = Object.entries(byName).filter(([, a]) => topicOf(a).includes('AlarmTopic'));
+    for (const [name, a] of pages) {
+      const text = JSON.stringify(a.Properties);
+      const reads = PER_CUSTOMER.filter((metric) => text.includes(`"MetricName":"${metric}"`));
+      if (reads.length === 0) continue;
+      expect(text, name).toMatch(new RegExp(`IF\\(\\([^)]+\\) >= ${RATE_MIN_COUNT}, `));
+      expect(a.Properties.DatapointsToAlarm, name).toBeGreaterThanOrEqual(2);
+    }
+    for (const rate of ['SendFailureRate', 'DeliveryFailureRate', 'QuarantineRate', 'RefusedChannelRate']) {
+      expect(topicOf(byName[`notifier-example-${rate}`] as Resource), rate).toContain('AlarmTopic');
+    }
+  });
+});
+
 describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     expect(Object.keys(json.Outputs).sort()).toEqual([...STACK_OUTPUT_NAMES].sort());
-    expect(STACK_OUTPUT_NAMES).toHaveLength(21);
+    expect(STACK_OUTPUT_NAMES).toHaveLength(23);
     template.hasOutput('EvidenceReaderRoleArn', {
       Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^EvidenceReaderRole'), 'Arn'] },
     });

@@ -22,7 +22,7 @@ import { providerMocks } from '../support/aws-mocks.ts';
 import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { operatorOn } from '../support/operator.ts';
+import { ALICE_ID, BOB_ID, operatorOn } from '../support/operator.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
 const { ses, sns } = providerMocks();
@@ -177,10 +177,10 @@ describe('suppression on DynamoDB Local', () => {
     const old = { notificationId: 'sp-7#EMAIL', to: 'back@example.com', at: '2026-11-30T09:15:05Z' };
     await feedback('Bounce', old);
     expect(
-      await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now(), 'address fixed'),
+      await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), ALICE_ID, Date.now(), 'address fixed'),
     ).toBe(true);
     expect(
-      await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), 'test', Date.now(), 'address fixed'),
+      await audience.lift('EMAIL', addressHash('EMAIL', 'back@example.com'), ALICE_ID, Date.now(), 'address fixed'),
     ).toBe(false);
     expect(await feedback('Bounce', old)).toMatchObject({ suppressions: ['liftedSince'] });
     ses.resetHistory();
@@ -312,7 +312,7 @@ describe("an operator's suppression lift", () => {
     const shown = await preview(liftSuppression, on, request);
     expect(shown).toMatchObject({ ok: true, value: { state: 'ACTIVE', cause: 'BOUNCED' } });
     expect((await listSuppressions(on, 'EMAIL', false)).map((i) => i.addressHash)).toContain(hash);
-    const alice = { by: 'alice', reason: 'mailbox fixed' };
+    const alice = { identity: ALICE_ID, reason: 'mailbox fixed' };
     expect(await apply(liftSuppression, on, request, alice)).toEqual({
       lifted: true,
       channel: 'EMAIL',
@@ -323,13 +323,13 @@ describe("an operator's suppression lift", () => {
     expect(await listAudit(on)).toMatchObject([
       {
         action: 'SUPPRESSION_LIFT',
-        by: 'alice',
+        by: ALICE_ID,
         reason: 'mailbox fixed',
         target: `EMAIL#${hash}`,
         outcome: { result: 'DONE' },
       },
     ]);
-    await expect(apply(liftSuppression, on, request, { by: 'bo', reason: 'again' })).rejects.toThrow(
+    await expect(apply(liftSuppression, on, request, { identity: BOB_ID, reason: 'again' })).rejects.toThrow(
       `no active EMAIL suppression under ${hash}`,
     );
     expect((await listSuppressions(on, 'EMAIL', false)).map((i) => i.addressHash)).not.toContain(hash);

@@ -17,6 +17,7 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { preferencesEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { BATCH_NOW, memoryBatchDeps } from '../support/memory-inbox-store.ts';
+import { ALICE_ID as OPERATOR } from '../support/operator.ts';
 
 let table: LocalTable;
 let doc: DynamoDBDocumentClient;
@@ -66,8 +67,8 @@ describe('a write whose reply was lost counts as what it was', () => {
     await audience.suppressAddress('EMAIL', 'lift@example.com', 'COMPLAINED', 'e-2#EMAIL', '2026-11-30T09:30:00Z');
     const [item] = await audience.list('EMAIL');
     armed.push({ fault: 'commitThenTimeout', on: isUpdate });
-    expect(await audience.lift('EMAIL', String(item?.sk), 'operator', BATCH_NOW, 'fixed')).toBe(true);
-    expect(await audience.lift('EMAIL', String(item?.sk), 'operator', BATCH_NOW + 1, 'fixed')).toBe(false);
+    expect(await audience.lift('EMAIL', String(item?.sk), OPERATOR, BATCH_NOW, 'fixed')).toBe(true);
+    expect(await audience.lift('EMAIL', String(item?.sk), OPERATOR, BATCH_NOW + 1, 'fixed')).toBe(false);
   });
 });
 

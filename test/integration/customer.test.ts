@@ -19,7 +19,8 @@ import { type CustomerFixture, customerFixture } from '../support/customer-fixtu
 import { transferEvent } from '../support/events.ts';
 
 let f: CustomerFixture;
-const GDPR = { by: 'dpo', reason: 'GDPR request 41' };
+const DPO = { principal: 'dpo', verifiedBy: 'LOCAL_USER' } as const;
+const GDPR = { identity: DPO, reason: 'GDPR request 41' };
 
 beforeAll(async () => {
   f = await customerFixture(inject('dynamoEndpoint'), 'customer.test');
@@ -59,7 +60,7 @@ describe('one customer', () => {
     const audited = (await listAudit(f.ports)).find((a) => a.action === 'EXPORT');
     expect(audited).toMatchObject({
       action: 'EXPORT',
-      by: 'dpo',
+      by: DPO,
       reason: 'GDPR request 41',
       target: 'cust-1',
       outcome: { result: 'DONE', details: { events: 3, evidence: 1 } },

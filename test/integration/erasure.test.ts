@@ -7,7 +7,7 @@
  */
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   apply,
@@ -105,7 +105,24 @@ describe('erasure is final', () => {
     ).rejects.toThrow(/er-1#SMS was erased .*: an erased notification is never repaired/);
   });
 
-  it('a resend of an erased notification is refused in the preview and on apply, whatever its status; nothing is audited or written', async () => {
+  it('erased preferences leave a watermark: a late, older PreferencesUpdated is refused and writes nothing back; a newer one applies', async () => {
+    await pipeline.ingest([preferencesEvent('er-p-new', '2026-11-30T09:00:00Z', [], 'er-prefs-cust')]);
+    await erase('er-prefs-cust');
+    const stored = () =>
+      pipeline.table.doc
+        .send(new GetCommand({ TableName: pipeline.table.tableName, Key: { pk: 'PREFS#er-prefs-cust', sk: 'PREFS' } }))
+        .then((r) => r.Item);
+    expect(await stored()).toMatchObject({ optOut: [], erasedAt: expect.any(String) });
+    expect(await stored()).not.toHaveProperty('userId');
+    // An older update delivered late (a redelivery, a replay): without the watermark it would write them again.
+    await pipeline.ingest([preferencesEvent('er-p-old', '2026-11-30T08:00:00Z', ['EMAIL'], 'er-prefs-cust')]);
+    expect(await stored()).toMatchObject({ optOut: [], erasedAt: expect.any(String) });
+    // The customer's own later choice is theirs: it applies.
+    await pipeline.ingest([preferencesEvent('er-p-later', '2026-12-01T08:00:00Z', ['SMS'], 'er-prefs-cust')]);
+    expect(await stored()).toMatchObject({ optOut: ['SMS'], userId: 'er-prefs-cust' });
+  });
+
+  it('a resend of an erased notification is refused in the preview and on apply, whatever its status; nothing is written, and the refused attempts are audited with the reason', async () => {
     await pipeline.ingest([
       transferEvent({
         eventId: 'er-2',
@@ -130,7 +147,11 @@ describe('erasure is final', () => {
     const sms = { notificationId: 'er-2#SMS', despiteAccepted: String(sent.providerMessageId) };
     await expect(resendNow(fresh, sms)).rejects.toThrow(/er-2#SMS was erased/);
     expect(await pipeline.table.eventItems('er-2')).toEqual(before);
-    expect(await listAudit(fresh)).toEqual([]);
+    // The preview wrote nothing; each confirmed attempt is on record, refused, with the true reason.
+    expect((await listAudit(fresh)).map((r) => [r.target, r.outcome?.result, r.outcome?.details.code]).sort()).toEqual([
+      ['er-2#EMAIL', 'REFUSED', 'ERASED'],
+      ['er-2#SMS', 'REFUSED', 'ERASED'],
+    ]);
   });
 
   it('an erasure landing between the read and the write of a resend makes the write refuse', async () => {

@@ -11,13 +11,14 @@ import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { reportsPrefix } from '../../functions/domain/evidence-batch.ts';
 import { evidenceOf } from '../../functions/operator/index.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
-import { operatorOn, resendNow } from '../support/operator.ts';
+import { ALICE_ID, operatorOn, resendNow } from '../support/operator.ts';
 import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
 
@@ -74,7 +75,7 @@ const resend = (notificationId: string, despiteAccepted?: string) =>
   resendNow(
     operatorOn(pipeline.table),
     { notificationId, ...(despiteAccepted === undefined ? {} : { despiteAccepted }) },
-    { by: 'test', reason: 'the customer called' },
+    { identity: ALICE_ID, reason: 'the customer called' },
   );
 
 describe('feedback applies only to the send it describes: a resend keeps its own', () => {
@@ -169,6 +170,42 @@ describe('feedback applies only to the send it describes: a resend keeps its own
     const [first] = await evidenceOf(evidence, 'fb-dead#SMS');
     expect(first?.send.providerMessageId).toBe('sns-dead-first');
     expect(first?.feedback).toMatchObject([{ status: 'FAILED', providerResponse: 'Invalid phone number' }]);
+  });
+});
+
+describe('SES events from their queue, in batches', () => {
+  it("a queue batch is recorded like its events one by one; the reports on one send batch are one evidence object under that batch's prefix", async () => {
+    answers = ['ses-q-1', 'ses-q-2', 'ses-q-3'];
+    await ingest(
+      ['q-1', 'q-2', 'q-3'].map((eventId) =>
+        transferEvent({ eventId, channels: ['EMAIL'], recipient: { email: `${eventId}@example.com`, userId: 'u' } }),
+      ),
+    );
+    const sent = await Promise.all(['q-1', 'q-2', 'q-3'].map((e) => notification(e, 'EMAIL')));
+    const batches = new Set(sent.map((n) => (n.evidence as { batch: string }).batch));
+    expect(batches.size).toBe(1);
+    const messages = sent.map((n, i) => ({
+      messageId: `m-${i}`,
+      receiptHandle: `r-${i}`,
+      eventSource: 'aws:sqs',
+      body: JSON.stringify(
+        sesEvent('Delivery', {
+          notificationId: String(n.notificationId),
+          to: String(n.recipient),
+          messageId: String(n.providerMessageId),
+        }),
+      ),
+    }));
+    expect(await pipeline.handlers.feedback({ Records: messages }, lambdaContext('notifier-feedback'))).toEqual({
+      batchItemFailures: [],
+    });
+    for (const e of ['q-1', 'q-2', 'q-3']) {
+      expect(await notification(e, 'EMAIL')).toMatchObject({ deliveryStatus: 'DELIVERED' });
+    }
+    const [batch] = [...batches] as [string];
+    expect(await evidence.list(reportsPrefix(batch))).toHaveLength(1);
+    const proofs = await evidenceOf(evidence, 'q-2');
+    expect(proofs.map((p) => p.feedback.map((f) => f.status))).toEqual([['DELIVERED']]);
   });
 });
 

@@ -5,10 +5,12 @@
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { incidentKeyOf } from '../../functions/domain/keys.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
 import { DynamoQuarantineStore } from '../../functions/stores/quarantine-store.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE_ID } from '../support/operator.ts';
 
 let table: LocalTable;
 let events: DynamoEventStore;
@@ -57,7 +59,7 @@ const change = (eventId: string, set: Record<string, unknown>) =>
       ExpressionAttributeValues: Object.fromEntries(Object.values(set).map((v, i) => [`:v${i}`, v])),
     }),
   );
-const alice = { by: 'alice', reason: 'customer called', accepted: undefined };
+const alice = { by: ALICE_ID, reason: 'customer called', accepted: undefined };
 
 describe('the event store', () => {
   it("reads an event's inbox item and notifications, and a customer's events newest first through byUser", async () => {
@@ -81,7 +83,15 @@ describe('the event store', () => {
     expect(written.item).toMatchObject({
       status: 'PENDING',
       createdAt: AT,
-      manualResends: [{ by: 'alice', reason: 'customer called', fromStatus: 'FAILED', lastError: 'REJECTED' }],
+      manualResends: [
+        {
+          by: 'alice',
+          verifiedBy: 'LOCAL_USER',
+          reason: 'customer called',
+          fromStatus: 'FAILED',
+          lastError: 'REJECTED',
+        },
+      ],
     });
     expect(written.item).not.toHaveProperty('lastError');
   });
@@ -125,20 +135,29 @@ describe('the event store', () => {
     expect(await table.eventItems('es-none')).toEqual([]);
   });
 
-  it('lists REFUSED notifications by time and reason, leaving erased ones out', async () => {
-    await put(
-      notification('es-ref', 'REFUSED', { refusedReason: 'INVALID_CONTACT', createdAt: '2026-12-01T00:00:00Z' }),
-    );
-    await put(
-      notification('es-ref-erased', 'REFUSED', {
+  it('lists REFUSED notifications by day from the incident index (never a scan), by reason, leaving erased ones out', async () => {
+    const refused = (eventId: string, extra: Record<string, unknown> = {}) => {
+      const n = notification(eventId, 'REFUSED', {
         refusedReason: 'INVALID_CONTACT',
         createdAt: '2026-12-01T00:00:00Z',
-        erasedAt: AT,
+        ...extra,
+      });
+      return { ...n, incidentKey: incidentKeyOf('REFUSED', '2026-12-01T00:00:00Z', n.pk), incidentAt: n.createdAt };
+    };
+    await put(refused('es-ref'));
+    await put(refused('es-ref-erased', { erasedAt: AT }));
+    // A REFUSED item without the index key (written before the index) is not found: the look-up reads no table.
+    await put(
+      notification('es-ref-unindexed', 'REFUSED', {
+        refusedReason: 'INVALID_CONTACT',
+        createdAt: '2026-12-01T00:00:00Z',
       }),
     );
     const ids = (items: Record<string, unknown>[]) => items.map((i) => i.notificationId);
-    expect(ids(await events.listRefused({ reason: 'INVALID_CONTACT' }))).toEqual(['es-ref#EMAIL']);
-    expect(ids(await events.listRefused({ sinceIso: '2026-12-02T00:00:00Z' }))).toEqual([]);
+    const window = { sinceIso: '2026-11-30T00:00:00.000Z', untilIso: AT };
+    expect(ids(await events.listRefused({ ...window, reason: 'INVALID_CONTACT' }))).toEqual(['es-ref#EMAIL']);
+    expect(ids(await events.listRefused({ ...window, reason: 'MISSING_CONTACT' }))).toEqual([]);
+    expect(ids(await events.listRefused({ sinceIso: '2026-12-02T00:00:00Z', untilIso: AT }))).toEqual([]);
   });
 });
 
@@ -156,10 +175,14 @@ describe('the quarantine store', () => {
       rawTruncated: false,
       receivedAt: '2026-12-01T00:00:00.000Z',
       source,
+      incidentKey: incidentKeyOf('QUARANTINED', '2026-12-01T00:00:00.000Z', 'QUARANTINE#qs#0#7'),
+      incidentAt: '2026-12-01T00:00:00.000Z',
     });
     expect(await quarantines.get(source)).toMatchObject({ reason: 'INVALID_JSON' });
-    expect((await quarantines.list({ reason: 'INVALID_JSON' })).map((q) => q.source)).toContainEqual(source);
-    expect(await quarantines.list({ sinceIso: '2026-12-02T00:00:00Z' })).toEqual([]);
+    const window = { sinceIso: '2026-11-30T00:00:00.000Z', untilIso: AT };
+    expect((await quarantines.list({ ...window, reason: 'INVALID_JSON' })).map((q) => q.source)).toContainEqual(source);
+    expect(await quarantines.list({ ...window, reason: 'TOO_LARGE' })).toEqual([]);
+    expect(await quarantines.list({ sinceIso: '2026-12-02T00:00:00Z', untilIso: AT })).toEqual([]);
     expect(await quarantines.markReplayed(source, AT)).toBe(true);
     expect(await quarantines.get(source)).toMatchObject({ replayedAt: AT });
     const none = { topic: 'qs', partition: 0, offset: 8 };
@@ -169,17 +192,30 @@ describe('the quarantine store', () => {
 });
 
 describe("the audience store's operator methods", () => {
-  it('forgets preferences that opt out of nothing, keeps an opt-out — also one written after the read', async () => {
+  it('forgets preferences that opt out of nothing, leaving only the watermark; keeps an opt-out — also one written after the read', async () => {
     const audience = new DynamoAudienceStore(table.doc, table.tableName);
     const prefs = (userId: string, optOut: string[]) =>
-      put({ pk: `PREFS#${userId}`, sk: 'PREFS', kind: 'PREFS', userId, optOut });
+      put({
+        pk: `PREFS#${userId}`,
+        sk: 'PREFS',
+        kind: 'PREFS',
+        userId,
+        optOut,
+        occurredAtMs: 1_000,
+        occurredAt: '1970-01-01T00:00:01Z',
+        eventId: 'p-ev',
+      });
     await prefs('p-empty', []);
     await prefs('p-out', ['SMS']);
-    expect(await audience.forgetPreferences('p-empty')).toBe('deleted');
-    expect(await audience.preferences('p-empty')).toBeUndefined();
-    expect(await audience.forgetPreferences('p-out')).toBe('kept');
+    expect(await audience.forgetPreferences('p-empty', AT)).toBe('deleted');
+    const tombstone = await audience.preferences('p-empty');
+    expect(tombstone).toMatchObject({ optOut: [], erasedAt: AT, occurredAtMs: 1_000, eventId: 'p-ev' });
+    expect(tombstone).not.toHaveProperty('userId');
+    expect(tombstone).not.toHaveProperty('occurredAt');
+    expect(await audience.forgetPreferences('p-empty', AT)).toBe('none');
+    expect(await audience.forgetPreferences('p-out', AT)).toBe('kept');
     expect(await audience.preferences('p-out')).toMatchObject({ optOut: ['SMS'] });
-    expect(await audience.forgetPreferences('p-none')).toBe('none');
+    expect(await audience.forgetPreferences('p-none', AT)).toBe('none');
     // An opt-out written between the store's read and its delete: the condition keeps it.
     await prefs('p-race', []);
     const racing = new DynamoAudienceStore(
@@ -187,14 +223,14 @@ describe("the audience store's operator methods", () => {
         get(target, prop, receiver) {
           if (prop !== 'send') return Reflect.get(target, prop, receiver);
           return async (command: { constructor: { name: string } }) => {
-            if (command.constructor.name === 'DeleteCommand') await prefs('p-race', ['EMAIL']);
+            if (command.constructor.name === 'UpdateCommand') await prefs('p-race', ['EMAIL']);
             return target.send(command as never);
           };
         },
       }),
       table.tableName,
     );
-    expect(await racing.forgetPreferences('p-race')).toBe('kept');
+    expect(await racing.forgetPreferences('p-race', AT)).toBe('kept');
     expect(await audience.preferences('p-race')).toMatchObject({ optOut: ['EMAIL'] });
   });
 });

@@ -9,6 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   apply,
+  countBy,
   type IngestInvoker,
   inspectEvent,
   listQuarantine,
@@ -16,6 +17,7 @@ import {
   type OperatorPorts,
   parkedEvent,
   preview,
+  producerText,
   replayFailedBatches,
   replayQuarantine,
   resend,
@@ -69,6 +71,60 @@ describe('inspect and quarantine', () => {
     });
     expect((await listQuarantine(ports(), { reason: 'INVALID_JSON' })).map((q) => q.id)).toEqual([`${TOPIC}#0#2`]);
     expect(await listQuarantine(ports(), { sinceIso: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
+  });
+});
+
+describe('incidents without scans', () => {
+  it('finds quarantined records by window from the incident index (no Scan), names each producer, and counts by reason and producer', async () => {
+    const sent: string[] = [];
+    const doc = table.doc;
+    const spy = ports({});
+    const original = doc.send.bind(doc);
+    (doc as { send: unknown }).send = (command: { constructor: { name: string } }, ...rest: unknown[]) => {
+      sent.push(command.constructor.name);
+      return (original as (...a: unknown[]) => unknown)(command, ...rest);
+    };
+    try {
+      await ingest(
+        mskEvent([
+          {
+            topic: TOPIC,
+            partition: 1,
+            offset: 41,
+            value: '{"eventId":"inc-broken",',
+            key: 'customer-41',
+            headers: { producer: 'payments-svc' },
+          },
+          {
+            topic: TOPIC,
+            partition: 1,
+            offset: 42,
+            value: '{"eventId":"inc-broken2",',
+            headers: { producer: 'payments-svc' },
+          },
+        ]),
+      );
+      sent.length = 0;
+      const found = (await listQuarantine(spy, { sinceIso: new Date(Date.now() - 3_600_000).toISOString() })).filter(
+        (q) => q.source.partition === 1,
+      );
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.every((name) => name === 'QueryCommand')).toBe(true);
+      expect(found.find((q) => q.source.offset === 41)?.producer).toEqual({
+        key: 'customer-41',
+        headers: { producer: 'payments-svc' },
+      });
+      expect(countBy(found, producerText)).toEqual([
+        { value: `${TOPIC} key=customer-41 producer=payments-svc`, count: 1 },
+        { value: `${TOPIC} producer=payments-svc`, count: 1 },
+      ]);
+      expect(countBy(found, (q) => q.reason)).toEqual([{ value: 'INVALID_JSON', count: 2 }]);
+      // A window that ended before they arrived reads other days' keys only: nothing.
+      const yesterday = ports({ now: () => Date.now() - 2 * 86_400_000 });
+      expect((await listQuarantine(yesterday)).filter((q) => q.source.partition === 1)).toEqual([]);
+    } finally {
+      (doc as { send: unknown }).send = original;
+    }
   });
 });
 
@@ -142,7 +198,7 @@ describe('replay', () => {
           await ingest(e);
         },
       }),
-      { since: new Date('2026-11-30T00:00:00Z') },
+      { sinceIso: '2026-11-30T00:00:00.000Z' },
       ALICE,
     );
     expect(batches.map((b) => [b.key, b.records])).toEqual([

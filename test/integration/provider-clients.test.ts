@@ -10,6 +10,7 @@ import { SendError } from '../../functions/dispatch/send-error.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import {
@@ -20,6 +21,9 @@ import {
   startSnsEndpoint,
 } from '../../tools/local/providers.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 let ses: SesEndpoint;
 let sns: ProviderEndpoint;

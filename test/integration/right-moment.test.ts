@@ -10,6 +10,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DispatchDeps } from '../../functions/dispatch/dispatch-notification.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { SendError } from '../../functions/dispatch/send-error.ts';
 import type { Sender } from '../../functions/dispatch/senders.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { notificationKey } from '../../functions/domain/keys.ts';
@@ -254,6 +255,21 @@ describe('superseded: a newer notice of the same customer and key replaces an ol
   });
 });
 
+describe('a producer’s clock running ahead', () => {
+  it('a notice dated hours ahead occurred at its arrival: a real notice after it is newer, not superseded for hours', async () => {
+    // A producer writing local time as UTC (JST, nine hours ahead): accepted (within a day), read as of its arrival.
+    await deliver([lowBalance('moment-lb-ahead', new Date(Date.now() + 9 * 3_600_000).toISOString(), '7301', '8.00')]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const real = Date.now() + 1;
+    await deliver([lowBalance('moment-lb-real', new Date(real).toISOString(), '7301', '2.00')]);
+    expect(await dispatchAt('moment-lb-real', 'SMS', real + 1_000)).toMatchObject({ kind: 'sent' });
+    expect(await dispatchAt('moment-lb-ahead', 'SMS', real + 1_000)).toMatchObject({
+      kind: 'unsent',
+      end: { status: 'SUPERSEDED', supersededBy: 'moment-lb-real' },
+    });
+  });
+});
+
 describe('the flood guard: a producer’s loop gives a customer a handful per channel', () => {
   it('thirty distinct LowBalance events in a minute: 3 sent per channel (the type’s limit), 27 THROTTLED', async () => {
     const now = Date.now();
@@ -271,6 +287,32 @@ describe('the flood guard: a producer’s loop gives a customer a handful per ch
         end: { status: 'THROTTLED', throttledWindow: expect.stringMatching(/^3 per 3600 s, /) },
       });
     }
+  });
+
+  it('a notice the provider throttled and retried counts once: its retries never THROTTLE it themselves', async () => {
+    // One window of the guard (an hour, aligned): the last whole hour, so every attempt falls inside it.
+    const hour = 3_600_000;
+    const start = Math.floor(Date.now() / hour) * hour - hour;
+    const id = 'moment-retried-once';
+    await deliver([lowBalance(id, new Date(start).toISOString(), '9100', '4.00', 'u-retried')]);
+    let calls = 0;
+    const busy: Sender = {
+      send: async (n, m, signal) => {
+        calls += 1;
+        if (calls <= 3) throw new SendError('throttled', 'Throttling', 'Rate exceeded');
+        return sender.send(n, m, signal);
+      },
+    };
+    const results = [];
+    for (let attempt = 0; attempt < 4; attempt++)
+      results.push(
+        await dispatchAt(id, 'SMS', start + 60_000 + attempt * 600_000, { sender: busy, maxSendAttempts: 10 }),
+      );
+    expect(results.map((r) => r.kind)).toEqual(['deferred', 'deferred', 'deferred', 'sent']);
+    // …and the customer's two other slots of the window are still there for the next two notices.
+    const more = ['moment-retried-next-1', 'moment-retried-next-2'];
+    await deliver(more.map((m, i) => lowBalance(m, new Date(start + i).toISOString(), `920${i}`, '4.00', 'u-retried')));
+    for (const m of more) expect(await dispatchAt(m, 'SMS', start + 3_000_000)).toMatchObject({ kind: 'sent' });
   });
 
   it('a critical type is never limited: thirty codes in a minute are thirty sends', async () => {

@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateModule, TEMPLATES_DIR } from '../../tools/scripts/templates.ts';
+import { generateModule, TEMPLATES_DIR, writeModules } from '../../tools/scripts/templates.ts';
 
 /** The optional fields added to every type, one of each kind, and their values in a test event. */
 export const ADDED_FIELDS = [
@@ -44,7 +44,5 @@ export function templatesWithAddedFields(): string {
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [out = ''] = process.argv.slice(2);
-  const { source, catalogueSource } = await generateModule(templatesWithAddedFields());
-  writeFileSync(join(out, 'templates.generated.ts'), source);
-  writeFileSync(join(out, 'catalogue.generated.ts'), catalogueSource);
+  writeModules(out, await generateModule(templatesWithAddedFields()));
 }

@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateModule, TEMPLATES_DIR } from '../../tools/scripts/templates.ts';
+import { generateModule, TEMPLATES_DIR, writeModules } from '../../tools/scripts/templates.ts';
 
 /**
  * A language templates/ does not have, with what its notices must show — French, or German for a bank that already
@@ -73,7 +73,5 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   if (first === undefined) throw new Error('no language');
   const dir = templatesWithLanguage(first);
   for (const code of more) templatesWithLanguage(code, [], dir);
-  const { source, catalogueSource } = await generateModule(dir);
-  writeFileSync(join(out, 'templates.generated.ts'), source);
-  writeFileSync(join(out, 'catalogue.generated.ts'), catalogueSource);
+  writeModules(out, await generateModule(dir));
 }

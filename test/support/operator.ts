@@ -10,6 +10,7 @@ import {
   type OperatorPorts,
   operatorPorts,
   resend,
+  type VerifiedIdentity,
 } from '../../functions/operator/index.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 
@@ -31,7 +32,11 @@ export function operatorOn(
   });
 }
 
-export const ALICE: Actor = { by: 'alice', reason: 'customer called' };
+/** Two operators as a local run verifies them (the login of the process): four eyes needs both. */
+export const ALICE_ID: VerifiedIdentity = { principal: 'alice', verifiedBy: 'LOCAL_USER' };
+export const BOB_ID: VerifiedIdentity = { principal: 'bob', verifiedBy: 'LOCAL_USER' };
+export const ALICE: Actor = { identity: ALICE_ID, reason: 'customer called' };
+export const BOB: Actor = { identity: BOB_ID, reason: 'checked the ticket' };
 
 /** An operator's resend, applied (audited): the notification after it. */
 export const resendNow = async (

@@ -161,7 +161,10 @@ describe('npm start runs quietly', () => {
     expect(report.log).toBe(`${report.run}/run.log`);
     expect(readFileSync(report.log, 'utf8')).toContain('"_aws"');
     expect(report.evidence.dir).toBe(`${report.run}/evidence`);
-    expect(readdirSync(join(report.evidence.dir, 'sends')).length).toBeGreaterThan(0);
+    // Its evidence in batches, one object per dispatch invocation (docs/evidence-and-privacy.md).
+    const days = readdirSync(join(report.evidence.dir, 'batches'));
+    const batches = days.flatMap((day) => readdirSync(join(report.evidence.dir, 'batches', day)));
+    expect(batches.filter((name) => name.endsWith('.jsonl.gz')).length).toBeGreaterThan(0);
   });
 });
 

@@ -13,6 +13,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { addressHash } from '../../functions/domain/audience.ts';
+import type { VerifiedIdentity } from '../../functions/operator/index.ts';
 import { UsageError } from '../../tools/local/cli.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { main } from '../../tools/ops/cli.ts';
@@ -20,6 +21,7 @@ import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { traceEvent } from '../../tools/ops/trace.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE_ID, BOB_ID } from '../support/operator.ts';
 
 let table: LocalTable;
 /** `npm run ops -- …` in a process of its own: its exit code, standard output and standard error. */
@@ -121,12 +123,16 @@ describe('npm run ops (the command line)', () => {
 describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () => {
   // Audit records of the lifts go to a folder of this test, not the local run's evidence.
   const auditDir = mkdtempSync(join(tmpdir(), 'audit-'));
-  const opsIn = async (args: string[]) => {
+  const opsIn = async (args: string[], as: VerifiedIdentity = ALICE_ID) => {
     let text = '';
     const where = ['--endpoint', table.endpoint, '--table', table.tableName, '--evidence-dir', auditDir];
-    const code = await main([...args, ...where], (t) => {
-      text += t;
-    });
+    const code = await main(
+      [...args, ...where],
+      (t) => {
+        text += t;
+      },
+      as,
+    );
     return { code, out: text };
   };
   const hash = addressHash('EMAIL', 'ops-case@example.com');
@@ -147,33 +153,37 @@ describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () =
       }),
     );
 
-  it('lists by hash (never an address), shows a lift without --confirm (exit 3), lifts with it (exit 0), and says when there is none (exit 3)', async () => {
+  it('lists by hash (never an address), shows a lift without --confirm (exit 3), refuses it confirmed alone (four eyes), lifts it proposed by one operator and approved by another, and says when there is none (exit 3)', async () => {
     await suppressed();
     const listed = await opsIn(['suppressions']);
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(`${hash}  BOUNCED`);
     expect(listed.out).toContain('from op-1#EMAIL');
-    const lift = [
-      'lift-suppression',
-      '--address',
-      'OPS-CASE@example.com',
-      '--by',
-      'alice',
-      '--reason',
-      'mailbox fixed',
-    ];
+    const lift = ['lift-suppression', '--address', 'OPS-CASE@example.com', '--reason', 'mailbox fixed'];
     const unconfirmed = await opsIn(lift);
     expect(unconfirmed).toMatchObject({ code: 3 });
-    expect(unconfirmed.out).toContain('Add --confirm');
-    expect(await opsIn([...lift, '--confirm'])).toMatchObject({
+    expect(unconfirmed.out).toContain('npm run ops -- propose lift-suppression');
+    await expect(opsIn([...lift, '--confirm'])).rejects.toThrow(/four eyes/);
+    const proposed = await opsIn(['propose', ...lift]);
+    expect(proposed.code).toBe(0);
+    const id = /^(p-\S+)/.exec(proposed.out)?.[1] as string;
+    expect((await opsIn(['proposals'], BOB_ID)).out).toContain(`${id}  PENDING  SUPPRESSION_LIFT EMAIL#${hash}`);
+    await expect(opsIn(['approve', id, '--reason', 'mine', '--confirm'])).rejects.toThrow(/another identity approves/);
+    expect(
+      await opsIn(['approve', id, '--reason', 'bounce cleared with the customer', '--confirm'], BOB_ID),
+    ).toMatchObject({
       code: 0,
-      out: expect.stringContaining(`lifted EMAIL ${hash}`),
+      out: expect.stringContaining('APPROVED'),
     });
-    const again = await opsIn(['lift-suppression', '--hash', hash, '--reason', 'again', '--confirm', '--json']);
+    const again = await opsIn(['lift-suppression', '--hash', hash, '--reason', 'again', '--json']);
     expect(again.code).toBe(3);
     expect(JSON.parse(again.out)).toEqual({ lifted: false, channel: 'EMAIL', addressHash: hash });
     const all = JSON.parse((await opsIn(['suppressions', '--all', '--json'])).out) as { addressHash: string }[];
-    expect(all.find((i) => i.addressHash === hash)).toMatchObject({ state: 'LIFTED', liftedBy: 'alice' });
+    expect(all.find((i) => i.addressHash === hash)).toMatchObject({
+      state: 'LIFTED',
+      liftedBy: 'bob',
+      liftedVerifiedBy: 'LOCAL_USER',
+    });
   });
 
   it('refuses unclear commands with a usage error', async () => {
@@ -189,7 +199,7 @@ describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () =
 });
 
 describe('npm run ops -- refused / repair', () => {
-  it('usage errors exit 2; lists the refused notifications as JSON; repair reports each channel (exit 0), and nothing left to repair exits 3', async () => {
+  it('usage errors exit 2; lists the refused notifications as JSON; repair previews the contact points it would send to, is refused confirmed alone, and — proposed by the login of one process, approved by another operator — reports each channel; nothing left to repair exits 3', async () => {
     const ingest = await localIngest(table.endpoint, table.tableName);
     const noCountryCode = (eventId: string) => transferEvent({ eventId, recipient: { phoneNumber: '090-1234-5678' } });
     const corrected = (eventId: string) => transferEvent({ eventId, recipient: { phoneNumber: '+81 90-1234-5678' } });
@@ -197,14 +207,32 @@ describe('npm run ops -- refused / repair', () => {
     const cli = (args: string[]) => ops([...args, '--endpoint', table.endpoint, '--table', table.tableName]);
     const file = join(tmpdir(), `repair-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(corrected('rf-cli')));
-    expect((await cli(['repair', 'rf-cli'])).code).toBe(2);
+    expect((await cli(['repair', 'rf-cli', '--reason', 'r'])).code).toBe(2);
+    expect((await cli(['repair', 'rf-cli', '--value-file', file])).code).toBe(2);
     expect((await cli(['refused', '--reason', 'NOPE'])).code).toBe(2);
     const list = await cli(['refused', '--json']);
     expect(JSON.parse(list.stdout).map((r: { notificationId: string }) => r.notificationId)).toContain('rf-cli#SMS');
-    const fixed = await cli(['repair', 'rf-cli', '--value-file', file]);
-    expect(fixed.code).toBe(0);
-    expect(fixed.stdout).toMatch(/rf-cli {2}REPAIRED\n {2}SMS {3}PENDING/);
-    const nothing = await cli(['repair', 'rf-cli', '--value-file', file]);
+    const repair = ['repair', 'rf-cli', '--value-file', file, '--reason', 'producer sent the number'];
+    const shown = await cli(repair);
+    expect(shown.code).toBe(3);
+    expect(shown.stdout).toContain('SMS   REFUSED (INVALID_CONTACT');
+    expect(shown.stdout).toContain('→ +819012345678');
+    const alone = await cli([...repair, '--confirm']);
+    expect(alone.code).toBe(3);
+    expect(alone.stderr).toContain('four eyes');
+    const proposed = await cli(['propose', ...repair, '--json']);
+    expect(proposed.code).toBe(0);
+    const { id } = JSON.parse(proposed.stdout) as { id: string };
+    let approved = '';
+    const where = ['--endpoint', table.endpoint, '--table', table.tableName];
+    expect(
+      await main(['approve', id, '--reason', 'number checked', '--confirm', ...where], (t) => (approved += t), BOB_ID),
+    ).toBe(0);
+    expect(approved).toMatch(/"outcome": "REPAIRED"/);
+    expect((await table.eventItems('rf-cli')).find((i) => i.sk === 'NOTIFICATION#SMS')).toMatchObject({
+      status: 'PENDING',
+    });
+    const nothing = await cli(repair);
     expect(nothing.code).toBe(3);
     expect(nothing.stderr).toContain('nothing to repair');
   });

@@ -4,10 +4,11 @@
  * SES emulator received, the push as a card, the SMS as a bubble with its encoding and segment count. Ctrl-C then
  * stops the run, and its DynamoDB Local with it.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKeptRun } from '../support/kept-run.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -21,31 +22,9 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it), or set CHROMIUM_PATH`);
   }
-  child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'tools/local/run.ts', '--events', 'examples/events.jsonl', '--json', '--keep'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (c) => {
-    stderr += c;
-  });
-  // --keep prints the report, then stays up: the report is complete once it parses.
-  report = await new Promise((resolve, reject) => {
-    child.stdout?.on('data', (c) => {
-      stdout += c;
-      try {
-        resolve(JSON.parse(stdout));
-      } catch {
-        // not complete yet
-      }
-    });
-    child.once('exit', () => reject(new Error(`the run ended: ${stderr}`)));
-  });
+  const run = await startKeptRun<typeof report>(['--events', 'examples/events.jsonl']);
+  ({ child, report, exited } = run);
+  const stderr = run.stderr();
   dynamoPort = /DynamoDB Local http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)?.[1] ?? '';
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 120_000);

@@ -17,6 +17,7 @@ import { definitionOf, EVENT_TYPES } from '../../functions/domain/catalogue.ts';
 import { readWireHeader } from '../../functions/domain/event/wire-format.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import type { NotificationItem, QuarantineItem } from '../../functions/domain/notification.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { SchemaCache } from '../../functions/ingest/schema-registry.ts';
@@ -25,6 +26,9 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { grouped, luhnDigit } from '../support/account-numbers.ts';
 import { b64 } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 /** Card numbers of every brand notifier knows (the networks' published test numbers, and generated ones). */
 const PANS = [

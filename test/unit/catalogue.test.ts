@@ -24,10 +24,14 @@ import {
 import type { EventData, EventType } from '../../functions/domain/event/contract.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { RenderError, render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND as exampleBrand } from '../../tools/local/example-brand.ts';
 import { TYPE_SCHEMA_DIR, typeSchemaTexts } from '../../tools/scripts/schema.ts';
 import { b64, transferEvent } from '../support/events.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 const NOW = Date.parse('2026-11-30T09:20:00Z');
 const OCCURRED = '2026-11-30T09:15:00Z';

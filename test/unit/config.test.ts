@@ -88,7 +88,7 @@ describe('configuration, validated once at cold start', () => {
       sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
     });
-    expect(loadSweeperConfig({ TABLE_NAME: 't' })).toMatchObject({
+    expect(loadSweeperConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND })).toMatchObject({
       pendingThresholdMs: 900_000,
       limit: 10_000,
       intervalMs: 60_000,

@@ -1,11 +1,13 @@
 /**
  * Evidence of every send (docs/evidence-and-privacy.md): what the provider received, byte for byte, written after the
- * acceptance is recorded; a store that fails or hangs never delays nor repeats the send — the record becomes a gap
- * with its exact bytes, which the sweeper's pass writes later; the stores write once.
+ * acceptance is recorded and outside the send slot — one batch per invocation, the SENT write naming it and the
+ * record's SHA-256; a store that fails or hangs never delays nor repeats the send — the batch becomes a gap with its
+ * exact bytes, which the sweeper's pass writes later; the stores write once.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
@@ -15,6 +17,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import {
   evidencePrefixOf,
@@ -24,11 +27,23 @@ import {
   uniformRetention,
   userPointerKey,
 } from '../../functions/domain/evidence.ts';
+import {
+  batchName,
+  batchObjectKey,
+  decodeBatch,
+  EvidenceBatchFormatError,
+  encodeBatch,
+  indexRef,
+  parseIndexRef,
+  reportsBatchName,
+  reportsPrefix,
+  sha256Hex,
+} from '../../functions/domain/evidence-batch.ts';
 import { readFeedback } from '../../functions/domain/feedback.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
-import type { EvidenceGap, EvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
-import { type EvidenceStore, FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { readSends } from '../../functions/stores/evidence-reader.ts';
+import { FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { fillEvidenceGaps } from '../../functions/sweeper/fill-evidence.ts';
 import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
@@ -39,6 +54,7 @@ import {
   dispatchDeps,
   pendingNotification,
 } from '../support/dispatch-deps.ts';
+import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
 import { sesEvent } from '../support/ses-events.ts';
 
 const ddb = documentClientMock();
@@ -49,74 +65,45 @@ const NOW = DISPATCH_NOW;
 const pending = pendingNotification;
 const sending = (n: NotificationItem) => claimedNotification(n);
 
-/** An in-memory store with S3's write-once answer; `fail` makes every put reject, `hang` never settle until aborted. */
-class MemoryStore implements EvidenceStore {
-  readonly objects = new Map<string, { body: Buffer; retainUntil: Date }>();
-  constructor(private readonly mode: 'ok' | 'fail' | 'hang' = 'ok') {}
-  async put(key: string, body: Uint8Array, retainUntil: Date, signal?: AbortSignal) {
-    if (this.mode === 'fail') throw Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable' });
-    if (this.mode === 'hang') {
-      await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
-    }
-    if (this.objects.has(key)) return 'alreadyThere' as const;
-    this.objects.set(key, { body: Buffer.from(body), retainUntil });
-    return 'written' as const;
-  }
-  async list(prefix: string) {
-    return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
-  }
-  async get(key: string) {
-    return this.objects.get(key)?.body;
-  }
-  async history(prefix: string) {
-    return (await this.list(prefix)).map((key) => ({
-      key,
-      versions: [{ versionId: undefined, at: undefined }],
-      hidden: false,
-    }));
-  }
-}
-class MemoryGaps implements EvidenceGaps {
-  readonly gaps = new Map<string, EvidenceGap>();
-  constructor(private readonly failing = false) {}
-  async add(gap: EvidenceGap) {
-    if (this.failing) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-    this.gaps.set(gap.key, gap);
-  }
-  async list(limit: number) {
-    return [...this.gaps.values()].slice(0, limit);
-  }
-  async close(key: string) {
-    this.gaps.delete(key);
-  }
-}
-
 const sender = new ProviderSender(new SESClient({}), new SNSClient({}), {
   senderEmail: 'notifications@example.com',
   configurationSet: 'notifier',
 });
-const deps = (store: EvidenceStore, gaps: EvidenceGaps = new MemoryGaps(), timeoutMs = 2_000): DispatchDeps =>
-  dispatchDeps(
+
+/** One dispatch invocation's evidence: its batch over the given store, gaps, intents and index. */
+function invocation(
+  store: MemoryStore,
+  gaps = new MemoryGaps(),
+  intents = new MemoryIntents(),
+  index = new MemoryIndex(),
+) {
+  const batch = new InvocationEvidence(
+    { store, gaps, intents, index: { index, retentionDays: 3650 } },
+    { now: NOW, id: 'inv0000000000000001', dueMs: NOW + 90_000 },
+  );
+  const deps: DispatchDeps = dispatchDeps(
     {
       store: new DynamoNotificationStore(doc, 'notifier-test'),
       sender,
       random: () => 0.5,
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      evidence: {
-        store,
-        gaps,
-        retention: uniformRetention(3650),
-        requestOf: (n, m) => sender.request(n, m),
-        timeoutMs,
-      },
+      evidence: { retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), batch },
     },
     NOW,
   );
+  return { batch, deps, store, gaps, intents, index };
+}
 const send = (n: NotificationItem, d: DispatchDeps) =>
   dispatchNotification({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, d, DISPATCH_BUDGET);
-const stored = (store: MemoryStore, key: string) =>
-  parseEvidence(store.objects.get(key)?.body ?? Buffer.alloc(0)) as SendEvidence;
+/** The one send record of a batch object in the store. */
+const recordIn = (store: MemoryStore, name: string) => {
+  const [r] = decodeBatch(store.objects.get(batchObjectKey(name))?.body ?? Buffer.alloc(0)).records;
+  return { entry: r!.entry, bytes: r!.bytes, send: parseEvidence(r!.bytes) as SendEvidence };
+};
 const marks = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.ExpressionAttributeValues?.[':to']);
+const sentWrite = () =>
+  ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.ExpressionAttributeValues?.[':to'] === 'SENT')!.args[0]
+    .input.ExpressionAttributeValues;
 
 beforeEach(() => {
   ddb.reset();
@@ -133,11 +120,11 @@ describe('the evidence of a send is what the provider received', () => {
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-1' });
-    const store = new MemoryStore();
-    const r = await send(n, deps(store));
-    expect(r).toMatchObject({ kind: 'sent', evidence: { outcome: 'written' } });
-    const key = sendKey({ eventId: n.eventId, channel: 'EMAIL', providerMessageId: 'ses-1' });
-    const e = stored(store, key);
+    const { batch, deps, store, index } = invocation(new MemoryStore());
+    const r = await send(n, deps);
+    expect(r).toMatchObject({ kind: 'sent', evidence: { batch: batch.name } });
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({ outcome: 'written', records: 1, intentOpen: false });
+    const { send: e, bytes } = recordIn(store, batch.name);
     const input = ses.commandCalls(SendEmailCommand)[0]!.args[0].input;
     expect(e.request).toMatchObject({
       channel: 'EMAIL',
@@ -157,7 +144,14 @@ describe('the evidence of a send is what the provider received', () => {
       attempt: 1,
       noticeType: 'TransferCompleted',
     });
-    expect(store.objects.get(key)?.retainUntil.toISOString()).toBe(e.retainUntil);
+    expect(store.objects.get(batchObjectKey(batch.name))?.retainUntil.toISOString()).toBe(e.retainUntil);
+    // The SENT write names the batch and the record's own digest; the customer's index names the send.
+    expect(sentWrite()?.[':evidence']).toEqual({
+      batch: batch.name,
+      sha256: sha256Hex(bytes),
+      acceptedAt: e.acceptedAt,
+    });
+    expect(await index.sendsOf(n.userId)).toEqual([{ batch: batch.name, notificationId: n.notificationId }]);
   });
 
   it('SMS: the text as published and its encoding (Japanese is UCS-2); push: the exact JSON payload', async () => {
@@ -170,9 +164,10 @@ describe('the evidence of a send is what the provider received', () => {
         .resolvesOnce({ Attributes: sending(n) })
         .resolves({});
       sns.on(PublishCommand).resolves({ MessageId: `sns-${channel}` });
-      const store = new MemoryStore();
-      await send(n, deps(store));
-      const e = stored(store, sendKey({ eventId: n.eventId, channel, providerMessageId: `sns-${channel}` }));
+      const { batch, deps, store } = invocation(new MemoryStore());
+      await send(n, deps);
+      await batch.close(10_000, 2_000, NOW);
+      const e = recordIn(store, batch.name).send;
       const input = sns.commandCalls(PublishCommand)[0]!.args[0].input;
       if (channel === 'SMS') {
         expect(e.request).toMatchObject({ phoneNumber: input.PhoneNumber, text: input.Message, encoding: 'UCS-2' });
@@ -181,9 +176,65 @@ describe('the evidence of a send is what the provider received', () => {
       }
     }
   });
+
+  it('a batch keeps each record as the bytes it was on its own, found by its header and checked against its hash', () => {
+    const records = (['EMAIL', 'SMS'] as const).map((channel, i) => {
+      const n = pending(channel);
+      const record = {
+        evidenceVersion: 1,
+        kind: 'SEND',
+        notificationId: n.notificationId,
+        eventId: n.eventId,
+        channel,
+        userId: n.userId,
+        noticeType: n.template,
+        locale: n.locale,
+        attempt: 1,
+        providerMessageId: `m-${i}`,
+        acceptedAt: new Date(NOW).toISOString(),
+        retainUntil: new Date(NOW + 86_400_000).toISOString(),
+        request: {
+          channel: 'SMS',
+          api: 'sns:Publish',
+          phoneNumber: '+81',
+          text: 'テスト',
+          encoding: 'UCS-2',
+          segments: 1,
+          smsType: 'Transactional',
+        },
+      } as SendEvidence;
+      return { record, bytes: Buffer.from(`${JSON.stringify(record, null, 2)}\n`) };
+    });
+    const name = batchName('dispatch', NOW, 'abcdef0123456789');
+    const object = encodeBatch(name, 'dispatch', records);
+    const decoded = decodeBatch(object);
+    expect(decoded.header).toMatchObject({ evidenceBatch: 1, name, writer: 'dispatch' });
+    expect(decoded.records.map((r) => r.bytes.equals(records[decoded.records.indexOf(r)]!.bytes))).toEqual([
+      true,
+      true,
+    ]);
+    // One changed byte in a record: the batch is refused, never shown as evidence.
+    const plain = gunzipSync(object);
+    plain.writeUInt8((plain.at(-3) ?? 0) ^ 1, plain.length - 3);
+    expect(() => decodeBatch(gzipSync(plain))).toThrow(EvidenceBatchFormatError);
+  });
 });
 
 describe('evidence never delays nor repeats a send', () => {
+  it('the send slot is free once the outcome is recorded: nothing is written to the store until the batch closes', async () => {
+    const n = pending('EMAIL');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-slot' });
+    const store = new MemoryStore('hang');
+    const { batch, deps } = invocation(store);
+    expect(await send(n, deps)).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(store.puts).toBe(0);
+    expect(batch.records).toHaveLength(1);
+  });
+
   it('a failing store: SENT stands, one send, the exact bytes kept as a gap; the later pass writes them and closes it', async () => {
     const n = pending('EMAIL');
     ddb
@@ -191,29 +242,38 @@ describe('evidence never delays nor repeats a send', () => {
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-2' });
-    const gaps = new MemoryGaps();
-    const r = await send(n, deps(new MemoryStore('fail'), gaps));
-    expect(r).toMatchObject({
-      kind: 'sent',
-      acceptance: 'recorded',
-      evidence: { outcome: 'gap', error: 'ServiceUnavailable' },
+    const { batch, deps, gaps, intents } = invocation(new MemoryStore('fail'));
+    await batch.open([n.notificationId]);
+    const r = await send(n, deps);
+    expect(r).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({
+      outcome: 'gap',
+      error: 'ServiceUnavailable',
+      intentOpen: false,
     });
     expect(marks()).toEqual([undefined, 'SENT']);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
-    const key = sendKey({ eventId: n.eventId, channel: 'EMAIL', providerMessageId: 'ses-2' });
-    // The record and the customer's pointer to it, each as it would have been written.
-    const pointer = userPointerKey(n.userId, key);
-    expect([...gaps.gaps.keys()]).toEqual([key, pointer]);
+    // The batch as it would have been written; the intent closed (the gap keeps the records safe).
+    expect([...gaps.gaps.keys()]).toEqual([batchObjectKey(batch.name)]);
+    expect(intents.open_.size).toBe(0);
 
     const store = new MemoryStore();
-    const filled = await fillEvidenceGaps({ gaps, store, now: () => NOW, deadline: NOW + 1, limit: 10 });
-    expect(filled).toEqual({ filled: 2, open: 0, errors: [] });
+    const index = new MemoryIndex();
+    const filled = await fillEvidenceGaps({
+      gaps,
+      store,
+      index: { index, retentionDays: 3650 },
+      now: () => NOW,
+      deadline: NOW + 1,
+      limit: 10,
+    });
+    expect(filled).toEqual({ filled: 1, open: 0, errors: [] });
     expect(gaps.gaps.size).toBe(0);
-    expect(stored(store, key).request).toMatchObject({ to: ['hanako@example.com'] });
-    expect(String(store.objects.get(pointer)?.body)).toBe(key);
+    expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
+    expect(await index.sendsOf(n.userId)).toEqual([{ batch: batch.name, notificationId: n.notificationId }]);
     // A pass against a store still failing leaves the gap open for the next run, and says so.
     const again = new MemoryGaps();
-    await again.add({ key, body: Buffer.from('{}'), retainUntil: new Date(NOW), since: 'x' });
+    await again.add({ key: 'sends/e/EMAIL/m.json', body: Buffer.from('{}'), retainUntil: new Date(NOW), since: 'x' });
     expect(
       await fillEvidenceGaps({
         gaps: again,
@@ -225,32 +285,39 @@ describe('evidence never delays nor repeats a send', () => {
     ).toMatchObject({ filled: 0, open: 1 });
   });
 
-  it('a store that hangs is given up at the evidence timeout: the record goes to the gaps', async () => {
+  it('a store that hangs is given up at the evidence timeout: the batch goes to the gaps', async () => {
     const n = pending('EMAIL');
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-3' });
-    const gaps = new MemoryGaps();
+    const { batch, deps, gaps } = invocation(new MemoryStore('hang'));
+    await send(n, deps);
     const started = Date.now();
-    const r = await send(n, deps(new MemoryStore('hang'), gaps, 50));
+    expect(await batch.close(10_000, 50, NOW)).toMatchObject({ outcome: 'gap' });
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(r).toMatchObject({ kind: 'sent', evidence: { outcome: 'gap' } });
-    expect(gaps.gaps.size).toBe(2);
+    expect(gaps.gaps.size).toBe(1);
   });
 
-  it('store and table both refusing: the evidence is lost (counted, alarmed), the send stays SENT and is not repeated', async () => {
+  it('store and table both refusing: the evidence is lost (counted, alarmed) unless its intent was kept for the rebuild; the send stays SENT and is not repeated', async () => {
     const n = pending('EMAIL');
     ddb
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     ses.on(SendEmailCommand).resolves({ MessageId: 'ses-4' });
-    const r = await send(n, deps(new MemoryStore('fail'), new MemoryGaps(true)));
-    expect(r).toMatchObject({ kind: 'sent', evidence: { outcome: 'lost' } });
+    const { batch, deps } = invocation(new MemoryStore('fail'), new MemoryGaps(true), new MemoryIntents(true));
+    await batch.open([n.notificationId]);
+    await send(n, deps);
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({ outcome: 'lost', intentOpen: false });
     expect(marks()).toEqual([undefined, 'SENT']);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
+    // With its intent kept, the same failure leaves the batch to the sweeper's rebuild (recover-evidence.ts).
+    const kept = invocation(new MemoryStore('fail'), new MemoryGaps(true));
+    await kept.batch.open([n.notificationId]);
+    kept.batch.add({ record: {} as SendEvidence, bytes: Buffer.from('{}'), sha256: '' });
+    expect(await kept.batch.close(10_000, 2_000, NOW)).toMatchObject({ outcome: 'gap', intentOpen: true });
   });
 
   it('a send the provider refused leaves no evidence (nothing was received)', async () => {
@@ -262,28 +329,81 @@ describe('evidence never delays nor repeats a send', () => {
     ses
       .on(SendEmailCommand)
       .rejects(Object.assign(new Error('bad'), { name: 'InvalidParameterValue', $metadata: { httpStatusCode: 400 } }));
-    const store = new MemoryStore();
-    const gaps = new MemoryGaps();
-    expect(await send(n, deps(store, gaps))).toMatchObject({ kind: 'failed' });
+    const { batch, deps, store, gaps } = invocation(new MemoryStore());
+    expect(await send(n, deps)).toMatchObject({ kind: 'failed' });
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({ records: 0 });
     expect(store.objects.size + gaps.gaps.size).toBe(0);
   });
 });
 
 describe('the provider reports are appended to the send', () => {
-  it('each report is a record of its own under the send, written once; a redelivered report changes nothing', async () => {
+  const reportDeps = (store: MemoryStore, sendBatch: string | undefined) => ({
+    store: {
+      findByMessageId: async () => undefined,
+      recordDelivery: async () => 'recorded' as const,
+      suppressAddress: async () => 'suppressed' as const,
+      recipientOf: async () => 'gone@example.com',
+    },
+    now: () => NOW,
+    sleep: async () => undefined,
+    evidence: {
+      store,
+      gaps: new MemoryGaps(),
+      retentionDays: 3650,
+      sendBatchOf: async () => sendBatch,
+      newId: (() => {
+        let i = 0;
+        return () => `rep${String(i++).padStart(10, '0')}`;
+      })(),
+      timeoutMs: 1_000,
+    },
+  });
+
+  it("each report is a record of its own under its send's batch; a redelivered report changes nothing", async () => {
+    const store = new MemoryStore();
+    const sendBatch = batchName('dispatch', NOW, 'sendbatch0000001');
+    // The send, as dispatch stored it.
+    const send = pending('EMAIL');
+    const record = {
+      evidenceVersion: 1,
+      kind: 'SEND',
+      notificationId: 'trf-2026-000123#EMAIL',
+      eventId: 'trf-2026-000123',
+      channel: 'EMAIL',
+      userId: send.userId,
+      noticeType: send.template,
+      locale: send.locale,
+      attempt: 1,
+      acceptedAt: new Date(NOW).toISOString(),
+      retainUntil: new Date(NOW + 86_400_000).toISOString(),
+    } as const;
+    const read = readFeedback(sesEvent('Bounce', { notificationId: 'trf-2026-000123#EMAIL', to: 'gone@example.com' }));
+    const messageId = read.ok ? read.feedback.messageId : '';
+    const sendRecord = { ...record, providerMessageId: messageId, request: {} } as unknown as SendEvidence;
+    await store.put(
+      batchObjectKey(sendBatch),
+      encodeBatch(sendBatch, 'dispatch', [{ record: sendRecord, bytes: Buffer.from(JSON.stringify(sendRecord)) }]),
+      new Date(NOW),
+    );
+    const deps = reportDeps(store, sendBatch);
+    await recordFeedback([read], deps);
+    await recordFeedback([read], deps);
+    const objects = await store.list(reportsPrefix(sendBatch));
+    expect(objects.every((k) => k.startsWith(`${sendBatch}.reports/`))).toBe(true);
+    const [proof] = await readSends(store, [{ batch: sendBatch, notificationId: 'trf-2026-000123#EMAIL' }]);
+    expect(proof?.feedback).toHaveLength(1);
+    expect(proof?.feedback[0]).toMatchObject({
+      kind: 'FEEDBACK',
+      status: 'BOUNCED',
+      bounceType: 'Permanent',
+      providerMessageId: messageId,
+    });
+  });
+
+  it('a report on a send from before batches is written once under that send, as it was then', async () => {
     const store = new MemoryStore();
     const read = readFeedback(sesEvent('Bounce', { notificationId: 'trf-2026-000123#EMAIL', to: 'gone@example.com' }));
-    const deps = {
-      store: {
-        findByMessageId: async () => undefined,
-        recordDelivery: async () => 'recorded' as const,
-        suppressAddress: async () => 'suppressed' as const,
-        recipientOf: async () => 'gone@example.com',
-      },
-      now: () => NOW,
-      sleep: async () => undefined,
-      evidence: { store, retentionDays: 3650 },
-    };
+    const deps = reportDeps(store, undefined);
     await recordFeedback([read], deps);
     await recordFeedback([read], deps);
     const messageId = read.ok ? read.feedback.messageId : '';
@@ -293,13 +413,24 @@ describe('the provider reports are appended to the send', () => {
     expect(parseEvidence(store.objects.get(keys[0] as string)?.body as Buffer)).toMatchObject({
       kind: 'FEEDBACK',
       status: 'BOUNCED',
-      bounceType: 'Permanent',
       providerMessageId: messageId,
     });
   });
 });
 
 describe('keys and stores', () => {
+  it('a batch is named by its day, time, writer and id; its reports sit under its own prefix; an index ref names it and the notification', () => {
+    const name = batchName('dispatch', Date.parse('2026-12-05T09:15:03.120Z'), 'a1b2c3d4e5');
+    expect(name).toBe('batches/2026-12-05/091503-dispatch-a1b2c3d4e5');
+    expect(batchObjectKey(name)).toBe(`${name}.jsonl.gz`);
+    expect(reportsBatchName(name, Date.parse('2026-12-05T10:00:00Z'), 'f0f0f0f0f0')).toBe(
+      `${name}.reports/100000-feedback-f0f0f0f0f0`,
+    );
+    expect(() => batchName('dispatch', NOW, '../x')).toThrow();
+    // An eventId may hold a space or "#": the batch name never does, so the ref parses back whatever it holds.
+    expect(parseIndexRef(indexRef(name, 'a b#c#EMAIL'))).toEqual({ batch: name, notificationId: 'a b#c#EMAIL' });
+  });
+
   it('an eventId holding "/", "#" or ".." cannot reach another event\'s prefix', () => {
     expect(evidencePrefixOf('a/b')).toBe('sends/a%2Fb/');
     expect(evidencePrefixOf('a#EMAIL')).toBe('sends/a/EMAIL/');

@@ -14,6 +14,7 @@ import { definitionOf } from '../../functions/domain/catalogue.ts';
 import { cleanDisplayText } from '../../functions/domain/display-text.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
 import type { QuarantineItem } from '../../functions/domain/notification.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { EXAMPLE_BRAND as brand } from '../../tools/local/example-brand.ts';
@@ -21,6 +22,9 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { grouped, iban, luhnDigit } from '../support/account-numbers.ts';
 import { b64 } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 /** The digits a reader reads off a text, whatever stands between them. */
 const digitsOf = (s: string) => s.replace(/[^0-9]/g, '');

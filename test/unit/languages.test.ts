@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 
 const compiled = await vi.hoisted(async () => {
   // vi.hoisted runs before the static imports: what it needs it imports itself.
@@ -30,6 +31,9 @@ import { type Brand, brandProblems, brandSchema } from '../../functions/domain/b
 import { LOCALES, type Locale, negotiateLocale } from '../../functions/domain/locale.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { unshippedLanguage } from '../support/add-language.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 const added = unshippedLanguage();
 const code = added.code as Locale; // not a language of the shipped types: of the modules compiled above

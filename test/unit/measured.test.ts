@@ -6,6 +6,7 @@ import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { formatAmount, type Message, render } from '../../functions/domain/templates.ts';
 import { type BatchDeps, type IngestFigures, ingestBatch, reconciles } from '../../functions/ingest/ingest-batch.ts';
 import { isSafeDisplayText } from '../../tools/chaos/text-oracle.ts';
@@ -13,6 +14,9 @@ import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { type KafkaRecordSpec, mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
 import { MemoryInboxStore } from '../support/memory-inbox-store.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 const deps = (store: MemoryInboxStore): BatchDeps => ({
   store,

@@ -1,7 +1,8 @@
 /**
- * The one runner of the operator's actions (functions/operator/action.ts): a refusal is said before anything is
- * written or audited; an action whose audit record cannot be written does not happen; every action that ran has its
- * outcome beside its record — done, refused (and why), or failed.
+ * The one runner of the operator's actions (functions/operator/action.ts): a preview writes nothing; asked to apply,
+ * a refusal is audited (the record and its REFUSED outcome) and nothing is performed; an action whose audit record
+ * cannot be written does not happen; every action that ran has its outcome beside its record — done, refused (and
+ * why), or failed — with the verified identity of who asked.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,8 @@ import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
 import { type EvidenceStore, FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 
 const NOW = Date.parse('2026-12-02T05:00:00Z');
-const ALICE = { by: 'alice', reason: 'the customer called' };
+const ALICE_ID = { principal: 'arn:aws:sts::123456789012:assumed-role/Ops/alice', verifiedBy: 'AWS_IAM' } as const;
+const ALICE = { identity: ALICE_ID, reason: 'the customer called' };
 
 function portsWith(evidence: EvidenceStore = new FileEvidenceStore(mkdtempSync(join(tmpdir(), 'audit-')))) {
   return { evidence, audit: new EvidenceAuditLog(evidence), now: () => NOW } as unknown as OperatorPorts;
@@ -31,6 +33,7 @@ const action = (
 ): OperatorAction<number, number, number, string> => ({
   audit: 'RESEND',
   target: (n) => `n-${n}`,
+  kind: () => 'RESEND',
   read: async (_ports, n) => n,
   decide: (n) => (n % 2 === 0 ? ok(n) : refused('IN_FLIGHT', `${n} is odd`)),
   shown: (n) => ({ n }),
@@ -39,7 +42,7 @@ const action = (
 });
 
 describe('an operator action', () => {
-  it('previews without writing anything; a refusal is said before anything is audited or performed', async () => {
+  it('previews without writing anything; a refusal asked to apply is audited with its true reason and nothing is performed', async () => {
     const ports = portsWith();
     let performed = 0;
     const toy = action(async () => {
@@ -48,9 +51,46 @@ describe('an operator action', () => {
     });
     expect(await preview(toy, ports, 3)).toEqual({ ok: false, refusal: { code: 'IN_FLIGHT', message: '3 is odd' } });
     expect(await preview(toy, ports, 2)).toEqual({ ok: true, value: 2 });
+    expect(await ports.audit.list()).toEqual([]);
     await expect(apply(toy, ports, 3, ALICE)).rejects.toThrow(OperatorError);
     expect(performed).toBe(0);
+    expect(await ports.audit.list()).toMatchObject([
+      {
+        action: 'RESEND',
+        step: 'CONFIRM',
+        by: ALICE_ID,
+        target: 'n-3',
+        outcome: { result: 'REFUSED', details: { code: 'IN_FLIGHT', message: '3 is odd' } },
+      },
+    ]);
+  });
+
+  it('is refused without a reason, before anything is read or written', async () => {
+    const ports = portsWith();
+    const error = await apply(
+      action(async () => ok('done')),
+      ports,
+      2,
+      { identity: ALICE_ID, reason: '  ' },
+    ).catch((e: unknown) => e);
+    expect((error as OperatorError).refusal.code).toBe('INVALID');
     expect(await ports.audit.list()).toEqual([]);
+  });
+
+  it("a gate's refusal (four eyes, a changed state) is audited and stops the action", async () => {
+    const ports = portsWith();
+    let performed = 0;
+    const toy = action(async () => {
+      performed++;
+      return ok('done');
+    });
+    const gate = () => ({ code: 'APPROVAL_REQUIRED' as const, message: 'another identity approves it' });
+    await expect(apply(toy, ports, 2, ALICE, { step: 'CONFIRM', gate })).rejects.toThrow('another identity');
+    expect(performed).toBe(0);
+    expect((await ports.audit.list())[0]).toMatchObject({
+      details: { n: 2 },
+      outcome: { result: 'REFUSED', details: { code: 'APPROVAL_REQUIRED' } },
+    });
   });
 
   it('is audited before it is performed, and its outcome after: who, why, what it was shown, what it did', async () => {
@@ -65,7 +105,8 @@ describe('an operator action', () => {
       {
         kind: 'AUDIT',
         action: 'RESEND',
-        by: 'alice',
+        step: 'CONFIRM',
+        by: ALICE_ID,
         at: '2026-12-02T05:00:00.000Z',
         reason: 'the customer called',
         target: 'n-2',
@@ -123,11 +164,13 @@ describe('an operator action', () => {
     expect(performed).toBe(0);
   });
 
-  it('lists records newest first with their outcomes; one without an outcome has none', async () => {
+  it('lists records newest first with their outcomes; one without an outcome has none; a bare name of an older record reads UNVERIFIED', async () => {
     const evidence = new FileEvidenceStore(mkdtempSync(join(tmpdir(), 'audit-')));
     const log = new EvidenceAuditLog(evidence);
-    const first = await log.record({ action: 'ERASE', by: 'a', reason: 'r', target: 'u-1', details: {} }, NOW);
-    await log.record({ action: 'EXPORT', by: 'b', reason: 'r', target: 'u-2', details: {} }, NOW + 1000);
+    const first = await log.record({ action: 'ERASE', by: ALICE_ID, reason: 'r', target: 'u-1', details: {} }, NOW);
+    // As a record written before identities were verified holds it: the caller's own word.
+    const legacy = { action: 'EXPORT', by: 'b', reason: 'r', target: 'u-2', details: {} };
+    await log.record(legacy as unknown as Parameters<typeof log.record>[0], NOW + 1000);
     await log.recordOutcome(first.key, { result: 'DONE', details: {} }, NOW + 2000);
     const listed = await log.list();
     expect(listed.map((r) => [r.action, r.outcome?.result])).toEqual([
@@ -135,5 +178,6 @@ describe('an operator action', () => {
       ['ERASE', 'DONE'],
     ]);
     expect((await log.list('2026-12-02T05:00:01')).map((r) => r.action)).toEqual(['EXPORT']);
+    expect(listed.map((r) => r.by)).toEqual([{ principal: 'b', verifiedBy: 'UNVERIFIED' }, ALICE_ID]);
   });
 });

@@ -9,6 +9,7 @@ import { providerRequest } from '../../functions/dispatch/senders.ts';
 import { sendEvidence, uniformRetention } from '../../functions/domain/evidence.ts';
 import { buildNotification, type NotificationItem, type QuarantineItem } from '../../functions/domain/notification.ts';
 import { macDigest, REDACTED, secretMacMessage } from '../../functions/domain/secrets.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
@@ -16,6 +17,9 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { MemoryInboxStore, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 import { TEST_SECRET_KEY } from '../support/secret-mac.ts';
+
+// Rendering reads the compiled templates, which the functions load per type on first use (template-sets.ts).
+await loadAllTemplates();
 
 const CODE = '482913';
 const otp = (over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) =>
@@ -69,6 +73,19 @@ describe('ingest: a secret is MACed, never hashed or stored in the clear', () =>
     expect(r).toMatchObject({ kind: 'quarantined', rejection: { reason: 'SCHEMA_VIOLATION' } });
     const copy = items(store).find((i) => i.kind === 'QUARANTINE') as QuarantineItem;
     expect(Buffer.from(copy.raw, 'base64').toString()).toContain('"code":"********"');
+  });
+
+  it.each([
+    ['a JSON number (a serializer’s int field)', { type: 'OneTimePasscode' }, { code: 482913 }],
+    ['under the type spelled another way', { type: 'ONE_TIME_PASSCODE' }, {}],
+    ['under the type in lower case', { type: 'onetimepasscode' }, {}],
+  ])('a code refused as %s is masked in the quarantined copy, never kept', async (_, over, data) => {
+    const store = new MemoryInboxStore();
+    const [r] = await ingest(store, [otp(over, data)]);
+    expect(r).toMatchObject({ kind: 'quarantined' });
+    const copy = items(store).find((i) => i.kind === 'QUARANTINE') as QuarantineItem;
+    expect(Buffer.from(copy.raw, 'base64').toString()).not.toContain(CODE);
+    expect(copy.detail).not.toContain(CODE);
   });
 
   it('without a key an event with a secret is quarantined, never hashed with the code in the clear', async () => {

@@ -12,9 +12,13 @@ import { classifyProviderError, SendError } from '../../functions/dispatch/send-
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { SEND_FAILURE_CLASSES, type SendFailureClass } from '../../functions/domain/send-outcome.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { decodeTransfer, PUSH_ARN, transferEvent } from '../support/events.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
 let answer: Answer = () => undefined;

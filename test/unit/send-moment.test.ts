@@ -101,6 +101,21 @@ describe('validity', () => {
     const n = { template: 'StatementReady', occurredAt: '2026-06-01T00:00:00Z', timeZone: 'Asia/Tokyo' };
     expect(momentVerdict(n, 'UTC', at('2026-06-09T18:00:00Z'))).toMatchObject({ kind: 'expired' });
   });
+  it('a producer whose clock runs ahead gains no validity: a code dated two hours ahead is worth five minutes from its arrival', () => {
+    const ahead = { ...code('2026-06-10T12:00:00Z'), createdAt: '2026-06-10T10:00:00Z' };
+    expect(momentVerdict(ahead, 'UTC', at('2026-06-10T10:04:59Z'))).toEqual({ kind: 'send' });
+    expect(momentVerdict(ahead, 'UTC', at('2026-06-10T10:10:00Z'))).toEqual({
+      kind: 'expired',
+      validUntil: at('2026-06-10T10:05:00Z'),
+    });
+    // A release, a repair or a resend moves createdAt: the arrival is the first one.
+    const released = { ...ahead, createdAt: '2026-06-10T11:00:00Z', firstCreatedAt: '2026-06-10T10:00:00Z' };
+    expect(momentVerdict(released, 'UTC', at('2026-06-10T10:10:00Z'))).toMatchObject({ kind: 'expired' });
+    // An operator's resend is judged alike.
+    expect(resendRefusal('e#SMS', { status: 'FAILED', ...ahead }, undefined, at('2026-06-10T10:10:00Z'))).toMatchObject(
+      { code: 'PAST_VALIDITY' },
+    );
+  });
   it('an item written before occurredAt was kept has no validity to judge: it is sent', () => {
     expect(momentVerdict({ template: 'OneTimePasscode' }, 'UTC', at('2030-01-01T00:00:00Z'))).toEqual({ kind: 'send' });
   });
@@ -144,6 +159,15 @@ describe('what a push carries of the moment: SNS message attributes named for th
     ['MPNS', {}],
   ])('%s', (platform, attributes) => {
     expect(pushAttributes(endpoint(platform), { ttlSeconds: 240, collapseId: 'c0ffee' })).toEqual(attributes);
+  });
+
+  it('a validity longer than FCM keeps a message (28 days) is sent as FCM’s longest TTL, not one FCM refuses', () => {
+    expect(pushAttributes(endpoint('GCM'), { ttlSeconds: 90 * 86_400 })).toEqual({
+      'AWS.SNS.MOBILE.FCM.TTL': '2419200',
+    });
+    expect(pushAttributes(endpoint('APNS'), { ttlSeconds: 90 * 86_400 })).toEqual({
+      'AWS.SNS.MOBILE.APNS.TTL': '7776000',
+    });
   });
 
   const { sns } = providerMocks();

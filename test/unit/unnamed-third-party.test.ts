@@ -13,9 +13,13 @@ import { describe, expect, it } from 'vitest';
 import { admitRecord } from '../../functions/domain/admission.ts';
 import { definitionOf } from '../../functions/domain/catalogue.ts';
 import { LOCALES } from '../../functions/domain/locale.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { type Message, render } from '../../functions/domain/templates.ts';
 import { EXAMPLE_BRAND as brand } from '../../tools/local/example-brand.ts';
 import { b64 } from '../support/events.ts';
+
+// Every notice type's templates (dispatch loads a type when it first renders one: template-sets.ts).
+await loadAllTemplates();
 
 const NOW = Date.parse('2026-11-30T09:20:00Z');
 const examples = readFileSync(new URL('../../examples/catalogue.jsonl', import.meta.url), 'utf8')

@@ -1,55 +1,137 @@
-/** Each function's bundle, built as the stack builds it (lib/bundling.ts): its size, and its init time in a fresh Node process. */
+/**
+ * Each function's bundle, built as the stack builds it (lib/bundling.ts: split into chunks loaded on first use): the
+ * bytes its cold start loads (index.mjs and the chunks it imports statically) and all its bytes, and its init time in a
+ * fresh Node process (the import of index.mjs, median of `samples`) — beside the floor: a bundle of only the AWS SDK
+ * clients the function calls, built and timed the same way. Init runs on the Node running the bench (`npm run bench`
+ * runs on the Node of package.json's engines: the Lambda runtime's).
+ */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import type { Metafile } from 'esbuild';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
-import { BUNDLE } from '../../lib/bundling.ts';
+import { bundleFunction } from '../../lib/bundling.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { REPO } from './repo.ts';
 import { median, round2 } from './workload.ts';
 
+/** The SDK clients and commands each function calls at all (its floor imports them, and nothing else of ours). */
+const SDK_FLOOR: Record<string, Record<string, string[]>> = {
+  ingest: {
+    '@aws-sdk/client-dynamodb': ['DynamoDBClient'],
+    '@aws-sdk/lib-dynamodb': ['DynamoDBDocumentClient', 'TransactWriteCommand', 'BatchGetCommand', 'UpdateCommand'],
+  },
+  dispatch: {
+    '@aws-sdk/client-dynamodb': ['DynamoDBClient'],
+    '@aws-sdk/lib-dynamodb': ['DynamoDBDocumentClient', 'GetCommand', 'UpdateCommand', 'PutCommand', 'QueryCommand'],
+    '@aws-sdk/client-ses': ['SESClient', 'SendEmailCommand'],
+    '@aws-sdk/client-sns': ['SNSClient', 'PublishCommand'],
+    '@aws-sdk/client-s3': ['S3Client', 'PutObjectCommand'],
+  },
+  sweeper: {
+    '@aws-sdk/client-dynamodb': ['DynamoDBClient'],
+    '@aws-sdk/lib-dynamodb': ['DynamoDBDocumentClient', 'GetCommand', 'UpdateCommand', 'QueryCommand'],
+    '@aws-sdk/client-s3': ['S3Client', 'PutObjectCommand'],
+  },
+  feedback: {
+    '@aws-sdk/client-dynamodb': ['DynamoDBClient'],
+    '@aws-sdk/lib-dynamodb': ['DynamoDBDocumentClient', 'GetCommand', 'UpdateCommand', 'QueryCommand'],
+    '@aws-sdk/client-s3': ['S3Client', 'PutObjectCommand'],
+  },
+};
+
+/** A bundle's files: all its bytes and its chunks (the bytes its cold start reads are measured: initOf). */
+function filesOf(metafile: Metafile): { totalBytes: number; chunks: number } {
+  const js = Object.entries(metafile.outputs).filter(([k]) => k.endsWith('.mjs'));
+  return { totalBytes: js.reduce((n, [, o]) => n + o.bytes, 0), chunks: js.length };
+}
+
+/**
+ * Init as a cold start has it, in a fresh Node process: the time to import index.mjs (top-level awaits included), and
+ * the bytes of every file of the bundle it loaded by then (a load hook sees each one: a chunk imported only when a
+ * record needs it is not among them). The median of `samples` times.
+ */
+function initOf(dir: string, samples: number): { initMs: number; initBytes: number } {
+  const entry = pathToFileURL(join(dir, 'index.mjs')).href;
+  const script = `
+    import { registerHooks } from 'node:module';
+    import { statSync } from 'node:fs';
+    import { fileURLToPath } from 'node:url';
+    const loaded = new Set();
+    registerHooks({ load(url, context, next) { loaded.add(url); return next(url, context); } });
+    const t = performance.now();
+    await import(${JSON.stringify(entry)});
+    const ms = performance.now() - t;
+    const dir = ${JSON.stringify(pathToFileURL(dir).href)};
+    const bytes = [...loaded].filter((u) => u.startsWith(dir)).reduce((n, u) => n + statSync(fileURLToPath(u)).size, 0);
+    process.stdout.write(JSON.stringify({ ms, bytes }));`;
+  const runs = [];
+  for (let i = 0; i < samples; i++) {
+    // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off).
+    const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+      env: {
+        ...process.env,
+        TABLE_NAME: 'bench',
+        SENDER_EMAIL: 'bench@example.com',
+        BRAND: brandEnvValue(EXAMPLE_BRAND),
+        AWS_REGION: 'us-east-1',
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+        POWERTOOLS_TRACE_ENABLED: 'false',
+      },
+      encoding: 'utf8',
+    });
+    runs.push(JSON.parse(out) as { ms: number; bytes: number });
+  }
+  return { initMs: round2(median(runs.map((r) => r.ms))), initBytes: Math.max(...runs.map((r) => r.bytes)) };
+}
+
+/** A floor function: the SDK clients built once, as a handler's module scope does, and a handler using them. */
+function floorSource(name: string): string {
+  const imports = Object.entries(SDK_FLOOR[name] ?? {});
+  const names = imports.flatMap(([, ns]) => ns);
+  return [
+    ...imports.map(([pkg, ns]) => `import { ${ns.join(', ')} } from '${pkg}';`),
+    `export const handler = async () => [${names.join(', ')}].length;`,
+    '',
+  ].join('\n');
+}
+
 export async function measureBundles(samples: number) {
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
   const result = [];
-  for (const name of ['ingest', 'dispatch', 'sweeper']) {
-    const outfile = join(out, `${name}.mjs`);
-    // The same options as the house NotifierFunction construct.
-    await build({
-      entryPoints: [join(REPO, 'functions', name, 'index.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      // The stack's bundling (lib/bundling.ts): the bench measures what is deployed.
-      format: 'esm',
-      target: BUNDLE.target,
-      minify: BUNDLE.minify,
-      sourcemap: BUNDLE.sourceMap ? 'external' : false,
-      mainFields: [...BUNDLE.mainFields],
-      banner: { js: BUNDLE.banner },
-      logLevel: 'silent',
-    });
-    const times = [];
-    for (let i = 0; i < samples; i++) {
-      const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(outfile).href)}); process.stdout.write(String(performance.now() - t));`;
-      const ms = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-        env: {
-          ...process.env,
-          TABLE_NAME: 'bench',
-          SENDER_EMAIL: 'bench@example.com',
-          BRAND: brandEnvValue(EXAMPLE_BRAND),
-          AWS_REGION: 'us-east-1',
-          // As in Lambda: the Tracer and the X-Ray SDK are loaded (functions/commons/powertools.ts), tracing on.
-          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-          POWERTOOLS_TRACE_ENABLED: 'true',
-        },
-        encoding: 'utf8',
+  try {
+    for (const name of Object.keys(SDK_FLOOR)) {
+      const dir = join(out, name);
+      const built = bundleFunction(join(REPO, 'functions', name, 'index.ts'), dir, { metafile: true });
+      const files = filesOf(built.metafile as Metafile);
+      // The floor's source lives in the repository's folder, so its imports resolve from node_modules.
+      const floorDir = join(out, `${name}-floor`);
+      mkdirSync(floorDir, { recursive: true });
+      const floorEntry = join(REPO, `.bench-floor-${name}.ts`);
+      writeFileSync(floorEntry, floorSource(name));
+      try {
+        bundleFunction(floorEntry, floorDir);
+      } finally {
+        rmSync(floorEntry, { force: true });
+      }
+      const mine = initOf(dir, samples);
+      const floor = initOf(floorDir, samples);
+      result.push({
+        name,
+        initBytes: mine.initBytes,
+        totalBytes: files.totalBytes,
+        chunks: files.chunks,
+        initMs: mine.initMs,
+        floorBytes: floor.initBytes,
+        floorInitMs: floor.initMs,
+        bytesOverFloor: round2(mine.initBytes / floor.initBytes),
+        initOverFloor: round2(mine.initMs / floor.initMs),
       });
-      times.push(Number(ms));
     }
-    result.push({ name, bytes: statSync(outfile).size, initMs: round2(median(times)) });
+  } finally {
+    rmSync(out, { recursive: true, force: true });
   }
   return result;
 }

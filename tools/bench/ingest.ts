@@ -128,7 +128,7 @@ export async function measureIngest(endpoint: string, args: BenchArgs) {
 }
 
 /** One run of both sides against a DynamoDB answering after 10 ms per call (latency-dynamodb.ts). */
-async function underLatency(args: BenchArgs, dupShare: number, concurrency: number) {
+export async function underLatency(args: BenchArgs, dupShare: number, concurrency: number) {
   const events = args.quick ? Math.min(args.events, 100) : Math.min(args.events, 500);
   const tag = `l-${dupShare}-${concurrency}`;
   const nClient = latencyClient(LATENCY_MS);

@@ -2,7 +2,7 @@
 import { intOption, parseCommandLine, UsageError } from '../local/cli.ts';
 
 export const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR]] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles] [--quick]
        npm run bench -- --e2e [--events N] [--rate R] [--critical --backlog N --critical-count C] [--sweep-every S] [--json] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
@@ -14,6 +14,12 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --critical   only critical first: --backlog N normal emails (default 10000) drain at 14/s through 5 environments
                while a critical email arrives every 2 s; its token wait p50/p99, the drain rate (tools/bench/quota.ts)
   --backlog N  with --critical: the normal emails of the backlog
+  --cost       only the complete cost of a notification (tools/bench/full-cost.ts): npm start runs each channel
+               alone (200 events) and the bench's mix (600), every DynamoDB request, index write, evidence request
+               and byte, log line and invocation counted in its process, priced per channel and in total beside the
+               floor for the same guarantees; Lambda's time from the dispatch and ingest measurements
+  --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node, and
+               the same for a bundle of only its SDK clients (the floor)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (tools/bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
   --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
@@ -55,6 +61,8 @@ export function parseOptions(argv: string[]) {
         critical: { type: 'boolean', default: false },
         backlog: { type: 'string' },
         pipeline: { type: 'boolean', default: false },
+        cost: { type: 'boolean', default: false },
+        bundles: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
@@ -66,10 +74,16 @@ export function parseOptions(argv: string[]) {
     },
     argv,
   );
-  if ([values.quota, values.pipeline, values.cpu, values.critical].filter((v) => v === true).length > 1) {
-    throw new UsageError('--quota, --pipeline, --cpu and --critical are separate runs: give one of them');
+  const modes = [values.quota, values.pipeline, values.cpu, values.critical, values.cost, values.bundles];
+  if (modes.filter((v) => v === true).length > 1) {
+    throw new UsageError(
+      '--quota, --pipeline, --cpu, --critical, --cost and --bundles are separate runs: give one of them',
+    );
   }
-  if (values.e2e === true && [values.quota, values.pipeline, values.cpu].some((v) => v === true)) {
+  if (
+    values.e2e === true &&
+    [values.quota, values.pipeline, values.cpu, values.cost, values.bundles].some((v) => v === true)
+  ) {
     throw new UsageError('--e2e is a run of its own: give it alone, or with --critical');
   }
   const e2eOnly = {
@@ -106,6 +120,8 @@ export function parseOptions(argv: string[]) {
     sweepEvery: intOption('sweep-every', values['sweep-every'], 1, 3_600) ?? 60,
     eventsGiven: intOption('events', values.events, 1),
     pipeline: values.pipeline === true,
+    cost: values.cost === true,
+    bundles: values.bundles === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
     quick: values.quick === true,

@@ -3,7 +3,8 @@
  * put in their own region's. Values: US East (N. Virginia), on-demand, as published on the AWS pricing pages in
  * 2025 (DynamoDB on-demand after the November 2024 price reduction; Lambda on arm64). They were not re-checked live
  * (the build machine has no web access): check https://aws.amazon.com/dynamodb/pricing/on-demand/,
- * https://aws.amazon.com/lambda/pricing/, https://aws.amazon.com/ses/pricing/ and https://aws.amazon.com/sns/pricing/.
+ * https://aws.amazon.com/lambda/pricing/, https://aws.amazon.com/ses/pricing/, https://aws.amazon.com/sns/pricing/, https://aws.amazon.com/s3/pricing/,
+ * https://aws.amazon.com/cloudwatch/pricing/, https://aws.amazon.com/xray/pricing/ and https://aws.amazon.com/sqs/pricing/.
  */
 export interface Prices {
   readonly region: string;
@@ -17,6 +18,19 @@ export interface Prices {
   readonly snsMobilePushPerMillion: number;
   /** SMS is priced per destination country; this is a US-destination base price, carrier fees excluded. */
   readonly snsSmsPerMessage: number;
+  /** Point-in-time recovery: per GB-month of the table (and its indexes' size is not included: the table's). */
+  readonly dynamodbPitrGbMonth: number;
+  /** S3 Standard (https://aws.amazon.com/s3/pricing/): PUT/COPY/POST/LIST, and GET, per 1,000 requests. */
+  readonly s3PutPerThousand: number;
+  readonly s3GetPerThousand: number;
+  readonly s3StandardGbMonth: number;
+  /** CloudWatch Logs (https://aws.amazon.com/cloudwatch/pricing/): ingested per GB (standard class), stored per GB-month. */
+  readonly logsIngestPerGb: number;
+  readonly logsStorageGbMonth: number;
+  /** X-Ray (https://aws.amazon.com/xray/pricing/): per million traces recorded (beyond the free tier). */
+  readonly xrayTracePerMillion: number;
+  /** SQS standard queue (https://aws.amazon.com/sqs/pricing/): per million requests (64 KB chunks). */
+  readonly sqsRequestPerMillion: number;
 }
 
 export const US_EAST_1_PRICES: Prices = {
@@ -30,6 +44,14 @@ export const US_EAST_1_PRICES: Prices = {
   sesEmailPerThousand: 0.1,
   snsMobilePushPerMillion: 0.5,
   snsSmsPerMessage: 0.00581,
+  dynamodbPitrGbMonth: 0.2,
+  s3PutPerThousand: 0.005,
+  s3GetPerThousand: 0.0004,
+  s3StandardGbMonth: 0.023,
+  logsIngestPerGb: 0.5,
+  logsStorageGbMonth: 0.03,
+  xrayTracePerMillion: 5,
+  sqsRequestPerMillion: 0.4,
 };
 
 /** The money of a given amount of work. */

@@ -1,5 +1,7 @@
 /** The bench's figures as the tables a person reads (`--json` prints the document itself). */
 
+import type { measureBundles } from './bundles.ts';
+import type { measureFullCost } from './full-cost.ts';
 import { LATENCY_MS } from './ingest.ts';
 import type { Measure } from './measure.ts';
 import type { PipelineRun } from './pipeline.ts';
@@ -51,9 +53,8 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     `CPU per event (decode + validate + route + build): ${report.cpuMicrosPerEvent} µs`,
     `Dispatch: ${report.dispatch.sendsPerSec} sends/s (${report.dispatch.invocations} invocations × ${report.dispatch.concurrencyPerInvocation} concurrent sends, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms)`,
     '',
-    '| bundle | bytes | init ms (median) |',
-    '|---|---|---|',
-    ...report.bundles.map((b) => `| ${b.name} | ${b.bytes} | ${b.initMs} |`),
+    bundlesTable(report.bundles),
+    completeCostTable(report.completeCost),
     '',
     'Pacing against a quota (4 environments × 10 senders, shared token bucket on DynamoDB Local)',
     '| quota/s | achieved/s | of quota | max in any 1 s window | writes/send | WCU/send |',
@@ -65,6 +66,43 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     '',
     `Sweeper drain: ${report.quota.sweeper.items} due items in ${report.quota.sweeper.seconds} s (${report.quota.sweeper.itemsPerSecond} items/s, ${report.quota.sweeper.wcuPerItem} WCU/item); 100,000 ≈ ${report.quota.sweeper.extrapolated100k.minutesOfSweeping} min of sweeping, ${report.quota.sweeper.extrapolated100k.scheduledRuns} scheduled runs`,
     `Held release: ${report.quota.heldRelease.held} held emails and ${report.quota.heldRelease.critical} critical at the window's opening: ${report.quota.heldRelease.runs.length} sweeper runs of at most ${report.quota.heldRelease.capPerRun}, ${report.quota.heldRelease.releasedPerSecond}/s released in the runs the cap bound (${report.quota.heldRelease.meanRunWallMs} ms a run); critical woken in run ${report.quota.heldRelease.criticalWokenInRun}, ${report.quota.heldRelease.heldReleasedBeforeCritical} held before them`,
+    '',
+  ].join('\n');
+}
+
+type Bundles = Awaited<ReturnType<typeof measureBundles>>;
+export function bundlesTable(bundles: Bundles): string {
+  return [
+    'Bundles as deployed (split into chunks) against a bundle of only their SDK clients; init = import in a fresh Node',
+    '| function | bytes at init | bytes in all | chunks | init ms | SDK-only bytes | SDK-only init ms | bytes / floor | init / floor |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...bundles.map(
+      (b) =>
+        `| ${b.name} | ${b.initBytes} | ${b.totalBytes} | ${b.chunks} | ${b.initMs} | ${b.floorBytes} | ${b.floorInitMs} | ${b.bytesOverFloor}× | ${b.initOverFloor}× |`,
+    ),
+    '',
+  ].join('\n');
+}
+
+type CompleteCost = Awaited<ReturnType<typeof measureFullCost>>;
+/** The complete cost per million notifications: each part, per channel and for the mix, and the floor beside it. */
+export function completeCostTable(cost: CompleteCost): string {
+  const runs = [...Object.entries(cost.byChannel), ['mix (EMAIL ½, PUSH ⅓, SMS ⅙)', cost.mix] as const];
+  const parts = Object.keys(cost.mix.perMillion);
+  const per = Object.keys(cost.mix.perNotification) as (keyof CompleteCost['mix']['perNotification'])[];
+  return [
+    `The complete cost of one million notifications, notifier's own (USD, ${cost.prices.region} list prices; tools/bench/full-cost.ts)`,
+    `| part | ${runs.map(([n]) => n).join(' | ')} | floor (mix) |`,
+    `|---|${runs.map(() => '---|').join('')}---|`,
+    ...parts.map(
+      (k) =>
+        `| ${k} | ${runs.map(([, r]) => (r.perMillion as Record<string, number>)[k]).join(' | ')} | ${(cost.mix.floor as Record<string, number>)[k]} |`,
+    ),
+    `| over the floor | ${runs.map(([, r]) => `${r.overFloor}×`).join(' | ')} | |`,
+    '',
+    `| per notification | ${runs.map(([n]) => n).join(' | ')} |`,
+    `|---|${runs.map(() => '---|').join('')}`,
+    ...per.map((k) => `| ${k} | ${runs.map(([, r]) => JSON.stringify(r.perNotification[k])).join(' | ')} |`),
     '',
   ].join('\n');
 }

@@ -33,20 +33,23 @@ import { capacityAt, costPerMillion, measuredPerRecord } from './cost.ts';
 import { measureCpu, measureCpuOnly } from './cpu.ts';
 import { measureDispatch } from './dispatch.ts';
 import { endToEndTable, measureEndToEnd } from './e2e.ts';
+import { measureFullCost } from './full-cost.ts';
 import { measureHeldRelease } from './held-release.ts';
-import { measureIngest, measureLatency } from './ingest.ts';
+import { measureIngest, measureLatency, underLatency } from './ingest.ts';
 import { type BenchArgs, parseOptions, sized } from './options.ts';
 import { type PipelineRun, runPipeline } from './pipeline.ts';
 import { measureCriticalUnderBacklog, measurePacing, measureSweeperDrain } from './quota.ts';
 import { REPO } from './repo.ts';
-import { pipelineTable, table } from './report.ts';
-import { eventValue, log, SIZES } from './workload.ts';
+import { bundlesTable, completeCostTable, pipelineTable, table } from './report.ts';
+import { eventValue, INGEST_CONCURRENCY, log, SIZES } from './workload.ts';
 
 /** Each mode of the command line, one at a time; the default measures everything on one DynamoDB Local. */
 async function main(args: BenchArgs) {
   if (args.pipeline) return { pipeline: await measurePipeline(args) };
   if (args.e2e) return { endToEnd: await measureE2e(args) };
   if (args.cpu) return measureCpuOnly(args);
+  if (args.bundles) return { bundles: await measureBundles(args.quick ? 3 : 10) };
+  if (args.cost) return { completeCost: await measureCompleteCost(args) };
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
   try {
@@ -97,6 +100,8 @@ export async function measureAll(endpoint: string, args: BenchArgs) {
     bundles,
     quota,
     costPerMillionNotifications: costPerMillion(ingest, latency, latencyWithDuplicates, dispatch, quota),
+    // Small runs below the default size, as the quota's (the full run is the one to quote).
+    completeCost: await measureFullCost(args.quick || args.events < 1000, measured),
     // The model at 10,000 notifications per second (and at 100 and 1,000 for docs/scaling.md), from the units and
     // durations this run measured.
     capacity: capacityAt(10_000, measured),
@@ -134,6 +139,19 @@ export async function measureQuotaFigures(endpoint: string, full: boolean) {
   const heldRelease = await measureHeldRelease(endpoint, { held: full ? 5_000 : 1_000, critical: full ? 20 : 5 });
   log('held release done');
   return { pacing, sweeper, heldRelease };
+}
+
+/**
+ * --cost alone: the complete cost, with Lambda's time from a dispatch measurement and one ingest run under 10 ms per
+ * DynamoDB call at the stack's concurrency (the default run takes them from its own measurements).
+ */
+async function measureCompleteCost(args: BenchArgs) {
+  const dispatch = await measureDispatch();
+  const ingest = await underLatency(args, 0, INGEST_CONCURRENCY);
+  return measureFullCost(args.quick, {
+    ingestSecondsPerRecord: 1 / ingest.eventsPerSec,
+    dispatchSecondsPerSend: dispatch.invocations / dispatch.sendsPerSec,
+  });
 }
 
 /** The end-to-end latency through the local pipeline (tools/bench/e2e.ts), mixed or under a backlog. */
@@ -184,6 +202,10 @@ runCommand('bench', async () => {
     process.stdout.write(pipelineTable(report.pipeline));
   else if ('endToEnd' in report && report.endToEnd !== undefined && !args.json)
     process.stdout.write(endToEndTable(report.endToEnd));
+  else if ('completeCost' in report && report.completeCost !== undefined && !args.json && !('ingest' in report))
+    process.stdout.write(completeCostTable(report.completeCost));
+  else if ('bundles' in report && report.bundles !== undefined && !args.json && !('ingest' in report))
+    process.stdout.write(bundlesTable(report.bundles));
   else if (!('ingest' in report)) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : table(report));
   return EXIT.OK;

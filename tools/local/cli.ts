@@ -11,6 +11,7 @@
  */
 import { createServer } from 'node:net';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { loadPhoneNumbers } from '../../functions/domain/phone-numbers.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -176,16 +177,20 @@ export function runCommand(
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') stop('EPIPE');
   });
-  main(controller.signal, heard).then(
-    // main decides its code, even after an abort: it reports what it has and says how it ended.
-    (code) => finish(code),
-    (error: Error) => {
-      const usage = error instanceof UsageError || error.name === 'UsageError';
-      const detail = process.env.NOTIFIER_DEBUG ? `\n${error.stack}` : '';
-      return finish(
-        usage ? EXIT.USAGE : (exitCode ?? EXIT.FAILED),
-        `${name}: ${usage ? '' : `${error.name}: `}${error.message}${detail}\n`,
-      );
-    },
-  );
+  // A tool reads producers' spellings of phone numbers with the contract's own decoder: its rules first (the functions
+  // load them only when a record needs them: functions/domain/phone-numbers.ts).
+  loadPhoneNumbers()
+    .then(() => main(controller.signal, heard))
+    .then(
+      // main decides its code, even after an abort: it reports what it has and says how it ended.
+      (code) => finish(code),
+      (error: Error) => {
+        const usage = error instanceof UsageError || error.name === 'UsageError';
+        const detail = process.env.NOTIFIER_DEBUG ? `\n${error.stack}` : '';
+        return finish(
+          usage ? EXIT.USAGE : (exitCode ?? EXIT.FAILED),
+          `${name}: ${usage ? '' : `${error.name}: `}${error.message}${detail}\n`,
+        );
+      },
+    );
 }

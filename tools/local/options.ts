@@ -35,9 +35,10 @@ Providers
 Output
   --json               standard output is exactly one JSON document
   --verbose            the handlers' logs and metric lines on standard error instead of the log file
-  --keep               keep everything up after the run (outbox page, email viewer, DynamoDB Local, the pipeline
-                       itself: npm run ops -- --endpoint … works against it) until Ctrl-C
+  --keep               keep everything up after the run (outbox page, support console, email viewer, DynamoDB Local,
+                       the pipeline itself: npm run ops -- --endpoint … works against it) until Ctrl-C
   --outbox-port P      the outbox page's port (default: a free one)
+  --console-port P     the support console's port (default: a free one); sign in as a local user
   --dynamodb-storage memory|disk|auto
                        where DynamoDB Local keeps the data (default auto: on disk for a file of 4 MiB or more and
                        for standard input, so memory stays flat; in memory otherwise: 2,000 events in 38 s, not 48)
@@ -80,12 +81,13 @@ export function parseOptions(argv: string[]) {
         'sns-port': { type: 'string' },
         'viewer-port': { type: 'string' },
         'outbox-port': { type: 'string' },
+        'console-port': { type: 'string' },
         'dynamodb-storage': { type: 'string', default: 'auto' },
       },
     },
     argv,
   );
-  const port = (name: 'dynamodb-port' | 'ses-port' | 'sns-port' | 'viewer-port' | 'outbox-port') =>
+  const port = (name: 'dynamodb-port' | 'ses-port' | 'sns-port' | 'viewer-port' | 'outbox-port' | 'console-port') =>
     intOption(name, values[name], 1, 65_535);
   const storage = values['dynamodb-storage'] as DynamoDbStorage;
   if (!['auto', 'memory', 'disk'].includes(storage)) {
@@ -112,6 +114,7 @@ export function parseOptions(argv: string[]) {
       'sns-port': port('sns-port'),
       'viewer-port': port('viewer-port'),
       'outbox-port': port('outbox-port'),
+      'console-port': port('console-port'),
     },
   };
 }

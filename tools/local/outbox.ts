@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { escape as html } from 'html-escaper';
 import { type Channel, unknownChannel } from '../../functions/domain/channels.ts';
+import { displayName } from '../../functions/domain/mailbox-name.ts';
 import { smsSize } from '../../functions/domain/sms.ts';
 import { BoundedList } from './outcomes.ts';
 import type { AcceptedSend } from './providers.ts';
@@ -76,15 +77,6 @@ const STATUS_COLOUR: Record<string, string> = {
   SENDING: '#0969da',
   SUPPRESSED: '#9a6700',
 };
-
-/** `"Example Bank" <a@b>` or `=?UTF-8?B?…?= <a@b>` → the display name as a reader sees it, with the address. */
-export function displayName(source: string): string {
-  const name = source.replace(/\s*<[^>]*>$/, '');
-  return name
-    .replace(/=\?UTF-8\?B\?([A-Za-z0-9+/=]+)\?=\s*/g, (_, b64: string) => Buffer.from(b64, 'base64').toString('utf8'))
-    .replace(/^"(.*)"$/, '$1')
-    .replace(/\\(.)/g, '$1');
-}
 
 /** Who reports on a send after accepting it. */
 const REPORTER: Readonly<Record<Channel, string>> = { EMAIL: 'SES', PUSH: 'SNS', SMS: 'SNS' };

@@ -18,6 +18,7 @@ import type { PipelineRunEnvironment } from '../../functions/contracts/environme
 import {
   DISPATCH_FILTER_PATTERN,
   matchesFilter,
+  SES_EVENTS_BATCH_SIZE,
   URGENT_BATCH_SIZE,
   URGENT_MAX_RECORD_AGE_SECONDS,
   URGENT_RETRIES,
@@ -372,18 +373,54 @@ export class FeedbackMapping {
     const events = this.take();
     for (const event of events) {
       if (signal?.aborted) break;
+      let pending = event;
       for (let attempt = 1; ; attempt++) {
         try {
-          await this.handler(event, lambdaContext('notifier-feedback'));
-          break;
+          // A queue's batch: the messages the function reported failed are delivered again, as SQS would.
+          const failed = failedMessages(pending, await this.handler(pending, lambdaContext('notifier-feedback')));
+          if (failed === undefined) break;
+          if (attempt >= this.maxAttempts) throw new Error(`feedback messages failed ${attempt} times`);
+          pending = failed;
         } catch (error) {
           if (attempt >= this.maxAttempts) throw error;
         }
       }
-      this.delivered++;
+      // Events, not invocations: a queue's batch counts its messages.
+      this.delivered += isQueueBatch(event) ? event.Records.length : 1;
     }
     return events.length;
   }
+}
+
+type QueueBatch = { Records: { messageId: string; eventSource: string }[] };
+const isQueueBatch = (event: unknown): event is QueueBatch =>
+  Array.isArray((event as { Records?: unknown }).Records) &&
+  (event as QueueBatch).Records.every((r) => r.eventSource === 'aws:sqs');
+
+/** A queue's batch of the messages the function reported failed (batchItemFailures), or undefined when none. */
+function failedMessages(event: Record<string, unknown>, result: unknown): Record<string, unknown> | undefined {
+  const failures = (result as { batchItemFailures?: { itemIdentifier: string }[] } | undefined)?.batchItemFailures;
+  if (!isQueueBatch(event) || failures === undefined || failures.length === 0) return undefined;
+  const ids = new Set(failures.map((f) => f.itemIdentifier));
+  return { Records: event.Records.filter((r) => ids.has(r.messageId)) };
+}
+
+/**
+ * SES's events as the queue's mapping hands them to the feedback function (lib/delivery-feedback.ts): SQS batches of up
+ * to SES_EVENTS_BATCH_SIZE messages, each message's body one event as EventBridge delivered it to the queue.
+ */
+export function sqsBatches(events: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  const batches: Record<string, unknown>[] = [];
+  for (let i = 0; i < events.length; i += SES_EVENTS_BATCH_SIZE) {
+    const Records = events.slice(i, i + SES_EVENTS_BATCH_SIZE).map((event, j) => ({
+      messageId: `local-${i + j}`,
+      receiptHandle: `local-${i + j}`,
+      eventSource: 'aws:sqs',
+      body: JSON.stringify(event),
+    }));
+    batches.push({ Records });
+  }
+  return batches;
 }
 
 export interface TableCounts {

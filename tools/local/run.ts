@@ -24,6 +24,7 @@ import { DISPATCH_TIMING } from '../../functions/contracts/dispatch-timing.ts';
 import { sendRateEnvironment } from '../../functions/contracts/environment.ts';
 import { FIGURE_METRICS, type IngestFigures, reconciles } from '../../functions/contracts/ingest-figures.ts';
 import { assertPortsFree, onExit, runCommand } from './cli.ts';
+import { LOCAL_USERS, startConsole } from './console.ts';
 import { createTable, keepsDataOnDisk, scanPages, startDynamoDbLocal } from './dynamodb-local.ts';
 import { captureOutput } from './emf.ts';
 import { mskEvent } from './msk.ts';
@@ -31,7 +32,15 @@ import { type Input, openInput, parseOptions, RUN_EXIT, type RunOptions, require
 import { type OutboxNotification, SENDS_IN_FULL, startOutbox } from './outbox.ts';
 import { outboxHtml } from './outbox-page.ts';
 import { summarizeTable } from './outcomes.ts';
-import { converge, DispatchMappings, FeedbackMapping, KafkaMapping, lambdaContext, loadHandlers } from './pipeline.ts';
+import {
+  converge,
+  DispatchMappings,
+  FeedbackMapping,
+  KafkaMapping,
+  lambdaContext,
+  loadHandlers,
+  sqsBatches,
+} from './pipeline.ts';
 import { Progress } from './progress.ts';
 import { type AcceptedSend, SendQuota, startSesEndpoint, startSnsEndpoint } from './providers.ts';
 import { newRunDir, type RunDir, recordRun } from './run-dir.ts';
@@ -85,13 +94,17 @@ async function main(signal: AbortSignal, heard: () => void): Promise<number> {
   recordRun(run, { endpoint: services.db.endpoint, tableName: services.tableName });
   if (log !== undefined) progress.message(`this run's log and evidence: ${relative(process.cwd(), run.dir)}`);
   const pipeline = await loadPipeline(services, options, input, run, signal);
+  // After the pipeline: the console's handlers read the table and the evidence the pipeline's environment names.
+  const supportConsole = await startConsole(options.ports['console-port']);
+  onExit(() => supportConsole.stop());
+  progress.message(`support console ${supportConsole.url} (sign in as ${consoleUsers()})`);
   // Under way: from now on a signal stops the run after the batch in hand, and it reports what it has — it has heard
   // the signal, so no grace period cuts the report short.
   if (signal.aborted) heard();
   else signal.addEventListener('abort', heard, { once: true });
   progress.message('delivering the records (Ctrl-C stops the run and prints what it has)');
   const delivered = await deliverRecords(pipeline, input, options, signal, progress);
-  const { report, inbox } = await reportOf(pipeline, delivered, output.metrics, run, log);
+  const { report, inbox } = await reportOf(pipeline, delivered, output.metrics, run, log, supportConsole.url);
   services.publish(report);
   if (options.json) output.writeStdout(`${JSON.stringify(report, null, 2)}\n`);
   else output.writeStdout(humanSummary(report, delivered.seconds, services.ses.viewerUrl, options.keep));
@@ -101,7 +114,7 @@ async function main(signal: AbortSignal, heard: () => void): Promise<number> {
       ? RUN_EXIT.SIGPIPE
       : RUN_EXIT[(signal.reason as 'SIGINT' | 'SIGTERM' | 'SIGHUP') ?? 'SIGINT'];
   }
-  if (options.keep) return keepRunning(pipeline, signal, progress);
+  if (options.keep) return keepRunning(pipeline, signal, progress, supportConsole.url);
   if (!report.reconciled) return RUN_EXIT.FAILED;
   if (report.notifications.failed + report.notifications.unknown + report.onFailure > 0) return RUN_EXIT.NOT_ALL_SENT;
   const { kafka } = pipeline;
@@ -225,7 +238,8 @@ async function loadPipeline(services: Services, options: RunOptions, input: Inpu
     readers.routine.close();
   });
   const stream = new DispatchMappings(readers, handlers.dispatch);
-  const feedback = new FeedbackMapping(() => ses.feedback.splice(0), handlers.feedback);
+  // SES's events through the queue, in its batches, as the stack delivers them.
+  const feedback = new FeedbackMapping(() => sqsBatches(ses.feedback.splice(0)), handlers.feedback);
   // SNS's delivery status log entries, a subscription batch per log group, as CloudWatch Logs would deliver them.
   const deliveryLogs = { count: 0 };
   const deliveryStatus = new FeedbackMapping(() => {
@@ -346,6 +360,7 @@ async function reportOf(
   m: Readonly<Record<string, number>>,
   run: RunDir,
   log: { path: string } | undefined,
+  consoleUrl: string,
 ) {
   const { services, kafka, stream, feedback } = pipeline;
   const { db, ses, sns, tableName, outbox } = services;
@@ -398,6 +413,7 @@ async function reportOf(
     quarantine: counts.quarantine,
     onFailure: stream.onFailure.length,
     outbox: outbox.url,
+    console: consoleUrl,
     endpoint: db.endpoint,
     run: relative(process.cwd(), run.dir),
     log: log === undefined ? null : relative(process.cwd(), log.path),
@@ -426,10 +442,15 @@ function warnIfOff(report: Report, inbox: number, { kafka }: Pipeline, progress:
 }
 
 /** --keep: everything stays up, and replays and manual resends from the operator CLI are dispatched as in AWS. */
-async function keepRunning(pipeline: Pipeline, signal: AbortSignal, progress: Progress): Promise<number> {
+async function keepRunning(
+  pipeline: Pipeline,
+  signal: AbortSignal,
+  progress: Progress,
+  consoleUrl: string,
+): Promise<number> {
   const { db, outbox, ses } = pipeline.services;
   progress.message(
-    `--keep: everything stays up, and the pipeline keeps running (npm run ops -- --endpoint ${db.endpoint} …). Outbox: ${outbox.url}  Email viewer: ${ses.viewerUrl}. Ctrl-C to stop.`,
+    `--keep: everything stays up, and the pipeline keeps running (npm run ops -- --endpoint ${db.endpoint} …). Outbox: ${outbox.url}  Support console: ${consoleUrl} (${consoleUsers()})  Email viewer: ${ses.viewerUrl}. Ctrl-C to stop.`,
   );
   while (!signal.aborted) {
     await pipeline.stream.pump().catch(() => undefined);
@@ -439,5 +460,16 @@ async function keepRunning(pipeline: Pipeline, signal: AbortSignal, progress: Pr
   }
   return RUN_EXIT.OK;
 }
+
+/** The local console's users, as the run names them: "sam or kim (support), noor (approver)". */
+const consoleUsers = () =>
+  ['support', 'approver']
+    .map(
+      (role) =>
+        `${LOCAL_USERS.filter((u) => (u.roles as readonly string[]).includes(role))
+          .map((u) => u.username)
+          .join(' or ')} (${role})`,
+    )
+    .join(', ');
 
 runCommand('notifier', main);

@@ -1,6 +1,6 @@
 /** The local run's summary: the report (one JSON document with --json) and the text a person reads. */
 import { parseNotificationId } from '../../functions/domain/keys.ts';
-import { displayName } from './outbox.ts';
+import { displayName } from '../../functions/domain/mailbox-name.ts';
 import type { OutboxRow } from './outbox-page.ts';
 import type { TableSummary } from './outcomes.ts';
 import type { AcceptedSend } from './providers.ts';
@@ -32,6 +32,8 @@ export type Report = {
   quarantine: TableSummary['quarantine'];
   onFailure: number;
   outbox: string;
+  /** The support console (tools/local/console.ts): sign in as one of the run's own users. */
+  console: string;
   /** The run's DynamoDB Local: what `npm run ops -- --endpoint` names. */
   endpoint: string;
   /** This run's own folder: its log file, its evidence (npm start writes each run to a new one). */
@@ -131,6 +133,7 @@ export function humanSummary(r: Report, seconds: number, viewer: string, keep: b
       : []),
     '',
     `outbox page:  ${r.outbox} — what each customer got${keep ? '' : ' (up while the run lasts; add --keep to browse it)'}`,
+    `support console: ${r.console} — look a customer up, propose a resend, approve it${keep ? '' : ' (with --keep)'}`,
     `email viewer: ${viewer}`,
     ...(r.log === null ? [] : [`handler logs and metrics: ${r.log}`]),
     `this run:     ${r.run} — its own evidence and log, apart from every other run's`,

@@ -4,13 +4,13 @@
  * write — is the product's (functions/operator), and each command is a row of the table below.
  */
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
-import { OperatorError } from '../../functions/operator/index.ts';
+import { OperatorError, type VerifiedIdentity } from '../../functions/operator/index.ts';
 import { parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { type Command, type Given, OPS_EXIT, type OpsValues } from './command.ts';
 import * as act from './commands-act.ts';
+import * as four from './commands-proposals.ts';
 import * as read from './commands-read.ts';
 import { connect } from './connect.ts';
 import { REGION_COMMANDS, regionsMain } from './regions.ts';
@@ -37,6 +37,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   suppressions: read.suppressions,
   'lift-suppression': act.lift,
   'suppression-hash': read.suppressionHash,
+  propose: four.propose,
+  proposals: four.proposals,
+  approve: four.approve,
+  reject: four.reject,
 };
 
 const OPTIONS = {
@@ -47,7 +51,7 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
   since: { type: 'string' },
   reason: { type: 'string' },
-  by: { type: 'string' },
+  status: { type: 'string' },
   confirm: { type: 'boolean', default: false },
   'despite-accepted': { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
@@ -91,7 +95,12 @@ function commandOf(name: string | undefined, args: readonly string[]): Command {
   return command;
 }
 
-export async function main(argv: string[], print: (text: string) => void = (t) => process.stdout.write(t)) {
+export async function main(
+  argv: string[],
+  print: (text: string) => void = (t) => process.stdout.write(t),
+  /** Locally, who acts when not this process's login: a test's second identity (never a command-line option). */
+  as?: VerifiedIdentity,
+) {
   if ((REGION_COMMANDS as readonly string[]).includes(argv[0] ?? '')) return regionsMain(argv, print);
   const { values, positionals } = parseCommandLine({ usage: USAGE, allowPositionals: true, options: OPTIONS }, argv);
   const [name, ...args] = positionals;
@@ -111,8 +120,7 @@ export async function main(argv: string[], print: (text: string) => void = (t) =
   command.check?.(given);
   if (command.offline !== undefined) return command.offline(given);
   const corrected = values['value-file'] === undefined ? undefined : readValueFile(values['value-file']);
-  const by = values.by ?? process.env.NOTIFIER_OPERATOR ?? userInfo().username;
-  return command.run({ ...given, target: await connect(values), by, corrected });
+  return command.run({ ...given, target: await connect({ ...values, identity: as }), corrected });
 }
 
 function readValueFile(path: string): string {

@@ -10,7 +10,7 @@ export interface OpsValues {
   readonly json?: boolean;
   readonly since?: string;
   readonly reason?: string;
-  readonly by?: string;
+  readonly status?: string;
   readonly confirm?: boolean;
   readonly 'despite-accepted'?: string;
   readonly 'dry-run'?: boolean;
@@ -39,10 +39,9 @@ export interface Given {
   out(doc: unknown, human: string): void;
 }
 
-/** And, once connected, where it acts, who acts and why. */
+/** And, once connected, where it acts (and through what, as whom: Target). */
 export interface Context extends Given {
   readonly target: Target;
-  readonly by: string;
   /** The corrected value of --value-file, when given. */
   readonly corrected: string | undefined;
 }

@@ -1,118 +1,134 @@
 /**
- * The operator CLI's commands that act. Each previews first — the same rule the write applies, so a refusal is
- * said before anything is done — and those that change what a customer receives or what is held about them need
- * --reason and --confirm, and are audited by the use case (functions/operator).
+ * The operator CLI's commands that act: each one action of the operations (functions/operator/operations.ts). Without
+ * --confirm it previews — the same rule the action applies, so a refusal is said before anything is done, and it
+ * says whether the action needs a second identity's approval; with --confirm it asks the operations to do it, which
+ * decide again, refuse truthfully and audit the outcome with the verified caller. Every one needs --reason.
+ * `propose` asks for any of them to be approved by another identity; `approve`, `reject` and `proposals` decide and
+ * list (docs/operations.md "Four eyes").
  */
 import { addressHash } from '../../functions/domain/audience.ts';
 import { parseNotificationId } from '../../functions/domain/keys.ts';
 import {
-  type Actor,
-  apply,
   customerView,
-  eraseCustomer,
-  exportCustomer,
-  liftSuppression,
-  type OperatorAction,
+  type OperatorActionName,
   OperatorError,
-  type OperatorPorts,
-  preview,
-  repair as repairAction,
-  replayQuarantine as replayAction,
-  replayFailedBatches,
-  resend as resendAction,
+  type OutcomeOf,
+  type PreviewAnswer,
+  type RequestOf,
 } from '../../functions/operator/index.ts';
 import { UsageError } from '../local/cli.ts';
 import { type Command, type Context, type Given, OPS_EXIT } from './command.ts';
-import {
-  batchesText,
-  confirmText,
-  erasureText,
-  repairText,
-  replayText,
-  resendPreviewText,
-  reviewText,
-} from './text/actions.ts';
+import { batchesText, erasureText, previewText, repairText, replayText } from './text/actions.ts';
 import { customerText } from './text/customer.ts';
 import { liftedText } from './text/lists.ts';
 
-const actor = (c: Context): Actor => ({ by: c.by, reason: c.values.reason ?? '' });
-
-/** Deliberate actions say why: it is recorded on the item, or with who and when (ops audit). */
-const needsReason = (recordedOnItem: boolean) => (c: Given) => {
+/** Deliberate actions say why: it is recorded with who and when (ops audit), and on the item where there is one. */
+export const needsReason = (c: Given) => {
   if ((c.values.reason ?? '').trim() === '') {
-    const where = recordedOnItem ? 'it is recorded on the item' : 'it is recorded with who and when (ops audit)';
-    throw new UsageError(`${c.command} needs --reason "why": ${where}`);
+    throw new UsageError(`${c.command} needs --reason "why": it is recorded with who and when (ops audit)`);
   }
 };
 
-/** The plan, or the refusal thrown (exit 3, or 2 for a mistaken request): nothing is written or audited. */
-async function planOf<Q, S, P, O>(action: OperatorAction<Q, S, P, O>, ports: OperatorPorts, request: Q): Promise<P> {
-  const decided = await preview(action, ports, request);
-  if (!decided.ok) throw new OperatorError(decided.refusal);
-  return decided.value;
+/** One audited action as a command: how it reads its request, what it prints, what its outcome exits with. */
+interface ActionCommand<N extends OperatorActionName> {
+  readonly action: N;
+  readonly arity: readonly [number, number];
+  /** Checks that need nothing read (after --reason's). */
+  check?(given: Given): void;
+  request(c: Context): RequestOf<N>;
+  /** Read first and shown before the preview (a customer's notices before their export or erasure). */
+  intro?(c: Context): Promise<string>;
+  /** Prints what it did; its exit code. */
+  done(c: Context, outcome: OutcomeOf<N>): number;
 }
 
-export const replayQuarantine: Command = {
+/** The command of an action: preview without --confirm (exit 3), the action with it. */
+function actionCommand<N extends OperatorActionName>(
+  spec: ActionCommand<N>,
+): Command & { readonly spec: ActionCommand<N> } {
+  return {
+    spec,
+    arity: spec.arity,
+    check(c) {
+      spec.check?.(c);
+      needsReason(c);
+    },
+    async run(c) {
+      const request = spec.request(c);
+      const reason = c.values.reason ?? '';
+      if (!c.values.confirm) {
+        const answer = await c.target.operations.preview(spec.action, request);
+        if (!answer.ok) throw new OperatorError(answer.refusal);
+        const intro = spec.intro === undefined ? '' : `${await spec.intro(c)}\n`;
+        c.print(`${intro}${previewText(answer)}\n${nextStep(c, answer, reason)}`);
+        return OPS_EXIT.REFUSED;
+      }
+      return spec.done(c, await c.target.operations.confirm(spec.action, request, reason));
+    },
+  };
+}
+
+/** What the operator does next: confirm it, or — four eyes — propose it for another identity's approval. */
+function nextStep(c: Context, answer: Extract<PreviewAnswer, { ok: true }>, reason: string): string {
+  if (answer.approvalRequired) {
+    return `Four eyes: ${answer.kind} is proposed by one identity and approved by another. Propose it with\n  npm run ops -- propose ${c.command} ${c.args.join(' ')} --reason "${reason}" …(the same options)\nand ask a colleague to approve it (ops approve <id>).\n`;
+  }
+  return `Recorded as by ${c.target.caller}: "${reason}". Add --confirm to do it.\n`;
+}
+
+export const replayQuarantine = actionCommand({
+  action: 'REPLAY',
   arity: [1, 1000],
-  check: needsReason(false),
-  async run(c) {
-    if (c.corrected !== undefined && c.args.length !== 1) {
+  check(c) {
+    if (c.values['value-file'] !== undefined && c.args.length !== 1) {
       throw new UsageError('a corrected value replaces one record: name exactly one quarantine id');
     }
-    const request = { ids: c.args, ...(c.corrected === undefined ? {} : { corrected: c.corrected }) };
-    if (!c.values.confirm) {
-      const plan = await planOf(replayAction, c.target.ports, request);
-      const review = plan.review === undefined ? '' : `${reviewText(plan.review)}\n`;
-      const value = plan.review === undefined ? ' with the stored value' : ' with the edited value';
-      c.print(
-        `${review}${confirmText(`Replaying ${c.args.join(', ')} through ingest${value}`, c.by, c.values.reason ?? '')}`,
-      );
-      return OPS_EXIT.REFUSED;
-    }
-    const results = await apply(replayAction, c.target.ports, request, actor(c));
+  },
+  request: (c) => ({ ids: [...c.args], ...(c.corrected === undefined ? {} : { corrected: c.corrected }) }),
+  done(c, results) {
     c.out(results, replayText(results));
     return results.every((r) => r.outcome !== 'STILL_QUARANTINED') ? OPS_EXIT.OK : OPS_EXIT.FAILED;
   },
-};
+});
 
-export const replayBatches: Command = {
+export const replayBatches = actionCommand({
+  action: 'REPLAY_BATCHES',
   arity: [0, 0],
-  async run(c) {
+  check(c) {
+    if (c.values['dry-run'])
+      throw new UsageError('replay-failed-batches previews without --confirm: --dry-run is gone');
+  },
+  request(c) {
     if (c.target.outputs === undefined) {
       throw new UsageError(
         'replay-failed-batches reads the S3 bucket of a deployed stack (--stage or --stack): the local run retries a failing batch until it succeeds and parks nothing',
       );
     }
-    const request = c.since === undefined ? {} : { since: new Date(c.since) };
-    const dryRun = c.values['dry-run'] === true;
-    const batches = dryRun
-      ? (await planOf(replayFailedBatches, c.target.ports, request)).map(({ event: _event, ...b }) => b)
-      : await apply(replayFailedBatches, c.target.ports, request, actor(c));
-    c.out(batches, batchesText(batches, dryRun));
+    return c.since === undefined ? {} : { sinceIso: new Date(c.since).toISOString() };
+  },
+  done(c, batches) {
+    c.out(batches, batchesText(batches));
     return OPS_EXIT.OK;
   },
-};
+});
 
-export const repair: Command = {
+export const repair = actionCommand({
+  action: 'REPAIR',
   arity: [1, 1],
   check(c) {
     if (c.values['value-file'] === undefined) {
       throw new UsageError("repair needs --value-file FILE: the producer's corrected event");
     }
   },
-  async run(c) {
-    const result = await apply(
-      repairAction,
-      c.target.ports,
-      { eventId: c.first, corrected: c.corrected as string },
-      actor(c),
-    );
+  request: (c) => ({ eventId: c.first, corrected: c.corrected as string }),
+  done(c, result) {
     c.out(result, repairText(result));
     return result.outcome === 'REPAIRED' ? OPS_EXIT.OK : OPS_EXIT.FAILED;
   },
-};
+});
 
-export const resend: Command = {
+export const resend = actionCommand({
+  action: 'RESEND',
   arity: [1, 1],
   check(c) {
     if (parseNotificationId(c.first) === undefined) {
@@ -121,58 +137,51 @@ export const resend: Command = {
         message: `"${c.first}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`,
       });
     }
-    needsReason(true)(c);
   },
-  async run(c) {
+  request(c) {
     const despite = c.values['despite-accepted'];
-    const request = { notificationId: c.first, ...(despite === undefined ? {} : { despiteAccepted: despite }) };
-    if (!c.values.confirm) {
-      // Checks everything a resend would, then stops: the operator reads, then confirms.
-      const plan = await planOf(resendAction, c.target.ports, request);
-      c.print(resendPreviewText(c.first, plan, c.by, c.values.reason ?? ''));
-      return OPS_EXIT.REFUSED;
-    }
-    const done = await apply(resendAction, c.target.ports, request, actor(c));
+    return { notificationId: c.first, ...(despite === undefined ? {} : { despiteAccepted: despite }) };
+  },
+  done(c, done) {
     c.out(
       done.item,
-      `${c.first}: ${done.fromStatus} → PENDING, recorded (by ${c.by}); dispatch sends it through the stream trigger.`,
+      `${c.first}: ${done.fromStatus} → PENDING, recorded (by ${c.target.caller}); dispatch sends it through the stream trigger.`,
     );
     return OPS_EXIT.OK;
   },
-};
+});
 
-/** export and erase: the customer view first; with --confirm, the document or the erasure. */
-const customerAction = (kind: 'export' | 'erase'): Command => ({
+const userOf = (c: Given) => {
+  if (c.values.user === undefined || c.values.user === '') throw new UsageError(`${c.command} needs --user <userId>`);
+  return c.values.user;
+};
+/** The customer's notices, read and shown before their export or erasure. */
+const customerIntro = async (c: Context) => customerText(await customerView(c.target.ports, userOf(c)));
+
+export const exportData = actionCommand({
+  action: 'EXPORT',
   arity: [0, 0],
-  check(c) {
-    needsReason(false)(c);
-    if (c.values.user === undefined || c.values.user === '') throw new UsageError(`${kind} needs --user <userId>`);
+  check: (c) => void userOf(c),
+  request: (c) => ({ userId: userOf(c) }),
+  intro: customerIntro,
+  done(c, document) {
+    // The export is the document itself, whatever --json says.
+    c.print(`${JSON.stringify(document, null, 2)}\n`);
+    return OPS_EXIT.OK;
   },
-  async run(c) {
-    const userId = c.values.user as string;
-    if (!c.values.confirm) {
-      const what =
-        kind === 'export'
-          ? 'Exporting everything above (and its evidence) as one JSON document'
-          : 'Erasing the personal data of every finished notice above from the table (in-flight ones stay; evidence under retention stays)';
-      c.print(
-        `${customerText(await customerView(c.target.ports, userId))}\n${confirmText(what, c.by, c.values.reason ?? '')}`,
-      );
-      return OPS_EXIT.REFUSED;
-    }
-    if (kind === 'export') {
-      // The export is the document itself, whatever --json says.
-      const document = await apply(exportCustomer, c.target.ports, { userId }, actor(c));
-      c.print(`${JSON.stringify(document, null, 2)}\n`);
-      return OPS_EXIT.OK;
-    }
-    const result = await apply(eraseCustomer, c.target.ports, { userId }, actor(c));
+});
+
+export const erase = actionCommand({
+  action: 'ERASE',
+  arity: [0, 0],
+  check: (c) => void userOf(c),
+  request: (c) => ({ userId: userOf(c) }),
+  intro: customerIntro,
+  done(c, result) {
     c.out(result, erasureText(result));
     return OPS_EXIT.OK;
   },
 });
-export const exportData = customerAction('export');
-export const erase = customerAction('erase');
 
 /** The key a suppression is stored under: from --address (hashed here, nothing read) or --hash. */
 export function suppressionHashOf(c: Given): string {
@@ -186,32 +195,39 @@ export function suppressionHashOf(c: Given): string {
   throw new UsageError('name the address: --address ADDR or --hash HEX');
 }
 
-export const lift: Command = {
+const liftCommand = actionCommand({
+  action: 'SUPPRESSION_LIFT',
   arity: [0, 0],
-  check(c) {
-    suppressionHashOf(c);
-    needsReason(true)(c);
+  check: (c) => void suppressionHashOf(c),
+  request: (c) => ({ channel: c.channel, addressHash: suppressionHashOf(c) }),
+  done(c, lifted) {
+    c.out(lifted, liftedText(c.channel, lifted.addressHash));
+    return OPS_EXIT.OK;
   },
+});
+
+export const lift: Command = {
+  ...liftCommand,
   async run(c) {
-    const request = { channel: c.channel, addressHash: suppressionHashOf(c) };
-    const none = { lifted: false, channel: c.channel, addressHash: request.addressHash };
     try {
-      if (!c.values.confirm) {
-        const active = await planOf(liftSuppression, c.target.ports, request);
-        c.print(
-          `${c.channel} ${request.addressHash} is suppressed (${active.cause} since ${active.since}, from ${active.notificationId}).\n` +
-            confirmText('Lifting it lets the next notification to this address be sent', c.by, c.values.reason ?? ''),
-        );
-        return OPS_EXIT.REFUSED;
-      }
-      const lifted = await apply(liftSuppression, c.target.ports, request, actor(c));
-      c.out(lifted, liftedText(c.channel, request.addressHash));
-      return OPS_EXIT.OK;
+      return await liftCommand.run(c);
     } catch (error) {
       // None active (or lifted meanwhile): said as a result, not as an error.
       if (!(error instanceof OperatorError) || error.refusal.code !== 'NOT_FOUND') throw error;
-      c.out(none, error.message);
+      c.out({ lifted: false, channel: c.channel, addressHash: suppressionHashOf(c) }, error.message);
       return OPS_EXIT.REFUSED;
     }
   },
 };
+
+/** Every action command, by the name `ops propose <name> …` takes. */
+export const ACTION_COMMANDS: Readonly<Record<string, Command & { readonly spec: ActionCommand<OperatorActionName> }>> =
+  {
+    resend: resend as never,
+    repair: repair as never,
+    'replay-quarantine': replayQuarantine as never,
+    'replay-failed-batches': replayBatches as never,
+    'lift-suppression': liftCommand as never,
+    export: exportData as never,
+    erase: erase as never,
+  };

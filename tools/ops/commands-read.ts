@@ -65,7 +65,8 @@ export const refused: Command = {
 export const evidence: Command = {
   arity: [1, 1],
   async run(c) {
-    const proofs = await evidenceOf(c.target.ports.evidence, c.first);
+    const { evidence, evidenceLocator } = c.target.ports;
+    const proofs = await evidenceOf(evidence, c.first, evidenceLocator, c.values.user);
     if (proofs.length === 0) {
       c.out(proofs, `no evidence of ${c.first} in the evidence store (not sent, or sent before evidence was kept)`);
       return OPS_EXIT.REFUSED;

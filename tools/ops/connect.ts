@@ -1,28 +1,41 @@
 /**
  * Where the operator's commands act: a deployed stack (every name from its outputs) or the local run's DynamoDB Local
- * (`npm start -- --keep`). Builds the operator's ports (functions/operator) once: the table's stores, the evidence
- * store with the audit log in it, the ingest function replays go through, and the bucket of parked batches.
+ * (`npm start -- --keep`). The reads go through the operator's ports (functions/operator): the table's stores and
+ * the evidence store. The actions go through the operations (docs/operations.md "Who acts: verified identities"):
+ * on a deployed stage the operator API, whose function acts with its own role and records the caller AWS verified
+ * from the signed request; locally the same operations in this process, recorded as the local run's user — the
+ * operating system's login, the only identity a developer's machine has.
  */
+import { userInfo } from 'node:os';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
+  approvalPolicyOf,
+  asCaller,
+  type CallerOperations,
   type IngestInvoker,
   type OperatorPorts,
+  operations,
   operatorPorts,
-  S3ParkedBatches,
+  type VerifiedIdentity,
 } from '../../functions/operator/index.ts';
 import { FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import type { StackOutputs } from '../../lib/stack-outputs.ts';
 import { UsageError } from '../local/cli.ts';
 import { type RunDir, runOn, UNRECORDED_RUN_EVIDENCE } from '../local/run-dir.ts';
+import { operatorApiClient } from './operator-client.ts';
 import { readStackOutputs } from './stack-outputs.ts';
 
 export interface Target {
+  /** What the read commands read through. */
   readonly ports: OperatorPorts;
+  /** What the action commands act through: the operations, as this caller. */
+  readonly operations: CallerOperations;
+  /** Who the actions are recorded as, for the operator to read before confirming. */
+  readonly caller: string;
   readonly tableName: string;
   /** The deployed stack's outputs; undefined for the local run. */
   readonly outputs: StackOutputs | undefined;
@@ -36,7 +49,12 @@ export interface Where {
   readonly endpoint?: string | undefined;
   readonly table?: string | undefined;
   readonly 'evidence-dir'?: string | undefined;
+  /** Locally: who acts, when not the login of this process (the tests' second identity). */
+  readonly identity?: VerifiedIdentity | undefined;
 }
+
+/** The local run's user: the operating system's login of the process, the only identity a developer's machine has. */
+export const localIdentity = (): VerifiedIdentity => ({ principal: userInfo().username, verifiedBy: 'LOCAL_USER' });
 
 export async function connect(where: Where): Promise<Target> {
   const given = [where.stage, where.stack, where.endpoint].filter((v) => v !== undefined).length;
@@ -65,41 +83,40 @@ function local(endpoint: string, where: Where): Target {
   // The evidence (and audit records) of the run on this DynamoDB Local: its own folder, also after it ended.
   const localRun = runOn(endpoint);
   const evidence = new FileEvidenceStore(where['evidence-dir'] ?? localRun?.evidenceDir ?? UNRECORDED_RUN_EVIDENCE);
-  return { ports: operatorPorts({ doc, tableName, evidence, invokeIngest }), tableName, outputs: undefined, localRun };
+  const ports = operatorPorts({ doc, tableName, evidence, invokeIngest });
+  const identity = where.identity ?? localIdentity();
+  // Four eyes as a deploy has it by default (APPROVAL_REQUIRED_FOR / PROPOSAL_HOURS set in the shell change it).
+  const policy = approvalPolicyOf(process.env.APPROVAL_REQUIRED_FOR, Number(process.env.PROPOSAL_HOURS ?? 24));
+  if ('unknown' in policy)
+    throw new UsageError(`APPROVAL_REQUIRED_FOR names no such kind: ${policy.unknown.join(', ')}`);
+  return {
+    ports,
+    operations: asCaller(operations(ports, policy.policy), identity),
+    caller: `${identity.principal} (${identity.verifiedBy}: the login of this local process)`,
+    tableName,
+    outputs: undefined,
+    localRun,
+  };
 }
 
 async function deployed(where: Where): Promise<Target> {
   const stackName = where.stack ?? stackNameOf(where.stage as string);
   const outputs = await readStackOutputs(new CloudFormationClient({}), stackName);
+  const refuseWrites: IngestInvoker = async () => {
+    throw new Error('a deployed stage is acted on through its operator API only');
+  };
   return {
+    // Reads only: every write of a deployed stage is the operator function's, through the operator API.
     ports: operatorPorts({
       doc: DynamoDBDocumentClient.from(new DynamoDBClient({})),
       tableName: outputs.TableName,
-      // The lock mode matters to writes of evidence, which the operator never makes (audit records take the
-      // bucket's default retention).
+      // The lock mode matters to writes of evidence, which these reads never make.
       evidence: new S3EvidenceStore(new S3Client({}), outputs.EvidenceBucketName, 'GOVERNANCE'),
-      invokeIngest: lambdaIngest(outputs.IngestFunctionName),
-      parked: new S3ParkedBatches(new S3Client({}), outputs.FailedIngestBatchesBucketName),
+      invokeIngest: refuseWrites,
     }),
+    operations: operatorApiClient({ url: outputs.OperatorApiUrl }),
+    caller: 'your AWS principal, as the operator API verifies your signed request',
     tableName: outputs.TableName,
     outputs,
-  };
-}
-
-/** The deployed ingest function, invoked and waited for: a function error is an error here. */
-function lambdaIngest(functionName: string): IngestInvoker {
-  const lambda = new LambdaClient({ maxAttempts: 1, requestHandler: { requestTimeout: 150_000 } });
-  return async (event) => {
-    const answer = await lambda.send(
-      new InvokeCommand({
-        FunctionName: functionName,
-        InvocationType: 'RequestResponse',
-        Payload: Buffer.from(JSON.stringify(event)),
-      }),
-    );
-    if (answer.FunctionError !== undefined) {
-      const payload = answer.Payload === undefined ? '' : Buffer.from(answer.Payload).toString('utf8');
-      throw new Error(`ingest ${functionName} failed (${answer.FunctionError}): ${payload.slice(0, 300)}`);
-    }
   };
 }

@@ -20,6 +20,7 @@ import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts'
 import { parseCommandLine, UsageError } from '../local/cli.ts';
 import { UNRECORDED_RUN_EVIDENCE } from '../local/run-dir.ts';
 import { OPS_EXIT } from './command.ts';
+import { localIdentity } from './connect.ts';
 
 export const REGION_COMMANDS = ['promote', 'demote', 'reconcile'] as const;
 
@@ -38,7 +39,6 @@ const OPTIONS = {
   'recovery-table': { type: 'string' },
   'evidence-dir': { type: 'string' },
   reason: { type: 'string' },
-  by: { type: 'string' },
   confirm: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
@@ -78,13 +78,15 @@ export async function regionsMain(argv: string[], print: (text: string) => void)
     return OPS_EXIT.REFUSED;
   }
   const audit = new EvidenceAuditLog(new FileEvidenceStore(String(v['evidence-dir'] ?? UNRECORDED_RUN_EVIDENCE)));
-  const by = String(v.by ?? process.env.NOTIFIER_OPERATOR ?? 'operator');
+  // Who acts: this machine's login, as the local operator commands record it (no name typed on the command line).
+  const identity = localIdentity();
+  const by = identity.principal;
   const reason = v.reason;
   const step = <T extends object>(
     action: 'PROMOTE' | 'DEMOTE' | 'RECONCILE',
     target: string,
     perform: () => Promise<T>,
-  ) => regions.audited(audit, clock.now, { action, by, reason, target, plan, perform });
+  ) => regions.audited(audit, clock.now, { action, by: identity, reason, target, plan, perform });
   if (name === 'promote') {
     const to = side(v.to);
     const from = sides.find((s) => s !== to) as regions.RegionSide;

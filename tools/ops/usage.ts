@@ -22,21 +22,22 @@ Commands
   refused [--since 24h] [--reason R]
                                      notifications refused for a contact point without a sendable reading
                                      (INVALID_CONTACT, UNSENDABLE_ADDRESS, MISSING_CONTACT), newest first
-  repair <eventId> --value-file FILE
+  repair <eventId> --value-file FILE --reason TEXT --confirm
                                      feeds the producer's corrected event through ingest: the same event apart from
                                      the refused channels' contact points moves them REFUSED → PENDING (sent once);
                                      anything else is a conflict, quarantined. A resend on the topic does the same.
-  resend <eventId#CHANNEL> --reason TEXT [--by NAME] [--despite-accepted MESSAGE_ID] --confirm
+  resend <eventId#CHANNEL> --reason TEXT [--despite-accepted MESSAGE_ID] --confirm
                                      one deliberate resend of a FAILED or UNKNOWN notification, recorded on the item
                                      (who, when, why); refused for anything in flight, and for a notification the
                                      provider is known to have accepted (SENT, or its message id recorded) unless
                                      --despite-accepted names that message id. Without --confirm it shows what it
                                      would do, with the message id. Audited.
-  evidence <eventId | eventId#CHANNEL>
+  evidence <eventId | eventId#CHANNEL> [--user ID]
                                      what the customer received, byte for byte as the provider got it, when, and
-                                     what the provider reported — from the evidence store, also after the table's
-                                     items expired (locally: the run's own folder, found by --endpoint, or
-                                     --evidence-dir DIR)
+                                     what the provider reported — from the evidence store, found through the event's
+                                     notifications and its customer's evidence index; after the table's items expired,
+                                     --user names the customer (locally: the run's own folder, found by --endpoint, or
+                                     --evidence-dir DIR, read whole when DynamoDB Local is gone)
   customer <userId>                  each notice of the customer with what was sent or exactly why not (opted out,
                                      a suppressed address and the report behind it, a refused contact point, too old)
   export --user ID --reason TEXT --confirm
@@ -48,9 +49,20 @@ Commands
   audit [--since 30d]                every audited operator action: who, when, why, what
   suppressions [--channel C] [--all] active suppressions of a channel (EMAIL, PUSH or SMS; default EMAIL) by address
                                      hash, cause, since and the notification behind it; --all: lifted ones too
-  lift-suppression (--address ADDR | --hash HEX) [--channel C] --reason TEXT [--by NAME] --confirm
+  lift-suppression (--address ADDR | --hash HEX) [--channel C] --reason TEXT --confirm
                                      lifts one: the next notification to that address is sent again. Recorded on the
                                      item (who, when, why); without --confirm it shows what it would lift. Audited.
+  propose <action command with its arguments> --reason TEXT
+                                     asks for an action another identity must approve (four eyes: by default repair,
+                                     a replay with an edited value, lift-suppression, erase). Audited.
+  proposals [--status PENDING|EXPIRED|APPROVED|REJECTED]
+                                     proposals and who made them, why, what they would do, until when
+  approve <proposalId> --reason TEXT [--confirm]
+                                     shows what the proposal would do now; with --confirm applies exactly that (refused
+                                     for your own proposal, an expired one, or when the state changed). Audited.
+  reject <proposalId> --reason TEXT  closes a proposal (the proposer may withdraw their own). Audited.
+  Every action is recorded with the identity that verified you: on a stage, your AWS principal as the operator API
+  checked your signed request; locally, the login of this process. No flag names who acts.
   suppression-hash --address ADDR [--channel C]
                                      the key an address is suppressed under (nothing is read, no stack needed)
 

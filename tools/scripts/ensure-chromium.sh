@@ -7,7 +7,7 @@ browser="${CHROMIUM_PATH:-/usr/bin/chromium}"
 [ -x "$browser" ] && exit 0
 install="apt-get install -y --no-install-recommends chromium"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "notifier: the outbox test needs a browser; installing Debian's chromium: apt-get update && $install" >&2
+  echo "notifier: the browser tests (outbox page, support console) need a browser; installing Debian's chromium: apt-get update && $install" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $install -qq >/dev/null
 else

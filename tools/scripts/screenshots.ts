@@ -14,6 +14,7 @@ import { chromium } from 'playwright-core';
 import type { Brand } from '../../functions/domain/brand.ts';
 import type { BankingEvent } from '../../functions/domain/event/contract.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
+import { loadAllTemplates } from '../../functions/domain/template-sets.ts';
 import { type EmailMessage, render } from '../../functions/domain/templates.ts';
 import { parseCommandLine, runCommand } from '../local/cli.ts';
 import { brandFromSettings } from '../local/example-brand.ts';
@@ -74,6 +75,7 @@ instead of the example's. Japanese needs the fonts: apt-get install -y --no-inst
 `;
 
 async function main(): Promise<number> {
+  await loadAllTemplates();
   const { values } = parseCommandLine(
     { usage: USAGE, options: { settings: { type: 'string' }, out: { type: 'string', default: 'docs/images' } } },
     process.argv.slice(2),

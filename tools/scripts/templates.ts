@@ -19,7 +19,7 @@
  *   npm run templates            write the module
  *   npm run templates -- --check exit 1 when the module is not what templates/ compiles to
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mjml2html from 'mjml';
@@ -47,6 +47,9 @@ import { parseCommandLine, runCommand } from '../local/cli.ts';
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const TEMPLATES_DIR = join(ROOT, 'templates');
 export const GENERATED_FILE = join(ROOT, 'functions', 'domain', 'templates.generated.ts');
+/** One module per notice type (its compiled templates in every language), loaded when a notice of it is rendered. */
+export const TYPE_TEMPLATES_DIR = join(ROOT, 'functions', 'domain', 'templates');
+export const typeTemplatesFile = (type: string) => `${type}.generated.ts`;
 export const CATALOGUE_FILE = join(ROOT, 'functions', 'domain', 'catalogue.generated.ts');
 
 /**
@@ -404,6 +407,8 @@ const HEADER = [
 /** The generated modules' source texts, and what they hold. */
 export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
   source: string;
+  /** Each type's module (functions/domain/templates/<Type>.generated.ts), by type. */
+  typeSources: Record<string, string>;
   catalogueSource: string;
   templates: Record<string, Record<string, CompiledSet>>;
 }> {
@@ -423,15 +428,32 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
     templates[type] = {};
     for (const locale of languages) templates[type][locale] = await compileSet(root, type, def, locale, partials);
   }
+  const types = Object.keys(templates);
   const source = [
     ...HEADER,
-    "import type { CompiledTemplates, TextPartials } from './message-view.ts';",
+    "import type { TemplateLoaders, TextPartials } from './message-view.ts';",
     '',
-    `export const TEMPLATES: CompiledTemplates = ${JSON.stringify(templates, null, 2)};`,
+    "// Each type's compiled templates are a module of their own, loaded when a notice of the type is first rendered",
+    '// (template-sets.ts): a function bundles them as chunks and reads only the types it sends.',
+    'export const TEMPLATE_LOADERS: TemplateLoaders = {',
+    ...types.map((t) => `  ${JSON.stringify(t)}: () => import('./templates/${typeTemplatesFile(t)}'),`),
+    '};',
     '',
     `export const TEXT_PARTIALS: TextPartials = ${JSON.stringify(partials, null, 2)};`,
     '',
   ].join('\n');
+  const typeSources = Object.fromEntries(
+    types.map((t) => [
+      t,
+      [
+        ...HEADER,
+        "import type { TemplateSets } from '../message-view.ts';",
+        '',
+        `export const SETS: TemplateSets = ${JSON.stringify(templates[t], null, 2)};`,
+        '',
+      ].join('\n'),
+    ]),
+  );
   const catalogueSource = [
     ...HEADER,
     '',
@@ -443,19 +465,44 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
     `export const DEFINITIONS: Readonly<Record<string, unknown>> = ${JSON.stringify(definitions, null, 2)};`,
     '',
   ].join('\n');
-  return { source, catalogueSource, templates };
+  return { source, typeSources, catalogueSource, templates };
+}
+
+/** Writes the generated modules under `domainDir` (functions/domain, or a test's copy); a type gone loses its module. */
+export function writeModules(domainDir: string, generated: Awaited<ReturnType<typeof generateModule>>): void {
+  const dir = join(domainDir, 'templates');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(domainDir, 'templates.generated.ts'), generated.source);
+  writeFileSync(join(domainDir, 'catalogue.generated.ts'), generated.catalogueSource);
+  const wanted = new Set(Object.keys(generated.typeSources).map(typeTemplatesFile));
+  for (const file of readdirSync(dir)) if (!wanted.has(file)) rmSync(join(dir, file));
+  for (const [type, text] of Object.entries(generated.typeSources))
+    writeFileSync(join(dir, typeTemplatesFile(type)), text);
+}
+
+/** Whether the generated modules in functions/domain are what templates/ compiles to. */
+export function modulesCurrent(generated: Awaited<ReturnType<typeof generateModule>>): boolean {
+  const current = (file: string) => (existsSync(file) ? read(file) : '');
+  const files = existsSync(TYPE_TEMPLATES_DIR) ? readdirSync(TYPE_TEMPLATES_DIR).sort() : [];
+  return (
+    generated.source === current(GENERATED_FILE) &&
+    generated.catalogueSource === current(CATALOGUE_FILE) &&
+    JSON.stringify(files) === JSON.stringify(Object.keys(generated.typeSources).map(typeTemplatesFile).sort()) &&
+    Object.entries(generated.typeSources).every(
+      ([t, text]) => text === current(join(TYPE_TEMPLATES_DIR, typeTemplatesFile(t))),
+    )
+  );
 }
 
 async function main(check: boolean): Promise<number> {
-  const { source, catalogueSource, templates } = await generateModule();
-  const current = (file: string) => (existsSync(file) ? read(file) : '');
+  const generated = await generateModule();
+  const { source, templates } = generated;
   if (check) {
-    if (source === current(GENERATED_FILE) && catalogueSource === current(CATALOGUE_FILE)) return 0;
+    if (modulesCurrent(generated)) return 0;
     process.stderr.write('templates: functions/domain/*.generated.ts are stale: run npm run generate\n');
     return 1;
   }
-  writeFileSync(GENERATED_FILE, source);
-  writeFileSync(CATALOGUE_FILE, catalogueSource);
+  writeModules(join(ROOT, 'functions', 'domain'), generated);
   const sizes = Object.entries(templates).flatMap(([type, locales]) =>
     Object.entries(locales).map(([locale, set]) => `${type}/${locale} ${Buffer.byteLength(set.html)} B`),
   );

@@ -30,7 +30,7 @@ const nullableData = (def: Definition | undefined): string[] =>
  */
 const blankAsAbsentData = (def: Definition | undefined): string[] =>
   (def?.data ?? []).filter((f) => !f.required && f.kind !== 'text').flatMap(dataNamesOf);
-const isBlank = (value: unknown) => typeof value === 'string' && value.trim() === '';
+const isBlank = (value: unknown): value is string => typeof value === 'string' && value.trim() === '';
 export function withoutNullOptionals(raw: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...raw };
   if (copy.channels === null) delete copy.channels;
@@ -43,11 +43,8 @@ export function withoutNullOptionals(raw: Record<string, unknown>): Record<strin
     for (const field of fields) if (inner[field] === null) delete inner[field];
     copy[part] = inner;
   }
-  const data = copy.data;
-  if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
-    for (const field of blankAsAbsentData(def))
-      if (isBlank((data as Record<string, unknown>)[field])) delete (data as Record<string, unknown>)[field];
-  }
+  const data = objectAt(copy, 'data');
+  if (data !== undefined) for (const field of blankAsAbsentData(def)) if (isBlank(data[field])) delete data[field];
   return copy;
 }
 
@@ -98,7 +95,7 @@ export function readSpellings(raw: Record<string, unknown>, def: Definition | un
       if (given === undefined) continue;
       // An empty contact point has one reading: the producer has none (proto3 and many serializers write "" for an
       // unset string). Absent, like null — not a bad address refused on its channel.
-      if (typeof given === 'string' && given.trim() === '') {
+      if (isBlank(given)) {
         delete recipient[field];
         emptied[field] = given;
         normalised.push(`recipient.${field}`);

@@ -1,30 +1,59 @@
 /** The operator's lists as text: quarantined records, refused notifications, suppressions, audited actions. */
 import type { Channel } from '../../../functions/domain/channels.ts';
-import type {
-  ListedAuditRecord,
-  QuarantineView,
-  RefusedView,
-  SuppressionView,
+import {
+  countBy,
+  identityText,
+  type ListedAuditRecord,
+  producerText,
+  type QuarantineView,
+  type RefusedView,
+  type SuppressionView,
 } from '../../../functions/operator/index.ts';
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-export const quarantineText = (list: readonly QuarantineView[]) =>
-  list.length === 0
-    ? 'no quarantined records'
-    : [
-        `${plural(list.length, 'quarantined record')} (newest first; replay with: replay-quarantine <id>)`,
-        ...list.map(
-          (q) =>
-            `${q.receivedAt}  ${q.id}  ${q.reason}${q.eventId === null ? '' : `  ${q.eventId}`}\n    ${q.detail}${q.replayedAt === null ? '' : `\n    replayed ${q.replayedAt}`}`,
-        ),
-      ].join('\n');
+/** "  3  INVALID_JSON" lines: an incident's shape at a glance. */
+const counted = (title: string, counts: readonly { value: string; count: number }[]) => [
+  `by ${title}:`,
+  ...counts.map((c) => `  ${String(c.count).padStart(5)}  ${c.value}`),
+];
+
+export const quarantineText = (list: readonly QuarantineView[]) => {
+  if (list.length === 0) return 'no quarantined records';
+  const open = list.filter((q) => q.replayedAt === null).map((q) => q.id);
+  return [
+    `${plural(list.length, 'quarantined record')} (newest first)`,
+    ...counted(
+      'reason',
+      countBy(list, (q) => q.reason),
+    ),
+    ...counted('producer (topic, record key, headers)', countBy(list, producerText)),
+    ...list.map(
+      (q) =>
+        `${q.receivedAt}  ${q.id}  ${q.reason}${q.eventId === null ? '' : `  ${q.eventId}`}\n    ${q.detail}\n    from ${producerText(q)}${q.replayedAt === null ? '' : `\n    replayed ${q.replayedAt}`}`,
+    ),
+    ...(open.length === 0
+      ? []
+      : [
+          `replay the ${plural(open.length, 'record')} not yet replayed (shown first, without --confirm):`,
+          `  replay-quarantine ${open.join(' ')} --reason "…"`,
+        ]),
+  ].join('\n');
+};
 
 export const refusedText = (list: readonly RefusedView[]) =>
   list.length === 0
     ? 'no refused notifications'
     : [
         `${plural(list.length, 'refused notification')} (newest first; once the producer fixes the contact point: repair <eventId> --value-file FILE)`,
+        ...counted(
+          'reason',
+          countBy(list, (r) => r.reason),
+        ),
+        ...counted(
+          'channel',
+          countBy(list, (r) => r.channel),
+        ),
         ...list.map((r) => `${r.createdAt}  ${r.notificationId}  ${r.reason}\n    ${r.detail}`),
       ].join('\n');
 
@@ -57,7 +86,7 @@ export const auditText = (records: readonly ListedAuditRecord[]) =>
     : records
         .map(
           (r) =>
-            `${r.at}  ${r.action.padEnd(16)} ${r.target}  by ${r.by}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}\n    ${outcomeText(r)}${(r.warnings ?? []).map((w) => `\n    WARNING: ${w}`).join('')}`,
+            `${r.at}  ${r.action.padEnd(16)} ${(r.step ?? 'CONFIRM').padEnd(7)} ${r.target}  by ${identityText(r.by)}${r.proposal === undefined ? '' : `  (proposal ${r.proposal})`}\n    why: ${r.reason}${Object.keys(r.details).length ? `\n    ${JSON.stringify(r.details)}` : ''}\n    ${outcomeText(r)}${(r.warnings ?? []).map((w) => `\n    WARNING: ${w}`).join('')}`,
         )
         .join('\n');
 

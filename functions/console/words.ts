@@ -1,0 +1,177 @@
+/**
+ * What became of a notice, in the words support staff use with a customer on the phone: "Sent, and delivered",
+ * "Not sent: the customer turned off text messages", "We don't know whether it arrived" — never a status code or a
+ * provider's error name as the headline (the codes stay on the page, small, for the engineer a case is passed to).
+ * Pure: the notification as stored, the customer's preferences and the address's suppression as read now.
+ */
+import type { Outcome } from '../contracts/console-views.ts';
+import { type Channel, unknownChannel } from '../domain/channels.ts';
+
+interface ChannelWords {
+  readonly one: string;
+  readonly many: string;
+  readonly service: string;
+  /** What the bank's system sends to reach the customer on it. */
+  readonly contact: string;
+  /** Who reports on a delivery, and what "delivered" means on it. */
+  readonly reporter: string;
+  readonly delivered: string;
+  /** A contact that can receive nothing more. */
+  readonly undeliverable: string;
+}
+
+export const CHANNEL_WORDS: Readonly<Record<Channel, ChannelWords>> = {
+  EMAIL: {
+    one: 'Email',
+    many: 'emails',
+    service: 'the email service',
+    contact: 'email',
+    reporter: 'The email service',
+    delivered: 'the customer’s email provider accepted it',
+    undeliverable: 'This address cannot receive mail',
+  },
+  SMS: {
+    one: 'Text message',
+    many: 'text messages',
+    service: 'the text message service',
+    contact: 'text message',
+    reporter: 'The phone network',
+    delivered: 'the phone network delivered it',
+    undeliverable: 'This number cannot receive text messages',
+  },
+  PUSH: {
+    one: 'App notification',
+    many: 'app notifications',
+    service: 'the app notification service',
+    contact: 'device',
+    reporter: 'The phone maker’s service',
+    delivered: 'the phone maker’s service delivered it',
+    undeliverable: 'The app is no longer installed on this device',
+  },
+};
+
+const words = (channel: Channel) => {
+  switch (channel) {
+    case 'EMAIL':
+    case 'SMS':
+    case 'PUSH':
+      return CHANNEL_WORDS[channel];
+    default:
+      return unknownChannel(channel);
+  }
+};
+
+/** `TransferCompleted` → "Transfer completed". */
+export const noticeName = (type: string) =>
+  type.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/ ([A-Z])(?=[a-z])/g, (_, c: string) => ` ${c.toLowerCase()}`);
+
+type Item = Readonly<Record<string, unknown>>;
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+/** What became of one notification, and why. */
+export function outcomeOf(n: Item, suppression: Item | undefined): Outcome {
+  const channel = n.channel as Channel;
+  const w = words(channel);
+  switch (str(n.status)) {
+    case 'SENT':
+      return sentOutcome(n, channel);
+    case 'SUPPRESSED':
+      return {
+        headline: 'Not sent',
+        tone: 'bad',
+        detail: suppressedDetail(str(n.suppressedReason), channel, suppression),
+      };
+    case 'REFUSED':
+      return {
+        headline: 'Not sent',
+        tone: 'bad',
+        detail:
+          str(n.refusedReason) === 'MISSING_CONTACT'
+            ? `The bank's system sent no ${w.contact} contact for this customer.`
+            : `The contact details the bank's system sent could not be used (${str(n.refusedDetail) || 'not valid'}). The system that sent them has to correct them.`,
+      };
+    case 'FAILED':
+      return { headline: 'Not sent', tone: 'bad', detail: failedDetail(str(n.lastError), w.service) };
+    case 'UNKNOWN':
+      return {
+        headline: 'Not known whether it arrived',
+        tone: 'unsure',
+        detail: `We asked ${w.service} to send it and got no clear answer, so it may or may not have reached the customer. Ask the customer before sending it again.`,
+      };
+    case 'PENDING':
+    case 'SENDING':
+      return { headline: 'Being sent', tone: 'waiting', detail: 'It has not gone out yet; it will shortly.' };
+    default:
+      return { headline: str(n.status), tone: 'unsure', detail: '' };
+  }
+}
+
+function sentOutcome(n: Item, channel: Channel): Outcome {
+  const delivery = str(n.deliveryStatus);
+  const response = str(n.deliveryResponse);
+  switch (delivery) {
+    case 'DELIVERED':
+      return { headline: 'Delivered', tone: 'good', detail: `Sent, and ${deliveredTo(channel)}.` };
+    case 'BOUNCED':
+      return {
+        headline: 'Sent, but bounced',
+        tone: 'bad',
+        detail: `The customer's email provider refused it${str(n.bounceType) === 'Permanent' ? ': the address does not accept mail' : ''}.`,
+      };
+    case 'COMPLAINED':
+      return { headline: 'Delivered, marked as spam', tone: 'bad', detail: 'The customer marked it as spam.' };
+    case 'DELAYED':
+      return {
+        headline: 'Sent, delivery delayed',
+        tone: 'waiting',
+        detail: "The customer's email provider has not taken it yet; the email service is still trying.",
+      };
+    case 'FAILED':
+    case 'REJECTED':
+      return {
+        headline: 'Sent, but not delivered',
+        tone: 'bad',
+        detail: `${words(channel).reporter} could not deliver it${response ? `: “${response}”` : ''}.`,
+      };
+    case '':
+      return { headline: 'Sent', tone: 'good', detail: 'Handed over for delivery; no report of its delivery yet.' };
+    default:
+      return { headline: 'Sent', tone: 'good', detail: `The delivery report says ${delivery.toLowerCase()}.` };
+  }
+}
+
+const deliveredTo = (channel: Channel) => words(channel).delivered;
+
+function suppressedDetail(reason: string, channel: Channel, suppression: Item | undefined): string {
+  const w = words(channel);
+  const since = str(suppression?.since) ? ` (since ${str(suppression?.since).slice(0, 10)})` : '';
+  switch (reason) {
+    case 'OPTED_OUT':
+      return `The customer has turned off ${w.many} for this kind of notice.`;
+    case 'BOUNCED':
+      return `An earlier email to this address bounced${since}, so we stopped sending to it.`;
+    case 'COMPLAINED':
+      return `The customer marked an earlier email as spam${since}, so we stopped emailing this address.`;
+    case 'CARRIER_OPT_OUT':
+      return `The customer replied STOP to an earlier text message${since}, so their phone network blocks ours.`;
+    case 'UNDELIVERABLE':
+      return `${w.undeliverable}${since}.`;
+    default:
+      return `We stopped sending to this contact (${reason}).`;
+  }
+}
+
+function failedDetail(error: string, service: string): string {
+  switch (error) {
+    case 'EXPIRED':
+      return 'It could not be sent in time, so it was dropped rather than sent late.';
+    case 'ERASED':
+      return "The customer's data was erased before it was sent.";
+    case 'RENDER_ERROR':
+      return 'The message could not be written: a detail it needs was missing.';
+    case 'RETRIES_EXHAUSTED':
+      return `${service[0]?.toUpperCase()}${service.slice(1)} failed every time we tried.`;
+    default:
+      return `${service[0]?.toUpperCase()}${service.slice(1)} refused it${error ? ` (${error})` : ''}.`;
+  }
+}

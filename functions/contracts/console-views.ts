@@ -1,0 +1,130 @@
+/**
+ * What the console's API answers, as types: the console's function builds these (functions/console/views.ts) and
+ * the page reads them (functions/console-page/page/), so the two cannot drift apart. Types only.
+ */
+import type { Channel } from '../domain/channels.ts';
+import type { ConsoleCapability, ConsoleRole } from './console-routes.ts';
+
+export type Tone = 'good' | 'bad' | 'unsure' | 'waiting';
+
+/** What became of a notice, in plain words. */
+export interface Outcome {
+  /** Two or three words: the first thing read. */
+  readonly headline: string;
+  readonly tone: Tone;
+  /** One or two sentences: why, and what it means for the customer. */
+  readonly detail: string;
+}
+
+/** May this notice be sent again, and if not, why — in the words the page shows beside the button. */
+export type ResendChoice =
+  | { readonly offer: 'RESEND' | 'SECOND_COPY'; readonly note: string; readonly despiteAccepted?: string }
+  | { readonly offer: 'NONE'; readonly note: string };
+
+export interface NoticeCard {
+  readonly notificationId: string;
+  readonly eventId: string;
+  readonly notice: string;
+  readonly channel: Channel;
+  readonly channelName: string;
+  readonly occurredAt: string;
+  /** The contact point, masked. */
+  readonly to: string;
+  readonly outcome: Outcome;
+  /** The codes behind the words, for whoever the case goes to next. */
+  readonly codes: { readonly status: string; readonly reason?: string; readonly delivery?: string };
+  readonly resends: readonly { readonly at: string; readonly by: string; readonly reason: string }[];
+  readonly resend: ResendChoice;
+}
+
+/** An event that made no notice at all, and why. */
+export interface SilentEvent {
+  readonly eventId: string;
+  readonly notice: string;
+  readonly occurredAt: string;
+  readonly why: string;
+}
+
+export interface AuditRow {
+  readonly at: string;
+  readonly action: string;
+  /** CONFIRM (done at once), PROPOSE, APPROVE or REJECT: which half of a four-eyes action the row is. */
+  readonly step: string;
+  readonly by: string;
+  readonly reason: string;
+  readonly target: string;
+  readonly outcome: string;
+  readonly warnings?: readonly string[];
+}
+
+export interface CustomerAnswer {
+  readonly userId: string;
+  readonly notices: readonly NoticeCard[];
+  readonly silent: readonly SilentEvent[];
+  /** The kinds of message the customer turned off, in words; null when they never chose. */
+  readonly optedOutOf: readonly string[] | null;
+  readonly audit: readonly AuditRow[];
+}
+
+export interface EventAnswer {
+  readonly eventId: string;
+  readonly userId: string | null;
+  readonly notices: readonly NoticeCard[];
+  readonly silent: readonly SilentEvent[];
+}
+
+export interface SentMessage {
+  readonly acceptedAt: string;
+  readonly to: string;
+  readonly email?: { readonly from: string; readonly subject: string; readonly html: string; readonly text: string };
+  readonly sms?: { readonly text: string; readonly encoding: string; readonly segments: number };
+  readonly push?: { readonly title: string; readonly body: string };
+  readonly reports: readonly { readonly at: string; readonly status: string; readonly words: string }[];
+  /** SHA-256 of the stored record: what a dispute checks a copy against. */
+  readonly sha256: string;
+  readonly warnings: readonly string[];
+}
+
+export interface NoticeAnswer {
+  readonly card: NoticeCard | null;
+  readonly sent: readonly SentMessage[];
+  readonly audit: readonly AuditRow[];
+}
+
+export interface MeAnswer {
+  readonly name: string;
+  readonly roles: readonly ConsoleRole[];
+  readonly can: readonly ConsoleCapability[];
+}
+
+export interface RevealAnswer {
+  readonly notificationId: string;
+  readonly channel: Channel;
+  readonly contact: string;
+}
+
+/** A proposal waiting for another person's approval, as the console lists it. */
+export interface ProposalRow {
+  readonly id: string;
+  /** What it would do, in words: "Send again: Transfer completed · Text message". */
+  readonly what: string;
+  readonly userId: string | null;
+  readonly notificationId: string;
+  readonly proposedBy: string;
+  readonly proposedAt: string;
+  readonly approveBy: string;
+  readonly reason: string;
+  /** PENDING until another person decides it; EXPIRED once its time to be approved is over. */
+  readonly status: string;
+  /** The caller proposed it: they may withdraw it, not approve it. */
+  readonly mine: boolean;
+}
+
+export interface ProposalsAnswer {
+  readonly proposals: readonly ProposalRow[];
+}
+
+/** What a resend would do — or why it would be refused, as the action itself would refuse it on approval. */
+export type PreviewAnswer =
+  | { readonly ok: true; readonly what: string; readonly fingerprint: string }
+  | { readonly ok: false; readonly code: string; readonly message: string };

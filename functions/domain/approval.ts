@@ -1,0 +1,145 @@
+/**
+ * Four eyes (docs/operations.md "Four eyes"): which operator actions one identity proposes and another approves, and
+ * the rules a proposal is decided by. A bank's maker-checker: an action that sends to a contact point or content an
+ * operator supplies, lifts a suppression or erases a customer is never done by one person alone (the default; the
+ * stack's `approvalRequiredFor` setting names the kinds). A proposal keeps what its proposer was shown and a
+ * fingerprint of what was read, so the approval applies exactly that — or is refused, because the state changed. Pure.
+ */
+import { createHash } from 'node:crypto';
+import type { OperatorActionName } from './audit.ts';
+import { type RecordedIdentity, sameIdentity, type VerifiedIdentity } from './identity.ts';
+import { type Refusal, refusal } from './refusal.ts';
+
+/** The kinds of action an approval may be required for; each action says which kind a request is. */
+export const APPROVAL_KINDS = [
+  /** Sends to a contact point or content an operator supplied: a repair, a replay with a corrected value. */
+  'OPERATOR_CONTENT',
+  /** Lets the next notification to a suppressed address be sent. */
+  'SUPPRESSION_LIFT',
+  /** Removes a customer's personal data. */
+  'ERASE',
+  /** Sends a FAILED or UNKNOWN notification once more, to the address it has. */
+  'RESEND',
+  /** Sends a second copy of a notification the provider accepted. */
+  'SECOND_COPY',
+  /** Feeds stored records through ingest again (quarantined records as they were, parked batches). */
+  'REPLAY',
+  /** Hands a customer's data out of the system. */
+  'EXPORT',
+  /** Shows a masked contact point in full to one person (the support console). */
+  'REVEAL',
+] as const;
+export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+
+/** The default: what sends what an operator typed, un-suppresses, or erases needs a second identity. */
+export const DEFAULT_APPROVAL_REQUIRED: readonly ApprovalKind[] = ['OPERATOR_CONTENT', 'SUPPRESSION_LIFT', 'ERASE'];
+
+/** How long a proposal waits for its approval by default, in hours. */
+export const DEFAULT_PROPOSAL_HOURS = 24;
+
+export interface ApprovalPolicy {
+  readonly required: ReadonlySet<ApprovalKind>;
+  /** How long a proposal may be approved after it was made. */
+  readonly proposalMs: number;
+}
+
+/** "OPERATOR_CONTENT,ERASE" (an empty text: none) as kinds, or the unknown names. */
+export function parseApprovalKinds(text: string): { kinds: ApprovalKind[] } | { unknown: string[] } {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((n) => !(APPROVAL_KINDS as readonly string[]).includes(n));
+  return unknown.length > 0 ? { unknown } : { kinds: [...new Set(names as ApprovalKind[])] };
+}
+
+export const formatApprovalKinds = (kinds: readonly ApprovalKind[]) => kinds.join(',');
+
+/** Four eyes from its two settings: the kinds named ("" for none; unset for the default) and the proposal's hours. */
+export function approvalPolicyOf(
+  kinds: string | undefined,
+  hours: number = DEFAULT_PROPOSAL_HOURS,
+): { policy: ApprovalPolicy } | { unknown: string[] } {
+  const parsed = kinds === undefined ? { kinds: [...DEFAULT_APPROVAL_REQUIRED] } : parseApprovalKinds(kinds);
+  if ('unknown' in parsed) return parsed;
+  return { policy: { required: new Set(parsed.kinds), proposalMs: hours * 3_600_000 } };
+}
+
+export const PROPOSAL_STATES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
+export type ProposalState = (typeof PROPOSAL_STATES)[number];
+
+/** An action one identity proposed, as stored until another decides it. */
+export interface Proposal {
+  readonly id: string;
+  readonly action: OperatorActionName;
+  /** What the action acts on, as its audit names it. */
+  readonly target: string;
+  /** The customer it concerns, when known: proposals are listed by customer. */
+  readonly userId?: string;
+  /** The request, exactly as proposed (JSON): what an approval applies. */
+  readonly request: unknown;
+  /** What the proposer was shown the action would do. */
+  readonly shown: Record<string, unknown>;
+  /** The fingerprint of what was read and decided: an approval on a changed state is refused. */
+  readonly fingerprint: string;
+  readonly reason: string;
+  readonly proposedBy: VerifiedIdentity;
+  readonly proposedAt: string;
+  /** After this instant the proposal can no longer be approved (ISO 8601). */
+  readonly approveBy: string;
+  readonly state: ProposalState;
+  readonly decidedBy?: VerifiedIdentity;
+  readonly decidedAt?: string;
+  readonly decisionReason?: string;
+  /** What became of the approved action: done, refused (the state changed) or failed. */
+  readonly outcome?: { readonly result: 'DONE' | 'REFUSED' | 'FAILED'; readonly details: Record<string, unknown> };
+}
+
+/** A proposal as read now: PENDING past its expiry is EXPIRED. */
+export const proposalStatus = (p: Proposal, now: number): ProposalState | 'EXPIRED' =>
+  p.state === 'PENDING' && Date.parse(p.approveBy) <= now ? 'EXPIRED' : p.state;
+
+/**
+ * Why `decider` may not decide this proposal now, or undefined: it was decided already, it expired, or — to approve —
+ * it is the proposer's own (a proposer may withdraw their own by rejecting it).
+ */
+export function decisionRefusal(
+  p: Proposal,
+  decider: RecordedIdentity,
+  decision: 'APPROVE' | 'REJECT',
+  now: number,
+): Refusal | undefined {
+  if (p.state !== 'PENDING') {
+    return refusal(
+      'DECIDED',
+      `proposal ${p.id} was ${p.state.toLowerCase()} already${p.decidedAt ? ` at ${p.decidedAt}` : ''}`,
+    );
+  }
+  if (Date.parse(p.approveBy) <= now) {
+    return refusal('EXPIRED', `proposal ${p.id} expired at ${p.approveBy}: propose it again, on what is there now`);
+  }
+  if (decision === 'APPROVE' && sameIdentity(p.proposedBy, decider)) {
+    return refusal(
+      'OWN_PROPOSAL',
+      `proposal ${p.id} was proposed by ${p.proposedBy.principal}: another identity approves it (four eyes)`,
+    );
+  }
+  return undefined;
+}
+
+/** A stable digest of a JSON value (object keys sorted): what an approval compares what it reads now with. */
+export function fingerprintOf(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (value instanceof Set) return canonicalJson([...value].sort());
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,205 @@
+/**
+ * Evidence batches (docs/evidence-and-privacy.md "The store"): the records one writer produced together — a dispatch
+ * invocation's sends, a feedback invocation's reports on the sends of one batch — kept as one compressed object
+ * instead of one object per record. Pure: the writer names the batch (its clock and its random id come from outside)
+ * and the adapters store the bytes encoded here, never re-encoded.
+ *
+ * The object is gzip of one header line (JSON: every record's ids, where its bytes start and end, their SHA-256) and
+ * then each record's own bytes (domain/evidence.ts evidenceBody), one after the other. So a record is exactly the bytes
+ * it was as a single object, found without parsing its neighbours, and checked against its own hash; and the batch
+ * compresses as a whole (an email's HTML repeats from one record to the next: 27× smaller than the records alone on the
+ * bench's mix, docs/measurements.md).
+ *
+ * Why a record can still be found without listing the bucket: a send names its batch on the notification (the SENT
+ * write, docs/table.md) and in the customer's evidence index; the reports on a send are under its batch's own prefix,
+ * `<batch>.reports/`, so one short List of that prefix finds them.
+ */
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { Channel } from './channels.ts';
+import { type EvidenceRecord, evidenceBody, type FeedbackEvidence, type SendEvidence } from './evidence.ts';
+
+export const BATCH_VERSION = 1;
+
+/** Who wrote a batch: dispatch (sends), feedback (reports), or the sweeper (a batch it recovered or rebuilt). */
+export type BatchWriter = 'dispatch' | 'feedback' | 'sweeper';
+
+/** One record of a batch, as its header lists it. */
+export interface BatchEntry {
+  readonly kind: EvidenceRecord['kind'];
+  readonly notificationId: string;
+  readonly eventId: string;
+  readonly channel: Channel;
+  /** A send's customer (the evidence index is by customer); absent on a report. */
+  readonly userId?: string;
+  readonly providerMessageId: string;
+  /** A send's acceptedAt, a report's at. */
+  readonly at: string;
+  /** A report's status. */
+  readonly status?: string;
+  /** Where the record's bytes are, after the header line. */
+  readonly offset: number;
+  readonly length: number;
+  /** SHA-256 of the record's bytes (hex): what a dispute checks a copy against, and the rebuild is verified by. */
+  readonly sha256: string;
+}
+
+export interface BatchHeader {
+  readonly evidenceBatch: typeof BATCH_VERSION;
+  /** The batch's name (its key without `.jsonl.gz`). */
+  readonly name: string;
+  readonly writer: BatchWriter;
+  readonly records: readonly BatchEntry[];
+}
+
+/** A record of a batch and its exact bytes. */
+export interface BatchRecord {
+  readonly entry: BatchEntry;
+  readonly bytes: Buffer;
+}
+
+const OBJECT_SUFFIX = '.jsonl.gz';
+const REPORTS = '.reports/';
+
+/**
+ * A batch's name: `batches/<yyyy-mm-dd>/<hhmmss>-<writer>-<id>`. The day first, so a day of evidence is one prefix
+ * (lifecycle, inventory, replication reports); the writer's random id after the time spreads the keys of one second
+ * over S3's partitions. `id` is the writer's own (random, [0-9a-z]), never derived from a record.
+ */
+export function batchName(writer: BatchWriter, atMs: number, id: string): string {
+  if (!/^[0-9a-z]{8,40}$/.test(id)) throw new Error(`batch id must be 8–40 of [0-9a-z], got ${JSON.stringify(id)}`);
+  const iso = new Date(atMs).toISOString();
+  return `batches/${iso.slice(0, 10)}/${iso.slice(11, 19).replaceAll(':', '')}-${writer}-${id}`;
+}
+
+/** The reports on the sends of batch `sendBatch`, written by one feedback invocation, under that batch's prefix. */
+export function reportsBatchName(sendBatch: string, atMs: number, id: string): string {
+  const own = batchName('feedback', atMs, id);
+  return `${sendBatch}${REPORTS}${own.slice(own.lastIndexOf('/') + 1)}`;
+}
+
+/** The prefix every reports batch on the sends of `sendBatch` is under. */
+export const reportsPrefix = (sendBatch: string) => `${sendBatch}${REPORTS}`;
+export const batchObjectKey = (name: string) => `${name}${OBJECT_SUFFIX}`;
+/** A batch's name from its object key, or undefined for any other key (a record of the per-send layout, an audit). */
+export const batchNameOfKey = (key: string): string | undefined =>
+  key.startsWith('batches/') && key.endsWith(OBJECT_SUFFIX) ? key.slice(0, -OBJECT_SUFFIX.length) : undefined;
+/** Whether a batch name is a send batch (not a reports batch under one). */
+export const isSendBatch = (name: string) => !name.includes(REPORTS);
+
+export const sha256Hex = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** A record's entry fields, from the record itself. */
+function entryOf(r: EvidenceRecord): Omit<BatchEntry, 'offset' | 'length' | 'sha256'> {
+  const ids = {
+    kind: r.kind,
+    notificationId: r.notificationId,
+    eventId: r.eventId,
+    channel: r.channel,
+    providerMessageId: r.providerMessageId,
+  };
+  return r.kind === 'SEND'
+    ? { ...ids, userId: r.userId, at: r.acceptedAt }
+    : { ...ids, at: (r as FeedbackEvidence).at, status: (r as FeedbackEvidence).status };
+}
+
+/** The bytes of a record as the batch keeps it, with its entry. The same bytes a single-record object held. */
+export function batchRecord(r: EvidenceRecord): { readonly record: EvidenceRecord; readonly bytes: Buffer } {
+  return { record: r, bytes: evidenceBody(r) };
+}
+
+/** The object of a batch: gzip of the header line and the records' bytes. */
+export function encodeBatch(
+  name: string,
+  writer: BatchWriter,
+  records: readonly { readonly record: EvidenceRecord; readonly bytes: Buffer }[],
+): Buffer {
+  let offset = 0;
+  const entries: BatchEntry[] = records.map(({ record, bytes }) => {
+    const entry = { ...entryOf(record), offset, length: bytes.length, sha256: sha256Hex(bytes) };
+    offset += bytes.length;
+    return entry;
+  });
+  const header: BatchHeader = { evidenceBatch: BATCH_VERSION, name, writer, records: entries };
+  const head = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8');
+  return gzipSync(Buffer.concat([head, ...records.map((r) => r.bytes)]), { level: 9 });
+}
+
+export class EvidenceBatchFormatError extends Error {
+  override name = 'EvidenceBatchFormatError';
+}
+
+/** The header and every record of a batch object, each record's bytes checked against its hash. */
+export function decodeBatch(object: Uint8Array): { header: BatchHeader; records: BatchRecord[] } {
+  let plain: Buffer;
+  try {
+    plain = gunzipSync(object);
+  } catch {
+    throw new EvidenceBatchFormatError('evidence batch is not gzip');
+  }
+  const newline = plain.indexOf(0x0a);
+  let header: BatchHeader;
+  try {
+    header = JSON.parse(plain.subarray(0, newline).toString('utf8')) as BatchHeader;
+  } catch {
+    throw new EvidenceBatchFormatError('evidence batch header is not JSON');
+  }
+  if (header?.evidenceBatch !== BATCH_VERSION || !Array.isArray(header.records)) {
+    throw new EvidenceBatchFormatError(`evidence batch of an unknown version (${String(header?.evidenceBatch)})`);
+  }
+  const body = plain.subarray(newline + 1);
+  const records = header.records.map((entry) => {
+    const bytes = Buffer.from(body.subarray(entry.offset, entry.offset + entry.length));
+    if (bytes.length !== entry.length || sha256Hex(bytes) !== entry.sha256) {
+      throw new EvidenceBatchFormatError(`record ${entry.notificationId} of ${header.name} does not match its hash`);
+    }
+    return { entry, bytes };
+  });
+  return { header, records };
+}
+
+/** The latest retain-until date of a batch's records: the object is locked as long as its longest-kept record. */
+export const batchRetainUntil = (records: readonly { readonly record: EvidenceRecord }[]) =>
+  new Date(Math.max(...records.map((r) => Date.parse(r.record.retainUntil))));
+
+// ── the customer's evidence index (docs/table.md "evidence index") ──
+
+/**
+ * A customer's sends, as their index holds them: `<batch name> <notificationId>`. A batch name has no space, so the
+ * first space ends it whatever the eventId holds.
+ */
+export const indexRef = (batch: string, notificationId: string) => `${batch} ${notificationId}`;
+export function parseIndexRef(ref: string): { batch: string; notificationId: string } | undefined {
+  const at = ref.indexOf(' ');
+  if (at <= 0) return undefined;
+  return { batch: ref.slice(0, at), notificationId: ref.slice(at + 1) };
+}
+/** The month (UTC, `yyyy-mm`) a send is indexed under: its acceptance's. */
+export const indexMonth = (acceptedAt: string) => acceptedAt.slice(0, 7);
+
+/** A send as the index needs it: whose, when, which notification. */
+export interface IndexedSend {
+  readonly userId: string;
+  readonly acceptedAt: string;
+  readonly notificationId: string;
+}
+
+/** The sends among a batch's records. */
+export const sendsOf = (records: readonly { readonly record: EvidenceRecord }[]): IndexedSend[] =>
+  records.flatMap(({ record }) => (record.kind === 'SEND' ? [record as SendEvidence] : []));
+
+/** Each customer's refs to a batch's sends, by customer and month. */
+export function indexRefsOf(
+  batch: string,
+  sends: readonly IndexedSend[],
+): Map<string, { userId: string; month: string; refs: string[] }> {
+  const byCustomer = new Map<string, { userId: string; month: string; refs: string[] }>();
+  for (const s of sends) {
+    const month = indexMonth(s.acceptedAt);
+    const key = JSON.stringify([s.userId, month]);
+    const entry = byCustomer.get(key) ?? { userId: s.userId, month, refs: [] };
+    entry.refs.push(indexRef(batch, s.notificationId));
+    byCustomer.set(key, entry);
+  }
+  return byCustomer;
+}

@@ -1,0 +1,47 @@
+/**
+ * A SENT notification's evidence record, rebuilt the way dispatch built it: the message rendered from the item, the
+ * provider request from dispatch's own values, the record with the acceptedAt its SENT write kept
+ * (dispatch/record-evidence.ts sendProofOf — one function for both). recover-evidence.ts keeps a rebuild only when it
+ * hashes to the digest on the item. Loaded by the sweeper only when a batch needs it: the templates are large.
+ */
+
+import { providerRequest, type RequestConfig } from '../dispatch/provider-request.ts';
+import { type SendProof, sendProofOf } from '../dispatch/record-evidence.ts';
+import type { Brand } from '../domain/brand.ts';
+import { uniformRetention } from '../domain/evidence.ts';
+import type { NotificationItem } from '../domain/notification.ts';
+import { loadTemplates } from '../domain/template-sets.ts';
+import { render } from '../domain/templates.ts';
+
+export interface RebuildConfig extends RequestConfig {
+  readonly brand: Brand;
+  readonly retentionDays: number;
+}
+
+export function rebuilderOf(
+  config: RebuildConfig,
+): (item: NotificationItem & { evidence: NonNullable<NotificationItem['evidence']> }) => Promise<SendProof> {
+  const deps = {
+    retention: uniformRetention(config.retentionDays),
+    requestOf: (n: Parameters<typeof providerRequest>[0], m: Parameters<typeof providerRequest>[1]) =>
+      providerRequest(n, m, config),
+  };
+  return async (item) => {
+    await loadTemplates(item.template);
+    const message = render(
+      {
+        template: item.template,
+        locale: item.locale,
+        channel: item.channel,
+        data: item.data,
+        occurredAt: item.occurredAt,
+        timeZone: item.timeZone,
+      },
+      config.brand,
+    );
+    if (item.providerMessageId === undefined) throw new Error(`${item.notificationId} is SENT without a message id`);
+    // A push's TTL and collapse id as sent (the SENT write keeps them: they depend on the moment of the send).
+    const sent = item.evidence.push === undefined ? message : { ...message, ...item.evidence.push };
+    return sendProofOf(deps, item, sent, item.providerMessageId, Date.parse(item.evidence.acceptedAt));
+  };
+}

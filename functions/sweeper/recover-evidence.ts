@@ -1,0 +1,147 @@
+/**
+ * The later pass that finishes a dispatch invocation's evidence batch when the invocation could not (it died between
+ * a send and its batch, or the index refused its refs): an intent still open after its due time
+ * (stores/evidence-intents.ts). The batch is rebuilt from the notifications the intent names: each one SENT with this
+ * batch on it is rendered again and its record rebuilt, and kept only when its bytes hash to the SHA-256 its SENT write
+ * carried — so what is written is byte for byte what would have been, or nothing. A record whose rebuild differs (a
+ * template deployed in between, an erasure before the rebuild) is not written: counted and alarmed as lost
+ * (EvidenceLost), logged with its ids and the digest it should have had, unless the batch was in the store already
+ * (its first write had landed), which then holds it.
+ *
+ * The batch is written once (already there: the first copy stands), its sends indexed, the intent closed. A store
+ * still failing leaves the batch in the table as a gap the filler writes (fill-evidence.ts), and the intent closed.
+ */
+import pLimit from 'p-limit';
+import type { SendProof } from '../dispatch/record-evidence.ts';
+import { isErased } from '../domain/erasure.ts';
+import type { IndexedSend } from '../domain/evidence-batch.ts';
+import { notificationKey, parseNotificationId } from '../domain/keys.ts';
+import type { NotificationItem } from '../domain/notification.ts';
+import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
+import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
+import type { NotificationKey } from '../stores/notification-store.ts';
+
+/** A notification SENT with its evidence's batch and digest on it. */
+export type SentHere = NotificationItem & { evidence: NonNullable<NotificationItem['evidence']> };
+
+export interface RecoverDeps {
+  readonly intents: EvidenceIntents;
+  readonly notifications: { get(key: NotificationKey): Promise<NotificationItem | undefined> };
+  readonly outlets: BatchOutlets;
+  /**
+   * How a SENT notification's record is rebuilt the way dispatch built it (record-evidence.ts sendProofOf): loaded
+   * only when an intent is overdue.
+   */
+  readonly rebuilder: () => Promise<(item: SentHere) => Promise<SendProof>>;
+  readonly now: () => number;
+  /** Stop starting batches after this (epoch ms). */
+  readonly deadline: number;
+  readonly limit: number;
+  readonly timeoutMs: number;
+}
+
+export interface RecoverResult {
+  /** Batches finished (written now, found written, or with nothing sent) and their intents closed. */
+  readonly recovered: number;
+  /** Records written by a rebuild. */
+  readonly rebuilt: number;
+  /** Records whose rebuild did not hash to their digest, with the batch not in the store: lost. */
+  readonly lost: { notificationId: string; providerMessageId?: string; sha256: string; batch: string }[];
+  /** Intents seen and still open after this pass. */
+  readonly open: number;
+  readonly errors: string[];
+}
+
+export async function recoverEvidenceBatches(deps: RecoverDeps): Promise<RecoverResult> {
+  const intents = await deps.intents.overdue(deps.now(), deps.limit);
+  const result = { recovered: 0, rebuilt: 0, lost: [] as RecoverResult['lost'], open: 0, errors: [] as string[] };
+  if (intents.length === 0) return result;
+  const rebuild = await deps.rebuilder();
+  for (const intent of intents) {
+    if (deps.now() >= deps.deadline) {
+      result.open++;
+      continue;
+    }
+    try {
+      await recoverOne(intent, deps, rebuild, result);
+    } catch (error) {
+      result.open++;
+      result.errors.push(`${intent.name}: ${(error as Error)?.name ?? 'Error'}`);
+    }
+  }
+  return result;
+}
+
+async function recoverOne(
+  intent: EvidenceIntent,
+  deps: RecoverDeps,
+  rebuild: (item: SentHere) => Promise<SendProof>,
+  result: { recovered: number; rebuilt: number; lost: RecoverResult['lost']; open: number },
+): Promise<void> {
+  const sent = await sentIn(intent, deps);
+  const rebuilt: SendProof[] = [];
+  const unverified: SentHere[] = [];
+  for (const item of sent) {
+    let proof: SendProof | undefined;
+    try {
+      proof = await rebuild(item);
+    } catch {
+      proof = undefined; // a template gone or a field erased: no rebuild, judged below like a mismatch
+    }
+    if (proof !== undefined && proof.sha256 === item.evidence.sha256) rebuilt.push(proof);
+    else unverified.push(item);
+  }
+  const written = await writeBatch(
+    deps.outlets,
+    { name: intent.name, writer: 'sweeper', records: rebuilt },
+    { timeoutMs: deps.timeoutMs, now: deps.now() },
+  );
+  if (written.outcome === 'lost') {
+    result.open++;
+    return;
+  }
+  // The batch was in the store already: it holds the records a rebuild could not match; index them too.
+  const alreadyThere = written.stored === 'alreadyThere';
+  if (alreadyThere && unverified.length > 0) {
+    // An erased notification names no customer any more: its record is in the batch, found by its event.
+    const indexable = unverified.filter((i) => !isErased(i));
+    const error = await indexBatch(deps.outlets, intent.name, indexable.map(indexedSend));
+    if (error !== undefined) throw Object.assign(new Error(`index: ${error}`), { name: error });
+  }
+  if (!written.indexed) throw Object.assign(new Error(written.error ?? 'index'), { name: 'IndexFailed' });
+  if (!alreadyThere) {
+    for (const item of unverified) {
+      result.lost.push({
+        notificationId: item.notificationId,
+        ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+        sha256: item.evidence.sha256,
+        batch: intent.name,
+      });
+    }
+  }
+  if (written.stored === 'written') result.rebuilt += rebuilt.length;
+  await deps.intents.close(intent);
+  result.recovered++;
+}
+
+/** The notifications the intent names that are SENT with this batch on them, read consistently. */
+async function sentIn(intent: EvidenceIntent, deps: RecoverDeps): Promise<SentHere[]> {
+  const limit = pLimit(8);
+  const items = await Promise.all(
+    intent.notificationIds.map((id) => {
+      const ref = parseNotificationId(id);
+      return ref === undefined
+        ? undefined
+        : limit(() => deps.notifications.get(notificationKey(ref.eventId, ref.channel)));
+    }),
+  );
+  return items.filter(
+    (i): i is SentHere => i !== undefined && i.status === 'SENT' && i.evidence?.batch === intent.name,
+  );
+}
+
+const indexedSend = (item: SentHere): IndexedSend => ({
+  userId: item.userId,
+  acceptedAt: item.evidence.acceptedAt,
+  notificationId: item.notificationId,
+});

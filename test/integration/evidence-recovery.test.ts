@@ -1,0 +1,206 @@
+/**
+ * Evidence a dying dispatch invocation could not write is recovered (docs/evidence-and-privacy.md "Never delays a
+ * send, never causes a second one"), on DynamoDB Local with the real ingest and sweeper handlers and the local
+ * folder store: an invocation opens its batch's intent, sends, and dies before the batch object is written. The next
+ * sweeper run after the intent's due time rebuilds each record from its SENT notification, keeps it only when it
+ * hashes to the digest the SENT write carried, writes the batch under the name the notifications already point to,
+ * indexes the customers and closes the intent — and the operator's `evidence` finds every send. A record whose
+ * rebuild would differ (its notification changed before the sweeper came) is never written: it is counted lost,
+ * with the digest it should have had.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
+import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { unpaced } from '../../functions/dispatch/pacer.ts';
+import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
+import { ProviderSender } from '../../functions/dispatch/senders.ts';
+import { uniformRetention } from '../../functions/domain/evidence.ts';
+import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
+import { evidenceOf } from '../../functions/operator/index.ts';
+import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
+import { DynamoEvidenceLocator } from '../../functions/stores/evidence-reader.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { clock } from '../../tools/chaos/faults.ts';
+import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { type Handlers, KafkaMapping, lambdaContext } from '../../tools/local/pipeline.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
+import { transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+
+const { ses, sns } = providerMocks();
+let table: LocalTable;
+let handlers: Handlers;
+let kafka: KafkaMapping;
+let dir: string;
+let store: FileEvidenceStore;
+let offset = 0;
+/** What the local run's functions render and send with (tools/local/pipeline.ts): the sweeper rebuilds with the same. */
+const SENDER = 'notifications@bank.example';
+const RETENTION_DAYS = 2_557;
+const DUE_MS = 90_000;
+
+beforeAll(async () => {
+  clock.install();
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  dir = mkdtempSync(join(tmpdir(), 'evidence-recovery-'));
+  handlers = await handlersOn(table, { EVIDENCE_DIR: dir });
+  kafka = new KafkaMapping(handlers.ingest);
+  store = new FileEvidenceStore(dir);
+});
+
+beforeEach(() => {
+  ses.reset();
+  sns.reset();
+  let n = 0;
+  ses.on(SendEmailCommand).callsFake(async () => ({ MessageId: `ses-${n++}` }));
+  sns.on(PublishCommand).callsFake(async () => ({ MessageId: `sns-${n++}` }));
+});
+
+const ingest = (value: object) =>
+  kafka.deliver(mskEvent([{ topic: 'recovery', partition: 0, offset: offset++, value }]));
+const notification = async (eventId: string, channel: string) =>
+  (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`);
+
+/** One dispatch invocation that sends every notification of `eventIds` and dies before writing its batch. */
+async function invocationThatDies(eventIds: readonly string[], id: string) {
+  const intents = new DynamoEvidenceIntents(table.doc, table.tableName);
+  const batch = new InvocationEvidence(
+    {
+      store,
+      gaps: new DynamoEvidenceGaps(table.doc, table.tableName),
+      intents,
+      index: { index: new DynamoEvidenceIndex(table.doc, table.tableName), retentionDays: RETENTION_DAYS },
+    },
+    { now: Date.now(), id, dueMs: Date.now() + DUE_MS },
+  );
+  const sender = new ProviderSender(new SESClient({}), new SNSClient({}), { senderEmail: SENDER });
+  const notifications = new DynamoNotificationStore(table.doc, table.tableName);
+  const targets = [];
+  for (const eventId of eventIds) {
+    for (const item of await table.eventItems(eventId)) {
+      if (String(item.sk).startsWith('NOTIFICATION#')) targets.push({ pk: String(item.pk), sk: String(item.sk) });
+    }
+  }
+  await batch.open(targets.map((k) => `${k.pk.slice('EVENT#'.length)}#${k.sk.slice('NOTIFICATION#'.length)}`));
+  for (const key of targets) {
+    const r = await dispatchNotification(
+      { key, retryAt: undefined },
+      {
+        store: notifications,
+        sender,
+        pacer: unpaced,
+        breaker: neverHeld,
+        now: Date.now,
+        sleep: async () => undefined,
+        policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+        leaseMs: 120_000,
+        sendTimeoutMs: 5_000,
+        maxSendAttempts: 5,
+        retryBaseMs: 1_000,
+        retryMaxMs: 300_000,
+        nearRetryMs: 2_000,
+        pendingThresholdMs: DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
+        maxAgeMs: 86_400_000 * 3650,
+        brand: EXAMPLE_BRAND,
+        evidence: {
+          retention: uniformRetention(RETENTION_DAYS),
+          requestOf: (n, m) => sender.request(n, m),
+          batch,
+        },
+      },
+      { finishBy: Date.now() + 50_000, maxWaitMs: 1_000 },
+    );
+    expect(r.kind).toBe('sent');
+  }
+  // The invocation dies here: its records were in memory, its batch is never written, its intent stays open.
+  return { batch, intents };
+}
+
+const sweepAfter = async (ms: number) => {
+  clock.advance(ms);
+  return (await handlers.sweeper({}, lambdaContext('sweeper'))) as {
+    recovered?: { recovered: number; rebuilt: number; lost: { notificationId: string; sha256: string }[] };
+  };
+};
+
+describe('a dispatch invocation that dies after its sends and before its batch', () => {
+  it('is recovered by the sweeper after the intent is due: every record byte for byte as sent, indexed, and found', async () => {
+    for (const eventId of ['rec-1', 'rec-2']) {
+      await ingest(
+        transferEvent({ eventId, channels: ['EMAIL', 'PUSH', 'SMS'], recipient: { userId: `cust-${eventId}` } }),
+      );
+    }
+    const { batch, intents } = await invocationThatDies(['rec-1', 'rec-2'], 'dying00000000000001');
+    expect(batch.records).toHaveLength(6);
+    expect(await store.list('batches/')).toEqual([]);
+
+    // Not before the intent is due: the invocation might still be writing.
+    expect((await sweepAfter(1_000)).recovered).toMatchObject({ recovered: 0 });
+    const r = await sweepAfter(DUE_MS);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 6, lost: [] });
+    expect(await intents.overdue(Date.now() + 10 * DUE_MS, 10)).toEqual([]);
+
+    const object = await store.get(batchObjectKey(batch.name));
+    const written = decodeBatch(object as Uint8Array).records;
+    // Byte for byte what the dying invocation held, each matching the digest on its SENT notification.
+    expect(written.map((w) => w.bytes.toString('base64')).sort()).toEqual(
+      batch.records.map((p) => p.bytes.toString('base64')).sort(),
+    );
+    for (const w of written) {
+      const [eventId, channel] = w.entry.notificationId.split('#') as [string, string];
+      expect((await notification(eventId, channel))?.evidence).toMatchObject({
+        batch: batch.name,
+        sha256: w.entry.sha256,
+      });
+    }
+    const locator = new DynamoEvidenceLocator(
+      table.doc,
+      table.tableName,
+      new DynamoEvidenceIndex(table.doc, table.tableName),
+    );
+    expect((await evidenceOf(store, 'rec-2', locator)).map((p) => p.send.notificationId).sort()).toEqual([
+      'rec-2#EMAIL',
+      'rec-2#PUSH',
+      'rec-2#SMS',
+    ]);
+    // Found through the customer's index alone, as after the table's items expired.
+    expect((await locator.ofUser('cust-rec-1')).map((s) => s.notificationId).sort()).toEqual([
+      'rec-1#EMAIL',
+      'rec-1#PUSH',
+      'rec-1#SMS',
+    ]);
+  });
+
+  it('a record whose notification changed before the rebuild is not written: counted lost with the digest it should have had', async () => {
+    await ingest(transferEvent({ eventId: 'rec-3', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-rec-3' } }));
+    const { batch } = await invocationThatDies(['rec-3'], 'dying00000000000002');
+    const sms = batch.records.find((p) => p.record.channel === 'SMS');
+    // As a template deployed in between would: the SMS would render otherwise now.
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: 'EVENT#rec-3', sk: 'NOTIFICATION#SMS' },
+        UpdateExpression: 'SET #data.amount = :amount',
+        ExpressionAttributeNames: { '#data': 'data' },
+        ExpressionAttributeValues: { ':amount': '99999' },
+      }),
+    );
+    const r = await sweepAfter(DUE_MS + 1_000);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 1 });
+    expect(r.recovered?.lost).toEqual([expect.objectContaining({ notificationId: 'rec-3#SMS', sha256: sms?.sha256 })]);
+    const written = decodeBatch((await store.get(batchObjectKey(batch.name))) as Uint8Array).records;
+    expect(written.map((w) => w.entry.notificationId)).toEqual(['rec-3#EMAIL']);
+  });
+});

@@ -1,0 +1,286 @@
+/**
+ * Four eyes on DynamoDB Local (functions/operator/operations.ts, functions/stores/proposal-store.ts): what the policy
+ * names is proposed by one identity and approved by another — never confirmed alone, never approved by its proposer,
+ * never after its expiry, never twice, never on a state that changed since it was proposed — and both halves are
+ * audited with the verified identities. The routes answer the same over HTTP, with the status a client reads.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { approvalPolicyOf } from '../../functions/domain/approval.ts';
+import { addressHash } from '../../functions/domain/audience.ts';
+import {
+  type ApprovalPolicy,
+  answer,
+  type IngestInvoker,
+  listAudit,
+  type Operations,
+  type OperatorPorts,
+  operations,
+} from '../../functions/operator/index.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { localIngest } from '../../tools/ops/local-ingest.ts';
+import { transferEvent } from '../support/events.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE, ALICE_ID, BOB, BOB_ID, operatorOn } from '../support/operator.ts';
+
+let table: LocalTable;
+let ingest: IngestInvoker;
+const T0 = Date.parse('2026-12-02T08:00:00Z');
+const HOUR = 3_600_000;
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  ingest = await localIngest(table.endpoint, table.tableName);
+});
+
+const policyOf = (kinds?: string): ApprovalPolicy => {
+  const parsed = approvalPolicyOf(kinds, 24);
+  if ('unknown' in parsed) throw new Error(parsed.unknown.join());
+  return parsed.policy;
+};
+
+/** Operations on the test's table with a clock the test moves. */
+function world(kinds?: string) {
+  let now = T0;
+  const ports: OperatorPorts = operatorOn(table, { invokeIngest: (e) => ingest(e), now: () => now });
+  return {
+    ports,
+    ops: operations(ports, policyOf(kinds)) as Operations,
+    later: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+const suppress = async (address: string) => {
+  const hash = addressHash('EMAIL', address);
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: `SUPPRESSION#EMAIL#${hash.charAt(0)}`,
+        sk: hash,
+        kind: 'SUPPRESSION',
+        channel: 'EMAIL',
+        state: 'ACTIVE',
+        cause: 'BOUNCED',
+        since: '2026-12-01T00:00:00.000Z',
+        notificationId: 'fe-0#EMAIL',
+      },
+    }),
+  );
+  return { channel: 'EMAIL' as const, addressHash: hash };
+};
+const failed = (id: string) =>
+  table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: `EVENT#${id}`,
+        sk: 'NOTIFICATION#EMAIL',
+        kind: 'NOTIFICATION',
+        notificationId: `${id}#EMAIL`,
+        eventId: id,
+        channel: 'EMAIL',
+        userId: 'fe-customer',
+        status: 'FAILED',
+        attempt: 2,
+        template: 'TransferCompleted',
+        createdAt: '2026-12-01T00:00:00.000Z',
+      },
+    }),
+  );
+
+describe('four eyes: what the policy names is proposed by one identity and approved by another', () => {
+  it('a suppression lift is refused when confirmed alone (audited), proposed by alice, refused to alice, applied once by bob — both halves audited', async () => {
+    const { ports, ops, later } = world();
+    const lift = await suppress('fe-lift@example.com');
+    const preview = await ops.preview('SUPPRESSION_LIFT', lift);
+    expect(preview).toMatchObject({ ok: true, kind: 'SUPPRESSION_LIFT', approvalRequired: true });
+    await expect(ops.confirm('SUPPRESSION_LIFT', lift, ALICE)).rejects.toMatchObject({
+      refusal: { code: 'APPROVAL_REQUIRED' },
+    });
+    later(1000);
+    const proposal = await ops.propose('SUPPRESSION_LIFT', lift, ALICE);
+    expect(proposal).toMatchObject({
+      status: 'PENDING',
+      proposedBy: ALICE_ID,
+      approveBy: new Date(T0 + 1000 + 24 * HOUR).toISOString(),
+      shown: { state: 'ACTIVE', cause: 'BOUNCED' },
+    });
+    expect((await ops.proposals({ status: 'PENDING' })).map((p) => p.id)).toContain(proposal.id);
+    later(1000);
+    await expect(ops.approve(proposal.id, ALICE)).rejects.toMatchObject({ refusal: { code: 'OWN_PROPOSAL' } });
+    later(1000);
+    const approved = await ops.approve(proposal.id, BOB);
+    expect(approved.outcome).toMatchObject({ lifted: true, by: BOB_ID.principal });
+    expect(approved.proposal).toMatchObject({ status: 'APPROVED', decidedBy: BOB_ID, outcome: { result: 'DONE' } });
+    later(1000);
+    await expect(
+      ops.approve(proposal.id, { ...BOB, identity: { principal: 'carol', verifiedBy: 'LOCAL_USER' } }),
+    ).rejects.toMatchObject({
+      refusal: { code: 'DECIDED' },
+    });
+    const audit = (await listAudit(ports)).filter((r) => r.action === 'SUPPRESSION_LIFT').reverse();
+    expect(audit.map((r) => [r.step, r.by.principal, r.outcome?.result, r.outcome?.details.code])).toEqual([
+      ['CONFIRM', 'alice', 'REFUSED', 'APPROVAL_REQUIRED'],
+      ['PROPOSE', 'alice', 'DONE', undefined],
+      ['APPROVE', 'alice', 'REFUSED', 'OWN_PROPOSAL'],
+      ['APPROVE', 'bob', 'DONE', undefined],
+      ['APPROVE', 'carol', 'REFUSED', 'DECIDED'],
+    ]);
+    expect(audit[3]).toMatchObject({
+      proposal: proposal.id,
+      details: { proposedBy: ALICE_ID, proposalReason: ALICE.reason },
+    });
+  });
+
+  it('a proposal past its expiry is refused (audited), and so is one whose state changed since it was proposed', async () => {
+    const { ops, later } = world('RESEND');
+    await failed('fe-expire');
+    const expiring = await ops.propose('RESEND', { notificationId: 'fe-expire#EMAIL' }, ALICE);
+    later(24 * HOUR);
+    expect((await ops.proposals({ status: 'EXPIRED' })).map((p) => p.id)).toContain(expiring.id);
+    await expect(ops.approve(expiring.id, BOB)).rejects.toMatchObject({ refusal: { code: 'EXPIRED' } });
+    expect((await table.eventItems('fe-expire'))[0]).toMatchObject({ status: 'FAILED' });
+
+    await failed('fe-changed');
+    const changing = await ops.propose('RESEND', { notificationId: 'fe-changed#EMAIL' }, ALICE);
+    // Meanwhile the notification moved: another attempt failed (a sweeper re-drive), so it is not what alice saw.
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { ...(await table.eventItems('fe-changed'))[0], attempt: 3, lastError: 'REJECTED' },
+      }),
+    );
+    await expect(ops.approve(changing.id, BOB)).rejects.toMatchObject({ refusal: { code: 'CHANGED' } });
+    expect((await table.eventItems('fe-changed'))[0]).toMatchObject({ status: 'FAILED', attempt: 3 });
+    expect((await ops.proposals({ status: 'APPROVED' })).find((p) => p.id === changing.id)).toMatchObject({
+      outcome: { result: 'REFUSED', details: { code: 'CHANGED' } },
+    });
+  });
+
+  it('a rejected proposal is never applied; the proposer may withdraw their own; proposals are listed by customer', async () => {
+    const { ops } = world('RESEND');
+    await failed('fe-reject');
+    const rejected = await ops.propose('RESEND', { notificationId: 'fe-reject#EMAIL' }, ALICE);
+    expect((await ops.proposals({ userId: 'fe-customer' })).map((p) => p.id)).toContain(rejected.id);
+    expect(await ops.proposals({ userId: 'someone-else' })).toEqual([]);
+    expect(await ops.reject(rejected.id, { ...BOB, reason: 'the customer has it by post' })).toMatchObject({
+      status: 'REJECTED',
+      decidedBy: BOB_ID,
+      decisionReason: 'the customer has it by post',
+    });
+    await expect(ops.approve(rejected.id, BOB)).rejects.toMatchObject({ refusal: { code: 'DECIDED' } });
+    const withdrawn = await ops.propose('RESEND', { notificationId: 'fe-reject#EMAIL' }, ALICE);
+    expect((await ops.reject(withdrawn.id, ALICE)).status).toBe('REJECTED');
+    expect((await table.eventItems('fe-reject'))[0]).toMatchObject({ status: 'FAILED' });
+  });
+
+  it('two approvers racing: the proposal is applied once', async () => {
+    const { ops } = world('RESEND');
+    await failed('fe-race');
+    const p = await ops.propose('RESEND', { notificationId: 'fe-race#EMAIL' }, ALICE);
+    const carol = { identity: { principal: 'carol', verifiedBy: 'LOCAL_USER' as const }, reason: 'ok' };
+    const settled = await Promise.allSettled([ops.approve(p.id, BOB), ops.approve(p.id, carol)]);
+    expect(settled.map((s) => s.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((await table.eventItems('fe-race'))[0]).toMatchObject({
+      status: 'PENDING',
+      manualResends: [{ fromStatus: 'FAILED' }],
+    });
+  });
+
+  it('a repair sends to contact points an operator supplied: proposed, shown with them, approved by another, audited as REPAIR', async () => {
+    const { ports, ops } = world();
+    const noCountryCode = transferEvent({ eventId: 'fe-repair', recipient: { phoneNumber: '090-1234-5678' } });
+    await ingest(mskEvent([{ topic: 'fe.repair', partition: 0, offset: 1, value: noCountryCode }]));
+    const corrected = JSON.stringify(
+      transferEvent({ eventId: 'fe-repair', recipient: { phoneNumber: '+81 90-1234-5678' } }),
+    );
+    const request = { eventId: 'fe-repair', corrected };
+    const preview = await ops.preview('REPAIR', request);
+    expect(preview).toMatchObject({
+      ok: true,
+      kind: 'OPERATOR_CONTENT',
+      approvalRequired: true,
+      shown: { suppliedContactPoints: { SMS: '+819012345678' }, refused: [{ channel: 'SMS' }] },
+    });
+    await expect(ops.confirm('REPAIR', request, ALICE)).rejects.toMatchObject({
+      refusal: { code: 'APPROVAL_REQUIRED' },
+    });
+    expect((await table.eventItems('fe-repair')).find((i) => i.sk === 'NOTIFICATION#SMS')).toMatchObject({
+      status: 'REFUSED',
+    });
+    const p = await ops.propose('REPAIR', request, ALICE);
+    expect((await ops.approve(p.id, BOB)).outcome).toMatchObject({ outcome: 'REPAIRED' });
+    expect((await table.eventItems('fe-repair')).find((i) => i.sk === 'NOTIFICATION#SMS')).toMatchObject({
+      status: 'PENDING',
+    });
+    expect((await listAudit(ports)).find((r) => r.action === 'REPAIR' && r.step === 'APPROVE')).toMatchObject({
+      by: BOB_ID,
+      outcome: { result: 'DONE', details: { outcome: 'REPAIRED' } },
+    });
+  });
+
+  it('a resend (not in the default policy) is confirmed by one identity; a fingerprint shown earlier that no longer holds refuses it', async () => {
+    const { ops } = world();
+    await failed('fe-one');
+    const shown = await ops.preview('RESEND', { notificationId: 'fe-one#EMAIL' });
+    expect(shown).toMatchObject({ ok: true, approvalRequired: false, userId: 'fe-customer' });
+    await expect(
+      ops.confirm('RESEND', { notificationId: 'fe-one#EMAIL' }, ALICE, 'not-what-was-shown'),
+    ).rejects.toMatchObject({
+      refusal: { code: 'CHANGED' },
+    });
+    const fingerprint = shown.ok ? shown.fingerprint : '';
+    expect(await ops.confirm('RESEND', { notificationId: 'fe-one#EMAIL' }, ALICE, fingerprint)).toMatchObject({
+      fromStatus: 'FAILED',
+    });
+  });
+});
+
+describe('the operations over HTTP (functions/operator/routes.ts)', () => {
+  it('answers each route with its status: a preview, a refused confirm (403), a proposal (201), an own approval (403), a bad request (400), no route (404)', async () => {
+    const { ops } = world();
+    const lift = await suppress('fe-http@example.com');
+    const call = (identity: typeof ALICE_ID, method: string, path: string, body?: unknown, query = {}) =>
+      answer(ops, identity, { method, path, body, query });
+    expect(await call(ALICE_ID, 'POST', '/actions/SUPPRESSION_LIFT/preview', lift)).toMatchObject({
+      status: 200,
+      body: { ok: true, approvalRequired: true },
+    });
+    expect(
+      await call(ALICE_ID, 'POST', '/actions/SUPPRESSION_LIFT/confirm', { request: lift, reason: 'fixed' }),
+    ).toMatchObject({
+      status: 403,
+      body: { ok: false, refusal: { code: 'APPROVAL_REQUIRED' } },
+    });
+    const proposed = await call(ALICE_ID, 'POST', '/proposals', {
+      action: 'SUPPRESSION_LIFT',
+      request: lift,
+      reason: 'fixed',
+    });
+    expect(proposed.status).toBe(201);
+    const id = (proposed.body as { proposal: { id: string } }).proposal.id;
+    expect(await call(ALICE_ID, 'POST', `/proposals/${id}/approve`, { reason: 'me' })).toMatchObject({ status: 403 });
+    expect(await call(BOB_ID, 'GET', '/proposals', undefined, { status: 'PENDING' })).toMatchObject({
+      status: 200,
+      body: { ok: true, proposals: expect.arrayContaining([expect.objectContaining({ id })]) },
+    });
+    expect(
+      await call(BOB_ID, 'POST', `/proposals/${id}/approve`, { reason: 'seen the bounce is fixed' }),
+    ).toMatchObject({
+      status: 200,
+      body: { ok: true, outcome: { lifted: true } },
+    });
+    expect(await call(ALICE_ID, 'POST', '/actions/RESEND/preview', { notificationId: 42 })).toMatchObject({
+      status: 400,
+    });
+    expect(await call(ALICE_ID, 'POST', '/actions/SUPPRESSION_LIFT/confirm', { request: lift })).toMatchObject({
+      status: 400,
+      body: { refusal: { message: expect.stringMatching(/reason/) } },
+    });
+    expect(await call(ALICE_ID, 'POST', '/actions/FROBNICATE/preview', {})).toMatchObject({ status: 400 });
+    expect(await call(ALICE_ID, 'DELETE', '/proposals', {})).toMatchObject({ status: 404 });
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The evidence store, its gaps, intents and customers' index in memory, with the answers the real adapters give:
+ * a store that writes once (a second put of a key is "already there"), that can fail or hang until aborted; gaps and
+ * an index that can refuse.
+ */
+import type { EvidenceGap, EvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
+import type { EvidenceIndex, EvidenceIndexEntry } from '../../functions/stores/evidence-index.ts';
+import type { EvidenceIntent, EvidenceIntents } from '../../functions/stores/evidence-intents.ts';
+import type { EvidenceStore } from '../../functions/stores/evidence-store.ts';
+
+const refused = (name: string) => Object.assign(new Error(name), { name });
+
+export class MemoryStore implements EvidenceStore {
+  readonly objects = new Map<string, { body: Buffer; retainUntil: Date }>();
+  puts = 0;
+  constructor(public mode: 'ok' | 'fail' | 'hang' = 'ok') {}
+  async put(key: string, body: Uint8Array, retainUntil: Date | undefined, signal?: AbortSignal) {
+    this.puts++;
+    if (this.mode === 'fail') throw refused('ServiceUnavailable');
+    if (this.mode === 'hang') {
+      await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+    }
+    if (this.objects.has(key)) return 'alreadyThere' as const;
+    this.objects.set(key, { body: Buffer.from(body), retainUntil: retainUntil ?? new Date(0) });
+    return 'written' as const;
+  }
+  async list(prefix: string) {
+    return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+  }
+  async get(key: string) {
+    return this.objects.get(key)?.body;
+  }
+  async history(prefix: string) {
+    return (await this.list(prefix)).map((key) => ({
+      key,
+      versions: [{ versionId: undefined, at: undefined }],
+      hidden: false,
+    }));
+  }
+}
+
+export class MemoryGaps implements EvidenceGaps {
+  readonly gaps = new Map<string, EvidenceGap>();
+  constructor(public failing = false) {}
+  async add(gap: EvidenceGap) {
+    if (this.failing) throw refused('ProvisionedThroughputExceededException');
+    this.gaps.set(gap.key, gap);
+  }
+  async list(limit: number) {
+    return [...this.gaps.values()].slice(0, limit);
+  }
+  async close(key: string) {
+    this.gaps.delete(key);
+  }
+}
+
+export class MemoryIntents implements EvidenceIntents {
+  readonly open_ = new Map<string, EvidenceIntent>();
+  constructor(public failing = false) {}
+  async open(intent: EvidenceIntent) {
+    if (this.failing) throw refused('ProvisionedThroughputExceededException');
+    this.open_.set(intent.name, intent);
+  }
+  async close(intent: Pick<EvidenceIntent, 'name'>) {
+    this.open_.delete(intent.name);
+  }
+  async overdue(now: number, limit: number) {
+    return [...this.open_.values()].filter((i) => i.dueMs <= now).slice(0, limit);
+  }
+}
+
+export class MemoryIndex implements EvidenceIndex {
+  readonly months = new Map<string, Set<string>>();
+  constructor(public failing = false) {}
+  async add(entry: EvidenceIndexEntry) {
+    if (this.failing) throw refused('ProvisionedThroughputExceededException');
+    const key = `${entry.userId} ${entry.month}`;
+    this.months.set(key, new Set([...(this.months.get(key) ?? []), ...entry.refs]));
+  }
+  async sendsOf(userId: string) {
+    return [...this.months.entries()]
+      .filter(([k]) => k.startsWith(`${userId} `))
+      .flatMap(([, refs]) => [...refs].sort())
+      .map((ref) => ({ batch: ref.slice(0, ref.indexOf(' ')), notificationId: ref.slice(ref.indexOf(' ') + 1) }));
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * Loaded before every test file: the phone number rules the contract's decoder reads producers' spellings with. The
+ * functions load them when a record first needs them (functions/domain/phone-numbers.ts); tests call the decoder
+ * directly. (Templates are loaded by the files that render: some of them replace the generated modules first.)
+ */
+import { loadPhoneNumbers } from '../../functions/domain/phone-numbers.ts';
+
+await loadPhoneNumbers();

@@ -1,0 +1,50 @@
+/**
+ * What a function loads only when a record needs it (lib/bundling.ts splits each into a chunk): the phone number
+ * rules for a number written otherwise than E.164, and a notice type's templates when one of its notices is rendered.
+ * Each test imports fresh modules, as a new execution environment has them.
+ */
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { transferEvent } from '../support/events.ts';
+
+beforeEach(() => vi.resetModules());
+
+const input = (phoneNumber: string) => ({
+  source: { topic: 't', partition: 0, offset: 1 },
+  value: Buffer.from(JSON.stringify(transferEvent({ recipient: { phoneNumber } }))).toString('base64'),
+});
+const deps = {
+  now: () => Date.parse('2026-11-30T09:16:00Z'),
+  retentionDays: 35,
+  maxEventBytes: 65_536,
+  maxEventAgeSeconds: 0,
+} as never;
+
+describe('loaded on first need', () => {
+  it('a number in E.164 is read without the phone number rules; another spelling loads them once, and is read', async () => {
+    const { admit, admitLoading } = await import('../../functions/ingest/ingest-record.ts');
+    const { phoneParser, PhoneNumbersNotLoaded } = await import('../../functions/domain/phone-numbers.ts');
+    expect(admit(input('+819012345678'), deps).admission).toMatchObject({ ok: true });
+    expect(() => phoneParser()).toThrow(PhoneNumbersNotLoaded);
+    // Not a record's fault: never a quarantine for want of the rules.
+    expect(() => admit(input('+81 90-1234-5678'), deps)).toThrow(PhoneNumbersNotLoaded);
+    const admitted = await admitLoading(input('+81 90-1234-5678'), deps);
+    expect(admitted.admission).toMatchObject({
+      ok: true,
+      normalised: expect.arrayContaining(['recipient.phoneNumber']),
+    });
+    expect(phoneParser()).toBeTypeOf('function');
+  });
+
+  it("a notice type's templates are loaded on their own; rendering a type not loaded is refused as the caller's mistake", async () => {
+    const { compiledSet, loadTemplates, TemplatesNotLoadedError } = await import(
+      '../../functions/domain/template-sets.ts'
+    );
+    expect(() => compiledSet('TransferCompleted', 'en')).toThrow(TemplatesNotLoadedError);
+    await loadTemplates('TransferCompleted');
+    expect(compiledSet('TransferCompleted', 'en')?.subject).toMatch(/\S/);
+    expect(() => compiledSet('CardPayment', 'en')).toThrow(TemplatesNotLoadedError);
+    // A type the catalogue does not have has no templates: rendering it refuses it (RENDER_ERROR), as before.
+    await loadTemplates('NoSuchType');
+    expect(compiledSet('NoSuchType', 'en')).toBeUndefined();
+  });
+});

@@ -1,0 +1,291 @@
+/**
+ * The complete cost of a notification: what the deployed stack is billed for one, counted on the real handlers —
+ * `npm start` itself, with tools/bench/cost-probe.ts counting in its process every DynamoDB request (the units of the
+ * table and of each index, from the items before and after), every evidence request and its bytes, every item left in
+ * the table and how long it is kept — plus the run's own log (every line the functions write, metrics included) and
+ * its invocations. Priced with named parameters (prices.ts, and ASSUMPTIONS below for what is not a price), per
+ * channel (a run of notices on that channel alone) and for the bench's mix (email ½, push ⅓, SMS ⅙), beside the floor
+ * for the same guarantees (docs/measurements.md "The complete cost" says how each part is counted).
+ *
+ * The emails go to SES's mailbox simulator (success+N@simulator.amazonses.com), so each produces the Delivery event
+ * SES publishes in AWS and the feedback function records it; push and SMS produce SNS's delivery status log entries.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
+import type { ProbeCounts } from './cost-probe.ts';
+import { type Prices, US_EAST_1_PRICES } from './prices.ts';
+import { REPO } from './repo.ts';
+import { eventValue, log, round2 } from './workload.ts';
+
+/** What the bill depends on besides prices: named, so a reader can put in their own. */
+export const ASSUMPTIONS = {
+  /** The evidence store's default retention (EVIDENCE_RETENTION_DAYS): its objects and their access logs. */
+  evidenceRetentionDays: 2_557,
+  /** One S3 server access log record (a PUT or GET of the evidence bucket), as S3 writes them: about 400 bytes. */
+  accessLogBytesPerRequest: 400,
+  /** Lambda's own lines per invocation in the JSON log format: platform.start and platform.report. */
+  platformLogBytesPerInvocation: 700,
+  /** The functions' log groups keep a year (lib/logs-key.ts); SNS's delivery status logs a month. */
+  logRetentionMonths: 12,
+  deliveryLogRetentionMonths: 1,
+  /** Every invocation traced (active tracing; the default sampling rule traces fewer at volume): an upper bound. */
+  tracedShareOfInvocations: 1,
+  /** SES events reach the feedback function through a queue: one SendMessage each, a receive and a delete per batch of 10. */
+  sqsRequestsPerSesEvent: 1 + 2 / 10,
+  /** Functions' memory (lib/notifier-function.ts, lib/delivery-feedback.ts). */
+  memoryGb: { ingest: 0.5, dispatch: 0.5, feedback: 0.25 },
+  /** The feedback function's time per report: a message-index query, a read and a write at 10 ms each. */
+  feedbackSecondsPerReport: 0.03,
+  /** The sweeper runs every minute whatever the volume: 43,200 runs a month of about 0.2 s, over this many notifications. */
+  sweeperRunsPerMonth: 43_200,
+  sweeperSecondsPerRun: 0.2,
+  notificationsPerMonth: 1_000_000,
+} as const;
+
+const DAYS_PER_MONTH = 30.44;
+const GB = 1024 ** 3;
+
+/** What one run measured: per notification, everything the bill counts. */
+interface RunFigures {
+  notifications: number;
+  events: number;
+  sesEvents: number;
+  snsDeliveryLogs: number;
+  invocations: Record<string, number>;
+  logBytes: number;
+  emfLines: number;
+  emfBytes: number;
+  probe: ProbeCounts;
+}
+
+/** The channel set of each event: one channel alone, or the bench's mix (the workload's 1, 2 or 3 channels in turn). */
+type Mix = 'EMAIL' | 'PUSH' | 'SMS' | 'mix';
+
+function events(n: number, mix: Mix): object[] {
+  return Array.from({ length: n }, (_, i) => {
+    const e = eventValue(`cost-${mix}-${i}`, i);
+    return {
+      ...e,
+      recipient: { ...e.recipient, email: `success+${i}@simulator.amazonses.com` },
+      ...(mix === 'mix' ? {} : { channels: [mix] }),
+    };
+  });
+}
+
+/** One `npm start` of the events with the probe loaded, at the stack's log level; its figures. */
+async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
+  const file = join(dir, `${mix}.jsonl`);
+  const probeOut = join(dir, `${mix}.probe.json`);
+  writeFileSync(
+    file,
+    `${events(n, mix)
+      .map((v) => JSON.stringify(v))
+      .join('\n')}\n`,
+  );
+  const child = spawn(
+    process.execPath,
+    ['--max-old-space-size=512', '--import', 'tsx', '--import', './tools/bench/cost-probe.ts'].concat([
+      'tools/local/run.ts',
+      '--events',
+      file,
+      '--json',
+    ]),
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'INFO', COST_PROBE_OUT: probeOut },
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => {
+    stdout += String(c);
+  });
+  child.stderr.on('data', (c) => {
+    stderr = (stderr + String(c)).slice(-4000);
+  });
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+  if (code !== 0) throw new Error(`npm start for the cost run exited ${code}: ${stderr.trim().slice(-1000)}`);
+  const report = JSON.parse(stdout) as {
+    events: { accepted: number };
+    notifications: { created: number; sent: number };
+    feedback: { delivered: number; snsDeliveryStatus: number };
+    run: string;
+    log: string;
+  };
+  if (report.notifications.sent !== report.notifications.created)
+    throw new Error('cost run: not every notification was sent');
+  const lines = readFileSync(join(REPO, report.log), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
+  const requests = new Map<string, Set<string>>();
+  for (const line of lines) {
+    const fn = /"function_name":"([^"]+)"/.exec(line)?.[1];
+    const id = /"function_request_id":"([^"]+)"/.exec(line)?.[1];
+    if (fn === undefined || id === undefined) continue;
+    if (!requests.has(fn)) requests.set(fn, new Set());
+    requests.get(fn)?.add(id);
+  }
+  const emf = lines.filter((l) => l.startsWith('{"_aws"'));
+  const figures: RunFigures = {
+    notifications: report.notifications.created,
+    events: report.events.accepted,
+    sesEvents: report.feedback.delivered,
+    snsDeliveryLogs: report.feedback.snsDeliveryStatus,
+    invocations: Object.fromEntries([...requests].map(([fn, ids]) => [fn.replace(/^notifier-/, ''), ids.size])),
+    logBytes: lines.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
+    emfLines: emf.length,
+    emfBytes: emf.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
+    probe: JSON.parse(readFileSync(probeOut, 'utf8')) as ProbeCounts,
+  };
+  rmSync(join(REPO, report.run), { recursive: true, force: true });
+  return figures;
+}
+
+/** Seconds of Lambda per unit of work, measured by the bench under 10 ms per DynamoDB call. */
+export interface LambdaTimes {
+  readonly ingestSecondsPerRecord: number;
+  readonly dispatchSecondsPerSend: number;
+}
+
+const money = (n: number) => round2(n);
+
+/** One run's bill per million notifications, part by part, and the floor beside it. */
+function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
+  const A = ASSUMPTIONS;
+  const per = 1_000_000 / f.notifications;
+  const dynamo = Object.values(f.probe.dynamodb);
+  const indexWru = Object.values(f.probe.indexWru).reduce((a, b) => a + b, 0);
+  const wru = dynamo.reduce((a, c) => a + c.wru, 0);
+  const rru = dynamo.reduce((a, c) => a + c.rru, 0);
+  const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
+  const rruPrice = p.dynamodbReadRequestUnitPerMillion / 1e6;
+  const evidenceMonths = A.evidenceRetentionDays / DAYS_PER_MONTH;
+  // Table storage: every item for as long as it is kept (its TTL; an item without one, for the evidence's retention),
+  // its indexes' copies too; PITR on the table's own bytes.
+  let storageGbMonths = 0;
+  let pitrGbMonths = 0;
+  for (const s of Object.values(f.probe.stored)) {
+    const withTtl = s.items - s.withoutTtl;
+    const keptMonths = withTtl === 0 ? 0 : s.keptSeconds / withTtl / 86_400 / DAYS_PER_MONTH;
+    const months = (withTtl * keptMonths + s.withoutTtl * evidenceMonths) / Math.max(1, s.items);
+    storageGbMonths += ((s.bytes + s.indexBytes) / GB) * months;
+    pitrGbMonths += (s.bytes / GB) * months;
+  }
+  const ev = f.probe.evidence;
+  const evidenceRequests = ev.puts + ev.gets + ev.lists;
+  const inv = f.invocations;
+  const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
+  const snsLogBytes =
+    f.snsDeliveryLogs *
+    Buffer.byteLength(
+      deliveryStatusLog({ messageId: 'a'.repeat(36), channel: 'SMS', to: '+819012345678', at: Date.now() }).message,
+    );
+  const lambdaGbSeconds =
+    f.events * lambda.ingestSecondsPerRecord * A.memoryGb.ingest +
+    f.notifications * lambda.dispatchSecondsPerSend * A.memoryGb.dispatch +
+    (f.sesEvents + f.snsDeliveryLogs) * A.feedbackSecondsPerReport * A.memoryGb.feedback +
+    ((A.sweeperRunsPerMonth * A.sweeperSecondsPerRun * 0.5) / A.notificationsPerMonth) * f.notifications;
+  const logBytes = f.logBytes + invocations * A.platformLogBytesPerInvocation;
+  const logMoney = (bytes: number, months: number) =>
+    (bytes / GB) * (p.logsIngestPerGb + p.logsStorageGbMonth * months);
+  const parts = {
+    dynamodbWrites: wru * wruPrice,
+    dynamodbIndexWrites: indexWru * wruPrice,
+    dynamodbReads: rru * rruPrice,
+    dynamodbStorageAndPitr: storageGbMonths * p.dynamodbStorageGbMonth + pitrGbMonths * p.dynamodbPitrGbMonth,
+    evidenceRequests: (ev.puts + ev.lists) * (p.s3PutPerThousand / 1000) + ev.gets * (p.s3GetPerThousand / 1000),
+    evidenceStorage: (ev.putBytes / GB) * evidenceMonths * p.s3StandardGbMonth,
+    evidenceAccessLogs: ((evidenceRequests * A.accessLogBytesPerRequest) / GB) * evidenceMonths * p.s3StandardGbMonth,
+    cloudWatchLogs: logMoney(logBytes, A.logRetentionMonths) + logMoney(snsLogBytes, A.deliveryLogRetentionMonths),
+    xray: invocations * A.tracedShareOfInvocations * (p.xrayTracePerMillion / 1e6),
+    feedbackQueue: f.sesEvents * A.sqsRequestsPerSesEvent * (p.sqsRequestPerMillion / 1e6),
+    lambda: lambdaGbSeconds * p.lambdaGbSecondArm + invocations * (p.lambdaRequestPerMillion / 1e6),
+  };
+  const own = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, money(v * per)])) as typeof parts;
+  const total = money(Object.values(parts).reduce((a, b) => a + b, 0) * per);
+  const floor = floorOf(f, parts, p);
+  return {
+    notifications: f.notifications,
+    perNotification: {
+      dynamodbRequests: round2(dynamo.reduce((a, c) => a + c.requests, 0) / f.notifications),
+      wru: round2(wru / f.notifications),
+      indexWru: Object.fromEntries(Object.entries(f.probe.indexWru).map(([k, v]) => [k, round2(v / f.notifications)])),
+      rru: round2(rru / f.notifications),
+      evidenceObjects: round2(ev.puts / f.notifications),
+      evidenceBytes: Math.round(ev.putBytes / f.notifications),
+      logBytes: Math.round(logBytes / f.notifications),
+      invocations: round2(invocations / f.notifications),
+      /** What stays in the table per notification, by kind of item: bytes (its indexes' copies included) and days kept. */
+      stored: Object.fromEntries(
+        Object.entries(f.probe.stored).map(([kind, s]) => [
+          kind,
+          {
+            bytes: Math.round((s.bytes + s.indexBytes) / f.notifications),
+            days: s.items === s.withoutTtl ? null : Math.round(s.keptSeconds / (s.items - s.withoutTtl) / 86_400),
+            withoutTtl: s.withoutTtl,
+          },
+        ]),
+      ),
+    },
+    perMillion: { ...own, total },
+    floor: {
+      ...Object.fromEntries(Object.entries(floor.parts).map(([k, v]) => [k, money(v * per)])),
+      total: money(floor.total * per),
+    },
+    overFloor: round2(total / (floor.total * per)),
+  };
+}
+
+/**
+ * The floor: what the same guarantees need at the least, on the same prices. DynamoDB: the one transaction per event
+ * as measured, and per notification a claim and an outcome (1 WRU each), the sweep index's put and delete (nothing is
+ * stuck unseen), one evidence-index entry (a customer's evidence found without listing), one message-index put (feedback
+ * finds its send), the audience check's two eventually consistent reads (1 RRU), and per report a read and a write;
+ * the table's storage and PITR as measured. The evidence as measured (one compressed object per invocation is the
+ * floor of "one object each"), no access logs (a read audit in proportion to reads). Logs: Lambda's own lines and one
+ * metric line per invocation. No traces. Lambda and the feedback queue as measured.
+ */
+function floorOf(f: RunFigures, parts: Record<string, number>, p: Prices) {
+  const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
+  const rruPrice = p.dynamodbReadRequestUnitPerMillion / 1e6;
+  const transaction = f.probe.dynamodb.TransactWrite?.wru ?? 0;
+  const reports = f.sesEvents + f.snsDeliveryLogs;
+  const invocations = Object.values(f.invocations).reduce((a, b) => a + b, 0);
+  const emfLine = f.emfLines === 0 ? 0 : f.emfBytes / f.emfLines;
+  const logBytes = invocations * (ASSUMPTIONS.platformLogBytesPerInvocation + emfLine);
+  const floor = {
+    dynamodbWrites: (transaction + f.notifications * 2 + reports) * wruPrice,
+    dynamodbIndexWrites: f.notifications * (2 + 1 + 1) * wruPrice,
+    dynamodbReads: (f.notifications + reports) * rruPrice,
+    dynamodbStorageAndPitr: parts.dynamodbStorageAndPitr ?? 0,
+    evidenceRequests: parts.evidenceRequests ?? 0,
+    evidenceStorage: parts.evidenceStorage ?? 0,
+    evidenceAccessLogs: 0,
+    cloudWatchLogs: (logBytes / GB) * (p.logsIngestPerGb + p.logsStorageGbMonth * ASSUMPTIONS.logRetentionMonths),
+    xray: 0,
+    feedbackQueue: parts.feedbackQueue ?? 0,
+    lambda: parts.lambda ?? 0,
+  };
+  return { parts: floor, total: Object.values(floor).reduce((a, b) => a + b, 0) };
+}
+
+/** The runs: each channel alone, then the bench's mix; their bills per million notifications. */
+export async function measureFullCost(quick: boolean, lambda: LambdaTimes, prices: Prices = US_EAST_1_PRICES) {
+  const dir = mkdtempSync(join(tmpdir(), 'notifier-cost-'));
+  try {
+    const byChannel: Record<string, ReturnType<typeof billOf>> = {};
+    for (const channel of ['EMAIL', 'PUSH', 'SMS'] as const) {
+      byChannel[channel] = billOf(await runOnce(dir, channel, quick ? 30 : 200), lambda, prices);
+      log(`complete cost: ${channel} done`);
+    }
+    const mix = billOf(await runOnce(dir, 'mix', quick ? 60 : 600), lambda, prices);
+    log('complete cost: mix done');
+    return { prices, assumptions: ASSUMPTIONS, lambda, byChannel, mix };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
