@@ -93,5 +93,9 @@ export const METRIC_NAMES = [
   'EvidenceLost',
   'EvidenceGapsFilled',
   'EvidenceGapsOpen',
+  // two regions (docs/regions.md): a send the fence stopped; the keeper fencing this region, or seeing both active
+  'FencedSendAttempts',
+  'SelfDemoted',
+  'RegionsBothActive',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
