@@ -47,7 +47,9 @@ const EVIDENCE_BATCHES_PER_RUN = 20;
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   try {
-    if (fence !== undefined && !(await keepRegion(fence, config.tableName))) return { fenced: true };
+    if (fence !== undefined && !(await keepRegion(fence, config.tableName))) {
+      return { fenced: true, redriven: 0, woken: 0, expired: 0, resolvedUnknown: 0, resolvedRetry: 0 };
+    }
     // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
     const shards = await shardMark.raise(config.sweepShards, Date.now());
     const r = await sweep({
