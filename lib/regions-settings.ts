@@ -91,3 +91,30 @@ export function regionsProblems(s: RegionsSettings, primary: PrimarySide): strin
   }
   return problems;
 }
+
+/**
+ * Settings that name a resource of the primary's region and have no recovery-region counterpart under `recovery` yet:
+ * refused in a stage with two regions rather than deployed to the recovery region pointing at the primary's.
+ */
+const PRIMARY_ONLY = ['kafkaScramSecretArn', 'kafkaScramKmsKeyArn', 'schemaRegistry', 'vpc', 'console'] as const;
+
+/** The recovery region's settings as the primary's are read: the regional keys from `recovery`, the rest shared. */
+export function recoveryReader(read: (key: string) => unknown, s: RegionsSettings): (key: string) => unknown {
+  const problems = PRIMARY_ONLY.filter((k) => read(k) !== undefined).map(
+    (k) => `${k}: not yet supported in a stage with two regions (the recovery region would use the primary's)`,
+  );
+  if (problems.length > 0) throw new SettingsError(problems);
+  const r = s.recovery;
+  const regional: Record<string, unknown> = {
+    mskClusterArn: r.mskClusterArn,
+    pushPlatformApplicationArns: r.pushPlatformApplicationArns.length === 0 ? undefined : r.pushPlatformApplicationArns,
+    kmsKeyArn: r.kmsKeyArn,
+    mskSubnetIds: r.mskSubnetIds,
+    mskSecurityGroupIds: r.mskSecurityGroupIds,
+    mskVpcId: r.mskVpcId,
+    mskRouteTableIds: r.mskRouteTableIds,
+    // The table's backup is the primary's: the replica is the same table (and has point-in-time recovery).
+    backup: undefined,
+  };
+  return (key) => (key in regional ? regional[key] : read(key));
+}

@@ -411,6 +411,11 @@ export function parseSettings(read: (key: string) => unknown, now: number = Date
  * `-c` wins over the file.
  */
 export function settingsFromContext(tryGetContext: (key: string) => unknown): Settings {
+  return parseSettings(settingsReader(tryGetContext));
+}
+
+/** One key of the settings as given: CDK context over the settings file's value. */
+export function settingsReader(tryGetContext: (key: string) => unknown): (key: string) => unknown {
   const file = tryGetContext('settingsFile');
   let fromFile: Record<string, unknown> = {};
   if (file !== undefined) {
@@ -420,7 +425,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): Se
       throw new SettingsError([`settingsFile "${file}" cannot be read: ${(error as Error).message}`]);
     }
   }
-  return parseSettings((key) => tryGetContext(key) ?? fromFile[key]);
+  return (key) => tryGetContext(key) ?? fromFile[key];
 }
 
 /** The account and region the stack must be deployed to: the cluster's, since the mapping cannot cross regions. */
