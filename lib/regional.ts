@@ -196,9 +196,10 @@ export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: 
     }),
   );
   f.sweeper.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['HEARTBEAT#*'] });
-  // The recovery region takes no event until a promotion enables its mapping; the group id is the primary's, so it
-  // resumes from the offsets MSK Replicator translated (docs/regions.md "Events read again").
-  if (role.kind === 'recovery') f.ingestMapping.enabled = false;
+  // Only the active region takes events (settings `regions.active`): the other's mapping is created disabled until a
+  // promotion enables it. The group id is the same in both, so the recovery region resumes from the offsets MSK
+  // Replicator translated (docs/regions.md "Events read again").
+  if (role.region !== role.settings.regions.active) f.ingestMapping.enabled = false;
 }
 
 /**
