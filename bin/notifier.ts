@@ -6,12 +6,12 @@
  */
 import { App } from 'aws-cdk-lib';
 import { addRuleSets, openFindings } from '../lib/compliance.ts';
-import { createNotifierStack } from '../lib/notifier-app.ts';
+import { createNotifierStacks } from '../lib/notifier-app.ts';
 import { SettingsError } from '../lib/settings.ts';
 
 const app = new App();
 try {
-  createNotifierStack(app);
+  createNotifierStacks(app);
 } catch (error) {
   // A settings problem is the deployer's to fix: say what, without a stack trace.
   if (!(error instanceof SettingsError)) throw error;

@@ -8,7 +8,7 @@
  */
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import {
@@ -24,6 +24,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { DispatchTiming } from '../functions/contracts/dispatch-timing.ts';
 import {
   DISPATCH_FILTER_PATTERN,
+  ownedBy,
   URGENT_BATCH_SIZE,
   URGENT_MAX_RECORD_AGE_SECONDS,
   URGENT_RETRIES,
@@ -45,10 +46,12 @@ export interface DispatchTriggers {
 export function createDispatchTriggers(
   stack: Stack,
   dispatch: NotifierFunction,
-  table: Table,
+  table: ITable,
   key: IKey | undefined,
   timing: DispatchTiming,
   warmEnvironments = 0,
+  /** Two regions: this region, so the triggers take only its own writes, never replicated ones. */
+  owner?: string,
 ): DispatchTriggers {
   const queue = (id: string) =>
     new Queue(stack, id, {
@@ -70,7 +73,7 @@ export function createDispatchTriggers(
       batchSize: timing.batchSize,
       maxBatchingWindow: Duration.seconds(1),
       parallelizationFactor: 2,
-      filters: [FilterCriteria.filter(DISPATCH_FILTER_PATTERN as unknown as Record<string, unknown>)],
+      filters: [FilterCriteria.filter(ownedBy(DISPATCH_FILTER_PATTERN, owner) as unknown as Record<string, unknown>)],
     }),
   );
   // Critical notices first in the stream path too: a second reader of the stream (DynamoDB Streams allows two per
@@ -94,7 +97,9 @@ export function createDispatchTriggers(
     onFailure: sendOnlyQueueDestination(urgentFailures),
     // EventCount: polled, filtered, invoked, failed, dropped and parked records (ErrorCount is Kafka's only).
     metricsConfig: { metrics: [MetricType.EVENT_COUNT] },
-    filters: [FilterCriteria.filter(urgentFilterPattern(CRITICAL_TYPES) as unknown as Record<string, unknown>)],
+    filters: [
+      FilterCriteria.filter(ownedBy(urgentFilterPattern(CRITICAL_TYPES), owner) as unknown as Record<string, unknown>),
+    ],
   });
   return { routineFailures, urgentFailures, urgentMappingId: urgent.eventSourceMappingId };
 }

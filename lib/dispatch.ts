@@ -33,7 +33,7 @@ export function createDispatch(p: FunctionPartProps): Dispatch {
   fn.useTable(table, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
   grantSends(fn, p);
   // The routine and the urgent stream triggers, and where each parks what it gives up (lib/dispatch-triggers.ts).
-  const triggers = createDispatchTriggers(stack, fn, table, p.key, timing, s.urgentWarmEnvironments);
+  const triggers = createDispatchTriggers(stack, fn, table, p.key, timing, s.urgentWarmEnvironments, p.owner);
   // One batch of records per invocation (docs/evidence-and-privacy.md); the customers' index is an UpdateItem above.
   p.evidence.grantWrite(fn, ['batches']);
   // The batch's intent (written, then closed), and a gap (the batch's bytes) when the store fails: the sweeper

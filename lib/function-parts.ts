@@ -8,7 +8,7 @@
  * them. The parts keep the paths, and so the template, as they were.
  */
 import type { Stack } from 'aws-cdk-lib';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { DispatchTiming } from '../functions/contracts/dispatch-timing.ts';
 import {
@@ -29,7 +29,9 @@ export interface FunctionPartProps {
   readonly prefix: string;
   readonly metricNamespace: string;
   readonly timing: DispatchTiming;
-  readonly table: Table;
+  readonly table: ITable;
+  /** This region, as the `owner` its triggers take writes of: only in a stage with two regions (lib/regional.ts). */
+  readonly owner?: string;
   /** The bank's customer key (settings `kmsKeyArn`), when given. */
   readonly key: IKey | undefined;
   readonly evidence: EvidenceStore;

@@ -3,7 +3,7 @@
  * attached to the construct the finding is about (a role's policy, a function, a queue, a bucket), never to the stack.
  */
 import { Stack, Token, Validations } from 'aws-cdk-lib';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnVPC } from 'aws-cdk-lib/aws-ec2';
 import { CfnPolicy, CfnRole, type IRole, type Role } from 'aws-cdk-lib/aws-iam';
 import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -115,7 +115,7 @@ export const packs = (rule: string) => COMPLIANCE_PACKS.map((p) => `${p}-${rule}
 export const controlTower = (rule: string) => `cdk-validator-cfnguard::${rule}`;
 
 export interface OutsideRuleSetsScope {
-  readonly table: Table;
+  readonly table: ITable;
   readonly failedBatches: Bucket;
   readonly evidence: EvidenceStore;
   /** Queues that are themselves a dead-letter or on-failure destination. */
@@ -272,6 +272,22 @@ function acknowledgeWhatTheStageLeavesOff(r: OutsideRuleSetsScope, all: IConstru
       r.dispatch.role as Role,
       [`AwsSolutions-IAM5[Resource::${arn.replace(':app/', ':endpoint/')}/*]`],
       "Push goes to endpoints of the bank's configured platform applications only; endpoints are created per device at run time, under the application's ARN.",
+    );
+  }
+}
+
+/** A region's fence table (lib/regional.ts): a handful of items the stack writes first and operators move, audited. */
+export function acknowledgeFenceTable(table: IConstruct, kmsKey: boolean): void {
+  ack(
+    table,
+    packs('DynamoDBInBackupPlan'),
+    "The fence holds a region's state and epoch only (a few items): every move is an audited operator action that says what it wrote, and the stack writes the first state if absent; point-in-time recovery and deletion protection are on.",
+  );
+  if (!kmsKey) {
+    ack(
+      table,
+      [controlTower('dynamodb_table_encrypted_kms_check')],
+      "Encrypted with AWS-owned keys where the stage gives no kmsKeyArn (the bank's own key for the tables: docs/deploy.md); it holds no customer data.",
     );
   }
 }

@@ -4,7 +4,7 @@
  */
 import { CfnOutput, type Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { DeliveryFeedback } from './delivery-feedback.ts';
@@ -16,7 +16,7 @@ import { OPTIONAL_STACK_OUTPUTS, STACK_OUTPUTS, type StackOutputName } from './s
 export interface NotifierOutputsProps {
   readonly stage: string;
   readonly mskClusterArn: string;
-  readonly table: Table;
+  readonly table: ITable;
   readonly ingest: NotifierFunction;
   readonly ingestMappingId: string;
   readonly failedBatches: Bucket;

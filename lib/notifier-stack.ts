@@ -7,7 +7,7 @@
  */
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -32,6 +32,7 @@ import { Observability } from './observability.ts';
 import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
+import { alarmOnRegions, createFence, fenceFunctions, type RegionRole, regionalTable } from './regional.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
@@ -41,26 +42,28 @@ import { createTable, guardTableWrites } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
+  /** A stage in two regions: which side this stack is (lib/regional.ts); absent in one region. */
+  readonly region?: RegionRole;
 }
 
 export { KAFKA_MAPPING_LOGICAL_ID };
 
 export class NotifierStack extends Stack {
-  readonly table: Table;
+  readonly table: ITable;
   private readonly zones: readonly string[] | undefined;
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
     super(scope, id, props);
     const s = props.settings;
     this.zones = s.vpc?.availabilityZones;
-    const prefix = stackNameOf(s.stage);
+    const prefix = props.stackName ?? stackNameOf(s.stage);
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
     // other here, at synth: a broken rule fails the synth with its name.
     const timing = assertDispatchTiming(DISPATCH_TIMING);
     // The one customer key, when given, protects the table (and its stream), the on-failure queues and the
     // failed-batch bucket; each function is granted it through useTable.
     const key = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
-    this.table = createTable(this, key);
+    this.table = props.region === undefined ? createTable(this, key) : regionalTable(this, key, props.region);
     // Every accepted send and every report on it, kept for years (lib/evidence-store.ts).
     const evidence = new EvidenceStore(this, 'Evidence', {
       prefix,
@@ -80,6 +83,7 @@ export class NotifierStack extends Stack {
       evidence,
       placementEnv: placementEnvironment(s, timing),
       sendingEnv: sendingEnvironment(s, timing),
+      ...(props.region === undefined ? {} : { owner: props.region.region }),
     };
     // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`).
     guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
@@ -124,6 +128,8 @@ export class NotifierStack extends Stack {
       );
     }
     this.placeInNetwork(parts, [ingest.fn, dispatch.fn, sweeper, feedback.function]);
+    if (props.region !== undefined)
+      this.fenceRegion(parts, props.region, observability, [ingest.fn, dispatch.fn, sweeper]);
     // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
     if (s.traceAwsCalls) traceAwsCalls(this);
 
@@ -163,6 +169,26 @@ export class NotifierStack extends Stack {
         replication: s.evidenceReplication !== undefined,
       },
     });
+  }
+
+  /** A stage in two regions: this region's fence, the functions fenced, its alarms (lib/regional.ts). */
+  private fenceRegion(
+    p: FunctionPartProps,
+    role: RegionRole,
+    observability: Observability,
+    [ingest, dispatch, sweeper]: readonly NotifierFunction[],
+  ): void {
+    const fence = createFence(this, p.prefix, p.key, role);
+    // The MSK mapping lib/ingest-source.ts adds to the ingest function (its logical id is fixed there).
+    const ingestMapping = ingest?.node.findChild('KafkaMapping').node.defaultChild as CfnEventSourceMapping;
+    fenceFunctions(this, p.table, fence, role, {
+      ingest: ingest as NotifierFunction,
+      dispatch: dispatch as NotifierFunction,
+      sweeper: sweeper as NotifierFunction,
+      ingestMapping,
+    });
+    alarmOnRegions(observability, p.metricNamespace, p.table, role);
+    new CfnOutput(this, 'FenceTableName', { description: "This region's fence table", value: fence.tableName });
   }
 
   /** The functions that hold customers' contact points, off the internet (settings `vpc`). */

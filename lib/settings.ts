@@ -32,11 +32,12 @@ import {
   rolePatternSchema,
 } from './settings-protection.ts';
 
-const ARN_MSK_CLUSTER = /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
+export const ARN_MSK_CLUSTER =
+  /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
 const ARN_SECRET = /^arn:aws[a-z-]*:secretsmanager:([a-z0-9-]+):(\d{12}):secret:AmazonMSK_[A-Za-z0-9/_+=.@-]+$/;
-const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
+export const ARN_KMS_KEY = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):(\d{12}):key\/[A-Za-z0-9-]+$/;
 /** An SNS platform application: arn:aws:sns:<region>:<account>:app/<platform>/<name>. */
-const ARN_PLATFORM_APPLICATION =
+export const ARN_PLATFORM_APPLICATION =
   /^arn:aws[a-z-]*:sns:([a-z0-9-]+):(\d{12}):app\/(ADM|APNS|APNS_SANDBOX|BAIDU|GCM|MACOS|MACOS_SANDBOX|MPNS|WNS)\/([A-Za-z0-9_.-]{1,256})$/;
 /** A Glue schema registry: arn:aws:glue:<region>:<account>:registry/<name>. */
 export const ARN_GLUE_REGISTRY = /^arn:(aws[a-z-]*):glue:([a-z0-9-]+):(\d{12}):registry\/([A-Za-z0-9_$#.-]{1,255})$/;
@@ -410,6 +411,11 @@ export function parseSettings(read: (key: string) => unknown, now: number = Date
  * `-c` wins over the file.
  */
 export function settingsFromContext(tryGetContext: (key: string) => unknown): Settings {
+  return parseSettings(settingsReader(tryGetContext));
+}
+
+/** One key of the settings as given: CDK context over the settings file's value. */
+export function settingsReader(tryGetContext: (key: string) => unknown): (key: string) => unknown {
   const file = tryGetContext('settingsFile');
   let fromFile: Record<string, unknown> = {};
   if (file !== undefined) {
@@ -419,7 +425,7 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): Se
       throw new SettingsError([`settingsFile "${file}" cannot be read: ${(error as Error).message}`]);
     }
   }
-  return parseSettings((key) => tryGetContext(key) ?? fromFile[key]);
+  return (key) => tryGetContext(key) ?? fromFile[key];
 }
 
 /** The account and region the stack must be deployed to: the cluster's, since the mapping cannot cross regions. */

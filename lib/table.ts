@@ -7,6 +7,8 @@ import { Lazy, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
+  type GlobalSecondaryIndexProps,
+  type GlobalSecondaryIndexPropsV2,
   ProjectionType,
   StreamViewType,
   Table,
@@ -29,32 +31,7 @@ export function createTable(stack: Stack, key: IKey | undefined): Table {
     removalPolicy: RemovalPolicy.RETAIN,
     ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
   });
-  table.addGlobalSecondaryIndex({
-    indexName: schema.sweepIndex.indexName,
-    partitionKey: { name: schema.sweepIndex.partitionKey, type: AttributeType.STRING },
-    sortKey: { name: schema.sweepIndex.sortKey, type: AttributeType.NUMBER },
-    projectionType: ProjectionType.INCLUDE,
-    nonKeyAttributes: [...schema.sweepIndex.nonKeyAttributes],
-  });
-  // SNS's delivery status names the message, not the notification: the feedback function finds it here.
-  table.addGlobalSecondaryIndex({
-    indexName: schema.messageIndex.indexName,
-    partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
-    projectionType: ProjectionType.KEYS_ONLY,
-  });
-  // One customer's events without a scan (ops customer / export / erase): a sparse keys-only index on inbox items.
-  table.addGlobalSecondaryIndex({
-    indexName: schema.userIndex.indexName,
-    partitionKey: { name: schema.userIndex.partitionKey, type: AttributeType.STRING },
-    sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
-    projectionType: ProjectionType.KEYS_ONLY,
-  });
-  table.addGlobalSecondaryIndex({
-    indexName: schema.incidentIndex.indexName,
-    partitionKey: { name: schema.incidentIndex.partitionKey, type: AttributeType.STRING },
-    sortKey: { name: schema.incidentIndex.sortKey, type: AttributeType.STRING },
-    projectionType: ProjectionType.ALL,
-  });
+  for (const index of tableIndexes()) table.addGlobalSecondaryIndex(index);
   return table;
 }
 
@@ -101,4 +78,37 @@ export function guardTableWrites(table: Table, breakGlass: readonly string[]): v
       },
     }),
   );
+}
+
+/** The table's indexes, one list for the table of a stage in one region and the global table of a stage in two. */
+export function tableIndexes(): (GlobalSecondaryIndexProps & GlobalSecondaryIndexPropsV2)[] {
+  const schema = TABLE_SCHEMA;
+  return [
+    {
+      indexName: schema.sweepIndex.indexName,
+      partitionKey: { name: schema.sweepIndex.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: schema.sweepIndex.sortKey, type: AttributeType.NUMBER },
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: [...schema.sweepIndex.nonKeyAttributes],
+    },
+    // SNS's delivery status names the message, not the notification: the feedback function finds it here.
+    {
+      indexName: schema.messageIndex.indexName,
+      partitionKey: { name: schema.messageIndex.partitionKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
+    },
+    // One customer's events without a scan (ops customer / export / erase): a sparse keys-only index on inbox items.
+    {
+      indexName: schema.userIndex.indexName,
+      partitionKey: { name: schema.userIndex.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: schema.userIndex.sortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
+    },
+    {
+      indexName: schema.incidentIndex.indexName,
+      partitionKey: { name: schema.incidentIndex.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: schema.incidentIndex.sortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    },
+  ];
 }

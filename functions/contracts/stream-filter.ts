@@ -21,6 +21,19 @@ export const URGENT_BATCH_SIZE = 10;
 export const URGENT_RETRIES = 2;
 export const URGENT_MAX_RECORD_AGE_SECONDS = 60;
 
+/**
+ * A trigger's pattern in a stage with two regions: only this region's own writes (`owner`, docs/regions.md
+ * "Replicated stream records"). Each replica's stream carries the other region's writes too, replicated; AWS marks
+ * none of them, so the trigger recognises ours by our own attribute and lets no replicated record through.
+ */
+export function ownedBy<P extends { dynamodb: { NewImage: object } }>(pattern: P, owner: string | undefined): P {
+  if (owner === undefined) return pattern;
+  return {
+    ...pattern,
+    dynamodb: { ...pattern.dynamodb, NewImage: { ...pattern.dynamodb.NewImage, owner: { S: [owner] } } },
+  };
+}
+
 /** The longest filter pattern Lambda takes. */
 export const FILTER_PATTERN_MAX_CHARS = 4096;
 

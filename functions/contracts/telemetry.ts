@@ -96,5 +96,9 @@ export const METRIC_NAMES = [
   'EvidenceGapsOpen',
   'EvidenceIntentsNotWritten',
   'EvidenceIntentOldestAge',
+  // two regions (docs/regions.md): a send the fence stopped; the keeper fencing this region, or seeing both active
+  'FencedSendAttempts',
+  'SelfDemoted',
+  'RegionsBothActive',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

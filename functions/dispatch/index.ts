@@ -12,6 +12,7 @@ import pLimit from 'p-limit';
 import { loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
+import { regionFenceOf } from '../commons/region-fence.ts';
 import { sleep } from '../commons/retry.ts';
 import { uniformRetention } from '../domain/evidence.ts';
 import { loadTemplates } from '../domain/template-sets.ts';
@@ -26,6 +27,7 @@ import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
+import { FencedSender } from './fenced-sender.ts';
 import { evidenceReserveMs, InvocationBudget } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
@@ -43,9 +45,11 @@ const sender = new ProviderSender(providers.ses, providers.sns, {
   ...config,
   origin: { account: config.accountId, region: config.region, applications: config.pushApplications },
 });
+// Two regions: every claim carries this region's epoch, and the fence is read immediately before every provider call.
+const fence = regionFenceOf();
 const deps: DispatchDeps = {
-  store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards),
-  sender,
+  store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards, fence?.store),
+  sender: fence === undefined ? sender : new FencedSender(sender, fence.store, () => count('FencedSendAttempts')),
   pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
     now: Date.now,
     sleep,

@@ -6,7 +6,7 @@
  * fingerprint of what was read, so the approval applies exactly that — or is refused, because the state changed. Pure.
  */
 import { createHash } from 'node:crypto';
-import type { AuditAction, AuditRecord } from './audit.ts';
+import type { AuditRecord, OperatorActionName } from './audit.ts';
 import { type RecordedIdentity, sameIdentity, type VerifiedIdentity } from './identity.ts';
 import { type Refusal, refusal } from './refusal.ts';
 
@@ -71,7 +71,7 @@ export type ProposalState = (typeof PROPOSAL_STATES)[number];
 /** An action one identity proposed, as stored until another decides it. */
 export interface Proposal {
   readonly id: string;
-  readonly action: AuditAction;
+  readonly action: OperatorActionName;
   /** What the action acts on, as its audit names it. */
   readonly target: string;
   /** The customer it concerns, when known: proposals are listed by customer. */

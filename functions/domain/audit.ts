@@ -9,8 +9,11 @@
  */
 import type { RecordedIdentity } from './identity.ts';
 
-/** Every action that changes what a customer receives or what is held about them, and showing what is held. */
-export const AUDIT_ACTIONS = [
+/**
+ * Every action that changes what a customer receives or what is held about them, and showing what is held, as the
+ * operator's operations run them (functions/operator/operations.ts).
+ */
+export const OPERATOR_ACTIONS = [
   'RESEND',
   'REPAIR',
   'REPLAY',
@@ -21,6 +24,12 @@ export const AUDIT_ACTIONS = [
   // A contact point shown in full to support staff, who said why (the support console masks it otherwise).
   'REVEAL',
 ] as const;
+export type OperatorActionName = (typeof OPERATOR_ACTIONS)[number];
+
+/** The regions' fence moved, and what a failover left decided (docs/regions.md): run against both regions at once. */
+export const REGION_ACTIONS = ['PROMOTE', 'DEMOTE', 'RECONCILE'] as const;
+
+export const AUDIT_ACTIONS = [...OPERATOR_ACTIONS, ...REGION_ACTIONS] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /**

@@ -44,13 +44,23 @@ export const notificationKey = (eventId: string, channel: Channel): Notification
   pk: eventPk(eventId),
   sk: notificationSk(channel),
 });
-/** The (eventId, channel) of a notification's primary key, or undefined when the key is not a notification's. */
+/** The (eventId, channel) of a notification's primary key — a successor's too — or undefined when the key is not a notification's. */
 export function notificationOfKey(key: NotificationKey): NotificationRef | undefined {
   const eventId = eventIdOfPk(key.pk);
-  const channel = key.sk.slice(NOTIFICATION_PREFIX.length);
+  const channel = key.sk.slice(NOTIFICATION_PREFIX.length).replace(SUCCESSOR_SUFFIX, '');
   if (eventId === undefined || !isNotificationSk(key.sk) || !isChannel(channel)) return undefined;
   return { eventId, channel };
 }
+
+/**
+ * A successor: the notification a promoted region writes about one the previous epoch's region owns, in the same
+ * partition, `NOTIFICATION#<channel>#E<epoch>` (docs/regions.md "Ownership"). One key per (eventId, channel, epoch), so
+ * every path that reaches it creates it once. Its notificationId is `<eventId>#<channel>#E<epoch>`.
+ */
+const SUCCESSOR_SUFFIX = /#E\d+$/;
+export const successorSk = (channel: Channel, epoch: number) => `${notificationSk(channel)}#E${epoch}`;
+export const successorIdOf = (eventId: string, channel: Channel, epoch: number) =>
+  `${notificationIdOf(eventId, channel)}#E${epoch}`;
 
 /**
  * An earlier send of a notification: the provider's message id of a send an operator's resend took off the item,
@@ -72,8 +82,9 @@ export const notificationIdOf = (eventId: string, channel: Channel) => `${eventI
 /** The notificationId of the item at (pk, sk): the inverse of eventPk and notificationSk. */
 export const notificationIdOfKey = (pk: string, sk: string) =>
   `${pk.slice(EVENT_PREFIX.length)}#${sk.slice(NOTIFICATION_PREFIX.length)}`;
-/** The (eventId, channel) a notificationId names, or undefined when it names none (`<eventId>#EMAIL|PUSH|SMS`). */
-export function parseNotificationId(id: string): NotificationRef | undefined {
+/** The (eventId, channel) a notificationId names — a successor's names its original's — or undefined when it names none. */
+export function parseNotificationId(notificationId: string): NotificationRef | undefined {
+  const id = notificationId.replace(SUCCESSOR_SUFFIX, '');
   const at = id.lastIndexOf('#');
   const channel = id.slice(at + 1);
   if (at <= 0 || !isChannel(channel)) return undefined;

@@ -19,6 +19,13 @@ export const NOTIFICATION_STATUSES = [
   'SUPERSEDED',
   /** The flood guard: the customer already had its type's limit on this channel in the window. Never sent. */
   'THROTTLED',
+  /**
+   * A successor a promoted region wrote about a notice the previous epoch's region may have sent (docs/regions.md):
+   * waits for that region's record, or an operator's decision. Never released by time.
+   */
+  'FAILOVER_HELD',
+  /** This item's notice lives on in another item of the same (eventId, channel) — its successor or its original. */
+  'HANDED_OVER',
 ] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly NotificationStatus[] = [
@@ -30,6 +37,7 @@ export const TERMINAL_STATUSES: readonly NotificationStatus[] = [
   'EXPIRED',
   'SUPERSEDED',
   'THROTTLED',
+  'HANDED_OVER',
 ];
 /** The terminal statuses of a notification never sent because of its moment (docs/dispatch.md "The right moment"). */
 export const NOT_SENT_BY_MOMENT = [
@@ -42,7 +50,8 @@ export const NOT_SENT_BY_MOMENT = [
 export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
   // PENDING → FAILED: the sweeper expires a notification past its maximum age without claiming it.
   // PENDING → SUPPRESSED: a suppression written without a claim (the store's markSuppressed).
-  PENDING: ['SENDING', 'PENDING', 'FAILED', 'SUPPRESSED'],
+  // PENDING → HANDED_OVER: a demoted region's original, once its successor in the active region carries the notice.
+  PENDING: ['SENDING', 'PENDING', 'FAILED', 'SUPPRESSED', 'HANDED_OVER'],
   // SENDING → SENDING: the holder extends its lease (with the provider's message id once it accepted).
   // SENDING → SUPPRESSED: the audience check, after the claim and the pacing wait, found the channel opted out.
   // SENDING → HELD, EXPIRED, SUPERSEDED, THROTTLED: the moment checks, between the claim and the provider call.
@@ -67,6 +76,10 @@ export const TRANSITIONS: Readonly<Record<NotificationStatus, readonly Notificat
   EXPIRED: [],
   SUPERSEDED: [],
   THROTTLED: [],
+  // The previous epoch's record decides: finished → HANDED_OVER, unknown → UNKNOWN, proven never sent → PENDING;
+  // past the notice's maximum age → FAILED (EXPIRED).
+  FAILOVER_HELD: ['HANDED_OVER', 'UNKNOWN', 'PENDING', 'FAILED'],
+  HANDED_OVER: [],
   // Written REFUSED by ingest (its contact point has no sendable reading); nothing in the pipeline moves it. Only the
   // producer's corrected resend of the event repairs it: REFUSED → PENDING with the new contact point, conditionally
   // (functions/ingest/inbox-store.ts repairChannels, docs/event.md "A refused channel").
@@ -85,12 +98,24 @@ export const OPERATOR_TRANSITIONS: Readonly<Partial<Record<NotificationStatus, r
   SENT: ['PENDING'],
 };
 
-/** Who moves a notification: the pipeline (ingest, dispatch, the sweeper) or an operator. */
-export type Mover = 'pipeline' | 'operator';
+/**
+ * `ops reconcile`'s moves, once a failed-over region answers again and is fenced and quiet (docs/regions.md): a successor
+ * UNKNOWN because its original was in flight follows what the original shows — handed over when it was sent, sent
+ * when it never was.
+ */
+export const RECONCILE_TRANSITIONS: Readonly<Partial<Record<NotificationStatus, readonly NotificationStatus[]>>> = {
+  UNKNOWN: ['HANDED_OVER', 'PENDING'],
+};
+
+/** Who moves a notification: the pipeline (ingest, dispatch, the sweeper), an operator, or a reconciliation. */
+export type Mover = 'pipeline' | 'operator' | 'reconcile';
 
 /** Whether `by` may move a notification from `from` to `to`. */
 export const canMove = (from: NotificationStatus, to: NotificationStatus, by: Mover = 'pipeline'): boolean =>
-  (by === 'operator' ? (OPERATOR_TRANSITIONS[from] ?? []) : TRANSITIONS[from]).includes(to);
+  (by === 'pipeline'
+    ? TRANSITIONS[from]
+    : ((by === 'operator' ? OPERATOR_TRANSITIONS : RECONCILE_TRANSITIONS)[from] ?? [])
+  ).includes(to);
 
 /** A write the state machine does not allow: a bug in the code that asked for it, never a condition of the data. */
 export class IllegalTransitionError extends Error {

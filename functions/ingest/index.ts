@@ -7,20 +7,39 @@
  */
 import { readFileSync } from 'node:fs';
 import type { GlueClient } from '@aws-sdk/client-glue';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
+import { regionFenceOf } from '../commons/region-fence.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
+import { OwnedInboxStore, RegionFencedError } from './owned-inbox-store.ts';
 import { reportBatch } from './report.ts';
 import { SchemaCache, schemaRegistryFor } from './schema-registry.ts';
 
 const config = loadIngestConfig();
-const store = new DynamoInboxStore(documentClient, config.tableName);
+const inbox = new DynamoInboxStore(documentClient, config.tableName);
+// Two regions: every item carries this region as its owner and its epoch; a fenced region takes no event, and events
+// read again after a failover are held or looked up (owned-inbox-store.ts).
+const fence = regionFenceOf();
+const store =
+  fence === undefined
+    ? inbox
+    : new OwnedInboxStore(inbox, fence.store, fence.region, {
+        secondCopy: [],
+        clockMarginMs: fence.clockMarginMs,
+        placement: { pendingThresholdMs: config.pendingThresholdMs, sweepShards: config.sweepShards },
+        now: Date.now,
+        // A held inbox item of this epoch (INBOX#E<n>), read consistently: an event held here before is a duplicate.
+        heldInbox: async (key) =>
+          (await documentClient.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true })))
+            .Item as { payloadHash?: string } | undefined,
+      });
 const limit = pLimit(config.concurrency);
 // Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients
 // are loaded and created when first needed: a JSON producer's container never loads them.
@@ -107,6 +126,11 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
     reportBatch(summary);
     // An infrastructure failure: throwing makes the event source mapping redeliver the whole batch, which is safe
     // (records already written come back as duplicates, bad ones find their quarantine item).
+    if (summary.failure instanceof RegionFencedError) {
+      // Fenced: never success (it would commit the offsets), and not at once either (ten quick retries would park
+      // the batch): wait out the invocation, so the retries outlast the mapping's disabling (docs/regions.md).
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, context.getRemainingTimeInMillis() - 5_000)));
+    }
     if (summary.failure !== undefined) throw summary.failure;
   } finally {
     metrics.publishStoredMetrics();

@@ -16,7 +16,7 @@
  */
 import type { ApprovalKind } from '../domain/approval.ts';
 import { fingerprintOf } from '../domain/approval.ts';
-import type { AuditAction, AuditStep } from '../domain/audit.ts';
+import type { AuditStep, OperatorActionName } from '../domain/audit.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { type Refusal, type RefusalCode, refusal } from '../domain/refusal.ts';
 import type { AuditEntry } from '../stores/audit-log.ts';
@@ -40,7 +40,7 @@ export const refused = (code: RefusalCode, message: string): { ok: false; refusa
 
 export interface OperatorAction<Request, State, Plan, Outcome> {
   /** What its audit record is filed as. */
-  readonly audit: AuditAction;
+  readonly audit: OperatorActionName;
   /** What the audit record names as the action's target. */
   target(request: Request): string;
   /** Which kind of action this request is (domain/approval.ts): whether it needs a second identity's approval. */

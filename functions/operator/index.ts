@@ -16,7 +16,7 @@ export {
   type Proposal,
   type ProposalState,
 } from '../domain/approval.ts';
-export type { AuditAction, AuditOutcome, AuditRecord, AuditStep } from '../domain/audit.ts';
+export type { AuditAction, AuditOutcome, AuditRecord, AuditStep, OperatorActionName } from '../domain/audit.ts';
 export {
   IDENTITY_SOURCES,
   type IdentitySource,
@@ -76,6 +76,7 @@ export {
 } from './operations.ts';
 export { parkedEvent, S3ParkedBatches } from './parked-batches.ts';
 export { type IngestInvoker, type OperatorPorts, operatorPorts, PROPOSAL_KEEP_DAYS } from './ports.ts';
+export * as regions from './regions.ts';
 export { REPAIR_TOPIC, type RepairPlan, type RepairResult, repair } from './repair.ts';
 export { type ReplayResult, replayQuarantine } from './replay.ts';
 export { type ParkedBatch, type ReplayBatchesRequest, replayFailedBatches } from './replay-batches.ts';

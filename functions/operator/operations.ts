@@ -25,7 +25,7 @@ import {
   proposalTampering,
   proposedDigests,
 } from '../domain/approval.ts';
-import type { AuditAction } from '../domain/audit.ts';
+import type { OperatorActionName } from '../domain/audit.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { proposalIdOf } from '../domain/keys.ts';
 import { type Refusal, refusal } from '../domain/refusal.ts';
@@ -61,19 +61,20 @@ export const ACTIONS = {
   ERASE: eraseCustomer,
   REVEAL: reveal,
   // biome-ignore lint/suspicious/noExplicitAny: each action has its own request, state, plan and outcome
-} as const satisfies Record<AuditAction, OperatorAction<any, any, any, any>>;
+} as const satisfies Record<OperatorActionName, OperatorAction<any, any, any, any>>;
 
 type Actions = typeof ACTIONS;
+type Name = OperatorActionName;
 // biome-ignore lint/suspicious/noExplicitAny: inferred from each action
-export type RequestOf<N extends AuditAction> = Actions[N] extends OperatorAction<infer Q, any, any, any> ? Q : never;
+export type RequestOf<N extends Name> = Actions[N] extends OperatorAction<infer Q, any, any, any> ? Q : never;
 // biome-ignore lint/suspicious/noExplicitAny: inferred from each action
-export type OutcomeOf<N extends AuditAction> = Actions[N] extends OperatorAction<any, any, any, infer O> ? O : never;
+export type OutcomeOf<N extends Name> = Actions[N] extends OperatorAction<any, any, any, infer O> ? O : never;
 
 /** What an action would do — or why not. */
 export type PreviewAnswer =
   | {
       readonly ok: true;
-      readonly action: AuditAction;
+      readonly action: OperatorActionName;
       readonly target: string;
       /** What it would do, as its audit record will say. */
       readonly shown: Record<string, unknown>;
@@ -85,7 +86,7 @@ export type PreviewAnswer =
       readonly approvalRequired: boolean;
       readonly userId: string | null;
     }
-  | { readonly ok: false; readonly action: AuditAction; readonly target: string; readonly refusal: Refusal };
+  | { readonly ok: false; readonly action: OperatorActionName; readonly target: string; readonly refusal: Refusal };
 
 /** A proposal as read now: its stored state, or EXPIRED when it is pending past its expiry. */
 export interface ProposalView extends Proposal {
@@ -100,14 +101,14 @@ export interface ProposalQuery {
 
 export interface Operations {
   readonly policy: ApprovalPolicy;
-  preview<N extends AuditAction>(action: N, request: RequestOf<N>): Promise<PreviewAnswer>;
-  confirm<N extends AuditAction>(
+  preview<N extends OperatorActionName>(action: N, request: RequestOf<N>): Promise<PreviewAnswer>;
+  confirm<N extends OperatorActionName>(
     action: N,
     request: RequestOf<N>,
     actor: Actor,
     fingerprint?: string,
   ): Promise<OutcomeOf<N>>;
-  propose<N extends AuditAction>(
+  propose<N extends OperatorActionName>(
     action: N,
     request: RequestOf<N>,
     actor: Actor,
@@ -124,14 +125,14 @@ export interface Operations {
  * (locally) or a client of the operator API, where AWS verifies the caller (tools/ops/operator-client.ts).
  */
 export interface CallerOperations {
-  preview<N extends AuditAction>(action: N, request: RequestOf<N>): Promise<PreviewAnswer>;
-  confirm<N extends AuditAction>(
+  preview<N extends OperatorActionName>(action: N, request: RequestOf<N>): Promise<PreviewAnswer>;
+  confirm<N extends OperatorActionName>(
     action: N,
     request: RequestOf<N>,
     reason: string,
     fingerprint?: string,
   ): Promise<OutcomeOf<N>>;
-  propose<N extends AuditAction>(
+  propose<N extends OperatorActionName>(
     action: N,
     request: RequestOf<N>,
     reason: string,
@@ -157,7 +158,7 @@ export function asCaller(ops: Operations, identity: VerifiedIdentity): CallerOpe
 
 // biome-ignore lint/suspicious/noExplicitAny: the table above types each action; here they are handled alike
 type AnyAction = OperatorAction<any, any, any, any>;
-const actionOf = (name: AuditAction): AnyAction => ACTIONS[name];
+const actionOf = (name: OperatorActionName): AnyAction => ACTIONS[name];
 
 const changed = (what: string) =>
   refusal('CHANGED', `${what} changed since it was shown: look again (nothing was done)`);
@@ -186,7 +187,7 @@ async function found(ports: OperatorPorts, id: string): Promise<Proposal> {
 async function previewAction(
   ports: OperatorPorts,
   policy: ApprovalPolicy,
-  name: AuditAction,
+  name: OperatorActionName,
   request: unknown,
 ): Promise<PreviewAnswer> {
   const action = actionOf(name);
@@ -207,7 +208,7 @@ async function previewAction(
 }
 
 /** Done at once by one identity: refused when the policy wants four eyes, or what was shown is not what is there. */
-function confirmAction<N extends AuditAction>(
+function confirmAction<N extends OperatorActionName>(
   ports: OperatorPorts,
   policy: ApprovalPolicy,
   name: N,
@@ -236,7 +237,7 @@ function confirmAction<N extends AuditAction>(
 async function proposeAction(
   ports: OperatorPorts,
   policy: ApprovalPolicy,
-  name: AuditAction,
+  name: OperatorActionName,
   request: unknown,
   actor: Actor,
   fingerprint: string | undefined,

@@ -4,7 +4,7 @@
  * as INVALID with what is wrong, never half-read.
  */
 import * as z from 'zod/mini';
-import type { AuditAction } from '../domain/audit.ts';
+import type { OperatorActionName } from '../domain/audit.ts';
 import { CHANNELS } from '../domain/channels.ts';
 
 const text = z.string().check(z.minLength(1), z.maxLength(2048));
@@ -29,10 +29,10 @@ export const REQUEST_SCHEMAS = {
   EXPORT: userId,
   ERASE: userId,
   REVEAL: z.object({ notificationId: text }),
-} as const satisfies Record<AuditAction, z.ZodMiniType>;
+} as const satisfies Record<OperatorActionName, z.ZodMiniType>;
 
 /** The request as its action takes it, or the words that say what is wrong with it. */
-export function parseRequest<N extends AuditAction>(
+export function parseRequest<N extends OperatorActionName>(
   action: N,
   body: unknown,
 ): { ok: true; request: z.infer<(typeof REQUEST_SCHEMAS)[N]> } | { ok: false; problem: string } {

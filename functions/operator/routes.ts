@@ -16,7 +16,7 @@
  * action's name (RESEND, REPAIR, REPLAY, REPLAY_BATCHES, SUPPRESSION_LIFT, EXPORT, ERASE).
  */
 import { PROPOSAL_STATES } from '../domain/approval.ts';
-import { AUDIT_ACTIONS, type AuditAction } from '../domain/audit.ts';
+import { OPERATOR_ACTIONS, type OperatorActionName } from '../domain/audit.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { type Refusal, type RefusalCode, refusal } from '../domain/refusal.ts';
 import { OperatorError } from './action.ts';
@@ -49,7 +49,7 @@ export const refusalAnswer = (r: Refusal): HttpAnswer => ({
   body: { ok: false, refusal: r },
 });
 const invalid = (message: string) => refusalAnswer(refusal('INVALID', message));
-const isAction = (name: string): name is AuditAction => (AUDIT_ACTIONS as readonly string[]).includes(name);
+const isAction = (name: string): name is OperatorActionName => (OPERATOR_ACTIONS as readonly string[]).includes(name);
 const PROPOSAL_ID = /^p-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$/;
 
 /** The words of a body field, or undefined when it is absent or not text. */
@@ -73,7 +73,7 @@ async function route(ops: CallerOperations, r: HttpRequest): Promise<HttpAnswer>
   const reason = field(r.body, 'reason') ?? '';
   const [first, second, third] = parts;
   if (first === 'actions' && second !== undefined && parts.length === 3 && r.method === 'POST') {
-    if (!isAction(second)) return invalid(`no action ${second}: one of ${AUDIT_ACTIONS.join(', ')}`);
+    if (!isAction(second)) return invalid(`no action ${second}: one of ${OPERATOR_ACTIONS.join(', ')}`);
     if (third === 'preview')
       return withRequest(second, r.body, async (q) => ({ status: 200, body: await ops.preview(second, q) }));
     if (third === 'confirm') {
@@ -88,7 +88,7 @@ async function route(ops: CallerOperations, r: HttpRequest): Promise<HttpAnswer>
     if (r.method === 'GET') return listed(ops, r.query);
     if (r.method === 'POST') {
       const action = field(r.body, 'action') ?? '';
-      if (!isAction(action)) return invalid(`name the action: one of ${AUDIT_ACTIONS.join(', ')}`);
+      if (!isAction(action)) return invalid(`name the action: one of ${OPERATOR_ACTIONS.join(', ')}`);
       return withRequest(action, (r.body as { request?: unknown }).request, async (q) => {
         const proposal = await ops.propose(action, q, reason, field(r.body, 'fingerprint'));
         return { status: 201, body: { ok: true, proposal } };
@@ -103,7 +103,7 @@ async function route(ops: CallerOperations, r: HttpRequest): Promise<HttpAnswer>
   return { status: 404, body: { ok: false, refusal: refusal('NOT_FOUND', `no route ${r.method} ${r.path}`) } };
 }
 
-async function withRequest<N extends AuditAction>(
+async function withRequest<N extends OperatorActionName>(
   action: N,
   body: unknown,
   then: (request: RequestOf<N>) => Promise<HttpAnswer>,

@@ -24,7 +24,7 @@ import type { NotificationStatus } from '../domain/state-machine.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import { isConditionFailure } from './condition-failure.ts';
-
+import type { FenceGate } from './fence-store.ts';
 import type {
   ClaimResult,
   NotificationKey,
@@ -37,6 +37,7 @@ import type {
   Transition,
   UnsentEnd,
 } from './notification-port.ts';
+import { ownedCondition } from './owned-condition.ts';
 
 export type {
   ClaimResult,
@@ -62,6 +63,8 @@ export class DynamoNotificationStore implements NotificationStore {
     private readonly tableName: string,
     /** Shards of the sweep index the keys this store writes are spread over (the stack's, from its peak). */
     private readonly sweepShards = SWEEP_SHARDS,
+    /** Two regions: the claim and the sweeper's writes need the item's epoch to be this region's (owned-condition.ts). */
+    private readonly fence?: Pick<FenceGate, 'claimEpoch'>,
   ) {}
 
   async get(key: NotificationKey): Promise<NotificationItem | undefined> {
@@ -76,14 +79,15 @@ export class DynamoNotificationStore implements NotificationStore {
     const { channel } = ref;
     const notificationId = notificationIdOf(ref.eventId, channel);
     const claimed = moveCondition('PENDING', 'SENDING');
+    const owned = await ownedCondition(this.fence);
+    if (owned === 'fenced') return { kind: 'taken' };
     try {
       const r = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          ConditionExpression: `${claimed.expression} AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)`,
-          UpdateExpression:
-            'SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease REMOVE retryAt',
+          ConditionExpression: `${claimed.expression} AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)${owned.expression}`,
+          UpdateExpression: `SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease${owned.claimEpoch} REMOVE retryAt`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ...claimed.values,
@@ -94,6 +98,7 @@ export class DynamoNotificationStore implements NotificationStore {
             ':claim': claimId,
             ':now': iso(now),
             ':sweepKey': sweepKey('SENDING', channel, notificationId, this.sweepShards),
+            ...owned.values,
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -170,7 +175,7 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async recordLateAcceptance(item: NotificationItem, providerMessageId: string, now: number): Promise<Transition> {
     const key = { pk: item.pk, sk: item.sk };
-    const result = await this.conditionalUpdate({
+    const result = await this.heldUpdate({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId)',
@@ -273,7 +278,7 @@ export class DynamoNotificationStore implements NotificationStore {
   ): Promise<Transition> {
     const key = { pk: item.pk, sk: item.sk };
     const move = moveCondition('SENDING', to);
-    const result = await this.conditionalUpdate({
+    const result = await this.heldUpdate({
       TableName: this.tableName,
       Key: key,
       ConditionExpression: `${move.expression} AND attempt = :attempt`,
@@ -305,8 +310,17 @@ export class DynamoNotificationStore implements NotificationStore {
     return current?.status === to && current.attempt === attempt && current.updatedAt === iso(now) ? 'applied' : 'lost';
   }
 
-  /** One conditional UpdateItem: `lost` when its condition failed, anything else thrown. */
+  /** A write without a claim (the sweeper's, a suppression): in two regions, only to an item of this region's epoch. */
   private async conditionalUpdate(input: UpdateCommandInput): Promise<Transition> {
+    const owned = await ownedCondition(this.fence);
+    if (owned === 'fenced') return 'lost';
+    input.ConditionExpression = `${input.ConditionExpression}${owned.expression}`;
+    input.ExpressionAttributeValues = { ...input.ExpressionAttributeValues, ...owned.values };
+    return this.heldUpdate(input);
+  }
+
+  /** One conditional UpdateItem: `lost` when its condition failed, anything else thrown. A holder's is fenced on its attempt. */
+  private async heldUpdate(input: UpdateCommandInput): Promise<Transition> {
     try {
       await this.client.send(new UpdateCommand(input));
       return 'applied';

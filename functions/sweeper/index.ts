@@ -8,6 +8,7 @@ import type { Context } from 'aws-lambda';
 import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
+import { regionFenceOf } from '../commons/region-fence.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { parseNotificationId } from '../domain/keys.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
@@ -17,11 +18,19 @@ import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
+import { keepRegion } from './keep-region.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
-const notificationStore = new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards);
+// Two regions: every sweeper write carries this region's epoch, and a fenced region only runs the keeper.
+const fence = regionFenceOf();
+const notificationStore = new DynamoNotificationStore(
+  documentClient,
+  config.tableName,
+  config.sweepShards,
+  fence?.store,
+);
 const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
@@ -42,6 +51,9 @@ const EVIDENCE_RECOVERY_SHARE = 0.5;
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   try {
+    if (fence !== undefined && !(await keepRegion(fence, config.tableName))) {
+      return { fenced: true, redriven: 0, woken: 0, expired: 0, resolvedUnknown: 0, resolvedRetry: 0 };
+    }
     // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
     const shards = await shardMark.raise(config.sweepShards, Date.now());
     const r = await sweep({

@@ -11,6 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { allows, list, type Request, resolver, type Statement } from '../support/policy-eval.ts';
 import {
+  EXAMPLE_ONE_REGION,
   PRODUCTION_LIKE,
   type TemplateResource as Resource,
   synthTemplate,
@@ -91,8 +92,8 @@ const blocked = (paths: AlarmPath[]) =>
 
 describe('every alarm can reach its topic: CloudWatch may publish, and use the key', () => {
   it.each([
-    ['the example settings', 'examples/settings.example.json', {}],
-    ['the example settings, topic not encrypted', 'examples/settings.example.json', { encryptAlarmTopic: 'false' }],
+    ['the example settings', EXAMPLE_ONE_REGION, {}],
+    ['the example settings, topic not encrypted', EXAMPLE_ONE_REGION, { encryptAlarmTopic: 'false' }],
     ['a production-like settings file', PRODUCTION_LIKE, {}],
   ])('%s', (_name, file, overrides) => {
     const { template, stack } = synthTemplate(file, overrides);

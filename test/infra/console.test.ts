@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_ROUTES, PAGE_ROUTES } from '../../functions/contracts/console-routes.ts';
 import { allows, denies, type Statement } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, readTemplate, type TemplateResource } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE, readTemplate, type TemplateResource } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 const t = readTemplate(PRODUCTION_LIKE);
@@ -115,7 +115,7 @@ describe('the support console', () => {
   });
 
   it('is not deployed without the console setting', () => {
-    const example = readTemplate('examples/settings.example.json');
+    const example = readTemplate(EXAMPLE_ONE_REGION);
     expect(
       example.all.filter(([id, r]) => id.startsWith('SupportConsole') || r.Type.startsWith('AWS::Cognito::')),
     ).toEqual([]);

@@ -11,7 +11,12 @@ import { describe, expect, it } from 'vitest';
 import example from '../../examples/settings.example.json' with { type: 'json' };
 import { deployProblems } from '../../lib/deploy-problems.ts';
 import { parseSettings, type Settings } from '../../lib/settings.ts';
-import { PRODUCTION_LIKE, type TemplateResource as Resource, synthTemplate } from '../support/synth.ts';
+import {
+  EXAMPLE_ONE_REGION,
+  PRODUCTION_LIKE,
+  type TemplateResource as Resource,
+  synthTemplate,
+} from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 function synth(file: string, overrides: Record<string, unknown> = {}) {
@@ -38,7 +43,7 @@ function synth(file: string, overrides: Record<string, unknown> = {}) {
 }
 
 const SETTINGS = [
-  ['the example settings', 'examples/settings.example.json'],
+  ['the example settings', EXAMPLE_ONE_REGION],
   ['a production-like settings file', PRODUCTION_LIKE],
 ] as const;
 
@@ -158,7 +163,7 @@ describe.each(SETTINGS)('%s', (_name, file) => {
 
 describe('the account-level SMS attributes are left to another stage when asked', () => {
   it('manageSmsDeliveryStatus false: no SetSMSAttributes, the subscriptions stay', () => {
-    const s = synth('examples/settings.example.json', { manageSmsDeliveryStatus: 'false' });
+    const s = synth(EXAMPLE_ONE_REGION, { manageSmsDeliveryStatus: 'false' });
     expect(s.calls.some((c) => c.create.action === 'setSMSAttributes')).toBe(false);
     expect(s.of('AWS::Logs::SubscriptionFilter').length).toBeGreaterThanOrEqual(2);
   });
@@ -189,7 +194,7 @@ describe('the S3 gateway endpoint', () => {
 describe('the delivery status resources are keyed by what they configure', () => {
   const apps = example.pushPlatformApplicationArns;
   const ids = (arns: readonly string[]) => {
-    const { of } = synth('examples/settings.example.json', { pushPlatformApplicationArns: JSON.stringify(arns) });
+    const { of } = synth(EXAMPLE_ONE_REGION, { pushPlatformApplicationArns: JSON.stringify(arns) });
     const all = [...of('Custom::AWS'), ...of('AWS::Logs::SubscriptionFilter'), ...of('AWS::Lambda::Permission')];
     return new Map(all.filter(([id]) => id.startsWith('SnsDeliveryStatus')).map(([id, r]) => [id, JSON.stringify(r)]));
   };
@@ -333,7 +338,7 @@ describe('the smoke producer', () => {
   });
 
   it('is not deployed without the subnets (npm run smoke -- --direct then), and refuses SASL/SCRAM', () => {
-    const s = synth('examples/settings.example.json');
+    const s = synth(EXAMPLE_ONE_REGION);
     expect(s.of('AWS::Lambda::Function').filter(([i]) => i.startsWith('SmokeProducer'))).toEqual([]);
     expect(() =>
       synth(PRODUCTION_LIKE, {

@@ -10,10 +10,10 @@ import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { PROTECTION_ACTIONS } from '../../lib/evidence-store.ts';
 import { WATCHED_BUCKET_EVENTS, WATCHED_KEY_EVENTS } from '../../lib/protection-watch.ts';
 import { allows, denies, type Principal, type Request } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
-const EXAMPLE = 'examples/settings.example.json';
+const EXAMPLE = EXAMPLE_ONE_REGION;
 const DAYS = EVIDENCE_ENVIRONMENT.EVIDENCE_RETENTION_DAYS.default;
 
 function read(file: string, overrides: Record<string, unknown> = {}) {

@@ -8,13 +8,14 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
+import { EXAMPLE_ONE_REGION } from '../support/synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
 type Statement = { Action: string | string[]; Resource?: unknown; Effect: string; Condition?: unknown };
 
 function synth(overrides: Record<string, unknown> = {}) {
   const app = new App({
-    context: { settingsFile: 'examples/settings.example.json', ...overrides, 'aws:cdk:bundling-stacks': [] },
+    context: { settingsFile: EXAMPLE_ONE_REGION, ...overrides, 'aws:cdk:bundling-stacks': [] },
   });
   const template = Template.fromStack(createNotifierStack(app));
   const json = template.toJSON() as { Resources: Record<string, Resource>; Outputs: Record<string, unknown> };

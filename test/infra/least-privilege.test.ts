@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import example from '../../examples/settings.example.json' with { type: 'json' };
 import { parseSettings } from '../../lib/settings.ts';
 import { allows, denies, type Request, resolver, type Statement } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 function read(file: string) {
@@ -43,7 +43,7 @@ const actions = (statements: Statement[]) => statements.flatMap((s) => [s.Action
 const FUNCTIONS = ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction'] as const;
 
 describe.each([
-  ['the example settings', 'examples/settings.example.json'],
+  ['the example settings', EXAMPLE_ONE_REGION],
   ["a bank's production settings", PRODUCTION_LIKE],
 ])('%s', (_name, file) => {
   const s = read(file);
@@ -185,7 +185,7 @@ describe.each([
 
 describe('the vpc setting (production settings)', () => {
   const prod = read(PRODUCTION_LIKE);
-  const plain = read('examples/settings.example.json');
+  const plain = read(EXAMPLE_ONE_REGION);
 
   it('isolated subnets in the zones named, no internet gateway, no NAT, no route to anywhere but the VPC and its gateway endpoints', () => {
     expect(prod.of('AWS::EC2::InternetGateway')).toEqual([]);
@@ -330,7 +330,7 @@ describe('settings refused at synth', () => {
 
 describe('narrowed where it can be', () => {
   const prod = read(PRODUCTION_LIKE);
-  const plain = read('examples/settings.example.json');
+  const plain = read(EXAMPLE_ONE_REGION);
   const arn = (type: string, id: string) => `arn:aws:ec2:${prod.stack.region}:${prod.stack.account}:${type}/${id}`;
   /** A role's own statements, read with the role as their principal (an identity policy names none). */
   const own = (s: ReturnType<typeof read>, roleId: string) =>

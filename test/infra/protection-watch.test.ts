@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSettings } from '../../lib/settings.ts';
 import { byCloudFormationAs, cloudTrailEvent, matchesPattern } from '../support/event-pattern.ts';
 import { allows, denies, type Principal, type Request, resolver } from '../support/policy-eval.ts';
-import { PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE, readTemplate } from '../support/synth.ts';
 import production from './fixtures/settings.production.json' with { type: 'json' };
 
 function read(file: string) {
@@ -49,7 +49,7 @@ const ask = (principal: Principal, action: string, resource: string): Request =>
 });
 
 describe.each([
-  ['the example settings', read('examples/settings.example.json')],
+  ['the example settings', read(EXAMPLE_ONE_REGION)],
   ["a bank's production settings", read(PRODUCTION_LIKE)],
 ])('the protection watch, %s', (_name, s) => {
   const [topicId] = s.one('AWS::SNS::Topic', 'ObservabilityAlarmTopic');
@@ -248,7 +248,7 @@ describe("the functions that write evidence and send, a bank's production settin
 });
 
 describe('a stack in us-east-1', () => {
-  const east = readTemplate('examples/settings.example.json', {
+  const east = readTemplate(EXAMPLE_ONE_REGION, {
     mskClusterArn: 'arn:aws:kafka:us-east-1:123456789012:cluster/bank-events/11111111-2222-3333-4444-555555555555-1',
     pushPlatformApplicationArns: 'arn:aws:sns:us-east-1:123456789012:app/GCM/bank-app',
   });
@@ -328,7 +328,7 @@ describe("the backup vault's key, a bank's production settings", () => {
 
 describe('reports that leave the account', () => {
   const prod = readTemplate(PRODUCTION_LIKE);
-  const plain = readTemplate('examples/settings.example.json');
+  const plain = readTemplate(EXAMPLE_ONE_REGION);
   const rulesOf = (t: typeof prod) =>
     t.all.filter(([id, r]) => r.Type === 'AWS::Events::Rule' && id.startsWith('ProtectionWatch')).map(([, r]) => r);
 
@@ -389,7 +389,7 @@ describe('reports that leave the account', () => {
 
 describe('every protection rule fits EventBridge', () => {
   it('its pattern stays within the default 2,048 characters, with every name and ARN at its longest', () => {
-    for (const file of ['examples/settings.example.json', PRODUCTION_LIKE]) {
+    for (const file of [EXAMPLE_ONE_REGION, PRODUCTION_LIKE]) {
       const { all, stack } = readTemplate(file);
       // Refs at a 64-character name (Lambda's and IAM's maximum), ARNs at a 64-character name in a long ARN.
       const longest = (v: unknown): unknown => {

@@ -6,10 +6,11 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
+import { EXAMPLE_ONE_REGION } from '../support/synth.ts';
 
 const synth = (context: Record<string, unknown> = {}) => {
   const app = new App({
-    context: { settingsFile: 'examples/settings.example.json', ...context, 'aws:cdk:bundling-stacks': [] },
+    context: { settingsFile: EXAMPLE_ONE_REGION, ...context, 'aws:cdk:bundling-stacks': [] },
   });
   return Template.fromStack(createNotifierStack(app)).toJSON() as {
     Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;

@@ -7,9 +7,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { SettingsError } from '../../lib/settings.ts';
-import { synthTemplate } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, synthTemplate } from '../support/synth.ts';
 
-const SETTINGS = 'examples/settings.example.json';
+const SETTINGS = EXAMPLE_ONE_REGION;
 const GLUE = { kind: 'glue', registryArn: 'arn:aws:glue:ap-northeast-1:123456789012:registry/bank-events' };
 const CONFLUENT = {
   kind: 'confluent',

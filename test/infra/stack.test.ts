@@ -42,9 +42,9 @@ import { STACK_OUTPUT_NAMES } from '../../lib/stack-outputs.ts';
 import { TICKET_ALARMS } from '../../lib/stage-metrics.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { streamRecord } from '../support/stream.ts';
-import { PRODUCTION_LIKE } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE } from '../support/synth.ts';
 
-const SETTINGS_FILE = 'examples/settings.example.json';
+const SETTINGS_FILE = EXAMPLE_ONE_REGION;
 /** The one function of the stack that is not ours: CDK's AwsCustomResource provider (its calls are ours). */
 const PROVIDER = /^AWS679f53fac002430cb0da5b7982bd2287/;
 const SCRAM = {

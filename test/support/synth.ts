@@ -1,4 +1,7 @@
 /** The CDK app synthesized from a settings file, offline and without bundling, as the infra tests read it. */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { resolver, type Statement } from './policy-eval.ts';
@@ -36,3 +39,14 @@ export function readTemplate(settingsFile: string, overrides: Record<string, unk
   const statementsOf = (doc: unknown) => (resolve(doc) as { Statement: Statement[] }).Statement;
   return { template, stack, resolve, all, one, statementsOf };
 }
+
+/**
+ * The example settings as a stage in one region (without `regions` and `recovery`): the template every one-region
+ * test reads, and the snapshot's — a stage in one region builds exactly what it built before two regions existed.
+ */
+export const EXAMPLE_ONE_REGION = (() => {
+  const { regions: _r, recovery: _v, ...one } = JSON.parse(readFileSync('examples/settings.example.json', 'utf8'));
+  const path = join(mkdtempSync(join(tmpdir(), 'notifier-settings-')), 'settings.one-region.json');
+  writeFileSync(path, JSON.stringify(one));
+  return path;
+})();

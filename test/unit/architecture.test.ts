@@ -102,7 +102,7 @@ describe('dependencies point one way', () => {
  */
 const ENTRY_MODULES: readonly RegExp[] = [
   /^functions\/[a-z-]+\/index\.ts$/,
-  /^functions\/(ingest\/ingest-batch|dispatch\/dispatch-notification|sweeper\/sweep|feedback\/record-feedback|smoke\/produce-smoke-event)\.ts$/,
+  /^functions\/(ingest\/ingest-batch|dispatch\/dispatch-notification|sweeper\/sweep|sweeper\/keeper|feedback\/record-feedback|smoke\/produce-smoke-event)\.ts$/,
   /^functions\/domain\//,
   /^functions\/contracts\//,
   /^functions\/stores\/[a-z-]+\.ts$/,
@@ -119,7 +119,7 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     why: "the handlers' one DynamoDB client: the chaos suite injects its faults into it, the end-to-end bench times each commit",
   },
   'functions/dispatch/senders.ts': {
-    tools: /^tools\/(chaos\/witness|bench\/e2e-trace)\.ts$/,
+    tools: /^tools\/(chaos\/witness|bench\/e2e-trace|drill\/region)\.ts$/,
     why: "dispatch's provider call: the chaos witness ties each accepted send to its attempt, the bench times it",
   },
   'functions/dispatch/send-error.ts': {
@@ -127,7 +127,7 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     why: 'a send whose outcome is unknown: the only legitimate cause of a second send, as the witness must tell',
   },
   'functions/dispatch/pacer.ts': {
-    tools: /^tools\/bench\/(quota|e2e-trace)\.ts$/,
+    tools: /^tools\/(bench\/(quota|e2e-trace)|drill\/region)\.ts$/,
     why: 'the shared send quota: the bench measures it across environments, and times its wait inside dispatch',
   },
   'functions/dispatch/send-quota-store.ts': {
@@ -139,8 +139,24 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     why: "the provider request a send makes: the bench builds each send's evidence from it, as the sender's own builder does",
   },
   'functions/ingest/inbox-store.ts': {
-    tools: /^tools\/bench\/(ingest|cpu)\.ts$/,
-    why: "ingest's store, under the ingest use case the bench measures on DynamoDB Local, under latency and for CPU",
+    tools: /^tools\/(bench\/(ingest|cpu)|drill\/(region|play))\.ts$/,
+    why: "ingest's store, under the ingest use case the bench measures on DynamoDB Local, under latency and for CPU; the drill's two regions each wire their own (the handlers are module singletons of one environment)",
+  },
+  'functions/ingest/owned-inbox-store.ts': {
+    tools: /^tools\/drill\/region\.ts$/,
+    why: "ingest's store in a stage with two regions: the drill wires each region's ingest as its handler would",
+  },
+  'functions/dispatch/fenced-sender.ts': {
+    tools: /^tools\/drill\/region\.ts$/,
+    why: "the fence read before every provider call: the drill wires it in front of each region's mocked provider",
+  },
+  'functions/dispatch/channel-breaker.ts': {
+    tools: /^tools\/drill\/region\.ts$/,
+    why: "dispatch's dependencies, wired per region by the drill (two regions in one process)",
+  },
+  'functions/dispatch/stream-record.ts': {
+    tools: /^tools\/drill\/play\.ts$/,
+    why: "the dispatch trigger's reading of a stream record: the drill plays each region's trigger",
   },
 };
 
@@ -189,8 +205,9 @@ describe('the tools reach the product through its entries', () => {
 
   it("no tool constructs a write to the product's table: the only item writes are the bench's fixtures and its baseline", () => {
     // The product writes its table through its own code (functions/operator, the stores); a tool that seeds a bench's
-    // table of its own (seed.ts) or measures the baseline a team would otherwise write (powertools-baseline.ts) aside.
-    const allowed = ['tools/bench/seed.ts', 'tools/bench/powertools-baseline.ts'];
+    // table of its own (seed.ts) or measures the baseline a team would otherwise write (powertools-baseline.ts) aside,
+    // and the drill's stand-in for AWS's own replication between two regions' tables (replication.ts).
+    const allowed = ['tools/bench/seed.ts', 'tools/bench/powertools-baseline.ts', 'tools/drill/replication.ts'];
     const writes =
       /\b(?:Put|Update|Delete|BatchWrite|TransactWrite)(?:Item|Items)?Command\b[^;]*from\s+'@aws-sdk\/(?:lib-dynamodb|client-dynamodb)'/s;
     const writers = filesUnder('tools').filter((file) =>

@@ -13,6 +13,7 @@ import * as act from './commands-act.ts';
 import * as four from './commands-proposals.ts';
 import * as read from './commands-read.ts';
 import { connect } from './connect.ts';
+import { REGION_COMMANDS, regionsMain } from './regions.ts';
 import { StackOutputsError } from './stack-outputs.ts';
 import { USAGE } from './usage.ts';
 
@@ -100,6 +101,7 @@ export async function main(
   /** Locally, who acts when not this process's login: a test's second identity (never a command-line option). */
   as?: VerifiedIdentity,
 ) {
+  if ((REGION_COMMANDS as readonly string[]).includes(argv[0] ?? '')) return regionsMain(argv, print);
   const { values, positionals } = parseCommandLine({ usage: USAGE, allowPositionals: true, options: OPTIONS }, argv);
   const [name, ...args] = positionals;
   const command = commandOf(name, args);

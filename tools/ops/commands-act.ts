@@ -9,8 +9,8 @@
 import { addressHash } from '../../functions/domain/audience.ts';
 import { parseNotificationId } from '../../functions/domain/keys.ts';
 import {
-  type AuditAction,
   customerView,
+  type OperatorActionName,
   OperatorError,
   type OutcomeOf,
   type PreviewAnswer,
@@ -30,7 +30,7 @@ export const needsReason = (c: Given) => {
 };
 
 /** One audited action as a command: how it reads its request, what it prints, what its outcome exits with. */
-interface ActionCommand<N extends AuditAction> {
+interface ActionCommand<N extends OperatorActionName> {
   readonly action: N;
   readonly arity: readonly [number, number];
   /** Checks that need nothing read (after --reason's). */
@@ -43,7 +43,9 @@ interface ActionCommand<N extends AuditAction> {
 }
 
 /** The command of an action: preview without --confirm (exit 3), the action with it. */
-function actionCommand<N extends AuditAction>(spec: ActionCommand<N>): Command & { readonly spec: ActionCommand<N> } {
+function actionCommand<N extends OperatorActionName>(
+  spec: ActionCommand<N>,
+): Command & { readonly spec: ActionCommand<N> } {
   return {
     spec,
     arity: spec.arity,
@@ -219,12 +221,13 @@ export const lift: Command = {
 };
 
 /** Every action command, by the name `ops propose <name> …` takes. */
-export const ACTION_COMMANDS: Readonly<Record<string, Command & { readonly spec: ActionCommand<AuditAction> }>> = {
-  resend: resend as never,
-  repair: repair as never,
-  'replay-quarantine': replayQuarantine as never,
-  'replay-failed-batches': replayBatches as never,
-  'lift-suppression': liftCommand as never,
-  export: exportData as never,
-  erase: erase as never,
-};
+export const ACTION_COMMANDS: Readonly<Record<string, Command & { readonly spec: ActionCommand<OperatorActionName> }>> =
+  {
+    resend: resend as never,
+    repair: repair as never,
+    'replay-quarantine': replayQuarantine as never,
+    'replay-failed-batches': replayBatches as never,
+    'lift-suppression': liftCommand as never,
+    export: exportData as never,
+    erase: erase as never,
+  };

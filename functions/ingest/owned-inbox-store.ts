@@ -1,0 +1,152 @@
+/**
+ * Ingest in a stage with two regions (docs/regions.md "Ownership"): every item it writes carries `owner` (this region)
+ * and `epoch` (its current one), so the dispatch trigger's filter, every later write's condition and the other
+ * region's promotion know whose it is. A fenced region writes nothing: the batch fails and is delivered again — by
+ * then its mapping is disabled, or the region promoted.
+ *
+ * Events read again (docs/regions.md "Events read again"): after a failover, until the old region is reconciled, an
+ * event with no inbox item in this replica that occurred before the cut (plus the clock margin) may have been taken by
+ * the old region, whose records have not all arrived. It is held: a held inbox item `INBOX#E<epoch>` (the old region's
+ * `INBOX` stays free for its late write) and a successor per channel, FAILOVER_HELD, which `ops reconcile` decides.
+ * Once the old region is reconciled — fenced and quiet, so "absent there" means "never taken" — until `lookupUntil`
+ * such an event is looked up in the old region instead: found, a duplicate; absent, new; the look-up failing, held.
+ * Not yet built: the `__mskmr` header rule, for records producers wrote to the old cluster after the cut.
+ */
+import type { PreferencesItem } from '../domain/audience.ts';
+import type { Channel } from '../domain/channels.ts';
+import { buildSuccessor, failoverSuccessor } from '../domain/failover.ts';
+import type { FenceControl, Ownership } from '../domain/fence.ts';
+import { INBOX_SK } from '../domain/keys.ts';
+import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
+import type { FenceGate } from '../stores/fence-store.ts';
+import type { ChannelRepair, InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from './inbox-store.ts';
+
+/** This region is fenced: ingest must not write (and must not report success, which would commit the offsets). */
+export class RegionFencedError extends Error {
+  override name = 'RegionFencedError';
+}
+
+export class OwnedInboxStore implements InboxStore {
+  readonly findInboxes?: InboxStore['findInboxes'];
+  readonly readInbox?: InboxStore['readInbox'];
+  readonly repairChannels?: (repair: ChannelRepair) => Promise<'repaired' | 'changed' | 'erased'>;
+
+  constructor(
+    private readonly inner: InboxStore,
+    private readonly fence: Pick<FenceGate, 'current'>,
+    private readonly region: string,
+    private readonly failover: {
+      /** `failoverSecondCopy`: the channels a held replay is sent again on at once, with the note (email at most). */
+      readonly secondCopy: readonly Channel[];
+      /** `failoverClockSkewSeconds`, in ms: how far ahead of the cut a producer's clock may run. */
+      readonly clockMarginMs: number;
+      readonly placement?: SweepPlacement;
+      readonly now: () => number;
+      /** The event's held inbox item `INBOX#E<epoch>` in this replica, if any (a consistent GetItem). */
+      readonly heldInbox?: (key: { pk: string; sk: string }) => Promise<{ payloadHash?: string } | undefined>;
+      /** The old region's inbox items (one consistent BatchGetItem there), for the look-up after a reconciliation. */
+      readonly predecessorInboxes?: (eventIds: readonly string[]) => Promise<KnownEvents>;
+    },
+  ) {
+    if (inner.findInboxes) this.findInboxes = inner.findInboxes.bind(inner);
+    if (inner.readInbox) this.readInbox = inner.readInbox.bind(inner);
+    if (inner.repairChannels) {
+      const repair = inner.repairChannels.bind(inner);
+      this.repairChannels = async (r) => {
+        await this.ownership();
+        return repair(r);
+      };
+    }
+  }
+
+  async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
+    const control = await this.fence.current();
+    const owned = ownershipOf(control, this.region);
+    const now = this.failover.now();
+    let rule = replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
+    // Held here before (its successors perhaps released since): a duplicate, whatever the old region says.
+    const heldBefore =
+      rule === 'hold' || control?.predecessor === undefined ? undefined : await this.heldHere(inbox, owned);
+    if (heldBefore !== undefined) return { kind: 'inboxExists', payloadHash: heldBefore.payloadHash };
+    if (rule === 'lookup') {
+      const found = await this.lookUp(inbox.eventId);
+      if (found === 'unanswered') rule = 'hold';
+      else if (found !== undefined) return { kind: 'inboxExists', payloadHash: found.payloadHash, stored: found };
+      else rule = 'new';
+    }
+    if (rule === 'new') {
+      return this.inner.recordEvent(
+        { ...inbox, ...owned },
+        notifications.map((n) => ({ ...n, ...owned })),
+      );
+    }
+    const placement = this.failover.placement ?? DEFAULT_SWEEP_PLACEMENT;
+    const held = notifications.map((n) => {
+      const start = failoverSuccessor(n, this.failover.secondCopy);
+      return start === undefined
+        ? { ...n, ...owned, sk: `${n.sk}#E${owned.epoch}`, notificationId: `${n.notificationId}#E${owned.epoch}` }
+        : buildSuccessor(n, { ...start, heldReason: 'REPLAYED_WITHOUT_INBOX' }, owned, now, placement);
+    });
+    const heldInbox = { ...inbox, ...owned, sk: heldInboxSk(owned.epoch) as typeof INBOX_SK, held: true };
+    return this.inner.recordEvent(heldInbox, held);
+  }
+
+  async recordPreferences(
+    inbox: InboxItem,
+    staleInbox: InboxItem,
+    prefs: PreferencesItem,
+  ): Promise<PreferencesOutcome> {
+    const owned = await this.ownership();
+    return this.inner.recordPreferences({ ...inbox, ...owned }, { ...staleInbox, ...owned }, { ...prefs, ...owned });
+  }
+
+  async quarantine(item: QuarantineItem): Promise<boolean> {
+    return this.inner.quarantine({ ...item, ...(await this.ownership()) });
+  }
+
+  private async heldHere(inbox: InboxItem, owned: Ownership): Promise<{ payloadHash: string | undefined } | undefined> {
+    const found = await this.failover.heldInbox?.({ pk: inbox.pk, sk: heldInboxSk(owned.epoch) });
+    return found === undefined ? undefined : { payloadHash: found.payloadHash };
+  }
+
+  private async lookUp(eventId: string) {
+    if (this.failover.predecessorInboxes === undefined) return 'unanswered';
+    try {
+      return (await this.failover.predecessorInboxes([eventId])).get(eventId);
+    } catch {
+      // The old region cannot be asked: held, as before its reconciliation.
+      return 'unanswered';
+    }
+  }
+
+  private async ownership(): Promise<Ownership> {
+    return ownershipOf(await this.fence.current(), this.region);
+  }
+}
+
+function ownershipOf(control: FenceControl | undefined, region: string): Ownership {
+  if (control?.state !== 'ACTIVE') throw new RegionFencedError(`${region} is fenced: ingest writes nothing`);
+  return { owner: region, epoch: control.epoch };
+}
+
+/**
+ * What ingest does with an event that has no inbox item in this replica: new; held (a failover not yet reconciled,
+ * and the event occurred before the cut plus the clock margin); looked up in the reconciled old region until
+ * `lookupUntil`. An occurredAt that cannot be read counts as before the cut.
+ */
+export function replayRule(
+  control: FenceControl | undefined,
+  occurredAtMs: number,
+  clockMarginMs: number,
+  now: number,
+): 'new' | 'hold' | 'lookup' {
+  const predecessor = control?.predecessor;
+  if (predecessor === undefined || control?.cutAt === undefined) return 'new';
+  if (occurredAtMs >= control.cutAt + clockMarginMs) return 'new';
+  if (predecessor.reconciledAt === undefined) return 'hold';
+  return now < (control.lookupUntil ?? 0) ? 'lookup' : 'new';
+}
+
+/** The inbox item of an event held after a failover: beside the old region's `INBOX`, never over it. */
+export const heldInboxSk = (epoch: number) => `${INBOX_SK}#E${epoch}`;

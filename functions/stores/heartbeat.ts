@@ -1,0 +1,21 @@
+/**
+ * A region's heartbeat in the global table (docs/regions.md "The keeper"): `HEARTBEAT#<region>`, written by the keeper
+ * every minute, so the other region sees it alive and its replication flowing (`PeerHeartbeatStale`). One key per
+ * region: no conflict under last writer wins.
+ */
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+
+export const heartbeatKey = (region: string) => ({ pk: `HEARTBEAT#${region}`, sk: 'HEARTBEAT' }) as const;
+
+export class DynamoHeartbeat {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async beat(region: string, at: number): Promise<void> {
+    await this.client.send(
+      new PutCommand({ TableName: this.tableName, Item: { ...heartbeatKey(region), at, owner: region } }),
+    );
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * DynamoDB adapter for the writes a promotion and a reconciliation make about another epoch's notifications
+ * (docs/regions.md "Ownership"): finding what a region had not finished, creating successors once, and moving a
+ * successor — or, in a demoted and quiet region, its original — only from the state and epoch the decision read.
+ */
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  type NativeAttributeValue,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
+import type { Channel } from '../domain/channels.ts';
+import { HELD_SHARDS, heldPartition } from '../domain/failover.ts';
+import { FIRST_EPOCH } from '../domain/fence.ts';
+import { eventPk, INBOX_SK, notificationSk, sweepPartition } from '../domain/keys.ts';
+import type { NotificationItem } from '../domain/notification.ts';
+import { pendingSweepKey } from '../domain/notification.ts';
+import { type Mover, moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
+import { sweepPartitions } from '../sweeper/sweep.ts';
+import { isConditionFailure } from './condition-failure.ts';
+import type { NotificationKey } from './notification-store.ts';
+
+/** A notification as a reconciliation reads it: its owner and epoch, and, for a successor, whose notice it carries. */
+export type OwnedNotification = NotificationItem & {
+  owner?: string;
+  epoch?: number;
+  supersedes?: string;
+  heldReason?: string;
+  secondCopy?: boolean;
+  late?: boolean;
+};
+
+export class DynamoSuccessorStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly sweepShards: number,
+  ) {}
+
+  async get(key: NotificationKey): Promise<OwnedNotification | undefined> {
+    const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return r.Item as OwnedNotification | undefined;
+  }
+
+  /** Whether this replica holds the event's inbox item — the one the region that took it wrote. */
+  async hasInbox(eventId: string): Promise<boolean> {
+    const key = { pk: eventPk(eventId), sk: INBOX_SK };
+    const r = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true, ProjectionExpression: 'pk' }),
+    );
+    return r.Item !== undefined;
+  }
+
+  /** Every item this replica's sweep index lists as unfinished (PENDING, SENDING), read whole. */
+  async *unfinished(): AsyncGenerator<OwnedNotification> {
+    const keys = sweepPartitions(this.sweepShards).map(sweepPartition);
+    yield* this.listed(keys);
+  }
+
+  /** Every successor waiting for its original (FAILOVER_HELD, or UNKNOWN because the original was in flight). */
+  async *waiting(channels: readonly Channel[]): AsyncGenerator<OwnedNotification> {
+    yield* this.listed(channels.flatMap((c) => Array.from({ length: HELD_SHARDS }, (_, n) => heldPartition(c, n))));
+  }
+
+  /** The original a successor carries on, and every successor of an original (one per epoch), in one partition. */
+  async family(eventId: string, channel: Channel): Promise<OwnedNotification[]> {
+    const r = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+        ExpressionAttributeValues: { ':pk': eventPk(eventId), ':sk': notificationSk(channel) },
+        ConsistentRead: true,
+      }),
+    );
+    return (r.Items ?? []) as OwnedNotification[];
+  }
+
+  /** Creates a successor once: `false` when one is there already (another path reached it first). */
+  async create(successor: OwnedNotification): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({ TableName: this.tableName, Item: successor, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Moves a notification `from` → `to`, only if it still has that status and the epoch the decision read: `false`
+   * otherwise. PENDING puts it back in the sweep index (sent by the region that owns it); anything else takes it out.
+   */
+  async move(
+    item: OwnedNotification,
+    to: NotificationStatus,
+    by: Mover,
+    fields: Record<string, NativeAttributeValue>,
+    now: number,
+  ): Promise<boolean> {
+    const move = moveCondition(item.status, to, by);
+    const epoch = item.epoch ?? FIRST_EPOCH;
+    const set = { ...fields, updatedAt: new Date(now).toISOString() };
+    const pending =
+      to === 'PENDING'
+        ? {
+            sweepKey: pendingSweepKey(item.template, item.channel, item.notificationId, this.sweepShards),
+            sweepAt: now,
+          }
+        : {};
+    const all: Record<string, NativeAttributeValue> = { ...set, ...pending };
+    const names = Object.keys(all);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: item.pk, sk: item.sk },
+          ConditionExpression: `${move.expression} AND ${epoch === FIRST_EPOCH ? '(attribute_not_exists(epoch) OR epoch = :epoch)' : 'epoch = :epoch'}`,
+          UpdateExpression: `SET #status = :to, ${names.map((n) => `#${n} = :${n}`).join(', ')}${to === 'PENDING' ? ' REMOVE leaseUntil, retryAt' : ' REMOVE sweepKey, sweepAt, leaseUntil, retryAt'}`,
+          ExpressionAttributeNames: { '#status': 'status', ...Object.fromEntries(names.map((n) => [`#${n}`, n])) },
+          ExpressionAttributeValues: {
+            ...move.values,
+            ':to': to,
+            ':epoch': epoch,
+            ...Object.fromEntries(names.map((n) => [`:${n}`, all[n]])),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** A successor whose outcome is settled where it stands (UNKNOWN, as its original): it waits no more. */
+  async stopWaiting(item: OwnedNotification, now: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: item.pk, sk: item.sk },
+          ConditionExpression: '#status = :status AND epoch = :epoch',
+          UpdateExpression: 'SET updatedAt = :now REMOVE sweepKey, sweepAt',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':status': item.status,
+            ':epoch': item.epoch ?? FIRST_EPOCH,
+            ':now': new Date(now).toISOString(),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  private async *listed(partitions: readonly string[]): AsyncGenerator<OwnedNotification> {
+    const index = TABLE_SCHEMA.sweepIndex;
+    for (const partition of partitions) {
+      let next: Record<string, NativeAttributeValue> | undefined;
+      do {
+        const r = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: index.indexName,
+            KeyConditionExpression: '#key = :key',
+            ExpressionAttributeNames: { '#key': index.partitionKey },
+            ExpressionAttributeValues: { ':key': partition },
+            ...(next === undefined ? {} : { ExclusiveStartKey: next }),
+          }),
+        );
+        for (const entry of r.Items ?? []) {
+          const item = await this.get({ pk: String(entry.pk), sk: String(entry.sk) });
+          if (item !== undefined) yield item;
+        }
+        next = r.LastEvaluatedKey;
+      } while (next !== undefined);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The sweeper's first step in a stage with two regions (docs/regions.md "The keeper"): the keeper's beat and check,
+ * then whether this region may sweep at all — a fenced region's run does the keeper's work only.
+ */
+import { LambdaClient, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
+import { documentClient } from '../commons/dynamodb-client.ts';
+import { count, logger, traced } from '../commons/powertools.ts';
+import { otherControlReader, type RegionFence } from '../commons/region-fence.ts';
+import { DynamoHeartbeat } from '../stores/heartbeat.ts';
+import { keep } from './keeper.ts';
+
+let lambda: LambdaClient | undefined;
+
+/** Runs the keeper; true when this region is active and so sweeps. */
+export async function keepRegion(fence: RegionFence, tableName: string): Promise<boolean> {
+  const heartbeat = new DynamoHeartbeat(documentClient, tableName);
+  const outcome = await keep({
+    region: fence.region,
+    fence: fence.store,
+    otherControl: otherControlReader(fence),
+    stopIntake: async () => {
+      if (fence.ingestMappingId === undefined) return;
+      lambda ??= traced(new LambdaClient({}));
+      await lambda.send(new UpdateEventSourceMappingCommand({ UUID: fence.ingestMappingId, Enabled: false }));
+    },
+    heartbeat: () => heartbeat.beat(fence.region, Date.now()),
+    now: Date.now,
+  });
+  if (outcome === 'SELF_DEMOTED') {
+    count('SelfDemoted');
+    logger.error('this region saw the other active at a higher epoch: it fenced itself and stopped its intake');
+  } else if (outcome === 'BOTH_ACTIVE') {
+    count('RegionsBothActive');
+    logger.error('both regions are active; this one is newer, the other fences itself when it can see this one');
+  }
+  return (await fence.store.control(true))?.state === 'ACTIVE';
+}

@@ -1,0 +1,242 @@
+/**
+ * A stage in two regions (docs/regions.md "The stack for two regions"): the table as a DynamoDB global table (MREC)
+ * owned by the primary's stack with its replica in the recovery region; in each region a small fence table of its own,
+ * never replicated, with its first state; the functions told their fence; the recovery region's intake created
+ * disabled; the alarms on replication and on a fenced region trying to send. A stage in one region uses none of this:
+ * its template stays as it was.
+ */
+
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  AttributeType,
+  Billing,
+  BillingMode,
+  type ITable,
+  StreamViewType,
+  Table,
+  TableEncryption,
+  TableEncryptionV2,
+  TableV2,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
+import { FENCE_TABLE_SCHEMA } from '../functions/contracts/fence-schema.ts';
+import type { RegionEnvironment } from '../functions/contracts/region-environment.ts';
+import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { FENCE_CONTROL_KEY, type FenceControl, fenceShardCount, fenceShardKey } from '../functions/domain/fence.ts';
+import { awsCall, sdkCall } from './aws-calls.ts';
+import { acknowledgeFenceTable } from './nag-acknowledgements.ts';
+import type { NotifierFunction } from './notifier-function.ts';
+import type { Observability } from './observability.ts';
+import type { RegionsSettings } from './regions-settings.ts';
+import { SUSTAINED } from './stage-metrics.ts';
+import { tableIndexes } from './table.ts';
+
+/** Which side of a stage in two regions a stack is. */
+export interface RegionRole {
+  readonly kind: 'primary' | 'recovery';
+  readonly region: string;
+  readonly otherRegion: string;
+  /** The other region's stack name (its fence table's prefix). */
+  readonly otherPrefix: string;
+  /** The primary's stack name: the global table's name derives from it, in both regions. */
+  readonly primaryPrefix: string;
+  readonly settings: RegionsSettings;
+  readonly peakNotificationsPerSecond: number;
+}
+
+/** The global table's physical name: fixed, so the recovery region's stack finds its replica without a lookup. */
+export const globalTableName = (primaryPrefix: string) => `${primaryPrefix}-notifications`;
+export const fenceTableName = (prefix: string) => `${prefix}-fence`;
+
+/**
+ * The table of a stage in two regions. The primary's stack owns the global table and its replica (AWS: define every
+ * replica in one region's stack, https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/globaltables-bestpractices.html);
+ * a construct id of its own (`GlobalTable`), so its logical id never meets the one-region table's `AWS::DynamoDB::Table`
+ * (changing a resource's type in place may delete the table: docs/deploy.md "From one region to two"). The recovery
+ * region's stack reads its replica: the name is fixed, the stream's ARN is asked of DynamoDB at deploy.
+ */
+export function regionalTable(stack: Stack, key: IKey | undefined, role: RegionRole): ITable {
+  const tableName = globalTableName(role.primaryPrefix);
+  if (role.kind === 'primary') {
+    const recoveryKey = role.settings.recovery.kmsKeyArn;
+    return new TableV2(stack, 'GlobalTable', {
+      tableName,
+      partitionKey: { name: TABLE_SCHEMA.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE_SCHEMA.sortKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      dynamoStream: StreamViewType.NEW_AND_OLD_IMAGES,
+      timeToLiveAttribute: TABLE_SCHEMA.timeToLiveAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      globalSecondaryIndexes: tableIndexes(),
+      // A resource policy, when the table gets one, is given per replica (ReplicaTableProps.resourcePolicy): the
+      // feature flag @aws-cdk/aws-dynamodb:resourcePolicyPerReplica keeps the primary's from being copied to it.
+      replicas: [{ region: role.otherRegion, deletionProtection: true }],
+      ...(key === undefined || recoveryKey === undefined
+        ? {}
+        : { encryption: TableEncryptionV2.customerManagedKey(key, { [role.otherRegion]: recoveryKey }) }),
+    });
+  }
+  const arn = stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: tableName });
+  const described = awsCall(
+    stack,
+    'ReplicaStream',
+    sdkCall('DynamoDB', 'describeTable', { TableName: tableName }, `${tableName}-stream`, {
+      outputPaths: ['Table.LatestStreamArn'],
+    }),
+    [new PolicyStatement({ actions: ['dynamodb:DescribeTable'], resources: [arn] })],
+  );
+  return Table.fromTableAttributes(stack, 'Table', {
+    tableName,
+    tableStreamArn: described.getResponseField('Table.LatestStreamArn'),
+    ...(key === undefined ? {} : { encryptionKey: key }),
+    grantIndexPermissions: true,
+  });
+}
+
+/** This region's fence table and its first state (primary ACTIVE at epoch 1, recovery FENCED at 0), if absent. */
+export function createFence(stack: Stack, prefix: string, key: IKey | undefined, role: RegionRole): Table {
+  const table = new Table(stack, 'FenceTable', {
+    tableName: fenceTableName(prefix),
+    partitionKey: { name: FENCE_TABLE_SCHEMA.partitionKey, type: AttributeType.STRING },
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+    ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
+  });
+  const active = role.kind === 'primary';
+  const control: FenceControl & { pk: string } = {
+    pk: FENCE_CONTROL_KEY,
+    region: role.region,
+    state: active ? 'ACTIVE' : 'FENCED',
+    epoch: active ? 1 : 0,
+    since: 0,
+    by: 'stack',
+    reason: 'initial',
+    mode: 'INITIAL',
+  };
+  const shards = Array.from({ length: fenceShardCount(role.peakNotificationsPerSecond) }, (_, n) => ({
+    pk: fenceShardKey(n),
+    state: control.state,
+    epoch: control.epoch,
+  }));
+  // Every item conditional on its absence, in one transaction: a redeploy, or a stack re-created over a retained
+  // table, never moves a live fence (the cancelled transaction is the expected answer then).
+  const put = (item: object) => ({
+    Put: { TableName: table.tableName, Item: marshall(item), ConditionExpression: 'attribute_not_exists(pk)' },
+  });
+  const initial = awsCall(
+    stack,
+    'FenceInitialState',
+    sdkCall(
+      'DynamoDB',
+      'transactWriteItems',
+      { TransactItems: [control, ...shards].map(put) },
+      `${prefix}-fence-initial`,
+      {
+        ignoreErrorCodesMatching: 'TransactionCanceledException',
+      },
+    ),
+    [new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [table.tableArn] })],
+  );
+  initial.node.addDependency(table);
+  if (key !== undefined) key.grantEncryptDecrypt(initial.grantPrincipal);
+  acknowledgeFenceTable(table, key !== undefined);
+  return table;
+}
+
+export interface RegionalFunctions {
+  readonly ingest: NotifierFunction;
+  readonly dispatch: NotifierFunction;
+  readonly sweeper: NotifierFunction;
+  readonly ingestMapping: CfnEventSourceMapping;
+}
+
+/** Tells each function its fence (FENCE_TABLE_NAME) and grants exactly what the fence, the keeper and ingest need. */
+export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: RegionRole, f: RegionalFunctions) {
+  const shards = fenceShardCount(role.peakNotificationsPerSecond);
+  const base: RegionEnvironment = {
+    FENCE_TABLE_NAME: fence.tableName,
+    FENCE_SHARDS: String(shards),
+    FAILOVER_CLOCK_SKEW_SECONDS: String(role.settings.failoverClockSkewSeconds),
+  };
+  for (const fn of [f.ingest, f.dispatch, f.sweeper]) {
+    for (const [k, v] of Object.entries(base)) fn.addEnvironment(k, v);
+    // The claim's CONTROL and the send's shard: consistent reads of this region's fence only.
+    fn.useTable(fence, ['dynamodb:GetItem']);
+  }
+  // Ingest: a held inbox item of this epoch, read consistently (INBOX#E<n>).
+  f.ingest.useTable(table, ['dynamodb:GetItem']);
+  // The keeper: the other region's CONTROL, read there; its own fence written FENCED; its intake disabled; its beat.
+  const otherFence = fenceTableName(role.otherPrefix);
+  f.sweeper.addEnvironment('OTHER_REGION', role.otherRegion);
+  f.sweeper.addEnvironment('OTHER_FENCE_TABLE_NAME', otherFence);
+  f.sweeper.addEnvironment('INGEST_MAPPING_ID', f.ingestMapping.ref);
+  f.sweeper.useTable(fence, ['dynamodb:PutItem']);
+  f.sweeper.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['dynamodb:GetItem'],
+      resources: [
+        stack.formatArn({ service: 'dynamodb', region: role.otherRegion, resource: 'table', resourceName: otherFence }),
+      ],
+    }),
+  );
+  f.sweeper.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['lambda:UpdateEventSourceMapping'],
+      resources: [
+        stack.formatArn({ service: 'lambda', resource: 'event-source-mapping', resourceName: f.ingestMapping.ref }),
+      ],
+    }),
+  );
+  f.sweeper.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['HEARTBEAT#*'] });
+  // Only the active region takes events (settings `regions.active`): the other's mapping is created disabled until a
+  // promotion enables it. The group id is the same in both, so the recovery region resumes from the offsets MSK
+  // Replicator translated (docs/regions.md "Events read again").
+  if (role.region !== role.settings.regions.active) f.ingestMapping.enabled = false;
+}
+
+/**
+ * The alarms of a stage in two regions: replication behind (AWS/DynamoDB ReplicationLatency, per receiving region), a
+ * fenced region trying to send (FencedSendAttempts, the fenced sender's count), the keeper fencing this region
+ * (SelfDemoted) or seeing both active (RegionsBothActive). Runbook: docs/operations.md "Two regions".
+ */
+export function alarmOnRegions(observability: Observability, metricNamespace: string, table: ITable, role: RegionRole) {
+  const ours = (metricName: string) =>
+    new Metric({ namespace: metricNamespace, metricName, statistic: 'Sum', period: Duration.minutes(1) });
+  observability.alarm(
+    'FencedSendAttempts',
+    ours('FencedSendAttempts'),
+    `A send in ${role.region} was stopped by the fence: this region is not active, yet a notice reached its dispatch. Nothing was sent (docs/operations.md "Two regions").`,
+  );
+  observability.alarm(
+    'SelfDemoted',
+    ours('SelfDemoted'),
+    `${role.region} saw ${role.otherRegion} active at a higher epoch and fenced itself: sends and intake stopped here (docs/operations.md "Two regions").`,
+  );
+  observability.alarm(
+    'RegionsBothActive',
+    ours('RegionsBothActive'),
+    `Both regions say ACTIVE and ${role.region} has the higher epoch: the other fences itself when it can see this one (docs/operations.md "Two regions").`,
+  );
+  // Published in the region that sends the writes, per receiving region: 60 s sustained is the design's threshold.
+  observability.alarm(
+    'ReplicationLatency',
+    new Metric({
+      namespace: 'AWS/DynamoDB',
+      metricName: 'ReplicationLatency',
+      dimensionsMap: { TableName: table.tableName, ReceivingRegion: role.otherRegion },
+      statistic: 'Maximum',
+      period: Duration.minutes(1),
+    }),
+    `Writes in ${role.region} reach ${role.otherRegion} more than 60 s late: a failover now would hold more notices (docs/operations.md "Two regions").`,
+    60_000,
+    SUSTAINED,
+  );
+}

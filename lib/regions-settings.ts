@@ -1,0 +1,120 @@
+/**
+ * The settings of a stage in two regions (docs/regions.md "The stack for two regions"), checked at synth: a broken rule
+ * fails the synth by name. One settings file describes both regions; what is regional (the cluster, the push
+ * applications, the key, the network) is given again under `recovery`, in the recovery region; what is shared (topic,
+ * consumer group, sender, peak, brand) has one value for both.
+ */
+import { z } from 'zod';
+import { ARN_KMS_KEY, ARN_MSK_CLUSTER, ARN_PLATFORM_APPLICATION, SettingsError } from './settings.ts';
+
+const region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name');
+const ARN_REPLICATOR = /^arn:aws[a-z-]*:kafka:([a-z0-9-]+):(\d{12}):replicator\/[A-Za-z0-9-]+\/[A-Za-z0-9-]+$/;
+
+export const regionsSettingsSchema = z.object({
+  regions: z.object({ primary: region, recovery: region, active: region }),
+  recovery: z.object({
+    mskClusterArn: z.string().regex(ARN_MSK_CLUSTER, 'must be an MSK cluster ARN'),
+    pushPlatformApplicationArns: z.array(z.string().regex(ARN_PLATFORM_APPLICATION)).default([]),
+    kmsKeyArn: z.string().regex(ARN_KMS_KEY, 'must be a KMS key ARN').optional(),
+    mskSubnetIds: z.array(z.string().regex(/^subnet-[0-9a-f]{8,17}$/)).optional(),
+    mskSecurityGroupIds: z.array(z.string().regex(/^sg-[0-9a-f]{8,17}$/)).optional(),
+    mskVpcId: z
+      .string()
+      .regex(/^vpc-[0-9a-f]{8,17}$/)
+      .optional(),
+    mskRouteTableIds: z.array(z.string().regex(/^rtb-[0-9a-f]{8,17}$/)).optional(),
+  }),
+  mskReplicatorArns: z.array(z.string().regex(ARN_REPLICATOR, 'must be MSK Replicator ARNs')).default([]),
+  /** Channels a failover may send a second copy on, with its note: email at most, none by default. */
+  failoverSecondCopy: z.array(z.literal('EMAIL', { error: 'only EMAIL may get a second copy' })).default([]),
+  failoverLookupMinutes: z
+    .number()
+    .int()
+    .min(10)
+    .max(24 * 60)
+    .default(60),
+  failoverClockSkewSeconds: z.number().int().min(0).max(600).default(60),
+});
+export type RegionsSettings = z.infer<typeof regionsSettingsSchema>;
+
+/** What the primary's own settings say, for the rules that tie the two regions together. */
+export interface PrimarySide {
+  readonly mskClusterArn: string;
+  readonly kmsKeyArn?: string | undefined;
+  readonly pushPlatformApplicationArns?: readonly string[];
+}
+
+/** The two-region settings, or undefined for a stage in one region (no `regions` key); every broken rule named. */
+export function parseRegionsSettings(
+  read: (key: string) => unknown,
+  primary: PrimarySide,
+): RegionsSettings | undefined {
+  if (read('regions') === undefined) return undefined;
+  const keys = Object.keys(regionsSettingsSchema.shape);
+  const parsed = regionsSettingsSchema.safeParse(Object.fromEntries(keys.map((k) => [k, read(k)])));
+  if (!parsed.success) {
+    throw new SettingsError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const problems = regionsProblems(parsed.data, primary);
+  if (problems.length > 0) throw new SettingsError(problems);
+  return parsed.data;
+}
+
+export function regionsProblems(s: RegionsSettings, primary: PrimarySide): string[] {
+  const problems: string[] = [];
+  const problem = (key: string, message: string) => problems.push(`${key}: ${message}`);
+  const { primary: p, recovery: r, active } = s.regions;
+  const [, partition, clusterRegion, account] = ARN_MSK_CLUSTER.exec(primary.mskClusterArn) ?? [];
+  const [, recoveryPartition, recoveryClusterRegion, recoveryAccount] =
+    ARN_MSK_CLUSTER.exec(s.recovery.mskClusterArn) ?? [];
+  if (p === r) problem('regions', 'the primary and the recovery region must differ');
+  if (active !== p && active !== r) problem('regions.active', `must be ${p} or ${r}`);
+  if (clusterRegion !== p) problem('regions.primary', `must be the region of mskClusterArn (${clusterRegion})`);
+  if (recoveryClusterRegion !== r) problem('recovery.mskClusterArn', `must be in the recovery region ${r}`);
+  if (recoveryPartition !== partition || recoveryAccount !== account) {
+    problem('recovery.mskClusterArn', `must be in the primary's partition and account (${partition}, ${account})`);
+  }
+  if ((primary.kmsKeyArn === undefined) !== (s.recovery.kmsKeyArn === undefined)) {
+    problem('recovery.kmsKeyArn', 'a customer key for both regions or for neither');
+  }
+  const inRegion = (arn: string, pattern: RegExp, want: string) => pattern.exec(arn)?.[1] === want;
+  if (s.recovery.kmsKeyArn !== undefined && !inRegion(s.recovery.kmsKeyArn, ARN_KMS_KEY, r)) {
+    problem('recovery.kmsKeyArn', `must be in ${r}`);
+  }
+  for (const arn of s.recovery.pushPlatformApplicationArns) {
+    if (!inRegion(arn, ARN_PLATFORM_APPLICATION, r))
+      problem('recovery.pushPlatformApplicationArns', `${arn} is not in ${r}`);
+  }
+  for (const arn of s.mskReplicatorArns) {
+    const where = ARN_REPLICATOR.exec(arn)?.[1];
+    if (where !== p && where !== r) problem('mskReplicatorArns', `${arn} is in neither region`);
+  }
+  return problems;
+}
+
+/**
+ * Settings that name a resource of the primary's region and have no recovery-region counterpart under `recovery` yet:
+ * refused in a stage with two regions rather than deployed to the recovery region pointing at the primary's.
+ */
+const PRIMARY_ONLY = ['kafkaScramSecretArn', 'kafkaScramKmsKeyArn', 'schemaRegistry', 'vpc', 'console'] as const;
+
+/** The recovery region's settings as the primary's are read: the regional keys from `recovery`, the rest shared. */
+export function recoveryReader(read: (key: string) => unknown, s: RegionsSettings): (key: string) => unknown {
+  const problems = PRIMARY_ONLY.filter((k) => read(k) !== undefined).map(
+    (k) => `${k}: not yet supported in a stage with two regions (the recovery region would use the primary's)`,
+  );
+  if (problems.length > 0) throw new SettingsError(problems);
+  const r = s.recovery;
+  const regional: Record<string, unknown> = {
+    mskClusterArn: r.mskClusterArn,
+    pushPlatformApplicationArns: r.pushPlatformApplicationArns.length === 0 ? undefined : r.pushPlatformApplicationArns,
+    kmsKeyArn: r.kmsKeyArn,
+    mskSubnetIds: r.mskSubnetIds,
+    mskSecurityGroupIds: r.mskSecurityGroupIds,
+    mskVpcId: r.mskVpcId,
+    mskRouteTableIds: r.mskRouteTableIds,
+    // The table's backup is the primary's: the replica is the same table (and has point-in-time recovery).
+    backup: undefined,
+  };
+  return (key) => (key in regional ? regional[key] : read(key));
+}

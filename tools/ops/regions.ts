@@ -1,0 +1,173 @@
+/**
+ * `npm run ops -- promote | demote | reconcile`: the operator's commands for two regions (docs/regions.md "Runbook").
+ * Each shows first what it would do and exits 3; with --reason and --confirm it acts, audited (its record before,
+ * its outcome after), and prints its report. The work is the product's (functions/operator/promote.ts, reconcile.ts).
+ *
+ * Where: two DynamoDB endpoints and tables, one per region (`--primary-endpoint`, `--primary-table`,
+ * `--recovery-endpoint`, `--recovery-table`; each region's fence table is `<table>-fence`). Against a deployed stage
+ * the two-region stack's outputs will name them; until that stack is deployed, only endpoints are taken.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
+import { fenceShardCount } from '../../functions/domain/fence.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
+import { regions } from '../../functions/operator/index.ts';
+import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { CONTROL_CACHE_MS, DynamoFenceStore } from '../../functions/stores/fence-store.ts';
+import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
+import { parseCommandLine, UsageError } from '../local/cli.ts';
+import { UNRECORDED_RUN_EVIDENCE } from '../local/run-dir.ts';
+import { OPS_EXIT } from './command.ts';
+import { localIdentity } from './connect.ts';
+
+export const REGION_COMMANDS = ['promote', 'demote', 'reconcile'] as const;
+
+const OPTIONS = {
+  to: { type: 'string' },
+  region: { type: 'string' },
+  from: { type: 'string' },
+  'from-epoch': { type: 'string' },
+  'old-region-unreachable': { type: 'boolean', default: false },
+  cut: { type: 'string' },
+  primary: { type: 'string', default: 'ap-northeast-1' },
+  recovery: { type: 'string', default: 'ap-northeast-3' },
+  'primary-endpoint': { type: 'string' },
+  'primary-table': { type: 'string' },
+  'recovery-endpoint': { type: 'string' },
+  'recovery-table': { type: 'string' },
+  'evidence-dir': { type: 'string' },
+  reason: { type: 'string' },
+  confirm: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const;
+
+const USAGE = `
+Usage: npm run ops -- promote --to <region> --old-region-unreachable --from-epoch <n> [--cut <ISO time>] <where> [--reason "…" --confirm]
+       npm run ops -- demote --region <region> <where> [--reason "…" --confirm]
+       npm run ops -- reconcile --from <old region> <where> [--reason "…" --confirm]
+
+  <where>  --primary-endpoint URL --primary-table T --recovery-endpoint URL --recovery-table T
+           [--primary ap-northeast-1] [--recovery ap-northeast-3] [--evidence-dir DIR]
+
+Without --confirm: what it would do, and exit 3. With --reason and --confirm: done, audited, reported.
+`;
+
+type Values = { readonly [K in keyof typeof OPTIONS]?: string | boolean };
+
+const INGEST_TIMEOUT_MS = 120_000;
+const DISPATCH_TIMEOUT_MS = 60_000;
+
+export async function regionsMain(argv: string[], print: (text: string) => void): Promise<number> {
+  const { values, positionals } = parseCommandLine({ usage: USAGE, allowPositionals: true, options: OPTIONS }, argv);
+  const [name] = positionals;
+  const v = values as Values;
+  const sides = connectRegions(v);
+  const side = (region: string | boolean | undefined) => {
+    const found = sides.find((s) => s.region === region);
+    if (found === undefined)
+      throw new UsageError(`name one of the two regions: ${sides.map((s) => s.region).join(', ')}`);
+    return found;
+  };
+  const clock = { now: Date.now, sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
+  const show = (doc: object) => print(`${JSON.stringify(doc, null, 2)}\n`);
+  const plan = await planOf(name, v, side, sides);
+  if (!v.confirm || typeof v.reason !== 'string' || v.reason.trim() === '') {
+    show({ command: name, wouldDo: plan, toAct: 'add --reason "…" --confirm' });
+    return OPS_EXIT.REFUSED;
+  }
+  const audit = new EvidenceAuditLog(new FileEvidenceStore(String(v['evidence-dir'] ?? UNRECORDED_RUN_EVIDENCE)));
+  // Who acts: this machine's login, as the local operator commands record it (no name typed on the command line).
+  const identity = localIdentity();
+  const by = identity.principal;
+  const reason = v.reason;
+  const step = <T extends object>(
+    action: 'PROMOTE' | 'DEMOTE' | 'RECONCILE',
+    target: string,
+    perform: () => Promise<T>,
+  ) => regions.audited(audit, clock.now, { action, by: identity, reason, target, plan, perform });
+  if (name === 'promote') {
+    const to = side(v.to);
+    const from = sides.find((s) => s !== to) as regions.RegionSide;
+    const request = {
+      by,
+      reason,
+      from: from.region,
+      fromEpoch: Number(v['from-epoch']),
+      ...(typeof v.cut === 'string' ? { cutAt: Date.parse(v.cut) } : {}),
+      secondCopy: [],
+      placement: DEFAULT_SWEEP_PLACEMENT,
+    };
+    show(await step('PROMOTE', to.region, () => regions.promoteFailover(to, request, clock)));
+  } else if (name === 'demote') {
+    const request = { by, reason, ingestTimeoutMs: INGEST_TIMEOUT_MS, dispatchTimeoutMs: DISPATCH_TIMEOUT_MS };
+    show(await step('DEMOTE', side(v.region).region, () => regions.demote(side(v.region), request, clock)));
+  } else {
+    const from = side(v.from);
+    const to = sides.find((s) => s !== from) as regions.RegionSide;
+    const request = {
+      by,
+      reason,
+      policies: DEFAULT_CHANNEL_POLICIES,
+      secondCopy: [],
+      placement: DEFAULT_SWEEP_PLACEMENT,
+      lookupMs: 3_600_000,
+      settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
+    };
+    show(await step('RECONCILE', from.region, () => regions.reconcile(from, to, request, clock)));
+  }
+  return OPS_EXIT.OK;
+}
+
+/** What the command would do: both fences as they are, and what is unfinished in each replica. */
+async function planOf(
+  name: string | undefined,
+  v: Values,
+  side: (r: string | boolean | undefined) => regions.RegionSide,
+  sides: readonly regions.RegionSide[],
+): Promise<Record<string, unknown>> {
+  if (name === 'promote') {
+    if (v['old-region-unreachable'] !== true) {
+      throw new UsageError('only a failover is built yet: say --old-region-unreachable (docs/regions.md "Failover")');
+    }
+    if (!Number.isInteger(Number(v['from-epoch']))) throw new UsageError('--from-epoch: the old region’s epoch');
+    side(v.to);
+  } else if (name === 'demote') side(v.region);
+  else if (name === 'reconcile') side(v.from);
+  else throw new UsageError(`unknown command ${String(name)}`);
+  const fences = await Promise.all(sides.map(async (s) => [s.region, await s.fence.control(true)] as const));
+  const unfinished = await Promise.all(
+    sides.map(async (s) => {
+      let n = 0;
+      for await (const _ of s.store.unfinished()) n++;
+      return [s.region, n] as const;
+    }),
+  );
+  return { fences: Object.fromEntries(fences), unfinished: Object.fromEntries(unfinished) };
+}
+
+function connectRegions(v: Values): regions.RegionSide[] {
+  return (['primary', 'recovery'] as const).map((which) => {
+    const endpoint = v[`${which}-endpoint`];
+    const table = v[`${which}-table`];
+    if (typeof endpoint !== 'string' || typeof table !== 'string') {
+      throw new UsageError(`say where the ${which} region is: --${which}-endpoint URL --${which}-table NAME`);
+    }
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    );
+    return {
+      region: String(v[which]),
+      fence: new DynamoFenceStore(doc, `${table}-fence`, fenceShardCount(0)),
+      store: new DynamoSuccessorStore(doc, table, DEFAULT_SWEEP_PLACEMENT.sweepShards),
+      // Locally there is no event source mapping to switch; a deployed stage's is switched by the stack's outputs.
+      intake: { enable: async () => undefined, disable: async () => undefined },
+    };
+  });
+}
