@@ -7,7 +7,7 @@
  */
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -85,8 +85,9 @@ export class NotifierStack extends Stack {
       sendingEnv: sendingEnvironment(s, timing),
       ...(props.region === undefined ? {} : { owner: props.region.region }),
     };
-    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`).
-    guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
+    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`). The global
+    // table of a stage in two regions is not guarded yet: its replicas need each region's roles (docs/regions.md).
+    if (this.table instanceof Table) guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
