@@ -13,6 +13,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { EVIDENCE_GAP_SHARDS, evidenceGapPartition, evidenceGapPk } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { queryAll } from './paged-query.ts';
 
 export interface EvidenceGap {
@@ -34,6 +35,11 @@ export interface EvidenceGaps {
   close(key: string): Promise<void>;
   /** Whether the object of `key` waits here (whole or in part), and since when. */
   find(key: string): Promise<{ since: string } | undefined>;
+  /**
+   * Removes the parts of one torn write (an incomplete gap as `list` gave it): its own `of` and `since`, never a whole
+   * gap written later under the same key (a rebuild's), nor the parts of another write.
+   */
+  removeTorn(gap: EvidenceGap): Promise<void>;
 }
 
 /** The most body bytes one gap item holds: a DynamoDB item is at most 400 KB, keys and attributes included. */
@@ -123,6 +129,37 @@ export class DynamoEvidenceGaps implements EvidenceGaps {
     });
     const item = items.find((i) => i.sk === key || PART.exec(String(i.sk))?.[1] === key);
     return item === undefined ? undefined : { since: String(item.since) };
+  }
+
+  async removeTorn(gap: EvidenceGap): Promise<void> {
+    if (gap.incomplete === undefined) return;
+    const pk = evidenceGapPk(gap.key);
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+      ExpressionAttributeValues: { ':pk': pk, ':key': `${gap.key}#part-` },
+      ProjectionExpression: 'sk, since',
+    });
+    const torn = items.filter((i) => {
+      const part = PART.exec(String(i.sk));
+      return part?.[1] === gap.key && Number(part[3]) === gap.incomplete?.of && String(i.since) === gap.since;
+    });
+    for (const i of torn) {
+      await this.client
+        .send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { pk, sk: i.sk },
+            // Only while it is still that write's part: a later writer's part under the same sk is kept.
+            ConditionExpression: '#since = :since',
+            ExpressionAttributeNames: { '#since': 'since' },
+            ExpressionAttributeValues: { ':since': gap.since },
+          }),
+        )
+        .catch((error: unknown) => {
+          if (!isConditionFailure(error)) throw error;
+        });
+    }
   }
 
   async close(key: string): Promise<void> {

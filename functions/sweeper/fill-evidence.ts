@@ -69,7 +69,8 @@ export async function fillEvidenceGaps(deps: FillDeps): Promise<FillResult> {
 async function leftoverParts(gap: EvidenceGap, deps: FillDeps): Promise<boolean> {
   if (deps.now() - Date.parse(gap.since) < INCOMPLETE_GRACE_MS) return false;
   try {
-    await deps.gaps.close(gap.key);
+    // That write's parts only: a whole gap a rebuild wrote later under the same key is the batch's only copy.
+    await deps.gaps.removeTorn(gap);
     return true;
   } catch {
     return false;

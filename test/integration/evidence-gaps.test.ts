@@ -70,4 +70,24 @@ describe('evidence gaps in parts', () => {
     expect(late).toMatchObject({ filled: 0, open: 0, errors: [], removed: [`${torn.key}: 1 of 2 parts`] });
     expect(await gaps.list(10)).toEqual([]);
   });
+
+  it('removing a torn write leaves a whole gap written later under the same key (a rebuild’s): the batch’s only copy is kept', async () => {
+    const gaps = new DynamoEvidenceGaps(table.doc, table.tableName);
+    const torn = gapOf('batches/2026-12-05/torn-then-rebuilt.jsonl.gz');
+    await expect(refusingSecondPart().add(torn)).rejects.toMatchObject({
+      name: 'ProvisionedThroughputExceededException',
+    });
+    // The rebuild of the same batch, smaller (one part), while the store still refuses.
+    const rebuilt = { ...torn, body: randomBytes(1_000), since: new Date(NOW + 120_000).toISOString() };
+    await gaps.add(rebuilt);
+
+    const store = new MemoryStore('fail');
+    const late = NOW + INCOMPLETE_GRACE_MS + 1;
+    const fill = await fillEvidenceGaps({ gaps, store, now: () => late, deadline: late + 60_000, limit: 10 });
+    expect(fill.removed).toEqual([`${torn.key}: 1 of 2 parts`]);
+    const left = (await gaps.list(10)).filter((g) => g.key === torn.key);
+    expect(left).toHaveLength(1);
+    expect(left[0]?.incomplete).toBeUndefined();
+    expect(left[0]?.body).toEqual(rebuilt.body);
+  });
 });

@@ -52,6 +52,9 @@ export class MemoryGaps implements EvidenceGaps {
   async close(key: string) {
     this.gaps.delete(key);
   }
+  async removeTorn(gap: EvidenceGap) {
+    if (this.gaps.get(gap.key) === gap) this.gaps.delete(gap.key);
+  }
   async find(key: string) {
     const gap = this.gaps.get(key);
     return gap === undefined ? undefined : { since: gap.since };
