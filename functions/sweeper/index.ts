@@ -47,6 +47,11 @@ const EVIDENCE_GAPS_PER_RUN = 500;
  */
 const EVIDENCE_INTENTS_PER_RUN = 500;
 const EVIDENCE_RECOVERY_SHARE = 0.5;
+/**
+ * Time the sweep leaves to the evidence whatever its backlog: dead invocations cluster in the incidents that make the
+ * sweep run to its deadline, and their batches must not wait for the backlog to end.
+ */
+const EVIDENCE_RESERVE_MS = 15_000;
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
@@ -61,7 +66,11 @@ export const handler = async (_event: unknown, context: Context) => {
       now: Date.now,
       ...config,
       shards,
-      deadline: Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs,
+      deadline:
+        Date.now() +
+        context.getRemainingTimeInMillis() -
+        config.deadlineMarginMs -
+        (evidenceStore === undefined ? 0 : EVIDENCE_RESERVE_MS),
     });
     const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
     count('SweeperRedriven', r.redriven.length + r.resolvedRetry.length);
@@ -182,7 +191,12 @@ async function reportRecovered(r: RecoverResult): Promise<void> {
   if (r.recovered > 0) logger.warn('evidence batches of ended invocations finished', { ...r, lost: r.lost.length });
   for (const lost of r.lost) {
     countBy('EvidenceLost', { channel: parseNotificationId(lost.notificationId)?.channel ?? 'unknown' });
-    logger.error('evidence not recoverable: the rebuilt record does not match its digest', lost);
+    logger.error(
+      lost.reason === 'ITEM_GONE'
+        ? 'evidence not recoverable: the notification item was gone before the rebuild'
+        : 'evidence not recoverable: the rebuilt record does not match its digest',
+      lost,
+    );
   }
   if (r.errors.length > 0) logger.error('evidence batches still open', { errors: r.errors.slice(0, 10) });
 }

@@ -60,7 +60,14 @@ export interface RecoverResult {
   /** Records written by a rebuild. */
   readonly rebuilt: number;
   /** Records whose rebuild did not hash to their digest, with the batch not in the store: lost. */
-  readonly lost: { notificationId: string; providerMessageId?: string; sha256: string; batch: string }[];
+  readonly lost: {
+    notificationId: string;
+    providerMessageId?: string;
+    sha256?: string;
+    batch: string;
+    /** Why: its rebuild did not match (MISMATCH), or its item was gone before the rebuild (ITEM_GONE). */
+    reason: 'MISMATCH' | 'ITEM_GONE';
+  }[];
   /** Intents seen and still open after this pass. */
   readonly open: number;
   readonly errors: string[];
@@ -95,7 +102,7 @@ async function recoverOne(
   rebuild: (item: SentHere) => Promise<SendProof>,
   result: { recovered: number; rebuilt: number; lost: RecoverResult['lost']; open: number },
 ): Promise<void> {
-  const sent = await sentIn(intent, deps);
+  const { sent, gone } = await sentIn(intent, deps);
   const rebuilt: SendProof[] = [];
   const unverified: SentHere[] = [];
   for (const item of sent) {
@@ -131,28 +138,39 @@ async function recoverOne(
         ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
         sha256: item.evidence.sha256,
         batch: intent.name,
+        reason: 'MISMATCH',
       });
     }
+    // A named notification whose item is gone (expired, deleted) cannot be shown unsent: counted, never dropped.
+    for (const notificationId of gone) result.lost.push({ notificationId, batch: intent.name, reason: 'ITEM_GONE' });
   }
   if (written.stored === 'written') result.rebuilt += rebuilt.length;
   await deps.intents.close(intent);
   result.recovered++;
 }
 
-/** The notifications the intent names that are SENT with this batch on them, read consistently. */
-async function sentIn(intent: EvidenceIntent, deps: RecoverDeps): Promise<SentHere[]> {
+/**
+ * The notifications the intent names that are SENT with this batch on them, read consistently — and those whose item
+ * is gone, whose record nothing can rebuild.
+ */
+async function sentIn(intent: EvidenceIntent, deps: RecoverDeps): Promise<{ sent: SentHere[]; gone: string[] }> {
   const limit = pLimit(8);
   const items = await Promise.all(
-    intent.notificationIds.map((id) => {
+    intent.notificationIds.map(async (id) => {
       const ref = parseNotificationId(id);
-      return ref === undefined
-        ? undefined
-        : limit(() => deps.notifications.get(notificationKey(ref.eventId, ref.channel)));
+      const item =
+        ref === undefined
+          ? undefined
+          : await limit(() => deps.notifications.get(notificationKey(ref.eventId, ref.channel)));
+      return { id, item };
     }),
   );
-  return items.filter(
-    (i): i is SentHere => i !== undefined && i.status === 'SENT' && i.evidence?.batch === intent.name,
-  );
+  return {
+    sent: items
+      .map(({ item }) => item)
+      .filter((i): i is SentHere => i !== undefined && i.status === 'SENT' && i.evidence?.batch === intent.name),
+    gone: items.filter(({ item }) => item === undefined).map(({ id }) => id),
+  };
 }
 
 const indexedSend = (item: SentHere): IndexedSend => ({

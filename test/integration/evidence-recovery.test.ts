@@ -232,6 +232,19 @@ describe('a dispatch invocation that dies after its sends and before its batch',
     const written = decodeBatch((await store.get(batchObjectKey(batch.name))) as Uint8Array).records;
     expect(written.map((w) => w.entry.notificationId)).toEqual(['rec-3#EMAIL']);
   });
+
+  it('a sent notification whose item is gone before the rebuild (expired, deleted) is counted lost, never dropped unsaid', async () => {
+    await ingest(transferEvent({ eventId: 'rec-7', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-rec-7' } }));
+    const { batch } = await invocationThatDies(['rec-7'], 'dying00000000000007');
+    await table.doc.send(
+      new DeleteCommand({ TableName: table.tableName, Key: { pk: 'EVENT#rec-7', sk: 'NOTIFICATION#SMS' } }),
+    );
+    const r = await sweepAfter(DUE_MS + 1_000);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 1 });
+    expect(r.recovered?.lost).toEqual([
+      expect.objectContaining({ notificationId: 'rec-7#SMS', batch: batch.name, reason: 'ITEM_GONE' }),
+    ]);
+  });
 });
 
 const locatorOn = (t: LocalTable) =>
