@@ -22,8 +22,14 @@ let table: LocalTable;
 let ports: OperatorPorts;
 let deps: ConsoleDeps;
 const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
-const SAM = callerOf({ 'cognito:username': 'bank_sam', name: 'Sam', 'custom:groups': 's' }, GROUPS) as Caller;
-const NOOR = callerOf({ 'cognito:username': 'bank_noor', name: 'Noor', 'custom:groups': 'a' }, GROUPS) as Caller;
+const SAM = callerOf(
+  { 'cognito:username': 'bank_sam', name: 'Sam', email: 'sam@bank.example', 'custom:groups': 's' },
+  GROUPS,
+) as Caller;
+const NOOR = callerOf(
+  { 'cognito:username': 'bank_noor', name: 'Noor', email: 'noor@bank.example', 'custom:groups': 'a' },
+  GROUPS,
+) as Caller;
 const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
 const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
   answerApi(route(name), caller, JSON.stringify(body), deps);
