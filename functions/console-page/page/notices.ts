@@ -244,8 +244,8 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
         ...rows.map((r) =>
           el(
             'tr',
-            {},
-            el('td', {}, when(r.at)),
+            (r.warnings ?? []).length > 0 ? { class: 'forged' } : {},
+            el('td', {}, when(r.at), ...forgeryWarning(r)),
             el('td', {}, `${ACTION_WORDS[r.action] ?? r.action}${STEP_WORDS[r.step] ?? ''}`),
             el('td', {}, r.by),
             el('td', {}, r.reason),
@@ -258,6 +258,18 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
         ),
       ),
     ),
+  ];
+}
+
+/**
+ * An audit row the stack's seal does not vouch for (not sealed, changed, moved, another key): said on the row itself,
+ * with the engineers' words, never shown as if genuine.
+ */
+function forgeryWarning(r: AuditRow): HTMLElement[] {
+  if ((r.warnings ?? []).length === 0) return [];
+  return [
+    el('p', { class: 'error', role: 'note' }, 'Not written by notifier: report it to security.'),
+    el('p', { class: 'codes ids' }, ...(r.warnings ?? []).map((w) => el('code', {}, w))),
   ];
 }
 
