@@ -334,7 +334,10 @@ export async function answerApi(
   } catch (error) {
     if (!(error instanceof OperatorError)) throw error;
     const { code, message } = error.refusal;
-    return problem(refusalAnswer(error.refusal).status, message, code);
+    // A proposal refused says why in the words the preview uses (never the command line's flags or "the customer has
+    // it" for a text whose delivery failed).
+    const words = name === 'propose' ? refusalWords(error.refusal) : message;
+    return problem(refusalAnswer(error.refusal).status, words, code);
   }
 }
 

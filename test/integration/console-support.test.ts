@@ -165,6 +165,7 @@ describe('a resend to a number the carrier opted out', () => {
   it('is refused on propose too, and the refusal audited', async () => {
     const answer = await ask('propose', { notificationId: 'cs-stop#SMS', reason: 'customer says the phone is back' });
     expect(answer.status).toBe(409);
+    expect(JSON.stringify(answer.body)).not.toMatch(/--[a-z]|the customer has it/);
     const trail = (await ports.audit.listAbout(['cs-stop'], '2000-01-01')).filter((r) => r.step === 'PROPOSE');
     expect(trail.map((r) => r.outcome?.result)).toEqual(['REFUSED']);
   });
