@@ -3,13 +3,19 @@
  * and console functions — the only writers of `audit/` (lib/evidence-store.ts) — generate a record's MAC and verify
  * one; the evidence reader (`ops audit` on a stage) only verifies. Its policy names each use and gives the account
  * administration without use, as the evidence key does; records cite it for as long as they are kept, so only break
- * glass disables or deletes it.
+ * glass disables or deletes it, and only break glass or a deploy changes its policy (watched: lib/protection-watch.ts).
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { ArnPrincipal, PolicyDocument, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { administrationWithoutUse, grantsOnlyForAwsServices, onlyBreakGlassDisablesOrDeletes } from './evidence-key.ts';
+import {
+  administrationWithoutUse,
+  deployRoleArn,
+  grantsOnlyForAwsServices,
+  onlyBreakGlassDisablesOrDeletes,
+  onlyBreakGlassOrDeployChangesThePolicy,
+} from './evidence-key.ts';
 
 export function createAuditSealKey(scope: Construct, reader: Role, breakGlass: Role): Key {
   return new Key(scope, 'AuditSealKey', {
@@ -27,6 +33,12 @@ export function createAuditSealKey(scope: Construct, reader: Role, breakGlass: R
           resources: ['*'],
         }),
         onlyBreakGlassDisablesOrDeletes([breakGlass.roleArn]),
+        // As the evidence key's: an administrator cannot give themselves kms:GenerateMac and seal a forged record.
+        onlyBreakGlassOrDeployChangesThePolicy(
+          ['kms:PutKeyPolicy'],
+          [breakGlass.roleArn],
+          deployRoleArn(Stack.of(scope)),
+        ),
         grantsOnlyForAwsServices(),
       ],
     }),

@@ -9,7 +9,8 @@
  * - The page routes (PAGE_ROUTES) serve the same static files to everyone, before sign-in: no data, no secret. Their
  *   function may read nothing (its role writes its own logs alone).
  * - The API function reads the table and writes what the operations write (a resend, a proposal); it reads evidence
- *   and writes its audit records as the evidence-reader role, the one role the evidence key lets decrypt.
+ *   as the evidence-reader role (the one role the evidence key lets decrypt), and writes its audit records as its own
+ *   role (the bucket lets no role a person assumes write them).
  * - Why Cognito and not IAM: a browser cannot sign requests with IAM without credentials handed to it; Cognito gives
  *   the page a short-lived token from the bank's own sign-in (the bank's provider stays the source of who is who and
  *   in which group — mapped again at every sign-in), and API Gateway checks that token natively.
@@ -283,7 +284,10 @@ export class SupportConsole extends Construct {
     return { pool, config };
   }
 
-  /** Least privilege: the table actions the operations use, and evidence through the evidence-reader role alone. */
+  /**
+   * Least privilege: the table actions the operations use, evidence read through the evidence-reader role alone, audit
+   * records written (and sealed) as the function's own role.
+   */
   private grantApi(props: SupportConsoleProps): void {
     const fn = this.apiFunction;
     // Reads: an event (Query by its key), a customer's preferences (GetItem), a proposal. Writes: a resend's
@@ -291,7 +295,7 @@ export class SupportConsole extends Construct {
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.userIndex.indexName });
     const reader = props.evidence.readerRole as Role;
-    props.evidence.grantSealing(fn);
+    props.evidence.grantConsole(fn);
     fn.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [reader.roleArn] }));
     reader.assumeRolePolicy?.addStatements(
       new PolicyStatement({

@@ -67,6 +67,27 @@ export function deployRoleArn(stack: Stack): string | undefined {
   return synthesizer.cloudFormationExecutionRoleArn.replace(placeholder, stack.partition);
 }
 
+/**
+ * A resource's policy changes only by break glass or a CloudFormation deploy of this stack (its execution role): an
+ * administrator cannot lift a guard or grant themselves a use. Without a known deploy role (a synthesizer other than
+ * the default) `deployer` is undefined, and only break glass may: the caller decides whether that is acceptable.
+ */
+export const onlyBreakGlassOrDeployChangesThePolicy = (
+  actions: readonly string[],
+  breakGlass: readonly string[],
+  deployer: string | undefined,
+) =>
+  new PolicyStatement({
+    sid: 'OnlyBreakGlassOrThisStacksDeployChangesThePolicy',
+    effect: Effect.DENY,
+    principals: [new AnyPrincipal()],
+    actions: [...actions],
+    resources: ['*'],
+    conditions: {
+      ArnNotEquals: { 'aws:PrincipalArn': deployer === undefined ? [...breakGlass] : [...breakGlass, deployer] },
+    },
+  });
+
 /** The statement Control Tower's CT.KMS.PR.3 asks of every key: grants only for AWS services. */
 export const grantsOnlyForAwsServices = () =>
   new PolicyStatement({
@@ -153,16 +174,7 @@ export function createEvidenceKey(scope: Construct, prefix: string, who: Evidenc
           conditions: viaS3,
         }),
         onlyBreakGlassDisablesOrDeletes(breakGlass),
-        new PolicyStatement({
-          sid: 'OnlyBreakGlassOrThisStacksDeployChangesThePolicy',
-          effect: Effect.DENY,
-          principals: [new AnyPrincipal()],
-          actions: ['kms:PutKeyPolicy'],
-          resources: ['*'],
-          conditions: {
-            ArnNotEquals: { 'aws:PrincipalArn': deployer === undefined ? breakGlass : [...breakGlass, deployer] },
-          },
-        }),
+        onlyBreakGlassOrDeployChangesThePolicy(['kms:PutKeyPolicy'], breakGlass, deployer),
         grantsOnlyForAwsServices(),
       ],
     }),

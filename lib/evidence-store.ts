@@ -88,7 +88,7 @@ export class EvidenceStore extends Construct {
   private readonly writers: string[] = [];
   /** Besides the reader, break glass and a deploy: who may list the keys (S3's replication role, when on). */
   private readonly listers: string[] = [];
-  /** Who may write audit records: the operator function (grantOperator) and the reader role the console writes as. */
+  /** Who may write audit records: the operator function (grantOperator) and the console's (grantConsole); no person's role. */
   private readonly auditWriters: string[] = [];
   /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
   readonly environment: EvidenceEnvironment;
@@ -106,7 +106,6 @@ export class EvidenceStore extends Construct {
     this.readerRole = readerRole;
     this.breakGlassRole = breakGlassRole;
     this.auditSealKey = createAuditSealKey(this, readerRole, breakGlassRole);
-    this.auditWriters.push(readerRole.roleArn);
     const days = Duration.days(props.retentionDays);
     this.bucket = new Bucket(this, 'Bucket', {
       serverAccessLogsBucket: this.accessLogs,
@@ -182,8 +181,9 @@ export class EvidenceStore extends Construct {
         conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.writers }) } },
       }),
     );
-    // Audit records likewise: the operator function's and the console's (which writes them as the reader role, as a
-    // person given that role could; the seal tells theirs apart: audit-seal-key.ts).
+    // Audit records likewise: the operator function's and the console function's, each as its own role — never a role a
+    // person assumes (the reader's), so no person can add a record under another's name; the seal also binds each
+    // record to its key (functions/stores/audit-seal.ts).
     this.bucket.addToResourcePolicy(
       new PolicyStatement({
         sid: 'OnlyTheOperatorsFunctionsWriteAuditRecords',
@@ -240,7 +240,7 @@ export class EvidenceStore extends Construct {
     this.bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
 
-  /** The evidence reader: every version of every object, and its own audit records (ops export audits first). */
+  /** The evidence reader: every version of every object; it writes nothing (actions are the operator function's). */
   private grantReader(): void {
     const role = this.readerRole;
     role.addToPrincipalPolicy(
@@ -255,22 +255,13 @@ export class EvidenceStore extends Construct {
         resources: [this.bucket.arnForObjects('*')],
       }),
     );
-    role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('audit/*')] }),
-    );
-    role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [this.key.keyArn] }),
-    );
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [this.key.keyArn] }));
     const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
-    for (const [prefix, why] of [
-      ['*', 'The evidence reader reads any record of the store (keys are per event, channel and message id)'],
-      ['audit/*', 'The evidence reader records its own audited actions (audit/<at>-<id>.json, written once)'],
-    ]) {
-      Validations.of(role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}]`,
-        reason: `${why}; no delete, no bypass (both denied by the bucket policy to every principal).`,
-      });
-    }
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+      reason:
+        'The evidence reader reads any record of the store (keys are per event, channel and message id); no write, no delete, no bypass (denied by the bucket policy to every principal).',
+    });
   }
 
   /** The break-glass role: the key's destruction, the buckets' protections and legal holds, on these resources only. */
@@ -302,9 +293,27 @@ export class EvidenceStore extends Construct {
    * The operator function (lib/operator-api.ts): reads any record as the reader does (it shows evidence, exports a
    * customer's) and writes audit records — never send records or pointers (the bucket policy keeps those the senders').
    */
-  /** The console's function: seals the audit records it writes (as the reader role) with its own role. */
-  grantSealing(fn: NotifierFunction): void {
-    grantSealing(this.auditSealKey, fn.role as Role, 'ConsoleFunctionSeals');
+  /**
+   * The console's function: writes and seals its audit records as its own role (reads go through the reader role:
+   * lib/console.ts). Write-once under audit/ only; the bucket policy lets no other principal but the operator function.
+   */
+  grantConsole(fn: NotifierFunction): void {
+    const role = fn.role as Role;
+    this.auditWriters.push(role.roleArn);
+    grantSealing(this.auditSealKey, role, 'ConsoleFunctionSeals');
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
+        resources: [this.bucket.arnForObjects('audit/*')],
+      }),
+    );
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [this.key.keyArn] }));
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/audit/*]`,
+      reason:
+        'The console function records every audited action (audit/<at>-<id>.json, written once); no read, no delete, no bypass (denied by the bucket policy to every principal).',
+    });
   }
 
   grantOperator(fn: NotifierFunction): void {

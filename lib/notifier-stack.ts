@@ -261,6 +261,8 @@ export class NotifierStack extends Stack {
       readerRole: p.evidence.readerRole,
       observability,
       guardedKeys: backup === undefined ? [] : [backup.key],
+      watchedKeys: [p.evidence.auditSealKey],
+      ...(p.table instanceof Table ? { table: p.table } : {}),
       securityEventBusArn: s.securityEventBusArn,
     });
     watchFunctions(watch, {

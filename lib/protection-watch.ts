@@ -19,6 +19,7 @@
  */
 
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import {
   type CfnRule,
   EventField,
@@ -63,6 +64,9 @@ export const WATCHED_KEY_EVENTS = [
   'PutKeyPolicy',
 ] as const;
 
+/** CloudTrail's event names for a change of the table's resource policy: the guard on who writes items. */
+export const WATCHED_TABLE_EVENTS = ['PutResourcePolicy', 'DeleteResourcePolicy'] as const;
+
 /** EventBridge's event names for a rule's life: disabled, deleted, re-patterned, its targets removed or replaced. */
 export const WATCHED_RULE_EVENTS = ['DisableRule', 'DeleteRule', 'PutRule', 'PutTargets', 'RemoveTargets'] as const;
 /** The way a report reaches a person: the alarm topic, its subscriptions, the report queue, the trail itself. */
@@ -95,6 +99,10 @@ export interface ProtectionWatchProps {
   readonly observability: Observability;
   /** Keys guarded and watched like the alarm path's: destroyed or re-policied by break glass or a deploy alone. */
   readonly guardedKeys?: readonly Key[];
+  /** Keys guarded by their own policy (the audit seal's) and watched like the evidence key. */
+  readonly watchedKeys?: readonly Key[];
+  /** The table whose resource policy guards who writes items (lib/table.ts): each change to it is reported. */
+  readonly table?: ITable;
   /** Another account's EventBridge bus every report also goes to (settings `securityEventBusArn`). */
   readonly securityEventBusArn?: string | undefined;
 }
@@ -166,10 +174,24 @@ export class ProtectionWatch extends Construct {
     const keys = call('kms', WATCHED_KEY_EVENTS);
     this.rule(
       'Key',
-      'changes to the evidence key and the keys of the alarm topic, the logs and the backups',
-      { ...keys, detail: { ...keys.detail, resources: { ARN: [props.key, ...alarmPathKeys].map((k) => k.keyArn) } } },
-      `${WHAT} on key ${EventField.fromPath('$.detail.requestParameters.keyId')} by ${WHO}: the evidence, the alarms, the logs or the backups depend on it. ${CHECK}`,
+      'changes to the evidence and audit-seal keys and the keys of the alarm topic, the logs and the backups',
+      {
+        ...keys,
+        detail: {
+          ...keys.detail,
+          resources: { ARN: [props.key, ...(props.watchedKeys ?? []), ...alarmPathKeys].map((k) => k.keyArn) },
+        },
+      },
+      `${WHAT} on key ${EventField.fromPath('$.detail.requestParameters.keyId')} by ${WHO}: the evidence, the audit seal, the alarms, the logs or the backups depend on it. ${CHECK}`,
     );
+    if (props.table !== undefined) {
+      this.rule(
+        'TablePolicy',
+        "changes to the table's resource policy",
+        call('dynamodb', WATCHED_TABLE_EVENTS, { resourceArn: [props.table.tableArn] }),
+        `${WHAT} on table ${EventField.fromPath('$.detail.requestParameters.resourceArn')} by ${WHO}: the table's policy keeps everyone but the stack's functions from writing items (an item written by hand is sent). ${CHECK}`,
+      );
+    }
     this.watchRoute();
     this.guardAlarmPath(alarmPathKeys);
     props.observability.alarm(

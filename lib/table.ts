@@ -3,7 +3,7 @@
  * on demand, its stream the dispatch triggers read, TTL, point-in-time recovery, deletion protection, retained — and a
  * resource policy that lets nobody but the stack's functions (and break glass) write an item.
  */
-import { Lazy, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
@@ -17,6 +17,7 @@ import {
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { deployRoleArn, onlyBreakGlassOrDeployChangesThePolicy } from './evidence-key.ts';
 
 export function createTable(stack: Stack, key: IKey | undefined): Table {
   const schema = TABLE_SCHEMA;
@@ -47,6 +48,9 @@ export const ITEM_WRITE_ACTIONS = [
   'dynamodb:PartiQLDelete',
 ] as const;
 
+/** The calls that change or remove the table's resource policy (the guard below). */
+export const TABLE_POLICY_ACTIONS = ['dynamodb:PutResourcePolicy', 'dynamodb:DeleteResourcePolicy'] as const;
+
 const writersOf = new WeakMap<object, Set<string>>();
 
 /** A role the stack granted an item write on the table (lib/notifier-function.ts useTable): one the guard lets write. */
@@ -64,6 +68,14 @@ export function recordTableWriter(table: object, roleArn: string): void {
  * item writes of this table, and stay as they are. `*` is this table (its own ARN would be a circular reference).
  */
 export function guardTableWrites(table: Table, breakGlass: readonly string[]): void {
+  // The guard itself (and this statement) changes only by break glass or this stack's deploy, as the evidence key's
+  // policy does. Without a known deploy role, CloudFormation would act as whoever deploys: denying them would lock
+  // later deploys out of the table's policy, so the guard is then left to the protection watch, which reports every
+  // change (the account root may delete a table's policy whatever it says: the watch is needed in any case).
+  const deployer = deployRoleArn(Stack.of(table));
+  if (deployer !== undefined) {
+    table.addToResourcePolicy(onlyBreakGlassOrDeployChangesThePolicy(TABLE_POLICY_ACTIONS, breakGlass, deployer));
+  }
   table.addToResourcePolicy(
     new PolicyStatement({
       sid: 'OnlyTheStacksFunctionsWriteItems',

@@ -13,6 +13,7 @@ export const WATCHED_EVENT_SOURCES = [
   'sqs.amazonaws.com',
   'cloudtrail.amazonaws.com',
   'lambda.amazonaws.com',
+  'dynamodb.amazonaws.com',
 ] as const;
 /** IAM's event source, and the one region whose rules receive its events. */
 export const IAM_EVENT_SOURCE = 'iam.amazonaws.com';

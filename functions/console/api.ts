@@ -17,7 +17,16 @@ import { asCaller, type Operations, type ProposalView } from '../operator/operat
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
-import { auditTrail, customerPage, eventPage, isUnknown, noticeCard, refusalWords, sentMessages } from './views.ts';
+import {
+  auditTrail,
+  customerPage,
+  eventPage,
+  handedOver,
+  isUnknown,
+  noticeCard,
+  refusalWords,
+  sentMessages,
+} from './views.ts';
 import { CHANNEL_WORDS, resendShown } from './words.ts';
 
 export interface ApiAnswer {
@@ -112,8 +121,8 @@ const HANDLERS: Handlers = {
     const view = await ports.events.read(ref?.eventId ?? '');
     const item = view.notifications.find((n) => n.notificationId === notificationId);
     const userId = String(view.inbox?.userId ?? item?.userId ?? '');
-    const sent = await sentMessages(ports, notificationId, userId === '' ? undefined : userId);
-    if (item === undefined && sent.length === 0) {
+    const { sent, unfound } = await sentMessages(ports, notificationId, userId === '' ? undefined : userId);
+    if (item === undefined && sent.length === 0 && unfound.length === 0) {
       return problem(404, `No notice ${notificationId} is held.`, 'NOT_FOUND');
     }
     const type = String(view.inbox?.type ?? item?.template ?? '');
@@ -121,7 +130,8 @@ const HANDLERS: Handlers = {
     const targets = new Set([notificationId, ref?.eventId ?? '']);
     const card = item === undefined ? null : noticeCard(item, type, occurredAt);
     const now = new Map(card === null ? [] : [[notificationId, card.outcome.headline]]);
-    return okJson({ card, sent, audit: await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS), now) });
+    const audit = await auditTrail(ports, targets, sinceDays(ports, AUDIT_DAYS), now);
+    return okJson({ card, sent, unfound, handedOver: handedOver(item), audit });
   },
   // Done at once by the caller (the policy may want a second identity for it: then it is refused, and says so).
   reveal: async ({ notificationId, reason }, caller, deps) => {
@@ -324,7 +334,10 @@ export async function answerApi(
   } catch (error) {
     if (!(error instanceof OperatorError)) throw error;
     const { code, message } = error.refusal;
-    return problem(refusalAnswer(error.refusal).status, message, code);
+    // A proposal refused says why in the words the preview uses (never the command line's flags or "the customer has
+    // it" for a text whose delivery failed).
+    const words = name === 'propose' ? refusalWords(error.refusal) : message;
+    return problem(refusalAnswer(error.refusal).status, words, code);
   }
 }
 

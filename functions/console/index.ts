@@ -40,6 +40,8 @@ const s3 = () =>
   );
 const evidence = evidenceStoreOf(evidenceOf(config).store, s3);
 if (evidence === undefined) throw new Error('configuration error: the console needs EVIDENCE_BUCKET or EVIDENCE_DIR');
+// Audit records are written as the function's own role: the bucket lets no person's role write them (lib/evidence-store.ts).
+const auditWrites = evidenceStoreOf(evidenceOf(config).store, () => traced(new S3Client({})));
 const ports = operatorPorts({
   doc: documentClient,
   tableName: config.TABLE_NAME,
@@ -47,6 +49,7 @@ const ports = operatorPorts({
   invokeIngest: () => Promise.reject(new Error('the console feeds nothing through ingest')),
   proposalKeepDays: config.INBOX_RETENTION_DAYS,
   ...auditSealOf(config.AUDIT_SEAL_KEY_ARN),
+  ...(auditWrites === undefined ? {} : { auditWrites }),
 });
 const deps = { ports, ops: operations(ports, approvalPolicy(config.APPROVAL_REQUIRED_FOR, config.PROPOSAL_HOURS)) };
 

@@ -12,6 +12,7 @@ import type {
   QuarantinedNotice,
   ResendChoice,
   SentMessage,
+  UnreadableCopy,
 } from '../contracts/console-views.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
@@ -22,7 +23,7 @@ import { displayName } from '../domain/mailbox-name.ts';
 import type { Refusal, RefusalCode } from '../domain/refusal.ts';
 import { acceptedMessageId, blockedRefusal, resendRefusal } from '../domain/resend.ts';
 import { suppressionOf } from '../operator/customer.ts';
-import { evidenceOf } from '../operator/evidence.ts';
+import { evidenceFound, type SendProof } from '../operator/evidence.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { blockedAtSend } from '../operator/resend.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
@@ -212,29 +213,41 @@ export function whoOf(by: unknown): string {
   return '';
 }
 
-/** What the customer received for one notice, as the evidence store keeps it, byte for byte, masked where it names them. */
+/**
+ * What the customer received for one notice, as the evidence store keeps it, byte for byte, masked where it names them;
+ * and the copies named as sent that cannot be read now (pending, a gap, lost), with why: never read as "not sent".
+ */
 export async function sentMessages(
   ports: Pick<OperatorPorts, 'evidence' | 'evidenceLocator'>,
   notificationId: string,
   userId?: string,
-): Promise<SentMessage[]> {
+): Promise<{ sent: SentMessage[]; unfound: UnreadableCopy[] }> {
   // As `ops evidence` reads it: through the batches the table and the customer's index name, and the objects of sends
   // recorded before batches.
-  const proofs = await evidenceOf(ports.evidence, notificationId, ports.evidenceLocator, userId);
-  return proofs.map(
-    (p): SentMessage => ({
-      acceptedAt: p.send.acceptedAt,
-      to: maskContact(p.send.channel, recipientOf(p.send)),
-      ...messageOf(p.send),
-      reports: p.feedback.map((f) => ({
-        at: f.at,
-        status: f.status,
-        words: `${f.status.charAt(0)}${f.status.slice(1).toLowerCase()}${f.providerResponse ? `: “${f.providerResponse}”` : ''}`,
-      })),
-      sha256: p.sha256,
-      warnings: p.warnings ?? [],
-    }),
-  );
+  const found = await evidenceFound(ports.evidence, notificationId, ports.evidenceLocator, userId);
+  const unfound = found.unfound.map((u): UnreadableCopy => ({ state: u.state, batch: u.batch, says: u.says }));
+  return { sent: found.proofs.map(sentMessage), unfound };
+}
+
+/** Whether the provider accepted a notice, as its item says; UNKNOWN when the send's answer was lost or the item is gone. */
+export function handedOver(item: StoredItem | undefined): 'YES' | 'NO' | 'UNKNOWN' {
+  if (item === undefined || item.status === 'UNKNOWN') return 'UNKNOWN';
+  return item.status === 'SENT' || acceptedMessageId(item) !== undefined ? 'YES' : 'NO';
+}
+
+function sentMessage(p: SendProof): SentMessage {
+  return {
+    acceptedAt: p.send.acceptedAt,
+    to: maskContact(p.send.channel, recipientOf(p.send)),
+    ...messageOf(p.send),
+    reports: p.feedback.map((f) => ({
+      at: f.at,
+      status: f.status,
+      words: `${f.status.charAt(0)}${f.status.slice(1).toLowerCase()}${f.providerResponse ? `: “${f.providerResponse}”` : ''}`,
+    })),
+    sha256: p.sha256,
+    warnings: p.warnings ?? [],
+  };
 }
 
 function recipientOf(s: SendEvidence): string {

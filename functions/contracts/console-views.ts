@@ -113,9 +113,25 @@ export interface SentMessage {
   readonly warnings: readonly string[];
 }
 
+/** A copy the records name as handed over for delivery that cannot be read now: never "nothing was sent". */
+export interface UnreadableCopy {
+  /**
+   * pending: its batch is being rebuilt; gap: it waits in the table to be written; lost: neither; notInBatch: its batch
+   * holds no record of it; damaged: the record does not match its fingerprint; unknown: the table was not asked.
+   */
+  readonly state: string;
+  readonly batch: string;
+  /** The engineers' words: where it is named and what the table says of its batch. */
+  readonly says: string;
+}
+
 export interface NoticeAnswer {
   readonly card: NoticeCard | null;
   readonly sent: readonly SentMessage[];
+  /** Copies named as sent that cannot be read now, with why. */
+  readonly unfound: readonly UnreadableCopy[];
+  /** Whether the provider accepted it, as the table says: UNKNOWN when the send's answer was lost (or the item expired). */
+  readonly handedOver: 'YES' | 'NO' | 'UNKNOWN';
   readonly audit: readonly AuditRow[];
 }
 

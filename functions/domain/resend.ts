@@ -30,7 +30,13 @@ export interface ResendCandidate {
   /** A secret field's value until the notification ends, and its keyed MAC (secrets.ts): kept after. */
   readonly secrets?: unknown;
   readonly secretDigests?: unknown;
+  /** The provider's latest delivery report on it (feedback.ts), and its words. */
+  readonly deliveryStatus?: unknown;
+  readonly deliveryResponse?: unknown;
 }
+
+/** A delivery report that says the customer did not get it. */
+const NOT_DELIVERED = new Set(['REJECTED', 'BOUNCED', 'FAILED']);
 
 /**
  * Why the moment ended a notification, so a resend is refused (docs/dispatch.md "The right moment"): waiting for its
@@ -85,11 +91,28 @@ export const acceptedMessageId = (item: { readonly providerMessageId?: unknown }
   typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined;
 
 /** Why a resend of a notification whose acceptance is known is refused: what the operator must see, and do. */
-export function acceptedRefusal(id: string, status: string, messageId: string | undefined): string {
-  if (messageId === undefined) return `${id} is ${status}: the customer has it; it is never resent`;
+export function acceptedRefusal(
+  id: string,
+  status: string,
+  messageId: string | undefined,
+  delivery: Pick<ResendCandidate, 'deliveryStatus' | 'deliveryResponse'> = {},
+): string {
+  // A report that it failed is said as such: "the customer has it" would be the refusal's false reason.
+  const failed = typeof delivery.deliveryStatus === 'string' && NOT_DELIVERED.has(delivery.deliveryStatus);
+  const words = typeof delivery.deliveryResponse === 'string' && delivery.deliveryResponse !== '';
+  const report = failed
+    ? `delivery: ${String(delivery.deliveryStatus)}${words ? ` “${String(delivery.deliveryResponse)}”` : ''}`
+    : '';
+  if (messageId === undefined) {
+    return failed
+      ? `${id} is ${status}: the provider accepted it (${report}); it is never resent`
+      : `${id} is ${status}: the customer has it; it is never resent`;
+  }
   const what =
     status === 'SENT'
-      ? `${id} is SENT: the customer has it (the provider accepted it as message ${messageId})`
+      ? failed
+        ? `${id} is SENT: the provider accepted it as message ${messageId} (${report})`
+        : `${id} is SENT: the customer has it (the provider accepted it as message ${messageId})`
       : `${id} is ${status}, but the provider accepted it as message ${messageId} (recorded after its lease expired)`;
   return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;
 }
@@ -118,7 +141,7 @@ export function resendRefusal(
       despiteAccepted !== undefined && accepted !== undefined
         ? ` (--despite-accepted names ${despiteAccepted}, not ${accepted})`
         : '';
-    return refusal('ACCEPTED', `${acceptedRefusal(id, status, accepted)}${mismatch}`);
+    return refusal('ACCEPTED', `${acceptedRefusal(id, status, accepted, item)}${mismatch}`);
   }
   if (status === 'REFUSED') {
     return refusal(

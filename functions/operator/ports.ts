@@ -51,6 +51,8 @@ export function operatorPorts(deps: {
   readonly proposalKeepDays?: number;
   /** How audit records are sealed and checked (stores/audit-seal.ts): the stack's KMS key; absent, the local run's. */
   readonly auditSeal?: AuditSeal;
+  /** Where audit records are written when not as the evidence is read (the console writes as its own role). */
+  readonly auditWrites?: EvidenceStore;
 }): OperatorPorts {
   return {
     events: new DynamoEventStore(deps.doc, deps.tableName),
@@ -62,7 +64,7 @@ export function operatorPorts(deps: {
       deps.tableName,
       new DynamoEvidenceIndex(deps.doc, deps.tableName),
     ),
-    audit: new EvidenceAuditLog(deps.evidence, deps.auditSeal),
+    audit: new EvidenceAuditLog(deps.evidence, deps.auditSeal, deps.auditWrites),
     proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),
     invokeIngest: deps.invokeIngest,
     parked: deps.parked,

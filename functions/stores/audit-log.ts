@@ -18,7 +18,7 @@ import {
 } from '../domain/audit.ts';
 import { recordedIdentityOf } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
-import { type AuditSeal, LOCAL_AUDIT_SEAL } from './audit-seal.ts';
+import { type AuditSeal, auditPlace, LOCAL_AUDIT_SEAL } from './audit-seal.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 
@@ -57,20 +57,24 @@ const eventOf = (id: string) => parseNotificationId(id)?.eventId;
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
 
 export class EvidenceAuditLog implements AuditLog {
-  /** Every record written with its seal, every record read checked against it (audit-seal.ts). */
+  /**
+   * Every record written with its seal, every record read checked against it (audit-seal.ts). `writes` is where
+   * records are written when that is another principal than the reader's (the console writes as its own role).
+   */
   constructor(
     private readonly store: EvidenceStore,
     private readonly seal: AuditSeal = LOCAL_AUDIT_SEAL,
+    private readonly writes: EvidenceStore = store,
   ) {}
 
   async record(entry: Omit<AuditRecord, 'kind' | 'at' | 'outcome'>, now: number): Promise<AuditEntry> {
     const record: AuditRecord = { kind: 'AUDIT', at: new Date(now).toISOString(), ...entry };
     const key = auditKey(record.at, randomUUID().slice(0, 8));
     // No retain-until date: the bucket's default retention applies (the writer need not know the stack's setting).
-    await this.store.put(key, json(await this.seal.sealed(record)), undefined);
+    await this.writes.put(key, json(await this.seal.sealed(record, auditPlace(key, false))), undefined);
     // Its index entry: written before the action acts, like the record (a failure here stops the action too).
     const subject = subjectHash(auditSubjectOf(record.target, eventOf));
-    await this.store.put(auditSubjectKey(subject, key), json({ key }), undefined);
+    await this.writes.put(auditSubjectKey(subject, key), json({ key }), undefined);
     return { key, record };
   }
 
@@ -80,7 +84,8 @@ export class EvidenceAuditLog implements AuditLog {
     now: number,
   ): Promise<AuditOutcome> {
     const written: AuditOutcome = { kind: 'AUDIT_OUTCOME', at: new Date(now).toISOString(), ...outcome };
-    await this.store.put(auditOutcomeKey(recordKey), json(await this.seal.sealed(written)), undefined);
+    const sealed = await this.seal.sealed(written, auditPlace(recordKey, true));
+    await this.writes.put(auditOutcomeKey(recordKey), json(sealed), undefined);
     return written;
   }
 
@@ -89,7 +94,8 @@ export class EvidenceAuditLog implements AuditLog {
     const read = object === undefined ? undefined : await readFirst(this.store, object);
     const doc = read === undefined ? undefined : JSON.parse(Buffer.from(read.bytes).toString('utf8'));
     // A record that is not sealed by the stack's key is no record to rely on.
-    return doc === undefined || (await this.seal.broken(doc)) !== undefined ? undefined : (doc as AuditRecord);
+    if (doc === undefined) return undefined;
+    return (await this.seal.broken(doc, auditPlace(key, false))) !== undefined ? undefined : (doc as AuditRecord);
   }
 
   async list(sinceIso?: string): Promise<ListedAuditRecord[]> {
@@ -104,10 +110,13 @@ export class EvidenceAuditLog implements AuditLog {
       const read = await readFirst(this.store, o);
       if (read === undefined) continue;
       const written = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
-      const broken = await this.seal.broken(written);
+      const of = recordKeyOfOutcome(o.key);
+      const broken = await this.seal.broken(
+        written,
+        of === undefined ? auditPlace(o.key, false) : auditPlace(of, true),
+      );
       if (broken !== undefined) read.warnings.push(`${o.key}: ${broken}`);
       const { seal: _seal, ...doc } = written;
-      const of = recordKeyOfOutcome(o.key);
       // A record from before identities were verified names its caller as text: read as UNVERIFIED, never as verified.
       if (of === undefined)
         records.push([o.key, { ...doc, by: recordedIdentityOf(doc.by) } as AuditRecord, read.warnings]);
@@ -143,7 +152,10 @@ export class EvidenceAuditLog implements AuditLog {
         const [doc, outcome] = await Promise.all([read(key), read(auditOutcomeKey(key))]);
         if (doc === undefined) return undefined;
         // Checked against its seal like every read: a record the stack's key did not seal is shown, flagged.
-        const warnings = [await this.seal.broken(doc), outcome && (await this.seal.broken(outcome))]
+        const warnings = [
+          await this.seal.broken(doc, auditPlace(key, false)),
+          outcome && (await this.seal.broken(outcome, auditPlace(key, true))),
+        ]
           .filter((w): w is string => typeof w === 'string')
           .map((w) => `${key}: ${w}`);
         const { seal: _seal, ...record } = doc;

@@ -5,7 +5,9 @@
  *
  * Deployed, the key is a KMS HMAC key of the stack (lib/audit-seal-key.ts): its material never leaves KMS, the
  * operator and console functions may generate a MAC, readers may only verify one (as with secret-mac.ts). The MAC is
- * over a digest of the record's canonical JSON (keys sorted: it survives a parse), because KMS takes at most 4 KB.
+ * over a digest of the record's canonical JSON (keys sorted: it survives a parse), because KMS takes at most 4 KB, and
+ * over its place — the record's object key, or for an outcome the record key it answers — so a sealed record or outcome
+ * copied to another key does not verify there.
  * Locally, a key of the local run (LOCAL_AUDIT_SEAL): a developer's machine has nobody to keep out.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -21,15 +23,19 @@ export interface AuditSealMark {
 
 export interface AuditSeal {
   readonly keyId: string;
-  /** The document with its seal (`seal`), to be written once. */
-  sealed<T extends object>(doc: T): Promise<T & { readonly seal: AuditSealMark }>;
-  /** Why a document read back is not one this key sealed, or undefined when it is. */
-  broken(doc: Record<string, unknown>): Promise<string | undefined>;
+  /** The document with its seal (`seal`) for its place (`placeOf`), to be written once there. */
+  sealed<T extends object>(doc: T, place: string): Promise<T & { readonly seal: AuditSealMark }>;
+  /** Why a document read back at `place` is not one this key sealed for it, or undefined when it is. */
+  broken(doc: Record<string, unknown>, place: string): Promise<string | undefined>;
 }
 
-const messageOf = (doc: object) => {
+/** Where a sealed document belongs: `record <key>`, or `outcome of <record key>`. */
+export const auditPlace = (recordKey: string, outcome: boolean) =>
+  outcome ? `outcome of ${recordKey}` : `record ${recordKey}`;
+
+const messageOf = (doc: object, place: string) => {
   const { seal: _seal, ...content } = doc as Record<string, unknown>;
-  return Buffer.from(`notifier audit record\n${fingerprintOf(content)}`, 'utf8');
+  return Buffer.from(`notifier audit record\n${place}\n${fingerprintOf(content)}`, 'utf8');
 };
 
 abstract class Seal implements AuditSeal {
@@ -37,19 +43,21 @@ abstract class Seal implements AuditSeal {
   protected abstract mac(message: Buffer): Promise<Uint8Array>;
   protected abstract verify(message: Buffer, mac: Buffer): Promise<boolean>;
 
-  async sealed<T extends object>(doc: T): Promise<T & { readonly seal: AuditSealMark }> {
-    const mac = Buffer.from(await this.mac(messageOf(doc))).toString('base64');
+  async sealed<T extends object>(doc: T, place: string): Promise<T & { readonly seal: AuditSealMark }> {
+    const mac = Buffer.from(await this.mac(messageOf(doc, place))).toString('base64');
     return { ...doc, seal: { keyId: this.keyId, mac } };
   }
 
-  async broken(doc: Record<string, unknown>): Promise<string | undefined> {
+  async broken(doc: Record<string, unknown>, place: string): Promise<string | undefined> {
     const seal = doc.seal as Partial<AuditSealMark> | undefined;
     if (typeof seal?.mac !== 'string') {
       return 'not sealed: written before records were sealed, or by someone without the audit key';
     }
     if (seal.keyId !== this.keyId) return `sealed with another key (${String(seal.keyId)}), not the stack's audit key`;
-    const valid = await this.verify(messageOf(doc), Buffer.from(seal.mac, 'base64'));
-    return valid ? undefined : 'its seal does not match its content: changed, or not written by the stack';
+    const valid = await this.verify(messageOf(doc, place), Buffer.from(seal.mac, 'base64'));
+    return valid
+      ? undefined
+      : `its seal does not match its content or its place (${place}): changed, moved from another key, or not written by the stack`;
   }
 }
 

@@ -79,7 +79,7 @@ describe('the support console', () => {
     });
   });
 
-  it('least privilege: the page function reads nothing; the API function reads evidence only as the evidence reader', () => {
+  it('least privilege: the page function reads nothing; the API function reads evidence only as the evidence reader and writes audit records only, as itself', () => {
     const page = actionsOf(statementsOfRole(roleOf('SupportConsolePageFunction')));
     expect(page.filter((a) => !a.startsWith('xray:') && !a.startsWith('logs:'))).toEqual([]);
     const api = statementsOfRole(roleOf('SupportConsoleApiFunction'));
@@ -93,6 +93,10 @@ describe('the support console', () => {
         // The table's key (the bank's own): the evidence key lets only the evidence reader decrypt.
         'kms:Decrypt',
         'kms:GenerateDataKey',
+        // The evidence key: its audit records, written (encrypted) once as its own role, under audit/ only.
+        'kms:GenerateDataKey',
+        's3:PutObject',
+        's3:PutObjectRetention',
         // The audit seal's key: it seals the records it writes.
         'kms:GenerateMac',
         'kms:VerifyMac',
@@ -104,6 +108,10 @@ describe('the support console', () => {
     );
     const [sealKey] = t.one('AWS::KMS::Key', 'EvidenceAuditSealKey');
     expect(api.find((st) => JSON.stringify(st.Action).includes('kms:GenerateMac'))?.Resource).toBe(`arn:${sealKey}`);
+    const [bucketId] = t.one('AWS::S3::Bucket', 'EvidenceBucket');
+    expect(api.find((st) => JSON.stringify(st.Action).includes('s3:PutObject'))?.Resource).toBe(
+      `arn:${bucketId}/audit/*`,
+    );
     const assume = api.find((s) => s.Action === 'sts:AssumeRole');
     const [readerId] = t.one('AWS::IAM::Role', 'EvidenceReaderRole');
     expect(assume?.Resource).toBe(`arn:${readerId}`);

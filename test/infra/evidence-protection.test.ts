@@ -91,7 +91,7 @@ describe.each([
     expect(denies(s.evidence, ask(s.who.reader, 's3:PutObject', object(s, 'audit/a.json')))).toBe(true);
   });
 
-  it('a send record only by the functions that send, an audit record only by the operator function and the console (as the reader role): an administrator cannot add forged evidence or a forged audit record', () => {
+  it('a send record only by the functions that send, an audit record only by the operator and console functions as their own roles: no administrator and no person with the reader role adds forged evidence or a forged audit record', () => {
     const put = (who: Principal, key: string) =>
       denies(s.evidence, ask(who, 's3:PutObject', object(s, key), { 's3:if-none-match': '*' }));
     for (const key of ['sends/e-1/SMS/forged.json', 'users/u-1/e-1/SMS/forged.json']) {
@@ -101,10 +101,17 @@ describe.each([
       expect(put(s.who.writer, key), key).toBe(false);
     }
     const audit = 'audit/2026-12-01T00:00:00.000Z-a.json';
-    for (const who of [s.who.admin, s.who.writer, s.who.breakGlass]) expect(put(who, audit), who.arn).toBe(true);
+    // The reader role is one people assume (those who answer disputes): it may not add a record under anyone's name.
+    for (const who of [s.who.admin, s.who.writer, s.who.breakGlass, s.who.reader]) {
+      expect(put(who, audit), who.arn).toBe(true);
+      expect(put(who, 'audit/2026-12-01T00:00:00.000Z-a.outcome.json'), who.arn).toBe(true);
+    }
     expect(put({ arn: s.roleArn('OperatorRole'), account: s.stack.account }, audit)).toBe(false);
-    // The reader role may (the console writes as it): a record without the seal's key reads as not sealed.
-    expect(put(s.who.reader, audit)).toBe(false);
+    const [consoleFn] = s.all.filter(([id, r]) => r.Type === 'AWS::IAM::Role' && id.startsWith('SupportConsoleApi'));
+    if (consoleFn !== undefined)
+      expect(put({ arn: `arn:${consoleFn[0]}`, account: s.stack.account }, audit)).toBe(false);
+    const exempt = s.evidence.find((st) => st.Sid === 'OnlyTheOperatorsFunctionsWriteAuditRecords');
+    expect(exempt?.Condition?.ArnNotEquals?.['aws:PrincipalArn']).toHaveLength(consoleFn === undefined ? 1 : 2);
   });
 
   it("no writer can stretch a lock: another mode or a retention beyond the setting's (plus a day) is denied", () => {

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import example from '../../examples/settings.example.json' with { type: 'json' };
+import { WATCHED_TABLE_EVENTS } from '../../lib/protection-watch.ts';
 import { parseSettings } from '../../lib/settings.ts';
 import { allows, denies, type Request, resolver, type Statement } from '../support/policy-eval.ts';
 import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE, synthTemplate, type TemplateResource } from '../support/synth.ts';
@@ -122,6 +123,53 @@ describe.each([
       }
     }
     expect(refused(`arn:aws:iam::${s.stack.account}:role/Admin`, 'dynamodb:GetItem')).toBe(false);
+  });
+
+  it("the table's guard is lifted only by break glass or this stack's deploy, and every change to it is reported; so is the audit-seal key's policy", () => {
+    const [, table] = s.of('AWS::DynamoDB::Table')[0] as [string, TemplateResource];
+    const policy = (table.Properties.ResourcePolicy as { PolicyDocument: unknown }).PolicyDocument;
+    const statements = (s.resolve(policy) as { Statement: Statement[] }).Statement;
+    const role = (prefix: string) => `arn:${s.of('AWS::IAM::Role').find(([id]) => id.startsWith(prefix))?.[0]}`;
+    const deployer = `arn:aws:iam::${s.stack.account}:role/cdk-hnb659fds-cfn-exec-role-${s.stack.account}-${s.stack.region}`;
+    const refused = (sts: Statement[], who: string, action: string) =>
+      denies(sts, {
+        principal: { arn: who, account: s.stack.account },
+        action,
+        resource: '*',
+        context: { 'aws:PrincipalArn': who },
+      });
+    for (const action of ['dynamodb:PutResourcePolicy', 'dynamodb:DeleteResourcePolicy']) {
+      expect(refused(statements, `arn:aws:iam::${s.stack.account}:role/Admin`, action), action).toBe(true);
+      expect(refused(statements, role('OperatorRole'), action), action).toBe(true);
+      // CloudFormation deploys as its execution role: a later deploy may still change the policy.
+      expect(refused(statements, deployer, action), action).toBe(false);
+      expect(refused(statements, role('EvidenceBreakGlassRole'), action), action).toBe(false);
+    }
+    const [sealId, seal] = s.of('AWS::KMS::Key').find(([id]) => id.startsWith('EvidenceAuditSealKey')) as [
+      string,
+      TemplateResource,
+    ];
+    const sealPolicy = (s.resolve(seal.Properties.KeyPolicy) as { Statement: Statement[] }).Statement;
+    expect(refused(sealPolicy, `arn:aws:iam::${s.stack.account}:role/Admin`, 'kms:PutKeyPolicy')).toBe(true);
+    expect(refused(sealPolicy, deployer, 'kms:PutKeyPolicy')).toBe(false);
+    expect(refused(sealPolicy, role('EvidenceBreakGlassRole'), 'kms:PutKeyPolicy')).toBe(false);
+    const patterns = s
+      .of('AWS::Events::Rule')
+      .filter(([id]) => id.startsWith('ProtectionWatch'))
+      .map(([, r]) => JSON.stringify(s.resolve(r.Properties.EventPattern)));
+    const [tableId] = s.of('AWS::DynamoDB::Table')[0] as [string, TemplateResource];
+    expect(patterns).toContainEqual(
+      JSON.stringify({
+        source: ['aws.dynamodb'],
+        'detail-type': ['AWS API Call via CloudTrail'],
+        detail: {
+          eventSource: ['dynamodb.amazonaws.com'],
+          eventName: [...WATCHED_TABLE_EVENTS],
+          requestParameters: { resourceArn: [`arn:${tableId}`] },
+        },
+      }),
+    );
+    expect(patterns.find((p) => p.includes('"aws.kms"') && p.includes('PutKeyPolicy'))).toContain(`arn:${sealId}`);
   });
 
   it('the operator API refuses a role named like an IAM Identity Center role outside AWS’s reserved path (its session name would be the caller’s choice)', () => {

@@ -2,6 +2,7 @@
  * What the support console tells an agent, on DynamoDB Local with the real stores: a record we received but could not
  * read is found by its event and by its customer and said to be exactly that (never "no way to reach the customer");
  * an id we never received is 404; a resend to a number the carrier opted out is refused in the preview, not offered;
+ * a sent notice whose copy the store cannot show yet says so (never "nothing was handed over");
  * a proposal the console may not decide is refused and audited; the customer's audit trail is read through its index.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -11,6 +12,7 @@ import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/
 import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
 import { approvalPolicyOf } from '../../functions/domain/approval.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
+import { batchName } from '../../functions/domain/evidence-batch.ts';
 import { suppressionPk } from '../../functions/domain/keys.ts';
 import { buildQuarantine } from '../../functions/domain/notification.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
@@ -34,6 +36,7 @@ const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as
 const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
   answerApi(route(name), caller, JSON.stringify(body), deps);
 const STOPPED = '+14155550180';
+const ABSENT_BATCH = batchName('dispatch', Date.parse('2026-12-06T00:24:16Z'), 'a3f3unread0');
 const base64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 
 beforeAll(async () => {
@@ -66,6 +69,24 @@ beforeAll(async () => {
     status: 'FAILED',
     lastError: 'RETRIES_EXHAUSTED',
     attempt: 3,
+    template: 'TransferCompleted',
+    createdAt: new Date().toISOString(),
+    occurredAt: new Date().toISOString(),
+  });
+  // A text the provider accepted whose evidence batch the store does not hold (pending, a gap, or lost).
+  await put({
+    pk: 'EVENT#cs-unread',
+    sk: 'NOTIFICATION#SMS',
+    kind: 'NOTIFICATION',
+    notificationId: 'cs-unread#SMS',
+    eventId: 'cs-unread',
+    channel: 'SMS',
+    userId: 'cs-u31',
+    recipient: '+14155550181',
+    status: 'SENT',
+    providerMessageId: 'm-unread-1',
+    evidence: { batch: ABSENT_BATCH, sha256: 'a'.repeat(64) },
+    attempt: 1,
     template: 'TransferCompleted',
     createdAt: new Date().toISOString(),
     occurredAt: new Date().toISOString(),
@@ -113,6 +134,22 @@ describe('an event we received but could not read', () => {
   });
 });
 
+describe('a sent notice whose copy the evidence store cannot show yet', () => {
+  it('says the copy is not readable and why, and that it was handed over, never that nothing was', async () => {
+    const answer = await ask('notice', { notificationId: 'cs-unread#SMS' });
+    expect(answer.status).toBe(200);
+    const body = answer.body as { sent: unknown[]; unfound: { state: string; batch: string; says: string }[] };
+    expect(body).toMatchObject({ sent: [], handedOver: 'YES' });
+    expect(body.unfound).toEqual([expect.objectContaining({ state: 'lost', batch: ABSENT_BATCH })]);
+    expect(body.unfound[0]?.says).toContain('not in the store yet');
+  });
+
+  it('a notice the provider never accepted is said to have nothing handed over', async () => {
+    const answer = await ask('notice', { notificationId: 'cs-stop#SMS' });
+    expect(answer.body).toMatchObject({ sent: [], unfound: [], handedOver: 'NO' });
+  });
+});
+
 describe('a resend to a number the carrier opted out', () => {
   it('is not offered on the card, and the preview refuses it SUPPRESSED in words without command-line flags', async () => {
     const page = (await ask('event', { eventId: 'cs-stop' })).body as {
@@ -128,6 +165,7 @@ describe('a resend to a number the carrier opted out', () => {
   it('is refused on propose too, and the refusal audited', async () => {
     const answer = await ask('propose', { notificationId: 'cs-stop#SMS', reason: 'customer says the phone is back' });
     expect(answer.status).toBe(409);
+    expect(JSON.stringify(answer.body)).not.toMatch(/--[a-z]|the customer has it/);
     const trail = (await ports.audit.listAbout(['cs-stop'], '2000-01-01')).filter((r) => r.step === 'PROPOSE');
     expect(trail.map((r) => r.outcome?.result)).toEqual(['REFUSED']);
   });

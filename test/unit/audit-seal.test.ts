@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { GenerateMacCommand, KMSClient, KMSInvalidMacException, VerifyMacCommand } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
+import { auditOutcomeKey } from '../../functions/domain/audit.ts';
 import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
-import { KmsAuditSeal, LocalAuditSeal } from '../../functions/stores/audit-seal.ts';
+import { auditPlace, KmsAuditSeal, LocalAuditSeal } from '../../functions/stores/audit-seal.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 
 const NOW = Date.parse('2026-12-02T05:00:00Z');
@@ -37,8 +38,12 @@ describe('sealed audit records', () => {
     // Someone the bucket let write: no seal; a copied seal over changed content; their own key.
     await store.put('audit/2026-12-02T05:00:01.000Z-forged.json', bytes({ ...written, seal: undefined }), undefined);
     await store.put('audit/2026-12-02T05:00:02.000Z-edited.json', bytes({ ...written, reason: 'other' }), undefined);
-    const own = await new LocalAuditSeal(Buffer.from('my key'), 'my-key').sealed({ ...written, seal: undefined });
-    await store.put('audit/2026-12-02T05:00:03.000Z-ownkey.json', bytes(own), undefined);
+    const ownKey = 'audit/2026-12-02T05:00:03.000Z-ownkey.json';
+    const own = await new LocalAuditSeal(Buffer.from('my key'), 'my-key').sealed(
+      { ...written, seal: undefined },
+      auditPlace(ownKey, false),
+    );
+    await store.put(ownKey, bytes(own), undefined);
 
     const listed = await log.list();
     expect(listed).toHaveLength(4);
@@ -60,15 +65,42 @@ describe('sealed audit records', () => {
     const KEY = 'arn:aws:kms:ap-northeast-1:123456789012:key/0a1b2c3d-0000-4000-8000-000000000000';
     mock.on(GenerateMacCommand).resolves({ Mac: new Uint8Array([1, 2, 3]) });
     const seal = new KmsAuditSeal(kms, KEY);
-    const sealed = await seal.sealed({ kind: 'AUDIT', reason: 'r' });
+    const place = auditPlace('audit/2026-12-02T05:00:00.000Z-a1.json', false);
+    const sealed = await seal.sealed({ kind: 'AUDIT', reason: 'r' }, place);
     expect(sealed.seal).toEqual({ keyId: KEY, mac: 'AQID' });
-    expect(mock.commandCalls(GenerateMacCommand)[0]?.args[0].input).toMatchObject({
-      KeyId: KEY,
-      MacAlgorithm: 'HMAC_SHA_256',
-    });
+    const input = mock.commandCalls(GenerateMacCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ KeyId: KEY, MacAlgorithm: 'HMAC_SHA_256' });
+    expect(Buffer.from(input?.Message as Uint8Array).toString('utf8')).toContain(place);
     mock.on(VerifyMacCommand).resolves({ MacValid: true });
-    expect(await seal.broken(sealed)).toBeUndefined();
+    expect(await seal.broken(sealed, place)).toBeUndefined();
     mock.on(VerifyMacCommand).rejects(new KMSInvalidMacException({ message: 'invalid', $metadata: {} }));
-    expect(await seal.broken(sealed)).toContain('does not match');
+    expect(await seal.broken(sealed, place)).toContain('does not match');
+  });
+
+  it('a sealed record copied whole to another key, and a sealed outcome copied to answer another record, do not verify there', async () => {
+    const store = new FileEvidenceStore(mkdtempSync(join(tmpdir(), 'seal-')));
+    const log = new EvidenceAuditLog(store, new LocalAuditSeal(Buffer.from('the stack key'), 'stack-key'));
+    const refused = await log.record(entry, NOW);
+    await log.recordOutcome(refused.key, { result: 'REFUSED', details: {} }, NOW + 1);
+    const done = await log.record({ ...entry, reason: 'another' }, NOW + 2);
+    await log.recordOutcome(done.key, { result: 'DONE', details: {} }, NOW + 3);
+    // Someone who may put objects: the DONE outcome now also "answers" a record with none, and a record copied.
+    const third = await log.record({ ...entry, reason: 'third' }, NOW + 4);
+    await store.put(auditOutcomeKey(third.key), (await store.get(auditOutcomeKey(done.key))) as Uint8Array, undefined);
+    const moved = 'audit/2026-12-02T05:00:09.000Z-moved000.json';
+    await store.put(moved, (await store.get(done.key)) as Uint8Array, undefined);
+
+    const listed = await log.list();
+    expect(listed.find((r) => r.reason === 'third')?.warnings).toEqual([
+      expect.stringContaining(`its seal does not match its content or its place (outcome of ${third.key})`),
+    ]);
+    expect(listed.flatMap((r) => r.warnings ?? []).filter((w) => w.startsWith(`${moved}:`))).toEqual([
+      expect.stringContaining(`(record ${moved})`),
+    ]);
+    expect(listed.find((r) => r.reason === 'r')?.warnings).toBeUndefined();
+    expect(await log.read(moved)).toBeUndefined();
+    expect(await log.read(done.key)).toMatchObject({ reason: 'another' });
+    const about = await log.listAbout(['u-1'], '2000-01-01');
+    expect(about.find((r) => r.reason === 'third')?.warnings).toEqual([expect.stringContaining('outcome of')]);
   });
 });

@@ -28,6 +28,22 @@ describe('an operator resend', () => {
     });
   });
 
+  it('a SENT text whose delivery failed is refused with that report as its reason, never "the customer has it"', () => {
+    const failed = resendRefusal(ID, {
+      status: 'SENT',
+      providerMessageId: 'm-1',
+      deliveryStatus: 'FAILED',
+      deliveryResponse: 'Phone number is opted out',
+    });
+    expect(failed?.code).toBe('ACCEPTED');
+    expect(failed?.message).toContain(
+      'the provider accepted it as message m-1 (delivery: FAILED “Phone number is opted out”)',
+    );
+    expect(failed?.message).not.toContain('the customer has it');
+    const delivered = resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1', deliveryStatus: 'DELIVERED' });
+    expect(delivered?.message).toContain('the customer has it');
+  });
+
   it('is refused for an erased notification whatever its status, even named by its accepted message id', () => {
     for (const status of NOTIFICATION_STATUSES) {
       for (const marks of [{ erasedAt: '2026-12-02T05:00:00.000Z' }, { userId: ERASED_USER, erasedAt: '2026-12-02' }]) {

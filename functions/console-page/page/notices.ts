@@ -136,7 +136,7 @@ async function toggleSent(card: NoticeCard, button: HTMLButtonElement, into: HTM
   button.disabled = true;
   try {
     const answer = await call<NoticeAnswer>('notice', { notificationId: card.notificationId });
-    into.replaceChildren(...sentView(answer.sent), ...auditView(answer.audit, 'Done by hand on this notice'));
+    into.replaceChildren(...sentView(answer), ...auditView(answer.audit, 'Done by hand on this notice'));
     into.hidden = false;
     button.setAttribute('aria-expanded', 'true');
   } catch (error) {
@@ -146,10 +146,46 @@ async function toggleSent(card: NoticeCard, button: HTMLButtonElement, into: HTM
   }
 }
 
-function sentView(sent: readonly SentMessage[]): HTMLElement[] {
-  if (sent.length === 0) {
-    return [el('p', { class: 'note' }, 'Nothing was handed over for delivery, so there is no copy of what was sent.')];
-  }
+/** The words for a copy named as sent that cannot be read now. */
+const UNREADABLE_WORDS: Readonly<Record<string, string>> = {
+  pending: 'it is being written to the store',
+  gap: 'it waits to be written to the store',
+  lost: 'it is not in the store and nothing is writing it: it may be lost',
+  notInBatch: 'its batch holds no record of it: it may be lost',
+  damaged: 'the kept copy does not match its fingerprint',
+  unknown: 'the store does not hold it',
+};
+
+/**
+ * What was sent; a copy the records name but the store cannot show now is said to be exactly that, and "nothing was
+ * handed over" is said only when the provider never accepted it.
+ */
+function sentView(answer: Pick<NoticeAnswer, 'sent' | 'unfound' | 'handedOver'>): HTMLElement[] {
+  const unreadable = answer.unfound.map((u) =>
+    el(
+      'div',
+      { class: 'unreadable', role: 'note' },
+      el(
+        'p',
+        { class: 'error' },
+        `The copy of what was sent is not readable yet (${UNREADABLE_WORDS[u.state] ?? u.state}): ask an engineer; it was handed over for delivery.`,
+      ),
+      el('p', { class: 'codes ids' }, 'For the engineer: ', el('code', {}, u.says)),
+    ),
+  );
+  if (answer.sent.length === 0 && unreadable.length === 0)
+    return [el('p', { class: 'note' }, NO_COPY[answer.handedOver])];
+  return [...sentCopies(answer.sent), ...unreadable];
+}
+
+const NO_COPY: Readonly<Record<NoticeAnswer['handedOver'], string>> = {
+  NO: 'Nothing was handed over for delivery, so there is no copy of what was sent.',
+  YES: 'The provider accepted it, but no copy of what was sent is found: ask an engineer.',
+  UNKNOWN:
+    'Whether it was handed over for delivery is not known, and no copy of what was sent is found: ask an engineer.',
+};
+
+function sentCopies(sent: readonly SentMessage[]): HTMLElement[] {
   return sent.map((s, i) =>
     el(
       'section',
@@ -208,8 +244,8 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
         ...rows.map((r) =>
           el(
             'tr',
-            {},
-            el('td', {}, when(r.at)),
+            (r.warnings ?? []).length > 0 ? { class: 'forged' } : {},
+            el('td', {}, when(r.at), ...forgeryWarning(r)),
             el('td', {}, `${ACTION_WORDS[r.action] ?? r.action}${STEP_WORDS[r.step] ?? ''}`),
             el('td', {}, r.by),
             el('td', {}, r.reason),
@@ -222,6 +258,18 @@ export function auditView(rows: readonly AuditRow[], heading: string): HTMLEleme
         ),
       ),
     ),
+  ];
+}
+
+/**
+ * An audit row the stack's seal does not vouch for (not sealed, changed, moved, another key): said on the row itself,
+ * with the engineers' words, never shown as if genuine.
+ */
+function forgeryWarning(r: AuditRow): HTMLElement[] {
+  if ((r.warnings ?? []).length === 0) return [];
+  return [
+    el('p', { class: 'error', role: 'note' }, 'Not written by notifier: report it to security.'),
+    el('p', { class: 'codes ids' }, ...(r.warnings ?? []).map((w) => el('code', {}, w))),
   ];
 }
 
