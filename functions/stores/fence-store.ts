@@ -53,7 +53,8 @@ export class DynamoFenceStore implements FenceGate {
     private readonly client: DynamoDBDocumentClient,
     readonly tableName: string,
     readonly shards: number,
-    private readonly now: () => number = Date.now,
+    // Read at each call, not captured: a clock set after construction (a test's, the drill's) is the one obeyed.
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   async control(consistent = true): Promise<FenceControl | undefined> {
