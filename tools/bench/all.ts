@@ -78,7 +78,8 @@ export async function measureCompleteCost(args: BenchArgs) {
   const pacing = await pacingAtQuota(args.quick);
   return measureFullCost(args.quick, {
     ingestSecondsPerRecord: 1 / ingest.eventsPerSec,
-    dispatchSecondsPerSend: dispatch.invocations / dispatch.sendsPerSec,
+    // One environment, its invocations one at a time (tools/bench/dispatch.ts): its time per send.
+    dispatchSecondsPerSend: 1 / dispatch.sendsPerSec,
     pacerWritesPerSend: pacing.writesPerSend,
   });
 }
