@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { SESClient } from '@aws-sdk/client-ses';
 import { SNSClient } from '@aws-sdk/client-sns';
 import pLimit from 'p-limit';
+import { DISPATCH_TIMING } from '../../functions/contracts/dispatch-timing.ts';
 import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { providerRequest } from '../../functions/dispatch/provider-request.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
@@ -23,7 +24,6 @@ import { decodeRecordValue, isTransfer } from '../../functions/domain/event/deco
 import { uniformRetention } from '../../functions/domain/evidence.ts';
 import { encodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DISPATCH_TIMING } from '../../functions/contracts/dispatch-timing.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
