@@ -182,12 +182,13 @@ async function runOnce(round: string, withEvidence: boolean) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-export async function measureDispatch() {
+/** `rounds` of each side (a quick run: 1). */
+export async function measureDispatch(rounds: number = ROUNDS) {
   const runs = {
     without: [] as Awaited<ReturnType<typeof runOnce>>[],
     with: [] as Awaited<ReturnType<typeof runOnce>>[],
   };
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < rounds; r++) {
     runs.without.push(await runOnce(`${r}-a`, false));
     runs.with.push(await runOnce(`${r}-b`, true));
   }
@@ -200,7 +201,7 @@ export async function measureDispatch() {
     evidencePutMs: EVIDENCE_PUT_MS,
     invocations: INVOCATIONS,
     concurrencyPerInvocation: PER_INVOCATION,
-    rounds: ROUNDS,
+    rounds,
     sends: median(runs.with.map((x) => x.sent)),
     /** As deployed (evidence kept): sends per second of the invocations, the batch write included. */
     sendsPerSec: whole('with'),
