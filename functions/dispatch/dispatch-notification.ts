@@ -49,7 +49,7 @@ import type { MomentStore } from '../stores/moment-store.ts';
 import type { NotificationKey, NotificationStore, SentEvidence, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
-import { type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
+import { loadMomentRules, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, sendProofOf, sentWriteOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
@@ -144,6 +144,8 @@ export async function dispatchNotification(
     return landed(t, { kind: 'expired', item });
   }
   if (attemptsUsed(item) > deps.maxSendAttempts) return fail(holder, 'RETRIES_EXHAUSTED');
+  // Local time (Temporal) for a type with a send window, loaded once per environment like the templates below.
+  await loadMomentRules(item, deps);
   const early = momentFirst(item, deps, deps.now());
   if (early !== undefined) return stopped(holder, early);
 

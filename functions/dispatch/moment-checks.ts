@@ -15,11 +15,13 @@ import type { Brand } from '../domain/brand.ts';
 import { floodGuardOf, supersedeKeyOf } from '../domain/catalogue.ts';
 import { unknownChannel } from '../domain/channels.ts';
 import { floodKey, seriesCollapseId, seriesPk } from '../domain/keys.ts';
+import { loadLocalTime } from '../domain/local-time.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import {
   floodWindow,
   momentVerdict,
   type NoticeTiming,
+  needsLocalTime,
   occurredMsOf,
   type PushMoment,
   remainingSeconds,
@@ -38,6 +40,14 @@ export type MomentStop =
 const iso = (ms: number) => new Date(ms).toISOString();
 const fallbackZone = (item: NotificationItem, brand: Brand) =>
   brand.defaultTimeZone[item.locale] ?? brand.defaultTimeZone.en ?? 'UTC';
+
+/**
+ * What `momentFirst` reads that is loaded on first need: local time, for a type with a send window (not in a replay,
+ * which judges no window). A failure to load is the deploy's, thrown for the stream to retry — never the notice's.
+ */
+export async function loadMomentRules(item: NotificationItem, deps: Pick<MomentDeps, 'timing'>): Promise<void> {
+  if (deps.timing !== 'REPLAY' && needsLocalTime(item)) await loadLocalTime();
+}
 
 /** The pure checks: validity, then the send window (neither in a replay). Undefined: the moment allows the send. */
 export function momentFirst(

@@ -3,11 +3,12 @@
  * validity since occurredAt), whether now is a time the customer takes it (the type's send window in their time zone),
  * the flood guard's window, and what a push carries of it (SNS's TTL for the endpoint's platform, a collapse id).
  * Pure: the clock is passed in; local time is read with Temporal (temporal-polyfill until Node ships it), whose
- * time-zone rules are the runtime's own IANA database.
+ * time-zone rules are the runtime's own IANA database — loaded only for a type with a send window (local-time.ts:
+ * `needsLocalTime` says which; the caller loads it before the verdict).
  */
-import { Temporal } from 'temporal-polyfill';
 import type { FloodGuard, SendWindow } from './catalogue.ts';
 import { sendWindowOf, validityMsOf } from './catalogue.ts';
+import { localTime } from './local-time.ts';
 import { readInstant } from './moment.ts';
 import { parsePushEndpoint } from './push-endpoint.ts';
 
@@ -58,6 +59,9 @@ export function validUntilOf(n: MomentFacts): number | undefined {
   return validity === undefined || occurred === undefined ? undefined : occurred + validity;
 }
 
+/** Whether the verdict on this notice reads local time (its type has a send window): load it first (local-time.ts). */
+export const needsLocalTime = (n: Pick<MomentFacts, 'template'>) => sendWindowOf(n.template) !== undefined;
+
 /**
  * The verdict at `now`: past its validity → expired (whatever the window: a notice never worth sending is not held);
  * outside its window → held until the window opens; otherwise send. `fallbackZone` is the brand's zone for the
@@ -83,7 +87,7 @@ const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.
  * wall time shifted by the gap, and one inside a fall-back overlap at its first occurrence.
  */
 export function windowOpening(window: SendWindow, zone: string, now: number): number | undefined {
-  const local = Temporal.Instant.fromEpochMilliseconds(now).toZonedDateTimeISO(zone);
+  const local = localTime().Instant.fromEpochMilliseconds(now).toZonedDateTimeISO(zone);
   const minute = local.hour * 60 + local.minute;
   const [from, until] = [minutesOf(window.from), minutesOf(window.until)];
   const open = from < until ? minute >= from && minute < until : minute >= from || minute < until;
@@ -96,8 +100,9 @@ export function windowOpening(window: SendWindow, zone: string, now: number): nu
 /** The zone when the runtime's time-zone database knows it. */
 function knownZone(zone: string | undefined): string | undefined {
   if (zone === undefined) return undefined;
+  const temporal = localTime();
   try {
-    Temporal.Instant.fromEpochMilliseconds(0).toZonedDateTimeISO(zone);
+    temporal.Instant.fromEpochMilliseconds(0).toZonedDateTimeISO(zone);
     return zone;
   } catch {
     return undefined;

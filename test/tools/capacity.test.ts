@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from '../../tools/bench/batching.ts';
 import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../tools/bench/capacity.ts';
+import { tracedPerSecond } from '../../tools/bench/cost-at-rate.ts';
 
 const MEASURED = {
   ingestWruPerEvent: 7,
@@ -108,5 +109,14 @@ describe('records per invocation', () => {
   it('one object per distinct send batch approaches one per report when reports span many send batches', () => {
     expect(reportsObjectsPerReportBySendBatch(500, 50_000, 100)).toBeGreaterThan(0.6);
     expect(reportsObjectsPerReportBySendBatch(500, 500, 500)).toBeLessThan(0.01);
+  });
+});
+
+describe('traces as Lambda samples them', () => {
+  it('traces every invocation under one a second, then one a second and 5% of the rest — never one per invocation at volume', () => {
+    expect(tracedPerSecond(0.4)).toBeCloseTo(0.4);
+    expect(tracedPerSecond(1)).toBeCloseTo(1);
+    expect(tracedPerSecond(101)).toBeCloseTo(6);
+    expect(tracedPerSecond(0)).toBe(0);
   });
 });

@@ -119,8 +119,8 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     why: "the handlers' one DynamoDB client: the chaos suite injects its faults into it, the end-to-end bench times each commit",
   },
   'functions/dispatch/senders.ts': {
-    tools: /^tools\/(chaos\/witness|bench\/e2e-trace|drill\/region)\.ts$/,
-    why: "dispatch's provider call: the chaos witness ties each accepted send to its attempt, the bench times it",
+    tools: /^tools\/(chaos\/witness|bench\/(e2e-trace|dispatch)|drill\/region)\.ts$/,
+    why: "dispatch's provider call: the chaos witness ties each accepted send to its attempt, the bench times it and sends through it on real SDK clients, the drill's regions send through it",
   },
   'functions/dispatch/send-error.ts': {
     tools: /^tools\/chaos\/witness\.ts$/,

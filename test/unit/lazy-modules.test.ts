@@ -1,6 +1,7 @@
 /**
  * What a function loads only when a record needs it (lib/bundling.ts splits each into a chunk): the phone number
- * rules for a number written otherwise than E.164, and a notice type's templates when one of its notices is rendered.
+ * rules for a number written otherwise than E.164, a notice type's templates when one of its notices is rendered, and
+ * local time (Temporal) when a notice's type has a send window.
  * Each test imports fresh modules, as a new execution environment has them.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -46,5 +47,24 @@ describe('loaded on first need', () => {
     // A type the catalogue does not have has no templates: rendering it refuses it (RENDER_ERROR), as before.
     await loadTemplates('NoSuchType');
     expect(compiledSet('NoSuchType', 'en')).toBeUndefined();
+  });
+
+  it('a notice whose type has no send window is judged without local time; a type with a window loads it once', async () => {
+    const { loadMomentRules, momentFirst } = await import('../../functions/dispatch/moment-checks.ts');
+    const { localTime, LocalTimeNotLoaded } = await import('../../functions/domain/local-time.ts');
+    const brand = { defaultTimeZone: { en: 'Europe/Berlin' } } as never;
+    const at = Date.parse('2026-11-30T02:00:00Z');
+    const unwindowed = { template: 'TransferCompleted', locale: 'en' } as never;
+    await loadMomentRules(unwindowed, { timing: 'ENFORCED' });
+    expect(momentFirst(unwindowed, { brand, timing: 'ENFORCED' }, at)).toBeUndefined();
+    expect(() => localTime()).toThrow(LocalTimeNotLoaded);
+    // Judging a window before loading is the caller's mistake, never read as an unknown zone (sent in the night).
+    const windowed = { template: 'DirectDebitUpcoming', locale: 'en', timeZone: 'Europe/Berlin' } as never;
+    expect(() => momentFirst(windowed, { brand, timing: 'ENFORCED' }, at)).toThrow(LocalTimeNotLoaded);
+    await loadMomentRules(windowed, { timing: 'ENFORCED' });
+    expect(momentFirst(windowed, { brand, timing: 'ENFORCED' }, at)).toMatchObject({
+      kind: 'hold',
+      zone: 'Europe/Berlin',
+    });
   });
 });

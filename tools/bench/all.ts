@@ -21,7 +21,7 @@ export async function measureAll(endpoint: string, args: BenchArgs) {
   const { latency, latencyWithDuplicates } = await measureLatency(args);
   const cpuMicrosPerEvent = (await measureCpu(args)).wall;
   log('cpu done');
-  const dispatch = await measureDispatch();
+  const dispatch = await measureDispatch(args.quick ? 1 : undefined);
   log('dispatch done');
   const bundles = await measureBundles(args.quick ? 3 : Math.min(10, Math.max(3, args.rounds * 3)));
   log('bundles done');
@@ -73,12 +73,13 @@ export async function measureQuota(args: BenchArgs) {
  * DynamoDB call at the stack's concurrency (the default run takes them from its own measurements).
  */
 export async function measureCompleteCost(args: BenchArgs) {
-  const dispatch = await measureDispatch();
+  const dispatch = await measureDispatch(args.quick ? 1 : undefined);
   const ingest = await underLatency(args, 0, INGEST_CONCURRENCY);
   const pacing = await pacingAtQuota(args.quick);
   return measureFullCost(args.quick, {
     ingestSecondsPerRecord: 1 / ingest.eventsPerSec,
-    dispatchSecondsPerSend: dispatch.invocations / dispatch.sendsPerSec,
+    // One environment, its invocations one at a time (tools/bench/dispatch.ts): its time per send.
+    dispatchSecondsPerSend: 1 / dispatch.sendsPerSec,
     pacerWritesPerSend: pacing.writesPerSend,
   });
 }

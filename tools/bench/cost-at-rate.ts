@@ -86,7 +86,21 @@ export const RATE_ASSUMPTIONS = {
    */
   fixed: { alarms: 44, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
+  /**
+   * What active tracing records: Lambda's own sampling, which a function cannot configure (the Lambda developer
+   * guide, "Visualize Lambda function invocations using AWS X-Ray": 1 request a second and 5% of the rest; X-Ray's
+   * sampling rules reach API Gateway, AppSync, Step Functions and the SDKs, not Lambda's active tracing). Taken per
+   * function (an upper bound: the reservoir may be shared). The ingest function is not traced: X-Ray does not trace
+   * functions behind an MSK or self-managed Kafka event source mapping (same page).
+   */
+  lambdaSampling: { reservoirPerSecond: 1, fixedRate: 0.05 },
 } as const;
+
+/** Traces a second Lambda's fixed sampling records of a function invoked `perSec` times a second. */
+export function tracedPerSecond(perSec: number): number {
+  const { reservoirPerSecond, fixedRate } = RATE_ASSUMPTIONS.lambdaSampling;
+  return Math.min(perSec, reservoirPerSecond) + fixedRate * Math.max(0, perSec - reservoirPerSecond);
+}
 
 /** Prices the rate model needs beyond prices.ts (us-east-1 list prices, not re-checked live). */
 export const EXTRA_PRICES = {
@@ -134,6 +148,12 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
   const monthly = ratePerSec * A.secondsPerMonth;
   const invocations =
     perN(run.events) / d.ingest + dispatchInvocations + feedbackInvocations + sweeperMonthly / monthly;
+  // Traces per notification: each traced function sampled on its own (ingest is not traced, RATE_ASSUMPTIONS).
+  const traced =
+    (tracedPerSecond(ratePerSec * dispatchInvocations) +
+      tracedPerSecond(ratePerSec * feedbackInvocations) +
+      tracedPerSecond(sweeperMonthly / A.secondsPerMonth)) /
+    ratePerSec;
   const reports = perN(run.sesEvents + run.snsDeliveryLogs);
   const reportsObjects =
     layouts.reports === 'perFeedbackInvocation'
@@ -165,6 +185,7 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
   return {
     density: d,
     invocations,
+    traced,
     evidenceObjects: dispatchInvocations + reportsObjects,
     sendObjects: dispatchInvocations,
     reportsObjects,
@@ -216,7 +237,7 @@ export function costAtRate(
     evidenceAccessLogs:
       M * ((requests * A.accessLogBytesPerRequest) / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
     cloudWatchLogs: get('cloudWatchLogs') + M * (logMoney(logGb(m.invocations)) - logMoney(logGb(runInvocations))),
-    xray: M * m.invocations * (p.xrayTracePerMillion / 1e6),
+    xray: M * m.traced * (p.xrayTracePerMillion / 1e6),
     feedbackQueue: get('feedbackQueue'),
     lambda: get('lambda') + M * (m.invocations - runInvocations) * (p.lambdaRequestPerMillion / 1e6),
     kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
@@ -232,6 +253,7 @@ export function costAtRate(
     ),
     perNotification: {
       invocations: round3(m.invocations),
+      traces: round3(m.traced),
       evidenceObjects: round3(m.evidenceObjects),
       sendObjects: round3(m.sendObjects),
       reportsObjects: round3(m.reportsObjects),

@@ -48,7 +48,7 @@ async function main(args: BenchArgs) {
   if (args.e2e) return { endToEnd: await measureE2e(args) };
   if (args.cpu) return measureCpuOnly(args);
   if (args.bundles) return { bundles: await measureBundles(args.quick ? 3 : 10) };
-  if (args.dispatch) return { dispatch: await measureDispatch() };
+  if (args.dispatch) return { dispatch: await measureDispatch(args.quick ? 1 : undefined) };
   if (args.cost) return { completeCost: await measureCompleteCost(args) };
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
