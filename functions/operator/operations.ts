@@ -306,7 +306,9 @@ async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
   const p = await found(ports, id);
   const action = actionOf(p.action);
   const about = { proposedBy: p.proposedBy, proposedAt: p.proposedAt, proposalReason: p.reason };
-  const details = { ...about, shownToProposer: p.shown };
+  // What the approval applies, as its proposer was shown it (the gate refuses it if the plan read now differs): the
+  // record keeps the before and after an auditor reads, though it is written before the plan is read again.
+  const details = { ...p.shown, ...about, shownToProposer: p.shown };
   const entry = await decided(ports, action, p, actor, 'APPROVE', details, async () => {
     const record = p.proposeRecord === undefined ? undefined : await ports.audit.read(p.proposeRecord);
     return proposalTampering(p, record);
