@@ -45,13 +45,22 @@ export const AUDIT_DAYS = 90;
 const DAY_MS = 86_400_000;
 
 const id = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
+/**
+ * Scripts written without spaces between words (Japanese, Chinese, Thai): there a few words are a few characters, and
+ * counting spaces would refuse every reason a Japanese support desk writes.
+ */
+const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u;
+const fewWords = (v: string) =>
+  UNSPACED_SCRIPT.test(v) ? [...v].length >= 4 : v.length >= 8 && v.split(/\s+/).length >= 2;
 /** A reason a colleague or an auditor can read later: a few words (a case number helps), never "x" or "ok". */
-const reason = z.string().check(
-  z.trim(),
-  z.minLength(1, 'say why'),
-  z.maxLength(1000),
-  z.refine((v) => v.length >= 8 && v.split(/\s+/).length >= 2, 'say why in a few words (a case number helps)'),
-);
+const reason = z
+  .string()
+  .check(
+    z.trim(),
+    z.minLength(1, 'say why'),
+    z.maxLength(1000),
+    z.refine(fewWords, 'say why in a few words (a case number helps)'),
+  );
 const notificationId = id(200).check(z.refine((v) => parseNotificationId(v) !== undefined, 'not a notice id'));
 /** A resend as the console asks for one: a second copy names the provider's message id it knowingly repeats. */
 const resendRequest = { notificationId, despiteAccepted: z.optional(id(200)) };

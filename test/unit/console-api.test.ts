@@ -141,6 +141,17 @@ describe('the API', () => {
     expect(d.fake.approve).not.toHaveBeenCalled();
   });
 
+  it('takes a reason written in a script without spaces between words (Japanese) as the few words it is', async () => {
+    const d = fakeOps();
+    for (const [reason, status] of [
+      ['顧客から再送依頼', 200],
+      ['再送', 400],
+    ] as const) {
+      const answer = await answerApi(route('reveal'), SAM, JSON.stringify({ notificationId: 'e-1#SMS', reason }), d);
+      expect(answer.status).toBe(status);
+    }
+  });
+
   it('shows a contact in full through the audited REVEAL action, as the verified caller, with their reason', async () => {
     const d = fakeOps();
     const body = JSON.stringify({ notificationId: 'e-1#SMS', reason: 'customer on the phone', by: 'someone else' });
