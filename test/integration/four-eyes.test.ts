@@ -9,7 +9,6 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { identityOf } from '../../functions/console/api.ts';
 import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
 import { approvalPolicyOf } from '../../functions/domain/approval.ts';
-import { addressHash } from '../../functions/domain/audience.ts';
 import { PROPOSALS_PK, proposalSk } from '../../functions/domain/keys.ts';
 import {
   type ApprovalPolicy,
@@ -25,7 +24,7 @@ import { mskEvent } from '../../tools/local/msk.ts';
 import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { ALICE, ALICE_ID, BOB, BOB_ID, operatorOn } from '../support/operator.ts';
+import { ALICE, ALICE_ID, BOB, BOB_ID, operatorOn, putEmailSuppression } from '../support/operator.ts';
 
 let table: LocalTable;
 let ingest: IngestInvoker;
@@ -56,25 +55,7 @@ function world(kinds?: string) {
   };
 }
 
-const suppress = async (address: string) => {
-  const hash = addressHash('EMAIL', address);
-  await table.doc.send(
-    new PutCommand({
-      TableName: table.tableName,
-      Item: {
-        pk: `SUPPRESSION#EMAIL#${hash.charAt(0)}`,
-        sk: hash,
-        kind: 'SUPPRESSION',
-        channel: 'EMAIL',
-        state: 'ACTIVE',
-        cause: 'BOUNCED',
-        since: '2026-12-01T00:00:00.000Z',
-        notificationId: 'fe-0#EMAIL',
-      },
-    }),
-  );
-  return { channel: 'EMAIL' as const, addressHash: hash };
-};
+const suppress = (address: string) => putEmailSuppression(table.doc, table.tableName, address, 'fe-0#EMAIL');
 /** A write straight to a proposal's item, as someone the table let write would make it. */
 const editProposal = (id: string, attribute: string, value: unknown) =>
   table.doc.send(

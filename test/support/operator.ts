@@ -2,7 +2,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { addressHash } from '../../functions/domain/audience.ts';
+import { suppressionPk } from '../../functions/domain/keys.ts';
 import {
   type Actor,
   apply,
@@ -44,3 +46,32 @@ export const resendNow = async (
   request: Parameters<typeof resend.decide>[1],
   actor: Actor = ALICE,
 ) => (await apply(resend, ports, request, actor)).item;
+
+/**
+ * An active BOUNCED suppression of an email address, written as the feedback function writes one (its key from
+ * functions/domain/keys.ts): what a lift acts on. Answers the lift's request.
+ */
+export async function putEmailSuppression(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  address: string,
+  notificationId: string,
+): Promise<{ channel: 'EMAIL'; addressHash: string }> {
+  const hash = addressHash('EMAIL', address);
+  await doc.send(
+    new PutCommand({
+      TableName: tableName,
+      Item: {
+        pk: suppressionPk('EMAIL', hash),
+        sk: hash,
+        kind: 'SUPPRESSION',
+        channel: 'EMAIL',
+        state: 'ACTIVE',
+        cause: 'BOUNCED',
+        since: '2026-12-01T00:00:00.000Z',
+        notificationId,
+      },
+    }),
+  );
+  return { channel: 'EMAIL', addressHash: hash };
+}

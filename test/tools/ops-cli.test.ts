@@ -21,7 +21,7 @@ import { localIngest } from '../../tools/ops/local-ingest.ts';
 import { traceEvent } from '../../tools/ops/trace.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { ALICE_ID, BOB_ID } from '../support/operator.ts';
+import { ALICE_ID, BOB_ID, putEmailSuppression } from '../support/operator.ts';
 
 let table: LocalTable;
 /** `npm run ops -- …` in a process of its own: its exit code, standard output and standard error. */
@@ -136,22 +136,7 @@ describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () =
     return { code, out: text };
   };
   const hash = addressHash('EMAIL', 'ops-case@example.com');
-  const suppressed = () =>
-    table.doc.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          pk: `SUPPRESSION#EMAIL#${hash.charAt(0)}`,
-          sk: hash,
-          kind: 'SUPPRESSION',
-          channel: 'EMAIL',
-          state: 'ACTIVE',
-          cause: 'BOUNCED',
-          since: '2026-12-01T00:00:00.000Z',
-          notificationId: 'op-1#EMAIL',
-        },
-      }),
-    );
+  const suppressed = () => putEmailSuppression(table.doc, table.tableName, 'ops-case@example.com', 'op-1#EMAIL');
 
   it('lists by hash (never an address), shows a lift without --confirm (exit 3), refuses it confirmed alone (four eyes), lifts it proposed by one operator and approved by another, and says when there is none (exit 3)', async () => {
     await suppressed();
