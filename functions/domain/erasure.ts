@@ -30,5 +30,5 @@ export const erasedRefusal = (notificationId: string, item: ErasureMarks, action
  * died and the sweeper has yet to rebuild it). The rebuild renders the notification again from its data; erased, it
  * could not, and the record would be lost. So erasure waits for the batch: what an operator reads.
  */
-export const evidencePendingWait = (batch: string, dueMs: number) =>
-  `its evidence batch ${batch} is not written yet (due ${new Date(dueMs).toISOString()}; the sweeper rebuilds it from this notification): erase again once it is`;
+export const evidencePendingWait = (batch: string, dueMs: number, again: 'erase' | 'resend' = 'erase') =>
+  `its evidence batch ${batch} is not written yet (due ${new Date(dueMs).toISOString()}; the sweeper rebuilds it from this notification): ${again} again once it is`;

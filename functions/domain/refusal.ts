@@ -25,6 +25,11 @@ export const REFUSAL_CODES = [
   'NOTHING_TO_DO',
   /** Waiting for its send window: the sweeper releases it when the window opens. */
   'HELD',
+  /**
+   * Its send's evidence batch is not written yet (its intent open): a resend now would take from the notification
+   * what the batch's rebuild needs. Try again once it is written (minutes).
+   */
+  'EVIDENCE_PENDING',
   /** Past its type's validity (EXPIRED, or it would be at the send): a late notice is never sent. */
   'PAST_VALIDITY',
   /** A newer notice for the same customer and key replaced it: that one is what the customer gets. */

@@ -4,7 +4,7 @@
  * the operator is shown is what the write does.
  */
 import type { SuppressedReason } from './audience.ts';
-import { erasedRefusal, isErased } from './erasure.ts';
+import { erasedRefusal, evidencePendingWait, isErased } from './erasure.ts';
 import type { VerifiedIdentity } from './identity.ts';
 import { type Refusal, refusal } from './refusal.ts';
 import { validUntilOf } from './send-moment.ts';
@@ -188,13 +188,35 @@ export function blockedRefusal(id: string, blocked: SuppressedReason | undefined
   return refusal('SUPPRESSED', `${id} would be SUPPRESSED at the send: ${why}; nothing would go out`);
 }
 
+/**
+ * Why a resend of a SENT notification waits while its send's evidence batch is still open (its intent not closed: the
+ * invocation still running, or dead and not yet rebuilt): the rebuild takes the notification as SENT with that batch
+ * on it, and a resend takes both off — the first send's record, the one a dispute asks about, would never be written.
+ * Refused, not queued: the operator sees why and resends once the batch is written (minutes), as an erasure waits.
+ */
+export function evidencePendingRefusal(
+  id: string,
+  pending: { readonly batch: string; readonly dueMs: number } | undefined,
+): Refusal | undefined {
+  if (pending === undefined) return undefined;
+  return refusal('EVIDENCE_PENDING', `${id}: ${evidencePendingWait(pending.batch, pending.dueMs, 'resend')}`);
+}
+
 /** What a resend keeps of the send it replaces, as read before the write. */
 export interface ResentItem extends ResendCandidate {
   readonly attempt?: unknown;
   readonly lastError?: unknown;
   readonly deliveryStatus?: unknown;
   readonly deliveryResponse?: unknown;
+  /** The send's evidence (its batch and digest) while the item was SENT. */
+  readonly evidence?: unknown;
 }
+
+/** The evidence batch a SENT item's record is in, if it names one. */
+export const evidenceBatchOfItem = (item: { readonly status?: unknown; readonly evidence?: unknown }) => {
+  const batch = (item.evidence as { batch?: unknown } | undefined)?.batch;
+  return item.status === 'SENT' && typeof batch === 'string' ? batch : undefined;
+};
 
 /**
  * The entry a resend appends to the item's `manualResends`: who (the verified principal, and how it was verified), when, why, and the status, attempt, last error,
@@ -222,5 +244,7 @@ export function manualResendRecord(
     ...(despiteAccepted ? { despiteAccepted: true } : {}),
     ...(typeof item.deliveryStatus === 'string' ? { deliveryStatus: item.deliveryStatus } : {}),
     ...(typeof item.deliveryResponse === 'string' ? { deliveryResponse: item.deliveryResponse } : {}),
+    // The batch the replaced send's record is in: a recovery that finds it here, not SENT, counts the record lost.
+    ...(evidenceBatchOfItem(item) === undefined ? {} : { evidenceBatch: evidenceBatchOfItem(item) }),
   };
 }

@@ -14,6 +14,7 @@
  * preferences, conditionally.
  */
 import { evidencePendingWait, isErased } from '../domain/erasure.ts';
+import { evidenceBatchOfItem } from '../domain/resend.ts';
 import { TERMINAL_STATUSES } from '../domain/state-machine.ts';
 import type { PreferencesForgotten } from '../stores/audience-store.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
@@ -57,10 +58,7 @@ export interface ErasureRead {
 }
 
 /** The evidence batch a SENT notification names, if any. */
-const batchOf = (n: StoredItem): string | undefined =>
-  n.status === 'SENT' && typeof (n.evidence as { batch?: unknown } | undefined)?.batch === 'string'
-    ? (n.evidence as { batch: string }).batch
-    : undefined;
+const batchOf = (n: StoredItem): string | undefined => evidenceBatchOfItem(n);
 
 /**
  * Pure: per event, the finished notifications to erase and those still to be sent — or SENT with their evidence

@@ -7,7 +7,13 @@
 import { type SuppressedReason, suppressedReason } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { parseNotificationId } from '../domain/keys.ts';
-import { acceptedMessageId, blockedRefusal, resendRefusal } from '../domain/resend.ts';
+import {
+  acceptedMessageId,
+  blockedRefusal,
+  evidenceBatchOfItem,
+  evidencePendingRefusal,
+  resendRefusal,
+} from '../domain/resend.ts';
 import type { ResendTarget, StoredItem } from '../stores/event-store.ts';
 import { type OperatorAction, ok, refused } from './action.ts';
 import { suppressionOf } from './customer.ts';
@@ -46,6 +52,8 @@ export interface ResendState {
   readonly now: number;
   /** What would stop it at the send now (its address's suppression, the customer's choice), as dispatch decides. */
   readonly blocked?: SuppressedReason;
+  /** The SENT send's evidence batch while its intent is open (not written yet): the resend waits for it. */
+  readonly evidencePending?: { readonly batch: string; readonly dueMs: number };
 }
 
 export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, ResendOutcome> = {
@@ -61,16 +69,25 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
     const view = await ports.events.read(ref.eventId);
     const item = view.notifications.find((n) => n.notificationId === request.notificationId);
     const blocked = item === undefined ? undefined : await blockedAtSend(ports, item);
-    return { item, now: ports.now(), ...(blocked === undefined ? {} : { blocked }) };
+    const evidencePending = item === undefined ? undefined : await evidencePendingOf(ports, item);
+    return {
+      item,
+      now: ports.now(),
+      ...(blocked === undefined ? {} : { blocked }),
+      ...(evidencePending === undefined ? {} : { evidencePending }),
+    };
   },
 
-  decide({ item, now, blocked }, request) {
+  decide({ item, now, blocked, evidencePending }, request) {
     const id = request.notificationId;
     if (parseNotificationId(id) === undefined) {
       return refused('INVALID', `"${id}" is not a notification id (<eventId>#EMAIL|PUSH|SMS)`);
     }
     if (item === undefined) return refused('NOT_FOUND', `no notification ${id}`);
-    const rule = resendRefusal(id, item, request.despiteAccepted, now) ?? blockedRefusal(id, blocked);
+    const rule =
+      resendRefusal(id, item, request.despiteAccepted, now) ??
+      evidencePendingRefusal(id, evidencePending) ??
+      blockedRefusal(id, blocked);
     if (rule !== undefined) return { ok: false, refusal: rule };
     const { expected } = request;
     if (expected !== undefined && (expected.status !== item.status || expected.attempt !== item.attempt)) {
@@ -106,6 +123,20 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
 
   done: (outcome) => ({ fromStatus: outcome.fromStatus, status: outcome.item.status, attempt: outcome.item.attempt }),
 };
+
+/**
+ * A SENT notification's evidence batch whose intent is still open: not written yet. Read on every preview and again
+ * before the write; an intent is never opened again once closed, so one found closed here stays closed.
+ */
+async function evidencePendingOf(
+  ports: Pick<OperatorPorts, 'evidenceLocator'>,
+  item: StoredItem,
+): Promise<{ batch: string; dueMs: number } | undefined> {
+  const batch = evidenceBatchOfItem(item);
+  if (batch === undefined) return undefined;
+  const intent = (await ports.evidenceLocator.stateOf(batch)).intent;
+  return intent === undefined ? undefined : { batch, dueMs: intent.dueMs };
+}
 
 /** What would stop this notification at the send now: the same reads and rule dispatch applies. */
 export async function blockedAtSend(

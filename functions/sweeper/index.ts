@@ -175,6 +175,12 @@ function recoverBatches(store: EvidenceStore, deadline: number): Promise<Recover
   });
 }
 
+const LOST_WORDS: Record<RecoverResult['lost'][number]['reason'], string> = {
+  ITEM_GONE: 'evidence not recoverable: the notification item was gone before the rebuild',
+  MISMATCH: 'evidence not recoverable: the rebuilt record does not match its digest',
+  RESENT: "evidence not recoverable: an operator's resend took the send off its notification before the rebuild",
+};
+
 /**
  * Batches finished by the sweeper, records no rebuild could match (lost: alarmed, logged with ids only), and how late
  * the oldest intent still open is (0 when none is): the EvidenceIntentOldestAge alarm reads it.
@@ -191,12 +197,7 @@ async function reportRecovered(r: RecoverResult): Promise<void> {
   if (r.recovered > 0) logger.warn('evidence batches of ended invocations finished', { ...r, lost: r.lost.length });
   for (const lost of r.lost) {
     countBy('EvidenceLost', { channel: parseNotificationId(lost.notificationId)?.channel ?? 'unknown' });
-    logger.error(
-      lost.reason === 'ITEM_GONE'
-        ? 'evidence not recoverable: the notification item was gone before the rebuild'
-        : 'evidence not recoverable: the rebuilt record does not match its digest',
-      lost,
-    );
+    logger.error(LOST_WORDS[lost.reason], lost);
   }
   if (r.errors.length > 0) logger.error('evidence batches still open', { errors: r.errors.slice(0, 10) });
 }

@@ -65,8 +65,12 @@ export interface RecoverResult {
     providerMessageId?: string;
     sha256?: string;
     batch: string;
-    /** Why: its rebuild did not match (MISMATCH), or its item was gone before the rebuild (ITEM_GONE). */
-    reason: 'MISMATCH' | 'ITEM_GONE';
+    /**
+     * Why: its rebuild did not match (MISMATCH), its item was gone before the rebuild (ITEM_GONE), or an operator's
+     * resend took the send off its item before the rebuild (RESENT: a resend waits for an open intent, so only a
+     * resend that raced it).
+     */
+    reason: 'MISMATCH' | 'ITEM_GONE' | 'RESENT';
   }[];
   /** Intents seen and still open after this pass. */
   readonly open: number;
@@ -102,7 +106,7 @@ async function recoverOne(
   rebuild: (item: SentHere) => Promise<SendProof>,
   result: { recovered: number; rebuilt: number; lost: RecoverResult['lost']; open: number },
 ): Promise<void> {
-  const { sent, gone } = await sentIn(intent, deps);
+  const { sent, gone, resent } = await sentIn(intent, deps);
   const rebuilt: SendProof[] = [];
   const unverified: SentHere[] = [];
   for (const item of sent) {
@@ -143,6 +147,8 @@ async function recoverOne(
     }
     // A named notification whose item is gone (expired, deleted) cannot be shown unsent: counted, never dropped.
     for (const notificationId of gone) result.lost.push({ notificationId, batch: intent.name, reason: 'ITEM_GONE' });
+    // A send of this batch an operator's resend took off its item: nothing left to rebuild it from.
+    for (const r of resent) result.lost.push({ ...r, batch: intent.name, reason: 'RESENT' });
   }
   if (written.stored === 'written') result.rebuilt += rebuilt.length;
   await deps.intents.close(intent);
@@ -153,7 +159,10 @@ async function recoverOne(
  * The notifications the intent names that are SENT with this batch on them, read consistently — and those whose item
  * is gone, whose record nothing can rebuild.
  */
-async function sentIn(intent: EvidenceIntent, deps: RecoverDeps): Promise<{ sent: SentHere[]; gone: string[] }> {
+async function sentIn(
+  intent: EvidenceIntent,
+  deps: RecoverDeps,
+): Promise<{ sent: SentHere[]; gone: string[]; resent: { notificationId: string; providerMessageId?: string }[] }> {
   const limit = pLimit(8);
   const items = await Promise.all(
     intent.notificationIds.map(async (id) => {
@@ -165,12 +174,28 @@ async function sentIn(intent: EvidenceIntent, deps: RecoverDeps): Promise<{ sent
       return { id, item };
     }),
   );
+  const here = (i: NotificationItem | undefined): i is SentHere =>
+    i !== undefined && i.status === 'SENT' && i.evidence?.batch === intent.name;
   return {
-    sent: items
-      .map(({ item }) => item)
-      .filter((i): i is SentHere => i !== undefined && i.status === 'SENT' && i.evidence?.batch === intent.name),
+    sent: items.map(({ item }) => item).filter(here),
     gone: items.filter(({ item }) => item === undefined).map(({ id }) => id),
+    resent: items.flatMap(({ id, item }) => {
+      if (item === undefined || here(item)) return [];
+      const entry = resendOfBatch(item, intent.name);
+      return entry === undefined ? [] : [{ notificationId: id, ...entry }];
+    }),
   };
+}
+
+/** The operator's resend that took a send of `batch` off the item (manualResends names the batch), if any. */
+function resendOfBatch(item: NotificationItem, batch: string): { providerMessageId?: string } | undefined {
+  const resends = (item as { manualResends?: unknown }).manualResends;
+  if (!Array.isArray(resends)) return undefined;
+  const entry = resends.find((r) => (r as { evidenceBatch?: unknown } | null)?.evidenceBatch === batch) as
+    | { providerMessageId?: unknown }
+    | undefined;
+  if (entry === undefined) return undefined;
+  return typeof entry.providerMessageId === 'string' ? { providerMessageId: entry.providerMessageId } : {};
 }
 
 const indexedSend = (item: SentHere): IndexedSend => ({

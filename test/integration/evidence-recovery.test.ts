@@ -23,7 +23,8 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { uniformRetention } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { apply, eraseCustomer, evidenceFound, evidenceOf } from '../../functions/operator/index.ts';
+import { apply, eraseCustomer, evidenceFound, evidenceOf, preview, resend } from '../../functions/operator/index.ts';
+import { DynamoEventStore } from '../../functions/stores/event-store.ts';
 import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
@@ -38,7 +39,7 @@ import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { ALICE, operatorOn } from '../support/operator.ts';
+import { ALICE, ALICE_ID, operatorOn, resendNow } from '../support/operator.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -303,5 +304,57 @@ describe('finding a send after the table forgot it, and a send whose batch is no
     expect((await sweepAfter(DUE_MS + 1_000)).recovered).toMatchObject({ rebuilt: 1, lost: [] });
     expect((await evidenceFound(store, 'rec-6', locatorOn(table))).proofs).toHaveLength(1);
     expect((await apply(eraseCustomer, ports, { userId: 'cust-rec-6' }, ALICE)).erased).toEqual(['rec-6#EMAIL']);
+  });
+});
+
+describe('a resend of a send whose evidence batch is not written yet', () => {
+  it("is refused while the batch's intent is open — in the preview and on --confirm, saying why — and goes ahead once the sweeper wrote the batch, which holds the first send's record", async () => {
+    await ingest(transferEvent({ eventId: 'rec-8', channels: ['SMS'], recipient: { userId: 'cust-rec-8' } }));
+    const { batch } = await invocationThatDies(['rec-8'], 'dying00000000000008');
+    const [first] = batch.records;
+    const sent = await notification('rec-8', 'SMS');
+    const request = { notificationId: 'rec-8#SMS', despiteAccepted: String(sent?.providerMessageId) };
+    const ports = operatorOn(table);
+    expect(await preview(resend, ports, request)).toEqual({
+      ok: false,
+      refusal: {
+        code: 'EVIDENCE_PENDING',
+        message: expect.stringContaining(`its evidence batch ${batch.name} is not written yet`),
+      },
+    });
+    await expect(resendNow(ports, request)).rejects.toMatchObject({ refusal: { code: 'EVIDENCE_PENDING' } });
+    expect(await notification('rec-8', 'SMS')).toMatchObject({ status: 'SENT', evidence: { batch: batch.name } });
+
+    const r = await sweepAfter(DUE_MS + 1_000);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 1, lost: [] });
+    expect((await resendNow(ports, request))?.status).toBe('PENDING');
+    // The first send's record, the one a dispute asks about, is in its batch.
+    const written = decodeBatch((await store.get(batchObjectKey(batch.name))) as Uint8Array).records;
+    expect(written.map((w) => w.entry.sha256)).toEqual([first?.sha256]);
+  });
+
+  it('a resend that took the send off its item before the rebuild (written past the check) is counted lost, never dropped unsaid', async () => {
+    await ingest(transferEvent({ eventId: 'rec-9', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-rec-9' } }));
+    const { batch } = await invocationThatDies(['rec-9'], 'dying00000000000009');
+    const sms = (await notification('rec-9', 'SMS')) as Record<string, unknown>;
+    // The table's own resend write, as a resend that raced the intent's check would make it.
+    const events = new DynamoEventStore(table.doc, table.tableName);
+    const item = (await events.read('rec-9')).notifications.find((n) => n.notificationId === 'rec-9#SMS');
+    const written = await events.resend(
+      item as never,
+      { by: ALICE_ID, reason: 'raced', accepted: String(sms.providerMessageId) },
+      Date.now(),
+    );
+    expect(written.result).toBe('applied');
+    const r = await sweepAfter(DUE_MS + 1_000);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 1 });
+    expect(r.recovered?.lost).toEqual([
+      expect.objectContaining({
+        notificationId: 'rec-9#SMS',
+        batch: batch.name,
+        providerMessageId: sms.providerMessageId,
+        reason: 'RESENT',
+      }),
+    ]);
   });
 });
