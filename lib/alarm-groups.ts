@@ -222,6 +222,15 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     1,
     SUSTAINED,
   );
+  // A record written alone (its intent refused) whose index write failed too: kept as a gap the filler indexes; the
+  // same table trouble as above, paged when it persists.
+  sink.alarm(
+    'EvidenceUnindexed',
+    m.acrossChannels('EvidenceUnindexed', 'evidence unindexed'),
+    'Evidence records written on their own (no intent) could not be added to the evidence index in 3 of the last 5 minutes: the table refuses writes. Each is kept as a gap the sweeper indexes; one whose gap was refused too is found only through its notification until then, so by no customer or event query after the table item expires (docs/evidence-and-privacy.md).',
+    1,
+    SUSTAINED,
+  );
   // The sweeper rebuilds a dead invocation's batch within a few minutes of its due time; an intent open a quarter of
   // an hour, run after run, is a recovery that keeps failing (or cannot keep up), while a template deploy or an
   // erasure meanwhile would turn its records into EvidenceLost.

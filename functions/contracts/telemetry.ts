@@ -95,6 +95,7 @@ export const METRIC_NAMES = [
   'EvidenceGapsFilled',
   'EvidenceGapsOpen',
   'EvidenceIntentsNotWritten',
+  'EvidenceUnindexed',
   'EvidenceIntentOldestAge',
   // two regions (docs/regions.md): a send the fence stopped; the keeper fencing this region, or seeing both active
   'FencedSendAttempts',

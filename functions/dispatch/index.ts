@@ -198,13 +198,15 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
   );
   for (const a of r.alone) {
     reportBatch({ ...a, intentOpen: false }, a.key, [a.proof]);
-    // No intent to finish it: a record stored but not indexed is found through its notification, not its customer.
+    // No intent to finish it: a record stored but not indexed is counted, and kept as a gap the filler indexes.
     if (a.outcome === 'written' && !a.indexed) {
-      logger.error('evidence record written alone; its customer index ref not written', {
-        key: a.key,
-        notificationId: a.proof.record.notificationId,
-        reason: a.error,
-      });
+      countBy('EvidenceUnindexed', { channel: a.proof.record.channel });
+      logger.error(
+        a.indexGap === 'added'
+          ? 'evidence record written alone; its index not written: left to the gap filler'
+          : 'evidence record written alone; its index not written, nor its gap: found by its notification only',
+        { key: a.key, notificationId: a.proof.record.notificationId, reason: a.error },
+      );
     }
   }
   reportBatch(r, batch.name, batch.records);

@@ -189,7 +189,8 @@ export class InvocationEvidence implements SendBatch {
     const written = writeBatch(
       this.outlets,
       { name: batch, writer: this.options.writer ?? 'dispatch', records: [proof] },
-      { timeoutMs: this.options.putTimeoutMs ?? 2_000, now: Date.now() },
+      // No intent finishes a record written alone: an index write it misses is left to the gap filler.
+      { timeoutMs: this.options.putTimeoutMs ?? 2_000, now: Date.now(), unindexedAsGap: true },
     ).then((w) => ({ ...w, proof }));
     this.alone.push(written);
   }
@@ -213,7 +214,8 @@ export class InvocationEvidence implements SendBatch {
     const written = await writeBatch(
       this.outlets,
       { name: this.name, writer: this.options.writer ?? 'dispatch', records: this.proofs },
-      { timeoutMs: Math.min(timeoutMs, timeLeftMs), now },
+      // Without a kept intent nothing else would index it: then a missed index write is left to the gap filler.
+      { timeoutMs: Math.min(timeoutMs, timeLeftMs), now, unindexedAsGap: !this.intentKept },
     );
     const safe = written.outcome !== 'lost' && written.indexed;
     if (this.intentKept && safe) {

@@ -39,6 +39,11 @@ export interface BatchWritten {
   readonly records: number;
   /** Every customer's refs are in the index (true without an index). A batch left unindexed is the sweeper's. */
   readonly indexed: boolean;
+  /**
+   * Stored but not indexed, and asked to (`unindexedAsGap`: no intent will finish it): whether the batch was kept as a
+   * gap too, for the filler to index once it finds the object already there.
+   */
+  readonly indexGap?: 'added' | 'refused';
   readonly error?: string;
 }
 
@@ -49,7 +54,16 @@ export async function writeBatch(
     readonly writer: BatchWriter;
     readonly records: readonly { readonly record: EvidenceRecord; readonly bytes: Buffer }[];
   },
-  options: { readonly timeoutMs: number; readonly now: number },
+  options: {
+    readonly timeoutMs: number;
+    readonly now: number;
+    /**
+     * A batch no intent covers (a record written alone after its intent was refused): when its index write fails,
+     * keep it as a gap as well, so the gap filler indexes it — else nothing would, and after its notification's TTL
+     * no customer or event query would find it.
+     */
+    readonly unindexedAsGap?: boolean;
+  },
 ): Promise<BatchWritten> {
   const key = batchObjectKey(batch.name);
   const count = batch.records.length;
@@ -71,9 +85,22 @@ export async function writeBatch(
     }
   }
   const indexed = await indexBatch(outlets, batch.name, sendsOf(batch.records));
-  return indexed === undefined
-    ? { outcome: 'written', stored, key, records: count, indexed: true }
-    : { outcome: 'written', stored, key, records: count, indexed: false, error: `index: ${indexed}` };
+  if (indexed === undefined) return { outcome: 'written', stored, key, records: count, indexed: true };
+  const unindexed = {
+    outcome: 'written',
+    stored,
+    key,
+    records: count,
+    indexed: false,
+    error: `index: ${indexed}`,
+  } as const;
+  if (options.unindexedAsGap !== true) return unindexed;
+  try {
+    await outlets.gaps.add({ key, body, retainUntil, since: new Date(options.now).toISOString() });
+    return { ...unindexed, indexGap: 'added' };
+  } catch {
+    return { ...unindexed, indexGap: 'refused' };
+  }
 }
 
 /**

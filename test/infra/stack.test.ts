@@ -873,6 +873,7 @@ describe('CloudWatch', () => {
         'EvidenceGapsOpen',
         'EvidenceIntentsNotWritten',
         'EvidenceIntentOldestAge',
+        'EvidenceUnindexed',
         'EvidenceLost',
         'DeliveryFailures',
         'DispatchThrottles',
@@ -926,6 +927,7 @@ describe('CloudWatch', () => {
     expect(shape('KafkaOffsetLag')).toEqual([3, 5, 'ignore']);
     // A refused evidence intent is absorbed once; a table refusing it minute after minute pages.
     expect(shape('EvidenceIntentsNotWritten')).toEqual([3, 5, 'notBreaching']);
+    expect(shape('EvidenceUnindexed')).toEqual([3, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {

@@ -411,6 +411,41 @@ describe('evidence never delays nor repeats a send', () => {
     expect((await index.sendsOf(pending('SMS').userId)).map((s) => s.batch).sort()).toEqual([...names].sort());
   });
 
+  it('a record written alone whose index write failed is counted unindexed and kept as a gap: the filler indexes it', async () => {
+    const store = new MemoryStore();
+    const gaps = new MemoryGaps();
+    const refusing = new MemoryIndex(true);
+    const { batch, deps } = invocation(store, gaps, new MemoryIntents(true), refusing);
+    await batch.open(['x']);
+    const n = pending('SMS');
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: sending(n) })
+      .resolves({});
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-unindexed' });
+    const name = ((await send(n, deps)) as { evidence: { batch: string } }).evidence.batch;
+    const [alone] = (await batch.close(10_000, 2_000, NOW)).alone;
+    expect(alone).toMatchObject({ outcome: 'written', indexed: false, indexGap: 'added' });
+    expect(recordIn(store, name).send.providerMessageId).toBe('sns-unindexed');
+    expect([...gaps.gaps.keys()]).toEqual([batchObjectKey(name)]);
+
+    // The sweeper's pass: the object is already there, its sends are indexed, the gap closed.
+    const index = new MemoryIndex();
+    const filled = await fillEvidenceGaps({
+      gaps,
+      store,
+      index: { index, retentionDays: 3650 },
+      now: () => NOW,
+      deadline: NOW + 60_000,
+      limit: 10,
+    });
+    expect(filled).toMatchObject({ filled: 1, open: 0, errors: [] });
+    expect(await index.sendsOf(n.userId)).toEqual([
+      { batch: name, notificationId: n.notificationId, sha256: recordIn(store, name).entry.sha256 },
+    ]);
+    expect(gaps.gaps.size).toBe(0);
+  });
+
   it('a send the provider refused leaves no evidence (nothing was received)', async () => {
     const n = pending('EMAIL');
     ddb
