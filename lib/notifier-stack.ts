@@ -224,11 +224,13 @@ export class NotifierStack extends Stack {
     });
     // Dispatch names the configuration set in every SendEmail: it must exist (with its destination) first.
     dispatch.fn.node.addDependency(feedback);
-    // Reports are appended under their send's batch (batches/…), or under the send itself for a send from before
-    // batches (sends/…); the feedback function never writes a customer's pointer. A batch the store refused waits
-    // as a gap.
+    // An invocation's reports are one batch of its own (batches/…), named by an item per send batch
+    // (EVIDENCE_REPORTS#…), or under the send itself for a send from before batches (sends/…); the feedback function
+    // never writes a customer's pointer. A batch the store refused waits as a gap.
     p.evidence.grantWrite(feedback.function, ['batches', 'sends']);
-    feedback.function.useTable(p.table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+    feedback.function.useTable(p.table, ['dynamodb:PutItem'], {
+      leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*'],
+    });
     observability.alarmOnThrottles('Feedback', feedback.function);
     alarmOnUrgentTrigger(observability, dispatch.triggers);
     if (p.evidence.replicationFailures !== undefined) {

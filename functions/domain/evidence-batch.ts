@@ -1,6 +1,6 @@
 /**
  * Evidence batches (docs/evidence-and-privacy.md "The store"): the records one writer produced together — a dispatch
- * invocation's sends, a feedback invocation's reports on the sends of one batch — kept as one compressed object
+ * invocation's sends, a feedback invocation's reports — kept as one compressed object
  * instead of one object per record. Pure: the writer names the batch (its clock and its random id come from outside)
  * and the adapters store the bytes encoded here, never re-encoded.
  *
@@ -11,8 +11,9 @@
  * bench's mix, docs/measurements.md).
  *
  * Why a record can still be found without listing the bucket: a send names its batch on the notification (the SENT
- * write, docs/table.md) and in the customer's evidence index; the reports on a send are under its batch's own prefix,
- * `<batch>.reports/`, so one short List of that prefix finds them.
+ * write, docs/table.md) and in the customer's evidence index; a feedback invocation's batch of reports is named by an
+ * item per send batch it holds reports on (stores/evidence-reports.ts); reports written before that are under their
+ * send batch's own prefix, `<batch>.reports/`, so one short List of that prefix finds them.
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -72,13 +73,10 @@ export function batchName(writer: BatchWriter, atMs: number, id: string): string
   return `batches/${iso.slice(0, 10)}/${iso.slice(11, 19).replaceAll(':', '')}-${writer}-${id}`;
 }
 
-/** The reports on the sends of batch `sendBatch`, written by one feedback invocation, under that batch's prefix. */
-export function reportsBatchName(sendBatch: string, atMs: number, id: string): string {
-  const own = batchName('feedback', atMs, id);
-  return `${sendBatch}${REPORTS}${own.slice(own.lastIndexOf('/') + 1)}`;
-}
-
-/** The prefix every reports batch on the sends of `sendBatch` is under. */
+/**
+ * The prefix the reports on the sends of `sendBatch` were written under before a feedback invocation wrote all its
+ * reports as one batch of its own (`<sendBatch>.reports/<hhmmss>-feedback-<id>`): still read.
+ */
 export const reportsPrefix = (sendBatch: string) => `${sendBatch}${REPORTS}`;
 export const batchObjectKey = (name: string) => `${name}${OBJECT_SUFFIX}`;
 /** A batch's name from its object key, or undefined for any other key (a record of the per-send layout, an audit). */

@@ -128,6 +128,11 @@ export const evidenceIndexPk = (userId: string) => `EVIDENCE_INDEX#${userId}`;
 export const evidenceIndexSk = (day: string, batch: string) => `${day}#${batch}`;
 /** An event's evidence index: one item per batch holding its sends (sk the batch name), kept as long as the evidence. */
 export const evidenceEventPk = (eventId: string) => `EVIDENCE_EVENT#${eventId}`;
+/**
+ * Where the reports on a send batch's sends are: one item per feedback batch holding any (sk its name), kept as long
+ * as the evidence. A feedback invocation writes all its reports as one object, whatever send batches they are on.
+ */
+export const evidenceReportsPk = (sendBatch: string) => `EVIDENCE_REPORTS#${sendBatch}`;
 
 // ── quarantine ──
 

@@ -17,6 +17,7 @@ import { count, countBy, logger, metrics, traced } from '../commons/powertools.t
 import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
+import { DynamoEvidenceReports } from '../stores/evidence-reports.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
 import { DynamoDeliveryStore } from './delivery-store.ts';
@@ -41,6 +42,7 @@ const deps: FeedbackDeps = {
         evidence: {
           store: evidenceStore,
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
+          reports: new DynamoEvidenceReports(documentClient, config.tableName),
           retentionDays: config.evidence.retentionDays,
           sendBatchOf: (target, messageId) => deliveries.evidenceBatchOf(target, messageId),
           newId: () => randomUUID().replaceAll('-', '').slice(0, 20),

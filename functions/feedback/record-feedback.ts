@@ -18,9 +18,10 @@
  *   4. The deliveryStatus on the notification, only for the send it describes and by rank (a late Delivery never
  *      overwrites a Bounce; a duplicate changes nothing; feedback about a send before a resend leaves the resend's
  *      own). The send state machine is not touched: SENT stays SENT.
- *   5. The report appended to the send's evidence: a record of its own, kept with the batch's other reports on the
- *      same send batch under that batch's prefix (`<batch>.reports/`, one object per send batch and invocation), or,
- *      for a send from before batches, under the send's own key (`<send>.feedback/`).
+ *   5. The report appended to the send's evidence: a record of its own, kept with the invocation's other reports in
+ *      one object (`batches/<day>/<hhmmss>-feedback-<id>`), which an item per send batch names
+ *      (`EVIDENCE_REPORTS#<send batch>`), or, for a send from before batches, under the send's own key
+ *      (`<send>.feedback/`).
  * A feedback fails only when DynamoDB fails, or when its report could neither be stored nor kept as a gap: a queue's
  * message is then handed back alone (recordEachFeedback), a log batch retried whole (recordFeedback throws), and every
  * step above is safe to repeat (a report written twice is read once: docs/evidence-and-privacy.md).
@@ -28,11 +29,12 @@
 import pLimit from 'p-limit';
 import { normaliseAddress } from '../domain/audience.ts';
 import { evidenceBody, evidenceKey, type FeedbackEvidence, feedbackEvidence } from '../domain/evidence.ts';
-import { batchRecord, reportsBatchName } from '../domain/evidence-batch.ts';
+import { batchName, batchRecord } from '../domain/evidence-batch.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult } from '../domain/feedback.ts';
 import type { AudienceStore, SuppressionRecorded } from '../stores/audience-store.ts';
 import { writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
+import type { EvidenceReports } from '../stores/evidence-reports.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 import type { DeliveryRecorded } from './delivery-store.ts';
 
@@ -178,6 +180,8 @@ export async function recordEachFeedback(reads: readonly ReadResult[], deps: Fee
 export interface ReportEvidenceDeps {
   readonly store: EvidenceStore;
   readonly gaps: EvidenceGaps;
+  /** Where the reports on each send batch are: the feedback batch that holds them, named per send batch. */
+  readonly reports: EvidenceReports;
   readonly retentionDays: number;
   /** The evidence batch a send's record is in: on its notification while it records that send; else undefined. */
   readonly sendBatchOf: (target: FeedbackTarget, providerMessageId: string) => Promise<string | undefined>;
@@ -187,10 +191,12 @@ export interface ReportEvidenceDeps {
 }
 
 /**
- * The batch's reports, appended to their sends' evidence: one object per send batch under its prefix; a report on a
- * send recorded before batches (or no longer on its notification) under that send's own key, as it was then. A store
- * that fails or hangs (at most `timeoutMs`) keeps the object as a gap; the reports that the table refused too are
- * answered, for their feedback to be retried.
+ * The invocation's reports, appended to their sends' evidence: one object for all of them (a feedback batch, however
+ * many send batches its reports are on), then one small item per send batch naming it (stores/evidence-reports.ts);
+ * a report on a send recorded before batches (or no longer on its notification) under that send's own key, as it
+ * was then. A store that fails or hangs (at most `timeoutMs`) keeps the object as a gap the sweeper writes; the
+ * reports the table refused too — the gap, or a send batch's item naming the object — are answered, for their
+ * feedback to be retried (a retry writes them again under a new name; a reader reads a report once).
  */
 async function appendReports(
   results: readonly FeedbackResult[],
@@ -212,20 +218,34 @@ async function appendReports(
     else bySendBatch.set(batch, [...(bySendBatch.get(batch) ?? []), report]);
   });
   const lost = new Set<FeedbackEvidence>();
-  await Promise.all(
-    [...bySendBatch].map(async ([sendBatch, records]) => {
-      const written = await writeBatch(
-        deps,
-        { name: reportsBatchName(sendBatch, now, deps.newId()), writer: 'feedback', records: records.map(batchRecord) },
-        { timeoutMs: deps.timeoutMs, now },
+  const batched = [...bySendBatch.values()].flat();
+  if (batched.length > 0) {
+    const name = batchName('feedback', now, deps.newId());
+    const written = await writeBatch(
+      deps,
+      { name, writer: 'feedback', records: batched.map(batchRecord) },
+      { timeoutMs: deps.timeoutMs, now },
+    );
+    if (written.outcome === 'lost') for (const r of batched) lost.add(r);
+    else {
+      // Stored or kept as a gap: each send batch names it; one the table refused is retried with its feedback.
+      await Promise.all(
+        [...bySendBatch].map(([sendBatch, records]) =>
+          limit(() => deps.reports.add(sendBatch, name, records.length, reportsExpireAt(records))).catch(() => {
+            for (const r of records) lost.add(r);
+          }),
+        ),
       );
-      if (written.outcome === 'lost') for (const r of records) lost.add(r);
-    }),
-  );
+    }
+  }
   // Before batches, each report was an object of its own under its send: the same key again is "already there".
   for (const r of alone) if (!(await putAlone(r, deps, now))) lost.add(r);
   return lost;
 }
+
+/** When a send batch's item naming a feedback batch may go: its reports' retention, and a day (epoch s). */
+const reportsExpireAt = (records: readonly FeedbackEvidence[]) =>
+  Math.ceil(Math.max(...records.map((r) => Date.parse(r.retainUntil))) / 1000) + 86_400;
 
 /** A report on a send from before batches, under that send's own key: the store, else a gap, else false (lost). */
 async function putAlone(r: FeedbackEvidence, deps: ReportEvidenceDeps, now: number): Promise<boolean> {

@@ -75,15 +75,19 @@ async function scannedSends(
 ): Promise<SendsFound> {
   if (!(store instanceof FileEvidenceStore)) return { proofs: [], unfound: [] };
   const refs: SendRef[] = [];
+  const feedback: string[] = [];
   for (const key of await store.list('batches/')) {
     const name = batchNameOfKey(key);
     const object = name === undefined || !isSendBatch(name) ? undefined : await store.get(key);
     if (name === undefined || object === undefined) continue;
-    for (const entry of readBatch(object).header.records) {
+    const { header } = readBatch(object);
+    if (header.writer === 'feedback') feedback.push(name);
+    for (const entry of header.records) {
       if (entry.kind === 'SEND' && wanted(entry)) refs.push({ batch: name, notificationId: entry.notificationId });
     }
   }
-  return findSends(store, refs, options);
+  // Without the table that names a send batch's feedback batches, every feedback batch of the folder is read.
+  return findSends(store, refs, { ...options, locator: { reportsOf: async () => feedback } });
 }
 
 /** One proof per send (a batch named by both the table and the index is read once). */

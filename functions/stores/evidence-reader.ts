@@ -13,6 +13,7 @@ import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.t
 import { DynamoEvidenceGaps } from './evidence-gaps.ts';
 import type { DayRange, EvidenceIndex, IndexedRef } from './evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntent } from './evidence-intents.ts';
+import { DynamoEvidenceReports } from './evidence-reports.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 import { queryAll } from './paged-query.ts';
@@ -73,11 +74,14 @@ export interface EvidenceLocator {
   ofUser(userId: string, range?: DayRange): Promise<SendRef[]>;
   /** The table's word on a batch not (yet) in the store. */
   stateOf(batch: string): Promise<BatchState>;
+  /** The feedback batches holding reports on sends of a send batch (stores/evidence-reports.ts). */
+  reportsOf(sendBatch: string): Promise<string[]>;
 }
 
 export class DynamoEvidenceLocator implements EvidenceLocator {
   private readonly gaps: DynamoEvidenceGaps;
   private readonly intents: DynamoEvidenceIntents;
+  private readonly reports: DynamoEvidenceReports;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -86,6 +90,7 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
   ) {
     this.gaps = new DynamoEvidenceGaps(client, tableName);
     this.intents = new DynamoEvidenceIntents(client, tableName);
+    this.reports = new DynamoEvidenceReports(client, tableName);
   }
 
   async ofEvent(eventId: string): Promise<{ userIds: string[]; refs: SendRef[] }> {
@@ -119,6 +124,10 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
     return this.index.sendsOf(userId, range);
   }
 
+  reportsOf(sendBatch: string): Promise<string[]> {
+    return this.reports.of(sendBatch);
+  }
+
   async stateOf(batch: string): Promise<BatchState> {
     const [gap, intent] = await Promise.all([this.gaps.find(batchObjectKey(batch)), this.intents.find(batch)]);
     return { ...(gap === undefined ? {} : { gap }), ...(intent === undefined ? {} : { intent }) };
@@ -132,8 +141,11 @@ export interface SendsFound {
 }
 
 export interface ReadOptions {
-  /** Asked of the table for a named batch the store does not hold. */
-  readonly locator?: Pick<EvidenceLocator, 'stateOf'>;
+  /**
+   * Asked of the table for a named batch the store does not hold, and for the feedback batches holding reports on a
+   * send batch's sends (without it, only reports under the send batch's own prefix are read, as written before).
+   */
+  readonly locator?: Partial<Pick<EvidenceLocator, 'stateOf' | 'reportsOf'>>;
   /** Each record's exact bytes too (base64): a dispute's export. */
   readonly raw?: boolean;
 }
@@ -161,8 +173,12 @@ export async function batchSendsOfEvent(
 }
 
 /** Every send in the named batches, with the reports on it; each batch read once, each send once. */
-export async function readSends(store: EvidenceStore, refs: readonly SendRef[]): Promise<SendProof[]> {
-  return (await findSends(store, refs)).proofs;
+export async function readSends(
+  store: EvidenceStore,
+  refs: readonly SendRef[],
+  options: ReadOptions = {},
+): Promise<SendProof[]> {
+  return (await findSends(store, refs, options)).proofs;
 }
 
 /** Every send in the named batches, and every named send not shown (its batch missing, or its record damaged). */
@@ -180,8 +196,10 @@ export async function findSends(
   }
   const proofs: SendProof[] = [];
   const unfound: UnfoundSend[] = [];
+  // A feedback batch holds reports on several send batches: each read once.
+  const feedbackBatches: FeedbackBatches = new Map();
   for (const [batch, ids] of byBatch) {
-    const found = await sendsInBatch(store, batch, ids, options);
+    const found = await sendsInBatch(store, batch, ids, options, feedbackBatches);
     proofs.push(...found.proofs);
     unfound.push(...found.unfound);
   }
@@ -193,6 +211,7 @@ async function sendsInBatch(
   batch: string,
   ids: ReadonlyMap<string, ReadonlySet<string>>,
   options: ReadOptions,
+  feedbackBatches: FeedbackBatches,
 ): Promise<SendsFound> {
   const key = batchObjectKey(batch);
   const [object] = await store.history(key);
@@ -214,7 +233,7 @@ async function sendsInBatch(
     if (!listed) unfound.push(unfoundOf(id, batch, ids, 'notInBatch', `${key} holds no record of it: lost`));
   }
   if (sends.length === 0) return { proofs: [], unfound };
-  const reports = await reportsOn(store, batch);
+  const reports = await reportsOn(store, batch, options, feedbackBatches);
   const proofs: SendProof[] = [];
   for (const { entry, bytes, record } of sends) {
     let send: SendEvidence;
@@ -229,13 +248,13 @@ async function sendsInBatch(
     // A report whose send the feedback function could not place in its batch (a send an operator's resend took off
     // its notification, an item gone) is under the send's own key, as before batches.
     const own = dedupeReports([
-      ...reports.filter((r) => r.report.providerMessageId === send.providerMessageId),
+      ...reports.found.filter((r) => r.report.providerMessageId === send.providerMessageId),
       ...(await reportsUnder(store, `${sendKey(send).slice(0, -'.json'.length)}.feedback/`)),
     ]);
     const mismatch = [...(ids.get(entry.notificationId) ?? [])]
       .filter((d) => d !== entry.sha256)
       .map((d) => `the stored record's sha256 ${entry.sha256} is not the ${d} its SENT write or the index carried`);
-    const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings), ...mismatch];
+    const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings), ...reports.warnings, ...mismatch];
     const versionId = object?.versions[0]?.versionId;
     proofs.push({
       key,
@@ -269,7 +288,7 @@ async function notInStore(
   ids: ReadonlyMap<string, ReadonlySet<string>>,
   options: ReadOptions,
 ): Promise<UnfoundSend[]> {
-  const state = options.locator === undefined ? undefined : await options.locator.stateOf(batch);
+  const state = await options.locator?.stateOf?.(batch);
   const [kind, why] = batchStateText(state);
   return [...ids.keys()].map((id) => {
     const [sha256] = ids.get(id) ?? [];
@@ -330,19 +349,58 @@ async function reportsUnder(store: EvidenceStore, prefix: string): Promise<Repor
   return reports;
 }
 
-/** Every report under a send batch's prefix (`<batch>.reports/`). */
-async function reportsOn(store: EvidenceStore, batch: string): Promise<Report[]> {
-  const reports: Report[] = [];
+/** The feedback batches a read has opened: their reports, or why not (not in the store yet). */
+type FeedbackBatches = Map<string, Promise<{ reports: Report[]; missing?: string }>>;
+
+/**
+ * Every report on a send batch's sends: in the feedback batches the table names for it (one object per feedback
+ * invocation, whatever send batches its reports are on), and — as written before — under the batch's own prefix
+ * (`<batch>.reports/`). A named feedback batch not in the store (a gap the sweeper writes) is said as a warning.
+ */
+async function reportsOn(
+  store: EvidenceStore,
+  batch: string,
+  options: ReadOptions,
+  feedbackBatches: FeedbackBatches,
+): Promise<{ found: Report[]; warnings: string[] }> {
+  const found: Report[] = [];
   for (const object of await store.history(reportsPrefix(batch))) {
     const read = await readFirst(store, object);
-    if (read === undefined) continue;
-    // A damaged report is left out, its neighbours read (the batch's own reader reports damage on sends).
-    for (const { entry, bytes } of readBatch(read.bytes).records) {
-      if (entry.kind === 'FEEDBACK')
-        reports.push({ report: parseEvidence(bytes) as FeedbackEvidence, warnings: read.warnings });
-    }
+    if (read !== undefined) found.push(...reportsIn(read.bytes, read.warnings));
   }
-  return reports;
+  const warnings: string[] = [];
+  for (const name of (await options.locator?.reportsOf?.(batch)) ?? []) {
+    let opened = feedbackBatches.get(name);
+    if (opened === undefined) {
+      opened = feedbackBatch(store, name, options);
+      feedbackBatches.set(name, opened);
+    }
+    const { reports, missing } = await opened;
+    found.push(...reports);
+    if (missing !== undefined) warnings.push(missing);
+  }
+  return { found, warnings };
+}
+
+/** The reports of one feedback batch, or why they cannot be read yet. */
+async function feedbackBatch(
+  store: EvidenceStore,
+  name: string,
+  options: ReadOptions,
+): Promise<{ reports: Report[]; missing?: string }> {
+  const key = batchObjectKey(name);
+  const [object] = await store.history(key);
+  const read = object === undefined || object.key !== key ? undefined : await readFirst(store, object);
+  if (read !== undefined) return { reports: reportsIn(read.bytes, read.warnings) };
+  const [, why] = batchStateText(await options.locator?.stateOf?.(name));
+  return { reports: [], missing: `reports in ${name} are not in the store yet: ${why}` };
+}
+
+/** The reports of a batch object; a damaged one is left out, its neighbours read. */
+function reportsIn(bytes: Uint8Array, warnings: string[]): Report[] {
+  return readBatch(bytes).records.flatMap(({ entry, bytes: record }) =>
+    entry.kind === 'FEEDBACK' ? [{ report: parseEvidence(record) as FeedbackEvidence, warnings }] : [],
+  );
 }
 
 /**

@@ -11,8 +11,11 @@ import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { reportsPrefix } from '../../functions/domain/evidence-batch.ts';
+import { batchNameOfKey, batchObjectKey, readBatch, reportsPrefix } from '../../functions/domain/evidence-batch.ts';
 import { evidenceOf } from '../../functions/operator/index.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceLocator } from '../../functions/stores/evidence-reader.ts';
+import { DynamoEvidenceReports } from '../../functions/stores/evidence-reports.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { lambdaContext } from '../../tools/local/pipeline.ts';
 import { deliveryStatusLog, logsSubscriptionEvent } from '../../tools/local/sns-delivery-status.ts';
@@ -71,6 +74,15 @@ const snsFeedback = (channel: 'SMS' | 'PUSH', messageId: string, to: string, at 
     lambdaContext('notifier-feedback'),
   );
 };
+/** The feedback batches the table names for a send batch's reports. */
+const reportsOf = (sendBatch: string) =>
+  new DynamoEvidenceReports(pipeline.table.doc, pipeline.table.tableName).of(sendBatch);
+const locator = () =>
+  new DynamoEvidenceLocator(
+    pipeline.table.doc,
+    pipeline.table.tableName,
+    new DynamoEvidenceIndex(pipeline.table.doc, pipeline.table.tableName),
+  );
 const resend = (notificationId: string, despiteAccepted?: string) =>
   resendNow(
     operatorOn(pipeline.table),
@@ -174,7 +186,7 @@ describe('feedback applies only to the send it describes: a resend keeps its own
 });
 
 describe('SES events from their queue, in batches', () => {
-  it("a queue batch is recorded like its events one by one; the reports on one send batch are one evidence object under that batch's prefix", async () => {
+  it("a queue batch is recorded like its events one by one; the invocation's reports are one evidence object, which their send batch names", async () => {
     answers = ['ses-q-1', 'ses-q-2', 'ses-q-3'];
     await ingest(
       ['q-1', 'q-2', 'q-3'].map((eventId) =>
@@ -203,9 +215,57 @@ describe('SES events from their queue, in batches', () => {
       expect(await notification(e, 'EMAIL')).toMatchObject({ deliveryStatus: 'DELIVERED' });
     }
     const [batch] = [...batches] as [string];
-    expect(await evidence.list(reportsPrefix(batch))).toHaveLength(1);
-    const proofs = await evidenceOf(evidence, 'q-2');
-    expect(proofs.map((p) => p.feedback.map((f) => f.status))).toEqual([['DELIVERED']]);
+    const [named, ...more] = await reportsOf(batch);
+    expect(more).toEqual([]);
+    expect(readBatch((await evidence.get(batchObjectKey(named as string))) as Uint8Array).header).toMatchObject({
+      writer: 'feedback',
+      records: [{ kind: 'FEEDBACK' }, { kind: 'FEEDBACK' }, { kind: 'FEEDBACK' }],
+    });
+    expect(await evidence.list(reportsPrefix(batch))).toEqual([]);
+    for (const found of [await evidenceOf(evidence, 'q-2'), await evidenceOf(evidence, 'q-2', locator())]) {
+      expect(found.map((p) => p.feedback.map((f) => f.status))).toEqual([['DELIVERED']]);
+    }
+  });
+
+  it('one feedback invocation with reports on sends of several send batches writes one object; each send batch names it, and each send shows only its own report', async () => {
+    answers = ['ses-m-1', 'ses-m-2'];
+    // Two dispatch invocations: two send batches.
+    for (const eventId of ['m-1', 'm-2']) {
+      await ingest([
+        transferEvent({
+          eventId,
+          channels: ['EMAIL'],
+          recipient: { email: `${eventId}@example.com`, userId: eventId },
+        }),
+      ]);
+    }
+    const sent = await Promise.all(['m-1', 'm-2'].map((e) => notification(e, 'EMAIL')));
+    const sendBatches = sent.map((n) => (n.evidence as { batch: string }).batch);
+    expect(new Set(sendBatches).size).toBe(2);
+    const before = await evidence.list('batches/');
+    const messages = sent.map((n, i) => ({
+      messageId: `mb-${i}`,
+      receiptHandle: `rb-${i}`,
+      eventSource: 'aws:sqs',
+      body: JSON.stringify(
+        sesEvent(i === 0 ? 'Delivery' : 'Bounce', {
+          notificationId: String(n.notificationId),
+          to: String(n.recipient),
+          messageId: String(n.providerMessageId),
+        }),
+      ),
+    }));
+    expect(await pipeline.handlers.feedback({ Records: messages }, lambdaContext('notifier-feedback'))).toEqual({
+      batchItemFailures: [],
+    });
+    const written = (await evidence.list('batches/')).filter((k) => !before.includes(k));
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/^batches\/\d{4}-\d{2}-\d{2}\/\d{6}-feedback-[0-9a-z]+\.jsonl\.gz$/);
+    for (const b of sendBatches) expect(await reportsOf(b)).toEqual([batchNameOfKey(written[0] as string)]);
+    const statuses = async (eventId: string) =>
+      (await evidenceOf(evidence, eventId, locator())).map((p) => p.feedback.map((f) => f.status));
+    expect(await statuses('m-1')).toEqual([['DELIVERED']]);
+    expect(await statuses('m-2')).toEqual([['BOUNCED']]);
   });
 });
 

@@ -6,6 +6,7 @@
 import type { EvidenceGap, EvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import type { EvidenceIndex, EvidenceIndexEntry } from '../../functions/stores/evidence-index.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../../functions/stores/evidence-intents.ts';
+import type { EvidenceReports } from '../../functions/stores/evidence-reports.ts';
 import type { EvidenceStore } from '../../functions/stores/evidence-store.ts';
 
 const refused = (name: string) => Object.assign(new Error(name), { name });
@@ -121,5 +122,18 @@ export class MemoryIndex implements EvidenceIndex {
   }
   async sendsOfEvent(eventId: string) {
     return this.refs(`EVIDENCE_EVENT#${eventId} `, (sk) => sk);
+  }
+}
+
+export class MemoryReports implements EvidenceReports {
+  /** Send batch → the feedback batches naming reports on it. */
+  readonly items = new Map<string, Set<string>>();
+  constructor(public failing = false) {}
+  async add(sendBatch: string, reportsBatch: string) {
+    if (this.failing) throw refused('ProvisionedThroughputExceededException');
+    this.items.set(sendBatch, (this.items.get(sendBatch) ?? new Set()).add(reportsBatch));
+  }
+  async of(sendBatch: string) {
+    return [...(this.items.get(sendBatch) ?? [])].sort();
   }
 }

@@ -35,8 +35,6 @@ import {
   encodeBatch,
   indexRef,
   parseIndexRef,
-  reportsBatchName,
-  reportsPrefix,
   sha256Hex,
 } from '../../functions/domain/evidence-batch.ts';
 import { readFeedback } from '../../functions/domain/feedback.ts';
@@ -54,7 +52,7 @@ import {
   dispatchDeps,
   pendingNotification,
 } from '../support/dispatch-deps.ts';
-import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
+import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
 import { sesEvent } from '../support/ses-events.ts';
 
 const ddb = documentClientMock();
@@ -463,7 +461,7 @@ describe('evidence never delays nor repeats a send', () => {
 });
 
 describe('the provider reports are appended to the send', () => {
-  const reportDeps = (store: MemoryStore, sendBatch: string | undefined) => ({
+  const reportDeps = (store: MemoryStore, sendBatch: string | undefined, reports = new MemoryReports()) => ({
     store: {
       findByMessageId: async () => undefined,
       recordDelivery: async () => 'recorded' as const,
@@ -475,6 +473,7 @@ describe('the provider reports are appended to the send', () => {
     evidence: {
       store,
       gaps: new MemoryGaps(),
+      reports,
       retentionDays: 3650,
       sendBatchOf: async () => sendBatch,
       newId: (() => {
@@ -485,7 +484,7 @@ describe('the provider reports are appended to the send', () => {
     },
   });
 
-  it("each report is a record of its own under its send's batch; a redelivered report changes nothing", async () => {
+  it("each report is a record of its own in the invocation's feedback batch, which its send's batch names; a redelivered report changes nothing", async () => {
     const store = new MemoryStore();
     const sendBatch = batchName('dispatch', NOW, 'sendbatch0000001');
     // The send, as dispatch stored it.
@@ -511,12 +510,16 @@ describe('the provider reports are appended to the send', () => {
       encodeBatch(sendBatch, 'dispatch', [{ record: sendRecord, bytes: Buffer.from(JSON.stringify(sendRecord)) }]),
       new Date(NOW),
     );
-    const deps = reportDeps(store, sendBatch);
+    const reports = new MemoryReports();
+    const deps = reportDeps(store, sendBatch, reports);
     await recordFeedback([read], deps);
     await recordFeedback([read], deps);
-    const objects = await store.list(reportsPrefix(sendBatch));
-    expect(objects.every((k) => k.startsWith(`${sendBatch}.reports/`))).toBe(true);
-    const [proof] = await readSends(store, [{ batch: sendBatch, notificationId: 'trf-2026-000123#EMAIL' }]);
+    const named = await reports.of(sendBatch);
+    expect(named).toHaveLength(2);
+    for (const name of named) expect(name).toMatch(/^batches\/\d{4}-\d{2}-\d{2}\/\d{6}-feedback-rep\d{10}$/);
+    const [proof] = await readSends(store, [{ batch: sendBatch, notificationId: 'trf-2026-000123#EMAIL' }], {
+      locator: { reportsOf: (b) => reports.of(b) },
+    });
     expect(proof?.feedback).toHaveLength(1);
     expect(proof?.feedback[0]).toMatchObject({
       kind: 'FEEDBACK',
@@ -545,12 +548,12 @@ describe('the provider reports are appended to the send', () => {
 });
 
 describe('keys and stores', () => {
-  it('a batch is named by its day, time, writer and id; its reports sit under its own prefix; an index ref names it and the notification', () => {
+  it("a batch is named by its day, time, writer and id (a feedback invocation's reports too); an index ref names it and the notification", () => {
     const name = batchName('dispatch', Date.parse('2026-12-05T09:15:03.120Z'), 'a1b2c3d4e5');
     expect(name).toBe('batches/2026-12-05/091503-dispatch-a1b2c3d4e5');
     expect(batchObjectKey(name)).toBe(`${name}.jsonl.gz`);
-    expect(reportsBatchName(name, Date.parse('2026-12-05T10:00:00Z'), 'f0f0f0f0f0')).toBe(
-      `${name}.reports/100000-feedback-f0f0f0f0f0`,
+    expect(batchName('feedback', Date.parse('2026-12-05T10:00:00Z'), 'f0f0f0f0f0')).toBe(
+      'batches/2026-12-05/100000-feedback-f0f0f0f0f0',
     );
     expect(() => batchName('dispatch', NOW, '../x')).toThrow();
     // An eventId may hold a space or "#": the batch name never does, so the ref parses back whatever it holds.

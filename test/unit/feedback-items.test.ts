@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { evidencePrefixOf } from '../../functions/domain/evidence.ts';
 import { readFeedback } from '../../functions/domain/feedback.ts';
 import { type FeedbackDeps, recordEachFeedback, recordFeedback } from '../../functions/feedback/record-feedback.ts';
-import { MemoryGaps, MemoryStore } from '../support/evidence-memory.ts';
+import { MemoryGaps, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
 import { sesEvent } from '../support/ses-events.ts';
 
 const NOW = Date.parse('2026-12-05T09:00:00Z');
@@ -34,6 +34,7 @@ function deps(options: { store?: MemoryStore; gaps?: MemoryGaps; failing?: strin
     evidence: {
       store: options.store ?? new MemoryStore(),
       gaps: options.gaps ?? new MemoryGaps(),
+      reports: new MemoryReports(),
       retentionDays: 3650,
       sendBatchOf: async () => undefined,
       newId: () => `rep${String(i++).padStart(10, '0')}`,
