@@ -529,6 +529,62 @@ describe('the provider reports are appended to the send', () => {
     });
   });
 
+  it("a feedback batch the store refused is kept as a gap, still named by its send batch: shown as not in the store yet, then found once the sweeper wrote it; a send batch's item the table refused fails the feedback for a retry", async () => {
+    const sendBatch = batchName('dispatch', NOW, 'sendbatch0000002');
+    const read = readFeedback(sesEvent('Delivery', { notificationId: 'trf-2026-000124#EMAIL', to: 'a@example.com' }));
+    const messageId = read.ok ? read.feedback.messageId : '';
+    const send = pending('EMAIL');
+    const sendRecord = {
+      evidenceVersion: 1,
+      kind: 'SEND',
+      notificationId: 'trf-2026-000124#EMAIL',
+      eventId: 'trf-2026-000124',
+      channel: 'EMAIL',
+      userId: send.userId,
+      providerMessageId: messageId,
+      acceptedAt: new Date(NOW).toISOString(),
+      retainUntil: new Date(NOW + 86_400_000).toISOString(),
+      request: {},
+    } as unknown as SendEvidence;
+    const store = new MemoryStore();
+    await store.put(
+      batchObjectKey(sendBatch),
+      encodeBatch(sendBatch, 'dispatch', [{ record: sendRecord, bytes: Buffer.from(JSON.stringify(sendRecord)) }]),
+      new Date(NOW),
+    );
+    const reports = new MemoryReports();
+    const deps = reportDeps(store, sendBatch, reports);
+    store.mode = 'fail';
+    await recordFeedback([read], deps);
+    const [named] = await reports.of(sendBatch);
+    const gaps = deps.evidence.gaps;
+    expect([...gaps.gaps.keys()]).toEqual([batchObjectKey(named as string)]);
+    store.mode = 'ok';
+    const ref = [{ batch: sendBatch, notificationId: 'trf-2026-000124#EMAIL' }];
+    const locator = {
+      reportsOf: (b: string) => reports.of(b),
+      stateOf: async (b: string) => ({ ...(gaps.gaps.has(batchObjectKey(b)) ? { gap: { since: 'then' } } : {}) }),
+    };
+    const [waiting] = await readSends(store, ref, { locator });
+    expect(waiting?.feedback).toEqual([]);
+    expect(waiting?.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(`^reports in ${named} are not in the store yet: its bytes wait in the table as an evidence gap`),
+      ),
+    ]);
+    expect(await fillEvidenceGaps({ gaps, store, now: () => NOW, deadline: NOW + 60_000, limit: 10 })).toMatchObject({
+      filled: 1,
+    });
+    const [found] = await readSends(store, ref, { locator });
+    expect(found?.feedback.map((f) => f.status)).toEqual(['DELIVERED']);
+    expect(found?.warnings).toBeUndefined();
+
+    // The table refuses the send batch's item: the report would be unfindable, so its feedback fails and is retried.
+    await expect(recordFeedback([read], reportDeps(store, sendBatch, new MemoryReports(true)))).rejects.toMatchObject({
+      name: 'EvidenceLost',
+    });
+  });
+
   it('a report on a send from before batches is written once under that send, as it was then', async () => {
     const store = new MemoryStore();
     const read = readFeedback(sesEvent('Bounce', { notificationId: 'trf-2026-000123#EMAIL', to: 'gone@example.com' }));
