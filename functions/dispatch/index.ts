@@ -177,9 +177,16 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
     id: randomUUID().replaceAll('-', '').slice(0, 20),
     dueMs: deadline + EVIDENCE_RECOVERY_GRACE_MS,
     putTimeoutMs: config.evidence.timeoutMs,
+    // Unanswered in time, it is taken as refused and the records go alone: counted so, however it ends.
+    onIntentLate: () => {
+      count('EvidenceIntentsNotWritten');
+      logger.error('evidence intent not answered in time: each record is written on its own as it comes', {
+        batch: batch.name,
+      });
+    },
   });
   void batch.open(notificationIds).then((opened) => {
-    if (opened.kept) return;
+    if (opened.kept || batch.intentTimedOut) return;
     count('EvidenceIntentsNotWritten');
     logger.error('evidence intent not written: each record is written on its own as it comes', {
       batch: batch.name,

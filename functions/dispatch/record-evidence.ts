@@ -121,6 +121,8 @@ export class InvocationEvidence implements SendBatch {
   private intentKept = false;
   /** The intent was asked for and refused: records are written one by one as they come. */
   private intentRefused = false;
+  /** Taken as refused after INTENT_WAIT_MS without an answer (onIntentLate counted it). */
+  private intentLate = false;
   private opening: Promise<unknown> = Promise.resolve();
   private readonly alone: Promise<AloneWritten>[] = [];
   private aloneNames = 0;
@@ -138,6 +140,11 @@ export class InvocationEvidence implements SendBatch {
       readonly putTimeoutMs?: number;
       /** The longest a provider call waits for the intent (INTENT_WAIT_MS). */
       readonly intentWaitMs?: number;
+      /**
+       * The intent went unanswered for that long and is taken as refused (the records go alone): counted as not
+       * written, as a refusal is — however it ends later.
+       */
+      readonly onIntentLate?: () => void;
     },
   ) {
     this.name = batchName(options.writer ?? 'dispatch', options.now, options.id);
@@ -174,7 +181,11 @@ export class InvocationEvidence implements SendBatch {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        if (!this.intentKept) this.intentRefused = true;
+        if (!this.intentKept && !this.intentRefused) {
+          this.intentRefused = true;
+          this.intentLate = true;
+          this.options.onIntentLate?.();
+        }
         resolve();
       }, this.options.intentWaitMs ?? INTENT_WAIT_MS);
     });
@@ -198,6 +209,11 @@ export class InvocationEvidence implements SendBatch {
   /** The records of the batch itself (not those written alone). */
   get records(): readonly SendProof[] {
     return this.proofs;
+  }
+
+  /** Whether the intent was taken as refused for want of an answer in time (already counted by onIntentLate). */
+  get intentTimedOut(): boolean {
+    return this.intentLate;
   }
 
   /**

@@ -78,12 +78,15 @@ const FINISHED: readonly NotificationStatus[] = TERMINAL_STATUSES;
 
 /**
  * A notification as an operator may see it: a secret still kept for its send (a one-time code, until the notification
- * ends) is never shown, exported or put back — its field names stay, each value REDACTED (domain/secrets.ts).
+ * ends) is never shown, exported or put back — its field names stay, each value REDACTED (domain/secrets.ts). The
+ * gzipped bytes a SENT write keeps for the sweeper's rebuild (`evidenceRecord`) are left out: as JSON they are a map
+ * of hundreds of byte values, and the record itself is shown from the evidence store (`ops evidence`).
  */
 function withSecretsRedacted(item: StoredItem): StoredItem {
-  const secrets = item.secrets;
-  if (secrets === undefined || secrets === null || typeof secrets !== 'object') return item;
-  return { ...item, secrets: Object.fromEntries(Object.keys(secrets).map((name) => [name, REDACTED])) };
+  const { evidenceRecord: _kept, ...shown } = item;
+  const secrets = shown.secrets;
+  if (secrets === undefined || secrets === null || typeof secrets !== 'object') return shown;
+  return { ...shown, secrets: Object.fromEntries(Object.keys(secrets).map((name) => [name, REDACTED])) };
 }
 
 export class DynamoEventStore implements EventStore {

@@ -6,7 +6,7 @@
  * failing leaves the gap open for the next run; `open` is what the EvidenceGapsOpen alarm reads — a gap whose parts
  * are not all there (its writer failed between two) among them, until it is removed as a leftover.
  */
-import { batchNameOfKey, decodeBatch, type IndexedSend } from '../domain/evidence-batch.ts';
+import { batchNameOfKey, type IndexedSend, readBatch } from '../domain/evidence-batch.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceGap, EvidenceGaps } from '../stores/evidence-gaps.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
@@ -29,6 +29,11 @@ export interface FillResult {
   readonly errors: string[];
   /** Gaps whose parts were never all written, removed once their writer was surely done (leftoverParts). */
   readonly removed: string[];
+  /**
+   * Records of a filled batch whose bytes do not match their hash (kept as its writer gave them): written and closed
+   * all the same — writing again changes nothing — with the rest of the batch indexed; said, never silent.
+   */
+  readonly damaged: string[];
 }
 
 export async function fillEvidenceGaps(deps: FillDeps): Promise<FillResult> {
@@ -36,6 +41,7 @@ export async function fillEvidenceGaps(deps: FillDeps): Promise<FillResult> {
   let filled = 0;
   const errors: string[] = [];
   const removed: string[] = [];
+  const damaged: string[] = [];
   for (const gap of gaps) {
     if (deps.now() >= deps.deadline) break;
     if (gap.incomplete !== undefined) {
@@ -48,7 +54,9 @@ export async function fillEvidenceGaps(deps: FillDeps): Promise<FillResult> {
       await deps.store.put(gap.key, gap.body, gap.retainUntil);
       const name = batchNameOfKey(gap.key);
       if (name !== undefined) {
-        const failed = await indexBatch({ index: deps.index }, name, sendsIn(gap.body));
+        const { sends, bad } = sendsIn(gap.body);
+        damaged.push(...bad.map((why) => `${gap.key}: ${why}`));
+        const failed = await indexBatch({ index: deps.index }, name, sends);
         if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
       }
       await deps.gaps.close(gap.key);
@@ -57,7 +65,7 @@ export async function fillEvidenceGaps(deps: FillDeps): Promise<FillResult> {
       errors.push(`${gap.key}: ${(error as Error)?.name ?? 'Error'}`);
     }
   }
-  return { filled, open: gaps.length - filled - removed.length, errors, removed };
+  return { filled, open: gaps.length - filled - removed.length, errors, removed, damaged };
 }
 
 /**
@@ -83,11 +91,18 @@ async function leftoverParts(gap: EvidenceGap, deps: FillDeps): Promise<boolean>
  */
 export const INCOMPLETE_GRACE_MS = 15 * 60_000;
 
-/** The sends a batch object lists (its header), as the index needs them. */
-function sendsIn(object: Uint8Array): IndexedSend[] {
-  return decodeBatch(object).records.flatMap(({ entry }) =>
-    entry.kind === 'SEND' && entry.userId !== undefined
-      ? [{ userId: entry.userId, acceptedAt: entry.at, notificationId: entry.notificationId, sha256: entry.sha256 }]
-      : [],
-  );
+/**
+ * The sends a batch object holds, as the index needs them — each record checked on its own, so one damaged record
+ * never keeps its neighbours out of the index — and the records that do not match their hash.
+ */
+function sendsIn(object: Uint8Array): { sends: IndexedSend[]; bad: string[] } {
+  const { records, bad } = readBatch(object);
+  return {
+    sends: records.flatMap(({ entry }) =>
+      entry.kind === 'SEND' && entry.userId !== undefined
+        ? [{ userId: entry.userId, acceptedAt: entry.at, notificationId: entry.notificationId, sha256: entry.sha256 }]
+        : [],
+    ),
+    bad: bad.map((b) => `record ${b.record} (${b.entry.notificationId}): ${b.reason}`),
+  };
 }

@@ -138,6 +138,11 @@ export const handler = async (_event: unknown, context: Context) => {
       if (evidence.removed.length > 0) {
         logger.warn('evidence gaps in parts never all written: removed', { removed: evidence.removed.slice(0, 10) });
       }
+      if (evidence.damaged.length > 0) {
+        logger.error('evidence gap filled with records that do not match their hash', {
+          damaged: evidence.damaged.slice(0, 10),
+        });
+      }
       if (evidence.errors.length > 0) {
         logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
       }

@@ -268,7 +268,7 @@ describe('evidence never delays nor repeats a send', () => {
       deadline: NOW + 1,
       limit: 10,
     });
-    expect(filled).toEqual({ filled: 1, open: 0, errors: [], removed: [] });
+    expect(filled).toEqual({ filled: 1, open: 0, errors: [], removed: [], damaged: [] });
     expect(gaps.gaps.size).toBe(0);
     expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
     expect(await index.sendsOf(n.userId)).toEqual([
@@ -353,7 +353,7 @@ describe('evidence never delays nor repeats a send', () => {
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
   });
 
-  it('an intent that neither lands nor fails is waited for at most a moment, then taken as refused: the send goes on', async () => {
+  it('an intent that neither lands nor fails is waited for at most a moment, then taken as refused — and counted as not written: the send goes on', async () => {
     const n = pending('SMS');
     ddb
       .on(UpdateCommand)
@@ -364,9 +364,10 @@ describe('evidence never delays nor repeats a send', () => {
       open: () => new Promise<void>(() => undefined),
     });
     const { deps, store } = invocation(new MemoryStore(), new MemoryGaps(), hanging);
+    let late = 0;
     const batch = new InvocationEvidence(
       { store, gaps: new MemoryGaps(), intents: hanging },
-      { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, intentWaitMs: 20 },
+      { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, intentWaitMs: 20, onIntentLate: () => late++ },
     );
     void batch.open([n.notificationId]);
     const r = await send(n, {
@@ -378,6 +379,9 @@ describe('evidence never delays nor repeats a send', () => {
     expect(name).not.toBe(batch.name);
     expect((await batch.close(10_000, 2_000, NOW)).alone).toMatchObject([{ outcome: 'written' }]);
     expect(recordIn(store, name).send.providerMessageId).toBe('sns-hung');
+    // Once, however many sends and the close waited for it.
+    expect(late).toBe(1);
+    expect(batch.intentTimedOut).toBe(true);
   });
 
   it('an intent the table refused: each record is written at once as a batch of its own, which its SENT write names', async () => {
@@ -600,6 +604,51 @@ describe('the provider reports are appended to the send', () => {
       status: 'BOUNCED',
       providerMessageId: messageId,
     });
+  });
+});
+
+describe('the gap filler', () => {
+  it('a gap whose batch holds a record that does not match its hash is written and closed once, its other sends indexed, the damaged record said', async () => {
+    const name = batchName('dispatch', NOW, 'damaged000000001');
+    const sendOf = (userId: string, notificationId: string) =>
+      ({
+        evidenceVersion: 1,
+        kind: 'SEND',
+        notificationId,
+        eventId: notificationId.split('#')[0],
+        channel: 'SMS',
+        userId,
+        providerMessageId: `m-${userId}`,
+        acceptedAt: new Date(NOW).toISOString(),
+        retainUntil: new Date(NOW + 86_400_000).toISOString(),
+        request: {},
+      }) as unknown as SendEvidence;
+    const records = [sendOf('good', 'g-1#SMS'), sendOf('bad', 'b-1#SMS')].map((record) => ({
+      record,
+      bytes: Buffer.from(JSON.stringify(record)),
+    }));
+    const plain = gunzipSync(encodeBatch(name, 'dispatch', records));
+    // A bit of the last record flipped.
+    plain.writeUInt8((plain.at(-5) ?? 0) ^ 0x01, plain.length - 5);
+    const gaps = new MemoryGaps();
+    await gaps.add({ key: batchObjectKey(name), body: gzipSync(plain), retainUntil: new Date(NOW), since: 'then' });
+    const store = new MemoryStore();
+    const index = new MemoryIndex();
+    const fill = () =>
+      fillEvidenceGaps({
+        gaps,
+        store,
+        index: { index, retentionDays: 3650 },
+        now: () => NOW,
+        deadline: NOW + 60_000,
+        limit: 10,
+      });
+    const filled = await fill();
+    expect(filled).toMatchObject({ filled: 1, open: 0, errors: [] });
+    expect(filled.damaged).toEqual([`${batchObjectKey(name)}: record 1 (b-1#SMS): its bytes do not match its hash`]);
+    expect((await index.sendsOf('good')).map((s) => s.notificationId)).toEqual(['g-1#SMS']);
+    expect(gaps.gaps.size).toBe(0);
+    expect(await fill()).toMatchObject({ filled: 0, damaged: [] });
   });
 });
 
