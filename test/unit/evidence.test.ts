@@ -98,6 +98,23 @@ const recordIn = (store: MemoryStore, name: string) => {
   const [r] = decodeBatch(store.objects.get(batchObjectKey(name))?.body ?? Buffer.alloc(0)).records;
   return { entry: r!.entry, bytes: r!.bytes, send: parseEvidence(r!.bytes) as SendEvidence };
 };
+/** A send batch of one record in the store, as dispatch wrote it. */
+const storeSendBatch = (store: MemoryStore, name: string, record: SendEvidence) =>
+  store.put(
+    batchObjectKey(name),
+    encodeBatch(name, 'dispatch', [{ record, bytes: Buffer.from(JSON.stringify(record)) }]),
+    new Date(NOW),
+  );
+/** The sweeper's gap filler over these gaps, store and customers' index. */
+const fillWithIndex = (gaps: MemoryGaps, store: MemoryStore, index: MemoryIndex) =>
+  fillEvidenceGaps({
+    gaps,
+    store,
+    index: { index, retentionDays: 3650 },
+    now: () => NOW,
+    deadline: NOW + 60_000,
+    limit: 10,
+  });
 const marks = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.ExpressionAttributeValues?.[':to']);
 const sentWrite = () =>
   ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.ExpressionAttributeValues?.[':to'] === 'SENT')!.args[0]
@@ -260,14 +277,7 @@ describe('evidence never delays nor repeats a send', () => {
 
     const store = new MemoryStore();
     const index = new MemoryIndex();
-    const filled = await fillEvidenceGaps({
-      gaps,
-      store,
-      index: { index, retentionDays: 3650 },
-      now: () => NOW,
-      deadline: NOW + 1,
-      limit: 10,
-    });
+    const filled = await fillWithIndex(gaps, store, index);
     expect(filled).toEqual({ filled: 1, open: 0, errors: [], removed: [], damaged: [] });
     expect(gaps.gaps.size).toBe(0);
     expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
@@ -433,14 +443,7 @@ describe('evidence never delays nor repeats a send', () => {
 
     // The sweeper's pass: the object is already there, its sends are indexed, the gap closed.
     const index = new MemoryIndex();
-    const filled = await fillEvidenceGaps({
-      gaps,
-      store,
-      index: { index, retentionDays: 3650 },
-      now: () => NOW,
-      deadline: NOW + 60_000,
-      limit: 10,
-    });
+    const filled = await fillWithIndex(gaps, store, index);
     expect(filled).toMatchObject({ filled: 1, open: 0, errors: [] });
     expect(await index.sendsOf(n.userId)).toEqual([
       { batch: name, notificationId: n.notificationId, sha256: recordIn(store, name).entry.sha256 },
@@ -509,11 +512,7 @@ describe('the provider reports are appended to the send', () => {
     const read = readFeedback(sesEvent('Bounce', { notificationId: 'trf-2026-000123#EMAIL', to: 'gone@example.com' }));
     const messageId = read.ok ? read.feedback.messageId : '';
     const sendRecord = { ...record, providerMessageId: messageId, request: {} } as unknown as SendEvidence;
-    await store.put(
-      batchObjectKey(sendBatch),
-      encodeBatch(sendBatch, 'dispatch', [{ record: sendRecord, bytes: Buffer.from(JSON.stringify(sendRecord)) }]),
-      new Date(NOW),
-    );
+    await storeSendBatch(store, sendBatch, sendRecord);
     const reports = new MemoryReports();
     const deps = reportDeps(store, sendBatch, reports);
     await recordFeedback([read], deps);
@@ -551,11 +550,7 @@ describe('the provider reports are appended to the send', () => {
       request: {},
     } as unknown as SendEvidence;
     const store = new MemoryStore();
-    await store.put(
-      batchObjectKey(sendBatch),
-      encodeBatch(sendBatch, 'dispatch', [{ record: sendRecord, bytes: Buffer.from(JSON.stringify(sendRecord)) }]),
-      new Date(NOW),
-    );
+    await storeSendBatch(store, sendBatch, sendRecord);
     const reports = new MemoryReports();
     const deps = reportDeps(store, sendBatch, reports);
     store.mode = 'fail';
@@ -634,15 +629,7 @@ describe('the gap filler', () => {
     await gaps.add({ key: batchObjectKey(name), body: gzipSync(plain), retainUntil: new Date(NOW), since: 'then' });
     const store = new MemoryStore();
     const index = new MemoryIndex();
-    const fill = () =>
-      fillEvidenceGaps({
-        gaps,
-        store,
-        index: { index, retentionDays: 3650 },
-        now: () => NOW,
-        deadline: NOW + 60_000,
-        limit: 10,
-      });
+    const fill = () => fillWithIndex(gaps, store, index);
     const filled = await fill();
     expect(filled).toMatchObject({ filled: 1, open: 0, errors: [] });
     expect(filled.damaged).toEqual([`${batchObjectKey(name)}: record 1 (b-1#SMS): its bytes do not match its hash`]);
