@@ -1081,9 +1081,10 @@ describe('delivery feedback', () => {
       'sqs:ReceiveMessage',
       'sqs:SendMessage',
     ]);
-    // PutItem on evidence gaps only (a batch of reports the store refused).
+    // PutItem on evidence gaps (a batch of reports the store refused) and on the items naming a batch of reports per
+    // send batch only.
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:PutItem'))?.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*'] },
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*'] },
     });
     // Query on the providerMessage index only (SNS's delivery status names a message id, not a notification).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))?.Resource).toEqual({
