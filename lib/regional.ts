@@ -7,7 +7,7 @@
  */
 
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { Duration, Names, RemovalPolicy, type Stack, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
@@ -114,21 +114,25 @@ const replicaPolicyOf = (stack: Stack) => {
 };
 
 /**
- * A recovery stack's roles by fixed names, `<stack>-<path>-<hash>` (CDK's Names.uniqueResourceName): the
- * primary's stack, which owns the replica and its policy, must name them, and a reference across regions is not a
- * CloudFormation export. A fixed name (not a pattern such as `notifier-<stage>-recovery-*`) because anyone allowed
- * iam:CreateRole could create a role matching a pattern and write items; the name is as stable as the role's
- * logical id, and a change to either replaces the role.
+ * A recovery stack's roles by fixed names, `<stack>-<logical id>` (cut to IAM's 64 characters, keeping the logical
+ * id's hash): the primary's stack, which owns the replica and its policy, must name them, and a reference across
+ * regions is not a CloudFormation export. A fixed name, not a pattern such as `notifier-<stage>-recovery-*`, because
+ * anyone allowed iam:CreateRole could create a role matching a pattern and write items. The name is as stable as the
+ * logical id (a change to either replaces the role), and starts with the stack's name like every other notifier role.
  */
 export function fixRoleNames(roles: readonly IRole[]): void {
   for (const role of roles) {
     const cfn = role.node.defaultChild as CfnRole | undefined;
     // Without a name given, CDK's L1 holds a token CloudFormation fills with a generated name.
     if (cfn !== undefined && (cfn.roleName === undefined || Token.isUnresolved(cfn.roleName))) {
-      cfn.roleName = Names.uniqueResourceName(role, { maxLength: 64, separator: '-' });
+      const stack = Stack.of(role);
+      const id = stack.getLogicalId(cfn);
+      const room = IAM_ROLE_NAME_MAX - stack.stackName.length - 1;
+      cfn.roleName = `${stack.stackName}-${id.length <= room ? id : `${id.slice(0, room - 8)}${id.slice(-8)}`}`;
     }
   }
 }
+const IAM_ROLE_NAME_MAX = 64;
 
 /** The recovery stack's side of the replica's guard: its table (whose writers it granted) and its break glass. */
 export interface ReplicaWriters {
@@ -202,7 +206,13 @@ export function createFence(stack: Stack, prefix: string, key: IKey | undefined,
     [new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [table.tableArn] })],
   );
   initial.node.addDependency(table);
-  if (key !== undefined) key.grantEncryptDecrypt(initial.grantPrincipal);
+  // Under a customer key the write goes through it: what a function writing a table gets (lib/notifier-function.ts
+  // useTable), no ReEncrypt or wildcard GenerateDataKey* (cdk-nag AwsSolutions-IAM5).
+  if (key !== undefined) {
+    initial.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [key.keyArn] }),
+    );
+  }
   acknowledgeFenceTable(table, key !== undefined);
   return table;
 }

@@ -4,9 +4,12 @@
  * changes only by break glass or the primary's deploy (whose CloudFormation puts both); each region reports every
  * change to its own replica's policy.
  */
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
+import { type CfnRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { createNotifierStacks } from '../../lib/notifier-app.ts';
+import { fixRoleNames } from '../../lib/regional.ts';
 import { denies, resolver, type Statement } from '../support/policy-eval.ts';
 import type { SynthesizedTemplate, TemplateResource } from '../support/synth.ts';
 
@@ -85,11 +88,12 @@ describe("the global table's guard, on both replicas", () => {
 
   it("the recovery stack's writers have fixed names, so a role merely named like them is still refused", () => {
     for (const writer of [...WRITERS, 'EvidenceBreakGlassRole']) {
+      // The stack's name first, as every notifier role (an SCP on `role/notifier-*` covers them).
       expect(roleArn(r, writer)).toMatch(
-        /^arn:aws:iam::123456789012:role\/notifierexamplerecovery-[A-Za-z-]+-[0-9A-F]{8}$/,
+        /^arn:aws:iam::123456789012:role\/notifier-example-recovery-[A-Za-z]+[0-9A-F]{8}$/,
       );
     }
-    const lookalike = `arn:aws:iam::${ACCOUNT}:role/notifierexamplerecovery-IngestRole-00000000`;
+    const lookalike = `arn:aws:iam::${ACCOUNT}:role/notifier-example-recovery-IngestRole00000000`;
     expect(refused(recoveryPolicy, lookalike, 'dynamodb:PutItem')).toBe(true);
   });
 
@@ -119,6 +123,17 @@ describe("the global table's guard, on both replicas", () => {
       expect(watched, region).toEqual([expect.stringContaining(arn)]);
       expect(watched[0]).toContain('PutResourcePolicy');
     }
+  });
+
+  it("a fixed name fits IAM's 64 characters for the longest stage, keeping the logical id's hash", () => {
+    const stack = new Stack(new App(), 'notifier-abcdefghijklmnopqrst-recovery');
+    const role = new Role(new Construct(stack, 'DeliveryFeedback'), 'FunctionRole', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    });
+    fixRoleNames([role]);
+    const name = (role.node.defaultChild as CfnRole).roleName as string;
+    expect(name).toMatch(/^notifier-abcdefghijklmnopqrst-recovery-DeliveryFeedbackF[0-9A-F]{8}$/);
+    expect(name).toHaveLength(64);
   });
 
   it('replicaGuard false leaves the recovery replica without a policy (the deploy that creates it), the primary guarded', () => {
