@@ -6,7 +6,7 @@
  */
 import type { App } from 'aws-cdk-lib';
 import { NotifierStack } from './notifier-stack.ts';
-import type { RegionRole } from './regional.ts';
+import { guardReplica, type RegionRole } from './regional.ts';
 import { parseRegionsSettings, recoveryReader } from './regions-settings.ts';
 import { clusterEnvironment, parseSettings, type Settings, settingsReader, stackNameOf } from './settings.ts';
 
@@ -41,6 +41,8 @@ export function createNotifierStacks(app: App, given?: Settings): NotifierStacks
   const recovery = stackOf(app, recoveryName, recoverySettings, role('recovery'));
   // The replica is created by the primary's stack: the recovery region's reads its stream.
   recovery.addStackDependency(primary);
+  // The recovery replica's guard names the recovery stack's writers: the primary's stack puts it on the replica.
+  guardReplica(primary, primary.breakGlassRole, { table: recovery.table, breakGlass: recovery.breakGlassRole });
   return { primary, recovery };
 }
 

@@ -196,7 +196,7 @@ export class NotifierFunction extends LambdaFunction {
   ): this {
     const resource = options.index === undefined ? table.tableArn : `${table.tableArn}/index/${options.index}`;
     if (actions.some((a) => (ITEM_WRITE_ACTIONS as readonly string[]).includes(a))) {
-      recordTableWriter(table, this.role?.roleArn as string);
+      if (this.role !== undefined) recordTableWriter(table, this.role);
     }
     this.addToRolePolicy(
       new PolicyStatement({

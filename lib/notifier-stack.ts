@@ -7,7 +7,8 @@
  */
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { type ITable, Table, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { Role } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -15,6 +16,8 @@ import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/di
 import type { FeedbackEnvironment } from '../functions/contracts/environment.ts';
 import { metricNamespaceOf } from '../functions/contracts/telemetry.ts';
 import { formatApprovalKinds } from '../functions/domain/approval.ts';
+import { fenceShardCount } from '../functions/domain/fence.ts';
+import { sweepShardsFor } from '../functions/domain/sweep-index.ts';
 import { TableBackup } from './backup.ts';
 import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
@@ -32,13 +35,21 @@ import { Observability } from './observability.ts';
 import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
-import { alarmOnRegions, createFence, fenceFunctions, type RegionRole, regionalTable } from './regional.ts';
+import {
+  alarmOnRegions,
+  createFence,
+  fenceFunctions,
+  fenceTableName,
+  fixRoleNames,
+  type RegionRole,
+  regionalTable,
+} from './regional.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
-import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
+import { OPTIONAL_STACK_OUTPUTS, REGION_STACK_OUTPUTS, type RegionStackOutputName } from './stack-outputs.ts';
 import { createSweeper } from './sweeper.ts';
-import { createTable, guardTableWrites } from './table.ts';
+import { createTable, guardTableWrites, tableWriters } from './table.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -48,12 +59,20 @@ export interface NotifierStackProps extends StackProps {
 
 export { KAFKA_MAPPING_LOGICAL_ID };
 
+/** CDK's feature flag (aws-cdk-lib cx-api DYNAMODB_TABLEV2_RESOURCE_POLICY_PER_REPLICA). */
+const RESOURCE_POLICY_PER_REPLICA = '@aws-cdk/aws-dynamodb:resourcePolicyPerReplica';
+
 export class NotifierStack extends Stack {
   readonly table: ITable;
+  /** The evidence break-glass role: it may also write the table's items (the table's guard). */
+  readonly breakGlassRole: Role;
   private readonly zones: readonly string[] | undefined;
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
     super(scope, id, props);
+    // Each replica of the global table gets its own resource policy, never a copy of the primary's, which names the
+    // primary's roles (the recovery's functions could not write their replica): pinned here, not left to cdk.json.
+    if (props.region !== undefined) this.node.setContext(RESOURCE_POLICY_PER_REPLICA, true);
     const s = props.settings;
     this.zones = s.vpc?.availabilityZones;
     const prefix = props.stackName ?? stackNameOf(s.stage);
@@ -85,9 +104,13 @@ export class NotifierStack extends Stack {
       sendingEnv: sendingEnvironment(s, timing),
       ...(props.region === undefined ? {} : { owner: props.region.region }),
     };
-    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`). The global
-    // table of a stage in two regions is not guarded yet: its replicas need each region's roles (docs/regions.md).
-    if (this.table instanceof Table) guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
+    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`). A stage in
+    // two regions: the primary's stack guards its replica here and the recovery replica in guardReplica
+    // (lib/regional.ts); the recovery stack only reads its table.
+    if (this.table instanceof Table || this.table instanceof TableV2) {
+      guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
+    }
+    this.breakGlassRole = evidence.breakGlassRole;
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
@@ -131,6 +154,8 @@ export class NotifierStack extends Stack {
     this.placeInNetwork(parts, [ingest.fn, dispatch.fn, sweeper, feedback.function]);
     if (props.region !== undefined)
       this.fenceRegion(parts, props.region, observability, [ingest.fn, dispatch.fn, sweeper]);
+    // The primary's stack names the recovery replica's writers in its guard: by fixed role names.
+    if (props.region?.kind === 'recovery') fixRoleNames([...tableWriters(this.table), evidence.breakGlassRole]);
     // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
     if (s.traceAwsCalls) traceAwsCalls(this);
 
@@ -189,7 +214,16 @@ export class NotifierStack extends Stack {
       ingestMapping,
     });
     alarmOnRegions(observability, p.metricNamespace, p.table, role);
-    new CfnOutput(this, 'FenceTableName', { description: "This region's fence table", value: fence.tableName });
+    const output = (id: RegionStackOutputName, value: string) =>
+      new CfnOutput(this, id, { value, description: REGION_STACK_OUTPUTS[id] });
+    output('RegionName', role.region);
+    output('RegionKind', role.kind);
+    output('FenceTableName', fence.tableName);
+    output('FenceShards', String(fenceShardCount(role.peakNotificationsPerSecond)));
+    output('SweepShards', String(sweepShardsFor(p.settings.peakNotificationsPerSecond)));
+    output('PeerRegionName', role.otherRegion);
+    output('PeerStackName', role.otherPrefix);
+    output('PeerFenceTableName', fenceTableName(role.otherPrefix));
   }
 
   /** The functions that hold customers' contact points, off the internet (settings `vpc`). */
@@ -264,7 +298,8 @@ export class NotifierStack extends Stack {
       observability,
       guardedKeys: backup === undefined ? [] : [backup.key],
       watchedKeys: [p.evidence.auditSealKey],
-      ...(p.table instanceof Table ? { table: p.table } : {}),
+      // The recovery stack watches its replica's policy: its changes are events of its own region.
+      table: p.table,
       securityEventBusArn: s.securityEventBusArn,
     });
     watchFunctions(watch, {

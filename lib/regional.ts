@@ -7,7 +7,7 @@
  */
 
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
@@ -20,7 +20,7 @@ import {
   TableEncryptionV2,
   TableV2,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { type CfnRole, type IRole, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import { FENCE_TABLE_SCHEMA } from '../functions/contracts/fence-schema.ts';
@@ -33,7 +33,7 @@ import type { NotifierFunction } from './notifier-function.ts';
 import type { Observability } from './observability.ts';
 import type { RegionsSettings } from './regions-settings.ts';
 import { SUSTAINED } from './stage-metrics.ts';
-import { tableIndexes } from './table.ts';
+import { replicationRoleArn, tableGuard, tableIndexes, tableWriters } from './table.ts';
 
 /** Which side of a stage in two regions a stack is. */
 export interface RegionRole {
@@ -74,9 +74,16 @@ export function regionalTable(stack: Stack, key: IKey | undefined, role: RegionR
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
       globalSecondaryIndexes: tableIndexes(),
-      // A resource policy, when the table gets one, is given per replica (ReplicaTableProps.resourcePolicy): the
-      // feature flag @aws-cdk/aws-dynamodb:resourcePolicyPerReplica keeps the primary's from being copied to it.
-      replicas: [{ region: role.otherRegion, deletionProtection: true }],
+      // The guard is given per replica (ReplicaTableProps.resourcePolicy; the feature flag
+      // @aws-cdk/aws-dynamodb:resourcePolicyPerReplica keeps the primary's from being copied to it): the recovery
+      // replica's names the recovery stack's roles, added by guardReplica once that stack is built.
+      replicas: [
+        {
+          region: role.otherRegion,
+          deletionProtection: true,
+          ...(role.settings.replicaGuard ? { resourcePolicy: replicaPolicyOf(stack) } : {}),
+        },
+      ],
       ...(key === undefined || recoveryKey === undefined
         ? {}
         : { encryption: TableEncryptionV2.customerManagedKey(key, { [role.otherRegion]: recoveryKey }) }),
@@ -97,6 +104,59 @@ export function regionalTable(stack: Stack, key: IKey | undefined, role: RegionR
     ...(key === undefined ? {} : { encryptionKey: key }),
     grantIndexPermissions: true,
   });
+}
+
+const replicaPolicies = new WeakMap<Stack, PolicyDocument>();
+const replicaPolicyOf = (stack: Stack) => {
+  const policy = replicaPolicies.get(stack) ?? new PolicyDocument();
+  replicaPolicies.set(stack, policy);
+  return policy;
+};
+
+/**
+ * A recovery stack's roles by fixed names, `<stack>-<logical id>` (cut to IAM's 64 characters, keeping the logical
+ * id's hash): the primary's stack, which owns the replica and its policy, must name them, and a reference across
+ * regions is not a CloudFormation export. A fixed name, not a pattern such as `notifier-<stage>-recovery-*`, because
+ * anyone allowed iam:CreateRole could create a role matching a pattern and write items. The name is as stable as the
+ * logical id (a change to either replaces the role), and starts with the stack's name like every other notifier role.
+ */
+export function fixRoleNames(roles: readonly IRole[]): void {
+  for (const role of roles) {
+    const cfn = role.node.defaultChild as CfnRole | undefined;
+    // Without a name given, CDK's L1 holds a token CloudFormation fills with a generated name.
+    if (cfn !== undefined && (cfn.roleName === undefined || Token.isUnresolved(cfn.roleName))) {
+      const stack = Stack.of(role);
+      const id = stack.getLogicalId(cfn);
+      const room = IAM_ROLE_NAME_MAX - stack.stackName.length - 1;
+      cfn.roleName = `${stack.stackName}-${id.length <= room ? id : `${id.slice(0, room - 8)}${id.slice(-8)}`}`;
+    }
+  }
+}
+const IAM_ROLE_NAME_MAX = 64;
+
+/** The recovery stack's side of the replica's guard: its table (whose writers it granted) and its break glass. */
+export interface ReplicaWriters {
+  readonly table: ITable;
+  readonly breakGlass: IRole;
+}
+
+/**
+ * The recovery replica's guard, as the primary's table has it (lib/table.ts guardTableWrites): item writes by the
+ * recovery stack's writers, DynamoDB's replication role and break glass (either region's); its policy changed only by
+ * break glass or the primary's deploy (whose CloudFormation puts it). Settings `replicaGuard: false` leave it off for
+ * the one deploy that creates the replica (AWS: a replica and its policy cannot be created in one stack update).
+ */
+export function guardReplica(primary: Stack, primaryBreakGlass: IRole, recovery: ReplicaWriters): void {
+  const policy = replicaPolicies.get(primary);
+  if (policy === undefined) return;
+  const arnOf = (role: IRole) => {
+    const name = (role.node.defaultChild as CfnRole | undefined)?.roleName;
+    if (name === undefined || Token.isUnresolved(name))
+      throw new Error(`${role.node.path}: a recovery role the replica's guard names needs a fixed name`);
+    return primary.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: name });
+  };
+  const writers = () => [...tableWriters(recovery.table).map(arnOf), replicationRoleArn(primary)];
+  policy.addStatements(...tableGuard(primary, writers, [primaryBreakGlass.roleArn, arnOf(recovery.breakGlass)]));
 }
 
 /** This region's fence table and its first state (primary ACTIVE at epoch 1, recovery FENCED at 0), if absent. */
@@ -146,7 +206,13 @@ export function createFence(stack: Stack, prefix: string, key: IKey | undefined,
     [new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [table.tableArn] })],
   );
   initial.node.addDependency(table);
-  if (key !== undefined) key.grantEncryptDecrypt(initial.grantPrincipal);
+  // Under a customer key the write goes through it: what a function writing a table gets (lib/notifier-function.ts
+  // useTable), no ReEncrypt or wildcard GenerateDataKey* (cdk-nag AwsSolutions-IAM5).
+  if (key !== undefined) {
+    initial.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [key.keyArn] }),
+    );
+  }
   acknowledgeFenceTable(table, key !== undefined);
   return table;
 }

@@ -5,6 +5,7 @@
  * consumer group, sender, peak, brand) has one value for both.
  */
 import { z } from 'zod';
+import { EXAMPLE_STAGE } from './deploy-problems.ts';
 import { ARN_KMS_KEY, ARN_MSK_CLUSTER, ARN_PLATFORM_APPLICATION, SettingsError } from './settings.ts';
 
 const region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name');
@@ -34,11 +35,26 @@ export const regionsSettingsSchema = z.object({
     .max(24 * 60)
     .default(60),
   failoverClockSkewSeconds: z.number().int().min(0).max(600).default(60),
+  /**
+   * The recovery replica's guard (lib/regional.ts guardReplica). Off only for the deploy that creates the replica:
+   * CloudFormation cannot create a replica and put its resource policy in one stack update outside the stack's region
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/rbac-considerations.html).
+   */
+  replicaGuard: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(true),
+  /**
+   * How the stage's global table comes to be: `create`, a new table. Required outside the example stage, because a
+   * stage deployed in one region has an `AWS::DynamoDB::Table` that the two-region template does not have: deploying
+   * over it would create a second, empty table and move every function to it (docs/deploy.md "Two regions").
+   */
+  globalTable: z
+    .literal('create', { error: 'only "create" is built: a new global table (docs/deploy.md "Two regions")' })
+    .optional(),
 });
 export type RegionsSettings = z.infer<typeof regionsSettingsSchema>;
 
 /** What the primary's own settings say, for the rules that tie the two regions together. */
 export interface PrimarySide {
+  readonly stage: string;
   readonly mskClusterArn: string;
   readonly kmsKeyArn?: string | undefined;
   readonly pushPlatformApplicationArns?: readonly string[];
@@ -63,6 +79,12 @@ export function parseRegionsSettings(
 export function regionsProblems(s: RegionsSettings, primary: PrimarySide): string[] {
   const problems: string[] = [];
   const problem = (key: string, message: string) => problems.push(`${key}: ${message}`);
+  if (primary.stage !== EXAMPLE_STAGE && s.globalTable === undefined) {
+    problem(
+      'globalTable',
+      'say "create" if this stage has never been deployed in one region; a stage deployed in one region keeps its table, and a deploy of these settings would create a second, empty one (docs/deploy.md "Two regions": move it first)',
+    );
+  }
   const { primary: p, recovery: r, active } = s.regions;
   const [, partition, clusterRegion, account] = ARN_MSK_CLUSTER.exec(primary.mskClusterArn) ?? [];
   const [, recoveryPartition, recoveryClusterRegion, recoveryAccount] =

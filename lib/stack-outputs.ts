@@ -41,6 +41,23 @@ export const OPTIONAL_STACK_OUTPUTS = {
     "The support console's API function: invoked by its API only (npm run smoke checks that a trail records any other invoke)",
 } as const;
 
+/**
+ * Outputs of each stack of a stage in two regions (lib/regional.ts): what `ops promote`, `demote` and `reconcile` read
+ * to find both regions from either stack (the other's may be the one that is lost).
+ */
+export const REGION_STACK_OUTPUTS = {
+  RegionName: "This stack's region",
+  RegionKind: 'primary or recovery: which side of the stage this stack is',
+  FenceTableName: "This region's fence table",
+  FenceShards: 'How many FENCE#<n> items each fence table has (dispatch reads one before every send)',
+  SweepShards:
+    "How many partitions the table's sweep index has per key: the region commands list unfinished items in each",
+  PeerRegionName: "The other region's name",
+  PeerStackName: "The other region's stack",
+  PeerFenceTableName: "The other region's fence table",
+} as const;
+export type RegionStackOutputName = keyof typeof REGION_STACK_OUTPUTS;
+
 export type StackOutputName = keyof typeof STACK_OUTPUTS;
 export type OptionalStackOutputName = keyof typeof OPTIONAL_STACK_OUTPUTS;
 export type StackOutputs = Readonly<Record<StackOutputName, string>> &

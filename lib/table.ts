@@ -13,8 +13,9 @@ import {
   StreamViewType,
   Table,
   TableEncryption,
+  TableV2,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { deployRoleArn, onlyBreakGlassOrDeployChangesThePolicy } from './evidence-key.ts';
@@ -51,14 +52,30 @@ export const ITEM_WRITE_ACTIONS = [
 /** The calls that change or remove the table's resource policy (the guard below). */
 export const TABLE_POLICY_ACTIONS = ['dynamodb:PutResourcePolicy', 'dynamodb:DeleteResourcePolicy'] as const;
 
-const writersOf = new WeakMap<object, Set<string>>();
+const writersOf = new WeakMap<object, Set<IRole>>();
 
 /** A role the stack granted an item write on the table (lib/notifier-function.ts useTable): one the guard lets write. */
-export function recordTableWriter(table: object, roleArn: string): void {
-  const writers = writersOf.get(table) ?? new Set<string>();
-  writers.add(roleArn);
+export function recordTableWriter(table: object, role: IRole): void {
+  const writers = writersOf.get(table) ?? new Set<IRole>();
+  writers.add(role);
   writersOf.set(table, writers);
 }
+
+/** The roles the stack granted an item write on this table, in the order they were granted. */
+export const tableWriters = (table: object): readonly IRole[] => [...(writersOf.get(table) ?? [])];
+
+/**
+ * The role DynamoDB replicates a global table's writes with, in every region (AWS: denying it an action of its policy
+ * stops replication, and a replica left so for 20 hours becomes a table of its own:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/globaltables-security.html).
+ */
+export const replicationRoleArn = (stack: Stack) =>
+  stack.formatArn({
+    service: 'iam',
+    region: '',
+    resource: 'role',
+    resourceName: 'aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication',
+  });
 
 /**
  * Nobody writes an item but the functions the stack granted it and break glass, whatever their IAM policy says (an
@@ -66,17 +83,29 @@ export function recordTableWriter(table: object, roleArn: string): void {
  * resent (a FAILED item turned PENDING) or approved as forged (a proposal). Reads, the stream, TTL deletions,
  * CloudFormation's table updates and restores (point in time or AWS Backup: each restores into a new table) are not
  * item writes of this table, and stay as they are. `*` is this table (its own ARN would be a circular reference).
+ * The global table of a stage in two regions carries it too, on each replica (lib/regional.ts guardReplica).
  */
-export function guardTableWrites(table: Table, breakGlass: readonly string[]): void {
+export function guardTableWrites(table: Table | TableV2, breakGlass: readonly string[]): void {
+  // A global table's replicas receive each other's writes through DynamoDB's replication role: never denied.
+  const replication = table instanceof TableV2 ? [replicationRoleArn(Stack.of(table))] : [];
+  const writers = () => [...tableWriters(table).map((r) => r.roleArn), ...replication];
+  for (const statement of tableGuard(Stack.of(table), writers, breakGlass)) table.addToResourcePolicy(statement);
+}
+
+/**
+ * The guard's statements: item writes by `writers` and `breakGlass` only (read when the template is written, after
+ * every grant), and the policy itself changed only by break glass or the deploy of `stack`.
+ */
+export function tableGuard(stack: Stack, writers: () => string[], breakGlass: readonly string[]): PolicyStatement[] {
   // The guard itself (and this statement) changes only by break glass or this stack's deploy, as the evidence key's
   // policy does. Without a known deploy role, CloudFormation would act as whoever deploys: denying them would lock
   // later deploys out of the table's policy, so the guard is then left to the protection watch, which reports every
   // change (the account root may delete a table's policy whatever it says: the watch is needed in any case).
-  const deployer = deployRoleArn(Stack.of(table));
-  if (deployer !== undefined) {
-    table.addToResourcePolicy(onlyBreakGlassOrDeployChangesThePolicy(TABLE_POLICY_ACTIONS, breakGlass, deployer));
-  }
-  table.addToResourcePolicy(
+  const deployer = deployRoleArn(stack);
+  return [
+    ...(deployer === undefined
+      ? []
+      : [onlyBreakGlassOrDeployChangesThePolicy(TABLE_POLICY_ACTIONS, breakGlass, deployer)]),
     new PolicyStatement({
       sid: 'OnlyTheStacksFunctionsWriteItems',
       effect: Effect.DENY,
@@ -84,12 +113,10 @@ export function guardTableWrites(table: Table, breakGlass: readonly string[]): v
       actions: [...ITEM_WRITE_ACTIONS],
       resources: ['*'],
       conditions: {
-        ArnNotEquals: {
-          'aws:PrincipalArn': Lazy.list({ produce: () => [...(writersOf.get(table) ?? []), ...breakGlass] }),
-        },
+        ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => [...writers(), ...breakGlass] }) },
       },
     }),
-  );
+  ];
 }
 
 /** The table's indexes, one list for the table of a stage in one region and the global table of a stage in two. */

@@ -23,11 +23,12 @@ import { describe, expect, it } from 'vitest';
 import { addRuleSets, openFindings } from '../../lib/compliance.ts';
 import { logsKeyOf } from '../../lib/logs-key.ts';
 import { createNotifierStack, createNotifierStacks } from '../../lib/notifier-app.ts';
-import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE } from '../support/synth.ts';
+import { EXAMPLE_ONE_REGION, PRODUCTION_LIKE, PRODUCTION_TWO_REGIONS } from '../support/synth.ts';
 
 const TEMPLATES = [
   ['the example settings', 'examples/settings.example.json'],
   ["a bank's production settings", PRODUCTION_LIKE],
+  ["a bank's production settings in two regions", PRODUCTION_TWO_REGIONS],
 ] as const;
 const PACKS: [string, () => NagPack][] = [
   ['AwsSolutions', () => new AwsSolutionsChecks()],
@@ -67,8 +68,23 @@ describe.each(TEMPLATES)('%s', (_name, file) => {
     const checked = appOf(file);
     createNotifierStack(checked);
     addRuleSets(checked);
-    expect(openFindings(checked.synth())).toEqual([]);
-    // The example names a recovery region: two stacks, cfn-guard over each.
+    const assembly = checked.synth();
+    expect(openFindings(assembly)).toEqual([]);
+    // The example names a recovery region: two stacks, cfn-guard over each, with the guard on both replicas.
+    const stacks = assembly.stacks.map(
+      (s) =>
+        s.template as {
+          Resources: Record<string, { Type: string; Properties: { Replicas?: { ResourcePolicy?: unknown }[] } }>;
+        },
+    );
+    expect(stacks).toHaveLength(file === PRODUCTION_LIKE ? 1 : 2);
+    const globalTables = stacks.flatMap((t) =>
+      Object.values(t.Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable'),
+    );
+    for (const table of globalTables) {
+      for (const replica of table.Properties.Replicas ?? []) expect(replica.ResourcePolicy).toBeDefined();
+    }
+    expect(globalTables).toHaveLength(file === PRODUCTION_LIKE ? 0 : 1);
   }, 360_000);
 
   it('every acknowledgement says why in words an auditor can check, never "not needed"', () => {

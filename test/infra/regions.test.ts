@@ -147,6 +147,34 @@ describe('a stage in two regions', () => {
     }
   });
 
+  it("each stack's outputs name both regions, both fences and the counts: ops reads a stage from either", () => {
+    const outputs = (t: Template) =>
+      Object.fromEntries(
+        Object.entries((t as unknown as { Outputs: Record<string, { Value: unknown }> }).Outputs).map(([k, o]) => [
+          k,
+          o.Value,
+        ]),
+      );
+    expect(outputs(p)).toMatchObject({
+      RegionName: 'ap-northeast-1',
+      RegionKind: 'primary',
+      FenceShards: '4',
+      SweepShards: '8',
+      PeerRegionName: 'ap-northeast-3',
+      PeerStackName: 'notifier-example-recovery',
+      PeerFenceTableName: 'notifier-example-recovery-fence',
+    });
+    expect(outputs(r)).toMatchObject({
+      RegionName: 'ap-northeast-3',
+      RegionKind: 'recovery',
+      FenceTableName: { Ref: expect.stringMatching(/^FenceTable/) },
+      FenceShards: '4',
+      PeerStackName: 'notifier-example',
+      PeerFenceTableName: 'notifier-example-fence',
+      TableName: 'notifier-example-notifications',
+    });
+  });
+
   it('refuses settings the recovery region would use from the primary (a schema registry, a VPC, the console)', () => {
     const registry = { kind: 'glue', registryArn: 'arn:aws:glue:ap-northeast-1:123456789012:registry/bank' };
     expect(() => synth({ schemaRegistry: registry })).toThrow(SettingsError);

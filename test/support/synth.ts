@@ -50,3 +50,26 @@ export const EXAMPLE_ONE_REGION = (() => {
   writeFileSync(path, JSON.stringify(one));
   return path;
 })();
+
+/**
+ * A bank's production settings as a stage in two regions: the production fixture without what the recovery region
+ * has no counterpart for yet (the registry, the VPC, the console: refused in two regions), with a recovery region,
+ * its cluster, push applications and key, and the new global table said in words.
+ */
+export const PRODUCTION_TWO_REGIONS = (() => {
+  const { schemaRegistry: _s, vpc: _v, console: _c, ...one } = JSON.parse(readFileSync(PRODUCTION_LIKE, 'utf8'));
+  const two = {
+    ...one,
+    regions: { primary: 'ap-northeast-1', recovery: 'ap-northeast-3', active: 'ap-northeast-1' },
+    recovery: {
+      mskClusterArn:
+        'arn:aws:kafka:ap-northeast-3:210987654321:cluster/core-events-dr/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d-2',
+      pushPlatformApplicationArns: ['arn:aws:sns:ap-northeast-3:210987654321:app/APNS/harbor-mobile'],
+      kmsKeyArn: 'arn:aws:kms:ap-northeast-3:210987654321:key/6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e',
+    },
+    globalTable: 'create',
+  };
+  const path = join(mkdtempSync(join(tmpdir(), 'notifier-settings-')), 'settings.production-two-regions.json');
+  writeFileSync(path, JSON.stringify(two));
+  return path;
+})();

@@ -2,7 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseRegionsSettings } from '../../lib/regions-settings.ts';
 
-const PRIMARY = { mskClusterArn: 'arn:aws:kafka:ap-northeast-1:123456789012:cluster/bank-events/abc-1' };
+const PRIMARY = {
+  stage: 'example',
+  mskClusterArn: 'arn:aws:kafka:ap-northeast-1:123456789012:cluster/bank-events/abc-1',
+};
 const good = {
   regions: { primary: 'ap-northeast-1', recovery: 'ap-northeast-3', active: 'ap-northeast-1' },
   recovery: {
@@ -55,5 +58,18 @@ describe('settings for two regions', () => {
       pushPlatformApplicationArns: ['arn:aws:sns:ap-northeast-1:123456789012:app/GCM/a'],
     };
     expect(problemsOf({ recovery: wrong })[0]).toMatch(/is not in ap-northeast-3/);
+  });
+
+  it('a real stage says its global table is new: a stage deployed in one region would get a second, empty table', () => {
+    const prod = { ...PRIMARY, stage: 'prod' };
+    expect(problemsOf({}, prod)).toEqual([expect.stringMatching(/^globalTable: say "create" if this stage has never/)]);
+    expect(problemsOf({ globalTable: 'create' }, prod)).toEqual([]);
+    expect(problemsOf({ globalTable: 'import' }, prod).join(' ')).toMatch(/globalTable: only "create" is built/);
+  });
+
+  it("the recovery replica is guarded unless the settings leave it off for the deploy that creates it (a context value's spelling too)", () => {
+    expect(parseRegionsSettings(read({}), PRIMARY)?.replicaGuard).toBe(true);
+    expect(parseRegionsSettings(read({ replicaGuard: 'false' }), PRIMARY)?.replicaGuard).toBe(false);
+    expect(problemsOf({ replicaGuard: 'no' }).join(' ')).toMatch(/replicaGuard/);
   });
 });

@@ -3,10 +3,14 @@
  * Each shows first what it would do and exits 3; with --reason and --confirm it acts, audited (its record before,
  * its outcome after), and prints its report. The work is the product's (functions/operator/promote.ts, reconcile.ts).
  *
- * Where: two DynamoDB endpoints and tables, one per region (`--primary-endpoint`, `--primary-table`,
- * `--recovery-endpoint`, `--recovery-table`; each region's fence table is `<table>-fence`). Against a deployed stage
- * the two-region stack's outputs will name them; until that stack is deployed, only endpoints are taken.
+ * Where: a deployed stage (`--stage`, or `--stack` for the recovery region's stack when the primary's region is
+ * lost), every name, region and count from that stack's outputs (tools/ops/region-outputs.ts); or, locally, two
+ * DynamoDB endpoints and tables, one per region (`--primary-endpoint`, `--primary-table`, `--recovery-endpoint`,
+ * `--recovery-table`; each region's fence table is `<table>-fence`). On a deployed stage the commands show what they
+ * would do and refuse to act: an action is audited in the evidence store and writes items, which only the stage's
+ * operator function may (the evidence bucket's and the table's guards), and no operator API route runs these yet.
  */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
@@ -17,10 +21,12 @@ import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { CONTROL_CACHE_MS, DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
+import { stackNameOf } from '../../lib/settings.ts';
 import { parseCommandLine, UsageError } from '../local/cli.ts';
 import { UNRECORDED_RUN_EVIDENCE } from '../local/run-dir.ts';
 import { OPS_EXIT } from './command.ts';
 import { localIdentity } from './connect.ts';
+import { type DeployedRegions, readDeployedRegions } from './region-outputs.ts';
 
 export const REGION_COMMANDS = ['promote', 'demote', 'reconcile'] as const;
 
@@ -31,6 +37,8 @@ const OPTIONS = {
   'from-epoch': { type: 'string' },
   'old-region-unreachable': { type: 'boolean', default: false },
   cut: { type: 'string' },
+  stage: { type: 'string' },
+  stack: { type: 'string' },
   primary: { type: 'string', default: 'ap-northeast-1' },
   recovery: { type: 'string', default: 'ap-northeast-3' },
   'primary-endpoint': { type: 'string' },
@@ -48,7 +56,10 @@ Usage: npm run ops -- promote --to <region> --old-region-unreachable --from-epoc
        npm run ops -- demote --region <region> <where> [--reason "…" --confirm]
        npm run ops -- reconcile --from <old region> <where> [--reason "…" --confirm]
 
-  <where>  --primary-endpoint URL --primary-table T --recovery-endpoint URL --recovery-table T
+  <where>  --stage S (the stack notifier-S, asked in AWS_REGION) or --stack NAME (notifier-S-recovery, when the
+           primary's region is lost): regions, tables and counts from its outputs. Shows only: acting on a
+           deployed stage is not built (it needs the operator function, which alone may audit and write items).
+           Locally: --primary-endpoint URL --primary-table T --recovery-endpoint URL --recovery-table T
            [--primary ap-northeast-1] [--recovery ap-northeast-3] [--evidence-dir DIR]
 
 Without --confirm: what it would do, and exit 3. With --reason and --confirm: done, audited, reported.
@@ -63,7 +74,8 @@ export async function regionsMain(argv: string[], print: (text: string) => void)
   const { values, positionals } = parseCommandLine({ usage: USAGE, allowPositionals: true, options: OPTIONS }, argv);
   const [name] = positionals;
   const v = values as Values;
-  const sides = connectRegions(v);
+  const deployed = await deployedRegions(v);
+  const sides = deployed === undefined ? connectRegions(v) : connectDeployed(deployed);
   const side = (region: string | boolean | undefined) => {
     const found = sides.find((s) => s.region === region);
     if (found === undefined)
@@ -73,6 +85,16 @@ export async function regionsMain(argv: string[], print: (text: string) => void)
   const clock = { now: Date.now, sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
   const show = (doc: object) => print(`${JSON.stringify(doc, null, 2)}\n`);
   const plan = await planOf(name, v, side, sides);
+  if (deployed !== undefined) {
+    show({
+      command: name,
+      stage: { stack: deployed.stackName, primary: deployed.primary.region, recovery: deployed.recovery.region },
+      wouldDo: plan,
+      refused:
+        'acting on a deployed stage is not built: the action must be audited in the evidence store and write items, which only the stage operator function may (docs/regions.md "Runbook"); nothing was changed',
+    });
+    return OPS_EXIT.REFUSED;
+  }
   if (!v.confirm || typeof v.reason !== 'string' || v.reason.trim() === '') {
     show({ command: name, wouldDo: plan, toAct: 'add --reason "…" --confirm' });
     return OPS_EXIT.REFUSED;
@@ -136,16 +158,65 @@ async function planOf(
   } else if (name === 'demote') side(v.region);
   else if (name === 'reconcile') side(v.from);
   else throw new UsageError(`unknown command ${String(name)}`);
-  const fences = await Promise.all(sides.map(async (s) => [s.region, await s.fence.control(true)] as const));
+  // A region that does not answer is shown so, not a failure of the preview: a failover is for a region lost.
+  const orUnreachable = async <T>(read: () => Promise<T>) =>
+    read().catch((error: Error) => ({ unreachable: `${error.name}: ${error.message}` }));
+  const fences = await Promise.all(
+    sides.map(async (s) => [s.region, await orUnreachable(() => s.fence.control(true))] as const),
+  );
   const unfinished = await Promise.all(
     sides.map(async (s) => {
-      let n = 0;
-      for await (const _ of s.store.unfinished()) n++;
-      return [s.region, n] as const;
+      const count = async () => {
+        let n = 0;
+        for await (const _ of s.store.unfinished()) n++;
+        return n;
+      };
+      return [s.region, await orUnreachable(count)] as const;
     }),
   );
   return { fences: Object.fromEntries(fences), unfinished: Object.fromEntries(unfinished) };
 }
+
+/** The deployed stage's regions, from its stack's outputs; undefined when the command names local endpoints. */
+async function deployedRegions(v: Values): Promise<DeployedRegions | undefined> {
+  const { stage, stack } = v;
+  if (stage === undefined && stack === undefined) return undefined;
+  const local = (['primary-endpoint', 'recovery-endpoint', 'primary-table', 'recovery-table'] as const).filter(
+    (k) => v[k] !== undefined,
+  );
+  if ((stage !== undefined && stack !== undefined) || local.length > 0) {
+    throw new UsageError('say where once: --stage or --stack for a deployed stage, or the local endpoints');
+  }
+  const name = typeof stack === 'string' ? stack : stackNameOf(String(stage));
+  const cloudFormation = new CloudFormationClient({});
+  try {
+    return await readDeployedRegions(cloudFormation, name);
+  } finally {
+    cloudFormation.destroy();
+  }
+}
+
+/** Each region's replica and fence, read with this machine's AWS credentials in that region. */
+function connectDeployed(d: DeployedRegions): regions.RegionSide[] {
+  return [d.primary, d.recovery].map((side) => {
+    const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: side.region }), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    return {
+      region: side.region,
+      fence: new DynamoFenceStore(doc, side.fenceTableName, d.fenceShards),
+      store: new DynamoSuccessorStore(doc, d.tableName, d.sweepShards),
+      intake: {
+        enable: async () => refuseIntake(),
+        disable: async () => refuseIntake(),
+      },
+    };
+  });
+}
+
+const refuseIntake = (): never => {
+  throw new Error("switching a deployed stage's ingest mapping is not built: ops refuses to act on a deployed stage");
+};
 
 function connectRegions(v: Values): regions.RegionSide[] {
   return (['primary', 'recovery'] as const).map((which) => {

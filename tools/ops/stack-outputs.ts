@@ -19,11 +19,11 @@ export class StackOutputsError extends Error {
   override name = 'StackOutputsError';
 }
 
-export async function readStackOutputs(
+/** A deployed stack's outputs by name, with its status; a stack that does not exist is a StackOutputsError. */
+export async function stackOutputValues(
   cloudFormation: CloudFormationClient,
   stackName: string,
-  required: readonly StackOutputName[] = STACK_OUTPUT_NAMES,
-): Promise<StackOutputs> {
+): Promise<{ readonly status: string; readonly values: ReadonlyMap<string, string> }> {
   let answer: DescribeStacksCommandOutput;
   try {
     answer = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
@@ -36,11 +36,21 @@ export async function readStackOutputs(
   }
   const stack = answer.Stacks?.[0];
   if (stack === undefined) throw new StackOutputsError(`stack "${stackName}" not found`);
-  const values = new Map((stack.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue]));
+  const values = new Map<string, string>();
+  for (const o of stack.Outputs ?? []) if (o.OutputKey && o.OutputValue) values.set(o.OutputKey, o.OutputValue);
+  return { status: stack.StackStatus ?? 'status unknown', values };
+}
+
+export async function readStackOutputs(
+  cloudFormation: CloudFormationClient,
+  stackName: string,
+  required: readonly StackOutputName[] = STACK_OUTPUT_NAMES,
+): Promise<StackOutputs> {
+  const { status, values } = await stackOutputValues(cloudFormation, stackName);
   const missing = required.filter((name) => !values.get(name));
   if (missing.length > 0) {
     throw new StackOutputsError(
-      `stack "${stackName}" (${stack.StackStatus ?? 'status unknown'}) lacks the outputs ${missing.join(', ')}: deploy the current version first`,
+      `stack "${stackName}" (${status}) lacks the outputs ${missing.join(', ')}: deploy the current version first`,
     );
   }
   const optional = OPTIONAL_STACK_OUTPUT_NAMES.flatMap((name) => {
