@@ -20,6 +20,7 @@ import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
+import { createEvidenceIndexTable, grantIndexReadsToRole } from './evidence-index-table.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { type FunctionPartProps, placementEnvironment, sendingEnvironment } from './function-parts.ts';
 import { createIngest } from './ingest.ts';
@@ -72,6 +73,13 @@ export class NotifierStack extends Stack {
       replication: s.evidenceReplication,
       assumers: { readers: s.evidenceReaders, breakGlass: s.breakGlassPrincipals },
     });
+    // Where each send's record is, for as long as it is kept: a Standard-IA table of its own, outside AWS Backup.
+    const evidenceIndexTable = createEvidenceIndexTable(this, key, [evidence.breakGlassRole.roleArn]);
+    grantIndexReadsToRole(evidence.readerRole, evidenceIndexTable);
+    new CfnOutput(this, 'EvidenceIndexTableName', {
+      description: OPTIONAL_STACK_OUTPUTS.EvidenceIndexTableName,
+      value: evidenceIndexTable.tableName,
+    });
     const parts: FunctionPartProps = {
       stack: this,
       settings: s,
@@ -79,6 +87,7 @@ export class NotifierStack extends Stack {
       metricNamespace: metricNamespaceOf(s.stage),
       timing,
       table: this.table,
+      evidenceIndexTable,
       key,
       evidence,
       placementEnv: placementEnvironment(s, timing),
@@ -305,6 +314,7 @@ export class NotifierStack extends Stack {
       metricNamespace: p.metricNamespace,
       settings: s.console,
       table: p.table,
+      evidenceIndexTable: p.evidenceIndexTable,
       evidence: p.evidence,
       // Four eyes as the operator API has it: the same settings, the same operations.
       approval: {

@@ -84,7 +84,7 @@ const evidence: { outlets: BatchOutlets & { intents: EvidenceIntents }; records:
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
           index: {
-            index: new DynamoEvidenceIndex(documentClient, config.tableName),
+            index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
             retentionDays: config.evidence.retentionDays,
           },
         },

@@ -2,7 +2,8 @@
  * Writing one evidence batch (domain/evidence-batch.ts), the same way for every writer — dispatch at the end of an
  * invocation, feedback at the end of its batch, the sweeper for a batch it recovered or a gap it fills: the object
  * once (If-None-Match: an object already there answers so and counts as written), locked until its longest-kept
- * record's date; then each customer's refs to its sends in the evidence index. A store that fails or hangs (given at
+ * record's date; then each customer's refs to its sends in the evidence index: put whole in BatchWriteItem calls when
+ * the object was written now (it holds exactly these sends), added to what is there when an earlier copy stands. A store that fails or hangs (given at
  * most `timeoutMs`) leaves the batch's exact bytes in the table as a gap the sweeper writes later; only when the
  * table refuses the gap too is the batch lost — counted and alarmed by the caller, logged with ids only.
  */
@@ -39,6 +40,8 @@ export interface BatchWritten {
   readonly records: number;
   /** Every customer's refs are in the index (true without an index). A batch left unindexed is the sweeper's. */
   readonly indexed: boolean;
+  /** Index items DynamoDB left unprocessed after the retries (the batch is then not indexed: the sweeper's). */
+  readonly unindexedItems?: number;
   readonly error?: string;
 }
 
@@ -70,10 +73,40 @@ export async function writeBatch(
       return { outcome: 'lost', key, records: count, indexed: false, error: `${error}; gap: ${(g as Error)?.name}` };
     }
   }
-  const indexed = await indexBatch(outlets, batch.name, sendsOf(batch.records));
+  const sends = sendsOf(batch.records);
+  if (stored === 'written') {
+    const whole = await putIndex(outlets, batch.name, sends);
+    return { outcome: 'written', stored, key, records: count, ...whole };
+  }
+  const indexed = await indexBatch(outlets, batch.name, sends);
   return indexed === undefined
     ? { outcome: 'written', stored, key, records: count, indexed: true }
     : { outcome: 'written', stored, key, records: count, indexed: false, error: `index: ${indexed}` };
+}
+
+/**
+ * A batch written now, indexed whole (stores/evidence-index.ts putBatch): BatchWriteItem calls, their unprocessed items
+ * retried; what still stays unprocessed is counted, and the batch left to the sweeper as one not indexed.
+ */
+async function putIndex(
+  outlets: Pick<BatchOutlets, 'index'>,
+  name: string,
+  sends: readonly IndexedSend[],
+): Promise<Pick<BatchWritten, 'indexed' | 'unindexedItems' | 'error'>> {
+  if (outlets.index === undefined || sends.length === 0) return { indexed: true };
+  const { index, retentionDays } = outlets.index;
+  const entries = indexEntriesOf(name, sends).map((entry) => ({
+    entry,
+    expiresAt: indexExpiresAt(entry.day, retentionDays),
+  }));
+  try {
+    const unprocessed = await index.putBatch(entries);
+    return unprocessed === 0
+      ? { indexed: true }
+      : { indexed: false, unindexedItems: unprocessed, error: `index: ${unprocessed} items unprocessed` };
+  } catch (e) {
+    return { indexed: false, error: `index: ${(e as Error)?.name ?? 'Error'}` };
+  }
 }
 
 /**
