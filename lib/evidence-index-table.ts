@@ -14,17 +14,30 @@
  *   evidence bucket (a bucket per region: docs/regions.md), and the operator tools read both regions' evidence; a
  *   replica would name objects its region's bucket does not hold, and double the index's cost.
  */
-import { RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, type ITable, Table, TableClass, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { EvidenceIndexEnvironment } from '../functions/contracts/environment.ts';
 import { EVIDENCE_INDEX_TABLE_SCHEMA } from '../functions/contracts/evidence-index-schema.ts';
+import type { EvidenceStore } from './evidence-store.ts';
 import { controlTower, packs } from './nag-acknowledgements.ts';
 import type { NotifierFunction } from './notifier-function.ts';
+import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
 import { guardTableWrites } from './table.ts';
 
-export function createEvidenceIndexTable(stack: Stack, key: IKey | undefined, breakGlass: readonly string[]): Table {
+/** The table, read by the evidence reader, its name a stack output (the operator tools read it from there). */
+export function createEvidenceIndex(stack: Stack, key: IKey | undefined, evidence: EvidenceStore): Table {
+  const table = createEvidenceIndexTable(stack, key, [evidence.breakGlassRole.roleArn]);
+  grantIndexReadsToRole(evidence.readerRole, table);
+  new CfnOutput(stack, 'EvidenceIndexTableName', {
+    description: OPTIONAL_STACK_OUTPUTS.EvidenceIndexTableName,
+    value: table.tableName,
+  });
+  return table;
+}
+
+function createEvidenceIndexTable(stack: Stack, key: IKey | undefined, breakGlass: readonly string[]): Table {
   const s = EVIDENCE_INDEX_TABLE_SCHEMA;
   const table = new Table(stack, 'EvidenceIndexTable', {
     partitionKey: { name: s.partitionKey, type: AttributeType.STRING },

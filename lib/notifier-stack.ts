@@ -20,7 +20,7 @@ import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
-import { createEvidenceIndexTable, grantIndexReadsToRole } from './evidence-index-table.ts';
+import { createEvidenceIndex } from './evidence-index-table.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { type FunctionPartProps, placementEnvironment, sendingEnvironment } from './function-parts.ts';
 import { createIngest } from './ingest.ts';
@@ -73,13 +73,6 @@ export class NotifierStack extends Stack {
       replication: s.evidenceReplication,
       assumers: { readers: s.evidenceReaders, breakGlass: s.breakGlassPrincipals },
     });
-    // Where each send's record is, for as long as it is kept: a Standard-IA table of its own, outside AWS Backup.
-    const evidenceIndexTable = createEvidenceIndexTable(this, key, [evidence.breakGlassRole.roleArn]);
-    grantIndexReadsToRole(evidence.readerRole, evidenceIndexTable);
-    new CfnOutput(this, 'EvidenceIndexTableName', {
-      description: OPTIONAL_STACK_OUTPUTS.EvidenceIndexTableName,
-      value: evidenceIndexTable.tableName,
-    });
     const parts: FunctionPartProps = {
       stack: this,
       settings: s,
@@ -87,7 +80,7 @@ export class NotifierStack extends Stack {
       metricNamespace: metricNamespaceOf(s.stage),
       timing,
       table: this.table,
-      evidenceIndexTable,
+      evidenceIndexTable: createEvidenceIndex(this, key, evidence),
       key,
       evidence,
       placementEnv: placementEnvironment(s, timing),

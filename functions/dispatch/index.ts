@@ -208,6 +208,8 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
     }
   }
   reportBatch(r, batch.name, batch.records);
+  // Its intent stays open and the sweeper indexes it; counted so a throttled index table shows.
+  if (r.unindexedItems !== undefined) count('EvidenceIndexUnprocessed', r.unindexedItems);
 }
 
 /** Where a batch's records went: metrics per channel, ids in the log. */
