@@ -14,8 +14,8 @@
  *   evidence bucket (a bucket per region: docs/regions.md), and the operator tools read both regions' evidence; a
  *   replica would name objects its region's bucket does not hold, and double the index's cost.
  */
-import { CfnOutput, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, type ITable, Table, TableClass, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { CfnOutput, type Stack, Validations } from 'aws-cdk-lib';
+import { type ITable, Table, TableClass } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { EvidenceIndexEnvironment } from '../functions/contracts/environment.ts';
@@ -24,7 +24,7 @@ import type { EvidenceStore } from './evidence-store.ts';
 import { controlTower, packs } from './nag-acknowledgements.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
-import { guardTableWrites } from './table.ts';
+import { guardTableWrites, keptTableProps } from './table.ts';
 
 /** The table, read by the evidence reader, its name a stack output (the operator tools read it from there). */
 export function createEvidenceIndex(stack: Stack, key: IKey | undefined, evidence: EvidenceStore): Table {
@@ -38,17 +38,9 @@ export function createEvidenceIndex(stack: Stack, key: IKey | undefined, evidenc
 }
 
 function createEvidenceIndexTable(stack: Stack, key: IKey | undefined, breakGlass: readonly string[]): Table {
-  const s = EVIDENCE_INDEX_TABLE_SCHEMA;
   const table = new Table(stack, 'EvidenceIndexTable', {
-    partitionKey: { name: s.partitionKey, type: AttributeType.STRING },
-    sortKey: { name: s.sortKey, type: AttributeType.STRING },
-    billingMode: BillingMode.PAY_PER_REQUEST,
+    ...keptTableProps(key, EVIDENCE_INDEX_TABLE_SCHEMA),
     tableClass: TableClass.STANDARD_INFREQUENT_ACCESS,
-    timeToLiveAttribute: s.timeToLiveAttribute,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    deletionProtection: true,
-    removalPolicy: RemovalPolicy.RETAIN,
-    ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
   });
   guardTableWrites(table, breakGlass);
   const why =
