@@ -58,6 +58,7 @@ import { API_ROUTES, CLAIMS, PAGE_ROUTES } from '../functions/contracts/console-
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { consolePageFiles } from './bundling.ts';
 import type { ConsoleSettings } from './console-settings.ts';
+import { evidenceIndexEnvironment, grantIndexReads } from './evidence-index-table.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 import { controlTower, packs } from './nag-acknowledgements.ts';
@@ -73,6 +74,8 @@ export interface SupportConsoleProps {
   readonly metricNamespace: string;
   readonly settings: ConsoleSettings;
   readonly table: ITable;
+  /** The evidence index's own table: read only (lib/evidence-index-table.ts). */
+  readonly evidenceIndexTable: ITable;
   readonly evidence: EvidenceStore;
   /** Four eyes as the operator API has it: the console proposes and approves through the same operations. */
   readonly approval: Pick<ConsoleEnvironment, 'APPROVAL_REQUIRED_FOR' | 'PROPOSAL_HOURS' | 'INBOX_RETENTION_DAYS'>;
@@ -113,6 +116,7 @@ export class SupportConsole extends Construct {
       timeout: Duration.seconds(29),
       environment: {
         TABLE_NAME: props.table.tableName,
+        ...evidenceIndexEnvironment(props.evidenceIndexTable),
         ...props.evidence.environment,
         ...props.approval,
         CONSOLE_GROUPS: JSON.stringify(s.groups),
@@ -294,6 +298,7 @@ export class SupportConsole extends Construct {
     // UpdateItem and its earlier send's record (PutItem), a proposal (PutItem) and its decision (UpdateItem).
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.userIndex.indexName });
+    grantIndexReads(fn, props.evidenceIndexTable);
     const reader = props.evidence.readerRole as Role;
     props.evidence.grantConsole(fn);
     fn.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [reader.roleArn] }));

@@ -7,6 +7,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { DispatchEnvironment } from '../functions/contracts/environment.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { createDispatchTriggers, type DispatchTriggers } from './dispatch-triggers.ts';
+import { evidenceIndexEnvironment, grantIndexWrites } from './evidence-index-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -34,8 +35,9 @@ export function createDispatch(p: FunctionPartProps): Dispatch {
   grantSends(fn, p);
   // The routine and the urgent stream triggers, and where each parks what it gives up (lib/dispatch-triggers.ts).
   const triggers = createDispatchTriggers(stack, fn, table, p.key, timing, s.urgentWarmEnvironments, p.owner);
-  // One batch of records per invocation (docs/evidence-and-privacy.md); the customers' index is an UpdateItem above.
+  // One batch of records per invocation (docs/evidence-and-privacy.md), then its sends in the evidence index.
   p.evidence.grantWrite(fn, ['batches']);
+  grantIndexWrites(fn, p.evidenceIndexTable);
   // The batch's intent (written, then closed), and a gap (the batch's bytes) when the store fails: the sweeper
   // finishes what an invocation could not.
   fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*'] });
@@ -47,6 +49,7 @@ function dispatchEnvironment(p: FunctionPartProps): DispatchEnvironment {
   const { settings: s, timing } = p;
   return {
     TABLE_NAME: p.table.tableName,
+    ...evidenceIndexEnvironment(p.evidenceIndexTable),
     SENDER_EMAIL: s.senderEmail,
     BRAND: brandEnvValue(s.brand),
     // Our own account: a push endpoint of another account is that message's fault, never the channel's.

@@ -30,6 +30,8 @@ export interface FunctionPartProps {
   readonly metricNamespace: string;
   readonly timing: DispatchTiming;
   readonly table: ITable;
+  /** The evidence index's own table (lib/evidence-index-table.ts). */
+  readonly evidenceIndexTable: ITable;
   /** This region, as the `owner` its triggers take writes of: only in a stage with two regions (lib/regional.ts). */
   readonly owner?: string;
   /** The bank's customer key (settings `kmsKeyArn`), when given. */

@@ -70,7 +70,8 @@ export type TableAction =
   | 'dynamodb:UpdateItem'
   | 'dynamodb:Query'
   | 'dynamodb:DeleteItem'
-  | 'dynamodb:BatchGetItem';
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:BatchWriteItem';
 
 /**
  * What Lambda needs to place a function's network interfaces in subnets (AWSLambdaVPCAccessExecutionRole's EC2

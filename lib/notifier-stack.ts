@@ -23,6 +23,7 @@ import { SupportConsole } from './console.ts';
 import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
+import { createEvidenceIndex } from './evidence-index-table.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { type FunctionPartProps, placementEnvironment, sendingEnvironment } from './function-parts.ts';
 import { createIngest } from './ingest.ts';
@@ -98,6 +99,7 @@ export class NotifierStack extends Stack {
       metricNamespace: metricNamespaceOf(s.stage),
       timing,
       table: this.table,
+      evidenceIndexTable: createEvidenceIndex(this, key, evidence),
       key,
       evidence,
       placementEnv: placementEnvironment(s, timing),
@@ -342,6 +344,7 @@ export class NotifierStack extends Stack {
       metricNamespace: p.metricNamespace,
       settings: s.console,
       table: p.table,
+      evidenceIndexTable: p.evidenceIndexTable,
       evidence: p.evidence,
       // Four eyes as the operator API has it: the same settings, the same operations.
       approval: {

@@ -23,6 +23,7 @@ import type { OperatorEnvironment } from '../functions/contracts/environment.ts'
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { formatApprovalKinds } from '../functions/domain/approval.ts';
 import { IDENTITY_CENTER_ROLE_PREFIX } from '../functions/domain/identity.ts';
+import { evidenceIndexEnvironment, grantIndexReads } from './evidence-index-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -36,6 +37,7 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
   const { stack, settings: s, table } = p;
   const environment: OperatorEnvironment = {
     TABLE_NAME: table.tableName,
+    ...evidenceIndexEnvironment(p.evidenceIndexTable),
     INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
     ...p.evidence.environment,
     INGEST_FUNCTION_NAME: ingest.functionName,
@@ -66,6 +68,8 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
   fn.useTable(table, ['dynamodb:Query'], { index: TABLE_SCHEMA.userIndex.indexName });
   fn.useTable(table, ['dynamodb:Query'], { index: TABLE_SCHEMA.incidentIndex.indexName });
   p.evidence.grantOperator(fn);
+  // A customer's or an event's evidence (export, evidence, erasure's report of what is kept): the index, read only.
+  grantIndexReads(fn, p.evidenceIndexTable);
   // Replays and repairs go through ingest, as the MSK mapping would deliver them.
   fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [ingest.functionArn] }));
   // The parked batches a replay reads (their objects are the mapping's, under the stack's key when one is set).

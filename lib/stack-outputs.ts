@@ -37,6 +37,8 @@ export const OPTIONAL_STACK_OUTPUTS = {
   AuditSealKeyArn: 'The KMS key every audit record is sealed with: ops audit verifies each record with it',
   OperatorFunctionName:
     'The operator function: invoked by the operator API only (npm run smoke checks that a trail records any other invoke)',
+  EvidenceIndexTableName:
+    "The evidence index's own table: where each send's record is, by customer and by event (read by ops customer, export and evidence)",
   ConsoleApiFunctionName:
     "The support console's API function: invoked by its API only (npm run smoke checks that a trail records any other invoke)",
 } as const;

@@ -8,6 +8,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { SweeperEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
+import { evidenceIndexEnvironment, grantIndexWrites } from './evidence-index-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -15,6 +16,7 @@ export function createSweeper(p: FunctionPartProps): NotifierFunction {
   const { stack, timing, table } = p;
   const environment: SweeperEnvironment = {
     TABLE_NAME: table.tableName,
+    ...evidenceIndexEnvironment(p.evidenceIndexTable),
     SWEEP_INTERVAL_SECONDS: String(timing.sweeperIntervalSeconds),
     // Dispatch's rendering values: the sweeper rebuilds the evidence of an invocation that died before its batch.
     SENDER_EMAIL: p.settings.senderEmail,
@@ -48,6 +50,7 @@ export function createSweeper(p: FunctionPartProps): NotifierFunction {
   // The sweeper fills evidence gaps — a batch, or from before batches a send record or a customer's pointer — and
   // finishes the batches of invocations that ended before theirs was written (their intents), then closes them.
   p.evidence.grantWrite(fn, ['batches', 'sends', 'users']);
+  grantIndexWrites(fn, p.evidenceIndexTable);
   fn.useTable(table, ['dynamodb:Query', 'dynamodb:DeleteItem'], {
     leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*'],
   });

@@ -20,18 +20,30 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { deployRoleArn, onlyBreakGlassOrDeployChangesThePolicy } from './evidence-key.ts';
 
-export function createTable(stack: Stack, key: IKey | undefined): Table {
-  const schema = TABLE_SCHEMA;
-  const table = new Table(stack, 'Table', {
+/**
+ * What a table of the stack that holds customers' records keeps (the main table, the evidence index's): keys `pk`/`sk`,
+ * on demand, TTL, point-in-time recovery, deletion protection, retained when the stack goes, the bank's key if given.
+ */
+export function keptTableProps(
+  key: IKey | undefined,
+  schema: { partitionKey: string; sortKey: string; timeToLiveAttribute: string },
+) {
+  return {
     partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
     sortKey: { name: schema.sortKey, type: AttributeType.STRING },
     billingMode: BillingMode.PAY_PER_REQUEST,
-    stream: StreamViewType.NEW_AND_OLD_IMAGES,
     timeToLiveAttribute: schema.timeToLiveAttribute,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: true,
     removalPolicy: RemovalPolicy.RETAIN,
     ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
+  };
+}
+
+export function createTable(stack: Stack, key: IKey | undefined): Table {
+  const table = new Table(stack, 'Table', {
+    ...keptTableProps(key, TABLE_SCHEMA),
+    stream: StreamViewType.NEW_AND_OLD_IMAGES,
   });
   for (const index of tableIndexes()) table.addGlobalSecondaryIndex(index);
   return table;

@@ -137,6 +137,7 @@ export function loadDispatchConfig(env: Env = process.env) {
   checkDispatchTiming(c);
   return {
     tableName: c.TABLE_NAME,
+    evidenceIndexTableName: c.EVIDENCE_INDEX_TABLE_NAME,
     senderEmail: c.SENDER_EMAIL,
     brand: brandOf(c.BRAND),
     accountId: c.ACCOUNT_ID,
@@ -194,6 +195,7 @@ export function loadSweeperConfig(env: Env = process.env) {
   const c = parseEnvironment(SWEEPER_ENVIRONMENT, env);
   return {
     tableName: c.TABLE_NAME,
+    evidenceIndexTableName: c.EVIDENCE_INDEX_TABLE_NAME,
     policies: channelPoliciesOf(c.CHANNEL_POLICIES),
     ...placementOf(c),
     limit: c.SWEEP_LIMIT,
@@ -240,6 +242,7 @@ export function loadOperatorConfig(env: Env = process.env) {
   if (store?.kind !== 's3') throw new ConfigError('configuration error: EVIDENCE_BUCKET is required but not set');
   return {
     tableName: c.TABLE_NAME,
+    evidenceIndexTableName: c.EVIDENCE_INDEX_TABLE_NAME,
     evidence: store,
     ingestFunctionName: c.INGEST_FUNCTION_NAME,
     failedBatchesBucket: c.FAILED_BATCHES_BUCKET,

@@ -45,6 +45,7 @@ const auditWrites = evidenceStoreOf(evidenceOf(config).store, () => traced(new S
 const ports = operatorPorts({
   doc: documentClient,
   tableName: config.TABLE_NAME,
+  evidenceIndexTableName: config.EVIDENCE_INDEX_TABLE_NAME,
   evidence,
   invokeIngest: () => Promise.reject(new Error('the console feeds nothing through ingest')),
   proposalKeepDays: config.INBOX_RETENTION_DAYS,

@@ -3,11 +3,12 @@
  * function reads the table and the evidence store and maps the identity provider's groups to console roles; the page
  * function only tells the page how to sign in.
  */
-import { AUDIT_SEAL, EVIDENCE_ENVIRONMENT, OPERATOR_ENVIRONMENT } from './environment.ts';
+import { AUDIT_SEAL, EVIDENCE_ENVIRONMENT, EVIDENCE_INDEX, OPERATOR_ENVIRONMENT } from './environment.ts';
 import { DEPLOYED, type EnvironmentOf, type EnvSpec, optionalText, text } from './environment-keys.ts';
 
 export const CONSOLE_ENVIRONMENT = {
   TABLE_NAME: text('nonEmpty'),
+  ...EVIDENCE_INDEX,
   ...EVIDENCE_ENVIRONMENT,
   // Four eyes and proposals as the operator API has them: the console proposes and approves through the same operations.
   INBOX_RETENTION_DAYS: OPERATOR_ENVIRONMENT.INBOX_RETENTION_DAYS,

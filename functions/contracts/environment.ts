@@ -33,6 +33,13 @@ const DAY = 86_400;
 /** The one table, for every function that reads or writes it. */
 const TABLE = { TABLE_NAME: text('nonEmpty') } as const satisfies EnvSpec;
 
+/**
+ * The evidence index's own table (docs/table.md "The evidence index"): dispatch and the sweeper write it, the operator
+ * function and the console read it. The main table (TABLE_NAME) is read too, for the items kept there before the index
+ * had a table of its own.
+ */
+export const EVIDENCE_INDEX = { EVIDENCE_INDEX_TABLE_NAME: text('nonEmpty') } as const satisfies EnvSpec;
+
 /** Where a (re-)PENDING notification goes in the sweep index (domain/sweep-index.ts SweepPlacement). */
 const PLACEMENT = {
   PENDING_THRESHOLD_SECONDS: int(1, DAY, DISPATCH_TIMING.pendingThresholdSeconds, DEPLOYED),
@@ -123,6 +130,7 @@ const RENDERING = {
 
 export const DISPATCH_ENVIRONMENT = {
   ...TABLE,
+  ...EVIDENCE_INDEX,
   ...PLACEMENT,
   ...SENDING,
   ...EVIDENCE_ENVIRONMENT,
@@ -162,6 +170,7 @@ export const DISPATCH_ENVIRONMENT = {
 
 export const SWEEPER_ENVIRONMENT = {
   ...TABLE,
+  ...EVIDENCE_INDEX,
   ...PLACEMENT,
   ...SENDING,
   ...EVIDENCE_ENVIRONMENT,
@@ -205,6 +214,7 @@ export const AUDIT_SEAL = {
 
 export const OPERATOR_ENVIRONMENT = {
   ...TABLE,
+  ...EVIDENCE_INDEX,
   ...EVIDENCE_ENVIRONMENT,
   /** How long a decided or expired proposal stays in the table, as long as the inbox (the audit keeps it for good). */
   ...RETENTION,
@@ -230,6 +240,7 @@ export type SweeperEnvironment = EnvironmentOf<typeof SWEEPER_ENVIRONMENT>;
 export type FeedbackEnvironment = EnvironmentOf<typeof FEEDBACK_ENVIRONMENT>;
 export type SmokeEnvironment = EnvironmentOf<typeof SMOKE_ENVIRONMENT>;
 export type EvidenceEnvironment = EnvironmentOf<typeof EVIDENCE_ENVIRONMENT>;
+export type EvidenceIndexEnvironment = EnvironmentOf<typeof EVIDENCE_INDEX>;
 /** Where a (re-)PENDING notification goes: ingest, dispatch and the sweeper all write sweep keys. */
 export type PlacementEnvironment = EnvironmentOf<typeof PLACEMENT>;
 /** What dispatch and the sweeper both judge a send by (the stack builds it once for both). */

@@ -97,6 +97,8 @@ export const METRIC_NAMES = [
   'EvidenceIntentsNotWritten',
   'EvidenceUnindexed',
   'EvidenceIntentOldestAge',
+  // index items DynamoDB left unprocessed after the retries: the batch is then left to the sweeper to index
+  'EvidenceIndexUnprocessed',
   // two regions (docs/regions.md): a send the fence stopped; the keeper fencing this region, or seeing both active
   'FencedSendAttempts',
   'SelfDemoted',

@@ -84,7 +84,7 @@ const evidence: { outlets: BatchOutlets & { intents: EvidenceIntents }; records:
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
           index: {
-            index: new DynamoEvidenceIndex(documentClient, config.tableName),
+            index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
             retentionDays: config.evidence.retentionDays,
           },
         },
@@ -217,6 +217,8 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
     }
   }
   reportBatch(r, batch.name, batch.records);
+  // Its intent stays open and the sweeper indexes it; counted so a throttled index table shows.
+  if (r.unindexedItems !== undefined) count('EvidenceIndexUnprocessed', r.unindexedItems);
 }
 
 /** Where a batch's records went: metrics per channel, ids in the log. */

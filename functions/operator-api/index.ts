@@ -27,6 +27,7 @@ const ops = operations(
   operatorPorts({
     doc: documentClient,
     tableName: config.tableName,
+    evidenceIndexTableName: config.evidenceIndexTableName,
     evidence: new S3EvidenceStore(s3, config.evidence.bucket, config.evidence.lockMode),
     invokeIngest: lambdaIngest(lambda, config.ingestFunctionName),
     parked: new S3ParkedBatches(s3, config.failedBatchesBucket),

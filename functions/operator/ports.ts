@@ -43,6 +43,8 @@ export const PROPOSAL_KEEP_DAYS = 35;
 export function operatorPorts(deps: {
   readonly doc: DynamoDBDocumentClient;
   readonly tableName: string;
+  /** The evidence index's table (the main table's index items, from before it had one, are read too). */
+  readonly evidenceIndexTableName: string;
   readonly evidence: EvidenceStore;
   readonly invokeIngest: IngestInvoker;
   readonly parked?: ParkedBatches;
@@ -62,7 +64,7 @@ export function operatorPorts(deps: {
     evidenceLocator: new DynamoEvidenceLocator(
       deps.doc,
       deps.tableName,
-      new DynamoEvidenceIndex(deps.doc, deps.tableName),
+      new DynamoEvidenceIndex(deps.doc, deps.evidenceIndexTableName, { formerTable: deps.tableName }),
     ),
     audit: new EvidenceAuditLog(deps.evidence, deps.auditSeal, deps.auditWrites),
     proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),

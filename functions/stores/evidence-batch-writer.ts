@@ -2,7 +2,8 @@
  * Writing one evidence batch (domain/evidence-batch.ts), the same way for every writer — dispatch at the end of an
  * invocation, feedback at the end of its batch, the sweeper for a batch it recovered or a gap it fills: the object
  * once (If-None-Match: an object already there answers so and counts as written), locked until its longest-kept
- * record's date; then each customer's refs to its sends in the evidence index. A store that fails or hangs (given at
+ * record's date; then each customer's refs to its sends in the evidence index: put whole in BatchWriteItem calls when
+ * the object was written now (it holds exactly these sends), added to what is there when an earlier copy stands. A store that fails or hangs (given at
  * most `timeoutMs`) leaves the batch's exact bytes in the table as a gap the sweeper writes later; only when the
  * table refuses the gap too is the batch lost — counted and alarmed by the caller, logged with ids only.
  */
@@ -44,6 +45,8 @@ export interface BatchWritten {
    * gap too, for the filler to index once it finds the object already there.
    */
   readonly indexGap?: 'added' | 'refused';
+  /** Index items DynamoDB left unprocessed after the retries (the batch is then not indexed: the sweeper's). */
+  readonly unindexedItems?: number;
   readonly error?: string;
 }
 
@@ -84,22 +87,50 @@ export async function writeBatch(
       return { outcome: 'lost', key, records: count, indexed: false, error: `${error}; gap: ${(g as Error)?.name}` };
     }
   }
-  const indexed = await indexBatch(outlets, batch.name, sendsOf(batch.records));
-  if (indexed === undefined) return { outcome: 'written', stored, key, records: count, indexed: true };
-  const unindexed = {
-    outcome: 'written',
-    stored,
-    key,
-    records: count,
-    indexed: false,
-    error: `index: ${indexed}`,
-  } as const;
-  if (options.unindexedAsGap !== true) return unindexed;
+  const sends = sendsOf(batch.records);
+  const index = stored === 'written' ? await putIndex(outlets, batch.name, sends) : await addToIndex(outlets, batch.name, sends);
+  const written = { outcome: 'written', stored, key, records: count, ...index } as const;
+  if (index.indexed || options.unindexedAsGap !== true) return written;
   try {
     await outlets.gaps.add({ key, body, retainUntil, since: new Date(options.now).toISOString() });
-    return { ...unindexed, indexGap: 'added' };
+    return { ...written, indexGap: 'added' };
   } catch {
-    return { ...unindexed, indexGap: 'refused' };
+    return { ...written, indexGap: 'refused' };
+  }
+}
+
+/** A batch already in the store (a retry, a recovery): its sends added to the index items, never put over them. */
+async function addToIndex(
+  outlets: Pick<BatchOutlets, 'index'>,
+  name: string,
+  sends: readonly IndexedSend[],
+): Promise<Pick<BatchWritten, 'indexed' | 'error'>> {
+  const indexed = await indexBatch(outlets, name, sends);
+  return indexed === undefined ? { indexed: true } : { indexed: false, error: `index: ${indexed}` };
+}
+
+/**
+ * A batch written now, indexed whole (stores/evidence-index.ts putBatch): BatchWriteItem calls, their unprocessed items
+ * retried; what still stays unprocessed is counted, and the batch left to the sweeper as one not indexed.
+ */
+async function putIndex(
+  outlets: Pick<BatchOutlets, 'index'>,
+  name: string,
+  sends: readonly IndexedSend[],
+): Promise<Pick<BatchWritten, 'indexed' | 'unindexedItems' | 'error'>> {
+  if (outlets.index === undefined || sends.length === 0) return { indexed: true };
+  const { index, retentionDays } = outlets.index;
+  const entries = indexEntriesOf(name, sends).map((entry) => ({
+    entry,
+    expiresAt: indexExpiresAt(entry.day, retentionDays),
+  }));
+  try {
+    const unprocessed = await index.putBatch(entries);
+    return unprocessed === 0
+      ? { indexed: true }
+      : { indexed: false, unindexedItems: unprocessed, error: `index: ${unprocessed} items unprocessed` };
+  } catch (e) {
+    return { indexed: false, error: `index: ${(e as Error)?.name ?? 'Error'}` };
   }
 }
 

@@ -36,7 +36,7 @@ const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
 const evidenceIntents = new DynamoEvidenceIntents(documentClient, config.tableName);
 const evidenceIndex = {
-  index: new DynamoEvidenceIndex(documentClient, config.tableName),
+  index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
   retentionDays: config.evidence.retentionDays,
 };
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */

@@ -89,6 +89,8 @@ describe('the support console', () => {
         'dynamodb:PutItem',
         'dynamodb:Query',
         'dynamodb:Query',
+        // The evidence index's own table, read only (test/infra/evidence-index.test.ts).
+        'dynamodb:Query',
         'dynamodb:UpdateItem',
         // The table's key (the bank's own): the evidence key lets only the evidence reader decrypt.
         'kms:Decrypt',

@@ -43,7 +43,11 @@ describe('a stage in two regions', () => {
     const [id, table] = tables[0] as [string, Resource];
     // Never the one-region table's logical id with another type: CloudFormation could delete the table.
     expect(id).toMatch(/^GlobalTable/);
-    expect(byType(p, 'AWS::DynamoDB::Table').map(([i]) => i)).toEqual([expect.stringMatching(/^FenceTable/)]);
+    // Beside it, tables of the region alone: its fence and its evidence index (lib/evidence-index-table.ts).
+    expect(byType(p, 'AWS::DynamoDB::Table').map(([i]) => i)).toEqual([
+      expect.stringMatching(/^EvidenceIndexTable/),
+      expect.stringMatching(/^FenceTable/),
+    ]);
     expect(table.DeletionPolicy).toBe('Retain');
     const replicas = table.Properties.Replicas as { Region: string }[];
     expect(replicas.map((x) => x.Region).sort()).toEqual(['ap-northeast-1', 'ap-northeast-3']);

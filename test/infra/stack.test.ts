@@ -788,9 +788,12 @@ describe('least privilege', () => {
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
     ];
-    // PutItem only on evidence gaps and batch intents, DeleteItem only on the intents (test/infra/evidence.test.ts).
+    // PutItem only on evidence gaps and batch intents, DeleteItem only on the intents (test/infra/evidence.test.ts);
+    // BatchWriteItem and UpdateItem on the evidence index's own table (test/infra/evidence-index.test.ts).
     expect(actionsOf(dispatch).filter((a) => a.startsWith('dynamodb:') && !streamActions.includes(a))).toEqual([
       'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:BatchWriteItem',
       'dynamodb:UpdateItem',
       'dynamodb:PutItem',
       'dynamodb:DeleteItem',
@@ -833,8 +836,10 @@ describe('least privilege', () => {
 
   it('the sweeper queries only the sweep index, and reads and updates items (the re-read after a failed condition)', () => {
     const sweeper = actionsOf(policyOf('Sweeper')).filter((a) => a.startsWith('dynamodb:'));
-    // Query, PutItem and DeleteItem on evidence gaps and batch intents too (test/infra/evidence.test.ts).
+    // Query, PutItem and DeleteItem on evidence gaps and batch intents too (test/infra/evidence.test.ts);
+    // BatchWriteItem on the evidence index's own table (test/infra/evidence-index.test.ts).
     expect([...new Set(sweeper)].sort()).toEqual([
+      'dynamodb:BatchWriteItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
@@ -1181,7 +1186,7 @@ describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     // The operator function is always there; its output is optional only so tools still read a stack deployed before.
     expect(Object.keys(json.Outputs).sort()).toEqual(
-      [...STACK_OUTPUT_NAMES, 'AuditSealKeyArn', 'OperatorFunctionName'].sort(),
+      [...STACK_OUTPUT_NAMES, 'AuditSealKeyArn', 'OperatorFunctionName', 'EvidenceIndexTableName'].sort(),
     );
     expect(STACK_OUTPUT_NAMES).toHaveLength(23);
     template.hasOutput('EvidenceReaderRoleArn', {

@@ -1,20 +1,23 @@
 /**
  * The evidence index and the intents of evidence batches on DynamoDB Local (docs/table.md): a customer with thousands
  * of sends a month is indexed in small items, one per batch — none grows toward DynamoDB's 400 KB, each write is
- * billed on its own small item — found whole, by a day range, and by event; items of the earlier month layout are
- * read alike. An intent whose recovery failed is held back without hiding how old it is.
+ * billed on its own small item — found whole, by a day range, and by event; in a table of its own, a batch put whole
+ * in BatchWriteItem calls; items kept in the main table before, and of the earlier month layout, are read alike. An intent whose recovery failed is held back without hiding how old it is.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { batchName, type IndexedSend, indexRef } from '../../functions/domain/evidence-batch.ts';
+import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
+import { batchName, type IndexedSend, indexEntriesOf, indexRef } from '../../functions/domain/evidence-batch.ts';
 import { indexBatch } from '../../functions/stores/evidence-batch-writer.ts';
-import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceIndex, indexExpiresAt } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
 import { queryAll } from '../../functions/stores/paged-query.ts';
+import { scanAll } from '../../tools/local/dynamodb-local.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 let table: LocalTable;
 let index: DynamoEvidenceIndex;
+let indexTable: string;
 const RETENTION_DAYS = 2_557;
 const START = Date.parse('2026-11-01T00:00:00.000Z');
 const HOUR = 3_600_000;
@@ -22,7 +25,8 @@ const digest = (i: number) => i.toString(16).padStart(64, '0');
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  index = new DynamoEvidenceIndex(table.doc, table.tableName);
+  indexTable = localEvidenceIndexTableName(table.tableName);
+  index = new DynamoEvidenceIndex(table.doc, indexTable, { formerTable: table.tableName });
 });
 
 describe('the evidence index', () => {
@@ -42,7 +46,7 @@ describe('the evidence index', () => {
       expect(await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, sends)).toBeUndefined();
     }
     const items = await queryAll(table.doc, {
-      TableName: table.tableName,
+      TableName: indexTable,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': 'EVIDENCE_INDEX#busy-customer' },
     });
@@ -85,7 +89,7 @@ describe('the evidence index', () => {
     ]);
   });
 
-  it('items of the earlier layout (one per customer-month, refs without a digest) are still read, in order and in a range', async () => {
+  it('items of the earlier layout (one per customer-month, refs without a digest), kept in the main table, are still read, in order and in a range', async () => {
     const old = batchName('dispatch', Date.parse('2026-10-20T10:00:00Z'), 'oldlayout0001');
     await table.doc.send(
       new PutCommand({
@@ -119,6 +123,65 @@ describe('the evidence index', () => {
       'ev-new#SMS',
     ]);
     expect(await index.sendsOf('long-time', { from: '2026-11-02' })).toEqual([]);
+  });
+});
+
+describe('the evidence index in a table of its own', () => {
+  const put = (name: string, sends: IndexedSend[]) =>
+    index.putBatch(
+      indexEntriesOf(name, sends).map((entry) => ({ entry, expiresAt: indexExpiresAt(entry.day, RETENTION_DAYS) })),
+    );
+
+  it('a batch written now is put whole (BatchWriteItem, 25 items a call): an item per customer and day, one per event, none in the main table; put again, the same', async () => {
+    const name = batchName('dispatch', START, 'wholebatch0001');
+    // 30 customers, each one event on two channels (60 items: three calls), and one event whose two channels were
+    // accepted either side of midnight: two customer items, one event item holding both.
+    const sends: IndexedSend[] = Array.from({ length: 60 }, (_, i) => ({
+      userId: `whole-${i >> 1}`,
+      acceptedAt: new Date(START).toISOString(),
+      notificationId: `whole-ev-${i >> 1}#${i % 2 === 0 ? 'EMAIL' : 'SMS'}`,
+      sha256: digest(1_000 + i),
+    }));
+    sends.push(
+      {
+        userId: 'midnight',
+        acceptedAt: '2026-11-01T23:59:59.900Z',
+        notificationId: 'late-ev#EMAIL',
+        sha256: digest(1),
+      },
+      { userId: 'midnight', acceptedAt: '2026-11-02T00:00:00.100Z', notificationId: 'late-ev#PUSH', sha256: digest(2) },
+    );
+    expect(await put(name, sends)).toBe(0);
+    expect(await put(name, sends)).toBe(0);
+    const items = (await scanAll(table.endpoint, indexTable)).filter((i) => String(i.sk).endsWith(name));
+    // 30 + 2 customer items, 30 + 1 event items.
+    expect(items.filter((i) => i.kind === 'EVIDENCE_INDEX')).toHaveLength(32);
+    expect(items.filter((i) => i.kind === 'EVIDENCE_EVENT')).toHaveLength(31);
+    expect((await table.allItems()).filter((i) => String(i.sk).endsWith(name))).toEqual([]);
+    expect((await index.sendsOfEvent('late-ev')).map((s) => s.notificationId)).toEqual([
+      'late-ev#EMAIL',
+      'late-ev#PUSH',
+    ]);
+    expect(await index.sendsOf('midnight', { from: '2026-11-02' })).toEqual([
+      { batch: name, notificationId: 'late-ev#PUSH', sha256: digest(2) },
+    ]);
+    expect(await index.sendsOf('whole-7')).toHaveLength(2);
+  });
+
+  it('a send indexed in the main table before the index had a table, and again in its own by a rebuild: found once', async () => {
+    const name = batchName('dispatch', START, 'twotables0001');
+    const send: IndexedSend = {
+      userId: 'two-tables',
+      acceptedAt: new Date(START).toISOString(),
+      notificationId: 'two-ev#EMAIL',
+      sha256: digest(3),
+    };
+    const inMainTable = new DynamoEvidenceIndex(table.doc, table.tableName);
+    await indexBatch({ index: { index: inMainTable, retentionDays: RETENTION_DAYS } }, name, [send]);
+    expect(await put(name, [send])).toBe(0);
+    const found = { batch: name, notificationId: 'two-ev#EMAIL', sha256: digest(3) };
+    expect(await index.sendsOf('two-tables')).toEqual([found]);
+    expect(await index.sendsOfEvent('two-ev')).toEqual([found]);
   });
 });
 

@@ -83,7 +83,7 @@ async function invocationThatDies(eventIds: readonly string[], id: string) {
       store,
       gaps: new DynamoEvidenceGaps(table.doc, table.tableName),
       intents,
-      index: { index: new DynamoEvidenceIndex(table.doc, table.tableName), retentionDays: RETENTION_DAYS },
+      index: { index: new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName), retentionDays: RETENTION_DAYS },
     },
     { now: Date.now(), id, dueMs: Date.now() + DUE_MS },
   );
@@ -170,7 +170,7 @@ describe('a dispatch invocation that dies after its sends and before its batch',
     const locator = new DynamoEvidenceLocator(
       table.doc,
       table.tableName,
-      new DynamoEvidenceIndex(table.doc, table.tableName),
+      new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
     );
     expect((await evidenceOf(store, 'rec-2', locator)).map((p) => p.send.notificationId).sort()).toEqual([
       'rec-2#EMAIL',
@@ -252,7 +252,7 @@ describe('a dispatch invocation that dies after its sends and before its batch',
 });
 
 const locatorOn = (t: LocalTable) =>
-  new DynamoEvidenceLocator(t.doc, t.tableName, new DynamoEvidenceIndex(t.doc, t.tableName));
+  new DynamoEvidenceLocator(t.doc, t.tableName, new DynamoEvidenceIndex(t.doc, t.evidenceIndexTableName));
 
 describe('finding a send after the table forgot it, and a send whose batch is not written yet', () => {
   it("an event's evidence is found by its id alone after its inbox and notification items are gone", async () => {

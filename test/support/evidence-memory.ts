@@ -93,7 +93,7 @@ export class MemoryIndex implements EvidenceIndex {
   /** Items as the table would hold them: `<pk> <sk>` → the sends (`<sha256> <notificationId>`). */
   readonly items = new Map<string, Set<string>>();
   constructor(public failing = false) {}
-  async add(entry: EvidenceIndexEntry) {
+  async add(entry: EvidenceIndexEntry, _expiresAt?: number) {
     if (this.failing) throw refused('ProvisionedThroughputExceededException');
     for (const s of entry.sends) {
       const eventId = s.notificationId.slice(0, s.notificationId.lastIndexOf('#'));
@@ -104,6 +104,11 @@ export class MemoryIndex implements EvidenceIndex {
         this.items.set(key, (this.items.get(key) ?? new Set()).add(`${s.sha256} ${s.notificationId}`));
       }
     }
+  }
+  /** As the table's: each item replaced by the batch's whole (the memory holds no other writer's part). */
+  async putBatch(entries: readonly { entry: EvidenceIndexEntry; expiresAt: number }[]) {
+    for (const { entry, expiresAt } of entries) await this.add(entry, expiresAt);
+    return 0;
   }
   private refs(prefix: string, batchOf: (sk: string) => string) {
     return [...this.items.entries()]

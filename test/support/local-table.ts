@@ -1,10 +1,13 @@
 /** A fresh table on the integration run's DynamoDB Local, with helpers to read what an operator would see. */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
 import { createTable, localClient, scanAll } from '../../tools/local/dynamodb-local.ts';
 
 export interface LocalTable {
   readonly tableName: string;
+  /** The evidence index's own table beside it (tools/local/dynamodb-local.ts createTable makes both). */
+  readonly evidenceIndexTableName: string;
   readonly endpoint: string;
   readonly doc: DynamoDBDocumentClient;
   /** One Query on pk = EVENT#<id>: everything about one event. */
@@ -18,6 +21,7 @@ export async function newLocalTable(endpoint: string): Promise<LocalTable> {
   const doc = DynamoDBDocumentClient.from(localClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
   return {
     tableName,
+    evidenceIndexTableName: localEvidenceIndexTableName(tableName),
     endpoint,
     doc,
     async eventItems(eventId) {

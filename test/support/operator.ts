@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { suppressionPk } from '../../functions/domain/keys.ts';
 import {
@@ -28,6 +29,7 @@ export function operatorOn(
   return operatorPorts({
     doc: table.doc,
     tableName: table.tableName,
+    evidenceIndexTableName: localEvidenceIndexTableName(table.tableName),
     evidence: new FileEvidenceStore(dir),
     invokeIngest: options.invokeIngest ?? noIngest,
     ...(options.now === undefined ? {} : { now: options.now }),

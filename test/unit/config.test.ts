@@ -23,12 +23,13 @@ describe('configuration, validated once at cold start', () => {
     expect(() => loadIngestConfig({ TABLE_NAME: 't', INGEST_CONCURRENCY: '0' })).toThrow(
       /INGEST_CONCURRENCY is invalid/,
     );
-    expect(() => loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'not-an-email', BRAND })).toThrow(
-      /SENDER_EMAIL is invalid/,
-    );
+    expect(() =>
+      loadDispatchConfig({ TABLE_NAME: 't', EVIDENCE_INDEX_TABLE_NAME: 'i', SENDER_EMAIL: 'not-an-email', BRAND }),
+    ).toThrow(/SENDER_EMAIL is invalid/);
     expect(() =>
       loadDispatchConfig({
         TABLE_NAME: 't',
+        EVIDENCE_INDEX_TABLE_NAME: 'i',
         SENDER_EMAIL: 'n@example.com',
         BRAND,
         LEASE_SECONDS: '10',
@@ -40,6 +41,7 @@ describe('configuration, validated once at cold start', () => {
   it('refuses a lease a holder could lose while it only waits for a send token and sends', () => {
     const base = {
       TABLE_NAME: 't',
+      EVIDENCE_INDEX_TABLE_NAME: 'i',
       SENDER_EMAIL: 'n@example.com',
       BRAND,
       LEASE_SECONDS: '12',
@@ -52,7 +54,7 @@ describe('configuration, validated once at cold start', () => {
   });
 
   it("our account and region, for telling another account's push endpoint from our own", () => {
-    const base = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND };
+    const base = { TABLE_NAME: 't', EVIDENCE_INDEX_TABLE_NAME: 'i', SENDER_EMAIL: 'n@example.com', BRAND };
     expect(loadDispatchConfig({ ...base, ACCOUNT_ID: '123456789012', AWS_REGION: 'eu-west-1' })).toMatchObject({
       accountId: '123456789012',
       region: 'eu-west-1',
@@ -76,7 +78,9 @@ describe('configuration, validated once at cold start', () => {
     expect(() => loadIngestConfig({ TABLE_NAME: 't', MAX_EVENT_AGE_SECONDS: '-1' })).toThrow(
       /MAX_EVENT_AGE_SECONDS is invalid/,
     );
-    expect(loadDispatchConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND })).toMatchObject({
+    expect(
+      loadDispatchConfig({ TABLE_NAME: 't', EVIDENCE_INDEX_TABLE_NAME: 'i', SENDER_EMAIL: 'n@example.com', BRAND }),
+    ).toMatchObject({
       leaseMs: 120_000,
       sendTimeoutMs: 5_000,
       connectTimeoutMs: 1_500,
@@ -88,7 +92,9 @@ describe('configuration, validated once at cold start', () => {
       sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
       policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
     });
-    expect(loadSweeperConfig({ TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND })).toMatchObject({
+    expect(
+      loadSweeperConfig({ TABLE_NAME: 't', EVIDENCE_INDEX_TABLE_NAME: 'i', SENDER_EMAIL: 'n@example.com', BRAND }),
+    ).toMatchObject({
       pendingThresholdMs: 900_000,
       limit: 10_000,
       intervalMs: 60_000,
@@ -98,7 +104,7 @@ describe('configuration, validated once at cold start', () => {
   });
 
   it('reads the send rates and the maximum age, and refuses a connect timeout not shorter than the send timeout', () => {
-    const env = { TABLE_NAME: 't', SENDER_EMAIL: 'n@example.com', BRAND };
+    const env = { TABLE_NAME: 't', EVIDENCE_INDEX_TABLE_NAME: 'i', SENDER_EMAIL: 'n@example.com', BRAND };
     expect(
       loadDispatchConfig({ ...env, SEND_RATE_EMAIL: '200', SEND_RATE_SMS: '5', MAX_AGE_SECONDS: '3600' }),
     ).toMatchObject({ sendRates: { EMAIL: 200, PUSH: 100, SMS: 5 }, maxAgeMs: 3_600_000 });

@@ -27,6 +27,7 @@ import type { LocalEnvironment } from '../../tools/local/pipeline.ts';
 type Env = Record<string, string | undefined>;
 const REQUIRED = {
   TABLE_NAME: 't',
+  EVIDENCE_INDEX_TABLE_NAME: 't-evidence-index',
   SENDER_EMAIL: 'n@example.com',
   BRAND: brandEnvValue(EXAMPLE_BRAND),
   TOPIC: 'notifications',

@@ -39,6 +39,7 @@ describe('the operator function', () => {
   const dynamo = mockClient(DynamoDBDocumentClient);
   beforeAll(async () => {
     vi.stubEnv('TABLE_NAME', 'notifier-test');
+    vi.stubEnv('EVIDENCE_INDEX_TABLE_NAME', 'notifier-test-evidence-index');
     vi.stubEnv('EVIDENCE_BUCKET', 'notifier-test-evidence');
     vi.stubEnv('EVIDENCE_LOCK_MODE', 'GOVERNANCE');
     vi.stubEnv('EVIDENCE_RETENTION_DAYS', '2557');

@@ -74,6 +74,7 @@ function initOf(dir: string, samples: number): { initMs: number; initBytes: numb
       env: {
         ...process.env,
         TABLE_NAME: 'bench',
+        EVIDENCE_INDEX_TABLE_NAME: 'bench-evidence-index',
         SENDER_EMAIL: 'bench@example.com',
         BRAND: brandEnvValue(EXAMPLE_BRAND),
         AWS_REGION: 'us-east-1',

@@ -13,6 +13,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
+import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
 import { buildQuarantine } from '../../functions/domain/notification.ts';
 import { buildQuarantineRef } from '../../functions/domain/quarantine-ref.ts';
 import { listAudit, type OperatorPorts, operatorPorts } from '../../functions/operator/index.ts';
@@ -46,6 +47,7 @@ export async function measureConsole(endpoint: string, args: BenchArgs) {
     const ports = operatorPorts({
       doc,
       tableName,
+      evidenceIndexTableName: localEvidenceIndexTableName(tableName),
       evidence: new FileEvidenceStore(dir),
       invokeIngest: () => Promise.reject(new Error('the bench feeds nothing through ingest')),
     });

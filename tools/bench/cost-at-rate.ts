@@ -36,9 +36,9 @@ export interface RunDensity {
   /** Table write units of the run's intents (EVIDENCE_BATCH) and of its customer index items. */
   readonly intentWru: number;
   readonly indexWru: number;
-  /** GB-months of the index items the run left (7 years each), PITR on the same bytes. */
+  /** GB-months of the index items the run left (7 years each), in the index's own table; PITR on the same bytes. */
   readonly indexGbMonths: number;
-  /** GB-months of everything else the run left in the table (the backup copies the whole table). */
+  /** GB-months of everything the run left in the main table (the backup copies it whole; the index's table not). */
   readonly tableGbMonths: number;
 }
 
@@ -218,20 +218,19 @@ export function costAtRate(
     (inv * A.platformLogBytesPerInvocation + Math.max(run.emfBytesPerNotification, inv * run.emfLineBytes)) / GB;
   const logMoney = (gb: number) => gb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths);
   const wru = p.dynamodbWriteRequestUnitPerMillion / 1e6;
-  const storage = (bytes: number) =>
-    (bytes / GB) * A.evidenceRetentionMonths * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth);
+  // The evidence index's own table: Standard-IA storage and writes, point-in-time recovery, outside AWS Backup.
+  const indexStorage = (bytes: number) =>
+    (bytes / GB) * A.evidenceRetentionMonths * (X.dynamodbIaStorageGbMonth + p.dynamodbPitrGbMonth);
   const gets = perN(run.evidence.gets + run.evidence.lists);
   const requests = m.evidenceObjects + gets;
   const M = 1e6;
   const get = (k: string) => measuredPerMillion[k] ?? 0;
   const parts = {
-    dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru + m.index.wru - perN(run.intentWru + run.indexWru)),
+    dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru - perN(run.intentWru)),
     dynamodbIndexWrites: get('dynamodbIndexWrites'),
     dynamodbReads: get('dynamodbReads'),
-    dynamodbStorageAndPitr:
-      get('dynamodbStorageAndPitr') -
-      M * perN(run.indexGbMonths) * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth) +
-      M * storage(m.index.bytes),
+    dynamodbStorageAndPitr: get('dynamodbStorageAndPitr'),
+    evidenceIndex: M * (m.index.wru * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) + indexStorage(m.index.bytes)),
     evidenceRequests: M * (m.evidenceObjects * (p.s3PutPerThousand / 1000) + gets * (p.s3GetPerThousand / 1000)),
     evidenceStorage: M * (m.evidenceBytes / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
     evidenceAccessLogs:
@@ -274,8 +273,9 @@ function settingsCosts(run: RunDensity, m: ReturnType<typeof perNotificationAt>,
   const M = 1e6;
   const perN = (x: number) => x / run.notifications;
   // AWS Backup backs a DynamoDB table up in full each time (not incrementally): the table's steady size, per
-  // notification its GB-months, is in each of the retention's daily recovery points, and in each copy's.
-  const tableGbMonths = perN(run.tableGbMonths - run.indexGbMonths) + (m.index.bytes / GB) * A.evidenceRetentionMonths;
+  // notification its GB-months, is in each of the retention's daily recovery points, and in each copy's. The main
+  // table only: the evidence index's own table is outside the plan (lib/evidence-index-table.ts).
+  const tableGbMonths = perN(run.tableGbMonths);
   const points = A.backup.retentionDays;
   const backup = A.backup.on ? M * tableGbMonths * points * X.backupDynamodbGbMonth * (1 + A.backup.copies) : 0;
   // Each day's copy crosses regions once: the table's size per notification, once per notification's days kept.
@@ -348,12 +348,12 @@ export function floorAtRate(
   const months = A.evidenceRetentionMonths;
   const indexGb = (FLOOR.indexEntryBytes + 100) / GB;
   const logGb = (m.invocations * (A.platformLogBytesPerInvocation + run.emfLineBytes)) / GB;
-  const runIndexStorage = perN(run.indexGbMonths) * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth) * M;
   const parts = {
     dynamodbWrites: M * wru * (2 * (1 + perN(run.events)) + 2 + reports),
     dynamodbIndexWrites: M * wru * 3,
     dynamodbReads: M * rru * (1 + reports / 2),
-    dynamodbStorageAndPitr: (measuredPerMillion.dynamodbStorageAndPitr ?? 0) - runIndexStorage,
+    // The main table's items as measured (the evidence index's are in a table of their own, priced below).
+    dynamodbStorageAndPitr: measuredPerMillion.dynamodbStorageAndPitr ?? 0,
     evidenceIndex:
       M *
       (X.dynamodbIaWriteRequestUnitPerMillion / 1e6 +

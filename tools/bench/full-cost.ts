@@ -202,12 +202,14 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   const dynamo = Object.values(f.probe.dynamodb);
   const indexWru = Object.values(f.probe.indexWru).reduce((a, b) => a + b, 0);
   const wru = dynamo.reduce((a, c) => a + c.wru, 0);
+  // The evidence index's items, in a Standard-IA table of their own (lib/evidence-index-table.ts): priced apart.
+  const indexTableWru = INDEX_KINDS.reduce((a, k) => a + (f.probe.wruByKind?.[k] ?? 0), 0);
   const rru = dynamo.reduce((a, c) => a + c.rru, 0);
   const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
   const rruPrice = p.dynamodbReadRequestUnitPerMillion / 1e6;
   const evidenceMonths = A.evidenceRetentionDays / DAYS_PER_MONTH;
   // Table storage: every item for as long as it is kept (its TTL; an item without one, for the evidence's retention),
-  // its indexes' copies too; PITR on the table's own bytes.
+  // its indexes' copies too; PITR on the table's own bytes. The evidence index's items apart (their own table).
   let storageGbMonths = 0;
   let pitrGbMonths = 0;
   let indexGbMonths = 0;
@@ -215,8 +217,11 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
     const withTtl = s.items - s.withoutTtl;
     const keptMonths = withTtl === 0 ? 0 : s.keptSeconds / withTtl / 86_400 / DAYS_PER_MONTH;
     const months = (withTtl * keptMonths + s.withoutTtl * evidenceMonths) / Math.max(1, s.items);
+    if (INDEX_KINDS.includes(kind)) {
+      indexGbMonths += ((s.bytes + s.indexBytes) / GB) * months;
+      continue;
+    }
     storageGbMonths += ((s.bytes + s.indexBytes) / GB) * months;
-    if (INDEX_KINDS.includes(kind)) indexGbMonths += ((s.bytes + s.indexBytes) / GB) * months;
     pitrGbMonths += (s.bytes / GB) * months;
   }
   const ev = f.probe.evidence;
@@ -237,10 +242,14 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   const logMoney = (bytes: number, months: number) =>
     (bytes / GB) * (p.logsIngestPerGb + p.logsStorageGbMonth * months);
   const parts = {
-    dynamodbWrites: wru * wruPrice,
+    dynamodbWrites: (wru - indexTableWru) * wruPrice,
     dynamodbIndexWrites: indexWru * wruPrice,
     dynamodbReads: rru * rruPrice,
     dynamodbStorageAndPitr: storageGbMonths * p.dynamodbStorageGbMonth + pitrGbMonths * p.dynamodbPitrGbMonth,
+    // Its writes at Standard-IA's price, its storage at Standard-IA's, point-in-time recovery on it; no AWS Backup.
+    evidenceIndex:
+      indexTableWru * (EXTRA_PRICES.dynamodbIaWriteRequestUnitPerMillion / 1e6) +
+      indexGbMonths * (EXTRA_PRICES.dynamodbIaStorageGbMonth + p.dynamodbPitrGbMonth),
     evidenceRequests: (ev.puts + ev.lists) * (p.s3PutPerThousand / 1000) + ev.gets * (p.s3GetPerThousand / 1000),
     evidenceStorage: (ev.putBytes / GB) * evidenceMonths * p.s3StandardGbMonth,
     evidenceAccessLogs: ((evidenceRequests * A.accessLogBytesPerRequest) / GB) * evidenceMonths * p.s3StandardGbMonth,
@@ -264,7 +273,7 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
     emfBytesPerNotification: f.emfBytes / f.notifications,
     evidence: { puts: ev.puts, gets: ev.gets, lists: ev.lists, ...f.batches },
     intentWru: f.probe.wruByKind?.EVIDENCE_BATCH ?? 0,
-    indexWru: INDEX_KINDS.reduce((a, k) => a + (f.probe.wruByKind?.[k] ?? 0), 0),
+    indexWru: indexTableWru,
     indexGbMonths,
     tableGbMonths: storageGbMonths,
   };

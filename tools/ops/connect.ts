@@ -11,6 +11,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
 import {
   approvalPolicyOf,
   asCaller,
@@ -89,7 +90,8 @@ function local(endpoint: string, where: Where): Target {
   // The evidence (and audit records) of the run on this DynamoDB Local: its own folder, also after it ended.
   const localRun = runOn(endpoint);
   const evidence = new FileEvidenceStore(where['evidence-dir'] ?? localRun?.evidenceDir ?? UNRECORDED_RUN_EVIDENCE);
-  const ports = operatorPorts({ doc, tableName, evidence, invokeIngest });
+  const evidenceIndexTableName = localEvidenceIndexTableName(tableName);
+  const ports = operatorPorts({ doc, tableName, evidenceIndexTableName, evidence, invokeIngest });
   const identity = where.identity ?? localIdentity();
   // Four eyes as a deploy has it by default (APPROVAL_REQUIRED_FOR / PROPOSAL_HOURS set in the shell change it).
   const policy = approvalPolicyOf(process.env.APPROVAL_REQUIRED_FOR, Number(process.env.PROPOSAL_HOURS ?? 24));
@@ -116,6 +118,8 @@ async function deployed(where: Where): Promise<Target> {
     ports: operatorPorts({
       doc: DynamoDBDocumentClient.from(new DynamoDBClient({})),
       tableName: outputs.TableName,
+      // A stack deployed before the index had a table of its own kept it in the main table.
+      evidenceIndexTableName: outputs.EvidenceIndexTableName ?? outputs.TableName,
       // The lock mode matters to writes of evidence, which these reads never make.
       evidence: new S3EvidenceStore(new S3Client({}), outputs.EvidenceBucketName, 'GOVERNANCE'),
       invokeIngest: refuseWrites,
