@@ -88,7 +88,8 @@ export async function writeBatch(
     }
   }
   const sends = sendsOf(batch.records);
-  const index = stored === 'written' ? await putIndex(outlets, batch.name, sends) : await addToIndex(outlets, batch.name, sends);
+  const index =
+    stored === 'written' ? await putIndex(outlets, batch.name, sends) : await addToIndex(outlets, batch.name, sends);
   const written = { outcome: 'written', stored, key, records: count, ...index } as const;
   if (index.indexed || options.unindexedAsGap !== true) return written;
   try {
