@@ -9,7 +9,7 @@ import { runDrill } from '../../tools/drill/drill.ts';
 
 describe('the region drill', () => {
   it('a schedule of each scenario fails over with no duplicate and no notice lost', async () => {
-    const verdict = await runDrill(4, 20261205, {}, () => undefined, true);
+    const verdict = await runDrill(4, 20261205, {}, () => undefined, { cycle: true });
     expect(verdict.failures).toEqual([]);
     expect(verdict).toMatchObject({ pass: true, schedules: 4, passed: 4, duplicates: { atMostOnce: 0 } });
     expect(verdict.accounted.lost).toBe(0);

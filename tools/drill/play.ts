@@ -3,8 +3,9 @@
  * the active region's cluster; MSK Replicator and the table's replication carry writes across with their lags; each
  * region that runs ingests from its own cluster and dispatches what its own stream passes its trigger's filter, with the
  * real use cases; the keeper runs where it can see the other region. The scenario strikes at its instant, the drill
- * plays the operator — promote, and when the old region answers, demote and reconcile — and then runs until nothing
- * is in flight. What the providers accepted and what the tables hold after it are the verdict's (verdict.ts).
+ * plays the operator (operator.ts) — promote, and when the old region answers, demote and reconcile; or a planned
+ * switchover; and for a failback, a switchover back once the topic flows back — and then runs until nothing is in
+ * flight. What the providers accepted and what the tables hold after it are the verdict's (verdict.ts).
  */
 
 import type { DynamoDBRecord } from 'aws-lambda';
@@ -12,48 +13,46 @@ import { ownedDispatchFilterPattern } from '../../functions/contracts/owner-filt
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
-import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
-import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { regions } from '../../functions/operator/index.ts';
-import { CONTROL_CACHE_MS } from '../../functions/stores/fence-store.ts';
+import type { regions } from '../../functions/operator/index.ts';
 import { keep } from '../../functions/sweeper/keeper.ts';
 import { scanAll } from '../local/dynamodb-local.ts';
 import { Cluster, Replicator } from './kafka.ts';
-import {
-  DISPATCH_TIMEOUT_MS,
-  type Drilled,
-  INGEST_TIMEOUT_MS,
-  PRIMARY,
-  RECOVERY,
-  Region,
-  RegionLost,
-} from './region.ts';
+import { demote, type Promoted, promote, reconcile, switchover } from './operator.ts';
+import { DISPATCH_TIMEOUT_MS, type Drilled, PRIMARY, RECOVERY, Region, RegionLost } from './region.ts';
 import { ReplicaState, ReplicationLink } from './replication.ts';
-import { type Schedule, T0, TICK_MS } from './schedule.ts';
+import { type FailureName, type Schedule, T0, TICK_MS } from './schedule.ts';
+import type { RegionTables } from './tables.ts';
 
 export interface Played {
   readonly schedule: Schedule;
+  /** The active region's table after convergence, and the other's. */
   readonly items: Record<string, unknown>[];
   readonly oldItems: Record<string, unknown>[];
   readonly accepted: Region['accepted'];
   readonly promotion?: regions.PromotionReport;
   readonly reconciliation?: regions.ReconcileReport;
   readonly promotedAt?: number;
+  /** When the original region was active again (failback). */
+  readonly failedBackAt?: number;
+  /** Unfinished notices of an older epoch a promotion left without a successor. */
+  readonly unresolvedAtPromotion: number;
+  /** Events only a destroyed cluster ever held (neither replicated nor taken before it went). */
+  readonly onlyInDestroyedCluster: ReadonlySet<string>;
   readonly selfDemotions: number;
   readonly foreignWrites: number;
   readonly converged: boolean;
   readonly errors: string[];
 }
 
-/** Ticks after the reconciliation in which nothing may remain in flight. */
+/** Ticks after the last operator step in which nothing may remain in flight. */
 const SETTLE_TICKS = 60;
 /** How often the keeper runs (every minute in a deployed stage; more often here, so schedules stay short). */
 const KEEPER_MS = 10_000;
 /** The longest the clock jumps when nothing moves: the scenario's instants fall inside it. */
 const IDLE_JUMP_MS = 5_000;
-const MAX_TICKS = 400;
+/** The simulated time a schedule may take (a failback runs two demotions and two reconciliations). */
+const MAX_TICKS = 1_200;
 
 class Clock {
   t = T0;
@@ -64,16 +63,15 @@ class Clock {
 }
 
 export async function play(
-  endpoints: readonly [string, string],
+  tables: readonly [RegionTables, RegionTables],
   schedule: Schedule,
   drilled: Drilled,
 ): Promise<Played> {
   const clock = new Clock();
   const wallStart = performance.now();
-  const suffix = `${schedule.seed}-${Math.random().toString(36).slice(2, 8)}`;
   const [a, b] = await Promise.all([
-    Region.create(PRIMARY, endpoints[0], `${suffix}-a`, clock, drilled),
-    Region.create(RECOVERY, endpoints[1], `${suffix}-b`, clock, drilled),
+    Region.create(PRIMARY, tables[0], clock, drilled),
+    Region.create(RECOVERY, tables[1], clock, drilled),
   ]);
   const state = new ReplicaState();
   const links = [
@@ -81,51 +79,60 @@ export async function play(
     new ReplicationLink(b, a, state, schedule.dbLagMs),
   ];
   const clusters: Record<string, Cluster> = { [PRIMARY]: new Cluster(PRIMARY), [RECOVERY]: new Cluster(RECOVERY) };
-  const replicator = new Replicator(
-    clusters[PRIMARY] as Cluster,
-    clusters[RECOVERY] as Cluster,
-    schedule.kafkaLagMs,
-    schedule.offsetSyncMs,
-  );
+  const primaryCluster = clusters[PRIMARY] as Cluster;
+  const recoveryCluster = clusters[RECOVERY] as Cluster;
+  const replicator = new Replicator(primaryCluster, recoveryCluster, schedule.kafkaLagMs, schedule.offsetSyncMs);
+  /** Recovery → primary, created at failback only (docs/regions.md "Failback", step 2). */
+  let reverse: Replicator | undefined;
   const errors: string[] = [];
-  let producerTarget = clusters[PRIMARY] as Cluster;
+  let producerTarget = primaryCluster;
   let produced = 0;
   let failed = false;
   let promotion: regions.PromotionReport | undefined;
   let promotedAt: number | undefined;
   let healedAt: number | undefined;
   let reconciliation: regions.ReconcileReport | undefined;
+  let reconciledAt: number | undefined;
+  let failedBackAt: number | undefined;
+  let active = a;
+  let unresolvedAtPromotion = 0;
   let selfDemotions = 0;
   let dieAfterSend = false;
   const cut = (on: boolean) => {
     for (const l of links) l.partitioned = on;
     replicator.partitioned = on;
   };
-  a.onDeath = () => cut(true);
-  const failoverRequest = {
-    by: 'drill',
-    reason: 'drill failover',
-    from: PRIMARY,
-    fromEpoch: 1,
-    secondCopy: [],
-    placement: DEFAULT_SWEEP_PLACEMENT,
+  a.onDeath = () => {
+    cut(true);
+    if (schedule.scenario === 'cluster-destroyed') primaryCluster.destroyed = true;
   };
-  const demoteRequest = {
-    by: 'drill',
-    reason: 'old region back',
-    ingestTimeoutMs: INGEST_TIMEOUT_MS,
-    dispatchTimeoutMs: DISPATCH_TIMEOUT_MS,
+  const publish = (now: number) => {
+    for (; produced < schedule.events.length && (schedule.events[produced]?.at ?? Infinity) <= now; produced++) {
+      const e = schedule.events[produced];
+      if (e !== undefined) producerTarget.produce(e.eventId, e.value, now);
+    }
   };
-  const reconcileRequest = {
-    by: 'drill',
-    reason: 'drill reconcile',
-    policies: DEFAULT_CHANNEL_POLICIES,
-    secondCopy: [],
-    placement: DEFAULT_SWEEP_PLACEMENT,
-    lookupMs: 3_600_000,
-    settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
+  const promoted = (p: Promoted) => {
+    unresolvedAtPromotion += p.unresolved;
+    promotion ??= p.report;
   };
-  b.predecessorInboxes = (ids) => new DynamoInboxStore(a.doc, a.table).findInboxes(ids);
+  /** The planned switchover, from the active region to the other; producers move once the new one is promoted. */
+  const switchTo = async (to: Region, toCluster: Cluster) => {
+    const from = active;
+    const done = await switchover(
+      from,
+      to,
+      drilled,
+      clock,
+      () => publish(clock.now()),
+      () => drain(a, b, links, clock.now()),
+    );
+    producerTarget = toCluster;
+    active = to;
+    promoted(done.promoted);
+    reconciliation ??= done.reconciliation;
+  };
+  b.predecessorInboxes = (ids) => a.inboxes().findInboxes(ids);
 
   try {
     let keeperAt = T0;
@@ -139,14 +146,20 @@ export async function play(
       for (const l of links) await l.deliver(now).catch((e: unknown) => errors.push(`replication: ${String(e)}`));
       if (!failed && now >= schedule.failAt) {
         failed = true;
-        dieAfterSend = strike(a, schedule, cut);
+        if (schedule.failure === undefined) {
+          // A planned switchover: no failure, the operator moves the active region while traffic flows.
+          promotedAt = now;
+          await switchTo(b, recoveryCluster);
+          healedAt = reconciledAt = clock.now();
+        } else dieAfterSend = strike(a, schedule, schedule.failure, cut);
       }
       if (failed && promotedAt === undefined && now >= schedule.failAt + schedule.promoteAfterMs) {
-        producerTarget = clusters[RECOVERY] as Cluster; // the routing controls flipped first (the runbook's step 3)
+        producerTarget = recoveryCluster; // the routing controls flipped first (the runbook's step 3)
         promotedAt = now;
         // A region lost at an instant it never reached (it was idle): lost now, as the operator saw it.
-        if (schedule.scenario !== 'forced-while-old-runs') a.die();
-        promotion = await regions.promoteFailover(b.side(), failoverRequest, clock);
+        if (schedule.failure !== 'forced-while-old-runs') a.die();
+        promoted(await promote(b, a, 1, drilled, clock));
+        active = b;
       }
       if (promotedAt !== undefined && healedAt === undefined && now >= promotedAt + schedule.healAfterMs) {
         healedAt = now;
@@ -156,11 +169,28 @@ export async function play(
         dieAfterSend = false;
         cut(false);
       }
-      for (; produced < schedule.events.length && (schedule.events[produced]?.at ?? Infinity) <= now; produced++) {
-        const e = schedule.events[produced];
-        if (e !== undefined) producerTarget.produce(e.eventId, e.value, now);
+      if (healedAt !== undefined && reconciliation === undefined && now >= healedAt + KEEPER_MS) {
+        await demote(a, clock);
+        // Replication catches up before the operator reconciles (the runbook checks ReplicationLatency first).
+        await drain(a, b, links, clock.now());
+        reconciliation = await reconcile(a, b, clock);
+        reconciledAt = clock.now();
+        if (schedule.scenario === 'failback')
+          reverse = new Replicator(recoveryCluster, primaryCluster, schedule.kafkaLagMs, schedule.offsetSyncMs);
       }
+      if (
+        reverse !== undefined &&
+        failedBackAt === undefined &&
+        now >= (reconciledAt ?? now) + schedule.failbackAfterMs &&
+        reverse.nextDue() === Number.POSITIVE_INFINITY
+      ) {
+        // Failback: a switchover back, once the old region is demoted, reconciled, and the topic flows back.
+        await switchTo(a, primaryCluster);
+        failedBackAt = clock.now();
+      }
+      publish(now);
       replicator.tick(now, !b.intakeEnabled);
+      reverse?.tick(now, !a.intakeEnabled);
       for (const region of [a, b]) {
         activity += await ingest(region, clusters[region.name] as Cluster, schedule, errors);
       }
@@ -173,14 +203,9 @@ export async function play(
         keeperAt = now + KEEPER_MS;
         selfDemotions += await keepers(a, b, !(links[0]?.partitioned ?? false), clock);
       }
-      if (healedAt !== undefined && reconciliation === undefined && now >= healedAt + KEEPER_MS) {
-        await regions.demote(a.side(), demoteRequest, clock);
-        // Replication catches up before the operator reconciles (the runbook checks ReplicationLatency first).
-        await drain(a, b, links, clock.now());
-        reconciliation = await regions.reconcile(a.side(), b.side(), reconcileRequest, clock);
-      }
-      if (reconciliation !== undefined && activity === 0 && (await settled(b, links))) break;
-      if (reconciliation !== undefined && ++settleChecks > SETTLE_TICKS) break;
+      const operatorDone = reconciliation !== undefined && (reverse === undefined || failedBackAt !== undefined);
+      if (operatorDone && activity === 0 && (await settled(active, links))) break;
+      if (operatorDone && ++settleChecks > SETTLE_TICKS) break;
       // Nothing moved and nothing is due: on to the next instant something is.
       const next =
         activity > 0
@@ -194,8 +219,12 @@ export async function play(
               healedAt !== undefined && reconciliation === undefined
                 ? Math.min(keeperAt, healedAt + KEEPER_MS)
                 : Infinity,
+              reverse !== undefined && failedBackAt === undefined
+                ? Math.max(now + TICK_MS, (reconciledAt ?? now) + schedule.failbackAfterMs)
+                : Infinity,
               ...links.map((l) => l.nextDue()),
               replicator.nextDue(),
+              reverse?.nextDue() ?? Infinity,
             );
       // Never back: a demotion's wait for quiescence moved the clock on within this tick.
       clock.t = Math.max(clock.t, now + TICK_MS, Math.ceil(next / TICK_MS) * TICK_MS);
@@ -205,9 +234,13 @@ export async function play(
       process.stderr.write(
         `ticks ${Math.round((clock.now() - T0) / TICK_MS)} wall ${Math.round(performance.now() - wallStart)} ms\n`,
       );
-    const items = await scanAll(b.endpoint, b.table);
-    const oldItems = await scanAll(a.endpoint, a.table);
-    const converged = reconciliation !== undefined && (await settled(b, links));
+    const other = active === a ? b : a;
+    const items = await scanAll(active.endpoint, active.table);
+    const oldItems = await scanAll(other.endpoint, other.table);
+    const converged =
+      reconciliation !== undefined &&
+      (reverse === undefined || failedBackAt !== undefined) &&
+      (await settled(active, links));
     return {
       schedule,
       items,
@@ -216,6 +249,13 @@ export async function play(
       ...(promotion === undefined ? {} : { promotion }),
       ...(reconciliation === undefined ? {} : { reconciliation }),
       ...(promotedAt === undefined ? {} : { promotedAt }),
+      ...(failedBackAt === undefined ? {} : { failedBackAt }),
+      unresolvedAtPromotion,
+      onlyInDestroyedCluster: new Set(
+        primaryCluster.destroyed
+          ? primaryCluster.records.filter((r) => !replicator.replicated(r.offset)).map((r) => r.eventId)
+          : [],
+      ),
       selfDemotions,
       foreignWrites: state.foreignWrites.length,
       converged,
@@ -224,7 +264,8 @@ export async function play(
   } finally {
     backlog.delete(a);
     backlog.delete(b);
-    await Promise.all([a.drop(), b.drop()]);
+    a.drop();
+    b.drop();
   }
 }
 
@@ -270,15 +311,15 @@ async function keepers(a: Region, b: Region, linkUp: boolean, clock: Clock): Pro
 }
 
 /** Nothing in flight: no write on its way between the regions, and no notification of the active region unfinished. */
-async function settled(b: Region, links: readonly ReplicationLink[]): Promise<boolean> {
+async function settled(active: Region, links: readonly ReplicationLink[]): Promise<boolean> {
   if (links.some((l) => l.pending > 0)) return false;
-  const items = await scanAll(b.endpoint, b.table);
+  const items = await scanAll(active.endpoint, active.table);
   return !items.some((i) => i.kind === 'NOTIFICATION' && (i.status === 'PENDING' || i.status === 'SENDING'));
 }
 
 /** The scenario's strike at its instant; true when the region is to die right after its next accepted send. */
-function strike(a: Region, schedule: Schedule, cut: (on: boolean) => void): boolean {
-  switch (schedule.scenario) {
+function strike(a: Region, schedule: Schedule, failure: FailureName, cut: (on: boolean) => void): boolean {
+  switch (failure) {
     case 'lost-mid-batch':
       a.writesBeforeDeath = schedule.writesBeforeDeath;
       return false;
