@@ -8,16 +8,20 @@ import { onExit } from '../local/cli.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { play } from './play.ts';
 import type { Drilled } from './region.ts';
-import { drawSchedule, SCENARIOS } from './schedule.ts';
+import { drawSchedule, type ScenarioName } from './schedule.ts';
 import { RegionTables } from './tables.ts';
 import { type DrillVerdict, judgeDrill, judgeSchedule, type ScheduleVerdict } from './verdict.ts';
 
 export interface DrillOptions {
-  /** Each scenario in turn instead of drawn from the seed. */
-  readonly cycle?: boolean;
+  /** These scenarios in turn (schedule i plays the i-th, round) instead of one drawn from the seed. */
+  readonly scenarios?: readonly ScenarioName[];
   /** Schedules played at once (default 1). */
   readonly parallel?: number;
+  /** Two DynamoDB Local instances already running (a test's): none is started or stopped. */
+  readonly endpoints?: readonly [string, string];
 }
+
+let runs = 0;
 
 /** Runs the schedules on two DynamoDB Local instances started for the run and stopped after it. */
 export async function runDrill(
@@ -30,19 +34,22 @@ export async function runDrill(
   const dbs: DynamoDbLocal[] = [];
   const forget = onExit(() => Promise.all(dbs.map((d) => d.stop())).then(() => undefined));
   try {
-    dbs.push(await startDynamoDbLocal(), await startDynamoDbLocal());
-    const [primary, recovery] = dbs.map((d) => d.endpoint) as [string, string];
+    if (options.endpoints === undefined) dbs.push(await startDynamoDbLocal(), await startDynamoDbLocal());
+    const [primary, recovery] = options.endpoints ?? (dbs.map((d) => d.endpoint) as [string, string]);
+    const scenarios = options.scenarios ?? [];
+    // Tables named per run: runs that share two instances (a test's) never meet.
+    const run = ++runs;
     const verdicts: ScheduleVerdict[] = [];
     let next = 0;
     const worker = async (w: number) => {
-      const name = (r: string) => `drill-${seed}-w${w}-${r}`;
+      const name = (r: string) => `drill-${process.pid}-${run}-w${w}-${r}`;
       const tables = [
         new RegionTables(primary, name('a'), name('a-fence')),
         new RegionTables(recovery, name('b'), name('b-fence')),
       ] as const;
       try {
         for (let i = next++; i < schedules; i = next++) {
-          const schedule = drawSchedule(seed + i, options.cycle ? SCENARIOS[i % SCENARIOS.length] : undefined);
+          const schedule = drawSchedule(seed + i, scenarios[i % scenarios.length]);
           const v = judgeSchedule(await play(tables, schedule, drilled));
           verdicts[i] = v;
           onSchedule(v, i);

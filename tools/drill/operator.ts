@@ -14,8 +14,8 @@ import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { regions } from '../../functions/operator/index.ts';
 import { CONTROL_CACHE_MS } from '../../functions/stores/fence-store.ts';
 import type { OwnedNotification } from '../../functions/stores/successor-store.ts';
-import { scanAll } from '../local/dynamodb-local.ts';
 import { DISPATCH_TIMEOUT_MS, type Drilled, INGEST_TIMEOUT_MS, type Region } from './region.ts';
+import { scanTable } from './tables.ts';
 
 type Clock = regions.Clock;
 
@@ -78,7 +78,7 @@ export async function promote(to: Region, from: Region, fromEpoch: number, drill
 
 /** What a failover's promotion must leave behind: no unfinished notice of an older epoch without its successor. */
 async function unresolvedAfter(to: Region, epoch: number): Promise<number> {
-  const notices = (await scanAll(to.endpoint, to.table)).filter((i) => i.kind === 'NOTIFICATION');
+  const notices = (await scanTable(to.endpoint, to.table)).filter((i) => i.kind === 'NOTIFICATION');
   const superseded = new Set(notices.map((i) => `${String(i.pk)}|${String(i.supersedes)}`));
   return notices.filter(
     (i) =>

@@ -16,13 +16,12 @@ import { dispatchable } from '../../functions/dispatch/stream-record.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import type { regions } from '../../functions/operator/index.ts';
 import { keep } from '../../functions/sweeper/keeper.ts';
-import { scanAll } from '../local/dynamodb-local.ts';
 import { Cluster, Replicator } from './kafka.ts';
 import { demote, type Promoted, promote, reconcile, switchover } from './operator.ts';
 import { DISPATCH_TIMEOUT_MS, type Drilled, PRIMARY, RECOVERY, Region, RegionLost } from './region.ts';
 import { ReplicaState, ReplicationLink } from './replication.ts';
 import { type FailureName, type Schedule, T0, TICK_MS } from './schedule.ts';
-import type { RegionTables } from './tables.ts';
+import { type RegionTables, scanTable } from './tables.ts';
 
 export interface Played {
   readonly schedule: Schedule;
@@ -235,8 +234,8 @@ export async function play(
         `ticks ${Math.round((clock.now() - T0) / TICK_MS)} wall ${Math.round(performance.now() - wallStart)} ms\n`,
       );
     const other = active === a ? b : a;
-    const items = await scanAll(active.endpoint, active.table);
-    const oldItems = await scanAll(other.endpoint, other.table);
+    const items = await scanTable(active.endpoint, active.table);
+    const oldItems = await scanTable(other.endpoint, other.table);
     const converged =
       reconciliation !== undefined &&
       (reverse === undefined || failedBackAt !== undefined) &&
@@ -313,7 +312,7 @@ async function keepers(a: Region, b: Region, linkUp: boolean, clock: Clock): Pro
 /** Nothing in flight: no write on its way between the regions, and no notification of the active region unfinished. */
 async function settled(active: Region, links: readonly ReplicationLink[]): Promise<boolean> {
   if (links.some((l) => l.pending > 0)) return false;
-  const items = await scanAll(active.endpoint, active.table);
+  const items = await scanTable(active.endpoint, active.table);
   return !items.some((i) => i.kind === 'NOTIFICATION' && (i.status === 'PENDING' || i.status === 'SENDING'));
 }
 
