@@ -2,10 +2,12 @@
  * Plays one drill schedule (docs/regions.md "The drill") on a simulated clock, one tick a second: producers publish to
  * the active region's cluster; MSK Replicator and the table's replication carry writes across with their lags; each
  * region that runs ingests from its own cluster and dispatches what its own stream passes its trigger's filter, with the
- * real use cases; the keeper runs where it can see the other region. The scenario strikes at its instant, the drill
- * plays the operator (operator.ts) — promote, and when the old region answers, demote and reconcile; or a planned
- * switchover; and for a failback, a switchover back once the topic flows back — and then runs until nothing is in
- * flight. What the providers accepted and what the tables hold after it are the verdict's (verdict.ts).
+ * real use cases; the keeper runs where it can see the other region. The scenario strikes at its instant and the
+ * drill plays the operator (timeline.ts) — promote, and when the old region answers, demote and reconcile; or a
+ * planned switchover; and for a failback, a switchover back once the topic flows back — and then runs until nothing
+ * is in flight. What the providers accepted and what the tables hold after it are the verdict's (verdict.ts). The same
+ * seed plays the same schedule; ingest writes a batch's events concurrently, so the order of their stream records —
+ * and the replication lag each draws — may differ from one run to the next.
  */
 
 import type { DynamoDBRecord } from 'aws-lambda';
@@ -17,11 +19,11 @@ import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import type { regions } from '../../functions/operator/index.ts';
 import { keep } from '../../functions/sweeper/keeper.ts';
 import { Cluster, Replicator } from './kafka.ts';
-import { demote, type Promoted, promote, reconcile, switchover } from './operator.ts';
 import { DISPATCH_TIMEOUT_MS, type Drilled, PRIMARY, RECOVERY, Region, RegionLost } from './region.ts';
 import { ReplicaState, ReplicationLink } from './replication.ts';
-import { type FailureName, type Schedule, T0, TICK_MS } from './schedule.ts';
+import { type Schedule, T0, TICK_MS } from './schedule.ts';
 import { type RegionTables, scanTable } from './tables.ts';
+import { KEEPER_MS, Timeline } from './timeline.ts';
 
 export interface Played {
   readonly schedule: Schedule;
@@ -46,8 +48,6 @@ export interface Played {
 
 /** Ticks after the last operator step in which nothing may remain in flight. */
 const SETTLE_TICKS = 60;
-/** How often the keeper runs (every minute in a deployed stage; more often here, so schedules stay short). */
-const KEEPER_MS = 10_000;
 /** The longest the clock jumps when nothing moves: the scenario's instants fall inside it. */
 const IDLE_JUMP_MS = 5_000;
 /** The simulated time a schedule may take (a failback runs two demotions and two reconciliations). */
@@ -77,60 +77,41 @@ export async function play(
     new ReplicationLink(a, b, state, schedule.dbLagMs),
     new ReplicationLink(b, a, state, schedule.dbLagMs),
   ];
-  const clusters: Record<string, Cluster> = { [PRIMARY]: new Cluster(PRIMARY), [RECOVERY]: new Cluster(RECOVERY) };
-  const primaryCluster = clusters[PRIMARY] as Cluster;
-  const recoveryCluster = clusters[RECOVERY] as Cluster;
-  const replicator = new Replicator(primaryCluster, recoveryCluster, schedule.kafkaLagMs, schedule.offsetSyncMs);
-  /** Recovery → primary, created at failback only (docs/regions.md "Failback", step 2). */
-  let reverse: Replicator | undefined;
+  const primary = new Cluster(PRIMARY);
+  const recovery = new Cluster(RECOVERY);
+  const replicator = new Replicator(primary, recovery, schedule.kafkaLagMs, schedule.offsetSyncMs);
   const errors: string[] = [];
-  let producerTarget = primaryCluster;
   let produced = 0;
-  let failed = false;
-  let promotion: regions.PromotionReport | undefined;
-  let promotedAt: number | undefined;
-  let healedAt: number | undefined;
-  let reconciliation: regions.ReconcileReport | undefined;
-  let reconciledAt: number | undefined;
-  let failedBackAt: number | undefined;
-  let active = a;
-  let unresolvedAtPromotion = 0;
   let selfDemotions = 0;
-  let dieAfterSend = false;
   const cut = (on: boolean) => {
     for (const l of links) l.partitioned = on;
     replicator.partitioned = on;
   };
   a.onDeath = () => {
     cut(true);
-    if (schedule.scenario === 'cluster-destroyed') primaryCluster.destroyed = true;
+    if (schedule.scenario === 'cluster-destroyed') primary.destroyed = true;
   };
+  /** What producers published up to now, to the cluster they point at. */
   const publish = (now: number) => {
     for (; produced < schedule.events.length && (schedule.events[produced]?.at ?? Infinity) <= now; produced++) {
       const e = schedule.events[produced];
-      if (e !== undefined) producerTarget.produce(e.eventId, e.value, now);
+      if (e !== undefined) timeline.producerTarget.produce(e.eventId, e.value, now);
     }
   };
-  const promoted = (p: Promoted) => {
-    unresolvedAtPromotion += p.unresolved;
-    promotion ??= p.report;
-  };
-  /** The planned switchover, from the active region to the other; producers move once the new one is promoted. */
-  const switchTo = async (to: Region, toCluster: Cluster) => {
-    const from = active;
-    const done = await switchover(
-      from,
-      to,
-      drilled,
-      clock,
-      () => publish(clock.now()),
-      () => drain(a, b, links, clock.now()),
-    );
-    producerTarget = toCluster;
-    active = to;
-    promoted(done.promoted);
-    reconciliation ??= done.reconciliation;
-  };
+  const timeline: Timeline = new Timeline(
+    {
+      a,
+      b,
+      primary,
+      recovery,
+      cut,
+      publish,
+      drain: () => drain(a, b, links, clock.now()),
+    },
+    schedule,
+    drilled,
+    clock,
+  );
   b.predecessorInboxes = (ids) => a.inboxes().findInboxes(ids);
 
   try {
@@ -143,68 +124,24 @@ export async function play(
       let activity = 0;
       for (const region of [a, b]) activity += await readStream(region, links, now);
       for (const l of links) await l.deliver(now).catch((e: unknown) => errors.push(`replication: ${String(e)}`));
-      if (!failed && now >= schedule.failAt) {
-        failed = true;
-        if (schedule.failure === undefined) {
-          // A planned switchover: no failure, the operator moves the active region while traffic flows.
-          promotedAt = now;
-          await switchTo(b, recoveryCluster);
-          healedAt = reconciledAt = clock.now();
-        } else dieAfterSend = strike(a, schedule, schedule.failure, cut);
-      }
-      if (failed && promotedAt === undefined && now >= schedule.failAt + schedule.promoteAfterMs) {
-        producerTarget = recoveryCluster; // the routing controls flipped first (the runbook's step 3)
-        promotedAt = now;
-        // A region lost at an instant it never reached (it was idle): lost now, as the operator saw it.
-        if (schedule.failure !== 'forced-while-old-runs') a.die();
-        promoted(await promote(b, a, 1, drilled, clock));
-        active = b;
-      }
-      if (promotedAt !== undefined && healedAt === undefined && now >= promotedAt + schedule.healAfterMs) {
-        healedAt = now;
-        a.alive = true;
-        a.sendFate = () => 'accept';
-        a.writesBeforeDeath = undefined;
-        dieAfterSend = false;
-        cut(false);
-      }
-      if (healedAt !== undefined && reconciliation === undefined && now >= healedAt + KEEPER_MS) {
-        await demote(a, clock);
-        // Replication catches up before the operator reconciles (the runbook checks ReplicationLatency first).
-        await drain(a, b, links, clock.now());
-        reconciliation = await reconcile(a, b, clock);
-        reconciledAt = clock.now();
-        if (schedule.scenario === 'failback')
-          reverse = new Replicator(recoveryCluster, primaryCluster, schedule.kafkaLagMs, schedule.offsetSyncMs);
-      }
-      if (
-        reverse !== undefined &&
-        failedBackAt === undefined &&
-        now >= (reconciledAt ?? now) + schedule.failbackAfterMs &&
-        reverse.nextDue() === Number.POSITIVE_INFINITY
-      ) {
-        // Failback: a switchover back, once the old region is demoted, reconciled, and the topic flows back.
-        await switchTo(a, primaryCluster);
-        failedBackAt = clock.now();
-      }
+      await timeline.step(now);
       publish(now);
       replicator.tick(now, !b.intakeEnabled);
-      reverse?.tick(now, !a.intakeEnabled);
-      for (const region of [a, b]) {
-        activity += await ingest(region, clusters[region.name] as Cluster, schedule, errors);
-      }
+      timeline.reverse?.tick(now, !a.intakeEnabled);
+      activity += await ingest(a, primary, schedule, errors);
+      activity += await ingest(b, recovery, schedule, errors);
       for (const region of [a, b]) {
         const records = backlog.get(region) ?? [];
         backlog.set(region, []);
-        if (await dispatch(region, records, drilled, clock, errors, dieAfterSend && region === a)) dieAfterSend = false;
+        const dieAfterSend = timeline.dieAfterSend && region === a;
+        if (await dispatch(region, records, drilled, clock, errors, dieAfterSend)) timeline.dieAfterSend = false;
       }
       if (now >= keeperAt) {
         keeperAt = now + KEEPER_MS;
         selfDemotions += await keepers(a, b, !(links[0]?.partitioned ?? false), clock);
       }
-      const operatorDone = reconciliation !== undefined && (reverse === undefined || failedBackAt !== undefined);
-      if (operatorDone && activity === 0 && (await settled(active, links))) break;
-      if (operatorDone && ++settleChecks > SETTLE_TICKS) break;
+      if (timeline.done && activity === 0 && (await settled(timeline.active, links))) break;
+      if (timeline.done && ++settleChecks > SETTLE_TICKS) break;
       // Nothing moved and nothing is due: on to the next instant something is.
       const next =
         activity > 0
@@ -212,18 +149,9 @@ export async function play(
           : Math.min(
               now + IDLE_JUMP_MS,
               schedule.events[produced]?.at ?? Infinity,
-              failed ? Infinity : schedule.failAt,
-              failed && promotedAt === undefined ? schedule.failAt + schedule.promoteAfterMs : Infinity,
-              promotedAt !== undefined && healedAt === undefined ? promotedAt + schedule.healAfterMs : Infinity,
-              healedAt !== undefined && reconciliation === undefined
-                ? Math.min(keeperAt, healedAt + KEEPER_MS)
-                : Infinity,
-              reverse !== undefined && failedBackAt === undefined
-                ? Math.max(now + TICK_MS, (reconciledAt ?? now) + schedule.failbackAfterMs)
-                : Infinity,
+              timeline.nextDue(now, keeperAt),
               ...links.map((l) => l.nextDue()),
               replicator.nextDue(),
-              reverse?.nextDue() ?? Infinity,
             );
       // Never back: a demotion's wait for quiescence moved the clock on within this tick.
       clock.t = Math.max(clock.t, now + TICK_MS, Math.ceil(next / TICK_MS) * TICK_MS);
@@ -233,13 +161,10 @@ export async function play(
       process.stderr.write(
         `ticks ${Math.round((clock.now() - T0) / TICK_MS)} wall ${Math.round(performance.now() - wallStart)} ms\n`,
       );
+    const { active, promotion, reconciliation, promotedAt, failedBackAt } = timeline;
     const other = active === a ? b : a;
     const items = await scanTable(active.endpoint, active.table);
     const oldItems = await scanTable(other.endpoint, other.table);
-    const converged =
-      reconciliation !== undefined &&
-      (reverse === undefined || failedBackAt !== undefined) &&
-      (await settled(active, links));
     return {
       schedule,
       items,
@@ -249,15 +174,13 @@ export async function play(
       ...(reconciliation === undefined ? {} : { reconciliation }),
       ...(promotedAt === undefined ? {} : { promotedAt }),
       ...(failedBackAt === undefined ? {} : { failedBackAt }),
-      unresolvedAtPromotion,
+      unresolvedAtPromotion: timeline.unresolvedAtPromotion,
       onlyInDestroyedCluster: new Set(
-        primaryCluster.destroyed
-          ? primaryCluster.records.filter((r) => !replicator.replicated(r.offset)).map((r) => r.eventId)
-          : [],
+        primary.destroyed ? primary.records.filter((r) => !replicator.replicated(r.offset)).map((r) => r.eventId) : [],
       ),
       selfDemotions,
       foreignWrites: state.foreignWrites.length,
-      converged,
+      converged: timeline.done && (await settled(active, links)),
       errors,
     };
   } finally {
@@ -314,24 +237,6 @@ async function settled(active: Region, links: readonly ReplicationLink[]): Promi
   if (links.some((l) => l.pending > 0)) return false;
   const items = await scanTable(active.endpoint, active.table);
   return !items.some((i) => i.kind === 'NOTIFICATION' && (i.status === 'PENDING' || i.status === 'SENDING'));
-}
-
-/** The scenario's strike at its instant; true when the region is to die right after its next accepted send. */
-function strike(a: Region, schedule: Schedule, failure: FailureName, cut: (on: boolean) => void): boolean {
-  switch (failure) {
-    case 'lost-mid-batch':
-      a.writesBeforeDeath = schedule.writesBeforeDeath;
-      return false;
-    case 'lost-mid-send': {
-      a.sendFate = () => (schedule.acceptedBeforeDeath ? 'acceptThenDie' : 'dieBeforeAnswer');
-      return false;
-    }
-    case 'lost-after-accept':
-      return true;
-    case 'forced-while-old-runs':
-      cut(true);
-      return false;
-  }
 }
 
 async function ingest(region: Region, cluster: Cluster, schedule: Schedule, errors: string[]): Promise<number> {
