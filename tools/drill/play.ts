@@ -112,6 +112,20 @@ export async function play(
     drilled,
     clock,
   );
+  /**
+   * Every event published, every record copied to where it goes, and the active region's cluster read to its end: a
+   * schedule whose operator steps are done may not end while records are still on their way to the region that takes
+   * them (a switchover's last records reach the new cluster after its promotion).
+   */
+  const topicDrained = () => {
+    const cluster = timeline.active === a ? primary : recovery;
+    return (
+      produced === schedule.events.length &&
+      replicator.nextDue() === Number.POSITIVE_INFINITY &&
+      (timeline.reverse?.nextDue() ?? Number.POSITIVE_INFINITY) === Number.POSITIVE_INFINITY &&
+      (cluster.destroyed || cluster.committed >= cluster.records.length)
+    );
+  };
   b.predecessorInboxes = (ids) => a.inboxes().findInboxes(ids);
 
   try {
@@ -140,7 +154,7 @@ export async function play(
         keeperAt = now + KEEPER_MS;
         selfDemotions += await keepers(a, b, !(links[0]?.partitioned ?? false), clock);
       }
-      if (timeline.done && activity === 0 && (await settled(timeline.active, links))) break;
+      if (timeline.done && activity === 0 && topicDrained() && (await settled(timeline.active, links))) break;
       if (timeline.done && ++settleChecks > SETTLE_TICKS) break;
       // Nothing moved and nothing is due: on to the next instant something is.
       const next =
@@ -180,7 +194,7 @@ export async function play(
       ),
       selfDemotions,
       foreignWrites: state.foreignWrites.length,
-      converged: timeline.done && (await settled(active, links)),
+      converged: timeline.done && topicDrained() && (await settled(active, links)),
       errors,
     };
   } finally {
