@@ -22,6 +22,8 @@ export class Cluster {
   readonly records: KafkaRecord[] = [];
   /** The consumer group's committed offset: the next record its ingest reads. */
   committed = 0;
+  /** The cluster is gone for good (the `cluster-destroyed` scenario): nothing is read from it, or replicated, again. */
+  destroyed = false;
 
   constructor(readonly name: string) {}
 
@@ -31,7 +33,7 @@ export class Cluster {
 
   /** The next batch the mapping would deliver, as MSK delivers it. */
   batch(max: number) {
-    const records = this.records.slice(this.committed, this.committed + max);
+    const records = this.destroyed ? [] : this.records.slice(this.committed, this.committed + max);
     const specs: KafkaRecordSpec[] = records.map((r) => ({
       topic: TOPIC,
       partition: 0,
@@ -62,7 +64,7 @@ export class Replicator {
   ) {}
 
   tick(now: number, targetGroupIdle: boolean): void {
-    if (this.partitioned) return;
+    if (this.partitioned || this.from.destroyed) return;
     for (; this.next < this.from.records.length; this.next++) {
       const record = this.from.records[this.next] as KafkaRecord;
       if (record.replicatedFrom !== undefined) continue; // never copied back
@@ -82,9 +84,14 @@ export class Replicator {
     }
   }
 
+  /** Whether the source's record at this offset reached the target cluster. */
+  replicated(sourceOffset: number): boolean {
+    return this.mapping.some(([source]) => source === sourceOffset);
+  }
+
   /** When the next record in flight is due (Infinity when none, or while the link is down). */
   nextDue(): number {
-    if (this.partitioned) return Number.POSITIVE_INFINITY;
+    if (this.partitioned || this.from.destroyed) return Number.POSITIVE_INFINITY;
     const undelivered = this.next < this.from.records.length ? 0 : Number.POSITIVE_INFINITY;
     return Math.min(undelivered, this.inFlight[0]?.deliverAt ?? Number.POSITIVE_INFINITY);
   }

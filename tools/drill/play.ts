@@ -2,9 +2,12 @@
  * Plays one drill schedule (docs/regions.md "The drill") on a simulated clock, one tick a second: producers publish to
  * the active region's cluster; MSK Replicator and the table's replication carry writes across with their lags; each
  * region that runs ingests from its own cluster and dispatches what its own stream passes its trigger's filter, with the
- * real use cases; the keeper runs where it can see the other region. The scenario strikes at its instant, the drill
- * plays the operator — promote, and when the old region answers, demote and reconcile — and then runs until nothing
- * is in flight. What the providers accepted and what the tables hold after it are the verdict's (verdict.ts).
+ * real use cases; the keeper runs where it can see the other region. The scenario strikes at its instant and the
+ * drill plays the operator (timeline.ts) — promote, and when the old region answers, demote and reconcile; or a
+ * planned switchover; and for a failback, a switchover back once the topic flows back — and then runs until nothing
+ * is in flight. What the providers accepted and what the tables hold after it are the verdict's (verdict.ts). The same
+ * seed plays the same schedule; ingest writes a batch's events concurrently, so the order of their stream records —
+ * and the replication lag each draws — may differ from one run to the next.
  */
 
 import type { DynamoDBRecord } from 'aws-lambda';
@@ -12,48 +15,43 @@ import { ownedDispatchFilterPattern } from '../../functions/contracts/owner-filt
 import { DISPATCH_FILTER_PATTERN, matchesFilter } from '../../functions/contracts/stream-filter.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { dispatchable } from '../../functions/dispatch/stream-record.ts';
-import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
-import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
-import { regions } from '../../functions/operator/index.ts';
-import { CONTROL_CACHE_MS } from '../../functions/stores/fence-store.ts';
+import type { regions } from '../../functions/operator/index.ts';
 import { keep } from '../../functions/sweeper/keeper.ts';
-import { scanAll } from '../local/dynamodb-local.ts';
 import { Cluster, Replicator } from './kafka.ts';
-import {
-  DISPATCH_TIMEOUT_MS,
-  type Drilled,
-  INGEST_TIMEOUT_MS,
-  PRIMARY,
-  RECOVERY,
-  Region,
-  RegionLost,
-} from './region.ts';
+import { DISPATCH_TIMEOUT_MS, type Drilled, PRIMARY, RECOVERY, Region, RegionLost } from './region.ts';
 import { ReplicaState, ReplicationLink } from './replication.ts';
 import { type Schedule, T0, TICK_MS } from './schedule.ts';
+import { type RegionTables, scanTable } from './tables.ts';
+import { KEEPER_MS, Timeline } from './timeline.ts';
 
 export interface Played {
   readonly schedule: Schedule;
+  /** The active region's table after convergence, and the other's. */
   readonly items: Record<string, unknown>[];
   readonly oldItems: Record<string, unknown>[];
   readonly accepted: Region['accepted'];
   readonly promotion?: regions.PromotionReport;
   readonly reconciliation?: regions.ReconcileReport;
   readonly promotedAt?: number;
+  /** When the original region was active again (failback). */
+  readonly failedBackAt?: number;
+  /** Unfinished notices of an older epoch a promotion left without a successor. */
+  readonly unresolvedAtPromotion: number;
+  /** Events only a destroyed cluster ever held (neither replicated nor taken before it went). */
+  readonly onlyInDestroyedCluster: ReadonlySet<string>;
   readonly selfDemotions: number;
   readonly foreignWrites: number;
   readonly converged: boolean;
   readonly errors: string[];
 }
 
-/** Ticks after the reconciliation in which nothing may remain in flight. */
+/** Ticks after the last operator step in which nothing may remain in flight. */
 const SETTLE_TICKS = 60;
-/** How often the keeper runs (every minute in a deployed stage; more often here, so schedules stay short). */
-const KEEPER_MS = 10_000;
 /** The longest the clock jumps when nothing moves: the scenario's instants fall inside it. */
 const IDLE_JUMP_MS = 5_000;
-const MAX_TICKS = 400;
+/** The simulated time a schedule may take (a failback runs two demotions and two reconciliations). */
+const MAX_TICKS = 1_200;
 
 class Clock {
   t = T0;
@@ -64,68 +62,71 @@ class Clock {
 }
 
 export async function play(
-  endpoints: readonly [string, string],
+  tables: readonly [RegionTables, RegionTables],
   schedule: Schedule,
   drilled: Drilled,
 ): Promise<Played> {
   const clock = new Clock();
   const wallStart = performance.now();
-  const suffix = `${schedule.seed}-${Math.random().toString(36).slice(2, 8)}`;
   const [a, b] = await Promise.all([
-    Region.create(PRIMARY, endpoints[0], `${suffix}-a`, clock, drilled),
-    Region.create(RECOVERY, endpoints[1], `${suffix}-b`, clock, drilled),
+    Region.create(PRIMARY, tables[0], clock, drilled),
+    Region.create(RECOVERY, tables[1], clock, drilled),
   ]);
   const state = new ReplicaState();
   const links = [
     new ReplicationLink(a, b, state, schedule.dbLagMs),
     new ReplicationLink(b, a, state, schedule.dbLagMs),
   ];
-  const clusters: Record<string, Cluster> = { [PRIMARY]: new Cluster(PRIMARY), [RECOVERY]: new Cluster(RECOVERY) };
-  const replicator = new Replicator(
-    clusters[PRIMARY] as Cluster,
-    clusters[RECOVERY] as Cluster,
-    schedule.kafkaLagMs,
-    schedule.offsetSyncMs,
-  );
+  const primary = new Cluster(PRIMARY);
+  const recovery = new Cluster(RECOVERY);
+  const replicator = new Replicator(primary, recovery, schedule.kafkaLagMs, schedule.offsetSyncMs);
   const errors: string[] = [];
-  let producerTarget = clusters[PRIMARY] as Cluster;
   let produced = 0;
-  let failed = false;
-  let promotion: regions.PromotionReport | undefined;
-  let promotedAt: number | undefined;
-  let healedAt: number | undefined;
-  let reconciliation: regions.ReconcileReport | undefined;
   let selfDemotions = 0;
-  let dieAfterSend = false;
   const cut = (on: boolean) => {
     for (const l of links) l.partitioned = on;
     replicator.partitioned = on;
   };
-  a.onDeath = () => cut(true);
-  const failoverRequest = {
-    by: 'drill',
-    reason: 'drill failover',
-    from: PRIMARY,
-    fromEpoch: 1,
-    secondCopy: [],
-    placement: DEFAULT_SWEEP_PLACEMENT,
+  a.onDeath = () => {
+    cut(true);
+    if (schedule.scenario === 'cluster-destroyed') primary.destroyed = true;
   };
-  const demoteRequest = {
-    by: 'drill',
-    reason: 'old region back',
-    ingestTimeoutMs: INGEST_TIMEOUT_MS,
-    dispatchTimeoutMs: DISPATCH_TIMEOUT_MS,
+  /** What producers published up to now, to the cluster they point at. */
+  const publish = (now: number) => {
+    for (; produced < schedule.events.length && (schedule.events[produced]?.at ?? Infinity) <= now; produced++) {
+      const e = schedule.events[produced];
+      if (e !== undefined) timeline.producerTarget.produce(e.eventId, e.value, now);
+    }
   };
-  const reconcileRequest = {
-    by: 'drill',
-    reason: 'drill reconcile',
-    policies: DEFAULT_CHANNEL_POLICIES,
-    secondCopy: [],
-    placement: DEFAULT_SWEEP_PLACEMENT,
-    lookupMs: 3_600_000,
-    settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
+  const timeline: Timeline = new Timeline(
+    {
+      a,
+      b,
+      primary,
+      recovery,
+      cut,
+      publish,
+      drain: () => drain(a, b, links, clock.now()),
+    },
+    schedule,
+    drilled,
+    clock,
+  );
+  /**
+   * Every event published, every record copied to where it goes, and the active region's cluster read to its end: a
+   * schedule whose operator steps are done may not end while records are still on their way to the region that takes
+   * them (a switchover's last records reach the new cluster after its promotion).
+   */
+  const topicDrained = () => {
+    const cluster = timeline.active === a ? primary : recovery;
+    return (
+      produced === schedule.events.length &&
+      replicator.nextDue() === Number.POSITIVE_INFINITY &&
+      (timeline.reverse?.nextDue() ?? Number.POSITIVE_INFINITY) === Number.POSITIVE_INFINITY &&
+      (cluster.destroyed || cluster.committed >= cluster.records.length)
+    );
   };
-  b.predecessorInboxes = (ids) => new DynamoInboxStore(a.doc, a.table).findInboxes(ids);
+  b.predecessorInboxes = (ids) => a.inboxes().findInboxes(ids);
 
   try {
     let keeperAt = T0;
@@ -137,50 +138,24 @@ export async function play(
       let activity = 0;
       for (const region of [a, b]) activity += await readStream(region, links, now);
       for (const l of links) await l.deliver(now).catch((e: unknown) => errors.push(`replication: ${String(e)}`));
-      if (!failed && now >= schedule.failAt) {
-        failed = true;
-        dieAfterSend = strike(a, schedule, cut);
-      }
-      if (failed && promotedAt === undefined && now >= schedule.failAt + schedule.promoteAfterMs) {
-        producerTarget = clusters[RECOVERY] as Cluster; // the routing controls flipped first (the runbook's step 3)
-        promotedAt = now;
-        // A region lost at an instant it never reached (it was idle): lost now, as the operator saw it.
-        if (schedule.scenario !== 'forced-while-old-runs') a.die();
-        promotion = await regions.promoteFailover(b.side(), failoverRequest, clock);
-      }
-      if (promotedAt !== undefined && healedAt === undefined && now >= promotedAt + schedule.healAfterMs) {
-        healedAt = now;
-        a.alive = true;
-        a.sendFate = () => 'accept';
-        a.writesBeforeDeath = undefined;
-        dieAfterSend = false;
-        cut(false);
-      }
-      for (; produced < schedule.events.length && (schedule.events[produced]?.at ?? Infinity) <= now; produced++) {
-        const e = schedule.events[produced];
-        if (e !== undefined) producerTarget.produce(e.eventId, e.value, now);
-      }
+      await timeline.step(now);
+      publish(now);
       replicator.tick(now, !b.intakeEnabled);
-      for (const region of [a, b]) {
-        activity += await ingest(region, clusters[region.name] as Cluster, schedule, errors);
-      }
+      timeline.reverse?.tick(now, !a.intakeEnabled);
+      activity += await ingest(a, primary, schedule, errors);
+      activity += await ingest(b, recovery, schedule, errors);
       for (const region of [a, b]) {
         const records = backlog.get(region) ?? [];
         backlog.set(region, []);
-        if (await dispatch(region, records, drilled, clock, errors, dieAfterSend && region === a)) dieAfterSend = false;
+        const dieAfterSend = timeline.dieAfterSend && region === a;
+        if (await dispatch(region, records, drilled, clock, errors, dieAfterSend)) timeline.dieAfterSend = false;
       }
       if (now >= keeperAt) {
         keeperAt = now + KEEPER_MS;
         selfDemotions += await keepers(a, b, !(links[0]?.partitioned ?? false), clock);
       }
-      if (healedAt !== undefined && reconciliation === undefined && now >= healedAt + KEEPER_MS) {
-        await regions.demote(a.side(), demoteRequest, clock);
-        // Replication catches up before the operator reconciles (the runbook checks ReplicationLatency first).
-        await drain(a, b, links, clock.now());
-        reconciliation = await regions.reconcile(a.side(), b.side(), reconcileRequest, clock);
-      }
-      if (reconciliation !== undefined && activity === 0 && (await settled(b, links))) break;
-      if (reconciliation !== undefined && ++settleChecks > SETTLE_TICKS) break;
+      if (timeline.done && activity === 0 && topicDrained() && (await settled(timeline.active, links))) break;
+      if (timeline.done && ++settleChecks > SETTLE_TICKS) break;
       // Nothing moved and nothing is due: on to the next instant something is.
       const next =
         activity > 0
@@ -188,12 +163,7 @@ export async function play(
           : Math.min(
               now + IDLE_JUMP_MS,
               schedule.events[produced]?.at ?? Infinity,
-              failed ? Infinity : schedule.failAt,
-              failed && promotedAt === undefined ? schedule.failAt + schedule.promoteAfterMs : Infinity,
-              promotedAt !== undefined && healedAt === undefined ? promotedAt + schedule.healAfterMs : Infinity,
-              healedAt !== undefined && reconciliation === undefined
-                ? Math.min(keeperAt, healedAt + KEEPER_MS)
-                : Infinity,
+              timeline.nextDue(now, keeperAt),
               ...links.map((l) => l.nextDue()),
               replicator.nextDue(),
             );
@@ -205,9 +175,10 @@ export async function play(
       process.stderr.write(
         `ticks ${Math.round((clock.now() - T0) / TICK_MS)} wall ${Math.round(performance.now() - wallStart)} ms\n`,
       );
-    const items = await scanAll(b.endpoint, b.table);
-    const oldItems = await scanAll(a.endpoint, a.table);
-    const converged = reconciliation !== undefined && (await settled(b, links));
+    const { active, promotion, reconciliation, promotedAt, failedBackAt } = timeline;
+    const other = active === a ? b : a;
+    const items = await scanTable(active.endpoint, active.table);
+    const oldItems = await scanTable(other.endpoint, other.table);
     return {
       schedule,
       items,
@@ -216,15 +187,21 @@ export async function play(
       ...(promotion === undefined ? {} : { promotion }),
       ...(reconciliation === undefined ? {} : { reconciliation }),
       ...(promotedAt === undefined ? {} : { promotedAt }),
+      ...(failedBackAt === undefined ? {} : { failedBackAt }),
+      unresolvedAtPromotion: timeline.unresolvedAtPromotion,
+      onlyInDestroyedCluster: new Set(
+        primary.destroyed ? primary.records.filter((r) => !replicator.replicated(r.offset)).map((r) => r.eventId) : [],
+      ),
       selfDemotions,
       foreignWrites: state.foreignWrites.length,
-      converged,
+      converged: timeline.done && topicDrained() && (await settled(active, links)),
       errors,
     };
   } finally {
     backlog.delete(a);
     backlog.delete(b);
-    await Promise.all([a.drop(), b.drop()]);
+    a.drop();
+    b.drop();
   }
 }
 
@@ -270,28 +247,10 @@ async function keepers(a: Region, b: Region, linkUp: boolean, clock: Clock): Pro
 }
 
 /** Nothing in flight: no write on its way between the regions, and no notification of the active region unfinished. */
-async function settled(b: Region, links: readonly ReplicationLink[]): Promise<boolean> {
+async function settled(active: Region, links: readonly ReplicationLink[]): Promise<boolean> {
   if (links.some((l) => l.pending > 0)) return false;
-  const items = await scanAll(b.endpoint, b.table);
+  const items = await scanTable(active.endpoint, active.table);
   return !items.some((i) => i.kind === 'NOTIFICATION' && (i.status === 'PENDING' || i.status === 'SENDING'));
-}
-
-/** The scenario's strike at its instant; true when the region is to die right after its next accepted send. */
-function strike(a: Region, schedule: Schedule, cut: (on: boolean) => void): boolean {
-  switch (schedule.scenario) {
-    case 'lost-mid-batch':
-      a.writesBeforeDeath = schedule.writesBeforeDeath;
-      return false;
-    case 'lost-mid-send': {
-      a.sendFate = () => (schedule.acceptedBeforeDeath ? 'acceptThenDie' : 'dieBeforeAnswer');
-      return false;
-    }
-    case 'lost-after-accept':
-      return true;
-    case 'forced-while-old-runs':
-      cut(true);
-      return false;
-  }
 }
 
 async function ingest(region: Region, cluster: Cluster, schedule: Schedule, errors: string[]): Promise<number> {

@@ -4,10 +4,8 @@
  * mocked provider that records every accepted message. A lost region refuses every call, as an unreachable endpoint
  * would; whatever its code still tries fails.
  */
-import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import type { DispatchDeps } from '../../functions/dispatch/dispatch-notification.ts';
 import { FencedSender } from '../../functions/dispatch/fenced-sender.ts';
@@ -25,9 +23,10 @@ import { DynamoFenceStore, type FenceGate } from '../../functions/stores/fence-s
 import { DynamoHeartbeat } from '../../functions/stores/heartbeat.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
-import { createTable, localClient } from '../local/dynamodb-local.ts';
+import { localClient } from '../local/dynamodb-local.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
-import { StreamReader } from '../local/stream-reader.ts';
+import type { StreamReader } from '../local/stream-reader.ts';
+import type { RegionTables } from './tables.ts';
 
 export const PRIMARY = 'ap-northeast-1';
 export const RECOVERY = 'ap-northeast-3';
@@ -59,9 +58,13 @@ export interface AcceptedSend {
 /** What the schedule does to a send at the provider: accept it, or lose the region around it. */
 export type SendFate = 'accept' | 'dieBeforeAnswer' | 'acceptThenDie';
 
+/** The planted faults (docs/regions.md "The drill"): each must fail the verdict. */
+export const PLANTS = ['no-fence', 'no-successors', 'takeover-in-place', 'replay-as-new'] as const;
+export type Plant = (typeof PLANTS)[number];
+
 export interface Drilled {
   /** The planted fault the run is told to carry (the verdict must fail). */
-  readonly plant?: 'no-fence';
+  readonly plant?: Plant;
 }
 
 export class Region {
@@ -72,6 +75,9 @@ export class Region {
   readonly replicaDoc: DynamoDBDocumentClient;
   readonly fenceStore: DynamoFenceStore;
   readonly gate: FenceGate;
+  readonly endpoint: string;
+  readonly table: string;
+  readonly fenceTable: string;
   readonly dispatchReader: StreamReader;
   readonly accepted: AcceptedSend[] = [];
   /** Decides, per send, whether the region dies around it (the scenario's instant). */
@@ -85,15 +91,18 @@ export class Region {
 
   constructor(
     readonly name: string,
-    readonly endpoint: string,
-    readonly table: string,
-    readonly fenceTable: string,
+    readonly tables: RegionTables,
     private readonly clock: { now(): number; sleep(ms: number): Promise<void> },
     private readonly drilled: Drilled,
   ) {
+    this.endpoint = tables.endpoint;
+    this.table = tables.table;
+    this.fenceTable = tables.fenceTable;
     this.intakeEnabled = name === PRIMARY;
-    this.doc = DynamoDBDocumentClient.from(localClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
-    this.replicaDoc = DynamoDBDocumentClient.from(localClient(endpoint), {
+    this.doc = DynamoDBDocumentClient.from(localClient(this.endpoint), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.replicaDoc = DynamoDBDocumentClient.from(localClient(this.endpoint), {
       marshallOptions: { removeUndefinedValues: true },
     });
     this.doc.middlewareStack.add(
@@ -111,30 +120,25 @@ export class Region {
       },
       { step: 'initialize', name: 'drillRegionLost' },
     );
-    this.fenceStore = new DynamoFenceStore(this.doc, fenceTable, SHARDS, () => clock.now());
+    this.fenceStore = new DynamoFenceStore(this.doc, this.fenceTable, SHARDS, () => clock.now());
     this.gate = drilled.plant === 'no-fence' ? noFence(this.fenceStore) : this.fenceStore;
-    this.dispatchReader = new StreamReader(endpoint, table);
+    this.dispatchReader = tables.reader;
   }
 
+  /** The region on empty tables (created, or emptied after the worker's previous schedule), its fence initialised. */
   static async create(
     name: string,
-    endpoint: string,
-    suffix: string,
+    tables: RegionTables,
     clock: { now(): number; sleep(ms: number): Promise<void> },
     drilled: Drilled,
   ): Promise<Region> {
-    const table = `drill-${suffix}`;
-    const fenceTable = `drill-${suffix}-fence`;
-    await createTable(endpoint, table);
-    const db = localClient(endpoint);
-    await db.send(new CreateTableCommand(createFenceTableInput(fenceTable)));
-    db.destroy();
+    await tables.prepare();
     // The keeper's heartbeat, first: DynamoDB Local refuses (TrimmedDataAccessException) an iterator taken on a stream
     // with no record yet once records arrive, so every reader starts on a stream that has one.
-    const first = DynamoDBDocumentClient.from(localClient(endpoint));
-    await new DynamoHeartbeat(first, table).beat(name, clock.now());
+    const first = DynamoDBDocumentClient.from(localClient(tables.endpoint));
+    await new DynamoHeartbeat(first, tables.table).beat(name, clock.now());
     first.destroy();
-    const region = new Region(name, endpoint, table, fenceTable, clock, drilled);
+    const region = new Region(name, tables, clock, drilled);
     const initial: FenceControl = {
       region: name,
       state: name === PRIMARY ? 'ACTIVE' : 'FENCED',
@@ -166,8 +170,9 @@ export class Region {
 
   ingestDeps(): BatchDeps {
     const inner = new DynamoInboxStore(this.doc, this.table, { sleep: async () => undefined });
+    const fence = this.drilled.plant === 'replay-as-new' ? noPredecessor(this.gate) : this.gate;
     return {
-      store: new OwnedInboxStore(inner, this.gate, this.name, {
+      store: new OwnedInboxStore(inner, fence, this.name, {
         secondCopy: [],
         clockMarginMs: CLOCK_MARGIN_MS,
         now: () => this.clock.now(),
@@ -185,6 +190,11 @@ export class Region {
       transactionAttempts: 2,
       sleep: async () => undefined,
     };
+  }
+
+  /** This region's inbox items, as the other region's ingest looks them up after a reconciliation. */
+  inboxes(): DynamoInboxStore {
+    return new DynamoInboxStore(this.doc, this.table);
   }
 
   dispatchDeps(): DispatchDeps {
@@ -254,15 +264,8 @@ export class Region {
     return `${this.name}-${this.accepted.length}`;
   }
 
-  async drop(): Promise<void> {
-    this.dispatchReader.close();
-    const db = localClient(this.endpoint);
-    await Promise.all(
-      [this.table, this.fenceTable].map((t) =>
-        db.send(new DeleteTableCommand({ TableName: t })).catch(() => undefined),
-      ),
-    );
-    db.destroy();
+  /** The schedule is over: the region's clients closed (its tables stay, for the worker's next schedule). */
+  drop(): void {
     this.doc.destroy();
     this.replicaDoc.destroy();
   }
@@ -280,6 +283,18 @@ function noFence(real: DynamoFenceStore): FenceGate {
     },
     async permitsSend() {
       return true;
+    },
+  };
+}
+
+/** The planted fault `replay-as-new`: ingest never learns of a failover, so an event read again with no inbox item here is new. */
+function noPredecessor(real: FenceGate): Pick<FenceGate, 'current'> {
+  return {
+    async current() {
+      const control = await real.current();
+      if (control === undefined) return undefined;
+      const { predecessor: _p, cutAt: _c, ...rest } = control;
+      return rest;
     },
   };
 }

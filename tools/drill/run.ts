@@ -1,7 +1,7 @@
 /**
  * `npm run drill`: two local regions fail over, and nothing is sent twice (docs/regions.md "The drill").
  *
- *   npm run drill -- [--schedules N] [--seed S] [--plant no-fence] [--json]
+ *   npm run drill -- [--schedules N] [--seed S] [--parallel P] [--plant <fault>] [--json]
  *
  * Runs N seeded schedules, each on fresh tables in two DynamoDB Local instances (the two "regions"), and prints one
  * verdict: exit 0 pass, 1 fail, 2 usage. Schedule i draws from seed S + i, so a failing schedule replays alone with
@@ -9,19 +9,21 @@
  */
 import { EXIT, intOption, parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { runDrill } from './drill.ts';
-import type { Drilled } from './region.ts';
-import type { DrillVerdict } from './verdict.ts';
+import { type Drilled, PLANTS, type Plant } from './region.ts';
+import type { DrillVerdict, Totals } from './verdict.ts';
 
 const USAGE = `
-Usage: npm run drill -- [--schedules N] [--seed S] [--plant no-fence] [--json]
+Usage: npm run drill -- [--schedules N] [--seed S] [--parallel P] [--plant <fault>] [--json]
 
 Two local regions (two DynamoDB Local instances), replication with lag, partitions, reordering and last writer wins,
 a replicated topic read again from a low-water mark, the real ingest and dispatch in both, a region lost at a random
-instant, promotion, the old region's return, demotion and reconciliation — one verdict.
+instant, promotion, the old region's return, demotion and reconciliation; or a planned switchover; a failback; a
+cluster destroyed — one verdict, in total and per scenario.
 
   --schedules N   schedules to run (default 20)
   --seed S        the first schedule's seed (default: random, printed); schedule i uses S + i
-  --plant F       run with a planted fault that must fail the verdict: no-fence
+  --parallel P    schedules played at once on the same two instances (default 4); the verdict does not depend on it
+  --plant F       run with a planted fault that must fail the verdict: ${PLANTS.join(', ')}
   --json          standard output is exactly one JSON document
   -h, --help      this text
 
@@ -36,6 +38,7 @@ async function main(): Promise<number> {
       options: {
         schedules: { type: 'string', default: '20' },
         seed: { type: 'string' },
+        parallel: { type: 'string', default: '4' },
         plant: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
@@ -44,12 +47,16 @@ async function main(): Promise<number> {
   );
   const schedules = intOption('schedules', values.schedules, 1) ?? 20;
   const seed = intOption('seed', values.seed, 0) ?? Math.floor(Math.random() * 2 ** 30);
-  if (values.plant !== undefined && values.plant !== 'no-fence')
-    throw new UsageError(`unknown --plant ${values.plant}`);
-  const drilled: Drilled = values.plant === 'no-fence' ? { plant: 'no-fence' } : {};
+  const parallel = intOption('parallel', values.parallel, 1) ?? 4;
+  if (values.plant !== undefined && !PLANTS.includes(values.plant as Plant))
+    throw new UsageError(`unknown --plant ${values.plant}: one of ${PLANTS.join(', ')}`);
+  const drilled: Drilled = values.plant === undefined ? {} : { plant: values.plant as Plant };
   say(`seeds ${seed}..${seed + schedules - 1}${drilled.plant ? `, planted fault ${drilled.plant}` : ''}`);
   // One line a schedule on standard error: a long run stopped early still says what it did.
-  const verdict = await runDrill(schedules, seed, drilled, (v, i) => say(`${i + 1}/${schedules} ${JSON.stringify(v)}`));
+  let done = 0;
+  const verdict = await runDrill(schedules, seed, drilled, (v) => say(`${++done}/${schedules} ${JSON.stringify(v)}`), {
+    parallel,
+  });
   process.stdout.write(values.json ? `${JSON.stringify({ seed, ...verdict }, null, 2)}\n` : table(verdict, seed));
   return verdict.pass ? EXIT.OK : EXIT.FAILED;
 }
@@ -57,16 +64,26 @@ async function main(): Promise<number> {
 function table(v: DrillVerdict, seed: number): string {
   return [
     `notifier drill — ${v.schedules} schedules from seed ${seed}: ${v.pass ? 'PASS' : 'FAIL'} (${v.passed} passed)`,
+    ...lines(v),
+    ...Object.entries(v.byScenario).flatMap(([name, t]) => [
+      `${name}: ${t.schedules} schedules, ${t.passed} passed`,
+      ...lines(t).map((l) => `  ${l}`),
+    ]),
+    ...v.failures.map((f) => `  FAIL seed ${f.seed} ${f.scenario}: ${f.broken.join(', ')} ${f.errors.join(' | ')}`),
+    '',
+  ].join('\n');
+}
+
+function lines(v: Totals): string[] {
+  return [
     `duplicates on at-most-once channels ${v.duplicates.atMostOnce}`,
     `notices: ${Object.entries(v.accounted)
       .map(([k, n]) => `${k} ${n}`)
       .join('  ')}`,
-    `fence: sends while fenced ${v.fence.sendsWhileFenced}  writes to foreign items ${v.fence.writesToForeignItems}  self-demotions ${v.fence.selfDemotions}`,
+    `fence: sends while fenced ${v.fence.sendsWhileFenced}  writes to foreign items ${v.fence.writesToForeignItems}  self-demotions ${v.fence.selfDemotions}  unresolved at promotion ${v.unresolvedAtPromotion}`,
     `RPO: held or unknown at promotion ${v.rpo.heldOrUnknownAtPromotion} (at most ${v.rpo.maxPerSchedule} in one schedule)`,
     `RTO, promotion to first send (simulated ms): p50 ${v.rto.p50}  p99 ${v.rto.p99}  max ${v.rto.max}`,
-    ...v.failures.map((f) => `  FAIL seed ${f.seed} ${f.scenario}: ${f.broken.join(', ')} ${f.errors.join(' | ')}`),
-    '',
-  ].join('\n');
+  ];
 }
 
 runCommand('drill', main);

@@ -7,7 +7,10 @@
 import type { Channel } from '../../functions/domain/channels.ts';
 import { seededRandom } from '../chaos/generate.ts';
 
-export const SCENARIOS = ['lost-mid-batch', 'lost-mid-send', 'lost-after-accept', 'forced-while-old-runs'] as const;
+/** The region lost (or cut off) at the scenario's instant: a failover. */
+export const FAILURES = ['lost-mid-batch', 'lost-mid-send', 'lost-after-accept', 'forced-while-old-runs'] as const;
+export type FailureName = (typeof FAILURES)[number];
+export const SCENARIOS = [...FAILURES, 'switchover-under-load', 'failback', 'cluster-destroyed'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const T0 = Date.parse('2026-12-01T00:00:00Z');
@@ -25,10 +28,18 @@ export interface Schedule {
   readonly seed: number;
   readonly events: readonly DrillEvent[];
   readonly scenario: ScenarioName;
+  /**
+   * How the old region fails at the scenario's instant: the scenario's own failure; for `failback`, the failover it
+   * fails back from; for `cluster-destroyed`, lost mid-batch (its cluster never returns); none for a switchover.
+   */
+  readonly failure: FailureName | undefined;
+  /** The scenario's instant: the failure, or the switchover's demotion. */
   readonly failAt: number;
   readonly promoteAfterMs: number;
   /** After the promotion: when the old region answers again (and replication resumes). */
   readonly healAfterMs: number;
+  /** For failback: after the reconciliation, when the operator switches back to the original region. */
+  readonly failbackAfterMs: number;
   /** Per-write replication lag: a draw. */
   readonly dbLagMs: () => number;
   readonly kafkaLagMs: () => number;
@@ -87,10 +98,12 @@ export function drawSchedule(seed: number, scenario?: ScenarioName): Schedule {
   }
   events.sort((a, b) => a.at - b.at);
   const tail = () => (random() < 0.1 ? int(5_000, 30_000) : int(100, 2_000));
+  const chosen = scenario ?? pick(SCENARIOS);
   return {
     seed,
     events,
-    scenario: scenario ?? pick(SCENARIOS),
+    scenario: chosen,
+    failure: failureOf(chosen, pick(FAILURES)),
     failAt: T0 + int(2, Math.floor(spanMs / TICK_MS)) * TICK_MS,
     promoteAfterMs: int(1, 10) * TICK_MS,
     healAfterMs: int(5, 40) * TICK_MS,
@@ -100,6 +113,14 @@ export function drawSchedule(seed: number, scenario?: ScenarioName): Schedule {
     ingestBatch: int(1, 8),
     writesBeforeDeath: int(0, 4),
     acceptedBeforeDeath: random() < 0.5,
+    failbackAfterMs: int(0, 30) * TICK_MS,
     random,
   };
+}
+
+function failureOf(scenario: ScenarioName, drawn: FailureName): FailureName | undefined {
+  if (scenario === 'switchover-under-load') return undefined;
+  if (scenario === 'failback') return drawn;
+  if (scenario === 'cluster-destroyed') return 'lost-mid-batch';
+  return scenario;
 }

@@ -3,7 +3,10 @@
  * in exactly one outcome, no second accepted send of one (eventId, channel) on an at-most-once channel across both
  * regions' providers (a successor counts as its original), no send while its region's fence said FENCED, no write by a
  * region to an item another region owns; RPO as notices held or unknown at the promotion, RTO from the promotion to
- * the recovery region's first accepted send.
+ * the recovery region's first accepted send (for a switchover, from its demotion's start). A failover's promotion must
+ * leave no unfinished notice of an older epoch without a successor. Notices of events that only a destroyed cluster
+ * ever held are `unrecoverable`, counted apart (allowed in `cluster-destroyed` only). Every count is also given per
+ * scenario.
  */
 import type { Played } from './play.ts';
 import { RECOVERY } from './region.ts';
@@ -17,6 +20,7 @@ export const OUTCOMES = [
   'failed',
   'suppressed',
   'refused',
+  'unrecoverable',
   'lost',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -31,6 +35,8 @@ interface Counted {
     readonly writesToForeignItems: number;
     readonly selfDemotions: number;
   };
+  /** Unfinished notices of an older epoch a promotion left without a successor (no decision, no hold): must be 0. */
+  readonly unresolvedAtPromotion: number;
 }
 
 export interface ScheduleVerdict extends Counted {
@@ -61,7 +67,8 @@ export function judgeSchedule(played: Played): ScheduleVerdict {
       const sends = played.accepted.filter((s) => s.eventId === event.eventId && s.channel === channel);
       if (sends.filter((s) => !s.secondCopy).length > 1) duplicates++;
       const items = (byEvent.get(event.eventId) ?? []).filter((i) => i.channel === channel);
-      accounted[outcomeOf(sends, items)]++;
+      const outcome = outcomeOf(sends, items);
+      accounted[outcome === 'lost' && played.onlyInDestroyedCluster.has(event.eventId) ? 'unrecoverable' : outcome]++;
     }
   }
   const firstSend = played.accepted
@@ -71,6 +78,10 @@ export function judgeSchedule(played: Played): ScheduleVerdict {
   const broken = [
     ...(duplicates > 0 ? [`duplicates.atMostOnce = ${duplicates}`] : []),
     ...(accounted.lost > 0 ? [`accounted.lost = ${accounted.lost}`] : []),
+    ...(accounted.unrecoverable > 0 && played.schedule.scenario !== 'cluster-destroyed'
+      ? [`accounted.unrecoverable = ${accounted.unrecoverable}`]
+      : []),
+    ...(played.unresolvedAtPromotion > 0 ? [`unresolvedAtPromotion = ${played.unresolvedAtPromotion}`] : []),
     ...(sendsWhileFenced > 0 ? [`fence.sendsWhileFenced = ${sendsWhileFenced}`] : []),
     ...(played.foreignWrites > 0 ? [`fence.writesToForeignItems = ${played.foreignWrites}`] : []),
     ...(played.converged ? [] : ['the schedule did not converge']),
@@ -83,6 +94,7 @@ export function judgeSchedule(played: Played): ScheduleVerdict {
     duplicates: { atMostOnce: duplicates },
     accounted,
     fence: { sendsWhileFenced, writesToForeignItems: played.foreignWrites, selfDemotions: played.selfDemotions },
+    unresolvedAtPromotion: played.unresolvedAtPromotion,
     rpo: { heldOrUnknownAtPromotion: (played.promotion?.held ?? 0) + (played.promotion?.unknown ?? 0) },
     rto: {
       promotionToFirstSendMs:
@@ -110,15 +122,32 @@ function outcomeOf(sends: Played['accepted'], items: Item[]): Outcome {
   return 'lost';
 }
 
-export interface DrillVerdict extends Counted {
+/** The totals of a set of schedules: the whole run, or one scenario's. */
+export interface Totals extends Counted {
   readonly schedules: number;
   readonly passed: number;
   readonly rpo: { readonly heldOrUnknownAtPromotion: number; readonly maxPerSchedule: number };
   readonly rto: { readonly p50: number | null; readonly p99: number | null; readonly max: number | null };
+}
+
+export interface DrillVerdict extends Totals {
+  readonly byScenario: Record<string, Totals>;
   readonly failures: { seed: number; scenario: string; broken: string[]; errors: string[] }[];
 }
 
 export function judgeDrill(verdicts: readonly ScheduleVerdict[]): DrillVerdict {
+  const scenarios = [...new Set(verdicts.map((v) => v.scenario))].sort();
+  const failures = verdicts
+    .filter((v) => !v.pass)
+    .map((v) => ({ seed: v.seed, scenario: v.scenario, broken: v.broken, errors: v.errors }));
+  return {
+    ...totals(verdicts),
+    byScenario: Object.fromEntries(scenarios.map((s) => [s, totals(verdicts.filter((v) => v.scenario === s))])),
+    failures: failures.slice(0, 20),
+  };
+}
+
+function totals(verdicts: readonly ScheduleVerdict[]): Totals {
   const sum = (f: (v: ScheduleVerdict) => number) => verdicts.reduce((n, v) => n + f(v), 0);
   const accounted = Object.fromEntries(OUTCOMES.map((o) => [o, sum((v) => v.accounted[o])])) as Record<Outcome, number>;
   const rtos = verdicts
@@ -127,13 +156,11 @@ export function judgeDrill(verdicts: readonly ScheduleVerdict[]): DrillVerdict {
     .sort((a, b) => a - b);
   const q = (p: number) =>
     rtos.length === 0 ? null : (rtos[Math.min(rtos.length - 1, Math.floor(p * rtos.length))] ?? null);
-  const failures = verdicts
-    .filter((v) => !v.pass)
-    .map((v) => ({ seed: v.seed, scenario: v.scenario, broken: v.broken, errors: v.errors }));
+  const passed = verdicts.filter((v) => v.pass).length;
   return {
-    pass: failures.length === 0 && verdicts.length > 0,
+    pass: passed === verdicts.length && verdicts.length > 0,
     schedules: verdicts.length,
-    passed: verdicts.length - failures.length,
+    passed,
     duplicates: { atMostOnce: sum((v) => v.duplicates.atMostOnce) },
     accounted,
     fence: {
@@ -141,11 +168,11 @@ export function judgeDrill(verdicts: readonly ScheduleVerdict[]): DrillVerdict {
       writesToForeignItems: sum((v) => v.fence.writesToForeignItems),
       selfDemotions: sum((v) => v.fence.selfDemotions),
     },
+    unresolvedAtPromotion: sum((v) => v.unresolvedAtPromotion),
     rpo: {
       heldOrUnknownAtPromotion: sum((v) => v.rpo.heldOrUnknownAtPromotion),
       maxPerSchedule: verdicts.reduce((m, v) => Math.max(m, v.rpo.heldOrUnknownAtPromotion), 0),
     },
     rto: { p50: q(0.5), p99: q(0.99), max: rtos.at(-1) ?? null },
-    failures: failures.slice(0, 20),
   };
 }

@@ -21,15 +21,25 @@ import {
 import type { DynamoDBRecord } from 'aws-lambda';
 import { localClient } from './dynamodb-local.ts';
 
+const PAGE = 1000;
+
 export class StreamReader {
   private readonly streams: DynamoDBStreamsClient;
   private streamArn = '';
   /** shardId → next iterator; null once a closed shard is read to its end. */
   private readonly iterators = new Map<string, string | null>();
+  /** Whether the next poll asks DescribeStream for new shards. */
+  private discover = true;
 
   constructor(
     private readonly endpoint: string,
     private readonly tableName: string,
+    /**
+     * `onClose`: look for new shards only at the first poll and after a shard closed — a stream's new shards are the
+     * children of a closed one — instead of on every poll, and end a shard's poll at a page shorter than the limit
+     * (what is left comes at the next poll): a round trip or two less a poll, for the region drill's many.
+     */
+    private readonly shards: 'everyPoll' | 'onClose' = 'everyPoll',
   ) {
     this.streams = new DynamoDBStreamsClient({
       endpoint,
@@ -47,8 +57,12 @@ export class StreamReader {
       this.streamArn = table.Table?.LatestStreamArn ?? '';
       if (this.streamArn === '') throw new Error(`table ${this.tableName} has no stream`);
     }
-    const description = await this.streams.send(new DescribeStreamCommand({ StreamArn: this.streamArn }));
-    for (const shard of description.StreamDescription?.Shards ?? []) {
+    const description =
+      this.discover || this.shards === 'everyPoll'
+        ? await this.streams.send(new DescribeStreamCommand({ StreamArn: this.streamArn }))
+        : undefined;
+    this.discover = false;
+    for (const shard of description?.StreamDescription?.Shards ?? []) {
       const id = shard.ShardId;
       if (id === undefined || this.iterators.has(id)) continue;
       const it = await this.streams.send(
@@ -60,11 +74,13 @@ export class StreamReader {
     for (const [shardId, iterator] of this.iterators) {
       let next = iterator;
       while (next) {
-        const page = await this.streams.send(new GetRecordsCommand({ ShardIterator: next, Limit: 1000 }));
+        const page = await this.streams.send(new GetRecordsCommand({ ShardIterator: next, Limit: PAGE }));
         out.push(...(page.Records ?? []).map((r) => this.toLambdaShape(r)));
         next = page.NextShardIterator ?? null;
-        if ((page.Records ?? []).length === 0) break;
+        const read = (page.Records ?? []).length;
+        if (read === 0 || (this.shards === 'onClose' && read < PAGE)) break;
       }
+      if (next === null && iterator !== null) this.discover = true;
       this.iterators.set(shardId, next);
     }
     return out;

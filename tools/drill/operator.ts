@@ -1,0 +1,115 @@
+/**
+ * The drill's operator (docs/regions.md "Runbook"): the real `ops promote`, `demote` and `reconcile` use cases against
+ * the two local regions, as the runbook orders them — a failover's promotion; a planned switchover (demote the old
+ * region, let it drain, promote the other, reconcile at once: the old region answers); a failback is a switchover back.
+ * Two planted faults live here, in the promotion: `no-successors` (the old region's unfinished notices left without a
+ * decision) and `takeover-in-place` (the new region writes its decision onto the old region's items).
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
+import { isUnfinished } from '../../functions/domain/failover.ts';
+import { epochOf } from '../../functions/domain/fence.ts';
+import type { NotificationStatus } from '../../functions/domain/state-machine.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
+import { regions } from '../../functions/operator/index.ts';
+import { CONTROL_CACHE_MS } from '../../functions/stores/fence-store.ts';
+import type { OwnedNotification } from '../../functions/stores/successor-store.ts';
+import { DISPATCH_TIMEOUT_MS, type Drilled, INGEST_TIMEOUT_MS, type Region } from './region.ts';
+import { scanTable } from './tables.ts';
+
+type Clock = regions.Clock;
+
+const DEMOTE = {
+  by: 'drill',
+  reason: 'drill demotion',
+  ingestTimeoutMs: INGEST_TIMEOUT_MS,
+  dispatchTimeoutMs: DISPATCH_TIMEOUT_MS,
+};
+
+const RECONCILE = {
+  by: 'drill',
+  reason: 'drill reconcile',
+  policies: DEFAULT_CHANNEL_POLICIES,
+  secondCopy: [],
+  placement: DEFAULT_SWEEP_PLACEMENT,
+  lookupMs: 3_600_000,
+  settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
+};
+
+export interface Promoted {
+  readonly report: regions.PromotionReport;
+  /** Unfinished notices of an older epoch the promotion left in the new replica with no successor: must be 0. */
+  readonly unresolved: number;
+}
+
+/** `ops promote --to <to> --old-region-unreachable --from-epoch <n>`: the promotion every drill scenario uses. */
+export async function promote(to: Region, from: Region, fromEpoch: number, drilled: Drilled, clock: Clock) {
+  const side = to.side();
+  const listed: OwnedNotification[] = [];
+  if (drilled.plant === 'no-successors' || drilled.plant === 'takeover-in-place') {
+    for await (const item of side.store.unfinished()) listed.push(item);
+    // The planted promotion sees nothing to decide.
+    const blind = Object.assign(Object.create(side.store), { unfinished: async function* () {} });
+    Object.assign(side, { store: blind });
+  }
+  const report = await regions.promoteFailover(
+    side,
+    {
+      by: 'drill',
+      reason: 'drill promotion',
+      from: from.name,
+      fromEpoch,
+      secondCopy: [],
+      placement: DEFAULT_SWEEP_PLACEMENT,
+    },
+    clock,
+  );
+  if (drilled.plant === 'takeover-in-place') {
+    for (const item of listed) {
+      if (epochOf(item) >= report.epoch) continue;
+      const status: NotificationStatus = 'PENDING';
+      await to.doc.send(
+        new PutCommand({ TableName: to.table, Item: { ...item, owner: to.name, epoch: report.epoch, status } }),
+      );
+    }
+  }
+  return { report, unresolved: await unresolvedAfter(to, report.epoch) } satisfies Promoted;
+}
+
+/** What a failover's promotion must leave behind: no unfinished notice of an older epoch without its successor. */
+async function unresolvedAfter(to: Region, epoch: number): Promise<number> {
+  const notices = (await scanTable(to.endpoint, to.table)).filter((i) => i.kind === 'NOTIFICATION');
+  const superseded = new Set(notices.map((i) => `${String(i.pk)}|${String(i.supersedes)}`));
+  return notices.filter(
+    (i) =>
+      isUnfinished(i.status as NotificationStatus) &&
+      epochOf(i) < epoch &&
+      !superseded.has(`${String(i.pk)}|${String(i.sk)}`),
+  ).length;
+}
+
+export const demote = (region: Region, clock: Clock) => regions.demote(region.side(), DEMOTE, clock);
+
+export const reconcile = (from: Region, to: Region, clock: Clock) =>
+  regions.reconcile(from.side(), to.side(), RECONCILE, clock);
+
+/**
+ * A planned switchover as the tools do it today (the transfer of a switchover is not built): the old region demoted —
+ * intake stopped, fenced, quiet —, what producers published meanwhile still written to its cluster (`published`), its
+ * table's writes replicated (`drained`), producers moved, the other region promoted, and reconciled at once.
+ */
+export async function switchover(
+  from: Region,
+  to: Region,
+  drilled: Drilled,
+  clock: Clock,
+  published: () => void,
+  drained: () => Promise<void>,
+): Promise<{ promoted: Promoted; reconciliation: regions.ReconcileReport }> {
+  const demotion = await demote(from, clock);
+  published();
+  await drained();
+  to.predecessorInboxes = (ids) => from.inboxes().findInboxes(ids);
+  const promoted = await promote(to, from, demotion.epoch, drilled, clock);
+  return { promoted, reconciliation: await reconcile(from, to, clock) };
+}
