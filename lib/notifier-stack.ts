@@ -32,6 +32,7 @@ import { Observability } from './observability.ts';
 import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
+import { watchInvokes } from './protection-watch-invokes.ts';
 import { alarmOnRegions, createFence, fenceFunctions, type RegionRole, regionalTable } from './regional.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
@@ -121,6 +122,7 @@ export class NotifierStack extends Stack {
     const supportConsole = this.supportConsole(parts, observability);
     if (supportConsole !== undefined) functions.push(supportConsole.apiFunction, supportConsole.pageFunction);
     const watch = this.protect(parts, observability, functions);
+    watchInvokes(watch, { ingest: ingest.fn, operator: operator.fn, consoleApi: supportConsole?.apiFunction });
     this.snsDeliveryStatus(parts, feedback, observability);
     if (s.pushPlatformApplicationArns === undefined) {
       Annotations.of(this).addWarningV2(
