@@ -338,6 +338,7 @@ export class NotifierStack extends Stack {
       kafka: kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId),
       subnetIds: s.mskSubnetIds,
       securityGroupIds: s.mskSecurityGroupIds,
+      contacts: s.smokeContacts ?? [],
     });
     observability.alarmOnThrottles('SmokeProducer', smoke.function);
     return smoke.function;

@@ -188,6 +188,8 @@ export const SMOKE_ENVIRONMENT = {
   TOPIC: text('nonEmpty'),
   BOOTSTRAP_BROKERS: text({ pattern: /^[^\s,]+(,[^\s,]+)*$/, must: 'must be host:port,host:port' }),
   AWS_REGION: text('nonEmpty', BY_LAMBDA),
+  /** The settings' smokeContacts, comma-separated: beside the SES mailbox simulator, who a smoke event may go to. */
+  SMOKE_CONTACTS: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
 /**
