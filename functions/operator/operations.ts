@@ -35,6 +35,7 @@ import {
   apply,
   type OperatorAction,
   OperatorError,
+  performedOutcome,
   planFingerprint,
   preview,
   recordAction,
@@ -330,7 +331,7 @@ async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
     );
     throw error;
   }
-  await ports.proposals.recordOutcome(id, { result: 'DONE', details: action.done(outcome) });
+  await ports.proposals.recordOutcome(id, performedOutcome(action, outcome));
   return { proposal: viewOf(ports, await found(ports, id)), outcome };
 }
 
