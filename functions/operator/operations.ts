@@ -253,6 +253,8 @@ async function proposeAction(
   // What an approval checks the table's proposal against: this record is written once, the table's item is not.
   const proposed =
     fingerprinted === undefined ? {} : { proposed: proposedDigests({ request, shown, fingerprint: fingerprinted }) };
+  // Its expiry is in the record too: an approval compares the table's with it (an expiry edited there is TAMPERED).
+  const approveBy = new Date(ports.now() + policy.proposalMs).toISOString();
   const entry = await recordAction(
     ports,
     action,
@@ -262,6 +264,7 @@ async function proposeAction(
     {
       ...shown,
       ...proposed,
+      approveBy,
     },
   );
   const stop = !decided.ok
@@ -287,7 +290,7 @@ async function proposeAction(
     proposedBy: actor.identity,
     proposedAt: at,
     proposeRecord: entry.key,
-    approveBy: new Date(ports.now() + policy.proposalMs).toISOString(),
+    approveBy,
     state: 'PENDING',
   };
   await audited(ports, entry.key, () => ports.proposals.create(proposal));
