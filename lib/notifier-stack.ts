@@ -118,10 +118,18 @@ export class NotifierStack extends Stack {
     });
     const feedback = this.deliveryFeedback(parts, dispatch, observability);
     const smoke = this.smokeProducer(parts, observability);
-    const functions = [ingest.fn, dispatch.fn, sweeper, feedback.function, ...(smoke === undefined ? [] : [smoke])];
+    // The operator function too: it seals audit records and invokes ingest, and the invoke rules trust it as a caller.
+    const functions = [
+      ingest.fn,
+      dispatch.fn,
+      sweeper,
+      feedback.function,
+      operator.fn,
+      ...(smoke === undefined ? [] : [smoke]),
+    ];
     const supportConsole = this.supportConsole(parts, observability);
     if (supportConsole !== undefined) functions.push(supportConsole.apiFunction, supportConsole.pageFunction);
-    const watch = this.protect(parts, observability, functions);
+    const watch = this.protect(parts, observability, functions, [operator.fn]);
     watchInvokes(watch, { ingest: ingest.fn, operator: operator.fn, consoleApi: supportConsole?.apiFunction });
     this.snsDeliveryStatus(parts, feedback, observability);
     if (s.pushPlatformApplicationArns === undefined) {
@@ -247,7 +255,12 @@ export class NotifierStack extends Stack {
    * What guards the evidence and the table beyond the functions: the backup if set, and the protection watch over
    * the evidence protections, the keys (the vault's too), the roles' use and the functions that write evidence.
    */
-  private protect(p: FunctionPartProps, observability: Observability, functions: NotifierFunction[]): ProtectionWatch {
+  private protect(
+    p: FunctionPartProps,
+    observability: Observability,
+    functions: NotifierFunction[],
+    apiOnly: NotifierFunction[],
+  ): ProtectionWatch {
     const s = p.settings;
     // Preferences and suppressions never expire: a locked vault here, a copy in another account.
     const backup =
@@ -269,6 +282,7 @@ export class NotifierStack extends Stack {
     });
     watchFunctions(watch, {
       functions,
+      apiOnly,
       mappingIds: this.node
         .findAll()
         .filter((c): c is CfnEventSourceMapping => c instanceof CfnEventSourceMapping)

@@ -51,9 +51,13 @@ export function unexpectedCaller(expected: ExpectedCallers) {
   };
 }
 
-/** CloudTrail's `Invoke` data event of this function (or a version or alias of it) by a caller outside `expected`. */
+/**
+ * CloudTrail's invoke data events of this function (or a version or alias of it) by a caller outside `expected`:
+ * every name Lambda records an invoke under starts with `Invoke` (Invoke, InvokeFunctionUrl for a function URL,
+ * InvokeWithResponseStream, the deprecated InvokeAsync); InvokeExecution is Lambda itself running an async invoke.
+ */
 export function invokePattern(fn: IFunction, expected: ExpectedCallers): EventPattern {
-  const c = call('lambda', ['Invoke']);
+  const c = call('lambda', [{ prefix: 'Invoke' }]);
   return {
     ...c,
     detail: {

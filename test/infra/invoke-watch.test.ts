@@ -100,6 +100,39 @@ describe.each([
     }
   });
 
+  it('a function URL call, a streamed or an async invoke of the operator function by a person is reported like an Invoke', () => {
+    for (const eventName of ['InvokeFunctionUrl', 'InvokeWithResponseStream', 'InvokeAsync']) {
+      const call = invoke(operator, admin);
+      (call.detail as Json).eventName = eventName;
+      expect(s.reportedBy(call), eventName).toEqual(['operatorinvoke']);
+      const byApi = invoke(operator, service('apigateway.amazonaws.com'));
+      (byApi.detail as Json).eventName = eventName;
+      expect(s.reportedBy(byApi), eventName).toEqual([]);
+    }
+  });
+
+  it("the operator function's code, configuration, permissions and function URL, the anchor of these rules, are watched like the senders'", () => {
+    const name = `ref:${s.one('AWS::Lambda::Function', 'Operator')[0]}`;
+    for (const eventName of [
+      'AddPermission20150331v2',
+      'UpdateFunctionCode20150331v2',
+      'UpdateFunctionConfiguration20150331v2',
+      'CreateFunctionUrlConfig20211031',
+    ]) {
+      const change = invoke(operator, admin);
+      Object.assign(change.detail as Json, {
+        eventName,
+        eventCategory: 'Management',
+        managementEvent: true,
+        requestParameters: { functionName: name },
+        resources: undefined,
+      });
+      expect(s.reportedBy(JSON.parse(JSON.stringify(change))), eventName).toEqual(['functions']);
+    }
+    // A stream or queue mapping pointed at it: Lambda's invoke is not API Gateway's, so it is reported when it runs.
+    expect(s.reportedBy(invoke(operator, service('lambda.amazonaws.com')))).toEqual(['operatorinvoke']);
+  });
+
   it("another team's function invoked by anyone, and a management call on ours, reach none of these rules", () => {
     const other = `arn:aws:lambda:${s.stack.region}:${s.stack.account}:function:payments-nightly`;
     expect(s.reportedBy(invoke(other, admin))).toEqual([]);
