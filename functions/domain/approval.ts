@@ -161,12 +161,16 @@ export const proposedDigests = (p: Pick<Proposal, 'request' | 'shown' | 'fingerp
 
 /**
  * Whether the table's expiry is the one proposed: the PROPOSE record's own. A record written before records kept it
- * bounds it instead: no stage keeps a proposal open longer than MAX_PROPOSAL_HOURS after its record.
+ * has it in its DONE outcome (written once the proposal was stored, with the exact expiry): compared with that. Only
+ * with neither is it bounded: no stage keeps a proposal open longer than MAX_PROPOSAL_HOURS after its record (the
+ * expiry was computed after the record was stamped, so a minute's slack for the audit write).
  */
 function sameExpiry(p: Proposal, record: AuditRecord): boolean {
   const recorded = record.details.approveBy;
   if (typeof recorded === 'string') return recorded === p.approveBy;
-  const latest = Date.parse(record.at) + MAX_PROPOSAL_HOURS * 3_600_000;
+  const outcome = record.outcome?.result === 'DONE' ? record.outcome.details.approveBy : undefined;
+  if (typeof outcome === 'string') return outcome === p.approveBy;
+  const latest = Date.parse(record.at) + MAX_PROPOSAL_HOURS * 3_600_000 + 60_000;
   return Date.parse(p.approveBy) <= latest;
 }
 

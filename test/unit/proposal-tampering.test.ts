@@ -49,13 +49,35 @@ describe('a proposal checked against its PROPOSE audit record', () => {
     expect(proposalTampering({ ...proposal, approveBy: '2026-12-06T02:00:00.000Z' }, record())?.code).toBe('TAMPERED');
   });
 
-  it('a record written before records kept the expiry bounds it: never later than the longest any stage allows', () => {
+  it('a record written before records kept the expiry is compared with the exact expiry its DONE outcome stored', () => {
+    // As the old propose wrote it: the expiry computed after the record was stamped (the audit write's latency
+    // later), on a stage of 720 hours, kept only in the outcome.
+    const { approveBy: _kept, ...withoutExpiry } = record().details;
+    const expiry = '2027-01-05T01:00:00.137Z';
+    const pending = { ...proposal, approveBy: expiry };
+    const old: AuditRecord = {
+      ...record(),
+      details: withoutExpiry,
+      outcome: {
+        kind: 'AUDIT_OUTCOME',
+        at: '2026-12-06T01:00:00.140Z',
+        result: 'DONE',
+        details: { proposal: proposal.id, approveBy: expiry },
+      },
+    };
+    expect(proposalTampering(pending, old)).toBeUndefined();
+    expect(proposalTampering({ ...pending, approveBy: '2027-01-05T01:00:00.000Z' }, old)?.message).toMatch(
+      /another expiry/,
+    );
+  });
+
+  it('a record with neither bounds it: never later than the longest any stage allows, with a minute for the audit write', () => {
     const { approveBy: _kept, ...withoutExpiry } = record().details;
     const older = { ...record(), details: withoutExpiry };
     expect(proposalTampering(proposal, older)).toBeUndefined();
-    // 720 hours after the record is the longest proposalHours allows; a minute past it was edited.
-    expect(proposalTampering({ ...proposal, approveBy: '2027-01-05T01:00:00.000Z' }, older)).toBeUndefined();
-    expect(proposalTampering({ ...proposal, approveBy: '2027-01-05T01:01:00.000Z' }, older)?.message).toMatch(
+    // 720 hours after the record is the longest proposalHours allows, computed after the record was written.
+    expect(proposalTampering({ ...proposal, approveBy: '2027-01-05T01:00:00.250Z' }, older)).toBeUndefined();
+    expect(proposalTampering({ ...proposal, approveBy: '2027-01-05T01:01:00.001Z' }, older)?.message).toMatch(
       /another expiry/,
     );
   });
