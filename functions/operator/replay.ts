@@ -7,12 +7,13 @@
  * Input: quarantine ids, and optionally the corrected value. Output: per record, ACCEPTED (the inbox has the event
  * from this record), DUPLICATE (it had it from another record: nothing sent again) or STILL_QUARANTINED.
  * Steps: read each quarantined record; decide (a malformed or unknown id, a value cut short without a correction,
- * a stored value a replay would quarantine again, a correction that changes the eventId are refused); audited;
- * invoke ingest per record; read the inbox; mark the record replayed when ingest accepted it. A record quarantined
- * again is the action's shortfall: audited REFUSED with its reason, never DONE.
+ * a stored value or a correction the decoder would quarantine again, a correction that changes the eventId are
+ * refused); audited; invoke ingest per record; read the inbox; mark the record replayed when ingest accepted it.
+ * Audited DONE with each record's result and the counts when any record was accepted; REFUSED with the reasons when
+ * none was and one was quarantined again.
  */
 import { decodeRecordValue } from '../domain/event/decode.ts';
-import { replayAsIs } from '../domain/event/replay-cure.ts';
+import { decodedVerdict, replayAsIs } from '../domain/event/replay-cure.ts';
 import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';
 import { refusal } from '../domain/refusal.ts';
 import type { QuarantinedRecord } from '../stores/quarantine-store.ts';
@@ -97,6 +98,18 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
     const review =
       corrected === undefined || first === undefined ? undefined : reviewCorrection(first.id, first.item, corrected);
     if (review?.refusal) return refused('CORRECTION_REFUSED', `${review.id}: ${review.refusal}`);
+    // A correction goes through the same decoder ingest runs: one it would quarantine is refused before anyone
+    // reviews or approves it.
+    const fixed =
+      corrected === undefined
+        ? undefined
+        : decodedVerdict(Buffer.from(corrected, 'utf8').toString('base64'), RAW_BYTES_MAX);
+    if (fixed?.cures === false) {
+      return refused(
+        'WOULD_QUARANTINE',
+        `${first?.id}: the corrected value would be quarantined again (${fixed.why}): correct it and preview again`,
+      );
+    }
     return ok({ records, review });
   },
 
@@ -111,11 +124,19 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
     return ok(results) as Result<ReplayResult[]>;
   },
 
-  done: (results) => ({ results }),
+  // The counts beside each record's result: an auditor reads at a glance how many were admitted and how many not.
+  done: (results) => ({
+    results,
+    accepted: results.filter((r) => r.outcome === 'ACCEPTED').length,
+    duplicates: results.filter((r) => r.outcome === 'DUPLICATE').length,
+    stillQuarantined: results.filter((r) => r.outcome === 'STILL_QUARANTINED').map((r) => r.id),
+  }),
 
+  // REFUSED only when nothing was admitted: a record accepted is sent, and its replay was done (DONE, with the
+  // records still quarantined counted in `done`).
   shortfall(results) {
     const again = results.filter((r) => r.outcome === 'STILL_QUARANTINED');
-    if (again.length === 0) return undefined;
+    if (again.length === 0 || results.some((r) => r.outcome === 'ACCEPTED')) return undefined;
     const each = again.map((r) => `${r.id} (${r.why ?? 'quarantined'})`).join(', ');
     return refusal('STILL_QUARANTINED', `replayed, and ingest quarantined it again: ${each}`);
   },
