@@ -15,6 +15,7 @@ const env = {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
   POWERTOOLS_METRICS_DISABLED: 'true',
   TABLE_NAME: 'notifier-test',
+  EVIDENCE_INDEX_TABLE_NAME: 'notifier-test-evidence-index',
   SENDER_EMAIL: 'notifications@example.com',
   BRAND: brandEnvValue(EXAMPLE_BRAND),
   // The fixtures carry fixed dates (test/support/events.ts): with the deployed default (a day) every handler test

@@ -9,7 +9,7 @@ import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cd
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { type ITable, Table, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { Role } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { assertDispatchTiming, DISPATCH_TIMING } from '../functions/contracts/dispatch-timing.ts';
@@ -36,6 +36,7 @@ import { Observability } from './observability.ts';
 import { createOperatorApi } from './operator-api.ts';
 import { ProtectionWatch } from './protection-watch.ts';
 import { watchFunctions } from './protection-watch-functions.ts';
+import { watchInvokes } from './protection-watch-invokes.ts';
 import {
   alarmOnRegions,
   createFence,
@@ -71,9 +72,6 @@ export class NotifierStack extends Stack {
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
     super(scope, id, props);
-    // Each replica of the global table gets its own resource policy, never a copy of the primary's, which names the
-    // primary's roles (the recovery's functions could not write their replica): pinned here, not left to cdk.json.
-    if (props.region !== undefined) this.node.setContext(RESOURCE_POLICY_PER_REPLICA, true);
     const s = props.settings;
     this.zones = s.vpc?.availabilityZones;
     const prefix = props.stackName ?? stackNameOf(s.stage);
@@ -83,7 +81,7 @@ export class NotifierStack extends Stack {
     // The one customer key, when given, protects the table (and its stream), the on-failure queues and the
     // failed-batch bucket; each function is granted it through useTable.
     const key = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
-    this.table = props.region === undefined ? createTable(this, key) : regionalTable(this, key, props.region);
+    this.table = stageTable(this, key, props.region);
     // Every accepted send and every report on it, kept for years (lib/evidence-store.ts).
     const evidence = new EvidenceStore(this, 'Evidence', {
       prefix,
@@ -106,12 +104,7 @@ export class NotifierStack extends Stack {
       sendingEnv: sendingEnvironment(s, timing),
       ...(props.region === undefined ? {} : { owner: props.region.region }),
     };
-    // Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`). A stage in
-    // two regions: the primary's stack guards its replica here and the recovery replica in guardReplica
-    // (lib/regional.ts); the recovery stack only reads its table.
-    if (this.table instanceof Table || this.table instanceof TableV2) {
-      guardTableWrites(this.table, [evidence.breakGlassRole.roleArn]);
-    }
+    guardItemWrites(this.table, evidence.breakGlassRole);
     this.breakGlassRole = evidence.breakGlassRole;
     const ingest = createIngest(parts);
     const dispatch = createDispatch(parts);
@@ -142,22 +135,19 @@ export class NotifierStack extends Stack {
     });
     const feedback = this.deliveryFeedback(parts, dispatch, observability);
     const smoke = this.smokeProducer(parts, observability);
-    const functions = [ingest.fn, dispatch.fn, sweeper, feedback.function, ...(smoke === undefined ? [] : [smoke])];
     const supportConsole = this.supportConsole(parts, observability);
-    if (supportConsole !== undefined) functions.push(supportConsole.apiFunction, supportConsole.pageFunction);
-    const watch = this.protect(parts, observability, functions);
+    const watch = this.watchAll(parts, observability, {
+      ingest: ingest.fn,
+      operator: operator.fn,
+      others: [dispatch.fn, sweeper, feedback.function],
+      smoke,
+      supportConsole,
+    });
     this.snsDeliveryStatus(parts, feedback, observability);
-    if (s.pushPlatformApplicationArns === undefined) {
-      Annotations.of(this).addWarningV2(
-        'notifier:pushDeliveryStatus',
-        'No pushPlatformApplicationArns: dispatch may publish to no platform endpoint (push is refused), and no push delivery outcome is observed.',
-      );
-    }
+    if (s.pushPlatformApplicationArns === undefined) warnWithoutPushApplications(this);
     this.placeInNetwork(parts, [ingest.fn, dispatch.fn, sweeper, feedback.function]);
     if (props.region !== undefined)
       this.fenceRegion(parts, props.region, observability, [ingest.fn, dispatch.fn, sweeper]);
-    // The primary's stack names the recovery replica's writers in its guard: by fixed role names.
-    if (props.region?.kind === 'recovery') fixRoleNames([...tableWriters(this.table), evidence.breakGlassRole]);
     // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
     if (s.traceAwsCalls) traceAwsCalls(this);
 
@@ -199,6 +189,29 @@ export class NotifierStack extends Stack {
     });
   }
 
+  /**
+   * Every function watched for changes, the operator's too: it seals audit records and invokes ingest, and the invoke
+   * rules trust it as a caller. Direct invokes of ingest, the operator and the console's API are reported.
+   */
+  private watchAll(
+    p: FunctionPartProps,
+    observability: Observability,
+    fns: {
+      readonly ingest: NotifierFunction;
+      readonly operator: NotifierFunction;
+      readonly others: readonly NotifierFunction[];
+      readonly smoke: NotifierFunction | undefined;
+      readonly supportConsole: ReturnType<NotifierStack['supportConsole']>;
+    },
+  ) {
+    const functions = [fns.ingest, ...fns.others, fns.operator, ...(fns.smoke === undefined ? [] : [fns.smoke])];
+    if (fns.supportConsole !== undefined)
+      functions.push(fns.supportConsole.apiFunction, fns.supportConsole.pageFunction);
+    const watch = this.protect(p, observability, functions, [fns.operator]);
+    watchInvokes(watch, { ingest: fns.ingest, operator: fns.operator, consoleApi: fns.supportConsole?.apiFunction });
+    return watch;
+  }
+
   /** A stage in two regions: this region's fence, the functions fenced, its alarms (lib/regional.ts). */
   private fenceRegion(
     p: FunctionPartProps,
@@ -226,6 +239,8 @@ export class NotifierStack extends Stack {
     output('PeerRegionName', role.otherRegion);
     output('PeerStackName', role.otherPrefix);
     output('PeerFenceTableName', fenceTableName(role.otherPrefix));
+    // The primary's stack names the recovery replica's writers in its guard: by fixed role names.
+    if (role.kind === 'recovery') fixRoleNames([...tableWriters(this.table), this.breakGlassRole]);
   }
 
   /** The functions that hold customers' contact points, off the internet (settings `vpc`). */
@@ -283,7 +298,12 @@ export class NotifierStack extends Stack {
    * What guards the evidence and the table beyond the functions: the backup if set, and the protection watch over
    * the evidence protections, the keys (the vault's too), the roles' use and the functions that write evidence.
    */
-  private protect(p: FunctionPartProps, observability: Observability, functions: NotifierFunction[]): ProtectionWatch {
+  private protect(
+    p: FunctionPartProps,
+    observability: Observability,
+    functions: NotifierFunction[],
+    apiOnly: NotifierFunction[],
+  ): ProtectionWatch {
     const s = p.settings;
     // Preferences and suppressions never expire: a locked vault here, a copy in another account.
     const backup =
@@ -306,6 +326,7 @@ export class NotifierStack extends Stack {
     });
     watchFunctions(watch, {
       functions,
+      apiOnly,
       mappingIds: this.node
         .findAll()
         .filter((c): c is CfnEventSourceMapping => c instanceof CfnEventSourceMapping)
@@ -376,6 +397,7 @@ export class NotifierStack extends Stack {
       kafka: kafkaResourceArns(s.mskClusterArn, s.topic, s.consumerGroupId),
       subnetIds: s.mskSubnetIds,
       securityGroupIds: s.mskSecurityGroupIds,
+      contacts: s.smokeContacts ?? [],
     });
     observability.alarmOnThrottles('SmokeProducer', smoke.function);
     return smoke.function;
@@ -388,4 +410,30 @@ export class NotifierStack extends Stack {
   override get availabilityZones(): string[] {
     return this.zones === undefined ? super.availabilityZones : [...this.zones];
   }
+}
+
+/** Without platform applications dispatch may publish to none, and no push delivery outcome is observed. */
+function warnWithoutPushApplications(stack: Stack): void {
+  Annotations.of(stack).addWarningV2(
+    'notifier:pushDeliveryStatus',
+    'No pushPlatformApplicationArns: dispatch may publish to no platform endpoint (push is refused), and no push delivery outcome is observed.',
+  );
+}
+
+/**
+ * Item writes: the functions useTable granted them, and break glass (which also runs `smoke --direct`). A stage in two
+ * regions: the primary's stack guards its replica here and the recovery replica in guardReplica (lib/regional.ts); the
+ * recovery stack only reads its table.
+ */
+function guardItemWrites(table: NotifierStack['table'], breakGlass: Role): void {
+  if (table instanceof Table || table instanceof TableV2) guardTableWrites(table, [breakGlass.roleArn]);
+}
+
+/** The stage's table: in one region, or the global table of a stage in two. */
+function stageTable(stack: NotifierStack, key: IKey | undefined, region: RegionRole | undefined): ITable {
+  if (region === undefined) return createTable(stack, key);
+  // Each replica of the global table gets its own resource policy, never a copy of the primary's, which names the
+  // primary's roles (the recovery's functions could not write their replica): pinned here, not left to cdk.json.
+  stack.node.setContext(RESOURCE_POLICY_PER_REPLICA, true);
+  return regionalTable(stack, key, region);
 }

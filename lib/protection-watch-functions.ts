@@ -25,6 +25,11 @@ import { IAM_EVENTS_REGION } from './watched-event-sources.ts';
 
 export interface WatchedFunctions {
   readonly functions: readonly IFunction[];
+  /**
+   * Of `functions`, those only API Gateway may invoke (the operator function): a mapping pointed at one is left out of
+   * the trigger rule, which must fit EventBridge's pattern size, because its invoke rule reports any other caller.
+   */
+  readonly apiOnly?: readonly IFunction[];
   /** The UUIDs of the stack's event source mappings. */
   readonly mappingIds: readonly string[];
   /** Roles whose IAM changes are reported too (in us-east-1), beside the functions': the reader's, break glass's. */
@@ -104,7 +109,11 @@ export function watchFunctions(watch: ProtectionWatch, w: WatchedFunctions): voi
       $or: [
         { requestParameters: { uUID: ids } },
         { requestParameters: { uuid: ids } },
-        { responseElements: { functionArn: w.functions.map((f) => f.functionArn) } },
+        {
+          responseElements: {
+            functionArn: w.functions.filter((f) => !(w.apiOnly ?? []).includes(f)).map((f) => f.functionArn),
+          },
+        },
       ],
     }),
     `${WHAT} by ${WHO}, outside a deploy of this stack: a trigger of the functions changed or was deleted, and with it what reaches them (the MSK topic, the table's stream). ${CHECK}`,

@@ -11,7 +11,9 @@
  *   endpoint logs in us-east-1);
  * - the watch's own route to a person: any protection rule or its targets, the alarm topic and its subscriptions, the
  *   report queue, the region's trails — and a second rule watches the rule that watches those;
- * - the functions that write evidence and send, outside a deploy of this stack (lib/protection-watch-functions.ts).
+ * - the functions that write evidence and send, outside a deploy of this stack (lib/protection-watch-functions.ts);
+ * - a direct invoke of the operator, console or ingest function, from the trail's data events
+ *   (lib/protection-watch-invokes.ts).
  * Each reaches the topic as one line saying what changed, on what, and who did it, and, with `securityEventBusArn`,
  * the security account's event bus as the CloudTrail event itself: a report the account's own administrators cannot
  * take back. The alarm path's keys (and the backup vault's) and the topic's deletion and policy are, like the

@@ -31,6 +31,7 @@ import {
   protectionProblems,
   rolePatternSchema,
 } from './settings-protection.ts';
+import { smokeContact, smokeContactsProblem } from './settings-smoke.ts';
 
 export const ARN_MSK_CLUSTER =
   /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
@@ -151,6 +152,13 @@ export const settingsSchema = z
     mskSecurityGroupIds: list(
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be security group ids (sg-...)'),
     ).optional(),
+    /** Beside the SES mailbox simulator, who the smoke producer may send to (lib/settings-smoke.ts). */
+    smokeContacts: list(smokeContact)
+      .superRefine((cs, ctx) => {
+        const problem = smokeContactsProblem(cs);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
     /**
      * Where producers register the schemas of Avro or Protobuf records (docs/event.md "Avro and Protobuf"): ingest
      * reads each record's writer schema from it. Absent: JSON records only (a registry-framed one is quarantined).

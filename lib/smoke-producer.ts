@@ -21,6 +21,8 @@ export interface SmokeProducerProps {
   readonly kafka: { readonly cluster: string; readonly topic: string };
   readonly subnetIds: readonly string[];
   readonly securityGroupIds: readonly string[];
+  /** The settings' smokeContacts: beside the SES mailbox simulator, the only contact points it sends to. */
+  readonly contacts: readonly string[];
 }
 
 export class SmokeProducer extends Construct {
@@ -40,6 +42,7 @@ export class SmokeProducer extends Construct {
     const environment: SmokeEnvironment = {
       TOPIC: props.topic,
       BOOTSTRAP_BROKERS: brokers.getResponseField('BootstrapBrokerStringSaslIam'),
+      ...(props.contacts.length === 0 ? {} : { SMOKE_CONTACTS: props.contacts.join(',') }),
     };
     this.function = new NotifierFunction(this, 'Function', {
       entry: 'smoke/index.ts',

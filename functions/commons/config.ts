@@ -265,7 +265,8 @@ export function approvalPolicy(kinds: string | undefined, hours: number): Approv
 
 export function loadSmokeProducerConfig(env: Env = process.env) {
   const c = parseEnvironment(SMOKE_ENVIRONMENT, env);
-  return { topic: c.TOPIC, brokers: c.BOOTSTRAP_BROKERS.split(','), region: c.AWS_REGION };
+  const contacts = (c.SMOKE_CONTACTS ?? '').split(',').filter((x) => x !== '');
+  return { topic: c.TOPIC, brokers: c.BOOTSTRAP_BROKERS.split(','), region: c.AWS_REGION, contacts };
 }
 export type SmokeProducerConfig = ReturnType<typeof loadSmokeProducerConfig>;
 

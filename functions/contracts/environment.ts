@@ -8,7 +8,7 @@
  * setting's default is this one. The dispatch timing's own defaults are in dispatch-timing.ts, the sweep index's in
  * domain/sweep-index.ts, the channels' delivery policies in domain/delivery-policy.ts.
  */
-import { DEFAULT_PROPOSAL_HOURS } from '../domain/approval.ts';
+import { DEFAULT_PROPOSAL_HOURS, MAX_PROPOSAL_HOURS } from '../domain/approval.ts';
 import type { Channel } from '../domain/channels.ts';
 import { EVIDENCE_LOCK_MODES } from '../domain/evidence.ts';
 import { NOTICE_TIMINGS } from '../domain/send-moment.ts';
@@ -197,6 +197,8 @@ export const SMOKE_ENVIRONMENT = {
   TOPIC: text('nonEmpty'),
   BOOTSTRAP_BROKERS: text({ pattern: /^[^\s,]+(,[^\s,]+)*$/, must: 'must be host:port,host:port' }),
   AWS_REGION: text('nonEmpty', BY_LAMBDA),
+  /** The settings' smokeContacts, comma-separated: beside the SES mailbox simulator, who a smoke event may go to. */
+  SMOKE_CONTACTS: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
 /**
@@ -230,7 +232,7 @@ export const OPERATOR_ENVIRONMENT = {
     DEPLOYED,
   ),
   /** How long a proposal waits for its approval. */
-  PROPOSAL_HOURS: int(1, 720, DEFAULT_PROPOSAL_HOURS, DEPLOYED),
+  PROPOSAL_HOURS: int(1, MAX_PROPOSAL_HOURS, DEFAULT_PROPOSAL_HOURS, DEPLOYED),
 } as const satisfies EnvSpec;
 
 export type IngestEnvironment = EnvironmentOf<typeof INGEST_ENVIRONMENT>;

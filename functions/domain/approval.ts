@@ -36,6 +36,8 @@ export const DEFAULT_APPROVAL_REQUIRED: readonly ApprovalKind[] = ['OPERATOR_CON
 
 /** How long a proposal waits for its approval by default, in hours. */
 export const DEFAULT_PROPOSAL_HOURS = 24;
+/** The longest a stage may keep a proposal open (settings `proposalHours`). */
+export const MAX_PROPOSAL_HOURS = 720;
 
 export interface ApprovalPolicy {
   readonly required: ReadonlySet<ApprovalKind>;
@@ -158,9 +160,24 @@ export const proposedDigests = (p: Pick<Proposal, 'request' | 'shown' | 'fingerp
 });
 
 /**
+ * Whether the table's expiry is the one proposed: the PROPOSE record's own. A record written before records kept it
+ * has it in its DONE outcome (written once the proposal was stored, with the exact expiry): compared with that. Only
+ * with neither is it bounded: no stage keeps a proposal open longer than MAX_PROPOSAL_HOURS after its record (the
+ * expiry was computed after the record was stamped, so a minute's slack for the audit write).
+ */
+function sameExpiry(p: Proposal, record: AuditRecord): boolean {
+  const recorded = record.details.approveBy;
+  if (typeof recorded === 'string') return recorded === p.approveBy;
+  const outcome = record.outcome?.result === 'DONE' ? record.outcome.details.approveBy : undefined;
+  if (typeof outcome === 'string') return outcome === p.approveBy;
+  const latest = Date.parse(record.at) + MAX_PROPOSAL_HOURS * 3_600_000 + 60_000;
+  return Date.parse(p.approveBy) <= latest;
+}
+
+/**
  * Why a proposal read from the table is not what its PROPOSE audit record says was proposed — or undefined when
- * they agree: the same proposal, action, target, proposer (the same credential and person), reason, request, shown and
- * fingerprint.
+ * they agree: the same proposal, action, target, proposer (the same credential and person), reason, request, shown,
+ * fingerprint and expiry.
  */
 export function proposalTampering(p: Proposal, record: AuditRecord | undefined): Refusal | undefined {
   const tampered = (what: string) =>
@@ -178,6 +195,7 @@ export function proposalTampering(p: Proposal, record: AuditRecord | undefined):
     ],
     [record.reason === p.reason, 'another reason'],
     [canonicalJson(record.details.proposed) === canonicalJson(proposedDigests(p)), 'another request or preview'],
+    [sameExpiry(p, record), 'another expiry'],
   ];
   const failed = checks.find(([holds]) => !holds);
   return failed === undefined ? undefined : tampered(failed[1]);

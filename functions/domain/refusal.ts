@@ -40,6 +40,10 @@ export const REFUSAL_CODES = [
   'SECRET_FORGOTTEN',
   /** The kept copy of a quarantined record was cut short: only a corrected value can be replayed. */
   'VALUE_TRUNCATED',
+  /** A replay of a quarantined record's stored value would be quarantined again: only a corrected value cures it. */
+  'WOULD_QUARANTINE',
+  /** Replayed, and ingest quarantined it again (the outcome of a replay, never DONE). */
+  'STILL_QUARANTINED',
   /** A corrected value that is not the quarantined record's event (it names another eventId, or none). */
   'CORRECTION_REFUSED',
   /** Four eyes: this action is proposed by one identity and approved by another, never confirmed alone. */

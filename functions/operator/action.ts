@@ -57,6 +57,19 @@ export interface OperatorAction<Request, State, Plan, Outcome> {
   perform(ports: OperatorPorts, plan: Plan, request: Request, actor: Actor): Promise<Result<Outcome>>;
   /** What the audit's outcome records of the action once done. */
   done(outcome: Outcome): Record<string, unknown>;
+  /**
+   * Performed, but not done as asked (a replayed record quarantined again): the outcome is audited REFUSED with
+   * this refusal beside what `done` records, and still answered to the caller.
+   */
+  shortfall?(outcome: Outcome): Refusal | undefined;
+}
+
+/** The audit outcome of a performed action: DONE, or REFUSED with its shortfall. */
+export function performedOutcome<Q, S, P, O>(action: OperatorAction<Q, S, P, O>, outcome: O) {
+  const short = action.shortfall?.(outcome);
+  return short === undefined
+    ? { result: 'DONE' as const, details: action.done(outcome) }
+    : { result: 'REFUSED' as const, details: { ...short, ...action.done(outcome) } };
 }
 
 /** What the action would do, or why not: reads, decides, writes nothing. */
@@ -124,7 +137,7 @@ export async function apply<Q, S, P, O>(
     throw error;
   }
   const outcome = result.ok
-    ? { result: 'DONE' as const, details: action.done(result.value) }
+    ? performedOutcome(action, result.value)
     : { result: 'REFUSED' as const, details: { ...result.refusal } };
   await ports.audit.recordOutcome(entry.key, outcome, ports.now());
   if (!result.ok) throw new OperatorError(result.refusal);

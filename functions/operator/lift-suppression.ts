@@ -23,6 +23,14 @@ export interface LiftOutcome {
   readonly by: string;
 }
 
+/**
+ * A suppression we lift is ours; a STOP is the carrier's and SNS's: SNS keeps the number on the account's opted-out
+ * list and delivers nothing to it until the number is opted in again (SNS OptInPhoneNumber, "once every 30 days",
+ * https://docs.aws.amazon.com/sns/latest/api/API_OptInPhoneNumber.html; docs/feedback.md). Said before it is lifted.
+ */
+export const CARRIER_STILL_BLOCKS =
+  "The customer replied STOP to one of our texts: lifting this suppression does not lift that. SNS keeps the number on the account's opted-out list and delivers no text to it until the number is opted in again (SNS OptInPhoneNumber, at most once every 30 days per number) — do that only when the customer has asked to receive texts again (for instance by replying START); until then every text to it fails as opted out.";
+
 const noneActive = (r: LiftRequest) =>
   refused('NOT_FOUND', `no active ${r.channel} suppression under ${r.addressHash}`);
 
@@ -32,7 +40,13 @@ export const liftSuppression: OperatorAction<LiftRequest, SuppressionItem | unde
   kind: () => 'SUPPRESSION_LIFT',
   read: (ports, r) => ports.audience.suppression(r.channel, r.addressHash),
   decide: (item, r) => (item?.state === 'ACTIVE' ? ok(item) : noneActive(r)),
-  shown: (item) => ({ state: item.state, cause: item.cause, since: item.since, notificationId: item.notificationId }),
+  shown: (item) => ({
+    state: item.state,
+    cause: item.cause,
+    since: item.since,
+    notificationId: item.notificationId,
+    ...(item.cause === 'CARRIER_OPT_OUT' ? { stillBlocked: CARRIER_STILL_BLOCKS } : {}),
+  }),
 
   async perform(ports, _item, r, actor) {
     const lifted = await ports.audience.lift(r.channel, r.addressHash, actor.identity, ports.now(), actor.reason);

@@ -35,6 +35,7 @@ import {
   apply,
   type OperatorAction,
   OperatorError,
+  performedOutcome,
   planFingerprint,
   preview,
   recordAction,
@@ -252,6 +253,8 @@ async function proposeAction(
   // What an approval checks the table's proposal against: this record is written once, the table's item is not.
   const proposed =
     fingerprinted === undefined ? {} : { proposed: proposedDigests({ request, shown, fingerprint: fingerprinted }) };
+  // Its expiry is in the record too: an approval compares the table's with it (an expiry edited there is TAMPERED).
+  const approveBy = new Date(ports.now() + policy.proposalMs).toISOString();
   const entry = await recordAction(
     ports,
     action,
@@ -261,6 +264,7 @@ async function proposeAction(
     {
       ...shown,
       ...proposed,
+      approveBy,
     },
   );
   const stop = !decided.ok
@@ -286,7 +290,7 @@ async function proposeAction(
     proposedBy: actor.identity,
     proposedAt: at,
     proposeRecord: entry.key,
-    approveBy: new Date(ports.now() + policy.proposalMs).toISOString(),
+    approveBy,
     state: 'PENDING',
   };
   await audited(ports, entry.key, () => ports.proposals.create(proposal));
@@ -330,7 +334,7 @@ async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
     );
     throw error;
   }
-  await ports.proposals.recordOutcome(id, { result: 'DONE', details: action.done(outcome) });
+  await ports.proposals.recordOutcome(id, performedOutcome(action, outcome));
   return { proposal: viewOf(ports, await found(ports, id)), outcome };
 }
 

@@ -7,11 +7,15 @@
  * Input: quarantine ids, and optionally the corrected value. Output: per record, ACCEPTED (the inbox has the event
  * from this record), DUPLICATE (it had it from another record: nothing sent again) or STILL_QUARANTINED.
  * Steps: read each quarantined record; decide (a malformed or unknown id, a value cut short without a correction,
- * a correction that changes the eventId are refused); audited; invoke ingest per record; read the inbox; mark the
- * record replayed when ingest accepted it.
+ * a stored value or a correction the decoder would quarantine again, a correction that changes the eventId are
+ * refused); audited; invoke ingest per record; read the inbox; mark the record replayed when ingest accepted it.
+ * Audited DONE with each record's result and the counts when any record was accepted; REFUSED with the reasons when
+ * none was and one was quarantined again.
  */
 import { decodeRecordValue } from '../domain/event/decode.ts';
+import { decodedVerdict, replayAsIs } from '../domain/event/replay-cure.ts';
 import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';
+import { refusal } from '../domain/refusal.ts';
 import type { QuarantinedRecord } from '../stores/quarantine-store.ts';
 import { type OperatorAction, ok, type Result, refused } from './action.ts';
 import { replayEvent } from './msk-event.ts';
@@ -40,6 +44,8 @@ export interface ReplayResult {
   readonly id: string;
   readonly outcome: 'ACCEPTED' | 'DUPLICATE' | 'STILL_QUARANTINED';
   readonly eventId: string | null;
+  /** STILL_QUARANTINED: why, as the decoder reads the value replayed (else the reason it was first quarantined for). */
+  readonly why?: string;
 }
 
 /** Only to compare meanings: the ingest function applies its own MAX_EVENT_BYTES. */
@@ -79,12 +85,31 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
           `${id} was quarantined with its value cut to 4 KB: replay it with --value-file (the corrected event)`,
         );
       }
+      const asIs = corrected === undefined ? replayAsIs(item.reason, String(item.raw), RAW_BYTES_MAX) : undefined;
+      if (asIs?.cures === false) {
+        return refused(
+          'WOULD_QUARANTINE',
+          `${id} was quarantined for ${item.reason}, and its stored value would be quarantined again (${asIs.why}): replay it with --value-file (the producer's corrected event), or have the producer send it again`,
+        );
+      }
       records.push({ id, source, item });
     }
     const first = records[0];
     const review =
       corrected === undefined || first === undefined ? undefined : reviewCorrection(first.id, first.item, corrected);
     if (review?.refusal) return refused('CORRECTION_REFUSED', `${review.id}: ${review.refusal}`);
+    // A correction goes through the same decoder ingest runs: one it would quarantine is refused before anyone
+    // reviews or approves it.
+    const fixed =
+      corrected === undefined
+        ? undefined
+        : decodedVerdict(Buffer.from(corrected, 'utf8').toString('base64'), RAW_BYTES_MAX);
+    if (fixed?.cures === false) {
+      return refused(
+        'WOULD_QUARANTINE',
+        `${first?.id}: the corrected value would be quarantined again (${fixed.why}): correct it and preview again`,
+      );
+    }
     return ok({ records, review });
   },
 
@@ -99,7 +124,22 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
     return ok(results) as Result<ReplayResult[]>;
   },
 
-  done: (results) => ({ results }),
+  // The counts beside each record's result: an auditor reads at a glance how many were admitted and how many not.
+  done: (results) => ({
+    results,
+    accepted: results.filter((r) => r.outcome === 'ACCEPTED').length,
+    duplicates: results.filter((r) => r.outcome === 'DUPLICATE').length,
+    stillQuarantined: results.filter((r) => r.outcome === 'STILL_QUARANTINED').map((r) => r.id),
+  }),
+
+  // REFUSED only when nothing was admitted: a record accepted is sent, and its replay was done (DONE, with the
+  // records still quarantined counted in `done`).
+  shortfall(results) {
+    const again = results.filter((r) => r.outcome === 'STILL_QUARANTINED');
+    if (again.length === 0 || results.some((r) => r.outcome === 'ACCEPTED')) return undefined;
+    const each = again.map((r) => `${r.id} (${r.why ?? 'quarantined'})`).join(', ');
+    return refusal('STILL_QUARANTINED', `replayed, and ingest quarantined it again: ${each}`);
+  },
 };
 
 async function replayOne(
@@ -113,11 +153,18 @@ async function replayOne(
   const inbox = eventId === null ? undefined : (await ports.events.read(eventId)).inbox;
   const accepted = inbox !== undefined && isSameSource(inbox.source as KafkaSource | undefined, source);
   if (accepted) await ports.quarantine.markReplayed(source, new Date(ports.now()).toISOString());
+  if (accepted) return { id, outcome: 'ACCEPTED', eventId };
   // Already in the inbox from another record: a duplicate if it means the same (the payload hash), else a conflict.
-  const decoded =
-    inbox === undefined || accepted ? undefined : decodeRecordValue(value.toString('base64'), RAW_BYTES_MAX);
-  const duplicate = decoded?.ok === true && decoded.payloadHash === inbox?.payloadHash;
-  return { id, outcome: accepted ? 'ACCEPTED' : duplicate ? 'DUPLICATE' : 'STILL_QUARANTINED', eventId };
+  const decoded = decodeRecordValue(value.toString('base64'), RAW_BYTES_MAX);
+  if (inbox !== undefined && decoded.ok && decoded.payloadHash === inbox.payloadHash) {
+    return { id, outcome: 'DUPLICATE', eventId };
+  }
+  const why = decoded.ok
+    ? inbox === undefined
+      ? item.reason
+      : 'EVENT_ID_CONFLICT'
+    : `${decoded.rejection.reason}: ${decoded.rejection.detail}`;
+  return { id, outcome: 'STILL_QUARANTINED', eventId, why };
 }
 
 const isSameSource = (a: KafkaSource | undefined, b: KafkaSource) =>

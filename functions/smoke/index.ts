@@ -16,6 +16,7 @@ export const handler = async (request: unknown): Promise<SmokeProduced> => {
   const produced = await produceSmokeEvent(request, {
     producer,
     topic: config.topic,
+    allowed: config.contacts,
     now: Date.now,
     nonce: () => randomBytes(4).toString('hex'),
   });

@@ -89,13 +89,22 @@ export class EvidenceAuditLog implements AuditLog {
     return written;
   }
 
+  /** A record as first written, with its outcome when one is written and sealed (an unsealed one is left out). */
   async read(key: string): Promise<AuditRecord | undefined> {
-    const object = (await this.store.history(key)).find((o) => o.key === key);
-    const read = object === undefined ? undefined : await readFirst(this.store, object);
-    const doc = read === undefined ? undefined : JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+    const first = async (k: string) => {
+      const object = (await this.store.history(k)).find((o) => o.key === k);
+      const read = object === undefined ? undefined : await readFirst(this.store, object);
+      return read === undefined ? undefined : JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+    };
+    const doc = await first(key);
     // A record that is not sealed by the stack's key is no record to rely on.
-    if (doc === undefined) return undefined;
-    return (await this.seal.broken(doc, auditPlace(key, false))) !== undefined ? undefined : (doc as AuditRecord);
+    if (doc === undefined || (await this.seal.broken(doc, auditPlace(key, false))) !== undefined) return undefined;
+    const outcome = await first(auditOutcomeKey(key));
+    if (outcome === undefined || (await this.seal.broken(outcome, auditPlace(key, true))) !== undefined) {
+      return doc as AuditRecord;
+    }
+    const { seal: _seal, ...sealedOutcome } = outcome;
+    return { ...doc, outcome: sealedOutcome } as AuditRecord;
   }
 
   async list(sinceIso?: string): Promise<ListedAuditRecord[]> {

@@ -347,4 +347,34 @@ describe('the smoke producer', () => {
       }),
     ).toThrow(/"mskSubnetIds" deploys the smoke producer, which authenticates with IAM/);
   });
+
+  it("sends only to the SES mailbox simulator and the settings' smokeContacts: the list reaches the producer, checked at synth", () => {
+    const contacts = ['+819012345678', 'qa@bank.example'];
+    const s = synth(PRODUCTION_LIKE, { smokeContacts: contacts.join(',') });
+    const [, fn] = s.of('AWS::Lambda::Function').find(([i]) => i.startsWith('SmokeProducer')) ?? [];
+    expect(fn?.Properties.Environment).toMatchObject({
+      Variables: { SMOKE_CONTACTS: '+819012345678,qa@bank.example' },
+    });
+    const settings = (smokeContacts: unknown) => parseSettings((k) => ({ ...example, smokeContacts })[k as 'stage']);
+    expect(settings(contacts).smokeContacts).toEqual(contacts);
+    expect(() => settings(['090-1234-5678'])).toThrow(
+      /"smokeContacts\.0" 090-1234-5678 must be one e-mail address, E.164 number \(\+819012345678\) or SNS endpoint ARN/,
+    );
+    // One reviewed "mailbox" must not carry a second contact point to the producer, which splits the list at commas.
+    for (const smuggled of [
+      'qa@bank.example,+819012345678',
+      'arn:aws:sns:ap-northeast-1:210987654321:endpoint/GCM/bank-app/x,+447700900123',
+      'qa@bank.example;+819012345678',
+      'qa@bank.example +819012345678',
+      'qä@bank.example',
+    ]) {
+      expect(() => settings([smuggled]), smuggled).toThrow(/"smokeContacts\.0" .* must be one e-mail address/);
+    }
+    expect(() => settings(['qa@bank.example', 'QA@bank.example'])).toThrow(
+      /"smokeContacts".*must not list a contact point twice/,
+    );
+    expect(() => settings(Array.from({ length: 11 }, (_, i) => `+8190123456${10 + i}`))).toThrow(
+      /"smokeContacts".*at most 10/,
+    );
+  });
 });

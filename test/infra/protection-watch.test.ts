@@ -143,7 +143,7 @@ describe("the functions that write evidence and send, a bank's production settin
   const fn = (prefix: string) => `ref:${s.one('AWS::Lambda::Function', prefix)[0]}`;
   const arnOf = (name: string) => `arn:aws:lambda:${stack.region}:${stack.account}:function:${name}`;
   const deployRole = s.who.deployer.arn;
-  const FUNCTIONS = ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction', 'SmokeProducerFunction'];
+  const FUNCTIONS = ['Ingest', 'Dispatch', 'Sweeper', 'DeliveryFeedbackFunction', 'SmokeProducerFunction', 'Operator'];
   const lambda = (eventName: string, params: Record<string, unknown>, more = {}) =>
     cloudTrailEvent('lambda', eventName, params, [], more);
 
@@ -224,7 +224,13 @@ describe("the functions that write evidence and send, a bank's production settin
   });
 
   it("a function created or reconfigured with a sender's role is reported: with that role it could write send records", () => {
-    for (const prefix of ['DispatchRole', 'SweeperRole', 'DeliveryFeedbackFunctionRole', 'IngestRole']) {
+    for (const prefix of [
+      'DispatchRole',
+      'SweeperRole',
+      'DeliveryFeedbackFunctionRole',
+      'IngestRole',
+      'OperatorRole',
+    ]) {
       const role = `arn:${s.one('AWS::IAM::Role', prefix)[0]}`;
       for (const eventName of ['CreateFunction20150331', 'UpdateFunctionConfiguration20150331v2']) {
         expect(s.reportedBy(lambda(eventName, { functionName: 'forger', role })), `${eventName} ${prefix}`).toEqual([
@@ -262,6 +268,7 @@ describe('a stack in us-east-1', () => {
     for (const prefix of [
       'DispatchRole',
       'DeliveryFeedbackFunctionRole',
+      'OperatorRole',
       'EvidenceReaderRole',
       'EvidenceBreakGlassRole',
     ]) {

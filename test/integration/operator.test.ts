@@ -12,6 +12,7 @@ import {
   countBy,
   type IngestInvoker,
   inspectEvent,
+  listAudit,
   listQuarantine,
   OperatorError,
   type OperatorPorts,
@@ -146,11 +147,32 @@ describe('replay', () => {
     expect(q?.replayedAt).toEqual(expect.any(String));
   });
 
-  it('replay-quarantine of a still-bad record says so and changes nothing; unknown ids are refused', async () => {
+  it('the preview refuses, with WOULD_QUARANTINE, a stored value a replay would quarantine again; nothing is fed to ingest or audited; unknown ids are refused', async () => {
     await ingest(record(11, 'not json at all'));
-    expect(await replay([`${TOPIC}#0#11`])).toEqual([
-      { id: `${TOPIC}#0#11`, outcome: 'STILL_QUARANTINED', eventId: null },
-    ]);
+    await ingest(record(14, transferEvent({ eventId: 'ops-float', channels: ['EMAIL'], data: { amount: 1.5 } })));
+    let fed = 0;
+    const counting = ports({
+      invokeIngest: async (e) => {
+        fed++;
+        return ingest(e);
+      },
+    });
+    expect(await preview(replayQuarantine, counting, { ids: [`${TOPIC}#0#14`] })).toEqual({
+      ok: false,
+      refusal: {
+        code: 'WOULD_QUARANTINE',
+        message: expect.stringMatching(
+          /^ops\.test#0#14 was quarantined for INVALID_AMOUNT, and its stored value would be quarantined again \(INVALID_AMOUNT: .+\): replay it with --value-file/,
+        ),
+      },
+    });
+    // Confirmed anyway: the same rule refuses it, audited as REFUSED with that code; ingest never sees it.
+    await expect(apply(replayQuarantine, counting, { ids: [`${TOPIC}#0#11`] }, ALICE)).rejects.toThrow(
+      /#0#11 was quarantined for INVALID_JSON, and its stored value would be quarantined again \(INVALID_JSON: /,
+    );
+    expect(fed).toBe(0);
+    const [record11] = (await listAudit(counting)).filter((r) => r.target === `${TOPIC}#0#11`);
+    expect([record11?.outcome?.result, record11?.outcome?.details.code]).toEqual(['REFUSED', 'WOULD_QUARANTINE']);
     await expect(replay([`${TOPIC}#0#999`])).rejects.toThrow(OperatorError);
     await expect(replay(['nonsense'])).rejects.toThrow(/not a quarantine id/);
     // The preview asks the same rule: refused before anything is fed to ingest.
@@ -160,11 +182,34 @@ describe('replay', () => {
     });
   });
 
-  it('replay-quarantine of a conflict: STILL_QUARANTINED as it was, DUPLICATE once corrected to the original', async () => {
+  it('a stored value the decoder deployed now reads (a fix on our side) is replayed and accepted', async () => {
+    // Quarantined by an older decoder for a rule this one no longer breaks: the kept bytes are a valid event.
+    await ingest(record(15, 'not json at all'));
+    const valid = JSON.stringify(transferEvent({ eventId: 'ops-fixed-here', channels: ['EMAIL'] }));
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: `QUARANTINE#${TOPIC}#0#15`, sk: 'RECORD' },
+        UpdateExpression: 'SET #raw = :raw, reason = :reason, eventId = :id',
+        ExpressionAttributeNames: { '#raw': 'raw' },
+        ExpressionAttributeValues: {
+          ':raw': Buffer.from(valid).toString('base64'),
+          ':reason': 'SCHEMA_VIOLATION',
+          ':id': 'ops-fixed-here',
+        },
+      }),
+    );
+    expect((await preview(replayQuarantine, ports(), { ids: [`${TOPIC}#0#15`] })).ok).toBe(true);
+    expect(await replay([`${TOPIC}#0#15`])).toEqual([
+      { id: `${TOPIC}#0#15`, outcome: 'ACCEPTED', eventId: 'ops-fixed-here' },
+    ]);
+  });
+
+  it('replay-quarantine of a conflict: refused as it is (the inbox holds another meaning), DUPLICATE once corrected to the original', async () => {
     const original = JSON.stringify(transferEvent({ eventId: 'ops-dup', channels: ['EMAIL'] }));
     await ingest(record(12, original));
     await ingest(record(13, transferEvent({ eventId: 'ops-dup', channels: ['EMAIL'], data: { amount: '1' } })));
-    expect((await replay([`${TOPIC}#0#13`]))[0]?.outcome).toBe('STILL_QUARANTINED');
+    await expect(replay([`${TOPIC}#0#13`])).rejects.toThrow(/quarantined for EVENT_ID_CONFLICT.*--value-file/);
     const before = await table.eventItems('ops-dup');
     expect((await replay([`${TOPIC}#0#13`], original))[0]?.outcome).toBe('DUPLICATE');
     expect(await table.eventItems('ops-dup')).toEqual(before);

@@ -149,7 +149,14 @@ describe('npm run ops -- suppressions, lift-suppression, suppression-hash', () =
     expect(unconfirmed).toMatchObject({ code: 3 });
     expect(unconfirmed.out).toContain('npm run ops -- propose lift-suppression');
     await expect(opsIn([...lift, '--confirm'])).rejects.toThrow(/four eyes/);
-    const proposed = await opsIn(['propose', ...lift]);
+    // The preview prints its fingerprint: a proposal bound to it is refused if what it acts on changed since.
+    const fingerprint = /--fingerprint ([0-9a-f]{64})/.exec(unconfirmed.out)?.[1] as string;
+    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    await expect(opsIn(['propose', ...lift, '--fingerprint', 'f'.repeat(64)])).rejects.toThrow(
+      /changed since it was shown/,
+    );
+    await expect(opsIn(['propose', ...lift, '--fingerprint', 'abc'])).rejects.toThrow(/64 hex digits/);
+    const proposed = await opsIn(['propose', ...lift, '--fingerprint', fingerprint]);
     expect(proposed.code).toBe(0);
     const id = /^(p-\S+)/.exec(proposed.out)?.[1] as string;
     expect((await opsIn(['proposals'], BOB_ID)).out).toContain(`${id}  PENDING  SUPPRESSION_LIFT EMAIL#${hash}`);

@@ -146,6 +146,21 @@ describe('npm run smoke, through MSK', () => {
     expect(ddbMock.commandCalls(QueryCommand)).toHaveLength(0);
   });
 
+  it('exits 4 with the refusal when the producer will not send to a contact point (not the simulator, not in smokeContacts)', async () => {
+    const refusal = 'phone +819099999999: not a smoke contact. The smoke check sends a bank notice, unreviewed';
+    lambdaMock.on(InvokeCommand, { FunctionName: 'notifier-prod-smoke' }).resolves({
+      StatusCode: 200,
+      FunctionError: 'Unhandled',
+      Payload: Buffer.from(JSON.stringify({ errorType: 'SmokeRequestError', errorMessage: refusal })) as never,
+    });
+    const { deps, lines } = harness();
+    expect(await runSmoke({ ...OPTIONS, phone: '+819099999999' }, deps)).toBe(EXIT.SETUP);
+    expect(lines.join('\n')).toMatch(
+      /cannot start: the smoke producer refused: phone \+819099999999: not a smoke contact/,
+    );
+    expect(ddbMock.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+
   it('exits 4, pointing at --direct, when the stack has no smoke producer', async () => {
     cfnMock.on(DescribeStacksCommand).resolves({
       Stacks: [

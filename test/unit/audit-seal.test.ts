@@ -100,6 +100,12 @@ describe('sealed audit records', () => {
     expect(listed.find((r) => r.reason === 'r')?.warnings).toBeUndefined();
     expect(await log.read(moved)).toBeUndefined();
     expect(await log.read(done.key)).toMatchObject({ reason: 'another' });
+    // read() carries a record's own sealed outcome (an approval compares an old proposal's expiry with it), never
+    // one copied from another record's.
+    expect((await log.read(done.key))?.outcome).toMatchObject({ kind: 'AUDIT_OUTCOME', result: 'DONE', details: {} });
+    expect((await log.read(done.key))?.outcome).not.toHaveProperty('seal');
+    expect(await log.read(third.key)).toMatchObject({ reason: 'third' });
+    expect((await log.read(third.key))?.outcome).toBeUndefined();
     const about = await log.listAbout(['u-1'], '2000-01-01');
     expect(about.find((r) => r.reason === 'third')?.warnings).toEqual([expect.stringContaining('outcome of')]);
   });

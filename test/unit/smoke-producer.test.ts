@@ -20,6 +20,12 @@ function recording() {
   const deps = {
     producer,
     topic: 'banking.transfers',
+    // The settings' smokeContacts: the bank's own test phone and device.
+    allowed: [
+      '+819012345678',
+      'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/notifier/0b1c',
+      'QA@bank.example',
+    ],
     now: () => Date.parse('2026-12-02T01:00:00Z'),
     nonce: () => 'a1b2',
   };
@@ -56,6 +62,53 @@ describe('the smoke producer', () => {
     // No request at all: the SES mailbox simulator.
     await produceSmokeEvent(undefined, deps);
     expect(JSON.parse(records[0]?.value ?? '{}').recipient.email).toBe(SES_SIMULATOR_SUCCESS);
+  });
+
+  it("refuses a contact point that is neither the SES mailbox simulator nor in the settings' smokeContacts, by name, before Kafka is touched", async () => {
+    const { records, deps } = recording();
+    await expect(produceSmokeEvent({ phone: '+819099999999' }, deps)).rejects.toThrow(
+      /^phone \+819099999999: not a smoke contact\. .*SES mailbox simulator.*smokeContacts/,
+    );
+    await expect(produceSmokeEvent({ email: 'victim@customer.example' }, deps)).rejects.toThrow(
+      /email victim@customer\.example: not a smoke contact/,
+    );
+    await expect(
+      produceSmokeEvent(
+        { pushEndpointArn: 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/notifier/ffff' },
+        deps,
+      ),
+    ).rejects.toThrow(/pushEndpointArn arn:.*ffff: not a smoke contact/);
+    // A listed contact with one that is not: nothing is written.
+    await expect(produceSmokeEvent({ email: 'qa@bank.example', phone: '+15550100' }, deps)).rejects.toThrow(
+      /^phone \+15550100: not a smoke contact/,
+    );
+    expect(records).toEqual([]);
+  });
+
+  it('sends to every SES mailbox simulator scenario, labelled or not, and to the listed contacts (e-mail without regard to case)', async () => {
+    const { records, deps } = recording();
+    for (const email of [
+      'success@simulator.amazonses.com',
+      'bounce+smoke-1@simulator.amazonses.com',
+      'OOTO@Simulator.AmazonSES.com',
+      'complaint@simulator.amazonses.com',
+      'suppressionlist@simulator.amazonses.com',
+      'qa@bank.example',
+    ]) {
+      await produceSmokeEvent({ email }, deps);
+    }
+    await produceSmokeEvent(
+      {
+        phone: '+819012345678',
+        pushEndpointArn: 'arn:aws:sns:ap-northeast-1:123456789012:endpoint/APNS/notifier/0b1c',
+      },
+      deps,
+    );
+    expect(records).toHaveLength(7);
+    // Not the simulator: another mailbox at a look-alike domain, or a scenario SES does not have.
+    for (const email of ['success@simulator.amazonses.com.evil.example', 'anyone@simulator.amazonses.com']) {
+      await expect(produceSmokeEvent({ email }, deps), email).rejects.toThrow(/not a smoke contact/);
+    }
   });
 
   it('connects over TLS with IAM: a token signed for the region at each authentication', async () => {

@@ -216,6 +216,22 @@ describe("the data events of the doors around the controls (direct invokes, the 
     expect(partial.lines.at(-1)).toContain(`Invoke of ${OPERATOR}, item writes on ${TABLE}`);
   });
 
+  it("a selector that records Invoke alone misses a function URL's calls (InvokeFunctionUrl): fails; one admitting every Invoke name passes", async () => {
+    trails({ TrailARN: LOCAL, HomeRegion: REGION, IsMultiRegionTrail: false });
+    logging(LOCAL);
+    const table = data('AWS::DynamoDB::Table', [{ Field: 'readOnly', Equals: ['false'] }]);
+    selectors(LOCAL, {
+      AdvancedEventSelectors: [data('AWS::Lambda::Function', [{ Field: 'eventName', Equals: ['Invoke'] }]), table],
+    });
+    const invokeOnly = await checkDataEvents(client, REGION, WATCHED);
+    expect(invokeOnly.ok).toBe(false);
+    expect(invokeOnly.lines.at(-1)).toContain(`Invoke of ${INGEST}, Invoke of ${OPERATOR}`);
+    selectors(LOCAL, {
+      AdvancedEventSelectors: [data('AWS::Lambda::Function', [{ Field: 'eventName', StartsWith: ['Invoke'] }]), table],
+    });
+    expect((await checkDataEvents(client, REGION, WATCHED)).ok).toBe(true);
+  });
+
   it('a basic selector naming every function and every table, on a stopped trail: not counted; on a logging one: passes', async () => {
     trails({ TrailARN: LOCAL, HomeRegion: REGION, IsMultiRegionTrail: false });
     const basic = {

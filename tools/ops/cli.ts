@@ -56,6 +56,7 @@ const OPTIONS = {
   'despite-accepted': { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
   'value-file': { type: 'string' },
+  fingerprint: { type: 'string' },
   user: { type: 'string' },
   'evidence-dir': { type: 'string' },
   channel: { type: 'string' },

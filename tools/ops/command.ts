@@ -15,6 +15,8 @@ export interface OpsValues {
   readonly 'despite-accepted'?: string;
   readonly 'dry-run'?: boolean;
   readonly 'value-file'?: string;
+  /** The fingerprint a preview printed: the action is refused (CHANGED) if what it reads now differs. */
+  readonly fingerprint?: string;
   readonly user?: string;
   readonly channel?: string;
   readonly address?: string;

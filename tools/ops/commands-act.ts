@@ -42,6 +42,14 @@ interface ActionCommand<N extends OperatorActionName> {
   done(c: Context, outcome: OutcomeOf<N>): number;
 }
 
+/** A preview's fingerprint, as printed: the digest of what the action read (functions/domain/approval.ts). */
+export const checkFingerprint = (c: Given) => {
+  const given = c.values.fingerprint;
+  if (given !== undefined && !/^[0-9a-f]{64}$/.test(given)) {
+    throw new UsageError('--fingerprint is the 64 hex digits a preview printed');
+  }
+};
+
 /** The command of an action: preview without --confirm (exit 3), the action with it. */
 function actionCommand<N extends OperatorActionName>(
   spec: ActionCommand<N>,
@@ -52,6 +60,7 @@ function actionCommand<N extends OperatorActionName>(
     check(c) {
       spec.check?.(c);
       needsReason(c);
+      checkFingerprint(c);
     },
     async run(c) {
       const request = spec.request(c);
@@ -63,17 +72,19 @@ function actionCommand<N extends OperatorActionName>(
         c.print(`${intro}${previewText(answer)}\n${nextStep(c, answer, reason)}`);
         return OPS_EXIT.REFUSED;
       }
-      return spec.done(c, await c.target.operations.confirm(spec.action, request, reason));
+      return spec.done(c, await c.target.operations.confirm(spec.action, request, reason, c.values.fingerprint));
     },
   };
 }
 
 /** What the operator does next: confirm it, or — four eyes — propose it for another identity's approval. */
 function nextStep(c: Context, answer: Extract<PreviewAnswer, { ok: true }>, reason: string): string {
+  // Bound to what this preview showed: refused (CHANGED) if what the action reads differs by then.
+  const bound = `--fingerprint ${answer.fingerprint}`;
   if (answer.approvalRequired) {
-    return `Four eyes: ${answer.kind} is proposed by one identity and approved by another. Propose it with\n  npm run ops -- propose ${c.command} ${c.args.join(' ')} --reason "${reason}" …(the same options)\nand ask a colleague to approve it (ops approve <id>).\n`;
+    return `Four eyes: ${answer.kind} is proposed by one identity and approved by another. Propose it with\n  npm run ops -- propose ${c.command} ${c.args.join(' ')} --reason "${reason}" ${bound} …(the same options)\nand ask a colleague to approve it (ops approve <id>).\n`;
   }
-  return `Recorded as by ${c.target.caller}: "${reason}". Add --confirm to do it.\n`;
+  return `Recorded as by ${c.target.caller}: "${reason}". Add --confirm ${bound} to do it (refused if what it acts on changed since this preview).\n`;
 }
 
 export const replayQuarantine = actionCommand({

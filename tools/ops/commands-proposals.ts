@@ -35,6 +35,7 @@ export const propose: Command = {
       command.spec.action,
       command.spec.request(as),
       c.values.reason ?? '',
+      c.values.fingerprint,
     );
     c.out(
       proposal,

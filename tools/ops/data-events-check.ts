@@ -41,19 +41,22 @@ export function watchedOf(
   ];
 }
 
-const eventOf = (w: Watched) => (w.type === 'AWS::Lambda::Function' ? 'Invoke' : 'PutItem');
+/** A function URL's calls are recorded as InvokeFunctionUrl, not Invoke: a selector must admit both. */
+const eventsOf = (w: Watched) => (w.type === 'AWS::Lambda::Function' ? ['Invoke', 'InvokeFunctionUrl'] : ['PutItem']);
 
 function advancedRecords(selectors: readonly AdvancedEventSelector[], w: Watched): boolean {
-  return selectors.some((s) => {
-    const field = (name: string) => s.FieldSelectors?.find((f) => f.Field === name);
-    return (
-      field('eventCategory')?.Equals?.includes('Data') === true &&
-      field('resources.type')?.Equals?.includes(w.type) === true &&
-      admits(field('resources.ARN'), w.arn) &&
-      admits(field('eventName'), eventOf(w)) &&
-      admits(field('readOnly'), 'false')
-    );
-  });
+  const admitted = (eventName: string) =>
+    selectors.some((s) => {
+      const field = (name: string) => s.FieldSelectors?.find((f) => f.Field === name);
+      return (
+        field('eventCategory')?.Equals?.includes('Data') === true &&
+        field('resources.type')?.Equals?.includes(w.type) === true &&
+        admits(field('resources.ARN'), w.arn) &&
+        admits(field('eventName'), eventName) &&
+        admits(field('readOnly'), 'false')
+      );
+    });
+  return eventsOf(w).every(admitted);
 }
 
 function basicRecords(selectors: readonly EventSelector[], w: Watched): boolean {

@@ -139,6 +139,12 @@ async function produceThroughMsk(options: SmokeOptions, outputs: StackOutputs, d
     return { ok: false, exit: EXIT.SETUP };
   }
   const payload = answer.Payload === undefined ? '' : Buffer.from(answer.Payload).toString('utf8');
+  if (answer.FunctionError !== undefined && payload.includes('"errorType":"SmokeRequestError"')) {
+    // The producer refused what it was asked: a contact point it may not send to, a malformed one.
+    const refusal = (JSON.parse(payload) as { errorMessage?: string }).errorMessage ?? payload.slice(0, 500);
+    deps.print(`cannot start: the smoke producer refused: ${refusal}`);
+    return { ok: false, exit: EXIT.SETUP };
+  }
   if (answer.FunctionError !== undefined) {
     // The brokers refused or could not be reached (security group, IAM, TLS): the event never got in.
     deps.print(

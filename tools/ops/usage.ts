@@ -17,7 +17,7 @@ Commands
                                      feeds records back through ingest at their own offset: the stored value, or the
                                      producer's corrected event from FILE (one id; it must keep the record's eventId,
                                      and what it changes is shown first). Already processed: a duplicate. Audited.
-  replay-failed-batches [--since 24h] [--dry-run]
+  replay-failed-batches [--since 24h] --reason TEXT --confirm
                                      replays the batches the MSK mapping parked in S3 (FailedIngestBatchesBucketName)
   refused [--since 24h] [--reason R]
                                      notifications refused for a contact point without a sendable reading
@@ -69,6 +69,8 @@ Commands
                                      the key an address is suppressed under (nothing is read, no stack needed)
 
   --since D      30m, 24h, 7d, or an ISO 8601 time       --json   standard output is exactly one JSON document
+  --fingerprint F  with --confirm or propose: the fingerprint the preview printed; refused (CHANGED) if what the
+                 action acts on is no longer what that preview showed
   -h, --help     this text
 
 Exit codes: 0 done; 1 failed (AWS refused a call, a replay failed); 2 usage; 3 refused or not found (a SENT

@@ -55,7 +55,9 @@ export function previewText(a: Extract<PreviewAnswer, { ok: true }>): string {
         `Repairing feeds the corrected event through ingest: these channels are sent to the contact points above.`,
       ].join('\n');
     case 'SUPPRESSION_LIFT':
-      return `${a.target} is suppressed (${s.cause} since ${s.since}, from ${s.notificationId}).\nLifting it lets the next notification to this address be sent.`;
+      return s.stillBlocked === undefined
+        ? `${a.target} is suppressed (${s.cause} since ${s.since}, from ${s.notificationId}).\nLifting it lets the next notification to this address be sent.`
+        : `${a.target} is suppressed (${s.cause} since ${s.since}, from ${s.notificationId}).\n${s.stillBlocked}\nLifting it lets the next text to this number be tried.`;
     case 'EXPORT':
       return `Exporting everything above (${s.events} event(s), ${s.evidence} evidence record(s)) as one JSON document.`;
     case 'REVEAL':
@@ -66,7 +68,12 @@ export function previewText(a: Extract<PreviewAnswer, { ok: true }>): string {
 }
 
 export const replayText = (results: readonly ReplayResult[]) =>
-  results.map((r) => `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}`).join('\n');
+  results
+    .map(
+      (r) =>
+        `${r.id}  ${r.outcome}${r.eventId === null ? '' : `  ${r.eventId}`}${r.why === undefined ? '' : `  (${r.why})`}`,
+    )
+    .join('\n');
 
 export const batchesText = (batches: readonly ParkedBatch[], preview = false) =>
   batches.length === 0

@@ -1,6 +1,7 @@
 /** The operator's lists as text: quarantined records, refused notifications, suppressions, audited actions. */
 import type { Channel } from '../../../functions/domain/channels.ts';
 import type { RejectionReason } from '../../../functions/domain/event/contract.ts';
+import { CURABLE_BY_REPLAY } from '../../../functions/domain/event/replay-cure.ts';
 import {
   countBy,
   identityText,
@@ -19,24 +20,11 @@ const counted = (title: string, counts: readonly { value: string; count: number 
   ...counts.map((c) => `  ${String(c.count).padStart(5)}  ${c.value}`),
 ];
 
-/**
- * The reasons a replay of the kept bytes as they are can cure — something on our side changed (a schema registered, a
- * type or channel added to the catalogue, a limit raised, a fault fixed). Any other reason reads the same bytes the
- * same way and lands in quarantine again: it needs a corrected value or the producer's corrected event.
- */
-const CURABLE_BY_REPLAY: ReadonlySet<string> = new Set<RejectionReason>([
-  'UNKNOWN_SCHEMA',
-  'UNKNOWN_TYPE',
-  'UNKNOWN_CHANNEL',
-  'TOO_LARGE',
-  'UNPROCESSABLE',
-]);
-
 export const quarantineText = (list: readonly QuarantineView[]) => {
   if (list.length === 0) return 'no quarantined records';
   const waiting = list.filter((q) => q.replayedAt === null);
-  const open = waiting.filter((q) => CURABLE_BY_REPLAY.has(q.reason)).map((q) => q.id);
-  const asIsNoCure = waiting.filter((q) => !CURABLE_BY_REPLAY.has(q.reason));
+  const open = waiting.filter((q) => CURABLE_BY_REPLAY.has(q.reason as RejectionReason)).map((q) => q.id);
+  const asIsNoCure = waiting.filter((q) => !CURABLE_BY_REPLAY.has(q.reason as RejectionReason));
   return [
     `${plural(list.length, 'quarantined record')} (newest first)`,
     ...counted(
