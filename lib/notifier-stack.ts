@@ -72,6 +72,7 @@ export class NotifierStack extends Stack {
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
     super(scope, id, props);
+    pinPolicyPerReplica(this, props.region);
     const s = props.settings;
     this.zones = s.vpc?.availabilityZones;
     const prefix = props.stackName ?? stackNameOf(s.stage);
@@ -431,9 +432,14 @@ function guardItemWrites(table: NotifierStack['table'], breakGlass: Role): void 
 
 /** The stage's table: in one region, or the global table of a stage in two. */
 function stageTable(stack: NotifierStack, key: IKey | undefined, region: RegionRole | undefined): ITable {
-  if (region === undefined) return createTable(stack, key);
-  // Each replica of the global table gets its own resource policy, never a copy of the primary's, which names the
-  // primary's roles (the recovery's functions could not write their replica): pinned here, not left to cdk.json.
-  stack.node.setContext(RESOURCE_POLICY_PER_REPLICA, true);
-  return regionalTable(stack, key, region);
+  return region === undefined ? createTable(stack, key) : regionalTable(stack, key, region);
+}
+
+/**
+ * Each replica of the global table gets its own resource policy, never a copy of the primary's, which names the
+ * primary's roles (the recovery's functions could not write their replica): pinned here, not left to cdk.json. Set
+ * before the stack has children: constructs refuses context after.
+ */
+function pinPolicyPerReplica(stack: NotifierStack, region: RegionRole | undefined): void {
+  if (region !== undefined) stack.node.setContext(RESOURCE_POLICY_PER_REPLICA, true);
 }
