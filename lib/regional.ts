@@ -237,8 +237,8 @@ export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: 
     // The claim's CONTROL and the send's shard: consistent reads of this region's fence only.
     fn.useTable(fence, ['dynamodb:GetItem']);
   }
-  // Ingest: a held inbox item of this epoch, read consistently (INBOX#E<n>).
-  f.ingest.useTable(table, ['dynamodb:GetItem']);
+  // Ingest: an event's inbox items of every epoch (INBOX, INBOX#E<n>), one consistent Query on its partition.
+  f.ingest.useTable(table, ['dynamodb:GetItem', 'dynamodb:Query']);
   // The keeper: the other region's CONTROL, read there; its own fence written FENCED; its intake disabled; its beat.
   const otherFence = fenceTableName(role.otherPrefix);
   f.sweeper.addEnvironment('OTHER_REGION', role.otherRegion);

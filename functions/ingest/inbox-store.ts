@@ -10,6 +10,7 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -119,6 +120,11 @@ export interface InboxStore {
    */
   findInboxes?(eventIds: readonly string[]): Promise<KnownEvents>;
   /**
+   * Whether these events were taken at all: each event's inbox item of any kind — `INBOX`, or a held `INBOX#E<n>` of
+   * any failover epoch — by one strongly consistent Query on its partition. A held one is known by its payloadHash only.
+   */
+  findTaken?(eventIds: readonly string[]): Promise<KnownEvents>;
+  /**
    * Inbox + notifications in one transaction, and the event's series entry when its type supersedes (after them, with
    * no condition of its own: the inbox's guards it; docs/dispatch.md "The right moment").
    */
@@ -206,6 +212,31 @@ export class DynamoInboxStore implements InboxStore {
       }
       keys = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
     }
+  }
+
+  async findTaken(eventIds: readonly string[]): Promise<KnownEvents> {
+    const known = new Map<string, KnownInbox>();
+    await Promise.all(
+      [...new Set(eventIds)].map(async (eventId) => {
+        const r = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            // `INBOX` and every `INBOX#E<n>`: no list of epochs to keep, whichever epoch held the event.
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :inbox)',
+            ExpressionAttributeValues: { ':pk': eventPk(eventId), ':inbox': INBOX_SK },
+            ConsistentRead: true,
+            ProjectionExpression: `pk, sk, ${KNOWN_FIELDS}`,
+          }),
+        );
+        const items = r.Items ?? [];
+        const inbox = items.find((i) => i.sk === INBOX_SK);
+        const held = items[0];
+        if (inbox !== undefined) known.set(eventId, knownInbox(inbox));
+        else if (held !== undefined)
+          known.set(eventId, { payloadHash: typeof held.payloadHash === 'string' ? held.payloadHash : undefined });
+      }),
+    );
+    return known;
   }
 
   /** The inbox item's Put, first in every transaction: only if absent, and the stored item back when it is not. */

@@ -7,7 +7,6 @@
  */
 import { readFileSync } from 'node:fs';
 import type { GlueClient } from '@aws-sdk/client-glue';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
@@ -35,10 +34,6 @@ const store =
         clockMarginMs: fence.clockMarginMs,
         placement: { pendingThresholdMs: config.pendingThresholdMs, sweepShards: config.sweepShards },
         now: Date.now,
-        // A held inbox item of this epoch (INBOX#E<n>), read consistently: an event held here before is a duplicate.
-        heldInbox: async (key) =>
-          (await documentClient.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true })))
-            .Item as { payloadHash?: string } | undefined,
       });
 const limit = pLimit(config.concurrency);
 // Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients

@@ -10,6 +10,8 @@
  * `INBOX` stays free for its late write) and a successor per channel, FAILOVER_HELD, which `ops reconcile` decides.
  * Once the old region is reconciled — fenced and quiet, so "absent there" means "never taken" — until `lookupUntil`
  * such an event is looked up in the old region instead: found, a duplicate; absent, new; the look-up failing, held.
+ * "Taken" is any inbox item of the event — `INBOX`, or a held `INBOX#E<n>` of any epoch — here or there: a failback
+ * reads again what the recovery region held and then released, and an event held in any failover is never new again.
  * Not yet built: the `__mskmr` header rule, for records producers wrote to the old cluster after the cut.
  */
 import type { PreferencesItem } from '../domain/audience.ts';
@@ -43,9 +45,10 @@ export class OwnedInboxStore implements InboxStore {
       readonly clockMarginMs: number;
       readonly placement?: SweepPlacement;
       readonly now: () => number;
-      /** The event's held inbox item `INBOX#E<epoch>` in this replica, if any (a consistent GetItem). */
-      readonly heldInbox?: (key: { pk: string; sk: string }) => Promise<{ payloadHash?: string } | undefined>;
-      /** The old region's inbox items (one consistent BatchGetItem there), for the look-up after a reconciliation. */
+      /**
+       * Whether the old region took these events (its `findTaken`: `INBOX` or a held `INBOX#E<n>`, consistent), for
+       * the look-up after a reconciliation.
+       */
       readonly predecessorInboxes?: (eventIds: readonly string[]) => Promise<KnownEvents>;
     },
   ) {
@@ -65,9 +68,9 @@ export class OwnedInboxStore implements InboxStore {
     const owned = ownershipOf(control, this.region);
     const now = this.failover.now();
     let rule = replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
-    // Held here before (its successors perhaps released since): a duplicate, whatever the old region says.
-    const heldBefore =
-      rule === 'hold' || control?.predecessor === undefined ? undefined : await this.heldHere(inbox, owned);
+    // Held here before, in any epoch (its successors perhaps released and sent since — a failback reads again what
+    // the recovery region held): a duplicate, whatever the old region says.
+    const heldBefore = control?.predecessor === undefined ? undefined : await this.takenHere(inbox.eventId);
     if (heldBefore !== undefined) return { kind: 'inboxExists', payloadHash: heldBefore.payloadHash };
     if (rule === 'lookup') {
       const found = await this.lookUp(inbox.eventId);
@@ -105,8 +108,9 @@ export class OwnedInboxStore implements InboxStore {
     return this.inner.quarantine({ ...item, ...(await this.ownership()) });
   }
 
-  private async heldHere(inbox: InboxItem, owned: Ownership): Promise<{ payloadHash: string | undefined } | undefined> {
-    const found = await this.failover.heldInbox?.({ pk: inbox.pk, sk: heldInboxSk(owned.epoch) });
+  /** The event's inbox item in this replica, `INBOX` or held in any epoch; its payloadHash only. */
+  private async takenHere(eventId: string): Promise<{ payloadHash: string | undefined } | undefined> {
+    const found = (await this.inner.findTaken?.([eventId]))?.get(eventId);
     return found === undefined ? undefined : { payloadHash: found.payloadHash };
   }
 

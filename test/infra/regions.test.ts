@@ -136,6 +136,18 @@ describe('a stage in two regions', () => {
     expect(env(r, 'Dispatch').TABLE_NAME).toBe('notifier-example-notifications');
   });
 
+  it('ingest in each region may query an event’s partition: its held inbox items of every epoch are looked for', () => {
+    for (const t of [p, r]) {
+      const policies = byType(t, 'AWS::IAM::Policy').filter(([id]) => id.startsWith('Ingest'));
+      const actions = policies.flatMap(([, pol]) =>
+        (pol.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement.flatMap((st) =>
+          Array.isArray(st.Action) ? st.Action : [st.Action],
+        ),
+      );
+      expect(actions).toContain('dynamodb:Query');
+    }
+  });
+
   it('alarms in each region on replication latency to the other and on a fenced region trying to send', () => {
     for (const [t, receiving] of [
       [p, 'ap-northeast-3'],

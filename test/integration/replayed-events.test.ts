@@ -5,7 +5,6 @@
  * up in the old region. Every item it writes carries its region and epoch.
  */
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
@@ -60,10 +59,7 @@ const deps = () => {
     secondCopy: [],
     clockMarginMs: 60_000,
     now: () => NOW,
-    predecessorInboxes: (ids) => new DynamoInboxStore(old.doc, old.tableName).findInboxes(ids),
-    heldInbox: async (key) =>
-      (await recovery.doc.send(new GetCommand({ TableName: recovery.tableName, Key: key, ConsistentRead: true })))
-        .Item as { payloadHash?: string } | undefined,
+    predecessorInboxes: (ids) => new DynamoInboxStore(old.doc, old.tableName).findTaken(ids),
   });
   return { ...memoryBatchDeps(undefined as never), store, now: () => NOW };
 };

@@ -72,6 +72,18 @@ describe('the region drill', () => {
     failsOn(verdict, 'fence.writesToForeignItems');
   }, 300_000);
 
+  // A failback whose original region reads again, from its own cluster, events the recovery region had held and then
+  // released and sent (seed 824 of the 1,000-schedule run draws one): each must be a duplicate there, not sent again.
+  it('after a failback, events the recovery region held and sent are not sent again by the original region', async () => {
+    const verdict = await runDrill(1, 824, {}, () => undefined, {
+      parallel: 1,
+      endpoints: [dbs[0]?.endpoint ?? '', dbs[1]?.endpoint ?? ''],
+    });
+    expect(verdict.failures).toEqual([]);
+    expect(verdict.byScenario.failback).toMatchObject({ schedules: 1, passed: 1, duplicates: { atMostOnce: 0 } });
+    expect(verdict.byScenario.failback?.accounted.sentLate).toBeGreaterThan(0);
+  }, 300_000);
+
   // Caught only where the old region sent an event whose inbox item had not replicated when the new region read it
   // again (about a third of forced failovers): this seed's schedule is one.
   it('events read again after a failover taken as new fail the verdict on duplicates', async () => {

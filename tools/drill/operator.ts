@@ -109,7 +109,7 @@ export async function switchover(
   const demotion = await demote(from, clock);
   published();
   await drained();
-  to.predecessorInboxes = (ids) => from.inboxes().findInboxes(ids);
+  to.predecessorInboxes = (ids) => from.inboxes().findTaken(ids);
   const promoted = await promote(to, from, demotion.epoch, drilled, clock);
   return { promoted, reconciliation: await reconcile(from, to, clock) };
 }

@@ -126,7 +126,7 @@ export async function play(
       (cluster.destroyed || cluster.committed >= cluster.records.length)
     );
   };
-  b.predecessorInboxes = (ids) => a.inboxes().findInboxes(ids);
+  b.predecessorInboxes = (ids) => a.inboxes().findTaken(ids);
 
   try {
     let keeperAt = T0;

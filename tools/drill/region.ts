@@ -4,7 +4,7 @@
  * mocked provider that records every accepted message. A lost region refuses every call, as an unreachable endpoint
  * would; whatever its code still tries fails.
  */
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { neverHeld } from '../../functions/dispatch/channel-breaker.ts';
 import type { DispatchDeps } from '../../functions/dispatch/dispatch-notification.ts';
@@ -177,10 +177,6 @@ export class Region {
         clockMarginMs: CLOCK_MARGIN_MS,
         now: () => this.clock.now(),
         ...(this.predecessorInboxes === undefined ? {} : { predecessorInboxes: this.predecessorInboxes }),
-        heldInbox: async (key) =>
-          (await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }))).Item as
-            | { payloadHash?: string }
-            | undefined,
       }),
       limit: pLimit(4),
       now: () => this.clock.now(),

@@ -1,0 +1,127 @@
+/**
+ * Events read again after a failback, on DynamoDB Local (docs/regions.md "Events read again", "Failback"): the
+ * recovery region held an event it had no inbox item for (`INBOX#E2`), `ops reconcile` released it and it was sent;
+ * after the switchover back, the original region reads the same record again from its own cluster. It must be a
+ * duplicate — whether the held inbox item has replicated to it or is still only in the recovery region — and an event
+ * held in any earlier epoch stays a duplicate after later failovers.
+ */
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
+import type { FenceControl } from '../../functions/domain/fence.ts';
+import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
+import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
+import { OwnedInboxStore } from '../../functions/ingest/owned-inbox-store.ts';
+import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
+import { localClient } from '../../tools/local/dynamodb-local.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { transferEvent } from '../support/events.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { memoryBatchDeps } from '../support/memory-inbox-store.ts';
+
+const PRIMARY = 'ap-northeast-1';
+const RECOVERY = 'ap-northeast-3';
+const CUT = Date.parse('2026-11-30T10:00:00Z');
+const NOW = CUT + 120_000;
+const BEFORE_CUT = '2026-11-30T09:59:00Z';
+let primary: LocalTable;
+let recovery: LocalTable;
+let fences = 0;
+
+beforeAll(async () => {
+  [primary, recovery] = await Promise.all([
+    newLocalTable(inject('dynamoEndpoint')),
+    newLocalTable(inject('dynamoEndpoint')),
+  ]);
+});
+
+/** A region's ingest at the CONTROL given, the other region's table answering its look-ups. */
+async function ingestIn(here: LocalTable, control: FenceControl, other: LocalTable) {
+  const name = `${here.tableName}-fence-${fences++}`;
+  const db = localClient(here.endpoint);
+  await db.send(new CreateTableCommand(createFenceTableInput(name)));
+  db.destroy();
+  const fence = new DynamoFenceStore(here.doc, name, 4, () => NOW);
+  await fence.initialise(control);
+  const store = new OwnedInboxStore(new DynamoInboxStore(here.doc, here.tableName), fence, control.region, {
+    secondCopy: [],
+    clockMarginMs: 60_000,
+    now: () => NOW,
+    predecessorInboxes: (ids) => new DynamoInboxStore(other.doc, other.tableName).findTaken(ids),
+  });
+  return (eventId: string) =>
+    ingestBatch(
+      mskEvent([
+        {
+          topic: 'banking.transfers',
+          partition: 0,
+          offset: 1,
+          value: transferEvent({ eventId, occurredAt: BEFORE_CUT }),
+        },
+      ]),
+      { ...memoryBatchDeps(undefined as never), store, now: () => NOW },
+    );
+}
+
+const control = (region: string, epoch: number, predecessor: FenceControl['predecessor'], over = {}) =>
+  ({
+    region,
+    state: 'ACTIVE',
+    epoch,
+    since: CUT,
+    by: 'test',
+    reason: 'drill',
+    mode: 'FORCED',
+    cutAt: CUT,
+    predecessor,
+    ...over,
+  }) as FenceControl;
+
+/** The recovery region after a failover from the primary (epoch 2), not yet reconciled: it holds what it reads. */
+const failedOver = () => control(RECOVERY, 2, { region: PRIMARY, epoch: 1 });
+/** The primary after the switchover back (epoch 3), the recovery region reconciled at once. */
+const failedBack = () =>
+  control(PRIMARY, 3, { region: RECOVERY, epoch: 2, reconciledAt: NOW - 1 }, { lookupUntil: NOW + 3_600_000 });
+
+const keys = async (table: LocalTable, eventId: string) =>
+  (await table.eventItems(eventId)).map((i) => String(i.sk)).sort();
+
+describe('events read again after a failback', () => {
+  it('an event the recovery region held, whose held inbox item has replicated here, is a duplicate in the original region', async () => {
+    // The held inbox item written in the primary's table stands for its replica: both tables hold INBOX#E2.
+    const readInRecovery = await ingestIn(recovery, failedOver(), primary);
+    expect((await readInRecovery('held-replicated-1')).figures.accepted).toBe(1);
+    const readInPrimaryAtE2 = await ingestIn(primary, failedOver(), recovery);
+    expect((await readInPrimaryAtE2('held-replicated-1')).figures.accepted).toBe(1);
+    const before = await keys(primary, 'held-replicated-1');
+
+    const readAgain = await ingestIn(primary, failedBack(), recovery);
+    expect((await readAgain('held-replicated-1')).figures).toMatchObject({ accepted: 0, duplicates: 1 });
+    expect(await keys(primary, 'held-replicated-1')).toEqual(before);
+  });
+
+  it('an event held only in the recovery region so far is found there by the look-up: a duplicate, nothing written', async () => {
+    const readInRecovery = await ingestIn(recovery, failedOver(), primary);
+    expect((await readInRecovery('held-there-1')).figures.accepted).toBe(1);
+    expect(await keys(recovery, 'held-there-1')).toContain('INBOX#E2');
+
+    const readAgain = await ingestIn(primary, failedBack(), recovery);
+    expect((await readAgain('held-there-1')).figures).toMatchObject({ accepted: 0, duplicates: 1 });
+    expect(await primary.eventItems('held-there-1')).toEqual([]);
+  });
+
+  it('an event held in an earlier epoch stays a duplicate after a later failover holds what it reads', async () => {
+    const readAtE2 = await ingestIn(recovery, failedOver(), primary);
+    expect((await readAtE2('held-earlier-1')).figures.accepted).toBe(1);
+    // Epoch 4: the recovery region failed over to again, its predecessor (the primary at epoch 3) not reconciled.
+    const readAtE4 = await ingestIn(recovery, control(RECOVERY, 4, { region: PRIMARY, epoch: 3 }), primary);
+    expect((await readAtE4('held-earlier-1')).figures).toMatchObject({ accepted: 0, duplicates: 1 });
+    expect((await keys(recovery, 'held-earlier-1')).filter((sk) => sk.endsWith('#E4'))).toEqual([]);
+  });
+
+  it('an event no region took is still new in the original region after the failback', async () => {
+    const readAgain = await ingestIn(primary, failedBack(), recovery);
+    expect((await readAgain('never-taken-2')).figures.accepted).toBe(1);
+    expect(await keys(primary, 'never-taken-2')).toContain('NOTIFICATION#EMAIL');
+  });
+});
