@@ -103,7 +103,8 @@ export const proposalStatus = (p: Proposal, now: number): ProposalState | 'EXPIR
 
 /**
  * Why `decider` may not decide this proposal now, or undefined: it was decided already, it expired, or — to approve —
- * it is the proposer's own (a proposer may withdraw their own by rejecting it).
+ * it is the proposer's own (a proposer may withdraw their own by rejecting it), or it was proposed on another surface
+ * by someone who cannot be proven to be another person (provablyOthers).
  */
 export function decisionRefusal(
   p: Proposal,
@@ -126,7 +127,29 @@ export function decisionRefusal(
       `proposal ${p.id} was proposed by ${p.proposedBy.principal}: another identity approves it (four eyes)`,
     );
   }
+  if (decision === 'APPROVE' && !provablyOthers(p.proposedBy, decider)) {
+    return refusal(
+      'OWN_PROPOSAL_UNKNOWN',
+      `proposal ${p.id} was proposed on another surface (${p.proposedBy.verifiedBy}), under a name that cannot be compared with yours: approve it on the surface it was proposed on (four eyes)`,
+    );
+  }
   return undefined;
+}
+
+/** An e-mail address as an identity provider asserts it (one @, a dotted domain, no spaces). */
+const EMAIL_SHAPED = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const emailShaped = (person: string | undefined): person is string => person !== undefined && EMAIL_SHAPED.test(person);
+
+/**
+ * Whether two identities are provably different people. On one surface (the same verifier) the person keys are the
+ * same kind of name, so different keys are different people. Across surfaces they are not: the console's person is
+ * the e-mail its identity provider asserts, the operator API's an Identity Center user name or a role's ARN — one
+ * human is `alice@bank.example` on one and `alice` or `role/operators` on the other. Only two e-mail addresses compare
+ * across surfaces (case-insensitively); anything else cannot be told apart from the same person under another name.
+ */
+function provablyOthers(a: RecordedIdentity, b: RecordedIdentity): boolean {
+  if (a.verifiedBy === b.verifiedBy) return true;
+  return emailShaped(a.person) && emailShaped(b.person) && a.person.toLowerCase() !== b.person.toLowerCase();
 }
 
 /** A stable digest of a JSON value (object keys sorted): what an approval compares what it reads now with. */

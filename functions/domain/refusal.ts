@@ -41,6 +41,11 @@ export const REFUSAL_CODES = [
   'APPROVAL_REQUIRED',
   /** Four eyes: the identity that proposed an action may not approve it. */
   'OWN_PROPOSAL',
+  /**
+   * Four eyes: proposed on another surface (the console, the operator API) under a name that cannot be compared with
+   * the approver's — possibly the same person under another name: approved on the surface it was proposed on.
+   */
+  'OWN_PROPOSAL_UNKNOWN',
   /** A proposal past its expiry: propose again, on what is there now. */
   'EXPIRED',
   /** A proposal already approved or rejected: each is decided once. */

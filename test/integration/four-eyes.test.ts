@@ -159,14 +159,70 @@ describe('four eyes: what the policy names is proposed by one identity and appro
     await expect(ops.approve(q.id, viaApi(`${shared}/alice-2`))).rejects.toMatchObject({
       refusal: { code: 'OWN_PROPOSAL' },
     });
-    expect((await ops.approve(q.id, inConsole('Bank_noor', 'noor@bank.example'))).proposal).toMatchObject({
-      status: 'APPROVED',
-    });
+    // Another session of the role on the same surface is refused; a person on another surface cannot be compared with
+    // a role: approved on the surface it was proposed on (below).
+    expect(
+      (await ops.approve(q.id, viaApi(`${aliceSso.identity.principal.replace('Alice', 'Noor')}`))).proposal,
+    ).toMatchObject({ status: 'APPROVED' });
     const refused = (await listAudit(ports)).filter((r) => r.outcome?.details.code === 'OWN_PROPOSAL');
     expect(refused.map((r) => [r.by.verifiedBy, r.by.person]).sort()).toEqual([
       ['AWS_IAM', 'arn:aws:iam::123456789012:role/operators'],
       ['IDENTITY_PROVIDER', 'alice@bank.example'],
     ]);
+  });
+
+  it('across surfaces an approval is refused (audited) unless both are e-mail addresses that differ: a role or a user name may be the proposer under another name', async () => {
+    const { ports, ops } = world();
+    const groups = parseGroupRoles(JSON.stringify({ support: ['support'], approver: ['approvers'] }));
+    const inConsole = (email: string) => ({
+      identity: identityOf(
+        callerOf({ 'cognito:username': `Bank_${email}`, email, 'custom:groups': '["approvers"]' }, groups) as Caller,
+      ),
+      reason: 'checked with the customer',
+    });
+    const viaApi = (arn: string) => ({
+      identity: iamIdentityOf({ userArn: arn }) as NonNullable<ReturnType<typeof iamIdentityOf>>,
+      reason: 'customer asked on the phone',
+    });
+    const sso = (user: string) =>
+      viaApi(`arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Operators_0a1b2c/${user}`);
+    const federated = viaApi('arn:aws:sts::123456789012:assumed-role/operators/alice');
+    const lift = await suppress('fe-surfaces@example.com');
+    const other = await suppress('fe-surfaces-2@example.com');
+    const unknown = {
+      refusal: { code: 'OWN_PROPOSAL_UNKNOWN', message: expect.stringContaining('surface it was proposed on') },
+    };
+    // The console's alice@bank.example, then a federated role (ADFS, Okta) or an Identity Center user named "alice".
+    const fromConsole = await ops.propose('SUPPRESSION_LIFT', lift, inConsole('alice@bank.example'));
+    await expect(ops.approve(fromConsole.id, federated)).rejects.toMatchObject(unknown);
+    await expect(ops.approve(fromConsole.id, sso('alice'))).rejects.toMatchObject(unknown);
+    // The other way round: proposed through the operator API by a role, or a user name, approved in the console.
+    const fromRole = await ops.propose('SUPPRESSION_LIFT', lift, federated);
+    await expect(ops.approve(fromRole.id, inConsole('noor@bank.example'))).rejects.toMatchObject(unknown);
+    const fromName = await ops.propose('SUPPRESSION_LIFT', lift, sso('alice'));
+    const byEmail = await ops.propose('SUPPRESSION_LIFT', other, sso('Alice@Bank.example'));
+    await expect(ops.approve(fromName.id, inConsole('noor@bank.example'))).rejects.toMatchObject(unknown);
+    // Two e-mail addresses compare (case aside): the same one is refused as her own, another is another person.
+    await expect(ops.approve(fromConsole.id, sso('ALICE@bank.example'))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    expect((await ops.approve(fromConsole.id, sso('Noor@Bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
+    expect((await ops.approve(byEmail.id, inConsole('noor@bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
+    // Rejecting (withdrawing, closing) is no approval: any surface may.
+    expect(await ops.reject(fromRole.id, inConsole('noor@bank.example'))).toMatchObject({ status: 'REJECTED' });
+    const refused = (await listAudit(ports)).filter((r) => r.outcome?.details.code === 'OWN_PROPOSAL_UNKNOWN');
+    expect(refused.map((r) => [r.step, r.outcome?.result, r.by.person])).toEqual(
+      expect.arrayContaining([
+        ['APPROVE', 'REFUSED', 'arn:aws:iam::123456789012:role/operators'],
+        ['APPROVE', 'REFUSED', 'alice'],
+        ['APPROVE', 'REFUSED', 'noor@bank.example'],
+      ]),
+    );
+    expect(refused).toHaveLength(4);
   });
 
   it('a proposal edited in the table after it was proposed is refused TAMPERED (audited) and never applied: its PROPOSE audit record says what was proposed', async () => {
