@@ -75,6 +75,7 @@ const BODIES = {
   preview: z.object(resendRequest),
   propose: z.object({ ...resendRequest, reason, fingerprint: z.optional(id(200)) }),
   decide: z.object({ proposalId: id(100), decision: z.enum(['APPROVE', 'REJECT']), reason }),
+  withdraw: z.object({ proposalId: id(100), reason }),
 } satisfies Record<ApiRouteName, z.ZodMiniType>;
 
 type Body<N extends ApiRouteName> = z.infer<(typeof BODIES)[N]>;
@@ -94,6 +95,7 @@ export const identityOf = (caller: Caller): VerifiedIdentity => ({
   display: caller.name,
 });
 const as = (caller: Caller, deps: ConsoleDeps) => asCaller(deps.ops, identityOf(caller));
+const channelOf = (notificationId: string) => parseNotificationId(notificationId)?.channel;
 const resendOf = (b: { notificationId: string; despiteAccepted?: string | undefined }) => ({
   notificationId: b.notificationId,
   ...(b.despiteAccepted === undefined ? {} : { despiteAccepted: b.despiteAccepted }),
@@ -119,7 +121,7 @@ const HANDLERS: Handlers = {
     if (isUnknown(page)) {
       return problem(
         404,
-        `We have not received an event with this id (${eventId}), or it is older than we keep events. Check the id.`,
+        `We have not received an event with this id (${eventId}), or it is older than we keep events — or it is one we could not read at all (its id unreadable): engineers can check the unreadable records of that day. Check the id.`,
         'NOT_FOUND',
       );
     }
@@ -162,25 +164,50 @@ const HANDLERS: Handlers = {
     const answer = await as(caller, deps).preview('RESEND', resendOf(body));
     const preview: PreviewAnswer = answer.ok
       ? { ok: true, fingerprint: answer.fingerprint, what: resendWords(answer.shown) }
-      : { ok: false, code: answer.refusal.code, message: refusalWords(answer.refusal) };
+      : { ok: false, code: answer.refusal.code, message: refusalWords(answer.refusal, channelOf(body.notificationId)) };
     return okJson(preview);
   },
   // Every resend from the console is proposed, whatever the policy says of resends: support staff act on a
   // customer's messages from a web page, and a second person approves what is sent (docs/console.md).
   propose: async ({ reason, fingerprint, ...request }, caller, deps) => {
     const p = await as(caller, deps).propose('RESEND', resendOf(request), reason, fingerprint);
-    return { status: 201, body: { proposal: proposalRow(p, caller) } };
+    return { status: 201, body: { proposal: await withCard(p, caller, deps) } };
   },
   decide: async ({ proposalId, decision, reason }, caller, deps) => {
     const asked = await deps.ports.proposals.get(proposalId);
     if (asked !== undefined && !CONSOLE_ACTIONS.has(asked.action))
       return notHere(asked, decision, reason, caller, deps);
     const ops = as(caller, deps);
-    if (decision === 'REJECT') return okJson({ proposal: proposalRow(await ops.reject(proposalId, reason), caller) });
+    if (decision === 'REJECT')
+      return okJson({ proposal: await withCard(await ops.reject(proposalId, reason), caller, deps) });
     const { proposal } = await ops.approve(proposalId, reason);
-    return okJson({ proposal: proposalRow(proposal, caller), outcome: proposal.outcome?.result ?? null });
+    return okJson({ proposal: await withCard(proposal, caller, deps), outcome: proposal.outcome?.result ?? null });
+  },
+  // The proposer closes their own open proposal (the operations' reject, as `ops reject` does): audited as a REJECT by
+  // its proposer. Another person's is refused, audited: that is a decision, an approver's to make.
+  withdraw: async ({ proposalId, reason }, caller, deps) => {
+    const asked = await deps.ports.proposals.get(proposalId);
+    if (asked === undefined) return problem(404, `No proposal ${proposalId}.`, 'NOT_FOUND');
+    if (!CONSOLE_ACTIONS.has(asked.action)) return notHere(asked, 'REJECT', reason, caller, deps);
+    if (!sameIdentity(asked.proposedBy, identityOf(caller))) {
+      const message = 'This is not your proposal: only its proposer withdraws it; an approver rejects it.';
+      const attempt = {
+        action: asked.action,
+        step: 'REJECT' as const,
+        target: asked.target,
+        reason,
+        proposal: asked.id,
+      };
+      await auditRefusal(deps.ports, caller, attempt, { code: 'NOT_YOURS', message });
+      return problem(403, message, 'NOT_YOURS');
+    }
+    return okJson({ proposal: await withCard(await as(caller, deps).reject(proposalId, reason), caller, deps) });
   },
 };
+
+/** A proposal's row with its notice as it is now (the contact masked, its state), as the proposals list shows it. */
+const withCard = async (p: ProposalView, caller: Caller, deps: ConsoleDeps) =>
+  proposalRow(p, caller, await noticeOf(deps.ports, p.target));
 
 /** What a resend would do, from what its preview shows. */
 function resendWords(shown: Record<string, unknown>): string {
@@ -261,10 +288,11 @@ async function attemptOf(name: ApiRouteName, json: unknown, deps: ConsoleDeps): 
       return { action: 'REVEAL', step: 'CONFIRM', target: text(body.notificationId), reason: text(body.reason) };
     case 'propose':
       return { action: 'RESEND', step: 'PROPOSE', target: text(body.notificationId), reason: text(body.reason) };
-    case 'decide': {
+    case 'decide':
+    case 'withdraw': {
       const id = text(body.proposalId);
-      const p = id === '' ? undefined : await deps.ports.proposals.get(id);
-      const step = body.decision === 'REJECT' ? 'REJECT' : 'APPROVE';
+      const p = id === '' ? undefined : await deps.ports.proposals.get(id).catch(() => undefined);
+      const step = body.decision === 'REJECT' || name === 'withdraw' ? 'REJECT' : 'APPROVE';
       return { action: p?.action ?? 'RESEND', step, target: p?.target ?? id, reason: text(body.reason), proposal: id };
     }
     default:
@@ -328,11 +356,17 @@ export async function answerApi(
     if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'FORBIDDEN', message });
     return problem(403, message, 'FORBIDDEN');
   }
-  if (json === undefined) return problem(400, 'The request is not JSON.', 'INVALID');
-  const parsed = BODIES[name].safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    return problem(400, `${first?.path.join('.') || 'the request'}: ${first?.message ?? 'invalid'}`, 'INVALID');
+  const parsed = json === undefined ? undefined : BODIES[name].safeParse(json);
+  if (parsed === undefined || !parsed.success) {
+    const first = parsed?.error.issues[0];
+    const message =
+      parsed === undefined
+        ? 'The request is not JSON.'
+        : `${first?.path.join('.') || 'the request'}: ${first?.message ?? 'invalid'}`;
+    // An acting request refused for its body (a reason of one word, no id) is audited like any refusal: someone tried.
+    const attempt = await attemptOf(name, json, deps);
+    if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'INVALID', message });
+    return problem(400, message, 'INVALID');
   }
   try {
     return await (HANDLERS[name] as (b: unknown, c: Caller, d: ConsoleDeps) => Promise<ApiAnswer>)(
@@ -345,7 +379,8 @@ export async function answerApi(
     const { code, message } = error.refusal;
     // A proposal refused says why in the words the preview uses (never the command line's flags or "the customer has
     // it" for a text whose delivery failed).
-    const words = name === 'propose' ? refusalWords(error.refusal) : message;
+    const asked = parsed.data as { notificationId?: string };
+    const words = name === 'propose' ? refusalWords(error.refusal, channelOf(asked.notificationId ?? '')) : message;
     return problem(refusalAnswer(error.refusal).status, words, code);
   }
 }

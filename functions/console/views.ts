@@ -27,7 +27,7 @@ import { evidenceFound, type SendProof } from '../operator/evidence.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { blockedAtSend } from '../operator/resend.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
-import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords } from './words.ts';
+import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords, suppressedRefusalWords } from './words.ts';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'quarantine'>;
@@ -168,7 +168,14 @@ export function resendChoice(id: string, n: StoredItem, blocked?: SuppressedReas
   if (refusal === undefined) {
     if (accepted === undefined) return { offer: 'RESEND', note: 'It can be sent again, once another person approves.' };
     const delivery = str(n.deliveryStatus);
-    if (delivery === 'DELIVERED' || delivery === 'COMPLAINED' || delivery === 'DELAYED') {
+    if (delivery === 'DELAYED') {
+      // SES DeliveryDelay: the customer's provider has not taken it yet, and the email service keeps trying.
+      return {
+        offer: 'NONE',
+        note: 'It is still being tried by the email service: it has not reached the customer’s provider yet. Wait for its delivery report.',
+      };
+    }
+    if (delivery === 'DELIVERED' || delivery === 'COMPLAINED') {
       return { offer: 'NONE', note: 'It reached the customer’s provider: there is nothing to send again.' };
     }
     return {
@@ -177,18 +184,17 @@ export function resendChoice(id: string, n: StoredItem, blocked?: SuppressedReas
       despiteAccepted: accepted,
     };
   }
-  return { offer: 'NONE', note: refusalWords(refusal) };
+  return { offer: 'NONE', note: refusalWords(refusal, n.channel as Channel) };
 }
 
 /**
  * A resend's refusal as support staff read it — the operator's message names command-line flags and commands that
  * mean nothing on this page; the code stays on the answer for whoever the case goes to.
  */
-export function refusalWords(r: Refusal): string {
+export function refusalWords(r: Refusal, channel?: Channel): string {
   const why: Partial<Record<RefusalCode, string>> = {
     ERASED: "The customer's data was erased: nothing of theirs is sent again.",
-    SUPPRESSED:
-      'It would be stopped again: the customer turned these messages off, or the address or number is blocked (for a text, the customer replied STOP). The customer’s choice, or the contact, has to change first.',
+    SUPPRESSED: suppressedRefusalWords(r.cause, channel ?? 'EMAIL'),
     CONTACT_REFUSED: 'The contact details have to be corrected by the bank’s system that sent them.',
     IN_FLIGHT: 'It is still being sent.',
     ACCEPTED: 'The provider accepted it: look at its delivery first. A second copy is proposed from the notice’s card.',

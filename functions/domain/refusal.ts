@@ -63,6 +63,9 @@ export type RefusalCode = (typeof REFUSAL_CODES)[number];
 export interface Refusal {
   readonly code: RefusalCode;
   readonly message: string;
+  /** What exactly, where a code covers several causes (SUPPRESSED: CARRIER_OPT_OUT, OPTED_OUT, BOUNCED …). */
+  readonly cause?: string;
 }
 
-export const refusal = (code: RefusalCode, message: string): Refusal => ({ code, message });
+export const refusal = (code: RefusalCode, message: string, cause?: string): Refusal =>
+  cause === undefined ? { code, message } : { code, message, cause };

@@ -131,6 +131,8 @@ describe('an event we received but could not read', () => {
     const answer = await ask('event', { eventId: 'cs-nosuch-typo' });
     expect(answer.status).toBe(404);
     expect(JSON.stringify(answer.body)).toContain('We have not received an event with this id');
+    // A record whose id could not be read at all is under no id: the answer says it may be one of those.
+    expect(JSON.stringify(answer.body)).toContain('one we could not read at all');
   });
 });
 
@@ -160,6 +162,11 @@ describe('a resend to a number the carrier opted out', () => {
     const preview = (await ask('preview', { notificationId: 'cs-stop#SMS' })).body as { ok: boolean; code: string };
     expect(preview).toMatchObject({ ok: false, code: 'SUPPRESSED' });
     expect(JSON.stringify(preview)).not.toMatch(/--|lift-suppression/);
+    // Which suppression, not a guess between them: the carrier's STOP, and what undoes it.
+    const { message } = preview as unknown as { message: string };
+    expect(message).toContain('replied STOP');
+    expect(message).toContain('texts START');
+    expect(message).not.toContain('turned these messages off');
   });
 
   it('is refused on propose too, and the refusal audited', async () => {

@@ -1,0 +1,181 @@
+/**
+ * A resend's proposal through the support console, on DynamoDB Local with the real stores and operations: its answer
+ * names the notice and its masked contact (never "to (unknown)"); its proposer withdraws it (audited as their REJECT),
+ * nobody else does (refused, audited); a request refused for its body or reason is audited like any refusal; a SENT
+ * text whose delivery failed is refused for what is true (the provider accepted it, its delivery failed).
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
+import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
+import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
+import type { ProposalRow } from '../../functions/contracts/console-views.ts';
+import { approvalPolicyOf } from '../../functions/domain/approval.ts';
+import { listAudit, type OperatorPorts, operations } from '../../functions/operator/index.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { operatorOn } from '../support/operator.ts';
+
+let table: LocalTable;
+let ports: OperatorPorts;
+let deps: ConsoleDeps;
+const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
+const person = (user: string, groups: string) =>
+  callerOf(
+    { 'cognito:username': `bank_${user}`, name: user, email: `${user}@bank.example`, 'custom:groups': groups },
+    GROUPS,
+  ) as Caller;
+const SAM = person('sam', 's');
+const KIM = person('kim', 's');
+const NOOR = person('noor', 'a');
+const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
+const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
+  answerApi(route(name), caller, JSON.stringify(body), deps);
+const proposalOf = (answer: { body: unknown }) => (answer.body as { proposal: ProposalRow }).proposal;
+
+const notice = (eventId: string, fields: Record<string, unknown>) =>
+  table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: `EVENT#${eventId}`,
+        sk: 'NOTIFICATION#EMAIL',
+        kind: 'NOTIFICATION',
+        notificationId: `${eventId}#EMAIL`,
+        eventId,
+        channel: 'EMAIL',
+        userId: 'cp-u1',
+        recipient: 'dana.customer@example.com',
+        attempt: 3,
+        template: 'TransferCompleted',
+        createdAt: new Date().toISOString(),
+        occurredAt: new Date().toISOString(),
+        ...fields,
+      },
+    }),
+  );
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  ports = operatorOn(table);
+  const policy = approvalPolicyOf(undefined, 24);
+  if ('unknown' in policy) throw new Error('policy');
+  deps = { ports, ops: operations(ports, policy.policy) };
+  await notice('cp-failed', { status: 'FAILED', lastError: 'RETRIES_EXHAUSTED' });
+  await notice('cp-withdrawn', { status: 'FAILED', lastError: 'RETRIES_EXHAUSTED' });
+  await notice('cp-bounced', {
+    status: 'SENT',
+    providerMessageId: 'm-bounced-1',
+    deliveryStatus: 'FAILED',
+    deliveryResponse: 'Mailbox does not exist',
+  });
+});
+
+describe('a resend proposed and decided in the console', () => {
+  it('answers with the notice and its masked contact, on propose and on decide', async () => {
+    const proposed = await ask('propose', { notificationId: 'cp-failed#EMAIL', reason: 'customer called, case 7731' });
+    expect(proposed.status).toBe(201);
+    const row = proposalOf(proposed);
+    expect(row.what).toBe('Send again: Transfer completed · Email');
+    expect(row.shown).toMatch(/^Another try of an email that ended FAILED \(RETRIES_EXHAUSTED\), to d.*@example\.com$/);
+    expect(row.shown).not.toContain('(unknown)');
+    expect(row.shown).not.toContain('dana.customer');
+    expect(row.now).toMatch(/^Not sent: /);
+    const decided = await ask(
+      'decide',
+      { proposalId: row.id, decision: 'APPROVE', reason: 'checked the case notes' },
+      NOOR,
+    );
+    expect(decided.status).toBe(200);
+    expect(proposalOf(decided)).toMatchObject({
+      status: 'APPROVED',
+      shown: row.shown,
+      now: expect.stringMatching(/^Being sent/),
+    });
+  });
+});
+
+describe('withdrawing a proposal', () => {
+  it('is its proposer’s: audited as their REJECT; another person’s is refused, audited, and stays open', async () => {
+    const row = proposalOf(
+      await ask('propose', { notificationId: 'cp-withdrawn#EMAIL', reason: 'customer asked again, case 7740' }),
+    );
+    const refused = await ask('withdraw', { proposalId: row.id, reason: 'looks like a duplicate' }, KIM);
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'NOT_YOURS' } } });
+    expect((await ports.proposals.get(row.id))?.state).toBe('PENDING');
+    const withdrawn = await ask('withdraw', { proposalId: row.id, reason: 'the customer got it after all' });
+    expect(withdrawn.status).toBe(200);
+    expect(proposalOf(withdrawn)).toMatchObject({ status: 'REJECTED', mine: true });
+    expect((await ports.proposals.get(row.id))?.state).toBe('REJECTED');
+    const trail = (await listAudit(ports)).filter((r) => r.proposal === row.id && r.step === 'REJECT').reverse();
+    expect(trail.map((r) => [r.by.person, r.outcome?.result, r.outcome?.details.code])).toEqual([
+      ['kim@bank.example', 'REFUSED', 'NOT_YOURS'],
+      ['sam@bank.example', 'DONE', undefined],
+    ]);
+    // Withdrawn once: a second time is refused (decided already).
+    const again = await ask('withdraw', { proposalId: row.id, reason: 'the customer got it after all' });
+    expect(again).toMatchObject({ status: 409, body: { error: { code: 'DECIDED' } } });
+  });
+
+  it('is refused, audited, to a role that may not propose', async () => {
+    const answer = await ask(
+      'withdraw',
+      { proposalId: 'p-20261205T000000Z-nobody', reason: 'not needed any more' },
+      NOOR,
+    );
+    expect(answer).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+    const audited = (await listAudit(ports)).filter((r) => r.proposal === 'p-20261205T000000Z-nobody');
+    expect(audited.map((r) => [r.step, r.outcome?.result])).toEqual([['REJECT', 'REFUSED']]);
+  });
+});
+
+describe('a refusal for the request itself', () => {
+  it('is audited (INVALID) on every acting route, with what was tried: a one-word reason, no reason, not JSON', async () => {
+    const tries: [ApiRouteName, unknown, Caller][] = [
+      ['propose', { notificationId: 'cp-invalid-1#EMAIL', reason: 'ok' }, SAM],
+      ['reveal', { notificationId: 'cp-invalid-2#EMAIL' }, SAM],
+      ['decide', { proposalId: 'p-20261205T000000Z-invald', decision: 'APPROVE', reason: 'x' }, NOOR],
+      ['withdraw', { proposalId: 'p-20261205T000000Z-invalw', reason: 'no' }, SAM],
+    ];
+    for (const [name, body, caller] of tries) {
+      expect(await ask(name, body, caller)).toMatchObject({ status: 400, body: { error: { code: 'INVALID' } } });
+    }
+    const notJson = await answerApi(route('propose'), SAM, '{"notificationId": "cp-invalid-3#EMAIL", ', deps);
+    expect(notJson.status).toBe(400);
+    const audit = await listAudit(ports);
+    const refused = (target: string) => audit.find((r) => r.target === target);
+    for (const [target, action, step, reason] of [
+      ['cp-invalid-1#EMAIL', 'RESEND', 'PROPOSE', 'ok'],
+      ['cp-invalid-2#EMAIL', 'REVEAL', 'CONFIRM', ''],
+      ['p-20261205T000000Z-invald', 'RESEND', 'APPROVE', 'x'],
+      ['p-20261205T000000Z-invalw', 'RESEND', 'REJECT', 'no'],
+    ]) {
+      expect(refused(target as string)).toMatchObject({
+        action,
+        step,
+        reason,
+        outcome: { result: 'REFUSED', details: { code: 'INVALID' } },
+      });
+    }
+    // Not JSON names nothing: audited as what the route does, about nothing.
+    expect(audit.filter((r) => r.outcome?.details.message === 'The request is not JSON.')).toHaveLength(1);
+    // A read refused for its body is no attempt to act: not audited.
+    const before = (await listAudit(ports)).length;
+    expect((await ask('customer', { userId: '' })).status).toBe(400);
+    expect(await listAudit(ports)).toHaveLength(before);
+  });
+});
+
+describe('a resend of an email the provider accepted but could not deliver', () => {
+  it('is refused for what is true — accepted, its delivery failed — never “the customer has it”, in the console and its audit', async () => {
+    const answer = await ask('propose', { notificationId: 'cp-bounced#EMAIL', reason: 'customer says nothing came' });
+    expect(answer).toMatchObject({ status: 409, body: { error: { code: 'ACCEPTED' } } });
+    const { message } = (answer.body as { error: { message: string } }).error;
+    expect(message).toContain('The provider accepted it');
+    expect(message).not.toMatch(/--[a-z]|the customer has it/);
+    const audited = (await listAudit(ports)).find((r) => r.target === 'cp-bounced#EMAIL' && r.step === 'PROPOSE');
+    expect(audited?.outcome?.details.message).toContain(
+      'the provider accepted it as message m-bounced-1 (delivery: FAILED “Mailbox does not exist”)',
+    );
+    expect(audited?.outcome?.details.message).not.toContain('the customer has it');
+  });
+});
