@@ -19,6 +19,7 @@ import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
 import {
   auditTrail,
+  cursorOf,
   customerPage,
   eventPage,
   handedOver,
@@ -67,7 +68,7 @@ const resendRequest = { notificationId, despiteAccepted: z.optional(id(200)) };
 
 const BODIES = {
   me: z.unknown(),
-  customer: z.object({ userId: id(128) }),
+  customer: z.object({ userId: id(128), older: z.optional(id(20_000)) }),
   event: z.object({ eventId: id(128) }),
   notice: z.object({ notificationId }),
   reveal: z.object({ notificationId, reason }),
@@ -103,13 +104,18 @@ const resendOf = (b: { notificationId: string; despiteAccepted?: string | undefi
 
 const HANDLERS: Handlers = {
   me: async (_body, caller) => okJson({ name: caller.name, roles: caller.roles, can: caller.can }),
-  customer: async ({ userId }, _caller, { ports }) => {
-    const page = await customerPage(ports, userId);
-    if (isUnknown(page)) {
+  customer: async ({ userId, older }, _caller, { ports }) => {
+    const cursor = older === undefined ? undefined : cursorOf(older);
+    if (older !== undefined && cursor === undefined) {
+      return problem(400, 'older: not a page of this console: look the customer up again.', 'INVALID');
+    }
+    const page = await customerPage(ports, userId, cursor);
+    if (cursor === undefined && isUnknown(page)) {
       return problem(404, `No customer ${userId} has any notice we still hold.`, 'NOT_FOUND');
     }
+    // What was done by hand about the customer heads the first page; an older page adds its own notices' rows.
     const targets = new Set([
-      userId,
+      ...(cursor === undefined ? [userId] : []),
       ...page.notices.map((n) => n.notificationId),
       ...page.silent.map((s) => s.eventId),
     ]);

@@ -26,7 +26,7 @@ import { suppressionOf } from '../operator/customer.ts';
 import { evidenceFound, type SendProof } from '../operator/evidence.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { blockedAtSend } from '../operator/resend.ts';
-import type { EventView, StoredItem } from '../stores/event-store.ts';
+import type { EventView, StoredItem, UserEventsCursor } from '../stores/event-store.ts';
 import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords, suppressedRefusalWords } from './words.ts';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -34,16 +34,42 @@ type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'quarantine'>;
 type Cards = Pick<CustomerAnswer, 'notices' | 'silent' | 'quarantined'>;
 
 /**
- * Every notice of the customer, newest event first, and every record of theirs we could not read: the byUser index
- * (one Query per page for each, never a scan).
+ * How many of a customer's events one page shows: each costs a Query and a few reads (suppressions, preferences), so
+ * a business customer with thousands of events in the retention window is read a page at a time, well inside API
+ * Gateway's 29 seconds, never all at once.
  */
-export async function customerPage(ports: Reads, userId: string): Promise<Omit<CustomerAnswer, 'audit'>> {
-  const [accepted, unreadable] = await Promise.all([
-    ports.events.eventIdsOfUser(userId),
-    ports.events.quarantinedEventIdsOfUser(userId),
-  ]);
-  const ids = [...new Set([...accepted, ...unreadable])];
-  const views = await Promise.all(ids.map((id) => ports.events.read(id)));
+export const CUSTOMER_PAGE_EVENTS = 50;
+
+/** The cursor of the next older page, as the page hands it back: opaque to it (base64url JSON). */
+export const cursorText = (c: UserEventsCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
+
+/** A cursor the page handed back, or undefined when it is none of ours. */
+export function cursorOf(text: string): UserEventsCursor | undefined {
+  try {
+    const c = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<UserEventsCursor>;
+    const valid =
+      typeof c.before === 'string' &&
+      Array.isArray(c.shown) &&
+      c.shown.length <= CUSTOMER_PAGE_EVENTS * 20 &&
+      c.shown.every((id) => typeof id === 'string');
+    return valid ? { before: c.before as string, shown: c.shown as string[] } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The customer's newest events (CUSTOMER_PAGE_EVENTS), or the page older than `older`: their notices, and every
+ * record of theirs we could not read — through the byUser index (a few bounded Queries, never a scan) — and the
+ * cursor of the next older page when there is one.
+ */
+export async function customerPage(
+  ports: Reads,
+  userId: string,
+  older?: UserEventsCursor,
+): Promise<Omit<CustomerAnswer, 'audit'>> {
+  const page = await ports.events.userEventsPage(userId, CUSTOMER_PAGE_EVENTS, older);
+  const views = await Promise.all(page.eventIds.map((id) => ports.events.read(id)));
   const prefs = (await ports.audience.preferences(userId)) as StoredItem | undefined;
   const cards = await Promise.all(views.map((v) => cardsOf(ports, v)));
   return {
@@ -54,6 +80,7 @@ export async function customerPage(ports: Reads, userId: string): Promise<Omit<C
     optedOutOf: Array.isArray(prefs?.optOut)
       ? (prefs.optOut as Channel[]).map((c) => CHANNEL_WORDS[c]?.many ?? String(c))
       : null,
+    older: page.older === undefined ? null : cursorText(page.older),
   };
 }
 

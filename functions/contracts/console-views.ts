@@ -91,6 +91,8 @@ export interface CustomerAnswer {
   /** The kinds of message the customer turned off, in words; null when they never chose. */
   readonly optedOutOf: readonly string[] | null;
   readonly audit: readonly AuditRow[];
+  /** The newest events come first, a page at a time: pass this back (`older`) for the next older page; null at the end. */
+  readonly older: string | null;
 }
 
 export interface EventAnswer {
