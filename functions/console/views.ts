@@ -14,9 +14,11 @@ import type {
   SentMessage,
   UnreadableCopy,
 } from '../contracts/console-views.ts';
+import type { AuditRecord } from '../domain/audit.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
+import { recordedIdentityOf, sameIdentity } from '../domain/identity.ts';
 import type { SendEvidence } from '../domain/evidence.ts';
 import { type KafkaSource, notificationIdOf, parseNotificationId, quarantineId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
@@ -330,6 +332,10 @@ export function pushShown(payload: string): { title: string; body: string } {
   }
 }
 
+/** A proposal closed by its own proposer (the console's withdraw, `ops reject` of one's own): a REJECT by them. */
+const withdrawn = (r: AuditRecord) =>
+  r.step === 'REJECT' && r.outcome?.result === 'DONE' && sameIdentity(r.by, recordedIdentityOf(r.details.proposedBy));
+
 /**
  * The audit trail of what was done by hand about these targets (a customer, their events and notices), newest first:
  * through the audit's by-subject index (stores/audit-log.ts), never the whole log. `now` gives each resend the state
@@ -348,7 +354,7 @@ export async function auditTrail(
     .map((r) => ({
       at: r.at,
       action: r.action,
-      step: r.step ?? 'CONFIRM',
+      step: withdrawn(r) ? 'WITHDRAW' : (r.step ?? 'CONFIRM'),
       by: whoOf(r.by),
       reason: r.reason,
       target: r.target,

@@ -72,7 +72,10 @@ export interface QuarantinedNotice {
 export interface AuditRow {
   readonly at: string;
   readonly action: string;
-  /** CONFIRM (done at once), PROPOSE, APPROVE or REJECT: which half of a four-eyes action the row is. */
+  /**
+   * CONFIRM (done at once), PROPOSE, APPROVE or REJECT: which half of a four-eyes action the row is; WITHDRAW for a
+   * REJECT by the proposal's own proposer.
+   */
   readonly step: string;
   readonly by: string;
   readonly reason: string;

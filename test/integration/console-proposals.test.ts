@@ -111,6 +111,14 @@ describe('withdrawing a proposal', () => {
       ['kim@bank.example', 'REFUSED', 'NOT_YOURS'],
       ['sam@bank.example', 'DONE', undefined],
     ]);
+    // The notice's audit trail on the page says withdrawn for the proposer's own; Kim's attempt stays a refused reject.
+    const page = (await ask('notice', { notificationId: 'cp-withdrawn#EMAIL' })).body as {
+      audit: { step: string; by: string; outcome: string }[];
+    };
+    expect(page.audit.filter((r) => r.step !== 'PROPOSE').map((r) => [r.step, r.by, r.outcome])).toEqual([
+      ['WITHDRAW', 'sam', 'DONE'],
+      ['REJECT', 'kim', 'REFUSED'],
+    ]);
     // Withdrawn once: a second time is refused (decided already).
     const again = await ask('withdraw', { proposalId: row.id, reason: 'the customer got it after all' });
     expect(again).toMatchObject({ status: 409, body: { error: { code: 'DECIDED' } } });
