@@ -14,12 +14,12 @@ import type {
   SentMessage,
   UnreadableCopy,
 } from '../contracts/console-views.ts';
-import type { AuditRecord } from '../domain/audit.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
+import type { AuditRecord } from '../domain/audit.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
-import { recordedIdentityOf, sameIdentity } from '../domain/identity.ts';
 import type { SendEvidence } from '../domain/evidence.ts';
+import { recordedIdentityOf, sameIdentity } from '../domain/identity.ts';
 import { type KafkaSource, notificationIdOf, parseNotificationId, quarantineId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
 import type { Refusal, RefusalCode } from '../domain/refusal.ts';

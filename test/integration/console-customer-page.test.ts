@@ -9,16 +9,14 @@ import { join } from 'node:path';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
-import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
 import { CUSTOMER_PAGE_EVENTS } from '../../functions/console/views.ts';
-import { API_ROUTES } from '../../functions/contracts/console-routes.ts';
 import type { CustomerAnswer } from '../../functions/contracts/console-views.ts';
-import { approvalPolicyOf } from '../../functions/domain/approval.ts';
 import { eventPk, INBOX_SK, userKeyOf } from '../../functions/domain/keys.ts';
 import { buildQuarantine } from '../../functions/domain/notification.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { operations, operatorPorts } from '../../functions/operator/index.ts';
+import { operatorPorts } from '../../functions/operator/index.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { apiRoute, consoleOn, consolePerson } from '../support/console.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 const USER = 'cp-business-1';
@@ -35,12 +33,8 @@ const QUARANTINED = [
 let table: LocalTable;
 let deps: ConsoleDeps;
 let reads = 0;
-const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
-const SAM = callerOf(
-  { 'cognito:username': 'bank_sam', name: 'Sam', email: 'sam@bank.example', 'custom:groups': 's' },
-  GROUPS,
-) as Caller;
-const customerRoute = API_ROUTES.find((r) => r.name === 'customer') as (typeof API_ROUTES)[number];
+const SAM = consolePerson('sam', 's');
+const customerRoute = apiRoute('customer');
 const customer = async (older?: string) => {
   const answer = await answerApi(customerRoute, SAM, JSON.stringify({ userId: USER, older }), deps);
   expect(answer.status).toBe(200);
@@ -109,9 +103,7 @@ beforeAll(async () => {
     evidence: new FileEvidenceStore(mkdtempSync(join(tmpdir(), 'console-page-'))),
     invokeIngest: () => Promise.reject(new Error('not here')),
   });
-  const policy = approvalPolicyOf(undefined, 24);
-  if ('unknown' in policy) throw new Error('policy');
-  deps = { ports, ops: operations(ports, policy.policy) };
+  deps = consoleOn(ports).deps;
 });
 
 describe('a customer with many events', () => {

@@ -6,30 +6,22 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
-import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
-import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
+import { answerApi } from '../../functions/console/api.ts';
+import type { Caller } from '../../functions/console/caller.ts';
+import type { ApiRouteName } from '../../functions/contracts/console-routes.ts';
 import type { ProposalRow } from '../../functions/contracts/console-views.ts';
-import { approvalPolicyOf } from '../../functions/domain/approval.ts';
-import { listAudit, type OperatorPorts, operations } from '../../functions/operator/index.ts';
+import { listAudit, type OperatorPorts } from '../../functions/operator/index.ts';
+import { apiRoute, consoleOn, consolePerson } from '../support/console.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { operatorOn } from '../support/operator.ts';
 
 let table: LocalTable;
 let ports: OperatorPorts;
-let deps: ConsoleDeps;
-const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
-const person = (user: string, groups: string) =>
-  callerOf(
-    { 'cognito:username': `bank_${user}`, name: user, email: `${user}@bank.example`, 'custom:groups': groups },
-    GROUPS,
-  ) as Caller;
-const SAM = person('sam', 's');
-const KIM = person('kim', 's');
-const NOOR = person('noor', 'a');
-const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
-const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
-  answerApi(route(name), caller, JSON.stringify(body), deps);
+let consoleApi: ReturnType<typeof consoleOn>;
+const SAM = consolePerson('sam', 's');
+const KIM = consolePerson('kim', 's');
+const NOOR = consolePerson('noor', 'a');
+const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) => consoleApi.ask(name, body, caller);
 const proposalOf = (answer: { body: unknown }) => (answer.body as { proposal: ProposalRow }).proposal;
 
 const notice = (eventId: string, fields: Record<string, unknown>) =>
@@ -57,9 +49,7 @@ const notice = (eventId: string, fields: Record<string, unknown>) =>
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
   ports = operatorOn(table);
-  const policy = approvalPolicyOf(undefined, 24);
-  if ('unknown' in policy) throw new Error('policy');
-  deps = { ports, ops: operations(ports, policy.policy) };
+  consoleApi = consoleOn(ports);
   await notice('cp-failed', { status: 'FAILED', lastError: 'RETRIES_EXHAUSTED' });
   await notice('cp-withdrawn', { status: 'FAILED', lastError: 'RETRIES_EXHAUSTED' });
   await notice('cp-bounced', {
@@ -147,7 +137,12 @@ describe('a refusal for the request itself', () => {
     for (const [name, body, caller] of tries) {
       expect(await ask(name, body, caller)).toMatchObject({ status: 400, body: { error: { code: 'INVALID' } } });
     }
-    const notJson = await answerApi(route('propose'), SAM, '{"notificationId": "cp-invalid-3#EMAIL", ', deps);
+    const notJson = await answerApi(
+      apiRoute('propose'),
+      SAM,
+      '{"notificationId": "cp-invalid-3#EMAIL", ',
+      consoleApi.deps,
+    );
     expect(notJson.status).toBe(400);
     const audit = await listAudit(ports);
     const refused = (target: string) => audit.find((r) => r.target === target);

@@ -7,34 +7,24 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
-import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
-import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
-import { approvalPolicyOf } from '../../functions/domain/approval.ts';
+import type { Caller } from '../../functions/console/caller.ts';
+import type { ApiRouteName } from '../../functions/contracts/console-routes.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { batchName } from '../../functions/domain/evidence-batch.ts';
 import { suppressionPk } from '../../functions/domain/keys.ts';
 import { buildQuarantine } from '../../functions/domain/notification.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { listAudit, type OperatorPorts, operations } from '../../functions/operator/index.ts';
+import { listAudit, type OperatorPorts } from '../../functions/operator/index.ts';
+import { consoleOn, consolePerson } from '../support/console.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { operatorOn } from '../support/operator.ts';
 
 let table: LocalTable;
 let ports: OperatorPorts;
-let deps: ConsoleDeps;
-const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
-const SAM = callerOf(
-  { 'cognito:username': 'bank_sam', name: 'Sam', email: 'sam@bank.example', 'custom:groups': 's' },
-  GROUPS,
-) as Caller;
-const NOOR = callerOf(
-  { 'cognito:username': 'bank_noor', name: 'Noor', email: 'noor@bank.example', 'custom:groups': 'a' },
-  GROUPS,
-) as Caller;
-const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
-const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
-  answerApi(route(name), caller, JSON.stringify(body), deps);
+let consoleApi: ReturnType<typeof consoleOn>;
+const SAM = consolePerson('sam', 's', 'Sam');
+const NOOR = consolePerson('noor', 'a', 'Noor');
+const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) => consoleApi.ask(name, body, caller);
 const STOPPED = '+14155550180';
 const ABSENT_BATCH = batchName('dispatch', Date.parse('2026-12-06T00:24:16Z'), 'a3f3unread0');
 const base64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -42,9 +32,7 @@ const base64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64')
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
   ports = operatorOn(table);
-  const policy = approvalPolicyOf(undefined, 24);
-  if ('unknown' in policy) throw new Error('policy');
-  deps = { ports, ops: operations(ports, policy.policy) };
+  consoleApi = consoleOn(ports);
   // A transfer whose amount the producer sent as a number: quarantined by ingest's own store, as it writes it.
   const item = buildQuarantine(
     { reason: 'INVALID_AMOUNT', detail: 'amount must be a string (at data.amount)', eventId: 'cs-float' },
