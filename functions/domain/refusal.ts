@@ -42,8 +42,8 @@ export const REFUSAL_CODES = [
   /** Four eyes: the identity that proposed an action may not approve it. */
   'OWN_PROPOSAL',
   /**
-   * Four eyes: proposed on another surface (the console, the operator API) under a name that cannot be compared with
-   * the approver's — possibly the same person under another name: approved on the surface it was proposed on.
+   * Four eyes: the proposer's and the approver's names are of two kinds (a console e-mail, an Identity Center user
+   * name), or one is a shared role — possibly one person under two names: a person of the proposer's kind approves.
    */
   'OWN_PROPOSAL_UNKNOWN',
   /** A proposal past its expiry: propose again, on what is there now. */
