@@ -7,7 +7,7 @@
 import * as z from 'zod/mini';
 import type { ApiRoute, ApiRouteName } from '../contracts/console-routes.ts';
 import type { NoticeCard, PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
-import type { Proposal } from '../domain/approval.ts';
+import type { ApprovalPolicy, Proposal } from '../domain/approval.ts';
 import type { AuditAction, AuditStep } from '../domain/audit.ts';
 import { sameIdentity, type VerifiedIdentity } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
@@ -17,6 +17,7 @@ import { asCaller, type Operations, type ProposalView } from '../operator/operat
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
 import type { Caller } from './caller.ts';
+import { decisionRefusalWords, personName, whoApproves } from './proposal-words.ts';
 import {
   auditTrail,
   cursorOf,
@@ -161,9 +162,7 @@ const HANDLERS: Handlers = {
       ...(userId === undefined ? {} : { userId }),
     });
     // Only what the console may decide; each with its notice as it is now: one read per proposal, and few wait.
-    const rows = pending
-      .filter((p) => CONSOLE_ACTIONS.has(p.action))
-      .map(async (p) => proposalRow(p, caller, await noticeOf(deps.ports, p.target)));
+    const rows = pending.filter((p) => CONSOLE_ACTIONS.has(p.action)).map(async (p) => withCard(p, caller, deps));
     return okJson({ proposals: await Promise.all(rows) } satisfies ProposalsAnswer);
   },
   preview: async (body, caller, deps) => {
@@ -181,8 +180,8 @@ const HANDLERS: Handlers = {
   },
   decide: async ({ proposalId, decision, reason }, caller, deps) => {
     const asked = await deps.ports.proposals.get(proposalId);
-    if (asked !== undefined && !CONSOLE_ACTIONS.has(asked.action))
-      return notHere(asked, decision, reason, caller, deps);
+    if (asked === undefined) return noSuchProposal(proposalId, decision, reason, caller, deps);
+    if (!CONSOLE_ACTIONS.has(asked.action)) return notHere(asked, decision, reason, caller, deps);
     const ops = as(caller, deps);
     if (decision === 'REJECT')
       return okJson({ proposal: await withCard(await ops.reject(proposalId, reason), caller, deps) });
@@ -193,7 +192,7 @@ const HANDLERS: Handlers = {
   // its proposer. Another person's is refused, audited: that is a decision, an approver's to make.
   withdraw: async ({ proposalId, reason }, caller, deps) => {
     const asked = await deps.ports.proposals.get(proposalId);
-    if (asked === undefined) return problem(404, `No proposal ${proposalId}.`, 'NOT_FOUND');
+    if (asked === undefined) return noSuchProposal(proposalId, 'REJECT', reason, caller, deps);
     if (!CONSOLE_ACTIONS.has(asked.action)) return notHere(asked, 'REJECT', reason, caller, deps);
     if (!sameIdentity(asked.proposedBy, identityOf(caller))) {
       const message = 'This is not your proposal: only its proposer withdraws it; an approver rejects it.';
@@ -213,7 +212,7 @@ const HANDLERS: Handlers = {
 
 /** A proposal's row with its notice as it is now (the contact masked, its state), as the proposals list shows it. */
 const withCard = async (p: ProposalView, caller: Caller, deps: ConsoleDeps) =>
-  proposalRow(p, caller, await noticeOf(deps.ports, p.target));
+  proposalRow(p, caller, deps.ops.policy, await noticeOf(deps.ports, p.target));
 
 /** What a resend would do, from what its preview shows. */
 function resendWords(shown: Record<string, unknown>): string {
@@ -229,6 +228,19 @@ function resendWords(shown: Record<string, unknown>): string {
  * audited, whoever holds the approver role.
  */
 export const CONSOLE_ACTIONS: ReadonlySet<AuditAction> = new Set<AuditAction>(['RESEND']);
+
+/** A decision or withdrawal naming no proposal: refused, audited (someone tried an id: an auditor wants to know). */
+async function noSuchProposal(
+  id: string,
+  step: 'APPROVE' | 'REJECT',
+  reason: string,
+  caller: Caller,
+  { ports }: ConsoleDeps,
+): Promise<ApiAnswer> {
+  const why = refusal('NOT_FOUND', decisionRefusalWords(refusal('NOT_FOUND', `no proposal ${id}`)));
+  await auditRefusal(ports, caller, { action: 'RESEND', step, target: id, reason, proposal: id }, why);
+  return problem(404, why.message, why.code);
+}
 
 /** A decision on a proposal the console may not decide: refused, and the refusal audited with who tried and why. */
 async function notHere(
@@ -314,7 +326,13 @@ async function noticeOf(ports: OperatorPorts, notificationId: string): Promise<N
   return noticeCard(item, String(view.inbox?.type ?? item.template ?? ''), String(view.inbox?.occurredAt ?? ''));
 }
 
-export function proposalRow(p: ProposalView, caller: Caller, card?: NoticeCard): ProposalsAnswer['proposals'][number] {
+export function proposalRow(
+  p: ProposalView,
+  caller: Caller,
+  policy: Pick<ApprovalPolicy, 'identityCenterUserNameIsEmail'>,
+  card?: NoticeCard,
+): ProposalsAnswer['proposals'][number] {
+  const mine = sameIdentity(p.proposedBy, identityOf(caller));
   const notice = card?.notice ?? 'Notice';
   const channel = parseNotificationId(p.target)?.channel;
   const words = p.action === 'RESEND' ? 'Send again' : p.action;
@@ -326,12 +344,13 @@ export function proposalRow(p: ProposalView, caller: Caller, card?: NoticeCard):
     eventId: parseNotificationId(p.target)?.eventId ?? '',
     userId: p.userId ?? null,
     notificationId: p.target,
-    proposedBy: p.proposedBy.display ?? p.proposedBy.principal,
+    proposedBy: personName(p.proposedBy),
     proposedAt: p.proposedAt,
     approveBy: p.approveBy,
     reason: p.reason,
     status: p.status,
-    mine: sameIdentity(p.proposedBy, identityOf(caller)),
+    mine,
+    cannotApprove: mine ? null : whoApproves(p, identityOf(caller), policy),
   };
 }
 
@@ -385,11 +404,20 @@ export async function answerApi(
     const { code, message } = error.refusal;
     // A proposal refused says why in the words the preview uses (never the command line's flags or "the customer has
     // it" for a text whose delivery failed).
-    const asked = parsed.data as { notificationId?: string };
-    const words = name === 'propose' ? refusalWords(error.refusal, channelOf(asked.notificationId ?? '')) : message;
+    const asked = parsed.data as { notificationId?: string; proposalId?: string };
+    const words =
+      name === 'propose'
+        ? refusalWords(error.refusal, channelOf(asked.notificationId ?? ''))
+        : name === 'decide' || name === 'withdraw'
+          ? decisionRefusalWords(error.refusal, await proposalChannel(deps, asked.proposalId))
+          : message;
     return problem(refusalAnswer(error.refusal).status, words, code);
   }
 }
+
+/** The channel of the notice a proposal is about, for a refusal's words (a suppression says which). */
+const proposalChannel = async (deps: ConsoleDeps, id: string | undefined) =>
+  id === undefined ? undefined : channelOf((await deps.ports.proposals.get(id).catch(() => undefined))?.target ?? '');
 
 const VERBS: Readonly<Record<ApiRoute['needs'], string>> = {
   read: 'look customers up',

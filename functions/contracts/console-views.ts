@@ -173,6 +173,11 @@ export interface ProposalRow {
   readonly status: string;
   /** The caller proposed it: they may withdraw it, not approve it. */
   readonly mine: boolean;
+  /**
+   * Why the caller cannot approve another's proposal, and who can, in words (an engineer's, made in the operator tools
+   * or under a shared role, which four eyes cannot tell apart from the caller); null when they may.
+   */
+  readonly cannotApprove: string | null;
 }
 
 export interface ProposalsAnswer {

@@ -129,15 +129,22 @@ export function decisionRefusal(
   if (Date.parse(p.approveBy) <= now) {
     return refusal('EXPIRED', `proposal ${p.id} expired at ${p.approveBy}: propose it again, on what is there now`);
   }
-  if (decision === 'APPROVE' && sameIdentity(p.proposedBy, decider)) {
+  return decision === 'APPROVE' ? fourEyesRefusal(p, decider, policy) : undefined;
+}
+
+/** Why `decider` may not approve this proposal whatever its state — their own, or not provably another's — or undefined. */
+export function fourEyesRefusal(
+  p: Pick<Proposal, 'id' | 'proposedBy'>,
+  decider: RecordedIdentity,
+  policy: Pick<ApprovalPolicy, 'identityCenterUserNameIsEmail'> = {},
+): Refusal | undefined {
+  if (sameIdentity(p.proposedBy, decider)) {
     return refusal(
       'OWN_PROPOSAL',
       `proposal ${p.id} was proposed by ${p.proposedBy.principal}: another identity approves it (four eyes)`,
     );
   }
-  if (decision === 'APPROVE' && !provablyOthers(p.proposedBy, decider, policy)) {
-    return refusal('OWN_PROPOSAL_UNKNOWN', unprovenWords(p, decider));
-  }
+  if (!provablyOthers(p.proposedBy, decider, policy)) return refusal('OWN_PROPOSAL_UNKNOWN', unprovenWords(p, decider));
   return undefined;
 }
 
@@ -196,7 +203,7 @@ const KIND_WORDS: Record<PersonKind, string> = {
   SHARED_ROLE: 'a shared role, which names no one person',
 };
 
-function unprovenWords(p: Proposal, decider: RecordedIdentity): string {
+function unprovenWords(p: Pick<Proposal, 'id' | 'proposedBy'>, decider: RecordedIdentity): string {
   const [by, you] = [personKindOf(p.proposedBy), personKindOf(decider)];
   const of = (k: PersonKind | undefined) => (k === undefined ? 'an unrecorded kind of name' : KIND_WORDS[k]);
   const proposed = `proposal ${p.id} was proposed under ${of(by)}, you approve under ${of(you)}`;

@@ -11,9 +11,10 @@ import type { Caller } from '../../functions/console/caller.ts';
 import type { ApiRouteName } from '../../functions/contracts/console-routes.ts';
 import type { ProposalRow } from '../../functions/contracts/console-views.ts';
 import { listAudit, type OperatorPorts } from '../../functions/operator/index.ts';
+import { iamIdentityOf } from '../../functions/operator-api/iam-identity.ts';
 import { apiRoute, consoleOn, consolePerson } from '../support/console.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { operatorOn } from '../support/operator.ts';
+import { operatorOn, putEmailSuppression } from '../support/operator.ts';
 
 let table: LocalTable;
 let ports: OperatorPorts;
@@ -180,5 +181,82 @@ describe('a resend of an email the provider accepted but could not deliver', () 
       'the provider accepted it as message m-bounced-1 (delivery: FAILED “Mailbox does not exist”)',
     );
     expect(audited?.outcome?.details.message).not.toContain('the customer has it');
+  });
+});
+
+/** What the desk must never read: the command line's flags, a credential's kind, ARNs, sign-in user names, a false "has it". */
+const ENGINEERS_WORDS = /--[a-z]|the customer has it|lift-suppression|AWS_IAM|IDENTITY_PROVIDER|arn:|bank_/;
+
+describe('a decision the console refuses', () => {
+  it('naming no proposal is refused NOT_FOUND and audited with the verified caller, on decide and on withdraw', async () => {
+    const ghost = 'p-20261206T000000Z-ghost';
+    const decided = await ask('decide', { proposalId: ghost, decision: 'APPROVE', reason: 'probing for ids' }, NOOR);
+    expect(decided).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+    const withdrawn = await ask('withdraw', { proposalId: ghost, reason: 'probing for ids' });
+    expect(withdrawn).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+    const audited = (await listAudit(ports)).filter((r) => r.proposal === ghost).reverse();
+    expect(audited.map((r) => [r.step, r.by.person, r.outcome?.result, r.outcome?.details.code])).toEqual([
+      ['APPROVE', 'noor@bank.example', 'REFUSED', 'NOT_FOUND'],
+      ['REJECT', 'sam@bank.example', 'REFUSED', 'NOT_FOUND'],
+    ]);
+  });
+
+  it('says why in the desk’s words when the notice moved on before the approval: suppressed, or accepted by the provider', async () => {
+    await notice('cp-late-stop', { status: 'FAILED', recipient: 'late.stop@example.com' });
+    await notice('cp-late-sent', { status: 'FAILED', recipient: 'late.sent@example.com' });
+    const stop = proposalOf(
+      await ask('propose', { notificationId: 'cp-late-stop#EMAIL', reason: 'customer called, case 7801' }),
+    );
+    const sent = proposalOf(
+      await ask('propose', { notificationId: 'cp-late-sent#EMAIL', reason: 'customer called, case 7802' }),
+    );
+    await putEmailSuppression(table.doc, table.tableName, 'late.stop@example.com', 'cp-late-stop#EMAIL');
+    await notice('cp-late-sent', { status: 'SENT', recipient: 'late.sent@example.com', providerMessageId: 'm-late' });
+    const approve = (id: string) =>
+      ask('decide', { proposalId: id, decision: 'APPROVE', reason: 'checked the case notes' }, NOOR);
+    const answers = [await approve(stop.id), await approve(sent.id)];
+    expect(answers.map((a) => [a.status, (a.body as { error: { code: string } }).error.code])).toEqual([
+      [409, 'SUPPRESSED'],
+      [409, 'ACCEPTED'],
+    ]);
+    const messages = answers.map((a) => (a.body as { error: { message: string } }).error.message);
+    for (const message of messages) expect(message).not.toMatch(ENGINEERS_WORDS);
+    expect(messages[1]).toMatch(/no delivery report yet/);
+  });
+
+  it('does not offer Approve on an engineer’s proposal: says who approves it (an engineer with the operator tool), refuses it in plain words, audited', async () => {
+    await notice('cp-engineer', { status: 'FAILED', recipient: 'eng.one@example.com' });
+    await notice('cp-role', { status: 'FAILED', recipient: 'eng.two@example.com' });
+    const engineer = (arn: string) => ({
+      identity: iamIdentityOf({ userArn: arn }) as NonNullable<ReturnType<typeof iamIdentityOf>>,
+      reason: 'customer asked on the phone',
+    });
+    const ops = consoleApi.deps.ops;
+    const bob = engineer('arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Operators_0a1b2c/bob');
+    const role = engineer('arn:aws:sts::123456789012:assumed-role/operators/whoever');
+    const byBob = await ops.propose('RESEND', { notificationId: 'cp-engineer#EMAIL' }, bob);
+    const byRole = await ops.propose('RESEND', { notificationId: 'cp-role#EMAIL' }, role);
+    const listed = ((await ask('proposals', {}, NOOR)).body as { proposals: ProposalRow[] }).proposals;
+    const rowOf = (id: string) => listed.find((r) => r.id === id) as ProposalRow;
+    expect(rowOf(byBob.id)).toMatchObject({
+      proposedBy: 'bob',
+      cannotApprove: expect.stringMatching(/engineer in the operator tools \(bob\).*operator tool/),
+    });
+    expect(rowOf(byRole.id)).toMatchObject({
+      proposedBy: 'the shared role operators',
+      cannotApprove: expect.stringMatching(/nobody can approve it/),
+    });
+    for (const row of listed) expect(`${row.proposedBy} ${row.cannotApprove ?? ''}`).not.toMatch(ENGINEERS_WORDS);
+    const refused = await ask(
+      'decide',
+      { proposalId: byBob.id, decision: 'APPROVE', reason: 'checked the case notes' },
+      NOOR,
+    );
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'OWN_PROPOSAL_UNKNOWN' } } });
+    const message = (refused.body as { error: { message: string } }).error.message;
+    expect(message).toMatch(/engineer with the operator tool approves it/);
+    expect(message).not.toMatch(ENGINEERS_WORDS);
+    const audited = (await listAudit(ports)).find((r) => r.proposal === byBob.id && r.step === 'APPROVE');
+    expect(audited).toMatchObject({ by: { person: 'noor@bank.example' }, outcome: { result: 'REFUSED' } });
   });
 });

@@ -205,15 +205,28 @@ describe('the API', () => {
       }),
     });
     const body = '{"proposalId":"p-20261205T000000Z-abcdef","decision":"APPROVE","reason":"checked with the customer"}';
+    // No such proposal: 404, audited with who tried.
+    expect(await answerApi(route('decide'), NOOR, body, own)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND' } },
+    });
+    expect(own.audit.recordOutcome).toHaveBeenCalledWith(
+      'audit/k.json',
+      expect.objectContaining({ result: 'REFUSED', details: expect.objectContaining({ code: 'NOT_FOUND' }) }),
+      0,
+    );
+    const held = { id: 'p-20261205T000000Z-abcdef', action: 'RESEND', target: 'e-1#SMS' };
+    vi.mocked(own.ports.proposals.get).mockResolvedValue(held as never);
     expect(await answerApi(route('decide'), NOOR, body, own)).toEqual({
       status: 403,
-      body: { error: { message: 'you proposed it: another person approves it', code: 'OWN_PROPOSAL' } },
+      body: { error: { message: 'This is your own proposal: another person approves it.', code: 'OWN_PROPOSAL' } },
     });
     const changed = fakeOps({
       approve: vi.fn(async () => {
         throw new OperatorError(refusal('CHANGED', 'changed since it was shown'));
       }),
     });
+    vi.mocked(changed.ports.proposals.get).mockResolvedValue(held as never);
     expect((await answerApi(route('decide'), NOOR, body, changed)).status).toBe(409);
   });
 

@@ -59,10 +59,10 @@ function proposalArticle(
     return button;
   };
   if (me.can.includes('decide') && !p.mine) {
-    actions.append(
-      decide('APPROVE', 'Approve', 'Approved: it is queued to be sent again. This was recorded.'),
-      decide('REJECT', 'Reject', 'Rejected. This was recorded.'),
-    );
+    // Approve only where the approval would be accepted: an engineer's proposal is approved by an engineer.
+    if (p.cannotApprove === null)
+      actions.append(decide('APPROVE', 'Approve', 'Approved: it is queued to be sent again. This was recorded.'));
+    actions.append(decide('REJECT', 'Reject', 'Rejected. This was recorded.'));
   }
   if (me.can.includes('propose') && p.mine) {
     // The proposer takes their own back (the customer got it after all, it was the wrong notice): recorded as theirs.
@@ -98,7 +98,7 @@ function proposalArticle(
       { class: 'note' },
       p.mine
         ? 'Your proposal: another person approves it (or you withdraw it).'
-        : `Can be approved until ${when(p.approveBy)}.`,
+        : (p.cannotApprove ?? `Can be approved until ${when(p.approveBy)}.`),
     ),
     el('p', { class: 'codes ids' }, el('code', {}, p.id), ' ', el('code', {}, p.notificationId)),
     actions,
