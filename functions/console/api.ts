@@ -376,7 +376,10 @@ export async function answerApi(
     json = undefined;
   }
   if (!caller.can.includes(route.needs)) {
-    const message = `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`;
+    const message =
+      name === 'withdraw'
+        ? 'Your account may not withdraw a proposal: an approver rejects it instead.'
+        : `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`;
     const attempt = await attemptOf(name, json, deps);
     if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'FORBIDDEN', message });
     return problem(403, message, 'FORBIDDEN');

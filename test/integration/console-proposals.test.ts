@@ -121,7 +121,10 @@ describe('withdrawing a proposal', () => {
       { proposalId: 'p-20261205T000000Z-nobody', reason: 'not needed any more' },
       NOOR,
     );
-    expect(answer).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+    expect(answer).toMatchObject({
+      status: 403,
+      body: { error: { code: 'FORBIDDEN', message: expect.stringContaining('an approver rejects it instead') } },
+    });
     const audited = (await listAudit(ports)).filter((r) => r.proposal === 'p-20261205T000000Z-nobody');
     expect(audited.map((r) => [r.step, r.outcome?.result])).toEqual([['REJECT', 'REFUSED']]);
   });
