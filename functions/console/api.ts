@@ -412,15 +412,15 @@ export async function answerApi(
       name === 'propose'
         ? refusalWords(error.refusal, channelOf(asked.notificationId ?? ''))
         : name === 'decide' || name === 'withdraw'
-          ? decisionRefusalWords(error.refusal, await proposalChannel(deps, asked.proposalId))
+          ? decisionRefusalWords(error.refusal, await proposalAsked(deps, asked.proposalId))
           : message;
     return problem(refusalAnswer(error.refusal).status, words, code);
   }
 }
 
-/** The channel of the notice a proposal is about, for a refusal's words (a suppression says which). */
-const proposalChannel = async (deps: ConsoleDeps, id: string | undefined) =>
-  id === undefined ? undefined : channelOf((await deps.ports.proposals.get(id).catch(() => undefined))?.target ?? '');
+/** The proposal a refused decision named, for its words (a suppression says which channel; a decided one, how). */
+const proposalAsked = async (deps: ConsoleDeps, id: string | undefined) =>
+  id === undefined ? undefined : await deps.ports.proposals.get(id).catch(() => undefined);
 
 const VERBS: Readonly<Record<ApiRoute['needs'], string>> = {
   read: 'look customers up',

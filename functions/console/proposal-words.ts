@@ -5,8 +5,8 @@
  */
 
 import { type ApprovalPolicy, fourEyesRefusal, type Proposal, personKindOf } from '../domain/approval.ts';
-import type { Channel } from '../domain/channels.ts';
 import type { RecordedIdentity } from '../domain/identity.ts';
+import { parseNotificationId } from '../domain/keys.ts';
 import type { Refusal, RefusalCode } from '../domain/refusal.ts';
 import { refusalWords } from './views.ts';
 
@@ -60,6 +60,17 @@ const DECISION_WORDS: Partial<Record<RefusalCode, string>> = {
     'The provider accepted this notice since it was proposed (there is no delivery report yet): it was not sent again. Look at its delivery first.',
 };
 
-/** A refused approval, rejection or withdrawal, in the words of the desk. */
-export const decisionRefusalWords = (r: Refusal, channel?: Channel): string =>
-  DECISION_WORDS[r.code] ?? refusalWords(r, channel);
+/**
+ * A refused approval, rejection or withdrawal, in the words of the desk. A proposal approved but then refused at
+ * sending is said to be that — approved, not sent, and why — never only "decided already", which reads as sent.
+ */
+export function decisionRefusalWords(r: Refusal, p?: Pick<Proposal, 'target' | 'state' | 'outcome'>): string {
+  const channel = parseNotificationId(p?.target ?? '')?.channel;
+  const unsent = p?.state === 'APPROVED' && p.outcome !== undefined && p.outcome.result !== 'DONE';
+  if (r.code === 'DECIDED' && unsent) {
+    const why = p.outcome?.details as Partial<Refusal> | undefined;
+    const words = typeof why?.code === 'string' ? refusalWords(why as Refusal, channel) : 'sending it failed.';
+    return `It was approved, but it was not sent: ${words}`;
+  }
+  return DECISION_WORDS[r.code] ?? refusalWords(r, channel);
+}

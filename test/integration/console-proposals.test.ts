@@ -225,6 +225,12 @@ describe('a decision the console refuses', () => {
     const messages = answers.map((a) => (a.body as { error: { message: string } }).error.message);
     for (const message of messages) expect(message).not.toMatch(ENGINEERS_WORDS);
     expect(messages[1]).toMatch(/no delivery report yet/);
+    // Withdrawing one approved but not sent says so, not only "decided already" (which reads as sent).
+    const withdrawn = await ask('withdraw', { proposalId: stop.id, reason: 'customer will call back' });
+    expect(withdrawn).toMatchObject({ status: 409, body: { error: { code: 'DECIDED' } } });
+    const words = (withdrawn.body as { error: { message: string } }).error.message;
+    expect(words).toMatch(/^It was approved, but it was not sent: /);
+    expect(words).not.toMatch(ENGINEERS_WORDS);
   });
 
   it('does not offer Approve on an engineer’s proposal: says who approves it (an engineer with the operator tool), refuses it in plain words, audited', async () => {
