@@ -20,6 +20,7 @@ import { apiRoute, consoleOn, consolePerson } from '../support/console.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 const USER = 'cp-business-1';
+const FAILING = 'cp-failing-1';
 const EVENTS = 130;
 const T0 = Date.parse('2026-12-01T00:00:00Z');
 /** Four events at one instant, where the first page ends: the cursor must neither drop nor repeat them. */
@@ -81,6 +82,37 @@ beforeAll(async () => {
     const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
     await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: batch } }));
   }
+  // A second customer: 50 events, each with an email, a text and a push that FAILED (each could be sent again).
+  const failing = Array.from({ length: CUSTOMER_PAGE_EVENTS }, (_, i) => {
+    const eventId = `cp-f-${String(i).padStart(3, '0')}`;
+    const common = { pk: eventPk(eventId), eventId, occurredAt: atOf(i) };
+    const channels = [
+      ['EMAIL', 'ops@failing.example'],
+      ['SMS', '+14155550182'],
+      ['PUSH', 'arn:aws:sns:eu-west-1:123456789012:endpoint/APNS/app/0a1b2c'],
+    ];
+    return [
+      { ...common, sk: INBOX_SK, kind: 'INBOX', type: 'TransferCompleted', userKey: userKeyOf(FAILING) },
+      ...channels.map(([channel, recipient]) => ({
+        ...common,
+        sk: `NOTIFICATION#${channel}`,
+        kind: 'NOTIFICATION',
+        notificationId: `${eventId}#${channel}`,
+        channel,
+        userId: FAILING,
+        recipient,
+        status: 'FAILED',
+        attempt: 3,
+        lastError: 'RETRIES_EXHAUSTED',
+        template: 'TransferCompleted',
+        data: { transferId: `t-${i}` },
+      })),
+    ];
+  }).flat();
+  for (let i = 0; i < failing.length; i += 25) {
+    const batch = failing.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+    await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: batch } }));
+  }
   const inbox = new DynamoInboxStore(table.doc, table.tableName);
   for (const [n, q] of QUARANTINED.entries()) {
     const value = Buffer.from(JSON.stringify({ eventId: q.eventId, recipient: { userId: USER } })).toString('base64');
@@ -137,6 +169,17 @@ describe('a customer with many events', () => {
     // Two index Queries, one read per event shown, the preferences, the audit's index: never the customer's 132.
     expect(reads).toBeGreaterThan(CUSTOMER_PAGE_EVENTS);
     expect(reads).toBeLessThanOrEqual(CUSTOMER_PAGE_EVENTS + 10);
+  });
+
+  it('reads a bounded number of items for a page of 50 events with three FAILED notices each: several requests per event, not one', async () => {
+    reads = 0;
+    const answer = await answerApi(customerRoute, SAM, JSON.stringify({ userId: FAILING }), deps);
+    expect(answer.status).toBe(200);
+    expect((answer.body as CustomerAnswer).notices).toHaveLength(CUSTOMER_PAGE_EVENTS * 3);
+    // The figure docs/console.md states (DynamoDB requests; the audit trail's reads of the evidence store come on top).
+    console.info(`DynamoDB requests for one page of 50 events x 3 FAILED notices: ${reads}`);
+    expect(reads).toBeGreaterThan(CUSTOMER_PAGE_EVENTS * 2);
+    expect(reads).toBeLessThanOrEqual(CUSTOMER_PAGE_EVENTS * 8);
   });
 
   it('refuses a cursor that is not one of its own', async () => {
