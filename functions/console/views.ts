@@ -70,6 +70,7 @@ export async function customerPage(
   userId: string,
   older?: UserEventsCursor,
 ): Promise<Omit<CustomerAnswer, 'audit'>> {
+  ports = preferencesReadOnce(ports);
   const page = await ports.events.userEventsPage(userId, CUSTOMER_PAGE_EVENTS, older);
   const views = await Promise.all(page.eventIds.map((id) => ports.events.read(id)));
   const prefs = (await ports.audience.preferences(userId)) as StoredItem | undefined;
@@ -93,6 +94,24 @@ export async function eventPage(ports: Reads, eventId: string): Promise<EventAns
     .map((n) => n.userId)
     .find((u) => typeof u === 'string' && u !== 'ERASED');
   return { eventId, userId: typeof userId === 'string' ? userId : null, ...(await cardsOf(ports, view)) };
+}
+
+/** The ports with a customer's preferences read once for a page, not once per notice that could be sent again. */
+function preferencesReadOnce(ports: Reads): Reads {
+  const read = new Map<string, ReturnType<Reads['audience']['preferences']>>();
+  const audience = new Proxy(ports.audience, {
+    get(target, name) {
+      if (name === 'preferences') {
+        return (userId: string) => {
+          if (!read.has(userId)) read.set(userId, target.preferences(userId));
+          return read.get(userId);
+        };
+      }
+      const value = Reflect.get(target, name, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...ports, audience };
 }
 
 /** Nothing at all: no inbox, no notice and no quarantined record under this event id — we never received it. */

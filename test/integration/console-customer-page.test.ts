@@ -179,7 +179,7 @@ describe('a customer with many events', () => {
     // The figure docs/console.md states (DynamoDB requests; the audit trail's reads of the evidence store come on top).
     console.info(`DynamoDB requests for one page of 50 events x 3 FAILED notices: ${reads}`);
     expect(reads).toBeGreaterThan(CUSTOMER_PAGE_EVENTS * 2);
-    expect(reads).toBeLessThanOrEqual(CUSTOMER_PAGE_EVENTS * 8);
+    expect(reads).toBeLessThanOrEqual(CUSTOMER_PAGE_EVENTS * 5);
   });
 
   it('refuses a cursor that is not one of its own', async () => {
