@@ -78,10 +78,6 @@ beforeAll(async () => {
       },
     ];
   }).flat();
-  for (let i = 0; i < items.length; i += 25) {
-    const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-    await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: batch } }));
-  }
   // A second customer: 50 events, each with an email, a text and a push that FAILED (each could be sent again).
   const failing = Array.from({ length: CUSTOMER_PAGE_EVENTS }, (_, i) => {
     const eventId = `cp-f-${String(i).padStart(3, '0')}`;
@@ -109,8 +105,9 @@ beforeAll(async () => {
       })),
     ];
   }).flat();
-  for (let i = 0; i < failing.length; i += 25) {
-    const batch = failing.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+  const all = [...items, ...failing];
+  for (let i = 0; i < all.length; i += 25) {
+    const batch = all.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
     await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: batch } }));
   }
   const inbox = new DynamoInboxStore(table.doc, table.tableName);
