@@ -16,10 +16,12 @@ import { OperatorError } from '../operator/action.ts';
 import { asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
+import { OUT_OF_DATE } from '../stores/event-store.ts';
 import type { Caller } from './caller.ts';
 import { decisionRefusalWords, personName, whoApproves } from './proposal-words.ts';
 import {
   auditTrail,
+  CURSOR_MAX_CHARS,
   cursorOf,
   customerPage,
   eventPage,
@@ -69,7 +71,7 @@ const resendRequest = { notificationId, despiteAccepted: z.optional(id(200)) };
 
 const BODIES = {
   me: z.unknown(),
-  customer: z.object({ userId: id(128), older: z.optional(id(20_000)) }),
+  customer: z.object({ userId: id(128), older: z.optional(id(CURSOR_MAX_CHARS * 2)) }),
   event: z.object({ eventId: id(128) }),
   notice: z.object({ notificationId }),
   reveal: z.object({ notificationId, reason }),
@@ -106,11 +108,10 @@ const resendOf = (b: { notificationId: string; despiteAccepted?: string | undefi
 const HANDLERS: Handlers = {
   me: async (_body, caller) => okJson({ name: caller.name, roles: caller.roles, can: caller.can }),
   customer: async ({ userId, older }, _caller, { ports }) => {
-    const cursor = older === undefined ? undefined : cursorOf(older);
-    if (older !== undefined && cursor === undefined) {
-      return problem(400, 'older: not a page of this console: look the customer up again.', 'INVALID');
-    }
-    const page = await customerPage(ports, userId, cursor);
+    const cursor = older === undefined ? undefined : cursorOf(userId, older);
+    const page = older !== undefined && cursor === undefined ? OUT_OF_DATE : await customerPage(ports, userId, cursor);
+    // Another customer's cursor, an edited one, or one whose place in the list is gone (an event erased since).
+    if (page === OUT_OF_DATE) return problem(400, 'This list is out of date: look the customer up again.', 'INVALID');
     if (cursor === undefined && isUnknown(page)) {
       return problem(404, `No customer ${userId} has any notice we still hold.`, 'NOT_FOUND');
     }

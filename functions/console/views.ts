@@ -4,6 +4,7 @@
  * command line makes — with every contact point masked (domain/contact-mask.ts) and every outcome in plain words
  * (words.ts). Ids travel with each card, so an action names exactly what was shown; the page hides them unless asked.
  */
+import { createHash } from 'node:crypto';
 import type {
   AuditRow,
   CustomerAnswer,
@@ -28,7 +29,8 @@ import { suppressionOf } from '../operator/customer.ts';
 import { evidenceFound, type SendProof } from '../operator/evidence.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { blockedAtSend } from '../operator/resend.ts';
-import type { EventView, StoredItem, UserEventsCursor } from '../stores/event-store.ts';
+import { type EventView, OUT_OF_DATE, type StoredItem, type UserEventsCursor } from '../stores/event-store.ts';
+import type { ListPosition } from '../stores/user-events-page.ts';
 import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords, suppressedRefusalWords } from './words.ts';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -42,19 +44,37 @@ type Cards = Pick<CustomerAnswer, 'notices' | 'silent' | 'quarantined'>;
  */
 export const CUSTOMER_PAGE_EVENTS = 50;
 
-/** The cursor of the next older page, as the page hands it back: opaque to it (base64url JSON). */
-export const cursorText = (c: UserEventsCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
+/** A cursor is this long at most: two index positions (an event's key, a quarantined record's Kafka source). */
+export const CURSOR_MAX_CHARS = 2_000;
 
-/** A cursor the page handed back, or undefined when it is none of ours. */
-export function cursorOf(text: string): UserEventsCursor | undefined {
+/** The customer a cursor was made for, without naming them in it. */
+const customerMark = (userId: string) => createHash('sha256').update(userId).digest('base64url').slice(0, 16);
+
+/** The cursor of the next older page, as the page hands it back: opaque to it (base64url JSON), for this customer. */
+export const cursorText = (userId: string, c: UserEventsCursor): string =>
+  Buffer.from(JSON.stringify({ for: customerMark(userId), ...c })).toString('base64url');
+
+const text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
+const isPosition = (p: unknown): p is ListPosition =>
+  p === 'END' ||
+  (typeof p === 'object' &&
+    p !== null &&
+    text((p as Record<string, unknown>).at, 64) &&
+    text((p as Record<string, unknown>).pk, 300) &&
+    text((p as Record<string, unknown>).sk, 600));
+
+/** A cursor the page handed back for this customer, or undefined when it is none of ours, or another customer's. */
+export function cursorOf(userId: string, cursor: string): UserEventsCursor | undefined {
+  if (cursor.length > CURSOR_MAX_CHARS) return undefined;
   try {
-    const c = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<UserEventsCursor>;
-    const valid =
-      typeof c.before === 'string' &&
-      Array.isArray(c.shown) &&
-      c.shown.length <= CUSTOMER_PAGE_EVENTS * 20 &&
-      c.shown.every((id) => typeof id === 'string');
-    return valid ? { before: c.before as string, shown: c.shown as string[] } : undefined;
+    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (typeof c !== 'object' || c === null || c.for !== customerMark(userId)) return undefined;
+    const { accepted, quarantined } = c;
+    if (![accepted, quarantined].every((p) => p === undefined || isPosition(p))) return undefined;
+    return {
+      ...(accepted === undefined ? {} : { accepted: accepted as ListPosition }),
+      ...(quarantined === undefined ? {} : { quarantined: quarantined as ListPosition }),
+    };
   } catch {
     return undefined;
   }
@@ -69,10 +89,11 @@ export async function customerPage(
   ports: Reads,
   userId: string,
   older?: UserEventsCursor,
-): Promise<Omit<CustomerAnswer, 'audit'>> {
+): Promise<Omit<CustomerAnswer, 'audit'> | typeof OUT_OF_DATE> {
   ports = preferencesReadOnce(ports);
   const page = await ports.events.userEventsPage(userId, CUSTOMER_PAGE_EVENTS, older);
-  const views = await Promise.all(page.eventIds.map((id) => ports.events.read(id)));
+  if (page === OUT_OF_DATE) return OUT_OF_DATE;
+  const views = page.events;
   const prefs = (await ports.audience.preferences(userId)) as StoredItem | undefined;
   const cards = await Promise.all(views.map((v) => cardsOf(ports, v)));
   return {
@@ -83,7 +104,7 @@ export async function customerPage(
     optedOutOf: Array.isArray(prefs?.optOut)
       ? (prefs.optOut as Channel[]).map((c) => CHANNEL_WORDS[c]?.many ?? String(c))
       : null,
-    older: page.older === undefined ? null : cursorText(page.older),
+    older: page.older === undefined ? null : cursorText(userId, page.older),
   };
 }
 

@@ -20,6 +20,9 @@ import { isConditionFailure } from './condition-failure.ts';
 import type { Transition } from './notification-store.ts';
 import { queryAll, queryItems } from './paged-query.ts';
 import { type IncidentWindow, queryIncidents } from './quarantine-store.ts';
+import { type OUT_OF_DATE, type UserEventsCursor, type UserEventsPage, userEventsPage } from './user-events-page.ts';
+
+export { OUT_OF_DATE, type UserEventsCursor, type UserEventsPage } from './user-events-page.ts';
 
 /** An item as the table holds it: the operator shows every attribute, known or not. */
 export type StoredItem = Record<string, unknown>;
@@ -46,25 +49,6 @@ export interface ResendTarget extends ResentItem {
   readonly expiresAt?: unknown;
 }
 
-/**
- * Where the next older page of a customer's events starts: at `before` (the byUser index's sort key, occurredAt) and
- * older, leaving out the events already shown at exactly that instant (two events may share one).
- */
-export interface UserEventsCursor {
-  readonly before: string;
-  readonly shown: readonly string[];
-}
-
-export interface UserEventsPage {
-  readonly eventIds: string[];
-  readonly older?: UserEventsCursor;
-}
-
-interface Listed {
-  readonly eventId: string;
-  readonly at: string;
-}
-
 export interface EventStore {
   /** The inbox item and every notification of the event, read consistently. */
   read(eventId: string): Promise<EventView>;
@@ -73,10 +57,11 @@ export interface EventStore {
   /** The events of the customer's records that ingest quarantined, newest first (the byUser index, their own key). */
   quarantinedEventIdsOfUser(userId: string): Promise<string[]>;
   /**
-   * One page of the customer's events — accepted and quarantined — newest first: at most `limit`, and where more are
-   * older, the cursor that continues after the last one (a few Queries of the byUser index, never all of them).
+   * One page of the customer's events — accepted and quarantined — newest first, each once, read: at most `limit`, and
+   * where more are older, the cursor that continues after the last one (user-events-page.ts); OUT_OF_DATE when the
+   * cursor names no entry of this customer's.
    */
-  userEventsPage(userId: string, limit: number, older?: UserEventsCursor): Promise<UserEventsPage>;
+  userEventsPage(userId: string, limit: number, older?: UserEventsCursor): Promise<UserEventsPage | typeof OUT_OF_DATE>;
   /** REFUSED notifications created at or after `sinceIso` (and of `reason`), erased ones left out, in no order. */
   listRefused(filter: RefusedFilter): Promise<StoredItem[]>;
   /**
@@ -141,48 +126,12 @@ export class DynamoEventStore implements EventStore {
     return [...new Set(await this.eventIdsUnder(quarantinedUserKeyOf(userId)))];
   }
 
-  async userEventsPage(userId: string, limit: number, older?: UserEventsCursor): Promise<UserEventsPage> {
-    const keys = [userKeyOf(userId), quarantinedUserKeyOf(userId)];
-    const lists = await Promise.all(keys.map((k) => this.newestUnder(k, limit + 1, older)));
-    // One event under both keys (a record quarantined, then fed in again) is listed once, at its newer instant.
-    const newest = new Map<string, string>();
-    for (const { eventId, at } of lists.flat()) {
-      if ((newest.get(eventId) ?? '') < at) newest.set(eventId, at);
-    }
-    const sorted = [...newest].sort(([, a], [, b]) => (a < b ? 1 : a > b ? -1 : 0));
-    const page = sorted.slice(0, limit);
-    const last = page.at(-1)?.[1];
-    if (sorted.length <= limit || last === undefined) return { eventIds: page.map(([id]) => id) };
-    const alreadyShown = older?.before === last ? older.shown : [];
-    const shown = [...alreadyShown, ...page.filter(([, at]) => at === last).map(([id]) => id)];
-    return { eventIds: page.map(([id]) => id), older: { before: last, shown } };
-  }
-
-  /** Up to `want` distinct events under one byUser key, newest first, from the cursor on: Queries of `want` keys. */
-  private async newestUnder(userKey: string, want: number, older?: UserEventsCursor): Promise<Listed[]> {
-    const found = new Map<string, string>();
-    const sortKey = TABLE_SCHEMA.userIndex.sortKey;
-    // Keys read at most: the events wanted, the ones shown at the cursor's instant, and as many again for an event
-    // listed twice under one key (several of its records quarantined) — a bounded read whatever the customer's count.
-    const max = 2 * (want + (older?.shown.length ?? 0));
-    const query = {
-      TableName: this.tableName,
-      IndexName: TABLE_SCHEMA.userIndex.indexName,
-      KeyConditionExpression: older === undefined ? '#u = :u' : '#u = :u AND #o <= :before',
-      ExpressionAttributeNames: {
-        '#u': TABLE_SCHEMA.userIndex.partitionKey,
-        ...(older === undefined ? {} : { '#o': sortKey }),
-      },
-      ExpressionAttributeValues: { ':u': userKey, ...(older === undefined ? {} : { ':before': older.before }) },
-      ScanIndexForward: false,
-    };
-    for await (const i of queryItems(this.client, query, max)) {
-      const eventId = eventIdOfPk(String(i.pk));
-      if (eventId === undefined || found.has(eventId) || older?.shown.includes(eventId)) continue;
-      found.set(eventId, String(i[sortKey] ?? ''));
-      if (found.size >= want) break;
-    }
-    return [...found].map(([eventId, at]) => ({ eventId, at }));
+  userEventsPage(
+    userId: string,
+    limit: number,
+    older?: UserEventsCursor,
+  ): Promise<UserEventsPage | typeof OUT_OF_DATE> {
+    return userEventsPage(this.client, this.tableName, (id) => this.read(id), userId, limit, older);
   }
 
   private async eventIdsUnder(userKey: string): Promise<string[]> {
