@@ -13,7 +13,7 @@ import { refusalWords } from './views.ts';
 /** A name people read for who proposed or decided: the e-mail, the Identity Center user, the role's name. */
 export function personName(i: RecordedIdentity): string {
   const kind = personKindOf(i);
-  if (kind === 'EMAIL') return i.display ?? i.person ?? i.principal;
+  if (kind === 'EMAIL_ADDRESS') return i.display ?? i.person ?? i.principal;
   if (kind === 'IDENTITY_CENTER_USER' || kind === 'LOCAL_LOGIN') return i.person ?? i.principal;
   const last = (i.person ?? i.principal).split('/').at(-1) ?? i.principal;
   if (kind === 'SHARED_ROLE') return `the shared role ${last}`;

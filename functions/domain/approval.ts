@@ -153,11 +153,11 @@ export function fourEyesRefusal(
  * console's identity provider), an Identity Center user name, an IAM user's ARN, a local login. A role's ARN (a
  * role other than Identity Center's, or the account's root) names whoever holds the role: no person at all.
  */
-export type PersonKind = 'EMAIL' | 'IDENTITY_CENTER_USER' | 'IAM_USER' | 'LOCAL_LOGIN' | 'SHARED_ROLE';
+export type PersonKind = 'EMAIL_ADDRESS' | 'IDENTITY_CENTER_USER' | 'IAM_USER' | 'LOCAL_LOGIN' | 'SHARED_ROLE';
 
 export function personKindOf(i: RecordedIdentity): PersonKind | undefined {
   if (i.person === undefined) return undefined;
-  if (i.verifiedBy === 'IDENTITY_PROVIDER') return 'EMAIL';
+  if (i.verifiedBy === 'IDENTITY_PROVIDER') return 'EMAIL_ADDRESS';
   if (i.verifiedBy === 'LOCAL_USER') return 'LOCAL_LOGIN';
   if (i.verifiedBy !== 'AWS_IAM') return undefined;
   if (!i.person.startsWith('arn:')) return 'IDENTITY_CENTER_USER';
@@ -185,7 +185,7 @@ function provablyOthers(
   const kinds = [personKindOf(a), personKindOf(b)];
   if (kinds.includes(undefined) || kinds.includes('SHARED_ROLE')) return false;
   if (kinds[0] === kinds[1]) return a.person !== b.person;
-  const emailAndUserName = kinds.includes('EMAIL') && kinds.includes('IDENTITY_CENTER_USER');
+  const emailAndUserName = kinds.includes('EMAIL_ADDRESS') && kinds.includes('IDENTITY_CENTER_USER');
   return (
     policy.identityCenterUserNameIsEmail === true &&
     emailAndUserName &&
@@ -196,7 +196,7 @@ function provablyOthers(
 }
 
 const KIND_WORDS: Record<PersonKind, string> = {
-  EMAIL: 'the console (an e-mail address)',
+  EMAIL_ADDRESS: 'the console (an e-mail address)',
   IDENTITY_CENTER_USER: 'an Identity Center user name',
   IAM_USER: 'an IAM user',
   LOCAL_LOGIN: 'a local login',

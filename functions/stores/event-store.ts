@@ -61,7 +61,11 @@ export interface EventStore {
    * where more are older, the cursor that continues after the last one (user-events-page.ts); OUT_OF_DATE when the
    * cursor names no entry of this customer's.
    */
-  userEventsPage(userId: string, limit: number, older?: UserEventsCursor): Promise<UserEventsPage | typeof OUT_OF_DATE>;
+  userEventsPage(
+    userId: string,
+    limit: number,
+    older?: UserEventsCursor,
+  ): Promise<UserEventsPage<EventView> | typeof OUT_OF_DATE>;
   /** REFUSED notifications created at or after `sinceIso` (and of `reason`), erased ones left out, in no order. */
   listRefused(filter: RefusedFilter): Promise<StoredItem[]>;
   /**
@@ -130,7 +134,7 @@ export class DynamoEventStore implements EventStore {
     userId: string,
     limit: number,
     older?: UserEventsCursor,
-  ): Promise<UserEventsPage | typeof OUT_OF_DATE> {
+  ): Promise<UserEventsPage<EventView> | typeof OUT_OF_DATE> {
     return userEventsPage(this.client, this.tableName, (id) => this.read(id), userId, limit, older);
   }
 

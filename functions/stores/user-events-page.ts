@@ -11,7 +11,13 @@ import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import { eventIdOfPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
 import { quarantinedUserKeyOf } from '../domain/quarantine-ref.ts';
-import type { EventView, StoredItem } from './event-store.ts';
+
+type StoredItem = Record<string, unknown>;
+/** What the page needs of an event's partition: the items that may sit on the byUser index. */
+interface EventItems {
+  readonly inbox: StoredItem | undefined;
+  readonly quarantined?: StoredItem[];
+}
 
 /** The last entry a page consumed under one key: `END` when the key was read to its end, absent when not begun. */
 export type ListPosition = 'END' | { readonly at: string; readonly pk: string; readonly sk: string };
@@ -22,9 +28,9 @@ export interface UserEventsCursor {
   readonly quarantined?: ListPosition;
 }
 
-export interface UserEventsPage {
+export interface UserEventsPage<V extends EventItems = EventItems> {
   /** The page's events, newest first, each as its partition was read. */
-  readonly events: EventView[];
+  readonly events: V[];
   readonly older?: UserEventsCursor;
 }
 
@@ -51,7 +57,7 @@ function newer(a: Entry, b: Entry): boolean {
 }
 
 /** The event's entries under this customer's two keys, as its own partition holds them. */
-function entriesOf(view: EventView, keys: Record<ListName, string>): Entry[] {
+function entriesOf(view: EventItems, keys: Record<ListName, string>): Entry[] {
   const { sortKey, partitionKey } = TABLE_SCHEMA.userIndex;
   const items = [view.inbox, ...(view.quarantined ?? [])].filter((i): i is StoredItem => i !== undefined);
   return items.flatMap((i) => {
@@ -61,7 +67,7 @@ function entriesOf(view: EventView, keys: Record<ListName, string>): Entry[] {
 }
 
 /** Shown at this entry: no other entry of the same event is newer (then it is, or was, shown there). */
-export const isNewestEntry = (entry: Entry, view: EventView, keys: Record<ListName, string>): boolean =>
+export const isNewestEntry = (entry: Entry, view: EventItems, keys: Record<ListName, string>): boolean =>
   !entriesOf(view, keys).some((o) => !(o.pk === entry.pk && o.sk === entry.sk) && newer(o, entry));
 
 /** One key's entries, newest first, from a position on, fetched as they are wanted. */
@@ -131,21 +137,21 @@ const startKey = (userKey: string, p: { at: string; pk: string; sk: string }) =>
  * Up to `limit` distinct events of the customer, newest first, after `older`; the cursor when more are older.
  * OUT_OF_DATE when a position of `older` is not an entry of this customer's lists.
  */
-export async function userEventsPage(
+export async function userEventsPage<V extends EventItems>(
   client: DynamoDBDocumentClient,
   tableName: string,
-  read: (eventId: string) => Promise<EventView>,
+  read: (eventId: string) => Promise<V>,
   userId: string,
   limit: number,
   older?: UserEventsCursor,
-): Promise<UserEventsPage | typeof OUT_OF_DATE> {
+): Promise<UserEventsPage<V> | typeof OUT_OF_DATE> {
   const keys: Record<ListName, string> = { accepted: userKeyOf(userId), quarantined: quarantinedUserKeyOf(userId) };
   if (!(await positionsHold(client, tableName, keys, older))) return OUT_OF_DATE;
   const lists = LIST_NAMES.map((l) => new IndexList(client, tableName, l, keys[l], older?.[l], limit + 1));
   const position: Record<ListName, ListPosition | undefined> = { ...older } as Record<ListName, ListPosition>;
-  const views = new Map<string, EventView>();
-  const shown = new Map<string, EventView>();
-  const page = (more: boolean): UserEventsPage => ({
+  const views = new Map<string, V>();
+  const shown = new Map<string, V>();
+  const page = (more: boolean): UserEventsPage<V> => ({
     events: [...shown.values()],
     ...(more && LIST_NAMES.some((l) => position[l] !== 'END') ? { older: cursorOf(position) } : {}),
   });
