@@ -12,7 +12,10 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
 import { CUSTOMER_PAGE_EVENTS } from '../../functions/console/views.ts';
 import type { CustomerAnswer } from '../../functions/contracts/console-views.ts';
+import { eventPk } from '../../functions/domain/keys.ts';
+import { quarantinedUserKeyOf } from '../../functions/domain/quarantine-ref.ts';
 import { operatorPorts } from '../../functions/operator/index.ts';
+import { DynamoEventStore, OUT_OF_DATE } from '../../functions/stores/event-store.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { apiRoute, consoleOn, consolePerson } from '../support/console.ts';
 import { acceptedEvent, putAll, quarantinedRecord } from '../support/customer-events.ts';
@@ -207,5 +210,32 @@ describe('a customer whose records of one event are many, or whose events share 
     const longest = Math.max(...cursors.map((c) => c.length));
     console.info(`the longest cursor of 450 events at one instant: ${longest} characters`);
     expect(longest).toBeLessThan(1000);
+  });
+
+  it('stops a page, bounded, after many older copies of an event it showed, and the next page goes on from there', async () => {
+    // Two events a page: a page walks at most 40 index records. 'cp-b-loud' is newest, 50 older copies of it follow.
+    const user = 'cp-bounded-1';
+    const copies = Array.from({ length: 50 }, (_, n) => ({
+      pk: eventPk('cp-b-loud'),
+      sk: `QUARANTINED#banking.transfers#0#${n}`,
+      kind: 'QUARANTINE_REF',
+      eventId: 'cp-b-loud',
+      userId: user,
+      userKey: quarantinedUserKeyOf(user),
+      occurredAt: min(10 + n / 100),
+    }));
+    await putAll(table, [
+      ...acceptedEvent(user, 'cp-b-loud', min(20)),
+      ...copies,
+      ...acceptedEvent(user, 'cp-b-old', min(1)),
+    ]);
+    const store = new DynamoEventStore(table.doc, table.tableName);
+    const first = await store.userEventsPage(user, 2);
+    if (first === OUT_OF_DATE) throw new Error('a first page is never out of date');
+    expect(first.events.map((e) => e.eventId)).toEqual(['cp-b-loud']);
+    expect(first.older).toBeDefined();
+    const second = await store.userEventsPage(user, 2, first.older);
+    expect(second).toMatchObject({ events: [expect.objectContaining({ eventId: 'cp-b-old' })] });
+    expect(second).not.toHaveProperty('older');
   });
 });
