@@ -78,7 +78,10 @@ export interface SupportConsoleProps {
   readonly evidenceIndexTable: ITable;
   readonly evidence: EvidenceStore;
   /** Four eyes as the operator API has it: the console proposes and approves through the same operations. */
-  readonly approval: Pick<ConsoleEnvironment, 'APPROVAL_REQUIRED_FOR' | 'PROPOSAL_HOURS' | 'INBOX_RETENTION_DAYS'>;
+  readonly approval: Pick<
+    ConsoleEnvironment,
+    'APPROVAL_REQUIRED_FOR' | 'PROPOSAL_HOURS' | 'INBOX_RETENTION_DAYS' | 'IDENTITY_CENTER_USER_NAME_IS_EMAIL'
+  >;
 }
 
 export class SupportConsole extends Construct {

@@ -373,6 +373,7 @@ export class NotifierStack extends Stack {
         INBOX_RETENTION_DAYS: String(s.inboxRetentionDays),
         APPROVAL_REQUIRED_FOR: formatApprovalKinds(s.approvalRequiredFor),
         PROPOSAL_HOURS: String(s.proposalHours),
+        ...(s.identityCenterUserNameIsEmail ? { IDENTITY_CENTER_USER_NAME_IS_EMAIL: 'true' as const } : {}),
       },
     });
     observability.alarmOnThrottles('ConsoleApi', supportConsole.apiFunction);

@@ -44,6 +44,7 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
     FAILED_BATCHES_BUCKET: failedBatches.bucketName,
     APPROVAL_REQUIRED_FOR: formatApprovalKinds(s.approvalRequiredFor),
     PROPOSAL_HOURS: String(s.proposalHours),
+    ...(s.identityCenterUserNameIsEmail ? { IDENTITY_CENTER_USER_NAME_IS_EMAIL: 'true' as const } : {}),
     AUDIT_SEAL_KEY_ARN: p.evidence.auditSealKey.keyArn,
   };
   const fn = new NotifierFunction(stack, 'Operator', {

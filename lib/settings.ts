@@ -228,6 +228,13 @@ export const settingsSchema = z
     approvalRequiredFor: list(z.enum(APPROVAL_KINDS)).default([...DEFAULT_APPROVAL_REQUIRED]),
     /** How long a proposal waits for its approval, in hours. */
     proposalHours: asKey(OPERATOR_ENVIRONMENT.PROPOSAL_HOURS),
+    /**
+     * The bank states that its Identity Center user name IS the directory e-mail its console identity provider asserts
+     * (one attribute): only then may a console person approve an Identity Center user's proposal, or the other way.
+     */
+    identityCenterUserNameIsEmail: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(false),
     /** Alarm when ingest is invoked not once for this long (a stuck mapping looks like silence); 0 turns it off. */
     ingestIdleAlarmMinutes: num(0, 1440, 60),
     deliveryPolicy: json(

@@ -248,13 +248,13 @@ export function loadOperatorConfig(env: Env = process.env) {
     failedBatchesBucket: c.FAILED_BATCHES_BUCKET,
     auditSealKeyArn: c.AUDIT_SEAL_KEY_ARN,
     proposalKeepDays: c.INBOX_RETENTION_DAYS,
-    policy: approvalPolicy(c.APPROVAL_REQUIRED_FOR, c.PROPOSAL_HOURS),
+    policy: approvalPolicy(c.APPROVAL_REQUIRED_FOR, c.PROPOSAL_HOURS, c.IDENTITY_CENTER_USER_NAME_IS_EMAIL === 'true'),
   };
 }
 
 /** Four eyes as the environment sets it: the kinds named (none when empty; the default when unset). */
-export function approvalPolicy(kinds: string | undefined, hours: number): ApprovalPolicy {
-  const parsed = approvalPolicyOf(kinds, hours);
+export function approvalPolicy(kinds: string | undefined, hours: number, userNameIsEmail = false): ApprovalPolicy {
+  const parsed = approvalPolicyOf(kinds, hours, userNameIsEmail);
   if ('unknown' in parsed) {
     throw new ConfigError(
       `configuration error: APPROVAL_REQUIRED_FOR names no such kind: ${parsed.unknown.join(', ')}`,

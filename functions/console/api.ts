@@ -7,7 +7,7 @@
 import * as z from 'zod/mini';
 import type { ApiRoute, ApiRouteName } from '../contracts/console-routes.ts';
 import type { NoticeCard, PreviewAnswer, ProposalsAnswer } from '../contracts/console-views.ts';
-import type { Proposal } from '../domain/approval.ts';
+import type { ApprovalPolicy, Proposal } from '../domain/approval.ts';
 import type { AuditAction, AuditStep } from '../domain/audit.ts';
 import { sameIdentity, type VerifiedIdentity } from '../domain/identity.ts';
 import { parseNotificationId } from '../domain/keys.ts';
@@ -16,9 +16,13 @@ import { OperatorError } from '../operator/action.ts';
 import { asCaller, type Operations, type ProposalView } from '../operator/operations.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { refusalAnswer } from '../operator/routes.ts';
+import { OUT_OF_DATE } from '../stores/event-store.ts';
 import type { Caller } from './caller.ts';
+import { decisionRefusalWords, personName, whoApproves } from './proposal-words.ts';
 import {
   auditTrail,
+  CURSOR_MAX_CHARS,
+  cursorOf,
   customerPage,
   eventPage,
   handedOver,
@@ -67,7 +71,7 @@ const resendRequest = { notificationId, despiteAccepted: z.optional(id(200)) };
 
 const BODIES = {
   me: z.unknown(),
-  customer: z.object({ userId: id(128) }),
+  customer: z.object({ userId: id(128), older: z.optional(id(CURSOR_MAX_CHARS * 2)) }),
   event: z.object({ eventId: id(128) }),
   notice: z.object({ notificationId }),
   reveal: z.object({ notificationId, reason }),
@@ -75,6 +79,7 @@ const BODIES = {
   preview: z.object(resendRequest),
   propose: z.object({ ...resendRequest, reason, fingerprint: z.optional(id(200)) }),
   decide: z.object({ proposalId: id(100), decision: z.enum(['APPROVE', 'REJECT']), reason }),
+  withdraw: z.object({ proposalId: id(100), reason }),
 } satisfies Record<ApiRouteName, z.ZodMiniType>;
 
 type Body<N extends ApiRouteName> = z.infer<(typeof BODIES)[N]>;
@@ -94,6 +99,7 @@ export const identityOf = (caller: Caller): VerifiedIdentity => ({
   display: caller.name,
 });
 const as = (caller: Caller, deps: ConsoleDeps) => asCaller(deps.ops, identityOf(caller));
+const channelOf = (notificationId: string) => parseNotificationId(notificationId)?.channel;
 const resendOf = (b: { notificationId: string; despiteAccepted?: string | undefined }) => ({
   notificationId: b.notificationId,
   ...(b.despiteAccepted === undefined ? {} : { despiteAccepted: b.despiteAccepted }),
@@ -101,13 +107,17 @@ const resendOf = (b: { notificationId: string; despiteAccepted?: string | undefi
 
 const HANDLERS: Handlers = {
   me: async (_body, caller) => okJson({ name: caller.name, roles: caller.roles, can: caller.can }),
-  customer: async ({ userId }, _caller, { ports }) => {
-    const page = await customerPage(ports, userId);
-    if (isUnknown(page)) {
+  customer: async ({ userId, older }, _caller, { ports }) => {
+    const cursor = older === undefined ? undefined : cursorOf(userId, older);
+    const page = older !== undefined && cursor === undefined ? OUT_OF_DATE : await customerPage(ports, userId, cursor);
+    // Another customer's cursor, an edited one, or one whose place in the list is gone (an event erased since).
+    if (page === OUT_OF_DATE) return problem(400, 'This list is out of date: look the customer up again.', 'INVALID');
+    if (cursor === undefined && isUnknown(page)) {
       return problem(404, `No customer ${userId} has any notice we still hold.`, 'NOT_FOUND');
     }
+    // What was done by hand about the customer heads the first page; an older page adds its own notices' rows.
     const targets = new Set([
-      userId,
+      ...(cursor === undefined ? [userId] : []),
       ...page.notices.map((n) => n.notificationId),
       ...page.silent.map((s) => s.eventId),
     ]);
@@ -119,7 +129,7 @@ const HANDLERS: Handlers = {
     if (isUnknown(page)) {
       return problem(
         404,
-        `We have not received an event with this id (${eventId}), or it is older than we keep events. Check the id.`,
+        `We have not received an event with this id (${eventId}), or it is older than we keep events — or it is one we could not read at all (its id unreadable): engineers can check the unreadable records of that day. Check the id.`,
         'NOT_FOUND',
       );
     }
@@ -153,34 +163,57 @@ const HANDLERS: Handlers = {
       ...(userId === undefined ? {} : { userId }),
     });
     // Only what the console may decide; each with its notice as it is now: one read per proposal, and few wait.
-    const rows = pending
-      .filter((p) => CONSOLE_ACTIONS.has(p.action))
-      .map(async (p) => proposalRow(p, caller, await noticeOf(deps.ports, p.target)));
+    const rows = pending.filter((p) => CONSOLE_ACTIONS.has(p.action)).map(async (p) => withCard(p, caller, deps));
     return okJson({ proposals: await Promise.all(rows) } satisfies ProposalsAnswer);
   },
   preview: async (body, caller, deps) => {
     const answer = await as(caller, deps).preview('RESEND', resendOf(body));
     const preview: PreviewAnswer = answer.ok
       ? { ok: true, fingerprint: answer.fingerprint, what: resendWords(answer.shown) }
-      : { ok: false, code: answer.refusal.code, message: refusalWords(answer.refusal) };
+      : { ok: false, code: answer.refusal.code, message: refusalWords(answer.refusal, channelOf(body.notificationId)) };
     return okJson(preview);
   },
   // Every resend from the console is proposed, whatever the policy says of resends: support staff act on a
   // customer's messages from a web page, and a second person approves what is sent (docs/console.md).
   propose: async ({ reason, fingerprint, ...request }, caller, deps) => {
     const p = await as(caller, deps).propose('RESEND', resendOf(request), reason, fingerprint);
-    return { status: 201, body: { proposal: proposalRow(p, caller) } };
+    return { status: 201, body: { proposal: await withCard(p, caller, deps) } };
   },
   decide: async ({ proposalId, decision, reason }, caller, deps) => {
     const asked = await deps.ports.proposals.get(proposalId);
-    if (asked !== undefined && !CONSOLE_ACTIONS.has(asked.action))
-      return notHere(asked, decision, reason, caller, deps);
+    if (asked === undefined) return noSuchProposal(proposalId, decision, reason, caller, deps);
+    if (!CONSOLE_ACTIONS.has(asked.action)) return notHere(asked, decision, reason, caller, deps);
     const ops = as(caller, deps);
-    if (decision === 'REJECT') return okJson({ proposal: proposalRow(await ops.reject(proposalId, reason), caller) });
+    if (decision === 'REJECT')
+      return okJson({ proposal: await withCard(await ops.reject(proposalId, reason), caller, deps) });
     const { proposal } = await ops.approve(proposalId, reason);
-    return okJson({ proposal: proposalRow(proposal, caller), outcome: proposal.outcome?.result ?? null });
+    return okJson({ proposal: await withCard(proposal, caller, deps), outcome: proposal.outcome?.result ?? null });
+  },
+  // The proposer closes their own open proposal (the operations' reject, as `ops reject` does): audited as a REJECT by
+  // its proposer. Another person's is refused, audited: that is a decision, an approver's to make.
+  withdraw: async ({ proposalId, reason }, caller, deps) => {
+    const asked = await deps.ports.proposals.get(proposalId);
+    if (asked === undefined) return noSuchProposal(proposalId, 'REJECT', reason, caller, deps);
+    if (!CONSOLE_ACTIONS.has(asked.action)) return notHere(asked, 'REJECT', reason, caller, deps);
+    if (!sameIdentity(asked.proposedBy, identityOf(caller))) {
+      const message = 'This is not your proposal: only its proposer withdraws it; an approver rejects it.';
+      const attempt = {
+        action: asked.action,
+        step: 'REJECT' as const,
+        target: asked.target,
+        reason,
+        proposal: asked.id,
+      };
+      await auditRefusal(deps.ports, caller, attempt, { code: 'NOT_YOURS', message });
+      return problem(403, message, 'NOT_YOURS');
+    }
+    return okJson({ proposal: await withCard(await as(caller, deps).reject(proposalId, reason), caller, deps) });
   },
 };
+
+/** A proposal's row with its notice as it is now (the contact masked, its state), as the proposals list shows it. */
+const withCard = async (p: ProposalView, caller: Caller, deps: ConsoleDeps) =>
+  proposalRow(p, caller, deps.ops.policy, await noticeOf(deps.ports, p.target));
 
 /** What a resend would do, from what its preview shows. */
 function resendWords(shown: Record<string, unknown>): string {
@@ -196,6 +229,19 @@ function resendWords(shown: Record<string, unknown>): string {
  * audited, whoever holds the approver role.
  */
 export const CONSOLE_ACTIONS: ReadonlySet<AuditAction> = new Set<AuditAction>(['RESEND']);
+
+/** A decision or withdrawal naming no proposal: refused, audited (someone tried an id: an auditor wants to know). */
+async function noSuchProposal(
+  id: string,
+  step: 'APPROVE' | 'REJECT',
+  reason: string,
+  caller: Caller,
+  { ports }: ConsoleDeps,
+): Promise<ApiAnswer> {
+  const why = refusal('NOT_FOUND', decisionRefusalWords(refusal('NOT_FOUND', `no proposal ${id}`)));
+  await auditRefusal(ports, caller, { action: 'RESEND', step, target: id, reason, proposal: id }, why);
+  return problem(404, why.message, why.code);
+}
 
 /** A decision on a proposal the console may not decide: refused, and the refusal audited with who tried and why. */
 async function notHere(
@@ -261,10 +307,11 @@ async function attemptOf(name: ApiRouteName, json: unknown, deps: ConsoleDeps): 
       return { action: 'REVEAL', step: 'CONFIRM', target: text(body.notificationId), reason: text(body.reason) };
     case 'propose':
       return { action: 'RESEND', step: 'PROPOSE', target: text(body.notificationId), reason: text(body.reason) };
-    case 'decide': {
+    case 'decide':
+    case 'withdraw': {
       const id = text(body.proposalId);
-      const p = id === '' ? undefined : await deps.ports.proposals.get(id);
-      const step = body.decision === 'REJECT' ? 'REJECT' : 'APPROVE';
+      const p = id === '' ? undefined : await deps.ports.proposals.get(id).catch(() => undefined);
+      const step = body.decision === 'REJECT' || name === 'withdraw' ? 'REJECT' : 'APPROVE';
       return { action: p?.action ?? 'RESEND', step, target: p?.target ?? id, reason: text(body.reason), proposal: id };
     }
     default:
@@ -280,7 +327,13 @@ async function noticeOf(ports: OperatorPorts, notificationId: string): Promise<N
   return noticeCard(item, String(view.inbox?.type ?? item.template ?? ''), String(view.inbox?.occurredAt ?? ''));
 }
 
-export function proposalRow(p: ProposalView, caller: Caller, card?: NoticeCard): ProposalsAnswer['proposals'][number] {
+export function proposalRow(
+  p: ProposalView,
+  caller: Caller,
+  policy: Pick<ApprovalPolicy, 'identityCenterUserNameIsEmail'>,
+  card?: NoticeCard,
+): ProposalsAnswer['proposals'][number] {
+  const mine = sameIdentity(p.proposedBy, identityOf(caller));
   const notice = card?.notice ?? 'Notice';
   const channel = parseNotificationId(p.target)?.channel;
   const words = p.action === 'RESEND' ? 'Send again' : p.action;
@@ -292,12 +345,13 @@ export function proposalRow(p: ProposalView, caller: Caller, card?: NoticeCard):
     eventId: parseNotificationId(p.target)?.eventId ?? '',
     userId: p.userId ?? null,
     notificationId: p.target,
-    proposedBy: p.proposedBy.display ?? p.proposedBy.principal,
+    proposedBy: personName(p.proposedBy),
     proposedAt: p.proposedAt,
     approveBy: p.approveBy,
     reason: p.reason,
     status: p.status,
-    mine: sameIdentity(p.proposedBy, identityOf(caller)),
+    mine,
+    cannotApprove: mine ? null : whoApproves(p, identityOf(caller), policy),
   };
 }
 
@@ -323,16 +377,25 @@ export async function answerApi(
     json = undefined;
   }
   if (!caller.can.includes(route.needs)) {
-    const message = `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`;
+    const message =
+      name === 'withdraw'
+        ? 'Your account may not withdraw a proposal: an approver rejects it instead.'
+        : `Your account may not ${VERBS[route.needs]}. Ask for the role that may.`;
     const attempt = await attemptOf(name, json, deps);
     if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'FORBIDDEN', message });
     return problem(403, message, 'FORBIDDEN');
   }
-  if (json === undefined) return problem(400, 'The request is not JSON.', 'INVALID');
-  const parsed = BODIES[name].safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    return problem(400, `${first?.path.join('.') || 'the request'}: ${first?.message ?? 'invalid'}`, 'INVALID');
+  const parsed = json === undefined ? undefined : BODIES[name].safeParse(json);
+  if (parsed === undefined || !parsed.success) {
+    const first = parsed?.error.issues[0];
+    const message =
+      parsed === undefined
+        ? 'The request is not JSON.'
+        : `${first?.path.join('.') || 'the request'}: ${first?.message ?? 'invalid'}`;
+    // An acting request refused for its body (a reason of one word, no id) is audited like any refusal: someone tried.
+    const attempt = await attemptOf(name, json, deps);
+    if (attempt !== undefined) await auditRefusal(deps.ports, caller, attempt, { code: 'INVALID', message });
+    return problem(400, message, 'INVALID');
   }
   try {
     return await (HANDLERS[name] as (b: unknown, c: Caller, d: ConsoleDeps) => Promise<ApiAnswer>)(
@@ -345,10 +408,20 @@ export async function answerApi(
     const { code, message } = error.refusal;
     // A proposal refused says why in the words the preview uses (never the command line's flags or "the customer has
     // it" for a text whose delivery failed).
-    const words = name === 'propose' ? refusalWords(error.refusal) : message;
+    const asked = parsed.data as { notificationId?: string; proposalId?: string };
+    const words =
+      name === 'propose'
+        ? refusalWords(error.refusal, channelOf(asked.notificationId ?? ''))
+        : name === 'decide' || name === 'withdraw'
+          ? decisionRefusalWords(error.refusal, await proposalAsked(deps, asked.proposalId))
+          : message;
     return problem(refusalAnswer(error.refusal).status, words, code);
   }
 }
+
+/** The proposal a refused decision named, for its words (a suppression says which channel; a decided one, how). */
+const proposalAsked = async (deps: ConsoleDeps, id: string | undefined) =>
+  id === undefined ? undefined : await deps.ports.proposals.get(id).catch(() => undefined);
 
 const VERBS: Readonly<Record<ApiRoute['needs'], string>> = {
   read: 'look customers up',

@@ -52,7 +52,17 @@ const ports = operatorPorts({
   ...auditSealOf(config.AUDIT_SEAL_KEY_ARN),
   ...(auditWrites === undefined ? {} : { auditWrites }),
 });
-const deps = { ports, ops: operations(ports, approvalPolicy(config.APPROVAL_REQUIRED_FOR, config.PROPOSAL_HOURS)) };
+const deps = {
+  ports,
+  ops: operations(
+    ports,
+    approvalPolicy(
+      config.APPROVAL_REQUIRED_FOR,
+      config.PROPOSAL_HOURS,
+      config.IDENTITY_CENTER_USER_NAME_IS_EMAIL === 'true',
+    ),
+  ),
+};
 
 /** Answers nobody may cache, sniff or frame. */
 export const API_HEADERS = {

@@ -4,6 +4,7 @@
  * command line makes — with every contact point masked (domain/contact-mask.ts) and every outcome in plain words
  * (words.ts). Ids travel with each card, so an action names exactly what was shown; the page hides them unless asked.
  */
+import { createHash } from 'node:crypto';
 import type {
   AuditRow,
   CustomerAnswer,
@@ -15,9 +16,11 @@ import type {
   UnreadableCopy,
 } from '../contracts/console-views.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
+import type { AuditRecord } from '../domain/audit.ts';
 import { type Channel, unknownChannel } from '../domain/channels.ts';
 import { maskContact } from '../domain/contact-mask.ts';
 import type { SendEvidence } from '../domain/evidence.ts';
+import { recordedIdentityOf, sameIdentity } from '../domain/identity.ts';
 import { type KafkaSource, notificationIdOf, parseNotificationId, quarantineId } from '../domain/keys.ts';
 import { displayName } from '../domain/mailbox-name.ts';
 import type { Refusal, RefusalCode } from '../domain/refusal.ts';
@@ -26,24 +29,71 @@ import { suppressionOf } from '../operator/customer.ts';
 import { evidenceFound, type SendProof } from '../operator/evidence.ts';
 import type { OperatorPorts } from '../operator/ports.ts';
 import { blockedAtSend } from '../operator/resend.ts';
-import type { EventView, StoredItem } from '../stores/event-store.ts';
-import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords } from './words.ts';
+import { type EventView, OUT_OF_DATE, type StoredItem, type UserEventsCursor } from '../stores/event-store.ts';
+import type { ListPosition } from '../stores/user-events-page.ts';
+import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords, suppressedRefusalWords } from './words.ts';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'quarantine'>;
 type Cards = Pick<CustomerAnswer, 'notices' | 'silent' | 'quarantined'>;
 
 /**
- * Every notice of the customer, newest event first, and every record of theirs we could not read: the byUser index
- * (one Query per page for each, never a scan).
+ * How many of a customer's events one page shows: each costs a Query and a few reads (suppressions, preferences), so
+ * a business customer with thousands of events in the retention window is read a page at a time, well inside API
+ * Gateway's 29 seconds, never all at once.
  */
-export async function customerPage(ports: Reads, userId: string): Promise<Omit<CustomerAnswer, 'audit'>> {
-  const [accepted, unreadable] = await Promise.all([
-    ports.events.eventIdsOfUser(userId),
-    ports.events.quarantinedEventIdsOfUser(userId),
-  ]);
-  const ids = [...new Set([...accepted, ...unreadable])];
-  const views = await Promise.all(ids.map((id) => ports.events.read(id)));
+export const CUSTOMER_PAGE_EVENTS = 50;
+
+/** A cursor is this long at most: two index positions (an event's key, a quarantined record's Kafka source). */
+export const CURSOR_MAX_CHARS = 2_000;
+
+/** The customer a cursor was made for, without naming them in it. */
+const customerMark = (userId: string) => createHash('sha256').update(userId).digest('base64url').slice(0, 16);
+
+/** The cursor of the next older page, as the page hands it back: opaque to it (base64url JSON), for this customer. */
+export const cursorText = (userId: string, c: UserEventsCursor): string =>
+  Buffer.from(JSON.stringify({ for: customerMark(userId), ...c })).toString('base64url');
+
+const text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
+const isPosition = (p: unknown): p is ListPosition =>
+  p === 'END' ||
+  (typeof p === 'object' &&
+    p !== null &&
+    text((p as Record<string, unknown>).at, 64) &&
+    text((p as Record<string, unknown>).pk, 300) &&
+    text((p as Record<string, unknown>).sk, 600));
+
+/** A cursor the page handed back for this customer, or undefined when it is none of ours, or another customer's. */
+export function cursorOf(userId: string, cursor: string): UserEventsCursor | undefined {
+  if (cursor.length > CURSOR_MAX_CHARS) return undefined;
+  try {
+    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (typeof c !== 'object' || c === null || c.for !== customerMark(userId)) return undefined;
+    const { accepted, quarantined } = c;
+    if (![accepted, quarantined].every((p) => p === undefined || isPosition(p))) return undefined;
+    return {
+      ...(accepted === undefined ? {} : { accepted: accepted as ListPosition }),
+      ...(quarantined === undefined ? {} : { quarantined: quarantined as ListPosition }),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The customer's newest events (CUSTOMER_PAGE_EVENTS), or the page older than `older`: their notices, and every
+ * record of theirs we could not read — through the byUser index (a few bounded Queries, never a scan) — and the
+ * cursor of the next older page when there is one.
+ */
+export async function customerPage(
+  ports: Reads,
+  userId: string,
+  older?: UserEventsCursor,
+): Promise<Omit<CustomerAnswer, 'audit'> | typeof OUT_OF_DATE> {
+  ports = preferencesReadOnce(ports);
+  const page = await ports.events.userEventsPage(userId, CUSTOMER_PAGE_EVENTS, older);
+  if (page === OUT_OF_DATE) return OUT_OF_DATE;
+  const views = page.events;
   const prefs = (await ports.audience.preferences(userId)) as StoredItem | undefined;
   const cards = await Promise.all(views.map((v) => cardsOf(ports, v)));
   return {
@@ -54,6 +104,7 @@ export async function customerPage(ports: Reads, userId: string): Promise<Omit<C
     optedOutOf: Array.isArray(prefs?.optOut)
       ? (prefs.optOut as Channel[]).map((c) => CHANNEL_WORDS[c]?.many ?? String(c))
       : null,
+    older: page.older === undefined ? null : cursorText(userId, page.older),
   };
 }
 
@@ -64,6 +115,24 @@ export async function eventPage(ports: Reads, eventId: string): Promise<EventAns
     .map((n) => n.userId)
     .find((u) => typeof u === 'string' && u !== 'ERASED');
   return { eventId, userId: typeof userId === 'string' ? userId : null, ...(await cardsOf(ports, view)) };
+}
+
+/** The ports with a customer's preferences read once for a page, not once per notice that could be sent again. */
+function preferencesReadOnce(ports: Reads): Reads {
+  const read = new Map<string, ReturnType<Reads['audience']['preferences']>>();
+  const audience = new Proxy(ports.audience, {
+    get(target, name) {
+      if (name === 'preferences') {
+        return (userId: string) => {
+          if (!read.has(userId)) read.set(userId, target.preferences(userId));
+          return read.get(userId);
+        };
+      }
+      const value = Reflect.get(target, name, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...ports, audience };
 }
 
 /** Nothing at all: no inbox, no notice and no quarantined record under this event id — we never received it. */
@@ -168,7 +237,14 @@ export function resendChoice(id: string, n: StoredItem, blocked?: SuppressedReas
   if (refusal === undefined) {
     if (accepted === undefined) return { offer: 'RESEND', note: 'It can be sent again, once another person approves.' };
     const delivery = str(n.deliveryStatus);
-    if (delivery === 'DELIVERED' || delivery === 'COMPLAINED' || delivery === 'DELAYED') {
+    if (delivery === 'DELAYED') {
+      // SES DeliveryDelay: the customer's provider has not taken it yet, and the email service keeps trying.
+      return {
+        offer: 'NONE',
+        note: 'It is still being tried by the email service: it has not reached the customer’s provider yet. Wait for its delivery report.',
+      };
+    }
+    if (delivery === 'DELIVERED' || delivery === 'COMPLAINED') {
       return { offer: 'NONE', note: 'It reached the customer’s provider: there is nothing to send again.' };
     }
     return {
@@ -177,18 +253,17 @@ export function resendChoice(id: string, n: StoredItem, blocked?: SuppressedReas
       despiteAccepted: accepted,
     };
   }
-  return { offer: 'NONE', note: refusalWords(refusal) };
+  return { offer: 'NONE', note: refusalWords(refusal, n.channel as Channel) };
 }
 
 /**
  * A resend's refusal as support staff read it — the operator's message names command-line flags and commands that
  * mean nothing on this page; the code stays on the answer for whoever the case goes to.
  */
-export function refusalWords(r: Refusal): string {
+export function refusalWords(r: Refusal, channel?: Channel): string {
   const why: Partial<Record<RefusalCode, string>> = {
     ERASED: "The customer's data was erased: nothing of theirs is sent again.",
-    SUPPRESSED:
-      'It would be stopped again: the customer turned these messages off, or the address or number is blocked (for a text, the customer replied STOP). The customer’s choice, or the contact, has to change first.',
+    SUPPRESSED: suppressedRefusalWords(r.cause, channel ?? 'EMAIL'),
     CONTACT_REFUSED: 'The contact details have to be corrected by the bank’s system that sent them.',
     IN_FLIGHT: 'It is still being sent.',
     ACCEPTED: 'The provider accepted it: look at its delivery first. A second copy is proposed from the notice’s card.',
@@ -297,6 +372,10 @@ export function pushShown(payload: string): { title: string; body: string } {
   }
 }
 
+/** A proposal closed by its own proposer (the console's withdraw, `ops reject` of one's own): a REJECT by them. */
+const withdrawn = (r: AuditRecord) =>
+  r.step === 'REJECT' && r.outcome?.result === 'DONE' && sameIdentity(r.by, recordedIdentityOf(r.details.proposedBy));
+
 /**
  * The audit trail of what was done by hand about these targets (a customer, their events and notices), newest first:
  * through the audit's by-subject index (stores/audit-log.ts), never the whole log. `now` gives each resend the state
@@ -315,7 +394,7 @@ export async function auditTrail(
     .map((r) => ({
       at: r.at,
       action: r.action,
-      step: r.step ?? 'CONFIRM',
+      step: withdrawn(r) ? 'WITHDRAW' : (r.step ?? 'CONFIRM'),
       by: whoOf(r.by),
       reason: r.reason,
       target: r.target,

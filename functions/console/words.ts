@@ -143,6 +143,25 @@ function sentOutcome(n: Item, channel: Channel): Outcome {
 
 const deliveredTo = (channel: Channel) => words(channel).delivered;
 
+/**
+ * Why a resend would be stopped again, and what has to change first, by the suppression's cause: a carrier STOP, the
+ * customer's own choice, an address that bounced or complained — never a guess between them.
+ */
+export function suppressedRefusalWords(cause: string | undefined, channel: Channel): string {
+  const fix: Readonly<Record<string, string>> = {
+    CARRIER_OPT_OUT:
+      'The phone network blocks our texts until the customer texts START to the bank’s number; an engineer then lifts the suppression.',
+    OPTED_OUT: 'The customer turns these messages back on in their preferences first.',
+    BOUNCED: 'The bank’s system has to send a working address first (an engineer lifts the suppression once it works).',
+    COMPLAINED: 'Only the customer can undo a spam complaint: an engineer lifts it once the customer asks.',
+    UNDELIVERABLE: 'The bank’s system has to send a working contact first.',
+  };
+  if (cause === undefined || fix[cause] === undefined) {
+    return 'It would be stopped again: the customer turned these messages off, or the address or number is blocked. The customer’s choice, or the contact, has to change first.';
+  }
+  return `It would be stopped again. ${suppressedDetail(cause, channel, undefined)} ${fix[cause]}`;
+}
+
 function suppressedDetail(reason: string, channel: Channel, suppression: Item | undefined): string {
   const w = words(channel);
   const since = str(suppression?.since) ? ` (since ${str(suppression?.since).slice(0, 10)})` : '';

@@ -15,8 +15,8 @@ export type ConsoleRole = (typeof CONSOLE_ROLES)[number];
 
 /**
  * read: look customers and events up, read what was sent and the audit; reveal: see a contact point in full, with a
- * reason (audited); propose: ask for a resend (another person approves it); decide: approve or reject someone else's
- * proposal.
+ * reason (audited); propose: ask for a resend (another person approves it) and withdraw one's own; decide: approve or
+ * reject someone else's proposal.
  */
 export type ConsoleCapability = 'read' | 'reveal' | 'propose' | 'decide';
 
@@ -48,6 +48,7 @@ export const API_ROUTES = [
   { name: 'preview', method: 'POST', resource: '/console/api/preview', needs: 'propose' },
   { name: 'propose', method: 'POST', resource: '/console/api/propose', needs: 'propose' },
   { name: 'decide', method: 'POST', resource: '/console/api/decide', needs: 'decide' },
+  { name: 'withdraw', method: 'POST', resource: '/console/api/withdraw', needs: 'propose' },
 ] as const satisfies readonly ApiRoute[];
 export type ApiRouteName = (typeof API_ROUTES)[number]['name'];
 

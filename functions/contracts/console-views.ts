@@ -72,7 +72,10 @@ export interface QuarantinedNotice {
 export interface AuditRow {
   readonly at: string;
   readonly action: string;
-  /** CONFIRM (done at once), PROPOSE, APPROVE or REJECT: which half of a four-eyes action the row is. */
+  /**
+   * CONFIRM (done at once), PROPOSE, APPROVE or REJECT: which half of a four-eyes action the row is; WITHDRAW for a
+   * REJECT by the proposal's own proposer.
+   */
   readonly step: string;
   readonly by: string;
   readonly reason: string;
@@ -91,6 +94,8 @@ export interface CustomerAnswer {
   /** The kinds of message the customer turned off, in words; null when they never chose. */
   readonly optedOutOf: readonly string[] | null;
   readonly audit: readonly AuditRow[];
+  /** The newest events come first, a page at a time: pass this back (`older`) for the next older page; null at the end. */
+  readonly older: string | null;
 }
 
 export interface EventAnswer {
@@ -168,6 +173,11 @@ export interface ProposalRow {
   readonly status: string;
   /** The caller proposed it: they may withdraw it, not approve it. */
   readonly mine: boolean;
+  /**
+   * Why the caller cannot approve another's proposal, and who can, in words (an engineer's, made in the operator tools
+   * or under a shared role, which four eyes cannot tell apart from the caller); null when they may.
+   */
+  readonly cannotApprove: string | null;
 }
 
 export interface ProposalsAnswer {

@@ -233,6 +233,8 @@ export const OPERATOR_ENVIRONMENT = {
   ),
   /** How long a proposal waits for its approval. */
   PROPOSAL_HOURS: int(1, MAX_PROPOSAL_HOURS, DEFAULT_PROPOSAL_HOURS, DEPLOYED),
+  /** The bank's Identity Center user name is its directory e-mail (settings `identityCenterUserNameIsEmail`). */
+  IDENTITY_CENTER_USER_NAME_IS_EMAIL: oneOf(['true', 'false'], 'false'),
 } as const satisfies EnvSpec;
 
 export type IngestEnvironment = EnvironmentOf<typeof INGEST_ENVIRONMENT>;

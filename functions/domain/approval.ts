@@ -43,6 +43,12 @@ export interface ApprovalPolicy {
   readonly required: ReadonlySet<ApprovalKind>;
   /** How long a proposal may be approved after it was made. */
   readonly proposalMs: number;
+  /**
+   * The bank states that its Identity Center user name is the directory's e-mail address, the one the console's
+   * identity provider asserts (settings `identityCenterUserNameIsEmail`): only then does an Identity Center user
+   * compare with a console person. Unset: they are two kinds of name and never compare.
+   */
+  readonly identityCenterUserNameIsEmail?: boolean;
 }
 
 /** "OPERATOR_CONTENT,ERASE" (an empty text: none) as kinds, or the unknown names. */
@@ -61,10 +67,11 @@ export const formatApprovalKinds = (kinds: readonly ApprovalKind[]) => kinds.joi
 export function approvalPolicyOf(
   kinds: string | undefined,
   hours: number = DEFAULT_PROPOSAL_HOURS,
+  identityCenterUserNameIsEmail = false,
 ): { policy: ApprovalPolicy } | { unknown: string[] } {
   const parsed = kinds === undefined ? { kinds: [...DEFAULT_APPROVAL_REQUIRED] } : parseApprovalKinds(kinds);
   if ('unknown' in parsed) return parsed;
-  return { policy: { required: new Set(parsed.kinds), proposalMs: hours * 3_600_000 } };
+  return { policy: { required: new Set(parsed.kinds), proposalMs: hours * 3_600_000, identityCenterUserNameIsEmail } };
 }
 
 export const PROPOSAL_STATES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
@@ -105,13 +112,15 @@ export const proposalStatus = (p: Proposal, now: number): ProposalState | 'EXPIR
 
 /**
  * Why `decider` may not decide this proposal now, or undefined: it was decided already, it expired, or — to approve —
- * it is the proposer's own (a proposer may withdraw their own by rejecting it).
+ * it is the proposer's own (a proposer may withdraw their own by rejecting it), or it was proposed on another surface
+ * by someone who cannot be proven to be another person (provablyOthers).
  */
 export function decisionRefusal(
   p: Proposal,
   decider: RecordedIdentity,
   decision: 'APPROVE' | 'REJECT',
   now: number,
+  policy: Pick<ApprovalPolicy, 'identityCenterUserNameIsEmail'> = {},
 ): Refusal | undefined {
   if (p.state !== 'PENDING') {
     return refusal(
@@ -122,13 +131,88 @@ export function decisionRefusal(
   if (Date.parse(p.approveBy) <= now) {
     return refusal('EXPIRED', `proposal ${p.id} expired at ${p.approveBy}: propose it again, on what is there now`);
   }
-  if (decision === 'APPROVE' && sameIdentity(p.proposedBy, decider)) {
+  return decision === 'APPROVE' ? fourEyesRefusal(p, decider, policy) : undefined;
+}
+
+/** Why `decider` may not approve this proposal whatever its state — their own, or not provably another's — or undefined. */
+export function fourEyesRefusal(
+  p: Pick<Proposal, 'id' | 'proposedBy'>,
+  decider: RecordedIdentity,
+  policy: Pick<ApprovalPolicy, 'identityCenterUserNameIsEmail'> = {},
+): Refusal | undefined {
+  if (sameIdentity(p.proposedBy, decider)) {
     return refusal(
       'OWN_PROPOSAL',
       `proposal ${p.id} was proposed by ${p.proposedBy.principal}: another identity approves it (four eyes)`,
     );
   }
+  if (!provablyOthers(p.proposedBy, decider, policy)) return refusal('OWN_PROPOSAL_UNKNOWN', unprovenWords(p, decider));
   return undefined;
+}
+
+/**
+ * The kind of name a person key is. A person compares only with a person of its own kind: an e-mail address (the
+ * console's identity provider), an Identity Center user name, an IAM user's ARN, a local login. A role's ARN (a
+ * role other than Identity Center's, or the account's root) names whoever holds the role: no person at all.
+ */
+export type PersonKind = 'EMAIL_ADDRESS' | 'IDENTITY_CENTER_USER' | 'IAM_USER' | 'LOCAL_LOGIN' | 'SHARED_ROLE';
+
+export function personKindOf(i: RecordedIdentity): PersonKind | undefined {
+  if (i.person === undefined) return undefined;
+  if (i.verifiedBy === 'IDENTITY_PROVIDER') return 'EMAIL_ADDRESS';
+  if (i.verifiedBy === 'LOCAL_USER') return 'LOCAL_LOGIN';
+  if (i.verifiedBy !== 'AWS_IAM') return undefined;
+  if (!i.person.startsWith('arn:')) return 'IDENTITY_CENTER_USER';
+  return /^arn:[^:]+:iam::\d{12}:user\//.test(i.person) ? 'IAM_USER' : 'SHARED_ROLE';
+}
+
+/** An e-mail address as an identity provider asserts it (one @, a dotted domain, no spaces). */
+const EMAIL_SHAPED = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const emailShaped = (person: string | undefined): person is string => person !== undefined && EMAIL_SHAPED.test(person);
+
+/**
+ * Whether two identities (not the same person key: sameIdentity) are provably different people: two persons of one
+ * kind of name. Names of two kinds prove nothing — one human is `alice@bank.example` in the console and `alice` (or
+ * `asmith@bank.example`, a directory's other attribute) in Identity Center — unless the bank states its Identity
+ * Center user name is the directory's e-mail address; then those two compare, case-insensitively. A shared role is
+ * never provably anyone else: any person may hold it. Identities recorded before people were compared (no person key)
+ * compare on one surface only, as they did.
+ */
+function provablyOthers(
+  a: RecordedIdentity,
+  b: RecordedIdentity,
+  policy: Pick<ApprovalPolicy, 'identityCenterUserNameIsEmail'>,
+): boolean {
+  if (a.person === undefined || b.person === undefined) return a.verifiedBy === b.verifiedBy;
+  const kinds = [personKindOf(a), personKindOf(b)];
+  if (kinds.includes(undefined) || kinds.includes('SHARED_ROLE')) return false;
+  if (kinds[0] === kinds[1]) return a.person !== b.person;
+  const emailAndUserName = kinds.includes('EMAIL_ADDRESS') && kinds.includes('IDENTITY_CENTER_USER');
+  return (
+    policy.identityCenterUserNameIsEmail === true &&
+    emailAndUserName &&
+    emailShaped(a.person) &&
+    emailShaped(b.person) &&
+    a.person.toLowerCase() !== b.person.toLowerCase()
+  );
+}
+
+const KIND_WORDS: Record<PersonKind, string> = {
+  EMAIL_ADDRESS: 'the console (an e-mail address)',
+  IDENTITY_CENTER_USER: 'an Identity Center user name',
+  IAM_USER: 'an IAM user',
+  LOCAL_LOGIN: 'a local login',
+  SHARED_ROLE: 'a shared role, which names no one person',
+};
+
+function unprovenWords(p: Pick<Proposal, 'id' | 'proposedBy'>, decider: RecordedIdentity): string {
+  const [by, you] = [personKindOf(p.proposedBy), personKindOf(decider)];
+  const of = (k: PersonKind | undefined) => (k === undefined ? 'an unrecorded kind of name' : KIND_WORDS[k]);
+  const proposed = `proposal ${p.id} was proposed under ${of(by)}, you approve under ${of(you)}`;
+  if (by === 'SHARED_ROLE')
+    return `${proposed}: nobody can be proven to be another person; propose it again as a person (four eyes)`;
+  if (you === 'SHARED_ROLE') return `${proposed}: approve it as a person, not a role (four eyes)`;
+  return `${proposed}: two kinds of name cannot be proven to be two people; a person of the proposer's kind approves it (four eyes)`;
 }
 
 /** A stable digest of a JSON value (object keys sorted): what an approval compares what it reads now with. */

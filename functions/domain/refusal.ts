@@ -50,6 +50,11 @@ export const REFUSAL_CODES = [
   'APPROVAL_REQUIRED',
   /** Four eyes: the identity that proposed an action may not approve it. */
   'OWN_PROPOSAL',
+  /**
+   * Four eyes: the proposer's and the approver's names are of two kinds (a console e-mail, an Identity Center user
+   * name), or one is a shared role — possibly one person under two names: a person of the proposer's kind approves.
+   */
+  'OWN_PROPOSAL_UNKNOWN',
   /** A proposal past its expiry: propose again, on what is there now. */
   'EXPIRED',
   /** A proposal already approved or rejected: each is decided once. */
@@ -67,6 +72,9 @@ export type RefusalCode = (typeof REFUSAL_CODES)[number];
 export interface Refusal {
   readonly code: RefusalCode;
   readonly message: string;
+  /** What exactly, where a code covers several causes (SUPPRESSED: CARRIER_OPT_OUT, OPTED_OUT, BOUNCED …). */
+  readonly cause?: string;
 }
 
-export const refusal = (code: RefusalCode, message: string): Refusal => ({ code, message });
+export const refusal = (code: RefusalCode, message: string, cause?: string): Refusal =>
+  cause === undefined ? { code, message } : { code, message, cause };

@@ -98,10 +98,12 @@ export function acceptedRefusal(
   delivery: Pick<ResendCandidate, 'deliveryStatus' | 'deliveryResponse'> = {},
 ): string {
   // A report that it failed is said as such: "the customer has it" would be the refusal's false reason.
-  const failed = typeof delivery.deliveryStatus === 'string' && NOT_DELIVERED.has(delivery.deliveryStatus);
+  // A delay (SES DeliveryDelay) is not there yet either: the email service is still trying.
+  const delayed = delivery.deliveryStatus === 'DELAYED';
+  const failed = typeof delivery.deliveryStatus === 'string' && (NOT_DELIVERED.has(delivery.deliveryStatus) || delayed);
   const words = typeof delivery.deliveryResponse === 'string' && delivery.deliveryResponse !== '';
   const report = failed
-    ? `delivery: ${String(delivery.deliveryStatus)}${words ? ` “${String(delivery.deliveryResponse)}”` : ''}`
+    ? `delivery: ${String(delivery.deliveryStatus)}${words ? ` “${String(delivery.deliveryResponse)}”` : ''}${delayed ? ', still being tried' : ''}`
     : '';
   if (messageId === undefined) {
     return failed
@@ -154,6 +156,7 @@ export function resendRefusal(
     return refusal(
       'SUPPRESSED',
       `${id} is SUPPRESSED${why}: the customer opted out or the address cannot be reached; a resend would be suppressed again (lift-suppression, or the customer's new preferences, first)`,
+      typeof item.suppressedReason === 'string' ? item.suppressedReason : undefined,
     );
   }
   if (!canMove(status as NotificationStatus, 'PENDING', 'operator')) {
@@ -185,7 +188,7 @@ export function blockedRefusal(id: string, blocked: SuppressedReason | undefined
     blocked === 'OPTED_OUT'
       ? 'the customer turned this kind of message off'
       : `the address is suppressed (${blocked}): a send to it is stopped`;
-  return refusal('SUPPRESSED', `${id} would be SUPPRESSED at the send: ${why}; nothing would go out`);
+  return refusal('SUPPRESSED', `${id} would be SUPPRESSED at the send: ${why}; nothing would go out`, blocked);
 }
 
 /**

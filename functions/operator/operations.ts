@@ -170,8 +170,8 @@ export function operations(ports: OperatorPorts, policy: ApprovalPolicy): Operat
     preview: (name, request) => previewAction(ports, policy, name, request),
     confirm: (name, request, actor, fingerprint) => confirmAction(ports, policy, name, request, actor, fingerprint),
     propose: (name, request, actor, fingerprint) => proposeAction(ports, policy, name, request, actor, fingerprint),
-    approve: (id, actor) => approveProposal(ports, id, actor),
-    reject: (id, actor) => rejectProposal(ports, id, actor),
+    approve: (id, actor) => approveProposal(ports, policy, id, actor),
+    reject: (id, actor) => rejectProposal(ports, policy, id, actor),
     proposals: (query) => listProposals(ports, query),
   };
 }
@@ -305,7 +305,7 @@ async function proposeAction(
  * was edited) and decided (of two approvers racing, one applies it); a refusal is that record's REFUSED outcome. Then
  * it is applied as it was proposed — refused if what is read now is not what the proposer was shown.
  */
-async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
+async function approveProposal(ports: OperatorPorts, policy: ApprovalPolicy, id: string, actor: Actor) {
   requireReason(actor.reason);
   const p = await found(ports, id);
   const action = actionOf(p.action);
@@ -313,7 +313,7 @@ async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
   // What the approval applies, as its proposer was shown it (the gate refuses it if the plan read now differs): the
   // record keeps the before and after an auditor reads, though it is written before the plan is read again.
   const details = { ...p.shown, ...about, shownToProposer: p.shown };
-  const entry = await decided(ports, action, p, actor, 'APPROVE', details, async () => {
+  const entry = await decided(ports, policy, action, p, actor, 'APPROVE', details, async () => {
     const record = p.proposeRecord === undefined ? undefined : await ports.audit.read(p.proposeRecord);
     return proposalTampering(p, record);
   });
@@ -339,12 +339,17 @@ async function approveProposal(ports: OperatorPorts, id: string, actor: Actor) {
 }
 
 /** Another identity — or the proposer, withdrawing it — closes a proposal, audited (its record first, as an approval). */
-async function rejectProposal(ports: OperatorPorts, id: string, actor: Actor): Promise<ProposalView> {
+async function rejectProposal(
+  ports: OperatorPorts,
+  policy: ApprovalPolicy,
+  id: string,
+  actor: Actor,
+): Promise<ProposalView> {
   requireReason(actor.reason);
   const p = await found(ports, id);
   const action = actionOf(p.action);
   const about = { proposedBy: p.proposedBy, proposedAt: p.proposedAt, proposalReason: p.reason, shown: p.shown };
-  const entry = await decided(ports, action, p, actor, 'REJECT', about);
+  const entry = await decided(ports, policy, action, p, actor, 'REJECT', about);
   await ports.audit.recordOutcome(entry.key, { result: 'DONE', details: { state: 'REJECTED' } }, ports.now());
   return viewOf(ports, await found(ports, id));
 }
@@ -356,6 +361,7 @@ async function rejectProposal(ports: OperatorPorts, id: string, actor: Actor): P
  */
 async function decided(
   ports: OperatorPorts,
+  policy: ApprovalPolicy,
   action: AnyAction,
   p: Proposal,
   actor: Actor,
@@ -371,11 +377,11 @@ async function decided(
     reason: actor.reason,
   };
   const why =
-    decisionRefusal(p, actor.identity, step, ports.now()) ??
+    decisionRefusal(p, actor.identity, step, ports.now(), policy) ??
     (await check()) ??
     ((await ports.proposals.decide(p.id, decision, ports.now()))
       ? undefined
-      : await lateRefusal(ports, p.id, actor, step));
+      : await lateRefusal(ports, policy, p.id, actor, step));
   if (why !== undefined) {
     await ports.audit.recordOutcome(entry.key, { result: 'REFUSED', details: { ...why } }, ports.now());
     throw new OperatorError(why);
@@ -395,13 +401,14 @@ async function listProposals(ports: OperatorPorts, query: ProposalQuery = {}): P
 /** Why a decision's conditional write did not land: what the proposal says now. */
 async function lateRefusal(
   ports: OperatorPorts,
+  policy: ApprovalPolicy,
   id: string,
   actor: Actor,
   decision: 'APPROVE' | 'REJECT',
 ): Promise<Refusal> {
   const again = await found(ports, id);
   return (
-    decisionRefusal(again, actor.identity, decision, ports.now()) ??
+    decisionRefusal(again, actor.identity, decision, ports.now(), policy) ??
     refusal('DECIDED', `proposal ${id} was decided by someone else meanwhile`)
   );
 }

@@ -12,7 +12,7 @@
  *   POST /proposals/{id}/reject      body: { reason }                           → 200 { proposal }
  *
  * A refusal answers { ok: false, refusal: { code, message } } with 400 (INVALID), 403 (APPROVAL_REQUIRED,
- * OWN_PROPOSAL), 404 (NOT_FOUND) or 409 (the rest: the state is not what the action needs). ACTION is an audited
+ * OWN_PROPOSAL, OWN_PROPOSAL_UNKNOWN), 404 (NOT_FOUND) or 409 (the rest: the state is not what the action needs). ACTION is an audited
  * action's name (RESEND, REPAIR, REPLAY, REPLAY_BATCHES, SUPPRESSION_LIFT, EXPORT, ERASE).
  */
 import { PROPOSAL_STATES } from '../domain/approval.ts';
@@ -41,6 +41,7 @@ const STATUS_OF: Partial<Record<RefusalCode, number>> = {
   INVALID: 400,
   APPROVAL_REQUIRED: 403,
   OWN_PROPOSAL: 403,
+  OWN_PROPOSAL_UNKNOWN: 403,
   NOT_FOUND: 404,
 };
 

@@ -20,6 +20,9 @@ import { isConditionFailure } from './condition-failure.ts';
 import type { Transition } from './notification-store.ts';
 import { queryAll, queryItems } from './paged-query.ts';
 import { type IncidentWindow, queryIncidents } from './quarantine-store.ts';
+import { type OUT_OF_DATE, type UserEventsCursor, type UserEventsPage, userEventsPage } from './user-events-page.ts';
+
+export { OUT_OF_DATE, type UserEventsCursor, type UserEventsPage } from './user-events-page.ts';
 
 /** An item as the table holds it: the operator shows every attribute, known or not. */
 export type StoredItem = Record<string, unknown>;
@@ -53,6 +56,16 @@ export interface EventStore {
   eventIdsOfUser(userId: string): Promise<string[]>;
   /** The events of the customer's records that ingest quarantined, newest first (the byUser index, their own key). */
   quarantinedEventIdsOfUser(userId: string): Promise<string[]>;
+  /**
+   * One page of the customer's events — accepted and quarantined — newest first, each once, read: at most `limit`, and
+   * where more are older, the cursor that continues after the last one (user-events-page.ts); OUT_OF_DATE when the
+   * cursor names no entry of this customer's.
+   */
+  userEventsPage(
+    userId: string,
+    limit: number,
+    older?: UserEventsCursor,
+  ): Promise<UserEventsPage<EventView> | typeof OUT_OF_DATE>;
   /** REFUSED notifications created at or after `sinceIso` (and of `reason`), erased ones left out, in no order. */
   listRefused(filter: RefusedFilter): Promise<StoredItem[]>;
   /**
@@ -118,6 +131,14 @@ export class DynamoEventStore implements EventStore {
 
   async quarantinedEventIdsOfUser(userId: string): Promise<string[]> {
     return [...new Set(await this.eventIdsUnder(quarantinedUserKeyOf(userId)))];
+  }
+
+  userEventsPage(
+    userId: string,
+    limit: number,
+    older?: UserEventsCursor,
+  ): Promise<UserEventsPage<EventView> | typeof OUT_OF_DATE> {
+    return userEventsPage(this.client, this.tableName, (id) => this.read(id), userId, limit, older);
   }
 
   private async eventIdsUnder(userKey: string): Promise<string[]> {

@@ -7,34 +7,24 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
-import { type Caller, callerOf, parseGroupRoles } from '../../functions/console/caller.ts';
-import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
-import { approvalPolicyOf } from '../../functions/domain/approval.ts';
+import type { Caller } from '../../functions/console/caller.ts';
+import type { ApiRouteName } from '../../functions/contracts/console-routes.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { batchName } from '../../functions/domain/evidence-batch.ts';
 import { suppressionPk } from '../../functions/domain/keys.ts';
 import { buildQuarantine } from '../../functions/domain/notification.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
-import { listAudit, type OperatorPorts, operations } from '../../functions/operator/index.ts';
+import { listAudit, type OperatorPorts } from '../../functions/operator/index.ts';
+import { consoleOn, consolePerson } from '../support/console.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { operatorOn } from '../support/operator.ts';
 
 let table: LocalTable;
 let ports: OperatorPorts;
-let deps: ConsoleDeps;
-const GROUPS = parseGroupRoles(JSON.stringify({ support: ['s'], approver: ['a'] }));
-const SAM = callerOf(
-  { 'cognito:username': 'bank_sam', name: 'Sam', email: 'sam@bank.example', 'custom:groups': 's' },
-  GROUPS,
-) as Caller;
-const NOOR = callerOf(
-  { 'cognito:username': 'bank_noor', name: 'Noor', email: 'noor@bank.example', 'custom:groups': 'a' },
-  GROUPS,
-) as Caller;
-const route = (name: ApiRouteName) => API_ROUTES.find((r) => r.name === name) as (typeof API_ROUTES)[number];
-const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) =>
-  answerApi(route(name), caller, JSON.stringify(body), deps);
+let consoleApi: ReturnType<typeof consoleOn>;
+const SAM = consolePerson('sam', 's', 'Sam');
+const NOOR = consolePerson('noor', 'a', 'Noor');
+const ask = (name: ApiRouteName, body: unknown, caller: Caller = SAM) => consoleApi.ask(name, body, caller);
 const STOPPED = '+14155550180';
 const ABSENT_BATCH = batchName('dispatch', Date.parse('2026-12-06T00:24:16Z'), 'a3f3unread0');
 const base64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -42,9 +32,7 @@ const base64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64')
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
   ports = operatorOn(table);
-  const policy = approvalPolicyOf(undefined, 24);
-  if ('unknown' in policy) throw new Error('policy');
-  deps = { ports, ops: operations(ports, policy.policy) };
+  consoleApi = consoleOn(ports);
   // A transfer whose amount the producer sent as a number: quarantined by ingest's own store, as it writes it.
   const item = buildQuarantine(
     { reason: 'INVALID_AMOUNT', detail: 'amount must be a string (at data.amount)', eventId: 'cs-float' },
@@ -131,6 +119,8 @@ describe('an event we received but could not read', () => {
     const answer = await ask('event', { eventId: 'cs-nosuch-typo' });
     expect(answer.status).toBe(404);
     expect(JSON.stringify(answer.body)).toContain('We have not received an event with this id');
+    // A record whose id could not be read at all is under no id: the answer says it may be one of those.
+    expect(JSON.stringify(answer.body)).toContain('one we could not read at all');
   });
 });
 
@@ -160,6 +150,11 @@ describe('a resend to a number the carrier opted out', () => {
     const preview = (await ask('preview', { notificationId: 'cs-stop#SMS' })).body as { ok: boolean; code: string };
     expect(preview).toMatchObject({ ok: false, code: 'SUPPRESSED' });
     expect(JSON.stringify(preview)).not.toMatch(/--|lift-suppression/);
+    // Which suppression, not a guess between them: the carrier's STOP, and what undoes it.
+    const { message } = preview as unknown as { message: string };
+    expect(message).toContain('replied STOP');
+    expect(message).toContain('texts START');
+    expect(message).not.toContain('turned these messages off');
   });
 
   it('is refused on propose too, and the refusal audited', async () => {

@@ -36,22 +36,45 @@ beforeAll(async () => {
   ingest = await localIngest(table.endpoint, table.tableName);
 });
 
-const policyOf = (kinds?: string): ApprovalPolicy => {
-  const parsed = approvalPolicyOf(kinds, 24);
+const policyOf = (kinds?: string, userNameIsEmail = false): ApprovalPolicy => {
+  const parsed = approvalPolicyOf(kinds, 24, userNameIsEmail);
   if ('unknown' in parsed) throw new Error(parsed.unknown.join());
   return parsed.policy;
 };
 
 /** Operations on the test's table with a clock the test moves. */
-function world(kinds?: string) {
+function world(kinds?: string, userNameIsEmail = false) {
   let now = T0;
   const ports: OperatorPorts = operatorOn(table, { invokeIngest: (e) => ingest(e), now: () => now });
   return {
     ports,
-    ops: operations(ports, policyOf(kinds)) as Operations,
+    ops: operations(ports, policyOf(kinds, userNameIsEmail)) as Operations,
     later: (ms: number) => {
       now += ms;
     },
+  };
+}
+
+/** People as each surface verifies them: the console's (an e-mail), Identity Center users, plain roles. */
+function people() {
+  const groups = parseGroupRoles(JSON.stringify({ support: ['support'], approver: ['approvers'] }));
+  const inConsole = (email: string) => ({
+    identity: identityOf(
+      callerOf({ 'cognito:username': `Bank_${email}`, email, 'custom:groups': '["approvers"]' }, groups) as Caller,
+    ),
+    reason: 'checked with the customer',
+  });
+  const viaApi = (arn: string) => ({
+    identity: iamIdentityOf({ userArn: arn }) as NonNullable<ReturnType<typeof iamIdentityOf>>,
+    reason: 'customer asked on the phone',
+  });
+  const sso = (user: string) =>
+    viaApi(`arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Operators_0a1b2c/${user}`);
+  return {
+    inConsole,
+    sso,
+    federated: viaApi('arn:aws:sts::123456789012:assumed-role/operators/alice'),
+    admin: viaApi('arn:aws:sts::123456789012:assumed-role/admin/x'),
   };
 }
 
@@ -159,14 +182,89 @@ describe('four eyes: what the policy names is proposed by one identity and appro
     await expect(ops.approve(q.id, viaApi(`${shared}/alice-2`))).rejects.toMatchObject({
       refusal: { code: 'OWN_PROPOSAL' },
     });
-    expect((await ops.approve(q.id, inConsole('Bank_noor', 'noor@bank.example'))).proposal).toMatchObject({
-      status: 'APPROVED',
-    });
+    // Another session of the role is refused as the same; nobody else can be proven another person than a role (below).
+    await expect(
+      ops.approve(q.id, viaApi(`${aliceSso.identity.principal.replace('Alice', 'Noor')}`)),
+    ).rejects.toMatchObject({ refusal: { code: 'OWN_PROPOSAL_UNKNOWN' } });
     const refused = (await listAudit(ports)).filter((r) => r.outcome?.details.code === 'OWN_PROPOSAL');
     expect(refused.map((r) => [r.by.verifiedBy, r.by.person]).sort()).toEqual([
       ['AWS_IAM', 'arn:aws:iam::123456789012:role/operators'],
       ['IDENTITY_PROVIDER', 'alice@bank.example'],
     ]);
+  });
+
+  it('an approval needs two people of one kind of name that differ: a console e-mail and an Identity Center user name (even e-mail-shaped) are refused (audited), and so is anything under a shared role', async () => {
+    const { ports, ops } = world();
+    const { inConsole, sso, federated, admin } = people();
+    const unknown = { refusal: { code: 'OWN_PROPOSAL_UNKNOWN' } };
+    const lift = await suppress('fe-kinds-1@example.com');
+    // Console alice.smith@bank.example; Identity Center's user name for her is her UPN, asmith@bank.example.
+    const fromConsole = await ops.propose('SUPPRESSION_LIFT', lift, inConsole('alice.smith@bank.example'));
+    await expect(ops.approve(fromConsole.id, sso('asmith@bank.example'))).rejects.toMatchObject(unknown);
+    await expect(ops.approve(fromConsole.id, sso('alice'))).rejects.toMatchObject(unknown);
+    await expect(ops.approve(fromConsole.id, sso('Noor@Bank.example'))).rejects.toMatchObject(unknown);
+    await expect(ops.approve(fromConsole.id, federated)).rejects.toMatchObject(unknown);
+    // Identity Center alice proposes; a plain role in the account approves: one engineer with a permission set and an
+    // admin role is two names, one person.
+    const fromName = await ops.propose('SUPPRESSION_LIFT', lift, sso('alice'));
+    await expect(ops.approve(fromName.id, admin)).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL_UNKNOWN', message: expect.stringContaining('approve it as a person') },
+    });
+    await expect(ops.approve(fromName.id, inConsole('noor@bank.example'))).rejects.toMatchObject(unknown);
+    // A role proposes: nobody can be proven another person than it, on any surface, under any other role either.
+    const fromRole = await ops.propose('SUPPRESSION_LIFT', lift, federated);
+    for (const approver of [inConsole('noor@bank.example'), sso('noor'), admin]) {
+      await expect(ops.approve(fromRole.id, approver)).rejects.toMatchObject({
+        refusal: { code: 'OWN_PROPOSAL_UNKNOWN', message: expect.stringContaining('propose it again as a person') },
+      });
+    }
+    // Same kind, different: approved — two Identity Center users, two console people.
+    expect((await ops.approve(fromName.id, sso('noor'))).proposal).toMatchObject({ status: 'APPROVED' });
+    const other = await suppress('fe-kinds-2@example.com');
+    const again = await ops.propose('SUPPRESSION_LIFT', other, inConsole('alice.smith@bank.example'));
+    expect((await ops.approve(again.id, inConsole('noor@bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
+    // Rejecting (withdrawing, closing) is no approval: any surface may.
+    expect(await ops.reject(fromRole.id, inConsole('noor@bank.example'))).toMatchObject({ status: 'REJECTED' });
+    const refused = (await listAudit(ports)).filter((r) => r.outcome?.details.code === 'OWN_PROPOSAL_UNKNOWN');
+    expect(refused.map((r) => [r.step, r.outcome?.result, r.by.verifiedBy])).toEqual(
+      expect.arrayContaining([
+        ['APPROVE', 'REFUSED', 'AWS_IAM'],
+        ['APPROVE', 'REFUSED', 'IDENTITY_PROVIDER'],
+      ]),
+    );
+    expect(refused.map((r) => r.by.person)).toEqual(
+      expect.arrayContaining(['asmith@bank.example', 'arn:aws:iam::123456789012:role/admin', 'noor']),
+    );
+    expect(refused).toHaveLength(9);
+  });
+
+  it('when the bank states its Identity Center user name is the directory e-mail, a console person and an Identity Center user compare (case aside); a plain user name or a role still cannot', async () => {
+    const { ops } = world(undefined, true);
+    const { inConsole, sso, federated } = people();
+    const lift = await suppress('fe-same-names@example.com');
+    const fromConsole = await ops.propose('SUPPRESSION_LIFT', lift, inConsole('alice@bank.example'));
+    await expect(ops.approve(fromConsole.id, sso('ALICE@bank.example'))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    await expect(ops.approve(fromConsole.id, sso('alice'))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL_UNKNOWN' },
+    });
+    await expect(ops.approve(fromConsole.id, federated)).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL_UNKNOWN' },
+    });
+    expect((await ops.approve(fromConsole.id, sso('Noor@Bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
+    const other = await suppress('fe-same-names-2@example.com');
+    const fromName = await ops.propose('SUPPRESSION_LIFT', other, sso('Alice@Bank.example'));
+    await expect(ops.approve(fromName.id, inConsole('alice@bank.example'))).rejects.toMatchObject({
+      refusal: { code: 'OWN_PROPOSAL' },
+    });
+    expect((await ops.approve(fromName.id, inConsole('noor@bank.example'))).proposal).toMatchObject({
+      status: 'APPROVED',
+    });
   });
 
   it('a proposal edited in the table after it was proposed is refused TAMPERED (audited) and never applied: its PROPOSE audit record says what was proposed', async () => {

@@ -2,7 +2,8 @@
  * The support console of `npm start -- --keep`, driven in a real headless browser (Debian's chromium,
  * playwright-core) end to end, as support staff use it: after the built-in sample run, Sam (support) finds a
  * customer and reads why a text was not sent; finds another whose text never arrived, sees the number masked and
- * shows it in full with a reason; previews a second copy and proposes it with a reason. Sam cannot approve it; Noor
+ * shows it in full with a reason; previews a second copy and proposes it with a reason (once withdrawn by herself,
+ * then again). Sam cannot approve it; Noor
  * (approver) does, in her own browser. The text is then sent once more — once — and the customer's audit trail
  * names both people, their reasons and the outcome.
  */
@@ -108,12 +109,24 @@ describe('the support console', () => {
     await expect.poll(() => card.locator('.contact').textContent()).toBe('+14155550182');
 
     // Preview, reason, confirm: a proposal, not a send.
-    await card.getByRole('button', { name: 'Propose a second copy' }).click();
-    expect(await card.locator('.preview').textContent()).toContain('second copy');
-    await card.getByLabel('Why should it be sent again?').fill('Customer says the phone is back on');
-    await card.getByRole('button', { name: 'Propose', exact: true }).click();
-    await expect.poll(() => card.textContent()).toContain('Another person has to approve it');
+    const propose = async (reason: string) => {
+      await card.getByRole('button', { name: 'Propose a second copy' }).click();
+      expect(await card.locator('.preview').textContent()).toContain('second copy');
+      await card.getByLabel('Why should it be sent again?').fill(reason);
+      await card.getByRole('button', { name: 'Propose', exact: true }).click();
+      await expect.poll(() => card.textContent()).toContain('Another person has to approve it');
+    };
     const mine = sam.locator('#proposals article.proposal');
+    // Proposed on the wrong notice first, and withdrawn by Sam herself: recorded, and gone from the list.
+    await propose('Customer asked on the phone, wrong one');
+    await expect.poll(() => mine.count()).toBe(1);
+    await mine.getByRole('button', { name: 'Withdraw' }).click();
+    await mine.getByLabel('Why withdraw it?').fill('Proposed before checking the case notes');
+    await mine.getByRole('button', { name: 'Withdraw' }).click();
+    await expect.poll(() => sam.locator('#status').textContent()).toContain('Withdrawn');
+    await expect.poll(() => mine.count()).toBe(0);
+    await lookUp(sam, UNREACHABLE);
+    await propose('Customer says the phone is back on');
     await expect.poll(() => mine.count()).toBe(1);
     expect(await mine.textContent()).toContain('Your proposal');
     expect(await mine.getByRole('button', { name: 'Approve' }).count()).toBe(0);
@@ -162,6 +175,7 @@ describe('the support console', () => {
         ),
         expect.stringMatching(/Queued again — proposed.*Sam Rivera.*phone is back on.*Done/),
         expect.stringMatching(/Contact details shown.*Sam Rivera.*confirms the number.*Done/),
+        expect.stringMatching(/withdrawn by its proposer.*Sam Rivera.*before checking the case notes.*Done/),
       ]),
     );
     await noor.context().close();

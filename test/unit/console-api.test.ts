@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { answerApi, type ConsoleDeps } from '../../functions/console/api.ts';
 import { type Caller, callerOf, groupsIn, parseGroupRoles } from '../../functions/console/caller.ts';
+import { refusalWords, resendChoice } from '../../functions/console/views.ts';
 import { pageHeaders, signInOrigin } from '../../functions/console-page/index.ts';
 import { API_ROUTES, type ApiRouteName } from '../../functions/contracts/console-routes.ts';
 import { maskContact } from '../../functions/domain/contact-mask.ts';
@@ -61,7 +62,8 @@ function fakeOps(overrides: Partial<Operations> = {}) {
     record: vi.fn(async (entry: Record<string, unknown>) => ({ key: 'audit/k.json', record: entry })),
     recordOutcome: vi.fn(async () => ({})),
   };
-  const ports = { proposals: { get: vi.fn(async () => undefined) }, audit, now: () => 0 };
+  const events = { read: vi.fn(async (eventId: string) => ({ eventId, notifications: [] })) };
+  const ports = { proposals: { get: vi.fn(async () => undefined) }, audit, events, now: () => 0 };
   return { ports: ports as unknown as ConsoleDeps['ports'], ops: ops as unknown as Operations, fake: ops, audit };
 }
 
@@ -203,15 +205,28 @@ describe('the API', () => {
       }),
     });
     const body = '{"proposalId":"p-20261205T000000Z-abcdef","decision":"APPROVE","reason":"checked with the customer"}';
+    // No such proposal: 404, audited with who tried.
+    expect(await answerApi(route('decide'), NOOR, body, own)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND' } },
+    });
+    expect(own.audit.recordOutcome).toHaveBeenCalledWith(
+      'audit/k.json',
+      expect.objectContaining({ result: 'REFUSED', details: expect.objectContaining({ code: 'NOT_FOUND' }) }),
+      0,
+    );
+    const held = { id: 'p-20261205T000000Z-abcdef', action: 'RESEND', target: 'e-1#SMS' };
+    vi.mocked(own.ports.proposals.get).mockResolvedValue(held as never);
     expect(await answerApi(route('decide'), NOOR, body, own)).toEqual({
       status: 403,
-      body: { error: { message: 'you proposed it: another person approves it', code: 'OWN_PROPOSAL' } },
+      body: { error: { message: 'This is your own proposal: another person approves it.', code: 'OWN_PROPOSAL' } },
     });
     const changed = fakeOps({
       approve: vi.fn(async () => {
         throw new OperatorError(refusal('CHANGED', 'changed since it was shown'));
       }),
     });
+    vi.mocked(changed.ports.proposals.get).mockResolvedValue(held as never);
     expect((await answerApi(route('decide'), NOOR, body, changed)).status).toBe(409);
   });
 
@@ -235,6 +250,27 @@ describe('the API', () => {
 });
 
 describe('what support staff see', () => {
+  it('an email whose delivery is delayed is still being tried: nothing offered, never “it reached the provider”', () => {
+    const delayed = { channel: 'EMAIL', status: 'SENT', providerMessageId: 'm-1', deliveryStatus: 'DELAYED' };
+    expect(resendChoice('e-1#EMAIL', delayed)).toEqual({
+      offer: 'NONE',
+      note: expect.stringContaining('still being tried by the email service'),
+    });
+    expect(resendChoice('e-1#EMAIL', delayed).note).not.toMatch(/It reached/);
+    expect(resendChoice('e-1#EMAIL', { ...delayed, deliveryStatus: 'DELIVERED' }).note).toMatch(/It reached/);
+  });
+
+  it('a suppressed resend says which suppression: the carrier’s STOP, the customer’s choice, a bounce', () => {
+    const words = (cause: string, channel: 'SMS' | 'EMAIL') =>
+      refusalWords(refusal('SUPPRESSED', `e-1#${channel} would be SUPPRESSED (${cause})`, cause), channel);
+    expect(words('CARRIER_OPT_OUT', 'SMS')).toMatch(/replied STOP.*texts START/);
+    expect(words('OPTED_OUT', 'SMS')).toMatch(/turned off text messages.*preferences/);
+    expect(words('BOUNCED', 'EMAIL')).toMatch(/bounced.*working address/);
+    for (const cause of ['CARRIER_OPT_OUT', 'OPTED_OUT', 'BOUNCED']) {
+      expect(words(cause, 'SMS')).not.toContain(' or the address or number is blocked');
+    }
+  });
+
   it('masks each contact point: enough to confirm it, never enough to write to it', () => {
     expect(maskContact('EMAIL', 'alex@example.com')).toBe('a•••@example.com');
     expect(maskContact('SMS', '+14155550123')).toBe('+1 ••• 0123');

@@ -25,6 +25,7 @@ describe('an operator resend', () => {
     expect(resendRefusal(ID, { status: 'SUPPRESSED', suppressedReason: 'OPTED_OUT' })).toEqual({
       code: 'SUPPRESSED',
       message: expect.stringMatching(/^e-1#SMS is SUPPRESSED \(OPTED_OUT\): the customer opted out/),
+      cause: 'OPTED_OUT',
     });
   });
 
@@ -40,6 +41,8 @@ describe('an operator resend', () => {
       'the provider accepted it as message m-1 (delivery: FAILED “Phone number is opted out”)',
     );
     expect(failed?.message).not.toContain('the customer has it');
+    const delayed = resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1', deliveryStatus: 'DELAYED' });
+    expect(delayed?.message).toContain('(delivery: DELAYED, still being tried)');
     const delivered = resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1', deliveryStatus: 'DELIVERED' });
     expect(delivered?.message).toContain('the customer has it');
   });

@@ -94,7 +94,11 @@ function local(endpoint: string, where: Where): Target {
   const ports = operatorPorts({ doc, tableName, evidenceIndexTableName, evidence, invokeIngest });
   const identity = where.identity ?? localIdentity();
   // Four eyes as a deploy has it by default (APPROVAL_REQUIRED_FOR / PROPOSAL_HOURS set in the shell change it).
-  const policy = approvalPolicyOf(process.env.APPROVAL_REQUIRED_FOR, Number(process.env.PROPOSAL_HOURS ?? 24));
+  const policy = approvalPolicyOf(
+    process.env.APPROVAL_REQUIRED_FOR,
+    Number(process.env.PROPOSAL_HOURS ?? 24),
+    process.env.IDENTITY_CENTER_USER_NAME_IS_EMAIL === 'true',
+  );
   if ('unknown' in policy)
     throw new UsageError(`APPROVAL_REQUIRED_FOR names no such kind: ${policy.unknown.join(', ')}`);
   return {

@@ -144,12 +144,42 @@ function customerView(into: HTMLElement, c: CustomerAnswer, ctx: Context): void 
           : `The customer turned off in the app: ${c.optedOutOf.join(', ')} (security notices still reach them).`
       }${c.notices.some((n) => n.codes.reason === 'CARRIER_OPT_OUT') ? ' The phone network blocks our texts to them (they replied STOP).' : ''}`,
     ),
-    el('h2', {}, `Notices (${c.notices.length})`),
+    el('h2', {}, c.older === null ? `Notices (${c.notices.length})` : `Newest notices (${c.notices.length})`),
     ...c.notices.map((n) => noticeArticle(n, ctx)),
     ...silentView(c.silent),
     ...quarantinedView(c.quarantined),
+    ...olderView(c, ctx),
     ...auditView(c.audit, 'Done by hand for this customer'),
   );
+}
+
+/**
+ * The customer's older events, a page at a time: a customer with thousands of events is never read at once. Each
+ * page comes after the one before, with what was done by hand about its notices.
+ */
+function olderView(c: CustomerAnswer, ctx: Context): HTMLElement[] {
+  if (c.older === null) return [];
+  const more = el('button', { type: 'button', class: 'older' }, 'Show older notices');
+  const place = el('div', {}, more);
+  more.addEventListener('click', () => {
+    more.disabled = true;
+    call<CustomerAnswer>('customer', { userId: c.userId, older: c.older })
+      .then((page) =>
+        place.replaceChildren(
+          el('h2', {}, `Older notices (${page.notices.length})`),
+          ...page.notices.map((n) => noticeArticle(n, ctx)),
+          ...silentView(page.silent),
+          ...quarantinedView(page.quarantined),
+          ...auditView(page.audit, 'Done by hand for these notices'),
+          ...olderView(page, ctx),
+        ),
+      )
+      .catch((error: Error) => {
+        more.disabled = false;
+        announce(error.message);
+      });
+  });
+  return [place];
 }
 
 function eventView(into: HTMLElement, e: EventAnswer, ctx: Context): void {

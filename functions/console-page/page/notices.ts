@@ -289,6 +289,7 @@ const STEP_WORDS: Readonly<Record<string, string>> = {
   PROPOSE: ' — proposed',
   APPROVE: ' — approved',
   REJECT: ' — rejected',
+  WITHDRAW: ' — withdrawn by its proposer',
 };
 
 const RESULT_WORDS: Readonly<Record<string, string>> = {

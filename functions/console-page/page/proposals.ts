@@ -1,6 +1,7 @@
 /**
  * Proposals waiting for approval: anyone sees them; an approver approves or rejects another person's (never their
- * own — the server refuses that too), saying why. Approving sends the notice again, once.
+ * own — the server refuses that too), saying why; the proposer may withdraw their own. Approving sends the notice
+ * again, once.
  */
 import type { MeAnswer, ProposalRow, ProposalsAnswer } from '../../contracts/console-views.ts';
 import { call } from './api.ts';
@@ -58,10 +59,28 @@ function proposalArticle(
     return button;
   };
   if (me.can.includes('decide') && !p.mine) {
-    actions.append(
-      decide('APPROVE', 'Approve', 'Approved: it is queued to be sent again. This was recorded.'),
-      decide('REJECT', 'Reject', 'Rejected. This was recorded.'),
-    );
+    // Approve only where the approval would be accepted: an engineer's proposal is approved by an engineer.
+    if (p.cannotApprove === null)
+      actions.append(decide('APPROVE', 'Approve', 'Approved: it is queued to be sent again. This was recorded.'));
+    actions.append(decide('REJECT', 'Reject', 'Rejected. This was recorded.'));
+  }
+  if (me.can.includes('propose') && p.mine) {
+    // The proposer takes their own back (the customer got it after all, it was the wrong notice): recorded as theirs.
+    const withdraw = el('button', { type: 'button' }, 'Withdraw');
+    withdraw.addEventListener('click', () => {
+      actions.hidden = true;
+      forms.replaceChildren(
+        reasonForm('Why withdraw it?', 'Withdraw', async (reason) => {
+          await call('withdraw', { proposalId: p.id, reason });
+          const done = 'Withdrawn: it will not be sent. This was recorded.';
+          announce(done);
+          changed();
+          return done;
+        }),
+      );
+      forms.querySelector('textarea')?.focus();
+    });
+    actions.append(withdraw);
   }
   return el(
     'article',
@@ -77,7 +96,9 @@ function proposalArticle(
     el(
       'p',
       { class: 'note' },
-      p.mine ? 'Your proposal: another person approves it.' : `Can be approved until ${when(p.approveBy)}.`,
+      p.mine
+        ? 'Your proposal: another person approves it (or you withdraw it).'
+        : (p.cannotApprove ?? `Can be approved until ${when(p.approveBy)}.`),
     ),
     el('p', { class: 'codes ids' }, el('code', {}, p.id), ' ', el('code', {}, p.notificationId)),
     actions,
