@@ -325,7 +325,9 @@ describe('resend', () => {
     await put('ops-unknown', 'UNKNOWN');
     await put('ops-sent', 'SENT', { providerMessageId: 'm-1' });
     await put('ops-sending', 'SENDING');
-    await expect(resendNow(ports(), request('ops-sent'))).rejects.toThrow(/SENT: the customer has it/);
+    await expect(resendNow(ports(), request('ops-sent'))).rejects.toThrow(
+      /SENT: the provider accepted it as message m-1; no delivery report yet/,
+    );
     expect((await table.eventItems('ops-sent'))[0]).toMatchObject({ status: 'SENT', providerMessageId: 'm-1' });
     await expect(resendNow(ports(), request('ops-sending'))).rejects.toThrow(/in flight/);
     await expect(resendNow(ports(), request('ops-none'))).rejects.toThrow(/no notification/);

@@ -47,6 +47,16 @@ describe('an operator resend', () => {
     expect(delivered?.message).toContain('the customer has it');
   });
 
+  it('a SENT notice with no delivery report says the provider accepted it, never "the customer has it"', () => {
+    const unreported = resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1' });
+    expect(unreported?.code).toBe('ACCEPTED');
+    expect(unreported?.message).toContain('the provider accepted it as message m-1; no delivery report yet');
+    expect(unreported?.message).not.toContain('the customer has it');
+    expect(resendRefusal(ID, { status: 'SENT' })?.message).toContain(
+      'the provider accepted it; no delivery report yet',
+    );
+  });
+
   it('is refused for an erased notification whatever its status, even named by its accepted message id', () => {
     for (const status of NOTIFICATION_STATUSES) {
       for (const marks of [{ erasedAt: '2026-12-02T05:00:00.000Z' }, { userId: ERASED_USER, erasedAt: '2026-12-02' }]) {
