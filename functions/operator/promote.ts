@@ -15,6 +15,7 @@ import { buildSuccessor, failoverSuccessor } from '../domain/failover.ts';
 import { epochOf, type FenceControl, nextEpoch } from '../domain/fence.ts';
 import type { DynamoFenceStore } from '../stores/fence-store.ts';
 import type { DynamoSuccessorStore, OwnedNotification } from '../stores/successor-store.ts';
+import { demoteRefusal, isPromotionOf, promoteRefusal } from './region-refusal.ts';
 
 /** One region as promotion and reconciliation reach it: its fence, its replica, its ingest mapping. */
 export interface RegionSide {
@@ -61,10 +62,12 @@ export async function promoteFailover(
 ): Promise<PromotionReport> {
   const startedAt = clock.now();
   const own = await to.fence.control(true);
+  const refusal = promoteRefusal(to.region, own, request.from);
+  if (refusal !== undefined) throw refusal;
   const inherited: OwnedNotification[] = [];
   for await (const item of to.store.unfinished()) inherited.push(item);
   // Idempotent: a promotion already written is run again at its own epoch.
-  const done = own?.state === 'ACTIVE' && own.mode === 'FORCED' && own.predecessor?.region === request.from;
+  const done = own !== undefined && isPromotionOf(own, request.from);
   const epoch = done
     ? own.epoch
     : nextEpoch(own?.epoch, own?.predecessor?.epoch, request.fromEpoch, ...inherited.map(epochOf));
@@ -126,7 +129,8 @@ const QUIESCENCE_MARGIN_MS = 5_000;
 
 export async function demote(side: RegionSide, request: DemoteRequest, clock: Clock): Promise<DemotionReport> {
   const own = await side.fence.control(true);
-  if (own === undefined) throw new Error(`${side.region} has no fence: nothing to demote`);
+  const refusal = demoteRefusal(side.region, own);
+  if (refusal !== undefined || own === undefined) throw refusal ?? new Error('no fence');
   await side.intake.disable();
   const mappingsDisabledAt = clock.now();
   const fencedAt =

@@ -20,6 +20,7 @@ import { epochOf } from '../domain/fence.ts';
 import { successorSk } from '../domain/keys.ts';
 import type { OwnedNotification } from '../stores/successor-store.ts';
 import type { Clock, RegionSide } from './promote.ts';
+import { reconcileRefusal } from './region-refusal.ts';
 
 export interface ReconcileRequest {
   readonly by: string;
@@ -46,10 +47,6 @@ export interface ReconcileReport {
   readonly waiting: number;
 }
 
-export class ReconcileRefused extends Error {
-  override name = 'ReconcileRefused';
-}
-
 export async function reconcile(
   from: RegionSide,
   to: RegionSide,
@@ -57,12 +54,9 @@ export async function reconcile(
   clock: Clock,
 ): Promise<ReconcileReport> {
   const [old, active] = await Promise.all([from.fence.control(true), to.fence.control(true)]);
-  if (old?.state !== 'FENCED' || old.quiescentAt === undefined) {
-    throw new ReconcileRefused(`${from.region} is not demoted and quiet: run ops demote --region ${from.region} first`);
-  }
-  if (active?.state !== 'ACTIVE' || active.predecessor?.region !== from.region) {
-    throw new ReconcileRefused(`${to.region} is not the active successor of ${from.region}`);
-  }
+  const refusal = reconcileRefusal(from.region, to.region, old, active);
+  // The rule has checked the predecessor; the type does not follow it through the function.
+  if (refusal !== undefined || active?.predecessor === undefined) throw refusal ?? new Error('no predecessor');
   const report = { lateSuccessors: 0, handedOver: 0, unknown: 0, released: 0, waiting: 0 };
   if (active.predecessor.reconciledAt === undefined) {
     await to.fence.note({ predecessor: { ...active.predecessor, reconciledAt: clock.now() } }, active.epoch);

@@ -2,11 +2,12 @@
  * The operator's commands for two regions (docs/regions.md "Promotion and demotion, step by step"): each changes who
  * sends every customer's notices, so each is audited as every deliberate action is — its record (who, why, on what,
  * what it was about to do) written before anything moves, an action whose record cannot be written does not happen,
- * and its outcome (done, with the report, or failed) after.
+ * and its outcome (done, with the report; refused, with its code and reason; or failed) after.
  */
 import type { AuditAction } from '../domain/audit.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import type { AuditLog } from '../stores/audit-log.ts';
+import { RegionRefused } from './region-refusal.ts';
 
 export {
   type Clock,
@@ -18,7 +19,14 @@ export {
   promoteFailover,
   type RegionSide,
 } from './promote.ts';
-export { ReconcileRefused, type ReconcileReport, type ReconcileRequest, reconcile } from './reconcile.ts';
+export { type ReconcileReport, type ReconcileRequest, reconcile } from './reconcile.ts';
+export {
+  demoteRefusal,
+  promoteRefusal,
+  type RegionRefusalCode,
+  RegionRefused,
+  reconcileRefusal,
+} from './region-refusal.ts';
 
 export interface AuditedStep<T> {
   readonly action: Extract<AuditAction, 'PROMOTE' | 'DEMOTE' | 'RECONCILE'>;
@@ -40,6 +48,12 @@ export async function audited<T extends object>(audit: AuditLog, now: () => numb
   try {
     report = await step.perform();
   } catch (error) {
+    // A refusal is the record's REFUSED outcome, with its code and reason; anything else, FAILED.
+    if (error instanceof RegionRefused) {
+      const details = { code: error.code, message: error.message };
+      await audit.recordOutcome(entry.key, { result: 'REFUSED', details }, now());
+      throw error;
+    }
     await audit.recordOutcome(
       entry.key,
       { result: 'FAILED', details: { error: (error as Error).name, message: (error as Error).message } },

@@ -14,7 +14,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
-import { fenceShardCount } from '../../functions/domain/fence.ts';
+import { type FenceControl, fenceShardCount } from '../../functions/domain/fence.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { regions } from '../../functions/operator/index.ts';
 import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
@@ -70,7 +70,13 @@ type Values = { readonly [K in keyof typeof OPTIONS]?: string | boolean };
 const INGEST_TIMEOUT_MS = 120_000;
 const DISPATCH_TIMEOUT_MS = 60_000;
 
-export async function regionsMain(argv: string[], print: (text: string) => void): Promise<number> {
+const REAL_CLOCK: regions.Clock = { now: Date.now, sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
+
+export async function regionsMain(
+  argv: string[],
+  print: (text: string) => void,
+  clock: regions.Clock = REAL_CLOCK,
+): Promise<number> {
   const { values, positionals } = parseCommandLine({ usage: USAGE, allowPositionals: true, options: OPTIONS }, argv);
   const [name] = positionals;
   const v = values as Values;
@@ -82,28 +88,54 @@ export async function regionsMain(argv: string[], print: (text: string) => void)
       throw new UsageError(`name one of the two regions: ${sides.map((s) => s.region).join(', ')}`);
     return found;
   };
-  const clock = { now: Date.now, sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
   const show = (doc: object) => print(`${JSON.stringify(doc, null, 2)}\n`);
-  const plan = await planOf(name, v, side, sides);
+  const { plan, refusal } = await planOf(name, v, side, sides);
+  const refused = refusal && { code: refusal.code, message: refusal.message };
   if (deployed !== undefined) {
     show({
       command: name,
       stage: { stack: deployed.stackName, primary: deployed.primary.region, recovery: deployed.recovery.region },
       wouldDo: plan,
+      ...(refused === undefined ? {} : { wouldRefuse: refused }),
       refused:
         'acting on a deployed stage is not built: the action must be audited in the evidence store and write items, which only the stage operator function may (docs/regions.md "Runbook"); nothing was changed',
     });
     return OPS_EXIT.REFUSED;
   }
   if (!v.confirm || typeof v.reason !== 'string' || v.reason.trim() === '') {
-    show({ command: name, wouldDo: plan, toAct: 'add --reason "…" --confirm' });
+    // The confirm asks the same rule of the fences: a preview never invites what the confirm would refuse.
+    show({
+      command: name,
+      wouldDo: plan,
+      ...(refused === undefined ? { toAct: 'add --reason "…" --confirm' } : { refused }),
+    });
     return OPS_EXIT.REFUSED;
   }
+  try {
+    show(await act(name, v, side, sides, plan, clock));
+  } catch (error) {
+    // Audited REFUSED (regions.audited); said as the preview says it, and exit 3.
+    if (!(error instanceof regions.RegionRefused)) throw error;
+    show({ command: name, refused: { code: error.code, message: error.message } });
+    return OPS_EXIT.REFUSED;
+  }
+  return OPS_EXIT.OK;
+}
+
+/** The confirmed command, audited: its record before, its outcome (done, refused or failed) after. */
+async function act(
+  name: string | undefined,
+  v: Values,
+  side: (r: string | boolean | undefined) => regions.RegionSide,
+  sides: readonly regions.RegionSide[],
+  plan: Record<string, unknown>,
+  clock: regions.Clock,
+): Promise<object> {
   const audit = new EvidenceAuditLog(new FileEvidenceStore(String(v['evidence-dir'] ?? UNRECORDED_RUN_EVIDENCE)));
   // Who acts: this machine's login, as the local operator commands record it (no name typed on the command line).
   const identity = localIdentity();
   const by = identity.principal;
-  const reason = v.reason;
+  const reason = String(v.reason);
   const step = <T extends object>(
     action: 'PROMOTE' | 'DEMOTE' | 'RECONCILE',
     target: string,
@@ -121,34 +153,35 @@ export async function regionsMain(argv: string[], print: (text: string) => void)
       secondCopy: [],
       placement: DEFAULT_SWEEP_PLACEMENT,
     };
-    show(await step('PROMOTE', to.region, () => regions.promoteFailover(to, request, clock)));
+    return step('PROMOTE', to.region, () => regions.promoteFailover(to, request, clock));
   } else if (name === 'demote') {
     const request = { by, reason, ingestTimeoutMs: INGEST_TIMEOUT_MS, dispatchTimeoutMs: DISPATCH_TIMEOUT_MS };
-    show(await step('DEMOTE', side(v.region).region, () => regions.demote(side(v.region), request, clock)));
-  } else {
-    const from = side(v.from);
-    const to = sides.find((s) => s !== from) as regions.RegionSide;
-    const request = {
-      by,
-      reason,
-      policies: DEFAULT_CHANNEL_POLICIES,
-      secondCopy: [],
-      placement: DEFAULT_SWEEP_PLACEMENT,
-      lookupMs: 3_600_000,
-      settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
-    };
-    show(await step('RECONCILE', from.region, () => regions.reconcile(from, to, request, clock)));
+    return step('DEMOTE', side(v.region).region, () => regions.demote(side(v.region), request, clock));
   }
-  return OPS_EXIT.OK;
+  const from = side(v.from);
+  const to = sides.find((s) => s !== from) as regions.RegionSide;
+  const request = {
+    by,
+    reason,
+    policies: DEFAULT_CHANNEL_POLICIES,
+    secondCopy: [],
+    placement: DEFAULT_SWEEP_PLACEMENT,
+    lookupMs: 3_600_000,
+    settleAfterMs: INGEST_TIMEOUT_MS + CONTROL_CACHE_MS,
+  };
+  return step('RECONCILE', from.region, () => regions.reconcile(from, to, request, clock));
 }
 
-/** What the command would do: both fences as they are, and what is unfinished in each replica. */
+/**
+ * What the command would do: both fences as they are, and what is unfinished in each replica; and the refusal the
+ * confirm would give, by the same rule, where the fences it needs answered.
+ */
 async function planOf(
   name: string | undefined,
   v: Values,
   side: (r: string | boolean | undefined) => regions.RegionSide,
   sides: readonly regions.RegionSide[],
-): Promise<Record<string, unknown>> {
+): Promise<{ plan: Record<string, unknown>; refusal?: regions.RegionRefused }> {
   if (name === 'promote') {
     if (v['old-region-unreachable'] !== true) {
       throw new UsageError('only a failover is built yet: say --old-region-unreachable (docs/regions.md "Failover")');
@@ -174,7 +207,30 @@ async function planOf(
       return [s.region, await orUnreachable(count)] as const;
     }),
   );
-  return { fences: Object.fromEntries(fences), unfinished: Object.fromEntries(unfinished) };
+  const plan = { fences: Object.fromEntries(fences), unfinished: Object.fromEntries(unfinished) };
+  const fenceOf = (region: string) => {
+    const read = fences.find(([r]) => r === region)?.[1];
+    return read !== undefined && 'unreachable' in read ? 'unreachable' : read;
+  };
+  const other = (region: string) => sides.find((s) => s.region !== region)?.region ?? '';
+  const refusal = refusalOf(name, v, fenceOf, other);
+  return refusal === undefined ? { plan } : { plan, refusal };
+}
+
+function refusalOf(
+  name: string | undefined,
+  v: Values,
+  fenceOf: (region: string) => FenceControl | undefined | 'unreachable',
+  other: (region: string) => string,
+): regions.RegionRefused | undefined {
+  const region = String(name === 'promote' ? v.to : name === 'demote' ? v.region : v.from);
+  const own = fenceOf(region);
+  // A fence that did not answer cannot be judged here; the confirm reads it again and refuses then if it must.
+  if (own === 'unreachable') return undefined;
+  if (name === 'promote') return regions.promoteRefusal(region, own, other(region));
+  if (name === 'demote') return regions.demoteRefusal(region, own);
+  const active = fenceOf(other(region));
+  return active === 'unreachable' ? undefined : regions.reconcileRefusal(region, other(region), own, active);
 }
 
 /** The deployed stage's regions, from its stack's outputs; undefined when the command names local endpoints. */
