@@ -77,7 +77,7 @@ export async function measureConsole(endpoint: string, args: BenchArgs) {
     const page = async (older?: string) => {
       const a = await ask('customer', { userId: CUSTOMER, ...(older === undefined ? {} : { older }) });
       if (a.status !== 200) throw new Error(`customer look-up answered ${a.status}`);
-      return a.body as { notices: unknown[]; older: string | null };
+      return a.body as { notices: unknown[]; quarantined: unknown[]; older: string | null };
     };
     const first = await page();
     if (first.older === null) throw new Error('the customer has more than a page of events, but no older page');
@@ -98,7 +98,7 @@ export async function measureConsole(endpoint: string, args: BenchArgs) {
     const auditWholeLog = await timed(Math.min(3, sizes.lookups), () => listAudit(ports, since));
     return {
       sizes: { ...sizes, customerEvents: CUSTOMER_EVENTS },
-      customerFirstPage: { ...customerFirstPage, notices: first.notices.length },
+      customerFirstPage: { ...customerFirstPage, notices: first.notices.length, quarantined: first.quarantined.length },
       customerOlderPage,
       quarantinedEventLookupMs: quarantine,
       customerAuditThroughIndexMs: auditIndexed,
