@@ -22,8 +22,9 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
                sends per slot, their ratio, the CPU per send
   --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node, and
                the same for a bundle of only its SDK clients (the floor)
-  --console    only the support console: a customer look-up and a quarantined event's look-up through its API,
-               among other customers' events, a day of quarantined records and audit records (tools/bench/console.ts)
+  --console    only the support console: a customer's first and older page and a quarantined event's look-up through
+               its API, and ops quarantine --since 1h/1d with its counts, among other customers' events, a day of
+               quarantined records and audit records (tools/bench/console.ts)
   --pipeline   only the whole pipeline as npm start runs it, 2,000 and 6,000 events (tools/bench/pipeline.ts): rate and
                peak memory, DynamoDB Local on disk (and 2,000 in memory, for comparison)
   --cpu        only the CPU per event of the ingest path (no DynamoDB): 5 warm-up runs, then R × 5 runs of
