@@ -5,15 +5,16 @@
  * (words.ts). Ids travel with each card, so an action names exactly what was shown; the page hides them unless asked.
  */
 import { createHash } from 'node:crypto';
-import type {
-  AuditRow,
-  CustomerAnswer,
-  EventAnswer,
-  NoticeCard,
-  QuarantinedNotice,
-  ResendChoice,
-  SentMessage,
-  UnreadableCopy,
+import {
+  type AuditRow,
+  CUSTOMER_PAGE_EVENTS,
+  type CustomerAnswer,
+  type EventAnswer,
+  type NoticeCard,
+  type QuarantinedNotice,
+  type ResendChoice,
+  type SentMessage,
+  type UnreadableCopy,
 } from '../contracts/console-views.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { AuditRecord } from '../domain/audit.ts';
@@ -36,13 +37,6 @@ import { CHANNEL_WORDS, noticeName, outcomeOf, quarantinedWords, suppressedRefus
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 type Reads = Pick<OperatorPorts, 'events' | 'audience' | 'quarantine'>;
 type Cards = Pick<CustomerAnswer, 'notices' | 'silent' | 'quarantined'>;
-
-/**
- * How many of a customer's events one page shows: each costs a Query and a few reads (suppressions, preferences), so
- * a business customer with thousands of events in the retention window is read a page at a time, well inside API
- * Gateway's 29 seconds, never all at once.
- */
-export const CUSTOMER_PAGE_EVENTS = 50;
 
 /** A cursor is this long at most: two index positions (an event's key, a quarantined record's Kafka source). */
 export const CURSOR_MAX_CHARS = 2_000;

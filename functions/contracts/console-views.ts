@@ -188,3 +188,10 @@ export interface ProposalsAnswer {
 export type PreviewAnswer =
   | { readonly ok: true; readonly what: string; readonly fingerprint: string }
   | { readonly ok: false; readonly code: string; readonly message: string };
+
+/**
+ * How many of a customer's events one page shows: each costs a Query and a few reads (suppressions, preferences), so
+ * a business customer with thousands of events in the retention window is read a page at a time, well inside API
+ * Gateway's 29 seconds, never all at once.
+ */
+export const CUSTOMER_PAGE_EVENTS = 50;

@@ -105,19 +105,20 @@ export function acceptedRefusal(
   const report = failed
     ? `delivery: ${String(delivery.deliveryStatus)}${words ? ` “${String(delivery.deliveryResponse)}”` : ''}${delayed ? ', still being tried' : ''}`
     : '';
-  // "The customer has it" only on a report that says so: without one, the provider accepted it and no more is known.
-  const delivered = delivery.deliveryStatus === 'DELIVERED';
+  // "The customer has it" only on a report that says so — delivered, or a complaint, which only a delivered message
+  // can draw: without one, the provider accepted it and no more is known.
+  const delivered = delivery.deliveryStatus === 'DELIVERED' || delivery.deliveryStatus === 'COMPLAINED';
   if (messageId === undefined) {
     return failed
       ? `${id} is ${status}: the provider accepted it (${report}); it is never resent`
-      : `${id} is ${status}: ${delivered ? 'the customer has it (delivery: DELIVERED)' : 'the provider accepted it; no delivery report yet'}; it is never resent`;
+      : `${id} is ${status}: ${delivered ? `the customer has it (delivery: ${String(delivery.deliveryStatus)})` : 'the provider accepted it; no delivery report yet'}; it is never resent`;
   }
   const what =
     status === 'SENT'
       ? failed
         ? `${id} is SENT: the provider accepted it as message ${messageId} (${report})`
         : delivered
-          ? `${id} is SENT: the customer has it (the provider accepted it as message ${messageId}; delivery: DELIVERED)`
+          ? `${id} is SENT: the customer has it (the provider accepted it as message ${messageId}; delivery: ${String(delivery.deliveryStatus)})`
           : `${id} is SENT: the provider accepted it as message ${messageId}; no delivery report yet`
       : `${id} is ${status}, but the provider accepted it as message ${messageId} (recorded after its lease expired)`;
   return `${what}. A resend sends a second copy: check that message's delivery first, then resend only with --despite-accepted ${messageId}`;

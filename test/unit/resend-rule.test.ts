@@ -55,6 +55,11 @@ describe('an operator resend', () => {
     expect(resendRefusal(ID, { status: 'SENT' })?.message).toContain(
       'the provider accepted it; no delivery report yet',
     );
+    // A complaint is only drawn by a delivered message: the customer has it.
+    const complained = resendRefusal(ID, { status: 'SENT', providerMessageId: 'm-1', deliveryStatus: 'COMPLAINED' });
+    expect(complained?.message).toContain(
+      'the customer has it (the provider accepted it as message m-1; delivery: COMPLAINED)',
+    );
   });
 
   it('is refused for an erased notification whatever its status, even named by its accepted message id', () => {
