@@ -231,6 +231,15 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     1,
     SUSTAINED,
   );
+  // A batch whose index items the index table still left unprocessed after the retries: its intent stays open and
+  // the sweeper indexes it, so one throttled minute is absorbed; a table refusing minute after minute pages.
+  sink.alarm(
+    'EvidenceIndexUnprocessed',
+    m.metric('EvidenceIndexUnprocessed'),
+    'The evidence index table left items unprocessed after every retry in 3 of the last 5 minutes: it is throttled or refusing writes. The sends are SENT and their evidence stored; each such batch stays open and the sweeper indexes it, so until then a customer\'s or an event\'s evidence query misses those sends (docs/table.md "The evidence index").',
+    1,
+    SUSTAINED,
+  );
   // The sweeper rebuilds a dead invocation's batch within a few minutes of its due time; an intent open a quarter of
   // an hour, run after run, is a recovery that keeps failing (or cannot keep up), while a template deploy or an
   // erasure meanwhile would turn its records into EvidenceLost.

@@ -5,7 +5,7 @@
  *   DynamoDB (gateway; the table and its indexes)   every function
  *   S3 (gateway; evidence objects, write only)     dispatch, sweeper, feedback (evidence)
  *   SNS, SES (`email`, the API SendEmail uses)      dispatch
- *   X-Ray                                          every function (active tracing)
+ *   X-Ray                                          every function, with active tracing (settings `tracing`)
  *   Glue, or Secrets Manager and the registry's    ingest (Avro/Protobuf writer schemas)
  *   own PrivateLink service (Confluent)
  * KMS, CloudWatch Logs and STS get none: no function calls them (S3, DynamoDB and Secrets Manager use KMS on their
@@ -40,6 +40,7 @@ import { logsKeyOf } from './logs-key.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import type { Settings } from './settings.ts';
 import type { NetworkSettings } from './settings-protection.ts';
+import { tracingOf } from './tracing.ts';
 
 export interface NetworkProps {
   readonly prefix: string;
@@ -143,12 +144,15 @@ export class Network extends Construct {
     };
     endpoint('Sns', InterfaceVpcEndpointAwsService.SNS, ['sns:Publish']);
     endpoint('Ses', InterfaceVpcEndpointAwsService.EMAIL, ['ses:SendEmail', 'ses:SendRawEmail']);
-    endpoint('XRay', InterfaceVpcEndpointAwsService.XRAY, [
-      'xray:PutTraceSegments',
-      'xray:PutTelemetryRecords',
-      'xray:GetSamplingRules',
-      'xray:GetSamplingTargets',
-    ]);
+    // Only with tracing on (settings `tracing`): otherwise no function calls X-Ray, and an endpoint is paid by the hour.
+    if (tracingOf(this) === 'active') {
+      endpoint('XRay', InterfaceVpcEndpointAwsService.XRAY, [
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+      ]);
+    }
     const registry = props.schemaRegistry;
     if (registry?.kind === 'glue') {
       endpoint('Glue', InterfaceVpcEndpointAwsService.GLUE, ['glue:GetSchemaVersion']);

@@ -7,7 +7,7 @@
  */
 
 import { fileURLToPath } from 'node:url';
-import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
@@ -34,6 +34,7 @@ import { SERVICE_NAME, type TelemetryEnvironment } from '../functions/contracts/
 import { bundleFunction } from './bundling.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 import { ITEM_WRITE_ACTIONS, recordTableWriter } from './table.ts';
+import { tracingOf } from './tracing.ts';
 
 /**
  * The environment of one of the functions, as its contract types it (functions/contracts/environment.ts): the stack
@@ -151,7 +152,8 @@ export class NotifierFunction extends LambdaFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(30),
-      tracing: Tracing.ACTIVE,
+      // Active tracing only where the stage's settings ask for it (lib/tracing.ts): off, no X-Ray permission either.
+      ...(tracingOf(scope) === 'active' ? { tracing: Tracing.ACTIVE } : {}),
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       ...(props.reservedConcurrentExecutions === undefined
@@ -159,6 +161,13 @@ export class NotifierFunction extends LambdaFunction {
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       environment: setVariables({ ...telemetryOf(props.metricNamespace), ...props.environment }),
     });
+    if (tracingOf(scope) === 'off') {
+      Validations.of(this).acknowledge({
+        id: 'Serverless-LambdaTracing',
+        reason:
+          "Tracing is off by the stage's settings (`tracing`): without subsegments a trace holds what the invocation's REPORT log line and the Lambda metrics hold, at about the cost of the evidence's S3 requests; an investigation turns it on with a deploy (docs/operations.md \"What X-Ray records\").",
+      });
+    }
   }
 
   /**

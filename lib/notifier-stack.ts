@@ -52,6 +52,7 @@ import { SnsDeliveryStatus } from './sns-delivery-status.ts';
 import { OPTIONAL_STACK_OUTPUTS, REGION_STACK_OUTPUTS, type RegionStackOutputName } from './stack-outputs.ts';
 import { createSweeper } from './sweeper.ts';
 import { createTable, guardTableWrites, tableWriters } from './table.ts';
+import { useTracing } from './tracing.ts';
 
 export interface NotifierStackProps extends StackProps {
   readonly settings: Settings;
@@ -74,6 +75,8 @@ export class NotifierStack extends Stack {
     super(scope, id, props);
     pinPolicyPerReplica(this, props.region);
     const s = props.settings;
+    // Before any function: each is created traced or not (settings `tracing`, lib/tracing.ts).
+    useTracing(this, s.tracing);
     this.zones = s.vpc?.availabilityZones;
     const prefix = props.stackName ?? stackNameOf(s.stage);
     // Timeouts, batch size, concurrency, send timeout and lease come from one place and are checked against each
@@ -323,6 +326,7 @@ export class NotifierStack extends Stack {
       watchedKeys: [p.evidence.auditSealKey],
       // The recovery stack watches its replica's policy: its changes are events of its own region.
       table: p.table,
+      evidenceIndexTable: p.evidenceIndexTable,
       securityEventBusArn: s.securityEventBusArn,
     });
     watchFunctions(watch, {

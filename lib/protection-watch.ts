@@ -105,6 +105,8 @@ export interface ProtectionWatchProps {
   readonly watchedKeys?: readonly Key[];
   /** The table whose resource policy guards who writes items (lib/table.ts): each change to it is reported. */
   readonly table?: ITable;
+  /** The evidence index's own table, guarded the same way (lib/evidence-index-table.ts): each change reported too. */
+  readonly evidenceIndexTable?: ITable;
   /** Another account's EventBridge bus every report also goes to (settings `securityEventBusArn`). */
   readonly securityEventBusArn?: string | undefined;
 }
@@ -192,6 +194,14 @@ export class ProtectionWatch extends Construct {
         "changes to the table's resource policy",
         call('dynamodb', WATCHED_TABLE_EVENTS, { resourceArn: [props.table.tableArn] }),
         `${WHAT} on table ${EventField.fromPath('$.detail.requestParameters.resourceArn')} by ${WHO}: the table's policy keeps everyone but the stack's functions from writing items (an item written by hand is sent). ${CHECK}`,
+      );
+    }
+    if (props.evidenceIndexTable !== undefined) {
+      this.rule(
+        'IndexPolicy',
+        "changes to the evidence index table's resource policy",
+        call('dynamodb', WATCHED_TABLE_EVENTS, { resourceArn: [props.evidenceIndexTable.tableArn] }),
+        `${WHAT} on the evidence index table ${EventField.fromPath('$.detail.requestParameters.resourceArn')} by ${WHO}: its policy keeps everyone but dispatch and the sweeper from writing its entries (an entry written or deleted by hand points a dispute at other evidence, or hides a send from a customer's export). ${CHECK}`,
       );
     }
     this.watchRoute();

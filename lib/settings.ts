@@ -32,6 +32,7 @@ import {
   rolePatternSchema,
 } from './settings-protection.ts';
 import { smokeContact, smokeContactsProblem } from './settings-smoke.ts';
+import { DEFAULT_TRACING, TRACING_MODES } from './tracing.ts';
 
 export const ARN_MSK_CLUSTER =
   /^arn:(aws[a-z-]*):kafka:([a-z0-9-]+):(\d{12}):cluster\/([A-Za-z0-9-]+)\/([A-Za-z0-9-]+)$/;
@@ -254,6 +255,11 @@ export const settingsSchema = z
      */
     traceAwsCalls: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
     /**
+     * Lambda active tracing on every function: "active" or "off" (default; lib/tracing.ts says why). Off, X-Ray
+     * records nothing of the functions and costs nothing; an investigation turns it on with a deploy.
+     */
+    tracing: z.enum(TRACING_MODES).default(DEFAULT_TRACING),
+    /**
      * Sends per second per channel, all dispatch invocations together (a token bucket they share): set them to the
      * account's quotas (SES MaxSendRate from `aws ses get-send-quota`; the SNS SMS and push rates of the account and
      * region). Sending above a quota is not lost (throttled sends wait and retry), only slower and noisier.
@@ -331,6 +337,9 @@ export const settingsSchema = z
       );
     }
     dispatchCapacityProblems(s, problem);
+    if (s.traceAwsCalls && s.tracing === 'off') {
+      problem('traceAwsCalls', 'adds subsegments to traces: it needs tracing "active"');
+    }
     // A notification must expire (FAILED: EXPIRED, alarmed) before its item does (TTL): never vanish while PENDING.
     if (s.notificationMaxAgeHours * 3600 >= s.inboxRetentionDays * DAY_SECONDS) {
       problem('notificationMaxAgeHours', `must be shorter than inboxRetentionDays (${s.inboxRetentionDays * 24} h)`);

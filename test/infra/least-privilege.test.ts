@@ -274,7 +274,8 @@ describe('the vpc setting (production settings)', () => {
     const byService = Object.fromEntries(endpoints.map((e) => [service(e), e]));
     // The failed-batch S3 endpoint in the cluster's VPC is the other S3 endpoint (test/infra/deploy-readiness.test.ts).
     expect(Object.keys(byService).sort()).toEqual(
-      ['dynamodb', 'email', 's3', 'secretsmanager', 'sns', 'xray', production.vpc.schemaRegistryEndpointService].sort(),
+      // No X-Ray endpoint: the production settings turn tracing off (test/infra/tracing.test.ts).
+      ['dynamodb', 'email', 's3', 'secretsmanager', 'sns', production.vpc.schemaRegistryEndpointService].sort(),
     );
     const allowed = (e: Record<string, unknown> | undefined) =>
       (prod.resolve(e?.PolicyDocument) as { Statement: Statement[] } | undefined)?.Statement.flatMap((st) =>

@@ -135,6 +135,33 @@ describe.each([
     }
     expect(denies(statements, ask(s.who.admin, 'sns:Subscribe', topicArn))).toBe(false);
   });
+
+  it("a change to the evidence index table's policy is reported as the main table's is, and only break glass or the deploy may make it", () => {
+    const [indexId, index] = s.one('AWS::DynamoDB::Table', 'EvidenceIndexTable');
+    const [tableId] =
+      s.all.find(([id, r]) => r.Type === 'AWS::DynamoDB::Table' && !id.startsWith('EvidenceIndex')) ?? [];
+    const policyChange = (eventName: string, resourceArn: string) =>
+      cloudTrailEvent('dynamodb', eventName, { resourceArn }, [{ ARN: resourceArn }]);
+    for (const eventName of ['PutResourcePolicy', 'DeleteResourcePolicy']) {
+      expect(s.reportedBy(policyChange(eventName, `arn:${indexId}`)), eventName).toEqual([rule('indexpolicy')]);
+      expect(s.reportedBy(policyChange(eventName, `arn:${tableId}`)), eventName).toEqual([rule('tablepolicy')]);
+    }
+    // Another team's table is theirs; reading the policy changes nothing.
+    expect(s.reportedBy(policyChange('PutResourcePolicy', 'arn:aws:dynamodb:ap-northeast-1:1:table/payments'))).toEqual(
+      [],
+    );
+    expect(s.reportedBy(policyChange('GetResourcePolicy', `arn:${indexId}`))).toEqual([]);
+    // The guard the watch backs: the policy changed, or an entry written, by nobody but break glass and the deploy.
+    const guard = s.statementsOf((index.Properties.ResourcePolicy as { PolicyDocument: unknown }).PolicyDocument);
+    for (const action of ['dynamodb:PutResourcePolicy', 'dynamodb:DeleteResourcePolicy']) {
+      expect(denies(guard, ask(s.who.admin, action, '*')), `${action} by an administrator`).toBe(true);
+      expect(denies(guard, ask(s.who.breakGlass, action, '*')), `${action} by break glass`).toBe(false);
+      expect(denies(guard, ask(s.who.deployer, action, '*')), `${action} by the deploy`).toBe(false);
+    }
+    for (const action of ['dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem']) {
+      expect(denies(guard, ask(s.who.admin, action, '*')), `${action} by an administrator`).toBe(true);
+    }
+  });
 });
 
 describe("the functions that write evidence and send, a bank's production settings", () => {

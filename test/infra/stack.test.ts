@@ -216,7 +216,7 @@ describe('the table', () => {
 });
 
 describe('the functions', () => {
-  it('run nodejs24.x on arm64 with tracing, JSON logs and the Powertools environment', () => {
+  it('run nodejs24.x on arm64 with JSON logs and the Powertools environment (tracing is a setting: test/infra/tracing.test.ts)', () => {
     const fns = resources('AWS::Lambda::Function').filter(([id]) => !PROVIDER.test(id));
     // Ingest, dispatch, the sweeper, the feedback function and the operator function.
     expect(fns).toHaveLength(5);
@@ -224,7 +224,6 @@ describe('the functions', () => {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
-        TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogFormat: 'JSON' },
         Environment: {
           Variables: { POWERTOOLS_SERVICE_NAME: 'notifier', POWERTOOLS_METRICS_NAMESPACE: 'notifier/example' },
@@ -916,6 +915,7 @@ describe('CloudWatch', () => {
         'RefusedChannelRate',
         'QuarantineRate',
         'DeliveryFailureRate',
+        'EvidenceIndexUnprocessed',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -933,6 +933,8 @@ describe('CloudWatch', () => {
     // A refused evidence intent is absorbed once; a table refusing it minute after minute pages.
     expect(shape('EvidenceIntentsNotWritten')).toEqual([3, 5, 'notBreaching']);
     expect(shape('EvidenceUnindexed')).toEqual([3, 5, 'notBreaching']);
+    // The index table leaving items unprocessed after the retries: the sweeper indexes the batch; a persisting refusal pages.
+    expect(shape('EvidenceIndexUnprocessed')).toEqual([3, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {
