@@ -7,6 +7,7 @@
  * Also what the run cannot see: KMS, AWS Backup, evidence replication (per notification, when the settings turn them
  * on) and the fixed monthly costs. Pure; every price and assumption named.
  */
+import { DEFAULT_TRACING, type TracingMode } from '../../lib/tracing.ts';
 import { type Batching, recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
 import type { Prices } from './prices.ts';
 
@@ -84,7 +85,7 @@ export const RATE_ASSUMPTIONS = {
    * Fixed monthly: alarms as the example stack's synth counts them (docs/measurements.md "The synthesized stack"); the
    * stack's customer-managed keys (lib/: the evidence, logs, ingest, observability and backup vault keys).
    */
-  fixed: { alarms: 44, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
+  fixed: { alarms: 48, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
   /**
    * What active tracing records: Lambda's own sampling, which a function cannot configure (the Lambda developer
@@ -95,6 +96,15 @@ export const RATE_ASSUMPTIONS = {
    */
   lambdaSampling: { reservoirPerSecond: 1, fixedRate: 0.05 },
 } as const;
+
+/**
+ * X-Ray per million notifications for `tracesPerNotification`, priced by the settings' `tracing` (lib/tracing.ts): in
+ * the totals when the stage traces by default, else in what the settings add (what turning it on costs).
+ */
+export function xrayByTracing(tracesPerNotification: number, p: Prices, tracing: TracingMode) {
+  const cost = tracesPerNotification * p.xrayTracePerMillion;
+  return tracing === 'active' ? { inTotal: cost, withSetting: 0 } : { inTotal: 0, withSetting: cost };
+}
 
 /** Traces a second Lambda's fixed sampling records of a function invoked `perSec` times a second. */
 export function tracedPerSecond(perSec: number): number {
@@ -207,11 +217,13 @@ export function costAtRate(
   streamShards: number,
   p: Prices,
   layouts: EvidenceLayouts = DEFAULT_LAYOUTS,
+  tracing: TracingMode = DEFAULT_TRACING,
 ) {
   const A = RATE_ASSUMPTIONS;
   const X = EXTRA_PRICES;
   const perN = (x: number) => x / run.notifications;
   const m = perNotificationAt(ratePerSec, run, layouts, streamShards);
+  const xray = xrayByTracing(m.traced, p, tracing);
   const runInvocations = perN(Object.values(run.invocations).reduce((a, b) => a + b, 0));
   // Lambda's own lines per invocation; metric lines as the run wrote them per notification, at least one an invocation.
   const logGb = (inv: number) =>
@@ -236,13 +248,13 @@ export function costAtRate(
     evidenceAccessLogs:
       M * ((requests * A.accessLogBytesPerRequest) / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
     cloudWatchLogs: get('cloudWatchLogs') + M * (logMoney(logGb(m.invocations)) - logMoney(logGb(runInvocations))),
-    xray: M * m.traced * (p.xrayTracePerMillion / 1e6),
+    xray: xray.inTotal,
     feedbackQueue: get('feedbackQueue'),
     lambda: get('lambda') + M * (m.invocations - runInvocations) * (p.lambdaRequestPerMillion / 1e6),
     kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
   };
   const total = Object.values(parts).reduce((a, b) => a + b, 0);
-  const settings = settingsCosts(run, m, p, ratePerSec);
+  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting);
   return {
     ratePerSec,
     recordsPerInvocation: Object.fromEntries(
@@ -266,8 +278,14 @@ export function costAtRate(
   };
 }
 
-/** What backup, replication and the fixed costs add (per million at the rate; the fixed ones per month). */
-function settingsCosts(run: RunDensity, m: ReturnType<typeof perNotificationAt>, p: Prices, ratePerSec: number) {
+/** What backup, replication, tracing and the fixed costs add (per million at the rate; the fixed ones per month). */
+function settingsCosts(
+  run: RunDensity,
+  m: ReturnType<typeof perNotificationAt>,
+  p: Prices,
+  ratePerSec: number,
+  xrayTracing: number,
+) {
   const A = RATE_ASSUMPTIONS;
   const X = EXTRA_PRICES;
   const M = 1e6;
@@ -296,7 +314,7 @@ function settingsCosts(run: RunDensity, m: ReturnType<typeof perNotificationAt>,
   };
   const fixedMonth = Object.values(fixed).reduce((a, b) => a + b, 0);
   const fixedPerMillion = (fixedMonth / (ratePerSec * A.secondsPerMonth)) * M;
-  const parts = { backup, backupTransfer, evidenceReplication: replication, fixedPerMillion };
+  const parts = { backup, backupTransfer, evidenceReplication: replication, xrayTracing, fixedPerMillion };
   return {
     parts,
     total: Object.values(parts).reduce((a, b) => a + b, 0),

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeBatch, encodeBatch } from '../../functions/domain/evidence-batch.ts';
+import { DEFAULT_TRACING } from '../../lib/tracing.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
 import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
 import type { ProbeCounts } from './cost-probe.ts';
@@ -35,8 +36,11 @@ export const ASSUMPTIONS = {
   /** The functions' log groups keep a year (lib/logs-key.ts); SNS's delivery status logs a month. */
   logRetentionMonths: 12,
   deliveryLogRetentionMonths: 1,
-  /** Every invocation traced (active tracing; the default sampling rule traces fewer at volume): an upper bound. */
-  tracedShareOfInvocations: 1,
+  /**
+   * Every invocation traced when the settings' default traces (active tracing; Lambda's sampling traces fewer at
+   * volume): an upper bound. None when it is off (lib/tracing.ts); the rate model prices turning it on.
+   */
+  tracedShareOfInvocations: DEFAULT_TRACING === 'active' ? 1 : 0,
   /** SES events reach the feedback function through a queue: one SendMessage each, a receive and a delete per batch of 10. */
   sqsRequestsPerSesEvent: 1 + 2 / 10,
   /** Functions' memory (lib/notifier-function.ts, lib/delivery-feedback.ts). */
