@@ -15,10 +15,11 @@ import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { HELD_SHARDS, heldPartition } from '../domain/failover.ts';
 import { FIRST_EPOCH } from '../domain/fence.ts';
-import { eventPk, INBOX_SK, notificationSk, sweepPartition } from '../domain/keys.ts';
+import { eventPk, notificationSk, sweepPartition } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { pendingSweepKey } from '../domain/notification.ts';
 import { type Mover, moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
+import { DynamoInboxStore } from '../ingest/inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
@@ -34,24 +35,28 @@ export type OwnedNotification = NotificationItem & {
 };
 
 export class DynamoSuccessorStore {
+  private readonly inbox: Pick<DynamoInboxStore, 'findTaken'>;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly sweepShards: number,
-  ) {}
+  ) {
+    this.inbox = new DynamoInboxStore(client, tableName);
+  }
 
   async get(key: NotificationKey): Promise<OwnedNotification | undefined> {
     const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
     return r.Item as OwnedNotification | undefined;
   }
 
-  /** Whether this replica holds the event's inbox item — the one the region that took it wrote. */
-  async hasInbox(eventId: string): Promise<boolean> {
-    const key = { pk: eventPk(eventId), sk: INBOX_SK };
-    const r = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true, ProjectionExpression: 'pk' }),
-    );
-    return r.Item !== undefined;
+  /**
+   * Whether the region of this replica took the event: any inbox item of it — `INBOX`, or a held `INBOX#E<n>` of any
+   * epoch —, by ingest's own look-up (one consistent Query on the event's partition). An event that region held and
+   * released was taken as surely as one it wrote `INBOX` for: after a failback, the held one is all there is.
+   */
+  async tookEvent(eventId: string): Promise<boolean> {
+    return (await this.inbox.findTaken([eventId])).has(eventId);
   }
 
   /** Every item this replica's sweep index lists as unfinished (PENDING, SENDING), read whole. */
