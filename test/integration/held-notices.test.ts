@@ -10,6 +10,7 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
+import { approvalPolicyOf } from '../../functions/domain/approval.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { buildSuccessor } from '../../functions/domain/failover.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
@@ -17,11 +18,13 @@ import { eventPk, notificationIdOf } from '../../functions/domain/keys.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import {
+  answer,
   apply,
   listAudit,
   listHeld,
   OperatorError,
   type OperatorPorts,
+  operations,
   releaseHeld,
   settleHeld,
 } from '../../functions/operator/index.ts';
@@ -198,6 +201,19 @@ describe('ops release-held', () => {
     expect(shown).toMatchObject({ deliveryPolicy: 'AT_MOST_ONCE', fromStatus: 'FAILOVER_HELD' });
     expect(String(shown.risk)).toMatch(/gets it twice/);
     expect(String(shown.risk)).toMatch(/your decision/);
+    // The operator API answers the same preview over HTTP, and names the kind four eyes may be set for.
+    const policy = approvalPolicyOf(undefined);
+    if ('unknown' in policy) throw new Error('the default policy');
+    const http = await answer(operations(ports, policy.policy), ALICE.identity, {
+      method: 'POST',
+      path: '/actions/RELEASE_HELD/preview',
+      query: {},
+      body: { notificationId: id },
+    });
+    expect(http).toMatchObject({
+      status: 200,
+      body: { ok: true, kind: 'RELEASE_HELD', approvalRequired: false, shown: { risk: shown.risk } },
+    });
   });
 
   it('a notice no failover held is refused NOT_HELD, and an unknown id NOT_FOUND, each audited', async () => {
