@@ -4,15 +4,12 @@
  * partition, and decided by an operator with one conditional write — only from the status, epoch and waiting sweep key
  * the decision read, so a reconciliation deciding the same notice meanwhile wins or loses whole: sent once.
  */
-import { type DynamoDBDocumentClient, type NativeAttributeValue, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient, NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { HELD_SHARDS, heldPartition } from '../domain/failover.ts';
-import { FIRST_EPOCH } from '../domain/fence.ts';
 import { parseNotificationId } from '../domain/keys.ts';
-import { pendingSweepKey } from '../domain/notification.ts';
-import { moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
-import { isConditionFailure } from './condition-failure.ts';
+import type { NotificationStatus } from '../domain/state-machine.ts';
 import { queryItems } from './paged-query.ts';
 import { DynamoSuccessorStore, type OwnedNotification } from './successor-store.ts';
 
@@ -68,7 +65,7 @@ export class DynamoHeldStore implements HeldStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    private readonly sweepShards: number,
+    sweepShards: number,
   ) {
     this.successors = new DynamoSuccessorStore(client, tableName, sweepShards);
   }
@@ -121,42 +118,6 @@ export class DynamoHeldStore implements HeldStore {
     fields: Record<string, NativeAttributeValue>,
     now: number,
   ): Promise<boolean> {
-    // A move is one the state machine allows an operator's decision on a held notice; staying put is no move.
-    const move =
-      to === item.status
-        ? { expression: '#status = :fromStatus', values: { ':fromStatus': to } }
-        : moveCondition(item.status, to, 'held');
-    const epoch = item.epoch ?? FIRST_EPOCH;
-    const pending =
-      to === 'PENDING'
-        ? {
-            sweepKey: pendingSweepKey(item.template, item.channel, item.notificationId, this.sweepShards),
-            sweepAt: now,
-          }
-        : {};
-    const all: Record<string, NativeAttributeValue> = { ...fields, ...pending, updatedAt: new Date(now).toISOString() };
-    const names = Object.keys(all);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: item.pk, sk: item.sk },
-          ConditionExpression: `${move.expression} AND epoch = :epoch AND begins_with(sweepKey, :held)`,
-          UpdateExpression: `SET #status = :to, ${names.map((n) => `#${n} = :${n}`).join(', ')}${to === 'PENDING' ? ' REMOVE leaseUntil, retryAt' : ' REMOVE sweepKey, sweepAt, leaseUntil, retryAt'}`,
-          ExpressionAttributeNames: { '#status': 'status', ...Object.fromEntries(names.map((n) => [`#${n}`, n])) },
-          ExpressionAttributeValues: {
-            ...move.values,
-            ':to': to,
-            ':epoch': epoch,
-            ':held': 'HELD#',
-            ...Object.fromEntries(names.map((n) => [`:${n}`, all[n]])),
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.successors.move(item, to, 'held', fields, now, { whileWaiting: true });
   }
 }

@@ -99,6 +99,8 @@ export class DynamoSuccessorStore {
   /**
    * Moves a notification `from` → `to`, only if it still has that status and the epoch the decision read: `false`
    * otherwise. PENDING puts it back in the sweep index (sent by the region that owns it); anything else takes it out.
+   * `whileWaiting`: only while it still waits for its original (its `HELD#` sweep key) — and `to` may then be its own
+   * status, no move: it only stops waiting (an operator's settlement of an UNKNOWN successor).
    */
   async move(
     item: OwnedNotification,
@@ -106,8 +108,13 @@ export class DynamoSuccessorStore {
     by: Mover,
     fields: Record<string, NativeAttributeValue>,
     now: number,
+    options: { readonly whileWaiting?: boolean } = {},
   ): Promise<boolean> {
-    const move = moveCondition(item.status, to, by);
+    const waiting = options.whileWaiting === true;
+    const move =
+      waiting && to === item.status
+        ? { expression: '#status = :fromStatus', values: { ':fromStatus': to } }
+        : moveCondition(item.status, to, by);
     const epoch = item.epoch ?? FIRST_EPOCH;
     const set = { ...fields, updatedAt: new Date(now).toISOString() };
     const pending =
@@ -124,13 +131,14 @@ export class DynamoSuccessorStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: item.pk, sk: item.sk },
-          ConditionExpression: `${move.expression} AND ${epoch === FIRST_EPOCH ? '(attribute_not_exists(epoch) OR epoch = :epoch)' : 'epoch = :epoch'}`,
+          ConditionExpression: `${move.expression} AND ${epoch === FIRST_EPOCH ? '(attribute_not_exists(epoch) OR epoch = :epoch)' : 'epoch = :epoch'}${waiting ? ' AND begins_with(sweepKey, :held)' : ''}`,
           UpdateExpression: `SET #status = :to, ${names.map((n) => `#${n} = :${n}`).join(', ')}${to === 'PENDING' ? ' REMOVE leaseUntil, retryAt' : ' REMOVE sweepKey, sweepAt, leaseUntil, retryAt'}`,
           ExpressionAttributeNames: { '#status': 'status', ...Object.fromEntries(names.map((n) => [`#${n}`, n])) },
           ExpressionAttributeValues: {
             ...move.values,
             ':to': to,
             ':epoch': epoch,
+            ...(waiting ? { ':held': 'HELD#' } : {}),
             ...Object.fromEntries(names.map((n) => [`:${n}`, all[n]])),
           },
         }),
