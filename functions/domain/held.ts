@@ -56,7 +56,9 @@ export function notHeldRefusal(id: string, item: HeldCandidate | undefined): Ref
 
 /**
  * Why a held notice is not released, or undefined. An erased customer's notice is never sent; one whose original's
- * record shows it sent, or still in flight, in this replica is decided by that record (settle it), never sent twice.
+ * record shows it sent in this replica is decided by that record (settle it), never sent twice. An original still
+ * PENDING or SENDING here is what the old region last wrote before it was lost — the very reason the notice is held —
+ * and proves nothing either way: the release is the operator's decision, its risk said in the preview.
  */
 export function releaseRefusal(
   id: string,
@@ -71,12 +73,6 @@ export function releaseRefusal(
     return refusal(
       'ACCEPTED',
       `${id}: its original ${item.supersedes} is ${original.status} in this replica — the old region's provider accepted it${message}. Releasing it would send it twice: settle it (ops settle-held) instead`,
-    );
-  }
-  if (original !== undefined && isUnfinished(original.status)) {
-    return refusal(
-      'IN_FLIGHT',
-      `${id}: its original ${item.supersedes} is ${original.status} in this replica — the old region may still send it. Demote and reconcile that region (ops demote, ops reconcile) instead`,
     );
   }
   return undefined;
@@ -114,11 +110,15 @@ export function settlementOf(
   sentBefore: string | undefined,
 ): Settlement {
   if (sentBefore !== undefined) return { to: 'HANDED_OVER', proof: sentBefore };
-  if (original !== undefined && !isUnfinished(original.status) && original.status !== 'FAILOVER_HELD') {
+  if (original !== undefined && isFinishedHere(original.status)) {
     return { to: 'HANDED_OVER', proof: `original ${original.status}${originalMessage(original)}` };
   }
   return item.status === 'UNKNOWN' ? { to: 'UNKNOWN' } : { to: 'FAILED', lastError: 'HELD_SETTLED' };
 }
+
+/** An original that holds its own outcome: not waiting (held, unfinished), nor handed over to another item. */
+const isFinishedHere = (status: NotificationStatus) =>
+  !isUnfinished(status) && status !== 'FAILOVER_HELD' && status !== 'HANDED_OVER';
 
 const originalMessage = (o: OriginalSeen) => (o.providerMessageId === undefined ? '' : ` (${o.providerMessageId})`);
 
