@@ -98,7 +98,7 @@ async function settle(
     await from.store.move(original, resolved, 'pipeline', { lastError: 'RECONCILED_IN_FLIGHT' }, clock.now());
     original = await from.store.get(key);
   }
-  const tookEvent = await from.store.tookEvent(successor.eventId);
+  const tookEvent = await from.store.tookEvent(successor.eventId, successor.epoch ?? 0);
   const decision = reconcileDecision(original, tookEvent, true);
   const by = successor.status === 'UNKNOWN' ? 'reconcile' : 'pipeline';
   switch (decision.kind) {

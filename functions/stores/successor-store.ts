@@ -20,6 +20,7 @@ import type { NotificationItem } from '../domain/notification.ts';
 import { pendingSweepKey } from '../domain/notification.ts';
 import { type Mover, moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
 import { DynamoInboxStore } from '../ingest/inbox-store.ts';
+import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
@@ -35,7 +36,7 @@ export type OwnedNotification = NotificationItem & {
 };
 
 export class DynamoSuccessorStore {
-  private readonly inbox: Pick<DynamoInboxStore, 'findTaken'>;
+  private readonly inbox: Pick<DynamoInboxStore, 'inboxItems'>;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -51,12 +52,14 @@ export class DynamoSuccessorStore {
   }
 
   /**
-   * Whether the region of this replica took the event: any inbox item of it — `INBOX`, or a held `INBOX#E<n>` of any
-   * epoch —, by ingest's own look-up (one consistent Query on the event's partition). An event that region held and
-   * released was taken as surely as one it wrote `INBOX` for: after a failback, the held one is all there is.
+   * Whether the region of this replica took the event: any inbox item of it — `INBOX`, or a held `INBOX#E<n>` of an
+   * epoch before `activeEpoch` —, by ingest's own Query on the event's partition. An event that region held and
+   * released was taken as surely as one it wrote `INBOX` for: after a failback, the held one is all there is. The
+   * active epoch's own held item (`INBOX#E<activeEpoch>`, replicated here) says nothing of what this region took.
    */
-  async tookEvent(eventId: string): Promise<boolean> {
-    return (await this.inbox.findTaken([eventId])).has(eventId);
+  async tookEvent(eventId: string, activeEpoch: number): Promise<boolean> {
+    const own = heldInboxSk(activeEpoch);
+    return (await this.inbox.inboxItems(eventId)).some((i) => i.sk !== own);
   }
 
   /** Every item this replica's sweep index lists as unfinished (PENDING, SENDING), read whole. */

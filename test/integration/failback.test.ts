@@ -6,6 +6,7 @@
  * held in any earlier epoch stays a duplicate after later failovers.
  */
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
@@ -179,5 +180,23 @@ describe('ops reconcile after a failback', () => {
     expect(report).toMatchObject({ released: 0, waiting: 3 });
     const held = (await primary.eventItems('held-released-1')).filter((i) => String(i.sk).endsWith('#E3'));
     expect(held.filter((i) => i.kind === 'NOTIFICATION').map((i) => i.status)).toEqual(Array(3).fill('FAILOVER_HELD'));
+  });
+
+  it("releases what the old region never took though the active region's own held inbox item has replicated there", async () => {
+    // The recovery region (epoch 2) held an event the primary never took; its INBOX#E2 replicated to the primary.
+    const readInRecovery = await ingestIn(recovery, failedOver(), primary);
+    expect((await readInRecovery('held-own-1')).figures.accepted).toBe(1);
+    const ownHold = (await recovery.eventItems('held-own-1')).find((i) => i.sk === 'INBOX#E2');
+    await primary.doc.send(new PutCommand({ TableName: primary.tableName, Item: ownHold }));
+
+    const demoted = control(PRIMARY, 1, undefined, { state: 'FENCED', quiescentAt: NOW - 1, mode: 'INITIAL' });
+    await reconcile(
+      await side(PRIMARY, primary, demoted),
+      await side(RECOVERY, recovery, failedOver()),
+      request,
+      clock,
+    );
+    const successors = (await recovery.eventItems('held-own-1')).filter((i) => i.kind === 'NOTIFICATION');
+    expect(successors.map((i) => [i.status, i.late])).toEqual(Array(3).fill(['PENDING', true]));
   });
 });
