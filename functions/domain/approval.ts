@@ -28,6 +28,10 @@ export const APPROVAL_KINDS = [
   'EXPORT',
   /** Shows a masked contact point in full to one person (the support console). */
   'REVEAL',
+  /** Sends a notice a failover held, which the old region may have sent: on an at-most-once channel, maybe twice. */
+  'RELEASE_HELD',
+  /** Closes a notice a failover held without sending it here. */
+  'SETTLE_HELD',
 ] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
 

@@ -23,6 +23,9 @@ export const OPERATOR_ACTIONS = [
   'ERASE',
   // A contact point shown in full to support staff, who said why (the support console masks it otherwise).
   'REVEAL',
+  // A notice a failover held, sent now (late) or closed unsent on an operator's decision (docs/regions.md).
+  'RELEASE_HELD',
+  'SETTLE_HELD',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTIONS)[number];
 

@@ -22,7 +22,7 @@ export interface ErasureMarks {
 export const isErased = (item: ErasureMarks): boolean => typeof item.erasedAt === 'string';
 
 /** Why an erased notification is not sent again by `action` (resent, repaired …): what an operator reads. */
-export const erasedRefusal = (notificationId: string, item: ErasureMarks, action: 'resent' | 'repaired') =>
+export const erasedRefusal = (notificationId: string, item: ErasureMarks, action: 'resent' | 'repaired' | 'released') =>
   `${notificationId} was erased${typeof item.erasedAt === 'string' ? ` at ${item.erasedAt}` : ''}: an erased notification is never ${action} — its address and data are gone, and its customer's opt-outs can no longer be read for it`;
 
 /**

@@ -66,6 +66,10 @@ export const REFUSAL_CODES = [
   'TAMPERED',
   /** Not decided on this surface: the support console decides resends only; an engineer decides the rest. */
   'NOT_HERE',
+  /** Not a notice a failover held (no successor waiting for the old region's record): nothing to release or settle. */
+  'NOT_HELD',
+  /** A held notice decided already (by the old region's record, a reconciliation or an operator): held no more. */
+  'ALREADY_RESOLVED',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

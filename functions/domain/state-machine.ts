@@ -107,15 +107,32 @@ export const RECONCILE_TRANSITIONS: Readonly<Partial<Record<NotificationStatus, 
   UNKNOWN: ['HANDED_OVER', 'PENDING'],
 };
 
-/** Who moves a notification: the pipeline (ingest, dispatch, the sweeper), an operator, or a reconciliation. */
-export type Mover = 'pipeline' | 'operator' | 'reconcile';
+/**
+ * `ops release-held` and `ops settle-held`: an operator decides a successor that waits for an old region's record
+ * which may never come (docs/regions.md). Released → PENDING (sent, late); settled → HANDED_OVER (the old region's
+ * record or the operator's proof holds the outcome) or FAILED (held, closed unsent). An UNKNOWN successor settled
+ * without proof stays UNKNOWN (no move: it only stops waiting).
+ */
+export const HELD_DECISION_TRANSITIONS: Readonly<Partial<Record<NotificationStatus, readonly NotificationStatus[]>>> = {
+  FAILOVER_HELD: ['PENDING', 'HANDED_OVER', 'FAILED'],
+  UNKNOWN: ['PENDING', 'HANDED_OVER'],
+};
+
+/**
+ * Who moves a notification: the pipeline (ingest, dispatch, the sweeper), an operator's resend, a reconciliation, or
+ * an operator's decision on a held notice.
+ */
+export type Mover = 'pipeline' | 'operator' | 'reconcile' | 'held';
+
+const MOVES_BY: Readonly<Record<Exclude<Mover, 'pipeline'>, typeof OPERATOR_TRANSITIONS>> = {
+  operator: OPERATOR_TRANSITIONS,
+  reconcile: RECONCILE_TRANSITIONS,
+  held: HELD_DECISION_TRANSITIONS,
+};
 
 /** Whether `by` may move a notification from `from` to `to`. */
 export const canMove = (from: NotificationStatus, to: NotificationStatus, by: Mover = 'pipeline'): boolean =>
-  (by === 'pipeline'
-    ? TRANSITIONS[from]
-    : ((by === 'operator' ? OPERATOR_TRANSITIONS : RECONCILE_TRANSITIONS)[from] ?? [])
-  ).includes(to);
+  (by === 'pipeline' ? TRANSITIONS[from] : (MOVES_BY[by][from] ?? [])).includes(to);
 
 /** A write the state machine does not allow: a bug in the code that asked for it, never a condition of the data. */
 export class IllegalTransitionError extends Error {

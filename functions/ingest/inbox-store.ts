@@ -218,17 +218,7 @@ export class DynamoInboxStore implements InboxStore {
     const known = new Map<string, KnownInbox>();
     await Promise.all(
       [...new Set(eventIds)].map(async (eventId) => {
-        const r = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            // `INBOX` and every `INBOX#E<n>`: no list of epochs to keep, whichever epoch held the event.
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :inbox)',
-            ExpressionAttributeValues: { ':pk': eventPk(eventId), ':inbox': INBOX_SK },
-            ConsistentRead: true,
-            ProjectionExpression: `pk, sk, ${KNOWN_FIELDS}`,
-          }),
-        );
-        const items = r.Items ?? [];
+        const items = await this.inboxItems(eventId);
         const inbox = items.find((i) => i.sk === INBOX_SK);
         const held = items[0];
         if (inbox !== undefined) known.set(eventId, knownInbox(inbox));
@@ -237,6 +227,23 @@ export class DynamoInboxStore implements InboxStore {
       }),
     );
     return known;
+  }
+
+  /**
+   * The event's inbox items of every kind — `INBOX` and every held `INBOX#E<n>` — by one strongly consistent Query on
+   * its partition (pk, sk and what a settle reads): no list of epochs to keep, whichever epoch held the event.
+   */
+  async inboxItems(eventId: string): Promise<Record<string, unknown>[]> {
+    const r = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :inbox)',
+        ExpressionAttributeValues: { ':pk': eventPk(eventId), ':inbox': INBOX_SK },
+        ConsistentRead: true,
+        ProjectionExpression: `pk, sk, ${KNOWN_FIELDS}`,
+      }),
+    );
+    return r.Items ?? [];
   }
 
   /** The inbox item's Put, first in every transaction: only if absent, and the stored item back when it is not. */

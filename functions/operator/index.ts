@@ -48,6 +48,15 @@ export {
   userEvidence,
 } from './evidence.ts';
 export { type CustomerExport, exportCustomer } from './export.ts';
+export {
+  HELD_PAGE_SIZE,
+  type HeldListing,
+  type HeldOutcome,
+  type HeldView,
+  listHeld,
+  releaseHeld,
+  settleHeld,
+} from './held.ts';
 export { type LiftOutcome, liftSuppression } from './lift-suppression.ts';
 export {
   countBy,

@@ -43,6 +43,7 @@ import {
 } from './action.ts';
 import { eraseCustomer } from './erase.ts';
 import { exportCustomer } from './export.ts';
+import { releaseHeld, settleHeld } from './held.ts';
 import { liftSuppression } from './lift-suppression.ts';
 import type { OperatorPorts } from './ports.ts';
 import { repair } from './repair.ts';
@@ -61,6 +62,8 @@ export const ACTIONS = {
   EXPORT: exportCustomer,
   ERASE: eraseCustomer,
   REVEAL: reveal,
+  RELEASE_HELD: releaseHeld,
+  SETTLE_HELD: settleHeld,
   // biome-ignore lint/suspicious/noExplicitAny: each action has its own request, state, plan and outcome
 } as const satisfies Record<OperatorActionName, OperatorAction<any, any, any, any>>;
 

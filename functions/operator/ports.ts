@@ -5,6 +5,8 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
+import { type ChannelPolicies, DEFAULT_CHANNEL_POLICIES } from '../domain/delivery-policy.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../domain/sweep-index.ts';
 import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-store.ts';
 import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
 import type { AuditSeal } from '../stores/audit-seal.ts';
@@ -12,6 +14,7 @@ import { DynamoEventStore, type EventStore } from '../stores/event-store.ts';
 import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceLocator, type EvidenceLocator } from '../stores/evidence-reader.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
+import { DynamoHeldStore, type HeldStore } from '../stores/held-store.ts';
 import { DynamoProposalStore, type ProposalStore } from '../stores/proposal-store.ts';
 import { DynamoQuarantineStore, type QuarantineStore } from '../stores/quarantine-store.ts';
 import type { ParkedBatches } from './parked-batches.ts';
@@ -34,6 +37,10 @@ export interface OperatorPorts {
   /** The failed MSK batches the mapping parked: a deployed stack's bucket; none locally. */
   readonly parked: ParkedBatches | undefined;
   readonly now: () => number;
+  /** The notices a failover held, waiting for the old region's record or an operator's decision. */
+  readonly held: HeldStore;
+  /** Each channel's delivery policy: whether a possible second copy is within what the bank chose (release-held). */
+  readonly policies: ChannelPolicies;
 }
 
 /** The default time a proposal stays in the table after its expiry: as long as the inbox's default retention. */
@@ -55,6 +62,8 @@ export function operatorPorts(deps: {
   readonly auditSeal?: AuditSeal;
   /** Where audit records are written when not as the evidence is read (the console writes as its own role). */
   readonly auditWrites?: EvidenceStore;
+  /** The stage's channel policies; absent, every channel at-most-once (the default, and the cautious reading). */
+  readonly policies?: ChannelPolicies;
 }): OperatorPorts {
   return {
     events: new DynamoEventStore(deps.doc, deps.tableName),
@@ -71,5 +80,8 @@ export function operatorPorts(deps: {
     invokeIngest: deps.invokeIngest,
     parked: deps.parked,
     now: deps.now ?? Date.now,
+    // Placed as a resend places what it puts back to PENDING (event-store.ts): the default sweep shards.
+    held: new DynamoHeldStore(deps.doc, deps.tableName, DEFAULT_SWEEP_PLACEMENT.sweepShards),
+    policies: deps.policies ?? DEFAULT_CHANNEL_POLICIES,
   };
 }

@@ -7,7 +7,9 @@
  *   2. An original still SENDING there is resolved where it lives, as the sweeper would resolve an expired lease.
  *   3. Every successor waiting in the active region follows its original: handed over (the original finished), unknown
  *      (so was the original), or released — sent now, late — when the old region provably never sent it: its
- *      original still PENDING (handed over there first), or absent with no inbox item (it never took the event).
+ *      original still PENDING (handed over there first), or absent with no inbox item of any kind there (it never
+ *      took the event: neither `INBOX` nor a held `INBOX#E<n>` — after a failback, what the other region held and
+ *      released has only the held one).
  *   0. First, the predecessor is marked reconciled: ingest stops holding events read again and looks them up in the
  *      old region instead (sound now: it is fenced and quiet). Then it waits until no ingest invocation can still be
  *      acting on the state before (the ingest timeout and the fence's cache), so every hold is written before step 3
@@ -96,7 +98,7 @@ async function settle(
     await from.store.move(original, resolved, 'pipeline', { lastError: 'RECONCILED_IN_FLIGHT' }, clock.now());
     original = await from.store.get(key);
   }
-  const tookEvent = await from.store.hasInbox(successor.eventId);
+  const tookEvent = await from.store.tookEvent(successor.eventId, successor.epoch ?? 0);
   const decision = reconcileDecision(original, tookEvent, true);
   const by = successor.status === 'UNKNOWN' ? 'reconcile' : 'pipeline';
   switch (decision.kind) {

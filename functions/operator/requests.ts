@@ -29,6 +29,8 @@ export const REQUEST_SCHEMAS = {
   EXPORT: userId,
   ERASE: userId,
   REVEAL: z.object({ notificationId: text }),
+  RELEASE_HELD: z.object({ notificationId: text }),
+  SETTLE_HELD: z.object({ notificationId: text, sentBefore: z.optional(text) }),
 } as const satisfies Record<OperatorActionName, z.ZodMiniType>;
 
 /** The request as its action takes it, or the words that say what is wrong with it. */

@@ -13,7 +13,8 @@
  *
  * A refusal answers { ok: false, refusal: { code, message } } with 400 (INVALID), 403 (APPROVAL_REQUIRED,
  * OWN_PROPOSAL, OWN_PROPOSAL_UNKNOWN), 404 (NOT_FOUND) or 409 (the rest: the state is not what the action needs). ACTION is an audited
- * action's name (RESEND, REPAIR, REPLAY, REPLAY_BATCHES, SUPPRESSION_LIFT, EXPORT, ERASE).
+ * action's name (RESEND, REPAIR, REPLAY, REPLAY_BATCHES, SUPPRESSION_LIFT, EXPORT, ERASE, RELEASE_HELD,
+ * SETTLE_HELD).
  */
 import { PROPOSAL_STATES } from '../domain/approval.ts';
 import { OPERATOR_ACTIONS, type OperatorActionName } from '../domain/audit.ts';

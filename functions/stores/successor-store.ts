@@ -15,10 +15,12 @@ import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import type { Channel } from '../domain/channels.ts';
 import { HELD_SHARDS, heldPartition } from '../domain/failover.ts';
 import { FIRST_EPOCH } from '../domain/fence.ts';
-import { eventPk, INBOX_SK, notificationSk, sweepPartition } from '../domain/keys.ts';
+import { eventPk, notificationSk, sweepPartition } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { pendingSweepKey } from '../domain/notification.ts';
 import { type Mover, moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
+import { DynamoInboxStore } from '../ingest/inbox-store.ts';
+import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
@@ -34,24 +36,30 @@ export type OwnedNotification = NotificationItem & {
 };
 
 export class DynamoSuccessorStore {
+  private readonly inbox: Pick<DynamoInboxStore, 'inboxItems'>;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly sweepShards: number,
-  ) {}
+  ) {
+    this.inbox = new DynamoInboxStore(client, tableName);
+  }
 
   async get(key: NotificationKey): Promise<OwnedNotification | undefined> {
     const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
     return r.Item as OwnedNotification | undefined;
   }
 
-  /** Whether this replica holds the event's inbox item — the one the region that took it wrote. */
-  async hasInbox(eventId: string): Promise<boolean> {
-    const key = { pk: eventPk(eventId), sk: INBOX_SK };
-    const r = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true, ProjectionExpression: 'pk' }),
-    );
-    return r.Item !== undefined;
+  /**
+   * Whether the region of this replica took the event: any inbox item of it — `INBOX`, or a held `INBOX#E<n>` of an
+   * epoch before `activeEpoch` —, by ingest's own Query on the event's partition. An event that region held and
+   * released was taken as surely as one it wrote `INBOX` for: after a failback, the held one is all there is. The
+   * active epoch's own held item (`INBOX#E<activeEpoch>`, replicated here) says nothing of what this region took.
+   */
+  async tookEvent(eventId: string, activeEpoch: number): Promise<boolean> {
+    const own = heldInboxSk(activeEpoch);
+    return (await this.inbox.inboxItems(eventId)).some((i) => i.sk !== own);
   }
 
   /** Every item this replica's sweep index lists as unfinished (PENDING, SENDING), read whole. */
@@ -94,6 +102,8 @@ export class DynamoSuccessorStore {
   /**
    * Moves a notification `from` → `to`, only if it still has that status and the epoch the decision read: `false`
    * otherwise. PENDING puts it back in the sweep index (sent by the region that owns it); anything else takes it out.
+   * `whileWaiting`: only while it still waits for its original (its `HELD#` sweep key) — and `to` may then be its own
+   * status, no move: it only stops waiting (an operator's settlement of an UNKNOWN successor).
    */
   async move(
     item: OwnedNotification,
@@ -101,8 +111,13 @@ export class DynamoSuccessorStore {
     by: Mover,
     fields: Record<string, NativeAttributeValue>,
     now: number,
+    options: { readonly whileWaiting?: boolean } = {},
   ): Promise<boolean> {
-    const move = moveCondition(item.status, to, by);
+    const waiting = options.whileWaiting === true;
+    const move =
+      waiting && to === item.status
+        ? { expression: '#status = :fromStatus', values: { ':fromStatus': to } }
+        : moveCondition(item.status, to, by);
     const epoch = item.epoch ?? FIRST_EPOCH;
     const set = { ...fields, updatedAt: new Date(now).toISOString() };
     const pending =
@@ -119,13 +134,14 @@ export class DynamoSuccessorStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: item.pk, sk: item.sk },
-          ConditionExpression: `${move.expression} AND ${epoch === FIRST_EPOCH ? '(attribute_not_exists(epoch) OR epoch = :epoch)' : 'epoch = :epoch'}`,
+          ConditionExpression: `${move.expression} AND ${epoch === FIRST_EPOCH ? '(attribute_not_exists(epoch) OR epoch = :epoch)' : 'epoch = :epoch'}${waiting ? ' AND begins_with(sweepKey, :held)' : ''}`,
           UpdateExpression: `SET #status = :to, ${names.map((n) => `#${n} = :${n}`).join(', ')}${to === 'PENDING' ? ' REMOVE leaseUntil, retryAt' : ' REMOVE sweepKey, sweepAt, leaseUntil, retryAt'}`,
           ExpressionAttributeNames: { '#status': 'status', ...Object.fromEntries(names.map((n) => [`#${n}`, n])) },
           ExpressionAttributeValues: {
             ...move.values,
             ':to': to,
             ':epoch': epoch,
+            ...(waiting ? { ':held': 'HELD#' } : {}),
             ...Object.fromEntries(names.map((n) => [`:${n}`, all[n]])),
           },
         }),

@@ -6,13 +6,16 @@
  * held in any earlier epoch stays a duplicate after later failovers.
  */
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore } from '../../functions/ingest/owned-inbox-store.ts';
+import { reconcile } from '../../functions/operator/reconcile.ts';
 import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
+import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
@@ -35,14 +38,20 @@ beforeAll(async () => {
   ]);
 });
 
-/** A region's ingest at the CONTROL given, the other region's table answering its look-ups. */
-async function ingestIn(here: LocalTable, control: FenceControl, other: LocalTable) {
+/** A fence table of its own in this region's endpoint, at the CONTROL given. */
+async function fenceIn(here: LocalTable, control: FenceControl) {
   const name = `${here.tableName}-fence-${fences++}`;
   const db = localClient(here.endpoint);
   await db.send(new CreateTableCommand(createFenceTableInput(name)));
   db.destroy();
   const fence = new DynamoFenceStore(here.doc, name, 4, () => NOW);
   await fence.initialise(control);
+  return fence;
+}
+
+/** A region's ingest at the CONTROL given, the other region's table answering its look-ups. */
+async function ingestIn(here: LocalTable, control: FenceControl, other: LocalTable) {
+  const fence = await fenceIn(here, control);
   const store = new OwnedInboxStore(new DynamoInboxStore(here.doc, here.tableName), fence, control.region, {
     secondCopy: [],
     clockMarginMs: 60_000,
@@ -123,5 +132,71 @@ describe('events read again after a failback', () => {
     const readAgain = await ingestIn(primary, failedBack(), recovery);
     expect((await readAgain('never-taken-2')).figures.accepted).toBe(1);
     expect(await keys(primary, 'never-taken-2')).toContain('NOTIFICATION#EMAIL');
+  });
+});
+
+describe('ops reconcile after a failback', () => {
+  const side = async (region: string, table: LocalTable, at: FenceControl) => ({
+    region,
+    fence: await fenceIn(table, at),
+    store: new DynamoSuccessorStore(table.doc, table.tableName, 4),
+    intake: { enable: async () => undefined, disable: async () => undefined },
+  });
+  const request = {
+    by: 'test',
+    reason: 'failback',
+    policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' } as const,
+    secondCopy: [],
+    placement: { sweepShards: 4, pendingThresholdMs: 900_000 },
+    lookupMs: 3_600_000,
+    settleAfterMs: 0,
+  };
+  const clock = { now: () => NOW, sleep: async () => undefined };
+
+  it('does not release again an event the recovery region held, whose held inbox item has not replicated here', async () => {
+    // The recovery region held the event (INBOX#E2) and released it: its successor is the notice that went out.
+    const readInRecovery = await ingestIn(recovery, failedOver(), primary);
+    expect((await readInRecovery('held-released-1')).figures.accepted).toBe(1);
+    // The switchover back (epoch 3), not yet reconciled: the primary reads the event again and, finding no inbox item
+    // of it in its replica (INBOX#E2 has not replicated yet), holds it.
+    const atE3 = control(PRIMARY, 3, { region: RECOVERY, epoch: 2 });
+    const readInPrimary = await ingestIn(primary, atE3, recovery);
+    expect((await readInPrimary('held-released-1')).figures.accepted).toBe(1);
+    expect(await keys(primary, 'held-released-1')).toEqual([
+      'INBOX#E3',
+      'NOTIFICATION#EMAIL#E3',
+      'NOTIFICATION#PUSH#E3',
+      'NOTIFICATION#SMS#E3',
+    ]);
+
+    const demoted = control(RECOVERY, 2, undefined, { state: 'FENCED', quiescentAt: NOW - 1 });
+    const report = await reconcile(
+      await side(RECOVERY, recovery, demoted),
+      await side(PRIMARY, primary, atE3),
+      request,
+      clock,
+    );
+    // The recovery region took the event (its held inbox item): nothing proves the notice unsent, so it waits.
+    expect(report).toMatchObject({ released: 0, waiting: 3 });
+    const held = (await primary.eventItems('held-released-1')).filter((i) => String(i.sk).endsWith('#E3'));
+    expect(held.filter((i) => i.kind === 'NOTIFICATION').map((i) => i.status)).toEqual(Array(3).fill('FAILOVER_HELD'));
+  });
+
+  it("releases what the old region never took though the active region's own held inbox item has replicated there", async () => {
+    // The recovery region (epoch 2) held an event the primary never took; its INBOX#E2 replicated to the primary.
+    const readInRecovery = await ingestIn(recovery, failedOver(), primary);
+    expect((await readInRecovery('held-own-1')).figures.accepted).toBe(1);
+    const ownHold = (await recovery.eventItems('held-own-1')).find((i) => i.sk === 'INBOX#E2');
+    await primary.doc.send(new PutCommand({ TableName: primary.tableName, Item: ownHold }));
+
+    const demoted = control(PRIMARY, 1, undefined, { state: 'FENCED', quiescentAt: NOW - 1, mode: 'INITIAL' });
+    await reconcile(
+      await side(PRIMARY, primary, demoted),
+      await side(RECOVERY, recovery, failedOver()),
+      request,
+      clock,
+    );
+    const successors = (await recovery.eventItems('held-own-1')).filter((i) => i.kind === 'NOTIFICATION');
+    expect(successors.map((i) => [i.status, i.late])).toEqual(Array(3).fill(['PENDING', true]));
   });
 });

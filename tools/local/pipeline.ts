@@ -468,9 +468,11 @@ export async function countInFlight(endpoint: string, tableName: string): Promis
           TableName: tableName,
           IndexName: TABLE_SCHEMA.sweepIndex.indexName,
           Select: 'COUNT',
-          FilterExpression: '#status <> :held',
+          // Not in flight: what waits for its send window (HELD), and what a failover held for the old region's
+          // record or an operator (its sweep key HELD#<channel>#<shard>).
+          FilterExpression: '#status <> :held AND NOT begins_with(sweepKey, :waiting)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':held': { S: 'HELD' } },
+          ExpressionAttributeValues: { ':held': { S: 'HELD' }, ':waiting': { S: 'HELD#' } },
           ExclusiveStartKey: start,
         }),
       );

@@ -10,6 +10,7 @@ import { OperatorError, type VerifiedIdentity } from '../../functions/operator/i
 import { parseCommandLine, runCommand, UsageError } from '../local/cli.ts';
 import { type Command, type Given, OPS_EXIT, type OpsValues } from './command.ts';
 import * as act from './commands-act.ts';
+import * as held from './commands-held.ts';
 import * as four from './commands-proposals.ts';
 import * as read from './commands-read.ts';
 import { connect } from './connect.ts';
@@ -41,6 +42,9 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   proposals: four.proposals,
   approve: four.approve,
   reject: four.reject,
+  held: held.held,
+  'release-held': act.releaseHeld,
+  'settle-held': act.settleHeld,
 };
 
 const OPTIONS = {
@@ -63,6 +67,8 @@ const OPTIONS = {
   address: { type: 'string' },
   hash: { type: 'string' },
   all: { type: 'boolean', default: false },
+  after: { type: 'string' },
+  'sent-before': { type: 'string' },
 } as const;
 
 export function parseSince(value: string | undefined, now: number): number | undefined {

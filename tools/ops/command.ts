@@ -22,6 +22,10 @@ export interface OpsValues {
   readonly address?: string;
   readonly hash?: string;
   readonly all?: boolean;
+  /** `held`: the page mark the previous page printed. */
+  readonly after?: string;
+  /** `settle-held`: the proof the old region sent it (its provider's message id, an evidence object). */
+  readonly 'sent-before'?: string;
 }
 
 /** What every command is given before it connects anywhere. */

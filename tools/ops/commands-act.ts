@@ -20,6 +20,7 @@ import { UsageError } from '../local/cli.ts';
 import { type Command, type Context, type Given, OPS_EXIT } from './command.ts';
 import { batchesText, erasureText, previewText, repairText, replayText } from './text/actions.ts';
 import { customerText } from './text/customer.ts';
+import { heldDoneText } from './text/held.ts';
 import { liftedText } from './text/lists.ts';
 
 /** Deliberate actions say why: it is recorded with who and when (ops audit), and on the item where there is one. */
@@ -231,6 +232,42 @@ export const lift: Command = {
   },
 };
 
+const notificationIdOf = (c: Given) => {
+  if (parseNotificationId(c.first) === undefined) {
+    throw new OperatorError({
+      code: 'INVALID',
+      message: `"${c.first}" is not a notification id (<eventId>#EMAIL|PUSH|SMS#E<epoch>)`,
+    });
+  }
+};
+
+/** A notice a failover held, sent now (late): the preview says whether the customer may get it twice. */
+export const releaseHeld = actionCommand({
+  action: 'RELEASE_HELD',
+  arity: [1, 1],
+  check: notificationIdOf,
+  request: (c) => ({ notificationId: c.first }),
+  done(c, outcome) {
+    c.out(outcome, heldDoneText(outcome, 'released', c.target.caller));
+    return OPS_EXIT.OK;
+  },
+});
+
+/** A notice a failover held, closed without sending: handed over with the proof of the old region's send, or not sent. */
+export const settleHeld = actionCommand({
+  action: 'SETTLE_HELD',
+  arity: [1, 1],
+  check: notificationIdOf,
+  request(c) {
+    const proof = c.values['sent-before'];
+    return { notificationId: c.first, ...(proof === undefined ? {} : { sentBefore: proof }) };
+  },
+  done(c, outcome) {
+    c.out(outcome, heldDoneText(outcome, 'settled', c.target.caller));
+    return OPS_EXIT.OK;
+  },
+});
+
 /** Every action command, by the name `ops propose <name> …` takes. */
 export const ACTION_COMMANDS: Readonly<Record<string, Command & { readonly spec: ActionCommand<OperatorActionName> }>> =
   {
@@ -241,4 +278,6 @@ export const ACTION_COMMANDS: Readonly<Record<string, Command & { readonly spec:
     'lift-suppression': liftCommand as never,
     export: exportData as never,
     erase: erase as never,
+    'release-held': releaseHeld as never,
+    'settle-held': settleHeld as never,
   };

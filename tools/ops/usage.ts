@@ -63,6 +63,17 @@ Commands
                                      shows what the proposal would do now; with --confirm applies exactly that (refused
                                      for your own proposal, an expired one, or when the state changed). Audited.
   reject <proposalId> --reason TEXT  closes a proposal (the proposer may withdraw their own). Audited.
+  held [--channel C] [--after MARK]  the notices a failover held in this region (FAILOVER_HELD, and UNKNOWN ones in
+                                     flight at the failover) waiting for the old region's record: event, channel,
+                                     customer, the contact point masked, since when and why; 50 a page
+  release-held <eventId#CHANNEL#E<n>> --reason TEXT --confirm
+                                     sends a held notice now, late. The old region may have sent it: on an
+                                     at-most-once channel the customer may get it twice, and that is your decision
+                                     (the preview says so). Refused when the old region's record shows it sent. Audited.
+  settle-held <eventId#CHANNEL#E<n>> --reason TEXT [--sent-before PROOF] --confirm
+                                     closes a held notice without sending: HANDED_OVER with the old region's record or
+                                     PROOF of its send (a message id, an evidence object), else FAILED (HELD_SETTLED):
+                                     tell the customer (docs/regions.md). Audited.
   Every action is recorded with the identity that verified you: on a stage, your AWS principal as the operator API
   checked your signed request; locally, the login of this process. No flag names who acts.
   suppression-hash --address ADDR [--channel C]

@@ -8,6 +8,7 @@ import {
   type RepairResult,
   type ReplayResult,
 } from '../../../functions/operator/index.ts';
+import { heldPreviewText } from './held.ts';
 
 /** What the edited value of a replay changes, field by field. */
 const reviewText = (r: {
@@ -62,6 +63,9 @@ export function previewText(a: Extract<PreviewAnswer, { ok: true }>): string {
       return `Exporting everything above (${s.events} event(s), ${s.evidence} evidence record(s)) as one JSON document.`;
     case 'REVEAL':
       return `Showing the ${s.channel} contact point of ${a.target} in full, to you alone.`;
+    case 'RELEASE_HELD':
+    case 'SETTLE_HELD':
+      return heldPreviewText(a.action, a.target, s);
     case 'ERASE':
       return `Erasing the personal data of ${s.erase.length} finished notification(s) from the table (in flight or their evidence not yet written, kept: ${s.keep.length}; evidence under retention stays).`;
   }
