@@ -12,14 +12,22 @@
  * such an event is looked up in the old region instead: found, a duplicate; absent, new; the look-up failing, held.
  * "Taken" is any inbox item of the event — `INBOX`, or a held `INBOX#E<n>` of any epoch — here or there: a failback
  * reads again what the recovery region held and then released, and an event held in any failover is never new again.
- * Not yet built: the `__mskmr` header rule, for records producers wrote to the old cluster after the cut.
+ * A record MSK Replicator copied from the other cluster (`__mskmr`) follows its own rule (domain/replicated-records.ts):
+ * held or looked up whatever its occurredAt while this region is the other's active successor, else not taken.
+ * A look-up that cannot be answered holds the event and is reported (`onLookupUnanswered`): never sent on silence.
  */
 import type { PreferencesItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { buildSuccessor, failoverSuccessor } from '../domain/failover.ts';
 import type { FenceControl, Ownership } from '../domain/fence.ts';
 import { INBOX_SK } from '../domain/keys.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import type { InboxItem, NotificationItem, QuarantineItem, SeriesEntryItem } from '../domain/notification.ts';
+import {
+  notTakenDetail,
+  type RecordOrigin,
+  type ReplicatedRule,
+  replicatedRecordRule,
+} from '../domain/replicated-records.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { FenceGate } from '../stores/fence-store.ts';
 import type { ChannelRepair, InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from './inbox-store.ts';
@@ -50,6 +58,8 @@ export class OwnedInboxStore implements InboxStore {
        * the look-up after a reconciliation.
        */
       readonly predecessorInboxes?: (eventIds: readonly string[]) => Promise<KnownEvents>;
+      /** A look-up that could not be made or answered: the event is held; the handler counts and logs it. */
+      readonly onLookupUnanswered?: (eventId: string, error: unknown) => void;
     },
   ) {
     if (inner.findInboxes) this.findInboxes = inner.findInboxes.bind(inner);
@@ -63,11 +73,26 @@ export class OwnedInboxStore implements InboxStore {
     }
   }
 
-  async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
+  async refusesReplicated(replicatedFrom: string): Promise<string | undefined> {
+    const control = await this.fence.current();
+    ownershipOf(control, this.region);
+    if (replicatedRecordRule(control, this.region) !== 'notTaken') return undefined;
+    return notTakenDetail(control, this.region, replicatedFrom);
+  }
+
+  async recordEvent(
+    inbox: InboxItem,
+    notifications: NotificationItem[],
+    _series?: SeriesEntryItem,
+    origin?: RecordOrigin,
+  ): Promise<RecordOutcome> {
     const control = await this.fence.current();
     const owned = ownershipOf(control, this.region);
     const now = this.failover.now();
-    let rule = replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
+    let rule: 'new' | 'hold' | 'lookup' =
+      origin === undefined
+        ? replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now)
+        : replicatedAs(replicatedRecordRule(control, this.region));
     // Held here before, in any epoch (its successors perhaps released and sent since — a failback reads again what
     // the recovery region held): a duplicate, whatever the old region says.
     const heldBefore = control?.predecessor === undefined ? undefined : await this.takenHere(inbox.eventId);
@@ -115,11 +140,12 @@ export class OwnedInboxStore implements InboxStore {
   }
 
   private async lookUp(eventId: string) {
-    if (this.failover.predecessorInboxes === undefined) return 'unanswered';
     try {
+      if (this.failover.predecessorInboxes === undefined) throw new Error('no look-up in the old region is configured');
       return (await this.failover.predecessorInboxes([eventId])).get(eventId);
-    } catch {
-      // The old region cannot be asked: held, as before its reconciliation.
+    } catch (error) {
+      // The old region cannot be asked, or did not answer in time: held, as before its reconciliation.
+      this.failover.onLookupUnanswered?.(eventId, error);
       return 'unanswered';
     }
   }
@@ -151,6 +177,9 @@ export function replayRule(
   if (predecessor.reconciledAt === undefined) return 'hold';
   return now < (control.lookupUntil ?? 0) ? 'lookup' : 'new';
 }
+
+/** A replicated record that reached the write though its region no longer takes such records: held, never sent. */
+const replicatedAs = (rule: ReplicatedRule): 'hold' | 'lookup' => (rule === 'notTaken' ? 'hold' : rule);
 
 /** The inbox item of an event held after a failover: beside the old region's `INBOX`, never over it. */
 export const heldInboxSk = (epoch: number) => `${INBOX_SK}#E${epoch}`;
