@@ -36,6 +36,11 @@ export function replicatedRecordRule(control: FenceControl | undefined, region: 
   return predecessor.reconciledAt === undefined ? 'hold' : 'lookup';
 }
 
+/** A replicated record this region does not take: its quarantine item says why (ingest-record.ts). */
+export class ReplicatedNotTaken extends Error {
+  override name = 'ReplicatedNotTaken';
+}
+
 /** Why a replicated record was not taken, as its quarantine item says it (no value of the record in it). */
 export function notTakenDetail(control: FenceControl | undefined, region: string, source: string): string {
   const why =

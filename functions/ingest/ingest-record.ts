@@ -39,7 +39,7 @@ import {
 import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { recipientOfRecord } from '../domain/quarantine-ref.ts';
-import type { RecordOrigin } from '../domain/replicated-records.ts';
+import { type RecordOrigin, ReplicatedNotTaken } from '../domain/replicated-records.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
@@ -211,11 +211,7 @@ export async function applyAdmission(
   }
 }
 
-/**
- * A record copied from the other region's cluster, read where the store does not take such records (a region that is
- * not the active successor of that region: domain/replicated-records.ts): quarantined before anything else — not
- * applied, not repaired, not sent — its bytes kept, so nothing is lost. A store of one region takes every record.
- */
+/** A copy from the other region's cluster where it is not taken (domain/replicated-records.ts): quarantined first. */
 async function replicatedNotTaken(record: AdmittedRecord, deps: IngestDeps): Promise<Rejection | undefined> {
   const from = record.input.replicatedFrom;
   if (from === undefined || deps.store.refusesReplicated === undefined) return undefined;
@@ -318,6 +314,11 @@ async function write<T>(
       }),
     };
   } catch (error) {
+    if (error instanceof ReplicatedNotTaken) {
+      return {
+        refused: await quarantine({ reason: 'REPLICATED_NOT_TAKEN', detail: error.message, eventId }, record, deps),
+      };
+    }
     if (isRecordRefusal(error)) {
       return { refused: await quarantine(unprocessable('DynamoDB refused its items', error, eventId), record, deps) };
     }

@@ -25,12 +25,20 @@ import type { InboxItem, NotificationItem, QuarantineItem, SeriesEntryItem } fro
 import {
   notTakenDetail,
   type RecordOrigin,
-  type ReplicatedRule,
+  ReplicatedNotTaken,
   replicatedRecordRule,
 } from '../domain/replicated-records.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { FenceGate } from '../stores/fence-store.ts';
-import type { ChannelRepair, InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from './inbox-store.ts';
+import type {
+  ChannelRepair,
+  InboxStore,
+  KnownEvents,
+  KnownInbox,
+  PreferencesOutcome,
+  RecordOutcome,
+} from './inbox-store.ts';
+import { OtherRegionActive } from './peer-lookup.ts';
 
 /** This region is fenced: ingest must not write (and must not report success, which would commit the offsets). */
 export class RegionFencedError extends Error {
@@ -89,18 +97,26 @@ export class OwnedInboxStore implements InboxStore {
     const control = await this.fence.current();
     const owned = ownershipOf(control, this.region);
     const now = this.failover.now();
-    let rule: 'new' | 'hold' | 'lookup' =
-      origin === undefined
-        ? replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now)
-        : replicatedAs(replicatedRecordRule(control, this.region));
+    const replicated = origin === undefined ? undefined : replicatedRecordRule(control, this.region);
+    // The fence moved since the record was let in (refusesReplicated): still not taken.
+    if (replicated === 'notTaken')
+      throw new ReplicatedNotTaken(notTakenDetail(control, this.region, origin?.replicatedFrom ?? '?'));
+    let rule = replicated ?? replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
     // Held here before, in any epoch (its successors perhaps released and sent since — a failback reads again what
     // the recovery region held): a duplicate, whatever the old region says.
     const heldBefore = control?.predecessor === undefined ? undefined : await this.takenHere(inbox.eventId);
     if (heldBefore !== undefined) return { kind: 'inboxExists', payloadHash: heldBefore.payloadHash };
     if (rule === 'lookup') {
       const found = await this.lookUp(inbox.eventId);
-      if (found === 'unanswered') rule = 'hold';
-      else if (found !== undefined) return { kind: 'inboxExists', payloadHash: found.payloadHash, stored: found };
+      if (found !== undefined && 'unanswered' in found) {
+        // A copy of the other region's record while that region is active again: it takes it from its own cluster,
+        // and a held inbox item here would make its own ingest think the event taken.
+        if (found.unanswered instanceof OtherRegionActive && origin !== undefined) {
+          throw new ReplicatedNotTaken(`${notTakenDetail(control, this.region, origin.replicatedFrom)}; it is ACTIVE`);
+        }
+        this.failover.onLookupUnanswered?.(inbox.eventId, found.unanswered);
+        rule = 'hold';
+      } else if (found !== undefined) return { kind: 'inboxExists', payloadHash: found.payloadHash, stored: found };
       else rule = 'new';
     }
     if (rule === 'new') {
@@ -139,14 +155,14 @@ export class OwnedInboxStore implements InboxStore {
     return found === undefined ? undefined : { payloadHash: found.payloadHash };
   }
 
-  private async lookUp(eventId: string) {
+  /** The old region's inbox item of the event, none, or why it could not tell (then the event is held). */
+  private async lookUp(eventId: string): Promise<KnownInbox | undefined | { unanswered: unknown }> {
     try {
       if (this.failover.predecessorInboxes === undefined) throw new Error('no look-up in the old region is configured');
       return (await this.failover.predecessorInboxes([eventId])).get(eventId);
     } catch (error) {
-      // The old region cannot be asked, or did not answer in time: held, as before its reconciliation.
-      this.failover.onLookupUnanswered?.(eventId, error);
-      return 'unanswered';
+      // The old region cannot be asked, did not answer in time, or is not fenced: its answer proves nothing.
+      return { unanswered: error };
     }
   }
 
@@ -177,9 +193,6 @@ export function replayRule(
   if (predecessor.reconciledAt === undefined) return 'hold';
   return now < (control.lookupUntil ?? 0) ? 'lookup' : 'new';
 }
-
-/** A replicated record that reached the write though its region no longer takes such records: held, never sent. */
-const replicatedAs = (rule: ReplicatedRule): 'hold' | 'lookup' => (rule === 'notTaken' ? 'hold' : rule);
 
 /** The inbox item of an event held after a failover: beside the old region's `INBOX`, never over it. */
 export const heldInboxSk = (epoch: number) => `${INBOX_SK}#E${epoch}`;

@@ -24,6 +24,11 @@ export class PeerLookupUnanswered extends Error {
   override name = 'PeerLookupUnanswered';
 }
 
+/** The other region is ACTIVE: promoted again since, it takes its own cluster's records, this region must not. */
+export class OtherRegionActive extends PeerLookupUnanswered {
+  override name = 'OtherRegionActive';
+}
+
 export interface PeerRegion {
   readonly region: string;
   /** The other region's replica of the table: the global table's name, the same in both regions. */
@@ -50,9 +55,9 @@ export class PeerInboxes {
     }
     try {
       const control = await this.fence.control(true);
-      if (control?.state !== 'FENCED') {
-        throw new PeerLookupUnanswered(`the other region's fence says ${control?.state ?? 'nothing'}, not FENCED`);
-      }
+      if (control?.state === 'ACTIVE')
+        throw new OtherRegionActive(`the other region is ACTIVE at epoch ${control.epoch}`);
+      if (control?.state !== 'FENCED') throw new PeerLookupUnanswered("the other region's fence says nothing");
       return await this.inbox.findTaken(eventIds);
     } catch (error) {
       this.pausedUntil = at + this.pauseMs;

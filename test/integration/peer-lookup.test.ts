@@ -201,6 +201,21 @@ describe('a record MSK Replicator copied from the other cluster (__mskmr)', () =
     expect(String(kept?.raw)).not.toBe('');
   });
 
+  it('a region active on a stale epoch whose reconciled predecessor is active again does not take it, nor hold it', async () => {
+    // After a failback (this region's predecessor the other, reconciled), a second failover it did not see.
+    const stale = controlOf(PRIMARY, {
+      epoch: 3,
+      cutAt: CUT,
+      predecessor: { region: RECOVERY, epoch: 2, reconciledAt: NOW - 1 },
+    });
+    const { read, unanswered } = await ingestIn(primary, stale, { fence: controlOf(RECOVERY, { epoch: 4 }) });
+    const summary = await read('copied-back-3', AFTER_CUT, 'bank-events-dr/banking.transfers');
+    expect(summary.results[0]).toMatchObject({ kind: 'quarantined', rejection: { reason: 'REPLICATED_NOT_TAKEN' } });
+    // No held inbox item: the other region, reading the record from its own cluster, must not find the event taken.
+    expect((await primary.eventItems('copied-back-3')).map((i) => i.sk)).toEqual(['QUARANTINED#banking.transfers#0#7']);
+    expect(unanswered).toEqual([]);
+  });
+
   it('the old region once fenced takes nothing at all: the batch fails for redelivery, nothing written', async () => {
     const { read } = await ingestIn(primary, controlOf(PRIMARY, { state: 'FENCED', epoch: 1 }), {
       fence: controlOf(RECOVERY, { epoch: 2 }),
