@@ -9,9 +9,9 @@
  * `occurredAt` (a producer may have written to the old cluster after the cut, and the old region may have taken it):
  * - predecessor not reconciled (a failover): **held**, as an event read again is, for `ops reconcile` to decide;
  * - predecessor reconciled: **looked up** in the old region, which must still say FENCED; found there, a duplicate,
- *   absent, new; no answer, held. Not bounded by `lookupUntil`: a late replicated record is rare, and the look-up is
- *   the one answer that is right both for a producer still writing to the fenced cluster and for a predecessor
- *   promoted again since (it is no longer FENCED: held).
+ *   absent, new; no answer, held; ACTIVE again (promoted since), not taken. Not bounded by `lookupUntil`: a late
+ *   replicated record is rare, and the look-up is the one answer that is right both for a producer still writing to
+ *   the fenced cluster and for a predecessor promoted again since.
  * Otherwise — no predecessor, as for the old region healed after a failover with its fence still ACTIVE — it is not
  * taken: the region active in the source cluster takes it there, and this region must never send what that region
  * sends. Pure: the ingest's store reads the fence and acts.
