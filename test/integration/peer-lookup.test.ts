@@ -6,19 +6,15 @@
  * the global table (DynamoDB Local shares one database, so the names differ; deployed, they are the same).
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore, RegionFencedError } from '../../functions/ingest/owned-inbox-store.ts';
 import { peerInboxes } from '../../functions/ingest/peer-lookup.ts';
-import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
-import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
-import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { type LocalTable, localFence, newLocalTable } from '../support/local-table.ts';
 import { memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
 const PRIMARY = 'ap-northeast-1';
@@ -30,7 +26,6 @@ const AFTER_CUT = '2026-11-30T10:01:30Z';
 const FROM_PRIMARY = 'bank-events/banking.transfers';
 let recovery: LocalTable;
 let primary: LocalTable;
-let fences = 0;
 let silent: Server;
 const held: Socket[] = [];
 let silentEndpoint: string;
@@ -59,17 +54,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => silent.close(() => resolve()));
 });
 
-/** A fence table on `table`'s side, holding `control`. */
-async function fenceOf(table: LocalTable, control: FenceControl): Promise<DynamoFenceStore> {
-  const name = `${table.tableName}-fence-${fences++}`;
-  const db = localClient(table.endpoint);
-  await db.send(new CreateTableCommand(createFenceTableInput(name)));
-  db.destroy();
-  const fence = new DynamoFenceStore(table.doc, name, 4, () => NOW);
-  await fence.initialise(control);
-  return fence;
-}
-
 const controlOf = (region: string, over: Partial<FenceControl>): FenceControl => ({
   region,
   state: 'ACTIVE',
@@ -90,7 +74,7 @@ const oldFenced = controlOf(PRIMARY, { state: 'FENCED', epoch: 1, quiescentAt: N
 
 /** The region's ingest as its handler wires it; the old region reached at `endpoint`, its fence saying `oldState`. */
 async function ingestIn(here: LocalTable, control: FenceControl, old: { fence: FenceControl; endpoint?: string }) {
-  const oldFence = await fenceOf(primary, old.fence);
+  const oldFence = await localFence(primary, old.fence, () => NOW);
   const unanswered: string[] = [];
   const peer = peerInboxes(
     { region: PRIMARY, tableName: primary.tableName, fenceTable: oldFence.tableName, timeoutMs: 300 },
@@ -99,7 +83,7 @@ async function ingestIn(here: LocalTable, control: FenceControl, old: { fence: F
   );
   const store = new OwnedInboxStore(
     new DynamoInboxStore(here.doc, here.tableName),
-    await fenceOf(here, control),
+    await localFence(here, control, () => NOW),
     control.region,
     {
       secondCopy: [],
