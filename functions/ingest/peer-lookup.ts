@@ -38,7 +38,8 @@ export interface PeerRegion {
 }
 
 export class PeerInboxes {
-  private pausedUntil = Number.NEGATIVE_INFINITY;
+  /** Until when this container does not ask, and whether the failure that paused it was the other region ACTIVE. */
+  private paused = { until: Number.NEGATIVE_INFINITY, otherActive: false };
 
   constructor(
     private readonly inbox: Required<Pick<InboxStore, 'findTaken'>>,
@@ -50,8 +51,10 @@ export class PeerInboxes {
   /** The old region's inbox items of these events (`INBOX` or held, any epoch); throws when it cannot tell. */
   async taken(eventIds: readonly string[]): Promise<KnownEvents> {
     const at = this.now();
-    if (at < this.pausedUntil) {
-      throw new PeerLookupUnanswered('a look-up in the other region failed a moment ago: not asked again yet');
+    if (at < this.paused.until) {
+      // The same answer as the failure that paused it: an ACTIVE region stays a reason not to take a copy of its record.
+      const why = 'a look-up in the other region failed a moment ago: not asked again yet';
+      throw this.paused.otherActive ? new OtherRegionActive(why) : new PeerLookupUnanswered(why);
     }
     try {
       const control = await this.fence.control(true);
@@ -60,7 +63,7 @@ export class PeerInboxes {
       if (control?.state !== 'FENCED') throw new PeerLookupUnanswered("the other region's fence says nothing");
       return await this.inbox.findTaken(eventIds);
     } catch (error) {
-      this.pausedUntil = at + this.pauseMs;
+      this.paused = { until: at + this.pauseMs, otherActive: error instanceof OtherRegionActive };
       throw error;
     }
   }

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { notTakenDetail, replicatedRecordRule } from '../../functions/domain/replicated-records.ts';
 import type { KnownEvents } from '../../functions/ingest/inbox-store.ts';
-import { PeerInboxes, PeerLookupUnanswered } from '../../functions/ingest/peer-lookup.ts';
+import { OtherRegionActive, PeerInboxes, PeerLookupUnanswered } from '../../functions/ingest/peer-lookup.ts';
 import { producerOf, replicatedFromOf } from '../../functions/ingest/producer-trace.ts';
 
 const HERE = 'ap-northeast-3';
@@ -110,6 +110,13 @@ describe('the look-up in the other region', () => {
     await expect(inboxes.taken(['e-1'])).rejects.toThrow(PeerLookupUnanswered);
     expect(asked.inbox).toBe(0);
     await expect(peer(async () => undefined).inboxes.taken(['e-1'])).rejects.toThrow(/says nothing/);
+  });
+
+  it("while paused by an ACTIVE other region, it keeps saying so: a copy of that region's record is never held here", async () => {
+    const { inboxes, asked } = peer(async () => control({ region: OLD, state: 'ACTIVE', epoch: 4 }));
+    await expect(inboxes.taken(['e-1'])).rejects.toThrow(OtherRegionActive);
+    await expect(inboxes.taken(['e-2'])).rejects.toThrow(OtherRegionActive);
+    expect(asked.fence).toBe(1);
   });
 
   it('after a failure it does not ask again for the pause, then asks again', async () => {
