@@ -5,11 +5,13 @@
  * asking for a while once it has failed, so a dead region costs one timeout, not one per event.
  */
 import { describe, expect, it } from 'vitest';
+import { replayAsIs } from '../../functions/domain/event/replay-cure.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { notTakenDetail, replicatedRecordRule } from '../../functions/domain/replicated-records.ts';
 import type { KnownEvents } from '../../functions/ingest/inbox-store.ts';
 import { OtherRegionActive, PeerInboxes, PeerLookupUnanswered } from '../../functions/ingest/peer-lookup.ts';
 import { producerOf, replicatedFromOf } from '../../functions/ingest/producer-trace.ts';
+import { transferEvent } from '../support/events.ts';
 
 const HERE = 'ap-northeast-3';
 const OLD = 'ap-northeast-1';
@@ -133,5 +135,15 @@ describe('the look-up in the other region', () => {
     clock.now = 15_000;
     expect(await inboxes.taken(['e-1'])).toBe(found);
     expect(asked).toEqual({ fence: 2, inbox: 1 });
+  });
+});
+
+describe('a replicated record not taken, replayed', () => {
+  it('is cured by a replay when its bytes decode: the replay carries no __mskmr header, the active region decides', () => {
+    const value = Buffer.from(JSON.stringify(transferEvent({ eventId: 'copied-1' })), 'utf8').toString('base64');
+    expect(replayAsIs('REPLICATED_NOT_TAKEN', value, 65_536)).toEqual({ cures: true });
+    expect(replayAsIs('REPLICATED_NOT_TAKEN', Buffer.from('{').toString('base64'), 65_536)).toMatchObject({
+      cures: false,
+    });
   });
 });
