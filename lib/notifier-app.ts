@@ -36,6 +36,7 @@ export function createNotifierStacks(app: App, given?: Settings): NotifierStacks
     primaryPrefix: name,
     settings: regions,
     peakNotificationsPerSecond: settings.peakNotificationsPerSecond,
+    otherKeyArn: kind === 'primary' ? regions.recovery.kmsKeyArn : settings.kmsKeyArn,
   });
   const primary = stackOf(app, name, settings, role('primary'));
   const recovery = stackOf(app, recoveryName, recoverySettings, role('recovery'));

@@ -46,6 +46,8 @@ export interface RegionRole {
   readonly primaryPrefix: string;
   readonly settings: RegionsSettings;
   readonly peakNotificationsPerSecond: number;
+  /** The other region's customer key (settings `kmsKeyArn` of that region), when the stage gives one. */
+  readonly otherKeyArn?: string | undefined;
 }
 
 /** The global table's physical name: fixed, so the recovery region's stack finds its replica without a lookup. */
@@ -239,6 +241,7 @@ export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: 
   }
   // Ingest: an event's inbox items of every epoch (INBOX, INBOX#E<n>), one consistent Query on its partition.
   f.ingest.useTable(table, ['dynamodb:GetItem', 'dynamodb:Query']);
+  lookUpInOtherRegion(stack, role, f.ingest);
   // The keeper: the other region's CONTROL, read there; its own fence written FENCED; its intake disabled; its beat.
   const otherFence = fenceTableName(role.otherPrefix);
   f.sweeper.addEnvironment('OTHER_REGION', role.otherRegion);
@@ -266,6 +269,28 @@ export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: 
   // promotion enables it. The group id is the same in both, so the recovery region resumes from the offsets MSK
   // Replicator translated (docs/regions.md "Events read again").
   if (role.region !== role.settings.regions.active) f.ingestMapping.enabled = false;
+}
+
+/**
+ * Ingest's look-up in the other region once its old region is reconciled (functions/ingest/peer-lookup.ts): the same
+ * Query on the other replica of the global table (same name there) and a consistent read of that region's CONTROL —
+ * reads of those two tables only, never a write, nothing else there. The replica's guard denies item writes and policy
+ * changes only (lib/table.ts tableGuard), so it lets this read through. Under a customer key the other replica is
+ * read through that region's key: Decrypt only.
+ */
+function lookUpInOtherRegion(stack: Stack, role: RegionRole, ingest: NotifierFunction): void {
+  const there = (resourceName: string) =>
+    stack.formatArn({ service: 'dynamodb', region: role.otherRegion, resource: 'table', resourceName });
+  const table = globalTableName(role.primaryPrefix);
+  const fence = fenceTableName(role.otherPrefix);
+  ingest.addEnvironment('OTHER_REGION', role.otherRegion);
+  ingest.addEnvironment('OTHER_FENCE_TABLE_NAME', fence);
+  ingest.addEnvironment('OTHER_TABLE_NAME', table);
+  ingest.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [there(table)] }));
+  ingest.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [there(fence)] }));
+  if (role.otherKeyArn !== undefined) {
+    ingest.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [role.otherKeyArn] }));
+  }
 }
 
 /**

@@ -21,8 +21,15 @@ export interface RegionFence {
   readonly store: DynamoFenceStore;
   /** How far ahead of a failover's cut a producer's clock may run, in ms. */
   readonly clockMarginMs: number;
-  /** The other region's name and fence table, when the stack named them (the keeper's). */
-  readonly other: { readonly region: string; readonly fenceTable: string } | undefined;
+  /**
+   * The other region's name and fence table, when the stack named them (the keeper's, ingest's); for ingest also the
+   * other region's replica of the table, where it looks up events read again.
+   */
+  readonly other:
+    | { readonly region: string; readonly fenceTable: string; readonly tableName: string | undefined }
+    | undefined;
+  /** How long ingest's look-up in the other region waits for an answer, per request, in ms. */
+  readonly lookupTimeoutMs: number;
   /** The ingest mapping this region's keeper disables (the sweeper's). */
   readonly ingestMappingId: string | undefined;
 }
@@ -35,6 +42,11 @@ export function regionFenceOf(env: Env = process.env): RegionFence | undefined {
   if ((c.OTHER_REGION === undefined) !== (c.OTHER_FENCE_TABLE_NAME === undefined)) {
     throw new ConfigError('configuration error: OTHER_REGION and OTHER_FENCE_TABLE_NAME go together');
   }
+  // A look-up in its own region would answer "absent" for every event it has not taken: new, and sent.
+  if (c.OTHER_REGION === region) throw new ConfigError(`configuration error: OTHER_REGION is this region, ${region}`);
+  if (c.OTHER_TABLE_NAME !== undefined && c.OTHER_REGION === undefined) {
+    throw new ConfigError('configuration error: OTHER_TABLE_NAME needs OTHER_REGION and OTHER_FENCE_TABLE_NAME');
+  }
   return {
     region,
     store: new DynamoFenceStore(documentClient, c.FENCE_TABLE_NAME, c.FENCE_SHARDS),
@@ -42,8 +54,9 @@ export function regionFenceOf(env: Env = process.env): RegionFence | undefined {
     other:
       c.OTHER_REGION === undefined || c.OTHER_FENCE_TABLE_NAME === undefined
         ? undefined
-        : { region: c.OTHER_REGION, fenceTable: c.OTHER_FENCE_TABLE_NAME },
+        : { region: c.OTHER_REGION, fenceTable: c.OTHER_FENCE_TABLE_NAME, tableName: c.OTHER_TABLE_NAME },
     ingestMappingId: c.INGEST_MAPPING_ID,
+    lookupTimeoutMs: c.PEER_LOOKUP_TIMEOUT_MS,
   };
 }
 
@@ -59,7 +72,8 @@ export function otherControlReader(fence: RegionFence): () => Promise<FenceContr
       new DynamoDBClient({
         region: other.region,
         maxAttempts: 1,
-        requestHandler: { requestTimeout: 2_000, connectionTimeout: 1_000 },
+        // Without throwOnRequestTimeout the SDK only logs a request that outlives requestTimeout, and waits on.
+        requestHandler: { requestTimeout: 2_000, throwOnRequestTimeout: true, connectionTimeout: 1_000 },
       }),
     ),
   );

@@ -213,6 +213,7 @@ const UNREADABLE: Readonly<Record<RejectionReason, string>> = {
   MISSING_CONTACT: 'it carried no way to reach the customer',
   EVENT_ID_CONFLICT: 'another event with the same id but different content had already arrived',
   UNPROCESSABLE: 'our system failed while reading it',
+  REPLICATED_NOT_TAKEN: 'it was a copy from our other region, which handles it there',
 };
 
 /** What became of a record ingest quarantined, in words; `where` is its place in Kafka. */
@@ -220,6 +221,9 @@ export function quarantinedWords(reason: string, where: string, replayedAt: stri
   const what = UNREADABLE[reason as RejectionReason] ?? `it could not be read (${reason})`;
   if (replayedAt !== undefined) {
     return `We received it but could not read it at first (${what}); it was fed in again on ${replayedAt.slice(0, 10)} (see its notices).`;
+  }
+  if (reason === 'REPLICATED_NOT_TAKEN') {
+    return `We received a copy of it in the region that was not handling it (${what}), so nothing was sent from here. Engineers have it under ${where}; see the event's own record.`;
   }
   const fix =
     reason === 'UNPROCESSABLE'

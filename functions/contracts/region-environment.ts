@@ -18,6 +18,10 @@ export const REGION_ENVIRONMENT = {
   INGEST_MAPPING_ID: optionalText('nonEmpty'),
   /** `failoverClockSkewSeconds`: how far ahead of a failover's cut a producer's clock may run (ingest). */
   FAILOVER_CLOCK_SKEW_SECONDS: int(0, 600, 60),
+  /** The other region's replica of the table (the global table's name, the same there): ingest's look-up (ingest). */
+  OTHER_TABLE_NAME: optionalText('nonEmpty'),
+  /** How long ingest waits for the other region's answer, per request, before it holds the event instead (ingest). */
+  PEER_LOOKUP_TIMEOUT_MS: int(100, 5_000, 1_000),
 } as const satisfies EnvSpec;
 
 export type RegionEnvironment = EnvironmentOf<typeof REGION_ENVIRONMENT>;

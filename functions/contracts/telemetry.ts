@@ -103,5 +103,9 @@ export const METRIC_NAMES = [
   'FencedSendAttempts',
   'SelfDemoted',
   'RegionsBothActive',
+  // ingest in two regions: events held because the other region's look-up went unanswered (down, slow, not fenced),
+  // and records replicated from the other cluster that this region does not take (quarantined)
+  'PeerLookupsUnanswered',
+  'ReplicatedRecordsNotTaken',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

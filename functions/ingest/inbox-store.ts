@@ -128,7 +128,14 @@ export interface InboxStore {
    * Inbox + notifications in one transaction, and the event's series entry when its type supersedes (after them, with
    * no condition of its own: the inbox's guards it; docs/dispatch.md "The right moment").
    */
-  recordEvent(inbox: InboxItem, notifications: NotificationItem[], series?: SeriesEntryItem): Promise<RecordOutcome>;
+  recordEvent(
+    inbox: InboxItem,
+    notifications: NotificationItem[],
+    series?: SeriesEntryItem,
+    origin?: { readonly replicatedFrom: string },
+  ): Promise<RecordOutcome>;
+  /** A record copied from the other region's cluster: undefined if taken here, else why not. Optional: one region. */
+  refusesReplicated?(replicatedFrom: string): Promise<string | undefined>;
   /**
    * Inbox + the preferences item in one transaction, the item only if this event is newer than the one in force.
    * An older event is still recorded in the inbox (`staleInbox`), so a redelivery of it is a duplicate.

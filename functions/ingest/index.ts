@@ -18,6 +18,7 @@ import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts'
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
 import { OwnedInboxStore, RegionFencedError } from './owned-inbox-store.ts';
+import { peerInboxes } from './peer-lookup.ts';
 import { reportBatch } from './report.ts';
 import { SchemaCache, schemaRegistryFor } from './schema-registry.ts';
 
@@ -26,6 +27,12 @@ const inbox = new DynamoInboxStore(documentClient, config.tableName);
 // Two regions: every item carries this region as its owner and its epoch; a fenced region takes no event, and events
 // read again after a failover are held or looked up (owned-inbox-store.ts).
 const fence = regionFenceOf();
+// Once the old region is reconciled, an event read again is asked of its replica (peer-lookup.ts): one attempt, a
+// short timeout; unanswered, the event is held, counted and logged — never sent on silence.
+const peer =
+  fence?.other?.tableName === undefined
+    ? undefined
+    : peerInboxes({ ...fence.other, tableName: fence.other.tableName, timeoutMs: fence.lookupTimeoutMs });
 const store =
   fence === undefined
     ? inbox
@@ -34,6 +41,15 @@ const store =
         clockMarginMs: fence.clockMarginMs,
         placement: { pendingThresholdMs: config.pendingThresholdMs, sweepShards: config.sweepShards },
         now: Date.now,
+        ...(peer === undefined ? {} : { predecessorInboxes: (ids: readonly string[]) => peer.taken(ids) }),
+        onLookupUnanswered: (eventId, error) => {
+          count('PeerLookupsUnanswered');
+          logger.warn('look-up in the other region unanswered: event held', {
+            eventId,
+            otherRegion: fence.other?.region,
+            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          });
+        },
       });
 const limit = pLimit(config.concurrency);
 // Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients

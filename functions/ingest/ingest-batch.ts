@@ -39,7 +39,7 @@ import {
   type IngestInput,
   type IngestResult,
 } from './ingest-record.ts';
-import { producerOf } from './producer-trace.ts';
+import { producerOf, replicatedFromOf } from './producer-trace.ts';
 import { SchemaCache } from './schema-registry.ts';
 import { readWireRecords } from './wire-records.ts';
 
@@ -83,11 +83,15 @@ interface ChainOutcome {
 export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<BatchSummary> {
   const given: IngestInput[] = Object.values(event.records ?? {})
     .flat()
-    .map((record) => ({
-      source: { topic: record.topic, partition: record.partition, offset: record.offset },
-      value: record.value,
-      producer: producerOf(record),
-    }));
+    .map((record) => {
+      const replicatedFrom = replicatedFromOf(record);
+      return {
+        source: { topic: record.topic, partition: record.partition, offset: record.offset },
+        value: record.value,
+        producer: producerOf(record),
+        ...(replicatedFrom === undefined ? {} : { replicatedFrom }),
+      };
+    });
   let inputs: IngestInput[];
   try {
     inputs = await readWireRecords(given, deps.schemas ?? NO_REGISTRY, deps.maxEventBytes);

@@ -19,6 +19,7 @@ import {
   type AdmissionPolicy,
   type AdmittedTransfer,
   admitRecord,
+  admittedEventId,
   type SkipReason,
 } from '../domain/admission.ts';
 import type { Channel } from '../domain/channels.ts';
@@ -38,6 +39,7 @@ import {
 import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { recipientOfRecord } from '../domain/quarantine-ref.ts';
+import { type RecordOrigin, ReplicatedNotTaken } from '../domain/replicated-records.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
@@ -59,6 +61,8 @@ export interface IngestInput {
   };
   /** A schema-registry record that could not be read: quarantined with its original `value`. */
   readonly wireRejection?: Rejection;
+  /** A record MSK Replicator copied from another cluster: its `__mskmr` header (producer-trace.ts replicatedFromOf). */
+  readonly replicatedFrom?: string;
 }
 
 export type IngestResult =
@@ -157,6 +161,8 @@ export async function applyAdmission(
   known?: KnownInbox,
 ): Promise<IngestResult> {
   const { input, now } = record;
+  const notTaken = await replicatedNotTaken(record, deps);
+  if (notTaken !== undefined) return quarantine(notTaken, record, deps);
   if (!record.admission.ok) return quarantine(record.admission.rejection, record, deps);
   if ('preferences' in record.admission) return applyPreferences(record, record.admission, deps, known);
   const sealed = await sealSecrets(record.admission, deps);
@@ -179,7 +185,7 @@ export async function applyAdmission(
     built === undefined
       ? { outcome: { kind: 'inboxExists' as const, payloadHash: known?.payloadHash, stored: known } }
       : await write(record, deps, event.eventId, () =>
-          deps.store.recordEvent(built.inbox, built.notifications, built.series),
+          deps.store.recordEvent(built.inbox, built.notifications, built.series, originOf(input)),
         );
   if ('refused' in written) return written.refused;
   const { outcome } = written;
@@ -204,6 +210,19 @@ export async function applyAdmission(
       return settleTransfer(outcome.stored ?? { payloadHash: outcome.payloadHash }, admission, record, deps);
   }
 }
+
+/** A copy from the other region's cluster where it is not taken (domain/replicated-records.ts): quarantined first. */
+async function replicatedNotTaken(record: AdmittedRecord, deps: IngestDeps): Promise<Rejection | undefined> {
+  const from = record.input.replicatedFrom;
+  if (from === undefined || deps.store.refusesReplicated === undefined) return undefined;
+  const detail = await deps.store.refusesReplicated(from);
+  if (detail === undefined) return undefined;
+  const eventId = record.admission.ok ? admittedEventId(record.admission) : undefined;
+  return { reason: 'REPLICATED_NOT_TAKEN', detail, ...(eventId === undefined ? {} : { eventId }) };
+}
+
+const originOf = (input: IngestInput): RecordOrigin | undefined =>
+  input.replicatedFrom === undefined ? undefined : { replicatedFrom: input.replicatedFrom };
 
 /** How often a repair re-reads the inbox after another writer changed it between the read and the write. */
 const REPAIR_ROUNDS = 3;
@@ -295,6 +314,11 @@ async function write<T>(
       }),
     };
   } catch (error) {
+    if (error instanceof ReplicatedNotTaken) {
+      return {
+        refused: await quarantine({ reason: 'REPLICATED_NOT_TAKEN', detail: error.message, eventId }, record, deps),
+      };
+    }
     if (isRecordRefusal(error)) {
       return { refused: await quarantine(unprocessable('DynamoDB refused its items', error, eventId), record, deps) };
     }

@@ -12,17 +12,33 @@
  * such an event is looked up in the old region instead: found, a duplicate; absent, new; the look-up failing, held.
  * "Taken" is any inbox item of the event — `INBOX`, or a held `INBOX#E<n>` of any epoch — here or there: a failback
  * reads again what the recovery region held and then released, and an event held in any failover is never new again.
- * Not yet built: the `__mskmr` header rule, for records producers wrote to the old cluster after the cut.
+ * A record MSK Replicator copied from the other cluster (`__mskmr`) follows its own rule (domain/replicated-records.ts):
+ * held or looked up whatever its occurredAt while this region is the other's active successor, else not taken.
+ * A look-up that cannot be answered holds the event and is reported (`onLookupUnanswered`): never sent on silence.
  */
 import type { PreferencesItem } from '../domain/audience.ts';
 import type { Channel } from '../domain/channels.ts';
 import { buildSuccessor, failoverSuccessor } from '../domain/failover.ts';
 import type { FenceControl, Ownership } from '../domain/fence.ts';
 import { INBOX_SK } from '../domain/keys.ts';
-import type { InboxItem, NotificationItem, QuarantineItem } from '../domain/notification.ts';
+import type { InboxItem, NotificationItem, QuarantineItem, SeriesEntryItem } from '../domain/notification.ts';
+import {
+  notTakenDetail,
+  type RecordOrigin,
+  ReplicatedNotTaken,
+  replicatedRecordRule,
+} from '../domain/replicated-records.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { FenceGate } from '../stores/fence-store.ts';
-import type { ChannelRepair, InboxStore, KnownEvents, PreferencesOutcome, RecordOutcome } from './inbox-store.ts';
+import type {
+  ChannelRepair,
+  InboxStore,
+  KnownEvents,
+  KnownInbox,
+  PreferencesOutcome,
+  RecordOutcome,
+} from './inbox-store.ts';
+import { OtherRegionActive } from './peer-lookup.ts';
 
 /** This region is fenced: ingest must not write (and must not report success, which would commit the offsets). */
 export class RegionFencedError extends Error {
@@ -50,6 +66,8 @@ export class OwnedInboxStore implements InboxStore {
        * the look-up after a reconciliation.
        */
       readonly predecessorInboxes?: (eventIds: readonly string[]) => Promise<KnownEvents>;
+      /** A look-up that could not be made or answered: the event is held; the handler counts and logs it. */
+      readonly onLookupUnanswered?: (eventId: string, error: unknown) => void;
     },
   ) {
     if (inner.findInboxes) this.findInboxes = inner.findInboxes.bind(inner);
@@ -63,19 +81,42 @@ export class OwnedInboxStore implements InboxStore {
     }
   }
 
-  async recordEvent(inbox: InboxItem, notifications: NotificationItem[]): Promise<RecordOutcome> {
+  async refusesReplicated(replicatedFrom: string): Promise<string | undefined> {
+    const control = await this.fence.current();
+    ownershipOf(control, this.region);
+    if (replicatedRecordRule(control, this.region) !== 'notTaken') return undefined;
+    return notTakenDetail(control, this.region, replicatedFrom);
+  }
+
+  async recordEvent(
+    inbox: InboxItem,
+    notifications: NotificationItem[],
+    _series?: SeriesEntryItem,
+    origin?: RecordOrigin,
+  ): Promise<RecordOutcome> {
     const control = await this.fence.current();
     const owned = ownershipOf(control, this.region);
     const now = this.failover.now();
-    let rule = replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
+    const replicated = origin === undefined ? undefined : replicatedRecordRule(control, this.region);
+    // The fence moved since the record was let in (refusesReplicated): still not taken.
+    if (replicated === 'notTaken')
+      throw new ReplicatedNotTaken(notTakenDetail(control, this.region, origin?.replicatedFrom ?? '?'));
+    let rule = replicated ?? replayRule(control, Date.parse(inbox.occurredAt), this.failover.clockMarginMs, now);
     // Held here before, in any epoch (its successors perhaps released and sent since — a failback reads again what
     // the recovery region held): a duplicate, whatever the old region says.
     const heldBefore = control?.predecessor === undefined ? undefined : await this.takenHere(inbox.eventId);
     if (heldBefore !== undefined) return { kind: 'inboxExists', payloadHash: heldBefore.payloadHash };
     if (rule === 'lookup') {
       const found = await this.lookUp(inbox.eventId);
-      if (found === 'unanswered') rule = 'hold';
-      else if (found !== undefined) return { kind: 'inboxExists', payloadHash: found.payloadHash, stored: found };
+      if (found !== undefined && 'unanswered' in found) {
+        // A copy of the other region's record while that region is active again: it takes it from its own cluster,
+        // and a held inbox item here would make its own ingest think the event taken.
+        if (found.unanswered instanceof OtherRegionActive && origin !== undefined) {
+          throw new ReplicatedNotTaken(`${notTakenDetail(control, this.region, origin.replicatedFrom)}; it is ACTIVE`);
+        }
+        this.failover.onLookupUnanswered?.(inbox.eventId, found.unanswered);
+        rule = 'hold';
+      } else if (found !== undefined) return { kind: 'inboxExists', payloadHash: found.payloadHash, stored: found };
       else rule = 'new';
     }
     if (rule === 'new') {
@@ -114,13 +155,14 @@ export class OwnedInboxStore implements InboxStore {
     return found === undefined ? undefined : { payloadHash: found.payloadHash };
   }
 
-  private async lookUp(eventId: string) {
-    if (this.failover.predecessorInboxes === undefined) return 'unanswered';
+  /** The old region's inbox item of the event, none, or why it could not tell (then the event is held). */
+  private async lookUp(eventId: string): Promise<KnownInbox | undefined | { unanswered: unknown }> {
     try {
+      if (this.failover.predecessorInboxes === undefined) throw new Error('no look-up in the old region is configured');
       return (await this.failover.predecessorInboxes([eventId])).get(eventId);
-    } catch {
-      // The old region cannot be asked: held, as before its reconciliation.
-      return 'unanswered';
+    } catch (error) {
+      // The old region cannot be asked, did not answer in time, or is not fenced: its answer proves nothing.
+      return { unanswered: error };
     }
   }
 

@@ -5,6 +5,7 @@
  */
 import type { MSKRecord } from 'aws-lambda';
 import type { ProducerTrace } from '../domain/notification.ts';
+import { REPLICATED_HEADER } from '../domain/replicated-records.ts';
 
 const utf8 = (bytes: Uint8Array) => new TextDecoder('utf-8', { fatal: false }).decode(bytes);
 
@@ -22,4 +23,20 @@ export function producerOf(record: Partial<Pick<MSKRecord, 'key' | 'headers'>>):
   const named = Object.keys(headers).length > 0;
   if (key === undefined && !named) return undefined;
   return { ...(key === undefined ? {} : { key }), ...(named ? { headers } : {}) };
+}
+
+/**
+ * The value of MSK Replicator's `__mskmr` header (its source cluster and topic, as text) when the record is a copy from
+ * another cluster; undefined for a record produced in this cluster. Lambda's MSK event gives `headers` as an array of
+ * objects, each mapping one header name to its value's bytes; a header whose bytes are no byte array is still there.
+ */
+export function replicatedFromOf(record: Partial<Pick<MSKRecord, 'headers'>>): string | undefined {
+  for (const header of Array.isArray(record.headers) ? record.headers : []) {
+    if (typeof header !== 'object' || header === null || !Object.hasOwn(header, REPLICATED_HEADER)) continue;
+    const bytes: unknown = header[REPLICATED_HEADER];
+    return Array.isArray(bytes) && bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)
+      ? utf8(Uint8Array.from(bytes))
+      : '?';
+  }
+  return undefined;
 }

@@ -77,7 +77,11 @@ export function reportBatch(summary: BatchSummary): void {
         };
         // UNPROCESSABLE is a bug or a refused write, not a producer's mistake: it needs an engineer.
         if (r.rejection.reason === 'UNPROCESSABLE') logger.error('record quarantined', line);
-        else logger.warn('record quarantined', line);
+        else if (r.rejection.reason === 'REPLICATED_NOT_TAKEN') {
+          // A copy from the other region's cluster, read where it must not be taken (docs/regions.md): kept, not sent.
+          count('ReplicatedRecordsNotTaken');
+          logger.warn('replicated record not taken here; quarantined', line);
+        } else logger.warn('record quarantined', line);
         break;
       }
     }

@@ -86,6 +86,18 @@ describe("the global table's guard, on both replicas", () => {
     expect(refused(recoveryPolicy, ADMIN, 'dynamodb:GetItem')).toBe(false);
   });
 
+  it("each replica lets the other region's ingest read it (its look-up of events read again), and write nothing", () => {
+    for (const [policy, other] of [
+      [primaryPolicy, r],
+      [recoveryPolicy, p],
+    ] as const) {
+      const ingest = roleArn(other, 'IngestRole');
+      expect(refused(policy, ingest, 'dynamodb:Query'), 'Query by the other region').toBe(false);
+      expect(refused(policy, ingest, 'dynamodb:GetItem'), 'GetItem by the other region').toBe(false);
+      expect(refused(policy, ingest, 'dynamodb:PutItem'), 'PutItem by the other region').toBe(true);
+    }
+  });
+
   it("the recovery stack's writers have fixed names, so a role merely named like them is still refused", () => {
     for (const writer of [...WRITERS, 'EvidenceBreakGlassRole']) {
       // The stack's name first, as every notifier role (an SCP on `role/notifier-*` covers them).

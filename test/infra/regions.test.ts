@@ -148,6 +148,35 @@ describe('a stage in two regions', () => {
     }
   });
 
+  it("ingest in each region is told the other region's replica and fence, and may only read them there", () => {
+    const statements = (t: Template) =>
+      byType(t, 'AWS::IAM::Policy')
+        .filter(([id]) => id.startsWith('Ingest'))
+        .flatMap(
+          ([, pol]) =>
+            (pol.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+              .Statement,
+        );
+    for (const [t, other, otherFence] of [
+      [p, 'ap-northeast-3', 'notifier-example-recovery-fence'],
+      [r, 'ap-northeast-1', 'notifier-example-fence'],
+    ] as const) {
+      expect(env(t, 'Ingest')).toMatchObject({
+        OTHER_REGION: other,
+        OTHER_FENCE_TABLE_NAME: otherFence,
+        // The global table's replica has the table's own name in the other region.
+        OTHER_TABLE_NAME: 'notifier-example-notifications',
+      });
+      const there = statements(t).filter((st) => JSON.stringify(st.Resource).includes(`:${other}:`));
+      const actions = there.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])).sort();
+      // A Query of the replica and a read of the fence's CONTROL: no write, no scan, nothing else in that region.
+      expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
+      const resources = there.map((st) => JSON.stringify(st.Resource));
+      expect(resources.find((x) => x.includes('notifications'))).toContain(`table/notifier-example-notifications`);
+      expect(resources.find((x) => x.includes('fence'))).toContain(`table/${otherFence}`);
+    }
+  });
+
   it('alarms in each region on replication latency to the other and on a fenced region trying to send', () => {
     for (const [t, receiving] of [
       [p, 'ap-northeast-3'],

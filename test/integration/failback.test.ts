@@ -5,21 +5,17 @@
  * duplicate — whether the held inbox item has replicated to it or is still only in the recovery region — and an event
  * held in any earlier epoch stays a duplicate after later failovers.
  */
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore } from '../../functions/ingest/owned-inbox-store.ts';
 import { reconcile } from '../../functions/operator/reconcile.ts';
-import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
-import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
-import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { type LocalTable, localFence, newLocalTable } from '../support/local-table.ts';
 import { memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
 const PRIMARY = 'ap-northeast-1';
@@ -29,7 +25,6 @@ const NOW = CUT + 120_000;
 const BEFORE_CUT = '2026-11-30T09:59:00Z';
 let primary: LocalTable;
 let recovery: LocalTable;
-let fences = 0;
 
 beforeAll(async () => {
   [primary, recovery] = await Promise.all([
@@ -38,20 +33,9 @@ beforeAll(async () => {
   ]);
 });
 
-/** A fence table of its own in this region's endpoint, at the CONTROL given. */
-async function fenceIn(here: LocalTable, control: FenceControl) {
-  const name = `${here.tableName}-fence-${fences++}`;
-  const db = localClient(here.endpoint);
-  await db.send(new CreateTableCommand(createFenceTableInput(name)));
-  db.destroy();
-  const fence = new DynamoFenceStore(here.doc, name, 4, () => NOW);
-  await fence.initialise(control);
-  return fence;
-}
-
 /** A region's ingest at the CONTROL given, the other region's table answering its look-ups. */
 async function ingestIn(here: LocalTable, control: FenceControl, other: LocalTable) {
-  const fence = await fenceIn(here, control);
+  const fence = await localFence(here, control, () => NOW);
   const store = new OwnedInboxStore(new DynamoInboxStore(here.doc, here.tableName), fence, control.region, {
     secondCopy: [],
     clockMarginMs: 60_000,
@@ -138,7 +122,7 @@ describe('events read again after a failback', () => {
 describe('ops reconcile after a failback', () => {
   const side = async (region: string, table: LocalTable, at: FenceControl) => ({
     region,
-    fence: await fenceIn(table, at),
+    fence: await localFence(table, at, () => NOW),
     store: new DynamoSuccessorStore(table.doc, table.tableName, 4),
     intake: { enable: async () => undefined, disable: async () => undefined },
   });

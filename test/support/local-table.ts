@@ -1,7 +1,11 @@
 /** A fresh table on the integration run's DynamoDB Local, with helpers to read what an operator would see. */
 import { randomUUID } from 'node:crypto';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
+import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
+import type { FenceControl } from '../../functions/domain/fence.ts';
+import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { createTable, localClient, scanAll } from '../../tools/local/dynamodb-local.ts';
 
 export interface LocalTable {
@@ -37,4 +41,21 @@ export async function newLocalTable(endpoint: string): Promise<LocalTable> {
     },
     allItems: () => scanAll(endpoint, tableName),
   };
+}
+
+let fences = 0;
+
+/** A new fence table beside `table`, its CONTROL (and shards) initialised to `control`, read at the clock `now`. */
+export async function localFence(
+  table: LocalTable,
+  control: FenceControl,
+  now: () => number,
+): Promise<DynamoFenceStore> {
+  const name = `${table.tableName}-fence-${fences++}`;
+  const db = localClient(table.endpoint);
+  await db.send(new CreateTableCommand(createFenceTableInput(name)));
+  db.destroy();
+  const fence = new DynamoFenceStore(table.doc, name, 4, now);
+  await fence.initialise(control);
+  return fence;
 }

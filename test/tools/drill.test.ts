@@ -84,6 +84,18 @@ describe('the region drill', () => {
     expect(verdict.byScenario.failback?.accounted.sentLate).toBeGreaterThan(0);
   }, 300_000);
 
+  // The Replicator back runs from the old region's return: the old region, still ACTIVE until its keeper fences it,
+  // reads the recovery region's records copied back (seed 14 of the 24-schedule run draws such a failback).
+  it('an old region back with its fence still active reads records replicated back and takes none of them', async () => {
+    const verdict = await runDrill(1, 14, {}, () => undefined, {
+      parallel: 1,
+      endpoints: [dbs[0]?.endpoint ?? '', dbs[1]?.endpoint ?? ''],
+    });
+    expect(verdict.failures).toEqual([]);
+    expect(verdict.byScenario.failback).toMatchObject({ schedules: 1, passed: 1, duplicates: { atMostOnce: 0 } });
+    expect(verdict.byScenario.failback?.fence.replicatedNotTaken).toBeGreaterThan(0);
+  }, 300_000);
+
   // Caught only where the old region sent an event whose inbox item had not replicated when the new region read it
   // again (about a third of forced failovers): this seed's schedule is one.
   it('events read again after a failover taken as new fail the verdict on duplicates', async () => {

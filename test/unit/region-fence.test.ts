@@ -27,6 +27,35 @@ describe("a function's region fence", () => {
     expect([fence?.store.tableName, fence?.store.shards]).toEqual(['notifier-prod-recovery-fence', 6]);
   });
 
+  it("tells ingest the other region's replica of the table and the look-up's timeout, 1 s unless set", () => {
+    const env = {
+      AWS_REGION: 'ap-northeast-3',
+      FENCE_TABLE_NAME: 'notifier-prod-recovery-fence',
+      OTHER_REGION: 'ap-northeast-1',
+      OTHER_FENCE_TABLE_NAME: 'notifier-prod-fence',
+      OTHER_TABLE_NAME: 'notifier-prod-notifications',
+    };
+    expect(regionFenceOf(env)).toMatchObject({
+      other: { region: 'ap-northeast-1', fenceTable: 'notifier-prod-fence', tableName: 'notifier-prod-notifications' },
+      lookupTimeoutMs: 1_000,
+    });
+    expect(regionFenceOf({ ...env, PEER_LOOKUP_TIMEOUT_MS: '500' })?.lookupTimeoutMs).toBe(500);
+  });
+
+  it('refuses, at cold start, a look-up with no other region, the other region named as this one, and a timeout out of bounds', () => {
+    const base = { AWS_REGION: 'ap-northeast-1', FENCE_TABLE_NAME: 'f' };
+    expect(() => regionFenceOf({ ...base, OTHER_TABLE_NAME: 'notifier-prod-notifications' })).toThrow(
+      /OTHER_TABLE_NAME needs OTHER_REGION/,
+    );
+    // A look-up in its own region would find nothing it has not taken itself: every event new.
+    expect(() =>
+      regionFenceOf({ ...base, OTHER_REGION: 'ap-northeast-1', OTHER_FENCE_TABLE_NAME: 'g', OTHER_TABLE_NAME: 't' }),
+    ).toThrow(/OTHER_REGION is this region/);
+    expect(() => regionFenceOf({ ...base, PEER_LOOKUP_TIMEOUT_MS: '60000' })).toThrow(
+      /PEER_LOOKUP_TIMEOUT_MS is invalid/,
+    );
+  });
+
   it('refuses, at cold start, the other region without its fence table, and shards out of bounds', () => {
     expect(() =>
       regionFenceOf({ AWS_REGION: 'ap-northeast-1', FENCE_TABLE_NAME: 'f', OTHER_REGION: 'ap-northeast-3' }),

@@ -41,6 +41,8 @@ export interface Played {
   /** Events only a destroyed cluster ever held (neither replicated nor taken before it went). */
   readonly onlyInDestroyedCluster: ReadonlySet<string>;
   readonly selfDemotions: number;
+  /** Records copied from the other cluster that a region read and did not take (the `__mskmr` rule): quarantined. */
+  readonly replicatedNotTaken: number;
   readonly foreignWrites: number;
   readonly converged: boolean;
   readonly errors: string[];
@@ -83,6 +85,7 @@ export async function play(
   const errors: string[] = [];
   let produced = 0;
   let selfDemotions = 0;
+  const taken = { replicatedNotTaken: 0 };
   const cut = (on: boolean) => {
     for (const l of links) l.partitioned = on;
     replicator.partitioned = on;
@@ -142,8 +145,8 @@ export async function play(
       publish(now);
       replicator.tick(now, !b.intakeEnabled);
       timeline.reverse?.tick(now, !a.intakeEnabled);
-      activity += await ingest(a, primary, schedule, errors);
-      activity += await ingest(b, recovery, schedule, errors);
+      activity += await ingest(a, primary, schedule, errors, taken);
+      activity += await ingest(b, recovery, schedule, errors, taken);
       for (const region of [a, b]) {
         const records = backlog.get(region) ?? [];
         backlog.set(region, []);
@@ -193,6 +196,7 @@ export async function play(
         primary.destroyed ? primary.records.filter((r) => !replicator.replicated(r.offset)).map((r) => r.eventId) : [],
       ),
       selfDemotions,
+      replicatedNotTaken: taken.replicatedNotTaken,
       foreignWrites: state.foreignWrites.length,
       converged: timeline.done && topicDrained() && (await settled(active, links)),
       errors,
@@ -253,13 +257,22 @@ async function settled(active: Region, links: readonly ReplicationLink[]): Promi
   return !items.some((i) => i.kind === 'NOTIFICATION' && (i.status === 'PENDING' || i.status === 'SENDING'));
 }
 
-async function ingest(region: Region, cluster: Cluster, schedule: Schedule, errors: string[]): Promise<number> {
+async function ingest(
+  region: Region,
+  cluster: Cluster,
+  schedule: Schedule,
+  errors: string[],
+  taken: { replicatedNotTaken: number },
+): Promise<number> {
   if (!region.alive || !region.intakeEnabled) return 0;
   const { records, event } = cluster.batch(schedule.ingestBatch);
   if (records.length === 0) return 0;
   try {
     const summary = await ingestBatch(event, region.ingestDeps());
     if (summary.failure === undefined) cluster.committed += records.length;
+    for (const r of summary.results) {
+      if (r.kind === 'quarantined' && r.rejection.reason === 'REPLICATED_NOT_TAKEN') taken.replicatedNotTaken++;
+    }
   } catch (error) {
     if (!(error instanceof RegionLost)) errors.push(`ingest ${region.name}: ${String(error)}`);
   }

@@ -15,7 +15,7 @@ import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy
 import { type FenceControl, fenceShardCount } from '../../functions/domain/fence.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { DynamoInboxStore, type KnownEvents } from '../../functions/ingest/inbox-store.ts';
+import { DynamoInboxStore, type InboxStore, type KnownEvents } from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore } from '../../functions/ingest/owned-inbox-store.ts';
 import type { regions } from '../../functions/operator/index.ts';
@@ -170,14 +170,15 @@ export class Region {
 
   ingestDeps(): BatchDeps {
     const inner = new DynamoInboxStore(this.doc, this.table, { sleep: async () => undefined });
-    const fence = this.drilled.plant === 'replay-as-new' ? noPredecessor(this.gate) : this.gate;
+    const planted = this.drilled.plant === 'replay-as-new';
+    const store = new OwnedInboxStore(inner, planted ? noPredecessor(this.gate) : this.gate, this.name, {
+      secondCopy: [],
+      clockMarginMs: CLOCK_MARGIN_MS,
+      now: () => this.clock.now(),
+      ...(this.predecessorInboxes === undefined ? {} : { predecessorInboxes: this.predecessorInboxes }),
+    });
     return {
-      store: new OwnedInboxStore(inner, fence, this.name, {
-        secondCopy: [],
-        clockMarginMs: CLOCK_MARGIN_MS,
-        now: () => this.clock.now(),
-        ...(this.predecessorInboxes === undefined ? {} : { predecessorInboxes: this.predecessorInboxes }),
-      }),
+      store: planted ? producedHere(store) : store,
       limit: pLimit(4),
       now: () => this.clock.now(),
       retentionDays: 35,
@@ -284,6 +285,13 @@ function noFence(real: DynamoFenceStore): FenceGate {
 }
 
 /** The planted fault `replay-as-new`: ingest never learns of a failover, so an event read again with no inbox item here is new. */
+/** The planted `replay-as-new`, for records MSK Replicator copied too: taken as if produced here (no `__mskmr` rule). */
+function producedHere(store: OwnedInboxStore): InboxStore {
+  const recordEvent: InboxStore['recordEvent'] = (inbox, notifications, series) =>
+    store.recordEvent(inbox, notifications, series);
+  return Object.assign(Object.create(store) as InboxStore, { refusesReplicated: undefined, recordEvent });
+}
+
 function noPredecessor(real: FenceGate): Pick<FenceGate, 'current'> {
   return {
     async current() {

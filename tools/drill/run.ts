@@ -80,7 +80,7 @@ function lines(v: Totals): string[] {
     `notices: ${Object.entries(v.accounted)
       .map(([k, n]) => `${k} ${n}`)
       .join('  ')}`,
-    `fence: sends while fenced ${v.fence.sendsWhileFenced}  writes to foreign items ${v.fence.writesToForeignItems}  self-demotions ${v.fence.selfDemotions}  unresolved at promotion ${v.unresolvedAtPromotion}`,
+    `fence: sends while fenced ${v.fence.sendsWhileFenced}  writes to foreign items ${v.fence.writesToForeignItems}  self-demotions ${v.fence.selfDemotions}  replicated not taken ${v.fence.replicatedNotTaken}  unresolved at promotion ${v.unresolvedAtPromotion}`,
     `RPO: held or unknown at promotion ${v.rpo.heldOrUnknownAtPromotion} (at most ${v.rpo.maxPerSchedule} in one schedule)`,
     `RTO, promotion to first send (simulated ms): p50 ${v.rto.p50}  p99 ${v.rto.p99}  max ${v.rto.max}`,
   ];

@@ -35,7 +35,11 @@ export class Timeline {
   failedBackAt: number | undefined;
   promotion: regions.PromotionReport | undefined;
   reconciliation: regions.ReconcileReport | undefined;
-  /** Recovery → primary, created at failback only (docs/regions.md "Failback", step 2). */
+  /**
+   * Recovery → primary, for a failback: running from the moment the old region is back, while its fence may still say
+   * ACTIVE, so its ingest reads records replicated back before the keeper fences it — the `__mskmr` rule must keep it
+   * from taking them (docs/regions.md "Events read again").
+   */
   reverse: Replicator | undefined;
   unresolvedAtPromotion = 0;
   /** The old region dies right after its next accepted send (lost-after-accept). */
@@ -86,6 +90,7 @@ export class Timeline {
       a.writesBeforeDeath = undefined;
       this.dieAfterSend = false;
       this.world.cut(false);
+      if (s.scenario === 'failback') this.reverse = new Replicator(recovery, primary, s.kafkaLagMs, s.offsetSyncMs);
     }
     if (this.healedAt !== undefined && this.reconciliation === undefined && now >= this.healedAt + KEEPER_MS) {
       await demote(a, this.clock);
@@ -93,10 +98,10 @@ export class Timeline {
       await this.world.drain();
       this.reconciliation = await reconcile(a, b, this.clock);
       this.reconciledAt = this.clock.now();
-      if (s.scenario === 'failback') this.reverse = new Replicator(recovery, primary, s.kafkaLagMs, s.offsetSyncMs);
     }
     if (
       this.reverse !== undefined &&
+      this.reconciliation !== undefined &&
       this.failedBackAt === undefined &&
       now >= (this.reconciledAt ?? now) + s.failbackAfterMs &&
       this.reverse.nextDue() === Number.POSITIVE_INFINITY

@@ -34,6 +34,8 @@ interface Counted {
     readonly sendsWhileFenced: number;
     readonly writesToForeignItems: number;
     readonly selfDemotions: number;
+    /** Records replicated from the other cluster that a region read and did not take (quarantined, never sent). */
+    readonly replicatedNotTaken: number;
   };
   /** Unfinished notices of an older epoch a promotion left without a successor (no decision, no hold): must be 0. */
   readonly unresolvedAtPromotion: number;
@@ -93,7 +95,12 @@ export function judgeSchedule(played: Played): ScheduleVerdict {
     pass: broken.length === 0,
     duplicates: { atMostOnce: duplicates },
     accounted,
-    fence: { sendsWhileFenced, writesToForeignItems: played.foreignWrites, selfDemotions: played.selfDemotions },
+    fence: {
+      sendsWhileFenced,
+      writesToForeignItems: played.foreignWrites,
+      selfDemotions: played.selfDemotions,
+      replicatedNotTaken: played.replicatedNotTaken,
+    },
     unresolvedAtPromotion: played.unresolvedAtPromotion,
     rpo: { heldOrUnknownAtPromotion: (played.promotion?.held ?? 0) + (played.promotion?.unknown ?? 0) },
     rto: {
@@ -167,6 +174,7 @@ function totals(verdicts: readonly ScheduleVerdict[]): Totals {
       sendsWhileFenced: sum((v) => v.fence.sendsWhileFenced),
       writesToForeignItems: sum((v) => v.fence.writesToForeignItems),
       selfDemotions: sum((v) => v.fence.selfDemotions),
+      replicatedNotTaken: sum((v) => v.fence.replicatedNotTaken),
     },
     unresolvedAtPromotion: sum((v) => v.unresolvedAtPromotion),
     rpo: {

@@ -33,6 +33,11 @@ export const REJECTION_REASONS = [
   'EVENT_ID_CONFLICT',
   /** Last resort: processing the record failed in a way no rule above foresaw (a bug), or DynamoDB refused its items. */
   'UNPROCESSABLE',
+  /**
+   * Not bad input: a record MSK Replicator copied from the other region's cluster, read while this region is not the
+   * active successor of that region (domain/replicated-records.ts). Kept, so nothing is lost; replayable.
+   */
+  'REPLICATED_NOT_TAKEN',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 

@@ -27,6 +27,9 @@ const DECODER_REASONS: ReadonlySet<RejectionReason> = new Set<RejectionReason>([
   'UNSENDABLE_ADDRESS',
   'INVALID_AMOUNT',
   'MISSING_CONTACT',
+  // A copy from the other region's cluster, not taken where it was read: a replay feeds its bytes without the
+  // Replicator's header, through the active region's ingest, so only the decoder can still refuse it.
+  'REPLICATED_NOT_TAKEN',
 ]);
 
 /**
