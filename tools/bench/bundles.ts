@@ -48,6 +48,9 @@ function filesOf(metafile: Metafile): { totalBytes: number; chunks: number } {
   return { totalBytes: js.reduce((n, [, o]) => n + o.bytes, 0), chunks: js.length };
 }
 
+/** One init: its wall time, the CPU time of the process during it (all its threads: less swayed by a loaded machine), bytes. */
+type Run = { ms: number; cpuMs: number; bytes: number };
+
 /**
  * Init as a cold start has it, in a fresh Node process: the time to import index.mjs (top-level awaits included), and
  * the bytes of every file of the bundle it loaded by then (a load hook sees each one: a chunk imported only when a
@@ -55,7 +58,7 @@ function filesOf(metafile: Metafile): { totalBytes: number; chunks: number } {
  * (NODE_COMPILE_CACHE): what a cold start would take with a warm cache shipped beside the bundle (the stack ships
  * none: docs/measurements.md "Bundles and init time").
  */
-function initRun(dir: string, compileCache: string | undefined): { ms: number; bytes: number } {
+function initRun(dir: string, compileCache: string | undefined): Run {
   const entry = pathToFileURL(join(dir, 'index.mjs')).href;
   const script = `
     import { registerHooks } from 'node:module';
@@ -63,12 +66,15 @@ function initRun(dir: string, compileCache: string | undefined): { ms: number; b
     import { fileURLToPath } from 'node:url';
     const loaded = new Set();
     registerHooks({ load(url, context, next) { loaded.add(url); return next(url, context); } });
+    const cpu = process.cpuUsage();
     const t = performance.now();
     await import(${JSON.stringify(entry)});
     const ms = performance.now() - t;
+    const used = process.cpuUsage(cpu);
+    const cpuMs = (used.user + used.system) / 1000;
     const dir = ${JSON.stringify(pathToFileURL(dir).href)};
     const bytes = [...loaded].filter((u) => u.startsWith(dir)).reduce((n, u) => n + statSync(fileURLToPath(u)).size, 0);
-    process.stdout.write(JSON.stringify({ ms, bytes }));`;
+    process.stdout.write(JSON.stringify({ ms, cpuMs, bytes }));`;
   // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off).
   const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
     env: {
@@ -84,7 +90,7 @@ function initRun(dir: string, compileCache: string | undefined): { ms: number; b
     },
     encoding: 'utf8',
   });
-  return JSON.parse(out) as { ms: number; bytes: number };
+  return JSON.parse(out) as Run;
 }
 
 /**
@@ -93,7 +99,7 @@ function initRun(dir: string, compileCache: string | undefined): { ms: number; b
  * and the compile caches.
  */
 function initsOf(runs: readonly { dir: string; compileCache?: string }[], samples: number): Init[] {
-  const taken = runs.map(() => [] as { ms: number; bytes: number }[]);
+  const taken = runs.map(() => [] as Run[]);
   for (let i = -1; i < samples; i++) {
     runs.forEach((r, k) => {
       const run = initRun(r.dir, r.compileCache);
@@ -102,6 +108,7 @@ function initsOf(runs: readonly { dir: string; compileCache?: string }[], sample
   }
   return taken.map((t) => ({
     initMs: round2(median(t.map((r) => r.ms))),
+    initCpuMs: round2(median(t.map((r) => r.cpuMs))),
     initBytes: Math.max(...t.map((r) => r.bytes)),
   }));
 }
@@ -117,7 +124,7 @@ function floorSource(name: string): string {
   ].join('\n');
 }
 
-type Init = { initMs: number; initBytes: number };
+type Init = { initMs: number; initCpuMs: number; initBytes: number };
 
 export async function measureBundles(samples: number) {
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
@@ -156,6 +163,9 @@ export async function measureBundles(samples: number) {
         floorInitMs: floor.initMs,
         bytesOverFloor: round2(mine.initBytes / floor.initBytes),
         initOverFloor: round2(mine.initMs / floor.initMs),
+        initCpuMs: mine.initCpuMs,
+        floorInitCpuMs: floor.initCpuMs,
+        initCpuOverFloor: round2(mine.initCpuMs / floor.initCpuMs),
         initMsCompileCache: mineCached.initMs,
         floorInitMsCompileCache: floorCached.initMs,
       });
