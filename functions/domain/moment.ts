@@ -102,6 +102,18 @@ const known = new Map<string, string>();
 const KNOWN_LIMIT = 2048;
 
 /**
+ * The runtime's primary zone names by their lower-case spelling, and UTC (ECMA-402 names it so, and lists it apart
+ * from the IANA zones): a name is looked up here before a DateTimeFormat is made for it, since the first one made
+ * loads ICU's date-format data, tens of milliseconds of a cold start that shows no date (the sweeper's, feedback's,
+ * ingest's validating its brand). Built on first use; an alias not here (US/Eastern) is resolved as before.
+ */
+let primaryZones: ReadonlyMap<string, string> | undefined;
+const primaryZone = (name: string): string | undefined => {
+  primaryZones ??= new Map([...Intl.supportedValuesOf('timeZone'), 'UTC'].map((zone) => [zone.toLowerCase(), zone]));
+  return primaryZones.get(name.toLowerCase());
+};
+
+/**
  * The zone as the runtime's time-zone database names it ("asia/tokyo" → "Asia/Tokyo"), or undefined when the name is
  * not one (https://tc39.es/ecma402/#sec-time-zone-names: names are matched case-insensitively).
  */
@@ -111,7 +123,7 @@ export function canonicalTimeZone(name: string): string | undefined {
   if (!ZONE_NAME.test(name)) return undefined;
   let canonical: string;
   try {
-    canonical = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    canonical = primaryZone(name) ?? new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     return undefined;
   }

@@ -3,10 +3,12 @@
  * fraction digits as the currency's minor unit (USD 2, JPY 0, BHD 3, CLF 4 …), and is shown digit for digit.
  *
  * Minor units come from ISO 4217 itself (npm `currency-codes`, the ISO list), not from CLDR's Intl data, which
- * differs for some currencies (Intl shows IQD, IRR, LAK, HUF, COP, MGA … with other fraction digits than ISO's).
+ * differs for some currencies (Intl shows IQD, IRR, LAK, HUF, COP, MGA … with other fraction digits than ISO's). They
+ * are read from the package's codes and minor units alone (iso4217.generated.ts, `npm run iso4217`), not from its
+ * module, which also holds every currency's name and countries: bytes every cold start would load and never read.
  * Pure.
  */
-import { data as iso4217, publishDate } from 'currency-codes';
+import { ISO_4217_MINOR_UNITS, ISO_4217_PUBLISH_DATE } from './iso4217.generated.ts';
 import type { Locale } from './locale.ts';
 
 /** A rendered amount whose digits are not the amount's: refused, so no rounded figure ever reaches a customer. */
@@ -38,12 +40,12 @@ const NO_MINOR_UNIT = new Set([
 const AMENDMENTS: Readonly<Record<string, number>> = { XCG: 2 };
 
 const MINOR_UNITS: ReadonlyMap<string, number> = new Map([
-  ...iso4217.filter((c) => !NO_MINOR_UNIT.has(c.code)).map((c) => [c.code, c.digits] as const),
+  ...Object.entries(ISO_4217_MINOR_UNITS).filter(([code]) => !NO_MINOR_UNIT.has(code)),
   ...Object.entries(AMENDMENTS),
 ]);
 
 /** The publication date of the ISO 4217 list the minor units come from. */
-export const ISO_4217_LIST_DATE: string = publishDate;
+export const ISO_4217_LIST_DATE: string = ISO_4217_PUBLISH_DATE;
 
 const CURRENCY_CODE = /^[A-Z]{3}$/;
 

@@ -15,16 +15,15 @@
 import { escape as escapeHtml } from 'html-escaper';
 import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
+import { isCalendarDate } from './calendar-date.ts';
 import { maskCardNumbers } from './card-number.ts';
 import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
 import { type Channel, unknownChannel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';
 import type { EventData, EventType } from './event/contract.ts';
-import { isCalendarDate } from './event/schema.ts';
-import { utcInstant } from './event/spellings.ts';
 import { DEFAULT_LOCALE, isLocale, type Locale } from './locale.ts';
 import { bareNames, type CompiledSet, type View } from './message-view.ts';
-import { formatMoment } from './moment.ts';
+import { formatMoment, readInstant } from './moment.ts';
 import { formatAmount, RenderError } from './money.ts';
 import { gsmFriendly, smsSize } from './sms.ts';
 import { compiledSet } from './template-sets.ts';
@@ -229,7 +228,7 @@ const formatNumber = (value: string, intl: string): string =>
   );
 
 function momentOf(input: TemplateInput, brand: Brand, at: string | undefined): string | undefined {
-  const instant = at === undefined ? undefined : utcInstant(at);
+  const instant = at === undefined ? undefined : readInstant(at);
   if (instant === undefined) return undefined;
   const fallback = brand.defaultTimeZone[input.locale];
   const intl: string = input.locale;

@@ -2,13 +2,15 @@
  * The sweeper's first step in a stage with two regions (docs/regions.md "The keeper"): the keeper's beat and check,
  * then whether this region may sweep at all — a fenced region's run does the keeper's work only.
  */
-import { LambdaClient, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, traced } from '../commons/powertools.ts';
 import { otherControlReader, type RegionFence } from '../commons/region-fence.ts';
 import { DynamoHeartbeat } from '../stores/heartbeat.ts';
 import { keep } from './keeper.ts';
 
+// Loaded when a demoted region stops its intake, the one call the sweeper makes to Lambda: the client is some 70 KB
+// that every run's cold start would otherwise load and almost never use.
 let lambda: LambdaClient | undefined;
 
 /** Runs the keeper; true when this region is active and so sweeps. */
@@ -20,6 +22,7 @@ export async function keepRegion(fence: RegionFence, tableName: string): Promise
     otherControl: otherControlReader(fence),
     stopIntake: async () => {
       if (fence.ingestMappingId === undefined) return;
+      const { LambdaClient, UpdateEventSourceMappingCommand } = await import('@aws-sdk/client-lambda');
       lambda ??= traced(new LambdaClient({}));
       await lambda.send(new UpdateEventSourceMappingCommand({ UUID: fence.ingestMappingId, Enabled: false }));
     },

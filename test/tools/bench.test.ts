@@ -50,6 +50,11 @@ describe('npm run bench (smoke)', () => {
       expect(b.initBytes).toBeLessThan(900_000);
       expect(b.floorBytes).toBeGreaterThan(0);
       expect(b.floorInitMs).toBeGreaterThan(0);
+      // The CPU of each init beside its wall time, and both again with Node's compile cache warm.
+      expect(b.initCpuMs).toBeGreaterThan(0);
+      expect(b.floorInitCpuMs).toBeGreaterThan(0);
+      expect(b.initMsCompileCache).toBeGreaterThan(0);
+      expect(b.floorInitMsCompileCache).toBeGreaterThan(0);
     }
     // Dispatch with and without evidence, side by side: both send every notification.
     expect(report.dispatch.slotSendsPerSec.withEvidence).toBeGreaterThan(0);

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
 import { admitRecord } from '../../functions/domain/admission.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { readEmail, readPhoneNumber } from '../../functions/domain/contact.ts';
@@ -118,6 +119,15 @@ describe('email addresses (RFC 5321/5322; the domain as IDNA; SES sends 7-bit AS
     expect(d.event.recipient.email).toBe(address);
     expect(d.payloadHash).toBe(hashOf({ recipient: { email: address } }));
     expect(d.contactRefusals).toEqual([]);
+  });
+
+  it("an address is accepted as written by zod's own email pattern, the one z.email() checks", () => {
+    expect(z.email().def.pattern).toBe(z.regexes.email);
+    expect(readEmail("o'brien_+x@mail.example.org")).toEqual({
+      ok: true,
+      address: "o'brien_+x@mail.example.org",
+      normalised: false,
+    });
   });
 
   it('an ASCII address is kept byte for byte, the domain case included (its hash is what it always was)', () => {

@@ -48,12 +48,17 @@ function filesOf(metafile: Metafile): { totalBytes: number; chunks: number } {
   return { totalBytes: js.reduce((n, [, o]) => n + o.bytes, 0), chunks: js.length };
 }
 
+/** One init: its wall time, the CPU time of the process during it (all its threads: less swayed by a loaded machine), bytes. */
+type Run = { ms: number; cpuMs: number; bytes: number };
+
 /**
  * Init as a cold start has it, in a fresh Node process: the time to import index.mjs (top-level awaits included), and
  * the bytes of every file of the bundle it loaded by then (a load hook sees each one: a chunk imported only when a
- * record needs it is not among them). The median of `samples` times.
+ * record needs it is not among them). With `compileCache` (a directory), Node 24's module compile cache is on
+ * (NODE_COMPILE_CACHE): what a cold start would take with a warm cache shipped beside the bundle (the stack ships
+ * none: docs/measurements.md "Bundles and init time").
  */
-function initOf(dir: string, samples: number): { initMs: number; initBytes: number } {
+function initRun(dir: string, compileCache: string | undefined): Run {
   const entry = pathToFileURL(join(dir, 'index.mjs')).href;
   const script = `
     import { registerHooks } from 'node:module';
@@ -61,31 +66,51 @@ function initOf(dir: string, samples: number): { initMs: number; initBytes: numb
     import { fileURLToPath } from 'node:url';
     const loaded = new Set();
     registerHooks({ load(url, context, next) { loaded.add(url); return next(url, context); } });
+    const cpu = process.cpuUsage();
     const t = performance.now();
     await import(${JSON.stringify(entry)});
     const ms = performance.now() - t;
+    const used = process.cpuUsage(cpu);
+    const cpuMs = (used.user + used.system) / 1000;
     const dir = ${JSON.stringify(pathToFileURL(dir).href)};
     const bytes = [...loaded].filter((u) => u.startsWith(dir)).reduce((n, u) => n + statSync(fileURLToPath(u)).size, 0);
-    process.stdout.write(JSON.stringify({ ms, bytes }));`;
-  const runs = [];
-  for (let i = 0; i < samples; i++) {
-    // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off).
-    const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
-      env: {
-        ...process.env,
-        TABLE_NAME: 'bench',
-        EVIDENCE_INDEX_TABLE_NAME: 'bench-evidence-index',
-        SENDER_EMAIL: 'bench@example.com',
-        BRAND: brandEnvValue(EXAMPLE_BRAND),
-        AWS_REGION: 'us-east-1',
-        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-        POWERTOOLS_TRACE_ENABLED: 'false',
-      },
-      encoding: 'utf8',
+    process.stdout.write(JSON.stringify({ ms, cpuMs, bytes }));`;
+  // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off).
+  const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+    env: {
+      ...process.env,
+      TABLE_NAME: 'bench',
+      EVIDENCE_INDEX_TABLE_NAME: 'bench-evidence-index',
+      SENDER_EMAIL: 'bench@example.com',
+      BRAND: brandEnvValue(EXAMPLE_BRAND),
+      AWS_REGION: 'us-east-1',
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      POWERTOOLS_TRACE_ENABLED: 'false',
+      ...(compileCache === undefined ? {} : { NODE_COMPILE_CACHE: compileCache }),
+    },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as Run;
+}
+
+/**
+ * Each bundle's init, the median of `samples` runs taken in turns (one of each, then again), so that a machine whose
+ * load changes during the run weighs on the bundle and its floor alike; a first round, not counted, warms the files
+ * and the compile caches.
+ */
+function initsOf(runs: readonly { dir: string; compileCache?: string }[], samples: number): Init[] {
+  const taken = runs.map(() => [] as Run[]);
+  for (let i = -1; i < samples; i++) {
+    runs.forEach((r, k) => {
+      const run = initRun(r.dir, r.compileCache);
+      if (i >= 0) taken[k]?.push(run);
     });
-    runs.push(JSON.parse(out) as { ms: number; bytes: number });
   }
-  return { initMs: round2(median(runs.map((r) => r.ms))), initBytes: Math.max(...runs.map((r) => r.bytes)) };
+  return taken.map((t) => ({
+    initMs: round2(median(t.map((r) => r.ms))),
+    initCpuMs: round2(median(t.map((r) => r.cpuMs))),
+    initBytes: Math.max(...t.map((r) => r.bytes)),
+  }));
 }
 
 /** A floor function: the SDK clients built once, as a handler's module scope does, and a handler using them. */
@@ -98,6 +123,8 @@ function floorSource(name: string): string {
     '',
   ].join('\n');
 }
+
+type Init = { initMs: number; initCpuMs: number; initBytes: number };
 
 export async function measureBundles(samples: number) {
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
@@ -117,8 +144,15 @@ export async function measureBundles(samples: number) {
       } finally {
         rmSync(floorEntry, { force: true });
       }
-      const mine = initOf(dir, samples);
-      const floor = initOf(floorDir, samples);
+      const [mine, floor, mineCached, floorCached] = initsOf(
+        [
+          { dir },
+          { dir: floorDir },
+          { dir, compileCache: join(out, `${name}-compile-cache`) },
+          { dir: floorDir, compileCache: join(out, `${name}-floor-compile-cache`) },
+        ],
+        samples,
+      ) as [Init, Init, Init, Init];
       result.push({
         name,
         initBytes: mine.initBytes,
@@ -129,6 +163,11 @@ export async function measureBundles(samples: number) {
         floorInitMs: floor.initMs,
         bytesOverFloor: round2(mine.initBytes / floor.initBytes),
         initOverFloor: round2(mine.initMs / floor.initMs),
+        initCpuMs: mine.initCpuMs,
+        floorInitCpuMs: floor.initCpuMs,
+        initCpuOverFloor: round2(mine.initCpuMs / floor.initCpuMs),
+        initMsCompileCache: mineCached.initMs,
+        floorInitMsCompileCache: floorCached.initMs,
       });
     }
   } finally {

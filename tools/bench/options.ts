@@ -20,8 +20,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
                floor for the same guarantees; Lambda's time from the dispatch and ingest measurements
   --dispatch   only dispatch's sends per second with and without evidence, in alternating rounds (tools/bench/dispatch.ts):
                sends per slot, their ratio, the CPU per send
-  --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node, and
-               the same for a bundle of only its SDK clients (the floor)
+  --bundles    only each function's bundle: its bytes loaded at init and in all, its init time in a fresh Node (also with
+               Node's compile cache warm), and the same for a bundle of only its SDK clients (the floor)
   --console    only the support console: a customer's first and older page and a quarantined event's look-up through
                its API, and ops quarantine --since 1h/1d with its counts, among other customers' events, a day of
                quarantined records and audit records (tools/bench/console.ts)

@@ -5,6 +5,7 @@
  */
 // zod/mini: the same validation as zod, tree-shakable (≈14 KB in a bundle instead of ≈450 KB).
 import * as z from 'zod/mini';
+import { isCalendarDate } from '../calendar-date.ts';
 import { type Definition, definitionOf, EVENT_TYPES, type FieldDefinition, patternOf } from '../catalogue.ts';
 import { CHANNELS } from '../channels.ts';
 import { LOCALES } from '../locale.ts';
@@ -56,14 +57,6 @@ const recipientAndChannels = {
   channels: z.optional(z.array(z.enum(CHANNELS)).check(z.maxLength(CHANNELS.length))),
 };
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-/** A calendar date that exists (2026-02-29 does not). */
-export const isCalendarDate = (s: string): boolean => {
-  const m = DATE.exec(s);
-  if (m === null) return false;
-  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return date.toISOString().slice(0, 10) === s;
-};
 /** A non-negative decimal: at most 15 integer digits (exact in a double) and 6 fraction digits. */
 export const DECIMAL_NUMBER = /^(0|[1-9]\d{0,14})(?:\.(\d{1,6}))?$/;
 
