@@ -6,9 +6,14 @@
  * and the operator must read both in the outcome.
  */
 import { type LambdaClient, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
-import type { IntakeReport, RegionSide } from '../operator/promote.ts';
+import type { IntakeReport } from '../operator/promote.ts';
 
-export function lambdaIntake(lambda: () => LambdaClient, region: string, mapping: string): RegionSide['intake'] {
+/** The switch as a region's side takes it (functions/operator/promote.ts RegionSide `intake`). */
+export function lambdaIntake(
+  lambda: () => LambdaClient,
+  region: string,
+  mapping: string,
+): { enable(): Promise<IntakeReport>; disable(): Promise<IntakeReport> } {
   const switchTo = async (enabled: boolean): Promise<IntakeReport> => {
     try {
       const answer = await lambda().send(new UpdateEventSourceMappingCommand({ UUID: mapping, Enabled: enabled }));

@@ -66,7 +66,12 @@ export async function twoRegions(endpoint: string): Promise<TwoRegions> {
   }
   let now = Date.parse('2026-12-06T05:00:00Z');
   // Demote and reconcile wait out the Lambda timeouts: time moves only when they sleep, never a wall-clock wait.
-  const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
+  const clock = {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += ms;
+    },
+  };
   const audit = new EvidenceAuditLog(new MemoryStore());
   const lost = DynamoDBDocumentClient.from(localClient('http://127.0.0.1:9'));
   const operator = (region: string, options: { otherLost?: boolean } = {}) => {

@@ -108,7 +108,10 @@ describe("a deployed stage's two regions, from one stack's outputs", () => {
 describe('ops demote --stage on a deployed stage', () => {
   it('a deployed stage and local endpoints together are refused: one place to act on', async () => {
     await expect(
-      main(['demote', '--region', 'eu-west-1', '--stage', 'prod', '--primary-endpoint', 'http://127.0.0.1:1'], () => undefined),
+      main(
+        ['demote', '--region', 'eu-west-1', '--stage', 'prod', '--primary-endpoint', 'http://127.0.0.1:1'],
+        () => undefined,
+      ),
     ).rejects.toThrow(/say where once/);
   });
 });
