@@ -21,6 +21,8 @@ export const REGION_OPERATOR_ENVIRONMENT = {
   FAILOVER_SECOND_COPY: optionalText({ pattern: /^(EMAIL)?$/, must: 'EMAIL, or empty' }),
   /** `failoverLookupMinutes`: how long ingest looks events up in the reconciled old region. */
   FAILOVER_LOOKUP_MINUTES: int(1, 10_080, 60),
+  /** `deliveryPolicy`, as dispatch has it: reconcile resolves an original still SENDING as the sweeper would. */
+  CHANNEL_POLICIES: optionalText(),
 } as const satisfies EnvSpec;
 
 export type RegionOperatorEnvironment = EnvironmentOf<typeof REGION_OPERATOR_ENVIRONMENT>;

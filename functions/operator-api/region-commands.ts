@@ -8,11 +8,10 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConfigError, parseEnvironment } from '../commons/config.ts';
+import { ConfigError, channelPoliciesOf, parseEnvironment } from '../commons/config.ts';
 import { traced } from '../commons/powertools.ts';
 import { REGION_OPERATOR_ENVIRONMENT } from '../contracts/region-operator-environment.ts';
 import type { Channel } from '../domain/channels.ts';
-import { DEFAULT_CHANNEL_POLICIES } from '../domain/delivery-policy.ts';
 import type { Clock, RegionSide } from '../operator/promote.ts';
 import type { RegionCommands } from '../operator/region-routes.ts';
 import type { AuditLog } from '../stores/audit-log.ts';
@@ -94,7 +93,7 @@ export function regionCommandsOf(deps: RegionCommandDeps, env: Env = process.env
       lookupMs: c.FAILOVER_LOOKUP_MINUTES * 60_000,
       placement: { sweepShards: c.SWEEP_SHARDS, pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000 },
       secondCopy: c.FAILOVER_SECOND_COPY === 'EMAIL' ? (['EMAIL'] as Channel[]) : [],
-      policies: DEFAULT_CHANNEL_POLICIES,
+      policies: channelPoliciesOf(c.CHANNEL_POLICIES),
       waitUpToMs: OPERATOR_WAIT_UP_TO_MS,
     },
   };

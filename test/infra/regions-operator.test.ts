@@ -58,7 +58,7 @@ describe('the operator function of each region, for the region commands', () => 
     { t: r, region: RECOVERY, other: PRIMARY, otherFence: 'notifier-example-fence' },
   ];
 
-  it('is told its fence, the other region and its fence, its own ingest mapping, the placement and the timeouts demote waits out', () => {
+  it('is told its fence, the other region and its fence, its own ingest mapping, the placement, the timeouts demote waits out and the channel policies', () => {
     for (const { t, other, otherFence } of sides) {
       expect(envOf(t, 'Operator')).toMatchObject({
         FENCE_TABLE_NAME: { Ref: expect.stringMatching(/^FenceTable/) },
@@ -69,7 +69,10 @@ describe('the operator function of each region, for the region commands', () => 
         INGEST_TIMEOUT_SECONDS: String(fnOf(t, 'Ingest').Properties.Timeout),
         DISPATCH_TIMEOUT_SECONDS: String(fnOf(t, 'Dispatch').Properties.Timeout),
         FAILOVER_LOOKUP_MINUTES: '60',
+        // An original still sending is resolved by reconcile as the sweeper would: the same channel policies.
+        CHANNEL_POLICIES: envOf(t, 'Dispatch').CHANNEL_POLICIES,
       });
+      expect(envOf(t, 'Operator').CHANNEL_POLICIES).toEqual(expect.stringContaining('EMAIL='));
     }
   });
 
