@@ -80,16 +80,18 @@ export interface RegionCommandScope {
   readonly acting?: string;
 }
 
+/** The region a command names: promote's `to`, demote's `region`, reconcile's `from`. */
+export const namedRegion = (request: RegionRequest[RegionCommand]): string =>
+  'to' in request ? request.to : 'region' in request ? request.region : request.from;
+
 /** The region a command acts in. */
 export function actingRegion(
   command: RegionCommand,
   request: RegionRequest[RegionCommand],
   sides: readonly RegionSide[],
 ) {
-  if (command === 'promote') return (request as RegionRequest['promote']).to;
-  if (command === 'demote') return (request as RegionRequest['demote']).region;
-  const from = (request as RegionRequest['reconcile']).from;
-  return sides.find((s) => s.region !== from)?.region ?? '';
+  const named = namedRegion(request);
+  return command === 'reconcile' ? (sides.find((s) => s.region !== named)?.region ?? '') : named;
 }
 
 /** The region a command names, refused when it is neither of the stage's, or not this operator's to act in. */
@@ -98,12 +100,7 @@ export function scopeProblem(
   request: RegionRequest[RegionCommand],
   scope: RegionCommandScope,
 ): string | undefined {
-  const named =
-    command === 'promote'
-      ? (request as RegionRequest['promote']).to
-      : command === 'demote'
-        ? (request as RegionRequest['demote']).region
-        : (request as RegionRequest['reconcile']).from;
+  const named = namedRegion(request);
   const regions = scope.sides.map((s) => s.region);
   if (!regions.includes(named)) return `${named} is not a region of this stage: name one of ${regions.join(', ')}`;
   const acts = actingRegion(command, request, scope.sides);
@@ -121,7 +118,7 @@ export interface RegionPreview {
 }
 
 /** Counted up to this many, then said as "at least": a preview answers in seconds, whatever the backlog. */
-const COUNT_UP_TO = 10_000;
+const COUNT_UP_TO = 1_000;
 
 /** What the command would do, and the refusal the confirm would give: reads only. */
 export async function regionPreview(
@@ -161,12 +158,7 @@ function refusalOf(
   fenceOf: (region: string) => FenceControl | undefined | 'unreachable',
   other: (region: string) => string,
 ): RegionRefused | undefined {
-  const named =
-    command === 'promote'
-      ? (request as RegionRequest['promote']).to
-      : command === 'demote'
-        ? (request as RegionRequest['demote']).region
-        : (request as RegionRequest['reconcile']).from;
+  const named = namedRegion(request);
   const own = fenceOf(named);
   // A fence that did not answer cannot be judged here; the confirm reads it again and refuses then if it must.
   if (own === 'unreachable') return undefined;

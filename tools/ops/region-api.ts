@@ -14,7 +14,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { OperatorError } from '../../functions/operator/index.ts';
 import type { Clock, IntakeReport } from '../../functions/operator/promote.ts';
-import type { RegionCommand, RegionRequest } from '../../functions/operator/region-commands.ts';
+import { namedRegion, type RegionCommand, type RegionRequest } from '../../functions/operator/region-commands.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import { UsageError } from '../local/cli.ts';
 import { OPS_EXIT } from './command.ts';
@@ -89,7 +89,7 @@ export async function actDeployed(
   io: { readonly show: (doc: object) => void; readonly clock: Clock; readonly deps: RegionApiDeps },
 ): Promise<number> {
   const regions = [d.primary.region, d.recovery.region];
-  const named = 'to' in request ? request.to : 'region' in request ? request.region : request.from;
+  const named = namedRegion(request);
   if (!regions.includes(named)) throw new UsageError(`name one of the two regions: ${regions.join(', ')}`);
   const acting = name === 'reconcile' ? (regions.find((r) => r !== named) as string) : named;
   const url = await operatorApiOf(d, acting, io.deps);
