@@ -7,6 +7,7 @@
 import type { App } from 'aws-cdk-lib';
 import { NotifierStack } from './notifier-stack.ts';
 import { guardReplica, type RegionRole } from './regional.ts';
+import { operatorsReachEachOther, recoveryOperatorWrites } from './regional-operator.ts';
 import { parseRegionsSettings, recoveryReader } from './regions-settings.ts';
 import { clusterEnvironment, parseSettings, type Settings, settingsReader, stackNameOf } from './settings.ts';
 
@@ -43,7 +44,28 @@ export function createNotifierStacks(app: App, given?: Settings): NotifierStacks
   // The replica is created by the primary's stack: the recovery region's reads its stream.
   recovery.addStackDependency(primary);
   // The recovery replica's guard names the recovery stack's writers: the primary's stack puts it on the replica.
-  guardReplica(primary, primary.breakGlassRole, { table: recovery.table, breakGlass: recovery.breakGlassRole });
+  guardReplica(primary, primary.breakGlassRole, {
+    table: recovery.table,
+    breakGlass: recovery.breakGlassRole,
+    fromPrimary: [primary.operatorRole],
+  });
+  // Reconcile settles the old region's records in its replica: each operator reaches the other's (lib/regional-operator.ts).
+  operatorsReachEachOther(
+    name,
+    {
+      stack: primary,
+      region: regions.regions.primary,
+      operatorRole: primary.operatorRole,
+      kmsKeyArn: settings.kmsKeyArn,
+    },
+    {
+      stack: recovery,
+      region: regions.regions.recovery,
+      operatorRole: recovery.operatorRole,
+      kmsKeyArn: recoverySettings.kmsKeyArn,
+    },
+  );
+  recoveryOperatorWrites(primary, primary.table, recovery.operatorRole);
   return { primary, recovery };
 }
 

@@ -8,7 +8,7 @@
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { type ITable, Table, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { IRole, Role } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -46,6 +46,7 @@ import {
   type RegionRole,
   regionalTable,
 } from './regional.ts';
+import { operateRegion } from './regional-operator.ts';
 import { kafkaResourceArns, type Settings, stackNameOf } from './settings.ts';
 import { SmokeProducer } from './smoke-producer.ts';
 import { SnsDeliveryStatus } from './sns-delivery-status.ts';
@@ -69,6 +70,8 @@ export class NotifierStack extends Stack {
   readonly table: ITable;
   /** The evidence break-glass role: it may also write the table's items (the table's guard). */
   readonly breakGlassRole: Role;
+  /** The operator function's role: in a stage in two regions, each region's reaches the other's replica. */
+  readonly operatorRole: IRole;
   private readonly zones: readonly string[] | undefined;
 
   constructor(scope: Construct, id: string, props: NotifierStackProps) {
@@ -115,6 +118,7 @@ export class NotifierStack extends Stack {
     const sweeper = createSweeper(parts);
     // Every operator action on this stage, behind IAM (lib/operator-api.ts).
     const operator = createOperatorApi(parts, ingest.fn, ingest.source.failedBatches);
+    this.operatorRole = operator.fn.role as IRole;
     const dispatchFailures = dispatch.triggers.routineFailures;
     acknowledgeFindings({
       ingest: ingest.fn,
@@ -151,7 +155,7 @@ export class NotifierStack extends Stack {
     if (s.pushPlatformApplicationArns === undefined) warnWithoutPushApplications(this);
     this.placeInNetwork(parts, [ingest.fn, dispatch.fn, sweeper, feedback.function]);
     if (props.region !== undefined)
-      this.fenceRegion(parts, props.region, observability, [ingest.fn, dispatch.fn, sweeper]);
+      this.fenceRegion(parts, props.region, observability, [ingest.fn, dispatch.fn, sweeper, operator.fn]);
     // An X-Ray subsegment per AWS call only when asked (settings `traceAwsCalls`): the SDK it loads costs every cold start.
     if (s.traceAwsCalls) traceAwsCalls(this);
 
@@ -221,7 +225,7 @@ export class NotifierStack extends Stack {
     p: FunctionPartProps,
     role: RegionRole,
     observability: Observability,
-    [ingest, dispatch, sweeper]: readonly NotifierFunction[],
+    [ingest, dispatch, sweeper, operator]: readonly NotifierFunction[],
   ): void {
     const fence = createFence(this, p.prefix, p.key, role);
     // The MSK mapping lib/ingest-source.ts adds to the ingest function (its logical id is fixed there).
@@ -231,6 +235,15 @@ export class NotifierStack extends Stack {
       dispatch: dispatch as NotifierFunction,
       sweeper: sweeper as NotifierFunction,
       ingestMapping,
+    });
+    // The region commands, run by this region's operator function (lib/regional-operator.ts).
+    operateRegion(this, p.table, fence, role, {
+      operator: operator as NotifierFunction,
+      ingest: ingest as NotifierFunction,
+      dispatch: dispatch as NotifierFunction,
+      ingestMapping,
+      placementEnv: p.placementEnv,
+      channelPolicies: p.sendingEnv.CHANNEL_POLICIES,
     });
     alarmOnRegions(observability, p.metricNamespace, p.table, role);
     const output = (id: RegionStackOutputName, value: string) =>

@@ -7,7 +7,7 @@
  */
 
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
@@ -140,6 +140,8 @@ const IAM_ROLE_NAME_MAX = 64;
 export interface ReplicaWriters {
   readonly table: ITable;
   readonly breakGlass: IRole;
+  /** The primary's roles that write the recovery replica too (its operator: reconcile after a failback). */
+  readonly fromPrimary?: readonly IRole[];
 }
 
 /**
@@ -157,7 +159,11 @@ export function guardReplica(primary: Stack, primaryBreakGlass: IRole, recovery:
       throw new Error(`${role.node.path}: a recovery role the replica's guard names needs a fixed name`);
     return primary.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: name });
   };
-  const writers = () => [...tableWriters(recovery.table).map(arnOf), replicationRoleArn(primary)];
+  const writers = () => [
+    ...tableWriters(recovery.table).map(arnOf),
+    ...(recovery.fromPrimary ?? []).map((r) => r.roleArn),
+    replicationRoleArn(primary),
+  ];
   policy.addStatements(...tableGuard(primary, writers, [primaryBreakGlass.roleArn, arnOf(recovery.breakGlass)]));
 }
 
@@ -226,6 +232,19 @@ export interface RegionalFunctions {
   readonly ingestMapping: CfnEventSourceMapping;
 }
 
+/**
+ * The ingest mapping's ARN as IAM names it, `arn:<partition>:lambda:<region>:<account>:event-source-mapping:<UUID>`
+ * (a colon before the UUID: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awslambda.html),
+ * so a role may switch that mapping and no other.
+ */
+export const ingestMappingArn = (stack: Stack, mapping: CfnEventSourceMapping) =>
+  stack.formatArn({
+    service: 'lambda',
+    resource: 'event-source-mapping',
+    resourceName: mapping.ref,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+
 /** Tells each function its fence (FENCE_TABLE_NAME) and grants exactly what the fence, the keeper and ingest need. */
 export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: RegionRole, f: RegionalFunctions) {
   const shards = fenceShardCount(role.peakNotificationsPerSecond);
@@ -259,9 +278,7 @@ export function fenceFunctions(stack: Stack, table: ITable, fence: Table, role: 
   f.sweeper.addToRolePolicy(
     new PolicyStatement({
       actions: ['lambda:UpdateEventSourceMapping'],
-      resources: [
-        stack.formatArn({ service: 'lambda', resource: 'event-source-mapping', resourceName: f.ingestMapping.ref }),
-      ],
+      resources: [ingestMappingArn(stack, f.ingestMapping)],
     }),
   );
   f.sweeper.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['HEARTBEAT#*'] });

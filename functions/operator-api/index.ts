@@ -13,29 +13,31 @@ import { loadOperatorConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { logger, traced } from '../commons/powertools.ts';
 import { answer, operations, operatorPorts, S3ParkedBatches } from '../operator/index.ts';
+import { answerRegions } from '../operator/region-routes.ts';
 import { auditSealOf } from '../stores/audit-seal.ts';
 import { S3EvidenceStore } from '../stores/evidence-store.ts';
 import { iamIdentityOf } from './iam-identity.ts';
 import { lambdaIngest } from './lambda-ingest.ts';
+import { regionCommandsOf } from './region-commands.ts';
 
 const config = loadOperatorConfig();
 const s3 = traced(new S3Client({}));
 // A replay waits for ingest's answer: no retry of a call that may have been done (the inbox would make it a
 // duplicate, but the operator's outcome must say what this call did).
 const lambda = traced(new LambdaClient({ maxAttempts: 1 }));
-const ops = operations(
-  operatorPorts({
-    doc: documentClient,
-    tableName: config.tableName,
-    evidenceIndexTableName: config.evidenceIndexTableName,
-    evidence: new S3EvidenceStore(s3, config.evidence.bucket, config.evidence.lockMode),
-    invokeIngest: lambdaIngest(lambda, config.ingestFunctionName),
-    parked: new S3ParkedBatches(s3, config.failedBatchesBucket),
-    proposalKeepDays: config.proposalKeepDays,
-    ...auditSealOf(config.auditSealKeyArn),
-  }),
-  config.policy,
-);
+const ports = operatorPorts({
+  doc: documentClient,
+  tableName: config.tableName,
+  evidenceIndexTableName: config.evidenceIndexTableName,
+  evidence: new S3EvidenceStore(s3, config.evidence.bucket, config.evidence.lockMode),
+  invokeIngest: lambdaIngest(lambda, config.ingestFunctionName),
+  parked: new S3ParkedBatches(s3, config.failedBatchesBucket),
+  proposalKeepDays: config.proposalKeepDays,
+  ...auditSealOf(config.auditSealKeyArn),
+});
+const ops = operations(ports, config.policy);
+// A stage in two regions: promote, demote and reconcile, for this region (functions/operator/region-routes.ts).
+const regionCommands = regionCommandsOf({ doc: documentClient, tableName: config.tableName, audit: ports.audit });
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
   statusCode,
@@ -59,11 +61,8 @@ export const handler = async (event: APIGatewayProxyEvent, context: Context): Pr
     return json(400, { ok: false, refusal: { code: 'INVALID', message: 'the body is not JSON' } });
   }
   try {
-    const answered = await answer(ops, identity, {
-      ...asked,
-      query: event.queryStringParameters ?? {},
-      body,
-    });
+    const request = { ...asked, query: event.queryStringParameters ?? {}, body };
+    const answered = (await answerRegions(regionCommands, identity, request)) ?? (await answer(ops, identity, request));
     logger.info('operator request', { ...asked, principal: identity.principal, status: answered.status });
     return json(answered.status, answered.body);
   } catch (error) {

@@ -22,8 +22,22 @@ export interface RegionSide {
   readonly region: string;
   readonly fence: Pick<DynamoFenceStore, 'control' | 'activate' | 'fence' | 'note'>;
   readonly store: DynamoSuccessorStore;
-  /** The region's ingest mapping: enabled when it is active. */
-  readonly intake: { enable(): Promise<void>; disable(): Promise<void> };
+  /**
+   * The region's ingest mapping: enabled when it is active. A deployed stage's answers what it switched — or that it
+   * could not, and what to do by hand — and never throws for it: the fence has moved by then, and the report says so.
+   */
+  readonly intake: { enable(): Promise<IntakeReport | undefined>; disable(): Promise<IntakeReport | undefined> };
+}
+
+/** What switching a region's ingest mapping did (functions/operator-api/lambda-intake.ts). */
+export interface IntakeReport {
+  /** The mapping's UUID, as the stack named it. */
+  readonly mapping: string;
+  readonly enabled: boolean;
+  /** Switched: the mapping's state as Lambda answered it (Enabling, Disabling: AWS takes up to 90 s). */
+  readonly state?: string;
+  /** Not switched: why, and the command that does it by hand. */
+  readonly failed?: { readonly error: string; readonly doByHand: string };
 }
 
 export interface Clock {
@@ -53,6 +67,8 @@ export interface PromotionReport {
   readonly secondCopies: number;
   /** Successors a previous run of this promotion already wrote. */
   readonly alreadyThere: number;
+  /** The region's ingest mapping switched on (a deployed stage), or why not. */
+  readonly intake?: IntakeReport;
 }
 
 export async function promoteFailover(
@@ -100,8 +116,8 @@ export async function promoteFailover(
     else if (start.status === 'UNKNOWN') counts.unknown++;
     else counts.held++;
   }
-  await to.intake.enable();
-  return { region: to.region, epoch, startedAt, activeAt, ...counts };
+  const intake = await to.intake.enable();
+  return { region: to.region, epoch, startedAt, activeAt, ...counts, ...(intake === undefined ? {} : { intake }) };
 }
 
 export interface DemoteRequest {
@@ -110,6 +126,11 @@ export interface DemoteRequest {
   /** The ingest function's timeout and dispatch's: no invocation outlives them. */
   readonly ingestTimeoutMs: number;
   readonly dispatchTimeoutMs: number;
+  /**
+   * The longest this call may wait for quiescence (default: as long as it takes). A longer wait answers `quietFrom`
+   * without `quiescentAt`: the same command run again from then records it (the operator API answers within 29 s).
+   */
+  readonly waitUpToMs?: number;
 }
 
 export interface DemotionReport {
@@ -118,10 +139,14 @@ export interface DemotionReport {
   readonly mappingsDisabledAt: number;
   /** From this instant no send starts in the region. */
   readonly fencedAt: number;
-  /** From this instant nothing in the region writes pipeline state. */
-  readonly quiescentAt: number;
+  /** From this instant no invocation that could have started before the fence is still running. */
+  readonly quietFrom: number;
+  /** Recorded on the fence: from this instant nothing in the region writes pipeline state. Absent: run again. */
+  readonly quiescentAt?: number;
   /** It had fenced itself, or was demoted already. */
   readonly wasFenced: boolean;
+  /** The region's ingest mapping switched off (a deployed stage), or why not. */
+  readonly intake?: IntakeReport;
 }
 
 /** Beyond the timeouts, a margin for the clock of the Lambda service and ours. */
@@ -131,10 +156,15 @@ export async function demote(side: RegionSide, request: DemoteRequest, clock: Cl
   const own = await side.fence.control(true);
   const refusal = demoteRefusal(side.region, own);
   if (refusal !== undefined || own === undefined) throw refusal ?? new Error('no fence');
-  await side.intake.disable();
-  const mappingsDisabledAt = clock.now();
+  // A mapping left on in a fenced region writes nothing (its ingest is fenced): a failure to switch it is reported,
+  // and never stops the kill switch.
+  const intake = await side.intake.disable();
+  const fenced = own.state === 'FENCED';
+  // Run again (to record quiescence, or after an interruption): the instants the first run recorded stand.
+  const mappingsDisabledAt = (fenced ? own.mappingsDisabledAt : undefined) ?? clock.now();
+  if (fenced && own.mappingsDisabledAt === undefined) await side.fence.note({ mappingsDisabledAt }, own.epoch);
   const fencedAt =
-    own.state === 'FENCED' && own.fencedAt !== undefined
+    fenced && own.fencedAt !== undefined
       ? own.fencedAt
       : await side.fence.fence(
           {
@@ -143,23 +173,28 @@ export async function demote(side: RegionSide, request: DemoteRequest, clock: Cl
             since: clock.now(),
             by: request.by,
             reason: request.reason,
-            mode: own.state === 'FENCED' ? own.mode : 'CLEAN',
+            mode: fenced ? own.mode : 'CLEAN',
             mappingsDisabledAt,
             fencedAt: clock.now(),
           },
           own,
         );
-  const quiet =
+  const quietFrom =
     Math.max(mappingsDisabledAt + request.ingestTimeoutMs, fencedAt + request.dispatchTimeoutMs) + QUIESCENCE_MARGIN_MS;
-  if (quiet > clock.now()) await clock.sleep(quiet - clock.now());
-  const quiescentAt = clock.now();
-  await side.fence.note({ quiescentAt }, own.epoch);
-  return {
+  const report = {
     region: side.region,
     epoch: own.epoch,
     mappingsDisabledAt,
     fencedAt,
-    quiescentAt,
-    wasFenced: own.state === 'FENCED',
+    quietFrom,
+    wasFenced: fenced,
+    ...(intake === undefined ? {} : { intake }),
   };
+  if (fenced && own.quiescentAt !== undefined) return { ...report, quiescentAt: own.quiescentAt };
+  const wait = quietFrom - clock.now();
+  if (wait > (request.waitUpToMs ?? Number.POSITIVE_INFINITY)) return report;
+  if (wait > 0) await clock.sleep(wait);
+  const quiescentAt = clock.now();
+  await side.fence.note({ quiescentAt }, own.epoch);
+  return { ...report, quiescentAt };
 }

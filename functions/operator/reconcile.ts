@@ -34,6 +34,11 @@ export interface ReconcileRequest {
   readonly lookupMs: number;
   /** Ingest's timeout plus the fence's cache: after the mark, no invocation can still hold an event. */
   readonly settleAfterMs: number;
+  /**
+   * The longest this call may wait for that (default: as long as it takes). A longer wait answers `settlesAt` and
+   * lists nothing: the same command run again from then settles (the operator API answers within 29 s).
+   */
+  readonly waitUpToMs?: number;
 }
 
 export interface ReconcileReport {
@@ -47,6 +52,8 @@ export interface ReconcileReport {
   readonly released: number;
   /** Still waiting: nothing proven (the old region's record not readable). */
   readonly waiting: number;
+  /** Marked reconciled, not settled yet: nothing was listed; run it again from this instant. */
+  readonly settlesAt?: number;
 }
 
 export async function reconcile(
@@ -60,11 +67,17 @@ export async function reconcile(
   // The rule has checked the predecessor; the type does not follow it through the function.
   if (refusal !== undefined || active?.predecessor === undefined) throw refusal ?? new Error('no predecessor');
   const report = { lateSuccessors: 0, handedOver: 0, unknown: 0, released: 0, waiting: 0 };
+  const markedAt = active.predecessor.reconciledAt ?? clock.now();
   if (active.predecessor.reconciledAt === undefined) {
-    await to.fence.note({ predecessor: { ...active.predecessor, reconciledAt: clock.now() } }, active.epoch);
+    await to.fence.note({ predecessor: { ...active.predecessor, reconciledAt: markedAt } }, active.epoch);
     await to.fence.note({ lookupUntil: clock.now() + request.lookupMs }, active.epoch);
   }
-  await clock.sleep(request.settleAfterMs);
+  // Run again after the mark (to settle, or after an interruption): only what is left of the wait.
+  const wait = markedAt + request.settleAfterMs - clock.now();
+  if (wait > (request.waitUpToMs ?? Number.POSITIVE_INFINITY)) {
+    return { from: from.region, to: to.region, ...report, settlesAt: markedAt + request.settleAfterMs };
+  }
+  if (wait > 0) await clock.sleep(wait);
   const owner = { owner: to.region, epoch: active.epoch };
   for await (const original of from.store.unfinished()) {
     if (epochOf(original) >= active.epoch) continue;

@@ -123,7 +123,10 @@ export class DynamoFenceStore implements FenceGate {
   }
 
   /** Records on CONTROL what a demotion established afterwards (quiescence), without moving the fence. */
-  async note(fields: Pick<FenceControl, 'quiescentAt' | 'predecessor' | 'lookupUntil'>, epoch: number): Promise<void> {
+  async note(
+    fields: Pick<FenceControl, 'quiescentAt' | 'predecessor' | 'lookupUntil' | 'mappingsDisabledAt'>,
+    epoch: number,
+  ): Promise<void> {
     const names = Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined);
     if (names.length === 0) return;
     try {

@@ -79,4 +79,13 @@ describe('the operator function', () => {
     expect(JSON.parse(answer.body)).toEqual({ ok: true, proposals: [] });
     expect(dynamo.calls().length).toBeGreaterThan(0);
   });
+
+  it('on a stage in one region, answers the region commands’ routes that there are none, reading nothing', async () => {
+    dynamo.reset();
+    const event = { ...request({ userArn: ARN }, { region: 'us-east-1' }), path: '/regions/demote/preview' };
+    const answer = await handler(event, context);
+    expect(answer.statusCode).toBe(404);
+    expect(JSON.parse(answer.body).refusal.message).toMatch(/runs in one region: it has no region commands/);
+    expect(dynamo.calls()).toHaveLength(0);
+  });
 });

@@ -225,10 +225,12 @@ export class Region {
         enable: async () => {
           if (!this.alive) throw new RegionLost(`${this.name} is lost`);
           this.intakeEnabled = true;
+          return undefined;
         },
         disable: async () => {
           if (!this.alive) throw new RegionLost(`${this.name} is lost`);
           this.intakeEnabled = false;
+          return undefined;
         },
       },
     };

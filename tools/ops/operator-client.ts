@@ -23,8 +23,17 @@ export interface OperatorApiOptions {
 /** The region an execute-api URL names, or undefined (a custom domain). */
 export const regionOfApiUrl = (url: string) => /\.execute-api\.([a-z0-9-]+)\.amazonaws\.com/.exec(url)?.[1];
 
-/** The operations of a deployed stage, over its operator API: the caller is whoever AWS says signed the request. */
-export function operatorApiClient(options: OperatorApiOptions): CallerOperations {
+/** One signed request to the operator API: its JSON answer, or the refusal thrown as a typed refusal. */
+export type OperatorApiCall = (
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+  query?: Record<string, string>,
+  // biome-ignore lint/suspicious/noExplicitAny: each route answers its own JSON shape (functions/operator/routes.ts)
+) => Promise<any>;
+
+/** Requests to a deployed stage's operator API, each signed with the operator's own credentials (SigV4). */
+export function operatorApiCall(options: OperatorApiOptions): OperatorApiCall {
   const base = new URL(options.url.endsWith('/') ? options.url : `${options.url}/`);
   const region = options.region ?? regionOfApiUrl(base.href) ?? process.env.AWS_REGION;
   if (region === undefined) throw new Error(`cannot tell the region of ${base.href}: set AWS_REGION`);
@@ -36,7 +45,7 @@ export function operatorApiClient(options: OperatorApiOptions): CallerOperations
   });
   const send = options.fetch ?? fetch;
 
-  async function call(method: 'GET' | 'POST', route: string, body?: unknown, query: Record<string, string> = {}) {
+  return async (method, route, body, query = {}) => {
     const url = new URL(route.replace(/^\//, ''), base);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const text = body === undefined ? undefined : JSON.stringify(body);
@@ -56,8 +65,12 @@ export function operatorApiClient(options: OperatorApiOptions): CallerOperations
       ...(text === undefined ? {} : { body: text }),
     });
     return settle(response, `${method} ${url.pathname}`);
-  }
+  };
+}
 
+/** The operations of a deployed stage, over its operator API: the caller is whoever AWS says signed the request. */
+export function operatorApiClient(options: OperatorApiOptions): CallerOperations {
+  const call = operatorApiCall(options);
   return {
     preview: (action, request) => call('POST', `actions/${action}/preview`, request),
     confirm: async (action, request, reason, fingerprint) =>
@@ -76,6 +89,17 @@ export function operatorApiClient(options: OperatorApiOptions): CallerOperations
   };
 }
 
+/** An answer of the operator API that is not one: its HTTP status, kept (504: API Gateway stopped waiting at 29 s). */
+export class OperatorApiError extends Error {
+  override name = 'OperatorApiError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The answer's body; a refusal thrown as the refusal, anything else that is not an answer as an error naming it. */
 // biome-ignore lint/suspicious/noExplicitAny: each route answers its own JSON shape (functions/operator/routes.ts)
 async function settle(response: Response, what: string): Promise<any> {
@@ -84,14 +108,17 @@ async function settle(response: Response, what: string): Promise<any> {
   try {
     body = JSON.parse(text);
   } catch {
-    throw new Error(`operator API ${what} answered ${response.status} without JSON: ${text.slice(0, 200)}`);
+    throw new OperatorApiError(
+      response.status,
+      `operator API ${what} answered ${response.status} without JSON: ${text.slice(0, 200)}`,
+    );
   }
   if (body.refusal !== undefined) throw new OperatorError(body.refusal);
   if (!response.ok || body.ok === false) {
     // API Gateway's own answers (403 for a missing or refused IAM authorization) carry only a message.
     const why =
       body.error === undefined ? (body.message ?? text.slice(0, 200)) : `${body.error.name}: ${body.error.message}`;
-    throw new Error(`operator API ${what} answered ${response.status}: ${why}`);
+    throw new OperatorApiError(response.status, `operator API ${what} answered ${response.status}: ${why}`);
   }
   return body;
 }

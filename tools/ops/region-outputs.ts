@@ -23,6 +23,10 @@ export interface DeployedRegions {
   readonly sweepShards: number;
   readonly primary: DeployedRegion;
   readonly recovery: DeployedRegion;
+  /** The operator API of the stack read: the region commands for its own region go there. */
+  readonly operatorApiUrl: string;
+  /** The other region's stack: its operator API acts for the other region. */
+  readonly peerStackName: string;
 }
 
 const NAMES = Object.keys(REGION_STACK_OUTPUTS) as RegionStackOutputName[];
@@ -46,7 +50,7 @@ export async function readDeployedRegions(
     );
   }
   const { status, values } = read;
-  const missing = [...NAMES, 'TableName'].filter((n) => !values.get(n));
+  const missing = [...NAMES, 'TableName', 'OperatorApiUrl'].filter((n) => !values.get(n));
   if (missing.length > 0) {
     const oneRegion = !values.get('FenceTableName') && values.get('TableName');
     throw new StackOutputsError(
@@ -74,5 +78,7 @@ export async function readDeployedRegions(
     sweepShards,
     primary: kind === 'primary' ? own : peer,
     recovery: kind === 'primary' ? peer : own,
+    operatorApiUrl: value('OperatorApiUrl'),
+    peerStackName: value('PeerStackName'),
   };
 }

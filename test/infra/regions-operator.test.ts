@@ -1,0 +1,132 @@
+/**
+ * The operator function of a stage in two regions runs promote, demote and reconcile for its own region
+ * (lib/regional-operator.ts): told its fence, the other region's and its ingest mapping; allowed its own fence read and
+ * written, the other's read only, its own ingest mapping switched and no other, the other region's replica read and
+ * settled (reconcile), never an item deleted there. A stage in one region's operator has none of it.
+ */
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { createNotifierStacks } from '../../lib/notifier-app.ts';
+import { allows, resolver, type Statement } from '../support/policy-eval.ts';
+import { EXAMPLE_ONE_REGION, synthTemplate, type TemplateResource } from '../support/synth.ts';
+
+type Template = { Resources: Record<string, TemplateResource> };
+const ACCOUNT = '123456789012';
+const [PRIMARY, RECOVERY] = ['ap-northeast-1', 'ap-northeast-3'];
+
+function synth() {
+  const app = new App({
+    context: { settingsFile: 'examples/settings.example.json', 'aws:cdk:bundling-stacks': [] },
+  });
+  const { primary, recovery } = createNotifierStacks(app);
+  const assembly = app.synth();
+  if (recovery === undefined) throw new Error('the example names a recovery region');
+  const of = (name: string) => assembly.getStackByName(name).template as Template;
+  return { p: of(primary.stackName), r: of(recovery.stackName) };
+}
+
+const entries = (t: Template) => Object.entries(t.Resources);
+const fnOf = (t: Template, prefix: string) => {
+  const found = entries(t).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(prefix));
+  if (found === undefined) throw new Error(`no function ${prefix}`);
+  return found[1];
+};
+const envOf = (t: Template, prefix: string) =>
+  (fnOf(t, prefix).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+/** Every statement the function's role holds, resolved as CloudFormation would in `region`. */
+const statementsOf = (t: Template, prefix: string, region: string): Statement[] => {
+  const role = (fnOf(t, prefix).Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0] as string;
+  const resolve = resolver(ACCOUNT, region);
+  return (
+    entries(t)
+      .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes(`"${role}"`))
+      .flatMap(([, r]) => (resolve(r.Properties.PolicyDocument) as { Statement: Statement[] }).Statement)
+      // An identity policy's statements are the role's own: they apply to it as if they named it.
+      .map((s) => ({ ...s, Principal: '*' }))
+  );
+};
+const may = (statements: Statement[], action: string, resource: string) =>
+  allows(statements, { principal: { arn: 'operator', account: ACCOUNT }, action, resource, context: {} });
+
+const table = (region: string, name: string) => `arn:aws:dynamodb:${region}:${ACCOUNT}:table/${name}`;
+const mapping = (region: string, uuid: string) => `arn:aws:lambda:${region}:${ACCOUNT}:event-source-mapping:${uuid}`;
+
+describe('the operator function of each region, for the region commands', () => {
+  const { p, r } = synth();
+  const sides = [
+    { t: p, region: PRIMARY, other: RECOVERY, otherFence: 'notifier-example-recovery-fence' },
+    { t: r, region: RECOVERY, other: PRIMARY, otherFence: 'notifier-example-fence' },
+  ];
+
+  it('is told its fence, the other region and its fence, its own ingest mapping, the placement, the timeouts demote waits out and the channel policies', () => {
+    for (const { t, other, otherFence } of sides) {
+      expect(envOf(t, 'Operator')).toMatchObject({
+        FENCE_TABLE_NAME: { Ref: expect.stringMatching(/^FenceTable/) },
+        OTHER_REGION: other,
+        OTHER_FENCE_TABLE_NAME: otherFence,
+        INGEST_MAPPING_ID: { Ref: 'IngestKafkaMapping' },
+        SWEEP_SHARDS: envOf(t, 'Ingest').SWEEP_SHARDS,
+        INGEST_TIMEOUT_SECONDS: String(fnOf(t, 'Ingest').Properties.Timeout),
+        DISPATCH_TIMEOUT_SECONDS: String(fnOf(t, 'Dispatch').Properties.Timeout),
+        FAILOVER_LOOKUP_MINUTES: '60',
+        // An original still sending is resolved by reconcile as the sweeper would: the same channel policies.
+        CHANNEL_POLICIES: envOf(t, 'Dispatch').CHANNEL_POLICIES,
+      });
+      expect(envOf(t, 'Operator').CHANNEL_POLICIES).toEqual(expect.stringContaining('EMAIL='));
+    }
+  });
+
+  it('may switch its own ingest mapping and no other, by the ARN IAM names it with (a colon before the UUID)', () => {
+    for (const { t, region, other } of sides) {
+      const ops = statementsOf(t, 'Operator', region);
+      const own = mapping(region, 'ref:IngestKafkaMapping');
+      expect(may(ops, 'lambda:UpdateEventSourceMapping', own)).toBe(true);
+      expect(may(ops, 'lambda:UpdateEventSourceMapping', mapping(region, '1f2e3d4c-0000-4000-8000-000000000000'))).toBe(
+        false,
+      );
+      expect(may(ops, 'lambda:UpdateEventSourceMapping', mapping(other, 'ref:IngestKafkaMapping'))).toBe(false);
+      expect(may(ops, 'lambda:DeleteEventSourceMapping', own)).toBe(false);
+      // The keeper's own switch (it disables the intake of a region that fenced itself) is named the same way.
+      expect(may(statementsOf(t, 'Sweeper', region), 'lambda:UpdateEventSourceMapping', own)).toBe(true);
+    }
+  });
+
+  it("reads and writes its own fence, and only reads the other region's", () => {
+    for (const { t, region, other, otherFence } of sides) {
+      const ops = statementsOf(t, 'Operator', region);
+      const fenceId = entries(t).find(([id, x]) => x.Type === 'AWS::DynamoDB::Table' && id.startsWith('FenceTable'));
+      const ownFence = `arn:${fenceId?.[0]}`;
+      for (const action of ['GetItem', 'PutItem', 'UpdateItem']) {
+        expect(may(ops, `dynamodb:${action}`, ownFence), action).toBe(true);
+      }
+      expect(may(ops, 'dynamodb:GetItem', table(other, otherFence))).toBe(true);
+      for (const action of ['PutItem', 'UpdateItem', 'DeleteItem']) {
+        expect(may(ops, `dynamodb:${action}`, table(other, otherFence)), action).toBe(false);
+      }
+    }
+  });
+
+  it("reaches the other region's replica to settle the old region's records: reads and conditional writes, never a delete", () => {
+    for (const { t, region, other } of sides) {
+      const ops = statementsOf(t, 'Operator', region);
+      const replica = table(other, 'notifier-example-notifications');
+      for (const action of ['GetItem', 'Query', 'PutItem', 'UpdateItem']) {
+        expect(may(ops, `dynamodb:${action}`, replica), action).toBe(true);
+      }
+      expect(may(ops, 'dynamodb:Query', `${replica}/index/sweep`)).toBe(true);
+      expect(may(ops, 'dynamodb:DeleteItem', replica)).toBe(false);
+      expect(may(ops, 'dynamodb:Scan', replica)).toBe(false);
+    }
+  });
+});
+
+describe('the operator function of a stage in one region', () => {
+  it('has no region commands: no fence, no mapping to switch', () => {
+    const { template } = synthTemplate(EXAMPLE_ONE_REGION);
+    const t = template as unknown as Template;
+    expect(envOf(t, 'Operator').FENCE_TABLE_NAME).toBeUndefined();
+    expect(envOf(t, 'Operator').INGEST_MAPPING_ID).toBeUndefined();
+    const ops = statementsOf(t, 'Operator', PRIMARY);
+    expect(ops.some((s) => JSON.stringify(s.Action).includes('EventSourceMapping'))).toBe(false);
+  });
+});
