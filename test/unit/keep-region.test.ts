@@ -37,7 +37,7 @@ function fenceAt(ingestMappingId: string | undefined): RegionFence {
     region: 'ap-northeast-3',
     store,
     clockMarginMs: 0,
-    other: { region: 'ap-northeast-1', fenceTable: 'other-fence' },
+    other: { region: 'ap-northeast-1', fenceTable: 'other-fence', tableName: undefined },
     ingestMappingId,
   };
 }
