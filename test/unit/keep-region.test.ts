@@ -39,6 +39,7 @@ function fenceAt(ingestMappingId: string | undefined): RegionFence {
     clockMarginMs: 0,
     other: { region: 'ap-northeast-1', fenceTable: 'other-fence', tableName: undefined },
     ingestMappingId,
+    lookupTimeoutMs: 1_000,
   };
 }
 
