@@ -243,7 +243,6 @@ export class NotifierStack extends Stack {
       dispatch: dispatch as NotifierFunction,
       ingestMapping,
       placementEnv: p.placementEnv,
-      channelPolicies: p.sendingEnv.CHANNEL_POLICIES,
     });
     alarmOnRegions(observability, p.metricNamespace, p.table, role);
     const output = (id: RegionStackOutputName, value: string) =>

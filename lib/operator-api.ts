@@ -22,6 +22,7 @@ import type { IConstruct } from 'constructs';
 import type { OperatorEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { formatApprovalKinds } from '../functions/domain/approval.ts';
+import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
 import { IDENTITY_CENTER_ROLE_PREFIX } from '../functions/domain/identity.ts';
 import { evidenceIndexEnvironment, grantIndexReads } from './evidence-index-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
@@ -46,6 +47,7 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
     PROPOSAL_HOURS: String(s.proposalHours),
     ...(s.identityCenterUserNameIsEmail ? { IDENTITY_CENTER_USER_NAME_IS_EMAIL: 'true' as const } : {}),
     AUDIT_SEAL_KEY_ARN: p.evidence.auditSealKey.keyArn,
+    CHANNEL_POLICIES: formatChannelPolicies(s.deliveryPolicy),
   };
   const fn = new NotifierFunction(stack, 'Operator', {
     entry: 'operator-api/index.ts',

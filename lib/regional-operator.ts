@@ -23,8 +23,6 @@ export interface RegionOperatorParts {
   readonly dispatch: NotifierFunction;
   readonly ingestMapping: CfnEventSourceMapping;
   readonly placementEnv: PlacementEnvironment;
-  /** `deliveryPolicy` as dispatch and the sweeper have it (CHANNEL_POLICIES). */
-  readonly channelPolicies: string | undefined;
 }
 
 const seconds = (fn: NotifierFunction) => String(fn.timeout?.toSeconds() ?? 30);
@@ -44,7 +42,6 @@ export function operateRegion(stack: Stack, table: ITable, fence: Table, role: R
     DISPATCH_TIMEOUT_SECONDS: seconds(p.dispatch),
     FAILOVER_SECOND_COPY: role.settings.failoverSecondCopy.join(','),
     FAILOVER_LOOKUP_MINUTES: String(role.settings.failoverLookupMinutes),
-    ...(p.channelPolicies === undefined ? {} : { CHANNEL_POLICIES: p.channelPolicies }),
   };
   for (const [k, v] of Object.entries(environment)) if (v !== undefined) p.operator.addEnvironment(k, v);
   // Its own fence: read, promoted (ACTIVE), demoted (FENCED), and what a demotion or reconciliation notes on it.

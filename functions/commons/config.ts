@@ -249,6 +249,7 @@ export function loadOperatorConfig(env: Env = process.env) {
     auditSealKeyArn: c.AUDIT_SEAL_KEY_ARN,
     proposalKeepDays: c.INBOX_RETENTION_DAYS,
     policy: approvalPolicy(c.APPROVAL_REQUIRED_FOR, c.PROPOSAL_HOURS, c.IDENTITY_CENTER_USER_NAME_IS_EMAIL === 'true'),
+    channelPolicies: channelPoliciesOf(c.CHANNEL_POLICIES),
   };
 }
 

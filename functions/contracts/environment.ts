@@ -235,6 +235,8 @@ export const OPERATOR_ENVIRONMENT = {
   PROPOSAL_HOURS: int(1, MAX_PROPOSAL_HOURS, DEFAULT_PROPOSAL_HOURS, DEPLOYED),
   /** The bank's Identity Center user name is its directory e-mail (settings `identityCenterUserNameIsEmail`). */
   IDENTITY_CENTER_USER_NAME_IS_EMAIL: oneOf(['true', 'false'], 'false'),
+  /** The stage's delivery policy per channel, as dispatch has it: what a resend's or a held notice's preview says. */
+  CHANNEL_POLICIES: optionalText(),
 } as const satisfies EnvSpec;
 
 export type IngestEnvironment = EnvironmentOf<typeof INGEST_ENVIRONMENT>;

@@ -33,6 +33,7 @@ const ports = operatorPorts({
   invokeIngest: lambdaIngest(lambda, config.ingestFunctionName),
   parked: new S3ParkedBatches(s3, config.failedBatchesBucket),
   proposalKeepDays: config.proposalKeepDays,
+  policies: config.channelPolicies,
   ...auditSealOf(config.auditSealKeyArn),
 });
 const ops = operations(ports, config.policy);

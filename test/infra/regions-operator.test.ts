@@ -129,4 +129,11 @@ describe('the operator function of a stage in one region', () => {
     const ops = statementsOf(t, 'Operator', PRIMARY);
     expect(ops.some((s) => JSON.stringify(s.Action).includes('EventSourceMapping'))).toBe(false);
   });
+
+  it("reads the stage's channel policies as dispatch has them: a resend's preview says what a second copy means", () => {
+    const { template } = synthTemplate(EXAMPLE_ONE_REGION);
+    const t = template as unknown as Template;
+    expect(envOf(t, 'Operator').CHANNEL_POLICIES).toEqual(envOf(t, 'Dispatch').CHANNEL_POLICIES);
+    expect(envOf(t, 'Operator').CHANNEL_POLICIES).toEqual(expect.stringContaining('SMS='));
+  });
 });
