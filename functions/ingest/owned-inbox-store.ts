@@ -91,7 +91,7 @@ export class OwnedInboxStore implements InboxStore {
   async recordEvent(
     inbox: InboxItem,
     notifications: NotificationItem[],
-    _series?: SeriesEntryItem,
+    series?: SeriesEntryItem,
     origin?: RecordOrigin,
   ): Promise<RecordOutcome> {
     const control = await this.fence.current();
@@ -123,6 +123,9 @@ export class OwnedInboxStore implements InboxStore {
       return this.inner.recordEvent(
         { ...inbox, ...owned },
         notifications.map((n) => ({ ...n, ...owned })),
+        // A newer notice of the series replaces an older one here as in one region (docs/dispatch.md "The right
+        // moment"). A held event writes none: its notices wait for a decision, not for the series.
+        series === undefined ? undefined : { ...series, ...owned },
       );
     }
     const placement = this.failover.placement ?? DEFAULT_SWEEP_PLACEMENT;

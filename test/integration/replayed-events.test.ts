@@ -5,6 +5,7 @@
  * up in the old region. Every item it writes carries its region and epoch.
  */
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
@@ -95,6 +96,29 @@ describe('events read again after a failover', () => {
       'PENDING',
       'ap-northeast-3',
     ]);
+  });
+
+  it('a new event of a type that supersedes keeps its series entry, owned by this region: a newer notice still replaces an older one', async () => {
+    await promoted();
+    const lowBalance = transferEvent({
+      eventId: 'after-cut-series-1',
+      type: 'LowBalance',
+      occurredAt: '2026-11-30T10:01:30Z',
+      recipient: { userId: 'u-series', locale: 'en' },
+      data: { accountLast4: '0042', balance: '12.00', currency: 'USD' },
+      channels: ['SMS'],
+    });
+    const event = mskEvent([{ topic: 'banking.transfers', partition: 0, offset: 1, value: lowBalance }]);
+    expect((await ingestBatch(event, deps())).figures.accepted).toBe(1);
+    const { Items = [] } = await recovery.doc.send(
+      new ScanCommand({
+        TableName: recovery.tableName,
+        FilterExpression: 'kind = :k AND eventId = :e',
+        ExpressionAttributeValues: { ':k': 'NOTICE_SERIES', ':e': 'after-cut-series-1' },
+      }),
+    );
+    expect(Items).toHaveLength(1);
+    expect(Items[0]).toMatchObject({ owner: 'ap-northeast-3', epoch: 2 });
   });
 
   it('once reconciled: looked up in the old region — there, a duplicate; held here before, a duplicate; else new', async () => {
