@@ -24,6 +24,7 @@ import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import type { NotificationKey } from './notification-store.ts';
+import { queryItems } from './paged-query.ts';
 
 /** A notification as a reconciliation reads it: its owner and epoch, and, for a successor, whose notice it carries. */
 export type OwnedNotification = NotificationItem & {
@@ -180,24 +181,17 @@ export class DynamoSuccessorStore {
   private async *listed(partitions: readonly string[]): AsyncGenerator<OwnedNotification> {
     const index = TABLE_SCHEMA.sweepIndex;
     for (const partition of partitions) {
-      let next: Record<string, NativeAttributeValue> | undefined;
-      do {
-        const r = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: index.indexName,
-            KeyConditionExpression: '#key = :key',
-            ExpressionAttributeNames: { '#key': index.partitionKey },
-            ExpressionAttributeValues: { ':key': partition },
-            ...(next === undefined ? {} : { ExclusiveStartKey: next }),
-          }),
-        );
-        for (const entry of r.Items ?? []) {
-          const item = await this.get({ pk: String(entry.pk), sk: String(entry.sk) });
-          if (item !== undefined) yield item;
-        }
-        next = r.LastEvaluatedKey;
-      } while (next !== undefined);
+      const entries = queryItems(this.client, {
+        TableName: this.tableName,
+        IndexName: index.indexName,
+        KeyConditionExpression: '#key = :key',
+        ExpressionAttributeNames: { '#key': index.partitionKey },
+        ExpressionAttributeValues: { ':key': partition },
+      });
+      for await (const entry of entries) {
+        const item = await this.get({ pk: String(entry.pk), sk: String(entry.sk) });
+        if (item !== undefined) yield item;
+      }
     }
   }
 }
