@@ -25,6 +25,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import { FENCE_TABLE_SCHEMA } from '../functions/contracts/fence-schema.ts';
 import type { RegionEnvironment } from '../functions/contracts/region-environment.ts';
+import { type MetricName, SERVICE_NAME } from '../functions/contracts/telemetry.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { FENCE_CONTROL_KEY, type FenceControl, fenceShardCount, fenceShardKey } from '../functions/domain/fence.ts';
 import { awsCall, sdkCall } from './aws-calls.ts';
@@ -316,8 +317,16 @@ function lookUpInOtherRegion(stack: Stack, role: RegionRole, ingest: NotifierFun
  * (SelfDemoted) or seeing both active (RegionsBothActive). Runbook: docs/operations.md "Two regions".
  */
 export function alarmOnRegions(observability: Observability, metricNamespace: string, table: ITable, role: RegionRole) {
-  const ours = (metricName: string) =>
-    new Metric({ namespace: metricNamespace, metricName, statistic: 'Sum', period: Duration.minutes(1) });
+  // As the functions publish them (Powertools' service dimension): an alarm without it would watch a metric nobody
+  // writes, and never fire.
+  const ours = (metricName: MetricName) =>
+    new Metric({
+      namespace: metricNamespace,
+      metricName,
+      dimensionsMap: { service: SERVICE_NAME },
+      statistic: 'Sum',
+      period: Duration.minutes(1),
+    });
   observability.alarm(
     'FencedSendAttempts',
     ours('FencedSendAttempts'),
@@ -332,6 +341,11 @@ export function alarmOnRegions(observability: Observability, metricNamespace: st
     'RegionsBothActive',
     ours('RegionsBothActive'),
     `Both regions say ACTIVE and ${role.region} has the higher epoch: the other fences itself when it can see this one (docs/operations.md "Two regions").`,
+  );
+  observability.alarm(
+    'PeerLookupsUnanswered',
+    ours('PeerLookupsUnanswered'),
+    `Ingest in ${role.region} could not ask ${role.otherRegion} whether it took an event read again: the event is held, not sent, and waits for ops reconcile or ops held (docs/regions.md "Runbook").`,
   );
   // Published in the region that sends the writes, per receiving region: 60 s sustained is the design's threshold.
   observability.alarm(
