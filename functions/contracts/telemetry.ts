@@ -103,5 +103,9 @@ export const METRIC_NAMES = [
   'FencedSendAttempts',
   'SelfDemoted',
   'RegionsBothActive',
+  // the evidence spool (few records per invocation): records put in it, slices rolled into objects, its oldest slice
+  'EvidenceSpooled',
+  'EvidenceSlicesRolled',
+  'EvidenceSpoolOldestAge',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
