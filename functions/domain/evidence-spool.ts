@@ -84,3 +84,19 @@ export function lateBatchName(slice: string, digests: readonly string[]): string
 
 /** The prefix every object of a slice's records is under (the slice's own, and its late ones). */
 export const slicePrefix = (slice: string) => slice;
+
+const BATCH = /^batches\/(\d{4}-\d{2}-\d{2})\/(\d{2})(\d{2})(\d{2})-[a-z]+-([0-9a-z]{8,40})$/;
+
+/** The start (to the second) and the id of the invocation a batch name was made for (batchName); undefined if none. */
+export function invocationOfBatch(name: string): { startMs: number; id: string } | undefined {
+  const m = BATCH.exec(name);
+  if (m === null) return undefined;
+  const [, day, hh, mm, ss, id] = m as unknown as [string, string, string, string, string, string];
+  return { startMs: Date.parse(`${day}T${hh}:${mm}:${ss}.000Z`), id };
+}
+
+/** Whether a notification's batch is a slice the invocation of `batch` spooled its records to. */
+export function isSliceOfBatch(slice: string, batch: string): boolean {
+  const inv = invocationOfBatch(batch);
+  return inv !== undefined && isSliceOfInvocation(slice, inv.startMs, inv.id);
+}

@@ -187,9 +187,10 @@ function sliceReading(
   options: ReadOptions,
   feedbackBatches: FeedbackBatches,
 ): SliceReading {
+  const { locator } = options;
   return {
     inObject: (name, ids) => sendsInBatch(store, name, ids, options, feedbackBatches, slice),
-    ...(options.locator?.spooled === undefined ? {} : { spooled: options.locator.spooled }),
+    ...(locator?.spooled === undefined ? {} : { spooled: (s: string) => locator.spooled?.(s) ?? Promise.resolve([]) }),
     reportsOf: async (send) => {
       const reports = await reportsOn(store, slice, options, feedbackBatches);
       const own = dedupeReports(reports.found.filter((r) => r.report.providerMessageId === send.providerMessageId));

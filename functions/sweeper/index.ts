@@ -184,6 +184,7 @@ function recoverBatches(store: EvidenceStore, deadline: number): Promise<Recover
     intents: evidenceIntents,
     notifications: notificationStore,
     outlets: { store, gaps: evidenceGaps, index: evidenceIndex },
+    spool: evidenceSpool,
     // Rendering loads the templates: only when an intent is overdue.
     rebuilder: async () =>
       (await import('./rebuild-evidence.ts')).rebuilderOf({

@@ -124,6 +124,12 @@ async function notYetStored(
   records: readonly SpooledRecord[],
   store: EvidenceStore,
 ): Promise<SpooledRecord[]> {
+  const held = await digestsStored(slice, store);
+  return records.filter((r) => !held.has(r.sha256));
+}
+
+/** The digests of every record the objects of a slice hold (its own and its late ones). */
+async function digestsStored(slice: string, store: EvidenceStore): Promise<Set<string>> {
   const keys = (await store.list(slice)).filter(
     (k) => k === batchObjectKey(slice) || (k.startsWith(`${slice}late`) && k.endsWith('.jsonl.gz')),
   );
@@ -133,7 +139,18 @@ async function notYetStored(
     if (object === undefined) continue;
     for (const r of readBatch(object).records) held.add(r.entry.sha256);
   }
-  return records.filter((r) => !held.has(r.sha256));
+  return held;
+}
+
+/** Whether a record of a slice (its digest) is kept already: in the spool, or in one of the slice's objects. */
+export async function sliceHolds(
+  slice: string,
+  sha256: string,
+  spool: EvidenceSpool,
+  store: EvidenceStore,
+): Promise<boolean> {
+  if ((await spool.ofSlice(slice)).some((r) => r.sha256 === sha256)) return true;
+  return (await digestsStored(slice, store)).has(sha256);
 }
 
 /**
