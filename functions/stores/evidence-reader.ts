@@ -7,7 +7,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
-import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
+import { evidenceBody, type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
 import { batchObjectKey, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';
@@ -386,6 +386,7 @@ async function feedbackBatch(
   name: string,
   options: ReadOptions,
 ): Promise<{ reports: Report[]; missing?: string }> {
+  if (parseSliceBatch(name) !== undefined) return reportsInSlice(store, name, options);
   const key = batchObjectKey(name);
   const [object] = await store.history(key);
   const read = object === undefined || object.key !== key ? undefined : await readFirst(store, object);
@@ -393,6 +394,31 @@ async function feedbackBatch(
   const [, why] = batchStateText(await options.locator?.stateOf?.(name));
   return { reports: [], missing: `reports in ${name} are not in the store yet: ${why}` };
 }
+
+/** The reports a spool slice holds: in its objects once rolled (its own, late ones), before that in the spool. */
+async function reportsInSlice(
+  store: EvidenceStore,
+  slice: string,
+  options: ReadOptions,
+): Promise<{ reports: Report[]; missing?: string }> {
+  const reports: Report[] = [];
+  for (const object of await store.history(slice)) {
+    if (object.key !== batchObjectKey(slice) && !isLateOf(object.key, slice)) continue;
+    const read = await readFirst(store, object);
+    if (read !== undefined) reports.push(...reportsIn(read.bytes, read.warnings));
+  }
+  const spooled = (await options.locator?.spooled?.(slice)) ?? [];
+  // A report both rolled and still spooled (the roll-up between the two reads) is read once (dedupeReports).
+  for (const s of spooled) {
+    if (s.recordKind !== 'FEEDBACK') continue;
+    reports.push({ report: parseEvidence(s.bytes) as FeedbackEvidence, warnings: [] });
+  }
+  return reports.length > 0 || options.locator?.spooled === undefined
+    ? { reports }
+    : { reports, missing: `reports in ${slice} are neither in the store nor in the spool` };
+}
+
+const isLateOf = (key: string, slice: string) => key.startsWith(`${slice}late`) && key.endsWith('.jsonl.gz');
 
 /** The reports of a batch object; a damaged one is left out, its neighbours read. */
 function reportsIn(bytes: Uint8Array, warnings: string[]): Report[] {

@@ -10,11 +10,14 @@ import { InvocationEvidence, type SendProof } from '../../functions/dispatch/rec
 import { evidenceBody, sendEvidence, smsRequest, uniformRetention } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
 import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
+import { readFeedback } from '../../functions/domain/feedback.ts';
+import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
 import { findSends } from '../../functions/stores/evidence-reader.ts';
 import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
-import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
+import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { sesEvent } from '../support/ses-events.ts';
 
 let table: LocalTable;
 beforeAll(async () => {
@@ -24,18 +27,37 @@ beforeAll(async () => {
 const T0 = Date.parse('2026-12-06T05:12:30Z');
 const RETENTION = 2_557;
 
-function proofOf(eventId: string, acceptedAtMs: number, text = 'Example Bank: your transfer is complete.'): SendProof {
+function proofOf(
+  eventId: string,
+  acceptedAtMs: number,
+  text = 'Example Bank: your transfer is complete.',
+  channel: 'SMS' | 'EMAIL' = 'SMS',
+): SendProof {
+  const request =
+    channel === 'SMS'
+      ? smsRequest('+14255550100', text)
+      : ({
+          channel: 'EMAIL',
+          api: 'ses:SendEmail',
+          source: 'Example Bank <n@bank.example>',
+          to: ['ana@example.com'],
+          subject: 'Your transfer',
+          text,
+          html: `<p>${text}</p>`,
+          charset: 'UTF-8',
+          tags: [],
+        } as const);
   const record = sendEvidence(
     {
-      notificationId: `${eventId}#SMS`,
+      notificationId: `${eventId}#${channel}`,
       eventId,
-      channel: 'SMS',
+      channel,
       userId: `u-${eventId}`,
       template: 'TransferCompleted',
       locale: 'en-US',
       attempt: 1,
     },
-    smsRequest('+14255550100', text),
+    request,
     `msg-${eventId}`,
     acceptedAtMs,
     uniformRetention(RETENTION),
@@ -45,18 +67,25 @@ function proofOf(eventId: string, acceptedAtMs: number, text = 'Example Bank: yo
 }
 
 /** One dispatch invocation of `ids.length` sends at `startMs`: each record where the SENT write would name it. */
-async function invocation(spool: EvidenceSpool, store: MemoryStore, id: string, startMs: number, ids: string[]) {
+async function invocation(
+  spool: EvidenceSpool,
+  store: MemoryStore,
+  id: string,
+  startMs: number,
+  ids: string[],
+  channel: 'SMS' | 'EMAIL' = 'SMS',
+) {
   const intents = new MemoryIntents();
   const index = new MemoryIndex();
   const evidence = new InvocationEvidence(
     { store, gaps: new MemoryGaps(), intents, index: { index, retentionDays: RETENTION }, spool },
     { now: startMs, id, dueMs: startMs + 90_000, spoolBelow: 25 },
   );
-  await evidence.open(ids.map((e) => `${e}#SMS`));
+  await evidence.open(ids.map((e) => `${e}#${channel}`));
   const named: { batch: string; notificationId: string; sha256: string }[] = [];
   for (const e of ids) {
     const batch = await evidence.ready();
-    const proof = proofOf(e, startMs + 1_000);
+    const proof = proofOf(e, startMs + 1_000, undefined, channel);
     const at = evidence.addressOf(proof, batch);
     evidence.add(proof, at);
     named.push({ batch: at, notificationId: proof.record.notificationId, sha256: proof.sha256 });
@@ -171,5 +200,57 @@ describe('the evidence spool', () => {
     const found = await findSends(store, withLate, { locator: { spooled: (s) => spool.ofSlice(s) } });
     expect(found.unfound).toEqual([]);
     expect(found.proofs.map((p) => p.sha256).sort()).toEqual(withLate.map((n) => n.sha256).sort());
+  });
+
+  it("a feedback invocation's few reports go to the spool under a slice its send batch's item names: read with the send before and after the roll-up, one object for the minute", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const reports = new MemoryReports();
+    const sent = await invocation(spool, store, 'inv0000004', T0 + 3_600_000, ['sp-d1'], 'EMAIL');
+    const [named] = sent.named as [{ batch: string; notificationId: string; sha256: string }];
+    const read = readFeedback(
+      sesEvent('Bounce', { notificationId: named.notificationId, messageId: 'msg-sp-d1', to: 'gone1@example.com' }),
+    );
+    const messageId = read.ok ? read.feedback.messageId : '';
+    const at = T0 + 3_600_000 + 20_000;
+    let ids = 0;
+    await recordFeedback([read], {
+      store: {
+        findByMessageId: async () => undefined,
+        recordDelivery: async () => 'recorded' as const,
+        suppressAddress: async () => 'suppressed' as const,
+        recipientOf: async () => 'gone1@example.com',
+      },
+      now: () => at,
+      sleep: async () => undefined,
+      evidence: {
+        store,
+        gaps: new MemoryGaps(),
+        reports,
+        retentionDays: RETENTION,
+        sendBatchOf: async () => named.batch,
+        newId: () => `feedback${String(ids++).padStart(4, '0')}`,
+        timeoutMs: 1_000,
+        spool,
+        spoolBelow: 25,
+      },
+    });
+    const [reportsSlice] = await reports.of(named.batch);
+    expect(parseSliceBatch(reportsSlice ?? '')).toMatchObject({ days: RETENTION });
+    expect(store.objects.size).toBe(0);
+    const locator = { reportsOf: (b: string) => reports.of(b), spooled: (s: string) => spool.ofSlice(s) };
+    // The send's own record carries the provider's message id the report names.
+    const sendFound = async () => (await findSends(store, [named], { locator })).proofs[0];
+    const before = await sendFound();
+    expect(before?.feedback.map((f) => [f.status, f.providerMessageId])).toEqual([['BOUNCED', messageId]]);
+
+    const rolled = await roll(spool, store, at + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 2, objects: 2, open: 0 });
+    expect([...store.objects.keys()].sort()).toEqual(
+      [batchObjectKey(named.batch), batchObjectKey(reportsSlice ?? '')].sort(),
+    );
+    const after = await sendFound();
+    expect(after?.feedback).toEqual(before?.feedback);
+    expect(after?.warnings).toBeUndefined();
   });
 });
