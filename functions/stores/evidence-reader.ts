@@ -7,7 +7,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
-import { evidenceBody, type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
+import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
 import { batchObjectKey, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';

@@ -6,7 +6,7 @@
  */
 import { parseEvidence, type SendEvidence } from '../domain/evidence.ts';
 import { batchNameOfKey, batchObjectKey, readBatch, sha256Hex } from '../domain/evidence-batch.ts';
-import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS } from '../domain/evidence-spool.ts';
+import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS, SPOOL_SLICE_MS } from '../domain/evidence-spool.ts';
 import type { SendProof, SendsFound } from './evidence-proof.ts';
 import type { SpooledRecord } from './evidence-spool.ts';
 import type { EvidenceStore } from './evidence-store.ts';
@@ -56,7 +56,7 @@ export async function sendsInSlice(
 }
 
 /** The objects holding a slice's records: its own and its late ones (a longer retention's slice is another name). */
-async function sliceObjects(store: EvidenceStore, slice: string): Promise<string[]> {
+export async function sliceObjects(store: EvidenceStore, slice: string): Promise<string[]> {
   const own = batchObjectKey(slice);
   return (await store.list(slice)).filter(
     (k) => k === own || (k.startsWith(`${slice}late`) && k.endsWith('.jsonl.gz')),
@@ -88,4 +88,44 @@ async function spooledProof(
     warnings,
     ...(how.raw === true ? { bytes: record.bytes.toString('base64') } : {}),
   };
+}
+
+/** The digests of every record the objects of a slice hold (its own and its late ones). */
+export async function digestsStored(slice: string, store: EvidenceStore): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (const key of await sliceObjects(store, slice)) {
+    const object = await store.get(key);
+    if (object === undefined) continue;
+    for (const r of readBatch(object).records) held.add(r.entry.sha256);
+  }
+  return held;
+}
+
+/** Whether a record of a slice (its digest) is kept already: in the spool, or in one of the slice's objects. */
+export async function sliceHolds(
+  slice: string,
+  sha256: string,
+  spooled: (slice: string) => Promise<readonly SpooledRecord[]>,
+  store: EvidenceStore,
+): Promise<boolean> {
+  if ((await spooled(slice)).some((r) => r.sha256 === sha256)) return true;
+  return (await digestsStored(slice, store)).has(sha256);
+}
+
+/**
+ * A SENT send whose record a spool slice does not hold yet, neither spooled nor rolled (its writer still putting it,
+ * or dead and its rebuild due): what an erasure or a resend waits for, and until about when; undefined when held.
+ * The rebuild renders the record from the notification, so its data must stay until then.
+ */
+export async function sliceRecordPending(
+  slice: string,
+  sha256: string | undefined,
+  spooled: (slice: string) => Promise<readonly SpooledRecord[]>,
+  store: EvidenceStore,
+  nowMs: number,
+): Promise<{ batch: string; dueMs: number } | undefined> {
+  const start = parseSliceBatch(slice)?.startMs;
+  if (start === undefined) return undefined;
+  if (sha256 !== undefined && (await sliceHolds(slice, sha256, spooled, store))) return undefined;
+  return { batch: slice, dueMs: Math.max(start + SPOOL_CLOSED_AFTER_MS, nowMs + SPOOL_SLICE_MS) };
 }

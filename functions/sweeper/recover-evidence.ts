@@ -25,9 +25,9 @@ import { notificationKey, parseNotificationId } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
+import { sliceHolds } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import type { NotificationKey } from '../stores/notification-store.ts';
-import { sliceHolds } from './roll-up-evidence.ts';
 
 /** A notification SENT with its evidence's batch and digest on it. */
 export type SentHere = NotificationItem & { evidence: NonNullable<NotificationItem['evidence']> };
@@ -239,7 +239,13 @@ async function respool(
   for (const item of items) {
     const proof = await rebuild(item).catch(() => undefined);
     if (proof === undefined || proof.sha256 !== item.evidence.sha256) {
-      const held = await sliceHolds(item.evidence.batch, item.evidence.sha256, deps.spool, deps.outlets.store);
+      const spool = deps.spool;
+      const held = await sliceHolds(
+        item.evidence.batch,
+        item.evidence.sha256,
+        (s) => spool.ofSlice(s),
+        deps.outlets.store,
+      );
       if (!held) unverified.push(item);
       continue;
     }

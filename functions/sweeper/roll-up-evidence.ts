@@ -14,8 +14,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { count, logger } from '../commons/powertools.ts';
 import { type EvidenceRecord, parseEvidence } from '../domain/evidence.ts';
-import { batchObjectKey, batchRetainUntil, encodeBatch, readBatch } from '../domain/evidence-batch.ts';
+import { batchObjectKey, batchRetainUntil, encodeBatch } from '../domain/evidence-batch.ts';
 import { lateBatchName, SPOOL_CLOSED_AFTER_MS, SPOOL_SHARDS } from '../domain/evidence-spool.ts';
+import { digestsStored } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool, SpooledRecord, SpoolKey } from '../stores/evidence-spool.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 
@@ -126,31 +127,6 @@ async function notYetStored(
 ): Promise<SpooledRecord[]> {
   const held = await digestsStored(slice, store);
   return records.filter((r) => !held.has(r.sha256));
-}
-
-/** The digests of every record the objects of a slice hold (its own and its late ones). */
-async function digestsStored(slice: string, store: EvidenceStore): Promise<Set<string>> {
-  const keys = (await store.list(slice)).filter(
-    (k) => k === batchObjectKey(slice) || (k.startsWith(`${slice}late`) && k.endsWith('.jsonl.gz')),
-  );
-  const held = new Set<string>();
-  for (const key of keys) {
-    const object = await store.get(key);
-    if (object === undefined) continue;
-    for (const r of readBatch(object).records) held.add(r.entry.sha256);
-  }
-  return held;
-}
-
-/** Whether a record of a slice (its digest) is kept already: in the spool, or in one of the slice's objects. */
-export async function sliceHolds(
-  slice: string,
-  sha256: string,
-  spool: EvidenceSpool,
-  store: EvidenceStore,
-): Promise<boolean> {
-  if ((await spool.ofSlice(slice)).some((r) => r.sha256 === sha256)) return true;
-  return (await digestsStored(slice, store)).has(sha256);
 }
 
 /**

@@ -19,7 +19,7 @@ import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { uniformRetention } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { evidenceOf } from '../../functions/operator/index.ts';
+import { apply, eraseCustomer, evidenceFound, evidenceOf } from '../../functions/operator/index.ts';
 import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
@@ -35,6 +35,7 @@ import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { ALICE, operatorOn } from '../support/operator.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -183,4 +184,33 @@ describe('a dispatch invocation of few records that dies before its spool puts l
       beforeRoll.map((p) => [p.send.notificationId, batchObjectKey(slice)]),
     );
   });
+
+  it("a customer's erasure waits while a send's record is on its way through the spool (its rebuild needs the data), and goes ahead once the spool holds it — the record kept, found after", async () => {
+    await ingest(transferEvent({ eventId: 'spr-2', channels: ['EMAIL'], recipient: { userId: 'cust-spr-2' } }));
+    await invocationThatDies(['spr-2'], 'dyingspool0000000002');
+    const ports = operatorOn(table, { evidenceDir: dir, now: Date.now });
+    const waiting = await apply(eraseCustomer, ports, { userId: 'cust-spr-2' }, ALICE);
+    expect(waiting.erased).toEqual([]);
+    expect(waiting.kept).toEqual([
+      {
+        notificationId: 'spr-2#EMAIL',
+        status: 'SENT',
+        waits: expect.stringMatching(/evidence batch .*-sweeper-slice\dd2557 /),
+      },
+    ]);
+    // The sweeper rebuilds it into the spool: held there, the erasure goes ahead and the record stays evidence.
+    expect((await sweepAfter(DUE_MS)).recovered).toMatchObject({ rebuilt: 1, lost: [] });
+    expect((await apply(eraseCustomer, ports, { userId: 'cust-spr-2' }, ALICE)).erased).toEqual(['spr-2#EMAIL']);
+    await sweepAfter(180_000);
+    const found = await evidenceFound(store, 'spr-2', locatorOn());
+    expect(found.unfound).toEqual([]);
+    expect(found.proofs.map((p) => p.send.notificationId)).toEqual(['spr-2#EMAIL']);
+  });
 });
+
+const locatorOn = () =>
+  new DynamoEvidenceLocator(
+    table.doc,
+    table.tableName,
+    new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
+  );
