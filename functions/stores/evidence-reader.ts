@@ -16,7 +16,7 @@ import type { DayRange, EvidenceIndex, IndexedRef } from './evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntent } from './evidence-intents.ts';
 import type { SendProof, SendsFound, UnfoundSend } from './evidence-proof.ts';
 import { DynamoEvidenceReports } from './evidence-reports.ts';
-import { type SliceReading, sendsInSlice } from './evidence-slice-reader.ts';
+import { type SliceReading, sendsInSlice, sliceUnfound } from './evidence-slice-reader.ts';
 import { DynamoEvidenceSpool, type SpooledRecord } from './evidence-spool.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
@@ -197,7 +197,9 @@ function sliceReading(
       const warnings = [...own.flatMap((r) => r.warnings), ...reports.warnings];
       return { feedback: own.map((r) => r.report), ...(warnings.length > 0 ? { warnings } : {}) };
     },
-    notInStore: (ids) => notInStore(slice, ids, options),
+    // Without the table it is not known whether the spool holds it; with it, how long it has been on its way.
+    notInStore: async (ids) =>
+      locator?.spooled === undefined ? notInStore(slice, ids, options) : sliceUnfound(slice, ids, Date.now()),
     ...(options.raw === undefined ? {} : { raw: options.raw }),
   };
 }

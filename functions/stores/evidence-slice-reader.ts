@@ -129,3 +129,29 @@ export async function sliceRecordPending(
   if (sha256 !== undefined && (await sliceHolds(slice, sha256, spooled, store))) return undefined;
   return { batch: slice, dueMs: Math.max(start + SPOOL_CLOSED_AFTER_MS, nowMs + SPOOL_SLICE_MS) };
 }
+
+/** How long after its slice closed a send the spool and the store do not hold is still said to be on its way. */
+export const SLICE_PENDING_MS = 3_600_000;
+
+/**
+ * Named sends of a slice neither the spool nor its objects hold: on their way (a writer's put in flight, a dead
+ * writer's record waiting for its rebuild: the intent names the invocation, not the slice) until an hour after the
+ * slice closed — the longest a failing rebuild is held back — and lost after, as EvidenceLost counted it.
+ */
+export function sliceUnfound(slice: string, ids: Ids, nowMs: number): SendsFound['unfound'] {
+  const closes = (parseSliceBatch(slice)?.startMs ?? 0) + SPOOL_CLOSED_AFTER_MS;
+  const pending = nowMs < closes + SLICE_PENDING_MS;
+  return [...ids].map(([notificationId, digests]) => {
+    const [sha256] = digests;
+    const named = `named in batch ${slice}${sha256 === undefined ? '' : ` (sha256 ${sha256})`}`;
+    return {
+      notificationId,
+      batch: slice,
+      ...(sha256 === undefined ? {} : { sha256 }),
+      state: pending ? ('pending' as const) : ('lost' as const),
+      says: pending
+        ? `${named}; not in the spool or the store yet: on its way (a writer's put in flight, or a dead writer's record the sweeper rebuilds once its intent is due)`
+        : `${named}; neither the spool nor the store holds it an hour after its slice closed: lost, unless its invocation's intent is still open (EvidenceIntentOldestAge; EvidenceLost names a lost record)`,
+    };
+  });
+}
