@@ -225,7 +225,7 @@ export class InvocationEvidence implements SendBatch {
 
   addressOf(proof: SendProof, batch: string): string {
     if (this.spooled === undefined || batch !== this.name) return batch;
-    return sliceBatchName(this.options.now, this.options.id, retentionDaysOf(proof.record));
+    return sliceBatchName(this.options.now, retentionDaysOf(proof.record));
   }
 
   add(proof: SendProof, batch: string = this.name): void {

@@ -5,12 +5,13 @@
  * ONE object (sweeper/roll-up-evidence.ts). Pure: where a record lands, and when its slice is closed.
  *
  * Where a record lands is known when it is written, so the SENT write and the evidence index name the object before it
- * exists: the slice of the writer's invocation start (a minute), a shard of the invocation's own id (so one slice's
- * writes spread over partitions), and the record's retention in days (the object is locked as long as its records are
- * kept, so records of two retentions never share an object). The name is a batch name (evidence-batch.ts), written by
- * the sweeper: `batches/<day>/<hhmm>00-sweeper-slice<shard>d<days>`. Records that reach the spool after their slice was
- * rolled (a rebuild of a dead invocation's batch held back for a while) land in an object of their own beside it,
- * `…-sweeper-slice<shard>d<days>late<hash>`, found by listing the slice's prefix.
+ * exists: the slice of the writer's invocation start (a minute) and the record's retention in days (the object is
+ * locked as long as its records are kept, so records of two retentions never share an object) — every writer's
+ * records of that minute and retention, sends and reports alike, in ONE object. The name is a batch name
+ * (evidence-batch.ts), written by the sweeper: `batches/<day>/<hhmm>00-sweeper-spooldays<days>`. In the table a
+ * record's item is in one of SPOOL_SHARDS partitions by its digest, so a busy minute's writes spread. Records that
+ * reach the spool after their slice was rolled (a rebuild of a dead invocation's batch held back for a while) land in
+ * an object of their own beside it, `…-sweeper-spooldays<days>late<hash>`, found by listing the slice's prefix.
  */
 import { createHash } from 'node:crypto';
 import type { EvidenceRecord } from './evidence.ts';
@@ -18,7 +19,7 @@ import { batchName } from './evidence-batch.ts';
 
 /** The length of a slice. */
 export const SPOOL_SLICE_MS = 60_000;
-/** Partitions of the spool: one slice's records spread over them by the invocation's id. */
+/** Partitions of the spool: one slice's records spread over them by their digest (not part of the object's name). */
 export const SPOOL_SHARDS = 8;
 /**
  * A writer spools only when its invocation is surely over by this long after its slice's start (its deadline is
@@ -37,34 +38,32 @@ const DAY_MS = 86_400_000;
 
 export const sliceStartOf = (atMs: number) => Math.floor(atMs / SPOOL_SLICE_MS) * SPOOL_SLICE_MS;
 
-/** The spool shard of a writer's invocation id. */
-export const spoolShardOf = (id: string) => createHash('sha256').update(id).digest().readUInt32BE(0) % SPOOL_SHARDS;
+/** The spool partition of a record, by its digest (hex). */
+export const spoolShardOf = (sha256: string) => Number.parseInt(sha256.slice(0, 8), 16) % SPOOL_SHARDS;
 
 /** Whole days a record is kept: its retention class. */
 export const retentionDaysOf = (
   r: Pick<EvidenceRecord, 'retainUntil'> & { readonly acceptedAt?: string; readonly at?: string },
 ) => Math.round((Date.parse(r.retainUntil) - Date.parse(r.acceptedAt ?? r.at ?? r.retainUntil)) / DAY_MS);
 
-/** The batch a spooled record lands in: its invocation's slice and shard, its retention class. */
-export function sliceBatchName(invocationStartMs: number, invocationId: string, days: number): string {
-  return batchName('sweeper', sliceStartOf(invocationStartMs), `slice${spoolShardOf(invocationId)}d${days}`);
+/** The batch a spooled record lands in: its invocation's slice, its retention class. */
+export function sliceBatchName(invocationStartMs: number, days: number): string {
+  return batchName('sweeper', sliceStartOf(invocationStartMs), `spooldays${days}`);
 }
 
-const SLICE = /^batches\/(\d{4}-\d{2}-\d{2})\/(\d{2})(\d{2})00-sweeper-slice(\d+)d(\d+)$/;
+const SLICE = /^batches\/(\d{4}-\d{2}-\d{2})\/(\d{2})(\d{2})00-sweeper-spooldays(\d+)$/;
 
-/** A slice batch's start, shard and retention class; undefined for any other batch (a late object's too). */
-export function parseSliceBatch(name: string): { startMs: number; shard: number; days: number } | undefined {
+/** A slice batch's start and retention class; undefined for any other batch (a late object's too). */
+export function parseSliceBatch(name: string): { startMs: number; days: number } | undefined {
   const m = SLICE.exec(name);
   if (m === null) return undefined;
-  const [, day, hh, mm, shard, days] = m as unknown as [string, string, string, string, string, string];
-  return { startMs: Date.parse(`${day}T${hh}:${mm}:00.000Z`), shard: Number(shard), days: Number(days) };
+  const [, day, hh, mm, days] = m as unknown as [string, string, string, string, string];
+  return { startMs: Date.parse(`${day}T${hh}:${mm}:00.000Z`), days: Number(days) };
 }
 
-/** Whether a batch a notification names is a slice this invocation's records went to. */
-export const isSliceOfInvocation = (slice: string, invocationStartMs: number, invocationId: string) => {
-  const s = parseSliceBatch(slice);
-  return s !== undefined && s.startMs === sliceStartOf(invocationStartMs) && s.shard === spoolShardOf(invocationId);
-};
+/** Whether a batch a notification names is a slice an invocation started at `invocationStartMs` spooled to. */
+export const isSliceOfInvocation = (slice: string, invocationStartMs: number) =>
+  parseSliceBatch(slice)?.startMs === sliceStartOf(invocationStartMs);
 
 /** Whether a writer whose invocation ends by `deadlineMs` may spool records of a slice started at `startMs`. */
 export const maySpool = (invocationStartMs: number, deadlineMs: number) =>
@@ -98,5 +97,5 @@ export function invocationOfBatch(name: string): { startMs: number; id: string }
 /** Whether a notification's batch is a slice the invocation of `batch` spooled its records to. */
 export function isSliceOfBatch(slice: string, batch: string): boolean {
   const inv = invocationOfBatch(batch);
-  return inv !== undefined && isSliceOfInvocation(slice, inv.startMs, inv.id);
+  return inv !== undefined && isSliceOfInvocation(slice, inv.startMs);
 }

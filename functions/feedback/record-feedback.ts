@@ -264,7 +264,7 @@ async function spoolReports(
 ): Promise<string | undefined> {
   const { spool, spoolBelow = SPOOL_BELOW_RECORDS } = deps;
   if (spool === undefined || reports.length >= spoolBelow || !maySpool(now, now + deps.timeoutMs)) return undefined;
-  const slice = sliceBatchName(now, deps.newId(), deps.retentionDays);
+  const slice = sliceBatchName(now, deps.retentionDays);
   const records = reports.map((r) => {
     const bytes = evidenceBody(r);
     return {

@@ -1,6 +1,6 @@
 /**
  * The evidence spool in the table (domain/evidence-spool.ts): each record's exact bytes, gzipped, waiting for the
- * sweeper to roll its slice into one object. Item: pk `EVIDENCE_SPOOL#<shard>`, sk `<slice start, 13 digits>#<slice
+ * sweeper to roll its slice into one object. Item: pk `EVIDENCE_SPOOL#<shard of its digest>`, sk `<slice start, 13 digits>#<slice
  * batch>#<sha256>`, `body` (gzip of the record's bytes), `notificationId`, `recordKind`, `since`. The key holds the
  * record's digest, so the same record spooled twice (a retried put, a rebuild of a batch whose put had landed) is one
  * item. Kind `EVIDENCE_SPOOL`: the dispatch triggers' filter takes notifications only, so a spool item never invokes
@@ -9,7 +9,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { parseSliceBatch, SPOOL_SHARDS } from '../domain/evidence-spool.ts';
+import { parseSliceBatch, SPOOL_SHARDS, spoolShardOf } from '../domain/evidence-spool.ts';
 import { type Item, queryAll, queryItems } from './paged-query.ts';
 
 /** A record as the spool keeps it. */
@@ -31,8 +31,8 @@ export interface SpoolKey {
 export interface EvidenceSpool {
   put(records: readonly SpooledRecord[], nowMs: number): Promise<void>;
   /**
-   * Up to about `limit` records of slices started before `beforeMs`, oldest first, in whole slices (a slice is never
-   * cut in two: the roll-up writes it as one object), from shard `shard`.
+   * Up to about `limit` records of slices started before `beforeMs`, oldest first, in whole minutes (a slice is never
+   * cut in two: the roll-up writes it as one object), from partition `shard`.
    */
   closed(shard: number, beforeMs: number, limit: number): Promise<(SpooledRecord & { key: SpoolKey })[]>;
   /** The records a slice batch holds in the spool (a reader's look-up before the roll-up). */
@@ -40,8 +40,6 @@ export interface EvidenceSpool {
   retire(keys: readonly SpoolKey[]): Promise<void>;
   /** The start of the oldest slice still spooled (epoch ms), undefined when the spool is empty. */
   oldestSliceMs(): Promise<number | undefined>;
-  /** The spooled records of these notifications (an erasure's look-up), by reading every shard. */
-  ofNotifications(ids: ReadonlySet<string>): Promise<SpooledRecord[]>;
 }
 
 const spoolPk = (shard: number) => `EVIDENCE_SPOOL#${shard}`;
@@ -65,7 +63,7 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
           new PutCommand({
             TableName: this.tableName,
             Item: {
-              pk: spoolPk(slice.shard),
+              pk: spoolPk(spoolShardOf(r.sha256)),
               sk: `${pad(slice.startMs)}#${r.slice}#${r.sha256}`,
               kind: 'EVIDENCE_SPOOL',
               body: gzipSync(r.bytes),
@@ -88,8 +86,8 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
       ConsistentRead: true,
     })) {
       const record = recordOf(item);
-      // Whole slices only: past the limit, stop where the next slice starts.
-      if (found.length >= limit && found.at(-1)?.slice !== record.slice) break;
+      // Whole minutes only (every retention's slice of it): past the limit, stop where the next minute starts.
+      if (found.length >= limit && found.at(-1)?.key.sk.slice(0, 13) !== String(item.sk).slice(0, 13)) break;
       found.push({ ...record, key: { pk: String(item.pk), sk: String(item.sk) } });
     }
     return found;
@@ -98,13 +96,18 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
   async ofSlice(slice: string): Promise<SpooledRecord[]> {
     const s = parseSliceBatch(slice);
     if (s === undefined) return [];
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :slice)',
-      ExpressionAttributeValues: { ':pk': spoolPk(s.shard), ':slice': `${pad(s.startMs)}#${slice}#` },
-      ConsistentRead: true,
-    });
-    return items.map(recordOf);
+    // A slice's records are in every partition (by their digests): one Query each.
+    const items = await Promise.all(
+      Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
+        queryAll(this.client, {
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :slice)',
+          ExpressionAttributeValues: { ':pk': spoolPk(shard), ':slice': `${pad(s.startMs)}#${slice}#` },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return items.flat().map(recordOf);
   }
 
   async retire(keys: readonly SpoolKey[]): Promise<void> {
@@ -139,23 +142,6 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
     );
     const starts = firsts.filter((s): s is number => s !== undefined);
     return starts.length === 0 ? undefined : Math.min(...starts);
-  }
-
-  async ofNotifications(ids: ReadonlySet<string>): Promise<SpooledRecord[]> {
-    const all = await Promise.all(
-      Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
-        queryAll(this.client, {
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': spoolPk(shard) },
-          ProjectionExpression: 'pk, sk, notificationId, recordKind, since',
-        }),
-      ),
-    );
-    return all
-      .flat()
-      .filter((i) => ids.has(String(i.notificationId)))
-      .map((i) => ({ ...recordOf({ ...i, body: gzipSync(Buffer.alloc(0)) }) }));
   }
 }
 

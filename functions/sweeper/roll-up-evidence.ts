@@ -9,13 +9,21 @@
  * own beside it, named by their digests (`lateBatchName`), found by the slice's prefix. The customers' index already
  * names the slice (its writer knew where each record lands), so nothing else is written here.
  *
- * Bounded per run: at most `limit` records a shard (whole slices), and no new slice once the deadline passed.
+ * Bounded per run: at most about `limit` records a partition, whole slices only (a slice's records are spread over
+ * the partitions by their digests), and no new slice once the deadline passed.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { count, logger } from '../commons/powertools.ts';
 import { type EvidenceRecord, parseEvidence } from '../domain/evidence.ts';
 import { batchObjectKey, batchRetainUntil, encodeBatch } from '../domain/evidence-batch.ts';
-import { lateBatchName, SPOOL_CLOSED_AFTER_MS, SPOOL_SHARDS } from '../domain/evidence-spool.ts';
+import {
+  lateBatchName,
+  parseSliceBatch,
+  SPOOL_CLOSED_AFTER_MS,
+  SPOOL_SHARDS,
+  SPOOL_SLICE_MS,
+  sliceStartOf,
+} from '../domain/evidence-spool.ts';
 import { digestsStored } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool, SpooledRecord, SpoolKey } from '../stores/evidence-spool.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
@@ -51,35 +59,56 @@ type Spooled = SpooledRecord & { key: SpoolKey };
 export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
   const result = { slices: 0, records: 0, objects: 0, late: 0, open: 0, errors: [] as string[] };
   // Slices started before this are closed: their writers are done.
-  const before = deps.now() - SPOOL_CLOSED_AFTER_MS + 1;
-  for (let shard = 0; shard < SPOOL_SHARDS; shard++) {
-    if (deps.now() >= deps.deadline) break;
-    let records: Spooled[];
-    try {
-      records = await deps.spool.closed(shard, before, deps.limit);
-    } catch (error) {
-      result.errors.push(`spool shard ${shard}: ${(error as Error)?.name ?? 'Error'}`);
+  const read = await closedSlices(deps, deps.now() - SPOOL_CLOSED_AFTER_MS + 1, result.errors);
+  if (read === undefined) return { ...result, open: 1 };
+  for (const [slice, held] of read) {
+    if (deps.now() >= deps.deadline) {
+      result.open++;
       continue;
     }
-    for (const [slice, held] of bySlice(records)) {
-      if (deps.now() >= deps.deadline) {
-        result.open++;
-        continue;
-      }
-      try {
-        const { written, late } = await rollSlice(slice, held, deps);
-        await deps.spool.retire(held.map((r) => r.key));
-        result.slices++;
-        result.records += held.length;
-        result.objects += written;
-        result.late += late;
-      } catch (error) {
-        result.open++;
-        result.errors.push(`${slice}: ${(error as Error)?.name ?? 'Error'}`);
-      }
+    try {
+      const { written, late } = await rollSlice(slice, held, deps);
+      await deps.spool.retire(held.map((r) => r.key));
+      result.slices++;
+      result.records += held.length;
+      result.objects += written;
+      result.late += late;
+    } catch (error) {
+      result.open++;
+      result.errors.push(`${slice}: ${(error as Error)?.name ?? 'Error'}`);
     }
   }
   return result;
+}
+
+/**
+ * The closed slices' records from every partition, whole: a partition read up to the limit stops at a slice's end,
+ * so a slice is taken only if it starts before the first slice any partition may have left unread. Undefined when a
+ * partition could not be read (no slice is whole then).
+ */
+async function closedSlices(
+  deps: RollUpDeps,
+  before: number,
+  errors: string[],
+): Promise<Map<string, Spooled[]> | undefined> {
+  const records: Spooled[] = [];
+  let wholeBefore = before;
+  for (let shard = 0; shard < SPOOL_SHARDS; shard++) {
+    try {
+      const read = await deps.spool.closed(shard, before, deps.limit);
+      records.push(...read);
+      const last = read.at(-1);
+      // Read up to the limit: slices from the last one read on may go on past it in this partition.
+      if (read.length >= deps.limit && last !== undefined) {
+        wholeBefore = Math.min(wholeBefore, sliceStartOf(parseSliceBatch(last.slice)?.startMs ?? 0) + SPOOL_SLICE_MS);
+      }
+    } catch (error) {
+      errors.push(`spool shard ${shard}: ${(error as Error)?.name ?? 'Error'}`);
+      return undefined;
+    }
+  }
+  const whole = records.filter((r) => (parseSliceBatch(r.slice)?.startMs ?? 0) < wholeBefore);
+  return bySlice(whole);
 }
 
 function bySlice(records: readonly Spooled[]): Map<string, Spooled[]> {

@@ -152,7 +152,7 @@ describe('a dispatch invocation of few records that dies before its spool puts l
     for (const channel of ['EMAIL', 'SMS']) slices.add(String((await sentEvidence('spr-1', channel))?.batch));
     expect(slices.size).toBe(1);
     const [slice] = [...slices] as [string];
-    expect(slice).toMatch(/-sweeper-slice\dd2557$/);
+    expect(slice).toMatch(/-sweeper-spooldays2557$/);
     const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
     expect(await spool.ofSlice(slice)).toEqual([]);
 
@@ -195,7 +195,7 @@ describe('a dispatch invocation of few records that dies before its spool puts l
       {
         notificationId: 'spr-2#EMAIL',
         status: 'SENT',
-        waits: expect.stringMatching(/evidence batch .*-sweeper-slice\dd2557 /),
+        waits: expect.stringMatching(/evidence batch .*-sweeper-spooldays2557 /),
       },
     ]);
     // The sweeper rebuilds it into the spool: held there, the erasure goes ahead and the record stays evidence.

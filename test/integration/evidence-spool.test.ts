@@ -244,13 +244,38 @@ describe('the evidence spool', () => {
     const before = await sendFound();
     expect(before?.feedback.map((f) => [f.status, f.providerMessageId])).toEqual([['BOUNCED', messageId]]);
 
+    // The send and the report of the same minute and retention: one object.
+    expect(reportsSlice).toBe(named.batch);
     const rolled = await roll(spool, store, at + SPOOL_CLOSED_AFTER_MS);
-    expect(rolled).toMatchObject({ slices: 2, objects: 2, open: 0 });
-    expect([...store.objects.keys()].sort()).toEqual(
-      [batchObjectKey(named.batch), batchObjectKey(reportsSlice ?? '')].sort(),
-    );
+    expect(rolled).toMatchObject({ slices: 1, records: 2, objects: 1, open: 0 });
+    expect([...store.objects.keys()]).toEqual([batchObjectKey(named.batch)]);
     const after = await sendFound();
     expect(after?.feedback).toEqual(before?.feedback);
     expect(after?.warnings).toBeUndefined();
+  });
+
+  it('twelve invocations of one record in one minute make ONE object, its records over every partition read whole even past the per-run limit', async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T09:30:00Z');
+    const named = (
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          invocation(spool, store, `inv00005${String(i).padStart(2, '0')}`, start + i * 4_000, [`sp-e${i}`]),
+        ),
+      )
+    ).flatMap((i) => i.named);
+    expect(new Set(named.map((n) => n.batch)).size).toBe(1);
+    const rolled = await rollUpEvidence({
+      spool,
+      store,
+      now: () => start + SPOOL_CLOSED_AFTER_MS,
+      deadline: start + SPOOL_CLOSED_AFTER_MS + 30_000,
+      limit: 1,
+      timeoutMs: 2_000,
+    });
+    expect(rolled).toMatchObject({ slices: 1, records: 12, objects: 1, open: 0 });
+    const object = readBatch(store.objects.get(batchObjectKey(named[0]?.batch ?? ''))?.body ?? Buffer.alloc(0));
+    expect(object.records).toHaveLength(12);
   });
 });
