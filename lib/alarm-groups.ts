@@ -250,6 +250,15 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     900,
     SUSTAINED,
   );
+  // A spooled minute is rolled 3 minutes after it starts, by the next run: its oldest slice is at most about 4 minutes
+  // old. Twice that, run after run, is a roll-up that keeps failing (the store, the table) or a sweeper not running.
+  sink.alarm(
+    'EvidenceSpoolOldestAge',
+    m.metric('EvidenceSpoolOldestAge').with({ statistic: 'Maximum' }),
+    'Evidence records have waited 10+ minutes in the spool for the sweeper to roll them into the store, in 3 of the last 5 runs: the roll-up keeps failing or the sweeper is not running. Readers still show them from the spool; the sweeper log "evidence slices still spooled" names the slice and the error (docs/evidence-and-privacy.md "When the evidence lands").',
+    600,
+    SUSTAINED,
+  );
   sink.alarm(
     'EvidenceLost',
     m.acrossChannels('EvidenceLost', 'evidence lost'),

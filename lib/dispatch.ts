@@ -40,7 +40,8 @@ export function createDispatch(p: FunctionPartProps): Dispatch {
   grantIndexWrites(fn, p.evidenceIndexTable);
   // The batch's intent (written, then closed), and a gap (the batch's bytes) when the store fails: the sweeper
   // finishes what an invocation could not.
-  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*'] });
+  // An invocation of few records puts each in the evidence spool (the sweeper rolls them into one object a minute).
+  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*', 'EVIDENCE_SPOOL#*'] });
   fn.useTable(table, ['dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_BATCH#*'] });
   return { fn, triggers };
 }

@@ -34,6 +34,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLock
 import { Construct } from 'constructs';
 import type { EvidenceEnvironment } from '../functions/contracts/environment.ts';
 import type { EvidenceLockMode } from '../functions/domain/evidence.ts';
+import { SPOOL_BELOW_RECORDS } from '../functions/domain/evidence-spool.ts';
 import { createAccessLogBucket, denyDeletes } from './access-log-bucket.ts';
 import { createAuditSealKey, grantSealing } from './audit-seal-key.ts';
 import { createEvidenceKey, deployRoleArn, type EvidenceRoleAssumers } from './evidence-key.ts';
@@ -135,6 +136,8 @@ export class EvidenceStore extends Construct {
       EVIDENCE_BUCKET: this.bucket.bucketName,
       EVIDENCE_LOCK_MODE: props.lockMode,
       EVIDENCE_RETENTION_DAYS: String(props.retentionDays),
+      // Dispatch and feedback invocations of fewer records spool them; the sweeper rolls a minute's into one object.
+      EVIDENCE_SPOOL_BELOW: String(SPOOL_BELOW_RECORDS),
     };
     this.protect();
     this.replicationFailures =

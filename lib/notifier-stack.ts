@@ -296,7 +296,8 @@ export class NotifierStack extends Stack {
     // never writes a customer's pointer. A batch the store refused waits as a gap.
     p.evidence.grantWrite(feedback.function, ['batches', 'sends']);
     feedback.function.useTable(p.table, ['dynamodb:PutItem'], {
-      leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*'],
+      // A few reports go to the evidence spool instead of an object of their own.
+      leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*', 'EVIDENCE_SPOOL#*'],
     });
     observability.alarmOnThrottles('Feedback', feedback.function);
     alarmOnUrgentTrigger(observability, dispatch.triggers);

@@ -56,5 +56,10 @@ export function createSweeper(p: FunctionPartProps): NotifierFunction {
   });
   // A batch left in the table when the store failed again: kept as a gap.
   fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
+  // The evidence spool: each closed minute read, rolled into one object, then its items deleted; a dead invocation's
+  // records rebuilt into it.
+  fn.useTable(table, ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], {
+    leadingKeys: ['EVIDENCE_SPOOL#*'],
+  });
   return fn;
 }

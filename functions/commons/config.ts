@@ -232,7 +232,12 @@ export function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
       : c.EVIDENCE_DIR !== undefined
         ? ({ kind: 'dir', dir: c.EVIDENCE_DIR } as const)
         : undefined;
-  return { store, retentionDays: c.EVIDENCE_RETENTION_DAYS, timeoutMs: c.EVIDENCE_TIMEOUT_MS };
+  return {
+    store,
+    retentionDays: c.EVIDENCE_RETENTION_DAYS,
+    timeoutMs: c.EVIDENCE_TIMEOUT_MS,
+    spoolBelow: c.EVIDENCE_SPOOL_BELOW,
+  };
 }
 export type EvidenceConfig = ReturnType<typeof evidenceOf>;
 

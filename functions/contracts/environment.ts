@@ -91,6 +91,11 @@ export const EVIDENCE_ENVIRONMENT = {
   EVIDENCE_RETENTION_DAYS: int(1, 36_500, 2_557, DEPLOYED),
   /** The longest an evidence write may hold the record after its send; past it the record waits as a gap. */
   EVIDENCE_TIMEOUT_MS: int(100, 30_000, DISPATCH_TIMING.evidenceTimeoutMs),
+  /**
+   * An invocation handed fewer records than this puts them in the evidence spool, rolled into one object a minute by
+   * the sweeper (domain/evidence-spool.ts); 0 (the default) writes every invocation's batch itself.
+   */
+  EVIDENCE_SPOOL_BELOW: int(0, 10_000, 0),
 } as const satisfies EnvSpec;
 
 /** How long the inbox, notifications and quarantine records are kept (their TTL). */

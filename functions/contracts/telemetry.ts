@@ -107,5 +107,9 @@ export const METRIC_NAMES = [
   // and records replicated from the other cluster that this region does not take (quarantined)
   'PeerLookupsUnanswered',
   'ReplicatedRecordsNotTaken',
+  // the evidence spool (few records per invocation): records put in it, slices rolled into objects, its oldest slice
+  'EvidenceSpooled',
+  'EvidenceSlicesRolled',
+  'EvidenceSpoolOldestAge',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

@@ -250,12 +250,14 @@ async function sent(
   const evidence = batch === undefined ? undefined : deps.evidence;
   const proof =
     evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
-  const write = proof === undefined || batch === undefined ? undefined : sentWriteOf(item, proof, batch, message);
+  // Where the record lands: the invocation's batch, or the spool's slice when the invocation holds few records.
+  const at = proof === undefined || batch === undefined ? batch : (evidence?.batch.addressOf?.(proof, batch) ?? batch);
+  const write = proof === undefined || at === undefined ? undefined : sentWriteOf(item, proof, at, message);
   const acceptance = await holder.recordAcceptance(providerMessageId, write?.evidence, write?.record);
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
   if (proof === undefined || evidence === undefined || batch === undefined) return result;
-  evidence.batch.add(proof, batch);
-  return { ...result, evidence: { batch } };
+  evidence.batch.add(proof, at ?? batch);
+  return { ...result, evidence: { batch: at ?? batch } };
 }
 
 /**

@@ -21,6 +21,7 @@ import type { BatchOutlets } from '../stores/evidence-batch-writer.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntents } from '../stores/evidence-intents.ts';
+import { DynamoEvidenceSpool, type EvidenceSpool } from '../stores/evidence-spool.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoMomentStore } from '../stores/moment-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
@@ -75,7 +76,9 @@ const deps: DispatchDeps = {
   timing: config.noticeTiming,
 };
 /** Where each invocation's evidence batch goes (record-evidence.ts): the store, the gaps, the intents, the index. */
-const evidence: { outlets: BatchOutlets & { intents: EvidenceIntents }; records: SendRecordDeps } | undefined =
+const evidence:
+  | { outlets: BatchOutlets & { intents: EvidenceIntents; spool: EvidenceSpool }; records: SendRecordDeps }
+  | undefined =
   evidenceStore === undefined
     ? undefined
     : {
@@ -83,6 +86,8 @@ const evidence: { outlets: BatchOutlets & { intents: EvidenceIntents }; records:
           store: evidenceStore,
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
+          // An invocation of few records spools them; the sweeper rolls each minute's into one object.
+          spool: new DynamoEvidenceSpool(documentClient, config.tableName),
           index: {
             index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
             retentionDays: config.evidence.retentionDays,
@@ -177,6 +182,7 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
     id: randomUUID().replaceAll('-', '').slice(0, 20),
     dueMs: deadline + EVIDENCE_RECOVERY_GRACE_MS,
     putTimeoutMs: config.evidence.timeoutMs,
+    spoolBelow: config.evidence.spoolBelow,
     // Unanswered in time, it is taken as refused and the records go alone: counted so, however it ends.
     onIntentLate: () => {
       count('EvidenceIntentsNotWritten');
@@ -216,7 +222,9 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
       );
     }
   }
-  reportBatch(r, batch.name, batch.records);
+  // Spooled: what is reported is the records whose put the table refused (the spooled ones are safe).
+  reportBatch(r, batch.name, r.spool === undefined ? batch.records : (r.spool.refused as readonly SendProof[]));
+  if (r.spool !== undefined) count('EvidenceSpooled', r.spool.spooled);
   // Its intent stays open and the sweeper indexes it; counted so a throttled index table shows.
   if (r.unindexedItems !== undefined) count('EvidenceIndexUnprocessed', r.unindexedItems);
 }

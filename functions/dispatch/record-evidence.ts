@@ -23,9 +23,18 @@ import {
   sendEvidence,
 } from '../domain/evidence.ts';
 import { type BatchWriter, batchName, sha256Hex } from '../domain/evidence-batch.ts';
+import {
+  maySpool,
+  parseSliceBatch,
+  retentionDaysOf,
+  SPOOL_BELOW_RECORDS,
+  sliceBatchName,
+} from '../domain/evidence-spool.ts';
 import type { Message } from '../domain/templates.ts';
 import { type BatchOutlets, type BatchWritten, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceIntents } from '../stores/evidence-intents.ts';
+import type { EvidenceSpool } from '../stores/evidence-spool.ts';
+import { type SpoolSettled, SpoolWriter } from '../stores/evidence-spool-writer.ts';
 import type { SentEvidence } from '../stores/notification-port.ts';
 
 /** How a send's record is built: the dispatch's and the sweeper's rebuild use this one function. */
@@ -93,6 +102,11 @@ export interface SendBatch {
   ready(): Promise<string>;
   /** After the SENT write: the proof joins the batch `ready` named. */
   add(proof: SendProof, batch: string): void;
+  /**
+   * Where the record will be, for the SENT write to name: the batch `ready` named, or — when the invocation spools its
+   * few records — the slice of the spool its record lands in (domain/evidence-spool.ts).
+   */
+  addressOf?(proof: SendProof, batch: string): string;
 }
 
 export interface EvidenceDeps extends SendRecordDeps {
@@ -126,9 +140,11 @@ export class InvocationEvidence implements SendBatch {
   private opening: Promise<unknown> = Promise.resolve();
   private readonly alone: Promise<AloneWritten>[] = [];
   private aloneNames = 0;
+  /** Set by `open` when the invocation holds few records: they go to the spool, rolled up by the sweeper. */
+  private spooled: SpoolWriter | undefined;
 
   constructor(
-    private readonly outlets: BatchOutlets & { readonly intents: EvidenceIntents },
+    private readonly outlets: BatchOutlets & { readonly intents: EvidenceIntents; readonly spool?: EvidenceSpool },
     private readonly options: {
       readonly now: number;
       /** A random id of [0-9a-z] (the handler's): the batch's name is the invocation's own. */
@@ -136,6 +152,8 @@ export class InvocationEvidence implements SendBatch {
       /** After this (epoch ms) the invocation is surely over: an intent still open is the sweeper's. */
       readonly dueMs: number;
       readonly writer?: BatchWriter;
+      /** Fewer records than this go to the spool (given an outlet for it); SPOOL_BELOW_RECORDS when absent. */
+      readonly spoolBelow?: number;
       /** The PUT timeout of a record written alone (after a refused intent). */
       readonly putTimeoutMs?: number;
       /** The longest a provider call waits for the intent (INTENT_WAIT_MS). */
@@ -155,6 +173,14 @@ export class InvocationEvidence implements SendBatch {
    * call waits for it (`ready`). A table that refuses it holds no send back: the records are then written one by one.
    */
   open(notificationIds: readonly string[]): Promise<{ kept: boolean; error?: string }> {
+    const { spool } = this.outlets;
+    if (
+      spool !== undefined &&
+      notificationIds.length < (this.options.spoolBelow ?? SPOOL_BELOW_RECORDS) &&
+      maySpool(this.options.now, this.options.dueMs)
+    ) {
+      this.spooled = new SpoolWriter(spool, this.outlets);
+    }
     const opened = this.outlets.intents.open({ name: this.name, dueMs: this.options.dueMs, notificationIds }).then(
       () => {
         this.intentKept = true;
@@ -192,7 +218,21 @@ export class InvocationEvidence implements SendBatch {
     await Promise.race([this.opening, late]).finally(() => clearTimeout(timer));
   }
 
+  /** Whether this invocation's records go to the spool. */
+  get spooling(): boolean {
+    return this.spooled !== undefined;
+  }
+
+  addressOf(proof: SendProof, batch: string): string {
+    if (this.spooled === undefined || batch !== this.name) return batch;
+    return sliceBatchName(this.options.now, retentionDaysOf(proof.record));
+  }
+
   add(proof: SendProof, batch: string = this.name): void {
+    if (this.spooled !== undefined && parseSliceBatch(batch) !== undefined) {
+      this.spooled.add(proof, batch, Date.now());
+      return;
+    }
     if (batch === this.name) {
       this.proofs.push(proof);
       return;
@@ -224,9 +264,10 @@ export class InvocationEvidence implements SendBatch {
     timeLeftMs: number,
     timeoutMs: number,
     now: number,
-  ): Promise<BatchWritten & { intentOpen: boolean; alone: readonly AloneWritten[] }> {
+  ): Promise<BatchWritten & { intentOpen: boolean; alone: readonly AloneWritten[]; spool?: SpoolSettled }> {
     await this.intentAnswered();
     const alone = await Promise.all(this.alone);
+    if (this.spooled !== undefined) return { ...(await this.closeSpool(timeoutMs, now)), alone };
     const written = await writeBatch(
       this.outlets,
       { name: this.name, writer: this.options.writer ?? 'dispatch', records: this.proofs },
@@ -245,5 +286,42 @@ export class InvocationEvidence implements SendBatch {
     // Lost only if nothing can bring it back: a batch whose intent is open is rebuilt by the sweeper.
     const outcome = written.outcome === 'lost' && this.intentKept ? 'gap' : written.outcome;
     return { ...written, outcome, intentOpen: this.intentKept, alone };
+  }
+
+  /** The spooled records' puts awaited and indexed, then the intent closed once nothing is left to recover. */
+  private async closeSpool(
+    timeoutMs: number,
+    now: number,
+  ): Promise<BatchWritten & { intentOpen: boolean; spool: SpoolSettled }> {
+    const spool = await (this.spooled as SpoolWriter).settle(this.intentKept, { timeoutMs, now });
+    const safe = spool.refused.length === 0 && spool.indexed;
+    if (this.intentKept && safe) {
+      try {
+        await this.outlets.intents.close({ name: this.name, dueMs: this.options.dueMs });
+        this.intentKept = false;
+      } catch {
+        // Left open: the sweeper finds every record spooled or stored and closes it.
+      }
+    }
+    const late = (o: string) => spool.late.some((l) => l.outcome === o);
+    // A refused put is the intent's to recover while it is open; else it went to a late object (or its gap).
+    const outcome =
+      spool.refused.length === 0
+        ? 'written'
+        : this.intentKept || late('gap')
+          ? 'gap'
+          : late('lost')
+            ? 'lost'
+            : 'written';
+    return {
+      outcome,
+      key: this.name,
+      records: spool.spooled + spool.refused.length,
+      indexed: spool.indexed,
+      ...(spool.unindexedItems === undefined ? {} : { unindexedItems: spool.unindexedItems }),
+      ...(spool.error === undefined ? {} : { error: spool.error }),
+      intentOpen: this.intentKept,
+      spool,
+    };
   }
 }

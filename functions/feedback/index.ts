@@ -18,6 +18,7 @@ import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { DynamoEvidenceReports } from '../stores/evidence-reports.ts';
+import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
 import { DynamoDeliveryStore } from './delivery-store.ts';
@@ -47,6 +48,9 @@ const deps: FeedbackDeps = {
           sendBatchOf: (target, messageId) => deliveries.evidenceBatchOf(target, messageId),
           newId: () => randomUUID().replaceAll('-', '').slice(0, 20),
           timeoutMs: config.evidence.timeoutMs,
+          // A few reports go to the spool, rolled into one object a minute by the sweeper.
+          spool: new DynamoEvidenceSpool(documentClient, config.tableName),
+          spoolBelow: config.evidence.spoolBelow,
         },
       }),
 };

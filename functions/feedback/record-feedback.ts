@@ -29,12 +29,14 @@
 import pLimit from 'p-limit';
 import { normaliseAddress } from '../domain/audience.ts';
 import { evidenceBody, evidenceKey, type FeedbackEvidence, feedbackEvidence } from '../domain/evidence.ts';
-import { batchName, batchRecord } from '../domain/evidence-batch.ts';
+import { batchName, batchRecord, sha256Hex } from '../domain/evidence-batch.ts';
+import { maySpool, SPOOL_BELOW_RECORDS, sliceBatchName } from '../domain/evidence-spool.ts';
 import type { Feedback, FeedbackIgnored, FeedbackTarget, ReadResult } from '../domain/feedback.ts';
 import type { AudienceStore, SuppressionRecorded } from '../stores/audience-store.ts';
 import { writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
 import type { EvidenceReports } from '../stores/evidence-reports.ts';
+import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 import type { DeliveryRecorded } from './delivery-store.ts';
 
@@ -188,6 +190,9 @@ export interface ReportEvidenceDeps {
   /** A random id of [0-9a-z] for each reports batch this invocation writes. */
   readonly newId: () => string;
   readonly timeoutMs: number;
+  /** The evidence spool: an invocation of fewer than `spoolBelow` reports puts them there (domain/evidence-spool.ts). */
+  readonly spool?: EvidenceSpool;
+  readonly spoolBelow?: number;
 }
 
 /**
@@ -220,12 +225,16 @@ async function appendReports(
   const lost = new Set<FeedbackEvidence>();
   const batched = [...bySendBatch.values()].flat();
   if (batched.length > 0) {
-    const name = batchName('feedback', now, deps.newId());
-    const written = await writeBatch(
-      deps,
-      { name, writer: 'feedback', records: batched.map(batchRecord) },
-      { timeoutMs: deps.timeoutMs, now },
-    );
+    const spooled = await spoolReports(batched, deps, now);
+    const name = spooled ?? batchName('feedback', now, deps.newId());
+    const written =
+      spooled !== undefined
+        ? { outcome: 'written' as const }
+        : await writeBatch(
+            deps,
+            { name, writer: 'feedback', records: batched.map(batchRecord) },
+            { timeoutMs: deps.timeoutMs, now },
+          );
     if (written.outcome === 'lost') for (const r of batched) lost.add(r);
     else {
       // Stored or kept as a gap: each send batch names it; one the table refused is retried with its feedback.
@@ -241,6 +250,37 @@ async function appendReports(
   // Before batches, each report was an object of its own under its send: the same key again is "already there".
   for (const r of alone) if (!(await putAlone(r, deps, now))) lost.add(r);
   return lost;
+}
+
+/**
+ * A few reports go to the spool, rolled with their minute's other reports into one object by the sweeper: the slice
+ * they land in (each send batch's item names it), or undefined when they are written as an object of their own — many
+ * reports, no spool, or a put the table refused (the object then holds them all; a report spooled too is read once).
+ */
+async function spoolReports(
+  reports: readonly FeedbackEvidence[],
+  deps: ReportEvidenceDeps,
+  now: number,
+): Promise<string | undefined> {
+  const { spool, spoolBelow = SPOOL_BELOW_RECORDS } = deps;
+  if (spool === undefined || reports.length >= spoolBelow || !maySpool(now, now + deps.timeoutMs)) return undefined;
+  const slice = sliceBatchName(now, deps.retentionDays);
+  const records = reports.map((r) => {
+    const bytes = evidenceBody(r);
+    return {
+      slice,
+      sha256: sha256Hex(bytes),
+      notificationId: r.notificationId,
+      recordKind: 'FEEDBACK' as const,
+      bytes,
+    };
+  });
+  try {
+    await spool.put(records, now);
+    return slice;
+  } catch {
+    return undefined;
+  }
 }
 
 /** When a send batch's item naming a feedback batch may go: its reports' retention, and a day (epoch s). */

@@ -19,6 +19,7 @@ import { TERMINAL_STATUSES } from '../domain/state-machine.ts';
 import type { PreferencesForgotten } from '../stores/audience-store.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
 import { type OperatorAction, ok } from './action.ts';
+import { evidencePendingOfSend } from './evidence-pending.ts';
 
 interface Planned {
   readonly notificationId: string;
@@ -109,11 +110,16 @@ export const eraseCustomer: OperatorAction<{ readonly userId: string }, ErasureR
   async read(ports, { userId }) {
     const views: EventView[] = [];
     for (const eventId of await ports.events.eventIdsOfUser(userId)) views.push(await ports.events.read(eventId));
-    const batches = new Set(views.flatMap((v) => v.notifications.flatMap((n) => batchOf(n) ?? [])));
+    const sent = views.flatMap((v) => v.notifications.filter((n) => batchOf(n) !== undefined));
     const openBatches: Record<string, number> = {};
-    for (const batch of batches) {
+    for (const batch of new Set(sent.map((n) => batchOf(n) as string))) {
       const intent = (await ports.evidenceLocator.stateOf(batch)).intent;
       if (intent !== undefined) openBatches[batch] = intent.dueMs;
+    }
+    // A record on its way through the spool: kept until the spool or the store holds it (the rebuild needs the data).
+    for (const n of sent) {
+      const pending = await evidencePendingOfSend(ports, n);
+      if (pending !== undefined) openBatches[pending.batch] = pending.dueMs;
     }
     return { views, openBatches };
   },

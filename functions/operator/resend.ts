@@ -17,6 +17,7 @@ import {
 import type { ResendTarget, StoredItem } from '../stores/event-store.ts';
 import { type OperatorAction, ok, refused } from './action.ts';
 import { suppressionOf } from './customer.ts';
+import { evidencePendingOfSend } from './evidence-pending.ts';
 import type { OperatorPorts } from './ports.ts';
 
 export interface ResendRequest {
@@ -129,13 +130,13 @@ export const resend: OperatorAction<ResendRequest, ResendState, ResendPlan, Rese
  * before the write; an intent is never opened again once closed, so one found closed here stays closed.
  */
 async function evidencePendingOf(
-  ports: Pick<OperatorPorts, 'evidenceLocator'>,
+  ports: Pick<OperatorPorts, 'evidenceLocator' | 'evidence' | 'now'>,
   item: StoredItem,
 ): Promise<{ batch: string; dueMs: number } | undefined> {
   const batch = evidenceBatchOfItem(item);
   if (batch === undefined) return undefined;
   const intent = (await ports.evidenceLocator.stateOf(batch)).intent;
-  return intent === undefined ? undefined : { batch, dueMs: intent.dueMs };
+  return intent === undefined ? evidencePendingOfSend(ports, item) : { batch, dueMs: intent.dueMs };
 }
 
 /** What would stop this notification at the send now: the same reads and rule dispatch applies. */

@@ -114,7 +114,7 @@ async function addToIndex(
  * A batch written now, indexed whole (stores/evidence-index.ts putBatch): BatchWriteItem calls, their unprocessed items
  * retried; what still stays unprocessed is counted, and the batch left to the sweeper as one not indexed.
  */
-async function putIndex(
+export async function putIndex(
   outlets: Pick<BatchOutlets, 'index'>,
   name: string,
   sends: readonly IndexedSend[],

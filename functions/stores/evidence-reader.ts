@@ -8,54 +8,21 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
 import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
-import { type BatchEntry, batchObjectKey, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
+import { batchObjectKey, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
+import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';
 import { DynamoEvidenceGaps } from './evidence-gaps.ts';
 import type { DayRange, EvidenceIndex, IndexedRef } from './evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntent } from './evidence-intents.ts';
+import type { SendProof, SendsFound, UnfoundSend } from './evidence-proof.ts';
 import { DynamoEvidenceReports } from './evidence-reports.ts';
+import { type SliceReading, sendsInSlice, sliceUnfound } from './evidence-slice-reader.ts';
+import { DynamoEvidenceSpool, type SpooledRecord } from './evidence-spool.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { readFirst } from './evidence-versions.ts';
 import { queryAll } from './paged-query.ts';
 
-export interface SendProof {
-  /** The object the record is in: its batch, or (before batches) its own. */
-  readonly key: string;
-  /** The record's place in its batch (absent for an object of its own). */
-  readonly record?: number;
-  /** SHA-256 of the record's bytes as stored: what a dispute can check a copy against. */
-  readonly sha256: string;
-  readonly send: SendEvidence;
-  readonly feedback: FeedbackEvidence[];
-  /**
-   * What the versions of its objects say beyond the record: a later version of a key (superseded) or a delete marker
-   * over it (hidden) — both denied by the bucket policy; and a digest the SENT write or the index carried that is not
-   * the stored record's. A record is shown as first written either way.
-   */
-  readonly warnings?: string[];
-  /** The object's version read (its first): with the key, what a third party fetches to check the record. */
-  readonly versionId?: string;
-  /** The record's entry in its batch's header: where its bytes are, and their SHA-256. */
-  readonly entry?: BatchEntry;
-  /** The record's exact bytes (base64), only when asked (a dispute's export): they hash to `sha256`. */
-  readonly bytes?: string;
-}
-
-/** A send named by the table or the index whose record could not be shown, and what is known of why. */
-export interface UnfoundSend {
-  readonly notificationId: string;
-  readonly batch: string;
-  /** The digest the SENT write or the index carried. */
-  readonly sha256?: string;
-  /**
-   * gap: the batch waits in the table for the store; pending: its intent is open, the sweeper rebuilds it; lost:
-   * neither; unknown: the table was not asked; notInBatch: the batch is stored without this record; damaged: the
-   * record does not match its hash (its neighbours are shown all the same).
-   */
-  readonly state: 'gap' | 'pending' | 'lost' | 'unknown' | 'notInBatch' | 'damaged';
-  /** What an operator reads. */
-  readonly says: string;
-}
+export type { SendProof, UnfoundSend } from './evidence-proof.ts';
 
 /** A send as the table or the index names it: its batch, its notification, and the digest carried with the name. */
 export type SendRef = IndexedRef;
@@ -76,12 +43,15 @@ export interface EvidenceLocator {
   stateOf(batch: string): Promise<BatchState>;
   /** The feedback batches holding reports on sends of a send batch (stores/evidence-reports.ts). */
   reportsOf(sendBatch: string): Promise<string[]>;
+  /** The records a spool slice holds before its roll-up (stores/evidence-spool.ts). */
+  spooled(slice: string): Promise<SpooledRecord[]>;
 }
 
 export class DynamoEvidenceLocator implements EvidenceLocator {
   private readonly gaps: DynamoEvidenceGaps;
   private readonly intents: DynamoEvidenceIntents;
   private readonly reports: DynamoEvidenceReports;
+  private readonly spool: DynamoEvidenceSpool;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -91,6 +61,11 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
     this.gaps = new DynamoEvidenceGaps(client, tableName);
     this.intents = new DynamoEvidenceIntents(client, tableName);
     this.reports = new DynamoEvidenceReports(client, tableName);
+    this.spool = new DynamoEvidenceSpool(client, tableName);
+  }
+
+  spooled(slice: string): Promise<SpooledRecord[]> {
+    return this.spool.ofSlice(slice);
   }
 
   async ofEvent(eventId: string): Promise<{ userIds: string[]; refs: SendRef[] }> {
@@ -134,18 +109,14 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
   }
 }
 
-/** What a read found: the sends shown, and those named but not shown, with why. */
-export interface SendsFound {
-  readonly proofs: SendProof[];
-  readonly unfound: UnfoundSend[];
-}
+export type { SendsFound } from './evidence-proof.ts';
 
 export interface ReadOptions {
   /**
    * Asked of the table for a named batch the store does not hold, and for the feedback batches holding reports on a
    * send batch's sends (without it, only reports under the send batch's own prefix are read, as written before).
    */
-  readonly locator?: Partial<Pick<EvidenceLocator, 'stateOf' | 'reportsOf'>>;
+  readonly locator?: Partial<Pick<EvidenceLocator, 'stateOf' | 'reportsOf' | 'spooled'>>;
   /** Each record's exact bytes too (base64): a dispute's export. */
   readonly raw?: boolean;
 }
@@ -199,11 +170,38 @@ export async function findSends(
   // A feedback batch holds reports on several send batches: each read once.
   const feedbackBatches: FeedbackBatches = new Map();
   for (const [batch, ids] of byBatch) {
-    const found = await sendsInBatch(store, batch, ids, options, feedbackBatches);
+    const found =
+      parseSliceBatch(batch) === undefined
+        ? await sendsInBatch(store, batch, ids, options, feedbackBatches)
+        : await sendsInSlice(store, batch, ids, sliceReading(store, batch, options, feedbackBatches));
     proofs.push(...found.proofs);
     unfound.push(...found.unfound);
   }
   return { proofs: proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt)), unfound };
+}
+
+/** How a spool slice's sends are read: its objects as batches, the spool, the reports named by the slice. */
+function sliceReading(
+  store: EvidenceStore,
+  slice: string,
+  options: ReadOptions,
+  feedbackBatches: FeedbackBatches,
+): SliceReading {
+  const { locator } = options;
+  return {
+    inObject: (name, ids) => sendsInBatch(store, name, ids, options, feedbackBatches, slice),
+    ...(locator?.spooled === undefined ? {} : { spooled: (s: string) => locator.spooled?.(s) ?? Promise.resolve([]) }),
+    reportsOf: async (send) => {
+      const reports = await reportsOn(store, slice, options, feedbackBatches);
+      const own = dedupeReports(reports.found.filter((r) => r.report.providerMessageId === send.providerMessageId));
+      const warnings = [...own.flatMap((r) => r.warnings), ...reports.warnings];
+      return { feedback: own.map((r) => r.report), ...(warnings.length > 0 ? { warnings } : {}) };
+    },
+    // Without the table it is not known whether the spool holds it; with it, how long it has been on its way.
+    notInStore: async (ids) =>
+      locator?.spooled === undefined ? notInStore(slice, ids, options) : sliceUnfound(slice, ids, Date.now()),
+    ...(options.raw === undefined ? {} : { raw: options.raw }),
+  };
 }
 
 async function sendsInBatch(
@@ -212,6 +210,8 @@ async function sendsInBatch(
   ids: ReadonlyMap<string, ReadonlySet<string>>,
   options: ReadOptions,
   feedbackBatches: FeedbackBatches,
+  /** The batch the SENT writes name, when the record is in another object (a spool slice's): its reports are found by it. */
+  named: string = batch,
 ): Promise<SendsFound> {
   const key = batchObjectKey(batch);
   const [object] = await store.history(key);
@@ -233,7 +233,7 @@ async function sendsInBatch(
     if (!listed) unfound.push(unfoundOf(id, batch, ids, 'notInBatch', `${key} holds no record of it: lost`));
   }
   if (sends.length === 0) return { proofs: [], unfound };
-  const reports = await reportsOn(store, batch, options, feedbackBatches);
+  const reports = await reportsOn(store, named, options, feedbackBatches);
   const proofs: SendProof[] = [];
   for (const { entry, bytes, record } of sends) {
     let send: SendEvidence;
@@ -388,6 +388,7 @@ async function feedbackBatch(
   name: string,
   options: ReadOptions,
 ): Promise<{ reports: Report[]; missing?: string }> {
+  if (parseSliceBatch(name) !== undefined) return reportsInSlice(store, name, options);
   const key = batchObjectKey(name);
   const [object] = await store.history(key);
   const read = object === undefined || object.key !== key ? undefined : await readFirst(store, object);
@@ -395,6 +396,31 @@ async function feedbackBatch(
   const [, why] = batchStateText(await options.locator?.stateOf?.(name));
   return { reports: [], missing: `reports in ${name} are not in the store yet: ${why}` };
 }
+
+/** The reports a spool slice holds: in its objects once rolled (its own, late ones), before that in the spool. */
+async function reportsInSlice(
+  store: EvidenceStore,
+  slice: string,
+  options: ReadOptions,
+): Promise<{ reports: Report[]; missing?: string }> {
+  const reports: Report[] = [];
+  for (const object of await store.history(slice)) {
+    if (object.key !== batchObjectKey(slice) && !isLateOf(object.key, slice)) continue;
+    const read = await readFirst(store, object);
+    if (read !== undefined) reports.push(...reportsIn(read.bytes, read.warnings));
+  }
+  const spooled = (await options.locator?.spooled?.(slice)) ?? [];
+  // A report both rolled and still spooled (the roll-up between the two reads) is read once (dedupeReports).
+  for (const s of spooled) {
+    if (s.recordKind !== 'FEEDBACK') continue;
+    reports.push({ report: parseEvidence(s.bytes) as FeedbackEvidence, warnings: [] });
+  }
+  return reports.length > 0 || options.locator?.spooled === undefined
+    ? { reports }
+    : { reports, missing: `reports in ${slice} are neither in the store nor in the spool` };
+}
+
+const isLateOf = (key: string, slice: string) => key.startsWith(`${slice}late`) && key.endsWith('.jsonl.gz');
 
 /** The reports of a batch object; a damaged one is left out, its neighbours read. */
 function reportsIn(bytes: Uint8Array, warnings: string[]): Report[] {

@@ -14,12 +14,14 @@ import { parseNotificationId } from '../domain/keys.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../stores/evidence-intents.ts';
+import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
 import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
+import { reportRolledUp, rollUpEvidence } from './roll-up-evidence.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
@@ -35,6 +37,9 @@ const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
 const evidenceIntents = new DynamoEvidenceIntents(documentClient, config.tableName);
+const evidenceSpool = new DynamoEvidenceSpool(documentClient, config.tableName);
+/** Spooled records one run rolls at most per shard (whole slices): a backlog drains over a few runs. */
+const EVIDENCE_SPOOL_PER_RUN = 5_000;
 const evidenceIndex = {
   index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
   retentionDays: config.evidence.retentionDays,
@@ -121,6 +126,19 @@ export const handler = async (_event: unknown, context: Context) => {
     const deadline = () => Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs;
     const recoveryBy = Date.now() + Math.max(0, deadline() - Date.now()) * EVIDENCE_RECOVERY_SHARE;
     const recovered = evidenceStore === undefined ? undefined : await recoverBatches(evidenceStore, recoveryBy);
+    // After recovery (it spools what it rebuilt): the closed slices of the spool, each as one object.
+    const rolledUp =
+      evidenceStore === undefined
+        ? undefined
+        : await rollUpEvidence({
+            spool: evidenceSpool,
+            store: evidenceStore,
+            now: Date.now,
+            deadline: deadline(),
+            limit: EVIDENCE_SPOOL_PER_RUN,
+            timeoutMs: config.evidence.timeoutMs,
+          });
+    if (rolledUp !== undefined) await reportRolledUp(rolledUp, evidenceSpool, Date.now());
     const evidence =
       evidenceStore === undefined
         ? undefined
@@ -148,9 +166,10 @@ export const handler = async (_event: unknown, context: Context) => {
       }
     }
     if (recovered !== undefined) await reportRecovered(recovered);
-    logger.info('sweep finished', { ...summary, evidence, recovered });
+    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp });
     return {
       ...summary,
+      ...(rolledUp === undefined ? {} : { rolledUp }),
       ...(evidence === undefined ? {} : { evidence }),
       ...(recovered === undefined ? {} : { recovered }),
     };
@@ -165,6 +184,7 @@ function recoverBatches(store: EvidenceStore, deadline: number): Promise<Recover
     intents: evidenceIntents,
     notifications: notificationStore,
     outlets: { store, gaps: evidenceGaps, index: evidenceIndex },
+    spool: evidenceSpool,
     // Rendering loads the templates: only when an intent is overdue.
     rebuilder: async () =>
       (await import('./rebuild-evidence.ts')).rebuilderOf({

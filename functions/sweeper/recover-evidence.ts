@@ -20,10 +20,13 @@ import pLimit from 'p-limit';
 import type { SendProof } from '../dispatch/record-evidence.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { IndexedSend } from '../domain/evidence-batch.ts';
+import { isSliceOfBatch } from '../domain/evidence-spool.ts';
 import { notificationKey, parseNotificationId } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
+import { sliceHolds } from '../stores/evidence-slice-reader.ts';
+import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import type { NotificationKey } from '../stores/notification-store.ts';
 
 /** A notification SENT with its evidence's batch and digest on it. */
@@ -33,6 +36,8 @@ export interface RecoverDeps {
   readonly intents: EvidenceIntents;
   readonly notifications: { get(key: NotificationKey): Promise<NotificationItem | undefined> };
   readonly outlets: BatchOutlets;
+  /** The spool, for an invocation that spooled its records (their SENT writes name its slices). */
+  readonly spool?: EvidenceSpool;
   /**
    * How a SENT notification's record is rebuilt the way dispatch built it (record-evidence.ts sendProofOf): loaded
    * only when an intent is overdue.
@@ -106,7 +111,13 @@ async function recoverOne(
   rebuild: (item: SentHere) => Promise<SendProof>,
   result: { recovered: number; rebuilt: number; lost: RecoverResult['lost']; open: number },
 ): Promise<void> {
-  const { sent, gone, resent } = await sentIn(intent, deps);
+  const { sent: all, gone, resent } = await sentIn(intent, deps);
+  const sent = all.filter((i) => i.evidence.batch === intent.name);
+  const spooled = await respool(
+    all.filter((i) => i.evidence.batch !== intent.name),
+    deps,
+    rebuild,
+  );
   const rebuilt: SendProof[] = [];
   const unverified: SentHere[] = [];
   for (const item of sent) {
@@ -135,22 +146,17 @@ async function recoverOne(
     if (error !== undefined) throw Object.assign(new Error(`index: ${error}`), { name: error });
   }
   if (!written.indexed) throw Object.assign(new Error(written.error ?? 'index'), { name: 'IndexFailed' });
+  // A spooled send no rebuild matches and neither the spool nor the store holds: lost, whatever its batch's object.
+  for (const item of spooled.unverified) result.lost.push(mismatch(item, intent.name));
   if (!alreadyThere) {
-    for (const item of unverified) {
-      result.lost.push({
-        notificationId: item.notificationId,
-        ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
-        sha256: item.evidence.sha256,
-        batch: intent.name,
-        reason: 'MISMATCH',
-      });
-    }
+    for (const item of unverified) result.lost.push(mismatch(item, intent.name));
     // A named notification whose item is gone (expired, deleted) cannot be shown unsent: counted, never dropped.
     for (const notificationId of gone) result.lost.push({ notificationId, batch: intent.name, reason: 'ITEM_GONE' });
     // A send of this batch an operator's resend took off its item: nothing left to rebuild it from.
     for (const r of resent) result.lost.push({ ...r, batch: intent.name, reason: 'RESENT' });
   }
   if (written.stored === 'written') result.rebuilt += rebuilt.length;
+  result.rebuilt += spooled.rebuilt;
   await deps.intents.close(intent);
   result.recovered++;
 }
@@ -174,8 +180,11 @@ async function sentIn(
       return { id, item };
     }),
   );
+  // Its own batch, or a slice of the spool it put its few records in (domain/evidence-spool.ts).
   const here = (i: NotificationItem | undefined): i is SentHere =>
-    i !== undefined && i.status === 'SENT' && i.evidence?.batch === intent.name;
+    i !== undefined &&
+    i.status === 'SENT' &&
+    (i.evidence?.batch === intent.name || isSliceOfBatch(i.evidence?.batch ?? '', intent.name));
   return {
     sent: items.map(({ item }) => item).filter(here),
     gone: items.filter(({ item }) => item === undefined).map(({ id }) => id),
@@ -198,9 +207,56 @@ function resendOfBatch(item: NotificationItem, batch: string): { providerMessage
   return typeof entry.providerMessageId === 'string' ? { providerMessageId: entry.providerMessageId } : {};
 }
 
+const mismatch = (item: SentHere, batch: string): RecoverResult['lost'][number] => ({
+  notificationId: item.notificationId,
+  ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+  sha256: item.evidence.sha256,
+  batch,
+  reason: 'MISMATCH',
+});
+
 const indexedSend = (item: SentHere): IndexedSend => ({
   userId: item.userId,
   acceptedAt: item.evidence.acceptedAt,
   notificationId: item.notificationId,
   sha256: item.evidence.sha256,
 });
+
+/**
+ * The sends of an invocation that spooled them: each rebuilt record whose bytes hash to its SENT digest is put in the
+ * spool again (the same item if its first put landed; a late one beside the slice's object if the slice was rolled)
+ * and indexed under its slice; one that cannot be rebuilt is lost only if neither the spool nor the store holds it.
+ */
+async function respool(
+  items: readonly SentHere[],
+  deps: RecoverDeps,
+  rebuild: (item: SentHere) => Promise<SendProof>,
+): Promise<{ rebuilt: number; unverified: SentHere[] }> {
+  if (items.length === 0) return { rebuilt: 0, unverified: [] };
+  if (deps.spool === undefined) throw Object.assign(new Error('no spool to recover into'), { name: 'NoSpool' });
+  const unverified: SentHere[] = [];
+  let rebuilt = 0;
+  for (const item of items) {
+    const proof = await rebuild(item).catch(() => undefined);
+    if (proof === undefined || proof.sha256 !== item.evidence.sha256) {
+      const spool = deps.spool;
+      const held = await sliceHolds(
+        item.evidence.batch,
+        item.evidence.sha256,
+        (s) => spool.ofSlice(s),
+        deps.outlets.store,
+      );
+      if (!held) unverified.push(item);
+      continue;
+    }
+    const slice = item.evidence.batch;
+    await deps.spool.put(
+      [{ slice, sha256: proof.sha256, notificationId: item.notificationId, recordKind: 'SEND', bytes: proof.bytes }],
+      deps.now(),
+    );
+    const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
+    if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+    rebuilt++;
+  }
+  return { rebuilt, unverified };
+}

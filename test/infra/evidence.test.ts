@@ -166,7 +166,7 @@ describe('the evidence store', () => {
     }
   });
 
-  it('dispatch may put only evidence gaps and batch intents (and delete its intents) besides its updates; the sweeper may query and delete only them, and put a gap', () => {
+  it('dispatch may put only evidence gaps, batch intents and spooled records (and delete its intents) besides its updates; the sweeper may query and delete only them, put a gap, and put, query and batch-delete spooled records', () => {
     const on = (fn: string, leadingKey: string) =>
       base
         .statementsOf(fn)
@@ -178,6 +178,13 @@ describe('the evidence store', () => {
     expect(on('Sweeper', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query']);
     expect(on('Sweeper', 'EVIDENCE_BATCH#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query']);
     expect(on('DeliveryFeedbackFunction', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:PutItem']);
+    expect(on('Dispatch', 'EVIDENCE_SPOOL#*')).toEqual(['dynamodb:PutItem']);
+    expect(on('DeliveryFeedbackFunction', 'EVIDENCE_SPOOL#*')).toEqual(['dynamodb:PutItem']);
+    expect(on('Sweeper', 'EVIDENCE_SPOOL#*')).toEqual([
+      'dynamodb:BatchWriteItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+    ]);
   });
 
   it('names the bucket in the outputs', () => {

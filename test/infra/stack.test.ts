@@ -879,6 +879,7 @@ describe('CloudWatch', () => {
         'EvidenceIntentOldestAge',
         'EvidenceUnindexed',
         'EvidenceLost',
+        'EvidenceSpoolOldestAge',
         'DeliveryFailures',
         'DispatchThrottles',
         'CardNumbersMasked',
@@ -1088,10 +1089,12 @@ describe('delivery feedback', () => {
       'sqs:ReceiveMessage',
       'sqs:SendMessage',
     ]);
-    // PutItem on evidence gaps (a batch of reports the store refused) and on the items naming a batch of reports per
-    // send batch only.
+    // PutItem on evidence gaps (a batch of reports the store refused), on the items naming a batch of reports per
+    // send batch, and on the evidence spool (a few reports) only.
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:PutItem'))?.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*'] },
+      'ForAllValues:StringLike': {
+        'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*', 'EVIDENCE_SPOOL#*'],
+      },
     });
     // Query on the providerMessage index only (SNS's delivery status names a message id, not a notification).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))?.Resource).toEqual({

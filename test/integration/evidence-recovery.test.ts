@@ -6,7 +6,9 @@
  * hashes to the digest the SENT write carried, writes the batch under the name the notifications already point to,
  * indexes the customers and closes the intent — and the operator's `evidence` finds every send. A record whose
  * rebuild would differ (its notification changed before the sweeper came) is never written: it is counted lost,
- * with the digest it should have had.
+ * with the digest it should have had. An invocation of few records spools them instead (domain/evidence-spool.ts):
+ * dying before its spool puts land, its records are rebuilt into the spool, found before and after the roll-up, and
+ * its customer's erasure waits until the spool holds them.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,7 @@ import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
 import { DynamoEvidenceLocator } from '../../functions/stores/evidence-reader.ts';
+import { DynamoEvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { clock } from '../../tools/chaos/faults.ts';
@@ -75,8 +78,16 @@ const ingest = (value: object) =>
 const notification = async (eventId: string, channel: string) =>
   (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`);
 
-/** One dispatch invocation that sends every notification of `eventIds` and dies before writing its batch. */
-async function invocationThatDies(eventIds: readonly string[], id: string) {
+/** A spool whose puts never land: an invocation of few records dies before they would have. */
+const neverLands = Object.assign(Object.create(DynamoEvidenceSpool.prototype) as DynamoEvidenceSpool, {
+  put: () => new Promise<void>(() => undefined),
+});
+
+/**
+ * One dispatch invocation that sends every notification of `eventIds` and dies before writing its batch — or, as one
+ * of few records that spools them (`spooling`), before its spool puts land.
+ */
+async function invocationThatDies(eventIds: readonly string[], id: string, spooling = false) {
   const intents = new DynamoEvidenceIntents(table.doc, table.tableName);
   const batch = new InvocationEvidence(
     {
@@ -84,8 +95,9 @@ async function invocationThatDies(eventIds: readonly string[], id: string) {
       gaps: new DynamoEvidenceGaps(table.doc, table.tableName),
       intents,
       index: { index: new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName), retentionDays: RETENTION_DAYS },
+      ...(spooling ? { spool: neverLands } : {}),
     },
-    { now: Date.now(), id, dueMs: Date.now() + DUE_MS },
+    { now: Date.now(), id, dueMs: Date.now() + DUE_MS, spoolBelow: spooling ? 25 : 0 },
   );
   const sender = new ProviderSender(new SESClient({}), new SNSClient({}), { senderEmail: SENDER });
   const notifications = new DynamoNotificationStore(table.doc, table.tableName);
@@ -134,6 +146,7 @@ const sweepAfter = async (ms: number) => {
   clock.advance(ms);
   return (await handlers.sweeper({}, lambdaContext('sweeper'))) as {
     recovered?: { recovered: number; rebuilt: number; lost: { notificationId: string; sha256: string }[] };
+    rolledUp?: { slices: number; records: number; objects: number };
   };
 };
 
@@ -359,5 +372,73 @@ describe('a resend of a send whose evidence batch is not written yet', () => {
         reason: 'RESENT',
       }),
     ]);
+  });
+});
+
+describe('a dispatch invocation of few records that dies before its spool puts land', () => {
+  it('is rebuilt into the spool once its intent is due, found by the operator before the roll-up, and rolled into its slice object after', async () => {
+    await ingest(transferEvent({ eventId: 'spr-1', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-spr-1' } }));
+    const { batch, intents } = await invocationThatDies(['spr-1'], 'dyingspool0000000001', true);
+    expect(batch.spooling).toBe(true);
+    const slices = new Set<string>();
+    for (const channel of ['EMAIL', 'SMS'])
+      slices.add(String(((await notification('spr-1', channel))?.evidence as { batch?: string } | undefined)?.batch));
+    expect(slices.size).toBe(1);
+    const [slice] = [...slices] as [string];
+    expect(slice).toMatch(/-sweeper-spooldays2557$/);
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    expect(await spool.ofSlice(slice)).toEqual([]);
+
+    const r = await sweepAfter(DUE_MS);
+    expect(r.recovered).toMatchObject({ recovered: 1, rebuilt: 2, lost: [] });
+    expect(await intents.overdue(Date.now() + 10 * DUE_MS, 10)).toEqual([]);
+    const spooled = await spool.ofSlice(slice);
+    expect(spooled.map((s) => s.notificationId).sort()).toEqual(['spr-1#EMAIL', 'spr-1#SMS']);
+    for (const s of spooled) {
+      const [eventId, channel] = s.notificationId.split('#') as [string, string];
+      expect(((await notification(eventId, channel))?.evidence as { sha256?: string } | undefined)?.sha256).toBe(
+        s.sha256,
+      );
+    }
+    const locator = new DynamoEvidenceLocator(
+      table.doc,
+      table.tableName,
+      new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
+    );
+    const beforeRoll = await evidenceOf(store, 'spr-1', locator);
+    expect(beforeRoll.map((p) => p.send.notificationId).sort()).toEqual(['spr-1#EMAIL', 'spr-1#SMS']);
+    expect((await locator.ofUser('cust-spr-1')).map((s) => s.batch)).toEqual([slice, slice]);
+
+    const rolled = await sweepAfter(180_000);
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 2, objects: 1 });
+    expect(await spool.ofSlice(slice)).toEqual([]);
+    const object = decodeBatch((await store.get(batchObjectKey(slice))) as Uint8Array);
+    expect(object.records.map((w) => w.entry.sha256).sort()).toEqual(spooled.map((s) => s.sha256).sort());
+    const afterRoll = await evidenceOf(store, 'spr-1', locator);
+    expect(afterRoll.map((p) => [p.send.notificationId, p.key])).toEqual(
+      beforeRoll.map((p) => [p.send.notificationId, batchObjectKey(slice)]),
+    );
+  });
+
+  it("a customer's erasure waits while a send's record is on its way through the spool (its rebuild needs the data), and goes ahead once the spool holds it — the record kept, found after", async () => {
+    await ingest(transferEvent({ eventId: 'spr-2', channels: ['EMAIL'], recipient: { userId: 'cust-spr-2' } }));
+    await invocationThatDies(['spr-2'], 'dyingspool0000000002', true);
+    const ports = operatorOn(table, { evidenceDir: dir, now: Date.now });
+    const waiting = await apply(eraseCustomer, ports, { userId: 'cust-spr-2' }, ALICE);
+    expect(waiting.erased).toEqual([]);
+    expect(waiting.kept).toEqual([
+      {
+        notificationId: 'spr-2#EMAIL',
+        status: 'SENT',
+        waits: expect.stringMatching(/evidence batch .*-sweeper-spooldays2557 /),
+      },
+    ]);
+    // The sweeper rebuilds it into the spool: held there, the erasure goes ahead and the record stays evidence.
+    expect((await sweepAfter(DUE_MS)).recovered).toMatchObject({ rebuilt: 1, lost: [] });
+    expect((await apply(eraseCustomer, ports, { userId: 'cust-spr-2' }, ALICE)).erased).toEqual(['spr-2#EMAIL']);
+    await sweepAfter(180_000);
+    const found = await evidenceFound(store, 'spr-2', locatorOn(table));
+    expect(found.unfound).toEqual([]);
+    expect(found.proofs.map((p) => p.send.notificationId)).toEqual(['spr-2#EMAIL']);
   });
 });

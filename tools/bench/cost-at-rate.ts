@@ -7,9 +7,11 @@
  * Also what the run cannot see: KMS, AWS Backup, evidence replication (per notification, when the settings turn them
  * on) and the fixed monthly costs. Pure; every price and assumption named.
  */
+import { SPOOL_BELOW_RECORDS } from '../../functions/domain/evidence-spool.ts';
 import { DEFAULT_TRACING, type TracingMode } from '../../lib/tracing.ts';
 import { type Batching, recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
 import type { Prices } from './prices.ts';
+import { spoolCostAt } from './spool-cost.ts';
 
 /** What one local run measured, per notification, that the rate model needs (full-cost.ts fills it). */
 export interface RunDensity {
@@ -54,7 +56,11 @@ export interface EvidenceLayouts {
   /** A ref in the customer-month layout (batch name and notification id). */
   readonly refBytes: number;
   readonly sendsPerCustomerPerMonth: number;
+  /** Writers of fewer records than this spool them (the deployed setting); 0 prices every invocation's own object. */
+  readonly spoolBelow?: number;
 }
+
+const spoolBelowOf = (layouts: EvidenceLayouts) => layouts.spoolBelow ?? SPOOL_BELOW_RECORDS;
 
 export const DEFAULT_LAYOUTS: EvidenceLayouts = {
   index: 'perCustomerBatch',
@@ -178,7 +184,23 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
   // A batch of r records: the dense bytes per record, plus what a batch of its own adds, shared by its r records.
   const dense = run.evidence.bytes / Math.max(1, run.evidence.records);
   const alone = run.evidence.bytesAlone / Math.max(1, run.evidence.records);
-  const evidenceBytes = dense + (alone - dense) / sendsPerBatch;
+  // Writers of few records spool them (spool-cost.ts): rolled a minute at a time, stored as densely as a full batch.
+  const sesReports = perN(run.sesEvents);
+  const logReports = perN(run.snsDeliveryLogs);
+  const spool = spoolCostAt({
+    ratePerSec,
+    writers: [
+      { recordsPerInvocation: d.dispatch, recordsPerNotification: 1 - critical },
+      { recordsPerInvocation: d.urgent, recordsPerNotification: critical },
+      { recordsPerInvocation: d.feedback, recordsPerNotification: sesReports },
+      { recordsPerInvocation: d.logs, recordsPerNotification: logReports },
+    ].filter((w) => w.recordsPerNotification > 0),
+    gzippedRecordBytes: alone,
+    ...(layouts.spoolBelow === undefined ? {} : { spoolBelow: layouts.spoolBelow }),
+  });
+  const sendRecords = 1;
+  const directShare = Math.max(0, 1 - spool.spooledRecords / (sendRecords + sesReports + logReports));
+  const evidenceBytes = dense + ((alone - dense) / sendsPerBatch) * directShare;
   const intentWru =
     dispatchInvocations * 2 * Math.ceil((A.intentBaseBytes + A.intentBytesPerRecord * sendsPerBatch) / KB);
   const index =
@@ -192,13 +214,21 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
           wru: Math.max(1, Math.ceil(((layouts.sendsPerCustomerPerMonth / 2) * layouts.refBytes) / KB)),
           bytes: layouts.refBytes + 100 / layouts.sendsPerCustomerPerMonth,
         };
+  // The objects written directly: the invocations that did not spool (each its own batch), and the spool's minutes.
+  const spooledDispatch =
+    (d.dispatch < spoolBelowOf(layouts) ? (1 - critical) / d.dispatch : 0) +
+    (critical > 0 && d.urgent < spoolBelowOf(layouts) ? critical / d.urgent : 0);
+  const spooledFeedback = spool.spoolingInvocations - spooledDispatch;
+  const sendObjects = dispatchInvocations - spooledDispatch;
+  const directReports = layouts.reports === 'perFeedbackInvocation' ? reportsObjects - spooledFeedback : reportsObjects;
   return {
     density: d,
     invocations,
     traced,
-    evidenceObjects: dispatchInvocations + reportsObjects,
-    sendObjects: dispatchInvocations,
-    reportsObjects,
+    evidenceObjects: sendObjects + directReports + spool.sliceObjects,
+    sendObjects,
+    reportsObjects: directReports,
+    spool,
     reportsPerNotification: reports,
     evidenceBytes,
     intentWru,
@@ -238,9 +268,9 @@ export function costAtRate(
   const M = 1e6;
   const get = (k: string) => measuredPerMillion[k] ?? 0;
   const parts = {
-    dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru - perN(run.intentWru)),
+    dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru - perN(run.intentWru) + m.spool.wru),
     dynamodbIndexWrites: get('dynamodbIndexWrites'),
-    dynamodbReads: get('dynamodbReads'),
+    dynamodbReads: get('dynamodbReads') + M * m.spool.rru * (p.dynamodbReadRequestUnitPerMillion / 1e6),
     dynamodbStorageAndPitr: get('dynamodbStorageAndPitr'),
     evidenceIndex: M * (m.index.wru * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) + indexStorage(m.index.bytes)),
     evidenceRequests: M * (m.evidenceObjects * (p.s3PutPerThousand / 1000) + gets * (p.s3GetPerThousand / 1000)),
@@ -271,6 +301,10 @@ export function costAtRate(
       evidenceBytes: Math.round(m.evidenceBytes),
       indexWru: round3(m.index.wru),
       intentWru: round3(m.intentWru),
+      spooledRecords: round3(m.spool.spooledRecords),
+      spoolObjects: round3(m.spool.sliceObjects),
+      spoolWru: round3(m.spool.wru),
+      spoolRru: round3(m.spool.rru),
     },
     perMillion: { ...roundAll(parts), total: round2(total) },
     withSettings: { ...roundAll(settings.parts), total: round2(total + settings.total) },

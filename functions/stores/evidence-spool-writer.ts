@@ -1,0 +1,110 @@
+/**
+ * A writer's records on their way to the spool (domain/evidence-spool.ts): each record is put as soon as its outcome
+ * is recorded — beside the sends, never inside a send slot — and at the end of the invocation (`settle`) the puts are
+ * awaited and the customers' index is written naming the slice each record lands in (its writer knows: the name is
+ * deterministic). A put the table refused is not dropped: with an open intent the sweeper rebuilds it
+ * (recover-evidence.ts); without one the record is written at once as a late object of its slice (the store, else a
+ * gap, else counted lost), found by the slice's prefix like any late record.
+ */
+import type { EvidenceRecord } from '../domain/evidence.ts';
+import { sendsOf } from '../domain/evidence-batch.ts';
+import { lateBatchName } from '../domain/evidence-spool.ts';
+import { type BatchOutlets, type BatchWritten, putIndex, writeBatch } from './evidence-batch-writer.ts';
+import type { EvidenceSpool } from './evidence-spool.ts';
+
+export interface SpoolProof {
+  readonly record: EvidenceRecord;
+  readonly bytes: Buffer;
+  readonly sha256: string;
+}
+
+export interface SpoolSettled {
+  /** Records the spool holds now. */
+  readonly spooled: number;
+  /** Records whose put the table refused (left to the intent's recovery, or written as late objects). */
+  readonly refused: readonly SpoolProof[];
+  /** Late objects written for refused puts when no intent covers them. */
+  readonly late: readonly (BatchWritten & { proof: SpoolProof })[];
+  /** Every spooled record's index entry is written. */
+  readonly indexed: boolean;
+  readonly unindexedItems?: number;
+  readonly error?: string;
+}
+
+export class SpoolWriter {
+  private readonly puts: Promise<{ proof: SpoolProof; slice: string; ok: boolean; error?: string }>[] = [];
+
+  constructor(
+    private readonly spool: EvidenceSpool,
+    private readonly outlets: BatchOutlets,
+  ) {}
+
+  get pending(): number {
+    return this.puts.length;
+  }
+
+  /** The record goes to the spool now, not awaited: `settle` awaits it. */
+  add(proof: SpoolProof, slice: string, nowMs: number): void {
+    const put = this.spool
+      .put(
+        [
+          {
+            slice,
+            sha256: proof.sha256,
+            notificationId: proof.record.notificationId,
+            recordKind: proof.record.kind,
+            bytes: proof.bytes,
+          },
+        ],
+        nowMs,
+      )
+      .then(
+        () => ({ proof, slice, ok: true }),
+        (e: unknown) => ({ proof, slice, ok: false, error: (e as Error)?.name ?? 'Error' }),
+      );
+    this.puts.push(put);
+  }
+
+  /**
+   * The puts awaited, then the index. `covered`: an open intent covers a refused put (the sweeper rebuilds it);
+   * otherwise a refused record is written now as a late object of its slice.
+   */
+  async settle(covered: boolean, options: { timeoutMs: number; now: number }): Promise<SpoolSettled> {
+    const done = await Promise.all(this.puts);
+    const landed = done.filter((d) => d.ok);
+    const refused = done.filter((d) => !d.ok);
+    const late = covered
+      ? []
+      : await Promise.all(
+          refused.map(async ({ proof, slice }) => ({
+            ...(await writeBatch(
+              this.outlets,
+              { name: lateBatchName(slice, [proof.sha256]), writer: 'dispatch', records: [proof] },
+              { ...options, unindexedAsGap: true },
+            )),
+            proof,
+          })),
+        );
+    const bySlice = new Map<string, SpoolProof[]>();
+    for (const { proof, slice } of landed) bySlice.set(slice, [...(bySlice.get(slice) ?? []), proof]);
+    let indexed = true;
+    let unindexedItems = 0;
+    let error: string | undefined;
+    for (const [slice, proofs] of bySlice) {
+      const written = await putIndex(this.outlets, slice, sendsOf(proofs));
+      if (!written.indexed) {
+        indexed = false;
+        unindexedItems += written.unindexedItems ?? 0;
+        error = written.error;
+      }
+    }
+    return {
+      spooled: landed.length,
+      refused: refused.map((r) => r.proof),
+      late,
+      indexed,
+      ...(unindexedItems > 0 ? { unindexedItems } : {}),
+      ...(error === undefined ? {} : { error }),
+    };
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The roll-up of the evidence spool (domain/evidence-spool.ts): each closed slice's spooled records become ONE object,
+ * written once (If-None-Match) and locked until its records' retain-until, and only then leave the spool.
+ *
+ * Crash-safe and idempotent: the object's key is the slice's own (its start, shard and retention class), so a sweeper
+ * that died after the PUT and before retiring the items finds the object "already there" on its next run, reads it,
+ * and retires the items it holds — never a second copy, never an item dropped. Records the object does not hold
+ * (spooled after their slice was rolled: a dead invocation's batch rebuilt late) are written as an object of their
+ * own beside it, named by their digests (`lateBatchName`), found by the slice's prefix. The customers' index already
+ * names the slice (its writer knew where each record lands), so nothing else is written here.
+ *
+ * Bounded per run: at most about `limit` records a partition, whole slices only (a slice's records are spread over
+ * the partitions by their digests), and no new slice once the deadline passed.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { count, logger } from '../commons/powertools.ts';
+import { type EvidenceRecord, parseEvidence } from '../domain/evidence.ts';
+import { batchObjectKey, batchRetainUntil, encodeBatch } from '../domain/evidence-batch.ts';
+import {
+  lateBatchName,
+  parseSliceBatch,
+  SPOOL_CLOSED_AFTER_MS,
+  SPOOL_SHARDS,
+  SPOOL_SLICE_MS,
+  sliceStartOf,
+} from '../domain/evidence-spool.ts';
+import { digestsStored } from '../stores/evidence-slice-reader.ts';
+import type { EvidenceSpool, SpooledRecord, SpoolKey } from '../stores/evidence-spool.ts';
+import type { EvidenceStore } from '../stores/evidence-store.ts';
+
+export interface RollUpDeps {
+  readonly spool: EvidenceSpool;
+  readonly store: EvidenceStore;
+  readonly now: () => number;
+  /** Start no slice after this (epoch ms). */
+  readonly deadline: number;
+  /** Records read at most per shard and run (whole slices: one slice may take it past). */
+  readonly limit: number;
+  /** The PUT's own time limit. */
+  readonly timeoutMs: number;
+}
+
+export interface RollUpResult {
+  /** Slices rolled into the store and retired from the spool. */
+  readonly slices: number;
+  /** Records they held. */
+  readonly records: number;
+  /** Objects written now (a slice found already written is counted in `slices`, not here). */
+  readonly objects: number;
+  /** Records written as a late object beside their slice's. */
+  readonly late: number;
+  /** Slices left for the next run (a store or the table refusing, or no time left). */
+  readonly open: number;
+  readonly errors: string[];
+}
+
+type Spooled = SpooledRecord & { key: SpoolKey };
+
+export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
+  const result = { slices: 0, records: 0, objects: 0, late: 0, open: 0, errors: [] as string[] };
+  // Slices started before this are closed: their writers are done.
+  const read = await closedSlices(deps, deps.now() - SPOOL_CLOSED_AFTER_MS + 1, result.errors);
+  if (read === undefined) return { ...result, open: 1 };
+  for (const [slice, held] of read) {
+    if (deps.now() >= deps.deadline) {
+      result.open++;
+      continue;
+    }
+    try {
+      const { written, late } = await rollSlice(slice, held, deps);
+      await deps.spool.retire(held.map((r) => r.key));
+      result.slices++;
+      result.records += held.length;
+      result.objects += written;
+      result.late += late;
+    } catch (error) {
+      result.open++;
+      result.errors.push(`${slice}: ${(error as Error)?.name ?? 'Error'}`);
+    }
+  }
+  return result;
+}
+
+/**
+ * The closed slices' records from every partition, whole: a partition read up to the limit stops at a slice's end,
+ * so a slice is taken only if it starts before the first slice any partition may have left unread. Undefined when a
+ * partition could not be read (no slice is whole then).
+ */
+async function closedSlices(
+  deps: RollUpDeps,
+  before: number,
+  errors: string[],
+): Promise<Map<string, Spooled[]> | undefined> {
+  const records: Spooled[] = [];
+  let wholeBefore = before;
+  for (let shard = 0; shard < SPOOL_SHARDS; shard++) {
+    try {
+      const read = await deps.spool.closed(shard, before, deps.limit);
+      records.push(...read);
+      const last = read.at(-1);
+      // Read up to the limit: slices from the last one read on may go on past it in this partition.
+      if (read.length >= deps.limit && last !== undefined) {
+        wholeBefore = Math.min(wholeBefore, sliceStartOf(parseSliceBatch(last.slice)?.startMs ?? 0) + SPOOL_SLICE_MS);
+      }
+    } catch (error) {
+      errors.push(`spool shard ${shard}: ${(error as Error)?.name ?? 'Error'}`);
+      return undefined;
+    }
+  }
+  const whole = records.filter((r) => (parseSliceBatch(r.slice)?.startMs ?? 0) < wholeBefore);
+  return bySlice(whole);
+}
+
+function bySlice(records: readonly Spooled[]): Map<string, Spooled[]> {
+  const slices = new Map<string, Spooled[]>();
+  for (const r of records) slices.set(r.slice, [...(slices.get(r.slice) ?? []), r]);
+  return slices;
+}
+
+/** The slice's object, or — when one stands already — what it lacks as a late object beside it. */
+async function rollSlice(
+  slice: string,
+  held: readonly Spooled[],
+  deps: RollUpDeps,
+): Promise<{ written: number; late: number }> {
+  // Sorted by digest: the same records always make the same object.
+  const records = [...held].sort((a, b) => a.sha256.localeCompare(b.sha256));
+  const stored = await putOnce(slice, records, deps);
+  if (stored === 'written') return { written: 1, late: 0 };
+  const missing = await notYetStored(slice, records, deps.store);
+  if (missing.length === 0) return { written: 0, late: 0 };
+  const late = lateBatchName(
+    slice,
+    missing.map((r) => r.sha256),
+  );
+  const lateStored = await putOnce(late, missing, deps);
+  // A late object already there under this name holds exactly these digests (its name is their hash).
+  return { written: lateStored === 'written' ? 1 : 0, late: missing.length };
+}
+
+async function putOnce(
+  name: string,
+  records: readonly SpooledRecord[],
+  deps: RollUpDeps,
+): Promise<'written' | 'alreadyThere'> {
+  const parsed = records.map((r) => ({ record: parseEvidence(r.bytes) as EvidenceRecord, bytes: r.bytes }));
+  const body = encodeBatch(name, 'sweeper', parsed);
+  return deps.store.put(batchObjectKey(name), body, batchRetainUntil(parsed), AbortSignal.timeout(deps.timeoutMs));
+}
+
+/** The records no object of the slice holds yet (the slice's own and its late ones, each checked by its digest). */
+async function notYetStored(
+  slice: string,
+  records: readonly SpooledRecord[],
+  store: EvidenceStore,
+): Promise<SpooledRecord[]> {
+  const held = await digestsStored(slice, store);
+  return records.filter((r) => !held.has(r.sha256));
+}
+
+/**
+ * The run's roll-up in metrics and the log, and how old the oldest spooled slice is (0 when the spool is empty): the
+ * EvidenceSpoolOldestAge alarm reads it against the promised landing delay.
+ */
+export async function reportRolledUp(r: RollUpResult, spool: EvidenceSpool, nowMs: number): Promise<void> {
+  count('EvidenceSlicesRolled', r.slices);
+  try {
+    const oldest = await spool.oldestSliceMs();
+    count(
+      'EvidenceSpoolOldestAge',
+      oldest === undefined ? 0 : Math.max(0, Math.round((nowMs - oldest) / 1000)),
+      MetricUnit.Seconds,
+    );
+  } catch (error) {
+    // No datapoint this run (a missing one does not breach): the metric's read never fails the sweep's own work.
+    logger.error('the oldest spooled evidence could not be read', { error: (error as Error)?.name });
+  }
+  if (r.late > 0) logger.warn('evidence spooled after its slice was rolled: written beside it', { late: r.late });
+  if (r.errors.length > 0) logger.error('evidence slices still spooled', { errors: r.errors.slice(0, 10) });
+}

@@ -1,0 +1,281 @@
+/**
+ * The evidence spool on DynamoDB Local (domain/evidence-spool.ts, stores/evidence-spool.ts, sweeper/roll-up-evidence.ts):
+ * an invocation of few records puts each record's exact bytes in the table instead of an object of its own; the SENT
+ * write and the index name the slice's object before it exists; a reader shows a spooled record from the first
+ * second; the sweeper rolls each closed slice into ONE object and only then retires the items — a sweeper dying
+ * between the PUT and the retire loses and duplicates nothing, one down for half an hour leaves nothing missing.
+ */
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { InvocationEvidence, type SendProof } from '../../functions/dispatch/record-evidence.ts';
+import { evidenceBody, sendEvidence, smsRequest, uniformRetention } from '../../functions/domain/evidence.ts';
+import { batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
+import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
+import { readFeedback } from '../../functions/domain/feedback.ts';
+import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
+import { findSends } from '../../functions/stores/evidence-reader.ts';
+import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
+import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
+import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { sesEvent } from '../support/ses-events.ts';
+
+let table: LocalTable;
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+});
+
+const T0 = Date.parse('2026-12-06T05:12:30Z');
+const RETENTION = 2_557;
+
+function proofOf(
+  eventId: string,
+  acceptedAtMs: number,
+  text = 'Example Bank: your transfer is complete.',
+  channel: 'SMS' | 'EMAIL' = 'SMS',
+): SendProof {
+  const request =
+    channel === 'SMS'
+      ? smsRequest('+14255550100', text)
+      : ({
+          channel: 'EMAIL',
+          api: 'ses:SendEmail',
+          source: 'Example Bank <n@bank.example>',
+          to: ['ana@example.com'],
+          subject: 'Your transfer',
+          text,
+          html: `<p>${text}</p>`,
+          charset: 'UTF-8',
+          tags: [],
+        } as const);
+  const record = sendEvidence(
+    {
+      notificationId: `${eventId}#${channel}`,
+      eventId,
+      channel,
+      userId: `u-${eventId}`,
+      template: 'TransferCompleted',
+      locale: 'en-US',
+      attempt: 1,
+    },
+    request,
+    `msg-${eventId}`,
+    acceptedAtMs,
+    uniformRetention(RETENTION),
+  );
+  const bytes = evidenceBody(record);
+  return { record, bytes, sha256: sha256Hex(bytes) };
+}
+
+/** One dispatch invocation of `ids.length` sends at `startMs`: each record where the SENT write would name it. */
+async function invocation(
+  spool: EvidenceSpool,
+  store: MemoryStore,
+  id: string,
+  startMs: number,
+  ids: string[],
+  channel: 'SMS' | 'EMAIL' = 'SMS',
+) {
+  const intents = new MemoryIntents();
+  const index = new MemoryIndex();
+  const evidence = new InvocationEvidence(
+    { store, gaps: new MemoryGaps(), intents, index: { index, retentionDays: RETENTION }, spool },
+    { now: startMs, id, dueMs: startMs + 90_000, spoolBelow: 25 },
+  );
+  await evidence.open(ids.map((e) => `${e}#${channel}`));
+  const named: { batch: string; notificationId: string; sha256: string }[] = [];
+  for (const e of ids) {
+    const batch = await evidence.ready();
+    const proof = proofOf(e, startMs + 1_000, undefined, channel);
+    const at = evidence.addressOf(proof, batch);
+    evidence.add(proof, at);
+    named.push({ batch: at, notificationId: proof.record.notificationId, sha256: proof.sha256 });
+  }
+  const closed = await evidence.close(10_000, 2_000, startMs + 5_000);
+  return { named, closed, intents, index };
+}
+
+const roll = (spool: EvidenceSpool, store: MemoryStore, now: number) =>
+  rollUpEvidence({ spool, store, now: () => now, deadline: now + 30_000, limit: 1_000, timeoutMs: 2_000 });
+
+describe('the evidence spool', () => {
+  it('an invocation of few records spools them under a slice the SENT write names; a reader shows them before the roll-up; one object after, the spool emptied', async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const { named, closed, intents, index } = await invocation(spool, store, 'inv0000001', T0, ['sp-a1', 'sp-a2']);
+
+    expect(closed).toMatchObject({ outcome: 'written', records: 2, intentOpen: false, spool: { spooled: 2 } });
+    expect(intents.open_.size).toBe(0);
+    const [first] = named;
+    expect(parseSliceBatch(first?.batch ?? '')).toMatchObject({
+      startMs: Date.parse('2026-12-06T05:12:00Z'),
+      days: RETENTION,
+    });
+    // Indexed by its writer under the slice's name, before the object exists.
+    expect(await index.sendsOf('u-sp-a1')).toEqual([expect.objectContaining({ batch: first?.batch })]);
+    expect(store.objects.size).toBe(0);
+
+    const before = await findSends(store, named, { locator: { spooled: (s) => spool.ofSlice(s) } });
+    expect(before.unfound).toEqual([]);
+    expect(before.proofs.map((p) => p.sha256).sort()).toEqual(named.map((n) => n.sha256).sort());
+    expect(before.proofs[0]?.warnings?.[0]).toMatch(/^not in the locked store yet: read from the spool/);
+
+    // Not closed yet: nothing rolled.
+    expect(await roll(spool, store, T0 + 60_000)).toMatchObject({ slices: 0, objects: 0 });
+    const rolled = await roll(spool, store, Date.parse('2026-12-06T05:12:00Z') + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 1, records: 2, objects: 1, late: 0, open: 0, errors: [] });
+    expect([...store.objects.keys()]).toEqual([batchObjectKey(first?.batch ?? '')]);
+    const object = readBatch(store.objects.get(batchObjectKey(first?.batch ?? ''))?.body ?? Buffer.alloc(0));
+    expect(object.bad).toEqual([]);
+    expect(object.records.map((r) => r.entry.sha256).sort()).toEqual(named.map((n) => n.sha256).sort());
+    expect(await spool.ofSlice(first?.batch ?? '')).toEqual([]);
+
+    const after = await findSends(store, named, { locator: { spooled: (s) => spool.ofSlice(s) } });
+    expect(after.unfound).toEqual([]);
+    expect(after.proofs.map((p) => p.sha256).sort()).toEqual(named.map((n) => n.sha256).sort());
+    expect(after.proofs.every((p) => p.warnings === undefined)).toBe(true);
+  });
+
+  it('a sweeper dying after the PUT and before retiring the items: the next run finds the object, checks it holds them, retires them — one object, nothing lost or written twice', async () => {
+    const real = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T06:00:10Z');
+    const { named } = await invocation(real, store, 'inv0000002', start, ['sp-b1', 'sp-b2', 'sp-b3']);
+    let dies = true;
+    const dying: EvidenceSpool = Object.assign(Object.create(real) as EvidenceSpool, {
+      retire: async (keys: Parameters<EvidenceSpool['retire']>[0]) => {
+        if (dies) throw Object.assign(new Error('the sweeper timed out'), { name: 'TimedOut' });
+        return real.retire(keys);
+      },
+    });
+    const now = Date.parse('2026-12-06T06:00:00Z') + SPOOL_CLOSED_AFTER_MS + 5_000;
+    const crashed = await roll(dying, store, now);
+    expect(crashed).toMatchObject({ slices: 0, open: 1 });
+    expect(store.objects.size).toBe(1);
+    expect((await real.ofSlice(named[0]?.batch ?? '')).length).toBe(3);
+
+    dies = false;
+    const again = await roll(dying, store, now + 60_000);
+    expect(again).toMatchObject({ slices: 1, records: 3, objects: 0, late: 0, open: 0 });
+    expect(store.objects.size).toBe(1);
+    expect(await real.ofSlice(named[0]?.batch ?? '')).toEqual([]);
+    const found = await findSends(store, named, { locator: { spooled: (s) => real.ofSlice(s) } });
+    expect(found.proofs).toHaveLength(3);
+  });
+
+  it('with the sweeper down for half an hour no spooled record reads as missing; the first run back rolls every closed slice, and a record spooled after its slice was rolled lands beside it', async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T07:00:05Z');
+    const minutes = [0, 1, 2, 10, 20];
+    const named = (
+      await Promise.all(minutes.map((m) => invocation(spool, store, `inv00003${m}x`, start + m * 60_000, [`sp-c${m}`])))
+    ).flatMap((i) => i.named);
+    const down = await findSends(store, named, { locator: { spooled: (s) => spool.ofSlice(s) } });
+    expect(down.unfound).toEqual([]);
+    expect(down.proofs).toHaveLength(minutes.length);
+    expect(await spool.oldestSliceMs()).toBe(Date.parse('2026-12-06T07:00:00Z'));
+
+    const back = start + 30 * 60_000;
+    const rolled = await roll(spool, store, back);
+    expect(rolled).toMatchObject({ slices: minutes.length, records: minutes.length, open: 0 });
+    expect(await spool.oldestSliceMs()).toBeUndefined();
+
+    // A dead invocation's record rebuilt after its slice was rolled: spooled late, written beside the slice's object.
+    const first = named[0]?.batch ?? '';
+    const late = proofOf('sp-c-late', start + 2_000, 'Example Bank: your card was used.');
+    await spool.put(
+      [
+        {
+          slice: first,
+          sha256: late.sha256,
+          notificationId: late.record.notificationId,
+          recordKind: 'SEND',
+          bytes: late.bytes,
+        },
+      ],
+      back,
+    );
+    expect(await roll(spool, store, back + 60_000)).toMatchObject({ slices: 1, objects: 1, late: 1 });
+    const withLate = [...named, { batch: first, notificationId: late.record.notificationId, sha256: late.sha256 }];
+    const found = await findSends(store, withLate, { locator: { spooled: (s) => spool.ofSlice(s) } });
+    expect(found.unfound).toEqual([]);
+    expect(found.proofs.map((p) => p.sha256).sort()).toEqual(withLate.map((n) => n.sha256).sort());
+  });
+
+  it("a feedback invocation's few reports go to the spool under a slice its send batch's item names: read with the send before and after the roll-up, one object for the minute", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const reports = new MemoryReports();
+    const sent = await invocation(spool, store, 'inv0000004', T0 + 3_600_000, ['sp-d1'], 'EMAIL');
+    const [named] = sent.named as [{ batch: string; notificationId: string; sha256: string }];
+    const read = readFeedback(
+      sesEvent('Bounce', { notificationId: named.notificationId, messageId: 'msg-sp-d1', to: 'gone1@example.com' }),
+    );
+    const messageId = read.ok ? read.feedback.messageId : '';
+    const at = T0 + 3_600_000 + 20_000;
+    let ids = 0;
+    await recordFeedback([read], {
+      store: {
+        findByMessageId: async () => undefined,
+        recordDelivery: async () => 'recorded' as const,
+        suppressAddress: async () => 'suppressed' as const,
+        recipientOf: async () => 'gone1@example.com',
+      },
+      now: () => at,
+      sleep: async () => undefined,
+      evidence: {
+        store,
+        gaps: new MemoryGaps(),
+        reports,
+        retentionDays: RETENTION,
+        sendBatchOf: async () => named.batch,
+        newId: () => `feedback${String(ids++).padStart(4, '0')}`,
+        timeoutMs: 1_000,
+        spool,
+        spoolBelow: 25,
+      },
+    });
+    const [reportsSlice] = await reports.of(named.batch);
+    expect(parseSliceBatch(reportsSlice ?? '')).toMatchObject({ days: RETENTION });
+    expect(store.objects.size).toBe(0);
+    const locator = { reportsOf: (b: string) => reports.of(b), spooled: (s: string) => spool.ofSlice(s) };
+    // The send's own record carries the provider's message id the report names.
+    const sendFound = async () => (await findSends(store, [named], { locator })).proofs[0];
+    const before = await sendFound();
+    expect(before?.feedback.map((f) => [f.status, f.providerMessageId])).toEqual([['BOUNCED', messageId]]);
+
+    // The send and the report of the same minute and retention: one object.
+    expect(reportsSlice).toBe(named.batch);
+    const rolled = await roll(spool, store, at + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 1, records: 2, objects: 1, open: 0 });
+    expect([...store.objects.keys()]).toEqual([batchObjectKey(named.batch)]);
+    const after = await sendFound();
+    expect(after?.feedback).toEqual(before?.feedback);
+    expect(after?.warnings).toBeUndefined();
+  });
+
+  it('twelve invocations of one record in one minute make ONE object, its records over every partition read whole even past the per-run limit', async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T09:30:00Z');
+    const named = (
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          invocation(spool, store, `inv00005${String(i).padStart(2, '0')}`, start + i * 4_000, [`sp-e${i}`]),
+        ),
+      )
+    ).flatMap((i) => i.named);
+    expect(new Set(named.map((n) => n.batch)).size).toBe(1);
+    const rolled = await rollUpEvidence({
+      spool,
+      store,
+      now: () => start + SPOOL_CLOSED_AFTER_MS,
+      deadline: start + SPOOL_CLOSED_AFTER_MS + 30_000,
+      limit: 1,
+      timeoutMs: 2_000,
+    });
+    expect(rolled).toMatchObject({ slices: 1, records: 12, objects: 1, open: 0 });
+    const object = readBatch(store.objects.get(batchObjectKey(named[0]?.batch ?? ''))?.body ?? Buffer.alloc(0));
+    expect(object.records).toHaveLength(12);
+  });
+});
