@@ -89,14 +89,7 @@ export class NotifierStack extends Stack {
     // failed-batch bucket; each function is granted it through useTable.
     const key = s.kmsKeyArn === undefined ? undefined : Key.fromKeyArn(this, 'DataKey', s.kmsKeyArn);
     this.table = stageTable(this, key, props.region);
-    // Every accepted send and every report on it, kept for years (lib/evidence-store.ts).
-    const evidence = new EvidenceStore(this, 'Evidence', {
-      prefix,
-      retentionDays: s.evidenceRetentionDays,
-      lockMode: s.evidenceLockMode,
-      replication: s.evidenceReplication,
-      assumers: { readers: s.evidenceReaders, breakGlass: s.breakGlassPrincipals },
-    });
+    const evidence = evidenceStoreOf(this, prefix, s);
     const parts: FunctionPartProps = {
       stack: this,
       settings: s,
@@ -460,4 +453,15 @@ function stageTable(stack: NotifierStack, key: IKey | undefined, region: RegionR
  */
 function pinPolicyPerReplica(stack: NotifierStack, region: RegionRole | undefined): void {
   if (region !== undefined) stack.node.setContext(RESOURCE_POLICY_PER_REPLICA, true);
+}
+
+/** Every accepted send and every report on it, kept for years (lib/evidence-store.ts). */
+function evidenceStoreOf(stack: Stack, prefix: string, s: NotifierStackProps['settings']): EvidenceStore {
+  return new EvidenceStore(stack, 'Evidence', {
+    prefix,
+    retentionDays: s.evidenceRetentionDays,
+    lockMode: s.evidenceLockMode,
+    replication: s.evidenceReplication,
+    assumers: { readers: s.evidenceReaders, breakGlass: s.breakGlassPrincipals },
+  });
 }

@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfigError, channelPoliciesOf, parseEnvironment } from '../commons/config.ts';
 import { traced } from '../commons/powertools.ts';
 import { REGION_OPERATOR_ENVIRONMENT } from '../contracts/region-operator-environment.ts';
-import type { Channel } from '../domain/channels.ts';
+import { CHANNELS } from '../domain/channels.ts';
 import type { Clock, RegionSide } from '../operator/promote.ts';
 import type { RegionCommands } from '../operator/region-routes.ts';
 import type { AuditLog } from '../stores/audit-log.ts';
@@ -92,7 +92,8 @@ export function regionCommandsOf(deps: RegionCommandDeps, env: Env = process.env
       settleAfterMs: c.INGEST_TIMEOUT_SECONDS * 1000 + CONTROL_CACHE_MS,
       lookupMs: c.FAILOVER_LOOKUP_MINUTES * 60_000,
       placement: { sweepShards: c.SWEEP_SHARDS, pendingThresholdMs: c.PENDING_THRESHOLD_SECONDS * 1000 },
-      secondCopy: c.FAILOVER_SECOND_COPY === 'EMAIL' ? (['EMAIL'] as Channel[]) : [],
+      // The settings allow only email a second copy (the environment's pattern); read as the channels it names.
+      secondCopy: CHANNELS.filter((channel) => (c.FAILOVER_SECOND_COPY ?? '').split(',').includes(channel)),
       policies: channelPoliciesOf(c.CHANNEL_POLICIES),
       waitUpToMs: OPERATOR_WAIT_UP_TO_MS,
     },

@@ -85,6 +85,19 @@ export {
 } from './operations.ts';
 export { parkedEvent, S3ParkedBatches } from './parked-batches.ts';
 export { type IngestInvoker, type OperatorPorts, operatorPorts, PROPOSAL_KEEP_DAYS } from './ports.ts';
+// The region commands' request, preview and confirm, shared by the operator function and the command line.
+export {
+  isRegionCommand,
+  namedRegion,
+  parseRegionRequest,
+  REGION_COMMANDS,
+  type RegionCommand,
+  type RegionCommandSettings,
+  type RegionRequest,
+  regionConfirm,
+  regionPreview,
+  scopeProblem,
+} from './region-commands.ts';
 export * as regions from './regions.ts';
 export { REPAIR_TOPIC, type RepairPlan, type RepairResult, repair } from './repair.ts';
 export { type ReplayResult, replayQuarantine } from './replay.ts';

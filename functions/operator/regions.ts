@@ -15,6 +15,7 @@ export {
   type DemotionReport,
   demote,
   type FailoverRequest,
+  type IntakeReport,
   type PromotionReport,
   promoteFailover,
   type RegionSide,

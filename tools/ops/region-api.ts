@@ -12,9 +12,13 @@
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { OperatorError } from '../../functions/operator/index.ts';
-import type { Clock, IntakeReport } from '../../functions/operator/promote.ts';
-import { namedRegion, type RegionCommand, type RegionRequest } from '../../functions/operator/region-commands.ts';
+import {
+  namedRegion,
+  OperatorError,
+  type RegionCommand,
+  type RegionRequest,
+  type regions,
+} from '../../functions/operator/index.ts';
 import { stackNameOf } from '../../lib/settings.ts';
 import { UsageError } from '../local/cli.ts';
 import { OPS_EXIT } from './command.ts';
@@ -86,7 +90,7 @@ export async function actDeployed(
   request: RegionRequest[RegionCommand],
   reason: string | undefined,
   d: DeployedRegions,
-  io: { readonly show: (doc: object) => void; readonly clock: Clock; readonly deps: RegionApiDeps },
+  io: { readonly show: (doc: object) => void; readonly clock: regions.Clock; readonly deps: RegionApiDeps },
 ): Promise<number> {
   const regions = [d.primary.region, d.recovery.region];
   const named = namedRegion(request);
@@ -140,7 +144,7 @@ export async function actDeployed(
 
 /** The final report; a mapping that could not be switched is said first, with what to do, and exits 1. */
 function reported(name: string, stage: object, outcome: object, runs: number, show: (doc: object) => void): number {
-  const intake = (outcome as { intake?: IntakeReport }).intake;
+  const intake = (outcome as { intake?: regions.IntakeReport }).intake;
   const failed = intake?.failed;
   show({
     command: name,

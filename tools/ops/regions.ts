@@ -15,7 +15,6 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy.ts';
 import { fenceShardCount } from '../../functions/domain/fence.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { regions } from '../../functions/operator/index.ts';
 import {
   isRegionCommand,
   parseRegionRequest,
@@ -25,8 +24,9 @@ import {
   type RegionRequest,
   regionConfirm,
   regionPreview,
+  regions,
   scopeProblem,
-} from '../../functions/operator/region-commands.ts';
+} from '../../functions/operator/index.ts';
 import { EvidenceAuditLog } from '../../functions/stores/audit-log.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { CONTROL_CACHE_MS, DynamoFenceStore } from '../../functions/stores/fence-store.ts';
