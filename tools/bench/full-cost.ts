@@ -22,6 +22,7 @@ import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
 import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
 import type { ProbeCounts } from './cost-probe.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
+import { productEnv } from './product-env.ts';
 import { REPO } from './repo.ts';
 import { bankEventValue, log, round2 } from './workload.ts';
 
@@ -103,7 +104,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LOG_LEVEL: 'INFO', COST_PROBE_OUT: probeOut },
+      env: productEnv({ LOG_LEVEL: 'INFO', COST_PROBE_OUT: probeOut }),
     },
   );
   let stdout = '';

@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { productEnv } from './product-env.ts';
 
 export interface PipelineRun {
   readonly events: number;
@@ -76,6 +77,7 @@ export async function runPipeline(
   const child = spawn('npm', ['start', '--silent', '--', '--events', file, '--json', '--dynamodb-storage', storage], {
     cwd: repo,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: productEnv(),
   });
   let stdout = '';
   let stderr = '';
