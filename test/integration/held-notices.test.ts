@@ -71,7 +71,14 @@ beforeEach(() => {
 /** A notification of the transfer fixture under another eventId, written now (the handlers are one table's). */
 function notificationOf(eventId: string, channel: Channel): NotificationItem {
   const n = pendingNotification(channel, Date.now());
-  return { ...n, eventId, pk: eventPk(eventId), notificationId: notificationIdOf(eventId, channel) };
+  // A customer of its own: the per-customer throttle (30 an hour) never holds a notice this file sends.
+  return {
+    ...n,
+    eventId,
+    userId: `u-${eventId}`,
+    pk: eventPk(eventId),
+    notificationId: notificationIdOf(eventId, channel),
+  };
 }
 
 /**
@@ -316,6 +323,75 @@ describe('a release racing ops reconcile on the same notice', () => {
     expect(await itemOf(id)).toMatchObject({ status: 'SENT' });
     if (release.status === 'rejected')
       expect((release.reason as OperatorError).refusal.code).toMatch(/CHANGED|ALREADY_RESOLVED/);
+  });
+  it('a reconcile interrupted between its two writes, run again, sends the notice once and counts it released once', async () => {
+    const id = await heldAfterFailover('held-interrupt-1', 'EMAIL');
+    await deliver();
+    const { from, to } = await sides();
+    // The first run stops after the original was handed over in the old region, before the successor moved (a Lambda
+    // timeout, a throttle, a 5xx of the active region's table).
+    const dying = {
+      ...to,
+      store: Object.assign(Object.create(Object.getPrototypeOf(to.store)), to.store, {
+        move: async () => {
+          throw new Error('interrupted');
+        },
+      }),
+    };
+    await expect(reconcile(from, dying, request, clock)).rejects.toThrow('interrupted');
+    expect((await old.eventItems('held-interrupt-1')).find((i) => i.sk === 'NOTIFICATION#EMAIL')).toMatchObject({
+      status: 'HANDED_OVER',
+      handedOverTo: 'NOTIFICATION#EMAIL#E2',
+    });
+    const report = await reconcile(from, to, request, clock);
+    expect(report).toMatchObject({ released: 1, handedOver: 0, ids: { released: [id] } });
+    await deliver();
+    expect(sendsOf(id)).toBe(1);
+    expect(await itemOf(id)).toMatchObject({ status: 'SENT', late: true, reconcileRun: report.runId });
+  });
+
+  it('two reconciles at once (a re-run after a 504) send each of 40 held notices once, and their counts add up to 40', async () => {
+    const ids: string[] = [];
+    for (let n = 0; n < 40; n++) ids.push(await heldAfterFailover(`held-conc-${n}`, 'EMAIL'));
+    await deliver();
+    const { from, to } = await sides();
+    const runs = await Promise.all([reconcile(from, to, request, clock), reconcile(from, to, request, clock)]);
+    await deliver();
+    expect(ids.filter((id) => sendsOf(id) !== 1)).toEqual([]);
+    const released = runs.flatMap((r) => r.ids.released.filter((id) => ids.includes(id)));
+    // Each notice released by exactly one run's write, none handed over, none counted twice.
+    expect(released.sort()).toEqual([...ids].sort());
+    expect(runs.flatMap((r) => r.ids.handedOver.filter((id) => ids.includes(id)))).toEqual([]);
+    for (const r of runs) {
+      const other = r.ids.alreadyDecided.filter((id) => r.ids.released.includes(id));
+      expect(other).toEqual([]);
+    }
+  });
+
+  it('a release by an operator that wins the race is reported decidedByOperator, not waiting, and sent once', async () => {
+    const id = await heldAfterFailover('held-operator-wins-1', 'EMAIL');
+    await deliver();
+    const { from, to } = await sides();
+    let released = false;
+    // The operator's release lands between reconcile's read of the successor and its write.
+    const racing = {
+      ...to,
+      store: Object.assign(Object.create(Object.getPrototypeOf(to.store)), to.store, {
+        move: async (...args: Parameters<typeof to.store.move>) => {
+          if (!released && args[0].notificationId === id) {
+            released = true;
+            await apply(releaseHeld, ports, { notificationId: id }, ALICE);
+          }
+          return to.store.move(...args);
+        },
+      }),
+    };
+    const report = await reconcile(from, racing, request, clock);
+    expect(report.ids.decidedByOperator).toContain(id);
+    expect(report.ids.waiting).not.toContain(id);
+    expect(report.ids.released).not.toContain(id);
+    await deliver();
+    expect(sendsOf(id)).toBe(1);
   });
 });
 
