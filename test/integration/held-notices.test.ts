@@ -7,7 +7,7 @@
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import { approvalPolicyOf } from '../../functions/domain/approval.ts';
@@ -29,6 +29,7 @@ import {
   settleHeld,
 } from '../../functions/operator/index.ts';
 import { reconcile } from '../../functions/operator/reconcile.ts';
+import { oldRegionLookOf } from '../../functions/operator-api/region-commands.ts';
 import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
@@ -392,6 +393,61 @@ describe('a release racing ops reconcile on the same notice', () => {
     expect(report.ids.released).not.toContain(id);
     await deliver();
     expect(sendsOf(id)).toBe(1);
+  });
+  describe('when the old region answers', () => {
+    const looking = async (down = false) => {
+      const { from, to } = await sides();
+      const lost: typeof from.fence = Object.assign(Object.create(Object.getPrototypeOf(from.fence)), from.fence, {
+        control: async () => Promise.reject(new Error('ECONNREFUSED')),
+      });
+      const glance = [to, down ? { ...from, fence: lost } : from];
+      const withLook: OperatorPorts = { ...ports, oldRegion: oldRegionLookOf({ scope: { acting: ACTIVE }, glance }) };
+      return { from, to, withLook };
+    };
+
+    it('release-held and settle-held are refused USE_RECONCILE, audited, nothing sent: reconcile decides from its record', async () => {
+      const id = await heldAfterFailover('held-answers-1', 'SMS');
+      const { withLook } = await looking();
+      const release = await refusalOf(() => apply(releaseHeld, withLook, { notificationId: id }, ALICE));
+      expect(release).toMatchObject({ code: 'USE_RECONCILE' });
+      expect(release.message).toMatch(`the old region ${OLD} answers: \`ops reconcile --from ${OLD}\` decides ${id}`);
+      const settle = await refusalOf(() => apply(settleHeld, withLook, { notificationId: id }, ALICE));
+      expect(settle.code).toBe('USE_RECONCILE');
+      expect(await lastAudit('RELEASE_HELD', id)).toMatchObject({
+        outcome: { result: 'REFUSED', details: { code: 'USE_RECONCILE' } },
+      });
+      await deliver();
+      expect(sendsOf(id)).toBe(0);
+      expect(await itemOf(id)).toMatchObject({ status: 'FAILOVER_HELD' });
+    });
+
+    it('an old region that does not answer leaves the decision to the operator, and the preview says so', async () => {
+      const id = await heldAfterFailover('held-answers-2', 'EMAIL');
+      const { withLook } = await looking(true);
+      const plan = releaseHeld.decide(await releaseHeld.read(withLook, { notificationId: id }), { notificationId: id });
+      expect(plan.ok && releaseHeld.shown(plan.value)).toMatchObject({ oldRegion: `${OLD} does not answer` });
+    });
+
+    it('once a reconciliation ran and proved nothing for a notice, the operator decides it', async () => {
+      const id = await heldAfterFailover('held-answers-3', 'EMAIL');
+      // The old region took the event and its notification never reached its table: nothing proves it unsent.
+      await old.doc.send(
+        new DeleteCommand({
+          TableName: old.tableName,
+          Key: { pk: eventPk('held-answers-3'), sk: 'NOTIFICATION#EMAIL' },
+        }),
+      );
+      await old.doc.send(
+        new PutCommand({ TableName: old.tableName, Item: { pk: eventPk('held-answers-3'), sk: 'INBOX' } }),
+      );
+      const { from, to, withLook } = await looking();
+      const report = await reconcile(from, to, request, clock);
+      expect(report.ids.waiting).toContain(id);
+      const plan = releaseHeld.decide(await releaseHeld.read(withLook, { notificationId: id }), { notificationId: id });
+      expect(plan.ok && releaseHeld.shown(plan.value)).toMatchObject({
+        oldRegion: `${OLD} answers; ops reconcile ran and proved nothing for this notice`,
+      });
+    });
   });
 });
 
