@@ -35,6 +35,7 @@ import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts'
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { converge, type Handlers, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { heldPreviewText } from '../../tools/ops/text/held.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { pendingNotification } from '../support/dispatch-deps.ts';
 import { handlersOn } from '../support/handlers.ts';
@@ -425,7 +426,9 @@ describe('a release racing ops reconcile on the same notice', () => {
       const id = await heldAfterFailover('held-answers-2', 'EMAIL');
       const { withLook } = await looking(true);
       const plan = releaseHeld.decide(await releaseHeld.read(withLook, { notificationId: id }), { notificationId: id });
-      expect(plan.ok && releaseHeld.shown(plan.value)).toMatchObject({ oldRegion: `${OLD} does not answer` });
+      const shown = plan.ok ? releaseHeld.shown(plan.value) : {};
+      expect(shown).toMatchObject({ oldRegion: `${OLD} does not answer` });
+      expect(heldPreviewText('RELEASE_HELD', id, shown)).toContain(`The old region: ${OLD} does not answer.`);
     });
 
     it('once a reconciliation ran and proved nothing for a notice, the operator decides it', async () => {
