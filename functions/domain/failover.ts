@@ -120,7 +120,9 @@ export interface SuccessorFields {
  * - RELEASE: proven never sent — the successor is sent (late); the original, if there, is handed over first;
  * - WAIT: nothing is proven yet.
  * `quiet` says the old region is fenced and can write nothing more: only then does "still PENDING", or "absent with no
- * inbox item", prove a notice was never sent.
+ * inbox item", prove a notice was never sent. An original HANDED_OVER to this very successor (`successorSk`) was
+ * PENDING when a release began: the run stopped (or another run is at it) before the successor moved — the release
+ * is finished, never mistaken for an original that finished (both would point at each other, and nothing be sent).
  */
 export type ReconcileDecision =
   | { readonly kind: 'HAND_OVER' }
@@ -129,12 +131,16 @@ export type ReconcileDecision =
   | { readonly kind: 'WAIT' };
 
 export function reconcileDecision(
-  original: Pick<NotificationItem, 'status' | 'providerMessageId'> | undefined,
+  original: (Pick<NotificationItem, 'status' | 'providerMessageId'> & { readonly handedOverTo?: unknown }) | undefined,
   oldRegionTookEvent: boolean,
   quiet: boolean,
+  successorSk: string,
 ): ReconcileDecision {
   if (original === undefined) {
     return quiet && !oldRegionTookEvent ? { kind: 'RELEASE', handOverOriginal: false } : { kind: 'WAIT' };
+  }
+  if (original.status === 'HANDED_OVER' && original.handedOverTo === successorSk) {
+    return { kind: 'RELEASE', handOverOriginal: false };
   }
   switch (original.status) {
     case 'UNKNOWN':

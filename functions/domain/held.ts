@@ -135,3 +135,38 @@ export const originalText = (original: OriginalSeen | undefined): string =>
   original === undefined
     ? "the old region's record of it has not reached this replica"
     : `its original is ${original.status} in this replica${originalMessage(original)}`;
+
+/**
+ * The old region as an operator's decision finds it: its fence asked once, briefly, in a stage in two regions. A fence
+ * that answers means that region's own records answer too — `ops reconcile` decides from them, with proof —, unless a
+ * reconciliation already ran and left this notice waiting (nothing proven: the operator decides).
+ */
+export type OldRegionLook =
+  | { readonly region: string; readonly answers: false }
+  | {
+      readonly region: string;
+      readonly answers: true;
+      readonly state: string | undefined;
+      readonly quiescent: boolean;
+      /** This region's predecessor already marked reconciled: a reconciliation ran. */
+      readonly reconciled: boolean;
+    };
+
+export function oldRegionRefusal(id: string, look: OldRegionLook | undefined): Refusal | undefined {
+  if (look === undefined || !look.answers || look.reconciled) return undefined;
+  const first = look.quiescent
+    ? ''
+    : `demote it first (\`ops demote --region ${look.region}\`; its fence is ${look.state ?? 'not written'}), then `;
+  return refusal(
+    'USE_RECONCILE',
+    `the old region ${look.region} answers: ${first}\`ops reconcile --from ${look.region}\` decides ${id} from its record, with proof — not an operator at the customer's risk`,
+  );
+}
+
+/** What the preview says of the old region (a reconciliation that ran and proved nothing for it, or no answer). */
+export const oldRegionText = (look: OldRegionLook | undefined): string | null =>
+  look === undefined
+    ? null
+    : look.answers
+      ? `${look.region} answers; ops reconcile ran and proved nothing for this notice`
+      : `${look.region} does not answer`;

@@ -70,6 +70,13 @@ export const REFUSAL_CODES = [
   'NOT_HELD',
   /** A held notice decided already (by the old region's record, a reconciliation or an operator): held no more. */
   'ALREADY_RESOLVED',
+  /**
+   * A copy of a record from the other region's cluster: that region takes it from its own cluster, so replaying it
+   * here could send it twice.
+   */
+  'TAKEN_ELSEWHERE',
+  /** The other region answers: `ops reconcile` decides this from its record, not an operator at their risk. */
+  'USE_RECONCILE',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

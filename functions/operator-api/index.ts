@@ -18,7 +18,7 @@ import { auditSealOf } from '../stores/audit-seal.ts';
 import { S3EvidenceStore } from '../stores/evidence-store.ts';
 import { iamIdentityOf } from './iam-identity.ts';
 import { lambdaIngest } from './lambda-ingest.ts';
-import { regionCommandsOf } from './region-commands.ts';
+import { oldRegionLookOf, regionCommandsOf } from './region-commands.ts';
 
 const config = loadOperatorConfig();
 const s3 = traced(new S3Client({}));
@@ -36,9 +36,13 @@ const ports = operatorPorts({
   policies: config.channelPolicies,
   ...auditSealOf(config.auditSealKeyArn),
 });
-const ops = operations(ports, config.policy);
 // A stage in two regions: promote, demote and reconcile, for this region (functions/operator/region-routes.ts).
 const regionCommands = regionCommandsOf({ doc: documentClient, tableName: config.tableName, audit: ports.audit });
+// A held notice's release or settlement asks whether the old region answers: then reconcile decides it, with proof.
+const ops = operations(
+  regionCommands === undefined ? ports : { ...ports, oldRegion: oldRegionLookOf(regionCommands) },
+  config.policy,
+);
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
   statusCode,

@@ -12,6 +12,7 @@ import { ConfigError, channelPoliciesOf, parseEnvironment } from '../commons/con
 import { traced } from '../commons/powertools.ts';
 import { REGION_OPERATOR_ENVIRONMENT } from '../contracts/region-operator-environment.ts';
 import { CHANNELS } from '../domain/channels.ts';
+import type { OldRegionLook } from '../domain/held.ts';
 import type { Clock, RegionSide } from '../operator/promote.ts';
 import type { RegionCommands } from '../operator/region-routes.ts';
 import type { AuditLog } from '../stores/audit-log.ts';
@@ -97,5 +98,36 @@ export function regionCommandsOf(deps: RegionCommandDeps, env: Env = process.env
       policies: channelPoliciesOf(c.CHANNEL_POLICIES),
       waitUpToMs: OPERATOR_WAIT_UP_TO_MS,
     },
+  };
+}
+
+/**
+ * The old region as `ops release-held` and `settle-held` find it (functions/domain/held.ts oldRegionRefusal): the
+ * other region's fence through the preview's brief client (one attempt, 2 s), and whether this region's predecessor is
+ * marked reconciled. No answer — or an error — is "does not answer": that is when an operator decides.
+ */
+export function oldRegionLookOf(
+  commands: Pick<RegionCommands, 'glance'> & { readonly scope: Pick<RegionCommands['scope'], 'acting'> },
+): () => Promise<OldRegionLook> {
+  const acting = commands.scope.acting;
+  const own = commands.glance.find((s) => s.region === acting);
+  const other = commands.glance.find((s) => s.region !== acting);
+  return async () => {
+    const region = other?.region ?? '';
+    const [mine, theirs] = await Promise.all([
+      own?.fence.control(true),
+      other?.fence.control(true).then(
+        (control) => ({ control }),
+        () => undefined,
+      ),
+    ]);
+    if (theirs === undefined) return { region, answers: false };
+    return {
+      region,
+      answers: true,
+      state: theirs.control?.state,
+      quiescent: theirs.control?.state === 'FENCED' && theirs.control.quiescentAt !== undefined,
+      reconciled: mine?.predecessor?.region === region && mine.predecessor.reconciledAt !== undefined,
+    };
   };
 }

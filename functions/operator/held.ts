@@ -15,7 +15,10 @@ import {
   customerMessageOf,
   isHeld,
   notHeldRefusal,
+  type OldRegionLook,
   type OriginalSeen,
+  oldRegionRefusal,
+  oldRegionText,
   originalText,
   releaseRefusal,
   releaseRisk,
@@ -85,6 +88,7 @@ export interface SettleRequest extends HeldRequest {
 
 interface HeldState extends HeldRead {
   readonly policy: DeliveryPolicy | undefined;
+  readonly oldRegion: OldRegionLook | undefined;
 }
 
 export interface ReleasePlan {
@@ -92,12 +96,14 @@ export interface ReleasePlan {
   readonly original: OriginalSeen | undefined;
   readonly policy: DeliveryPolicy;
   readonly risk: string;
+  readonly oldRegion: OldRegionLook | undefined;
 }
 
 export interface SettlePlan {
   readonly item: OwnedNotification;
   readonly original: OriginalSeen | undefined;
   readonly settlement: Settlement;
+  readonly oldRegion: OldRegionLook | undefined;
 }
 
 export interface HeldOutcome {
@@ -107,8 +113,8 @@ export interface HeldOutcome {
 }
 
 async function readHeld(ports: OperatorPorts, request: HeldRequest): Promise<HeldState> {
-  const read = await ports.held.read(request.notificationId);
-  return { ...read, policy: read.item === undefined ? undefined : ports.policies[read.item.channel] };
+  const [read, oldRegion] = await Promise.all([ports.held.read(request.notificationId), ports.oldRegion?.()]);
+  return { ...read, policy: read.item === undefined ? undefined : ports.policies[read.item.channel], oldRegion };
 }
 
 const seen = (o: OwnedNotification | undefined): OriginalSeen | undefined =>
@@ -137,8 +143,10 @@ export const releaseHeld: OperatorAction<HeldRequest, HeldState, ReleasePlan, He
   customer: customerOf,
   read: readHeld,
 
-  decide({ item, original, policy }, request) {
-    const refusal = releaseRefusal(request.notificationId, item, seen(original));
+  decide({ item, original, policy, oldRegion }, request) {
+    const refusal =
+      releaseRefusal(request.notificationId, item, seen(original)) ??
+      oldRegionRefusal(request.notificationId, oldRegion);
     if (refusal !== undefined || item === undefined) return { ok: false, refusal: refusal ?? notFound(request) };
     const chosen = policy ?? 'AT_MOST_ONCE';
     return ok({
@@ -146,6 +154,7 @@ export const releaseHeld: OperatorAction<HeldRequest, HeldState, ReleasePlan, He
       original: seen(original),
       policy: chosen,
       risk: releaseRisk(item.channel, chosen, originalText(seen(original))),
+      oldRegion,
     });
   },
 
@@ -156,6 +165,7 @@ export const releaseHeld: OperatorAction<HeldRequest, HeldState, ReleasePlan, He
     deliveryPolicy: plan.policy,
     original: originalText(plan.original),
     risk: plan.risk,
+    oldRegion: oldRegionText(plan.oldRegion),
   }),
 
   async perform(ports, plan, request, actor) {
@@ -180,8 +190,8 @@ export const settleHeld: OperatorAction<SettleRequest, HeldState, SettlePlan, He
   customer: customerOf,
   read: readHeld,
 
-  decide({ item, original }, request) {
-    const refusal = notHeldRefusal(request.notificationId, item);
+  decide({ item, original, oldRegion }, request) {
+    const refusal = notHeldRefusal(request.notificationId, item) ?? oldRegionRefusal(request.notificationId, oldRegion);
     if (refusal !== undefined || item === undefined) return { ok: false, refusal: refusal ?? notFound(request) };
     if (request.sentBefore !== undefined && request.sentBefore.trim() === '') {
       return refused(
@@ -189,7 +199,8 @@ export const settleHeld: OperatorAction<SettleRequest, HeldState, SettlePlan, He
         'sentBefore names the proof of the send (a message id, an evidence object), or is left out',
       );
     }
-    return ok({ item, original: seen(original), settlement: settlementOf(item, seen(original), request.sentBefore) });
+    const settlement = settlementOf(item, seen(original), request.sentBefore);
+    return ok({ item, original: seen(original), settlement, oldRegion });
   },
 
   shown: (plan) => ({
@@ -199,6 +210,7 @@ export const settleHeld: OperatorAction<SettleRequest, HeldState, SettlePlan, He
     ...(plan.settlement.to === 'HANDED_OVER' ? { proof: plan.settlement.proof } : {}),
     original: originalText(plan.original),
     customer: customerMessageOf(plan.settlement),
+    oldRegion: oldRegionText(plan.oldRegion),
   }),
 
   async perform(ports, plan, request, actor) {

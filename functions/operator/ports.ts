@@ -6,6 +6,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import { type ChannelPolicies, DEFAULT_CHANNEL_POLICIES } from '../domain/delivery-policy.ts';
+import type { OldRegionLook } from '../domain/held.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../domain/sweep-index.ts';
 import { type AudienceStore, DynamoAudienceStore } from '../stores/audience-store.ts';
 import { type AuditLog, EvidenceAuditLog } from '../stores/audit-log.ts';
@@ -41,6 +42,8 @@ export interface OperatorPorts {
   readonly held: HeldStore;
   /** Each channel's delivery policy: whether a possible second copy is within what the bank chose (release-held). */
   readonly policies: ChannelPolicies;
+  /** A stage in two regions: the old region as a held notice's decision finds it (its fence, asked once, briefly). */
+  readonly oldRegion?: () => Promise<OldRegionLook>;
 }
 
 /** The default time a proposal stays in the table after its expiry: as long as the inbox's default retention. */

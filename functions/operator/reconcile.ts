@@ -15,11 +15,14 @@
  *      acting on the state before (the ingest timeout and the fence's cache), so every hold is written before step 3
  *      lists them — a hold decided a moment before the mark and written after the listing would wait forever.
  */
+import { randomUUID } from 'node:crypto';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { buildSuccessor, failoverSuccessor, inFlightResolution, reconcileDecision } from '../domain/failover.ts';
 import { epochOf } from '../domain/fence.ts';
+import { isHeld } from '../domain/held.ts';
 import { successorSk } from '../domain/keys.ts';
+import type { NotificationStatus } from '../domain/state-machine.ts';
 import type { OwnedNotification } from '../stores/successor-store.ts';
 import type { Clock, RegionSide } from './promote.ts';
 import { reconcileRefusal } from './region-refusal.ts';
@@ -39,11 +42,21 @@ export interface ReconcileRequest {
    * lists nothing: the same command run again from then settles (the operator API answers within 29 s).
    */
   readonly waitUpToMs?: number;
+  /** Names this run in its report and on what it writes (default: a random id). */
+  readonly runId?: string;
 }
+
+/** What a run's own conditional write did to a successor, or why it wrote nothing. */
+export type Outcome = 'handedOver' | 'unknown' | 'released' | 'waiting' | 'decidedByOperator' | 'alreadyDecided';
+
+/** The notification ids an outcome lists at most (a report is an audit record and an HTTP answer). */
+export const IDS_LISTED = 500;
 
 export interface ReconcileReport {
   readonly from: string;
   readonly to: string;
+  /** This run: stamped (`reconcileRun`) on every successor it created or moved in the active region. */
+  readonly runId: string;
   /** Successors created now for what the old region had not finished. */
   readonly lateSuccessors: number;
   readonly handedOver: number;
@@ -52,6 +65,16 @@ export interface ReconcileReport {
   readonly released: number;
   /** Still waiting: nothing proven (the old region's record not readable). */
   readonly waiting: number;
+  /** Released or settled by an operator (`ops release-held`, `settle-held`) before this run's write: not decided here. */
+  readonly decidedByOperator: number;
+  /** Decided by another run of reconcile (an overlapping one, or one before) before this run's write: counted there. */
+  readonly alreadyDecided: number;
+  /**
+   * The notification ids behind each count, the first IDS_LISTED of each; `idsTruncated` when a list is cut: the rest
+   * of what this run created or moved carries `reconcileRun` = `runId` in the active region's table.
+   */
+  readonly ids: Readonly<Record<Outcome | 'lateSuccessors', readonly string[]>>;
+  readonly idsTruncated?: true;
   /** Marked reconciled, not settled yet: nothing was listed; run it again from this instant. */
   readonly settlesAt?: number;
 }
@@ -66,7 +89,7 @@ export async function reconcile(
   const refusal = reconcileRefusal(from.region, to.region, old, active);
   // The rule has checked the predecessor; the type does not follow it through the function.
   if (refusal !== undefined || active?.predecessor === undefined) throw refusal ?? new Error('no predecessor');
-  const report = { lateSuccessors: 0, handedOver: 0, unknown: 0, released: 0, waiting: 0 };
+  const tally = new Tally(request.runId ?? randomUUID());
   const markedAt = active.predecessor.reconciledAt ?? clock.now();
   if (active.predecessor.reconciledAt === undefined) {
     await to.fence.note({ predecessor: { ...active.predecessor, reconciledAt: markedAt } }, active.epoch);
@@ -75,7 +98,7 @@ export async function reconcile(
   // Run again after the mark (to settle, or after an interruption): only what is left of the wait.
   const wait = markedAt + request.settleAfterMs - clock.now();
   if (wait > (request.waitUpToMs ?? Number.POSITIVE_INFINITY)) {
-    return { from: from.region, to: to.region, ...report, settlesAt: markedAt + request.settleAfterMs };
+    return { ...tally.report(from.region, to.region), settlesAt: markedAt + request.settleAfterMs };
   }
   if (wait > 0) await clock.sleep(wait);
   const owner = { owner: to.region, epoch: active.epoch };
@@ -83,27 +106,90 @@ export async function reconcile(
     if (epochOf(original) >= active.epoch) continue;
     const start = failoverSuccessor(original, request.secondCopy);
     if (start === undefined) continue;
-    const successor = buildSuccessor(original, start, owner, clock.now(), request.placement);
-    if (await to.store.create(successor)) report.lateSuccessors++;
+    const built = buildSuccessor(original, start, owner, clock.now(), request.placement);
+    const successor = { ...built, reconcileRun: tally.runId };
+    if (await to.store.create(successor)) tally.count('lateSuccessors', successor.notificationId);
   }
+  // Overlapping runs (a re-run after a 504 while the first still runs) decide each successor once: every write is
+  // conditional on what was read, and each run counts only what its own writes did.
   for await (const successor of to.store.waiting(CHANNELS)) {
     if (epochOf(successor) !== active.epoch || successor.supersedes === undefined) continue;
-    const outcome = await settle(successor, from, to, request, clock);
-    report[outcome]++;
+    tally.count(await settle(successor, from, to, request, clock, tally.runId), successor.notificationId);
   }
-  return { from: from.region, to: to.region, ...report };
+  return tally.report(from.region, to.region);
 }
 
-type Outcome = 'handedOver' | 'unknown' | 'released' | 'waiting';
+/** The counts of a run and the ids behind them, bounded. */
+class Tally {
+  private readonly counts: Record<Outcome | 'lateSuccessors', number> = {
+    lateSuccessors: 0,
+    handedOver: 0,
+    unknown: 0,
+    released: 0,
+    waiting: 0,
+    decidedByOperator: 0,
+    alreadyDecided: 0,
+  };
+  private readonly ids: Record<Outcome | 'lateSuccessors', string[]> = {
+    lateSuccessors: [],
+    handedOver: [],
+    unknown: [],
+    released: [],
+    waiting: [],
+    decidedByOperator: [],
+    alreadyDecided: [],
+  };
+  private truncated = false;
 
-/** One waiting successor, by what its original shows in the old region (read consistently there). */
+  constructor(readonly runId: string) {}
+
+  count(outcome: Outcome | 'lateSuccessors', notificationId: string) {
+    this.counts[outcome]++;
+    if (this.ids[outcome].length < IDS_LISTED) this.ids[outcome].push(notificationId);
+    else this.truncated = true;
+  }
+
+  report(from: string, to: string): ReconcileReport {
+    const { runId, counts, ids } = this;
+    return { from, to, runId, ...counts, ids, ...(this.truncated ? { idsTruncated: true as const } : {}) };
+  }
+}
+
+/**
+ * One waiting successor, by what its original shows in the old region (read consistently there). A write that finds
+ * the item changed since it was read decides nothing: the original is read again (another run handed it over to this
+ * successor: the release is finished here), or the successor tells who decided it.
+ */
 async function settle(
+  listed: OwnedNotification,
+  from: RegionSide,
+  to: RegionSide,
+  request: ReconcileRequest,
+  clock: Clock,
+  runId: string,
+): Promise<Outcome> {
+  let successor: OwnedNotification | undefined = listed;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (successor === undefined || !isHeld(successor)) return decidedElsewhere(successor);
+    const written = await settleOnce(successor, from, to, request, clock, runId);
+    if (written !== 'CHANGED') return written;
+    successor = await to.store.get({ pk: successor.pk, sk: successor.sk });
+  }
+  return successor === undefined || !isHeld(successor) ? decidedElsewhere(successor) : 'waiting';
+}
+
+/** Not waiting any more, and not by this run's write: an operator's decision carries `heldDecision`. */
+const decidedElsewhere = (successor: OwnedNotification | undefined): Outcome =>
+  successor !== undefined && 'heldDecision' in successor ? 'decidedByOperator' : 'alreadyDecided';
+
+async function settleOnce(
   successor: OwnedNotification,
   from: RegionSide,
   to: RegionSide,
   request: ReconcileRequest,
   clock: Clock,
-): Promise<Outcome> {
+  runId: string,
+): Promise<Outcome | 'CHANGED'> {
   const key = { pk: successor.pk, sk: successor.supersedes ?? successorSk(successor.channel, 0) };
   let original = await from.store.get(key);
   if (original?.status === 'SENDING') {
@@ -112,29 +198,33 @@ async function settle(
     original = await from.store.get(key);
   }
   const tookEvent = await from.store.tookEvent(successor.eventId, successor.epoch ?? 0);
-  const decision = reconcileDecision(original, tookEvent, true);
+  const decision = reconcileDecision(original, tookEvent, true, successor.sk);
   const by = successor.status === 'UNKNOWN' ? 'reconcile' : 'pipeline';
+  const store = to.store;
+  // Only while it still waits: an operator's settlement (which takes it out of waiting) is never overwritten.
+  const moved = (status: NotificationStatus, fields: Record<string, unknown>) =>
+    store.move(successor, status, by, { ...fields, reconcileRun: runId }, clock.now(), { whileWaiting: true });
   switch (decision.kind) {
     case 'HAND_OVER':
-      return (await to.store.move(successor, 'HANDED_OVER', by, { handedOverTo: key.sk }, clock.now()))
-        ? 'handedOver'
-        : 'waiting';
+      return (await moved('HANDED_OVER', { handedOverTo: key.sk })) ? 'handedOver' : 'CHANGED';
     case 'UNKNOWN':
-      if (successor.status === 'UNKNOWN') await to.store.stopWaiting(successor, clock.now());
-      else await to.store.move(successor, 'UNKNOWN', 'pipeline', { lastError: 'ORIGINAL_UNKNOWN' }, clock.now());
-      return 'unknown';
+      if (successor.status === 'UNKNOWN')
+        return (await store.stopWaiting(successor, clock.now(), runId)) ? 'unknown' : 'CHANGED';
+      return (await moved('UNKNOWN', { lastError: 'ORIGINAL_UNKNOWN' })) ? 'unknown' : 'CHANGED';
     case 'RELEASE':
+      // The original first, in the old region: a run that stops after it leaves it HANDED_OVER to this successor,
+      // which the next run reads as the release half done (reconcileDecision) and finishes.
       if (decision.handOverOriginal && original !== undefined) {
-        const moved = await from.store.move(
+        const handed = await from.store.move(
           original,
           'HANDED_OVER',
           'pipeline',
           { handedOverTo: successor.sk },
           clock.now(),
         );
-        if (!moved) return 'waiting';
+        if (!handed) return 'CHANGED';
       }
-      return (await to.store.move(successor, 'PENDING', by, { late: true }, clock.now())) ? 'released' : 'waiting';
+      return (await moved('PENDING', { late: true })) ? 'released' : 'CHANGED';
     case 'WAIT':
       return 'waiting';
   }

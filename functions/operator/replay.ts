@@ -13,7 +13,7 @@
  * none was and one was quarantined again.
  */
 import { decodeRecordValue } from '../domain/event/decode.ts';
-import { decodedVerdict, replayAsIs } from '../domain/event/replay-cure.ts';
+import { decodedVerdict, NEVER_REPLAYED, replayAsIs } from '../domain/event/replay-cure.ts';
 import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';
 import { refusal } from '../domain/refusal.ts';
 import type { QuarantinedRecord } from '../stores/quarantine-store.ts';
@@ -79,6 +79,9 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
       if (source === undefined)
         return refused('INVALID', `"${id}" is not a quarantine id (<topic>#<partition>#<offset>)`);
       if (item === undefined) return refused('NOT_FOUND', `no quarantined record ${id}`);
+      // Neither as stored nor corrected: no replay here is right for it.
+      const never = NEVER_REPLAYED.get(item.reason);
+      if (never !== undefined) return refused('TAKEN_ELSEWHERE', `${id} is not replayed: ${never}`);
       if (corrected === undefined && item.rawTruncated === true) {
         return refused(
           'VALUE_TRUNCATED',

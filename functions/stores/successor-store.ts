@@ -154,20 +154,25 @@ export class DynamoSuccessorStore {
     }
   }
 
-  /** A successor whose outcome is settled where it stands (UNKNOWN, as its original): it waits no more. */
-  async stopWaiting(item: OwnedNotification, now: number): Promise<boolean> {
+  /**
+   * A successor whose outcome is settled where it stands (UNKNOWN, as its original): it waits no more. Only while it
+   * still waits (`false` once anyone settled it), stamped with the reconciliation run that settled it.
+   */
+  async stopWaiting(item: OwnedNotification, now: number, runId: string): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: item.pk, sk: item.sk },
-          ConditionExpression: '#status = :status AND epoch = :epoch',
-          UpdateExpression: 'SET updatedAt = :now REMOVE sweepKey, sweepAt',
+          ConditionExpression: '#status = :status AND epoch = :epoch AND begins_with(sweepKey, :held)',
+          UpdateExpression: 'SET updatedAt = :now, reconcileRun = :run REMOVE sweepKey, sweepAt',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':status': item.status,
             ':epoch': item.epoch ?? FIRST_EPOCH,
             ':now': new Date(now).toISOString(),
+            ':held': 'HELD#',
+            ':run': runId,
           },
         }),
       );

@@ -7,7 +7,7 @@
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import { approvalPolicyOf } from '../../functions/domain/approval.ts';
@@ -29,11 +29,13 @@ import {
   settleHeld,
 } from '../../functions/operator/index.ts';
 import { reconcile } from '../../functions/operator/reconcile.ts';
+import { oldRegionLookOf } from '../../functions/operator-api/region-commands.ts';
 import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { converge, type Handlers, StreamMapping } from '../../tools/local/pipeline.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { heldPreviewText } from '../../tools/ops/text/held.ts';
 import { providerMocks } from '../support/aws-mocks.ts';
 import { pendingNotification } from '../support/dispatch-deps.ts';
 import { handlersOn } from '../support/handlers.ts';
@@ -71,7 +73,14 @@ beforeEach(() => {
 /** A notification of the transfer fixture under another eventId, written now (the handlers are one table's). */
 function notificationOf(eventId: string, channel: Channel): NotificationItem {
   const n = pendingNotification(channel, Date.now());
-  return { ...n, eventId, pk: eventPk(eventId), notificationId: notificationIdOf(eventId, channel) };
+  // A customer of its own: the per-customer throttle (30 an hour) never holds a notice this file sends.
+  return {
+    ...n,
+    eventId,
+    userId: `u-${eventId}`,
+    pk: eventPk(eventId),
+    notificationId: notificationIdOf(eventId, channel),
+  };
 }
 
 /**
@@ -316,6 +325,132 @@ describe('a release racing ops reconcile on the same notice', () => {
     expect(await itemOf(id)).toMatchObject({ status: 'SENT' });
     if (release.status === 'rejected')
       expect((release.reason as OperatorError).refusal.code).toMatch(/CHANGED|ALREADY_RESOLVED/);
+  });
+  it('a reconcile interrupted between its two writes, run again, sends the notice once and counts it released once', async () => {
+    const id = await heldAfterFailover('held-interrupt-1', 'EMAIL');
+    await deliver();
+    const { from, to } = await sides();
+    // The first run stops after the original was handed over in the old region, before the successor moved (a Lambda
+    // timeout, a throttle, a 5xx of the active region's table).
+    const dying = {
+      ...to,
+      store: Object.assign(Object.create(Object.getPrototypeOf(to.store)), to.store, {
+        move: async () => {
+          throw new Error('interrupted');
+        },
+      }),
+    };
+    await expect(reconcile(from, dying, request, clock)).rejects.toThrow('interrupted');
+    expect((await old.eventItems('held-interrupt-1')).find((i) => i.sk === 'NOTIFICATION#EMAIL')).toMatchObject({
+      status: 'HANDED_OVER',
+      handedOverTo: 'NOTIFICATION#EMAIL#E2',
+    });
+    const report = await reconcile(from, to, request, clock);
+    expect(report).toMatchObject({ released: 1, handedOver: 0, ids: { released: [id] } });
+    await deliver();
+    expect(sendsOf(id)).toBe(1);
+    expect(await itemOf(id)).toMatchObject({ status: 'SENT', late: true, reconcileRun: report.runId });
+  });
+
+  it('two reconciles at once (a re-run after a 504) send each of 40 held notices once, and their counts add up to 40', async () => {
+    const ids: string[] = [];
+    for (let n = 0; n < 40; n++) ids.push(await heldAfterFailover(`held-conc-${n}`, 'EMAIL'));
+    await deliver();
+    const { from, to } = await sides();
+    const runs = await Promise.all([reconcile(from, to, request, clock), reconcile(from, to, request, clock)]);
+    await deliver();
+    expect(ids.filter((id) => sendsOf(id) !== 1)).toEqual([]);
+    const released = runs.flatMap((r) => r.ids.released.filter((id) => ids.includes(id)));
+    // Each notice released by exactly one run's write, none handed over, none counted twice.
+    expect(released.sort()).toEqual([...ids].sort());
+    expect(runs.flatMap((r) => r.ids.handedOver.filter((id) => ids.includes(id)))).toEqual([]);
+    for (const r of runs) {
+      const other = r.ids.alreadyDecided.filter((id) => r.ids.released.includes(id));
+      expect(other).toEqual([]);
+    }
+  });
+
+  it('a release by an operator that wins the race is reported decidedByOperator, not waiting, and sent once', async () => {
+    const id = await heldAfterFailover('held-operator-wins-1', 'EMAIL');
+    await deliver();
+    const { from, to } = await sides();
+    let released = false;
+    // The operator's release lands between reconcile's read of the successor and its write.
+    const racing = {
+      ...to,
+      store: Object.assign(Object.create(Object.getPrototypeOf(to.store)), to.store, {
+        move: async (...args: Parameters<typeof to.store.move>) => {
+          if (!released && args[0].notificationId === id) {
+            released = true;
+            await apply(releaseHeld, ports, { notificationId: id }, ALICE);
+          }
+          return to.store.move(...args);
+        },
+      }),
+    };
+    const report = await reconcile(from, racing, request, clock);
+    expect(report.ids.decidedByOperator).toContain(id);
+    expect(report.ids.waiting).not.toContain(id);
+    expect(report.ids.released).not.toContain(id);
+    await deliver();
+    expect(sendsOf(id)).toBe(1);
+  });
+  describe('when the old region answers', () => {
+    const looking = async (down = false) => {
+      const { from, to } = await sides();
+      const lost: typeof from.fence = Object.assign(Object.create(Object.getPrototypeOf(from.fence)), from.fence, {
+        control: async () => Promise.reject(new Error('ECONNREFUSED')),
+      });
+      const glance = [to, down ? { ...from, fence: lost } : from];
+      const withLook: OperatorPorts = { ...ports, oldRegion: oldRegionLookOf({ scope: { acting: ACTIVE }, glance }) };
+      return { from, to, withLook };
+    };
+
+    it('release-held and settle-held are refused USE_RECONCILE, audited, nothing sent: reconcile decides from its record', async () => {
+      const id = await heldAfterFailover('held-answers-1', 'SMS');
+      const { withLook } = await looking();
+      const release = await refusalOf(() => apply(releaseHeld, withLook, { notificationId: id }, ALICE));
+      expect(release).toMatchObject({ code: 'USE_RECONCILE' });
+      expect(release.message).toMatch(`the old region ${OLD} answers: \`ops reconcile --from ${OLD}\` decides ${id}`);
+      const settle = await refusalOf(() => apply(settleHeld, withLook, { notificationId: id }, ALICE));
+      expect(settle.code).toBe('USE_RECONCILE');
+      expect(await lastAudit('RELEASE_HELD', id)).toMatchObject({
+        outcome: { result: 'REFUSED', details: { code: 'USE_RECONCILE' } },
+      });
+      await deliver();
+      expect(sendsOf(id)).toBe(0);
+      expect(await itemOf(id)).toMatchObject({ status: 'FAILOVER_HELD' });
+    });
+
+    it('an old region that does not answer leaves the decision to the operator, and the preview says so', async () => {
+      const id = await heldAfterFailover('held-answers-2', 'EMAIL');
+      const { withLook } = await looking(true);
+      const plan = releaseHeld.decide(await releaseHeld.read(withLook, { notificationId: id }), { notificationId: id });
+      const shown = plan.ok ? releaseHeld.shown(plan.value) : {};
+      expect(shown).toMatchObject({ oldRegion: `${OLD} does not answer` });
+      expect(heldPreviewText('RELEASE_HELD', id, shown)).toContain(`The old region: ${OLD} does not answer.`);
+    });
+
+    it('once a reconciliation ran and proved nothing for a notice, the operator decides it', async () => {
+      const id = await heldAfterFailover('held-answers-3', 'EMAIL');
+      // The old region took the event and its notification never reached its table: nothing proves it unsent.
+      await old.doc.send(
+        new DeleteCommand({
+          TableName: old.tableName,
+          Key: { pk: eventPk('held-answers-3'), sk: 'NOTIFICATION#EMAIL' },
+        }),
+      );
+      await old.doc.send(
+        new PutCommand({ TableName: old.tableName, Item: { pk: eventPk('held-answers-3'), sk: 'INBOX' } }),
+      );
+      const { from, to, withLook } = await looking();
+      const report = await reconcile(from, to, request, clock);
+      expect(report.ids.waiting).toContain(id);
+      const plan = releaseHeld.decide(await releaseHeld.read(withLook, { notificationId: id }), { notificationId: id });
+      expect(plan.ok && releaseHeld.shown(plan.value)).toMatchObject({
+        oldRegion: `${OLD} answers; ops reconcile ran and proved nothing for this notice`,
+      });
+    });
   });
 });
 

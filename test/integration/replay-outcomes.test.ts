@@ -82,6 +82,46 @@ describe('replay: the preview asks the decoder, the audit says what happened', (
     expect((await preview(replayQuarantine, counting, { ids: [`${TOPIC}#0#16`], corrected })).ok).toBe(true);
   });
 
+  it('a copy from the other region not taken here is never replayed, as stored or corrected: TAKEN_ELSEWHERE in the preview, refused and audited on confirm, nothing fed to ingest', async () => {
+    const event = transferEvent({ eventId: 'ops-copied', channels: ['EMAIL'] });
+    await ingest(record(40, 'not json at all'));
+    // As ingest quarantines a record MSK Replicator copied from the other cluster (its bytes decode fine).
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: `QUARANTINE#${TOPIC}#0#40`, sk: 'RECORD' },
+        UpdateExpression: 'SET #raw = :raw, reason = :reason, eventId = :id',
+        ExpressionAttributeNames: { '#raw': 'raw' },
+        ExpressionAttributeValues: {
+          ':raw': Buffer.from(JSON.stringify(event)).toString('base64'),
+          ':reason': 'REPLICATED_NOT_TAKEN',
+          ':id': 'ops-copied',
+        },
+      }),
+    );
+    let fed = 0;
+    const counting = ports({
+      invokeIngest: async (e) => {
+        fed++;
+        return ingest(e);
+      },
+    });
+    const id = `${TOPIC}#0#40`;
+    for (const request of [{ ids: [id] }, { ids: [id], corrected: JSON.stringify(event) }]) {
+      expect(await preview(replayQuarantine, counting, request)).toEqual({
+        ok: false,
+        refusal: {
+          code: 'TAKEN_ELSEWHERE',
+          message: expect.stringMatching(/the other region takes this record from its own cluster; .*send it twice/),
+        },
+      });
+    }
+    await expect(apply(replayQuarantine, counting, { ids: [id] }, ALICE)).rejects.toThrow(/could send it twice/);
+    expect(fed).toBe(0);
+    const audit = (await listAudit(counting)).find((r) => r.action === 'REPLAY' && r.target === id);
+    expect(audit?.outcome).toMatchObject({ result: 'REFUSED', details: { code: 'TAKEN_ELSEWHERE' } });
+  });
+
   it('a replay of several records, some accepted and some quarantined again, is audited DONE with each result and the counts; none accepted is REFUSED', async () => {
     // Quarantined for a fault on our side (which a replay cures), one readable now and one not.
     const requarantine = async (offset: number, raw: string, eventId?: string) => {

@@ -14,6 +14,9 @@ import {
 } from '../../functions/domain/fence.ts';
 import { notificationOfKey, parseNotificationId, successorIdOf, successorSk } from '../../functions/domain/keys.ts';
 
+/** The successor a decision is asked for. */
+const E2 = 'NOTIFICATION#EMAIL#E2';
+
 const control = (state: 'ACTIVE' | 'FENCED', epoch: number) =>
   ({ region: 'r', state, epoch, since: 0, by: 'x', reason: 'x', mode: 'CLEAN' }) as const;
 
@@ -85,13 +88,25 @@ describe('successors', () => {
   });
 
   it('the old region’s record decides: finished hands over, unknown stays unknown, never-sent releases only when quiet', () => {
-    expect(reconcileDecision({ status: 'SENT' }, true, false)).toEqual({ kind: 'HAND_OVER' });
-    expect(reconcileDecision({ status: 'UNKNOWN' }, true, false)).toEqual({ kind: 'UNKNOWN' });
-    expect(reconcileDecision({ status: 'PENDING' }, true, false)).toEqual({ kind: 'WAIT' });
-    expect(reconcileDecision({ status: 'PENDING' }, true, true)).toEqual({ kind: 'RELEASE', handOverOriginal: true });
-    expect(reconcileDecision(undefined, false, true)).toEqual({ kind: 'RELEASE', handOverOriginal: false });
-    expect(reconcileDecision(undefined, true, true)).toEqual({ kind: 'WAIT' });
-    expect(reconcileDecision({ status: 'SENDING' }, true, true)).toEqual({ kind: 'WAIT' });
+    expect(reconcileDecision({ status: 'SENT' }, true, false, E2)).toEqual({ kind: 'HAND_OVER' });
+    expect(reconcileDecision({ status: 'UNKNOWN' }, true, false, E2)).toEqual({ kind: 'UNKNOWN' });
+    expect(reconcileDecision({ status: 'PENDING' }, true, false, E2)).toEqual({ kind: 'WAIT' });
+    expect(reconcileDecision({ status: 'PENDING' }, true, true, E2)).toEqual({
+      kind: 'RELEASE',
+      handOverOriginal: true,
+    });
+    expect(reconcileDecision(undefined, false, true, E2)).toEqual({ kind: 'RELEASE', handOverOriginal: false });
+    expect(reconcileDecision(undefined, true, true, E2)).toEqual({ kind: 'WAIT' });
+    expect(reconcileDecision({ status: 'SENDING' }, true, true, E2)).toEqual({ kind: 'WAIT' });
+  });
+
+  it('an original handed over to this very successor is a release half done: it is finished, not handed over again', () => {
+    const halfDone = { status: 'HANDED_OVER' as const, handedOverTo: E2 };
+    expect(reconcileDecision(halfDone, true, true, E2)).toEqual({ kind: 'RELEASE', handOverOriginal: false });
+    // Handed over to another epoch's successor (an earlier failover's): that one carries the notice, not this one.
+    expect(reconcileDecision({ ...halfDone, handedOverTo: 'NOTIFICATION#EMAIL#E3' }, true, true, E2)).toEqual({
+      kind: 'HAND_OVER',
+    });
   });
 
   it('an original left in flight is sent if the provider’s acceptance is on it, else follows its channel’s policy', () => {

@@ -90,8 +90,41 @@ async function unresolvedAfter(to: Region, epoch: number): Promise<number> {
 
 export const demote = (region: Region, clock: Clock) => regions.demote(region.side(), DEMOTE, clock);
 
-export const reconcile = (from: Region, to: Region, clock: Clock) =>
-  regions.reconcile(from.side(), to.side(), RECONCILE, clock);
+/** A run stopped by the drill between a release's two writes (the Lambda's timeout, a throttle). */
+class Interrupted extends Error {}
+
+/**
+ * `ops reconcile` as an on-call runs it on a deployed stage: the first run stops between a release's two writes (the
+ * original handed over in the old region, the successor not yet released: the Lambda killed at its timeout), and after
+ * the 504 it is run again — twice at once, the first re-run still going when the second starts. Every notice must
+ * still be sent once; the report is the two re-runs' counts added up (each counts only what its own writes did).
+ */
+export async function reconcile(from: Region, to: Region, clock: Clock): Promise<regions.ReconcileReport> {
+  const side = to.side();
+  const stopping = Object.assign(Object.create(Object.getPrototypeOf(side.store)), side.store, {
+    move: async (...args: Parameters<typeof side.store.move>) => {
+      if (args[1] === 'PENDING') throw new Interrupted('stopped between the two writes of a release');
+      return side.store.move(...args);
+    },
+  });
+  try {
+    await regions.reconcile(from.side(), { ...side, store: stopping }, RECONCILE, clock);
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+  }
+  const [a, b] = await Promise.all([
+    regions.reconcile(from.side(), to.side(), RECONCILE, clock),
+    regions.reconcile(from.side(), to.side(), RECONCILE, clock),
+  ]);
+  const keys = Object.keys(a.ids) as (keyof typeof a.ids)[];
+  const counts = {} as Record<(typeof keys)[number], number>;
+  const ids = {} as Record<(typeof keys)[number], string[]>;
+  for (const k of keys) {
+    counts[k] = a[k] + b[k];
+    ids[k] = [...a.ids[k], ...b.ids[k]];
+  }
+  return { ...a, ...counts, ids };
+}
 
 /**
  * A planned switchover as the tools do it today (the transfer of a switchover is not built): the old region demoted —

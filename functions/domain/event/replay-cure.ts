@@ -27,9 +27,18 @@ const DECODER_REASONS: ReadonlySet<RejectionReason> = new Set<RejectionReason>([
   'UNSENDABLE_ADDRESS',
   'INVALID_AMOUNT',
   'MISSING_CONTACT',
-  // A copy from the other region's cluster, not taken where it was read: a replay feeds its bytes without the
-  // Replicator's header, through the active region's ingest, so only the decoder can still refuse it.
-  'REPLICATED_NOT_TAKEN',
+]);
+
+/**
+ * Reasons no replay may cure, whatever the value: a copy MSK Replicator made from the other region's cluster is that
+ * region's to take, from its own cluster. Replayed here without the Replicator's header, it would be judged as if
+ * produced here — and could be sent by both regions.
+ */
+export const NEVER_REPLAYED: ReadonlyMap<RejectionReason, string> = new Map<RejectionReason, string>([
+  [
+    'REPLICATED_NOT_TAKEN',
+    "a copy of a record from the other region's cluster: the other region takes this record from its own cluster; replaying it here could send it twice",
+  ],
 ]);
 
 /**
@@ -51,6 +60,8 @@ export type ReplayVerdict = { readonly cures: true } | { readonly cures: false; 
  * the decoder's reason and detail now, or (an eventId the inbox holds with another meaning) the stored reason.
  */
 export function replayAsIs(reason: RejectionReason, storedValue: string, maxBytes: number): ReplayVerdict {
+  const never = NEVER_REPLAYED.get(reason);
+  if (never !== undefined) return { cures: false, why: never };
   const catalogue = CATALOGUE_REASONS.has(reason) && !registryFramed(storedValue);
   if (CURABLE_BY_REPLAY.has(reason) && !catalogue) return { cures: true };
   if (!DECODER_REASONS.has(reason) && !catalogue) return { cures: false, why: reason };

@@ -17,7 +17,9 @@ export function heldText(listing: HeldListing): string {
 /** A release's or a settlement's preview, from what the action shows (functions/operator/held.ts). */
 export function heldPreviewText(action: 'RELEASE_HELD' | 'SETTLE_HELD', target: string, s: Record<string, unknown>) {
   const why = s.heldReason === null ? '' : ` (${String(s.heldReason)})`;
-  const head = `${target} is ${String(s.fromStatus)}${why}: ${String(s.original)}.`;
+  // A stage in two regions: whether the old region answered (it refuses USE_RECONCILE while it answers, unreconciled).
+  const old = typeof s.oldRegion === 'string' ? ` The old region: ${s.oldRegion}.` : '';
+  const head = `${target} is ${String(s.fromStatus)}${why}: ${String(s.original)}.${old}`;
   if (action === 'RELEASE_HELD') {
     return `${head}\n${String(s.risk)}\nReleasing it sends it now, late (${String(s.channel)}, ${String(s.deliveryPolicy)}).`;
   }
