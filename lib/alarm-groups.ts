@@ -259,6 +259,12 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     600,
     SUSTAINED,
   );
+  // A spool item the roll-up set apart is evidence it will never lock by itself: every one is a page.
+  sink.alarm(
+    'EvidenceSpoolSetAside',
+    m.metric('EvidenceSpoolSetAside'),
+    'The sweeper set apart a spool item it must not roll: its body does not unzip, or its bytes are not the digest its key names (some writer of the table replaced them). It is kept under BAD#<its key> in its partition, never rolled nor deleted; the sweeper log "evidence spool items set apart" names it (docs/operations.md).',
+  );
   sink.alarm(
     'EvidenceLost',
     m.acrossChannels('EvidenceLost', 'evidence lost'),

@@ -111,5 +111,7 @@ export const METRIC_NAMES = [
   'EvidenceSpooled',
   'EvidenceSlicesRolled',
   'EvidenceSpoolOldestAge',
+  // spool items set apart by the roll-up: a body that does not unzip, or bytes that are not the digest its key names
+  'EvidenceSpoolSetAside',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

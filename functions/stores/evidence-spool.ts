@@ -9,7 +9,9 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch, SPOOL_SHARDS, spoolShardOf } from '../domain/evidence-spool.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { type Item, queryAll, queryItems } from './paged-query.ts';
 
 /** A record as the spool keeps it. */
@@ -28,21 +30,44 @@ export interface SpoolKey {
   readonly sk: string;
 }
 
+/** A spool item the roll-up must not roll: its body does not unzip, or its bytes are not the digest its key names. */
+export interface BadSpoolItem {
+  readonly bad: string;
+  readonly key: SpoolKey;
+}
+
+/** What a partition's read gives: a record, or an item set apart. */
+export type SpoolRead = (SpooledRecord & { key: SpoolKey }) | BadSpoolItem;
+export const isBadSpoolItem = (r: SpoolRead): r is BadSpoolItem => 'bad' in r;
+
+/**
+ * A put found another body under the record's key (written once, never replaced): the record did not land. The roll-up
+ * sets that item apart (its bytes are not the digest its key names), so a later put of the record lands.
+ */
+export class EvidenceSpoolConflict extends Error {
+  override name = 'EvidenceSpoolConflict';
+}
+
 export interface EvidenceSpool {
+  /** Each record written once (`attribute_not_exists`): the same bytes already there are landed, others refused. */
   put(records: readonly SpooledRecord[], nowMs: number): Promise<void>;
   /**
    * Up to about `limit` records of slices started before `beforeMs`, oldest first, in whole minutes (a slice is never
    * cut in two: the roll-up writes it as one object), from partition `shard`.
    */
-  closed(shard: number, beforeMs: number, limit: number): Promise<(SpooledRecord & { key: SpoolKey })[]>;
+  closed(shard: number, beforeMs: number, limit: number): Promise<SpoolRead[]>;
   /** The records a slice batch holds in the spool (a reader's look-up before the roll-up). */
   ofSlice(slice: string): Promise<SpooledRecord[]>;
   retire(keys: readonly SpoolKey[]): Promise<void>;
+  /** Moves a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
+  setAside(item: BadSpoolItem, nowMs: number): Promise<void>;
   /** The start of the oldest slice still spooled (epoch ms), undefined when the spool is empty. */
   oldestSliceMs(): Promise<number | undefined>;
 }
 
 const spoolPk = (shard: number) => `EVIDENCE_SPOOL#${shard}`;
+/** A set-apart item's sort key: after every slice's (digits), so no read by slice ever meets it. */
+const SET_ASIDE = 'BAD#';
 const pad = (ms: number) => String(ms).padStart(13, '0');
 const BATCH_WRITE_MAX = 25;
 const RETIRE_ATTEMPTS = 5;
@@ -55,40 +80,51 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
 
   async put(records: readonly SpooledRecord[], nowMs: number): Promise<void> {
     // One put each, in parallel: a record is 0.2–4 KB gzipped, BatchWriteItem would save no unit.
-    await Promise.all(
-      records.map((r) => {
-        const slice = parseSliceBatch(r.slice);
-        if (slice === undefined) throw new Error(`not a slice batch: ${r.slice}`);
-        return this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              pk: spoolPk(spoolShardOf(r.sha256)),
-              sk: `${pad(slice.startMs)}#${r.slice}#${r.sha256}`,
-              kind: 'EVIDENCE_SPOOL',
-              body: gzipSync(r.bytes),
-              notificationId: r.notificationId,
-              recordKind: r.recordKind,
-              since: new Date(nowMs).toISOString(),
-            },
-          }),
-        );
-      }),
-    );
+    await Promise.all(records.map((r) => this.putOne(r, nowMs)));
   }
 
-  async closed(shard: number, beforeMs: number, limit: number): Promise<(SpooledRecord & { key: SpoolKey })[]> {
-    const found: (SpooledRecord & { key: SpoolKey })[] = [];
+  private async putOne(r: SpooledRecord, nowMs: number): Promise<void> {
+    const slice = parseSliceBatch(r.slice);
+    if (slice === undefined) throw new Error(`not a slice batch: ${r.slice}`);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: spoolPk(spoolShardOf(r.sha256)),
+            sk: `${pad(slice.startMs)}#${r.slice}#${r.sha256}`,
+            kind: 'EVIDENCE_SPOOL',
+            body: gzipSync(r.bytes),
+            notificationId: r.notificationId,
+            recordKind: r.recordKind,
+            since: new Date(nowMs).toISOString(),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // Already there: landed when it holds these bytes (a retried put, a rebuild), refused otherwise.
+      const stored = decoded(error.Item?.body?.B);
+      if (stored === undefined || sha256Hex(stored) !== r.sha256) {
+        throw new EvidenceSpoolConflict(`spool item of ${r.notificationId} holds other bytes than ${r.sha256}`);
+      }
+    }
+  }
+
+  async closed(shard: number, beforeMs: number, limit: number): Promise<SpoolRead[]> {
+    const found: SpoolRead[] = [];
     for await (const item of queryItems(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk < :before',
       ExpressionAttributeValues: { ':pk': spoolPk(shard), ':before': pad(beforeMs) },
       ConsistentRead: true,
     })) {
-      const record = recordOf(item);
+      const record = readItem(item);
       // Whole minutes only (every retention's slice of it): past the limit, stop where the next minute starts.
       if (found.length >= limit && found.at(-1)?.key.sk.slice(0, 13) !== String(item.sk).slice(0, 13)) break;
-      found.push({ ...record, key: { pk: String(item.pk), sk: String(item.sk) } });
+      found.push(record);
     }
     return found;
   }
@@ -107,7 +143,12 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
         }),
       ),
     );
-    return items.flat().map(recordOf);
+    // A bad item is no record of the slice (the roll-up sets it apart).
+    return items
+      .flat()
+      .map(readItem)
+      .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r))
+      .map(({ key: _key, ...r }) => r);
   }
 
   async retire(keys: readonly SpoolKey[]): Promise<void> {
@@ -122,6 +163,25 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
     }
   }
 
+  async setAside(item: BadSpoolItem, nowMs: number): Promise<void> {
+    const got = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': item.key.pk, ':sk': item.key.sk },
+      ConsistentRead: true,
+    });
+    const [stored] = got;
+    if (stored === undefined) return;
+    // The copy first, then the delete: a crash between leaves the item to be set apart again (the same copy).
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...stored, sk: `${SET_ASIDE}${item.key.sk}`, bad: item.bad, setAsideAt: new Date(nowMs).toISOString() },
+      }),
+    );
+    await this.retire([item.key]);
+  }
+
   async oldestSliceMs(): Promise<number | undefined> {
     const firsts = await Promise.all(
       Array.from({ length: SPOOL_SHARDS }, async (_, shard) => {
@@ -129,8 +189,8 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
           this.client,
           {
             TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': spoolPk(shard) },
+            KeyConditionExpression: 'pk = :pk AND sk < :aside',
+            ExpressionAttributeValues: { ':pk': spoolPk(shard), ':aside': SET_ASIDE },
             ProjectionExpression: 'sk',
           },
           1,
@@ -145,14 +205,28 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
   }
 }
 
-function recordOf(item: Item): SpooledRecord {
+function decoded(body: unknown): Buffer | undefined {
+  try {
+    return gunzipSync(body as Uint8Array);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An item as a record, or set apart: a body that does not unzip, or bytes that are not its key's digest. */
+function readItem(item: Item): SpoolRead {
   const sk = String(item.sk);
+  const key = { pk: String(item.pk), sk };
   const sha256 = sk.slice(-64);
+  const bytes = decoded(item.body);
+  if (bytes === undefined) return { bad: 'its body does not unzip', key };
+  if (sha256Hex(bytes) !== sha256) return { bad: 'its bytes are not the digest its key names', key };
   return {
     slice: sk.slice(14, -65),
     sha256,
     notificationId: String(item.notificationId),
     recordKind: item.recordKind === 'FEEDBACK' ? 'FEEDBACK' : 'SEND',
-    bytes: gunzipSync(item.body as Uint8Array),
+    bytes,
+    key,
   };
 }

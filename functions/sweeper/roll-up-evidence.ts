@@ -14,7 +14,7 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { count, logger } from '../commons/powertools.ts';
-import { type EvidenceRecord, parseEvidence } from '../domain/evidence.ts';
+import { type EvidenceRecord, parseEvidence, retainUntil } from '../domain/evidence.ts';
 import { batchObjectKey, batchRetainUntil, encodeBatch } from '../domain/evidence-batch.ts';
 import {
   lateBatchName,
@@ -25,7 +25,13 @@ import {
   sliceStartOf,
 } from '../domain/evidence-spool.ts';
 import { digestsStored } from '../stores/evidence-slice-reader.ts';
-import type { EvidenceSpool, SpooledRecord, SpoolKey } from '../stores/evidence-spool.ts';
+import {
+  type BadSpoolItem,
+  type EvidenceSpool,
+  isBadSpoolItem,
+  type SpooledRecord,
+  type SpoolKey,
+} from '../stores/evidence-spool.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
 
 export interface RollUpDeps {
@@ -52,14 +58,34 @@ export interface RollUpResult {
   /** Slices left for the next run (a store or the table refusing, or no time left). */
   readonly open: number;
   readonly errors: string[];
+  /** Items set apart, never rolled nor deleted (a body that does not unzip, bytes not the key's digest): key and why. */
+  readonly setAside: string[];
 }
 
 type Spooled = SpooledRecord & { key: SpoolKey };
 
 export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
-  const result = { slices: 0, records: 0, objects: 0, late: 0, open: 0, errors: [] as string[] };
+  const result = {
+    slices: 0,
+    records: 0,
+    objects: 0,
+    late: 0,
+    open: 0,
+    errors: [] as string[],
+    setAside: [] as string[],
+  };
   // Slices started before this are closed: their writers are done.
-  const read = await closedSlices(deps, deps.now() - SPOOL_CLOSED_AFTER_MS + 1, result.errors);
+  const bad: BadSpoolItem[] = [];
+  const read = await closedSlices(deps, deps.now() - SPOOL_CLOSED_AFTER_MS + 1, result.errors, bad);
+  for (const item of bad) {
+    // Never rolled, never deleted: moved out of the roll-up's way, the rest of its minute rolls.
+    try {
+      await deps.spool.setAside(item, deps.now());
+      result.setAside.push(`${item.key.pk} ${item.key.sk}: ${item.bad}`);
+    } catch (error) {
+      result.errors.push(`${item.key.sk}: ${(error as Error)?.name ?? 'Error'}`);
+    }
+  }
   if (read === undefined) return { ...result, open: 1 };
   for (const [slice, held] of read) {
     if (deps.now() >= deps.deadline) {
@@ -90,16 +116,19 @@ async function closedSlices(
   deps: RollUpDeps,
   before: number,
   errors: string[],
+  bad: BadSpoolItem[],
 ): Promise<Map<string, Spooled[]> | undefined> {
   const records: Spooled[] = [];
   let wholeBefore = before;
   for (let shard = 0; shard < SPOOL_SHARDS; shard++) {
     try {
-      const read = await deps.spool.closed(shard, before, deps.limit);
+      const items = await deps.spool.closed(shard, before, deps.limit);
+      const read = items.filter((r) => !isBadSpoolItem(r)) as Spooled[];
+      bad.push(...(items.filter(isBadSpoolItem) as BadSpoolItem[]));
       records.push(...read);
       const last = read.at(-1);
       // Read up to the limit: slices from the last one read on may go on past it in this partition.
-      if (read.length >= deps.limit && last !== undefined) {
+      if (items.length >= deps.limit && last !== undefined) {
         wholeBefore = Math.min(wholeBefore, sliceStartOf(parseSliceBatch(last.slice)?.startMs ?? 0) + SPOOL_SLICE_MS);
       }
     } catch (error) {
@@ -117,43 +146,76 @@ function bySlice(records: readonly Spooled[]): Map<string, Spooled[]> {
   return slices;
 }
 
-/** The slice's object, or — when one stands already — what it lacks as a late object beside it. */
+/**
+ * The slice's object, or — when one stands already — what it lacks as a late object beside it. A record the strict
+ * parser refuses (another evidence version, a field it does not know) is locked byte-exact all the same, as an
+ * object of its own beside the slice's (named as a late one, by its digest): it never holds up its minute.
+ */
 async function rollSlice(
   slice: string,
   held: readonly Spooled[],
   deps: RollUpDeps,
 ): Promise<{ written: number; late: number }> {
   // Sorted by digest: the same records always make the same object.
-  const records = [...held].sort((a, b) => a.sha256.localeCompare(b.sha256));
-  const stored = await putOnce(slice, records, deps);
-  if (stored === 'written') return { written: 1, late: 0 };
-  const missing = await notYetStored(slice, records, deps.store);
-  if (missing.length === 0) return { written: 0, late: 0 };
-  const late = lateBatchName(
+  const records = [...held].sort((a, b) => a.sha256.localeCompare(b.sha256)).map((r) => lenient(slice, r));
+  const strict = records.filter((r) => r.strict);
+  let written = 0;
+  for (const odd of records.filter((r) => !r.strict)) {
+    // Its own name is its digest's: already there means these very bytes.
+    if ((await putOnce(lateBatchName(slice, [odd.sha256]), [odd], deps)) === 'written') written++;
+  }
+  if (strict.length === 0) return { written, late: 0 };
+  if ((await putOnce(slice, strict, deps)) === 'written') return { written: written + 1, late: 0 };
+  const missing = await notYetStored(slice, strict, deps.store);
+  if (missing.length === 0) return { written, late: 0 };
+  const name = lateBatchName(
     slice,
     missing.map((r) => r.sha256),
   );
-  const lateStored = await putOnce(late, missing, deps);
   // A late object already there under this name holds exactly these digests (its name is their hash).
-  return { written: lateStored === 'written' ? 1 : 0, late: missing.length };
+  if ((await putOnce(name, missing, deps)) === 'written') written++;
+  return { written, late: missing.length };
+}
+
+type Parsed = Spooled & { readonly record: EvidenceRecord; readonly strict: boolean };
+
+/**
+ * A record as the object's header needs it: parsed strictly, else read leniently (its JSON as it is, its retain-until
+ * from it when it is a date, else its slice's retention class and a day more: never shorter than it asks).
+ */
+function lenient(slice: string, r: Spooled): Parsed {
+  try {
+    return { ...r, record: parseEvidence(r.bytes) as EvidenceRecord, strict: true };
+  } catch {
+    let json: Record<string, unknown> = {};
+    try {
+      const value: unknown = JSON.parse(r.bytes.toString('utf8'));
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) json = value as Record<string, unknown>;
+    } catch {
+      // not JSON: its bytes are locked all the same
+    }
+    const s = parseSliceBatch(slice);
+    const own = typeof json.retainUntil === 'string' ? Date.parse(json.retainUntil) : Number.NaN;
+    const until = Number.isNaN(own) ? retainUntil(s?.startMs ?? 0, (s?.days ?? 0) + 1) : new Date(own).toISOString();
+    return { ...r, record: { ...json, retainUntil: until } as unknown as EvidenceRecord, strict: false };
+  }
 }
 
 async function putOnce(
   name: string,
-  records: readonly SpooledRecord[],
+  records: readonly Parsed[],
   deps: RollUpDeps,
 ): Promise<'written' | 'alreadyThere'> {
-  const parsed = records.map((r) => ({ record: parseEvidence(r.bytes) as EvidenceRecord, bytes: r.bytes }));
-  const body = encodeBatch(name, 'sweeper', parsed);
-  return deps.store.put(batchObjectKey(name), body, batchRetainUntil(parsed), AbortSignal.timeout(deps.timeoutMs));
+  const body = encodeBatch(name, 'sweeper', records);
+  return deps.store.put(batchObjectKey(name), body, batchRetainUntil(records), AbortSignal.timeout(deps.timeoutMs));
 }
 
 /** The records no object of the slice holds yet (the slice's own and its late ones, each checked by its digest). */
-async function notYetStored(
+async function notYetStored<R extends SpooledRecord>(
   slice: string,
-  records: readonly SpooledRecord[],
+  records: readonly R[],
   store: EvidenceStore,
-): Promise<SpooledRecord[]> {
+): Promise<R[]> {
   const held = await digestsStored(slice, store);
   return records.filter((r) => !held.has(r.sha256));
 }
@@ -176,5 +238,11 @@ export async function reportRolledUp(r: RollUpResult, spool: EvidenceSpool, nowM
     logger.error('the oldest spooled evidence could not be read', { error: (error as Error)?.name });
   }
   if (r.late > 0) logger.warn('evidence spooled after its slice was rolled: written beside it', { late: r.late });
+  count('EvidenceSpoolSetAside', r.setAside.length);
+  if (r.setAside.length > 0) {
+    logger.error('evidence spool items set apart, not rolled: their bytes are not the record their key names', {
+      items: r.setAside.slice(0, 10),
+    });
+  }
   if (r.errors.length > 0) logger.error('evidence slices still spooled', { errors: r.errors.slice(0, 10) });
 }

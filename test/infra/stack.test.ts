@@ -880,6 +880,7 @@ describe('CloudWatch', () => {
         'EvidenceUnindexed',
         'EvidenceLost',
         'EvidenceSpoolOldestAge',
+        'EvidenceSpoolSetAside',
         'DeliveryFailures',
         'DispatchThrottles',
         'CardNumbersMasked',

@@ -5,15 +5,27 @@
  * second; the sweeper rolls each closed slice into ONE object and only then retires the items — a sweeper dying
  * between the PUT and the retire loses and duplicates nothing, one down for half an hour leaves nothing missing.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { InvocationEvidence, type SendProof } from '../../functions/dispatch/record-evidence.ts';
 import { evidenceBody, sendEvidence, smsRequest, uniformRetention } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
-import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
+import {
+  lateBatchName,
+  parseSliceBatch,
+  SPOOL_CLOSED_AFTER_MS,
+  sliceBatchName,
+  spoolShardOf,
+} from '../../functions/domain/evidence-spool.ts';
 import { readFeedback } from '../../functions/domain/feedback.ts';
 import { recordFeedback } from '../../functions/feedback/record-feedback.ts';
 import { findSends } from '../../functions/stores/evidence-reader.ts';
-import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
+import {
+  DynamoEvidenceSpool,
+  type EvidenceSpool,
+  EvidenceSpoolConflict,
+} from '../../functions/stores/evidence-spool.ts';
 import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -277,5 +289,118 @@ describe('the evidence spool', () => {
     expect(rolled).toMatchObject({ slices: 1, records: 12, objects: 1, open: 0 });
     const object = readBatch(store.objects.get(batchObjectKey(named[0]?.batch ?? ''))?.body ?? Buffer.alloc(0));
     expect(object.records).toHaveLength(12);
+  });
+});
+
+/** A spool item's key, as the spool writes it (a writer of the table that bypasses the spool's put). */
+const spoolKeyOf = (slice: string, sha256: string, startMs: number) => ({
+  pk: `EVIDENCE_SPOOL#${spoolShardOf(sha256)}`,
+  sk: `${String(startMs).padStart(13, '0')}#${slice}#${sha256}`,
+});
+
+describe('a bad spool item', () => {
+  const spooled = (slice: string, p: SendProof, bytes = p.bytes) => ({
+    slice,
+    sha256: p.sha256,
+    notificationId: p.record.notificationId,
+    recordKind: 'SEND' as const,
+    bytes,
+  });
+  const rollAt = (spool: EvidenceSpool, store: MemoryStore, now: number) =>
+    rollUpEvidence({ spool, store, now: () => now, deadline: now + 30_000, limit: 1_000, timeoutMs: 2_000 });
+  const sliceAt = (startMs: number) => sliceBatchName(startMs, RETENTION);
+
+  it("an overwritten spool item is refused, and a body that is not its key's digest is never rolled nor deleted: set apart and counted", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-11-01T10:00:00Z');
+    const real = proofOf('bad-a', start + 1_000);
+    const forged = proofOf('bad-a', start + 1_000, 'Example Bank: other text.');
+    const slice = sliceAt(start);
+    await spool.put([spooled(slice, real)], start);
+    // The same key again (a retried put, a rebuild): landed, and never replaced, whatever bytes the put carries.
+    await spool.put([spooled(slice, real)], start + 1);
+    await spool.put([spooled(slice, real, forged.bytes)], start + 2);
+    expect((await spool.ofSlice(slice)).map((r) => sha256Hex(r.bytes))).toEqual([real.sha256]);
+    // A writer of the table that bypasses the condition: the record's own put is then refused, not taken as landed.
+    const other = proofOf('bad-b', start + 2_000);
+    const otherForged = proofOf('bad-b', start + 2_000, 'Example Bank: forged.');
+    const key = spoolKeyOf(slice, other.sha256, start);
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          ...key,
+          kind: 'EVIDENCE_SPOOL',
+          body: gzipSync(otherForged.bytes),
+          notificationId: 'bad-b#SMS',
+          recordKind: 'SEND',
+          since: 'x',
+        },
+      }),
+    );
+    await expect(spool.put([spooled(slice, other)], start + 3)).rejects.toThrow(EvidenceSpoolConflict);
+    // The roll-up checks the bytes against the key's digest.
+    const rolled = await rollAt(spool, store, start + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 1, records: 1, objects: 1, open: 0, errors: [] });
+    expect(rolled.setAside).toEqual([`${key.pk} ${key.sk}: its bytes are not the digest its key names`]);
+    const object = readBatch(store.objects.get(batchObjectKey(slice))?.body ?? Buffer.alloc(0));
+    expect(object.header.records.map((r) => r.sha256)).toEqual([real.sha256]);
+    // Kept for the on-call under a key no roll-up reads, and its place is free for the real record.
+    const aside = await table.doc.send(
+      new GetCommand({ TableName: table.tableName, Key: { pk: key.pk, sk: `BAD#${key.sk}` } }),
+    );
+    expect(gunzipSync(aside.Item?.body as Uint8Array)).toEqual(otherForged.bytes);
+    await spool.put([spooled(slice, other)], start + 4);
+    expect(await rollAt(spool, store, start + SPOOL_CLOSED_AFTER_MS + 60_000)).toMatchObject({ late: 1, setAside: [] });
+  });
+
+  it('an item whose body does not unzip does not stop any other minute rolling, nor the rest of its own', async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-11-02T10:00:00Z');
+    const same = proofOf('bad-c', start + 1_000);
+    const next = proofOf('bad-d', start + 61_000);
+    await spool.put([spooled(sliceAt(start), same), spooled(sliceAt(start + 60_000), next)], start);
+    const key = spoolKeyOf(sliceAt(start), 'f'.repeat(64), start);
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          ...key,
+          kind: 'EVIDENCE_SPOOL',
+          body: Buffer.from('not gzip'),
+          notificationId: 'x#SMS',
+          recordKind: 'SEND',
+          since: 'x',
+        },
+      }),
+    );
+    const rolled = await rollAt(spool, store, start + 60_000 + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 2, records: 2, objects: 2, open: 0, errors: [] });
+    expect(rolled.setAside).toEqual([`${key.pk} ${key.sk}: its body does not unzip`]);
+    expect(store.objects.has(batchObjectKey(sliceAt(start)))).toBe(true);
+    expect(store.objects.has(batchObjectKey(sliceAt(start + 60_000)))).toBe(true);
+    expect(await spool.oldestSliceMs()).toBeUndefined();
+  });
+
+  it("a record the strict parser refuses (another evidence version) is still locked byte-exact, beside its minute's object", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-11-03T10:00:00Z');
+    const good = proofOf('bad-e', start + 1_000);
+    const slice = sliceAt(start);
+    const old = Buffer.from(JSON.stringify({ ...good.record, notificationId: 'bad-o#SMS', evidenceVersion: 0 }));
+    const oldProof = { ...good, bytes: old, sha256: sha256Hex(old) };
+    await spool.put([spooled(slice, good), { ...spooled(slice, oldProof), notificationId: 'bad-o#SMS' }], start);
+    const rolled = await rollAt(spool, store, start + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 1, records: 2, objects: 2, open: 0, errors: [], setAside: [] });
+    const own = readBatch(store.objects.get(batchObjectKey(slice))?.body ?? Buffer.alloc(0));
+    expect(own.records.map((r) => r.bytes)).toEqual([good.bytes]);
+    const beside = store.objects.get(batchObjectKey(lateBatchName(slice, [oldProof.sha256])));
+    const kept = readBatch(beside?.body ?? Buffer.alloc(0));
+    expect(kept.records.map((r) => r.bytes)).toEqual([old]);
+    expect(beside?.retainUntil.toISOString()).toBe(good.record.retainUntil);
+    expect(await spool.ofSlice(slice)).toEqual([]);
   });
 });
