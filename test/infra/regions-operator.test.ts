@@ -7,7 +7,7 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { createNotifierStacks } from '../../lib/notifier-app.ts';
-import { allows, resolver, type Statement } from '../support/policy-eval.ts';
+import { allows, type Request, resolver, type Statement } from '../support/policy-eval.ts';
 import { EXAMPLE_ONE_REGION, synthTemplate, type TemplateResource } from '../support/synth.ts';
 
 type Template = { Resources: Record<string, TemplateResource> };
@@ -110,12 +110,43 @@ describe('the operator function of each region, for the region commands', () => 
     for (const { t, region, other } of sides) {
       const ops = statementsOf(t, 'Operator', region);
       const replica = table(other, 'notifier-example-notifications');
-      for (const action of ['GetItem', 'Query', 'PutItem', 'UpdateItem']) {
+      for (const action of ['GetItem', 'Query']) {
         expect(may(ops, `dynamodb:${action}`, replica), action).toBe(true);
       }
       expect(may(ops, 'dynamodb:Query', `${replica}/index/sweep`)).toBe(true);
       expect(may(ops, 'dynamodb:DeleteItem', replica)).toBe(false);
       expect(may(ops, 'dynamodb:Scan', replica)).toBe(false);
+    }
+  });
+});
+
+describe("the operator's writes in the other region's replica", () => {
+  const { p, r } = synth();
+  const sides = [
+    { t: p, region: PRIMARY, other: RECOVERY },
+    { t: r, region: RECOVERY, other: PRIMARY },
+  ];
+  // Reconcile's move of an original (DynamoSuccessorStore.move): the key, the condition's attributes, what it sets.
+  const move = {
+    'dynamodb:LeadingKeys': ['EVENT#trf-1'],
+    'dynamodb:Attributes': ['pk', 'sk', 'status', 'epoch', 'updatedAt', 'handedOverTo', 'sweepKey', 'sweepAt'],
+  };
+  const write = (ops: Statement[], action: string, resource: string, context: Request['context']) =>
+    allows(ops, { principal: { arn: 'operator', account: ACCOUNT }, action, resource, context });
+
+  it('lets reconcile move a notification item there, and nothing else: no put, no other partition, no other attribute, no whole item returned', () => {
+    for (const { t, region, other } of sides) {
+      const ops = statementsOf(t, 'Operator', region);
+      const replica = table(other, 'notifier-example-notifications');
+      expect(write(ops, 'dynamodb:UpdateItem', replica, move), 'a move').toBe(true);
+      expect(write(ops, 'dynamodb:UpdateItem', replica, { ...move, 'dynamodb:ReturnValues': 'NONE' })).toBe(true);
+      expect(write(ops, 'dynamodb:PutItem', replica, move), 'a put').toBe(false);
+      const inbox = { ...move, 'dynamodb:LeadingKeys': ['USER#u-42'] };
+      expect(write(ops, 'dynamodb:UpdateItem', replica, inbox), 'a preference or suppression partition').toBe(false);
+      const recipient = { ...move, 'dynamodb:Attributes': [...move['dynamodb:Attributes'], 'recipient'] };
+      expect(write(ops, 'dynamodb:UpdateItem', replica, recipient), "rewriting a notice's recipient").toBe(false);
+      const whole = { ...move, 'dynamodb:ReturnValues': 'ALL_NEW' };
+      expect(write(ops, 'dynamodb:UpdateItem', replica, whole), 'the whole item returned').toBe(false);
     }
   });
 });
