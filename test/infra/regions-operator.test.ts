@@ -151,6 +151,50 @@ describe("the operator's writes in the other region's replica", () => {
   });
 });
 
+describe('who may run the region commands', () => {
+  const { p, r } = synth();
+  const DR = 'arn:aws:iam::123456789012:role/notifier-dr-operators';
+  const SUPPORT = 'arn:aws:iam::123456789012:role/notifier-support';
+  /** The operator API's resource policy; the callers' own IAM policies are taken to allow the API (same account). */
+  const invoke = (t: Template, region: string, principal: string, path: string) => {
+    const api = entries(t).find(([, x]) => x.Type === 'AWS::ApiGateway::RestApi')?.[1];
+    const policy = resolver(ACCOUNT, region)(api?.Properties.Policy) as { Statement: Statement[] };
+    const callersOwn: Statement = { Effect: 'Allow', Principal: '*', Action: 'execute-api:Invoke', Resource: '*' };
+    return allows([...policy.Statement, callersOwn], {
+      principal: { arn: principal, account: ACCOUNT },
+      action: 'execute-api:Invoke',
+      resource: `execute-api:/ops/${path}`,
+      context: { 'aws:PrincipalArn': principal },
+    });
+  };
+
+  it('each region’s operator API refuses promote, demote and reconcile to every role but the ones the settings name; the other routes stay open to IAM', () => {
+    for (const [t, region] of [
+      [p, PRIMARY],
+      [r, RECOVERY],
+    ] as const) {
+      for (const command of ['promote', 'demote', 'reconcile']) {
+        for (const step of ['preview', 'confirm']) {
+          expect(invoke(t, region, DR, `POST/regions/${command}/${step}`), `${command} by the DR role`).toBe(true);
+          expect(invoke(t, region, SUPPORT, `POST/regions/${command}/${step}`), `${command} by support`).toBe(false);
+        }
+      }
+      expect(invoke(t, region, SUPPORT, 'POST/actions/resend/preview'), 'a resend by support').toBe(true);
+    }
+  });
+
+  it('a stage in two regions without regionCommandPrincipals does not synthesize, and says why', () => {
+    const app = new App({
+      context: {
+        settingsFile: 'examples/settings.example.json',
+        regionCommandPrincipals: [],
+        'aws:cdk:bundling-stacks': [],
+      },
+    });
+    expect(() => createNotifierStacks(app)).toThrow(/regionCommandPrincipals: name the IAM role ARNs/);
+  });
+});
+
 describe('the operator function of a stage in one region', () => {
   it('has no region commands: no fence, no mapping to switch', () => {
     const { template } = synthTemplate(EXAMPLE_ONE_REGION);
