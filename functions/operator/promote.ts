@@ -207,8 +207,11 @@ export async function demote(side: RegionSide, request: DemoteRequest, clock: Cl
           },
           own,
         );
+  // An ingest started before the fence (the mapping answers Disabling, and polls until Disabled) writes until its
+  // timeout: counted from the later of the two instants, not from the mapping's switch alone.
   const quietFrom =
-    Math.max(mappingsDisabledAt + request.ingestTimeoutMs, fencedAt + request.dispatchTimeoutMs) + QUIESCENCE_MARGIN_MS;
+    Math.max(Math.max(mappingsDisabledAt, fencedAt) + request.ingestTimeoutMs, fencedAt + request.dispatchTimeoutMs) +
+    QUIESCENCE_MARGIN_MS;
   const report = {
     region: side.region,
     epoch: own.epoch,
