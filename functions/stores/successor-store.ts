@@ -90,14 +90,9 @@ export class DynamoSuccessorStore {
     const partitions = sweepPartitions(this.sweepShards).map(sweepPartition);
     const partition = partitions[cursor.partition];
     if (partition === undefined) return { items: [] };
-    const index = TABLE_SCHEMA.sweepIndex;
     const page = await this.client.send(
       new QueryCommand({
-        TableName: this.tableName,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#key = :key',
-        ExpressionAttributeNames: { '#key': index.partitionKey },
-        ExpressionAttributeValues: { ':key': partition },
+        ...this.sweepQuery(partition),
         Limit: limit,
         ...(cursor.after === undefined ? {} : { ExclusiveStartKey: cursor.after }),
       }),
@@ -114,18 +109,13 @@ export class DynamoSuccessorStore {
    * `upTo`: a preview answers in seconds whatever the backlog. `atLeast` when it stopped there.
    */
   async countUnfinished(upTo: number): Promise<{ count: number; atLeast: boolean }> {
-    const index = TABLE_SCHEMA.sweepIndex;
     let count = 0;
     for (const partition of sweepPartitions(this.sweepShards).map(sweepPartition)) {
       let start: Record<string, NativeAttributeValue> | undefined;
       do {
         const page = await this.client.send(
           new QueryCommand({
-            TableName: this.tableName,
-            IndexName: index.indexName,
-            KeyConditionExpression: '#key = :key',
-            ExpressionAttributeNames: { '#key': index.partitionKey },
-            ExpressionAttributeValues: { ':key': partition },
+            ...this.sweepQuery(partition),
             Select: 'COUNT',
             ...(start === undefined ? {} : { ExclusiveStartKey: start }),
           }),
@@ -259,16 +249,21 @@ export class DynamoSuccessorStore {
     }
   }
 
-  private async *listed(partitions: readonly string[]): AsyncGenerator<OwnedNotification> {
+  /** One partition of the sweep index, as every listing here asks for it. */
+  private sweepQuery(partition: string) {
     const index = TABLE_SCHEMA.sweepIndex;
+    return {
+      TableName: this.tableName,
+      IndexName: index.indexName,
+      KeyConditionExpression: '#key = :key',
+      ExpressionAttributeNames: { '#key': index.partitionKey },
+      ExpressionAttributeValues: { ':key': partition },
+    };
+  }
+
+  private async *listed(partitions: readonly string[]): AsyncGenerator<OwnedNotification> {
     for (const partition of partitions) {
-      const entries = queryItems(this.client, {
-        TableName: this.tableName,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#key = :key',
-        ExpressionAttributeNames: { '#key': index.partitionKey },
-        ExpressionAttributeValues: { ':key': partition },
-      });
+      const entries = queryItems(this.client, this.sweepQuery(partition));
       for await (const entry of entries) {
         const item = await this.get({ pk: String(entry.pk), sk: String(entry.sk) });
         if (item !== undefined) yield item;
