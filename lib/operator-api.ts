@@ -38,8 +38,8 @@ export function createOperatorApi(
   p: FunctionPartProps,
   ingest: NotifierFunction,
   failedBatches: Bucket,
-  /** A stage in two regions: the roles that alone may run the region commands. */
-  regionCommandPrincipals?: readonly string[],
+  /** A stage in two regions: its settings, whose `regionCommandPrincipals` alone may run the region commands. */
+  regions?: { readonly regionCommandPrincipals?: readonly string[] | undefined },
 ): OperatorApi {
   const { stack, settings: s, table } = p;
   const environment: OperatorEnvironment = {
@@ -84,7 +84,7 @@ export function createOperatorApi(
   // The parked batches a replay reads (their objects are the mapping's, under the stack's key when one is set).
   fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [failedBatches.bucketArn] }));
   fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [failedBatches.arnForObjects('*')] }));
-  const api = restApi(stack, p.prefix, fn, regionCommandPrincipals);
+  const api = restApi(stack, p.prefix, fn, regions?.regionCommandPrincipals);
   // The construct's own output: the stack names its outputs itself (OperatorApiUrl, lib/stack-outputs.ts).
   api.node.tryRemoveChild('Endpoint');
   acknowledge(fn, api, failedBatches);
