@@ -110,7 +110,7 @@ export class NotifierStack extends Stack {
     const dispatch = createDispatch(parts);
     const sweeper = createSweeper(parts);
     // Every operator action on this stage, behind IAM (lib/operator-api.ts).
-    const operator = createOperatorApi(parts, ingest.fn, ingest.source.failedBatches);
+    const operator = createOperatorApi(parts, ingest.fn, ingest.source.failedBatches, props.region?.settings);
     this.operatorRole = operator.fn.role as IRole;
     const dispatchFailures = dispatch.triggers.routineFailures;
     acknowledgeFindings({

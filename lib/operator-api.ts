@@ -34,7 +34,13 @@ export interface OperatorApi {
   readonly api: LambdaRestApi;
 }
 
-export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction, failedBatches: Bucket): OperatorApi {
+export function createOperatorApi(
+  p: FunctionPartProps,
+  ingest: NotifierFunction,
+  failedBatches: Bucket,
+  /** A stage in two regions: its settings, whose `regionCommandPrincipals` alone may run the region commands. */
+  regions?: { readonly regionCommandPrincipals?: readonly string[] | undefined },
+): OperatorApi {
   const { stack, settings: s, table } = p;
   const environment: OperatorEnvironment = {
     TABLE_NAME: table.tableName,
@@ -78,14 +84,19 @@ export function createOperatorApi(p: FunctionPartProps, ingest: NotifierFunction
   // The parked batches a replay reads (their objects are the mapping's, under the stack's key when one is set).
   fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [failedBatches.bucketArn] }));
   fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [failedBatches.arnForObjects('*')] }));
-  const api = restApi(stack, p.prefix, fn);
+  const api = restApi(stack, p.prefix, fn, regions?.regionCommandPrincipals);
   // The construct's own output: the stack names its outputs itself (OperatorApiUrl, lib/stack-outputs.ts).
   api.node.tryRemoveChild('Endpoint');
   acknowledge(fn, api, failedBatches);
   return { fn, api };
 }
 
-function restApi(stack: Stack, prefix: string, fn: NotifierFunction): LambdaRestApi {
+function restApi(
+  stack: Stack,
+  prefix: string,
+  fn: NotifierFunction,
+  regionCommandPrincipals: readonly string[] | undefined,
+): LambdaRestApi {
   const accessLogs = new LogGroup(stack, 'OperatorApiAccessLogs', {
     retention: LOG_RETENTION,
     encryptionKey: logsKeyOf(stack),
@@ -98,7 +109,7 @@ function restApi(stack: Stack, prefix: string, fn: NotifierFunction): LambdaRest
     proxy: true,
     // Every route, the root's included: a request AWS did not authenticate never reaches the function.
     defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
-    policy: impostorsRefused(stack),
+    policy: impostorsRefused(stack, regionCommandPrincipals),
     endpointTypes: [EndpointType.REGIONAL],
     // Execution logging needs an account-wide API Gateway role; the access log below names every caller.
     cloudWatchRole: false,
@@ -130,10 +141,24 @@ function restApi(stack: Stack, prefix: string, fn: NotifierFunction): LambdaRest
  * anywhere else, could be assumed with any session name: refused here, before the function runs. Nothing else is
  * granted by this policy: the callers' own IAM policies allow the API (same account).
  */
-function impostorsRefused(stack: Stack): PolicyDocument {
+function impostorsRefused(stack: Stack, regionCommandPrincipals: readonly string[] | undefined): PolicyDocument {
   const roles = (pattern: string) => `arn:${stack.partition}:iam::*:role/${pattern}`;
   return new PolicyDocument({
     statements: [
+      // The region commands (promote, demote — the kill switch for every send —, reconcile): only the roles the
+      // settings name, whatever a caller's own IAM policy allows (lib/regions-settings.ts regionCommandPrincipals).
+      ...(regionCommandPrincipals === undefined
+        ? []
+        : [
+            new PolicyStatement({
+              sid: 'RegionCommandsOnlyByTheirRoles',
+              effect: Effect.DENY,
+              principals: [new AnyPrincipal()],
+              actions: ['execute-api:Invoke'],
+              resources: ['execute-api:/*/POST/regions/*'],
+              conditions: { ArnNotLike: { 'aws:PrincipalArn': [...regionCommandPrincipals] } },
+            }),
+          ]),
       new PolicyStatement({
         sid: 'NoImpostorIdentityCenterRoles',
         effect: Effect.DENY,

@@ -11,8 +11,9 @@ import { type CfnRole, type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws
 import type { CfnEventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { PlacementEnvironment } from '../functions/contracts/environment.ts';
 import type { RegionOperatorEnvironment } from '../functions/contracts/region-operator-environment.ts';
-import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
+import { PEER_SETTLE_ATTRIBUTES, TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { fenceShardCount } from '../functions/domain/fence.ts';
+import { eventPk } from '../functions/domain/keys.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import { fenceTableName, globalTableName, ingestMappingArn, type RegionRole } from './regional.ts';
 import { recordTableWriter } from './table.ts';
@@ -93,9 +94,20 @@ export function operatorsReachEachOther(primaryPrefix: string, primary: Operator
       resourceName: tableName,
     });
     own.operatorRole.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [replica] }),
+    );
+    // Writes there: reconcile's conditional moves of notification items, nothing else. Never a put (a successor is
+    // created in its own region), only event partitions, only the attributes a move touches, and an answer that
+    // returns no other attribute (ALL_OLD / ALL_NEW would): IAM's attribute-level control for UpdateItem.
+    own.operatorRole.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        actions: ['dynamodb:UpdateItem'],
         resources: [replica],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [eventPk('*')] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...PEER_SETTLE_ATTRIBUTES] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+        },
       }),
     );
     own.operatorRole.addToPrincipalPolicy(

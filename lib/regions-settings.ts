@@ -26,6 +26,14 @@ export const regionsSettingsSchema = z.object({
     mskRouteTableIds: z.array(z.string().regex(/^rtb-[0-9a-f]{8,17}$/)).optional(),
   }),
   mskReplicatorArns: z.array(z.string().regex(ARN_REPLICATOR, 'must be MSK Replicator ARNs')).default([]),
+  /**
+   * The IAM roles that may run the region commands (promote, demote, reconcile: POST /regions/* on each region's
+   * operator API). Every other caller of the API is denied them by its resource policy (lib/operator-api.ts), whatever
+   * its own IAM policy allows: a support operator who may resend cannot stop every send. Wildcards as IAM's ArnLike.
+   */
+  regionCommandPrincipals: z
+    .array(z.string().regex(/^arn:aws[a-z-]*:iam::(\d{12}|\*):role\/[\w+=,.@/*-]+$/, 'must be an IAM role ARN'))
+    .optional(),
   /** Channels a failover may send a second copy on, with its note: email at most, none by default. */
   failoverSecondCopy: z.array(z.literal('EMAIL', { error: 'only EMAIL may get a second copy' })).default([]),
   failoverLookupMinutes: z
@@ -83,6 +91,12 @@ export function regionsProblems(s: RegionsSettings, primary: PrimarySide): strin
     problem(
       'globalTable',
       'say "create" if this stage has never been deployed in one region; a stage deployed in one region keeps its table, and a deploy of these settings would create a second, empty one (docs/deploy.md "Two regions": move it first)',
+    );
+  }
+  if (s.regionCommandPrincipals === undefined || s.regionCommandPrincipals.length === 0) {
+    problem(
+      'regionCommandPrincipals',
+      "name the IAM role ARNs that may promote, demote and reconcile (POST /regions/* on the operator API): without them any caller allowed the API — a support operator's resend role — could demote a region and stop every send",
     );
   }
   const { primary: p, recovery: r, active } = s.regions;

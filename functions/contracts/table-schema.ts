@@ -118,3 +118,23 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
     StreamSpecification: { StreamEnabled: true, StreamViewType: s.streamViewType },
   };
 }
+
+/**
+ * What a region's operator may touch when it writes the other region's replica (reconcile settling the old region's
+ * notification items there: DynamoSuccessorStore.move): the key, the attributes its condition reads (status, epoch,
+ * sweepKey) and those it sets or removes. The stack grants UpdateItem on exactly these (IAM `dynamodb:Attributes`),
+ * on event partitions only; a move that needs another attribute there fails as AccessDenied until it is listed here.
+ */
+export const PEER_SETTLE_ATTRIBUTES = [
+  'pk',
+  'sk',
+  'status',
+  'epoch',
+  'updatedAt',
+  'lastError',
+  'handedOverTo',
+  'sweepKey',
+  'sweepAt',
+  'leaseUntil',
+  'retryAt',
+] as const;

@@ -37,6 +37,18 @@ export interface FenceControl {
   readonly predecessor?: Predecessor;
   /** Until when ingest looks an event without an inbox item up in the reconciled predecessor. */
   readonly lookupUntil?: number;
+  /**
+   * A failover's successor pass, in pages after the fence moved: where the next run goes on (`partition`, `after`),
+   * or when it finished (`doneAt`).
+   */
+  readonly successorPass?: SuccessorPass;
+}
+
+/** How far a promotion's successor pass has come: a run that is stopped or interrupted goes on from here. */
+export interface SuccessorPass {
+  readonly partition: number;
+  readonly after?: Readonly<Record<string, unknown>>;
+  readonly doneAt?: number;
 }
 
 /** One shard of the fence (`FENCE#<n>`): copies of CONTROL's state and epoch, read before every send. */

@@ -11,11 +11,11 @@
  *     in that region writes pipeline state again.
  */
 import type { Channel } from '../domain/channels.ts';
-import { buildSuccessor, failoverSuccessor } from '../domain/failover.ts';
-import { epochOf, type FenceControl, nextEpoch } from '../domain/fence.ts';
+import { type FenceControl, nextEpoch } from '../domain/fence.ts';
 import type { DynamoFenceStore } from '../stores/fence-store.ts';
-import type { DynamoSuccessorStore, OwnedNotification } from '../stores/successor-store.ts';
-import { demoteRefusal, isPromotionOf, promoteRefusal } from './region-refusal.ts';
+import type { DynamoSuccessorStore } from '../stores/successor-store.ts';
+import { demoteRefusal, fromEpochBehind, isPromotionOf, promoteRefusal } from './region-refusal.ts';
+import { successorPass } from './successor-pass.ts';
 
 /** One region as promotion and reconciliation reach it: its fence, its replica, its ingest mapping. */
 export interface RegionSide {
@@ -55,6 +55,8 @@ export interface FailoverRequest {
   readonly cutAt?: number;
   readonly secondCopy: readonly Channel[];
   readonly placement: { readonly sweepShards: number; readonly pendingThresholdMs: number };
+  /** The longest a run goes on with the successor pass (the operator API: within 29 s); the next run goes on. */
+  readonly budgetMs?: number;
 }
 
 export interface PromotionReport {
@@ -62,15 +64,24 @@ export interface PromotionReport {
   readonly epoch: number;
   readonly startedAt: number;
   readonly activeAt: number;
+  /** This run's successors: held, unknown, second copies, and those a previous run had written already. */
   readonly held: number;
   readonly unknown: number;
   readonly secondCopies: number;
-  /** Successors a previous run of this promotion already wrote. */
   readonly alreadyThere: number;
+  /** Items of the old region at or above the promoted epoch, left as they are: the runbook says what to do. */
+  readonly aheadOfEpoch: number;
+  /** When every unfinished item has its successor; absent: the pass is not done, run the same command again. */
+  readonly successorsDoneAt?: number;
   /** The region's ingest mapping switched on (a deployed stage), or why not. */
   readonly intake?: IntakeReport;
 }
 
+/**
+ * A failover: the fence first — a new epoch above every one this replica has seen, fixed without listing the backlog
+ * —, then the intake, then the successor pass, in pages, until `budgetMs` after the start (successor-pass.ts). A run
+ * that stops before the pass is done says so (no `successorsDoneAt`); the same command run again goes on from there.
+ */
 export async function promoteFailover(
   to: RegionSide,
   request: FailoverRequest,
@@ -80,44 +91,61 @@ export async function promoteFailover(
   const own = await to.fence.control(true);
   const refusal = promoteRefusal(to.region, own, request.from);
   if (refusal !== undefined) throw refusal;
-  const inherited: OwnedNotification[] = [];
-  for await (const item of to.store.unfinished()) inherited.push(item);
-  // Idempotent: a promotion already written is run again at its own epoch.
-  const done = own !== undefined && isPromotionOf(own, request.from);
-  const epoch = done
-    ? own.epoch
-    : nextEpoch(own?.epoch, own?.predecessor?.epoch, request.fromEpoch, ...inherited.map(epochOf));
-  const next: FenceControl = done
-    ? own
-    : {
-        region: to.region,
-        state: 'ACTIVE',
-        epoch,
-        since: startedAt,
-        by: request.by,
-        reason: request.reason,
-        mode: 'FORCED',
-        cutAt: request.cutAt ?? startedAt,
-        predecessor: { region: request.from, epoch: request.fromEpoch },
-      };
-  await to.fence.activate(next, own);
+  // Idempotent: a promotion already written is run again at its own epoch, and its pass goes on.
+  const control = own !== undefined && isPromotionOf(own, request.from) ? own : await promoted(to, own, request, clock);
   const activeAt = clock.now();
-  const counts = { held: 0, unknown: 0, secondCopies: 0, alreadyThere: 0 };
-  for (const item of inherited) {
-    if (epochOf(item) >= epoch) continue;
-    const start = failoverSuccessor(item, request.secondCopy);
-    if (start === undefined) continue;
-    const successor = buildSuccessor(item, start, { owner: to.region, epoch }, clock.now(), request.placement);
-    if (!(await to.store.create(successor))) {
-      counts.alreadyThere++;
-      continue;
-    }
-    if (start.secondCopy === true) counts.secondCopies++;
-    else if (start.status === 'UNKNOWN') counts.unknown++;
-    else counts.held++;
-  }
   const intake = await to.intake.enable();
-  return { region: to.region, epoch, startedAt, activeAt, ...counts, ...(intake === undefined ? {} : { intake }) };
+  const { counts, pass } = await successorPass(
+    to,
+    control,
+    {
+      from: request.from,
+      secondCopy: request.secondCopy,
+      placement: request.placement,
+      ...(request.budgetMs === undefined ? {} : { until: startedAt + request.budgetMs }),
+    },
+    clock,
+  );
+  return {
+    region: to.region,
+    epoch: control.epoch,
+    startedAt,
+    activeAt,
+    ...counts,
+    ...(pass.doneAt === undefined ? {} : { successorsDoneAt: pass.doneAt }),
+    ...(intake === undefined ? {} : { intake }),
+  };
+}
+
+/**
+ * The fence moved ACTIVE at an epoch above every one this replica has seen: its own fence's, the predecessor it
+ * names, `--from-epoch`, and the epoch each region's heartbeat last carried. A `--from-epoch` below the lost region's
+ * own heartbeat is refused: the operator read an old figure, and the lost region may be further on than they think.
+ */
+async function promoted(
+  to: RegionSide,
+  own: FenceControl | undefined,
+  request: FailoverRequest,
+  clock: Clock,
+): Promise<FenceControl> {
+  const [lost, self] = await Promise.all([to.store.heartbeatEpoch(request.from), to.store.heartbeatEpoch(to.region)]);
+  if (lost !== undefined && request.fromEpoch < lost.epoch) throw fromEpochBehind(request, lost);
+  const epoch = nextEpoch(own?.epoch, own?.predecessor?.epoch, request.fromEpoch, lost?.epoch, self?.epoch);
+  const now = clock.now();
+  const next: FenceControl = {
+    region: to.region,
+    state: 'ACTIVE',
+    epoch,
+    since: now,
+    by: request.by,
+    reason: request.reason,
+    mode: 'FORCED',
+    cutAt: request.cutAt ?? now,
+    predecessor: { region: request.from, epoch: request.fromEpoch },
+    successorPass: { partition: 0 },
+  };
+  await to.fence.activate(next, own);
+  return next;
 }
 
 export interface DemoteRequest {
@@ -179,8 +207,11 @@ export async function demote(side: RegionSide, request: DemoteRequest, clock: Cl
           },
           own,
         );
+  // An ingest started before the fence (the mapping answers Disabling, and polls until Disabled) writes until its
+  // timeout: counted from the later of the two instants, not from the mapping's switch alone.
   const quietFrom =
-    Math.max(mappingsDisabledAt + request.ingestTimeoutMs, fencedAt + request.dispatchTimeoutMs) + QUIESCENCE_MARGIN_MS;
+    Math.max(Math.max(mappingsDisabledAt, fencedAt) + request.ingestTimeoutMs, fencedAt + request.dispatchTimeoutMs) +
+    QUIESCENCE_MARGIN_MS;
   const report = {
     region: side.region,
     epoch: own.epoch,

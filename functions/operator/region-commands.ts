@@ -18,7 +18,7 @@ import type { AuditLog } from '../stores/audit-log.ts';
 import type { Clock, RegionSide } from './promote.ts';
 import { demote, promoteFailover } from './promote.ts';
 import { reconcile } from './reconcile.ts';
-import { demoteRefusal, promoteRefusal, RegionRefused, reconcileRefusal } from './region-refusal.ts';
+import { demoteRefusal, fromEpochBehind, promoteRefusal, RegionRefused, reconcileRefusal } from './region-refusal.ts';
 import { audited } from './regions.ts';
 
 export const REGION_COMMANDS = ['promote', 'demote', 'reconcile'] as const;
@@ -117,10 +117,14 @@ export interface RegionPreview {
   readonly refusal?: RegionRefused;
 }
 
-/** Counted up to this many, then said as "at least": a preview answers in seconds, whatever the backlog. */
-const COUNT_UP_TO = 1_000;
+/** Counted up to this many (by DynamoDB, Select COUNT), then said as "at least": a preview answers in seconds. */
+const COUNT_UP_TO = 100_000;
 
-/** What the command would do, and the refusal the confirm would give: reads only. */
+/**
+ * What the command would do, and the refusal the confirm would give: reads only. The plan: both fences as they are,
+ * how many entries each replica's sweep index lists as unfinished, and the epoch each region's heartbeat last carried
+ * into each replica (`lastSeenEpochs`: where the on-call reads a lost region's epoch for `--from-epoch`).
+ */
 export async function regionPreview(
   command: RegionCommand,
   request: RegionRequest[RegionCommand],
@@ -129,27 +133,47 @@ export async function regionPreview(
   // A region that does not answer is shown so, not a failure of the preview: a failover is for a region lost.
   const orUnreachable = async <T>(read: () => Promise<T>) =>
     read().catch((error: Error) => ({ unreachable: `${error.name}: ${error.message}` }));
-  const fences = await Promise.all(
-    sides.map(async (s) => [s.region, await orUnreachable(() => s.fence.control(true))] as const),
-  );
-  const unfinished = await Promise.all(
-    sides.map(async (s) => {
-      const count = async () => {
-        let n = 0;
-        for await (const _ of s.store.unfinished()) if (++n >= COUNT_UP_TO) return `${COUNT_UP_TO} or more`;
-        return n;
-      };
-      return [s.region, await orUnreachable(count)] as const;
+  const perSide = <T>(read: (s: RegionSide) => Promise<T>) =>
+    Promise.all(sides.map(async (s) => [s.region, await orUnreachable(() => read(s))] as const));
+  const [fences, unfinished, heartbeats] = await Promise.all([
+    perSide((s) => s.fence.control(true)),
+    perSide(async (s) => {
+      const { count, atLeast } = await s.store.countUnfinished(COUNT_UP_TO);
+      return atLeast ? `${count} or more` : count;
     }),
-  );
-  const plan = { fences: Object.fromEntries(fences), unfinished: Object.fromEntries(unfinished) };
+    perSide(async (s) =>
+      Object.fromEntries(
+        await Promise.all(sides.map(async (r) => [r.region, (await s.store.heartbeatEpoch(r.region)) ?? null])),
+      ),
+    ),
+  ]);
+  const plan = {
+    fences: Object.fromEntries(fences),
+    unfinished: Object.fromEntries(unfinished),
+    lastSeenEpochs: Object.fromEntries(heartbeats),
+  };
   const fenceOf = (r: string) => {
     const read = fences.find(([name]) => name === r)?.[1];
     return read !== undefined && 'unreachable' in read ? 'unreachable' : read;
   };
   const other = (r: string) => sides.find((s) => s.region !== r)?.region ?? '';
-  const refusal = refusalOf(command, request, fenceOf, other);
+  const refusal = refusalOf(command, request, fenceOf, other) ?? epochRefusal(command, request, heartbeats, other);
   return refusal === undefined ? { plan } : { plan, refusal };
+}
+
+/** Promote's `--from-epoch` below the lost region's heartbeat, as the promoted region's replica holds it. */
+function epochRefusal(
+  command: RegionCommand,
+  request: RegionRequest[RegionCommand],
+  heartbeats: readonly (readonly [string, unknown])[],
+  other: (region: string) => string,
+): RegionRefused | undefined {
+  if (command !== 'promote') return undefined;
+  const q = request as RegionRequest['promote'];
+  const from = other(q.to);
+  const seen = heartbeats.find(([r]) => r === q.to)?.[1] as Record<string, { epoch: number; at: number } | null>;
+  const lost = seen?.[from];
+  return lost != null && q.fromEpoch < lost.epoch ? fromEpochBehind({ from, fromEpoch: q.fromEpoch }, lost) : undefined;
 }
 
 function refusalOf(
@@ -208,6 +232,7 @@ export function regionConfirm(
       ...(q.cutAt === undefined ? {} : { cutAt: Date.parse(q.cutAt) }),
       secondCopy: s.secondCopy,
       placement: s.placement,
+      ...(s.waitUpToMs === undefined ? {} : { budgetMs: s.waitUpToMs }),
     };
     return step('PROMOTE', q.to, () => promoteFailover(side(q.to), failover, c.clock));
   }
@@ -232,9 +257,14 @@ export function regionConfirm(
   return step('RECONCILE', q.from, () => reconcile(side(q.from), other(q.from), settle, c.clock));
 }
 
-/** A report that says the command is not finished yet: when to run it again (demote's quiescence, reconcile's settle). */
+/**
+ * A report that says the command is not finished yet: when to run it again (demote's quiescence, reconcile's settle,
+ * promote's successor pass — at once: the fence has moved, and the next run goes on where this one stopped).
+ */
 export function runAgainAt(report: object): number | undefined {
   const r = report as { quietFrom?: number; quiescentAt?: number; settlesAt?: number };
+  const p = report as { activeAt?: number; successorsDoneAt?: number };
+  if (p.activeAt !== undefined) return p.successorsDoneAt === undefined ? p.activeAt : undefined;
   if (r.settlesAt !== undefined) return r.settlesAt;
   if (r.quietFrom !== undefined && r.quiescentAt === undefined) return r.quietFrom;
   return undefined;

@@ -4,7 +4,7 @@
  */
 import type { FenceControl } from '../domain/fence.ts';
 
-export type RegionRefusalCode = 'ALREADY_ACTIVE' | 'NO_FENCE' | 'NOT_DEMOTED' | 'NOT_SUCCESSOR';
+export type RegionRefusalCode = 'ALREADY_ACTIVE' | 'FROM_EPOCH_BEHIND' | 'NO_FENCE' | 'NOT_DEMOTED' | 'NOT_SUCCESSOR';
 
 export class RegionRefused extends Error {
   override name = 'RegionRefused';
@@ -29,6 +29,21 @@ export function promoteRefusal(to: string, own: FenceControl | undefined, from: 
     return new RegionRefused('ALREADY_ACTIVE', `${to} is already active (epoch ${own.epoch}): nothing to promote`);
   }
   return undefined;
+}
+
+/**
+ * `--from-epoch` below the epoch the lost region's own heartbeat carried into this replica: promoting above a figure
+ * that old could give the new region the lost one's epoch, and then neither the keeper nor a send's claim tells
+ * the two apart. The preview shows the heartbeat's epoch (`lastSeenEpochs`); the runbook says to read it there.
+ */
+export function fromEpochBehind(
+  request: { readonly from: string; readonly fromEpoch: number },
+  lost: { readonly epoch: number; readonly at: number },
+): RegionRefused {
+  return new RegionRefused(
+    'FROM_EPOCH_BEHIND',
+    `--from-epoch ${request.fromEpoch} is below epoch ${lost.epoch}, which ${request.from}'s heartbeat carried into this replica at ${new Date(lost.at).toISOString()}: give --from-epoch ${lost.epoch} (or the higher epoch you know it reached)`,
+  );
 }
 
 export function demoteRefusal(region: string, own: FenceControl | undefined): RegionRefused | undefined {

@@ -3,14 +3,15 @@
  * own, because they are not an action on one customer's notice. The actions' preview fingerprints what it read and the
  * confirm refuses when that changed — a region's fence and backlog change every second of an incident, and a promotion
  * refused as CHANGED is a failover that does not happen; and they act on two regions' fences and replicas, not on the
- * operator's ports. Who may call these routes is IAM's to say, per route (execute-api:Invoke on
- * `POST/regions/*`), and no second approver is asked (docs/regions.md "Who may promote").
+ * operator's ports. Who may call these routes the operator API's resource policy says (settings
+ * `regionCommandPrincipals`, lib/operator-api.ts), and no second approver is asked (docs/regions.md "Who may promote").
  *
  *   POST /regions/{promote|demote|reconcile}/preview   body: the request          → 200 { plan, wouldRefuse? }
  *   POST /regions/{promote|demote|reconcile}/confirm   body: { request, reason }  → 200 { outcome, runAgainAt? }
  *
  * A refusal answers { ok: false, refusal: { code, message } }: 400 INVALID (the request, the reason, or a region not
- * this operator's to act in), 404 (a stage in one region), 409 ALREADY_ACTIVE, NOT_DEMOTED, NOT_SUCCESSOR, NO_FENCE.
+ * this operator's to act in), 404 (a stage in one region), 409 ALREADY_ACTIVE, FROM_EPOCH_BEHIND, NOT_DEMOTED,
+ * NOT_SUCCESSOR, NO_FENCE.
  */
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { refusal } from '../domain/refusal.ts';

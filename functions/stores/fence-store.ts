@@ -124,7 +124,7 @@ export class DynamoFenceStore implements FenceGate {
 
   /** Records on CONTROL what a demotion established afterwards (quiescence), without moving the fence. */
   async note(
-    fields: Pick<FenceControl, 'quiescentAt' | 'predecessor' | 'lookupUntil' | 'mappingsDisabledAt'>,
+    fields: Pick<FenceControl, 'quiescentAt' | 'predecessor' | 'lookupUntil' | 'mappingsDisabledAt' | 'successorPass'>,
     epoch: number,
   ): Promise<void> {
     const names = Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined);

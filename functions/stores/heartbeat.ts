@@ -13,9 +13,9 @@ export class DynamoHeartbeat {
     private readonly tableName: string,
   ) {}
 
-  async beat(region: string, at: number): Promise<void> {
-    await this.client.send(
-      new PutCommand({ TableName: this.tableName, Item: { ...heartbeatKey(region), at, owner: region } }),
-    );
+  /** `epoch`: the region's fence's, so a promotion in the other region sees how far this one had gone. */
+  async beat(region: string, at: number, epoch?: number): Promise<void> {
+    const item = { ...heartbeatKey(region), at, owner: region, ...(epoch === undefined ? {} : { epoch }) };
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
   }
 }

@@ -23,6 +23,7 @@ import { DynamoInboxStore } from '../ingest/inbox-store.ts';
 import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
 import { isConditionFailure } from './condition-failure.ts';
+import { heartbeatKey } from './heartbeat.ts';
 import type { NotificationKey } from './notification-store.ts';
 import { queryItems } from './paged-query.ts';
 
@@ -35,6 +36,17 @@ export type OwnedNotification = NotificationItem & {
   secondCopy?: boolean;
   late?: boolean;
 };
+
+/** Where a paged listing of the unfinished entries stands: a sweep partition's number, and the key it ended at. */
+export interface UnfinishedCursor {
+  readonly partition: number;
+  readonly after?: Record<string, NativeAttributeValue>;
+}
+
+export interface UnfinishedPage {
+  readonly items: readonly OwnedNotification[];
+  readonly next?: UnfinishedCursor;
+}
 
 export class DynamoSuccessorStore {
   private readonly inbox: Pick<DynamoInboxStore, 'inboxItems'>;
@@ -67,6 +79,65 @@ export class DynamoSuccessorStore {
   async *unfinished(): AsyncGenerator<OwnedNotification> {
     const keys = sweepPartitions(this.sweepShards).map(sweepPartition);
     yield* this.listed(keys);
+  }
+
+  /**
+   * One page of the sweep index's unfinished entries, from a cursor (the partition's number and the key the page
+   * before ended at), each item read whole — `limit` entries at most, their reads in parallel. `next` is where the
+   * following page starts; undefined once every partition is listed.
+   */
+  async unfinishedPage(cursor: UnfinishedCursor, limit: number): Promise<UnfinishedPage> {
+    const partitions = sweepPartitions(this.sweepShards).map(sweepPartition);
+    const partition = partitions[cursor.partition];
+    if (partition === undefined) return { items: [] };
+    const page = await this.client.send(
+      new QueryCommand({
+        ...this.sweepQuery(partition),
+        Limit: limit,
+        ...(cursor.after === undefined ? {} : { ExclusiveStartKey: cursor.after }),
+      }),
+    );
+    const read = await Promise.all((page.Items ?? []).map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })));
+    const items = read.filter((i): i is OwnedNotification => i !== undefined);
+    const last = page.LastEvaluatedKey;
+    if (last !== undefined) return { items, next: { partition: cursor.partition, after: last } };
+    return cursor.partition + 1 < partitions.length ? { items, next: { partition: cursor.partition + 1 } } : { items };
+  }
+
+  /**
+   * How many entries the sweep index lists as unfinished, counted by DynamoDB (Select COUNT: no item is read), up to
+   * `upTo`: a preview answers in seconds whatever the backlog. `atLeast` when it stopped there.
+   */
+  async countUnfinished(upTo: number): Promise<{ count: number; atLeast: boolean }> {
+    let count = 0;
+    for (const partition of sweepPartitions(this.sweepShards).map(sweepPartition)) {
+      let start: Record<string, NativeAttributeValue> | undefined;
+      do {
+        const page = await this.client.send(
+          new QueryCommand({
+            ...this.sweepQuery(partition),
+            Select: 'COUNT',
+            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+          }),
+        );
+        count += page.Count ?? 0;
+        if (count >= upTo) return { count, atLeast: true };
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+    }
+    return { count, atLeast: false };
+  }
+
+  /**
+   * The epoch each region's keeper last wrote with its heartbeat, as this replica holds it (a heartbeat from before
+   * heartbeats carried the epoch says none): the highest epoch this replica has seen of a region it cannot reach.
+   */
+  async heartbeatEpoch(region: string): Promise<{ epoch: number; at: number } | undefined> {
+    const r = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: heartbeatKey(region), ConsistentRead: true }),
+    );
+    const { epoch, at } = r.Item ?? {};
+    return typeof epoch === 'number' && typeof at === 'number' ? { epoch, at } : undefined;
   }
 
   /** Every successor waiting for its original (FAILOVER_HELD, or UNKNOWN because the original was in flight). */
@@ -183,16 +254,21 @@ export class DynamoSuccessorStore {
     }
   }
 
-  private async *listed(partitions: readonly string[]): AsyncGenerator<OwnedNotification> {
+  /** One partition of the sweep index, as every listing here asks for it. */
+  private sweepQuery(partition: string) {
     const index = TABLE_SCHEMA.sweepIndex;
+    return {
+      TableName: this.tableName,
+      IndexName: index.indexName,
+      KeyConditionExpression: '#key = :key',
+      ExpressionAttributeNames: { '#key': index.partitionKey },
+      ExpressionAttributeValues: { ':key': partition },
+    };
+  }
+
+  private async *listed(partitions: readonly string[]): AsyncGenerator<OwnedNotification> {
     for (const partition of partitions) {
-      const entries = queryItems(this.client, {
-        TableName: this.tableName,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#key = :key',
-        ExpressionAttributeNames: { '#key': index.partitionKey },
-        ExpressionAttributeValues: { ':key': partition },
-      });
+      const entries = queryItems(this.client, this.sweepQuery(partition));
       for await (const entry of entries) {
         const item = await this.get({ pk: String(entry.pk), sk: String(entry.sk) });
         if (item !== undefined) yield item;

@@ -26,7 +26,7 @@ export async function keepRegion(fence: RegionFence, tableName: string): Promise
       lambda ??= traced(new LambdaClient({}));
       await lambda.send(new UpdateEventSourceMappingCommand({ UUID: fence.ingestMappingId, Enabled: false }));
     },
-    heartbeat: () => heartbeat.beat(fence.region, Date.now()),
+    heartbeat: (epoch) => heartbeat.beat(fence.region, Date.now(), epoch),
     now: Date.now,
   });
   if (outcome === 'SELF_DEMOTED') {

@@ -15,15 +15,16 @@ export interface KeeperDeps {
   /** Disables this region's own ingest mapping. */
   readonly stopIntake: () => Promise<void>;
   /** This region's heartbeat in the global table, so the other region can see it alive and replicating. */
-  readonly heartbeat?: () => Promise<void>;
+  readonly heartbeat?: (epoch: number | undefined) => Promise<void>;
   readonly now: () => number;
 }
 
 export type KeeperOutcome = 'SELF_DEMOTED' | 'BOTH_ACTIVE' | 'NOTHING';
 
 export async function keep(deps: KeeperDeps): Promise<KeeperOutcome> {
-  await deps.heartbeat?.();
   const own = await deps.fence.control(true);
+  // With its fence's epoch: a promotion in the other region takes an epoch above it (functions/operator/promote.ts).
+  await deps.heartbeat?.(own?.epoch);
   if (own === undefined) return 'NOTHING';
   const other = await deps.otherControl().catch(() => undefined);
   const decision = keeperDecision(own, other);

@@ -7,7 +7,7 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { createNotifierStacks } from '../../lib/notifier-app.ts';
-import { allows, resolver, type Statement } from '../support/policy-eval.ts';
+import { allows, type Request, resolver, type Statement } from '../support/policy-eval.ts';
 import { EXAMPLE_ONE_REGION, synthTemplate, type TemplateResource } from '../support/synth.ts';
 
 type Template = { Resources: Record<string, TemplateResource> };
@@ -110,13 +110,88 @@ describe('the operator function of each region, for the region commands', () => 
     for (const { t, region, other } of sides) {
       const ops = statementsOf(t, 'Operator', region);
       const replica = table(other, 'notifier-example-notifications');
-      for (const action of ['GetItem', 'Query', 'PutItem', 'UpdateItem']) {
+      for (const action of ['GetItem', 'Query']) {
         expect(may(ops, `dynamodb:${action}`, replica), action).toBe(true);
       }
       expect(may(ops, 'dynamodb:Query', `${replica}/index/sweep`)).toBe(true);
       expect(may(ops, 'dynamodb:DeleteItem', replica)).toBe(false);
       expect(may(ops, 'dynamodb:Scan', replica)).toBe(false);
     }
+  });
+});
+
+describe("the operator's writes in the other region's replica", () => {
+  const { p, r } = synth();
+  const sides = [
+    { t: p, region: PRIMARY, other: RECOVERY },
+    { t: r, region: RECOVERY, other: PRIMARY },
+  ];
+  // Reconcile's move of an original (DynamoSuccessorStore.move): the key, the condition's attributes, what it sets.
+  const move = {
+    'dynamodb:LeadingKeys': ['EVENT#trf-1'],
+    'dynamodb:Attributes': ['pk', 'sk', 'status', 'epoch', 'updatedAt', 'handedOverTo', 'sweepKey', 'sweepAt'],
+  };
+  const write = (ops: Statement[], action: string, resource: string, context: Request['context']) =>
+    allows(ops, { principal: { arn: 'operator', account: ACCOUNT }, action, resource, context });
+
+  it('lets reconcile move a notification item there, and nothing else: no put, no other partition, no other attribute, no whole item returned', () => {
+    for (const { t, region, other } of sides) {
+      const ops = statementsOf(t, 'Operator', region);
+      const replica = table(other, 'notifier-example-notifications');
+      expect(write(ops, 'dynamodb:UpdateItem', replica, move), 'a move').toBe(true);
+      expect(write(ops, 'dynamodb:UpdateItem', replica, { ...move, 'dynamodb:ReturnValues': 'NONE' })).toBe(true);
+      expect(write(ops, 'dynamodb:PutItem', replica, move), 'a put').toBe(false);
+      const inbox = { ...move, 'dynamodb:LeadingKeys': ['USER#u-42'] };
+      expect(write(ops, 'dynamodb:UpdateItem', replica, inbox), 'a preference or suppression partition').toBe(false);
+      const recipient = { ...move, 'dynamodb:Attributes': [...move['dynamodb:Attributes'], 'recipient'] };
+      expect(write(ops, 'dynamodb:UpdateItem', replica, recipient), "rewriting a notice's recipient").toBe(false);
+      const whole = { ...move, 'dynamodb:ReturnValues': 'ALL_NEW' };
+      expect(write(ops, 'dynamodb:UpdateItem', replica, whole), 'the whole item returned').toBe(false);
+    }
+  });
+});
+
+describe('who may run the region commands', () => {
+  const { p, r } = synth();
+  const DR = 'arn:aws:iam::123456789012:role/notifier-dr-operators';
+  const SUPPORT = 'arn:aws:iam::123456789012:role/notifier-support';
+  /** The operator API's resource policy; the callers' own IAM policies are taken to allow the API (same account). */
+  const invoke = (t: Template, region: string, principal: string, path: string) => {
+    const api = entries(t).find(([, x]) => x.Type === 'AWS::ApiGateway::RestApi')?.[1];
+    const policy = resolver(ACCOUNT, region)(api?.Properties.Policy) as { Statement: Statement[] };
+    const callersOwn: Statement = { Effect: 'Allow', Principal: '*', Action: 'execute-api:Invoke', Resource: '*' };
+    return allows([...policy.Statement, callersOwn], {
+      principal: { arn: principal, account: ACCOUNT },
+      action: 'execute-api:Invoke',
+      resource: `execute-api:/ops/${path}`,
+      context: { 'aws:PrincipalArn': principal },
+    });
+  };
+
+  it('each region’s operator API refuses promote, demote and reconcile to every role but the ones the settings name; the other routes stay open to IAM', () => {
+    for (const [t, region] of [
+      [p, PRIMARY],
+      [r, RECOVERY],
+    ] as const) {
+      for (const command of ['promote', 'demote', 'reconcile']) {
+        for (const step of ['preview', 'confirm']) {
+          expect(invoke(t, region, DR, `POST/regions/${command}/${step}`), `${command} by the DR role`).toBe(true);
+          expect(invoke(t, region, SUPPORT, `POST/regions/${command}/${step}`), `${command} by support`).toBe(false);
+        }
+      }
+      expect(invoke(t, region, SUPPORT, 'POST/actions/resend/preview'), 'a resend by support').toBe(true);
+    }
+  });
+
+  it('a stage in two regions without regionCommandPrincipals does not synthesize, and says why', () => {
+    const app = new App({
+      context: {
+        settingsFile: 'examples/settings.example.json',
+        regionCommandPrincipals: [],
+        'aws:cdk:bundling-stacks': [],
+      },
+    });
+    expect(() => createNotifierStacks(app)).toThrow(/regionCommandPrincipals: name the IAM role ARNs/);
   });
 });
 

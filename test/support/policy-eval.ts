@@ -30,7 +30,8 @@ export interface Request {
   readonly principal: Principal;
   readonly action: string;
   readonly resource: string;
-  readonly context: Record<string, string | undefined>;
+  /** A multi-valued key (dynamodb:Attributes, dynamodb:LeadingKeys) is a list: ForAllValues / ForAnyValue judge it. */
+  readonly context: Record<string, string | readonly string[] | undefined>;
 }
 
 /**
@@ -91,6 +92,15 @@ function principalMatches(s: Statement, p: Principal): boolean {
 
 function conditionHolds(op: string, key: string, expected: unknown, context: Request['context']): boolean {
   const actual = context[key];
+  if (op.startsWith('ForAllValues:') || op.startsWith('ForAnyValue:')) {
+    const set = typeof actual === 'string' ? [actual] : (actual ?? []);
+    const each = (v: string) => conditionHolds(op.replace(/^For\w+Values?:/, ''), key, expected, { [key]: v });
+    // IAM: ForAllValues holds for a request without the key (an empty set); ForAnyValue does not.
+    return op.startsWith('ForAllValues:') ? set.every(each) : set.some(each);
+  }
+  if (typeof actual !== 'string' && actual !== undefined) {
+    throw new Error(`${key} is multi-valued: judge it with ForAllValues or ForAnyValue`);
+  }
   const values = list(expected).map(String);
   const base = op.replace(/IfExists$/, '').replace(/^ForAnyValue:|^ForAllValues:/, '');
   if (base === 'Null') return values.includes(actual === undefined ? 'true' : 'false');

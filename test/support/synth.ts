@@ -45,7 +45,12 @@ export function readTemplate(settingsFile: string, overrides: Record<string, unk
  * test reads, and the snapshot's — a stage in one region builds exactly what it built before two regions existed.
  */
 export const EXAMPLE_ONE_REGION = (() => {
-  const { regions: _r, recovery: _v, ...one } = JSON.parse(readFileSync('examples/settings.example.json', 'utf8'));
+  const {
+    regions: _r,
+    recovery: _v,
+    regionCommandPrincipals: _c,
+    ...one
+  } = JSON.parse(readFileSync('examples/settings.example.json', 'utf8'));
   const path = join(mkdtempSync(join(tmpdir(), 'notifier-settings-')), 'settings.one-region.json');
   writeFileSync(path, JSON.stringify(one));
   return path;
@@ -68,6 +73,9 @@ export const PRODUCTION_TWO_REGIONS = (() => {
       kmsKeyArn: 'arn:aws:kms:ap-northeast-3:210987654321:key/6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e',
     },
     globalTable: 'create',
+    regionCommandPrincipals: [
+      'arn:aws:iam::210987654321:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_DrOperators_*',
+    ],
   };
   const path = join(mkdtempSync(join(tmpdir(), 'notifier-settings-')), 'settings.production-two-regions.json');
   writeFileSync(path, JSON.stringify(two));

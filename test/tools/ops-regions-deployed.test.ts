@@ -54,7 +54,8 @@ const stackOf = (kind: 'primary' | 'recovery') => {
 
 /** What reached the operator APIs: each request's region, route and signature. */
 let asked: { region: string; path: string; authorization: string }[] = [];
-let gatewayTimesOut = false;
+/** Which step API Gateway stops waiting on (29 s), if any. */
+let gatewayTimesOut: 'preview' | 'confirm' | false = false;
 let primaryLost = false;
 
 /** The operator APIs of both regions: API Gateway's part (a signed request, the stage path) and the function's routes. */
@@ -63,7 +64,8 @@ const operatorApis: typeof fetch = async (input, init) => {
   const region = url.hostname.split('.')[2] as string;
   const headers = init?.headers as Record<string, string>;
   asked.push({ region, path: url.pathname, authorization: headers.authorization ?? '' });
-  if (gatewayTimesOut) return new Response(JSON.stringify({ message: 'Endpoint request timed out' }), { status: 504 });
+  if (gatewayTimesOut !== false && url.pathname.endsWith(`/${gatewayTimesOut}`))
+    return new Response(JSON.stringify({ message: 'Endpoint request timed out' }), { status: 504 });
   const operator = stage.operator(region, { otherLost: region === RECOVERY && primaryLost });
   const body = JSON.parse(String(init?.body));
   const path = url.pathname.replace(/^\/ops/, '');
@@ -189,9 +191,24 @@ describe('when the old region is back', () => {
   });
 
   it('API Gateway that stops waiting is said as such: the command may still run, and is run again (exit 1)', async () => {
-    gatewayTimesOut = true;
+    gatewayTimesOut = 'confirm';
     const { code, out } = await ops(['reconcile', '--from', PRIMARY, ...recoveryStack, ...confirm('INC-9 again')]);
     expect(code).toBe(1);
     expect(out.unknown).toMatch(/answered 504.*may still be acting.*run the same command again/);
+  });
+
+  it('a preview API Gateway stopped waiting for says that nothing was done, not that something may still be acting', async () => {
+    gatewayTimesOut = 'preview';
+    const { code, out } = await ops(['reconcile', '--from', PRIMARY, ...recoveryStack, ...confirm('INC-9 slow')]);
+    expect(code).toBe(1);
+    expect(out.unknown).toMatch(/answered 504.*the preview, which reads only: nothing was done/);
+    expect(out.unknown).not.toMatch(/may still be acting/);
+  });
+
+  it('--confirm without --reason says the reason is missing (exit 2), and nothing is asked of the operator API', async () => {
+    await expect(ops(['demote', '--region', PRIMARY, '--stage', 'x', '--confirm'])).rejects.toThrow(
+      /demote --confirm needs --reason/,
+    );
+    expect(asked).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ const good = {
     mskClusterArn: 'arn:aws:kafka:ap-northeast-3:123456789012:cluster/bank-events-dr/def-2',
     pushPlatformApplicationArns: ['arn:aws:sns:ap-northeast-3:123456789012:app/APNS/bank-app'],
   },
+  regionCommandPrincipals: ['arn:aws:iam::123456789012:role/notifier-dr-operators'],
 };
 const read = (over: Record<string, unknown>) => (key: string) => ({ ...good, ...over })[key];
 const problemsOf = (over: Record<string, unknown>, primary: Record<string, unknown> = PRIMARY) => {
@@ -34,6 +35,18 @@ describe('settings for two regions', () => {
       failoverLookupMinutes: 60,
       failoverClockSkewSeconds: 60,
     });
+  });
+
+  it('refuses a stage that does not name who may promote, demote and reconcile, or names something not a role', () => {
+    for (const none of [undefined, []]) {
+      expect(problemsOf({ regionCommandPrincipals: none })).toEqual([
+        expect.stringMatching(
+          /^regionCommandPrincipals: name the IAM role ARNs that may promote, demote and reconcile/,
+        ),
+      ]);
+    }
+    const user = problemsOf({ regionCommandPrincipals: ['arn:aws:iam::123456789012:user/alice'] });
+    expect(user).toEqual([expect.stringMatching(/^regionCommandPrincipals\.0: must be an IAM role ARN/)]);
   });
 
   it('refuses, by name: one region twice, an active region that is neither, a recovery cluster elsewhere', () => {

@@ -2,7 +2,7 @@
 import { intOption, parseCommandLine, UsageError } from '../local/cli.ts';
 
 export const USAGE = `
-Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles | --dispatch | --console] [--quick]
+Usage: npm run bench -- [--events N] [--rounds R] [--json] [--quota | --critical [--backlog N] | --pipeline | --cpu [--baseline DIR] | --cost | --bundles | --dispatch | --console | --promote] [--quick]
        npm run bench -- --e2e [--events N] [--rate R] [--critical --backlog N --critical-count C] [--sweep-every S] [--json] [--quick]
 
 Measures ingest, dispatch, CPU, bundle size and init time side by side on DynamoDB Local (README "Performance").
@@ -10,6 +10,8 @@ Measures ingest, dispatch, CPU, bundle size and init time side by side on Dynamo
   --events N   events per ingest measurement (default 1000)
   --rounds R   alternating rounds per comparison; medians are reported (default 3)
   --json       standard output is exactly one JSON document
+  --promote    only a failover's promotion over a backlog of 1,000 and 10,000 unfinished notices (--quick: 1,000),
+               in runs of at most 15 s: when the fence moved, the runs, the pass's time (tools/bench/promote-backlog.ts)
   --quota      only the pacing, sweeper-drain and held-release figures (tools/bench/quota.ts, held-release.ts)
   --critical   only critical first: --backlog N normal emails (default 10000) drain at 14/s through 5 environments
                while a critical email arrives every 2 s; its token wait p50/p99, the drain rate (tools/bench/quota.ts)
@@ -70,6 +72,7 @@ export function parseOptions(argv: string[]) {
         bundles: { type: 'boolean', default: false },
         dispatch: { type: 'boolean', default: false },
         console: { type: 'boolean', default: false },
+        promote: { type: 'boolean', default: false },
         cpu: { type: 'boolean', default: false },
         baseline: { type: 'string' },
         quick: { type: 'boolean', default: false },
@@ -90,10 +93,11 @@ export function parseOptions(argv: string[]) {
     values.bundles,
     values.dispatch,
     values.console,
+    values.promote,
   ];
   if (modes.filter((v) => v === true).length > 1) {
     throw new UsageError(
-      '--quota, --pipeline, --cpu, --critical, --cost, --bundles, --dispatch and --console are separate runs: give one of them',
+      '--quota, --pipeline, --cpu, --critical, --cost, --bundles, --dispatch, --console and --promote are separate runs: give one of them',
     );
   }
   if (
@@ -140,6 +144,7 @@ export function parseOptions(argv: string[]) {
     bundles: values.bundles === true,
     dispatch: values.dispatch === true,
     console: values.console === true,
+    promote: values.promote === true,
     cpu: values.cpu === true,
     baseline: values.baseline,
     quick: values.quick === true,

@@ -17,6 +17,7 @@
  *   concurrency, with and without evidence (sends per slot, CPU per send).
  * - each function's bundle size and its init time in a fresh Node process (median of 10).
  * - with the quota: the sweeper releasing a held backlog at its window's opening (tools/bench/held-release.ts).
+ * - `--promote`: only a failover's promotion over 1,000 and 10,000 unfinished notices (tools/bench/promote-backlog.ts).
  * - `--pipeline`: only the whole pipeline, end to end, as `npm start -- --events FILE` runs it, at two sizes
  *   (tools/bench/pipeline.ts): its rate and its peak memory.
  * - `--e2e`: only the end-to-end latency of a notice, record delivered to ingest → provider accepted, through the
@@ -37,6 +38,7 @@ import { measureDispatch } from './dispatch.ts';
 import { endToEndTable, measureEndToEnd } from './e2e.ts';
 import { type BenchArgs, parseOptions, sized } from './options.ts';
 import { type PipelineRun, runPipeline } from './pipeline.ts';
+import { measurePromote } from './promote-backlog.ts';
 import { measureCriticalUnderBacklog } from './quota.ts';
 import { REPO } from './repo.ts';
 import { bundlesTable, completeCostTable, pipelineTable, table } from './report.ts';
@@ -55,6 +57,12 @@ async function main(args: BenchArgs) {
   try {
     if (args.quota) return { quota: await measureQuota(args) };
     if (args.console) return { console: await measureConsole(db.endpoint, args) };
+    if (args.promote) {
+      const sizes = args.quick ? [1_000] : [1_000, 10_000];
+      const figures = [];
+      for (const n of sizes) figures.push(await measurePromote(db.endpoint, n));
+      return { promote: figures };
+    }
     if (args.critical) {
       log(
         `critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`,

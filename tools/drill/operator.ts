@@ -49,7 +49,10 @@ export async function promote(to: Region, from: Region, fromEpoch: number, drill
   if (drilled.plant === 'no-successors' || drilled.plant === 'takeover-in-place') {
     for await (const item of side.store.unfinished()) listed.push(item);
     // The planted promotion sees nothing to decide.
-    const blind = Object.assign(Object.create(side.store), { unfinished: async function* () {} });
+    const blind = Object.assign(Object.create(side.store), {
+      unfinished: async function* () {},
+      unfinishedPage: async () => ({ items: [] }),
+    });
     Object.assign(side, { store: blind });
   }
   const report = await regions.promoteFailover(

@@ -104,6 +104,7 @@ export async function actDeployed(
     ...(io.deps.credentials === undefined ? {} : { credentials: io.deps.credentials }),
   });
   const stage = { stack: d.stackName, primary: d.primary.region, recovery: d.recovery.region, actsIn: acting };
+  let confirming = false;
   try {
     const preview = await call('POST', `regions/${name}/preview`, request);
     if (reason === undefined) {
@@ -118,6 +119,7 @@ export async function actDeployed(
       return OPS_EXIT.REFUSED;
     }
     let runs = 0;
+    confirming = true;
     for (;;) {
       runs++;
       const answer = await call('POST', `regions/${name}/confirm`, { request, reason });
@@ -134,7 +136,9 @@ export async function actDeployed(
       io.show({
         command: name,
         stage,
-        unknown: `${error.message}. API Gateway stopped waiting after 29 s; the operator function may still be acting, audited. Each step is idempotent: run the same command again to see where it stands (npm run ops -- audit shows its outcome).`,
+        unknown: confirming
+          ? `${error.message}. API Gateway stopped waiting after 29 s; the operator function may still be acting, audited. Each step is idempotent: run the same command again to see where it stands (npm run ops -- audit shows its outcome).`
+          : `${error.message}. API Gateway stopped waiting after 29 s for the preview, which reads only: nothing was done. Run the same command again.`,
       });
       return OPS_EXIT.FAILED;
     }

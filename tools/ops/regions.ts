@@ -106,7 +106,11 @@ export async function regionsMain(
   const request = requestOf(name, v);
   const show = (doc: object) => print(`${JSON.stringify(doc, null, 2)}\n`);
   const deployed = await deployedRegions(v, deps);
-  const reason = typeof v.reason === 'string' && v.reason.trim() !== '' && v.confirm === true ? v.reason : undefined;
+  const given = typeof v.reason === 'string' && v.reason.trim() !== '';
+  // --confirm alone would only preview: say what is missing rather than act as if it were not asked.
+  if (v.confirm === true && !given)
+    throw new UsageError(`${name} --confirm needs --reason "…": say why (the audit keeps it)`);
+  const reason = given && v.confirm === true ? (v.reason as string) : undefined;
   if (deployed !== undefined) return actDeployed(name, request, reason, deployed, { show, clock, deps });
   const sides = connectRegions(v);
   const problem = scopeProblem(name, request, { sides });

@@ -74,6 +74,16 @@ Commands
                                      closes a held notice without sending: HANDED_OVER with the old region's record or
                                      PROOF of its send (a message id, an evidence object), else FAILED (HELD_SETTLED):
                                      tell the customer (docs/regions.md). Audited.
+  promote --to R --old-region-unreachable --from-epoch N [--cut ISO] --reason TEXT --confirm
+                                     a failover: R's fence ACTIVE at an epoch above N and every one its replica has
+                                     seen (the preview's lastSeenEpochs), its intake on, then a held or unknown
+                                     successor for each unfinished notice, in runs it repeats until done. Audited.
+  demote --region R --reason TEXT --confirm
+                                     R's intake off, its fence FENCED (no send starts there), then quiescence. Audited.
+  reconcile --from R --reason TEXT --confirm
+                                     reads the demoted region R's records in the active one and releases, hands over or
+                                     marks unknown each held notice (docs/regions.md "Runbook"). Audited.
+                                     (npm run ops -- promote --help: each with its options)
   Every action is recorded with the identity that verified you: on a stage, your AWS principal as the operator API
   checked your signed request; locally, the login of this process. No flag names who acts.
   suppression-hash --address ADDR [--channel C]
