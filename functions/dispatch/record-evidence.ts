@@ -267,7 +267,7 @@ export class InvocationEvidence implements SendBatch {
   ): Promise<BatchWritten & { intentOpen: boolean; alone: readonly AloneWritten[]; spool?: SpoolSettled }> {
     await this.intentAnswered();
     const alone = await Promise.all(this.alone);
-    if (this.spooled !== undefined) return { ...(await this.closeSpool(timeoutMs, now)), alone };
+    if (this.spooled !== undefined) return { ...(await this.closeSpool(Math.min(timeoutMs, timeLeftMs), now)), alone };
     const written = await writeBatch(
       this.outlets,
       { name: this.name, writer: this.options.writer ?? 'dispatch', records: this.proofs },

@@ -31,8 +31,35 @@ export interface SpoolSettled {
   readonly error?: string;
 }
 
+type PutSettled = { proof: SpoolProof; slice: string; ok: boolean; error?: string };
+
+/**
+ * Each put as it settled within `timeoutMs` — the time the invocation kept for its evidence — or refused
+ * (`SpoolTimeout`) past it: a hung or throttled put must not hold the invocation, and with it the shard's next sends,
+ * to its timeout. A put that lands later is the same item (keyed by its digest): the intent's rebuild finds it there.
+ */
+async function withinTime(
+  puts: readonly { readonly proof: SpoolProof; readonly slice: string; readonly done: Promise<PutSettled> }[],
+  timeoutMs: number,
+): Promise<PutSettled[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, timeoutMs));
+  });
+  try {
+    return await Promise.all(
+      puts.map(({ proof, slice, done }) =>
+        Promise.race([done, late.then((): PutSettled => ({ proof, slice, ok: false, error: 'SpoolTimeout' }))]),
+      ),
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class SpoolWriter {
-  private readonly puts: Promise<{ proof: SpoolProof; slice: string; ok: boolean; error?: string }>[] = [];
+  private readonly puts: { readonly proof: SpoolProof; readonly slice: string; readonly done: Promise<PutSettled> }[] =
+    [];
 
   constructor(
     private readonly spool: EvidenceSpool,
@@ -59,10 +86,10 @@ export class SpoolWriter {
         nowMs,
       )
       .then(
-        () => ({ proof, slice, ok: true }),
-        (e: unknown) => ({ proof, slice, ok: false, error: (e as Error)?.name ?? 'Error' }),
+        (): PutSettled => ({ proof, slice, ok: true }),
+        (e: unknown): PutSettled => ({ proof, slice, ok: false, error: (e as Error)?.name ?? 'Error' }),
       );
-    this.puts.push(put);
+    this.puts.push({ proof, slice, done: put });
   }
 
   /**
@@ -70,7 +97,7 @@ export class SpoolWriter {
    * otherwise a refused record is written now as a late object of its slice.
    */
   async settle(covered: boolean, options: { timeoutMs: number; now: number }): Promise<SpoolSettled> {
-    const done = await Promise.all(this.puts);
+    const done = await withinTime(this.puts, options.timeoutMs);
     const landed = done.filter((d) => d.ok);
     const refused = done.filter((d) => !d.ok);
     const late = covered
