@@ -71,6 +71,8 @@ export interface PromotionReport {
   readonly alreadyThere: number;
   /** Items of the old region at or above the promoted epoch, left as they are: the runbook says what to do. */
   readonly aheadOfEpoch: number;
+  /** Items a later epoch's successor already carries on: not taken over again. */
+  readonly carriedOn: number;
   /** When every unfinished item has its successor; absent: the pass is not done, run the same command again. */
   readonly successorsDoneAt?: number;
   /** The region's ingest mapping switched on (a deployed stage), or why not. */

@@ -20,9 +20,9 @@ import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import { buildSuccessor, failoverSuccessor, inFlightResolution, reconcileDecision } from '../domain/failover.ts';
 import { epochOf } from '../domain/fence.ts';
-import { isHeld } from '../domain/held.ts';
+import { isHeld, isWaiting } from '../domain/held.ts';
 import { successorSk } from '../domain/keys.ts';
-import type { NotificationStatus } from '../domain/state-machine.ts';
+import { canMove, type NotificationStatus } from '../domain/state-machine.ts';
 import type { OwnedNotification } from '../stores/successor-store.ts';
 import type { Clock, RegionSide } from './promote.ts';
 import { reconcileRefusal } from './region-refusal.ts';
@@ -109,6 +109,9 @@ export async function reconcile(
     const built = buildSuccessor(original, start, owner, clock.now(), request.placement);
     const successor = { ...built, reconcileRun: tally.runId };
     if (await to.store.create(successor)) tally.count('lateSuccessors', successor.notificationId);
+    else if (await handOverToDecided(original, successor, from, to, clock)) {
+      tally.count('alreadyDecided', original.notificationId);
+    }
   }
   // Overlapping runs (a re-run after a 504 while the first still runs) decide each successor once: every write is
   // conditional on what was read, and each run counts only what its own writes did.
@@ -228,4 +231,23 @@ async function settleOnce(
     case 'WAIT':
       return 'waiting';
   }
+}
+
+/**
+ * The original's successor here is decided already — released by an operator while this region could not ask the old
+ * one, sent, or settled — so the original is the successor's now: handed over to it in the old region, or a later
+ * promotion there (a failback) would give it a successor of its own and send the notice again. A successor that
+ * still waits is decided below, from the original's record; one handed over carries nothing on.
+ */
+async function handOverToDecided(
+  original: OwnedNotification,
+  successor: OwnedNotification,
+  from: RegionSide,
+  to: RegionSide,
+  clock: Clock,
+): Promise<boolean> {
+  const existing = await to.store.get({ pk: successor.pk, sk: successor.sk });
+  if (existing === undefined || existing.status === 'HANDED_OVER') return false;
+  if (isWaiting(existing) || !canMove(original.status, 'HANDED_OVER', 'pipeline')) return false;
+  return from.store.move(original, 'HANDED_OVER', 'pipeline', { handedOverTo: existing.sk }, clock.now());
 }

@@ -16,7 +16,7 @@ import type { DynamoSuccessorStore, OwnedNotification, UnfinishedCursor } from '
 export interface PassSide {
   readonly region: string;
   readonly fence: Pick<DynamoFenceStore, 'note'>;
-  readonly store: Pick<DynamoSuccessorStore, 'unfinishedPage' | 'create'>;
+  readonly store: Pick<DynamoSuccessorStore, 'unfinishedPage' | 'create' | 'family'>;
 }
 
 type Clock = { now(): number };
@@ -32,6 +32,8 @@ export interface PassCounts {
   alreadyThere: number;
   /** Items of the old region at or above the promoted epoch: not taken over, to be looked at (see the runbook). */
   aheadOfEpoch: number;
+  /** Items a later epoch's successor already carries on (released, sent or settled there): not taken over again. */
+  carriedOn: number;
 }
 
 export interface PassOptions {
@@ -49,7 +51,7 @@ export async function successorPass(
   options: PassOptions,
   clock: Clock,
 ): Promise<{ counts: PassCounts; pass: SuccessorPass }> {
-  const counts: PassCounts = { held: 0, unknown: 0, secondCopies: 0, alreadyThere: 0, aheadOfEpoch: 0 };
+  const counts: PassCounts = { held: 0, unknown: 0, secondCopies: 0, alreadyThere: 0, aheadOfEpoch: 0, carriedOn: 0 };
   let pass: SuccessorPass = control.successorPass ?? { partition: 0 };
   while (pass.doneAt === undefined) {
     if (options.until !== undefined && clock.now() >= options.until) break;
@@ -86,6 +88,14 @@ async function takeOver(
   }
   const start = failoverSuccessor(item, options.secondCopy);
   if (start === undefined) return;
+  // A successor of a later epoch than the item's, not this promotion's, carries the notice on already (an earlier
+  // failover's, released or sent there, its original never handed over — the old region was lost): the notice is that
+  // successor's now, and a second successor of the item would send it again after a failback.
+  const family = await to.store.family(item.eventId, item.channel);
+  if (family.some((other) => epochOf(other) > epochOf(item) && epochOf(other) < epoch)) {
+    counts.carriedOn++;
+    return;
+  }
   const successor = buildSuccessor(item, start, { owner: to.region, epoch }, clock.now(), options.placement);
   if (!(await to.store.create(successor))) counts.alreadyThere++;
   else if (start.secondCopy === true) counts.secondCopies++;

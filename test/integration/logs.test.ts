@@ -6,6 +6,7 @@
  * address, phone number and push endpoint, the counterparty's name and the amount.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { logger } from '../../functions/commons/powertools.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
 import {
@@ -65,6 +66,9 @@ beforeAll(async () => {
       CHANNEL_POLICIES: 'EMAIL=AT_MOST_ONCE,PUSH=AT_MOST_ONCE,SMS=AT_LEAST_ONCE',
     },
   });
+  // The shared logger may have been made before POWERTOOLS_LOG_LEVEL was set (a module this file imports loads it):
+  // the level this test is about is set on it directly.
+  logger.setLogLevel('DEBUG');
   reader = new StreamReader(table.endpoint, table.tableName);
 });
 afterAll(async () => {

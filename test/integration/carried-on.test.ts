@@ -1,0 +1,105 @@
+/**
+ * A notice carried on by a successor of an earlier failover — released by an operator while the old region could not
+ * be asked, and sent there — is never given a second successor (docs/regions.md "Fail back"): `ops reconcile` hands
+ * the old region's original over to that successor, and a later promotion's pass leaves an original that a later
+ * epoch's successor carries on. Without either, a failback sends the notice a second time.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildSuccessor } from '../../functions/domain/failover.ts';
+import type { FenceControl } from '../../functions/domain/fence.ts';
+import { eventPk, notificationIdOf } from '../../functions/domain/keys.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
+import { reconcile } from '../../functions/operator/reconcile.ts';
+import { successorPass } from '../../functions/operator/successor-pass.ts';
+import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
+import { pendingNotification } from '../support/dispatch-deps.ts';
+import { type LocalTable, localFence, newLocalTable } from '../support/local-table.ts';
+
+const A = 'ap-northeast-1';
+const B = 'ap-northeast-3';
+const NOW = Date.parse('2026-12-06T07:00:00Z');
+const clock = { now: () => NOW, sleep: async () => undefined };
+const intake = { enable: async () => undefined, disable: async () => undefined };
+let a: LocalTable;
+let b: LocalTable;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([newLocalTable(inject('dynamoEndpoint')), newLocalTable(inject('dynamoEndpoint'))]);
+});
+
+/** A's original, PENDING at epoch 1, and B's successor at epoch 2, released and sent: in both replicas. */
+async function releasedAndSentInB(eventId: string) {
+  const n = pendingNotification('EMAIL', NOW);
+  const original = {
+    ...n,
+    eventId,
+    userId: `u-${eventId}`,
+    pk: eventPk(eventId),
+    notificationId: notificationIdOf(eventId, 'EMAIL'),
+    owner: A,
+    epoch: 1,
+  };
+  const s2 = buildSuccessor(
+    original,
+    { status: 'PENDING', heldReason: 'INHERITED_PENDING' },
+    { owner: B, epoch: 2 },
+    NOW,
+    DEFAULT_SWEEP_PLACEMENT,
+  );
+  const { sweepKey: _key, sweepAt: _at, ...unswept } = s2;
+  const sent = { ...unswept, status: 'SENT', late: true };
+  for (const t of [a, b]) {
+    await t.doc.send(new PutCommand({ TableName: t.tableName, Item: original }));
+    await t.doc.send(new PutCommand({ TableName: t.tableName, Item: sent }));
+  }
+  return { original, sent };
+}
+
+const control = (over: Partial<FenceControl>): FenceControl =>
+  ({ since: 0, by: 'test', reason: 'test', mode: 'FORCED', cutAt: 0, ...over }) as FenceControl;
+
+describe('a notice an earlier failover carried on', () => {
+  it("ops reconcile hands the old region's original over to the successor that was released and sent", async () => {
+    const { original, sent } = await releasedAndSentInB('carried-1');
+    const bFence = await localFence(
+      b,
+      control({ region: B, state: 'ACTIVE', epoch: 2, predecessor: { region: A, epoch: 1 } }),
+      clock.now,
+    );
+    const aFence = await localFence(a, control({ region: A, state: 'FENCED', epoch: 1, quiescentAt: 1 }), clock.now);
+    const report = await reconcile(
+      { region: A, fence: aFence, store: new DynamoSuccessorStore(a.doc, a.tableName, 4), intake },
+      { region: B, fence: bFence, store: new DynamoSuccessorStore(b.doc, b.tableName, 4), intake },
+      {
+        by: 'test',
+        reason: 'the old region is back',
+        policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+        secondCopy: [],
+        placement: DEFAULT_SWEEP_PLACEMENT,
+        lookupMs: 1,
+        settleAfterMs: 0,
+      },
+      clock,
+    );
+    expect(report.ids.alreadyDecided).toContain(original.notificationId);
+    const items = await a.eventItems('carried-1');
+    expect(items.find((i) => i.sk === original.sk)).toMatchObject({ status: 'HANDED_OVER', handedOverTo: sent.sk });
+  });
+
+  it("a failback's pass gives no second successor to an original a later epoch's successor carries on", async () => {
+    const { original } = await releasedAndSentInB('carried-2');
+    const promoted = control({ region: A, state: 'ACTIVE', epoch: 3, predecessor: { region: B, epoch: 2 } });
+    const aFence = await localFence(a, promoted, clock.now);
+    const { counts } = await successorPass(
+      { region: A, fence: aFence, store: new DynamoSuccessorStore(a.doc, a.tableName, 4) },
+      promoted,
+      { from: B, secondCopy: [], placement: DEFAULT_SWEEP_PLACEMENT },
+      clock,
+    );
+    expect(counts.carriedOn).toBeGreaterThanOrEqual(1);
+    const items = await a.eventItems('carried-2');
+    expect(items.filter((i) => i.epoch === 3)).toEqual([]);
+    expect(items.find((i) => i.sk === original.sk)?.status).toBe('PENDING');
+  });
+});
