@@ -38,7 +38,7 @@ import type {
   PreferencesOutcome,
   RecordOutcome,
 } from './inbox-store.ts';
-import { OtherRegionActive } from './peer-lookup.ts';
+import { OtherRegionActive } from './peer-errors.ts';
 
 /** This region is fenced: ingest must not write (and must not report success, which would commit the offsets). */
 export class RegionFencedError extends Error {

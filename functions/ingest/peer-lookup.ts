@@ -15,19 +15,12 @@ import { traced } from '../commons/powertools.ts';
 import type { FenceControl } from '../domain/fence.ts';
 import { DynamoFenceStore } from '../stores/fence-store.ts';
 import { DynamoInboxStore, type InboxStore, type KnownEvents } from './inbox-store.ts';
+import { OtherRegionActive, PeerLookupUnanswered } from './peer-errors.ts';
 
 /** After a look-up fails, how long this container holds events without asking again. */
 export const PEER_LOOKUP_PAUSE_MS = 15_000;
 
-/** The old region could not be asked, or its answer proves nothing: the event is held. */
-export class PeerLookupUnanswered extends Error {
-  override name = 'PeerLookupUnanswered';
-}
-
-/** The other region is ACTIVE: promoted again since, it takes its own cluster's records, this region must not. */
-export class OtherRegionActive extends PeerLookupUnanswered {
-  override name = 'OtherRegionActive';
-}
+export { OtherRegionActive, PeerLookupUnanswered } from './peer-errors.ts';
 
 export interface PeerRegion {
   readonly region: string;
