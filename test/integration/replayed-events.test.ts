@@ -4,19 +4,16 @@
  * the old region's key, a FAILOVER_HELD successor per channel, nothing sent — and once reconciled it looks the event
  * up in the old region. Every item it writes carries its region and epoch.
  */
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore, replayRule } from '../../functions/ingest/owned-inbox-store.ts';
-import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
-import { localClient } from '../../tools/local/dynamodb-local.ts';
+import type { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { transferEvent } from '../support/events.ts';
-import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { type LocalTable, localFence, newLocalTable } from '../support/local-table.ts';
 import { memoryBatchDeps } from '../support/memory-inbox-store.ts';
 
 const CUT = Date.parse('2026-11-30T10:00:00Z');
@@ -24,7 +21,6 @@ const NOW = CUT + 120_000;
 let recovery: LocalTable;
 let old: LocalTable;
 let fence: DynamoFenceStore;
-let fences = 0;
 
 beforeAll(async () => {
   [recovery, old] = await Promise.all([
@@ -34,11 +30,6 @@ beforeAll(async () => {
 });
 
 async function promoted(over: Partial<FenceControl> = {}) {
-  const name = `${recovery.tableName}-fence-${fences++}`;
-  const db = localClient(recovery.endpoint);
-  await db.send(new CreateTableCommand(createFenceTableInput(name)));
-  db.destroy();
-  fence = new DynamoFenceStore(recovery.doc, name, 4, () => NOW);
   const control: FenceControl = {
     region: 'ap-northeast-3',
     state: 'ACTIVE',
@@ -51,7 +42,7 @@ async function promoted(over: Partial<FenceControl> = {}) {
     predecessor: { region: 'ap-northeast-1', epoch: 1 },
     ...over,
   };
-  await fence.initialise(control);
+  fence = await localFence(recovery, control, () => NOW);
 }
 
 const deps = () => {
