@@ -21,6 +21,7 @@ import {
   isRegionCommand,
   parseRegionRequest,
   REGION_COMMANDS,
+  type RegionCommand,
   type RegionCommandScope,
   type RegionCommandSettings,
   RegionRefused,
@@ -64,17 +65,22 @@ export async function answerRegions(
   }
   if (!isRegionCommand(command)) return invalid(`no region command ${command}: one of ${REGION_COMMANDS.join(', ')}`);
   const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as Record<string, unknown>;
+  const reason = typeof body.reason === 'string' ? body.reason : '';
+  // A confirm refused before the command runs is still someone's attempt to move a region: audited with its caller.
+  const refuse = async (message: string) => {
+    if (step === 'confirm') await auditRefused(commands, identity, command, reason, message);
+    return invalid(message);
+  };
   const parsed = parseRegionRequest(command, step === 'preview' ? r.body : body.request);
-  if (!parsed.ok) return invalid(`${command}: ${parsed.problem}`);
+  if (!parsed.ok) return refuse(`${command}: ${parsed.problem}`);
   const problem = scopeProblem(command, parsed.request, commands.scope);
-  if (problem !== undefined) return invalid(problem);
+  if (problem !== undefined) return refuse(problem);
   const { plan, refusal: wouldRefuse } = await regionPreview(command, parsed.request, commands.glance);
   const refused = wouldRefuse && { code: wouldRefuse.code, message: wouldRefuse.message };
   if (step === 'preview') {
     return { status: 200, body: { ok: true, command, acting: commands.scope.acting, plan, wouldRefuse: refused } };
   }
-  const reason = typeof body.reason === 'string' ? body.reason : '';
-  if (reason.trim() === '') return invalid('say why: every region command needs a reason');
+  if (reason.trim() === '') return refuse('say why: every region command needs a reason');
   try {
     const outcome = await regionConfirm(command, parsed.request, commands.scope.sides, {
       by: identity,
@@ -90,4 +96,23 @@ export async function answerRegions(
     if (!(error instanceof RegionRefused)) throw error;
     return { status: 409, body: { ok: false, refusal: { code: error.code, message: error.message } } };
   }
+}
+
+/** A confirm refused INVALID before its command ran: its record (the caller, the region it was sent to) and outcome. */
+async function auditRefused(
+  commands: RegionCommands,
+  by: VerifiedIdentity,
+  command: RegionCommand,
+  reason: string,
+  message: string,
+): Promise<void> {
+  const now = commands.clock.now();
+  const action = command.toUpperCase() as 'PROMOTE' | 'DEMOTE' | 'RECONCILE';
+  const details = { surface: 'operator API', acting: commands.scope.acting };
+  const entry = await commands.audit.record({ action, by, reason, target: commands.scope.acting, details }, now);
+  await commands.audit.recordOutcome(
+    entry.key,
+    { result: 'REFUSED', details: { code: 'INVALID', message } },
+    commands.clock.now(),
+  );
 }

@@ -56,7 +56,7 @@ describe('promote, by the recovery region’s operator, while the primary region
     expect(switched()).toEqual([]);
   });
 
-  it('a command for the other region is refused before anything is read, naming where to ask', async () => {
+  it('a command for the other region is refused before anything is read, naming where to ask; a refused confirm is audited', async () => {
     const recovery = stage.operator(RECOVERY);
     const answer = await post(recovery, '/regions/demote/confirm', { request: { region: PRIMARY }, reason: 'x' });
     expect(answer.status).toBe(400);
@@ -65,6 +65,14 @@ describe('promote, by the recovery region’s operator, while the primary region
     );
     const noReason = await post(recovery, '/regions/promote/confirm', { request: failover, reason: ' ' });
     expect(noReason).toMatchObject({ status: 400, body: { refusal: { code: 'INVALID', message: /say why/ } } });
+    // Refused before it ran, a confirm is still someone's attempt to move a region: each audited with its caller.
+    const refusedAs = (code: string, message: RegExp) => ({
+      by: CALLER,
+      target: RECOVERY,
+      outcome: { result: 'REFUSED', details: { code, message: expect.stringMatching(message) } },
+    });
+    expect(await audited('DEMOTE', 'x')).toMatchObject(refusedAs('INVALID', /ask the operator API of/));
+    expect(await audited('PROMOTE', ' ')).toMatchObject(refusedAs('INVALID', /say why/));
     const notFailover = await post(recovery, '/regions/promote/preview', { ...failover, oldRegionUnreachable: false });
     expect(notFailover.body.refusal.message).toMatch(/only a failover is built/);
     expect(await stage.fence(RECOVERY).control(true)).toMatchObject({ state: 'FENCED', epoch: 0 });
