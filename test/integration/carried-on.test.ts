@@ -6,6 +6,7 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { PEER_SETTLE_ATTRIBUTES } from '../../functions/contracts/table-schema.ts';
 import { buildSuccessor } from '../../functions/domain/failover.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { eventPk, notificationIdOf } from '../../functions/domain/keys.ts';
@@ -15,6 +16,7 @@ import { successorPass } from '../../functions/operator/successor-pass.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { pendingNotification } from '../support/dispatch-deps.ts';
 import { type LocalTable, localFence, newLocalTable } from '../support/local-table.ts';
+import { attributesNamed, recordingClient } from '../support/peer-writes.ts';
 
 const A = 'ap-northeast-1';
 const B = 'ap-northeast-3';
@@ -68,8 +70,11 @@ describe('a notice an earlier failover carried on', () => {
       clock.now,
     );
     const aFence = await localFence(a, control({ region: A, state: 'FENCED', epoch: 1, quiescentAt: 1 }), clock.now);
+    // What reconcile writes in the old region's replica goes through the cross-region grant: UpdateItem, on these
+    // attributes only (lib/regional-operator.ts) — anything else is AccessDenied, and only in AWS.
+    const peer = recordingClient(a.endpoint);
     const report = await reconcile(
-      { region: A, fence: aFence, store: new DynamoSuccessorStore(a.doc, a.tableName, 4), intake },
+      { region: A, fence: aFence, store: new DynamoSuccessorStore(peer.doc, a.tableName, 4), intake },
       { region: B, fence: bFence, store: new DynamoSuccessorStore(b.doc, b.tableName, 4), intake },
       {
         by: 'test',
@@ -85,6 +90,12 @@ describe('a notice an earlier failover carried on', () => {
     expect(report.ids.alreadyDecided).toContain(original.notificationId);
     const items = await a.eventItems('carried-1');
     expect(items.find((i) => i.sk === original.sk)).toMatchObject({ status: 'HANDED_OVER', handedOverTo: sent.sk });
+    expect(peer.writes.length).toBeGreaterThan(0);
+    for (const write of peer.writes) {
+      expect(write.command).toBe('UpdateItemCommand');
+      expect(String((write.input.Key as { pk: string }).pk)).toMatch(/^EVENT#/);
+      expect(PEER_SETTLE_ATTRIBUTES).toEqual(expect.arrayContaining(attributesNamed(write.input)));
+    }
   });
 
   it("a failback's pass gives no second successor to an original a later epoch's successor carries on", async () => {
