@@ -77,6 +77,11 @@ export interface ReconcileReport {
   readonly idsTruncated?: true;
   /** Marked reconciled, not settled yet: nothing was listed; run it again from this instant. */
   readonly settlesAt?: number;
+  /**
+   * The promotion's own successor pass had not finished (its fence has no `doneAt`): `lateSuccessors` then also counts
+   * what that pass had not reached yet, not only what reached the replica late. Nothing is lost either way.
+   */
+  readonly promotePassUnfinished?: true;
 }
 
 export async function reconcile(
@@ -119,7 +124,8 @@ export async function reconcile(
     if (epochOf(successor) !== active.epoch || successor.supersedes === undefined) continue;
     tally.count(await settle(successor, from, to, request, clock, tally.runId), successor.notificationId);
   }
-  return tally.report(from.region, to.region);
+  const unfinished = active.successorPass !== undefined && active.successorPass.doneAt === undefined;
+  return { ...tally.report(from.region, to.region), ...(unfinished ? { promotePassUnfinished: true as const } : {}) };
 }
 
 /** The counts of a run and the ids behind them, bounded. */

@@ -58,6 +58,17 @@ async function releasedAndSentInB(eventId: string) {
   return { original, sent };
 }
 
+/** An operator's reconcile after the failback: every channel at most once, no wait. */
+const failback = {
+  by: 'test',
+  reason: 'the old region is back',
+  policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+  secondCopy: [],
+  placement: DEFAULT_SWEEP_PLACEMENT,
+  lookupMs: 1,
+  settleAfterMs: 0,
+} as const;
+
 const control = (over: Partial<FenceControl>): FenceControl =>
   ({ since: 0, by: 'test', reason: 'test', mode: 'FORCED', cutAt: 0, ...over }) as FenceControl;
 
@@ -76,18 +87,11 @@ describe('a notice an earlier failover carried on', () => {
     const report = await reconcile(
       { region: A, fence: aFence, store: new DynamoSuccessorStore(peer.doc, a.tableName, 4), intake },
       { region: B, fence: bFence, store: new DynamoSuccessorStore(b.doc, b.tableName, 4), intake },
-      {
-        by: 'test',
-        reason: 'the old region is back',
-        policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-        secondCopy: [],
-        placement: DEFAULT_SWEEP_PLACEMENT,
-        lookupMs: 1,
-        settleAfterMs: 0,
-      },
+      failback,
       clock,
     );
     expect(report.ids.alreadyDecided).toContain(original.notificationId);
+    expect(report.promotePassUnfinished).toBeUndefined();
     const items = await a.eventItems('carried-1');
     expect(items.find((i) => i.sk === original.sk)).toMatchObject({ status: 'HANDED_OVER', handedOverTo: sent.sk });
     expect(peer.writes.length).toBeGreaterThan(0);
@@ -96,6 +100,30 @@ describe('a notice an earlier failover carried on', () => {
       expect(String((write.input.Key as { pk: string }).pk)).toMatch(/^EVENT#/);
       expect(PEER_SETTLE_ATTRIBUTES).toEqual(expect.arrayContaining(attributesNamed(write.input)));
     }
+  });
+
+  it("reconcile says when the promotion's own successor pass had not finished: late successors are then not only late", async () => {
+    await releasedAndSentInB('carried-3');
+    const unfinishedPass = { partition: 1 };
+    const bFence = await localFence(
+      b,
+      control({
+        region: B,
+        state: 'ACTIVE',
+        epoch: 2,
+        predecessor: { region: A, epoch: 1 },
+        successorPass: unfinishedPass,
+      }),
+      clock.now,
+    );
+    const aFence = await localFence(a, control({ region: A, state: 'FENCED', epoch: 1, quiescentAt: 1 }), clock.now);
+    const report = await reconcile(
+      { region: A, fence: aFence, store: new DynamoSuccessorStore(a.doc, a.tableName, 4), intake },
+      { region: B, fence: bFence, store: new DynamoSuccessorStore(b.doc, b.tableName, 4), intake },
+      failback,
+      clock,
+    );
+    expect(report.promotePassUnfinished).toBe(true);
   });
 
   it("a failback's pass gives no second successor to an original a later epoch's successor carries on", async () => {
