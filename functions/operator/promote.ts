@@ -15,7 +15,7 @@ import { type FenceControl, nextEpoch } from '../domain/fence.ts';
 import type { DynamoFenceStore } from '../stores/fence-store.ts';
 import type { DynamoSuccessorStore } from '../stores/successor-store.ts';
 import { demoteRefusal, fromEpochBehind, isPromotionOf, promoteRefusal } from './region-refusal.ts';
-import { successorPass } from './successor-pass.ts';
+import { type PassIds, successorPass } from './successor-pass.ts';
 
 /** One region as promotion and reconciliation reach it: its fence, its replica, its ingest mapping. */
 export interface RegionSide {
@@ -73,6 +73,9 @@ export interface PromotionReport {
   readonly aheadOfEpoch: number;
   /** Items a later epoch's successor already carries on: not taken over again. */
   readonly carriedOn: number;
+  /** The notification ids behind each count of this run, the first 500 of each; `idsTruncated` when one was cut. */
+  readonly ids: Readonly<PassIds>;
+  readonly idsTruncated?: true;
   /** When every unfinished item has its successor; absent: the pass is not done, run the same command again. */
   readonly successorsDoneAt?: number;
   /** The region's ingest mapping switched on (a deployed stage), or why not. */
@@ -97,7 +100,7 @@ export async function promoteFailover(
   const control = own !== undefined && isPromotionOf(own, request.from) ? own : await promoted(to, own, request, clock);
   const activeAt = clock.now();
   const intake = await to.intake.enable();
-  const { counts, pass } = await successorPass(
+  const { counts, ids, idsTruncated, pass } = await successorPass(
     to,
     control,
     {
@@ -114,6 +117,8 @@ export async function promoteFailover(
     startedAt,
     activeAt,
     ...counts,
+    ids,
+    ...(idsTruncated === undefined ? {} : { idsTruncated }),
     ...(pass.doneAt === undefined ? {} : { successorsDoneAt: pass.doneAt }),
     ...(intake === undefined ? {} : { intake }),
   };

@@ -26,6 +26,7 @@ import { canMove, type NotificationStatus } from '../domain/state-machine.ts';
 import type { OwnedNotification } from '../stores/successor-store.ts';
 import type { Clock, RegionSide } from './promote.ts';
 import { reconcileRefusal } from './region-refusal.ts';
+import { IDS_LISTED } from './successor-pass.ts';
 
 export interface ReconcileRequest {
   readonly by: string;
@@ -48,9 +49,6 @@ export interface ReconcileRequest {
 
 /** What a run's own conditional write did to a successor, or why it wrote nothing. */
 export type Outcome = 'handedOver' | 'unknown' | 'released' | 'waiting' | 'decidedByOperator' | 'alreadyDecided';
-
-/** The notification ids an outcome lists at most (a report is an audit record and an HTTP answer). */
-export const IDS_LISTED = 500;
 
 export interface ReconcileReport {
   readonly from: string;

@@ -21,6 +21,9 @@ export interface PassSide {
 
 type Clock = { now(): number };
 
+/** The notification ids a count lists at most in a promotion's or reconcile's report (an audit record, an HTTP answer). */
+export const IDS_LISTED = 500;
+
 /** Entries a page lists and reads at once: one Query, then this many GetItems and puts in parallel. */
 export const PASS_PAGE_SIZE = 100;
 
@@ -36,6 +39,36 @@ export interface PassCounts {
   carriedOn: number;
 }
 
+/** The notification ids behind each count of a run, the first IDS_LISTED of each (an audit record holds them). */
+export type PassIds = Record<keyof PassCounts, string[]>;
+
+/** A run's counts and the ids behind them; `truncated` once a list was cut. */
+class PassTally {
+  readonly counts: PassCounts = {
+    held: 0,
+    unknown: 0,
+    secondCopies: 0,
+    alreadyThere: 0,
+    aheadOfEpoch: 0,
+    carriedOn: 0,
+  };
+  readonly ids: PassIds = {
+    held: [],
+    unknown: [],
+    secondCopies: [],
+    alreadyThere: [],
+    aheadOfEpoch: [],
+    carriedOn: [],
+  };
+  truncated = false;
+
+  count(kind: keyof PassCounts, notificationId: string) {
+    this.counts[kind]++;
+    if (this.ids[kind].length < IDS_LISTED) this.ids[kind].push(notificationId);
+    else this.truncated = true;
+  }
+}
+
 export interface PassOptions {
   readonly from: string;
   readonly secondCopy: readonly Channel[];
@@ -44,14 +77,17 @@ export interface PassOptions {
   readonly until?: number;
 }
 
-/** Goes on with the pass from where `control` says it stands; returns this run's counts and where it stands now. */
+/**
+ * Goes on with the pass from where `control` says it stands; returns this run's counts, the ids behind them (the first
+ * IDS_LISTED of each, `idsTruncated` past that) and where it stands now.
+ */
 export async function successorPass(
   to: PassSide,
   control: FenceControl,
   options: PassOptions,
   clock: Clock,
-): Promise<{ counts: PassCounts; pass: SuccessorPass }> {
-  const counts: PassCounts = { held: 0, unknown: 0, secondCopies: 0, alreadyThere: 0, aheadOfEpoch: 0, carriedOn: 0 };
+): Promise<{ counts: PassCounts; ids: PassIds; idsTruncated?: true; pass: SuccessorPass }> {
+  const tally = new PassTally();
   let pass: SuccessorPass = control.successorPass ?? { partition: 0 };
   while (pass.doneAt === undefined) {
     if (options.until !== undefined && clock.now() >= options.until) break;
@@ -60,7 +96,7 @@ export async function successorPass(
     const page = await to.store.unfinishedPage(cursor, PASS_PAGE_SIZE);
     // Every write of the page ends before the run goes on or fails: none outlives the run that started it.
     const written = await Promise.allSettled(
-      page.items.map((item) => takeOver(to, item, control.epoch, options, clock, counts)),
+      page.items.map((item) => takeOver(to, item, control.epoch, options, clock, tally)),
     );
     const failed = written.find((w): w is PromiseRejectedResult => w.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
@@ -70,7 +106,7 @@ export async function successorPass(
         : { partition: page.next.partition, ...(page.next.after === undefined ? {} : { after: page.next.after }) };
     await to.fence.note({ successorPass: pass }, control.epoch);
   }
-  return { counts, pass };
+  return { counts: tally.counts, ids: tally.ids, ...(tally.truncated ? { idsTruncated: true as const } : {}), pass };
 }
 
 async function takeOver(
@@ -79,11 +115,11 @@ async function takeOver(
   epoch: number,
   options: PassOptions,
   clock: Clock,
-  counts: PassCounts,
+  tally: PassTally,
 ): Promise<void> {
   if (epochOf(item) >= epoch) {
     // The promoted region's own items carry the new epoch; the old region's should never.
-    if (item.owner === options.from) counts.aheadOfEpoch++;
+    if (item.owner === options.from) tally.count('aheadOfEpoch', item.notificationId);
     return;
   }
   const start = failoverSuccessor(item, options.secondCopy);
@@ -93,12 +129,16 @@ async function takeOver(
   // successor's now, and a second successor of the item would send it again after a failback.
   const family = await to.store.family(item.eventId, item.channel);
   if (family.some((other) => epochOf(other) > epochOf(item) && epochOf(other) < epoch)) {
-    counts.carriedOn++;
+    tally.count('carriedOn', item.notificationId);
     return;
   }
   const successor = buildSuccessor(item, start, { owner: to.region, epoch }, clock.now(), options.placement);
-  if (!(await to.store.create(successor))) counts.alreadyThere++;
-  else if (start.secondCopy === true) counts.secondCopies++;
-  else if (start.status === 'UNKNOWN') counts.unknown++;
-  else counts.held++;
+  const kind = !(await to.store.create(successor))
+    ? 'alreadyThere'
+    : start.secondCopy === true
+      ? 'secondCopies'
+      : start.status === 'UNKNOWN'
+        ? 'unknown'
+        : 'held';
+  tally.count(kind, item.notificationId);
 }

@@ -101,6 +101,8 @@ describe('promote, by the recovery region’s operator, while the primary region
       epoch: 2,
       held: 1,
       unknown: 1,
+      // Which notices, not only how many: the pending EMAIL held, the SMS in flight unknown (an audit record holds them).
+      ids: { held: [expect.stringMatching(/#EMAIL$/)], unknown: [expect.stringMatching(/#SMS$/)], alreadyThere: [] },
       intake: { mapping: MAPPING[RECOVERY], enabled: true, state: 'Enabling' },
     });
     expect(answer.body.runAgainAt).toBeUndefined();
@@ -111,7 +113,10 @@ describe('promote, by the recovery region’s operator, while the primary region
       reason: 'INC-7 primary lost',
       target: RECOVERY,
       details: { fences: { [RECOVERY]: { state: 'FENCED' } } },
-      outcome: { result: 'DONE', details: { epoch: 2, held: 1, intake: { enabled: true } } },
+      outcome: {
+        result: 'DONE',
+        details: { epoch: 2, held: 1, ids: { held: [expect.any(String)] }, intake: { enabled: true } },
+      },
     });
   });
 
