@@ -8,7 +8,7 @@
 
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
-import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
   Billing,
@@ -314,7 +314,8 @@ function lookUpInOtherRegion(stack: Stack, role: RegionRole, ingest: NotifierFun
 /**
  * The alarms of a stage in two regions: replication behind (AWS/DynamoDB ReplicationLatency, per receiving region), a
  * fenced region trying to send (FencedSendAttempts, the fenced sender's count), the keeper fencing this region
- * (SelfDemoted) or seeing both active (RegionsBothActive). Runbook: docs/operations.md "Two regions".
+ * (SelfDemoted) or seeing both active (RegionsBothActive), the other region's heartbeat stale here (PeerHeartbeatStale).
+ * Runbook: docs/operations.md "Two regions".
  */
 export function alarmOnRegions(observability: Observability, metricNamespace: string, table: ITable, role: RegionRole) {
   // As the functions publish them (Powertools' service dimension): an alarm without it would watch a metric nobody
@@ -346,6 +347,15 @@ export function alarmOnRegions(observability: Observability, metricNamespace: st
     'PeerLookupsUnanswered',
     ours('PeerLookupsUnanswered'),
     `Ingest in ${role.region} could not ask ${role.otherRegion} whether it took an event read again: the event is held, not sent, and waits for ops reconcile or ops held (docs/regions.md "Runbook").`,
+  );
+  // The failover runbook's first signal, in the region that would take over: published every minute by its keeper, 1
+  // when the other region's heartbeat is stale. Missing minutes breach: a keeper that does not run cannot see either.
+  observability.alarm(
+    'PeerHeartbeatStale',
+    ours('PeerHeartbeatStale').with({ statistic: 'Maximum' }),
+    `${role.otherRegion}'s heartbeat has not reached ${role.region}'s replica for 3 of 5 minutes (or ${role.region}'s keeper has not run): ${role.otherRegion} is down or its replication is — the runbook: confirm, decide (docs/regions.md "Runbook").`,
+    1,
+    { datapoints: 3, periods: 5, missing: TreatMissingData.BREACHING },
   );
   // Published in the region that sends the writes, per receiving region: 60 s sustained is the design's threshold.
   observability.alarm(

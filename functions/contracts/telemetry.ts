@@ -103,6 +103,8 @@ export const METRIC_NAMES = [
   'FencedSendAttempts',
   'SelfDemoted',
   'RegionsBothActive',
+  // the keeper: 1 when the other region's heartbeat has not reached this replica lately, else 0 (every minute)
+  'PeerHeartbeatStale',
   // ingest in two regions: events held because the other region's look-up went unanswered (down, slow, not fenced),
   // and records replicated from the other cluster that this region does not take (quarantined)
   'PeerLookupsUnanswered',

@@ -125,3 +125,12 @@ export function keeperDecision(own: FenceControl, other: FenceControl | undefine
   if (other === undefined || own.state !== 'ACTIVE' || other.state !== 'ACTIVE') return 'NOTHING';
   return other.epoch > own.epoch ? 'FENCE_SELF' : 'BOTH_ACTIVE';
 }
+
+/**
+ * The other region's heartbeat is stale once it is older than this (the keeper beats every minute and a global table
+ * replicates in about a second: two missed beats and some slack) — or when this replica has none at all.
+ */
+export const HEARTBEAT_STALE_AFTER_MS = 150_000;
+
+export const heartbeatStale = (at: number | undefined, now: number): boolean =>
+  at === undefined || now - at > HEARTBEAT_STALE_AFTER_MS;

@@ -3,7 +3,7 @@
  * every minute, so the other region sees it alive and its replication flowing (`PeerHeartbeatStale`). One key per
  * region: no conflict under last writer wins.
  */
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 
 export const heartbeatKey = (region: string) => ({ pk: `HEARTBEAT#${region}`, sk: 'HEARTBEAT' }) as const;
 
@@ -17,5 +17,14 @@ export class DynamoHeartbeat {
   async beat(region: string, at: number, epoch?: number): Promise<void> {
     const item = { ...heartbeatKey(region), at, owner: region, ...(epoch === undefined ? {} : { epoch }) };
     await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
+  }
+
+  /** When `region`'s keeper last beat, as this region's replica holds it; undefined when it never has. */
+  async lastBeat(region: string): Promise<number | undefined> {
+    const r = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: heartbeatKey(region), ConsistentRead: true }),
+    );
+    const at = r.Item?.at;
+    return typeof at === 'number' ? at : undefined;
   }
 }

@@ -6,6 +6,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, traced } from '../commons/powertools.ts';
 import { otherControlReader, type RegionFence } from '../commons/region-fence.ts';
+import { heartbeatStale } from '../domain/fence.ts';
 import { DynamoHeartbeat } from '../stores/heartbeat.ts';
 import { keep } from './keeper.ts';
 
@@ -36,5 +37,22 @@ export async function keepRegion(fence: RegionFence, tableName: string): Promise
     count('RegionsBothActive');
     logger.error('both regions are active; this one is newer, the other fences itself when it can see this one');
   }
+  if (fence.other !== undefined) await watchPeer(heartbeat, fence.other.region);
   return (await fence.store.control(true))?.state === 'ACTIVE';
+}
+
+/**
+ * Whether the other region's heartbeat still reaches this replica (`PeerHeartbeatStale`, 1 or 0 every run): stale, the
+ * other region is down or its replication is — the first signal of the failover runbook. A read that fails publishes
+ * nothing, and the alarm treats missing minutes as breaching: a keeper that cannot look pages too.
+ */
+async function watchPeer(heartbeat: DynamoHeartbeat, other: string): Promise<void> {
+  try {
+    const at = await heartbeat.lastBeat(other);
+    const stale = heartbeatStale(at, Date.now());
+    count('PeerHeartbeatStale', stale ? 1 : 0);
+    if (stale) logger.warn("the other region's heartbeat has not reached this replica", { other, lastBeatAt: at });
+  } catch (error) {
+    logger.warn("could not read the other region's heartbeat", { other, error: (error as Error).name });
+  }
 }

@@ -186,7 +186,22 @@ describe('a stage in two regions', () => {
       const latency = alarms.find((a) => a.MetricName === 'ReplicationLatency');
       expect(latency).toMatchObject({ Namespace: 'AWS/DynamoDB', Threshold: 60_000 });
       expect(latency?.Dimensions).toContainEqual({ Name: 'ReceivingRegion', Value: receiving });
-      for (const name of ['FencedSendAttempts', 'SelfDemoted', 'RegionsBothActive', 'PeerLookupsUnanswered']) {
+      // The failover runbook's first signal: each region watches the other's heartbeat, and a keeper that does not
+      // run (no data) pages as well.
+      expect(alarms.find((a) => a.MetricName === 'PeerHeartbeatStale')).toMatchObject({
+        Statistic: 'Maximum',
+        Threshold: 1,
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'breaching',
+      });
+      for (const name of [
+        'FencedSendAttempts',
+        'SelfDemoted',
+        'RegionsBothActive',
+        'PeerLookupsUnanswered',
+        'PeerHeartbeatStale',
+      ]) {
         const alarm = alarms.find((a) => a.MetricName === name);
         // The functions publish with Powertools' service dimension: an alarm without it watches nothing.
         expect(alarm?.Dimensions, name).toEqual([{ Name: 'service', Value: 'notifier' }]);

@@ -7,7 +7,7 @@
  */
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
-import type { FenceControl } from '../../functions/domain/fence.ts';
+import { type FenceControl, heartbeatStale } from '../../functions/domain/fence.ts';
 import {
   type FailoverRequest,
   type PromotionReport,
@@ -16,7 +16,7 @@ import {
 } from '../../functions/operator/promote.ts';
 import { regionPreview } from '../../functions/operator/region-commands.ts';
 import { RegionRefused } from '../../functions/operator/region-refusal.ts';
-import { heartbeatKey } from '../../functions/stores/heartbeat.ts';
+import { DynamoHeartbeat, heartbeatKey } from '../../functions/stores/heartbeat.ts';
 import { DynamoSuccessorStore } from '../../functions/stores/successor-store.ts';
 import { pendingNotification } from '../support/dispatch-deps.ts';
 import { type LocalTable, localFence, newLocalTable } from '../support/local-table.ts';
@@ -158,6 +158,17 @@ describe('promote over a backlog larger than one run', () => {
     const per = await successorsPerOriginal();
     expect(per.size).toBe(BACKLOG);
     expect([...per.values()].every((n) => n === 1)).toBe(true);
+  });
+});
+
+describe("the other region's heartbeat, as this replica holds it (PeerHeartbeatStale)", () => {
+  it('reads when a region last beat: the keeper publishes it stale when that is too long ago, or never', async () => {
+    const heartbeat = new DynamoHeartbeat(table.doc, table.tableName);
+    expect(await heartbeat.lastBeat('eu-north-1')).toBeUndefined();
+    await heartbeat.beat('eu-north-1', now - 30_000, 4);
+    expect(await heartbeat.lastBeat('eu-north-1')).toBe(now - 30_000);
+    expect(heartbeatStale(await heartbeat.lastBeat('eu-north-1'), now)).toBe(false);
+    expect(heartbeatStale(await heartbeat.lastBeat('eu-north-1'), now + 180_000)).toBe(true);
   });
 });
 
