@@ -199,14 +199,54 @@ export function parseIndexRef(ref: string): { batch: string; notificationId: str
 }
 
 /**
- * A send as the index keeps it on its batch's item: `<sha256> <notificationId>`. The digest is the record's, as the
- * SENT write carried it: the anchor from outside the object that outlives the notification item. The digest is 64
- * hex digits, so the first space ends it whatever the eventId holds.
+ * A send as the index kept it on its batch's item before the compact layout: `<sha256> <notificationId>`, the whole
+ * digest in hex (still read: such items stay until their retention ends). The digest is 64 hex digits, so the first
+ * space ends it whatever the eventId holds.
  */
 export const indexSend = (sha256: string, notificationId: string) => `${sha256} ${notificationId}`;
+
+/**
+ * A send as the compact layout keeps it: `<digest> <notificationId>`, the digest the first 128 bits of the record's
+ * SHA-256 in base64url (22 characters, against 64 hex digits). The digest is the record's, as the SENT write carried
+ * it: the anchor from outside the object that outlives the notification item — a reader checks the stored record
+ * against it (`digestMatches`); finding another record with the same first 128 bits is a second preimage, 2^128 work.
+ */
+export const indexMark = (sha256: string, notificationId: string) => `${indexDigest(sha256)} ${notificationId}`;
+export const INDEX_DIGEST_HEX = 32;
+export const indexDigest = (sha256: string) =>
+  Buffer.from(sha256.slice(0, INDEX_DIGEST_HEX), 'hex').toString('base64url');
+
+/**
+ * A send of either layout (`indexSend`, `indexMark`): its notification and the digest it carries, in hex — the whole
+ * SHA-256 (64 digits) or, from the compact layout, its first 128 bits (32 digits).
+ */
 export function parseIndexSend(ref: string): { sha256: string; notificationId: string } | undefined {
-  const m = /^([0-9a-f]{64}) (.+)$/s.exec(ref);
-  return m === null ? undefined : { sha256: m[1] as string, notificationId: m[2] as string };
+  const whole = /^([0-9a-f]{64}) (.+)$/s.exec(ref);
+  if (whole !== null) return { sha256: whole[1] as string, notificationId: whole[2] as string };
+  const mark = /^([A-Za-z0-9_-]{22}) (.+)$/s.exec(ref);
+  if (mark === null) return undefined;
+  return { sha256: Buffer.from(mark[1] as string, 'base64url').toString('hex'), notificationId: mark[2] as string };
+}
+
+/** Whether a record's SHA-256 (hex) is the digest a SENT write or the index carried: the whole, or its first 128 bits. */
+export const digestMatches = (carried: string, sha256: string) =>
+  carried.length >= INDEX_DIGEST_HEX && sha256.startsWith(carried);
+
+/**
+ * The batch as a compact index item's sort key names it after the day of acceptance: `batches/<day>/<rest>` as
+ * `<rest>` when the batch is of that day (nearly always), `<batch day>/<rest>` when not (a send accepted before
+ * midnight, dispatched after; a batch a rebuild wrote later), and any other name whole after a `/`.
+ */
+export function indexBatchPart(day: string, batch: string): string {
+  if (batch.startsWith(`batches/${day}/`)) return batch.slice(`batches/${day}/`.length);
+  if (/^batches\/\d{4}-\d{2}-\d{2}\//.test(batch)) return batch.slice('batches/'.length);
+  return `/${batch}`;
+}
+/** The batch an index item's sort key part names (`indexBatchPart` read back). */
+export function batchOfIndexPart(day: string, part: string): string {
+  if (part.startsWith('/')) return part.slice(1);
+  if (/^\d{4}-\d{2}-\d{2}\//.test(part)) return `batches/${part}`;
+  return `batches/${day}/${part}`;
 }
 /** The day (UTC, `yyyy-mm-dd`) a send is indexed under: its acceptance's. */
 export const indexDay = (acceptedAt: string) => acceptedAt.slice(0, 10);

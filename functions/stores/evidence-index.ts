@@ -1,35 +1,57 @@
 /**
  * The evidence index (docs/evidence-and-privacy.md "Finding a record"): where a send's record is, by customer and by
  * event, kept as long as the evidence it points to — so export and the operator's commands find a customer's or an
- * event's evidence with one Query, also years after every hot item expired, and never list the bucket.
+ * event's evidence with a Query or two, also years after every hot item expired, and never list the bucket.
  *
- * Items (docs/table.md), each one batch's sends, `<sha256> <notificationId>` (domain/evidence-batch.ts indexSend):
- * - pk `EVIDENCE_INDEX#<userId>`, sk `<yyyy-mm-dd>#<batch>`: a customer's sends in one batch accepted that day;
- * - pk `EVIDENCE_EVENT#<eventId>`, sk `<batch>`: an event's sends in one batch.
+ * Items (docs/table.md "The evidence index"), in the compact layout — kept for seven years, every byte is paid for
+ * 84 months, so an item holds nothing its key says, under one-letter names:
+ * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<batch, shortened>` (domain/evidence-batch.ts indexBatchPart), `s`: the
+ *   customer's sends in one batch accepted that day, each `<digest> <notificationId>` (indexMark: the record's
+ *   SHA-256's first 128 bits);
+ * - pk `e#<eventId>`, sk `<yyyy-mm-dd>#<userId>`, nothing else: which customer-day holds the event's sends — the
+ *   event's look-up is that item, then the customer's items of that day.
  * Every write is a small item of its own (a batch holds one invocation's sends), billed on that item alone, however
  * many sends a customer has: an item per customer-month that grew with every send reached DynamoDB's 400 KB at a few
  * thousand sends and cost its whole size on every write.
  *
  * The index has a table of its own (lib/evidence-index-table.ts: Standard-IA, point-in-time recovery, outside AWS
- * Backup): write once, read rarely, kept seven years. A batch's whole set of sends is put item by item in
- * BatchWriteItem calls (`putBatch`: its object holds exactly these sends, so a put again writes the same); a part of a
- * batch indexed before (the sweeper indexing what a rebuild could not) is added to its items (`add`, ADD: a send
- * written again changes nothing, the sends already there stay). Items kept in the main table before the index had its
- * own (`formerTable`), and items of the earlier month layout (sk `yyyy-mm`, `refs` of `<batch> <notificationId>`), are
- * still read until their TTL.
+ * Backup): write once, read rarely, kept seven years. A batch's own sends are put item by item in BatchWriteItem
+ * calls (`putBatch`: its object holds exactly these, so a put again writes the same); a spool slice is every writer's
+ * of that minute, so each writer adds its sends to the slice's items (ADD), as a part of a batch indexed before is
+ * (`add`: a send written again changes nothing, the sends already there stay). Still read until their TTL: the
+ * layout before (pk `EVIDENCE_INDEX#<userId>`, sk `<day>#<batch>`, `sends` of `<sha256> <notificationId>`, and
+ * `EVIDENCE_EVENT#<eventId>` items holding the event's sends), the month layout before that (sk `yyyy-mm`, `refs` of
+ * `<batch> <notificationId>`), and items kept in the main table before the index had its own (`formerTable`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type IndexEntry, indexSend, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
-import { evidenceEventPk, evidenceIndexPk, evidenceIndexSk, parseNotificationId } from '../domain/keys.ts';
+import {
+  batchOfIndexPart,
+  type IndexEntry,
+  indexBatchPart,
+  indexMark,
+  parseIndexRef,
+  parseIndexSend,
+} from '../domain/evidence-batch.ts';
+import { parseSliceBatch } from '../domain/evidence-spool.ts';
+import {
+  customerIndexPk,
+  eventIndexPk,
+  eventIndexSk,
+  evidenceEventPk,
+  evidenceIndexPk,
+  parseEventIndexSk,
+  parseNotificationId,
+} from '../domain/keys.ts';
 import { type Item, type QueryInput, queryAll } from './paged-query.ts';
 
 export type EvidenceIndexEntry = IndexEntry;
 
-/** A send as an index names it: its batch, its notification and (since the digest is indexed) its record's SHA-256. */
+/** A send as an index names it: its batch, its notification and (since the digest is indexed) its record's digest. */
 export interface IndexedRef {
   readonly batch: string;
   readonly notificationId: string;
+  /** Hex: the record's whole SHA-256, or (the compact layout) its first 128 bits; checked by `digestMatches`. */
   readonly sha256?: string;
 }
 
@@ -53,7 +75,8 @@ export interface EvidenceIndex {
   add(entry: EvidenceIndexEntry, expiresAt: number): Promise<void>;
   /**
    * Puts a batch's items whole: `entries` are every send of the batch (its object holds exactly these), each item
-   * replaced by the same. Resolves with the items still unprocessed after the retries (0: all written).
+   * replaced by the same — but a spool slice's customer items, which other writers of the minute share, are added to.
+   * Resolves with the items still unprocessed after the retries (0: all written).
    */
   putBatch(entries: readonly DatedEntry[]): Promise<number>;
   /** Every send indexed for a customer (within `range`), oldest first. */
@@ -76,7 +99,12 @@ const BATCH_WRITE_MAX = 25;
 export const UNPROCESSED_RETRIES = { attempts: 5, baseMs: 50, maxMs: 800 } as const;
 
 type Key = { pk: string; sk: string };
-type IndexItem = Key & { kind: string; userId?: string; expiresAt: number; sends: Set<string> };
+/** An item of the compact layout: a customer's (with its sends, `s`) or an event's (its key alone). */
+export type IndexItem = Key & { expiresAt: number; s?: Set<string> };
+
+/** Whether a customer item is a spool slice's, which every writer of that minute adds its sends to. */
+const isSliceItem = (item: IndexItem) =>
+  item.s !== undefined && parseSliceBatch(batchOfIndexPart(item.sk.slice(0, 10), item.sk.slice(11))) !== undefined;
 
 export class DynamoEvidenceIndex implements EvidenceIndex {
   /**
@@ -90,11 +118,15 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
   ) {}
 
   async putBatch(entries: readonly DatedEntry[]): Promise<number> {
-    let unprocessed = 0;
     const items = indexItemsOf(entries);
-    for (let i = 0; i < items.length; i += BATCH_WRITE_MAX) {
-      unprocessed += await this.writeAll(items.slice(i, i + BATCH_WRITE_MAX));
+    // A slice's customer items are shared by the minute's writers: a put would replace another writer's sends.
+    const shared = items.filter(isSliceItem);
+    const own = items.filter((i) => !isSliceItem(i));
+    let unprocessed = 0;
+    for (let i = 0; i < own.length; i += BATCH_WRITE_MAX) {
+      unprocessed += await this.writeAll(own.slice(i, i + BATCH_WRITE_MAX));
     }
+    await this.addAll(shared);
     return unprocessed;
   }
 
@@ -116,55 +148,70 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
   }
 
   async add(entry: EvidenceIndexEntry, expiresAt: number): Promise<void> {
-    await Promise.all(
-      indexItemsOf([{ entry, expiresAt }]).map(({ pk, sk, sends, ...set }) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk, sk },
-            UpdateExpression: `ADD sends :sends SET ${Object.keys(set)
-              .map((n) => `${n} = :${n}`)
-              .join(', ')}`,
-            ExpressionAttributeValues: {
-              ':sends': sends,
-              ...Object.fromEntries(Object.entries(set).map(([n, v]) => [`:${n}`, v])),
-            },
-          }),
+    await this.addAll(indexItemsOf([{ entry, expiresAt }]));
+  }
+
+  /** Each item added to (UpdateItem: ADD its sends, its TTL set), a few at a time. */
+  private async addAll(items: readonly IndexItem[]): Promise<void> {
+    for (let i = 0; i < items.length; i += ADD_AT_ONCE) {
+      await Promise.all(
+        items.slice(i, i + ADD_AT_ONCE).map(({ pk, sk, expiresAt, s }) =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: { pk, sk },
+              UpdateExpression: s === undefined ? 'SET expiresAt = :e' : 'ADD s :s SET expiresAt = :e',
+              ExpressionAttributeValues: { ':e': expiresAt, ...(s === undefined ? {} : { ':s': s }) },
+            }),
+          ),
         ),
-      ),
-    );
+      );
+    }
   }
 
   async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {
+    const [before, compact] = await Promise.all([
+      this.formerSendsOf(userId, range),
+      queryAll(this.client, {
+        TableName: this.tableName,
+        ...dayCondition(customerIndexPk(userId), range.from, range.to),
+      }),
+    ]);
+    return distinct([...before, ...compact.flatMap(customerRefsOf)]);
+  }
+
+  /** A customer's sends in the layouts before the compact one (day items, month items; either table). */
+  private async formerSendsOf(userId: string, range: DayRange): Promise<IndexedRef[]> {
     // A month item (the earlier layout, sk `yyyy-mm`) sorts before its month's days: the range starts at its month.
-    const from = range.from?.slice(0, 7);
-    const to = range.to === undefined ? undefined : `${range.to}#~`;
-    const condition =
-      from !== undefined && to !== undefined
-        ? 'pk = :pk AND sk BETWEEN :from AND :to'
-        : from !== undefined
-          ? 'pk = :pk AND sk >= :from'
-          : to !== undefined
-            ? 'pk = :pk AND sk <= :to'
-            : 'pk = :pk';
-    const items = await this.queryBoth({
-      KeyConditionExpression: condition,
-      ExpressionAttributeValues: {
-        ':pk': evidenceIndexPk(userId),
-        ...(from === undefined ? {} : { ':from': from }),
-        ...(to === undefined ? {} : { ':to': to }),
-      },
-    });
+    const items = await this.queryBoth(dayCondition(evidenceIndexPk(userId), range.from?.slice(0, 7), range.to));
     const inRange = (sk: string) => sk.length === 7 || range.from === undefined || sk.slice(0, 10) >= range.from;
-    return distinct(items.filter((i) => inRange(String(i.sk))).flatMap((i) => refsOf(i, String(i.sk).slice(11))));
+    return items.filter((i) => inRange(String(i.sk))).flatMap((i) => refsOf(i, String(i.sk).slice(11)));
   }
 
   async sendsOfEvent(eventId: string): Promise<IndexedRef[]> {
-    const items = await this.queryBoth({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': evidenceEventPk(eventId) },
-    });
-    return distinct(items.flatMap((i) => refsOf(i, String(i.sk))));
+    const [before, pointers] = await Promise.all([
+      this.queryBoth({
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': evidenceEventPk(eventId) },
+      }),
+      queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': eventIndexPk(eventId) },
+      }),
+    ]);
+    // Each customer-day the event's items name, once: its items of that day hold the event's sends among others.
+    const days = [...new Set(pointers.map((p) => String(p.sk)))].flatMap((sk) => parseEventIndexSk(sk) ?? []);
+    const found = await Promise.all(
+      days.map(({ day, userId }) =>
+        queryAll(this.client, { TableName: this.tableName, ...dayCondition(customerIndexPk(userId), day, day) }),
+      ),
+    );
+    const ofEvent = found
+      .flat()
+      .flatMap(customerRefsOf)
+      .filter((r) => parseNotificationId(r.notificationId)?.eventId === eventId);
+    return distinct([...before.flatMap((i) => refsOf(i, String(i.sk))), ...ofEvent]);
   }
 
   /** A partition's items in the former table (older: written before the index had a table), then in the index's. */
@@ -174,6 +221,30 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
     const found = await Promise.all(tables.map((TableName) => queryAll(this.client, { TableName, ...input })));
     return found.flat();
   }
+}
+
+/** UpdateItem calls in flight at once when a writer adds to a slice's items. */
+const ADD_AT_ONCE = 8;
+
+/** A partition's items of a range of days (`from`, `to`: the sort key's start; either open). */
+function dayCondition(pk: string, from: string | undefined, to: string | undefined) {
+  const end = to === undefined ? undefined : `${to}#~`;
+  const condition =
+    from !== undefined && end !== undefined
+      ? 'pk = :pk AND sk BETWEEN :from AND :to'
+      : from !== undefined
+        ? 'pk = :pk AND sk >= :from'
+        : end !== undefined
+          ? 'pk = :pk AND sk <= :to'
+          : 'pk = :pk';
+  return {
+    KeyConditionExpression: condition,
+    ExpressionAttributeValues: {
+      ':pk': pk,
+      ...(from === undefined ? {} : { ':from': from }),
+      ...(end === undefined ? {} : { ':to': end }),
+    },
+  };
 }
 
 /** A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named. */
@@ -188,9 +259,9 @@ function distinct(refs: IndexedRef[]): IndexedRef[] {
 }
 
 /**
- * A batch's index items: one per customer and day, and one per event — an event's sends in the batch in one item
- * (its channels may fall on two days, or two customers' entries: BatchWriteItem refuses a key twice in a call), kept
- * as long as its longest-kept send.
+ * A batch's index items: one per customer and day, holding its sends, and one per event, customer and day, pointing
+ * at the customer's items of that day — written once per batch (BatchWriteItem refuses a key twice in a call), kept
+ * as long as the longest-kept send it leads to.
  */
 export function indexItemsOf(entries: readonly DatedEntry[]): IndexItem[] {
   const items: IndexItem[] = [];
@@ -198,33 +269,34 @@ export function indexItemsOf(entries: readonly DatedEntry[]): IndexItem[] {
   for (const { entry, expiresAt } of entries) {
     if (entry.sends.length === 0) continue;
     items.push({
-      pk: evidenceIndexPk(entry.userId),
-      sk: evidenceIndexSk(entry.day, entry.batch),
-      kind: 'EVIDENCE_INDEX',
-      userId: entry.userId,
+      pk: customerIndexPk(entry.userId),
+      sk: `${entry.day}#${indexBatchPart(entry.day, entry.batch)}`,
       expiresAt,
-      sends: new Set(entry.sends.map((s) => indexSend(s.sha256, s.notificationId))),
+      s: new Set(entry.sends.map((s) => indexMark(s.sha256, s.notificationId))),
     });
     for (const s of entry.sends) {
       const eventId = parseNotificationId(s.notificationId)?.eventId;
       if (eventId === undefined) continue;
-      const key = JSON.stringify([eventId, entry.batch]);
-      const item = events.get(key) ?? {
-        pk: evidenceEventPk(eventId),
-        sk: entry.batch,
-        kind: 'EVIDENCE_EVENT',
-        expiresAt,
-        sends: new Set<string>(),
-      };
-      item.sends.add(indexSend(s.sha256, s.notificationId));
+      const key = { pk: eventIndexPk(eventId), sk: eventIndexSk(entry.day, entry.userId) };
+      const item = events.get(JSON.stringify(key)) ?? { ...key, expiresAt };
       item.expiresAt = Math.max(item.expiresAt, expiresAt);
-      events.set(key, item);
+      events.set(JSON.stringify(key), item);
     }
   }
   return [...items, ...events.values()];
 }
 
-/** The sends an index item names: one batch's (`sends`), or a month's refs of the earlier layout (`refs`). */
+/** The sends a customer item of the compact layout names. */
+function customerRefsOf(item: Item): IndexedRef[] {
+  const sk = String(item.sk);
+  const batch = batchOfIndexPart(sk.slice(0, 10), sk.slice(11));
+  return [...((item.s as Set<string> | undefined) ?? [])].sort().flatMap((s) => {
+    const parsed = parseIndexSend(s);
+    return parsed === undefined ? [] : [{ batch, ...parsed }];
+  });
+}
+
+/** The sends an index item of a layout before names: one batch's (`sends`), or a month's refs (`refs`). */
 function refsOf(item: Item, batch: string): IndexedRef[] {
   const sends = [...((item.sends as Set<string> | undefined) ?? [])].sort();
   const refs = [...((item.refs as Set<string> | undefined) ?? [])].sort();

@@ -1,13 +1,15 @@
 /**
  * Writing the evidence index (stores/evidence-index.ts): a batch written now is put whole in BatchWriteItem calls of at
  * most 25, what DynamoDB leaves unprocessed sent again after a growing, jittered wait, and what still stays unprocessed
- * counted — the batch then left unindexed, for the sweeper. A batch whose earlier copy stands is added to, never put.
+ * counted — the batch then left unindexed, for the sweeper. A batch whose earlier copy stands is added to, never put;
+ * so is a spool slice, whose items every writer of its minute shares.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { batchName, type IndexedSend, indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { writeBatch } from '../../functions/stores/evidence-batch-writer.ts';
 import { DynamoEvidenceIndex, UNPROCESSED_RETRIES } from '../../functions/stores/evidence-index.ts';
 import { MemoryGaps, MemoryStore } from '../support/evidence-memory.ts';
@@ -38,7 +40,7 @@ describe('the evidence index, put whole', () => {
       .on(BatchWriteCommand)
       .resolvesOnce({
         UnprocessedItems: {
-          index: [{ PutRequest: { Item: { pk: 'EVIDENCE_INDEX#customer-3', sk: 'x' } } }],
+          index: [{ PutRequest: { Item: { pk: 'u#customer-3', sk: 'x' } } }],
         },
       })
       .resolves({});
@@ -46,7 +48,7 @@ describe('the evidence index, put whole', () => {
     expect(dynamo.commandCalls(BatchWriteCommand).map((c) => c.args[0].input.RequestItems?.index?.length)).toEqual([
       25, 1, 15,
     ]);
-    expect(puts(1)).toEqual(['EVIDENCE_INDEX#customer-3']);
+    expect(puts(1)).toEqual(['u#customer-3']);
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeLessThanOrEqual(UNPROCESSED_RETRIES.baseMs);
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
@@ -110,8 +112,33 @@ describe('a batch and its index', () => {
     expect(again).toMatchObject({ stored: 'alreadyThere', indexed: true });
     expect(dynamo.commandCalls(BatchWriteCommand)).toHaveLength(0);
     expect(dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input.UpdateExpression)).toEqual([
-      expect.stringMatching(/^ADD sends :sends SET /),
-      expect.stringMatching(/^ADD sends :sends SET /),
+      'ADD s :s SET expiresAt = :e',
+      'SET expiresAt = :e',
     ]);
+  });
+});
+
+describe("a spool slice, shared by the minute's writers", () => {
+  const SLICE = sliceBatchName(Date.parse('2026-11-01T10:00:30Z'), 2_557);
+  const sliceEntries = (s: IndexedSend[]) =>
+    indexEntriesOf(SLICE, s).map((entry) => ({ entry, expiresAt: 2_000_000_000 }));
+
+  it("adds each writer's sends to the slice's customer item (never a put over another writer's), puts the event items", async () => {
+    dynamo.on(UpdateCommand).resolves({}).on(BatchWriteCommand).resolves({});
+    const index = new DynamoEvidenceIndex(doc, 'index');
+    const [email, sms] = [
+      { userId: 'c-1', acceptedAt: '2026-11-01T10:00:31.000Z', notificationId: 'ev-1#EMAIL', sha256: 'a'.repeat(64) },
+      { userId: 'c-1', acceptedAt: '2026-11-01T10:00:32.000Z', notificationId: 'ev-1#SMS', sha256: 'b'.repeat(64) },
+    ];
+    // Two invocations of one minute, each with one channel of the same event to the same customer.
+    expect(await index.putBatch(sliceEntries([email as IndexedSend]))).toBe(0);
+    expect(await index.putBatch(sliceEntries([sms as IndexedSend]))).toBe(0);
+    const adds = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(adds.map((a) => [a.Key, a.UpdateExpression])).toEqual([
+      [{ pk: 'u#c-1', sk: '2026-11-01#100000-sweeper-spooldays2557' }, 'ADD s :s SET expiresAt = :e'],
+      [{ pk: 'u#c-1', sk: '2026-11-01#100000-sweeper-spooldays2557' }, 'ADD s :s SET expiresAt = :e'],
+    ]);
+    expect(puts(0)).toEqual(['e#ev-1']);
+    expect(puts(1)).toEqual(['e#ev-1']);
   });
 });
