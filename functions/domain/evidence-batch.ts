@@ -201,31 +201,43 @@ export function parseIndexRef(ref: string): { batch: string; notificationId: str
 /**
  * A send as the index kept it on its batch's item before the compact layout: `<sha256> <notificationId>`, the whole
  * digest in hex (still read: such items stay until their retention ends). The digest is 64 hex digits, so the first
- * space ends it whatever the eventId holds.
+ * space ends it whatever the eventId holds. Written now only by tests of that layout.
  */
 export const indexSend = (sha256: string, notificationId: string) => `${sha256} ${notificationId}`;
 
 /**
- * A send as the compact layout keeps it: `<digest> <notificationId>`, the digest the first 128 bits of the record's
- * SHA-256 in base64url (22 characters, against 64 hex digits). The digest is the record's, as the SENT write carried
- * it: the anchor from outside the object that outlives the notification item — a reader checks the stored record
- * against it (`digestMatches`); finding another record with the same first 128 bits is a second preimage, 2^128 work.
+ * A send as the compact layout keeps it on its customer's item of its event: `<digest> <batch> <rest of its id>`,
+ * the digest the first 128 bits of the record's SHA-256 in base64url (22 characters, against 64 hex digits), the
+ * batch shortened after the item's day (`indexBatchPart`), and what the notification id adds to the event's id
+ * (`#EMAIL`, a resend's `#SMS#E2`). The digest is the record's, as the SENT write carried it: the anchor from outside
+ * the object that outlives the notification item — a reader checks the stored record against it (`digestMatches`);
+ * another record with the same first 128 bits is a second preimage, 2^128 work. A batch name has no space.
  */
-export const indexMark = (sha256: string, notificationId: string) => `${indexDigest(sha256)} ${notificationId}`;
 export const INDEX_DIGEST_HEX = 32;
 export const indexDigest = (sha256: string) =>
   Buffer.from(sha256.slice(0, INDEX_DIGEST_HEX), 'hex').toString('base64url');
+export function indexMark(sha256: string, day: string, batch: string, eventId: string, notificationId: string) {
+  return `${indexDigest(sha256)} ${indexBatchPart(day, batch)} ${notificationId.slice(eventId.length)}`;
+}
+/** A send of the compact layout read back (`indexMark`), on the item of `eventId` and `day`; undefined if not one. */
+export function parseIndexMark(
+  mark: string,
+  day: string,
+  eventId: string,
+): { batch: string; notificationId: string; sha256: string } | undefined {
+  const m = /^([A-Za-z0-9_-]{22}) (\S+) (.*)$/s.exec(mark);
+  if (m === null) return undefined;
+  return {
+    batch: batchOfIndexPart(day, m[2] as string),
+    notificationId: `${eventId}${m[3] as string}`,
+    sha256: Buffer.from(m[1] as string, 'base64url').toString('hex'),
+  };
+}
 
-/**
- * A send of either layout (`indexSend`, `indexMark`): its notification and the digest it carries, in hex — the whole
- * SHA-256 (64 digits) or, from the compact layout, its first 128 bits (32 digits).
- */
+/** A send of the layout before (`indexSend`): its notification and its record's whole SHA-256 (hex). */
 export function parseIndexSend(ref: string): { sha256: string; notificationId: string } | undefined {
   const whole = /^([0-9a-f]{64}) (.+)$/s.exec(ref);
-  if (whole !== null) return { sha256: whole[1] as string, notificationId: whole[2] as string };
-  const mark = /^([A-Za-z0-9_-]{22}) (.+)$/s.exec(ref);
-  if (mark === null) return undefined;
-  return { sha256: Buffer.from(mark[1] as string, 'base64url').toString('hex'), notificationId: mark[2] as string };
+  return whole === null ? undefined : { sha256: whole[1] as string, notificationId: whole[2] as string };
 }
 
 /** Whether a record's SHA-256 (hex) is the digest a SENT write or the index carried: the whole, or its first 128 bits. */
@@ -233,7 +245,7 @@ export const digestMatches = (carried: string, sha256: string) =>
   carried.length >= INDEX_DIGEST_HEX && sha256.startsWith(carried);
 
 /**
- * The batch as a compact index item's sort key names it after the day of acceptance: `batches/<day>/<rest>` as
+ * The batch as a compact index item names it after the day of acceptance its sort key holds: `batches/<day>/<rest>` as
  * `<rest>` when the batch is of that day (nearly always), `<batch day>/<rest>` when not (a send accepted before
  * midnight, dispatched after; a batch a rebuild wrote later), and any other name whole after a `/`.
  */

@@ -130,11 +130,13 @@ export const evidenceIndexSk = (day: string, batch: string) => `${day}#${batch}`
 export const evidenceEventPk = (eventId: string) => `EVIDENCE_EVENT#${eventId}`;
 /**
  * The index's compact layout, in its own table (docs/table.md "The evidence index"): a customer's partition
- * `u#<userId>`, sk `<yyyy-mm-dd>#<batch, shortened>` (domain/evidence-batch.ts indexBatchPart), holding that batch's
- * sends for the customer; an event's partition `e#<eventId>`, sk `<yyyy-mm-dd>#<userId>`: which customer-day holds its
- * sends. The table holds nothing else, so one letter tells the two apart; what the key says is not repeated in the item.
+ * `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, holding the customer's sends of that event accepted that day, whatever
+ * batches they are in (domain/evidence-batch.ts indexMark); an event's partition `e#<eventId>`, sk
+ * `<yyyy-mm-dd>#<userId>`: the customer-day holding its sends. The table holds nothing else, so one letter tells the
+ * two apart; what the key says is not repeated in the item.
  */
 export const customerIndexPk = (userId: string) => `u#${userId}`;
+export const customerIndexSk = (day: string, eventId: string) => `${day}#${eventId}`;
 export const eventIndexPk = (eventId: string) => `e#${eventId}`;
 export const eventIndexSk = (day: string, userId: string) => `${day}#${userId}`;
 /**

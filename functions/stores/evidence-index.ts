@@ -5,37 +5,29 @@
  *
  * Items (docs/table.md "The evidence index"), in the compact layout — kept for seven years, every byte is paid for
  * 84 months, so an item holds nothing its key says, under one-letter names:
- * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<batch, shortened>` (domain/evidence-batch.ts indexBatchPart), `s`: the
- *   customer's sends in one batch accepted that day, each `<digest> <notificationId>` (indexMark: the record's
- *   SHA-256's first 128 bits);
+ * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, `s`: the customer's sends of one event accepted that day, each
+ *   `<digest> <batch> <#channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128 bits) —
+ *   an event's channels share one item even when they are sent from two batches;
  * - pk `e#<eventId>`, sk `<yyyy-mm-dd>#<userId>`, nothing else: which customer-day holds the event's sends — the
- *   event's look-up is that item, then the customer's items of that day.
+ *   event's look-up is that item, then the customer's item of that day and event.
  * Every write is a small item of its own (a batch holds one invocation's sends), billed on that item alone, however
  * many sends a customer has: an item per customer-month that grew with every send reached DynamoDB's 400 KB at a few
  * thousand sends and cost its whole size on every write.
  *
  * The index has a table of its own (lib/evidence-index-table.ts: Standard-IA, point-in-time recovery, outside AWS
- * Backup): write once, read rarely, kept seven years. A batch's own sends are put item by item in BatchWriteItem
- * calls (`putBatch`: its object holds exactly these, so a put again writes the same); a spool slice is every writer's
- * of that minute, so each writer adds its sends to the slice's items (ADD), as a part of a batch indexed before is
- * (`add`: a send written again changes nothing, the sends already there stay). Still read until their TTL: the
- * layout before (pk `EVIDENCE_INDEX#<userId>`, sk `<day>#<batch>`, `sends` of `<sha256> <notificationId>`, and
+ * Backup): write once, read rarely, kept seven years. A customer's item is added to (UpdateItem, ADD: an event's
+ * other channels, from another invocation, are added beside; a send written again changes nothing); an event's item
+ * is put (BatchWriteItem: the same key and TTL whoever writes it). Still read until their TTL: the layout before
+ * (pk `EVIDENCE_INDEX#<userId>`, sk `<day>#<batch>`, `sends` of `<sha256> <notificationId>`, and
  * `EVIDENCE_EVENT#<eventId>` items holding the event's sends), the month layout before that (sk `yyyy-mm`, `refs` of
  * `<batch> <notificationId>`), and items kept in the main table before the index had its own (`formerTable`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  batchOfIndexPart,
-  type IndexEntry,
-  indexBatchPart,
-  indexMark,
-  parseIndexRef,
-  parseIndexSend,
-} from '../domain/evidence-batch.ts';
-import { parseSliceBatch } from '../domain/evidence-spool.ts';
+import { type IndexEntry, indexMark, parseIndexMark, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
 import {
   customerIndexPk,
+  customerIndexSk,
   eventIndexPk,
   eventIndexSk,
   evidenceEventPk,
@@ -102,10 +94,6 @@ type Key = { pk: string; sk: string };
 /** An item of the compact layout: a customer's (with its sends, `s`) or an event's (its key alone). */
 export type IndexItem = Key & { expiresAt: number; s?: Set<string> };
 
-/** Whether a customer item is a spool slice's, which every writer of that minute adds its sends to. */
-const isSliceItem = (item: IndexItem) =>
-  item.s !== undefined && parseSliceBatch(batchOfIndexPart(item.sk.slice(0, 10), item.sk.slice(11))) !== undefined;
-
 export class DynamoEvidenceIndex implements EvidenceIndex {
   /**
    * `tableName`: the index's table. `formerTable`: the main table, where a stage kept its index before the index had
@@ -119,14 +107,16 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
 
   async putBatch(entries: readonly DatedEntry[]): Promise<number> {
     const items = indexItemsOf(entries);
-    // A slice's customer items are shared by the minute's writers: a put would replace another writer's sends.
-    const shared = items.filter(isSliceItem);
-    const own = items.filter((i) => !isSliceItem(i));
+    // A customer's item of an event is shared by the writers of its channels: added to, never put over.
+    const before = await this.addAll(items.filter((i) => i.s !== undefined));
+    // Its event's item is put by the first writer of the event's sends only (the rest find another channel's send
+    // there): once per event, not once per channel. The first writer that fails to put it leaves its batch
+    // unindexed, and the sweeper's `add` puts it.
+    const events = items.filter((i) => i.s === undefined && !anotherWriterFirst(i, before));
     let unprocessed = 0;
-    for (let i = 0; i < own.length; i += BATCH_WRITE_MAX) {
-      unprocessed += await this.writeAll(own.slice(i, i + BATCH_WRITE_MAX));
+    for (let i = 0; i < events.length; i += BATCH_WRITE_MAX) {
+      unprocessed += await this.writeAll(events.slice(i, i + BATCH_WRITE_MAX));
     }
-    await this.addAll(shared);
     return unprocessed;
   }
 
@@ -151,22 +141,29 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
     await this.addAll(indexItemsOf([{ entry, expiresAt }]));
   }
 
-  /** Each item added to (UpdateItem: ADD its sends, its TTL set), a few at a time. */
-  private async addAll(items: readonly IndexItem[]): Promise<void> {
+  /**
+   * Each item added to (UpdateItem: ADD its sends, its TTL set), a few at a time; each customer item's sends as they
+   * were before (by its key: `itemId`), and the sends added to it.
+   */
+  private async addAll(items: readonly IndexItem[]): Promise<Map<string, Added>> {
+    const before = new Map<string, Added>();
     for (let i = 0; i < items.length; i += ADD_AT_ONCE) {
       await Promise.all(
-        items.slice(i, i + ADD_AT_ONCE).map(({ pk, sk, expiresAt, s }) =>
-          this.client.send(
+        items.slice(i, i + ADD_AT_ONCE).map(async ({ pk, sk, expiresAt, s }) => {
+          const r = await this.client.send(
             new UpdateCommand({
               TableName: this.tableName,
               Key: { pk, sk },
               UpdateExpression: s === undefined ? 'SET expiresAt = :e' : 'ADD s :s SET expiresAt = :e',
               ExpressionAttributeValues: { ':e': expiresAt, ...(s === undefined ? {} : { ':s': s }) },
+              ...(s === undefined ? {} : { ReturnValues: 'UPDATED_OLD' as const }),
             }),
-          ),
-        ),
+          );
+          if (s !== undefined) before.set(itemId({ pk, sk }), { had: r.Attributes?.s as Set<string> | undefined, s });
+        }),
       );
     }
+    return before;
   }
 
   async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {
@@ -177,7 +174,7 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
         ...dayCondition(customerIndexPk(userId), range.from, range.to),
       }),
     ]);
-    return distinct([...before, ...compact.flatMap(customerRefsOf)]);
+    return distinct([...before, ...byBatch(compact.flatMap(customerRefsOf))]);
   }
 
   /** A customer's sends in the layouts before the compact one (day items, month items; either table). */
@@ -200,18 +197,21 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
         ExpressionAttributeValues: { ':pk': eventIndexPk(eventId) },
       }),
     ]);
-    // Each customer-day the event's items name, once: its items of that day hold the event's sends among others.
-    const days = [...new Set(pointers.map((p) => String(p.sk)))].flatMap((sk) => parseEventIndexSk(sk) ?? []);
+    // Each customer-day the event's items name: the customer's item of that day and event holds its sends.
+    const days = pointers.flatMap((p) => parseEventIndexSk(String(p.sk)) ?? []);
     const found = await Promise.all(
       days.map(({ day, userId }) =>
-        queryAll(this.client, { TableName: this.tableName, ...dayCondition(customerIndexPk(userId), day, day) }),
+        queryAll(this.client, {
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk = :sk',
+          ExpressionAttributeValues: { ':pk': customerIndexPk(userId), ':sk': customerIndexSk(day, eventId) },
+        }),
       ),
     );
-    const ofEvent = found
-      .flat()
-      .flatMap(customerRefsOf)
-      .filter((r) => parseNotificationId(r.notificationId)?.eventId === eventId);
-    return distinct([...before.flatMap((i) => refsOf(i, String(i.sk))), ...ofEvent]);
+    return distinct([
+      ...before.flatMap((i) => refsOf(i, String(i.sk))),
+      ...byBatch(found.flat().flatMap(customerRefsOf)),
+    ]);
   }
 
   /** A partition's items in the former table (older: written before the index had a table), then in the index's. */
@@ -221,6 +221,21 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
     const found = await Promise.all(tables.map((TableName) => queryAll(this.client, { TableName, ...input })));
     return found.flat();
   }
+}
+
+/** A customer item's sends before a writer's ADD (`had`), and the sends it added (`s`). */
+type Added = { readonly had: ReadonlySet<string> | undefined; readonly s: ReadonlySet<string> };
+const itemId = (key: Key) => JSON.stringify([key.pk, key.sk]);
+
+/**
+ * Whether another writer added a send to an event item's customer item before this one: then that writer puts (or
+ * put) the event item. An item that held only this writer's own sends (its retry) is not another's.
+ */
+function anotherWriterFirst(event: IndexItem, before: ReadonlyMap<string, Added>): boolean {
+  const at = parseEventIndexSk(event.sk);
+  if (at === undefined) return false;
+  const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, event.pk.slice(2)) }));
+  return [...(added?.had ?? [])].some((mark) => !added?.s.has(mark));
 }
 
 /** UpdateItem calls in flight at once when a writer adds to a slice's items. */
@@ -259,42 +274,42 @@ function distinct(refs: IndexedRef[]): IndexedRef[] {
 }
 
 /**
- * A batch's index items: one per customer and day, holding its sends, and one per event, customer and day, pointing
- * at the customer's items of that day — written once per batch (BatchWriteItem refuses a key twice in a call), kept
- * as long as the longest-kept send it leads to.
+ * A batch's index items: one per customer, day and event, holding its sends, and one per event, day and customer,
+ * pointing at it — each key once (BatchWriteItem refuses a key twice in a call), kept as long as the longest-kept
+ * send it leads to. A send whose id names no event is on a customer item of its own id, with no event item.
  */
 export function indexItemsOf(entries: readonly DatedEntry[]): IndexItem[] {
-  const items: IndexItem[] = [];
-  const events = new Map<string, IndexItem>();
+  const items = new Map<string, IndexItem>();
+  const keep = (key: Key, expiresAt: number, mark?: string) => {
+    const id = itemId(key);
+    const item = items.get(id) ?? { ...key, expiresAt, ...(mark === undefined ? {} : { s: new Set<string>() }) };
+    item.expiresAt = Math.max(item.expiresAt, expiresAt);
+    if (mark !== undefined) item.s?.add(mark);
+    items.set(id, item);
+  };
   for (const { entry, expiresAt } of entries) {
-    if (entry.sends.length === 0) continue;
-    items.push({
-      pk: customerIndexPk(entry.userId),
-      sk: `${entry.day}#${indexBatchPart(entry.day, entry.batch)}`,
-      expiresAt,
-      s: new Set(entry.sends.map((s) => indexMark(s.sha256, s.notificationId))),
-    });
-    for (const s of entry.sends) {
-      const eventId = parseNotificationId(s.notificationId)?.eventId;
-      if (eventId === undefined) continue;
-      const key = { pk: eventIndexPk(eventId), sk: eventIndexSk(entry.day, entry.userId) };
-      const item = events.get(JSON.stringify(key)) ?? { ...key, expiresAt };
-      item.expiresAt = Math.max(item.expiresAt, expiresAt);
-      events.set(JSON.stringify(key), item);
+    for (const send of entry.sends) {
+      const eventId = parseNotificationId(send.notificationId)?.eventId;
+      const own = eventId ?? send.notificationId;
+      const mark = indexMark(send.sha256, entry.day, entry.batch, own, send.notificationId);
+      keep({ pk: customerIndexPk(entry.userId), sk: customerIndexSk(entry.day, own) }, expiresAt, mark);
+      if (eventId !== undefined)
+        keep({ pk: eventIndexPk(eventId), sk: eventIndexSk(entry.day, entry.userId) }, expiresAt);
     }
   }
-  return [...items, ...events.values()];
+  return [...items.values()];
 }
 
 /** The sends a customer item of the compact layout names. */
 function customerRefsOf(item: Item): IndexedRef[] {
   const sk = String(item.sk);
-  const batch = batchOfIndexPart(sk.slice(0, 10), sk.slice(11));
-  return [...((item.s as Set<string> | undefined) ?? [])].sort().flatMap((s) => {
-    const parsed = parseIndexSend(s);
-    return parsed === undefined ? [] : [{ batch, ...parsed }];
-  });
+  const [day, eventId] = [sk.slice(0, 10), sk.slice(11)];
+  return [...((item.s as Set<string> | undefined) ?? [])].sort().flatMap((s) => parseIndexMark(s, day, eventId) ?? []);
 }
+
+/** Sends in the order of their batches (a batch's name starts with its day and time), then of their ids. */
+const byBatch = (refs: IndexedRef[]) =>
+  refs.sort((a, b) => a.batch.localeCompare(b.batch) || a.notificationId.localeCompare(b.notificationId));
 
 /** The sends an index item of a layout before names: one batch's (`sends`), or a month's refs (`refs`). */
 function refsOf(item: Item, batch: string): IndexedRef[] {

@@ -1,8 +1,8 @@
 /**
  * The evidence index and the intents of evidence batches on DynamoDB Local (docs/table.md): a customer with thousands
- * of sends a month is indexed in small items, one per batch — none grows toward DynamoDB's 400 KB, each write is
- * billed on its own small item — found whole, by a day range, and by event; in a table of its own, a batch put whole
- * in BatchWriteItem calls, a spool slice's added to by each writer of its minute; items kept in the main table before,
+ * of sends a month is indexed in small items, one per event — none grows toward DynamoDB's 400 KB, each write is
+ * billed on its own small item — found whole, by a day range, and by event; in a table of its own, an event's
+ * channels added to one item by each writer (a spool slice's writers of one minute too); items kept in the main table before,
  * of the layout before the compact one and of the earlier month layout, are read alike. An intent whose recovery
  * failed is held back without hiding how old it is.
  */
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 
 describe('the evidence index', () => {
-  it('a customer with 4,000 sends in a month across 200 batches: 200 small items, none over 3 KB, all found, by day and by event', async () => {
+  it('a customer with 4,000 sends in a month across 200 batches: an item per event, none over 400 B, all found, by day and by event', async () => {
     const batches: string[] = [];
     for (let b = 0; b < 200; b++) {
       const at = START + b * 3 * HOUR;
@@ -59,13 +59,15 @@ describe('the evidence index', () => {
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': 'u#busy-customer' },
     });
-    // One item per batch, each holding that batch's 20 sends: bounded by the batch, never by the customer.
-    expect(items).toHaveLength(200);
+    // One item per event, each holding its two channels' sends: bounded by the event, never by the customer.
+    expect(items).toHaveLength(2_000);
     const sizes = items.map((i) => JSON.stringify([...(i.s as Set<string>)]).length + String(i.sk).length);
-    expect(Math.max(...sizes)).toBeLessThan(3_000);
+    expect(Math.max(...sizes)).toBeLessThan(400);
     // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/`.
     expect(Object.keys(items[0] ?? {}).sort()).toEqual(['expiresAt', 'pk', 's', 'sk']);
-    expect(items[0]?.sk).toBe(`2026-11-01#${(batches[0] as string).slice('batches/2026-11-01/'.length)}`);
+    const part = (batches[0] as string).slice('batches/2026-11-01/'.length);
+    const first = [...(items.find((i) => i.sk === '2026-11-01#card-payment-0-0')?.s as Set<string>)];
+    expect(first.map((m) => m.slice(23)).sort()).toEqual([`${part} #PUSH`, `${part} #SMS`]);
 
     const all = await index.sendsOf('busy-customer');
     expect(all).toHaveLength(4_000);
@@ -143,9 +145,9 @@ describe('the evidence index in a table of its own', () => {
       indexEntriesOf(name, sends).map((entry) => ({ entry, expiresAt: indexExpiresAt(entry.day, RETENTION_DAYS) })),
     );
 
-  it('a batch written now is put whole (BatchWriteItem, 25 items a call): an item per customer and day, one per event and day, none in the main table; put again, the same', async () => {
+  it('a batch written now: an item per customer, day and event (added to), one per event, day and customer (put, 25 a call), none in the main table; written again, the same', async () => {
     const name = batchName('dispatch', START, 'wholebatch0001');
-    // 30 customers, each one event on two channels (60 items: three calls), and one event whose two channels were
+    // 30 customers, each one event on two channels (30 event items: two calls), and one event whose two channels were
     // accepted either side of midnight: two customer items, two event items (one per day).
     const sends: IndexedSend[] = Array.from({ length: 60 }, (_, i) => ({
       userId: `whole-${i >> 1}`,
