@@ -66,7 +66,7 @@ describe('the evidence index', () => {
     // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/`.
     expect(Object.keys(items[0] ?? {}).sort()).toEqual(['expiresAt', 'pk', 's', 'sk']);
     const part = (batches[0] as string).slice('batches/2026-11-01/'.length);
-    const first = [...(items.find((i) => i.sk === '2026-11-01#card-payment-0-0')?.s as Set<string>)];
+    const first = [...((items.find((i) => i.sk === '2026-11-01#card-payment-0-0')?.s ?? []) as Set<string>)];
     expect(first.map((m) => m.slice(23)).sort()).toEqual([`${part} #PUSH`, `${part} #SMS`]);
 
     const all = await index.sendsOf('busy-customer');
