@@ -238,12 +238,15 @@ function anotherWriterFirst(event: IndexItem, before: ReadonlyMap<string, Added>
   return [...(added?.had ?? [])].some((mark) => !added?.s.has(mark));
 }
 
-/** UpdateItem calls in flight at once when a writer adds to a slice's items. */
-const ADD_AT_ONCE = 8;
+/** UpdateItem calls in flight at once when a writer adds to customer items. */
+const ADD_AT_ONCE = 16;
 
-/** A partition's items of a range of days (`from`, `to`: the sort key's start; either open). */
+/**
+ * A partition's items of a range of days (`from`, `to`: the sort key's start; either open). A day's sort keys are
+ * `<day>#…`, whatever follows (an event id, a batch name): `<day>$` sorts after all of them ('$' follows '#').
+ */
 function dayCondition(pk: string, from: string | undefined, to: string | undefined) {
-  const end = to === undefined ? undefined : `${to}#~`;
+  const end = to === undefined ? undefined : `${to}$`;
   const condition =
     from !== undefined && end !== undefined
       ? 'pk = :pk AND sk BETWEEN :from AND :to'

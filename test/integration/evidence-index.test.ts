@@ -237,6 +237,22 @@ describe('the evidence index in a table of its own', () => {
   });
 });
 
+describe('a range of days in the compact layout', () => {
+  it("holds every event of its last day, whatever its id sorts after (the sort key is the day, then the event's id)", async () => {
+    const name = batchName('dispatch', START, 'rangeends0001');
+    const sends = ['~tilde', 'zz', 'ÿ-latin'].map((eventId, i) => ({
+      userId: 'range-ends',
+      acceptedAt: new Date(START + i).toISOString(),
+      notificationId: `${eventId}#EMAIL`,
+      sha256: digest(900 + i),
+    }));
+    await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, sends);
+    const day = await index.sendsOf('range-ends', { from: '2026-11-01', to: '2026-11-01' });
+    expect(day.map((s) => s.notificationId).sort()).toEqual(sends.map((s) => s.notificationId).sort());
+    expect(await index.sendsOf('range-ends', { to: '2026-10-31' })).toEqual([]);
+  });
+});
+
 /** Items of the layout before the compact one, as deployed stages wrote them: whole digests, kind and userId. */
 async function putLayoutBefore(
   tableName: string,
