@@ -69,7 +69,7 @@ export function grantIndexWrites(fn: NotifierFunction, table: ITable): void {
   fn.useTable(table, ['dynamodb:BatchWriteItem', 'dynamodb:UpdateItem']);
 }
 
-/** A reader of the index (the operator function, the console's API): one Query per customer or event. */
+/** A reader of the index (the operator function, the console's API): a Query per customer, two per event. */
 export function grantIndexReads(fn: NotifierFunction, table: ITable): void {
   fn.useTable(table, ['dynamodb:Query']);
 }

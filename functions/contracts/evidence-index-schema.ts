@@ -1,8 +1,9 @@
 /**
  * The evidence index's own table (docs/table.md "The evidence index"), as plain data: the stack builds it
  * (lib/evidence-index-table.ts), the local run and the integration tests create it on DynamoDB Local from here. Its
- * items keep the keys they had in the main table (`EVIDENCE_INDEX#<userId>` / `EVIDENCE_EVENT#<eventId>`), so a reader
- * reads either table the same way. No aws-cdk-lib import: the local run must not load the CDK.
+ * items are the compact `u#<userId>` and `e#<eventId>` (stores/evidence-index.ts), beside those of the layout before,
+ * keyed as they were in the main table (`EVIDENCE_INDEX#<userId>` / `EVIDENCE_EVENT#<eventId>`) and read alike until
+ * their TTL. No aws-cdk-lib import: the local run must not load the CDK.
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 

@@ -199,14 +199,66 @@ export function parseIndexRef(ref: string): { batch: string; notificationId: str
 }
 
 /**
- * A send as the index keeps it on its batch's item: `<sha256> <notificationId>`. The digest is the record's, as the
- * SENT write carried it: the anchor from outside the object that outlives the notification item. The digest is 64
- * hex digits, so the first space ends it whatever the eventId holds.
+ * A send as the index kept it on its batch's item before the compact layout: `<sha256> <notificationId>`, the whole
+ * digest in hex (still read: such items stay until their retention ends). The digest is 64 hex digits, so the first
+ * space ends it whatever the eventId holds. Written now only by tests of that layout.
  */
 export const indexSend = (sha256: string, notificationId: string) => `${sha256} ${notificationId}`;
+
+/**
+ * A send as the compact layout keeps it on its customer's item of its event: `<digest> <batch> <rest of its id>`,
+ * the digest the first 128 bits of the record's SHA-256 in base64url (22 characters, against 64 hex digits), the
+ * batch shortened after the item's day (`indexBatchPart`), and what the notification id adds to the event's id
+ * (`#EMAIL`, a resend's `#SMS#E2`). The digest is the record's, as the SENT write carried it: the anchor from outside
+ * the object that outlives the notification item — a reader checks the stored record against it (`digestMatches`);
+ * another record with the same first 128 bits is a second preimage, 2^128 work. A batch name has no space.
+ */
+export const INDEX_DIGEST_HEX = 32;
+export const indexDigest = (sha256: string) =>
+  Buffer.from(sha256.slice(0, INDEX_DIGEST_HEX), 'hex').toString('base64url');
+export function indexMark(sha256: string, day: string, batch: string, eventId: string, notificationId: string) {
+  return `${indexDigest(sha256)} ${indexBatchPart(day, batch)} ${notificationId.slice(eventId.length)}`;
+}
+/** A send of the compact layout read back (`indexMark`), on the item of `eventId` and `day`; undefined if not one. */
+export function parseIndexMark(
+  mark: string,
+  day: string,
+  eventId: string,
+): { batch: string; notificationId: string; sha256: string } | undefined {
+  const m = /^([A-Za-z0-9_-]{22}) (\S+) (.*)$/s.exec(mark);
+  if (m === null) return undefined;
+  return {
+    batch: batchOfIndexPart(day, m[2] as string),
+    notificationId: `${eventId}${m[3] as string}`,
+    sha256: Buffer.from(m[1] as string, 'base64url').toString('hex'),
+  };
+}
+
+/** A send of the layout before (`indexSend`): its notification and its record's whole SHA-256 (hex). */
 export function parseIndexSend(ref: string): { sha256: string; notificationId: string } | undefined {
-  const m = /^([0-9a-f]{64}) (.+)$/s.exec(ref);
-  return m === null ? undefined : { sha256: m[1] as string, notificationId: m[2] as string };
+  const whole = /^([0-9a-f]{64}) (.+)$/s.exec(ref);
+  return whole === null ? undefined : { sha256: whole[1] as string, notificationId: whole[2] as string };
+}
+
+/** Whether a record's SHA-256 (hex) is the digest a SENT write or the index carried: the whole, or its first 128 bits. */
+export const digestMatches = (carried: string, sha256: string) =>
+  carried.length >= INDEX_DIGEST_HEX && sha256.startsWith(carried);
+
+/**
+ * The batch as a compact index item names it after the day of acceptance its sort key holds: `batches/<day>/<rest>` as
+ * `<rest>` when the batch is of that day (nearly always), `<batch day>/<rest>` when not (a send accepted before
+ * midnight, dispatched after; a batch a rebuild wrote later), and any other name whole after a `/`.
+ */
+export function indexBatchPart(day: string, batch: string): string {
+  if (batch.startsWith(`batches/${day}/`)) return batch.slice(`batches/${day}/`.length);
+  if (/^batches\/\d{4}-\d{2}-\d{2}\//.test(batch)) return batch.slice('batches/'.length);
+  return `/${batch}`;
+}
+/** The batch an index item's sort key part names (`indexBatchPart` read back). */
+export function batchOfIndexPart(day: string, part: string): string {
+  if (part.startsWith('/')) return part.slice(1);
+  if (/^\d{4}-\d{2}-\d{2}\//.test(part)) return `batches/${part}`;
+  return `batches/${day}/${part}`;
 }
 /** The day (UTC, `yyyy-mm-dd`) a send is indexed under: its acceptance's. */
 export const indexDay = (acceptedAt: string) => acceptedAt.slice(0, 10);

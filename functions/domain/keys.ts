@@ -129,6 +129,33 @@ export const evidenceIndexSk = (day: string, batch: string) => `${day}#${batch}`
 /** An event's evidence index: one item per batch holding its sends (sk the batch name), kept as long as the evidence. */
 export const evidenceEventPk = (eventId: string) => `EVIDENCE_EVENT#${eventId}`;
 /**
+ * The index's compact layout, in its own table (docs/table.md "The evidence index"): a customer's partition
+ * `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, holding the customer's sends of that event accepted that day, whatever
+ * batches they are in (domain/evidence-batch.ts indexMark); an event's partition `e#<eventId>`, sk
+ * `<yyyy-mm-dd>#<userId>`: the customer-day holding its sends. The table holds nothing else, so one letter tells the
+ * two apart; what the key says is not repeated in the item.
+ */
+export const customerIndexPk = (userId: string) => `u#${userId}`;
+export const customerIndexSk = (day: string, eventId: string) => `${day}#${eventId}`;
+export const eventIndexPk = (eventId: string) => `e#${eventId}`;
+export const eventIndexSk = (day: string, userId: string) => `${day}#${userId}`;
+/**
+ * What an item of the index's table is, by its key (the compact items say no kind): a customer's sends
+ * (`EVIDENCE_INDEX`) or an event's pointer (`EVIDENCE_EVENT`), the names the layouts before gave them: for a count
+ * (tools/bench/cost-probe.ts).
+ */
+export function indexItemKind(pk: string): 'EVIDENCE_INDEX' | 'EVIDENCE_EVENT' | undefined {
+  if (pk.startsWith('u#') || pk.startsWith('EVIDENCE_INDEX#')) return 'EVIDENCE_INDEX';
+  if (pk.startsWith('e#') || pk.startsWith('EVIDENCE_EVENT#')) return 'EVIDENCE_EVENT';
+  return undefined;
+}
+
+/** The customer-day an event item of the compact layout points to, or undefined for any other sort key. */
+export function parseEventIndexSk(sk: string): { day: string; userId: string } | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})#(.+)$/s.exec(sk);
+  return m === null ? undefined : { day: m[1] as string, userId: m[2] as string };
+}
+/**
  * Where the reports on a send batch's sends are: one item per feedback batch holding any (sk its name), kept as long
  * as the evidence. A feedback invocation writes all its reports as one object, whatever send batches they are on.
  */

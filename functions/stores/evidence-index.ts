@@ -1,35 +1,49 @@
 /**
  * The evidence index (docs/evidence-and-privacy.md "Finding a record"): where a send's record is, by customer and by
  * event, kept as long as the evidence it points to — so export and the operator's commands find a customer's or an
- * event's evidence with one Query, also years after every hot item expired, and never list the bucket.
+ * event's evidence with a Query or two, also years after every hot item expired, and never list the bucket.
  *
- * Items (docs/table.md), each one batch's sends, `<sha256> <notificationId>` (domain/evidence-batch.ts indexSend):
- * - pk `EVIDENCE_INDEX#<userId>`, sk `<yyyy-mm-dd>#<batch>`: a customer's sends in one batch accepted that day;
- * - pk `EVIDENCE_EVENT#<eventId>`, sk `<batch>`: an event's sends in one batch.
+ * Items (docs/table.md "The evidence index"), in the compact layout — kept for seven years, every byte is paid for
+ * 84 months, so an item holds nothing its key says, under one-letter names:
+ * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, `s`: the customer's sends of one event accepted that day, each
+ *   `<digest> <batch> <#channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128 bits) —
+ *   an event's channels share one item even when they are sent from two batches;
+ * - pk `e#<eventId>`, sk `<yyyy-mm-dd>#<userId>`, nothing else: which customer-day holds the event's sends — the
+ *   event's look-up is that item, then the customer's item of that day and event.
  * Every write is a small item of its own (a batch holds one invocation's sends), billed on that item alone, however
  * many sends a customer has: an item per customer-month that grew with every send reached DynamoDB's 400 KB at a few
  * thousand sends and cost its whole size on every write.
  *
  * The index has a table of its own (lib/evidence-index-table.ts: Standard-IA, point-in-time recovery, outside AWS
- * Backup): write once, read rarely, kept seven years. A batch's whole set of sends is put item by item in
- * BatchWriteItem calls (`putBatch`: its object holds exactly these sends, so a put again writes the same); a part of a
- * batch indexed before (the sweeper indexing what a rebuild could not) is added to its items (`add`, ADD: a send
- * written again changes nothing, the sends already there stay). Items kept in the main table before the index had its
- * own (`formerTable`), and items of the earlier month layout (sk `yyyy-mm`, `refs` of `<batch> <notificationId>`), are
- * still read until their TTL.
+ * Backup): write once, read rarely, kept seven years. A customer's item is added to (UpdateItem, ADD: an event's
+ * other channels, from another invocation, are added beside; a send written again changes nothing); an event's item
+ * is put (BatchWriteItem: the same key and TTL whoever writes it). Still read until their TTL: the layout before
+ * (pk `EVIDENCE_INDEX#<userId>`, sk `<day>#<batch>`, `sends` of `<sha256> <notificationId>`, and
+ * `EVIDENCE_EVENT#<eventId>` items holding the event's sends), the month layout before that (sk `yyyy-mm`, `refs` of
+ * `<batch> <notificationId>`), and items kept in the main table before the index had its own (`formerTable`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type IndexEntry, indexSend, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
-import { evidenceEventPk, evidenceIndexPk, evidenceIndexSk, parseNotificationId } from '../domain/keys.ts';
+import { type IndexEntry, indexMark, parseIndexMark, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
+import {
+  customerIndexPk,
+  customerIndexSk,
+  eventIndexPk,
+  eventIndexSk,
+  evidenceEventPk,
+  evidenceIndexPk,
+  parseEventIndexSk,
+  parseNotificationId,
+} from '../domain/keys.ts';
 import { type Item, type QueryInput, queryAll } from './paged-query.ts';
 
 export type EvidenceIndexEntry = IndexEntry;
 
-/** A send as an index names it: its batch, its notification and (since the digest is indexed) its record's SHA-256. */
+/** A send as an index names it: its batch, its notification and (since the digest is indexed) its record's digest. */
 export interface IndexedRef {
   readonly batch: string;
   readonly notificationId: string;
+  /** Hex: the record's whole SHA-256, or (the compact layout) its first 128 bits; checked by `digestMatches`. */
   readonly sha256?: string;
 }
 
@@ -53,7 +67,8 @@ export interface EvidenceIndex {
   add(entry: EvidenceIndexEntry, expiresAt: number): Promise<void>;
   /**
    * Puts a batch's items whole: `entries` are every send of the batch (its object holds exactly these), each item
-   * replaced by the same. Resolves with the items still unprocessed after the retries (0: all written).
+   * replaced by the same — but a spool slice's customer items, which other writers of the minute share, are added to.
+   * Resolves with the items still unprocessed after the retries (0: all written).
    */
   putBatch(entries: readonly DatedEntry[]): Promise<number>;
   /** Every send indexed for a customer (within `range`), oldest first. */
@@ -76,7 +91,8 @@ const BATCH_WRITE_MAX = 25;
 export const UNPROCESSED_RETRIES = { attempts: 5, baseMs: 50, maxMs: 800 } as const;
 
 type Key = { pk: string; sk: string };
-type IndexItem = Key & { kind: string; userId?: string; expiresAt: number; sends: Set<string> };
+/** An item of the compact layout: a customer's (with its sends, `s`) or an event's (its key alone). */
+export type IndexItem = Key & { expiresAt: number; s?: Set<string> };
 
 export class DynamoEvidenceIndex implements EvidenceIndex {
   /**
@@ -90,10 +106,16 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
   ) {}
 
   async putBatch(entries: readonly DatedEntry[]): Promise<number> {
-    let unprocessed = 0;
     const items = indexItemsOf(entries);
-    for (let i = 0; i < items.length; i += BATCH_WRITE_MAX) {
-      unprocessed += await this.writeAll(items.slice(i, i + BATCH_WRITE_MAX));
+    // A customer's item of an event is shared by the writers of its channels: added to, never put over.
+    const before = await this.addAll(items.filter((i) => i.s !== undefined));
+    // Its event's item is put by the first writer of the event's sends only (the rest find another channel's send
+    // there): once per event, not once per channel. The first writer that fails to put it leaves its batch
+    // unindexed, and the sweeper's `add` puts it.
+    const events = items.filter((i) => i.s === undefined && !anotherWriterFirst(i, before));
+    let unprocessed = 0;
+    for (let i = 0; i < events.length; i += BATCH_WRITE_MAX) {
+      unprocessed += await this.writeAll(events.slice(i, i + BATCH_WRITE_MAX));
     }
     return unprocessed;
   }
@@ -116,55 +138,80 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
   }
 
   async add(entry: EvidenceIndexEntry, expiresAt: number): Promise<void> {
-    await Promise.all(
-      indexItemsOf([{ entry, expiresAt }]).map(({ pk, sk, sends, ...set }) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk, sk },
-            UpdateExpression: `ADD sends :sends SET ${Object.keys(set)
-              .map((n) => `${n} = :${n}`)
-              .join(', ')}`,
-            ExpressionAttributeValues: {
-              ':sends': sends,
-              ...Object.fromEntries(Object.entries(set).map(([n, v]) => [`:${n}`, v])),
-            },
-          }),
-        ),
-      ),
-    );
+    await this.addAll(indexItemsOf([{ entry, expiresAt }]));
+  }
+
+  /**
+   * Each item added to (UpdateItem: ADD its sends, its TTL set), a few at a time; each customer item's sends as they
+   * were before (by its key: `itemId`), and the sends added to it.
+   */
+  private async addAll(items: readonly IndexItem[]): Promise<Map<string, Added>> {
+    const before = new Map<string, Added>();
+    for (let i = 0; i < items.length; i += ADD_AT_ONCE) {
+      await Promise.all(
+        items.slice(i, i + ADD_AT_ONCE).map(async ({ pk, sk, expiresAt, s }) => {
+          const r = await this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: { pk, sk },
+              UpdateExpression: s === undefined ? 'SET expiresAt = :e' : 'ADD s :s SET expiresAt = :e',
+              ExpressionAttributeValues: { ':e': expiresAt, ...(s === undefined ? {} : { ':s': s }) },
+              ...(s === undefined ? {} : { ReturnValues: 'UPDATED_OLD' as const }),
+            }),
+          );
+          if (s !== undefined) before.set(itemId({ pk, sk }), { had: r.Attributes?.s as Set<string> | undefined, s });
+        }),
+      );
+    }
+    return before;
   }
 
   async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {
+    const [before, compact] = await Promise.all([
+      this.formerSendsOf(userId, range),
+      queryAll(this.client, {
+        TableName: this.tableName,
+        ...dayCondition(customerIndexPk(userId), range.from, range.to),
+      }),
+    ]);
+    return distinct([...before, ...byBatch(compact.flatMap(customerRefsOf))]);
+  }
+
+  /** A customer's sends in the layouts before the compact one (day items, month items; either table). */
+  private async formerSendsOf(userId: string, range: DayRange): Promise<IndexedRef[]> {
     // A month item (the earlier layout, sk `yyyy-mm`) sorts before its month's days: the range starts at its month.
-    const from = range.from?.slice(0, 7);
-    const to = range.to === undefined ? undefined : `${range.to}#~`;
-    const condition =
-      from !== undefined && to !== undefined
-        ? 'pk = :pk AND sk BETWEEN :from AND :to'
-        : from !== undefined
-          ? 'pk = :pk AND sk >= :from'
-          : to !== undefined
-            ? 'pk = :pk AND sk <= :to'
-            : 'pk = :pk';
-    const items = await this.queryBoth({
-      KeyConditionExpression: condition,
-      ExpressionAttributeValues: {
-        ':pk': evidenceIndexPk(userId),
-        ...(from === undefined ? {} : { ':from': from }),
-        ...(to === undefined ? {} : { ':to': to }),
-      },
-    });
+    const items = await this.queryBoth(dayCondition(evidenceIndexPk(userId), range.from?.slice(0, 7), range.to));
     const inRange = (sk: string) => sk.length === 7 || range.from === undefined || sk.slice(0, 10) >= range.from;
-    return distinct(items.filter((i) => inRange(String(i.sk))).flatMap((i) => refsOf(i, String(i.sk).slice(11))));
+    return items.filter((i) => inRange(String(i.sk))).flatMap((i) => refsOf(i, String(i.sk).slice(11)));
   }
 
   async sendsOfEvent(eventId: string): Promise<IndexedRef[]> {
-    const items = await this.queryBoth({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': evidenceEventPk(eventId) },
-    });
-    return distinct(items.flatMap((i) => refsOf(i, String(i.sk))));
+    const [before, pointers] = await Promise.all([
+      this.queryBoth({
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': evidenceEventPk(eventId) },
+      }),
+      queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': eventIndexPk(eventId) },
+      }),
+    ]);
+    // Each customer-day the event's items name: the customer's item of that day and event holds its sends.
+    const days = pointers.flatMap((p) => parseEventIndexSk(String(p.sk)) ?? []);
+    const found = await Promise.all(
+      days.map(({ day, userId }) =>
+        queryAll(this.client, {
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk = :sk',
+          ExpressionAttributeValues: { ':pk': customerIndexPk(userId), ':sk': customerIndexSk(day, eventId) },
+        }),
+      ),
+    );
+    return distinct([
+      ...before.flatMap((i) => refsOf(i, String(i.sk))),
+      ...byBatch(found.flat().flatMap(customerRefsOf)),
+    ]);
   }
 
   /** A partition's items in the former table (older: written before the index had a table), then in the index's. */
@@ -174,6 +221,48 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
     const found = await Promise.all(tables.map((TableName) => queryAll(this.client, { TableName, ...input })));
     return found.flat();
   }
+}
+
+/** A customer item's sends before a writer's ADD (`had`), and the sends it added (`s`). */
+type Added = { readonly had: ReadonlySet<string> | undefined; readonly s: ReadonlySet<string> };
+const itemId = (key: Key) => JSON.stringify([key.pk, key.sk]);
+
+/**
+ * Whether another writer added a send to an event item's customer item before this one: then that writer puts (or
+ * put) the event item. An item that held only this writer's own sends (its retry) is not another's.
+ */
+function anotherWriterFirst(event: IndexItem, before: ReadonlyMap<string, Added>): boolean {
+  const at = parseEventIndexSk(event.sk);
+  if (at === undefined) return false;
+  const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, event.pk.slice(2)) }));
+  return [...(added?.had ?? [])].some((mark) => !added?.s.has(mark));
+}
+
+/** UpdateItem calls in flight at once when a writer adds to customer items. */
+const ADD_AT_ONCE = 16;
+
+/**
+ * A partition's items of a range of days (`from`, `to`: the sort key's start; either open). A day's sort keys are
+ * `<day>#…`, whatever follows (an event id, a batch name): `<day>$` sorts after all of them ('$' follows '#').
+ */
+function dayCondition(pk: string, from: string | undefined, to: string | undefined) {
+  const end = to === undefined ? undefined : `${to}$`;
+  const condition =
+    from !== undefined && end !== undefined
+      ? 'pk = :pk AND sk BETWEEN :from AND :to'
+      : from !== undefined
+        ? 'pk = :pk AND sk >= :from'
+        : end !== undefined
+          ? 'pk = :pk AND sk <= :to'
+          : 'pk = :pk';
+  return {
+    KeyConditionExpression: condition,
+    ExpressionAttributeValues: {
+      ':pk': pk,
+      ...(from === undefined ? {} : { ':from': from }),
+      ...(end === undefined ? {} : { ':to': end }),
+    },
+  };
 }
 
 /** A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named. */
@@ -188,43 +277,44 @@ function distinct(refs: IndexedRef[]): IndexedRef[] {
 }
 
 /**
- * A batch's index items: one per customer and day, and one per event — an event's sends in the batch in one item
- * (its channels may fall on two days, or two customers' entries: BatchWriteItem refuses a key twice in a call), kept
- * as long as its longest-kept send.
+ * A batch's index items: one per customer, day and event, holding its sends, and one per event, day and customer,
+ * pointing at it — each key once (BatchWriteItem refuses a key twice in a call), kept as long as the longest-kept
+ * send it leads to. A send whose id names no event is on a customer item of its own id, with no event item.
  */
 export function indexItemsOf(entries: readonly DatedEntry[]): IndexItem[] {
-  const items: IndexItem[] = [];
-  const events = new Map<string, IndexItem>();
+  const items = new Map<string, IndexItem>();
+  const keep = (key: Key, expiresAt: number, mark?: string) => {
+    const id = itemId(key);
+    const item = items.get(id) ?? { ...key, expiresAt, ...(mark === undefined ? {} : { s: new Set<string>() }) };
+    item.expiresAt = Math.max(item.expiresAt, expiresAt);
+    if (mark !== undefined) item.s?.add(mark);
+    items.set(id, item);
+  };
   for (const { entry, expiresAt } of entries) {
-    if (entry.sends.length === 0) continue;
-    items.push({
-      pk: evidenceIndexPk(entry.userId),
-      sk: evidenceIndexSk(entry.day, entry.batch),
-      kind: 'EVIDENCE_INDEX',
-      userId: entry.userId,
-      expiresAt,
-      sends: new Set(entry.sends.map((s) => indexSend(s.sha256, s.notificationId))),
-    });
-    for (const s of entry.sends) {
-      const eventId = parseNotificationId(s.notificationId)?.eventId;
-      if (eventId === undefined) continue;
-      const key = JSON.stringify([eventId, entry.batch]);
-      const item = events.get(key) ?? {
-        pk: evidenceEventPk(eventId),
-        sk: entry.batch,
-        kind: 'EVIDENCE_EVENT',
-        expiresAt,
-        sends: new Set<string>(),
-      };
-      item.sends.add(indexSend(s.sha256, s.notificationId));
-      item.expiresAt = Math.max(item.expiresAt, expiresAt);
-      events.set(key, item);
+    for (const send of entry.sends) {
+      const eventId = parseNotificationId(send.notificationId)?.eventId;
+      const own = eventId ?? send.notificationId;
+      const mark = indexMark(send.sha256, entry.day, entry.batch, own, send.notificationId);
+      keep({ pk: customerIndexPk(entry.userId), sk: customerIndexSk(entry.day, own) }, expiresAt, mark);
+      if (eventId !== undefined)
+        keep({ pk: eventIndexPk(eventId), sk: eventIndexSk(entry.day, entry.userId) }, expiresAt);
     }
   }
-  return [...items, ...events.values()];
+  return [...items.values()];
 }
 
-/** The sends an index item names: one batch's (`sends`), or a month's refs of the earlier layout (`refs`). */
+/** The sends a customer item of the compact layout names. */
+function customerRefsOf(item: Item): IndexedRef[] {
+  const sk = String(item.sk);
+  const [day, eventId] = [sk.slice(0, 10), sk.slice(11)];
+  return [...((item.s as Set<string> | undefined) ?? [])].sort().flatMap((s) => parseIndexMark(s, day, eventId) ?? []);
+}
+
+/** Sends in the order of their batches (a batch's name starts with its day and time), then of their ids. */
+const byBatch = (refs: IndexedRef[]) =>
+  refs.sort((a, b) => a.batch.localeCompare(b.batch) || a.notificationId.localeCompare(b.notificationId));
+
+/** The sends an index item of a layout before names: one batch's (`sends`), or a month's refs (`refs`). */
 function refsOf(item: Item, batch: string): IndexedRef[] {
   const sends = [...((item.sends as Set<string> | undefined) ?? [])].sort();
   const refs = [...((item.refs as Set<string> | undefined) ?? [])].sort();

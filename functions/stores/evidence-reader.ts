@@ -8,7 +8,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
 import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
-import { batchObjectKey, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
+import { batchObjectKey, digestMatches, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';
 import { DynamoEvidenceGaps } from './evidence-gaps.ts';
@@ -252,7 +252,7 @@ async function sendsInBatch(
       ...(await reportsUnder(store, `${sendKey(send).slice(0, -'.json'.length)}.feedback/`)),
     ]);
     const mismatch = [...(ids.get(entry.notificationId) ?? [])]
-      .filter((d) => d !== entry.sha256)
+      .filter((d) => !digestMatches(d, entry.sha256))
       .map((d) => `the stored record's sha256 ${entry.sha256} is not the ${d} its SENT write or the index carried`);
     const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings), ...reports.warnings, ...mismatch];
     const versionId = object?.versions[0]?.versionId;

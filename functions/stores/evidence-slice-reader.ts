@@ -5,7 +5,7 @@
  * checked against the digest the SENT write or the index carried, and said to be not yet in the locked store.
  */
 import { parseEvidence, type SendEvidence } from '../domain/evidence.ts';
-import { batchNameOfKey, batchObjectKey, readBatch, sha256Hex } from '../domain/evidence-batch.ts';
+import { batchNameOfKey, batchObjectKey, digestMatches, readBatch, sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS, SPOOL_SLICE_MS } from '../domain/evidence-spool.ts';
 import type { SendProof, SendsFound } from './evidence-proof.ts';
 import type { SpooledRecord } from './evidence-spool.ts';
@@ -76,7 +76,7 @@ async function spooledProof(
   const warnings = [
     `not in the locked store yet: read from the spool, rolled into ${batchObjectKey(slice)} from ${new Date(start + SPOOL_CLOSED_AFTER_MS).toISOString()}`,
     ...[...digests]
-      .filter((d) => d !== sha256)
+      .filter((d) => !digestMatches(d, sha256))
       .map((d) => `the spooled record's sha256 ${sha256} is not the ${d} its SENT write or the index carried`),
     ...(reports.warnings ?? []),
   ];

@@ -1,13 +1,22 @@
 /**
  * The evidence index and the intents of evidence batches on DynamoDB Local (docs/table.md): a customer with thousands
- * of sends a month is indexed in small items, one per batch — none grows toward DynamoDB's 400 KB, each write is
- * billed on its own small item — found whole, by a day range, and by event; in a table of its own, a batch put whole
- * in BatchWriteItem calls; items kept in the main table before, and of the earlier month layout, are read alike. An intent whose recovery failed is held back without hiding how old it is.
+ * of sends a month is indexed in small items, one per event — none grows toward DynamoDB's 400 KB, each write is
+ * billed on its own small item — found whole, by a day range, and by event; in a table of its own, an event's
+ * channels added to one item by each writer (a spool slice's writers of one minute too); items kept in the main table before,
+ * of the layout before the compact one and of the earlier month layout, are read alike. An intent whose recovery
+ * failed is held back without hiding how old it is.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
-import { batchName, type IndexedSend, indexEntriesOf, indexRef } from '../../functions/domain/evidence-batch.ts';
+import {
+  batchName,
+  type IndexedSend,
+  indexEntriesOf,
+  indexRef,
+  indexSend,
+} from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { indexBatch } from '../../functions/stores/evidence-batch-writer.ts';
 import { DynamoEvidenceIndex, indexExpiresAt } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
@@ -30,7 +39,7 @@ beforeAll(async () => {
 });
 
 describe('the evidence index', () => {
-  it('a customer with 4,000 sends in a month across 200 batches: 200 small items, none over 3 KB, all found, by day and by event', async () => {
+  it('a customer with 4,000 sends in a month across 200 batches: an item per event, none over 400 B, all found, by day and by event', async () => {
     const batches: string[] = [];
     for (let b = 0; b < 200; b++) {
       const at = START + b * 3 * HOUR;
@@ -48,18 +57,22 @@ describe('the evidence index', () => {
     const items = await queryAll(table.doc, {
       TableName: indexTable,
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': 'EVIDENCE_INDEX#busy-customer' },
+      ExpressionAttributeValues: { ':pk': 'u#busy-customer' },
     });
-    // One item per batch, each holding that batch's 20 sends: bounded by the batch, never by the customer.
-    expect(items).toHaveLength(200);
-    const sizes = items.map((i) => JSON.stringify([...(i.sends as Set<string>)]).length + String(i.sk).length);
-    expect(Math.max(...sizes)).toBeLessThan(3_000);
-    expect(items[0]).toMatchObject({ kind: 'EVIDENCE_INDEX', userId: 'busy-customer', expiresAt: expect.any(Number) });
+    // One item per event, each holding its two channels' sends: bounded by the event, never by the customer.
+    expect(items).toHaveLength(2_000);
+    const sizes = items.map((i) => JSON.stringify([...(i.s as Set<string>)]).length + String(i.sk).length);
+    expect(Math.max(...sizes)).toBeLessThan(400);
+    // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/`.
+    expect(Object.keys(items[0] ?? {}).sort()).toEqual(['expiresAt', 'pk', 's', 'sk']);
+    const part = (batches[0] as string).slice('batches/2026-11-01/'.length);
+    const first = [...((items.find((i) => i.sk === '2026-11-01#card-payment-0-0')?.s ?? []) as Set<string>)];
+    expect(first.map((m) => m.slice(23)).sort()).toEqual([`${part} #PUSH`, `${part} #SMS`]);
 
     const all = await index.sendsOf('busy-customer');
     expect(all).toHaveLength(4_000);
-    // Oldest batch first; each send with the digest its SENT write carried.
-    expect(all[0]).toMatchObject({ batch: batches[0], sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // Oldest batch first; each send with the digest its SENT write carried, its first 128 bits.
+    expect(all[0]).toMatchObject({ batch: batches[0], sha256: digest(0).slice(0, 32) });
     expect(all.at(-1)?.batch).toBe(batches[199]);
     // 2026-11-05: batches 32 to 39 (every third hour).
     const day = await index.sendsOf('busy-customer', { from: '2026-11-05', to: '2026-11-05' });
@@ -67,8 +80,8 @@ describe('the evidence index', () => {
     expect(day).toHaveLength(160);
     // By event: its two channels, in the one batch that holds them.
     expect(await index.sendsOfEvent('card-payment-7-3')).toEqual([
-      { batch: batches[7], notificationId: 'card-payment-7-3#PUSH', sha256: digest(7 * 20 + 6) },
-      { batch: batches[7], notificationId: 'card-payment-7-3#SMS', sha256: digest(7 * 20 + 7) },
+      { batch: batches[7], notificationId: 'card-payment-7-3#PUSH', sha256: digest(7 * 20 + 6).slice(0, 32) },
+      { batch: batches[7], notificationId: 'card-payment-7-3#SMS', sha256: digest(7 * 20 + 7).slice(0, 32) },
     ]);
   });
 
@@ -116,7 +129,7 @@ describe('the evidence index', () => {
     await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, sends);
     expect(await index.sendsOf('long-time')).toEqual([
       { batch: old, notificationId: 'ev-old#EMAIL' },
-      { batch: name, notificationId: 'ev-new#SMS', sha256: digest(9) },
+      { batch: name, notificationId: 'ev-new#SMS', sha256: digest(9).slice(0, 32) },
     ]);
     expect((await index.sendsOf('long-time', { from: '2026-10-25' })).map((s) => s.notificationId)).toEqual([
       'ev-old#EMAIL',
@@ -132,10 +145,10 @@ describe('the evidence index in a table of its own', () => {
       indexEntriesOf(name, sends).map((entry) => ({ entry, expiresAt: indexExpiresAt(entry.day, RETENTION_DAYS) })),
     );
 
-  it('a batch written now is put whole (BatchWriteItem, 25 items a call): an item per customer and day, one per event, none in the main table; put again, the same', async () => {
+  it('a batch written now: an item per customer, day and event (added to), one per event, day and customer (put, 25 a call), none in the main table; written again, the same', async () => {
     const name = batchName('dispatch', START, 'wholebatch0001');
-    // 30 customers, each one event on two channels (60 items: three calls), and one event whose two channels were
-    // accepted either side of midnight: two customer items, one event item holding both.
+    // 30 customers, each one event on two channels (30 event items: two calls), and one event whose two channels were
+    // accepted either side of midnight: two customer items, two event items (one per day).
     const sends: IndexedSend[] = Array.from({ length: 60 }, (_, i) => ({
       userId: `whole-${i >> 1}`,
       acceptedAt: new Date(START).toISOString(),
@@ -153,17 +166,17 @@ describe('the evidence index in a table of its own', () => {
     );
     expect(await put(name, sends)).toBe(0);
     expect(await put(name, sends)).toBe(0);
-    const items = (await scanAll(table.endpoint, indexTable)).filter((i) => String(i.sk).endsWith(name));
-    // 30 + 2 customer items, 30 + 1 event items.
-    expect(items.filter((i) => i.kind === 'EVIDENCE_INDEX')).toHaveLength(32);
-    expect(items.filter((i) => i.kind === 'EVIDENCE_EVENT')).toHaveLength(31);
-    expect((await table.allItems()).filter((i) => String(i.sk).endsWith(name))).toEqual([]);
+    const items = await scanAll(table.endpoint, indexTable);
+    // 30 + 2 customer items, 30 + 2 event items.
+    expect(items.filter((i) => /^u#(whole-|midnight$)/.test(String(i.pk)))).toHaveLength(32);
+    expect(items.filter((i) => /^e#(whole-ev-|late-ev$)/.test(String(i.pk)))).toHaveLength(32);
+    expect((await table.allItems()).filter((i) => /^[ue]#/.test(String(i.pk)))).toEqual([]);
     expect((await index.sendsOfEvent('late-ev')).map((s) => s.notificationId)).toEqual([
       'late-ev#EMAIL',
       'late-ev#PUSH',
     ]);
     expect(await index.sendsOf('midnight', { from: '2026-11-02' })).toEqual([
-      { batch: name, notificationId: 'late-ev#PUSH', sha256: digest(2) },
+      { batch: name, notificationId: 'late-ev#PUSH', sha256: digest(2).slice(0, 32) },
     ]);
     expect(await index.sendsOf('whole-7')).toHaveLength(2);
   });
@@ -176,14 +189,88 @@ describe('the evidence index in a table of its own', () => {
       notificationId: 'two-ev#EMAIL',
       sha256: digest(3),
     };
-    const inMainTable = new DynamoEvidenceIndex(table.doc, table.tableName);
-    await indexBatch({ index: { index: inMainTable, retentionDays: RETENTION_DAYS } }, name, [send]);
+    await putLayoutBefore(table.tableName, 'two-tables', 'two-ev', name, [send]);
     expect(await put(name, [send])).toBe(0);
     const found = { batch: name, notificationId: 'two-ev#EMAIL', sha256: digest(3) };
     expect(await index.sendsOf('two-tables')).toEqual([found]);
     expect(await index.sendsOfEvent('two-ev')).toEqual([found]);
   });
+
+  it('items of the layout before the compact one (written by stages deployed before it, until their TTL) are still read beside it: by customer, in a range, by event', async () => {
+    const before = batchName('dispatch', START, 'laybefore0001');
+    const now = batchName('dispatch', START + HOUR, 'compact000001');
+    const send = (n: number, channel: string): IndexedSend => ({
+      userId: 'both-layouts',
+      acceptedAt: new Date(START).toISOString(),
+      notificationId: `both-ev-${n}#${channel}`,
+      sha256: digest(500 + n),
+    });
+    await putLayoutBefore(indexTable, 'both-layouts', 'both-ev-1', before, [send(1, 'EMAIL')]);
+    expect(await put(now, [send(1, 'SMS'), send(2, 'EMAIL')])).toBe(0);
+    const old = { batch: before, notificationId: 'both-ev-1#EMAIL', sha256: digest(501) };
+    const compact = (n: number, channel: string) => ({
+      batch: now,
+      notificationId: `both-ev-${n}#${channel}`,
+      sha256: digest(500 + n).slice(0, 32),
+    });
+    expect(await index.sendsOf('both-layouts')).toEqual([old, compact(1, 'SMS'), compact(2, 'EMAIL')]);
+    expect(await index.sendsOf('both-layouts', { from: '2026-11-01', to: '2026-11-01' })).toHaveLength(3);
+    expect(await index.sendsOf('both-layouts', { from: '2026-11-02' })).toEqual([]);
+    expect(await index.sendsOfEvent('both-ev-1')).toEqual([old, compact(1, 'SMS')]);
+    expect(await index.sendsOfEvent('both-ev-2')).toEqual([compact(2, 'EMAIL')]);
+  });
+
+  it("a spool slice indexed by two invocations of its minute, each with one channel of an event: neither's sends replace the other's", async () => {
+    const slice = sliceBatchName(START + 30_000, RETENTION_DAYS);
+    const send = (channel: string, n: number): IndexedSend => ({
+      userId: 'slice-customer',
+      acceptedAt: new Date(START + 30_000 + n).toISOString(),
+      notificationId: `slice-ev#${channel}`,
+      sha256: digest(700 + n),
+    });
+    expect(await put(slice, [send('EMAIL', 1)])).toBe(0);
+    expect(await put(slice, [send('SMS', 2)])).toBe(0);
+    const both = ['slice-ev#EMAIL', 'slice-ev#SMS'];
+    expect((await index.sendsOf('slice-customer')).map((s) => s.notificationId)).toEqual(both);
+    expect((await index.sendsOfEvent('slice-ev')).map((s) => s.notificationId)).toEqual(both);
+    expect((await index.sendsOf('slice-customer')).map((s) => s.batch)).toEqual([slice, slice]);
+  });
 });
+
+describe('a range of days in the compact layout', () => {
+  it("holds every event of its last day, whatever its id sorts after (the sort key is the day, then the event's id)", async () => {
+    const name = batchName('dispatch', START, 'rangeends0001');
+    const sends = ['~tilde', 'zz', 'ÿ-latin'].map((eventId, i) => ({
+      userId: 'range-ends',
+      acceptedAt: new Date(START + i).toISOString(),
+      notificationId: `${eventId}#EMAIL`,
+      sha256: digest(900 + i),
+    }));
+    await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, name, sends);
+    const day = await index.sendsOf('range-ends', { from: '2026-11-01', to: '2026-11-01' });
+    expect(day.map((s) => s.notificationId).sort()).toEqual(sends.map((s) => s.notificationId).sort());
+    expect(await index.sendsOf('range-ends', { to: '2026-10-31' })).toEqual([]);
+  });
+});
+
+/** Items of the layout before the compact one, as deployed stages wrote them: whole digests, kind and userId. */
+async function putLayoutBefore(
+  tableName: string,
+  userId: string,
+  eventId: string,
+  batch: string,
+  sends: IndexedSend[],
+) {
+  const day = (sends[0] as IndexedSend).acceptedAt.slice(0, 10);
+  const refs = new Set(sends.map((s) => indexSend(s.sha256, s.notificationId)));
+  const expiresAt = indexExpiresAt(day, RETENTION_DAYS);
+  for (const Item of [
+    { pk: `EVIDENCE_INDEX#${userId}`, sk: `${day}#${batch}`, kind: 'EVIDENCE_INDEX', userId, expiresAt, sends: refs },
+    { pk: `EVIDENCE_EVENT#${eventId}`, sk: batch, kind: 'EVIDENCE_EVENT', expiresAt, sends: refs },
+  ]) {
+    await table.doc.send(new PutCommand({ TableName: tableName, Item }));
+  }
+}
 
 describe('the intents of evidence batches', () => {
   it('an intent whose recovery failed is held back until its retry time, counted, and still the oldest one open', async () => {

@@ -7,9 +7,12 @@
  * Also what the run cannot see: KMS, AWS Backup, evidence replication (per notification, when the settings turn them
  * on) and the fixed monthly costs. Pure; every price and assumption named.
  */
-import { SPOOL_BELOW_RECORDS } from '../../functions/domain/evidence-spool.ts';
+import { batchName, indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
+import { SPOOL_BELOW_RECORDS, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { indexItemsOf } from '../../functions/stores/evidence-index.ts';
 import { DEFAULT_TRACING, type TracingMode } from '../../lib/tracing.ts';
 import { type Batching, recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
+import { itemBytes } from './billing.ts';
 import type { Prices } from './prices.ts';
 import { spoolCostAt } from './spool-cost.ts';
 
@@ -47,8 +50,12 @@ export interface RunDensity {
 
 /** The customer evidence index's layout, the reports' layout: parameters, so a re-keyed store is priced the same. */
 export interface EvidenceLayouts {
-  /** One small item per (customer, send batch) and a tiny one per event; or the one growing item per customer-month. */
-  readonly index: 'perCustomerBatch' | 'perCustomerMonth';
+  /**
+   * The compact items the product writes (an item per customer and event, one per event: their bytes taken from the
+   * product's own items, `compactIndexBytes`); the layout before it (an item per customer and send batch, one per
+   * event and batch, of `indexItemBytes` and `eventItemBytes`); or the one growing item per customer-month before that.
+   */
+  readonly index: 'compact' | 'perCustomerBatch' | 'perCustomerMonth';
   /** One reports object per feedback invocation, or one per distinct send batch among its reports. */
   readonly reports: 'perFeedbackInvocation' | 'perSendBatch';
   readonly indexItemBytes: number;
@@ -63,13 +70,54 @@ export interface EvidenceLayouts {
 const spoolBelowOf = (layouts: EvidenceLayouts) => layouts.spoolBelow ?? SPOOL_BELOW_RECORDS;
 
 export const DEFAULT_LAYOUTS: EvidenceLayouts = {
-  index: 'perCustomerBatch',
+  index: 'compact',
   reports: 'perFeedbackInvocation',
   indexItemBytes: 160,
   eventItemBytes: 90,
   refBytes: 115,
   sendsPerCustomerPerMonth: 10,
 };
+
+/** A send as the run's ids make it (tools/bench/workload.ts: customers `u-<n>`, events `cost-<run>-<n>`). */
+export const INDEX_SAMPLE = { userId: 'u-12', eventId: 'cost-mix-12', expiresAt: 2_023_430_400 } as const;
+
+/**
+ * The compact index's items as the product writes them (stores/evidence-index.ts indexItemsOf), billed as DynamoDB
+ * counts them (the attributes' names and values, and 100 B an item): an event's customer item holding `sends` of its
+ * channels in `batch`, and its event item. A fraction of a send is priced between the two whole numbers around it.
+ */
+export function compactIndexBytes(batch: string, sends: number): { customer: number; event: number } {
+  const itemsOf = (n: number) =>
+    indexItemsOf(
+      indexEntriesOf(
+        batch,
+        ['EMAIL', 'PUSH', 'SMS'].slice(0, n).map((channel) => ({
+          userId: INDEX_SAMPLE.userId,
+          acceptedAt: new Date(Date.parse(batch.slice(8, 18))).toISOString(),
+          notificationId: `${INDEX_SAMPLE.eventId}#${channel}`,
+          sha256: 'f'.repeat(64),
+        })),
+      ).map((entry) => ({ entry, expiresAt: INDEX_SAMPLE.expiresAt })),
+    ).map((i) => ({ bytes: itemBytes(i) + 100, customer: i.s !== undefined }));
+  const customerOf = (n: number) => itemsOf(n).find((i) => i.customer)?.bytes ?? 0;
+  const whole = Math.max(1, Math.min(2, Math.floor(sends)));
+  const customer = customerOf(whole) + (sends - whole) * (customerOf(whole + 1) - customerOf(whole));
+  return { customer, event: itemsOf(1).find((i) => !i.customer)?.bytes ?? 0 };
+}
+
+/**
+ * The compact index per notification at a rate: the customer's item of an event holds the event's channels, each
+ * added by its own invocation (a channel is a stream record of its own: 1 WRU a notification, an upper bound); the
+ * event's item is put by the first of them (once per event). The batch named is a spool slice's when dispatch
+ * spools at this density, else an invocation's own.
+ */
+function compactIndexAt(run: RunDensity, spools: boolean) {
+  const events = run.events / run.notifications;
+  const at = Date.parse('2026-12-05T09:15:00Z');
+  const batch = spools ? sliceBatchName(at, 2_557) : batchName('dispatch', at, 'f'.repeat(20));
+  const bytes = compactIndexBytes(batch, 1 / events);
+  return { wru: 1 + events, bytes: (bytes.customer + bytes.event) * events };
+}
 
 /** What the settings may turn on, and the fixed costs' counts; each priced or named "off in this figure". */
 export const RATE_ASSUMPTIONS = {
@@ -203,17 +251,20 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
   const evidenceBytes = dense + ((alone - dense) / sendsPerBatch) * directShare;
   const intentWru =
     dispatchInvocations * 2 * Math.ceil((A.intentBaseBytes + A.intentBytesPerRecord * sendsPerBatch) / KB);
+  const spools = d.dispatch < spoolBelowOf(layouts);
   const index =
-    layouts.index === 'perCustomerBatch'
-      ? {
-          wru: 1 + perN(run.events),
-          bytes: layouts.indexItemBytes + 100 + perN(run.events) * (layouts.eventItemBytes + 100),
-        }
-      : {
-          // An ADD is billed on the item's size after it: on average half the month's refs.
-          wru: Math.max(1, Math.ceil(((layouts.sendsPerCustomerPerMonth / 2) * layouts.refBytes) / KB)),
-          bytes: layouts.refBytes + 100 / layouts.sendsPerCustomerPerMonth,
-        };
+    layouts.index === 'compact'
+      ? compactIndexAt(run, spools)
+      : layouts.index === 'perCustomerBatch'
+        ? {
+            wru: 1 + perN(run.events),
+            bytes: layouts.indexItemBytes + 100 + perN(run.events) * (layouts.eventItemBytes + 100),
+          }
+        : {
+            // An ADD is billed on the item's size after it: on average half the month's refs.
+            wru: Math.max(1, Math.ceil(((layouts.sendsPerCustomerPerMonth / 2) * layouts.refBytes) / KB)),
+            bytes: layouts.refBytes + 100 / layouts.sendsPerCustomerPerMonth,
+          };
   // The objects written directly: the invocations that did not spool (each its own batch), and the spool's minutes.
   const spooledDispatch =
     (d.dispatch < spoolBelowOf(layouts) ? (1 - critical) / d.dispatch : 0) +
@@ -363,8 +414,16 @@ const roundAll = <T extends Record<string, number>>(o: T) =>
 
 /** The floor's own assumptions: what the guarantees need at the least, independent of how notifier does it. */
 export const FLOOR = {
-  /** One index entry per send: the customer, the batch and the record's place, about 60 B (+100 B item overhead). */
+  /**
+   * The index, found by customer and by notification without listing the bucket. By customer: an entry per send (the
+   * customer, the batch and the record's place, about 60 B), on an item per customer and minute — the minute's
+   * buffer below sees an event's channels together — about one item (100 B of overhead, one write) per event. By
+   * notification: a notification's id names its event, not its customer, so the customer's entries alone find it
+   * only for who knows the customer — after the table's 35-day items expire, nobody; the least that finds it is an
+   * entry per event naming its customer (its id and the customer's, about 40 B, and 100 B of overhead), written once.
+   */
   indexEntryBytes: 60,
+  eventEntryBytes: 40,
   /** Evidence objects: a buffer of a minute's sends (a delivery stream's or a writer's), at least one record each. */
   evidenceBufferSeconds: 60,
   /** Pacing at a quota: one conditional write per chunk of tokens (the pacer's MAX_CHUNK, 10). */
@@ -376,7 +435,7 @@ export const FLOOR = {
  * and one item per channel, each ≤ 1 KB: 2 WRU each); a claim and an outcome (1 WRU each — a claim, because without
  * it two deliveries of one stream record both send); a sweep-index put and delete and a message-index put; the audience
  * check's two eventually consistent reads; per report a read and a write; the evidence as compressed records in a
- * minute's objects, their minimum index entry on a Standard-IA table; Lambda's own log lines and one metric line per
+ * minute's objects, their minimum index entries on a Standard-IA table (FLOOR: by customer and by event); Lambda's own log lines and one metric line per
  * invocation at the rate's density; the table's 35-day items, Lambda's time and the queue as measured; the secret MAC;
  * pacing at a quota at one write per chunk (`pacingPerMillion`: both the cost and the floor carry it).
  */
@@ -398,7 +457,8 @@ export function floorAtRate(
   const objects = 1 / Math.max(1, ratePerSec * FLOOR.evidenceBufferSeconds);
   const dense = run.evidence.bytes / Math.max(1, run.evidence.records);
   const months = A.evidenceRetentionMonths;
-  const indexGb = (FLOOR.indexEntryBytes + 100) / GB;
+  const events = perN(run.events);
+  const indexGb = (FLOOR.indexEntryBytes + events * (100 + FLOOR.eventEntryBytes + 100)) / GB;
   const logGb = (m.invocations * (A.platformLogBytesPerInvocation + run.emfLineBytes)) / GB;
   const parts = {
     dynamodbWrites: M * wru * (2 * (1 + perN(run.events)) + 2 + reports),
@@ -408,7 +468,7 @@ export function floorAtRate(
     dynamodbStorageAndPitr: measuredPerMillion.dynamodbStorageAndPitr ?? 0,
     evidenceIndex:
       M *
-      (X.dynamodbIaWriteRequestUnitPerMillion / 1e6 +
+      (2 * events * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) +
         indexGb * months * (X.dynamodbIaStorageGbMonth + p.dynamodbPitrGbMonth)),
     evidenceRequests: M * objects * (p.s3PutPerThousand / 1000),
     evidenceStorage: M * (dense / GB) * months * p.s3StandardGbMonth,

@@ -18,7 +18,9 @@
 import { writeFileSync } from 'node:fs';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Client } from '@smithy/core/client';
+import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
+import { indexItemKind } from '../../functions/domain/keys.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { itemBytes, nativeItem, readUnits, writeUnits } from './billing.ts';
 
@@ -45,7 +47,15 @@ const counts: ProbeCounts = {
   stored: {},
 };
 /** The last state of every item written, with when it was first written (seconds). */
-const finals = new Map<string, { item: Item | undefined; firstWritten: number }>();
+const finals = new Map<string, { table: string; item: Item | undefined; firstWritten: number }>();
+
+/** An item's kind: its `kind`, or, in the evidence index's table (whose items say none), what its key makes it. */
+const kindOf = (table: string, item: Item | undefined) =>
+  String(
+    item?.kind ??
+      (table.endsWith(localEvidenceIndexTableName('')) ? indexItemKind(String(item?.pk)) : undefined) ??
+      'without a kind',
+  );
 
 /** The table's indexes: their key attributes and what each projects (TABLE_SCHEMA: INCLUDE or KEYS_ONLY). */
 const S = TABLE_SCHEMA;
@@ -208,10 +218,14 @@ Client.prototype.send = async function probed(this: object, ...args: unknown[]) 
     c.rru += readUnitsOf(op, command.input, output);
     touched.forEach((t, i) => {
       const id = `${t.table} ${JSON.stringify(nativeItem(t.key))}`;
-      finals.set(id, { item: after[i], firstWritten: finals.get(id)?.firstWritten ?? Date.now() / 1000 });
+      finals.set(id, {
+        table: t.table,
+        item: after[i],
+        firstWritten: finals.get(id)?.firstWritten ?? Date.now() / 1000,
+      });
       const wru = tableWriteUnits(before[i], after[i], op === 'TransactWrite');
       c.wru += wru;
-      const kind = String((after[i] ?? before[i])?.kind ?? 'without a kind');
+      const kind = kindOf(t.table, after[i] ?? before[i]);
       counts.wruByKind[kind] = (counts.wruByKind[kind] ?? 0) + wru;
       for (const [name, u] of Object.entries(indexUnits(before[i], after[i])))
         counts.indexWru[name] = (counts.indexWru[name] ?? 0) + u;
@@ -243,9 +257,9 @@ store.list = async function (this: FileEvidenceStore, prefix) {
 /** What stays in the table: each item's last state, by its `kind`. */
 function storedItems(): ProbeCounts['stored'] {
   const stored: ProbeCounts['stored'] = {};
-  for (const { item, firstWritten } of finals.values()) {
+  for (const { table, item, firstWritten } of finals.values()) {
     if (item === undefined) continue;
-    const kind = String(item.kind ?? 'without a kind');
+    const kind = kindOf(table, item);
     stored[kind] ??= { items: 0, bytes: 0, indexBytes: 0, keptSeconds: 0, withoutTtl: 0 };
     const s = stored[kind];
     s.items++;

@@ -1,0 +1,89 @@
+/**
+ * The evidence index in the cost model (tools/bench/cost-at-rate.ts): the compact layout is priced from the items the
+ * product writes (their bytes as DynamoDB bills them), and the floor carries, beside an entry per send by customer, the
+ * least entry that finds a notification without knowing its customer — one per event.
+ */
+import { describe, expect, it } from 'vitest';
+import { batchName, indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { indexItemsOf } from '../../functions/stores/evidence-index.ts';
+import { itemBytes } from '../../tools/bench/billing.ts';
+import {
+  compactIndexBytes,
+  costAtRate,
+  DEFAULT_LAYOUTS,
+  EXTRA_PRICES,
+  FLOOR,
+  floorAtRate,
+  INDEX_SAMPLE,
+  RATE_ASSUMPTIONS,
+  type RunDensity,
+} from '../../tools/bench/cost-at-rate.ts';
+import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
+
+/** A run of `events` events on `perEvent` channels each. */
+const run = (events: number, perEvent: number): RunDensity => ({
+  notifications: events * perEvent,
+  events,
+  emails: events,
+  sesEvents: events,
+  snsDeliveryLogs: 0,
+  criticalNotifications: 0,
+  otpEvents: 0,
+  invocations: { ingest: 3, dispatch: 6, feedback: 2, sweeper: 1 },
+  emfLineBytes: 400,
+  emfBytesPerNotification: 800,
+  evidence: { puts: 8, gets: 0, lists: 0, records: 600, bytes: 600 * 1_000, bytesAlone: 600 * 1_500 },
+  intentWru: 12,
+  indexWru: 600,
+  indexGbMonths: 0.001,
+  tableGbMonths: 0.001,
+});
+const LOW = 1e6 / (30.44 * 86_400);
+const GB = 1024 ** 3;
+/** Per million notifications: `bytes` kept the evidence's retention (Standard-IA and PITR), and `wru` writes. */
+const priced = (bytes: number, wru: number) =>
+  1e6 *
+  (wru * (EXTRA_PRICES.dynamodbIaWriteRequestUnitPerMillion / 1e6) +
+    (bytes / GB) *
+      RATE_ASSUMPTIONS.evidenceRetentionMonths *
+      (EXTRA_PRICES.dynamodbIaStorageGbMonth + P.dynamodbPitrGbMonth));
+
+describe('the evidence index in the cost model', () => {
+  it("prices the compact layout on the product's own items: an event's customer item of two sends and its event item", () => {
+    expect(DEFAULT_LAYOUTS.index).toBe('compact');
+    const slice = sliceBatchName(Date.parse('2026-12-05T09:15:00Z'), 2_557);
+    const items = indexItemsOf(
+      indexEntriesOf(
+        slice,
+        ['EMAIL', 'PUSH'].map((channel) => ({
+          userId: INDEX_SAMPLE.userId,
+          acceptedAt: '2026-12-05T09:15:00.000Z',
+          notificationId: `${INDEX_SAMPLE.eventId}#${channel}`,
+          sha256: 'f'.repeat(64),
+        })),
+      ).map((entry) => ({ entry, expiresAt: INDEX_SAMPLE.expiresAt })),
+    );
+    const billed = items.map((i) => itemBytes(i) + 100);
+    expect(compactIndexBytes(slice, 2)).toEqual({ customer: billed[0], event: billed[1] });
+    // A batch's own name (10,000/s) is longer than a spool slice's (0.38/s).
+    const own = batchName('dispatch', Date.parse('2026-12-05T09:15:00Z'), 'f'.repeat(20));
+    expect(compactIndexBytes(own, 2).customer).toBeGreaterThan(compactIndexBytes(slice, 2).customer);
+    // The mix at 0.38/s: per notification half an event's two items, 1.5 writes (each channel adds, the event once).
+    const cost = costAtRate({}, run(300, 2), LOW, 1, P);
+    expect(cost.perNotification.indexWru).toBe(1.5);
+    const { customer, event } = compactIndexBytes(slice, 2);
+    expect(cost.perMillion.evidenceIndex).toBeCloseTo(priced((customer + event) / 2, 1.5), 1);
+  });
+
+  it('the floor finds a notification without its customer: an entry per event naming the customer, beside one per send', () => {
+    const mix = floorAtRate({}, run(300, 2), LOW, 1, P);
+    const alone = floorAtRate({}, run(600, 1), LOW, 1, P);
+    // Per notification: the send's 60 B entry, and per event (half a notification here) an item per customer and
+    // event (100 B) and the event's entry (40 B + 100 B), each written once.
+    const perEvent = 100 + FLOOR.eventEntryBytes + 100;
+    expect(mix.evidenceIndex).toBeCloseTo(priced(FLOOR.indexEntryBytes + perEvent / 2, 1), 1);
+    expect(alone.evidenceIndex).toBeCloseTo(priced(FLOOR.indexEntryBytes + perEvent, 2), 1);
+    expect(mix.evidenceIndex).toBeGreaterThan(priced(FLOOR.indexEntryBytes + 100, 1));
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * The evidence index's compact layout (domain/evidence-batch.ts, stores/evidence-index.ts indexItemsOf): a send is kept
+ * on its customer's item of its event as its record digest's first 128 bits (base64url), its batch after the day and
+ * its id after the event's, and nothing the key says again — and the sends of the layout before (whole hex digests) still parse, and a record
+ * is still checked against either.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  batchName,
+  batchOfIndexPart,
+  digestMatches,
+  type IndexedSend,
+  indexBatchPart,
+  indexEntriesOf,
+  indexMark,
+  indexSend,
+  parseIndexMark,
+  parseIndexSend,
+  sha256Hex,
+} from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { indexItemKind, parseEventIndexSk } from '../../functions/domain/keys.ts';
+import { indexItemsOf } from '../../functions/stores/evidence-index.ts';
+import { itemBytes } from '../../tools/bench/billing.ts';
+
+const SHA = sha256Hex(Buffer.from('the exact bytes of one send record'));
+const SHA_EMAIL = sha256Hex(Buffer.from('EMAIL'));
+const SHA_PUSH = sha256Hex(Buffer.from('PUSH'));
+
+describe('a send as the index keeps it', () => {
+  const day = '2026-12-05';
+  const batch = batchName('dispatch', Date.parse('2026-12-05T09:15:03Z'), 'a1b2c3d4e5');
+
+  it("the compact layout keeps the digest's first 128 bits (22 base64url characters), the batch after its day and the id after its event's", () => {
+    const mark = indexMark(SHA, day, batch, 'ev 1#a', 'ev 1#a#SMS#E2');
+    expect(mark).toMatch(/^[A-Za-z0-9_-]{22} 091503-dispatch-a1b2c3d4e5 #SMS#E2$/);
+    expect(parseIndexMark(mark, day, 'ev 1#a')).toEqual({
+      batch,
+      notificationId: 'ev 1#a#SMS#E2',
+      sha256: SHA.slice(0, 32),
+    });
+    // A send whose id names no event is on an item of its own id: nothing after it.
+    expect(parseIndexMark(indexMark(SHA, day, batch, 'odd', 'odd'), day, 'odd')).toMatchObject({
+      notificationId: 'odd',
+    });
+  });
+
+  it('a send of the layout before (the whole hex digest and the id) still parses, whole; anything else does not', () => {
+    expect(parseIndexSend(indexSend(SHA, 'ev-1#SMS'))).toEqual({ sha256: SHA, notificationId: 'ev-1#SMS' });
+    expect(parseIndexSend(`${SHA.slice(0, 40)} ev-1#SMS`)).toBeUndefined();
+    expect(parseIndexSend(indexMark(SHA, day, batch, 'ev-1', 'ev-1#SMS'))).toBeUndefined();
+    expect(parseIndexMark(indexSend(SHA, 'ev-1#SMS'), day, 'ev-1')).toBeUndefined();
+  });
+
+  it("a record is checked against the whole digest or its first 128 bits; another record's, or a shorter prefix, does not match", () => {
+    const other = sha256Hex(Buffer.from('another record'));
+    const carried = parseIndexMark(indexMark(SHA, day, batch, 'n', 'n#EMAIL'), day, 'n')?.sha256 as string;
+    expect(digestMatches(carried, SHA)).toBe(true);
+    expect(digestMatches(SHA, SHA)).toBe(true);
+    expect(digestMatches(carried, other)).toBe(false);
+    expect(digestMatches(SHA.slice(0, 8), SHA)).toBe(false);
+    expect(digestMatches('', SHA)).toBe(false);
+  });
+});
+
+describe("the batch in a customer item's sort key", () => {
+  const day = '2026-12-05';
+  it("is shortened to what its day does not say, and read back whole: that day's, another day's, a slice, any other name", () => {
+    const own = batchName('dispatch', Date.parse('2026-12-05T09:15:03Z'), 'a1b2c3d4e5');
+    const nextDay = batchName('sweeper', Date.parse('2026-12-06T00:00:01Z'), 'rebuild0001');
+    const slice = sliceBatchName(Date.parse('2026-12-05T23:59:30Z'), 2_557);
+    expect(indexBatchPart(day, own)).toBe('091503-dispatch-a1b2c3d4e5');
+    expect(indexBatchPart(day, nextDay)).toBe('2026-12-06/000001-sweeper-rebuild0001');
+    expect(indexBatchPart(day, slice)).toBe('235900-sweeper-spooldays2557');
+    expect(indexBatchPart(day, 'elsewhere/x')).toBe('/elsewhere/x');
+    for (const batch of [own, nextDay, slice, 'elsewhere/x', 'batches/odd']) {
+      expect(batchOfIndexPart(day, indexBatchPart(day, batch))).toBe(batch);
+    }
+  });
+});
+
+describe('the compact items', () => {
+  const slice = sliceBatchName(Date.parse('2026-12-05T09:15:00Z'), 2_557);
+  const own = batchName('dispatch', Date.parse('2026-12-05T09:15:01Z'), 'f'.repeat(20));
+  const send = (channel: string, i: number) => ({
+    userId: 'u-12',
+    acceptedAt: `2026-12-05T09:15:0${i}.000Z`,
+    notificationId: `cost-mix-12#${channel}`,
+    sha256: sha256Hex(Buffer.from(channel)),
+  });
+  const sends = [send('EMAIL', 0), send('PUSH', 1)];
+  const itemsOf = (batch: string, s: IndexedSend[]) =>
+    indexItemsOf(indexEntriesOf(batch, s).map((entry) => ({ entry, expiresAt: 2_023_430_400 })));
+
+  it("a customer item holds an event's sends under `s` beside its key and TTL, whatever batch each is in; an event item is its key and TTL alone", () => {
+    const items = [...itemsOf(slice, [sends[0] as IndexedSend]), ...itemsOf(own, [sends[1] as IndexedSend])];
+    expect(items).toEqual([
+      {
+        pk: 'u#u-12',
+        sk: '2026-12-05#cost-mix-12',
+        expiresAt: 2_023_430_400,
+        s: new Set([indexMark(SHA_EMAIL, '2026-12-05', slice, 'cost-mix-12', 'cost-mix-12#EMAIL')]),
+      },
+      { pk: 'e#cost-mix-12', sk: '2026-12-05#u-12', expiresAt: 2_023_430_400 },
+      {
+        pk: 'u#u-12',
+        sk: '2026-12-05#cost-mix-12',
+        expiresAt: 2_023_430_400,
+        s: new Set([indexMark(SHA_PUSH, '2026-12-05', own, 'cost-mix-12', 'cost-mix-12#PUSH')]),
+      },
+      { pk: 'e#cost-mix-12', sk: '2026-12-05#u-12', expiresAt: 2_023_430_400 },
+    ]);
+    expect(parseEventIndexSk(items[1]?.sk as string)).toEqual({ day: '2026-12-05', userId: 'u-12' });
+    expect(items.map((i) => indexItemKind(i.pk))).toEqual([
+      'EVIDENCE_INDEX',
+      'EVIDENCE_EVENT',
+      'EVIDENCE_INDEX',
+      'EVIDENCE_EVENT',
+    ]);
+  });
+
+  it('billed as DynamoDB counts them, the two items of an event on two channels take little more than half the layout before', () => {
+    const before = [
+      {
+        pk: 'EVIDENCE_INDEX#u-12',
+        sk: `2026-12-05#${slice}`,
+        kind: 'EVIDENCE_INDEX',
+        userId: 'u-12',
+        expiresAt: 2_023_430_400,
+        sends: new Set(sends.map((s) => indexSend(s.sha256, s.notificationId))),
+      },
+      {
+        pk: 'EVIDENCE_EVENT#cost-mix-12',
+        sk: slice,
+        kind: 'EVIDENCE_EVENT',
+        expiresAt: 2_023_430_400,
+        sends: new Set(sends.map((s) => indexSend(s.sha256, s.notificationId))),
+      },
+    ];
+    const bytes = (xs: readonly Record<string, unknown>[]) => xs.reduce((n, i) => n + itemBytes(i) + 100, 0);
+    const now = itemsOf(slice, sends);
+    expect(now).toHaveLength(2);
+    expect(bytes(now)).toBeLessThan(bytes(before) * 0.55);
+  });
+});
