@@ -3,26 +3,22 @@
  * read it decided on — never a read of its own: the report's evidence goes under that batch, and a report costs its
  * notification one write, not a write and a strongly consistent read (docs/measurements.md "Per operation").
  */
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DELIVERY_RANK, type Feedback } from '../../functions/domain/feedback.ts';
 import { DynamoDeliveryStore } from '../../functions/feedback/delivery-store.ts';
-import { localClient } from '../../tools/local/dynamodb-local.ts';
+import { countingClient } from '../support/counting-client.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
 let table: LocalTable;
 let store: DynamoDeliveryStore;
-const sent: string[] = [];
+let sent: string[] = [];
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  const doc = DynamoDBDocumentClient.from(localClient(table.endpoint));
-  const send = doc.send.bind(doc) as (command: unknown) => Promise<unknown>;
-  doc.send = ((command: { constructor: { name: string } }) => {
-    sent.push(command.constructor.name);
-    return send(command);
-  }) as typeof doc.send;
-  store = new DynamoDeliveryStore(doc, table.tableName);
+  const counting = countingClient(table.endpoint);
+  sent = counting.sent;
+  store = new DynamoDeliveryStore(counting.doc, table.tableName);
 });
 
 const target = (eventId: string) => ({ notificationId: `${eventId}#SMS`, eventId, channel: 'SMS' as const });

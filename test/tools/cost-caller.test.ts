@@ -18,6 +18,11 @@ describe('the cost run names where each request comes from', () => {
     expect(callerOf(stack)).toBe('DynamoNotificationStore.heldUpdate < transition < finish < Holder.record');
   });
 
+  it('names an object literal\'s method without "Object."', () => {
+    const literal = '    at async Object.recordDelivery (/repo/functions/feedback/index.ts:35:5)';
+    expect(callerOf(`Error\n${literal}`)).toBe('recordDelivery');
+  });
+
   it('says so when no frame is in functions/ (the harness, a tool)', () => {
     expect(callerOf('Error\n    at main (/repo/tools/local/run.ts:1:1)')).toBe('outside functions/');
     expect(callerOf(undefined)).toBe('outside functions/');

@@ -15,7 +15,8 @@ export function callerOf(stack: string | undefined): string {
     const [owner, method] = name.includes('.')
       ? [name.slice(0, name.lastIndexOf('.')), name.slice(name.lastIndexOf('.') + 1)]
       : [undefined, name];
-    const label = owner !== undefined && owner === lastClass ? method : name;
+    // An object literal's method (`Object.recordDelivery`) or a repeat of the class just named: the method alone.
+    const label = owner !== undefined && (owner === lastClass || owner === 'Object') ? method : name;
     if (frames.at(-1) !== label) frames.push(label);
     lastClass = owner;
     if (frames.length === FRAMES) break;
