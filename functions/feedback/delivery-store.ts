@@ -16,11 +16,30 @@ import {
   notificationOfKey,
   notificationSk,
 } from '../domain/keys.ts';
-import type { NotificationItem } from '../domain/notification.ts';
 import { isConditionFailure } from '../stores/condition-failure.ts';
 
 /** What recording a feedback did. */
 export type DeliveryRecorded = 'recorded' | 'unchanged' | 'otherSend' | 'noNotification';
+
+/**
+ * What recording a feedback did, and the evidence batch of the send's record as the item showed it then (`evidence.batch`,
+ * written with SENT) while the item records this send: where the report's evidence goes. Learnt from the write's own
+ * answer or the read it decided on — never a read of its own (a strongly consistent read per report was its cost).
+ */
+export interface DeliveryOutcome {
+  readonly kind: DeliveryRecorded;
+  /** Undefined for a send from before batches, an earlier send (a resend took it off the item), or an item gone. */
+  readonly sendBatch?: string;
+}
+
+/** The batch of the send `messageId` names, from a notification item (or the part of it read). */
+const sendBatchOf = (item: Record<string, unknown> | undefined, messageId: string): string | undefined => {
+  if (item?.providerMessageId !== messageId) return undefined;
+  const batch = (item.evidence as { batch?: unknown } | undefined)?.batch;
+  return typeof batch === 'string' ? batch : undefined;
+};
+const outcome = (kind: DeliveryRecorded, sendBatch: string | undefined): DeliveryOutcome =>
+  sendBatch === undefined ? { kind } : { kind, sendBatch };
 
 /** How often a feedback decides again when the item moved under it before it gives up (and is retried). */
 const ATTEMPTS = 4;
@@ -72,30 +91,16 @@ export class DynamoDeliveryStore {
     return typeof recipient === 'string' && recipient !== '' ? recipient : undefined;
   }
 
-  /**
-   * The evidence batch of a send's record: on its notification (`evidence.batch`, written with SENT) while the item
-   * still records that send; undefined for a send from before batches, an earlier send, or an item gone.
-   */
-  async evidenceBatchOf(target: FeedbackTarget, providerMessageId: string): Promise<string | undefined> {
-    const r = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: eventPk(target.eventId), sk: notificationSk(target.channel) },
-        ConsistentRead: true,
-        ProjectionExpression: 'providerMessageId, evidence',
-      }),
-    );
-    const item = r.Item as Pick<NotificationItem, 'providerMessageId' | 'evidence'> | undefined;
-    return item?.providerMessageId === providerMessageId ? item.evidence?.batch : undefined;
-  }
-
-  async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded> {
+  async recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryOutcome> {
     const key = { pk: eventPk(target.eventId), sk: notificationSk(target.channel) };
     // The common case in one write: feedback about the send the item records, newer than what it holds. Exactly the
-    // cases deliveryVerdict applies with a recorded send; anything else is read and decided below.
+    // cases deliveryVerdict applies with a recorded send; anything else is read and decided below. The item it
+    // answers with (no read units: a write's return values are free) names the send's evidence batch.
     try {
-      await this.client.send(new UpdateCommand(this.writeIfOwnSendAndNewer(key, f)));
-      return 'recorded';
+      const r = await this.client.send(
+        new UpdateCommand({ ...this.writeIfOwnSendAndNewer(key, f), ReturnValues: 'ALL_NEW' }),
+      );
+      return outcome('recorded', sendBatchOf(r.Attributes, f.messageId));
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
@@ -105,17 +110,19 @@ export class DynamoDeliveryStore {
           TableName: this.tableName,
           Key: key,
           ConsistentRead: true,
-          ProjectionExpression: `pk, ${GUARDED.join(', ')}, manualResends`,
+          ProjectionExpression: `pk, ${GUARDED.join(', ')}, manualResends, evidence`,
         }),
       );
       const item = read.Item as (DeliveryState & Record<string, unknown>) | undefined;
-      if (item === undefined) return 'noNotification';
+      if (item === undefined) return { kind: 'noNotification' };
       const verdict = deliveryVerdict(item, f);
-      if (verdict === 'otherSend') return 'otherSend';
-      if (verdict === 'notNewer') return 'unchanged';
+      const batch = sendBatchOf(item, f.messageId);
+      if (verdict === 'otherSend') return outcome('otherSend', batch);
+      if (verdict === 'notNewer') return outcome('unchanged', batch);
       try {
+        // Unchanged since read (its condition): the batch read is the item's.
         await this.client.send(new UpdateCommand(this.writeIfUnchanged(key, item, f)));
-        return 'recorded';
+        return outcome('recorded', batch);
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         // Moved since read (another feedback, a mark, a resend), or gone: decide again on what it is now.

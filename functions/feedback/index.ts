@@ -45,7 +45,6 @@ const deps: FeedbackDeps = {
           gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
           reports: new DynamoEvidenceReports(documentClient, config.tableName),
           retentionDays: config.evidence.retentionDays,
-          sendBatchOf: (target, messageId) => deliveries.evidenceBatchOf(target, messageId),
           newId: () => randomUUID().replaceAll('-', '').slice(0, 20),
           timeoutMs: config.evidence.timeoutMs,
           // A few reports go to the spool, rolled into one object a minute by the sweeper.

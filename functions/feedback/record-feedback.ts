@@ -38,14 +38,15 @@ import type { EvidenceGaps } from '../stores/evidence-gaps.ts';
 import type { EvidenceReports } from '../stores/evidence-reports.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import type { EvidenceStore } from '../stores/evidence-store.ts';
-import type { DeliveryRecorded } from './delivery-store.ts';
+import type { DeliveryOutcome, DeliveryRecorded } from './delivery-store.ts';
 
 /** The feedback function's store: the notifications the reports are about, and the audience's suppressions. */
 export interface FeedbackStore extends Pick<AudienceStore, 'suppressAddress'> {
   findByMessageId(messageId: string): Promise<FeedbackTarget | undefined>;
   /** The address the notification was sent to, or undefined when the item is gone or erased. */
   recipientOf(target: FeedbackTarget): Promise<string | undefined>;
-  recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryRecorded>;
+  /** Records it on the notification; answers what it did and the evidence batch of the send it is about. */
+  recordDelivery(target: FeedbackTarget, f: Feedback): Promise<DeliveryOutcome>;
 }
 
 export interface FeedbackDeps {
@@ -69,6 +70,8 @@ export type FeedbackResult =
       suppressions: SuppressionOutcome[];
       /** The report's evidence record, appended to its send's evidence once the batch is recorded. */
       report?: FeedbackEvidence;
+      /** The evidence batch of the send's record, as its notification named it when the feedback was recorded. */
+      sendBatch?: string;
     };
 
 /**
@@ -124,11 +127,18 @@ async function record(f: Read, target: FeedbackTarget, deps: FeedbackDeps): Prom
       );
     }
   }
-  const kind = await deps.store.recordDelivery(target, f);
+  const { kind, sendBatch } = await deps.store.recordDelivery(target, f);
   // After the table: the evidence is about the message id, whatever the hot item says (a resend's, or expired).
   const report =
     deps.evidence === undefined ? undefined : feedbackEvidence(target, f, deps.now(), deps.evidence.retentionDays);
-  return { kind, feedback: f, target, suppressions, ...(report === undefined ? {} : { report }) };
+  return {
+    kind,
+    feedback: f,
+    target,
+    suppressions,
+    ...(report === undefined ? {} : { report }),
+    ...(sendBatch === undefined ? {} : { sendBatch }),
+  };
 }
 
 /** Records a batch of feedback (one SES event, or a subscription's log entries), each on its own notification. */
@@ -185,8 +195,6 @@ export interface ReportEvidenceDeps {
   /** Where the reports on each send batch are: the feedback batch that holds them, named per send batch. */
   readonly reports: EvidenceReports;
   readonly retentionDays: number;
-  /** The evidence batch a send's record is in: on its notification while it records that send; else undefined. */
-  readonly sendBatchOf: (target: FeedbackTarget, providerMessageId: string) => Promise<string | undefined>;
   /** A random id of [0-9a-z] for each reports batch this invocation writes. */
   readonly newId: () => string;
   readonly timeoutMs: number;
@@ -210,11 +218,8 @@ async function appendReports(
 ): Promise<Set<FeedbackEvidence>> {
   const reports = results.flatMap((r) => ('report' in r && r.report !== undefined ? [{ r, report: r.report }] : []));
   const limit = pLimit(BATCH_CONCURRENCY);
-  const batches = await Promise.all(
-    reports.map(({ r, report }) =>
-      limit(() => ('target' in r ? deps.sendBatchOf(r.target, report.providerMessageId) : undefined)),
-    ),
-  );
+  // The send's batch as its notification named it when the feedback was recorded (no read of its own).
+  const batches = reports.map(({ r }) => ('sendBatch' in r ? r.sendBatch : undefined));
   const bySendBatch = new Map<string, FeedbackEvidence[]>();
   const alone: FeedbackEvidence[] = [];
   reports.forEach(({ report }, i) => {

@@ -9,11 +9,27 @@ import {
   ConditionalCheckFailedException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** A single write's condition did not hold (the error carries the old item when the request asked for ALL_OLD). */
 export const isConditionFailure = (error: unknown): error is ConditionalCheckFailedException =>
   error instanceof ConditionalCheckFailedException ||
   (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
+
+/**
+ * The item a refused single write answered with (ReturnValuesOnConditionCheckFailure ALL_OLD), as plain values: the SDK
+ * hands it back in wire format (lib-dynamodb does not unmarshall errors). Undefined when there was none (no item
+ * stored, or the request did not ask).
+ */
+export function refusedItem(error: ConditionalCheckFailedException): Record<string, unknown> | undefined {
+  const item = (error as { Item?: Record<string, unknown> }).Item;
+  if (item === undefined) return undefined;
+  try {
+    return unmarshall(item as Parameters<typeof unmarshall>[0]);
+  } catch {
+    return item;
+  }
+}
 
 /** A transaction was cancelled, for whatever reasons (see cancellationCodes). */
 export const isTransactionCancelled = (error: unknown): error is TransactionCanceledException =>

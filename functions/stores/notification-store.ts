@@ -23,7 +23,7 @@ import { type NotificationItem, pendingSweepKey } from '../domain/notification.t
 import type { NotificationStatus } from '../domain/state-machine.ts';
 import { moveCondition } from '../domain/state-machine.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
-import { isConditionFailure } from './condition-failure.ts';
+import { isConditionFailure, refusedItem } from './condition-failure.ts';
 import type { FenceGate } from './fence-store.ts';
 import type {
   ClaimResult,
@@ -101,13 +101,18 @@ export class DynamoNotificationStore implements NotificationStore {
             ...owned.values,
           },
           ReturnValues: 'ALL_NEW',
+          // A refused claim (the other trigger's critical notice, a duplicate record) answers with the item as it is:
+          // decided on that, without a read of its own.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       if (r.Attributes === undefined) throw new UnexpectedResponseError('claim returned no attributes');
       return { kind: 'claimed', item: r.Attributes as NotificationItem };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const current = await this.get(key);
+      // No item in the answer (none stored, or an endpoint that does not return it): read it, consistently.
+      const refused = refusedItem(error) as NotificationItem | undefined;
+      const current = refused ?? (await this.get(key));
       // Our own claim committed and its reply was lost: it is ours.
       if (current?.status === 'SENDING' && (current as { claimId?: string }).claimId === claimId) {
         return { kind: 'claimed', item: current };
@@ -249,7 +254,8 @@ export class DynamoNotificationStore implements NotificationStore {
   ): Promise<Transition> {
     const names = Object.keys(set);
     return this.transition(item, to, {
-      UpdateExpression: `SET #status = :to, updatedAt = :now, ${names.map((n) => `${n} = :${n}`).join(', ')} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
+      // The claim's id goes too: it only recognises a claim whose reply was lost, and it is 43 bytes of every item.
+      UpdateExpression: `SET #status = :to, updatedAt = :now, ${names.map((n) => `${n} = :${n}`).join(', ')} REMOVE sweepKey, sweepAt, leaseUntil, claimId, ${FORGET_SECRETS}`,
       values: Object.fromEntries(names.map((n) => [`:${n}`, set[n]])),
       now,
     });

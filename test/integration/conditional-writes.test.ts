@@ -2,19 +2,24 @@
  * Conditional writes on DynamoDB Local whose answer is the whole point:
  * - a write that committed and lost its reply (the SDK retries it, the retry fails its own condition) still counts
  *   as what it was: a new quarantine item is not a redelivery, a new suppression is not "already suppressed";
+ * - a refused claim decides on the item DynamoDB answered with (ALL_OLD), and still recognises its own lost reply;
  * - preferences of equal occurredAt: the greater eventId wins in the DynamoDB condition itself, in either arrival
  *   order (the in-memory double cannot pin the real expression).
  */
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import type { BankingEvent } from '../../functions/domain/event/contract.ts';
 import { PREFS_SK, prefsPk } from '../../functions/domain/keys.ts';
+import { buildNotification } from '../../functions/domain/notification.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { type DynamoFault, injectDynamoFaults } from '../../tools/chaos/faults.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
-import { preferencesEvent } from '../support/events.ts';
+import { countingClient } from '../support/counting-client.ts';
+import { preferencesEvent, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { BATCH_NOW, memoryBatchDeps } from '../support/memory-inbox-store.ts';
 import { ALICE_ID as OPERATOR } from '../support/operator.ts';
@@ -69,6 +74,59 @@ describe('a write whose reply was lost counts as what it was', () => {
     armed.push({ fault: 'commitThenTimeout', on: isUpdate });
     expect(await audience.lift('EMAIL', String(item?.sk), OPERATOR, BATCH_NOW, 'fixed')).toBe(true);
     expect(await audience.lift('EMAIL', String(item?.sk), OPERATOR, BATCH_NOW + 1, 'fixed')).toBe(false);
+  });
+});
+
+describe('a refused claim decides on the item DynamoDB answers with, not a read of its own', () => {
+  const pendingItem = (eventId: string) => ({
+    ...buildNotification(
+      transferEvent({ eventId, channels: ['SMS'] }) as unknown as BankingEvent,
+      'SMS',
+      '+819012340001',
+      BATCH_NOW,
+      {
+        retentionDays: 35,
+      },
+    ),
+  });
+  const counting = () => {
+    const { doc: client, sent } = countingClient(table.endpoint);
+    return { store: new DynamoNotificationStore(client, table.tableName), sent };
+  };
+
+  it('a second claim of a claimed notification is "taken" after one write and no read', async () => {
+    const item = pendingItem('claim-refused');
+    await table.doc.send(new PutCommand({ TableName: table.tableName, Item: item }));
+    const { store, sent } = counting();
+    const key = { pk: item.pk, sk: item.sk };
+    expect((await store.claim(key, 'first', BATCH_NOW, 60_000)).kind).toBe('claimed');
+    expect(await store.claim(key, 'second', BATCH_NOW, 60_000)).toEqual({ kind: 'taken' });
+    expect(sent).toEqual(['UpdateCommand', 'UpdateCommand']);
+  });
+
+  it('our own claim whose reply was lost is still ours (the SDK retry is refused with our claimId on the item)', async () => {
+    const item = pendingItem('claim-lost-reply');
+    await table.doc.send(new PutCommand({ TableName: table.tableName, Item: item }));
+    const store = new DynamoNotificationStore(doc, table.tableName);
+    armed.push({ fault: 'commitThenTimeout', on: isUpdate });
+    const claim = await store.claim({ pk: item.pk, sk: item.sk }, 'mine', BATCH_NOW, 60_000);
+    expect(armed).toEqual([]);
+    expect(claim).toMatchObject({ kind: 'claimed', item: { status: 'SENDING', attempt: 1, claimId: 'mine' } });
+  });
+
+  it('a claim of a notification not stored is "taken"; a finished one keeps no claimId', async () => {
+    const { store } = counting();
+    expect(await store.claim({ pk: 'EVENT#nothing', sk: 'NOTIFICATION#SMS' }, 'c', BATCH_NOW, 60_000)).toEqual({
+      kind: 'taken',
+    });
+    const item = pendingItem('claim-finished');
+    await table.doc.send(new PutCommand({ TableName: table.tableName, Item: item }));
+    const claim = await store.claim({ pk: item.pk, sk: item.sk }, 'c', BATCH_NOW, 60_000);
+    if (claim.kind !== 'claimed') throw new Error(claim.kind);
+    expect(await store.markSent(claim.item, 'sns-1', BATCH_NOW + 1)).toBe('applied');
+    const [sent] = (await table.eventItems('claim-finished')).filter((i) => i.kind === 'NOTIFICATION');
+    expect(sent).toMatchObject({ status: 'SENT', providerMessageId: 'sns-1' });
+    expect(sent).not.toHaveProperty('claimId');
   });
 });
 

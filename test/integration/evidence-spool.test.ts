@@ -229,7 +229,7 @@ describe('the evidence spool', () => {
     await recordFeedback([read], {
       store: {
         findByMessageId: async () => undefined,
-        recordDelivery: async () => 'recorded' as const,
+        recordDelivery: async () => ({ kind: 'recorded' as const, sendBatch: named.batch }),
         suppressAddress: async () => 'suppressed' as const,
         recipientOf: async () => 'gone1@example.com',
       },
@@ -240,7 +240,6 @@ describe('the evidence spool', () => {
         gaps: new MemoryGaps(),
         reports,
         retentionDays: RETENTION,
-        sendBatchOf: async () => named.batch,
         newId: () => `feedback${String(ids++).padStart(4, '0')}`,
         timeoutMs: 1_000,
         spool,

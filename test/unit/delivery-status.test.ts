@@ -222,7 +222,7 @@ describe('recording a batch of SNS delivery status', () => {
       },
       recordDelivery: async (target) => {
         recorded.push(target.notificationId);
-        return 'recorded';
+        return { kind: 'recorded' };
       },
       suppressAddress: async () => 'suppressed',
       recipientOf: async () => '+14255550100',
@@ -279,7 +279,7 @@ describe('a suppression only ever for the notification’s own recipient', () =>
     const store: FeedbackStore = {
       findByMessageId: async () => ({ notificationId: 'e-1#SMS', eventId: 'e-1', channel: 'SMS' }),
       recipientOf: async () => recipient,
-      recordDelivery: async () => 'recorded',
+      recordDelivery: async () => ({ kind: 'recorded' }),
       suppressAddress: async (_channel, address) => {
         suppressed.push(address);
         return 'suppressed';

@@ -31,7 +31,7 @@ describe('the provider reports are appended to the send', () => {
   const reportDeps = (store: MemoryStore, sendBatch: string | undefined, reports = new MemoryReports()) => ({
     store: {
       findByMessageId: async () => undefined,
-      recordDelivery: async () => 'recorded' as const,
+      recordDelivery: async () => ({ kind: 'recorded' as const, ...(sendBatch === undefined ? {} : { sendBatch }) }),
       suppressAddress: async () => 'suppressed' as const,
       recipientOf: async () => 'gone@example.com',
     },
@@ -42,7 +42,6 @@ describe('the provider reports are appended to the send', () => {
       gaps: new MemoryGaps(),
       reports,
       retentionDays: 3650,
-      sendBatchOf: async () => sendBatch,
       newId: (() => {
         let i = 0;
         return () => `rep${String(i++).padStart(10, '0')}`;

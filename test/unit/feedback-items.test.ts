@@ -24,7 +24,7 @@ function deps(options: { store?: MemoryStore; gaps?: MemoryGaps; failing?: strin
         if (target.notificationId === options.failing) {
           throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
         }
-        return 'recorded';
+        return { kind: 'recorded' };
       },
       suppressAddress: async () => 'suppressed',
       recipientOf: async (target) => `${target.eventId}@example.com`,
@@ -36,7 +36,6 @@ function deps(options: { store?: MemoryStore; gaps?: MemoryGaps; failing?: strin
       gaps: options.gaps ?? new MemoryGaps(),
       reports: new MemoryReports(),
       retentionDays: 3650,
-      sendBatchOf: async () => undefined,
       newId: () => `rep${String(i++).padStart(10, '0')}`,
       timeoutMs: 50,
     },

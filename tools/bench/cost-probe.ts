@@ -23,6 +23,7 @@ import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { indexItemKind } from '../../functions/domain/keys.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { itemBytes, nativeItem, readUnits, writeUnits } from './billing.ts';
+import { callerOf } from './caller.ts';
 
 type Item = Record<string, unknown>;
 /** What the probe writes: per request kind, its count and units; per index, its write units; evidence requests. */
@@ -38,8 +39,22 @@ export interface ProbeCounts {
    * kept until erased, counted apart).
    */
   stored: Record<string, { items: number; bytes: number; indexBytes: number; keptSeconds: number; withoutTtl: number }>;
+  /**
+   * The same units per operation: the request kind, the kind of item it wrote (or read), and the handler code that
+   * sent it (its first frames under functions/, outermost last) — which write, which index write, which read a
+   * notification pays for on its way.
+   */
+  byOperation: Record<string, OperationCounts>;
+}
+/** One operation's requests and units: the table's writes and reads, and each index's writes. */
+export interface OperationCounts {
+  requests: number;
+  wru: number;
+  rru: number;
+  indexWru: Record<string, number>;
 }
 const counts: ProbeCounts = {
+  byOperation: {},
   dynamodb: {},
   indexWru: {},
   wruByKind: {},
@@ -205,6 +220,10 @@ Client.prototype.send = async function probed(this: object, ...args: unknown[]) 
   const op = command.constructor.name.replace(/Command$/, '').replace(/Items?$/, '');
   if (probeClients.has(this) || config?.serviceId !== 'DynamoDB' || HARNESS.has(op)) return send.apply(this, args);
   const touched = writesOf(op, command.input);
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 40;
+  const caller = callerOf(new Error().stack);
+  Error.stackTraceLimit = limit;
   const before = await Promise.all(touched.map((t) => current(t.table, t.key)));
   let output: Item | undefined;
   try {
@@ -215,7 +234,10 @@ Client.prototype.send = async function probed(this: object, ...args: unknown[]) 
     counts.dynamodb[op] ??= { requests: 0, rru: 0, wru: 0 };
     const c = counts.dynamodb[op];
     c.requests++;
-    c.rru += readUnitsOf(op, command.input, output);
+    const rru = readUnitsOf(op, command.input, output);
+    c.rru += rru;
+    const kinds = new Set<string>();
+    const units: OperationCounts = { requests: 1, wru: 0, rru, indexWru: {} };
     touched.forEach((t, i) => {
       const id = `${t.table} ${JSON.stringify(nativeItem(t.key))}`;
       finals.set(id, {
@@ -227,11 +249,39 @@ Client.prototype.send = async function probed(this: object, ...args: unknown[]) 
       c.wru += wru;
       const kind = kindOf(t.table, after[i] ?? before[i]);
       counts.wruByKind[kind] = (counts.wruByKind[kind] ?? 0) + wru;
-      for (const [name, u] of Object.entries(indexUnits(before[i], after[i])))
+      kinds.add(kind);
+      units.wru += wru;
+      for (const [name, u] of Object.entries(indexUnits(before[i], after[i]))) {
         counts.indexWru[name] = (counts.indexWru[name] ?? 0) + u;
+        units.indexWru[name] = (units.indexWru[name] ?? 0) + u;
+      }
     });
+    const read = readKindOf(command.input, output);
+    const name = `${op} ${[...kinds].sort().join('+') || read}: ${caller}`;
+    addOperation(name, units);
   }
 } as typeof Client.prototype.send;
+
+/** A read's item kind: its key's prefix (EVENT#, PREFS#…), or the index it queried. */
+function readKindOf(input: Item, output: Item | undefined): string {
+  if (typeof input.IndexName === 'string') return `index ${input.IndexName}`;
+  const item = (output?.Item ?? (output?.Items as Item[] | undefined)?.[0]) as Item | undefined;
+  if (item !== undefined && typeof nativeItem(item).kind === 'string') return String(nativeItem(item).kind);
+  const key = (input.Key as Item | undefined) ?? (input.ExpressionAttributeValues as Item | undefined);
+  const pk = key === undefined ? undefined : Object.values(nativeItem(key)).find((v) => typeof v === 'string');
+  // A label only (the key's leading capitals: EVENT, PREFS …), never a key parsed: keys.ts owns those.
+  const prefix = typeof pk === 'string' ? /^[A-Z_]+/.exec(pk)?.[0] : undefined;
+  return prefix === undefined ? 'without a kind' : `${prefix}#`;
+}
+
+function addOperation(name: string, u: OperationCounts) {
+  counts.byOperation[name] ??= { requests: 0, wru: 0, rru: 0, indexWru: {} };
+  const o = counts.byOperation[name];
+  o.requests += u.requests;
+  o.wru += u.wru;
+  o.rru += u.rru;
+  for (const [index, w] of Object.entries(u.indexWru)) o.indexWru[index] = (o.indexWru[index] ?? 0) + w;
+}
 
 // The evidence store of a local run stands in for the bucket: each put is a PUT, each read a GET, each listing a LIST.
 const store = FileEvidenceStore.prototype;

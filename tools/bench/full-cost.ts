@@ -20,7 +20,7 @@ import { decodeBatch, encodeBatch } from '../../functions/domain/evidence-batch.
 import { DEFAULT_TRACING } from '../../lib/tracing.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
 import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
-import type { ProbeCounts } from './cost-probe.ts';
+import type { OperationCounts, ProbeCounts } from './cost-probe.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
 import { productEnv } from './product-env.ts';
 import { REPO } from './repo.ts';
@@ -200,6 +200,26 @@ const INDEX_KINDS = ['EVIDENCE_INDEX', 'EVIDENCE_EVENT', 'EVIDENCE_REF'];
 
 const money = (n: number) => round2(n);
 
+/** Each operation's requests and units per notification, the dearest first (table and index writes, then reads). */
+function perOperation(ops: Record<string, OperationCounts>, notifications: number) {
+  const per = (n: number) => round3(n / notifications);
+  const weight = (o: OperationCounts) => o.wru + Object.values(o.indexWru).reduce((a, b) => a + b, 0) + o.rru / 5;
+  return Object.fromEntries(
+    Object.entries(ops)
+      .sort(([, a], [, b]) => weight(b) - weight(a))
+      .map(([name, o]) => [
+        name,
+        {
+          requests: per(o.requests),
+          wru: per(o.wru),
+          rru: per(o.rru),
+          indexWru: Object.fromEntries(Object.entries(o.indexWru).map(([k, v]) => [k, per(v)])),
+        },
+      ]),
+  );
+}
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
 /** One run's bill per million notifications, part by part, and the floor beside it. */
 function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   const A = ASSUMPTIONS;
@@ -308,6 +328,8 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
       wru: round2(wru / f.notifications),
       indexWru: Object.fromEntries(Object.entries(f.probe.indexWru).map(([k, v]) => [k, round2(v / f.notifications)])),
       rru: round2(rru / f.notifications),
+      /** The same units per operation (cost-probe.ts `byOperation`): which request, on which item, from where. */
+      byOperation: perOperation(f.probe.byOperation ?? {}, f.notifications),
       evidenceObjects: round2(ev.puts / f.notifications),
       evidenceBytes: Math.round(ev.putBytes / f.notifications),
       logBytes: Math.round(logBytes / f.notifications),
