@@ -2,11 +2,11 @@
  * Each function's bundle, built as the stack builds it (lib/bundling.ts: split into chunks loaded on first use): the
  * bytes its cold start loads (index.mjs and the chunks it imports statically) and all its bytes, and its init time in a
  * fresh Node process (the import of index.mjs, median of `samples`) — beside the floor: a bundle of only the AWS SDK
- * clients the function calls, built and timed the same way. Init runs on the Node running the bench (`npm run bench`
- * runs on the Node of package.json's engines: the Lambda runtime's).
+ * clients the function calls, built and timed the same way. Init runs on the Node of package.json's engines — the
+ * Lambda runtime's, nodejs24.x — whatever Node runs the bench (runtimeNode): each row says which Node it was.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -49,7 +49,35 @@ function filesOf(metafile: Metafile): { totalBytes: number; chunks: number } {
 }
 
 /** One init: its wall time, the CPU time of the process during it (all its threads: less swayed by a loaded machine), bytes. */
-type Run = { ms: number; cpuMs: number; bytes: number };
+type Run = { ms: number; cpuMs: number; bytes: number; node: string };
+
+/**
+ * The Node an init is timed on: the Lambda runtime's major (package.json's engines, 24). The Node running the bench
+ * when it is that major (`npm run bench` puts node_modules/.bin, and the Node `npm ci` installs there, first on the
+ * PATH); else the one `npm ci` installs (the optional dependency node-linux-<arch>), so a bench started with an
+ * older machine Node (`node --import tsx tools/bench/run.ts`) still times the runtime's Node, never its own.
+ */
+export function runtimeNode(
+  current: { readonly execPath: string; readonly version: string } = process,
+  installed: (major: number) => string | undefined = installedNode,
+): string {
+  const engines = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).engines.node as string;
+  const major = Number(/(\d+)/.exec(engines)?.[1]);
+  if (Number(/^v?(\d+)/.exec(current.version)?.[1]) >= major) return current.execPath;
+  const found = installed(major);
+  if (found !== undefined) return found;
+  throw new Error(
+    `bench: init is timed on Node ${engines} (the Lambda runtime); this is Node ${current.version} and none is ` +
+      `installed in node_modules (\`npm ci\` installs it on Linux x64 and arm64)`,
+  );
+}
+
+function installedNode(major: number): string | undefined {
+  const bin = join(REPO, 'node_modules', `node-linux-${process.arch}`, 'bin', 'node');
+  if (!existsSync(bin)) return undefined;
+  const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim();
+  return Number(/^v(\d+)/.exec(version)?.[1]) >= major ? bin : undefined;
+}
 
 /**
  * Init as a cold start has it, in a fresh Node process: the time to import index.mjs (top-level awaits included), and
@@ -58,7 +86,7 @@ type Run = { ms: number; cpuMs: number; bytes: number };
  * (NODE_COMPILE_CACHE): what a cold start would take with a warm cache shipped beside the bundle (the stack ships
  * none: docs/measurements.md "Bundles and init time").
  */
-function initRun(dir: string, compileCache: string | undefined): Run {
+function initRun(node: string, dir: string, compileCache: string | undefined): Run {
   const entry = pathToFileURL(join(dir, 'index.mjs')).href;
   const script = `
     import { registerHooks } from 'node:module';
@@ -74,9 +102,9 @@ function initRun(dir: string, compileCache: string | undefined): Run {
     const cpuMs = (used.user + used.system) / 1000;
     const dir = ${JSON.stringify(pathToFileURL(dir).href)};
     const bytes = [...loaded].filter((u) => u.startsWith(dir)).reduce((n, u) => n + statSync(fileURLToPath(u)).size, 0);
-    process.stdout.write(JSON.stringify({ ms, cpuMs, bytes }));`;
+    process.stdout.write(JSON.stringify({ ms, cpuMs, bytes, node: process.version }));`;
   // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off).
-  const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+  const out = execFileSync(node, ['--enable-source-maps', '--input-type=module', '-e', script], {
     env: {
       ...process.env,
       TABLE_NAME: 'bench',
@@ -98,11 +126,11 @@ function initRun(dir: string, compileCache: string | undefined): Run {
  * load changes during the run weighs on the bundle and its floor alike; a first round, not counted, warms the files
  * and the compile caches.
  */
-function initsOf(runs: readonly { dir: string; compileCache?: string }[], samples: number): Init[] {
+function initsOf(node: string, runs: readonly { dir: string; compileCache?: string }[], samples: number): Init[] {
   const taken = runs.map(() => [] as Run[]);
   for (let i = -1; i < samples; i++) {
     runs.forEach((r, k) => {
-      const run = initRun(r.dir, r.compileCache);
+      const run = initRun(node, r.dir, r.compileCache);
       if (i >= 0) taken[k]?.push(run);
     });
   }
@@ -110,6 +138,7 @@ function initsOf(runs: readonly { dir: string; compileCache?: string }[], sample
     initMs: round2(median(t.map((r) => r.ms))),
     initCpuMs: round2(median(t.map((r) => r.cpuMs))),
     initBytes: Math.max(...t.map((r) => r.bytes)),
+    node: [...new Set(t.map((r) => r.node))].join(', '),
   }));
 }
 
@@ -124,9 +153,10 @@ function floorSource(name: string): string {
   ].join('\n');
 }
 
-type Init = { initMs: number; initCpuMs: number; initBytes: number };
+type Init = { initMs: number; initCpuMs: number; initBytes: number; node: string };
 
 export async function measureBundles(samples: number) {
+  const node = runtimeNode();
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
   const result = [];
   try {
@@ -145,6 +175,7 @@ export async function measureBundles(samples: number) {
         rmSync(floorEntry, { force: true });
       }
       const [mine, floor, mineCached, floorCached] = initsOf(
+        node,
         [
           { dir },
           { dir: floorDir },
@@ -155,6 +186,8 @@ export async function measureBundles(samples: number) {
       ) as [Init, Init, Init, Init];
       result.push({
         name,
+        /** The Node every init of this row ran on (process.version in the timed process). */
+        node: mine.node,
         initBytes: mine.initBytes,
         totalBytes: files.totalBytes,
         chunks: files.chunks,
