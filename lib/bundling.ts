@@ -39,6 +39,7 @@ export function bundleFunction(entry: string, outdir: string, options: { readonl
     banner: { js: BUNDLE.banner },
     logLevel: 'silent',
     metafile: options.metafile ?? false,
+    legalComments: 'external',
   });
 }
 /**

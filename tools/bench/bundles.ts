@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { brandEnvValue } from '../../functions/domain/brand.ts';
+import { SPOOL_BELOW_RECORDS } from '../../functions/domain/evidence-spool.ts';
 import { bundleFunction } from '../../lib/bundling.ts';
 import { EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { REPO } from './repo.ts';
@@ -103,7 +104,8 @@ function initRun(node: string, dir: string, compileCache: string | undefined): R
     const dir = ${JSON.stringify(pathToFileURL(dir).href)};
     const bytes = [...loaded].filter((u) => u.startsWith(dir)).reduce((n, u) => n + statSync(fileURLToPath(u)).size, 0);
     process.stdout.write(JSON.stringify({ ms, cpuMs, bytes, node: process.version }));`;
-  // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off).
+  // As the stack deploys them (lib/notifier-function.ts): source maps on, the X-Ray SDK not loaded (traceAwsCalls off),
+  // evidence kept in a bucket (lib/evidence-store.ts: the stack always sets one), so its S3 client is made at init.
   const out = execFileSync(node, ['--enable-source-maps', '--input-type=module', '-e', script], {
     env: {
       ...process.env,
@@ -114,6 +116,8 @@ function initRun(node: string, dir: string, compileCache: string | undefined): R
       AWS_REGION: 'us-east-1',
       AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
       POWERTOOLS_TRACE_ENABLED: 'false',
+      EVIDENCE_BUCKET: 'bench-evidence',
+      EVIDENCE_SPOOL_BELOW: String(SPOOL_BELOW_RECORDS),
       ...(compileCache === undefined ? {} : { NODE_COMPILE_CACHE: compileCache }),
     },
     encoding: 'utf8',
@@ -155,25 +159,60 @@ function floorSource(name: string): string {
 
 type Init = { initMs: number; initCpuMs: number; initBytes: number; node: string };
 
+/** The functions the bench bundles, each beside its SDK-only floor. */
+export const BUNDLED_FUNCTIONS = Object.keys(SDK_FLOOR);
+
+/**
+ * One function bundled as the stack bundles it, into `<out>/<name>`, and its floor into `<out>/<name>-floor`; both
+ * metafiles. The floor's source is written in the repository's folder for the build (so its imports resolve from
+ * node_modules), under a name of this process's, and removed after.
+ */
+export function buildWithFloor(name: string, out: string) {
+  const dir = join(out, name);
+  const metafile = bundleFunction(join(REPO, 'functions', name, 'index.ts'), dir, { metafile: true })
+    .metafile as Metafile;
+  const floorDir = join(out, `${name}-floor`);
+  mkdirSync(floorDir, { recursive: true });
+  const floorEntry = join(REPO, `.bench-floor-${name}-${process.pid}.ts`);
+  writeFileSync(floorEntry, floorSource(name));
+  try {
+    const floorMetafile = bundleFunction(floorEntry, floorDir, { metafile: true }).metafile as Metafile;
+    return { dir, floorDir, metafile, floorMetafile };
+  } finally {
+    rmSync(floorEntry, { force: true });
+  }
+}
+
+/**
+ * What a cold start reads, from the metafile: index.mjs and the chunks it imports statically, with their bytes and
+ * the source files in them — the bytes initRun's load hook counts, without running the bundle (a chunk imported with
+ * a top-level await, which initRun also sees, is not among them: none of the functions imports one at init unless its
+ * stage asks, as in a stage in two regions).
+ */
+export function staticInit(metafile: Metafile): { bytes: number; sources: Set<string> } {
+  const outputs = metafile.outputs;
+  const seen = new Set<string>();
+  const visit = (path: string) => {
+    if (seen.has(path) || outputs[path] === undefined) return;
+    seen.add(path);
+    for (const i of outputs[path].imports) if (i.kind === 'import-statement') visit(i.path);
+  };
+  visit(Object.keys(outputs).find((k) => k.endsWith('/index.mjs')) ?? '');
+  const files = [...seen].map((k) => outputs[k] as Metafile['outputs'][string]);
+  return {
+    bytes: files.reduce((n, o) => n + o.bytes, 0),
+    sources: new Set(files.flatMap((o) => Object.keys(o.inputs))),
+  };
+}
+
 export async function measureBundles(samples: number) {
   const node = runtimeNode();
   const out = mkdtempSync(join(tmpdir(), 'notifier-bundles-'));
   const result = [];
   try {
-    for (const name of Object.keys(SDK_FLOOR)) {
-      const dir = join(out, name);
-      const built = bundleFunction(join(REPO, 'functions', name, 'index.ts'), dir, { metafile: true });
-      const files = filesOf(built.metafile as Metafile);
-      // The floor's source lives in the repository's folder, so its imports resolve from node_modules.
-      const floorDir = join(out, `${name}-floor`);
-      mkdirSync(floorDir, { recursive: true });
-      const floorEntry = join(REPO, `.bench-floor-${name}.ts`);
-      writeFileSync(floorEntry, floorSource(name));
-      try {
-        bundleFunction(floorEntry, floorDir);
-      } finally {
-        rmSync(floorEntry, { force: true });
-      }
+    for (const name of BUNDLED_FUNCTIONS) {
+      const { dir, floorDir, metafile } = buildWithFloor(name, out);
+      const files = filesOf(metafile);
       const [mine, floor, mineCached, floorCached] = initsOf(
         node,
         [
