@@ -146,7 +146,8 @@ describe('the grapheme segmenter, made when text first needs one', () => {
         made++;
       }
     };
-    Intl.Segmenter = counting;
+    const intl = Intl as unknown as { Segmenter: typeof Intl.Segmenter };
+    intl.Segmenter = counting;
     try {
       const fresh = await import('../../functions/domain/display-text.ts');
       expect(made).toBe(0);
@@ -156,7 +157,7 @@ describe('the grapheme segmenter, made when text first needs one', () => {
       expect(fresh.cleanDisplayText('a\u0000b', 80).text).toBe('a b');
       expect(made).toBe(1);
     } finally {
-      Intl.Segmenter = Real;
+      intl.Segmenter = Real;
     }
   });
 });
