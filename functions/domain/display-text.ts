@@ -45,8 +45,10 @@ const ELLIPSIS = '…';
  * of CPU), and text that is clean and short — most of it — never needs one (cleanDisplayText's common case).
  */
 let segmenter: Intl.Segmenter | undefined;
-const segmentsOf = (text: string) =>
-  (segmenter ??= new Intl.Segmenter('und', { granularity: 'grapheme' })).segment(text);
+function segmentsOf(text: string): Intl.Segments {
+  segmenter ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
+  return segmenter.segment(text);
+}
 
 export interface CleanText {
   /** The text to store, hash and show; '' means "absent". */

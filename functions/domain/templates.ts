@@ -274,8 +274,10 @@ function fitPush(
 
 /** Made on first use, as display-text.ts's: only a push over its size is cut, and a cold start makes no segmenter. */
 let graphemes: Intl.Segmenter | undefined;
-const clusters = (s: string) =>
-  Array.from((graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' })).segment(s), (g) => g.segment);
+function clusters(s: string): string[] {
+  graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
+  return Array.from(graphemes.segment(s), (g) => g.segment);
+}
 
 /**
  * The display-text fields of a view (a payee's name, a reason, a merchant …: kind `text`), cut down step by step:
