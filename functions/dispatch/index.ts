@@ -77,7 +77,7 @@ const deps: DispatchDeps = {
   // Read only for a notice in a series or under a flood guard: loaded with the first such notice.
   moment: onFirstCall(
     async () => new (await import('../stores/moment-store.ts')).DynamoMomentStore(documentClient, config.tableName),
-    ['newerNotice', 'takeFloodSlot', 'giveBackFloodSlot'],
+    { newerNotice: true, takeFloodSlot: true, giveBackFloodSlot: true },
   ),
   timing: config.noticeTiming,
 };
@@ -94,7 +94,7 @@ const evidence:
           gaps: onFirstCall(
             async () =>
               new (await import('../stores/evidence-gaps.ts')).DynamoEvidenceGaps(documentClient, config.tableName),
-            ['add', 'list', 'close', 'find', 'removeTorn'],
+            { add: true, list: true, close: true, find: true, removeTorn: true },
           ),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
           // An invocation of few records spools them; the sweeper rolls each minute's into one object.

@@ -20,10 +20,13 @@ class MemoryGaps implements Gaps {
 describe('an adapter loaded on its first call', () => {
   it('is not loaded until a method is called, then once, and each call reaches the one instance', async () => {
     let loads = 0;
-    const gaps = onFirstCall<Gaps>(async () => {
-      loads++;
-      return new MemoryGaps();
-    }, ['add', 'list']);
+    const gaps = onFirstCall<Gaps>(
+      async () => {
+        loads++;
+        return new MemoryGaps();
+      },
+      { add: true, list: true },
+    );
     expect(loads).toBe(0);
     await Promise.all([gaps.add('a'), gaps.add('b')]);
     expect(await gaps.list(10)).toEqual(['a', 'b']);
@@ -32,11 +35,14 @@ describe('an adapter loaded on its first call', () => {
 
   it('fails the call whose load fails, and loads again on the next call', async () => {
     let loads = 0;
-    const gaps = onFirstCall<Gaps>(async () => {
-      loads++;
-      if (loads === 1) throw new Error('chunk not read');
-      return new MemoryGaps();
-    }, ['add', 'list']);
+    const gaps = onFirstCall<Gaps>(
+      async () => {
+        loads++;
+        if (loads === 1) throw new Error('chunk not read');
+        return new MemoryGaps();
+      },
+      { add: true, list: true },
+    );
     await expect(gaps.add('a')).rejects.toThrow('chunk not read');
     await gaps.add('b');
     expect(await gaps.list(10)).toEqual(['b']);
@@ -51,7 +57,7 @@ describe('an adapter loaded on its first call', () => {
         },
         list: async () => [],
       }),
-      ['add', 'list'],
+      { add: true, list: true },
     );
     await expect(gaps.add('a')).rejects.toThrow('the table refused');
   });
