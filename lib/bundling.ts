@@ -2,10 +2,13 @@
  * How every function is bundled: the stack's functions (lib/notifier-function.ts) and the bench's cold-start
  * measurement build with `bundleFunction`, so the bench measures the bundle that is deployed. No aws-cdk-lib here.
  *
- * Code splitting: a module a function loads only when a record needs it — the Avro and Protobuf codecs, the templates
- * of one notice type, the rebuild of a dead invocation's evidence, the X-Ray SDK when AWS calls are traced — is a chunk
- * of its own beside index.mjs, read when first imported, never at cold start. (NodejsFunction cannot split: it always
- * bundles to one --outfile.)
+ * Code splitting: a module a function loads only when a record, its stage or a failure needs it — the Avro and
+ * Protobuf codecs and the schema registry's cache, the templates of one notice type, the rebuild of a dead
+ * invocation's evidence, the two-region fence and stores (FENCE_TABLE_NAME), dispatch's evidence gaps, moment store
+ * and provider-error classes, the X-Ray SDK when AWS calls are traced — is a chunk of its own beside index.mjs, read
+ * when first imported, never at cold start (test/tools/bundle-budget.test.ts holds them out). (NodejsFunction cannot
+ * split: it always bundles to one --outfile.) License comments go to a `.LEGAL.txt` beside each file that had them,
+ * in the same asset, not into the bytes a cold start reads.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +42,7 @@ export function bundleFunction(entry: string, outdir: string, options: { readonl
     banner: { js: BUNDLE.banner },
     logLevel: 'silent',
     metafile: options.metafile ?? false,
+    legalComments: 'external',
   });
 }
 /**

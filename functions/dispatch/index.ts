@@ -11,24 +11,22 @@ import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
+import { onFirstCall } from '../commons/on-first-call.ts';
 import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
-import { regionFenceOf } from '../commons/region-fence.ts';
+import { loadRegionFence } from '../commons/region-fence-loader.ts';
 import { sleep } from '../commons/retry.ts';
 import { uniformRetention } from '../domain/evidence.ts';
 import { loadTemplates } from '../domain/template-sets.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import type { BatchOutlets } from '../stores/evidence-batch-writer.ts';
-import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntents } from '../stores/evidence-intents.ts';
 import { DynamoEvidenceSpool, type EvidenceSpool } from '../stores/evidence-spool.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
-import { DynamoMomentStore } from '../stores/moment-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
 import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
-import { FencedSender } from './fenced-sender.ts';
 import { evidenceReserveMs, InvocationBudget } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
@@ -47,10 +45,14 @@ const sender = new ProviderSender(providers.ses, providers.sns, {
   origin: { account: config.accountId, region: config.region, applications: config.pushApplications },
 });
 // Two regions: every claim carries this region's epoch, and the fence is read immediately before every provider call.
-const fence = regionFenceOf();
+// The fence and its sender are loaded only then (FENCE_TABLE_NAME set): a stage in one region never loads them.
+const fence = await loadRegionFence();
 const deps: DispatchDeps = {
   store: new DynamoNotificationStore(documentClient, config.tableName, config.sweepShards, fence?.store),
-  sender: fence === undefined ? sender : new FencedSender(sender, fence.store, () => count('FencedSendAttempts')),
+  sender:
+    fence === undefined
+      ? sender
+      : new (await import('./fenced-sender.ts')).FencedSender(sender, fence.store, () => count('FencedSendAttempts')),
   pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
     now: Date.now,
     sleep,
@@ -72,7 +74,11 @@ const deps: DispatchDeps = {
   maxAgeMs: config.maxAgeMs,
   brand: config.brand,
   audience: new DynamoAudienceStore(documentClient, config.tableName),
-  moment: new DynamoMomentStore(documentClient, config.tableName),
+  // Read only for a notice in a series or under a flood guard: loaded with the first such notice.
+  moment: onFirstCall(
+    async () => new (await import('../stores/moment-store.ts')).DynamoMomentStore(documentClient, config.tableName),
+    { newerNotice: true, takeFloodSlot: true, giveBackFloodSlot: true },
+  ),
   timing: config.noticeTiming,
 };
 /** Where each invocation's evidence batch goes (record-evidence.ts): the store, the gaps, the intents, the index. */
@@ -84,7 +90,12 @@ const evidence:
     : {
         outlets: {
           store: evidenceStore,
-          gaps: new DynamoEvidenceGaps(documentClient, config.tableName),
+          // Written only when the store fails or hangs: loaded then.
+          gaps: onFirstCall(
+            async () =>
+              new (await import('../stores/evidence-gaps.ts')).DynamoEvidenceGaps(documentClient, config.tableName),
+            { add: true, list: true, close: true, find: true, removeTorn: true },
+          ),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
           // An invocation of few records spools them; the sweeper rolls each minute's into one object.
           spool: new DynamoEvidenceSpool(documentClient, config.tableName),

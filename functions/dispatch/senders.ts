@@ -12,7 +12,7 @@ import type { NotificationItem } from '../domain/notification.ts';
 import type { PublishOrigin } from '../domain/push-endpoint.ts';
 import type { Message } from '../domain/templates.ts';
 import { providerRequest } from './provider-request.ts';
-import { classifyProviderError, SendError } from './send-error.ts';
+import { SendError, type SendTarget } from './send-error.ts';
 
 export { mailbox, providerRequest, pushPayload, tagValue } from './provider-request.ts';
 
@@ -40,7 +40,7 @@ export class ProviderSender implements Sender {
     try {
       id = await this.sendBy(notification, message, signal);
     } catch (error) {
-      throw classifyProviderError(error, {
+      throw await classified(error, {
         channel: notification.channel,
         recipient: notification.recipient,
         ...(this.config.origin === undefined ? {} : { origin: this.config.origin }),
@@ -112,3 +112,11 @@ const smsCommand = (r: Request<'SMS'>) =>
     Message: r.text,
     MessageAttributes: { 'AWS.SNS.SMS.SMSType': { DataType: 'String', StringValue: r.smsType } },
   });
+
+/**
+ * The provider's error classed (provider-errors.ts), loaded with a container's first failed send. Should that load
+ * fail, what leaves is not a SendError, and dispatch reads it as unknown — the safe reading (it may have been sent).
+ */
+async function classified(error: unknown, target: SendTarget): Promise<SendError> {
+  return (await import('./provider-errors.ts')).classifyProviderError(error, target);
+}

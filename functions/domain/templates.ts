@@ -272,8 +272,12 @@ function fitPush(
   return push;
 }
 
-const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
-const clusters = (s: string) => Array.from(graphemes.segment(s), (g) => g.segment);
+/** Made on first use, as display-text.ts's: only a push over its size is cut, and a cold start makes no segmenter. */
+let graphemes: Intl.Segmenter | undefined;
+function clusters(s: string): string[] {
+  graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
+  return Array.from(graphemes.segment(s), (g) => g.segment);
+}
 
 /**
  * The display-text fields of a view (a payee's name, a reason, a merchant …: kind `text`), cut down step by step:

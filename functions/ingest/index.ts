@@ -12,64 +12,50 @@ import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, metrics } from '../commons/powertools.ts';
-import { regionFenceOf } from '../commons/region-fence.ts';
+import { loadRegionFence } from '../commons/region-fence-loader.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
-import { OwnedInboxStore, RegionFencedError } from './owned-inbox-store.ts';
-import { peerInboxes } from './peer-lookup.ts';
+import { RegionFencedError } from './peer-errors.ts';
 import { reportBatch } from './report.ts';
-import { SchemaCache, schemaRegistryFor } from './schema-registry.ts';
+import { schemasOnFirstUse } from './wire-records.ts';
 
 const config = loadIngestConfig();
 const inbox = new DynamoInboxStore(documentClient, config.tableName);
-// Two regions: every item carries this region as its owner and its epoch; a fenced region takes no event, and events
-// read again after a failover are held or looked up (owned-inbox-store.ts).
-const fence = regionFenceOf();
-// Once the old region is reconciled, an event read again is asked of its replica (peer-lookup.ts): one attempt, a
-// short timeout; unanswered, the event is held, counted and logged — never sent on silence.
-const peer =
-  fence?.other?.tableName === undefined
-    ? undefined
-    : peerInboxes({ ...fence.other, tableName: fence.other.tableName, timeoutMs: fence.lookupTimeoutMs });
+// Two regions (FENCE_TABLE_NAME set): the owned store, its fence and the look-up in the other region, loaded only then
+// (regional-store.ts); a stage in one region writes through the inbox store alone.
+const fence = await loadRegionFence();
 const store =
   fence === undefined
     ? inbox
-    : new OwnedInboxStore(inbox, fence.store, fence.region, {
-        secondCopy: [],
-        clockMarginMs: fence.clockMarginMs,
-        placement: { pendingThresholdMs: config.pendingThresholdMs, sweepShards: config.sweepShards },
-        now: Date.now,
-        ...(peer === undefined ? {} : { predecessorInboxes: (ids: readonly string[]) => peer.taken(ids) }),
-        onLookupUnanswered: (eventId, error) => {
-          count('PeerLookupsUnanswered');
-          logger.warn('look-up in the other region unanswered: event held', {
-            eventId,
-            otherRegion: fence.other?.region,
-            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-          });
-        },
+    : (await import('./regional-store.ts')).regionalStore(inbox, fence, {
+        pendingThresholdMs: config.pendingThresholdMs,
+        sweepShards: config.sweepShards,
       });
 const limit = pLimit(config.concurrency);
-// Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The SDK clients
-// are loaded and created when first needed: a JSON producer's container never loads them.
+// Writer schemas of Avro/Protobuf records, fetched from the configured registry once per container. The cache, its
+// registry adapters and the SDK clients are loaded and made when a batch first holds such a record: a JSON producer's
+// container never loads them.
 let glue: GlueClient | undefined;
-const schemas = new SchemaCache(
-  schemaRegistryFor(config.schemaRegistry, {
-    getSchemaVersion: async (schemaVersionId, abortSignal) => {
-      const { GetSchemaVersionCommand, GlueClient } = await import('@aws-sdk/client-glue');
-      glue ??= new GlueClient({});
-      return glue.send(new GetSchemaVersionCommand({ SchemaVersionId: schemaVersionId }), { abortSignal });
-    },
-    secret: async (arn) => {
-      const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-      const answer = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
-      if (answer.SecretString === undefined) throw new Error('the secret has no SecretString');
-      return answer.SecretString;
-    },
-  }),
-);
+const schemas = schemasOnFirstUse(async () => {
+  const { SchemaCache, schemaRegistryFor } = await import('./schema-registry.ts');
+  return new SchemaCache(
+    schemaRegistryFor(config.schemaRegistry, {
+      getSchemaVersion: async (schemaVersionId, abortSignal) => {
+        const { GetSchemaVersionCommand, GlueClient } = await import('@aws-sdk/client-glue');
+        glue ??= new GlueClient({});
+        return glue.send(new GetSchemaVersionCommand({ SchemaVersionId: schemaVersionId }), { abortSignal });
+      },
+      secret: async (arn) => {
+        const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+        const answer = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
+        if (answer.SecretString === undefined) throw new Error('the secret has no SecretString');
+        return answer.SecretString;
+      },
+    }),
+  );
+});
 const macKey = config.secretMacKey;
 /**
  * The MAC of secret fields, loaded with its client (KMS's) on the first record that has a secret: most records have

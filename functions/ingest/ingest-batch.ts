@@ -40,8 +40,7 @@ import {
   type IngestResult,
 } from './ingest-record.ts';
 import { producerOf, replicatedFromOf } from './producer-trace.ts';
-import { SchemaCache } from './schema-registry.ts';
-import { readWireRecords } from './wire-records.ts';
+import { readWireRecords, type Schemas, schemasOnFirstUse } from './wire-records.ts';
 
 export { FIGURE_METRICS, type IngestFigures, reconciles } from '../contracts/ingest-figures.ts';
 export { tally } from './figures.ts';
@@ -57,10 +56,10 @@ export interface BatchDeps extends IngestDeps {
    * Writer schemas of schema-registry records (wire-records.ts). Without one, such records are quarantined as
    * UNKNOWN_SCHEMA; if the registry cannot answer, nothing is written and the batch is redelivered.
    */
-  readonly schemas?: SchemaCache;
+  readonly schemas?: Schemas;
 }
 
-const NO_REGISTRY = new SchemaCache(undefined);
+const NO_REGISTRY = schemasOnFirstUse(async () => new (await import('./schema-registry.ts')).SchemaCache(undefined));
 
 export interface BatchSummary {
   readonly records: number;

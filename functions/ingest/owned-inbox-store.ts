@@ -38,12 +38,9 @@ import type {
   PreferencesOutcome,
   RecordOutcome,
 } from './inbox-store.ts';
-import { OtherRegionActive } from './peer-errors.ts';
+import { OtherRegionActive, RegionFencedError } from './peer-errors.ts';
 
-/** This region is fenced: ingest must not write (and must not report success, which would commit the offsets). */
-export class RegionFencedError extends Error {
-  override name = 'RegionFencedError';
-}
+export { RegionFencedError } from './peer-errors.ts';
 
 export class OwnedInboxStore implements InboxStore {
   readonly findInboxes?: InboxStore['findInboxes'];

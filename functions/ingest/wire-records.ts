@@ -29,9 +29,30 @@ const tooLarge = (bytes: number, limit: number) => ({
   detail: `value is ${bytes} bytes, limit ${limit}`,
 });
 
+/** Writer schemas by reference (SchemaCache): what reading a batch of wire records asks of the cache. */
+export type Schemas = Pick<SchemaCache, 'resolve'>;
+
+/**
+ * Schemas from a cache made on the first batch that holds a wire record: the cache and its registry adapters
+ * (schema-registry.ts) are a chunk of their own, and a JSON producer's container never loads them. A load that
+ * fails fails that batch (redelivered) and is tried again with the next.
+ */
+export function schemasOnFirstUse(make: () => Promise<Schemas>): Schemas {
+  let made: Promise<Schemas> | undefined;
+  return {
+    resolve: async (refs) => {
+      made ??= make().catch((error: unknown) => {
+        made = undefined;
+        throw error;
+      });
+      return (await made).resolve(refs);
+    },
+  };
+}
+
 export async function readWireRecords(
   inputs: IngestInput[],
-  schemas: SchemaCache,
+  schemas: Schemas,
   maxEventBytes: number,
 ): Promise<IngestInput[]> {
   const headers = inputs.map((input) => {

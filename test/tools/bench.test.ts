@@ -49,6 +49,8 @@ describe('npm run bench (smoke)', () => {
       expect(b.initBytes).toBeLessThan(b.totalBytes);
       expect(b.initBytes).toBeLessThan(900_000);
       expect(b.floorBytes).toBeGreaterThan(0);
+      // Timed on the Lambda runtime's Node (package.json's engines), whatever Node ran the bench.
+      expect(Number(/^v(\d+)\./.exec(b.node)?.[1])).toBeGreaterThanOrEqual(24);
       expect(b.floorInitMs).toBeGreaterThan(0);
       // The CPU of each init beside its wall time, and both again with Node's compile cache warm.
       expect(b.initCpuMs).toBeGreaterThan(0);

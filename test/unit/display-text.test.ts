@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   cleanDisplayText,
   isCleanDisplayText,
@@ -132,5 +132,32 @@ describe('the cleaner judged by an oracle of its own (tools/chaos/text-oracle.ts
   it('the oracle keeps what text needs: ZWJ and ZWNJ, marks, emoji, CJK', () => {
     expect(isSafeDisplayText('👨\u200D👩\u200D👧 می\u200Cخواهم José 山田')).toBe(true);
     expect(isSafeDisplayText('a\u202Eb')).toBe(false);
+  });
+});
+
+describe('the grapheme segmenter, made when text first needs one', () => {
+  it('is not made at load, nor for clean short text; once for text that must be counted, then reused', async () => {
+    vi.resetModules();
+    const Real = Intl.Segmenter;
+    let made = 0;
+    const counting = class extends Real {
+      constructor(...args: ConstructorParameters<typeof Intl.Segmenter>) {
+        super(...args);
+        made++;
+      }
+    };
+    const intl = Intl as unknown as { Segmenter: typeof Intl.Segmenter };
+    intl.Segmenter = counting;
+    try {
+      const fresh = await import('../../functions/domain/display-text.ts');
+      expect(made).toBe(0);
+      expect(fresh.cleanDisplayText('Corner Café', 80).text).toBe('Corner Café');
+      expect(made).toBe(0);
+      expect(fresh.cleanDisplayText(`${'Ab '.repeat(40)}end`, 10).text).toBe('Ab Ab Ab…');
+      expect(fresh.cleanDisplayText('a\u0000b', 80).text).toBe('a b');
+      expect(made).toBe(1);
+    } finally {
+      intl.Segmenter = Real;
+    }
   });
 });

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { type Admission, admitRecord } from '../../functions/domain/admission.ts';
+import { EVENT_TYPES } from '../../functions/domain/catalogue.ts';
+import { eventSchemaFor } from '../../functions/domain/event/schema.ts';
 import { SCHEMA_FILE, schemaText } from '../../tools/scripts/schema.ts';
 
 const lines = (file: string) =>
@@ -136,5 +138,16 @@ describe('examples/bad-input.jsonl', () => {
       'SCHEMA_VIOLATION',
       'ACCEPTED',
     ]);
+  });
+});
+
+describe("a type's schema", () => {
+  it('is built for each catalogue type with its first event and kept; no other name has one', () => {
+    for (const type of EVENT_TYPES) {
+      const schema = eventSchemaFor(type);
+      expect(schema).toBeDefined();
+      expect(eventSchemaFor(type)).toBe(schema);
+    }
+    for (const other of ['NotAType', '__proto__', 'constructor', '']) expect(eventSchemaFor(other)).toBeUndefined();
   });
 });

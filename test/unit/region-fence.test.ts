@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/commons/config.ts';
 import { regionFenceOf } from '../../functions/commons/region-fence.ts';
+import { loadRegionFence } from '../../functions/commons/region-fence-loader.ts';
 
 describe("a function's region fence", () => {
   it('is absent in a stage in one region (no FENCE_TABLE_NAME): the function runs unfenced, as before', () => {
@@ -63,5 +64,22 @@ describe("a function's region fence", () => {
     expect(() => regionFenceOf({ AWS_REGION: 'ap-northeast-1', FENCE_TABLE_NAME: 'f', FENCE_SHARDS: '0' })).toThrow(
       /FENCE_SHARDS is invalid/,
     );
+  });
+});
+
+describe("a function's region fence, loaded at cold start only in a stage in two regions", () => {
+  it('is absent without FENCE_TABLE_NAME, and a bad region setting still fails the init', async () => {
+    expect(await loadRegionFence({ AWS_REGION: 'ap-northeast-1' })).toBeUndefined();
+    await expect(loadRegionFence({ AWS_REGION: 'ap-northeast-1', FENCE_SHARDS: '0' })).rejects.toThrow(
+      /FENCE_SHARDS is invalid/,
+    );
+  });
+
+  it('is the fence regionFenceOf makes when the stage names its fence table', async () => {
+    const env = { AWS_REGION: 'ap-northeast-3', FENCE_TABLE_NAME: 'notifier-prod-recovery-fence', FENCE_SHARDS: '6' };
+    const fence = await loadRegionFence(env);
+    expect(fence).toMatchObject({ region: 'ap-northeast-3', clockMarginMs: 60_000 });
+    expect([fence?.store.tableName, fence?.store.shards]).toEqual(['notifier-prod-recovery-fence', 6]);
+    await expect(loadRegionFence({ ...env, OTHER_REGION: 'ap-northeast-3' })).rejects.toThrow(ConfigError);
   });
 });

@@ -30,6 +30,7 @@ import {
   SchemaRegistryUnavailable,
   schemaRegistryFor,
 } from '../../functions/ingest/schema-registry.ts';
+import { schemasOnFirstUse } from '../../functions/ingest/wire-records.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { SCHEMA_FILE } from '../../tools/scripts/schema.ts';
 import {
@@ -305,6 +306,39 @@ describe('a record that cannot be read is quarantined with its reason and its or
     const proto = Buffer.concat([Buffer.from([0]), encodeProtobuf(fileOf('TransferCompleted.proto'), event)]);
     const protoId = '22222222-2222-3333-4444-555555555555';
     expect((await run(zlib(protoId, proto), glue)).summary.results[0]?.kind).toBe('accepted');
+  });
+});
+
+describe("a container's schema cache, made when a batch first holds a wire record", () => {
+  it("is never made for a JSON producer's batches, then once, for the first batch with a wire record", async () => {
+    const store = new MemoryInboxStore();
+    let made = 0;
+    const schemas = schemasOnFirstUse(async () => {
+      made++;
+      return new SchemaCache(new FolderRegistry());
+    });
+    const batch = (offset: number, value: Buffer | object) =>
+      ingestBatch(mskEvent([{ topic: 't', partition: 0, offset, value }]), { ...memoryBatchDeps(store), schemas });
+    await batch(1, transferEvent({ eventId: 'json-1' }));
+    await batch(2, transferEvent({ eventId: 'json-2' }));
+    expect(made).toBe(0);
+    const avro = await batch(3, encode(transferEvent({ eventId: 'avro-1' }), 'AVRO'));
+    const again = await batch(4, encode(transferEvent({ eventId: 'avro-2' }), 'AVRO'));
+    expect(made).toBe(1);
+    expect([avro.figures.accepted, again.figures.accepted]).toEqual([1, 1]);
+  });
+
+  it('without one given, a wire record is quarantined as naming a schema no registry answers', async () => {
+    const store = new MemoryInboxStore();
+    const deps = { ...memoryBatchDeps(store) };
+    delete (deps as { schemas?: unknown }).schemas;
+    await ingestBatch(
+      mskEvent([{ topic: 't', partition: 0, offset: 1, value: encode(transferEvent(), 'AVRO') }]),
+      deps,
+    );
+    const item = store.quarantined('t', 0, 1);
+    expect(item?.reason).toBe('UNKNOWN_SCHEMA');
+    expect(item?.detail).toContain('no schema registry is configured');
   });
 });
 

@@ -73,7 +73,7 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
 type Bundles = Awaited<ReturnType<typeof measureBundles>>;
 export function bundlesTable(bundles: Bundles): string {
   return [
-    'Bundles as deployed (split into chunks) against a bundle of only their SDK clients; init = import in a fresh Node',
+    `Bundles as deployed (split into chunks) against a bundle of only their SDK clients; init = import in a fresh Node ${[...new Set(bundles.map((b) => b.node))].join(', ')} (the Lambda runtime's major)`,
     '| function | bytes at init | bytes in all | chunks | init ms | SDK-only bytes | SDK-only init ms | bytes / floor | init / floor | init CPU ms | SDK-only init CPU ms | CPU / floor | init ms, compile cache | SDK-only, compile cache |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...bundles.map(

@@ -33,7 +33,7 @@ import {
   type RejectionReason,
 } from './contract.ts';
 import { type HashInput, PAYLOAD_HASH_VERSION, payloadHash, versioned } from './hash.ts';
-import { EVENT_ID_PATTERN, EVENT_SCHEMAS, preferencesSchema } from './schema.ts';
+import { EVENT_ID_PATTERN, eventSchemaFor, preferencesSchema } from './schema.ts';
 import { NONE, objectAt, readChannelList, readOccurredAt, readSpellings, withoutNullOptionals } from './spellings.ts';
 
 export interface DecodedTransfer {
@@ -128,7 +128,7 @@ function decodeTransfer(given: Record<string, unknown>, eventId: string): Decode
   const def = typeof given.type === 'string' ? definitionOf(given.type) : undefined;
   const read = readSpellings(given, def);
   // An unknown type is refused by any type's schema at `type` (checked before data): the first is as good as any.
-  const schema = EVENT_SCHEMAS.get(def === undefined ? (EVENT_TYPES[0] as string) : (given.type as string));
+  const schema = eventSchemaFor(def === undefined ? (EVENT_TYPES[0] as string) : (given.type as string));
   if (schema === undefined || def === undefined) {
     const parsed = schema?.safeParse(read.raw);
     if (parsed !== undefined && !parsed.success)

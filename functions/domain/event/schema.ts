@@ -160,10 +160,22 @@ export function eventSchemaOf(type: string, def: Definition) {
     );
 }
 
-/** Built once per type at load: validating an event costs no schema construction. */
-export const EVENT_SCHEMAS = new Map(
-  EVENT_TYPES.map((type) => [type, eventSchemaOf(type, definitionOf(type) as Definition)] as const),
-);
+const built = new Map<string, ReturnType<typeof eventSchemaOf>>();
+
+/**
+ * The schema of a catalogue type (undefined for any other), built with the first event of its type and kept: after
+ * that, validating an event costs no schema construction, and a cold start builds none (a container builds the types
+ * it sees, not the whole catalogue).
+ */
+export function eventSchemaFor(type: string): ReturnType<typeof eventSchemaOf> | undefined {
+  const known = built.get(type);
+  if (known !== undefined) return known;
+  const def = definitionOf(type);
+  if (def === undefined) return undefined;
+  const schema = eventSchemaOf(type, def);
+  built.set(type, schema);
+  return schema;
+}
 
 export const preferencesSchema = z.object({
   eventId: z.string(),
