@@ -110,6 +110,7 @@ const BROTLI = {
 };
 
 /** A digest as the key holds it (base64url: 43 characters, not 64), and back. */
+const DIGEST_KEY_CHARS = 43;
 const keyDigest = (hex: string) => Buffer.from(hex, 'hex').toString('base64url');
 const hexDigest = (b64: string) => Buffer.from(b64, 'base64url').toString('hex');
 
@@ -129,10 +130,18 @@ export function spoolItem(r: SpooledRecord): Item {
 }
 
 export class DynamoEvidenceSpool implements EvidenceSpool {
+  /** `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice` while it holds items. */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly options: { readonly formerTable?: string | undefined } = {},
   ) {}
+
+  /** The same spool in the former table (the sweeper drains it), or undefined when there is none. */
+  former(): DynamoEvidenceSpool | undefined {
+    const t = this.options.formerTable;
+    return t === undefined || t === this.tableName ? undefined : new DynamoEvidenceSpool(this.client, t);
+  }
 
   async put(records: readonly SpooledRecord[], _nowMs: number): Promise<void> {
     // One put each, in parallel: a record is 0.2–4 KB compressed, BatchWriteItem would save no unit.
@@ -177,6 +186,12 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
   }
 
   async ofSlice(slice: string): Promise<SpooledRecord[]> {
+    const here = await this.ofSliceHere(slice);
+    const former = this.former();
+    return here.length > 0 || former === undefined ? here : former.ofSliceHere(slice);
+  }
+
+  private async ofSliceHere(slice: string): Promise<SpooledRecord[]> {
     const s = parseSliceBatch(slice);
     if (s === undefined) return [];
     // A slice's records are in every partition (by their digests): one Query each, its minute (every retention).
@@ -329,7 +344,8 @@ function readItem(item: Item): SpoolRead {
   const sk = String(item.sk);
   const key = { pk: String(item.pk), sk };
   const legacy = sk.includes('#batches/');
-  const sha256 = legacy ? sk.slice(-64) : hexDigest(sk.slice(sk.lastIndexOf('#') + 1));
+  // `<start: 13 digits>#<days>#<digest: 43 characters>`; the earlier layout `<start>#<slice batch>#<digest: 64 hex>`.
+  const sha256 = legacy ? sk.slice(-64) : hexDigest(sk.slice(-DIGEST_KEY_CHARS));
   const bytes = legacy ? decoded(item.body, gunzipSync) : decoded(item.br, brotliDecompressSync);
   if (bytes === undefined) return { bad: 'its body does not unzip', key };
   if (sha256Hex(bytes) !== sha256) return { bad: 'its bytes are not the digest its key names', key };
@@ -344,6 +360,6 @@ function readItem(item: Item): SpoolRead {
       legacy: true,
     };
   }
-  const [start, days] = sk.split('#');
-  return { slice: sliceBatchName(Number(start), Number(days)), sha256, ...namedBy(bytes), bytes, key };
+  const slice = sliceBatchName(Number(sk.slice(0, 13)), Number(sk.slice(14, -DIGEST_KEY_CHARS - 1)));
+  return { slice, sha256, ...namedBy(bytes), bytes, key };
 }

@@ -258,14 +258,38 @@ async function notYetStored<R extends SpooledRecord>(
 }
 
 /**
+ * Each spool rolled in turn (its own table's, then the main table's an earlier version filled: empty once drained, a
+ * read of its cursor and its partitions a run), one result.
+ */
+export async function rollUpSpools(
+  spools: readonly EvidenceSpool[],
+  deps: (spool: EvidenceSpool) => RollUpDeps,
+): Promise<RollUpResult> {
+  const results: RollUpResult[] = [];
+  for (const spool of spools) results.push(await rollUpEvidence(deps(spool)));
+  const sum = (k: 'slices' | 'records' | 'objects' | 'late' | 'open') => results.reduce((a, r) => a + r[k], 0);
+  return {
+    slices: sum('slices'),
+    records: sum('records'),
+    objects: sum('objects'),
+    late: sum('late'),
+    open: sum('open'),
+    errors: results.flatMap((r) => r.errors),
+    setAside: results.flatMap((r) => r.setAside),
+  };
+}
+
+/**
  * The run's roll-up in metrics and the log, and how old the oldest spooled slice is (0 when the spool is empty): the
  * EvidenceSpoolOldestAge alarm reads it against the promised landing delay.
  */
-export async function reportRolledUp(r: RollUpResult, spool: EvidenceSpool, nowMs: number): Promise<void> {
+export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceSpool[], nowMs: number): Promise<void> {
   count('EvidenceSlicesRolled', r.slices);
   try {
-    // The oldest slice not rolled yet: at or after the cursor (the items before it are in the store, expiring).
-    const oldest = await spool.oldestSliceMs((await spool.cursor()).rolledBefore);
+    // The oldest slice not rolled yet: at or after each spool's cursor (the items before it are in the store).
+    const starts = await Promise.all(spools.map(async (s) => s.oldestSliceMs((await s.cursor()).rolledBefore)));
+    const found = starts.filter((s): s is number => s !== undefined);
+    const oldest = found.length === 0 ? undefined : Math.min(...found);
     count(
       'EvidenceSpoolOldestAge',
       oldest === undefined ? 0 : Math.max(0, Math.round((nowMs - oldest) / 1000)),

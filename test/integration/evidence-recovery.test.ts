@@ -185,6 +185,7 @@ describe('a dispatch invocation that dies after its sends and before its batch',
       table.doc,
       table.tableName,
       new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
+      table.evidenceSpoolTableName,
     );
     expect((await evidenceOf(store, 'rec-2', locator)).map((p) => p.send.notificationId).sort()).toEqual([
       'rec-2#EMAIL',
@@ -266,7 +267,12 @@ describe('a dispatch invocation that dies after its sends and before its batch',
 });
 
 const locatorOn = (t: LocalTable) =>
-  new DynamoEvidenceLocator(t.doc, t.tableName, new DynamoEvidenceIndex(t.doc, t.evidenceIndexTableName));
+  new DynamoEvidenceLocator(
+    t.doc,
+    t.tableName,
+    new DynamoEvidenceIndex(t.doc, t.evidenceIndexTableName),
+    t.evidenceSpoolTableName,
+  );
 
 describe('finding a send after the table forgot it, and a send whose batch is not written yet', () => {
   it("an event's evidence is found by its id alone after its inbox and notification items are gone", async () => {
@@ -387,7 +393,7 @@ describe('a dispatch invocation of few records that dies before its spool puts l
     expect(slices.size).toBe(1);
     const [slice] = [...slices] as [string];
     expect(slice).toMatch(/-sweeper-spooldays2557$/);
-    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
     expect(await spool.ofSlice(slice)).toEqual([]);
 
     const r = await sweepAfter(DUE_MS);
@@ -405,6 +411,7 @@ describe('a dispatch invocation of few records that dies before its spool puts l
       table.doc,
       table.tableName,
       new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
+      table.evidenceSpoolTableName,
     );
     const beforeRoll = await evidenceOf(store, 'spr-1', locator);
     expect(beforeRoll.map((p) => p.send.notificationId).sort()).toEqual(['spr-1#EMAIL', 'spr-1#SMS']);

@@ -1,0 +1,32 @@
+/**
+ * The evidence spool's own table (domain/evidence-spool.ts, stores/evidence-spool.ts), as plain data: the stack builds
+ * it (lib/evidence-spool-table.ts), the local run and the integration tests create it on DynamoDB Local from here. Its
+ * items keep the keys they had in the main table (`EVIDENCE_SPOOL#<shard>`), so the spool reads either table the same
+ * way. No aws-cdk-lib import: the local run must not load the CDK.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const EVIDENCE_SPOOL_TABLE_SCHEMA = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  timeToLiveAttribute: 'expiresAt',
+} as const;
+
+/** The spool table beside a table of a run without the stack (the local run, a test, a bench). */
+export const localEvidenceSpoolTableName = (tableName: string) => `${tableName}-evidence-spool`;
+
+export function createEvidenceSpoolTableInput(tableName: string): CreateTableCommandInput {
+  const s = EVIDENCE_SPOOL_TABLE_SCHEMA;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: s.partitionKey, AttributeType: 'S' },
+      { AttributeName: s.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: s.partitionKey, KeyType: 'HASH' },
+      { AttributeName: s.sortKey, KeyType: 'RANGE' },
+    ],
+  };
+}
