@@ -5,6 +5,7 @@
  * way. No aws-cdk-lib import: the local run must not load the CDK.
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { createEvidenceIndexTableInput } from './evidence-index-schema.ts';
 
 export const EVIDENCE_SPOOL_TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -15,18 +16,8 @@ export const EVIDENCE_SPOOL_TABLE_SCHEMA = {
 /** The spool table beside a table of a run without the stack (the local run, a test, a bench). */
 export const localEvidenceSpoolTableName = (tableName: string) => `${tableName}-evidence-spool`;
 
+/** The same keys as the index's table (pk, sk: strings), on the Standard class: items written and read once. */
 export function createEvidenceSpoolTableInput(tableName: string): CreateTableCommandInput {
-  const s = EVIDENCE_SPOOL_TABLE_SCHEMA;
-  return {
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: s.partitionKey, AttributeType: 'S' },
-      { AttributeName: s.sortKey, AttributeType: 'S' },
-    ],
-    KeySchema: [
-      { AttributeName: s.partitionKey, KeyType: 'HASH' },
-      { AttributeName: s.sortKey, KeyType: 'RANGE' },
-    ],
-  };
+  const { TableClass: _infrequentAccess, ...input } = createEvidenceIndexTableInput(tableName);
+  return input;
 }
