@@ -130,7 +130,7 @@ export function spoolItem(r: SpooledRecord): Item {
 }
 
 export class DynamoEvidenceSpool implements EvidenceSpool {
-  /** `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice` while it holds items. */
+  /** `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice`. */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -186,9 +186,11 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
   }
 
   async ofSlice(slice: string): Promise<SpooledRecord[]> {
-    const here = await this.ofSliceHere(slice);
     const former = this.former();
-    return here.length > 0 || former === undefined ? here : former.ofSliceHere(slice);
+    // Both spools while the main table may hold an earlier version's items (a minute of the deploy is in both).
+    const [here, before] = await Promise.all([this.ofSliceHere(slice), former?.ofSliceHere(slice) ?? []]);
+    const seen = new Set(here.map((r) => r.sha256));
+    return [...here, ...before.filter((r) => !seen.has(r.sha256))];
   }
 
   private async ofSliceHere(slice: string): Promise<SpooledRecord[]> {

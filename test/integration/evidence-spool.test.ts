@@ -10,8 +10,7 @@ import { brotliDecompressSync } from 'node:zlib';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { InvocationEvidence, type SendProof } from '../../functions/dispatch/record-evidence.ts';
-import { evidenceBody, sendEvidence, smsRequest, uniformRetention } from '../../functions/domain/evidence.ts';
-import { batchName, batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
+import { batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
 import {
   lateBatchName,
   parseSliceBatch,
@@ -30,11 +29,11 @@ import {
   type SpoolCursor,
   spoolItem,
 } from '../../functions/stores/evidence-spool.ts';
-import { recoverEvidenceBatches, type SentHere } from '../../functions/sweeper/recover-evidence.ts';
 import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { sesEvent } from '../support/ses-events.ts';
+import { proofOf, RETENTION } from '../support/spool-proofs.ts';
 
 let table: LocalTable;
 // A table each: the roll-up's cursor is the table's, and each test runs its own clock.
@@ -43,46 +42,6 @@ beforeEach(async () => {
 });
 
 const T0 = Date.parse('2026-12-06T05:12:30Z');
-const RETENTION = 2_557;
-
-function proofOf(
-  eventId: string,
-  acceptedAtMs: number,
-  text = 'Example Bank: your transfer is complete.',
-  channel: 'SMS' | 'EMAIL' = 'SMS',
-): SendProof {
-  const request =
-    channel === 'SMS'
-      ? smsRequest('+14255550100', text)
-      : ({
-          channel: 'EMAIL',
-          api: 'ses:SendEmail',
-          source: 'Example Bank <n@bank.example>',
-          to: ['ana@example.com'],
-          subject: 'Your transfer',
-          text,
-          html: `<p>${text}</p>`,
-          charset: 'UTF-8',
-          tags: [],
-        } as const);
-  const record = sendEvidence(
-    {
-      notificationId: `${eventId}#${channel}`,
-      eventId,
-      channel,
-      userId: `u-${eventId}`,
-      template: 'TransferCompleted',
-      locale: 'en-US',
-      attempt: 1,
-    },
-    request,
-    `msg-${eventId}`,
-    acceptedAtMs,
-    uniformRetention(RETENTION),
-  );
-  const bytes = evidenceBody(record);
-  return { record, bytes, sha256: sha256Hex(bytes) };
-}
 
 /** One dispatch invocation of `ids.length` sends at `startMs`: each record where the SENT write would name it. */
 async function invocation(
@@ -420,96 +379,5 @@ describe('a bad spool item', () => {
     expect(kept.records.map((r) => r.bytes)).toEqual([old]);
     expect(beside?.retainUntil.toISOString()).toBe(good.record.retainUntil);
     expect(await oldestUnrolled(spool)).toBeUndefined();
-  });
-});
-
-describe('the roll-up and a rebuild at once', () => {
-  const spooled = (slice: string, p: SendProof) => ({
-    slice,
-    sha256: p.sha256,
-    notificationId: p.record.notificationId,
-    recordKind: 'SEND' as const,
-    bytes: p.bytes,
-  });
-
-  it('a rebuild that spools a record while a roll-up of its minute is under way: that roll-up may not move the cursor past it, and the next run writes it beside the object', async () => {
-    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
-    const store = new MemoryStore();
-    const start = Date.parse('2026-12-06T08:00:00Z');
-    const slice = sliceBatchName(start, RETENTION);
-    const first = proofOf('race-1', start + 1_000);
-    const rebuilt = proofOf('race-2', start + 2_000);
-    await spool.put([spooled(slice, first)], start);
-    // The roll-up read the slice and wrote its object; before it moves the cursor, the rebuild puts and claims.
-    const racing: EvidenceSpool = Object.assign(Object.create(spool) as EvidenceSpool, {
-      advance: async (from: SpoolCursor, to: number) => {
-        await spool.put([spooled(slice, rebuilt)], start);
-        expect(await spool.claimUnrolled(start)).toBe(true);
-        return spool.advance(from, to);
-      },
-    });
-    const now = start + SPOOL_CLOSED_AFTER_MS;
-    expect(await roll(racing, store, now)).toMatchObject({
-      slices: 1,
-      objects: 1,
-      errors: ['spool cursor: moved meanwhile, read again next run'],
-    });
-    expect(await roll(spool, store, now + 60_000)).toMatchObject({ slices: 1, objects: 1, late: 1, errors: [] });
-    expect(store.objects.has(batchObjectKey(lateBatchName(slice, [rebuilt.sha256])))).toBe(true);
-    // Rolled now: a later rebuild is told so, and writes beside the object itself (recover-evidence.ts).
-    expect(await spool.claimUnrolled(start)).toBe(false);
-  });
-
-  it("a dead invocation's record rebuilt after its slice was rolled is written beside the slice's object, not spooled below the cursor; a second rebuild writes nothing more", async () => {
-    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
-    const store = new MemoryStore();
-    const start = Date.parse('2026-12-06T09:00:00Z');
-    const slice = sliceBatchName(start, RETENTION);
-    const other = proofOf('gone-1', start + 1_000);
-    await spool.put([spooled(slice, other)], start);
-    expect(await roll(spool, store, start + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ slices: 1, objects: 1 });
-
-    const dead = proofOf('gone-2', start + 2_000);
-    const intents = new MemoryIntents();
-    const intent = batchName('dispatch', start + 1_000, 'inv0000099');
-    const item = {
-      notificationId: dead.record.notificationId,
-      status: 'SENT',
-      userId: dead.record.userId,
-      evidence: { batch: slice, sha256: dead.sha256, acceptedAt: new Date(start + 2_000).toISOString() },
-    } as unknown as SentHere;
-    const index = new MemoryIndex();
-    const recover = async (now: number) => {
-      await intents.open({ name: intent, dueMs: start + 90_000, notificationIds: [item.notificationId] });
-      return recoverEvidenceBatches({
-        intents,
-        notifications: { get: async () => item },
-        outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: RETENTION } },
-        spool,
-        rebuilder: async () => async () => dead,
-        now: () => now,
-        deadline: now + 30_000,
-        limit: 10,
-        timeoutMs: 2_000,
-      });
-    };
-    const now = start + SPOOL_CLOSED_AFTER_MS + 60_000;
-    expect(await recover(now)).toMatchObject({ recovered: 1, rebuilt: 1, lost: [] });
-    const beside = batchObjectKey(lateBatchName(slice, [dead.sha256]));
-    expect(readBatch(store.objects.get(beside)?.body ?? Buffer.alloc(0)).records.map((r) => r.bytes)).toEqual([
-      dead.bytes,
-    ]);
-    expect(await spool.ofSlice(slice)).toHaveLength(1);
-    const objects = store.objects.size;
-    expect(await recover(now + 60_000)).toMatchObject({ recovered: 1, lost: [] });
-    expect(store.objects.size).toBe(objects);
-    const found = await findSends(
-      store,
-      [{ batch: slice, notificationId: dead.record.notificationId, sha256: dead.sha256 }],
-      {
-        locator: { spooled: (s) => spool.ofSlice(s) },
-      },
-    );
-    expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[dead.sha256, undefined]]);
   });
 });
