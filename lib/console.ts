@@ -59,6 +59,7 @@ import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { consolePageFiles } from './bundling.ts';
 import type { ConsoleSettings } from './console-settings.ts';
 import { evidenceIndexEnvironment, grantIndexReads } from './evidence-index-table.ts';
+import { grantSpoolReads } from './evidence-spool-table.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 import { controlTower, packs } from './nag-acknowledgements.ts';
@@ -76,6 +77,8 @@ export interface SupportConsoleProps {
   readonly table: ITable;
   /** The evidence index's own table: read only (lib/evidence-index-table.ts). */
   readonly evidenceIndexTable: ITable;
+  /** The evidence spool's own table: a minute's records before the sweeper rolls them (shown meanwhile). */
+  readonly evidenceSpoolTable: ITable;
   readonly evidence: EvidenceStore;
   /** Four eyes as the operator API has it: the console proposes and approves through the same operations. */
   readonly approval: Pick<
@@ -302,6 +305,7 @@ export class SupportConsole extends Construct {
     fn.useTable(props.table, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     fn.useTable(props.table, ['dynamodb:Query'], { index: TABLE_SCHEMA.userIndex.indexName });
     grantIndexReads(fn, props.evidenceIndexTable);
+    grantSpoolReads(fn, props.evidenceSpoolTable);
     const reader = props.evidence.readerRole as Role;
     props.evidence.grantConsole(fn);
     fn.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [reader.roleArn] }));

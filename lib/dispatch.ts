@@ -8,6 +8,7 @@ import type { DispatchEnvironment } from '../functions/contracts/environment.ts'
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { createDispatchTriggers, type DispatchTriggers } from './dispatch-triggers.ts';
 import { evidenceIndexEnvironment, grantIndexWrites } from './evidence-index-table.ts';
+import { grantSpoolPuts } from './evidence-spool-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -40,8 +41,9 @@ export function createDispatch(p: FunctionPartProps): Dispatch {
   grantIndexWrites(fn, p.evidenceIndexTable);
   // The batch's intent (written, then closed), and a gap (the batch's bytes) when the store fails: the sweeper
   // finishes what an invocation could not.
+  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*'] });
   // An invocation of few records puts each in the evidence spool (the sweeper rolls them into one object a minute).
-  fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_BATCH#*', 'EVIDENCE_SPOOL#*'] });
+  grantSpoolPuts(fn, p.evidenceSpoolTable);
   fn.useTable(table, ['dynamodb:DeleteItem'], { leadingKeys: ['EVIDENCE_BATCH#*'] });
   return { fn, triggers };
 }

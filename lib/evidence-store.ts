@@ -28,6 +28,7 @@
  */
 import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, ArnPrincipal, Effect, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
@@ -93,6 +94,8 @@ export class EvidenceStore extends Construct {
   private readonly auditWriters: string[] = [];
   /** What names the store to a function that writes evidence: part of its environment (its contract's type). */
   readonly environment: EvidenceEnvironment;
+  /** The spool's own table (lib/evidence-spool-table.ts), once `spoolIn` named it. */
+  spoolTable: ITable | undefined = undefined;
 
   constructor(
     scope: Construct,
@@ -365,6 +368,12 @@ export class EvidenceStore extends Construct {
         reason: `${why}; no delete, no bypass (both denied by the bucket policy to every principal).`,
       });
     }
+  }
+
+  /** The spool's own table: named in `environment`, so every function that records or reads evidence finds it. */
+  spoolIn(table: ITable): void {
+    this.spoolTable = table;
+    (this.environment as { EVIDENCE_SPOOL_TABLE_NAME?: string }).EVIDENCE_SPOOL_TABLE_NAME = table.tableName;
   }
 
   /** Write-once access for a function that records evidence, under the prefixes it writes (`environment` names the store). */

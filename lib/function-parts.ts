@@ -32,6 +32,8 @@ export interface FunctionPartProps {
   readonly table: ITable;
   /** The evidence index's own table (lib/evidence-index-table.ts). */
   readonly evidenceIndexTable: ITable;
+  /** The evidence spool's own table (lib/evidence-spool-table.ts). */
+  readonly evidenceSpoolTable: ITable;
   /** This region, as the `owner` its triggers take writes of: only in a stage with two regions (lib/regional.ts). */
   readonly owner?: string;
   /** The bank's customer key (settings `kmsKeyArn`), when given. */

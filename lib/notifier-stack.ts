@@ -24,6 +24,7 @@ import { DeliveryFeedback } from './delivery-feedback.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { alarmOnUrgentTrigger } from './dispatch-triggers.ts';
 import { createEvidenceIndex } from './evidence-index-table.ts';
+import { createEvidenceSpool, grantSpoolPuts } from './evidence-spool-table.ts';
 import { EvidenceStore } from './evidence-store.ts';
 import { type FunctionPartProps, placementEnvironment, sendingEnvironment } from './function-parts.ts';
 import { createIngest } from './ingest.ts';
@@ -98,6 +99,7 @@ export class NotifierStack extends Stack {
       timing,
       table: this.table,
       evidenceIndexTable: createEvidenceIndex(this, key, evidence),
+      evidenceSpoolTable: createEvidenceSpool(this, key, evidence),
       key,
       evidence,
       placementEnv: placementEnvironment(s, timing),
@@ -289,9 +291,10 @@ export class NotifierStack extends Stack {
     // never writes a customer's pointer. A batch the store refused waits as a gap.
     p.evidence.grantWrite(feedback.function, ['batches', 'sends']);
     feedback.function.useTable(p.table, ['dynamodb:PutItem'], {
-      // A few reports go to the evidence spool instead of an object of their own.
-      leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*', 'EVIDENCE_SPOOL#*'],
+      leadingKeys: ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*'],
     });
+    // A few reports go to the evidence spool instead of an object of their own.
+    grantSpoolPuts(feedback.function, p.evidenceSpoolTable);
     observability.alarmOnThrottles('Feedback', feedback.function);
     alarmOnUrgentTrigger(observability, dispatch.triggers);
     if (p.evidence.replicationFailures !== undefined) {
@@ -333,6 +336,7 @@ export class NotifierStack extends Stack {
       // The recovery stack watches its replica's policy: its changes are events of its own region.
       table: p.table,
       evidenceIndexTable: p.evidenceIndexTable,
+      evidenceSpoolTable: p.evidenceSpoolTable,
       securityEventBusArn: s.securityEventBusArn,
     });
     watchFunctions(watch, {
@@ -377,6 +381,7 @@ export class NotifierStack extends Stack {
       settings: s.console,
       table: p.table,
       evidenceIndexTable: p.evidenceIndexTable,
+      evidenceSpoolTable: p.evidenceSpoolTable,
       evidence: p.evidence,
       // Four eyes as the operator API has it: the same settings, the same operations.
       approval: {

@@ -25,6 +25,7 @@ import { formatApprovalKinds } from '../functions/domain/approval.ts';
 import { formatChannelPolicies } from '../functions/domain/delivery-policy.ts';
 import { IDENTITY_CENTER_ROLE_PREFIX } from '../functions/domain/identity.ts';
 import { evidenceIndexEnvironment, grantIndexReads } from './evidence-index-table.ts';
+import { grantSpoolReads } from './evidence-spool-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { LOG_RETENTION, logsKeyOf } from './logs-key.ts';
 import { NotifierFunction } from './notifier-function.ts';
@@ -79,6 +80,7 @@ export function createOperatorApi(
   p.evidence.grantOperator(fn);
   // A customer's or an event's evidence (export, evidence, erasure's report of what is kept): the index, read only.
   grantIndexReads(fn, p.evidenceIndexTable);
+  grantSpoolReads(fn, p.evidenceSpoolTable);
   // Replays and repairs go through ingest, as the MSK mapping would deliver them.
   fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [ingest.functionArn] }));
   // The parked batches a replay reads (their objects are the mapping's, under the stack's key when one is set).

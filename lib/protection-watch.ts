@@ -107,6 +107,8 @@ export interface ProtectionWatchProps {
   readonly table?: ITable;
   /** The evidence index's own table, guarded the same way (lib/evidence-index-table.ts): each change reported too. */
   readonly evidenceIndexTable?: ITable;
+  /** The evidence spool's own table, guarded the same way (lib/evidence-spool-table.ts): each change reported too. */
+  readonly evidenceSpoolTable?: ITable;
   /** Another account's EventBridge bus every report also goes to (settings `securityEventBusArn`). */
   readonly securityEventBusArn?: string | undefined;
 }
@@ -202,6 +204,14 @@ export class ProtectionWatch extends Construct {
         "changes to the evidence index table's resource policy",
         call('dynamodb', WATCHED_TABLE_EVENTS, { resourceArn: [props.evidenceIndexTable.tableArn] }),
         `${WHAT} on the evidence index table ${EventField.fromPath('$.detail.requestParameters.resourceArn')} by ${WHO}: its policy keeps everyone but dispatch and the sweeper from writing its entries (an entry written or deleted by hand points a dispute at other evidence, or hides a send from a customer's export). ${CHECK}`,
+      );
+    }
+    if (props.evidenceSpoolTable !== undefined) {
+      this.rule(
+        'SpoolPolicy',
+        "changes to the evidence spool table's resource policy",
+        call('dynamodb', WATCHED_TABLE_EVENTS, { resourceArn: [props.evidenceSpoolTable.tableArn] }),
+        `${WHAT} on the evidence spool table ${EventField.fromPath('$.detail.requestParameters.resourceArn')} by ${WHO}: its policy keeps everyone but dispatch, feedback and the sweeper from writing its items (an item written by hand is rolled into the locked store as evidence). ${CHECK}`,
       );
     }
     this.watchRoute();

@@ -41,6 +41,8 @@ export const OPTIONAL_STACK_OUTPUTS = {
     "The evidence index's own table: where each send's record is, by customer and by event (read by ops customer, export and evidence)",
   ConsoleApiFunctionName:
     "The support console's API function: invoked by its API only (npm run smoke checks that a trail records any other invoke)",
+  EvidenceSpoolTableName:
+    "The evidence spool's own table: a low-rate minute's records before the sweeper rolls them into one object (read by ops evidence meanwhile)",
 } as const;
 
 /**

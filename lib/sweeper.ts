@@ -9,6 +9,7 @@ import type { SweeperEnvironment } from '../functions/contracts/environment.ts';
 import { TABLE_SCHEMA } from '../functions/contracts/table-schema.ts';
 import { brandEnvValue } from '../functions/domain/brand.ts';
 import { evidenceIndexEnvironment, grantIndexWrites } from './evidence-index-table.ts';
+import { grantSpoolRollUp } from './evidence-spool-table.ts';
 import type { FunctionPartProps } from './function-parts.ts';
 import { NotifierFunction } from './notifier-function.ts';
 
@@ -56,8 +57,10 @@ export function createSweeper(p: FunctionPartProps): NotifierFunction {
   });
   // A batch left in the table when the store failed again: kept as a gap.
   fn.useTable(table, ['dynamodb:PutItem'], { leadingKeys: ['EVIDENCE_GAP#*'] });
-  // The evidence spool: each closed minute read, rolled into one object, then its items deleted; a dead invocation's
-  // records rebuilt into it.
+  // The evidence spool: each closed minute read and rolled into one object, the cursor moved past it (the items
+  // expire by TTL); a dead invocation's records rebuilt into it.
+  grantSpoolRollUp(fn, p.evidenceSpoolTable);
+  // The main table's spool, where an earlier version put its items: drained (they have no TTL: deleted once rolled).
   fn.useTable(table, ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], {
     leadingKeys: ['EVIDENCE_SPOOL#*'],
   });

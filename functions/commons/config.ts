@@ -237,6 +237,7 @@ export function evidenceOf(c: ValuesOf<typeof EVIDENCE_ENVIRONMENT>) {
     retentionDays: c.EVIDENCE_RETENTION_DAYS,
     timeoutMs: c.EVIDENCE_TIMEOUT_MS,
     spoolBelow: c.EVIDENCE_SPOOL_BELOW,
+    spoolTableName: c.EVIDENCE_SPOOL_TABLE_NAME,
   };
 }
 export type EvidenceConfig = ReturnType<typeof evidenceOf>;
@@ -248,6 +249,7 @@ export function loadOperatorConfig(env: Env = process.env) {
   return {
     tableName: c.TABLE_NAME,
     evidenceIndexTableName: c.EVIDENCE_INDEX_TABLE_NAME,
+    evidenceSpoolTableName: c.EVIDENCE_SPOOL_TABLE_NAME,
     evidence: store,
     ingestFunctionName: c.INGEST_FUNCTION_NAME,
     failedBatchesBucket: c.FAILED_BATCHES_BUCKET,

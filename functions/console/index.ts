@@ -46,6 +46,7 @@ const ports = operatorPorts({
   doc: documentClient,
   tableName: config.TABLE_NAME,
   evidenceIndexTableName: config.EVIDENCE_INDEX_TABLE_NAME,
+  evidenceSpoolTableName: config.EVIDENCE_SPOOL_TABLE_NAME,
   evidence,
   invokeIngest: () => Promise.reject(new Error('the console feeds nothing through ingest')),
   proposalKeepDays: config.INBOX_RETENTION_DAYS,

@@ -96,6 +96,11 @@ export const EVIDENCE_ENVIRONMENT = {
    * the sweeper (domain/evidence-spool.ts); 0 (the default) writes every invocation's batch itself.
    */
   EVIDENCE_SPOOL_BELOW: int(0, 10_000, 0),
+  /**
+   * The spool's own table (regional, outside AWS Backup, items expiring by TTL: lib/evidence-spool-table.ts); absent,
+   * the main table. The main table's spool is still read and rolled: items an earlier version put there.
+   */
+  EVIDENCE_SPOOL_TABLE_NAME: optionalText('nonEmpty'),
 } as const satisfies EnvSpec;
 
 /** How long the inbox, notifications and quarantine records are kept (their TTL). */

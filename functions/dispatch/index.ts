@@ -98,7 +98,7 @@ const evidence:
           ),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
           // An invocation of few records spools them; the sweeper rolls each minute's into one object.
-          spool: new DynamoEvidenceSpool(documentClient, config.tableName),
+          spool: new DynamoEvidenceSpool(documentClient, config.evidence.spoolTableName ?? config.tableName),
           index: {
             index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
             retentionDays: config.evidence.retentionDays,

@@ -29,6 +29,12 @@ export const SPOOL_WRITE_BY_MS = 150_000;
 /** A slice is closed, and rolled, this long after its start: its writers' last puts had 30 s to land. */
 export const SPOOL_CLOSED_AFTER_MS = 180_000;
 /**
+ * A spool item expires (the table's TTL: a delete nobody pays for) this long after its slice's start. The roll-up never
+ * deletes an item: it records how far it has rolled (the spool's cursor) and reads on from there. Long enough for a
+ * sweeper down over a long weekend to roll its backlog when it is back: EvidenceSpoolOldestAge pages at 10 minutes.
+ */
+export const SPOOL_KEEP_DAYS = 8;
+/**
  * A writer handed at least this many records writes its batch as an object of its own (dense enough: 25 records make
  * at most 0.04 objects a notification); fewer go to the spool (docs/measurements.md "Evidence at a low rate").
  */
@@ -72,7 +78,10 @@ export const maySpool = (invocationStartMs: number, deadlineMs: number) =>
 /** A slice is closed (no writer may still add to it) at `nowMs`. */
 export const sliceClosed = (startMs: number, nowMs: number) => nowMs >= startMs + SPOOL_CLOSED_AFTER_MS;
 
-/** The object for records that reached the spool after their slice's object was written: named by their digests. */
+/**
+ * The object for records that reached the spool after their slice's object was written: named by their digests. The
+ * roll-up and the rebuild name one record's object by its own digest, so two sweepers writing it write one object.
+ */
 export function lateBatchName(slice: string, digests: readonly string[]): string {
   const hash = createHash('sha256')
     .update([...digests].sort().join('\n'))

@@ -48,7 +48,7 @@ const deps: FeedbackDeps = {
           newId: () => randomUUID().replaceAll('-', '').slice(0, 20),
           timeoutMs: config.evidence.timeoutMs,
           // A few reports go to the spool, rolled into one object a minute by the sweeper.
-          spool: new DynamoEvidenceSpool(documentClient, config.tableName),
+          spool: new DynamoEvidenceSpool(documentClient, config.evidence.spoolTableName ?? config.tableName),
           spoolBelow: config.evidence.spoolBelow,
         },
       }),

@@ -29,6 +29,7 @@ const ports = operatorPorts({
   doc: documentClient,
   tableName: config.tableName,
   evidenceIndexTableName: config.evidenceIndexTableName,
+  evidenceSpoolTableName: config.evidenceSpoolTableName,
   evidence: new S3EvidenceStore(s3, config.evidence.bucket, config.evidence.lockMode),
   invokeIngest: lambdaIngest(lambda, config.ingestFunctionName),
   parked: new S3ParkedBatches(s3, config.failedBatchesBucket),

@@ -55,6 +55,8 @@ export function operatorPorts(deps: {
   readonly tableName: string;
   /** The evidence index's table (the main table's index items, from before it had one, are read too). */
   readonly evidenceIndexTableName: string;
+  /** The evidence spool's own table (absent: the main table). */
+  readonly evidenceSpoolTableName?: string | undefined;
   readonly evidence: EvidenceStore;
   readonly invokeIngest: IngestInvoker;
   readonly parked?: ParkedBatches;
@@ -77,6 +79,7 @@ export function operatorPorts(deps: {
       deps.doc,
       deps.tableName,
       new DynamoEvidenceIndex(deps.doc, deps.evidenceIndexTableName, { formerTable: deps.tableName }),
+      deps.evidenceSpoolTableName,
     ),
     audit: new EvidenceAuditLog(deps.evidence, deps.auditSeal, deps.auditWrites),
     proposals: new DynamoProposalStore(deps.doc, deps.tableName, deps.proposalKeepDays ?? PROPOSAL_KEEP_DAYS),

@@ -57,11 +57,13 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly index: EvidenceIndex,
+    /** The spool's own table (absent: the main table); the main table's spool is read too, for earlier items. */
+    spoolTableName?: string,
   ) {
     this.gaps = new DynamoEvidenceGaps(client, tableName);
     this.intents = new DynamoEvidenceIntents(client, tableName);
     this.reports = new DynamoEvidenceReports(client, tableName);
-    this.spool = new DynamoEvidenceSpool(client, tableName);
+    this.spool = new DynamoEvidenceSpool(client, spoolTableName ?? tableName, { formerTable: tableName });
   }
 
   spooled(slice: string): Promise<SpooledRecord[]> {

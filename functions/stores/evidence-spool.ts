@@ -1,16 +1,27 @@
 /**
- * The evidence spool in the table (domain/evidence-spool.ts): each record's exact bytes, gzipped, waiting for the
- * sweeper to roll its slice into one object. Item: pk `EVIDENCE_SPOOL#<shard of its digest>`, sk `<slice start, 13 digits>#<slice
- * batch>#<sha256>`, `body` (gzip of the record's bytes), `notificationId`, `recordKind`, `since`. The key holds the
- * record's digest, so the same record spooled twice (a retried put, a rebuild of a batch whose put had landed) is one
- * item. Kind `EVIDENCE_SPOOL`: the dispatch triggers' filter takes notifications only, so a spool item never invokes
- * dispatch. No TTL: an item leaves when its slice's object holds it (the roll-up deletes it), never by time — the
- * EvidenceSpoolOldestAge alarm says one is waiting too long.
+ * The evidence spool in the table (domain/evidence-spool.ts): each record's exact bytes, compressed, waiting for the
+ * sweeper to roll its slice into one object. Item: pk `EVIDENCE_SPOOL#<shard of its digest>`, sk `<slice start, 13
+ * digits>#<retention days>#<sha256, base64url>`, `br` (the record's bytes, Brotli), `expiresAt` — nothing else: the
+ * slice's name follows from its start and retention, the notification and the record's kind from the bytes, and every
+ * byte of an item is billed on its put (1 write unit a KB). The key holds the record's digest, so the same record
+ * spooled twice (a retried put, a rebuild of a batch whose put had landed) is one item. No `kind`: the dispatch
+ * triggers' filter takes notifications only, so a spool item never invokes dispatch.
+ *
+ * Never deleted by the roll-up: an item expires by the table's TTL (SPOOL_KEEP_DAYS after its slice, free), and the
+ * roll-up keeps a cursor (`EVIDENCE_SPOOL#ROLLED`): every slice starting before `rolledBefore` is in the store, and
+ * the next run reads from there. Items of the earlier layout (sk `<start>#<slice batch>#<sha256 hex>`, gzipped `body`,
+ * no TTL) are still read, rolled and — they never expire — deleted once rolled.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { sha256Hex } from '../domain/evidence-batch.ts';
-import { parseSliceBatch, SPOOL_SHARDS, spoolShardOf } from '../domain/evidence-spool.ts';
+import {
+  parseSliceBatch,
+  SPOOL_KEEP_DAYS,
+  SPOOL_SHARDS,
+  sliceBatchName,
+  spoolShardOf,
+} from '../domain/evidence-spool.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import { type Item, queryAll, queryItems } from './paged-query.ts';
 
@@ -36,9 +47,15 @@ export interface BadSpoolItem {
   readonly key: SpoolKey;
 }
 
-/** What a partition's read gives: a record, or an item set apart. */
-export type SpoolRead = (SpooledRecord & { key: SpoolKey }) | BadSpoolItem;
+/** What a partition's read gives: a record (`legacy`: of the earlier layout, deleted once rolled), or an item set apart. */
+export type SpoolRead = (SpooledRecord & { key: SpoolKey; legacy?: true }) | BadSpoolItem;
 export const isBadSpoolItem = (r: SpoolRead): r is BadSpoolItem => 'bad' in r;
+
+/** How far the roll-up has gone: every slice starting before `rolledBefore` is in the store. `version` orders writes. */
+export interface SpoolCursor {
+  readonly rolledBefore: number;
+  readonly version: number;
+}
 
 /**
  * A put found another body under the record's key (written once, never replaced): the record did not land. The roll-up
@@ -52,53 +69,91 @@ export interface EvidenceSpool {
   /** Each record written once (`attribute_not_exists`): the same bytes already there are landed, others refused. */
   put(records: readonly SpooledRecord[], nowMs: number): Promise<void>;
   /**
-   * Up to about `limit` records of slices started before `beforeMs`, oldest first, in whole minutes (a slice is never
-   * cut in two: the roll-up writes it as one object), from partition `shard`.
+   * Up to about `limit` records of slices started at or after `fromMs` and before `beforeMs`, oldest first, in whole
+   * minutes (a slice is never cut in two: the roll-up writes it as one object), from partition `shard`.
    */
-  closed(shard: number, beforeMs: number, limit: number): Promise<SpoolRead[]>;
+  closed(shard: number, fromMs: number, beforeMs: number, limit: number): Promise<SpoolRead[]>;
   /** The records a slice batch holds in the spool (a reader's look-up before the roll-up). */
   ofSlice(slice: string): Promise<SpooledRecord[]>;
+  /** Deletes items of the earlier layout once rolled (they have no TTL); the current layout's expire by themselves. */
   retire(keys: readonly SpoolKey[]): Promise<void>;
-  /** Moves a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
+  /** Copies a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
   setAside(item: BadSpoolItem, nowMs: number): Promise<void>;
-  /** The start of the oldest slice still spooled (epoch ms), undefined when the spool is empty. */
-  oldestSliceMs(): Promise<number | undefined>;
+  /** The start of the oldest slice at or after `fromMs` still spooled (epoch ms), undefined when none is. */
+  oldestSliceMs(fromMs: number): Promise<number | undefined>;
+  /** The roll-up's cursor ({0, 0} before its first run). */
+  cursor(): Promise<SpoolCursor>;
+  /** Moves the cursor to `rolledBefore` unless another write moved it since `from` was read (then false). */
+  advance(from: SpoolCursor, rolledBefore: number): Promise<boolean>;
+  /**
+   * After a put of a record of the slice starting at `sliceStartMs`: true when the slice is not rolled yet (the cursor
+   * is bumped, so a roll-up that read the spool before the put cannot mark the slice rolled), false when it is.
+   */
+  claimUnrolled(sliceStartMs: number): Promise<boolean>;
 }
 
 const spoolPk = (shard: number) => `EVIDENCE_SPOOL#${shard}`;
+const CURSOR_KEY = { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } as const;
 /** A set-apart item's sort key: after every slice's (digits), so no read by slice ever meets it. */
 const SET_ASIDE = 'BAD#';
 const pad = (ms: number) => String(ms).padStart(13, '0');
 const BATCH_WRITE_MAX = 25;
 const RETIRE_ATTEMPTS = 5;
+const CURSOR_ATTEMPTS = 5;
+const DAY_S = 86_400;
+/**
+ * Brotli at quality 5, text mode: about 12% smaller than gzip on an email's record (2,896 against 3,274 bytes) for
+ * 0.25 ms; quality 11 is 20% smaller but takes about 30 ms a record, on the sends' path (docs/measurements.md).
+ */
+const BROTLI = {
+  params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+};
+
+/** A digest as the key holds it (base64url: 43 characters, not 64), and back. */
+const DIGEST_KEY_CHARS = 43;
+const keyDigest = (hex: string) => Buffer.from(hex, 'hex').toString('base64url');
+const hexDigest = (b64: string) => Buffer.from(b64, 'base64url').toString('hex');
+
+/** A spool item of a record: only what the roll-up and the readers need, every byte billed (see the header). */
+export function spoolItem(r: SpooledRecord): Item {
+  const slice = parseSliceBatch(r.slice);
+  if (slice === undefined) throw new Error(`not a slice batch: ${r.slice}`);
+  return {
+    pk: spoolPk(spoolShardOf(r.sha256)),
+    sk: `${pad(slice.startMs)}#${slice.days}#${keyDigest(r.sha256)}`,
+    br: brotliCompressSync(r.bytes, {
+      ...BROTLI,
+      params: { ...BROTLI.params, [constants.BROTLI_PARAM_SIZE_HINT]: r.bytes.length },
+    }),
+    expiresAt: Math.floor(slice.startMs / 1000) + SPOOL_KEEP_DAYS * DAY_S,
+  };
+}
 
 export class DynamoEvidenceSpool implements EvidenceSpool {
+  /** `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice`. */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly options: { readonly formerTable?: string | undefined } = {},
   ) {}
 
-  async put(records: readonly SpooledRecord[], nowMs: number): Promise<void> {
-    // One put each, in parallel: a record is 0.2–4 KB gzipped, BatchWriteItem would save no unit.
-    await Promise.all(records.map((r) => this.putOne(r, nowMs)));
+  /** The same spool in the former table (the sweeper drains it), or undefined when there is none. */
+  former(): DynamoEvidenceSpool | undefined {
+    const t = this.options.formerTable;
+    return t === undefined || t === this.tableName ? undefined : new DynamoEvidenceSpool(this.client, t);
   }
 
-  private async putOne(r: SpooledRecord, nowMs: number): Promise<void> {
-    const slice = parseSliceBatch(r.slice);
-    if (slice === undefined) throw new Error(`not a slice batch: ${r.slice}`);
+  async put(records: readonly SpooledRecord[], _nowMs: number): Promise<void> {
+    // One put each, in parallel: a record is 0.2–4 KB compressed, BatchWriteItem would save no unit.
+    await Promise.all(records.map((r) => this.putOne(r)));
+  }
+
+  private async putOne(r: SpooledRecord): Promise<void> {
     try {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            pk: spoolPk(spoolShardOf(r.sha256)),
-            sk: `${pad(slice.startMs)}#${r.slice}#${r.sha256}`,
-            kind: 'EVIDENCE_SPOOL',
-            body: gzipSync(r.bytes),
-            notificationId: r.notificationId,
-            recordKind: r.recordKind,
-            since: new Date(nowMs).toISOString(),
-          },
+          Item: spoolItem(r),
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -106,19 +161,20 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       // Already there: landed when it holds these bytes (a retried put, a rebuild), refused otherwise.
-      const stored = decoded(error.Item?.body?.B);
+      const stored = decoded(error.Item?.br?.B, brotliDecompressSync);
       if (stored === undefined || sha256Hex(stored) !== r.sha256) {
         throw new EvidenceSpoolConflict(`spool item of ${r.notificationId} holds other bytes than ${r.sha256}`);
       }
     }
   }
 
-  async closed(shard: number, beforeMs: number, limit: number): Promise<SpoolRead[]> {
+  async closed(shard: number, fromMs: number, beforeMs: number, limit: number): Promise<SpoolRead[]> {
     const found: SpoolRead[] = [];
     for await (const item of queryItems(this.client, {
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND sk < :before',
-      ExpressionAttributeValues: { ':pk': spoolPk(shard), ':before': pad(beforeMs) },
+      // `<before>#…` sorts after `<before>`: the slice starting at beforeMs is not read.
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :before',
+      ExpressionAttributeValues: { ':pk': spoolPk(shard), ':from': pad(fromMs), ':before': pad(beforeMs) },
       ConsistentRead: true,
     })) {
       const record = readItem(item);
@@ -130,15 +186,23 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
   }
 
   async ofSlice(slice: string): Promise<SpooledRecord[]> {
+    const former = this.former();
+    // Both spools while the main table may hold an earlier version's items (a minute of the deploy is in both).
+    const [here, before] = await Promise.all([this.ofSliceHere(slice), former?.ofSliceHere(slice) ?? []]);
+    const seen = new Set(here.map((r) => r.sha256));
+    return [...here, ...before.filter((r) => !seen.has(r.sha256))];
+  }
+
+  private async ofSliceHere(slice: string): Promise<SpooledRecord[]> {
     const s = parseSliceBatch(slice);
     if (s === undefined) return [];
-    // A slice's records are in every partition (by their digests): one Query each.
+    // A slice's records are in every partition (by their digests): one Query each, its minute (every retention).
     const items = await Promise.all(
       Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
         queryAll(this.client, {
           TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :slice)',
-          ExpressionAttributeValues: { ':pk': spoolPk(shard), ':slice': `${pad(s.startMs)}#${slice}#` },
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :start)',
+          ExpressionAttributeValues: { ':pk': spoolPk(shard), ':start': `${pad(s.startMs)}#` },
           ConsistentRead: true,
         }),
       ),
@@ -147,8 +211,8 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
     return items
       .flat()
       .map(readItem)
-      .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r))
-      .map(({ key: _key, ...r }) => r);
+      .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r) && r.slice === slice)
+      .map(({ key: _key, legacy: _legacy, ...r }: SpooledRecord & { key: SpoolKey; legacy?: true }) => r);
   }
 
   async retire(keys: readonly SpoolKey[]): Promise<void> {
@@ -157,6 +221,8 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
       for (let attempt = 0; requests.length > 0; attempt++) {
         if (attempt === RETIRE_ATTEMPTS)
           throw Object.assign(new Error('spool items unprocessed'), { name: 'Unprocessed' });
+        // Unprocessed items are throttled ones: back off (full jitter) before asking again.
+        if (attempt > 0) await sleep(Math.random() * 50 * 2 ** attempt);
         const answer = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
         requests = (answer.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
       }
@@ -164,33 +230,33 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
   }
 
   async setAside(item: BadSpoolItem, nowMs: number): Promise<void> {
-    const got = await queryAll(this.client, {
+    const [stored] = await queryAll(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk = :sk',
       ExpressionAttributeValues: { ':pk': item.key.pk, ':sk': item.key.sk },
       ConsistentRead: true,
     });
-    const [stored] = got;
     if (stored === undefined) return;
-    // The copy first, then the delete: a crash between leaves the item to be set apart again (the same copy).
+    // A copy without the TTL, kept for the on-call; the item itself expires (an earlier layout's is deleted).
+    const { expiresAt: _ttl, ...kept } = stored;
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...stored, sk: `${SET_ASIDE}${item.key.sk}`, bad: item.bad, setAsideAt: new Date(nowMs).toISOString() },
+        Item: { ...kept, sk: `${SET_ASIDE}${item.key.sk}`, bad: item.bad, setAsideAt: new Date(nowMs).toISOString() },
       }),
     );
-    await this.retire([item.key]);
+    if (stored.expiresAt === undefined) await this.retire([item.key]);
   }
 
-  async oldestSliceMs(): Promise<number | undefined> {
+  async oldestSliceMs(fromMs: number): Promise<number | undefined> {
     const firsts = await Promise.all(
       Array.from({ length: SPOOL_SHARDS }, async (_, shard) => {
         for await (const item of queryItems(
           this.client,
           {
             TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND sk < :aside',
-            ExpressionAttributeValues: { ':pk': spoolPk(shard), ':aside': SET_ASIDE },
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :aside',
+            ExpressionAttributeValues: { ':pk': spoolPk(shard), ':from': pad(fromMs), ':aside': SET_ASIDE },
             ProjectionExpression: 'sk',
           },
           1,
@@ -203,30 +269,99 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
     const starts = firsts.filter((s): s is number => s !== undefined);
     return starts.length === 0 ? undefined : Math.min(...starts);
   }
+
+  async cursor(): Promise<SpoolCursor> {
+    const [item] = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': CURSOR_KEY.pk, ':sk': CURSOR_KEY.sk },
+      ConsistentRead: true,
+    });
+    return {
+      rolledBefore: typeof item?.rolledBefore === 'number' ? item.rolledBefore : 0,
+      version: typeof item?.version === 'number' ? item.version : 0,
+    };
+  }
+
+  async advance(from: SpoolCursor, rolledBefore: number): Promise<boolean> {
+    return this.writeCursor(from, {
+      rolledBefore: Math.max(from.rolledBefore, rolledBefore),
+      version: from.version + 1,
+    });
+  }
+
+  async claimUnrolled(sliceStartMs: number): Promise<boolean> {
+    for (let attempt = 0; attempt < CURSOR_ATTEMPTS; attempt++) {
+      const now = await this.cursor();
+      if (now.rolledBefore > sliceStartMs) return false;
+      if (await this.writeCursor(now, { ...now, version: now.version + 1 })) return true;
+    }
+    throw Object.assign(new Error('the spool cursor kept moving'), { name: 'SpoolCursorBusy' });
+  }
+
+  /** One write of the cursor, only over the version read (none yet: version 0). */
+  private async writeCursor(from: SpoolCursor, to: SpoolCursor): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...CURSOR_KEY, rolledBefore: to.rolledBefore, version: to.version },
+          ConditionExpression: from.version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
+          ...(from.version === 0 ? {} : { ExpressionAttributeValues: { ':v': from.version } }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
 }
 
-function decoded(body: unknown): Buffer | undefined {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function decoded(body: unknown, inflate: (b: Uint8Array) => Buffer): Buffer | undefined {
   try {
-    return gunzipSync(body as Uint8Array);
+    return inflate(body as Uint8Array);
   } catch {
     return undefined;
   }
 }
 
-/** An item as a record, or set apart: a body that does not unzip, or bytes that are not its key's digest. */
+/** The notification and kind a record's bytes name (read leniently: a record the parser refuses still rolls). */
+function namedBy(bytes: Buffer): { notificationId: string; recordKind: 'SEND' | 'FEEDBACK' } {
+  try {
+    const r = JSON.parse(bytes.toString('utf8')) as { notificationId?: unknown; kind?: unknown } | null;
+    return {
+      notificationId: typeof r?.notificationId === 'string' ? r.notificationId : '',
+      recordKind: r?.kind === 'FEEDBACK' ? 'FEEDBACK' : 'SEND',
+    };
+  } catch {
+    return { notificationId: '', recordKind: 'SEND' };
+  }
+}
+
+/** An item as a record, or set apart: a body that does not decompress, or bytes that are not its key's digest. */
 function readItem(item: Item): SpoolRead {
   const sk = String(item.sk);
   const key = { pk: String(item.pk), sk };
-  const sha256 = sk.slice(-64);
-  const bytes = decoded(item.body);
+  const legacy = sk.includes('#batches/');
+  // `<start: 13 digits>#<days>#<digest: 43 characters>`; the earlier layout `<start>#<slice batch>#<digest: 64 hex>`.
+  const sha256 = legacy ? sk.slice(-64) : hexDigest(sk.slice(-DIGEST_KEY_CHARS));
+  const bytes = legacy ? decoded(item.body, gunzipSync) : decoded(item.br, brotliDecompressSync);
   if (bytes === undefined) return { bad: 'its body does not unzip', key };
   if (sha256Hex(bytes) !== sha256) return { bad: 'its bytes are not the digest its key names', key };
-  return {
-    slice: sk.slice(14, -65),
-    sha256,
-    notificationId: String(item.notificationId),
-    recordKind: item.recordKind === 'FEEDBACK' ? 'FEEDBACK' : 'SEND',
-    bytes,
-    key,
-  };
+  if (legacy) {
+    return {
+      slice: sk.slice(14, -65),
+      sha256,
+      notificationId: String(item.notificationId),
+      recordKind: item.recordKind === 'FEEDBACK' ? 'FEEDBACK' : 'SEND',
+      bytes,
+      key,
+      legacy: true,
+    };
+  }
+  const slice = sliceBatchName(Number(sk.slice(0, 13)), Number(sk.slice(14, -DIGEST_KEY_CHARS - 1)));
+  return { slice, sha256, ...namedBy(bytes), bytes, key };
 }

@@ -21,7 +21,7 @@ import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
-import { reportRolledUp, rollUpEvidence } from './roll-up-evidence.ts';
+import { reportRolledUp, rollUpSpools } from './roll-up-evidence.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
@@ -37,7 +37,11 @@ const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
 const evidenceIntents = new DynamoEvidenceIntents(documentClient, config.tableName);
-const evidenceSpool = new DynamoEvidenceSpool(documentClient, config.tableName);
+const evidenceSpool = new DynamoEvidenceSpool(documentClient, config.evidence.spoolTableName ?? config.tableName, {
+  formerTable: config.tableName,
+});
+/** The main table's spool, where an earlier version put its items: rolled too, until it is empty. */
+const formerSpool = evidenceSpool.former();
 /** Spooled records one run rolls at most per shard (whole slices): a backlog drains over a few runs. */
 const EVIDENCE_SPOOL_PER_RUN = 5_000;
 const evidenceIndex = {
@@ -127,18 +131,7 @@ export const handler = async (_event: unknown, context: Context) => {
     const recoveryBy = Date.now() + Math.max(0, deadline() - Date.now()) * EVIDENCE_RECOVERY_SHARE;
     const recovered = evidenceStore === undefined ? undefined : await recoverBatches(evidenceStore, recoveryBy);
     // After recovery (it spools what it rebuilt): the closed slices of the spool, each as one object.
-    const rolledUp =
-      evidenceStore === undefined
-        ? undefined
-        : await rollUpEvidence({
-            spool: evidenceSpool,
-            store: evidenceStore,
-            now: Date.now,
-            deadline: deadline(),
-            limit: EVIDENCE_SPOOL_PER_RUN,
-            timeoutMs: config.evidence.timeoutMs,
-          });
-    if (rolledUp !== undefined) await reportRolledUp(rolledUp, evidenceSpool, Date.now());
+    const rolledUp = evidenceStore === undefined ? undefined : await rollUp(evidenceStore, deadline());
     const evidence =
       evidenceStore === undefined
         ? undefined
@@ -177,6 +170,21 @@ export const handler = async (_event: unknown, context: Context) => {
     metrics.publishStoredMetrics();
   }
 };
+
+/** Every spool's closed slices, each as one object (roll-up-evidence.ts), reported. */
+async function rollUp(store: EvidenceStore, deadline: number) {
+  const spools = [evidenceSpool, ...(formerSpool === undefined ? [] : [formerSpool])];
+  const rolledUp = await rollUpSpools(spools, (spool) => ({
+    spool,
+    store,
+    now: Date.now,
+    deadline,
+    limit: EVIDENCE_SPOOL_PER_RUN,
+    timeoutMs: config.evidence.timeoutMs,
+  }));
+  await reportRolledUp(rolledUp, spools, Date.now());
+  return rolledUp;
+}
 
 /** Dead dispatch invocations' batches (recover-evidence.ts), each record rebuilt and checked against its digest. */
 function recoverBatches(store: EvidenceStore, deadline: number): Promise<RecoverResult> {

@@ -20,12 +20,12 @@ import pLimit from 'p-limit';
 import type { SendProof } from '../dispatch/record-evidence.ts';
 import { isErased } from '../domain/erasure.ts';
 import type { IndexedSend } from '../domain/evidence-batch.ts';
-import { isSliceOfBatch } from '../domain/evidence-spool.ts';
+import { isSliceOfBatch, lateBatchName, parseSliceBatch } from '../domain/evidence-spool.ts';
 import { notificationKey, parseNotificationId } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
-import { sliceHolds } from '../stores/evidence-slice-reader.ts';
+import { digestsStored, sliceHolds } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import type { NotificationKey } from '../stores/notification-store.ts';
 
@@ -224,8 +224,10 @@ const indexedSend = (item: SentHere): IndexedSend => ({
 
 /**
  * The sends of an invocation that spooled them: each rebuilt record whose bytes hash to its SENT digest is put in the
- * spool again (the same item if its first put landed; a late one beside the slice's object if the slice was rolled)
- * and indexed under its slice; one that cannot be rebuilt is lost only if neither the spool nor the store holds it.
+ * spool again when its slice is not rolled yet (the same item if its first put landed; the cursor bumped after the put,
+ * so a roll-up that read the slice before it cannot mark the slice rolled), else written beside the slice's object as
+ * a late one of its own unless an object of the slice holds it — and indexed under its slice. One that cannot be
+ * rebuilt is lost only if the store (or, its slice not rolled yet, the spool) does not hold it.
  */
 async function respool(
   items: readonly SentHere[],
@@ -233,29 +235,50 @@ async function respool(
   rebuild: (item: SentHere) => Promise<SendProof>,
 ): Promise<{ rebuilt: number; unverified: SentHere[] }> {
   if (items.length === 0) return { rebuilt: 0, unverified: [] };
-  if (deps.spool === undefined) throw Object.assign(new Error('no spool to recover into'), { name: 'NoSpool' });
+  const spool = deps.spool;
+  if (spool === undefined) throw Object.assign(new Error('no spool to recover into'), { name: 'NoSpool' });
   const unverified: SentHere[] = [];
   let rebuilt = 0;
+  const stored = new Map<string, Promise<Set<string>>>();
+  const inStore = async (slice: string, sha256: string) => {
+    if (!stored.has(slice)) stored.set(slice, digestsStored(slice, deps.outlets.store));
+    return (await stored.get(slice))?.has(sha256) === true;
+  };
   for (const item of items) {
+    const slice = item.evidence.batch;
+    const startMs = parseSliceBatch(slice)?.startMs ?? 0;
     const proof = await rebuild(item).catch(() => undefined);
     if (proof === undefined || proof.sha256 !== item.evidence.sha256) {
-      const spool = deps.spool;
-      const held = await sliceHolds(
-        item.evidence.batch,
-        item.evidence.sha256,
-        (s) => spool.ofSlice(s),
-        deps.outlets.store,
-      );
+      const rolled = (await spool.cursor()).rolledBefore > startMs;
+      const held = rolled
+        ? await inStore(slice, item.evidence.sha256)
+        : await sliceHolds(slice, item.evidence.sha256, (s) => spool.ofSlice(s), deps.outlets.store);
       if (!held) unverified.push(item);
       continue;
     }
-    const slice = item.evidence.batch;
-    await deps.spool.put(
-      [{ slice, sha256: proof.sha256, notificationId: item.notificationId, recordKind: 'SEND', bytes: proof.bytes }],
-      deps.now(),
-    );
-    const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
-    if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+    let rolled = (await spool.cursor()).rolledBefore > startMs;
+    if (!rolled) {
+      await spool.put(
+        [{ slice, sha256: proof.sha256, notificationId: item.notificationId, recordKind: 'SEND', bytes: proof.bytes }],
+        deps.now(),
+      );
+      rolled = !(await spool.claimUnrolled(startMs));
+    }
+    // Rolled (before the put, or between it and the claim): the slice's objects may lack it — then a late object,
+    // indexed under its own name (a reader finds it by the slice's prefix either way).
+    if (rolled && !(await inStore(slice, proof.sha256))) {
+      const written = await writeBatch(
+        deps.outlets,
+        { name: lateBatchName(slice, [proof.sha256]), writer: 'sweeper', records: [proof] },
+        { timeoutMs: deps.timeoutMs, now: deps.now() },
+      );
+      if (written.outcome === 'lost')
+        throw Object.assign(new Error(written.error ?? 'lost'), { name: 'StoreAndGapFailed' });
+      if (!written.indexed) throw Object.assign(new Error(written.error ?? 'index'), { name: 'IndexFailed' });
+    } else {
+      const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
+      if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+    }
     rebuilt++;
   }
   return { rebuilt, unverified };

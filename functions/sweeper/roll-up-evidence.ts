@@ -1,13 +1,18 @@
 /**
  * The roll-up of the evidence spool (domain/evidence-spool.ts): each closed slice's spooled records become ONE object,
- * written once (If-None-Match) and locked until its records' retain-until, and only then leave the spool.
+ * written once (If-None-Match) and locked until its records' retain-until. No item is deleted (each expires by the
+ * table's TTL, free): the spool's cursor says how far the roll-up has gone, and the next run reads from there.
  *
- * Crash-safe and idempotent: the object's key is the slice's own (its start, shard and retention class), so a sweeper
- * that died after the PUT and before retiring the items finds the object "already there" on its next run, reads it,
- * and retires the items it holds — never a second copy, never an item dropped. Records the object does not hold
- * (spooled after their slice was rolled: a dead invocation's batch rebuilt late) are written as an object of their
- * own beside it, named by their digests (`lateBatchName`), found by the slice's prefix. The customers' index already
- * names the slice (its writer knew where each record lands), so nothing else is written here.
+ * Crash-safe and idempotent: the object's key is the slice's own (its start and retention class), and the cursor moves
+ * only after every slice before it is in the store — so a sweeper that died after the PUT and before moving the cursor
+ * reads the slice again on its next run, finds the object "already there", and writes only what it lacks: never a
+ * second copy, never an item dropped. Records the object does not hold (spooled after their slice was rolled) are
+ * written as objects of their own beside it, one per record, named by its digest (`lateBatchName`): two sweepers at
+ * once write the same names. The customers' index already names the slice (its writer knew where each record lands),
+ * so nothing else is written here.
+ *
+ * The cursor is written only over the version this run read: a rebuild that spooled a record meanwhile bumps it
+ * (recover-evidence.ts), and then this run's move is refused — the next run reads that slice again and finds it.
  *
  * Bounded per run: at most about `limit` records a partition, whole slices only (a slice's records are spread over
  * the partitions by their digests), and no new slice once the deadline passed.
@@ -29,6 +34,7 @@ import {
   type BadSpoolItem,
   type EvidenceSpool,
   isBadSpoolItem,
+  type SpoolCursor,
   type SpooledRecord,
   type SpoolKey,
 } from '../stores/evidence-spool.ts';
@@ -62,7 +68,7 @@ export interface RollUpResult {
   readonly setAside: string[];
 }
 
-type Spooled = SpooledRecord & { key: SpoolKey };
+type Spooled = SpooledRecord & { key: SpoolKey; legacy?: true };
 
 export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
   const result = {
@@ -76,35 +82,68 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
   };
   // Slices started before this are closed: their writers are done.
   const bad: BadSpoolItem[] = [];
-  const read = await closedSlices(deps, deps.now() - SPOOL_CLOSED_AFTER_MS + 1, result.errors, bad);
+  let cursor: SpoolCursor;
+  try {
+    cursor = await deps.spool.cursor();
+  } catch (error) {
+    return { ...result, open: 1, errors: [`spool cursor: ${(error as Error)?.name ?? 'Error'}`] };
+  }
+  const read = await closedSlices(
+    deps,
+    cursor.rolledBefore,
+    deps.now() - SPOOL_CLOSED_AFTER_MS + 1,
+    result.errors,
+    bad,
+  );
+  // A bad item not yet set apart holds the cursor at its minute: the next run meets it again.
+  let heldAt = Number.POSITIVE_INFINITY;
   for (const item of bad) {
-    // Never rolled, never deleted: moved out of the roll-up's way, the rest of its minute rolls.
+    // Never rolled: copied out of the roll-up's way, the rest of its minute rolls.
     try {
       await deps.spool.setAside(item, deps.now());
       result.setAside.push(`${item.key.pk} ${item.key.sk}: ${item.bad}`);
     } catch (error) {
+      heldAt = Math.min(heldAt, Number(item.key.sk.slice(0, 13)));
       result.errors.push(`${item.key.sk}: ${(error as Error)?.name ?? 'Error'}`);
     }
   }
   if (read === undefined) return { ...result, open: 1 };
-  for (const [slice, held] of read) {
+  // The cursor moves to the first slice left open (every slice before it is in the store), else past all read.
+  let rolledBefore = Math.min(read.wholeBefore, heldAt);
+  for (const [slice, held] of read.slices) {
+    const startMs = parseSliceBatch(slice)?.startMs ?? 0;
     if (deps.now() >= deps.deadline) {
       result.open++;
+      rolledBefore = Math.min(rolledBefore, startMs);
       continue;
     }
     try {
       const { written, late } = await rollSlice(slice, held, deps);
-      await deps.spool.retire(held.map((r) => r.key));
+      // Items of the earlier layout have no TTL: deleted once rolled. The current layout's expire by themselves.
+      const legacy = held.filter((r) => r.legacy === true).map((r) => r.key);
+      if (legacy.length > 0) await deps.spool.retire(legacy);
       result.slices++;
       result.records += held.length;
       result.objects += written;
       result.late += late;
     } catch (error) {
       result.open++;
+      rolledBefore = Math.min(rolledBefore, startMs);
       result.errors.push(`${slice}: ${(error as Error)?.name ?? 'Error'}`);
     }
   }
+  await moveCursor(deps.spool, cursor, rolledBefore, result.errors);
   return result;
+}
+
+/** The cursor to `rolledBefore`; refused when a rebuild spooled meanwhile (the next run reads the slices again). */
+async function moveCursor(spool: EvidenceSpool, from: SpoolCursor, rolledBefore: number, errors: string[]) {
+  if (rolledBefore <= from.rolledBefore) return;
+  try {
+    if (!(await spool.advance(from, rolledBefore))) errors.push('spool cursor: moved meanwhile, read again next run');
+  } catch (error) {
+    errors.push(`spool cursor: ${(error as Error)?.name ?? 'Error'}`);
+  }
 }
 
 /**
@@ -114,15 +153,16 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
  */
 async function closedSlices(
   deps: RollUpDeps,
+  from: number,
   before: number,
   errors: string[],
   bad: BadSpoolItem[],
-): Promise<Map<string, Spooled[]> | undefined> {
+): Promise<{ slices: Map<string, Spooled[]>; wholeBefore: number } | undefined> {
   const records: Spooled[] = [];
   let wholeBefore = before;
   for (let shard = 0; shard < SPOOL_SHARDS; shard++) {
     try {
-      const items = await deps.spool.closed(shard, before, deps.limit);
+      const items = await deps.spool.closed(shard, from, before, deps.limit);
       const read = items.filter((r) => !isBadSpoolItem(r)) as Spooled[];
       bad.push(...(items.filter(isBadSpoolItem) as BadSpoolItem[]));
       records.push(...read);
@@ -137,7 +177,7 @@ async function closedSlices(
     }
   }
   const whole = records.filter((r) => (parseSliceBatch(r.slice)?.startMs ?? 0) < wholeBefore);
-  return bySlice(whole);
+  return { slices: bySlice(whole), wholeBefore };
 }
 
 function bySlice(records: readonly Spooled[]): Map<string, Spooled[]> {
@@ -167,13 +207,10 @@ async function rollSlice(
   if (strict.length === 0) return { written, late: 0 };
   if ((await putOnce(slice, strict, deps)) === 'written') return { written: written + 1, late: 0 };
   const missing = await notYetStored(slice, strict, deps.store);
-  if (missing.length === 0) return { written, late: 0 };
-  const name = lateBatchName(
-    slice,
-    missing.map((r) => r.sha256),
-  );
-  // A late object already there under this name holds exactly these digests (its name is their hash).
-  if ((await putOnce(name, missing, deps)) === 'written') written++;
+  for (const r of missing) {
+    // One object per late record, named by its digest: a second sweeper at once writes the same name, not a copy.
+    if ((await putOnce(lateBatchName(slice, [r.sha256]), [r], deps)) === 'written') written++;
+  }
   return { written, late: missing.length };
 }
 
@@ -221,13 +258,38 @@ async function notYetStored<R extends SpooledRecord>(
 }
 
 /**
+ * Each spool rolled in turn (its own table's, then the main table's an earlier version filled: empty once drained, a
+ * read of its cursor and its partitions a run), one result.
+ */
+export async function rollUpSpools(
+  spools: readonly EvidenceSpool[],
+  deps: (spool: EvidenceSpool) => RollUpDeps,
+): Promise<RollUpResult> {
+  const results: RollUpResult[] = [];
+  for (const spool of spools) results.push(await rollUpEvidence(deps(spool)));
+  const sum = (k: 'slices' | 'records' | 'objects' | 'late' | 'open') => results.reduce((a, r) => a + r[k], 0);
+  return {
+    slices: sum('slices'),
+    records: sum('records'),
+    objects: sum('objects'),
+    late: sum('late'),
+    open: sum('open'),
+    errors: results.flatMap((r) => r.errors),
+    setAside: results.flatMap((r) => r.setAside),
+  };
+}
+
+/**
  * The run's roll-up in metrics and the log, and how old the oldest spooled slice is (0 when the spool is empty): the
  * EvidenceSpoolOldestAge alarm reads it against the promised landing delay.
  */
-export async function reportRolledUp(r: RollUpResult, spool: EvidenceSpool, nowMs: number): Promise<void> {
+export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceSpool[], nowMs: number): Promise<void> {
   count('EvidenceSlicesRolled', r.slices);
   try {
-    const oldest = await spool.oldestSliceMs();
+    // The oldest slice not rolled yet: at or after each spool's cursor (the items before it are in the store).
+    const starts = await Promise.all(spools.map(async (s) => s.oldestSliceMs((await s.cursor()).rolledBefore)));
+    const found = starts.filter((s): s is number => s !== undefined);
+    const oldest = found.length === 0 ? undefined : Math.min(...found);
     count(
       'EvidenceSpoolOldestAge',
       oldest === undefined ? 0 : Math.max(0, Math.round((nowMs - oldest) / 1000)),

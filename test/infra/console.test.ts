@@ -91,6 +91,8 @@ describe('the support console', () => {
         'dynamodb:Query',
         // The evidence index's own table, read only (test/infra/evidence-index.test.ts).
         'dynamodb:Query',
+        // The evidence spool's own table, read only: a minute's records before the sweeper rolls them.
+        'dynamodb:Query',
         'dynamodb:UpdateItem',
         // The table's key (the bank's own): the evidence key lets only the evidence reader decrypt.
         'kms:Decrypt',

@@ -166,7 +166,7 @@ describe('the evidence store', () => {
     }
   });
 
-  it('dispatch may put only evidence gaps, batch intents and spooled records (and delete its intents) besides its updates; the sweeper may query and delete only them, put a gap, and put, query and batch-delete spooled records', () => {
+  it("dispatch may put only evidence gaps, batch intents and spooled records (and delete its intents) besides its updates; the sweeper may query and delete only them, put a gap, query and put the spool's own table, and drain the main table's earlier spool", () => {
     const on = (fn: string, leadingKey: string) =>
       base
         .statementsOf(fn)
@@ -178,8 +178,19 @@ describe('the evidence store', () => {
     expect(on('Sweeper', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query']);
     expect(on('Sweeper', 'EVIDENCE_BATCH#*')).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query']);
     expect(on('DeliveryFeedbackFunction', 'EVIDENCE_GAP#*')).toEqual(['dynamodb:PutItem']);
-    expect(on('Dispatch', 'EVIDENCE_SPOOL#*')).toEqual(['dynamodb:PutItem']);
-    expect(on('DeliveryFeedbackFunction', 'EVIDENCE_SPOOL#*')).toEqual(['dynamodb:PutItem']);
+    // The spool is a table of its own (lib/evidence-spool-table.ts): writers put there, nothing else.
+    const onSpool = (fn: string) =>
+      base
+        .statementsOf(fn)
+        .filter((st) => String(JSON.stringify(st.Resource)).includes('EvidenceSpoolTable'))
+        .flatMap((st) => [st.Action].flat())
+        .sort();
+    expect(onSpool('Dispatch')).toEqual(['dynamodb:PutItem']);
+    expect(onSpool('DeliveryFeedbackFunction')).toEqual(['dynamodb:PutItem']);
+    expect(onSpool('Sweeper')).toEqual(['dynamodb:PutItem', 'dynamodb:Query']);
+    expect(on('Dispatch', 'EVIDENCE_SPOOL#*')).toEqual([]);
+    expect(on('DeliveryFeedbackFunction', 'EVIDENCE_SPOOL#*')).toEqual([]);
+    // The main table's spool, where an earlier version put items without a TTL: read, rolled, deleted once rolled.
     expect(on('Sweeper', 'EVIDENCE_SPOOL#*')).toEqual([
       'dynamodb:BatchWriteItem',
       'dynamodb:PutItem',

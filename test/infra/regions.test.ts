@@ -43,11 +43,17 @@ describe('a stage in two regions', () => {
     const [id, table] = tables[0] as [string, Resource];
     // Never the one-region table's logical id with another type: CloudFormation could delete the table.
     expect(id).toMatch(/^GlobalTable/);
-    // Beside it, tables of the region alone: its fence and its evidence index (lib/evidence-index-table.ts).
+    // Beside it, tables of the region alone: its fence, its evidence index (lib/evidence-index-table.ts) and its
+    // evidence spool (lib/evidence-spool-table.ts: a global table would write every spooled record, and its TTL
+    // delete, again in the other region).
     expect(byType(p, 'AWS::DynamoDB::Table').map(([i]) => i)).toEqual([
       expect.stringMatching(/^EvidenceIndexTable/),
+      expect.stringMatching(/^EvidenceSpoolTable/),
       expect.stringMatching(/^FenceTable/),
     ]);
+    expect(byType(r, 'AWS::DynamoDB::Table').map(([i]) => i)).toContainEqual(
+      expect.stringMatching(/^EvidenceSpoolTable/),
+    );
     expect(table.DeletionPolicy).toBe('Retain');
     const replicas = table.Properties.Replicas as { Region: string }[];
     expect(replicas.map((x) => x.Region).sort()).toEqual(['ap-northeast-1', 'ap-northeast-3']);

@@ -788,15 +788,23 @@ describe('least privilege', () => {
       'dynamodb:ListStreams',
     ];
     // PutItem only on evidence gaps and batch intents, DeleteItem only on the intents (test/infra/evidence.test.ts);
-    // BatchWriteItem and UpdateItem on the evidence index's own table (test/infra/evidence-index.test.ts).
+    // BatchWriteItem and UpdateItem on the evidence index's own table (test/infra/evidence-index.test.ts); PutItem
+    // alone on the evidence spool's own table.
     expect(actionsOf(dispatch).filter((a) => a.startsWith('dynamodb:') && !streamActions.includes(a))).toEqual([
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
       'dynamodb:BatchWriteItem',
       'dynamodb:UpdateItem',
       'dynamodb:PutItem',
+      'dynamodb:PutItem',
       'dynamodb:DeleteItem',
     ]);
+    const spoolPut = dispatch.find(
+      (s) =>
+        String(JSON.stringify(s.Resource)).includes('EvidenceSpoolTable') &&
+        actionsOf([s]).includes('dynamodb:PutItem'),
+    );
+    expect(actionsOf([spoolPut as Statement])).toEqual(['dynamodb:PutItem']);
     const ses = dispatch.find((s) => actionsOf([s]).includes('ses:SendEmail'));
     expect(ses?.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'notifications@example.com' } });
     expect(JSON.stringify(ses?.Resource)).toContain('identity/notifications@example.com');
@@ -1081,6 +1089,7 @@ describe('delivery feedback', () => {
     expect(actionsOf(statements).sort()).toEqual([
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
       'sqs:ChangeMessageVisibility',
@@ -1090,13 +1099,15 @@ describe('delivery feedback', () => {
       'sqs:ReceiveMessage',
       'sqs:SendMessage',
     ]);
-    // PutItem on evidence gaps (a batch of reports the store refused), on the items naming a batch of reports per
-    // send batch, and on the evidence spool (a few reports) only.
+    // PutItem on evidence gaps (a batch of reports the store refused) and on the items naming a batch of reports per
+    // send batch only; a few reports go to the evidence spool's own table (PutItem alone).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:PutItem'))?.Condition).toEqual({
       'ForAllValues:StringLike': {
-        'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*', 'EVIDENCE_SPOOL#*'],
+        'dynamodb:LeadingKeys': ['EVIDENCE_GAP#*', 'EVIDENCE_REPORTS#*'],
       },
     });
+    const spoolPut = statements.find((st) => String(JSON.stringify(st.Resource)).includes('EvidenceSpoolTable'));
+    expect(actionsOf([spoolPut as Statement])).toEqual(['dynamodb:PutItem']);
     // Query on the providerMessage index only (SNS's delivery status names a message id, not a notification).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))?.Resource).toEqual({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] }, '/index/providerMessage']],
@@ -1192,7 +1203,13 @@ describe('outputs', () => {
   it('name everything the Operations section refers to', () => {
     // The operator function is always there; its output is optional only so tools still read a stack deployed before.
     expect(Object.keys(json.Outputs).sort()).toEqual(
-      [...STACK_OUTPUT_NAMES, 'AuditSealKeyArn', 'OperatorFunctionName', 'EvidenceIndexTableName'].sort(),
+      [
+        ...STACK_OUTPUT_NAMES,
+        'AuditSealKeyArn',
+        'OperatorFunctionName',
+        'EvidenceIndexTableName',
+        'EvidenceSpoolTableName',
+      ].sort(),
     );
     expect(STACK_OUTPUT_NAMES).toHaveLength(23);
     template.hasOutput('EvidenceReaderRoleArn', {

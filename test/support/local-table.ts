@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
+import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
 import { createFenceTableInput } from '../../functions/contracts/fence-schema.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { DynamoFenceStore } from '../../functions/stores/fence-store.ts';
@@ -12,6 +13,8 @@ export interface LocalTable {
   readonly tableName: string;
   /** The evidence index's own table beside it (tools/local/dynamodb-local.ts createTable makes both). */
   readonly evidenceIndexTableName: string;
+  /** The evidence spool's own table beside it (createTable makes it too). */
+  readonly evidenceSpoolTableName: string;
   readonly endpoint: string;
   readonly doc: DynamoDBDocumentClient;
   /** One Query on pk = EVENT#<id>: everything about one event. */
@@ -26,6 +29,7 @@ export async function newLocalTable(endpoint: string): Promise<LocalTable> {
   return {
     tableName,
     evidenceIndexTableName: localEvidenceIndexTableName(tableName),
+    evidenceSpoolTableName: localEvidenceSpoolTableName(tableName),
     endpoint,
     doc,
     async eventItems(eventId) {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
+import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
 import { addressHash } from '../../functions/domain/audience.ts';
 import { suppressionPk } from '../../functions/domain/keys.ts';
 import {
@@ -30,6 +31,7 @@ export function operatorOn(
     doc: table.doc,
     tableName: table.tableName,
     evidenceIndexTableName: localEvidenceIndexTableName(table.tableName),
+    evidenceSpoolTableName: localEvidenceSpoolTableName(table.tableName),
     evidence: new FileEvidenceStore(dir),
     invokeIngest: options.invokeIngest ?? noIngest,
     ...(options.now === undefined ? {} : { now: options.now }),

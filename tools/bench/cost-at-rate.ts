@@ -38,6 +38,8 @@ export interface RunDensity {
     readonly records: number;
     readonly bytes: number;
     readonly bytesAlone: number;
+    /** The same records each as a spool item (stores/evidence-spool.ts spoolItem): mean bytes and write units. */
+    readonly spoolItem?: { readonly bytes: number; readonly wru: number };
   };
   /** Table write units of the run's intents (EVIDENCE_BATCH) and of its customer index items. */
   readonly intentWru: number;
@@ -244,6 +246,7 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
       { recordsPerInvocation: d.logs, recordsPerNotification: logReports },
     ].filter((w) => w.recordsPerNotification > 0),
     gzippedRecordBytes: alone,
+    ...(run.evidence.spoolItem === undefined ? {} : { item: run.evidence.spoolItem }),
     ...(layouts.spoolBelow === undefined ? {} : { spoolBelow: layouts.spoolBelow }),
   });
   const sendRecords = 1;
@@ -322,7 +325,9 @@ export function costAtRate(
     dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru - perN(run.intentWru) + m.spool.wru),
     dynamodbIndexWrites: get('dynamodbIndexWrites'),
     dynamodbReads: get('dynamodbReads') + M * m.spool.rru * (p.dynamodbReadRequestUnitPerMillion / 1e6),
-    dynamodbStorageAndPitr: get('dynamodbStorageAndPitr'),
+    // The spool's own table: its items until their TTL, with point-in-time recovery (outside AWS Backup).
+    dynamodbStorageAndPitr:
+      get('dynamodbStorageAndPitr') + M * m.spool.storageGbMonths * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth),
     evidenceIndex: M * (m.index.wru * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) + indexStorage(m.index.bytes)),
     evidenceRequests: M * (m.evidenceObjects * (p.s3PutPerThousand / 1000) + gets * (p.s3GetPerThousand / 1000)),
     evidenceStorage: M * (m.evidenceBytes / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
@@ -355,7 +360,10 @@ export function costAtRate(
       spooledRecords: round3(m.spool.spooledRecords),
       spoolObjects: round3(m.spool.sliceObjects),
       spoolWru: round3(m.spool.wru),
+      spoolReplicaWru: round3(m.spool.replicaWru),
       spoolRru: round3(m.spool.rru),
+      spoolItemBytes: Math.round(m.spool.itemBytes),
+      spoolItemWru: round3(m.spool.itemWru),
     },
     perMillion: { ...roundAll(parts), total: round2(total) },
     withSettings: { ...roundAll(settings.parts), total: round2(total + settings.total) },

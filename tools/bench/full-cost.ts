@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeBatch, encodeBatch } from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { spoolItem } from '../../functions/stores/evidence-spool.ts';
 import { DEFAULT_TRACING } from '../../lib/tracing.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
 import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
@@ -24,6 +26,7 @@ import type { OperationCounts, ProbeCounts } from './cost-probe.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
 import { productEnv } from './product-env.ts';
 import { REPO } from './repo.ts';
+import { dynamoItemBytes } from './spool-cost.ts';
 import { bankEventValue, log, round2 } from './workload.ts';
 
 /** What the bill depends on besides prices: named, so a reader can put in their own. */
@@ -71,7 +74,12 @@ interface RunFigures {
   emfBytes: number;
   probe: ProbeCounts;
   /** The run's evidence batches: their records, and the bytes of each record in a batch of its own. */
-  batches: { records: number; bytes: number; bytesAlone: number };
+  batches: {
+    records: number;
+    bytes: number;
+    bytesAlone: number;
+    spoolItem?: { bytes: number; wru: number };
+  };
   criticalNotifications: number;
   otpEvents: number;
   emails: number;
@@ -162,6 +170,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
 /** The send batches a run left (reports batches apart): records, bytes, and each record's bytes as a batch of one. */
 function batchesIn(runDir: string) {
   const totals = { records: 0, bytes: 0, bytesAlone: 0 };
+  const items = { bytes: 0, wru: 0 };
   const files = readdirSync(runDir, { recursive: true, encoding: 'utf8' }).filter(
     (f) => f.endsWith('.jsonl.gz') && !f.includes('.reports/') && f.includes('-dispatch-'),
   );
@@ -173,9 +182,22 @@ function batchesIn(runDir: string) {
     for (const r of records) {
       const record = JSON.parse(r.bytes.toString('utf8'));
       totals.bytesAlone += encodeBatch(header.name, header.writer, [{ record, bytes: r.bytes }]).length;
+      // The same record as the spool's item: what its one put is billed on.
+      const item = dynamoItemBytes(
+        spoolItem({
+          slice: sliceBatchName(Date.parse(record.acceptedAt ?? '2026-01-01T00:00:00Z'), 2_557),
+          sha256: r.entry.sha256,
+          notificationId: r.entry.notificationId,
+          recordKind: 'SEND',
+          bytes: r.bytes,
+        }),
+      );
+      items.bytes += item;
+      items.wru += Math.ceil(item / 1024);
     }
   }
-  return totals;
+  const n = Math.max(1, totals.records);
+  return totals.records === 0 ? totals : { ...totals, spoolItem: { bytes: items.bytes / n, wru: items.wru / n } };
 }
 
 /** Seconds of Lambda per unit of work, measured by the bench under 10 ms per DynamoDB call; the pacer at a quota. */

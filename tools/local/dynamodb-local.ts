@@ -14,6 +14,10 @@ import {
   createEvidenceIndexTableInput,
   localEvidenceIndexTableName,
 } from '../../functions/contracts/evidence-index-schema.ts';
+import {
+  createEvidenceSpoolTableInput,
+  localEvidenceSpoolTableName,
+} from '../../functions/contracts/evidence-spool-schema.ts';
 import { createTableInput } from '../../functions/contracts/table-schema.ts';
 
 export async function freePort(): Promise<number> {
@@ -182,12 +186,16 @@ export function localClient(endpoint: string): DynamoDBClient {
   });
 }
 
-/** The table, and the evidence index's table beside it (functions/contracts/evidence-index-schema.ts). */
+/**
+ * The table, and the evidence index's and the evidence spool's tables beside it
+ * (functions/contracts/evidence-index-schema.ts, evidence-spool-schema.ts).
+ */
 export async function createTable(endpoint: string, tableName: string): Promise<void> {
   const client = localClient(endpoint);
   try {
     await client.send(new CreateTableCommand(createTableInput(tableName)));
     await client.send(new CreateTableCommand(createEvidenceIndexTableInput(localEvidenceIndexTableName(tableName))));
+    await client.send(new CreateTableCommand(createEvidenceSpoolTableInput(localEvidenceSpoolTableName(tableName))));
   } finally {
     client.destroy();
   }

@@ -16,6 +16,7 @@ import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, MSKEvent } from 'aws-lambda';
 import type { PipelineRunEnvironment } from '../../functions/contracts/environment.ts';
 import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
+import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
 import {
   DISPATCH_FILTER_PATTERN,
   matchesFilter,
@@ -94,6 +95,7 @@ export async function loadHandlers(env: LocalEnvironment): Promise<Handlers> {
     AWS_ENDPOINT_URL_SNS: env.snsEndpoint,
     TABLE_NAME: env.tableName,
     EVIDENCE_INDEX_TABLE_NAME: localEvidenceIndexTableName(env.tableName),
+    EVIDENCE_SPOOL_TABLE_NAME: localEvidenceSpoolTableName(env.tableName),
     SENDER_EMAIL: 'notifications@bank.example',
     // The neutral brand of examples/settings.example.json, as the stack passes a deploy's `brand`.
     BRAND: brandEnvValue(EXAMPLE_BRAND),

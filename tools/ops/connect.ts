@@ -12,6 +12,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-index-schema.ts';
+import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
 import {
   approvalPolicyOf,
   asCaller,
@@ -91,7 +92,15 @@ function local(endpoint: string, where: Where): Target {
   const localRun = runOn(endpoint);
   const evidence = new FileEvidenceStore(where['evidence-dir'] ?? localRun?.evidenceDir ?? UNRECORDED_RUN_EVIDENCE);
   const evidenceIndexTableName = localEvidenceIndexTableName(tableName);
-  const ports = operatorPorts({ doc, tableName, evidenceIndexTableName, evidence, invokeIngest });
+  const evidenceSpoolTableName = localEvidenceSpoolTableName(tableName);
+  const ports = operatorPorts({
+    doc,
+    tableName,
+    evidenceIndexTableName,
+    evidenceSpoolTableName,
+    evidence,
+    invokeIngest,
+  });
   const identity = where.identity ?? localIdentity();
   // Four eyes as a deploy has it by default (APPROVAL_REQUIRED_FOR / PROPOSAL_HOURS set in the shell change it).
   const policy = approvalPolicyOf(
@@ -124,6 +133,8 @@ async function deployed(where: Where): Promise<Target> {
       tableName: outputs.TableName,
       // A stack deployed before the index had a table of its own kept it in the main table.
       evidenceIndexTableName: outputs.EvidenceIndexTableName ?? outputs.TableName,
+      // A stack deployed before the spool had a table of its own kept it in the main table.
+      evidenceSpoolTableName: outputs.EvidenceSpoolTableName,
       // The lock mode matters to writes of evidence, which these reads never make.
       evidence: new S3EvidenceStore(new S3Client({}), outputs.EvidenceBucketName, 'GOVERNANCE'),
       invokeIngest: refuseWrites,

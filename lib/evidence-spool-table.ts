@@ -1,0 +1,63 @@
+/**
+ * The evidence spool's own table (docs/evidence-and-privacy.md "Batches"): a low-rate minute's records, each put once
+ * by dispatch or feedback and read once by the sweeper's roll-up, then left to expire by TTL (a delete nobody pays
+ * for). Not in the main table, because there every spooled byte would be paid again:
+ * - outside the AWS Backup plan (the plan selects the main table by its ARN): items that live minutes to days, each
+ *   of them in the store once rolled, would be copied whole into every daily recovery point for 35 days. Point-in-time
+ *   recovery is on (cdk-nag's rule, and a restore names a second);
+ * - regional, not a global table: in a stage of two regions a global table writes every put again in the other
+ *   region, and every TTL delete too (a replicated delete is billed where it lands). A region's spool is rolled into
+ *   that region's evidence bucket by that region's sweeper. If a region is lost, what its spool held and had not
+ *   rolled — at most its last few minutes' low-rate records, as with the bucket's own replication lag — waits there
+ *   until the region is back (items keep SPOOL_KEEP_DAYS); a record whose writer's put was refused or unanswered is
+ *   rebuilt from its intent, which the global table carries to the other region;
+ * - no stream: nothing reads one;
+ * - encrypted, deletion-protected and retained like the main table, its items written only by the functions granted
+ *   to (dispatch, feedback, the sweeper), whatever an IAM policy says (the main table's guard, lib/table.ts).
+ */
+import { CfnOutput, type Stack, Validations } from 'aws-cdk-lib';
+import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { EVIDENCE_SPOOL_TABLE_SCHEMA } from '../functions/contracts/evidence-spool-schema.ts';
+import type { EvidenceStore } from './evidence-store.ts';
+import { controlTower, packs } from './nag-acknowledgements.ts';
+import type { NotifierFunction } from './notifier-function.ts';
+import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
+import { guardTableWrites, keptTableProps } from './table.ts';
+
+/** The table, named to every function that writes or reads evidence (the store's environment), its name an output. */
+export function createEvidenceSpool(stack: Stack, key: IKey | undefined, evidence: EvidenceStore): Table {
+  const table = new Table(stack, 'EvidenceSpoolTable', keptTableProps(key, EVIDENCE_SPOOL_TABLE_SCHEMA));
+  guardTableWrites(table, [evidence.breakGlassRole.roleArn]);
+  const why =
+    'The evidence spool is kept out of AWS Backup on purpose (its items expire within days, each rolled into the evidence store under Object Lock first; a daily full copy kept 35 days cost more than the spool): point-in-time recovery and deletion protection are on (lib/evidence-spool-table.ts).';
+  for (const id of packs('DynamoDBInBackupPlan')) Validations.of(table).acknowledge({ id, reason: why });
+  if (key === undefined) {
+    Validations.of(table).acknowledge({
+      id: controlTower('dynamodb_table_encrypted_kms_check'),
+      reason:
+        "Encrypted with AWS-owned keys where the stage gives no kmsKeyArn (the bank's own key for the tables: docs/deploy.md), as the main table is.",
+    });
+  }
+  evidence.spoolIn(table);
+  new CfnOutput(stack, 'EvidenceSpoolTableName', {
+    description: OPTIONAL_STACK_OUTPUTS.EvidenceSpoolTableName,
+    value: table.tableName,
+  });
+  return table;
+}
+
+/** A writer of the spool (dispatch, feedback): each record put once, never read, updated or deleted. */
+export function grantSpoolPuts(fn: NotifierFunction, table: ITable): void {
+  fn.useTable(table, ['dynamodb:PutItem']);
+}
+
+/** The sweeper: each closed minute read, rolled into one object, its cursor written; a dead invocation's records put. */
+export function grantSpoolRollUp(fn: NotifierFunction, table: ITable): void {
+  fn.useTable(table, ['dynamodb:Query', 'dynamodb:PutItem']);
+}
+
+/** A reader of a minute not rolled yet (the operator function, the console's API). */
+export function grantSpoolReads(fn: NotifierFunction, table: ITable): void {
+  fn.useTable(table, ['dynamodb:Query']);
+}
