@@ -4,27 +4,10 @@
  * invoked about once per event or notification whatever is built. Lambda's time stays as the run measured it.
  */
 import { describe, expect, it } from 'vitest';
-import { costAtRate, floorAtRate, type RunDensity } from '../../tools/bench/cost-at-rate.ts';
+import { costAtRate, floorAtRate } from '../../tools/bench/cost-at-rate.ts';
 import { US_EAST_1_PRICES } from '../../tools/bench/prices.ts';
+import { SMALL_RUN as RUN } from '../support/run-density.ts';
 
-/** A run in the bench's mix: 600 notifications of 300 events, every batch full (a burst). */
-const RUN: RunDensity = {
-  notifications: 600,
-  events: 300,
-  emails: 300,
-  sesEvents: 300,
-  snsDeliveryLogs: 300,
-  criticalNotifications: 60,
-  otpEvents: 30,
-  invocations: { ingest: 3, dispatch: 6, feedback: 2, sweeper: 1 },
-  emfLineBytes: 400,
-  emfBytesPerNotification: 800,
-  evidence: { puts: 8, gets: 0, lists: 0, records: 600, bytes: 600 * 1_000, bytesAlone: 600 * 1_500 },
-  intentWru: 12,
-  indexWru: 900,
-  indexGbMonths: 0.001,
-  tableGbMonths: 0.001,
-};
 const MEASURED = { lambda: 0.4, dynamodbStorageAndPitr: 1, feedbackQueue: 0.2 };
 const ONE_MILLION_A_MONTH = 1e6 / (30.44 * 86_400);
 
