@@ -63,6 +63,21 @@ describe('a log line', () => {
     });
   });
 
+  it('names the X-Ray trace of a traced invocation only: an unsampled one is recorded nowhere', () => {
+    const fresh = new Logger({ serviceName: 'notifier', logLevel: 'INFO', logFormatter: new NotifierLogFormatter() });
+    const traceOf = (header: string) => {
+      process.env._X_AMZN_TRACE_ID = header;
+      try {
+        return linesOf(() => fresh.info('event accepted', { eventId: 'e-1' }))[0]?.xray_trace_id;
+      } finally {
+        delete process.env._X_AMZN_TRACE_ID;
+      }
+    };
+    const root = '1-5759e988-bd862e3fe1be46a994272793';
+    expect(traceOf(`Root=${root};Parent=557abcec3ee5a047;Sampled=1`)).toBe(root);
+    expect(traceOf(`Root=${root};Parent=557abcec3ee5a047;Sampled=0`)).toBeUndefined();
+  });
+
   it('an error still carries its name, message and stack', () => {
     const fresh = new Logger({ serviceName: 'notifier', logLevel: 'INFO', logFormatter: new NotifierLogFormatter() });
     const [line] = linesOf(() => fresh.error('notification failed', { error: new TypeError('boom') }));
