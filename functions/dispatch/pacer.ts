@@ -111,8 +111,9 @@ export class SharedTokenBucket implements Pacer {
       // The one being served is out of the line: it is the one a higher class must wake, even when the line is empty.
       const served = this.current.get(channel);
       if (served !== undefined && waiter.rank < served.rank) this.wake.get(channel)?.();
-      // Served from a microtask: the waiters arriving together are all in line when the first write counts them.
-      queueMicrotask(() => void this.serve(channel));
+      // Served after this turn of the event loop: the waiters arriving in it (sends that ended together, their answers
+      // read in one poll) are all in line when the first write counts them — one write for all, not one each.
+      setImmediate(() => void this.serve(channel));
     });
   }
 

@@ -177,6 +177,23 @@ describe('the shared token bucket', () => {
     expect(chunked.writes / chunkedGrants.length).toBeLessThan(chasing.writes / chasingGrants.length);
   });
 
+  it('waiters arriving in one turn of the event loop, each from its own callback, take their tokens with one write', async () => {
+    const clock = new VirtualClock();
+    const windows = new MemoryWindows();
+    const pacer = new SharedTokenBucket(windows, RATES, clock);
+    // Two sends ending together: their answers are read in one turn, each in a callback of its own.
+    const got = await new Promise<boolean[]>((resolve) => {
+      const asked: Promise<boolean>[] = [];
+      setTimeout(() => asked.push(pacer.acquire('PUSH', clock.now() + 1_000)), 0);
+      setTimeout(() => {
+        asked.push(pacer.acquire('PUSH', clock.now() + 1_000));
+        void Promise.all(asked).then(resolve);
+      }, 0);
+    });
+    expect(got).toEqual([true, true]);
+    expect(windows.writes).toBe(1);
+  });
+
   it('takes tokens for everyone waiting in one write, up to the chunk size', async () => {
     const clock = new VirtualClock();
     const windows = new MemoryWindows();
