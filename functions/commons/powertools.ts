@@ -3,11 +3,38 @@
  * comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets per stage (telemetry.ts metricNamespaceOf); metrics
  * are added only through `count` and `countBy`, which accept the registered names alone.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
+import { isRequestXRaySampled } from '@aws-lambda-powertools/commons/utils/env';
+import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type MetricName, SERVICE_NAME } from '../contracts/telemetry.ts';
 
-export const logger = new Logger({ serviceName: SERVICE_NAME });
+/**
+ * Powertools' line without what the log group and the invocation's REPORT line already say. A notification is logged
+ * a few times at INFO (accepted, sent, its delivery feedback), and Powertools' own keys were half of each line's bytes
+ * — CloudWatch Logs bills every byte, at ingest and for the year it is kept. Kept: the level, the message, the time,
+ * the function and the invocation (its request id ties a line to its REPORT line and to the batch's other lines), the
+ * X-Ray trace id when the invocation is traced (sampled: an unsampled trace is recorded nowhere, and Lambda gives
+ * every invocation an id, tracing on or off). Left out: the service (one for every function), the function's ARN and
+ * memory (its log group and REPORT line say them), the sampling rate, and cold_start (REPORT's `Init Duration` says
+ * it once per cold start). No query in docs/operations.md reads them.
+ */
+export class NotifierLogFormatter extends LogFormatter {
+  formatAttributes(attributes: UnformattedAttributes, additional: LogAttributes): LogItem {
+    return new LogItem({
+      attributes: {
+        level: attributes.logLevel,
+        message: attributes.message,
+        timestamp: this.formatTimestamp(attributes.timestamp),
+        function_name: attributes.lambdaContext?.functionName,
+        function_request_id: attributes.lambdaContext?.awsRequestId,
+        xray_trace_id: isRequestXRaySampled() ? attributes.xRayTraceId : undefined,
+      },
+    }).addAttributes(additional);
+  }
+}
+
+export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new NotifierLogFormatter() });
 export const metrics = new Metrics({ serviceName: SERVICE_NAME });
 
 /**

@@ -322,7 +322,11 @@ function report(r: DispatchResult): void {
           ...ids,
           providerMessageId: r.providerMessageId,
         });
-      } else logger.info('notification sent', { ...ids, providerMessageId: r.providerMessageId });
+      } else {
+        // The line of every send: its notificationId (eventId#channel) is what the runbook's trace filters on.
+        const { eventId: _, ...sent } = ids;
+        logger.info('notification sent', { ...sent, providerMessageId: r.providerMessageId });
+      }
       break;
     case 'failed':
       // Alarms read SendFailures per channel; the reason breakdown is a metric of its own so both stay queryable.

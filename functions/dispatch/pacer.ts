@@ -7,7 +7,9 @@
  * takes tokens for everyone waiting (up to MAX_CHUNK) with one conditional write: at full load a token costs a
  * fraction of a write, and an environment contends once per window, not once per waiter. Every write tells the
  * environment the window's count (a granted one its new count, a refused one the old item), so it asks for no more
- * than is left and does not write again for a window it knows is full. A full window means waiting for the next one —
+ * than is left and does not write again for a window it knows is full; its first write in a window takes its chunk or
+ * nothing (`chunkOrNothing`), so the environments writing at a window's start do not all chase what is left. A full
+ * window means waiting for the next one —
  * only while the caller's deadline allows; otherwise the caller defers the notification.
  *
  * A channel faster than RATE_KEY_TOKENS_TARGET (500/s) has its bucket split into shards, each with its share of the
@@ -109,8 +111,9 @@ export class SharedTokenBucket implements Pacer {
       // The one being served is out of the line: it is the one a higher class must wake, even when the line is empty.
       const served = this.current.get(channel);
       if (served !== undefined && waiter.rank < served.rank) this.wake.get(channel)?.();
-      // Served from a microtask: the waiters arriving together are all in line when the first write counts them.
-      queueMicrotask(() => void this.serve(channel));
+      // Served after this turn of the event loop: the waiters arriving in it (sends that ended together, their answers
+      // read in one poll) are all in line when the first write counts them — one write for all, not one each.
+      setImmediate(() => void this.serve(channel));
     });
   }
 
@@ -176,7 +179,8 @@ export class SharedTokenBucket implements Pacer {
         const ceiling = ceilingOf(shard);
         const left = ceiling - this.seenIn(channel, window).get(shard, 0);
         const want = Math.min(MAX_CHUNK, share, left, this.waitingAtOrAbove(channel, rank));
-        const taken = want <= 0 ? 0 : await this.windows.take(channel, window, want, ceiling, shard);
+        const whole = this.chunkOrNothing(channel, window, shard, noticeClass, now);
+        const taken = want <= 0 ? 0 : await this.windows.take(channel, window, want, ceiling, shard, whole);
         const got = typeof taken === 'number' ? taken : taken.got;
         if (typeof taken !== 'number') this.markSeen(channel, window, shard, taken.used);
         if (got > 0) {
@@ -199,6 +203,18 @@ export class SharedTokenBucket implements Pacer {
       ]);
       this.wake.delete(channel);
     }
+  }
+
+  /**
+   * Whether this write takes its whole chunk or nothing: an environment's first write in a window, for a normal or
+   * bulk notice, before the reserve's release. At a window's start every environment with a backlog writes at once;
+   * were each one refused to write again for what is left, all but one of those second writes would be refused too
+   * (a refused write is billed). The rest stays with the environment whose chunk was granted (it knows the count and
+   * asks for it when its line wants more) or goes at the release, which the refused ones wait for (half a window at
+   * most). A critical notice never waits for it: it takes what is left at once.
+   */
+  private chunkOrNothing(channel: Channel, window: number, shard: number, noticeClass: NoticeClass, now: number) {
+    return noticeClass !== 'critical' && now - window < RELEASE_AT_MS && !this.seenIn(channel, window).at.has(shard);
   }
 
   /** A shard not known to be full at this waiter's ceiling in this window, at random; none: all full. */

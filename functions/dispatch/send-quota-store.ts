@@ -27,9 +27,17 @@ export interface TokenWindows {
    * Takes up to `want` of the window's `limit` tokens on one shard of the channel's bucket; resolves with how many it
    * got (0: that shard's window is full) — and, where the store can tell, the window's count as its last write saw it,
    * so the pacer does not write again for tokens the window is known not to have. `limit` is the shard's share of the
-   * rate, or a class's ceiling in it.
+   * rate, or a class's ceiling in it. With `allOrNothing` a window with fewer than `want` left grants none (one write,
+   * refused, saying the count); otherwise it grants what is left, with a second write.
    */
-  take(channel: Channel, windowStart: number, want: number, limit: number, shard?: number): Promise<number | Taken>;
+  take(
+    channel: Channel,
+    windowStart: number,
+    want: number,
+    limit: number,
+    shard?: number,
+    allOrNothing?: boolean,
+  ): Promise<number | Taken>;
 }
 
 export interface BreakerState {
@@ -53,10 +61,18 @@ export class DynamoTokenWindows implements TokenWindows {
     private readonly tableName: string,
   ) {}
 
-  async take(channel: Channel, windowStart: number, want: number, limit: number, shard = 0): Promise<Taken> {
+  async take(
+    channel: Channel,
+    windowStart: number,
+    want: number,
+    limit: number,
+    shard = 0,
+    allOrNothing = false,
+  ): Promise<Taken> {
     const pk = rateKey(channel, shard);
     const got = await this.add(pk, windowStart, want, limit);
     if (got.granted) return { got: want, used: got.used };
+    if (allOrNothing) return { got: 0, used: got.used };
     // The window had fewer than `want` left: take exactly what is left, once (the failed write told us how many).
     const left = limit - got.used;
     if (left <= 0 || left >= want) return { got: 0, used: got.used };

@@ -7,7 +7,7 @@
  *
  * A card number is 13–19 digits that begin as a card brand's numbers begin, with a length that brand issues (the IIN
  * ranges of ISO/IEC 7812 as npm `credit-card-type` keeps them: Visa, Mastercard, American Express, Discover, JCB, Diners,
- * UnionPay, Maestro, Mir, Elo …) and pass the Luhn check — UnionPay's without it, as its numbers need not pass. Its
+ * UnionPay, Maestro, Mir, Elo …; where ranges overlap, any brand whose range covers the number) and pass the Luhn check — UnionPay's without it, as its numbers need not pass. Its
  * digits are what a reader reads as digits: any script's decimal digits (full-width `４１１１` is read as 4111) and the
  * digits Unicode files as other numbers (superscript `⁴`, circled `④`: NFKC makes them one digit), with whatever shows
  * nothing between them taken as nothing (joiners, zero-width characters, variation selectors, a mark on a digit:
@@ -101,7 +101,31 @@ const luhn = (digits: readonly number[]): boolean => {
 
 /** A card brand's numbers are told by their first digits: at most this many (credit-card-type's longest IIN range). */
 const IIN_DIGITS = 8;
-type Brands = ReturnType<typeof creditCardType>;
+type Brand = ReturnType<typeof creditCardType>[number];
+type Pattern = Brand['patterns'][number];
+
+/** Every brand credit-card-type knows, with its IIN ranges and the lengths it issues. */
+const BRANDS: readonly Brand[] = Object.values(creditCardType.types).map((type) => creditCardType.getTypeInfo(type));
+
+/** Whether first digits lie in an IIN range: a prefix (`6011`) or a range of prefixes of one length (`[644, 649]`). */
+function covers(iin: string, pattern: Pattern): boolean {
+  const [low, high] = Array.isArray(pattern) ? pattern : [pattern, pattern];
+  const lead = Number(iin.slice(0, String(low).length));
+  return lead >= Number(low) && lead <= Number(high);
+}
+
+/**
+ * Every brand whose IIN ranges cover the first digits — not only the most specific one. Ranges overlap: Maestro's
+ * reaches over every number starting with 6, Elo's 627780 sits inside UnionPay's 6277, Elo's 401178 inside Visa's 4.
+ * credit-card-type names the one most specific brand, the logo to show while a number is typed; a masker asks whether
+ * any brand may have issued the number, so a length the most specific brand does not issue but a wider one does
+ * (`6277800000000000x`, 17 digits: Elo's 16 only, Maestro's 12–19) is still a card number. A reference masked by mistake
+ * shows four digits fewer; a card number shown is a PAN in the clear (PCI DSS 3.4.1), and brands add lengths before
+ * a library's table has them (Visa's and Discover's 19, UnionPay's 8-series).
+ */
+export function brandsCovering(iin: string): Brand[] {
+  return BRANDS.filter((brand) => brand.patterns.some((pattern) => covers(iin, pattern)));
+}
 
 /**
  * The two first digits UnionPay's numbers may start with (from credit-card-type's own ranges): the only numbers that
@@ -117,27 +141,25 @@ const UNIONPAY_LEADS: ReadonlySet<string> = new Set(
 );
 
 /**
- * 13–19 digits a card brand issues, passing the Luhn check (UnionPay's need not). `brandsOf` may remember the brands
- * of first digits: the windows of one text share them, and a look-up costs microseconds.
+ * 13–19 digits that a brand whose ranges cover their first digits issues at their length, passing the Luhn check
+ * (UnionPay's need not, where UnionPay's ranges cover them). `brandsOf` may remember the brands of first digits: the
+ * windows of one text share them.
  */
-export function isCardNumber(
-  digits: readonly number[],
-  brandsOf: (iin: string) => Brands = (iin) => creditCardType(iin),
-): boolean {
+export function isCardNumber(digits: readonly number[], brandsOf: (iin: string) => Brand[] = brandsCovering): boolean {
   if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return false;
   const valid = luhn(digits);
   if (!valid && !UNIONPAY_LEADS.has(`${digits[0]}${digits[1]}`)) return false;
   const brands = brandsOf(digits.slice(0, IIN_DIGITS).join('')).filter((b) => b.lengths.includes(digits.length));
-  return brands.length > 0 && (valid || brands.every((b) => b.type === creditCardType.types.UNIONPAY));
+  return valid ? brands.length > 0 : brands.some((b) => b.type === creditCardType.types.UNIONPAY);
 }
 
 /** The brands of first digits, each looked up once per text: a text of many short groups has many windows. */
-function rememberedBrands(): (iin: string) => Brands {
-  const known = new Map<string, Brands>();
+function rememberedBrands(): (iin: string) => Brand[] {
+  const known = new Map<string, Brand[]>();
   return (iin) => {
     let brands = known.get(iin);
     if (brands === undefined) {
-      brands = creditCardType(iin);
+      brands = brandsCovering(iin);
       known.set(iin, brands);
     }
     return brands;

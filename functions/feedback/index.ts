@@ -140,12 +140,16 @@ function report(r: FeedbackResult): void {
     bounceSubType: f.bounceSubType,
     providerResponse: f.providerResponse,
     recorded: r.kind,
-    suppressions: r.suppressions,
+    suppressions: r.suppressions.length > 0 ? r.suppressions : undefined,
   };
   // An address that is not the notification's own was named for suppression: a forged or stray log entry.
   if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status) || r.suppressions.includes('notTheRecipient'))
     logger.warn('delivery feedback', line);
-  else logger.info('delivery feedback', line);
+  else {
+    // The line of every delivery: its notificationId (eventId#channel) is what the runbook's trace filters on.
+    const { eventId: _, ...delivered } = line;
+    logger.info('delivery feedback', delivered);
+  }
 }
 
 /** A batch from the SES events queue (lib/delivery-feedback.ts). */

@@ -127,6 +127,14 @@ describe('the shared token bucket on DynamoDB Local', () => {
     expect(await windows.take('PUSH', 1_000, 7, 10)).toEqual({ got: 3, used: 10 });
     expect(await windows.take('PUSH', 1_000, 1, 10)).toEqual({ got: 0, used: 10 });
   });
+
+  it('all or nothing: a window with fewer left than asked grants none, in one write, and says its count', async () => {
+    const windows = new DynamoTokenWindows(documentClient(), table.tableName);
+    expect(await windows.take('SMS', 2_000, 7, 10, 0, true)).toEqual({ got: 7, used: 7 });
+    expect(await windows.take('SMS', 2_000, 7, 10, 0, true)).toEqual({ got: 0, used: 7 });
+    // What is left is still there for a write that asks for it.
+    expect(await windows.take('SMS', 2_000, 3, 10, 0, true)).toEqual({ got: 3, used: 10 });
+  });
 });
 
 describe('the breaker item', () => {

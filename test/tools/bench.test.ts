@@ -62,6 +62,9 @@ describe('npm run bench (smoke)', () => {
     expect(report.dispatch.slotSendsPerSec.withEvidence).toBeGreaterThan(0);
     expect(report.dispatch.slotSendsPerSec.withoutEvidence).toBeGreaterThan(0);
     expect(report.dispatch.cpuMicrosPerSend.withEvidence).toBeGreaterThan(0);
+    // At a low rate's density the evidence path is the spool's, as deployed: every record spooled, none lost.
+    expect(report.dispatch.lowRate.spooled).toBe(report.dispatch.lowRate.sends);
+    expect(report.dispatch.spooled).toBe(0);
     // The complete cost: every part priced for each channel alone and the mix, as the run ran and at the two rates,
     // beside the floor; evidence in batches, fewer objects than notifications at 10,000/s, at most 0.1 objects a
     // notification at a million a month (the spool).

@@ -84,6 +84,17 @@ describe('the capacity model', () => {
     expect(c.evidence.reportsPutsPerSecOnePerSendBatch).toBeGreaterThan(10 * c.evidence.reportsPutsPerSec);
     expect(c.limits.find((l) => l.limit.startsWith('evidence PUTs'))?.utilisation).toBeLessThan(0.5);
   });
+
+  it("counts every writer's PUTs on the day's prefix: send batches, SES and SNS delivery reports, the gap filler", () => {
+    const e = model(10_000).evidence;
+    // Push and SMS delivery status logs reach feedback batched over a second: about one reports object a second.
+    expect(e.deliveryLogReportsPutsPerSec).toBeGreaterThan(0);
+    expect(e.deliveryLogReportsPutsPerSec).toBeLessThan(2);
+    expect(e.busiestPrefixPutsPerSec).toBeCloseTo(
+      e.sendBatchPutsPerSec + e.reportsPutsPerSec + e.deliveryLogReportsPutsPerSec + e.gapPutsPerSecAtMost,
+      0,
+    );
+  });
 });
 
 describe('records per invocation', () => {

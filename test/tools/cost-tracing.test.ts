@@ -4,27 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TRACING } from '../../lib/tracing.ts';
-import { costAtRate, type RunDensity, xrayByTracing } from '../../tools/bench/cost-at-rate.ts';
+import { costAtRate, xrayByTracing } from '../../tools/bench/cost-at-rate.ts';
 import { US_EAST_1_PRICES } from '../../tools/bench/prices.ts';
+import { SMALL_RUN as RUN } from '../support/run-density.ts';
 
-/** A small run in the bench's mix: 600 notifications of 300 events, every batch full. */
-const RUN: RunDensity = {
-  notifications: 600,
-  events: 300,
-  emails: 300,
-  sesEvents: 300,
-  snsDeliveryLogs: 300,
-  criticalNotifications: 60,
-  otpEvents: 30,
-  invocations: { ingest: 3, dispatch: 6, feedback: 2, sweeper: 1 },
-  emfLineBytes: 400,
-  emfBytesPerNotification: 800,
-  evidence: { puts: 8, gets: 0, lists: 0, records: 600, bytes: 600 * 1_000, bytesAlone: 600 * 1_500 },
-  intentWru: 12,
-  indexWru: 900,
-  indexGbMonths: 0.001,
-  tableGbMonths: 0.001,
-};
 const MEASURED = { dynamodbWrites: 5, lambda: 0.4, cloudWatchLogs: 1.5 };
 const ONE_MILLION_A_MONTH = 1e6 / (30.44 * 86_400);
 const at = (tracing?: 'active' | 'off') =>

@@ -126,6 +126,24 @@ describe('a card number in text', () => {
     }
   });
 
+  it('where IIN ranges overlap, a length any covering brand issues is a card number: 17 digits in Elo’s 627780, inside Maestro’s 6', () => {
+    // Elo's 627780 is the most specific range (16 digits only), cut out of UnionPay's 6277; Maestro's range covers
+    // every number starting with 6, at 12–19 digits. A masker asks whether any brand may have issued the number.
+    for (const pan of ['62778000000000000', '62778012345678903']) {
+      expect(isCardNumber([...pan].map(Number)), pan).toBe(true);
+      for (const written of [pan, grouped(pan), grouped(pan, 4, '-'), `ref ${grouped(pan, 3, ' ')} paid`]) {
+        const shown = maskCardNumbers(written);
+        expect(shown.masked, written).toBe(true);
+        expect(showsPan(shown.text, pan), shown.text).toBe(false);
+        expect(digitsOf(shown.text), written).toBe(pan.slice(-4));
+      }
+    }
+    // Elo's own 16 digits, and a 13-digit Discover-range number Maestro's range covers, are masked too.
+    for (const pan of ['6277800000000006', '6011000000001']) expect(maskCardNumbers(pan).masked, pan).toBe(true);
+    // Failing the Luhn check outside UnionPay's ranges stays a number: 627780 is not UnionPay's.
+    expect(maskCardNumbers('62778000000000001').masked).toBe(false);
+  });
+
   it('any card number, grouped by any separator a reader reads through, is masked (property)', () => {
     fc.assert(
       fc.property(
@@ -173,10 +191,9 @@ describe('a card number in text', () => {
           return !showsPan(maskCardNumbers(`note ${written}.`).text, pan);
         },
       ),
-      // A fixed seed: the same 2,000 numbers on every run, so a run's verdict is the code's, not the draw's. A random
-      // draw found one this masker misses — a 17-digit UnionPay number of mostly zeros (62778000000000000); it is
-      // queued to be understood and fixed, not hidden: change the seed to explore.
-      { numRuns: 2_000, seed: 20_261_206 },
+      // A fixed seed: the same numbers on every run, so a run's verdict is the code's, not the draw's (a random draw
+      // once found 62778000000000000, now an example above). Change the seed to explore.
+      { numRuns: 5_000, seed: 20_261_206 },
     );
   });
 });

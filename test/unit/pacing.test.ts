@@ -65,11 +65,39 @@ class CountingWindows implements TokenWindows {
   }
 }
 
+/**
+ * DynamoTokenWindows' writes in memory, each taking 5 ms on the clock (environments writing at once all find the
+ * window as it was): one conditional ADD; refused, a second for exactly what is left unless the pacer asked for all or
+ * nothing — or, `ignoringAllOrNothing`, always (as the pacer before it asked).
+ */
+class ExactWindows implements TokenWindows {
+  readonly used = new Map<string, number>();
+  writes = 0;
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly ignoringAllOrNothing = false,
+  ) {}
+  async take(channel: Channel, window: number, want: number, limit: number, _shard = 0, allOrNothing = false) {
+    const key = `${channel}#${window}`;
+    const add = async (n: number) => {
+      this.writes++;
+      await this.clock.sleep(5);
+      const used = this.used.get(key) ?? 0;
+      if (used + n > limit) return false;
+      this.used.set(key, used + n);
+      return true;
+    };
+    if (await add(want)) return { got: want, used: this.used.get(key) ?? 0 };
+    const left = limit - (this.used.get(key) ?? 0);
+    if ((allOrNothing && !this.ignoringAllOrNothing) || left <= 0) return { got: 0, used: limit - left };
+    return { got: (await add(left)) ? left : 0, used: this.used.get(key) ?? 0 };
+  }
+}
+
 const RATES = { EMAIL: 14, PUSH: 100, SMS: 20 };
 
 /** Four environments of ten senders asking for EMAIL tokens as often as they can for 10 s: the grants' times. */
-async function fourEnvironmentsAtQuota(windows: TokenWindows): Promise<number[]> {
-  const clock = new VirtualClock();
+async function fourEnvironmentsAtQuota(windows: TokenWindows, clock = new VirtualClock()): Promise<number[]> {
   const end = clock.t + 10_000;
   const grants: number[] = [];
   const environments = Array.from({ length: 4 }, () => new SharedTokenBucket(windows, RATES, clock));
@@ -134,6 +162,36 @@ describe('the shared token bucket', () => {
     expect(most(countedGrants)).toBeLessThanOrEqual(14);
     expect(countedGrants.length).toBeGreaterThanOrEqual(blindGrants.length - 14);
     expect(counted.writes / countedGrants.length).toBeLessThan(blind.writes / blindGrants.length);
+  });
+
+  it('at a quota an environment’s first write in a window takes its chunk or nothing: the rest goes to the one that knows the count, in fewer writes, at the same rate', async () => {
+    const [first, second] = [new VirtualClock(), new VirtualClock()];
+    const chasing = new ExactWindows(first, true);
+    const chunked = new ExactWindows(second);
+    const chasingGrants = await fourEnvironmentsAtQuota(chasing, first);
+    const chunkedGrants = await fourEnvironmentsAtQuota(chunked, second);
+    const most = new Map<number, number>();
+    for (const g of chunkedGrants) most.set(Math.floor(g / 1000), (most.get(Math.floor(g / 1000)) ?? 0) + 1);
+    expect(Math.max(...most.values())).toBeLessThanOrEqual(14);
+    expect(chunkedGrants.length).toBeGreaterThanOrEqual(chasingGrants.length - 14);
+    expect(chunked.writes / chunkedGrants.length).toBeLessThan(chasing.writes / chasingGrants.length);
+  });
+
+  it('waiters arriving in one turn of the event loop, each from its own callback, take their tokens with one write', async () => {
+    const clock = new VirtualClock();
+    const windows = new MemoryWindows();
+    const pacer = new SharedTokenBucket(windows, RATES, clock);
+    // Two sends ending together: their answers are read in one turn, each in a callback of its own.
+    const got = await new Promise<boolean[]>((resolve) => {
+      const asked: Promise<boolean>[] = [];
+      setTimeout(() => asked.push(pacer.acquire('PUSH', clock.now() + 1_000)), 0);
+      setTimeout(() => {
+        asked.push(pacer.acquire('PUSH', clock.now() + 1_000));
+        void Promise.all(asked).then(resolve);
+      }, 0);
+    });
+    expect(got).toEqual([true, true]);
+    expect(windows.writes).toBe(1);
   });
 
   it('takes tokens for everyone waiting in one write, up to the chunk size', async () => {

@@ -13,6 +13,7 @@ import { SWEEP_WRITES_PER_KEY_PER_NOTIFICATION, sweepShardsFor } from '../../fun
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
 import { writeUnits } from './billing.ts';
+import { RATE_ASSUMPTIONS } from './cost-at-rate.ts';
 import { costOf, type Prices, US_EAST_1_PRICES } from './prices.ts';
 
 /** What the bench measured per record (new or duplicate) and per send. */
@@ -181,8 +182,8 @@ function computeFor(input: CapacityInput, r: Rates, u: Units) {
 
 /**
  * The evidence store's request rates: one send batch per dispatch invocation, one reports object per feedback
- * invocation (and, for comparison, one per distinct send batch among a feedback invocation's reports, the layout
- * before), the gap filler's writes at most its budget a run. Every object is under `batches/<yyyy-mm-dd>/` — one
+ * invocation of SES events and of SNS delivery status logs (and, for comparison, one per distinct send batch among a
+ * feedback invocation's reports, the layout before), the gap filler's writes at most its budget a run. Every object is under `batches/<yyyy-mm-dd>/` — one
  * prefix a day — with a key that goes on `<hhmmss>-<writer>-<random id>` (reports under their send batch's key), so
  * the day's prefix takes every PUT and S3 partitions it further by the keys' time and random id as the rate grows.
  */
@@ -202,14 +203,19 @@ function evidenceRates(input: CapacityInput, r: Rates, streamShards: number) {
       sesEvents * b.feedback.windowSeconds,
       r.n / Math.max(1e-9, dispatchInvocations),
     );
+  // SNS's delivery status logs (push and SMS, one a send) reach feedback through a log subscription, batched over a
+  // second as the cost model assumes (RATE_ASSUMPTIONS.logSubscription): one reports object per such invocation.
+  const snsLogs = r.sendRates.PUSH + r.sendRates.SMS;
+  const deliveryLogReports = snsLogs / recordsPerInvocation(snsLogs, RATE_ASSUMPTIONS.logSubscription);
   // The gap filler writes at most GAP_FILLS_PER_RUN a minute (functions/sweeper: its budget), only after failures.
   const gapPuts = GAP_FILLS_PER_RUN / 60;
-  const puts = dispatchInvocations + reportsPerFeedbackInvocation + gapPuts;
+  const puts = dispatchInvocations + reportsPerFeedbackInvocation + deliveryLogReports + gapPuts;
   return {
     recordsPerDispatchInvocation: round(perDispatch),
     sendBatchPutsPerSec: round(dispatchInvocations),
     reportsPutsPerSec: round(reportsPerFeedbackInvocation),
     reportsPutsPerSecOnePerSendBatch: round(reportsPerSendBatch),
+    deliveryLogReportsPutsPerSec: round(deliveryLogReports),
     gapPutsPerSecAtMost: round(gapPuts),
     /** Every PUT of a day is under its one day prefix, before S3 partitions it further. */
     busiestPrefixPutsPerSec: round(puts),

@@ -482,7 +482,16 @@ export function floorAtRate(
     evidenceStorage: M * (dense / GB) * months * p.s3StandardGbMonth,
     cloudWatchLogs: M * logGb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths),
     feedbackQueue: measuredPerMillion.feedbackQueue ?? 0,
-    lambda: measuredPerMillion.lambda ?? 0,
+    // Lambda's time as measured; its requests at the rate's density, as the log line above counts them (the feedback
+    // and sweeper invocations with them). The shape is the customer's: an MSK-triggered and a stream-triggered
+    // function, invoked per batch their mappings deliver, and at a million a month (0.38/s) a batch holds about one
+    // event or notification whatever is built — the run's full batches of an at-once burst are no density any
+    // implementation gets at this rate.
+    lambda:
+      (measuredPerMillion.lambda ?? 0) +
+      M *
+        (m.invocations - perN(Object.values(run.invocations).reduce((a, b) => a + b, 0))) *
+        (p.lambdaRequestPerMillion / 1e6),
     kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
   };
   return { ...roundAll(parts), total: round2(Object.values(parts).reduce((a, b) => a + b, 0)) };

@@ -52,6 +52,7 @@ export function table(report: Awaited<ReturnType<typeof measureAll>>): string {
     '',
     `CPU per event (decode + validate + route + build): ${report.cpuMicrosPerEvent} µs`,
     `Dispatch: ${report.dispatch.sendsPerSec} sends/s with evidence (one environment: ${report.dispatch.invocations} invocations one at a time, ${report.dispatch.concurrencyPerInvocation} sends in flight each, batch ${report.dispatch.batchSize}, provider ${report.dispatch.providerLatencyMs} ms, table ${report.dispatch.storeLatencyMs} ms); per slot ${report.dispatch.slotSendsPerSec.withEvidence} with evidence against ${report.dispatch.slotSendsPerSec.withoutEvidence} without (${report.dispatch.slotRatioWithEvidence}×), CPU ${report.dispatch.cpuMicrosPerSend.withEvidence} against ${report.dispatch.cpuMicrosPerSend.withoutEvidence} µs per send`,
+    `Dispatch at a low rate (${report.dispatch.lowRate.invocations} invocations of ${report.dispatch.lowRate.batchSize}, their evidence spooled: ${report.dispatch.lowRate.spooled} records): per slot ${report.dispatch.lowRate.slotSendsPerSec.withEvidence} with evidence against ${report.dispatch.lowRate.slotSendsPerSec.withoutEvidence} without (${report.dispatch.lowRate.slotRatioWithEvidence}×), ${report.dispatch.lowRate.sendsPerSec} sends/s with the close`,
     '',
     bundlesTable(report.bundles),
     completeCostTable(report.completeCost),
