@@ -19,9 +19,9 @@ import { uniformRetention } from '../domain/evidence.ts';
 import { loadTemplates } from '../domain/template-sets.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import type { BatchOutlets } from '../stores/evidence-batch-writer.ts';
-import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
+import { DynamoEvidenceIndexWriter } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntents } from '../stores/evidence-intents.ts';
-import { DynamoEvidenceSpool, type EvidenceSpool } from '../stores/evidence-spool.ts';
+import { DynamoSpoolPut, type EvidenceSpool } from '../stores/evidence-spool.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
@@ -83,7 +83,7 @@ const deps: DispatchDeps = {
 };
 /** Where each invocation's evidence batch goes (record-evidence.ts): the store, the gaps, the intents, the index. */
 const evidence:
-  | { outlets: BatchOutlets & { intents: EvidenceIntents; spool: EvidenceSpool }; records: SendRecordDeps }
+  | { outlets: BatchOutlets & { intents: EvidenceIntents; spool: Pick<EvidenceSpool, 'put'> }; records: SendRecordDeps }
   | undefined =
   evidenceStore === undefined
     ? undefined
@@ -98,9 +98,9 @@ const evidence:
           ),
           intents: new DynamoEvidenceIntents(documentClient, config.tableName),
           // An invocation of few records spools them; the sweeper rolls each minute's into one object.
-          spool: new DynamoEvidenceSpool(documentClient, config.evidence.spoolTableName ?? config.tableName),
+          spool: new DynamoSpoolPut(documentClient, config.evidence.spoolTableName ?? config.tableName),
           index: {
-            index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
+            index: new DynamoEvidenceIndexWriter(documentClient, config.evidenceIndexTableName),
             retentionDays: config.evidence.retentionDays,
           },
         },

@@ -144,7 +144,10 @@ export class InvocationEvidence implements SendBatch {
   private spooled: SpoolWriter | undefined;
 
   constructor(
-    private readonly outlets: BatchOutlets & { readonly intents: EvidenceIntents; readonly spool?: EvidenceSpool },
+    private readonly outlets: BatchOutlets & {
+      readonly intents: EvidenceIntents;
+      readonly spool?: Pick<EvidenceSpool, 'put'>;
+    },
     private readonly options: {
       readonly now: number;
       /** A random id of [0-9a-z] (the handler's): the batch's name is the invocation's own. */

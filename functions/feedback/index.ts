@@ -18,7 +18,7 @@ import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
 import { DynamoEvidenceReports } from '../stores/evidence-reports.ts';
-import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
+import { DynamoSpoolPut } from '../stores/evidence-spool.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { decodeLogsEvent, isLogsEvent, MalformedLogsEventError } from './delivery-logs.ts';
 import { DynamoDeliveryStore } from './delivery-store.ts';
@@ -48,7 +48,7 @@ const deps: FeedbackDeps = {
           newId: () => randomUUID().replaceAll('-', '').slice(0, 20),
           timeoutMs: config.evidence.timeoutMs,
           // A few reports go to the spool, rolled into one object a minute by the sweeper.
-          spool: new DynamoEvidenceSpool(documentClient, config.evidence.spoolTableName ?? config.tableName),
+          spool: new DynamoSpoolPut(documentClient, config.evidence.spoolTableName ?? config.tableName),
           spoolBelow: config.evidence.spoolBelow,
         },
       }),

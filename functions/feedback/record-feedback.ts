@@ -199,7 +199,7 @@ export interface ReportEvidenceDeps {
   readonly newId: () => string;
   readonly timeoutMs: number;
   /** The evidence spool: an invocation of fewer than `spoolBelow` reports puts them there (domain/evidence-spool.ts). */
-  readonly spool?: EvidenceSpool;
+  readonly spool?: Pick<EvidenceSpool, 'put'>;
   readonly spoolBelow?: number;
 }
 

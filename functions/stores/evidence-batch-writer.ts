@@ -26,7 +26,7 @@ export interface BatchOutlets {
   readonly store: EvidenceStore;
   readonly gaps: EvidenceGaps;
   /** The customers' index of sends; absent for a batch of reports (found under their send batch's prefix). */
-  readonly index?: { readonly index: EvidenceIndex; readonly retentionDays: number };
+  readonly index?: { readonly index: Pick<EvidenceIndex, 'add' | 'putBatch'>; readonly retentionDays: number };
 }
 
 export type EvidenceOutcome = 'written' | 'gap' | 'lost';

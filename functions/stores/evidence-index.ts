@@ -94,15 +94,22 @@ type Key = { pk: string; sk: string };
 /** An item of the compact layout: a customer's (with its sends, `s`) or an event's (its key alone). */
 export type IndexItem = Key & { expiresAt: number; s?: Set<string> };
 
-export class DynamoEvidenceIndex implements EvidenceIndex {
+/**
+ * The index as its writers (dispatch, feedback's evidence, the sweeper's fill) reach it: puts and adds only. A class
+ * of its own so that dispatch's bundle leaves out the readers' code (a class's methods are bundled whole).
+ */
+export class DynamoEvidenceIndexWriter implements Pick<EvidenceIndex, 'add' | 'putBatch'> {
   /**
    * `tableName`: the index's table. `formerTable`: the main table, where a stage kept its index before the index had
    * a table of its own: read too, until its items expire. `wait`: the back-off between retries (a test's fake).
    */
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly options: { readonly formerTable?: string; readonly wait?: (ms: number) => Promise<unknown> } = {},
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
+    protected readonly options: {
+      readonly formerTable?: string;
+      readonly wait?: (ms: number) => Promise<unknown>;
+    } = {},
   ) {}
 
   async putBatch(entries: readonly DatedEntry[]): Promise<number> {
@@ -165,7 +172,10 @@ export class DynamoEvidenceIndex implements EvidenceIndex {
     }
     return before;
   }
+}
 
+/** The whole index: the writers' puts and adds, and the readers' look-ups by customer and by event. */
+export class DynamoEvidenceIndex extends DynamoEvidenceIndexWriter implements EvidenceIndex {
   async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {
     const [before, compact] = await Promise.all([
       this.formerSendsOf(userId, range),

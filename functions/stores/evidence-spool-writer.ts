@@ -62,7 +62,7 @@ export class SpoolWriter {
     [];
 
   constructor(
-    private readonly spool: EvidenceSpool,
+    private readonly spool: Pick<EvidenceSpool, 'put'>,
     private readonly outlets: BatchOutlets,
   ) {}
 

@@ -129,19 +129,17 @@ export function spoolItem(r: SpooledRecord): Item {
   };
 }
 
-export class DynamoEvidenceSpool implements EvidenceSpool {
+/**
+ * The spool as its writers (dispatch, feedback) reach it: puts only. A class of its own so that their bundles leave
+ * out the roll-up's and the readers' code (a class's methods are bundled whole).
+ */
+export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
   /** `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice`. */
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly options: { readonly formerTable?: string | undefined } = {},
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
+    protected readonly options: { readonly formerTable?: string | undefined } = {},
   ) {}
-
-  /** The same spool in the former table (the sweeper drains it), or undefined when there is none. */
-  former(): DynamoEvidenceSpool | undefined {
-    const t = this.options.formerTable;
-    return t === undefined || t === this.tableName ? undefined : new DynamoEvidenceSpool(this.client, t);
-  }
 
   async put(records: readonly SpooledRecord[], _nowMs: number): Promise<void> {
     // One put each, in parallel: a record is 0.2–4 KB compressed, BatchWriteItem would save no unit.
@@ -166,6 +164,15 @@ export class DynamoEvidenceSpool implements EvidenceSpool {
         throw new EvidenceSpoolConflict(`spool item of ${r.notificationId} holds other bytes than ${r.sha256}`);
       }
     }
+  }
+}
+
+/** The whole spool: the writers' puts, the roll-up's reads and cursor, the readers' look-up. */
+export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool {
+  /** The same spool in the former table (the sweeper drains it), or undefined when there is none. */
+  former(): DynamoEvidenceSpool | undefined {
+    const t = this.options.formerTable;
+    return t === undefined || t === this.tableName ? undefined : new DynamoEvidenceSpool(this.client, t);
   }
 
   async closed(shard: number, fromMs: number, beforeMs: number, limit: number): Promise<SpoolRead[]> {

@@ -154,6 +154,10 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     tools: /^tools\/drill\/region\.ts$/,
     why: "dispatch's dependencies, wired per region by the drill (two regions in one process)",
   },
+  'functions/dispatch/record-evidence.ts': {
+    tools: /^tools\/bench\/dispatch\.ts$/,
+    why: "dispatch's evidence path as deployed (intent, record, spool or batch): the bench times the send slot with it",
+  },
   'functions/dispatch/stream-record.ts': {
     tools: /^tools\/drill\/play\.ts$/,
     why: "the dispatch trigger's reading of a stream record: the drill plays each region's trigger",
