@@ -1,7 +1,7 @@
 /**
  * How a failed SES SendEmail / SNS Publish is classed (send-error.ts): by what the provider may have done with the
  * message (functions/domain/send-outcome.ts says what each class does to the notification). A module of its own,
- * loaded with a container's first failed send: a send that succeeds never reads it.
+ * loaded with the sender at cold start.
  *
  * The SDK (v3, query protocol) puts the wire error code in `Code` and its own class name in `name` (SNS `Throttled`
  * arrives as ThrottledException, `ParameterValueInvalid` as InvalidParameterValueException); codes the model does not

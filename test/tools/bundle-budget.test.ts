@@ -38,8 +38,6 @@ const LOADED_ON_DEMAND: Record<string, readonly string[]> = {
     'functions/stores/evidence-gaps.ts',
     // A notice in a series or under a flood guard.
     'functions/stores/moment-store.ts',
-    // How a provider's error is classed: a failed send.
-    'functions/dispatch/provider-errors.ts',
     // One notice type's templates, with the first notice of the type; the time zone rules with the first date shown.
     'TransferCompleted.generated.ts',
     'node_modules/temporal-polyfill/',
