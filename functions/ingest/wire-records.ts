@@ -68,7 +68,9 @@ export async function readWireRecords(
   });
   if (headers.every((h) => h === undefined || h.kind === 'json')) return inputs;
   const refs: SchemaRef[] = headers.flatMap((h) => (h?.kind === 'wire' ? [h.schema] : []));
-  const resolved = await schemas.resolve(refs);
+  // A batch whose wire records are all refused already (malformed, too large) has nothing to resolve: the registry's
+  // code, loaded on first use, is not needed to quarantine them — a load that failed would redeliver the batch.
+  const resolved = refs.length === 0 ? new Map() : await schemas.resolve(refs);
   return inputs.map((input, i) => {
     const header = headers[i];
     if (header === undefined || header.kind === 'json') return input;

@@ -328,6 +328,23 @@ describe("a container's schema cache, made when a batch first holds a wire recor
     expect([avro.figures.accepted, again.figures.accepted]).toEqual([1, 1]);
   });
 
+  it('is not made for a batch whose wire records are refused before any schema (malformed): they are quarantined even when it cannot be loaded', async () => {
+    const store = new MemoryInboxStore();
+    let made = 0;
+    const schemas = schemasOnFirstUse(async () => {
+      made++;
+      throw new Error('the chunk could not be read');
+    });
+    // A magic byte and nothing after it: too short for a schema id.
+    const malformed = Buffer.from([0x00, 0x01]);
+    await ingestBatch(mskEvent([{ topic: 't', partition: 0, offset: 1, value: malformed }]), {
+      ...memoryBatchDeps(store),
+      schemas,
+    });
+    expect(made).toBe(0);
+    expect(store.quarantined('t', 0, 1)?.reason).toBe('INVALID_ENCODING');
+  });
+
   it('without one given, a wire record is quarantined as naming a schema no registry answers', async () => {
     const store = new MemoryInboxStore();
     const deps = { ...memoryBatchDeps(store) };
