@@ -19,7 +19,7 @@ export const isConditionFailure = (error: unknown): error is ConditionalCheckFai
 /**
  * The item a refused single write answered with (ReturnValuesOnConditionCheckFailure ALL_OLD), as plain values: the SDK
  * hands it back in wire format (lib-dynamodb does not unmarshall errors). Undefined when there was none (no item
- * stored, or the request did not ask).
+ * stored, the request did not ask, or an answer that is not an item in wire format).
  */
 export function refusedItem(error: ConditionalCheckFailedException): Record<string, unknown> | undefined {
   const item = (error as { Item?: Record<string, unknown> }).Item;
@@ -27,7 +27,8 @@ export function refusedItem(error: ConditionalCheckFailedException): Record<stri
   try {
     return unmarshall(item as Parameters<typeof unmarshall>[0]);
   } catch {
-    return item;
+    // Not an item in wire format: nothing to decide on. The caller reads the item instead (its safe fallback).
+    return undefined;
   }
 }
 
