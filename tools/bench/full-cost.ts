@@ -189,9 +189,11 @@ function batchesIn(runDir: string) {
   }
   // The same records as the spool's items: what each one's put is billed on.
   const spoolItem = spoolItemsOf(runDir, files, 'SEND');
+  // A feedback invocation's reports: one object of its own (`<hhmmss>-feedback-<id>`), or under a send batch's
+  // `.reports/` in the layout before.
   const reportItem = spoolItemsOf(
     runDir,
-    all.filter((f) => f.includes('.reports/')),
+    all.filter((f) => f.includes('.reports/') || /(^|\/)\d{6}-feedback-[^/]+$/.test(f)),
     'FEEDBACK',
   );
   return {
