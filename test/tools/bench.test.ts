@@ -69,6 +69,10 @@ describe('npm run bench (smoke)', () => {
     // beside the floor; evidence in batches, fewer objects than notifications at 10,000/s, at most 0.1 objects a
     // notification at a million a month (the spool).
     const cost = report.completeCost;
+    // Spooled reports are priced on the run's own report items (far smaller than a send's), the pacer once: the run's
+    // unpaced token writes are measured to be taken out.
+    expect(cost.mix.density.evidence.reportItem.bytes).toBeLessThan(cost.mix.density.evidence.spoolItem.bytes);
+    expect(cost.mix.density.pacerWru).toBeGreaterThan(0);
     expect(Object.keys(cost.byChannel)).toEqual(['EMAIL', 'PUSH', 'SMS']);
     for (const r of [...Object.values(cost.byChannel), cost.mix] as {
       perMillion: { total: number };

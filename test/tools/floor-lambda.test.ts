@@ -4,7 +4,8 @@
  * invoked about once per event or notification whatever is built. Lambda's time stays as the run measured it.
  */
 import { describe, expect, it } from 'vitest';
-import { costAtRate, floorAtRate } from '../../tools/bench/cost-at-rate.ts';
+import { costAtRate } from '../../tools/bench/cost-at-rate.ts';
+import { floorAtRate } from '../../tools/bench/floor-at-rate.ts';
 import { US_EAST_1_PRICES } from '../../tools/bench/prices.ts';
 import { SMALL_RUN as RUN } from '../support/run-density.ts';
 

@@ -13,12 +13,11 @@ import {
   costAtRate,
   DEFAULT_LAYOUTS,
   EXTRA_PRICES,
-  FLOOR,
-  floorAtRate,
   INDEX_SAMPLE,
   RATE_ASSUMPTIONS,
   type RunDensity,
 } from '../../tools/bench/cost-at-rate.ts';
+import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
 import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
 
 /** A run of `events` events on `perEvent` channels each. */

@@ -7,9 +7,14 @@
  * Also what the run cannot see: KMS, AWS Backup, evidence replication (per notification, when the settings turn them
  * on) and the fixed monthly costs. Pure; every price and assumption named.
  */
+
+import { MAX_CHUNK } from '../../functions/dispatch/pacer.ts';
+import { CHANNELS } from '../../functions/domain/channels.ts';
 import { batchName, indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
 import { SPOOL_BELOW_RECORDS, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { indexItemsOf } from '../../functions/stores/evidence-index.ts';
+import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { DEFAULT_TRACING, type TracingMode } from '../../lib/tracing.ts';
 import { type Batching, recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
 import { itemBytes } from './billing.ts';
@@ -40,7 +45,17 @@ export interface RunDensity {
     readonly bytesAlone: number;
     /** The same records each as a spool item (stores/evidence-spool.ts spoolItem): mean bytes and write units. */
     readonly spoolItem?: { readonly bytes: number; readonly wru: number };
+    /**
+     * The run's report records (its reports batches) each as a spool item: a report is far smaller than a send, so
+     * the spooled reports are priced on their own measured items, not as sends. Absent: priced as sends (an upper bound).
+     */
+    readonly reportItem?: { readonly bytes: number; readonly wru: number };
   };
+  /**
+   * Table write units of the run's pacer (the shared token bucket's RATE items): taken out of the measured writes,
+   * because the pacer is priced once, at the rate (`pacerWritesPerSendAt`). Absent: none measured.
+   */
+  readonly pacerWru?: number;
   /** Table write units of the run's intents (EVIDENCE_BATCH) and of its customer index items. */
   readonly intentWru: number;
   readonly indexWru: number;
@@ -137,12 +152,21 @@ export const RATE_ASSUMPTIONS = {
   backup: { on: true, retentionDays: 35, copies: 1 },
   /** Evidence replication (settings `evidenceReplication`): a second copy of every object in another region. */
   replication: { on: true },
+  /** Two regions (settings `regions`, examples/settings.example.json): the main table a global table. */
+  regions: { two: true },
   /**
    * Fixed monthly: alarms as the example stack's synth counts them (docs/measurements.md "The synthesized stack"); the
    * stack's customer-managed keys (lib/: the evidence, logs, ingest, observability and backup vault keys).
    */
   fixed: { alarms: 48, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
+  /**
+   * The sweeper runs every minute whatever the volume (its schedule): its invocations, and its Queries — one per
+   * partition of the sweep index (functions/sweeper/sweep.ts sweepPartitions), eventually consistent, 0.5 RRU each
+   * when empty — over the shards the rate sizes (sweepShardsFor: 8 at a million a month, 64 at 10,000/s).
+   */
+  sweeperRunsPerMinute: 1,
+  sweepQueryReadUnits: 0.5,
   /**
    * What active tracing records: Lambda's own sampling, which a function cannot configure (the Lambda developer
    * guide, "Visualize Lambda function invocations using AWS X-Ray": 1 request a second and 5% of the rest; X-Ray's
@@ -202,7 +226,7 @@ export function densityAt(ratePerSec: number, run: RunDensity, streamShards: num
 }
 
 /** Per notification at the rate: invocations, evidence objects and bytes, intents and index units. */
-function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: EvidenceLayouts, streamShards: number) {
+export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: EvidenceLayouts, streamShards: number) {
   const A = RATE_ASSUMPTIONS;
   const d = densityAt(ratePerSec, run, streamShards);
   const perN = (x: number) => x / run.notifications;
@@ -210,7 +234,8 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
   const dispatchInvocations = (1 - critical) / d.dispatch + (critical > 0 ? critical / d.urgent : 0);
   const sendsPerBatch = 1 / Math.max(1e-9, dispatchInvocations);
   const feedbackInvocations = perN(run.sesEvents) / d.feedback + perN(run.snsDeliveryLogs) / d.logs;
-  const sweeperMonthly = run.invocations.sweeper === undefined ? 0 : 43_200;
+  // The sweeper's runs, whether the local run invoked it or not: it runs every minute.
+  const sweeperMonthly = A.sweeperRunsPerMinute * (A.secondsPerMonth / 60);
   const monthly = ratePerSec * A.secondsPerMonth;
   const invocations =
     perN(run.events) / d.ingest + dispatchInvocations + feedbackInvocations + sweeperMonthly / monthly;
@@ -237,13 +262,14 @@ function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: Evidenc
   // Writers of few records spool them (spool-cost.ts): rolled a minute at a time, stored as densely as a full batch.
   const sesReports = perN(run.sesEvents);
   const logReports = perN(run.snsDeliveryLogs);
+  const reportItem = run.evidence.reportItem === undefined ? {} : { item: run.evidence.reportItem };
   const spool = spoolCostAt({
     ratePerSec,
     writers: [
       { recordsPerInvocation: d.dispatch, recordsPerNotification: 1 - critical },
       { recordsPerInvocation: d.urgent, recordsPerNotification: critical },
-      { recordsPerInvocation: d.feedback, recordsPerNotification: sesReports },
-      { recordsPerInvocation: d.logs, recordsPerNotification: logReports },
+      { recordsPerInvocation: d.feedback, recordsPerNotification: sesReports, ...reportItem },
+      { recordsPerInvocation: d.logs, recordsPerNotification: logReports, ...reportItem },
     ].filter((w) => w.recordsPerNotification > 0),
     gzippedRecordBytes: alone,
     ...(run.evidence.spoolItem === undefined ? {} : { item: run.evidence.spoolItem }),
@@ -302,6 +328,8 @@ export function costAtRate(
   p: Prices,
   layouts: EvidenceLayouts = DEFAULT_LAYOUTS,
   tracing: TracingMode = DEFAULT_TRACING,
+  /** The pacer's writes per send at a quota with a backlog (the quota bench); pacing is priced once, here. */
+  pacerAtQuota = 0,
 ) {
   const A = RATE_ASSUMPTIONS;
   const X = EXTRA_PRICES;
@@ -321,10 +349,17 @@ export function costAtRate(
   const requests = m.evidenceObjects + gets;
   const M = 1e6;
   const get = (k: string) => measuredPerMillion[k] ?? 0;
+  const sweeperRuns = (A.sweeperRunsPerMinute * (A.secondsPerMonth / 60)) / (ratePerSec * A.secondsPerMonth);
+  const sweepQueries = sweepPartitions(sweepShardsFor(ratePerSec)).length;
+  const pacerWrites = pacerWritesPerSendAt(pacerAtQuota, m.density.dispatch);
   const parts = {
-    dynamodbWrites: get('dynamodbWrites') + M * wru * (m.intentWru - perN(run.intentWru) + m.spool.wru),
+    // The run's pacer writes out (its bucket is unpaced, so its writes are no rate's): the pacer is priced below.
+    dynamodbWrites:
+      get('dynamodbWrites') + M * wru * (m.intentWru - perN(run.intentWru) - perN(run.pacerWru ?? 0) + m.spool.wru),
     dynamodbIndexWrites: get('dynamodbIndexWrites'),
     dynamodbReads: get('dynamodbReads') + M * m.spool.rru * (p.dynamodbReadRequestUnitPerMillion / 1e6),
+    // The sweeper's Queries a run (the local run invokes no sweeper): a fixed cost, spread over the rate's month.
+    sweeperReads: M * sweeperRuns * sweepQueries * A.sweepQueryReadUnits * (p.dynamodbReadRequestUnitPerMillion / 1e6),
     // The spool's own table: its items until their TTL, with point-in-time recovery (outside AWS Backup).
     dynamodbStorageAndPitr:
       get('dynamodbStorageAndPitr') + M * m.spool.storageGbMonths * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth),
@@ -340,7 +375,14 @@ export function costAtRate(
     kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
   };
   const total = Object.values(parts).reduce((a, b) => a + b, 0);
-  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting);
+  const pacing = { writesPerSend: round3(pacerWrites), perMillion: pacingPerMillion(pacerWrites, p) };
+  // A two-region stage's main table is a global table: what it replicates (the spool's table is regional).
+  const globalTable = {
+    writes: parts.dynamodbWrites - M * wru * m.spool.wru + pacing.perMillion,
+    indexWrites: parts.dynamodbIndexWrites,
+    storage: get('dynamodbStorageAndPitr'),
+  };
+  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting, globalTable);
   return {
     ratePerSec,
     recordsPerInvocation: Object.fromEntries(
@@ -364,7 +406,9 @@ export function costAtRate(
       spoolRru: round3(m.spool.rru),
       spoolItemBytes: Math.round(m.spool.itemBytes),
       spoolItemWru: round3(m.spool.itemWru),
+      sweeperQueriesPerRun: sweepQueries,
     },
+    pacing,
     perMillion: { ...roundAll(parts), total: round2(total) },
     withSettings: { ...roundAll(settings.parts), total: round2(total + settings.total) },
     fixedMonthly: settings.fixed,
@@ -378,6 +422,7 @@ function settingsCosts(
   p: Prices,
   ratePerSec: number,
   xrayTracing: number,
+  globalTable: { writes: number; indexWrites: number; storage: number },
 ) {
   const A = RATE_ASSUMPTIONS;
   const X = EXTRA_PRICES;
@@ -407,7 +452,24 @@ function settingsCosts(
   };
   const fixedMonth = Object.values(fixed).reduce((a, b) => a + b, 0);
   const fixedPerMillion = (fixedMonth / (ratePerSec * A.secondsPerMonth)) * M;
-  const parts = { backup, backupTransfer, evidenceReplication: replication, xrayTracing, fixedPerMillion };
+  // A stage with `regions` (the example's): its main table a global table (lib/table.ts, TableV2 replicas). The
+  // replica receives every main-table write as a replicated write unit (on-demand rWRU at the WRU's price), keeps its
+  // own index copies (the same GSI writes), stores the items with point-in-time recovery as the primary does, and the
+  // writes cross regions (at most 1 KB a write unit). The evidence index's and the spool's tables are regional.
+  // The MSK Replicator's own charges are not in this figure.
+  const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
+  const replicatedGb = (globalTable.writes / (M * wruPrice)) * (1 / (1024 * 1024));
+  const twoRegionTable = A.regions.two
+    ? globalTable.writes + globalTable.indexWrites + globalTable.storage + M * replicatedGb * X.crossRegionTransferPerGb
+    : 0;
+  const parts = {
+    backup,
+    backupTransfer,
+    evidenceReplication: replication,
+    globalTable: twoRegionTable,
+    xrayTracing,
+    fixedPerMillion,
+  };
   return {
     parts,
     total: Object.values(parts).reduce((a, b) => a + b, 0),
@@ -415,86 +477,19 @@ function settingsCosts(
   };
 }
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
+export const round2 = (n: number) => Math.round(n * 100) / 100;
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
-const roundAll = <T extends Record<string, number>>(o: T) =>
+export const roundAll = <T extends Record<string, number>>(o: T) =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round2(v)])) as T;
 
-/** The floor's own assumptions: what the guarantees need at the least, independent of how notifier does it. */
-export const FLOOR = {
-  /**
-   * The index, found by customer and by notification without listing the bucket. By customer: an entry per send (the
-   * customer, the batch and the record's place, about 60 B), on an item per customer and minute — the minute's
-   * buffer below sees an event's channels together — about one item (100 B of overhead, one write) per event. By
-   * notification: a notification's id names its event, not its customer, so the customer's entries alone find it
-   * only for who knows the customer — after the table's 35-day items expire, nobody; the least that finds it is an
-   * entry per event naming its customer (its id and the customer's, about 40 B, and 100 B of overhead), written once.
-   */
-  indexEntryBytes: 60,
-  eventEntryBytes: 40,
-  /** Evidence objects: a buffer of a minute's sends (a delivery stream's or a writer's), at least one record each. */
-  evidenceBufferSeconds: 60,
-  /** Pacing at a quota: one conditional write per chunk of tokens (the pacer's MAX_CHUNK, 10). */
-  pacingWritesPerSend: 0.1,
-} as const;
-
 /**
- * The floor per million at the rate, independent of the implementation: the one transaction per event (an inbox item
- * and one item per channel, each ≤ 1 KB: 2 WRU each); a claim and an outcome (1 WRU each — a claim, because without
- * it two deliveries of one stream record both send); a sweep-index put and delete and a message-index put; the audience
- * check's two eventually consistent reads; per report a read and a write; the evidence as compressed records in a
- * minute's objects, their minimum index entries on a Standard-IA table (FLOOR: by customer and by event); Lambda's own log lines and one metric line per
- * invocation at the rate's density; the table's 35-day items, Lambda's time and the queue as measured; the secret MAC;
- * pacing at a quota at one write per chunk (`pacingPerMillion`: both the cost and the floor carry it).
+ * The pacer's writes per send at a rate: an invocation takes a chunk per channel it sends on and per MAX_CHUNK sends
+ * (so at about one send an invocation, one write a send), and at a quota with a backlog what the quota bench measured,
+ * whichever is more. Counted once: the run's own token writes are taken out of its measured writes.
  */
-export function floorAtRate(
-  measuredPerMillion: Readonly<Record<string, number>>,
-  run: RunDensity,
-  ratePerSec: number,
-  streamShards: number,
-  p: Prices,
-) {
-  const A = RATE_ASSUMPTIONS;
-  const X = EXTRA_PRICES;
-  const M = 1e6;
-  const perN = (x: number) => x / run.notifications;
-  const m = perNotificationAt(ratePerSec, run, DEFAULT_LAYOUTS, streamShards);
-  const wru = p.dynamodbWriteRequestUnitPerMillion / 1e6;
-  const rru = p.dynamodbReadRequestUnitPerMillion / 1e6;
-  const reports = perN(run.sesEvents + run.snsDeliveryLogs);
-  const objects = 1 / Math.max(1, ratePerSec * FLOOR.evidenceBufferSeconds);
-  const dense = run.evidence.bytes / Math.max(1, run.evidence.records);
-  const months = A.evidenceRetentionMonths;
-  const events = perN(run.events);
-  const indexGb = (FLOOR.indexEntryBytes + events * (100 + FLOOR.eventEntryBytes + 100)) / GB;
-  const logGb = (m.invocations * (A.platformLogBytesPerInvocation + run.emfLineBytes)) / GB;
-  const parts = {
-    dynamodbWrites: M * wru * (2 * (1 + perN(run.events)) + 2 + reports),
-    dynamodbIndexWrites: M * wru * 3,
-    dynamodbReads: M * rru * (1 + reports / 2),
-    // The main table's items as measured (the evidence index's are in a table of their own, priced below).
-    dynamodbStorageAndPitr: measuredPerMillion.dynamodbStorageAndPitr ?? 0,
-    evidenceIndex:
-      M *
-      (2 * events * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) +
-        indexGb * months * (X.dynamodbIaStorageGbMonth + p.dynamodbPitrGbMonth)),
-    evidenceRequests: M * objects * (p.s3PutPerThousand / 1000),
-    evidenceStorage: M * (dense / GB) * months * p.s3StandardGbMonth,
-    cloudWatchLogs: M * logGb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths),
-    feedbackQueue: measuredPerMillion.feedbackQueue ?? 0,
-    // Lambda's time as measured; its requests at the rate's density, as the log line above counts them (the feedback
-    // and sweeper invocations with them). The shape is the customer's: an MSK-triggered and a stream-triggered
-    // function, invoked per batch their mappings deliver, and at a million a month (0.38/s) a batch holds about one
-    // event or notification whatever is built — the run's full batches of an at-once burst are no density any
-    // implementation gets at this rate.
-    lambda:
-      (measuredPerMillion.lambda ?? 0) +
-      M *
-        (m.invocations - perN(Object.values(run.invocations).reduce((a, b) => a + b, 0))) *
-        (p.lambdaRequestPerMillion / 1e6),
-    kmsSecretMacs: M * perN(run.otpEvents) * A.secretsPerOtp * (X.kmsRequestPerTenThousand / 1e4),
-  };
-  return { ...roundAll(parts), total: round2(Object.values(parts).reduce((a, b) => a + b, 0)) };
+export function pacerWritesPerSendAt(atQuota: number, dispatchRecordsPerInvocation: number): number {
+  const r = Math.max(1, dispatchRecordsPerInvocation);
+  return Math.max(atQuota, Math.min(1, (CHANNELS.length + r / MAX_CHUNK) / r));
 }
 
 /** Pacing at a quota, per million: `writesPerSend` conditional writes of 1 WRU (measured, or the floor's). */

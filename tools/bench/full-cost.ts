@@ -21,8 +21,9 @@ import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { spoolItem } from '../../functions/stores/evidence-spool.ts';
 import { DEFAULT_TRACING } from '../../lib/tracing.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
-import { costAtRate, EXTRA_PRICES, FLOOR, floorAtRate, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
+import { costAtRate, EXTRA_PRICES, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
 import type { OperationCounts, ProbeCounts } from './cost-probe.ts';
+import { FLOOR, floorAtRate } from './floor-at-rate.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
 import { productEnv } from './product-env.ts';
 import { REPO } from './repo.ts';
@@ -79,6 +80,7 @@ interface RunFigures {
     bytes: number;
     bytesAlone: number;
     spoolItem?: { bytes: number; wru: number };
+    reportItem?: { bytes: number; wru: number };
   };
   criticalNotifications: number;
   otpEvents: number;
@@ -167,13 +169,14 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
   return figures;
 }
 
-/** The send batches a run left (reports batches apart): records, bytes, and each record's bytes as a batch of one. */
+/**
+ * The send batches a run left (reports batches apart): records, bytes, and each record's bytes as a batch of one; each
+ * record as the spool's item — the sends' and, apart, the reports' (a report's record is far smaller than a send's).
+ */
 function batchesIn(runDir: string) {
   const totals = { records: 0, bytes: 0, bytesAlone: 0 };
-  const items = { bytes: 0, wru: 0 };
-  const files = readdirSync(runDir, { recursive: true, encoding: 'utf8' }).filter(
-    (f) => f.endsWith('.jsonl.gz') && !f.includes('.reports/') && f.includes('-dispatch-'),
-  );
+  const all = readdirSync(runDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl.gz'));
+  const files = all.filter((f) => !f.includes('.reports/') && f.includes('-dispatch-'));
   for (const f of files) {
     const object = readFileSync(join(runDir, f));
     const { header, records } = decodeBatch(object);
@@ -182,22 +185,48 @@ function batchesIn(runDir: string) {
     for (const r of records) {
       const record = JSON.parse(r.bytes.toString('utf8'));
       totals.bytesAlone += encodeBatch(header.name, header.writer, [{ record, bytes: r.bytes }]).length;
-      // The same record as the spool's item: what its one put is billed on.
+    }
+  }
+  // The same records as the spool's items: what each one's put is billed on.
+  const spoolItem = spoolItemsOf(runDir, files, 'SEND');
+  // A feedback invocation's reports: one object of its own (`<hhmmss>-feedback-<id>`), or under a send batch's
+  // `.reports/` in the layout before.
+  const reportItem = spoolItemsOf(
+    runDir,
+    all.filter((f) => f.includes('.reports/') || /(^|\/)\d{6}-feedback-[^/]+$/.test(f)),
+    'FEEDBACK',
+  );
+  return {
+    ...totals,
+    ...(spoolItem === undefined ? {} : { spoolItem }),
+    ...(reportItem === undefined ? {} : { reportItem }),
+  };
+}
+
+/** The mean spool item (bytes as DynamoDB bills them, and write units) of every record in `files`; none: undefined. */
+function spoolItemsOf(runDir: string, files: readonly string[], recordKind: 'SEND' | 'FEEDBACK') {
+  let records = 0;
+  let bytes = 0;
+  let wru = 0;
+  for (const f of files) {
+    for (const r of decodeBatch(readFileSync(join(runDir, f))).records) {
+      const record = JSON.parse(r.bytes.toString('utf8'));
+      const at = Date.parse(record.at ?? record.acceptedAt ?? '2026-01-01T00:00:00Z');
       const item = dynamoItemBytes(
         spoolItem({
-          slice: sliceBatchName(Date.parse(record.acceptedAt ?? '2026-01-01T00:00:00Z'), 2_557),
+          slice: sliceBatchName(Number.isFinite(at) ? at : 0, 2_557),
           sha256: r.entry.sha256,
           notificationId: r.entry.notificationId,
-          recordKind: 'SEND',
+          recordKind,
           bytes: r.bytes,
         }),
       );
-      items.bytes += item;
-      items.wru += Math.ceil(item / 1024);
+      records++;
+      bytes += item;
+      wru += Math.ceil(item / 1024);
     }
   }
-  const n = Math.max(1, totals.records);
-  return totals.records === 0 ? totals : { ...totals, spoolItem: { bytes: items.bytes / n, wru: items.wru / n } };
+  return records === 0 ? undefined : { bytes: bytes / records, wru: wru / records };
 }
 
 /** Seconds of Lambda per unit of work, measured by the bench under 10 ms per DynamoDB call; the pacer at a quota. */
@@ -307,6 +336,10 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   };
   const own = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, money(v * per)])) as typeof parts;
   const total = money(Object.values(parts).reduce((a, b) => a + b, 0) * per);
+  // The pacer's own writes this run (unpaced: its bucket far from any quota), priced once at the rate instead.
+  const pacerWru = Object.entries(f.probe.byOperation ?? {})
+    .filter(([name]) => name.startsWith('Update RATE'))
+    .reduce((a, [, o]) => a + o.wru, 0);
   const density: RunDensity = {
     notifications: f.notifications,
     events: f.events,
@@ -323,16 +356,15 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
     indexWru: indexTableWru,
     indexGbMonths,
     tableGbMonths: storageGbMonths,
+    pacerWru,
   };
   const measured = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * per]));
   const atRates = RATES.map(({ name, perSec }) => {
     const shards = Math.max(1, Math.ceil((perSec * wru) / f.notifications / 1_000));
-    const cost = costAtRate(measured, density, perSec, shards, p);
+    const cost = costAtRate(measured, density, perSec, shards, p, undefined, undefined, lambda.pacerWritesPerSend);
     const floor = floorAtRate(measured, density, perSec, shards, p);
-    const pacing = {
-      cost: pacingPerMillion(lambda.pacerWritesPerSend, p),
-      floor: pacingPerMillion(FLOOR.pacingWritesPerSend, p),
-    };
+    // Pacing once: at the rate's density or at a quota, whichever writes more (cost-at-rate.ts pacerWritesPerSendAt).
+    const pacing = { cost: cost.pacing.perMillion, floor: pacingPerMillion(FLOOR.pacingWritesPerSend, p) };
     const withPacing = { cost: round2(cost.perMillion.total + pacing.cost), floor: round2(floor.total + pacing.floor) };
     return {
       name,

@@ -125,7 +125,7 @@ export function completeCostTable(cost: CompleteCost): string {
         ),
       );
     lines.push(
-      row('pacing at a quota', (a) => a.pacingAtQuota.cost, mixAt.pacingAtQuota.floor),
+      row('pacing (counted once: at the rate or at a quota)', (a) => a.pacingAtQuota.cost, mixAt.pacingAtQuota.floor),
       row('**total with pacing**', (a) => `**${a.withPacing.cost}**`, `**${mixAt.withPacing.floor}**`),
       row('over the floor', (a) => `${a.overFloor}×`),
       ...Object.keys(mixAt.withSettings).map((k) =>

@@ -27,10 +27,20 @@ export const SPOOL_ASSUMPTIONS = {
   runReadUnits: 2 * (2 + SPOOL_SHARDS + SPOOL_SHARDS * 0.5),
 } as const;
 
+export interface SpoolWriter {
+  readonly recordsPerInvocation: number;
+  readonly recordsPerNotification: number;
+  /**
+   * This writer's own measured item (a report's is far smaller than a send's); absent, the inputs' `item`. Each
+   * writer's records are billed on their own items: a report is not priced as a send.
+   */
+  readonly item?: { readonly bytes: number; readonly wru: number };
+}
+
 export interface SpoolInputs {
   readonly ratePerSec: number;
   /** Records per invocation of each writer at the rate, and its share of the notifications' records. */
-  readonly writers: readonly { readonly recordsPerInvocation: number; readonly recordsPerNotification: number }[];
+  readonly writers: readonly SpoolWriter[];
   /** A record's gzipped bytes alone: what a spool item's record is estimated from when no item was measured. */
   readonly gzippedRecordBytes: number;
   /** Measured: a spooled record's item, its mean bytes and mean write units (full-cost.ts builds the run's items). */
@@ -53,7 +63,7 @@ export interface SpoolCost {
   readonly rru: number;
   /** GB-months per notification the items are stored (until their TTL takes them), each with point-in-time recovery. */
   readonly storageGbMonths: number;
-  /** A spooled record's item: bytes and write units. */
+  /** A spooled record's item, the mean over the spooled records of every writer: bytes and write units. */
   readonly itemBytes: number;
   readonly itemWru: number;
 }
@@ -85,15 +95,25 @@ export function spoolCostAt(input: SpoolInputs): SpoolCost {
   // Poisson invocations: a minute has spooled records with probability 1 − e^(−invocations a minute).
   const minutesWithRecords = spooledRecords === 0 ? 0 : 1 - Math.exp(-perMinute * spoolingInvocations);
   const sliceObjects = (minutesWithRecords * A.retentionClasses) / perMinute;
-  const itemBytes = input.item?.bytes ?? input.gzippedRecordBytes + A.itemOverheadBytes;
-  const itemWru = input.item?.wru ?? Math.ceil(itemBytes / KB);
+  const sendBytes = input.item?.bytes ?? input.gzippedRecordBytes + A.itemOverheadBytes;
+  const itemOf = (w: SpoolWriter) => {
+    const bytes = w.item?.bytes ?? sendBytes;
+    return { bytes, wru: w.item?.wru ?? input.item?.wru ?? Math.ceil(bytes / KB) };
+  };
+  // Per notification: the spooled records' item bytes and write units, each writer's records on their own items.
+  const sum = (f: (i: { bytes: number; wru: number }) => number) =>
+    spooling.reduce((a, w) => a + w.recordsPerNotification * f(itemOf(w)), 0);
+  const spooledBytes = sum((i) => i.bytes);
+  const spooledWru = sum((i) => i.wru);
+  const itemBytes = spooledRecords === 0 ? sendBytes : spooledBytes / spooledRecords;
+  const itemWru = spooledRecords === 0 ? Math.ceil(sendBytes / KB) : spooledWru / spooledRecords;
   // The cursor moves once a run that rolled a minute (one put under 1 KB).
-  const wru = spooledRecords * itemWru + (spooledRecords === 0 ? 0 : minutesWithRecords / perMinute);
+  const wru = spooledWru + (spooledRecords === 0 ? 0 : minutesWithRecords / perMinute);
   const runs = A.sweeperRunsPerMinute / perMinute;
   // Consistent Queries: 1 unit per 4 KB read.
-  const rru = runs * A.runReadUnits + (spooledRecords * itemBytes) / (4 * KB);
+  const rru = runs * A.runReadUnits + spooledBytes / (4 * KB);
   const storageGbMonths =
-    (spooledRecords * (itemBytes + A.storedItemOverheadBytes) * ((SPOOL_KEEP_DAYS + A.ttlLagDays) / 30.44)) / GB;
+    ((spooledBytes + spooledRecords * A.storedItemOverheadBytes) * ((SPOOL_KEEP_DAYS + A.ttlLagDays) / 30.44)) / GB;
   return {
     spooledRecords,
     spoolingInvocations,

@@ -1,0 +1,143 @@
+/**
+ * The complete cost counts what the stack is billed for, once each, and the floor what the guarantees need at the
+ * least: the sweeper's fixed Queries in ours; the pacer once (the run's unpaced token writes out, the rate's in);
+ * spooled reports on their own items; a two-region stage's global table in what the settings add. The floor: byUser
+ * at ingest, the flood guard's conditional write, strongly consistent audience reads, the message index only for the
+ * channels whose reports need it, and no sweep-index re-key at the claim.
+ */
+import { describe, expect, it } from 'vitest';
+import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
+import { costAtRate, pacerWritesPerSendAt, RATE_ASSUMPTIONS, type RunDensity } from '../../tools/bench/cost-at-rate.ts';
+import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
+import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
+import { spoolCostAt } from '../../tools/bench/spool-cost.ts';
+import { SMALL_RUN } from '../support/run-density.ts';
+
+const MONTH = 1e6 / (30.44 * 86_400);
+const WRU = P.dynamodbWriteRequestUnitPerMillion;
+const RRU = P.dynamodbReadRequestUnitPerMillion;
+const MEASURED = { dynamodbWrites: 5, dynamodbReads: 0.3, lambda: 0.4, dynamodbStorageAndPitr: 1, feedbackQueue: 0.2 };
+const runsPerNotification = (rate: number) => 1 / 60 / rate;
+
+describe('our cost: what the run cannot see, and nothing twice', () => {
+  it("counts the sweeper's Queries a run — 96 at 8 shards at a million a month, about $0.26 — whether or not the run invoked it", () => {
+    const withSweeper = costAtRate(MEASURED, SMALL_RUN, MONTH, 1, P);
+    const { sweeper: _, ...others } = SMALL_RUN.invocations;
+    const without = costAtRate(MEASURED, { ...SMALL_RUN, invocations: others }, MONTH, 1, P);
+    expect(sweepPartitions(8)).toHaveLength(96);
+    expect(withSweeper.perNotification.sweeperQueriesPerRun).toBe(96);
+    expect(withSweeper.perMillion.sweeperReads).toBeCloseTo(96 * 0.5 * RRU * runsPerNotification(MONTH), 2);
+    expect(withSweeper.perMillion.sweeperReads).toBeCloseTo(0.26, 1);
+    expect(without.perMillion.sweeperReads).toBe(withSweeper.perMillion.sweeperReads);
+    // Its invocations at a minute's cadence, in the requests and the log lines either way.
+    expect(without.perNotification.invocations).toBeGreaterThan(
+      costAtRate(MEASURED, { ...SMALL_RUN, invocations: others }, 10_000, 16, P).perNotification.invocations,
+    );
+    expect(without.perMillion.lambda).toBeCloseTo(withSweeper.perMillion.lambda, 1);
+    // At 10,000/s the 768 Queries of 64 shards are spread over 26 billion notifications a month: nothing.
+    const peak = costAtRate(MEASURED, SMALL_RUN, 10_000, 16, P);
+    expect(peak.perNotification.sweeperQueriesPerRun).toBe(768);
+    expect(peak.perMillion.sweeperReads).toBeLessThan(0.01);
+  });
+
+  it("prices the pacer once: the run's unpaced token writes leave the measured writes, the rate's come in", () => {
+    const pacerWru = 0.8 * SMALL_RUN.notifications;
+    const measured = { ...MEASURED, dynamodbWrites: MEASURED.dynamodbWrites + 0.8 * WRU };
+    const counted = costAtRate(measured, { ...SMALL_RUN, pacerWru }, MONTH, 1, P, undefined, undefined, 0.64);
+    const none = costAtRate(MEASURED, SMALL_RUN, MONTH, 1, P, undefined, undefined, 0.64);
+    expect(counted.perMillion.dynamodbWrites).toBeCloseTo(none.perMillion.dynamodbWrites, 2);
+    // About one record a dispatch invocation: each send takes its own chunk, one write (not 0.64 + 0.8).
+    expect(counted.pacing).toEqual({ writesPerSend: 1, perMillion: Math.round(WRU * 100) / 100 });
+    // At 10,000/s full invocations share chunks: the quota's figure, with a backlog, is the more.
+    expect(costAtRate(MEASURED, SMALL_RUN, 10_000, 16, P, undefined, undefined, 0.64).pacing.writesPerSend).toBe(0.64);
+  });
+
+  it('a send in an invocation of its own is a write; full batches share chunks of ten per channel', () => {
+    expect(pacerWritesPerSendAt(0, 1)).toBe(1);
+    expect(pacerWritesPerSendAt(0, 100)).toBeCloseTo((3 + 10) / 100, 5);
+    expect(pacerWritesPerSendAt(0.64, 100)).toBe(0.64);
+  });
+
+  it('prices spooled reports on their own measured items, not as sends', () => {
+    const writers = [
+      { recordsPerInvocation: 1, recordsPerNotification: 1 },
+      { recordsPerInvocation: 1, recordsPerNotification: 1, item: { bytes: 320, wru: 1 } },
+    ];
+    const send = { bytes: 1_780, wru: 2.15 };
+    const split = spoolCostAt({ ratePerSec: MONTH, writers, gzippedRecordBytes: 1_500, item: send });
+    const asSends = spoolCostAt({
+      ratePerSec: MONTH,
+      writers: writers.map(({ recordsPerInvocation, recordsPerNotification }) => ({
+        recordsPerInvocation,
+        recordsPerNotification,
+      })),
+      gzippedRecordBytes: 1_500,
+      item: send,
+    });
+    expect(split.wru - asSends.wru).toBeCloseTo(1 - 2.15, 5);
+    expect(split.itemBytes).toBeCloseTo((1_780 + 320) / 2, 5);
+    expect(split.storageGbMonths).toBeLessThan(asSends.storageGbMonths);
+    expect(split.rru).toBeLessThan(asSends.rru);
+    // Through the rate model: the run's report item lowers the spool's units at a million a month.
+    const reportItem = { bytes: 320, wru: 1 };
+    const run = { ...SMALL_RUN, evidence: { ...SMALL_RUN.evidence, spoolItem: send } };
+    const withReports = costAtRate(MEASURED, { ...run, evidence: { ...run.evidence, reportItem } }, MONTH, 1, P);
+    expect(withReports.perNotification.spoolWru).toBeLessThan(
+      costAtRate(MEASURED, run, MONTH, 1, P).perNotification.spoolWru,
+    );
+  });
+
+  it("adds a two-region stage's global table to what the settings add: replicated writes, index writes, storage", () => {
+    const c = costAtRate(MEASURED, SMALL_RUN, MONTH, 1, P);
+    expect(RATE_ASSUMPTIONS.regions.two).toBe(true);
+    const floorOfIt = c.perMillion.dynamodbWrites + c.perMillion.dynamodbIndexWrites + MEASURED.dynamodbStorageAndPitr;
+    expect(c.withSettings.globalTable).toBeGreaterThan(floorOfIt - c.perNotification.spoolWru * WRU - 0.01);
+  });
+});
+
+describe('the floor: what the guarantees need at the least', () => {
+  const run: RunDensity = { ...SMALL_RUN, emails: 270, criticalNotifications: 60 };
+  const at = (r: RunDensity) => floorAtRate(MEASURED, r, MONTH, 1, P);
+  const round2 = (n: number) => Math.round(n * 100) / 100;
+
+  it('index writes: the sweep put and delete keyed once (no re-key at the claim), the message index for SNS only, byUser per event', () => {
+    const events = run.events / run.notifications;
+    const sns = 1 - run.emails / run.notifications;
+    expect(at(run).dynamodbIndexWrites).toBeCloseTo(round2(WRU * (2 + sns + events)), 2);
+    // Every notification an email: no message-index write at all (its report finds it by the SES tag).
+    const allEmail = { ...run, emails: run.notifications };
+    expect(at(allEmail).dynamodbIndexWrites).toBeCloseTo(round2(WRU * (2 + events)), 2);
+  });
+
+  it("writes: the flood guard's conditional write for every non-critical send", () => {
+    const none = { ...run, criticalNotifications: run.notifications };
+    expect(at(run).dynamodbWrites - at(none).dynamodbWrites).toBeCloseTo(
+      WRU * (1 - run.criticalNotifications / run.notifications),
+      1,
+    );
+  });
+
+  it("reads: the audience check's two strongly consistent reads, and half a unit per report", () => {
+    const reports = (run.sesEvents + run.snsDeliveryLogs) / run.notifications;
+    expect(at(run).dynamodbReads).toBeCloseTo(round2(RRU * (2 + reports / 2)), 2);
+  });
+
+  it("the sweeper's reads: a Query a run and the in-flight leases, far below our 96 Queries a run", () => {
+    const f = at(run);
+    expect(f.sweeperReads).toBeCloseTo(
+      RRU * (FLOOR.sweepQueriesPerRun * 0.5 * runsPerNotification(MONTH) + FLOOR.sweepLeaseReadUnitsPerNotification),
+      2,
+    );
+    expect(f.sweeperReads).toBeLessThan(costAtRate(MEASURED, run, MONTH, 1, P).perMillion.sweeperReads);
+  });
+
+  it("its minute buffer is the table's stream read by a roller once a minute: the roller's requests are counted", () => {
+    expect(FLOOR.evidenceBufferSeconds).toBe(60);
+    // At a slow stage (0.05/s) a run a minute is a third of an invocation a notification: visible in the requests.
+    const slow = 0.05;
+    const ours = costAtRate(MEASURED, run, slow, 1, P);
+    const roller = 1e6 * runsPerNotification(slow) * FLOOR.rollerRunsPerMinute * (P.lambdaRequestPerMillion / 1e6);
+    expect(floorAtRate(MEASURED, run, slow, 1, P).lambda).toBeCloseTo(ours.perMillion.lambda + roller, 1);
+    expect(floorAtRate(MEASURED, run, slow, 1, P).lambda).toBeGreaterThan(ours.perMillion.lambda);
+  });
+});
