@@ -20,6 +20,7 @@ import {
   SPOOL_KEEP_DAYS,
   SPOOL_SHARDS,
   sliceBatchName,
+  spoolPartitionKey,
   spoolShardOf,
 } from '../domain/evidence-spool.ts';
 import { isConditionFailure } from './condition-failure.ts';
@@ -92,7 +93,7 @@ export interface EvidenceSpool {
   claimUnrolled(sliceStartMs: number): Promise<boolean>;
 }
 
-const spoolPk = (shard: number) => `EVIDENCE_SPOOL#${shard}`;
+const spoolPk = spoolPartitionKey;
 const CURSOR_KEY = { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } as const;
 /** A set-apart item's sort key: after every slice's (digits), so no read by slice ever meets it. */
 const SET_ASIDE = 'BAD#';
