@@ -122,7 +122,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     }
     try {
       const { written, late } = await rollSlice(slice, held, deps);
-      // Items of the earlier layout have no TTL: deleted once rolled. The current layout's expire by themselves.
+      // Items of the earlier layout (and the drained main table's) have no TTL: deleted once rolled. The rest expire.
       const legacy = held.filter((r) => r.legacy === true).map((r) => r.key);
       if (legacy.length > 0) await deps.spool.retire(legacy);
       result.slices++;

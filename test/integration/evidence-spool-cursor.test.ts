@@ -171,4 +171,43 @@ describe('items an earlier version spooled in the main table', () => {
     const left = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: legacyKey }));
     expect(left.Item).toBeUndefined();
   });
+
+  it("are drained from the start every run: an earlier version's sweeper still running at a deploy, spooling into a minute long rolled, has its item rolled beside that minute's object and deleted", async () => {
+    const former = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName, {
+      formerTable: table.tableName,
+    }).former() as DynamoEvidenceSpool;
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T11:00:00Z');
+    const slice = sliceBatchName(start, RETENTION);
+    const putLegacy = async (p: SendProof) => {
+      const key = {
+        pk: `EVIDENCE_SPOOL#${spoolShardOf(p.sha256)}`,
+        sk: `${String(start).padStart(13, '0')}#${slice}#${p.sha256}`,
+      };
+      // The earlier layout, put unconditionally as the earlier sweeper's rebuild did.
+      await table.doc.send(
+        new PutCommand({
+          TableName: table.tableName,
+          Item: { ...key, body: gzipSync(p.bytes), notificationId: p.record.notificationId, recordKind: 'SEND' },
+        }),
+      );
+      return key;
+    };
+    await putLegacy(proofOf('drain-1', start + 1_000));
+    const drain = (at: number) =>
+      rollUpEvidence({ spool: former, store, now: () => at, deadline: at + 30_000, limit: 1_000, timeoutMs: 2_000 });
+    expect(await drain(start + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ slices: 1, objects: 1, errors: [] });
+    // An hour on, the old sweeper rebuilds a record into that minute.
+    const late = proofOf('drain-2', start + 2_000);
+    const lateKey = await putLegacy(late);
+    expect(await drain(start + 3_600_000)).toMatchObject({ slices: 1, late: 1, errors: [] });
+    expect(store.objects.has(batchObjectKey(lateBatchName(slice, [late.sha256])))).toBe(true);
+    expect((await table.doc.send(new GetCommand({ TableName: table.tableName, Key: lateKey }))).Item).toBeUndefined();
+    // Nothing left, and no cursor item written in the main table.
+    expect(await former.oldestSliceMs(0)).toBeUndefined();
+    const cursor = await table.doc.send(
+      new GetCommand({ TableName: table.tableName, Key: { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } }),
+    );
+    expect(cursor.Item).toBeUndefined();
+  });
 });
