@@ -7,10 +7,13 @@
  *   recovery is on (cdk-nag's rule, and a restore names a second);
  * - regional, not a global table: in a stage of two regions a global table writes every put again in the other
  *   region, and every TTL delete too (a replicated delete is billed where it lands). A region's spool is rolled into
- *   that region's evidence bucket by that region's sweeper. If a region is lost, what its spool held and had not
- *   rolled — at most its last few minutes' low-rate records, as with the bucket's own replication lag — waits there
- *   until the region is back (items keep SPOOL_KEEP_DAYS); a record whose writer's put was refused or unanswered is
- *   rebuilt from its intent, which the global table carries to the other region;
+ *   that region's evidence bucket by that region's sweeper, fenced or not (a fenced one rolls it and touches no
+ *   notification), so a switchover's or a failover's last minutes are rolled when the old region's sweeper runs. If
+ *   a region is lost, what its spool held and had not rolled — at most its last four or so minutes' low-rate records
+ *   — waits there until the region is back, fenced; a region not back within SPOOL_KEEP_DAYS of a minute (the items'
+ *   TTL) loses that minute's records for good, uncounted (docs/regions.md "Windows that remain"). A record whose
+ *   writer's put was refused or unanswered is rebuilt from its intent, which the global table carries to the other
+ *   region;
  * - no stream: nothing reads one;
  * - encrypted, deletion-protected and retained like the main table, its items written only by the functions granted
  *   to (dispatch, feedback, the sweeper), whatever an IAM policy says (the main table's guard, lib/table.ts).
