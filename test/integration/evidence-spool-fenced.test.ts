@@ -102,6 +102,8 @@ describe('a fenced region and its own spool', () => {
     expect(run).not.toHaveProperty('examined');
     expect(run).not.toHaveProperty('evidence');
     expect(run).not.toHaveProperty('recovered');
+    // The main table holds the keeper's heartbeat and nothing else: no sweep shard mark, no gap, no intent touched.
+    expect((await table.allItems()).map((i) => String(i.pk)).filter((pk) => !pk.startsWith('HEARTBEAT#'))).toEqual([]);
     const object = await readFile(join(evidenceDir, batchObjectKey(slice)));
     expect(readBatch(object).records.map((r) => r.bytes)).toEqual([proof.bytes]);
     expect(await spool.cursor()).toMatchObject({ rolledBefore: expect.any(Number) });
