@@ -122,6 +122,31 @@ describe('the roll-up and a rebuild at once', () => {
   });
 });
 
+/**
+ * An item of the earlier layout in the main table, as an earlier version put it (unconditionally): gzipped body, the
+ * ids beside it, no TTL.
+ */
+async function putLegacyItem(start: number, slice: string, p: SendProof) {
+  const key = {
+    pk: `EVIDENCE_SPOOL#${spoolShardOf(p.sha256)}`,
+    sk: `${String(start).padStart(13, '0')}#${slice}#${p.sha256}`,
+  };
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        ...key,
+        kind: 'EVIDENCE_SPOOL',
+        body: gzipSync(p.bytes),
+        notificationId: p.record.notificationId,
+        recordKind: 'SEND',
+        since: new Date(start).toISOString(),
+      },
+    }),
+  );
+  return key;
+}
+
 describe('items an earlier version spooled in the main table', () => {
   it("are read beside the spool table's own, rolled into their minute's object by the sweeper's drain of the main table, and deleted once rolled (they have no TTL)", async () => {
     const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName, { formerTable: table.tableName });
@@ -130,24 +155,7 @@ describe('items an earlier version spooled in the main table', () => {
     const start = Date.parse('2026-12-06T10:00:00Z');
     const slice = sliceBatchName(start, RETENTION);
     const old = proofOf('legacy-1', start + 1_000);
-    const legacyKey = {
-      pk: `EVIDENCE_SPOOL#${spoolShardOf(old.sha256)}`,
-      sk: `${String(start).padStart(13, '0')}#${slice}#${old.sha256}`,
-    };
-    // The earlier layout, as deployed: gzipped body, the ids beside it, no TTL.
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          ...legacyKey,
-          kind: 'EVIDENCE_SPOOL',
-          body: gzipSync(old.bytes),
-          notificationId: old.record.notificationId,
-          recordKind: 'SEND',
-          since: new Date(start).toISOString(),
-        },
-      }),
-    );
+    const legacyKey = await putLegacyItem(start, slice, old);
     const now = proofOf('legacy-2', start + 2_000);
     await spool.put(
       [{ slice, sha256: now.sha256, notificationId: now.record.notificationId, recordKind: 'SEND', bytes: now.bytes }],
@@ -179,20 +187,7 @@ describe('items an earlier version spooled in the main table', () => {
     const store = new MemoryStore();
     const start = Date.parse('2026-12-06T11:00:00Z');
     const slice = sliceBatchName(start, RETENTION);
-    const putLegacy = async (p: SendProof) => {
-      const key = {
-        pk: `EVIDENCE_SPOOL#${spoolShardOf(p.sha256)}`,
-        sk: `${String(start).padStart(13, '0')}#${slice}#${p.sha256}`,
-      };
-      // The earlier layout, put unconditionally as the earlier sweeper's rebuild did.
-      await table.doc.send(
-        new PutCommand({
-          TableName: table.tableName,
-          Item: { ...key, body: gzipSync(p.bytes), notificationId: p.record.notificationId, recordKind: 'SEND' },
-        }),
-      );
-      return key;
-    };
+    const putLegacy = (p: SendProof) => putLegacyItem(start, slice, p);
     await putLegacy(proofOf('drain-1', start + 1_000));
     const drain = (at: number) =>
       rollUpEvidence({ spool: former, store, now: () => at, deadline: at + 30_000, limit: 1_000, timeoutMs: 2_000 });
