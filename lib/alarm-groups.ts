@@ -265,6 +265,15 @@ export function alarmOnEvidence(sink: AlarmSink, m: StageMetrics): void {
     m.metric('EvidenceSpoolSetAside'),
     'The sweeper set apart a spool item it must not roll: its body does not unzip, or its bytes are not the digest its key names (some writer of the table replaced them). It is kept under BAD#<its key> in its partition, never rolled nor deleted; the sweeper log "evidence spool items set apart" names it (docs/operations.md).',
   );
+  // A spool the sweeper cannot read gives no age (EvidenceSpoolOldestAge has nothing to breach on), and its records
+  // expire unlocked SPOOL_KEEP_DAYS after their minute: every failed read is counted, run after run pages.
+  sink.alarm(
+    'EvidenceSpoolUnreadable',
+    m.metric('EvidenceSpoolUnreadable'),
+    'The sweeper could not read the evidence spool table (its cursor, a partition or its oldest minute) in 3 of the last 5 runs: nothing is rolled and no age is published. Spooled evidence is lost 8 days after its minute if it is not rolled by then; the sweeper log "evidence slices still spooled" or "the oldest spooled evidence could not be read" names the error (docs/operations.md).',
+    1,
+    SUSTAINED,
+  );
   sink.alarm(
     'EvidenceLost',
     m.acrossChannels('EvidenceLost', 'evidence lost'),

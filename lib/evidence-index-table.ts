@@ -14,14 +14,14 @@
  *   evidence bucket (a bucket per region: docs/regions.md), and the operator tools read both regions' evidence; a
  *   replica would name objects its region's bucket does not hold, and double the index's cost.
  */
-import { CfnOutput, type Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, type Stack } from 'aws-cdk-lib';
 import { type ITable, Table, TableClass } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { EvidenceIndexEnvironment } from '../functions/contracts/environment.ts';
 import { EVIDENCE_INDEX_TABLE_SCHEMA } from '../functions/contracts/evidence-index-schema.ts';
 import type { EvidenceStore } from './evidence-store.ts';
-import { controlTower, packs } from './nag-acknowledgements.ts';
+import { acknowledgeTableOutsideBackup } from './nag-acknowledgements.ts';
 import type { NotifierFunction } from './notifier-function.ts';
 import { OPTIONAL_STACK_OUTPUTS } from './stack-outputs.ts';
 import { guardTableWrites, keptTableProps } from './table.ts';
@@ -43,16 +43,11 @@ function createEvidenceIndexTable(stack: Stack, key: IKey | undefined, breakGlas
     tableClass: TableClass.STANDARD_INFREQUENT_ACCESS,
   });
   guardTableWrites(table, breakGlass);
-  const why =
-    'The evidence index is kept out of AWS Backup on purpose (a daily full copy of a seven-year index cost more than the index): point-in-time recovery (35 days) and deletion protection are on, and every item can be rebuilt from the evidence objects, which are under Object Lock (docs/evidence-and-privacy.md "Rebuilding the index").';
-  for (const id of packs('DynamoDBInBackupPlan')) Validations.of(table).acknowledge({ id, reason: why });
-  if (key === undefined) {
-    Validations.of(table).acknowledge({
-      id: controlTower('dynamodb_table_encrypted_kms_check'),
-      reason:
-        "Encrypted with AWS-owned keys where the stage gives no kmsKeyArn (the bank's own key for the tables: docs/deploy.md), as the main table is.",
-    });
-  }
+  acknowledgeTableOutsideBackup(
+    table,
+    key !== undefined,
+    'The evidence index is kept out of AWS Backup on purpose (a daily full copy of a seven-year index cost more than the index): point-in-time recovery (35 days) and deletion protection are on, and every item can be rebuilt from the evidence objects, which are under Object Lock (docs/evidence-and-privacy.md "Rebuilding the index").',
+  );
   return table;
 }
 

@@ -278,16 +278,27 @@ function acknowledgeWhatTheStageLeavesOff(r: OutsideRuleSetsScope, all: IConstru
 
 /** A region's fence table (lib/regional.ts): a handful of items the stack writes first and operators move, audited. */
 export function acknowledgeFenceTable(table: IConstruct, kmsKey: boolean): void {
-  ack(
+  acknowledgeTableOutsideBackup(
     table,
-    packs('DynamoDBInBackupPlan'),
+    kmsKey,
     "The fence holds a region's state and epoch only (a few items): every move is an audited operator action that says what it wrote, and the stack writes the first state if absent; point-in-time recovery and deletion protection are on.",
+    `${AWS_OWNED_KEYS}; it holds no customer data.`,
   );
-  if (!kmsKey) {
-    ack(
-      table,
-      [controlTower('dynamodb_table_encrypted_kms_check')],
-      "Encrypted with AWS-owned keys where the stage gives no kmsKeyArn (the bank's own key for the tables: docs/deploy.md); it holds no customer data.",
-    );
-  }
+}
+
+const AWS_OWNED_KEYS =
+  "Encrypted with AWS-owned keys where the stage gives no kmsKeyArn (the bank's own key for the tables: docs/deploy.md)";
+
+/**
+ * A table kept out of the AWS Backup plan on purpose (the plan selects the main table by its ARN), `why` saying what
+ * stands in for it; and, where the stage gives no kmsKeyArn, encrypted with AWS-owned keys as the main table is.
+ */
+export function acknowledgeTableOutsideBackup(
+  table: IConstruct,
+  kmsKey: boolean,
+  why: string,
+  keyWhy = `${AWS_OWNED_KEYS}, as the main table is.`,
+): void {
+  ack(table, packs('DynamoDBInBackupPlan'), why);
+  if (!kmsKey) ack(table, [controlTower('dynamodb_table_encrypted_kms_check')], keyWhy);
 }

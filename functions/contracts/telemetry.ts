@@ -115,5 +115,7 @@ export const METRIC_NAMES = [
   'EvidenceSpoolOldestAge',
   // spool items set apart by the roll-up: a body that does not unzip, or bytes that are not the digest its key names
   'EvidenceSpoolSetAside',
+  // reads of the spool table (its cursor, a partition, its oldest slice) that failed in a run: 0 every run when none did
+  'EvidenceSpoolUnreadable',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

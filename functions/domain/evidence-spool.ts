@@ -44,6 +44,13 @@ const DAY_MS = 86_400_000;
 
 export const sliceStartOf = (atMs: number) => Math.floor(atMs / SPOOL_SLICE_MS) * SPOOL_SLICE_MS;
 
+/** A spool partition's key in the table (stores/evidence-spool.ts); its writers may put items under these alone. */
+export const spoolPartitionKey = (shard: number) => `EVIDENCE_SPOOL#${shard}`;
+/** Every partition's key: not the roll-up's cursor (`EVIDENCE_SPOOL#ROLLED`), which only the sweeper writes. */
+export const SPOOL_PARTITION_KEYS: readonly string[] = Array.from({ length: SPOOL_SHARDS }, (_, s) =>
+  spoolPartitionKey(s),
+);
+
 /** The spool partition of a record, by its digest (hex). */
 export const spoolShardOf = (sha256: string) => Number.parseInt(sha256.slice(0, 8), 16) % SPOOL_SHARDS;
 

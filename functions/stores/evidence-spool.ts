@@ -10,7 +10,8 @@
  * Never deleted by the roll-up: an item expires by the table's TTL (SPOOL_KEEP_DAYS after its slice, free), and the
  * roll-up keeps a cursor (`EVIDENCE_SPOOL#ROLLED`): every slice starting before `rolledBefore` is in the store, and
  * the next run reads from there. Items of the earlier layout (sk `<start>#<slice batch>#<sha256 hex>`, gzipped `body`,
- * no TTL) are still read, rolled and — they never expire — deleted once rolled.
+ * no TTL) are still read, rolled and — they never expire — deleted once rolled; the main table's former spool is
+ * drained from its start every run, with no cursor (`former`).
  */
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -20,6 +21,7 @@ import {
   SPOOL_KEEP_DAYS,
   SPOOL_SHARDS,
   sliceBatchName,
+  spoolPartitionKey,
   spoolShardOf,
 } from '../domain/evidence-spool.ts';
 import { isConditionFailure } from './condition-failure.ts';
@@ -47,7 +49,10 @@ export interface BadSpoolItem {
   readonly key: SpoolKey;
 }
 
-/** What a partition's read gives: a record (`legacy`: of the earlier layout, deleted once rolled), or an item set apart. */
+/**
+ * What a partition's read gives: a record (`legacy`: deleted once rolled — of the earlier layout, or any of the drained
+ * former spool), or an item set apart.
+ */
 export type SpoolRead = (SpooledRecord & { key: SpoolKey; legacy?: true }) | BadSpoolItem;
 export const isBadSpoolItem = (r: SpoolRead): r is BadSpoolItem => 'bad' in r;
 
@@ -92,7 +97,7 @@ export interface EvidenceSpool {
   claimUnrolled(sliceStartMs: number): Promise<boolean>;
 }
 
-const spoolPk = (shard: number) => `EVIDENCE_SPOOL#${shard}`;
+const spoolPk = spoolPartitionKey;
 const CURSOR_KEY = { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } as const;
 /** A set-apart item's sort key: after every slice's (digits), so no read by slice ever meets it. */
 const SET_ASIDE = 'BAD#';
@@ -134,11 +139,14 @@ export function spoolItem(r: SpooledRecord): Item {
  * out the roll-up's and the readers' code (a class's methods are bundled whole).
  */
 export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
-  /** `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice`. */
+  /**
+   * `formerTable`: the main table, where an earlier version spooled — read too by `ofSlice`. `drain`: the former
+   * spool as the sweeper drains it (see `former`).
+   */
   constructor(
     protected readonly client: DynamoDBDocumentClient,
     protected readonly tableName: string,
-    protected readonly options: { readonly formerTable?: string | undefined } = {},
+    protected readonly options: { readonly formerTable?: string | undefined; readonly drain?: true } = {},
   ) {}
 
   async put(records: readonly SpooledRecord[], _nowMs: number): Promise<void> {
@@ -169,10 +177,18 @@ export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
 
 /** The whole spool: the writers' puts, the roll-up's reads and cursor, the readers' look-up. */
 export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool {
-  /** The same spool in the former table (the sweeper drains it), or undefined when there is none. */
+  /**
+   * The same spool in the former table, as the sweeper drains it; undefined when there is none. Drained, not rolled
+   * behind a cursor: every closed minute is read from the start each run, and every item rolled is deleted, so the
+   * read stays as small as what is left. An earlier version's sweeper still running at a deploy spools a rebuilt
+   * record into a minute long closed (unconditionally, with no TTL); a cursor would have passed it, never to be
+   * rolled nor deleted.
+   */
   former(): DynamoEvidenceSpool | undefined {
     const t = this.options.formerTable;
-    return t === undefined || t === this.tableName ? undefined : new DynamoEvidenceSpool(this.client, t);
+    return t === undefined || t === this.tableName
+      ? undefined
+      : new DynamoEvidenceSpool(this.client, t, { drain: true });
   }
 
   async closed(shard: number, fromMs: number, beforeMs: number, limit: number): Promise<SpoolRead[]> {
@@ -184,7 +200,9 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
       ExpressionAttributeValues: { ':pk': spoolPk(shard), ':from': pad(fromMs), ':before': pad(beforeMs) },
       ConsistentRead: true,
     })) {
-      const record = readItem(item);
+      const read = readItem(item);
+      // Drained: every record rolled is deleted, whatever its layout (nothing else would ever remove it).
+      const record = this.options.drain === true && !isBadSpoolItem(read) ? { ...read, legacy: true as const } : read;
       // Whole minutes only (every retention's slice of it): past the limit, stop where the next minute starts.
       if (found.length >= limit && found.at(-1)?.key.sk.slice(0, 13) !== String(item.sk).slice(0, 13)) break;
       found.push(record);
@@ -278,6 +296,8 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
   }
 
   async cursor(): Promise<SpoolCursor> {
+    // Drained: read from the start every run (see `former`), no cursor item read or written.
+    if (this.options.drain === true) return { rolledBefore: 0, version: 0 };
     const [item] = await queryAll(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk = :sk',
@@ -291,6 +311,7 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
   }
 
   async advance(from: SpoolCursor, rolledBefore: number): Promise<boolean> {
+    if (this.options.drain === true) return true;
     return this.writeCursor(from, {
       rolledBefore: Math.max(from.rolledBefore, rolledBefore),
       version: from.version + 1,

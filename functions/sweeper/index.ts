@@ -25,7 +25,7 @@ import { reportRolledUp, rollUpSpools } from './roll-up-evidence.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
-// Two regions: every sweeper write carries this region's epoch, and a fenced region only runs the keeper.
+// Two regions: every sweeper write carries this region's epoch; a fenced region runs the keeper and rolls its own spool.
 const fence = regionFenceOf();
 const notificationStore = new DynamoNotificationStore(
   documentClient,
@@ -65,9 +65,7 @@ const EVIDENCE_RESERVE_MS = 15_000;
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   try {
-    if (fence !== undefined && !(await keepRegion(fence, config.tableName))) {
-      return { fenced: true, redriven: 0, woken: 0, expired: 0, resolvedUnknown: 0, resolvedRetry: 0 };
-    }
+    if (fence !== undefined && !(await keepRegion(fence, config.tableName))) return await fencedRun(context);
     // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
     const shards = await shardMark.raise(config.sweepShards, Date.now());
     const r = await sweep({
@@ -171,9 +169,37 @@ export const handler = async (_event: unknown, context: Context) => {
   }
 };
 
+/**
+ * A fenced region's run, after the keeper: nothing that acts on a notification (no sweep, no rebuild, no gap filled:
+ * the active region does those, on the global table). Only this region's own spool is rolled into this region's
+ * evidence store, and its age and unread count published: the spool table is regional, so its last minutes before a
+ * switchover or a failover are rolled by nobody else (docs/regions.md "What is lost"). Rolling sends nothing and
+ * writes no notification: the objects (each once, If-None-Match) and this table's own cursor. The main table's former
+ * spool is the active region's to drain (its cursor and deletes replicate).
+ */
+async function fencedRun(context: Context) {
+  const deadline = Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs;
+  // A spool without a table of its own is the main table's, replicated: the active region's to roll.
+  const own = evidenceStore !== undefined && config.evidence.spoolTableName !== undefined;
+  const rolledUp = own ? await rollUp(evidenceStore, deadline, [evidenceSpool]) : undefined;
+  if (rolledUp !== undefined) logger.info('fenced: the spool rolled', { rolledUp });
+  return {
+    fenced: true,
+    redriven: 0,
+    woken: 0,
+    expired: 0,
+    resolvedUnknown: 0,
+    resolvedRetry: 0,
+    ...(rolledUp === undefined ? {} : { rolledUp }),
+  };
+}
+
 /** Every spool's closed slices, each as one object (roll-up-evidence.ts), reported. */
-async function rollUp(store: EvidenceStore, deadline: number) {
-  const spools = [evidenceSpool, ...(formerSpool === undefined ? [] : [formerSpool])];
+async function rollUp(
+  store: EvidenceStore,
+  deadline: number,
+  spools = [evidenceSpool, ...(formerSpool === undefined ? [] : [formerSpool])],
+) {
   const rolledUp = await rollUpSpools(spools, (spool) => ({
     spool,
     store,

@@ -66,6 +66,8 @@ export interface RollUpResult {
   readonly errors: string[];
   /** Items set apart, never rolled nor deleted (a body that does not unzip, bytes not the key's digest): key and why. */
   readonly setAside: string[];
+  /** Spools whose cursor or a partition could not be read this run: nothing of them rolled (EvidenceSpoolUnreadable). */
+  readonly unreadable: number;
 }
 
 type Spooled = SpooledRecord & { key: SpoolKey; legacy?: true };
@@ -79,6 +81,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     open: 0,
     errors: [] as string[],
     setAside: [] as string[],
+    unreadable: 0,
   };
   // Slices started before this are closed: their writers are done.
   const bad: BadSpoolItem[] = [];
@@ -86,7 +89,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
   try {
     cursor = await deps.spool.cursor();
   } catch (error) {
-    return { ...result, open: 1, errors: [`spool cursor: ${(error as Error)?.name ?? 'Error'}`] };
+    return { ...result, open: 1, unreadable: 1, errors: [`spool cursor: ${(error as Error)?.name ?? 'Error'}`] };
   }
   const read = await closedSlices(
     deps,
@@ -107,7 +110,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
       result.errors.push(`${item.key.sk}: ${(error as Error)?.name ?? 'Error'}`);
     }
   }
-  if (read === undefined) return { ...result, open: 1 };
+  if (read === undefined) return { ...result, open: 1, unreadable: 1 };
   // The cursor moves to the first slice left open (every slice before it is in the store), else past all read.
   let rolledBefore = Math.min(read.wholeBefore, heldAt);
   for (const [slice, held] of read.slices) {
@@ -119,7 +122,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     }
     try {
       const { written, late } = await rollSlice(slice, held, deps);
-      // Items of the earlier layout have no TTL: deleted once rolled. The current layout's expire by themselves.
+      // Items of the earlier layout (and the drained main table's) have no TTL: deleted once rolled. The rest expire.
       const legacy = held.filter((r) => r.legacy === true).map((r) => r.key);
       if (legacy.length > 0) await deps.spool.retire(legacy);
       result.slices++;
@@ -267,7 +270,8 @@ export async function rollUpSpools(
 ): Promise<RollUpResult> {
   const results: RollUpResult[] = [];
   for (const spool of spools) results.push(await rollUpEvidence(deps(spool)));
-  const sum = (k: 'slices' | 'records' | 'objects' | 'late' | 'open') => results.reduce((a, r) => a + r[k], 0);
+  const sum = (k: 'slices' | 'records' | 'objects' | 'late' | 'open' | 'unreadable') =>
+    results.reduce((a, r) => a + r[k], 0);
   return {
     slices: sum('slices'),
     records: sum('records'),
@@ -276,15 +280,19 @@ export async function rollUpSpools(
     open: sum('open'),
     errors: results.flatMap((r) => r.errors),
     setAside: results.flatMap((r) => r.setAside),
+    unreadable: sum('unreadable'),
   };
 }
 
 /**
  * The run's roll-up in metrics and the log, and how old the oldest spooled slice is (0 when the spool is empty): the
- * EvidenceSpoolOldestAge alarm reads it against the promised landing delay.
+ * EvidenceSpoolOldestAge alarm reads it against the promised landing delay. Every run also counts the spool's reads
+ * that failed (EvidenceSpoolUnreadable, 0 when none did): a spool the sweeper cannot read gives no age, and its records
+ * would expire unlocked (SPOOL_KEEP_DAYS) with nothing else to page.
  */
 export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceSpool[], nowMs: number): Promise<void> {
   count('EvidenceSlicesRolled', r.slices);
+  let unreadable = r.unreadable;
   try {
     // The oldest slice not rolled yet: at or after each spool's cursor (the items before it are in the store).
     const starts = await Promise.all(spools.map(async (s) => s.oldestSliceMs((await s.cursor()).rolledBefore)));
@@ -296,9 +304,11 @@ export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceS
       MetricUnit.Seconds,
     );
   } catch (error) {
-    // No datapoint this run (a missing one does not breach): the metric's read never fails the sweep's own work.
+    // No age this run: counted unreadable instead, which pages when it goes on (the age's own alarm cannot).
+    unreadable++;
     logger.error('the oldest spooled evidence could not be read', { error: (error as Error)?.name });
   }
+  count('EvidenceSpoolUnreadable', unreadable);
   if (r.late > 0) logger.warn('evidence spooled after its slice was rolled: written beside it', { late: r.late });
   count('EvidenceSpoolSetAside', r.setAside.length);
   if (r.setAside.length > 0) {

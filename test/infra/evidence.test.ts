@@ -7,6 +7,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
+import { SPOOL_SHARDS } from '../../functions/domain/evidence-spool.ts';
 import { createNotifierStack } from '../../lib/notifier-app.ts';
 import { EXAMPLE_ONE_REGION } from '../support/synth.ts';
 
@@ -196,6 +197,24 @@ describe('the evidence store', () => {
       'dynamodb:PutItem',
       'dynamodb:Query',
     ]);
+  });
+
+  it("the spool's writers (dispatch, feedback) may put items in its partitions alone, never its cursor; the sweeper may write the cursor", () => {
+    const spoolStatements = (fn: string) =>
+      base.statementsOf(fn).filter((st) => String(JSON.stringify(st.Resource)).includes('EvidenceSpoolTable'));
+    const partitions = Array.from({ length: SPOOL_SHARDS }, (_, s) => `EVIDENCE_SPOOL#${s}`);
+    for (const writer of ['Dispatch', 'DeliveryFeedbackFunction']) {
+      const puts = spoolStatements(writer).filter((st) => [st.Action].flat().includes('dynamodb:PutItem'));
+      expect(puts).toHaveLength(1);
+      expect(puts[0]?.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } });
+      // No pattern of the condition matches the cursor's key (IAM wildcards: * and ?).
+      const iamLike = (pattern: string) => new RegExp(`^${pattern.replace(/[*]/g, '.*').replace(/[?]/g, '.')}$`);
+      expect(partitions.some((k) => iamLike(k).test('EVIDENCE_SPOOL#ROLLED'))).toBe(false);
+    }
+    // The roll-up's PutItem on the spool table carries no key condition: it writes the cursor and sets bad items aside.
+    const sweeperPuts = spoolStatements('Sweeper').filter((st) => [st.Action].flat().includes('dynamodb:PutItem'));
+    expect(sweeperPuts.length).toBeGreaterThan(0);
+    expect(sweeperPuts.some((st) => st.Condition === undefined)).toBe(true);
   });
 
   it('names the bucket in the outputs', () => {

@@ -805,6 +805,9 @@ describe('least privilege', () => {
         actionsOf([s]).includes('dynamodb:PutItem'),
     );
     expect(actionsOf([spoolPut as Statement])).toEqual(['dynamodb:PutItem']);
+    // In the spool's partitions only, never its roll-up's cursor (EVIDENCE_SPOOL#ROLLED).
+    expect(JSON.stringify(spoolPut?.Condition)).toContain('EVIDENCE_SPOOL#0');
+    expect(JSON.stringify(spoolPut?.Condition)).not.toContain('ROLLED');
     const ses = dispatch.find((s) => actionsOf([s]).includes('ses:SendEmail'));
     expect(ses?.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'notifications@example.com' } });
     expect(JSON.stringify(ses?.Resource)).toContain('identity/notifications@example.com');
@@ -889,6 +892,7 @@ describe('CloudWatch', () => {
         'EvidenceLost',
         'EvidenceSpoolOldestAge',
         'EvidenceSpoolSetAside',
+        'EvidenceSpoolUnreadable',
         'DeliveryFailures',
         'DispatchThrottles',
         'CardNumbersMasked',
@@ -945,6 +949,8 @@ describe('CloudWatch', () => {
     expect(shape('EvidenceUnindexed')).toEqual([3, 5, 'notBreaching']);
     // The index table leaving items unprocessed after the retries: the sweeper indexes the batch; a persisting refusal pages.
     expect(shape('EvidenceIndexUnprocessed')).toEqual([3, 5, 'notBreaching']);
+    // The sweeper cannot read the spool table (published every run, 0 when it can): three runs of it page.
+    expect(shape('EvidenceSpoolUnreadable')).toEqual([3, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {
@@ -1108,6 +1114,9 @@ describe('delivery feedback', () => {
     });
     const spoolPut = statements.find((st) => String(JSON.stringify(st.Resource)).includes('EvidenceSpoolTable'));
     expect(actionsOf([spoolPut as Statement])).toEqual(['dynamodb:PutItem']);
+    // In the spool's partitions only, never its roll-up's cursor (EVIDENCE_SPOOL#ROLLED).
+    expect(JSON.stringify(spoolPut?.Condition)).toContain('EVIDENCE_SPOOL#0');
+    expect(JSON.stringify(spoolPut?.Condition)).not.toContain('ROLLED');
     // Query on the providerMessage index only (SNS's delivery status names a message id, not a notification).
     expect(statements.find((st) => actionsOf([st]).includes('dynamodb:Query'))?.Resource).toEqual({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] }, '/index/providerMessage']],

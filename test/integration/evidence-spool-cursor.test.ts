@@ -122,6 +122,31 @@ describe('the roll-up and a rebuild at once', () => {
   });
 });
 
+/**
+ * An item of the earlier layout in the main table, as an earlier version put it (unconditionally): gzipped body, the
+ * ids beside it, no TTL.
+ */
+async function putLegacyItem(start: number, slice: string, p: SendProof) {
+  const key = {
+    pk: `EVIDENCE_SPOOL#${spoolShardOf(p.sha256)}`,
+    sk: `${String(start).padStart(13, '0')}#${slice}#${p.sha256}`,
+  };
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        ...key,
+        kind: 'EVIDENCE_SPOOL',
+        body: gzipSync(p.bytes),
+        notificationId: p.record.notificationId,
+        recordKind: 'SEND',
+        since: new Date(start).toISOString(),
+      },
+    }),
+  );
+  return key;
+}
+
 describe('items an earlier version spooled in the main table', () => {
   it("are read beside the spool table's own, rolled into their minute's object by the sweeper's drain of the main table, and deleted once rolled (they have no TTL)", async () => {
     const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName, { formerTable: table.tableName });
@@ -130,24 +155,7 @@ describe('items an earlier version spooled in the main table', () => {
     const start = Date.parse('2026-12-06T10:00:00Z');
     const slice = sliceBatchName(start, RETENTION);
     const old = proofOf('legacy-1', start + 1_000);
-    const legacyKey = {
-      pk: `EVIDENCE_SPOOL#${spoolShardOf(old.sha256)}`,
-      sk: `${String(start).padStart(13, '0')}#${slice}#${old.sha256}`,
-    };
-    // The earlier layout, as deployed: gzipped body, the ids beside it, no TTL.
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          ...legacyKey,
-          kind: 'EVIDENCE_SPOOL',
-          body: gzipSync(old.bytes),
-          notificationId: old.record.notificationId,
-          recordKind: 'SEND',
-          since: new Date(start).toISOString(),
-        },
-      }),
-    );
+    const legacyKey = await putLegacyItem(start, slice, old);
     const now = proofOf('legacy-2', start + 2_000);
     await spool.put(
       [{ slice, sha256: now.sha256, notificationId: now.record.notificationId, recordKind: 'SEND', bytes: now.bytes }],
@@ -170,5 +178,31 @@ describe('items an earlier version spooled in the main table', () => {
     expect([...held].sort()).toEqual([old.sha256, now.sha256].sort());
     const left = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: legacyKey }));
     expect(left.Item).toBeUndefined();
+  });
+
+  it("are drained from the start every run: an earlier version's sweeper still running at a deploy, spooling into a minute long rolled, has its item rolled beside that minute's object and deleted", async () => {
+    const former = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName, {
+      formerTable: table.tableName,
+    }).former() as DynamoEvidenceSpool;
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T11:00:00Z');
+    const slice = sliceBatchName(start, RETENTION);
+    const putLegacy = (p: SendProof) => putLegacyItem(start, slice, p);
+    await putLegacy(proofOf('drain-1', start + 1_000));
+    const drain = (at: number) =>
+      rollUpEvidence({ spool: former, store, now: () => at, deadline: at + 30_000, limit: 1_000, timeoutMs: 2_000 });
+    expect(await drain(start + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ slices: 1, objects: 1, errors: [] });
+    // An hour on, the old sweeper rebuilds a record into that minute.
+    const late = proofOf('drain-2', start + 2_000);
+    const lateKey = await putLegacy(late);
+    expect(await drain(start + 3_600_000)).toMatchObject({ slices: 1, late: 1, errors: [] });
+    expect(store.objects.has(batchObjectKey(lateBatchName(slice, [late.sha256])))).toBe(true);
+    expect((await table.doc.send(new GetCommand({ TableName: table.tableName, Key: lateKey }))).Item).toBeUndefined();
+    // Nothing left, and no cursor item written in the main table.
+    expect(await former.oldestSliceMs(0)).toBeUndefined();
+    const cursor = await table.doc.send(
+      new GetCommand({ TableName: table.tableName, Key: { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } }),
+    );
+    expect(cursor.Item).toBeUndefined();
   });
 });
