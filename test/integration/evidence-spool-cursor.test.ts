@@ -115,7 +115,7 @@ describe('the roll-up and a rebuild at once', () => {
       store,
       [{ batch: slice, notificationId: dead.record.notificationId, sha256: dead.sha256 }],
       {
-        locator: { spooled: (s) => spool.ofSlice(s) },
+        locator: { unrolled: (s) => spool.unrolled(s) },
       },
     );
     expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[dead.sha256, undefined]]);

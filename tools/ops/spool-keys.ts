@@ -1,0 +1,51 @@
+/**
+ * `npm run ops -- spool-keys <userId>`: where a customer's records are in the evidence spool's table, for a
+ * court-ordered erasure (docs/operations.md "Break glass"). The roll-up deletes no spool item (each expires by TTL,
+ * SPOOL_KEEP_DAYS after its minute, and point-in-time recovery keeps 35 days more), so the break-glass role deletes
+ * the customer's. Read only: the customer's index names each send's slice and the first 128 bits of its digest,
+ * which give the item's partition and its sort key's prefix; what it prints is the break-glass session's commands,
+ * one Query of that prefix and a DeleteItem of each key it finds (a Query, since the index holds part of the digest).
+ */
+import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
+import { parseSliceBatch } from '../../functions/domain/evidence-spool.ts';
+import { spoolKeyOf } from '../../functions/stores/evidence-spool.ts';
+import { type Command, OPS_EXIT } from './command.ts';
+
+export interface SpoolKeyOfSend {
+  readonly notificationId: string;
+  readonly batch: string;
+  readonly pk: string;
+  readonly skPrefix: string;
+}
+
+export const spoolKeys: Command = {
+  arity: [1, 1],
+  async run(c) {
+    const o = c.target.outputs;
+    const table =
+      o === undefined ? localEvidenceSpoolTableName(c.target.tableName) : (o.EvidenceSpoolTableName ?? o.TableName);
+    const refs = await c.target.ports.evidenceLocator.ofUser(c.first);
+    const keys: SpoolKeyOfSend[] = refs.flatMap((r) => {
+      const key = parseSliceBatch(r.batch) === undefined ? undefined : spoolKeyOf(r.batch, r.sha256 ?? '');
+      return key === undefined ? [] : [{ notificationId: r.notificationId, batch: r.batch, ...key }];
+    });
+    c.out({ table, keys }, spoolKeysText(c.first, table, keys));
+    return OPS_EXIT.OK;
+  },
+};
+
+/** The break-glass session's shell commands: each key's Query, and a DeleteItem of every item it finds. */
+export function spoolKeysText(userId: string, table: string, keys: readonly SpoolKeyOfSend[]): string {
+  if (keys.length === 0) return `# no send of ${userId} is indexed under a spool slice: nothing to delete there\n`;
+  const lines = keys.map((k) => {
+    const values = JSON.stringify({ ':pk': { S: k.pk }, ':p': { S: k.skPrefix } });
+    return [
+      `# ${k.notificationId} (${k.batch})`,
+      `aws dynamodb query --table-name '${table}' --key-condition-expression 'pk = :pk AND begins_with(sk, :p)' \\`,
+      `  --expression-attribute-values '${values}' --projection-expression sk --query 'Items[].sk.S' --output text \\`,
+      `  | tr '\\t' '\\n' | while read -r sk; do [ -n "$sk" ] && [ "$sk" != None ] && aws dynamodb delete-item --table-name '${table}' \\`,
+      `  --key "{\\"pk\\":{\\"S\\":\\"${k.pk}\\"},\\"sk\\":{\\"S\\":\\"$sk\\"}}" && echo "deleted ${k.pk} $sk"; done`,
+    ].join('\n');
+  });
+  return `# ${keys.length} spooled send(s) of ${userId} in ${table}; run as the break-glass role:\n\n${lines.join('\n\n')}\n`;
+}
