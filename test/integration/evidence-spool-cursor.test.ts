@@ -120,6 +120,50 @@ describe('the roll-up and a rebuild at once', () => {
     );
     expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[dead.sha256, undefined]]);
   });
+
+  it("an unanswered put that landed after its minute was rolled, whose rebuild differs (a template deployed since): its spooled bytes are locked beside the slice's object, not counted lost", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T09:10:00Z');
+    const slice = sliceBatchName(start, RETENTION);
+    await spool.put([spooled(slice, proofOf('late-0', start + 1_000))], start);
+    // The roll-up reads the minute without it and moves the cursor past it; then the put lands.
+    expect(await roll(spool, store, start + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ slices: 1, objects: 1 });
+    const landed = proofOf('late-1', start + 2_000);
+    await spool.put([spooled(slice, landed)], start + SPOOL_CLOSED_AFTER_MS + 1_000);
+    const intents = new MemoryIntents();
+    const intent = batchName('dispatch', start + 1_000, 'inv0000098');
+    await intents.open({ name: intent, dueMs: start + 90_000, notificationIds: [landed.record.notificationId] });
+    const item = {
+      notificationId: landed.record.notificationId,
+      status: 'SENT',
+      userId: landed.record.userId,
+      evidence: { batch: slice, sha256: landed.sha256, acceptedAt: new Date(start + 2_000).toISOString() },
+    } as unknown as SentHere;
+    const now = start + SPOOL_CLOSED_AFTER_MS + 120_000;
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async () => item },
+      outlets: { store, gaps: new MemoryGaps(), index: { index: new MemoryIndex(), retentionDays: RETENTION } },
+      spool,
+      rebuilder: async () => async () => proofOf('late-1', start + 2_000, 'Example Bank: a template deployed since.'),
+      now: () => now,
+      deadline: now + 30_000,
+      limit: 10,
+      timeoutMs: 2_000,
+    });
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    const beside = batchObjectKey(lateBatchName(slice, [landed.sha256]));
+    expect(readBatch(store.objects.get(beside)?.body ?? Buffer.alloc(0)).records.map((x) => x.bytes)).toEqual([
+      landed.bytes,
+    ]);
+    const found = await findSends(
+      store,
+      [{ batch: slice, notificationId: landed.record.notificationId, sha256: landed.sha256 }],
+      { locator: { unrolled: (s) => spool.unrolled(s) } },
+    );
+    expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[landed.sha256, undefined]]);
+  });
 });
 
 describe('items an earlier version spooled in the main table', () => {
