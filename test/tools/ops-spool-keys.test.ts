@@ -77,13 +77,14 @@ it('prints the Query and DeleteItem commands the break-glass session runs', asyn
   const run = spawnSync('bash', ['-e', '-c', text], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
   expect(run.status, String(run.stderr)).toBe(0);
   const calls = readFileSync(log, 'utf8').trim().split('\n');
-  expect(calls[0]).toContain(`dynamodb query --table-name ${table.evidenceSpoolTableName}`);
-  expect(calls.slice(1)).toEqual(
-    ['SK1', 'SK2'].map(
-      (sk) =>
-        `dynamodb delete-item --table-name ${table.evidenceSpoolTableName} --key {"pk":{"S":"${found(text)}"},"sk":{"S":"${sk}"}}`,
-    ),
+  const deletes = ['SK1', 'SK2'].map(
+    (sk) =>
+      `dynamodb delete-item --table-name ${table.evidenceSpoolTableName} --key {"pk":{"S":"${found(text)}"},"sk":{"S":"${sk}"}}`,
   );
+  // The item's prefix, then its set-aside copy's (`BAD#<its key>`): each Query, then a DeleteItem of each key found.
+  expect(calls[0]).toContain(`dynamodb query --table-name ${table.evidenceSpoolTableName}`);
+  expect(calls[3]).toContain(`"S":"BAD#`);
+  expect([calls.slice(1, 3), calls.slice(4)]).toEqual([deletes, deletes]);
   let none = '';
   expect(await main(['spool-keys', 'nobody', ...where], (t) => (none += t))).toBe(0);
   expect(none).toContain('nothing to delete there');

@@ -34,18 +34,32 @@ export const spoolKeys: Command = {
   },
 };
 
-/** The break-glass session's shell commands: each key's Query, and a DeleteItem of every item it finds. */
+/**
+ * The break-glass session's shell commands: for each key, a Query of its prefix and a DeleteItem of every item it
+ * finds — the item, and a copy the roll-up set aside (`BAD#<its key>`, kept without a TTL for the on-call).
+ */
 export function spoolKeysText(userId: string, table: string, keys: readonly SpoolKeyOfSend[]): string {
   if (keys.length === 0) return `# no send of ${userId} is indexed under a spool slice: nothing to delete there\n`;
-  const lines = keys.map((k) => {
-    const values = JSON.stringify({ ':pk': { S: k.pk }, ':p': { S: k.skPrefix } });
-    return [
+  const lines = keys.map((k) =>
+    [
       `# ${k.notificationId} (${k.batch})`,
-      `aws dynamodb query --table-name '${table}' --key-condition-expression 'pk = :pk AND begins_with(sk, :p)' \\`,
-      `  --expression-attribute-values '${values}' --projection-expression sk --query 'Items[].sk.S' --output text \\`,
-      `  | tr '\\t' '\\n' | while read -r sk; do [ -n "$sk" ] && [ "$sk" != None ] && aws dynamodb delete-item --table-name '${table}' \\`,
-      `  --key "{\\"pk\\":{\\"S\\":\\"${k.pk}\\"},\\"sk\\":{\\"S\\":\\"$sk\\"}}" && echo "deleted ${k.pk} $sk"; done`,
-    ].join('\n');
-  });
+      deleteCommand(table, k.pk, k.skPrefix),
+      `# …and its copy set aside, if the roll-up set one aside`,
+      deleteCommand(table, k.pk, `${SET_ASIDE_PREFIX}${k.skPrefix}`),
+    ].join('\n'),
+  );
   return `# ${keys.length} spooled send(s) of ${userId} in ${table}; run as the break-glass role:\n\n${lines.join('\n\n')}\n`;
+}
+
+/** The sort keys' prefix of the items the roll-up set aside (stores/evidence-spool.ts setAside). */
+const SET_ASIDE_PREFIX = 'BAD#';
+
+function deleteCommand(table: string, pk: string, prefix: string): string {
+  const values = JSON.stringify({ ':pk': { S: pk }, ':p': { S: prefix } });
+  return [
+    `aws dynamodb query --table-name '${table}' --key-condition-expression 'pk = :pk AND begins_with(sk, :p)' \\`,
+    `  --expression-attribute-values '${values}' --projection-expression sk --query 'Items[].sk.S' --output text \\`,
+    `  | tr '\\t' '\\n' | while read -r sk; do [ -n "$sk" ] && [ "$sk" != None ] && aws dynamodb delete-item --table-name '${table}' \\`,
+    `  --key "{\\"pk\\":{\\"S\\":\\"${pk}\\"},\\"sk\\":{\\"S\\":\\"$sk\\"}}" && echo "deleted ${pk} $sk"; done`,
+  ].join('\n');
 }
