@@ -251,10 +251,17 @@ async function respool(
     const proof = await rebuild(item).catch(() => undefined);
     if (proof === undefined || proof.sha256 !== item.evidence.sha256) {
       const rolled = (await spool.cursor()).rolledBefore > startMs;
-      const held = rolled
-        ? (await inStore(slice, item.evidence.sha256)) || (await lockSpooledLate(slice, item, spool, deps))
-        : await sliceHolds(slice, item.evidence.sha256, (s) => spool.ofSlice(s), deps.outlets.store);
+      if (rolled && !(await inStore(slice, item.evidence.sha256))) {
+        // Locked from its spooled bytes (and indexed with them), or lost.
+        if (!(await lockSpooledLate(slice, item, spool, deps))) unverified.push(item);
+        continue;
+      }
+      const held =
+        rolled || (await sliceHolds(slice, item.evidence.sha256, (s) => spool.ofSlice(s), deps.outlets.store));
       if (!held) unverified.push(item);
+      // Kept, but its writer's index write may not have landed (its put went unanswered): indexed under its slice,
+      // as its writer would have — unless erased (it names no customer any more: found by its event).
+      else if (!isErased(item)) await indexHeld(slice, item, deps);
       continue;
     }
     let rolled = (await spool.cursor()).rolledBefore > startMs;
@@ -270,12 +277,16 @@ async function respool(
     if (rolled && !(await inStore(slice, proof.sha256))) {
       await writeLate(slice, proof, deps);
     } else {
-      const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
-      if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+      await indexHeld(slice, item, deps);
     }
     rebuilt++;
   }
   return { rebuilt, unverified };
+}
+
+async function indexHeld(slice: string, item: SentHere, deps: RecoverDeps): Promise<void> {
+  const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
+  if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
 }
 
 /** A record of a rolled slice its objects lack, written beside the slice's object (named by its digest), indexed. */

@@ -141,18 +141,24 @@ describe('the roll-up and a rebuild at once', () => {
       evidence: { batch: slice, sha256: landed.sha256, acceptedAt: new Date(start + 2_000).toISOString() },
     } as unknown as SentHere;
     const now = start + SPOOL_CLOSED_AFTER_MS + 120_000;
-    const r = await recoverEvidenceBatches({
-      intents,
-      notifications: { get: async () => item },
-      outlets: { store, gaps: new MemoryGaps(), index: { index: new MemoryIndex(), retentionDays: RETENTION } },
-      spool,
-      rebuilder: async () => async () => proofOf('late-1', start + 2_000, 'Example Bank: a template deployed since.'),
-      now: () => now,
-      deadline: now + 30_000,
-      limit: 10,
-      timeoutMs: 2_000,
-    });
-    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    const index = new MemoryIndex();
+    const recover = () =>
+      recoverEvidenceBatches({
+        intents,
+        notifications: { get: async () => item },
+        outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: RETENTION } },
+        spool,
+        rebuilder: async () => async () => proofOf('late-1', start + 2_000, 'Example Bank: a template deployed since.'),
+        now: () => now,
+        deadline: now + 30_000,
+        limit: 10,
+        timeoutMs: 2_000,
+      });
+    // No roll-up reads below its cursor: the recovery locks the spooled bytes beside the slice's object, indexed.
+    expect(await recover()).toMatchObject({ recovered: 1, lost: [] });
+    expect((await index.sendsOf(landed.record.userId)).map((x) => x.notificationId)).toEqual([
+      landed.record.notificationId,
+    ]);
     const beside = batchObjectKey(lateBatchName(slice, [landed.sha256]));
     expect(readBatch(store.objects.get(beside)?.body ?? Buffer.alloc(0)).records.map((x) => x.bytes)).toEqual([
       landed.bytes,
@@ -163,6 +169,40 @@ describe('the roll-up and a rebuild at once', () => {
       { locator: { unrolled: (s) => spool.unrolled(s) } },
     );
     expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[landed.sha256, undefined]]);
+  });
+
+  it("a send whose rebuild differs but whose record the spool holds in a minute not rolled yet: kept for the roll-up, and indexed under its slice (its writer's index write may not have landed)", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const start = Date.parse('2026-12-06T09:20:00Z');
+    const slice = sliceBatchName(start, RETENTION);
+    const held = proofOf('held-1', start + 2_000);
+    await spool.put([spooled(slice, held)], start);
+    const intents = new MemoryIntents();
+    const intent = batchName('dispatch', start + 1_000, 'inv0000097');
+    await intents.open({ name: intent, dueMs: start + 90_000, notificationIds: [held.record.notificationId] });
+    const item = {
+      notificationId: held.record.notificationId,
+      status: 'SENT',
+      userId: held.record.userId,
+      evidence: { batch: slice, sha256: held.sha256, acceptedAt: new Date(start + 2_000).toISOString() },
+    } as unknown as SentHere;
+    const index = new MemoryIndex();
+    const store = new MemoryStore();
+    const now = start + 120_000;
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async () => item },
+      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: RETENTION } },
+      spool,
+      rebuilder: async () => async () => proofOf('held-1', start + 2_000, 'Example Bank: a template deployed since.'),
+      now: () => now,
+      deadline: now + 30_000,
+      limit: 10,
+      timeoutMs: 2_000,
+    });
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    expect(store.objects.size).toBe(0);
+    expect(await index.sendsOf(held.record.userId)).toEqual([expect.objectContaining({ batch: slice })]);
   });
 });
 
