@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, expect, inject, it } from 'vitest';
 import { indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
-import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { lateBatchName, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceSpool, spoolItem } from '../../functions/stores/evidence-spool.ts';
 import { main } from '../../tools/ops/cli.ts';
@@ -22,6 +22,8 @@ const t0 = Date.parse('2026-11-01T10:00:05Z');
 const slice = sliceBatchName(t0, RETENTION);
 const mine = proofOf('keys1', t0);
 const other = proofOf('keys2', t0 + 1_000);
+/** Locked by the recovery from its spooled bytes after its minute was rolled: indexed under the late object's name. */
+const late = proofOf('keys3', t0 + 2_000);
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
@@ -35,11 +37,12 @@ beforeAll(async () => {
   ];
   const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
   const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
-  for (const p of [mine, other]) {
+  for (const p of [mine, other, late]) {
     const record = { slice, sha256: p.sha256, notificationId: p.record.notificationId, recordKind: 'SEND' as const };
     await spool.put([{ ...record, bytes: p.bytes }], t0);
     const send = { userId: p.record.userId, acceptedAt: p.record.acceptedAt, notificationId: record.notificationId };
-    const entries = indexEntriesOf(slice, [{ ...send, sha256: p.sha256 }]);
+    const batch = p === late ? lateBatchName(slice, [p.sha256]) : slice;
+    const entries = indexEntriesOf(batch, [{ ...send, sha256: p.sha256 }]);
     await index.putBatch(entries.map((entry) => ({ entry, expiresAt: 2_000_000_000 })));
   }
 });
@@ -58,6 +61,15 @@ it("names the customer's spooled item by its partition and sort key's prefix, an
   expect(prefix.length).toBeGreaterThan(String(item.sk).length - 43 + 20);
   const theirs = spoolItem({ slice, sha256: other.sha256, notificationId: '', recordKind: 'SEND', bytes: other.bytes });
   expect(String(theirs.sk).startsWith(prefix)).toBe(false);
+});
+
+it('names the spooled item of a send the recovery locked beside its rolled minute (indexed under the late object)', async () => {
+  let json = '';
+  expect(await main(['spool-keys', late.record.userId, '--json', ...where], (t) => (json += t))).toBe(0);
+  const found = JSON.parse(json) as { keys: { batch: string; pk: string; skPrefix: string }[] };
+  const item = spoolItem({ slice, sha256: late.sha256, notificationId: '', recordKind: 'SEND', bytes: late.bytes });
+  expect(found.keys).toEqual([expect.objectContaining({ batch: lateBatchName(slice, [late.sha256]), pk: item.pk })]);
+  expect(String(item.sk).startsWith(found.keys[0]?.skPrefix ?? '-')).toBe(true);
 });
 
 it('prints the Query and DeleteItem commands the break-glass session runs', async () => {

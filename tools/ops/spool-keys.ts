@@ -26,13 +26,24 @@ export const spoolKeys: Command = {
       o === undefined ? localEvidenceSpoolTableName(c.target.tableName) : (o.EvidenceSpoolTableName ?? o.TableName);
     const refs = await c.target.ports.evidenceLocator.ofUser(c.first);
     const keys: SpoolKeyOfSend[] = refs.flatMap((r) => {
-      const key = parseSliceBatch(r.batch) === undefined ? undefined : spoolKeyOf(r.batch, r.sha256 ?? '');
+      const slice = spoolSliceOf(r.batch);
+      const key = slice === undefined ? undefined : spoolKeyOf(slice, r.sha256 ?? '');
       return key === undefined ? [] : [{ notificationId: r.notificationId, batch: r.batch, ...key }];
     });
     c.out({ table, keys }, spoolKeysText(c.first, table, keys));
     return OPS_EXIT.OK;
   },
 };
+
+/**
+ * The spool slice a send's batch names: the slice itself, or the slice a late object stands beside (a record the
+ * recovery locked from the spool after its minute was rolled: its item is in the spool under the slice's key).
+ */
+function spoolSliceOf(batch: string): string | undefined {
+  if (parseSliceBatch(batch) !== undefined) return batch;
+  const slice = batch.replace(/late[0-9a-f]{16}$/, '');
+  return slice !== batch && parseSliceBatch(slice) !== undefined ? slice : undefined;
+}
 
 /**
  * The break-glass session's shell commands: for each key, a Query of its prefix and a DeleteItem of every item it
