@@ -374,6 +374,11 @@ export class EvidenceStore extends Construct {
   spoolIn(table: ITable): void {
     this.spoolTable = table;
     (this.environment as { EVIDENCE_SPOOL_TABLE_NAME?: string }).EVIDENCE_SPOOL_TABLE_NAME = table.tableName;
+    // A court-ordered erasure removes the customer's spooled records too (docs/operations.md "Break glass"): found
+    // by their keys' prefixes, deleted one by one. The table's guard lets no one else delete.
+    this.breakGlassRole.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], resources: [table.tableArn] }),
+    );
   }
 
   /** Write-once access for a function that records evidence, under the prefixes it writes (`environment` names the store). */

@@ -35,6 +35,7 @@ import {
   parseEventIndexSk,
   parseNotificationId,
 } from '../domain/keys.ts';
+import { isConditionFailure } from './condition-failure.ts';
 import { type Item, type QueryInput, queryAll } from './paged-query.ts';
 
 export type EvidenceIndexEntry = IndexEntry;
@@ -156,21 +157,40 @@ export class DynamoEvidenceIndexWriter implements Pick<EvidenceIndex, 'add' | 'p
     const before = new Map<string, Added>();
     for (let i = 0; i < items.length; i += ADD_AT_ONCE) {
       await Promise.all(
-        items.slice(i, i + ADD_AT_ONCE).map(async ({ pk, sk, expiresAt, s }) => {
-          const r = await this.client.send(
-            new UpdateCommand({
-              TableName: this.tableName,
-              Key: { pk, sk },
-              UpdateExpression: s === undefined ? 'SET expiresAt = :e' : 'ADD s :s SET expiresAt = :e',
-              ExpressionAttributeValues: { ':e': expiresAt, ...(s === undefined ? {} : { ':s': s }) },
-              ...(s === undefined ? {} : { ReturnValues: 'UPDATED_OLD' as const }),
-            }),
-          );
-          if (s !== undefined) before.set(itemId({ pk, sk }), { had: r.Attributes?.s as Set<string> | undefined, s });
+        items.slice(i, i + ADD_AT_ONCE).map(async (item) => {
+          const had = await this.addOne(item);
+          if (item.s !== undefined) before.set(itemId(item), { had, s: item.s });
         }),
       );
     }
     return before;
+  }
+
+  /**
+   * One item added to: its sends ADDed, its TTL raised — never lowered: writers of one shared customer item (an
+   * event's channels, a rebuild, a gap's fill) may keep their sends for different retentions (a deploy changed it),
+   * and each send must stay as long as its own. A later TTL already there refuses the SET (the condition), and then
+   * the sends alone are added. Resolves with a customer item's sends before the ADD.
+   */
+  private async addOne({ pk, sk, expiresAt, s }: IndexItem): Promise<Set<string> | undefined> {
+    const update = (set: boolean) =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk, sk },
+          UpdateExpression: [s === undefined ? '' : 'ADD s :s', set ? 'SET expiresAt = :e' : ''].join(' ').trim(),
+          ExpressionAttributeValues: { ...(set ? { ':e': expiresAt } : {}), ...(s === undefined ? {} : { ':s': s }) },
+          ...(set ? { ConditionExpression: 'attribute_not_exists(expiresAt) OR expiresAt <= :e' } : {}),
+          ...(s === undefined ? {} : { ReturnValues: 'UPDATED_OLD' as const }),
+        }),
+      );
+    try {
+      return (await update(true)).Attributes?.s as Set<string> | undefined;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // The item is kept longer already: an event's item needs nothing more, a customer's gets its sends.
+      return s === undefined ? undefined : ((await update(false)).Attributes?.s as Set<string> | undefined);
+    }
   }
 }
 
@@ -238,14 +258,19 @@ type Added = { readonly had: ReadonlySet<string> | undefined; readonly s: Readon
 const itemId = (key: Key) => JSON.stringify([key.pk, key.sk]);
 
 /**
- * Whether another writer added a send to an event item's customer item before this one: then that writer puts (or
- * put) the event item. An item that held only this writer's own sends (its retry) is not another's.
+ * Whether another writer surely added a send to an event item's customer item before this one: then that writer puts
+ * (or put) the event item. When the item held one of this writer's own sends already, an earlier attempt of its ADD
+ * had landed (the SDK retried an unanswered call, or a rebuild writes again): the other sends there may have come
+ * after it, their writers having seen its send and left the event item to it — so it cannot know who was first and
+ * puts the event item (the same key and TTL whoever puts it).
  */
 function anotherWriterFirst(event: IndexItem, before: ReadonlyMap<string, Added>): boolean {
   const at = parseEventIndexSk(event.sk);
   if (at === undefined) return false;
   const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, event.pk.slice(2)) }));
-  return [...(added?.had ?? [])].some((mark) => !added?.s.has(mark));
+  const had = [...(added?.had ?? [])];
+  if (had.some((mark) => added?.s.has(mark))) return false;
+  return had.length > 0;
 }
 
 /** UpdateItem calls in flight at once when a writer adds to customer items. */

@@ -43,8 +43,13 @@ export interface EvidenceLocator {
   stateOf(batch: string): Promise<BatchState>;
   /** The feedback batches holding reports on sends of a send batch (stores/evidence-reports.ts). */
   reportsOf(sendBatch: string): Promise<string[]>;
-  /** The records a spool slice holds before its roll-up (stores/evidence-spool.ts). */
+  /** Every record a spool slice holds, rolled or not (whether a send's record is kept yet: stores/evidence-spool.ts). */
   spooled(slice: string): Promise<SpooledRecord[]>;
+  /**
+   * The records of a spool slice the roll-up has not rolled yet: what a reader shows from the spool. A rolled slice is
+   * read from its objects only — never its spool copy, which a court-ordered erasure's removal would not reach.
+   */
+  unrolled(slice: string): Promise<SpooledRecord[]>;
 }
 
 export class DynamoEvidenceLocator implements EvidenceLocator {
@@ -68,6 +73,10 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
 
   spooled(slice: string): Promise<SpooledRecord[]> {
     return this.spool.ofSlice(slice);
+  }
+
+  unrolled(slice: string): Promise<SpooledRecord[]> {
+    return this.spool.unrolled(slice);
   }
 
   async ofEvent(eventId: string): Promise<{ userIds: string[]; refs: SendRef[] }> {
@@ -118,7 +127,7 @@ export interface ReadOptions {
    * Asked of the table for a named batch the store does not hold, and for the feedback batches holding reports on a
    * send batch's sends (without it, only reports under the send batch's own prefix are read, as written before).
    */
-  readonly locator?: Partial<Pick<EvidenceLocator, 'stateOf' | 'reportsOf' | 'spooled'>>;
+  readonly locator?: Partial<Pick<EvidenceLocator, 'stateOf' | 'reportsOf' | 'unrolled'>>;
   /** Each record's exact bytes too (base64): a dispute's export. */
   readonly raw?: boolean;
 }
@@ -192,7 +201,9 @@ function sliceReading(
   const { locator } = options;
   return {
     inObject: (name, ids) => sendsInBatch(store, name, ids, options, feedbackBatches, slice),
-    ...(locator?.spooled === undefined ? {} : { spooled: (s: string) => locator.spooled?.(s) ?? Promise.resolve([]) }),
+    ...(locator?.unrolled === undefined
+      ? {}
+      : { unrolled: (s: string) => locator.unrolled?.(s) ?? Promise.resolve([]) }),
     reportsOf: async (send) => {
       const reports = await reportsOn(store, slice, options, feedbackBatches);
       const own = dedupeReports(reports.found.filter((r) => r.report.providerMessageId === send.providerMessageId));
@@ -201,7 +212,7 @@ function sliceReading(
     },
     // Without the table it is not known whether the spool holds it; with it, how long it has been on its way.
     notInStore: async (ids) =>
-      locator?.spooled === undefined ? notInStore(slice, ids, options) : sliceUnfound(slice, ids, Date.now()),
+      locator?.unrolled === undefined ? notInStore(slice, ids, options) : sliceUnfound(slice, ids, Date.now()),
     ...(options.raw === undefined ? {} : { raw: options.raw }),
   };
 }
@@ -405,19 +416,20 @@ async function reportsInSlice(
   slice: string,
   options: ReadOptions,
 ): Promise<{ reports: Report[]; missing?: string }> {
+  // The spool first (its cursor, then its items): a slice rolled meanwhile is then in the objects listed after.
+  const spooled = (await options.locator?.unrolled?.(slice)) ?? [];
   const reports: Report[] = [];
   for (const object of await store.history(slice)) {
     if (object.key !== batchObjectKey(slice) && !isLateOf(object.key, slice)) continue;
     const read = await readFirst(store, object);
     if (read !== undefined) reports.push(...reportsIn(read.bytes, read.warnings));
   }
-  const spooled = (await options.locator?.spooled?.(slice)) ?? [];
   // A report both rolled and still spooled (the roll-up between the two reads) is read once (dedupeReports).
   for (const s of spooled) {
     if (s.recordKind !== 'FEEDBACK') continue;
     reports.push({ report: parseEvidence(s.bytes) as FeedbackEvidence, warnings: [] });
   }
-  return reports.length > 0 || options.locator?.spooled === undefined
+  return reports.length > 0 || options.locator?.unrolled === undefined
     ? { reports }
     : { reports, missing: `reports in ${slice} are neither in the store nor in the spool` };
 }

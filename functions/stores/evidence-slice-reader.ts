@@ -2,7 +2,9 @@
  * Reading the sends a spool slice holds (domain/evidence-spool.ts): the slice's object once the sweeper rolled it, a
  * late object beside it for a record spooled after that, and — before the roll-up — the spool itself, so the minutes
  * between a send and its object never show its evidence as missing. A record read from the spool is its exact bytes,
- * checked against the digest the SENT write or the index carried, and said to be not yet in the locked store.
+ * checked against the digest the SENT write or the index carried, and said to be not yet in the locked store. Once
+ * its slice is rolled, the spool's copy is never shown (its items stay until their TTL): the objects are the record,
+ * and what a court-ordered erasure removes from them stays removed.
  */
 import { parseEvidence, type SendEvidence } from '../domain/evidence.ts';
 import { batchNameOfKey, batchObjectKey, digestMatches, readBatch, sha256Hex } from '../domain/evidence-batch.ts';
@@ -16,8 +18,8 @@ type Ids = ReadonlyMap<string, ReadonlySet<string>>;
 export interface SliceReading {
   /** The sends of one stored object of the slice (the reader's own batch read), the reports on them found by the slice. */
   readonly inObject: (name: string, ids: Ids) => Promise<SendsFound>;
-  /** The spool's records of the slice; undefined without the table. */
-  readonly spooled?: (slice: string) => Promise<SpooledRecord[]>;
+  /** The spool's records of the slice while the roll-up has not rolled it (none after); undefined without the table. */
+  readonly unrolled?: (slice: string) => Promise<SpooledRecord[]>;
   /** The reports on a send of the slice, and warnings about them. */
   readonly reportsOf: (send: SendEvidence) => Promise<Pick<SendProof, 'feedback' | 'warnings'>>;
   /** Named sends none of the above holds: what the table says of them. */
@@ -31,6 +33,8 @@ export async function sendsInSlice(
   ids: Ids,
   how: SliceReading,
 ): Promise<SendsFound> {
+  // The spool before the objects: its cursor said "not rolled", so a roll-up since wrote an object listed below.
+  const spooled = (await how.unrolled?.(slice)) ?? [];
   const left = new Map(ids);
   const proofs: SendProof[] = [];
   const unfound: SendsFound['unfound'] = [];
@@ -46,7 +50,7 @@ export async function sendsInSlice(
     for (const id of here.keys()) left.delete(id);
   }
   if (left.size === 0) return { proofs, unfound };
-  for (const record of (await how.spooled?.(slice)) ?? []) {
+  for (const record of spooled) {
     if (record.recordKind !== 'SEND' || !left.has(record.notificationId)) continue;
     proofs.push(await spooledProof(slice, record, left.get(record.notificationId) ?? new Set(), how));
     left.delete(record.notificationId);

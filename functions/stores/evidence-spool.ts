@@ -135,6 +135,22 @@ export function spoolItem(r: SpooledRecord): Item {
 }
 
 /**
+ * Where a record of a slice is in the spool, from its digest (hex: whole, or its first 128 bits as the index keeps
+ * it): its partition and its sort key, or — from a part of the digest — the sort key's prefix (the whole base64url
+ * characters the part gives). What a court-ordered erasure finds the customer's spooled records by.
+ */
+export function spoolKeyOf(slice: string, sha256: string): { pk: string; skPrefix: string } | undefined {
+  const s = parseSliceBatch(slice);
+  if (s === undefined || !/^[0-9a-f]{32,64}$/.test(sha256) || sha256.length % 2 !== 0) return undefined;
+  // A whole digest is the whole key; a part gives the characters all of whose 6 bits it holds.
+  const chars = sha256.length === 64 ? DIGEST_KEY_CHARS : Math.floor((sha256.length * 4) / 6);
+  return {
+    pk: spoolPk(spoolShardOf(sha256)),
+    skPrefix: `${pad(s.startMs)}#${s.days}#${keyDigest(sha256).slice(0, chars)}`,
+  };
+}
+
+/**
  * The spool as its writers (dispatch, feedback) reach it: puts only. A class of its own so that their bundles leave
  * out the roll-up's and the readers' code (a class's methods are bundled whole).
  */
@@ -211,11 +227,32 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
   }
 
   async ofSlice(slice: string): Promise<SpooledRecord[]> {
+    return this.inBoth((spool) => spool.ofSliceHere(slice));
+  }
+
+  /** Both spools while the main table may hold an earlier version's items (a minute of the deploy is in both). */
+  private async inBoth(read: (spool: DynamoEvidenceSpool) => Promise<SpooledRecord[]>): Promise<SpooledRecord[]> {
     const former = this.former();
-    // Both spools while the main table may hold an earlier version's items (a minute of the deploy is in both).
-    const [here, before] = await Promise.all([this.ofSliceHere(slice), former?.ofSliceHere(slice) ?? []]);
+    const [here, before] = await Promise.all([read(this), former === undefined ? [] : read(former)]);
     const seen = new Set(here.map((r) => r.sha256));
     return [...here, ...before.filter((r) => !seen.has(r.sha256))];
+  }
+
+  /**
+   * The records of a slice the roll-up has not rolled yet — what a reader may show: once rolled, a slice is read from
+   * its objects only, so a record a court-ordered erasure removed from the store is not read back from here (the items
+   * stay until their TTL). Each table's cursor is read before its items: a slice rolled between the two is still
+   * shown, as its object is (the roll-up deletes nothing). A record that landed after its slice was rolled is not
+   * shown either: its rebuild writes it beside the slice's object.
+   */
+  async unrolled(slice: string): Promise<SpooledRecord[]> {
+    return this.inBoth((spool) => spool.unrolledHere(slice));
+  }
+
+  private async unrolledHere(slice: string): Promise<SpooledRecord[]> {
+    const start = parseSliceBatch(slice)?.startMs;
+    if (start === undefined || (await this.cursor()).rolledBefore > start) return [];
+    return this.ofSliceHere(slice);
   }
 
   private async ofSliceHere(slice: string): Promise<SpooledRecord[]> {

@@ -19,6 +19,7 @@
 import pLimit from 'p-limit';
 import type { SendProof } from '../dispatch/record-evidence.ts';
 import { isErased } from '../domain/erasure.ts';
+import { parseEvidence } from '../domain/evidence.ts';
 import type { IndexedSend } from '../domain/evidence-batch.ts';
 import { isSliceOfBatch, lateBatchName, parseSliceBatch } from '../domain/evidence-spool.ts';
 import { notificationKey, parseNotificationId } from '../domain/keys.ts';
@@ -250,10 +251,17 @@ async function respool(
     const proof = await rebuild(item).catch(() => undefined);
     if (proof === undefined || proof.sha256 !== item.evidence.sha256) {
       const rolled = (await spool.cursor()).rolledBefore > startMs;
-      const held = rolled
-        ? await inStore(slice, item.evidence.sha256)
-        : await sliceHolds(slice, item.evidence.sha256, (s) => spool.ofSlice(s), deps.outlets.store);
+      if (rolled && !(await inStore(slice, item.evidence.sha256))) {
+        // Locked from its spooled bytes (and indexed with them), or lost.
+        if (!(await lockSpooledLate(slice, item, spool, deps))) unverified.push(item);
+        continue;
+      }
+      const held =
+        rolled || (await sliceHolds(slice, item.evidence.sha256, (s) => spool.ofSlice(s), deps.outlets.store));
       if (!held) unverified.push(item);
+      // Kept, but its writer's index write may not have landed (its put went unanswered): indexed under its slice,
+      // as its writer would have — unless erased (it names no customer any more: found by its event).
+      else if (!isErased(item)) await indexHeld(slice, item, deps);
       continue;
     }
     let rolled = (await spool.cursor()).rolledBefore > startMs;
@@ -267,19 +275,51 @@ async function respool(
     // Rolled (before the put, or between it and the claim): the slice's objects may lack it — then a late object,
     // indexed under its own name (a reader finds it by the slice's prefix either way).
     if (rolled && !(await inStore(slice, proof.sha256))) {
-      const written = await writeBatch(
-        deps.outlets,
-        { name: lateBatchName(slice, [proof.sha256]), writer: 'sweeper', records: [proof] },
-        { timeoutMs: deps.timeoutMs, now: deps.now() },
-      );
-      if (written.outcome === 'lost')
-        throw Object.assign(new Error(written.error ?? 'lost'), { name: 'StoreAndGapFailed' });
-      if (!written.indexed) throw Object.assign(new Error(written.error ?? 'index'), { name: 'IndexFailed' });
+      await writeLate(slice, proof, deps);
     } else {
-      const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
-      if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+      await indexHeld(slice, item, deps);
     }
     rebuilt++;
   }
   return { rebuilt, unverified };
+}
+
+async function indexHeld(slice: string, item: SentHere, deps: RecoverDeps): Promise<void> {
+  const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
+  if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+}
+
+/** A record of a rolled slice its objects lack, written beside the slice's object (named by its digest), indexed. */
+async function writeLate(slice: string, proof: SendProof, deps: RecoverDeps): Promise<void> {
+  const written = await writeBatch(
+    deps.outlets,
+    { name: lateBatchName(slice, [proof.sha256]), writer: 'sweeper', records: [proof] },
+    { timeoutMs: deps.timeoutMs, now: deps.now() },
+  );
+  if (written.outcome === 'lost')
+    throw Object.assign(new Error(written.error ?? 'lost'), { name: 'StoreAndGapFailed' });
+  if (!written.indexed) throw Object.assign(new Error(written.error ?? 'index'), { name: 'IndexFailed' });
+}
+
+/**
+ * A send no rebuild matches, of a slice rolled without it: its writer's unanswered put may have landed after the
+ * roll-up read the minute — below the cursor, which no roll-up reads again. Its exact bytes there (the digest the SENT
+ * write carried, checked on read) are locked as a late object; true when they were, false when the spool lacks them.
+ */
+async function lockSpooledLate(
+  slice: string,
+  item: SentHere,
+  spool: EvidenceSpool,
+  deps: RecoverDeps,
+): Promise<boolean> {
+  const spooled = (await spool.ofSlice(slice)).find((r) => r.sha256 === item.evidence.sha256);
+  if (spooled === undefined) return false;
+  let record: SendProof['record'];
+  try {
+    record = parseEvidence(spooled.bytes) as SendProof['record'];
+  } catch {
+    return false; // bytes the strict parser refuses: judged as before (a mismatch), never locked half-read
+  }
+  await writeLate(slice, { record, bytes: spooled.bytes, sha256: spooled.sha256 }, deps);
+  return true;
 }

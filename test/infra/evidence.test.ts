@@ -189,6 +189,14 @@ describe('the evidence store', () => {
     expect(onSpool('Dispatch')).toEqual(['dynamodb:PutItem']);
     expect(onSpool('DeliveryFeedbackFunction')).toEqual(['dynamodb:PutItem']);
     expect(onSpool('Sweeper')).toEqual(['dynamodb:PutItem', 'dynamodb:Query']);
+    // A court-ordered erasure (docs/operations.md "Break glass"): the customer's spooled records found and deleted.
+    const breakGlassOnSpool = Object.entries(base.json.Resources)
+      .filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('EvidenceBreakGlassRole'))
+      .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+      .filter((st) => String(JSON.stringify(st.Resource)).includes('EvidenceSpoolTable'))
+      .flatMap((st) => [st.Action].flat())
+      .sort();
+    expect(breakGlassOnSpool).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query']);
     expect(on('Dispatch', 'EVIDENCE_SPOOL#*')).toEqual([]);
     expect(on('DeliveryFeedbackFunction', 'EVIDENCE_SPOOL#*')).toEqual([]);
     // The main table's spool, where an earlier version put items without a TTL: read, rolled, deleted once rolled.

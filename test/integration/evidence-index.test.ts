@@ -235,6 +235,37 @@ describe('the evidence index in a table of its own', () => {
     expect((await index.sendsOfEvent('slice-ev')).map((s) => s.notificationId)).toEqual(both);
     expect((await index.sendsOf('slice-customer')).map((s) => s.batch)).toEqual([slice, slice]);
   });
+
+  it("a later writer of a shared customer item kept for a shorter retention (a deploy lowered it) adds its sends and never shortens the item's TTL; a longer one raises it", async () => {
+    const name = (n: number) => batchName('dispatch', START + n * 1_000, `ttl${String(n).padStart(8, '0')}`);
+    const send = (channel: string, n: number): IndexedSend => ({
+      userId: 'ttl-customer',
+      acceptedAt: new Date(START + n * 1_000).toISOString(),
+      notificationId: `ttl-ev#${channel}`,
+      sha256: digest(800 + n),
+    });
+    const add = (n: number, channel: string, expiresAt: number) =>
+      index.putBatch(indexEntriesOf(name(n), [send(channel, n)]).map((entry) => ({ entry, expiresAt })));
+    const ttl = async () => {
+      const items = await scanAll(table.endpoint, indexTable);
+      return items.find((i) => String(i.pk) === 'u#ttl-customer')?.expiresAt;
+    };
+    expect(await add(1, 'EMAIL', 2_000_000_000)).toBe(0);
+    expect(await add(2, 'SMS', 1_900_000_000)).toBe(0);
+    expect(await ttl()).toBe(2_000_000_000);
+    expect((await index.sendsOf('ttl-customer')).map((s) => s.notificationId)).toEqual(['ttl-ev#EMAIL', 'ttl-ev#SMS']);
+    // The sweeper's add (a gap's fill, a rebuild) too.
+    for (const entry of indexEntriesOf(name(3), [send('PUSH', 3)])) await index.add(entry, 1_800_000_000);
+    expect(await ttl()).toBe(2_000_000_000);
+    expect(await add(4, 'EMAIL', 2_100_000_000)).toBe(0);
+    expect(await ttl()).toBe(2_100_000_000);
+    expect((await index.sendsOf('ttl-customer')).map((s) => s.notificationId)).toEqual([
+      'ttl-ev#EMAIL',
+      'ttl-ev#SMS',
+      'ttl-ev#PUSH',
+      'ttl-ev#EMAIL',
+    ]);
+  });
 });
 
 describe('a range of days in the compact layout', () => {

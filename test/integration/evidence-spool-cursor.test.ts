@@ -40,6 +40,35 @@ describe('the roll-up and a rebuild at once', () => {
     bytes: p.bytes,
   });
 
+  /** A dead dispatch invocation's SENT send of `p` in `slice`: its intent opened at each recovery, run at `now`. */
+  const deadInvocation = (spool: EvidenceSpool, store: MemoryStore, slice: string, p: SendProof, id: string) => {
+    const acceptedAt = Date.parse(p.record.acceptedAt);
+    const intents = new MemoryIntents();
+    const index = new MemoryIndex();
+    const item = {
+      notificationId: p.record.notificationId,
+      status: 'SENT',
+      userId: p.record.userId,
+      evidence: { batch: slice, sha256: p.sha256, acceptedAt: p.record.acceptedAt },
+    } as unknown as SentHere;
+    const recover = async (now: number, rebuilt: SendProof) => {
+      const name = batchName('dispatch', acceptedAt - 1_000, id);
+      await intents.open({ name, dueMs: acceptedAt + 88_000, notificationIds: [item.notificationId] });
+      return recoverEvidenceBatches({
+        intents,
+        notifications: { get: async () => item },
+        outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: RETENTION } },
+        spool,
+        rebuilder: async () => async () => rebuilt,
+        now: () => now,
+        deadline: now + 30_000,
+        limit: 10,
+        timeoutMs: 2_000,
+      });
+    };
+    return { index, recover };
+  };
+
   it('a rebuild that spools a record while a roll-up of its minute is under way: that roll-up may not move the cursor past it, and the next run writes it beside the object', async () => {
     const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
     const store = new MemoryStore();
@@ -78,29 +107,8 @@ describe('the roll-up and a rebuild at once', () => {
     expect(await roll(spool, store, start + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ slices: 1, objects: 1 });
 
     const dead = proofOf('gone-2', start + 2_000);
-    const intents = new MemoryIntents();
-    const intent = batchName('dispatch', start + 1_000, 'inv0000099');
-    const item = {
-      notificationId: dead.record.notificationId,
-      status: 'SENT',
-      userId: dead.record.userId,
-      evidence: { batch: slice, sha256: dead.sha256, acceptedAt: new Date(start + 2_000).toISOString() },
-    } as unknown as SentHere;
-    const index = new MemoryIndex();
-    const recover = async (now: number) => {
-      await intents.open({ name: intent, dueMs: start + 90_000, notificationIds: [item.notificationId] });
-      return recoverEvidenceBatches({
-        intents,
-        notifications: { get: async () => item },
-        outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: RETENTION } },
-        spool,
-        rebuilder: async () => async () => dead,
-        now: () => now,
-        deadline: now + 30_000,
-        limit: 10,
-        timeoutMs: 2_000,
-      });
-    };
+    const { recover: recoverAt } = deadInvocation(spool, store, slice, dead, 'inv0000099');
+    const recover = (now: number) => recoverAt(now, dead);
     const now = start + SPOOL_CLOSED_AFTER_MS + 60_000;
     expect(await recover(now)).toMatchObject({ recovered: 1, rebuilt: 1, lost: [] });
     const beside = batchObjectKey(lateBatchName(slice, [dead.sha256]));
@@ -115,10 +123,57 @@ describe('the roll-up and a rebuild at once', () => {
       store,
       [{ batch: slice, notificationId: dead.record.notificationId, sha256: dead.sha256 }],
       {
-        locator: { spooled: (s) => spool.ofSlice(s) },
+        locator: { unrolled: (s) => spool.unrolled(s) },
       },
     );
     expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[dead.sha256, undefined]]);
+  });
+
+  it("an unanswered put that landed after its minute was rolled, whose rebuild differs (a template deployed since): its spooled bytes are locked beside the slice's object, not counted lost", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const store = new MemoryStore();
+    const start = Date.parse('2026-12-06T09:10:00Z');
+    const slice = sliceBatchName(start, RETENTION);
+    await spool.put([spooled(slice, proofOf('late-0', start + 1_000))], start);
+    // The roll-up reads the minute without it and moves the cursor past it; then the put lands.
+    expect(await roll(spool, store, start + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ slices: 1, objects: 1 });
+    const landed = proofOf('late-1', start + 2_000);
+    await spool.put([spooled(slice, landed)], start + SPOOL_CLOSED_AFTER_MS + 1_000);
+    const now = start + SPOOL_CLOSED_AFTER_MS + 120_000;
+    const { index, recover: recoverAt } = deadInvocation(spool, store, slice, landed, 'inv0000098');
+    const recover = () => recoverAt(now, proofOf('late-1', start + 2_000, 'Example Bank: a template deployed since.'));
+    // No roll-up reads below its cursor: the recovery locks the spooled bytes beside the slice's object, indexed.
+    expect(await recover()).toMatchObject({ recovered: 1, lost: [] });
+    expect((await index.sendsOf(landed.record.userId)).map((x) => x.notificationId)).toEqual([
+      landed.record.notificationId,
+    ]);
+    const beside = batchObjectKey(lateBatchName(slice, [landed.sha256]));
+    expect(readBatch(store.objects.get(beside)?.body ?? Buffer.alloc(0)).records.map((x) => x.bytes)).toEqual([
+      landed.bytes,
+    ]);
+    const found = await findSends(
+      store,
+      [{ batch: slice, notificationId: landed.record.notificationId, sha256: landed.sha256 }],
+      { locator: { unrolled: (s) => spool.unrolled(s) } },
+    );
+    expect(found.proofs.map((p) => [p.sha256, p.warnings])).toEqual([[landed.sha256, undefined]]);
+  });
+
+  it("a send whose rebuild differs but whose record the spool holds in a minute not rolled yet: kept for the roll-up, and indexed under its slice (its writer's index write may not have landed)", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const start = Date.parse('2026-12-06T09:20:00Z');
+    const slice = sliceBatchName(start, RETENTION);
+    const held = proofOf('held-1', start + 2_000);
+    await spool.put([spooled(slice, held)], start);
+    const store = new MemoryStore();
+    const { index, recover } = deadInvocation(spool, store, slice, held, 'inv0000097');
+    const r = await recover(
+      start + 120_000,
+      proofOf('held-1', start + 2_000, 'Example Bank: a template deployed since.'),
+    );
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    expect(store.objects.size).toBe(0);
+    expect(await index.sendsOf(held.record.userId)).toEqual([expect.objectContaining({ batch: slice })]);
   });
 });
 

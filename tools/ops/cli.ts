@@ -15,6 +15,7 @@ import * as four from './commands-proposals.ts';
 import * as read from './commands-read.ts';
 import { connect } from './connect.ts';
 import { REGION_COMMANDS, regionsMain } from './regions.ts';
+import { spoolKeys } from './spool-keys.ts';
 import { StackOutputsError } from './stack-outputs.ts';
 import { USAGE } from './usage.ts';
 
@@ -45,6 +46,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   held: held.held,
   'release-held': act.releaseHeld,
   'settle-held': act.settleHeld,
+  'spool-keys': spoolKeys,
 };
 
 const OPTIONS = {

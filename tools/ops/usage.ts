@@ -74,6 +74,9 @@ Commands
                                      closes a held notice without sending: HANDED_OVER with the old region's record or
                                      PROOF of its send (a message id, an evidence object), else FAILED (HELD_SETTLED):
                                      tell the customer (docs/regions.md). Audited.
+  spool-keys <userId>                where the customer's records are in the evidence spool's table (from the index),
+                                     as the commands a court-ordered erasure's break-glass session runs to delete them
+                                     (docs/operations.md "Break glass"); reads only
   promote --to R --old-region-unreachable --from-epoch N [--cut ISO] --reason TEXT --confirm
                                      a failover: R's fence ACTIVE at an epoch above N and every one its replica has
                                      seen (the preview's lastSeenEpochs), its intake on, then a held or unknown

@@ -1,0 +1,106 @@
+/**
+ * `npm run ops -- spool-keys <userId>` (tools/ops/spool-keys.ts): a court-ordered erasure's spool step. From the
+ * customer's index it names each spooled send's item — partition and sort key's prefix — and prints the break-glass
+ * session's Query and DeleteItem commands; the key it names is the item's, and no other customer's.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, expect, inject, it } from 'vitest';
+import { indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
+import { lateBatchName, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceSpool, spoolItem } from '../../functions/stores/evidence-spool.ts';
+import { main } from '../../tools/ops/cli.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { proofOf, RETENTION } from '../support/spool-proofs.ts';
+
+let table: LocalTable;
+let where: string[];
+const t0 = Date.parse('2026-11-01T10:00:05Z');
+const slice = sliceBatchName(t0, RETENTION);
+const mine = proofOf('keys1', t0);
+const other = proofOf('keys2', t0 + 1_000);
+/** Locked by the recovery from its spooled bytes after its minute was rolled: indexed under the late object's name. */
+const late = proofOf('keys3', t0 + 2_000);
+
+beforeAll(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  where = [
+    '--endpoint',
+    table.endpoint,
+    '--table',
+    table.tableName,
+    '--evidence-dir',
+    mkdtempSync(join(tmpdir(), 'k-')),
+  ];
+  const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
+  const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
+  for (const p of [mine, other, late]) {
+    const record = { slice, sha256: p.sha256, notificationId: p.record.notificationId, recordKind: 'SEND' as const };
+    await spool.put([{ ...record, bytes: p.bytes }], t0);
+    const send = { userId: p.record.userId, acceptedAt: p.record.acceptedAt, notificationId: record.notificationId };
+    const batch = p === late ? lateBatchName(slice, [p.sha256]) : slice;
+    const entries = indexEntriesOf(batch, [{ ...send, sha256: p.sha256 }]);
+    await index.putBatch(entries.map((entry) => ({ entry, expiresAt: 2_000_000_000 })));
+  }
+});
+
+it("names the customer's spooled item by its partition and sort key's prefix, and no other customer's", async () => {
+  let json = '';
+  expect(await main(['spool-keys', mine.record.userId, '--json', ...where], (t) => (json += t))).toBe(0);
+  const found = JSON.parse(json) as { table: string; keys: { notificationId: string; pk: string; skPrefix: string }[] };
+  expect(found.table).toBe(table.evidenceSpoolTableName);
+  const item = spoolItem({ slice, sha256: mine.sha256, notificationId: '', recordKind: 'SEND', bytes: mine.bytes });
+  expect(found.keys).toEqual([
+    expect.objectContaining({ notificationId: mine.record.notificationId, pk: item.pk, skPrefix: expect.any(String) }),
+  ]);
+  const prefix = found.keys[0]?.skPrefix ?? '';
+  expect(String(item.sk).startsWith(prefix)).toBe(true);
+  expect(prefix.length).toBeGreaterThan(String(item.sk).length - 43 + 20);
+  const theirs = spoolItem({ slice, sha256: other.sha256, notificationId: '', recordKind: 'SEND', bytes: other.bytes });
+  expect(String(theirs.sk).startsWith(prefix)).toBe(false);
+});
+
+it('names the spooled item of a send the recovery locked beside its rolled minute (indexed under the late object)', async () => {
+  let json = '';
+  expect(await main(['spool-keys', late.record.userId, '--json', ...where], (t) => (json += t))).toBe(0);
+  const found = JSON.parse(json) as { keys: { batch: string; pk: string; skPrefix: string }[] };
+  const item = spoolItem({ slice, sha256: late.sha256, notificationId: '', recordKind: 'SEND', bytes: late.bytes });
+  expect(found.keys).toEqual([expect.objectContaining({ batch: lateBatchName(slice, [late.sha256]), pk: item.pk })]);
+  expect(String(item.sk).startsWith(found.keys[0]?.skPrefix ?? '-')).toBe(true);
+});
+
+it('prints the Query and DeleteItem commands the break-glass session runs', async () => {
+  let text = '';
+  expect(await main(['spool-keys', mine.record.userId, ...where], (t) => (text += t))).toBe(0);
+  expect(text).toContain(`1 spooled send(s) of ${mine.record.userId} in ${table.evidenceSpoolTableName}`);
+  expect(text).toContain(`aws dynamodb query --table-name '${table.evidenceSpoolTableName}'`);
+  expect(text).toContain('aws dynamodb delete-item');
+  // Pasted into a shell as printed: the Query of the prefix, then a DeleteItem of each key it answers.
+  const bin = mkdtempSync(join(tmpdir(), 'aws-'));
+  const log = join(bin, 'calls');
+  writeFileSync(
+    join(bin, 'aws'),
+    `#!/bin/sh\necho "$*" >> '${log}'\n[ "$2" = query ] && printf 'SK1\\tSK2\\n'\nexit 0\n`,
+  );
+  chmodSync(join(bin, 'aws'), 0o755);
+  const run = spawnSync('bash', ['-e', '-c', text], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+  expect(run.status, String(run.stderr)).toBe(0);
+  const calls = readFileSync(log, 'utf8').trim().split('\n');
+  const deletes = ['SK1', 'SK2'].map(
+    (sk) =>
+      `dynamodb delete-item --table-name ${table.evidenceSpoolTableName} --key {"pk":{"S":"${found(text)}"},"sk":{"S":"${sk}"}}`,
+  );
+  // The item's prefix, then its set-aside copy's (`BAD#<its key>`): each Query, then a DeleteItem of each key found.
+  expect(calls[0]).toContain(`dynamodb query --table-name ${table.evidenceSpoolTableName}`);
+  expect(calls[3]).toContain(`"S":"BAD#`);
+  expect([calls.slice(1, 3), calls.slice(4)]).toEqual([deletes, deletes]);
+  let none = '';
+  expect(await main(['spool-keys', 'nobody', ...where], (t) => (none += t))).toBe(0);
+  expect(none).toContain('nothing to delete there');
+});
+
+/** The partition the printed commands name. */
+const found = (text: string) => /EVIDENCE_SPOOL#\d/.exec(text)?.[0];

@@ -1,0 +1,76 @@
+/**
+ * `npm run ops -- spool-keys <userId>`: where a customer's records are in the evidence spool's table, for a
+ * court-ordered erasure (docs/operations.md "Break glass"). The roll-up deletes no spool item (each expires by TTL,
+ * SPOOL_KEEP_DAYS after its minute, and point-in-time recovery keeps 35 days more), so the break-glass role deletes
+ * the customer's. Read only: the customer's index names each send's slice and the first 128 bits of its digest,
+ * which give the item's partition and its sort key's prefix; what it prints is the break-glass session's commands,
+ * one Query of that prefix and a DeleteItem of each key it finds (a Query, since the index holds part of the digest).
+ */
+import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
+import { parseSliceBatch } from '../../functions/domain/evidence-spool.ts';
+import { spoolKeyOf } from '../../functions/stores/evidence-spool.ts';
+import { type Command, OPS_EXIT } from './command.ts';
+
+export interface SpoolKeyOfSend {
+  readonly notificationId: string;
+  readonly batch: string;
+  readonly pk: string;
+  readonly skPrefix: string;
+}
+
+export const spoolKeys: Command = {
+  arity: [1, 1],
+  async run(c) {
+    const o = c.target.outputs;
+    const table =
+      o === undefined ? localEvidenceSpoolTableName(c.target.tableName) : (o.EvidenceSpoolTableName ?? o.TableName);
+    const refs = await c.target.ports.evidenceLocator.ofUser(c.first);
+    const keys: SpoolKeyOfSend[] = refs.flatMap((r) => {
+      const slice = spoolSliceOf(r.batch);
+      const key = slice === undefined ? undefined : spoolKeyOf(slice, r.sha256 ?? '');
+      return key === undefined ? [] : [{ notificationId: r.notificationId, batch: r.batch, ...key }];
+    });
+    c.out({ table, keys }, spoolKeysText(c.first, table, keys));
+    return OPS_EXIT.OK;
+  },
+};
+
+/**
+ * The spool slice a send's batch names: the slice itself, or the slice a late object stands beside (a record the
+ * recovery locked from the spool after its minute was rolled: its item is in the spool under the slice's key).
+ */
+function spoolSliceOf(batch: string): string | undefined {
+  if (parseSliceBatch(batch) !== undefined) return batch;
+  const slice = batch.replace(/late[0-9a-f]{16}$/, '');
+  return slice !== batch && parseSliceBatch(slice) !== undefined ? slice : undefined;
+}
+
+/**
+ * The break-glass session's shell commands: for each key, a Query of its prefix and a DeleteItem of every item it
+ * finds — the item, and a copy the roll-up set aside (`BAD#<its key>`, kept without a TTL for the on-call).
+ */
+export function spoolKeysText(userId: string, table: string, keys: readonly SpoolKeyOfSend[]): string {
+  if (keys.length === 0) return `# no send of ${userId} is indexed under a spool slice: nothing to delete there\n`;
+  const lines = keys.map((k) =>
+    [
+      `# ${k.notificationId} (${k.batch})`,
+      deleteCommand(table, k.pk, k.skPrefix),
+      `# …and its copy set aside, if the roll-up set one aside`,
+      deleteCommand(table, k.pk, `${SET_ASIDE_PREFIX}${k.skPrefix}`),
+    ].join('\n'),
+  );
+  return `# ${keys.length} spooled send(s) of ${userId} in ${table}; run as the break-glass role:\n\n${lines.join('\n\n')}\n`;
+}
+
+/** The sort keys' prefix of the items the roll-up set aside (stores/evidence-spool.ts setAside). */
+const SET_ASIDE_PREFIX = 'BAD#';
+
+function deleteCommand(table: string, pk: string, prefix: string): string {
+  const values = JSON.stringify({ ':pk': { S: pk }, ':p': { S: prefix } });
+  return [
+    `aws dynamodb query --table-name '${table}' --key-condition-expression 'pk = :pk AND begins_with(sk, :p)' \\`,
+    `  --expression-attribute-values '${values}' --projection-expression sk --query 'Items[].sk.S' --output text \\`,
+    `  | tr '\\t' '\\n' | while read -r sk; do [ -n "$sk" ] && [ "$sk" != None ] && aws dynamodb delete-item --table-name '${table}' \\`,
+    `  --key "{\\"pk\\":{\\"S\\":\\"${pk}\\"},\\"sk\\":{\\"S\\":\\"$sk\\"}}" && echo "deleted ${pk} $sk"; done`,
+  ].join('\n');
+}
