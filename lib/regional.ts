@@ -353,7 +353,7 @@ export function alarmOnRegions(observability: Observability, metricNamespace: st
   observability.alarm(
     'PeerHeartbeatStale',
     ours('PeerHeartbeatStale').with({ statistic: 'Maximum' }),
-    `${role.otherRegion}'s heartbeat has not reached ${role.region}'s replica for 3 of 5 minutes (or ${role.region}'s keeper has not run): ${role.otherRegion} is down or its replication is — the runbook: confirm, decide (docs/regions.md "Runbook").`,
+    `${role.otherRegion}'s last heartbeat in ${role.region}'s replica is older than 90 s in 3 of 5 minutes (or ${role.region}'s keeper has not run): ${role.otherRegion} is down or its replication is — the runbook: confirm, decide (docs/regions.md "Runbook").`,
     1,
     { datapoints: 3, periods: 5, missing: TreatMissingData.BREACHING },
   );

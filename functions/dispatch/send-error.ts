@@ -1,7 +1,7 @@
 /**
  * The provider adapters' typed send error: each failed SES SendEmail / SNS Publish is classed by what the provider
  * may have done with the message (functions/domain/send-outcome.ts says what each class does to the notification).
- * How a provider's error is classed is provider-errors.ts: loaded with a container's first failed send.
+ * How a provider's error is classed is provider-errors.ts, loaded with the sender at cold start.
  */
 import type { Channel } from '../domain/channels.ts';
 import type { PublishOrigin } from '../domain/push-endpoint.ts';

@@ -129,7 +129,7 @@ export function keeperDecision(own: FenceControl, other: FenceControl | undefine
 /**
  * The other region's heartbeat is stale once it is older than this (the keeper beats every minute and a global table
  * replicates in about a second: one missed beat and half a minute's slack) — or when this replica has none at all. The
- * alarm asks 3 stale minutes of 5, so one late beat does not page; a lost region pages 2.5–4.5 min after its last beat.
+ * alarm asks 3 stale minutes of 5, so one late beat does not page; a lost region pages 3.5–4.5 min after its last beat.
  */
 export const HEARTBEAT_STALE_AFTER_MS = 90_000;
 

@@ -173,7 +173,7 @@ export const handler = async (_event: unknown, context: Context) => {
  * A fenced region's run, after the keeper: nothing that acts on a notification (no sweep, no rebuild, no gap filled:
  * the active region does those, on the global table). Only this region's own spool is rolled into this region's
  * evidence store, and its age and unread count published: the spool table is regional, so its last minutes before a
- * switchover or a failover are rolled by nobody else (docs/regions.md "What is lost"). Rolling sends nothing and
+ * switchover or a failover are rolled by nobody else (docs/regions.md "Windows that remain"). Rolling sends nothing and
  * writes no notification: the objects (each once, If-None-Match) and this table's own cursor. The main table's former
  * spool is the active region's to drain (its cursor and deletes replicate).
  */

@@ -97,6 +97,14 @@ it('prints the Query and DeleteItem commands the break-glass session runs', asyn
   expect(calls[0]).toContain(`dynamodb query --table-name ${table.evidenceSpoolTableName}`);
   expect(calls[3]).toContain(`"S":"BAD#`);
   expect([calls.slice(1, 3), calls.slice(4)]).toEqual([deletes, deletes]);
+  // A Query that fails (access denied, another region) stops the script: it never reads as "nothing left".
+  writeFileSync(join(bin, 'aws'), `#!/bin/sh\necho "$*" >> '${log}'\n[ "$2" = query ] && exit 254\nexit 0\n`);
+  writeFileSync(log, '');
+  const failed = spawnSync('bash', ['-c', text], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+  expect(failed.status).not.toBe(0);
+  expect(readFileSync(log, 'utf8')).not.toContain('delete-item');
+  const noRegion = { ...process.env, PATH: `${bin}:${process.env.PATH}`, AWS_REGION: '' };
+  expect(String(spawnSync('bash', ['-c', text], { env: noRegion }).stderr)).toContain('set AWS_REGION');
   let none = '';
   expect(await main(['spool-keys', 'nobody', ...where], (t) => (none += t))).toBe(0);
   expect(none).toContain('nothing to delete there');

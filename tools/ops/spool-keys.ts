@@ -59,7 +59,12 @@ export function spoolKeysText(userId: string, table: string, keys: readonly Spoo
       deleteCommand(table, k.pk, `${SET_ASIDE_PREFIX}${k.skPrefix}`),
     ].join('\n'),
   );
-  return `# ${keys.length} spooled send(s) of ${userId} in ${table}; run as the break-glass role:\n\n${lines.join('\n\n')}\n`;
+  // A failed Query (access denied, another region) must stop the script, not read as "nothing left to delete".
+  const guard = [
+    'set -euo pipefail',
+    `: "\${AWS_REGION:?set AWS_REGION to the region of ${table} (each region has a spool of its own: repeat per region)}"`,
+  ].join('\n');
+  return `# ${keys.length} spooled send(s) of ${userId} in ${table}; run as the break-glass role:\n${guard}\n\n${lines.join('\n\n')}\n`;
 }
 
 /** The sort keys' prefix of the items the roll-up set aside (stores/evidence-spool.ts setAside). */
