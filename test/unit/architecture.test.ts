@@ -127,8 +127,8 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     why: 'a send whose outcome is unknown: the only legitimate cause of a second send, as the witness must tell',
   },
   'functions/dispatch/pacer.ts': {
-    tools: /^tools\/(bench\/(quota|e2e-trace)|drill\/region)\.ts$/,
-    why: 'the shared send quota: the bench measures it across environments, and times its wait inside dispatch',
+    tools: /^tools\/(bench\/(quota|e2e-trace|cost-at-rate)|drill\/region)\.ts$/,
+    why: 'the shared send quota: the bench measures it across environments, times its wait inside dispatch, and prices its writes by its chunk',
   },
   'functions/dispatch/send-quota-store.ts': {
     tools: /^tools\/bench\/quota\.ts$/,
