@@ -19,9 +19,11 @@ import {
 } from '../../tools/bench/cost-at-rate.ts';
 import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
 import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
+import { SMALL_RUN } from '../support/run-density.ts';
 
-/** A run of `events` events on `perEvent` channels each. */
+/** A run of `events` events on `perEvent` channels each: the small run's density otherwise. */
 const run = (events: number, perEvent: number): RunDensity => ({
+  ...SMALL_RUN,
   notifications: events * perEvent,
   events,
   emails: events,
@@ -29,14 +31,7 @@ const run = (events: number, perEvent: number): RunDensity => ({
   snsDeliveryLogs: 0,
   criticalNotifications: 0,
   otpEvents: 0,
-  invocations: { ingest: 3, dispatch: 6, feedback: 2, sweeper: 1 },
-  emfLineBytes: 400,
-  emfBytesPerNotification: 800,
-  evidence: { puts: 8, gets: 0, lists: 0, records: 600, bytes: 600 * 1_000, bytesAlone: 600 * 1_500 },
-  intentWru: 12,
   indexWru: 600,
-  indexGbMonths: 0.001,
-  tableGbMonths: 0.001,
 });
 const LOW = 1e6 / (30.44 * 86_400);
 const GB = 1024 ** 3;
