@@ -46,17 +46,6 @@ import type {
   StoredInbox,
 } from './inbox-port.ts';
 
-export type {
-  ChannelRepair,
-  InboxStore,
-  KnownEvents,
-  KnownInbox,
-  PreferencesOutcome,
-  RecordOutcome,
-  RepairOutcome,
-  StoredInbox,
-} from './inbox-port.ts';
-
 /** The fields of an inbox item a settle reads (ProjectionExpression), and the item read as a KnownInbox. */
 const KNOWN_FIELDS = 'payloadHash, channels, refusedChannels, repairHash, repairedHashes';
 function knownInbox(item: Record<string, unknown>): KnownInbox {

@@ -30,7 +30,7 @@ import type { LimitFunction } from 'p-limit';
 import type { IngestFigures } from '../contracts/ingest-figures.ts';
 import { admittedEventId } from '../domain/admission.ts';
 import { tally } from './figures.ts';
-import type { KnownEvents, KnownInbox } from './inbox-store.ts';
+import type { KnownEvents, KnownInbox } from './inbox-port.ts';
 import {
   type AdmittedRecord,
   admitLoading,

@@ -44,7 +44,7 @@ import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
-import type { InboxStore, KnownInbox, PreferencesOutcome, StoredInbox } from './inbox-store.ts';
+import type { InboxStore, KnownInbox, PreferencesOutcome, StoredInbox } from './inbox-port.ts';
 
 export interface IngestInput {
   readonly source: KafkaSource;

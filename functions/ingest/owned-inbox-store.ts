@@ -37,7 +37,7 @@ import type {
   KnownInbox,
   PreferencesOutcome,
   RecordOutcome,
-} from './inbox-store.ts';
+} from './inbox-port.ts';
 import { OtherRegionActive, RegionFencedError } from './peer-errors.ts';
 
 export { RegionFencedError } from './peer-errors.ts';

@@ -14,7 +14,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { traced } from '../commons/powertools.ts';
 import type { FenceControl } from '../domain/fence.ts';
 import { DynamoFenceStore } from '../stores/fence-store.ts';
-import { DynamoInboxStore, type InboxStore, type KnownEvents } from './inbox-store.ts';
+import type { InboxStore, KnownEvents } from './inbox-port.ts';
+import { DynamoInboxStore } from './inbox-store.ts';
 import { OtherRegionActive, PeerLookupUnanswered } from './peer-errors.ts';
 
 /** After a look-up fails, how long this container holds events without asking again. */

@@ -8,7 +8,7 @@
 import { count, logger } from '../commons/powertools.ts';
 import type { RegionFence } from '../commons/region-fence.ts';
 import type { SweepPlacement } from '../domain/sweep-index.ts';
-import type { InboxStore } from './inbox-store.ts';
+import type { InboxStore } from './inbox-port.ts';
 import { OwnedInboxStore } from './owned-inbox-store.ts';
 import { peerInboxes } from './peer-lookup.ts';
 

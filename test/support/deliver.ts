@@ -1,6 +1,7 @@
 /** Ingest on a DynamoDB Local table through the real transaction: values delivered as one MSK batch. */
 import pLimit from 'p-limit';
-import { DynamoInboxStore, type InboxStore } from '../../functions/ingest/inbox-store.ts';
+import type { InboxStore } from '../../functions/ingest/inbox-port.ts';
+import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { ingestBatch } from '../../functions/ingest/ingest-batch.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import type { LocalTable } from './local-table.ts';

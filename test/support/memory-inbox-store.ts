@@ -28,7 +28,7 @@ import type {
   PreferencesOutcome,
   RecordOutcome,
   StoredInbox,
-} from '../../functions/ingest/inbox-store.ts';
+} from '../../functions/ingest/inbox-port.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 import { TEST_SECRET_MAC } from './secret-mac.ts';
 

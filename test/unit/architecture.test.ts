@@ -138,6 +138,10 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     tools: /^tools\/bench\/dispatch\.ts$/,
     why: "the provider request a send makes: the bench builds each send's evidence from it, as the sender's own builder does",
   },
+  'functions/ingest/inbox-port.ts': {
+    tools: /^tools\/drill\/region\.ts$/,
+    why: "ingest's store contract: the drill's regions wire the owned store around each region's own store through it",
+  },
   'functions/ingest/inbox-store.ts': {
     tools: /^tools\/(bench\/(ingest|cpu)|drill\/(region|play))\.ts$/,
     why: "ingest's store, under the ingest use case the bench measures on DynamoDB Local, under latency and for CPU; the drill's two regions each wire their own (the handlers are module singletons of one environment)",

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { replayAsIs } from '../../functions/domain/event/replay-cure.ts';
 import type { FenceControl } from '../../functions/domain/fence.ts';
 import { notTakenDetail, replicatedRecordRule } from '../../functions/domain/replicated-records.ts';
-import type { KnownEvents } from '../../functions/ingest/inbox-store.ts';
+import type { KnownEvents } from '../../functions/ingest/inbox-port.ts';
 import { OtherRegionActive, PeerInboxes, PeerLookupUnanswered } from '../../functions/ingest/peer-lookup.ts';
 import { producerOf, replicatedFromOf } from '../../functions/ingest/producer-trace.ts';
 import { transferEvent } from '../support/events.ts';

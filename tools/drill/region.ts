@@ -15,7 +15,8 @@ import { DEFAULT_CHANNEL_POLICIES } from '../../functions/domain/delivery-policy
 import { type FenceControl, fenceShardCount } from '../../functions/domain/fence.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { DynamoInboxStore, type InboxStore, type KnownEvents } from '../../functions/ingest/inbox-store.ts';
+import type { InboxStore, KnownEvents } from '../../functions/ingest/inbox-port.ts';
+import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import type { BatchDeps } from '../../functions/ingest/ingest-batch.ts';
 import { OwnedInboxStore } from '../../functions/ingest/owned-inbox-store.ts';
 import type { regions } from '../../functions/operator/index.ts';
