@@ -24,9 +24,9 @@ import { isHeld, isWaiting } from '../domain/held.ts';
 import { successorSk } from '../domain/keys.ts';
 import { canMove, type NotificationStatus } from '../domain/state-machine.ts';
 import type { OwnedNotification } from '../stores/successor-store.ts';
+import { IdTally } from './id-tally.ts';
 import type { Clock, RegionSide } from './promote.ts';
 import { reconcileRefusal } from './region-refusal.ts';
-import { IDS_LISTED } from './successor-pass.ts';
 
 export interface ReconcileRequest {
   readonly by: string;
@@ -127,33 +127,9 @@ export async function reconcile(
 }
 
 /** The counts of a run and the ids behind them, bounded. */
-class Tally {
-  private readonly counts: Record<Outcome | 'lateSuccessors', number> = {
-    lateSuccessors: 0,
-    handedOver: 0,
-    unknown: 0,
-    released: 0,
-    waiting: 0,
-    decidedByOperator: 0,
-    alreadyDecided: 0,
-  };
-  private readonly ids: Record<Outcome | 'lateSuccessors', string[]> = {
-    lateSuccessors: [],
-    handedOver: [],
-    unknown: [],
-    released: [],
-    waiting: [],
-    decidedByOperator: [],
-    alreadyDecided: [],
-  };
-  private truncated = false;
-
-  constructor(readonly runId: string) {}
-
-  count(outcome: Outcome | 'lateSuccessors', notificationId: string) {
-    this.counts[outcome]++;
-    if (this.ids[outcome].length < IDS_LISTED) this.ids[outcome].push(notificationId);
-    else this.truncated = true;
+class Tally extends IdTally<Outcome | 'lateSuccessors'> {
+  constructor(readonly runId: string) {
+    super(['lateSuccessors', 'handedOver', 'unknown', 'released', 'waiting', 'decidedByOperator', 'alreadyDecided']);
   }
 
   report(from: string, to: string): ReconcileReport {

@@ -11,6 +11,7 @@ import { buildSuccessor, failoverSuccessor } from '../domain/failover.ts';
 import { epochOf, type FenceControl, type SuccessorPass } from '../domain/fence.ts';
 import type { DynamoFenceStore } from '../stores/fence-store.ts';
 import type { DynamoSuccessorStore, OwnedNotification, UnfinishedCursor } from '../stores/successor-store.ts';
+import { IdTally } from './id-tally.ts';
 
 /** The promoted region as the pass reaches it: its fence (to note progress) and its replica. */
 export interface PassSide {
@@ -20,9 +21,6 @@ export interface PassSide {
 }
 
 type Clock = { now(): number };
-
-/** The notification ids a count lists at most in a promotion's or reconcile's report (an audit record, an HTTP answer). */
-export const IDS_LISTED = 500;
 
 /** Entries a page lists and reads at once: one Query, then this many GetItems and puts in parallel. */
 export const PASS_PAGE_SIZE = 100;
@@ -42,32 +40,10 @@ export interface PassCounts {
 /** The notification ids behind each count of a run, the first IDS_LISTED of each (an audit record holds them). */
 export type PassIds = Record<keyof PassCounts, string[]>;
 
-/** A run's counts and the ids behind them; `truncated` once a list was cut. */
-class PassTally {
-  readonly counts: PassCounts = {
-    held: 0,
-    unknown: 0,
-    secondCopies: 0,
-    alreadyThere: 0,
-    aheadOfEpoch: 0,
-    carriedOn: 0,
-  };
-  readonly ids: PassIds = {
-    held: [],
-    unknown: [],
-    secondCopies: [],
-    alreadyThere: [],
-    aheadOfEpoch: [],
-    carriedOn: [],
-  };
-  truncated = false;
-
-  count(kind: keyof PassCounts, notificationId: string) {
-    this.counts[kind]++;
-    if (this.ids[kind].length < IDS_LISTED) this.ids[kind].push(notificationId);
-    else this.truncated = true;
-  }
-}
+/** A run's counts and the ids behind them, in the order the report lists them. */
+const passTally = () =>
+  new IdTally<keyof PassCounts>(['held', 'unknown', 'secondCopies', 'alreadyThere', 'aheadOfEpoch', 'carriedOn']);
+type PassTally = ReturnType<typeof passTally>;
 
 export interface PassOptions {
   readonly from: string;
@@ -87,7 +63,7 @@ export async function successorPass(
   options: PassOptions,
   clock: Clock,
 ): Promise<{ counts: PassCounts; ids: PassIds; idsTruncated?: true; pass: SuccessorPass }> {
-  const tally = new PassTally();
+  const tally = passTally();
   let pass: SuccessorPass = control.successorPass ?? { partition: 0 };
   while (pass.doneAt === undefined) {
     if (options.until !== undefined && clock.now() >= options.until) break;
