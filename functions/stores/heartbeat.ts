@@ -19,12 +19,16 @@ export class DynamoHeartbeat {
     await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
   }
 
-  /** When `region`'s keeper last beat, as this region's replica holds it; undefined when it never has. */
-  async lastBeat(region: string): Promise<number | undefined> {
+  /**
+   * `region`'s last beat as this region's replica holds it: when, and the epoch it carried (none from before beats
+   * carried it); undefined when it never beat.
+   */
+  async read(region: string): Promise<{ at: number; epoch?: number } | undefined> {
     const r = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: heartbeatKey(region), ConsistentRead: true }),
     );
-    const at = r.Item?.at;
-    return typeof at === 'number' ? at : undefined;
+    const { at, epoch } = r.Item ?? {};
+    if (typeof at !== 'number') return undefined;
+    return typeof epoch === 'number' ? { at, epoch } : { at };
   }
 }

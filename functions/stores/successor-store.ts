@@ -23,7 +23,7 @@ import { DynamoInboxStore } from '../ingest/inbox-store.ts';
 import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
 import { isConditionFailure } from './condition-failure.ts';
-import { heartbeatKey } from './heartbeat.ts';
+import { DynamoHeartbeat } from './heartbeat.ts';
 import type { NotificationKey } from './notification-store.ts';
 import { queryItems } from './paged-query.ts';
 
@@ -133,11 +133,8 @@ export class DynamoSuccessorStore {
    * heartbeats carried the epoch says none): the highest epoch this replica has seen of a region it cannot reach.
    */
   async heartbeatEpoch(region: string): Promise<{ epoch: number; at: number } | undefined> {
-    const r = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: heartbeatKey(region), ConsistentRead: true }),
-    );
-    const { epoch, at } = r.Item ?? {};
-    return typeof epoch === 'number' && typeof at === 'number' ? { epoch, at } : undefined;
+    const beat = await new DynamoHeartbeat(this.client, this.tableName).read(region);
+    return beat?.epoch === undefined ? undefined : { epoch: beat.epoch, at: beat.at };
   }
 
   /** Every successor waiting for its original (FAILOVER_HELD, or UNKNOWN because the original was in flight). */

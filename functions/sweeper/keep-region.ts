@@ -48,7 +48,7 @@ export async function keepRegion(fence: RegionFence, tableName: string): Promise
  */
 async function watchPeer(heartbeat: DynamoHeartbeat, other: string): Promise<void> {
   try {
-    const at = await heartbeat.lastBeat(other);
+    const at = (await heartbeat.read(other))?.at;
     const stale = heartbeatStale(at, Date.now());
     count('PeerHeartbeatStale', stale ? 1 : 0);
     if (stale) logger.warn("the other region's heartbeat has not reached this replica", { other, lastBeatAt: at });
