@@ -28,42 +28,54 @@ import './env.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EXIT, onExit, runCommand } from '../local/cli.ts';
-import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
-import { measureAll, measureCompleteCost, measureQuota } from './all.ts';
-import { measureBundles } from './bundles.ts';
-import { measureConsole } from './console.ts';
-import { measureCpuOnly } from './cpu.ts';
-import { measureDispatch } from './dispatch.ts';
-import { endToEndTable, measureEndToEnd } from './e2e.ts';
+import { EXIT, runCommand } from '../local/cli.ts';
 import { type BenchArgs, parseOptions, sized } from './options.ts';
-import { type PipelineRun, runPipeline } from './pipeline.ts';
-import { measurePromote } from './promote-backlog.ts';
-import { measureCriticalUnderBacklog } from './quota.ts';
-import { REPO } from './repo.ts';
-import { bundlesTable, completeCostTable, pipelineTable, table } from './report.ts';
-import { eventValue, log } from './workload.ts';
+import type { PipelineRun } from './pipeline.ts';
+
+/**
+ * The measuring modules load after the command line is read: a bad flag answers in a second, not after the whole
+ * product and its AWS clients have loaded (a usage error once took a minute on a loaded CI machine).
+ */
+const load = {
+  all: () => import('./all.ts'),
+  bundles: () => import('./bundles.ts'),
+  console: () => import('./console.ts'),
+  cpu: () => import('./cpu.ts'),
+  dispatch: () => import('./dispatch.ts'),
+  e2e: () => import('./e2e.ts'),
+  pipeline: () => import('./pipeline.ts'),
+  promote: () => import('./promote-backlog.ts'),
+  quota: () => import('./quota.ts'),
+  report: () => import('./report.ts'),
+  workload: () => import('./workload.ts'),
+};
 
 /** Each mode of the command line, one at a time; the default measures everything on one DynamoDB Local. */
 async function main(args: BenchArgs) {
   if (args.pipeline) return { pipeline: await measurePipeline(args) };
   if (args.e2e) return { endToEnd: await measureE2e(args) };
-  if (args.cpu) return measureCpuOnly(args);
-  if (args.bundles) return { bundles: await measureBundles(args.quick ? 3 : 10) };
-  if (args.dispatch) return { dispatch: await measureDispatch(args.quick ? 1 : undefined) };
+  if (args.cpu) return (await load.cpu()).measureCpuOnly(args);
+  if (args.bundles) return { bundles: await (await load.bundles()).measureBundles(args.quick ? 3 : 10) };
+  if (args.dispatch) return { dispatch: await (await load.dispatch()).measureDispatch(args.quick ? 1 : undefined) };
+  const { measureAll, measureCompleteCost, measureQuota } = await load.all();
   if (args.cost) return { completeCost: await measureCompleteCost(args) };
+  const { onExit } = await import('../local/cli.ts');
+  const { startDynamoDbLocal } = await import('../local/dynamodb-local.ts');
   const db = await startDynamoDbLocal();
   const forget = onExit(() => db.stop());
   try {
     if (args.quota) return { quota: await measureQuota(args) };
-    if (args.console) return { console: await measureConsole(db.endpoint, args) };
+    if (args.console) return { console: await (await load.console()).measureConsole(db.endpoint, args) };
     if (args.promote) {
       const sizes = args.quick ? [1_000] : [1_000, 10_000];
+      const { measurePromote } = await load.promote();
       const figures = [];
       for (const n of sizes) figures.push(await measurePromote(db.endpoint, n));
       return { promote: figures };
     }
     if (args.critical) {
+      const { log } = await load.workload();
+      const { measureCriticalUnderBacklog } = await load.quota();
       log(
         `critical first: ${args.backlog} normal emails at 14/s (${Math.round(args.backlog / 14)} s) with a critical one every 2 s`,
       );
@@ -84,7 +96,9 @@ async function main(args: BenchArgs) {
 }
 
 /** The end-to-end latency through the local pipeline (tools/bench/e2e.ts), mixed or under a backlog. */
-function measureE2e(args: BenchArgs) {
+async function measureE2e(args: BenchArgs) {
+  const { measureEndToEnd } = await load.e2e();
+  const { log } = await load.workload();
   const quick = args.quick;
   const backlog = args.critical ? (quick && !args.backlogGiven ? 300 : args.backlog) : 0;
   return measureEndToEnd(
@@ -105,6 +119,9 @@ function measureE2e(args: BenchArgs) {
  * anything grows with the file (tools/bench/pipeline.ts).
  */
 async function measurePipeline(args: BenchArgs): Promise<PipelineRun[]> {
+  const { runPipeline } = await load.pipeline();
+  const { eventValue, log } = await load.workload();
+  const { REPO } = await import('./repo.ts');
   const [small, large] = args.quick ? [200, 600] : [2000, 6000];
   const dir = mkdtempSync(join(tmpdir(), 'notifier-bench-pipeline-'));
   const values = (n: number) => Array.from({ length: n }, (_, i) => eventValue(`pipe-${n}-${i}`, i));
@@ -127,6 +144,8 @@ async function measurePipeline(args: BenchArgs): Promise<PipelineRun[]> {
 runCommand('bench', async () => {
   const args = sized(parseOptions(process.argv.slice(2)));
   const report = await main(args);
+  const { bundlesTable, completeCostTable, pipelineTable, table } = await load.report();
+  const { endToEndTable } = await load.e2e();
   if ('pipeline' in report && report.pipeline !== undefined && !args.json)
     process.stdout.write(pipelineTable(report.pipeline));
   else if ('endToEnd' in report && report.endToEnd !== undefined && !args.json)
