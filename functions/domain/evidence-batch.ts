@@ -206,31 +206,44 @@ export function parseIndexRef(ref: string): { batch: string; notificationId: str
 export const indexSend = (sha256: string, notificationId: string) => `${sha256} ${notificationId}`;
 
 /**
- * A send as the compact layout keeps it on its customer's item of its event: `<digest> <batch> <rest of its id>`,
- * the digest the first 128 bits of the record's SHA-256 in base64url (22 characters, against 64 hex digits), the
- * batch shortened after the item's day (`indexBatchPart`), and what the notification id adds to the event's id
- * (`#EMAIL`, a resend's `#SMS#E2`). The digest is the record's, as the SENT write carried it: the anchor from outside
- * the object that outlives the notification item — a reader checks the stored record against it (`digestMatches`);
- * another record with the same first 128 bits is a second preimage, 2^128 work. A batch name has no space.
+ * A send as the compact layout keeps it on its customer's item of its event: `<digest><batch> <channel…>`, the digest
+ * the first 128 bits of the record's SHA-256 in base64url (22 characters, against 64 hex digits), the batch as little
+ * as names it after the item's day (`shortBatchPart`: a spool slice `~<hhmm><days>`, an invocation's batch
+ * `<D|F|S><hhmmss><id>`), and what the notification id adds to the event's id with its channel as one letter (`E`
+ * for `#EMAIL`, a resend's `S#E2` for `#SMS#E2`). Every byte of it is kept seven years, once a send. The digest is the
+ * record's, as the SENT write carried it: the anchor from outside the object that outlives the notification item — a
+ * reader checks the stored record against it (`digestMatches`); another record with the same first 128 bits is a
+ * second preimage, 2^128 work. A batch name has no space.
+ *
+ * Marks written before this (`<digest> <batch> <#CHANNEL…>`: a space after the digest, the batch as `indexBatchPart`
+ * names it, the channel whole) are read as well: the space after the digest tells them apart.
  */
 export const INDEX_DIGEST_HEX = 32;
 export const indexDigest = (sha256: string) =>
   Buffer.from(sha256.slice(0, INDEX_DIGEST_HEX), 'hex').toString('base64url');
 export function indexMark(sha256: string, day: string, batch: string, eventId: string, notificationId: string) {
-  return `${indexDigest(sha256)} ${indexBatchPart(day, batch)} ${notificationId.slice(eventId.length)}`;
+  return `${indexDigest(sha256)}${shortBatchPart(day, batch)} ${shortIdRest(notificationId.slice(eventId.length))}`;
 }
+/**
+ * A mark: the digest, then a space and the batch as before, or at once the batch as `shortBatchPart` names it — one
+ * of its forms, so that a whole hex digest of the layout before (`indexSend`) is not read as one — then its rest.
+ */
+const MARK = /^([A-Za-z0-9_-]{22})(?:( )(\S+)|()(~\d{5,}|[A-Z]\d{6}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
 /** A send of the compact layout read back (`indexMark`), on the item of `eventId` and `day`; undefined if not one. */
 export function parseIndexMark(
   mark: string,
   day: string,
   eventId: string,
 ): { batch: string; notificationId: string; sha256: string } | undefined {
-  const m = /^([A-Za-z0-9_-]{22}) (\S+) (.*)$/s.exec(mark);
+  const m = MARK.exec(mark);
   if (m === null) return undefined;
+  const [, digest, space, spacedPart, , shortPart, rest] = m as unknown as (string | undefined)[];
+  const spaced = space === ' ';
+  const part = (spaced ? spacedPart : shortPart) as string;
   return {
-    batch: batchOfIndexPart(day, m[2] as string),
-    notificationId: `${eventId}${m[3] as string}`,
-    sha256: Buffer.from(m[1] as string, 'base64url').toString('hex'),
+    batch: spaced ? batchOfIndexPart(day, part) : batchOfShortPart(day, part),
+    notificationId: `${eventId}${spaced ? rest : idRestOfShort(rest as string)}`,
+    sha256: Buffer.from(digest as string, 'base64url').toString('hex'),
   };
 }
 
@@ -259,6 +272,51 @@ export function batchOfIndexPart(day: string, part: string): string {
   if (part.startsWith('/')) return part.slice(1);
   if (/^\d{4}-\d{2}-\d{2}\//.test(part)) return `batches/${part}`;
   return `batches/${day}/${part}`;
+}
+
+/** A writer's batch of the item's day as a mark names it: the writer's initial, its time and id, no dashes. */
+const WRITER_INITIAL = { dispatch: 'D', feedback: 'F', sweeper: 'S' } as const satisfies Record<BatchWriter, string>;
+const WRITER_OF_INITIAL = new Map<string, string>(Object.entries(WRITER_INITIAL).map(([w, i]) => [i, w]));
+
+/**
+ * The batch as a mark names it (`indexMark`): a spool slice of the item's day (`<hhmm>00-sweeper-spooldays<days>`)
+ * as `~<hhmm><days>`, a writer's batch of that day (`<hhmmss>-<writer>-<id>`) as `<initial><hhmmss><id>`, any other
+ * as `indexBatchPart` names it when that is another day's (`<yyyy-mm-dd>/…`), else whole after a `/` — never `~`
+ * nor a letter first.
+ */
+export function shortBatchPart(day: string, batch: string): string {
+  const part = indexBatchPart(day, batch);
+  const slice = /^(\d{4})00-sweeper-spooldays(\d+)$/.exec(part);
+  if (slice !== null) return `~${slice[1]}${slice[2]}`;
+  const own = /^(\d{6})-(dispatch|feedback|sweeper)-([0-9a-z]+)$/.exec(part);
+  if (own !== null) return `${WRITER_INITIAL[own[2] as BatchWriter]}${own[1]}${own[3]}`;
+  return /^\d{4}-\d{2}-\d{2}\//.test(part) ? part : `/${batch}`;
+}
+/** The batch a mark's part names (`shortBatchPart` read back). */
+export function batchOfShortPart(day: string, part: string): string {
+  const slice = /^~(\d{4})(\d+)$/.exec(part);
+  if (slice !== null) return `batches/${day}/${slice[1]}00-sweeper-spooldays${slice[2]}`;
+  const own = /^([A-Z])(\d{6})([0-9a-z]+)$/.exec(part);
+  const writer = own === null ? undefined : WRITER_OF_INITIAL.get(own[1] as string);
+  if (own !== null && writer !== undefined) return `batches/${day}/${own[2]}-${writer}-${own[3]}`;
+  return batchOfIndexPart(day, part);
+}
+
+/** A channel as a mark names it: its initial. */
+const CHANNEL_INITIAL = { EMAIL: 'E', PUSH: 'P', SMS: 'S' } as const satisfies Record<Channel, string>;
+const CHANNEL_OF_INITIAL = new Map<string, string>(Object.entries(CHANNEL_INITIAL).map(([c, i]) => [i, c]));
+/**
+ * What a notification id adds to its event's, as a mark keeps it: `#<CHANNEL>…` as the channel's initial and the
+ * rest (`#SMS#E2` → `S#E2`); anything else as it is (`#` or nothing first: never a letter).
+ */
+export function shortIdRest(rest: string): string {
+  const m = /^#(EMAIL|PUSH|SMS)(#.*)?$/s.exec(rest);
+  return m === null ? rest : `${CHANNEL_INITIAL[m[1] as Channel]}${m[2] ?? ''}`;
+}
+/** `shortIdRest` read back. */
+export function idRestOfShort(short: string): string {
+  const channel = CHANNEL_OF_INITIAL.get(short.slice(0, 1));
+  return channel === undefined ? short : `#${channel}${short.slice(1)}`;
 }
 /** The day (UTC, `yyyy-mm-dd`) a send is indexed under: its acceptance's. */
 export const indexDay = (acceptedAt: string) => acceptedAt.slice(0, 10);

@@ -12,6 +12,8 @@ import { localEvidenceIndexTableName } from '../../functions/contracts/evidence-
 import {
   batchName,
   type IndexedSend,
+  indexBatchPart,
+  indexDigest,
   indexEntriesOf,
   indexRef,
   indexSend,
@@ -63,11 +65,12 @@ describe('the evidence index', () => {
     expect(items).toHaveLength(2_000);
     const sizes = items.map((i) => JSON.stringify([...(i.s as Set<string>)]).length + String(i.sk).length);
     expect(Math.max(...sizes)).toBeLessThan(400);
-    // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/`.
+    // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/` nor its
+    // dashes, the writer as its initial; the channel as its initial.
     expect(Object.keys(items[0] ?? {}).sort()).toEqual(['expiresAt', 'pk', 's', 'sk']);
-    const part = (batches[0] as string).slice('batches/2026-11-01/'.length);
+    expect(batches[0]).toBe('batches/2026-11-01/000000-dispatch-busy00000000');
     const first = [...((items.find((i) => i.sk === '2026-11-01#card-payment-0-0')?.s ?? []) as Set<string>)];
-    expect(first.map((m) => m.slice(23)).sort()).toEqual([`${part} #PUSH`, `${part} #SMS`]);
+    expect(first.map((m) => m.slice(22)).sort()).toEqual(['D000000busy00000000 P', 'D000000busy00000000 S']);
 
     const all = await index.sendsOf('busy-customer');
     expect(all).toHaveLength(4_000);
@@ -218,6 +221,62 @@ describe('the evidence index in a table of its own', () => {
     expect(await index.sendsOf('both-layouts', { from: '2026-11-02' })).toEqual([]);
     expect(await index.sendsOfEvent('both-ev-1')).toEqual([old, compact(1, 'SMS')]);
     expect(await index.sendsOfEvent('both-ev-2')).toEqual([compact(2, 'EMAIL')]);
+  });
+
+  it('a customer item a stage deployed before wrote (its marks spaced, the batch and channel whole) is added to and read beside the short marks: by customer, by event, a send in both forms once', async () => {
+    const slice = sliceBatchName(START + 60_000, RETENTION_DAYS);
+    const own = batchName('dispatch', START + 61_000, 'spacedmarks01');
+    const send = (channel: string, n: number): IndexedSend => ({
+      userId: 'spaced-customer',
+      acceptedAt: new Date(START + 61_000).toISOString(),
+      notificationId: `spaced-ev#${channel}`,
+      sha256: digest(800 + n),
+    });
+    const spaced = (s: IndexedSend, batch: string) =>
+      `${indexDigest(s.sha256)} ${indexBatchPart('2026-11-01', batch)} ${s.notificationId.slice('spaced-ev'.length)}`;
+    // As the writer before wrote it: the item, its event's item, the EMAIL send spooled, the SMS in its own batch.
+    await table.doc.send(
+      new PutCommand({
+        TableName: indexTable,
+        Item: {
+          pk: 'u#spaced-customer',
+          sk: '2026-11-01#spaced-ev',
+          s: new Set([spaced(send('EMAIL', 1), slice), spaced(send('SMS', 2), own)]),
+          expiresAt: indexExpiresAt('2026-11-01', RETENTION_DAYS),
+        },
+      }),
+    );
+    await table.doc.send(
+      new PutCommand({
+        TableName: indexTable,
+        Item: { pk: 'e#spaced-ev', sk: '2026-11-01#spaced-customer', expiresAt: indexExpiresAt('2026-11-01', 30) },
+      }),
+    );
+    // This writer: the PUSH send, and the SMS send again (a rebuild of its batch).
+    expect(await put(own, [send('PUSH', 3)])).toBe(0);
+    expect(
+      await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, own, [send('SMS', 2)]),
+    ).toBeUndefined();
+    const items = await queryAll(table.doc, {
+      TableName: indexTable,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': 'u#spaced-customer' },
+    });
+    expect(items).toHaveLength(1);
+    expect([...((items[0]?.s ?? []) as Set<string>)].map((m) => m.slice(22)).sort()).toEqual([
+      ' 000100-sweeper-spooldays2557 #EMAIL',
+      ' 000101-dispatch-spacedmarks01 #SMS',
+      'D000101spacedmarks01 P',
+      'D000101spacedmarks01 S',
+    ]);
+    const expected = [
+      { batch: slice, notificationId: 'spaced-ev#EMAIL', sha256: digest(801).slice(0, 32) },
+      { batch: own, notificationId: 'spaced-ev#PUSH', sha256: digest(803).slice(0, 32) },
+      { batch: own, notificationId: 'spaced-ev#SMS', sha256: digest(802).slice(0, 32) },
+    ];
+    expect(await index.sendsOf('spaced-customer')).toEqual(expected);
+    expect(await index.sendsOf('spaced-customer', { from: '2026-11-01', to: '2026-11-01' })).toEqual(expected);
+    expect(await index.sendsOfEvent('spaced-ev')).toEqual(expected);
   });
 
   it("a spool slice indexed by two invocations of its minute, each with one channel of an event: neither's sends replace the other's", async () => {

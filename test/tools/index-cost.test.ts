@@ -63,11 +63,21 @@ describe('the evidence index in the cost model', () => {
     // A batch's own name (10,000/s) is longer than a spool slice's (0.38/s).
     const own = batchName('dispatch', Date.parse('2026-12-05T09:15:00Z'), 'f'.repeat(20));
     expect(compactIndexBytes(own, 2).customer).toBeGreaterThan(compactIndexBytes(slice, 2).customer);
-    // The mix at 0.38/s: per notification half an event's two items, 1.5 writes (each channel adds, the event once).
+    // The mix at 0.38/s: per notification half an event's two items, 1.25 writes — the customer item once per lane
+    // of the shard its two channels meet (1.5 an event over two lanes), the event item once.
     const cost = costAtRate({}, run(300, 2), LOW, 1, P);
-    expect(cost.perNotification.indexWru).toBe(1.5);
+    expect(cost.perNotification.indexWru).toBe(1.25);
     const { customer, event } = compactIndexBytes(slice, 2);
-    expect(cost.perMillion.evidenceIndex).toBeCloseTo(priced((customer + event) / 2, 1.5), 1);
+    expect(cost.perMillion.evidenceIndex).toBeCloseTo(priced((customer + event) / 2, 1.25), 1);
+  });
+
+  it('prices the writes an event meets: one a lane its channels are read in, one where a full batch ends between them', () => {
+    // One channel an event: its customer item and its event item, one write each.
+    expect(costAtRate({}, run(600, 1), LOW, 1, P).perNotification.indexWru).toBe(2);
+    // Three channels over two lanes: 1.75 customer writes an event, and the event item: (1.75 + 1) / 3.
+    expect(costAtRate({}, run(200, 3), LOW, 1, P).perNotification.indexWru).toBeCloseTo(2.75 / 3, 3);
+    // At 10,000/s every batch is full (100 records): at most one more write a batch, where it ends inside an event.
+    expect(costAtRate({}, run(300, 2), 10_000, 4, P).perNotification.indexWru).toBeCloseTo(1.26, 3);
   });
 
   it('the floor finds a notification without its customer: an entry per event naming the customer, beside one per send', () => {

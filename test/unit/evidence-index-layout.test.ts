@@ -8,15 +8,20 @@ import { describe, expect, it } from 'vitest';
 import {
   batchName,
   batchOfIndexPart,
+  batchOfShortPart,
   digestMatches,
   type IndexedSend,
+  idRestOfShort,
   indexBatchPart,
+  indexDigest,
   indexEntriesOf,
   indexMark,
   indexSend,
   parseIndexMark,
   parseIndexSend,
   sha256Hex,
+  shortBatchPart,
+  shortIdRest,
 } from '../../functions/domain/evidence-batch.ts';
 import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { indexItemKind, parseEventIndexSk } from '../../functions/domain/keys.ts';
@@ -33,7 +38,7 @@ describe('a send as the index keeps it', () => {
 
   it("the compact layout keeps the digest's first 128 bits (22 base64url characters), the batch after its day and the id after its event's", () => {
     const mark = indexMark(SHA, day, batch, 'ev 1#a', 'ev 1#a#SMS#E2');
-    expect(mark).toMatch(/^[A-Za-z0-9_-]{22} 091503-dispatch-a1b2c3d4e5 #SMS#E2$/);
+    expect(mark).toMatch(/^[A-Za-z0-9_-]{22}D091503a1b2c3d4e5 S#E2$/);
     expect(parseIndexMark(mark, day, 'ev 1#a')).toEqual({
       batch,
       notificationId: 'ev 1#a#SMS#E2',
@@ -43,6 +48,39 @@ describe('a send as the index keeps it', () => {
     expect(parseIndexMark(indexMark(SHA, day, batch, 'odd', 'odd'), day, 'odd')).toMatchObject({
       notificationId: 'odd',
     });
+  });
+
+  it('a mark written before the short batch and channel (a space after the digest, `#CHANNEL` whole) still parses, whole', () => {
+    const spaced = `${indexDigest(SHA)} ${indexBatchPart(day, batch)} #SMS#E2`;
+    expect(parseIndexMark(spaced, day, 'ev 1#a')).toEqual({
+      batch,
+      notificationId: 'ev 1#a#SMS#E2',
+      sha256: SHA.slice(0, 32),
+    });
+    const slice = sliceBatchName(Date.parse('2026-12-05T09:15:30Z'), 2_557);
+    expect(parseIndexMark(`${indexDigest(SHA)} 091500-sweeper-spooldays2557 #EMAIL`, day, 'ev')).toMatchObject({
+      batch: slice,
+      notificationId: 'ev#EMAIL',
+    });
+    // The same send in either form is the same batch, notification and digest.
+    expect(parseIndexMark(indexMark(SHA, day, slice, 'ev', 'ev#EMAIL'), day, 'ev')).toEqual(
+      parseIndexMark(`${indexDigest(SHA)} 091500-sweeper-spooldays2557 #EMAIL`, day, 'ev'),
+    );
+  });
+
+  it("a channel is kept as its initial, a resend's epoch after it; an id that names no channel is kept as it is", () => {
+    expect(['#EMAIL', '#PUSH', '#SMS', '#SMS#E2', '#PUSH#E10'].map(shortIdRest)).toEqual([
+      'E',
+      'P',
+      'S',
+      'S#E2',
+      'P#E10',
+    ]);
+    for (const rest of ['#EMAIL', '#PUSH', '#SMS', '#SMS#E2', '', '#FAX', '#EMAILX', '#x y']) {
+      expect(idRestOfShort(shortIdRest(rest))).toBe(rest);
+    }
+    expect(shortIdRest('#FAX')).toBe('#FAX');
+    expect(shortIdRest('#EMAILX')).toBe('#EMAILX');
   });
 
   it('a send of the layout before (the whole hex digest and the id) still parses, whole; anything else does not', () => {
@@ -75,6 +113,33 @@ describe("the batch in a customer item's sort key", () => {
     expect(indexBatchPart(day, 'elsewhere/x')).toBe('/elsewhere/x');
     for (const batch of [own, nextDay, slice, 'elsewhere/x', 'batches/odd']) {
       expect(batchOfIndexPart(day, indexBatchPart(day, batch))).toBe(batch);
+    }
+  });
+
+  it("a mark keeps a slice of the item's day as `~<hhmm><days>` and a writer's batch of that day as its initial, time and id; any other as before; each read back whole", () => {
+    const own = batchName('dispatch', Date.parse('2026-12-05T09:15:03Z'), 'a1b2c3d4e5');
+    const report = batchName('feedback', Date.parse('2026-12-05T09:15:03Z'), 'a1b2c3d4e5');
+    const rebuilt = batchName('sweeper', Date.parse('2026-12-05T00:00:01Z'), 'rebuild0001');
+    const slice = sliceBatchName(Date.parse('2026-12-05T23:59:30Z'), 2_557);
+    const nextDaySlice = sliceBatchName(Date.parse('2026-12-06T00:00:30Z'), 90);
+    expect(shortBatchPart(day, slice)).toBe('~23592557');
+    expect(shortBatchPart(day, own)).toBe('D091503a1b2c3d4e5');
+    expect(shortBatchPart(day, report)).toBe('F091503a1b2c3d4e5');
+    expect(shortBatchPart(day, rebuilt)).toBe('S000001rebuild0001');
+    expect(shortBatchPart(day, nextDaySlice)).toBe('2026-12-06/000000-sweeper-spooldays90');
+    // A name of the day that is neither form (never a writer's: they are checked) is kept whole, never read as one.
+    expect(shortBatchPart(day, 'batches/2026-12-05/D123456abc')).toBe('/batches/2026-12-05/D123456abc');
+    for (const batch of [
+      own,
+      report,
+      rebuilt,
+      slice,
+      nextDaySlice,
+      'elsewhere/x',
+      'batches/odd',
+      'batches/2026-12-05/x',
+    ]) {
+      expect(batchOfShortPart(day, shortBatchPart(day, batch))).toBe(batch);
     }
   });
 });

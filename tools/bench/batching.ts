@@ -28,7 +28,8 @@ export interface Batching {
 
 /** DynamoDB Streams polls each shard about four times a second: the window of a mapping without one. */
 export const STREAM_POLL_SECONDS = 0.25;
-const STREAM_PARALLELIZATION = 2;
+/** Concurrent batches per stream shard (the dispatch triggers' ParallelizationFactor). */
+export const STREAM_PARALLELIZATION = 2;
 /** Lambda starts an SQS event source with five pollers (Lambda developer guide, "Scaling" for SQS). */
 export const SQS_STARTING_POLLERS = 5;
 

@@ -16,7 +16,13 @@ import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { indexItemsOf } from '../../functions/stores/evidence-index.ts';
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { DEFAULT_TRACING, type TracingMode } from '../../lib/tracing.ts';
-import { type Batching, recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from './batching.ts';
+import {
+  type Batching,
+  recordsPerInvocation,
+  reportsObjectsPerReportBySendBatch,
+  STREAM_PARALLELIZATION,
+  stackBatching,
+} from './batching.ts';
 import { itemBytes } from './billing.ts';
 import type { Prices } from './prices.ts';
 import { spoolCostAt } from './spool-cost.ts';
@@ -123,17 +129,27 @@ export function compactIndexBytes(batch: string, sends: number): { customer: num
 }
 
 /**
- * The compact index per notification at a rate: the customer's item of an event holds the event's channels, each
- * added by its own invocation (a channel is a stream record of its own: 1 WRU a notification, an upper bound); the
- * event's item is put by the first of them (once per event). The batch named is a spool slice's when dispatch
- * spools at this density, else an invocation's own.
+ * The compact index per notification at a rate. The customer's item of an event holds the event's channels, and a
+ * writer adds all it holds of one (customer, day, event) in one write (stores/evidence-index.ts indexItemsOf). An
+ * event's notifications are written in one transaction under one partition key, so one stream shard carries them
+ * together — but a shard is read as STREAM_PARALLELIZATION concurrent batches, and Lambda keeps order per item
+ * (partition AND sort key), not per partition key: each channel may be in either batch. So an event of `k` channels
+ * is added to from as many invocations as it meets lanes, `F(1 − (1 − 1/F)^k)` (1.5 for two channels over two), and
+ * a full batch's end may fall between two of them (counted as if every full batch's did: at most 1 a batch). The
+ * event's item is put by the first of them (once per event). The batch named is a spool slice's when dispatch spools
+ * at this density, else an invocation's own.
  */
-function compactIndexAt(run: RunDensity, spools: boolean) {
+function compactIndexAt(run: RunDensity, spools: boolean, d: ReturnType<typeof densityAt>) {
   const events = run.events / run.notifications;
+  const critical = run.criticalNotifications / run.notifications;
+  const lanes = STREAM_PARALLELIZATION;
+  const met = lanes * (1 - (1 - 1 / lanes) ** (1 / events));
+  const cut = (records: number, b: Batching) => (records >= b.batchSize ? 1 / records : 0);
+  const cuts = (1 - critical) * cut(d.dispatch, d.batching.dispatch) + critical * cut(d.urgent, d.batching.urgent);
   const at = Date.parse('2026-12-05T09:15:00Z');
   const batch = spools ? sliceBatchName(at, 2_557) : batchName('dispatch', at, 'f'.repeat(20));
   const bytes = compactIndexBytes(batch, 1 / events);
-  return { wru: 1 + events, bytes: (bytes.customer + bytes.event) * events };
+  return { wru: events * met + cuts + events, bytes: (bytes.customer + bytes.event) * events };
 }
 
 /** What the settings may turn on, and the fixed costs' counts; each priced or named "off in this figure". */
@@ -283,7 +299,7 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
   const spools = d.dispatch < spoolBelowOf(layouts);
   const index =
     layouts.index === 'compact'
-      ? compactIndexAt(run, spools)
+      ? compactIndexAt(run, spools, d)
       : layouts.index === 'perCustomerBatch'
         ? {
             wru: 1 + perN(run.events),
