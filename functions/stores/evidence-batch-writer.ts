@@ -119,12 +119,22 @@ export async function putIndex(
   name: string,
   sends: readonly IndexedSend[],
 ): Promise<Pick<BatchWritten, 'indexed' | 'unindexedItems' | 'error'>> {
-  if (outlets.index === undefined || sends.length === 0) return { indexed: true };
+  return putIndexOf(outlets, [{ name, sends }]);
+}
+
+/**
+ * Batches written now, indexed together (a spool writer's slices, one a retention class): the sends of one customer,
+ * day and event in one item and one write, whichever of them holds each.
+ */
+export async function putIndexOf(
+  outlets: Pick<BatchOutlets, 'index'>,
+  batches: readonly { readonly name: string; readonly sends: readonly IndexedSend[] }[],
+): Promise<Pick<BatchWritten, 'indexed' | 'unindexedItems' | 'error'>> {
+  if (outlets.index === undefined || batches.every((b) => b.sends.length === 0)) return { indexed: true };
   const { index, retentionDays } = outlets.index;
-  const entries = indexEntriesOf(name, sends).map((entry) => ({
-    entry,
-    expiresAt: indexExpiresAt(entry.day, retentionDays),
-  }));
+  const entries = batches.flatMap(({ name, sends }) =>
+    indexEntriesOf(name, sends).map((entry) => ({ entry, expiresAt: indexExpiresAt(entry.day, retentionDays) })),
+  );
   try {
     const unprocessed = await index.putBatch(entries);
     return unprocessed === 0

@@ -6,10 +6,12 @@
  * Items (docs/table.md "The evidence index"), in the compact layout — kept for seven years, every byte is paid for
  * 84 months, so an item holds nothing its key says, under one-letter names:
  * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, `s`: the customer's sends of one event accepted that day, each
- *   `<digest> <batch> <#channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128 bits) —
- *   an event's channels share one item even when they are sent from two batches;
- * - pk `e#<eventId>`, sk `<yyyy-mm-dd>#<userId>`, nothing else: which customer-day holds the event's sends — the
- *   event's look-up is that item, then the customer's item of that day and event.
+ *   `<digest><batch> <channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128 bits, the
+ *   batch and the channel short; marks spaced as before still read) — an event's channels share one item even when
+ *   they are sent from two batches, and a writer adds all it holds of one item in one write;
+ * - pk `e#<eventId>`, sk `~<day, 4 base-36 digits><userId>` (domain/keys.ts eventIndexSk; `<yyyy-mm-dd>#<userId>`
+ *   before, still read), nothing else: which customer-day holds the event's sends — the event's look-up is that
+ *   item, then the customer's item of that day and event.
  * Every write is a small item of its own (a batch holds one invocation's sends), billed on that item alone, however
  * many sends a customer has: an item per customer-month that grew with every send reached DynamoDB's 400 KB at a few
  * thousand sends and cost its whole size on every write.
@@ -228,7 +230,9 @@ export class DynamoEvidenceIndex extends DynamoEvidenceIndexWriter implements Ev
       }),
     ]);
     // Each customer-day the event's items name: the customer's item of that day and event holds its sends.
-    const days = pointers.flatMap((p) => parseEventIndexSk(String(p.sk)) ?? []);
+    // Each customer-day once: a deploy's writers of both sort key forms may each have put one.
+    const named = pointers.flatMap((p) => parseEventIndexSk(String(p.sk)) ?? []);
+    const days = [...new Map(named.map((d) => [`${d.day} ${d.userId}`, d])).values()];
     const found = await Promise.all(
       days.map(({ day, userId }) =>
         queryAll(this.client, {

@@ -9,7 +9,7 @@
 import type { EvidenceRecord } from '../domain/evidence.ts';
 import { sendsOf } from '../domain/evidence-batch.ts';
 import { lateBatchName } from '../domain/evidence-spool.ts';
-import { type BatchOutlets, type BatchWritten, putIndex, writeBatch } from './evidence-batch-writer.ts';
+import { type BatchOutlets, type BatchWritten, putIndexOf, writeBatch } from './evidence-batch-writer.ts';
 import type { EvidenceSpool } from './evidence-spool.ts';
 
 export interface SpoolProof {
@@ -114,17 +114,15 @@ export class SpoolWriter {
         );
     const bySlice = new Map<string, SpoolProof[]>();
     for (const { proof, slice } of landed) bySlice.set(slice, [...(bySlice.get(slice) ?? []), proof]);
-    let indexed = true;
-    let unindexedItems = 0;
-    let error: string | undefined;
-    for (const [slice, proofs] of bySlice) {
-      const written = await putIndex(this.outlets, slice, sendsOf(proofs));
-      if (!written.indexed) {
-        indexed = false;
-        unindexedItems += written.unindexedItems ?? 0;
-        error = written.error;
-      }
-    }
+    // Every slice's sends in one index write: an event's channels of two retention classes share a customer item.
+    const {
+      indexed,
+      unindexedItems = 0,
+      error,
+    } = await putIndexOf(
+      this.outlets,
+      [...bySlice].map(([name, proofs]) => ({ name, sends: sendsOf(proofs) })),
+    );
     return {
       spooled: landed.length,
       refused: refused.map((r) => r.proof),

@@ -19,6 +19,7 @@ import {
   indexSend,
 } from '../../functions/domain/evidence-batch.ts';
 import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { eventIndexSk } from '../../functions/domain/keys.ts';
 import { indexBatch } from '../../functions/stores/evidence-batch-writer.ts';
 import { DynamoEvidenceIndex, indexExpiresAt } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
@@ -252,8 +253,14 @@ describe('the evidence index in a table of its own', () => {
         Item: { pk: 'e#spaced-ev', sk: '2026-11-01#spaced-customer', expiresAt: indexExpiresAt('2026-11-01', 30) },
       }),
     );
-    // This writer: the PUSH send, and the SMS send again (a rebuild of its batch).
+    // This writer: the PUSH send, and the SMS send again (a rebuild of its batch); an event item of this form too.
     expect(await put(own, [send('PUSH', 3)])).toBe(0);
+    await table.doc.send(
+      new PutCommand({
+        TableName: indexTable,
+        Item: { pk: 'e#spaced-ev', sk: eventIndexSk('2026-11-01', 'spaced-customer'), expiresAt: 2_023_430_400 },
+      }),
+    );
     expect(
       await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, own, [send('SMS', 2)]),
     ).toBeUndefined();

@@ -24,7 +24,7 @@ import {
   shortIdRest,
 } from '../../functions/domain/evidence-batch.ts';
 import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
-import { indexItemKind, parseEventIndexSk } from '../../functions/domain/keys.ts';
+import { eventIndexSk, indexItemKind, parseEventIndexSk } from '../../functions/domain/keys.ts';
 import { indexItemsOf } from '../../functions/stores/evidence-index.ts';
 import { itemBytes } from '../../tools/bench/billing.ts';
 
@@ -144,6 +144,20 @@ describe("the batch in a customer item's sort key", () => {
   });
 });
 
+describe("an event item's sort key", () => {
+  it('names the day as four base-36 digits of days since 1970 after a `~`, then the user id; the form before still reads', () => {
+    expect(eventIndexSk('2026-12-05', 'u-12')).toBe('~0g1ku-12');
+    for (const day of ['1970-01-01', '2026-02-28', '2028-02-29', '2099-12-31']) {
+      for (const userId of ['u-12', 'a#b c', '2026-12-05#x']) {
+        expect(parseEventIndexSk(eventIndexSk(day, userId))).toEqual({ day, userId });
+      }
+    }
+    expect(parseEventIndexSk('2026-12-05#u-12')).toEqual({ day: '2026-12-05', userId: 'u-12' });
+    expect(parseEventIndexSk('batches/2026-12-05/x')).toBeUndefined();
+    expect(parseEventIndexSk('~0g1')).toBeUndefined();
+  });
+});
+
 describe('the compact items', () => {
   const slice = sliceBatchName(Date.parse('2026-12-05T09:15:00Z'), 2_557);
   const own = batchName('dispatch', Date.parse('2026-12-05T09:15:01Z'), 'f'.repeat(20));
@@ -166,14 +180,14 @@ describe('the compact items', () => {
         expiresAt: 2_023_430_400,
         s: new Set([indexMark(SHA_EMAIL, '2026-12-05', slice, 'cost-mix-12', 'cost-mix-12#EMAIL')]),
       },
-      { pk: 'e#cost-mix-12', sk: '2026-12-05#u-12', expiresAt: 2_023_430_400 },
+      { pk: 'e#cost-mix-12', sk: '~0g1ku-12', expiresAt: 2_023_430_400 },
       {
         pk: 'u#u-12',
         sk: '2026-12-05#cost-mix-12',
         expiresAt: 2_023_430_400,
         s: new Set([indexMark(SHA_PUSH, '2026-12-05', own, 'cost-mix-12', 'cost-mix-12#PUSH')]),
       },
-      { pk: 'e#cost-mix-12', sk: '2026-12-05#u-12', expiresAt: 2_023_430_400 },
+      { pk: 'e#cost-mix-12', sk: '~0g1ku-12', expiresAt: 2_023_430_400 },
     ]);
     expect(parseEventIndexSk(items[1]?.sk as string)).toEqual({ day: '2026-12-05', userId: 'u-12' });
     expect(items.map((i) => indexItemKind(i.pk))).toEqual([
