@@ -208,12 +208,12 @@ export const indexSend = (sha256: string, notificationId: string) => `${sha256} 
 /**
  * A send as the compact layout keeps it on its customer's item of its event: `<digest><batch> <channel…>`, the digest
  * the first 128 bits of the record's SHA-256 in base64url (22 characters, against 64 hex digits), the batch as little
- * as names it after the item's day (`shortBatchPart`: a spool slice `~<hhmm><days>`, an invocation's batch
- * `<D|F|S><hhmmss><id>`), and what the notification id adds to the event's id with its channel as one letter (`E`
- * for `#EMAIL`, a resend's `S#E2` for `#SMS#E2`). Every byte of it is kept seven years, once a send. The digest is the
- * record's, as the SENT write carried it: the anchor from outside the object that outlives the notification item — a
- * reader checks the stored record against it (`digestMatches`); another record with the same first 128 bits is a
- * second preimage, 2^128 work. A batch name has no space.
+ * as names it after the item's day (`shortBatchPart`: a spool slice `~<minute><days>`, an invocation's batch
+ * `<D|F|S><second><id>`, the numbers in base64url), and what the notification id adds to the event's id with its
+ * channel as one letter (`E` for `#EMAIL`, a resend's `S#E2` for `#SMS#E2`). Every byte of it is kept seven years,
+ * once a send. The digest is the record's, as the SENT write carried it: the anchor from outside the object that
+ * outlives the notification item — a reader checks the stored record against it (`digestMatches`); another record
+ * with the same first 128 bits is a second preimage, 2^128 work. A batch name has no space.
  *
  * Marks written before this (`<digest> <batch> <#CHANNEL…>`: a space after the digest, the batch as `indexBatchPart`
  * names it, the channel whole) are read as well: the space after the digest tells them apart.
@@ -228,7 +228,8 @@ export function indexMark(sha256: string, day: string, batch: string, eventId: s
  * A mark: the digest, then a space and the batch as before, or at once the batch as `shortBatchPart` names it — one
  * of its forms, so that a whole hex digest of the layout before (`indexSend`) is not read as one — then its rest.
  */
-const MARK = /^([A-Za-z0-9_-]{22})(?:( )(\S+)|()(~\d{5,}|[A-Z]\d{6}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
+const MARK =
+  /^([A-Za-z0-9_-]{22})(?:( )(\S+)|()(~[A-Za-z0-9_-]{3,}|[A-Z][A-Za-z0-9_-]{3}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
 /** A send of the compact layout read back (`indexMark`), on the item of `eventId` and `day`; undefined if not one. */
 export function parseIndexMark(
   mark: string,
@@ -278,27 +279,50 @@ export function batchOfIndexPart(day: string, part: string): string {
 const WRITER_INITIAL = { dispatch: 'D', feedback: 'F', sweeper: 'S' } as const satisfies Record<BatchWriter, string>;
 const WRITER_OF_INITIAL = new Map<string, string>(Object.entries(WRITER_INITIAL).map(([w, i]) => [i, w]));
 
+/** Base64url digits of a whole number, most significant first, at least `width` (zeros are `A`). */
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+function b64(n: number, width = 1): string {
+  let out = '';
+  for (let rest = n; rest > 0; rest = Math.floor(rest / 64)) out = `${B64[rest % 64]}${out}`;
+  return out.padStart(width, 'A');
+}
+const ofB64 = (digits: string) => [...digits].reduce((n, c) => n * 64 + B64.indexOf(c), 0);
+const two = (n: number) => String(n).padStart(2, '0');
+
 /**
  * The batch as a mark names it (`indexMark`): a spool slice of the item's day (`<hhmm>00-sweeper-spooldays<days>`)
- * as `~<hhmm><days>`, a writer's batch of that day (`<hhmmss>-<writer>-<id>`) as `<initial><hhmmss><id>`, any other
- * as `indexBatchPart` names it when that is another day's (`<yyyy-mm-dd>/…`), else whole after a `/` — never `~`
- * nor a letter first.
+ * as `~`, its minute of the day in two base64url digits and its retention days in as many as they take (`~Irn9` for
+ * `091500-sweeper-spooldays2557`); a writer's batch of that day (`<hhmmss>-<writer>-<id>`) as its initial, its second
+ * of the day in three base64url digits and its id (`DIIX<id>` for `091503-dispatch-<id>`); any other as
+ * `indexBatchPart` names it when that is another day's (`<yyyy-mm-dd>/…`), else whole after a `/` — never `~` nor a
+ * letter first.
  */
 export function shortBatchPart(day: string, batch: string): string {
   const part = indexBatchPart(day, batch);
-  const slice = /^(\d{4})00-sweeper-spooldays(\d+)$/.exec(part);
-  if (slice !== null) return `~${slice[1]}${slice[2]}`;
-  const own = /^(\d{6})-(dispatch|feedback|sweeper)-([0-9a-z]+)$/.exec(part);
-  if (own !== null) return `${WRITER_INITIAL[own[2] as BatchWriter]}${own[1]}${own[3]}`;
+  const slice = /^([01]\d|2[0-3])([0-5]\d)00-sweeper-spooldays([1-9]\d{0,8})$/.exec(part);
+  if (slice !== null) return `~${b64(Number(slice[1]) * 60 + Number(slice[2]), 2)}${b64(Number(slice[3]))}`;
+  const own = /^([01]\d|2[0-3])([0-5]\d)([0-5]\d)-(dispatch|feedback|sweeper)-([0-9a-z]+)$/.exec(part);
+  if (own !== null) {
+    const second = Number(own[1]) * 3_600 + Number(own[2]) * 60 + Number(own[3]);
+    return `${WRITER_INITIAL[own[4] as BatchWriter]}${b64(second, 3)}${own[5]}`;
+  }
   return /^\d{4}-\d{2}-\d{2}\//.test(part) ? part : `/${batch}`;
 }
 /** The batch a mark's part names (`shortBatchPart` read back). */
 export function batchOfShortPart(day: string, part: string): string {
-  const slice = /^~(\d{4})(\d+)$/.exec(part);
-  if (slice !== null) return `batches/${day}/${slice[1]}00-sweeper-spooldays${slice[2]}`;
-  const own = /^([A-Z])(\d{6})([0-9a-z]+)$/.exec(part);
+  const slice = /^~([A-Za-z0-9_-]{2})([A-Za-z0-9_-]+)$/.exec(part);
+  if (slice !== null) {
+    const minute = ofB64(slice[1] as string);
+    const hhmm = `${two(Math.floor(minute / 60))}${two(minute % 60)}`;
+    return `batches/${day}/${hhmm}00-sweeper-spooldays${ofB64(slice[2] as string)}`;
+  }
+  const own = /^([A-Z])([A-Za-z0-9_-]{3})([0-9a-z]+)$/.exec(part);
   const writer = own === null ? undefined : WRITER_OF_INITIAL.get(own[1] as string);
-  if (own !== null && writer !== undefined) return `batches/${day}/${own[2]}-${writer}-${own[3]}`;
+  if (own !== null && writer !== undefined) {
+    const second = ofB64(own[2] as string);
+    const hhmmss = `${two(Math.floor(second / 3_600))}${two(Math.floor(second / 60) % 60)}${two(second % 60)}`;
+    return `batches/${day}/${hhmmss}-${writer}-${own[3]}`;
+  }
   return batchOfIndexPart(day, part);
 }
 

@@ -66,12 +66,12 @@ describe('the evidence index', () => {
     expect(items).toHaveLength(2_000);
     const sizes = items.map((i) => JSON.stringify([...(i.s as Set<string>)]).length + String(i.sk).length);
     expect(Math.max(...sizes)).toBeLessThan(400);
-    // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/` nor its
-    // dashes, the writer as its initial; the channel as its initial.
+    // Nothing the key says again: no kind, no userId; the batch after its day, without `batches/<day>/`: the writer's
+    // initial, its second of the day in base64url (00:00:00, `AAA`) and its id; the channel as its initial.
     expect(Object.keys(items[0] ?? {}).sort()).toEqual(['expiresAt', 'pk', 's', 'sk']);
     expect(batches[0]).toBe('batches/2026-11-01/000000-dispatch-busy00000000');
     const first = [...((items.find((i) => i.sk === '2026-11-01#card-payment-0-0')?.s ?? []) as Set<string>)];
-    expect(first.map((m) => m.slice(22)).sort()).toEqual(['D000000busy00000000 P', 'D000000busy00000000 S']);
+    expect(first.map((m) => m.slice(22)).sort()).toEqual(['DAAAbusy00000000 P', 'DAAAbusy00000000 S']);
 
     const all = await index.sendsOf('busy-customer');
     expect(all).toHaveLength(4_000);
@@ -273,8 +273,8 @@ describe('the evidence index in a table of its own', () => {
     expect([...((items[0]?.s ?? []) as Set<string>)].map((m) => m.slice(22)).sort()).toEqual([
       ' 000100-sweeper-spooldays2557 #EMAIL',
       ' 000101-dispatch-spacedmarks01 #SMS',
-      'D000101spacedmarks01 P',
-      'D000101spacedmarks01 S',
+      'DAA9spacedmarks01 P',
+      'DAA9spacedmarks01 S',
     ]);
     const expected = [
       { batch: slice, notificationId: 'spaced-ev#EMAIL', sha256: digest(801).slice(0, 32) },

@@ -38,7 +38,7 @@ describe('a send as the index keeps it', () => {
 
   it("the compact layout keeps the digest's first 128 bits (22 base64url characters), the batch after its day and the id after its event's", () => {
     const mark = indexMark(SHA, day, batch, 'ev 1#a', 'ev 1#a#SMS#E2');
-    expect(mark).toMatch(/^[A-Za-z0-9_-]{22}D091503a1b2c3d4e5 S#E2$/);
+    expect(mark).toMatch(/^[A-Za-z0-9_-]{22}DIIXa1b2c3d4e5 S#E2$/);
     expect(parseIndexMark(mark, day, 'ev 1#a')).toEqual({
       batch,
       notificationId: 'ev 1#a#SMS#E2',
@@ -116,16 +116,17 @@ describe("the batch in a customer item's sort key", () => {
     }
   });
 
-  it("a mark keeps a slice of the item's day as `~<hhmm><days>` and a writer's batch of that day as its initial, time and id; any other as before; each read back whole", () => {
+  it("a mark keeps a slice of the item's day as `~`, its minute and its days, and a writer's batch of that day as its initial, second and id (the numbers in base64url); any other as before; each read back whole", () => {
     const own = batchName('dispatch', Date.parse('2026-12-05T09:15:03Z'), 'a1b2c3d4e5');
     const report = batchName('feedback', Date.parse('2026-12-05T09:15:03Z'), 'a1b2c3d4e5');
     const rebuilt = batchName('sweeper', Date.parse('2026-12-05T00:00:01Z'), 'rebuild0001');
     const slice = sliceBatchName(Date.parse('2026-12-05T23:59:30Z'), 2_557);
     const nextDaySlice = sliceBatchName(Date.parse('2026-12-06T00:00:30Z'), 90);
-    expect(shortBatchPart(day, slice)).toBe('~23592557');
-    expect(shortBatchPart(day, own)).toBe('D091503a1b2c3d4e5');
-    expect(shortBatchPart(day, report)).toBe('F091503a1b2c3d4e5');
-    expect(shortBatchPart(day, rebuilt)).toBe('S000001rebuild0001');
+    // 23:59 is minute 1,439 (`Wf`), 2,557 days `n9`; 09:15:03 is second 33,303 (`IIX`).
+    expect(shortBatchPart(day, slice)).toBe('~Wfn9');
+    expect(shortBatchPart(day, own)).toBe('DIIXa1b2c3d4e5');
+    expect(shortBatchPart(day, report)).toBe('FIIXa1b2c3d4e5');
+    expect(shortBatchPart(day, rebuilt)).toBe('SAABrebuild0001');
     expect(shortBatchPart(day, nextDaySlice)).toBe('2026-12-06/000000-sweeper-spooldays90');
     // A name of the day that is neither form (never a writer's: they are checked) is kept whole, never read as one.
     expect(shortBatchPart(day, 'batches/2026-12-05/D123456abc')).toBe('/batches/2026-12-05/D123456abc');
@@ -138,8 +139,19 @@ describe("the batch in a customer item's sort key", () => {
       'elsewhere/x',
       'batches/odd',
       'batches/2026-12-05/x',
+      'batches/2026-12-05/D123456abc',
+      'batches/2026-12-05/246000-dispatch-a1b2c3d4e5',
+      'batches/2026-12-05/091500-sweeper-spooldays030',
+      `${slice}late0123456789abcdef`,
     ]) {
       expect(batchOfShortPart(day, shortBatchPart(day, batch))).toBe(batch);
+    }
+    // Every second of the day, every minute's slice of any retention: read back whole.
+    for (let second = 0; second < 86_400; second++) {
+      const at = Date.parse('2026-12-05T00:00:00Z') + second * 1_000;
+      const named = [batchName('dispatch', at, 'f'.repeat(20))];
+      if (second % 60 === 0) named.push(...[1, 30, 2_557, 99_999].map((days) => sliceBatchName(at, days)));
+      for (const batch of named) expect(batchOfShortPart(day, shortBatchPart(day, batch))).toBe(batch);
     }
   });
 });

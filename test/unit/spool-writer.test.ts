@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EvidenceRecord } from '../../functions/domain/evidence.ts';
+import { eventIndexSk } from '../../functions/domain/keys.ts';
 import type { BatchOutlets } from '../../functions/stores/evidence-batch-writer.ts';
 import { type DatedEntry, indexItemsOf } from '../../functions/stores/evidence-index.ts';
 import type { EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
@@ -58,7 +59,7 @@ describe("a writer's spool puts at the end of its invocation", () => {
     const items = indexItemsOf(calls[0] ?? []);
     expect(items.map((i) => [i.pk, i.sk, i.s?.size])).toEqual([
       ['u#u-1', '2026-12-06#evt-1', 2],
-      ['e#evt-1', '2026-12-06#u-1', undefined],
+      ['e#evt-1', eventIndexSk('2026-12-06', 'u-1'), undefined],
     ]);
   });
 });
