@@ -132,8 +132,8 @@ export const evidenceEventPk = (eventId: string) => `EVIDENCE_EVENT#${eventId}`;
  * The index's compact layout, in its own table (docs/table.md "The evidence index"): a customer's partition
  * `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, holding the customer's sends of that event accepted that day, whatever
  * batches they are in (domain/evidence-batch.ts indexMark); an event's partition `e#<eventId>`, sk
- * `~<day, base 36><userId>` (`eventIndexSk`): the customer-day holding its sends. The table holds nothing else, so one letter tells the
- * two apart; what the key says is not repeated in the item.
+ * `~<day, base 36><userId>` (`eventIndexSk`): the customer-day holding its sends. The table holds nothing else, so
+ * one letter tells the two apart; what the key says is not repeated in the item.
  */
 export const customerIndexPk = (userId: string) => `u#${userId}`;
 export const customerIndexSk = (day: string, eventId: string) => `${day}#${eventId}`;
