@@ -53,16 +53,18 @@ export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, MetricName>> =
   repairs: 'EventsRepaired',
 };
 
-/** The figures of the equation below: reported for every batch, zero or not (the runbook's reconciliation sums them). */
-export const EQUATION_FIGURES: readonly (keyof IngestFigures)[] = [
-  'received',
+/** What the delivered records add up to (the equation below). */
+export const EQUATION_TERMS = [
   'accepted',
   'duplicates',
   'conflicts',
   'quarantined',
   'requarantined',
   'failed',
-];
+] as const;
+
+/** The figures of the equation below: reported for every batch, zero or not (the runbook's reconciliation sums them). */
+export const EQUATION_FIGURES: readonly (keyof IngestFigures)[] = ['received', ...EQUATION_TERMS];
 
 /**
  * What a batch reports, in its metrics and its "batch ingested" line: the equation's figures always, each of their parts
