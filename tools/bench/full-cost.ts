@@ -179,7 +179,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
  * level, message, time, function, request id and figures a line of them repeats once an invocation. A line's further
  * parts (`part`, above 100 entries) grow with the records, and stay with them.
  */
-function listingBytesOf(lines: readonly string[]): Record<string, number> {
+export function listingBytesOf(lines: readonly string[]): Record<string, number> {
   const bytes: Record<string, number> = {};
   for (const line of lines) {
     if (line.startsWith('{"_aws"')) continue;
