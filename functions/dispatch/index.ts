@@ -173,9 +173,10 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     const ordered = { ...event, Records: criticalFirst(event.Records) };
     return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
+    // The sends first: their line stands whatever becomes of the evidence batch.
+    infoListing('notifications sent', sent);
     // After every record: the invocation's evidence, in one batch, outside every send slot.
     if (batch !== undefined) await closeEvidenceBatch(batch, budget);
-    infoListing('notifications sent', sent);
     // The invocation's counts: one EMF document for the plain ones, one per channel (or reason) for the rest.
     publishMetrics();
   }
