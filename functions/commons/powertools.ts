@@ -1,13 +1,13 @@
 /**
  * Powertools instances, created once per execution environment and shared by the handlers' modules. The namespace
  * comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets per stage (telemetry.ts metricNamespaceOf); metrics
- * are added only through `count` and `countBy`, which accept the registered names alone.
+ * are added only through `count` and `countBy`, which accept the registered names alone, and flushed by `publishMetrics`.
  */
 import { isRequestXRaySampled } from '@aws-lambda-powertools/commons/utils/env';
 import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { type MetricName, SERVICE_NAME } from '../contracts/telemetry.ts';
+import { LOG_LISTINGS, type LogListing, type MetricName, SERVICE_NAME } from '../contracts/telemetry.ts';
 
 /**
  * Powertools' line without what the log group and the invocation's REPORT line already say. A notification is logged
@@ -63,7 +63,7 @@ export function traced<T>(client: T): T {
   return tracer === undefined ? client : tracer.captureAWSv3Client(client);
 }
 
-/** Adds to the invocation's metrics (flushed with publishStoredMetrics). */
+/** Adds to the invocation's metrics (flushed with publishMetrics). */
 export function count(
   name: MetricName,
   value = 1,
@@ -72,10 +72,58 @@ export function count(
   metrics.addMetric(name, unit, value);
 }
 
-/** A count with its own dimensions (channel, reason), flushed as its own EMF line so it never mixes dimension sets. */
+/**
+ * The invocation's counts with their own dimensions (channel, reason), summed until `publishMetrics`. Each had been an
+ * EMF document of its own the moment it was counted — about 250 bytes of CloudWatch Logs per send and per delivery
+ * report, a record's worth of log bytes again; summed, an invocation writes one document per dimension set (a batch of
+ * 100 sends on one channel: one). CloudWatch's Sum, which every alarm and the dashboard read, is the same.
+ */
+const byDimensions = new Map<string, { dimensions: Record<string, string>; counts: Map<MetricName, number> }>();
+
+/** A count with its own dimensions, kept apart from every other dimension set (never mixing them in one document). */
 export function countBy(name: MetricName, dimensions: Record<string, string>, value = 1): void {
   if (value === 0) return;
-  const single = metrics.singleMetric();
-  for (const [k, v] of Object.entries(dimensions)) single.addDimension(k, v);
-  single.addMetric(name, MetricUnit.Count, value);
+  const key = JSON.stringify(Object.entries(dimensions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  let set = byDimensions.get(key);
+  if (set === undefined) {
+    set = { dimensions, counts: new Map() };
+    byDimensions.set(key, set);
+  }
+  set.counts.set(name, (set.counts.get(name) ?? 0) + value);
+}
+
+/**
+ * Flushes the invocation's metrics (a handler's `finally`): the plain counts in one EMF document when there are any
+ * (no empty-flush warning), then one document per dimension set with its summed counts.
+ */
+export function publishMetrics(): void {
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  for (const { dimensions, counts } of byDimensions.values()) {
+    for (const [k, v] of Object.entries(dimensions)) metrics.addDimension(k, v);
+    for (const [name, n] of counts) metrics.addMetric(name, MetricUnit.Count, n);
+    metrics.publishStoredMetrics();
+  }
+  byDimensions.clear();
+}
+
+/** At most this many entries a listing line: Logs Insights extracts 200 fields of a JSON line, and a line stays small. */
+export const ENTRIES_PER_LINE = 100;
+
+/**
+ * One INFO line for what an invocation did the same way to many records (sent, delivered, accepted), listing their
+ * entries — each begins with the notification's or the event's id — instead of a line each: every line repeats its
+ * level, message, time, function and request id (about 190 bytes), so a batch of 100 sends wrote that 100 times.
+ * The message names its list's key (contracts/telemetry.ts LOG_LISTINGS). Above ENTRIES_PER_LINE entries the rest
+ * follow in lines of their own, numbered by `part`. Nothing listed and no attributes: no line. What goes wrong (a
+ * warning, an error) stays a line of its own per record.
+ */
+export function infoListing(message: LogListing, entries: readonly string[], attributes: LogAttributes = {}): void {
+  if (entries.length === 0 && Object.keys(attributes).length === 0) return;
+  const key = LOG_LISTINGS[message];
+  logger.info(message, {
+    ...attributes,
+    ...(entries.length === 0 ? {} : { [key]: entries.slice(0, ENTRIES_PER_LINE) }),
+  });
+  for (let i = ENTRIES_PER_LINE; i < entries.length; i += ENTRIES_PER_LINE)
+    logger.info(message, { part: i / ENTRIES_PER_LINE + 1, [key]: entries.slice(i, i + ENTRIES_PER_LINE) });
 }

@@ -53,6 +53,28 @@ export const FIGURE_METRICS: Readonly<Record<keyof IngestFigures, MetricName>> =
   repairs: 'EventsRepaired',
 };
 
+/** What the delivered records add up to (the equation below). */
+export const EQUATION_TERMS = [
+  'accepted',
+  'duplicates',
+  'conflicts',
+  'quarantined',
+  'requarantined',
+  'failed',
+] as const;
+
+/** The figures of the equation below: reported for every batch, zero or not (the runbook's reconciliation sums them). */
+export const EQUATION_FIGURES: readonly (keyof IngestFigures)[] = ['received', ...EQUATION_TERMS];
+
+/**
+ * What a batch reports, in its metrics and its "batch ingested" line: the equation's figures always, each of their parts
+ * (sanitised, masked, fallbacks …) only when it is not zero. At a million notifications a month an invocation is about
+ * one event, and nine zero parts were about 450 bytes of CloudWatch Logs an event (a metric and a key each); a part's
+ * alarm treats a missing datapoint as not breaching, and its sum is the same.
+ */
+export const reportedFigures = (f: IngestFigures): [keyof IngestFigures, number][] =>
+  (Object.entries(f) as [keyof IngestFigures, number][]).filter(([k, v]) => v !== 0 || EQUATION_FIGURES.includes(k));
+
 /** delivered = accepted + duplicates + conflicts + quarantined + requarantined + failed. */
 export const reconciles = (f: IngestFigures): boolean =>
   f.received === f.accepted + f.duplicates + f.conflicts + f.quarantined + f.requarantined + f.failed;

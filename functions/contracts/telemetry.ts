@@ -119,3 +119,15 @@ export const METRIC_NAMES = [
   'EvidenceSpoolUnreadable',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
+
+/**
+ * The INFO lines that list what an invocation did to many records, one line an invocation (commons/powertools.ts
+ * infoListing), and the key of their list: each entry begins with the event's or the notification's id. The runbook's
+ * trace finds an id in them; the cost bench prices each line once an invocation and its entries once a record.
+ */
+export const LOG_LISTINGS = {
+  'batch ingested': 'events',
+  'notifications sent': 'sent',
+  'delivery feedback': 'reports',
+} as const;
+export type LogListing = keyof typeof LOG_LISTINGS;

@@ -12,7 +12,7 @@ import pLimit from 'p-limit';
 import { loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { onFirstCall } from '../commons/on-first-call.ts';
-import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
+import { count, countBy, infoListing, logger, publishMetrics, traced } from '../commons/powertools.ts';
 import { loadRegionFence } from '../commons/region-fence-loader.ts';
 import { sleep } from '../commons/retry.ts';
 import { uniformRetention } from '../domain/evidence.ts';
@@ -139,6 +139,8 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   }
   const invocationDeps: DispatchDeps =
     batch === undefined || evidence === undefined ? deps : { ...deps, evidence: { ...evidence.records, batch } };
+  // The invocation's sends, listed in one line at its end (`<notificationId> <attempt> <providerMessageId>` each).
+  const sent: string[] = [];
   const recordHandler = async (record: DynamoDBRecord): Promise<void> => {
     const target = dispatchable(record);
     if (target === undefined) {
@@ -149,7 +151,7 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     }
     await limit(async () => {
       try {
-        report(await dispatchNotification(target, invocationDeps, budget.start(Date.now())));
+        report(await dispatchNotification(target, invocationDeps, budget.start(Date.now())), sent);
       } catch (error) {
         if ((error as Error).name === 'NotStartedError') {
           count('RecordsNotStarted');
@@ -171,10 +173,12 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     const ordered = { ...event, Records: criticalFirst(event.Records) };
     return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
+    // The sends first: their line stands whatever becomes of the evidence batch.
+    infoListing('notifications sent', sent);
     // After every record: the invocation's evidence, in one batch, outside every send slot.
     if (batch !== undefined) await closeEvidenceBatch(batch, budget);
-    // Per-channel outcomes flush on their own (countBy); the rest only when there is any, without an empty-flush warning.
-    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    // The invocation's counts: one EMF document for the plain ones, one per channel (or reason) for the rest.
+    publishMetrics();
   }
 };
 
@@ -285,8 +289,8 @@ const UNSENT_METRIC = {
   THROTTLED: 'NotificationsFloodLimited',
 } as const;
 
-/** Logs carry notificationId and reason codes, never an address or a phone number. */
-function report(r: DispatchResult): void {
+/** Logs carry notificationId and reason codes, never an address or a phone number. A send is listed in `sent`. */
+function report(r: DispatchResult, sent: string[]): void {
   if (r.kind === 'skipped') {
     count('DispatchSkipped');
     return;
@@ -323,9 +327,8 @@ function report(r: DispatchResult): void {
           providerMessageId: r.providerMessageId,
         });
       } else {
-        // The line of every send: its notificationId (eventId#channel) is what the runbook's trace filters on.
-        const { eventId: _, ...sent } = ids;
-        logger.info('notification sent', { ...sent, providerMessageId: r.providerMessageId });
+        // Listed by its notificationId (eventId#channel), which the runbook's trace finds in the invocation's line.
+        sent.push(`${r.item.notificationId} ${r.item.attempt} ${r.providerMessageId}`);
       }
       break;
     case 'failed':

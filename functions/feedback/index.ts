@@ -13,7 +13,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { loadFeedbackConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
+import { count, countBy, infoListing, logger, publishMetrics, traced } from '../commons/powertools.ts';
 import { readDeliveryStatusLog, readFeedback } from '../domain/feedback.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import { DynamoEvidenceGaps } from '../stores/evidence-gaps.ts';
@@ -64,6 +64,9 @@ export const handler = async (
   context: Context,
 ): Promise<FeedbackResult | FeedbackResult[] | SQSBatchResponse> => {
   logger.addContext(context);
+  // The invocation's recorded deliveries, listed in one line at its end (`<notificationId> <status> <messageId>` each).
+  const delivered: string[] = [];
+  const report = (r: FeedbackResult) => reportOne(r, delivered);
   try {
     let results: FeedbackResult[];
     if (isLogsEvent(event)) {
@@ -109,11 +112,12 @@ export const handler = async (
     for (const r of results) report(r);
     return results;
   } finally {
-    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    infoListing('delivery feedback', delivered);
+    publishMetrics();
   }
 };
 
-function report(r: FeedbackResult): void {
+function reportOne(r: FeedbackResult, delivered: string[]): void {
   if (r.kind === 'ignored') {
     countBy('FeedbackIgnored', { reason: r.ignored.reason });
     logger.warn('feedback ignored', { reason: r.ignored.reason, detail: r.ignored.detail });
@@ -145,10 +149,13 @@ function report(r: FeedbackResult): void {
   // An address that is not the notification's own was named for suppression: a forged or stray log entry.
   if (['BOUNCED', 'COMPLAINED', 'REJECTED', 'FAILED'].includes(f.status) || r.suppressions.includes('notTheRecipient'))
     logger.warn('delivery feedback', line);
-  else {
-    // The line of every delivery: its notificationId (eventId#channel) is what the runbook's trace filters on.
-    const { eventId: _, ...delivered } = line;
-    logger.info('delivery feedback', delivered);
+  else if (r.kind === 'recorded' && r.suppressions.length === 0 && f.bounceType === undefined) {
+    // Listed by its notificationId (eventId#channel), which the runbook's trace finds in the invocation's line.
+    delivered.push(`${r.target.notificationId} ${f.status} ${f.messageId}`);
+  } else {
+    // Anything more to say about it (not recorded as is, an address suppressed): a line of its own, as a warning is.
+    const { eventId: _, ...rest } = line;
+    logger.info('delivery feedback', rest);
   }
 }
 

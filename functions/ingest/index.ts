@@ -11,7 +11,7 @@ import type { Context, MSKEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { count, logger, metrics } from '../commons/powertools.ts';
+import { count, logger, publishMetrics } from '../commons/powertools.ts';
 import { loadRegionFence } from '../commons/region-fence-loader.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
@@ -130,6 +130,6 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
     }
     if (summary.failure !== undefined) throw summary.failure;
   } finally {
-    metrics.publishStoredMetrics();
+    publishMetrics();
   }
 };

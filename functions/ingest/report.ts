@@ -1,11 +1,12 @@
 /**
- * What the ingest handler tells CloudWatch about one batch: a log line per record (ids and reason codes only, never an
- * address or a display text), the figures as EMF metrics, the notifications created per channel, and the batch line
- * with `reconciled`. The use case (ingest-batch.ts) decides; this only reports.
+ * What the ingest handler tells CloudWatch about one batch: the batch line with its figures, `reconciled` and the
+ * events accepted as they should be (listed: `<eventId> <channel>,<channel>` each); a log line of its own for every
+ * other record (ids and reason codes only, never an address or a display text); the figures as EMF metrics, the
+ * notifications created per channel. The use case (ingest-batch.ts) decides; this only reports.
  */
 
-import { count, countBy, logger } from '../commons/powertools.ts';
-import { FIGURE_METRICS, type IngestFigures, reconciles } from '../contracts/ingest-figures.ts';
+import { count, countBy, infoListing, logger } from '../commons/powertools.ts';
+import { FIGURE_METRICS, reconciles, reportedFigures } from '../contracts/ingest-figures.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { BatchSummary } from './ingest-batch.ts';
 
@@ -14,6 +15,7 @@ export function reportBatch(summary: BatchSummary): void {
   const refused = new Map<Channel, number>();
   const repaired = new Map<Channel, number>();
   const add = (counts: Map<Channel, number>, c: Channel) => counts.set(c, (counts.get(c) ?? 0) + 1);
+  const accepted: string[] = [];
   for (const r of summary.results) {
     switch (r.kind) {
       case 'accepted':
@@ -43,7 +45,8 @@ export function reportBatch(summary: BatchSummary): void {
         } else if (r.channels.length === 0) {
           logger.warn('event accepted with no channel to send', { eventId: r.eventId });
         } else {
-          logger.info('event accepted', { eventId: r.eventId, channels: r.channels });
+          // Listed by its eventId in the batch line, which the runbook's trace finds.
+          accepted.push(`${r.eventId} ${r.channels.join(',')}`);
         }
         if (r.sanitised.length > 0) {
           logger.info('display text sanitised', { eventId: r.eventId, fields: r.sanitised });
@@ -87,11 +90,12 @@ export function reportBatch(summary: BatchSummary): void {
     }
   }
   const f = summary.figures;
-  for (const [figure, metric] of Object.entries(FIGURE_METRICS)) count(metric, f[figure as keyof IngestFigures]);
+  const reported = reportedFigures(f);
+  for (const [figure, n] of reported) count(FIGURE_METRICS[figure], n);
   for (const [channel, n] of created) countBy('NotificationsCreated', { channel }, n);
   for (const [channel, n] of refused) countBy('NotificationsRefused', { channel }, n);
   for (const [channel, n] of repaired) countBy('NotificationsRepaired', { channel }, n);
-  logger.info('batch ingested', { ...f, reconciled: reconciles(f) });
+  infoListing('batch ingested', accepted, { ...Object.fromEntries(reported), reconciled: reconciles(f) });
   if (summary.lookupFailure !== undefined) {
     // The look-up before the transactions failed: nothing lost, duplicates cost a cancelled transaction this time.
     count('InboxLookupFailures');

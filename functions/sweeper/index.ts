@@ -7,7 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { loadSweeperConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
-import { count, countBy, logger, metrics, traced } from '../commons/powertools.ts';
+import { count, countBy, logger, publishMetrics, traced } from '../commons/powertools.ts';
 import { regionFenceOf } from '../commons/region-fence.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { parseNotificationId } from '../domain/keys.ts';
@@ -165,7 +165,7 @@ export const handler = async (_event: unknown, context: Context) => {
       ...(recovered === undefined ? {} : { recovered }),
     };
   } finally {
-    metrics.publishStoredMetrics();
+    publishMetrics();
   }
 };
 

@@ -17,6 +17,7 @@ import {
   startSnsEndpoint,
 } from '../../tools/local/providers.ts';
 import { StreamReader } from '../../tools/local/stream-reader.ts';
+import { traceQuery } from '../../tools/ops/trace.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 
@@ -122,11 +123,11 @@ describe('logs at DEBUG carry no personal data', () => {
     // The run went where it should: every logging path was taken, at DEBUG.
     const messages = lines.map((l) => /"message":"([^"]*)"/.exec(l)?.[1] ?? '');
     for (const m of [
-      'event accepted',
+      'batch ingested',
       'duplicate event acknowledged',
       'eventId reused with a different payload; quarantined',
       'record quarantined',
-      'notification sent',
+      'notifications sent',
       'notification failed',
       'send deferred',
       'provider refused the account, not the message: channel held, notification deferred',
@@ -144,5 +145,23 @@ describe('logs at DEBUG carry no personal data', () => {
     const email = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z.]{2,}/;
     const phone = /\+\d{8,15}/;
     expect(lines.filter((l) => email.test(l) || phone.test(l))).toEqual([]);
+  });
+
+  it('each sent notification’s trail is still in the lines: the runbook’s trace finds its event accepted and its send by the ids alone', () => {
+    const sent = [...ses.sends, ...sns.sends];
+    const trailOf = (eventId: string) => {
+      const id = new RegExp(/@message like \/(.*)\/$/m.exec(traceQuery(eventId))?.[1] ?? '^$');
+      return lines.filter((l) => id.test(l)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    const trail = trailOf('pii-1');
+    const accepted = trail.flatMap((l) => (l.message === 'batch ingested' ? ((l.events as string[]) ?? []) : []));
+    expect(accepted.filter((e) => e.startsWith('pii-1 '))).toHaveLength(1);
+    const listed = trail.flatMap((l) => (l.message === 'notifications sent' ? (l.sent as string[]) : []));
+    expect(listed.filter((e) => e.startsWith('pii-1#')).length).toBeGreaterThan(0);
+    for (const entry of listed)
+      expect(
+        sent.map((x) => x.messageId),
+        entry,
+      ).toContain(entry.split(' ')[2]);
   });
 });

@@ -1,14 +1,16 @@
 /**
  * The complete cost counts what the stack is billed for, once each, and the floor what the guarantees need at the
  * least: the sweeper's fixed Queries in ours; the pacer once (the run's unpaced token writes out, the rate's in);
- * spooled reports on their own items; a two-region stage's global table in what the settings add. The floor: byUser
- * at ingest, the flood guard's conditional write, strongly consistent audience reads, the message index only for the
- * channels whose reports need it, and no sweep-index re-key at the claim.
+ * spooled reports on their own items; a listing log line once an invocation at the rate; a two-region stage's global
+ * table in what the settings add. The floor: byUser at ingest, the flood guard's conditional write, strongly
+ * consistent audience reads, the message index only for the channels whose reports need it, and no sweep-index re-key
+ * at the claim.
  */
 import { describe, expect, it } from 'vitest';
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import { costAtRate, pacerWritesPerSendAt, RATE_ASSUMPTIONS, type RunDensity } from '../../tools/bench/cost-at-rate.ts';
 import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
+import { listingBytesOf } from '../../tools/bench/full-cost.ts';
 import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
 import { spoolCostAt } from '../../tools/bench/spool-cost.ts';
 import { SMALL_RUN } from '../support/run-density.ts';
@@ -50,6 +52,48 @@ describe('our cost: what the run cannot see, and nothing twice', () => {
     expect(counted.pacing).toEqual({ writesPerSend: 1, perMillion: Math.round(WRU * 100) / 100 });
     // At 10,000/s full invocations share chunks: the quota's figure, with a backlog, is the more.
     expect(costAtRate(MEASURED, SMALL_RUN, 10_000, 16, P, undefined, undefined, 0.64).pacing.writesPerSend).toBe(0.64);
+  });
+
+  it("prices a listing line once an invocation at the rate, not once the run's: a million a month is about an invocation a send", () => {
+    const listing = { ingest: 300, dispatch: 200, feedback: 200 };
+    const GIB = 1024 ** 3;
+    const logsPerByte = (P.logsIngestPerGb + P.logsStorageGbMonth * RATE_ASSUMPTIONS.logRetentionMonths) / GIB;
+    for (const [rate, shards] of [
+      [MONTH, 1],
+      [10_000, 16],
+    ] as const) {
+      const without = costAtRate(MEASURED, SMALL_RUN, rate, shards, P);
+      const withListing = costAtRate(MEASURED, { ...SMALL_RUN, listingBytesPerInvocation: listing }, rate, shards, P);
+      const inv = without.perNotification.invocations;
+      // The rate's invocations less the run's, each function's line at its own invocations.
+      const added = withListing.perMillion.cloudWatchLogs - without.perMillion.cloudWatchLogs;
+      const runInvocations = (f: keyof typeof listing) => (SMALL_RUN.invocations[f] ?? 0) / SMALL_RUN.notifications;
+      const atMost = 1e6 * logsPerByte * (inv * 300 - 200 * (runInvocations('dispatch') + runInvocations('feedback')));
+      if (rate === MONTH) {
+        // About two and a half invocations a notification (ingest per event, dispatch and feedback per record).
+        expect(inv).toBeGreaterThan(1.5);
+        expect(added).toBeGreaterThan(1e6 * logsPerByte * 200 * (inv - 1));
+        expect(added).toBeLessThan(atMost + 0.01);
+      } else {
+        // Full batches: the lines are a few bytes a notification, the run's own less than a burst's.
+        expect(Math.abs(added)).toBeLessThan(0.02);
+      }
+    }
+  });
+
+  it("measures a listing line's own bytes from the run's log: the line less its entries, a further part not at all", () => {
+    const sent = ['e-1#SMS 1 m-1', 'e-2#SMS 1 m-2'];
+    const head = { level: 'INFO', message: 'notifications sent', function_name: 'notifier-dispatch' };
+    const line = JSON.stringify({ ...head, sent });
+    const lines = [
+      line,
+      JSON.stringify({ ...head, part: 2, sent }),
+      JSON.stringify({ level: 'WARN', message: 'send deferred', function_name: 'notifier-dispatch' }),
+      '{"_aws":{}}',
+    ];
+    expect(listingBytesOf(lines)).toEqual({
+      dispatch: Buffer.byteLength(line) + 1 - Buffer.byteLength(JSON.stringify(sent)),
+    });
   });
 
   it('a send in an invocation of its own is a write; full batches share chunks of ten per channel', () => {

@@ -47,7 +47,7 @@ describe('trace', () => {
         results: [
           [
             { field: '@timestamp', value: '2026-12-01 10:00:00.000' },
-            { field: 'message', value: 'notification sent' },
+            { field: 'message', value: 'notifications sent' },
             { field: '@ptr', value: 'x' },
           ],
         ],
@@ -62,10 +62,12 @@ describe('trace', () => {
       'trf-1',
       3_600_000,
     );
-    expect(rows).toEqual([{ '@timestamp': '2026-12-01 10:00:00.000', message: 'notification sent' }]);
+    expect(rows).toEqual([{ '@timestamp': '2026-12-01 10:00:00.000', message: 'notifications sent' }]);
     const start = logs.commandCalls(StartQueryCommand)[0]?.args[0].input;
     expect(start?.logGroupNames).toEqual(['/i', '/d', '/s']);
     expect(start?.queryString).toContain('filter eventId = "trf-1" or notificationId like "trf-1#"');
+    // the lines that list an invocation's ids (batch ingested, notifications sent, delivery feedback)
+    expect(start?.queryString).toContain('or @message like /"trf-1[#" ]/');
     logs.restore();
   });
 });

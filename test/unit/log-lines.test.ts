@@ -4,11 +4,14 @@
  * is kept. The runbook's queries (docs/operations.md, Logs Insights) read level, message, eventId or notificationId
  * and the line's own keys; the line ties to its invocation by its request id.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
-import { logger, NotifierLogFormatter } from '../../functions/commons/powertools.ts';
-import { traceQuery } from '../../tools/ops/trace.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ENTRIES_PER_LINE, infoListing, logger, NotifierLogFormatter } from '../../functions/commons/powertools.ts';
+import { localTrace, traceQuery, traceText } from '../../tools/ops/trace.ts';
 
 const context = {
   functionName: 'notifier-prod-dispatch',
@@ -89,13 +92,129 @@ describe('a log line', () => {
     const level = logger.getLevelName();
     logger.setLogLevel('INFO');
     try {
-      const [line] = linesOf(() => logger.info('delivery feedback', { notificationId: 'trf-9#SMS' }));
-      expect(line).toMatchObject({ level: 'INFO', message: 'delivery feedback', notificationId: 'trf-9#SMS' });
+      const [line] = linesOf(() => logger.warn('delivery feedback', { notificationId: 'trf-9#SMS' }));
+      expect(line).toMatchObject({ level: 'WARN', message: 'delivery feedback', notificationId: 'trf-9#SMS' });
       for (const key of ['service', 'function_arn', 'function_memory_size', 'cold_start', 'sampling_rate'])
         expect(line, key).not.toHaveProperty(key);
     } finally {
       logger.setLogLevel(level);
     }
     expect(traceQuery('trf-9')).toContain('notificationId like "trf-9#"');
+  });
+});
+
+/** The regular expression of the trace query's `@message like /…/`, as JavaScript reads it. */
+const traceRegex = (eventId: string) => new RegExp(/@message like \/(.*)\/$/m.exec(traceQuery(eventId))?.[1] ?? '^$');
+
+describe('what an invocation did to many records: one line listing them', () => {
+  const atInfo = <T>(f: () => T): T => {
+    const level = logger.getLevelName();
+    logger.setLogLevel('INFO');
+    try {
+      return f();
+    } finally {
+      logger.setLogLevel(level);
+    }
+  };
+
+  it('lists every id of the invocation in one line; the trace of each event finds it, and no other event’s', () => {
+    const sent = ['trf-1#EMAIL 1 ses-1', 'trf-1#SMS 2 9f1c', 'trf-12#PUSH 1 a7e0'];
+    const lines = atInfo(() => linesOf(() => infoListing('notifications sent', sent)));
+    expect(lines).toEqual([expect.objectContaining({ level: 'INFO', message: 'notifications sent', sent })]);
+    const raw = JSON.stringify(lines[0]);
+    expect(traceRegex('trf-1').test(raw)).toBe(true);
+    expect(traceRegex('trf-12').test(raw)).toBe(true);
+    expect(traceRegex('trf-2').test(raw)).toBe(false);
+    expect(traceRegex('trf').test(raw)).toBe(false);
+    // an eventId's dot is a dot, not any character
+    expect(traceRegex('a.b').test('{"sent":["axb#EMAIL 1 m"]}')).toBe(false);
+    expect(traceRegex('a.b').test('{"sent":["a.b#EMAIL 1 m"]}')).toBe(true);
+    // the per-record lines still match: an eventId, a notificationId
+    expect(traceRegex('trf-1').test('{"message":"send deferred","notificationId":"trf-1#SMS","eventId":"trf-1"}')).toBe(
+      true,
+    );
+  });
+
+  it('a batch line keeps its figures and lists the accepted events; ops trace prints an event’s entries, locally and from Logs Insights', () => {
+    const [line] = atInfo(() =>
+      linesOf(() => infoListing('batch ingested', ['e-7 EMAIL,SMS', 'e-8 PUSH'], { received: 2, accepted: 2 })),
+    );
+    expect(line).toMatchObject({
+      message: 'batch ingested',
+      received: 2,
+      accepted: 2,
+      events: ['e-7 EMAIL,SMS', 'e-8 PUSH'],
+    });
+    const text = traceText(
+      [
+        {
+          '@timestamp': 't',
+          '@log': '1:/aws/lambda/ingest',
+          message: 'batch ingested',
+          '@message': JSON.stringify(line),
+        },
+      ],
+      'e-8',
+    );
+    expect(text).toContain('e-8 PUSH');
+    expect(text).not.toContain('e-7 EMAIL,SMS');
+    const dir = mkdtempSync(join(tmpdir(), 'trace-'));
+    const log = join(dir, 'run.log');
+    writeFileSync(log, `${JSON.stringify(line)}\n{"message":"x","eventId":"e-88"}\n`);
+    expect(localTrace('e-8', log)).toEqual([JSON.stringify(line)]);
+  });
+
+  it(`writes at most ${ENTRIES_PER_LINE} entries a line, the rest in numbered parts; nothing to list and nothing to say: no line`, () => {
+    const ids = Array.from({ length: ENTRIES_PER_LINE * 2 + 1 }, (_, i) => `e-${i}#SMS DELIVERED m-${i}`);
+    const lines = atInfo(() => linesOf(() => infoListing('delivery feedback', ids)));
+    expect(lines.map((l) => (l.reports as string[]).length)).toEqual([ENTRIES_PER_LINE, ENTRIES_PER_LINE, 1]);
+    expect(lines.map((l) => l.part)).toEqual([undefined, 2, 3]);
+    expect(lines.flatMap((l) => l.reports)).toEqual(ids);
+    expect(atInfo(() => linesOf(() => infoListing('notifications sent', [])))).toEqual([]);
+  });
+});
+
+describe('the invocation’s metrics', () => {
+  it('sums each dimension set’s counts into one EMF document at the flush, the plain counts in one of their own', async () => {
+    // Metrics read POWERTOOLS_METRICS_DISABLED when made (the tests' environment disables them): a fresh module.
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    vi.resetModules();
+    try {
+      const p = await import('../../functions/commons/powertools.ts');
+      const docs = linesOf(() => {
+        for (let i = 0; i < 50; i++) p.countBy('NotificationsSent', { channel: 'EMAIL' });
+        p.countBy('NotificationsSent', { channel: 'SMS' }, 2);
+        p.countBy('SendFailures', { channel: 'EMAIL' });
+        p.countBy('SendFailuresByReason', { reason: 'REJECTED', channel: 'EMAIL' });
+        p.countBy('NotificationsSent', { channel: 'PUSH' }, 0);
+        p.count('DispatchSkipped');
+        p.publishMetrics();
+      });
+      const sets = docs.map((d) => ({
+        dimensions: (d._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0]?.Dimensions[0],
+        channel: d.channel,
+        reason: d.reason,
+        sent: d.NotificationsSent,
+        failed: d.SendFailures,
+        byReason: d.SendFailuresByReason,
+        skipped: d.DispatchSkipped,
+      }));
+      expect(sets).toEqual([
+        expect.objectContaining({ dimensions: ['service'], skipped: 1 }),
+        expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'EMAIL', sent: 50, failed: 1 }),
+        expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'SMS', sent: 2 }),
+        expect.objectContaining({
+          dimensions: ['service', 'reason', 'channel'],
+          channel: 'EMAIL',
+          reason: 'REJECTED',
+          byReason: 1,
+        }),
+      ]);
+      // Flushed: the next invocation starts from nothing.
+      expect(linesOf(() => p.publishMetrics())).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
   });
 });

@@ -41,6 +41,11 @@ export interface RunDensity {
   /** Metric (EMF) lines: bytes per line, and per notification as the run wrote them. */
   readonly emfLineBytes: number;
   readonly emfBytesPerNotification: number;
+  /**
+   * Per function, the bytes a listing line (contracts/telemetry.ts LOG_LISTINGS: one an invocation) adds besides its
+   * entries, per invocation of the run: written once an invocation, priced at the rate's invocations. Absent: none.
+   */
+  readonly listingBytesPerInvocation?: Readonly<Record<string, number>>;
   readonly evidence: {
     readonly puts: number;
     readonly gets: number;
@@ -253,8 +258,13 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
   // The sweeper's runs, whether the local run invoked it or not: it runs every minute.
   const sweeperMonthly = A.sweeperRunsPerMinute * (A.secondsPerMonth / 60);
   const monthly = ratePerSec * A.secondsPerMonth;
-  const invocations =
-    perN(run.events) / d.ingest + dispatchInvocations + feedbackInvocations + sweeperMonthly / monthly;
+  const byFunction: Record<string, number> = {
+    ingest: perN(run.events) / d.ingest,
+    dispatch: dispatchInvocations,
+    feedback: feedbackInvocations,
+    sweeper: sweeperMonthly / monthly,
+  };
+  const invocations = Object.values(byFunction).reduce((a, b) => a + b, 0);
   // Traces per notification: each traced function sampled on its own (ingest is not traced, RATE_ASSUMPTIONS).
   const traced =
     (tracedPerSecond(ratePerSec * dispatchInvocations) +
@@ -320,6 +330,8 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
   return {
     density: d,
     invocations,
+    /** Invocations per notification of each function. */
+    byFunction,
     traced,
     evidenceObjects: sendObjects + directReports + spool.sliceObjects,
     sendObjects,
@@ -330,6 +342,19 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
     intentWru,
     index,
   };
+}
+
+/**
+ * The listing lines' own bytes (an invocation's "batch ingested", "notifications sent", "delivery feedback") at the
+ * rate, less the run's: the run counted them once per its invocations, the rate writes one per each of its own.
+ */
+function listingGbAt(run: RunDensity, byFunction: Readonly<Record<string, number>>): number {
+  let bytes = 0;
+  for (const [fn, perInvocation] of Object.entries(run.listingBytesPerInvocation ?? {})) {
+    const runInvocations = (run.invocations[fn] ?? 0) / run.notifications;
+    bytes += ((byFunction[fn] ?? runInvocations) - runInvocations) * perInvocation;
+  }
+  return bytes / GB;
 }
 
 /**
@@ -384,7 +409,10 @@ export function costAtRate(
     evidenceStorage: M * (m.evidenceBytes / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
     evidenceAccessLogs:
       M * ((requests * A.accessLogBytesPerRequest) / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
-    cloudWatchLogs: get('cloudWatchLogs') + M * (logMoney(logGb(m.invocations)) - logMoney(logGb(runInvocations))),
+    cloudWatchLogs:
+      get('cloudWatchLogs') +
+      M * (logMoney(logGb(m.invocations)) - logMoney(logGb(runInvocations))) +
+      M * logMoney(listingGbAt(run, m.byFunction)),
     xray: xray.inTotal,
     feedbackQueue: get('feedbackQueue'),
     lambda: get('lambda') + M * (m.invocations - runInvocations) * (p.lambdaRequestPerMillion / 1e6),

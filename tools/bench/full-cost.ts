@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LOG_LISTINGS, type LogListing } from '../../functions/contracts/telemetry.ts';
 import { CRITICAL_TYPES } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeBatch, encodeBatch } from '../../functions/domain/evidence-batch.ts';
@@ -73,6 +74,8 @@ interface RunFigures {
   logBytes: number;
   emfLines: number;
   emfBytes: number;
+  /** Per function, the bytes of its listing lines besides their entries (one such line an invocation). */
+  listingBytes: Record<string, number>;
   probe: ProbeCounts;
   /** The run's evidence batches: their records, and the bytes of each record in a batch of its own. */
   batches: {
@@ -148,6 +151,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     requests.get(fn)?.add(id);
   }
   const emf = lines.filter((l) => l.startsWith('{"_aws"'));
+  const listingBytes = listingBytesOf(lines);
   const figures: RunFigures = {
     notifications: report.notifications.created,
     events: report.events.accepted,
@@ -157,6 +161,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     logBytes: lines.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
     emfLines: emf.length,
     emfBytes: emf.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
+    listingBytes,
     probe: JSON.parse(readFileSync(probeOut, 'utf8')) as ProbeCounts,
     batches: batchesIn(join(REPO, report.run)),
     criticalNotifications: values
@@ -167,6 +172,25 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
   };
   rmSync(join(REPO, report.run), { recursive: true, force: true });
   return figures;
+}
+
+/**
+ * Per function, the bytes its listing lines (contracts/telemetry.ts LOG_LISTINGS) write besides their entries: the
+ * level, message, time, function, request id and figures a line of them repeats once an invocation. A line's further
+ * parts (`part`, above 100 entries) grow with the records, and stay with them.
+ */
+export function listingBytesOf(lines: readonly string[]): Record<string, number> {
+  const bytes: Record<string, number> = {};
+  for (const line of lines) {
+    if (line.startsWith('{"_aws"')) continue;
+    const l = JSON.parse(line) as Record<string, unknown>;
+    const key = LOG_LISTINGS[l.message as LogListing];
+    if (key === undefined || l.part !== undefined || typeof l.function_name !== 'string') continue;
+    const fn = l.function_name.replace(/^notifier-/, '');
+    const entries = l[key] === undefined ? 0 : Buffer.byteLength(JSON.stringify(l[key]));
+    bytes[fn] = (bytes[fn] ?? 0) + Buffer.byteLength(line) + 1 - entries;
+  }
+  return bytes;
 }
 
 /**
@@ -351,6 +375,9 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
     invocations: f.invocations,
     emfLineBytes: f.emfLines === 0 ? 0 : f.emfBytes / f.emfLines,
     emfBytesPerNotification: f.emfBytes / f.notifications,
+    listingBytesPerInvocation: Object.fromEntries(
+      Object.entries(f.listingBytes).map(([fn, b]) => [fn, b / Math.max(1, f.invocations[fn] ?? 0)]),
+    ),
     evidence: { puts: ev.puts, gets: ev.gets, lists: ev.lists, ...f.batches },
     intentWru: f.probe.wruByKind?.EVIDENCE_BATCH ?? 0,
     indexWru: indexTableWru,

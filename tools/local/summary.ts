@@ -1,18 +1,13 @@
 /** The local run's summary: the report (one JSON document with --json) and the text a person reads. */
+
+import { EQUATION_TERMS } from '../../functions/contracts/ingest-figures.ts';
 import { parseNotificationId } from '../../functions/domain/keys.ts';
 import { displayName } from '../../functions/domain/mailbox-name.ts';
 import type { OutboxRow } from './outbox-page.ts';
 import type { TableSummary } from './outcomes.ts';
 import type { AcceptedSend } from './providers.ts';
 
-export const EQUATION_TERMS = [
-  'accepted',
-  'duplicates',
-  'conflicts',
-  'quarantined',
-  'requarantined',
-  'failed',
-] as const;
+export { EQUATION_TERMS };
 
 export type Report = {
   interrupted?: boolean;

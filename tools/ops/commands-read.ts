@@ -139,7 +139,8 @@ export const trace: Command = {
     const rows = await traceEvent(
       {
         logs: new CloudWatchLogsClient({}),
-        logGroups: [o.IngestLogGroupName, o.DispatchLogGroupName, o.SweeperLogGroupName],
+        // The feedback function's too: its "delivery feedback" lines name the event's notifications.
+        logGroups: [o.IngestLogGroupName, o.DispatchLogGroupName, o.SweeperLogGroupName, o.FeedbackLogGroupName],
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
         now: Date.now,
       },
@@ -148,7 +149,9 @@ export const trace: Command = {
     );
     c.out(
       { query: traceQuery(eventId), rows },
-      rows.length === 0 ? `no log line about ${eventId} in the window (widen it with --since 7d)` : traceText(rows),
+      rows.length === 0
+        ? `no log line about ${eventId} in the window (widen it with --since 7d)`
+        : traceText(rows, eventId),
     );
     return OPS_EXIT.OK;
   },

@@ -1,18 +1,44 @@
 /**
- * `ops trace`: every log line about one event across the functions — the Logs Insights query over the three log
+ * `ops trace`: every log line about one event across the functions — the Logs Insights query over their log
  * groups, run and printed; locally, the lines of that run's log file (.local/runs/<run>/run.log) that name it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { type CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } from '@aws-sdk/client-cloudwatch-logs';
+import { LOG_LISTINGS, type LogListing } from '../../functions/contracts/telemetry.ts';
+
+/**
+ * A JSON string in a line that is the event's id, or begins with it and a notification's `#` or a listed entry's space
+ * (an eventId is letters, digits and `._:-`, never a quote, `#` or space): the lines that list what an invocation did
+ * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "delivery feedback") name
+ * the event only inside their list.
+ */
+const idInLine = (eventId: string) => `"${eventId.replace(/[.]/g, '\\.')}[#" ]`;
 
 /** The Logs Insights query that follows one event through the three functions. */
 export const traceQuery = (eventId: string) =>
   [
-    'fields @timestamp, @log, level, message, notificationId, channel, attempt, status, reason, code',
+    'fields @timestamp, @log, level, message, notificationId, channel, attempt, status, reason, code, @message',
     `| filter eventId = ${JSON.stringify(eventId)} or notificationId like ${JSON.stringify(`${eventId}#`)}`,
+    `    or @message like /${idInLine(eventId)}/`,
     '| sort @timestamp asc',
     '| limit 1000',
   ].join('\n');
+
+/** A listing line's entries about the event (ops trace prints them instead of the whole line). */
+function entriesAbout(eventId: string, message: string | undefined): string[] {
+  if (message === undefined) return [];
+  try {
+    const line = JSON.parse(message) as Record<string, unknown>;
+    const key = LOG_LISTINGS[line.message as LogListing];
+    const entries = key === undefined ? undefined : line[key];
+    if (!Array.isArray(entries)) return [];
+    return entries.filter(
+      (e): e is string => typeof e === 'string' && new RegExp(`^${idInLine(eventId).slice(1)}`).test(`${e} `),
+    );
+  } catch {
+    return [];
+  }
+}
 
 export async function traceEvent(
   deps: { logs: CloudWatchLogsClient; logGroups: string[]; sleep: (ms: number) => Promise<void>; now: () => number },
@@ -46,15 +72,16 @@ export async function traceEvent(
   }
 }
 
-export const traceText = (rows: readonly Record<string, string>[]) =>
+export const traceText = (rows: readonly Record<string, string>[], eventId = '') =>
   rows
     .map(
       (r) =>
         `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${Object.entries(
           r,
         )
-          .filter(([k]) => !['@timestamp', '@log', 'level', 'message'].includes(k))
+          .filter(([k]) => !['@timestamp', '@log', 'level', 'message', '@message'].includes(k))
           .map(([k, v]) => `${k}=${v}`)
+          .concat(entriesAbout(eventId, r['@message']))
           .join(' ')}`,
     )
     .join('\n');
@@ -64,5 +91,5 @@ export function localTrace(eventId: string, logPath: string | undefined): string
   if (logPath === undefined || !existsSync(logPath)) return [];
   return readFileSync(logPath, 'utf8')
     .split('\n')
-    .filter((l) => l.includes(`"eventId":${JSON.stringify(eventId)}`) || l.includes(`"notificationId":"${eventId}#`));
+    .filter((l) => [`"${eventId}"`, `"${eventId}#`, `"${eventId} `].some((id) => l.includes(id)));
 }
