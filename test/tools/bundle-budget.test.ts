@@ -12,9 +12,9 @@ import { BUNDLED_FUNCTIONS, buildWithFloor, staticInit } from '../../tools/bench
 /**
  * Bytes at init over the floor's, at most. The bar is 1.5×; ingest is above it: every record's path reads Powertools'
  * logger and metrics, zod and the contract's decoder against a floor of one SDK client (docs/measurements.md says which
- * bytes and why) — its budget is what it is now (1.644×) with under 1.5 KB to spare, as dispatch has under 1.5×.
+ * bytes and why) — its budget is what it is now (1.630×) with about 2 KB to spare, as dispatch has under 1.5×.
  */
-const BUDGET: Record<string, number> = { ingest: 1.65, dispatch: 1.5, sweeper: 1.5, feedback: 1.5 };
+const BUDGET: Record<string, number> = { ingest: 1.64, dispatch: 1.5, sweeper: 1.5, feedback: 1.5 };
 
 /** Source files a cold start must not read: each is loaded when a record, a stage or a failure needs it. */
 const LOADED_ON_DEMAND: Record<string, readonly string[]> = {
