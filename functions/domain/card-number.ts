@@ -25,7 +25,9 @@
  * card's first four digits, the rest of the card after it, is one card number to a reader). Not a producer's mistake:
  * reported apart from card numbers (not alarmed).
  *
- * Pure and total; linear in the text's length (no regular expression backtracks over the input).
+ * Pure and total; linear in the text's length (no regular expression backtracks over the input). Its rules (the two
+ * libraries' tables) are not read at ingest's cold start: most values have nothing to read and are answered by
+ * card-masking.ts, to which this module hands its reader when it loads.
  */
 import creditCardType from 'credit-card-type';
 import { getCountrySpecifications, isValidIBAN } from 'ibantools';
