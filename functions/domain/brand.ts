@@ -23,30 +23,6 @@ export const MIN_CONTRAST = 4.5;
 
 /** Text with no control, format (bidi, zero-width), separator, surrogate or noncharacter: nothing a reader cannot see. */
 const VISIBLE_TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]*$/u;
-const text = (min: number, max: number) =>
-  z.string().check(
-    z.minLength(min),
-    z.maxLength(max),
-    z.regex(VISIBLE_TEXT, 'must not contain control, format or line-separator characters'),
-    z.refine((s) => s === s.trim(), 'must not start or end with a space'),
-  );
-
-const perLocale = <T extends z.core.SomeType>(schema: T) =>
-  z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, schema])) as Record<Locale, T>);
-
-/** https only (a link in a bank's email never downgrades), printable ASCII (nothing to hide in the address). */
-const httpsUrl = z.string().check(
-  z.maxLength(300, 'must be at most 300 characters'),
-  z.regex(/^https:\/\/[\x21-\x7E]+$/, 'must be an https:// URL of printable ASCII characters'),
-  z.refine((s) => URL.canParse(s) && new URL(s).hostname.includes('.'), 'must be an https URL with a host name'),
-);
-
-const HEX_COLOR = /^#[0-9A-Fa-f]{6}$/;
-
-const phone = z
-  .string()
-  .check(z.regex(/^\+?[0-9][0-9 ()-]{2,30}[0-9]$/, 'must be a phone number of digits, spaces, ( ) and -'));
-
 /** WCAG 2.x contrast ratio of a #RRGGBB colour against white (https://www.w3.org/TR/WCAG22/#dfn-contrast-ratio). */
 export function contrastWithWhite(hex: string): number {
   const channel = (i: number) => {
@@ -57,61 +33,92 @@ export function contrastWithWhite(hex: string): number {
   return 1.05 / (luminance + 0.05);
 }
 
-const brandColor = z.string().check(
-  z.regex(HEX_COLOR, 'must be a colour as #RRGGBB'),
-  z.refine(
-    (c) => !HEX_COLOR.test(c) || contrastWithWhite(c) >= MIN_CONTRAST,
-    `must contrast at least ${MIN_CONTRAST}:1 with white (WCAG 2.2 AA): it is the background of white text and the colour of links on white`,
-  ),
-);
-
-const timeZone = z
-  .string()
-  .check(z.refine((s) => canonicalTimeZone(s) !== undefined, 'must be an IANA time zone name (e.g. Asia/Tokyo)'));
-
 /**
  * The time zones settings written before a language's zone was required get for `en` and `ja`. Every other language
  * names its own in the brand settings (`brand.defaultTimeZone.<code>`): no zone is guessed for a language.
  */
 export const DEFAULT_TIME_ZONES: Readonly<Record<string, string>> = { en: 'UTC', ja: 'Asia/Tokyo' };
 
-const timeZones = z.prefault(
-  z.strictObject(
-    Object.fromEntries(
-      LOCALES.map((l) => {
-        const known = DEFAULT_TIME_ZONES[l];
-        return [l, known === undefined ? timeZone : z._default(timeZone, known)];
-      }),
-    ) as Record<Locale, typeof timeZone>,
-  ),
-  // Absent: every language's known zone, and refused for a language that has none (its path named).
-  {} as Record<Locale, string>,
-);
+/**
+ * The brand settings' schema, built when this module loads. Built in one pure function call, so a bundle that imports
+ * this module without the schema (ingest's, through the functions' config) leaves it and the zod parts only it uses
+ * out of its cold start.
+ */
+export const brandSchema = /* @__PURE__ */ (() => {
+  const text = (min: number, max: number) =>
+    z.string().check(
+      z.minLength(min),
+      z.maxLength(max),
+      z.regex(VISIBLE_TEXT, 'must not contain control, format or line-separator characters'),
+      z.refine((s) => s === s.trim(), 'must not start or end with a space'),
+    );
 
-export const brandSchema = z.strictObject({
-  /** The bank's name as customers know it: signs every SMS and push, names the email's sender, heads the email. */
-  name: perLocale(text(1, 64)),
-  /** Where "how to reach us" points: https only. */
-  supportUrl: httpsUrl,
-  /**
-   * As shown ("+1 800-555-0100", "0120-123-456"); the tel: link is derived from its digits. One number for every
-   * language, or one per language: a Japanese customer should not be given a US toll-free number.
-   */
-  supportPhone: z.union([phone, perLocale(phone)]),
-  /** Optional logo in the email header, shown at width × height CSS pixels (give an image twice that size). */
-  logo: z.optional(
-    z.strictObject({
-      url: httpsUrl,
-      width: z.int().check(z.gte(16, 'must be 16 to 552 pixels'), z.lte(552, 'must be 16 to 552 pixels')),
-      height: z.int().check(z.gte(16, 'must be 16 to 200 pixels'), z.lte(200, 'must be 16 to 200 pixels')),
-    }),
-  ),
-  brandColor,
-  /** The legal line(s) under every email ("Example Bank, N.A. Member FDIC."), per locale; may be empty. */
-  legalFooter: perLocale(text(0, 600)),
-  /** The time zone a moment is shown in when the event's recipient names none. */
-  defaultTimeZone: timeZones,
-});
+  const perLocale = <T extends z.core.SomeType>(schema: T) =>
+    z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, schema])) as Record<Locale, T>);
+
+  /** https only (a link in a bank's email never downgrades), printable ASCII (nothing to hide in the address). */
+  const httpsUrl = z.string().check(
+    z.maxLength(300, 'must be at most 300 characters'),
+    z.regex(/^https:\/\/[\x21-\x7E]+$/, 'must be an https:// URL of printable ASCII characters'),
+    z.refine((s) => URL.canParse(s) && new URL(s).hostname.includes('.'), 'must be an https URL with a host name'),
+  );
+
+  const HEX_COLOR = /^#[0-9A-Fa-f]{6}$/;
+
+  const phone = z
+    .string()
+    .check(z.regex(/^\+?[0-9][0-9 ()-]{2,30}[0-9]$/, 'must be a phone number of digits, spaces, ( ) and -'));
+
+  const brandColor = z.string().check(
+    z.regex(HEX_COLOR, 'must be a colour as #RRGGBB'),
+    z.refine(
+      (c) => !HEX_COLOR.test(c) || contrastWithWhite(c) >= MIN_CONTRAST,
+      `must contrast at least ${MIN_CONTRAST}:1 with white (WCAG 2.2 AA): it is the background of white text and the colour of links on white`,
+    ),
+  );
+
+  const timeZone = z
+    .string()
+    .check(z.refine((s) => canonicalTimeZone(s) !== undefined, 'must be an IANA time zone name (e.g. Asia/Tokyo)'));
+
+  const timeZones = z.prefault(
+    z.strictObject(
+      Object.fromEntries(
+        LOCALES.map((l) => {
+          const known = DEFAULT_TIME_ZONES[l];
+          return [l, known === undefined ? timeZone : z._default(timeZone, known)];
+        }),
+      ) as Record<Locale, typeof timeZone>,
+    ),
+    // Absent: every language's known zone, and refused for a language that has none (its path named).
+    {} as Record<Locale, string>,
+  );
+
+  return z.strictObject({
+    /** The bank's name as customers know it: signs every SMS and push, names the email's sender, heads the email. */
+    name: perLocale(text(1, 64)),
+    /** Where "how to reach us" points: https only. */
+    supportUrl: httpsUrl,
+    /**
+     * As shown ("+1 800-555-0100", "0120-123-456"); the tel: link is derived from its digits. One number for every
+     * language, or one per language: a Japanese customer should not be given a US toll-free number.
+     */
+    supportPhone: z.union([phone, perLocale(phone)]),
+    /** Optional logo in the email header, shown at width × height CSS pixels (give an image twice that size). */
+    logo: z.optional(
+      z.strictObject({
+        url: httpsUrl,
+        width: z.int().check(z.gte(16, 'must be 16 to 552 pixels'), z.lte(552, 'must be 16 to 552 pixels')),
+        height: z.int().check(z.gte(16, 'must be 16 to 200 pixels'), z.lte(200, 'must be 16 to 200 pixels')),
+      }),
+    ),
+    brandColor,
+    /** The legal line(s) under every email ("Example Bank, N.A. Member FDIC."), per locale; may be empty. */
+    legalFooter: perLocale(text(0, 600)),
+    /** The time zone a moment is shown in when the event's recipient names none. */
+    defaultTimeZone: timeZones,
+  });
+})();
 
 export type Brand = z.infer<typeof brandSchema>;
 
