@@ -25,27 +25,24 @@
  * card's first four digits, the rest of the card after it, is one card number to a reader). Not a producer's mistake:
  * reported apart from card numbers (not alarmed).
  *
- * Pure and total; linear in the text's length (no regular expression backtracks over the input). Its rules (the two
- * libraries' tables) are not read at ingest's cold start: most values have nothing to read and are answered by
- * card-masking.ts, to which this module hands its reader when it loads.
+ * Pure and total; linear in the text's length (no regular expression backtracks over the input).
  */
 import creditCardType from 'credit-card-type';
 import { getCountrySpecifications, isValidIBAN } from 'ibantools';
-import {
-  LONGEST_CARD_NUMBER,
-  LONGEST_MASKED,
-  MASK,
-  MAX_DIGITS,
-  MAX_GAP,
-  MIN_DIGITS,
-  nothingToRead,
-  provideCardNumberReader,
-  type Shown,
-  UNSEEN,
-} from './card-masking.ts';
 
-// The masking's constants live with the check that most values pass without these rules (card-masking.ts).
-export { LONGEST_CARD_NUMBER, LONGEST_MASKED, MASK, type Shown };
+/** What masked digits are shown as: in GSM 03.38's basic alphabet, so an SMS keeps its encoding and its length. */
+export const MASK = '*';
+
+const MIN_DIGITS = 13;
+const MAX_DIGITS = 19;
+/** Separators between a number's groups: up to three spaces (any Unicode space) or dashes (any Unicode dash). */
+const MAX_GAP = 3;
+/**
+ * The most characters a reader sees (grapheme clusters) that one card number can span: its digits (a mark on a digit
+ * is part of its cluster) and the separators between them. Text cut after this many past the part shown cannot hide
+ * the rest of a number that starts in it.
+ */
+export const LONGEST_CARD_NUMBER = MAX_DIGITS + (MAX_DIGITS - 1) * MAX_GAP;
 
 const DIGIT = /\p{Nd}/u;
 /** Digits Unicode files as other numbers (superscript, circled …): a digit when NFKC makes it one. */
@@ -53,6 +50,8 @@ const OTHER_NUMBER = /\p{No}/u;
 const SEPARATOR = /[\p{Zs}\p{Pd}\t\n\r\f\v]/u;
 /** Separators that also group dates, versions and addresses: a number's groups are then all separated alike. */
 const GROUPING = /[.,/_\uFF0C\uFF0E\uFF0F\uFF3F]/u;
+/** What shows nothing between two digits: marks on a digit, format characters (joiners …), variation selectors. */
+const UNSEEN = /[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 const ASCII_LETTER = /^[A-Za-z]$/;
 
 /** One character of the input: its place (code units or bytes), and what it is to a card number. */
@@ -242,6 +241,10 @@ const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
 /** An IBAN's country code, its check digits, and its last four characters: what is shown of it. */
 const IBAN_SHOWN_HEAD = 4;
 const IBAN_SHOWN_TAIL = 4;
+/** The longest an IBAN can be written: at most 34 letters and digits (ISO 13616), gaps between, unseen ones aside. */
+const LONGEST_IBAN = 34 + 33 * MAX_GAP;
+/** The most characters a reader sees that one masked number (a card number or an IBAN) can span. */
+export const LONGEST_MASKED = Math.max(LONGEST_CARD_NUMBER, LONGEST_IBAN);
 
 /**
  * The units of every IBAN in the text to mask: each letter and digit but its first four and last four. An IBAN is its
@@ -302,6 +305,23 @@ function unitsToHide(units: readonly Unit[], digits: number): { at: Set<number>;
   const iban = ibanUnits(units);
   const card = digits < MIN_DIGITS ? new Set<number>() : unitsToMask(units, iban);
   return { at: new Set([...iban, ...card]), card: card.size > 0, iban: iban.size > 0 };
+}
+
+const DIGITS = /[\p{Nd}\p{No}]/gu;
+/** Two letters and two digits, whatever shows nothing between them: where an IBAN may start. */
+const IBAN_START = new RegExp(
+  ['[A-Za-z]', '[A-Za-z]', '[\\p{Nd}\\p{No}]', '[\\p{Nd}\\p{No}]'].join(`${UNSEEN.source}*`),
+  'u',
+);
+/** Fewer digits than a card number has, and no IBAN: nothing to read (most values). */
+const nothingToRead = (text: string) => (text.match(DIGITS)?.length ?? 0) < MIN_DIGITS && !IBAN_START.test(text);
+
+export interface Shown {
+  readonly text: string;
+  /** A card number was masked: a producer's mistake (counted, logged and alarmed as CardNumbersMasked). */
+  readonly masked: boolean;
+  /** An IBAN was masked to its country, check digits and last four. */
+  readonly ibanMasked: boolean;
 }
 
 /**
@@ -390,6 +410,3 @@ function utf8At(bytes: Uint8Array, i: number): { cp: number; length: number } {
   if (cp < shortest || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { cp: 0xfffd, length: 1 };
   return { cp, length };
 }
-
-// Every value with something to read is read here, whether this module was imported or loaded when a value needed it.
-provideCardNumberReader({ maskCardNumbers, maskCardNumbersInBytes });

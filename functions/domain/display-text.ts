@@ -25,7 +25,7 @@
  */
 
 /** Names are shown in subjects, push bodies and SMS: 140 characters, as the event contract always allowed. */
-import { LONGEST_MASKED, maskCardNumbers } from './card-masking.ts';
+import { LONGEST_MASKED, maskCardNumbers } from './card-number.ts';
 
 export const NAME_MAX_GRAPHEMES = 140;
 export const REASON_MAX_GRAPHEMES = 200;

@@ -3,7 +3,7 @@
  * built in keys.ts, the statuses a notification moves through in state-machine.ts. Pure: callers pass the clock in.
  */
 import type { SkipReason } from './admission.ts';
-import { maskCardNumbers, maskCardNumbersInBytes } from './card-masking.ts';
+import { maskCardNumbers, maskCardNumbersInBytes } from './card-number.ts';
 import { classOf, definitionOf, supersedeKeyOf } from './catalogue.ts';
 import type { Channel } from './channels.ts';
 import type { BankingEvent, EventData, EventType, Rejection } from './event/contract.ts';

@@ -8,7 +8,6 @@
  * admitLoading); tests and tools load them before they read.
  */
 import type { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { RulesNotLoaded } from './rules-not-loaded.ts';
 
 let parse: typeof parsePhoneNumberFromString | undefined;
 
@@ -16,15 +15,12 @@ export async function loadPhoneNumbers(): Promise<void> {
   parse ??= (await import('libphonenumber-js')).parsePhoneNumberFromString;
 }
 
-export class PhoneNumbersNotLoaded extends RulesNotLoaded {
+export class PhoneNumbersNotLoaded extends Error {
   override name = 'PhoneNumbersNotLoaded';
-  constructor() {
-    super('the phone number rules are not loaded yet', loadPhoneNumbers);
-  }
 }
 
 /** The parser, once loaded; before, a throw the reader answers by loading it (never the record's fault). */
 export function phoneParser(): typeof parsePhoneNumberFromString {
-  if (parse === undefined) throw new PhoneNumbersNotLoaded();
+  if (parse === undefined) throw new PhoneNumbersNotLoaded('the phone number rules are not loaded yet');
   return parse;
 }

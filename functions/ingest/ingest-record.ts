@@ -22,7 +22,6 @@ import {
   admittedEventId,
   type SkipReason,
 } from '../domain/admission.ts';
-import { loadCardNumberRules } from '../domain/card-masking.ts';
 import type { Channel } from '../domain/channels.ts';
 import type { DisplayField, Fallback, Rejection } from '../domain/event/contract.ts';
 import { earlierPayloadHashes, PAYLOAD_HASH_VERSION, payloadHash, repairHash } from '../domain/event/hash.ts';
@@ -37,11 +36,11 @@ import {
   type Retention,
   type SecretSeal,
 } from '../domain/notification.ts';
+import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { recipientOfRecord } from '../domain/quarantine-ref.ts';
 import { type RecordOrigin, ReplicatedNotTaken } from '../domain/replicated-records.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
-import { RulesNotLoaded } from '../domain/rules-not-loaded.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
@@ -118,20 +117,16 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
 }
 
 /**
- * `admit`, with the rules a value needs loaded first when it needs them (domain/rules-not-loaded.ts): the phone number
- * rules for a number written otherwise than E.164 (domain/phone-numbers.ts), the card number and IBAN rules for a value
- * with a card number's digits or an IBAN's start (domain/card-masking.ts). A record never waits for rules it does not
- * need, and never fails for want of them: each kind is loaded once, then the record is read again.
+ * `admit`, with the phone number rules loaded first when the record writes a number otherwise than E.164
+ * (domain/phone-numbers.ts): a record never waits for rules it does not need, and never fails for want of them.
  */
 export async function admitLoading(input: IngestInput, deps: IngestDeps): Promise<AdmittedRecord> {
-  for (let loaded = 0; ; loaded++) {
-    try {
-      return admit(input, deps);
-    } catch (error) {
-      // Two kinds of rules: a third throw is not for want of them.
-      if (!(error instanceof RulesNotLoaded) || loaded === 2) throw error;
-      await error.load();
-    }
+  try {
+    return admit(input, deps);
+  } catch (error) {
+    if (!(error instanceof PhoneNumbersNotLoaded)) throw error;
+    await loadPhoneNumbers();
+    return admit(input, deps);
   }
 }
 
@@ -151,7 +146,7 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
     return { input, now, admission };
   } catch (error) {
     // Rules not loaded yet are no fault of the record: admitLoading loads them and reads it again.
-    if (error instanceof RulesNotLoaded) throw error;
+    if (error instanceof PhoneNumbersNotLoaded) throw error;
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
   }
 }
@@ -347,7 +342,18 @@ async function settleExisting(
     detail: `eventId already recorded with payloadHash ${stored.slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…${otherVersion ? ` (the stored hash is not a ${PAYLOAD_HASH_VERSION} hash)` : ''}`,
     eventId,
   };
-  const newlyQuarantined = await deps.store.quarantine(await quarantineItem(rejection, record, deps));
+  const { input, now } = record;
+  const newlyQuarantined = await deps.store.quarantine(
+    buildQuarantine(
+      rejection,
+      input.value,
+      input.source,
+      now,
+      { retentionDays: deps.retentionDays },
+      recordSecrets(record),
+      input.producer,
+    ),
+  );
   return { kind: 'conflict', eventId, newlyQuarantined };
 }
 
@@ -470,20 +476,18 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
   return eventId === undefined ? { reason: 'UNPROCESSABLE', detail } : { reason: 'UNPROCESSABLE', detail, eventId };
 }
 
-/**
- * The record's quarantine item: its kept copy is read for card numbers and IBANs whatever it holds (every one masked
- * before it is stored), so the card number and IBAN rules are loaded first — once, on the first quarantined record.
- */
-async function quarantineItem(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps) {
-  const { input, now } = record;
-  await loadCardNumberRules();
-  const retention = { retentionDays: deps.retentionDays };
-  return buildQuarantine(rejection, input.value, input.source, now, retention, recordSecrets(record), input.producer);
-}
-
 async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
-  const { input } = record;
-  const item = await quarantineItem(rejection, record, deps);
+  const { input, now } = record;
+  const retention = { retentionDays: deps.retentionDays };
+  const item = buildQuarantine(
+    rejection,
+    input.value,
+    input.source,
+    now,
+    retention,
+    recordSecrets(record),
+    input.producer,
+  );
   // Its customer, when the JSON named one: support staff find the record from the customer (domain/quarantine-ref.ts).
   const userId =
     item.eventId === undefined ? undefined : recipientOfRecord(input.decoded?.value ?? input.value, deps.maxEventBytes);

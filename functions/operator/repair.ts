@@ -11,9 +11,6 @@
  * contact points the corrected event supplies, which is why four eyes covers it by default —; invoke ingest at the
  * repair's own position; read the event and the quarantine item at that position.
  */
-// The card number and IBAN rules with this module: the decoder reads an event's identifiers and display text for card
-// numbers (domain/card-masking.ts); only ingest loads them when a record first needs them.
-import '../domain/card-number.ts';
 import type { Channel } from '../domain/channels.ts';
 import { erasedRefusal, isErased } from '../domain/erasure.ts';
 import type { BankingEvent } from '../domain/event/contract.ts';

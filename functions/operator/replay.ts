@@ -12,9 +12,6 @@
  * Audited DONE with each record's result and the counts when any record was accepted; REFUSED with the reasons when
  * none was and one was quarantined again.
  */
-// The card number and IBAN rules with this module: the decoder reads an event's identifiers and display text for card
-// numbers (domain/card-masking.ts); only ingest loads them when a record first needs them.
-import '../domain/card-number.ts';
 import { decodeRecordValue } from '../domain/event/decode.ts';
 import { decodedVerdict, NEVER_REPLAYED, replayAsIs } from '../domain/event/replay-cure.ts';
 import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';

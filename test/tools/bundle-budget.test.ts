@@ -10,11 +10,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLED_FUNCTIONS, buildWithFloor, staticInit } from '../../tools/bench/bundles.ts';
 
 /**
- * Bytes at init over the floor's, at most. The bar is 1.5×; ingest is above it: every record's path reads Powertools'
- * logger and metrics, zod and the contract's decoder against a floor of one SDK client (docs/measurements.md says which
- * bytes and why) — its budget is what it is now (1.630×) with about 2 KB to spare, as dispatch has under 1.5×.
+ * Bytes at init over the floor's, at most. The bar is 1.5×; ingest is above it: every record's path reads
+ * the card-number and IBAN masking's libraries, Powertools' logger and metrics and zod (docs/measurements.md says
+ * which bytes and why) — its budget is what it is now (1.766×) with about 3 KB to spare, as dispatch has under 1.5×.
  */
-const BUDGET: Record<string, number> = { ingest: 1.64, dispatch: 1.5, sweeper: 1.5, feedback: 1.5 };
+const BUDGET: Record<string, number> = { ingest: 1.78, dispatch: 1.5, sweeper: 1.5, feedback: 1.5 };
 
 /** Source files a cold start must not read: each is loaded when a record, a stage or a failure needs it. */
 const LOADED_ON_DEMAND: Record<string, readonly string[]> = {
@@ -30,10 +30,6 @@ const LOADED_ON_DEMAND: Record<string, readonly string[]> = {
     'node_modules/protobufjs/',
     // A recipient's phone number.
     'node_modules/libphonenumber-js/',
-    // A value with a card number's digits or an IBAN's start, and a quarantined record's kept copy.
-    'functions/domain/card-number.ts',
-    'node_modules/credit-card-type/',
-    'node_modules/ibantools/',
   ],
   dispatch: [
     'functions/stores/fence-store.ts',

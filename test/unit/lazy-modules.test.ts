@@ -1,7 +1,6 @@
 /**
  * What a function loads only when a record needs it (lib/bundling.ts splits each into a chunk): the phone number
- * rules for a number written otherwise than E.164, the card number and IBAN rules for a value with a card number's
- * digits or an IBAN's start, and for every quarantined record's kept copy, a notice type's templates when one of its notices is rendered, and
+ * rules for a number written otherwise than E.164, a notice type's templates when one of its notices is rendered, and
  * local time (Temporal) when a notice's type has a send window.
  * Each test imports fresh modules, as a new execution environment has them.
  */
@@ -35,45 +34,6 @@ describe('loaded on first need', () => {
       normalised: expect.arrayContaining(['recipient.phoneNumber']),
     });
     expect(phoneParser()).toBeTypeOf('function');
-  });
-
-  it("a value with a card number's digits or an IBAN's start loads the card number rules once; it is never shown as written before", async () => {
-    const { admit, admitLoading } = await import('../../functions/ingest/ingest-record.ts');
-    const { CardNumberRulesNotLoaded, maskCardNumbers } = await import('../../functions/domain/card-masking.ts');
-    const named = (counterpartyName: string, phoneNumber = '+819012345678') => ({
-      source: { topic: 't', partition: 0, offset: 1 },
-      value: Buffer.from(
-        JSON.stringify(transferEvent({ recipient: { phoneNumber }, data: { counterpartyName } })),
-      ).toString('base64'),
-    });
-    // Most values have nothing to read: no rules.
-    expect(admit(named('Taro Yamada 12'), deps).admission).toMatchObject({ ok: true });
-    expect(maskCardNumbers('ref 2026-000123')).toEqual({ text: 'ref 2026-000123', masked: false, ibanMasked: false });
-    // A value to read throws for want of the rules: never its text as written, and never a quarantine.
-    expect(() => maskCardNumbers('4111 1111 1111 1111')).toThrow(CardNumberRulesNotLoaded);
-    expect(() => maskCardNumbers('DE89 3704 0044 0532 0130 00')).toThrow(CardNumberRulesNotLoaded);
-    expect(() => admit(named('Pay 4111 1111 1111 1111'), deps)).toThrow(CardNumberRulesNotLoaded);
-    // A record that needs both kinds of rules has each loaded, then is read.
-    const admitted = await admitLoading(named('Pay 4111 1111 1111 1111', '+81 90-1234-5678'), deps);
-    expect(admitted.admission).toMatchObject({
-      ok: true,
-      masked: ['counterpartyName'],
-      event: { data: { counterpartyName: 'Pay **** **** **** 1111' } },
-    });
-    expect(maskCardNumbers('DE89 3704 0044 0532 0130 00').text).toBe('DE89 **** **** **** **30 00');
-  });
-
-  it("a quarantined record's kept copy is masked with the card number rules, loaded for it", async () => {
-    const { ingestRecord } = await import('../../functions/ingest/ingest-record.ts');
-    const items: { raw: string; detail: string }[] = [];
-    const store = { quarantine: async (item: { raw: string; detail: string }) => items.push(item) > 0 };
-    const value = Buffer.from('{"card":"4111 1111 1111 1111",').toString('base64');
-    const result = await ingestRecord({ source: { topic: 't', partition: 0, offset: 7 }, value }, {
-      ...(deps as object),
-      store,
-    } as never);
-    expect(result).toMatchObject({ kind: 'quarantined', rejection: { reason: 'INVALID_JSON' } });
-    expect(Buffer.from(items[0]?.raw ?? '', 'base64').toString()).toBe('{"card":"**** **** **** 1111",');
   });
 
   it("a notice type's templates are loaded on their own; rendering a type not loaded is refused as the caller's mistake", async () => {

@@ -16,7 +16,7 @@
  * - The hash covers the event's meaning, not its spelling (hash.ts).
  */
 import type * as z from 'zod/mini';
-import { maskCardNumbers } from '../card-masking.ts';
+import { maskCardNumbers } from '../card-number.ts';
 import { type Definition, dataNamesOf, definitionOf, EVENT_TYPES } from '../catalogue.ts';
 import { CHANNELS } from '../channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from '../display-text.ts';
