@@ -10,8 +10,11 @@
 import { SPOOL_BELOW_RECORDS, SPOOL_KEEP_DAYS, SPOOL_SHARDS } from '../../functions/domain/evidence-spool.ts';
 
 export const SPOOL_ASSUMPTIONS = {
-  /** A spool item's key and attributes besides the record's compressed bytes (stores/evidence-spool.ts spoolItem). */
-  itemOverheadBytes: 100,
+  /**
+   * A spool item's key and attributes besides the record's compressed bytes (stores/evidence-spool.ts spoolItem): its
+   * keys, `expiresAt`, and the dictionary's id (`dict`, 12 bytes).
+   */
+  itemOverheadBytes: 112,
   /** DynamoDB's own overhead per stored item (storage only, not billed on writes). */
   storedItemOverheadBytes: 100,
   /** TTL deletes an expired item "typically within a few days": taken as 2 days past SPOOL_KEEP_DAYS. */
