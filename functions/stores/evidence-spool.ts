@@ -1,8 +1,8 @@
 /**
  * The evidence spool in the table (domain/evidence-spool.ts): each record's exact bytes, compressed, waiting for the
  * sweeper to roll its slice into one object. Item: pk `EVIDENCE_SPOOL#<shard of its digest>`, sk `<slice start, 13
- * digits>#<retention days>#<sha256, base64url>`, `dz` and `dict` (the record's bytes compressed with a preset dictionary, and
- * that dictionary's id: stores/spool-codec.ts), `expiresAt` — nothing else: the
+ * digits>#<retention days>#<sha256, base64url>`, `dz` and `dict` (the record's bytes deflated with a preset dictionary,
+ * and that dictionary's id: spool-codec.ts; items written before it hold `br`, Brotli), `expiresAt` — nothing else: the
  * slice's name follows from its start and retention, the notification and the record's kind from the bytes, and every
  * byte of an item is billed on its put (1 write unit a KB). The key holds the record's digest, so the same record
  * spooled twice (a retried put, a rebuild of a batch whose put had landed) is one item. No `kind`: the dispatch
@@ -26,7 +26,6 @@ import {
 } from '../domain/evidence-spool.ts';
 import { isConditionFailure } from './condition-failure.ts';
 import { type Item, queryAll, queryItems } from './paged-query.ts';
-import { decodeSpoolBody, encodeSpoolBody } from './spool-codec.ts';
 
 /** A record as the spool keeps it. */
 export interface SpooledRecord {
@@ -98,6 +97,11 @@ export interface EvidenceSpool {
   claimUnrolled(sliceStartMs: number): Promise<boolean>;
 }
 
+/**
+ * How an item holds its record (spool-codec.ts), loaded with the first record compressed or read: a chunk of its own
+ * with its dictionaries, never read at cold start.
+ */
+const codec = () => import('./spool-codec.ts');
 const spoolPk = spoolPartitionKey;
 const CURSOR_KEY = { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } as const;
 /** A set-apart item's sort key: after every slice's (digits), so no read by slice ever meets it. */
@@ -119,7 +123,7 @@ export async function spoolItem(r: SpooledRecord): Promise<Item> {
   return {
     pk: spoolPk(spoolShardOf(r.sha256)),
     sk: `${pad(slice.startMs)}#${slice.days}#${keyDigest(r.sha256)}`,
-    ...(await encodeSpoolBody(r.bytes)),
+    ...(await (await codec()).encodeSpoolBody(r.bytes)),
     expiresAt: Math.floor(slice.startMs / 1000) + SPOOL_KEEP_DAYS * DAY_S,
   };
 }
@@ -175,7 +179,7 @@ export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
       // Already there: landed when it holds these bytes (a retried put, a rebuild), refused otherwise.
       // The item as DynamoDB answered it (attribute values, not unmarshalled), in whichever layout it was written.
       const old = error.Item;
-      const stored = await decodeSpoolBody({ dz: old?.dz?.B, dict: old?.dict?.S, br: old?.br?.B });
+      const stored = await (await codec()).decodeSpoolBody({ dz: old?.dz?.B, dict: old?.dict?.S, br: old?.br?.B });
       if (stored === undefined || sha256Hex(stored) !== r.sha256) {
         throw new EvidenceSpoolConflict(`spool item of ${r.notificationId} holds other bytes than ${r.sha256}`);
       }
@@ -398,7 +402,7 @@ async function readItem(item: Item): Promise<SpoolRead> {
   const legacy = sk.includes('#batches/');
   // `<start: 13 digits>#<days>#<digest: 43 characters>`; the earlier layout `<start>#<slice batch>#<digest: 64 hex>`.
   const sha256 = legacy ? sk.slice(-64) : hexDigest(sk.slice(-DIGEST_KEY_CHARS));
-  const bytes = await decodeSpoolBody(legacy ? { body: item.body } : item);
+  const bytes = await (await codec()).decodeSpoolBody(legacy ? { body: item.body } : item);
   if (bytes === undefined) return { bad: 'its body does not unzip', key };
   if (sha256Hex(bytes) !== sha256) return { bad: 'its bytes are not the digest its key names', key };
   if (legacy) {
