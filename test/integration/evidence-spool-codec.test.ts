@@ -9,7 +9,12 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { type EvidenceRecord, evidenceBody } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
-import { SPOOL_CLOSED_AFTER_MS, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import {
+  lateBatchName,
+  SPOOL_CLOSED_AFTER_MS,
+  SPOOL_KEEP_DAYS,
+  sliceBatchName,
+} from '../../functions/domain/evidence-spool.ts';
 import { DynamoEvidenceSpool, type SpooledRecord, spoolItem } from '../../functions/stores/evidence-spool.ts';
 import { UnknownSpoolDictionary } from '../../functions/stores/spool-codec.ts';
 import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
@@ -108,5 +113,40 @@ describe('spool items compressed with a dictionary', () => {
     // The cursor stays before the minute: a version that has the dictionary rolls it.
     expect((await spool.cursor()).rolledBefore).toBeLessThanOrEqual(START);
     expect(await spool.oldestSliceMs(0)).toBe(START);
+  });
+
+  it('after a rollback to a version before the dictionaries set their items apart, the next hour locks each one it reads beside its minute and lets the copy expire; a copy set apart for its bytes stays', async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const [kept, lost, forged] = (await sampleRecords(transferValues('codec-back', 1))).map(spooled);
+    if (kept === undefined || lost === undefined || forged === undefined) throw new Error('no sample records');
+    // The older version rolled the minute with what it could read, and set the other item apart as it does: a copy
+    // under `BAD#<its key>`, no TTL, and the cursor past the minute.
+    const store = new MemoryStore();
+    await spool.put([kept], START);
+    expect(await roll(spool, store, START + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ objects: 1, errors: [] });
+    const aside = async (r: SpooledRecord, bytes = r.bytes) => {
+      const { expiresAt: _ttl, ...item } = await spoolItem({ ...r, bytes });
+      await put({ ...item, sk: `BAD#${String(item.sk)}`, bad: 'its body does not unzip', setAsideAt: 'x' });
+      return `BAD#${String(item.sk)}`;
+    };
+    const lostAside = await aside(lost);
+    const forgedAside = await aside(forged, lost.bytes);
+
+    // Not at the hour: nothing looked for.
+    const atHour = Date.parse('2026-11-30T10:00:30Z');
+    expect(await roll(spool, store, atHour - 60_000)).toMatchObject({ records: 0, late: 0 });
+    const rolled = await roll(spool, store, atHour);
+    expect(rolled).toMatchObject({ records: 1, late: 1, errors: [] });
+    const beside = store.objects.get(batchObjectKey(lateBatchName(SLICE, [lost.sha256])));
+    expect(readBatch(beside?.body ?? Buffer.alloc(0)).records.map((r) => r.bytes)).toEqual([lost.bytes]);
+    // Released, not deleted (the roll-up deletes nothing): the copy expires as a spool item does; the other stays.
+    const copies = (await table.allItems()).filter((i) => String(i.sk).startsWith('BAD#'));
+    expect(copies.find((i) => i.sk === lostAside)).toMatchObject({
+      expiresAt: Math.floor(atHour / 1000) + SPOOL_KEEP_DAYS * 86_400,
+      lockedAt: new Date(atHour).toISOString(),
+    });
+    expect(copies.find((i) => i.sk === forgedAside)?.expiresAt).toBeUndefined();
+    // The next hour finds nothing more to lock.
+    expect(await roll(spool, store, atHour + 3_600_000)).toMatchObject({ records: 0, late: 0, errors: [] });
   });
 });
