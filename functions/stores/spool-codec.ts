@@ -105,7 +105,9 @@ export interface SpoolBody {
  */
 export async function decodeSpoolBody(item: SpoolBody): Promise<Buffer | undefined> {
   if (item.dz !== undefined || item.dict !== undefined) {
-    const dictionary = await spoolDictionary(String(item.dict));
+    // Half an item of this layout is no item: set apart by its reader, as a body that does not decompress.
+    if (item.dz === undefined || typeof item.dict !== 'string') return undefined;
+    const dictionary = await spoolDictionary(item.dict);
     return attempt(() => inflateRawSync(item.dz as Uint8Array, { dictionary }));
   }
   if (item.br !== undefined) return attempt(() => brotliDecompressSync(item.br as Uint8Array));

@@ -103,6 +103,9 @@ describe('a spool item', () => {
     expect(await decodeSpoolBody({ dz: Buffer.from('not deflate at all'), dict: CURRENT_SPOOL_DICTIONARIES.en })).toBe(
       undefined,
     );
+    const { dz } = await encodeSpoolBody(evidenceBody(records[0] as EvidenceRecord));
+    expect(await decodeSpoolBody({ dz })).toBe(undefined);
+    expect(await decodeSpoolBody({ dict: CURRENT_SPOOL_DICTIONARIES.en })).toBe(undefined);
   });
 });
 
