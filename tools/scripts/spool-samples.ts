@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { providerRequest } from '../../functions/dispatch/provider-request.ts';
+import type { Brand } from '../../functions/domain/brand.ts';
 import { definitionOf } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
 import { decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
@@ -108,7 +109,10 @@ function reportOn(n: { notificationId: string; eventId: string; channel: Channel
 }
 
 /** Each event's records: a send on every channel its type has and its customer can be reached on, and a report. */
-export async function sampleRecords(values: readonly Record<string, unknown>[]): Promise<EvidenceRecord[]> {
+export async function sampleRecords(
+  values: readonly Record<string, unknown>[],
+  brand: Brand = EXAMPLE_BRAND,
+): Promise<EvidenceRecord[]> {
   await loadAllTemplates();
   const records: EvidenceRecord[] = [];
   for (const value of values) {
@@ -137,7 +141,7 @@ export async function sampleRecords(values: readonly Record<string, unknown>[]):
           occurredAt: item.occurredAt,
           timeZone: item.timeZone,
         },
-        EXAMPLE_BRAND,
+        brand,
       );
       const request = providerRequest(item, message, SENDER);
       const messageId = messageIdOf(item.notificationId, channel);
