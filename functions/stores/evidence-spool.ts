@@ -1,7 +1,8 @@
 /**
  * The evidence spool in the table (domain/evidence-spool.ts): each record's exact bytes, compressed, waiting for the
  * sweeper to roll its slice into one object. Item: pk `EVIDENCE_SPOOL#<shard of its digest>`, sk `<slice start, 13
- * digits>#<retention days>#<sha256, base64url>`, `br` (the record's bytes, Brotli), `expiresAt` — nothing else: the
+ * digits>#<retention days>#<sha256, base64url>`, `dz` and `dict` (the record's bytes deflated with a preset dictionary,
+ * and that dictionary's id: spool-codec.ts; items written before it hold `br`, Brotli), `expiresAt` — nothing else: the
  * slice's name follows from its start and retention, the notification and the record's kind from the bytes, and every
  * byte of an item is billed on its put (1 write unit a KB). The key holds the record's digest, so the same record
  * spooled twice (a retried put, a rebuild of a batch whose put had landed) is one item. No `kind`: the dispatch
@@ -13,7 +14,6 @@
  * no TTL) are still read, rolled and — they never expire — deleted once rolled; the main table's former spool is
  * drained from its start every run, with no cursor (`former`).
  */
-import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { sha256Hex } from '../domain/evidence-batch.ts';
 import {
@@ -84,6 +84,14 @@ export interface EvidenceSpool {
   retire(keys: readonly SpoolKey[]): Promise<void>;
   /** Copies a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
   setAside(item: BadSpoolItem, nowMs: number): Promise<void>;
+  /**
+   * The set-apart items whose record this version reads after all, each its key's digest: items written with a
+   * dictionary (spool-codec.ts) that a version from before the dictionaries set apart (a rollback) — never one set
+   * apart for its bytes, nor one already released. Each with the key it was set apart under (`aside`).
+   */
+  setApartReadable(): Promise<(SpooledRecord & { key: SpoolKey; aside: SpoolKey })[]>;
+  /** Set-apart copies whose records are locked now: each expires as a spool item does (a put: the roll-up deletes nothing). */
+  release(asides: readonly SpoolKey[], nowMs: number): Promise<void>;
   /** The start of the oldest slice at or after `fromMs` still spooled (epoch ms), undefined when none is. */
   oldestSliceMs(fromMs: number): Promise<number | undefined>;
   /** The roll-up's cursor ({0, 0} before its first run). */
@@ -97,6 +105,11 @@ export interface EvidenceSpool {
   claimUnrolled(sliceStartMs: number): Promise<boolean>;
 }
 
+/**
+ * How an item holds its record (spool-codec.ts), loaded with the first record compressed or read: a chunk of its own
+ * with its dictionaries, never read at cold start.
+ */
+const codec = () => import('./spool-codec.ts');
 const spoolPk = spoolPartitionKey;
 const CURSOR_KEY = { pk: 'EVIDENCE_SPOOL#ROLLED', sk: 'CURSOR' } as const;
 /** A set-apart item's sort key: after every slice's (digits), so no read by slice ever meets it. */
@@ -106,30 +119,19 @@ const BATCH_WRITE_MAX = 25;
 const RETIRE_ATTEMPTS = 5;
 const CURSOR_ATTEMPTS = 5;
 const DAY_S = 86_400;
-/**
- * Brotli at quality 5, text mode: about 12% smaller than gzip on an email's record (2,896 against 3,274 bytes) for
- * 0.25 ms; quality 11 is 20% smaller but takes about 30 ms a record, on the sends' path (docs/measurements.md).
- */
-const BROTLI = {
-  params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
-};
-
 /** A digest as the key holds it (base64url: 43 characters, not 64), and back. */
 const DIGEST_KEY_CHARS = 43;
 const keyDigest = (hex: string) => Buffer.from(hex, 'hex').toString('base64url');
 const hexDigest = (b64: string) => Buffer.from(b64, 'base64url').toString('hex');
 
 /** A spool item of a record: only what the roll-up and the readers need, every byte billed (see the header). */
-export function spoolItem(r: SpooledRecord): Item {
+export async function spoolItem(r: SpooledRecord): Promise<Item> {
   const slice = parseSliceBatch(r.slice);
   if (slice === undefined) throw new Error(`not a slice batch: ${r.slice}`);
   return {
     pk: spoolPk(spoolShardOf(r.sha256)),
     sk: `${pad(slice.startMs)}#${slice.days}#${keyDigest(r.sha256)}`,
-    br: brotliCompressSync(r.bytes, {
-      ...BROTLI,
-      params: { ...BROTLI.params, [constants.BROTLI_PARAM_SIZE_HINT]: r.bytes.length },
-    }),
+    ...(await (await codec()).encodeSpoolBody(r.bytes)),
     expiresAt: Math.floor(slice.startMs / 1000) + SPOOL_KEEP_DAYS * DAY_S,
   };
 }
@@ -175,7 +177,7 @@ export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: spoolItem(r),
+          Item: await spoolItem(r),
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -183,7 +185,9 @@ export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       // Already there: landed when it holds these bytes (a retried put, a rebuild), refused otherwise.
-      const stored = decoded(error.Item?.br?.B, brotliDecompressSync);
+      // The item as DynamoDB answered it (attribute values, not unmarshalled), in whichever layout it was written.
+      const old = error.Item;
+      const stored = await (await codec()).decodeSpoolBody({ dz: old?.dz?.B, dict: old?.dict?.S, br: old?.br?.B });
       if (stored === undefined || sha256Hex(stored) !== r.sha256) {
         throw new EvidenceSpoolConflict(`spool item of ${r.notificationId} holds other bytes than ${r.sha256}`);
       }
@@ -216,7 +220,7 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
       ExpressionAttributeValues: { ':pk': spoolPk(shard), ':from': pad(fromMs), ':before': pad(beforeMs) },
       ConsistentRead: true,
     })) {
-      const read = readItem(item);
+      const read = await readItem(item);
       // Drained: every record rolled is deleted, whatever its layout (nothing else would ever remove it).
       const record = this.options.drain === true && !isBadSpoolItem(read) ? { ...read, legacy: true as const } : read;
       // Whole minutes only (every retention's slice of it): past the limit, stop where the next minute starts.
@@ -270,9 +274,7 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
       ),
     );
     // A bad item is no record of the slice (the roll-up sets it apart).
-    return items
-      .flat()
-      .map(readItem)
+    return (await Promise.all(items.flat().map(readItem)))
       .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r) && r.slice === slice)
       .map(({ key: _key, legacy: _legacy, ...r }: SpooledRecord & { key: SpoolKey; legacy?: true }) => r);
   }
@@ -308,6 +310,51 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
       }),
     );
     if (stored.expiresAt === undefined) await this.retire([item.key]);
+  }
+
+  async setApartReadable(): Promise<(SpooledRecord & { key: SpoolKey; aside: SpoolKey })[]> {
+    // The drained former spool never held an item written with a dictionary.
+    if (this.options.drain === true) return [];
+    const items = await Promise.all(
+      Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
+        queryAll(this.client, {
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :aside)',
+          ExpressionAttributeValues: { ':pk': spoolPk(shard), ':aside': SET_ASIDE },
+        }),
+      ),
+    );
+    const found: (SpooledRecord & { key: SpoolKey; aside: SpoolKey })[] = [];
+    // Written with a dictionary, and not released yet (a set-apart copy has no TTL until then).
+    for (const item of items.flat().filter((i) => i.dz !== undefined && i.expiresAt === undefined)) {
+      const aside = { pk: String(item.pk), sk: String(item.sk) };
+      try {
+        const read = await readItem({ ...item, sk: aside.sk.slice(SET_ASIDE.length) });
+        if (!isBadSpoolItem(read) && read.legacy === undefined) found.push({ ...read, aside });
+      } catch {
+        // A dictionary this version does not have either: left where it is.
+      }
+    }
+    return found;
+  }
+
+  async release(asides: readonly SpoolKey[], nowMs: number): Promise<void> {
+    for (const aside of asides) {
+      const [stored] = await queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk = :sk',
+        ExpressionAttributeValues: { ':pk': aside.pk, ':sk': aside.sk },
+        ConsistentRead: true,
+      });
+      if (stored === undefined || stored.expiresAt !== undefined) continue;
+      const expiresAt = Math.floor(nowMs / 1000) + SPOOL_KEEP_DAYS * DAY_S;
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...stored, lockedAt: new Date(nowMs).toISOString(), expiresAt },
+        }),
+      );
+    }
   }
 
   async oldestSliceMs(fromMs: number): Promise<number | undefined> {
@@ -385,14 +432,6 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function decoded(body: unknown, inflate: (b: Uint8Array) => Buffer): Buffer | undefined {
-  try {
-    return inflate(body as Uint8Array);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The notification and kind a record's bytes name (read leniently: a record the parser refuses still rolls). */
 function namedBy(bytes: Buffer): { notificationId: string; recordKind: 'SEND' | 'FEEDBACK' } {
   try {
@@ -406,14 +445,17 @@ function namedBy(bytes: Buffer): { notificationId: string; recordKind: 'SEND' | 
   }
 }
 
-/** An item as a record, or set apart: a body that does not decompress, or bytes that are not its key's digest. */
-function readItem(item: Item): SpoolRead {
+/**
+ * An item as a record, or set apart: a body that does not decompress, or bytes that are not its key's digest. An item
+ * of a dictionary this version does not have throws (spool-codec.ts): never decoded without it, nor set apart.
+ */
+async function readItem(item: Item): Promise<SpoolRead> {
   const sk = String(item.sk);
   const key = { pk: String(item.pk), sk };
   const legacy = sk.includes('#batches/');
   // `<start: 13 digits>#<days>#<digest: 43 characters>`; the earlier layout `<start>#<slice batch>#<digest: 64 hex>`.
   const sha256 = legacy ? sk.slice(-64) : hexDigest(sk.slice(-DIGEST_KEY_CHARS));
-  const bytes = legacy ? decoded(item.body, gunzipSync) : decoded(item.br, brotliDecompressSync);
+  const bytes = await (await codec()).decodeSpoolBody(legacy ? { body: item.body } : item);
   if (bytes === undefined) return { bad: 'its body does not unzip', key };
   if (sha256Hex(bytes) !== sha256) return { bad: 'its bytes are not the digest its key names', key };
   if (legacy) {

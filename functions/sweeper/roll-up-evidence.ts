@@ -136,7 +136,45 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     }
   }
   await moveCursor(deps.spool, cursor, rolledBefore, result.errors);
+  if (deps.now() % SET_APART_CHECK_MS < 60_000 && deps.now() < deps.deadline) await lockSetApart(deps, result);
   return result;
+}
+
+/** How often the roll-up looks for set-apart items it can read after all (8 Queries, nearly always of nothing). */
+const SET_APART_CHECK_MS = 3_600_000;
+
+/**
+ * A version from before the spool's dictionaries (a rollback) cannot read an item written with one: it sets it apart as
+ * a body that does not unzip, and moves its cursor past the minute. Once an hour, the records of such copies that
+ * this version reads — each its key's digest — are locked beside their minute's object (or as it, when the minute had
+ * none), and only then is the copy released: it expires as a spool item does. A copy set apart for its bytes is never
+ * among them: it stays.
+ */
+async function lockSetApart(
+  deps: RollUpDeps,
+  result: { records: number; objects: number; late: number; errors: string[] },
+) {
+  let found: Awaited<ReturnType<EvidenceSpool['setApartReadable']>>;
+  try {
+    found = await deps.spool.setApartReadable();
+  } catch (error) {
+    result.errors.push(`spool items set apart: ${(error as Error)?.name ?? 'Error'}`);
+    return;
+  }
+  for (const [slice, held] of bySlice(found)) {
+    try {
+      const { written, late } = await rollSlice(slice, held, deps);
+      await deps.spool.release(
+        held.map((r) => (r as (typeof found)[number]).aside),
+        deps.now(),
+      );
+      result.records += held.length;
+      result.objects += written;
+      result.late += late;
+    } catch (error) {
+      result.errors.push(`${slice} (set apart): ${(error as Error)?.name ?? 'Error'}`);
+    }
+  }
 }
 
 /** The cursor to `rolledBefore`; refused when a rebuild spooled meanwhile (the next run reads the slices again). */

@@ -6,7 +6,6 @@
  * deleted: each expires by TTL) — a sweeper dying between the PUT and the cursor loses and duplicates nothing, one
  * down for half an hour leaves nothing missing, and a rebuild racing a roll-up lands its record beside the object.
  */
-import { brotliDecompressSync } from 'node:zlib';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { InvocationEvidence, type SendProof } from '../../functions/dispatch/record-evidence.ts';
@@ -29,6 +28,7 @@ import {
   type SpoolCursor,
   spoolItem,
 } from '../../functions/stores/evidence-spool.ts';
+import { decodeSpoolBody } from '../../functions/stores/spool-codec.ts';
 import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryReports, MemoryStore } from '../support/evidence-memory.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -114,7 +114,7 @@ describe('the evidence spool', () => {
     const spooledItems = items.filter((i) => i !== cursor);
     expect(spooledItems).toHaveLength(2);
     for (const i of spooledItems) {
-      expect(Object.keys(i).sort()).toEqual(['br', 'expiresAt', 'pk', 'sk']);
+      expect(Object.keys(i).sort()).toEqual(['dict', 'dz', 'expiresAt', 'pk', 'sk']);
       expect(i.expiresAt).toBe(Date.parse('2026-12-06T05:12:00Z') / 1000 + SPOOL_KEEP_DAYS * 86_400);
     }
     expect(await oldestUnrolled(spool)).toBeUndefined();
@@ -309,7 +309,7 @@ describe('a bad spool item', () => {
     // A writer of the table that bypasses the condition: the record's own put is then refused, not taken as landed.
     const other = proofOf('bad-b', start + 2_000);
     const otherForged = proofOf('bad-b', start + 2_000, 'Example Bank: forged.');
-    const forgedItem = spoolItem({ ...spooled(slice, other), bytes: otherForged.bytes });
+    const forgedItem = await spoolItem({ ...spooled(slice, other), bytes: otherForged.bytes });
     const key = { pk: String(forgedItem.pk), sk: String(forgedItem.sk) };
     await table.doc.send(new PutCommand({ TableName: table.tableName, Item: forgedItem }));
     await expect(spool.put([spooled(slice, other)], start + 3)).rejects.toThrow(EvidenceSpoolConflict);
@@ -323,7 +323,7 @@ describe('a bad spool item', () => {
     const aside = await table.doc.send(
       new GetCommand({ TableName: table.tableName, Key: { pk: key.pk, sk: `BAD#${key.sk}` } }),
     );
-    expect(brotliDecompressSync(aside.Item?.br as Uint8Array)).toEqual(otherForged.bytes);
+    expect(await decodeSpoolBody(aside.Item ?? {})).toEqual(otherForged.bytes);
     // The forged item itself is never rolled (the cursor is past its minute) and expires; the real record, its put
     // refused, is covered as any refused put is: its intent's rebuild, or its writer's own late object.
     expect(await rollAt(spool, store, start + SPOOL_CLOSED_AFTER_MS + 60_000)).toMatchObject({

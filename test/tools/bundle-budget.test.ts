@@ -41,9 +41,16 @@ const LOADED_ON_DEMAND: Record<string, readonly string[]> = {
     // One notice type's templates, with the first notice of the type; the time zone rules with the first date shown.
     'TransferCompleted.generated.ts',
     'node_modules/temporal-polyfill/',
+    // How a spool item holds its record, and its dictionaries: with the first record spooled.
+    'functions/stores/spool-codec.ts',
+    'functions/stores/spool-dictionaries/',
   ],
-  sweeper: ['node_modules/@aws-sdk/client-lambda/'],
-  feedback: [],
+  sweeper: [
+    'node_modules/@aws-sdk/client-lambda/',
+    'functions/stores/spool-codec.ts',
+    'functions/stores/spool-dictionaries/',
+  ],
+  feedback: ['functions/stores/spool-codec.ts', 'functions/stores/spool-dictionaries/'],
 };
 
 const out = mkdtempSync(join(tmpdir(), 'notifier-budget-'));

@@ -52,14 +52,26 @@ it("names the customer's spooled item by its partition and sort key's prefix, an
   expect(await main(['spool-keys', mine.record.userId, '--json', ...where], (t) => (json += t))).toBe(0);
   const found = JSON.parse(json) as { table: string; keys: { notificationId: string; pk: string; skPrefix: string }[] };
   expect(found.table).toBe(table.evidenceSpoolTableName);
-  const item = spoolItem({ slice, sha256: mine.sha256, notificationId: '', recordKind: 'SEND', bytes: mine.bytes });
+  const item = await spoolItem({
+    slice,
+    sha256: mine.sha256,
+    notificationId: '',
+    recordKind: 'SEND',
+    bytes: mine.bytes,
+  });
   expect(found.keys).toEqual([
     expect.objectContaining({ notificationId: mine.record.notificationId, pk: item.pk, skPrefix: expect.any(String) }),
   ]);
   const prefix = found.keys[0]?.skPrefix ?? '';
   expect(String(item.sk).startsWith(prefix)).toBe(true);
   expect(prefix.length).toBeGreaterThan(String(item.sk).length - 43 + 20);
-  const theirs = spoolItem({ slice, sha256: other.sha256, notificationId: '', recordKind: 'SEND', bytes: other.bytes });
+  const theirs = await spoolItem({
+    slice,
+    sha256: other.sha256,
+    notificationId: '',
+    recordKind: 'SEND',
+    bytes: other.bytes,
+  });
   expect(String(theirs.sk).startsWith(prefix)).toBe(false);
 });
 
@@ -67,7 +79,13 @@ it('names the spooled item of a send the recovery locked beside its rolled minut
   let json = '';
   expect(await main(['spool-keys', late.record.userId, '--json', ...where], (t) => (json += t))).toBe(0);
   const found = JSON.parse(json) as { keys: { batch: string; pk: string; skPrefix: string }[] };
-  const item = spoolItem({ slice, sha256: late.sha256, notificationId: '', recordKind: 'SEND', bytes: late.bytes });
+  const item = await spoolItem({
+    slice,
+    sha256: late.sha256,
+    notificationId: '',
+    recordKind: 'SEND',
+    bytes: late.bytes,
+  });
   expect(found.keys).toEqual([expect.objectContaining({ batch: lateBatchName(slice, [late.sha256]), pk: item.pk })]);
   expect(String(item.sk).startsWith(found.keys[0]?.skPrefix ?? '-')).toBe(true);
 });

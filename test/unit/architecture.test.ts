@@ -135,8 +135,8 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     why: "the shared send quota's windows in the table, under the pacer the bench measures",
   },
   'functions/dispatch/provider-request.ts': {
-    tools: /^tools\/bench\/dispatch\.ts$/,
-    why: "the provider request a send makes: the bench builds each send's evidence from it, as the sender's own builder does",
+    tools: /^tools\/(bench\/dispatch|scripts\/spool-samples)\.ts$/,
+    why: "the provider request a send makes: the bench builds each send's evidence from it, as the sender's own builder does, and so do the records the spool's compression dictionary is built from",
   },
   'functions/ingest/inbox-port.ts': {
     tools: /^tools\/drill\/region\.ts$/,

@@ -163,7 +163,7 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     emfBytes: emf.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
     listingBytes,
     probe: JSON.parse(readFileSync(probeOut, 'utf8')) as ProbeCounts,
-    batches: batchesIn(join(REPO, report.run)),
+    batches: await batchesIn(join(REPO, report.run)),
     criticalNotifications: values
       .filter((v) => CRITICAL_TYPES.includes(v.type))
       .reduce((a, v) => a + v.channels.length, 0),
@@ -197,7 +197,7 @@ export function listingBytesOf(lines: readonly string[]): Record<string, number>
  * The send batches a run left (reports batches apart): records, bytes, and each record's bytes as a batch of one; each
  * record as the spool's item — the sends' and, apart, the reports' (a report's record is far smaller than a send's).
  */
-function batchesIn(runDir: string) {
+async function batchesIn(runDir: string) {
   const totals = { records: 0, bytes: 0, bytesAlone: 0 };
   const all = readdirSync(runDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl.gz'));
   const files = all.filter((f) => !f.includes('.reports/') && f.includes('-dispatch-'));
@@ -212,10 +212,10 @@ function batchesIn(runDir: string) {
     }
   }
   // The same records as the spool's items: what each one's put is billed on.
-  const spoolItem = spoolItemsOf(runDir, files, 'SEND');
+  const spoolItem = await spoolItemsOf(runDir, files, 'SEND');
   // A feedback invocation's reports: one object of its own (`<hhmmss>-feedback-<id>`), or under a send batch's
   // `.reports/` in the layout before.
-  const reportItem = spoolItemsOf(
+  const reportItem = await spoolItemsOf(
     runDir,
     all.filter((f) => f.includes('.reports/') || /(^|\/)\d{6}-feedback-[^/]+$/.test(f)),
     'FEEDBACK',
@@ -228,7 +228,7 @@ function batchesIn(runDir: string) {
 }
 
 /** The mean spool item (bytes as DynamoDB bills them, and write units) of every record in `files`; none: undefined. */
-function spoolItemsOf(runDir: string, files: readonly string[], recordKind: 'SEND' | 'FEEDBACK') {
+async function spoolItemsOf(runDir: string, files: readonly string[], recordKind: 'SEND' | 'FEEDBACK') {
   let records = 0;
   let bytes = 0;
   let wru = 0;
@@ -237,7 +237,7 @@ function spoolItemsOf(runDir: string, files: readonly string[], recordKind: 'SEN
       const record = JSON.parse(r.bytes.toString('utf8'));
       const at = Date.parse(record.at ?? record.acceptedAt ?? '2026-01-01T00:00:00Z');
       const item = dynamoItemBytes(
-        spoolItem({
+        await spoolItem({
           slice: sliceBatchName(Number.isFinite(at) ? at : 0, 2_557),
           sha256: r.entry.sha256,
           notificationId: r.entry.notificationId,

@@ -10,8 +10,11 @@
 import { SPOOL_BELOW_RECORDS, SPOOL_KEEP_DAYS, SPOOL_SHARDS } from '../../functions/domain/evidence-spool.ts';
 
 export const SPOOL_ASSUMPTIONS = {
-  /** A spool item's key and attributes besides the record's compressed bytes (stores/evidence-spool.ts spoolItem). */
-  itemOverheadBytes: 100,
+  /**
+   * A spool item's key and attributes besides the record's compressed bytes (stores/evidence-spool.ts spoolItem): its
+   * keys, `expiresAt`, and the dictionary's id (`dict`, 12 bytes).
+   */
+  itemOverheadBytes: 112,
   /** DynamoDB's own overhead per stored item (storage only, not billed on writes). */
   storedItemOverheadBytes: 100,
   /** TTL deletes an expired item "typically within a few days": taken as 2 days past SPOOL_KEEP_DAYS. */
@@ -22,9 +25,10 @@ export const SPOOL_ASSUMPTIONS = {
   /**
    * Read units of one run besides the items: the cursor read twice (the roll-up, the age metric; strongly consistent,
    * 1 each), a strongly consistent Query per partition (1 each at least), the age metric's first-item Query per
-   * partition (0.5 each) — for the spool's own table and again for the main table's earlier spool it drains.
+   * partition (0.5 each) — for the spool's own table and again for the main table's earlier spool it drains; and once
+   * an hour a Query per partition of the items set apart (0.5 each, stores/evidence-spool.ts setApartReadable).
    */
-  runReadUnits: 2 * (2 + SPOOL_SHARDS + SPOOL_SHARDS * 0.5),
+  runReadUnits: 2 * (2 + SPOOL_SHARDS + SPOOL_SHARDS * 0.5) + (SPOOL_SHARDS * 0.5) / 60,
 } as const;
 
 export interface SpoolWriter {
