@@ -32,10 +32,11 @@ export const TABLE_SCHEMA = {
     ],
   },
   /**
-   * Sparse: only a notification that records a send carries providerMessageId, and the earlier send an operator's
+   * Sparse: only a push or an SMS that records a send carries providerMessageId, and the earlier send an operator's
    * resend took off it (an EARLIER_SEND item beside it). SNS's delivery status logs name the message, never the
    * notification (nothing of ours travels with an SMS), so the feedback function finds the notification here. Keys
-   * only: it reads the item itself, consistently, before it writes.
+   * only: it reads the item itself, consistently, before it writes. An email's id is kept in sesMessageId, off the
+   * index: SES reports carry the notification's tag (domain/message-id.ts); emails written before keep theirs here.
    */
   messageIndex: {
     indexName: 'providerMessage',

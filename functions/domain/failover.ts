@@ -9,6 +9,7 @@ import type { Channel } from './channels.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';
 import type { Ownership } from './fence.ts';
 import { successorIdOf, successorSk } from './keys.ts';
+import { messageIdOf } from './message-id.ts';
 import { type NotificationItem, pendingSweepKey } from './notification.ts';
 import type { NotificationStatus } from './state-machine.ts';
 
@@ -72,6 +73,7 @@ export function buildSuccessor(
     leaseUntil: _l,
     retryAt: _r,
     providerMessageId: _m,
+    sesMessageId: _s,
     lastError: _e,
     deferrals: _d,
     ...notice
@@ -161,7 +163,7 @@ export function reconcileDecision(
  * lease — SENT when the provider's acceptance is on the item, else the channel's unknown-outcome policy.
  */
 export const inFlightResolution = (
-  original: Pick<NotificationItem, 'providerMessageId'>,
+  original: Pick<NotificationItem, 'providerMessageId' | 'sesMessageId'>,
   policy: DeliveryPolicy,
 ): 'SENT' | 'UNKNOWN' | 'PENDING' =>
-  typeof original.providerMessageId === 'string' ? 'SENT' : policy === 'AT_LEAST_ONCE' ? 'PENDING' : 'UNKNOWN';
+  messageIdOf(original) !== undefined ? 'SENT' : policy === 'AT_LEAST_ONCE' ? 'PENDING' : 'UNKNOWN';

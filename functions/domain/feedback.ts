@@ -20,6 +20,7 @@
 import * as z from 'zod/mini';
 import { type Channel, type SnsChannel, unknownChannel } from './channels.ts';
 import { notificationIdOf, parseNotificationId } from './keys.ts';
+import { messageIdOf, TAGGED } from './message-id.ts';
 
 export const DELIVERY_STATUSES = ['DELAYED', 'DELIVERED', 'REJECTED', 'BOUNCED', 'FAILED', 'COMPLAINED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -120,9 +121,6 @@ const ignore = (reason: FeedbackIgnored['reason'], detail: string): ReadResult =
   ok: false,
   ignored: { reason, detail },
 });
-
-/** The channels whose sends carry the notificationId as a message tag: SES takes tags, SNS does not. */
-const TAGGED: Readonly<Record<Channel, boolean>> = { EMAIL: true, PUSH: false, SMS: false };
 
 /** The notificationId of a tag value: base64url of `<eventId>#<channel>`; undefined for anything else. */
 export function notificationIdOfTag(value: string | undefined): { eventId: string; channel: Channel } | undefined {
@@ -329,8 +327,12 @@ export function readDeliveryStatusLog(logGroup: string, message: string): ReadRe
 
 /** What the notification item holds that says which send a feedback may describe. */
 export interface DeliveryState {
-  /** The send the item records (markSent); absent before it, after a resend, and when the outcome is unknown. */
+  /**
+   * The send the item records (markSent); absent before it, after a resend, and when the outcome is unknown. An
+   * email's in sesMessageId (message-id.ts), or in providerMessageId when written before.
+   */
   readonly providerMessageId?: string;
+  readonly sesMessageId?: string;
   /** The message the recorded deliveryStatus is about. */
   readonly deliveryMessageId?: string;
   readonly deliveryRank?: number;
@@ -349,7 +351,7 @@ export type DeliveryVerdict =
 
 /**
  * Whether a feedback is recorded on the notification (pure). Feedback applies only to the send it describes:
- * - the item records a send (providerMessageId): only feedback about that message id applies, and it replaces
+ * - the item records a send (its message id): only feedback about that message id applies, and it replaces
  *   whatever was recorded about another message, whatever its rank;
  * - the item records none (the outcome was unknown, or a resend is on its way): feedback about a message id an
  *   earlier send had, or about a message sent before the operator's latest resend, is about an earlier send;
@@ -360,7 +362,7 @@ export function deliveryVerdict(
   item: DeliveryState,
   f: Pick<Feedback, 'messageId' | 'rank' | 'atMs' | 'sentAtMs'>,
 ): DeliveryVerdict {
-  const recorded = item.providerMessageId;
+  const recorded = messageIdOf(item);
   if (recorded !== undefined && recorded !== f.messageId) return 'otherSend';
   const resends = item.manualResends ?? [];
   if (recorded === undefined) {

@@ -24,6 +24,7 @@ import {
   userKeyOf,
 } from './keys.ts';
 import type { Locale } from './locale.ts';
+import { messageIdAttribute } from './message-id.ts';
 import { readInstant } from './moment.ts';
 import type { ChannelRefusal, ChannelRefusalReason } from './routing.ts';
 import { maskSecretsInBytes, redactSecrets, secretsOf, withoutSecrets } from './secrets.ts';
@@ -92,7 +93,10 @@ export interface NotificationItem {
   sweepKey?: string;
   sweepAt?: number;
   leaseUntil?: number;
+  /** The provider's message id of the send, a push's or an SMS's; an email's is in sesMessageId (message-id.ts). */
   providerMessageId?: string;
+  /** An email's SES message id: outside the providerMessage index, which its reports never need (message-id.ts). */
+  sesMessageId?: string;
   /**
    * SENT: the evidence batch its record joined (domain/evidence-batch.ts), the record's SHA-256 and its acceptedAt —
    * where the record is found, and what a rebuilt record must hash to (functions/sweeper/recover-evidence.ts); for a
@@ -149,10 +153,10 @@ export interface NotificationItem {
 }
 
 /**
- * A send an operator's resend took off its notification (keys.ts earlierSendSk): its provider message id stays on the
- * providerMessage index, so the provider's late report about it — a dead number, a bounce — is recognised as ours,
- * recorded on that send's evidence and applied to the address. No personal data: ids only. Expires with the
- * notification.
+ * A send an operator's resend took off its notification (keys.ts earlierSendSk): a push's or an SMS's provider message
+ * id stays on the providerMessage index, so SNS's late report about it — a dead number — is recognised as ours,
+ * recorded on that send's evidence and applied to the address; an email's is kept as sesMessageId like on its item (its
+ * report carries the notification's tag). No personal data: ids only. Expires with the notification.
  */
 export interface EarlierSendItem {
   pk: string;
@@ -161,7 +165,9 @@ export interface EarlierSendItem {
   notificationId: string;
   eventId: string;
   channel: Channel;
-  providerMessageId: string;
+  /** The message id, in the attribute its channel writes it in (message-id.ts messageIdAttribute). */
+  providerMessageId?: string;
+  sesMessageId?: string;
   /** When the resend took it off the item. */
   resentAt: string;
   /** The notification's own: absent when it has none. */
@@ -181,7 +187,7 @@ export function buildEarlierSend(
     notificationId: notificationIdOf(n.eventId, n.channel),
     eventId: n.eventId,
     channel: n.channel,
-    providerMessageId,
+    [messageIdAttribute(n.channel)]: providerMessageId,
     resentAt: new Date(now).toISOString(),
   };
 }

@@ -6,6 +6,7 @@
 import type { SuppressedReason } from './audience.ts';
 import { erasedRefusal, evidencePendingWait, isErased } from './erasure.ts';
 import type { VerifiedIdentity } from './identity.ts';
+import { messageIdOf } from './message-id.ts';
 import { type Refusal, refusal } from './refusal.ts';
 import { validUntilOf } from './send-moment.ts';
 import { canMove, type NotificationStatus } from './state-machine.ts';
@@ -13,7 +14,9 @@ import { canMove, type NotificationStatus } from './state-machine.ts';
 /** What a resend decides on, as the item holds it. */
 export interface ResendCandidate {
   readonly status?: unknown;
+  /** The send's message id: a push's or an SMS's here, an email's in sesMessageId (message-id.ts). */
   readonly providerMessageId?: unknown;
+  readonly sesMessageId?: unknown;
   readonly erasedAt?: unknown;
   readonly userId?: unknown;
   /** What its validity is judged by (send-moment.ts): the type and when it occurred. */
@@ -87,8 +90,10 @@ function pastValidity(id: string, item: ResendCandidate, now: number | undefined
 }
 
 /** The provider's message id when the item says the provider accepted it (SENT, or a late acceptance on UNKNOWN). */
-export const acceptedMessageId = (item: { readonly providerMessageId?: unknown }): string | undefined =>
-  typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined;
+export const acceptedMessageId = (item: {
+  readonly providerMessageId?: unknown;
+  readonly sesMessageId?: unknown;
+}): string | undefined => messageIdOf(item);
 
 /** Why a resend of a notification whose acceptance is known is refused: what the operator must see, and do. */
 export function acceptedRefusal(
@@ -248,7 +253,8 @@ export function manualResendRecord(
     fromStatus: String(item.status),
     attempt: item.attempt,
     ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
-    ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+    // The earlier send's id under one name whatever its channel: the feedback reads it here (feedback.ts).
+    ...(messageIdOf(item) === undefined ? {} : { providerMessageId: messageIdOf(item) }),
     ...(despiteAccepted ? { despiteAccepted: true } : {}),
     ...(typeof item.deliveryStatus === 'string' ? { deliveryStatus: item.deliveryStatus } : {}),
     ...(typeof item.deliveryResponse === 'string' ? { deliveryResponse: item.deliveryResponse } : {}),

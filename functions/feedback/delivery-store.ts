@@ -16,6 +16,7 @@ import {
   notificationOfKey,
   notificationSk,
 } from '../domain/keys.ts';
+import { MESSAGE_ID_ATTRIBUTES, messageIdIs, messageIdOf } from '../domain/message-id.ts';
 import { isConditionFailure } from '../stores/condition-failure.ts';
 
 /** What recording a feedback did. */
@@ -34,7 +35,7 @@ export interface DeliveryOutcome {
 
 /** The batch of the send `messageId` names, from a notification item (or the part of it read). */
 const sendBatchOf = (item: Record<string, unknown> | undefined, messageId: string): string | undefined => {
-  if (item?.providerMessageId !== messageId) return undefined;
+  if (item === undefined || messageIdOf(item) !== messageId) return undefined;
   const batch = (item.evidence as { batch?: unknown } | undefined)?.batch;
   return typeof batch === 'string' ? batch : undefined;
 };
@@ -45,7 +46,7 @@ const outcome = (kind: DeliveryRecorded, sendBatch: string | undefined): Deliver
 const ATTEMPTS = 4;
 
 /** The attributes a verdict reads, as the condition of the write that follows it: "unchanged since read". */
-const GUARDED = ['providerMessageId', 'deliveryMessageId', 'deliveryRank', 'deliveryAtMs'] as const;
+const GUARDED = [...MESSAGE_ID_ATTRIBUTES, 'deliveryMessageId', 'deliveryRank', 'deliveryAtMs'] as const;
 
 export class DynamoDeliveryStore {
   constructor(
@@ -55,7 +56,8 @@ export class DynamoDeliveryStore {
 
   /**
    * The notification that recorded this provider message id — on the item, or as an earlier send a resend took off
-   * it — or undefined (not ours, or not recorded yet).
+   * it — or undefined (not ours, or not recorded yet). SNS's only: an email's id is not on the index (message-id.ts),
+   * and an SES report is found by its tag (a report without it is not ours, feedback.ts).
    */
   async findByMessageId(messageId: string): Promise<FeedbackTarget | undefined> {
     const index = TABLE_SCHEMA.messageIndex;
@@ -137,8 +139,7 @@ export class DynamoDeliveryStore {
   private writeIfOwnSendAndNewer(key: { pk: string; sk: string }, f: Feedback) {
     return {
       ...this.write(key, f),
-      ConditionExpression:
-        'providerMessageId = :mid AND (attribute_not_exists(deliveryMessageId) OR deliveryMessageId = :mid) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))',
+      ConditionExpression: `${messageIdIs(':mid')} AND (attribute_not_exists(deliveryMessageId) OR deliveryMessageId = :mid) AND (attribute_not_exists(deliveryRank) OR deliveryRank < :rank OR (deliveryRank = :rank AND deliveryAtMs < :atMs))`,
     };
   }
 

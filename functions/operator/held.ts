@@ -25,6 +25,7 @@ import {
   type Settlement,
   settlementOf,
 } from '../domain/held.ts';
+import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationStatus } from '../domain/state-machine.ts';
 import type { HeldRead } from '../stores/held-store.ts';
 import type { OwnedNotification } from '../stores/successor-store.ts';
@@ -122,7 +123,7 @@ const seen = (o: OwnedNotification | undefined): OriginalSeen | undefined =>
     ? undefined
     : {
         status: o.status,
-        ...(typeof o.providerMessageId === 'string' ? { providerMessageId: o.providerMessageId } : {}),
+        ...(messageIdOf(o) === undefined ? {} : { providerMessageId: messageIdOf(o) }),
       };
 
 /** Who decided, why and when, kept on the item as on a manual resend. */

@@ -4,6 +4,7 @@
  * suppression as read now.
  */
 import type { Channel } from '../domain/channels.ts';
+import { messageIdOf } from '../domain/message-id.ts';
 import type { EventView, StoredItem } from '../stores/event-store.ts';
 
 export interface NoticeView {
@@ -21,7 +22,7 @@ export function whyOf(n: StoredItem, prefs: StoredItem | undefined, suppression:
   const status = String(n.status);
   switch (status) {
     case 'SENT':
-      return `sent ${n.updatedAt} to ${n.recipient}, provider message ${n.providerMessageId}${n.deliveryStatus ? `; provider reported ${n.deliveryStatus} at ${n.deliveryAt}${n.deliveryResponse ? ` (${n.deliveryResponse})` : ''}${n.bounceType ? ` (${n.bounceType}/${n.bounceSubType})` : ''}` : ''}`;
+      return `sent ${n.updatedAt} to ${n.recipient}, provider message ${messageIdOf(n)}${n.deliveryStatus ? `; provider reported ${n.deliveryStatus} at ${n.deliveryAt}${n.deliveryResponse ? ` (${n.deliveryResponse})` : ''}${n.bounceType ? ` (${n.bounceType}/${n.bounceSubType})` : ''}` : ''}`;
     case 'SUPPRESSED':
       return suppressedWhy(n, prefs, suppression);
     case 'REFUSED':
@@ -40,7 +41,7 @@ export function whyOf(n: StoredItem, prefs: StoredItem | undefined, suppression:
     case 'THROTTLED':
       return `not sent: its type's flood guard (${n.throttledWindow}): the customer had their limit on ${n.channel}`;
     case 'UNKNOWN':
-      return `outcome unknown (${n.lastError}): the provider may have it${n.providerMessageId ? ` — it accepted message ${n.providerMessageId} after the lease` : ''}`;
+      return `outcome unknown (${n.lastError}): the provider may have it${messageIdOf(n) ? ` — it accepted message ${messageIdOf(n)} after the lease` : ''}`;
     case 'PENDING':
     case 'SENDING':
       return `in flight (${status}${n.retryAt ? `, next try ${new Date(Number(n.retryAt)).toISOString()}` : ''}${n.lastError ? `, last ${n.lastError}` : ''})`;

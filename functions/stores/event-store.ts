@@ -11,6 +11,7 @@ import type { Channel } from '../domain/channels.ts';
 import { ERASED_USER } from '../domain/erasure.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import { eventIdOfPk, eventPk, INBOX_SK, userKeyOf } from '../domain/keys.ts';
+import { MESSAGE_ID_ATTRIBUTES, messageIdIs, NO_MESSAGE_ID } from '../domain/message-id.ts';
 import { buildEarlierSend, pendingSweepKey } from '../domain/notification.ts';
 import { quarantinedUserKeyOf } from '../domain/quarantine-ref.ts';
 import { manualResendRecord, type ResentItem } from '../domain/resend.ts';
@@ -188,12 +189,11 @@ export class DynamoEventStore implements EventStore {
       Key: { pk: item.pk, sk: item.sk },
       // Nothing moved since the read — nor did a provider's acceptance land on the item, nor an erasure, meanwhile.
       ConditionExpression: `${move.expression} AND attempt = :attempt AND attribute_not_exists(erasedAt) AND ${
-        accepted === undefined ? 'attribute_not_exists(providerMessageId)' : 'providerMessageId = :accepted'
+        accepted === undefined ? NO_MESSAGE_ID : messageIdIs(':accepted')
       }`,
       // Its budget and its maximum age start again (deferrals catch up with attempt, createdAt moves to now;
       // firstCreatedAt keeps the original): the operator decided this send is wanted now.
-      UpdateExpression:
-        'SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, providerMessageId, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, deliveryMessageId, deliveryResponse, bounceType, bounceSubType',
+      UpdateExpression: `SET #status = :pending, updatedAt = :iso, deferrals = :attempt, firstCreatedAt = if_not_exists(firstCreatedAt, createdAt), createdAt = :iso, sweepKey = :sweepKey, sweepAt = :sweepAt, manualResends = list_append(if_not_exists(manualResends, :empty), :record) REMOVE lastError, ${MESSAGE_ID_ATTRIBUTES.join(', ')}, retryAt, leaseUntil, claimId, deliveryStatus, deliveryRank, deliveryAt, deliveryAtMs, deliveryMessageId, deliveryResponse, bounceType, bounceSubType`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,

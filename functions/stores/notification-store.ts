@@ -19,6 +19,7 @@ import {
 import { UnexpectedResponseError } from '../commons/errors.ts';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import { notificationIdOf, notificationOfKey, type SweepPartition, sweepKey, sweepPartition } from '../domain/keys.ts';
+import { messageIdAttribute, messageIdIs, messageIdOf, NO_MESSAGE_ID } from '../domain/message-id.ts';
 import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
 import type { NotificationStatus } from '../domain/state-machine.ts';
 import { moveCondition } from '../domain/state-machine.ts';
@@ -131,8 +132,9 @@ export class DynamoNotificationStore implements NotificationStore {
     evidence?: SentEvidence,
     record?: Uint8Array,
   ) {
+    // An email's id outside the providerMessage index (message-id.ts): its reports find it by its SES tag.
     return this.finish(item, 'SENT', now, {
-      providerMessageId,
+      [messageIdAttribute(item.channel)]: providerMessageId,
       ...(evidence === undefined ? {} : { evidence }),
       ...(record === undefined ? {} : { evidenceRecord: record }),
     });
@@ -167,7 +169,8 @@ export class DynamoNotificationStore implements NotificationStore {
   }
 
   extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string) {
-    const accepted = providerMessageId === undefined ? '' : ', providerMessageId = :providerMessageId';
+    const accepted =
+      providerMessageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId`;
     return this.transition(item, 'SENDING', {
       UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease, sweepAt = :lease${accepted}`,
       values: {
@@ -183,9 +186,9 @@ export class DynamoNotificationStore implements NotificationStore {
     const result = await this.heldUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId)',
+      ConditionExpression: `#status = :unknown AND attempt = :attempt AND ${NO_MESSAGE_ID}`,
       // Not updatedAt: the sweeper's own re-read of its UNKNOWN compares it.
-      UpdateExpression: 'SET providerMessageId = :mid, acceptedLateAt = :now',
+      UpdateExpression: `SET ${messageIdAttribute(item.channel)} = :mid, acceptedLateAt = :now`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':unknown': 'UNKNOWN',
@@ -198,7 +201,7 @@ export class DynamoNotificationStore implements NotificationStore {
     const current = await this.get(key);
     return current?.status === 'UNKNOWN' &&
       current.attempt === item.attempt &&
-      current.providerMessageId === providerMessageId
+      messageIdOf(current) === providerMessageId
       ? 'applied'
       : 'lost';
   }
@@ -402,7 +405,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       // Not when the holder recorded the provider's acceptance on the item: that send is known, see below.
-      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND attribute_not_exists(providerMessageId)`,
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND ${NO_MESSAGE_ID}`,
       UpdateExpression: update,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -423,7 +426,7 @@ export class DynamoNotificationStore implements NotificationStore {
     if (result === 'applied') return result;
     const current = await this.get(key);
     if (current?.status === to && current.attempt === entry.attempt && current.updatedAt === iso(now)) return 'applied';
-    const acceptance = current?.providerMessageId;
+    const acceptance = current === undefined ? undefined : messageIdOf(current);
     if (
       current?.status !== 'SENDING' ||
       current.attempt !== entry.attempt ||
@@ -446,7 +449,7 @@ export class DynamoNotificationStore implements NotificationStore {
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
       Key: key,
-      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND providerMessageId = :mid`,
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND ${messageIdIs(':mid')}`,
       UpdateExpression: `SET #status = :sent, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

@@ -14,6 +14,7 @@ import { type SendProof, sendProofOf } from '../dispatch/record-evidence.ts';
 import type { Brand } from '../domain/brand.ts';
 import { type SendEvidence, uniformRetention } from '../domain/evidence.ts';
 import { sha256Hex } from '../domain/evidence-batch.ts';
+import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { loadTemplates } from '../domain/template-sets.ts';
 import { render } from '../domain/templates.ts';
@@ -46,10 +47,11 @@ export function rebuilderOf(
       },
       config.brand,
     );
-    if (item.providerMessageId === undefined) throw new Error(`${item.notificationId} is SENT without a message id`);
+    const messageId = messageIdOf(item);
+    if (messageId === undefined) throw new Error(`${item.notificationId} is SENT without a message id`);
     // A push's TTL and collapse id as sent (the SENT write keeps them: they depend on the moment of the send).
     const sent = item.evidence.push === undefined ? message : { ...message, ...item.evidence.push };
-    return sendProofOf(deps, item, sent, item.providerMessageId, Date.parse(item.evidence.acceptedAt));
+    return sendProofOf(deps, item, sent, messageId, Date.parse(item.evidence.acceptedAt));
   };
 }
 

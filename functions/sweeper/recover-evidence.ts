@@ -23,6 +23,7 @@ import { parseEvidence } from '../domain/evidence.ts';
 import type { IndexedSend } from '../domain/evidence-batch.ts';
 import { isSliceOfBatch, lateBatchName, parseSliceBatch } from '../domain/evidence-spool.ts';
 import { notificationKey, parseNotificationId } from '../domain/keys.ts';
+import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
@@ -210,7 +211,7 @@ function resendOfBatch(item: NotificationItem, batch: string): { providerMessage
 
 const mismatch = (item: SentHere, batch: string): RecoverResult['lost'][number] => ({
   notificationId: item.notificationId,
-  ...(item.providerMessageId === undefined ? {} : { providerMessageId: item.providerMessageId }),
+  ...(messageIdOf(item) === undefined ? {} : { providerMessageId: messageIdOf(item) }),
   sha256: item.evidence.sha256,
   batch,
   reason: 'MISMATCH',

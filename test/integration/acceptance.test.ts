@@ -152,7 +152,7 @@ describe("the provider's acceptance survives DynamoDB's failures", () => {
     expect(failures).toBeGreaterThanOrEqual(2);
     expect(await notification('acc-3', 'EMAIL')).toMatchObject({
       status: 'SENT',
-      providerMessageId: 'ses-after-throttle',
+      sesMessageId: 'ses-after-throttle',
       deferrals: 1,
     });
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(2);
@@ -172,7 +172,7 @@ describe('a send that outlives its lease', () => {
     expect(await notification('acc-4', 'EMAIL')).toMatchObject({
       status: 'UNKNOWN',
       lastError: 'LEASE_EXPIRED',
-      providerMessageId: 'ses-late',
+      sesMessageId: 'ses-late',
     });
     const ports = operatorOn(table);
     const request = { notificationId: 'acc-4#EMAIL' };

@@ -13,6 +13,7 @@ import { allowedChannels, EVENT_TYPES } from '../../functions/domain/catalogue.t
 import type { Channel } from '../../functions/domain/channels.ts';
 import type { EventType } from '../../functions/domain/event/contract.ts';
 import { notificationSk, parseNotificationId } from '../../functions/domain/keys.ts';
+import { messageIdOf } from '../../functions/domain/message-id.ts';
 import { apply, liftSuppression, listAudit, listSuppressions, preview } from '../../functions/operator/index.ts';
 import { DynamoAudienceStore } from '../../functions/stores/audience-store.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
@@ -64,7 +65,7 @@ const notification = async (eventId: string, channel: Channel = 'EMAIL') =>
 const feedback = async (type: SesEventType, o: SesEventOptions) => {
   const ref = parseNotificationId(o.notificationId ?? '');
   const sent = await notification(ref?.eventId ?? '', ref?.channel);
-  const messageId = typeof sent.providerMessageId === 'string' ? sent.providerMessageId : undefined;
+  const messageId = messageIdOf(sent);
   return handlers.feedback(
     sesEvent(type, { ...(messageId === undefined ? {} : { messageId }), ...o }),
     lambdaContext('notifier-feedback'),
@@ -95,7 +96,7 @@ describe('delivery feedback on DynamoDB Local', () => {
       // The state machine's own attributes are untouched.
       updatedAt: sent.updatedAt,
       attempt: sent.attempt,
-      providerMessageId: sent.providerMessageId,
+      sesMessageId: sent.sesMessageId,
     });
   });
 

@@ -115,7 +115,7 @@ describe('feedback applies only to the send it describes: a resend keeps its own
     await settle();
     expect(await notification('fb-resend', 'EMAIL')).toMatchObject({
       status: 'SENT',
-      providerMessageId: 'ses-second-send',
+      sesMessageId: 'ses-second-send',
     });
     const second = { notificationId: nid, to, messageId: 'ses-second-send' };
     await sesFeedback('Delivery', { ...second, at: '2026-12-02T00:00:00Z' });
@@ -204,7 +204,7 @@ describe('SES events from their queue, in batches', () => {
         sesEvent('Delivery', {
           notificationId: String(n.notificationId),
           to: String(n.recipient),
-          messageId: String(n.providerMessageId),
+          messageId: String(n.sesMessageId),
         }),
       ),
     }));
@@ -251,7 +251,7 @@ describe('SES events from their queue, in batches', () => {
         sesEvent(i === 0 ? 'Delivery' : 'Bounce', {
           notificationId: String(n.notificationId),
           to: String(n.recipient),
-          messageId: String(n.providerMessageId),
+          messageId: String(n.sesMessageId),
         }),
       ),
     }));

@@ -93,13 +93,14 @@ describe('dispatch: claim → send → mark', () => {
       '#status = :fromStatus AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
     );
     expect(claim?.UpdateExpression).toContain('attempt = attempt + :one');
+    // The sweep key stays as it was: no index delete and put at the claim.
+    expect(claim?.UpdateExpression).not.toMatch(/sweepKey|sweepAt/);
     expect(claim?.ExpressionAttributeValues?.[':lease']).toBe(NOW + 120_000);
     expect(mark?.ConditionExpression).toBe('#status = :fromStatus AND attempt = :attempt');
-    expect(mark?.ExpressionAttributeValues).toMatchObject({
-      ':to': 'SENT',
-      ':attempt': 1,
-      ':providerMessageId': 'ses-1',
-    });
+    // An email's message id outside the providerMessage index: its reports find it by its SES tag.
+    expect(mark?.ExpressionAttributeValues).toMatchObject({ ':to': 'SENT', ':attempt': 1, ':sesMessageId': 'ses-1' });
+    expect(mark?.UpdateExpression).toContain('sesMessageId = :sesMessageId');
+    expect(mark?.UpdateExpression).not.toContain('providerMessageId');
     expect(mark?.UpdateExpression).toContain('REMOVE sweepKey, sweepAt, leaseUntil');
 
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
@@ -718,9 +719,11 @@ describe('dispatch: what the provider established is recorded, whatever DynamoDB
     const r = await dispatch(key(n));
     expect(r).toMatchObject({ kind: 'sent', fenced: true, acceptance: 'late' });
     const note = ddb.commandCalls(UpdateCommand)[2]!.args[0].input;
+    // No message id in either attribute (an item written before keeps an email's in providerMessageId).
     expect(note.ConditionExpression).toBe(
-      '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId)',
+      '#status = :unknown AND attempt = :attempt AND attribute_not_exists(providerMessageId) AND attribute_not_exists(sesMessageId)',
     );
+    expect(note.UpdateExpression).toBe('SET sesMessageId = :mid, acceptedLateAt = :now');
     expect(note.ExpressionAttributeValues).toMatchObject({ ':mid': 'ses-after-lease', ':attempt': 1 });
   });
 });

@@ -1,5 +1,6 @@
 /** An instant in-memory NotificationStore with the same conditional semantics, for CPU-bound measurements. */
 
+import { messageIdAttribute, messageIdOf } from '../../functions/domain/message-id.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import type { NotificationStatus } from '../../functions/domain/state-machine.ts';
 import type {
@@ -42,7 +43,7 @@ export class MemoryNotificationStore implements NotificationStore {
     return 'applied';
   }
   markSent(item: NotificationItem, providerMessageId: string) {
-    return this.move(item, 'SENT', { providerMessageId });
+    return this.move(item, 'SENT', { [messageIdAttribute(item.channel)]: providerMessageId });
   }
   markFailed(item: NotificationItem, reason: string) {
     return this.move(item, 'FAILED', { lastError: reason });
@@ -69,14 +70,14 @@ export class MemoryNotificationStore implements NotificationStore {
     return this.move(item, 'SENDING', {
       leaseUntil,
       sweepAt: leaseUntil,
-      ...(providerMessageId === undefined ? {} : { providerMessageId }),
+      ...(providerMessageId === undefined ? {} : { [messageIdAttribute(item.channel)]: providerMessageId }),
     });
   }
   async recordLateAcceptance(item: NotificationItem, providerMessageId: string): Promise<Transition> {
     const current = this.items.get(this.id(item));
-    if (current?.status !== 'UNKNOWN' || current.attempt !== item.attempt || current.providerMessageId !== undefined)
+    if (current?.status !== 'UNKNOWN' || current.attempt !== item.attempt || messageIdOf(current) !== undefined)
       return 'lost';
-    this.items.set(this.id(item), { ...current, providerMessageId });
+    this.items.set(this.id(item), { ...current, [messageIdAttribute(item.channel)]: providerMessageId });
     return 'applied';
   }
   release(item: NotificationItem, r: Release) {

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { escape as html } from 'html-escaper';
 import { type Channel, unknownChannel } from '../../functions/domain/channels.ts';
 import { displayName } from '../../functions/domain/mailbox-name.ts';
+import { messageIdOf } from '../../functions/domain/message-id.ts';
 import { smsSize } from '../../functions/domain/sms.ts';
 import { BoundedList } from './outcomes.ts';
 import type { AcceptedSend } from './providers.ts';
@@ -23,6 +24,8 @@ export interface OutboxNotification {
   readonly attempt?: number;
   readonly lastError?: string;
   readonly providerMessageId?: string;
+  /** An email's message id (functions/domain/message-id.ts). */
+  readonly sesMessageId?: string;
   /** What the provider reported after accepting it (DELIVERED, BOUNCED, FAILED …), from the feedback function. */
   readonly deliveryStatus?: string;
   /** SMS and push: the carrier's or platform's answer with it. */
@@ -113,7 +116,7 @@ export function outboxPage(shown: OutboxEntry[], counts: Readonly<Record<string,
     return `<section class="notification" id="${html(n.notificationId)}" data-status="${html(n.status)}">
   <h2><span class="channel">${html(n.channel)}</span> ${html(n.notificationId)} <span class="status" style="background:${colour}">${html(n.status)}</span></h2>
   <p class="facts">attempt ${n.attempt ?? 0}${n.deliveryStatus ? ` · ${REPORTER[n.channel]} reported <b class="delivery">${html(n.deliveryStatus)}</b>${n.deliveryResponse ? ` (<i class="response">${html(n.deliveryResponse)}</i>)` : ''}` : ''}${n.suppressedReason ? ` · not sent: <b class="suppressed">${html(n.suppressedReason)}</b>` : ''}${n.lastError ? ` · last error <code>${html(n.lastError)}</code>` : ''}${sends.length > 1 ? ` · <b>${sends.length} sends</b>` : ''}</p>
-  ${sends.length > 0 ? sends.map((s) => sendView(n.channel, s)).join('\n') : n.providerMessageId !== undefined ? `<p class="not-kept">accepted by the provider as message <code>${html(n.providerMessageId)}</code>; its content is not kept (a run keeps the first ${SENDS_IN_FULL} sends of each provider)</p>` : '<p class="nothing">nothing was accepted by the provider for this notification</p>'}
+  ${sends.length > 0 ? sends.map((s) => sendView(n.channel, s)).join('\n') : messageIdOf(n) !== undefined ? `<p class="not-kept">accepted by the provider as message <code>${html(messageIdOf(n) ?? '')}</code>; its content is not kept (a run keeps the first ${SENDS_IN_FULL} sends of each provider)</p>` : '<p class="nothing">nothing was accepted by the provider for this notification</p>'}
 </section>`;
   });
   return `<!doctype html>

@@ -4,6 +4,7 @@
  * everything, so a run of any size reads its table once and holds at most `listLimit` entries per list: a 50 MB
  * events file's summary takes the memory of a small one's.
  */
+import { messageIdOf } from '../../functions/domain/message-id.ts';
 import { scanPages } from './dynamodb-local.ts';
 
 export interface Outcome {
@@ -141,7 +142,7 @@ export async function summarizeTable(
       case 'NOTIFICATION': {
         byStatus[String(i.status)] = (byStatus[String(i.status)] ?? 0) + 1;
         outcomes.add(outcomeOf(i));
-        const messageId = i.providerMessageId;
+        const messageId = messageIdOf(i);
         if (typeof messageId === 'string' && options.messageIds?.has(messageId) === true) {
           notificationIdOfMessage.set(messageId, String(i.notificationId));
         }

@@ -30,6 +30,7 @@ import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { MSKEvent } from 'aws-lambda';
 import { eventPk, INBOX_SK, QUARANTINE_SK, quarantinePk } from '../../functions/domain/keys.ts';
+import { messageIdOf } from '../../functions/domain/message-id.ts';
 import { SES_SIMULATOR_SUCCESS, smokeEvent } from '../../functions/domain/smoke.ts';
 import { type NotificationStatus, TERMINAL_STATUSES } from '../../functions/domain/state-machine.ts';
 import { stackNameOf } from '../../lib/settings.ts';
@@ -83,6 +84,8 @@ interface NotificationView {
   readonly status: NotificationStatus;
   readonly attempt?: number;
   readonly providerMessageId?: string;
+  /** An email's message id (functions/domain/message-id.ts). */
+  readonly sesMessageId?: string;
   readonly lastError?: string;
   readonly deliveryStatus?: string;
   readonly deliveryResponse?: string;
@@ -345,7 +348,7 @@ async function eventItems(client: DynamoDBDocumentClient, table: string, eventId
 function describe(n: NotificationView): string {
   const parts = [
     n.attempt === undefined ? '' : `attempt ${n.attempt}`,
-    n.providerMessageId === undefined ? '' : `providerMessageId ${n.providerMessageId}`,
+    messageIdOf(n) === undefined ? '' : `providerMessageId ${messageIdOf(n)}`,
     n.lastError === undefined ? '' : `lastError ${n.lastError}`,
   ].filter((p) => p !== '');
   return parts.length === 0 ? '' : `: ${parts.join(', ')}`;

@@ -1,4 +1,6 @@
 /** `ops customer` and `ops inspect`: each notice with what was sent or exactly why not. */
+
+import { messageIdOf } from '../../../functions/domain/message-id.ts';
 import type { CustomerView, inspectEvent } from '../../../functions/operator/index.ts';
 
 export function customerText(v: CustomerView): string {
@@ -40,9 +42,9 @@ export function inspectText({ view, reasons }: Awaited<ReturnType<typeof inspect
     );
     const why = reasons.get(String(n.notificationId));
     if (why !== undefined) lines.push(`        ${why}`);
-    if (n.providerMessageId)
+    if (messageIdOf(n))
       lines.push(
-        `        provider message id ${n.providerMessageId}${n.acceptedLateAt ? ' (accepted after its lease expired)' : ''}`,
+        `        provider message id ${messageIdOf(n)}${n.acceptedLateAt ? ' (accepted after its lease expired)' : ''}`,
       );
     if (n.lastError) lines.push(`        last error ${n.lastError}`);
     if (n.refusedReason) lines.push(`        refused ${n.refusedReason}: ${n.refusedDetail}`);
