@@ -106,8 +106,16 @@ export const DEFAULT_LAYOUTS: EvidenceLayouts = {
   sendsPerCustomerPerMonth: 10,
 };
 
-/** A send as the run's ids make it (tools/bench/workload.ts: customers `u-<n>`, events `cost-<run>-<n>`). */
-export const INDEX_SAMPLE = { userId: 'u-12', eventId: 'cost-mix-12', expiresAt: 2_023_430_400 } as const;
+/**
+ * A send's ids as long as the floor takes them (FLOOR.eventEntryBytes: an event's id and its customer's, 40 B): both
+ * sides price the same ids. The run's own (tools/bench/workload.ts: `u-12`, `cost-mix-12`) are shorter than a bank's
+ * and would price the product's items, which hold the ids in their keys, below the floor's for that reason alone.
+ */
+export const INDEX_SAMPLE = {
+  userId: 'customer-00000000012',
+  eventId: 'event-00000000000012',
+  expiresAt: 2_023_430_400,
+} as const;
 
 /**
  * The compact index's items as the product writes them (stores/evidence-index.ts indexItemsOf), billed as DynamoDB
