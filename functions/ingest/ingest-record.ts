@@ -493,5 +493,7 @@ async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: In
     item.eventId === undefined ? undefined : recipientOfRecord(input.decoded?.value ?? input.value, deps.maxEventBytes);
   if (userId !== undefined) item.userId = userId;
   const newlyQuarantined = await deps.store.quarantine(item);
-  return { kind: 'quarantined', rejection, newlyQuarantined };
+  // Reported (and so logged) with the kept detail: card numbers masked, secrets redacted, bounded — a rejection's own
+  // detail may quote the record (a duplicate key's name), and the log is not where a card number may land.
+  return { kind: 'quarantined', rejection: { ...rejection, detail: item.detail }, newlyQuarantined };
 }
