@@ -309,10 +309,9 @@ function unitsToHide(units: readonly Unit[], digits: number): { at: Set<number>;
 
 const DIGITS = /[\p{Nd}\p{No}]/gu;
 /** Two letters and two digits, whatever shows nothing between them: where an IBAN may start. */
-const IBAN_START = new RegExp(
-  ['[A-Za-z]', '[A-Za-z]', '[\\p{Nd}\\p{No}]', '[\\p{Nd}\\p{No}]'].join(`${UNSEEN.source}*`),
-  'u',
-);
+/** Between two characters of one IBAN what the masker reads past (ibanUnits): unseen ones, up to MAX_GAP spaces or dashes. */
+const IBAN_GAP = `${UNSEEN.source}*(?:${SEPARATOR.source}${UNSEEN.source}*){0,${MAX_GAP}}`;
+const IBAN_START = new RegExp(['[A-Za-z]', '[A-Za-z]', '[\\p{Nd}\\p{No}]', '[\\p{Nd}\\p{No}]'].join(IBAN_GAP), 'u');
 /** Fewer digits than a card number has, and no IBAN: nothing to read (most values). */
 const nothingToRead = (text: string) => (text.match(DIGITS)?.length ?? 0) < MIN_DIGITS && !IBAN_START.test(text);
 

@@ -377,6 +377,16 @@ describe('a field whose definition gives its shape', () => {
   });
 });
 
+describe('an IBAN spaced out from its first character', () => {
+  it('is masked in what is shown as in the kept bytes: the quick check reads past the spaces and dashes the masker does', () => {
+    for (const written of ['IT 29 X054 2811 101A BCDE FGHI JKL', 'I-T-6-0 X054 2811 1010 0000 0123 456']) {
+      const shown = maskCardNumbers(written);
+      expect(shown.ibanMasked, written).toBe(true);
+      expect(shown.text).toMatch(/\*{4} \*{4}/);
+    }
+  });
+});
+
 describe('what ingest stores and reports', () => {
   const record = (offset: number, value: object | string) => ({ topic: 'pan', partition: 0, offset, value });
 
@@ -406,6 +416,17 @@ describe('what ingest stores and reports', () => {
     expect(masked.masked).toBe(true);
     expect(masked.bytes.length).toBe(avroLike.length);
     expect(Buffer.from(masked.bytes).toString('latin1')).toContain('************1111');
+  });
+
+  it('a quarantined record is reported with its kept detail: a card number a duplicate key quotes never reaches the log line', async () => {
+    const store = new MemoryInboxStore();
+    const value = '{"eventId":"pan-dup","x4111111111111111":1,"x4111111111111111":2}';
+    const result = await ingestBatch(mskEvent([record(0, value)]), memoryBatchDeps(store));
+    const [r] = result.results;
+    if (r?.kind !== 'quarantined') throw new Error(`not quarantined: ${r?.kind}`);
+    const kept = store.quarantined('pan', 0, 0) as QuarantineItem;
+    expect(r.rejection.detail).toBe(kept.detail);
+    expect(readsPan(r.rejection.detail, '4111111111111111'), r.rejection.detail).toBe(false);
   });
 
   it('bytes that are not UTF-8 (beyond U+10FFFF, a surrogate, an overlong form) are bytes: nothing throws, a number beside them is masked', () => {
