@@ -16,6 +16,7 @@ import { erasedRefusal, isErased } from '../domain/erasure.ts';
 import type { BankingEvent } from '../domain/event/contract.ts';
 import { decodeRecordValue, isTransfer } from '../domain/event/decode.ts';
 import { type KafkaSource, quarantineId } from '../domain/keys.ts';
+import { loadPhoneNumbers } from '../domain/phone-numbers.ts';
 import { contactFor } from '../domain/routing.ts';
 import type { EventView } from '../stores/event-store.ts';
 import { type OperatorAction, ok, refused } from './action.ts';
@@ -68,7 +69,12 @@ export const repair: OperatorAction<RepairRequest, EventView, RepairPlan, Repair
   // The corrected event carries contact points an operator supplied: what four eyes is for by default.
   kind: () => 'OPERATOR_CONTENT',
   customer: (plan) => plan.userId,
-  read: (ports, request) => ports.events.read(request.eventId),
+  // decide reads the corrected event as ingest does, and a phone number written otherwise than E.164 needs the rules
+  // ingest loads on demand (domain/phone-numbers.ts): loaded here, in the step before the pure decision.
+  read: async (ports, request) => {
+    await loadPhoneNumbers();
+    return ports.events.read(request.eventId);
+  },
 
   decide(before, { eventId, corrected }) {
     const named = eventIdOf(corrected);

@@ -15,6 +15,7 @@
 import { decodeRecordValue } from '../domain/event/decode.ts';
 import { decodedVerdict, NEVER_REPLAYED, replayAsIs } from '../domain/event/replay-cure.ts';
 import { type KafkaSource, parseQuarantineId } from '../domain/keys.ts';
+import { loadPhoneNumbers } from '../domain/phone-numbers.ts';
 import { refusal } from '../domain/refusal.ts';
 import type { QuarantinedRecord } from '../stores/quarantine-store.ts';
 import { type OperatorAction, ok, type Result, refused } from './action.ts';
@@ -61,13 +62,17 @@ export const replayQuarantine: OperatorAction<ReplayRequest, Named[], ReplayPlan
     return users.size === 1 ? [...users][0] : undefined;
   },
 
-  read: (ports, request) =>
-    Promise.all(
+  // decide reads each record as ingest does, and a phone number written otherwise than E.164 needs the rules ingest
+  // loads on demand (domain/phone-numbers.ts): loaded here, in the step before the pure decision.
+  read: async (ports, request) => {
+    await loadPhoneNumbers();
+    return Promise.all(
       request.ids.map(async (id) => {
         const source = parseQuarantineId(id);
         return { id, source, item: source === undefined ? undefined : await ports.quarantine.get(source) };
       }),
-    ),
+    );
+  },
 
   decide(named, request) {
     const { corrected } = request;

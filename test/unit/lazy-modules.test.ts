@@ -36,6 +36,24 @@ describe('loaded on first need', () => {
     expect(phoneParser()).toBeTypeOf('function');
   });
 
+  it("an operator's repair and replay read a number written otherwise than E.164: the rules load before their decision", async () => {
+    const { replayQuarantine } = await import('../../functions/operator/replay.ts');
+    const { phoneParser } = await import('../../functions/domain/phone-numbers.ts');
+    const corrected = JSON.stringify(transferEvent({ recipient: { phoneNumber: '+81 90-1234-5678' } }));
+    const eventId = 'trf-2026-000123';
+    const ports = {
+      events: { read: async () => ({ inbox: undefined, notifications: [] }) },
+      quarantine: { get: async () => undefined },
+    } as never;
+    await replayQuarantine.read(ports, { ids: [] });
+    expect(phoneParser()).toBeTypeOf('function');
+    vi.resetModules();
+    const { repair } = await import('../../functions/operator/repair.ts');
+    const before = await repair.read(ports, { eventId, corrected } as never);
+    // Before the rules were loaded here, the decision threw PhoneNumbersNotLoaded in the operator's function.
+    expect(() => repair.decide(before as never, { eventId, corrected } as never)).not.toThrow();
+  });
+
   it("a notice type's templates are loaded on their own; rendering a type not loaded is refused as the caller's mistake", async () => {
     const { compiledSet, loadTemplates, TemplatesNotLoadedError } = await import(
       '../../functions/domain/template-sets.ts'
