@@ -95,9 +95,11 @@ describe('npm run bench (smoke)', () => {
       expect(month?.perNotification.evidenceObjects).toBeLessThanOrEqual(0.1);
       expect(peak?.perNotification.evidenceObjects).toBeLessThan(0.2);
     }
-    // Pacing never above the quota in any window, whatever the load; the sweeper drained its whole backlog.
+    // Pacing never takes more than the quota in any window, whatever the load (counted on the windows' items, not by
+    // when grants resolved: a loaded machine resolves some late); the sweeper drained its whole backlog.
     for (const p of report.quota.pacing) {
-      expect(p.maxInAnyWindow).toBeLessThanOrEqual(p.quotaPerSecond);
+      expect(p.maxTakenInAnyWindow).toBeLessThanOrEqual(p.quotaPerSecond);
+      expect(p.maxTakenInAnyWindow).toBeGreaterThan(0);
       expect(p.sends).toBeGreaterThan(0);
     }
     expect(report.quota.sweeper).toMatchObject({ items: 200, handled: 200 });
