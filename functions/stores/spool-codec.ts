@@ -27,9 +27,12 @@ const DICTIONARIES: Readonly<Record<string, () => Promise<{ readonly DICTIONARY:
   ade35344: () => import('./spool-dictionaries/ade35344.ts'),
 };
 /**
- * The dictionaries new items are written with, by the record's language: an email's text is most of what a type's
- * emails do not share, and one dictionary of 32 KB (all raw deflate reads back) holds the layout and every type's
- * text of one language, not of two. A record of another language, or none (a report), takes DEFAULT_LOCALE's.
+ * The dictionaries new items are written with, by the record's language. A new one is written with only from the
+ * release after the one that added it to DICTIONARIES: during a deploy, or a rollback by one release, the older
+ * sweeper then reads every item the newer writer wrote (one it cannot read is set apart, and no version rolls a
+ * set-apart copy again). By language, as an email's text is most of what a type's emails do not share, and one
+ * dictionary of 32 KB (all raw deflate reads back) holds the layout and every type's text of one language, not of
+ * two. A record of another language, or none (a report), takes DEFAULT_LOCALE's.
  */
 export const CURRENT_SPOOL_DICTIONARIES: Readonly<Record<string, string>> = { en: 'b6c019ba', ja: 'ade35344' };
 

@@ -64,7 +64,10 @@ export interface RollUpResult {
   /** Slices left for the next run (a store or the table refusing, or no time left). */
   readonly open: number;
   readonly errors: string[];
-  /** Items set apart, never rolled nor deleted (a body that does not unzip, bytes not the key's digest): key and why. */
+  /**
+   * Items set apart, never rolled nor deleted (a body that does not unzip, a dictionary this version does not have,
+   * bytes not the key's digest): key and why.
+   */
   readonly setAside: string[];
   /** Spools whose cursor or a partition could not be read this run: nothing of them rolled (EvidenceSpoolUnreadable). */
   readonly unreadable: number;
@@ -316,13 +319,13 @@ export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceS
   } catch (error) {
     // No age this run: counted unreadable instead, which pages when it goes on (the age's own alarm cannot).
     unreadable++;
-    logger.error('the oldest spooled evidence could not be read', { error: (error as Error)?.name });
+    logger.error('the oldest spooled evidence could not be read', { error: why(error) });
   }
   count('EvidenceSpoolUnreadable', unreadable);
   if (r.late > 0) logger.warn('evidence spooled after its slice was rolled: written beside it', { late: r.late });
   count('EvidenceSpoolSetAside', r.setAside.length);
   if (r.setAside.length > 0) {
-    logger.error('evidence spool items set apart, not rolled: their bytes are not the record their key names', {
+    logger.error('evidence spool items set apart, not rolled: each its key and why this version cannot roll it', {
       items: r.setAside.slice(0, 10),
     });
   }
