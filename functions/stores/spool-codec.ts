@@ -40,9 +40,9 @@ export const CURRENT_SPOOL_DICTIONARIES: Readonly<Record<string, string>> = { en
  * Deflate's level by the record's size, so that no record costs dispatch more than a few ms of its event loop: level 6
  * up to 32 KiB (every email, about 20 KB: ≤ 0.7 KB, 0.1–0.2 ms; the worst input of that size, a two-letter alphabet,
  * ~5 ms), level 1 above it (its match search is short: ~2.5 ms for 260 KB of such input, where level 6 takes ~40 ms
- * and level 9 half a second). Measured on Node 24 with the en dictionary (docs/evidence-and-privacy.md).
+ * and level 9 half a second). Measured on Node 24 with the en dictionary: `npx tsx tools/scripts/spool-compare.ts`.
  */
-const levelFor = (bytes: Uint8Array) => (bytes.length <= 32_768 ? 6 : 1);
+export const spoolDeflateLevel = (bytes: Uint8Array): number => (bytes.length <= 32_768 ? 6 : 1);
 
 /** An item names a dictionary this version does not have: never decoded without it. */
 export class UnknownSpoolDictionary extends Error {
@@ -97,7 +97,7 @@ export function spoolDictionaryFor(bytes: Uint8Array): string {
 export async function encodeSpoolBody(bytes: Uint8Array): Promise<{ dz: Buffer; dict: string }> {
   const dict = spoolDictionaryFor(bytes);
   const dictionary = await spoolDictionary(dict);
-  return { dz: deflateRawSync(bytes, { level: levelFor(bytes), dictionary }), dict };
+  return { dz: deflateRawSync(bytes, { level: spoolDeflateLevel(bytes), dictionary }), dict };
 }
 
 /** The body attributes of an item, whichever layout wrote it (values as the document client reads them). */
