@@ -84,14 +84,6 @@ export interface EvidenceSpool {
   retire(keys: readonly SpoolKey[]): Promise<void>;
   /** Copies a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
   setAside(item: BadSpoolItem, nowMs: number): Promise<void>;
-  /**
-   * The set-apart items whose record this version reads after all, each its key's digest: items written with a
-   * dictionary (spool-codec.ts) that a version from before the dictionaries set apart (a rollback) — never one set
-   * apart for its bytes, nor one already released. Each with the key it was set apart under (`aside`).
-   */
-  setApartReadable(): Promise<(SpooledRecord & { key: SpoolKey; aside: SpoolKey })[]>;
-  /** Set-apart copies whose records are locked now: each expires as a spool item does (a put: the roll-up deletes nothing). */
-  release(asides: readonly SpoolKey[], nowMs: number): Promise<void>;
   /** The start of the oldest slice at or after `fromMs` still spooled (epoch ms), undefined when none is. */
   oldestSliceMs(fromMs: number): Promise<number | undefined>;
   /** The roll-up's cursor ({0, 0} before its first run). */
@@ -312,51 +304,6 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
     if (stored.expiresAt === undefined) await this.retire([item.key]);
   }
 
-  async setApartReadable(): Promise<(SpooledRecord & { key: SpoolKey; aside: SpoolKey })[]> {
-    // The drained former spool never held an item written with a dictionary.
-    if (this.options.drain === true) return [];
-    const items = await Promise.all(
-      Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
-        queryAll(this.client, {
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :aside)',
-          ExpressionAttributeValues: { ':pk': spoolPk(shard), ':aside': SET_ASIDE },
-        }),
-      ),
-    );
-    const found: (SpooledRecord & { key: SpoolKey; aside: SpoolKey })[] = [];
-    // Written with a dictionary, and not released yet (a set-apart copy has no TTL until then).
-    for (const item of items.flat().filter((i) => i.dz !== undefined && i.expiresAt === undefined)) {
-      const aside = { pk: String(item.pk), sk: String(item.sk) };
-      try {
-        const read = await readItem({ ...item, sk: aside.sk.slice(SET_ASIDE.length) });
-        if (!isBadSpoolItem(read) && read.legacy === undefined) found.push({ ...read, aside });
-      } catch {
-        // A dictionary this version does not have either: left where it is.
-      }
-    }
-    return found;
-  }
-
-  async release(asides: readonly SpoolKey[], nowMs: number): Promise<void> {
-    for (const aside of asides) {
-      const [stored] = await queryAll(this.client, {
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk = :sk',
-        ExpressionAttributeValues: { ':pk': aside.pk, ':sk': aside.sk },
-        ConsistentRead: true,
-      });
-      if (stored === undefined || stored.expiresAt !== undefined) continue;
-      const expiresAt = Math.floor(nowMs / 1000) + SPOOL_KEEP_DAYS * DAY_S;
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...stored, lockedAt: new Date(nowMs).toISOString(), expiresAt },
-        }),
-      );
-    }
-  }
-
   async oldestSliceMs(fromMs: number): Promise<number | undefined> {
     const firsts = await Promise.all(
       Array.from({ length: SPOOL_SHARDS }, async (_, shard) => {
@@ -446,8 +393,8 @@ function namedBy(bytes: Buffer): { notificationId: string; recordKind: 'SEND' | 
 }
 
 /**
- * An item as a record, or set apart: a body that does not decompress, or bytes that are not its key's digest. An item
- * of a dictionary this version does not have throws (spool-codec.ts): never decoded without it, nor set apart.
+ * An item as a record, or set apart: a body that does not decompress, one naming a dictionary this version does not
+ * have (never decoded without it: spool-codec.ts), or bytes that are not its key's digest.
  */
 async function readItem(item: Item): Promise<SpoolRead> {
   const sk = String(item.sk);
@@ -455,7 +402,16 @@ async function readItem(item: Item): Promise<SpoolRead> {
   const legacy = sk.includes('#batches/');
   // `<start: 13 digits>#<days>#<digest: 43 characters>`; the earlier layout `<start>#<slice batch>#<digest: 64 hex>`.
   const sha256 = legacy ? sk.slice(-64) : hexDigest(sk.slice(-DIGEST_KEY_CHARS));
-  const bytes = await (await codec()).decodeSpoolBody(legacy ? { body: item.body } : item);
+  const { decodeSpoolBody, UnknownSpoolDictionary } = await codec();
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await decodeSpoolBody(legacy ? { body: item.body } : item);
+  } catch (error) {
+    // One item must not hold its minute, nor the spool: set apart like any item this version cannot read. The id is
+    // the item's own attribute (a writer of the table may have put anything there): quoted, cut short.
+    if (!(error instanceof UnknownSpoolDictionary)) throw error;
+    return { bad: `its dictionary ${JSON.stringify(String(item.dict).slice(0, 40))} is not one this version has`, key };
+  }
   if (bytes === undefined) return { bad: 'its body does not unzip', key };
   if (sha256Hex(bytes) !== sha256) return { bad: 'its bytes are not the digest its key names', key };
   if (legacy) {

@@ -10,7 +10,8 @@
  * A dictionary is a module of its own (spool-dictionaries/<id>.ts, built by tools/scripts/spool-dictionary.ts), loaded
  * when the first record is compressed or read — a chunk beside the bundle, never read at cold start — and checked
  * against its id once loaded. An item naming a dictionary this version does not have is refused, never decoded
- * without it (UnknownSpoolDictionary): the roll-up leaves its minute spooled until a version that has it runs.
+ * without it (UnknownSpoolDictionary): the roll-up sets it apart as an item it cannot read (stores/evidence-spool.ts
+ * readItem) and rolls the rest of its minute.
  */
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib';
@@ -26,14 +27,22 @@ const DICTIONARIES: Readonly<Record<string, () => Promise<{ readonly DICTIONARY:
   ade35344: () => import('./spool-dictionaries/ade35344.ts'),
 };
 /**
- * The dictionaries new items are written with, by the record's language: an email's text is most of what a type's
- * emails do not share, and one dictionary of 32 KB (all raw deflate reads back) holds the layout and every type's
- * text of one language, not of two. A record of another language, or none (a report), takes DEFAULT_LOCALE's.
+ * The dictionaries new items are written with, by the record's language. A new one is written with only from the
+ * release after the one that added it to DICTIONARIES: during a deploy, or a rollback by one release, the older
+ * sweeper then reads every item the newer writer wrote (one it cannot read is set apart, and no version rolls a
+ * set-apart copy again). By language, as an email's text is most of what a type's emails do not share, and one
+ * dictionary of 32 KB (all raw deflate reads back) holds the layout and every type's text of one language, not of
+ * two. A record of another language, or none (a report), takes DEFAULT_LOCALE's.
  */
 export const CURRENT_SPOOL_DICTIONARIES: Readonly<Record<string, string>> = { en: 'b6c019ba', ja: 'ade35344' };
 
-/** Deflate's strongest level: the same CPU as level 6 on a record this small, a few percent fewer bytes. */
-const LEVEL = 9;
+/**
+ * Deflate's level by the record's size, so that no record costs dispatch more than a few ms of its event loop: level 6
+ * up to 32 KiB (every email, about 20 KB: ≤ 0.7 KB, 0.1–0.2 ms; the worst input of that size, a two-letter alphabet,
+ * ~5 ms), level 1 above it (its match search is short: ~2.5 ms for 260 KB of such input, where level 6 takes ~40 ms
+ * and level 9 half a second). Measured on Node 24 with the en dictionary: `npx tsx tools/scripts/spool-compare.ts`.
+ */
+export const spoolDeflateLevel = (bytes: Uint8Array): number => (bytes.length <= 32_768 ? 6 : 1);
 
 /** An item names a dictionary this version does not have: never decoded without it. */
 export class UnknownSpoolDictionary extends Error {
@@ -88,7 +97,7 @@ export function spoolDictionaryFor(bytes: Uint8Array): string {
 export async function encodeSpoolBody(bytes: Uint8Array): Promise<{ dz: Buffer; dict: string }> {
   const dict = spoolDictionaryFor(bytes);
   const dictionary = await spoolDictionary(dict);
-  return { dz: deflateRawSync(bytes, { level: LEVEL, dictionary }), dict };
+  return { dz: deflateRawSync(bytes, { level: spoolDeflateLevel(bytes), dictionary }), dict };
 }
 
 /** The body attributes of an item, whichever layout wrote it (values as the document client reads them). */

@@ -64,13 +64,26 @@ export interface RollUpResult {
   /** Slices left for the next run (a store or the table refusing, or no time left). */
   readonly open: number;
   readonly errors: string[];
-  /** Items set apart, never rolled nor deleted (a body that does not unzip, bytes not the key's digest): key and why. */
+  /**
+   * Items set apart, never rolled nor deleted (a body that does not unzip, a dictionary this version does not have,
+   * bytes not the key's digest): key and why.
+   */
   readonly setAside: string[];
   /** Spools whose cursor or a partition could not be read this run: nothing of them rolled (EvidenceSpoolUnreadable). */
   readonly unreadable: number;
 }
 
 type Spooled = SpooledRecord & { key: SpoolKey; legacy?: true };
+
+/**
+ * An error as the roll-up reports it: its name and message, which name the item, the dictionary or the refusal (the
+ * spool's and the store's errors carry keys and ids, never a record's bytes), cut to one short line.
+ */
+const why = (error: unknown): string => {
+  const e = error as Error | undefined;
+  const message = typeof e?.message === 'string' && e.message !== '' ? `: ${e.message}` : '';
+  return `${e?.name ?? 'Error'}${message}`.replace(/\s+/g, ' ').slice(0, 300);
+};
 
 export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
   const result = {
@@ -89,7 +102,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
   try {
     cursor = await deps.spool.cursor();
   } catch (error) {
-    return { ...result, open: 1, unreadable: 1, errors: [`spool cursor: ${(error as Error)?.name ?? 'Error'}`] };
+    return { ...result, open: 1, unreadable: 1, errors: [`spool cursor: ${why(error)}`] };
   }
   const read = await closedSlices(
     deps,
@@ -107,7 +120,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
       result.setAside.push(`${item.key.pk} ${item.key.sk}: ${item.bad}`);
     } catch (error) {
       heldAt = Math.min(heldAt, Number(item.key.sk.slice(0, 13)));
-      result.errors.push(`${item.key.sk}: ${(error as Error)?.name ?? 'Error'}`);
+      result.errors.push(`${item.key.pk} ${item.key.sk} (${item.bad}): ${why(error)}`);
     }
   }
   if (read === undefined) return { ...result, open: 1, unreadable: 1 };
@@ -132,49 +145,11 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     } catch (error) {
       result.open++;
       rolledBefore = Math.min(rolledBefore, startMs);
-      result.errors.push(`${slice}: ${(error as Error)?.name ?? 'Error'}`);
+      result.errors.push(`${slice}: ${why(error)}`);
     }
   }
   await moveCursor(deps.spool, cursor, rolledBefore, result.errors);
-  if (deps.now() % SET_APART_CHECK_MS < 60_000 && deps.now() < deps.deadline) await lockSetApart(deps, result);
   return result;
-}
-
-/** How often the roll-up looks for set-apart items it can read after all (8 Queries, nearly always of nothing). */
-const SET_APART_CHECK_MS = 3_600_000;
-
-/**
- * A version from before the spool's dictionaries (a rollback) cannot read an item written with one: it sets it apart as
- * a body that does not unzip, and moves its cursor past the minute. Once an hour, the records of such copies that
- * this version reads — each its key's digest — are locked beside their minute's object (or as it, when the minute had
- * none), and only then is the copy released: it expires as a spool item does. A copy set apart for its bytes is never
- * among them: it stays.
- */
-async function lockSetApart(
-  deps: RollUpDeps,
-  result: { records: number; objects: number; late: number; errors: string[] },
-) {
-  let found: Awaited<ReturnType<EvidenceSpool['setApartReadable']>>;
-  try {
-    found = await deps.spool.setApartReadable();
-  } catch (error) {
-    result.errors.push(`spool items set apart: ${(error as Error)?.name ?? 'Error'}`);
-    return;
-  }
-  for (const [slice, held] of bySlice(found)) {
-    try {
-      const { written, late } = await rollSlice(slice, held, deps);
-      await deps.spool.release(
-        held.map((r) => (r as (typeof found)[number]).aside),
-        deps.now(),
-      );
-      result.records += held.length;
-      result.objects += written;
-      result.late += late;
-    } catch (error) {
-      result.errors.push(`${slice} (set apart): ${(error as Error)?.name ?? 'Error'}`);
-    }
-  }
 }
 
 /** The cursor to `rolledBefore`; refused when a rebuild spooled meanwhile (the next run reads the slices again). */
@@ -183,7 +158,7 @@ async function moveCursor(spool: EvidenceSpool, from: SpoolCursor, rolledBefore:
   try {
     if (!(await spool.advance(from, rolledBefore))) errors.push('spool cursor: moved meanwhile, read again next run');
   } catch (error) {
-    errors.push(`spool cursor: ${(error as Error)?.name ?? 'Error'}`);
+    errors.push(`spool cursor: ${why(error)}`);
   }
 }
 
@@ -213,7 +188,7 @@ async function closedSlices(
         wholeBefore = Math.min(wholeBefore, sliceStartOf(parseSliceBatch(last.slice)?.startMs ?? 0) + SPOOL_SLICE_MS);
       }
     } catch (error) {
-      errors.push(`spool shard ${shard}: ${(error as Error)?.name ?? 'Error'}`);
+      errors.push(`spool shard ${shard}: ${why(error)}`);
       return undefined;
     }
   }
@@ -344,13 +319,13 @@ export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceS
   } catch (error) {
     // No age this run: counted unreadable instead, which pages when it goes on (the age's own alarm cannot).
     unreadable++;
-    logger.error('the oldest spooled evidence could not be read', { error: (error as Error)?.name });
+    logger.error('the oldest spooled evidence could not be read', { error: why(error) });
   }
   count('EvidenceSpoolUnreadable', unreadable);
   if (r.late > 0) logger.warn('evidence spooled after its slice was rolled: written beside it', { late: r.late });
   count('EvidenceSpoolSetAside', r.setAside.length);
   if (r.setAside.length > 0) {
-    logger.error('evidence spool items set apart, not rolled: their bytes are not the record their key names', {
+    logger.error('evidence spool items set apart, not rolled: each its key and why this version cannot roll it', {
       items: r.setAside.slice(0, 10),
     });
   }

@@ -1,22 +1,16 @@
 /**
  * The spool's items compressed with a preset dictionary (functions/stores/spool-codec.ts), on DynamoDB Local: records of
  * every channel put, read back by a reader and rolled into their minute's object byte-exact; an item written before the
- * dictionary (Brotli) still read and rolled; an item naming a dictionary this version does not have neither read nor
- * rolled — its minute stays spooled, nothing set apart — until a version that has it runs.
+ * dictionary (Brotli) still read and rolled; an item naming a dictionary this version does not have set apart like any
+ * item it cannot read, the rest rolled; a set-apart copy never rolled again.
  */
 import { brotliCompressSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { type EvidenceRecord, evidenceBody } from '../../functions/domain/evidence.ts';
 import { batchObjectKey, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
-import {
-  lateBatchName,
-  SPOOL_CLOSED_AFTER_MS,
-  SPOOL_KEEP_DAYS,
-  sliceBatchName,
-} from '../../functions/domain/evidence-spool.ts';
+import { SPOOL_CLOSED_AFTER_MS, sliceBatchName, spoolShardOf } from '../../functions/domain/evidence-spool.ts';
 import { DynamoEvidenceSpool, type SpooledRecord, spoolItem } from '../../functions/stores/evidence-spool.ts';
-import { UnknownSpoolDictionary } from '../../functions/stores/spool-codec.ts';
 import { rollUpEvidence } from '../../functions/sweeper/roll-up-evidence.ts';
 import { catalogueValues, sampleRecords, transferValues } from '../../tools/scripts/spool-samples.ts';
 import { MemoryStore } from '../support/evidence-memory.ts';
@@ -96,57 +90,70 @@ describe('spool items compressed with a dictionary', () => {
     expect(object.records.find((r) => r.entry.sha256 === older.sha256)?.bytes.equals(older.bytes)).toBe(true);
   });
 
-  it('an item naming a dictionary this version does not have: the reader refuses it, the roll-up leaves its minute spooled and sets nothing apart', async () => {
+  it("an item naming a dictionary this version does not have is set apart (key and id in the roll-up's report) and every other record, of its minute, of later minutes and of every shard, rolls", async () => {
     const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
-    const [record] = (await sampleRecords(transferValues('codec-new', 1))).map(spooled);
-    if (record === undefined) throw new Error('no sample records');
-    const item = await spoolItem(record);
-    // A later version's item (another dictionary), met by this one during a deploy or a rollback.
-    await put({ ...item, dict: '0badd1c7' });
+    const samples = await sampleRecords(transferValues('codec-new', 3));
+    const [odd, ...rest] = samples.map(spooled);
+    if (odd === undefined || rest.length < 11) throw new Error('no sample records');
+    // A later version's item (another dictionary) met during a rollback, or a writer of the table's forged id.
+    const item = await spoolItem(odd);
+    await put({ ...item, dict: 'deadbeef' });
+    // A record of its minute, and ten minutes of records after it over the other partitions.
+    const later = rest.slice(0, 11).map((r, i) => ({ ...r, slice: sliceBatchName(START + i * 60_000, 2_557) }));
+    await spool.put(later, START + 1);
+    expect(new Set(later.map((r) => spoolShardOf(r.sha256))).size).toBeGreaterThan(3);
+    expect((await spool.ofSlice(SLICE)).map((r) => r.sha256)).toEqual([later[0]?.sha256]);
 
-    await expect(spool.ofSlice(SLICE)).rejects.toThrow(UnknownSpoolDictionary);
     const store = new MemoryStore();
-    const rolled = await roll(spool, store, START + SPOOL_CLOSED_AFTER_MS);
-    expect(rolled).toMatchObject({ objects: 0, setAside: [] });
-    expect(rolled.errors).toEqual([expect.stringMatching(/UnknownSpoolDictionary/)]);
-    expect(store.objects.size).toBe(0);
-    // The cursor stays before the minute: a version that has the dictionary rolls it.
-    expect((await spool.cursor()).rolledBefore).toBeLessThanOrEqual(START);
-    expect(await spool.oldestSliceMs(0)).toBe(START);
+    const rolled = await roll(spool, store, START + 11 * 60_000 + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled).toMatchObject({ slices: 11, records: 11, objects: 11, errors: [], unreadable: 0 });
+    expect(rolled.setAside).toEqual([
+      `${String(item.pk)} ${String(item.sk)}: its dictionary "deadbeef" is not one this version has`,
+    ]);
+    expect((await spool.cursor()).rolledBefore).toBeGreaterThanOrEqual(START + 11 * 60_000);
+    // Set apart whole, as any item this version cannot read: a copy with no TTL, kept for the on-call.
+    const copy = (await table.allItems()).find((i) => i.sk === `BAD#${String(item.sk)}`);
+    expect(copy).toMatchObject({ dict: 'deadbeef', bad: 'its dictionary "deadbeef" is not one this version has' });
+    expect(copy?.expiresAt).toBeUndefined();
   });
 
-  it('after a rollback to a version before the dictionaries set their items apart, the next hour locks each one it reads beside its minute and lets the copy expire; a copy set apart for its bytes stays', async () => {
+  it('a set-apart copy is never rolled again, at any hour, even one this version reads: an erasure that removed its minute from the store stays removed', async () => {
     const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
-    const [kept, lost, forged] = (await sampleRecords(transferValues('codec-back', 1))).map(spooled);
-    if (kept === undefined || lost === undefined || forged === undefined) throw new Error('no sample records');
-    // The older version rolled the minute with what it could read, and set the other item apart as it does: a copy
-    // under `BAD#<its key>`, no TTL, and the cursor past the minute.
+    const [kept, erased] = (await sampleRecords(transferValues('codec-back', 1))).map(spooled);
+    if (kept === undefined || erased === undefined) throw new Error('no sample records');
     const store = new MemoryStore();
     await spool.put([kept], START);
     expect(await roll(spool, store, START + SPOOL_CLOSED_AFTER_MS)).toMatchObject({ objects: 1, errors: [] });
-    const aside = async (r: SpooledRecord, bytes = r.bytes) => {
-      const { expiresAt: _ttl, ...item } = await spoolItem({ ...r, bytes });
-      await put({ ...item, sk: `BAD#${String(item.sk)}`, bad: 'its body does not unzip', setAsideAt: 'x' });
-      return `BAD#${String(item.sk)}`;
-    };
-    const lostAside = await aside(lost);
-    const forgedAside = await aside(forged, lost.bytes);
+    // A version from before the dictionaries set the customer's item apart as it does: `BAD#<its key>`, no TTL.
+    const { expiresAt: _ttl, ...item } = await spoolItem(erased);
+    await put({ ...item, sk: `BAD#${String(item.sk)}`, bad: 'its body does not unzip', setAsideAt: 'x' });
+    // A court-ordered erasure removed the minute's object before its spool script ran.
+    store.objects.clear();
+    for (const now of ['2026-11-30T10:00:10Z', '2026-11-30T10:30:10Z', '2026-11-30T11:00:10Z']) {
+      expect(await roll(spool, store, Date.parse(now))).toMatchObject({ records: 0, objects: 0, late: 0, errors: [] });
+    }
+    expect(store.objects.size).toBe(0);
+    expect((await table.allItems()).find((i) => i.sk === `BAD#${String(item.sk)}`)?.expiresAt).toBeUndefined();
+  });
 
-    // Not at the hour: nothing looked for.
-    const atHour = Date.parse('2026-11-30T10:00:30Z');
-    expect(await roll(spool, store, atHour - 60_000)).toMatchObject({ records: 0, late: 0 });
-    const rolled = await roll(spool, store, atHour);
-    expect(rolled).toMatchObject({ records: 1, late: 1, errors: [] });
-    const beside = store.objects.get(batchObjectKey(lateBatchName(SLICE, [lost.sha256])));
-    expect(readBatch(beside?.body ?? Buffer.alloc(0)).records.map((r) => r.bytes)).toEqual([lost.bytes]);
-    // Released, not deleted (the roll-up deletes nothing): the copy expires as a spool item does; the other stays.
-    const copies = (await table.allItems()).filter((i) => String(i.sk).startsWith('BAD#'));
-    expect(copies.find((i) => i.sk === lostAside)).toMatchObject({
-      expiresAt: Math.floor(atHour / 1000) + SPOOL_KEEP_DAYS * 86_400,
-      lockedAt: new Date(atHour).toISOString(),
+  it("the roll-up's errors name the item and why it was set apart, and keep the error's message", async () => {
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const [odd] = (await sampleRecords(transferValues('codec-why', 1))).map(spooled);
+    if (odd === undefined) throw new Error('no sample records');
+    const item = await spoolItem(odd);
+    await put({ ...item, dict: '0badd1c7' });
+    const refusing = Object.assign(Object.create(spool) as DynamoEvidenceSpool, {
+      setAside: () =>
+        Promise.reject(
+          Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' }),
+        ),
     });
-    expect(copies.find((i) => i.sk === forgedAside)?.expiresAt).toBeUndefined();
-    // The next hour finds nothing more to lock.
-    expect(await roll(spool, store, atHour + 3_600_000)).toMatchObject({ records: 0, late: 0, errors: [] });
+    const rolled = await roll(refusing, new MemoryStore(), START + SPOOL_CLOSED_AFTER_MS);
+    expect(rolled.errors).toEqual([
+      `${String(item.pk)} ${String(item.sk)} (its dictionary "0badd1c7" is not one this version has): ThrottlingException: Rate of requests exceeds the allowed throughput`,
+    ]);
+    // Not set apart: its minute is held (the next run meets it again), the item's bytes are in no error.
+    expect((await spool.cursor()).rolledBefore).toBeLessThanOrEqual(START);
+    expect(rolled.errors.join('')).not.toContain(odd.notificationId);
   });
 });

@@ -143,7 +143,7 @@ describe('the evidence spool', () => {
     });
     const now = Date.parse('2026-12-06T06:00:00Z') + SPOOL_CLOSED_AFTER_MS + 5_000;
     const crashed = await roll(dying, store, now);
-    expect(crashed).toMatchObject({ slices: 1, objects: 1, errors: ['spool cursor: TimedOut'] });
+    expect(crashed).toMatchObject({ slices: 1, objects: 1, errors: ['spool cursor: TimedOut: the sweeper timed out'] });
     expect(store.objects.size).toBe(1);
     expect(await oldestUnrolled(real)).toBe(Date.parse('2026-12-06T06:00:00Z'));
 

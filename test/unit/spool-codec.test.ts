@@ -5,7 +5,7 @@
  * dispatch builds them (tools/scripts/spool-samples.ts).
  */
 import { createHash } from 'node:crypto';
-import { brotliCompressSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EvidenceRecord, evidenceBody } from '../../functions/domain/evidence.ts';
 import { sha256Hex } from '../../functions/domain/evidence-batch.ts';
@@ -118,6 +118,42 @@ describe('the dictionaries', () => {
       // Raw deflate matches at most 32 KB back (less zlib's lookahead): a longer dictionary's head is dead weight.
       expect(bytes.length).toBeLessThanOrEqual(32 * 1024 - 262);
       expect(createHash('sha256').update(bytes).digest('hex').slice(0, 8)).toBe(id);
+    }
+  });
+
+  it('read every id ever shipped: an item or a set-aside copy may name any of them (append to this list, never remove)', () => {
+    const shipped = ['b6c019ba', 'ade35344'];
+    expect(spoolDictionaryIds()).toEqual(expect.arrayContaining(shipped));
+  });
+});
+
+describe('the deflate level', () => {
+  // The worst a producer's fields can make of a record: a long run of a two-letter alphabet, where deflate's match
+  // search is longest (level 9 spends ~0.5 s on 260 KB of it, in dispatch's event loop). Its CPU is a figure of the
+  // bench's host, not of a test; what a test pins is the level each size is written with.
+  const twoLetters = (n: number) => {
+    // A fixed pseudo-random sequence (a linear congruential generator): the same bytes every run.
+    let seed = 20_261_130;
+    return Buffer.from(
+      Array.from({ length: n }, () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        return seed & 0x10000 ? 'a' : 'b';
+      }).join(''),
+    );
+  };
+  const deflated = async (bytes: Buffer, level: number) =>
+    deflateRawSync(bytes, { level, dictionary: await spoolDictionary(spoolDictionaryFor(bytes)) });
+
+  it('is 6 up to 32 KiB (every email) and 1 above it, where a long search would cost dispatch tens of ms a record', async () => {
+    for (const [size, level] of [
+      [32_768, 6],
+      [32_769, 1],
+      [266_240, 1],
+    ] as const) {
+      const bytes = twoLetters(size);
+      const written = await encodeSpoolBody(bytes);
+      expect(written.dz.equals(await deflated(bytes, level))).toBe(true);
+      expect((await decodeSpoolBody(written))?.equals(bytes)).toBe(true);
     }
   });
 });

@@ -25,10 +25,9 @@ export const SPOOL_ASSUMPTIONS = {
   /**
    * Read units of one run besides the items: the cursor read twice (the roll-up, the age metric; strongly consistent,
    * 1 each), a strongly consistent Query per partition (1 each at least), the age metric's first-item Query per
-   * partition (0.5 each) — for the spool's own table and again for the main table's earlier spool it drains; and once
-   * an hour a Query per partition of the items set apart (0.5 each, stores/evidence-spool.ts setApartReadable).
+   * partition (0.5 each) — for the spool's own table and again for the main table's earlier spool it drains.
    */
-  runReadUnits: 2 * (2 + SPOOL_SHARDS + SPOOL_SHARDS * 0.5) + (SPOOL_SHARDS * 0.5) / 60,
+  runReadUnits: 2 * (2 + SPOOL_SHARDS + SPOOL_SHARDS * 0.5),
 } as const;
 
 export interface SpoolWriter {

@@ -1,9 +1,10 @@
 /**
  * How a spool item's record compresses, per channel: Brotli at quality 5 (the items before the dictionary), Brotli at
- * 11, raw deflate with the current dictionaries (stores/spool-codec.ts: what is written), and zstd with the same
+ * 11, raw deflate with the current dictionaries at level 9 and at the level written (stores/spool-codec.ts), and zstd with the same
  * dictionaries (node:zlib's zstd is experimental in Node 24, not used) — the mean and the largest item as DynamoDB
  * bills it, and the CPU time a record takes. The records are ones the dictionaries were not built from (other
- * customers, amounts and ids), of every notice type, channel and language, in the example's brand or a deploy's:
+ * customers, amounts and ids), of every notice type, channel and language, in the example's brand or a deploy's; and
+ * the CPU deflate takes on the worst input a producer can make (a record of two letters, up to 260 KB):
  *
  *   npx tsx tools/scripts/spool-compare.ts [--settings FILE]
  *
@@ -17,7 +18,7 @@ import { type EvidenceRecord, evidenceBody } from '../../functions/domain/eviden
 import { sha256Hex } from '../../functions/domain/evidence-batch.ts';
 import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { spoolItem } from '../../functions/stores/evidence-spool.ts';
-import { spoolDictionary, spoolDictionaryFor } from '../../functions/stores/spool-codec.ts';
+import { spoolDeflateLevel, spoolDictionary, spoolDictionaryFor } from '../../functions/stores/spool-codec.ts';
 import { dynamoItemBytes } from '../bench/spool-cost.ts';
 import { brandFromSettings, EXAMPLE_BRAND } from '../local/example-brand.ts';
 import { catalogueValues, sampleRecords, transferValues } from './spool-samples.ts';
@@ -51,7 +52,9 @@ async function main() {
   const codecs: Record<string, (b: Buffer) => Buffer> = {
     'Brotli q5 (before)': brotli(5),
     'Brotli q11': brotli(11),
-    'deflateRaw q9 + dictionary (now)': (b) => zlib.deflateRawSync(b, { level: 9, dictionary: dictionaryOf(b) }),
+    'deflateRaw q9 + dictionary': (b) => zlib.deflateRawSync(b, { level: 9, dictionary: dictionaryOf(b) }),
+    'deflateRaw + dictionary (now)': (b) =>
+      zlib.deflateRawSync(b, { level: spoolDeflateLevel(b), dictionary: dictionaryOf(b) }),
     ...(zstdCompressSync === undefined
       ? {}
       : {
@@ -97,6 +100,22 @@ async function main() {
       process.stdout.write(
         `  ${name.padEnd(34)} item ${mean(sizes)} B (max ${Math.max(...sizes)}), ${wru} WRU, ${cpuMicros(compress, raw)} µs\n`,
       );
+    }
+  }
+  worstInputs(dictionaries.get(spoolDictionaryFor(Buffer.alloc(0))) as Buffer);
+}
+
+/**
+ * The worst a producer's fields can make of a record for deflate's CPU: a long run of a two-letter alphabet, where its
+ * match search is longest — at level 9 (the level before) and at the level now written, per record.
+ */
+function worstInputs(dictionary: Buffer) {
+  process.stdout.write("\na record of a two-letter alphabet (the worst input for deflate's CPU):\n");
+  for (const size of [20_000, 32_768, 133_120, 266_240]) {
+    const b = Buffer.from(Array.from({ length: size }, () => (Math.random() < 0.5 ? '0' : '1')).join(''));
+    for (const level of [9, spoolDeflateLevel(b)]) {
+      const us = cpuMicros((x) => zlib.deflateRawSync(x, { level, dictionary }), [b]);
+      process.stdout.write(`  ${String(size).padStart(7)} B at level ${level}: ${(Number(us) / 1000).toFixed(1)} ms\n`);
     }
   }
 }
