@@ -117,11 +117,20 @@ export async function decodeSpoolBody(item: SpoolBody): Promise<Buffer | undefin
     // Half an item of this layout is no item: set apart by its reader, as a body that does not decompress.
     if (item.dz === undefined || typeof item.dict !== 'string') return undefined;
     const dictionary = await spoolDictionary(item.dict);
-    return attempt(() => inflateRawSync(item.dz as Uint8Array, { dictionary }));
+    return attempt(() => inflateRawSync(item.dz as Uint8Array, { dictionary, maxOutputLength: MAX_RECORD_BYTES }));
   }
-  if (item.br !== undefined) return attempt(() => brotliDecompressSync(item.br as Uint8Array));
-  return attempt(() => gunzipSync(item.body as Uint8Array));
+  if (item.br !== undefined) {
+    return attempt(() => brotliDecompressSync(item.br as Uint8Array, { maxOutputLength: MAX_RECORD_BYTES }));
+  }
+  return attempt(() => gunzipSync(item.body as Uint8Array, { maxOutputLength: MAX_RECORD_BYTES }));
 }
+
+/**
+ * The most a record's bytes may inflate to: far above any record (a notice's record is tens of KB; its event at most
+ * MAX_EVENT_BYTES), so an item a writer of the table crafted to inflate a thousandfold (400 KB to 400 MB) is set
+ * apart as a body that does not decompress instead of taking the sweeper's memory.
+ */
+const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
 function attempt(decode: () => Buffer): Buffer | undefined {
   try {

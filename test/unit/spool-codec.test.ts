@@ -107,6 +107,15 @@ describe('a spool item', () => {
     expect(await decodeSpoolBody({ dz })).toBe(undefined);
     expect(await decodeSpoolBody({ dict: CURRENT_SPOOL_DICTIONARIES.en })).toBe(undefined);
   });
+
+  it('crafted to inflate past any record (a few KB to tens of MB) reads as nothing, in every layout', async () => {
+    const id = CURRENT_SPOOL_DICTIONARIES.en as string;
+    const bomb = Buffer.alloc(20 * 1024 * 1024, 0x61);
+    const dz = deflateRawSync(bomb, { dictionary: await spoolDictionary(id), level: 9 });
+    expect(dz.length).toBeLessThan(400_000);
+    expect(await decodeSpoolBody({ dz, dict: id })).toBe(undefined);
+    expect(await decodeSpoolBody({ br: brotliCompressSync(bomb) })).toBe(undefined);
+  });
 });
 
 describe('the dictionaries', () => {
