@@ -89,6 +89,9 @@ describe('our cost: what the run cannot see, and nothing twice', () => {
       line,
       JSON.stringify({ ...head, part: 2, sent }),
       JSON.stringify({ level: 'WARN', message: 'send deferred', function_name: 'notifier-dispatch' }),
+      // A report with more to say is a line of its own, per record: not the feedback's listing line.
+      JSON.stringify({ level: 'WARN', message: 'delivery feedback', function_name: 'notifier-feedback', status: 'x' }),
+      JSON.stringify({ level: 'INFO', message: 'delivery feedback', function_name: 'notifier-feedback', status: 'y' }),
       '{"_aws":{}}',
     ];
     expect(listingBytesOf(lines)).toEqual({

@@ -166,7 +166,7 @@ describe('what an invocation did to many records: one line listing them', () => 
 
   it(`writes at most ${ENTRIES_PER_LINE} entries a line, the rest in numbered parts; nothing to list and nothing to say: no line`, () => {
     const ids = Array.from({ length: ENTRIES_PER_LINE * 2 + 1 }, (_, i) => `e-${i}#SMS DELIVERED m-${i}`);
-    const lines = atInfo(() => linesOf(() => infoListing('delivery feedback', ids)));
+    const lines = atInfo(() => linesOf(() => infoListing('deliveries recorded', ids)));
     expect(lines.map((l) => (l.reports as string[]).length)).toEqual([ENTRIES_PER_LINE, ENTRIES_PER_LINE, 1]);
     expect(lines.map((l) => l.part)).toEqual([undefined, 2, 3]);
     expect(lines.flatMap((l) => l.reports)).toEqual(ids);

@@ -353,7 +353,7 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
 }
 
 /**
- * The listing lines' own bytes (an invocation's "batch ingested", "notifications sent", "delivery feedback") at the
+ * The listing lines' own bytes (an invocation's "batch ingested", "notifications sent", "deliveries recorded") at the
  * rate, less the run's: the run counted them once per its invocations, the rate writes one per each of its own.
  */
 function listingGbAt(run: RunDensity, byFunction: Readonly<Record<string, number>>): number {
