@@ -1,7 +1,8 @@
 /**
  * Powertools instances, created once per execution environment and shared by the handlers' modules. The namespace
  * comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets per stage (telemetry.ts metricNamespaceOf); metrics
- * are added only through `count` and `countBy`, which accept the registered names alone, and flushed by `publishMetrics`.
+ * are added only through `count`, `countNow` and `countBy`, which accept the registered names alone, and flushed by
+ * `publishMetrics` (the summed ones; the alarmed ones are written as they are counted).
  */
 import { isRequestXRaySampled } from '@aws-lambda-powertools/commons/utils/env';
 import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
@@ -73,16 +74,50 @@ export function count(
 }
 
 /**
- * The invocation's counts with their own dimensions (channel, reason), summed until `publishMetrics`. Each had been an
- * EMF document of its own the moment it was counted — about 250 bytes of CloudWatch Logs per send and per delivery
- * report, a record's worth of log bytes again; summed, an invocation writes one document per dimension set (a batch of
- * 100 sends on one channel: one). CloudWatch's Sum, which every alarm and the dashboard read, is the same.
+ * A plain count written the moment it is counted, in a document of its own: what an alarm reads and an invocation
+ * counts before it is done (an acceptance not recorded, a late one, an evidence intent not written, a send the fence
+ * stopped). An invocation that then times out, runs out of memory or crashes has still told CloudWatch.
  */
+export function countNow(name: MetricName, value = 1): void {
+  const single = metrics.singleMetric();
+  single.addMetric(name, MetricUnit.Count, value);
+}
+
+/**
+ * The counts an invocation sums (one EMF document per dimension set at its end): what went as it should, counted once
+ * a record — a send, a delivery, a notification created, a preference applied. Each had been a document of its own,
+ * about 250 bytes of CloudWatch Logs a record. No alarm fires on them; the rate alarms divide by them, and a count an
+ * invocation that died never wrote makes a rate higher, never lower. Every other count with dimensions — what an alarm
+ * fires on or an on-call reads when things go wrong (UnknownOutcomes, SendFailures, ProviderBlocked, DeliveryFeedback
+ * FAILED…) — is written the moment it is counted, as it is rare. CloudWatch's Sum is the same either way.
+ */
+const SUMMED: ReadonlySet<MetricName> = new Set([
+  'NotificationsSent',
+  'NotificationsCreated',
+  'PreferencesUpdates',
+  'DeliveryFeedback',
+]);
+/** Whether `countBy` sums this count until the invocation's end (else it is written at once). */
+export function summedPerInvocation(name: MetricName, dimensions: Record<string, string>): boolean {
+  if (!SUMMED.has(name)) return false;
+  // DeliveryFeedback is summed when DELIVERED only: a failure, a bounce, a complaint, a delay is written at once.
+  return name !== 'DeliveryFeedback' || dimensions.status === 'DELIVERED';
+}
+
 const byDimensions = new Map<string, { dimensions: Record<string, string>; counts: Map<MetricName, number> }>();
 
-/** A count with its own dimensions, kept apart from every other dimension set (never mixing them in one document). */
+/**
+ * A count with its own dimensions (channel, reason), never mixed with another dimension set in one document: summed
+ * until `publishMetrics` when it is one of the high-volume successes (`summedPerInvocation`), else written at once.
+ */
 export function countBy(name: MetricName, dimensions: Record<string, string>, value = 1): void {
   if (value === 0) return;
+  if (!summedPerInvocation(name, dimensions)) {
+    const single = metrics.singleMetric();
+    for (const [k, v] of Object.entries(dimensions)) single.addDimension(k, v);
+    single.addMetric(name, MetricUnit.Count, value);
+    return;
+  }
   const key = JSON.stringify(Object.entries(dimensions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   let set = byDimensions.get(key);
   if (set === undefined) {
@@ -94,7 +129,7 @@ export function countBy(name: MetricName, dimensions: Record<string, string>, va
 
 /**
  * Flushes the invocation's metrics (a handler's `finally`): the plain counts in one EMF document when there are any
- * (no empty-flush warning), then one document per dimension set with its summed counts.
+ * (no empty-flush warning), then one document per summed dimension set.
  */
 export function publishMetrics(): void {
   if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
@@ -104,6 +139,15 @@ export function publishMetrics(): void {
     metrics.publishStoredMetrics();
   }
   byDimensions.clear();
+}
+
+/** Runs an invocation's last step (dispatch's evidence close) and flushes its metrics whether or not the step throws. */
+export async function thenPublishMetrics(step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } finally {
+    publishMetrics();
+  }
 }
 
 /** At most this many entries a listing line: Logs Insights extracts 200 fields of a JSON line, and a line stays small. */

@@ -128,6 +128,6 @@ export type MetricName = (typeof METRIC_NAMES)[number];
 export const LOG_LISTINGS = {
   'batch ingested': 'events',
   'notifications sent': 'sent',
-  'delivery feedback': 'reports',
+  'deliveries recorded': 'reports',
 } as const;
 export type LogListing = keyof typeof LOG_LISTINGS;

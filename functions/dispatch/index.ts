@@ -12,7 +12,7 @@ import pLimit from 'p-limit';
 import { loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { onFirstCall } from '../commons/on-first-call.ts';
-import { count, countBy, infoListing, logger, publishMetrics, traced } from '../commons/powertools.ts';
+import { count, countBy, countNow, infoListing, logger, thenPublishMetrics, traced } from '../commons/powertools.ts';
 import { loadRegionFence } from '../commons/region-fence-loader.ts';
 import { sleep } from '../commons/retry.ts';
 import { uniformRetention } from '../domain/evidence.ts';
@@ -52,7 +52,9 @@ const deps: DispatchDeps = {
   sender:
     fence === undefined
       ? sender
-      : new (await import('./fenced-sender.ts')).FencedSender(sender, fence.store, () => count('FencedSendAttempts')),
+      : new (await import('./fenced-sender.ts')).FencedSender(sender, fence.store, () =>
+          countNow('FencedSendAttempts'),
+        ),
   pacer: new SharedTokenBucket(new DynamoTokenWindows(documentClient, config.tableName), config.sendRates, {
     now: Date.now,
     sleep,
@@ -175,10 +177,12 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
   } finally {
     // The sends first: their line stands whatever becomes of the evidence batch.
     infoListing('notifications sent', sent);
-    // After every record: the invocation's evidence, in one batch, outside every send slot.
-    if (batch !== undefined) await closeEvidenceBatch(batch, budget);
-    // The invocation's counts: one EMF document for the plain ones, one per channel (or reason) for the rest.
-    publishMetrics();
+    // After every record: the invocation's evidence, in one batch, outside every send slot. Then the invocation's
+    // summed counts (one EMF document for the plain ones, one per channel for the sends), even if the close throws;
+    // what an alarm reads (UnknownOutcomes, SendFailures, AcceptancesNotRecorded…) was written as it was counted.
+    await thenPublishMetrics(async () => {
+      if (batch !== undefined) await closeEvidenceBatch(batch, budget);
+    });
   }
 };
 
@@ -200,7 +204,7 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
     spoolBelow: config.evidence.spoolBelow,
     // Unanswered in time, it is taken as refused and the records go alone: counted so, however it ends.
     onIntentLate: () => {
-      count('EvidenceIntentsNotWritten');
+      countNow('EvidenceIntentsNotWritten');
       logger.error('evidence intent not answered in time: each record is written on its own as it comes', {
         batch: batch.name,
       });
@@ -208,7 +212,7 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
   });
   void batch.open(notificationIds).then((opened) => {
     if (opened.kept || batch.intentTimedOut) return;
-    count('EvidenceIntentsNotWritten');
+    countNow('EvidenceIntentsNotWritten');
     logger.error('evidence intent not written: each record is written on its own as it comes', {
       batch: batch.name,
       reason: opened.error,
@@ -314,14 +318,14 @@ function report(r: DispatchResult, sent: string[]): void {
     case 'sent':
       countBy('NotificationsSent', { channel: r.item.channel });
       if (r.acceptance === 'late') {
-        count('LateAcceptances');
+        countNow('LateAcceptances');
         logger.error('provider accepted after the lease expired; the sweeper had already resolved it', {
           ...ids,
           providerMessageId: r.providerMessageId,
         });
       } else if (r.acceptance === 'notRecorded') {
         // DynamoDB refused every write for the rest of the invocation: the send happened and only this line says so.
-        count('AcceptancesNotRecorded');
+        countNow('AcceptancesNotRecorded');
         logger.error('provider accepted; DynamoDB refused to record it before the deadline', {
           ...ids,
           providerMessageId: r.providerMessageId,

@@ -112,7 +112,7 @@ export const handler = async (
     for (const r of results) report(r);
     return results;
   } finally {
-    infoListing('delivery feedback', delivered);
+    infoListing('deliveries recorded', delivered);
     publishMetrics();
   }
 };

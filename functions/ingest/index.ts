@@ -121,6 +121,8 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       },
     });
     reportBatch(summary);
+    // The batch's counts before a fenced wait or a rethrow (the finally flushes whatever came after).
+    publishMetrics();
     // An infrastructure failure: throwing makes the event source mapping redeliver the whole batch, which is safe
     // (records already written come back as duplicates, bad ones find their quarantine item).
     if (summary.failure instanceof RegionFencedError) {

@@ -5,7 +5,7 @@
  * (peer-lookup.ts): one attempt, a short timeout; unanswered, the event is held, counted and logged — never sent on
  * silence. A chunk of its own: the handler loads it only when the stage names its fence (FENCE_TABLE_NAME).
  */
-import { count, logger } from '../commons/powertools.ts';
+import { countNow, logger } from '../commons/powertools.ts';
 import type { RegionFence } from '../commons/region-fence.ts';
 import type { SweepPlacement } from '../domain/sweep-index.ts';
 import type { InboxStore } from './inbox-port.ts';
@@ -24,7 +24,7 @@ export function regionalStore(inbox: InboxStore, fence: RegionFence, placement: 
     now: Date.now,
     ...(peer === undefined ? {} : { predecessorInboxes: (ids: readonly string[]) => peer.taken(ids) }),
     onLookupUnanswered: (eventId, error) => {
-      count('PeerLookupsUnanswered');
+      countNow('PeerLookupsUnanswered');
       logger.warn('look-up in the other region unanswered: event held', {
         eventId,
         otherRegion: fence.other?.region,

@@ -93,6 +93,8 @@ export const handler = async (_event: unknown, context: Context) => {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
       countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);
     }
+    // The sweep's counts (SweeperFoundStuck reads them) before the evidence work, which may run to the deadline.
+    publishMetrics();
     for (const e of r.redriven)
       logger.warn('stuck PENDING notification re-driven', { notificationId: e.notificationId });
     for (const e of r.resolvedRetry)

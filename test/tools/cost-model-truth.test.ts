@@ -6,11 +6,19 @@
  * consistent audience reads, the message index only for the channels whose reports need it, and no sweep-index re-key
  * at the claim.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
-import { costAtRate, pacerWritesPerSendAt, RATE_ASSUMPTIONS, type RunDensity } from '../../tools/bench/cost-at-rate.ts';
+import {
+  costAtRate,
+  DEFAULT_LAYOUTS,
+  pacerWritesPerSendAt,
+  perNotificationAt,
+  RATE_ASSUMPTIONS,
+  type RunDensity,
+} from '../../tools/bench/cost-at-rate.ts';
+import { type EmfTally, functionOfStack, tallyEmf } from '../../tools/bench/emf-tally.ts';
 import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
-import { listingBytesOf } from '../../tools/bench/full-cost.ts';
+import { emfOf, listingBytesOf } from '../../tools/bench/full-cost.ts';
 import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
 import { spoolCostAt } from '../../tools/bench/spool-cost.ts';
 import { SMALL_RUN } from '../support/run-density.ts';
@@ -89,6 +97,9 @@ describe('our cost: what the run cannot see, and nothing twice', () => {
       line,
       JSON.stringify({ ...head, part: 2, sent }),
       JSON.stringify({ level: 'WARN', message: 'send deferred', function_name: 'notifier-dispatch' }),
+      // A report with more to say is a line of its own, per record: not the feedback's listing line.
+      JSON.stringify({ level: 'WARN', message: 'delivery feedback', function_name: 'notifier-feedback', status: 'x' }),
+      JSON.stringify({ level: 'INFO', message: 'delivery feedback', function_name: 'notifier-feedback', status: 'y' }),
       '{"_aws":{}}',
     ];
     expect(listingBytesOf(lines)).toEqual({
@@ -183,5 +194,140 @@ describe('the floor: what the guarantees need at the least', () => {
     const roller = 1e6 * runsPerNotification(slow) * FLOOR.rollerRunsPerMinute * (P.lambdaRequestPerMillion / 1e6);
     expect(floorAtRate(MEASURED, run, slow, 1, P).lambda).toBeCloseTo(ours.perMillion.lambda + roller, 1);
     expect(floorAtRate(MEASURED, run, slow, 1, P).lambda).toBeGreaterThan(ours.perMillion.lambda);
+  });
+});
+
+describe('metric (EMF) documents at the rate', () => {
+  type Powertools = typeof import('../../functions/commons/powertools.ts');
+  /** The EMF lines an invocation writes with the product's own powertools (metrics on, a stage's namespace). */
+  async function emfLines(invocations: ((p: Powertools) => void)[]): Promise<string[][]> {
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'notifier/prod');
+    vi.resetModules();
+    const p = (await import('../../functions/commons/powertools.ts')) as Powertools;
+    const out: string[][] = [];
+    const write = process.stdout.write;
+    try {
+      for (const invocation of invocations) {
+        const lines: string[] = [];
+        process.stdout.write = ((c: string | Uint8Array) => lines.push(String(c)) > 0) as typeof process.stdout.write;
+        try {
+          invocation(p);
+          p.publishMetrics();
+        } finally {
+          process.stdout.write = write;
+        }
+        out.push(lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{"_aws"')));
+      }
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
+    return out;
+  }
+  const bytesOf = (lines: string[]) => lines.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0);
+  const EQUATION = [
+    'EventsReceived',
+    'EventsAccepted',
+    'DuplicateEvents',
+    'EventIdConflicts',
+    'RecordsQuarantined',
+    'RecordsRequarantined',
+    'RecordsFailed',
+  ] as const;
+  const CHANNEL_SETS = [['EMAIL'], ['EMAIL', 'PUSH'], ['EMAIL', 'PUSH', 'SMS']] as const;
+  /** An ingest invocation of these events (each its channels), a dispatch one of these sends, a feedback one. */
+  const ingest = (events: readonly (readonly string[])[]) => (p: Powertools) => {
+    for (const m of EQUATION) p.count(m, events.length);
+    for (const e of events) for (const c of e) p.countBy('NotificationsCreated', { channel: c });
+  };
+  const dispatch = (channels: readonly string[], spooled: boolean) => (p: Powertools) => {
+    for (const c of channels) p.countBy('NotificationsSent', { channel: c });
+    if (spooled) p.count('EvidenceSpooled', channels.length);
+  };
+  const feedback = (channels: readonly string[]) => (p: Powertools) => {
+    for (const c of channels) p.countBy('DeliveryFeedback', { channel: c, status: 'DELIVERED' });
+  };
+
+  it('a document names no function: the probe attributes it by the stack of the code that wrote it', () => {
+    expect(
+      functionOfStack(
+        'Error\n    at Metrics.publish (/r/node_modules/x.js:1:1)\n    at async handler (file:///r/functions/dispatch/index.ts:180:5)',
+      ),
+    ).toBe('dispatch');
+    expect(
+      functionOfStack(
+        'at countNow (/r/functions/commons/powertools.ts:1:1)\n at x (/r/functions/ingest/regional-store.ts:27:7)',
+      ),
+    ).toBe('ingest');
+    expect(functionOfStack('at main (/r/tools/local/run.ts:1:1)')).toBeUndefined();
+  });
+
+  it('at a million a month prices what one-record invocations write (ingest 2 channels, a spooling send, a report), from the documents a run of full batches wrote', async () => {
+    // The run: 60 events of 1, 2 and 3 channels in one ingest invocation, 120 sends in 4, 120 reports in 3 (SES, logs).
+    const events = Array.from({ length: 60 }, (_, i) => CHANNEL_SETS[i % 3] ?? []);
+    const sends = events.flat();
+    const [ingestRun, ...rest] = await emfLines([
+      ingest(events),
+      ...[0, 1, 2, 3].map((i) => dispatch(sends.slice(i * 30, i * 30 + 30), false)),
+      feedback(sends.filter((c) => c === 'EMAIL')),
+      feedback(sends.filter((c) => c !== 'EMAIL').slice(0, 33)),
+      feedback(sends.filter((c) => c !== 'EMAIL').slice(33)),
+    ]);
+    const tallies: Record<string, EmfTally> = {};
+    for (const l of ingestRun ?? []) tallyEmf(tallies, 'ingest', l);
+    for (const l of rest.slice(0, 4).flat()) tallyEmf(tallies, 'dispatch', l);
+    for (const l of rest.slice(4).flat()) tallyEmf(tallies, 'feedback', l);
+    const figures = { notifications: 120, events: 60, sesEvents: 60, snsDeliveryLogs: 60 };
+    const emf = emfOf({
+      ...figures,
+      invocations: { ingest: 1, dispatch: 4, feedback: 3 },
+      probe: { emf: tallies, emfSample: ingestRun?.[0] },
+    });
+    const runBytes = bytesOf([...(ingestRun ?? []), ...rest.flat()]);
+    const run: RunDensity = {
+      ...SMALL_RUN,
+      ...figures,
+      emails: 60,
+      invocations: { ingest: 1, dispatch: 4, feedback: 3 },
+      emfLineBytes: runBytes / ((ingestRun?.length ?? 0) + rest.flat().length),
+      emfBytesPerNotification: runBytes / 120,
+      ...(emf === undefined ? {} : { emf }),
+    };
+    // What one-record invocations write, as the product writes it.
+    const [one, sent, report] = await emfLines([
+      ingest([['EMAIL', 'SMS']]),
+      dispatch(['EMAIL'], true),
+      feedback(['SMS']),
+    ]);
+    const alone = { ingest: bytesOf(one ?? []), dispatch: bytesOf(sent ?? []), feedback: bytesOf(report ?? []) };
+    expect(alone.ingest).toBeGreaterThan(1_000);
+    expect(alone.dispatch).toBeGreaterThan(400);
+    expect(alone.feedback).toBeGreaterThan(250);
+    const m = perNotificationAt(MONTH, run, DEFAULT_LAYOUTS, 1);
+    expect(m.spooledDispatch).toBeGreaterThan(0.9);
+    // Every dispatch invocation spools at this rate. The sweeper, which the run did not invoke, apart.
+    const real =
+      (m.byFunction.ingest ?? 0) * alone.ingest +
+      (m.byFunction.dispatch ?? 0) * alone.dispatch +
+      (m.byFunction.feedback ?? 0) * alone.feedback;
+    const logsPerByte = (P.logsIngestPerGb + P.logsStorageGbMonth * RATE_ASSUMPTIONS.logRetentionMonths) / 1024 ** 3;
+    const logs = (r: RunDensity) => costAtRate({}, r, MONTH, 1, P).perMillion.cloudWatchLogs;
+    const noEmf: RunDensity = {
+      ...run,
+      emfLineBytes: 0,
+      emfBytesPerNotification: 0,
+      emf: { byFunction: {}, spoolDocBytes: 0 },
+    };
+    const priced = run.emfBytesPerNotification + (logs(run) - logs(noEmf)) / (1e6 * logsPerByte);
+    const sweeper = (m.byFunction.sweeper ?? 0) * run.emfLineBytes;
+    expect(priced - sweeper).toBeGreaterThanOrEqual(real * 0.97);
+    expect(priced - sweeper).toBeLessThanOrEqual(real * 1.1);
+    // The model's own figure, and what its logs cost says (rounded to the cent: about 12 B).
+    expect(Math.abs(costAtRate({}, run, MONTH, 1, P).perNotification.emfBytes - priced)).toBeLessThan(15);
+    // At 10,000/s invocations are full: a few documents an invocation of a hundred records, not one a record.
+    const peak = costAtRate({}, run, 10_000, 16, P).perNotification.emfBytes;
+    expect(peak).toBeLessThan(run.emfBytesPerNotification * 2);
+    expect(peak).toBeLessThan(priced / 10);
   });
 });

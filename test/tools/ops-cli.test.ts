@@ -66,7 +66,7 @@ describe('trace', () => {
     const start = logs.commandCalls(StartQueryCommand)[0]?.args[0].input;
     expect(start?.logGroupNames).toEqual(['/i', '/d', '/s']);
     expect(start?.queryString).toContain('filter eventId = "trf-1" or notificationId like "trf-1#"');
-    // the lines that list an invocation's ids (batch ingested, notifications sent, delivery feedback)
+    // the lines that list an invocation's ids (batch ingested, notifications sent, deliveries recorded)
     expect(start?.queryString).toContain('or @message like /"trf-1[#" ]/');
     logs.restore();
   });

@@ -166,7 +166,7 @@ describe('what an invocation did to many records: one line listing them', () => 
 
   it(`writes at most ${ENTRIES_PER_LINE} entries a line, the rest in numbered parts; nothing to list and nothing to say: no line`, () => {
     const ids = Array.from({ length: ENTRIES_PER_LINE * 2 + 1 }, (_, i) => `e-${i}#SMS DELIVERED m-${i}`);
-    const lines = atInfo(() => linesOf(() => infoListing('delivery feedback', ids)));
+    const lines = atInfo(() => linesOf(() => infoListing('deliveries recorded', ids)));
     expect(lines.map((l) => (l.reports as string[]).length)).toEqual([ENTRIES_PER_LINE, ENTRIES_PER_LINE, 1]);
     expect(lines.map((l) => l.part)).toEqual([undefined, 2, 3]);
     expect(lines.flatMap((l) => l.reports)).toEqual(ids);
@@ -184,8 +184,8 @@ describe('the invocation’s metrics', () => {
       const docs = linesOf(() => {
         for (let i = 0; i < 50; i++) p.countBy('NotificationsSent', { channel: 'EMAIL' });
         p.countBy('NotificationsSent', { channel: 'SMS' }, 2);
-        p.countBy('SendFailures', { channel: 'EMAIL' });
-        p.countBy('SendFailuresByReason', { reason: 'REJECTED', channel: 'EMAIL' });
+        p.countBy('DeliveryFeedback', { channel: 'SMS', status: 'DELIVERED' });
+        p.countBy('DeliveryFeedback', { status: 'DELIVERED', channel: 'SMS' }, 3);
         p.countBy('NotificationsSent', { channel: 'PUSH' }, 0);
         p.count('DispatchSkipped');
         p.publishMetrics();
@@ -193,21 +193,20 @@ describe('the invocation’s metrics', () => {
       const sets = docs.map((d) => ({
         dimensions: (d._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0]?.Dimensions[0],
         channel: d.channel,
-        reason: d.reason,
+        status: d.status,
         sent: d.NotificationsSent,
-        failed: d.SendFailures,
-        byReason: d.SendFailuresByReason,
+        delivered: d.DeliveryFeedback,
         skipped: d.DispatchSkipped,
       }));
       expect(sets).toEqual([
         expect.objectContaining({ dimensions: ['service'], skipped: 1 }),
-        expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'EMAIL', sent: 50, failed: 1 }),
+        expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'EMAIL', sent: 50 }),
         expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'SMS', sent: 2 }),
         expect.objectContaining({
-          dimensions: ['service', 'reason', 'channel'],
-          channel: 'EMAIL',
-          reason: 'REJECTED',
-          byReason: 1,
+          dimensions: ['service', 'channel', 'status'],
+          channel: 'SMS',
+          status: 'DELIVERED',
+          delivered: 4,
         }),
       ]);
       // Flushed: the next invocation starts from nothing.
@@ -216,5 +215,83 @@ describe('the invocation’s metrics', () => {
       vi.unstubAllEnvs();
       vi.resetModules();
     }
+  });
+
+  /** The powertools module with metrics on (they are read when it is made: the tests' environment disables them). */
+  const withMetrics = async (f: (p: typeof import('../../functions/commons/powertools.ts')) => Promise<void>) => {
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    vi.resetModules();
+    try {
+      await f(await import('../../functions/commons/powertools.ts'));
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
+  };
+  const namesIn = (docs: Record<string, unknown>[]) =>
+    docs.map((d) =>
+      (d._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics.flatMap((c) =>
+        c.Metrics.map((m) => m.Name),
+      ),
+    );
+
+  it('writes what an alarm reads the moment it is counted: an invocation that dies after an UNKNOWN outcome has told CloudWatch', async () => {
+    await withMetrics(async (p) => {
+      // No publishMetrics: the invocation times out, runs out of memory or crashes here.
+      const docs = linesOf(() => {
+        p.countBy('NotificationsSent', { channel: 'SMS' });
+        p.countBy('UnknownOutcomes', { channel: 'EMAIL' });
+        p.countBy('SendFailures', { channel: 'SMS' });
+        p.countBy('ProviderBlocked', { channel: 'SMS' });
+        p.countBy('DeliveryFeedback', { channel: 'SMS', status: 'FAILED' });
+        p.countNow('AcceptancesNotRecorded');
+      });
+      expect(namesIn(docs)).toEqual([
+        ['UnknownOutcomes'],
+        ['SendFailures'],
+        ['ProviderBlocked'],
+        ['DeliveryFeedback'],
+        ['AcceptancesNotRecorded'],
+      ]);
+      expect(docs[0]).toMatchObject({ channel: 'EMAIL', UnknownOutcomes: 1, service: 'notifier' });
+      expect(docs[3]).toMatchObject({ channel: 'SMS', status: 'FAILED', DeliveryFeedback: 1 });
+      expect(docs[4]).toMatchObject({ AcceptancesNotRecorded: 1, service: 'notifier' });
+    });
+  });
+
+  it('flushes the summed counts when the evidence close throws, and the close’s error still escapes', async () => {
+    await withMetrics(async (p) => {
+      const lines: string[] = [];
+      const write = process.stdout.write;
+      process.stdout.write = ((c: string | Uint8Array) => lines.push(String(c)) > 0) as typeof process.stdout.write;
+      let escaped: unknown;
+      try {
+        p.countBy('NotificationsSent', { channel: 'EMAIL' }, 3);
+        p.count('EvidenceSpooled', 3);
+        await p.thenPublishMetrics(async () => {
+          throw new Error('S3 is down');
+        });
+      } catch (error) {
+        escaped = error;
+      } finally {
+        process.stdout.write = write;
+      }
+      expect((escaped as Error | undefined)?.message).toBe('S3 is down');
+      const docs = lines
+        .flatMap((l) => l.split('\n'))
+        .filter((l) => l.startsWith('{"_aws"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(namesIn(docs)).toEqual([['EvidenceSpooled'], ['NotificationsSent']]);
+      expect(docs[1]).toMatchObject({ channel: 'EMAIL', NotificationsSent: 3 });
+    });
+  });
+
+  it('sums only the successes counted once a record; every count with dimensions an alarm fires on is written at once', async () => {
+    const { summedPerInvocation } = await import('../../functions/commons/powertools.ts');
+    const { METRIC_NAMES } = await import('../../functions/contracts/telemetry.ts');
+    const summed = METRIC_NAMES.filter((n) => summedPerInvocation(n, { channel: 'EMAIL', status: 'DELIVERED' }));
+    expect(summed).toEqual(['NotificationsCreated', 'PreferencesUpdates', 'NotificationsSent', 'DeliveryFeedback']);
+    for (const status of ['FAILED', 'BOUNCED', 'COMPLAINED', 'REJECTED', 'DELAYED'])
+      expect(summedPerInvocation('DeliveryFeedback', { channel: 'SMS', status }), status).toBe(false);
   });
 });

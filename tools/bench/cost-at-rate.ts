@@ -27,6 +27,20 @@ import { itemBytes } from './billing.ts';
 import type { Prices } from './prices.ts';
 import { spoolCostAt } from './spool-cost.ts';
 
+/** One function's metric documents in the run: what an invocation writes whatever its records, and what they add. */
+export interface EmfOfFunction {
+  /** The plain counts' documents (`service` their only dimension), bytes per invocation of the run. */
+  readonly plainPerInvocation: number;
+  /** A document of a dimension set of its own (a channel's sends, a status's reports): its mean bytes. */
+  readonly setBytes: number;
+  /** Such documents per invocation of the run: its batches are full, so every set an invocation meets at most. */
+  readonly setsPerInvocation: number;
+  /** Such documents a record writes in an invocation of its own (an event: one per channel; a send, a report: one). */
+  readonly setsPerRecord: number;
+  /** The function's records (events, sends, reports) per notification; absent: it runs by the clock (the sweeper). */
+  readonly recordsPerNotification?: number;
+}
+
 /** What one local run measured, per notification, that the rate model needs (full-cost.ts fills it). */
 export interface RunDensity {
   readonly notifications: number;
@@ -46,6 +60,15 @@ export interface RunDensity {
    * entries, per invocation of the run: written once an invocation, priced at the rate's invocations. Absent: none.
    */
   readonly listingBytesPerInvocation?: Readonly<Record<string, number>>;
+  /**
+   * The metric (EMF) documents per function as the run wrote them (full-cost.ts, from the probe's emf-tally.ts), and
+   * a one-count plain document's bytes (a spooling dispatch invocation's EvidenceSpooled, which the run never wrote):
+   * priced at the rate's invocations and records (emfBytesAt). Absent: the run's, at least a mean line an invocation.
+   */
+  readonly emf?: {
+    readonly byFunction: Readonly<Record<string, EmfOfFunction>>;
+    readonly spoolDocBytes: number;
+  };
   readonly evidence: {
     readonly puts: number;
     readonly gets: number;
@@ -338,6 +361,8 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
   return {
     density: d,
     invocations,
+    /** Dispatch invocations (urgent ones too) per notification that spool their records. */
+    spooledDispatch,
     /** Invocations per notification of each function. */
     byFunction,
     traced,
@@ -353,7 +378,35 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
 }
 
 /**
- * The listing lines' own bytes (an invocation's "batch ingested", "notifications sent", "delivery feedback") at the
+ * The metric (EMF) bytes per notification at the rate: each function's plain document once an invocation, and a
+ * document per dimension set its records meet — a record's own sets when it is alone, at most the sets a full
+ * invocation of the run wrote — and a spooling dispatch invocation's EvidenceSpooled. A function the run did not
+ * invoke (the sweeper, by the clock): one mean line an invocation. Undefined when the run did not tally them.
+ */
+export function emfBytesAt(
+  run: RunDensity,
+  m: { byFunction: Readonly<Record<string, number>>; spooledDispatch: number },
+): number | undefined {
+  if (run.emf === undefined) return undefined;
+  let bytes = 0;
+  for (const [fn, invocations] of Object.entries(m.byFunction)) {
+    const e = run.emf.byFunction[fn];
+    if (e === undefined) {
+      bytes += invocations * run.emfLineBytes;
+      continue;
+    }
+    const records = e.recordsPerNotification === undefined ? undefined : e.recordsPerNotification / invocations;
+    const sets =
+      records === undefined
+        ? e.setsPerInvocation
+        : Math.min(records * e.setsPerRecord, Math.max(e.setsPerInvocation, e.setsPerRecord));
+    bytes += invocations * (e.plainPerInvocation + sets * e.setBytes);
+  }
+  return bytes + m.spooledDispatch * run.emf.spoolDocBytes;
+}
+
+/**
+ * The listing lines' own bytes (an invocation's "batch ingested", "notifications sent", "deliveries recorded") at the
  * rate, less the run's: the run counted them once per its invocations, the rate writes one per each of its own.
  */
 function listingGbAt(run: RunDensity, byFunction: Readonly<Record<string, number>>): number {
@@ -386,9 +439,13 @@ export function costAtRate(
   const m = perNotificationAt(ratePerSec, run, layouts, streamShards);
   const xray = xrayByTracing(m.traced, p, tracing);
   const runInvocations = perN(Object.values(run.invocations).reduce((a, b) => a + b, 0));
-  // Lambda's own lines per invocation; metric lines as the run wrote them per notification, at least one an invocation.
-  const logGb = (inv: number) =>
-    (inv * A.platformLogBytesPerInvocation + Math.max(run.emfBytesPerNotification, inv * run.emfLineBytes)) / GB;
+  // Lambda's own lines per invocation; metric lines per function at the rate (emfBytesAt), the run's own out — or,
+  // when the run did not tally them by function, as the run wrote them per notification, at least one an invocation.
+  const emfAt = emfBytesAt(run, m);
+  const emfOf = (inv: number) => Math.max(run.emfBytesPerNotification, inv * run.emfLineBytes);
+  const emfAdded =
+    emfAt === undefined ? emfOf(m.invocations) - emfOf(runInvocations) : emfAt - run.emfBytesPerNotification;
+  const logGbAdded = ((m.invocations - runInvocations) * A.platformLogBytesPerInvocation + emfAdded) / GB;
   const logMoney = (gb: number) => gb * (p.logsIngestPerGb + p.logsStorageGbMonth * A.logRetentionMonths);
   const wru = p.dynamodbWriteRequestUnitPerMillion / 1e6;
   // The evidence index's own table: Standard-IA storage and writes, point-in-time recovery, outside AWS Backup.
@@ -417,10 +474,7 @@ export function costAtRate(
     evidenceStorage: M * (m.evidenceBytes / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
     evidenceAccessLogs:
       M * ((requests * A.accessLogBytesPerRequest) / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
-    cloudWatchLogs:
-      get('cloudWatchLogs') +
-      M * (logMoney(logGb(m.invocations)) - logMoney(logGb(runInvocations))) +
-      M * logMoney(listingGbAt(run, m.byFunction)),
+    cloudWatchLogs: get('cloudWatchLogs') + M * logMoney(logGbAdded) + M * logMoney(listingGbAt(run, m.byFunction)),
     xray: xray.inTotal,
     feedbackQueue: get('feedbackQueue'),
     lambda: get('lambda') + M * (m.invocations - runInvocations) * (p.lambdaRequestPerMillion / 1e6),
@@ -444,6 +498,7 @@ export function costAtRate(
     ),
     perNotification: {
       invocations: round3(m.invocations),
+      emfBytes: Math.round(run.emfBytesPerNotification + emfAdded),
       traces: round3(m.traced),
       evidenceObjects: round3(m.evidenceObjects),
       sendObjects: round3(m.sendObjects),

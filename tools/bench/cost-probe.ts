@@ -24,6 +24,7 @@ import { indexItemKind } from '../../functions/domain/keys.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { itemBytes, nativeItem, readUnits, writeUnits } from './billing.ts';
 import { callerOf } from './caller.ts';
+import { type EmfTally, tallyStdout } from './emf-tally.ts';
 
 type Item = Record<string, unknown>;
 /** What the probe writes: per request kind, its count and units; per index, its write units; evidence requests. */
@@ -45,6 +46,9 @@ export interface ProbeCounts {
    * notification pays for on its way.
    */
   byOperation: Record<string, OperationCounts>;
+  /** The metric (EMF) documents, by the function that wrote them (emf-tally.ts); one plain document as written. */
+  emf: Record<string, EmfTally>;
+  emfSample?: string;
 }
 /** One operation's requests and units: the table's writes and reads, and each index's writes. */
 export interface OperationCounts {
@@ -60,7 +64,10 @@ const counts: ProbeCounts = {
   wruByKind: {},
   evidence: { puts: 0, putBytes: 0, written: 0, gets: 0, lists: 0 },
   stored: {},
+  emf: {},
 };
+const emfSamples: string[] = [];
+tallyStdout(counts.emf, emfSamples);
 /** The last state of every item written, with when it was first written (seconds). */
 const finals = new Map<string, { table: string; item: Item | undefined; firstWritten: number }>();
 
@@ -328,4 +335,6 @@ function storedItems(): ProbeCounts['stored'] {
 
 const out = process.env.COST_PROBE_OUT;
 if (out !== undefined)
-  process.on('exit', () => writeFileSync(out, JSON.stringify({ ...counts, stored: storedItems() })));
+  process.on('exit', () =>
+    writeFileSync(out, JSON.stringify({ ...counts, stored: storedItems(), emfSample: emfSamples[0] })),
+  );

@@ -22,8 +22,9 @@ import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { spoolItem } from '../../functions/stores/evidence-spool.ts';
 import { DEFAULT_TRACING } from '../../lib/tracing.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
-import { costAtRate, EXTRA_PRICES, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
+import { costAtRate, type EmfOfFunction, EXTRA_PRICES, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
 import type { OperationCounts, ProbeCounts } from './cost-probe.ts';
+import { oneCountDocumentBytes } from './emf-tally.ts';
 import { FLOOR, floorAtRate } from './floor-at-rate.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
 import { productEnv } from './product-env.ts';
@@ -172,6 +173,37 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
   };
   rmSync(join(REPO, report.run), { recursive: true, force: true });
   return figures;
+}
+
+/**
+ * Per function, its metric documents as the run wrote them (the probe's tally): per invocation, per dimension set,
+ * and the records those sets summed per record of the function (events for ingest, sends, reports).
+ */
+export function emfOf(
+  f: Pick<RunFigures, 'invocations' | 'notifications' | 'events' | 'sesEvents' | 'snsDeliveryLogs'> & {
+    probe: Pick<ProbeCounts, 'emf' | 'emfSample'>;
+  },
+): RunDensity['emf'] {
+  const records: Record<string, number> = {
+    ingest: f.events,
+    dispatch: f.notifications,
+    feedback: f.sesEvents + f.snsDeliveryLogs,
+  };
+  const byFunction: Record<string, EmfOfFunction> = {};
+  for (const [fn, t] of Object.entries(f.probe.emf ?? {})) {
+    const invocations = Math.max(1, f.invocations[fn] ?? 0);
+    const r = records[fn];
+    byFunction[fn] = {
+      plainPerInvocation: t.plain.bytes / invocations,
+      setBytes: t.sets.docs === 0 ? 0 : t.sets.bytes / t.sets.docs,
+      setsPerInvocation: t.sets.docs / invocations,
+      setsPerRecord: r === undefined || r === 0 ? 0 : t.sets.records / r,
+      ...(r === undefined ? {} : { recordsPerNotification: r / f.notifications }),
+    };
+  }
+  if (Object.keys(byFunction).length === 0) return undefined;
+  const sample = f.probe.emfSample;
+  return { byFunction, spoolDocBytes: sample === undefined ? 0 : oneCountDocumentBytes(sample, 'EvidenceSpooled') };
 }
 
 /**
@@ -364,6 +396,7 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
   const pacerWru = Object.entries(f.probe.byOperation ?? {})
     .filter(([name]) => name.startsWith('Update RATE'))
     .reduce((a, [, o]) => a + o.wru, 0);
+  const emf = emfOf(f);
   const density: RunDensity = {
     notifications: f.notifications,
     events: f.events,
@@ -378,6 +411,7 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
     listingBytesPerInvocation: Object.fromEntries(
       Object.entries(f.listingBytes).map(([fn, b]) => [fn, b / Math.max(1, f.invocations[fn] ?? 0)]),
     ),
+    ...(emf === undefined ? {} : { emf }),
     evidence: { puts: ev.puts, gets: ev.gets, lists: ev.lists, ...f.batches },
     intentWru: f.probe.wruByKind?.EVIDENCE_BATCH ?? 0,
     indexWru: indexTableWru,

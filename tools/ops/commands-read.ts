@@ -139,7 +139,7 @@ export const trace: Command = {
     const rows = await traceEvent(
       {
         logs: new CloudWatchLogsClient({}),
-        // The feedback function's too: its "delivery feedback" lines name the event's notifications.
+        // The feedback function's too: its "deliveries recorded" and "delivery feedback" lines name the event's notifications.
         logGroups: [o.IngestLogGroupName, o.DispatchLogGroupName, o.SweeperLogGroupName, o.FeedbackLogGroupName],
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
         now: Date.now,

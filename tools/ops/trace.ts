@@ -9,7 +9,7 @@ import { LOG_LISTINGS, type LogListing } from '../../functions/contracts/telemet
 /**
  * A JSON string in a line that is the event's id, or begins with it and a notification's `#` or a listed entry's space
  * (an eventId is letters, digits and `._:-`, never a quote, `#` or space): the lines that list what an invocation did
- * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "delivery feedback") name
+ * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "deliveries recorded") name
  * the event only inside their list.
  */
 const idInLine = (eventId: string) => `"${eventId.replace(/[.]/g, '\\.')}[#" ]`;
