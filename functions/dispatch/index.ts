@@ -20,7 +20,7 @@ import { loadTemplates } from '../domain/template-sets.ts';
 import { DynamoAudienceStore } from '../stores/audience-store.ts';
 import type { BatchOutlets } from '../stores/evidence-batch-writer.ts';
 import { DynamoEvidenceIndexWriter } from '../stores/evidence-index.ts';
-import { DynamoEvidenceIntents, type EvidenceIntents } from '../stores/evidence-intents.ts';
+import { DynamoEvidenceIntentWriter, type EvidenceIntentWriter } from '../stores/evidence-intents.ts';
 import { DynamoSpoolPut, type EvidenceSpool } from '../stores/evidence-spool.ts';
 import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
@@ -85,7 +85,10 @@ const deps: DispatchDeps = {
 };
 /** Where each invocation's evidence batch goes (record-evidence.ts): the store, the gaps, the intents, the index. */
 const evidence:
-  | { outlets: BatchOutlets & { intents: EvidenceIntents; spool: Pick<EvidenceSpool, 'put'> }; records: SendRecordDeps }
+  | {
+      outlets: BatchOutlets & { intents: EvidenceIntentWriter; spool: Pick<EvidenceSpool, 'put'> };
+      records: SendRecordDeps;
+    }
   | undefined =
   evidenceStore === undefined
     ? undefined
@@ -98,7 +101,7 @@ const evidence:
               new (await import('../stores/evidence-gaps.ts')).DynamoEvidenceGaps(documentClient, config.tableName),
             { add: true, list: true, close: true, find: true, removeTorn: true },
           ),
-          intents: new DynamoEvidenceIntents(documentClient, config.tableName),
+          intents: new DynamoEvidenceIntentWriter(documentClient, config.tableName),
           // An invocation of few records spools them; the sweeper rolls each minute's into one object.
           spool: new DynamoSpoolPut(documentClient, config.evidence.spoolTableName ?? config.tableName),
           index: {

@@ -32,7 +32,7 @@ import {
 } from '../domain/evidence-spool.ts';
 import type { Message } from '../domain/templates.ts';
 import { type BatchOutlets, type BatchWritten, writeBatch } from '../stores/evidence-batch-writer.ts';
-import type { EvidenceIntents } from '../stores/evidence-intents.ts';
+import type { EvidenceIntentWriter } from '../stores/evidence-intents.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import { type SpoolSettled, SpoolWriter } from '../stores/evidence-spool-writer.ts';
 import type { SentEvidence } from '../stores/notification-port.ts';
@@ -145,7 +145,7 @@ export class InvocationEvidence implements SendBatch {
 
   constructor(
     private readonly outlets: BatchOutlets & {
-      readonly intents: EvidenceIntents;
+      readonly intents: EvidenceIntentWriter;
       readonly spool?: Pick<EvidenceSpool, 'put'>;
     },
     private readonly options: {

@@ -48,10 +48,14 @@ export interface EvidenceIntents {
   find(name: string): Promise<EvidenceIntent | undefined>;
 }
 
-export class DynamoEvidenceIntents implements EvidenceIntents {
+/** What dispatch does with an intent: open it before its first send, close it once its batch landed. */
+export type EvidenceIntentWriter = Pick<EvidenceIntents, 'open' | 'close'>;
+
+/** Dispatch's half (its bundle leaves the sweeper's and the readers' look-ups out). */
+export class DynamoEvidenceIntentWriter implements EvidenceIntentWriter {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
   ) {}
 
   async open(intent: EvidenceIntent): Promise<void> {
@@ -76,7 +80,10 @@ export class DynamoEvidenceIntents implements EvidenceIntents {
       }),
     );
   }
+}
 
+/** The sweeper's and the readers': the open intents found, held back after a failed recovery. */
+export class DynamoEvidenceIntents extends DynamoEvidenceIntentWriter implements EvidenceIntents {
   async overdue(now: number, limit: number, start = 0): Promise<EvidenceIntent[]> {
     const found: EvidenceIntent[] = [];
     const shards = EVIDENCE_BATCH_SHARDS.length;
