@@ -93,8 +93,6 @@ describe('dispatch: claim → send → mark', () => {
       '#status = :fromStatus AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)',
     );
     expect(claim?.UpdateExpression).toContain('attempt = attempt + :one');
-    // The sweep key stays as it was: no index delete and put at the claim.
-    expect(claim?.UpdateExpression).not.toMatch(/sweepKey|sweepAt/);
     expect(claim?.ExpressionAttributeValues?.[':lease']).toBe(NOW + 120_000);
     expect(mark?.ConditionExpression).toBe('#status = :fromStatus AND attempt = :attempt');
     // An email's message id outside the providerMessage index: its reports find it by its SES tag.
