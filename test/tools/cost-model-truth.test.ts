@@ -12,6 +12,7 @@ import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import {
   costAtRate,
   DEFAULT_LAYOUTS,
+  emfBytesAt,
   pacerWritesPerSendAt,
   perNotificationAt,
   RATE_ASSUMPTIONS,
@@ -323,5 +324,25 @@ describe('metric (EMF) documents at the rate', () => {
     const peak = costAtRate({}, run, 10_000, 16, P).perNotification.emfBytes;
     expect(peak).toBeLessThan(run.emfBytesPerNotification * 2);
     expect(peak).toBeLessThan(priced / 10);
+  });
+
+  it('prices a document written outside every function the rate invokes as the run wrote it, never drops it', () => {
+    const fn = { plainPerInvocation: 300, setBytes: 250, setsPerInvocation: 1, setsPerRecord: 1 };
+    const run = (extra: boolean) =>
+      ({
+        notifications: 100,
+        emfLineBytes: 265,
+        invocations: { dispatch: 10 },
+        emf: {
+          spoolDocBytes: 0,
+          byFunction: {
+            dispatch: fn,
+            ...(extra ? { 'outside functions/': { ...fn, plainPerInvocation: 5_000 } } : {}),
+          },
+        },
+      }) as unknown as RunDensity;
+    const at = { byFunction: { dispatch: 1 }, spooledDispatch: 0 };
+    // 5,000 + 250 bytes the run wrote once, over its 100 notifications.
+    expect((emfBytesAt(run(true), at) ?? 0) - (emfBytesAt(run(false), at) ?? 0)).toBeCloseTo(52.5, 5);
   });
 });

@@ -402,6 +402,14 @@ export function emfBytesAt(
         : Math.min(records * e.setsPerRecord, Math.max(e.setsPerInvocation, e.setsPerRecord));
     bytes += invocations * (e.plainPerInvocation + sets * e.setBytes);
   }
+  // A document the run wrote from code of no function the rate invokes (attributed 'outside functions/'; none in the
+  // recorded run): priced as the run wrote it, a notification's share — never dropped, since the run's whole EMF is
+  // taken out of the measured logs.
+  for (const [fn, e] of Object.entries(run.emf.byFunction)) {
+    if (fn in m.byFunction) continue;
+    const runInvocations = Math.max(1, run.invocations[fn] ?? 0);
+    bytes += ((e.plainPerInvocation + e.setsPerInvocation * e.setBytes) * runInvocations) / run.notifications;
+  }
   return bytes + m.spooledDispatch * run.emf.spoolDocBytes;
 }
 
