@@ -24,7 +24,7 @@ import {
   spoolPartitionKey,
   spoolShardOf,
 } from '../domain/evidence-spool.ts';
-import { isConditionFailure } from './condition-failure.ts';
+import { isConditionFailure, refusedItem } from './condition-failure.ts';
 import { type Item, queryAll, queryItems } from './paged-query.ts';
 
 /** A record as the spool keeps it. */
@@ -177,9 +177,10 @@ export class DynamoSpoolPut implements Pick<EvidenceSpool, 'put'> {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       // Already there: landed when it holds these bytes (a retried put, a rebuild), refused otherwise.
-      // The item as DynamoDB answered it (attribute values, not unmarshalled), in whichever layout it was written.
-      const old = error.Item;
-      const stored = await (await codec()).decodeSpoolBody({ dz: old?.dz?.B, dict: old?.dict?.S, br: old?.br?.B });
+      // The item DynamoDB answered with (refusedItem: unmarshalled, or nothing when not in wire format), in whichever
+      // of this layout's encodings it was written.
+      const old = refusedItem(error);
+      const stored = await (await codec()).decodeSpoolBody({ dz: old?.dz, dict: old?.dict, br: old?.br });
       if (stored === undefined || sha256Hex(stored) !== r.sha256) {
         throw new EvidenceSpoolConflict(`spool item of ${r.notificationId} holds other bytes than ${r.sha256}`);
       }
