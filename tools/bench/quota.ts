@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
@@ -21,7 +21,7 @@ import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { isConditionFailure } from '../../functions/stores/condition-failure.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
-import { createTable, localClient } from '../local/dynamodb-local.ts';
+import { createTable, localClient, scanAll } from '../local/dynamodb-local.ts';
 import { measureHeldRelease } from './held-release.ts';
 import { seedItems } from './seed.ts';
 
@@ -75,22 +75,12 @@ function environmentsOn(endpoint: string, table: string, options: { rate: number
 
 /** The tokens each window's items counted (send-quota-store.ts: RATE#<channel>[#<shard>], <window start>, `used`). */
 async function tokensTakenByWindow(endpoint: string, table: string): Promise<Map<string, number>> {
-  const client = localClient(endpoint);
-  const doc = DynamoDBDocumentClient.from(client);
   const taken = new Map<string, number>();
-  try {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
-      for (const item of page.Items ?? []) {
-        if (item.kind !== 'RATE' || !String(item.pk).startsWith('RATE#EMAIL')) continue;
-        taken.set(String(item.sk), (taken.get(String(item.sk)) ?? 0) + Number(item.used ?? 0));
-      }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-  } finally {
-    client.destroy();
-  }
+  const windows = await scanAll(endpoint, table, {
+    expression: 'kind = :rate AND begins_with(pk, :channel)',
+    values: { ':rate': 'RATE', ':channel': 'RATE#EMAIL' },
+  });
+  for (const item of windows) taken.set(String(item.sk), (taken.get(String(item.sk)) ?? 0) + Number(item.used ?? 0));
   return taken;
 }
 
