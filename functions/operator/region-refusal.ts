@@ -38,11 +38,15 @@ export function promoteRefusal(to: string, own: FenceControl | undefined, from: 
  */
 export function fromEpochBehind(
   request: { readonly from: string; readonly fromEpoch: number },
-  lost: { readonly epoch: number; readonly at: number },
+  lost: { readonly epoch: number; readonly at: number; readonly notificationId?: string },
 ): RegionRefused {
+  const where =
+    lost.notificationId === undefined
+      ? `${request.from}'s heartbeat carried into this replica at ${new Date(lost.at).toISOString()}`
+      : `${request.from}'s notification ${lost.notificationId}, created at ${new Date(lost.at).toISOString()}, carries in this replica`;
   return new RegionRefused(
     'FROM_EPOCH_BEHIND',
-    `--from-epoch ${request.fromEpoch} is below epoch ${lost.epoch}, which ${request.from}'s heartbeat carried into this replica at ${new Date(lost.at).toISOString()}: give --from-epoch ${lost.epoch} (or the higher epoch you know it reached)`,
+    `--from-epoch ${request.fromEpoch} is below epoch ${lost.epoch}, which ${where}: give --from-epoch ${lost.epoch} (or the higher epoch you know it reached)`,
   );
 }
 

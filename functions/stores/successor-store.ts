@@ -48,6 +48,20 @@ export interface UnfinishedPage {
   readonly next?: UnfinishedCursor;
 }
 
+/**
+ * An epoch a replica has seen of a region, and when: carried by its heartbeat, or by one of its notifications
+ * (`notificationId`, `at` its creation).
+ */
+export interface SeenEpoch {
+  readonly epoch: number;
+  readonly at: number;
+  readonly notificationId?: string;
+}
+
+/** The newest entries of each sweep partition read for the epoch they carry, and partitions read at once. */
+const NEWEST_PER_PARTITION = 5;
+const NEWEST_AT_ONCE = 16;
+
 export class DynamoSuccessorStore {
   private readonly inbox: Pick<DynamoInboxStore, 'inboxItems'>;
 
@@ -135,6 +149,43 @@ export class DynamoSuccessorStore {
   async heartbeatEpoch(region: string): Promise<{ epoch: number; at: number } | undefined> {
     const beat = await new DynamoHeartbeat(this.client, this.tableName).read(region);
     return beat?.epoch === undefined ? undefined : { epoch: beat.epoch, at: beat.at };
+  }
+
+  /**
+   * The highest epoch this replica has seen of `region`: its heartbeat's, or that of its newest unfinished items,
+   * whichever is higher. A region lost within a keeper interval of its own promotion (or whose heartbeat predates the
+   * epoch field) has no heartbeat here at its epoch, yet every notification it wrote at it carries it: the newest ones
+   * are the last entries of each sweep partition (sweepAt is the write's time plus the pending threshold), read a few
+   * per partition — a promotion then takes an epoch above them, and the old region's items stay fenced from it.
+   */
+  async lastSeenEpoch(region: string): Promise<SeenEpoch | undefined> {
+    const [beat, item] = await Promise.all([this.heartbeatEpoch(region), this.newestItemEpoch(region)]);
+    if (beat === undefined) return item;
+    return item !== undefined && item.epoch > beat.epoch ? item : beat;
+  }
+
+  private async newestItemEpoch(region: string): Promise<SeenEpoch | undefined> {
+    const partitions = sweepPartitions(this.sweepShards).map(sweepPartition);
+    let seen: SeenEpoch | undefined;
+    for (let i = 0; i < partitions.length; i += NEWEST_AT_ONCE) {
+      const pages = await Promise.all(
+        partitions
+          .slice(i, i + NEWEST_AT_ONCE)
+          .map((partition) =>
+            this.client.send(
+              new QueryCommand({ ...this.sweepQuery(partition), ScanIndexForward: false, Limit: NEWEST_PER_PARTITION }),
+            ),
+          ),
+      );
+      const items = await Promise.all(
+        pages.flatMap((p) => p.Items ?? []).map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })),
+      );
+      for (const item of items) {
+        if (item?.owner !== region || item.epoch === undefined || item.epoch <= (seen?.epoch ?? -1)) continue;
+        seen = { epoch: item.epoch, at: Date.parse(item.createdAt), notificationId: item.notificationId };
+      }
+    }
+    return seen;
   }
 
   /** Every successor waiting for its original (FAILOVER_HELD, or UNKNOWN because the original was in flight). */

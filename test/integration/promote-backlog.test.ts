@@ -185,7 +185,7 @@ describe('the epoch a failover takes', () => {
     const lost = {
       region: PRIMARY,
       fence: { control: gone },
-      store: { countUnfinished: gone, heartbeatEpoch: gone },
+      store: { countUnfinished: gone, lastSeenEpoch: gone },
     } as unknown as RegionSide;
     const preview = await regionPreview('promote', { to: RECOVERY, oldRegionUnreachable: true, fromEpoch: 1 }, [
       side,
@@ -199,6 +199,41 @@ describe('the epoch a failover takes', () => {
     expect(refused).toMatchObject({ code: 'FROM_EPOCH_BEHIND', message: /below epoch 3/ });
     expect(await side.fence.control(true)).toMatchObject({ state: 'FENCED', epoch: 0 });
     expect(enabled).toBe(0);
+  });
+
+  it('a lost region whose heartbeat never carried its epoch here: its newest notifications do — --from-epoch below it is refused, and the epoch taken is above it', async () => {
+    // The lost region had been promoted to epoch 3 and wrote this notice, then was lost before its keeper beat.
+    const base = pendingNotification('PUSH');
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          ...base,
+          pk: 'EVENT#evt-late',
+          sk: 'NOTIFICATION#PUSH',
+          eventId: 'evt-late',
+          notificationId: 'evt-late#PUSH',
+          sweepKey: 'PENDING#PUSH#1',
+          sweepAt: Number(base.sweepAt) + 60_000,
+          owner: PRIMARY,
+          epoch: 3,
+        },
+      }),
+    );
+    const gone = () => Promise.reject(new Error('connect ETIMEDOUT'));
+    const lost = { region: PRIMARY, fence: { control: gone }, store: { countUnfinished: gone, lastSeenEpoch: gone } };
+    const preview = await regionPreview('promote', { to: RECOVERY, oldRegionUnreachable: true, fromEpoch: 1 }, [
+      side,
+      lost as unknown as RegionSide,
+    ]);
+    expect(preview.plan.lastSeenEpochs).toMatchObject({
+      [RECOVERY]: { [PRIMARY]: { epoch: 3, notificationId: 'evt-late#PUSH' } },
+    });
+    expect(preview.refusal).toMatchObject({ code: 'FROM_EPOCH_BEHIND', message: /notification evt-late#PUSH/ });
+    await expect(promoteFailover(side, request, clock)).rejects.toMatchObject({ code: 'FROM_EPOCH_BEHIND' });
+    expect(await side.fence.control(true)).toMatchObject({ state: 'FENCED', epoch: 0 });
+    const report = await promoteFailover(side, { ...request, fromEpoch: 3, budgetMs: undefined }, clock);
+    expect(report).toMatchObject({ epoch: 4, aheadOfEpoch: 0 });
   });
 
   it('takes an epoch above every one this replica has seen: after a failback, a second failover is above the old region’s heartbeat', async () => {
