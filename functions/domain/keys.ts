@@ -150,7 +150,8 @@ const EVENT_INDEX_DAYS = 36 ** 4;
  */
 export function eventIndexSk(day: string, userId: string): string {
   const days = Date.parse(`${day}T00:00:00Z`) / DAY_MS;
-  if (!Number.isInteger(days) || days < 0 || days >= EVENT_INDEX_DAYS)
+  const real = Number.isInteger(days) && new Date(days * DAY_MS).toISOString().slice(0, 10) === day;
+  if (!real || days < 0 || days >= EVENT_INDEX_DAYS)
     throw new RangeError(`an event index key needs a day from 1970-01-01 to 6568-08-18, not ${JSON.stringify(day)}`);
   return `~${days.toString(36).padStart(4, '0')}${userId}`;
 }

@@ -126,7 +126,8 @@ export async function promoteFailover(
 
 /**
  * The fence moved ACTIVE at an epoch above every one this replica has seen: its own fence's, the predecessor it
- * names, `--from-epoch`, and each region's last seen — its heartbeat's or its newest notifications' (`lastSeenEpoch`).
+ * names, `--from-epoch`, its own heartbeat's, and the lost region's last seen — its heartbeat's or its newest
+ * notifications' (`lastSeenEpoch`).
  * A `--from-epoch` below the lost region's is refused: the operator read an old figure, and the lost region may be
  * further on than they think.
  */
@@ -136,7 +137,10 @@ async function promoted(
   request: FailoverRequest,
   clock: Clock,
 ): Promise<FenceControl> {
-  const [lost, self] = await Promise.all([to.store.lastSeenEpoch(request.from), to.store.lastSeenEpoch(to.region)]);
+  const [lost, self] = await Promise.all([
+    to.store.lastSeenEpoch(request.from, clock.now()),
+    to.store.heartbeatEpoch(to.region),
+  ]);
   if (lost !== undefined && request.fromEpoch < lost.epoch) throw fromEpochBehind(request, lost);
   const epoch = nextEpoch(own?.epoch, own?.predecessor?.epoch, request.fromEpoch, lost?.epoch, self?.epoch);
   const now = clock.now();

@@ -131,6 +131,7 @@ export async function regionPreview(
   command: RegionCommand,
   request: RegionRequest[RegionCommand],
   sides: readonly RegionSide[],
+  now = Date.now(),
 ): Promise<RegionPreview> {
   // A region that does not answer is shown so, not a failure of the preview: a failover is for a region lost.
   const orUnreachable = async <T>(read: () => Promise<T>) =>
@@ -145,7 +146,9 @@ export async function regionPreview(
     }),
     perSide(async (s) =>
       Object.fromEntries(
-        await Promise.all(sides.map(async (r) => [r.region, (await s.store.lastSeenEpoch(r.region)) ?? null])),
+        await Promise.all(
+          sides.map(async (r) => [r.region, (await lastSeen(command, request, s, r.region, now)) ?? null]),
+        ),
       ),
     ),
   ]);
@@ -161,6 +164,24 @@ export async function regionPreview(
   const other = (r: string) => sides.find((s) => s.region !== r)?.region ?? '';
   const refusal = refusalOf(command, request, fenceOf, other) ?? epochRefusal(command, request, heartbeats, other);
   return refusal === undefined ? { plan } : { plan, refusal };
+}
+
+/**
+ * The epoch a replica has seen of a region: its heartbeat's; for the region a promotion fails over from, in the
+ * promoted region's replica, its newest notifications' too — what the confirm reads (promote.ts), and only there:
+ * that look reads a few entries of every sweep partition.
+ */
+function lastSeen(
+  command: RegionCommand,
+  request: RegionRequest[RegionCommand],
+  replica: RegionSide,
+  region: string,
+  now: number,
+) {
+  const to = command === 'promote' ? (request as RegionRequest['promote']).to : undefined;
+  return replica.region === to && region !== to
+    ? replica.store.lastSeenEpoch(region, now)
+    : replica.store.heartbeatEpoch(region);
 }
 
 /** Promote's `--from-epoch` below the lost region's last seen epoch, as the promoted region's replica holds it. */

@@ -12,13 +12,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
-import type { Channel } from '../domain/channels.ts';
+import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { HELD_SHARDS, heldPartition } from '../domain/failover.ts';
 import { FIRST_EPOCH } from '../domain/fence.ts';
 import { eventPk, notificationSk, sweepPartition } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { pendingSweepKey } from '../domain/notification.ts';
 import { type Mover, moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../domain/sweep-index.ts';
 import { DynamoInboxStore } from '../ingest/inbox-store.ts';
 import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
@@ -58,9 +59,13 @@ export interface SeenEpoch {
   readonly notificationId?: string;
 }
 
-/** The newest entries of each sweep partition read for the epoch they carry, and partitions read at once. */
-const NEWEST_PER_PARTITION = 5;
-const NEWEST_AT_ONCE = 16;
+/**
+ * The newest entries of each partition read for the epoch they carry (any one of the lost region's newest carries
+ * it), partitions read at once, and the clocks' margin past the pending threshold.
+ */
+const NEWEST_PER_PARTITION = 2;
+const NEWEST_AT_ONCE = 32;
+const NEWEST_SKEW_MS = 60_000;
 
 export class DynamoSuccessorStore {
   private readonly inbox: Pick<DynamoInboxStore, 'inboxItems'>;
@@ -69,6 +74,8 @@ export class DynamoSuccessorStore {
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly sweepShards: number,
+    /** The stage's pending threshold: a notice written now is due by now + it (lastSeenEpoch's look). */
+    private readonly pendingThresholdMs = DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
   ) {
     this.inbox = new DynamoInboxStore(client, tableName);
   }
@@ -152,31 +159,42 @@ export class DynamoSuccessorStore {
   }
 
   /**
-   * The highest epoch this replica has seen of `region`: its heartbeat's, or that of its newest unfinished items,
+   * The highest epoch this replica has seen of `region`: its heartbeat's, or that of its newest notifications,
    * whichever is higher. A region lost within a keeper interval of its own promotion (or whose heartbeat predates the
-   * epoch field) has no heartbeat here at its epoch, yet every notification it wrote at it carries it: the newest ones
-   * are the last entries of each sweep partition (sweepAt is the write's time plus the pending threshold), read a few
-   * per partition — a promotion then takes an epoch above them, and the old region's items stay fenced from it.
+   * epoch field) has no heartbeat here at its epoch, yet what it wrote at it carries it: its newest notices are the
+   * last entries of each sweep partition due by now + the pending threshold (a write sets sweepAt to its time plus the
+   * threshold; quiet hours, deferrals and far retries sit beyond it and are left out), and its own promotion's
+   * successors sit in the HELD partitions. A few entries of each are read whole.
    */
-  async lastSeenEpoch(region: string): Promise<SeenEpoch | undefined> {
-    const [beat, item] = await Promise.all([this.heartbeatEpoch(region), this.newestItemEpoch(region)]);
+  async lastSeenEpoch(region: string, now = Date.now()): Promise<SeenEpoch | undefined> {
+    const [beat, item] = await Promise.all([this.heartbeatEpoch(region), this.newestItemEpoch(region, now)]);
     if (beat === undefined) return item;
     return item !== undefined && item.epoch > beat.epoch ? item : beat;
   }
 
-  private async newestItemEpoch(region: string): Promise<SeenEpoch | undefined> {
-    const partitions = sweepPartitions(this.sweepShards).map(sweepPartition);
+  private async newestItemEpoch(region: string, now: number): Promise<SeenEpoch | undefined> {
+    const index = TABLE_SCHEMA.sweepIndex;
+    const newest = (partition: string, horizon?: number) =>
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: index.indexName,
+        KeyConditionExpression: horizon === undefined ? '#key = :key' : '#key = :key AND #at <= :horizon',
+        ExpressionAttributeNames: {
+          '#key': index.partitionKey,
+          ...(horizon === undefined ? {} : { '#at': 'sweepAt' }),
+        },
+        ExpressionAttributeValues: { ':key': partition, ...(horizon === undefined ? {} : { ':horizon': horizon }) },
+        ScanIndexForward: false,
+        Limit: NEWEST_PER_PARTITION,
+      });
+    const horizon = now + this.pendingThresholdMs + NEWEST_SKEW_MS;
+    const queries = [
+      ...sweepPartitions(this.sweepShards).map((p) => newest(sweepPartition(p), horizon)),
+      ...CHANNELS.flatMap((c) => Array.from({ length: HELD_SHARDS }, (_, n) => newest(heldPartition(c, n)))),
+    ];
     let seen: SeenEpoch | undefined;
-    for (let i = 0; i < partitions.length; i += NEWEST_AT_ONCE) {
-      const pages = await Promise.all(
-        partitions
-          .slice(i, i + NEWEST_AT_ONCE)
-          .map((partition) =>
-            this.client.send(
-              new QueryCommand({ ...this.sweepQuery(partition), ScanIndexForward: false, Limit: NEWEST_PER_PARTITION }),
-            ),
-          ),
-      );
+    for (let i = 0; i < queries.length; i += NEWEST_AT_ONCE) {
+      const pages = await Promise.all(queries.slice(i, i + NEWEST_AT_ONCE).map((q) => this.client.send(q)));
       const items = await Promise.all(
         pages.flatMap((p) => p.Items ?? []).map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })),
       );
