@@ -9,8 +9,8 @@ import { LOG_LISTINGS, type LogListing } from '../../functions/contracts/telemet
 /**
  * A JSON string in a line that is the event's id, or begins with it and a notification's `#` or a listed entry's space
  * (an eventId is letters, digits and `._:-`, never a quote, `#` or space): the lines that list what an invocation did
- * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "deliveries recorded") name
- * the event only inside their list.
+ * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "deliveries recorded",
+ * carried by the invocation's metric document) name the event only inside their list.
  */
 const idInLine = (eventId: string) => `"${eventId.replace(/[.]/g, '\\.')}[#" ]`;
 
@@ -72,15 +72,22 @@ export async function traceEvent(
   }
 }
 
+/**
+ * A row's own fields: none for a listing carried by an invocation's metric document (it begins `{"_aws"`), whose
+ * `channel` and `status` are its first dimension set's, not the event's: its entries say the event's.
+ */
+const fieldsOf = (r: Readonly<Record<string, string>>) =>
+  (r['@message'] ?? '').startsWith('{"_aws"')
+    ? []
+    : Object.entries(r)
+        .filter(([k]) => !['@timestamp', '@log', 'level', 'message', '@message'].includes(k))
+        .map(([k, v]) => `${k}=${v}`);
+
 export const traceText = (rows: readonly Record<string, string>[], eventId = '') =>
   rows
     .map(
       (r) =>
-        `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${Object.entries(
-          r,
-        )
-          .filter(([k]) => !['@timestamp', '@log', 'level', 'message', '@message'].includes(k))
-          .map(([k, v]) => `${k}=${v}`)
+        `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${fieldsOf(r)
           .concat(entriesAbout(eventId, r['@message']))
           .join(' ')}`,
     )
