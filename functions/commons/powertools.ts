@@ -200,7 +200,8 @@ export function publishMetrics(): void {
       ...(logger.requestId === undefined ? {} : { function_request_id: logger.requestId }),
       ...(listing === undefined ? {} : listed(listing)),
     };
-    const doc = { _aws: { ...base._aws, CloudWatchMetrics: directives }, ...plainValues, ...setValues, ...metadata };
+    // The metadata before the values, as Powertools spreads it: a colliding key is a metric's or a dimension's.
+    const doc = { _aws: { ...base._aws, CloudWatchMetrics: directives }, ...metadata, ...plainValues, ...setValues };
     process.stdout.write(`${JSON.stringify(doc)}\n`);
     if (listing !== undefined) writeListingParts(listing);
   }
@@ -222,6 +223,9 @@ export async function thenPublishMetrics(step: () => Promise<void>): Promise<voi
 
 /** At most this many entries a listing line: Logs Insights extracts 200 fields of a JSON line, and a line stays small. */
 export const ENTRIES_PER_LINE = 100;
+
+/** The log levels at which an INFO line is written. */
+const INFO_OR_FINER: ReadonlySet<string> = new Set(['TRACE', 'DEBUG', 'INFO']);
 
 /** A listing's first line's keys: its message, its attributes, its first ENTRIES_PER_LINE entries under its key. */
 function listed({ message, entries, attributes }: Listing): LogAttributes {
@@ -258,6 +262,8 @@ function writeListingParts({ message, entries }: Listing): void {
  */
 export function infoListing(message: LogListing, entries: readonly string[], attributes: LogAttributes = {}): void {
   if (entries.length === 0 && Object.keys(attributes).length === 0) return;
+  // An INFO line: nothing where the level is above it (POWERTOOLS_LOG_LEVEL=WARN), in the document or not.
+  if (!INFO_OR_FINER.has(logger.getLevelName())) return;
   // None of the handlers lists twice an invocation; if one did, the first is written as it was, not lost.
   if (held !== undefined) writeListing(held);
   held = undefined;

@@ -430,6 +430,17 @@ describe('an invocation of one record: one line, its metrics and its listing tog
     expect(lines.flatMap((l) => l.reports)).toEqual(ids);
   });
 
+  it('an INFO listing: above INFO (POWERTOOLS_LOG_LEVEL=WARN) the document carries the metrics alone', async () => {
+    const lines = await invocation((p) => {
+      p.logger.setLogLevel('WARN');
+      p.countBy('NotificationsSent', { channel: 'EMAIL' });
+      p.infoListing('notifications sent', ['e-1#EMAIL 1 m-1']);
+    });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ NotificationsSent: 1 });
+    expect(lines[0]).not.toHaveProperty('sent');
+  });
+
   it('nothing counted but something listed: the listing is a log line of its own', async () => {
     const lines = await invocation((p) => p.infoListing('notifications sent', ['e-1#EMAIL 1 m-1']));
     expect(lines).toEqual([expect.objectContaining({ level: 'INFO', message: 'notifications sent' })]);
