@@ -178,7 +178,9 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     const ordered = { ...event, Records: criticalFirst(event.Records) };
     return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
-    // The sends' listing, held for the invocation's closing metric document: written whatever becomes of the batch.
+    // The sends' listing, held for the invocation's closing metric document, written after the evidence close even
+    // if it throws. An invocation killed during the close (its timeout: the close has a time limit of its own inside
+    // it) loses this line; its sends stand in the table (SENT, with their message ids) and in their evidence.
     infoListing('notifications sent', sent);
     // After every record: the invocation's evidence, in one batch, outside every send slot. Then the invocation's
     // summed counts and the listing (one EMF document, plus one per further channel), even if the close throws;

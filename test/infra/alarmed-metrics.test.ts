@@ -91,6 +91,8 @@ describe('what the functions write', () => {
   it('holds every metric an alarm reads with exactly its dimensions, in the closing document or beside it', async () => {
     const reads = alarmReads();
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    // At INFO, as deployed: the closing document then carries the listing too.
+    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
     vi.resetModules();
     const write = process.stdout.write;
     try {

@@ -205,6 +205,8 @@ describe('metric (EMF) documents at the rate', () => {
   async function emfLines(invocations: ((p: Powertools) => void)[]): Promise<string[][]> {
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
     vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'notifier/prod');
+    // At INFO, as deployed: the listing is an INFO part of the closing document (vitest.config.ts runs SILENT).
+    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
     vi.resetModules();
     const p = (await import('../../functions/commons/powertools.ts')) as Powertools;
     const out: string[][] = [];
