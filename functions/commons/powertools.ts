@@ -161,14 +161,17 @@ let held: Listing | undefined;
  * and counts added first, then cleared: one EMF directive and its values. Undefined when there is nothing to write.
  */
 function serialized(set?: DimensionSet): EmfOutput | undefined {
-  if (set !== undefined) {
-    for (const [k, v] of Object.entries(set.dimensions)) metrics.addDimension(k, v);
-    for (const [name, n] of set.counts) metrics.addMetric(name, MetricUnit.Count, n);
+  try {
+    if (set !== undefined) {
+      for (const [k, v] of Object.entries(set.dimensions)) metrics.addDimension(k, v);
+      for (const [name, n] of set.counts) metrics.addMetric(name, MetricUnit.Count, n);
+    }
+    return metrics.hasStoredMetrics() ? metrics.serializeMetrics() : undefined;
+  } finally {
+    // Whatever was stored goes with this document, even if serialising threw: nothing leaks into the next one.
+    metrics.clearMetrics();
+    metrics.clearDimensions();
   }
-  const doc = metrics.hasStoredMetrics() ? metrics.serializeMetrics() : undefined;
-  metrics.clearMetrics();
-  metrics.clearDimensions();
-  return doc;
 }
 
 /**

@@ -61,7 +61,9 @@ export async function traceEvent(
     const r = await deps.logs.send(new GetQueryResultsCommand({ queryId: started.queryId }));
     if (r.status === 'Complete') {
       return (r.results ?? []).map((row) =>
-        Object.fromEntries(row.filter((f) => f.field !== '@ptr').map((f) => [f.field ?? '', f.value ?? ''])),
+        withoutDocumentFields(
+          Object.fromEntries(row.filter((f) => f.field !== '@ptr').map((f) => [f.field ?? '', f.value ?? ''])),
+        ),
       );
     }
     if (r.status === 'Failed' || r.status === 'Cancelled' || r.status === 'Timeout') {
@@ -72,12 +74,20 @@ export async function traceEvent(
   }
 }
 
+/** Fields a metric document's row holds as its first dimension set's, not as the listed event's: left out. */
+const DOCUMENT_FIELDS = ['channel', 'status', 'notificationId', 'attempt', 'reason', 'code'];
+const isDocument = (r: Readonly<Record<string, string>>) => (r['@message'] ?? '').startsWith('{"_aws"');
+function withoutDocumentFields(r: Record<string, string>): Record<string, string> {
+  if (!isDocument(r)) return r;
+  return Object.fromEntries(Object.entries(r).filter(([k]) => !DOCUMENT_FIELDS.includes(k)));
+}
+
 /**
  * A row's own fields: none for a listing carried by an invocation's metric document (it begins `{"_aws"`), whose
  * `channel` and `status` are its first dimension set's, not the event's: its entries say the event's.
  */
 const fieldsOf = (r: Readonly<Record<string, string>>) =>
-  (r['@message'] ?? '').startsWith('{"_aws"')
+  isDocument(r)
     ? []
     : Object.entries(r)
         .filter(([k]) => !['@timestamp', '@log', 'level', 'message', '@message'].includes(k))
