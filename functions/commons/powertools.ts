@@ -8,6 +8,7 @@ import { isRequestXRaySampled } from '@aws-lambda-powertools/commons/utils/env';
 import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
 import { LOG_LISTINGS, type LogListing, type MetricName, SERVICE_NAME } from '../contracts/telemetry.ts';
 
 /**
@@ -35,8 +36,24 @@ export class NotifierLogFormatter extends LogFormatter {
   }
 }
 
-export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new NotifierLogFormatter() });
-export const metrics = new Metrics({ serviceName: SERVICE_NAME });
+/** Powertools' Logger, keeping the invocation's request id for the metric document that closes it (publishMetrics). */
+class NotifierLogger extends Logger {
+  requestId: string | undefined;
+  override addContext(context: Parameters<Logger['addContext']>[0]): void {
+    super.addContext(context);
+    this.requestId = context.awsRequestId;
+  }
+}
+
+export const logger = new NotifierLogger({ serviceName: SERVICE_NAME, logFormatter: new NotifierLogFormatter() });
+/** Powertools' Metrics, saying whether it writes (`isDisabled` is protected): the closing document is written by us. */
+class NotifierMetrics extends Metrics {
+  /** False under POWERTOOLS_METRICS_DISABLED (the tests) or POWERTOOLS_DEV: then nothing is written. */
+  get writing(): boolean {
+    return !this.isDisabled();
+  }
+}
+export const metrics = new NotifierMetrics({ serviceName: SERVICE_NAME });
 
 /**
  * Whether the Tracer can trace here: in a Lambda runtime (AWS_EXECUTION_ENV is AWS_Lambda_<runtime>) unless
@@ -104,7 +121,11 @@ export function summedPerInvocation(name: MetricName, dimensions: Record<string,
   return name !== 'DeliveryFeedback' || dimensions.status === 'DELIVERED';
 }
 
-const byDimensions = new Map<string, { dimensions: Record<string, string>; counts: Map<MetricName, number> }>();
+interface DimensionSet {
+  readonly dimensions: Record<string, string>;
+  readonly counts: Map<MetricName, number>;
+}
+const byDimensions = new Map<string, DimensionSet>();
 
 /**
  * A count with its own dimensions (channel, reason), never mixed with another dimension set in one document: summed
@@ -127,18 +148,71 @@ export function countBy(name: MetricName, dimensions: Record<string, string>, va
   set.counts.set(name, (set.counts.get(name) ?? 0) + value);
 }
 
+/** A listing held for the invocation's closing document (`infoListing`, when metrics are written). */
+interface Listing {
+  readonly message: LogListing;
+  readonly entries: readonly string[];
+  readonly attributes: LogAttributes;
+}
+let held: Listing | undefined;
+
 /**
- * Flushes the invocation's metrics (a handler's `finally`): the plain counts in one EMF document when there are any
- * (no empty-flush warning), then one document per summed dimension set.
+ * The stored metrics as Powertools serializes them (namespace, timestamp, `service`, units), with `set`'s dimensions
+ * and counts added first, then cleared: one EMF directive and its values. Undefined when there is nothing to write.
+ */
+function serialized(set?: DimensionSet): EmfOutput | undefined {
+  try {
+    if (set !== undefined) {
+      for (const [k, v] of Object.entries(set.dimensions)) metrics.addDimension(k, v);
+      for (const [name, n] of set.counts) metrics.addMetric(name, MetricUnit.Count, n);
+    }
+    return metrics.hasStoredMetrics() ? metrics.serializeMetrics() : undefined;
+  } finally {
+    // Whatever was stored goes with this document, even if serialising threw: nothing leaks into the next one.
+    metrics.clearMetrics();
+    metrics.clearDimensions();
+  }
+}
+
+/**
+ * Flushes the invocation's metrics (a handler's `finally`) in ONE document where it can: the plain counts, the first
+ * summed dimension set and the listing `infoListing` held (its message and entries, as the document's metadata).
+ * An EMF document may hold several directives, each with its own dimensions and metrics, but one value a dimension:
+ * the plain counts' directive (`service` alone) and one set's (`service`, `channel`…) share it; a further set (an
+ * event's second channel) is a document of its own. Every line repeats a namespace, time and `service`, a listing
+ * line its level, time, function and request id: at a million a month an invocation is about one record, and its
+ * three lines (plain counts, a channel's, the listing) had been most of what it wrote. Nothing counted and nothing
+ * listed: nothing (no empty-flush warning).
  */
 export function publishMetrics(): void {
-  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
-  for (const { dimensions, counts } of byDimensions.values()) {
+  const [first, ...rest] = byDimensions.values();
+  byDimensions.clear();
+  const listing = held;
+  held = undefined;
+  const plain = serialized();
+  const set = serialized(first);
+  const base = plain ?? set;
+  if (base === undefined || !metrics.writing) {
+    if (listing !== undefined) writeListing(listing);
+  } else {
+    const { _aws: _p, ...plainValues } = plain ?? { _aws: undefined };
+    const { _aws: _s, ...setValues } = set ?? { _aws: undefined };
+    const directives = [plain, set].flatMap((d) => d?._aws.CloudWatchMetrics ?? []);
+    // The request id, as on every line: it ties the document to its invocation's REPORT line and other lines.
+    const metadata = {
+      ...(logger.requestId === undefined ? {} : { function_request_id: logger.requestId }),
+      ...(listing === undefined ? {} : listed(listing)),
+    };
+    // The metadata before the values, as Powertools spreads it: a colliding key is a metric's or a dimension's.
+    const doc = { _aws: { ...base._aws, CloudWatchMetrics: directives }, ...metadata, ...plainValues, ...setValues };
+    process.stdout.write(`${JSON.stringify(doc)}\n`);
+    if (listing !== undefined) writeListingParts(listing);
+  }
+  for (const { dimensions, counts } of rest) {
     for (const [k, v] of Object.entries(dimensions)) metrics.addDimension(k, v);
     for (const [name, n] of counts) metrics.addMetric(name, MetricUnit.Count, n);
     metrics.publishStoredMetrics();
   }
-  byDimensions.clear();
 }
 
 /** Runs an invocation's last step (dispatch's evidence close) and flushes its metrics whether or not the step throws. */
@@ -153,21 +227,49 @@ export async function thenPublishMetrics(step: () => Promise<void>): Promise<voi
 /** At most this many entries a listing line: Logs Insights extracts 200 fields of a JSON line, and a line stays small. */
 export const ENTRIES_PER_LINE = 100;
 
+/** The log levels at which an INFO line is written. */
+const INFO_OR_FINER: ReadonlySet<string> = new Set(['TRACE', 'DEBUG', 'INFO']);
+
+/** A listing's first line's keys: its message, its attributes, its first ENTRIES_PER_LINE entries under its key. */
+function listed({ message, entries, attributes }: Listing): LogAttributes {
+  return {
+    message,
+    ...attributes,
+    ...(entries.length === 0 ? {} : { [LOG_LISTINGS[message]]: entries.slice(0, ENTRIES_PER_LINE) }),
+  };
+}
+
+/** A listing as log lines of its own: its first line, then its further parts. */
+function writeListing(l: Listing): void {
+  const { message: _, ...first } = listed(l);
+  logger.info(l.message, first);
+  writeListingParts(l);
+}
+
+/** The entries after the first ENTRIES_PER_LINE, in log lines of their own numbered by `part`. */
+function writeListingParts({ message, entries }: Listing): void {
+  const key = LOG_LISTINGS[message];
+  for (let i = ENTRIES_PER_LINE; i < entries.length; i += ENTRIES_PER_LINE)
+    logger.info(message, { part: i / ENTRIES_PER_LINE + 1, [key]: entries.slice(i, i + ENTRIES_PER_LINE) });
+}
+
 /**
- * One INFO line for what an invocation did the same way to many records (sent, delivered, accepted), listing their
- * entries — each begins with the notification's or the event's id — instead of a line each: every line repeats its
- * level, message, time, function and request id (about 190 bytes), so a batch of 100 sends wrote that 100 times.
- * The message names its list's key (contracts/telemetry.ts LOG_LISTINGS). Above ENTRIES_PER_LINE entries the rest
- * follow in lines of their own, numbered by `part`. Nothing listed and no attributes: no line. What goes wrong (a
- * warning, an error) stays a line of its own per record.
+ * What an invocation did the same way to many records (sent, delivered, accepted), listed — each entry begins with
+ * the notification's or the event's id — instead of a line each: every line repeats its level, message, time,
+ * function and request id (about 190 bytes), so a batch of 100 sends wrote that 100 times. The message names its
+ * list's key (contracts/telemetry.ts LOG_LISTINGS). Held, and written with the invocation's metrics as their
+ * document's metadata (`publishMetrics`): one line for both, which the runbook's trace finds like any other (its
+ * `message`, its ids in @message). Above ENTRIES_PER_LINE entries the rest follow in log lines of their own, numbered
+ * by `part`. With metrics off (POWERTOOLS_METRICS_DISABLED) it is a log line of its own, written at once. Nothing
+ * listed and no attributes: nothing. What goes wrong (a warning, an error) stays a line of its own per record.
  */
 export function infoListing(message: LogListing, entries: readonly string[], attributes: LogAttributes = {}): void {
   if (entries.length === 0 && Object.keys(attributes).length === 0) return;
-  const key = LOG_LISTINGS[message];
-  logger.info(message, {
-    ...attributes,
-    ...(entries.length === 0 ? {} : { [key]: entries.slice(0, ENTRIES_PER_LINE) }),
-  });
-  for (let i = ENTRIES_PER_LINE; i < entries.length; i += ENTRIES_PER_LINE)
-    logger.info(message, { part: i / ENTRIES_PER_LINE + 1, [key]: entries.slice(i, i + ENTRIES_PER_LINE) });
+  // An INFO line: nothing where the level is above it (POWERTOOLS_LOG_LEVEL=WARN), in the document or not.
+  if (!INFO_OR_FINER.has(logger.getLevelName())) return;
+  // None of the handlers lists twice an invocation; if one did, the first is written as it was, not lost.
+  if (held !== undefined) writeListing(held);
+  held = undefined;
+  if (metrics.writing) held = { message, entries, attributes };
+  else writeListing({ message, entries, attributes });
 }

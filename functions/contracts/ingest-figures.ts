@@ -67,8 +67,8 @@ export const EQUATION_TERMS = [
 export const EQUATION_FIGURES: readonly (keyof IngestFigures)[] = ['received', ...EQUATION_TERMS];
 
 /**
- * What a batch reports, in its metrics and its "batch ingested" line: the equation's figures always, each of their parts
- * (sanitised, masked, fallbacks …) only when it is not zero. At a million notifications a month an invocation is about
+ * What a batch reports, as the metrics of its "batch ingested" document: the equation's figures always, each of their
+ * parts (sanitised, masked, fallbacks …) only when it is not zero. At a million notifications a month an invocation is about
  * one event, and nine zero parts were about 450 bytes of CloudWatch Logs an event (a metric and a key each); a part's
  * alarm treats a missing datapoint as not breaching, and its sum is the same.
  */

@@ -121,9 +121,10 @@ export const METRIC_NAMES = [
 export type MetricName = (typeof METRIC_NAMES)[number];
 
 /**
- * The INFO lines that list what an invocation did to many records, one line an invocation (commons/powertools.ts
- * infoListing), and the key of their list: each entry begins with the event's or the notification's id. The runbook's
- * trace finds an id in them; the cost bench prices each line once an invocation and its entries once a record.
+ * The listings of what an invocation did to many records, once an invocation (commons/powertools.ts infoListing:
+ * the metadata of its closing metric document), and the key of their list: each entry begins with the event's or the
+ * notification's id. The runbook's trace finds an id in them; the cost bench prices the document once an invocation
+ * and the entries once a record.
  */
 export const LOG_LISTINGS = {
   'batch ingested': 'events',

@@ -178,10 +178,12 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
     const ordered = { ...event, Records: criticalFirst(event.Records) };
     return await processPartialResponse(ordered, recordHandler, processor, { context, throwOnFullBatchFailure: false });
   } finally {
-    // The sends first: their line stands whatever becomes of the evidence batch.
+    // The sends' listing, held for the invocation's closing metric document, written after the evidence close even
+    // if it throws. An invocation killed during the close (its timeout: the close has a time limit of its own inside
+    // it) loses this line; its sends stand in the table (SENT, with their message ids) and in their evidence.
     infoListing('notifications sent', sent);
     // After every record: the invocation's evidence, in one batch, outside every send slot. Then the invocation's
-    // summed counts (one EMF document for the plain ones, one per channel for the sends), even if the close throws;
+    // summed counts and the listing (one EMF document, plus one per further channel), even if the close throws;
     // what an alarm reads (UnknownOutcomes, SendFailures, AcceptancesNotRecorded…) was written as it was counted.
     await thenPublishMetrics(async () => {
       if (batch !== undefined) await closeEvidenceBatch(batch, budget);

@@ -1,8 +1,8 @@
 /**
- * What the ingest handler tells CloudWatch about one batch: the batch line with its figures, `reconciled` and the
- * events accepted as they should be (listed: `<eventId> <channel>,<channel>` each); a log line of its own for every
- * other record (ids and reason codes only, never an address or a display text); the figures as EMF metrics, the
- * notifications created per channel. The use case (ingest-batch.ts) decides; this only reports.
+ * What the ingest handler tells CloudWatch about one batch: the figures as EMF metrics, the notifications created per
+ * channel, and in the same document the batch listing (`batch ingested`: `reconciled` and the events accepted as they
+ * should be, `<eventId> <channel>,<channel>` each); a log line of its own for every other record (ids and reason
+ * codes only, never an address or a display text). The use case (ingest-batch.ts) decides; this only reports.
  */
 
 import { count, countBy, infoListing, logger } from '../commons/powertools.ts';
@@ -95,7 +95,8 @@ export function reportBatch(summary: BatchSummary): void {
   for (const [channel, n] of created) countBy('NotificationsCreated', { channel }, n);
   for (const [channel, n] of refused) countBy('NotificationsRefused', { channel }, n);
   for (const [channel, n] of repaired) countBy('NotificationsRepaired', { channel }, n);
-  infoListing('batch ingested', accepted, { ...Object.fromEntries(reported), reconciled: reconciles(f) });
+  // The figures are the metric values of the document the listing rides in (commons/powertools.ts publishMetrics).
+  infoListing('batch ingested', accepted, { reconciled: reconciles(f) });
   if (summary.lookupFailure !== undefined) {
     // The look-up before the transactions failed: nothing lost, duplicates cost a cancelled transaction this time.
     count('InboxLookupFailures');

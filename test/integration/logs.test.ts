@@ -5,7 +5,7 @@
  * pause, an accept whose reply was lost — and every line written to stdout or stderr is searched for the recipient's
  * address, phone number and push endpoint, the counterparty's name and the amount.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { logger } from '../../functions/commons/powertools.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { converge, type Handlers, KafkaMapping, loadHandlers, StreamMapping } from '../../tools/local/pipeline.ts';
@@ -20,6 +20,12 @@ import { StreamReader } from '../../tools/local/stream-reader.ts';
 import { traceQuery } from '../../tools/ops/trace.ts';
 import { transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+
+// Metrics on, as deployed (the tests' environment turns them off): the listing lines ride in the invocations' metric
+// documents, and those are searched too. Before the imports, which make the shared Metrics.
+vi.hoisted(() => {
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+});
 
 /** The personal data of the run: each must never appear in a log line. */
 const PERSON = {
@@ -73,6 +79,7 @@ beforeAll(async () => {
   reader = new StreamReader(table.endpoint, table.tableName);
 });
 afterAll(async () => {
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   process.stdout.write = original.out;
   process.stderr.write = original.err;
   reader?.close();
@@ -136,6 +143,10 @@ describe('logs at DEBUG carry no personal data', () => {
       expect(messages, m).toContain(m);
     }
     expect(ses.sends.length + sns.sends.length).toBeGreaterThan(2);
+    // What an invocation did as it should is listed in its metric document, not in a line of its own.
+    const listings = lines.filter((l) => /"message":"(batch ingested|notifications sent)"/.test(l));
+    expect(listings.length).toBeGreaterThan(1);
+    expect(listings.filter((l) => !l.startsWith('{"_aws"') && !l.includes('"part":'))).toEqual([]);
 
     // Plain, and base64 (a record value or an item logged as received is still the customer's data).
     const decoded = (l: string) =>

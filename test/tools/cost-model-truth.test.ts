@@ -18,7 +18,7 @@ import {
   RATE_ASSUMPTIONS,
   type RunDensity,
 } from '../../tools/bench/cost-at-rate.ts';
-import { type EmfTally, functionOfStack, tallyEmf } from '../../tools/bench/emf-tally.ts';
+import { directiveDocumentBytes, type EmfTally, functionOfStack, tallyEmf } from '../../tools/bench/emf-tally.ts';
 import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
 import { emfOf, listingBytesOf } from '../../tools/bench/full-cost.ts';
 import { US_EAST_1_PRICES as P } from '../../tools/bench/prices.ts';
@@ -205,6 +205,8 @@ describe('metric (EMF) documents at the rate', () => {
   async function emfLines(invocations: ((p: Powertools) => void)[]): Promise<string[][]> {
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
     vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'notifier/prod');
+    // At INFO, as deployed: the listing is an INFO part of the closing document (vitest.config.ts runs SILENT).
+    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
     vi.resetModules();
     const p = (await import('../../functions/commons/powertools.ts')) as Powertools;
     const out: string[][] = [];
@@ -228,20 +230,36 @@ describe('metric (EMF) documents at the rate', () => {
     return out;
   }
   const bytesOf = (lines: string[]) => lines.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   // The reconciliation's seven figures, as ingest's report counts every batch's.
   const EQUATION = EQUATION_FIGURES.map((f) => FIGURE_METRICS[f]);
   const CHANNEL_SETS = [['EMAIL'], ['EMAIL', 'PUSH'], ['EMAIL', 'PUSH', 'SMS']] as const;
   /** An ingest invocation of these events (each its channels), a dispatch one of these sends, a feedback one. */
+  // And each lists its records, as the handlers do (an SES message id is the longest a provider gives).
+  const MESSAGE_ID = '0100018c2d3e4f5a-1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901-000000';
   const ingest = (events: readonly (readonly string[])[]) => (p: Powertools) => {
     for (const m of EQUATION) p.count(m, events.length);
     for (const e of events) for (const c of e) p.countBy('NotificationsCreated', { channel: c });
+    p.infoListing(
+      'batch ingested',
+      events.map((e, i) => `trf-2026-${i} ${e.join(',')}`),
+      { reconciled: true },
+    );
   };
   const dispatch = (channels: readonly string[], spooled: boolean) => (p: Powertools) => {
     for (const c of channels) p.countBy('NotificationsSent', { channel: c });
     if (spooled) p.count('EvidenceSpooled', channels.length);
+    p.infoListing(
+      'notifications sent',
+      channels.map((c, i) => `trf-2026-${i}#${c} 1 ${MESSAGE_ID}`),
+    );
   };
   const feedback = (channels: readonly string[]) => (p: Powertools) => {
     for (const c of channels) p.countBy('DeliveryFeedback', { channel: c, status: 'DELIVERED' });
+    p.infoListing(
+      'deliveries recorded',
+      channels.map((c, i) => `trf-2026-${i}#${c} DELIVERED ${MESSAGE_ID}`),
+    );
   };
 
   it('a document names no function: the probe attributes it by the stack of the code that wrote it', () => {
@@ -285,7 +303,7 @@ describe('metric (EMF) documents at the rate', () => {
       ...figures,
       emails: 60,
       invocations: { ingest: 1, dispatch: 4, feedback: 3 },
-      emfLineBytes: runBytes / ((ingestRun?.length ?? 0) + rest.flat().length),
+      emfLineBytes: mean([...(ingestRun ?? []), ...rest.flat()].flatMap(directiveDocumentBytes)),
       emfBytesPerNotification: runBytes / 120,
       ...(emf === undefined ? {} : { emf }),
     };
@@ -320,10 +338,22 @@ describe('metric (EMF) documents at the rate', () => {
     expect(priced - sweeper).toBeLessThanOrEqual(real * 1.1);
     // The model's own figure, and what its logs cost says (rounded to the cent: about 12 B).
     expect(Math.abs(costAtRate({}, run, MONTH, 1, P).perNotification.emfBytes - priced)).toBeLessThan(15);
-    // At 10,000/s invocations are full: a few documents an invocation of a hundred records, not one a record.
+    // At 10,000/s invocations are full: a few documents an invocation of a hundred records, not one a record; the
+    // listing's entries, one a record whatever the batching, are in the documents.
     const peak = costAtRate({}, run, 10_000, 16, P).perNotification.emfBytes;
+    const entries = Object.values(emf?.byFunction ?? {}).reduce((a, e) => a + (e.entryBytesPerNotification ?? 0), 0);
+    expect(entries).toBeGreaterThan(100);
     expect(peak).toBeLessThan(run.emfBytesPerNotification * 2);
-    expect(peak).toBeLessThan(priced / 10);
+    expect(peak - entries).toBeLessThan((priced - entries) / 10);
+  });
+
+  it('the floor’s metric line weighs a directive as Powertools writes one alone, without a listing: what notifier puts in one line moves no floor', async () => {
+    const [lines, single] = await emfLines([dispatch(['EMAIL'], true), (p) => p.countNow('EvidenceSpooled', 1)]);
+    const [merged] = lines ?? [];
+    const [alone] = single ?? [];
+    const sizes = directiveDocumentBytes(merged ?? '');
+    expect(sizes).toHaveLength(2);
+    expect(sizes[0]).toBe(Buffer.byteLength(alone ?? '') + 1);
   });
 
   it('prices a document written outside every function the rate invokes as the run wrote it, never drops it', () => {

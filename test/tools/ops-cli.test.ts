@@ -50,6 +50,13 @@ describe('trace', () => {
             { field: 'message', value: 'notifications sent' },
             { field: '@ptr', value: 'x' },
           ],
+          // A listing in a metric document: its channel is its first dimension set's, not the traced event's.
+          [
+            { field: '@timestamp', value: '2026-12-01 10:00:01.000' },
+            { field: 'message', value: 'notifications sent' },
+            { field: 'channel', value: 'EMAIL' },
+            { field: '@message', value: '{"_aws":{},"channel":"EMAIL","sent":["trf-1#SMS m-1"]}' },
+          ],
         ],
       });
     const rows = await traceEvent(
@@ -62,7 +69,14 @@ describe('trace', () => {
       'trf-1',
       3_600_000,
     );
-    expect(rows).toEqual([{ '@timestamp': '2026-12-01 10:00:00.000', message: 'notifications sent' }]);
+    expect(rows).toEqual([
+      { '@timestamp': '2026-12-01 10:00:00.000', message: 'notifications sent' },
+      {
+        '@timestamp': '2026-12-01 10:00:01.000',
+        message: 'notifications sent',
+        '@message': '{"_aws":{},"channel":"EMAIL","sent":["trf-1#SMS m-1"]}',
+      },
+    ]);
     const start = logs.commandCalls(StartQueryCommand)[0]?.args[0].input;
     expect(start?.logGroupNames).toEqual(['/i', '/d', '/s']);
     expect(start?.queryString).toContain('filter eventId = "trf-1" or notificationId like "trf-1#"');

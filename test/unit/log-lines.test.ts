@@ -175,7 +175,7 @@ describe('what an invocation did to many records: one line listing them', () => 
 });
 
 describe('the invocation’s metrics', () => {
-  it('sums each dimension set’s counts into one EMF document at the flush, the plain counts in one of their own', async () => {
+  it('sums each dimension set’s counts at the flush: the plain counts and the first set in one document, each further set in one of its own', async () => {
     // Metrics read POWERTOOLS_METRICS_DISABLED when made (the tests' environment disables them): a fresh module.
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
     vi.resetModules();
@@ -191,7 +191,9 @@ describe('the invocation’s metrics', () => {
         p.publishMetrics();
       });
       const sets = docs.map((d) => ({
-        dimensions: (d._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0]?.Dimensions[0],
+        dimensions: (d._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics.map(
+          (c) => c.Dimensions[0],
+        ),
         channel: d.channel,
         status: d.status,
         sent: d.NotificationsSent,
@@ -199,16 +201,16 @@ describe('the invocation’s metrics', () => {
         skipped: d.DispatchSkipped,
       }));
       expect(sets).toEqual([
-        expect.objectContaining({ dimensions: ['service'], skipped: 1 }),
-        expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'EMAIL', sent: 50 }),
-        expect.objectContaining({ dimensions: ['service', 'channel'], channel: 'SMS', sent: 2 }),
+        expect.objectContaining({ dimensions: [['service'], ['service', 'channel']], skipped: 1, sent: 50 }),
+        expect.objectContaining({ dimensions: [['service', 'channel']], channel: 'SMS', sent: 2 }),
         expect.objectContaining({
-          dimensions: ['service', 'channel', 'status'],
+          dimensions: [['service', 'channel', 'status']],
           channel: 'SMS',
           status: 'DELIVERED',
           delivered: 4,
         }),
       ]);
+      expect(docs[0]).toMatchObject({ channel: 'EMAIL', service: 'notifier' });
       // Flushed: the next invocation starts from nothing.
       expect(linesOf(() => p.publishMetrics())).toEqual([]);
     } finally {
@@ -281,8 +283,8 @@ describe('the invocation’s metrics', () => {
         .flatMap((l) => l.split('\n'))
         .filter((l) => l.startsWith('{"_aws"'))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(namesIn(docs)).toEqual([['EvidenceSpooled'], ['NotificationsSent']]);
-      expect(docs[1]).toMatchObject({ channel: 'EMAIL', NotificationsSent: 3 });
+      expect(namesIn(docs)).toEqual([['EvidenceSpooled', 'NotificationsSent']]);
+      expect(docs[0]).toMatchObject({ channel: 'EMAIL', NotificationsSent: 3, EvidenceSpooled: 3 });
     });
   });
 
@@ -293,5 +295,154 @@ describe('the invocation’s metrics', () => {
     expect(summed).toEqual(['NotificationsCreated', 'PreferencesUpdates', 'NotificationsSent', 'DeliveryFeedback']);
     for (const status of ['FAILED', 'BOUNCED', 'COMPLAINED', 'REJECTED', 'DELAYED'])
       expect(summedPerInvocation('DeliveryFeedback', { channel: 'SMS', status }), status).toBe(false);
+  });
+});
+
+describe('an invocation of one record: one line, its metrics and its listing together', () => {
+  /** Every line (standard output and error) the flush of `f`'s invocation writes, with metrics on. */
+  const invocation = async (f: (p: typeof import('../../functions/commons/powertools.ts')) => void) => {
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'notifier/prod');
+    vi.resetModules();
+    try {
+      const p = await import('../../functions/commons/powertools.ts');
+      p.logger.setLogLevel('INFO');
+      return linesOf(() => {
+        f(p);
+        p.publishMetrics();
+      });
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
+  };
+  type Directive = { Dimensions: string[][]; Metrics: { Name: string }[] };
+  const directivesOf = (doc: Record<string, unknown> | undefined): Directive[] =>
+    (doc?._aws as { CloudWatchMetrics: Directive[] } | undefined)?.CloudWatchMetrics ?? [];
+
+  it('a spooling send writes ONE line: its plain count, its channel’s send and the listing in one EMF document; the runbook’s trace finds it and prints the entry, not the document’s channel', async () => {
+    const entry = 'trf-1#SMS 1 9f1c';
+    const lines = await invocation((p) => {
+      p.logger.addContext(context);
+      p.countBy('NotificationsSent', { channel: 'SMS' });
+      p.count('EvidenceSpooled');
+      p.infoListing('notifications sent', [entry]);
+    });
+    expect(lines).toHaveLength(1);
+    const [doc] = lines;
+    expect(directivesOf(doc)).toEqual([
+      { Namespace: 'notifier/prod', Dimensions: [['service']], Metrics: [{ Name: 'EvidenceSpooled', Unit: 'Count' }] },
+      {
+        Namespace: 'notifier/prod',
+        Dimensions: [['service', 'channel']],
+        Metrics: [{ Name: 'NotificationsSent', Unit: 'Count' }],
+      },
+    ]);
+    expect(doc).toMatchObject({
+      service: 'notifier',
+      EvidenceSpooled: 1,
+      channel: 'SMS',
+      NotificationsSent: 1,
+      message: 'notifications sent',
+      sent: [entry],
+      // The invocation, as on every line: its REPORT line and its other lines.
+      function_request_id: context.awsRequestId,
+    });
+    const raw = JSON.stringify(doc);
+    expect(raw.startsWith('{"_aws"')).toBe(true);
+    expect(traceRegex('trf-1').test(raw)).toBe(true);
+    expect(traceRegex('trf-2').test(raw)).toBe(false);
+    const text = traceText(
+      [
+        {
+          '@timestamp': 't',
+          '@log': '1:/aws/lambda/dispatch',
+          message: 'notifications sent',
+          channel: 'SMS',
+          '@message': raw,
+        },
+      ],
+      'trf-1',
+    );
+    expect(text).toContain(entry);
+    expect(text).not.toContain('channel=');
+  });
+
+  it('an event of two channels: its figures, its first channel and the batch listing in one document, the second channel in one of its own', async () => {
+    const lines = await invocation((p) => {
+      p.count('EventsReceived');
+      p.count('EventsAccepted');
+      p.count('RecordsFailed', 0);
+      p.countBy('NotificationsCreated', { channel: 'EMAIL' });
+      p.countBy('NotificationsCreated', { channel: 'SMS' });
+      p.infoListing('batch ingested', ['e-7 EMAIL,SMS'], { reconciled: true });
+    });
+    expect(lines.map((l) => directivesOf(l).map((d) => d.Dimensions[0]))).toEqual([
+      [['service'], ['service', 'channel']],
+      [['service', 'channel']],
+    ]);
+    expect(lines[0]).toMatchObject({
+      EventsReceived: 1,
+      RecordsFailed: 0,
+      channel: 'EMAIL',
+      NotificationsCreated: 1,
+      message: 'batch ingested',
+      reconciled: true,
+      events: ['e-7 EMAIL,SMS'],
+    });
+    expect(lines[1]).toMatchObject({ channel: 'SMS', NotificationsCreated: 1 });
+    expect(lines[1]).not.toHaveProperty('message');
+  });
+
+  it('a report needs no plain count: its status’s set and the listing are the one line', async () => {
+    const lines = await invocation((p) => {
+      p.countBy('DeliveryFeedback', { channel: 'PUSH', status: 'DELIVERED' });
+      p.infoListing('deliveries recorded', ['e-9#PUSH DELIVERED m-9']);
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({ status: 'DELIVERED', DeliveryFeedback: 1, reports: ['e-9#PUSH DELIVERED m-9'] }),
+    ]);
+  });
+
+  it('what an alarm reads is still written the moment it is counted, in a document of its own before the one line', async () => {
+    const lines = await invocation((p) => {
+      p.countBy('NotificationsSent', { channel: 'EMAIL' });
+      p.countBy('UnknownOutcomes', { channel: 'SMS' });
+      p.infoListing('notifications sent', ['e-1#EMAIL 1 m-1']);
+    });
+    expect(lines.map((l) => directivesOf(l).flatMap((d) => d.Metrics.map((m) => m.Name)))).toEqual([
+      ['UnknownOutcomes'],
+      ['NotificationsSent'],
+    ]);
+    expect(lines[1]).toMatchObject({ message: 'notifications sent' });
+  });
+
+  it(`above ${ENTRIES_PER_LINE} entries the document carries the first ${ENTRIES_PER_LINE}, the rest are numbered log lines; listed and not flushed, nothing leaks into the next invocation`, async () => {
+    const ids = Array.from({ length: ENTRIES_PER_LINE + 5 }, (_, i) => `e-${i}#SMS DELIVERED m-${i}`);
+    const lines = await invocation((p) => {
+      p.countBy('DeliveryFeedback', { channel: 'SMS', status: 'DELIVERED' }, ids.length);
+      p.infoListing('deliveries recorded', ids);
+    });
+    expect(lines.map((l) => [l.message, l.part, (l.reports as string[]).length])).toEqual([
+      ['deliveries recorded', undefined, ENTRIES_PER_LINE],
+      ['deliveries recorded', 2, 5],
+    ]);
+    expect(lines.flatMap((l) => l.reports)).toEqual(ids);
+  });
+
+  it('an INFO listing: above INFO (POWERTOOLS_LOG_LEVEL=WARN) the document carries the metrics alone', async () => {
+    const lines = await invocation((p) => {
+      p.logger.setLogLevel('WARN');
+      p.countBy('NotificationsSent', { channel: 'EMAIL' });
+      p.infoListing('notifications sent', ['e-1#EMAIL 1 m-1']);
+    });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ NotificationsSent: 1 });
+    expect(lines[0]).not.toHaveProperty('sent');
+  });
+
+  it('nothing counted but something listed: the listing is a log line of its own', async () => {
+    const lines = await invocation((p) => p.infoListing('notifications sent', ['e-1#EMAIL 1 m-1']));
+    expect(lines).toEqual([expect.objectContaining({ level: 'INFO', message: 'notifications sent' })]);
   });
 });

@@ -29,14 +29,21 @@ import { spoolCostAt } from './spool-cost.ts';
 
 /** One function's metric documents in the run: what an invocation writes whatever its records, and what they add. */
 export interface EmfOfFunction {
-  /** The plain counts' documents (`service` their only dimension), bytes per invocation of the run. */
+  /**
+   * The invocation's closing document (its plain counts, the first dimension set and its listing, emf-tally.ts) and
+   * any plain count written at once: bytes per invocation of the run, the listing's entries out.
+   */
   readonly plainPerInvocation: number;
-  /** A document of a dimension set of its own (a channel's sends, a status's reports): its mean bytes. */
+  /** A document of a dimension set of its own (an event's second channel): its mean bytes. */
   readonly setBytes: number;
-  /** Such documents per invocation of the run: its batches are full, so every set an invocation meets at most. */
+  /** Dimension sets per invocation of the run, carried or of their own: its batches are full, so every set it meets. */
   readonly setsPerInvocation: number;
-  /** Such documents a record writes in an invocation of its own (an event: one per channel; a send, a report: one). */
+  /** The sets the closing document carries per invocation of the run (one when there is any). Absent: none. */
+  readonly mergedSetsPerInvocation?: number;
+  /** Dimension sets a record meets in an invocation of its own (an event: one per channel; a send, a report: one). */
   readonly setsPerRecord: number;
+  /** The listing entries' bytes per notification (one entry a record, whatever the batching). Absent: none. */
+  readonly entryBytesPerNotification?: number;
   /** The function's records (events, sends, reports) per notification; absent: it runs by the clock (the sweeper). */
   readonly recordsPerNotification?: number;
 }
@@ -52,7 +59,10 @@ export interface RunDensity {
   readonly otpEvents: number;
   /** Invocations of the run, per function (ingest, dispatch, feedback, sweeper). */
   readonly invocations: Readonly<Record<string, number>>;
-  /** Metric (EMF) lines: bytes per line, and per notification as the run wrote them. */
+  /**
+   * Metric (EMF) lines: the bytes of one directive written as a document of its own, no listing (what the floor prices
+   * an invocation, and a function the run did not invoke writes), and all the run wrote per notification.
+   */
   readonly emfLineBytes: number;
   readonly emfBytesPerNotification: number;
   /**
@@ -62,7 +72,7 @@ export interface RunDensity {
   readonly listingBytesPerInvocation?: Readonly<Record<string, number>>;
   /**
    * The metric (EMF) documents per function as the run wrote them (full-cost.ts, from the probe's emf-tally.ts), and
-   * a one-count plain document's bytes (a spooling dispatch invocation's EvidenceSpooled, which the run never wrote):
+   * what a one-count plain directive adds (a spooling dispatch invocation's EvidenceSpooled, which the run never wrote):
    * priced at the rate's invocations and records (emfBytesAt). Absent: the run's, at least a mean line an invocation.
    */
   readonly emf?: {
@@ -378,10 +388,11 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
 }
 
 /**
- * The metric (EMF) bytes per notification at the rate: each function's plain document once an invocation, and a
- * document per dimension set its records meet — a record's own sets when it is alone, at most the sets a full
- * invocation of the run wrote — and a spooling dispatch invocation's EvidenceSpooled. A function the run did not
- * invoke (the sweeper, by the clock): one mean line an invocation. Undefined when the run did not tally them.
+ * The metric (EMF) bytes per notification at the rate: each function's closing document once an invocation, a
+ * document per dimension set its records meet beyond the one the closing document carries — a record's own sets when
+ * it is alone, at most the sets a full invocation of the run met — the listing entries once a record, and a spooling
+ * dispatch invocation's EvidenceSpooled. A function the run did not invoke (the sweeper, by the clock): one mean line
+ * an invocation. Undefined when the run did not tally them.
  */
 export function emfBytesAt(
   run: RunDensity,
@@ -400,7 +411,8 @@ export function emfBytesAt(
       records === undefined
         ? e.setsPerInvocation
         : Math.min(records * e.setsPerRecord, Math.max(e.setsPerInvocation, e.setsPerRecord));
-    bytes += invocations * (e.plainPerInvocation + sets * e.setBytes);
+    const alone = Math.max(0, sets - (e.mergedSetsPerInvocation ?? 0));
+    bytes += invocations * (e.plainPerInvocation + alone * e.setBytes) + (e.entryBytesPerNotification ?? 0);
   }
   // A document the run wrote from code of no function the rate invokes (attributed 'outside functions/'; none in the
   // recorded run): priced as the run wrote it, a notification's share — never dropped, since the run's whole EMF is
@@ -408,7 +420,10 @@ export function emfBytesAt(
   for (const [fn, e] of Object.entries(run.emf.byFunction)) {
     if (fn in m.byFunction) continue;
     const runInvocations = Math.max(1, run.invocations[fn] ?? 0);
-    bytes += ((e.plainPerInvocation + e.setsPerInvocation * e.setBytes) * runInvocations) / run.notifications;
+    const alone = e.setsPerInvocation - (e.mergedSetsPerInvocation ?? 0);
+    bytes +=
+      ((e.plainPerInvocation + alone * e.setBytes) * runInvocations) / run.notifications +
+      (e.entryBytesPerNotification ?? 0);
   }
   return bytes + m.spooledDispatch * run.emf.spoolDocBytes;
 }

@@ -24,7 +24,7 @@ import { DEFAULT_TRACING } from '../../lib/tracing.ts';
 import { deliveryStatusLog } from '../local/sns-delivery-status.ts';
 import { costAtRate, type EmfOfFunction, EXTRA_PRICES, pacingPerMillion, type RunDensity } from './cost-at-rate.ts';
 import type { OperationCounts, ProbeCounts } from './cost-probe.ts';
-import { oneCountDocumentBytes } from './emf-tally.ts';
+import { directiveDocumentBytes, oneCountDirectiveBytes } from './emf-tally.ts';
 import { FLOOR, floorAtRate } from './floor-at-rate.ts';
 import { type Prices, US_EAST_1_PRICES } from './prices.ts';
 import { productEnv } from './product-env.ts';
@@ -75,6 +75,8 @@ interface RunFigures {
   logBytes: number;
   emfLines: number;
   emfBytes: number;
+  /** Each directive of the run's EMF lines as a document of its own (emf-tally.ts directiveDocumentBytes): bytes. */
+  directiveBytes: number[];
   /** Per function, the bytes of its listing lines besides their entries (one such line an invocation). */
   listingBytes: Record<string, number>;
   probe: ProbeCounts;
@@ -151,6 +153,13 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     if (!requests.has(fn)) requests.set(fn, new Set());
     requests.get(fn)?.add(id);
   }
+  const probe = JSON.parse(readFileSync(probeOut, 'utf8')) as ProbeCounts;
+  // An invocation's closing metric document names its request id, not its function: the probe attributed it.
+  for (const [fn, t] of Object.entries(probe.emf ?? {})) {
+    const ids = requests.get(`notifier-${fn}`) ?? new Set<string>();
+    for (const id of t.requestIds ?? []) ids.add(id);
+    if (ids.size > 0) requests.set(`notifier-${fn}`, ids);
+  }
   const emf = lines.filter((l) => l.startsWith('{"_aws"'));
   const listingBytes = listingBytesOf(lines);
   const figures: RunFigures = {
@@ -162,8 +171,9 @@ async function runOnce(dir: string, mix: Mix, n: number): Promise<RunFigures> {
     logBytes: lines.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
     emfLines: emf.length,
     emfBytes: emf.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0),
+    directiveBytes: emf.flatMap(directiveDocumentBytes),
     listingBytes,
-    probe: JSON.parse(readFileSync(probeOut, 'utf8')) as ProbeCounts,
+    probe,
     batches: await batchesIn(join(REPO, report.run)),
     criticalNotifications: values
       .filter((v) => CRITICAL_TYPES.includes(v.type))
@@ -193,17 +203,20 @@ export function emfOf(
   for (const [fn, t] of Object.entries(f.probe.emf ?? {})) {
     const invocations = Math.max(1, f.invocations[fn] ?? 0);
     const r = records[fn];
+    const merged = t.merged ?? { sets: 0, records: 0 };
     byFunction[fn] = {
       plainPerInvocation: t.plain.bytes / invocations,
       setBytes: t.sets.docs === 0 ? 0 : t.sets.bytes / t.sets.docs,
-      setsPerInvocation: t.sets.docs / invocations,
-      setsPerRecord: r === undefined || r === 0 ? 0 : t.sets.records / r,
+      setsPerInvocation: (t.sets.docs + merged.sets) / invocations,
+      mergedSetsPerInvocation: merged.sets / invocations,
+      setsPerRecord: r === undefined || r === 0 ? 0 : (t.sets.records + merged.records) / r,
+      entryBytesPerNotification: (t.entryBytes ?? 0) / f.notifications,
       ...(r === undefined ? {} : { recordsPerNotification: r / f.notifications }),
     };
   }
   if (Object.keys(byFunction).length === 0) return undefined;
   const sample = f.probe.emfSample;
-  return { byFunction, spoolDocBytes: sample === undefined ? 0 : oneCountDocumentBytes(sample, 'EvidenceSpooled') };
+  return { byFunction, spoolDocBytes: sample === undefined ? 0 : oneCountDirectiveBytes(sample, 'EvidenceSpooled') };
 }
 
 /**
@@ -406,7 +419,9 @@ function billOf(f: RunFigures, lambda: LambdaTimes, p: Prices) {
     criticalNotifications: f.criticalNotifications,
     otpEvents: f.otpEvents,
     invocations: f.invocations,
-    emfLineBytes: f.emfLines === 0 ? 0 : f.emfBytes / f.emfLines,
+    // One metric line as Powertools writes one directive, without a listing: what the floor prices an invocation.
+    emfLineBytes:
+      f.directiveBytes.length === 0 ? 0 : f.directiveBytes.reduce((a, b) => a + b, 0) / f.directiveBytes.length,
     emfBytesPerNotification: f.emfBytes / f.notifications,
     listingBytesPerInvocation: Object.fromEntries(
       Object.entries(f.listingBytes).map(([fn, b]) => [fn, b / Math.max(1, f.invocations[fn] ?? 0)]),

@@ -9,8 +9,8 @@ import { LOG_LISTINGS, type LogListing } from '../../functions/contracts/telemet
 /**
  * A JSON string in a line that is the event's id, or begins with it and a notification's `#` or a listed entry's space
  * (an eventId is letters, digits and `._:-`, never a quote, `#` or space): the lines that list what an invocation did
- * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "deliveries recorded") name
- * the event only inside their list.
+ * to many records (ingest's "batch ingested", dispatch's "notifications sent", feedback's "deliveries recorded",
+ * carried by the invocation's metric document) name the event only inside their list.
  */
 const idInLine = (eventId: string) => `"${eventId.replace(/[.]/g, '\\.')}[#" ]`;
 
@@ -61,7 +61,9 @@ export async function traceEvent(
     const r = await deps.logs.send(new GetQueryResultsCommand({ queryId: started.queryId }));
     if (r.status === 'Complete') {
       return (r.results ?? []).map((row) =>
-        Object.fromEntries(row.filter((f) => f.field !== '@ptr').map((f) => [f.field ?? '', f.value ?? ''])),
+        withoutDocumentFields(
+          Object.fromEntries(row.filter((f) => f.field !== '@ptr').map((f) => [f.field ?? '', f.value ?? ''])),
+        ),
       );
     }
     if (r.status === 'Failed' || r.status === 'Cancelled' || r.status === 'Timeout') {
@@ -72,15 +74,30 @@ export async function traceEvent(
   }
 }
 
+/** Fields a metric document's row holds as its first dimension set's, not as the listed event's: left out. */
+const DOCUMENT_FIELDS = ['channel', 'status', 'notificationId', 'attempt', 'reason', 'code'];
+const isDocument = (r: Readonly<Record<string, string>>) => (r['@message'] ?? '').startsWith('{"_aws"');
+function withoutDocumentFields(r: Record<string, string>): Record<string, string> {
+  if (!isDocument(r)) return r;
+  return Object.fromEntries(Object.entries(r).filter(([k]) => !DOCUMENT_FIELDS.includes(k)));
+}
+
+/**
+ * A row's own fields: none for a listing carried by an invocation's metric document (it begins `{"_aws"`), whose
+ * `channel` and `status` are its first dimension set's, not the event's: its entries say the event's.
+ */
+const fieldsOf = (r: Readonly<Record<string, string>>) =>
+  isDocument(r)
+    ? []
+    : Object.entries(r)
+        .filter(([k]) => !['@timestamp', '@log', 'level', 'message', '@message'].includes(k))
+        .map(([k, v]) => `${k}=${v}`);
+
 export const traceText = (rows: readonly Record<string, string>[], eventId = '') =>
   rows
     .map(
       (r) =>
-        `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${Object.entries(
-          r,
-        )
-          .filter(([k]) => !['@timestamp', '@log', 'level', 'message', '@message'].includes(k))
-          .map(([k, v]) => `${k}=${v}`)
+        `${r['@timestamp']}  ${(r['@log'] ?? '').split(':').pop()}  ${r.level ?? ''} ${r.message ?? ''}  ${fieldsOf(r)
           .concat(entriesAbout(eventId, r['@message']))
           .join(' ')}`,
     )
