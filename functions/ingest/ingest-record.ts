@@ -117,25 +117,21 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
 }
 
 /**
- * `admit`, with the rules a value needs loaded first: the phone number rules when the record writes a number otherwise
- * than E.164 (domain/phone-numbers.ts), the card brands' ranges and the IBAN registry when a value holds a candidate
- * card number or IBAN (domain/card-number.ts). A record never waits for rules it does not need, and never fails for want
- * of them: a load that fails throws (the batch is then redelivered, ingest-batch.ts), never a record read without them.
+ * `admit`, with the rules a value needs loaded first: the phone number rules for a number written otherwise than E.164
+ * (domain/phone-numbers.ts), the card brands' ranges and the IBAN registry for a candidate card number or IBAN
+ * (domain/card-number.ts). A record never waits for rules it does not need, nor is read without them: a load that
+ * fails throws (the batch is redelivered, ingest-batch.ts). Each kind loads once: three reads at most.
  */
 export async function admitLoading(input: IngestInput, deps: IngestDeps): Promise<AdmittedRecord> {
-  // Each kind of rules is loaded at most once: a record that needs both is read three times at most.
   for (let reads = 1; ; reads++) {
     try {
       return admit(input, deps);
     } catch (error) {
-      if (!(error instanceof RulesNotLoaded) || reads > RULE_KINDS) throw error;
+      if (!(error instanceof RulesNotLoaded) || reads > 2) throw error;
       await error.load();
     }
   }
 }
-
-/** The kinds of rules a record may need loaded (phone numbers; card numbers and IBANs). */
-const RULE_KINDS = 2;
 
 /** The pure step, guarded: a throw from it (a bug, never the bytes' fault) quarantines the record as UNPROCESSABLE. */
 export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
@@ -473,9 +469,8 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
 }
 
 /**
- * The record's quarantine item, every card number and IBAN in its kept copy, detail and producer trace masked: when one
- * holds a candidate before the card rules are loaded, they are loaded and the item built again. A load that fails
- * throws — the record fails with the batch, which is redelivered — never an item kept unmasked.
+ * The record's quarantine item, card numbers and IBANs masked: one holding a candidate before the card rules are loaded
+ * loads them and is built again; a load that fails throws (the batch is redelivered), never an item kept unmasked.
  */
 async function quarantineItem(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps) {
   const { input, now } = record;
