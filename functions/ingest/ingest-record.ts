@@ -117,10 +117,8 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
 }
 
 /**
- * `admit`, with the rules a value needs loaded first: the phone number rules for a number written otherwise than E.164
- * (domain/phone-numbers.ts), the card brands' ranges and the IBAN registry for a candidate card number or IBAN
- * (domain/card-number.ts). A record never waits for rules it does not need, nor is read without them: a load that
- * fails throws (the batch is redelivered, ingest-batch.ts). Each kind loads once: three reads at most.
+ * `admit`, with the rules a value needs loaded first (domain/phone-numbers.ts, card-number.ts), each kind once: never
+ * waiting for rules it does not need, nor read without them (a failed load throws: the batch is redelivered).
  */
 export async function admitLoading(input: IngestInput, deps: IngestDeps): Promise<AdmittedRecord> {
   for (let reads = 1; ; reads++) {
