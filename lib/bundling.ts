@@ -3,7 +3,8 @@
  * measurement build with `bundleFunction`, so the bench measures the bundle that is deployed. No aws-cdk-lib here.
  *
  * Code splitting: a module a function loads only when a record, its stage or a failure needs it — the Avro and
- * Protobuf codecs and the schema registry's cache, the templates of one notice type, the rebuild of a dead
+ * Protobuf codecs and the schema registry's cache, ingest's card brand ranges and IBAN registry (with the first value
+ * holding a candidate card number or IBAN), the templates of one notice type, the rebuild of a dead
  * invocation's evidence, the two-region fence and stores (FENCE_TABLE_NAME), dispatch's evidence gaps, moment store
  * and provider-error classes, the X-Ray SDK when AWS calls are traced — is a chunk of its own beside index.mjs, read
  * when first imported, never at cold start (test/tools/bundle-budget.test.ts holds them out). (NodejsFunction cannot

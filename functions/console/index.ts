@@ -7,6 +7,8 @@
  * The same handler runs on a developer's machine (tools/local/console.ts), where the local run's own token checker
  * stands in for the authorizer and hands over the claims the same way.
  */
+// The card brands' ranges and the IBAN registry at start: only ingest loads them with a value that needs them.
+import '../domain/card-rules.ts';
 import { S3Client } from '@aws-sdk/client-s3';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';

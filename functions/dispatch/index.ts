@@ -4,6 +4,8 @@
  * out among the records (invocation-budget.ts), runs the use case with bounded concurrency, and reports failed and
  * unstarted records (ReportBatchItemFailures) so one failure holds back no other.
  */
+// The card brands' ranges and the IBAN registry at start: only ingest loads them with a value that needs them.
+import '../domain/card-rules.ts';
 import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { S3Client } from '@aws-sdk/client-s3';

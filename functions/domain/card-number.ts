@@ -26,9 +26,16 @@
  * reported apart from card numbers (not alarmed).
  *
  * Pure and total; linear in the text's length (no regular expression backtracks over the input).
+ *
+ * The card brands' ranges and the IBAN registry (card-rules.ts, about 25 KB) are consulted only for a candidate: a
+ * window of 13–19 digits that passes the Luhn check or starts as UnionPay's numbers start, or an IBAN of its country's
+ * length that passes the mod-97 check (card-rules.generated.ts has the lengths and UnionPay's leads). Ingest loads them
+ * with the first value that holds one; reading such a value before throws CardRulesNotLoaded, never returns it as
+ * written. Every other function that masks has them from its start.
  */
-import creditCardType from 'credit-card-type';
-import { getCountrySpecifications, isValidIBAN } from 'ibantools';
+import type creditCardType from 'credit-card-type';
+import { BRAND_LEAD, IBAN_COUNTRIES_BY_LENGTH, UNIONPAY_LEAD } from './card-rules.generated.ts';
+import { RulesNotLoaded } from './rules-not-loaded.ts';
 
 /** What masked digits are shown as: in GSM 03.38's basic alphabet, so an SMS keeps its encoding and its length. */
 export const MASK = '*';
@@ -101,56 +108,59 @@ const luhn = (digits: readonly number[]): boolean => {
 
 /** A card brand's numbers are told by their first digits: at most this many (credit-card-type's longest IIN range). */
 const IIN_DIGITS = 8;
-type Brand = ReturnType<typeof creditCardType>[number];
-type Pattern = Brand['patterns'][number];
+export type Brand = ReturnType<typeof creditCardType>[number];
 
-/** Every brand credit-card-type knows, with its IIN ranges and the lengths it issues. */
-const BRANDS: readonly Brand[] = Object.values(creditCardType.types).map((type) => creditCardType.getTypeInfo(type));
-
-/** Whether first digits lie in an IIN range: a prefix (`6011`) or a range of prefixes of one length (`[644, 649]`). */
-function covers(iin: string, pattern: Pattern): boolean {
-  const [low, high] = Array.isArray(pattern) ? pattern : [pattern, pattern];
-  const lead = Number(iin.slice(0, String(low).length));
-  return lead >= Number(low) && lead <= Number(high);
+/** What decides a candidate (card-rules.ts): loaded with the first one in ingest, at the start of every other function. */
+export interface CardRules {
+  /** Every brand whose IIN ranges cover the first digits. */
+  brandsCovering(iin: string): Brand[];
+  /** UnionPay's type name: its numbers need not pass the Luhn check. */
+  readonly unionPay: string;
+  /** ISO 13616: the country's length and BBAN format, the mod-97 check. */
+  isValidIBAN(iban: string): boolean;
 }
 
-/**
- * Every brand whose IIN ranges cover the first digits — not only the most specific one. Ranges overlap: Maestro's
- * reaches over every number starting with 6, Elo's 627780 sits inside UnionPay's 6277, Elo's 401178 inside Visa's 4.
- * credit-card-type names the one most specific brand, the logo to show while a number is typed; a masker asks whether
- * any brand may have issued the number, so a length the most specific brand does not issue but a wider one does
- * (`6277800000000000x`, 17 digits: Elo's 16 only, Maestro's 12–19) is still a card number. A reference masked by mistake
- * shows four digits fewer; a card number shown is a PAN in the clear (PCI DSS 3.4.1), and brands add lengths before
- * a library's table has them (Visa's and Discover's 19, UnionPay's 8-series).
- */
-export function brandsCovering(iin: string): Brand[] {
-  return BRANDS.filter((brand) => brand.patterns.some((pattern) => covers(iin, pattern)));
+let rules: CardRules | undefined;
+
+/** Called by card-rules.ts when it loads, whether imported at a function's start or loaded for a candidate. */
+export function provideCardRules(loaded: CardRules): void {
+  rules = loaded;
 }
 
-/**
- * The two first digits UnionPay's numbers may start with (from credit-card-type's own ranges): the only numbers that
- * may be cards without passing the Luhn check, so the only ones failing it whose brands are worth looking up.
- */
-const UNIONPAY_LEADS: ReadonlySet<string> = new Set(
-  creditCardType.getTypeInfo(creditCardType.types.UNIONPAY as string).patterns.flatMap((pattern) => {
-    const [low, high] = (Array.isArray(pattern) ? pattern : [pattern, pattern]).map((p) =>
-      Number(String(p).slice(0, 2)),
-    );
-    return Array.from({ length: (high as number) - (low as number) + 1 }, (_, i) => String((low as number) + i));
-  }),
-);
+/** The card brands' ranges and the IBAN registry, loaded once (nothing to do when they are). */
+export async function loadCardRules(): Promise<void> {
+  if (rules === undefined) await import('./card-rules.ts');
+}
+
+export class CardRulesNotLoaded extends RulesNotLoaded {
+  override name = 'CardRulesNotLoaded';
+  constructor() {
+    super('the card number and IBAN rules are not loaded yet', loadCardRules);
+  }
+}
+
+function cardRules(): CardRules {
+  if (rules === undefined) throw new CardRulesNotLoaded();
+  return rules;
+}
 
 /**
  * 13–19 digits that a brand whose ranges cover their first digits issues at their length, passing the Luhn check
  * (UnionPay's need not, where UnionPay's ranges cover them). `brandsOf` may remember the brands of first digits: the
  * windows of one text share them.
  */
-export function isCardNumber(digits: readonly number[], brandsOf: (iin: string) => Brand[] = brandsCovering): boolean {
+export function isCardNumber(
+  digits: readonly number[],
+  brandsOf: (iin: string) => Brand[] = (iin) => cardRules().brandsCovering(iin),
+): boolean {
   if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return false;
+  // A number no brand's ranges cover is none, whatever it passes; only UnionPay's need not pass the Luhn check.
+  const lead = `${digits[0]}${digits[1]}`;
+  if (!BRAND_LEAD.test(lead)) return false;
   const valid = luhn(digits);
-  if (!valid && !UNIONPAY_LEADS.has(`${digits[0]}${digits[1]}`)) return false;
+  if (!valid && !UNIONPAY_LEAD.test(lead)) return false;
   const brands = brandsOf(digits.slice(0, IIN_DIGITS).join('')).filter((b) => b.lengths.includes(digits.length));
-  return valid ? brands.length > 0 : brands.some((b) => b.type === creditCardType.types.UNIONPAY);
+  return valid ? brands.length > 0 : brands.some((b) => b.type === cardRules().unionPay);
 }
 
 /** The brands of first digits, each looked up once per text: a text of many short groups has many windows. */
@@ -159,7 +169,7 @@ function rememberedBrands(): (iin: string) => Brand[] {
   return (iin) => {
     let brands = known.get(iin);
     if (brands === undefined) {
-      brands = brandsCovering(iin);
+      brands = cardRules().brandsCovering(iin);
       known.set(iin, brands);
     }
     return brands;
@@ -234,8 +244,8 @@ function unitsToMask(units: readonly Unit[], hidden: ReadonlySet<number>): Set<n
 
 /** Each IBAN country's length in characters (ISO 13616's registry, as npm `ibantools` keeps it). */
 const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
-  Object.entries(getCountrySpecifications()).flatMap(([country, spec]) =>
-    spec.chars === null ? [] : [[country, spec.chars] as const],
+  IBAN_COUNTRIES_BY_LENGTH.split(' ').flatMap((group) =>
+    (group.slice(2).match(/../g) ?? []).map((country) => [country, Number(group.slice(0, 2))] as const),
   ),
 );
 /** An IBAN's country code, its check digits, and its last four characters: what is shown of it. */
@@ -279,8 +289,12 @@ function ibanUnits(units: readonly Unit[]): Set<number> {
     if (!(isLetter(k) && isLetter(k + 1) && isDigit(k + 2) && isDigit(k + 3))) return 0;
     const length = IBAN_LENGTHS.get(`${chars[k]}${chars[k + 1]}`.toUpperCase()) ?? 0;
     if (length === 0 || k + length > chars.length || !joinedFrom(joined, k + 1, k + length)) return 0;
-    const electronic = chars.slice(k, k + length).join('');
-    return isValidIBAN(electronic.toUpperCase()) ? length : 0;
+    const electronic = chars
+      .slice(k, k + length)
+      .join('')
+      .toUpperCase();
+    // The check digits first (an id that merely starts like an IBAN fails it 96 times in 97): the registry decides.
+    return mod97(electronic) === 1 && cardRules().isValidIBAN(electronic) ? length : 0;
   };
   for (let k = 0; k + 3 < chars.length; ) {
     const length = ibanAt(k);
@@ -292,6 +306,19 @@ function ibanUnits(units: readonly Unit[]): Set<number> {
     k += length;
   }
   return hidden;
+}
+
+/**
+ * ISO 7064 MOD 97-10 over an IBAN in electronic form (its first four characters moved to the end, letters as 10–35): 1
+ * for every valid IBAN. Only what tells a candidate: ibantools' isValidIBAN decides (it checks the same and the BBAN).
+ */
+function mod97(iban: string): number {
+  let rest = 0;
+  for (const char of iban.slice(4) + iban.slice(0, 4)) {
+    const value = Number.parseInt(char, 36);
+    rest = (value > 9 ? rest * 100 + value : rest * 10 + value) % 97;
+  }
+  return rest;
 }
 
 /** Whether every character from `from` to before `to` follows the one before it within one word. */

@@ -5,10 +5,10 @@
 // and the brand settings an entry for each (the synth and the functions' cold start refuse settings without one).
 export const LANGUAGES = ["en","ja"] as const;
 
-// The definitions of templates/<Type>/definition.json: validated again when catalogue.ts loads.
+// The definitions of templates/<Type>/definition.json without their descriptions: validated again when
+// catalogue.ts loads.
 export const DEFINITIONS: Readonly<Record<string, unknown>> = {
   "CardPayment": {
-    "description": "The customer's card was charged: a payment in a shop, online or a cash withdrawal.",
     "class": "normal",
     "optOutsApply": true,
     "channels": [
@@ -26,29 +26,25 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "paymentId",
         "kind": "identifier",
-        "required": true,
-        "description": "The card payment's id: shown as its reference."
+        "required": true
       },
       {
         "name": "amount",
         "kind": "money",
         "currencyField": "currency",
-        "required": true,
-        "description": "The amount charged."
+        "required": true
       },
       {
         "name": "merchantName",
         "kind": "text",
         "required": true,
-        "maxGraphemes": 80,
-        "description": "The merchant as the card network names it."
+        "maxGraphemes": 80
       },
       {
         "name": "cardLast4",
         "kind": "identifier",
         "pattern": "[0-9]{4}",
-        "required": true,
-        "description": "The last four digits of the card, never the whole number."
+        "required": true
       },
       {
         "name": "method",
@@ -57,13 +53,11 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
           "IN_STORE",
           "ONLINE",
           "ATM"
-        ],
-        "description": "How the card was used."
+        ]
       }
     ]
   },
   "DirectDebitUpcoming": {
-    "description": "A direct debit will be taken from the customer's account in the next few days.",
     "class": "normal",
     "optOutsApply": true,
     "channels": [
@@ -92,39 +86,33 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "mandateId",
         "kind": "identifier",
-        "required": true,
-        "description": "The direct debit mandate's reference."
+        "required": true
       },
       {
         "name": "amount",
         "kind": "money",
         "currencyField": "currency",
-        "required": true,
-        "description": "The amount to be taken."
+        "required": true
       },
       {
         "name": "creditorName",
         "kind": "text",
         "required": true,
-        "maxGraphemes": 80,
-        "description": "Who takes it, as the creditor registered."
+        "maxGraphemes": 80
       },
       {
         "name": "collectionDate",
         "kind": "date",
-        "required": true,
-        "description": "The day it will be taken."
+        "required": true
       },
       {
         "name": "accountLast4",
         "kind": "identifier",
-        "pattern": "[0-9]{4}",
-        "description": "The last four digits of the account it is taken from."
+        "pattern": "[0-9]{4}"
       }
     ]
   },
   "LoginFromNewDevice": {
-    "description": "Someone signed in to the customer's online banking from a device not seen before.",
     "class": "critical",
     "optOutsApply": false,
     "channels": [
@@ -139,26 +127,22 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "sessionId",
         "kind": "identifier",
-        "required": true,
-        "description": "The sign-in's id: shown as its reference."
+        "required": true
       },
       {
         "name": "deviceName",
         "kind": "text",
         "required": true,
-        "maxGraphemes": 60,
-        "description": "The device as its browser or app describes itself (\"Chrome on Windows\")."
+        "maxGraphemes": 60
       },
       {
         "name": "location",
         "kind": "text",
-        "maxGraphemes": 80,
-        "description": "Where the sign-in came from, approximately (from the IP address)."
+        "maxGraphemes": 80
       }
     ]
   },
   "LowBalance": {
-    "description": "An account's available balance fell below the threshold the customer chose.",
     "class": "normal",
     "optOutsApply": true,
     "channels": [
@@ -182,26 +166,22 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
         "name": "accountLast4",
         "kind": "identifier",
         "pattern": "[0-9]{4}",
-        "required": true,
-        "description": "The last four digits of the account number."
+        "required": true
       },
       {
         "name": "balance",
         "kind": "money",
         "currencyField": "currency",
-        "required": true,
-        "description": "The available balance."
+        "required": true
       },
       {
         "name": "threshold",
         "kind": "money",
-        "currencyField": "currency",
-        "description": "The threshold the customer set."
+        "currencyField": "currency"
       }
     ]
   },
   "OneTimePasscode": {
-    "description": "A one-time code the customer asked for, to confirm a sign-in or a payment: valid for five minutes.",
     "class": "critical",
     "optOutsApply": false,
     "channels": [
@@ -216,8 +196,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
         "name": "code",
         "kind": "secret",
         "pattern": "[0-9]{6,8}",
-        "required": true,
-        "description": "The code itself: sent to the customer, never kept."
+        "required": true
       },
       {
         "name": "purpose",
@@ -227,13 +206,11 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
           "PAYMENT",
           "CHANGE_DETAILS"
         ],
-        "required": true,
-        "description": "What the code confirms: it is said in the message, so a code asked for nothing is noticed."
+        "required": true
       }
     ]
   },
   "PasswordChanged": {
-    "description": "The password of the customer's online banking was changed.",
     "class": "critical",
     "optOutsApply": false,
     "channels": [
@@ -248,8 +225,7 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "changeId",
         "kind": "identifier",
-        "required": true,
-        "description": "The change's id: shown as its reference."
+        "required": true
       },
       {
         "name": "via",
@@ -259,19 +235,16 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
           "WEB",
           "BRANCH",
           "PHONE"
-        ],
-        "description": "Where the password was changed."
+        ]
       },
       {
         "name": "deviceName",
         "kind": "text",
-        "maxGraphemes": 60,
-        "description": "The device it was changed on, when online."
+        "maxGraphemes": 60
       }
     ]
   },
   "PaymentDue": {
-    "description": "A payment the customer owes (a card bill, a loan instalment) is due soon.",
     "class": "normal",
     "optOutsApply": true,
     "channels": [
@@ -298,38 +271,32 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "billId",
         "kind": "identifier",
-        "required": true,
-        "description": "The bill's id: shown as its reference."
+        "required": true
       },
       {
         "name": "amount",
         "kind": "money",
         "currencyField": "currency",
-        "required": true,
-        "description": "The amount due."
+        "required": true
       },
       {
         "name": "dueDate",
         "kind": "date",
-        "required": true,
-        "description": "The day it is due."
+        "required": true
       },
       {
         "name": "minimumPayment",
         "kind": "money",
-        "currencyField": "currency",
-        "description": "The least that may be paid by then."
+        "currencyField": "currency"
       },
       {
         "name": "payee",
         "kind": "text",
-        "maxGraphemes": 80,
-        "description": "What the payment is for (\"Visa card\", \"Home loan\")."
+        "maxGraphemes": 80
       }
     ]
   },
   "StatementReady": {
-    "description": "A new account statement can be read in online banking.",
     "class": "bulk",
     "optOutsApply": true,
     "channels": [
@@ -351,25 +318,21 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
         "name": "accountLast4",
         "kind": "identifier",
         "pattern": "[0-9]{4}",
-        "required": true,
-        "description": "The last four digits of the account number."
+        "required": true
       },
       {
         "name": "periodEnd",
         "kind": "date",
-        "required": true,
-        "description": "The last day the statement covers."
+        "required": true
       },
       {
         "name": "closingBalance",
         "kind": "money",
-        "currencyField": "currency",
-        "description": "The balance at the end of the period."
+        "currencyField": "currency"
       }
     ]
   },
   "TransferCompleted": {
-    "description": "A transfer the customer made has been completed.",
     "class": "normal",
     "optOutsApply": true,
     "channels": [
@@ -386,32 +349,27 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "transferId",
         "kind": "identifier",
-        "required": true,
-        "description": "The transfer's id: shown as its reference."
+        "required": true
       },
       {
         "name": "amount",
         "kind": "money",
         "currencyField": "currency",
-        "required": true,
-        "description": "The amount sent."
+        "required": true
       },
       {
         "name": "counterpartyName",
         "kind": "text",
-        "maxGraphemes": 140,
-        "description": "The payee's name, as the payee's bank gave it."
+        "maxGraphemes": 140
       },
       {
         "name": "reason",
         "kind": "text",
-        "maxGraphemes": 200,
-        "description": "Not shown for a completed transfer; kept because the contract always took it (it is part of the payloadHash)."
+        "maxGraphemes": 200
       }
     ]
   },
   "TransferFailed": {
-    "description": "A transfer the customer made has failed.",
     "class": "normal",
     "optOutsApply": true,
     "channels": [
@@ -428,29 +386,122 @@ export const DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "name": "transferId",
         "kind": "identifier",
-        "required": true,
-        "description": "The transfer's id: shown as its reference."
+        "required": true
       },
       {
         "name": "amount",
         "kind": "money",
         "currencyField": "currency",
-        "required": true,
-        "description": "The amount that was not sent."
+        "required": true
       },
       {
         "name": "counterpartyName",
         "kind": "text",
-        "maxGraphemes": 140,
-        "description": "The payee's name, as the payee's bank gave it."
+        "maxGraphemes": 140
       },
       {
         "name": "reason",
         "kind": "text",
         "required": true,
-        "maxGraphemes": 200,
-        "description": "Why the transfer failed, in words the customer can act on."
+        "maxGraphemes": 200
       }
     ]
   }
 };
+
+// What each type and field means (definition.json's descriptions), for the JSON Schemas: no function reads them,
+// so no function's bundle holds them.
+export const DESCRIPTIONS: Readonly<Record<string, Description>> = {
+  "CardPayment": {
+    "type": "The customer's card was charged: a payment in a shop, online or a cash withdrawal.",
+    "fields": {
+      "paymentId": "The card payment's id: shown as its reference.",
+      "amount": "The amount charged.",
+      "merchantName": "The merchant as the card network names it.",
+      "cardLast4": "The last four digits of the card, never the whole number.",
+      "method": "How the card was used."
+    }
+  },
+  "DirectDebitUpcoming": {
+    "type": "A direct debit will be taken from the customer's account in the next few days.",
+    "fields": {
+      "mandateId": "The direct debit mandate's reference.",
+      "amount": "The amount to be taken.",
+      "creditorName": "Who takes it, as the creditor registered.",
+      "collectionDate": "The day it will be taken.",
+      "accountLast4": "The last four digits of the account it is taken from."
+    }
+  },
+  "LoginFromNewDevice": {
+    "type": "Someone signed in to the customer's online banking from a device not seen before.",
+    "fields": {
+      "sessionId": "The sign-in's id: shown as its reference.",
+      "deviceName": "The device as its browser or app describes itself (\"Chrome on Windows\").",
+      "location": "Where the sign-in came from, approximately (from the IP address)."
+    }
+  },
+  "LowBalance": {
+    "type": "An account's available balance fell below the threshold the customer chose.",
+    "fields": {
+      "accountLast4": "The last four digits of the account number.",
+      "balance": "The available balance.",
+      "threshold": "The threshold the customer set."
+    }
+  },
+  "OneTimePasscode": {
+    "type": "A one-time code the customer asked for, to confirm a sign-in or a payment: valid for five minutes.",
+    "fields": {
+      "code": "The code itself: sent to the customer, never kept.",
+      "purpose": "What the code confirms: it is said in the message, so a code asked for nothing is noticed."
+    }
+  },
+  "PasswordChanged": {
+    "type": "The password of the customer's online banking was changed.",
+    "fields": {
+      "changeId": "The change's id: shown as its reference.",
+      "via": "Where the password was changed.",
+      "deviceName": "The device it was changed on, when online."
+    }
+  },
+  "PaymentDue": {
+    "type": "A payment the customer owes (a card bill, a loan instalment) is due soon.",
+    "fields": {
+      "billId": "The bill's id: shown as its reference.",
+      "amount": "The amount due.",
+      "dueDate": "The day it is due.",
+      "minimumPayment": "The least that may be paid by then.",
+      "payee": "What the payment is for (\"Visa card\", \"Home loan\")."
+    }
+  },
+  "StatementReady": {
+    "type": "A new account statement can be read in online banking.",
+    "fields": {
+      "accountLast4": "The last four digits of the account number.",
+      "periodEnd": "The last day the statement covers.",
+      "closingBalance": "The balance at the end of the period."
+    }
+  },
+  "TransferCompleted": {
+    "type": "A transfer the customer made has been completed.",
+    "fields": {
+      "transferId": "The transfer's id: shown as its reference.",
+      "amount": "The amount sent.",
+      "counterpartyName": "The payee's name, as the payee's bank gave it.",
+      "reason": "Not shown for a completed transfer; kept because the contract always took it (it is part of the payloadHash)."
+    }
+  },
+  "TransferFailed": {
+    "type": "A transfer the customer made has failed.",
+    "fields": {
+      "transferId": "The transfer's id: shown as its reference.",
+      "amount": "The amount that was not sent.",
+      "counterpartyName": "The payee's name, as the payee's bank gave it.",
+      "reason": "Why the transfer failed, in words the customer can act on."
+    }
+  }
+};
+
+interface Description {
+  readonly type: string;
+  readonly fields: Readonly<Record<string, string>>;
+}

@@ -103,8 +103,11 @@ export type FloodGuard = z.infer<typeof floodGuardSchema>;
 export const DEFAULT_FLOOD_GUARD: FloodGuard = { limit: 10, windowSeconds: 3_600 };
 export const definitionSchema = z
   .strictObject({
-    /** What the notice tells the customer: the JSON Schema's description. */
-    description: z.string().check(z.minLength(1)),
+    /**
+     * What the notice tells the customer: the JSON Schema's description. Required of definition.json (the compiler);
+     * left out of the catalogue the functions load (catalogue.generated.ts DESCRIPTIONS keeps it).
+     */
+    description: z.optional(z.string().check(z.minLength(1))),
     class: z.enum(NOTICE_CLASSES),
     /** false: the customer's channel opt-outs do not silence it (hard stops — bounces, STOP, disabled endpoints — do). */
     optOutsApply: z.boolean(),

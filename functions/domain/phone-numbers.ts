@@ -8,6 +8,7 @@
  * admitLoading); tests and tools load them before they read.
  */
 import type { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { RulesNotLoaded } from './rules-not-loaded.ts';
 
 let parse: typeof parsePhoneNumberFromString | undefined;
 
@@ -15,12 +16,15 @@ export async function loadPhoneNumbers(): Promise<void> {
   parse ??= (await import('libphonenumber-js')).parsePhoneNumberFromString;
 }
 
-export class PhoneNumbersNotLoaded extends Error {
+export class PhoneNumbersNotLoaded extends RulesNotLoaded {
   override name = 'PhoneNumbersNotLoaded';
+  constructor() {
+    super('the phone number rules are not loaded yet', loadPhoneNumbers);
+  }
 }
 
 /** The parser, once loaded; before, a throw the reader answers by loading it (never the record's fault). */
 export function phoneParser(): typeof parsePhoneNumberFromString {
-  if (parse === undefined) throw new PhoneNumbersNotLoaded('the phone number rules are not loaded yet');
+  if (parse === undefined) throw new PhoneNumbersNotLoaded();
   return parse;
 }

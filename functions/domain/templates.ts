@@ -17,6 +17,8 @@ import Mustache from 'mustache';
 import { type Brand, supportPhoneFor, telHref } from './brand.ts';
 import { isCalendarDate } from './calendar-date.ts';
 import { maskCardNumbers } from './card-number.ts';
+// Rendering masks every shown value: the rules with the templates, wherever they are loaded.
+import './card-rules.ts';
 import { type Definition, dataNamesOf, definitionOf, textFields } from './catalogue.ts';
 import { type Channel, unknownChannel } from './channels.ts';
 import { cleanDisplayText, NAME_MAX_GRAPHEMES } from './display-text.ts';

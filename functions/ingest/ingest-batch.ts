@@ -98,9 +98,14 @@ export async function ingestBatch(event: MSKEvent, deps: BatchDeps): Promise<Bat
     // The registry could not answer: no record is at fault, all wait for the redelivery.
     return { records: given.length, results: [], figures: tally(given.length, [], given.length), failure: error };
   }
-  const admitted = await Promise.all(
-    inputs.map(async (input, index) => ({ index, ...(await admitLoading(input, deps)) })),
-  );
+  let admitted: Indexed[];
+  try {
+    admitted = await Promise.all(inputs.map(async (input, index) => ({ index, ...(await admitLoading(input, deps)) })));
+  } catch (error) {
+    // Rules a record needs (phone numbers, card numbers) did not load: no record is at fault, all wait for the
+    // redelivery — a record is never read without them.
+    return { records: inputs.length, results: [], figures: tally(inputs.length, [], inputs.length), failure: error };
+  }
   const chains = chainsOf(admitted);
   try {
     await deps.beforeWrites?.();

@@ -36,11 +36,11 @@ import {
   type Retention,
   type SecretSeal,
 } from '../domain/notification.ts';
-import { loadPhoneNumbers, PhoneNumbersNotLoaded } from '../domain/phone-numbers.ts';
 import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.ts';
 import { recipientOfRecord } from '../domain/quarantine-ref.ts';
 import { type RecordOrigin, ReplicatedNotTaken } from '../domain/replicated-records.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
+import { RulesNotLoaded } from '../domain/rules-not-loaded.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
@@ -117,16 +117,17 @@ export async function ingestRecord(input: IngestInput, deps: IngestDeps): Promis
 }
 
 /**
- * `admit`, with the phone number rules loaded first when the record writes a number otherwise than E.164
- * (domain/phone-numbers.ts): a record never waits for rules it does not need, and never fails for want of them.
+ * `admit`, with the rules a value needs loaded first (domain/phone-numbers.ts, card-number.ts), each kind once: never
+ * waiting for rules it does not need, nor read without them (a failed load throws: the batch is redelivered).
  */
 export async function admitLoading(input: IngestInput, deps: IngestDeps): Promise<AdmittedRecord> {
-  try {
-    return admit(input, deps);
-  } catch (error) {
-    if (!(error instanceof PhoneNumbersNotLoaded)) throw error;
-    await loadPhoneNumbers();
-    return admit(input, deps);
+  for (let reads = 1; ; reads++) {
+    try {
+      return admit(input, deps);
+    } catch (error) {
+      if (!(error instanceof RulesNotLoaded) || reads > 2) throw error;
+      await error.load();
+    }
   }
 }
 
@@ -146,7 +147,7 @@ export function admit(input: IngestInput, deps: IngestDeps): AdmittedRecord {
     return { input, now, admission };
   } catch (error) {
     // Rules not loaded yet are no fault of the record: admitLoading loads them and reads it again.
-    if (error instanceof PhoneNumbersNotLoaded) throw error;
+    if (error instanceof RulesNotLoaded) throw error;
     return { input, now, admission: { ok: false, rejection: unprocessable('while admitting the record', error) } };
   }
 }
@@ -342,18 +343,7 @@ async function settleExisting(
     detail: `eventId already recorded with payloadHash ${stored.slice(0, 15)}…, this record has ${payloadHash.slice(0, 15)}…${otherVersion ? ` (the stored hash is not a ${PAYLOAD_HASH_VERSION} hash)` : ''}`,
     eventId,
   };
-  const { input, now } = record;
-  const newlyQuarantined = await deps.store.quarantine(
-    buildQuarantine(
-      rejection,
-      input.value,
-      input.source,
-      now,
-      { retentionDays: deps.retentionDays },
-      recordSecrets(record),
-      input.producer,
-    ),
-  );
+  const newlyQuarantined = await deps.store.quarantine(await quarantineItem(rejection, record, deps));
   return { kind: 'conflict', eventId, newlyQuarantined };
 }
 
@@ -476,18 +466,27 @@ function unprocessable(step: string, error: unknown, eventId?: string): Rejectio
   return eventId === undefined ? { reason: 'UNPROCESSABLE', detail } : { reason: 'UNPROCESSABLE', detail, eventId };
 }
 
-async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+/**
+ * The record's quarantine item, card numbers and IBANs masked: one holding a candidate before the card rules are loaded
+ * loads them and is built again; a load that fails throws (the batch is redelivered), never an item kept unmasked.
+ */
+async function quarantineItem(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps) {
   const { input, now } = record;
   const retention = { retentionDays: deps.retentionDays };
-  const item = buildQuarantine(
-    rejection,
-    input.value,
-    input.source,
-    now,
-    retention,
-    recordSecrets(record),
-    input.producer,
-  );
+  const build = () =>
+    buildQuarantine(rejection, input.value, input.source, now, retention, recordSecrets(record), input.producer);
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof RulesNotLoaded)) throw error;
+    await error.load();
+    return build();
+  }
+}
+
+async function quarantine(rejection: Rejection, record: AdmittedRecord, deps: IngestDeps): Promise<IngestResult> {
+  const { input } = record;
+  const item = await quarantineItem(rejection, record, deps);
   // Its customer, when the JSON named one: support staff find the record from the customer (domain/quarantine-ref.ts).
   const userId =
     item.eventId === undefined ? undefined : recipientOfRecord(input.decoded?.value ?? input.value, deps.maxEventBytes);

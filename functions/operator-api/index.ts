@@ -6,6 +6,8 @@
  * (functions/operator/routes.ts) over the operations, the answer. Logs say who asked for what and the status, never
  * the body (a corrected event carries contact points).
  */
+// The card brands' ranges and the IBAN registry at start: only ingest loads them with a value that needs them.
+import '../domain/card-rules.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';

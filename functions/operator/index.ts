@@ -5,6 +5,9 @@
  * identity's approval — each decided by the same rule (action.ts), audited with the verified caller, why and the
  * outcome; routes.ts carries them over HTTP.
  */
+// The card brands' ranges and the IBAN registry with the operator's use cases (replay and repair decode events).
+import '../domain/card-rules.ts';
+
 export {
   APPROVAL_KINDS,
   type ApprovalKind,

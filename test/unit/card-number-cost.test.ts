@@ -8,7 +8,7 @@
 import { describe, expect, it, vi } from 'vitest';
 
 const lookups = vi.hoisted(() => ({ count: 0 }));
-// A brand look-up (card-number.ts brandsCovering) reads every brand's patterns once: counted on Visa's. The masker
+// A brand look-up (card-rules.ts brandsCovering) reads every brand's patterns once: counted on Visa's. The masker
 // never calls the library's own look-up (it keeps the brands' tables), so counting that would count nothing.
 vi.mock('credit-card-type', async (importOriginal) => {
   type Info = { patterns: unknown[] };
@@ -28,6 +28,9 @@ vi.mock('credit-card-type', async (importOriginal) => {
   return { default: Object.assign((n: string) => (lib as unknown as (n: string) => unknown)(n), lib, { getTypeInfo }) };
 });
 
+// Fresh modules: the rules the setup file loaded read the real library; these read the counted one.
+vi.resetModules();
+await import('../../functions/domain/card-rules.ts');
 const { maskCardNumbers, maskCardNumbersInBytes } = await import('../../functions/domain/card-number.ts');
 const { cleanDisplayText, NAME_MAX_GRAPHEMES } = await import('../../functions/domain/display-text.ts');
 

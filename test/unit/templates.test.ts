@@ -533,13 +533,19 @@ describe('templates: the compiled module', () => {
       for (const locale of LOCALES) expect(compiledSet(type, locale)?.html).not.toContain('\n');
   });
 
-  it('the compiler refuses a misspelt placeholder, an unescaped one, and an SMS of two lines', async () => {
+  it('the compiler refuses a misspelt placeholder, an unescaped one, an SMS of two lines, and a type without a description', async () => {
     const { generateModule, TEMPLATES_DIR } = await import('../../tools/scripts/templates.ts');
     const cases: [string, (source: string) => string, RegExp][] = [
       ['TransferCompleted/sms.en.txt', () => '{{bank}}: {{amout}}\n', /unknown placeholder \{\{amout\}\}/],
       ['TransferFailed/email.ja.mjml', (s) => s.replace('>{{reason}}</span>', '>{{{reason}}}</span>'), /skip escaping/],
       ['TransferCompleted/sms.en.txt', () => '{{bank}}\n{{amount}}\n', /must be one line/],
       ['partials/footer.en.txt', (s) => `${s}{{recipientEmail}}`, /unknown placeholder \{\{recipientEmail\}\}/],
+      // The functions' catalogue leaves descriptions out; the folder must still say what a notice tells the customer.
+      [
+        'LowBalance/definition.json',
+        (s) => JSON.stringify({ ...JSON.parse(s), description: undefined }),
+        /LowBalance\/definition.json: description: what the notice tells the customer/,
+      ],
     ];
     for (const [file, change, error] of cases) {
       const dir = mkdtempSync(join(tmpdir(), 'notifier-templates-'));

@@ -11,6 +11,7 @@
  */
 import { createServer } from 'node:net';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { loadCardRules } from '../../functions/domain/card-number.ts';
 import { loadPhoneNumbers } from '../../functions/domain/phone-numbers.ts';
 
 export class UsageError extends Error {
@@ -177,9 +178,10 @@ export function runCommand(
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') stop('EPIPE');
   });
-  // A tool reads producers' spellings of phone numbers with the contract's own decoder: its rules first (the functions
-  // load them only when a record needs them: functions/domain/phone-numbers.ts).
-  loadPhoneNumbers()
+  // A tool reads producers' spellings of phone numbers, and masks card numbers and IBANs, with the contract's own
+  // decoder: their rules first (ingest loads them only when a record needs them: functions/domain/phone-numbers.ts,
+  // card-number.ts).
+  Promise.all([loadPhoneNumbers(), loadCardRules()])
     .then(() => main(controller.signal, heard))
     .then(
       // main decides its code, even after an abort: it reports what it has and says how it ended.

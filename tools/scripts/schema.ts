@@ -11,6 +11,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
+import { DESCRIPTIONS } from '../../functions/domain/catalogue.generated.ts';
 import {
   type Definition,
   definitionOf,
@@ -121,10 +122,24 @@ function describeData(def: Definition, data: Record<string, Node>): void {
   }
 }
 
+/** A type's definition with what it and its fields mean (the functions' catalogue leaves that out). */
+function describedDefinition(type: string): Definition {
+  const def = definitionOf(type);
+  const described = DESCRIPTIONS[type];
+  if (def === undefined || described === undefined) throw new Error(`unknown type ${type}`);
+  return {
+    ...def,
+    description: described.type,
+    data: def.data.map((field) => {
+      const description = described.fields[field.name];
+      return description === undefined ? field : { ...field, description };
+    }),
+  };
+}
+
 /** The JSON Schema of one notice type's events (draft 2020-12, without $schema). */
 export function typeJsonSchema(type: string): Node {
-  const def = definitionOf(type);
-  if (def === undefined) throw new Error(`unknown type ${type}`);
+  const def = describedDefinition(type);
   const generated = z.toJSONSchema(eventSchemaOf(type, def), { io: 'input', unrepresentable: 'any' }) as Node;
   const { $schema: _, ...schema } = generated;
   const props = schema.properties as Record<string, Node>;

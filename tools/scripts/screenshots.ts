@@ -8,6 +8,8 @@
  * chromium fonts-noto-cjk` (no browser download works here); CHROMIUM_PATH overrides /usr/bin/chromium. The page
  * loads nothing from the network (every request is refused), as a privacy-minded mail client shows it.
  */
+// The card number and IBAN rules the decoder masks with (ingest alone loads them on demand).
+import '../../functions/domain/card-rules.ts';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';

@@ -3,6 +3,8 @@
  * is built from (tools/scripts/spool-dictionary.ts) and what its tests and the bench's comparison compress. Fixed
  * dates and ids: the same records every run, so the dictionary built from them is the same bytes every run.
  */
+// The card number and IBAN rules the decoder masks with (ingest alone loads them on demand).
+import '../../functions/domain/card-rules.ts';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { providerRequest } from '../../functions/dispatch/provider-request.ts';

@@ -369,6 +369,9 @@ export function readDefinitions(root: string = TEMPLATES_DIR): Record<string, De
       throw new TemplateError(`templates/${type}/definition.json: ${(error as Error).message}`);
     }
     const problems = definitionProblems(raw);
+    // Optional in the catalogue the functions load (they never read it), required of the folder: the JSON Schemas say it.
+    if (problems.length === 0 && (raw as Definition).description === undefined)
+      problems.push('description: what the notice tells the customer, for the JSON Schema');
     if (problems.length === 0) problems.push(...patternProblems(raw as Definition));
     if (problems.length > 0) throw new TemplateError(`templates/${type}/definition.json: ${problems.join('; ')}`);
     definitions[type] = raw as Definition;
@@ -461,11 +464,46 @@ export async function generateModule(root: string = TEMPLATES_DIR): Promise<{
     "// and the brand settings an entry for each (the synth and the functions' cold start refuse settings without one).",
     `export const LANGUAGES = ${JSON.stringify(languages)} as const;`,
     '',
-    '// The definitions of templates/<Type>/definition.json: validated again when catalogue.ts loads.',
-    `export const DEFINITIONS: Readonly<Record<string, unknown>> = ${JSON.stringify(definitions, null, 2)};`,
+    '// The definitions of templates/<Type>/definition.json without their descriptions: validated again when',
+    '// catalogue.ts loads.',
+    `export const DEFINITIONS: Readonly<Record<string, unknown>> = ${JSON.stringify(withoutDescriptions(definitions), null, 2)};`,
+    '',
+    "// What each type and field means (definition.json's descriptions), for the JSON Schemas: no function reads them,",
+    "// so no function's bundle holds them.",
+    `export const DESCRIPTIONS: Readonly<Record<string, Description>> = ${JSON.stringify(descriptionsOf(definitions), null, 2)};`,
+    '',
+    'interface Description {',
+    '  readonly type: string;',
+    '  readonly fields: Readonly<Record<string, string>>;',
+    '}',
     '',
   ].join('\n');
   return { source, typeSources, catalogueSource, templates };
+}
+
+/** The definitions as the functions load them: what each type and field means left out (descriptionsOf keeps it). */
+function withoutDescriptions(definitions: Record<string, Definition>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(definitions).map(([type, { description: _, data, ...rest }]) => [
+      type,
+      { ...rest, data: data.map(({ description: _field, ...field }) => field) },
+    ]),
+  );
+}
+
+/** Each type's description and its fields', by name (a field without one is left out). */
+function descriptionsOf(definitions: Record<string, Definition>) {
+  return Object.fromEntries(
+    Object.entries(definitions).map(([type, def]) => [
+      type,
+      {
+        type: def.description,
+        fields: Object.fromEntries(
+          def.data.flatMap((f) => (f.description === undefined ? [] : [[f.name, f.description] as const])),
+        ),
+      },
+    ]),
+  );
 }
 
 /** Writes the generated modules under `domainDir` (functions/domain, or a test's copy); a type gone loses its module. */
