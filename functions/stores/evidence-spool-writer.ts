@@ -72,6 +72,19 @@ export class SpoolWriter {
 
   /** The record goes to the spool now, not awaited: `settle` awaits it. */
   add(proof: SpoolProof, slice: string, nowMs: number): void {
+    this.start(proof, slice, nowMs);
+  }
+
+  /**
+   * The record goes to the spool now, awaited at most `withinMs`: true when it landed by then. One that did not stays
+   * in flight like any put, and `settle` awaits (and reports) it.
+   */
+  async putNow(proof: SpoolProof, slice: string, nowMs: number, withinMs: number): Promise<boolean> {
+    const [settled] = await withinTime([this.start(proof, slice, nowMs)], withinMs);
+    return settled?.ok === true;
+  }
+
+  private start(proof: SpoolProof, slice: string, nowMs: number) {
     const put = this.spool
       .put(
         [
@@ -89,7 +102,9 @@ export class SpoolWriter {
         (): PutSettled => ({ proof, slice, ok: true }),
         (e: unknown): PutSettled => ({ proof, slice, ok: false, error: (e as Error)?.name ?? 'Error' }),
       );
-    this.puts.push({ proof, slice, done: put });
+    const started = { proof, slice, done: put };
+    this.puts.push(started);
+    return started;
   }
 
   /**

@@ -484,4 +484,36 @@ export class DynamoNotificationStore implements NotificationStore {
     });
     return result === 'applied' ? result : this.wroteItself(key, 'FAILED', entry.attempt, now);
   }
+
+  /**
+   * The sweeper's SENT for an expired lease whose holder put its send's record in the evidence spool and died before
+   * its SENT write (sweeper/spooled-send.ts): the message id and the evidence from that record. Conditioned like
+   * `acceptExpired` (still this attempt's SENDING, its lease expired); the item's `evidence` names the slice and the
+   * digest, so the record is found by its notification at once.
+   */
+  async acceptSpooled(
+    entry: SweepEntry,
+    send: { readonly providerMessageId: string; readonly evidence: SentEvidence },
+    now: number,
+  ): Promise<Transition> {
+    const key = { pk: entry.pk, sk: entry.sk };
+    const move = moveCondition('SENDING', 'SENT');
+    const result = await this.conditionalUpdate({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now`,
+      UpdateExpression: `SET #status = :sent, ${messageIdAttribute(entry.channel)} = :mid, evidence = :evidence, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil, claimId, ${FORGET_SECRETS}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ...move.values,
+        ':sent': 'SENT',
+        ':attempt': entry.attempt,
+        ':now': now,
+        ':mid': send.providerMessageId,
+        ':evidence': send.evidence,
+        ':iso': iso(now),
+      },
+    });
+    return result === 'applied' ? result : this.wroteItself(key, 'SENT', entry.attempt, now);
+  }
 }
