@@ -217,6 +217,7 @@ async function rollUp(
     deadline,
     limit: EVIDENCE_SPOOL_PER_RUN,
     timeoutMs: config.evidence.timeoutMs,
+    index: evidenceIndex,
   }));
   await reportRolledUp(rolledUp, spools, Date.now());
   return rolledUp;

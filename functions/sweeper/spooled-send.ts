@@ -82,7 +82,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         },
         now,
       );
-      if (t !== 'applied') return t;
+      if (t !== 'accepted') return 'lost';
       // Found by its notification now; by its customer once indexed (else the roll-up's check of the slice does it).
       const send = {
         userId: record.userId,
