@@ -65,6 +65,19 @@ const sender = new ProviderSender(new SESClient({}), new SNSClient({}), {
   configurationSet: 'notifier',
 });
 
+/** Dispatch whose sends' evidence goes to `batch`. */
+const dispatchingInto = (batch: InvocationEvidence): DispatchDeps =>
+  dispatchDeps(
+    {
+      store: new DynamoNotificationStore(doc, 'notifier-test'),
+      sender,
+      random: () => 0.5,
+      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+      evidence: { retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), batch },
+    },
+    NOW,
+  );
+
 /** One dispatch invocation's evidence: its batch over the given store, gaps, intents and index. */
 function invocation(
   store: MemoryStore,
@@ -76,16 +89,7 @@ function invocation(
     { store, gaps, intents, index: { index, retentionDays: 3650 } },
     { now: NOW, id: 'inv0000000000000001', dueMs: NOW + 90_000 },
   );
-  const deps: DispatchDeps = dispatchDeps(
-    {
-      store: new DynamoNotificationStore(doc, 'notifier-test'),
-      sender,
-      random: () => 0.5,
-      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      evidence: { retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), batch },
-    },
-    NOW,
-  );
+  const deps = dispatchingInto(batch);
   return { batch, deps, store, gaps, intents, index };
 }
 const send = (n: NotificationItem, d: DispatchDeps) =>
@@ -473,16 +477,7 @@ function spoolingInvocation(put: (records: readonly SpooledRecord[]) => Promise<
     },
     { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, spoolBelow: 25, putFirstMs: 50 },
   );
-  const deps: DispatchDeps = dispatchDeps(
-    {
-      store: new DynamoNotificationStore(doc, 'notifier-test'),
-      sender,
-      random: () => 0.5,
-      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      evidence: { retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), batch },
-    },
-    NOW,
-  );
+  const deps = dispatchingInto(batch);
   return { batch, deps, intents, index };
 }
 /** A one-time code's SMS: its SENT write would keep the redacted record's bytes for a rebuild. */
