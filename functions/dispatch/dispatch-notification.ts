@@ -23,7 +23,8 @@
  *      once).
  *  10. Accepted: the evidence of the send (the exact request, the message id, when) joins the invocation's batch,
  *      written once the invocation's records are done (record-evidence.ts); the SENT write names the batch and the
- *      record's SHA-256. Never a reason to send again, never in the send slot.
+ *      record's SHA-256. Never a reason to send again, never in the send slot — but at an invocation of few records,
+ *      which spools them and writes no intent, the record's spool put comes before the SENT write (one put).
  * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
  * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
  * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends

@@ -11,6 +11,12 @@
  * A store that is slow or refuses leaves the batch's bytes in the table as a gap the sweeper writes; only when the
  * table refuses the gap too and the intent could not be kept is the evidence lost — counted and alarmed
  * (EvidenceLost), logged with ids only. Nothing here touches a notification's state: SENT stands whatever happens.
+ *
+ * An invocation of few records spools them (domain/evidence-spool.ts) and writes no intent: each record is put in the
+ * spool before its SENT write (`putFirst`), so no record exists only in memory once its outcome is recorded — a holder
+ * that dies after the put is made SENT from its record by the sweeper (sweeper/spooled-send.ts), and an index write it
+ * missed is filled by the roll-up. A put that does not land in time opens the intent then, and the invocation goes on
+ * as one of many records does.
  */
 
 import { gzipSync } from 'node:zlib';

@@ -1,6 +1,7 @@
 /**
  * A writer's records on their way to the spool (domain/evidence-spool.ts): each record is put as soon as its outcome
- * is recorded — beside the sends, never inside a send slot — and at the end of the invocation (`settle`) the puts are
+ * is recorded — beside the sends — or, for a dispatch invocation that writes no intent, before its SENT write
+ * (`putNow`, awaited a bounded time) — and at the end of the invocation (`settle`) the puts are
  * awaited and the customers' index is written naming the slice each record lands in (its writer knows: the name is
  * deterministic). A put the table refused is not dropped: with an open intent the sweeper rebuilds it
  * (recover-evidence.ts); without one the record is written at once as a late object of its slice (the store, else a
