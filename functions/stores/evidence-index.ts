@@ -26,7 +26,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type IndexEntry, indexMark, parseIndexMark, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
+import {
+  INDEX_DIGEST_B64,
+  type IndexEntry,
+  indexMark,
+  parseIndexMark,
+  parseIndexRef,
+  parseIndexSend,
+} from '../domain/evidence-batch.ts';
 import {
   customerIndexPk,
   customerIndexSk,
@@ -221,10 +228,12 @@ export class DynamoEvidenceIndex extends DynamoEvidenceIndexWriter implements Ev
         asked = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
     }
+    // A send is its record, whatever form its mark took (an earlier version spaced it): each starts with its digest.
+    const recordOf = (mark: string) => mark.slice(0, INDEX_DIGEST_B64);
     const has = (item: IndexItem) => {
       const stored = found.get(itemId(item));
-      const marks = stored?.s as Set<string> | undefined;
-      return stored !== undefined && [...(item.s ?? [])].every((m) => marks?.has(m) === true);
+      const records = new Set([...((stored?.s as Set<string> | undefined) ?? [])].map(recordOf));
+      return stored !== undefined && [...(item.s ?? [])].every((m) => records.has(recordOf(m)));
     };
     return entries.flatMap(({ entry, expiresAt }) => {
       const sends = entry.sends.filter(
@@ -307,9 +316,14 @@ const itemId = (key: Key) => JSON.stringify([key.pk, key.sk]);
 function anotherWriterFirst(event: IndexItem, before: ReadonlyMap<string, Added>): boolean {
   const at = parseEventIndexSk(event.sk);
   if (at === undefined) return false;
-  const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, event.pk.slice(2)) }));
+  const eventId = event.pk.slice(2);
+  const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, eventId) }));
   const had = [...(added?.had ?? [])];
-  if (had.some((mark) => added?.s.has(mark))) return false;
+  // A send is its record, whatever form its mark took (a stage deployed before spaced it): every form starts with
+  // the record's digest, and two sends' records differ (each names its notification).
+  const recordOf = (mark: string) => mark.slice(0, INDEX_DIGEST_B64);
+  const own = new Set([...(added?.s ?? [])].map(recordOf));
+  if (had.some((mark) => own.has(recordOf(mark)))) return false;
   return had.length > 0;
 }
 
