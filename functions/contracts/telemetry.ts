@@ -117,6 +117,8 @@ export const METRIC_NAMES = [
   'EvidenceSpoolSetAside',
   // reads of the spool table (its cursor, a partition, its oldest slice) that failed in a run: 0 every run when none did
   'EvidenceSpoolUnreadable',
+  // spooled sends the roll-up found missing from the customers' index (their writer died or was refused), indexed then
+  'EvidenceIndexFilled',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 

@@ -23,7 +23,8 @@
  *      once).
  *  10. Accepted: the evidence of the send (the exact request, the message id, when) joins the invocation's batch,
  *      written once the invocation's records are done (record-evidence.ts); the SENT write names the batch and the
- *      record's SHA-256. Never a reason to send again, never in the send slot.
+ *      record's SHA-256. Never a reason to send again, never in the send slot — but at an invocation of few records,
+ *      which spools them and writes no intent, the record's spool put comes before the SENT write (one put).
  * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
  * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
  * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends
@@ -51,7 +52,7 @@ import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
 import { loadMomentRules, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
-import { type EvidenceDeps, sendProofOf, sentWriteOf } from './record-evidence.ts';
+import { type EvidenceDeps, PUT_FIRST_MS, sendProofOf, sentWriteOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
@@ -252,11 +253,16 @@ async function sent(
     evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
   // Where the record lands: the invocation's batch, or the spool's slice when the invocation holds few records.
   const at = proof === undefined || batch === undefined ? batch : (evidence?.batch.addressOf?.(proof, batch) ?? batch);
-  const write = proof === undefined || at === undefined ? undefined : sentWriteOf(item, proof, at, message);
+  // An invocation of few records puts each in the spool before its SENT write: once the outcome is recorded, its
+  // record is already kept (record-evidence.ts putFirst). The lease is kept past the put first (with the message id).
+  const putFirst = proof === undefined || at === undefined ? undefined : evidence?.batch.putFirst?.(proof, at);
+  if (putFirst !== undefined) await holder.keepLeasePast(PUT_FIRST_MS, providerMessageId);
+  const spooled = putFirst !== undefined && (await putFirst);
+  const write = proof === undefined || at === undefined ? undefined : sentWriteOf(item, proof, at, message, spooled);
   const acceptance = await holder.recordAcceptance(providerMessageId, write?.evidence, write?.record);
   const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
   if (proof === undefined || evidence === undefined || batch === undefined) return result;
-  evidence.batch.add(proof, at ?? batch);
+  if (putFirst === undefined) evidence.batch.add(proof, at ?? batch);
   return { ...result, evidence: { batch: at ?? batch } };
 }
 
@@ -418,6 +424,16 @@ class Holder {
       holding: false,
     }).catch(() => 'lost');
     return 'late';
+  }
+
+  /**
+   * Before a write outside the item that must not outlive the lease (the spool put before SENT): the lease extended,
+   * with the message id, when it would end within the guard of `ms` from now. A refused extension is left to the SENT
+   * write's own (which tries again, or finds the sweeper resolved it).
+   */
+  async keepLeasePast(ms: number, providerMessageId: string): Promise<void> {
+    if (this.deps.now() + LEASE_GUARD_MS + ms < this.leaseUntil) return;
+    await this.extend(providerMessageId).catch(() => 'lost');
   }
 
   private async extend(providerMessageId: string | undefined): Promise<Transition> {

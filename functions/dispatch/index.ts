@@ -197,7 +197,8 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
  * The invocation's evidence batch, when evidence is kept and a record may be sent. Its intent is written alongside the
  * first claims, never before them; each provider call waits for it (record-evidence.ts `ready`), which in practice
  * costs nothing: a claim, the pacer and the audience check come first. An intent the table refused is counted
- * (EvidenceIntentsNotWritten, alarmed) and the records are then written one by one as they come.
+ * (EvidenceIntentsNotWritten, alarmed) and the records are then written one by one as they come. An invocation of few
+ * records writes no intent: each record is put in the spool before its SENT write (`putFirst`).
  */
 function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
   if (evidence === undefined) return undefined;
@@ -216,9 +217,23 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
         batch: batch.name,
       });
     },
+    // A spooling invocation writes no intent unless a record's put before its SENT write does not land in time.
+    onLateIntent: (opened) => {
+      if (opened.kept) {
+        logger.warn('evidence spool put not answered in time: the intent opened, the sweeper recovers what is left', {
+          batch: batch.name,
+        });
+        return;
+      }
+      countNow('EvidenceIntentsNotWritten');
+      logger.error('evidence spool put and intent not written: each record is written on its own as it comes', {
+        batch: batch.name,
+        reason: opened.error,
+      });
+    },
   });
   void batch.open(notificationIds).then((opened) => {
-    if (opened.kept || batch.intentTimedOut) return;
+    if (opened.kept || opened.spooling === true || batch.intentTimedOut) return;
     countNow('EvidenceIntentsNotWritten');
     logger.error('evidence intent not written: each record is written on its own as it comes', {
       batch: batch.name,
@@ -251,6 +266,13 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
   // Spooled: what is reported is the records whose put the table refused (the spooled ones are safe).
   reportBatch(r, batch.name, r.spool === undefined ? batch.records : (r.spool.refused as readonly SendProof[]));
   if (r.spool !== undefined) count('EvidenceSpooled', r.spool.spooled);
+  // No intent covers a spooled record's index: the roll-up of its slice checks the index and fills it.
+  if (r.spool !== undefined && !r.indexed && !r.intentOpen) {
+    logger.warn('evidence spooled; its index not written: left to the roll-up of its slice', {
+      batch: batch.name,
+      reason: r.error,
+    });
+  }
   // Its intent stays open and the sweeper indexes it; counted so a throttled index table shows.
   if (r.unindexedItems !== undefined) count('EvidenceIndexUnprocessed', r.unindexedItems);
 }

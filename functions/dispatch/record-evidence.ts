@@ -11,6 +11,12 @@
  * A store that is slow or refuses leaves the batch's bytes in the table as a gap the sweeper writes; only when the
  * table refuses the gap too and the intent could not be kept is the evidence lost — counted and alarmed
  * (EvidenceLost), logged with ids only. Nothing here touches a notification's state: SENT stands whatever happens.
+ *
+ * An invocation of few records spools them (domain/evidence-spool.ts) and writes no intent: each record is put in the
+ * spool before its SENT write (`putFirst`), so no record exists only in memory once its outcome is recorded — a holder
+ * that dies after the put is made SENT from its record by the sweeper (sweeper/spooled-send.ts), and an index write it
+ * missed is filled by the roll-up. A put that does not land in time opens the intent then, and the invocation goes on
+ * as one of many records does.
  */
 
 import { gzipSync } from 'node:zlib';
@@ -80,16 +86,20 @@ function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: 
  * that carried a secret can never be rendered again (that write forgets the secret), so its redacted record's exact
  * bytes, gzipped, go on it too: the sweeper rebuilds a dying invocation's batch from them (sweeper/rebuild-evidence.ts).
  * Only then: an SMS or push record is a few hundred bytes gzipped, while an email's ~3.7 KB would multiply the write
- * units of the SENT write and of every feedback update after it.
+ * units of the SENT write and of every feedback update after it. A record already in the spool (`spooled`: put before
+ * the SENT write) is never rebuilt, so its bytes are not kept on the item.
  */
 export function sentWriteOf(
   n: SendFacts,
   proof: SendProof,
   batch: string,
   message: Message,
+  spooled = false,
 ): { evidence: SentEvidence; record?: Uint8Array } {
   const evidence = { batch, sha256: proof.sha256, acceptedAt: proof.record.acceptedAt, ...pushMomentOf(message) };
-  return Object.keys(n.secrets ?? {}).length === 0 ? { evidence } : { evidence, record: gzipSync(proof.bytes) };
+  return spooled || Object.keys(n.secrets ?? {}).length === 0
+    ? { evidence }
+    : { evidence, record: gzipSync(proof.bytes) };
 }
 
 /** Where a send's proof goes: the invocation's batch. */
@@ -107,6 +117,13 @@ export interface SendBatch {
    * few records — the slice of the spool its record lands in (domain/evidence-spool.ts).
    */
   addressOf?(proof: SendProof, batch: string): string;
+  /**
+   * An invocation that spools its few records without an intent: the record put in the spool now, before the SENT
+   * write, within PUT_FIRST_MS — true when it landed (nothing else to write for it; `add` is not called), false when
+   * not (it was taken over by an intent opened then, or goes as a late object at close: the SENT write then keeps
+   * what a rebuild needs). Undefined when this batch does not put first: the record joins it after the SENT write.
+   */
+  putFirst?(proof: SendProof, at: string): Promise<boolean> | undefined;
 }
 
 export interface EvidenceDeps extends SendRecordDeps {
@@ -119,6 +136,12 @@ export interface EvidenceDeps extends SendRecordDeps {
  * of the same table, and lands in milliseconds. One still unanswered after this is taken as refused.
  */
 export const INTENT_WAIT_MS = 1_000;
+
+/**
+ * The longest a send slot waits for its record's spool put (a put of the same table as the SENT write after it, in
+ * milliseconds): one still unanswered after this is taken as refused, and the invocation's intent is opened then.
+ */
+export const PUT_FIRST_MS = 200;
 
 /** A record written as a batch of its own, and how that went (a refused intent's records: InvocationEvidence). */
 export type AloneWritten = BatchWritten & { readonly proof: SendProof };
@@ -142,6 +165,10 @@ export class InvocationEvidence implements SendBatch {
   private aloneNames = 0;
   /** Set by `open` when the invocation holds few records: they go to the spool, rolled up by the sweeper. */
   private spooled: SpoolWriter | undefined;
+  /** The notifications the invocation was handed: what an intent opened late names. */
+  private notificationIds: readonly string[] = [];
+  /** An intent was asked for (at `open`, or late: a spooled invocation's put that did not land). */
+  private intentAsked = false;
 
   constructor(
     private readonly outlets: BatchOutlets & {
@@ -166,6 +193,13 @@ export class InvocationEvidence implements SendBatch {
        * written, as a refusal is — however it ends later.
        */
       readonly onIntentLate?: () => void;
+      /**
+       * A spooling invocation's put did not land in time, and the intent was opened then (`putFirst`): how that went
+       * (refused: its records go alone, as after an intent refused at `open`).
+       */
+      readonly onLateIntent?: (opened: { kept: boolean; error?: string }) => void;
+      /** The longest a send slot waits for a record's spool put (PUT_FIRST_MS). */
+      readonly putFirstMs?: number;
     },
   ) {
     this.name = batchName(options.writer ?? 'dispatch', options.now, options.id);
@@ -174,28 +208,62 @@ export class InvocationEvidence implements SendBatch {
   /**
    * The intent naming the notifications this invocation may send, written alongside its first claims; each provider
    * call waits for it (`ready`). A table that refuses it holds no send back: the records are then written one by one.
+   * An invocation of few records that spools them writes none (`spooling`, resolved `{ kept: false, spooling: true }`):
+   * each record is put in the spool before its SENT write (`putFirst`), so no record exists only in memory after its
+   * outcome is recorded — an intent is opened only if a put does not land in time.
    */
-  open(notificationIds: readonly string[]): Promise<{ kept: boolean; error?: string }> {
+  open(notificationIds: readonly string[]): Promise<{ kept: boolean; error?: string; spooling?: true }> {
     const { spool } = this.outlets;
+    this.notificationIds = notificationIds;
     if (
       spool !== undefined &&
       notificationIds.length < (this.options.spoolBelow ?? SPOOL_BELOW_RECORDS) &&
       maySpool(this.options.now, this.options.dueMs)
     ) {
       this.spooled = new SpoolWriter(spool, this.outlets);
+      return Promise.resolve({ kept: false, spooling: true });
     }
-    const opened = this.outlets.intents.open({ name: this.name, dueMs: this.options.dueMs, notificationIds }).then(
-      () => {
-        this.intentKept = true;
-        return { kept: true };
-      },
-      (e: unknown) => {
-        this.intentRefused = true;
-        return { kept: false, error: (e as Error)?.name ?? 'Error' };
-      },
-    );
+    return this.openIntent();
+  }
+
+  private openIntent(): Promise<{ kept: boolean; error?: string }> {
+    this.intentAsked = true;
+    const opened = this.outlets.intents
+      .open({ name: this.name, dueMs: this.options.dueMs, notificationIds: this.notificationIds })
+      .then(
+        () => {
+          this.intentKept = true;
+          return { kept: true };
+        },
+        (e: unknown) => {
+          this.intentRefused = true;
+          return { kept: false, error: (e as Error)?.name ?? 'Error' };
+        },
+      );
     this.opening = opened;
     return opened;
+  }
+
+  putFirst(proof: SendProof, at: string): Promise<boolean> | undefined {
+    const spooled = this.spooled;
+    if (spooled === undefined || this.intentAsked || parseSliceBatch(at) === undefined) return undefined;
+    return this.putThenCover(spooled, proof, at);
+  }
+
+  /**
+   * The put, awaited at most PUT_FIRST_MS; one not landed by then stays in flight (`close` awaits it) and the intent is
+   * opened now, awaited like `ready` (at most INTENT_WAIT_MS): from here on the invocation is covered as one of many
+   * records is, and its later sends take that path. Refused too, its unlanded records go as late objects at close.
+   */
+  private async putThenCover(spooled: SpoolWriter, proof: SendProof, at: string): Promise<boolean> {
+    if (await spooled.putNow(proof, at, Date.now(), this.options.putFirstMs ?? PUT_FIRST_MS)) return true;
+    if (!this.intentAsked) {
+      void this.openIntent().then((opened) => {
+        if (!this.intentLate) this.options.onLateIntent?.(opened);
+      });
+    }
+    await this.intentAnswered();
+    return false;
   }
 
   async ready(): Promise<string> {

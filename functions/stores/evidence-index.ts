@@ -25,7 +25,7 @@
  * `<batch> <notificationId>`), and items kept in the main table before the index had its own (`formerTable`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   INDEX_DIGEST_B64,
   type IndexEntry,
@@ -98,6 +98,8 @@ export function indexExpiresAt(day: string, retentionDays: number): number {
 
 /** BatchWriteItem's most requests a call, and the retries of what it leaves unprocessed (backing off, with jitter). */
 const BATCH_WRITE_MAX = 25;
+/** BatchGetItem's most keys a call. */
+const BATCH_GET_MAX = 100;
 export const UNPROCESSED_RETRIES = { attempts: 5, baseMs: 50, maxMs: 800 } as const;
 
 type Key = { pk: string; sk: string };
@@ -205,6 +207,42 @@ export class DynamoEvidenceIndexWriter implements Pick<EvidenceIndex, 'add' | 'p
 
 /** The whole index: the writers' puts and adds, and the readers' look-ups by customer and by event. */
 export class DynamoEvidenceIndex extends DynamoEvidenceIndexWriter implements EvidenceIndex {
+  /**
+   * Of these entries' sends, those the index lacks — their customer's item, their mark on it, or their event's item —
+   * each kept in an entry of its own kind: the roll-up's check of a slice whose writer may have died before its index
+   * write (sweeper/roll-up-evidence.ts). BatchGetItem, eventually consistent (minutes after the writes), 100 keys a
+   * call, the unprocessed asked again; still unprocessed after the retries, it throws (the slice is checked again).
+   */
+  async lacking(entries: readonly DatedEntry[]): Promise<DatedEntry[]> {
+    const keys = indexItemsOf(entries).map(({ pk, sk }) => ({ pk, sk }));
+    const found = new Map<string, Item>();
+    const wait = this.options.wait ?? sleep;
+    for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
+      let asked: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_MAX);
+      for (let attempt = 1; asked.length > 0; attempt++) {
+        if (attempt > UNPROCESSED_RETRIES.attempts)
+          throw Object.assign(new Error('index keys unprocessed'), { name: 'Unprocessed' });
+        if (attempt > 1) await wait(Math.round(Math.random() * UNPROCESSED_RETRIES.baseMs * 2 ** (attempt - 1)));
+        const r = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: asked } } }));
+        for (const item of r.Responses?.[this.tableName] ?? []) found.set(itemId(item as Key), item);
+        asked = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }
+    // A send is its record, whatever form its mark took (an earlier version spaced it): each starts with its digest.
+    const recordOf = (mark: string) => mark.slice(0, INDEX_DIGEST_B64);
+    const has = (item: IndexItem) => {
+      const stored = found.get(itemId(item));
+      const records = new Set([...((stored?.s as Set<string> | undefined) ?? [])].map(recordOf));
+      return stored !== undefined && [...(item.s ?? [])].every((m) => records.has(recordOf(m)));
+    };
+    return entries.flatMap(({ entry, expiresAt }) => {
+      const sends = entry.sends.filter(
+        (send) => !indexItemsOf([{ entry: { ...entry, sends: [send] }, expiresAt }]).every(has),
+      );
+      return sends.length === 0 ? [] : [{ entry: { ...entry, sends }, expiresAt }];
+    });
+  }
+
   async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {
     const [before, compact] = await Promise.all([
       this.formerSendsOf(userId, range),

@@ -1,6 +1,7 @@
 /**
  * A writer's records on their way to the spool (domain/evidence-spool.ts): each record is put as soon as its outcome
- * is recorded — beside the sends, never inside a send slot — and at the end of the invocation (`settle`) the puts are
+ * is recorded — beside the sends — or, for a dispatch invocation that writes no intent, before its SENT write
+ * (`putNow`, awaited a bounded time) — and at the end of the invocation (`settle`) the puts are
  * awaited and the customers' index is written naming the slice each record lands in (its writer knows: the name is
  * deterministic). A put the table refused is not dropped: with an open intent the sweeper rebuilds it
  * (recover-evidence.ts); without one the record is written at once as a late object of its slice (the store, else a
@@ -72,6 +73,19 @@ export class SpoolWriter {
 
   /** The record goes to the spool now, not awaited: `settle` awaits it. */
   add(proof: SpoolProof, slice: string, nowMs: number): void {
+    this.start(proof, slice, nowMs);
+  }
+
+  /**
+   * The record goes to the spool now, awaited at most `withinMs`: true when it landed by then. One that did not stays
+   * in flight like any put, and `settle` awaits (and reports) it.
+   */
+  async putNow(proof: SpoolProof, slice: string, nowMs: number, withinMs: number): Promise<boolean> {
+    const [settled] = await withinTime([this.start(proof, slice, nowMs)], withinMs);
+    return settled?.ok === true;
+  }
+
+  private start(proof: SpoolProof, slice: string, nowMs: number) {
     const put = this.spool
       .put(
         [
@@ -89,7 +103,9 @@ export class SpoolWriter {
         (): PutSettled => ({ proof, slice, ok: true }),
         (e: unknown): PutSettled => ({ proof, slice, ok: false, error: (e as Error)?.name ?? 'Error' }),
       );
-    this.puts.push({ proof, slice, done: put });
+    const started = { proof, slice, done: put };
+    this.puts.push(started);
+    return started;
   }
 
   /**

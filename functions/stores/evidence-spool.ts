@@ -80,6 +80,11 @@ export interface EvidenceSpool {
   closed(shard: number, fromMs: number, beforeMs: number, limit: number): Promise<SpoolRead[]>;
   /** The records a slice batch holds in the spool (a reader's look-up before the roll-up). */
   ofSlice(slice: string): Promise<SpooledRecord[]>;
+  /**
+   * The records of the minutes starting at `startsMs`, every retention class, in this table (the sweeper's look-up of
+   * a dead holder's record: sweeper/spooled-send.ts).
+   */
+  ofMinutes(startsMs: readonly number[]): Promise<SpooledRecord[]>;
   /** Deletes items of the earlier layout once rolled (they have no TTL); the current layout's expire by themselves. */
   retire(keys: readonly SpoolKey[]): Promise<void>;
   /** Copies a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
@@ -255,20 +260,26 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
   private async ofSliceHere(slice: string): Promise<SpooledRecord[]> {
     const s = parseSliceBatch(slice);
     if (s === undefined) return [];
-    // A slice's records are in every partition (by their digests): one Query each, its minute (every retention).
+    return (await this.ofMinutes([s.startMs])).filter((r) => r.slice === slice);
+  }
+
+  async ofMinutes(startsMs: readonly number[]): Promise<SpooledRecord[]> {
+    // A minute's records are in every partition (by their digests): one Query each, its minute (every retention).
     const items = await Promise.all(
-      Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
-        queryAll(this.client, {
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :start)',
-          ExpressionAttributeValues: { ':pk': spoolPk(shard), ':start': `${pad(s.startMs)}#` },
-          ConsistentRead: true,
-        }),
+      startsMs.flatMap((startMs) =>
+        Array.from({ length: SPOOL_SHARDS }, (_, shard) =>
+          queryAll(this.client, {
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :start)',
+            ExpressionAttributeValues: { ':pk': spoolPk(shard), ':start': `${pad(startMs)}#` },
+            ConsistentRead: true,
+          }),
+        ),
       ),
     );
-    // A bad item is no record of the slice (the roll-up sets it apart).
+    // A bad item is no record (the roll-up sets it apart).
     return (await Promise.all(items.flat().map(readItem)))
-      .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r) && r.slice === slice)
+      .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r))
       .map(({ key: _key, legacy: _legacy, ...r }: SpooledRecord & { key: SpoolKey; legacy?: true }) => r);
   }
 

@@ -438,19 +438,28 @@ export class DynamoNotificationStore implements NotificationStore {
     return this.acceptExpired(key, entry.attempt, acceptance, now);
   }
 
-  /** The sweeper's SENT for an expired lease whose holder had recorded the provider's acceptance. */
+  /** SENT for an expired lease whose holder spooled its send's record and died (sweeper/spooled-send.ts). */
+  acceptSpooled(entry: SweepEntry, send: { providerMessageId: string; evidence: SentEvidence }, now: number) {
+    return this.acceptExpired(entry, entry.attempt, send.providerMessageId, now, send.evidence);
+  }
+
+  /** SENT for an expired lease whose holder recorded the acceptance on the item (that id), or spooled it (its id). */
   private async acceptExpired(
-    key: NotificationKey,
+    key: NotificationKey & { channel?: SweepEntry['channel'] },
     attempt: number,
     providerMessageId: string,
     now: number,
+    spooled?: SentEvidence,
   ): Promise<Resolution> {
     const move = moveCondition('SENDING', 'SENT');
+    const id = spooled === undefined || key.channel === undefined ? undefined : messageIdAttribute(key.channel);
+    const onItem = id === undefined ? ` AND ${messageIdIs(':mid')}` : '';
+    const fromRecord = id === undefined ? '' : `, ${id} = :mid, evidence = :evidence`;
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
-      Key: key,
-      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now AND ${messageIdIs(':mid')}`,
-      UpdateExpression: `SET #status = :sent, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
+      Key: { pk: key.pk, sk: key.sk },
+      ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now${onItem}`,
+      UpdateExpression: `SET #status = :sent, updatedAt = :iso${fromRecord} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,
@@ -459,10 +468,13 @@ export class DynamoNotificationStore implements NotificationStore {
         ':now': now,
         ':mid': providerMessageId,
         ':iso': iso(now),
+        ...(id === undefined ? {} : { ':evidence': spooled }),
       },
     });
     if (result === 'applied') return 'accepted';
-    return (await this.wroteItself(key, 'SENT', attempt, now)) === 'applied' ? 'accepted' : 'lost';
+    return (await this.wroteItself({ pk: key.pk, sk: key.sk }, 'SENT', attempt, now)) === 'applied'
+      ? 'accepted'
+      : 'lost';
   }
 
   async expire(entry: SweepEntry, now: number): Promise<Transition> {

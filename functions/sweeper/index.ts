@@ -24,6 +24,7 @@ import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
 import { reportRolledUp, rollUpSpools } from './roll-up-evidence.ts';
+import { spooledSends } from './spooled-send.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
@@ -50,6 +51,12 @@ const evidenceIndex = {
   index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
   retentionDays: config.evidence.retentionDays,
 };
+/** An expired lease whose holder spooled its send's record before it died: SENT with it (spooled-send.ts). */
+const spooled = spooledSends({
+  notifications: notificationStore,
+  spool: evidenceSpool,
+  outlets: { index: evidenceIndex },
+});
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
 const EVIDENCE_GAPS_PER_RUN = 500;
 /**
@@ -75,6 +82,7 @@ export const handler = async (_event: unknown, context: Context) => {
       now: Date.now,
       ...config,
       shards,
+      ...(evidenceStore === undefined ? {} : { spooled }),
       deadline:
         Date.now() +
         context.getRemainingTimeInMillis() -
@@ -104,7 +112,7 @@ export const handler = async (_event: unknown, context: Context) => {
     for (const e of r.resolvedUnknown)
       logger.error('expired lease; outcome UNKNOWN', { notificationId: e.notificationId });
     for (const e of r.resolvedSent)
-      logger.warn('expired lease; the provider had accepted (recorded on the item): SENT', {
+      logger.warn('expired lease; the provider had accepted (recorded on the item or in the evidence spool): SENT', {
         notificationId: e.notificationId,
       });
     for (const e of r.expired)
@@ -211,6 +219,7 @@ async function rollUp(
     deadline,
     limit: EVIDENCE_SPOOL_PER_RUN,
     timeoutMs: config.evidence.timeoutMs,
+    index: evidenceIndex,
   }));
   await reportRolledUp(rolledUp, spools, Date.now());
   return rolledUp;

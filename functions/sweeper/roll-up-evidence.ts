@@ -8,8 +8,8 @@
  * reads the slice again on its next run, finds the object "already there", and writes only what it lacks: never a
  * second copy, never an item dropped. Records the object does not hold (spooled after their slice was rolled) are
  * written as objects of their own beside it, one per record, named by its digest (`lateBatchName`): two sweepers at
- * once write the same names. The customers' index already names the slice (its writer knew where each record lands),
- * so nothing else is written here.
+ * once write the same names. The customers' index names the slice (its writer knew where each record lands); each send
+ * rolled is checked there, and one its writer did not index (it died, or the index refused it) is indexed now.
  *
  * The cursor is written only over the version this run read: a rebuild that spooled a record meanwhile bumps it
  * (recover-evidence.ts), and then this run's move is refused — the next run reads that slice again and finds it.
@@ -20,7 +20,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { count, logger } from '../commons/powertools.ts';
 import { type EvidenceRecord, parseEvidence, retainUntil } from '../domain/evidence.ts';
-import { batchObjectKey, batchRetainUntil, encodeBatch } from '../domain/evidence-batch.ts';
+import { batchObjectKey, batchRetainUntil, encodeBatch, indexEntriesOf, sendsOf } from '../domain/evidence-batch.ts';
 import {
   lateBatchName,
   parseSliceBatch,
@@ -29,6 +29,7 @@ import {
   SPOOL_SLICE_MS,
   sliceStartOf,
 } from '../domain/evidence-spool.ts';
+import { type DynamoEvidenceIndex, type EvidenceIndex, indexExpiresAt } from '../stores/evidence-index.ts';
 import { digestsStored } from '../stores/evidence-slice-reader.ts';
 import {
   type BadSpoolItem,
@@ -50,6 +51,14 @@ export interface RollUpDeps {
   readonly limit: number;
   /** The PUT's own time limit. */
   readonly timeoutMs: number;
+  /**
+   * The customers' index, checked for each send a slice rolls (its writer may have died after its SENT write and before
+   * its index write: no intent covers a spooled send) and filled where it lacks one. Without it: not checked.
+   */
+  readonly index?: {
+    readonly index: Pick<EvidenceIndex, 'add'> & Pick<DynamoEvidenceIndex, 'lacking'>;
+    readonly retentionDays: number;
+  };
 }
 
 export interface RollUpResult {
@@ -71,6 +80,8 @@ export interface RollUpResult {
   readonly setAside: string[];
   /** Spools whose cursor or a partition could not be read this run: nothing of them rolled (EvidenceSpoolUnreadable). */
   readonly unreadable: number;
+  /** Sends of the slices rolled that the index lacked, indexed now (EvidenceIndexFilled). */
+  readonly indexFilled: number;
 }
 
 type Spooled = SpooledRecord & { key: SpoolKey; legacy?: true };
@@ -95,6 +106,7 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     errors: [] as string[],
     setAside: [] as string[],
     unreadable: 0,
+    indexFilled: 0,
   };
   // Slices started before this are closed: their writers are done.
   const bad: BadSpoolItem[] = [];
@@ -135,6 +147,8 @@ export async function rollUpEvidence(deps: RollUpDeps): Promise<RollUpResult> {
     }
     try {
       const { written, late } = await rollSlice(slice, held, deps);
+      // Rolled: its sends' index checked and filled. A check that fails holds the slice open: read again next run.
+      result.indexFilled += await fillIndexOf(slice, held, deps);
       // Items of the earlier layout (and the drained main table's) have no TTL: deleted once rolled. The rest expire.
       const legacy = held.filter((r) => r.legacy === true).map((r) => r.key);
       if (legacy.length > 0) await deps.spool.retire(legacy);
@@ -274,6 +288,34 @@ async function notYetStored<R extends SpooledRecord>(
 }
 
 /**
+ * The sends of a rolled slice the customers' index lacks, indexed now under the slice: how many. A writer indexes its
+ * spooled sends at its invocation's end, and no intent covers that write — a writer that died after its SENT write,
+ * or whose index write the table refused, left its sends found by their notification only; this finds them by their
+ * customer and event again, within the slice's closing and a run. Erased or not, as its writer would have.
+ */
+async function fillIndexOf(slice: string, held: readonly Spooled[], deps: RollUpDeps): Promise<number> {
+  if (deps.index === undefined) return 0;
+  const { index, retentionDays } = deps.index;
+  const sends = sendsOf(
+    held.flatMap((r) => {
+      try {
+        return [{ record: parseEvidence(r.bytes), bytes: r.bytes }];
+      } catch {
+        return []; // a record the strict parser refuses is locked as it is, and named by no index
+      }
+    }),
+  );
+  if (sends.length === 0) return 0;
+  const entries = indexEntriesOf(slice, sends).map((entry) => ({
+    entry,
+    expiresAt: indexExpiresAt(entry.day, retentionDays),
+  }));
+  const lacking = await index.lacking(entries);
+  for (const { entry, expiresAt } of lacking) await index.add(entry, expiresAt);
+  return lacking.reduce((n, { entry }) => n + entry.sends.length, 0);
+}
+
+/**
  * Each spool rolled in turn (its own table's, then the main table's an earlier version filled: empty once drained, a
  * read of its cursor and its partitions a run), one result.
  */
@@ -283,7 +325,7 @@ export async function rollUpSpools(
 ): Promise<RollUpResult> {
   const results: RollUpResult[] = [];
   for (const spool of spools) results.push(await rollUpEvidence(deps(spool)));
-  const sum = (k: 'slices' | 'records' | 'objects' | 'late' | 'open' | 'unreadable') =>
+  const sum = (k: 'slices' | 'records' | 'objects' | 'late' | 'open' | 'unreadable' | 'indexFilled') =>
     results.reduce((a, r) => a + r[k], 0);
   return {
     slices: sum('slices'),
@@ -294,6 +336,7 @@ export async function rollUpSpools(
     errors: results.flatMap((r) => r.errors),
     setAside: results.flatMap((r) => r.setAside),
     unreadable: sum('unreadable'),
+    indexFilled: sum('indexFilled'),
   };
 }
 
@@ -305,6 +348,9 @@ export async function rollUpSpools(
  */
 export async function reportRolledUp(r: RollUpResult, spools: readonly EvidenceSpool[], nowMs: number): Promise<void> {
   count('EvidenceSlicesRolled', r.slices);
+  // Sends whose index write never landed (no intent covers a spooled send's): found by customer again now.
+  count('EvidenceIndexFilled', r.indexFilled);
+  if (r.indexFilled > 0) logger.warn('evidence index filled for spooled sends it lacked', { sends: r.indexFilled });
   let unreadable = r.unreadable;
   try {
     // The oldest slice not rolled yet: at or after each spool's cursor (the items before it are in the store).

@@ -5,7 +5,8 @@
  * Input: the clock, the thresholds, the channels' send rates and the run's deadline. Output: what it did, and how fast.
  * Through the sparse sweep index (never a scan), whose sweepAt says when an item is next due:
  *   - SENDING with an expired lease (its holder crashed or hung) → SENT when the holder recorded the provider's
- *     acceptance on the item before it stopped (its message id): that send is known and never repeated; otherwise by
+ *     acceptance on the item before it stopped (its message id), or put its send's record in the evidence spool
+ *     (spooled-send.ts): that send is known and never repeated; otherwise by
  *     the channel's policy: UNKNOWN (at most once), or PENDING again (at least once, attempt budget left). Looked at
  *     first in every round.
  *   - HELD (outside its type's send window) whose window opened → PENDING, so dispatch checks it again (validity,
@@ -38,6 +39,7 @@ import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
+import type { SpooledSends } from './spooled-send.ts';
 
 export interface SweepDeps {
   readonly store: NotificationStore;
@@ -61,6 +63,11 @@ export interface SweepDeps {
    * deploy's larger count are still found (functions/stores/sweep-shard-mark.ts). Default SWEEP_SHARDS.
    */
   readonly shards?: number;
+  /**
+   * A dead holder's record in the evidence spool (spooled-send.ts): an expired lease whose holder spooled its send's
+   * record before it died is SENT with it. Without it (no evidence kept) every expired lease is decided by policy.
+   */
+  readonly spooled?: SpooledSends;
 }
 
 export interface SweepResult {
@@ -140,6 +147,14 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
 
   const handle = async (e: SweepEntry): Promise<void> => {
     if (e.status === 'SENDING') {
+      // The holder's send record in the spool says the provider accepted: SENT with it. A look-up that fails decides
+      // by policy, as without one.
+      const spooled = await deps.spooled?.resolve(e, now).catch(() => undefined);
+      if (spooled !== undefined) {
+        if (spooled === 'lost') result.lostRaces++;
+        else result.resolvedSent.push(e);
+        return;
+      }
       const resend = deps.policies[e.channel] === 'AT_LEAST_ONCE' && attemptsUsed(e) < deps.maxSendAttempts;
       const t = await deps.store.resolveExpired(e, resend ? 'PENDING' : 'UNKNOWN', now, now + deps.pendingThresholdMs);
       if (t === 'accepted') result.resolvedSent.push(e);

@@ -88,7 +88,12 @@ const neverLands = Object.assign(Object.create(DynamoEvidenceSpool.prototype) as
  * One dispatch invocation that sends every notification of `eventIds` and dies before writing its batch — or, as one
  * of few records that spools them (`spooling`), before its spool puts land.
  */
-async function invocationThatDies(eventIds: readonly string[], id: string, spooling = false) {
+async function invocationThatDies(
+  eventIds: readonly string[],
+  id: string,
+  spooling: boolean | Pick<DynamoEvidenceSpool, 'put'> = false,
+  notifications = new DynamoNotificationStore(table.doc, table.tableName),
+) {
   const intents = new DynamoEvidenceIntents(table.doc, table.tableName);
   const batch = new InvocationEvidence(
     {
@@ -96,12 +101,11 @@ async function invocationThatDies(eventIds: readonly string[], id: string, spool
       gaps: new DynamoEvidenceGaps(table.doc, table.tableName),
       intents,
       index: { index: new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName), retentionDays: RETENTION_DAYS },
-      ...(spooling ? { spool: neverLands } : {}),
+      ...(spooling === false ? {} : { spool: spooling === true ? neverLands : spooling }),
     },
-    { now: Date.now(), id, dueMs: Date.now() + DUE_MS, spoolBelow: spooling ? 25 : 0 },
+    { now: Date.now(), id, dueMs: Date.now() + DUE_MS, spoolBelow: spooling === false ? 0 : 25 },
   );
   const sender = new ProviderSender(new SESClient({}), new SNSClient({}), { senderEmail: SENDER });
-  const notifications = new DynamoNotificationStore(table.doc, table.tableName);
   const targets = [];
   for (const eventId of eventIds) {
     for (const item of await table.eventItems(eventId)) {
@@ -449,5 +453,59 @@ describe('a dispatch invocation of few records that dies before its spool puts l
     const found = await evidenceFound(store, 'spr-2', locatorOn(table));
     expect(found.unfound).toEqual([]);
     expect(found.proofs.map((p) => p.send.notificationId)).toEqual(['spr-2#EMAIL']);
+  });
+});
+
+/** A holder that dies at its SENT write: the provider accepted, and nothing after the spool put lands. */
+class DiesAtSent extends DynamoNotificationStore {
+  override async markSent(): Promise<never> {
+    throw new Error('the holder died here');
+  }
+}
+
+describe('a dispatch holder of few records that dies at its SENT write', () => {
+  it("a holder that dies after the spool put is SENT by the sweeper with the spooled record's message id and digest, indexed", async () => {
+    await ingest(transferEvent({ eventId: 'spf-1', channels: ['SMS'], recipient: { userId: 'cust-spf-1' } }));
+    const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
+    const { batch, intents } = await invocationThatDies(
+      ['spf-1'],
+      'dyingafterput0000001',
+      spool,
+      new DiesAtSent(table.doc, table.tableName),
+    );
+    expect(batch.spooling).toBe(true);
+    // No intent: the record was put before the SENT write that never landed.
+    expect(await intents.overdue(Date.now() + 10 * DUE_MS, 10)).toEqual([]);
+    const dying = await notification('spf-1', 'SMS');
+    expect(dying).toMatchObject({ status: 'SENDING' });
+    // Its invocation's minute: this one, or the one before if a minute began since.
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const [spooled] = await spool
+      .ofMinutes([minute - 60_000, minute])
+      .then((rs) => rs.filter((r) => r.notificationId === 'spf-1#SMS'));
+    expect(spooled).toBeDefined();
+
+    const r = (await sweepAfter(130_000)) as { resolvedSent?: number; resolvedUnknown?: number };
+    expect(r).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0 });
+    const sent = await notification('spf-1', 'SMS');
+    const record = JSON.parse(String(spooled?.bytes)) as { providerMessageId: string; acceptedAt: string };
+    expect(record.providerMessageId).toMatch(/^sns-/);
+    expect(sent).toMatchObject({
+      status: 'SENT',
+      providerMessageId: record.providerMessageId,
+      evidence: { batch: spooled?.slice, sha256: spooled?.sha256, acceptedAt: record.acceptedAt },
+    });
+    expect(sent?.leaseUntil).toBeUndefined();
+    expect((await locatorOn(table).ofUser('cust-spf-1')).map((s) => [s.batch, s.notificationId])).toEqual([
+      [spooled?.slice, 'spf-1#SMS'],
+    ]);
+  });
+
+  it('a holder that dies before the spool put lands is UNKNOWN as before (at most once), its intent naming nothing sent', async () => {
+    await ingest(transferEvent({ eventId: 'spf-2', channels: ['SMS'], recipient: { userId: 'cust-spf-2' } }));
+    await invocationThatDies(['spf-2'], 'dyingbeforeput000001', true, new DiesAtSent(table.doc, table.tableName));
+    const r = (await sweepAfter(130_000)) as { resolvedSent?: number; resolvedUnknown?: number };
+    expect(r).toMatchObject({ resolvedSent: 0, resolvedUnknown: 1 });
+    expect(await notification('spf-2', 'SMS')).toMatchObject({ status: 'UNKNOWN', lastError: 'LEASE_EXPIRED' });
   });
 });

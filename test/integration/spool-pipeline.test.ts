@@ -9,9 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
+import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
+import { customerIndexPk, eventIndexPk } from '../../functions/domain/keys.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { clock } from '../../tools/chaos/faults.ts';
@@ -72,9 +75,49 @@ it('the dispatch handler spools an invocation of two sends in its own table, and
 
   clock.advance(SPOOL_CLOSED_AFTER_MS + 60_000);
   const swept = (await handlers.sweeper({}, lambdaContext('sweeper'))) as { rolledUp?: object };
-  expect(swept.rolledUp).toMatchObject({ slices: 1, records: 2, objects: 1, errors: [] });
+  // Its sends were indexed by the dispatch invocation: the roll-up's check finds nothing to fill.
+  expect(swept.rolledUp).toMatchObject({ slices: 1, records: 2, objects: 1, errors: [], indexFilled: 0 });
   const object = await new FileEvidenceStore(dir).get(batchObjectKey(slice ?? ''));
   const held = decodeBatch(object as Uint8Array).records.map((r) => r.entry.sha256);
   expect(held.sort()).toEqual(evidence.map((e) => e.sha256).sort());
   expect((await spool.cursor()).rolledBefore).toBeGreaterThan(parseSliceBatch(slice ?? '')?.startMs ?? Infinity);
+});
+
+it('a send whose index write never landed (its invocation died after its SENT write) is indexed by the roll-up of its slice: found by customer and by event again, counted', async () => {
+  await new KafkaMapping(handlers.ingest).deliver(
+    mskEvent([
+      {
+        topic: 'spool',
+        partition: 0,
+        offset: 1,
+        value: transferEvent({ eventId: 'sp-gap', channels: ['EMAIL', 'SMS'], recipient: { userId: 'cust-sp-gap' } }),
+      },
+    ]),
+  );
+  const records = (await reader.poll()).filter((r) => r.eventName === 'INSERT');
+  await handlers.dispatch({ Records: records }, lambdaContext('dispatch'));
+  const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
+  const found = async () => ({
+    byCustomer: (await index.sendsOf('cust-sp-gap')).map((r) => r.notificationId).sort(),
+    byEvent: (await index.sendsOfEvent('sp-gap')).map((r) => r.notificationId).sort(),
+  });
+  expect(await found()).toEqual({
+    byCustomer: ['sp-gap#EMAIL', 'sp-gap#SMS'],
+    byEvent: ['sp-gap#EMAIL', 'sp-gap#SMS'],
+  });
+  // As if the invocation had died between its SENT writes and its index write: no index item of the event.
+  const items = await table.doc.send(new ScanCommand({ TableName: table.evidenceIndexTableName }));
+  for (const { pk, sk } of items.Items ?? []) {
+    if (pk === customerIndexPk('cust-sp-gap') || pk === eventIndexPk('sp-gap'))
+      await table.doc.send(new DeleteCommand({ TableName: table.evidenceIndexTableName, Key: { pk, sk } }));
+  }
+  expect(await found()).toEqual({ byCustomer: [], byEvent: [] });
+
+  clock.advance(SPOOL_CLOSED_AFTER_MS + 60_000);
+  const swept = (await handlers.sweeper({}, lambdaContext('sweeper'))) as { rolledUp?: object };
+  expect(swept.rolledUp).toMatchObject({ slices: 1, records: 2, objects: 1, errors: [], indexFilled: 2 });
+  expect(await found()).toEqual({
+    byCustomer: ['sp-gap#EMAIL', 'sp-gap#SMS'],
+    byEvent: ['sp-gap#EMAIL', 'sp-gap#SMS'],
+  });
 });

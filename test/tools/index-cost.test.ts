@@ -68,7 +68,18 @@ describe('the evidence index in the cost model', () => {
     const cost = costAtRate({}, run(300, 2), LOW, 1, P);
     expect(cost.perNotification.indexWru).toBe(1.25);
     const { customer, event } = compactIndexBytes(slice, 2);
-    expect(cost.perMillion.evidenceIndex).toBeCloseTo(priced((customer + event) / 2, 1.25), 1);
+    // Spooled, each send's index is checked by the roll-up: the event's two items read at half a unit each (Standard-IA
+    // reads), shared by its two notifications.
+    expect(cost.perNotification.indexCheckRru).toBe(0.5);
+    const checked = 0.5 * EXTRA_PRICES.dynamodbIaReadRequestUnitPerMillion;
+    expect(cost.perMillion.evidenceIndex).toBeCloseTo(priced((customer + event) / 2, 1.25) + checked, 1);
+    // At 10,000/s nothing spools: no check.
+    expect(costAtRate({}, run(300, 2), 10_000, 4, P).perNotification.indexCheckRru).toBe(0);
+  });
+
+  it('prices no evidence intent where dispatch spools (each record put before its SENT write), and the intents of full batches', () => {
+    expect(costAtRate({}, run(300, 2), LOW, 1, P).perNotification.intentWru).toBe(0);
+    expect(costAtRate({}, run(300, 2), 10_000, 4, P).perNotification.intentWru).toBeGreaterThan(0);
   });
 
   it('prices the writes an event meets: one a lane its channels are read in, one where a full batch ends between them', () => {

@@ -7,9 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, expect, inject, it } from 'vitest';
 import { indexEntriesOf } from '../../functions/domain/evidence-batch.ts';
 import { lateBatchName, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { eventPk, INBOX_SK, userKeyOf } from '../../functions/domain/keys.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceSpool, spoolItem } from '../../functions/stores/evidence-spool.ts';
 import { main } from '../../tools/ops/cli.ts';
@@ -88,6 +90,45 @@ it('names the spooled item of a send the recovery locked beside its rolled minut
   });
   expect(found.keys).toEqual([expect.objectContaining({ batch: lateBatchName(slice, [late.sha256]), pk: item.pk })]);
   expect(String(item.sk).startsWith(found.keys[0]?.skPrefix ?? '-')).toBe(true);
+});
+
+it("names a spooled send whose index is not written yet (its writer died after its SENT write) from the customer's notification: its slice and whole digest", async () => {
+  const unindexed = proofOf('keys4', t0 + 3_000);
+  const { userId, notificationId, acceptedAt } = unindexed.record;
+  const eventId = notificationId.slice(0, notificationId.lastIndexOf('#'));
+  const spooled = { slice, sha256: unindexed.sha256, notificationId, recordKind: 'SEND' as const };
+  await new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName).put(
+    [{ ...spooled, bytes: unindexed.bytes }],
+    t0,
+  );
+  // Its event as ingest wrote it (on the customer's byUser key), its notification SENT naming the slice: no index item.
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: { pk: eventPk(eventId), sk: INBOX_SK, userKey: userKeyOf(userId), occurredAt: acceptedAt },
+    }),
+  );
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: eventPk(eventId),
+        sk: `NOTIFICATION#${notificationId.slice(eventId.length + 1)}`,
+        kind: 'NOTIFICATION',
+        notificationId,
+        userId,
+        status: 'SENT',
+        evidence: { batch: slice, sha256: unindexed.sha256, acceptedAt },
+      },
+    }),
+  );
+  expect(await new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName).sendsOf(userId)).toEqual([]);
+  let json = '';
+  expect(await main(['spool-keys', userId, '--json', ...where], (t) => (json += t))).toBe(0);
+  const found = JSON.parse(json) as { keys: { notificationId: string; pk: string; skPrefix: string }[] };
+  const item = await spoolItem({ ...spooled, bytes: unindexed.bytes });
+  // The whole digest: the item's whole key, exactly.
+  expect(found.keys).toEqual([expect.objectContaining({ notificationId, pk: item.pk, skPrefix: item.sk })]);
 });
 
 it('prints the Query and DeleteItem commands the break-glass session runs', async () => {

@@ -38,6 +38,7 @@ import {
   sha256Hex,
 } from '../../functions/domain/evidence-batch.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
+import type { SpooledRecord } from '../../functions/stores/evidence-spool.ts';
 import { FileEvidenceStore, S3EvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { fillEvidenceGaps } from '../../functions/sweeper/fill-evidence.ts';
@@ -64,6 +65,19 @@ const sender = new ProviderSender(new SESClient({}), new SNSClient({}), {
   configurationSet: 'notifier',
 });
 
+/** Dispatch whose sends' evidence goes to `batch`. */
+const dispatchingInto = (batch: InvocationEvidence): DispatchDeps =>
+  dispatchDeps(
+    {
+      store: new DynamoNotificationStore(doc, 'notifier-test'),
+      sender,
+      random: () => 0.5,
+      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
+      evidence: { retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), batch },
+    },
+    NOW,
+  );
+
 /** One dispatch invocation's evidence: its batch over the given store, gaps, intents and index. */
 function invocation(
   store: MemoryStore,
@@ -75,16 +89,7 @@ function invocation(
     { store, gaps, intents, index: { index, retentionDays: 3650 } },
     { now: NOW, id: 'inv0000000000000001', dueMs: NOW + 90_000 },
   );
-  const deps: DispatchDeps = dispatchDeps(
-    {
-      store: new DynamoNotificationStore(doc, 'notifier-test'),
-      sender,
-      random: () => 0.5,
-      policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
-      evidence: { retention: uniformRetention(3650), requestOf: (n, m) => sender.request(n, m), batch },
-    },
-    NOW,
-  );
+  const deps = dispatchingInto(batch);
   return { batch, deps, store, gaps, intents, index };
 }
 const send = (n: NotificationItem, d: DispatchDeps) =>
@@ -453,6 +458,121 @@ describe('evidence never delays nor repeats a send', () => {
     expect(await send(n, deps)).toMatchObject({ kind: 'failed' });
     expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({ records: 0 });
     expect(store.objects.size + gaps.gaps.size).toBe(0);
+  });
+});
+
+/**
+ * One invocation of few records (a low rate's): its records go to the spool. `put` is the spool's put (it records
+ * the order of the writes in `order`, beside the table's UpdateItems).
+ */
+function spoolingInvocation(put: (records: readonly SpooledRecord[]) => Promise<void>, intents = new MemoryIntents()) {
+  const index = new MemoryIndex();
+  const batch = new InvocationEvidence(
+    {
+      store: new MemoryStore(),
+      gaps: new MemoryGaps(),
+      intents,
+      index: { index, retentionDays: 3650 },
+      spool: { put },
+    },
+    { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, spoolBelow: 25, putFirstMs: 50 },
+  );
+  const deps = dispatchingInto(batch);
+  return { batch, deps, intents, index };
+}
+/** A one-time code's SMS: its SENT write would keep the redacted record's bytes for a rebuild. */
+const otpSms = (): NotificationItem => ({ ...pending('SMS'), secrets: { code: '493021' } }) as NotificationItem;
+/** The table's UpdateItems in order (the claim, then each transition), beside the spool's puts. */
+function tableInOrder(n: NotificationItem, order: string[]) {
+  let calls = 0;
+  ddb.on(UpdateCommand).callsFake((input: { ExpressionAttributeValues?: Record<string, unknown> }) => {
+    order.push(String(input.ExpressionAttributeValues?.[':to'] ?? 'claim'));
+    return calls++ === 0 ? { Attributes: sending(n) } : {};
+  });
+}
+
+describe('a low rate: an invocation of few records puts each in the spool before its SENT write, and writes no intent', () => {
+  it('a spooling invocation puts the record before the SENT write and opens no intent; the SENT write keeps no record bytes', async () => {
+    const n = otpSms();
+    const order: string[] = [];
+    tableInOrder(n, order);
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-first' });
+    const puts: SpooledRecord[] = [];
+    const { batch, deps, intents, index } = spoolingInvocation(async (records) => {
+      order.push('put');
+      puts.push(...records);
+    });
+    expect(await batch.open([n.notificationId])).toEqual({ kept: false, spooling: true });
+    const r = await send(n, deps);
+    expect(r).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(order).toEqual(['claim', 'put', 'SENT']);
+    expect(intents.open_.size).toBe(0);
+    const sent = sentWrite();
+    expect(sent?.[':evidence']).toMatchObject({ batch: puts[0]?.slice, sha256: puts[0]?.sha256 });
+    expect(sent?.[':evidenceRecord']).toBeUndefined();
+    // At close: the index only (the put is not made again), and no intent to close.
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({
+      outcome: 'written',
+      intentOpen: false,
+      indexed: true,
+    });
+    expect(puts).toHaveLength(1);
+    expect(await index.sendsOf(n.userId)).toEqual([
+      { batch: puts[0]?.slice, notificationId: n.notificationId, sha256: puts[0]?.sha256 },
+    ]);
+  });
+
+  it('a refused spool put opens the intent and the send is still recorded, with what a rebuild needs; the intent covers the put', async () => {
+    const n = otpSms();
+    const order: string[] = [];
+    tableInOrder(n, order);
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-refused' });
+    const { batch, deps, intents } = spoolingInvocation(async () => {
+      order.push('put');
+      throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    });
+    await batch.open([n.notificationId]);
+    expect(await send(n, deps)).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(order).toEqual(['claim', 'put', 'SENT']);
+    expect([...intents.open_.values()]).toEqual([
+      expect.objectContaining({ name: batch.name, notificationIds: [n.notificationId] }),
+    ]);
+    expect(sentWrite()?.[':evidenceRecord']).toBeInstanceOf(Uint8Array);
+    // The intent stays open: the sweeper's recovery puts the record again (recover-evidence.ts respool).
+    expect(await batch.close(10_000, 2_000, NOW)).toMatchObject({ outcome: 'gap', intentOpen: true });
+  });
+
+  it('a put that does not answer holds the slot PUT_FIRST_MS at most: the intent is opened and SENT written', async () => {
+    const n = pending('PUSH');
+    const order: string[] = [];
+    tableInOrder(n, order);
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-hung' });
+    const { batch, deps, intents } = spoolingInvocation(() => {
+      order.push('put');
+      return new Promise<void>(() => undefined);
+    });
+    await batch.open([n.notificationId]);
+    const started = Date.now();
+    expect(await send(n, deps)).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(order).toEqual(['claim', 'put', 'SENT']);
+    expect(intents.open_.size).toBe(1);
+  });
+
+  it('a refused put and a refused intent: SENT stands, and the record goes as a late object of its slice at close', async () => {
+    const n = pending('EMAIL');
+    tableInOrder(n, []);
+    ses.on(SendEmailCommand).resolves({ MessageId: 'ses-late' });
+    const { batch, deps } = spoolingInvocation(async () => {
+      throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    }, new MemoryIntents(true));
+    await batch.open([n.notificationId]);
+    expect(await send(n, deps)).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    const closed = await batch.close(10_000, 2_000, NOW);
+    expect(closed).toMatchObject({ outcome: 'written', intentOpen: false });
+    expect(closed.spool?.late.map((l) => [l.outcome, l.key])).toEqual([
+      ['written', expect.stringMatching(/-sweeper-spooldays3650late[0-9a-f]{16}\.jsonl\.gz$/)],
+    ]);
   });
 });
 

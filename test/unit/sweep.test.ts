@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
+import { SPOOL_WRITE_BY_MS, sliceStartOf } from '../../functions/domain/evidence-spool.ts';
 import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../../functions/stores/notification-store.ts';
+import { holderMinutes } from '../../functions/sweeper/spooled-send.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
 
@@ -93,6 +95,45 @@ describe('sweeper', () => {
     ]);
     expect(r.resolvedUnknown).toHaveLength(2);
     expect(r.resolvedRetry).toHaveLength(1);
+  });
+
+  it("an expired lease whose holder spooled its send's record is SENT from it; one without a record, or whose look-up fails, is decided by policy", async () => {
+    const spooled = entry({ channel: 'SMS', status: 'SENDING', attempt: 1 });
+    const none = entry({ channel: 'SMS', status: 'SENDING', attempt: 1 });
+    const unreadable = entry({ channel: 'EMAIL', status: 'SENDING', attempt: 1 });
+    const { store, calls } = fakeStore([
+      [{ state: 'SENDING', channel: 'SMS', shard: 0 }, [spooled, none]],
+      [{ state: 'SENDING', channel: 'EMAIL', shard: 0 }, [unreadable]],
+    ]);
+    const r = await sweep(
+      deps(store, {
+        spooled: {
+          resolve: async (e) => {
+            if (e === unreadable) throw Object.assign(new Error('spool unreadable'), { name: 'InternalServerError' });
+            return e === spooled ? 'accepted' : undefined;
+          },
+        },
+      }),
+    );
+    expect(r.resolvedSent).toEqual([spooled]);
+    expect(calls.resolve.map(([e, to]) => [e.notificationId, to])).toEqual([
+      [unreadable.notificationId, 'UNKNOWN'],
+      [none.notificationId, 'PENDING'],
+    ]);
+  });
+
+  it("the spool look-up reads every minute a holder's invocation may have spooled to: its last write's and 2.5 minutes back", () => {
+    const write = Date.parse('2026-12-06T10:03:20Z');
+    // An invocation spools only if it ends by 2.5 minutes after its minute's start, and the write was inside it.
+    expect(holderMinutes(write).map((m) => new Date(m).toISOString().slice(11, 16))).toEqual([
+      '10:00',
+      '10:01',
+      '10:02',
+      '10:03',
+    ]);
+    const latest = Date.parse('2026-12-06T10:02:29.999Z');
+    const start = sliceStartOf(latest - SPOOL_WRITE_BY_MS + 1);
+    expect(holderMinutes(latest)).toContain(start);
   });
 
   it('a PENDING backlog cannot starve expired leases: every partition gets its turn each round', async () => {

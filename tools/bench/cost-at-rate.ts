@@ -267,6 +267,8 @@ export const EXTRA_PRICES = {
   provisionedGbSecondArm: 0.0000033334,
   dynamodbIaStorageGbMonth: 0.1,
   dynamodbIaWriteRequestUnitPerMillion: 0.78,
+  /** Standard-IA reads (the roll-up's check of the evidence index), per million read request units. */
+  dynamodbIaReadRequestUnitPerMillion: 0.155,
 } as const;
 
 const GB = 1024 ** 3;
@@ -345,8 +347,20 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
   const sendRecords = 1;
   const directShare = Math.max(0, 1 - spool.spooledRecords / (sendRecords + sesReports + logReports));
   const evidenceBytes = dense + ((alone - dense) / sendsPerBatch) * directShare;
+  // An invocation that spools its records writes no intent (each record is put before its SENT write).
+  const spooledSends =
+    (d.dispatch < spoolBelowOf(layouts) ? 1 - critical : 0) +
+    (critical > 0 && d.urgent < spoolBelowOf(layouts) ? critical : 0);
+  const spooledDispatch =
+    (d.dispatch < spoolBelowOf(layouts) ? (1 - critical) / d.dispatch : 0) +
+    (critical > 0 && d.urgent < spoolBelowOf(layouts) ? critical / d.urgent : 0);
   const intentWru =
-    dispatchInvocations * 2 * Math.ceil((A.intentBaseBytes + A.intentBytesPerRecord * sendsPerBatch) / KB);
+    Math.max(0, dispatchInvocations - spooledDispatch) *
+    2 *
+    Math.ceil((A.intentBaseBytes + A.intentBytesPerRecord * sendsPerBatch) / KB);
+  // The roll-up's check of the index for each spooled send: an event's customer item and event item (BatchGetItem,
+  // eventually consistent: half a read unit an item of up to 4 KB), an event's channels sharing them.
+  const indexCheckRru = spooledSends * Math.min(1, perN(run.events)) * 2 * 0.5;
   const spools = d.dispatch < spoolBelowOf(layouts);
   const index =
     layouts.index === 'compact'
@@ -362,9 +376,6 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
             bytes: layouts.refBytes + 100 / layouts.sendsPerCustomerPerMonth,
           };
   // The objects written directly: the invocations that did not spool (each its own batch), and the spool's minutes.
-  const spooledDispatch =
-    (d.dispatch < spoolBelowOf(layouts) ? (1 - critical) / d.dispatch : 0) +
-    (critical > 0 && d.urgent < spoolBelowOf(layouts) ? critical / d.urgent : 0);
   const spooledFeedback = spool.spoolingInvocations - spooledDispatch;
   const sendObjects = dispatchInvocations - spooledDispatch;
   const directReports = layouts.reports === 'perFeedbackInvocation' ? reportsObjects - spooledFeedback : reportsObjects;
@@ -383,6 +394,7 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
     reportsPerNotification: reports,
     evidenceBytes,
     intentWru,
+    indexCheckRru,
     index,
   };
 }
@@ -492,7 +504,11 @@ export function costAtRate(
     // The spool's own table: its items until their TTL, with point-in-time recovery (outside AWS Backup).
     dynamodbStorageAndPitr:
       get('dynamodbStorageAndPitr') + M * m.spool.storageGbMonths * (p.dynamodbStorageGbMonth + p.dynamodbPitrGbMonth),
-    evidenceIndex: M * (m.index.wru * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) + indexStorage(m.index.bytes)),
+    evidenceIndex:
+      M *
+      (m.index.wru * (X.dynamodbIaWriteRequestUnitPerMillion / 1e6) +
+        m.indexCheckRru * (X.dynamodbIaReadRequestUnitPerMillion / 1e6) +
+        indexStorage(m.index.bytes)),
     evidenceRequests: M * (m.evidenceObjects * (p.s3PutPerThousand / 1000) + gets * (p.s3GetPerThousand / 1000)),
     evidenceStorage: M * (m.evidenceBytes / GB) * A.evidenceRetentionMonths * p.s3StandardGbMonth,
     evidenceAccessLogs:
@@ -529,6 +545,7 @@ export function costAtRate(
       evidenceBytes: Math.round(m.evidenceBytes),
       indexWru: round3(m.index.wru),
       intentWru: round3(m.intentWru),
+      indexCheckRru: round3(m.indexCheckRru),
       spooledRecords: round3(m.spool.spooledRecords),
       spoolObjects: round3(m.spool.sliceObjects),
       spoolWru: round3(m.spool.wru),

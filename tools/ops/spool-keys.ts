@@ -3,11 +3,14 @@
  * court-ordered erasure (docs/operations.md "Break glass"). The roll-up deletes no spool item (each expires by TTL,
  * SPOOL_KEEP_DAYS after its minute, and point-in-time recovery keeps 35 days more), so the break-glass role deletes
  * the customer's. Read only: the customer's index names each send's slice and the first 128 bits of its digest,
- * which give the item's partition and its sort key's prefix; what it prints is the break-glass session's commands,
- * one Query of that prefix and a DeleteItem of each key it finds (a Query, since the index holds part of the digest).
+ * which give the item's partition and its sort key's prefix — and the customer's SENT notifications name a send's
+ * slice and whole digest even before its index is written (a writer that died after its SENT write). What it prints
+ * is the break-glass session's commands, one Query of that prefix and a DeleteItem of each key it finds (a Query,
+ * since the index holds part of the digest).
  */
 import { localEvidenceSpoolTableName } from '../../functions/contracts/evidence-spool-schema.ts';
 import { parseSliceBatch } from '../../functions/domain/evidence-spool.ts';
+import type { EventStore } from '../../functions/stores/event-store.ts';
 import { spoolKeyOf } from '../../functions/stores/evidence-spool.ts';
 import { type Command, OPS_EXIT } from './command.ts';
 
@@ -24,16 +27,38 @@ export const spoolKeys: Command = {
     const o = c.target.outputs;
     const table =
       o === undefined ? localEvidenceSpoolTableName(c.target.tableName) : (o.EvidenceSpoolTableName ?? o.TableName);
-    const refs = await c.target.ports.evidenceLocator.ofUser(c.first);
-    const keys: SpoolKeyOfSend[] = refs.flatMap((r) => {
+    const { evidenceLocator, events } = c.target.ports;
+    // The customer's notifications first: a spooled send whose writer died before its index write is named there
+    // (its slice and whole digest) until the roll-up indexes it; then the index, which names the older ones.
+    const [named, refs] = await Promise.all([sentOfUser(events, c.first), evidenceLocator.ofUser(c.first)]);
+    const seen = new Set<string>();
+    const keys: SpoolKeyOfSend[] = [...named, ...refs].flatMap((r) => {
       const slice = spoolSliceOf(r.batch);
       const key = slice === undefined ? undefined : spoolKeyOf(slice, r.sha256 ?? '');
-      return key === undefined ? [] : [{ notificationId: r.notificationId, batch: r.batch, ...key }];
+      const id = `${r.batch} ${r.notificationId}`;
+      if (key === undefined || seen.has(id)) return [];
+      seen.add(id);
+      return [{ notificationId: r.notificationId, batch: r.batch, ...key }];
     });
     c.out({ table, keys }, spoolKeysText(c.first, table, keys));
     return OPS_EXIT.OK;
   },
 };
+
+/** The sends the customer's notifications name (SENT, with their evidence's batch and whole digest). */
+async function sentOfUser(
+  events: Pick<EventStore, 'eventIdsOfUser' | 'read'>,
+  userId: string,
+): Promise<{ batch: string; notificationId: string; sha256?: string }[]> {
+  const views = await Promise.all((await events.eventIdsOfUser(userId)).map((id) => events.read(id)));
+  return views.flatMap((v) =>
+    v.notifications.flatMap((n) => {
+      const e = n.evidence as { batch?: unknown; sha256?: unknown } | undefined;
+      if (n.userId !== userId || typeof e?.batch !== 'string' || typeof e.sha256 !== 'string') return [];
+      return [{ batch: e.batch, notificationId: String(n.notificationId), sha256: e.sha256 }];
+    }),
+  );
+}
 
 /**
  * The spool slice a send's batch names: the slice itself, or the slice a late object stands beside (a record the
