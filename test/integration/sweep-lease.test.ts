@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DynamoLeaseCursors } from '../../functions/stores/lease-cursors.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
@@ -213,5 +214,38 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
       status: 'SENDING',
       sweepKey: extended.sweepKey,
     });
+  });
+
+  it('a lease pass resumes where a saved cursor (a real LastEvaluatedKey, through its item) stopped it', async () => {
+    const now = Date.now();
+    // Bulk, held behind due critical emails: only the lease pass reads it. Two dead claims in the one partition.
+    for (let i = 0; i < 40; i++) await put(`sl-rc-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const first = await put('sl-first', 'EMAIL', now - 60_000, 'bulk');
+    const second = String(
+      Array.from({ length: 64 }, (_, i) => `sl-second-${i}`).find(
+        (id) => sweepKey('PENDING', 'EMAIL', `${id}#EMAIL`, 8, 'bulk') === first.sweepKey,
+      ),
+    );
+    await put(second, 'EMAIL', now, 'bulk');
+    await claimed('sl-first', 'EMAIL', now);
+    await claimed(second, 'EMAIL', now);
+    const partition = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'bulk', shard: 0 } as const;
+    const shard = Number(String(first.sweepKey).split('#').at(-1));
+    const page = await store.findDue({ ...partition, shard }, { now: now + 10 * LEASE_MS, until: now + THRESHOLD_MS }, 1);
+    expect(ids(page.entries)).toEqual([first.notificationId]);
+    const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
+    await cursors.save({ [String(first.sweepKey)]: page.next ?? {} }, now);
+    const saved = await cursors.load();
+    expect(Object.keys(saved)).toEqual([first.sweepKey]);
+
+    // Resumed past the first: only the second is found this run, and nothing is left to resume.
+    const resumed = await sweepAt(now + LEASE_MS + 1, { leaseCursors: saved });
+    expect(ids(resumed.resolvedUnknown)).toEqual([`${second}#EMAIL`]);
+    expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
+    await cursors.save(resumed.leasePass.cursors, now);
+    expect(await cursors.load()).toEqual({});
+    // The next run reads the partition from its start.
+    const next = await sweepAt(now + LEASE_MS + 2, { leaseCursors: {} });
+    expect(ids(next.resolvedUnknown)).toEqual([first.notificationId]);
   });
 });
