@@ -231,7 +231,11 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     await claimed(second, 'EMAIL', now);
     const partition = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'bulk', shard: 0 } as const;
     const shard = Number(String(first.sweepKey).split('#').at(-1));
-    const page = await store.findDue({ ...partition, shard }, { now: now + 10 * LEASE_MS, until: now + THRESHOLD_MS }, 1);
+    const page = await store.findDue(
+      { ...partition, shard },
+      { now: now + 10 * LEASE_MS, until: now + THRESHOLD_MS },
+      1,
+    );
     expect(ids(page.entries)).toEqual([first.notificationId]);
     const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
     await cursors.save({ [String(first.sweepKey)]: page.next ?? {} }, now);
