@@ -37,10 +37,29 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
         UpdateExpression: 'SET kind = :kind, cursors = :cursors, updatedAt = :now',
         ExpressionAttributeValues: {
           ':kind': 'SWEEP_LEASES',
-          ':cursors': cursors,
+          ':cursors': withinItem(cursors),
           ':now': new Date(now).toISOString(),
         },
       }),
     );
   }
+}
+
+/** What the item keeps at most of the cursors: under DynamoDB's 400 KB an item, with room for its keys. */
+export const LEASE_CURSORS_MAX_BYTES = 350_000;
+
+/**
+ * The cursors that fit the item, in the order given (the lease pass's: critical partitions first). Every partition
+ * unfinished at the most shards (2,304 of them) may not fit: one left out is read next run from where the due round
+ * stops in it — again, not lost.
+ */
+export function withinItem(cursors: LeaseCursors): LeaseCursors {
+  const kept: LeaseCursors = {};
+  let bytes = 0;
+  for (const [key, cursor] of Object.entries(cursors)) {
+    bytes += key.length + JSON.stringify(cursor).length;
+    if (bytes > LEASE_CURSORS_MAX_BYTES) break;
+    kept[key] = cursor;
+  }
+  return kept;
 }
