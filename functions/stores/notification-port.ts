@@ -99,9 +99,9 @@ export interface NotificationStore {
    */
   suppress(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   /**
-   * Keeps a live holder's claim: leaseUntil moved to `leaseUntil` (the sweep key and sweepAt stay), fenced on its attempt. With a
-   * provider message id it also records the provider's acceptance on the SENDING item, so a sweeper that finds the
-   * lease expired later marks it SENT instead of resolving an unknown outcome.
+   * Keeps a live holder's claim: leaseUntil moved to `leaseUntil` (the sweep key and sweepAt stay), fenced on its
+   * attempt. With a provider message id it also records the provider's acceptance on the SENDING item, so a sweeper
+   * that finds the lease expired later marks it SENT instead of resolving an unknown outcome.
    */
   extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string): Promise<Transition>;
   /**

@@ -3,11 +3,11 @@
  *
  * A claim leaves the item at its PENDING sweepAt in its PENDING partition (one index write in place instead of a new
  * key). Every write that puts an item (back) to PENDING sets sweepAt at most the pending threshold after the later of
- * its time and its retryAt (functions/domain/sweep-index.ts), and the claim needs retryAt passed: so a claimed item's
- * sweepAt is at most `now + pendingThreshold` (leaseHorizon). The sweeper's due round already reads each partition up to that
- * horizon; this pass finishes, for expired leases only, the partitions the round left — held behind a higher class,
- * capped by their channel's rate, or cut by the run's budget or deadline. It is subject to none of those: a dead
- * claim is resolved in the first run after its lease, whatever waits in its partition.
+ * its time and its retryAt, and the claim needs retryAt passed: so a claimed item's sweepAt is at most
+ * `now + pendingThreshold` (leaseHorizon, functions/domain/sweep-index.ts). The sweeper's due round already reads each
+ * partition up to that horizon; this pass finishes, for expired leases only, the partitions the round left — held
+ * behind a higher class, capped by their channel's rate, or cut by the run's budget or deadline. It is subject to none
+ * of those: a dead claim is resolved in the first run after its lease, whatever waits in its partition.
  *
  * Critical partitions first, then normal, then bulk. Under a backlog larger than a run reads, a partition's
  * LastEvaluatedKey is kept (stores/lease-cursors.ts) and the next run resumes there.

@@ -26,8 +26,9 @@
  * run whatever backlog of others is due before it. Strict, not a reserved share: one run at a time holds the whole
  * cap (runs never overlap), so nothing needs coordinating, and waking a notice the pacer would then hold back behind
  * a critical one gains nothing.
- * Its fixed cost is one Query per partition per run (one Query reads a partition's due items and its leases) — SENDING × channel × shard, and PENDING × class × channel ×
- * shard: 96 at 8 shards, 768 at 64 — most of them empty at 0.5 read units each.
+ * Its fixed cost is one Query per partition per run — SENDING × channel × shard, and PENDING × class × channel ×
+ * shard: 96 at 8 shards, 768 at 64 — most of them empty at 0.5 read units each: one Query reads a partition's due
+ * items and its leases alike.
  * Fair: the partitions are visited round-robin, one page each per round, SENDING first, then PENDING critical,
  * normal, bulk, paging with LastEvaluatedKey; the round stops at its item budget or its deadline, whichever comes
  * first. Then the lease pass reads, for expired leases only, what the round left of each PENDING partition up to the
@@ -96,7 +97,7 @@ export interface SweepResult {
    * not read at all (the same, or held behind a higher class of their channel).
    */
   unfinished: number;
-  /** The lease pass over what the due round left: its pages, and where it stopped in the partitions it did not finish. */
+  /** The lease pass over what the due round left: its pages, and where it stopped in what it did not finish. */
   leasePass: LeasePassResult;
   elapsedMs: number;
 }
