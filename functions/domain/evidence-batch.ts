@@ -221,6 +221,8 @@ export const indexSend = (sha256: string, notificationId: string) => `${sha256} 
 export const INDEX_DIGEST_HEX = 32;
 export const indexDigest = (sha256: string) =>
   Buffer.from(sha256.slice(0, INDEX_DIGEST_HEX), 'hex').toString('base64url');
+/** A mark's digest's characters: 128 bits in base64url, unpadded (MARK's first group). */
+export const INDEX_DIGEST_B64 = 22;
 export function indexMark(sha256: string, day: string, batch: string, eventId: string, notificationId: string) {
   return `${indexDigest(sha256)}${shortBatchPart(day, batch)} ${shortIdRest(notificationId.slice(eventId.length))}`;
 }

@@ -139,15 +139,22 @@ export const customerIndexPk = (userId: string) => `u#${userId}`;
 export const customerIndexSk = (day: string, eventId: string) => `${day}#${eventId}`;
 export const eventIndexPk = (eventId: string) => `e#${eventId}`;
 const DAY_MS = 86_400_000;
+/** The days four base-36 digits hold: 1970-01-01 to 6568-08-18. */
+const EVENT_INDEX_DAYS = 36 ** 4;
 /**
  * An event item's sort key: `~` and its customer item's day as four base-36 digits of days since 1970 (to the year
- * 6,000), then the user id — 5 bytes before the id where `<yyyy-mm-dd>#` took 11, kept seven years once an event.
- * The layout before (`<yyyy-mm-dd>#<userId>`) is still read (`parseEventIndexSk`).
+ * 6568), then the user id — 5 bytes before the id where `<yyyy-mm-dd>#` took 11, kept seven years once an event.
+ * The layout before (`<yyyy-mm-dd>#<userId>`) is still read (`parseEventIndexSk`). A day the four digits cannot hold
+ * (or no day at all) throws rather than write a key that reads back as another day or as none: the day is the
+ * server's acceptance day, so this is a fault of the caller, never of a record.
  */
-export const eventIndexSk = (day: string, userId: string) =>
-  `~${Math.round(Date.parse(`${day}T00:00:00Z`) / DAY_MS)
-    .toString(36)
-    .padStart(4, '0')}${userId}`;
+export function eventIndexSk(day: string, userId: string): string {
+  const days = Date.parse(`${day}T00:00:00Z`) / DAY_MS;
+  const real = Number.isInteger(days) && new Date(days * DAY_MS).toISOString().slice(0, 10) === day;
+  if (!real || days < 0 || days >= EVENT_INDEX_DAYS)
+    throw new RangeError(`an event index key needs a day from 1970-01-01 to 6568-08-18, not ${JSON.stringify(day)}`);
+  return `~${days.toString(36).padStart(4, '0')}${userId}`;
+}
 /**
  * What an item of the index's table is, by its key (the compact items say no kind): a customer's sends
  * (`EVIDENCE_INDEX`) or an event's pointer (`EVIDENCE_EVENT`), the names the layouts before gave them: for a count

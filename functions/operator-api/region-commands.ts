@@ -57,7 +57,7 @@ export function regionCommandsOf(deps: RegionCommandDeps, env: Env = process.env
   const own: RegionSide = {
     region,
     fence: new DynamoFenceStore(deps.doc, c.FENCE_TABLE_NAME, c.FENCE_SHARDS, () => clock.now()),
-    store: new DynamoSuccessorStore(deps.doc, deps.tableName, c.SWEEP_SHARDS),
+    store: new DynamoSuccessorStore(deps.doc, deps.tableName, c.SWEEP_SHARDS, c.PENDING_THRESHOLD_SECONDS * 1000),
     intake: lambdaIntake(() => (lambda ??= traced(new LambdaClient({}))), region, mapping),
   };
   // The other region: its fence and its replica of the global table (reconcile reads and settles its records there).
@@ -72,7 +72,12 @@ export function regionCommandsOf(deps: RegionCommandDeps, env: Env = process.env
     return {
       region: peer,
       fence: new DynamoFenceStore(doc, peerFence, c.FENCE_SHARDS, () => clock.now()),
-      store: new DynamoSuccessorStore(doc, deps.peer?.tableName ?? deps.tableName, c.SWEEP_SHARDS),
+      store: new DynamoSuccessorStore(
+        doc,
+        deps.peer?.tableName ?? deps.tableName,
+        c.SWEEP_SHARDS,
+        c.PENDING_THRESHOLD_SECONDS * 1000,
+      ),
       // Never switched from here: each region's operator switches its own mapping.
       intake: {
         enable: async () => undefined,

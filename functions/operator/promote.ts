@@ -126,8 +126,10 @@ export async function promoteFailover(
 
 /**
  * The fence moved ACTIVE at an epoch above every one this replica has seen: its own fence's, the predecessor it
- * names, `--from-epoch`, and the epoch each region's heartbeat last carried. A `--from-epoch` below the lost region's
- * own heartbeat is refused: the operator read an old figure, and the lost region may be further on than they think.
+ * names, `--from-epoch`, its own heartbeat's, and the lost region's last seen — its heartbeat's or its newest
+ * notifications' (`lastSeenEpoch`).
+ * A `--from-epoch` below the lost region's is refused: the operator read an old figure, and the lost region may be
+ * further on than they think.
  */
 async function promoted(
   to: RegionSide,
@@ -135,7 +137,10 @@ async function promoted(
   request: FailoverRequest,
   clock: Clock,
 ): Promise<FenceControl> {
-  const [lost, self] = await Promise.all([to.store.heartbeatEpoch(request.from), to.store.heartbeatEpoch(to.region)]);
+  const [lost, self] = await Promise.all([
+    to.store.lastSeenEpoch(request.from, clock.now()),
+    to.store.heartbeatEpoch(to.region),
+  ]);
   if (lost !== undefined && request.fromEpoch < lost.epoch) throw fromEpochBehind(request, lost);
   const epoch = nextEpoch(own?.epoch, own?.predecessor?.epoch, request.fromEpoch, lost?.epoch, self?.epoch);
   const now = clock.now();

@@ -15,6 +15,7 @@ import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import type { FenceControl } from '../domain/fence.ts';
 import type { VerifiedIdentity } from '../domain/identity.ts';
 import type { AuditLog } from '../stores/audit-log.ts';
+import type { SeenEpoch } from '../stores/successor-store.ts';
 import type { Clock, RegionSide } from './promote.ts';
 import { demote, promoteFailover } from './promote.ts';
 import { reconcile } from './reconcile.ts';
@@ -122,13 +123,15 @@ const COUNT_UP_TO = 100_000;
 
 /**
  * What the command would do, and the refusal the confirm would give: reads only. The plan: both fences as they are,
- * how many entries each replica's sweep index lists as unfinished, and the epoch each region's heartbeat last carried
- * into each replica (`lastSeenEpochs`: where the on-call reads a lost region's epoch for `--from-epoch`).
+ * how many entries each replica's sweep index lists as unfinished, and the highest epoch each replica has seen of
+ * each region — its heartbeat's or its newest notifications' (`lastSeenEpochs`: where the on-call reads a lost
+ * region's epoch for `--from-epoch`).
  */
 export async function regionPreview(
   command: RegionCommand,
   request: RegionRequest[RegionCommand],
   sides: readonly RegionSide[],
+  now = Date.now(),
 ): Promise<RegionPreview> {
   // A region that does not answer is shown so, not a failure of the preview: a failover is for a region lost.
   const orUnreachable = async <T>(read: () => Promise<T>) =>
@@ -143,7 +146,9 @@ export async function regionPreview(
     }),
     perSide(async (s) =>
       Object.fromEntries(
-        await Promise.all(sides.map(async (r) => [r.region, (await s.store.heartbeatEpoch(r.region)) ?? null])),
+        await Promise.all(
+          sides.map(async (r) => [r.region, (await lastSeen(command, request, s, r.region, now)) ?? null]),
+        ),
       ),
     ),
   ]);
@@ -161,7 +166,25 @@ export async function regionPreview(
   return refusal === undefined ? { plan } : { plan, refusal };
 }
 
-/** Promote's `--from-epoch` below the lost region's heartbeat, as the promoted region's replica holds it. */
+/**
+ * The epoch a replica has seen of a region: its heartbeat's; for the region a promotion fails over from, in the
+ * promoted region's replica, its newest notifications' too — what the confirm reads (promote.ts), and only there:
+ * that look reads a few entries of every sweep partition.
+ */
+function lastSeen(
+  command: RegionCommand,
+  request: RegionRequest[RegionCommand],
+  replica: RegionSide,
+  region: string,
+  now: number,
+) {
+  const to = command === 'promote' ? (request as RegionRequest['promote']).to : undefined;
+  return replica.region === to && region !== to
+    ? replica.store.lastSeenEpoch(region, now)
+    : replica.store.heartbeatEpoch(region);
+}
+
+/** Promote's `--from-epoch` below the lost region's last seen epoch, as the promoted region's replica holds it. */
 function epochRefusal(
   command: RegionCommand,
   request: RegionRequest[RegionCommand],
@@ -171,7 +194,7 @@ function epochRefusal(
   if (command !== 'promote') return undefined;
   const q = request as RegionRequest['promote'];
   const from = other(q.to);
-  const seen = heartbeats.find(([r]) => r === q.to)?.[1] as Record<string, { epoch: number; at: number } | null>;
+  const seen = heartbeats.find(([r]) => r === q.to)?.[1] as Record<string, SeenEpoch | null>;
   const lost = seen?.[from];
   return lost != null && q.fromEpoch < lost.epoch ? fromEpochBehind({ from, fromEpoch: q.fromEpoch }, lost) : undefined;
 }

@@ -32,17 +32,22 @@ export function promoteRefusal(to: string, own: FenceControl | undefined, from: 
 }
 
 /**
- * `--from-epoch` below the epoch the lost region's own heartbeat carried into this replica: promoting above a figure
- * that old could give the new region the lost one's epoch, and then neither the keeper nor a send's claim tells
- * the two apart. The preview shows the heartbeat's epoch (`lastSeenEpochs`); the runbook says to read it there.
+ * `--from-epoch` below the highest epoch this replica has seen of the lost region (its heartbeat's, or its newest
+ * notifications': successor-store.ts `lastSeenEpoch`): promoting above a figure that old could give the new region
+ * the lost one's epoch, and then neither the keeper nor a send's claim tells the two apart. The preview shows it
+ * (`lastSeenEpochs`); the runbook says to read it there.
  */
 export function fromEpochBehind(
   request: { readonly from: string; readonly fromEpoch: number },
-  lost: { readonly epoch: number; readonly at: number },
+  lost: { readonly epoch: number; readonly at: number; readonly notificationId?: string },
 ): RegionRefused {
+  const where =
+    lost.notificationId === undefined
+      ? `${request.from}'s heartbeat carried into this replica at ${new Date(lost.at).toISOString()}`
+      : `${request.from}'s notification ${lost.notificationId}, created at ${new Date(lost.at).toISOString()}, carries in this replica`;
   return new RegionRefused(
     'FROM_EPOCH_BEHIND',
-    `--from-epoch ${request.fromEpoch} is below epoch ${lost.epoch}, which ${request.from}'s heartbeat carried into this replica at ${new Date(lost.at).toISOString()}: give --from-epoch ${lost.epoch} (or the higher epoch you know it reached)`,
+    `--from-epoch ${request.fromEpoch} is below epoch ${lost.epoch}, which ${where}: give --from-epoch ${lost.epoch} (or the higher epoch you know it reached)`,
   );
 }
 

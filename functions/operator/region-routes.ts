@@ -75,7 +75,12 @@ export async function answerRegions(
   if (!parsed.ok) return refuse(`${command}: ${parsed.problem}`);
   const problem = scopeProblem(command, parsed.request, commands.scope);
   if (problem !== undefined) return refuse(problem);
-  const { plan, refusal: wouldRefuse } = await regionPreview(command, parsed.request, commands.glance);
+  const { plan, refusal: wouldRefuse } = await regionPreview(
+    command,
+    parsed.request,
+    commands.glance,
+    commands.clock.now(),
+  );
   const refused = wouldRefuse && { code: wouldRefuse.code, message: wouldRefuse.message };
   if (step === 'preview') {
     return { status: 200, body: { ok: true, command, acting: commands.scope.acting, plan, wouldRefuse: refused } };

@@ -26,7 +26,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type IndexEntry, indexMark, parseIndexMark, parseIndexRef, parseIndexSend } from '../domain/evidence-batch.ts';
+import {
+  INDEX_DIGEST_B64,
+  type IndexEntry,
+  indexMark,
+  parseIndexMark,
+  parseIndexRef,
+  parseIndexSend,
+} from '../domain/evidence-batch.ts';
 import {
   customerIndexPk,
   customerIndexSk,
@@ -271,9 +278,14 @@ const itemId = (key: Key) => JSON.stringify([key.pk, key.sk]);
 function anotherWriterFirst(event: IndexItem, before: ReadonlyMap<string, Added>): boolean {
   const at = parseEventIndexSk(event.sk);
   if (at === undefined) return false;
-  const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, event.pk.slice(2)) }));
+  const eventId = event.pk.slice(2);
+  const added = before.get(itemId({ pk: customerIndexPk(at.userId), sk: customerIndexSk(at.day, eventId) }));
   const had = [...(added?.had ?? [])];
-  if (had.some((mark) => added?.s.has(mark))) return false;
+  // A send is its record, whatever form its mark took (a stage deployed before spaced it): every form starts with
+  // the record's digest, and two sends' records differ (each names its notification).
+  const recordOf = (mark: string) => mark.slice(0, INDEX_DIGEST_B64);
+  const own = new Set([...(added?.s ?? [])].map(recordOf));
+  if (had.some((mark) => own.has(recordOf(mark)))) return false;
   return had.length > 0;
 }
 

@@ -12,13 +12,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
-import type { Channel } from '../domain/channels.ts';
+import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { HELD_SHARDS, heldPartition } from '../domain/failover.ts';
 import { FIRST_EPOCH } from '../domain/fence.ts';
 import { eventPk, notificationSk, sweepPartition } from '../domain/keys.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { pendingSweepKey } from '../domain/notification.ts';
 import { type Mover, moveCondition, type NotificationStatus } from '../domain/state-machine.ts';
+import { DEFAULT_SWEEP_PLACEMENT } from '../domain/sweep-index.ts';
 import { DynamoInboxStore } from '../ingest/inbox-store.ts';
 import { heldInboxSk } from '../ingest/owned-inbox-store.ts';
 import { sweepPartitions } from '../sweeper/sweep.ts';
@@ -48,6 +49,24 @@ export interface UnfinishedPage {
   readonly next?: UnfinishedCursor;
 }
 
+/**
+ * An epoch a replica has seen of a region, and when: carried by its heartbeat, or by one of its notifications
+ * (`notificationId`, `at` its creation).
+ */
+export interface SeenEpoch {
+  readonly epoch: number;
+  readonly at: number;
+  readonly notificationId?: string;
+}
+
+/**
+ * The newest entries of each partition read for the epoch they carry (any one of the lost region's newest carries
+ * it), partitions read at once, and the clocks' margin past the pending threshold.
+ */
+const NEWEST_PER_PARTITION = 2;
+const NEWEST_AT_ONCE = 32;
+const NEWEST_SKEW_MS = 60_000;
+
 export class DynamoSuccessorStore {
   private readonly inbox: Pick<DynamoInboxStore, 'inboxItems'>;
 
@@ -55,6 +74,8 @@ export class DynamoSuccessorStore {
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly sweepShards: number,
+    /** The stage's pending threshold: a notice written now is due by now + it (lastSeenEpoch's look). */
+    private readonly pendingThresholdMs = DEFAULT_SWEEP_PLACEMENT.pendingThresholdMs,
   ) {
     this.inbox = new DynamoInboxStore(client, tableName);
   }
@@ -135,6 +156,54 @@ export class DynamoSuccessorStore {
   async heartbeatEpoch(region: string): Promise<{ epoch: number; at: number } | undefined> {
     const beat = await new DynamoHeartbeat(this.client, this.tableName).read(region);
     return beat?.epoch === undefined ? undefined : { epoch: beat.epoch, at: beat.at };
+  }
+
+  /**
+   * The highest epoch this replica has seen of `region`: its heartbeat's, or that of its newest notifications,
+   * whichever is higher. A region lost within a keeper interval of its own promotion (or whose heartbeat predates the
+   * epoch field) has no heartbeat here at its epoch, yet what it wrote at it carries it: its newest notices are the
+   * last entries of each sweep partition due by now + the pending threshold (a write sets sweepAt to its time plus the
+   * threshold; quiet hours, deferrals and far retries sit beyond it and are left out), and its own promotion's
+   * successors sit in the HELD partitions. A few entries of each are read whole.
+   */
+  async lastSeenEpoch(region: string, now = Date.now()): Promise<SeenEpoch | undefined> {
+    const [beat, item] = await Promise.all([this.heartbeatEpoch(region), this.newestItemEpoch(region, now)]);
+    if (beat === undefined) return item;
+    return item !== undefined && item.epoch > beat.epoch ? item : beat;
+  }
+
+  private async newestItemEpoch(region: string, now: number): Promise<SeenEpoch | undefined> {
+    const index = TABLE_SCHEMA.sweepIndex;
+    const newest = (partition: string, horizon?: number) =>
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: index.indexName,
+        KeyConditionExpression: horizon === undefined ? '#key = :key' : '#key = :key AND #at <= :horizon',
+        ExpressionAttributeNames: {
+          '#key': index.partitionKey,
+          ...(horizon === undefined ? {} : { '#at': 'sweepAt' }),
+        },
+        ExpressionAttributeValues: { ':key': partition, ...(horizon === undefined ? {} : { ':horizon': horizon }) },
+        ScanIndexForward: false,
+        Limit: NEWEST_PER_PARTITION,
+      });
+    const horizon = now + this.pendingThresholdMs + NEWEST_SKEW_MS;
+    const queries = [
+      ...sweepPartitions(this.sweepShards).map((p) => newest(sweepPartition(p), horizon)),
+      ...CHANNELS.flatMap((c) => Array.from({ length: HELD_SHARDS }, (_, n) => newest(heldPartition(c, n)))),
+    ];
+    let seen: SeenEpoch | undefined;
+    for (let i = 0; i < queries.length; i += NEWEST_AT_ONCE) {
+      const pages = await Promise.all(queries.slice(i, i + NEWEST_AT_ONCE).map((q) => this.client.send(q)));
+      const items = await Promise.all(
+        pages.flatMap((p) => p.Items ?? []).map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })),
+      );
+      for (const item of items) {
+        if (item?.owner !== region || item.epoch === undefined || item.epoch <= (seen?.epoch ?? -1)) continue;
+        seen = { epoch: item.epoch, at: Date.parse(item.createdAt), notificationId: item.notificationId };
+      }
+    }
+    return seen;
   }
 
   /** Every successor waiting for its original (FAILOVER_HELD, or UNKNOWN because the original was in flight). */

@@ -286,6 +286,33 @@ describe('the evidence index in a table of its own', () => {
     expect(await index.sendsOfEvent('spaced-ev')).toEqual(expected);
   });
 
+  it('a send a stage deployed before marked spaced, and its event item never put: indexing it again in the short form puts the event item (the same send, not another writer)', async () => {
+    const own = batchName('dispatch', START + 62_000, 'respacedmark1');
+    const send: IndexedSend = {
+      userId: 'respaced-customer',
+      acceptedAt: new Date(START + 62_000).toISOString(),
+      notificationId: 'respaced-ev#PUSH',
+      sha256: digest(900),
+    };
+    const spaced = `${indexDigest(send.sha256)} ${indexBatchPart('2026-11-01', own)} #PUSH`;
+    await table.doc.send(
+      new PutCommand({
+        TableName: indexTable,
+        Item: {
+          pk: 'u#respaced-customer',
+          sk: '2026-11-01#respaced-ev',
+          s: new Set([spaced]),
+          expiresAt: indexExpiresAt('2026-11-01', RETENTION_DAYS),
+        },
+      }),
+    );
+    expect(await index.sendsOfEvent('respaced-ev')).toEqual([]);
+    expect(await put(own, [send])).toBe(0);
+    expect(await index.sendsOfEvent('respaced-ev')).toEqual([
+      { batch: own, notificationId: 'respaced-ev#PUSH', sha256: digest(900).slice(0, 32) },
+    ]);
+  });
+
   it("a spool slice indexed by two invocations of its minute, each with one channel of an event: neither's sends replace the other's", async () => {
     const slice = sliceBatchName(START + 30_000, RETENTION_DAYS);
     const send = (channel: string, n: number): IndexedSend => ({

@@ -179,18 +179,31 @@ describe('the epoch a failover takes', () => {
       new PutCommand({ TableName: table.tableName, Item: { ...heartbeatKey(region), at: now, owner: region, epoch } }),
     );
 
+  const gone = () => Promise.reject(new Error('connect ETIMEDOUT'));
+  const lost = {
+    region: PRIMARY,
+    fence: { control: gone },
+    store: { countUnfinished: gone, heartbeatEpoch: gone, lastSeenEpoch: gone },
+  } as unknown as RegionSide;
+  /** A PUSH notice of the lost region in sweep partition `sweepKey`, due at `sweepAt`. */
+  const notice = (id: string, fields: Record<string, unknown>) => ({
+    ...pendingNotification('PUSH'),
+    pk: `EVENT#${id}`,
+    sk: 'NOTIFICATION#PUSH',
+    eventId: id,
+    notificationId: `${id}#PUSH`,
+    owner: PRIMARY,
+    ...fields,
+  });
+
   it('refuses --from-epoch below the lost region’s heartbeat (FROM_EPOCH_BEHIND), in the preview and on confirm, and moves nothing', async () => {
     await beat(PRIMARY, 3);
-    const gone = () => Promise.reject(new Error('connect ETIMEDOUT'));
-    const lost = {
-      region: PRIMARY,
-      fence: { control: gone },
-      store: { countUnfinished: gone, heartbeatEpoch: gone },
-    } as unknown as RegionSide;
-    const preview = await regionPreview('promote', { to: RECOVERY, oldRegionUnreachable: true, fromEpoch: 1 }, [
-      side,
-      lost,
-    ]);
+    const preview = await regionPreview(
+      'promote',
+      { to: RECOVERY, oldRegionUnreachable: true, fromEpoch: 1 },
+      [side, lost],
+      now,
+    );
     expect(preview.plan.lastSeenEpochs).toMatchObject({ [RECOVERY]: { [PRIMARY]: { epoch: 3 } } });
     expect(preview.plan.unfinished).toMatchObject({ [RECOVERY]: BACKLOG, [PRIMARY]: { unreachable: /ETIMEDOUT/ } });
     expect(preview.refusal?.code).toBe('FROM_EPOCH_BEHIND');
@@ -199,6 +212,58 @@ describe('the epoch a failover takes', () => {
     expect(refused).toMatchObject({ code: 'FROM_EPOCH_BEHIND', message: /below epoch 3/ });
     expect(await side.fence.control(true)).toMatchObject({ state: 'FENCED', epoch: 0 });
     expect(enabled).toBe(0);
+  });
+
+  it("a lost region whose heartbeat never carried its epoch here: its newest notices do, under quiet hours' and far retries' later entries — --from-epoch below it is refused, and the epoch taken is above it", async () => {
+    // The lost region had been promoted to epoch 3 and wrote this notice (due at its write + the pending threshold),
+    // then was lost before its keeper beat at 3. Quiet hours' held notices and a far retry of epoch 1 sit after it.
+    const late = notice('evt-late', { sweepKey: 'PENDING#PUSH#1', sweepAt: now + 60_000, epoch: 3 });
+    const later = Array.from({ length: 5 }, (_, i) =>
+      notice(`evt-quiet-${i}`, {
+        status: 'HELD',
+        sweepKey: 'PENDING#PUSH#1',
+        sweepAt: now + 8 * 3_600_000 + i,
+        epoch: 1,
+      }),
+    );
+    const items = [late, ...later].map((Item) => ({ PutRequest: { Item } }));
+    await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: items } }));
+    const preview = await regionPreview(
+      'promote',
+      { to: RECOVERY, oldRegionUnreachable: true, fromEpoch: 1 },
+      [side, lost],
+      now,
+    );
+    expect(preview.plan.lastSeenEpochs).toMatchObject({
+      [RECOVERY]: { [PRIMARY]: { epoch: 3, notificationId: 'evt-late#PUSH' } },
+    });
+    expect(preview.refusal).toMatchObject({ code: 'FROM_EPOCH_BEHIND', message: /notification evt-late#PUSH/ });
+    await expect(promoteFailover(side, request, clock)).rejects.toMatchObject({ code: 'FROM_EPOCH_BEHIND' });
+    expect(await side.fence.control(true)).toMatchObject({ state: 'FENCED', epoch: 0 });
+    const report = await promoteFailover(side, { ...request, fromEpoch: 3, budgetMs: undefined }, clock);
+    expect(report).toMatchObject({ epoch: 4, aheadOfEpoch: 0 });
+  });
+
+  it("the lost region's own promotion's successors (its HELD partitions) carry its epoch: a promotion from it takes one above", async () => {
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: notice('evt-inherited', {
+          sk: 'NOTIFICATION#PUSH#E2',
+          notificationId: 'evt-inherited#PUSH#E2',
+          status: 'FAILOVER_HELD',
+          supersedes: 'NOTIFICATION#PUSH',
+          sweepKey: 'HELD#PUSH#0',
+          sweepAt: now - 30_000,
+          epoch: 2,
+        }),
+      }),
+    );
+    expect(await side.store.lastSeenEpoch(PRIMARY, now)).toMatchObject({ epoch: 2 });
+    await expect(promoteFailover(side, request, clock)).rejects.toMatchObject({ code: 'FROM_EPOCH_BEHIND' });
+    expect(await promoteFailover(side, { ...request, fromEpoch: 2, budgetMs: undefined }, clock)).toMatchObject({
+      epoch: 3,
+    });
   });
 
   it('takes an epoch above every one this replica has seen: after a failback, a second failover is above the old region’s heartbeat', async () => {

@@ -168,6 +168,13 @@ describe("an event item's sort key", () => {
     expect(parseEventIndexSk('batches/2026-12-05/x')).toBeUndefined();
     expect(parseEventIndexSk('~0g1')).toBeUndefined();
   });
+
+  it('refuses a day four base-36 digits cannot hold, rather than write a key that reads back as another day or none', () => {
+    expect(parseEventIndexSk(eventIndexSk('6568-08-18', 'u-1'))).toEqual({ day: '6568-08-18', userId: 'u-1' });
+    for (const day of ['1969-12-31', '6568-08-19', '2026-13-01', '2026-02-30', '', 'someday']) {
+      expect(() => eventIndexSk(day, 'u-1')).toThrow(RangeError);
+    }
+  });
 });
 
 describe('the compact items', () => {

@@ -115,7 +115,7 @@ export async function regionsMain(
   const sides = connectRegions(v);
   const problem = scopeProblem(name, request, { sides });
   if (problem !== undefined) throw new UsageError(problem);
-  const { plan, refusal } = await regionPreview(name, request, sides);
+  const { plan, refusal } = await regionPreview(name, request, sides, clock.now());
   const refused = refusal && { code: refusal.code, message: refusal.message };
   if (reason === undefined) {
     // The confirm asks the same rule of the fences: a preview never invites what the confirm would refuse.
