@@ -89,6 +89,7 @@ export const METRIC_NAMES = [
   'SweeperExamined',
   'SweeperItemsPerSecond',
   'SweeperUnfinished',
+  'SweeperLeasePassUnfinished',
   // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
   'EvidenceGaps',
   'EvidenceLost',

@@ -43,6 +43,7 @@ import { isErased } from '../domain/erasure.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { NoticeTiming } from '../domain/send-moment.ts';
 import { actionFor, attemptsUsed, isExpired } from '../domain/send-outcome.ts';
+import { deferredSweepAt } from '../domain/sweep-index.ts';
 import { loadTemplates } from '../domain/template-sets.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
@@ -481,7 +482,7 @@ async function defer(
       {
         reason: code === undefined ? reason : `${reason}: ${code}`,
         retryAt,
-        sweepAt: retryAt - now <= deps.nearRetryMs ? retryAt + deps.pendingThresholdMs : retryAt,
+        sweepAt: deferredSweepAt(now, retryAt, deps.nearRetryMs, deps.pendingThresholdMs),
         deferral: true,
       },
       now,

@@ -339,3 +339,5 @@ export function sweepKey(
 }
 /** The item holding the highest shard count any deploy wrote sweep keys with (functions/stores/sweep-shard-mark.ts). */
 export const SWEEP_SHARD_MARK_KEY = { pk: 'SWEEP#SHARDS', sk: 'MARK' } as const;
+/** The item holding where the sweeper's lease pass stopped in each partition it did not finish (stores/lease-cursors.ts). */
+export const SWEEP_LEASE_CURSORS_KEY = { pk: 'SWEEP#LEASES', sk: 'CURSORS' } as const;

@@ -37,8 +37,16 @@ export interface SweepEntry extends NotificationKey {
   readonly deferrals?: number;
   readonly createdAt: string;
   readonly sweepAt: number;
+  /** The index's partition key: PENDING#… (with its class) or, for an item claimed by an earlier deploy, SENDING#…. */
+  readonly sweepKey?: string;
   readonly retryAt?: number;
   readonly leaseUntil?: number;
+}
+
+/** What a page of the sweep index covers: items with sweepAt at or before `until`, read at `now`. */
+export interface SweepWindow {
+  readonly now: number;
+  readonly until: number;
 }
 
 export interface SweepPage {
@@ -91,9 +99,9 @@ export interface NotificationStore {
    */
   suppress(item: NotificationItem, reason: string, now: number): Promise<Transition>;
   /**
-   * Keeps a live holder's claim: leaseUntil (and sweepAt) moved to `leaseUntil`, fenced on its attempt. With a
-   * provider message id it also records the provider's acceptance on the SENDING item, so a sweeper that finds the
-   * lease expired later marks it SENT instead of resolving an unknown outcome.
+   * Keeps a live holder's claim: leaseUntil moved to `leaseUntil` (the sweep key and sweepAt stay), fenced on its
+   * attempt. With a provider message id it also records the provider's acceptance on the SENDING item, so a sweeper
+   * that finds the lease expired later marks it SENT instead of resolving an unknown outcome.
    */
   extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string): Promise<Transition>;
   /**
@@ -117,11 +125,25 @@ export interface NotificationStore {
   releaseHeld(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
   /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
   release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
-  /** One page of a sweep-index partition: its items whose sweepAt is at or before `before`. */
+  /**
+   * One page of a sweep-index partition: its items whose sweepAt is at or before `window.until`, less live leases
+   * (SENDING with leaseUntil at or after `window.now`). `limit` counts the items read, before that filter.
+   */
   findDue(
     partition: SweepPartition,
-    before: number,
+    window: SweepWindow,
     limit: number,
+    startKey?: Record<string, NativeAttributeValue>,
+  ): Promise<SweepPage>;
+  /**
+   * One page (up to 1 MB read) of a partition's expired leases: SENDING items whose leaseUntil is before `now`, with
+   * sweepAt at or before `until`. A claim leaves an item at its PENDING sweepAt, so this finds a dead holder's claim
+   * wherever it sits.
+   */
+  findExpiredLeases(
+    partition: SweepPartition,
+    now: number,
+    until: number,
     startKey?: Record<string, NativeAttributeValue>,
   ): Promise<SweepPage>;
   /** PENDING → PENDING (retryAt removed), only if untouched since the sweeper saw it: a fresh MODIFY re-drives it. */

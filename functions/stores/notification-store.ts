@@ -12,13 +12,11 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   type NativeAttributeValue,
-  QueryCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { UnexpectedResponseError } from '../commons/errors.ts';
-import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
-import { notificationIdOf, notificationOfKey, type SweepPartition, sweepKey, sweepPartition } from '../domain/keys.ts';
+import { notificationOfKey } from '../domain/keys.ts';
 import { messageIdAttribute, messageIdIs, messageIdOf, NO_MESSAGE_ID } from '../domain/message-id.ts';
 import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
 import type { NotificationStatus } from '../domain/state-machine.ts';
@@ -34,11 +32,11 @@ import type {
   Resolution,
   SentEvidence,
   SweepEntry,
-  SweepPage,
   Transition,
   UnsentEnd,
 } from './notification-port.ts';
 import { ownedCondition } from './owned-condition.ts';
+import { duePage, expiredLeasePage } from './sweep-pages.ts';
 
 export type {
   ClaimResult,
@@ -49,6 +47,7 @@ export type {
   SentEvidence,
   SweepEntry,
   SweepPage,
+  SweepWindow,
   Transition,
   UnsentEnd,
 } from './notification-port.ts';
@@ -75,10 +74,9 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async claim(key: NotificationKey, claimId: string, now: number, leaseMs: number): Promise<ClaimResult> {
     const leaseUntil = now + leaseMs;
-    const ref = notificationOfKey(key);
-    if (ref === undefined) throw new UnexpectedResponseError(`not a notification's key: ${key.pk} ${key.sk}`);
-    const { channel } = ref;
-    const notificationId = notificationIdOf(ref.eventId, channel);
+    if (notificationOfKey(key) === undefined) {
+      throw new UnexpectedResponseError(`not a notification's key: ${key.pk} ${key.sk}`);
+    }
     const claimed = moveCondition('PENDING', 'SENDING');
     const owned = await ownedCondition(this.fence);
     if (owned === 'fenced') return { kind: 'taken' };
@@ -88,7 +86,10 @@ export class DynamoNotificationStore implements NotificationStore {
           TableName: this.tableName,
           Key: key,
           ConditionExpression: `${claimed.expression} AND (attribute_not_exists(retryAt) OR retryAt <= :nowMs)${owned.expression}`,
-          UpdateExpression: `SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now, sweepKey = :sweepKey, sweepAt = :lease${owned.claimEpoch} REMOVE retryAt`,
+          // sweepKey and sweepAt stay as they are: a new index key would cost the sweep index a delete and a put. The
+          // item waits in its PENDING partition at its PENDING sweepAt (at most the pending threshold ahead), where the
+          // sweeper's lease pass finds it by the projected status and leaseUntil once its lease has expired.
+          UpdateExpression: `SET #status = :sending, attempt = attempt + :one, leaseUntil = :lease, claimId = :claim, updatedAt = :now${owned.claimEpoch} REMOVE retryAt`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ...claimed.values,
@@ -98,7 +99,6 @@ export class DynamoNotificationStore implements NotificationStore {
             ':lease': leaseUntil,
             ':claim': claimId,
             ':now': iso(now),
-            ':sweepKey': sweepKey('SENDING', channel, notificationId, this.sweepShards),
             ...owned.values,
           },
           ReturnValues: 'ALL_NEW',
@@ -172,7 +172,8 @@ export class DynamoNotificationStore implements NotificationStore {
     const accepted =
       providerMessageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId`;
     return this.transition(item, 'SENDING', {
-      UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease, sweepAt = :lease${accepted}`,
+      // leaseUntil only: the sweeper reads the lease from the index's projection, wherever the item sits in it.
+      UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease${accepted}`,
       values: {
         ':lease': leaseUntil,
         ...(providerMessageId === undefined ? {} : { ':providerMessageId': providerMessageId }),
@@ -339,26 +340,11 @@ export class DynamoNotificationStore implements NotificationStore {
     }
   }
 
-  async findDue(
-    partition: SweepPartition,
-    before: number,
-    limit: number,
-    startKey?: Record<string, NativeAttributeValue>,
-  ): Promise<SweepPage> {
-    const index = TABLE_SCHEMA.sweepIndex;
-    const r = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#key = :key AND #at <= :before',
-        ExpressionAttributeNames: { '#key': index.partitionKey, '#at': index.sortKey },
-        ExpressionAttributeValues: { ':key': sweepPartition(partition), ':before': before },
-        Limit: limit,
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
-    );
-    return { entries: (r.Items ?? []) as SweepEntry[], next: r.LastEvaluatedKey };
-  }
+  // The sweep index's reads (sweep-pages.ts).
+  findDue: NotificationStore['findDue'] = (partition, window, limit, startKey) =>
+    duePage(this.client, this.tableName, partition, window, limit, startKey);
+  findExpiredLeases: NotificationStore['findExpiredLeases'] = (partition, now, until, startKey) =>
+    expiredLeasePage(this.client, this.tableName, partition, now, until, startKey);
 
   async redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition> {
     const key = { pk: entry.pk, sk: entry.sk };
@@ -393,13 +379,21 @@ export class DynamoNotificationStore implements NotificationStore {
       to === 'UNKNOWN'
         ? `SET #status = :to, lastError = :reason, updatedAt = :iso REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`
         : 'SET #status = :to, lastError = :reason, updatedAt = :iso, sweepKey = :pendingKey, sweepAt = :next REMOVE leaseUntil';
-    // The index does not project the type, and the PENDING key carries its class: an expired lease going back to
-    // PENDING (rare — a holder that crashed, on an at-least-once channel) reads its item for it. A missing item
-    // fails the condition below whatever key it names.
+    // A claim leaves the item in its PENDING partition, whose key carries its class: it goes back to PENDING there.
+    // An item claimed by an earlier deploy sits under a SENDING key; the index does not project the type, so that
+    // one (rare — a holder that crashed, on an at-least-once channel) reads its item for it. A missing item fails the
+    // condition below whatever key it names.
     const pendingKey =
-      to === 'PENDING'
-        ? pendingSweepKey((await this.get(key))?.template ?? '', entry.channel, entry.notificationId, this.sweepShards)
-        : undefined;
+      to !== 'PENDING'
+        ? undefined
+        : entry.sweepKey?.startsWith('PENDING#')
+          ? entry.sweepKey
+          : pendingSweepKey(
+              (await this.get(key))?.template ?? '',
+              entry.channel,
+              entry.notificationId,
+              this.sweepShards,
+            );
     const move = moveCondition('SENDING', to);
     const result = await this.conditionalUpdate({
       TableName: this.tableName,

@@ -18,6 +18,7 @@ import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../stores/evidence-intents.ts';
 import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
 import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts';
+import { DynamoLeaseCursors } from '../stores/lease-cursors.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
@@ -37,6 +38,12 @@ const notificationStore = new DynamoNotificationStore(
   fence?.store,
 );
 const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
+const leaseCursors = new DynamoLeaseCursors(documentClient, config.tableName);
+/**
+ * Time the due round leaves to the lease pass whatever its backlog: a dead holder's notice is found in the first run
+ * after its lease, not after the backlog (docs/guarantees.md, window 5).
+ */
+const LEASE_PASS_RESERVE_MS = 15_000;
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
 const evidenceGaps = new DynamoEvidenceGaps(documentClient, config.tableName);
 const evidenceIntents = new DynamoEvidenceIntents(documentClient, config.tableName);
@@ -77,12 +84,15 @@ export const handler = async (_event: unknown, context: Context) => {
     if (fence !== undefined && !(await keepRegion(fence, config.tableName))) return await fencedRun(context);
     // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
     const shards = await shardMark.raise(config.sweepShards, Date.now());
+    const savedLeaseCursors = await leaseCursors.load();
     const r = await sweep({
       store: notificationStore,
       now: Date.now,
       ...config,
       shards,
       ...(evidenceStore === undefined ? {} : { spooled }),
+      leaseReserveMs: LEASE_PASS_RESERVE_MS,
+      leaseCursors: savedLeaseCursors,
       deadline:
         Date.now() +
         context.getRemainingTimeInMillis() -
@@ -99,6 +109,11 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperExamined', r.examined);
     count('SweeperItemsPerSecond', perSecond, MetricUnit.CountPerSecond);
     count('SweeperUnfinished', r.unfinished);
+    count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
+    // Written only while a backlog leaves partitions unfinished, and once more to clear what an earlier run left.
+    if (Object.keys(r.leasePass.cursors).length > 0 || Object.keys(savedLeaseCursors).length > 0) {
+      await leaseCursors.save(r.leasePass.cursors, Date.now());
+    }
     for (const channel of CHANNELS) {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
       countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);
@@ -132,6 +147,8 @@ export const handler = async (_event: unknown, context: Context) => {
       examined: r.examined,
       pages: r.pages,
       unfinished: r.unfinished,
+      leasePages: r.leasePass.pages,
+      leasePassUnfinished: r.leasePass.unfinished,
       elapsedMs: r.elapsedMs,
       itemsPerSecond: perSecond,
       shards,

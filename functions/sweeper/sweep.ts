@@ -7,8 +7,12 @@
  *   - SENDING with an expired lease (its holder crashed or hung) → SENT when the holder recorded the provider's
  *     acceptance on the item before it stopped (its message id), or put its send's record in the evidence spool
  *     (spooled-send.ts): that send is known and never repeated; otherwise by
- *     the channel's policy: UNKNOWN (at most once), or PENDING again (at least once, attempt budget left). Looked at
- *     first in every round.
+ *     the channel's policy: UNKNOWN (at most once), or PENDING again (at least once, attempt budget left). The claim
+ *     leaves an item at its PENDING sweepAt in its PENDING partition, at most the pending threshold ahead: each
+ *     PENDING partition is read up to now + that threshold (the horizon), and its expired leases are resolved
+ *     whatever the channel's cap or the class order say (lease-pass.ts). A live lease is filtered out by the Query:
+ *     it never spends a page or a channel's cap. Items claimed by an earlier deploy sit in SENDING partitions at
+ *     their lease's end, read as before.
  *   - HELD (outside its type's send window) whose window opened → PENDING, so dispatch checks it again (validity,
  *     audience) and sends it. A held item waits in its class's PENDING partition at its release time, and is paced
  *     and served by class like every wake-up: a held backlog of bulk notices goes at the channel's rate, critical first.
@@ -24,9 +28,12 @@
  * cap (runs never overlap), so nothing needs coordinating, and waking a notice the pacer would then hold back behind
  * a critical one gains nothing.
  * Its fixed cost is one Query per partition per run — SENDING × channel × shard, and PENDING × class × channel ×
- * shard: 96 at 8 shards, 768 at 64 — most of them empty at 0.5 read units each.
+ * shard: 96 at 8 shards, 768 at 64 — most of them empty at 0.5 read units each: one Query reads a partition's due
+ * items and its leases alike.
  * Fair: the partitions are visited round-robin, one page each per round, SENDING first, then PENDING critical,
- * normal, bulk, paging with LastEvaluatedKey; the run stops at its item budget or its deadline, whichever comes first.
+ * normal, bulk, paging with LastEvaluatedKey; the round stops at its item budget or its deadline, whichever comes
+ * first. Then the lease pass reads, for expired leases only, what the round left of each PENDING partition up to the
+ * horizon, critical first, in the time the round left it (leaseReserveMs at least).
  * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
@@ -37,9 +44,12 @@ import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
-import { SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
+import { type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
+
+type StartKey = Record<string, NativeAttributeValue>;
 
 export interface SweepDeps {
   readonly store: NotificationStore;
@@ -68,6 +78,10 @@ export interface SweepDeps {
    * record before it died is SENT with it. Without it (no evidence kept) every expired lease is decided by policy.
    */
   readonly spooled?: SpooledSends;
+  /** Time the due round leaves to the lease pass before the deadline. Default 0. */
+  readonly leaseReserveMs?: number;
+  /** Where an earlier run's lease pass stopped, by partition key (stores/lease-cursors.ts). */
+  readonly leaseCursors?: Readonly<Record<string, StartKey>>;
 }
 
 export interface SweepResult {
@@ -90,13 +104,21 @@ export interface SweepResult {
    * not read at all (the same, or held behind a higher class of their channel).
    */
   unfinished: number;
+  /** The lease pass over what the due round left: its pages, and where it stopped in what it did not finish. */
+  leasePass: LeasePassResult;
   elapsedMs: number;
 }
 
 interface Cursor extends SweepPartition {
-  next?: Record<string, NativeAttributeValue> | undefined;
+  next?: StartKey | undefined;
+  /** No due item left (sweepAt past now, or the partition's end). */
   done: boolean;
+  /** Read to its horizon: its expired leases are all found. */
+  leasesDone: boolean;
 }
+
+/** sweepAt of a page's LastEvaluatedKey (the index's sort key); NaN when absent. */
+const nextAt = (next: StartKey | undefined) => Number(next?.sweepAt);
 
 /** Every partition the sweeper visits, in its order within a round: SENDING, then PENDING by class. */
 export function sweepPartitions(shards: number): SweepPartition[] {
@@ -123,9 +145,17 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     examined: 0,
     pages: 0,
     unfinished: 0,
+    leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0 },
     elapsedMs: 0,
   };
-  const cursors: Cursor[] = sweepPartitions(deps.shards ?? SWEEP_SHARDS).map((p) => ({ ...p, done: false }));
+  const cursors: Cursor[] = sweepPartitions(deps.shards ?? SWEEP_SHARDS).map((p) => ({
+    ...p,
+    done: false,
+    leasesDone: p.state === 'SENDING',
+  }));
+  // A claimed item sits at most the pending threshold ahead (functions/domain/sweep-index.ts), plus the clocks' skew.
+  const horizon = leaseHorizon(now, deps.pendingThresholdMs);
+  const dueBy = deps.deadline - (deps.leaseReserveMs ?? 0);
   const redriveLeft = Object.fromEntries(
     CHANNELS.map((c) => [c, Math.max(1, Math.floor((deps.sendRates[c] * deps.intervalMs) / 1000))]),
   ) as Record<Channel, number>;
@@ -182,22 +212,39 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
 
   for (;;) {
     const open = cursors.filter((c) => !c.done && !capped(c));
-    if (open.length === 0 || budget <= 0 || deps.now() >= deps.deadline) break;
+    if (open.length === 0 || budget <= 0 || deps.now() >= dueBy) break;
     for (const c of open) {
-      if (budget <= 0 || deps.now() >= deps.deadline) break;
+      if (budget <= 0 || deps.now() >= dueBy) break;
       if (capped(c) || held(c)) continue;
-      const size = Math.min(deps.pageSize, budget, c.state === 'PENDING' ? redriveLeft[c.channel] : deps.pageSize);
-      const page = await deps.store.findDue(c, now, size, c.next);
+      const pending = c.state === 'PENDING';
+      const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
+      const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, c.next);
       result.pages++;
       result.examined += page.entries.length;
       budget -= page.entries.length;
       c.next = page.next;
-      c.done = page.next === undefined;
-      if (c.done && c.state === 'PENDING') openPending[c.channel][c.noticeClass]--;
-      await Promise.all(page.entries.map((e) => writes(() => handle(e))));
+      c.leasesDone = page.next === undefined;
+      // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
+      c.done = c.leasesDone || nextAt(page.next) > now || page.entries.some((e) => e.sweepAt > now);
+      if (c.done && pending) openPending[c.channel][c.noticeClass]--;
+      const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
+      await Promise.all(act.map((e) => writes(() => handle(e))));
     }
   }
   result.unfinished = cursors.filter((c) => !c.done).length;
+  result.leasePass = await leasePass(
+    cursors.filter((c) => !c.leasesDone),
+    {
+      store: deps.store,
+      now: deps.now,
+      at: now,
+      horizon,
+      deadline: deps.deadline,
+      concurrency: deps.concurrency,
+      saved: deps.leaseCursors ?? {},
+      handle: (e) => writes(() => handle(e)),
+    },
+  );
   result.elapsedMs = deps.now() - started;
   return result;
 }

@@ -32,7 +32,7 @@ describe('peakNotificationsPerSecond', () => {
     expect(shardsOf(synth())).toEqual({ Ingest: '8', Dispatch: '8', Sweeper: '8' });
   });
 
-  it('10,000 per second: 64 shards, so a key takes 2 × 10,000 / 64 ≈ 313 writes per second', () => {
+  it('10,000 per second: 64 shards, so a key takes 3 × 10,000 / 64 ≈ 469 writes per second', () => {
     expect(shardsOf(synth({ peakNotificationsPerSecond: '10000' }))).toEqual({
       Ingest: '64',
       Dispatch: '64',
@@ -41,8 +41,8 @@ describe('peakNotificationsPerSecond', () => {
   });
 
   it('a peak the index cannot take fails the synth, naming the key and the limit', () => {
-    expect(() => synth({ peakNotificationsPerSecond: '70000' })).toThrow(
-      /"peakNotificationsPerSecond" is invalid: must be at most 64000/,
+    expect(() => synth({ peakNotificationsPerSecond: '42667' })).toThrow(
+      /"peakNotificationsPerSecond" is invalid: must be at most 42666/,
     );
     expect(() => synth({ peakNotificationsPerSecond: '0' })).toThrow(/"peakNotificationsPerSecond" is invalid/);
   });

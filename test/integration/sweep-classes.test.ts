@@ -88,12 +88,13 @@ describe('the sweep key names the class of a critical or bulk notification', () 
     });
   });
 
-  it('a deferral keeps the class; the claim in between takes the one SENDING key', async () => {
+  it('a deferral keeps the class; the claim in between leaves the class key as it was', async () => {
     const now = Date.now();
     const n = await put(passwordChanged('sc-defer'), 'EMAIL', now);
     const claim = await store.claim(notificationKey('sc-defer', 'EMAIL'), 'c-1', now, 30_000);
     if (claim.kind !== 'claimed') throw new Error(claim.kind);
-    expect(claim.item.sweepKey).toBe(sweepKey('SENDING', 'EMAIL', n.notificationId));
+    expect(claim.item.sweepKey).toBe(n.sweepKey);
+    expect(claim.item.sweepKey).toMatch(/^PENDING#EMAIL#critical#\d$/);
     const retryAt = now + 120_000;
     expect(
       await store.release(claim.item, { reason: 'THROTTLED', retryAt, sweepAt: retryAt, deferral: true }, now),
@@ -101,7 +102,7 @@ describe('the sweep key names the class of a critical or bulk notification', () 
     expect((await notification('sc-defer')).sweepKey).toMatch(/^PENDING#EMAIL#critical#\d$/);
   });
 
-  it('an expired lease released for a resend keeps the class (the index does not project the type: it is read)', async () => {
+  it('an expired lease claimed under a SENDING key (an earlier deploy) is released under its class (the type is read)', async () => {
     const now = Date.now();
     await put(passwordChanged('sc-lease'), 'SMS', now, {
       status: 'SENDING',

@@ -39,9 +39,9 @@ describe('the capacity model', () => {
     expect(c.rateKeyWritesPerSec).toBeLessThanOrEqual(500);
   });
 
-  it('computes the hottest key from the real key function: 2 writes per notification × its busiest shard', () => {
+  it('computes the hottest key from the real key function: 3 writes per notification × its busiest shard', () => {
     const c = model(10_000);
-    const expected = 2 * 10_000 * 0.5 * hottestShardShare(c.sweepShards);
+    const expected = 3 * 10_000 * 0.5 * hottestShardShare(c.sweepShards);
     expect(c.hottestKeyWritesPerSec).toBeCloseTo(expected, 1);
     expect(hottestShardShare(64)).toBeGreaterThan(1 / 64);
     expect(hottestShardShare(64)).toBeLessThan(1.3 / 64);
@@ -51,8 +51,8 @@ describe('the capacity model', () => {
     const c = model(1_000, { duplicateShare: 0 });
     // Ingest: 500 events/s × 7 WRU, less the 1,000 index puts; dispatch: claim + finish (1 KB each) + pacer writes.
     expect(c.tableWcuPerSec).toBeCloseTo(500 * 7 - 1_000 + 1_000 * (1 + 2 + 0.2), 1);
-    // One index put per notification at ingest, three at dispatch (claim moves the key, finish removes it).
-    expect(c.indexWcuPerSec).toBe(4_000);
+    // One index put per notification at ingest, two at dispatch (the claim updates it in place, finish removes it).
+    expect(c.indexWcuPerSec).toBe(3_000);
     expect(c.recordsPerSec).toBe(500);
   });
 

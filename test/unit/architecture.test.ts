@@ -115,8 +115,8 @@ const ENTRY_MODULES: readonly RegExp[] = [
  */
 const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly why: string }>> = {
   'functions/commons/dynamodb-client.ts': {
-    tools: /^tools\/(chaos\/world|bench\/(e2e-trace|console))\.ts$/,
-    why: "the handlers' one DynamoDB client: the chaos suite injects its faults into it, the end-to-end bench times each commit, the console bench counts a page's requests",
+    tools: /^tools\/(chaos\/world|bench\/(e2e-trace|console|sweep-backlog))\.ts$/,
+    why: "the handlers' one DynamoDB client: the chaos suite injects its faults into it, the end-to-end bench times each commit, the console bench counts a page's requests, the sweep-backlog bench the read units of the sweeper's Queries",
   },
   'functions/dispatch/senders.ts': {
     tools: /^tools\/(chaos\/witness|bench\/(e2e-trace|dispatch)|drill\/region)\.ts$/,

@@ -17,10 +17,12 @@ import { onceRaised, type SweepShardMark } from '../../functions/stores/sweep-sh
 import { sweepWith } from '../support/sweep-deps.ts';
 
 describe('sweepShardsFor', () => {
-  it('keeps 8 shards up to 2,000 per second, then doubles: 64 at 10,000, 256 at the maximum', () => {
+  it('keeps 8 shards up to 1,333 per second (3 writes a notification on its key), then doubles: 64 at 10,000, 256 at the maximum', () => {
     expect(sweepShardsFor(100)).toBe(8);
-    expect(sweepShardsFor(2_000)).toBe(8);
-    expect(sweepShardsFor(2_001)).toBe(16);
+    expect(sweepShardsFor(1_000)).toBe(8);
+    expect(sweepShardsFor(1_333)).toBe(8);
+    expect(sweepShardsFor(1_334)).toBe(16);
+    expect(sweepShardsFor(2_000)).toBe(16);
     expect(sweepShardsFor(10_000)).toBe(64);
     expect(sweepShardsFor(MAX_PEAK_NOTIFICATIONS_PER_SECOND)).toBe(256);
     expect(() => sweepShardsFor(MAX_PEAK_NOTIFICATIONS_PER_SECOND + 1)).toThrow(RangeError);

@@ -4,7 +4,12 @@ import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SPOOL_WRITE_BY_MS, sliceStartOf } from '../../functions/domain/evidence-spool.ts';
 import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
-import type { NotificationStore, SweepEntry, Transition } from '../../functions/stores/notification-store.ts';
+import type {
+  NotificationStore,
+  SweepEntry,
+  SweepWindow,
+  Transition,
+} from '../../functions/stores/notification-store.ts';
 import { holderMinutes } from '../../functions/sweeper/spooled-send.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
@@ -28,7 +33,10 @@ const entry = (over: Partial<SweepEntry> = {}): SweepEntry => {
 
 type Place = { state: SweepState; channel: Channel; shard: number; noticeClass?: NoticeClass };
 const keyOf = (p: Place) => sweepPartition({ noticeClass: 'normal', ...p });
-/** A fake store through the port: partitions of due entries, paged by offset, answering every write with `answer`. */
+/**
+ * A fake store through the port: partitions of entries sorted by sweepAt, paged by offset (the next key carries the
+ * last sweepAt read, as LastEvaluatedKey does), filtered as the Queries filter, answering every write with `answer`.
+ */
 function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied') {
   const parts = new Map(due.map(([p, es]) => [keyOf(p), es]));
   const calls = {
@@ -36,15 +44,31 @@ function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied')
     redrive: [] as SweepEntry[],
     resolve: [] as [SweepEntry, string][],
     expire: [] as SweepEntry[],
+    leasePages: [] as string[],
+  };
+  const live = (e: SweepEntry, now: number) => e.status === 'SENDING' && (e.leaseUntil ?? -1) >= now;
+  const page = (key: string, until: number, limit: number, start: { i: number } | undefined) => {
+    const all = (parts.get(key) ?? []).filter((e) => e.sweepAt <= until).sort((a, b) => a.sweepAt - b.sweepAt);
+    const from = start?.i ?? 0;
+    const read = all.slice(from, from + limit);
+    const last = read.at(-1);
+    const next =
+      from + limit < all.length && last !== undefined ? { i: from + limit, sweepAt: last.sweepAt } : undefined;
+    return { read, next };
   };
   const store = {
-    findDue: async (partition: SweepPartition, before: number, limit: number, start?: { i: number }) => {
+    findDue: async (partition: SweepPartition, w: SweepWindow, limit: number, start?: { i: number }) => {
       const key = sweepPartition(partition);
       calls.pages.push(key);
-      const all = (parts.get(key) ?? []).filter((e) => e.sweepAt <= before);
-      const from = start?.i ?? 0;
-      const entries = all.slice(from, from + limit);
-      return { entries, next: from + limit < all.length ? { i: from + limit } : undefined };
+      const { read, next } = page(key, w.until, limit, start);
+      return { entries: read.filter((e) => !live(e, w.now)), next };
+    },
+    // Pages of 1,000 items read (1 MB at the index's ~250 bytes an entry would be about 4,000).
+    findExpiredLeases: async (partition: SweepPartition, now: number, until: number, start?: { i: number }) => {
+      const key = sweepPartition(partition);
+      calls.leasePages.push(key);
+      const { read, next } = page(key, until, 1_000, start);
+      return { entries: read.filter((e) => e.status === 'SENDING' && (e.leaseUntil ?? Infinity) < now), next };
     },
     redrive: async (e: SweepEntry) => {
       calls.redrive.push(e);
@@ -204,6 +228,138 @@ describe('sweeper', () => {
     );
     const r = await sweep(deps(store));
     expect(r).toMatchObject({ redriven: [], resolvedUnknown: [], resolvedRetry: [], lostRaces: 2 });
+  });
+
+  describe('a claimed item waits at its PENDING sweepAt (the claim leaves the sweep key as it was)', () => {
+    // A claimed item's sweepAt is at most the pending threshold (15 minutes here) ahead of the run.
+    const dead = (over: Partial<SweepEntry> = {}) =>
+      entry({ status: 'SENDING', attempt: 1, leaseUntil: NOW - 1, sweepAt: NOW + 840_000, ...over });
+
+    it('a dead claim whose sweepAt is 14 minutes ahead is resolved now; a live one and a PENDING one not yet due are left alone', async () => {
+      const gone = dead();
+      const running = dead({ leaseUntil: NOW + 60_000 });
+      const waiting = entry({ sweepAt: NOW + 120_000 });
+      const { store, calls } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 0 }, [gone, running, waiting]],
+      ]);
+      const r = await sweep(deps(store));
+      expect(calls.resolve).toEqual([[gone, 'UNKNOWN']]);
+      expect(r.resolvedUnknown).toEqual([gone]);
+      expect(calls.redrive).toEqual([]);
+      expect(calls.expire).toEqual([]);
+      // One Query read the partition's due items and its leases: no lease pass was needed.
+      expect(calls.pages.filter((p) => p === 'PENDING#EMAIL#0')).toHaveLength(1);
+      expect(calls.leasePages).toEqual([]);
+    });
+
+    it('live leases spend neither a page nor the cap: with a cap of one, the one stuck item behind them is re-driven', async () => {
+      const running = Array.from({ length: 5 }, () => dead({ leaseUntil: NOW + 60_000, sweepAt: NOW - 120_000 }));
+      const stuck = entry({ sweepAt: NOW - 1_000 });
+      const { store, calls } = fakeStore([[{ state: 'PENDING', channel: 'EMAIL', shard: 0 }, [...running, stuck]]]);
+      const r = await sweep(deps(store, { sendRates: { EMAIL: 1, PUSH: 1, SMS: 1 }, intervalMs: 1_000 }));
+      expect(calls.redrive).toEqual([stuck]);
+      expect(r.redriven).toEqual([stuck]);
+      expect(calls.resolve).toEqual([]);
+    });
+
+    it('a dead claim behind a capped backlog is resolved in the same run, outside the cap', async () => {
+      const backlog = Array.from({ length: 500 }, (_, i) => entry({ sweepAt: NOW - 600_000 + i }));
+      const gone = dead({ channel: 'SMS', sk: 'NOTIFICATION#SMS' });
+      const { store, calls } = fakeStore([
+        [
+          { state: 'PENDING', channel: 'SMS', shard: 2 },
+          [...backlog.map((e) => ({ ...e, channel: 'SMS' as const })), gone],
+        ],
+      ]);
+      const r = await sweep(deps(store, { sendRates: { EMAIL: 1_000, PUSH: 1_000, SMS: 1 } }));
+      expect(r.redriven).toHaveLength(60);
+      expect(calls.resolve).toEqual([[gone, 'PENDING']]);
+      expect(r.resolvedRetry).toEqual([gone]);
+      // The rest of the partition the cap left, in one lease page (SMS's partitions the cap kept the round from, too).
+      expect(calls.leasePages.filter((p) => p === 'PENDING#SMS#2')).toHaveLength(1);
+      expect(r.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
+    });
+
+    it('a dead claim in a bulk partition held behind due critical notices is resolved in the same run', async () => {
+      const critical = Array.from({ length: 200 }, () => entry());
+      const gone = dead({ sweepAt: NOW - 5_000 });
+      const { store, calls } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'critical' }, critical],
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 6, noticeClass: 'bulk' }, [gone]],
+      ]);
+      const r = await sweep(deps(store, { sendRates: { EMAIL: 1, PUSH: 1_000, SMS: 1_000 } }));
+      expect(r.redriven).toHaveLength(60);
+      expect(calls.pages).not.toContain('PENDING#EMAIL#bulk#6');
+      expect(calls.resolve).toEqual([[gone, 'UNKNOWN']]);
+    });
+
+    it('the lease pass reads critical partitions first, stops at its deadline, and hands back where it stopped', async () => {
+      let t = NOW;
+      const backlog = (channel: Channel) =>
+        Array.from({ length: 2_500 }, (_, i) => entry({ channel, sweepAt: NOW - 600_000 + i }));
+      const { store, calls } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 1, noticeClass: 'bulk' }, backlog('EMAIL')],
+        [{ state: 'PENDING', channel: 'PUSH', shard: 1, noticeClass: 'critical' }, backlog('PUSH')],
+      ]);
+      // A second a lease page. A cap of one a run: the round leaves PUSH's partitions and EMAIL's bulk ones.
+      const ticking = {
+        ...store,
+        findExpiredLeases: (...a: Parameters<NotificationStore['findExpiredLeases']>) => {
+          t += 1_000;
+          return store.findExpiredLeases(...a);
+        },
+      } as NotificationStore;
+      const r = await sweep(
+        deps(ticking, {
+          now: () => t,
+          deadline: NOW + 18_000,
+          concurrency: 1,
+          sendRates: { EMAIL: 1, PUSH: 1, SMS: 1 },
+          intervalMs: 1_000,
+        }),
+      );
+      // PUSH's critical #1 to its end (3 pages) and the critical ones the cap kept the round from, PUSH's 8 normal
+      // ones, then the first page of EMAIL's bulk #1 when the deadline comes.
+      expect(calls.leasePages.slice(0, 3)).toEqual(Array(3).fill('PENDING#PUSH#critical#1'));
+      expect(calls.leasePages.slice(3, 9)).toEqual(
+        Array.from({ length: 6 }, (_, i) => `PENDING#PUSH#critical#${i + 2}`),
+      );
+      expect(calls.leasePages.slice(9, 17)).toEqual(Array.from({ length: 8 }, (_, i) => `PENDING#PUSH#${i}`));
+      expect(calls.leasePages.slice(17)).toEqual(['PENDING#EMAIL#bulk#1']);
+      // EMAIL's bulk #1 to #7 and PUSH's 8 bulk partitions unfinished; only the one it was reading has a cursor.
+      expect(r.leasePass.unfinished).toBe(15);
+      expect(Object.keys(r.leasePass.cursors)).toEqual(['PENDING#EMAIL#bulk#1']);
+    });
+
+    it('resumes a partition where an earlier run stopped it, not at its start', async () => {
+      const backlog = Array.from({ length: 2_500 }, (_, i) => entry({ sweepAt: NOW - 600_000 + i }));
+      const { store, calls } = fakeStore([
+        [{ state: 'PENDING', channel: 'EMAIL', shard: 4, noticeClass: 'bulk' }, backlog],
+      ]);
+      const saved = { i: 2_000, sweepAt: NOW - 598_001, sweepKey: 'PENDING#EMAIL#bulk#4', pk: 'EVENT#x', sk: 'N' };
+      const resumed = await sweep(
+        deps(store, {
+          sendRates: { EMAIL: 1, PUSH: 1, SMS: 1 },
+          intervalMs: 1_000,
+          leaseCursors: { 'PENDING#EMAIL#bulk#4': saved },
+        }),
+      );
+      // The due round's page of one, then one lease page from the saved cursor to the end.
+      const read = () => calls.leasePages.filter((p) => p === 'PENDING#EMAIL#bulk#4').length;
+      expect(read()).toBe(1);
+      expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
+      // A cursor that names another partition (a hand-edited item) is ignored: read from the round's position.
+      calls.leasePages.length = 0;
+      const other = await sweep(
+        deps(store, {
+          sendRates: { EMAIL: 1, PUSH: 1, SMS: 1 },
+          intervalMs: 1_000,
+          leaseCursors: { 'PENDING#EMAIL#bulk#4': { ...saved, sweepKey: 'PENDING#SMS#0' } },
+        }),
+      );
+      expect(read()).toBe(3);
+      expect(other.leasePass.unfinished).toBe(0);
+    });
   });
 
   it('starts no page after its deadline', async () => {

@@ -133,11 +133,11 @@ function hotKeys(input: CapacityInput, r: Rates) {
 /** Table and index units per second. */
 function unitsPerSecond(input: CapacityInput, r: Rates, sweepShards: number) {
   const m = input.measured;
-  // Dispatch per notification: claim and finish are UpdateItems on the notification (billed on its size), each
-  // moving the sweep key: claim deletes PENDING#… and puts SENDING#… (2 index writes), finish deletes SENDING#… (1).
+  // Dispatch per notification: claim and finish are UpdateItems on the notification (billed on its size), each one
+  // index write: the claim updates the projected status, attempt and lease in place (its key stays), finish deletes it.
   const claimWru = writeUnits(input.sizes.notificationBytes + 120);
   const finishWru = writeUnits(input.sizes.notificationBytes + 160);
-  const dispatchIndexWruPerSend = 3;
+  const dispatchIndexWruPerSend = 2;
   const ingestWruPerSec = r.eventsPerSec * m.ingestWruPerEvent + r.duplicatesPerSec * m.ingestWruPerDuplicate;
   const ingestIndexWruPerSec = r.n; // one index put per new notification (part of ingestWruPerEvent)
   const dispatchTableWruPerSec = r.n * (claimWru + finishWru + m.pacerWritesPerSend);

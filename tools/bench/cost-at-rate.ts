@@ -491,7 +491,9 @@ export function costAtRate(
   const M = 1e6;
   const get = (k: string) => measuredPerMillion[k] ?? 0;
   const sweeperRuns = (A.sweeperRunsPerMinute * (A.secondsPerMonth / 60)) / (ratePerSec * A.secondsPerMonth);
-  const sweepQueries = sweepPartitions(sweepShardsFor(ratePerSec)).length;
+  // One Query a partition reads its due items and its leases alike (up to now + the pending threshold: at a steady
+  // rate only the items in flight, well under a read unit a partition); plus the lease pass's cursor item, one GetItem.
+  const sweepQueries = sweepPartitions(sweepShardsFor(ratePerSec)).length + 1;
   const pacerWrites = pacerWritesPerSendAt(pacerAtQuota, m.density.dispatch);
   const parts = {
     // The run's pacer writes out (its bucket is unpaced, so its writes are no rate's): the pacer is priced below.

@@ -106,6 +106,9 @@ export class MemoryNotificationStore implements NotificationStore {
   async findDue(): Promise<SweepPage> {
     return { entries: [] };
   }
+  async findExpiredLeases(): Promise<SweepPage> {
+    return { entries: [] };
+  }
   async redrive(): Promise<Transition> {
     return 'lost';
   }

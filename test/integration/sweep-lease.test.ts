@@ -1,0 +1,255 @@
+/**
+ * The claim leaves the sweep key as it was, on DynamoDB Local: a claimed notification stays in the sweep index under
+ * its PENDING key at its PENDING sweepAt (the index updates its projected status, attempt and lease in place: no
+ * delete and put). The sweeper reads each PENDING partition up to now + the pending threshold and resolves an expired
+ * lease there in the first run after it — whatever the channel's cap or the class order hold back — and never touches
+ * a live one. Items claimed by an earlier deploy, under a SENDING key, are still resolved from there.
+ */
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, inject, it } from 'vitest';
+import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
+import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
+import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DynamoLeaseCursors } from '../../functions/stores/lease-cursors.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { sweepWith } from '../support/sweep-deps.ts';
+
+const THRESHOLD_MS = 900_000;
+const LEASE_MS = 120_000;
+let table: LocalTable;
+let store: DynamoNotificationStore;
+// A table each: every test reads whole partitions, and each one's clock is its own.
+beforeEach(async () => {
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  store = new DynamoNotificationStore(table.doc, table.tableName);
+});
+
+const RECENT = new Date().toISOString();
+const TYPES = { critical: 'PasswordChanged', normal: undefined, bulk: 'StatementReady' } as const;
+const DATA = {
+  critical: { changeId: 'pw-1', via: 'APP' },
+  normal: undefined,
+  bulk: { accountLast4: '0042', periodEnd: '2026-11-30', closingBalance: '10000', currency: 'JPY' },
+};
+
+/** A notification as ingest writes it at `createdAt`: PENDING, due for the sweeper at createdAt + the threshold. */
+async function put(
+  eventId: string,
+  channel: 'EMAIL' | 'SMS',
+  createdAt: number,
+  noticeClass: keyof typeof TYPES = 'normal',
+  over: Partial<NotificationItem> = {},
+): Promise<NotificationItem> {
+  const type = TYPES[noticeClass];
+  const d = decodeTransfer(
+    transferEvent({ eventId, occurredAt: RECENT, ...(type === undefined ? {} : { type, data: DATA[noticeClass] }) }),
+  );
+  const n = { ...buildNotification(d.event, channel, 'x@example.com', createdAt, { retentionDays: 1 }), ...over };
+  await table.doc.send(new PutCommand({ TableName: table.tableName, Item: n }));
+  return n;
+}
+
+async function claimed(eventId: string, channel: 'EMAIL' | 'SMS', at: number): Promise<NotificationItem> {
+  const claim = await store.claim(notificationKey(eventId, channel), `c-${eventId}`, at, LEASE_MS);
+  if (claim.kind !== 'claimed') throw new Error(claim.kind);
+  return claim.item;
+}
+
+/** What the sweep index holds under a key: each entry's id, status and sweepAt. */
+async function indexed(key: string) {
+  const index = TABLE_SCHEMA.sweepIndex;
+  const r = await table.doc.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      IndexName: index.indexName,
+      KeyConditionExpression: '#k = :k',
+      ExpressionAttributeNames: { '#k': index.partitionKey },
+      ExpressionAttributeValues: { ':k': key },
+    }),
+  );
+  return (r.Items ?? []).map((i) => ({ id: i.notificationId, status: i.status, sweepAt: i.sweepAt }));
+}
+
+// 1 email a second × a 10 s period: 10 re-drives a run on EMAIL; SMS resends an expired lease.
+const sweepAt = (now: number, over: Partial<SweepDeps> = {}) =>
+  sweepWith(store, now, {
+    policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
+    sendRates: { EMAIL: 1, PUSH: 1_000, SMS: 1_000 },
+    intervalMs: 10_000,
+    pendingThresholdMs: THRESHOLD_MS,
+    ...over,
+  });
+
+const ids = (es: readonly { notificationId: string }[]) => es.map((e) => e.notificationId);
+
+describe('the claim does not re-key the sweep index', () => {
+  it('a claimed notification stays under its PENDING key at its PENDING sweepAt; a lease extension moves neither', async () => {
+    const now = Date.now();
+    const n = await put('sl-claim', 'EMAIL', now);
+    const item = await claimed('sl-claim', 'EMAIL', now);
+    expect(item).toMatchObject({ status: 'SENDING', attempt: 1, sweepKey: n.sweepKey, sweepAt: now + THRESHOLD_MS });
+    expect(n.sweepKey).toMatch(/^PENDING#EMAIL#\d$/);
+    expect(await store.extendLease(item, now + 2 * LEASE_MS, now + 60_000)).toBe('applied');
+    expect(await indexed(String(n.sweepKey))).toEqual([
+      { id: n.notificationId, status: 'SENDING', sweepAt: now + THRESHOLD_MS },
+    ]);
+    expect(await indexed(sweepKey('SENDING', 'EMAIL', n.notificationId))).toEqual([]);
+    // Finished, it leaves the index.
+    const extended = await store.get(notificationKey('sl-claim', 'EMAIL'));
+    expect(await store.markSent(extended as NotificationItem, 'ses-1', now + 61_000)).toBe('applied');
+    expect(await indexed(String(n.sweepKey))).toEqual([]);
+  });
+});
+
+describe("the sweeper resolves a dead holder's claim in the first run after its lease", () => {
+  it('a claim whose holder dies is resolved in the first run after its lease though its sweepAt is 15 minutes ahead', async () => {
+    const now = Date.now();
+    const n = await put('sl-dead', 'EMAIL', now);
+    await claimed('sl-dead', 'EMAIL', now);
+    // Lease live: nothing to do, nothing written.
+    const during = await sweepAt(now + LEASE_MS - 1);
+    expect(during).toMatchObject({ resolvedUnknown: [], lostRaces: 0, examined: 0 });
+    const after = await sweepAt(now + LEASE_MS + 1);
+    expect(ids(after.resolvedUnknown)).toEqual([n.notificationId]);
+    const item = await store.get(notificationKey('sl-dead', 'EMAIL'));
+    expect(item).toMatchObject({ status: 'UNKNOWN', lastError: 'LEASE_EXPIRED', attempt: 1 });
+    expect(item?.sweepKey).toBeUndefined();
+  });
+
+  it('on an at-least-once channel it is sent again under the same key, and a recorded acceptance makes it SENT', async () => {
+    const now = Date.now();
+    const resend = await put('sl-sms', 'SMS', now, 'bulk');
+    await claimed('sl-sms', 'SMS', now);
+    const accepted = await put('sl-acc', 'SMS', now);
+    const holder = await claimed('sl-acc', 'SMS', now);
+    expect(await store.extendLease(holder, now + LEASE_MS, now + 1_000, 'sns-acc')).toBe('applied');
+    const r = await sweepAt(now + LEASE_MS + 1);
+    expect(ids(r.resolvedRetry)).toEqual([resend.notificationId]);
+    expect(ids(r.resolvedSent)).toEqual([accepted.notificationId]);
+    // Back to PENDING in its own class's partition, without a read for its template.
+    expect(await store.get(notificationKey('sl-sms', 'SMS'))).toMatchObject({
+      status: 'PENDING',
+      attempt: 1,
+      sweepKey: resend.sweepKey,
+      sweepAt: now + LEASE_MS + 1 + THRESHOLD_MS,
+    });
+    expect(resend.sweepKey).toMatch(/^PENDING#SMS#bulk#\d$/);
+    expect(await store.get(notificationKey('sl-acc', 'SMS'))).toMatchObject({ status: 'SENT' });
+  });
+
+  it('a dead claim in a bulk partition is resolved while critical notices are due', async () => {
+    const now = Date.now();
+    // 40 critical emails due for 45 minutes, over the shards: the cap of 10 a run leaves them due, holding bulk back.
+    for (let i = 0; i < 40; i++) await put(`sl-crit-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const bulk = await put('sl-bulk', 'EMAIL', now, 'bulk');
+    await claimed('sl-bulk', 'EMAIL', now);
+    expect(bulk.sweepKey).toMatch(/^PENDING#EMAIL#bulk#\d$/);
+    const r = await sweepAt(now + LEASE_MS + 1);
+    expect(r.redriven).toHaveLength(10);
+    expect(r.redriven.every((e) => e.notificationId.startsWith('sl-crit-'))).toBe(true);
+    expect(ids(r.resolvedUnknown)).toEqual([bulk.notificationId]);
+  });
+
+  it('a dead claim in a capped partition is resolved', async () => {
+    const now = Date.now();
+    // 40 normal emails due, the cap of 10 a run, and a dead claim among them in the same class (and channel).
+    for (let i = 0; i < 40; i++) await put(`sl-due-${i}`, 'EMAIL', now - 3_600_000);
+    const dead = await put('sl-capped', 'EMAIL', now);
+    await claimed('sl-capped', 'EMAIL', now);
+    const r = await sweepAt(now + LEASE_MS + 1);
+    expect(r.redriven).toHaveLength(10);
+    expect(r.unfinished).toBeGreaterThan(0);
+    expect(ids(r.resolvedUnknown)).toEqual([dead.notificationId]);
+    expect(r.leasePass.unfinished).toBe(0);
+  });
+
+  it('a live lease is neither written nor re-driven nor counted against the cap', async () => {
+    const now = Date.now();
+    // Claimed late (its PENDING sweepAt long passed), so it sits among the due items; and one stuck item due after it.
+    const live = await put('sl-live', 'EMAIL', now - 3_600_000);
+    await claimed('sl-live', 'EMAIL', now);
+    const before = await store.get(notificationKey('sl-live', 'EMAIL'));
+    // In the same partition, read after it.
+    const sameShard = Array.from({ length: 64 }, (_, i) => `sl-stuck-${i}`).find(
+      (id) => sweepKey('PENDING', 'EMAIL', `${id}#EMAIL`) === live.sweepKey,
+    );
+    const stuck = await put(String(sameShard), 'EMAIL', now - 1_800_000);
+    expect(stuck.sweepKey).toBe(live.sweepKey);
+    // A cap of one re-drive on EMAIL this run.
+    const r = await sweepAt(now + 60_000, { sendRates: { EMAIL: 1, PUSH: 1, SMS: 1 }, intervalMs: 1_000 });
+    expect(ids(r.redriven)).toEqual([stuck.notificationId]);
+    expect(r).toMatchObject({ resolvedUnknown: [], resolvedRetry: [], expired: [], lostRaces: 0 });
+    expect(await store.get(notificationKey('sl-live', 'EMAIL'))).toEqual(before);
+  });
+
+  it('an item claimed under the re-keying code is still resolved from its SENDING partition; a live one is left', async () => {
+    const now = Date.now();
+    const old = await put('sl-old', 'SMS', now - 600_000, 'critical', {
+      status: 'SENDING',
+      attempt: 1,
+      leaseUntil: now - 1_000,
+      sweepKey: sweepKey('SENDING', 'SMS', 'sl-old#SMS'),
+      sweepAt: now - 1_000,
+    });
+    // Claimed by the earlier deploy, its lease extended by this one (which no longer moves sweepAt): still live.
+    const extended = await put('sl-old-live', 'EMAIL', now - 600_000, 'normal', {
+      status: 'SENDING',
+      attempt: 1,
+      leaseUntil: now + 60_000,
+      sweepKey: sweepKey('SENDING', 'EMAIL', 'sl-old-live#EMAIL'),
+      sweepAt: now - 30_000,
+    });
+    const r = await sweepAt(now);
+    expect(ids(r.resolvedRetry)).toEqual([old.notificationId]);
+    expect(r.lostRaces).toBe(0);
+    // Released under its class's PENDING key (read from the item: the SENDING key carries no class).
+    expect(await store.get(notificationKey('sl-old', 'SMS'))).toMatchObject({
+      status: 'PENDING',
+      sweepKey: expect.stringMatching(/^PENDING#SMS#critical#\d$/),
+    });
+    expect(await store.get(notificationKey('sl-old-live', 'EMAIL'))).toMatchObject({
+      status: 'SENDING',
+      sweepKey: extended.sweepKey,
+    });
+  });
+
+  it('a lease pass resumes where a saved cursor (a real LastEvaluatedKey, through its item) stopped it', async () => {
+    const now = Date.now();
+    // Bulk, held behind due critical emails: only the lease pass reads it. Two dead claims in the one partition.
+    for (let i = 0; i < 40; i++) await put(`sl-rc-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const first = await put('sl-first', 'EMAIL', now - 60_000, 'bulk');
+    const second = String(
+      Array.from({ length: 64 }, (_, i) => `sl-second-${i}`).find(
+        (id) => sweepKey('PENDING', 'EMAIL', `${id}#EMAIL`, 8, 'bulk') === first.sweepKey,
+      ),
+    );
+    await put(second, 'EMAIL', now, 'bulk');
+    await claimed('sl-first', 'EMAIL', now);
+    await claimed(second, 'EMAIL', now);
+    const partition = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'bulk', shard: 0 } as const;
+    const shard = Number(String(first.sweepKey).split('#').at(-1));
+    const page = await store.findDue(
+      { ...partition, shard },
+      { now: now + 10 * LEASE_MS, until: now + THRESHOLD_MS },
+      1,
+    );
+    expect(ids(page.entries)).toEqual([first.notificationId]);
+    const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
+    await cursors.save({ [String(first.sweepKey)]: page.next ?? {} }, now);
+    const saved = await cursors.load();
+    expect(Object.keys(saved)).toEqual([first.sweepKey]);
+
+    // Resumed past the first: only the second is found this run, and nothing is left to resume.
+    const resumed = await sweepAt(now + LEASE_MS + 1, { leaseCursors: saved });
+    expect(ids(resumed.resolvedUnknown)).toEqual([`${second}#EMAIL`]);
+    expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
+    await cursors.save(resumed.leasePass.cursors, now);
+    expect(await cursors.load()).toEqual({});
+    // The next run reads the partition from its start.
+    const next = await sweepAt(now + LEASE_MS + 2, { leaseCursors: {} });
+    expect(ids(next.resolvedUnknown)).toEqual([first.notificationId]);
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { LEASE_CURSORS_MAX_BYTES, withinItem } from '../../functions/stores/lease-cursors.ts';
+
+describe("the lease pass's cursors item", () => {
+  it('keeps every partition of the most shards that fits under the item limit, the first given (critical) first', () => {
+    // 3 classes × 3 channels × 256 shards, each stopped at an item with a long eventId: more than an item holds.
+    const cursors = Object.fromEntries(
+      Array.from({ length: 2_304 }, (_, i) => {
+        const key = `PENDING#EMAIL#bulk#${i}`;
+        return [
+          key,
+          {
+            sweepKey: key,
+            sweepAt: 1_800_000_000_000 + i,
+            pk: `EVENT#${'e'.repeat(120)}${i}`,
+            sk: 'NOTIFICATION#EMAIL',
+          },
+        ];
+      }),
+    );
+    const kept = withinItem(cursors);
+    const keys = Object.keys(kept);
+    expect(keys.length).toBeGreaterThan(1_000);
+    expect(keys.length).toBeLessThan(2_304);
+    expect(keys).toEqual(Object.keys(cursors).slice(0, keys.length));
+    expect(JSON.stringify(kept).length).toBeLessThanOrEqual(LEASE_CURSORS_MAX_BYTES + 4 * keys.length + 2);
+    // A backlog's usual handful is kept whole.
+    const few = Object.fromEntries(Object.entries(cursors).slice(0, 24));
+    expect(withinItem(few)).toEqual(few);
+  });
+});

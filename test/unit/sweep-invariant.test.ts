@@ -1,0 +1,141 @@
+/**
+ * The invariant the sweeper's lease reading rests on (functions/domain/sweep-index.ts leaseHorizon): every write that
+ * puts a notification (back) to PENDING sets sweepAt <= max(its time, retryAt) + the pending threshold. The claim
+ * needs retryAt passed and leaves sweepAt as it was, so every claimed item sits at or before the horizon the sweeper
+ * reads to in any later run — where a dead holder's claim is found. A writer that put an item further ahead would
+ * hide its dead claims from the sweeper until then.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { buildSuccessor } from '../../functions/domain/failover.ts';
+import { buildNotification } from '../../functions/domain/notification.ts';
+import { deferredSweepAt, LEASE_HORIZON_SKEW_MS, leaseHorizon } from '../../functions/domain/sweep-index.ts';
+import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import { sweep } from '../../functions/sweeper/sweep.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
+import { sweepDeps } from '../support/sweep-deps.ts';
+
+const T0 = 1_800_000_000_000;
+const time = fc.integer({ min: T0, max: T0 + 30 * 86_400_000 });
+const threshold = fc.integer({ min: 60_000, max: 86_400_000 });
+const ahead = fc.integer({ min: 0, max: 7 * 86_400_000 });
+
+/** A PENDING write's result: its time, its retryAt (a deferral's), and the sweepAt it set. */
+interface PendingWrite {
+  readonly at: number;
+  readonly retryAt?: number;
+  readonly sweepAt: number;
+}
+
+/** The invariant, and what it buys: a claim after it, read by any later run, lies within that run's horizon. */
+function holds(w: PendingWrite, t: number, claimAfter: number, sweepAfter: number) {
+  const due = Math.max(w.at, w.retryAt ?? w.at);
+  expect(w.sweepAt).toBeLessThanOrEqual(due + t);
+  // The claim's condition: retryAt passed. The sweeper's clock may run up to the skew behind dispatch's.
+  const claimedAt = due + claimAfter;
+  const sweptAt = claimedAt + sweepAfter - LEASE_HORIZON_SKEW_MS;
+  expect(w.sweepAt).toBeLessThanOrEqual(leaseHorizon(sweptAt, t));
+}
+
+const notification = (at: number, t: number) =>
+  buildNotification(
+    decodeTransfer(transferEvent({ eventId: `inv-${at}` })).event,
+    'EMAIL',
+    'x@example.com',
+    at,
+    { retentionDays: 1 },
+    { sweepShards: 8, pendingThresholdMs: t },
+  );
+
+describe('every PENDING writer keeps sweepAt <= max(now, retryAt) + the pending threshold', () => {
+  it("ingest's new notification", () => {
+    fc.assert(
+      fc.property(time, threshold, ahead, ahead, (at, t, c, s) => {
+        holds({ at, sweepAt: Number(notification(at, t).sweepAt) }, t, c, s);
+      }),
+    );
+  });
+
+  it('a deferral: a near retry at retryAt + the threshold, a far one at its retryAt', () => {
+    fc.assert(
+      fc.property(
+        time,
+        ahead,
+        fc.integer({ min: 0, max: 3_600_000 }),
+        threshold,
+        ahead,
+        ahead,
+        (at, r, near, t, c, s) => {
+          const retryAt = at + r;
+          holds({ at, retryAt, sweepAt: deferredSweepAt(at, retryAt, near, t) }, t, c, s);
+        },
+      ),
+    );
+  });
+
+  it("a failover's successor that starts PENDING", () => {
+    fc.assert(
+      fc.property(time, threshold, ahead, ahead, (at, t, c, s) => {
+        const original = notification(at - 60_000, t);
+        const successor = buildSuccessor(
+          original,
+          { status: 'PENDING', heldReason: 'INHERITED_PENDING', secondCopy: true },
+          { owner: 'ap-northeast-3', epoch: 2 },
+          at,
+          { sweepShards: 8, pendingThresholdMs: t },
+        );
+        holds({ at, sweepAt: Number(successor.sweepAt) }, t, c, s);
+      }),
+    );
+  });
+
+  it("the sweeper's own: a re-drive, a wake-up, a release of a held item, an expired lease sent again", async () => {
+    await fc.assert(
+      fc.asyncProperty(time, threshold, ahead, ahead, async (now, t, c, s) => {
+        const written: number[] = [];
+        const entry = (status: SweepEntry['status'], over: Partial<SweepEntry> = {}): SweepEntry => ({
+          pk: `EVENT#${status}`,
+          sk: 'NOTIFICATION#SMS',
+          notificationId: `${status}#SMS`,
+          channel: 'SMS',
+          status,
+          attempt: 1,
+          createdAt: new Date(now - 60_000).toISOString(),
+          sweepAt: now - 1,
+          ...over,
+        });
+        const entries = [
+          entry('PENDING'),
+          entry('PENDING', { retryAt: now - 1 }),
+          entry('HELD'),
+          entry('SENDING', { leaseUntil: now - 1 }),
+        ];
+        const record = async (_e: SweepEntry, ...rest: unknown[]) => {
+          written.push(Number(rest.at(-1)));
+          return 'applied';
+        };
+        const store = {
+          findDue: async (p: { state: string; channel: string; shard: number; noticeClass: string }) => ({
+            entries:
+              p.state === 'PENDING' && p.channel === 'SMS' && p.shard === 0 && p.noticeClass === 'normal'
+                ? entries
+                : [],
+          }),
+          findExpiredLeases: async () => ({ entries: [] }),
+          redrive: record,
+          releaseHeld: record,
+          resolveExpired: record,
+        } as unknown as NotificationStore;
+        await sweep(
+          sweepDeps(store, now, {
+            pendingThresholdMs: t,
+            policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
+          }),
+        );
+        expect(written).toHaveLength(4);
+        for (const sweepAt of written) holds({ at: now, sweepAt }, t, c, s);
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
