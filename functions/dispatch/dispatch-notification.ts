@@ -254,8 +254,7 @@ async function sent(
     evidence === undefined ? undefined : sendProofOf(evidence, item, message, providerMessageId, acceptedAtMs);
   // Where the record lands: the invocation's batch, or the spool's slice when the invocation holds few records.
   const at = proof === undefined || batch === undefined ? batch : (evidence?.batch.addressOf?.(proof, batch) ?? batch);
-  // An invocation of few records puts each in the spool before its SENT write: once the outcome is recorded, its
-  // record is already kept (record-evidence.ts putFirst). The lease is kept past the put first (with the message id).
+  // Few records: each spooled before its SENT write (record-evidence.ts putFirst), the lease kept past the put first.
   const putFirst = proof === undefined || at === undefined ? undefined : evidence?.batch.putFirst?.(proof, at);
   if (putFirst !== undefined) await holder.keepLeasePast(PUT_FIRST_MS, providerMessageId);
   const spooled = putFirst !== undefined && (await putFirst);

@@ -12,3 +12,21 @@ export class RulesNotLoaded extends Error {
     super(message);
   }
 }
+
+/**
+ * The rules did not load. Node keeps a failed import for the life of the process (a read error or a throw while the
+ * module ran is not tried again), so this environment can never read such a value: the handler reports the batch and
+ * ends the environment, and Lambda redelivers the batch to a fresh one (ingest/index.ts).
+ */
+export class RulesLoadFailed extends Error {
+  override name = 'RulesLoadFailed';
+}
+
+/** `error.load()`, its failure said as RulesLoadFailed (the cause kept). */
+export async function loadRules(error: RulesNotLoaded): Promise<void> {
+  try {
+    await error.load();
+  } catch (cause) {
+    throw new RulesLoadFailed(`${error.message}, and they did not load: ${(cause as Error).message}`, { cause });
+  }
+}

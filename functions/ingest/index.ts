@@ -13,8 +13,10 @@ import { loadIngestConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { count, logger, publishMetrics } from '../commons/powertools.ts';
 import { loadRegionFence } from '../commons/region-fence-loader.ts';
+import { RulesLoadFailed } from '../domain/rules-not-loaded.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
+import { endEnvironment } from './end-environment.ts';
 import { DynamoInboxStore } from './inbox-store.ts';
 import { ingestBatch } from './ingest-batch.ts';
 import { RegionFencedError } from './peer-errors.ts';
@@ -130,6 +132,7 @@ export const handler = async (event: MSKEvent, context: Context): Promise<void> 
       // the batch): wait out the invocation, so the retries outlast the mapping's disabling (docs/regions.md).
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, context.getRemainingTimeInMillis() - 5_000)));
     }
+    if (summary.failure instanceof RulesLoadFailed) endEnvironment(summary.failure);
     if (summary.failure !== undefined) throw summary.failure;
   } finally {
     publishMetrics();

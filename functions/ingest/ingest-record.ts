@@ -40,7 +40,7 @@ import { buildPreferences, buildPreferencesInbox } from '../domain/preferences.t
 import { recipientOfRecord } from '../domain/quarantine-ref.ts';
 import { type RecordOrigin, ReplicatedNotTaken } from '../domain/replicated-records.ts';
 import { type ChannelRefusal, contactFor } from '../domain/routing.ts';
-import { RulesNotLoaded } from '../domain/rules-not-loaded.ts';
+import { loadRules, RulesNotLoaded } from '../domain/rules-not-loaded.ts';
 import { macDigest, secretMacMessage, secretsInRecordText, secretsOf } from '../domain/secrets.ts';
 import { DEFAULT_SWEEP_PLACEMENT, type SweepPlacement } from '../domain/sweep-index.ts';
 import type { SecretMac } from '../stores/secret-mac.ts';
@@ -126,7 +126,7 @@ export async function admitLoading(input: IngestInput, deps: IngestDeps): Promis
       return admit(input, deps);
     } catch (error) {
       if (!(error instanceof RulesNotLoaded) || reads > 2) throw error;
-      await error.load();
+      await loadRules(error);
     }
   }
 }
@@ -479,7 +479,7 @@ async function quarantineItem(rejection: Rejection, record: AdmittedRecord, deps
     return build();
   } catch (error) {
     if (!(error instanceof RulesNotLoaded)) throw error;
-    await error.load();
+    await loadRules(error);
     return build();
   }
 }

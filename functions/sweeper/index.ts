@@ -2,8 +2,6 @@
  * Scheduled Lambda (every minute): wakes deferred notifications whose retryAt came, re-drives stuck PENDING ones,
  * expires those past the maximum age, and resolves expired SENDING leases. Reports what it did and its rate.
  */
-// The card brands' ranges and the IBAN registry at start: only ingest loads them with a value that needs them.
-import '../domain/card-rules.ts';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';

@@ -202,7 +202,8 @@ describe("ingest's batch and the card rules", () => {
     failLoad();
     const { store, run } = await setUp();
     const summary = await run(batch([plain(0), withPan(1), plain(2)]));
-    expect(summary.failure).toBeInstanceOf(Error);
+    // Said as a failed load: the handler ends this environment after its report (Node keeps a failed import).
+    expect(summary.failure).toMatchObject({ name: 'RulesLoadFailed', message: /did not load: the chunk could not/ });
     expect(summary.figures).toMatchObject({ received: 3, failed: 3, accepted: 0 });
     expect(store.items.size).toBe(0);
   });
@@ -211,8 +212,18 @@ describe("ingest's batch and the card rules", () => {
     failLoad();
     const { store, run } = await setUp();
     const summary = await run(batch([plain(0), '{"card":"4111 1111 1111 1111",']));
-    expect(summary.failure).toBeInstanceOf(Error);
+    expect(summary.failure).toMatchObject({ name: 'RulesLoadFailed' });
     expect(summary.figures).toMatchObject({ received: 2, accepted: 1, failed: 1, quarantined: 0 });
     expect([...store.items.values()].some((i) => i.kind === 'QUARANTINE')).toBe(false);
+  });
+});
+
+describe('an environment whose rules did not load', () => {
+  it('ends once the batch is reported: the error said, the counts out, then exit 1 — a new environment gets the batch', async () => {
+    const { endEnvironment } = await import('../../functions/ingest/end-environment.ts');
+    const { RulesLoadFailed } = await import('../../functions/domain/rules-not-loaded.ts');
+    const exits: number[] = [];
+    endEnvironment(new RulesLoadFailed('the card rules did not load: EACCES'), (code) => exits.push(code));
+    expect(exits).toEqual([1]);
   });
 });
