@@ -205,14 +205,16 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
       const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, c.next);
       result.pages++;
-      result.examined += page.entries.length;
-      budget -= page.entries.length;
+      // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
+      const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
+      // Only what is due spends the budget: a crossing page's entries not yet due (near retries, fresh items) would
+      // otherwise use it up and leave later partitions' due items unread.
+      result.examined += act.length;
+      budget -= act.length;
       c.next = page.next;
       c.leasesDone = page.next === undefined;
-      // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
       c.done = c.leasesDone || nextAt(page.next) > now || page.entries.some((e) => e.sweepAt > now);
       if (c.done && pending) openPending[c.channel][c.noticeClass]--;
-      const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
       await Promise.all(act.map((e) => writes(() => handle(e))));
     }
   }
