@@ -38,7 +38,8 @@ const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const leaseCursors = new DynamoLeaseCursors(documentClient, config.tableName);
 /**
  * Time the due round leaves to the lease pass whatever its backlog: a dead holder's notice is found in the first run
- * after its lease, not after the backlog (docs/guarantees.md, window 5).
+ * after its lease under a backlog smaller than a run reads, within two of its rotation's cycles above that
+ * (docs/guarantees.md, window 5).
  */
 const LEASE_PASS_RESERVE_MS = 15_000;
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
@@ -82,7 +83,8 @@ export const handler = async (_event: unknown, context: Context) => {
       ...config,
       shards,
       leaseReserveMs: LEASE_PASS_RESERVE_MS,
-      leaseCursors: savedLeaseCursors,
+      leaseCursors: savedLeaseCursors.cursors,
+      leaseResumeAt: savedLeaseCursors.resumeAt,
       deadline:
         Date.now() +
         context.getRemainingTimeInMillis() -
@@ -100,9 +102,14 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperItemsPerSecond', perSecond, MetricUnit.CountPerSecond);
     count('SweeperUnfinished', r.unfinished);
     count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
-    // Written only while a backlog leaves partitions unfinished, and once more to clear what an earlier run left.
-    if (Object.keys(r.leasePass.cursors).length > 0 || Object.keys(savedLeaseCursors).length > 0) {
-      await leaseCursors.save(r.leasePass.cursors, Date.now());
+    // Written only while a backlog leaves partitions unfinished (their cursors and where the rotation stopped), and once
+    // more to clear what an earlier run left.
+    const leftOver = (c: object, at: unknown) => Object.keys(c).length > 0 || at !== undefined;
+    if (
+      leftOver(r.leasePass.cursors, r.leasePass.resumeAt) ||
+      leftOver(savedLeaseCursors.cursors, savedLeaseCursors.resumeAt)
+    ) {
+      await leaseCursors.save(r.leasePass.cursors, Date.now(), r.leasePass.resumeAt);
     }
     for (const channel of CHANNELS) {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);

@@ -32,7 +32,8 @@
  * Fair: the partitions are visited round-robin, one page each per round, SENDING first, then PENDING critical,
  * normal, bulk, paging with LastEvaluatedKey; the round stops at its item budget or its deadline, whichever comes
  * first. Then the lease pass reads, for expired leases only, what the round left of each PENDING partition up to the
- * horizon, critical first, in the time the round left it (leaseReserveMs at least).
+ * horizon, as a rotation resumed across runs (critical first in each cycle), in the time the round left it
+ * (leaseReserveMs at least).
  * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
@@ -44,6 +45,7 @@ import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
 import { type LeasePassResult, leasePass } from './lease-pass.ts';
 
@@ -75,6 +77,8 @@ export interface SweepDeps {
   readonly leaseReserveMs?: number;
   /** Where an earlier run's lease pass stopped, by partition key (stores/lease-cursors.ts). */
   readonly leaseCursors?: Readonly<Record<string, StartKey>>;
+  /** Where an earlier run's lease pass left its rotation: this run's pass starts there. */
+  readonly leaseResumeAt?: LeasePosition | undefined;
 }
 
 export interface SweepResult {
@@ -229,6 +233,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       deadline: deps.deadline,
       concurrency: deps.concurrency,
       saved: deps.leaseCursors ?? {},
+      resumeAt: deps.leaseResumeAt,
       handle: (e) => writes(() => handle(e)),
     },
   );

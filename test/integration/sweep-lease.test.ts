@@ -240,16 +240,22 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
     await cursors.save({ [String(first.sweepKey)]: page.next ?? {} }, now);
     const saved = await cursors.load();
-    expect(Object.keys(saved)).toEqual([first.sweepKey]);
+    expect(Object.keys(saved.cursors)).toEqual([first.sweepKey]);
 
     // Resumed past the first: only the second is found this run, and nothing is left to resume.
-    const resumed = await sweepAt(now + LEASE_MS + 1, { leaseCursors: saved });
+    const resumed = await sweepAt(now + LEASE_MS + 1, { leaseCursors: saved.cursors });
     expect(ids(resumed.resolvedUnknown)).toEqual([`${second}#EMAIL`]);
     expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
     await cursors.save(resumed.leasePass.cursors, now);
-    expect(await cursors.load()).toEqual({});
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined });
     // The next run reads the partition from its start.
     const next = await sweepAt(now + LEASE_MS + 2, { leaseCursors: {} });
     expect(ids(next.resolvedUnknown)).toEqual([first.notificationId]);
+    // Where the rotation stopped round-trips through the item too, and a save without it clears it.
+    const at = { noticeClass: 'bulk', channel: 'SMS', shard: 7 } as const;
+    await cursors.save({}, now, at);
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at });
+    await cursors.save({}, now);
+    expect((await cursors.load()).resumeAt).toBeUndefined();
   });
 });
