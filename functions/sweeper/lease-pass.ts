@@ -57,15 +57,25 @@ export interface LeasePassResult {
   unfinished: number;
   /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
   resumeAt?: LeasePosition | undefined;
+  /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
+  dropped: { partition: string; reason: string }[];
 }
 
-/** A saved cursor names its own partition and a numeric sweepAt: anything else (a hand-edited item) is ignored. */
-function savedFor(key: string, saved: Readonly<Record<string, StartKey>>): StartKey | undefined {
-  const s = saved[key];
-  if (s === undefined || s.sweepKey !== key || typeof s.sweepAt !== 'number') return undefined;
-  if (typeof s.pk !== 'string' || typeof s.sk !== 'string') return undefined;
-  return s;
+/**
+ * A saved cursor the Query can take: it names its own partition, a numeric sweepAt no later than the horizon (a
+ * release that lowers the threshold or the skew moves the horizon back), and string keys. Anything else (a hand-edited
+ * item) is a reason to set it aside.
+ */
+function badCursor(key: string, s: StartKey, horizon: number): string | undefined {
+  if (s.sweepKey !== key) return 'names another partition';
+  if (typeof s.sweepAt !== 'number') return 'has no numeric sweepAt';
+  if (s.sweepAt > horizon) return 'lies beyond the horizon';
+  if (typeof s.pk !== 'string' || typeof s.sk !== 'string') return 'has no string pk and sk';
+  return undefined;
 }
+
+/** DynamoDB's answer to a start key the Query cannot take (an extra attribute, outside the key condition). */
+const refusedStart = (e: unknown) => e instanceof Error && e.name === 'ValidationException';
 
 /** The later of two positions in a partition (by sweepAt); undefined is the partition's start. */
 function later(a: StartKey | undefined, b: StartKey | undefined): StartKey | undefined {
@@ -86,19 +96,39 @@ function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): L
 }
 
 export async function leasePass(work: readonly LeaseWork[], input: LeasePassInput): Promise<LeasePassResult> {
-  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0 };
+  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] };
   const partitions = pLimit(Math.max(1, input.concurrency));
   const order = rotated(work, input.resumeAt);
   const left = new Map<LeaseWork, StartKey | undefined>();
   const walk = async (w: LeaseWork): Promise<void> => {
-    let start = later(w.next, savedFor(sweepPartition(w), input.saved));
+    const key = sweepPartition(w);
+    const drop = (reason: string) => result.dropped.push({ partition: key, reason });
+    let saved = input.saved[key];
+    const bad = saved === undefined ? undefined : badCursor(key, saved, input.horizon);
+    if (bad !== undefined) {
+      drop(bad);
+      saved = undefined;
+    }
+    let start = later(w.next, saved);
+    let fromSaved = saved !== undefined && start === saved;
     for (;;) {
       if (input.now() >= input.deadline) {
         // Where the due round stopped needs no keeping: the next run's round gives it again.
         left.set(w, start === w.next ? undefined : start);
         return;
       }
-      const page = await input.store.findExpiredLeases(w, input.at, input.horizon, start);
+      let page: Awaited<ReturnType<NotificationStore['findExpiredLeases']>>;
+      try {
+        page = await input.store.findExpiredLeases(w, input.at, input.horizon, start);
+      } catch (e) {
+        // A saved cursor DynamoDB refuses would otherwise fail every run: set aside, read from the round's stop.
+        if (!fromSaved || !refusedStart(e)) throw e;
+        drop(`refused by DynamoDB: ${(e as Error).message}`);
+        fromSaved = false;
+        start = w.next;
+        continue;
+      }
+      fromSaved = false;
       result.pages++;
       result.found += page.entries.length;
       await Promise.all(page.entries.map(input.handle));

@@ -142,7 +142,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     examined: 0,
     pages: 0,
     unfinished: 0,
-    leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0 },
+    leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] },
     elapsedMs: 0,
   };
   const cursors: Cursor[] = sweepPartitions(deps.shards ?? SWEEP_SHARDS).map((p) => ({

@@ -258,4 +258,26 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     await cursors.save({}, now);
     expect((await cursors.load()).resumeAt).toBeUndefined();
   });
+  it('a saved cursor DynamoDB would refuse (a day ahead, an extra attribute) is set aside, and the run goes on', async () => {
+    const now = Date.now();
+    // Bulk, held behind due critical emails: only the lease pass reads it.
+    for (let i = 0; i < 40; i++) await put(`sl-bc-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const first = await put('sl-bc-dead', 'EMAIL', now - 60_000, 'bulk');
+    await claimed('sl-bc-dead', 'EMAIL', now);
+    const key = String(first.sweepKey);
+    const cursor = { sweepKey: key, sweepAt: now - 1_000, pk: 'EVENT#x', sk: 'NOTIFICATION#EMAIL' };
+    // A day ahead (a hand edit, or a release that lowered the threshold): set aside before the Query.
+    const ahead = await sweepAt(now + LEASE_MS + 1, {
+      leaseCursors: { [key]: { ...cursor, sweepAt: now + 86_400_000 } },
+    });
+    expect(ahead.leasePass.dropped).toEqual([{ partition: key, reason: 'lies beyond the horizon' }]);
+    // Read from the round's stop instead: the dead claim the cursor would have skipped is found.
+    expect(ids(ahead.resolvedUnknown)).toEqual([first.notificationId]);
+    // An extra attribute: DynamoDB refuses the start key (ValidationException); set aside, the partition read again.
+    const extra = await sweepAt(now + LEASE_MS + 2, { leaseCursors: { [key]: { ...cursor, note: 'hand edit' } } });
+    expect(extra.leasePass.dropped).toEqual([
+      { partition: key, reason: expect.stringMatching(/^refused by DynamoDB: .*starting key/) },
+    ]);
+    expect(extra.leasePass.unfinished).toBe(0);
+  });
 });

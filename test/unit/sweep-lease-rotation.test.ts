@@ -139,4 +139,39 @@ describe("the lease pass's rotation over runs", () => {
     // The cycle ended and a new one began: the first partition's claim would be found again from the front.
     expect(kept.some((k) => k.resumeAt === undefined || k.resumeAt.noticeClass === 'critical')).toBe(true);
   });
+
+  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, still fails the run", async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 3, noticeClass: 'normal' };
+    const key = sweepPartition(w);
+    const refused = Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' });
+    const starts: unknown[] = [];
+    const failing = (error: Error) =>
+      ({
+        findExpiredLeases: async (_p: SweepPartition, _n: number, _u: number, start?: { mark?: string }) => {
+          starts.push(start?.mark);
+          if (start?.mark === 'saved' || start?.mark === 'round') throw error;
+          return { entries: [], next: undefined };
+        },
+      }) as unknown as NotificationStore;
+    const saved = { [key]: { mark: 'saved', sweepKey: key, sweepAt: NOW, pk: 'EVENT#x', sk: 'N' } };
+    const input = (store: NotificationStore, s: LeaseCursors) => ({
+      store,
+      now: () => NOW,
+      at: NOW,
+      horizon: NOW + 960_000,
+      deadline: NOW + 15_000,
+      concurrency: 1,
+      saved: s,
+      handle: async () => {},
+    });
+    const r = await leasePass([{ ...w, next: { mark: 'early', sweepAt: NOW - 1 } }], input(failing(refused), saved));
+    expect(starts).toEqual(['saved', 'early']);
+    expect(r.dropped).toEqual([
+      { partition: key, reason: 'refused by DynamoDB: The provided starting key is invalid' },
+    ]);
+    await expect(
+      leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {})),
+    ).rejects.toThrow(refused);
+    await expect(leasePass([w], input(failing(new Error('throttled')), saved))).rejects.toThrow('throttled');
+  });
 });
