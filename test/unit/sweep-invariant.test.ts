@@ -15,6 +15,7 @@ import { buildNotification } from '../../functions/domain/notification.ts';
 import { deferredSweepAt, LEASE_HORIZON_SKEW_MS, leaseHorizon } from '../../functions/domain/sweep-index.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
 import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import { DynamoSuccessorStore, type OwnedNotification } from '../../functions/stores/successor-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { ALICE_ID } from '../support/operator.ts';
@@ -164,6 +165,27 @@ describe('every PENDING writer keeps sweepAt <= max(now, retryAt) + the pending 
           await events.resend(item, { by: ALICE_ID, reason: 'customer called', accepted: undefined }, now);
           const values = mock.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
           holds({ at: now, sweepAt: Number(values[':sweepAt']) }, t, c, s);
+        }),
+        { numRuns: 30 },
+      );
+    } finally {
+      mock.restore();
+    }
+  });
+
+  it("an operator's release of a failover's held notice (the successor store's move to PENDING): due at once", async () => {
+    const mock = mockClient(DynamoDBDocumentClient);
+    mock.on(UpdateCommand).resolves({});
+    try {
+      await fc.assert(
+        fc.asyncProperty(time, threshold, ahead, ahead, async (now, t, c, s) => {
+          mock.resetHistory();
+          const store = new DynamoSuccessorStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), 'notifier', 8, t);
+          const held = { ...notification(now - 60_000, t), status: 'FAILOVER_HELD', epoch: 2 } as OwnedNotification;
+          expect(await store.move(held, 'PENDING', 'held', { late: true }, now)).toBe(true);
+          const values = mock.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
+          const sweepAt = Object.entries(values).find(([k]) => k.includes('sweepAt'))?.[1];
+          holds({ at: now, sweepAt: Number(sweepAt) }, t, c, s);
         }),
         { numRuns: 30 },
       );
