@@ -6,13 +6,14 @@
  * hide its dead claims from the sweeper until then.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildSuccessor } from '../../functions/domain/failover.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { deferredSweepAt, LEASE_HORIZON_SKEW_MS, leaseHorizon } from '../../functions/domain/sweep-index.ts';
+import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
 import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
 import { DynamoSuccessorStore, type OwnedNotification } from '../../functions/stores/successor-store.ts';
@@ -186,6 +187,37 @@ describe('every PENDING writer keeps sweepAt <= max(now, retryAt) + the pending 
           const values = mock.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
           const sweepAt = Object.entries(values).find(([k]) => k.includes('sweepAt'))?.[1];
           holds({ at: now, sweepAt: Number(sweepAt) }, t, c, s);
+        }),
+        { numRuns: 30 },
+      );
+    } finally {
+      mock.restore();
+    }
+  });
+
+  it("a producer's repair of a refused channel (REFUSED → PENDING)", async () => {
+    const mock = mockClient(DynamoDBDocumentClient);
+    mock.on(TransactWriteCommand).resolves({});
+    const inbox = new DynamoInboxStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), 'notifier');
+    try {
+      await fc.assert(
+        fc.asyncProperty(time, threshold, ahead, ahead, async (now, t, c, s) => {
+          mock.resetHistory();
+          const repaired = await inbox.repairChannels({
+            eventId: 'inv',
+            type: 'TransferCompleted',
+            expected: { payloadHash: 'h0', channels: [], refusedChannels: ['EMAIL'], repairHash: 'r0' },
+            payloadHash: 'h1',
+            channels: ['EMAIL'],
+            refusedChannels: [],
+            repairs: [{ channel: 'EMAIL', recipient: 'x@example.com' }],
+            now,
+            placement: { sweepShards: 8, pendingThresholdMs: t },
+          });
+          expect(repaired).toBe('repaired');
+          const items = mock.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+          expect(items).toHaveLength(2);
+          holds({ at: now, sweepAt: Number(items[1]?.Update?.ExpressionAttributeValues?.[':sweepAt']) }, t, c, s);
         }),
         { numRuns: 30 },
       );
