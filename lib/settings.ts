@@ -277,7 +277,8 @@ export const settingsSchema = z
     notificationMaxAgeHours: num(1, 720, DISPATCH_ENVIRONMENT.MAX_AGE_SECONDS.default / 3600),
     /**
      * The peak notifications per second (all channels) the stack is built for: it sizes the sweep index's shards so
-     * no index key takes more than half of DynamoDB's 1,000 writes per second per key (README "Scaling"). Raising it
+     * the average index key takes at most half of DynamoDB's 1,000 writes per second per key, and the hottest, with
+     * the hash's unevenness, under 700 (docs/scaling.md). Raising it
      * later is a plain deploy; lowering it too (the sweeper keeps visiting the shards an earlier deploy used).
      */
     peakNotificationsPerSecond: z.coerce

@@ -90,6 +90,7 @@ export const METRIC_NAMES = [
   'SweeperItemsPerSecond',
   'SweeperUnfinished',
   'SweeperLeasePassUnfinished',
+  'SweeperLeaseCursorsDropped',
   // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
   'EvidenceGaps',
   'EvidenceLost',

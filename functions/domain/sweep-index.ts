@@ -18,8 +18,9 @@
  * Each notification therefore writes its PENDING key three times: a put when created, an update in place when
  * claimed, a delete when finished — 3 index writes a notification where the re-keying claim took 4. With every
  * notification on one channel (the worst case), one key takes 3 × N / shards writes per second at N notifications per
- * second. The shard count is sized from the stack's peak (sweepShardsFor) so that stays under
- * SWEEP_KEY_WRITES_TARGET, half the per-key ceiling: headroom for retries, deferrals and an uneven hash.
+ * second on the average key. The shard count is sized from the stack's peak (sweepShardsFor) so that stays under
+ * SWEEP_KEY_WRITES_TARGET, half the per-key ceiling: headroom for retries, deferrals and an uneven hash (the hottest
+ * shard takes up to 1.32× the average at 256 shards: 659 writes/s at the largest peak, under the 1,000; docs/scaling.md).
  *
  * A PENDING partition is also kept apart by the notification's class (critical, normal, bulk), so the sweeper wakes
  * critical notices first: each class has the same shard count, since one class may be the whole peak (a statement
@@ -31,7 +32,7 @@
 export const SWEEP_SHARDS = 8;
 /** The most shards the sweeper visits per (state, channel): every run queries each of them once. */
 export const MAX_SWEEP_SHARDS = 256;
-/** Writes per second one sweep-index key may take at the stack's peak: half of DynamoDB's 1,000 per key. */
+/** Writes per second the average sweep-index key may take at the stack's peak: half of DynamoDB's 1,000 per key. */
 export const SWEEP_KEY_WRITES_TARGET = 500;
 /** Sweep-index writes per notification on its PENDING key: the put, the claim's update in place, the delete. */
 export const SWEEP_WRITES_PER_KEY_PER_NOTIFICATION = 3;

@@ -6,14 +6,36 @@
  */
 import type { DynamoDBDocumentClient, NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { SWEEP_LEASE_CURSORS_KEY } from '../domain/keys.ts';
+import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
+import { CHANNELS, type Channel } from '../domain/channels.ts';
+import { SWEEP_LEASE_CURSORS_KEY, type SweepPartition } from '../domain/keys.ts';
 
 export type LeaseCursors = Record<string, Record<string, NativeAttributeValue>>;
 
-export interface LeaseCursorStore {
-  load(): Promise<LeaseCursors>;
-  save(cursors: LeaseCursors, now: number): Promise<void>;
+/** A PENDING partition's place in the lease pass's rotation (its key without the shard count's spelling). */
+export type LeasePosition = Pick<SweepPartition, 'noticeClass' | 'channel' | 'shard'>;
+
+export interface SavedLeasePass {
+  readonly cursors: LeaseCursors;
+  /** Where the rotation stopped: the next run starts there. */
+  readonly resumeAt?: LeasePosition | undefined;
 }
+
+export interface LeaseCursorStore {
+  load(): Promise<SavedLeasePass>;
+  save(cursors: LeaseCursors, now: number, resumeAt?: LeasePosition): Promise<void>;
+}
+
+/** A saved position names a class, a channel and a shard; anything else (a hand-edited item) starts at the front. */
+function positionOf(v: unknown): LeasePosition | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { noticeClass, channel, shard } = v as Record<string, unknown>;
+  if (!NOTICE_CLASSES.includes(noticeClass as NoticeClass) || !CHANNELS.includes(channel as Channel)) return undefined;
+  if (typeof shard !== 'number' || !Number.isInteger(shard) || shard < 0) return undefined;
+  return { noticeClass: noticeClass as NoticeClass, channel: channel as Channel, shard };
+}
+
+const SET = 'SET kind = :kind, cursors = :cursors, updatedAt = :now';
 
 export class DynamoLeaseCursors implements LeaseCursorStore {
   constructor(
@@ -21,24 +43,28 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
     private readonly tableName: string,
   ) {}
 
-  async load(): Promise<LeaseCursors> {
+  async load(): Promise<SavedLeasePass> {
     // Eventually consistent: runs are a minute apart, and a stale cursor only re-reads part of a partition.
     const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: SWEEP_LEASE_CURSORS_KEY }));
     const cursors = r.Item?.cursors as unknown;
-    return typeof cursors === 'object' && cursors !== null ? (cursors as LeaseCursors) : {};
+    return {
+      cursors: typeof cursors === 'object' && cursors !== null ? (cursors as LeaseCursors) : {},
+      resumeAt: positionOf(r.Item?.resumeAt),
+    };
   }
 
-  async save(cursors: LeaseCursors, now: number): Promise<void> {
+  async save(cursors: LeaseCursors, now: number, resumeAt?: LeasePosition): Promise<void> {
     // The stream filter passes only kind NOTIFICATION: this item never reaches dispatch.
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: SWEEP_LEASE_CURSORS_KEY,
-        UpdateExpression: 'SET kind = :kind, cursors = :cursors, updatedAt = :now',
+        UpdateExpression: resumeAt ? `${SET}, resumeAt = :at` : `${SET} REMOVE resumeAt`,
         ExpressionAttributeValues: {
           ':kind': 'SWEEP_LEASES',
           ':cursors': withinItem(cursors),
           ':now': new Date(now).toISOString(),
+          ...(resumeAt ? { ':at': resumeAt } : {}),
         },
       }),
     );
@@ -49,9 +75,10 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
 export const LEASE_CURSORS_MAX_BYTES = 350_000;
 
 /**
- * The cursors that fit the item, in the order given (the lease pass's: critical partitions first). Every partition
- * unfinished at the most shards (2,304 of them) may not fit: one left out is read next run from where the due round
- * stops in it — again, not lost.
+ * The cursors that fit the item, in the order given (the lease pass's rotation order from where it stopped, so that
+ * partition's cursor is always kept and the rotation always moves on). Every partition unfinished at the most shards
+ * (2,304 of them) may not fit: one left out is read again from where the due round stops in it when the rotation
+ * reaches it, and is kept then, as the first.
  */
 export function withinItem(cursors: LeaseCursors): LeaseCursors {
   const kept: LeaseCursors = {};

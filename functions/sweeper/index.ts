@@ -16,11 +16,12 @@ import { DynamoEvidenceIndex } from '../stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../stores/evidence-intents.ts';
 import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
 import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts';
-import { DynamoLeaseCursors } from '../stores/lease-cursors.ts';
+import { DynamoLeaseCursors, type SavedLeasePass } from '../stores/lease-cursors.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
+import type { LeasePassResult } from './lease-pass.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
 import { reportRolledUp, rollUpSpools } from './roll-up-evidence.ts';
 import { spooledSends } from './spooled-send.ts';
@@ -39,7 +40,8 @@ const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const leaseCursors = new DynamoLeaseCursors(documentClient, config.tableName);
 /**
  * Time the due round leaves to the lease pass whatever its backlog: a dead holder's notice is found in the first run
- * after its lease, not after the backlog (docs/guarantees.md, window 5).
+ * after its lease under a backlog smaller than a run reads, within two of its rotation's cycles above that
+ * (docs/guarantees.md, window 5).
  */
 const LEASE_PASS_RESERVE_MS = 15_000;
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({})));
@@ -90,7 +92,8 @@ export const handler = async (_event: unknown, context: Context) => {
       shards,
       ...(evidenceStore === undefined ? {} : { spooled }),
       leaseReserveMs: LEASE_PASS_RESERVE_MS,
-      leaseCursors: savedLeaseCursors,
+      leaseCursors: savedLeaseCursors.cursors,
+      leaseResumeAt: savedLeaseCursors.resumeAt,
       deadline:
         Date.now() +
         context.getRemainingTimeInMillis() -
@@ -108,10 +111,8 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperItemsPerSecond', perSecond, MetricUnit.CountPerSecond);
     count('SweeperUnfinished', r.unfinished);
     count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
-    // Written only while a backlog leaves partitions unfinished, and once more to clear what an earlier run left.
-    if (Object.keys(r.leasePass.cursors).length > 0 || Object.keys(savedLeaseCursors).length > 0) {
-      await leaseCursors.save(r.leasePass.cursors, Date.now());
-    }
+    count('SweeperLeaseCursorsDropped', r.leasePass.dropped.length);
+    await keepLeasePass(savedLeaseCursors, r.leasePass);
     for (const channel of CHANNELS) {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
       countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);
@@ -195,6 +196,19 @@ export const handler = async (_event: unknown, context: Context) => {
     publishMetrics();
   }
 };
+
+/**
+ * Keeps where the lease pass stopped: written only while a backlog leaves partitions unfinished (their cursors and
+ * where the rotation stopped), and once more to clear what an earlier run left. A cursor it set aside is logged.
+ */
+async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult): Promise<void> {
+  for (const d of pass.dropped)
+    logger.warn("lease pass cursor set aside; its partition read from the due round's stop", d);
+  const leftOver = (c: object, at: unknown) => Object.keys(c).length > 0 || at !== undefined;
+  if (leftOver(pass.cursors, pass.resumeAt) || leftOver(saved.cursors, saved.resumeAt)) {
+    await leaseCursors.save(pass.cursors, Date.now(), pass.resumeAt);
+  }
+}
 
 /**
  * A fenced region's run, after the keeper: nothing that acts on a notification (no sweep, no rebuild, no gap filled:

@@ -7,15 +7,21 @@
  * `now + pendingThreshold` (leaseHorizon, functions/domain/sweep-index.ts). The sweeper's due round already reads each
  * partition up to that horizon; this pass finishes, for expired leases only, the partitions the round left — held
  * behind a higher class, capped by their channel's rate, or cut by the run's budget or deadline. It is subject to none
- * of those: a dead claim is resolved in the first run after its lease, whatever waits in its partition.
+ * of those: a dead claim is resolved in the first run after its lease while the backlog is under what a run reads.
  *
- * Critical partitions first, then normal, then bulk. Under a backlog larger than a run reads, a partition's
- * LastEvaluatedKey is kept (stores/lease-cursors.ts) and the next run resumes there.
+ * Fair over runs: the pass walks the partitions as one rotation — critical, then normal, then bulk, channel by channel,
+ * shard by shard — and under a backlog larger than a run reads it keeps where the rotation stopped (the first
+ * partition it did not finish) and each unfinished partition's LastEvaluatedKey (stores/lease-cursors.ts). The next run
+ * resumes the rotation there, not at its front: a partition finished this cycle is read again only once the rotation
+ * wraps, so a backlog in early partitions can no longer hide a later one's dead claim run after run. Critical first
+ * within each cycle; a cycle takes about the backlog ÷ what a run reads (docs/guarantees.md, window 5).
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { NOTICE_CLASSES } from '../domain/catalogue.ts';
+import { CHANNELS } from '../domain/channels.ts';
 import { type SweepPartition, sweepPartition } from '../domain/keys.ts';
+import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { NotificationStore, SweepEntry } from '../stores/notification-store.ts';
 
 type StartKey = Record<string, NativeAttributeValue>;
@@ -32,6 +38,8 @@ export interface LeasePassInput {
   readonly concurrency: number;
   /** Where an earlier run stopped, by partition key. */
   readonly saved: Readonly<Record<string, StartKey>>;
+  /** Where an earlier run's rotation stopped: this run starts there (undefined: at the front, critical first). */
+  readonly resumeAt?: LeasePosition | undefined;
   /** Resolves one expired lease (the sweeper's own handling). */
   readonly handle: (e: SweepEntry) => Promise<void>;
 }
@@ -44,18 +52,30 @@ export interface LeaseWork extends SweepPartition {
 export interface LeasePassResult {
   pages: number;
   found: number;
-  /** Partitions left unfinished at the deadline, with where the next run resumes. */
+  /** Partitions left unfinished at the deadline, with where the next run resumes, in rotation order from resumeAt. */
   cursors: Record<string, StartKey>;
   unfinished: number;
+  /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
+  resumeAt?: LeasePosition | undefined;
+  /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
+  dropped: { partition: string; reason: string }[];
 }
 
-/** A saved cursor names its own partition and a numeric sweepAt: anything else (a hand-edited item) is ignored. */
-function savedFor(key: string, saved: Readonly<Record<string, StartKey>>): StartKey | undefined {
-  const s = saved[key];
-  if (s === undefined || s.sweepKey !== key || typeof s.sweepAt !== 'number') return undefined;
-  if (typeof s.pk !== 'string' || typeof s.sk !== 'string') return undefined;
-  return s;
+/**
+ * A saved cursor the Query can take: it names its own partition, a numeric sweepAt no later than the horizon (a
+ * release that lowers the threshold or the skew moves the horizon back), and string keys. Anything else (a hand-edited
+ * item) is a reason to set it aside.
+ */
+function badCursor(key: string, s: StartKey, horizon: number): string | undefined {
+  if (s.sweepKey !== key) return 'names another partition';
+  if (typeof s.sweepAt !== 'number') return 'has no numeric sweepAt';
+  if (s.sweepAt > horizon) return 'lies beyond the horizon';
+  if (typeof s.pk !== 'string' || typeof s.sk !== 'string') return 'has no string pk and sk';
+  return undefined;
 }
+
+/** DynamoDB's answer to a start key the Query cannot take (an extra attribute, outside the key condition). */
+const refusedStart = (e: unknown) => e instanceof Error && e.name === 'ValidationException';
 
 /** The later of two positions in a partition (by sweepAt); undefined is the partition's start. */
 function later(a: StartKey | undefined, b: StartKey | undefined): StartKey | undefined {
@@ -64,19 +84,51 @@ function later(a: StartKey | undefined, b: StartKey | undefined): StartKey | und
   return Number(b.sweepAt) > Number(a.sweepAt) ? b : a;
 }
 
+/** A partition's place in the rotation: class, then channel, then shard (sweepPartitions' order). */
+const rank = (p: LeasePosition) =>
+  (NOTICE_CLASSES.indexOf(p.noticeClass) * CHANNELS.length + CHANNELS.indexOf(p.channel)) * 1_000_000 + p.shard;
+
+/** The work in rotation order, starting at the first partition at or after `from` (wrapping to the front). */
+function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): LeaseWork[] {
+  const ordered = [...work].sort((a, b) => rank(a) - rank(b));
+  const at = from === undefined ? -1 : ordered.findIndex((w) => rank(w) >= rank(from));
+  return at <= 0 ? ordered : [...ordered.slice(at), ...ordered.slice(0, at)];
+}
+
 export async function leasePass(work: readonly LeaseWork[], input: LeasePassInput): Promise<LeasePassResult> {
-  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0 };
+  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] };
   const partitions = pLimit(Math.max(1, input.concurrency));
+  const order = rotated(work, input.resumeAt);
+  const left = new Map<LeaseWork, StartKey | undefined>();
   const walk = async (w: LeaseWork): Promise<void> => {
     const key = sweepPartition(w);
-    let start = later(w.next, savedFor(key, input.saved));
+    const drop = (reason: string) => result.dropped.push({ partition: key, reason });
+    let saved = input.saved[key];
+    const bad = saved === undefined ? undefined : badCursor(key, saved, input.horizon);
+    if (bad !== undefined) {
+      drop(bad);
+      saved = undefined;
+    }
+    let start = later(w.next, saved);
+    let fromSaved = saved !== undefined && start === saved;
     for (;;) {
       if (input.now() >= input.deadline) {
-        result.unfinished++;
-        if (start !== undefined) result.cursors[key] = start;
+        // Where the due round stopped needs no keeping: the next run's round gives it again.
+        left.set(w, start === w.next ? undefined : start);
         return;
       }
-      const page = await input.store.findExpiredLeases(w, input.at, input.horizon, start);
+      let page: Awaited<ReturnType<NotificationStore['findExpiredLeases']>>;
+      try {
+        page = await input.store.findExpiredLeases(w, input.at, input.horizon, start);
+      } catch (e) {
+        // A saved cursor DynamoDB refuses would otherwise fail every run: set aside, read from the round's stop.
+        if (!fromSaved || !refusedStart(e)) throw e;
+        drop(`refused by DynamoDB: ${(e as Error).message}`);
+        fromSaved = false;
+        start = w.next;
+        continue;
+      }
+      fromSaved = false;
       result.pages++;
       result.found += page.entries.length;
       await Promise.all(page.entries.map(input.handle));
@@ -84,8 +136,16 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
       start = page.next;
     }
   };
-  for (const k of NOTICE_CLASSES) {
-    await Promise.all(work.filter((w) => w.noticeClass === k).map((w) => partitions(() => walk(w))));
+  // In rotation order, a few at a time: no class waits for another's slowest partition.
+  await Promise.all(order.map((w) => partitions(() => walk(w))));
+  // The cursors in rotation order from where it stopped: the item keeps that partition's first (withinItem), so the
+  // rotation always moves on, whatever else the item has to drop.
+  for (const w of order) {
+    if (!left.has(w)) continue;
+    result.unfinished++;
+    result.resumeAt ??= { noticeClass: w.noticeClass, channel: w.channel, shard: w.shard };
+    const start = left.get(w);
+    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
   }
   return result;
 }

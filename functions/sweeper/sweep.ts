@@ -33,7 +33,8 @@
  * Fair: the partitions are visited round-robin, one page each per round, SENDING first, then PENDING critical,
  * normal, bulk, paging with LastEvaluatedKey; the round stops at its item budget or its deadline, whichever comes
  * first. Then the lease pass reads, for expired leases only, what the round left of each PENDING partition up to the
- * horizon, critical first, in the time the round left it (leaseReserveMs at least).
+ * horizon, as a rotation resumed across runs (critical first in each cycle), in the time the round left it
+ * (leaseReserveMs at least).
  * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
@@ -45,6 +46,7 @@ import type { ChannelPolicies } from '../domain/delivery-policy.ts';
 import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
+import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
 import { type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
@@ -82,6 +84,8 @@ export interface SweepDeps {
   readonly leaseReserveMs?: number;
   /** Where an earlier run's lease pass stopped, by partition key (stores/lease-cursors.ts). */
   readonly leaseCursors?: Readonly<Record<string, StartKey>>;
+  /** Where an earlier run's lease pass left its rotation: this run's pass starts there. */
+  readonly leaseResumeAt?: LeasePosition | undefined;
 }
 
 export interface SweepResult {
@@ -145,7 +149,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     examined: 0,
     pages: 0,
     unfinished: 0,
-    leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0 },
+    leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] },
     elapsedMs: 0,
   };
   const cursors: Cursor[] = sweepPartitions(deps.shards ?? SWEEP_SHARDS).map((p) => ({
@@ -220,14 +224,16 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
       const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, c.next);
       result.pages++;
-      result.examined += page.entries.length;
-      budget -= page.entries.length;
+      // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
+      const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
+      // Only what is due spends the budget: a crossing page's entries not yet due (near retries, fresh items) would
+      // otherwise use it up and leave later partitions' due items unread.
+      result.examined += act.length;
+      budget -= act.length;
       c.next = page.next;
       c.leasesDone = page.next === undefined;
-      // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
       c.done = c.leasesDone || nextAt(page.next) > now || page.entries.some((e) => e.sweepAt > now);
       if (c.done && pending) openPending[c.channel][c.noticeClass]--;
-      const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
       await Promise.all(act.map((e) => writes(() => handle(e))));
     }
   }
@@ -242,6 +248,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       deadline: deps.deadline,
       concurrency: deps.concurrency,
       saved: deps.leaseCursors ?? {},
+      resumeAt: deps.leaseResumeAt,
       handle: (e) => writes(() => handle(e)),
     },
   );

@@ -930,6 +930,7 @@ describe('CloudWatch', () => {
         'QuarantineRate',
         'DeliveryFailureRate',
         'EvidenceIndexUnprocessed',
+        'SweeperLeasePassBehind',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -951,6 +952,8 @@ describe('CloudWatch', () => {
     expect(shape('EvidenceIndexUnprocessed')).toEqual([3, 5, 'notBreaching']);
     // The sweeper cannot read the spool table (published every run, 0 when it can): three runs of it page.
     expect(shape('EvidenceSpoolUnreadable')).toEqual([3, 5, 'notBreaching']);
+    // The lease pass left partitions unread: one run under a burst is normal, three of five is window 5 stretching.
+    expect(shape('SweeperLeasePassBehind')).toEqual([3, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {

@@ -240,16 +240,44 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
     await cursors.save({ [String(first.sweepKey)]: page.next ?? {} }, now);
     const saved = await cursors.load();
-    expect(Object.keys(saved)).toEqual([first.sweepKey]);
+    expect(Object.keys(saved.cursors)).toEqual([first.sweepKey]);
 
     // Resumed past the first: only the second is found this run, and nothing is left to resume.
-    const resumed = await sweepAt(now + LEASE_MS + 1, { leaseCursors: saved });
+    const resumed = await sweepAt(now + LEASE_MS + 1, { leaseCursors: saved.cursors });
     expect(ids(resumed.resolvedUnknown)).toEqual([`${second}#EMAIL`]);
     expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
     await cursors.save(resumed.leasePass.cursors, now);
-    expect(await cursors.load()).toEqual({});
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined });
     // The next run reads the partition from its start.
     const next = await sweepAt(now + LEASE_MS + 2, { leaseCursors: {} });
     expect(ids(next.resolvedUnknown)).toEqual([first.notificationId]);
+    // Where the rotation stopped round-trips through the item too, and a save without it clears it.
+    const at = { noticeClass: 'bulk', channel: 'SMS', shard: 7 } as const;
+    await cursors.save({}, now, at);
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at });
+    await cursors.save({}, now);
+    expect((await cursors.load()).resumeAt).toBeUndefined();
+  });
+  it('a saved cursor DynamoDB would refuse (a day ahead, an extra attribute) is set aside, and the run goes on', async () => {
+    const now = Date.now();
+    // Bulk, held behind due critical emails: only the lease pass reads it.
+    for (let i = 0; i < 40; i++) await put(`sl-bc-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const first = await put('sl-bc-dead', 'EMAIL', now - 60_000, 'bulk');
+    await claimed('sl-bc-dead', 'EMAIL', now);
+    const key = String(first.sweepKey);
+    const cursor = { sweepKey: key, sweepAt: now - 1_000, pk: 'EVENT#x', sk: 'NOTIFICATION#EMAIL' };
+    // A day ahead (a hand edit, or a release that lowered the threshold): set aside before the Query.
+    const ahead = await sweepAt(now + LEASE_MS + 1, {
+      leaseCursors: { [key]: { ...cursor, sweepAt: now + 86_400_000 } },
+    });
+    expect(ahead.leasePass.dropped).toEqual([{ partition: key, reason: 'lies beyond the horizon' }]);
+    // Read from the round's stop instead: the dead claim the cursor would have skipped is found.
+    expect(ids(ahead.resolvedUnknown)).toEqual([first.notificationId]);
+    // An extra attribute: DynamoDB refuses the start key (ValidationException); set aside, the partition read again.
+    const extra = await sweepAt(now + LEASE_MS + 2, { leaseCursors: { [key]: { ...cursor, note: 'hand edit' } } });
+    expect(extra.leasePass.dropped).toEqual([
+      { partition: key, reason: expect.stringMatching(/^refused by DynamoDB: .*starting key/) },
+    ]);
+    expect(extra.leasePass.unfinished).toBe(0);
   });
 });

@@ -2,8 +2,9 @@
  * The capacity model is a pure function of the peak, the code's own key functions and item sizes, and the
  * bench's measurements. These tests pin what it must say, not the bench's figures.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sweepShardsFor } from '../../functions/domain/sweep-index.ts';
+import { MAX_PEAK_NOTIFICATIONS_PER_SECOND, sweepShardsFor } from '../../functions/domain/sweep-index.ts';
 import { recordsPerInvocation, reportsObjectsPerReportBySendBatch, stackBatching } from '../../tools/bench/batching.ts';
 import { capacityModel, DEFAULT_LIMITS, hottestShardShare } from '../../tools/bench/capacity.ts';
 import { tracedPerSecond } from '../../tools/bench/cost-at-rate.ts';
@@ -129,5 +130,30 @@ describe('traces as Lambda samples them', () => {
     expect(tracedPerSecond(1)).toBeCloseTo(1);
     expect(tracedPerSecond(101)).toBeCloseTo(6);
     expect(tracedPerSecond(0)).toBe(0);
+  });
+});
+
+describe("docs/scaling.md's sweep-index figures", () => {
+  const doc = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8');
+  const row = (title: string) =>
+    (doc.split('\n').find((l) => l.startsWith(`| ${title}`)) ?? '')
+      .split('|')
+      .slice(2, 5)
+      .map((c) => c.trim());
+  it('are the model’s for 3 writes a notification on a key: the hottest key and the index’s write units', () => {
+    const peaks = [100, 1_000, 10_000];
+    expect(row('hottest sweep-index key, writes/s (all on one channel)')).toEqual(
+      peaks.map((n) => `${model(n).hottestKeyWritesPerSec} (${model(n).hottestKeyWritesPerSecAllOneChannel})`),
+    );
+    expect(row('sweep index WRU/s').map((c) => Number(c.replace(/,/g, '')))).toEqual(
+      peaks.map((n) => model(n).indexWcuPerSec),
+    );
+  });
+
+  it('the hottest key stays under 700 writes a second at the largest peak the settings take (lib/settings.ts says so)', () => {
+    const c = model(MAX_PEAK_NOTIFICATIONS_PER_SECOND);
+    expect(c.hottestKeyWritesPerSecAllOneChannel).toBeGreaterThan(500);
+    expect(c.hottestKeyWritesPerSecAllOneChannel).toBeLessThan(700);
+    expect(doc).toContain(`${Math.round(c.hottestKeyWritesPerSecAllOneChannel)} at 42,666/s`);
   });
 });

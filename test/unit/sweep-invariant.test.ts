@@ -5,14 +5,21 @@
  * reads to in any later run — where a dead holder's claim is found. A writer that put an item further ahead would
  * hide its dead claims from the sweeper until then.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildSuccessor } from '../../functions/domain/failover.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { deferredSweepAt, LEASE_HORIZON_SKEW_MS, leaseHorizon } from '../../functions/domain/sweep-index.ts';
+import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
+import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
 import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import { DynamoSuccessorStore, type OwnedNotification } from '../../functions/stores/successor-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
+import { ALICE_ID } from '../support/operator.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
 
 const T0 = 1_800_000_000_000;
@@ -137,5 +144,85 @@ describe('every PENDING writer keeps sweepAt <= max(now, retryAt) + the pending 
       }),
       { numRuns: 30 },
     );
+  });
+
+  it("an operator's resend: due a minute after it, within any pending threshold of a minute or more", async () => {
+    const mock = mockClient(DynamoDBDocumentClient);
+    mock.on(UpdateCommand).resolves({ Attributes: {} });
+    const events = new DynamoEventStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), 'notifier');
+    const item = {
+      pk: 'EVENT#inv',
+      sk: 'NOTIFICATION#EMAIL',
+      eventId: 'inv',
+      channel: 'EMAIL',
+      notificationId: 'inv#EMAIL',
+      status: 'FAILED',
+      attempt: 2,
+    } as unknown as ResendTarget;
+    try {
+      await fc.assert(
+        fc.asyncProperty(time, threshold, ahead, ahead, async (now, t, c, s) => {
+          mock.resetHistory();
+          await events.resend(item, { by: ALICE_ID, reason: 'customer called', accepted: undefined }, now);
+          const values = mock.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
+          holds({ at: now, sweepAt: Number(values[':sweepAt']) }, t, c, s);
+        }),
+        { numRuns: 30 },
+      );
+    } finally {
+      mock.restore();
+    }
+  });
+
+  it("an operator's release of a failover's held notice (the successor store's move to PENDING): due at once", async () => {
+    const mock = mockClient(DynamoDBDocumentClient);
+    mock.on(UpdateCommand).resolves({});
+    try {
+      await fc.assert(
+        fc.asyncProperty(time, threshold, ahead, ahead, async (now, t, c, s) => {
+          mock.resetHistory();
+          const store = new DynamoSuccessorStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), 'notifier', 8, t);
+          const held = { ...notification(now - 60_000, t), status: 'FAILOVER_HELD', epoch: 2 } as OwnedNotification;
+          expect(await store.move(held, 'PENDING', 'held', { late: true }, now)).toBe(true);
+          const values = mock.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
+          const sweepAt = Object.entries(values).find(([k]) => k.includes('sweepAt'))?.[1];
+          holds({ at: now, sweepAt: Number(sweepAt) }, t, c, s);
+        }),
+        { numRuns: 30 },
+      );
+    } finally {
+      mock.restore();
+    }
+  });
+
+  it("a producer's repair of a refused channel (REFUSED → PENDING)", async () => {
+    const mock = mockClient(DynamoDBDocumentClient);
+    mock.on(TransactWriteCommand).resolves({});
+    const inbox = new DynamoInboxStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), 'notifier');
+    try {
+      await fc.assert(
+        fc.asyncProperty(time, threshold, ahead, ahead, async (now, t, c, s) => {
+          mock.resetHistory();
+          const repaired = await inbox.repairChannels({
+            eventId: 'inv',
+            type: 'TransferCompleted',
+            expected: { payloadHash: 'h0', channels: [], refusedChannels: ['EMAIL'], repairHash: 'r0' },
+            payloadHash: 'h1',
+            channels: ['EMAIL'],
+            refusedChannels: [],
+            repairs: [{ channel: 'EMAIL', recipient: 'x@example.com' }],
+            now,
+            placement: { sweepShards: 8, pendingThresholdMs: t },
+          });
+          expect(repaired).toBe('repaired');
+          const items = mock.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+          expect(items).toHaveLength(2);
+          holds({ at: now, sweepAt: Number(items[1]?.Update?.ExpressionAttributeValues?.[':sweepAt']) }, t, c, s);
+        }),
+        { numRuns: 30 },
+      );
+    } finally {
+      mock.restore();
+    }
   });
 });

@@ -329,6 +329,8 @@ describe('sweeper', () => {
       // EMAIL's bulk #1 to #7 and PUSH's 8 bulk partitions unfinished; only the one it was reading has a cursor.
       expect(r.leasePass.unfinished).toBe(15);
       expect(Object.keys(r.leasePass.cursors)).toEqual(['PENDING#EMAIL#bulk#1']);
+      // The next run's rotation starts there, not at the critical partitions it read to their end.
+      expect(r.leasePass.resumeAt).toEqual({ noticeClass: 'bulk', channel: 'EMAIL', shard: 1 });
     });
 
     it('resumes a partition where an earlier run stopped it, not at its start', async () => {

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import { NOTICE_CLASSES } from '../../functions/domain/catalogue.ts';
+import { CHANNELS } from '../../functions/domain/channels.ts';
+import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
+import { type LeaseCursors, type LeasePosition, withinItem } from '../../functions/stores/lease-cursors.ts';
+import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
+
+const NOW = 1_800_000_000_000;
+const entry = (key: string, i: number, over: Partial<SweepEntry> = {}): SweepEntry => ({
+  pk: `EVENT#${key}-${i}`,
+  sk: 'NOTIFICATION#EMAIL',
+  channel: 'EMAIL',
+  notificationId: `${key}-${i}`,
+  status: 'PENDING',
+  attempt: 0,
+  createdAt: new Date(NOW).toISOString(),
+  sweepAt: NOW - 600_000 + i,
+  sweepKey: key,
+  ...over,
+});
+const dead = (key: string, i: number) => entry(key, i, { status: 'SENDING', attempt: 1, leaseUntil: NOW - 1 });
+
+/**
+ * A fake store's lease Query: `pages(key)` pages of 1,000 entries a partition, `tick` ms of the clock a page, the last
+ * page of a partition holding its dead claims; the next key is a LastEvaluatedKey's shape with a long event id.
+ */
+function leaseStore(
+  pages: (key: string) => number,
+  deadIn: (key: string) => SweepEntry[],
+  clock: { t: number },
+  tick = 1_000,
+) {
+  return {
+    findExpiredLeases: async (p: SweepPartition, now: number, _until: number, start?: { i: number }) => {
+      clock.t += tick;
+      const key = sweepPartition(p);
+      const i = start?.i ?? 0;
+      const last = i + 1 >= pages(key);
+      const pk = `EVENT#${'e'.repeat(120)}${i}`;
+      const next = last ? undefined : { i: i + 1, sweepKey: key, sweepAt: NOW - 600_000 + i, pk, sk: 'N' };
+      const entries = last ? deadIn(key).filter((e) => (e.leaseUntil ?? Number.POSITIVE_INFINITY) < now) : [];
+      return { entries, next };
+    },
+  } as unknown as NotificationStore;
+}
+
+/** Runs a minute apart, each carrying what the last saved (through the item's limit) to the next. */
+async function runs(
+  n: number,
+  work: readonly LeaseWork[],
+  store: NotificationStore,
+  clock: { t: number },
+  concurrency: number,
+  saved: LeaseCursors = {},
+) {
+  const resolved: { run: number; e: SweepEntry }[] = [];
+  const kept: { resumeAt?: LeasePosition | undefined; cursors: LeaseCursors }[] = [];
+  let resumeAt: LeasePosition | undefined;
+  for (let run = 1; run <= n; run++) {
+    const start = NOW + run * 60_000;
+    clock.t = start;
+    const r = await leasePass(work, {
+      store,
+      now: () => clock.t,
+      at: start,
+      horizon: start + 960_000,
+      deadline: start + 15_000,
+      concurrency,
+      saved,
+      resumeAt,
+      handle: async (e) => {
+        resolved.push({ run, e });
+      },
+    });
+    saved = withinItem(r.cursors);
+    resumeAt = r.resumeAt;
+    kept.push({ resumeAt, cursors: saved });
+  }
+  return { resolved, kept };
+}
+
+describe("the lease pass's rotation over runs", () => {
+  it('a backlog of about one run in a critical partition no longer hides a bulk partition’s dead claim: found in the second run', async () => {
+    const crit: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'critical' };
+    const bulk: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'bulk' };
+    const ck = sweepPartition(crit);
+    const bk = sweepPartition(bulk);
+    const clock = { t: NOW };
+    // 15 pages in the critical partition: a run (15 s, a second a page) reads exactly it, whatever it saved.
+    const store = leaseStore(
+      (key) => (key === ck ? 15 : 1),
+      (key) => (key === bk ? [dead(bk, 11)] : []),
+      clock,
+    );
+    const { resolved, kept } = await runs(5, [crit, bulk], store, clock, 1);
+    // (The fake store leaves the claim as it was, so later cycles find it again.)
+    expect(resolved[0]?.run).toBe(2);
+    // Run 1 stopped at the bulk partition and left it to run 2, which started there.
+    expect(kept[0]?.resumeAt).toEqual({ noticeClass: 'bulk', channel: 'EMAIL', shard: 0 });
+  });
+
+  it('reaches every partition of the most shards within a bounded number of runs, even those whose cursors the item dropped', async () => {
+    const work: LeaseWork[] = NOTICE_CLASSES.flatMap((noticeClass) =>
+      CHANNELS.flatMap((channel) =>
+        Array.from({ length: 256 }, (_, shard): LeaseWork => ({ state: 'PENDING', noticeClass, channel, shard })),
+      ),
+    );
+    const lastKey = sweepPartition(work.at(-1) as LeaseWork);
+    const firstKey = sweepPartition(work[0] as LeaseWork);
+    const clock = { t: NOW };
+    const store = leaseStore(
+      () => 2,
+      (key) => (key === lastKey || key === firstKey ? [dead(key, 1)] : []),
+      clock,
+      60,
+    );
+    // An earlier run left a cursor in every partition: more than the item keeps, so the bulk ones are dropped.
+    const all = Object.fromEntries(
+      work.map((w) => {
+        const key = sweepPartition(w);
+        return [key, { i: 1, sweepKey: key, sweepAt: NOW - 600_000, pk: `EVENT#${'e'.repeat(120)}`, sk: 'N' }];
+      }),
+    );
+    const saved = withinItem(all);
+    expect(saved[lastKey]).toBeUndefined();
+    // 16 partitions at once, 15 s, 60 ms of the shared clock a page: 250 pages a run over 2,304 partitions' 1 or 2 pages.
+    const { resolved, kept } = await runs(30, work, store, clock, 16, saved);
+    const runOf = (key: string) => resolved.find((x) => x.e.sweepKey === key)?.run;
+    expect(runOf(firstKey)).toBe(1);
+    // A cycle: 2,304 pages, plus a page more for each of the ~900 partitions whose cursor was dropped, at 250 a run.
+    expect(runOf(lastKey)).toBeLessThanOrEqual(14);
+    // Each run kept the cursor of the partition its rotation stopped in: the rotation never restarts a partition.
+    for (const k of kept) {
+      if (k.resumeAt === undefined) continue;
+      const key = sweepPartition({ state: 'PENDING', ...k.resumeAt });
+      if (Object.keys(k.cursors).length > 0) expect(Object.keys(k.cursors)[0]).toBe(key);
+    }
+    // The cycle ended and a new one began: the first partition's claim would be found again from the front.
+    expect(kept.some((k) => k.resumeAt === undefined || k.resumeAt.noticeClass === 'critical')).toBe(true);
+  });
+
+  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, still fails the run", async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 3, noticeClass: 'normal' };
+    const key = sweepPartition(w);
+    const refused = Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' });
+    const starts: unknown[] = [];
+    const failing = (error: Error) =>
+      ({
+        findExpiredLeases: async (_p: SweepPartition, _n: number, _u: number, start?: { mark?: string }) => {
+          starts.push(start?.mark);
+          if (start?.mark === 'saved' || start?.mark === 'round') throw error;
+          return { entries: [], next: undefined };
+        },
+      }) as unknown as NotificationStore;
+    const saved = { [key]: { mark: 'saved', sweepKey: key, sweepAt: NOW, pk: 'EVENT#x', sk: 'N' } };
+    const input = (store: NotificationStore, s: LeaseCursors) => ({
+      store,
+      now: () => NOW,
+      at: NOW,
+      horizon: NOW + 960_000,
+      deadline: NOW + 15_000,
+      concurrency: 1,
+      saved: s,
+      handle: async () => {},
+    });
+    const r = await leasePass([{ ...w, next: { mark: 'early', sweepAt: NOW - 1 } }], input(failing(refused), saved));
+    expect(starts).toEqual(['saved', 'early']);
+    expect(r.dropped).toEqual([
+      { partition: key, reason: 'refused by DynamoDB: The provided starting key is invalid' },
+    ]);
+    await expect(
+      leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {})),
+    ).rejects.toThrow(refused);
+    await expect(leasePass([w], input(failing(new Error('throttled')), saved))).rejects.toThrow('throttled');
+  });
+});
