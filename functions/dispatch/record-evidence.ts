@@ -246,13 +246,15 @@ export class InvocationEvidence implements SendBatch {
 
   putFirst(proof: SendProof, at: string): Promise<boolean> | undefined {
     const spooled = this.spooled;
-    if (spooled === undefined || this.intentAsked || parseSliceBatch(at) === undefined) return undefined;
+    // Only a landed intent covers a record not yet put: while one asked late is unanswered (or was refused), a send
+    // that passed `ready` before it was asked still puts its record first, and waits for the intent if that misses.
+    if (spooled === undefined || this.intentKept || parseSliceBatch(at) === undefined) return undefined;
     return this.putThenCover(spooled, proof, at);
   }
 
   /**
    * The put, awaited at most PUT_FIRST_MS; one not landed by then stays in flight (`close` awaits it) and the intent is
-   * opened now, awaited like `ready` (at most INTENT_WAIT_MS): from here on the invocation is covered as one of many
+   * opened now, awaited like `ready` (at most INTENT_WAIT_MS): once it landed the invocation is covered as one of many
    * records is, and its later sends take that path. Refused too, its unlanded records go as late objects at close.
    */
   private async putThenCover(spooled: SpoolWriter, proof: SendProof, at: string): Promise<boolean> {
