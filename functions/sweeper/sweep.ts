@@ -67,7 +67,7 @@ export interface SweepDeps {
    * A dead holder's record in the evidence spool (spooled-send.ts): an expired lease whose holder spooled its send's
    * record before it died is SENT with it. Without it (no evidence kept) every expired lease is decided by policy.
    */
-  readonly spooled?: SpooledSends;
+  readonly spooled?: Pick<SpooledSends, 'resolve'>;
 }
 
 export interface SweepResult {
@@ -147,9 +147,11 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
 
   const handle = async (e: SweepEntry): Promise<void> => {
     if (e.status === 'SENDING') {
-      // The holder's send record in the spool says the provider accepted: SENT with it. A look-up that fails decides
-      // by policy, as without one.
+      // The holder's send record in the spool says the provider accepted: SENT with it. A look-up that fails (or is
+      // skipped: spooled-send.ts) decides by policy, as without one; a record found whose SENT write failed leaves the
+      // lease to the next run — the record proves the send, so no policy may resend it.
       const spooled = await deps.spooled?.resolve(e, now).catch(() => undefined);
+      if (spooled === 'later') return;
       if (spooled !== undefined) {
         if (spooled === 'lost') result.lostRaces++;
         else result.resolvedSent.push(e);
