@@ -207,34 +207,23 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
     putTimeoutMs: config.evidence.timeoutMs,
     spoolBelow: config.evidence.spoolBelow,
     // Unanswered in time, it is taken as refused and the records go alone: counted so, however it ends.
-    onIntentLate: () => {
-      countNow('EvidenceIntentsNotWritten');
-      logger.error('evidence intent not answered in time: each record is written on its own as it comes', {
-        batch: batch.name,
-      });
-    },
+    onIntentLate: () => notWritten('not answered in time'),
     // A spooling invocation writes no intent unless a record's put before its SENT write does not land in time.
-    onLateIntent: (opened) => {
-      if (opened.kept) {
-        logger.warn('evidence spool put not answered in time: the intent opened, the sweeper recovers what is left', {
-          batch: batch.name,
-        });
-        return;
-      }
-      countNow('EvidenceIntentsNotWritten');
-      logger.error('evidence spool put and intent not written: each record is written on its own as it comes', {
-        batch: batch.name,
-        reason: opened.error,
-      });
-    },
+    onLateIntent: (opened) =>
+      opened.kept
+        ? logger.warn('evidence spool put not answered in time: the intent opened', { batch: batch.name })
+        : notWritten('not written after a spool put', opened.error),
   });
-  void batch.open(notificationIds).then((opened) => {
-    if (opened.kept || opened.spooling === true || batch.intentTimedOut) return;
+  /** An intent refused, or taken as refused: each record is then written on its own as it comes. */
+  const notWritten = (what: string, reason?: string) => {
     countNow('EvidenceIntentsNotWritten');
-    logger.error('evidence intent not written: each record is written on its own as it comes', {
+    logger.error(`evidence intent ${what}: each record is written on its own as it comes`, {
       batch: batch.name,
-      reason: opened.error,
+      reason,
     });
+  };
+  void batch.open(notificationIds).then((opened) => {
+    if (!opened.kept && opened.spooling !== true && !batch.intentTimedOut) notWritten('not written', opened.error);
   });
   return batch;
 }
