@@ -21,7 +21,7 @@ import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
-import type { SpooledSends } from './spooled-send.ts';
+import type { SpooledSends, SpoolLookups } from './spooled-send.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
@@ -79,24 +79,7 @@ export const handler = async (_event: unknown, context: Context) => {
       context.getRemainingTimeInMillis() -
       config.deadlineMarginMs -
       (evidenceStore === undefined ? 0 : EVIDENCE_RESERVE_MS);
-    // An expired lease whose holder spooled its send's record before it died: SENT with it. Built per run (the spool
-    // minutes it reads are shared by the run's look-ups, and dropped with it), loaded with the run's first expired lease.
-    let lookUps: Promise<SpooledSends> | undefined;
-    const spooled: Pick<SpooledSends, 'resolve'> = {
-      resolve: async (e, now) => {
-        lookUps ??= import('./spooled-send.ts').then((m) =>
-          m.spooledSends({
-            notifications: notificationStore,
-            spool: evidenceSpool,
-            outlets: { index: evidenceIndex },
-            now: Date.now,
-            deadline: sweepBy,
-            maxRecords: SPOOL_LOOKUP_RECORDS_PER_RUN,
-          }),
-        );
-        return (await lookUps).resolve(e, now);
-      },
-    };
+    const spooled = spoolLookUps(sweepBy);
     const r = await sweep({
       store: notificationStore,
       now: Date.now,
@@ -105,7 +88,7 @@ export const handler = async (_event: unknown, context: Context) => {
       ...(evidenceStore === undefined ? {} : { spooled }),
       deadline: sweepBy,
     });
-    const spoolLookups = (await lookUps)?.lookups;
+    const spoolLookups = await spooled.done();
     const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
     count('SweeperRedriven', r.redriven.length + r.resolvedRetry.length);
     count('SweeperWoken', r.woken.length);
@@ -224,6 +207,32 @@ async function fencedRun(context: Context) {
     resolvedRetry: 0,
     ...(rolledUp === undefined ? {} : { rolledUp }),
   };
+}
+
+/**
+ * An expired lease whose holder spooled its send's record before it died: SENT with it (spooled-send.ts). One per run
+ * (the spool minutes it reads are shared by the run's look-ups, and dropped with it), loaded with the run's first
+ * expired lease; `done` tells what its look-ups did (none: undefined).
+ */
+function spoolLookUps(deadline: number) {
+  let lookUps: Promise<SpooledSends> | undefined;
+  const spooled: Pick<SpooledSends, 'resolve'> & { done(): Promise<SpoolLookups | undefined> } = {
+    resolve: async (e, now) => {
+      lookUps ??= import('./spooled-send.ts').then((m) =>
+        m.spooledSends({
+          notifications: notificationStore,
+          spool: evidenceSpool,
+          outlets: { index: evidenceIndex },
+          now: Date.now,
+          deadline,
+          maxRecords: SPOOL_LOOKUP_RECORDS_PER_RUN,
+        }),
+      );
+      return (await lookUps).resolve(e, now);
+    },
+    done: async () => (await lookUps)?.lookups,
+  };
+  return spooled;
 }
 
 /** Every spool's closed slices, each as one object (roll-up-evidence.ts), reported. */
