@@ -121,6 +121,10 @@ export const METRIC_NAMES = [
   'EvidenceSpoolUnreadable',
   // spooled sends the roll-up found missing from the customers' index (their writer died or was refused), indexed then
   'EvidenceIndexFilled',
+  // the sweeper's look-ups of an expired lease's spooled record: decided by policy because the run's cap or deadline
+  // (or a refused read) left part of the holder's minutes unread; found, but its SENT write failed (the next run's)
+  'SpoolLookupsSkipped',
+  'SpoolSendsLeftForNextRun',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 

@@ -204,41 +204,26 @@ function openEvidenceBatch(event: DynamoDBStreamEvent, deadline: number) {
   if (evidence === undefined) return undefined;
   const notificationIds = event.Records.flatMap((r) => dispatchable(r)?.notificationId ?? []);
   if (notificationIds.length === 0) return undefined;
+  /** An intent refused, or taken as refused: each record is then written on its own as it comes. */
+  const notWritten = (reason = 'Timeout') => {
+    countNow('EvidenceIntentsNotWritten');
+    logger.error('evidence intent not written: each record is written on its own as it comes', {
+      batch: batch.name,
+      reason,
+    });
+  };
   const batch = new InvocationEvidence(evidence.outlets, {
     now: Date.now(),
     id: randomUUID().replaceAll('-', '').slice(0, 20),
     dueMs: deadline + EVIDENCE_RECOVERY_GRACE_MS,
     putTimeoutMs: config.evidence.timeoutMs,
     spoolBelow: config.evidence.spoolBelow,
-    // Unanswered in time, it is taken as refused and the records go alone: counted so, however it ends.
-    onIntentLate: () => {
-      countNow('EvidenceIntentsNotWritten');
-      logger.error('evidence intent not answered in time: each record is written on its own as it comes', {
-        batch: batch.name,
-      });
-    },
-    // A spooling invocation writes no intent unless a record's put before its SENT write does not land in time.
-    onLateIntent: (opened) => {
-      if (opened.kept) {
-        logger.warn('evidence spool put not answered in time: the intent opened, the sweeper recovers what is left', {
-          batch: batch.name,
-        });
-        return;
-      }
-      countNow('EvidenceIntentsNotWritten');
-      logger.error('evidence spool put and intent not written: each record is written on its own as it comes', {
-        batch: batch.name,
-        reason: opened.error,
-      });
-    },
+    // Unanswered in time, it is taken as refused and the records go alone: counted so, however it ends. So is one a
+    // spooling invocation opened late (a put before a SENT write that did not land in time) and the table refused.
+    onIntentLate: notWritten,
   });
   void batch.open(notificationIds).then((opened) => {
-    if (opened.kept || opened.spooling === true || batch.intentTimedOut) return;
-    countNow('EvidenceIntentsNotWritten');
-    logger.error('evidence intent not written: each record is written on its own as it comes', {
-      batch: batch.name,
-      reason: opened.error,
-    });
+    if (!(opened.kept || opened.spooling || batch.intentTimedOut)) notWritten(opened.error);
   });
   return batch;
 }
@@ -266,20 +251,13 @@ async function closeEvidenceBatch(batch: InvocationEvidence, budget: InvocationB
   // Spooled: what is reported is the records whose put the table refused (the spooled ones are safe).
   reportBatch(r, batch.name, r.spool === undefined ? batch.records : (r.spool.refused as readonly SendProof[]));
   if (r.spool !== undefined) count('EvidenceSpooled', r.spool.spooled);
-  // No intent covers a spooled record's index: the roll-up of its slice checks the index and fills it.
-  if (r.spool !== undefined && !r.indexed && !r.intentOpen) {
-    logger.warn('evidence spooled; its index not written: left to the roll-up of its slice', {
-      batch: batch.name,
-      reason: r.error,
-    });
-  }
   // Its intent stays open and the sweeper indexes it; counted so a throttled index table shows.
   if (r.unindexedItems !== undefined) count('EvidenceIndexUnprocessed', r.unindexedItems);
 }
 
 /** Where a batch's records went: metrics per channel, ids in the log. */
 function reportBatch(
-  r: { outcome: string; records: number; intentOpen: boolean; error?: string },
+  r: { outcome: string; records: number; intentOpen: boolean; spool?: { indexed: boolean }; error?: string },
   name: string,
   records: readonly SendProof[],
 ): void {
@@ -307,7 +285,8 @@ function reportBatch(
       reason: r.error,
       sends: ids,
     });
-  } else if (r.intentOpen) {
+  } else if (r.intentOpen || r.spool?.indexed === false) {
+    // A spooled record's index write that failed is the sweeper's too: the roll-up of its slice checks and fills it.
     logger.warn('evidence batch written; its index or intent left to the sweeper', {
       batch: batch.name,
       reason: r.error,

@@ -160,15 +160,14 @@ export class InvocationEvidence implements SendBatch {
   private intentRefused = false;
   /** Taken as refused after INTENT_WAIT_MS without an answer (onIntentLate counted it). */
   private intentLate = false;
-  private opening: Promise<unknown> = Promise.resolve();
+  /** The intent asked for (at `open`, or late: a spooling invocation's put that did not land); none yet: undefined. */
+  private opening: Promise<unknown> | undefined;
   private readonly alone: Promise<AloneWritten>[] = [];
   private aloneNames = 0;
   /** Set by `open` when the invocation holds few records: they go to the spool, rolled up by the sweeper. */
   private spooled: SpoolWriter | undefined;
   /** The notifications the invocation was handed: what an intent opened late names. */
   private notificationIds: readonly string[] = [];
-  /** An intent was asked for (at `open`, or late: a spooled invocation's put that did not land). */
-  private intentAsked = false;
 
   constructor(
     private readonly outlets: BatchOutlets & {
@@ -190,14 +189,10 @@ export class InvocationEvidence implements SendBatch {
       readonly intentWaitMs?: number;
       /**
        * The intent went unanswered for that long and is taken as refused (the records go alone): counted as not
-       * written, as a refusal is — however it ends later.
+       * written, as a refusal is — however it ends later. Also an intent opened late (a spooling invocation's put that
+       * did not land in time: `putFirst`) and refused: its error's name.
        */
-      readonly onIntentLate?: () => void;
-      /**
-       * A spooling invocation's put did not land in time, and the intent was opened then (`putFirst`): how that went
-       * (refused: its records go alone, as after an intent refused at `open`).
-       */
-      readonly onLateIntent?: (opened: { kept: boolean; error?: string }) => void;
+      readonly onIntentLate?: (error?: string) => void;
       /** The longest a send slot waits for a record's spool put (PUT_FIRST_MS). */
       readonly putFirstMs?: number;
     },
@@ -227,7 +222,6 @@ export class InvocationEvidence implements SendBatch {
   }
 
   private openIntent(): Promise<{ kept: boolean; error?: string }> {
-    this.intentAsked = true;
     const opened = this.outlets.intents
       .open({ name: this.name, dueMs: this.options.dueMs, notificationIds: this.notificationIds })
       .then(
@@ -246,20 +240,22 @@ export class InvocationEvidence implements SendBatch {
 
   putFirst(proof: SendProof, at: string): Promise<boolean> | undefined {
     const spooled = this.spooled;
-    if (spooled === undefined || this.intentAsked || parseSliceBatch(at) === undefined) return undefined;
+    // Only a landed intent covers a record not yet put: while one asked late is unanswered (or was refused), a send
+    // that passed `ready` before it was asked still puts its record first, and waits for the intent if that misses.
+    if (spooled === undefined || this.intentKept || parseSliceBatch(at) === undefined) return undefined;
     return this.putThenCover(spooled, proof, at);
   }
 
   /**
    * The put, awaited at most PUT_FIRST_MS; one not landed by then stays in flight (`close` awaits it) and the intent is
-   * opened now, awaited like `ready` (at most INTENT_WAIT_MS): from here on the invocation is covered as one of many
+   * opened now, awaited like `ready` (at most INTENT_WAIT_MS): once it landed the invocation is covered as one of many
    * records is, and its later sends take that path. Refused too, its unlanded records go as late objects at close.
    */
   private async putThenCover(spooled: SpoolWriter, proof: SendProof, at: string): Promise<boolean> {
     if (await spooled.putNow(proof, at, Date.now(), this.options.putFirstMs ?? PUT_FIRST_MS)) return true;
-    if (!this.intentAsked) {
+    if (this.opening === undefined) {
       void this.openIntent().then((opened) => {
-        if (!this.intentLate) this.options.onLateIntent?.(opened);
+        if (opened.error && !this.intentLate) this.options.onIntentLate?.(opened.error);
       });
     }
     await this.intentAnswered();

@@ -100,6 +100,8 @@ export function indexExpiresAt(day: string, retentionDays: number): number {
 const BATCH_WRITE_MAX = 25;
 /** BatchGetItem's most keys a call. */
 const BATCH_GET_MAX = 100;
+/** BatchGetItem calls of the roll-up's index check in flight at once. */
+const GETS_AT_ONCE = 4;
 export const UNPROCESSED_RETRIES = { attempts: 5, baseMs: 50, maxMs: 800 } as const;
 
 type Key = { pk: string; sk: string };
@@ -213,20 +215,20 @@ export class DynamoEvidenceIndex extends DynamoEvidenceIndexWriter implements Ev
    * write (sweeper/roll-up-evidence.ts). BatchGetItem, eventually consistent (minutes after the writes), 100 keys a
    * call, the unprocessed asked again; still unprocessed after the retries, it throws (the slice is checked again).
    */
-  async lacking(entries: readonly DatedEntry[]): Promise<DatedEntry[]> {
+  async lacking(
+    entries: readonly DatedEntry[],
+    until?: { readonly now: () => number; readonly deadline: number },
+  ): Promise<DatedEntry[]> {
     const keys = indexItemsOf(entries).map(({ pk, sk }) => ({ pk, sk }));
     const found = new Map<string, Item>();
-    const wait = this.options.wait ?? sleep;
-    for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
-      let asked: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_MAX);
-      for (let attempt = 1; asked.length > 0; attempt++) {
-        if (attempt > UNPROCESSED_RETRIES.attempts)
-          throw Object.assign(new Error('index keys unprocessed'), { name: 'Unprocessed' });
-        if (attempt > 1) await wait(Math.round(Math.random() * UNPROCESSED_RETRIES.baseMs * 2 ** (attempt - 1)));
-        const r = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: asked } } }));
-        for (const item of r.Responses?.[this.tableName] ?? []) found.set(itemId(item as Key), item);
-        asked = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
-      }
+    // A few calls at once (a busy minute's slice is hundreds of them), none started past the run's deadline.
+    for (let i = 0; i < keys.length; i += BATCH_GET_MAX * GETS_AT_ONCE) {
+      if (until !== undefined && until.now() >= until.deadline)
+        throw Object.assign(new Error('the run ended before the index was checked'), { name: 'DeadlinePassed' });
+      const calls = [];
+      for (let j = i; j < Math.min(keys.length, i + BATCH_GET_MAX * GETS_AT_ONCE); j += BATCH_GET_MAX)
+        calls.push(this.getAll(keys.slice(j, j + BATCH_GET_MAX), found));
+      await Promise.all(calls);
     }
     // A send is its record, whatever form its mark took (an earlier version spaced it): each starts with its digest.
     const recordOf = (mark: string) => mark.slice(0, INDEX_DIGEST_B64);
@@ -241,6 +243,20 @@ export class DynamoEvidenceIndex extends DynamoEvidenceIndexWriter implements Ev
       );
       return sends.length === 0 ? [] : [{ entry: { ...entry, sends }, expiresAt }];
     });
+  }
+
+  /** One BatchGetItem of up to 100 keys into `found`, the unprocessed asked again; still unprocessed, it throws. */
+  private async getAll(keys: Record<string, unknown>[], found: Map<string, Item>): Promise<void> {
+    const wait = this.options.wait ?? sleep;
+    let asked = keys;
+    for (let attempt = 1; asked.length > 0; attempt++) {
+      if (attempt > UNPROCESSED_RETRIES.attempts)
+        throw Object.assign(new Error('index keys unprocessed'), { name: 'Unprocessed' });
+      if (attempt > 1) await wait(Math.round(Math.random() * UNPROCESSED_RETRIES.baseMs * 2 ** (attempt - 1)));
+      const r = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: asked } } }));
+      for (const item of r.Responses?.[this.tableName] ?? []) found.set(itemId(item as Key), item);
+      asked = (r.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+    }
   }
 
   async sendsOf(userId: string, range: DayRange = {}): Promise<IndexedRef[]> {

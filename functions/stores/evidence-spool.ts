@@ -85,6 +85,11 @@ export interface EvidenceSpool {
    * a dead holder's record: sweeper/spooled-send.ts).
    */
   ofMinutes(startsMs: readonly number[]): Promise<SpooledRecord[]>;
+  /**
+   * The records of the minute starting at `startMs` in partition `shard`, every retention class, in this table: read
+   * page by page as they are taken, `max` items at most (the sweeper's bounded look-up: sweeper/spooled-send.ts).
+   */
+  minuteOf(startMs: number, shard: number, max: number): AsyncIterable<SpooledRecord>;
   /** Deletes items of the earlier layout once rolled (they have no TTL); the current layout's expire by themselves. */
   retire(keys: readonly SpoolKey[]): Promise<void>;
   /** Copies a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
@@ -281,6 +286,22 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
     return (await Promise.all(items.flat().map(readItem)))
       .filter((r): r is SpooledRecord & { key: SpoolKey } => !isBadSpoolItem(r))
       .map(({ key: _key, legacy: _legacy, ...r }: SpooledRecord & { key: SpoolKey; legacy?: true }) => r);
+  }
+
+  async *minuteOf(startMs: number, shard: number, max: number): AsyncIterable<SpooledRecord> {
+    const query = {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :start)',
+      ExpressionAttributeValues: { ':pk': spoolPk(shard), ':start': `${pad(startMs)}#` },
+      ConsistentRead: true,
+    };
+    for await (const item of queryItems(this.client, query, max)) {
+      const read = await readItem(item);
+      // A bad item is no record (the roll-up sets it apart).
+      if (isBadSpoolItem(read)) continue;
+      const { key: _key, legacy: _legacy, ...record } = read;
+      yield record;
+    }
   }
 
   async retire(keys: readonly SpoolKey[]): Promise<void> {

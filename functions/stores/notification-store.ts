@@ -434,26 +434,28 @@ export class DynamoNotificationStore implements NotificationStore {
 
   /** SENT for an expired lease whose holder spooled its send's record and died (sweeper/spooled-send.ts). */
   acceptSpooled(entry: SweepEntry, send: { providerMessageId: string; evidence: SentEvidence }, now: number) {
-    return this.acceptExpired(entry, entry.attempt, send.providerMessageId, now, send.evidence);
+    return this.acceptExpired({ pk: entry.pk, sk: entry.sk }, entry.attempt, send.providerMessageId, now, {
+      id: messageIdAttribute(entry.channel),
+      evidence: send.evidence,
+    });
   }
 
-  /** SENT for an expired lease whose holder recorded the acceptance on the item (that id), or spooled it (its id). */
+  /** SENT for an expired lease whose holder recorded the acceptance on the item, or spooled it (`fromRecord`'s). */
   private async acceptExpired(
-    key: NotificationKey & { channel?: SweepEntry['channel'] },
+    key: NotificationKey,
     attempt: number,
     providerMessageId: string,
     now: number,
-    spooled?: SentEvidence,
+    fromRecord?: { id: string; evidence: SentEvidence },
   ): Promise<Resolution> {
     const move = moveCondition('SENDING', 'SENT');
-    const id = spooled === undefined || key.channel === undefined ? undefined : messageIdAttribute(key.channel);
-    const onItem = id === undefined ? ` AND ${messageIdIs(':mid')}` : '';
-    const fromRecord = id === undefined ? '' : `, ${id} = :mid, evidence = :evidence`;
+    const onItem = fromRecord ? '' : ` AND ${messageIdIs(':mid')}`;
+    const written = fromRecord ? `, ${fromRecord.id} = :mid, evidence = :evidence` : '';
     const result = await this.conditionalUpdate({
       TableName: this.tableName,
-      Key: { pk: key.pk, sk: key.sk },
+      Key: key,
       ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now${onItem}`,
-      UpdateExpression: `SET #status = :sent, updatedAt = :iso${fromRecord} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
+      UpdateExpression: `SET #status = :sent, updatedAt = :iso${written} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,
@@ -462,13 +464,11 @@ export class DynamoNotificationStore implements NotificationStore {
         ':now': now,
         ':mid': providerMessageId,
         ':iso': iso(now),
-        ...(id === undefined ? {} : { ':evidence': spooled }),
+        ...(fromRecord && { ':evidence': fromRecord.evidence }),
       },
     });
     if (result === 'applied') return 'accepted';
-    return (await this.wroteItself({ pk: key.pk, sk: key.sk }, 'SENT', attempt, now)) === 'applied'
-      ? 'accepted'
-      : 'lost';
+    return (await this.wroteItself(key, 'SENT', attempt, now)) === 'applied' ? 'accepted' : 'lost';
   }
 
   async expire(entry: SweepEntry, now: number): Promise<Transition> {

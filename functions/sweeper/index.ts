@@ -23,8 +23,7 @@ import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import type { LeasePassResult } from './lease-pass.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
-import { reportRolledUp, rollUpSpools } from './roll-up-evidence.ts';
-import { spooledSends } from './spooled-send.ts';
+import type { SpooledSends, SpoolLookups } from './spooled-send.ts';
 import { sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
@@ -58,12 +57,12 @@ const evidenceIndex = {
   index: new DynamoEvidenceIndex(documentClient, config.evidenceIndexTableName),
   retentionDays: config.evidence.retentionDays,
 };
-/** An expired lease whose holder spooled its send's record before it died: SENT with it (spooled-send.ts). */
-const spooled = spooledSends({
-  notifications: notificationStore,
-  spool: evidenceSpool,
-  outlets: { index: evidenceIndex },
-});
+/**
+ * Spool records one run's look-ups of expired leases read at most (spooled-send.ts): about 4 minutes of a spool taking
+ * 80 records a second (a record is decoded in about 25 µs: half a second of a core). Past it, or past the run's
+ * deadline, a lease not found in what was read is decided by its channel's policy, counted (SpoolLookupsSkipped).
+ */
+const SPOOL_LOOKUP_RECORDS_PER_RUN = 20_000;
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
 const EVIDENCE_GAPS_PER_RUN = 500;
 /**
@@ -85,6 +84,12 @@ export const handler = async (_event: unknown, context: Context) => {
     // Every shard any deploy wrote keys to: max(the mark, this deploy's count), raising the mark to the latter.
     const shards = await shardMark.raise(config.sweepShards, Date.now());
     const savedLeaseCursors = await leaseCursors.load();
+    const sweepBy =
+      Date.now() +
+      context.getRemainingTimeInMillis() -
+      config.deadlineMarginMs -
+      (evidenceStore === undefined ? 0 : EVIDENCE_RESERVE_MS);
+    const spooled = spoolLookUps(sweepBy);
     const r = await sweep({
       store: notificationStore,
       now: Date.now,
@@ -94,12 +99,9 @@ export const handler = async (_event: unknown, context: Context) => {
       leaseReserveMs: LEASE_PASS_RESERVE_MS,
       leaseCursors: savedLeaseCursors.cursors,
       leaseResumeAt: savedLeaseCursors.resumeAt,
-      deadline:
-        Date.now() +
-        context.getRemainingTimeInMillis() -
-        config.deadlineMarginMs -
-        (evidenceStore === undefined ? 0 : EVIDENCE_RESERVE_MS),
+      deadline: sweepBy,
     });
+    const spoolLookups = await spooled.done();
     const perSecond = r.elapsedMs > 0 ? Math.round((r.examined * 1000) / r.elapsedMs) : r.examined;
     count('SweeperRedriven', r.redriven.length + r.resolvedRetry.length);
     count('SweeperWoken', r.woken.length);
@@ -113,6 +115,8 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
     count('SweeperLeaseCursorsDropped', r.leasePass.dropped.length);
     await keepLeasePass(savedLeaseCursors, r.leasePass);
+    count('SpoolLookupsSkipped', spoolLookups?.skipped ?? 0);
+    count('SpoolSendsLeftForNextRun', spoolLookups?.later ?? 0);
     for (const channel of CHANNELS) {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
       countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);
@@ -151,6 +155,7 @@ export const handler = async (_event: unknown, context: Context) => {
       elapsedMs: r.elapsedMs,
       itemsPerSecond: perSecond,
       shards,
+      ...(spoolLookups === undefined ? {} : { spoolLookups }),
     };
     // After the sweep (the notifications first): the evidence writers could not store at once.
     const deadline = () => Date.now() + context.getRemainingTimeInMillis() - config.deadlineMarginMs;
@@ -235,12 +240,40 @@ async function fencedRun(context: Context) {
   };
 }
 
+/**
+ * An expired lease whose holder spooled its send's record before it died: SENT with it (spooled-send.ts). One per run
+ * (the spool minutes it reads are shared by the run's look-ups, and dropped with it), loaded with the run's first
+ * expired lease; `done` tells what its look-ups did (none: undefined).
+ */
+function spoolLookUps(deadline: number) {
+  let lookUps: Promise<SpooledSends> | undefined;
+  const spooled: Pick<SpooledSends, 'resolve'> & { done(): Promise<SpoolLookups | undefined> } = {
+    resolve: async (e, now) => {
+      lookUps ??= import('./spooled-send.ts').then((m) =>
+        m.spooledSends({
+          notifications: notificationStore,
+          spool: evidenceSpool,
+          outlets: { index: evidenceIndex },
+          now: Date.now,
+          deadline,
+          maxRecords: SPOOL_LOOKUP_RECORDS_PER_RUN,
+        }),
+      );
+      return (await lookUps).resolve(e, now);
+    },
+    done: async () => (await lookUps)?.lookups,
+  };
+  return spooled;
+}
+
 /** Every spool's closed slices, each as one object (roll-up-evidence.ts), reported. */
 async function rollUp(
   store: EvidenceStore,
   deadline: number,
   spools = [evidenceSpool, ...(formerSpool === undefined ? [] : [formerSpool])],
 ) {
+  // Loaded with the first roll-up, not at a cold start (the sweeper's bundle budget: test/tools/bundle-budget.test.ts).
+  const { reportRolledUp, rollUpSpools } = await import('./roll-up-evidence.ts');
   const rolledUp = await rollUpSpools(spools, (spool) => ({
     spool,
     store,

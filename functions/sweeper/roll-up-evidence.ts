@@ -310,7 +310,7 @@ async function fillIndexOf(slice: string, held: readonly Spooled[], deps: RollUp
     entry,
     expiresAt: indexExpiresAt(entry.day, retentionDays),
   }));
-  const lacking = await index.lacking(entries);
+  const lacking = await index.lacking(entries, deps);
   for (const { entry, expiresAt } of lacking) await index.add(entry, expiresAt);
   return lacking.reduce((n, { entry }) => n + entry.sends.length, 0);
 }

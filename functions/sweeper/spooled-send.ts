@@ -8,30 +8,64 @@
  * Where to look: the item's updatedAt is a write of the holder (its claim or a lease extension), made inside its
  * invocation, and an invocation spools only when it ends within SPOOL_WRITE_BY_MS of its slice's start
  * (domain/evidence-spool.ts maySpool) — so its slice starts no earlier than updatedAt − SPOOL_WRITE_BY_MS: the minutes
- * from there to updatedAt's, three or four, every partition of each. Read only for expired leases (rare).
+ * from there to updatedAt's, three or four, every partition of each, newest first (the likeliest), stopping at the
+ * minute that holds it.
+ *
+ * Bounded, and shared by the run: one look-up is made per sweeper run (`spooledSends` is built per run), so each
+ * (minute, partition) is read once, as it is needed, and only its send records' keys are kept (notification id and
+ * attempt: a few fields each, never the record's bytes). The records a run reads for look-ups are capped (`maxRecords`)
+ * and none is read past the run's deadline: a look-up that could not read all it needed, and did not find the record
+ * in what it read, is `skipped` — that lease is decided by the channel's policy, as before the spool was looked in
+ * (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is the same. A record
+ * found whose SENT write failed is `later`: the lease is left as it is for the next run, never decided by policy
+ * (that could resend a send the record proves).
  */
-import { type EvidenceRecord, parseEvidence, type SendEvidence } from '../domain/evidence.ts';
-import { SPOOL_SLICE_MS, SPOOL_WRITE_BY_MS, sliceStartOf } from '../domain/evidence-spool.ts';
+import { parseEvidence } from '../domain/evidence.ts';
+import { SPOOL_SHARDS, SPOOL_SLICE_MS, SPOOL_WRITE_BY_MS, sliceStartOf } from '../domain/evidence-spool.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
-import type { EvidenceSpool } from '../stores/evidence-spool.ts';
+import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
 import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/notification-store.ts';
 
-/** A dead holder's spooled send, as its SENT write would have named it. */
+/** A dead holder's spooled send, as its SENT write would have named it: what the look-up keeps of a record. */
 export interface SpooledSend {
   readonly slice: string;
   readonly sha256: string;
-  readonly record: SendEvidence;
+  readonly notificationId: string;
+  readonly userId: string;
+  readonly providerMessageId: string;
+  readonly acceptedAt: string;
 }
 
 export interface SpooledSendDeps {
   readonly notifications: Pick<DynamoNotificationStore, 'get' | 'acceptSpooled'>;
-  readonly spool: Pick<EvidenceSpool, 'ofMinutes'>;
+  readonly spool: Pick<EvidenceSpool, 'minuteOf'>;
   readonly outlets: Pick<BatchOutlets, 'index'>;
+  readonly now: () => number;
+  /** Epoch ms after which no spool item is read (the run's). */
+  readonly deadline: number;
+  /** Spool records the run's look-ups read at most, all together. */
+  readonly maxRecords: number;
 }
 
-/** The sweeper's look-up for an expired lease: `resolve` answers undefined when no spooled record names this attempt. */
+/** What the run's look-ups did (reported with the run). */
+export interface SpoolLookups {
+  /** Leases SENT from their holder's spooled record. */
+  found: number;
+  /** Look-ups that could not read all they needed (the cap, the deadline, a refused read): decided by policy. */
+  skipped: number;
+  /** Records found whose SENT write failed: the lease left for the next run. */
+  later: number;
+  /** Spool records read. */
+  recordsRead: number;
+}
+
+/**
+ * The sweeper's look-up for an expired lease: `resolve` answers undefined when no spooled record names this attempt
+ * (or the look-up was skipped), 'later' when one does but its SENT write failed.
+ */
 export interface SpooledSends {
-  resolve(entry: SweepEntry, now: number): Promise<Resolution | undefined>;
+  resolve(entry: SweepEntry, now: number): Promise<Resolution | 'later' | undefined>;
+  readonly lookups: SpoolLookups;
 }
 
 /** The minutes a holder whose write at `writtenAtMs` spooled to: its invocation's slice is one of them. */
@@ -41,55 +75,109 @@ export function holderMinutes(writtenAtMs: number): number[] {
   return minutes;
 }
 
-/** The send record among `records` of this notification and attempt, if any (a record the parser refuses is none). */
-export function spooledSendOf(
-  records: readonly { readonly slice: string; readonly sha256: string; readonly bytes: Buffer }[],
-  notificationId: string,
-  attempt: number,
-): SpooledSend | undefined {
-  for (const r of records) {
-    let record: EvidenceRecord;
-    try {
-      record = parseEvidence(r.bytes);
-    } catch {
-      continue;
-    }
-    if (record.kind === 'SEND' && record.notificationId === notificationId && record.attempt === attempt) {
-      return { slice: r.slice, sha256: r.sha256, record };
-    }
+/** A record's look-up key: a send is one notification's one attempt. */
+const keyOf = (notificationId: string, attempt: number) => `${attempt}#${notificationId}`;
+
+/** A send record as the look-up keeps it, with its key (none: a feedback record, or one the parser refuses). */
+function sendIn(r: SpooledRecord): [string, SpooledSend] | undefined {
+  if (r.recordKind !== 'SEND') return undefined;
+  try {
+    const record = parseEvidence(r.bytes);
+    if (record.kind !== 'SEND') return undefined;
+    const { notificationId, userId, providerMessageId, acceptedAt } = record;
+    return [
+      keyOf(notificationId, record.attempt),
+      { slice: r.slice, sha256: r.sha256, notificationId, userId, providerMessageId, acceptedAt },
+    ];
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
+/** One (minute, partition) as read: its sends by key, and whether it was read to its end. */
+interface Part {
+  readonly sends: ReadonlyMap<string, SpooledSend>;
+  readonly complete: boolean;
+}
+
+/** One run's look-ups: build it per run (the parts read are kept for the run, not longer). */
 export function spooledSends(deps: SpooledSendDeps): SpooledSends {
+  const lookups: SpoolLookups = { found: 0, skipped: 0, later: 0, recordsRead: 0 };
+  const parts = new Map<string, Promise<Part>>();
+  let left = deps.maxRecords;
+  const open = () => left > 0 && deps.now() < deps.deadline;
+
+  const read = async (minute: number, shard: number): Promise<Part> => {
+    const sends = new Map<string, SpooledSend>();
+    if (!open()) return { sends, complete: false };
+    try {
+      // One more than may be taken: a partition holding exactly what is left reads as complete.
+      for await (const r of deps.spool.minuteOf(minute, shard, left + 1)) {
+        if (!open()) return { sends, complete: false };
+        left--;
+        lookups.recordsRead++;
+        const send = sendIn(r);
+        if (send !== undefined && !sends.has(send[0])) sends.set(...send);
+      }
+      return { sends, complete: true };
+    } catch {
+      // Refused (a throttled spool table): what was read is kept; the rest is not read again this run.
+      return { sends, complete: false };
+    }
+  };
+  const partOf = (minute: number, shard: number): Promise<Part> => {
+    const key = `${minute}#${shard}`;
+    let part = parts.get(key);
+    if (part === undefined) {
+      part = read(minute, shard);
+      parts.set(key, part);
+    }
+    return part;
+  };
+
+  /** The send in the holder's minutes, newest first; 'skipped' when not found and not all could be read. */
+  const find = async (writtenAt: number, key: string): Promise<SpooledSend | 'skipped' | undefined> => {
+    let complete = true;
+    for (const minute of holderMinutes(writtenAt).reverse()) {
+      const read = await Promise.all(Array.from({ length: SPOOL_SHARDS }, (_, shard) => partOf(minute, shard)));
+      const found = read.map((p) => p.sends.get(key)).find((s) => s !== undefined);
+      if (found !== undefined) return found;
+      complete &&= read.every((p) => p.complete);
+    }
+    return complete ? undefined : 'skipped';
+  };
+
   return {
+    lookups,
     async resolve(entry, now) {
-      const item = await deps.notifications.get({ pk: entry.pk, sk: entry.sk });
-      const writtenAt = Date.parse(item?.updatedAt ?? '');
-      if (item?.status !== 'SENDING' || item.attempt !== entry.attempt || Number.isNaN(writtenAt)) return undefined;
-      const found = spooledSendOf(
-        await deps.spool.ofMinutes(holderMinutes(writtenAt)),
-        entry.notificationId,
-        entry.attempt,
-      );
-      if (found === undefined) return undefined;
-      const { record, slice, sha256 } = found;
-      const t = await deps.notifications.acceptSpooled(
-        entry,
-        {
-          providerMessageId: record.providerMessageId,
-          evidence: { batch: slice, sha256, acceptedAt: record.acceptedAt },
-        },
-        now,
-      );
+      let found: SpooledSend | 'skipped' | undefined;
+      try {
+        const item = await deps.notifications.get({ pk: entry.pk, sk: entry.sk });
+        const writtenAt = Date.parse(item?.updatedAt ?? '');
+        if (item?.status !== 'SENDING' || item.attempt !== entry.attempt || Number.isNaN(writtenAt)) return undefined;
+        found = await find(writtenAt, keyOf(entry.notificationId, entry.attempt));
+      } catch {
+        found = 'skipped';
+      }
+      if (found === 'skipped') lookups.skipped++;
+      if (found === undefined || found === 'skipped') return undefined;
+      const { slice, sha256, providerMessageId, acceptedAt } = found;
+      let t: Resolution;
+      try {
+        t = await deps.notifications.acceptSpooled(
+          entry,
+          { providerMessageId, evidence: { batch: slice, sha256, acceptedAt } },
+          now,
+        );
+      } catch {
+        // The record proves the send: never decided by policy for want of this write. The next run tries again.
+        lookups.later++;
+        return 'later';
+      }
       if (t !== 'accepted') return 'lost';
+      lookups.found++;
       // Found by its notification now; by its customer once indexed (else the roll-up's check of the slice does it).
-      const send = {
-        userId: record.userId,
-        acceptedAt: record.acceptedAt,
-        notificationId: record.notificationId,
-        sha256,
-      };
+      const send = { userId: found.userId, acceptedAt, notificationId: found.notificationId, sha256 };
       await indexBatch(deps.outlets, slice, [send]).catch(() => undefined);
       return 'accepted';
     },

@@ -79,7 +79,7 @@ export interface SweepDeps {
    * A dead holder's record in the evidence spool (spooled-send.ts): an expired lease whose holder spooled its send's
    * record before it died is SENT with it. Without it (no evidence kept) every expired lease is decided by policy.
    */
-  readonly spooled?: SpooledSends;
+  readonly spooled?: Pick<SpooledSends, 'resolve'>;
   /** Time the due round leaves to the lease pass before the deadline. Default 0. */
   readonly leaseReserveMs?: number;
   /** Where an earlier run's lease pass stopped, by partition key (stores/lease-cursors.ts). */
@@ -135,8 +135,7 @@ export function sweepPartitions(shards: number): SweepPartition[] {
 }
 
 export async function sweep(deps: SweepDeps): Promise<SweepResult> {
-  const started = deps.now();
-  const now = started;
+  const now = deps.now();
   const result: SweepResult = {
     redriven: [],
     woken: [],
@@ -181,9 +180,11 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
 
   const handle = async (e: SweepEntry): Promise<void> => {
     if (e.status === 'SENDING') {
-      // The holder's send record in the spool says the provider accepted: SENT with it. A look-up that fails decides
-      // by policy, as without one.
+      // The holder's send record in the spool says the provider accepted: SENT with it. A look-up that fails (or is
+      // skipped: spooled-send.ts) decides by policy, as without one; a record found whose SENT write failed leaves the
+      // lease to the next run — the record proves the send, so no policy may resend it.
       const spooled = await deps.spooled?.resolve(e, now).catch(() => undefined);
+      if (spooled === 'later') return;
       if (spooled !== undefined) {
         if (spooled === 'lost') result.lostRaces++;
         else result.resolvedSent.push(e);
@@ -252,6 +253,6 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       handle: (e) => writes(() => handle(e)),
     },
   );
-  result.elapsedMs = deps.now() - started;
+  result.elapsedMs = deps.now() - now;
   return result;
 }

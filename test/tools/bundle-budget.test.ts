@@ -56,6 +56,9 @@ const LOADED_ON_DEMAND: Record<string, readonly string[]> = {
   ],
   sweeper: [
     'node_modules/@aws-sdk/client-lambda/',
+    // The spool's roll-up, with the run that rolls; an expired lease's spool look-up, with the run that meets one.
+    'functions/sweeper/roll-up-evidence.ts',
+    'functions/sweeper/spooled-send.ts',
     'functions/stores/spool-codec.ts',
     'functions/stores/spool-dictionaries/',
   ],

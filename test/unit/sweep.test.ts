@@ -146,6 +146,14 @@ describe('sweeper', () => {
     ]);
   });
 
+  it('an expired lease whose spooled record was found but whose SENT write failed is left for the next run, never decided by policy', async () => {
+    const proven = entry({ channel: 'SMS', status: 'SENDING', attempt: 1 });
+    const { store, calls } = fakeStore([[{ state: 'SENDING', channel: 'SMS', shard: 0 }, [proven]]]);
+    const r = await sweep(deps(store, { spooled: { resolve: async () => 'later' } }));
+    expect(calls.resolve).toEqual([]);
+    expect(r).toMatchObject({ resolvedSent: [], resolvedRetry: [], resolvedUnknown: [], lostRaces: 0 });
+  });
+
   it("the spool look-up reads every minute a holder's invocation may have spooled to: its last write's and 2.5 minutes back", () => {
     const write = Date.parse('2026-12-06T10:03:20Z');
     // An invocation spools only if it ends by 2.5 minutes after its minute's start, and the write was inside it.

@@ -1,0 +1,166 @@
+/**
+ * The sweeper's look-up of an expired lease's spooled record (sweeper/spooled-send.ts): bounded and shared by the run —
+ * each spool minute and partition read at most once a run, the run's records capped and its deadline kept — and a
+ * record found whose SENT write fails is left for the next run, never decided by policy.
+ */
+import { describe, expect, it } from 'vitest';
+import { EVIDENCE_VERSION } from '../../functions/domain/evidence.ts';
+import { SPOOL_SHARDS, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import type { SpooledRecord } from '../../functions/stores/evidence-spool.ts';
+import type { SweepEntry } from '../../functions/stores/notification-store.ts';
+import { holderMinutes, type SpooledSendDeps, spooledSends } from '../../functions/sweeper/spooled-send.ts';
+import { MemoryIndex } from '../support/evidence-memory.ts';
+
+const WRITTEN = Date.parse('2026-12-06T10:00:10.000Z');
+const NOW = WRITTEN + 200_000;
+const MINUTE = Date.parse('2026-12-06T10:00:00.000Z');
+
+const lease = (id: string, attempt = 1): SweepEntry => ({
+  pk: `EVENT#${id}`,
+  sk: 'NOTIFICATION#SMS',
+  notificationId: `${id}#SMS`,
+  channel: 'SMS',
+  status: 'SENDING',
+  attempt,
+  createdAt: new Date(WRITTEN - 1_000).toISOString(),
+  sweepAt: NOW - 1_000,
+});
+
+/** A spooled send record of `id`'s attempt (or any other bytes: filler of a busy minute). */
+function record(id: string, attempt = 1, startMs = MINUTE): SpooledRecord {
+  const bytes = Buffer.from(
+    JSON.stringify({
+      evidenceVersion: EVIDENCE_VERSION,
+      kind: 'SEND',
+      notificationId: `${id}#SMS`,
+      userId: `u-${id}`,
+      attempt,
+      providerMessageId: `m-${id}-${attempt}`,
+      acceptedAt: new Date(startMs + 5_000).toISOString(),
+    }),
+  );
+  return {
+    slice: sliceBatchName(startMs, 35),
+    sha256: `${id}${attempt}`.padEnd(64, '0'),
+    notificationId: `${id}#SMS`,
+    recordKind: 'SEND',
+    bytes,
+  };
+}
+
+/** A spool of (minute, partition) → records, counting each partition's reads; `refuses` throws for those. */
+function spoolOf(parts: Record<string, SpooledRecord[]>, refuses: readonly string[] = []) {
+  const reads: string[] = [];
+  return {
+    reads,
+    spool: {
+      async *minuteOf(startMs: number, shard: number, max: number) {
+        const key = `${startMs}#${shard}`;
+        reads.push(key);
+        if (refuses.includes(key)) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+        yield* (parts[key] ?? []).slice(0, max);
+      },
+    },
+  };
+}
+
+function lookUps(spool: SpooledSendDeps['spool'], over: Partial<SpooledSendDeps> = {}) {
+  const accepted: [string, unknown][] = [];
+  const deps: SpooledSendDeps = {
+    notifications: {
+      get: async (k) => ({ status: 'SENDING', attempt: 1, updatedAt: new Date(WRITTEN).toISOString(), ...k }) as never,
+      acceptSpooled: async (e, send) => {
+        accepted.push([e.notificationId, send]);
+        return 'accepted';
+      },
+    },
+    spool,
+    outlets: { index: { index: new MemoryIndex(), retentionDays: 35 } },
+    now: () => NOW,
+    deadline: NOW + 30_000,
+    maxRecords: 20_000,
+    ...over,
+  };
+  return { run: spooledSends(deps), accepted };
+}
+
+describe("the sweeper's spool look-up of an expired lease", () => {
+  it('reads each minute and partition once a run, whatever the leases, newest minute first, and stops at the minute holding the record', async () => {
+    const { spool, reads } = spoolOf({
+      [`${MINUTE}#3`]: [record('other'), record('a', 2), record('a', 1)],
+      [`${MINUTE - 60_000}#5`]: [record('b')],
+    });
+    const { run, accepted } = lookUps(spool);
+    expect(await run.resolve(lease('a', 1), NOW)).toBe('accepted');
+    // Found in its minute: the older minutes were not read.
+    expect(reads).toHaveLength(SPOOL_SHARDS);
+    expect(await run.resolve(lease('b'), NOW)).toBe('accepted');
+    expect(await run.resolve(lease('c'), NOW)).toBeUndefined();
+    expect(await run.resolve(lease('d'), NOW)).toBeUndefined();
+    // Three, four leases: still each (minute, partition) once.
+    expect(reads).toHaveLength(holderMinutes(WRITTEN).length * SPOOL_SHARDS);
+    expect(new Set(reads).size).toBe(reads.length);
+    expect(accepted).toEqual([
+      [
+        'a#SMS',
+        {
+          providerMessageId: 'm-a-1',
+          evidence: {
+            batch: sliceBatchName(MINUTE, 35),
+            sha256: record('a', 1).sha256,
+            acceptedAt: new Date(MINUTE + 5_000).toISOString(),
+          },
+        },
+      ],
+      ['b#SMS', expect.objectContaining({ providerMessageId: 'm-b-1' })],
+    ]);
+    expect(run.lookups).toEqual({ found: 2, skipped: 0, later: 0, recordsRead: 4 });
+  });
+
+  it("past the run's cap on records read, a lease not found in what was read is skipped (decided by policy, counted); one found is SENT", async () => {
+    const busy = Array.from({ length: 50 }, (_, i) => record(`filler${i}`));
+    const { spool } = spoolOf({ [`${MINUTE}#0`]: [record('a')], [`${MINUTE}#1`]: busy });
+    const { run } = lookUps(spool, { maxRecords: 10 });
+    expect(await run.resolve(lease('a'), NOW)).toBe('accepted');
+    expect(await run.resolve(lease('b'), NOW)).toBeUndefined();
+    expect(run.lookups).toMatchObject({ found: 1, skipped: 1 });
+    expect(run.lookups.recordsRead).toBeLessThanOrEqual(10);
+  });
+
+  it("reads nothing past the run's deadline, and a partition the table refused is not read again: both skipped", async () => {
+    const late = spoolOf({ [`${MINUTE}#0`]: [record('a')] });
+    const past = lookUps(late.spool, { deadline: NOW - 1 });
+    expect(await past.run.resolve(lease('a'), NOW)).toBeUndefined();
+    expect(late.reads).toEqual([]);
+    expect(past.run.lookups).toMatchObject({ skipped: 1, recordsRead: 0 });
+
+    const refused = spoolOf({}, [`${MINUTE}#2`]);
+    const { run } = lookUps(refused.spool);
+    expect(await run.resolve(lease('a'), NOW)).toBeUndefined();
+    expect(await run.resolve(lease('b'), NOW)).toBeUndefined();
+    expect(refused.reads.filter((r) => r === `${MINUTE}#2`)).toHaveLength(1);
+    expect(run.lookups).toMatchObject({ skipped: 2, found: 0 });
+  });
+
+  it('a record found whose SENT write fails leaves the lease for the next run (later), never to the policy', async () => {
+    const { spool } = spoolOf({ [`${MINUTE}#0`]: [record('a')] });
+    const { run } = lookUps(spool);
+    const failing = spooledSends({
+      ...{ spool, outlets: { index: { index: new MemoryIndex(), retentionDays: 35 } } },
+      notifications: {
+        get: async (k) =>
+          ({ status: 'SENDING', attempt: 1, updatedAt: new Date(WRITTEN).toISOString(), ...k }) as never,
+        acceptSpooled: async () => {
+          throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+        },
+      },
+      now: () => NOW,
+      deadline: NOW + 30_000,
+      maxRecords: 20_000,
+    });
+    expect(await failing.resolve(lease('a'), NOW)).toBe('later');
+    expect(failing.lookups).toMatchObject({ later: 1, found: 0, skipped: 0 });
+    // The next run finds it again and writes SENT.
+    expect(await run.resolve(lease('a'), NOW)).toBe('accepted');
+  });
+});
