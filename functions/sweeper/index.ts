@@ -24,7 +24,7 @@ import { keepRegion } from './keep-region.ts';
 import type { LeasePassResult } from './lease-pass.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
 import type { SpooledSends, SpoolLookups } from './spooled-send.ts';
-import { sweep } from './sweep.ts';
+import { type SweepResult, sweep } from './sweep.ts';
 
 const config = loadSweeperConfig();
 // Two regions: every sweeper write carries this region's epoch; a fenced region runs the keeper and rolls its own spool.
@@ -123,21 +123,7 @@ export const handler = async (_event: unknown, context: Context) => {
     }
     // The sweep's counts (SweeperFoundStuck reads them) before the evidence work, which may run to the deadline.
     publishMetrics();
-    for (const e of r.redriven)
-      logger.warn('stuck PENDING notification re-driven', { notificationId: e.notificationId });
-    for (const e of r.resolvedRetry)
-      logger.warn('expired lease; released for resend', { notificationId: e.notificationId });
-    for (const e of r.resolvedUnknown)
-      logger.error('expired lease; outcome UNKNOWN', { notificationId: e.notificationId });
-    for (const e of r.resolvedSent)
-      logger.warn('expired lease; the provider had accepted (recorded on the item or in the evidence spool): SENT', {
-        notificationId: e.notificationId,
-      });
-    for (const e of r.expired)
-      logger.error('notification expired before it could be sent', {
-        notificationId: e.notificationId,
-        reason: 'EXPIRED',
-      });
+    logSweep(r);
     const summary = {
       redriven: r.redriven.length,
       woken: r.woken.length,
@@ -334,4 +320,22 @@ async function reportRecovered(r: RecoverResult): Promise<void> {
     logger.error(LOST_WORDS[lost.reason], lost);
   }
   if (r.errors.length > 0) logger.error('evidence batches still open', { errors: r.errors.slice(0, 10) });
+}
+
+/** What the sweep did to each notification, one line each: the runbook finds a notice's re-drive or outcome by id. */
+function logSweep(r: SweepResult): void {
+  for (const e of r.redriven) logger.warn('stuck PENDING notification re-driven', { notificationId: e.notificationId });
+  for (const e of r.resolvedRetry)
+    logger.warn('expired lease; released for resend', { notificationId: e.notificationId });
+  for (const e of r.resolvedUnknown)
+    logger.error('expired lease; outcome UNKNOWN', { notificationId: e.notificationId });
+  for (const e of r.resolvedSent)
+    logger.warn('expired lease; the provider had accepted (recorded on the item or in the evidence spool): SENT', {
+      notificationId: e.notificationId,
+    });
+  for (const e of r.expired)
+    logger.error('notification expired before it could be sent', {
+      notificationId: e.notificationId,
+      reason: 'EXPIRED',
+    });
 }

@@ -134,23 +134,26 @@ export function sweepPartitions(shards: number): SweepPartition[] {
   return [group('SENDING', 'normal'), ...NOTICE_CLASSES.map((k) => group('PENDING', k))].flat();
 }
 
+/** A run's result before it did anything. */
+const emptyResult = (): SweepResult => ({
+  redriven: [],
+  woken: [],
+  released: [],
+  expired: [],
+  resolvedUnknown: [],
+  resolvedRetry: [],
+  resolvedSent: [],
+  lostRaces: 0,
+  examined: 0,
+  pages: 0,
+  unfinished: 0,
+  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] },
+  elapsedMs: 0,
+});
+
 export async function sweep(deps: SweepDeps): Promise<SweepResult> {
   const now = deps.now();
-  const result: SweepResult = {
-    redriven: [],
-    woken: [],
-    released: [],
-    expired: [],
-    resolvedUnknown: [],
-    resolvedRetry: [],
-    resolvedSent: [],
-    lostRaces: 0,
-    examined: 0,
-    pages: 0,
-    unfinished: 0,
-    leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] },
-    elapsedMs: 0,
-  };
+  const result = emptyResult();
   const cursors: Cursor[] = sweepPartitions(deps.shards ?? SWEEP_SHARDS).map((p) => ({
     ...p,
     done: false,
