@@ -157,6 +157,9 @@ async function promoted(
     successorPass: { partition: 0 },
   };
   await to.fence.activate(next, own);
+  // Its heartbeat at the new epoch at once, not at the keeper's next minute: should this region be lost soon, the
+  // other replica has its epoch, and a promotion from it is refused a lower --from-epoch.
+  await to.store.beat(to.region, now, epoch);
   return next;
 }
 

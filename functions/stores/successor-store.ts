@@ -64,6 +64,8 @@ export interface SeenEpoch {
  * it), partitions read at once, and the clocks' margin past the pending threshold.
  */
 const NEWEST_PER_PARTITION = 2;
+/** Entries a partition's Query evaluates for them (its filter leaves out held notices). */
+const NEWEST_READ_PER_PARTITION = 10;
 const NEWEST_AT_ONCE = 32;
 const NEWEST_SKEW_MS = 60_000;
 
@@ -159,6 +161,14 @@ export class DynamoSuccessorStore {
   }
 
   /**
+   * A heartbeat of `region` at `epoch`, written by its promotion the moment its fence moved: the keeper beats once a
+   * minute, and a region lost within that minute would otherwise leave no trace of its new epoch in the other replica.
+   */
+  async beat(region: string, at: number, epoch: number): Promise<void> {
+    await new DynamoHeartbeat(this.client, this.tableName).beat(region, at, epoch);
+  }
+
+  /**
    * The highest epoch this replica has seen of `region`: its heartbeat's, or that of its newest notifications,
    * whichever is higher. A region lost within a keeper interval of its own promotion (or whose heartbeat predates the
    * epoch field) has no heartbeat here at its epoch, yet what it wrote at it carries it: its newest notices are the
@@ -181,11 +191,18 @@ export class DynamoSuccessorStore {
         KeyConditionExpression: horizon === undefined ? '#key = :key' : '#key = :key AND #at <= :horizon',
         ExpressionAttributeNames: {
           '#key': index.partitionKey,
+          '#status': 'status',
           ...(horizon === undefined ? {} : { '#at': 'sweepAt' }),
         },
-        ExpressionAttributeValues: { ':key': partition, ...(horizon === undefined ? {} : { ':horizon': horizon }) },
+        ExpressionAttributeValues: {
+          ':key': partition,
+          ':held': 'HELD',
+          ...(horizon === undefined ? {} : { ':horizon': horizon }),
+        },
+        // Quiet hours' held notices sit among the PENDING entries at their release: not what was written last.
+        FilterExpression: '#status <> :held',
         ScanIndexForward: false,
-        Limit: NEWEST_PER_PARTITION,
+        Limit: NEWEST_READ_PER_PARTITION,
       });
     const horizon = now + this.pendingThresholdMs + NEWEST_SKEW_MS;
     const queries = [
@@ -196,7 +213,9 @@ export class DynamoSuccessorStore {
     for (let i = 0; i < queries.length; i += NEWEST_AT_ONCE) {
       const pages = await Promise.all(queries.slice(i, i + NEWEST_AT_ONCE).map((q) => this.client.send(q)));
       const items = await Promise.all(
-        pages.flatMap((p) => p.Items ?? []).map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })),
+        pages
+          .flatMap((p) => (p.Items ?? []).slice(0, NEWEST_PER_PARTITION))
+          .map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })),
       );
       for (const item of items) {
         if (item?.owner !== region || item.epoch === undefined || item.epoch <= (seen?.epoch ?? -1)) continue;

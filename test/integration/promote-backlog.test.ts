@@ -244,6 +244,27 @@ describe('the epoch a failover takes', () => {
     expect(report).toMatchObject({ epoch: 4, aheadOfEpoch: 0 });
   });
 
+  it("quiet hours' notices whose window opened between the loss and the promotion (held still: no sweeper released them) do not hide the lost region's newest notice", async () => {
+    const lostAt = now - 40 * 60_000;
+    const late = notice('evt-late', { sweepKey: 'PENDING#PUSH#1', sweepAt: lostAt + 900_000, epoch: 2 });
+    const opened = Array.from({ length: 5 }, (_, i) =>
+      notice(`evt-quiet-${i}`, {
+        status: 'HELD',
+        sweepKey: 'PENDING#PUSH#1',
+        sweepAt: now - 10 * 60_000 + i,
+        epoch: 1,
+      }),
+    );
+    const items = [late, ...opened].map((Item) => ({ PutRequest: { Item } }));
+    await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: items } }));
+    expect(await side.store.lastSeenEpoch(PRIMARY, now)).toMatchObject({ epoch: 2, notificationId: 'evt-late#PUSH' });
+  });
+
+  it('a promotion beats at its new epoch at once: the other replica has it before the keeper’s next minute', async () => {
+    const report = await promoteFailover(side, { ...request, budgetMs: undefined }, clock);
+    expect(await side.store.heartbeatEpoch(RECOVERY)).toMatchObject({ epoch: report.epoch });
+  });
+
   it("the lost region's own promotion's successors (its HELD partitions) carry its epoch: a promotion from it takes one above", async () => {
     await table.doc.send(
       new PutCommand({
