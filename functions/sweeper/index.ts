@@ -114,8 +114,6 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperUnfinished', r.unfinished);
     count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
     count('SweeperLeaseCursorsDropped', r.leasePass.dropped.length);
-    if (r.leasePass.failed.length > 0)
-      logger.warn('lease pass: partitions left for the next run', { failed: r.leasePass.failed.slice(0, 10) });
     await keepLeasePass(savedLeaseCursors, r.leasePass);
     count('SpoolLookupsSkipped', spoolLookups?.skipped ?? 0);
     count('SpoolSendsLeftForNextRun', spoolLookups?.later ?? 0);

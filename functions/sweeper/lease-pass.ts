@@ -59,8 +59,6 @@ export interface LeasePassResult {
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
   dropped: { partition: string; reason: string }[];
-  /** Partitions whose walk failed this run (a throttled Query or write): left where they stood, the run goes on. */
-  failed: { partition: string; error: string }[];
 }
 
 /**
@@ -98,7 +96,7 @@ function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): L
 }
 
 export async function leasePass(work: readonly LeaseWork[], input: LeasePassInput): Promise<LeasePassResult> {
-  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [], failed: [] };
+  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] };
   const partitions = pLimit(Math.max(1, input.concurrency));
   const order = rotated(work, input.resumeAt);
   const left = new Map<LeaseWork, StartKey | undefined>();
@@ -138,15 +136,8 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
       start = page.next;
     }
   };
-  // One partition's failure (a throttled Query or write) leaves it where it stood, for the next run, which starts
-  // there: the rest of the pass, the run's counts and its evidence work go on.
-  const walkOrLeave = (w: LeaseWork) =>
-    walk(w).catch((error: unknown) => {
-      result.failed.push({ partition: sweepPartition(w), error: (error as Error).message });
-      if (!left.has(w)) left.set(w, undefined);
-    });
   // In rotation order, a few at a time: no class waits for another's slowest partition.
-  await Promise.all(order.map((w) => partitions(() => walkOrLeave(w))));
+  await Promise.all(order.map((w) => partitions(() => walk(w))));
   // The cursors in rotation order from where it stopped: the item keeps that partition's first (withinItem), so the
   // rotation always moves on, whatever else the item has to drop.
   for (const w of order) {

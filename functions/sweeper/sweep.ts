@@ -147,7 +147,7 @@ const emptyResult = (): SweepResult => ({
   examined: 0,
   pages: 0,
   unfinished: 0,
-  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [], failed: [] },
+  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] },
   elapsedMs: 0,
 });
 

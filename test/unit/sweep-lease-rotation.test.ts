@@ -140,7 +140,7 @@ describe("the lease pass's rotation over runs", () => {
     expect(kept.some((k) => k.resumeAt === undefined || k.resumeAt.noticeClass === 'critical')).toBe(true);
   });
 
-  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, leaves the partition for the next run", async () => {
+  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, still fails the run", async () => {
     const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 3, noticeClass: 'normal' };
     const key = sweepPartition(w);
     const refused = Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' });
@@ -169,47 +169,9 @@ describe("the lease pass's rotation over runs", () => {
     expect(r.dropped).toEqual([
       { partition: key, reason: 'refused by DynamoDB: The provided starting key is invalid' },
     ]);
-    const round = await leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {}));
-    expect(round).toMatchObject({ dropped: [], failed: [{ partition: key }], unfinished: 1 });
-    const throttled = await leasePass([w], input(failing(new Error('throttled')), saved));
-    expect(throttled).toMatchObject({ failed: [{ partition: key, error: 'throttled' }], unfinished: 1 });
-  });
-});
-
-describe('a partition whose walk fails', () => {
-  it('is left for the next run, which starts there; the other partitions are still walked and their dead claims resolved', async () => {
-    const crit: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'critical' };
-    const bulk: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'bulk' };
-    const ck = sweepPartition(crit);
-    const bk = sweepPartition(bulk);
-    const clock = { t: NOW };
-    const healthy = leaseStore(
-      () => 1,
-      (key) => [dead(key, 1)],
-      clock,
-    );
-    const store = {
-      findExpiredLeases: async (p: SweepPartition, ...rest: unknown[]) => {
-        if (sweepPartition(p) === ck) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
-        return (healthy.findExpiredLeases as (...a: unknown[]) => unknown)(p, ...rest);
-      },
-    } as unknown as NotificationStore;
-    const resolved: SweepEntry[] = [];
-    const r = await leasePass([crit, bulk], {
-      store,
-      now: () => clock.t,
-      at: NOW,
-      horizon: NOW + 960_000,
-      deadline: NOW + 15_000,
-      concurrency: 1,
-      saved: {},
-      handle: async (e) => {
-        resolved.push(e);
-      },
-    });
-    expect(resolved.map((e) => e.sweepKey)).toEqual([bk]);
-    expect(r.failed).toEqual([{ partition: ck, error: 'throttled' }]);
-    expect(r.unfinished).toBe(1);
-    expect(r.resumeAt).toEqual({ noticeClass: 'critical', channel: 'EMAIL', shard: 0 });
+    await expect(
+      leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {})),
+    ).rejects.toThrow(refused);
+    await expect(leasePass([w], input(failing(new Error('throttled')), saved))).rejects.toThrow('throttled');
   });
 });
