@@ -15,8 +15,7 @@
  * (minute, partition) is read once, as it is needed, and only its send records' keys are kept (notification id and
  * attempt: a few fields each, never the record's bytes). The records a run reads for look-ups are capped (`maxRecords`)
  * and none is read past the run's deadline: a look-up that could not read all it needed, and did not find the record
- * in what it read, is `later` when the run's end cut it off (the next run looks again, first), else `skipped` — that
- * lease is decided by the channel's policy, as before the spool was looked in
+ * in what it read, is `skipped` — that lease is decided by the channel's policy, as before the spool was looked in
  * (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is the same. A record
  * found whose SENT write failed is `later`: the lease is left as it is for the next run, never decided by policy
  * (that could resend a send the record proves).
@@ -159,12 +158,6 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         found = await find(writtenAt, keyOf(entry.notificationId, entry.attempt));
       } catch {
         found = 'skipped';
-      }
-      if (found === 'skipped' && deps.now() >= deps.deadline) {
-        // Cut off by the run's end (a page the lease pass asked for before it, answered after): nothing is lost by a
-        // run's wait, and the rotation starts the next run at this partition — looked up then, not decided by policy.
-        lookups.later++;
-        return 'later';
       }
       if (found === 'skipped') lookups.skipped++;
       if (found === undefined || found === 'skipped') return undefined;
