@@ -64,8 +64,9 @@ export interface SeenEpoch {
  * it), partitions read at once, and the clocks' margin past the pending threshold.
  */
 const NEWEST_PER_PARTITION = 2;
-/** Entries a partition's Query evaluates for them (its filter leaves out held notices). */
-const NEWEST_READ_PER_PARTITION = 10;
+/** Entries a partition's Query evaluates a page (its filter leaves out held notices), and the pages it may take. */
+const NEWEST_READ_PER_PARTITION = 100;
+const NEWEST_PAGES_PER_PARTITION = 5;
 const NEWEST_AT_ONCE = 32;
 const NEWEST_SKEW_MS = 60_000;
 
@@ -184,7 +185,7 @@ export class DynamoSuccessorStore {
 
   private async newestItemEpoch(region: string, now: number): Promise<SeenEpoch | undefined> {
     const index = TABLE_SCHEMA.sweepIndex;
-    const newest = (partition: string, horizon?: number) =>
+    const query = (partition: string, horizon: number | undefined, start?: Record<string, NativeAttributeValue>) =>
       new QueryCommand({
         TableName: this.tableName,
         IndexName: index.indexName,
@@ -203,20 +204,30 @@ export class DynamoSuccessorStore {
         FilterExpression: '#status <> :held',
         ScanIndexForward: false,
         Limit: NEWEST_READ_PER_PARTITION,
+        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
       });
+    // The Limit counts entries before the filter: a partition whose last entries are all held (a zone's quiet hours
+    // open at one instant) is paged on, up to NEWEST_PAGES_PER_PARTITION pages, until it gives the entries asked for.
+    const newest = async (partition: string, horizon?: number) => {
+      const found: Record<string, NativeAttributeValue>[] = [];
+      let start: Record<string, NativeAttributeValue> | undefined;
+      for (let page = 0; page < NEWEST_PAGES_PER_PARTITION; page++) {
+        const r = await this.client.send(query(partition, horizon, start));
+        found.push(...(r.Items ?? []));
+        start = r.LastEvaluatedKey;
+        if (found.length >= NEWEST_PER_PARTITION || start === undefined) break;
+      }
+      return found.slice(0, NEWEST_PER_PARTITION);
+    };
     const horizon = now + this.pendingThresholdMs + NEWEST_SKEW_MS;
-    const queries = [
-      ...sweepPartitions(this.sweepShards).map((p) => newest(sweepPartition(p), horizon)),
-      ...CHANNELS.flatMap((c) => Array.from({ length: HELD_SHARDS }, (_, n) => newest(heldPartition(c, n)))),
+    const looks = [
+      ...sweepPartitions(this.sweepShards).map((p) => () => newest(sweepPartition(p), horizon)),
+      ...CHANNELS.flatMap((c) => Array.from({ length: HELD_SHARDS }, (_, n) => () => newest(heldPartition(c, n)))),
     ];
     let seen: SeenEpoch | undefined;
-    for (let i = 0; i < queries.length; i += NEWEST_AT_ONCE) {
-      const pages = await Promise.all(queries.slice(i, i + NEWEST_AT_ONCE).map((q) => this.client.send(q)));
-      const items = await Promise.all(
-        pages
-          .flatMap((p) => (p.Items ?? []).slice(0, NEWEST_PER_PARTITION))
-          .map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })),
-      );
+    for (let i = 0; i < looks.length; i += NEWEST_AT_ONCE) {
+      const entries = await Promise.all(looks.slice(i, i + NEWEST_AT_ONCE).map((look) => look()));
+      const items = await Promise.all(entries.flat().map((e) => this.get({ pk: String(e.pk), sk: String(e.sk) })));
       for (const item of items) {
         if (item?.owner !== region || item.epoch === undefined || item.epoch <= (seen?.epoch ?? -1)) continue;
         seen = { epoch: item.epoch, at: Date.parse(item.createdAt), notificationId: item.notificationId };

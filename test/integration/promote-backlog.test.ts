@@ -247,16 +247,14 @@ describe('the epoch a failover takes', () => {
   it("quiet hours' notices whose window opened between the loss and the promotion (held still: no sweeper released them) do not hide the lost region's newest notice", async () => {
     const lostAt = now - 40 * 60_000;
     const late = notice('evt-late', { sweepKey: 'PENDING#PUSH#1', sweepAt: lostAt + 900_000, epoch: 2 });
-    const opened = Array.from({ length: 5 }, (_, i) =>
-      notice(`evt-quiet-${i}`, {
-        status: 'HELD',
-        sweepKey: 'PENDING#PUSH#1',
-        sweepAt: now - 10 * 60_000 + i,
-        epoch: 1,
-      }),
+    // A zone's quiet hours open at one instant: 150 held notices at one sweepAt, more than a page evaluates.
+    const opened = Array.from({ length: 150 }, (_, i) =>
+      notice(`evt-quiet-${i}`, { status: 'HELD', sweepKey: 'PENDING#PUSH#1', sweepAt: now - 10 * 60_000, epoch: 1 }),
     );
     const items = [late, ...opened].map((Item) => ({ PutRequest: { Item } }));
-    await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: items } }));
+    for (let i = 0; i < items.length; i += 25) {
+      await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: items.slice(i, i + 25) } }));
+    }
     expect(await side.store.lastSeenEpoch(PRIMARY, now)).toMatchObject({ epoch: 2, notificationId: 'evt-late#PUSH' });
   });
 
