@@ -174,8 +174,9 @@ export class DynamoSuccessorStore {
    * whichever is higher. A region lost within a keeper interval of its own promotion (or whose heartbeat predates the
    * epoch field) has no heartbeat here at its epoch, yet what it wrote at it carries it: its newest notices are the
    * last entries of each sweep partition due by now + the pending threshold (a write sets sweepAt to its time plus the
-   * threshold; quiet hours, deferrals and far retries sit beyond it and are left out), and its own promotion's
-   * successors sit in the HELD partitions. A few entries of each are read whole.
+   * threshold; far retries sit beyond it, quiet hours' held notices are paged past), and its own promotion's
+   * successors sit in the HELD partitions. A few entries of each are read whole. Older notices due in that window
+   * (deferrals nobody re-drove) can still be the last entries: its promotion's heartbeat is the first witness.
    */
   async lastSeenEpoch(region: string, now = Date.now()): Promise<SeenEpoch | undefined> {
     const [beat, item] = await Promise.all([this.heartbeatEpoch(region), this.newestItemEpoch(region, now)]);
