@@ -171,6 +171,15 @@ describe("the other region's heartbeat, as this replica holds it (PeerHeartbeatS
     expect(heartbeatStale(await lastBeat(), now)).toBe(false);
     expect(heartbeatStale(await lastBeat(), now + 61_000)).toBe(true);
   });
+
+  it('never lowers the epoch: a keeper that read its fence before a promotion cannot write the older epoch over its beat', async () => {
+    const heartbeat = new DynamoHeartbeat(table.doc, table.tableName);
+    await heartbeat.beat('eu-north-1', now, 5);
+    await heartbeat.beat('eu-north-1', now + 1_000, 4);
+    expect(await heartbeat.read('eu-north-1')).toEqual({ at: now, epoch: 5 });
+    await heartbeat.beat('eu-north-1', now + 60_000, 5);
+    expect(await heartbeat.read('eu-north-1')).toEqual({ at: now + 60_000, epoch: 5 });
+  });
 });
 
 describe('the epoch a failover takes', () => {
