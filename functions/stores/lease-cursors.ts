@@ -4,13 +4,14 @@
  * partition unfinished (a backlog larger than a run reads) or clears what an earlier run left; read once a run.
  * The next run resumes there, so a large backlog is read through over a few runs instead of its start every run.
  */
-import type { DynamoDBDocumentClient, NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { SWEEP_LEASE_CURSORS_KEY, type SweepPartition } from '../domain/keys.ts';
+import type { SweepStartKey } from './notification-port.ts';
 
-export type LeaseCursors = Record<string, Record<string, NativeAttributeValue>>;
+export type LeaseCursors = Record<string, SweepStartKey>;
 
 /** A PENDING partition's place in the lease pass's rotation (its key without the shard count's spelling). */
 export type LeasePosition = Pick<SweepPartition, 'noticeClass' | 'channel' | 'shard'>;

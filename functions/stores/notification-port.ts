@@ -16,6 +16,9 @@ export interface NotificationKey {
 
 export type Transition = 'applied' | 'lost';
 
+/** Where a page of the sweep index ended (its LastEvaluatedKey): the next page starts after it. */
+export type SweepStartKey = Record<string, NativeAttributeValue>;
+
 /** Where a send's evidence goes, on its SENT item (domain/notification.ts `evidence`). */
 export type SentEvidence = NonNullable<NotificationItem['evidence']>;
 /** What the sweeper made of an expired lease: its own transition, a lost race, or SENT because the acceptance was on the item. */
@@ -52,7 +55,7 @@ export interface SweepWindow {
 export interface SweepPage {
   readonly entries: SweepEntry[];
   /** LastEvaluatedKey: where the next page of this partition starts; undefined when the partition is done. */
-  readonly next?: Record<string, NativeAttributeValue> | undefined;
+  readonly next?: SweepStartKey | undefined;
 }
 
 /** Why a claimed notification ends without a send, by its moment (domain/send-moment.ts), and what decided it. */
@@ -129,12 +132,7 @@ export interface NotificationStore {
    * One page of a sweep-index partition: its items whose sweepAt is at or before `window.until`, less live leases
    * (SENDING with leaseUntil at or after `window.now`). `limit` counts the items read, before that filter.
    */
-  findDue(
-    partition: SweepPartition,
-    window: SweepWindow,
-    limit: number,
-    startKey?: Record<string, NativeAttributeValue>,
-  ): Promise<SweepPage>;
+  findDue(partition: SweepPartition, window: SweepWindow, limit: number, startKey?: SweepStartKey): Promise<SweepPage>;
   /**
    * One page (up to 1 MB read) of a partition's expired leases: SENDING items whose leaseUntil is before `now`, with
    * sweepAt at or before `until`. A claim leaves an item at its PENDING sweepAt, so this finds a dead holder's claim
@@ -144,7 +142,7 @@ export interface NotificationStore {
     partition: SweepPartition,
     now: number,
     until: number,
-    startKey?: Record<string, NativeAttributeValue>,
+    startKey?: SweepStartKey,
   ): Promise<SweepPage>;
   /** PENDING → PENDING (retryAt removed), only if untouched since the sweeper saw it: a fresh MODIFY re-drives it. */
   redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;

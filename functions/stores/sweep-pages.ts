@@ -3,13 +3,13 @@
  * sweepAt is the index's sort key, so it bounds the Query and cannot be filtered on; status and leaseUntil are
  * projected and can. A filter cuts what is returned, not what is read (and billed).
  */
-import type { DynamoDBDocumentClient, NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
 import { type SweepPartition, sweepPartition } from '../domain/keys.ts';
-import type { SweepEntry, SweepPage, SweepWindow } from './notification-port.ts';
+import type { SweepEntry, SweepPage, SweepStartKey, SweepWindow } from './notification-port.ts';
 
-type StartKey = Record<string, NativeAttributeValue> | undefined;
+type StartKey = SweepStartKey | undefined;
 
 /** Up to `window.until`, less live leases: a live lease is neither due nor stuck, and never reaches the client. */
 export function duePage(

@@ -16,15 +16,13 @@
  * wraps, so a backlog in early partitions can no longer hide a later one's dead claim run after run. Critical first
  * within each cycle; a cycle takes about the backlog ÷ what a run reads (docs/guarantees.md, window 5).
  */
-import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { NOTICE_CLASSES } from '../domain/catalogue.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { type SweepPartition, sweepPartition } from '../domain/keys.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
+import type { SweepStartKey } from '../stores/notification-port.ts';
 import type { NotificationStore, SweepEntry } from '../stores/notification-store.ts';
-
-type StartKey = Record<string, NativeAttributeValue>;
 
 export interface LeasePassInput {
   readonly store: NotificationStore;
@@ -37,7 +35,7 @@ export interface LeasePassInput {
   /** Partitions read at once. */
   readonly concurrency: number;
   /** Where an earlier run stopped, by partition key. */
-  readonly saved: Readonly<Record<string, StartKey>>;
+  readonly saved: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's rotation stopped: this run starts there (undefined: at the front, critical first). */
   readonly resumeAt?: LeasePosition | undefined;
   /** Resolves one expired lease (the sweeper's own handling). */
@@ -46,14 +44,14 @@ export interface LeasePassInput {
 
 /** A partition the due round did not read to the horizon, and where it stopped (undefined: not read at all). */
 export interface LeaseWork extends SweepPartition {
-  readonly next?: StartKey | undefined;
+  readonly next?: SweepStartKey | undefined;
 }
 
 export interface LeasePassResult {
   pages: number;
   found: number;
   /** Partitions left unfinished at the deadline, with where the next run resumes, in rotation order from resumeAt. */
-  cursors: Record<string, StartKey>;
+  cursors: Record<string, SweepStartKey>;
   unfinished: number;
   /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
   resumeAt?: LeasePosition | undefined;
@@ -66,7 +64,7 @@ export interface LeasePassResult {
  * release that lowers the threshold or the skew moves the horizon back), and string keys. Anything else (a hand-edited
  * item) is a reason to set it aside.
  */
-function badCursor(key: string, s: StartKey, horizon: number): string | undefined {
+function badCursor(key: string, s: SweepStartKey, horizon: number): string | undefined {
   if (s.sweepKey !== key) return 'names another partition';
   if (typeof s.sweepAt !== 'number') return 'has no numeric sweepAt';
   if (s.sweepAt > horizon) return 'lies beyond the horizon';
@@ -78,7 +76,7 @@ function badCursor(key: string, s: StartKey, horizon: number): string | undefine
 const refusedStart = (e: unknown) => e instanceof Error && e.name === 'ValidationException';
 
 /** The later of two positions in a partition (by sweepAt); undefined is the partition's start. */
-function later(a: StartKey | undefined, b: StartKey | undefined): StartKey | undefined {
+function later(a: SweepStartKey | undefined, b: SweepStartKey | undefined): SweepStartKey | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Number(b.sweepAt) > Number(a.sweepAt) ? b : a;
@@ -99,7 +97,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] };
   const partitions = pLimit(Math.max(1, input.concurrency));
   const order = rotated(work, input.resumeAt);
-  const left = new Map<LeaseWork, StartKey | undefined>();
+  const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const walk = async (w: LeaseWork): Promise<void> => {
     const key = sweepPartition(w);
     const drop = (reason: string) => result.dropped.push({ partition: key, reason });

@@ -38,7 +38,6 @@
  * Every write is conditional on what the sweeper saw and re-reads the item after a failed condition, so overlapping
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
-import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
@@ -47,11 +46,10 @@ import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
+import type { SweepStartKey } from '../stores/notification-port.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
 import { type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
-
-type StartKey = Record<string, NativeAttributeValue>;
 
 export interface SweepDeps {
   readonly store: NotificationStore;
@@ -83,7 +81,7 @@ export interface SweepDeps {
   /** Time the due round leaves to the lease pass before the deadline. Default 0. */
   readonly leaseReserveMs?: number;
   /** Where an earlier run's lease pass stopped, by partition key (stores/lease-cursors.ts). */
-  readonly leaseCursors?: Readonly<Record<string, StartKey>>;
+  readonly leaseCursors?: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's lease pass left its rotation: this run's pass starts there. */
   readonly leaseResumeAt?: LeasePosition | undefined;
 }
@@ -114,7 +112,7 @@ export interface SweepResult {
 }
 
 interface Cursor extends SweepPartition {
-  next?: StartKey | undefined;
+  next?: SweepStartKey | undefined;
   /** No due item left (sweepAt past now, or the partition's end). */
   done: boolean;
   /** Read to its horizon: its expired leases are all found. */
@@ -122,7 +120,7 @@ interface Cursor extends SweepPartition {
 }
 
 /** sweepAt of a page's LastEvaluatedKey (the index's sort key); NaN when absent. */
-const nextAt = (next: StartKey | undefined) => Number(next?.sweepAt);
+const nextAt = (next: SweepStartKey | undefined) => Number(next?.sweepAt);
 
 /** Every partition the sweeper visits, in its order within a round: SENDING, then PENDING by class. */
 export function sweepPartitions(shards: number): SweepPartition[] {
