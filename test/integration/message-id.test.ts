@@ -5,7 +5,7 @@
  * a report on it, the sweeper that settles an expired lease whose acceptance is on the item, an operator's resend and
  * the earlier send it keeps; items written before (an email's id in providerMessageId) still work.
  */
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import type { Feedback, FeedbackTarget } from '../../functions/domain/feedback.ts';
@@ -47,17 +47,7 @@ async function claimed(eventId: string, channel: Channel, leaseMs = 60_000): Pro
 const item = (eventId: string, channel: Channel) => store.get(notificationKey(eventId, channel));
 /** The providerMessage index's entries for a message id: what SNS's reports are matched by. */
 async function indexed(messageId: string) {
-  const index = TABLE_SCHEMA.messageIndex;
-  const r = await table.doc.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      IndexName: index.indexName,
-      KeyConditionExpression: '#m = :m',
-      ExpressionAttributeNames: { '#m': index.partitionKey },
-      ExpressionAttributeValues: { ':m': messageId },
-    }),
-  );
-  return (r.Items ?? []).map((i) => String(i.sk));
+  return (await table.indexItems(TABLE_SCHEMA.messageIndex, messageId)).map((i) => String(i.sk));
 }
 const target = (eventId: string, channel: Channel): FeedbackTarget => ({
   notificationId: `${eventId}#${channel}`,

@@ -5,7 +5,7 @@
  * lease there in the first run after it — whatever the channel's cap or the class order hold back — and never touches
  * a live one. Items claimed by an earlier deploy, under a SENDING key, are still resolved from there.
  */
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
@@ -60,17 +60,8 @@ async function claimed(eventId: string, channel: 'EMAIL' | 'SMS', at: number): P
 
 /** What the sweep index holds under a key: each entry's id, status and sweepAt. */
 async function indexed(key: string) {
-  const index = TABLE_SCHEMA.sweepIndex;
-  const r = await table.doc.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      IndexName: index.indexName,
-      KeyConditionExpression: '#k = :k',
-      ExpressionAttributeNames: { '#k': index.partitionKey },
-      ExpressionAttributeValues: { ':k': key },
-    }),
-  );
-  return (r.Items ?? []).map((i) => ({ id: i.notificationId, status: i.status, sweepAt: i.sweepAt }));
+  const items = await table.indexItems(TABLE_SCHEMA.sweepIndex, key);
+  return items.map((i) => ({ id: i.notificationId, status: i.status, sweepAt: i.sweepAt }));
 }
 
 // 1 email a second × a 10 s period: 10 re-drives a run on EMAIL; SMS resends an expired lease.

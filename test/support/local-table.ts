@@ -19,6 +19,8 @@ export interface LocalTable {
   readonly doc: DynamoDBDocumentClient;
   /** One Query on pk = EVENT#<id>: everything about one event. */
   eventItems(eventId: string): Promise<Record<string, unknown>[]>;
+  /** One Query of an index (TABLE_SCHEMA's) on its partition key: the entries it holds under `key`. */
+  indexItems(index: { indexName: string; partitionKey: string }, key: string): Promise<Record<string, unknown>[]>;
   allItems(): Promise<Record<string, unknown>[]>;
 }
 
@@ -39,6 +41,18 @@ export async function newLocalTable(endpoint: string): Promise<LocalTable> {
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': `EVENT#${eventId}` },
           ConsistentRead: true,
+        }),
+      );
+      return r.Items ?? [];
+    },
+    async indexItems(index, key) {
+      const r = await doc.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: index.indexName,
+          KeyConditionExpression: '#k = :k',
+          ExpressionAttributeNames: { '#k': index.partitionKey },
+          ExpressionAttributeValues: { ':k': key },
         }),
       );
       return r.Items ?? [];
