@@ -24,7 +24,8 @@
  *  10. Accepted: the evidence of the send (the exact request, the message id, when) joins the invocation's batch,
  *      written once the invocation's records are done (record-evidence.ts); the SENT write names the batch and the
  *      record's SHA-256. Never a reason to send again, never in the send slot — but at an invocation of few records,
- *      which spools them and writes no intent, the record's spool put comes before the SENT write (one put).
+ *      which spools them and writes no intent, the record's spool put comes before the SENT write (one put), and the
+ *      slot is free once it lands: the SENT write follows outside it (`Recording`).
  * Every write after the claim records a fact the provider (or our own check) established, so it is kept trying while
  * the record's time lasts (`record`): a DynamoDB failure after the provider accepted never turns a known send into an
  * unknown one, and one after a throttle never turns "not sent" into "maybe sent". Past the lease's end it first extends
@@ -121,11 +122,32 @@ const RECORD_ATTEMPTS = 50;
 const RECORD_BACKOFF_BASE_MS = 50;
 const RECORD_BACKOFF_MAX_MS = 1_000;
 
+/**
+ * The provider accepted and the send's record is in the spool — kept: if this holder dies now the sweeper finds it and
+ * writes SENT (sweeper/spooled-send.ts) — so the send slot is free for the next record; `settled` is the SENT write
+ * that follows, outside the slot, and what it came to. The handler awaits it before the invocation closes.
+ */
+export interface Recording {
+  readonly kind: 'recording';
+  readonly settled: Promise<DispatchResult>;
+}
+
+/** One notification, to what became of it: its SENT write awaited even when the slot was freed before it. */
 export async function dispatchNotification(
   target: DispatchTarget,
   deps: DispatchDeps,
   budget: RecordBudget,
 ): Promise<DispatchResult> {
+  const r = await startDispatch(target, deps, budget);
+  return r.kind === 'recording' ? r.settled : r;
+}
+
+/** As dispatchNotification, up to the moment its send slot is free (`Recording` when that came before its SENT write). */
+export async function startDispatch(
+  target: DispatchTarget,
+  deps: DispatchDeps,
+  budget: RecordBudget,
+): Promise<DispatchResult | Recording> {
   const { key, retryAt } = target;
   if (retryAt !== undefined) {
     const wait = retryAt - deps.now();
@@ -246,7 +268,7 @@ async function sent(
   message: Message,
   providerMessageId: string,
   batch: string | undefined,
-): Promise<DispatchResult> {
+): Promise<DispatchResult | Recording> {
   const { deps, item } = holder;
   const acceptedAtMs = deps.now();
   const evidence = batch === undefined ? undefined : deps.evidence;
@@ -259,11 +281,16 @@ async function sent(
   if (putFirst !== undefined) await holder.keepLeasePast(PUT_FIRST_MS, providerMessageId);
   const spooled = putFirst !== undefined && (await putFirst);
   const write = proof === undefined || at === undefined ? undefined : sentWriteOf(item, proof, at, message, spooled);
-  const acceptance = await holder.recordAcceptance(providerMessageId, write?.evidence, write?.record);
-  const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
-  if (proof === undefined || evidence === undefined || batch === undefined) return result;
-  if (putFirst === undefined) evidence.batch.add(proof, at ?? batch);
-  return { ...result, evidence: { batch: at ?? batch } };
+  const recorded = holder.recordAcceptance(providerMessageId, write?.evidence, write?.record).then((acceptance) => {
+    const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
+    if (proof === undefined || evidence === undefined || batch === undefined) return result;
+    if (putFirst === undefined) evidence.batch.add(proof, at ?? batch);
+    return { ...result, evidence: { batch: at ?? batch } };
+  });
+  if (!spooled) return recorded;
+  // The record is kept: the slot is free. Marked handled now; the handler awaits it (and sees a throw) after the slot.
+  recorded.catch(() => undefined);
+  return { kind: 'recording', settled: recorded };
 }
 
 /**

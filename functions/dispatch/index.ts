@@ -28,7 +28,7 @@ import { evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark, onceRaised } from '../stores/sweep-shard-mark.ts';
 import { ChannelBreaker } from './channel-breaker.ts';
-import { type DispatchDeps, type DispatchResult, dispatchNotification } from './dispatch-notification.ts';
+import { type DispatchDeps, type DispatchResult, startDispatch } from './dispatch-notification.ts';
 import { evidenceReserveMs, InvocationBudget } from './invocation-budget.ts';
 import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
@@ -156,9 +156,9 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
       count('RecordsIgnored');
       return;
     }
-    await limit(async () => {
+    const started = await limit(async () => {
       try {
-        report(await dispatchNotification(target, invocationDeps, budget.start(Date.now())), sent);
+        return await startDispatch(target, invocationDeps, budget.start(Date.now()));
       } catch (error) {
         if ((error as Error).name === 'NotStartedError') {
           count('RecordsNotStarted');
@@ -172,6 +172,8 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
         budget.done();
       }
     });
+    // A spooled send frees its slot once its record is kept; its SENT write is awaited here, outside the slot.
+    report(started.kind === 'recording' ? await started.settled : started, sent);
   };
   try {
     // A batch none of whose records could start is handed back whole, not thrown: it is no function error, and

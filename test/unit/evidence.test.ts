@@ -16,7 +16,11 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
-import { type DispatchDeps, dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import {
+  type DispatchDeps,
+  dispatchNotification,
+  startDispatch,
+} from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import {
@@ -520,6 +524,54 @@ describe('a low rate: an invocation of few records puts each in the spool before
     expect(await index.sendsOf(n.userId)).toEqual([
       { batch: puts[0]?.slice, notificationId: n.notificationId, sha256: puts[0]?.sha256 },
     ]);
+  });
+
+  it('the send slot is free once the put lands: the SENT write follows outside it, and `settled` says what it came to', async () => {
+    const n = pending('SMS');
+    const order: string[] = [];
+    let answerSent: () => void = () => undefined;
+    let sentAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => {
+      sentAsked = resolve;
+    });
+    let calls = 0;
+    ddb.on(UpdateCommand).callsFake(async (input: { ExpressionAttributeValues?: Record<string, unknown> }) => {
+      order.push(String(input.ExpressionAttributeValues?.[':to'] ?? 'claim'));
+      if (calls++ === 0) return { Attributes: sending(n) };
+      // The SENT write answers only when the test says so.
+      const answered = new Promise<void>((resolve) => {
+        answerSent = resolve;
+      });
+      sentAsked();
+      await answered;
+      return {};
+    });
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-slot' });
+    const { batch, deps } = spoolingInvocation(async () => {
+      order.push('put');
+    });
+    await batch.open([n.notificationId]);
+    const started = await startDispatch({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, deps, DISPATCH_BUDGET);
+    // Free before SENT has landed: the record is kept in the spool (the sweeper finds it if this holder dies now).
+    expect(started.kind).toBe('recording');
+    await asked;
+    expect(order).toEqual(['claim', 'put', 'SENT']);
+    answerSent();
+    const settled = started.kind === 'recording' ? await started.settled : started;
+    expect(settled).toMatchObject({ kind: 'sent', acceptance: 'recorded', providerMessageId: 'sns-slot' });
+  });
+
+  it('a put that did not land keeps the SENT write in the slot: the send is not free until its outcome is recorded', async () => {
+    const n = pending('SMS');
+    tableInOrder(n, []);
+    sns.on(PublishCommand).resolves({ MessageId: 'sns-kept' });
+    const { batch, deps } = spoolingInvocation(async () => {
+      throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    });
+    await batch.open([n.notificationId]);
+    const started = await startDispatch({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, deps, DISPATCH_BUDGET);
+    expect(started).toMatchObject({ kind: 'sent', acceptance: 'recorded' });
+    expect(marks()).toContain('SENT');
   });
 
   it('a refused spool put opens the intent and the send is still recorded, with what a rebuild needs; the intent covers the put', async () => {
