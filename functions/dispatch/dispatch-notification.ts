@@ -35,7 +35,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { backoffMs, growingBackoffMs, isWorthRetrying } from '../commons/retry.ts';
+import { growingBackoffMs } from '../commons/retry.ts';
 import type { SuppressedReason } from '../domain/audience.ts';
 import type { Brand } from '../domain/brand.ts';
 import { classOf } from '../domain/catalogue.ts';
@@ -49,16 +49,18 @@ import { loadTemplates } from '../domain/template-sets.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
 import type { MomentStore } from '../stores/moment-store.ts';
-import type { NotificationKey, NotificationStore, SentEvidence, Transition } from '../stores/notification-store.ts';
+import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
-import type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
+import type { DeferReason, DispatchResult, Recording } from './dispatch-result.ts';
+import { Holder, type RecordBudget } from './holder.ts';
 import { loadMomentRules, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, PUT_FIRST_MS, sendProofOf, sentWriteOf } from './record-evidence.ts';
 import { SendError } from './send-error.ts';
 import type { Sender } from './senders.ts';
 
-export type { AcceptanceRecord, DeferReason, DispatchResult } from './dispatch-result.ts';
+export type { AcceptanceRecord, DeferReason, DispatchResult, Recording } from './dispatch-result.ts';
+export { LEASE_GUARD_MS, type RecordBudget } from './holder.ts';
 
 export interface DispatchDeps {
   readonly store: NotificationStore;
@@ -91,16 +93,8 @@ export interface DispatchDeps {
   readonly timing?: NoticeTiming;
 }
 
-/** This record's share of the invocation: when its send must have finished, and how long it may wait before that. */
-export interface RecordBudget {
-  readonly finishBy: number;
-  readonly maxWaitMs: number;
-  /**
-   * The last moment a write recording a provider's answer may still be tried (the invocation's end, less a little so
-   * the function returns before its timeout). Default: finishBy.
-   */
-  readonly recordBy?: number;
-}
+/** A claimed notification held with all of dispatch's dependencies. */
+type Held = Holder<DispatchDeps>;
 
 /**
  * This record was not started: too little of the invocation is left to finish a send. The handler reports it as a
@@ -113,23 +107,6 @@ export class NotStartedError extends Error {
 export interface DispatchTarget {
   readonly key: NotificationKey;
   readonly retryAt: number | undefined;
-}
-
-/** Before the lease's end by at least this, a holder still writing extends it: the sweeper must never take a live holder over. */
-export const LEASE_GUARD_MS = 2_000;
-/** Writes that record a provider's answer: at most this many tries, backing off from 50 ms to 1 s, within recordBy. */
-const RECORD_ATTEMPTS = 50;
-const RECORD_BACKOFF_BASE_MS = 50;
-const RECORD_BACKOFF_MAX_MS = 1_000;
-
-/**
- * The provider accepted and the send's record is in the spool — kept: if this holder dies now the sweeper finds it and
- * writes SENT (sweeper/spooled-send.ts) — so the send slot is free for the next record; `settled` is the SENT write
- * that follows, outside the slot, and what it came to. The handler awaits it before the invocation closes.
- */
-export interface Recording {
-  readonly kind: 'recording';
-  readonly settled: Promise<DispatchResult>;
 }
 
 /** One notification, to what became of it: its SENT write awaited even when the slot was freed before it. */
@@ -158,7 +135,7 @@ export async function startDispatch(
 
   const claim = await deps.store.claim(key, randomUUID(), deps.now(), deps.leaseMs);
   if (claim.kind !== 'claimed') return { kind: 'skipped', why: claim.kind };
-  const holder = new Holder(claim.item, deps, budget);
+  const holder: Held = new Holder(claim.item, deps, budget);
   const item = claim.item;
 
   // Erasure is final: whatever put an erased notification back in flight, it is never sent (erasure.ts).
@@ -264,7 +241,7 @@ export async function startDispatch(
  * invocation's batch and the send slot is free. The evidence never holds a send back nor repeats it.
  */
 async function sent(
-  holder: Holder,
+  holder: Held,
   message: Message,
   providerMessageId: string,
   batch: string | undefined,
@@ -298,7 +275,7 @@ async function sent(
  * 'send' when the send may start now; otherwise what became of the notification.
  */
 async function beforeSend(
-  holder: Holder,
+  holder: Held,
   app: string | undefined,
   budget: RecordBudget,
   rendered: Message,
@@ -368,114 +345,18 @@ async function beforeSend(
 }
 
 /** The moment stopped the send: HELD, or ended unsent (moment-checks.ts), fenced on the claim. */
-async function stopped(holder: Holder, stop: MomentStop): Promise<DispatchResult> {
+async function stopped(holder: Held, stop: MomentStop): Promise<DispatchResult> {
   const { transition, result } = await recordStop(holder.item, stop, holder.deps.store, (w) => holder.record(w));
   return landed(transition, result);
 }
 
 /** Holds a scope; when the breaker item cannot be written, this environment still holds it (until a backoff). */
-async function hold(scope: string, code: string, holder: Holder): Promise<number> {
+async function hold(scope: string, code: string, holder: Held): Promise<number> {
   const { deps, item } = holder;
   return deps.breaker.hold(scope, code, deps.now()).catch(() => deps.now() + backoff(item, deps));
 }
 
-/**
- * The claimed item while this record holds it: its lease, and the writes that record what happened. Each write is
- * retried on any DynamoDB failure (throttling, a 5xx, a timeout) with a growing, jittered backoff until the record's
- * recordBy; a condition failure is an answer (`lost`), never retried. A write that would run past the lease first
- * extends the lease, so the sweeper never resolves a holder that is still writing.
- */
-class Holder {
-  private leaseUntil: number;
-  /** Set once the provider accepted and the acceptance is on the item (SENDING with its message id). */
-  private acceptanceOnItem = false;
-
-  constructor(
-    readonly item: NotificationItem,
-    readonly deps: DispatchDeps,
-    private readonly budget: RecordBudget,
-  ) {
-    this.leaseUntil = item.leaseUntil ?? Number.POSITIVE_INFINITY;
-  }
-
-  /** The last moment a send may start and still finish before the invocation's deadline and inside the lease. */
-  lastSendStart(): number {
-    return Math.min(this.budget.finishBy, this.leaseUntil - LEASE_GUARD_MS) - this.deps.sendTimeoutMs;
-  }
-
-  /**
-   * One write of the outcome (given its own `now`, the same on every try: its lost-reply re-read compares it). A
-   * write fenced on the claim (`holding`, the default) extends the lease first when it would run past its end.
-   */
-  async record(
-    write: (now: number) => Promise<Transition>,
-    options: { readonly providerMessageId?: string; readonly holding?: boolean } = {},
-  ): Promise<Transition> {
-    const now = this.deps.now();
-    const recordBy = this.budget.recordBy ?? this.budget.finishBy;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        if ((options.holding ?? true) && this.deps.now() + LEASE_GUARD_MS >= this.leaseUntil) {
-          if ((await this.extend(options.providerMessageId)) === 'lost') return 'lost';
-        }
-        return await write(now);
-      } catch (error) {
-        if (!isWorthRetrying(error) || attempt >= RECORD_ATTEMPTS) throw error;
-        const wait = backoffMs(attempt, RECORD_BACKOFF_BASE_MS, RECORD_BACKOFF_MAX_MS, this.deps.random);
-        if (this.deps.now() + wait >= recordBy) throw error;
-        await this.deps.sleep(wait);
-      }
-    }
-  }
-
-  /** The provider accepted: SENT, kept trying; if the sweeper resolved the lease first, the id goes on its UNKNOWN. */
-  async recordAcceptance(
-    providerMessageId: string,
-    evidence?: SentEvidence,
-    record?: Uint8Array,
-  ): Promise<AcceptanceRecord> {
-    const { item, deps } = this;
-    let marked: Transition;
-    try {
-      marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now, evidence, record), {
-        providerMessageId,
-      });
-    } catch {
-      // DynamoDB refused every write for the rest of this record's time. If an extension carried the message id the
-      // acceptance is still on the item (the sweeper will mark it SENT); otherwise the lease's policy decides.
-      return this.acceptanceOnItem ? 'recorded' : 'notRecorded';
-    }
-    if (marked === 'applied') return 'recorded';
-    // Fenced out: the sweeper resolved our expired lease (and perhaps another holder claimed it since).
-    await this.record((now) => deps.store.recordLateAcceptance(item, providerMessageId, now), {
-      holding: false,
-    }).catch(() => 'lost');
-    return 'late';
-  }
-
-  /**
-   * Before a write outside the item that must not outlive the lease (the spool put before SENT): the lease extended,
-   * with the message id, when it would end within the guard of `ms` from now. A refused extension is left to the SENT
-   * write's own (which tries again, or finds the sweeper resolved it).
-   */
-  async keepLeasePast(ms: number, providerMessageId: string): Promise<void> {
-    if (this.deps.now() + LEASE_GUARD_MS + ms < this.leaseUntil) return;
-    await this.extend(providerMessageId).catch(() => 'lost');
-  }
-
-  private async extend(providerMessageId: string | undefined): Promise<Transition> {
-    const now = this.deps.now();
-    const leaseUntil = now + this.deps.leaseMs;
-    const t = await this.deps.store.extendLease(this.item, leaseUntil, now, providerMessageId);
-    if (t === 'applied') {
-      this.leaseUntil = leaseUntil;
-      if (providerMessageId !== undefined) this.acceptanceOnItem = true;
-    }
-    return t;
-  }
-}
-
-async function fail(holder: Holder, reason: string): Promise<DispatchResult> {
+async function fail(holder: Held, reason: string): Promise<DispatchResult> {
   const { item } = holder;
   const t = await holder.record((now) => holder.deps.store.markFailed(item, reason, now));
   return landed(t, { kind: 'failed', item, reason });
@@ -495,7 +376,7 @@ function landed(t: Transition, outcome: DispatchResult): DispatchResult {
  * produces, so the sweeper looks only after the pending threshold; a far one is the sweeper's to wake at retryAt.
  */
 async function defer(
-  holder: Holder,
+  holder: Held,
   reason: DeferReason,
   code: string | undefined,
   retryAt: number,

@@ -49,3 +49,15 @@ export type DispatchResult =
   | MomentResult
   | { kind: 'deferred'; item: NotificationItem; reason: DeferReason; code?: string; retryAt: number }
   | { kind: 'unknown'; item: NotificationItem; reason: string; resend: boolean };
+
+/**
+ * The provider accepted and the send's record has landed in the spool, so the send slot is free for the next record;
+ * `settled` is the SENT write that follows, outside the slot, and what it came to (the handler awaits it before the
+ * record counts as done, and holds the slot instead while as many SENT writes are pending as it has slots). Should this
+ * holder die before its SENT lands, the sweeper writes SENT from the spooled record (sweeper/spooled-send.ts) — unless
+ * its look-up cannot be made in time, when the lease's policy decides (docs/guarantees.md window 1).
+ */
+export interface Recording {
+  readonly kind: 'recording';
+  readonly settled: Promise<DispatchResult>;
+}

@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import pLimit from 'p-limit';
 import { loadDispatchConfig } from '../commons/config.ts';
 import { documentClient } from '../commons/dynamodb-client.ts';
 import { onFirstCall } from '../commons/on-first-call.ts';
@@ -34,12 +33,14 @@ import { SharedTokenBucket } from './pacer.ts';
 import { createProviderClients } from './provider-clients.ts';
 import { InvocationEvidence, type SendProof, type SendRecordDeps } from './record-evidence.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from './send-quota-store.ts';
+import { sendSlots } from './send-slots.ts';
 import { ProviderSender } from './senders.ts';
 import { criticalFirst, dispatchable } from './stream-record.ts';
 
 const config = loadDispatchConfig();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
-const limit = pLimit(config.concurrency);
+/** The invocation's send slots: a spooled send's slot is free at its put, its SENT write after (send-slots.ts). */
+const slots = sendSlots(config.concurrency);
 const providers = createProviderClients(config);
 const evidenceStore = evidenceStoreOf(config.evidence.store, () => traced(new S3Client({ maxAttempts: 2 })));
 const sender = new ProviderSender(providers.ses, providers.sns, {
@@ -156,24 +157,26 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context) => {
       count('RecordsIgnored');
       return;
     }
-    const started = await limit(async () => {
-      try {
-        return await startDispatch(target, invocationDeps, budget.start(Date.now()));
-      } catch (error) {
-        if ((error as Error).name === 'NotStartedError') {
-          count('RecordsNotStarted');
-          logger.warn('record not started: too little time left; handed back to the stream', {
-            notificationId: target.notificationId,
-            reason: (error as Error).message,
-          });
+    try {
+      const started = await slots(async () => {
+        try {
+          return await startDispatch(target, invocationDeps, budget.start(Date.now()));
+        } catch (error) {
+          if ((error as Error).name === 'NotStartedError') {
+            count('RecordsNotStarted');
+            logger.warn('record not started: too little time left; handed back to the stream', {
+              notificationId: target.notificationId,
+              reason: (error as Error).message,
+            });
+          }
+          throw error;
         }
-        throw error;
-      } finally {
-        budget.done();
-      }
-    });
-    // A spooled send frees its slot once its record is kept; its SENT write is awaited here, outside the slot.
-    report(started.kind === 'recording' ? await started.settled : started, sent);
+      });
+      // Outside the slot: a spooled send's SENT write, awaited before the record counts as done.
+      report(started.kind === 'recording' ? await started.settled : started, sent);
+    } finally {
+      budget.done();
+    }
   };
   try {
     // A batch none of whose records could start is handed back whole, not thrown: it is no function error, and

@@ -64,6 +64,8 @@ describe('npm run bench (smoke)', () => {
     expect(report.dispatch.cpuMicrosPerSend.withEvidence).toBeGreaterThan(0);
     // At a low rate's density the evidence path is the spool's, as deployed: every record spooled, none lost.
     expect(report.dispatch.lowRate.spooled).toBe(report.dispatch.lowRate.sends);
+    expect(report.dispatch.busyLowRate.spooled).toBe(report.dispatch.busyLowRate.sends);
+    expect(report.dispatch.busyLowRate.outcomeSendsPerSec.withEvidence).toBeGreaterThan(0);
     expect(report.dispatch.spooled).toBe(0);
     // The complete cost: every part priced for each channel alone and the mix, as the run ran and at the two rates,
     // beside the floor; evidence in batches, fewer objects than notifications at 10,000/s, at most 0.1 objects a

@@ -162,6 +162,10 @@ const HARNESS_SEAMS: Readonly<Record<string, { readonly tools: RegExp; readonly 
     tools: /^tools\/bench\/dispatch\.ts$/,
     why: "dispatch's evidence path as deployed (intent, record, spool or batch): the bench times the send slot with it",
   },
+  'functions/dispatch/send-slots.ts': {
+    tools: /^tools\/bench\/dispatch\.ts$/,
+    why: "the handler's send slots (a spooled send's slot free at its put): the bench runs each invocation's sends in them",
+  },
   'functions/dispatch/stream-record.ts': {
     tools: /^tools\/drill\/play\.ts$/,
     why: "the dispatch trigger's reading of a stream record: the drill plays each region's trigger",

@@ -14,7 +14,7 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { EVIDENCE_ENVIRONMENT } from '../../functions/contracts/environment.ts';
 import {
   type DispatchDeps,
@@ -526,7 +526,7 @@ describe('a low rate: an invocation of few records puts each in the spool before
     ]);
   });
 
-  it('the send slot is free once the put lands: the SENT write follows outside it, and `settled` says what it came to', async () => {
+  it('the send slot is free once the put lands, not before: the SENT write follows outside it, and `settled` says what it came to', async () => {
     const n = pending('SMS');
     const order: string[] = [];
     let answerSent: () => void = () => undefined;
@@ -547,11 +547,28 @@ describe('a low rate: an invocation of few records puts each in the spool before
       return {};
     });
     sns.on(PublishCommand).resolves({ MessageId: 'sns-slot' });
+    let answerPut: () => void = () => undefined;
+    const putLands = new Promise<void>((resolve) => {
+      answerPut = resolve;
+    });
     const { batch, deps } = spoolingInvocation(async () => {
       order.push('put');
+      await putLands;
     });
     await batch.open([n.notificationId]);
-    const started = await startDispatch({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, deps, DISPATCH_BUDGET);
+    let free = false;
+    const starting = startDispatch({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, deps, DISPATCH_BUDGET).then(
+      (r) => {
+        free = true;
+        return r;
+      },
+    );
+    await vi.waitFor(() => expect(order).toContain('put'));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Asked, not landed: the slot is still the send's.
+    expect(free).toBe(false);
+    answerPut();
+    const started = await starting;
     // Free before SENT has landed: the record is kept in the spool (the sweeper finds it if this holder dies now).
     expect(started.kind).toBe('recording');
     await asked;
