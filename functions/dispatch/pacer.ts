@@ -42,7 +42,8 @@ export interface Pacer {
    */
   acquire(channel: Channel, waitUntil: number, noticeClass?: NoticeClass): Promise<SendToken | false>;
   /**
-   * A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record.
+   * A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record,
+   * if the window it was taken in is still the current one.
    */
   giveBack?(channel: Channel, token: SendToken): void;
 }
@@ -124,11 +125,12 @@ export class SharedTokenBucket implements Pacer {
     });
   }
 
-  giveBack(channel: Channel, _token: SendToken): void {
-    // Only into its own window: a token is never carried into the next one (the windows count what was taken).
+  giveBack(channel: Channel, token: SendToken): void {
+    // Only into the window it was taken in, while that window lasts: a token taken in one window and pooled in the
+    // next would be a send the next window's count never counted. One dropped costs a send; one carried, the rate.
     const pool = this.pools.get(channel);
     const window = Math.floor(this.clock.now() / WINDOW_MS) * WINDOW_MS;
-    if (pool !== undefined && pool.window === window) pool.tokens++;
+    if (pool !== undefined && pool.window === window && token.window === window) pool.tokens++;
   }
 
   /** Serves the line's first waiter until the line is empty; a waiter overtaken while it slept goes back in line. */
