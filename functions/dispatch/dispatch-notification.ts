@@ -292,9 +292,9 @@ async function beforeSend(
   if (deps.now() > holder.lastSendStart()) return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
   // A token only while a send taken with it could still finish: in the invocation and inside the lease.
   const tokenBy = Math.min(deps.now() + budget.maxWaitMs, holder.lastSendStart());
-  if (!(await deps.pacer.acquire(item.channel, tokenBy, classOf(item.template)))) {
-    return defer(holder, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps));
-  }
+  const token = await deps.pacer.acquire(item.channel, tokenBy, classOf(item.template));
+  if (!token) return defer(holder, 'RATE_LIMITED', undefined, deps.now() + backoff(item, deps));
+  const giveTokenBack = () => deps.pacer.giveBack?.(item.channel, token);
 
   // The audience check is the last step before the provider call: an opt-out or a suppression written while this
   // record waited for its token (up to the pacing wait) still stops it.
@@ -308,11 +308,11 @@ async function beforeSend(
         template: item.template,
       });
     } catch (error) {
-      deps.pacer.giveBack?.(item.channel);
+      giveTokenBack();
       throw error;
     }
     if (reason !== undefined) {
-      deps.pacer.giveBack?.(item.channel);
+      giveTokenBack();
       const moved = await holder.record((now) => deps.store.suppress(item, reason, now));
       if (moved === 'lost') return { kind: 'skipped', why: 'taken' };
       return {
@@ -326,18 +326,18 @@ async function beforeSend(
   }
 
   const moment = await momentLast(item, rendered, deps).catch((error: unknown) => {
-    deps.pacer.giveBack?.(item.channel);
+    giveTokenBack();
     throw error;
   });
   if ('stop' in moment) {
-    deps.pacer.giveBack?.(item.channel);
+    giveTokenBack();
     return stopped(holder, moment.stop);
   }
   // Immediately before the call, whatever path the token came by (a pooled token skips the pacer's own wait): a slow
   // claim, breaker or audience read may have eaten the time. A send the function's timeout or the lease could cut
   // off would end UNKNOWN; not starting it costs one deferral.
   if (deps.now() > holder.lastSendStart()) {
-    deps.pacer.giveBack?.(item.channel);
+    giveTokenBack();
     await moment.giveBack();
     return defer(holder, 'NO_TIME_LEFT', undefined, deps.now());
   }

@@ -30,18 +30,26 @@ import type { Channel } from '../domain/channels.ts';
 import { rateShardsFor, rateShareOf } from '../domain/send-rate.ts';
 import type { TokenWindows } from './send-quota-store.ts';
 
+/** A token to send now, with the window (epoch ms) whose count took it: it may be given back only to that window. */
+export interface SendToken {
+  readonly window: number;
+}
+
 export interface Pacer {
   /**
-   * Resolves true with a token to send now, false when none could be had by `waitUntil` (epoch ms) — also when one
+   * Resolves with a token to send now, false when none could be had by `waitUntil` (epoch ms) — also when one
    * is at hand but `waitUntil` has passed: the caller's time is up whatever path the token would come by.
    */
-  acquire(channel: Channel, waitUntil: number, noticeClass?: NoticeClass): Promise<boolean>;
-  /** A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record. */
-  giveBack?(channel: Channel): void;
+  acquire(channel: Channel, waitUntil: number, noticeClass?: NoticeClass): Promise<SendToken | false>;
+  /**
+   * A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record,
+   * if the window it was taken in is still the current one.
+   */
+  giveBack?(channel: Channel, token: SendToken): void;
 }
 
 /** No pacing at all: for tests and measurements that are not about the rate. */
-export const unpaced: Pacer = { acquire: async () => true };
+export const unpaced: Pacer = { acquire: async () => ({ window: 0 }) };
 
 export interface PacerClock {
   readonly now: () => number;
@@ -71,7 +79,7 @@ interface Waiter {
   readonly rank: number;
   readonly seq: number;
   readonly waitUntil: number;
-  readonly resolve: (got: boolean) => void;
+  readonly resolve: (got: SendToken | false) => void;
   readonly reject: (error: unknown) => void;
 }
 /** Tokens one write takes at most: enough to cut the writes per send tenfold, few enough to leave others a share. */
@@ -101,8 +109,8 @@ export class SharedTokenBucket implements Pacer {
     private readonly clock: PacerClock,
   ) {}
 
-  acquire(channel: Channel, waitUntil: number, noticeClass: NoticeClass = 'normal'): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
+  acquire(channel: Channel, waitUntil: number, noticeClass: NoticeClass = 'normal'): Promise<SendToken | false> {
+    return new Promise<SendToken | false>((resolve, reject) => {
       const waiter: Waiter = { rank: rankOf(noticeClass), seq: this.seq++, waitUntil, resolve, reject };
       const line = this.lines.get(channel) ?? [];
       this.lines.set(channel, line);
@@ -117,11 +125,12 @@ export class SharedTokenBucket implements Pacer {
     });
   }
 
-  giveBack(channel: Channel): void {
-    // Only into its own window: a token is never carried into the next one (the windows count what was taken).
+  giveBack(channel: Channel, token: SendToken): void {
+    // Only into the window it was taken in, while that window lasts: a token taken in one window and pooled in the
+    // next would be a send the next window's count never counted. One dropped costs a send; one carried, the rate.
     const pool = this.pools.get(channel);
     const window = Math.floor(this.clock.now() / WINDOW_MS) * WINDOW_MS;
-    if (pool !== undefined && pool.window === window) pool.tokens++;
+    if (pool !== undefined && pool.window === window && token.window === window) pool.tokens++;
   }
 
   /** Serves the line's first waiter until the line is empty; a waiter overtaken while it slept goes back in line. */
@@ -154,7 +163,7 @@ export class SharedTokenBucket implements Pacer {
     return 1 + (this.lines.get(channel) ?? []).filter((w) => w.rank <= rank).length;
   }
 
-  private async take(channel: Channel, waiter: Waiter): Promise<boolean | 'overtaken'> {
+  private async take(channel: Channel, waiter: Waiter): Promise<SendToken | false | 'overtaken'> {
     const { waitUntil, rank } = waiter;
     const noticeClass = NOTICE_CLASSES[rank] as NoticeClass;
     const limit = this.rates[channel];
@@ -170,7 +179,7 @@ export class SharedTokenBucket implements Pacer {
       // A token taken under a lower class's ceiling serves any class; one taken under the critical ceiling only critical.
       if (pool !== undefined && pool.window === window && pool.tokens > 0 && pool.rank >= rank) {
         pool.tokens--;
-        return true;
+        return { window };
       }
       const ceilingOf = (shard: number) => classCeiling(rateShareOf(limit, shards, shard), noticeClass, now - window);
       const shard = this.pickShard(channel, window, shards, ceilingOf);

@@ -91,8 +91,8 @@ describe('the shared token bucket on DynamoDB Local', () => {
     expect(normal.filter(Boolean)).toHaveLength(12);
     expect(await b.acquire('PUSH', W + 400)).toBe(false);
     // … which two critical sends in another environment still get, and nothing more: the window's 14 are taken.
-    expect(await b.acquire('PUSH', W + 400, 'critical')).toBe(true);
-    expect(await c.acquire('PUSH', W + 400, 'critical')).toBe(true);
+    expect(await b.acquire('PUSH', W + 400, 'critical')).toEqual({ window: W });
+    expect(await c.acquire('PUSH', W + 400, 'critical')).toEqual({ window: W });
     expect(await c.acquire('PUSH', W + 400, 'critical')).toBe(false);
     const item = (await table.allItems()).find((i) => i.pk === 'RATE#PUSH' && i.sk === String(W));
     expect(item?.used).toBe(14);
@@ -104,7 +104,7 @@ describe('the shared token bucket on DynamoDB Local', () => {
     ).toHaveLength(12);
     clock.t = W + 1_600;
     const released = await Promise.all(Array.from({ length: 3 }, () => b.acquire('PUSH', W + 1_900)));
-    expect(released).toEqual([true, true, false]);
+    expect(released).toEqual([{ window: W + 1_000 }, { window: W + 1_000 }, false]);
   });
 
   it('critical first, in an environment: a critical waiter is served before the normal waiters in line ahead of it', async () => {

@@ -68,7 +68,7 @@ describe('the audience check in dispatch', () => {
     const pacer: Pacer = {
       acquire: async () => {
         w.calls.push('token');
-        return true;
+        return { window: 0 };
       },
     };
     expect((await w.run(pacer)).kind).toBe('sent');
@@ -92,19 +92,20 @@ describe('the audience check in dispatch', () => {
 
   it('an opt-out written while the record waited for its send token stops the send', async () => {
     const w = world(undefined);
-    const given: string[] = [];
+    const given: unknown[] = [];
+    const token = { window: NOW - (NOW % 1_000) };
     const pacer: Pacer = {
       acquire: async () => {
         // The customer opts out during the (up to ~10 s) wait for a token.
         w.audienceState.reason = 'OPTED_OUT';
-        return true;
+        return token;
       },
-      giveBack: (channel) => void given.push(channel),
+      giveBack: (channel, back) => void given.push([channel, back]),
     };
     expect(await w.run(pacer)).toMatchObject({ kind: 'suppressed', reason: 'OPTED_OUT' });
     expect(w.calls).not.toContain('send');
-    // The unused token goes back for the next record.
-    expect(given).toEqual(['EMAIL']);
+    // The unused token goes back for the next record, with the window it was taken in.
+    expect(given).toEqual([['EMAIL', token]]);
   });
 
   it('a suppression that loses its condition (the sweeper took the claim over) is skipped, not reported', async () => {

@@ -854,12 +854,13 @@ describe('dispatch: no send starts that cannot finish', () => {
         return undefined;
       },
     };
-    const given: string[] = [];
-    const pacer: Pacer = { acquire: async () => true, giveBack: (c) => void given.push(c) };
+    const given: unknown[] = [];
+    const token = { window: NOW - (NOW % 1_000) };
+    const pacer: Pacer = { acquire: async () => token, giveBack: (c, back) => void given.push([c, back]) };
     const r = await dispatch(key(n), deps({ now: () => now, pacer, audience }));
     expect(r).toMatchObject({ kind: 'deferred', reason: 'NO_TIME_LEFT' });
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
-    expect(given).toEqual(['EMAIL']);
+    expect(given).toEqual([['EMAIL', token]]);
   });
 
   it('a send that would outlive its lease is not started either', async () => {
@@ -882,8 +883,9 @@ describe('dispatch: a read between the claim and the send that fails sent nothin
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
-    const given: string[] = [];
-    const pacer: Pacer = { acquire: async () => true, giveBack: (c) => void given.push(c) };
+    const given: unknown[] = [];
+    const token = { window: NOW - (NOW % 1_000) };
+    const pacer: Pacer = { acquire: async () => token, giveBack: (c, back) => void given.push([c, back]) };
     const audience = {
       check: async () => {
         throw dynamoError('ThrottlingException', 400);
@@ -893,7 +895,7 @@ describe('dispatch: a read between the claim and the send that fails sent nothin
     expect(r).toMatchObject({ kind: 'deferred', reason: 'NOT_SENT', code: 'ThrottlingException' });
     expect(transitions()).toEqual(['SENDING', 'PENDING']);
     expect(ses.commandCalls(SendEmailCommand)).toHaveLength(0);
-    expect(given).toEqual(['EMAIL']);
+    expect(given).toEqual([['EMAIL', token]]);
   });
 
   it('the breaker read fails: deferred the same way', async () => {

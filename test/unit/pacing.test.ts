@@ -13,7 +13,13 @@ import {
 import { ChannelBreaker } from '../../functions/dispatch/channel-breaker.ts';
 import { NotStartedError } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationBudget } from '../../functions/dispatch/invocation-budget.ts';
-import { classCeiling, MAX_CHUNK, RELEASE_AT_MS, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import {
+  classCeiling,
+  MAX_CHUNK,
+  RELEASE_AT_MS,
+  type SendToken,
+  SharedTokenBucket,
+} from '../../functions/dispatch/pacer.ts';
 import type { BreakerState, BreakerStore, Taken, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import type { NoticeClass } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
@@ -127,12 +133,12 @@ describe('the shared token bucket', () => {
       pacer.acquire('EMAIL', clock.now() + 1_000),
       pacer.acquire('EMAIL', clock.now() + 1_000),
     ]);
-    expect([a, b]).toEqual([true, true]);
-    pacer.giveBack('EMAIL');
+    expect([a, b]).toEqual([{ window: clock.t }, { window: clock.t }]);
+    pacer.giveBack('EMAIL', b as SendToken);
     // One token is pooled now; a record whose send could no longer finish must not take it.
     expect(await pacer.acquire('EMAIL', clock.now() - 1)).toBe(false);
     const writes = windows.writes;
-    expect(await pacer.acquire('EMAIL', clock.now() + 1_000)).toBe(true);
+    expect(await pacer.acquire('EMAIL', clock.now() + 1_000)).toEqual({ window: clock.t });
     expect(windows.writes).toBe(writes); // served from the pool: the token given back
   });
 
@@ -182,15 +188,15 @@ describe('the shared token bucket', () => {
     const windows = new MemoryWindows();
     const pacer = new SharedTokenBucket(windows, RATES, clock);
     // Two sends ending together: their answers are read in one turn, each in a callback of its own.
-    const got = await new Promise<boolean[]>((resolve) => {
-      const asked: Promise<boolean>[] = [];
+    const got = await new Promise<(SendToken | false)[]>((resolve) => {
+      const asked: Promise<SendToken | false>[] = [];
       setTimeout(() => asked.push(pacer.acquire('PUSH', clock.now() + 1_000)), 0);
       setTimeout(() => {
         asked.push(pacer.acquire('PUSH', clock.now() + 1_000));
         void Promise.all(asked).then(resolve);
       }, 0);
     });
-    expect(got).toEqual([true, true]);
+    expect(got.every(Boolean)).toBe(true);
     expect(windows.writes).toBe(1);
   });
 
@@ -215,7 +221,7 @@ describe('the shared token bucket', () => {
     let settled = false;
     void later.then(() => (settled = true));
     while (!settled && (await clock.step()));
-    expect(await later).toBe(true);
+    expect(await later).toEqual({ window: 1_800_000_001_000 });
     expect(clock.now()).toBeGreaterThanOrEqual(1_800_000_001_000);
   });
 
@@ -294,7 +300,7 @@ async function arrive(
       await clock.sleep(a.at);
       const asked = clock.now();
       const waitUntil = asked + a.patience;
-      const got = await pacer.acquire('EMAIL', waitUntil, a.noticeClass);
+      const got = (await pacer.acquire('EMAIL', waitUntil, a.noticeClass)) !== false;
       answers.push({ ...a, asked, waitUntil, got, answeredAt: clock.now() });
     }),
   );
