@@ -91,6 +91,8 @@ export const METRIC_NAMES = [
   'SweeperUnfinished',
   'SweeperLeasePassUnfinished',
   'SweeperLeaseCursorsDropped',
+  // lease-pass partitions whose Query failed in a run (throttling, a 5xx): kept for the next run, 0 every run when none
+  'SweeperLeasePartitionsFailed',
   // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
   'EvidenceGaps',
   'EvidenceLost',
@@ -125,6 +127,8 @@ export const METRIC_NAMES = [
   // (or a refused read) left part of the holder's minutes unread; found, but its SENT write failed (the next run's)
   'SpoolLookupsSkipped',
   'SpoolSendsLeftForNextRun',
+  // look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first
+  'SpoolLookupsDeferred',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
