@@ -17,8 +17,8 @@ import type { NotificationStore } from '../../functions/stores/notification-stor
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
-import { MemoryIndex } from '../support/evidence-memory.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
+import { MemoryIndex } from '../support/evidence-memory.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { proofOf, RETENTION } from '../support/spool-proofs.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
@@ -283,7 +283,9 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
 const idIn = (prefix: string, channel: 'EMAIL' | 'SMS', noticeClass: 'normal' | 'bulk', shard: number) =>
   String(
     Array.from({ length: 256 }, (_, i) => `${prefix}-${i}`).find(
-      (id) => sweepKey('PENDING', channel, `${id}#${channel}`, 8, noticeClass) === `PENDING#${channel}#${noticeClass}#${shard}`,
+      (id) =>
+        sweepKey('PENDING', channel, `${id}#${channel}`, 8, noticeClass) ===
+        `PENDING#${channel}#${noticeClass}#${shard}`,
     ),
   );
 
@@ -356,7 +358,7 @@ describe("a dead holder's spooled send whose look-up the run's deadline cut shor
   });
 });
 
-describe("a lease-pass partition whose Query fails every run", () => {
+describe('a lease-pass partition whose Query fails every run', () => {
   /** The store, but every lease-pass Query of `failing` answers as a throttled table does. */
   const throttledIn = (failing: string): NotificationStore =>
     Object.assign(Object.create(store) as DynamoNotificationStore, {

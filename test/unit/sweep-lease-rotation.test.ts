@@ -276,7 +276,9 @@ describe('a lease left for the next run (its spool look-up cut short)', () => {
     const first = await pass(1, saved);
     expect(first.found).toBe(1);
     // Before the page that held it (the one after i = 1), not past it: the cycle did not end there.
-    expect(first.cursors).toEqual({ [key]: { i: 2, sweepKey: key, sweepAt: NOW - 600_000 + 1, pk: expect.any(String), sk: 'N' } });
+    expect(first.cursors).toEqual({
+      [key]: { i: 2, sweepKey: key, sweepAt: NOW - 600_000 + 1, pk: expect.any(String), sk: 'N' },
+    });
     expect(first).toMatchObject({ unfinished: 1, resumeAt: { noticeClass: 'normal', channel: 'SMS', shard: 2 } });
     clock.t = NOW + 120_000;
     const second = await pass(2, first.cursors, first.resumeAt);
