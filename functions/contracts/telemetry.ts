@@ -123,8 +123,9 @@ export const METRIC_NAMES = [
   'EvidenceSpoolUnreadable',
   // spooled sends the roll-up found missing from the customers' index (their writer died or was refused), indexed then
   'EvidenceIndexFilled',
-  // the sweeper's look-ups of an expired lease's spooled record: decided by policy because the run's cap or deadline
-  // (or a refused read) left part of the holder's minutes unread; found, but its SENT write failed (the next run's)
+  // the sweeper's look-ups of an expired lease's spooled record: decided by policy because a refused read, or the
+  // run's cap or deadline 5 minutes after the lease's end, left part of the holder's minutes unread; found, but its
+  // SENT write failed (the next run's)
   'SpoolLookupsSkipped',
   'SpoolSendsLeftForNextRun',
   // look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first
