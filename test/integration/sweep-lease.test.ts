@@ -3,7 +3,9 @@
  * its PENDING key at its PENDING sweepAt (the index updates its projected status, attempt and lease in place: no
  * delete and put). The sweeper reads each PENDING partition up to now + the pending threshold and resolves an expired
  * lease there in the first run after it — whatever the channel's cap or the class order hold back — and never touches
- * a live one. Items claimed by an earlier deploy, under a SENDING key, are still resolved from there.
+ * a live one. Items claimed by an earlier deploy, under a SENDING key, are still resolved from there. A dead holder's
+ * spooled send whose look-up the run cut short is resolved SENT by the next run, and a partition whose Query fails
+ * every run neither fails the run nor hides a later partition's dead claim.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
