@@ -207,6 +207,15 @@ export function alarmOnDispatch(sink: AlarmSink, m: StageMetrics, parts: Alarmed
     1,
     SUSTAINED,
   );
+  // Published every run (0 when none failed): one throttled Query is retried by the next run; run after run, a
+  // partition's dead claims are not found at all.
+  sink.alarm(
+    'SweeperLeasePassFailing',
+    m.metric('SweeperLeasePartitionsFailed'),
+    "The sweeper's lease pass could not read some partitions (their Query failed: throttling, a 5xx) in 3 of the last 5 runs. The other partitions are read; a dead sender's notification in a failing one waits until its Query succeeds (docs/guarantees.md, window 5). Read the sweeper's log ('lease pass: Query failed') for the partitions and the error.",
+    1,
+    SUSTAINED,
+  );
 }
 
 /**

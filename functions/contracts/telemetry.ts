@@ -91,6 +91,8 @@ export const METRIC_NAMES = [
   'SweeperUnfinished',
   'SweeperLeasePassUnfinished',
   'SweeperLeaseCursorsDropped',
+  // lease-pass partitions whose Query failed in a run (throttling, a 5xx): kept for the next run, 0 every run when none
+  'SweeperLeasePartitionsFailed',
   // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
   'EvidenceGaps',
   'EvidenceLost',
@@ -121,10 +123,13 @@ export const METRIC_NAMES = [
   'EvidenceSpoolUnreadable',
   // spooled sends the roll-up found missing from the customers' index (their writer died or was refused), indexed then
   'EvidenceIndexFilled',
-  // the sweeper's look-ups of an expired lease's spooled record: decided by policy because the run's cap or deadline
-  // (or a refused read) left part of the holder's minutes unread; found, but its SENT write failed (the next run's)
+  // the sweeper's look-ups of an expired lease's spooled record: decided by policy because a refused read, or the
+  // run's cap or deadline 5 minutes after the lease's end, left part of the holder's minutes unread; found, but its
+  // SENT write failed (the next run's)
   'SpoolLookupsSkipped',
   'SpoolSendsLeftForNextRun',
+  // look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first
+  'SpoolLookupsDeferred',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 

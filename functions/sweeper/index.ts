@@ -60,7 +60,8 @@ const evidenceIndex = {
 /**
  * Spool records one run's look-ups of expired leases read at most (spooled-send.ts): about 4 minutes of a spool taking
  * 80 records a second (a record is decoded in about 25 µs: half a second of a core). Past it, or past the run's
- * deadline, a lease not found in what was read is decided by its channel's policy, counted (SpoolLookupsSkipped).
+ * deadline, a lease not found in what was read is left for the next run (SpoolLookupsDeferred), for at most
+ * SPOOL_LOOKUP_WAIT_MS after its lease's end; then decided by its channel's policy, counted (SpoolLookupsSkipped).
  */
 const SPOOL_LOOKUP_RECORDS_PER_RUN = 20_000;
 /** Gaps one run fills at most: a store outage's backlog drains over a few runs without crowding out the sweep. */
@@ -114,9 +115,11 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperUnfinished', r.unfinished);
     count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
     count('SweeperLeaseCursorsDropped', r.leasePass.dropped.length);
+    count('SweeperLeasePartitionsFailed', r.leasePass.failed.length);
     await keepLeasePass(savedLeaseCursors, r.leasePass);
     count('SpoolLookupsSkipped', spoolLookups?.skipped ?? 0);
     count('SpoolSendsLeftForNextRun', spoolLookups?.later ?? 0);
+    count('SpoolLookupsDeferred', spoolLookups?.deferred ?? 0);
     for (const channel of CHANNELS) {
       countBy('UnknownOutcomes', { channel }, r.resolvedUnknown.filter((e) => e.channel === channel).length);
       countBy('NotificationsExpired', { channel }, r.expired.filter((e) => e.channel === channel).length);
@@ -195,6 +198,8 @@ export const handler = async (_event: unknown, context: Context) => {
 async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult): Promise<void> {
   for (const d of pass.dropped)
     logger.warn("lease pass cursor set aside; its partition read from the due round's stop", d);
+  if (pass.failed.length > 0)
+    logger.error('lease pass: Query failed; partitions kept for the next run', { failed: pass.failed.slice(0, 10) });
   const leftOver = (c: object, at: unknown) => Object.keys(c).length > 0 || at !== undefined;
   if (leftOver(pass.cursors, pass.resumeAt) || leftOver(saved.cursors, saved.resumeAt)) {
     await leaseCursors.save(pass.cursors, Date.now(), pass.resumeAt);

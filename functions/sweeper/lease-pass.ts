@@ -15,6 +15,12 @@
  * resumes the rotation there, not at its front: a partition finished this cycle is read again only once the rotation
  * wraps, so a backlog in early partitions can no longer hide a later one's dead claim run after run. Critical first
  * within each cycle; a cycle takes about the backlog ÷ what a run reads (docs/guarantees.md, window 5).
+ *
+ * A lease left for the next run (its spool look-up cut short by the run's cap or deadline: spooled-send.ts) leaves its
+ * partition unfinished from the start of the page that held it, before it: the next run reads it first, not a cycle
+ * later. A partition whose Query fails (throttling, a 5xx) fails neither the run nor the rotation: its cursor is kept
+ * where it stood, the pass goes on with the others, and the failure is counted (`failed`); it never sets where the
+ * rotation resumes, so a partition failing run after run does not hold back every partition after it.
  */
 import pLimit from 'p-limit';
 import { NOTICE_CLASSES } from '../domain/catalogue.ts';
@@ -38,8 +44,8 @@ export interface LeasePassInput {
   readonly saved: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's rotation stopped: this run starts there (undefined: at the front, critical first). */
   readonly resumeAt?: LeasePosition | undefined;
-  /** Resolves one expired lease (the sweeper's own handling). */
-  readonly handle: (e: SweepEntry) => Promise<void>;
+  /** Resolves one expired lease (the sweeper's own handling): 'left' when it left the lease for the next run. */
+  readonly handle: (e: SweepEntry) => Promise<'left' | undefined>;
 }
 
 /** A partition the due round did not read to the horizon, and where it stopped (undefined: not read at all). */
@@ -57,6 +63,8 @@ export interface LeasePassResult {
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
   dropped: { partition: string; reason: string }[];
+  /** Partitions whose Query failed this run, and the error's name: each kept where it stood, the pass went on. */
+  failed: { partition: string; error: string }[];
 }
 
 /**
@@ -94,10 +102,11 @@ function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): L
 }
 
 export async function leasePass(work: readonly LeaseWork[], input: LeasePassInput): Promise<LeasePassResult> {
-  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] };
+  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [], failed: [] };
   const partitions = pLimit(Math.max(1, input.concurrency));
   const order = rotated(work, input.resumeAt);
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
+  const failed = new Map<LeaseWork, SweepStartKey | undefined>();
   const walk = async (w: LeaseWork): Promise<void> => {
     const key = sweepPartition(w);
     const drop = (reason: string) => result.dropped.push({ partition: key, reason });
@@ -109,27 +118,38 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     }
     let start = later(w.next, saved);
     let fromSaved = saved !== undefined && start === saved;
+    // Where the due round stopped needs no keeping: the next run's round gives it again.
+    const kept = () => (start === w.next ? undefined : start);
     for (;;) {
       if (input.now() >= input.deadline) {
-        // Where the due round stopped needs no keeping: the next run's round gives it again.
-        left.set(w, start === w.next ? undefined : start);
+        left.set(w, kept());
         return;
       }
       let page: Awaited<ReturnType<NotificationStore['findExpiredLeases']>>;
       try {
         page = await input.store.findExpiredLeases(w, input.at, input.horizon, start);
       } catch (e) {
-        // A saved cursor DynamoDB refuses would otherwise fail every run: set aside, read from the round's stop.
-        if (!fromSaved || !refusedStart(e)) throw e;
-        drop(`refused by DynamoDB: ${(e as Error).message}`);
-        fromSaved = false;
-        start = w.next;
-        continue;
+        if (fromSaved && refusedStart(e)) {
+          // A saved cursor DynamoDB refuses would otherwise fail every run: set aside, read from the round's stop.
+          drop(`refused by DynamoDB: ${(e as Error).message}`);
+          fromSaved = false;
+          start = w.next;
+          continue;
+        }
+        // Throttled, a 5xx: this partition waits for the next run where it stood; the others, and the run, go on.
+        result.failed.push({ partition: key, error: e instanceof Error ? e.name : String(e) });
+        failed.set(w, kept());
+        return;
       }
       fromSaved = false;
       result.pages++;
       result.found += page.entries.length;
-      await Promise.all(page.entries.map(input.handle));
+      const handled = await Promise.all(page.entries.map(input.handle));
+      if (handled.includes('left')) {
+        // Kept from this page's start, before the lease left: the next run reads it first.
+        left.set(w, kept());
+        return;
+      }
       if (page.next === undefined) return;
       start = page.next;
     }
@@ -143,6 +163,11 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     result.unfinished++;
     result.resumeAt ??= { noticeClass: w.noticeClass, channel: w.channel, shard: w.shard };
     const start = left.get(w);
+    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
+  }
+  // Then the failed partitions' cursors: kept, but never where the rotation resumes (one failing every run would pin it).
+  for (const w of order) {
+    const start = failed.get(w);
     if (start !== undefined) result.cursors[sweepPartition(w)] = start;
   }
   return result;

@@ -14,17 +14,30 @@
  * Bounded, and shared by the run: one look-up is made per sweeper run (`spooledSends` is built per run), so each
  * (minute, partition) is read once, as it is needed, and only its send records' keys are kept (notification id and
  * attempt: a few fields each, never the record's bytes). The records a run reads for look-ups are capped (`maxRecords`)
- * and none is read past the run's deadline: a look-up that could not read all it needed, and did not find the record
- * in what it read, is `skipped` — that lease is decided by the channel's policy, as before the spool was looked in
- * (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is the same. A record
- * found whose SENT write failed is `later`: the lease is left as it is for the next run, never decided by policy
- * (that could resend a send the record proves).
+ * and none is read past the run's deadline: a look-up those cut short, that did not find the record in what it read, is
+ * `deferred` — 'later': the lease is left as it is, and the lease pass keeps its partition's cursor before it, so the
+ * next run (a fresh cap and deadline) reads it first and looks again (lease-pass.ts). Until SPOOL_LOOKUP_WAIT_MS after
+ * the lease's end; past it the look-up is `skipped` and the lease decided by the channel's policy, as before the spool
+ * was looked in (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is
+ * skipped at once. A record found whose SENT write failed is `later` too: the lease is left as it is for the next run,
+ * never decided by policy (that could resend a send the record proves).
  */
 import { parseEvidence } from '../domain/evidence.ts';
 import { SPOOL_SHARDS, SPOOL_SLICE_MS, SPOOL_WRITE_BY_MS, sliceStartOf } from '../domain/evidence-spool.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
 import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/notification-store.ts';
+
+/**
+ * How long after a lease's end a look-up cut short by the run's cap or deadline is left for a later run rather than
+ * decided by policy: five runs of the one-minute schedule. The spool does not bound it — the look-up reads the table,
+ * whose items the roll-up never deletes (each expires SPOOL_KEEP_DAYS after its slice, domain/evidence-spool.ts), so
+ * a rolled slice is read as before — the customer does: each run of waiting delays an at-least-once resend or an
+ * UNKNOWN. The next run reads the entry first, so a look-up the deadline cut is done by then; one the cap cuts run
+ * after run needs more records than a run reads (the holder's minutes spooled more than 20,000), which more runs do
+ * not change.
+ */
+export const SPOOL_LOOKUP_WAIT_MS = 300_000;
 
 /** A dead holder's spooled send, as its SENT write would have named it: what the look-up keeps of a record. */
 export interface SpooledSend {
@@ -51,8 +64,13 @@ export interface SpooledSendDeps {
 export interface SpoolLookups {
   /** Leases SENT from their holder's spooled record. */
   found: number;
-  /** Look-ups that could not read all they needed (the cap, the deadline, a refused read): decided by policy. */
+  /**
+   * Look-ups that could not read all they needed — a refused read, or the cap or the deadline past
+   * SPOOL_LOOKUP_WAIT_MS after the lease's end: decided by policy.
+   */
   skipped: number;
+  /** Look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first. */
+  deferred: number;
   /** Records found whose SENT write failed: the lease left for the next run. */
   later: number;
   /** Spool records read. */
@@ -61,7 +79,8 @@ export interface SpoolLookups {
 
 /**
  * The sweeper's look-up for an expired lease: `resolve` answers undefined when no spooled record names this attempt
- * (or the look-up was skipped), 'later' when one does but its SENT write failed.
+ * (or the look-up was skipped), 'later' when one does but its SENT write failed, or when the run's cap or deadline cut
+ * the look-up short (the lease left for the next run).
  */
 export interface SpooledSends {
   resolve(entry: SweepEntry, now: number): Promise<Resolution | 'later' | undefined>;
@@ -94,35 +113,38 @@ function sendIn(r: SpooledRecord): [string, SpooledSend] | undefined {
   }
 }
 
-/** One (minute, partition) as read: its sends by key, and whether it was read to its end. */
+/**
+ * One (minute, partition) as read: its sends by key, and how far: to its end, cut by the run's cap or deadline (a
+ * later run reads it whole), or refused by the table.
+ */
 interface Part {
   readonly sends: ReadonlyMap<string, SpooledSend>;
-  readonly complete: boolean;
+  readonly read: 'whole' | 'cut' | 'refused';
 }
 
 /** One run's look-ups: build it per run (the parts read are kept for the run, not longer). */
 export function spooledSends(deps: SpooledSendDeps): SpooledSends {
-  const lookups: SpoolLookups = { found: 0, skipped: 0, later: 0, recordsRead: 0 };
+  const lookups: SpoolLookups = { found: 0, skipped: 0, deferred: 0, later: 0, recordsRead: 0 };
   const parts = new Map<string, Promise<Part>>();
   let left = deps.maxRecords;
   const open = () => left > 0 && deps.now() < deps.deadline;
 
   const read = async (minute: number, shard: number): Promise<Part> => {
     const sends = new Map<string, SpooledSend>();
-    if (!open()) return { sends, complete: false };
+    if (!open()) return { sends, read: 'cut' };
     try {
-      // One more than may be taken: a partition holding exactly what is left reads as complete.
+      // One more than may be taken: a partition holding exactly what is left reads as whole.
       for await (const r of deps.spool.minuteOf(minute, shard, left + 1)) {
-        if (!open()) return { sends, complete: false };
+        if (!open()) return { sends, read: 'cut' };
         left--;
         lookups.recordsRead++;
         const send = sendIn(r);
         if (send !== undefined && !sends.has(send[0])) sends.set(...send);
       }
-      return { sends, complete: true };
+      return { sends, read: 'whole' };
     } catch {
       // Refused (a throttled spool table): what was read is kept; the rest is not read again this run.
-      return { sends, complete: false };
+      return { sends, read: 'refused' };
     }
   };
   const partOf = (minute: number, shard: number): Promise<Part> => {
@@ -135,22 +157,28 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
     return part;
   };
 
-  /** The send in the holder's minutes, newest first; 'skipped' when not found and not all could be read. */
-  const find = async (writtenAt: number, key: string): Promise<SpooledSend | 'skipped' | undefined> => {
-    let complete = true;
+  /**
+   * The send in the holder's minutes, newest first; when not found and not all could be read, 'skipped' if the table
+   * refused a read, else 'cut' (the run's cap or deadline).
+   */
+  const find = async (writtenAt: number, key: string): Promise<SpooledSend | 'skipped' | 'cut' | undefined> => {
+    const unread = new Set<Part['read']>();
     for (const minute of holderMinutes(writtenAt).reverse()) {
       const read = await Promise.all(Array.from({ length: SPOOL_SHARDS }, (_, shard) => partOf(minute, shard)));
       const found = read.map((p) => p.sends.get(key)).find((s) => s !== undefined);
       if (found !== undefined) return found;
-      complete &&= read.every((p) => p.complete);
+      for (const p of read) if (p.read !== 'whole') unread.add(p.read);
     }
-    return complete ? undefined : 'skipped';
+    return unread.has('refused') ? 'skipped' : unread.has('cut') ? 'cut' : undefined;
   };
+  /** A cut look-up waits for a later run while its lease ended less than SPOOL_LOOKUP_WAIT_MS ago. */
+  const mayWait = (entry: SweepEntry, now: number) =>
+    entry.leaseUntil !== undefined && now - entry.leaseUntil < SPOOL_LOOKUP_WAIT_MS;
 
   return {
     lookups,
     async resolve(entry, now) {
-      let found: SpooledSend | 'skipped' | undefined;
+      let found: SpooledSend | 'skipped' | 'cut' | undefined;
       try {
         const item = await deps.notifications.get({ pk: entry.pk, sk: entry.sk });
         const writtenAt = Date.parse(item?.updatedAt ?? '');
@@ -159,8 +187,13 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
       } catch {
         found = 'skipped';
       }
-      if (found === 'skipped') lookups.skipped++;
-      if (found === undefined || found === 'skipped') return undefined;
+      if (found === 'cut' && mayWait(entry, now)) {
+        // The record may be in what the run could not read: the next run looks again, first (lease-pass.ts).
+        lookups.deferred++;
+        return 'later';
+      }
+      if (found === 'skipped' || found === 'cut') lookups.skipped++;
+      if (found === undefined || found === 'skipped' || found === 'cut') return undefined;
       const { slice, sha256, providerMessageId, acceptedAt } = found;
       let t: Resolution;
       try {

@@ -42,7 +42,7 @@ import pLimit from 'p-limit';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
-import type { SweepPartition, SweepState } from '../domain/keys.ts';
+import { type SweepPartition, type SweepState, sweepPartition } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
@@ -113,6 +113,8 @@ export interface SweepResult {
 
 interface Cursor extends SweepPartition {
   next?: SweepStartKey | undefined;
+  /** Where the page holding a lease the round left for the next run started (a cut spool look-up): at, before it. */
+  leftLease?: { readonly at: SweepStartKey | undefined };
   /** No due item left (sweepAt past now, or the partition's end). */
   done: boolean;
   /** Read to its horizon: its expired leases are all found. */
@@ -132,6 +134,20 @@ export function sweepPartitions(shards: number): SweepPartition[] {
   return [group('SENDING', 'normal'), ...NOTICE_CLASSES.map((k) => group('PENDING', k))].flat();
 }
 
+/**
+ * What the round left the lease pass: each partition not read to its horizon, from the round's stop, and each where
+ * the round left a lease for the next run, from before that lease, whatever an earlier run saved for it (a saved
+ * cursor past the lease would hide it until the rotation came round).
+ */
+function leaseWork(cursors: readonly Cursor[], saved: Readonly<Record<string, SweepStartKey>>) {
+  const back = cursors.filter((c) => c.leftLease !== undefined);
+  const work = cursors
+    .filter((c) => !c.leasesDone || c.leftLease !== undefined)
+    .map((c) => (c.leftLease === undefined ? c : { ...c, next: c.leftLease.at }));
+  const skip = new Set(back.map(sweepPartition));
+  return { work, saved: Object.fromEntries(Object.entries(saved).filter(([key]) => !skip.has(key))) };
+}
+
 /** A run's result before it did anything. */
 const emptyResult = (): SweepResult => ({
   redriven: [],
@@ -145,7 +161,7 @@ const emptyResult = (): SweepResult => ({
   examined: 0,
   pages: 0,
   unfinished: 0,
-  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [] },
+  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [], failed: [] },
   elapsedMs: 0,
 });
 
@@ -179,13 +195,14 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     else result.lostRaces++;
   };
 
-  const handle = async (e: SweepEntry): Promise<void> => {
+  const handle = async (e: SweepEntry): Promise<'left' | undefined> => {
     if (e.status === 'SENDING') {
       // The holder's send record in the spool says the provider accepted: SENT with it. A look-up that fails (or is
-      // skipped: spooled-send.ts) decides by policy, as without one; a record found whose SENT write failed leaves the
-      // lease to the next run — the record proves the send, so no policy may resend it.
+      // skipped: spooled-send.ts) decides by policy, as without one; a record found whose SENT write failed, or a
+      // look-up the run's cap or deadline cut short, leaves the lease to the next run — the record proves the send, or
+      // may, so no policy may resend it.
       const spooled = await deps.spooled?.resolve(e, now).catch(() => undefined);
-      if (spooled === 'later') return;
+      if (spooled === 'later') return 'left';
       if (spooled !== undefined) {
         if (spooled === 'lost') result.lostRaces++;
         else result.resolvedSent.push(e);
@@ -224,7 +241,8 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       if (capped(c) || held(c)) continue;
       const pending = c.state === 'PENDING';
       const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
-      const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, c.next);
+      const from = c.next;
+      const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, from);
       result.pages++;
       // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
       const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
@@ -236,24 +254,24 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       c.leasesDone = page.next === undefined;
       c.done = c.leasesDone || nextAt(page.next) > now || page.entries.some((e) => e.sweepAt > now);
       if (c.done && pending) openPending[c.channel][c.noticeClass]--;
-      await Promise.all(act.map((e) => writes(() => handle(e))));
+      const handled = await Promise.all(act.map((e) => writes(() => handle(e))));
+      // A SENDING partition is read from its start every run: only a PENDING one's lease pass needs to go back.
+      if (pending && handled.includes('left')) c.leftLease ??= { at: from };
     }
   }
   result.unfinished = cursors.filter((c) => !c.done).length;
-  result.leasePass = await leasePass(
-    cursors.filter((c) => !c.leasesDone),
-    {
-      store: deps.store,
-      now: deps.now,
-      at: now,
-      horizon,
-      deadline: deps.deadline,
-      concurrency: deps.concurrency,
-      saved: deps.leaseCursors ?? {},
-      resumeAt: deps.leaseResumeAt,
-      handle: (e) => writes(() => handle(e)),
-    },
-  );
+  const { work, saved } = leaseWork(cursors, deps.leaseCursors ?? {});
+  result.leasePass = await leasePass(work, {
+    store: deps.store,
+    now: deps.now,
+    at: now,
+    horizon,
+    deadline: deps.deadline,
+    concurrency: deps.concurrency,
+    saved,
+    resumeAt: deps.leaseResumeAt,
+    handle: (e) => writes(() => handle(e)),
+  });
   result.elapsedMs = deps.now() - now;
   return result;
 }

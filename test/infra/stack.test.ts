@@ -931,6 +931,7 @@ describe('CloudWatch', () => {
         'DeliveryFailureRate',
         'EvidenceIndexUnprocessed',
         'SweeperLeasePassBehind',
+        'SweeperLeasePassFailing',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -954,6 +955,8 @@ describe('CloudWatch', () => {
     expect(shape('EvidenceSpoolUnreadable')).toEqual([3, 5, 'notBreaching']);
     // The lease pass left partitions unread: one run under a burst is normal, three of five is window 5 stretching.
     expect(shape('SweeperLeasePassBehind')).toEqual([3, 5, 'notBreaching']);
+    // A lease-pass Query that failed: the next run retries it; three runs of five is a partition nobody reads.
+    expect(shape('SweeperLeasePassFailing')).toEqual([3, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {

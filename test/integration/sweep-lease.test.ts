@@ -3,18 +3,26 @@
  * its PENDING key at its PENDING sweepAt (the index updates its projected status, attempt and lease in place: no
  * delete and put). The sweeper reads each PENDING partition up to now + the pending threshold and resolves an expired
  * lease there in the first run after it — whatever the channel's cap or the class order hold back — and never touches
- * a live one. Items claimed by an earlier deploy, under a SENDING key, are still resolved from there.
+ * a live one. Items claimed by an earlier deploy, under a SENDING key, are still resolved from there. A dead holder's
+ * spooled send whose look-up the run cut short is resolved SENT by the next run, and a partition whose Query fails
+ * every run neither fails the run nor hides a later partition's dead claim.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
-import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import { notificationKey, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
+import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { DynamoLeaseCursors } from '../../functions/stores/lease-cursors.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
+import { MemoryIndex } from '../support/evidence-memory.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { proofOf, RETENTION } from '../support/spool-proofs.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
 
 const THRESHOLD_MS = 900_000;
@@ -270,5 +278,134 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
       { partition: key, reason: expect.stringMatching(/^refused by DynamoDB: .*starting key/) },
     ]);
     expect(extra.leasePass.unfinished).toBe(0);
+  });
+});
+
+/** An event id whose notification on `channel` lands in the PENDING partition of `noticeClass` numbered `shard`. */
+const idIn = (prefix: string, channel: 'EMAIL' | 'SMS', noticeClass: 'normal' | 'bulk', shard: number) =>
+  String(
+    Array.from({ length: 256 }, (_, i) => `${prefix}-${i}`).find(
+      (id) =>
+        sweepKey('PENDING', channel, `${id}#${channel}`, 8, noticeClass) ===
+        `PENDING#${channel}#${noticeClass}#${shard}`,
+    ),
+  );
+
+describe("a dead holder's spooled send whose look-up the run's deadline cut short", () => {
+  it('is left SENDING with its partition kept before it, and the next run resolves it SENT from the spool', async () => {
+    const now = Date.now();
+    // Bulk, held behind due critical emails: only the lease pass reads it, from a saved cursor just before the claim.
+    for (let i = 0; i < 40; i++) await put(`sl-sp-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const before = await put(idIn('sl-sp-before', 'EMAIL', 'bulk', 5), 'EMAIL', now - 60_000, 'bulk');
+    const holder = idIn('sl-sp-dead', 'EMAIL', 'bulk', 5);
+    const n = await put(holder, 'EMAIL', now, 'bulk');
+    await claimed(holder, 'EMAIL', now);
+    const key = String(n.sweepKey);
+    const partition = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'bulk', shard: 5 } as const;
+    const page = await store.findDue(partition, { now, until: now + THRESHOLD_MS }, 1);
+    expect(ids(page.entries)).toEqual([before.notificationId]);
+    // The holder spooled its send's record, then died before its SENT write.
+    const spool = new DynamoEvidenceSpool(table.doc, table.tableName);
+    const proof = proofOf(holder, now + 500, undefined, 'EMAIL');
+    const slice = sliceBatchName(now, RETENTION);
+    const notificationId = `${holder}#EMAIL`;
+    await spool.put([{ slice, sha256: proof.sha256, notificationId, recordKind: 'SEND', bytes: proof.bytes }], now);
+    const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
+    await cursors.save({ [key]: page.next ?? {} }, now);
+
+    // Run 1: the clock reaches the run's deadline as the look-up starts reading the spool.
+    const run1 = now + LEASE_MS + 1;
+    const clock = { t: run1 };
+    const deadline = run1 + 50_000;
+    const cut = {
+      async *minuteOf(startMs: number, shard: number, max: number) {
+        clock.t = deadline;
+        yield* spool.minuteOf(startMs, shard, max);
+      },
+    };
+    const lookUps = (over: { spool: Pick<EvidenceSpool, 'minuteOf'>; now: () => number }, by: number) =>
+      spooledSends({
+        notifications: store,
+        outlets: { index: { index: new MemoryIndex(), retentionDays: RETENTION } },
+        deadline: by,
+        maxRecords: 20_000,
+        ...over,
+      });
+    const first = lookUps({ spool: cut, now: () => clock.t }, deadline);
+    const saved = await cursors.load();
+    const r1 = await sweepAt(run1, {
+      now: () => clock.t,
+      deadline,
+      spooled: first,
+      leaseCursors: saved.cursors,
+    });
+    expect(first.lookups).toMatchObject({ deferred: 1, skipped: 0, found: 0 });
+    expect([...r1.resolvedUnknown, ...r1.resolvedRetry, ...r1.resolvedSent]).toEqual([]);
+    expect(await store.get(notificationKey(holder, 'EMAIL'))).toMatchObject({ status: 'SENDING', attempt: 1 });
+    // Kept where it was read from, before the claim, not past it.
+    expect(r1.leasePass.cursors[key]).toEqual(page.next);
+    await cursors.save(r1.leasePass.cursors, run1, r1.leasePass.resumeAt);
+
+    // Run 2, a minute later: its own deadline; the claim is read first and resolved from its spooled record.
+    const run2 = run1 + 60_000;
+    const next = await cursors.load();
+    const second = lookUps({ spool, now: () => run2 }, run2 + 50_000);
+    const r2 = await sweepAt(run2, { spooled: second, leaseCursors: next.cursors, leaseResumeAt: next.resumeAt });
+    expect(ids(r2.resolvedSent)).toEqual([notificationId]);
+    expect(second.lookups).toMatchObject({ found: 1, deferred: 0, skipped: 0 });
+    expect(await store.get(notificationKey(holder, 'EMAIL'))).toMatchObject({
+      status: 'SENT',
+      evidence: { batch: slice, sha256: proof.sha256 },
+    });
+  });
+});
+
+describe('a lease-pass partition whose Query fails every run', () => {
+  /** The store, but every lease-pass Query of `failing` answers as a throttled table does. */
+  const throttledIn = (failing: string): NotificationStore =>
+    Object.assign(Object.create(store) as DynamoNotificationStore, {
+      findExpiredLeases: async (...args: Parameters<NotificationStore['findExpiredLeases']>) => {
+        if (sweepPartition(args[0]) === failing)
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+            name: 'ThrottlingException',
+            $fault: 'client',
+          });
+        return store.findExpiredLeases(...args);
+      },
+    });
+
+  it('does not fail the run, and a later partition’s dead claim is resolved in the first run after its lease, each run', async () => {
+    const now = Date.now();
+    // Bulk emails, held behind due critical ones: only the lease pass reads them. Shard 1 fails; shard 6 is later.
+    for (let i = 0; i < 40; i++) await put(`sl-fp-${i}`, 'EMAIL', now - 3_600_000, 'critical');
+    const stuck = idIn('sl-fp-stuck', 'EMAIL', 'bulk', 1);
+    const early = idIn('sl-fp-early', 'EMAIL', 'bulk', 6);
+    const late = idIn('sl-fp-late', 'EMAIL', 'bulk', 6);
+    for (const id of [stuck, early, late]) await put(id, 'EMAIL', now, 'bulk');
+    await claimed(stuck, 'EMAIL', now);
+    await claimed(early, 'EMAIL', now);
+    await claimed(late, 'EMAIL', now + 60_000);
+    const failing = 'PENDING#EMAIL#bulk#1';
+    const throttled = throttledIn(failing);
+    const run = (at: number) =>
+      sweepWith(throttled, at, {
+        policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' },
+        sendRates: { EMAIL: 1, PUSH: 1_000, SMS: 1_000 },
+        intervalMs: 10_000,
+        pendingThresholdMs: THRESHOLD_MS,
+      });
+
+    const r1 = await run(now + LEASE_MS + 1);
+    expect(ids(r1.resolvedUnknown)).toEqual([`${early}#EMAIL`]);
+    expect(r1.redriven).toHaveLength(10);
+    expect(r1.leasePass.failed).toEqual([{ partition: failing, error: 'ThrottlingException' }]);
+    expect(r1.leasePass.resumeAt).toBeUndefined();
+    const r2 = await run(now + 60_000 + LEASE_MS + 1);
+    expect(ids(r2.resolvedUnknown)).toEqual([`${late}#EMAIL`]);
+    expect(r2.leasePass.failed).toEqual([{ partition: failing, error: 'ThrottlingException' }]);
+    // The failing partition's claim waits for its Query to succeed: then it is resolved like any other.
+    expect(await store.get(notificationKey(stuck, 'EMAIL'))).toMatchObject({ status: 'SENDING' });
+    const healed = await sweepAt(now + 120_000 + LEASE_MS);
+    expect(ids(healed.resolvedUnknown)).toEqual([`${stuck}#EMAIL`]);
   });
 });

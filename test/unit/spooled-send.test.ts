@@ -8,14 +8,19 @@ import { EVIDENCE_VERSION } from '../../functions/domain/evidence.ts';
 import { SPOOL_SHARDS, sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import type { SpooledRecord } from '../../functions/stores/evidence-spool.ts';
 import type { SweepEntry } from '../../functions/stores/notification-store.ts';
-import { holderMinutes, type SpooledSendDeps, spooledSends } from '../../functions/sweeper/spooled-send.ts';
+import {
+  holderMinutes,
+  SPOOL_LOOKUP_WAIT_MS,
+  type SpooledSendDeps,
+  spooledSends,
+} from '../../functions/sweeper/spooled-send.ts';
 import { MemoryIndex } from '../support/evidence-memory.ts';
 
 const WRITTEN = Date.parse('2026-12-06T10:00:10.000Z');
 const NOW = WRITTEN + 200_000;
 const MINUTE = Date.parse('2026-12-06T10:00:00.000Z');
 
-const lease = (id: string, attempt = 1): SweepEntry => ({
+const lease = (id: string, attempt = 1, leaseUntil = NOW - 1_000): SweepEntry => ({
   pk: `EVENT#${id}`,
   sk: 'NOTIFICATION#SMS',
   notificationId: `${id}#SMS`,
@@ -24,7 +29,10 @@ const lease = (id: string, attempt = 1): SweepEntry => ({
   attempt,
   createdAt: new Date(WRITTEN - 1_000).toISOString(),
   sweepAt: NOW - 1_000,
+  leaseUntil,
 });
+/** A lease whose end was as long ago as a cut look-up may wait: decided by policy. */
+const old = (id: string) => lease(id, 1, NOW - SPOOL_LOOKUP_WAIT_MS);
 
 /** A spooled send record of `id`'s attempt (or any other bytes: filler of a busy minute). */
 function record(id: string, attempt = 1, startMs = MINUTE): SpooledRecord {
@@ -114,25 +122,38 @@ describe("the sweeper's spool look-up of an expired lease", () => {
       ],
       ['b#SMS', expect.objectContaining({ providerMessageId: 'm-b-1' })],
     ]);
-    expect(run.lookups).toEqual({ found: 2, skipped: 0, later: 0, recordsRead: 4 });
+    expect(run.lookups).toEqual({ found: 2, skipped: 0, deferred: 0, later: 0, recordsRead: 4 });
   });
 
-  it("past the run's cap on records read, a lease not found in what was read is skipped (decided by policy, counted); one found is SENT", async () => {
+  it("past the run's cap on records read, a lease not found in what was read is left for the next run (deferred), which finds it; one found is SENT", async () => {
     const busy = Array.from({ length: 50 }, (_, i) => record(`filler${i}`));
-    const { spool } = spoolOf({ [`${MINUTE}#0`]: [record('a')], [`${MINUTE}#1`]: busy });
-    const { run } = lookUps(spool, { maxRecords: 10 });
+    const parts = { [`${MINUTE}#0`]: [record('a')], [`${MINUTE}#1`]: busy, [`${MINUTE - 60_000}#2`]: [record('b')] };
+    const { run } = lookUps(spoolOf(parts).spool, { maxRecords: 10 });
     expect(await run.resolve(lease('a'), NOW)).toBe('accepted');
-    expect(await run.resolve(lease('b'), NOW)).toBeUndefined();
-    expect(run.lookups).toMatchObject({ found: 1, skipped: 1 });
+    expect(await run.resolve(lease('b'), NOW)).toBe('later');
+    expect(run.lookups).toMatchObject({ found: 1, deferred: 1, skipped: 0 });
     expect(run.lookups.recordsRead).toBeLessThanOrEqual(10);
+    // The next run's own cap, not spent by other look-ups before b's: b is SENT from its record.
+    const next = lookUps(spoolOf(parts).spool, { maxRecords: 100 });
+    expect(await next.run.resolve(lease('b'), NOW + 60_000)).toBe('accepted');
   });
 
-  it("reads nothing past the run's deadline, and a partition the table refused is not read again: both skipped", async () => {
+  it('a look-up cut short once its lease ended SPOOL_LOOKUP_WAIT_MS ago is skipped: decided by policy, counted', async () => {
+    const busy = Array.from({ length: 50 }, (_, i) => record(`filler${i}`));
+    const { run } = lookUps(spoolOf({ [`${MINUTE}#1`]: busy }).spool, { maxRecords: 10 });
+    expect(await run.resolve(old('b'), NOW)).toBeUndefined();
+    // A millisecond younger: it still waits.
+    expect(await run.resolve(lease('c', 1, NOW - SPOOL_LOOKUP_WAIT_MS + 1), NOW)).toBe('later');
+    expect(run.lookups).toMatchObject({ skipped: 1, deferred: 1 });
+  });
+
+  it("reads nothing past the run's deadline (deferred, then skipped once old), and a partition the table refused is not read again: skipped at once", async () => {
     const late = spoolOf({ [`${MINUTE}#0`]: [record('a')] });
     const past = lookUps(late.spool, { deadline: NOW - 1 });
-    expect(await past.run.resolve(lease('a'), NOW)).toBeUndefined();
+    expect(await past.run.resolve(lease('a'), NOW)).toBe('later');
+    expect(await past.run.resolve(old('a'), NOW)).toBeUndefined();
     expect(late.reads).toEqual([]);
-    expect(past.run.lookups).toMatchObject({ skipped: 1, recordsRead: 0 });
+    expect(past.run.lookups).toMatchObject({ deferred: 1, skipped: 1, recordsRead: 0 });
 
     const refused = spoolOf({}, [`${MINUTE}#2`]);
     const { run } = lookUps(refused.spool);
@@ -159,7 +180,7 @@ describe("the sweeper's spool look-up of an expired lease", () => {
       maxRecords: 20_000,
     });
     expect(await failing.resolve(lease('a'), NOW)).toBe('later');
-    expect(failing.lookups).toMatchObject({ later: 1, found: 0, skipped: 0 });
+    expect(failing.lookups).toMatchObject({ later: 1, found: 0, skipped: 0, deferred: 0 });
     // The next run finds it again and writes SENT.
     expect(await run.resolve(lease('a'), NOW)).toBe('accepted');
   });

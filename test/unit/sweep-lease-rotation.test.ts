@@ -71,6 +71,7 @@ async function runs(
       resumeAt,
       handle: async (e) => {
         resolved.push({ run, e });
+        return undefined;
       },
     });
     saved = withinItem(r.cursors);
@@ -140,7 +141,7 @@ describe("the lease pass's rotation over runs", () => {
     expect(kept.some((k) => k.resumeAt === undefined || k.resumeAt.noticeClass === 'critical')).toBe(true);
   });
 
-  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, still fails the run", async () => {
+  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, leaves the partition where it stood", async () => {
     const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 3, noticeClass: 'normal' };
     const key = sweepPartition(w);
     const refused = Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' });
@@ -162,16 +163,125 @@ describe("the lease pass's rotation over runs", () => {
       deadline: NOW + 15_000,
       concurrency: 1,
       saved: s,
-      handle: async () => {},
+      handle: async () => undefined,
     });
     const r = await leasePass([{ ...w, next: { mark: 'early', sweepAt: NOW - 1 } }], input(failing(refused), saved));
     expect(starts).toEqual(['saved', 'early']);
     expect(r.dropped).toEqual([
       { partition: key, reason: 'refused by DynamoDB: The provided starting key is invalid' },
     ]);
-    await expect(
-      leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {})),
-    ).rejects.toThrow(refused);
-    await expect(leasePass([w], input(failing(new Error('throttled')), saved))).rejects.toThrow('throttled');
+    // Not set aside: counted as failed, and not the rotation's place to resume.
+    const round = await leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {}));
+    expect(round).toMatchObject({ dropped: [], failed: [{ partition: key, error: 'ValidationException' }] });
+    expect(round).toMatchObject({ cursors: {}, unfinished: 0 });
+    expect(round.resumeAt).toBeUndefined();
+    const throttled = await leasePass([w], input(failing(new Error('throttled')), saved));
+    expect(throttled).toMatchObject({ failed: [{ partition: key, error: 'Error' }], cursors: saved, unfinished: 0 });
+  });
+});
+
+/** A fake store whose Query of `failing` partitions always throws as a throttled table does; the rest as `inner`. */
+function failingIn(inner: NotificationStore, failing: readonly string[]): NotificationStore {
+  return {
+    findExpiredLeases: async (p: SweepPartition, ...rest: [number, number, never]) => {
+      if (failing.includes(sweepPartition(p)))
+        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+      return inner.findExpiredLeases(p, ...rest);
+    },
+  } as unknown as NotificationStore;
+}
+
+describe('a lease-pass partition whose Query fails', () => {
+  const crit: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'critical' };
+  const normal: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'normal' };
+  const bulk: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 0, noticeClass: 'bulk' };
+  const [ck, nk, bk] = [crit, normal, bulk].map(sweepPartition) as [string, string, string];
+
+  it('keeps its cursor, fails neither the run nor the rotation, and the partitions after it are read', async () => {
+    const clock = { t: NOW };
+    // The critical partition fails every run; a backlog of about a run in the normal one; the dead claim in bulk.
+    const store = failingIn(
+      leaseStore(
+        (key) => (key === nk ? 15 : 1),
+        (key) => (key === bk ? [dead(bk, 11)] : []),
+        clock,
+      ),
+      [ck],
+    );
+    const mark = { i: 3, sweepKey: ck, sweepAt: NOW - 600_000, pk: 'EVENT#c', sk: 'N' };
+    const { resolved, kept } = await runs(3, [crit, normal, bulk], store, clock, 1, { [ck]: mark });
+    // Run 1 read the normal backlog to its deadline; run 2 resumed at bulk, not at the failing critical partition
+    // (which would have spent run 2 on the normal backlog again, and every run after it).
+    expect(kept[0]?.resumeAt).toEqual({ noticeClass: 'bulk', channel: 'EMAIL', shard: 0 });
+    expect(resolved[0]?.run).toBe(2);
+    // The failing partition's cursor is kept run after run, after the cursor of the partition the rotation resumes at.
+    for (const k of kept) expect(k.cursors[ck]).toEqual(mark);
+    expect(Object.keys(kept[1]?.cursors ?? {})).toEqual([nk, ck]);
+  });
+
+  it('is counted each run, by its error', async () => {
+    const clock = { t: NOW };
+    const store = failingIn(
+      leaseStore(
+        () => 1,
+        () => [],
+        clock,
+      ),
+      [ck, bk],
+    );
+    const r = await leasePass([bulk, normal, crit], {
+      store,
+      now: () => clock.t,
+      at: NOW,
+      horizon: NOW + 960_000,
+      deadline: NOW + 15_000,
+      concurrency: 2,
+      saved: {},
+      handle: async () => undefined,
+    });
+    expect(r.failed).toEqual([
+      { partition: ck, error: 'ThrottlingException' },
+      { partition: bk, error: 'ThrottlingException' },
+    ]);
+    expect(r).toMatchObject({ pages: 1, unfinished: 0, cursors: {} });
+    expect(r.resumeAt).toBeUndefined();
+  });
+});
+
+describe('a lease left for the next run (its spool look-up cut short)', () => {
+  it('keeps its partition from the start of the page that held it, and the next run resolves it first', async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 2, noticeClass: 'normal' };
+    const key = sweepPartition(w);
+    const clock = { t: NOW };
+    // Three pages from the saved cursor; the dead claim in the last. Run 1's look-up is cut; run 2's is not.
+    const store = leaseStore(
+      () => 3,
+      (k) => [dead(k, 7)],
+      clock,
+    );
+    const saved = { [key]: { i: 1, sweepKey: key, sweepAt: NOW - 600_000, pk: 'EVENT#s', sk: 'N' } };
+    const pass = (run: number, from: LeaseCursors, resumeAt?: LeasePosition) =>
+      leasePass([w], {
+        store,
+        now: () => clock.t,
+        at: NOW + run * 60_000,
+        horizon: NOW + run * 60_000 + 960_000,
+        deadline: NOW + run * 60_000 + 15_000,
+        concurrency: 1,
+        saved: from,
+        resumeAt,
+        handle: async () => (run === 1 ? 'left' : undefined),
+      });
+    clock.t = NOW + 60_000;
+    const first = await pass(1, saved);
+    expect(first.found).toBe(1);
+    // Before the page that held it (the one after i = 1), not past it: the cycle did not end there.
+    expect(first.cursors).toEqual({
+      [key]: { i: 2, sweepKey: key, sweepAt: NOW - 600_000 + 1, pk: expect.any(String), sk: 'N' },
+    });
+    expect(first).toMatchObject({ unfinished: 1, resumeAt: { noticeClass: 'normal', channel: 'SMS', shard: 2 } });
+    clock.t = NOW + 120_000;
+    const second = await pass(2, first.cursors, first.resumeAt);
+    expect(second).toMatchObject({ found: 1, pages: 1, unfinished: 0, cursors: {} });
   });
 });

@@ -154,6 +154,23 @@ describe('sweeper', () => {
     expect(r).toMatchObject({ resolvedSent: [], resolvedRetry: [], resolvedUnknown: [], lostRaces: 0 });
   });
 
+  it('a lease the due round left for the next run is read again by the lease pass from before it, whatever cursor an earlier run saved past it', async () => {
+    const cut = entry({ status: 'SENDING', attempt: 1, leaseUntil: NOW - 1 });
+    const place = { state: 'PENDING', channel: 'EMAIL', shard: 3 } as const;
+    const key = keyOf(place);
+    const { store, calls } = fakeStore([[place, [entry(), cut, entry()]]]);
+    const past = { i: 3, sweepAt: NOW - 60_000, sweepKey: key, pk: 'EVENT#x', sk: 'N' };
+    const spooled = { resolve: async (e: SweepEntry) => (e === cut ? ('later' as const) : undefined) };
+    const r = await sweep(deps(store, { spooled, leaseCursors: { [key]: past } }));
+    expect(calls.redrive).toHaveLength(2);
+    expect(calls.resolve).toEqual([]);
+    // The round read the partition to its end; the pass read it again from the round's page start, and kept it open
+    // where the next run's rotation starts.
+    expect(calls.leasePages).toEqual([key]);
+    expect(r.leasePass).toMatchObject({ found: 1, unfinished: 1, cursors: {} });
+    expect(r.leasePass.resumeAt).toEqual({ noticeClass: 'normal', channel: 'EMAIL', shard: 3 });
+  });
+
   it("the spool look-up reads every minute a holder's invocation may have spooled to: its last write's and 2.5 minutes back", () => {
     const write = Date.parse('2026-12-06T10:03:20Z');
     // An invocation spools only if it ends by 2.5 minutes after its minute's start, and the write was inside it.
