@@ -385,3 +385,32 @@ describe('a spooling dispatch holder frozen at its spool put while its lease run
     await expectNoSecondSend('kp-d2', 1);
   });
 });
+
+describe('a spooling dispatch holder whose lease was nearly over at its put, frozen there', () => {
+  it('(d) its lease was extended with the message id before the put: the sweeper writes SENT from that id (the item names no record), the put lands late, and the record is rolled and indexed, sent once', async () => {
+    await ingest('kp-d3', ['SMS']);
+    // A slow provider call: accepted 8 s into a 10 s lease, so the holder extends its lease, with the id, before its put.
+    sns.on(PublishCommand).callsFake(async () => {
+      clock.advance(8_000);
+      return { MessageId: 'sns-slow' };
+    });
+    let decided: SweepSummary | undefined;
+    const { records, died } = await holder('kp-d3', {
+      beforePut: async () => {
+        decided = await sweepAfter(PAST_THE_LEASE_MS);
+      },
+    });
+    expect(died).toBe(false);
+    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0 });
+    expect(sends()).toBe(1);
+    // SENT from the id the extension put on the item: no record was in the spool yet, so the item names none; the
+    // record is found by its customer and its event, below.
+    const sent = await notification('kp-d3', 'SMS');
+    expect(sent).toMatchObject({ status: 'SENT', providerMessageId: 'sns-slow' });
+    expect(sent?.evidence).toBeUndefined();
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
+    await expectEvidenceComplete('kp-d3', records);
+    await expectNoSecondSend('kp-d3', 1);
+  });
+});
