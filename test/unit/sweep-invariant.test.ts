@@ -10,14 +10,17 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { SendError } from '../../functions/dispatch/send-error.ts';
 import { buildSuccessor } from '../../functions/domain/failover.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { deferredSweepAt, LEASE_HORIZON_SKEW_MS, leaseHorizon } from '../../functions/domain/sweep-index.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
-import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import type { NotificationStore, Release, SweepEntry } from '../../functions/stores/notification-store.ts';
 import { DynamoSuccessorStore, type OwnedNotification } from '../../functions/stores/successor-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
+import { dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { ALICE_ID } from '../support/operator.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
@@ -93,6 +96,73 @@ describe('every PENDING writer keeps sweepAt <= max(now, retryAt) + the pending 
         );
         holds({ at, sweepAt: Number(successor.sweepAt) }, t, c, s);
       }),
+    );
+  });
+
+  it("dispatch's own release of its claim: a deferral (throttled, not sent) and an unknown outcome let go for a resend (at least once)", async () => {
+    const failures = [
+      new SendError('throttled', 'Throttling', 'throttled'),
+      new SendError('notSent', 'ECONNREFUSED', 'refused'),
+      new SendError('unknown', 'ECONNRESET', 'reset'),
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        time,
+        threshold,
+        ahead,
+        ahead,
+        fc.constantFrom(...failures),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        async (now, t, c, s, failure, random) => {
+          const released: { at: number; release: Release }[] = [];
+          // An event of a moment ago: its moment lets the send go (an old one would end unsent before the provider).
+          const event = transferEvent({ eventId: `inv-${now}`, occurredAt: new Date(now - 2_000).toISOString() });
+          const item = buildNotification(
+            decodeTransfer(event).event,
+            'SMS',
+            '+819012345678',
+            now - 1_000,
+            { retentionDays: 1 },
+            { sweepShards: 8, pendingThresholdMs: t },
+          );
+          const store = {
+            claim: async () => ({
+              kind: 'claimed',
+              item: { ...item, status: 'SENDING', attempt: 1, leaseUntil: now + 120_000 },
+            }),
+            release: async (_: unknown, release: Release, at: number) => {
+              released.push({ at, release });
+              return 'applied';
+            },
+          } as unknown as NotificationStore;
+          const deps = dispatchDeps(
+            {
+              store,
+              sender: {
+                send: async () => {
+                  throw failure;
+                },
+              },
+              audience: { check: async () => undefined },
+              policies: { EMAIL: 'AT_LEAST_ONCE', PUSH: 'AT_LEAST_ONCE', SMS: 'AT_LEAST_ONCE' },
+              pendingThresholdMs: t,
+              random: () => random,
+            },
+            now,
+          );
+          const r = await dispatchNotification({ key: { pk: item.pk, sk: item.sk }, retryAt: undefined }, deps, {
+            finishBy: now + 50_000,
+            maxWaitMs: 5_000,
+          });
+          expect(r).toMatchObject(
+            failure.failure === 'unknown' ? { kind: 'unknown', resend: true } : { kind: 'deferred' },
+          );
+          expect(released).toHaveLength(1);
+          const [{ at, release }] = released as [{ at: number; release: Release }];
+          holds({ at, retryAt: release.retryAt, sweepAt: release.sweepAt }, t, c, s);
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 

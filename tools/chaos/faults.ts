@@ -46,6 +46,14 @@ export const CRASH_POINTS = [
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
+/**
+ * Kill points on the spool path (an invocation of few records puts each send's record in the evidence spool before its
+ * SENT write, and indexes it at its end): armed by test/integration/spool-kill-points.test.ts. The chaos world does
+ * not spool, so its runs never meet them, and they are not among CRASH_POINTS (each of which a seeded run must meet).
+ */
+export const SPOOL_CRASH_POINTS = ['beforeSpoolPut', 'afterSpoolPut', 'beforeEvidenceIndex'] as const;
+export type SpoolCrashPoint = (typeof SPOOL_CRASH_POINTS)[number];
+
 export const DYNAMO_FAULTS = [
   'TransactionConflict',
   'ThrottlingError',
@@ -69,7 +77,7 @@ export const SLOW_CLAIM_MS = 58_500;
 
 /** Decides, per DynamoDB call, which fault (if any) to inject; the suite's scenario drives it. */
 export interface FaultPlan {
-  dynamo(command: string, input: Record<string, unknown>): DynamoFault | CrashPoint | undefined;
+  dynamo(command: string, input: Record<string, unknown>): DynamoFault | CrashPoint | SpoolCrashPoint | undefined;
 }
 
 export const faultCounts: Record<string, number> = {};
@@ -94,6 +102,18 @@ export function crashPointsFor(command: string, input: Record<string, unknown>):
   if (isTransactWrite(command)) return ['beforeTransaction', 'afterCommit'];
   if (isUpdate(command) && isClaim(input)) return ['afterClaim'];
   if (isUpdate(command) && isMarkSent(input)) return ['afterProviderAccepted', 'afterSentBeforeResponse'];
+  return [];
+}
+
+/** Which spool kill points can fire on this call, given the spool's and the evidence index's tables. */
+export function spoolCrashPointsFor(
+  command: string,
+  input: Record<string, unknown>,
+  tables: { readonly spool: string; readonly index: string },
+): SpoolCrashPoint[] {
+  if (command.startsWith('Put') && input.TableName === tables.spool) return ['beforeSpoolPut', 'afterSpoolPut'];
+  const batched = Object.keys((input.RequestItems as Record<string, unknown> | undefined) ?? {});
+  if (input.TableName === tables.index || batched.includes(tables.index)) return ['beforeEvidenceIndex'];
   return [];
 }
 
@@ -165,11 +185,14 @@ export function injectDynamoFaults(client: DynamoDBDocumentClient, plan: FaultPl
           return crash();
         case 'afterCommit':
         case 'afterClaim':
-        case 'afterSentBeforeResponse': {
+        case 'afterSentBeforeResponse':
+        case 'afterSpoolPut': {
           await next(args);
           return crash();
         }
         case 'afterProviderAccepted':
+        case 'beforeSpoolPut':
+        case 'beforeEvidenceIndex':
           return crash();
       }
     },

@@ -1,0 +1,416 @@
+/**
+ * Kill points on the spool path (docs/evidence-and-privacy.md "A spooling invocation writes no intent"), on DynamoDB
+ * Local with the real sweeper handler: a dispatch holder of few records — each send's record put in the spool before
+ * its SENT write, indexed at the invocation's end — dies at each point, the environment whole (tools/chaos/faults.ts:
+ * every DynamoDB call after the kill fails, and so does its evidence store), or freezes there while its lease runs out.
+ * Then the sweeper and its roll-up run, and each test asserts what the customer received (one message, never a second)
+ * and what the evidence holds: the record stored byte for byte as the holder built it, in its slice's object, found by
+ * its customer and its event, and any index item the holder missed counted and filled.
+ *
+ * Where another test holds a point already: test/integration/evidence-recovery.test.ts "a holder that dies after the
+ * spool put …" makes the SENT write alone throw (the sweeper's SENT from the record); here the whole environment dies
+ * after the put, and the roll-up and the index are followed to the end. spool-pipeline.test.ts "a send whose index
+ * write never landed" deletes the index items of a holder that lived; here the holder dies at its index write.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
+import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
+import { ProviderSender } from '../../functions/dispatch/senders.ts';
+import { uniformRetention } from '../../functions/domain/evidence.ts';
+import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
+import { SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
+import { evidenceFound } from '../../functions/operator/index.ts';
+import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
+import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
+import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
+import { DynamoEvidenceLocator } from '../../functions/stores/evidence-reader.ts';
+import { DynamoEvidenceSpool, type SpooledRecord } from '../../functions/stores/evidence-spool.ts';
+import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
+import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import {
+  clock,
+  InjectedCrash,
+  injectDynamoFaults,
+  invocation,
+  type SpoolCrashPoint,
+  spoolCrashPointsFor,
+} from '../../tools/chaos/faults.ts';
+import { localClient } from '../../tools/local/dynamodb-local.ts';
+import { mskEvent } from '../../tools/local/msk.ts';
+import { type Handlers, KafkaMapping, lambdaContext } from '../../tools/local/pipeline.ts';
+import { providerMocks } from '../support/aws-mocks.ts';
+import { dispatchDeps } from '../support/dispatch-deps.ts';
+import { transferEvent } from '../support/events.ts';
+import { handlersOn } from '../support/handlers.ts';
+import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+
+const { ses, sns } = providerMocks();
+let table: LocalTable;
+let handlers: Handlers;
+let kafka: KafkaMapping;
+let dir: string;
+let store: FileEvidenceStore;
+/** The holders' own DynamoDB client, its calls through the chaos faults: the test's reads and the sweeper's are not. */
+let holderDoc: DynamoDBDocumentClient;
+/** The kill point armed for the next holder call that can meet it (undefined: none). */
+let armed: SpoolCrashPoint | undefined;
+let offset = 0;
+let invocations = 0;
+
+const SENDER = 'notifications@bank.example';
+const RETENTION_DAYS = 2_557;
+/** The holders' lease: short, so a frozen holder's lease runs out well inside its spool slice's minutes. */
+const LEASE_MS = 10_000;
+/** Past any holder's lease: the sweeper resolves it. */
+const PAST_THE_LEASE_MS = LEASE_MS + 30_000;
+const AT_MOST_ONCE = { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' } as const;
+
+beforeAll(async () => {
+  clock.install();
+  table = await newLocalTable(inject('dynamoEndpoint'));
+  dir = mkdtempSync(join(tmpdir(), 'spool-kill-points-'));
+  // At most once everywhere: a holder dead before its record was kept is UNKNOWN, never sent a second time.
+  handlers = await handlersOn(table, {
+    EVIDENCE_DIR: dir,
+    CHANNEL_POLICIES: 'EMAIL=AT_MOST_ONCE,PUSH=AT_MOST_ONCE,SMS=AT_MOST_ONCE',
+  });
+  kafka = new KafkaMapping(handlers.ingest);
+  store = new FileEvidenceStore(dir);
+  holderDoc = DynamoDBDocumentClient.from(localClient(table.endpoint), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const tables = { spool: table.evidenceSpoolTableName, index: table.evidenceIndexTableName };
+  injectDynamoFaults(holderDoc, {
+    dynamo(command, input) {
+      if (armed === undefined || !spoolCrashPointsFor(command, input, tables).includes(armed)) return undefined;
+      const point = armed;
+      armed = undefined;
+      return point;
+    },
+  });
+});
+
+beforeEach(() => {
+  armed = undefined;
+  ses.reset();
+  sns.reset();
+  let n = 0;
+  ses.on(SendEmailCommand).callsFake(async () => ({ MessageId: `ses-${n++}` }));
+  sns.on(PublishCommand).callsFake(async () => ({ MessageId: `sns-${n++}` }));
+});
+
+const ingest = (eventId: string, channels: string[]) =>
+  kafka.deliver(
+    mskEvent([
+      {
+        topic: 'kill-points',
+        partition: 0,
+        offset: offset++,
+        value: transferEvent({ eventId, channels, recipient: { userId: `cust-${eventId}` } }),
+      },
+    ]),
+  );
+const notification = async (eventId: string, channel: string) =>
+  (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`);
+const sends = () => ses.commandCalls(SendEmailCommand).length + sns.commandCalls(PublishCommand).length;
+
+/** The evidence store as the holder's environment sees it: a dead one writes nothing there either. */
+class DiesWithItsHolder extends FileEvidenceStore {
+  override put(...args: Parameters<FileEvidenceStore['put']>) {
+    if (invocation.getStore()?.crashed === true) throw new InjectedCrash('the execution environment is dead');
+    return super.put(...args);
+  }
+}
+
+interface Holding {
+  /** The records the holder handed its spool, as it built them (byte for byte what the evidence must hold). */
+  readonly records: SpooledRecord[];
+  /** The environment died at the armed kill point. */
+  readonly died: boolean;
+}
+
+/** Where a holder stands still in its spool put: before the put goes, or after it landed and before it hears so. */
+interface Freeze {
+  readonly beforePut?: () => Promise<void>;
+  readonly afterPut?: () => Promise<void>;
+}
+
+/**
+ * One dispatch invocation of few records, as the handler runs it: its batch opened (spooling: no intent), each
+ * notification of `eventId` dispatched (its record put in the spool before its SENT write), then closed (the puts
+ * awaited, the index written). A crash anywhere fails the rest of it, as a dying Lambda does.
+ */
+async function holder(eventId: string, freeze: Freeze = {}): Promise<Holding> {
+  const records: SpooledRecord[] = [];
+  const spool = new DynamoEvidenceSpool(holderDoc, table.evidenceSpoolTableName);
+  const ctx = { crashed: false, id: `holder ${eventId} ${invocations}` };
+  const id = `killpoint${String(invocations++).padStart(11, '0')}`;
+  const keys = (await table.eventItems(eventId))
+    .filter((i) => String(i.sk).startsWith('NOTIFICATION#'))
+    .map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
+  const sender = new ProviderSender(new SESClient({}), new SNSClient({}), { senderEmail: SENDER });
+  const batch = new InvocationEvidence(
+    {
+      store: new DiesWithItsHolder(dir),
+      gaps: new DynamoEvidenceGaps(holderDoc, table.tableName),
+      intents: new DynamoEvidenceIntents(holderDoc, table.tableName),
+      index: { index: new DynamoEvidenceIndex(holderDoc, table.evidenceIndexTableName), retentionDays: RETENTION_DAYS },
+      spool: {
+        put: async (rs, nowMs) => {
+          records.push(...rs);
+          // The holder starts its put, then keeps its lease past it (dispatch-notification.ts `sent`): it freezes after.
+          if (freeze.beforePut !== undefined) await new Promise((resolve) => setImmediate(resolve));
+          await freeze.beforePut?.();
+          await spool.put(rs, nowMs);
+          await freeze.afterPut?.();
+        },
+      },
+    },
+    // A frozen holder's timers stand still with it: its put is never taken as unanswered (putFirstMs).
+    { now: Date.now(), id, dueMs: Date.now() + 90_000, spoolBelow: 25, putFirstMs: 600_000 },
+  );
+  // What fails after the kill is the dead environment's: a living holder's failure fails the test.
+  const unlessDead = (error: unknown) => {
+    if (!ctx.crashed) throw error;
+  };
+  await invocation.run(ctx, async () => {
+    const opened = await batch.open(keys.map((k) => `${eventId}#${k.sk.slice('NOTIFICATION#'.length)}`));
+    expect(opened).toEqual({ kept: false, spooling: true });
+    for (const key of keys) {
+      await dispatchNotification(
+        { key, retryAt: undefined },
+        dispatchDeps({
+          store: new DynamoNotificationStore(holderDoc, table.tableName),
+          sender,
+          now: Date.now,
+          policies: AT_MOST_ONCE,
+          leaseMs: LEASE_MS,
+          maxAgeMs: 86_400_000 * 3650,
+          evidence: { retention: uniformRetention(RETENTION_DAYS), requestOf: (n, m) => sender.request(n, m), batch },
+        }),
+        { finishBy: Date.now() + 50_000, maxWaitMs: 1_000 },
+      ).catch(unlessDead);
+    }
+    await batch.close(10_000, 2_000, Date.now()).catch(unlessDead);
+  });
+  return { records, died: ctx.crashed };
+}
+
+type SweepSummary = {
+  resolvedSent?: number;
+  resolvedUnknown: number;
+  resolvedRetry: number;
+  rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
+};
+const sweep = async () => (await handlers.sweeper({}, lambdaContext('sweeper'))) as SweepSummary;
+const sweepAfter = async (ms: number) => {
+  clock.advance(ms);
+  return sweep();
+};
+/** Past the slice's closing: the next run rolls it. */
+const rollUp = () => sweepAfter(SPOOL_CLOSED_AFTER_MS + 60_000);
+
+// Each test starts with every earlier slice rolled, whatever became of the test before it: its roll-up counts its own.
+afterEach(async () => {
+  await rollUp();
+});
+
+const locator = () =>
+  new DynamoEvidenceLocator(
+    table.doc,
+    table.tableName,
+    new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
+    table.evidenceSpoolTableName,
+  );
+
+/**
+ * The evidence of `held` complete: each record in its slice's object byte for byte as the holder built it, its digest
+ * the one the notification names (when it names one), and found by its customer and by its event.
+ */
+async function expectEvidenceComplete(eventId: string, held: readonly SpooledRecord[]) {
+  const slices = [...new Set(held.map((r) => r.slice))];
+  const stored = [];
+  for (const slice of slices) {
+    stored.push(...decodeBatch((await store.get(batchObjectKey(slice))) as Uint8Array).records);
+  }
+  expect(stored.map((w) => w.bytes.toString('base64')).sort()).toEqual(
+    held.map((r) => r.bytes.toString('base64')).sort(),
+  );
+  const ids = held.map((r) => r.notificationId).sort();
+  const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
+  expect((await index.sendsOf(`cust-${eventId}`)).map((s) => s.notificationId).sort()).toEqual(ids);
+  expect((await index.sendsOfEvent(eventId)).map((s) => s.notificationId).sort()).toEqual(ids);
+  const found = await evidenceFound(store, eventId, locator());
+  expect(found.unfound).toEqual([]);
+  expect(found.proofs.map((p) => [p.send.notificationId, p.sha256]).sort()).toEqual(
+    held.map((r) => [r.notificationId, r.sha256]).sort(),
+  );
+}
+
+/** Nothing more reaches the customer: a redelivery of the holder's records and a later sweep send nothing. */
+async function expectNoSecondSend(eventId: string, sent: number) {
+  await holder(eventId);
+  await sweepAfter(PAST_THE_LEASE_MS);
+  expect(sends()).toBe(sent);
+}
+
+describe('a spooling dispatch holder killed on the spool path', () => {
+  it('(a) after the provider accepted, before the spool put: UNKNOWN (at most once), sent once, and no record anywhere — none was ever written', async () => {
+    await ingest('kp-a', ['SMS']);
+    armed = 'beforeSpoolPut';
+    const { records, died } = await holder('kp-a');
+    expect(died).toBe(true);
+    expect(sends()).toBe(1);
+    // The record was built, and died in memory: the send's outcome was never recorded either.
+    expect(records).toHaveLength(1);
+    expect(await notification('kp-a', 'SMS')).toMatchObject({ status: 'SENDING' });
+
+    const swept = await sweepAfter(PAST_THE_LEASE_MS);
+    expect(swept).toMatchObject({ resolvedSent: 0, resolvedUnknown: 1, resolvedRetry: 0 });
+    const item = await notification('kp-a', 'SMS');
+    expect(item).toMatchObject({ status: 'UNKNOWN', lastError: 'LEASE_EXPIRED' });
+    expect(item?.evidence).toBeUndefined();
+    await rollUp();
+    // Not in the spool, the store, the index nor a gap: the evidence of an unknown outcome is its absence.
+    const [record] = records as [SpooledRecord];
+    expect(await new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName).ofSlice(record.slice)).toEqual([]);
+    expect(await store.list(record.slice)).toEqual([]);
+    expect(await new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName).sendsOfEvent('kp-a')).toEqual([]);
+    await expectNoSecondSend('kp-a', 1);
+  });
+
+  it('(b) after the put landed, before the SENT write: SENT by the sweeper from the record, indexed by it, rolled byte for byte; the roll-up finds nothing to fill', async () => {
+    await ingest('kp-b', ['SMS']);
+    armed = 'afterSpoolPut';
+    const { records, died } = await holder('kp-b');
+    expect(died).toBe(true);
+    expect(sends()).toBe(1);
+    expect(await notification('kp-b', 'SMS')).toMatchObject({ status: 'SENDING' });
+
+    const swept = await sweepAfter(PAST_THE_LEASE_MS);
+    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0 });
+    const [record] = records as [SpooledRecord];
+    const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string; acceptedAt: string };
+    expect(await notification('kp-b', 'SMS')).toMatchObject({
+      status: 'SENT',
+      providerMessageId: bytes.providerMessageId,
+      evidence: { batch: record.slice, sha256: record.sha256, acceptedAt: bytes.acceptedAt },
+    });
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
+    await expectEvidenceComplete('kp-b', records);
+    await expectNoSecondSend('kp-b', 1);
+  });
+
+  it('(c) after SENT, before the index items: SENT as the holder wrote it, and the roll-up counts and fills both sends of the event', async () => {
+    await ingest('kp-c', ['EMAIL', 'SMS']);
+    armed = 'beforeEvidenceIndex';
+    const { records, died } = await holder('kp-c');
+    expect(died).toBe(true);
+    expect(sends()).toBe(2);
+    expect(records).toHaveLength(2);
+    for (const r of records) {
+      const channel = r.notificationId.split('#')[1] as string;
+      expect(await notification('kp-c', channel)).toMatchObject({
+        status: 'SENT',
+        evidence: { batch: r.slice, sha256: r.sha256 },
+      });
+    }
+    const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
+    expect(await index.sendsOfEvent('kp-c')).toEqual([]);
+    expect(await index.sendsOf('cust-kp-c')).toEqual([]);
+
+    // Nothing for the lease pass: both SENT.
+    expect(await sweepAfter(PAST_THE_LEASE_MS)).toMatchObject({ resolvedSent: 0, resolvedUnknown: 0 });
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 2, objects: 1, indexFilled: 2, errors: [] });
+    await expectEvidenceComplete('kp-c', records);
+    await expectNoSecondSend('kp-c', 2);
+  });
+});
+
+describe('a spooling dispatch holder frozen at its spool put while its lease runs out', () => {
+  it('(d) the sweeper decides first (UNKNOWN: no record yet); the put lands late and the acceptance goes on the UNKNOWN item; the record is rolled and indexed, sent once', async () => {
+    await ingest('kp-d1', ['SMS']);
+    let decided: SweepSummary | undefined;
+    const { records, died } = await holder('kp-d1', {
+      beforePut: async () => {
+        decided = await sweepAfter(PAST_THE_LEASE_MS);
+      },
+    });
+    expect(died).toBe(false);
+    expect(decided).toMatchObject({ resolvedSent: 0, resolvedUnknown: 1 });
+    expect(sends()).toBe(1);
+    const [record] = records as [SpooledRecord];
+    const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string };
+    // The holder's SENT write was fenced; its message id is on the UNKNOWN item, so a resend needs it told.
+    expect(await notification('kp-d1', 'SMS')).toMatchObject({
+      status: 'UNKNOWN',
+      providerMessageId: bytes.providerMessageId,
+    });
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
+    await expectEvidenceComplete('kp-d1', records);
+    await expectNoSecondSend('kp-d1', 1);
+  });
+
+  it("(d) the put lands late, and the sweeper looks before the frozen holder hears so: SENT from the record, the holder's SENT write fenced, the record rolled and indexed, sent once", async () => {
+    await ingest('kp-d2', ['SMS']);
+    let decided: SweepSummary | undefined;
+    const { records, died } = await holder('kp-d2', {
+      beforePut: async () => clock.advance(PAST_THE_LEASE_MS),
+      afterPut: async () => {
+        decided = await sweep();
+      },
+    });
+    expect(died).toBe(false);
+    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0 });
+    expect(sends()).toBe(1);
+    const [record] = records as [SpooledRecord];
+    const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string; acceptedAt: string };
+    expect(await notification('kp-d2', 'SMS')).toMatchObject({
+      status: 'SENT',
+      providerMessageId: bytes.providerMessageId,
+      evidence: { batch: record.slice, sha256: record.sha256, acceptedAt: bytes.acceptedAt },
+    });
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
+    await expectEvidenceComplete('kp-d2', records);
+    await expectNoSecondSend('kp-d2', 1);
+  });
+});
+
+describe('a spooling dispatch holder whose lease was nearly over at its put, frozen there', () => {
+  it('(d) its lease was extended with the message id before the put: the sweeper writes SENT from that id (the item names no record), the put lands late, and the record is rolled and indexed, sent once', async () => {
+    await ingest('kp-d3', ['SMS']);
+    // A slow provider call: accepted 8 s into a 10 s lease, so the holder extends its lease, with the id, before its put.
+    sns.on(PublishCommand).callsFake(async () => {
+      clock.advance(8_000);
+      return { MessageId: 'sns-slow' };
+    });
+    let decided: SweepSummary | undefined;
+    const { records, died } = await holder('kp-d3', {
+      beforePut: async () => {
+        decided = await sweepAfter(PAST_THE_LEASE_MS);
+      },
+    });
+    expect(died).toBe(false);
+    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0 });
+    expect(sends()).toBe(1);
+    // SENT from the id the extension put on the item: no record was in the spool yet, so the item names none; the
+    // record is found by its customer and its event, below.
+    const sent = await notification('kp-d3', 'SMS');
+    expect(sent).toMatchObject({ status: 'SENT', providerMessageId: 'sns-slow' });
+    expect(sent?.evidence).toBeUndefined();
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
+    await expectEvidenceComplete('kp-d3', records);
+    await expectNoSecondSend('kp-d3', 1);
+  });
+});
