@@ -217,10 +217,11 @@ export const RATE_ASSUMPTIONS = {
   /** Two regions (settings `regions`, examples/settings.example.json): the main table a global table. */
   regions: { two: true },
   /**
-   * Fixed monthly: alarms as the example stack's synth counts them (docs/measurements.md "The synthesized stack"); the
-   * stack's customer-managed keys (lib/: the evidence, logs, ingest, observability and backup vault keys).
+   * Fixed monthly: the alarms and customer-managed keys of the production-like settings' stack (one region), as its
+   * synth counts them — test/infra/cost-fixed.test.ts holds the two numbers to the template. A second region's stack
+   * (settings `regions`) has its own, not counted here.
    */
-  fixed: { alarms: 48, kmsKeys: 5, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
+  fixed: { alarms: 56, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
   /**
    * The sweeper runs every minute whatever the volume (its schedule): its invocations, and its Queries — one per
