@@ -128,7 +128,8 @@ export const METRIC_NAMES = [
   // SENT write failed (the next run's)
   'SpoolLookupsSkipped',
   'SpoolSendsLeftForNextRun',
-  // look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first
+  // look-ups the run's cap or deadline cut short: the lease left for the next run (counts look-ups: 5 for a lease
+  // that waited 5 runs)
   'SpoolLookupsDeferred',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
