@@ -16,9 +16,9 @@
  * wraps, so a backlog in early partitions can no longer hide a later one's dead claim run after run. Critical first
  * within each cycle; a cycle takes about the backlog ÷ what a run reads (docs/guarantees.md, window 5).
  *
- * A lease left for the next run (its spool look-up cut short by the run's cap or deadline: spooled-send.ts) leaves its
- * partition unfinished from the start of the page that held it, before it: the next run reads it first, not a cycle
- * later. A partition whose Query fails (throttling, a 5xx) fails neither the run nor the rotation: its cursor is kept
+ * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
+ * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
+ * held it, before it, so no cursor saved past it hides it from the next run (not a cycle later). A partition whose Query fails (throttling, a 5xx) fails neither the run nor the rotation: its cursor is kept
  * where it stood, the pass goes on with the others, and the failure is counted (`failed`); it never sets where the
  * rotation resumes, so a partition failing run after run does not hold back every partition after it.
  */
@@ -120,9 +120,12 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     let fromSaved = saved !== undefined && start === saved;
     // Where the due round stopped needs no keeping: the next run's round gives it again.
     const kept = () => (start === w.next ? undefined : start);
+    // The start of the first page that held a lease left for the next run: the partition is kept from there, before it.
+    let leftFrom: { readonly at: SweepStartKey | undefined } | undefined;
+    const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => into.set(w, leftFrom ? leftFrom.at : kept());
     for (;;) {
       if (input.now() >= input.deadline) {
-        left.set(w, kept());
+        keep(left);
         return;
       }
       let page: Awaited<ReturnType<NotificationStore['findExpiredLeases']>>;
@@ -138,19 +141,19 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         }
         // Throttled, a 5xx: this partition waits for the next run where it stood; the others, and the run, go on.
         result.failed.push({ partition: key, error: e instanceof Error ? e.name : String(e) });
-        failed.set(w, kept());
+        keep(failed);
         return;
       }
       fromSaved = false;
       result.pages++;
       result.found += page.entries.length;
       const handled = await Promise.all(page.entries.map(input.handle));
-      if (handled.includes('left')) {
-        // Kept from this page's start, before the lease left: the next run reads it first.
-        left.set(w, kept());
+      // A lease left does not stop the walk: the claims after it in the partition are still resolved this run.
+      if (handled.includes('left')) leftFrom ??= { at: kept() };
+      if (page.next === undefined) {
+        if (leftFrom !== undefined) keep(left);
         return;
       }
-      if (page.next === undefined) return;
       start = page.next;
     }
   };

@@ -203,7 +203,9 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
           now,
         );
       } catch {
-        // The record proves the send: never decided by policy for want of this write. The next run tries again.
+        // The record proves the send: never decided by policy for want of this write, however long it keeps failing
+        // (no SPOOL_LOOKUP_WAIT_MS here: a resend would be a second copy of a proven send). The next run tries again;
+        // the lease pass walks on past it (lease-pass.ts), and each run counts it (SpoolSendsLeftForNextRun).
         lookups.later++;
         return 'later';
       }

@@ -285,3 +285,44 @@ describe('a lease left for the next run (its spool look-up cut short)', () => {
     expect(second).toMatchObject({ found: 1, pages: 1, unfinished: 0, cursors: {} });
   });
 });
+
+describe('a lease left for the next run run after run (its SENT write keeps failing)', () => {
+  it('does not stop its partition: a dead claim on a later page is resolved in the first run', async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 3, noticeClass: 'normal' };
+    const key = sweepPartition(w);
+    const x = dead(key, 1);
+    const y = dead(key, 2);
+    const page1 = { i: 1, sweepKey: key, sweepAt: x.sweepAt, pk: x.pk, sk: 'N' };
+    const store = {
+      findExpiredLeases: async (_p: SweepPartition, _now: number, _until: number, start?: { i: number }) =>
+        start === undefined ? { entries: [x], next: page1 } : { entries: [y], next: undefined },
+    } as unknown as NotificationStore;
+    const seen: string[][] = [];
+    let saved: LeaseCursors = {};
+    let resumeAt: LeasePosition | undefined;
+    for (let run = 0; run < 3; run++) {
+      const handled: string[] = [];
+      const r = await leasePass([w], {
+        store,
+        now: () => NOW,
+        at: NOW,
+        horizon: NOW + 960_000,
+        deadline: NOW + 15_000,
+        concurrency: 1,
+        saved,
+        resumeAt,
+        handle: async (e) => {
+          handled.push(e.notificationId);
+          return e === x ? 'left' : undefined;
+        },
+      });
+      seen.push(handled);
+      saved = r.cursors;
+      resumeAt = r.resumeAt;
+    }
+    // Every run reads x's page and walks on to y's: x waits, y is not held behind it.
+    for (const run of seen) expect(run).toEqual([x.notificationId, y.notificationId]);
+    // Kept from the partition's start, before x (the round's stop needs no cursor).
+    expect(saved).toEqual({});
+  });
+});
