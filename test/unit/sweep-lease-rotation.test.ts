@@ -22,14 +22,15 @@ const entry = (key: string, i: number, over: Partial<SweepEntry> = {}): SweepEnt
 const dead = (key: string, i: number) => entry(key, i, { status: 'SENDING', attempt: 1, leaseUntil: NOW - 1 });
 
 /**
- * A fake store's lease Query: `pages(key)` pages of 1,000 entries a partition, `tick` ms of the clock a page, the last
- * page of a partition holding its dead claims; the next key is a LastEvaluatedKey's shape with a long event id.
+ * A fake store's lease Query: `pages(key)` pages of 1,000 entries a partition, `tick` ms of the clock a page, the
+ * `deadPage` (default: the last) of a partition holding its dead claims; the next key is a LastEvaluatedKey's shape with a long event id.
  */
 function leaseStore(
   pages: (key: string) => number,
   deadIn: (key: string) => SweepEntry[],
   clock: { t: number },
   tick = 1_000,
+  deadPage = (key: string) => pages(key) - 1,
 ) {
   return {
     findExpiredLeases: async (p: SweepPartition, now: number, _until: number, start?: { i: number }) => {
@@ -39,7 +40,8 @@ function leaseStore(
       const last = i + 1 >= pages(key);
       const pk = `EVENT#${'e'.repeat(120)}${i}`;
       const next = last ? undefined : { i: i + 1, sweepKey: key, sweepAt: NOW - 600_000 + i, pk, sk: 'N' };
-      const entries = last ? deadIn(key).filter((e) => (e.leaseUntil ?? Number.POSITIVE_INFINITY) < now) : [];
+      const entries =
+        i === deadPage(key) ? deadIn(key).filter((e) => (e.leaseUntil ?? Number.POSITIVE_INFINITY) < now) : [];
       return { entries, next };
     },
   } as unknown as NotificationStore;
@@ -283,6 +285,46 @@ describe('a lease left for the next run (its spool look-up cut short)', () => {
     clock.t = NOW + 120_000;
     const second = await pass(2, first.cursors, first.resumeAt);
     expect(second).toMatchObject({ found: 1, pages: 1, unfinished: 0, cursors: {} });
+  });
+});
+
+describe('a lease left for the next run on a page with a next page', () => {
+  it('keeps its partition from that page start, before it, and the next run resolves it from there', async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'PUSH', shard: 1, noticeClass: 'bulk' };
+    const key = sweepPartition(w);
+    const clock = { t: NOW };
+    // Three pages; the dead claim on the middle one (i = 1). Run 1's look-up is cut; run 2's is not.
+    const store = leaseStore(
+      () => 3,
+      (k) => [dead(k, 5)],
+      clock,
+      1_000,
+      () => 1,
+    );
+    const resolved: number[] = [];
+    const pass = (run: number, saved: LeaseCursors) =>
+      leasePass([w], {
+        store,
+        now: () => clock.t,
+        at: NOW + run * 60_000,
+        horizon: NOW + run * 60_000 + 960_000,
+        deadline: NOW + run * 60_000 + 15_000,
+        concurrency: 1,
+        saved,
+        handle: async () => {
+          if (run === 1) return 'left';
+          resolved.push(run);
+          return undefined;
+        },
+      });
+    clock.t = NOW + 60_000;
+    const first = await pass(1, {});
+    // The start of page i = 1 (page 0's LastEvaluatedKey), not page 2's: a cursor past the claim would hide it.
+    expect(first.cursors).toEqual({ [key]: expect.objectContaining({ i: 1, sweepAt: NOW - 600_000 }) });
+    clock.t = NOW + 120_000;
+    const second = await pass(2, first.cursors);
+    expect(resolved).toEqual([2]);
+    expect(second).toMatchObject({ found: 1, cursors: {} });
   });
 });
 
