@@ -277,11 +277,13 @@ describe('a lease left for the next run (its spool look-up cut short)', () => {
     clock.t = NOW + 60_000;
     const first = await pass(1, saved);
     expect(first.found).toBe(1);
-    // Before the page that held it (the one after i = 1), not past it: the cycle did not end there.
+    // Before the page that held it (the one after i = 1), not past it.
     expect(first.cursors).toEqual({
       [key]: { i: 2, sweepKey: key, sweepAt: NOW - 600_000 + 1, pk: expect.any(String), sk: 'N' },
     });
-    expect(first).toMatchObject({ unfinished: 1, resumeAt: { noticeClass: 'normal', channel: 'SMS', shard: 2 } });
+    // Read to its end: kept for the lease, not a backlog, and not where the rotation resumes.
+    expect(first).toMatchObject({ unfinished: 0, deferred: 1 });
+    expect(first.resumeAt).toBeUndefined();
     clock.t = NOW + 120_000;
     const second = await pass(2, first.cursors, first.resumeAt);
     expect(second).toMatchObject({ found: 1, pages: 1, unfinished: 0, cursors: {} });
