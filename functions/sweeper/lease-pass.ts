@@ -19,11 +19,17 @@
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
  * held it, before it, so no cursor saved past it hides it from the next run (not a cycle later). A partition read to
- * its end but kept for such a lease is no backlog: counted apart (`deferred`), never where the rotation resumes. A partition whose Query fails (throttling, a 5xx) fails neither the run nor the rotation: its cursor is kept
- * where it stood, the pass goes on with the others, and the failure is counted (`failed`); it never sets where the
- * rotation resumes, so a partition failing run after run does not hold back every partition after it.
+ * its end but kept for such a lease is no backlog: counted apart (`deferred`), never where the rotation resumes.
+ *
+ * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
+ * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
+ * pass goes on with the others, and the failure is counted (`failed`); it never sets where the rotation resumes, so a
+ * partition failing run after run does not hold back every partition after it. Any other error (AccessDenied, a
+ * ValidationException, a bug) fails the run, as it always did. The due round's Query of the same partition is not
+ * guarded: it fails the run (sweep.ts).
  */
 import pLimit from 'p-limit';
+import { isWorthRetrying } from '../commons/retry.ts';
 import { NOTICE_CLASSES } from '../domain/catalogue.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { type SweepPartition, sweepPartition } from '../domain/keys.ts';
@@ -74,7 +80,10 @@ export interface LeasePassResult {
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
   dropped: { partition: string; reason: string }[];
-  /** Partitions whose Query failed this run, and the error's name: each kept where it stood, the pass went on. */
+  /**
+   * Partitions whose Query failed this run for a reason worth retrying, and the error's name and message: each kept
+   * where it stood, the pass went on.
+   */
   failed: { partition: string; error: string }[];
 }
 
@@ -159,8 +168,10 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
           start = w.next;
           continue;
         }
-        // Throttled, a 5xx: this partition waits for the next run where it stood; the others, and the run, go on.
-        result.failed.push({ partition: key, error: e instanceof Error ? e.name : String(e) });
+        // Access denied, a request refused, a bug: the run fails and SweeperErrors counts it, as before.
+        if (!isWorthRetrying(e)) throw e;
+        // Throttled, a 5xx, a timeout: the partition waits for the next run where it stood; the rest goes on.
+        result.failed.push({ partition: key, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
         keep(failed);
         return;
       }

@@ -143,10 +143,13 @@ describe("the lease pass's rotation over runs", () => {
     expect(kept.some((k) => k.resumeAt === undefined || k.resumeAt.noticeClass === 'critical')).toBe(true);
   });
 
-  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, leaves the partition where it stood", async () => {
+  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position fails the run, a throttle leaves the partition where it stood", async () => {
     const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 3, noticeClass: 'normal' };
     const key = sweepPartition(w);
-    const refused = Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' });
+    const refused = Object.assign(new Error('The provided starting key is invalid'), {
+      name: 'ValidationException',
+      $metadata: {},
+    });
     const starts: unknown[] = [];
     const failing = (error: Error) =>
       ({
@@ -172,13 +175,21 @@ describe("the lease pass's rotation over runs", () => {
     expect(r.dropped).toEqual([
       { partition: key, reason: 'refused by DynamoDB: The provided starting key is invalid' },
     ]);
-    // Not set aside: counted as failed, and not the rotation's place to resume.
-    const round = await leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {}));
-    expect(round).toMatchObject({ dropped: [], failed: [{ partition: key, error: 'ValidationException' }] });
-    expect(round).toMatchObject({ cursors: {}, unfinished: 0 });
-    expect(round.resumeAt).toBeUndefined();
-    const throttled = await leasePass([w], input(failing(new Error('throttled')), saved));
-    expect(throttled).toMatchObject({ failed: [{ partition: key, error: 'Error' }], cursors: saved, unfinished: 0 });
+    // Not set aside, nor kept as a failed partition: a request DynamoDB will never take fails the run (SweeperErrors).
+    const round = leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {}));
+    await expect(round).rejects.toBe(refused);
+    const denied = Object.assign(new Error('not authorized'), { name: 'AccessDeniedException', $metadata: {} });
+    await expect(leasePass([w], input(failing(denied), saved))).rejects.toBe(denied);
+    const bug = new TypeError("Cannot read properties of undefined (reading 'sweepAt')");
+    await expect(leasePass([w], input(failing(bug), saved))).rejects.toBe(bug);
+    const throttle = Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: {} });
+    const throttled = await leasePass([w], input(failing(throttle), saved));
+    expect(throttled).toMatchObject({
+      failed: [{ partition: key, error: 'ThrottlingException: throttled' }],
+      cursors: saved,
+      unfinished: 0,
+    });
+    expect(throttled.resumeAt).toBeUndefined();
   });
 });
 
@@ -187,7 +198,7 @@ function failingIn(inner: NotificationStore, failing: readonly string[]): Notifi
   return {
     findExpiredLeases: async (p: SweepPartition, ...rest: [number, number, never]) => {
       if (failing.includes(sweepPartition(p)))
-        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: {} });
       return inner.findExpiredLeases(p, ...rest);
     },
   } as unknown as NotificationStore;
@@ -242,8 +253,8 @@ describe('a lease-pass partition whose Query fails', () => {
       handle: async () => undefined,
     });
     expect(r.failed).toEqual([
-      { partition: ck, error: 'ThrottlingException' },
-      { partition: bk, error: 'ThrottlingException' },
+      { partition: ck, error: 'ThrottlingException: Rate exceeded' },
+      { partition: bk, error: 'ThrottlingException: Rate exceeded' },
     ]);
     expect(r).toMatchObject({ pages: 1, unfinished: 0, cursors: {} });
     expect(r.resumeAt).toBeUndefined();
