@@ -31,8 +31,8 @@ import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/
 /**
  * How long after a lease's end a look-up cut short by the run's cap or deadline is left for a later run rather than
  * decided by policy: five runs of the one-minute schedule. The spool does not bound it — the look-up reads the table,
- * whose items the roll-up never deletes (each expires SPOOL_KEEP_DAYS after its slice, domain/evidence-spool.ts), so
- * a rolled slice is read as before — the customer does: each run of waiting delays an at-least-once resend or an
+ * whose items (of the current layout) the roll-up never deletes (each expires SPOOL_KEEP_DAYS after its slice,
+ * domain/evidence-spool.ts), so a rolled slice is read as before — the customer does: each run of waiting delays an at-least-once resend or an
  * UNKNOWN. The cap is shared by all of a run's look-ups, in the order the run meets the leases (the due round's, then
  * the lease pass's), not with the leases deferred first: when the dead holders' spooled minutes add up to more than a
  * run reads, some of their look-ups are cut run after run and decided by policy after this wait, whatever the rate.
