@@ -91,7 +91,8 @@ export const METRIC_NAMES = [
   'SweeperUnfinished',
   'SweeperLeasePassUnfinished',
   'SweeperLeaseCursorsDropped',
-  // lease-pass partitions whose Query failed in a run (throttling, a 5xx): kept for the next run, 0 every run when none
+  // lease-pass partitions whose Query failed in a run (throttling, a 5xx, a timeout; any other error fails the run):
+  // kept for the next run, 0 every run when none
   'SweeperLeasePartitionsFailed',
   // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
   'EvidenceGaps',
@@ -128,7 +129,8 @@ export const METRIC_NAMES = [
   // SENT write failed (the next run's)
   'SpoolLookupsSkipped',
   'SpoolSendsLeftForNextRun',
-  // look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first
+  // look-ups the run's cap or deadline cut short: the lease left for the next run (counts look-ups: 5 for a lease
+  // that waited 5 runs)
   'SpoolLookupsDeferred',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];

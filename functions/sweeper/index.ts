@@ -141,6 +141,8 @@ export const handler = async (_event: unknown, context: Context) => {
       unfinished: r.unfinished,
       leasePages: r.leasePass.pages,
       leasePassUnfinished: r.leasePass.unfinished,
+      // Partitions kept only for a lease left for the next run (a spool look-up cut, a SENT write failed): no backlog.
+      leasePassDeferred: r.leasePass.deferred,
       elapsedMs: r.elapsedMs,
       itemsPerSecond: perSecond,
       shards,

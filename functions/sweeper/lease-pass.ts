@@ -16,13 +16,20 @@
  * wraps, so a backlog in early partitions can no longer hide a later one's dead claim run after run. Critical first
  * within each cycle; a cycle takes about the backlog ÷ what a run reads (docs/guarantees.md, window 5).
  *
- * A lease left for the next run (its spool look-up cut short by the run's cap or deadline: spooled-send.ts) leaves its
- * partition unfinished from the start of the page that held it, before it: the next run reads it first, not a cycle
- * later. A partition whose Query fails (throttling, a 5xx) fails neither the run nor the rotation: its cursor is kept
- * where it stood, the pass goes on with the others, and the failure is counted (`failed`); it never sets where the
- * rotation resumes, so a partition failing run after run does not hold back every partition after it.
+ * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
+ * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
+ * held it, before it, so no cursor saved past it hides it from the next run (not a cycle later). A partition read to
+ * its end but kept for such a lease is no backlog: counted apart (`deferred`), never where the rotation resumes.
+ *
+ * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
+ * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
+ * pass goes on with the others, and the failure is counted (`failed`); it never sets where the rotation resumes, so a
+ * partition failing run after run does not hold back every partition after it. Any other error (AccessDenied, a
+ * ValidationException, a bug) fails the run, as it always did. The due round's Query of the same partition is not
+ * guarded: it fails the run (sweep.ts).
  */
 import pLimit from 'p-limit';
+import { isWorthRetrying } from '../commons/retry.ts';
 import { NOTICE_CLASSES } from '../domain/catalogue.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { type SweepPartition, sweepPartition } from '../domain/keys.ts';
@@ -51,6 +58,11 @@ export interface LeasePassInput {
 /** A partition the due round did not read to the horizon, and where it stopped (undefined: not read at all). */
 export interface LeaseWork extends SweepPartition {
   readonly next?: SweepStartKey | undefined;
+  /**
+   * Where the due round left a lease for the next run (the start of its page): the partition is kept from there
+   * whatever the walk does, which starts at `next`, past it (the round handled that lease: it is not looked up twice).
+   */
+  readonly leftAt?: { readonly at: SweepStartKey | undefined } | undefined;
 }
 
 export interface LeasePassResult {
@@ -59,11 +71,19 @@ export interface LeasePassResult {
   /** Partitions left unfinished at the deadline, with where the next run resumes, in rotation order from resumeAt. */
   cursors: Record<string, SweepStartKey>;
   unfinished: number;
+  /**
+   * Partitions read to the end but kept from before a lease left for the next run (a spool look-up cut short, a SENT
+   * write failed): not a backlog, never where the rotation resumes.
+   */
+  deferred: number;
   /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
   dropped: { partition: string; reason: string }[];
-  /** Partitions whose Query failed this run, and the error's name: each kept where it stood, the pass went on. */
+  /**
+   * Partitions whose Query failed this run for a reason worth retrying, and the error's name and message: each kept
+   * where it stood, the pass went on.
+   */
   failed: { partition: string; error: string }[];
 }
 
@@ -102,11 +122,20 @@ function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): L
 }
 
 export async function leasePass(work: readonly LeaseWork[], input: LeasePassInput): Promise<LeasePassResult> {
-  const result: LeasePassResult = { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [], failed: [] };
+  const result: LeasePassResult = {
+    pages: 0,
+    found: 0,
+    cursors: {},
+    unfinished: 0,
+    deferred: 0,
+    dropped: [],
+    failed: [],
+  };
   const partitions = pLimit(Math.max(1, input.concurrency));
   const order = rotated(work, input.resumeAt);
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const failed = new Map<LeaseWork, SweepStartKey | undefined>();
+  const deferred = new Map<LeaseWork, SweepStartKey | undefined>();
   const walk = async (w: LeaseWork): Promise<void> => {
     const key = sweepPartition(w);
     const drop = (reason: string) => result.dropped.push({ partition: key, reason });
@@ -120,9 +149,12 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     let fromSaved = saved !== undefined && start === saved;
     // Where the due round stopped needs no keeping: the next run's round gives it again.
     const kept = () => (start === w.next ? undefined : start);
+    // The start of the first page that held a lease left for the next run: the partition is kept from there, before it.
+    let leftFrom = w.leftAt;
+    const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => into.set(w, leftFrom ? leftFrom.at : kept());
     for (;;) {
       if (input.now() >= input.deadline) {
-        left.set(w, kept());
+        keep(left);
         return;
       }
       let page: Awaited<ReturnType<NotificationStore['findExpiredLeases']>>;
@@ -136,21 +168,23 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
           start = w.next;
           continue;
         }
-        // Throttled, a 5xx: this partition waits for the next run where it stood; the others, and the run, go on.
-        result.failed.push({ partition: key, error: e instanceof Error ? e.name : String(e) });
-        failed.set(w, kept());
+        // Access denied, a request refused, a bug: the run fails and SweeperErrors counts it, as before.
+        if (!isWorthRetrying(e)) throw e;
+        // Throttled, a 5xx, a timeout: the partition waits for the next run where it stood; the rest goes on.
+        result.failed.push({ partition: key, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+        keep(failed);
         return;
       }
       fromSaved = false;
       result.pages++;
       result.found += page.entries.length;
       const handled = await Promise.all(page.entries.map(input.handle));
-      if (handled.includes('left')) {
-        // Kept from this page's start, before the lease left: the next run reads it first.
-        left.set(w, kept());
+      // A lease left does not stop the walk: the claims after it in the partition are still resolved this run.
+      if (handled.includes('left')) leftFrom ??= { at: kept() };
+      if (page.next === undefined) {
+        if (leftFrom !== undefined) keep(deferred);
         return;
       }
-      if (page.next === undefined) return;
       start = page.next;
     }
   };
@@ -163,6 +197,13 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     result.unfinished++;
     result.resumeAt ??= { noticeClass: w.noticeClass, channel: w.channel, shard: w.shard };
     const start = left.get(w);
+    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
+  }
+  // Then those kept only for a lease left: not a backlog, so never where the rotation resumes.
+  for (const w of order) {
+    if (!deferred.has(w)) continue;
+    result.deferred++;
+    const start = deferred.get(w);
     if (start !== undefined) result.cursors[sweepPartition(w)] = start;
   }
   // Then the failed partitions' cursors: kept, but never where the rotation resumes (one failing every run would pin it).

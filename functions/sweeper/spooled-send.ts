@@ -15,8 +15,8 @@
  * (minute, partition) is read once, as it is needed, and only its send records' keys are kept (notification id and
  * attempt: a few fields each, never the record's bytes). The records a run reads for look-ups are capped (`maxRecords`)
  * and none is read past the run's deadline: a look-up those cut short, that did not find the record in what it read, is
- * `deferred` — 'later': the lease is left as it is, and the lease pass keeps its partition's cursor before it, so the
- * next run (a fresh cap and deadline) reads it first and looks again (lease-pass.ts). Until SPOOL_LOOKUP_WAIT_MS after
+ * `deferred` — 'later': the lease is left as it is, and the lease pass keeps its partition's cursor before it, so no
+ * cursor saved past it hides it from the next run, which looks again with a fresh cap and deadline (lease-pass.ts). Until SPOOL_LOOKUP_WAIT_MS after
  * the lease's end; past it the look-up is `skipped` and the lease decided by the channel's policy, as before the spool
  * was looked in (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is
  * skipped at once. A record found whose SENT write failed is `later` too: the lease is left as it is for the next run,
@@ -31,11 +31,11 @@ import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/
 /**
  * How long after a lease's end a look-up cut short by the run's cap or deadline is left for a later run rather than
  * decided by policy: five runs of the one-minute schedule. The spool does not bound it — the look-up reads the table,
- * whose items the roll-up never deletes (each expires SPOOL_KEEP_DAYS after its slice, domain/evidence-spool.ts), so
- * a rolled slice is read as before — the customer does: each run of waiting delays an at-least-once resend or an
- * UNKNOWN. The next run reads the entry first, so a look-up the deadline cut is done by then; one the cap cuts run
- * after run needs more records than a run reads (the holder's minutes spooled more than 20,000), which more runs do
- * not change.
+ * whose items (of the current layout) the roll-up never deletes (each expires SPOOL_KEEP_DAYS after its slice,
+ * domain/evidence-spool.ts), so a rolled slice is read as before — the customer does: each run of waiting delays an at-least-once resend or an
+ * UNKNOWN. The cap is shared by all of a run's look-ups, in the order the run meets the leases (the due round's, then
+ * the lease pass's), not with the leases deferred first: when the dead holders' spooled minutes add up to more than a
+ * run reads, some of their look-ups are cut run after run and decided by policy after this wait, whatever the rate.
  */
 export const SPOOL_LOOKUP_WAIT_MS = 300_000;
 
@@ -69,7 +69,7 @@ export interface SpoolLookups {
    * SPOOL_LOOKUP_WAIT_MS after the lease's end: decided by policy.
    */
   skipped: number;
-  /** Look-ups the run's cap or deadline cut short: the lease left for the next run, which reads it first. */
+  /** Look-ups the run's cap or deadline cut short: the lease left for the next run (a lease waiting 5 runs counts 5). */
   deferred: number;
   /** Records found whose SENT write failed: the lease left for the next run. */
   later: number;
@@ -188,7 +188,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         found = 'skipped';
       }
       if (found === 'cut' && mayWait(entry, now)) {
-        // The record may be in what the run could not read: the next run looks again, first (lease-pass.ts).
+        // The record may be in what the run could not read: the next run looks again (lease-pass.ts).
         lookups.deferred++;
         return 'later';
       }
@@ -203,7 +203,9 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
           now,
         );
       } catch {
-        // The record proves the send: never decided by policy for want of this write. The next run tries again.
+        // The record proves the send: never decided by policy for want of this write, however long it keeps failing
+        // (no SPOOL_LOOKUP_WAIT_MS here: a resend would be a second copy of a proven send). The next run tries again;
+        // the lease pass walks on past it (lease-pass.ts), and each run counts it (SpoolSendsLeftForNextRun).
         lookups.later++;
         return 'later';
       }

@@ -42,7 +42,7 @@ import pLimit from 'p-limit';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
-import { type SweepPartition, type SweepState, sweepPartition } from '../domain/keys.ts';
+import type { SweepPartition, SweepState } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
@@ -135,18 +135,13 @@ export function sweepPartitions(shards: number): SweepPartition[] {
 }
 
 /**
- * What the round left the lease pass: each partition not read to its horizon, from the round's stop, and each where
- * the round left a lease for the next run, from before that lease, whatever an earlier run saved for it (a saved
- * cursor past the lease would hide it until the rotation came round).
+ * What the round left the lease pass: each partition not read to its horizon, from the round's stop. One where the
+ * round left a lease for the next run is walked from there too (that lease is not looked up twice in a run), and kept
+ * from before that lease (`leftAt`), whatever an earlier run saved past it. One the round read to its horizon needs no
+ * cursor: the saved cursors are replaced by the pass's, and the next run reads it from its round's stop.
  */
-function leaseWork(cursors: readonly Cursor[], saved: Readonly<Record<string, SweepStartKey>>) {
-  const back = cursors.filter((c) => c.leftLease !== undefined);
-  const work = cursors
-    .filter((c) => !c.leasesDone || c.leftLease !== undefined)
-    .map((c) => (c.leftLease === undefined ? c : { ...c, next: c.leftLease.at }));
-  const skip = new Set(back.map(sweepPartition));
-  return { work, saved: Object.fromEntries(Object.entries(saved).filter(([key]) => !skip.has(key))) };
-}
+const leaseWork = (cursors: readonly Cursor[]) =>
+  cursors.filter((c) => !c.leasesDone).map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
 
 /** A run's result before it did anything. */
 const emptyResult = (): SweepResult => ({
@@ -161,7 +156,7 @@ const emptyResult = (): SweepResult => ({
   examined: 0,
   pages: 0,
   unfinished: 0,
-  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, dropped: [], failed: [] },
+  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, deferred: 0, dropped: [], failed: [] },
   elapsedMs: 0,
 });
 
@@ -260,15 +255,14 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     }
   }
   result.unfinished = cursors.filter((c) => !c.done).length;
-  const { work, saved } = leaseWork(cursors, deps.leaseCursors ?? {});
-  result.leasePass = await leasePass(work, {
+  result.leasePass = await leasePass(leaseWork(cursors), {
     store: deps.store,
     now: deps.now,
     at: now,
     horizon,
     deadline: deps.deadline,
     concurrency: deps.concurrency,
-    saved,
+    saved: deps.leaseCursors ?? {},
     resumeAt: deps.leaseResumeAt,
     handle: (e) => writes(() => handle(e)),
   });

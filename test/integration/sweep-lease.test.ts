@@ -369,6 +369,7 @@ describe('a lease-pass partition whose Query fails every run', () => {
           throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
             name: 'ThrottlingException',
             $fault: 'client',
+            $metadata: { httpStatusCode: 400 },
           });
         return store.findExpiredLeases(...args);
       },
@@ -398,11 +399,15 @@ describe('a lease-pass partition whose Query fails every run', () => {
     const r1 = await run(now + LEASE_MS + 1);
     expect(ids(r1.resolvedUnknown)).toEqual([`${early}#EMAIL`]);
     expect(r1.redriven).toHaveLength(10);
-    expect(r1.leasePass.failed).toEqual([{ partition: failing, error: 'ThrottlingException' }]);
+    expect(r1.leasePass.failed).toEqual([
+      { partition: failing, error: 'ThrottlingException: Rate of requests exceeds the allowed throughput.' },
+    ]);
     expect(r1.leasePass.resumeAt).toBeUndefined();
     const r2 = await run(now + 60_000 + LEASE_MS + 1);
     expect(ids(r2.resolvedUnknown)).toEqual([`${late}#EMAIL`]);
-    expect(r2.leasePass.failed).toEqual([{ partition: failing, error: 'ThrottlingException' }]);
+    expect(r2.leasePass.failed).toEqual([
+      { partition: failing, error: 'ThrottlingException: Rate of requests exceeds the allowed throughput.' },
+    ]);
     // The failing partition's claim waits for its Query to succeed: then it is resolved like any other.
     expect(await store.get(notificationKey(stuck, 'EMAIL'))).toMatchObject({ status: 'SENDING' });
     const healed = await sweepAt(now + 120_000 + LEASE_MS);

@@ -22,14 +22,15 @@ const entry = (key: string, i: number, over: Partial<SweepEntry> = {}): SweepEnt
 const dead = (key: string, i: number) => entry(key, i, { status: 'SENDING', attempt: 1, leaseUntil: NOW - 1 });
 
 /**
- * A fake store's lease Query: `pages(key)` pages of 1,000 entries a partition, `tick` ms of the clock a page, the last
- * page of a partition holding its dead claims; the next key is a LastEvaluatedKey's shape with a long event id.
+ * A fake store's lease Query: `pages(key)` pages of 1,000 entries a partition, `tick` ms of the clock a page, the
+ * `deadPage` (default: the last) of a partition holding its dead claims; the next key is a LastEvaluatedKey's shape with a long event id.
  */
 function leaseStore(
   pages: (key: string) => number,
   deadIn: (key: string) => SweepEntry[],
   clock: { t: number },
   tick = 1_000,
+  deadPage = (key: string) => pages(key) - 1,
 ) {
   return {
     findExpiredLeases: async (p: SweepPartition, now: number, _until: number, start?: { i: number }) => {
@@ -39,7 +40,8 @@ function leaseStore(
       const last = i + 1 >= pages(key);
       const pk = `EVENT#${'e'.repeat(120)}${i}`;
       const next = last ? undefined : { i: i + 1, sweepKey: key, sweepAt: NOW - 600_000 + i, pk, sk: 'N' };
-      const entries = last ? deadIn(key).filter((e) => (e.leaseUntil ?? Number.POSITIVE_INFINITY) < now) : [];
+      const entries =
+        i === deadPage(key) ? deadIn(key).filter((e) => (e.leaseUntil ?? Number.POSITIVE_INFINITY) < now) : [];
       return { entries, next };
     },
   } as unknown as NotificationStore;
@@ -141,10 +143,13 @@ describe("the lease pass's rotation over runs", () => {
     expect(kept.some((k) => k.resumeAt === undefined || k.resumeAt.noticeClass === 'critical')).toBe(true);
   });
 
-  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position, or another error, leaves the partition where it stood", async () => {
+  it("sets aside only a saved cursor DynamoDB refuses: a refusal of the round's own position fails the run, a throttle leaves the partition where it stood", async () => {
     const w: LeaseWork = { state: 'PENDING', channel: 'SMS', shard: 3, noticeClass: 'normal' };
     const key = sweepPartition(w);
-    const refused = Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' });
+    const refused = Object.assign(new Error('The provided starting key is invalid'), {
+      name: 'ValidationException',
+      $metadata: {},
+    });
     const starts: unknown[] = [];
     const failing = (error: Error) =>
       ({
@@ -170,13 +175,21 @@ describe("the lease pass's rotation over runs", () => {
     expect(r.dropped).toEqual([
       { partition: key, reason: 'refused by DynamoDB: The provided starting key is invalid' },
     ]);
-    // Not set aside: counted as failed, and not the rotation's place to resume.
-    const round = await leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {}));
-    expect(round).toMatchObject({ dropped: [], failed: [{ partition: key, error: 'ValidationException' }] });
-    expect(round).toMatchObject({ cursors: {}, unfinished: 0 });
-    expect(round.resumeAt).toBeUndefined();
-    const throttled = await leasePass([w], input(failing(new Error('throttled')), saved));
-    expect(throttled).toMatchObject({ failed: [{ partition: key, error: 'Error' }], cursors: saved, unfinished: 0 });
+    // Not set aside, nor kept as a failed partition: a request DynamoDB will never take fails the run (SweeperErrors).
+    const round = leasePass([{ ...w, next: { mark: 'round', sweepAt: NOW } }], input(failing(refused), {}));
+    await expect(round).rejects.toBe(refused);
+    const denied = Object.assign(new Error('not authorized'), { name: 'AccessDeniedException', $metadata: {} });
+    await expect(leasePass([w], input(failing(denied), saved))).rejects.toBe(denied);
+    const bug = new TypeError("Cannot read properties of undefined (reading 'sweepAt')");
+    await expect(leasePass([w], input(failing(bug), saved))).rejects.toBe(bug);
+    const throttle = Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: {} });
+    const throttled = await leasePass([w], input(failing(throttle), saved));
+    expect(throttled).toMatchObject({
+      failed: [{ partition: key, error: 'ThrottlingException: throttled' }],
+      cursors: saved,
+      unfinished: 0,
+    });
+    expect(throttled.resumeAt).toBeUndefined();
   });
 });
 
@@ -185,7 +198,7 @@ function failingIn(inner: NotificationStore, failing: readonly string[]): Notifi
   return {
     findExpiredLeases: async (p: SweepPartition, ...rest: [number, number, never]) => {
       if (failing.includes(sweepPartition(p)))
-        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: {} });
       return inner.findExpiredLeases(p, ...rest);
     },
   } as unknown as NotificationStore;
@@ -240,8 +253,8 @@ describe('a lease-pass partition whose Query fails', () => {
       handle: async () => undefined,
     });
     expect(r.failed).toEqual([
-      { partition: ck, error: 'ThrottlingException' },
-      { partition: bk, error: 'ThrottlingException' },
+      { partition: ck, error: 'ThrottlingException: Rate exceeded' },
+      { partition: bk, error: 'ThrottlingException: Rate exceeded' },
     ]);
     expect(r).toMatchObject({ pages: 1, unfinished: 0, cursors: {} });
     expect(r.resumeAt).toBeUndefined();
@@ -275,13 +288,96 @@ describe('a lease left for the next run (its spool look-up cut short)', () => {
     clock.t = NOW + 60_000;
     const first = await pass(1, saved);
     expect(first.found).toBe(1);
-    // Before the page that held it (the one after i = 1), not past it: the cycle did not end there.
+    // Before the page that held it (the one after i = 1), not past it.
     expect(first.cursors).toEqual({
       [key]: { i: 2, sweepKey: key, sweepAt: NOW - 600_000 + 1, pk: expect.any(String), sk: 'N' },
     });
-    expect(first).toMatchObject({ unfinished: 1, resumeAt: { noticeClass: 'normal', channel: 'SMS', shard: 2 } });
+    // Read to its end: kept for the lease, not a backlog, and not where the rotation resumes.
+    expect(first).toMatchObject({ unfinished: 0, deferred: 1 });
+    expect(first.resumeAt).toBeUndefined();
     clock.t = NOW + 120_000;
     const second = await pass(2, first.cursors, first.resumeAt);
     expect(second).toMatchObject({ found: 1, pages: 1, unfinished: 0, cursors: {} });
+  });
+});
+
+describe('a lease left for the next run on a page with a next page', () => {
+  it('keeps its partition from that page start, before it, and the next run resolves it from there', async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'PUSH', shard: 1, noticeClass: 'bulk' };
+    const key = sweepPartition(w);
+    const clock = { t: NOW };
+    // Three pages; the dead claim on the middle one (i = 1). Run 1's look-up is cut; run 2's is not.
+    const store = leaseStore(
+      () => 3,
+      (k) => [dead(k, 5)],
+      clock,
+      1_000,
+      () => 1,
+    );
+    const resolved: number[] = [];
+    const pass = (run: number, saved: LeaseCursors) =>
+      leasePass([w], {
+        store,
+        now: () => clock.t,
+        at: NOW + run * 60_000,
+        horizon: NOW + run * 60_000 + 960_000,
+        deadline: NOW + run * 60_000 + 15_000,
+        concurrency: 1,
+        saved,
+        handle: async () => {
+          if (run === 1) return 'left';
+          resolved.push(run);
+          return undefined;
+        },
+      });
+    clock.t = NOW + 60_000;
+    const first = await pass(1, {});
+    // The start of page i = 1 (page 0's LastEvaluatedKey), not page 2's: a cursor past the claim would hide it.
+    expect(first.cursors).toEqual({ [key]: expect.objectContaining({ i: 1, sweepAt: NOW - 600_000 }) });
+    clock.t = NOW + 120_000;
+    const second = await pass(2, first.cursors);
+    expect(resolved).toEqual([2]);
+    expect(second).toMatchObject({ found: 1, cursors: {} });
+  });
+});
+
+describe('a lease left for the next run run after run (its SENT write keeps failing)', () => {
+  it('does not stop its partition: a dead claim on a later page is resolved in the first run', async () => {
+    const w: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 3, noticeClass: 'normal' };
+    const key = sweepPartition(w);
+    const x = dead(key, 1);
+    const y = dead(key, 2);
+    const page1 = { i: 1, sweepKey: key, sweepAt: x.sweepAt, pk: x.pk, sk: 'N' };
+    const store = {
+      findExpiredLeases: async (_p: SweepPartition, _now: number, _until: number, start?: { i: number }) =>
+        start === undefined ? { entries: [x], next: page1 } : { entries: [y], next: undefined },
+    } as unknown as NotificationStore;
+    const seen: string[][] = [];
+    let saved: LeaseCursors = {};
+    let resumeAt: LeasePosition | undefined;
+    for (let run = 0; run < 3; run++) {
+      const handled: string[] = [];
+      const r = await leasePass([w], {
+        store,
+        now: () => NOW,
+        at: NOW,
+        horizon: NOW + 960_000,
+        deadline: NOW + 15_000,
+        concurrency: 1,
+        saved,
+        resumeAt,
+        handle: async (e) => {
+          handled.push(e.notificationId);
+          return e === x ? 'left' : undefined;
+        },
+      });
+      seen.push(handled);
+      saved = r.cursors;
+      resumeAt = r.resumeAt;
+    }
+    // Every run reads x's page and walks on to y's: x waits, y is not held behind it.
+    for (const run of seen) expect(run).toEqual([x.notificationId, y.notificationId]);
+    // Kept from the partition's start, before x (the round's stop needs no cursor).
+    expect(saved).toEqual({});
   });
 });

@@ -10,7 +10,7 @@ import type {
   SweepWindow,
   Transition,
 } from '../../functions/stores/notification-store.ts';
-import { holderMinutes } from '../../functions/sweeper/spooled-send.ts';
+import { holderMinutes, spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
 
@@ -154,21 +154,66 @@ describe('sweeper', () => {
     expect(r).toMatchObject({ resolvedSent: [], resolvedRetry: [], resolvedUnknown: [], lostRaces: 0 });
   });
 
-  it('a lease the due round left for the next run is read again by the lease pass from before it, whatever cursor an earlier run saved past it', async () => {
+  it('a lease the due round left for the next run keeps its partition from before it, not past it, and is not looked up again that run', async () => {
     const cut = entry({ status: 'SENDING', attempt: 1, leaseUntil: NOW - 1 });
     const place = { state: 'PENDING', channel: 'EMAIL', shard: 3 } as const;
     const key = keyOf(place);
-    const { store, calls } = fakeStore([[place, [entry(), cut, entry()]]]);
-    const past = { i: 3, sweepAt: NOW - 60_000, sweepKey: key, pk: 'EVENT#x', sk: 'N' };
-    const spooled = { resolve: async (e: SweepEntry) => (e === cut ? ('later' as const) : undefined) };
-    const r = await sweep(deps(store, { spooled, leaseCursors: { [key]: past } }));
-    expect(calls.redrive).toHaveLength(2);
+    // Pages of 2: the cut lease opens the round's second page, which has a next page.
+    const { store, calls } = fakeStore([[place, [entry(), entry(), cut, entry(), entry(), entry()]]]);
+    const past = { i: 5, sweepAt: NOW - 60_000, sweepKey: key, pk: 'EVENT#x', sk: 'N' };
+    const looked: SweepEntry[] = [];
+    const spooled = (left: boolean) => ({
+      resolve: async (e: SweepEntry) => {
+        looked.push(e);
+        return e === cut && left ? ('later' as const) : e === cut ? ('accepted' as const) : undefined;
+      },
+    });
+    const first = await sweep(
+      deps(store, { pageSize: 2, limit: 4, spooled: spooled(true), leaseCursors: { [key]: past } }),
+    );
+    expect(looked).toEqual([cut]);
+    // Kept from the start of the page that held it (the round's first page's end), whatever was saved past it; the
+    // partition's walk ended, so it is no backlog and not where the rotation resumes.
+    expect(first.leasePass.cursors).toEqual({ [key]: { i: 2, sweepAt: NOW - 60_000 } });
+    expect(first.leasePass).toMatchObject({ unfinished: 0, deferred: 1 });
+    expect(first.leasePass.resumeAt).toBeUndefined();
+    // The next run's round reads less of it (its budget spent elsewhere): its lease pass reads from before the lease.
+    looked.length = 0;
+    const second = await sweep(
+      deps(store, { pageSize: 2, limit: 2, spooled: spooled(false), leaseCursors: first.leasePass.cursors }),
+    );
+    expect(looked).toEqual([cut]);
+    expect(second.resolvedSent).toEqual([cut]);
     expect(calls.resolve).toEqual([]);
-    // The round read the partition to its end; the pass read it again from the round's page start, and kept it open
-    // where the next run's rotation starts.
-    expect(calls.leasePages).toEqual([key]);
-    expect(r.leasePass).toMatchObject({ found: 1, unfinished: 1, cursors: {} });
-    expect(r.leasePass.resumeAt).toEqual({ noticeClass: 'normal', channel: 'EMAIL', shard: 3 });
+  });
+
+  it("a look-up the run's cap cut in the due round is made and counted once that run, not again by the lease pass", async () => {
+    const cut = entry({ status: 'SENDING', attempt: 1, leaseUntil: NOW - 1_000 });
+    const place = { state: 'PENDING', channel: 'EMAIL', shard: 3 } as const;
+    // The round's page holding the lease has a next page: the pass walks the partition's rest.
+    const { store, calls } = fakeStore([[place, [cut, entry(), entry(), entry()]]]);
+    let gets = 0;
+    const run = spooledSends({
+      notifications: {
+        get: async () => {
+          gets++;
+          return { status: 'SENDING', attempt: 1, updatedAt: new Date(NOW - 130_000).toISOString() } as never;
+        },
+        acceptSpooled: async () => 'accepted',
+      },
+      spool: { async *minuteOf() {} },
+      outlets: { index: { index: {} as never, retentionDays: 1 } } as never,
+      now: () => NOW,
+      deadline: NOW + 50_000,
+      maxRecords: 0,
+    });
+    const r = await sweep(deps(store, { pageSize: 2, limit: 2, spooled: run }));
+    expect(gets).toBe(1);
+    expect(run.lookups).toMatchObject({ deferred: 1, skipped: 0 });
+    expect(calls.resolve).toEqual([]);
+    // The pass read the partition's rest from the round's stop, past the lease, in one page.
+    expect(calls.leasePages.filter((k) => k === keyOf(place))).toHaveLength(1);
+    expect(r.leasePass).toMatchObject({ found: 0, unfinished: 0, deferred: 1 });
   });
 
   it("the spool look-up reads every minute a holder's invocation may have spooled to: its last write's and 2.5 minutes back", () => {
