@@ -17,12 +17,13 @@ import { DynamoEvidenceIntents } from '../stores/evidence-intents.ts';
 import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
 import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoLeaseCursors, type SavedLeasePass } from '../stores/lease-cursors.ts';
-import { DynamoNotificationStore } from '../stores/notification-store.ts';
+import { DynamoNotificationStore, type SweepEntry } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import type { LeasePassResult } from './lease-pass.ts';
 import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
+import { recordsNotKept } from './sent-from-item.ts';
 import type { SpooledSends, SpoolLookups } from './spooled-send.ts';
 import { type SweepResult, sweep } from './sweep.ts';
 
@@ -181,9 +182,12 @@ export const handler = async (_event: unknown, context: Context) => {
       }
     }
     if (recovered !== undefined) await reportRecovered(recovered);
-    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp });
+    // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id.
+    const notKept = evidenceStore === undefined ? undefined : await reportNotKept(r.sentFromItem);
+    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp, notKept });
     return {
       ...summary,
+      ...(notKept === undefined ? {} : { evidenceNotKept: notKept }),
       ...(rolledUp === undefined ? {} : { rolledUp }),
       ...(evidence === undefined ? {} : { evidence }),
       ...(recovered === undefined ? {} : { recovered }),
@@ -192,6 +196,28 @@ export const handler = async (_event: unknown, context: Context) => {
     publishMetrics();
   }
 };
+
+/**
+ * A dead holder's sends SENT from the message id on their items whose evidence record no index names: lost with the
+ * holder (sent-from-item.ts), counted as lost (EvidenceLost, alarmed) and logged with their ids. How many.
+ */
+async function reportNotKept(sent: readonly SweepEntry[]): Promise<number> {
+  if (sent.length === 0) return 0;
+  const { notKept, unchecked } = await recordsNotKept(sent, evidenceIndex.index);
+  for (const e of notKept) {
+    countBy('EvidenceLost', { channel: e.channel });
+    logger.error("a dead holder's send SENT from the message id on its item: its evidence record was kept nowhere", {
+      notificationId: e.notificationId,
+      attempt: e.attempt,
+    });
+  }
+  if (unchecked.length > 0) {
+    logger.error("the evidence index could not be read for dead holders' sends SENT from their items' message ids", {
+      notificationIds: unchecked.map((e) => e.notificationId).slice(0, 10),
+    });
+  }
+  return notKept.length;
+}
 
 /**
  * Keeps where the lease pass stopped: written only while a backlog leaves partitions unfinished (their cursors and

@@ -98,6 +98,11 @@ export interface SweepResult {
   resolvedRetry: SweepEntry[];
   /** Expired leases whose holder had recorded the provider's acceptance: SENT, not an unknown outcome. */
   resolvedSent: SweepEntry[];
+  /**
+   * Of those, the ones SENT from the message id a lease extension put on the item (not from a spooled record): their
+   * send's evidence record was never written with them, and may have died with the holder (the caller checks).
+   */
+  sentFromItem: SweepEntry[];
   lostRaces: number;
   examined: number;
   pages: number;
@@ -152,6 +157,7 @@ const emptyResult = (): SweepResult => ({
   resolvedUnknown: [],
   resolvedRetry: [],
   resolvedSent: [],
+  sentFromItem: [],
   lostRaces: 0,
   examined: 0,
   pages: 0,
@@ -205,8 +211,10 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       }
       const resend = deps.policies[e.channel] === 'AT_LEAST_ONCE' && attemptsUsed(e) < deps.maxSendAttempts;
       const t = await deps.store.resolveExpired(e, resend ? 'PENDING' : 'UNKNOWN', now, now + deps.pendingThresholdMs);
-      if (t === 'accepted') result.resolvedSent.push(e);
-      else counted(t, resend ? result.resolvedRetry : result.resolvedUnknown, e);
+      if (t === 'accepted') {
+        result.resolvedSent.push(e);
+        result.sentFromItem.push(e);
+      } else counted(t, resend ? result.resolvedRetry : result.resolvedUnknown, e);
       return;
     }
     if (e.status === 'HELD') {
