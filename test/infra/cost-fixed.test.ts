@@ -7,12 +7,21 @@ import { describe, expect, it } from 'vitest';
 import { RATE_ASSUMPTIONS } from '../../tools/bench/cost-at-rate.ts';
 import { PRODUCTION_LIKE, synthTemplate } from '../support/synth.ts';
 
-describe('the cost model counts the stack it prices', () => {
-  const resources = Object.values(synthTemplate(PRODUCTION_LIKE).template.Resources) as { Type: string }[];
-  const count = (type: string) => resources.filter((r) => r.Type === type).length;
+type Resource = { Type: string; Properties?: { Metrics?: { MetricStat?: unknown }[] } };
 
-  it('its alarms and its customer-managed keys are those of the production-like settings', () => {
-    expect({ alarms: count('AWS::CloudWatch::Alarm'), kmsKeys: count('AWS::KMS::Key') }).toEqual({
+describe('the cost model counts the stack it prices', () => {
+  const resources = Object.values(synthTemplate(PRODUCTION_LIKE).template.Resources) as Resource[];
+  const count = (type: string) => resources.filter((r) => r.Type === type).length;
+  /**
+   * CloudWatch bills an alarm by the metrics it reads ("alarm metrics"): one for an alarm on a metric, one for each
+   * metric a metric-math alarm's expression reads (its MetricStat queries; the expressions are not billed).
+   */
+  const alarmMetrics = resources
+    .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+    .reduce((n, r) => n + (r.Properties?.Metrics?.filter((m) => m.MetricStat !== undefined).length ?? 1), 0);
+
+  it('its alarm metrics and its customer-managed keys are those of the production-like settings', () => {
+    expect({ alarms: alarmMetrics, kmsKeys: count('AWS::KMS::Key') }).toEqual({
       alarms: RATE_ASSUMPTIONS.fixed.alarms,
       kmsKeys: RATE_ASSUMPTIONS.fixed.kmsKeys,
     });

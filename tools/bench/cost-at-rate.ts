@@ -217,11 +217,12 @@ export const RATE_ASSUMPTIONS = {
   /** Two regions (settings `regions`, examples/settings.example.json): the main table a global table. */
   regions: { two: true },
   /**
-   * Fixed monthly: the alarms and customer-managed keys of the production-like settings' stack (one region), as its
-   * synth counts them — test/infra/cost-fixed.test.ts holds the two numbers to the template. A second region's stack
+   * Fixed monthly: the alarm metrics and customer-managed keys of the production-like settings' stack (one region), as
+   * its synth counts them — CloudWatch bills an alarm per metric it reads, a metric-math alarm each metric of its
+   * expression (56 alarms read 96) — held to the template by test/infra/cost-fixed.test.ts. A second region's stack
    * (settings `regions`) has its own, not counted here.
    */
-  fixed: { alarms: 56, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
+  fixed: { alarms: 96, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
   /**
    * The sweeper runs every minute whatever the volume (its schedule): its invocations, and its Queries — one per
@@ -262,7 +263,7 @@ export const EXTRA_PRICES = {
   /** AWS Backup, DynamoDB warm storage per GB-month; cross-region copy transfer per GB. */
   backupDynamodbGbMonth: 0.1,
   crossRegionTransferPerGb: 0.02,
-  /** A standard-resolution CloudWatch alarm a month. */
+  /** A standard-resolution CloudWatch alarm metric a month (an alarm is billed per metric it reads). */
   alarmMonth: 0.1,
   /** Provisioned concurrency, Arm: per GB-second kept warm. */
   provisionedGbSecondArm: 0.0000033334,
