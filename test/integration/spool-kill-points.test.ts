@@ -237,8 +237,8 @@ type SweepSummary = {
   resolvedUnknown: number;
   resolvedRetry: number;
   rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
-  /** Sends SENT from their items' message ids whose evidence record no index names: counted lost (EvidenceLost). */
-  evidenceNotKept?: number;
+  /** Sends SENT from their items' message ids whose evidence record no index names (EvidenceUnconfirmed). */
+  evidenceUnconfirmed?: number;
 };
 const sweep = async () => (await handlers.sweeper({}, lambdaContext('sweeper'))) as SweepSummary;
 const sweepAfter = async (ms: number) => {
@@ -326,8 +326,8 @@ describe('a spooling dispatch holder killed on the spool path', () => {
     expect(await notification('kp-b', 'SMS')).toMatchObject({ status: 'SENDING' });
 
     const swept = await sweepAfter(PAST_THE_LEASE_MS);
-    // SENT from its spooled record, not from the item's message id: nothing counted lost.
-    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0, evidenceNotKept: 0 });
+    // SENT from its spooled record, not from the item's message id: nothing unconfirmed.
+    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0, evidenceUnconfirmed: 0 });
     const [record] = records as [SpooledRecord];
     const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string; acceptedAt: string };
     expect(await notification('kp-b', 'SMS')).toMatchObject({
@@ -446,9 +446,9 @@ describe('known gap: a spooling holder whose lease was extended with the message
       },
     });
     expect(died).toBe(false);
-    // Counted lost when decided: the put had not landed. A holder frozen past its lease is this test's, not a Lambda
+    // Unconfirmed when decided: the put had not landed. A holder frozen past its lease is this test's, not a Lambda
     // environment's (an invocation past its timeout ends, and the lease outlasts it), so there a put never lands after.
-    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, evidenceNotKept: 1 });
+    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, evidenceUnconfirmed: 1 });
     expect(sends()).toBe(1);
     // The gap: SENT from the id the extension put on the item, with no record named — the spool had none yet. Only the
     // late put keeps the record, found by its customer and its event below.
@@ -475,8 +475,8 @@ describe('known gap: a spooling holder whose lease was extended with the message
     expect(records).toHaveLength(1);
 
     const swept = await sweepAfter(PAST_THE_LEASE_MS);
-    // The record is kept nowhere: the sweeper counts it lost (EvidenceLost, alarmed) and logs its ids.
-    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0, evidenceNotKept: 1 });
+    // The record is kept nowhere: the sweeper counts it unconfirmed (EvidenceUnconfirmed) and logs its ids.
+    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0, evidenceUnconfirmed: 1 });
     const sent = await notification('kp-e', 'SMS');
     expect(sent).toMatchObject({ status: 'SENT', providerMessageId: 'sns-slow-e' });
     expect(sent?.evidence).toBeUndefined();
