@@ -26,6 +26,13 @@
  * and keeps no cursor: the next run's round usually reaches the lease again; when it does not (held, capped, cut), the
  * pass reaches it with the rotation.
  *
+ * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
+ * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
+ * die between the round's stop and the lease's page while it fails. And when the partition's rest is more than a run
+ * reads, the deadline cuts its walk at the same place every run, saved from before the lease again, and the rotation
+ * resumes there: the pass reads no further along the rotation than one run reaches from it until the write succeeds.
+ * The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
+ *
  * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
  * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
  * pass goes on with the others, and the failure is counted (`failed`); it never sets where the rotation resumes, so a
