@@ -216,6 +216,16 @@ export function alarmOnDispatch(sink: AlarmSink, m: StageMetrics, parts: Alarmed
     1,
     SUSTAINED,
   );
+  // A found spool record whose SENT write keeps failing is never decided by policy (it proves the send), so its lease
+  // waits unbounded and its partition's cursor stays before it; under a backlog it can pin the lease pass's rotation
+  // (docs/guarantees.md, window 5). A retry or two is normal; every run of five is a write that keeps failing.
+  sink.alarm(
+    'SpoolSendsLeftForNextRun',
+    m.metric('SpoolSendsLeftForNextRun'),
+    "The sweeper found a dead sender's record in the evidence spool but could not write SENT in each of the last 5 runs. The lease waits, never resent, and its partition's lease cursor stays before it, so under a backlog the lease pass may not move past it (docs/guarantees.md, window 5). Find why the write fails: the sweeper's log, IAM after a release, a throttled item.",
+    1,
+    { ...SUSTAINED, datapoints: 5 },
+  );
 }
 
 /**

@@ -61,7 +61,7 @@ const evidenceIndex = {
 /**
  * Spool records one run's look-ups of expired leases read at most (spooled-send.ts): about 4 minutes of a spool taking
  * 80 records a second (a record is decoded in about 25 µs: half a second of a core). Past it, or past the run's
- * deadline, a lease not found in what was read is left for the next run (SpoolLookupsDeferred), for at most
+ * deadline, a lease not found in what was read is left for a later run (SpoolLookupsDeferred: lease-pass.ts), for at most
  * SPOOL_LOOKUP_WAIT_MS after its lease's end; then decided by its channel's policy, counted (SpoolLookupsSkipped).
  */
 const SPOOL_LOOKUP_RECORDS_PER_RUN = 20_000;

@@ -18,8 +18,20 @@
  *
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
- * held it, before it, so no cursor saved past it hides it from the next run (not a cycle later). A partition read to
- * its end but kept for such a lease is no backlog: counted apart (`deferred`), never where the rotation resumes.
+ * held it, before it, so no cursor saved past it hides it. It is looked up again when a run reaches it: the next run's
+ * due round, or its pass when the rotation reaches the partition — the next run without a backlog, a cycle later under
+ * one (SweeperLeasePassBehind): a cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by
+ * policy. A partition read to its end but kept for such a lease is no backlog: counted apart (`deferred`), never where
+ * the rotation resumes. A lease the due round left in a partition it read to its horizon is not in this pass's work
+ * and keeps no cursor: the next run's round usually reaches the lease again; when it does not (held, capped, cut), the
+ * pass reaches it with the rotation.
+ *
+ * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
+ * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
+ * die between the round's stop and the lease's page while it fails. And when the partition's rest is more than a run
+ * reads, the deadline cuts its walk at the same place every run, saved from before the lease again, and the rotation
+ * resumes there: the pass reads no further along the rotation than one run reaches from it until the write succeeds.
+ * The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
  *
  * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
  * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the

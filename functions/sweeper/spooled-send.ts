@@ -16,7 +16,8 @@
  * attempt: a few fields each, never the record's bytes). The records a run reads for look-ups are capped (`maxRecords`)
  * and none is read past the run's deadline: a look-up those cut short, that did not find the record in what it read, is
  * `deferred` — 'later': the lease is left as it is, and the lease pass keeps its partition's cursor before it, so no
- * cursor saved past it hides it from the next run, which looks again with a fresh cap and deadline (lease-pass.ts). Until SPOOL_LOOKUP_WAIT_MS after
+ * cursor saved past it hides it: a later run looks again with a fresh cap and deadline — the next run, or under a
+ * lease backlog when the rotation reaches its partition (lease-pass.ts). Until SPOOL_LOOKUP_WAIT_MS after
  * the lease's end; past it the look-up is `skipped` and the lease decided by the channel's policy, as before the spool
  * was looked in (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is
  * skipped at once. A record found whose SENT write failed is `later` too: the lease is left as it is for the next run,
@@ -188,7 +189,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         found = 'skipped';
       }
       if (found === 'cut' && mayWait(entry, now)) {
-        // The record may be in what the run could not read: the next run looks again (lease-pass.ts).
+        // The record may be in what the run could not read: a later run looks again (lease-pass.ts).
         lookups.deferred++;
         return 'later';
       }

@@ -932,6 +932,7 @@ describe('CloudWatch', () => {
         'EvidenceIndexUnprocessed',
         'SweeperLeasePassBehind',
         'SweeperLeasePassFailing',
+        'SpoolSendsLeftForNextRun',
       ]
         .map((n) => `notifier-example-${n}`)
         .sort(),
@@ -957,6 +958,8 @@ describe('CloudWatch', () => {
     expect(shape('SweeperLeasePassBehind')).toEqual([3, 5, 'notBreaching']);
     // A lease-pass Query that failed: the next run retries it; three runs of five is a partition nobody reads.
     expect(shape('SweeperLeasePassFailing')).toEqual([3, 5, 'notBreaching']);
+    // A found spool record whose SENT write fails: a retry is normal, every run of five is a write that keeps failing.
+    expect(shape('SpoolSendsLeftForNextRun')).toEqual([5, 5, 'notBreaching']);
   });
 
   it('every occurrence of a customer-facing fault alarms, and its absence is no data', () => {
