@@ -219,10 +219,10 @@ export const RATE_ASSUMPTIONS = {
   /**
    * Fixed monthly: the alarm metrics and customer-managed keys of the production-like settings' stack (one region), as
    * its synth counts them — CloudWatch bills an alarm per metric it reads, a metric-math alarm each metric of its
-   * expression (56 alarms read 96) — held to the template by test/infra/cost-fixed.test.ts. A second region's stack
+   * expression (57 alarms read 97) — held to the template by test/infra/cost-fixed.test.ts. A second region's stack
    * (settings `regions`) has its own, not counted here.
    */
-  fixed: { alarms: 96, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
+  fixed: { alarms: 97, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
   /**
    * The sweeper runs every minute whatever the volume (its schedule): its invocations, and its Queries — one per
