@@ -26,13 +26,11 @@ import { dispatchNotification } from '../../functions/dispatch/dispatch-notifica
 import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { uniformRetention } from '../../functions/domain/evidence.ts';
-import { batchObjectKey, decodeBatch } from '../../functions/domain/evidence-batch.ts';
 import { SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
 import { evidenceFound } from '../../functions/operator/index.ts';
 import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
-import { DynamoEvidenceLocator } from '../../functions/stores/evidence-reader.ts';
 import { DynamoEvidenceSpool, type SpooledRecord } from '../../functions/stores/evidence-spool.ts';
 import { FileEvidenceStore } from '../../functions/stores/evidence-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
@@ -52,6 +50,7 @@ import { dispatchDeps } from '../support/dispatch-deps.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
+import { expectEvidenceComplete, spoolLocator } from '../support/spool-evidence.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -253,37 +252,8 @@ afterEach(async () => {
   await rollUp();
 });
 
-const locator = () =>
-  new DynamoEvidenceLocator(
-    table.doc,
-    table.tableName,
-    new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName),
-    table.evidenceSpoolTableName,
-  );
-
-/**
- * The evidence of `held` complete: each record in its slice's object byte for byte as the holder built it, its digest
- * the one the notification names (when it names one), and found by its customer and by its event.
- */
-async function expectEvidenceComplete(eventId: string, held: readonly SpooledRecord[]) {
-  const slices = [...new Set(held.map((r) => r.slice))];
-  const stored = [];
-  for (const slice of slices) {
-    stored.push(...decodeBatch((await store.get(batchObjectKey(slice))) as Uint8Array).records);
-  }
-  expect(stored.map((w) => w.bytes.toString('base64')).sort()).toEqual(
-    held.map((r) => r.bytes.toString('base64')).sort(),
-  );
-  const ids = held.map((r) => r.notificationId).sort();
-  const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
-  expect((await index.sendsOf(`cust-${eventId}`)).map((s) => s.notificationId).sort()).toEqual(ids);
-  expect((await index.sendsOfEvent(eventId)).map((s) => s.notificationId).sort()).toEqual(ids);
-  const found = await evidenceFound(store, eventId, locator());
-  expect(found.unfound).toEqual([]);
-  expect(found.proofs.map((p) => [p.send.notificationId, p.sha256]).sort()).toEqual(
-    held.map((r) => [r.notificationId, r.sha256]).sort(),
-  );
-}
+const evidenceComplete = (eventId: string, held: readonly SpooledRecord[]) =>
+  expectEvidenceComplete({ table, store }, eventId, held);
 
 /** Nothing more reaches the customer: a redelivery of the holder's records and a later sweep send nothing. */
 async function expectNoSecondSend(eventId: string, sent: number) {
@@ -337,7 +307,7 @@ describe('a spooling dispatch holder killed on the spool path', () => {
     });
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
-    await expectEvidenceComplete('kp-b', records);
+    await evidenceComplete('kp-b', records);
     await expectNoSecondSend('kp-b', 1);
   });
 
@@ -363,7 +333,7 @@ describe('a spooling dispatch holder killed on the spool path', () => {
     expect(await sweepAfter(PAST_THE_LEASE_MS)).toMatchObject({ resolvedSent: 0, resolvedUnknown: 0 });
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 2, objects: 1, indexFilled: 2, errors: [] });
-    await expectEvidenceComplete('kp-c', records);
+    await evidenceComplete('kp-c', records);
     await expectNoSecondSend('kp-c', 2);
   });
 });
@@ -389,7 +359,7 @@ describe('a spooling dispatch holder frozen at its spool put while its lease run
     });
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
-    await expectEvidenceComplete('kp-d1', records);
+    await evidenceComplete('kp-d1', records);
     await expectNoSecondSend('kp-d1', 1);
   });
 
@@ -414,7 +384,7 @@ describe('a spooling dispatch holder frozen at its spool put while its lease run
     });
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
-    await expectEvidenceComplete('kp-d2', records);
+    await evidenceComplete('kp-d2', records);
     await expectNoSecondSend('kp-d2', 1);
   });
 });
@@ -457,7 +427,7 @@ describe('known gap: a spooling holder whose lease was extended with the message
     expect(sent?.evidence).toBeUndefined();
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
-    await expectEvidenceComplete('kp-d3', records);
+    await evidenceComplete('kp-d3', records);
     await expectNoSecondSend('kp-d3', 1);
   });
 
@@ -488,7 +458,7 @@ describe('known gap: a spooling holder whose lease was extended with the message
     expect(await new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName).ofSlice(record.slice)).toEqual([]);
     expect(await store.list(record.slice)).toEqual([]);
     expect(await new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName).sendsOfEvent('kp-e')).toEqual([]);
-    expect(await evidenceFound(store, 'kp-e', locator())).toMatchObject({ proofs: [], unfound: [] });
+    expect(await evidenceFound(store, 'kp-e', spoolLocator(table))).toMatchObject({ proofs: [], unfound: [] });
     await expectNoSecondSend('kp-e', 1);
   });
 });
