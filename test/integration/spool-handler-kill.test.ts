@@ -177,7 +177,7 @@ type SweepSummary = {
   resolvedUnknown: number;
   resolvedRetry: number;
   rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
-  evidenceNotKept?: number;
+  evidenceUnconfirmed?: number;
 };
 const sweepAfter = async (ms: number) => {
   clock.advance(ms);
@@ -226,7 +226,7 @@ it('an invocation killed at its first SENT write, while later records sent in sl
     resolvedSent: EVENTS.length,
     resolvedUnknown: 0,
     resolvedRetry: 0,
-    evidenceNotKept: 0,
+    evidenceUnconfirmed: 0,
   });
   const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
   const spooled: SpooledRecord[] = [];
