@@ -49,10 +49,10 @@ import { loadTemplates } from '../domain/template-sets.ts';
 import { type Message, render } from '../domain/templates.ts';
 import type { AudienceGate } from '../stores/audience-store.ts';
 import type { MomentStore } from '../stores/moment-store.ts';
-import type { NotificationKey, NotificationStore, Transition } from '../stores/notification-store.ts';
+import type { NotificationKey, Transition } from '../stores/notification-store.ts';
 import { applicationScope, type Breaker } from './channel-breaker.ts';
 import type { DeferReason, DispatchResult, Recording } from './dispatch-result.ts';
-import { Holder, type RecordBudget } from './holder.ts';
+import { Holder, type HolderDeps, type RecordBudget } from './holder.ts';
 import { loadMomentRules, type MomentStop, momentFirst, momentLast, recordStop } from './moment-checks.ts';
 import type { Pacer } from './pacer.ts';
 import { type EvidenceDeps, PUT_FIRST_MS, sendProofOf, sentWriteOf } from './record-evidence.ts';
@@ -62,17 +62,12 @@ import type { Sender } from './senders.ts';
 export type { AcceptanceRecord, DeferReason, DispatchResult, Recording } from './dispatch-result.ts';
 export { LEASE_GUARD_MS, type RecordBudget } from './holder.ts';
 
-export interface DispatchDeps {
-  readonly store: NotificationStore;
+/** What dispatching a notification needs: a holder's (holder.ts: the store, the clock, the lease) and the rest. */
+export interface DispatchDeps extends HolderDeps {
   readonly sender: Sender;
   readonly pacer: Pacer;
   readonly breaker: Breaker;
-  readonly now: () => number;
-  readonly sleep: (ms: number) => Promise<void>;
-  readonly random?: () => number;
   readonly policies: ChannelPolicies;
-  readonly leaseMs: number;
-  readonly sendTimeoutMs: number;
   readonly maxSendAttempts: number;
   /** First step of the deferral backoff (doubles per deferral up to retryMaxMs). */
   readonly retryBaseMs: number;

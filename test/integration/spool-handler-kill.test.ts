@@ -38,7 +38,7 @@ import { providerMocks } from '../support/aws-mocks.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { expectEvidenceComplete } from '../support/spool-evidence.ts';
+import { expectEvidenceComplete, type SweepSummary } from '../support/spool-evidence.ts';
 
 /**
  * The handler's invocations wait for each spool put as long as it takes (PUT_FIRST_MS is 200 ms of real time): on a
@@ -172,13 +172,6 @@ function received(): Record<string, number> {
 }
 const notification = async (eventId: string, channel: string) =>
   (await table.eventItems(eventId)).find((i) => i.sk === `NOTIFICATION#${channel}`);
-type SweepSummary = {
-  resolvedSent?: number;
-  resolvedUnknown: number;
-  resolvedRetry: number;
-  rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
-  evidenceUnconfirmed?: number;
-};
 const sweepAfter = async (ms: number) => {
   clock.advance(ms);
   return (await handlers.sweeper({}, lambdaContext('sweeper'))) as SweepSummary;

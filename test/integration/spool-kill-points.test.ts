@@ -50,7 +50,7 @@ import { dispatchDeps } from '../support/dispatch-deps.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { expectEvidenceComplete, spoolLocator } from '../support/spool-evidence.ts';
+import { expectEvidenceComplete, type SweepSummary, spoolLocator } from '../support/spool-evidence.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -231,14 +231,6 @@ async function holder(eventId: string, freeze: Freeze = {}): Promise<Holding> {
   return { records, died: ctx.crashed };
 }
 
-type SweepSummary = {
-  resolvedSent?: number;
-  resolvedUnknown: number;
-  resolvedRetry: number;
-  rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
-  /** Sends SENT from their items' message ids whose evidence record no index names (EvidenceUnconfirmed). */
-  evidenceUnconfirmed?: number;
-};
 const sweep = async () => (await handlers.sweeper({}, lambdaContext('sweeper'))) as SweepSummary;
 const sweepAfter = async (ms: number) => {
   clock.advance(ms);

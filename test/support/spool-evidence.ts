@@ -51,3 +51,13 @@ export async function expectEvidenceComplete(
     held.map((r) => [r.notificationId, r.sha256]).sort(),
   );
 }
+
+/** What the sweeper's handler answers, as the spool-path kill tests read it. */
+export type SweepSummary = {
+  resolvedSent?: number;
+  resolvedUnknown: number;
+  resolvedRetry: number;
+  rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
+  /** Sends SENT from their items' message ids whose evidence record no index names (EvidenceUnconfirmed). */
+  evidenceUnconfirmed?: number;
+};
