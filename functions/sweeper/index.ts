@@ -184,7 +184,7 @@ export const handler = async (_event: unknown, context: Context) => {
     if (recovered !== undefined) await reportRecovered(recovered);
     // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id.
     const notKept = evidenceStore === undefined ? undefined : await reportNotKept(r.sentFromItem);
-    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp, notKept });
+    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp, evidenceUnconfirmed: notKept });
     return {
       ...summary,
       ...(notKept === undefined ? {} : { evidenceUnconfirmed: notKept }),
