@@ -232,6 +232,16 @@ async function holder(eventId: string, freeze: Freeze = {}): Promise<Holding> {
 }
 
 const sweep = async () => (await handlers.sweeper({}, lambdaContext('sweeper'))) as SweepSummary;
+/** The event's SMS SENT from its one spooled record: the record's message id, and its slice, digest and time as evidence. */
+async function expectSentFromRecord(eventId: string, records: readonly SpooledRecord[]): Promise<void> {
+  const [record] = records as [SpooledRecord];
+  const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string; acceptedAt: string };
+  expect(await notification(eventId, 'SMS')).toMatchObject({
+    status: 'SENT',
+    providerMessageId: bytes.providerMessageId,
+    evidence: { batch: record.slice, sha256: record.sha256, acceptedAt: bytes.acceptedAt },
+  });
+}
 const sweepAfter = async (ms: number) => {
   clock.advance(ms);
   return sweep();
@@ -290,13 +300,7 @@ describe('a spooling dispatch holder killed on the spool path', () => {
     const swept = await sweepAfter(PAST_THE_LEASE_MS);
     // SENT from its spooled record, not from the item's message id: nothing unconfirmed.
     expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0, evidenceUnconfirmed: 0 });
-    const [record] = records as [SpooledRecord];
-    const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string; acceptedAt: string };
-    expect(await notification('kp-b', 'SMS')).toMatchObject({
-      status: 'SENT',
-      providerMessageId: bytes.providerMessageId,
-      evidence: { batch: record.slice, sha256: record.sha256, acceptedAt: bytes.acceptedAt },
-    });
+    await expectSentFromRecord('kp-b', records);
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
     await evidenceComplete('kp-b', records);
@@ -367,13 +371,7 @@ describe('a spooling dispatch holder frozen at its spool put while its lease run
     expect(died).toBe(false);
     expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0 });
     expect(sends()).toBe(1);
-    const [record] = records as [SpooledRecord];
-    const bytes = JSON.parse(record.bytes.toString('utf8')) as { providerMessageId: string; acceptedAt: string };
-    expect(await notification('kp-d2', 'SMS')).toMatchObject({
-      status: 'SENT',
-      providerMessageId: bytes.providerMessageId,
-      evidence: { batch: record.slice, sha256: record.sha256, acceptedAt: bytes.acceptedAt },
-    });
+    await expectSentFromRecord('kp-d2', records);
     const rolled = await rollUp();
     expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
     await evidenceComplete('kp-d2', records);
