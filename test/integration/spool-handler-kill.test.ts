@@ -40,20 +40,10 @@ import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { expectEvidenceComplete, type SweepSummary } from '../support/spool-evidence.ts';
 
-/**
- * The handler's invocations wait for each spool put as long as it takes (PUT_FIRST_MS is 200 ms of real time): on a
- * loaded machine a put of DynamoDB Local can take longer, and the invocation would open an intent and leave the path
- * this test is about. Only the handler's wait changes; what it does with a put that landed is the product's.
- */
-vi.mock('../../functions/dispatch/record-evidence.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../functions/dispatch/record-evidence.ts')>();
-  class InvocationEvidence extends original.InvocationEvidence {
-    constructor(...[outlets, options]: ConstructorParameters<typeof original.InvocationEvidence>) {
-      super(outlets, { ...options, putFirstMs: 600_000 });
-    }
-  }
-  return { ...original, InvocationEvidence };
-});
+// The handler waits for each spool put as long as it takes (test/support/patient-spool.ts says why).
+vi.mock('../../functions/dispatch/record-evidence.ts', async (importOriginal) =>
+  (await import('../support/patient-spool.ts')).patientSpoolPuts(await importOriginal()),
+);
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;

@@ -16,6 +16,11 @@ import { documentClientMock, providerMocks } from '../support/aws-mocks.ts';
 import { claimedNotification, pendingNotification } from '../support/dispatch-deps.ts';
 import { streamEvent, streamRecord } from '../support/stream.ts';
 
+// The handler waits for each spool put as long as it takes (test/support/patient-spool.ts says why).
+vi.mock('../../functions/dispatch/record-evidence.ts', async (importOriginal) =>
+  (await import('../support/patient-spool.ts')).patientSpoolPuts(await importOriginal()),
+);
+
 const ddb = documentClientMock();
 /** The Lambda context as the handler reads it: only the time left. */
 const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as never;

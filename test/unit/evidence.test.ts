@@ -469,7 +469,11 @@ describe('evidence never delays nor repeats a send', () => {
  * One invocation of few records (a low rate's): its records go to the spool. `put` is the spool's put (it records
  * the order of the writes in `order`, beside the table's UpdateItems).
  */
-function spoolingInvocation(put: (records: readonly SpooledRecord[]) => Promise<void>, intents = new MemoryIntents()) {
+function spoolingInvocation(
+  put: (records: readonly SpooledRecord[]) => Promise<void>,
+  intents = new MemoryIntents(),
+  putFirstMs = 50,
+) {
   const index = new MemoryIndex();
   const batch = new InvocationEvidence(
     {
@@ -479,7 +483,7 @@ function spoolingInvocation(put: (records: readonly SpooledRecord[]) => Promise<
       index: { index, retentionDays: 3650 },
       spool: { put },
     },
-    { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, spoolBelow: 25, putFirstMs: 50 },
+    { now: NOW, id: 'inv0000000000000002', dueMs: NOW + 90_000, spoolBelow: 25, putFirstMs },
   );
   const deps = dispatchingInto(batch);
   return { batch, deps, intents, index };
@@ -551,10 +555,16 @@ describe('a low rate: an invocation of few records puts each in the spool before
     const putLands = new Promise<void>((resolve) => {
       answerPut = resolve;
     });
-    const { batch, deps } = spoolingInvocation(async () => {
-      order.push('put');
-      await putLands;
-    });
+    // The put answers only when the test says so: its wait (PUT_FIRST_MS) is set far past the test's own, so a loaded
+    // machine's slow poll cannot time the put out and take the intent path instead (CI at stop 52 did exactly that).
+    const { batch, deps } = spoolingInvocation(
+      async () => {
+        order.push('put');
+        await putLands;
+      },
+      undefined,
+      60_000,
+    );
     await batch.open([n.notificationId]);
     let free = false;
     const starting = startDispatch({ key: { pk: n.pk, sk: n.sk }, retryAt: undefined }, deps, DISPATCH_BUDGET).then(
