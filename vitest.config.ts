@@ -36,7 +36,19 @@ const PRELOAD = 'test/support/preload.ts';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env, setupFiles: [PRELOAD] } },
+      {
+        // 30 s, not vitest's 5: a unit test's result must never depend on how fast the machine is (clocks are
+        // injected), so the timeout only catches a hang — and the static checks (architecture.test.ts parses every
+        // module) took over 5 s on a loaded two-core CI machine.
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          env,
+          setupFiles: [PRELOAD],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
       {
         test: {
           name: 'integration',
