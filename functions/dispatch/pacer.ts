@@ -30,9 +30,13 @@ import type { Channel } from '../domain/channels.ts';
 import { rateShardsFor, rateShareOf } from '../domain/send-rate.ts';
 import type { TokenWindows } from './send-quota-store.ts';
 
-/** A token to send now, with the window (epoch ms) whose count took it: it may be given back only to that window. */
+/**
+ * A token to send now, with the window (epoch ms) whose count took it: it may be given back only to that window; and
+ * the rank of the pool it came from (the class whose ceiling took it): given back, it may serve that class or a higher.
+ */
 export interface SendToken {
   readonly window: number;
+  readonly rank: number;
 }
 
 export interface Pacer {
@@ -43,13 +47,13 @@ export interface Pacer {
   acquire(channel: Channel, waitUntil: number, noticeClass?: NoticeClass): Promise<SendToken | false>;
   /**
    * A token taken and not used (the audience check stopped the send, or its time ran out): back for the next record,
-   * if the window it was taken in is still the current one.
+   * if the window it was taken in is still the current one. Once per token: a second give-back is ignored.
    */
   giveBack?(channel: Channel, token: SendToken): void;
 }
 
 /** No pacing at all: for tests and measurements that are not about the rate. */
-export const unpaced: Pacer = { acquire: async () => ({ window: 0 }) };
+export const unpaced: Pacer = { acquire: async () => ({ window: 0, rank: 0 }) };
 
 export interface PacerClock {
   readonly now: () => number;
@@ -96,6 +100,8 @@ export class SharedTokenBucket implements Pacer {
   /** Wakes the waiter asleep until the next window when a waiter of a higher class arrives. */
   private readonly wake = new Map<Channel, () => void>();
   private seq = 0;
+  /** The tokens given back already: each counts once. */
+  private readonly given = new WeakSet<SendToken>();
   /**
    * Per channel, in the current window: the count each shard is known to hold at least — what its last write saw
    * (a refused write's old item, a granted one's new count), or the ceiling it was found full at. Counts only grow
@@ -126,11 +132,21 @@ export class SharedTokenBucket implements Pacer {
   }
 
   giveBack(channel: Channel, token: SendToken): void {
-    // Only into the window it was taken in, while that window lasts: a token taken in one window and pooled in the
-    // next would be a send the next window's count never counted. One dropped costs a send; one carried, the rate.
+    // Once: a token given back twice (a caller's bug) would pool a send no window's count took.
+    if (this.given.has(token)) return;
+    this.given.add(token);
     const pool = this.pools.get(channel);
     const window = Math.floor(this.clock.now() / WINDOW_MS) * WINDOW_MS;
-    if (pool !== undefined && pool.window === window && token.window === window) pool.tokens++;
+    // Only into the window it was taken in, while that window lasts: a token taken in one window and pooled in the
+    // next would be a send the next window's count never counted. One dropped costs a send; one carried, the rate.
+    // And only into a pool no class below the token's may spend: a critical token from the reserve spent by a normal
+    // notice is a normal send above the normal ceiling (on a sharded channel the pool may be another shard's, normal).
+    // An empty pool holds no token to keep from anyone: it takes the token's rank.
+    if (pool?.window === window && token.window === window && (token.rank >= pool.rank || !pool.tokens)) {
+      if (!pool.tokens++) pool.rank = token.rank;
+      // The waiter asleep until the next window or the release may send with it now.
+      this.wake.get(channel)?.();
+    }
   }
 
   /** Serves the line's first waiter until the line is empty; a waiter overtaken while it slept goes back in line. */
@@ -179,7 +195,7 @@ export class SharedTokenBucket implements Pacer {
       // A token taken under a lower class's ceiling serves any class; one taken under the critical ceiling only critical.
       if (pool !== undefined && pool.window === window && pool.tokens > 0 && pool.rank >= rank) {
         pool.tokens--;
-        return { window };
+        return { window, rank: pool.rank };
       }
       const ceilingOf = (shard: number) => classCeiling(rateShareOf(limit, shards, shard), noticeClass, now - window);
       const shard = this.pickShard(channel, window, shards, ceilingOf);

@@ -141,7 +141,7 @@ describe('the send is fenced, not only the claim', () => {
       async acquire() {
         await fence.fence(fenced(1), active(1));
         now += 5_000;
-        return { window: 0 };
+        return { window: 0, rank: 0 };
       },
     };
     const sender = new FencedSender(provider, fence, (n) => refused.push(n.notificationId));

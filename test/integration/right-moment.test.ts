@@ -186,7 +186,7 @@ describe('validity: checked immediately before every provider call', () => {
     const pacer = {
       acquire: async () => {
         clock += 2_000; // the token took two seconds: the code's five minutes ran out meanwhile
-        return { window: 0 };
+        return { window: 0, rank: 0 };
       },
     };
     const r = await dispatchAt('moment-otp-wait', 'SMS', now, { pacer, now: () => clock });

@@ -68,7 +68,7 @@ describe('the audience check in dispatch', () => {
     const pacer: Pacer = {
       acquire: async () => {
         w.calls.push('token');
-        return { window: 0 };
+        return { window: 0, rank: 0 };
       },
     };
     expect((await w.run(pacer)).kind).toBe('sent');
@@ -93,7 +93,7 @@ describe('the audience check in dispatch', () => {
   it('an opt-out written while the record waited for its send token stops the send', async () => {
     const w = world(undefined);
     const given: unknown[] = [];
-    const token = { window: NOW - (NOW % 1_000) };
+    const token = { window: NOW - (NOW % 1_000), rank: 1 };
     const pacer: Pacer = {
       acquire: async () => {
         // The customer opts out during the (up to ~10 s) wait for a token.

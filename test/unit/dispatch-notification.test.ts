@@ -855,7 +855,7 @@ describe('dispatch: no send starts that cannot finish', () => {
       },
     };
     const given: unknown[] = [];
-    const token = { window: NOW - (NOW % 1_000) };
+    const token = { window: NOW - (NOW % 1_000), rank: 1 };
     const pacer: Pacer = { acquire: async () => token, giveBack: (c, back) => void given.push([c, back]) };
     const r = await dispatch(key(n), deps({ now: () => now, pacer, audience }));
     expect(r).toMatchObject({ kind: 'deferred', reason: 'NO_TIME_LEFT' });
@@ -884,7 +884,7 @@ describe('dispatch: a read between the claim and the send that fails sent nothin
       .resolvesOnce({ Attributes: sending(n) })
       .resolves({});
     const given: unknown[] = [];
-    const token = { window: NOW - (NOW % 1_000) };
+    const token = { window: NOW - (NOW % 1_000), rank: 1 };
     const pacer: Pacer = { acquire: async () => token, giveBack: (c, back) => void given.push([c, back]) };
     const audience = {
       check: async () => {

@@ -21,8 +21,11 @@ import {
   SharedTokenBucket,
 } from '../../functions/dispatch/pacer.ts';
 import type { BreakerState, BreakerStore, Taken, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
-import type { NoticeClass } from '../../functions/domain/catalogue.ts';
+import { NOTICE_CLASSES, type NoticeClass } from '../../functions/domain/catalogue.ts';
 import type { Channel } from '../../functions/domain/channels.ts';
+
+/** The rank a normal notice's tokens carry: taken under the normal ceiling. */
+const NORMAL = NOTICE_CLASSES.indexOf('normal');
 
 /** A clock whose sleeps are timers the test fires in time order. */
 class VirtualClock {
@@ -133,12 +136,15 @@ describe('the shared token bucket', () => {
       pacer.acquire('EMAIL', clock.now() + 1_000),
       pacer.acquire('EMAIL', clock.now() + 1_000),
     ]);
-    expect([a, b]).toEqual([{ window: clock.t }, { window: clock.t }]);
+    expect([a, b]).toEqual([
+      { window: clock.t, rank: NORMAL },
+      { window: clock.t, rank: NORMAL },
+    ]);
     pacer.giveBack('EMAIL', b as SendToken);
     // One token is pooled now; a record whose send could no longer finish must not take it.
     expect(await pacer.acquire('EMAIL', clock.now() - 1)).toBe(false);
     const writes = windows.writes;
-    expect(await pacer.acquire('EMAIL', clock.now() + 1_000)).toEqual({ window: clock.t });
+    expect(await pacer.acquire('EMAIL', clock.now() + 1_000)).toEqual({ window: clock.t, rank: NORMAL });
     expect(windows.writes).toBe(writes); // served from the pool: the token given back
   });
 
@@ -223,7 +229,7 @@ describe('the shared token bucket', () => {
     let settled = false;
     void later.then(() => (settled = true));
     while (!settled && (await clock.step()));
-    expect(await later).toEqual({ window: 1_800_000_001_000 });
+    expect(await later).toEqual({ window: 1_800_000_001_000, rank: NORMAL });
     expect(clock.now()).toBeGreaterThanOrEqual(1_800_000_001_000);
   });
 

@@ -44,7 +44,7 @@ import { MemoryNotificationStore } from './memory-store.ts';
 import { eventValue } from './workload.ts';
 
 /** No quota: every token at once. */
-const UNPACED: DispatchDeps['pacer'] = { acquire: async () => ({ window: 0 }) };
+const UNPACED: DispatchDeps['pacer'] = { acquire: async () => ({ window: 0, rank: 0 }) };
 /** No breaker: no channel is ever held. */
 const NEVER_HELD: DispatchDeps['breaker'] = {
   heldUntil: async () => undefined,
