@@ -22,7 +22,7 @@
  * until RELEASE_AT_MS into the window, when what the reserve still holds is released to everyone. So a backlog of
  * normal or bulk notices that fills every window still leaves critical notices their reserve in each, and the rate is
  * not wasted when none comes. Inside an environment the waiters queue by class, then by arrival, and a waiter asleep
- * until the next window wakes as soon as a waiter of a higher class arrives.
+ * until the next window wakes as soon as a waiter of a higher class arrives or a token is given back.
  */
 
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
@@ -97,7 +97,7 @@ export class SharedTokenBucket implements Pacer {
   private readonly serving = new Set<Channel>();
   /** The waiter being served per channel: out of its line while it takes, writes or sleeps. */
   private readonly current = new Map<Channel, Waiter>();
-  /** Wakes the waiter asleep until the next window when a waiter of a higher class arrives. */
+  /** Wakes the waiter asleep until the next window when a waiter of a higher class arrives or a token comes back. */
   private readonly wake = new Map<Channel, () => void>();
   private seq = 0;
   /** The tokens given back already: each counts once. */
@@ -192,8 +192,9 @@ export class SharedTokenBucket implements Pacer {
       if (first !== undefined && first.rank < rank) return 'overtaken';
       const window = Math.floor(now / WINDOW_MS) * WINDOW_MS;
       const pool = this.pools.get(channel);
-      // A token taken under a lower class's ceiling serves any class; one taken under the critical ceiling only critical.
-      if (pool !== undefined && pool.window === window && pool.tokens > 0 && pool.rank >= rank) {
+      // A token taken under a lower class's ceiling serves any class; one taken under the critical ceiling only critical
+      // — until the release, when what the reserve holds is anyone's (a critical token given back included).
+      if (pool?.window === window && pool.tokens > 0 && (pool.rank >= rank || now - window >= RELEASE_AT_MS)) {
         pool.tokens--;
         return { window, rank: pool.rank };
       }

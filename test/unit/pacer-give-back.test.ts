@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classCeiling, type SendToken, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
+import { classCeiling, RELEASE_AT_MS, type SendToken, SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import type { Taken, TokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { NOTICE_CLASSES, type NoticeClass } from '../../functions/domain/catalogue.ts';
 import { rateShardsFor, rateShareOf } from '../../functions/domain/send-rate.ts';
@@ -211,6 +211,23 @@ describe('a send token given back', () => {
     });
   });
 
+  it('of a normal notice, into a pool holding the reserve’s critical token: the pool stays critical, normal sends stay within the normal ceiling', async () => {
+    const clock = new ManualClock(W + 100);
+    const windows = new MemoryWindows(clock);
+    const pacer = new SharedTokenBucket(windows, RATES, clock);
+    // Two normal notices take the normal ceiling (2 of 3), a critical one the reserve.
+    const [, n2] = await Promise.all([0, 1].map(() => pacer.acquire('EMAIL', clock.now() + 1_000)));
+    const reserve = await pacer.acquire('EMAIL', clock.now() + 1_000, 'critical');
+    pacer.giveBack('EMAIL', reserve as SendToken); // the pool: critical, 1
+    pacer.giveBack('EMAIL', n2 as SendToken); // joins: 2, still critical
+    const got: (SendToken | false | undefined)[] = [undefined, undefined];
+    for (const i of [0, 1]) void pacer.acquire('EMAIL', W + 400).then((g) => (got[i] = g));
+    await clock.advanceTo(W + 450);
+    // The first normal notice sent; before the release at most one more normal send (the normal ceiling is 2).
+    expect(got.filter(Boolean).length).toBeLessThanOrEqual(1);
+    expect(windows.used.get(W)).toBe(3);
+  });
+
   describe('while a waiter sleeps', () => {
     it('until the next window: the waiter wakes and sends with it now', async () => {
       const clock = new ManualClock(W + 600);
@@ -242,6 +259,24 @@ describe('a send token given back', () => {
       await clock.settle();
       expect(late).toEqual({ window: W, rank: NORMAL });
       expect(windows.used.get(W)).toBe(3);
+    });
+
+    it('until the release, beside a critical token given back: at the release it is anyone’s, the waiter sends', async () => {
+      const clock = new ManualClock(W + 100);
+      const windows = new MemoryWindows(clock);
+      const pacer = new SharedTokenBucket(windows, RATES, clock);
+      await Promise.all([0, 1].map(() => pacer.acquire('EMAIL', clock.now() + 1_000)));
+      const reserve = await pacer.acquire('EMAIL', clock.now() + 1_000, 'critical');
+      await clock.advanceTo(W + 200);
+      pacer.giveBack('EMAIL', reserve as SendToken); // the critical notice's audience check stopped it
+      let late: SendToken | false | undefined;
+      void pacer.acquire('EMAIL', W + 900).then((got) => (late = got));
+      await clock.advanceTo(W + 450);
+      expect(late).toBeUndefined(); // the reserve's until the release
+      await clock.advanceTo(W + 950);
+      // Not deferred RATE_LIMITED beside a token the window counted: 3 counted, 3 sent.
+      expect(late).toEqual({ window: W, rank: CRITICAL });
+      expect([windows.used.get(W), windows.writes]).toEqual([3, 2]);
     });
   });
 
@@ -341,8 +376,10 @@ describe('a send token given back', () => {
               const pacer = environments[s.env] as SharedTokenBucket;
               const got = pacer.acquire('EMAIL', clock.now() + s.patience, s.noticeClass).then((token) => {
                 if (token) {
-                  // The token's rank is the class it may serve, at least the one it was handed to.
-                  expect(token.rank).toBeGreaterThanOrEqual(NOTICE_CLASSES.indexOf(s.noticeClass));
+                  // Before the release, the token's rank is the class it may serve, at least the one it was handed
+                  // to; after it, what the reserve holds is anyone's.
+                  if (clock.now() - windowOf(clock.now()) < RELEASE_AT_MS)
+                    expect(token.rank).toBeGreaterThanOrEqual(NOTICE_CLASSES.indexOf(s.noticeClass));
                   held.push({ env: s.env, token, at: clock.now() });
                 }
               });
