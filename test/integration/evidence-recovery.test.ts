@@ -103,7 +103,16 @@ async function invocationThatDies(
       index: { index: new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName), retentionDays: RETENTION_DAYS },
       ...(spooling === false ? {} : { spool: spooling === true ? neverLands : spooling }),
     },
-    { now: Date.now(), id, dueMs: Date.now() + DUE_MS, spoolBelow: spooling === false ? 0 : 25 },
+    {
+      now: Date.now(),
+      id,
+      dueMs: Date.now() + DUE_MS,
+      spoolBelow: spooling === false ? 0 : 25,
+      // DynamoDB Local on a loaded machine can miss PUT_FIRST_MS and INTENT_WAIT_MS (real time): a put that lands and
+      // the intent are awaited as long as they take, or the invocation leaves the path its test is about.
+      intentWaitMs: 600_000,
+      ...(typeof spooling === 'object' ? { putFirstMs: 600_000 } : {}),
+    },
   );
   const sender = new ProviderSender(new SESClient({}), new SNSClient({}), { senderEmail: SENDER });
   const targets = [];

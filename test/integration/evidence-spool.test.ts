@@ -67,7 +67,8 @@ async function invocation(
     evidence.add(proof, at);
     named.push({ batch: at, notificationId: proof.record.notificationId, sha256: proof.sha256 });
   }
-  const closed = await evidence.close(10_000, 2_000, startMs + 5_000);
+  // The puts are DynamoDB Local's, awaited in real time: given as long as a loaded machine takes, not 2 s.
+  const closed = await evidence.close(60_000, 60_000, startMs + 5_000);
   return { named, closed, intents, index };
 }
 

@@ -72,12 +72,27 @@ const reconciled = controlOf(RECOVERY, {
 const unreconciled = controlOf(RECOVERY, { cutAt: CUT, predecessor: { region: PRIMARY, epoch: 1 } });
 const oldFenced = controlOf(PRIMARY, { state: 'FENCED', epoch: 1, quiescentAt: NOW - 10 });
 
+/**
+ * The look-up's timeout where the old region answers: DynamoDB Local on a loaded CI machine can take longer than the
+ * deployed short timeout, and an answer taken as none would hold the event. Only the silent endpoint's test waits it out.
+ */
+const ANSWERED_MS = 30_000;
+
 /** The region's ingest as its handler wires it; the old region reached at `endpoint`, its fence saying `oldState`. */
-async function ingestIn(here: LocalTable, control: FenceControl, old: { fence: FenceControl; endpoint?: string }) {
+async function ingestIn(
+  here: LocalTable,
+  control: FenceControl,
+  old: { fence: FenceControl; endpoint?: string; timeoutMs?: number },
+) {
   const oldFence = await localFence(primary, old.fence, () => NOW);
   const unanswered: string[] = [];
   const peer = peerInboxes(
-    { region: PRIMARY, tableName: primary.tableName, fenceTable: oldFence.tableName, timeoutMs: 300 },
+    {
+      region: PRIMARY,
+      tableName: primary.tableName,
+      fenceTable: oldFence.tableName,
+      timeoutMs: old.timeoutMs ?? ANSWERED_MS,
+    },
     () => NOW,
     old.endpoint ?? primary.endpoint,
   );
@@ -150,7 +165,11 @@ describe("the deployed look-up in the reconciled old region's replica", () => {
   });
 
   it('the old region never answering: held once the short timeout passes, and reported', async () => {
-    const { read, unanswered } = await ingestIn(recovery, reconciled, { fence: oldFenced, endpoint: silentEndpoint });
+    const { read, unanswered } = await ingestIn(recovery, reconciled, {
+      fence: oldFenced,
+      endpoint: silentEndpoint,
+      timeoutMs: 300,
+    });
     const summary = await read('peer-silent-1', BEFORE_CUT);
     expect(summary.failure).toBeUndefined();
     expect(await statuses(recovery, 'peer-silent-1')).toContainEqual(['NOTIFICATION#SMS#E2', 'FAILOVER_HELD']);

@@ -99,7 +99,8 @@ describe('a spooling invocation frees a send slot at its spool put, never its ou
       returned = true;
       return r;
     });
-    await vi.waitFor(() => expect(order.filter((o) => o === 'SENT asked')).toHaveLength(2));
+    // As long as the handler's first run takes (its templates load): 1 s, waitFor's default, was the run's own length.
+    await vi.waitFor(() => expect(order.filter((o) => o === 'SENT asked')).toHaveLength(2), { timeout: 20_000 });
     // Both sends went out and both records are kept; both SENT writes are unanswered: the invocation is not over.
     expect(sns.commandCalls(PublishCommand)).toHaveLength(2);
     expect(returned).toBe(false);

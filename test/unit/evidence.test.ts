@@ -573,7 +573,8 @@ describe('a low rate: an invocation of few records puts each in the spool before
         return r;
       },
     );
-    await vi.waitFor(() => expect(order).toContain('put'));
+    // As long as the send takes to reach its put: waitFor's default 1 s is a few sends on a loaded machine.
+    await vi.waitFor(() => expect(order).toContain('put'), { timeout: 20_000 });
     await new Promise((resolve) => setImmediate(resolve));
     // Asked, not landed: the slot is still the send's.
     expect(free).toBe(false);

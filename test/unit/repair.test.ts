@@ -123,12 +123,17 @@ describe('a refused channel and its repair', () => {
     // The first repair's write waits until the second one has committed.
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    // The second ingest starts once the first is held at its write, told so (a sleep could end before it got there).
+    let held: () => void = () => undefined;
+    const atWrite = new Promise<void>((resolve) => (held = resolve));
     let calls = 0;
     store.beforeWrite = async () => {
-      if (++calls === 1) await gate;
+      if (++calls !== 1) return;
+      held();
+      await gate;
     };
     const slow = ingest(store, [fixed('r-7')]);
-    await new Promise((r) => setTimeout(r, 10));
+    await atWrite;
     const fast = ingest(store, [fixed('r-7', { recipient: { phoneNumber: '0081-90-1234-5678' } })]);
     const fastResult = await fast;
     release();
