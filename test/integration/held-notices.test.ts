@@ -125,7 +125,7 @@ const deliver = async () => {
       handlers,
       { dynamoEndpoint: active.endpoint, tableName: active.tableName },
       // Not a test of speed: a converge measured at 3 s here must not fail a loaded CI machine (it had 5 s); under
-      // the 60 s test timeout, so a pipeline that never converges still prints what is left below.
+      // the test timeout (180 s), so a pipeline that never converges still prints what is left below.
       { timeoutMs: 40_000 },
     );
   } catch (e) {
