@@ -48,7 +48,8 @@ describe('the shared token bucket on DynamoDB Local', () => {
         Array.from({ length: 10 }, async () => {
           while (Date.now() < end) {
             // By the window whose count took it: a clock read after the await could fall past the window's end on a
-            // loaded machine and count the token in the next, full one.
+            // loaded machine and count the token in the next, full one. (A token handed out after its window ended
+            // is test/unit/pacer-give-back.test.ts's, on a manual clock.)
             const token = await pacer.acquire('SMS', Date.now() + 3_000);
             if (token) grants.push(token.window);
           }

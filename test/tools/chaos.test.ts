@@ -22,7 +22,7 @@ let world: World;
 
 beforeAll(async () => {
   world = await openWorld();
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await world.stop();
 });
@@ -93,7 +93,7 @@ describe('chaos: a seed replays', () => {
     });
     expect(replayed(again)).toEqual(replayed(first));
     expect(first.deliveries).toBeGreaterThan(first.records);
-  }, 120_000);
+  }, 300_000);
 });
 
 // ── Model-based: commands over a small id space, racing invocations ordered by fast-check's scheduler ──

@@ -17,7 +17,7 @@ let dbs: DynamoDbLocal[] = [];
 
 beforeAll(async () => {
   dbs = await Promise.all([startDynamoDbLocal(), startDynamoDbLocal()]);
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await Promise.all(dbs.map((d) => d.stop()));
 });

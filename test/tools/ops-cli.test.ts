@@ -26,7 +26,7 @@ import { ALICE_ID, BOB_ID, putEmailSuppression } from '../support/operator.ts';
 let table: LocalTable;
 /** `npm run ops -- …` in a process of its own: its exit code, standard output and standard error. */
 const ops = (args: string[]) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', 'tools/ops/cli.ts', ...args], { timeout: 60_000 }).then(
+  promisify(execFile)(process.execPath, ['--import', 'tsx', 'tools/ops/cli.ts', ...args], { timeout: 120_000 }).then(
     (r) => ({ code: 0, ...r }),
     (e: { code: number; stdout: string; stderr: string }) => e,
   );

@@ -27,7 +27,7 @@ beforeAll(async () => {
   const stderr = run.stderr();
   dynamoPort = /DynamoDB Local http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)?.[1] ?? '';
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();

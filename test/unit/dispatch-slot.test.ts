@@ -135,5 +135,5 @@ describe('a spooling invocation frees a send slot at its spool put, never its ou
     refusing = false;
     expect((await response).batchItemFailures).toEqual([]);
     expect(sns.commandCalls(PublishCommand)).toHaveLength(items.length);
-  }, 30_000);
+  }, 90_000);
 });
