@@ -43,17 +43,21 @@ export function growingBackoffMs(
 }
 
 /**
- * Failures of our own write that a later try can get past: what DynamoDB answered with an error status (throttling,
- * 5xx: the SDK's own retries spent) other than a request it will never accept, and a request that timed out or whose
- * connection broke. Anything else — a bug, an unexpected answer — is thrown at once.
+ * Failures of our own request that a later try can get past: what DynamoDB answered throttled or with a 5xx (the SDK's
+ * own retries spent), or its model marks retryable, and a request that got no answer (timed out, its connection
+ * broke: the SDK's retries leave $metadata on it, without a status). Anything else — a request it will never accept,
+ * credentials it does not know (UnrecognizedClientException), access denied, a bug — is thrown at once.
  */
-const NEVER_ACCEPTED = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException']);
+const THROTTLED = /^(ThrottlingException|ProvisionedThroughputExceededException|RequestLimitExceeded)$/;
 export function isWorthRetrying(error: unknown): boolean {
   const e = (typeof error === 'object' && error !== null ? error : {}) as {
     name?: string;
     code?: unknown;
-    $metadata?: unknown;
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: number };
   };
-  if (e.$metadata !== undefined) return !NEVER_ACCEPTED.has(e.name ?? '');
-  return e.name === 'TimeoutError' || typeof e.code === 'string';
+  const status = e.$metadata?.httpStatusCode;
+  if (status === undefined)
+    return e.name === 'TimeoutError' || typeof e.code === 'string' || THROTTLED.test(e.name ?? '');
+  return status >= 500 || status === 429 || e.$retryable !== undefined || THROTTLED.test(e.name ?? '');
 }
