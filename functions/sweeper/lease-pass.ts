@@ -18,27 +18,24 @@
  *
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
- * held it, before it, so no cursor saved past it hides it. It is looked up again when a run reaches it: the next run's
- * due round, or its pass when the rotation reaches the partition — the next run without a backlog, a cycle later under
- * one (SweeperLeasePassBehind): a cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by
- * policy. A partition read to its end but kept for such a lease is no backlog: counted apart (`deferred`), never where
- * the rotation resumes. A lease the due round left in a partition it read to its horizon is not in this pass's work
- * and keeps no cursor: the next run's round usually reaches the lease again; when it does not (held, capped, cut), the
- * pass reaches it with the rotation.
+ * held it, before it, so no cursor saved past it hides it. The next run looks it up again, backlog or not: its due
+ * round when it reaches the lease, and its pass walks every partition kept for such a lease first (`walkFirst`, saved
+ * in the cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog, counted
+ * apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way, without a
+ * walk this run. A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by policy.
  *
  * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
  * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
  * die between the round's stop and the lease's page while it fails. And when the partition's rest is more than a run
- * reads, the deadline cuts its walk at the same place every run, saved from before the lease again, and the rotation
- * resumes there: the pass reads no further along the rotation than one run reaches from it until the write succeeds.
- * The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
+ * reads, every run walks it first and the deadline cuts it at the same place, saved from before the lease again: its
+ * tail is not read until the write succeeds, and the rotation moves on only in the partitions read beside it (none at
+ * concurrency 1). The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
  *
  * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
  * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
  * pass goes on with the others, and the failure is counted (`failed`); it never sets where the rotation resumes, so a
  * partition failing run after run does not hold back every partition after it. Any other error (AccessDenied, a
- * ValidationException, a bug) fails the run, as it always did. The due round's Query of the same partition is not
- * guarded: it fails the run (sweep.ts).
+ * ValidationException, a bug) fails the run, as it always did. The due round's Query is guarded the same way (sweep.ts).
  */
 import pLimit from 'p-limit';
 import { isWorthRetrying } from '../commons/retry.ts';
@@ -63,6 +60,8 @@ export interface LeasePassInput {
   readonly saved: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's rotation stopped: this run starts there (undefined: at the front, critical first). */
   readonly resumeAt?: LeasePosition | undefined;
+  /** Partitions an earlier run kept for a lease left for the next run, by key: walked first, ahead of the rotation. */
+  readonly walkFirst?: readonly string[] | undefined;
   /** Resolves one expired lease (the sweeper's own handling): 'left' when it left the lease for the next run. */
   readonly handle: (e: SweepEntry) => Promise<'left' | undefined>;
 }
@@ -75,6 +74,8 @@ export interface LeaseWork extends SweepPartition {
    * whatever the walk does, which starts at `next`, past it (the round handled that lease: it is not looked up twice).
    */
   readonly leftAt?: { readonly at: SweepStartKey | undefined } | undefined;
+  /** The due round read it to the horizon: not walked, only kept for the lease it left (`leftAt`). */
+  readonly leasesDone?: boolean;
 }
 
 export interface LeasePassResult {
@@ -88,6 +89,11 @@ export interface LeasePassResult {
    * write failed): not a backlog, never where the rotation resumes.
    */
   deferred: number;
+  /**
+   * Partitions still holding a lease left for the next run, and those walked first this run that it did not finish
+   * (cut, or their Query failed), by key in rotation order: the next run walks them first.
+   */
+  walkFirst: string[];
   /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
@@ -126,6 +132,12 @@ function later(a: SweepStartKey | undefined, b: SweepStartKey | undefined): Swee
 const rank = (p: LeasePosition) =>
   (NOTICE_CLASSES.indexOf(p.noticeClass) * CHANNELS.length + CHANNELS.indexOf(p.channel)) * 1_000_000 + p.shard;
 
+/** A Query's failure as the log and the result name it. */
+export const failedQuery = (partition: string, e: unknown) => ({
+  partition,
+  error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+});
+
 /** The work in rotation order, starting at the first partition at or after `from` (wrapping to the front). */
 function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): LeaseWork[] {
   const ordered = [...work].sort((a, b) => rank(a) - rank(b));
@@ -140,11 +152,24 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     cursors: {},
     unfinished: 0,
     deferred: 0,
+    walkFirst: [],
     dropped: [],
     failed: [],
   };
   const partitions = pLimit(Math.max(1, input.concurrency));
-  const order = rotated(work, input.resumeAt);
+  // Those kept for a lease left for the next run first (critical first), then the rotation from where it stopped.
+  const first = new Set(input.walkFirst ?? []);
+  const ahead = rotated(
+    work.filter((w) => first.has(sweepPartition(w))),
+    undefined,
+  );
+  const rotation = rotated(
+    work.filter((w) => !first.has(sweepPartition(w))),
+    input.resumeAt,
+  );
+  const order = [...ahead, ...rotation];
+  // Walks that ended holding a lease left for the next run, however they ended.
+  const holding = new Set<LeaseWork>();
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const failed = new Map<LeaseWork, SweepStartKey | undefined>();
   const deferred = new Map<LeaseWork, SweepStartKey | undefined>();
@@ -163,7 +188,14 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     const kept = () => (start === w.next ? undefined : start);
     // The start of the first page that held a lease left for the next run: the partition is kept from there, before it.
     let leftFrom = w.leftAt;
-    const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => into.set(w, leftFrom ? leftFrom.at : kept());
+    const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => {
+      into.set(w, leftFrom ? leftFrom.at : kept());
+      if (leftFrom !== undefined) holding.add(w);
+    };
+    if (w.leasesDone) {
+      if (leftFrom !== undefined) keep(deferred);
+      return;
+    }
     for (;;) {
       if (input.now() >= input.deadline) {
         keep(left);
@@ -183,7 +215,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         // Access denied, a request refused, a bug: the run fails and SweeperErrors counts it, as before.
         if (!isWorthRetrying(e)) throw e;
         // Throttled, a 5xx, a timeout: the partition waits for the next run where it stood; the rest goes on.
-        result.failed.push({ partition: key, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+        result.failed.push(failedQuery(key, e));
         keep(failed);
         return;
       }
@@ -202,26 +234,21 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   };
   // In rotation order, a few at a time: no class waits for another's slowest partition.
   await Promise.all(order.map((w) => partitions(() => walk(w))));
-  // The cursors in rotation order from where it stopped: the item keeps that partition's first (withinItem), so the
-  // rotation always moves on, whatever else the item has to drop.
-  for (const w of order) {
-    if (!left.has(w)) continue;
-    result.unfinished++;
-    result.resumeAt ??= { noticeClass: w.noticeClass, channel: w.channel, shard: w.shard };
-    const start = left.get(w);
+  // Walked first next run: the walks holding a left lease, and those walked first now that did not finish.
+  const again = new Set(order.filter((w) => holding.has(w) || (ahead.includes(w) && (left.has(w) || failed.has(w)))));
+  result.walkFirst = rotated([...again], undefined).map(sweepPartition);
+  // Where the rotation resumes: the first partition of the rotation left unfinished, not one walked first next run.
+  const resume = rotation.find((w) => left.has(w) && !again.has(w));
+  if (resume) result.resumeAt = { noticeClass: resume.noticeClass, channel: resume.channel, shard: resume.shard };
+  // The cursors: where the rotation resumes first (the item keeps it: withinItem), so the rotation always moves on,
+  // whatever else the item has to drop; then the other unfinished ones, those kept for a left lease, the failed ones.
+  const keepCursor = (w: LeaseWork, start: SweepStartKey | undefined) => {
     if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  }
-  // Then those kept only for a lease left: not a backlog, so never where the rotation resumes.
-  for (const w of order) {
-    if (!deferred.has(w)) continue;
-    result.deferred++;
-    const start = deferred.get(w);
-    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  }
-  // Then the failed partitions' cursors: kept, but never where the rotation resumes (one failing every run would pin it).
-  for (const w of order) {
-    const start = failed.get(w);
-    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  }
+  };
+  for (const w of resume ? [resume, ...order] : order) if (left.has(w)) keepCursor(w, left.get(w));
+  for (const w of order) if (deferred.has(w)) keepCursor(w, deferred.get(w));
+  for (const w of order) if (failed.has(w)) keepCursor(w, failed.get(w));
+  result.unfinished = left.size;
+  result.deferred = deferred.size;
   return result;
 }

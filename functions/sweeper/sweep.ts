@@ -39,16 +39,17 @@
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
 import pLimit from 'p-limit';
+import { isWorthRetrying } from '../commons/retry.ts';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
-import type { SweepPartition, SweepState } from '../domain/keys.ts';
+import { type SweepPartition, type SweepState, sweepPartition } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { SweepStartKey } from '../stores/notification-port.ts';
 import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
-import { type LeasePassResult, leasePass } from './lease-pass.ts';
+import { failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
 
 export interface SweepDeps {
@@ -84,6 +85,8 @@ export interface SweepDeps {
   readonly leaseCursors?: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's lease pass left its rotation: this run's pass starts there. */
   readonly leaseResumeAt?: LeasePosition | undefined;
+  /** Partitions an earlier run's lease pass kept for a lease left for the next run: this run's pass walks them first. */
+  readonly leaseWalkFirst?: readonly string[] | undefined;
 }
 
 export interface SweepResult {
@@ -111,6 +114,11 @@ export interface SweepResult {
    * not read at all (the same, or held behind a higher class of their channel).
    */
   unfinished: number;
+  /**
+   * Partitions whose due-round Query failed for a reason worth retrying, and the error: not read further by the round
+   * this run (a PENDING one's expired leases are still the lease pass's), the others read.
+   */
+  failed: { partition: string; error: string }[];
   /** The lease pass over what the due round left: its pages, and where it stopped in what it did not finish. */
   leasePass: LeasePassResult;
   elapsedMs: number;
@@ -142,11 +150,14 @@ export function sweepPartitions(shards: number): SweepPartition[] {
 /**
  * What the round left the lease pass: each partition not read to its horizon, from the round's stop. One where the
  * round left a lease for the next run is walked from there too (that lease is not looked up twice in a run), and kept
- * from before that lease (`leftAt`), whatever an earlier run saved past it. One the round read to its horizon needs no
- * cursor: the saved cursors are replaced by the pass's, and the next run reads it from its round's stop.
+ * from before that lease (`leftAt`), whatever an earlier run saved past it; read to its horizon, it is only kept, for
+ * the next run's pass to walk first. One the round read to its horizon otherwise needs no cursor: the saved cursors
+ * are replaced by the pass's, and the next run reads it from its round's stop.
  */
 const leaseWork = (cursors: readonly Cursor[]) =>
-  cursors.filter((c) => !c.leasesDone).map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
+  cursors
+    .filter((c) => !c.leasesDone || c.leftLease !== undefined)
+    .map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
 
 /** A run's result before it did anything. */
 const emptyResult = (): SweepResult => ({
@@ -162,7 +173,8 @@ const emptyResult = (): SweepResult => ({
   examined: 0,
   pages: 0,
   unfinished: 0,
-  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, deferred: 0, dropped: [], failed: [] },
+  failed: [],
+  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, deferred: 0, walkFirst: [], dropped: [], failed: [] },
   elapsedMs: 0,
 });
 
@@ -245,7 +257,19 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       const pending = c.state === 'PENDING';
       const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
       const from = c.next;
-      const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, from);
+      let page: Awaited<ReturnType<NotificationStore['findDue']>>;
+      try {
+        page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, from);
+      } catch (e) {
+        // Access denied, a request refused, a bug: the run fails (SweeperErrors). Throttled, a 5xx, a timeout: this
+        // partition waits for the next run, done for the round, so it holds no lower class of its channel back (nor
+        // the round open); the others are read, and a PENDING one's expired leases are still the lease pass's.
+        if (!isWorthRetrying(e)) throw e;
+        result.failed.push(failedQuery(sweepPartition(c), e));
+        c.done = true;
+        if (pending) openPending[c.channel][c.noticeClass]--;
+        continue;
+      }
       result.pages++;
       // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
       const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
@@ -272,6 +296,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     concurrency: deps.concurrency,
     saved: deps.leaseCursors ?? {},
     resumeAt: deps.leaseResumeAt,
+    walkFirst: deps.leaseWalkFirst,
     handle: (e) => writes(() => handle(e)),
   });
   result.elapsedMs = deps.now() - now;
