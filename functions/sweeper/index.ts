@@ -119,9 +119,7 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperLeaseCursorsDropped', r.leasePass.dropped.length);
     // Partitions whose Query failed this run, the due round's or the lease pass's, each once.
     count('SweeperLeasePartitionsFailed', new Set([...r.failed, ...r.leasePass.failed].map((f) => f.partition)).size);
-    if (r.failed.length > 0)
-      logger.error('due round: Query failed; partitions left for the next run', { failed: r.failed.slice(0, 10) });
-    await keepLeasePass(savedLeaseCursors, r.leasePass);
+    await keepLeasePass(savedLeaseCursors, r.leasePass, r.failed);
     count('SpoolLookupsSkipped', spoolLookups?.skipped ?? 0);
     count('SpoolSendsLeftForNextRun', spoolLookups?.later ?? 0);
     count('SpoolLookupsDeferred', spoolLookups?.deferred ?? 0);
@@ -228,9 +226,11 @@ async function reportNotKept(sent: readonly SweepEntry[]): Promise<number> {
 /**
  * Keeps where the lease pass stopped: written only while a backlog leaves partitions unfinished (their cursors and
  * where the rotation stopped) or a lease is left for the next run (its partition, walked first), and once more to
- * clear what an earlier run left. A cursor it set aside is logged.
+ * clear what an earlier run left. A cursor it set aside is logged, and the partitions whose Query failed.
  */
-async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult): Promise<void> {
+async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult, dueFailed: SweepResult['failed']) {
+  if (dueFailed.length > 0)
+    logger.error('due round: Query failed; partitions left for the next run', { failed: dueFailed.slice(0, 10) });
   for (const d of pass.dropped)
     logger.warn("lease pass cursor set aside; its partition read from the due round's stop", d);
   if (pass.failed.length > 0)

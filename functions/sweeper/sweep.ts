@@ -48,7 +48,7 @@ import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { SweepStartKey } from '../stores/notification-port.ts';
-import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
+import type { NotificationStore, SweepEntry, SweepWindow, Transition } from '../stores/notification-store.ts';
 import { failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
 
@@ -159,6 +159,27 @@ const leaseWork = (cursors: readonly Cursor[]) =>
     .filter((c) => !c.leasesDone || c.leftLease !== undefined)
     .map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
 
+/**
+ * One due-round page. Throttled, a 5xx, a timeout: undefined, the failure in `failed`, the partition left for the next
+ * run. Access denied, a request refused, a bug: thrown, the run fails (SweeperErrors).
+ */
+async function duePage(
+  store: NotificationStore,
+  partition: SweepPartition,
+  window: SweepWindow,
+  size: number,
+  from: SweepStartKey | undefined,
+  failed: SweepResult['failed'],
+) {
+  try {
+    return await store.findDue(partition, window, size, from);
+  } catch (e) {
+    if (!isWorthRetrying(e)) throw e;
+    failed.push(failedQuery(sweepPartition(partition), e));
+    return undefined;
+  }
+}
+
 /** A run's result before it did anything. */
 const emptyResult = (): SweepResult => ({
   redriven: [],
@@ -257,15 +278,10 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       const pending = c.state === 'PENDING';
       const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
       const from = c.next;
-      let page: Awaited<ReturnType<NotificationStore['findDue']>>;
-      try {
-        page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, from);
-      } catch (e) {
-        // Access denied, a request refused, a bug: the run fails (SweeperErrors). Throttled, a 5xx, a timeout: this
-        // partition waits for the next run, done for the round, so it holds no lower class of its channel back (nor
-        // the round open); the others are read, and a PENDING one's expired leases are still the lease pass's.
-        if (!isWorthRetrying(e)) throw e;
-        result.failed.push(failedQuery(sweepPartition(c), e));
+      const page = await duePage(deps.store, c, { now, until: pending ? horizon : now }, size, from, result.failed);
+      if (page === undefined) {
+        // Done for the round, so it holds no lower class of its channel back (nor the round open); the others are
+        // read, and a PENDING one's expired leases are still the lease pass's.
         c.done = true;
         if (pending) openPending[c.channel][c.noticeClass]--;
         continue;
