@@ -20,6 +20,12 @@ describe('isWorthRetrying: what a later try can get past', () => {
       Object.assign(new Error('t'), { name: 'TimeoutError', $metadata: { attempts: 3 } }),
     ],
     ['a broken connection', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+    ['another transaction on the item (the SDK does not retry it)', answered('TransactionConflictException', 400)],
+    ['a transaction still in progress', answered('TransactionInProgressException', 400)],
+    ['a request timeout answered with a 400', answered('RequestTimeout', 400)],
+    ['a request timeout answered with a 408', answered('RequestTimeoutException', 408)],
+    ['a 429', answered('TooManyRequestsException', 429)],
+    ['a 501', answered('NotImplemented', 501)],
   ])('%s: yes', (_what, error) => {
     expect(isWorthRetrying(error)).toBe(true);
   });
