@@ -18,11 +18,15 @@
  *
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
- * held it, before it, so no cursor saved past it hides it. The next run looks it up again, backlog or not: its due
- * round when it reaches the lease, and its pass walks every partition kept for such a lease first (`walkFirst`, saved
- * in the cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog, counted
- * apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way, without a
- * walk this run. A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by policy.
+ * held it, before it, so no cursor saved past it hides it. A later run looks it up again, backlog or not: its due
+ * round when it reaches the lease, or its pass, which walks the partitions kept for such a lease first (`walkFirst`,
+ * saved in the cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog,
+ * counted apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way,
+ * without a walk this run. Only a partition still holding such a lease stays in `walkFirst`, with those kept first that
+ * this run did not walk (they lead the next run's list); one whose lease was handled goes back to the rotation with its
+ * cursor. So the k-th partition of the list is walked within ⌈k ÷ concurrency⌉ runs whose pass reads a page: the next
+ * run while no more such partitions than the concurrency wait. A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the
+ * lease's end is decided by policy.
  *
  * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
  * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
@@ -157,12 +161,11 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     failed: [],
   };
   const partitions = pLimit(Math.max(1, input.concurrency));
-  // Those kept for a lease left for the next run first (critical first), then the rotation from where it stopped.
+  // Those kept for a lease left for the next run first, in the order saved (those an earlier run did not walk lead),
+  // then the rotation from where it stopped.
   const first = new Set(input.walkFirst ?? []);
-  const ahead = rotated(
-    work.filter((w) => first.has(sweepPartition(w))),
-    undefined,
-  );
+  const byKey = new Map(work.map((w) => [sweepPartition(w), w]));
+  const ahead = [...first].flatMap((key) => byKey.get(key) ?? []);
   const rotation = rotated(
     work.filter((w) => !first.has(sweepPartition(w))),
     input.resumeAt,
@@ -170,6 +173,8 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   const order = [...ahead, ...rotation];
   // Walks that ended holding a lease left for the next run, however they ended.
   const holding = new Set<LeaseWork>();
+  // Walks that read at least one page.
+  const started = new Set<LeaseWork>();
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const failed = new Map<LeaseWork, SweepStartKey | undefined>();
   const deferred = new Map<LeaseWork, SweepStartKey | undefined>();
@@ -220,6 +225,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         return;
       }
       fromSaved = false;
+      started.add(w);
       result.pages++;
       result.found += page.entries.length;
       const handled = await Promise.all(page.entries.map(input.handle));
@@ -234,9 +240,12 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   };
   // In rotation order, a few at a time: no class waits for another's slowest partition.
   await Promise.all(order.map((w) => partitions(() => walk(w))));
-  // Walked first next run: the walks holding a left lease, and those walked first now that did not finish.
-  const again = new Set(order.filter((w) => holding.has(w) || (ahead.includes(w) && (left.has(w) || failed.has(w)))));
-  result.walkFirst = rotated([...again], undefined).map(sweepPartition);
+  // Walked first next run: first those kept to walk first that this run did not walk (cut or failed before their
+  // first page), so a partition walked first run after run cannot starve them; then the walks holding a left lease.
+  // One walked whose lease was handled goes back to the rotation with its cursor.
+  const waiting = ahead.filter((w) => !started.has(w) && !w.leasesDone);
+  const again = new Set([...waiting, ...rotated([...holding], undefined)]);
+  result.walkFirst = [...again].map(sweepPartition);
   // Where the rotation resumes: the first partition of the rotation left unfinished, not one walked first next run.
   const resume = rotation.find((w) => left.has(w) && !again.has(w));
   if (resume) result.resumeAt = { noticeClass: resume.noticeClass, channel: resume.channel, shard: resume.shard };

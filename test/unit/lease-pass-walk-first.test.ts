@@ -141,22 +141,23 @@ describe('a lease left for the next run under a backlog larger than a run reads'
 });
 
 describe('a partition walked first that the deadline cuts', () => {
-  it('keeps its place ahead of the rotation and its progress, and is not where the rotation resumes', async () => {
+  it('goes back to the rotation with its progress once walked; one kept first that was not walked stays first', async () => {
     const clock = { t: NOW };
     const r = await leasePass(work, {
       store: storeOf(clock),
       now: () => clock.t,
       at: NOW,
       horizon: NOW + 960_000,
-      // One page a run: shard 5, walked first, is cut after its first page.
+      // One page a run: shard 5, walked first, is cut after its first page; shard 6 is not walked at all.
       deadline: NOW + 1_000,
       concurrency: 1,
       saved: {},
       resumeAt: { noticeClass: 'normal', channel: 'EMAIL', shard: 2 },
-      walkFirst: [keyOf(5)],
+      walkFirst: [keyOf(5), keyOf(6)],
       handle: async () => undefined,
     });
-    expect(r.walkFirst).toEqual([keyOf(5)]);
+    // Shard 5 holds no lease left for the next run: the rotation reads its rest. Shard 6 still waits for its walk.
+    expect(r.walkFirst).toEqual([keyOf(6)]);
     expect(r.resumeAt).toEqual({ noticeClass: 'normal', channel: 'EMAIL', shard: 2 });
     // The cut partition keeps its progress; where the rotation resumes was not reached, so it has no cursor.
     expect(Object.keys(r.cursors)).toEqual([keyOf(5)]);
