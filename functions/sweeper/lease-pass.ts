@@ -31,9 +31,9 @@
  * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
  * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
  * die between the round's stop and the lease's page while it fails. And when the partition's rest is more than a run
- * reads, every run walks it first and the deadline cuts it at the same place, saved from before the lease again: its
- * tail is not read until the write succeeds, and the rotation moves on only in the partitions read beside it (none at
- * concurrency 1). The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
+ * reads, every run walks it first (behind those kept that the run before did not walk) and the deadline cuts it at the
+ * same place, saved from before the lease again: its tail is not read until the write succeeds, and the rotation moves
+ * on only in the partitions read beside it (none at concurrency 1). The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
  *
  * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
  * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
