@@ -33,7 +33,8 @@
  * die between the round's stop and the lease's page while it fails. And when the partition's rest is more than a run
  * reads, every run walks it first (behind those kept that the run before did not walk) and the deadline cuts it at the
  * same place, saved from before the lease again: its tail is not read until the write succeeds, and the rotation moves
- * on only in the partitions read beside it (none at concurrency 1). The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
+ * on only in the partitions read beside it (none at concurrency 1). The SpoolSendsLeftForNextRun alarm (5 of 5 runs)
+ * pages for it.
  *
  * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
  * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
