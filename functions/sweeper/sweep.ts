@@ -262,16 +262,14 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     }
     redriveLeft[e.channel]--;
     const routine = e.retryAt !== undefined && now - e.retryAt < deps.pendingThresholdMs;
-    counted(
-      await deps.store.redrive(e, now, now + deps.pendingThresholdMs),
-      routine ? result.woken : result.redriven,
-      e,
-    );
+    const redriven = await deps.store.redrive(e, now, now + deps.pendingThresholdMs);
+    counted(redriven, routine ? result.woken : result.redriven, e);
   };
 
   for (;;) {
     const open = cursors.filter((c) => !c.done && !capped(c));
     if (open.length === 0 || budget <= 0 || deps.now() >= dueBy) break;
+    const queries = result.pages + result.failed.length;
     for (const c of open) {
       if (budget <= 0 || deps.now() >= dueBy) break;
       if (capped(c) || held(c)) continue;
@@ -301,6 +299,8 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       // A SENDING partition is read from its start every run: only a PENDING one's lease pass needs to go back.
       if (pending && handled.includes('left')) c.leftLease ??= { at: from };
     }
+    // Only a Query changes what is held or capped: a pass that made none would spin (a bug in the counts), not wait.
+    if (result.pages + result.failed.length === queries) break;
   }
   result.unfinished = cursors.filter((c) => !c.done).length;
   result.leasePass = await leasePass(leaseWork(cursors), {
