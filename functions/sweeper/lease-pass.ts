@@ -18,11 +18,13 @@
  *
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
- * held it, before it, so no cursor saved past it hides it. A later run looks it up again, backlog or not: its due
- * round when it reaches the lease, or its pass, which walks the partitions kept for such a lease first (`walkFirst`,
- * saved in the cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog,
- * counted apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way,
- * without a walk this run. Only a partition still holding such a lease stays in `walkFirst`, with those kept first that
+ * held it, before it, so no cursor saved past it hides it — even where the due round stopped, which the next run's
+ * round may not reach: the next walk meets the lease on its first page. A later run looks it up again, backlog or not:
+ * its due round when it reaches the lease, or its pass, which walks the partitions kept for such a lease first
+ * (`walkFirst`, saved in the cursors item), ahead of the rotation and never where it resumes — one read to its end is
+ * no backlog, counted apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the
+ * same way, without a walk this run. Only a partition still holding such a lease stays in `walkFirst` (left again, or
+ * its walk ended before the lease's page: read from further back, its cursor set aside), with those kept first that
  * this run did not walk (they lead the next run's list); one whose lease was handled goes back to the rotation with its
  * cursor. So the k-th partition of the list is walked within ⌈k ÷ concurrency⌉ runs whose pass reads a page: the next
  * run while no more such partitions than the concurrency wait. A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the
@@ -176,6 +178,8 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   const holding = new Set<LeaseWork>();
   // Walks that read at least one page.
   const started = new Set<LeaseWork>();
+  // Walks kept first that ended (cut, or failed) before a page from their saved cursor: their lease still ahead.
+  const short = new Set<LeaseWork>();
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const failed = new Map<LeaseWork, SweepStartKey | undefined>();
   const deferred = new Map<LeaseWork, SweepStartKey | undefined>();
@@ -192,11 +196,15 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     let fromSaved = saved !== undefined && start === saved;
     // Where the due round stopped needs no keeping: the next run's round gives it again.
     const kept = () => (start === w.next ? undefined : start);
-    // The start of the first page that held a lease left for the next run: the partition is kept from there, before it.
+    // The start of the first page that held a lease left for the next run: the partition is kept from there, before it,
+    // even where the due round stopped (the next run's round may not reach it, and its pass must meet the lease first).
     let leftFrom = w.leftAt;
+    // A partition kept first has its lease's page at its saved cursor: one not read from there still holds the lease.
+    let before = first.has(key) && saved !== undefined;
     const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => {
       into.set(w, leftFrom ? leftFrom.at : kept());
       if (leftFrom !== undefined) holding.add(w);
+      else if (before) short.add(w);
     };
     if (w.leasesDone) {
       if (leftFrom !== undefined) keep(deferred);
@@ -225,13 +233,14 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         keep(failed);
         return;
       }
+      if (saved !== undefined && start !== undefined && Number(start.sweepAt) >= Number(saved.sweepAt)) before = false;
       fromSaved = false;
       started.add(w);
       result.pages++;
       result.found += page.entries.length;
       const handled = await Promise.all(page.entries.map(input.handle));
       // A lease left does not stop the walk: the claims after it in the partition are still resolved this run.
-      if (handled.includes('left')) leftFrom ??= { at: kept() };
+      if (handled.includes('left')) leftFrom ??= { at: start };
       if (page.next === undefined) {
         if (leftFrom !== undefined) keep(deferred);
         return;
@@ -242,10 +251,11 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   // In rotation order, a few at a time: no class waits for another's slowest partition.
   await Promise.all(order.map((w) => partitions(() => walk(w))));
   // Walked first next run: first those kept to walk first that this run did not walk (cut or failed before their
-  // first page), so a partition walked first run after run cannot starve them; then the walks holding a left lease.
-  // One walked whose lease was handled goes back to the rotation with its cursor.
+  // first page), so a partition walked first run after run cannot starve them; then the walks holding a left lease,
+  // and those kept first whose walk ended before their lease's page (read from further back: their cursor was set
+  // aside). One walked whose lease was handled goes back to the rotation with its cursor.
   const waiting = ahead.filter((w) => !started.has(w) && !w.leasesDone);
-  const again = new Set([...waiting, ...rotated([...holding], undefined)]);
+  const again = new Set([...waiting, ...rotated([...holding, ...short], undefined)]);
   result.walkFirst = [...again].map(sweepPartition);
   // Where the rotation resumes: the first partition of the rotation left unfinished, not one walked first next run.
   const resume = rotation.find((w) => left.has(w) && !again.has(w));
