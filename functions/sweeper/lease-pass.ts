@@ -19,16 +19,18 @@
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
  * held it, before it, so no cursor saved past it hides it — even where the due round stopped, which the next run's
- * round may not reach: the next walk meets the lease on its first page. A later run looks it up again, backlog or not:
- * its due round when it reaches the lease, or its pass, which walks the partitions kept for such a lease first
- * (`walkFirst`, saved in the cursors item), ahead of the rotation and never where it resumes — one read to its end is
- * no backlog, counted apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the
- * same way, without a walk this run. Only a partition still holding such a lease stays in `walkFirst` (left again, or
- * its walk ended before the lease's page: read from further back, its cursor set aside), with those kept first that
- * this run did not walk (they lead the next run's list); one whose lease was handled goes back to the rotation with its
- * cursor. So the k-th partition of the list is walked within ⌈k ÷ concurrency⌉ runs whose pass reads a page: the next
- * run while no more such partitions than the concurrency wait. A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the
- * lease's end is decided by policy.
+ * round may not reach: the next walk meets the lease on its first page, unless items written since before the lease (a
+ * retry due sooner) pushed it to a later one. A later run looks it up again, backlog or not: its due round when it
+ * reaches the lease, or its pass, which walks the partitions kept for such a lease first (`walkFirst`, saved in the
+ * cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog, counted apart
+ * (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way, without a walk
+ * this run. Only a partition still holding such a lease stays in `walkFirst` (left again, or its walk ended before the
+ * page it was kept from: read from further back, DynamoDB having refused its cursor), with those kept first that this
+ * run did not walk (they lead the next run's list); one walked from that page goes back to the rotation with its cursor
+ * — its lease handled, or, pushed to a later page and the walk ended first (the deadline, a Query failed), left for the
+ * rotation or the due round to reach (docs/guarantees.md, window 5). So the k-th partition of the list is walked within
+ * ⌈k ÷ concurrency⌉ runs whose pass reads a page: the next run while no more such partitions than the concurrency wait.
+ * A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by policy.
  *
  * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
  * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
@@ -250,24 +252,24 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   };
   // In rotation order, a few at a time: no class waits for another's slowest partition.
   await Promise.all(order.map((w) => partitions(() => walk(w))));
-  // Walked first next run: first those kept to walk first that this run did not walk (cut or failed before their
-  // first page), so a partition walked first run after run cannot starve them; then the walks holding a left lease,
-  // and those kept first whose walk ended before their lease's page (read from further back: their cursor was set
-  // aside). One walked whose lease was handled goes back to the rotation with its cursor.
+  // Walked first next run: those kept first that this run did not walk (cut or failed before their first page), so one
+  // walked first run after run cannot starve them; the walks holding a left lease; those kept first whose walk ended
+  // before the page they were kept from (DynamoDB refused their cursor). One walked from it goes back to the rotation.
   const waiting = ahead.filter((w) => !started.has(w) && !w.leasesDone);
   const again = new Set([...waiting, ...rotated([...holding, ...short], undefined)]);
   result.walkFirst = [...again].map(sweepPartition);
   // Where the rotation resumes: the first partition of the rotation left unfinished, not one walked first next run.
   const resume = rotation.find((w) => left.has(w) && !again.has(w));
   if (resume) result.resumeAt = { noticeClass: resume.noticeClass, channel: resume.channel, shard: resume.shard };
-  // The cursors: where the rotation resumes first (the item keeps it: withinItem), so the rotation always moves on,
-  // whatever else the item has to drop; then the other unfinished ones, those kept for a left lease, the failed ones.
-  const keepCursor = (w: LeaseWork, start: SweepStartKey | undefined) => {
+  // The cursors, in the order the item keeps them (withinItem): where the rotation resumes, so it always moves on;
+  // those walked first next run (one dropped would be walked from the round's stop, past its lease; all those kept for
+  // a left lease are among them); the other unfinished ones; the failed ones.
+  const cursorOf = (w: LeaseWork) => [left, deferred, failed].find((m) => m.has(w))?.get(w);
+  const byEnd = [left, failed].flatMap((m) => order.filter((w) => m.has(w)));
+  for (const w of [...(resume ? [resume] : []), ...again, ...byEnd]) {
+    const start = cursorOf(w);
     if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  };
-  for (const w of resume ? [resume, ...order] : order) if (left.has(w)) keepCursor(w, left.get(w));
-  for (const w of order) if (deferred.has(w)) keepCursor(w, deferred.get(w));
-  for (const w of order) if (failed.has(w)) keepCursor(w, failed.get(w));
+  }
   result.unfinished = left.size;
   result.deferred = deferred.size;
   return result;
