@@ -98,8 +98,9 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
 export const LEASE_CURSORS_MAX_BYTES = 350_000;
 
 /**
- * The cursors that fit the item, in the order given (the lease pass's rotation order from where it stopped, so that
- * partition's cursor is always kept and the rotation always moves on). Every partition unfinished at the most shards
+ * The cursors that fit the item, in the order given (the lease pass's: where its rotation stopped, so that cursor is
+ * always kept and the rotation always moves on, then the partitions it walks first next run, then the rest of the
+ * rotation). Every partition unfinished at the most shards
  * (2,304 of them) may not fit: one left out is read again from where the due round stops in it when the rotation
  * reaches it, and is kept then, as the first.
  */
