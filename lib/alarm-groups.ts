@@ -212,7 +212,7 @@ export function alarmOnDispatch(sink: AlarmSink, m: StageMetrics, parts: Alarmed
   sink.alarm(
     'SweeperLeasePassFailing',
     m.metric('SweeperLeasePartitionsFailed'),
-    "The sweeper's lease pass could not read some partitions (their Query failed: throttling, a 5xx) in 3 of the last 5 runs. The other partitions are read; a dead sender's notification in a failing one waits until its Query succeeds (docs/guarantees.md, window 5). Read the sweeper's log ('lease pass: Query failed') for the partitions and the error.",
+    "The sweeper could not read some partitions (their due-round or lease-pass Query failed: throttling, a 5xx) in 3 of the last 5 runs. The other partitions are read; a due notice or a dead sender's notification in a failing one waits until its Query succeeds (docs/guarantees.md, window 5). Read the sweeper's log ('Query failed') for the partitions and the error.",
     1,
     SUSTAINED,
   );

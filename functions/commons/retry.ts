@@ -1,3 +1,4 @@
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 /** Bounded retry with full-jitter exponential backoff (AWS Architecture Blog, "Exponential Backoff and Jitter"). */
 export interface RetryOptions {
   readonly attempts: number;
@@ -43,17 +44,21 @@ export function growingBackoffMs(
 }
 
 /**
- * Failures of our own write that a later try can get past: what DynamoDB answered with an error status (throttling,
- * 5xx: the SDK's own retries spent) other than a request it will never accept, and a request that timed out or whose
- * connection broke. Anything else — a bug, an unexpected answer — is thrown at once.
+ * Failures of our own request that a later try can get past: what the SDK itself classes as throttling, transient
+ * (a timeout, a broken connection, a 5xx it retries, marked retryable by the model) or a server error, once its own
+ * retries are spent; a TransactionConflictException (another transaction held the item; ingest/inbox-store.ts treats
+ * it as transient too, the SDK does not retry it); and a request that got no answer with a Node error code. Anything
+ * else — a request it will never accept, credentials it does not know (UnrecognizedClientException), access denied, a
+ * bug — is thrown at once.
  */
-const NEVER_ACCEPTED = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException']);
 export function isWorthRetrying(error: unknown): boolean {
-  const e = (typeof error === 'object' && error !== null ? error : {}) as {
-    name?: string;
-    code?: unknown;
-    $metadata?: unknown;
-  };
-  if (e.$metadata !== undefined) return !NEVER_ACCEPTED.has(e.name ?? '');
-  return e.name === 'TimeoutError' || typeof e.code === 'string';
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as Parameters<typeof isTransientError>[0] & { code?: unknown };
+  return (
+    isThrottlingError(e) ||
+    isTransientError(e) ||
+    isServerError(e) ||
+    e.name === 'TransactionConflictException' ||
+    (e.$metadata?.httpStatusCode === undefined && typeof e.code === 'string')
+  );
 }

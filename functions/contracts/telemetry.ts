@@ -91,8 +91,8 @@ export const METRIC_NAMES = [
   'SweeperUnfinished',
   'SweeperLeasePassUnfinished',
   'SweeperLeaseCursorsDropped',
-  // lease-pass partitions whose Query failed in a run (throttling, a 5xx, a timeout; any other error fails the run):
-  // kept for the next run, 0 every run when none
+  // partitions whose lease-pass or due-round Query failed in a run, each once (throttling, a 5xx, a timeout; any other
+  // error fails the run): kept for the next run, 0 every run when none
   'SweeperLeasePartitionsFailed',
   // evidence (docs/evidence-and-privacy.md): a send whose evidence could not be written at once, and what became of it
   'EvidenceGaps',

@@ -37,7 +37,8 @@ const RECORD_BACKOFF_MAX_MS = 1_000;
 
 /**
  * The claimed item while this record holds it: its lease, and the writes that record what happened. Each write is
- * retried on any DynamoDB failure (throttling, a 5xx, a timeout) with a growing, jittered backoff until the record's
+ * retried on a DynamoDB failure a later try can get past (commons/retry.ts isWorthRetrying: throttling, a 5xx, a
+ * timeout, a transaction conflict) with a growing, jittered backoff until the record's
  * recordBy; a condition failure is an answer (`lost`), never retried. A write that would run past the lease first
  * extends the lease, so the sweeper never resolves a holder that is still writing.
  */

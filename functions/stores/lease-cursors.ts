@@ -1,8 +1,9 @@
 /**
  * Where the sweeper's lease pass stopped, per sweep partition it did not finish in a run: one item,
- * (SWEEP#LEASES, CURSORS), holding each unfinished partition's LastEvaluatedKey. Written only when a run leaves a
- * partition unfinished (a backlog larger than a run reads) or clears what an earlier run left; read once a run.
- * The next run resumes there, so a large backlog is read through over a few runs instead of its start every run.
+ * (SWEEP#LEASES, CURSORS), holding each unfinished partition's LastEvaluatedKey, where the rotation stopped, and the
+ * partitions kept for a lease left for the next run (`walkFirst`). Written only when a run leaves one of those or
+ * clears what an earlier run left; read once a run. The next run resumes there, so a large backlog is read through
+ * over a few runs instead of its start every run, and walks the kept partitions first.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -20,11 +21,13 @@ export interface SavedLeasePass {
   readonly cursors: LeaseCursors;
   /** Where the rotation stopped: the next run starts there. */
   readonly resumeAt?: LeasePosition | undefined;
+  /** Partitions kept for a lease left for the next run, by key: the next run walks them first. */
+  readonly walkFirst: readonly string[];
 }
 
 export interface LeaseCursorStore {
   load(): Promise<SavedLeasePass>;
-  save(cursors: LeaseCursors, now: number, resumeAt?: LeasePosition): Promise<void>;
+  save(cursors: LeaseCursors, now: number, resumeAt?: LeasePosition, walkFirst?: readonly string[]): Promise<void>;
 }
 
 /** A saved position names a class, a channel and a shard; anything else (a hand-edited item) starts at the front. */
@@ -38,6 +41,13 @@ function positionOf(v: unknown): LeasePosition | undefined {
 
 const SET = 'SET kind = :kind, cursors = :cursors, updatedAt = :now';
 
+/**
+ * Partitions the item keeps to walk first, at most: a key is at most 26 bytes (PENDING#EMAIL#critical#255), so these
+ * take under 42 KB, and with the cursors' LEASE_CURSORS_MAX_BYTES the item stays under DynamoDB's 400 KB. One left
+ * out (more leases left than that, in as many partitions) is walked when the rotation reaches it, its cursor kept.
+ */
+export const LEASE_WALK_FIRST_MAX = 1_500;
+
 export class DynamoLeaseCursors implements LeaseCursorStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -48,24 +58,36 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
     // Eventually consistent: runs are a minute apart, and a stale cursor only re-reads part of a partition.
     const r = await this.client.send(new GetCommand({ TableName: this.tableName, Key: SWEEP_LEASE_CURSORS_KEY }));
     const cursors = r.Item?.cursors as unknown;
+    // A hand-edited list keeps only its strings: a key that names no partition is walked by no run.
+    const first = r.Item?.walkFirst as unknown;
     return {
       cursors: typeof cursors === 'object' && cursors !== null ? (cursors as LeaseCursors) : {},
       resumeAt: positionOf(r.Item?.resumeAt),
+      walkFirst: Array.isArray(first) ? first.filter((k): k is string => typeof k === 'string') : [],
     };
   }
 
-  async save(cursors: LeaseCursors, now: number, resumeAt?: LeasePosition): Promise<void> {
+  async save(
+    cursors: LeaseCursors,
+    now: number,
+    resumeAt?: LeasePosition,
+    walkFirst?: readonly string[],
+  ): Promise<void> {
+    const first = (walkFirst ?? []).slice(0, LEASE_WALK_FIRST_MAX);
+    const set = [SET, ...(resumeAt ? ['resumeAt = :at'] : []), ...(first.length > 0 ? ['walkFirst = :first'] : [])];
+    const remove = [...(resumeAt ? [] : ['resumeAt']), ...(first.length > 0 ? [] : ['walkFirst'])];
     // The stream filter passes only kind NOTIFICATION: this item never reaches dispatch.
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: SWEEP_LEASE_CURSORS_KEY,
-        UpdateExpression: resumeAt ? `${SET}, resumeAt = :at` : `${SET} REMOVE resumeAt`,
+        UpdateExpression: `${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
         ExpressionAttributeValues: {
           ':kind': 'SWEEP_LEASES',
           ':cursors': withinItem(cursors),
           ':now': new Date(now).toISOString(),
           ...(resumeAt ? { ':at': resumeAt } : {}),
+          ...(first.length > 0 ? { ':first': first } : {}),
         },
       }),
     );
@@ -76,8 +98,9 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
 export const LEASE_CURSORS_MAX_BYTES = 350_000;
 
 /**
- * The cursors that fit the item, in the order given (the lease pass's rotation order from where it stopped, so that
- * partition's cursor is always kept and the rotation always moves on). Every partition unfinished at the most shards
+ * The cursors that fit the item, in the order given (the lease pass's: where its rotation stopped, so that cursor is
+ * always kept and the rotation always moves on, then the partitions it walks first next run, then the rest of the
+ * rotation). Every partition unfinished at the most shards
  * (2,304 of them) may not fit: one left out is read again from where the due round stops in it when the rotation
  * reaches it, and is kept then, as the first.
  */

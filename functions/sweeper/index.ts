@@ -101,6 +101,7 @@ export const handler = async (_event: unknown, context: Context) => {
       leaseReserveMs: LEASE_PASS_RESERVE_MS,
       leaseCursors: savedLeaseCursors.cursors,
       leaseResumeAt: savedLeaseCursors.resumeAt,
+      leaseWalkFirst: savedLeaseCursors.walkFirst,
       deadline: sweepBy,
     });
     const spoolLookups = await spooled.done();
@@ -116,8 +117,9 @@ export const handler = async (_event: unknown, context: Context) => {
     count('SweeperUnfinished', r.unfinished);
     count('SweeperLeasePassUnfinished', r.leasePass.unfinished);
     count('SweeperLeaseCursorsDropped', r.leasePass.dropped.length);
-    count('SweeperLeasePartitionsFailed', r.leasePass.failed.length);
-    await keepLeasePass(savedLeaseCursors, r.leasePass);
+    // Partitions whose Query failed this run, the due round's or the lease pass's, each once.
+    count('SweeperLeasePartitionsFailed', new Set([...r.failed, ...r.leasePass.failed].map((f) => f.partition)).size);
+    await keepLeasePass(savedLeaseCursors, r.leasePass, r.failed);
     count('SpoolLookupsSkipped', spoolLookups?.skipped ?? 0);
     count('SpoolSendsLeftForNextRun', spoolLookups?.later ?? 0);
     count('SpoolLookupsDeferred', spoolLookups?.deferred ?? 0);
@@ -223,16 +225,20 @@ async function reportNotKept(sent: readonly SweepEntry[]): Promise<number> {
 
 /**
  * Keeps where the lease pass stopped: written only while a backlog leaves partitions unfinished (their cursors and
- * where the rotation stopped), and once more to clear what an earlier run left. A cursor it set aside is logged.
+ * where the rotation stopped) or a lease is left for the next run (its partition, walked first), and once more to
+ * clear what an earlier run left. A cursor it set aside is logged, and the partitions whose Query failed.
  */
-async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult): Promise<void> {
+async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult, dueFailed: SweepResult['failed']) {
+  if (dueFailed.length > 0)
+    logger.error('due round: Query failed; partitions left for the next run', { failed: dueFailed.slice(0, 10) });
   for (const d of pass.dropped)
     logger.warn("lease pass cursor set aside; its partition read from the due round's stop", d);
   if (pass.failed.length > 0)
     logger.error('lease pass: Query failed; partitions kept for the next run', { failed: pass.failed.slice(0, 10) });
-  const leftOver = (c: object, at: unknown) => Object.keys(c).length > 0 || at !== undefined;
-  if (leftOver(pass.cursors, pass.resumeAt) || leftOver(saved.cursors, saved.resumeAt)) {
-    await leaseCursors.save(pass.cursors, Date.now(), pass.resumeAt);
+  const leftOver = (p: Pick<SavedLeasePass, 'cursors' | 'resumeAt' | 'walkFirst'>) =>
+    Object.keys(p.cursors).length > 0 || p.resumeAt !== undefined || p.walkFirst.length > 0;
+  if (leftOver(pass) || leftOver(saved)) {
+    await leaseCursors.save(pass.cursors, Date.now(), pass.resumeAt, pass.walkFirst);
   }
 }
 

@@ -18,27 +18,33 @@
  *
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
- * held it, before it, so no cursor saved past it hides it. It is looked up again when a run reaches it: the next run's
- * due round, or its pass when the rotation reaches the partition — the next run without a backlog, a cycle later under
- * one (SweeperLeasePassBehind): a cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by
- * policy. A partition read to its end but kept for such a lease is no backlog: counted apart (`deferred`), never where
- * the rotation resumes. A lease the due round left in a partition it read to its horizon is not in this pass's work
- * and keeps no cursor: the next run's round usually reaches the lease again; when it does not (held, capped, cut), the
- * pass reaches it with the rotation.
+ * held it, before it, so no cursor saved past it hides it — even where the due round stopped, which the next run's
+ * round may not reach: the next walk meets the lease on its first page, unless items written since before the lease (a
+ * retry due sooner) pushed it to a later one. A later run looks it up again, backlog or not: its due round when it
+ * reaches the lease, or its pass, which walks the partitions kept for such a lease first (`walkFirst`, saved in the
+ * cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog, counted apart
+ * (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way, without a walk
+ * this run. Only a partition still holding such a lease stays in `walkFirst` (left again, or its walk ended before the
+ * page it was kept from: read from further back, DynamoDB having refused its cursor), with those kept first that this
+ * run did not walk (they lead the next run's list); one walked from that page goes back to the rotation with its cursor
+ * — its lease handled, or, pushed to a later page and the walk ended first (the deadline, a Query failed), left for the
+ * rotation or the due round to reach (docs/guarantees.md, window 5). So the k-th partition of the list is walked within
+ * ⌈k ÷ concurrency⌉ runs whose pass reads a page: the next run while no more such partitions than the concurrency wait.
+ * A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by policy.
  *
  * Not solved (docs/guarantees.md, window 5): a lease left run after run (a found record whose SENT write keeps failing,
  * unbounded by design) keeps its partition's cursor before it, so the pass does not read that partition's claims that
  * die between the round's stop and the lease's page while it fails. And when the partition's rest is more than a run
- * reads, the deadline cuts its walk at the same place every run, saved from before the lease again, and the rotation
- * resumes there: the pass reads no further along the rotation than one run reaches from it until the write succeeds.
- * The SpoolSendsLeftForNextRun alarm (5 of 5 runs) pages for it.
+ * reads, every run walks it first (behind those kept that the run before did not walk) and the deadline cuts it at the
+ * same place, saved from before the lease again: its tail is not read until the write succeeds, and the rotation moves
+ * on only in the partitions read beside it (none at concurrency 1). The SpoolSendsLeftForNextRun alarm (5 of 5 runs)
+ * pages for it.
  *
  * A partition whose lease-pass Query fails for a reason worth retrying (throttling, a 5xx, a timeout:
  * commons/retry.ts isWorthRetrying) fails neither the run nor the rotation: its cursor is kept where it stood, the
  * pass goes on with the others, and the failure is counted (`failed`); it never sets where the rotation resumes, so a
  * partition failing run after run does not hold back every partition after it. Any other error (AccessDenied, a
- * ValidationException, a bug) fails the run, as it always did. The due round's Query of the same partition is not
- * guarded: it fails the run (sweep.ts).
+ * ValidationException, a bug) fails the run, as it always did. The due round's Query is guarded the same way (sweep.ts).
  */
 import pLimit from 'p-limit';
 import { isWorthRetrying } from '../commons/retry.ts';
@@ -63,6 +69,8 @@ export interface LeasePassInput {
   readonly saved: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's rotation stopped: this run starts there (undefined: at the front, critical first). */
   readonly resumeAt?: LeasePosition | undefined;
+  /** Partitions an earlier run kept for a lease left for the next run, by key: walked first, ahead of the rotation. */
+  readonly walkFirst?: readonly string[] | undefined;
   /** Resolves one expired lease (the sweeper's own handling): 'left' when it left the lease for the next run. */
   readonly handle: (e: SweepEntry) => Promise<'left' | undefined>;
 }
@@ -75,6 +83,8 @@ export interface LeaseWork extends SweepPartition {
    * whatever the walk does, which starts at `next`, past it (the round handled that lease: it is not looked up twice).
    */
   readonly leftAt?: { readonly at: SweepStartKey | undefined } | undefined;
+  /** The due round read it to the horizon: not walked, only kept for the lease it left (`leftAt`). */
+  readonly leasesDone?: boolean;
 }
 
 export interface LeasePassResult {
@@ -88,6 +98,11 @@ export interface LeasePassResult {
    * write failed): not a backlog, never where the rotation resumes.
    */
   deferred: number;
+  /**
+   * Partitions still holding a lease left for the next run, and those walked first this run that it did not finish
+   * (cut, or their Query failed), by key in rotation order: the next run walks them first.
+   */
+  walkFirst: string[];
   /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
@@ -126,6 +141,12 @@ function later(a: SweepStartKey | undefined, b: SweepStartKey | undefined): Swee
 const rank = (p: LeasePosition) =>
   (NOTICE_CLASSES.indexOf(p.noticeClass) * CHANNELS.length + CHANNELS.indexOf(p.channel)) * 1_000_000 + p.shard;
 
+/** A Query's failure as the log and the result name it. */
+export const failedQuery = (partition: string, e: unknown) => ({
+  partition,
+  error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+});
+
 /** The work in rotation order, starting at the first partition at or after `from` (wrapping to the front). */
 function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): LeaseWork[] {
   const ordered = [...work].sort((a, b) => rank(a) - rank(b));
@@ -140,11 +161,27 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     cursors: {},
     unfinished: 0,
     deferred: 0,
+    walkFirst: [],
     dropped: [],
     failed: [],
   };
   const partitions = pLimit(Math.max(1, input.concurrency));
-  const order = rotated(work, input.resumeAt);
+  // Those kept for a lease left for the next run first, in the order saved (those an earlier run did not walk lead),
+  // then the rotation from where it stopped.
+  const first = new Set(input.walkFirst ?? []);
+  const byKey = new Map(work.map((w) => [sweepPartition(w), w]));
+  const ahead = [...first].flatMap((key) => byKey.get(key) ?? []);
+  const rotation = rotated(
+    work.filter((w) => !first.has(sweepPartition(w))),
+    input.resumeAt,
+  );
+  const order = [...ahead, ...rotation];
+  // Walks that ended holding a lease left for the next run, however they ended.
+  const holding = new Set<LeaseWork>();
+  // Walks that read at least one page.
+  const started = new Set<LeaseWork>();
+  // Walks kept first that ended (cut, or failed) before a page from their saved cursor: their lease still ahead.
+  const short = new Set<LeaseWork>();
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const failed = new Map<LeaseWork, SweepStartKey | undefined>();
   const deferred = new Map<LeaseWork, SweepStartKey | undefined>();
@@ -161,9 +198,20 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     let fromSaved = saved !== undefined && start === saved;
     // Where the due round stopped needs no keeping: the next run's round gives it again.
     const kept = () => (start === w.next ? undefined : start);
-    // The start of the first page that held a lease left for the next run: the partition is kept from there, before it.
+    // The start of the first page that held a lease left for the next run: the partition is kept from there, before it,
+    // even where the due round stopped (the next run's round may not reach it, and its pass must meet the lease first).
     let leftFrom = w.leftAt;
-    const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => into.set(w, leftFrom ? leftFrom.at : kept());
+    // A partition kept first has its lease's page at its saved cursor: one not read from there still holds the lease.
+    let before = first.has(key) && saved !== undefined;
+    const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => {
+      into.set(w, leftFrom ? leftFrom.at : kept());
+      if (leftFrom !== undefined) holding.add(w);
+      else if (before) short.add(w);
+    };
+    if (w.leasesDone) {
+      if (leftFrom !== undefined) keep(deferred);
+      return;
+    }
     for (;;) {
       if (input.now() >= input.deadline) {
         keep(left);
@@ -183,16 +231,18 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         // Access denied, a request refused, a bug: the run fails and SweeperErrors counts it, as before.
         if (!isWorthRetrying(e)) throw e;
         // Throttled, a 5xx, a timeout: the partition waits for the next run where it stood; the rest goes on.
-        result.failed.push({ partition: key, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+        result.failed.push(failedQuery(key, e));
         keep(failed);
         return;
       }
+      if (saved !== undefined && start !== undefined && Number(start.sweepAt) >= Number(saved.sweepAt)) before = false;
       fromSaved = false;
+      started.add(w);
       result.pages++;
       result.found += page.entries.length;
       const handled = await Promise.all(page.entries.map(input.handle));
       // A lease left does not stop the walk: the claims after it in the partition are still resolved this run.
-      if (handled.includes('left')) leftFrom ??= { at: kept() };
+      if (handled.includes('left')) leftFrom ??= { at: start };
       if (page.next === undefined) {
         if (leftFrom !== undefined) keep(deferred);
         return;
@@ -202,26 +252,25 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   };
   // In rotation order, a few at a time: no class waits for another's slowest partition.
   await Promise.all(order.map((w) => partitions(() => walk(w))));
-  // The cursors in rotation order from where it stopped: the item keeps that partition's first (withinItem), so the
-  // rotation always moves on, whatever else the item has to drop.
-  for (const w of order) {
-    if (!left.has(w)) continue;
-    result.unfinished++;
-    result.resumeAt ??= { noticeClass: w.noticeClass, channel: w.channel, shard: w.shard };
-    const start = left.get(w);
+  // Walked first next run: those kept first that this run did not walk (cut or failed before their first page), so one
+  // walked first run after run cannot starve them; the walks holding a left lease; those kept first whose walk ended
+  // before the page they were kept from (DynamoDB refused their cursor). One walked from it goes back to the rotation.
+  const waiting = ahead.filter((w) => !started.has(w) && !w.leasesDone);
+  const again = new Set([...waiting, ...rotated([...holding, ...short], undefined)]);
+  result.walkFirst = [...again].map(sweepPartition);
+  // Where the rotation resumes: the first partition of the rotation left unfinished, not one walked first next run.
+  const resume = rotation.find((w) => left.has(w) && !again.has(w));
+  if (resume) result.resumeAt = { noticeClass: resume.noticeClass, channel: resume.channel, shard: resume.shard };
+  // The cursors, in the order the item keeps them (withinItem): where the rotation resumes, so it always moves on;
+  // those walked first next run (one dropped would be walked from the round's stop, past its lease; all those kept for
+  // a left lease are among them); the other unfinished ones; the failed ones.
+  const cursorOf = (w: LeaseWork) => [left, deferred, failed].find((m) => m.has(w))?.get(w);
+  const byEnd = [left, failed].flatMap((m) => order.filter((w) => m.has(w)));
+  for (const w of [...(resume ? [resume] : []), ...again, ...byEnd]) {
+    const start = cursorOf(w);
     if (start !== undefined) result.cursors[sweepPartition(w)] = start;
   }
-  // Then those kept only for a lease left: not a backlog, so never where the rotation resumes.
-  for (const w of order) {
-    if (!deferred.has(w)) continue;
-    result.deferred++;
-    const start = deferred.get(w);
-    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  }
-  // Then the failed partitions' cursors: kept, but never where the rotation resumes (one failing every run would pin it).
-  for (const w of order) {
-    const start = failed.get(w);
-    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  }
+  result.unfinished = left.size;
+  result.deferred = deferred.size;
   return result;
 }

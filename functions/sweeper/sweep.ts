@@ -39,16 +39,17 @@
  * runs and racing dispatchers change each item at most once, and a write whose reply was lost still counts.
  */
 import pLimit from 'p-limit';
+import { isWorthRetrying } from '../commons/retry.ts';
 import { NOTICE_CLASSES, type NoticeClass } from '../domain/catalogue.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import type { ChannelPolicies } from '../domain/delivery-policy.ts';
-import type { SweepPartition, SweepState } from '../domain/keys.ts';
+import { type SweepPartition, type SweepState, sweepPartition } from '../domain/keys.ts';
 import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { SweepStartKey } from '../stores/notification-port.ts';
-import type { NotificationStore, SweepEntry, Transition } from '../stores/notification-store.ts';
-import { type LeasePassResult, leasePass } from './lease-pass.ts';
+import type { NotificationStore, SweepEntry, SweepWindow, Transition } from '../stores/notification-store.ts';
+import { failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
 
 export interface SweepDeps {
@@ -84,6 +85,8 @@ export interface SweepDeps {
   readonly leaseCursors?: Readonly<Record<string, SweepStartKey>>;
   /** Where an earlier run's lease pass left its rotation: this run's pass starts there. */
   readonly leaseResumeAt?: LeasePosition | undefined;
+  /** Partitions an earlier run's lease pass kept for a lease left for the next run: this run's pass walks them first. */
+  readonly leaseWalkFirst?: readonly string[] | undefined;
 }
 
 export interface SweepResult {
@@ -111,6 +114,11 @@ export interface SweepResult {
    * not read at all (the same, or held behind a higher class of their channel).
    */
   unfinished: number;
+  /**
+   * Partitions whose due-round Query failed for a reason worth retrying, and the error: not read further by the round
+   * this run (a PENDING one's expired leases are still the lease pass's), the others read.
+   */
+  failed: { partition: string; error: string }[];
   /** The lease pass over what the due round left: its pages, and where it stopped in what it did not finish. */
   leasePass: LeasePassResult;
   elapsedMs: number;
@@ -142,11 +150,35 @@ export function sweepPartitions(shards: number): SweepPartition[] {
 /**
  * What the round left the lease pass: each partition not read to its horizon, from the round's stop. One where the
  * round left a lease for the next run is walked from there too (that lease is not looked up twice in a run), and kept
- * from before that lease (`leftAt`), whatever an earlier run saved past it. One the round read to its horizon needs no
- * cursor: the saved cursors are replaced by the pass's, and the next run reads it from its round's stop.
+ * from before that lease (`leftAt`), whatever an earlier run saved past it; read to its horizon, it is only kept, for
+ * the next run's pass to walk first. One the round read to its horizon otherwise needs no cursor: the saved cursors
+ * are replaced by the pass's, and the next run reads it from its round's stop.
  */
 const leaseWork = (cursors: readonly Cursor[]) =>
-  cursors.filter((c) => !c.leasesDone).map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
+  cursors
+    .filter((c) => !c.leasesDone || c.leftLease !== undefined)
+    .map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
+
+/**
+ * One due-round page. Throttled, a 5xx, a timeout: undefined, the failure in `failed`, the partition left for the next
+ * run. Access denied, a request refused, a bug: thrown, the run fails (SweeperErrors).
+ */
+async function duePage(
+  store: NotificationStore,
+  partition: SweepPartition,
+  window: SweepWindow,
+  size: number,
+  from: SweepStartKey | undefined,
+  failed: SweepResult['failed'],
+) {
+  try {
+    return await store.findDue(partition, window, size, from);
+  } catch (e) {
+    if (!isWorthRetrying(e)) throw e;
+    failed.push(failedQuery(sweepPartition(partition), e));
+    return undefined;
+  }
+}
 
 /** A run's result before it did anything. */
 const emptyResult = (): SweepResult => ({
@@ -162,7 +194,8 @@ const emptyResult = (): SweepResult => ({
   examined: 0,
   pages: 0,
   unfinished: 0,
-  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, deferred: 0, dropped: [], failed: [] },
+  failed: [],
+  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, deferred: 0, walkFirst: [], dropped: [], failed: [] },
   elapsedMs: 0,
 });
 
@@ -229,23 +262,28 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     }
     redriveLeft[e.channel]--;
     const routine = e.retryAt !== undefined && now - e.retryAt < deps.pendingThresholdMs;
-    counted(
-      await deps.store.redrive(e, now, now + deps.pendingThresholdMs),
-      routine ? result.woken : result.redriven,
-      e,
-    );
+    const redriven = await deps.store.redrive(e, now, now + deps.pendingThresholdMs);
+    counted(redriven, routine ? result.woken : result.redriven, e);
   };
 
   for (;;) {
     const open = cursors.filter((c) => !c.done && !capped(c));
     if (open.length === 0 || budget <= 0 || deps.now() >= dueBy) break;
+    const queries = result.pages + result.failed.length;
     for (const c of open) {
       if (budget <= 0 || deps.now() >= dueBy) break;
       if (capped(c) || held(c)) continue;
       const pending = c.state === 'PENDING';
       const size = Math.min(deps.pageSize, budget, pending ? redriveLeft[c.channel] : deps.pageSize);
       const from = c.next;
-      const page = await deps.store.findDue(c, { now, until: pending ? horizon : now }, size, from);
+      const page = await duePage(deps.store, c, { now, until: pending ? horizon : now }, size, from, result.failed);
+      if (page === undefined) {
+        // Done for the round, so it holds no lower class of its channel back (nor the round open); the others are
+        // read, and a PENDING one's expired leases are still the lease pass's.
+        c.done = true;
+        if (pending) openPending[c.channel][c.noticeClass]--;
+        continue;
+      }
       result.pages++;
       // Sorted by sweepAt: once past now, the rest up to the horizon matters only for its expired leases.
       const act = page.entries.filter((e) => e.status === 'SENDING' || e.sweepAt <= now);
@@ -261,6 +299,8 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       // A SENDING partition is read from its start every run: only a PENDING one's lease pass needs to go back.
       if (pending && handled.includes('left')) c.leftLease ??= { at: from };
     }
+    // Only a Query changes what is held or capped: a pass that made none would spin (a bug in the counts), not wait.
+    if (result.pages + result.failed.length === queries) break;
   }
   result.unfinished = cursors.filter((c) => !c.done).length;
   result.leasePass = await leasePass(leaseWork(cursors), {
@@ -272,6 +312,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     concurrency: deps.concurrency,
     saved: deps.leaseCursors ?? {},
     resumeAt: deps.leaseResumeAt,
+    walkFirst: deps.leaseWalkFirst,
     handle: (e) => writes(() => handle(e)),
   });
   result.elapsedMs = deps.now() - now;

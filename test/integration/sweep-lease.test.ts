@@ -14,7 +14,7 @@ import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { notificationKey, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
-import { DynamoLeaseCursors } from '../../functions/stores/lease-cursors.ts';
+import { DynamoLeaseCursors, LEASE_WALK_FIRST_MAX } from '../../functions/stores/lease-cursors.ts';
 import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { spooledSends } from '../../functions/sweeper/spooled-send.ts';
@@ -246,16 +246,23 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     expect(ids(resumed.resolvedUnknown)).toEqual([`${second}#EMAIL`]);
     expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
     await cursors.save(resumed.leasePass.cursors, now);
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined });
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [] });
     // The next run reads the partition from its start.
     const next = await sweepAt(now + LEASE_MS + 2, { leaseCursors: {} });
     expect(ids(next.resolvedUnknown)).toEqual([first.notificationId]);
     // Where the rotation stopped round-trips through the item too, and a save without it clears it.
     const at = { noticeClass: 'bulk', channel: 'SMS', shard: 7 } as const;
     await cursors.save({}, now, at);
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at });
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at, walkFirst: [] });
     await cursors.save({}, now);
     expect((await cursors.load()).resumeAt).toBeUndefined();
+    // So do the partitions kept for a lease left for the next run, at most LEASE_WALK_FIRST_MAX, and a save without
+    // them clears them.
+    const many = Array.from({ length: LEASE_WALK_FIRST_MAX + 1 }, (_, i) => `PENDING#EMAIL#critical#${i}`);
+    await cursors.save({}, now, undefined, many);
+    expect((await cursors.load()).walkFirst).toEqual(many.slice(0, LEASE_WALK_FIRST_MAX));
+    await cursors.save({}, now, at, []);
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at, walkFirst: [] });
   });
   it('a saved cursor DynamoDB would refuse (a day ahead, an extra attribute) is set aside, and the run goes on', async () => {
     const now = Date.now();
@@ -342,15 +349,32 @@ describe("a dead holder's spooled send whose look-up the run's deadline cut shor
     expect(first.lookups).toMatchObject({ deferred: 1, skipped: 0, found: 0 });
     expect([...r1.resolvedUnknown, ...r1.resolvedRetry, ...r1.resolvedSent]).toEqual([]);
     expect(await store.get(notificationKey(holder, 'EMAIL'))).toMatchObject({ status: 'SENDING', attempt: 1 });
-    // Kept where it was read from, before the claim, not past it.
+    // Kept where it was read from, before the claim, not past it, and to be walked first by the next run.
     expect(r1.leasePass.cursors[key]).toEqual(page.next);
-    await cursors.save(r1.leasePass.cursors, run1, r1.leasePass.resumeAt);
+    expect(r1.leasePass.walkFirst).toEqual([key]);
+    await cursors.save(r1.leasePass.cursors, run1, r1.leasePass.resumeAt, r1.leasePass.walkFirst);
 
-    // Run 2, a minute later: its own deadline; the claim is read first and resolved from its spooled record.
+    // Run 2, a minute later: its own deadline; the claim's partition is walked first (its key through the item), and
+    // the claim resolved from its spooled record.
     const run2 = run1 + 60_000;
     const next = await cursors.load();
+    expect(next.walkFirst).toEqual([key]);
     const second = lookUps({ spool, now: () => run2 }, run2 + 50_000);
-    const r2 = await sweepAt(run2, { spooled: second, leaseCursors: next.cursors, leaseResumeAt: next.resumeAt });
+    const walked: string[] = [];
+    const r2 = await sweepAt(run2, {
+      store: Object.assign(Object.create(store) as DynamoNotificationStore, {
+        findExpiredLeases: (...args: Parameters<NotificationStore['findExpiredLeases']>) => {
+          walked.push(sweepPartition(args[0]));
+          return store.findExpiredLeases(...args);
+        },
+      }),
+      spooled: second,
+      leaseCursors: next.cursors,
+      leaseResumeAt: next.resumeAt,
+      leaseWalkFirst: next.walkFirst,
+    });
+    expect(walked[0]).toBe(key);
+    expect(r2.leasePass.walkFirst).toEqual([]);
     expect(ids(r2.resolvedSent)).toEqual([notificationId]);
     expect(second.lookups).toMatchObject({ found: 1, deferred: 0, skipped: 0 });
     expect(await store.get(notificationKey(holder, 'EMAIL'))).toMatchObject({

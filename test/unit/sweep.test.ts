@@ -187,6 +187,28 @@ describe('sweeper', () => {
     expect(calls.resolve).toEqual([]);
   });
 
+  it('a lease the due round left in a partition it read to its horizon is kept for the next run, whose lease pass walks that partition first', async () => {
+    const cut = entry({ status: 'SENDING', attempt: 1, leaseUntil: NOW - 1 });
+    const place = { state: 'PENDING', channel: 'EMAIL', shard: 3 } as const;
+    const key = keyOf(place);
+    const { store, calls } = fakeStore([[place, [entry(), cut]]]);
+    const spooled = (left: boolean) => ({
+      resolve: async (e: SweepEntry) => (e !== cut ? undefined : left ? ('later' as const) : ('accepted' as const)),
+    });
+    const first = await sweep(deps(store, { spooled: spooled(true) }));
+    // Not walked (the round read it all), but kept for the lease: no backlog, no cursor (the lease was on page one).
+    expect(calls.leasePages).not.toContain(key);
+    expect(first.leasePass).toMatchObject({ deferred: 1, unfinished: 0, walkFirst: [key], cursors: {} });
+    // The next run's round reads nothing (its budget spent): its pass walks that partition before any other.
+    calls.leasePages.length = 0;
+    const second = await sweep(
+      deps(store, { limit: 0, spooled: spooled(false), leaseWalkFirst: first.leasePass.walkFirst }),
+    );
+    expect(calls.leasePages[0]).toBe(key);
+    expect(second.resolvedSent).toEqual([cut]);
+    expect(second.leasePass.walkFirst).toEqual([]);
+  });
+
   it("a look-up the run's cap cut in the due round is made and counted once that run, not again by the lease pass", async () => {
     const cut = entry({ status: 'SENDING', attempt: 1, leaseUntil: NOW - 1_000 });
     const place = { state: 'PENDING', channel: 'EMAIL', shard: 3 } as const;
