@@ -22,9 +22,21 @@
  * was looked in (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is
  * skipped at once. A record found whose SENT write failed is `later` too: the lease is left as it is for the next run,
  * never decided by policy (that could resend a send the record proves).
+ *
+ * A holder that extended its lease with the message id before its put named the record there too (its slice and
+ * digest: dispatch/holder.ts keepLeasePast): its look-up is one read by the record's key, no minute scanned, never cut
+ * by the cap or the deadline; a record named in a batch of its own (not a slice) was never spooled, and is not looked
+ * for. Not found, the lease is SENT from the id with that reference kept, and the sweeper checks the record is kept
+ * (sweeper/sent-from-item.ts).
  */
 import { parseEvidence } from '../domain/evidence.ts';
-import { SPOOL_SHARDS, SPOOL_SLICE_MS, SPOOL_WRITE_BY_MS, sliceStartOf } from '../domain/evidence-spool.ts';
+import {
+  parseSliceBatch,
+  SPOOL_SHARDS,
+  SPOOL_SLICE_MS,
+  SPOOL_WRITE_BY_MS,
+  sliceStartOf,
+} from '../domain/evidence-spool.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
 import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/notification-store.ts';
@@ -52,7 +64,7 @@ export interface SpooledSend {
 
 export interface SpooledSendDeps {
   readonly notifications: Pick<DynamoNotificationStore, 'get' | 'acceptSpooled'>;
-  readonly spool: Pick<EvidenceSpool, 'minuteOf'>;
+  readonly spool: Pick<EvidenceSpool, 'minuteOf' | 'recordAt'>;
   readonly outlets: Pick<BatchOutlets, 'index'>;
   readonly now: () => number;
   /** Epoch ms after which no spool item is read (the run's). */
@@ -76,6 +88,8 @@ export interface SpoolLookups {
   later: number;
   /** Spool records read. */
   recordsRead: number;
+  /** Look-ups made by the key a lease extension named: one read each, no minute scanned. */
+  byKey: number;
 }
 
 /**
@@ -125,7 +139,7 @@ interface Part {
 
 /** One run's look-ups: build it per run (the parts read are kept for the run, not longer). */
 export function spooledSends(deps: SpooledSendDeps): SpooledSends {
-  const lookups: SpoolLookups = { found: 0, skipped: 0, deferred: 0, later: 0, recordsRead: 0 };
+  const lookups: SpoolLookups = { found: 0, skipped: 0, deferred: 0, later: 0, recordsRead: 0, byKey: 0 };
   const parts = new Map<string, Promise<Part>>();
   let left = deps.maxRecords;
   const open = () => left > 0 && deps.now() < deps.deadline;
@@ -172,6 +186,14 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
     }
     return unread.has('refused') ? 'skipped' : unread.has('cut') ? 'cut' : undefined;
   };
+  /** The record a lease extension named (its slice and digest), by its key: when it is this attempt's send. */
+  const named = async (evidence: { batch: string; sha256: string }, key: string) => {
+    if (parseSliceBatch(evidence.batch) === undefined) return undefined;
+    lookups.byKey++;
+    const r = await deps.spool.recordAt(evidence.batch, evidence.sha256);
+    const send = r === undefined ? undefined : sendIn(r);
+    return send?.[0] === key ? send[1] : undefined;
+  };
   /** A cut look-up waits for a later run while its lease ended less than SPOOL_LOOKUP_WAIT_MS ago. */
   const mayWait = (entry: SweepEntry, now: number) =>
     entry.leaseUntil !== undefined && now - entry.leaseUntil < SPOOL_LOOKUP_WAIT_MS;
@@ -184,7 +206,8 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         const item = await deps.notifications.get({ pk: entry.pk, sk: entry.sk });
         const writtenAt = Date.parse(item?.updatedAt ?? '');
         if (item?.status !== 'SENDING' || item.attempt !== entry.attempt || Number.isNaN(writtenAt)) return undefined;
-        found = await find(writtenAt, keyOf(entry.notificationId, entry.attempt));
+        const key = keyOf(entry.notificationId, entry.attempt);
+        found = item.evidence === undefined ? await find(writtenAt, key) : await named(item.evidence, key);
       } catch {
         found = 'skipped';
       }

@@ -56,17 +56,28 @@ function record(id: string, attempt = 1, startMs = MINUTE): SpooledRecord {
   };
 }
 
-/** A spool of (minute, partition) → records, counting each partition's reads; `refuses` throws for those. */
+/**
+ * A spool of (minute, partition) → records, counting each partition's reads and each read by key (`keyed`: slice and
+ * digest); `refuses` throws for those.
+ */
 function spoolOf(parts: Record<string, SpooledRecord[]>, refuses: readonly string[] = []) {
   const reads: string[] = [];
+  const keyed: string[] = [];
   return {
     reads,
+    keyed,
     spool: {
       async *minuteOf(startMs: number, shard: number, max: number) {
         const key = `${startMs}#${shard}`;
         reads.push(key);
         if (refuses.includes(key)) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
         yield* (parts[key] ?? []).slice(0, max);
+      },
+      async recordAt(slice: string, sha256: string) {
+        keyed.push(`${slice}#${sha256}`);
+        return Object.values(parts)
+          .flat()
+          .find((r) => r.slice === slice && r.sha256 === sha256);
       },
     },
   };
@@ -122,7 +133,7 @@ describe("the sweeper's spool look-up of an expired lease", () => {
       ],
       ['b#SMS', expect.objectContaining({ providerMessageId: 'm-b-1' })],
     ]);
-    expect(run.lookups).toEqual({ found: 2, skipped: 0, deferred: 0, later: 0, recordsRead: 4 });
+    expect(run.lookups).toEqual({ found: 2, skipped: 0, deferred: 0, later: 0, recordsRead: 4, byKey: 0 });
   });
 
   it("past the run's cap on records read, a lease not found in what was read is left for the next run (deferred), which finds it; one found is SENT", async () => {
@@ -183,5 +194,58 @@ describe("the sweeper's spool look-up of an expired lease", () => {
     expect(failing.lookups).toMatchObject({ later: 1, found: 0, skipped: 0, deferred: 0 });
     // The next run finds it again and writes SENT.
     expect(await run.resolve(lease('a'), NOW)).toBe('accepted');
+  });
+  it('a lease extended with the record named (slice and digest): one read by its key, no minute scanned, SENT with that record', async () => {
+    const named = record('n', 1);
+    const { spool, reads, keyed } = spoolOf({ [`${MINUTE}#4`]: [record('other'), named] });
+    const { run, accepted } = lookUps(spool, {
+      notifications: {
+        get: async (k) =>
+          ({
+            status: 'SENDING',
+            attempt: 1,
+            updatedAt: new Date(WRITTEN).toISOString(),
+            evidence: { batch: named.slice, sha256: named.sha256, acceptedAt: new Date(MINUTE + 5_000).toISOString() },
+            ...k,
+          }) as never,
+        acceptSpooled: async (e, send) => {
+          accepted.push([e.notificationId, send]);
+          return 'accepted';
+        },
+      },
+    });
+    expect(await run.resolve(lease('n'), NOW)).toBe('accepted');
+    expect(reads).toEqual([]);
+    expect(keyed).toEqual([`${named.slice}#${named.sha256}`]);
+    expect(accepted).toEqual([['n#SMS', expect.objectContaining({ providerMessageId: 'm-n-1' })]]);
+    expect(run.lookups).toMatchObject({ found: 1, byKey: 1, recordsRead: 0 });
+  });
+
+  it('a named record absent from the spool, or named in a batch of its own (never spooled): not found, no minute scanned — SENT from the id by the caller', async () => {
+    const absent = record('x', 1);
+    const { spool, reads, keyed } = spoolOf({ [`${MINUTE}#4`]: [record('x', 2)] });
+    const naming = (batch: string, sha256: string) => ({
+      notifications: {
+        get: async (k: object) =>
+          ({
+            status: 'SENDING',
+            attempt: 1,
+            updatedAt: new Date(WRITTEN).toISOString(),
+            evidence: { batch, sha256, acceptedAt: new Date(MINUTE).toISOString() },
+            ...k,
+          }) as never,
+        acceptSpooled: async () => 'accepted' as const,
+      },
+    });
+    expect(await lookUps(spool, naming(absent.slice, absent.sha256)).run.resolve(lease('x'), NOW)).toBeUndefined();
+    // Another attempt's record under the key it names is not this send's.
+    const other = record('x', 2);
+    expect(await lookUps(spool, naming(other.slice, other.sha256)).run.resolve(lease('x'), NOW)).toBeUndefined();
+    const own = 'batches/2026-12-06/100000-dispatch-abcdef12';
+    const batch = lookUps(spool, naming(own, absent.sha256));
+    expect(await batch.run.resolve(lease('x'), NOW)).toBeUndefined();
+    expect(batch.run.lookups).toMatchObject({ byKey: 0, recordsRead: 0 });
+    expect(reads).toEqual([]);
+    expect(keyed).toHaveLength(2);
   });
 });
