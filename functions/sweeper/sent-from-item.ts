@@ -1,37 +1,87 @@
 /**
  * A dead holder's send the sweeper SENT from the message id its lease extension had put on the item (sweep.ts
- * `sentFromItem`): the SENT write that would have named its evidence record never landed. The record was kept if the
- * holder's invocation lived to write its batch — the evidence index then finds it by its event — or if its spool put
- * landed (then the spool look-up SENT it with its record, and it is not here). Otherwise it went with the holder —
- * nothing rebuilds a record whose digest nothing holds (docs/evidence-and-privacy.md "Where such an invocation dies")
- * — or it waits unindexed (a gap not yet filled, a batch whose index write was refused): the index cannot tell which.
- * An earlier attempt's record of the same notification, indexed, reads as kept: the index does not say the attempt.
+ * `sentFromItem`): the SENT write that would have named its evidence record never landed. The extension named the
+ * record as that write would have (dispatch/holder.ts: its batch or slice, its digest, its acceptedAt), and the SENT
+ * from the id keeps that reference, so the item names its record as any SENT does. Then:
+ *
+ * - named in an invocation's own batch: the record is in that batch, or — the invocation died before writing it — its
+ *   intent is still open and the sweeper's recovery rebuilds it against the digest, or counts it lost
+ *   (recover-evidence.ts). Nothing more here.
+ * - named in a slice of the spool (an invocation of few records writes no intent): kept when the spool or the store
+ *   holds it; else rebuilt from the item and kept when it hashes to the digest (recover-evidence.ts `respool`, the
+ *   machinery an intent's spooled sends use); else it is nowhere and nothing can rebuild it (a message that carried a
+ *   secret, which the SENT write forgets; a template deployed since): lost — counted and alarmed (EvidenceLost). What
+ *   is read is the spool and the store, never the index: a record not indexed yet is kept, not lost.
+ * - naming nothing: extended by an earlier version, before the reference. Checked against the index as then: one no
+ *   index names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet.
  */
+import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { parseNotificationId } from '../domain/keys.ts';
+import { messageIdOf } from '../domain/message-id.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import type { EvidenceIndex } from '../stores/evidence-index.ts';
-import type { SweepEntry } from '../stores/notification-store.ts';
+import type { NotificationKey, SweepEntry } from '../stores/notification-store.ts';
+import type { RecoverResult, SentHere } from './recover-evidence.ts';
 
-export interface RecordsNotKept {
-  /** Sends whose record no index names: lost with their holder, or not indexed yet. */
-  readonly notKept: readonly SweepEntry[];
-  /** Sends the index could not be read for (it refused): neither kept nor lost as far as this run knows. */
-  readonly unchecked: readonly SweepEntry[];
+export interface SentFromItemDeps {
+  readonly notifications: { get(key: NotificationKey): Promise<NotificationItem | undefined> };
+  readonly index: Pick<EvidenceIndex, 'sendsOfEvent'>;
+  /** Keeps spooled sends' records, rebuilt when the spool and the store lack them (recover-evidence.ts `respool`). */
+  readonly keep: (items: readonly SentHere[]) => Promise<{ unverified: SentHere[] }>;
 }
 
-export async function recordsNotKept(
+export interface SentFromItemChecked {
+  /** Sends whose record the spool or the store holds, or a rebuild matching their digest now keeps. */
+  readonly kept: number;
+  /** Records named nowhere kept and no rebuild matches: lost (EvidenceLost). */
+  readonly lost: RecoverResult['lost'];
+  /** Sends naming no record (extended by an earlier version) that no index names (EvidenceUnconfirmed). */
+  readonly notKept: readonly SweepEntry[];
+  /** Sends this run could not check (a read refused, a write of the rebuild failed): neither kept nor lost. */
+  readonly unchecked: readonly { readonly notificationId: string; readonly error: string }[];
+}
+
+export async function checkSentFromItem(
   sent: readonly SweepEntry[],
-  index: Pick<EvidenceIndex, 'sendsOfEvent'>,
-): Promise<RecordsNotKept> {
-  const notKept: SweepEntry[] = [];
-  const unchecked: SweepEntry[] = [];
+  deps: SentFromItemDeps,
+): Promise<SentFromItemChecked> {
+  const result = {
+    kept: 0,
+    lost: [] as RecoverResult['lost'],
+    notKept: [] as SweepEntry[],
+    unchecked: [] as { notificationId: string; error: string }[],
+  };
   for (const e of sent) {
-    const eventId = parseNotificationId(e.notificationId)?.eventId;
     try {
-      const refs = eventId === undefined ? [] : await index.sendsOfEvent(eventId);
-      if (!refs.some((r) => r.notificationId === e.notificationId)) notKept.push(e);
-    } catch {
-      unchecked.push(e);
+      const item = await deps.notifications.get({ pk: e.pk, sk: e.sk });
+      if (item?.evidence === undefined) {
+        if (!(await namedByIndex(e, deps.index))) result.notKept.push(e);
+        continue;
+      }
+      // An invocation's own batch: its intent's recovery has it (see the header).
+      if (parseSliceBatch(item.evidence.batch) === undefined) continue;
+      const here = item as SentHere;
+      const { unverified } = await deps.keep([here]);
+      if (unverified.length === 0) result.kept++;
+      else result.lost.push(lostRecord(here));
+    } catch (error) {
+      result.unchecked.push({ notificationId: e.notificationId, error: (error as Error)?.name ?? 'Error' });
     }
   }
-  return { notKept, unchecked };
+  return result;
 }
+
+/** Whether the index names a send of this notification (an earlier attempt's reads as one: the index has no attempt). */
+async function namedByIndex(e: SweepEntry, index: Pick<EvidenceIndex, 'sendsOfEvent'>): Promise<boolean> {
+  const eventId = parseNotificationId(e.notificationId)?.eventId;
+  const refs = eventId === undefined ? [] : await index.sendsOfEvent(eventId);
+  return refs.some((r) => r.notificationId === e.notificationId);
+}
+
+const lostRecord = (item: SentHere): RecoverResult['lost'][number] => ({
+  notificationId: item.notificationId,
+  ...(messageIdOf(item) === undefined ? {} : { providerMessageId: messageIdOf(item) }),
+  sha256: item.evidence.sha256,
+  batch: item.evidence.batch,
+  reason: 'MISMATCH',
+});

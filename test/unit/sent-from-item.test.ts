@@ -1,13 +1,30 @@
 /**
- * A dead holder's send the sweeper SENT from the message id on its item: its evidence record is kept when an index
- * names it (its invocation lived to write its batch), lost with the holder when none does, and neither when the index
- * could not be read (functions/sweeper/sent-from-item.ts).
+ * A dead holder's send the sweeper SENT from the message id on its item (functions/sweeper/sent-from-item.ts): the
+ * lease extension named its record, so the item does too — kept (held, or rebuilt to its digest) or lost, counted as
+ * such; a record named in an invocation's own batch is that intent's recovery's. One extended by an earlier version
+ * names none: kept when an index names it, unconfirmed when none does, unchecked when the index cannot be read.
  */
 import { describe, expect, it } from 'vitest';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
+import type { NotificationItem } from '../../functions/domain/notification.ts';
 import type { SweepEntry } from '../../functions/stores/notification-store.ts';
-import { recordsNotKept } from '../../functions/sweeper/sent-from-item.ts';
+import type { SentHere } from '../../functions/sweeper/recover-evidence.ts';
+import { checkSentFromItem, type SentFromItemDeps } from '../../functions/sweeper/sent-from-item.ts';
 
-const entry = (notificationId: string) => ({ notificationId, channel: 'SMS', attempt: 1 }) as unknown as SweepEntry;
+const SLICE = sliceBatchName(Date.parse('2026-12-06T10:00:00.000Z'), 35);
+const SHA = 'ab'.repeat(32);
+
+const entry = (notificationId: string) =>
+  ({ pk: `EVENT#${notificationId}`, sk: 'NOTIFICATION#SMS', notificationId, channel: 'SMS', attempt: 1 }) as SweepEntry;
+/** The SENT item of an entry, naming `batch` as its record's (none: no evidence). */
+const sentItem = (e: SweepEntry, batch?: string) =>
+  ({
+    notificationId: e.notificationId,
+    status: 'SENT',
+    attempt: 1,
+    providerMessageId: `m-${e.notificationId}`,
+    ...(batch === undefined ? {} : { evidence: { batch, sha256: SHA, acceptedAt: '2026-12-06T10:00:05.000Z' } }),
+  }) as unknown as NotificationItem;
 /** An index naming these notifications' records by their events; refusing every read when `refusing`. */
 const index = (named: readonly string[], refusing = false) => ({
   sendsOfEvent: async (eventId: string) => {
@@ -16,16 +33,90 @@ const index = (named: readonly string[], refusing = false) => ({
   },
 });
 
+function deps(
+  items: Record<string, NotificationItem>,
+  over: { keep?: SentFromItemDeps['keep']; named?: string[]; refusing?: boolean } = {},
+) {
+  const kept: string[] = [];
+  const d: SentFromItemDeps = {
+    notifications: { get: async (k) => items[k.pk.slice('EVENT#'.length)] },
+    index: index(over.named ?? [], over.refusing),
+    keep:
+      over.keep ??
+      (async (sent) => {
+        kept.push(...sent.map((i) => i.notificationId));
+        return { unverified: [] };
+      }),
+  };
+  return { d, kept };
+}
+
 describe('the records of sends SENT from their items’ message ids', () => {
-  it('one an index names is kept; one none names is lost — another channel of the same event does not keep it', async () => {
-    const kept = entry('ev-1#SMS');
-    const lost = entry('ev-2#SMS');
-    const r = await recordsNotKept([kept, lost], index(['ev-1#SMS', 'ev-2#EMAIL']));
-    expect(r).toEqual({ notKept: [lost], unchecked: [] });
+  it('named in a spool slice: kept when held or rebuilt; lost, with its digest and slice, when neither — never read from the index', async () => {
+    const held = entry('ev-1#SMS');
+    const nowhere = entry('ev-2#SMS');
+    const items = { [held.notificationId]: sentItem(held, SLICE), [nowhere.notificationId]: sentItem(nowhere, SLICE) };
+    const { d } = deps(items, {
+      refusing: true,
+      keep: async (sent: readonly SentHere[]) => ({
+        unverified: sent.filter((i) => i.notificationId === nowhere.notificationId),
+      }),
+    });
+    expect(await checkSentFromItem([held, nowhere], d)).toEqual({
+      kept: 1,
+      lost: [
+        { notificationId: 'ev-2#SMS', providerMessageId: 'm-ev-2#SMS', sha256: SHA, batch: SLICE, reason: 'MISMATCH' },
+      ],
+      notKept: [],
+      unchecked: [],
+    });
   });
 
-  it('an index that cannot be read leaves the send unchecked, never lost', async () => {
+  it("named in an invocation's own batch: left to its intent's recovery, neither kept nor lost here", async () => {
     const e = entry('ev-3#SMS');
-    expect(await recordsNotKept([e], index([], true))).toEqual({ notKept: [], unchecked: [e] });
+    const { d, kept } = deps({ [e.notificationId]: sentItem(e, 'batches/2026-12-06/100000-dispatch-abcdef12') });
+    expect(await checkSentFromItem([e], d)).toEqual({ kept: 0, lost: [], notKept: [], unchecked: [] });
+    expect(kept).toEqual([]);
+  });
+
+  it('a keeping that fails (a read or a write refused) leaves the send unchecked, never lost', async () => {
+    const e = entry('ev-4#SMS');
+    const { d } = deps(
+      { [e.notificationId]: sentItem(e, SLICE) },
+      {
+        keep: async () => {
+          throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+        },
+      },
+    );
+    expect(await checkSentFromItem([e], d)).toEqual({
+      kept: 0,
+      lost: [],
+      notKept: [],
+      unchecked: [{ notificationId: 'ev-4#SMS', error: 'ThrottlingException' }],
+    });
+  });
+
+  it('naming no record (an earlier version’s extension): kept when an index names it, unconfirmed when none does — another channel of the same event does not keep it', async () => {
+    const kept = entry('ev-5#SMS');
+    const unconfirmed = entry('ev-6#SMS');
+    const items = { [kept.notificationId]: sentItem(kept), [unconfirmed.notificationId]: sentItem(unconfirmed) };
+    const { d } = deps(items, { named: ['ev-5#SMS', 'ev-6#EMAIL'] });
+    expect(await checkSentFromItem([kept, unconfirmed], d)).toMatchObject({
+      kept: 0,
+      lost: [],
+      notKept: [unconfirmed],
+    });
+  });
+
+  it('naming no record, with an index that cannot be read: unchecked, never lost', async () => {
+    const e = entry('ev-7#SMS');
+    const { d } = deps({ [e.notificationId]: sentItem(e) }, { refusing: true });
+    expect(await checkSentFromItem([e], d)).toEqual({
+      kept: 0,
+      lost: [],
+      notKept: [],
+      unchecked: [{ notificationId: 'ev-7#SMS', error: 'ProvisionedThroughputExceededException' }],
+    });
   });
 });
