@@ -204,7 +204,7 @@ export const handler = async (_event: unknown, context: Context) => {
  * alarmed: lost with its holder, or not indexed yet). What it found, for the run's answer.
  */
 async function reportSentFromItem(sent: readonly SweepEntry[], store: EvidenceStore) {
-  if (sent.length === 0) return { evidenceUnconfirmed: 0, evidenceLost: 0 };
+  if (sent.length === 0) return { evidenceUnconfirmed: 0, evidenceLost: 0, evidenceKept: 0 };
   const rebuild = lazyRebuilder();
   const checked = await checkSentFromItem(sent, {
     notifications: notificationStore,
