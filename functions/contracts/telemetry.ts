@@ -132,8 +132,9 @@ export const METRIC_NAMES = [
   // look-ups the run's cap or deadline cut short: the lease left for the next run (counts look-ups: 5 for a lease
   // that waited 5 runs)
   'SpoolLookupsDeferred',
-  // a dead holder's send SENT from the message id on its item whose evidence record no index named when its lease was
-  // resolved (sweeper/sent-from-item.ts): lost with the holder, or not yet indexed (a gap, a refused index write)
+  // a dead holder's send SENT from the message id on its item naming no record (its lease extended by an earlier
+  // version) whose evidence record no index named when its lease was resolved (sweeper/sent-from-item.ts): lost with
+  // the holder, or not yet indexed. One that names its record is kept or counted EvidenceLost instead
   'EvidenceUnconfirmed',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
