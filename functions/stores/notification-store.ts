@@ -168,24 +168,18 @@ export class DynamoNotificationStore implements NotificationStore {
     return this.finish(item, 'SUPPRESSED', now, { suppressedReason: reason });
   }
 
-  extendLease(
-    item: NotificationItem,
-    leaseUntil: number,
-    now: number,
-    providerMessageId?: string,
-    evidence?: SentEvidence,
-  ) {
+  extendLease(item: NotificationItem, leaseUntil: number, now: number, messageId?: string, evidence?: SentEvidence) {
     // The evidence only with the id: the sweeper's SENT from that id keeps it (acceptExpired), naming the record.
     const named = evidence === undefined ? '' : ', evidence = :evidence';
     const accepted =
-      providerMessageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId${named}`;
+      messageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId${named}`;
     return this.transition(item, 'SENDING', {
       // leaseUntil only: the sweeper reads the lease from the index's projection, wherever the item sits in it.
       UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease${accepted}`,
       values: {
         ':lease': leaseUntil,
-        ...(providerMessageId === undefined ? {} : { ':providerMessageId': providerMessageId }),
-        ...(providerMessageId === undefined || evidence === undefined ? {} : { ':evidence': evidence }),
+        ...(messageId === undefined ? {} : { ':providerMessageId': messageId }),
+        ...(messageId === undefined || evidence === undefined ? {} : { ':evidence': evidence }),
       },
       now,
     });
@@ -449,10 +443,7 @@ export class DynamoNotificationStore implements NotificationStore {
     });
   }
 
-  /**
-   * SENT for an expired lease whose holder recorded the acceptance on the item — keeping the evidence its extension
-   * named with the id, so the item names its record — or spooled it (`fromRecord`'s).
-   */
+  /** SENT for an expired lease whose holder recorded the acceptance on the item (its evidence kept), or spooled it. */
   private async acceptExpired(
     key: NotificationKey,
     attempt: number,
