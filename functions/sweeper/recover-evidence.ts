@@ -58,7 +58,7 @@ export interface RecoverDeps {
   readonly index?: Pick<EvidenceIndex, 'sendsOfEvent'>;
 }
 
-/** What keeping a spooled send's record needs (`keepSpooledSends`). */
+/** What keeping spooled sends' records needs (`respool`; the sweeper's sent-from-item.ts too). */
 export type KeepDeps = Pick<RecoverDeps, 'spool' | 'outlets' | 'now' | 'timeoutMs'>;
 
 const RETRY_FIRST_MS = 60_000;
