@@ -24,10 +24,11 @@
  * never decided by policy (that could resend a send the record proves).
  *
  * A holder that extended its lease with the message id before its put named the record there too (its slice and
- * digest: dispatch/holder.ts keepLeasePast): its look-up is one read by the record's key, no minute scanned, never cut
- * by the cap or the deadline; a record named in a batch of its own (not a slice) was never spooled, and is not looked
- * for. Not found, the lease is SENT from the id with that reference kept, and the sweeper checks the record is kept
- * (sweeper/sent-from-item.ts).
+ * digest: dispatch/holder.ts keepLeasePast) and the id: its look-up is one read by the record's key, no minute scanned,
+ * never cut by the cap or the deadline, when the key holds this attempt's send; a miss is looked for in the minutes as
+ * above (`named`: a reference on an item without an id is an earlier attempt's). A record named in a batch of its own
+ * (not a slice) was never spooled, and is not looked for. Not found, the lease is SENT from the id with that reference
+ * kept, and the sweeper checks the record is kept (sweeper/sent-from-item.ts).
  */
 import { parseEvidence } from '../domain/evidence.ts';
 import {
@@ -37,6 +38,8 @@ import {
   SPOOL_WRITE_BY_MS,
   sliceStartOf,
 } from '../domain/evidence-spool.ts';
+import { messageIdOf } from '../domain/message-id.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
 import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/notification-store.ts';
@@ -186,13 +189,21 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
     }
     return unread.has('refused') ? 'skipped' : unread.has('cut') ? 'cut' : undefined;
   };
-  /** The record a lease extension named (its slice and digest), by its key: when it is this attempt's send. */
-  const named = async (evidence: { batch: string; sha256: string }, key: string) => {
+  /**
+   * The record this attempt's lease extension named, by its key; else the holder's minutes. The reference is this
+   * attempt's only when the item carries a message id: the extension writes it with the id, and a resend removes the
+   * ids but keeps the earlier send's `evidence` (event-store.ts resend), which names another attempt's record. A
+   * record named in a batch of its own (not a slice) was never spooled. A key that misses, or holds another attempt's
+   * send, is looked for in the minutes as without a reference.
+   */
+  const named = async (item: NotificationItem, writtenAt: number, key: string) => {
+    const evidence = messageIdOf(item) === undefined ? undefined : item.evidence;
+    if (evidence === undefined) return find(writtenAt, key);
     if (parseSliceBatch(evidence.batch) === undefined) return undefined;
     lookups.byKey++;
     const r = await deps.spool.recordAt(evidence.batch, evidence.sha256);
     const send = r === undefined ? undefined : sendIn(r);
-    return send?.[0] === key ? send[1] : undefined;
+    return send?.[0] === key ? send[1] : find(writtenAt, key);
   };
   /** A cut look-up waits for a later run while its lease ended less than SPOOL_LOOKUP_WAIT_MS ago. */
   const mayWait = (entry: SweepEntry, now: number) =>
@@ -207,7 +218,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         const writtenAt = Date.parse(item?.updatedAt ?? '');
         if (item?.status !== 'SENDING' || item.attempt !== entry.attempt || Number.isNaN(writtenAt)) return undefined;
         const key = keyOf(entry.notificationId, entry.attempt);
-        found = item.evidence === undefined ? await find(writtenAt, key) : await named(item.evidence, key);
+        found = await named(item, writtenAt, key);
       } catch {
         found = 'skipped';
       }

@@ -205,6 +205,7 @@ describe("the sweeper's spool look-up of an expired lease", () => {
             status: 'SENDING',
             attempt: 1,
             updatedAt: new Date(WRITTEN).toISOString(),
+            providerMessageId: 'm-n-1',
             evidence: { batch: named.slice, sha256: named.sha256, acceptedAt: new Date(MINUTE + 5_000).toISOString() },
             ...k,
           }) as never,
@@ -221,9 +222,8 @@ describe("the sweeper's spool look-up of an expired lease", () => {
     expect(run.lookups).toMatchObject({ found: 1, byKey: 1, recordsRead: 0 });
   });
 
-  it('a named record absent from the spool, or named in a batch of its own (never spooled): not found, no minute scanned — SENT from the id by the caller', async () => {
-    const absent = record('x', 1);
-    const { spool, reads, keyed } = spoolOf({ [`${MINUTE}#4`]: [record('x', 2)] });
+  it("a named key that misses, or holds another send, is looked for in the holder's minutes; a record named in a batch of its own (never spooled) is not looked for", async () => {
+    const { spool, reads } = spoolOf({ [`${MINUTE}#4`]: [record('x', 2), record('y', 1)] });
     const naming = (batch: string, sha256: string) => ({
       notifications: {
         get: async (k: object) =>
@@ -231,21 +231,53 @@ describe("the sweeper's spool look-up of an expired lease", () => {
             status: 'SENDING',
             attempt: 1,
             updatedAt: new Date(WRITTEN).toISOString(),
+            providerMessageId: 'm-1',
             evidence: { batch, sha256, acceptedAt: new Date(MINUTE).toISOString() },
             ...k,
           }) as never,
         acceptSpooled: async () => 'accepted' as const,
       },
     });
-    expect(await lookUps(spool, naming(absent.slice, absent.sha256)).run.resolve(lease('x'), NOW)).toBeUndefined();
-    // Another attempt's record under the key it names is not this send's.
+    // Absent at its key and in the minutes: not found — SENT from the id by the caller.
+    const absent = record('x', 1);
+    const miss = lookUps(spool, naming(absent.slice, absent.sha256)).run;
+    expect(await miss.resolve(lease('x'), NOW)).toBeUndefined();
+    expect(miss.lookups).toMatchObject({ byKey: 1, recordsRead: 2, found: 0 });
+    expect(reads).toHaveLength(holderMinutes(WRITTEN).length * SPOOL_SHARDS);
+    // Another send's record under the key it names is not this send's: this send's is found in its minute.
     const other = record('x', 2);
-    expect(await lookUps(spool, naming(other.slice, other.sha256)).run.resolve(lease('x'), NOW)).toBeUndefined();
+    const found = lookUps(spool, naming(other.slice, other.sha256)).run;
+    expect(await found.resolve(lease('y'), NOW)).toBe('accepted');
+    expect(found.lookups).toMatchObject({ byKey: 1, found: 1 });
     const own = 'batches/2026-12-06/100000-dispatch-abcdef12';
-    const batch = lookUps(spool, naming(own, absent.sha256));
-    expect(await batch.run.resolve(lease('x'), NOW)).toBeUndefined();
-    expect(batch.run.lookups).toMatchObject({ byKey: 0, recordsRead: 0 });
-    expect(reads).toEqual([]);
-    expect(keyed).toHaveLength(2);
+    const batch = lookUps(spool, naming(own, absent.sha256)).run;
+    expect(await batch.resolve(lease('x'), NOW)).toBeUndefined();
+    expect(batch.lookups).toMatchObject({ byKey: 0, recordsRead: 0 });
+  });
+
+  it("after a resend, attempt 2's item still names attempt 1's record (the resend removes ids, not `evidence`): no id, so that reference is not this attempt's — attempt 2's spooled record is found in its minutes and SENT", async () => {
+    const first = record('r', 1, MINUTE - 3 * 86_400_000);
+    const { spool, keyed } = spoolOf({ [`${MINUTE}#2`]: [record('r', 2)], [`${first.slice}#1`]: [first] });
+    for (const batch of [first.slice, 'batches/2026-12-03/100000-dispatch-abcdef12']) {
+      const { run, accepted } = lookUps(spool, {
+        notifications: {
+          get: async (k) =>
+            ({
+              status: 'SENDING',
+              attempt: 2,
+              updatedAt: new Date(WRITTEN).toISOString(),
+              evidence: { batch, sha256: first.sha256, acceptedAt: new Date(MINUTE).toISOString() },
+              ...k,
+            }) as never,
+          acceptSpooled: async (e, send) => {
+            accepted.push([e.notificationId, send]);
+            return 'accepted';
+          },
+        },
+      });
+      expect(await run.resolve(lease('r', 2), NOW)).toBe('accepted');
+      expect(accepted).toEqual([['r#SMS', expect.objectContaining({ providerMessageId: 'm-r-2' })]]);
+    }
+    expect(keyed).toEqual([]);
   });
 });
