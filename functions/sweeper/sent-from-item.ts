@@ -6,14 +6,17 @@
  *
  * - named in an invocation's own batch: the record is in that batch, or — the invocation died before writing it — its
  *   intent is still open and the sweeper's recovery rebuilds it against the digest, or counts it lost
- *   (recover-evidence.ts). Nothing more here.
+ *   (recover-evidence.ts). Nothing more here. Not so a batch of its own, which the record goes to when the intent was
+ *   refused (dispatch/record-evidence.ts `ready`: `<id>r<n>`), written after the SENT write: no intent names it, so it
+ *   is checked against the index as a send naming nothing (below).
  * - named in a slice of the spool (an invocation of few records writes no intent): kept when the spool or the store
  *   holds it; else rebuilt from the item and kept when it hashes to the digest (recover-evidence.ts `respool`, the
  *   machinery an intent's spooled sends use); else it is nowhere and nothing can rebuild it (a message that carried a
  *   secret, which the SENT write forgets; a template deployed since): lost — counted and alarmed (EvidenceLost). What
  *   is read is the spool and the store, never the index: a record not indexed yet is kept, not lost.
  * - naming nothing: extended by an earlier version, before the reference. Checked against the index as then: one no
- *   index names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet.
+ *   index names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet (a holder that
+ *   froze past its lease writes its record late).
  */
 import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { parseNotificationId } from '../domain/keys.ts';
@@ -22,6 +25,9 @@ import type { NotificationItem } from '../domain/notification.ts';
 import type { EvidenceIndex } from '../stores/evidence-index.ts';
 import type { NotificationKey, SweepEntry } from '../stores/notification-store.ts';
 import type { RecoverResult, SentHere } from './recover-evidence.ts';
+
+/** A batch a record went to alone, its intent refused: `<invocation id>r<n>` (dispatch/record-evidence.ts `ready`). */
+const ALONE = /^batches\/.*-[0-9a-f]+r\d+$/;
 
 export interface SentFromItemDeps {
   readonly notifications: { get(key: NotificationKey): Promise<NotificationItem | undefined> };
@@ -35,7 +41,7 @@ export interface SentFromItemChecked {
   readonly kept: number;
   /** Records named nowhere kept and no rebuild matches: lost (EvidenceLost). */
   readonly lost: RecoverResult['lost'];
-  /** Sends naming no record (extended by an earlier version) that no index names (EvidenceUnconfirmed). */
+  /** Sends naming no record (extended by an earlier version), or a batch alone, that no index names (EvidenceUnconfirmed). */
   readonly notKept: readonly SweepEntry[];
   /** Sends this run could not check (a read refused, a write of the rebuild failed): neither kept nor lost. */
   readonly unchecked: readonly { readonly notificationId: string; readonly error: string }[];
@@ -54,7 +60,7 @@ export async function checkSentFromItem(
   for (const e of sent) {
     try {
       const item = await deps.notifications.get({ pk: e.pk, sk: e.sk });
-      if (item?.evidence === undefined) {
+      if (item?.evidence === undefined || ALONE.test(item.evidence.batch)) {
         if (!(await namedByIndex(e, deps.index))) result.notKept.push(e);
         continue;
       }

@@ -1,10 +1,12 @@
 /**
  * A dead holder's send the sweeper SENT from the message id on its item (functions/sweeper/sent-from-item.ts): the
  * lease extension named its record, so the item does too — kept (held, or rebuilt to its digest) or lost, counted as
- * such; a record named in an invocation's own batch is that intent's recovery's. One extended by an earlier version
+ * such; a record named in an invocation's own batch is that intent's recovery's (a batch of its own, written after a
+ * refused intent, is checked against the index). One extended by an earlier version
  * names none: kept when an index names it, unconfirmed when none does, unchecked when the index cannot be read.
  */
 import { describe, expect, it } from 'vitest';
+import { batchName } from '../../functions/domain/evidence-batch.ts';
 import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import type { SweepEntry } from '../../functions/stores/notification-store.ts';
@@ -76,6 +78,17 @@ describe('the records of sends SENT from their items’ message ids', () => {
     const e = entry('ev-3#SMS');
     const { d, kept } = deps({ [e.notificationId]: sentItem(e, 'batches/2026-12-06/100000-dispatch-abcdef12') });
     expect(await checkSentFromItem([e], d)).toEqual({ kept: 0, lost: [], notKept: [], unchecked: [] });
+    expect(kept).toEqual([]);
+  });
+
+  it('named in a batch of its own (its intent refused: no intent names it, the record written after the SENT write): unconfirmed when no index names it, as a send naming no record', async () => {
+    // As dispatch/record-evidence.ts `ready` names it: the invocation's id (20 hex) and `r<n>`.
+    const alone = batchName('dispatch', Date.parse('2026-12-06T10:00:00.000Z'), '0123456789abcdef0123r0');
+    const lost = entry('ev-9#SMS');
+    const indexed = entry('ev-8#SMS');
+    const items = { [lost.notificationId]: sentItem(lost, alone), [indexed.notificationId]: sentItem(indexed, alone) };
+    const { d, kept } = deps(items, { named: [indexed.notificationId] });
+    expect(await checkSentFromItem([lost, indexed], d)).toEqual({ kept: 0, lost: [], notKept: [lost], unchecked: [] });
     expect(kept).toEqual([]);
   });
 
