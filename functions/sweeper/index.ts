@@ -182,8 +182,11 @@ export const handler = async (_event: unknown, context: Context) => {
       }
     }
     if (recovered !== undefined) await reportRecovered(recovered);
-    // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id.
-    const fromItem = evidenceStore === undefined ? undefined : await reportSentFromItem(r.sentFromItem, evidenceStore);
+    // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id —
+    // but not one recovery counted lost in this run (its intent named it too): counted once, by one owner.
+    const lostByRecovery = new Set(recovered?.lost.map((l) => l.notificationId));
+    const fromItem =
+      evidenceStore === undefined ? undefined : await reportSentFromItem(r.sentFromItem, lostByRecovery, evidenceStore);
     logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp, ...fromItem });
     return {
       ...summary,
@@ -203,10 +206,11 @@ export const handler = async (_event: unknown, context: Context) => {
  * record (extended by an earlier version) that no index names is counted unconfirmed (EvidenceUnconfirmed, not
  * alarmed: lost with its holder, or not indexed yet). What it found, for the run's answer.
  */
-async function reportSentFromItem(sent: readonly SweepEntry[], store: EvidenceStore) {
+async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: Set<string>, store: EvidenceStore) {
   if (sent.length === 0) return { evidenceUnconfirmed: 0, evidenceLost: 0, evidenceKept: 0 };
   const rebuild = lazyRebuilder();
   const checked = await checkSentFromItem(sent, {
+    lostByRecovery,
     notifications: notificationStore,
     index: evidenceIndex.index,
     keep: async (items) =>

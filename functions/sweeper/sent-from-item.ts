@@ -30,6 +30,11 @@ import type { RecoverResult, SentHere } from './recover-evidence.ts';
 const ALONE = /^batches\/.*-[0-9a-f]+r\d+$/;
 
 export interface SentFromItemDeps {
+  /**
+   * Notifications this run's recovery of an intent counted lost (the intent named the send too): not checked again,
+   * so a record is counted lost once a run, by one owner.
+   */
+  readonly lostByRecovery?: ReadonlySet<string>;
   readonly notifications: { get(key: NotificationKey): Promise<NotificationItem | undefined> };
   readonly index: Pick<EvidenceIndex, 'sendsOfEvent'>;
   /** Keeps spooled sends' records, rebuilt when the spool and the store lack them (recover-evidence.ts `respool`). */
@@ -58,6 +63,7 @@ export async function checkSentFromItem(
     unchecked: [] as { notificationId: string; error: string }[],
   };
   for (const e of sent) {
+    if (deps.lostByRecovery?.has(e.notificationId)) continue;
     try {
       const item = await deps.notifications.get({ pk: e.pk, sk: e.sk });
       if (item?.evidence === undefined || ALONE.test(item.evidence.batch)) {

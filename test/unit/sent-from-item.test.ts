@@ -81,6 +81,18 @@ describe('the records of sends SENT from their items’ message ids', () => {
     expect(kept).toEqual([]);
   });
 
+  it("one this run's recovery of an intent counted lost already (the intent named it too) is not checked again: counted lost once", async () => {
+    const e = entry('ev-7#SMS');
+    const { d, kept } = deps(
+      { [e.notificationId]: sentItem(e, SLICE) },
+      { keep: async (sent) => ({ unverified: [...sent] }) },
+    );
+    expect((await checkSentFromItem([e], d)).lost).toHaveLength(1);
+    const once = await checkSentFromItem([e], { ...d, lostByRecovery: new Set([e.notificationId]) });
+    expect(once).toEqual({ kept: 0, lost: [], notKept: [], unchecked: [] });
+    expect(kept).toEqual([]);
+  });
+
   it('named in a batch of its own (its intent refused: no intent names it, the record written after the SENT write): unconfirmed when no index names it, as a send naming no record', async () => {
     // As dispatch/record-evidence.ts `ready` names it: the invocation's id (20 hex) and `r<n>`.
     const alone = batchName('dispatch', Date.parse('2026-12-06T10:00:00.000Z'), '0123456789abcdef0123r0');
