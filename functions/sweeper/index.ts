@@ -211,6 +211,7 @@ async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: S
   const rebuild = lazyRebuilder();
   const checked = await checkSentFromItem(sent, {
     lostByRecovery,
+    epoch: await fence?.store.claimEpoch().catch(() => undefined),
     notifications: notificationStore,
     index: evidenceIndex.index,
     keep: async (items) =>
@@ -232,6 +233,16 @@ async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: S
       attempt: e.attempt,
     });
   }
+  for (const e of checked.elsewhere) {
+    countBy('EvidenceUnconfirmed', { channel: e.channel });
+    logger.warn(
+      "a dead holder's send SENT from its item, claimed at another epoch: its record may be in that region's spool",
+      {
+        notificationId: e.notificationId,
+        attempt: e.attempt,
+      },
+    );
+  }
   for (const lost of checked.lost) {
     countBy('EvidenceLost', { channel: parseNotificationId(lost.notificationId)?.channel ?? 'unknown' });
     logger.error(
@@ -244,7 +255,11 @@ async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: S
       unchecked: checked.unchecked.slice(0, 10),
     });
   }
-  return { evidenceUnconfirmed: checked.notKept.length, evidenceLost: checked.lost.length, evidenceKept: checked.kept };
+  return {
+    evidenceUnconfirmed: checked.notKept.length + checked.elsewhere.length,
+    evidenceLost: checked.lost.length,
+    evidenceKept: checked.kept,
+  };
 }
 
 /** How a SENT notification's record is rebuilt (rebuild-evidence.ts): loaded once, when first needed (the templates). */

@@ -12,7 +12,8 @@
  * - named in a slice of the spool (an invocation of few records writes no intent): kept when the spool or the store
  *   holds it; else rebuilt from the item and kept when it hashes to the digest (recover-evidence.ts `respool`, the
  *   machinery an intent's spooled sends use); else it is nowhere and nothing can rebuild it (a message that carried a
- *   secret, which the SENT write forgets; a template deployed since): lost — counted and alarmed (EvidenceLost). What
+ *   secret, which the SENT write forgets; a template deployed since): lost — counted and alarmed (EvidenceLost); in a
+ *   stage of two regions, only when claimed at this region's epoch, else unconfirmed (`elsewhere`). What
  *   is read is the spool and the store, never the index: a record not indexed yet is kept, not lost.
  * - naming nothing: extended by an earlier version, before the reference. Checked against the index as then: one no
  *   index names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet (a holder that
@@ -35,6 +36,11 @@ export interface SentFromItemDeps {
    * so a record is counted lost once a run, by one owner.
    */
   readonly lostByRecovery?: ReadonlySet<string>;
+  /**
+   * This region's epoch, in a stage of two regions (docs/regions.md item 10): a send claimed at another epoch may
+   * have spooled its record in the other region's spool, which this one cannot read — not counted lost from here.
+   */
+  readonly epoch?: number;
   readonly notifications: { get(key: NotificationKey): Promise<NotificationItem | undefined> };
   readonly index: Pick<EvidenceIndex, 'sendsOfEvent'>;
   /** Keeps spooled sends' records, rebuilt when the spool and the store lack them (recover-evidence.ts `respool`). */
@@ -48,6 +54,8 @@ export interface SentFromItemChecked {
   readonly lost: RecoverResult['lost'];
   /** Sends naming no record (extended by an earlier version), or a batch alone, that no index names (EvidenceUnconfirmed). */
   readonly notKept: readonly SweepEntry[];
+  /** Sends found nowhere here, claimed at another epoch: their record may be in the other region's spool. */
+  readonly elsewhere: readonly SweepEntry[];
   /** Sends this run could not check (a read refused, a write of the rebuild failed): neither kept nor lost. */
   readonly unchecked: readonly { readonly notificationId: string; readonly error: string }[];
 }
@@ -60,6 +68,7 @@ export async function checkSentFromItem(
     kept: 0,
     lost: [] as RecoverResult['lost'],
     notKept: [] as SweepEntry[],
+    elsewhere: [] as SweepEntry[],
     unchecked: [] as { notificationId: string; error: string }[],
   };
   for (const e of sent) {
@@ -75,7 +84,9 @@ export async function checkSentFromItem(
       const here = item as SentHere;
       const { unverified } = await deps.keep([here]);
       if (unverified.length === 0) result.kept++;
-      else result.lost.push(lostRecord(here));
+      else if (deps.epoch !== undefined && (item as { claimEpoch?: unknown }).claimEpoch !== deps.epoch) {
+        result.elsewhere.push(e);
+      } else result.lost.push(lostRecord(here));
     } catch (error) {
       result.unchecked.push({ notificationId: e.notificationId, error: (error as Error)?.name ?? 'Error' });
     }

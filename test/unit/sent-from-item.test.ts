@@ -70,6 +70,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
         { notificationId: 'ev-2#SMS', providerMessageId: 'm-ev-2#SMS', sha256: SHA, batch: SLICE, reason: 'MISMATCH' },
       ],
       notKept: [],
+      elsewhere: [],
       unchecked: [],
     });
   });
@@ -77,7 +78,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
   it("named in an invocation's own batch: left to its intent's recovery, neither kept nor lost here", async () => {
     const e = entry('ev-3#SMS');
     const { d, kept } = deps({ [e.notificationId]: sentItem(e, 'batches/2026-12-06/100000-dispatch-abcdef12') });
-    expect(await checkSentFromItem([e], d)).toEqual({ kept: 0, lost: [], notKept: [], unchecked: [] });
+    expect(await checkSentFromItem([e], d)).toEqual({ kept: 0, lost: [], notKept: [], elsewhere: [], unchecked: [] });
     expect(kept).toEqual([]);
   });
 
@@ -89,7 +90,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
     );
     expect((await checkSentFromItem([e], d)).lost).toHaveLength(1);
     const once = await checkSentFromItem([e], { ...d, lostByRecovery: new Set([e.notificationId]) });
-    expect(once).toEqual({ kept: 0, lost: [], notKept: [], unchecked: [] });
+    expect(once).toEqual({ kept: 0, lost: [], notKept: [], elsewhere: [], unchecked: [] });
     expect(kept).toEqual([]);
   });
 
@@ -100,8 +101,26 @@ describe('the records of sends SENT from their items’ message ids', () => {
     const indexed = entry('ev-8#SMS');
     const items = { [lost.notificationId]: sentItem(lost, alone), [indexed.notificationId]: sentItem(indexed, alone) };
     const { d, kept } = deps(items, { named: [indexed.notificationId] });
-    expect(await checkSentFromItem([lost, indexed], d)).toEqual({ kept: 0, lost: [], notKept: [lost], unchecked: [] });
+    expect(await checkSentFromItem([lost, indexed], d)).toEqual({
+      kept: 0,
+      lost: [],
+      notKept: [lost],
+      elsewhere: [],
+      unchecked: [],
+    });
     expect(kept).toEqual([]);
+  });
+
+  it('in a stage of two regions, one found nowhere here that was claimed at another epoch (its record may be in the other region’s spool) is not counted lost: apart, unconfirmed', async () => {
+    const here = entry('ev-10#SMS');
+    const there = entry('ev-11#SMS');
+    const claimedAt = (e: SweepEntry, claimEpoch: number) =>
+      ({ ...sentItem(e, SLICE), claimEpoch }) as NotificationItem;
+    const items = { [here.notificationId]: claimedAt(here, 3), [there.notificationId]: claimedAt(there, 2) };
+    const { d } = deps(items, { keep: async (sent) => ({ unverified: [...sent] }) });
+    const checked = await checkSentFromItem([here, there], { ...d, epoch: 3 });
+    expect(checked.lost.map((l) => l.notificationId)).toEqual(['ev-10#SMS']);
+    expect(checked.elsewhere).toEqual([there]);
   });
 
   it('a keeping that fails (a read or a write refused) leaves the send unchecked, never lost', async () => {
@@ -118,6 +137,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
       kept: 0,
       lost: [],
       notKept: [],
+      elsewhere: [],
       unchecked: [{ notificationId: 'ev-4#SMS', error: 'ThrottlingException' }],
     });
   });
@@ -141,6 +161,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
       kept: 0,
       lost: [],
       notKept: [],
+      elsewhere: [],
       unchecked: [{ notificationId: 'ev-7#SMS', error: 'ProvisionedThroughputExceededException' }],
     });
   });
