@@ -7,7 +7,6 @@
  * the item already shows exactly this transition (same status, attempt, and the updatedAt it wrote): a
  * commit-then-timeout is not mistaken for a lost race, and an UNKNOWN the sweeper wrote still raises its alarm.
  */
-
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -16,6 +15,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { UnexpectedResponseError } from '../commons/errors.ts';
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { notificationOfKey } from '../domain/keys.ts';
 import { messageIdAttribute, messageIdIs, messageIdOf, NO_MESSAGE_ID } from '../domain/message-id.ts';
 import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
@@ -432,7 +432,9 @@ export class DynamoNotificationStore implements NotificationStore {
     ) {
       return 'lost';
     }
-    return this.acceptExpired(key, entry.attempt, acceptance, now);
+    // An earlier attempt's reference beside this id is removed (domain/attempt-evidence.ts); an extension fails it.
+    const stale = attemptEvidence(current) !== current.evidence;
+    return this.acceptExpired(key, entry.attempt, acceptance, now, undefined, stale);
   }
 
   /** SENT for an expired lease whose holder spooled its send's record and died (sweeper/spooled-send.ts). */
@@ -450,6 +452,7 @@ export class DynamoNotificationStore implements NotificationStore {
     providerMessageId: string,
     now: number,
     fromRecord?: { id: string; evidence: SentEvidence },
+    staleEvidence = false,
   ): Promise<Resolution> {
     const move = moveCondition('SENDING', 'SENT');
     const onItem = fromRecord ? '' : ` AND ${messageIdIs(':mid')}`;
@@ -458,7 +461,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now${onItem}`,
-      UpdateExpression: `SET #status = :sent, updatedAt = :iso${written} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
+      UpdateExpression: `SET #status = :sent, updatedAt = :iso${written} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}${staleEvidence ? ', evidence' : ''}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,

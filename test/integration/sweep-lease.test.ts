@@ -143,7 +143,9 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     const now = Date.now();
     await put('sl-named', 'EMAIL', now);
     const holder = await claimed('sl-named', 'EMAIL', now);
-    const evidence = { batch: sliceBatchName(now, RETENTION), sha256: 'cd'.repeat(32), acceptedAt: RECENT };
+    // Accepted after the item was created, as every send of its attempt is (domain/attempt-evidence.ts).
+    const accepted = new Date(now + 800).toISOString();
+    const evidence = { batch: sliceBatchName(now, RETENTION), sha256: 'cd'.repeat(32), acceptedAt: accepted };
     // Without the id (a write before the provider answered) the reference is not written: it goes with the acceptance.
     expect(await store.extendLease(holder, now + LEASE_MS, now + 500, undefined, evidence)).toBe('applied');
     expect((await store.get(notificationKey('sl-named', 'EMAIL')))?.evidence).toBeUndefined();

@@ -280,4 +280,37 @@ describe("the sweeper's spool look-up of an expired lease", () => {
     }
     expect(keyed).toEqual([]);
   });
+
+  it("attempt 2's id beside attempt 1's reference (extended by the earlier version, or with evidence off; accepted before the resend's createdAt): that reference is not read by its key — attempt 2's record is found in its minutes and SENT", async () => {
+    const first = record('r', 1, MINUTE - 3 * 86_400_000);
+    const second = record('r', 2);
+    const { spool, keyed } = spoolOf({ [`${MINUTE}#2`]: [second], [`${first.slice}#1`]: [first] });
+    const resentAt = new Date(MINUTE - 60_000).toISOString();
+    const itemNaming = (batch: string, acceptedAt: string) => ({
+      notifications: {
+        get: async (k: object) =>
+          ({
+            status: 'SENDING',
+            attempt: 2,
+            createdAt: resentAt,
+            updatedAt: new Date(WRITTEN).toISOString(),
+            providerMessageId: 'm-r-2',
+            evidence: { batch, sha256: first.sha256, acceptedAt },
+            ...k,
+          }) as never,
+        acceptSpooled: async () => 'accepted' as const,
+      },
+    });
+    const before = new Date(MINUTE - 3 * 86_400_000 + 5_000).toISOString();
+    for (const batch of [first.slice, 'batches/2026-12-03/100000-dispatch-abcdef1234567890abcd']) {
+      const { run } = lookUps(spool, itemNaming(batch, before));
+      expect(await run.resolve(lease('r', 2), NOW)).toBe('accepted');
+      expect(run.lookups).toMatchObject({ found: 1, byKey: 0 });
+    }
+    expect(keyed).toEqual([]);
+    // Accepted after the item's createdAt, the same reference is this attempt's: read by its key (here another send's).
+    const { run } = lookUps(spool, itemNaming(first.slice, new Date(MINUTE).toISOString()));
+    expect(await run.resolve(lease('r', 2), NOW)).toBe('accepted');
+    expect(run.lookups).toMatchObject({ found: 1, byKey: 1 });
+  });
 });
