@@ -8,17 +8,20 @@
  *   intent is still open and the sweeper's recovery rebuilds it against the digest, or counts it lost
  *   (recover-evidence.ts). Nothing more here. Not so a batch of its own, which the record goes to when the intent was
  *   refused (dispatch/record-evidence.ts `ready`: `<id>r<n>`), written after the SENT write: no intent names it, so it
- *   is checked against the index as a send naming nothing (below).
+ *   is checked against the index as a send naming nothing (below), by its batch or digest (not an earlier attempt's).
  * - named in a slice of the spool (an invocation of few records writes no intent): kept when the spool or the store
  *   holds it; else rebuilt from the item and kept when it hashes to the digest (recover-evidence.ts `respool`, the
  *   machinery an intent's spooled sends use); else it is nowhere and nothing can rebuild it (a message that carried a
  *   secret, which the SENT write forgets; a template deployed since): lost — counted and alarmed (EvidenceLost); in a
  *   stage of two regions, only when claimed at this region's epoch, else unconfirmed (`elsewhere`). What
  *   is read is the spool and the store, never the index: a record not indexed yet is kept, not lost.
- * - naming nothing: extended by an earlier version, before the reference. Checked against the index as then: one no
+ * - naming nothing: extended by an earlier version, before the reference, or naming an earlier attempt's record (one
+ *   accepted before the item's createdAt: domain/attempt-evidence.ts). Checked against the index as then: one no
  *   index names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet (a holder that
  *   froze past its lease writes its record late).
  */
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
+import { digestMatches } from '../domain/evidence-batch.ts';
 import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { parseNotificationId } from '../domain/keys.ts';
 import { messageIdOf } from '../domain/message-id.ts';
@@ -75,12 +78,14 @@ export async function checkSentFromItem(
     if (deps.lostByRecovery?.has(e.notificationId)) continue;
     try {
       const item = await deps.notifications.get({ pk: e.pk, sk: e.sk });
-      if (item?.evidence === undefined || ALONE.test(item.evidence.batch)) {
-        if (!(await namedByIndex(e, deps.index))) result.notKept.push(e);
+      // A reference an earlier attempt left (domain/attempt-evidence.ts) names nothing of this send.
+      const evidence = item === undefined ? undefined : attemptEvidence(item);
+      if (evidence === undefined || ALONE.test(evidence.batch)) {
+        if (!(await namedByIndex(e, deps.index, evidence))) result.notKept.push(e);
         continue;
       }
       // An invocation's own batch: its intent's recovery has it (see the header).
-      if (parseSliceBatch(item.evidence.batch) === undefined) continue;
+      if (parseSliceBatch(evidence.batch) === undefined) continue;
       const here = item as SentHere;
       const { unverified } = await deps.keep([here]);
       if (unverified.length === 0) result.kept++;
@@ -94,11 +99,24 @@ export async function checkSentFromItem(
   return result;
 }
 
-/** Whether the index names a send of this notification (an earlier attempt's reads as one: the index has no attempt). */
-async function namedByIndex(e: SweepEntry, index: Pick<EvidenceIndex, 'sendsOfEvent'>): Promise<boolean> {
+/**
+ * Whether the index names this send: the record its reference names (that batch, or that digest), else — naming no
+ * record — any send of this notification (an earlier attempt's reads as one then: the index has no attempt).
+ */
+async function namedByIndex(
+  e: SweepEntry,
+  index: Pick<EvidenceIndex, 'sendsOfEvent'>,
+  named: { readonly batch: string; readonly sha256: string } | undefined,
+): Promise<boolean> {
   const eventId = parseNotificationId(e.notificationId)?.eventId;
   const refs = eventId === undefined ? [] : await index.sendsOfEvent(eventId);
-  return refs.some((r) => r.notificationId === e.notificationId);
+  return refs.some(
+    (r) =>
+      r.notificationId === e.notificationId &&
+      (named === undefined ||
+        r.batch === named.batch ||
+        (r.sha256 !== undefined && digestMatches(r.sha256, named.sha256))),
+  );
 }
 
 const lostRecord = (item: SentHere): RecoverResult['lost'][number] => ({

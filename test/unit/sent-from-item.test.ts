@@ -27,11 +27,13 @@ const sentItem = (e: SweepEntry, batch?: string) =>
     providerMessageId: `m-${e.notificationId}`,
     ...(batch === undefined ? {} : { evidence: { batch, sha256: SHA, acceptedAt: '2026-12-06T10:00:05.000Z' } }),
   }) as unknown as NotificationItem;
-/** An index naming these notifications' records by their events; refusing every read when `refusing`. */
+/** An index naming these notifications' records (digest SHA) by their events; refusing every read when `refusing`. */
 const index = (named: readonly string[], refusing = false) => ({
   sendsOfEvent: async (eventId: string) => {
     if (refusing) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-    return named.filter((id) => id.startsWith(`${eventId}#`)).map((notificationId) => ({ batch: 'b', notificationId }));
+    return named
+      .filter((id) => id.startsWith(`${eventId}#`))
+      .map((notificationId) => ({ batch: 'b', notificationId, sha256: SHA.slice(0, 32) }));
   },
 });
 
@@ -164,5 +166,44 @@ describe('the records of sends SENT from their items’ message ids', () => {
       elsewhere: [],
       unchecked: [{ notificationId: 'ev-7#SMS', error: 'ProvisionedThroughputExceededException' }],
     });
+  });
+
+  it("a reference accepted before the item's createdAt (an earlier attempt's, left by a resend) names nothing of this send: never kept nor rebuilt from it — checked against the index as naming no record", async () => {
+    const e = { ...entry('ev-12#SMS'), attempt: 2 };
+    const resentAt = '2026-12-06T10:00:30.000Z';
+    const stale = (batch: string) => ({ ...sentItem(e, batch), attempt: 2, createdAt: resentAt }) as NotificationItem;
+    const alone = batchName('dispatch', Date.parse('2026-12-06T10:00:00.000Z'), '0123456789abcdef0123r0');
+    for (const batch of [SLICE, alone, 'batches/2026-12-06/100000-dispatch-abcdef12']) {
+      const { d, kept } = deps({ [e.notificationId]: stale(batch) });
+      expect(await checkSentFromItem([e], d), batch).toEqual({
+        kept: 0,
+        lost: [],
+        notKept: [e],
+        elsewhere: [],
+        unchecked: [],
+      });
+      expect(kept).toEqual([]);
+    }
+    // Accepted after it, the slice is this attempt's: kept.
+    const { d, kept } = deps({ [e.notificationId]: { ...stale(SLICE), createdAt: '2026-12-06T10:00:00.000Z' } });
+    expect((await checkSentFromItem([e], d)).kept).toBe(1);
+    expect(kept).toEqual([e.notificationId]);
+  });
+
+  it("attempt 2 named in a batch of its own (its intent refused after a resend): an index naming attempt 1's send does not name it — only its batch or its digest does", async () => {
+    const e = { ...entry('ev-13#SMS'), attempt: 2 };
+    const alone = batchName('dispatch', Date.parse('2026-12-06T10:00:00.000Z'), 'abcdef1234567890abcdr0');
+    const items = { [e.notificationId]: { ...sentItem(e, alone), attempt: 2 } as NotificationItem };
+    const refs = (r: { batch: string; sha256?: string }) => ({
+      sendsOfEvent: async () => [{ notificationId: e.notificationId, ...r }],
+    });
+    const { d } = deps(items);
+    const checked = (ref: { batch: string; sha256?: string }) => checkSentFromItem([e], { ...d, index: refs(ref) });
+    const earlier = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+    expect((await checked({ batch: earlier, sha256: 'cd'.repeat(16) })).notKept).toEqual([e]);
+    expect((await checked({ batch: earlier })).notKept).toEqual([e]);
+    expect((await checked({ batch: alone })).notKept).toEqual([]);
+    // The compact layout keeps the digest's first 128 bits.
+    expect((await checked({ batch: 'elsewhere', sha256: SHA.slice(0, 32) })).notKept).toEqual([]);
   });
 });
