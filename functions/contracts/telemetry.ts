@@ -136,6 +136,10 @@ export const METRIC_NAMES = [
   // version) whose evidence record no index named when its lease was resolved (sweeper/sent-from-item.ts): lost with
   // the holder, or not yet indexed. One that names its record is kept or counted EvidenceLost instead
   'EvidenceUnconfirmed',
+  // such a send whose record the run could not check (a read refused, a rebuild's write failed): neither kept nor
+  // lost, and no later run checks it again — its log line ("could not be checked") names it. Not alarmed: it says
+  // "not checked", never "lost" (a page would claim what nothing found)
+  'EvidenceUnchecked',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 

@@ -204,10 +204,11 @@ export const handler = async (_event: unknown, context: Context) => {
  * A dead holder's sends SENT from the message id on their items (sent-from-item.ts): each names its record, kept or
  * rebuilt now; one nowhere that no rebuild matches is lost (EvidenceLost, alarmed, logged with its ids). One naming no
  * record (extended by an earlier version) that no index names is counted unconfirmed (EvidenceUnconfirmed, not
- * alarmed: lost with its holder, or not indexed yet). What it found, for the run's answer.
+ * alarmed: lost with its holder, or not indexed yet). One the run could not check is counted EvidenceUnchecked (not
+ * alarmed, never checked again: the log names it). What it found, for the run's answer.
  */
 async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: Set<string>, store: EvidenceStore) {
-  if (sent.length === 0) return { evidenceUnconfirmed: 0, evidenceLost: 0, evidenceKept: 0 };
+  if (sent.length === 0) return { evidenceUnconfirmed: 0, evidenceLost: 0, evidenceKept: 0, evidenceUnchecked: 0 };
   const rebuild = lazyRebuilder();
   const checked = await checkSentFromItem(sent, {
     lostByRecovery,
@@ -250,6 +251,9 @@ async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: S
       lost,
     );
   }
+  for (const u of checked.unchecked) {
+    countBy('EvidenceUnchecked', { channel: parseNotificationId(u.notificationId)?.channel ?? 'unknown' });
+  }
   if (checked.unchecked.length > 0) {
     logger.error("dead holders' sends SENT from their items' message ids: their records could not be checked", {
       unchecked: checked.unchecked.slice(0, 10),
@@ -259,6 +263,7 @@ async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: S
     evidenceUnconfirmed: checked.notKept.length + checked.elsewhere.length,
     evidenceLost: checked.lost.length,
     evidenceKept: checked.kept,
+    evidenceUnchecked: checked.unchecked.length,
   };
 }
 

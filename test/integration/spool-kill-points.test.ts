@@ -469,6 +469,32 @@ describe('a spooling holder whose lease was extended with the message id and its
     await expectNoSecondSend('kp-e', 1);
   });
 
+  it('(e) dead after the extension, before its put lands, and the spool refuses the sweeper while it keeps the rebuilt record: neither kept nor lost — counted unchecked (EvidenceUnchecked), sent once', async () => {
+    await ingest('kp-e4', ['SMS']);
+    slowProvider('sns-slow-e4');
+    const { died } = await holder('kp-e4', {
+      beforePut: async (extension) => {
+        expect(await extension).toBe('applied');
+        armed = 'beforeSpoolPut';
+      },
+    });
+    expect(died).toBe(true);
+
+    const refused = vi
+      .spyOn(DynamoEvidenceSpool.prototype, 'claimUnrolled')
+      .mockRejectedValue(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+    try {
+      const { result: swept, counted } = await countedNow(() => sweepAfter(PAST_THE_LEASE_MS));
+      expect(swept).toMatchObject({ resolvedSent: 1, evidenceKept: 0, evidenceLost: 0, evidenceUnchecked: 1 });
+      expect(refused).toHaveBeenCalled();
+      expect(counted.filter((n) => n === 'EvidenceUnchecked')).toHaveLength(1);
+      expect(counted).not.toContain('EvidenceLost');
+    } finally {
+      refused.mockRestore();
+    }
+    await expectNoSecondSend('kp-e4', 1);
+  });
+
   it('(e) a one-time code dead after the extension, before its put lands: its record is nowhere and nothing can rebuild it (the secret is forgotten) — counted lost and alarmed, sent once', async () => {
     await kafka.deliver(
       mskEvent([

@@ -64,5 +64,7 @@ export type SweepSummary = {
   evidenceKept?: number;
   /** Sends SENT from their items' message ids whose named record is nowhere and no rebuild matches (EvidenceLost). */
   evidenceLost?: number;
+  /** Sends SENT from their items' message ids whose record the run could not check (EvidenceUnchecked). */
+  evidenceUnchecked?: number;
   spoolLookups?: { found: number; byKey: number; recordsRead: number };
 };
