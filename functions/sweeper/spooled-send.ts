@@ -26,7 +26,7 @@
  * A holder that extended its lease with the message id before its put named the record there too (its slice and
  * digest: dispatch/holder.ts keepLeasePast) and the id: its look-up is one read by the record's key, no minute scanned,
  * never cut by the cap or the deadline, when the key holds this attempt's send; a miss is looked for in the minutes as
- * above (`named`: a reference on an item without an id, or accepted before its createdAt, is an earlier attempt's). A record named in a batch of its own
+ * above (`named`: a reference on an item without an id, or naming another attempt, is an earlier attempt's). A record named in a batch of its own
  * (not a slice) was never spooled, and is not looked for. Not found, the lease is SENT from the id with that reference
  * kept (an earlier attempt's removed), and the sweeper checks the record is kept (sweeper/sent-from-item.ts).
  */
@@ -193,7 +193,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
   /**
    * The record this attempt's lease extension named, by its key; else the holder's minutes. The reference is this
    * attempt's only when the item carries a message id (the extension writes it with the id, and a resend removes the
-   * ids but keeps the earlier send's `evidence`: event-store.ts resend) and it was accepted after the item's createdAt
+   * ids but keeps the earlier send's `evidence`: event-store.ts resend) and it names the item's attempt
    * (domain/attempt-evidence.ts: an extension without a reference leaves the earlier one beside a fresh id). A record
    * named in a batch of its own (not a slice) was never spooled. A key that misses, or holds another attempt's send,
    * is looked for in the minutes as without a reference.
@@ -236,7 +236,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
       try {
         t = await deps.notifications.acceptSpooled(
           entry,
-          { providerMessageId, evidence: { batch: slice, sha256, acceptedAt } },
+          { providerMessageId, evidence: { batch: slice, sha256, acceptedAt, attempt: entry.attempt } },
           now,
         );
       } catch {

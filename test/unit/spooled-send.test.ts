@@ -128,6 +128,8 @@ describe("the sweeper's spool look-up of an expired lease", () => {
             batch: sliceBatchName(MINUTE, 35),
             sha256: record('a', 1).sha256,
             acceptedAt: new Date(MINUTE + 5_000).toISOString(),
+            // The attempt whose send it names: the item's reference is then its own (domain/attempt-evidence.ts).
+            attempt: 1,
           },
         },
       ],
