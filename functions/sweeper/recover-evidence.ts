@@ -229,11 +229,25 @@ function resendOfBatch(item: NotificationItem, batch: string): { providerMessage
   return typeof entry.providerMessageId === 'string' ? { providerMessageId: entry.providerMessageId } : {};
 }
 
-/** Whether the index names a send of this notification (none to read: no). */
+/**
+ * The batches of the sends an operator's resends took off the item (`manualResends[].evidenceBatch`): an earlier
+ * attempt's record, which an index entry in one of them names — not this attempt's (the index has no attempt).
+ */
+export function resentBatches(item: NotificationItem): ReadonlySet<string> {
+  const resends = (item as { manualResends?: unknown }).manualResends;
+  if (!Array.isArray(resends)) return new Set();
+  const batches = resends.map((r) => (r as { evidenceBatch?: unknown } | null)?.evidenceBatch);
+  return new Set(batches.filter((b): b is string => typeof b === 'string'));
+}
+
+/** Whether the index names a send of this notification, an earlier attempt's aside (none to read: no). */
 async function indexNames(item: NotificationItem, deps: RecoverDeps): Promise<boolean> {
   const eventId = parseNotificationId(item.notificationId)?.eventId;
   if (deps.index === undefined || eventId === undefined) return false;
-  return (await deps.index.sendsOfEvent(eventId)).some((r) => r.notificationId === item.notificationId);
+  const earlier = resentBatches(item);
+  return (await deps.index.sendsOfEvent(eventId)).some(
+    (r) => r.notificationId === item.notificationId && !earlier.has(r.batch),
+  );
 }
 
 const unnamedOf = (item: NotificationItem) => ({

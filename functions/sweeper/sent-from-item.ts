@@ -15,10 +15,10 @@
  *   secret, which the SENT write forgets; a template deployed since): lost — counted and alarmed (EvidenceLost); in a
  *   stage of two regions, only when claimed at this region's epoch, else unconfirmed (`elsewhere`). What
  *   is read is the spool and the store, never the index: a record not indexed yet is kept, not lost.
- * - naming nothing: extended by an earlier version, before the reference, or naming an earlier attempt's record (one
- *   accepted before the item's createdAt: domain/attempt-evidence.ts). Checked against the index as then: one no
- *   index names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet (a holder that
- *   froze past its lease writes its record late).
+ * - naming nothing: extended by an earlier version, before the reference, or naming an earlier attempt's record
+ *   (domain/attempt-evidence.ts). Checked against the index as then, an entry in a batch a resend took off the item
+ *   aside (an earlier attempt's): one no index names is counted unconfirmed (EvidenceUnconfirmed): lost with the
+ *   holder, or not indexed yet (a holder that froze past its lease writes its record late).
  */
 import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { digestMatches } from '../domain/evidence-batch.ts';
@@ -28,7 +28,7 @@ import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { EvidenceIndex } from '../stores/evidence-index.ts';
 import type { NotificationKey, SweepEntry } from '../stores/notification-store.ts';
-import type { RecoverResult, SentHere } from './recover-evidence.ts';
+import { type RecoverResult, resentBatches, type SentHere } from './recover-evidence.ts';
 
 /** A batch a record went to alone, its intent refused: `<invocation id>r<n>` (dispatch/record-evidence.ts `ready`). */
 const ALONE = /^batches\/.*-[0-9a-f]+r\d+$/;
@@ -81,7 +81,8 @@ export async function checkSentFromItem(
       // A reference an earlier attempt left (domain/attempt-evidence.ts) names nothing of this send.
       const evidence = item === undefined ? undefined : attemptEvidence(item);
       if (evidence === undefined || ALONE.test(evidence.batch)) {
-        if (!(await namedByIndex(e, deps.index, evidence))) result.notKept.push(e);
+        const earlier = item === undefined ? new Set<string>() : resentBatches(item);
+        if (!(await namedByIndex(e, deps.index, evidence, earlier))) result.notKept.push(e);
         continue;
       }
       // An invocation's own batch: its intent's recovery has it (see the header).
@@ -101,21 +102,23 @@ export async function checkSentFromItem(
 
 /**
  * Whether the index names this send: the record its reference names (that batch, or that digest), else — naming no
- * record — any send of this notification (an earlier attempt's reads as one then: the index has no attempt).
+ * record — any send of this notification but those in a batch a resend took off the item (`earlier`: an earlier
+ * attempt's, which the index, having no attempt, cannot tell apart otherwise).
  */
 async function namedByIndex(
   e: SweepEntry,
   index: Pick<EvidenceIndex, 'sendsOfEvent'>,
   named: { readonly batch: string; readonly sha256: string } | undefined,
+  earlier: ReadonlySet<string>,
 ): Promise<boolean> {
   const eventId = parseNotificationId(e.notificationId)?.eventId;
   const refs = eventId === undefined ? [] : await index.sendsOfEvent(eventId);
   return refs.some(
     (r) =>
       r.notificationId === e.notificationId &&
-      (named === undefined ||
-        r.batch === named.batch ||
-        (r.sha256 !== undefined && digestMatches(r.sha256, named.sha256))),
+      (named === undefined
+        ? !earlier.has(r.batch)
+        : r.batch === named.batch || (r.sha256 !== undefined && digestMatches(r.sha256, named.sha256))),
   );
 }
 

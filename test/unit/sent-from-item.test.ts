@@ -206,4 +206,27 @@ describe('the records of sends SENT from their items’ message ids', () => {
     // The compact layout keeps the digest's first 128 bits.
     expect((await checked({ batch: 'elsewhere', sha256: SHA.slice(0, 32) })).notKept).toEqual([]);
   });
+
+  it("attempt 2 naming nothing after a resend (its earlier reference removed): attempt 1's index entry, in the batch the resend took off the item, does not name it — unconfirmed; one in another batch does", async () => {
+    const e = { ...entry('ev-14#SMS'), attempt: 2 };
+    const first = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+    const item = {
+      ...sentItem(e),
+      attempt: 2,
+      manualResends: [{ status: 'SENT', attempt: 1, evidenceBatch: first }],
+    } as unknown as NotificationItem;
+    const indexed = (batch: string) => ({
+      sendsOfEvent: async () => [{ batch, notificationId: e.notificationId, sha256: 'cd'.repeat(16) }],
+    });
+    const { d, kept } = deps({ [e.notificationId]: item });
+    expect(await checkSentFromItem([e], { ...d, index: indexed(first) })).toEqual({
+      kept: 0,
+      lost: [],
+      notKept: [e],
+      elsewhere: [],
+      unchecked: [],
+    });
+    expect((await checkSentFromItem([e], { ...d, index: indexed(SLICE) })).notKept).toEqual([]);
+    expect(kept).toEqual([]);
+  });
 });
