@@ -8,6 +8,9 @@
 import { expect, it } from 'vitest';
 import { type SendProof, sentWriteOf } from '../../functions/dispatch/record-evidence.ts';
 import { attemptEvidence } from '../../functions/domain/attempt-evidence.ts';
+import { buildSuccessor } from '../../functions/domain/failover.ts';
+import { buildNotification } from '../../functions/domain/notification.ts';
+import { decodeTransfer, transferEvent } from '../support/events.ts';
 
 const CREATED = '2026-12-06T10:00:00.000Z';
 const naming = (acceptedAt: string, attempt?: number) => ({
@@ -48,4 +51,33 @@ it("the reference a send's SENT write (and its lease extension) carries names th
   const { evidence } = sentWriteOf(n, proof, 'b', { channel: 'SMS' } as Parameters<typeof sentWriteOf>[3]);
   expect(evidence).toEqual({ batch: 'b', sha256: 'ab'.repeat(32), acceptedAt: CREATED, attempt: 3 });
   expect(attemptEvidence({ attempt: 3, createdAt: CREATED, evidence })).toBe(evidence);
+});
+
+it("a failover's successor does not carry its original's reference: its own attempts count from 0 again, so attempt 1's would read as its own", () => {
+  const at = Date.parse(CREATED);
+  const placement = { sweepShards: 8, pendingThresholdMs: 60_000 };
+  const notice = buildNotification(
+    decodeTransfer(transferEvent({ eventId: 'fo-1' })).event,
+    'SMS',
+    '+81',
+    at,
+    {
+      retentionDays: 1,
+    },
+    placement,
+  );
+  // In flight at the failover: its extension put the message id and attempt 1's reference on it.
+  const original = { ...notice, status: 'SENDING' as const, attempt: 1, evidence: naming(CREATED, 1) };
+  const successor = buildSuccessor(
+    original,
+    { status: 'UNKNOWN', heldReason: 'IN_FLIGHT_AT_FAILOVER' },
+    {
+      owner: 'ap-northeast-3',
+      epoch: 2,
+    },
+    at + 60_000,
+    placement,
+  );
+  expect(successor.evidence).toBeUndefined();
+  expect(attemptEvidence({ ...successor, attempt: 1 })).toBeUndefined();
 });
