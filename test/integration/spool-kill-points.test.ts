@@ -22,7 +22,7 @@ import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
-import { metrics } from '../../functions/commons/powertools.ts';
+import { logger, metrics } from '../../functions/commons/powertools.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
@@ -483,14 +483,21 @@ describe('a spooling holder whose lease was extended with the message id and its
     const refused = vi
       .spyOn(DynamoEvidenceSpool.prototype, 'claimUnrolled')
       .mockRejectedValue(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+    const logged = vi.spyOn(logger, 'error');
     try {
       const { result: swept, counted } = await countedNow(() => sweepAfter(PAST_THE_LEASE_MS));
       expect(swept).toMatchObject({ resolvedSent: 1, evidenceKept: 0, evidenceLost: 0, evidenceUnchecked: 1 });
       expect(refused).toHaveBeenCalled();
       expect(counted.filter((n) => n === 'EvidenceUnchecked')).toHaveLength(1);
       expect(counted).not.toContain('EvidenceLost');
+      // Never checked again: its own line names it (operations.md), however many the run could not check.
+      expect(logged).toHaveBeenCalledWith(
+        expect.stringContaining('could not be checked'),
+        expect.objectContaining({ notificationId: 'kp-e4#SMS' }),
+      );
     } finally {
       refused.mockRestore();
+      logged.mockRestore();
     }
     await expectNoSecondSend('kp-e4', 1);
   });
