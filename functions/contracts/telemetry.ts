@@ -132,9 +132,14 @@ export const METRIC_NAMES = [
   // look-ups the run's cap or deadline cut short: the lease left for the next run (counts look-ups: 5 for a lease
   // that waited 5 runs)
   'SpoolLookupsDeferred',
-  // a dead holder's send SENT from the message id on its item whose evidence record no index named when its lease was
-  // resolved (sweeper/sent-from-item.ts): lost with the holder, or not yet indexed (a gap, a refused index write)
+  // a dead holder's send SENT from the message id on its item naming no record (its lease extended by an earlier
+  // version) whose evidence record no index named when its lease was resolved (sweeper/sent-from-item.ts): lost with
+  // the holder, or not yet indexed. One that names its record is kept or counted EvidenceLost instead
   'EvidenceUnconfirmed',
+  // such a send whose record the run could not check (a read refused, a rebuild's write failed): neither kept nor
+  // lost, and no later run checks it again — its log line ("could not be checked") names it. Not alarmed: it says
+  // "not checked", never "lost" (a page would claim what nothing found)
+  'EvidenceUnchecked',
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 

@@ -250,10 +250,12 @@ async function sent(
   const at = proof === undefined || batch === undefined ? batch : (evidence?.batch.addressOf?.(proof, batch) ?? batch);
   // Few records: each spooled before its SENT write (record-evidence.ts putFirst), the lease kept past the put first.
   const putFirst = proof === undefined || at === undefined ? undefined : evidence?.batch.putFirst?.(proof, at);
-  if (putFirst !== undefined) await holder.keepLeasePast(PUT_FIRST_MS, providerMessageId);
+  const write = proof === undefined || at === undefined ? undefined : sentWriteOf(item, proof, at, message);
+  // The extension names the record as the SENT write would: a holder dead before the put leaves the sweeper its address.
+  if (putFirst !== undefined) await holder.keepLeasePast(PUT_FIRST_MS, providerMessageId, write?.evidence);
   const spooled = putFirst !== undefined && (await putFirst);
-  const write = proof === undefined || at === undefined ? undefined : sentWriteOf(item, proof, at, message, spooled);
-  const recorded = holder.recordAcceptance(providerMessageId, write?.evidence, write?.record).then((acceptance) => {
+  const record = spooled ? undefined : write?.record;
+  const recorded = holder.recordAcceptance(providerMessageId, write?.evidence, record).then((acceptance) => {
     const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
     if (proof === undefined || evidence === undefined || batch === undefined) return result;
     if (putFirst === undefined) evidence.batch.add(proof, at ?? batch);

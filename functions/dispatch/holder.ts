@@ -66,14 +66,14 @@ export class Holder<D extends HolderDeps = HolderDeps> {
    */
   async record(
     write: (now: number) => Promise<Transition>,
-    options: { readonly providerMessageId?: string; readonly holding?: boolean } = {},
+    options: { readonly providerMessageId?: string; readonly evidence?: SentEvidence; readonly holding?: boolean } = {},
   ): Promise<Transition> {
     const now = this.deps.now();
     const recordBy = this.budget.recordBy ?? this.budget.finishBy;
     for (let attempt = 1; ; attempt++) {
       try {
         if ((options.holding ?? true) && this.deps.now() + LEASE_GUARD_MS >= this.leaseUntil) {
-          if ((await this.extend(options.providerMessageId)) === 'lost') return 'lost';
+          if ((await this.extend(options.providerMessageId, options.evidence)) === 'lost') return 'lost';
         }
         return await write(now);
       } catch (error) {
@@ -96,6 +96,7 @@ export class Holder<D extends HolderDeps = HolderDeps> {
     try {
       marked = await this.record((now) => deps.store.markSent(item, providerMessageId, now, evidence, record), {
         providerMessageId,
+        evidence,
       });
     } catch {
       // DynamoDB refused every write for the rest of this record's time. If an extension carried the message id the
@@ -112,18 +113,22 @@ export class Holder<D extends HolderDeps = HolderDeps> {
 
   /**
    * Before a write outside the item that must not outlive the lease (the spool put before SENT): the lease extended,
-   * with the message id, when it would end within the guard of `ms` from now. A refused extension is left to the SENT
-   * write's own (which tries again, or finds the sweeper resolved it).
+   * with the message id and the record's address and digest, when it would end within the guard of `ms` from now. A
+   * refused extension is left to the SENT write's own (which tries again, or finds the sweeper resolved it).
    */
-  async keepLeasePast(ms: number, providerMessageId: string): Promise<void> {
+  async keepLeasePast(ms: number, providerMessageId: string, evidence?: SentEvidence): Promise<void> {
     if (this.deps.now() + LEASE_GUARD_MS + ms < this.leaseUntil) return;
-    await this.extend(providerMessageId).catch(() => 'lost');
+    await this.extend(providerMessageId, evidence).catch(() => 'lost');
   }
 
-  private async extend(providerMessageId: string | undefined): Promise<Transition> {
+  /**
+   * The lease moved on; with the message id once the provider accepted, and with it the evidence the SENT write would
+   * name: should the holder die before that write, the sweeper's SENT from the id names the record all the same.
+   */
+  private async extend(providerMessageId?: string, evidence?: SentEvidence): Promise<Transition> {
     const now = this.deps.now();
     const leaseUntil = now + this.deps.leaseMs;
-    const t = await this.deps.store.extendLease(this.item, leaseUntil, now, providerMessageId);
+    const t = await this.deps.store.extendLease(this.item, leaseUntil, now, providerMessageId, evidence);
     if (t === 'applied') {
       this.leaseUntil = leaseUntil;
       if (providerMessageId !== undefined) this.acceptanceOnItem = true;

@@ -82,7 +82,7 @@ function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: 
 }
 
 /**
- * What the SENT write carries of a send's evidence: its batch, its digest, its acceptedAt, a push's moment. A message
+ * What the SENT write carries of a send's evidence: its batch, its digest, its acceptedAt and attempt, a push's moment. A message
  * that carried a secret can never be rendered again (that write forgets the secret), so its redacted record's exact
  * bytes, gzipped, go on it too: the sweeper rebuilds a dying invocation's batch from them (sweeper/rebuild-evidence.ts).
  * Only then: an SMS or push record is a few hundred bytes gzipped, while an email's ~3.7 KB would multiply the write
@@ -96,7 +96,8 @@ export function sentWriteOf(
   message: Message,
   spooled = false,
 ): { evidence: SentEvidence; record?: Uint8Array } {
-  const evidence = { batch, sha256: proof.sha256, acceptedAt: proof.record.acceptedAt, ...pushMomentOf(message) };
+  const { acceptedAt, attempt } = proof.record;
+  const evidence = { batch, sha256: proof.sha256, acceptedAt, attempt, ...pushMomentOf(message) };
   return spooled || Object.keys(n.secrets ?? {}).length === 0
     ? { evidence }
     : { evidence, record: gzipSync(proof.bytes) };

@@ -76,6 +76,9 @@ export function buildSuccessor(
     sesMessageId: _s,
     lastError: _e,
     deferrals: _d,
+    // The original's evidence reference (a resend keeps it, an extension writes it) names the original's record, at an
+    // attempt the successor's own claims count again from 0: never the successor's (domain/attempt-evidence.ts).
+    evidence: _v,
     ...notice
   } = original;
   return {

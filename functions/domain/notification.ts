@@ -106,6 +106,8 @@ export interface NotificationItem {
     readonly batch: string;
     readonly sha256: string;
     readonly acceptedAt: string;
+    /** The attempt whose send it names (domain/attempt-evidence.ts); none on a reference of an earlier version. */
+    readonly attempt?: number;
     readonly push?: { readonly ttlSeconds?: number; readonly collapseId?: string };
   };
   /**

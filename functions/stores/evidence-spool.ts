@@ -14,7 +14,7 @@
  * no TTL) are still read, rolled and — they never expire — deleted once rolled; the main table's former spool is
  * drained from its start every run, with no cursor (`former`).
  */
-import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { sha256Hex } from '../domain/evidence-batch.ts';
 import {
   parseSliceBatch,
@@ -90,6 +90,11 @@ export interface EvidenceSpool {
    * page by page as they are taken, `max` items at most (the sweeper's bounded look-up: sweeper/spooled-send.ts).
    */
   minuteOf(startMs: number, shard: number, max: number): AsyncIterable<SpooledRecord>;
+  /**
+   * The record of a slice with this digest (hex), by its key: one read, in this table (the sweeper's look-up of a
+   * record its lease extension named: sweeper/spooled-send.ts). Undefined when absent, or an item set apart would be.
+   */
+  recordAt(slice: string, sha256: string): Promise<SpooledRecord | undefined>;
   /** Deletes items of the earlier layout once rolled (they have no TTL); the current layout's expire by themselves. */
   retire(keys: readonly SpoolKey[]): Promise<void>;
   /** Copies a bad item out of the roll-up's way (`BAD#<its key>` in its partition, with why), kept for the on-call. */
@@ -302,6 +307,18 @@ export class DynamoEvidenceSpool extends DynamoSpoolPut implements EvidenceSpool
       const { key: _key, legacy: _legacy, ...record } = read;
       yield record;
     }
+  }
+
+  async recordAt(slice: string, sha256: string): Promise<SpooledRecord | undefined> {
+    const at = sha256.length === 64 ? spoolKeyOf(slice, sha256) : undefined;
+    if (at === undefined) return undefined;
+    const got = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: at.pk, sk: at.skPrefix }, ConsistentRead: true }),
+    );
+    const read = got.Item === undefined ? undefined : await readItem(got.Item);
+    if (read === undefined || isBadSpoolItem(read)) return undefined;
+    const { key: _key, legacy: _legacy, ...record } = read;
+    return record;
   }
 
   async retire(keys: readonly SpoolKey[]): Promise<void> {

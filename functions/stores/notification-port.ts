@@ -104,9 +104,16 @@ export interface NotificationStore {
   /**
    * Keeps a live holder's claim: leaseUntil moved to `leaseUntil` (the sweep key and sweepAt stay), fenced on its
    * attempt. With a provider message id it also records the provider's acceptance on the SENDING item, so a sweeper
-   * that finds the lease expired later marks it SENT instead of resolving an unknown outcome.
+   * that finds the lease expired later marks it SENT instead of resolving an unknown outcome — and with the send's
+   * `evidence` (the batch or slice and the digest its SENT write would name), so that SENT names its record too.
    */
-  extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string): Promise<Transition>;
+  extendLease(
+    item: NotificationItem,
+    leaseUntil: number,
+    now: number,
+    providerMessageId?: string,
+    evidence?: SentEvidence,
+  ): Promise<Transition>;
   /**
    * The provider accepted after the sweeper had resolved this attempt's expired lease as UNKNOWN: the message id is
    * recorded on the UNKNOWN item (which stays UNKNOWN, already alarmed), so an operator's resend is refused unless

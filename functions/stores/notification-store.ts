@@ -7,7 +7,6 @@
  * the item already shows exactly this transition (same status, attempt, and the updatedAt it wrote): a
  * commit-then-timeout is not mistaken for a lost race, and an UNKNOWN the sweeper wrote still raises its alarm.
  */
-
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -16,6 +15,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { UnexpectedResponseError } from '../commons/errors.ts';
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { notificationOfKey } from '../domain/keys.ts';
 import { messageIdAttribute, messageIdIs, messageIdOf, NO_MESSAGE_ID } from '../domain/message-id.ts';
 import { type NotificationItem, pendingSweepKey } from '../domain/notification.ts';
@@ -168,15 +168,18 @@ export class DynamoNotificationStore implements NotificationStore {
     return this.finish(item, 'SUPPRESSED', now, { suppressedReason: reason });
   }
 
-  extendLease(item: NotificationItem, leaseUntil: number, now: number, providerMessageId?: string) {
+  extendLease(item: NotificationItem, leaseUntil: number, now: number, messageId?: string, evidence?: SentEvidence) {
+    // The evidence only with the id: the sweeper's SENT from that id keeps it (acceptExpired), naming the record.
+    const named = evidence === undefined ? '' : ', evidence = :evidence';
     const accepted =
-      providerMessageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId`;
+      messageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId${named}`;
     return this.transition(item, 'SENDING', {
       // leaseUntil only: the sweeper reads the lease from the index's projection, wherever the item sits in it.
       UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease${accepted}`,
       values: {
         ':lease': leaseUntil,
-        ...(providerMessageId === undefined ? {} : { ':providerMessageId': providerMessageId }),
+        ...(messageId === undefined ? {} : { ':providerMessageId': messageId }),
+        ...(messageId === undefined || evidence === undefined ? {} : { ':evidence': evidence }),
       },
       now,
     });
@@ -429,7 +432,9 @@ export class DynamoNotificationStore implements NotificationStore {
     ) {
       return 'lost';
     }
-    return this.acceptExpired(key, entry.attempt, acceptance, now);
+    // An earlier attempt's reference beside this id is removed (domain/attempt-evidence.ts); an extension fails it.
+    const stale = attemptEvidence(current) !== current.evidence;
+    return this.acceptExpired(key, entry.attempt, acceptance, now, undefined, stale);
   }
 
   /** SENT for an expired lease whose holder spooled its send's record and died (sweeper/spooled-send.ts). */
@@ -440,13 +445,14 @@ export class DynamoNotificationStore implements NotificationStore {
     });
   }
 
-  /** SENT for an expired lease whose holder recorded the acceptance on the item, or spooled it (`fromRecord`'s). */
+  /** SENT for an expired lease whose holder recorded the acceptance on the item (its evidence kept), or spooled it. */
   private async acceptExpired(
     key: NotificationKey,
     attempt: number,
     providerMessageId: string,
     now: number,
     fromRecord?: { id: string; evidence: SentEvidence },
+    staleEvidence = false,
   ): Promise<Resolution> {
     const move = moveCondition('SENDING', 'SENT');
     const onItem = fromRecord ? '' : ` AND ${messageIdIs(':mid')}`;
@@ -455,7 +461,7 @@ export class DynamoNotificationStore implements NotificationStore {
       TableName: this.tableName,
       Key: key,
       ConditionExpression: `${move.expression} AND attempt = :attempt AND leaseUntil < :now${onItem}`,
-      UpdateExpression: `SET #status = :sent, updatedAt = :iso${written} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}`,
+      UpdateExpression: `SET #status = :sent, updatedAt = :iso${written} REMOVE sweepKey, sweepAt, leaseUntil, ${FORGET_SECRETS}${staleEvidence ? ', evidence' : ''}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...move.values,

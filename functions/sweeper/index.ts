@@ -22,8 +22,8 @@ import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import type { LeasePassResult } from './lease-pass.ts';
-import { type RecoverResult, recoverEvidenceBatches } from './recover-evidence.ts';
-import { recordsNotKept } from './sent-from-item.ts';
+import { type RecoverResult, recoverEvidenceBatches, respool } from './recover-evidence.ts';
+import { checkSentFromItem } from './sent-from-item.ts';
 import type { SpooledSends, SpoolLookups } from './spooled-send.ts';
 import { type SweepResult, sweep } from './sweep.ts';
 
@@ -184,12 +184,15 @@ export const handler = async (_event: unknown, context: Context) => {
       }
     }
     if (recovered !== undefined) await reportRecovered(recovered);
-    // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id.
-    const notKept = evidenceStore === undefined ? undefined : await reportNotKept(r.sentFromItem);
-    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp, evidenceUnconfirmed: notKept });
+    // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id —
+    // but not one recovery counted lost in this run (its intent named it too): counted once, by one owner.
+    const lostByRecovery = new Set(recovered?.lost.map((l) => l.notificationId));
+    const fromItem =
+      evidenceStore === undefined ? undefined : await reportSentFromItem(r.sentFromItem, lostByRecovery, evidenceStore);
+    logger.info('sweep finished', { ...summary, evidence, recovered, rolledUp, ...fromItem });
     return {
       ...summary,
-      ...(notKept === undefined ? {} : { evidenceUnconfirmed: notKept }),
+      ...fromItem,
       ...(rolledUp === undefined ? {} : { rolledUp }),
       ...(evidence === undefined ? {} : { evidence }),
       ...(recovered === undefined ? {} : { recovered }),
@@ -200,28 +203,83 @@ export const handler = async (_event: unknown, context: Context) => {
 };
 
 /**
- * A dead holder's sends SENT from the message id on their items whose evidence record no index names
- * (sent-from-item.ts): lost with the holder, or not indexed yet (its batch's index write refused, a gap not yet
- * filled, a spool read refused this run). Counted (EvidenceUnconfirmed, not alarmed) and logged with their ids, so an
- * auditor's question finds them: `ops evidence` tells which. How many.
+ * A dead holder's sends SENT from the message id on their items (sent-from-item.ts): each names its record, kept or
+ * rebuilt now; one nowhere that no rebuild matches is lost (EvidenceLost, alarmed, logged with its ids). One naming no
+ * record (extended by an earlier version) that no index names is counted unconfirmed (EvidenceUnconfirmed, not
+ * alarmed: lost with its holder, or not indexed yet). One the run could not check is counted EvidenceUnchecked (not
+ * alarmed, never checked again: the log names it). What it found, for the run's answer.
  */
-async function reportNotKept(sent: readonly SweepEntry[]): Promise<number> {
-  if (sent.length === 0) return 0;
-  const { notKept, unchecked } = await recordsNotKept(sent, evidenceIndex.index);
-  for (const e of notKept) {
+async function reportSentFromItem(sent: readonly SweepEntry[], lostByRecovery: Set<string>, store: EvidenceStore) {
+  if (sent.length === 0) return { evidenceUnconfirmed: 0, evidenceLost: 0, evidenceKept: 0, evidenceUnchecked: 0 };
+  const rebuild = lazyRebuilder();
+  const checked = await checkSentFromItem(sent, {
+    lostByRecovery,
+    epoch: await fence?.store.claimEpoch().catch(() => undefined),
+    notifications: notificationStore,
+    index: evidenceIndex.index,
+    keep: async (items) =>
+      respool(
+        items,
+        {
+          spool: evidenceSpool,
+          outlets: { store, gaps: evidenceGaps, index: evidenceIndex },
+          now: Date.now,
+          timeoutMs: config.evidence.timeoutMs,
+        },
+        await rebuild(),
+      ),
+  });
+  for (const e of checked.notKept) {
     countBy('EvidenceUnconfirmed', { channel: e.channel });
-    logger.warn("a dead holder's send SENT from the message id on its item: no index names its evidence record", {
+    logger.warn("a dead holder's send SENT from the message id on its item, naming no record: no index names one", {
       notificationId: e.notificationId,
       attempt: e.attempt,
     });
   }
-  if (unchecked.length > 0) {
-    logger.warn("the evidence index could not be read for dead holders' sends SENT from their items' message ids", {
-      notificationIds: unchecked.map((e) => e.notificationId).slice(0, 10),
-    });
+  for (const e of checked.elsewhere) {
+    countBy('EvidenceUnconfirmed', { channel: e.channel });
+    logger.warn(
+      "a dead holder's send SENT from its item, claimed at another epoch: its record may be in that region's spool",
+      {
+        notificationId: e.notificationId,
+        attempt: e.attempt,
+      },
+    );
   }
-  return notKept.length;
+  for (const lost of checked.lost) {
+    countBy('EvidenceLost', { channel: parseNotificationId(lost.notificationId)?.channel ?? 'unknown' });
+    logger.error(
+      "evidence lost: a dead holder's send SENT from its item names a record neither the spool nor the store holds, and no rebuild matches its digest",
+      lost,
+    );
+  }
+  // One line each, as for the lost: never checked again, each is found by its line (operations.md).
+  for (const u of checked.unchecked) {
+    countBy('EvidenceUnchecked', { channel: parseNotificationId(u.notificationId)?.channel ?? 'unknown' });
+    logger.error("a dead holder's send SENT from its item's message id: its record could not be checked", u);
+  }
+  return {
+    evidenceUnconfirmed: checked.notKept.length + checked.elsewhere.length,
+    evidenceLost: checked.lost.length,
+    evidenceKept: checked.kept,
+    evidenceUnchecked: checked.unchecked.length,
+  };
 }
+
+/** How a SENT notification's record is rebuilt (rebuild-evidence.ts): loaded once, when first needed (the templates). */
+function lazyRebuilder() {
+  let rebuilder: ReturnType<typeof loadRebuilder> | undefined;
+  return () => {
+    rebuilder ??= loadRebuilder();
+    return rebuilder;
+  };
+}
+
+const loadRebuilder = async () =>
+  (await import('./rebuild-evidence.ts')).rebuilderOf({
+    ...config.rebuild,
+    retentionDays: config.evidence.retentionDays,
+  });
 
 /**
  * Keeps where the lease pass stopped: written only while a backlog leaves partitions unfinished (their cursors and
@@ -322,14 +380,11 @@ function recoverBatches(store: EvidenceStore, deadline: number): Promise<Recover
     outlets: { store, gaps: evidenceGaps, index: evidenceIndex },
     spool: evidenceSpool,
     // Rendering loads the templates: only when an intent is overdue.
-    rebuilder: async () =>
-      (await import('./rebuild-evidence.ts')).rebuilderOf({
-        ...config.rebuild,
-        retentionDays: config.evidence.retentionDays,
-      }),
+    rebuilder: loadRebuilder,
     now: Date.now,
     deadline,
     limit: EVIDENCE_INTENTS_PER_RUN,
+    index: evidenceIndex.index,
     timeoutMs: config.evidence.timeoutMs,
     // A partition further each minute: the oldest intents of one never hold the others back.
     start: Math.floor(Date.now() / 60_000),
@@ -340,6 +395,8 @@ const LOST_WORDS: Record<RecoverResult['lost'][number]['reason'], string> = {
   ITEM_GONE: 'evidence not recoverable: the notification item was gone before the rebuild',
   MISMATCH: 'evidence not recoverable: the rebuilt record does not match its digest',
   RESENT: "evidence not recoverable: an operator's resend took the send off its notification before the rebuild",
+  UNNAMED:
+    'evidence not recoverable: the notification is SENT naming no record (its lease extended by an earlier version), and no index names one',
 };
 
 /**

@@ -26,6 +26,7 @@ import { notificationKey, parseNotificationId } from '../domain/keys.ts';
 import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
+import type { EvidenceIndex } from '../stores/evidence-index.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
 import { digestsStored, sliceHolds } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
@@ -53,7 +54,12 @@ export interface RecoverDeps {
   readonly timeoutMs: number;
   /** The intent partition this run starts at (0–15): the caller varies it from run to run. */
   readonly start?: number;
+  /** The customers' index of sends, read for a named notification SENT naming no record (`sentIn`). */
+  readonly index?: Pick<EvidenceIndex, 'sendsOfEvent'>;
 }
+
+/** What keeping spooled sends' records needs (`respool`; the sweeper's sent-from-item.ts too). */
+export type KeepDeps = Pick<RecoverDeps, 'spool' | 'outlets' | 'now' | 'timeoutMs'>;
 
 const RETRY_FIRST_MS = 60_000;
 const RETRY_MAX_MS = 3_600_000;
@@ -75,9 +81,9 @@ export interface RecoverResult {
     /**
      * Why: its rebuild did not match (MISMATCH), its item was gone before the rebuild (ITEM_GONE), or an operator's
      * resend took the send off its item before the rebuild (RESENT: a resend waits for an open intent, so only a
-     * resend that raced it).
+     * resend that raced it), or it is SENT naming no record and no index names one (UNNAMED: see `sentIn`).
      */
-    reason: 'MISMATCH' | 'ITEM_GONE' | 'RESENT';
+    reason: 'MISMATCH' | 'ITEM_GONE' | 'RESENT' | 'UNNAMED';
   }[];
   /** Intents seen and still open after this pass. */
   readonly open: number;
@@ -113,7 +119,7 @@ async function recoverOne(
   rebuild: (item: SentHere) => Promise<SendProof>,
   result: { recovered: number; rebuilt: number; lost: RecoverResult['lost']; open: number },
 ): Promise<void> {
-  const { sent: all, gone, resent } = await sentIn(intent, deps);
+  const { sent: all, gone, resent, unnamed } = await sentIn(intent, deps);
   const sent = all.filter((i) => i.evidence.batch === intent.name);
   const spooled = await respool(
     all.filter((i) => i.evidence.batch !== intent.name),
@@ -156,6 +162,10 @@ async function recoverOne(
     for (const notificationId of gone) result.lost.push({ notificationId, batch: intent.name, reason: 'ITEM_GONE' });
     // A send of this batch an operator's resend took off its item: nothing left to rebuild it from.
     for (const r of resent) result.lost.push({ ...r, batch: intent.name, reason: 'RESENT' });
+    // SENT naming no record, and no index names one: nothing can rebuild it (see sentIn).
+    for (const item of unnamed) {
+      if (!(await indexNames(item, deps))) result.lost.push({ ...unnamedOf(item), batch: intent.name });
+    }
   }
   if (written.stored === 'written') result.rebuilt += rebuilt.length;
   result.rebuilt += spooled.rebuilt;
@@ -165,12 +175,21 @@ async function recoverOne(
 
 /**
  * The notifications the intent names that are SENT with this batch on them, read consistently — and those whose item
- * is gone, whose record nothing can rebuild.
+ * is gone, whose record nothing can rebuild. And those SENT naming no record at all (`unnamed`): every SENT write of
+ * a holder with evidence names its record, and so does the sweeper's SENT from a lease extension's message id since
+ * the extension carries the reference — so only a lease extended by an earlier version, its holder dead before its
+ * batch. No digest: nothing can rebuild it. Lost unless an index names a send of that notification (its record then
+ * kept: `recoverOne`), never skipped unsaid.
  */
 async function sentIn(
   intent: EvidenceIntent,
   deps: RecoverDeps,
-): Promise<{ sent: SentHere[]; gone: string[]; resent: { notificationId: string; providerMessageId?: string }[] }> {
+): Promise<{
+  sent: SentHere[];
+  gone: string[];
+  resent: { notificationId: string; providerMessageId?: string }[];
+  unnamed: NotificationItem[];
+}> {
   const limit = pLimit(8);
   const items = await Promise.all(
     intent.notificationIds.map(async (id) => {
@@ -190,6 +209,7 @@ async function sentIn(
   return {
     sent: items.map(({ item }) => item).filter(here),
     gone: items.filter(({ item }) => item === undefined).map(({ id }) => id),
+    unnamed: items.flatMap(({ item }) => (item?.status === 'SENT' && item.evidence === undefined ? [item] : [])),
     resent: items.flatMap(({ id, item }) => {
       if (item === undefined || here(item)) return [];
       const entry = resendOfBatch(item, intent.name);
@@ -208,6 +228,33 @@ function resendOfBatch(item: NotificationItem, batch: string): { providerMessage
   if (entry === undefined) return undefined;
   return typeof entry.providerMessageId === 'string' ? { providerMessageId: entry.providerMessageId } : {};
 }
+
+/**
+ * The batches of the sends an operator's resends took off the item (`manualResends[].evidenceBatch`): an earlier
+ * attempt's record, which an index entry in one of them names — not this attempt's (the index has no attempt).
+ */
+export function resentBatches(item: NotificationItem): ReadonlySet<string> {
+  const resends = (item as { manualResends?: unknown }).manualResends;
+  if (!Array.isArray(resends)) return new Set();
+  const batches = resends.map((r) => (r as { evidenceBatch?: unknown } | null)?.evidenceBatch);
+  return new Set(batches.filter((b): b is string => typeof b === 'string'));
+}
+
+/** Whether the index names a send of this notification, an earlier attempt's aside (none to read: no). */
+async function indexNames(item: NotificationItem, deps: RecoverDeps): Promise<boolean> {
+  const eventId = parseNotificationId(item.notificationId)?.eventId;
+  if (deps.index === undefined || eventId === undefined) return false;
+  const earlier = resentBatches(item);
+  return (await deps.index.sendsOfEvent(eventId)).some(
+    (r) => r.notificationId === item.notificationId && !earlier.has(r.batch),
+  );
+}
+
+const unnamedOf = (item: NotificationItem) => ({
+  notificationId: item.notificationId,
+  ...(messageIdOf(item) === undefined ? {} : { providerMessageId: messageIdOf(item) }),
+  reason: 'UNNAMED' as const,
+});
 
 const mismatch = (item: SentHere, batch: string): RecoverResult['lost'][number] => ({
   notificationId: item.notificationId,
@@ -229,11 +276,13 @@ const indexedSend = (item: SentHere): IndexedSend => ({
  * spool again when its slice is not rolled yet (the same item if its first put landed; the cursor bumped after the put,
  * so a roll-up that read the slice before it cannot mark the slice rolled), else written beside the slice's object as
  * a late one of its own unless an object of the slice holds it — and indexed under its slice. One that cannot be
- * rebuilt is lost only if the store (or, its slice not rolled yet, the spool) does not hold it.
+ * rebuilt is lost only if the store (or, its slice not rolled yet, the spool) does not hold it. Also the sweeper's for a
+ * dead holder's send it SENT from the message id its lease extension left, with the record's slice and digest
+ * (sent-from-item.ts): no intent names such a send.
  */
-async function respool(
+export async function respool(
   items: readonly SentHere[],
-  deps: RecoverDeps,
+  deps: KeepDeps,
   rebuild: (item: SentHere) => Promise<SendProof>,
 ): Promise<{ rebuilt: number; unverified: SentHere[] }> {
   if (items.length === 0) return { rebuilt: 0, unverified: [] };
@@ -285,13 +334,13 @@ async function respool(
   return { rebuilt, unverified };
 }
 
-async function indexHeld(slice: string, item: SentHere, deps: RecoverDeps): Promise<void> {
+async function indexHeld(slice: string, item: SentHere, deps: KeepDeps): Promise<void> {
   const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
   if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
 }
 
 /** A record of a rolled slice its objects lack, written beside the slice's object (named by its digest), indexed. */
-async function writeLate(slice: string, proof: SendProof, deps: RecoverDeps): Promise<void> {
+async function writeLate(slice: string, proof: SendProof, deps: KeepDeps): Promise<void> {
   const written = await writeBatch(
     deps.outlets,
     { name: lateBatchName(slice, [proof.sha256]), writer: 'sweeper', records: [proof] },
@@ -307,12 +356,7 @@ async function writeLate(slice: string, proof: SendProof, deps: RecoverDeps): Pr
  * roll-up read the minute — below the cursor, which no roll-up reads again. Its exact bytes there (the digest the SENT
  * write carried, checked on read) are locked as a late object; true when they were, false when the spool lacks them.
  */
-async function lockSpooledLate(
-  slice: string,
-  item: SentHere,
-  spool: EvidenceSpool,
-  deps: RecoverDeps,
-): Promise<boolean> {
+async function lockSpooledLate(slice: string, item: SentHere, spool: EvidenceSpool, deps: KeepDeps): Promise<boolean> {
   const spooled = (await spool.ofSlice(slice)).find((r) => r.sha256 === item.evidence.sha256);
   if (spooled === undefined) return false;
   let record: SendProof['record'];

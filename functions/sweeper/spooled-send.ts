@@ -22,9 +22,25 @@
  * was looked in (an at-most-once channel's UNKNOWN, an at-least-once one's resend). A read the table refused is
  * skipped at once. A record found whose SENT write failed is `later` too: the lease is left as it is for the next run,
  * never decided by policy (that could resend a send the record proves).
+ *
+ * A holder that extended its lease with the message id before its put named the record there too (its slice and
+ * digest: dispatch/holder.ts keepLeasePast) and the id: its look-up is one read by the record's key, no minute scanned,
+ * never cut by the cap or the deadline, when the key holds this attempt's send; a miss is looked for in the minutes as
+ * above (`named`: a reference on an item without an id, or naming another attempt, is an earlier attempt's). A record named in a batch of its own
+ * (not a slice) was never spooled, and is not looked for. Not found, the lease is SENT from the id with that reference
+ * kept (an earlier attempt's removed), and the sweeper checks the record is kept (sweeper/sent-from-item.ts).
  */
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { parseEvidence } from '../domain/evidence.ts';
-import { SPOOL_SHARDS, SPOOL_SLICE_MS, SPOOL_WRITE_BY_MS, sliceStartOf } from '../domain/evidence-spool.ts';
+import {
+  parseSliceBatch,
+  SPOOL_SHARDS,
+  SPOOL_SLICE_MS,
+  SPOOL_WRITE_BY_MS,
+  sliceStartOf,
+} from '../domain/evidence-spool.ts';
+import { messageIdOf } from '../domain/message-id.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
 import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/notification-store.ts';
@@ -52,7 +68,7 @@ export interface SpooledSend {
 
 export interface SpooledSendDeps {
   readonly notifications: Pick<DynamoNotificationStore, 'get' | 'acceptSpooled'>;
-  readonly spool: Pick<EvidenceSpool, 'minuteOf'>;
+  readonly spool: Pick<EvidenceSpool, 'minuteOf' | 'recordAt'>;
   readonly outlets: Pick<BatchOutlets, 'index'>;
   readonly now: () => number;
   /** Epoch ms after which no spool item is read (the run's). */
@@ -76,6 +92,8 @@ export interface SpoolLookups {
   later: number;
   /** Spool records read. */
   recordsRead: number;
+  /** Look-ups made by the key a lease extension named: one read each, no minute scanned. */
+  byKey: number;
 }
 
 /**
@@ -125,7 +143,7 @@ interface Part {
 
 /** One run's look-ups: build it per run (the parts read are kept for the run, not longer). */
 export function spooledSends(deps: SpooledSendDeps): SpooledSends {
-  const lookups: SpoolLookups = { found: 0, skipped: 0, deferred: 0, later: 0, recordsRead: 0 };
+  const lookups: SpoolLookups = { found: 0, skipped: 0, deferred: 0, later: 0, recordsRead: 0, byKey: 0 };
   const parts = new Map<string, Promise<Part>>();
   let left = deps.maxRecords;
   const open = () => left > 0 && deps.now() < deps.deadline;
@@ -172,6 +190,23 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
     }
     return unread.has('refused') ? 'skipped' : unread.has('cut') ? 'cut' : undefined;
   };
+  /**
+   * The record this attempt's lease extension named, by its key; else the holder's minutes. The reference is this
+   * attempt's only when the item carries a message id (the extension writes it with the id, and a resend removes the
+   * ids but keeps the earlier send's `evidence`: event-store.ts resend) and it names the item's attempt
+   * (domain/attempt-evidence.ts: an extension without a reference leaves the earlier one beside a fresh id). A record
+   * named in a batch of its own (not a slice) was never spooled. A key that misses, or holds another attempt's send,
+   * is looked for in the minutes as without a reference.
+   */
+  const named = async (item: NotificationItem, writtenAt: number, key: string) => {
+    const evidence = messageIdOf(item) === undefined ? undefined : attemptEvidence(item);
+    if (evidence === undefined) return find(writtenAt, key);
+    if (parseSliceBatch(evidence.batch) === undefined) return undefined;
+    lookups.byKey++;
+    const r = await deps.spool.recordAt(evidence.batch, evidence.sha256);
+    const send = r === undefined ? undefined : sendIn(r);
+    return send?.[0] === key ? send[1] : find(writtenAt, key);
+  };
   /** A cut look-up waits for a later run while its lease ended less than SPOOL_LOOKUP_WAIT_MS ago. */
   const mayWait = (entry: SweepEntry, now: number) =>
     entry.leaseUntil !== undefined && now - entry.leaseUntil < SPOOL_LOOKUP_WAIT_MS;
@@ -184,7 +219,8 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
         const item = await deps.notifications.get({ pk: entry.pk, sk: entry.sk });
         const writtenAt = Date.parse(item?.updatedAt ?? '');
         if (item?.status !== 'SENDING' || item.attempt !== entry.attempt || Number.isNaN(writtenAt)) return undefined;
-        found = await find(writtenAt, keyOf(entry.notificationId, entry.attempt));
+        const key = keyOf(entry.notificationId, entry.attempt);
+        found = await named(item, writtenAt, key);
       } catch {
         found = 'skipped';
       }
@@ -200,7 +236,7 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
       try {
         t = await deps.notifications.acceptSpooled(
           entry,
-          { providerMessageId, evidence: { batch: slice, sha256, acceptedAt } },
+          { providerMessageId, evidence: { batch: slice, sha256, acceptedAt, attempt: entry.attempt } },
           now,
         );
       } catch {

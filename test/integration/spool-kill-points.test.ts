@@ -21,13 +21,13 @@ import { join } from 'node:path';
 import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { logger, metrics } from '../../functions/commons/powertools.ts';
 import { dispatchNotification } from '../../functions/dispatch/dispatch-notification.ts';
 import { InvocationEvidence } from '../../functions/dispatch/record-evidence.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import { uniformRetention } from '../../functions/domain/evidence.ts';
 import { SPOOL_CLOSED_AFTER_MS } from '../../functions/domain/evidence-spool.ts';
-import { evidenceFound } from '../../functions/operator/index.ts';
 import { DynamoEvidenceGaps } from '../../functions/stores/evidence-gaps.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
 import { DynamoEvidenceIntents } from '../../functions/stores/evidence-intents.ts';
@@ -50,7 +50,7 @@ import { dispatchDeps } from '../support/dispatch-deps.ts';
 import { transferEvent } from '../support/events.ts';
 import { handlersOn } from '../support/handlers.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
-import { expectEvidenceComplete, type SweepSummary, spoolLocator } from '../support/spool-evidence.ts';
+import { expectEvidenceComplete, type SweepSummary } from '../support/spool-evidence.ts';
 
 const { ses, sns } = providerMocks();
 let table: LocalTable;
@@ -380,13 +380,14 @@ describe('a spooling dispatch holder frozen at its spool put while its lease run
 });
 
 /**
- * A KNOWN GAP, not the design (docs/evidence-and-privacy.md "Where such an invocation dies"): a holder whose send ended
- * within PUT_FIRST_MS + LEASE_GUARD_MS of its lease's end extends its lease with the message id before its spool put
- * (dispatch-notification.ts `keepLeasePast`). If its lease then runs out before the put lands, the sweeper writes SENT
- * from that id alone: the item names no record, and the record, built in the holder's memory, is kept only if the put
- * still lands. These tests hold what happens today; the sweeper is to signal such a SENT (the lead's change).
+ * A holder whose send ended within PUT_FIRST_MS + LEASE_GUARD_MS of its lease's end extends its lease before its spool
+ * put (dispatch-notification.ts `keepLeasePast`) with the message id and the record's slice and digest — what its SENT
+ * write would name. If its lease runs out before that write, the sweeper looks the record up by that key and writes
+ * SENT with it, or — not there — SENT from the id, keeping the reference: the item names its record either way. Then
+ * the record is kept (rebuilt to its digest when the put never landed) or, when nothing can rebuild it, counted lost
+ * and alarmed (EvidenceLost) — never left unsaid (docs/evidence-and-privacy.md "Where such an invocation dies").
  */
-describe('known gap: a spooling holder whose lease was extended with the message id before its put', () => {
+describe('a spooling holder whose lease was extended with the message id and its record before its put', () => {
   /** A slow provider call: accepted 8 s into a 10 s lease, so the holder extends its lease, with the id, before its put. */
   const slowProvider = (messageId: string) =>
     sns.on(PublishCommand).callsFake(async () => {
@@ -394,34 +395,58 @@ describe('known gap: a spooling holder whose lease was extended with the message
       return { MessageId: messageId };
     });
 
-  it('(d) frozen at its put: the sweeper writes SENT from the id, naming no record on the item; the put lands late, so the record is still rolled and indexed, sent once', async () => {
+  /** The counts written the moment they are counted (what an alarm reads) while `run` runs, by name. */
+  async function countedNow<T>(run: () => Promise<T>): Promise<{ result: T; counted: string[] }> {
+    const counted: string[] = [];
+    const single = metrics.singleMetric.bind(metrics);
+    const spy = vi.spyOn(metrics, 'singleMetric').mockImplementation(() => {
+      const m = single();
+      const add = m.addMetric.bind(m);
+      m.addMetric = (name, unit, value) => {
+        counted.push(name);
+        return add(name, unit, value);
+      };
+      return m;
+    });
+    try {
+      return { result: await run(), counted };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  /** The event's SMS SENT from the id the extension put on it, naming the record the holder built. */
+  async function expectSentNaming(eventId: string, messageId: string, records: readonly SpooledRecord[]) {
+    const [record] = records as [SpooledRecord];
+    expect(await notification(eventId, 'SMS')).toMatchObject({
+      status: 'SENT',
+      providerMessageId: messageId,
+      evidence: { batch: record.slice, sha256: record.sha256 },
+    });
+  }
+
+  it('(d) frozen at its put: SENT from the id naming its record; the sweeper rebuilds the record to its digest and keeps it, the late put lands on it, sent once', async () => {
     await ingest('kp-d3', ['SMS']);
     slowProvider('sns-slow');
     let decided: SweepSummary | undefined;
     const { records, died } = await holder('kp-d3', {
       beforePut: async (extension) => {
-        // The extension landed before the holder froze: the sweeper finds the id on the item.
+        // The extension landed before the holder froze: the sweeper finds the id and the reference on the item.
         expect(await extension).toBe('applied');
         decided = await sweepAfter(PAST_THE_LEASE_MS);
       },
     });
     expect(died).toBe(false);
-    // Unconfirmed when decided: the put had not landed. A holder frozen past its lease is this test's, not a Lambda
-    // environment's (an invocation past its timeout ends, and the lease outlasts it), so there a put never lands after.
-    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, evidenceUnconfirmed: 1 });
+    expect(decided).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, evidenceKept: 1, evidenceLost: 0 });
     expect(sends()).toBe(1);
-    // The gap: SENT from the id the extension put on the item, with no record named — the spool had none yet. Only the
-    // late put keeps the record, found by its customer and its event below.
-    const sent = await notification('kp-d3', 'SMS');
-    expect(sent).toMatchObject({ status: 'SENT', providerMessageId: 'sns-slow' });
-    expect(sent?.evidence).toBeUndefined();
+    await expectSentNaming('kp-d3', 'sns-slow', records);
     const rolled = await rollUp();
-    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, indexFilled: 0, errors: [] });
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, errors: [] });
     await evidenceComplete('kp-d3', records);
     await expectNoSecondSend('kp-d3', 1);
   });
 
-  it('(e) dead after the extension, before its put lands: SENT from the id, sent once, and the record lost with the holder — in no spool, store nor index', async () => {
+  it('(e) dead after the extension, before its put lands: SENT from the id naming its record, which the sweeper rebuilds to its digest and keeps — nothing lost, sent once', async () => {
     await ingest('kp-e', ['SMS']);
     slowProvider('sns-slow-e');
     const { records, died } = await holder('kp-e', {
@@ -434,21 +459,111 @@ describe('known gap: a spooling holder whose lease was extended with the message
     expect(sends()).toBe(1);
     expect(records).toHaveLength(1);
 
-    const swept = await sweepAfter(PAST_THE_LEASE_MS);
-    // The record is kept nowhere: the sweeper counts it unconfirmed (EvidenceUnconfirmed) and logs its ids.
-    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, resolvedRetry: 0, evidenceUnconfirmed: 1 });
-    const sent = await notification('kp-e', 'SMS');
-    expect(sent).toMatchObject({ status: 'SENT', providerMessageId: 'sns-slow-e' });
-    expect(sent?.evidence).toBeUndefined();
+    const { result: swept, counted } = await countedNow(() => sweepAfter(PAST_THE_LEASE_MS));
+    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, evidenceKept: 1, evidenceLost: 0 });
+    expect(counted).not.toContain('EvidenceLost');
+    await expectSentNaming('kp-e', 'sns-slow-e', records);
     const rolled = await rollUp();
-    expect(rolled.rolledUp).toMatchObject({ records: 0, indexFilled: 0, errors: [] });
-    // The gap: a send recorded SENT whose record is nowhere; the readers of the evidence do not report it — the sweeper's
-    // count above does.
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, errors: [] });
+    await evidenceComplete('kp-e', records);
+    await expectNoSecondSend('kp-e', 1);
+  });
+
+  it('(e) dead after the extension, before its put lands, and the spool refuses the sweeper while it keeps the rebuilt record: neither kept nor lost — counted unchecked (EvidenceUnchecked), sent once', async () => {
+    await ingest('kp-e4', ['SMS']);
+    slowProvider('sns-slow-e4');
+    const { died } = await holder('kp-e4', {
+      beforePut: async (extension) => {
+        expect(await extension).toBe('applied');
+        armed = 'beforeSpoolPut';
+      },
+    });
+    expect(died).toBe(true);
+
+    const refused = vi
+      .spyOn(DynamoEvidenceSpool.prototype, 'claimUnrolled')
+      .mockRejectedValue(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+    const logged = vi.spyOn(logger, 'error');
+    try {
+      const { result: swept, counted } = await countedNow(() => sweepAfter(PAST_THE_LEASE_MS));
+      expect(swept).toMatchObject({ resolvedSent: 1, evidenceKept: 0, evidenceLost: 0, evidenceUnchecked: 1 });
+      expect(refused).toHaveBeenCalled();
+      expect(counted.filter((n) => n === 'EvidenceUnchecked')).toHaveLength(1);
+      expect(counted).not.toContain('EvidenceLost');
+      // Never checked again: its own line names it (operations.md), however many the run could not check.
+      expect(logged).toHaveBeenCalledWith(
+        expect.stringContaining('could not be checked'),
+        expect.objectContaining({ notificationId: 'kp-e4#SMS' }),
+      );
+    } finally {
+      refused.mockRestore();
+      logged.mockRestore();
+    }
+    await expectNoSecondSend('kp-e4', 1);
+  });
+
+  it('(e) a one-time code dead after the extension, before its put lands: its record is nowhere and nothing can rebuild it (the secret is forgotten) — counted lost and alarmed, sent once', async () => {
+    await kafka.deliver(
+      mskEvent([
+        {
+          topic: 'kill-points',
+          partition: 0,
+          offset: offset++,
+          value: transferEvent({
+            eventId: 'kp-otp',
+            type: 'OneTimePasscode',
+            occurredAt: new Date(Date.now()).toISOString(),
+            channels: ['SMS'],
+            recipient: { userId: 'cust-kp-otp' },
+            data: { code: '204816', purpose: 'SIGN_IN' },
+          }),
+        },
+      ]),
+    );
+    slowProvider('sns-slow-otp');
+    const { records, died } = await holder('kp-otp', {
+      beforePut: async (extension) => {
+        expect(await extension).toBe('applied');
+        armed = 'beforeSpoolPut';
+      },
+    });
+    expect(died).toBe(true);
+    expect(sends()).toBe(1);
+
+    const { result: swept, counted } = await countedNow(() => sweepAfter(PAST_THE_LEASE_MS));
+    expect(swept).toMatchObject({ resolvedSent: 1, resolvedUnknown: 0, evidenceKept: 0, evidenceLost: 1 });
+    expect(counted.filter((n) => n === 'EvidenceLost')).toHaveLength(1);
+    await expectSentNaming('kp-otp', 'sns-slow-otp', records);
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ records: 0, errors: [] });
     const [record] = records as [SpooledRecord];
     expect(await new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName).ofSlice(record.slice)).toEqual([]);
     expect(await store.list(record.slice)).toEqual([]);
-    expect(await new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName).sendsOfEvent('kp-e')).toEqual([]);
-    expect(await evidenceFound(store, 'kp-e', spoolLocator(table))).toMatchObject({ proofs: [], unfound: [] });
-    await expectNoSecondSend('kp-e', 1);
+    await expectNoSecondSend('kp-otp', 1);
+  });
+
+  it('(b) dead after its put landed: the sweeper reads the record by the key the extension named (no minute scanned) and writes SENT with it — nothing lost', async () => {
+    await ingest('kp-b2', ['SMS']);
+    slowProvider('sns-slow-b2');
+    const { records, died } = await holder('kp-b2', {
+      beforePut: async (extension) => {
+        expect(await extension).toBe('applied');
+        armed = 'afterSpoolPut';
+      },
+    });
+    expect(died).toBe(true);
+    const { result: swept, counted } = await countedNow(() => sweepAfter(PAST_THE_LEASE_MS));
+    expect(swept).toMatchObject({
+      resolvedSent: 1,
+      resolvedUnknown: 0,
+      evidenceLost: 0,
+      spoolLookups: { found: 1, byKey: 1, recordsRead: 0 },
+    });
+    expect(counted).not.toContain('EvidenceLost');
+    await expectSentFromRecord('kp-b2', records);
+    const rolled = await rollUp();
+    expect(rolled.rolledUp).toMatchObject({ slices: 1, records: 1, objects: 1, errors: [] });
+    await evidenceComplete('kp-b2', records);
+    await expectNoSecondSend('kp-b2', 1);
   });
 });

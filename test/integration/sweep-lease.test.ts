@@ -139,6 +139,27 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     expect(await store.get(notificationKey('sl-acc', 'SMS'))).toMatchObject({ status: 'SENT' });
   });
 
+  it("a lease extended with the message id and its record's reference (never without the id): the sweeper's SENT from the id keeps the reference, so the item names its record", async () => {
+    const now = Date.now();
+    await put('sl-named', 'EMAIL', now);
+    const holder = await claimed('sl-named', 'EMAIL', now);
+    // Accepted after the item was created, as every send of its attempt is (domain/attempt-evidence.ts).
+    const accepted = new Date(now + 800).toISOString();
+    const evidence = { batch: sliceBatchName(now, RETENTION), sha256: 'cd'.repeat(32), acceptedAt: accepted };
+    // Without the id (a write before the provider answered) the reference is not written: it goes with the acceptance.
+    expect(await store.extendLease(holder, now + LEASE_MS, now + 500, undefined, evidence)).toBe('applied');
+    expect((await store.get(notificationKey('sl-named', 'EMAIL')))?.evidence).toBeUndefined();
+    expect(await store.extendLease(holder, now + LEASE_MS, now + 1_000, 'ses-named', evidence)).toBe('applied');
+    expect(await store.get(notificationKey('sl-named', 'EMAIL'))).toMatchObject({ status: 'SENDING', evidence });
+    const r = await sweepAt(now + LEASE_MS + 1);
+    expect(ids(r.sentFromItem)).toEqual(['sl-named#EMAIL']);
+    expect(await store.get(notificationKey('sl-named', 'EMAIL'))).toMatchObject({
+      status: 'SENT',
+      sesMessageId: 'ses-named',
+      evidence,
+    });
+  });
+
   it('a dead claim in a bulk partition is resolved while critical notices are due', async () => {
     const now = Date.now();
     // 40 critical emails due for 45 minutes, over the shards: the cap of 10 a run leaves them due, holding bulk back.
@@ -329,8 +350,9 @@ describe("a dead holder's spooled send whose look-up the run's deadline cut shor
         clock.t = deadline;
         yield* spool.minuteOf(startMs, shard, max);
       },
+      recordAt: (slice: string, sha256: string) => spool.recordAt(slice, sha256),
     };
-    const lookUps = (over: { spool: Pick<EvidenceSpool, 'minuteOf'>; now: () => number }, by: number) =>
+    const lookUps = (over: { spool: Pick<EvidenceSpool, 'minuteOf' | 'recordAt'>; now: () => number }, by: number) =>
       spooledSends({
         notifications: store,
         outlets: { index: { index: new MemoryIndex(), retentionDays: RETENTION } },

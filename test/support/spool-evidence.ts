@@ -58,6 +58,13 @@ export type SweepSummary = {
   resolvedUnknown: number;
   resolvedRetry: number;
   rolledUp?: { slices: number; records: number; objects: number; indexFilled: number; errors: unknown[] };
-  /** Sends SENT from their items' message ids whose evidence record no index names (EvidenceUnconfirmed). */
+  /** Sends SENT from their items' message ids naming no record, whose record no index names (EvidenceUnconfirmed). */
   evidenceUnconfirmed?: number;
+  /** Sends SENT from their items' message ids whose named record is kept (held, or rebuilt to its digest). */
+  evidenceKept?: number;
+  /** Sends SENT from their items' message ids whose named record is nowhere and no rebuild matches (EvidenceLost). */
+  evidenceLost?: number;
+  /** Sends SENT from their items' message ids whose record the run could not check (EvidenceUnchecked). */
+  evidenceUnchecked?: number;
+  spoolLookups?: { found: number; byKey: number; recordsRead: number };
 };

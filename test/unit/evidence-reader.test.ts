@@ -176,4 +176,61 @@ describe('recovering dead invocations’ batches', () => {
     expect(await recoverEvidenceBatches(deps)).toMatchObject({ recovered: 1 });
     expect(await intents.oldestDueMs()).toBeUndefined();
   });
+  it("a named notification SENT naming no record (its lease extended by an earlier version) is lost unless an index names a send of it — never skipped unsaid; an earlier attempt's send, in the batch a resend took off the item, names none of this one", async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'unnamed000000001');
+    const [e1, e2, e3] = records as [(typeof records)[0], (typeof records)[0], (typeof records)[0]];
+    const unnamed = (r: typeof e1) => {
+      const { evidence: _none, ...item } = sentItem(name, r);
+      return { ...item, providerMessageId: `m-${r.record.notificationId}` } as unknown as SentHere;
+    };
+    // e-2 was resent: its attempt 1's record, in `first`, is indexed.
+    const first = batchName('dispatch', NOW - 3_600_000, 'attempt100000001');
+    const resent = { ...unnamed(e2), attempt: 2, manualResends: [{ attempt: 1, evidenceBatch: first }] } as SentHere;
+    const byId = new Map<string, SentHere>([
+      [e1.record.notificationId, sentItem(name, e1)],
+      [e2.record.notificationId, resent],
+      [e3.record.notificationId, unnamed(e3)],
+    ]);
+    await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
+    const index = new MemoryIndex();
+    // e-3's record is indexed (its invocation lived to write it): kept, not lost.
+    await index.add({
+      userId: e3.record.userId,
+      day: '2026-12-05',
+      batch: batchName('dispatch', NOW, 'lived00000000001'),
+      sends: [
+        { notificationId: e3.record.notificationId, sha256: sha256Hex(e3.bytes), acceptedAt: e3.record.acceptedAt },
+      ],
+    } as never);
+    await index.add({
+      userId: e2.record.userId,
+      day: '2026-12-05',
+      batch: first,
+      sends: [{ notificationId: e2.record.notificationId, sha256: 'cd'.repeat(32), acceptedAt: e2.record.acceptedAt }],
+    } as never);
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
+      outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async () => proofOf(e1),
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({
+      recovered: 1,
+      rebuilt: 1,
+      lost: [
+        {
+          notificationId: e2.record.notificationId,
+          providerMessageId: `m-${e2.record.notificationId}`,
+          batch: name,
+          reason: 'UNNAMED',
+        },
+      ],
+    });
+  });
 });

@@ -56,17 +56,28 @@ function record(id: string, attempt = 1, startMs = MINUTE): SpooledRecord {
   };
 }
 
-/** A spool of (minute, partition) → records, counting each partition's reads; `refuses` throws for those. */
+/**
+ * A spool of (minute, partition) → records, counting each partition's reads and each read by key (`keyed`: slice and
+ * digest); `refuses` throws for those.
+ */
 function spoolOf(parts: Record<string, SpooledRecord[]>, refuses: readonly string[] = []) {
   const reads: string[] = [];
+  const keyed: string[] = [];
   return {
     reads,
+    keyed,
     spool: {
       async *minuteOf(startMs: number, shard: number, max: number) {
         const key = `${startMs}#${shard}`;
         reads.push(key);
         if (refuses.includes(key)) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
         yield* (parts[key] ?? []).slice(0, max);
+      },
+      async recordAt(slice: string, sha256: string) {
+        keyed.push(`${slice}#${sha256}`);
+        return Object.values(parts)
+          .flat()
+          .find((r) => r.slice === slice && r.sha256 === sha256);
       },
     },
   };
@@ -117,12 +128,14 @@ describe("the sweeper's spool look-up of an expired lease", () => {
             batch: sliceBatchName(MINUTE, 35),
             sha256: record('a', 1).sha256,
             acceptedAt: new Date(MINUTE + 5_000).toISOString(),
+            // The attempt whose send it names: the item's reference is then its own (domain/attempt-evidence.ts).
+            attempt: 1,
           },
         },
       ],
       ['b#SMS', expect.objectContaining({ providerMessageId: 'm-b-1' })],
     ]);
-    expect(run.lookups).toEqual({ found: 2, skipped: 0, deferred: 0, later: 0, recordsRead: 4 });
+    expect(run.lookups).toEqual({ found: 2, skipped: 0, deferred: 0, later: 0, recordsRead: 4, byKey: 0 });
   });
 
   it("past the run's cap on records read, a lease not found in what was read is left for the next run (deferred), which finds it; one found is SENT", async () => {
@@ -183,5 +196,123 @@ describe("the sweeper's spool look-up of an expired lease", () => {
     expect(failing.lookups).toMatchObject({ later: 1, found: 0, skipped: 0, deferred: 0 });
     // The next run finds it again and writes SENT.
     expect(await run.resolve(lease('a'), NOW)).toBe('accepted');
+  });
+  it('a lease extended with the record named (slice and digest): one read by its key, no minute scanned, SENT with that record', async () => {
+    const named = record('n', 1);
+    const { spool, reads, keyed } = spoolOf({ [`${MINUTE}#4`]: [record('other'), named] });
+    const { run, accepted } = lookUps(spool, {
+      notifications: {
+        get: async (k) =>
+          ({
+            status: 'SENDING',
+            attempt: 1,
+            updatedAt: new Date(WRITTEN).toISOString(),
+            providerMessageId: 'm-n-1',
+            evidence: { batch: named.slice, sha256: named.sha256, acceptedAt: new Date(MINUTE + 5_000).toISOString() },
+            ...k,
+          }) as never,
+        acceptSpooled: async (e, send) => {
+          accepted.push([e.notificationId, send]);
+          return 'accepted';
+        },
+      },
+    });
+    expect(await run.resolve(lease('n'), NOW)).toBe('accepted');
+    expect(reads).toEqual([]);
+    expect(keyed).toEqual([`${named.slice}#${named.sha256}`]);
+    expect(accepted).toEqual([['n#SMS', expect.objectContaining({ providerMessageId: 'm-n-1' })]]);
+    expect(run.lookups).toMatchObject({ found: 1, byKey: 1, recordsRead: 0 });
+  });
+
+  it("a named key that misses, or holds another send, is looked for in the holder's minutes; a record named in a batch of its own (never spooled) is not looked for", async () => {
+    const { spool, reads } = spoolOf({ [`${MINUTE}#4`]: [record('x', 2), record('y', 1)] });
+    const naming = (batch: string, sha256: string) => ({
+      notifications: {
+        get: async (k: object) =>
+          ({
+            status: 'SENDING',
+            attempt: 1,
+            updatedAt: new Date(WRITTEN).toISOString(),
+            providerMessageId: 'm-1',
+            evidence: { batch, sha256, acceptedAt: new Date(MINUTE).toISOString() },
+            ...k,
+          }) as never,
+        acceptSpooled: async () => 'accepted' as const,
+      },
+    });
+    // Absent at its key and in the minutes: not found — SENT from the id by the caller.
+    const absent = record('x', 1);
+    const miss = lookUps(spool, naming(absent.slice, absent.sha256)).run;
+    expect(await miss.resolve(lease('x'), NOW)).toBeUndefined();
+    expect(miss.lookups).toMatchObject({ byKey: 1, recordsRead: 2, found: 0 });
+    expect(reads).toHaveLength(holderMinutes(WRITTEN).length * SPOOL_SHARDS);
+    // Another send's record under the key it names is not this send's: this send's is found in its minute.
+    const other = record('x', 2);
+    const found = lookUps(spool, naming(other.slice, other.sha256)).run;
+    expect(await found.resolve(lease('y'), NOW)).toBe('accepted');
+    expect(found.lookups).toMatchObject({ byKey: 1, found: 1 });
+    const own = 'batches/2026-12-06/100000-dispatch-abcdef12';
+    const batch = lookUps(spool, naming(own, absent.sha256)).run;
+    expect(await batch.resolve(lease('x'), NOW)).toBeUndefined();
+    expect(batch.lookups).toMatchObject({ byKey: 0, recordsRead: 0 });
+  });
+
+  it("after a resend, attempt 2's item still names attempt 1's record (the resend removes ids, not `evidence`): no id, so that reference is not this attempt's — attempt 2's spooled record is found in its minutes and SENT", async () => {
+    const first = record('r', 1, MINUTE - 3 * 86_400_000);
+    const { spool, keyed } = spoolOf({ [`${MINUTE}#2`]: [record('r', 2)], [`${first.slice}#1`]: [first] });
+    for (const batch of [first.slice, 'batches/2026-12-03/100000-dispatch-abcdef12']) {
+      const { run, accepted } = lookUps(spool, {
+        notifications: {
+          get: async (k) =>
+            ({
+              status: 'SENDING',
+              attempt: 2,
+              updatedAt: new Date(WRITTEN).toISOString(),
+              evidence: { batch, sha256: first.sha256, acceptedAt: new Date(MINUTE).toISOString() },
+              ...k,
+            }) as never,
+          acceptSpooled: async (e, send) => {
+            accepted.push([e.notificationId, send]);
+            return 'accepted';
+          },
+        },
+      });
+      expect(await run.resolve(lease('r', 2), NOW)).toBe('accepted');
+      expect(accepted).toEqual([['r#SMS', expect.objectContaining({ providerMessageId: 'm-r-2' })]]);
+    }
+    expect(keyed).toEqual([]);
+  });
+
+  it("attempt 2's id beside attempt 1's reference (extended by the earlier version, or with evidence off; accepted before the resend's createdAt): that reference is not read by its key — attempt 2's record is found in its minutes and SENT", async () => {
+    const first = record('r', 1, MINUTE - 3 * 86_400_000);
+    const second = record('r', 2);
+    const { spool, keyed } = spoolOf({ [`${MINUTE}#2`]: [second], [`${first.slice}#1`]: [first] });
+    const resentAt = new Date(MINUTE - 60_000).toISOString();
+    const itemNaming = (batch: string, acceptedAt: string) => ({
+      notifications: {
+        get: async (k: object) =>
+          ({
+            status: 'SENDING',
+            attempt: 2,
+            createdAt: resentAt,
+            updatedAt: new Date(WRITTEN).toISOString(),
+            providerMessageId: 'm-r-2',
+            evidence: { batch, sha256: first.sha256, acceptedAt },
+            ...k,
+          }) as never,
+        acceptSpooled: async () => 'accepted' as const,
+      },
+    });
+    const before = new Date(MINUTE - 3 * 86_400_000 + 5_000).toISOString();
+    for (const batch of [first.slice, 'batches/2026-12-03/100000-dispatch-abcdef1234567890abcd']) {
+      const { run } = lookUps(spool, itemNaming(batch, before));
+      expect(await run.resolve(lease('r', 2), NOW)).toBe('accepted');
+      expect(run.lookups).toMatchObject({ found: 1, byKey: 0 });
+    }
+    expect(keyed).toEqual([]);
+    // Accepted after the item's createdAt, the same reference is this attempt's: read by its key (here another send's).
+    const { run } = lookUps(spool, itemNaming(first.slice, new Date(MINUTE).toISOString()));
+    expect(await run.resolve(lease('r', 2), NOW)).toBe('accepted');
+    expect(run.lookups).toMatchObject({ found: 1, byKey: 1 });
   });
 });

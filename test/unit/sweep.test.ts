@@ -223,7 +223,7 @@ describe('sweeper', () => {
         },
         acceptSpooled: async () => 'accepted',
       },
-      spool: { async *minuteOf() {} },
+      spool: { async *minuteOf() {}, recordAt: async () => undefined },
       outlets: { index: { index: {} as never, retentionDays: 1 } } as never,
       now: () => NOW,
       deadline: NOW + 50_000,

@@ -66,11 +66,19 @@ export class MemoryNotificationStore implements NotificationStore {
   suppress(item: NotificationItem, reason: string) {
     return this.move(item, 'SUPPRESSED', { suppressedReason: reason });
   }
-  extendLease(item: NotificationItem, leaseUntil: number, _now: number, providerMessageId?: string) {
+  extendLease(
+    item: NotificationItem,
+    leaseUntil: number,
+    _now: number,
+    providerMessageId?: string,
+    evidence?: NotificationItem['evidence'],
+  ) {
     return this.move(item, 'SENDING', {
       leaseUntil,
       sweepAt: leaseUntil,
-      ...(providerMessageId === undefined ? {} : { [messageIdAttribute(item.channel)]: providerMessageId }),
+      ...(providerMessageId === undefined
+        ? {}
+        : { [messageIdAttribute(item.channel)]: providerMessageId, ...(evidence && { evidence }) }),
     });
   }
   async recordLateAcceptance(item: NotificationItem, providerMessageId: string): Promise<Transition> {
