@@ -158,31 +158,7 @@ export const handler = async (_event: unknown, context: Context) => {
     // After recovery (it spools what it rebuilt): the closed slices of the spool, each as one object.
     const rolledUp = evidenceStore === undefined ? undefined : await rollUp(evidenceStore, deadline());
     const evidence =
-      evidenceStore === undefined
-        ? undefined
-        : await fillEvidenceGaps({
-            gaps: evidenceGaps,
-            store: evidenceStore,
-            index: evidenceIndex,
-            now: Date.now,
-            deadline: deadline(),
-            limit: EVIDENCE_GAPS_PER_RUN,
-          });
-    if (evidence !== undefined) {
-      count('EvidenceGapsFilled', evidence.filled);
-      count('EvidenceGapsOpen', evidence.open + (recovered?.open ?? 0));
-      if (evidence.removed.length > 0) {
-        logger.warn('evidence gaps in parts never all written: removed', { removed: evidence.removed.slice(0, 10) });
-      }
-      if (evidence.damaged.length > 0) {
-        logger.error('evidence gap filled with records that do not match their hash', {
-          damaged: evidence.damaged.slice(0, 10),
-        });
-      }
-      if (evidence.errors.length > 0) {
-        logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
-      }
-    }
+      evidenceStore === undefined ? undefined : await fillGaps(evidenceStore, deadline(), recovered?.open ?? 0);
     if (recovered !== undefined) await reportRecovered(recovered);
     // After recovery, the roll-up and the gaps, which index what they write: a send SENT from its item's message id —
     // but not one recovery counted lost in this run (its intent named it too): counted once, by one owner.
@@ -202,6 +178,31 @@ export const handler = async (_event: unknown, context: Context) => {
   }
 };
 
+/** The evidence gaps this run fills (at most EVIDENCE_GAPS_PER_RUN, by its deadline), counted and logged. */
+async function fillGaps(store: EvidenceStore, deadline: number, recoveredOpen: number) {
+  const evidence = await fillEvidenceGaps({
+    gaps: evidenceGaps,
+    store,
+    index: evidenceIndex,
+    now: Date.now,
+    deadline,
+    limit: EVIDENCE_GAPS_PER_RUN,
+  });
+  count('EvidenceGapsFilled', evidence.filled);
+  count('EvidenceGapsOpen', evidence.open + recoveredOpen);
+  if (evidence.removed.length > 0) {
+    logger.warn('evidence gaps in parts never all written: removed', { removed: evidence.removed.slice(0, 10) });
+  }
+  if (evidence.damaged.length > 0) {
+    logger.error('evidence gap filled with records that do not match their hash', {
+      damaged: evidence.damaged.slice(0, 10),
+    });
+  }
+  if (evidence.errors.length > 0) {
+    logger.error('evidence gaps still open: the evidence store refused', { errors: evidence.errors.slice(0, 10) });
+  }
+  return evidence;
+}
 /**
  * A dead holder's sends SENT from the message id on their items (sent-from-item.ts): each names its record, kept or
  * rebuilt now; one nowhere that no rebuild matches is lost (EvidenceLost, alarmed, logged with its ids). One naming no
