@@ -158,11 +158,13 @@ describe('the evidence of a send is what the provider received', () => {
       noticeType: 'TransferCompleted',
     });
     expect(store.objects.get(batchObjectKey(batch.name))?.retainUntil.toISOString()).toBe(e.retainUntil);
-    // The SENT write names the batch and the record's own digest; the customer's index names the send.
+    // The SENT write names the batch, the record's own digest and the attempt that wrote it (a later attempt's reader
+    // trusts only its own); the customer's index names the send.
     expect(sentWrite()?.[':evidence']).toEqual({
       batch: batch.name,
       sha256: sha256Hex(bytes),
       acceptedAt: e.acceptedAt,
+      attempt: 1,
     });
     // The customer's index and the event's name the send and its record's digest (the anchor that outlives the item).
     const ref = { batch: batch.name, notificationId: n.notificationId, sha256: sha256Hex(bytes) };
