@@ -82,25 +82,23 @@ function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: 
 }
 
 /**
- * What the SENT write carries of a send's evidence: its batch, its digest, its acceptedAt and attempt, a push's moment. A message
- * that carried a secret can never be rendered again (that write forgets the secret), so its redacted record's exact
- * bytes, gzipped, go on it too: the sweeper rebuilds a dying invocation's batch from them (sweeper/rebuild-evidence.ts).
- * Only then: an SMS or push record is a few hundred bytes gzipped, while an email's ~3.7 KB would multiply the write
- * units of the SENT write and of every feedback update after it. A record already in the spool (`spooled`: put before
- * the SENT write) is never rebuilt, so its bytes are not kept on the item.
+ * What the SENT write carries of a send's evidence: its batch, its digest, its acceptedAt and attempt, a push's
+ * moment. A message that carried a secret can never be rendered again (that write forgets the secret), so its redacted
+ * record's exact bytes, gzipped, go on it too: the sweeper rebuilds a dying invocation's batch from them
+ * (sweeper/rebuild-evidence.ts). Only then: an SMS or push record is a few hundred bytes gzipped, while an email's
+ * ~3.7 KB would multiply the write units of the SENT write and of every feedback update after it. A record already in
+ * the spool (put before the SENT write) is never rebuilt: the caller leaves its bytes off the item
+ * (dispatch-notification.ts `sent`).
  */
 export function sentWriteOf(
   n: SendFacts,
   proof: SendProof,
   batch: string,
   message: Message,
-  spooled = false,
 ): { evidence: SentEvidence; record?: Uint8Array } {
   const { acceptedAt, attempt } = proof.record;
   const evidence = { batch, sha256: proof.sha256, acceptedAt, attempt, ...pushMomentOf(message) };
-  return spooled || Object.keys(n.secrets ?? {}).length === 0
-    ? { evidence }
-    : { evidence, record: gzipSync(proof.bytes) };
+  return Object.keys(n.secrets ?? {}).length === 0 ? { evidence } : { evidence, record: gzipSync(proof.bytes) };
 }
 
 /** Where a send's proof goes: the invocation's batch. */

@@ -1,11 +1,10 @@
 /**
- * DynamoDB adapter for the notification state machine (docs/dispatch.md "The state machine"). Every transition is one conditional
- * UpdateItem; `attempt` is the fencing token, so a stale holder can never overwrite a newer one.
- *
- * A conditional update whose reply was lost is retried by the SDK and then fails its own condition. Every transition
- * — dispatch's and the sweeper's — therefore re-reads the item on ConditionalCheckFailed and reports `applied` when
- * the item already shows exactly this transition (same status, attempt, and the updatedAt it wrote): a
- * commit-then-timeout is not mistaken for a lost race, and an UNKNOWN the sweeper wrote still raises its alarm.
+ * DynamoDB adapter for the notification state machine (docs/dispatch.md "The state machine"). Every transition is one
+ * conditional UpdateItem; `attempt` is the fencing token, so a stale holder can never overwrite a newer one. A
+ * conditional update whose reply was lost is retried by the SDK and then fails its own condition. Every transition —
+ * dispatch's and the sweeper's — therefore re-reads the item on ConditionalCheckFailed and reports `applied` when the
+ * item already shows exactly this transition (same status, attempt, and the updatedAt it wrote): a commit-then-timeout
+ * is not mistaken for a lost race, and an UNKNOWN the sweeper wrote still raises its alarm.
  */
 import {
   type DynamoDBDocumentClient,
@@ -170,16 +169,18 @@ export class DynamoNotificationStore implements NotificationStore {
 
   extendLease(item: NotificationItem, leaseUntil: number, now: number, messageId?: string, evidence?: SentEvidence) {
     // The evidence only with the id: the sweeper's SENT from that id keeps it (acceptExpired), naming the record.
-    const named = evidence === undefined ? '' : ', evidence = :evidence';
     const accepted =
-      messageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId${named}`;
+      messageId === undefined
+        ? ''
+        : `, ${messageIdAttribute(item.channel)} = :providerMessageId${evidence ? ', evidence = :evidence' : ''}`;
     return this.transition(item, 'SENDING', {
       // leaseUntil only: the sweeper reads the lease from the index's projection, wherever the item sits in it.
       UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease${accepted}`,
       values: {
         ':lease': leaseUntil,
-        ...(messageId === undefined ? {} : { ':providerMessageId': messageId }),
-        ...(messageId === undefined || evidence === undefined ? {} : { ':evidence': evidence }),
+        ...(messageId === undefined
+          ? {}
+          : { ':providerMessageId': messageId, ...(evidence && { ':evidence': evidence }) }),
       },
       now,
     });
