@@ -169,10 +169,9 @@ export class DynamoNotificationStore implements NotificationStore {
 
   extendLease(item: NotificationItem, leaseUntil: number, now: number, messageId?: string, evidence?: SentEvidence) {
     // The evidence only with the id: the sweeper's SENT from that id keeps it (acceptExpired), naming the record.
+    const named = evidence ? ', evidence = :evidence' : '';
     const accepted =
-      messageId === undefined
-        ? ''
-        : `, ${messageIdAttribute(item.channel)} = :providerMessageId${evidence ? ', evidence = :evidence' : ''}`;
+      messageId === undefined ? '' : `, ${messageIdAttribute(item.channel)} = :providerMessageId${named}`;
     return this.transition(item, 'SENDING', {
       // leaseUntil only: the sweeper reads the lease from the index's projection, wherever the item sits in it.
       UpdateExpression: `SET #status = :to, updatedAt = :now, leaseUntil = :lease${accepted}`,
