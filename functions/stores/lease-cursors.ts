@@ -43,10 +43,12 @@ const SET = 'SET kind = :kind, cursors = :cursors, updatedAt = :now';
 
 /**
  * Partitions the item keeps to walk first, at most: a key is at most 26 bytes (PENDING#EMAIL#critical#255), so these
- * take under 42 KB, and with the cursors' LEASE_CURSORS_MAX_BYTES the item stays under DynamoDB's 400 KB. One left
- * out (more leases left than that, in as many partitions) is walked when the rotation reaches it, its cursor kept.
+ * take under 29 KB. Their cursors are written first after the rotation's (sweeper/lease-pass.ts), and with 128-character
+ * event ids about 1,320 cursors fit LEASE_CURSORS_MAX_BYTES: at 1,100 none of theirs is cut, so none is walked from its
+ * partition's start. One left out (more leases left than that, in as many partitions) is walked when the rotation
+ * reaches it, its cursor kept.
  */
-export const LEASE_WALK_FIRST_MAX = 1_500;
+export const LEASE_WALK_FIRST_MAX = 1_100;
 
 export class DynamoLeaseCursors implements LeaseCursorStore {
   constructor(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEASE_CURSORS_MAX_BYTES, withinItem } from '../../functions/stores/lease-cursors.ts';
+import { LEASE_CURSORS_MAX_BYTES, LEASE_WALK_FIRST_MAX, withinItem } from '../../functions/stores/lease-cursors.ts';
 
 describe("the lease pass's cursors item", () => {
   it('keeps every partition of the most shards that fits under the item limit, the first given (critical) first', () => {
@@ -27,5 +27,21 @@ describe("the lease pass's cursors item", () => {
     // A backlog's usual handful is kept whole.
     const few = Object.fromEntries(Object.entries(cursors).slice(0, 24));
     expect(withinItem(few)).toEqual(few);
+  });
+
+  it("never cuts the cursor of a partition kept to walk first: the rotation's and all of theirs fit at the longest keys", () => {
+    // The longest cursor a sweep partition holds: a 128-character event id (EVENT_ID_PATTERN) and a successor's sort
+    // key. A kept partition whose cursor were cut would be walked from its start, not from its lease's page.
+    const cursorAt = (i: number) => {
+      const key = `PENDING#EMAIL#critical#${i}`;
+      const cursor = { sweepKey: key, sweepAt: 1_800_000_000_000 + i, pk: `EVENT#${'e'.repeat(128)}` };
+      return [key, { ...cursor, sk: 'NOTIFICATION#EMAIL#E99' }] as const;
+    };
+    const kept = Array.from({ length: 1 + LEASE_WALK_FIRST_MAX }, (_, i) => cursorAt(i));
+    const rest = Array.from({ length: 1_000 }, (_, i) => cursorAt(10_000 + i));
+    const fit = Object.keys(withinItem(Object.fromEntries([...kept, ...rest])));
+    expect(fit.slice(0, kept.length)).toEqual(kept.map(([key]) => key));
+    // The rest of the rotation's cursors is what the limit cuts.
+    expect(fit.length).toBeLessThan(kept.length + rest.length);
   });
 });
