@@ -233,4 +233,40 @@ describe('recovering dead invocations’ batches', () => {
       ],
     });
   });
+  it("a named notification SENT carrying only an earlier attempt's reference (an earlier version's SENT from the id) names no record of this attempt: lost unless an index names it, never skipped unsaid", async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'staleref00000001');
+    const first = batchName('dispatch', NOW - 3_600_000, 'attempt100000002');
+    const [e1] = records as [(typeof records)[0]];
+    // Attempt 2 SENT from its lease's id; the reference is attempt 1's, in `first`, which a resend took off the item.
+    const stale = {
+      ...sentItem(first, e1),
+      evidence: { ...sentItem(first, e1).evidence, attempt: 1 },
+      attempt: 2,
+      providerMessageId: 'm-attempt-2',
+      manualResends: [{ attempt: 1, evidenceBatch: first }],
+    } as SentHere;
+    await intents.open({ name, dueMs: NOW, notificationIds: [e1.record.notificationId] });
+    // Attempt 1's own batch, still open too: there the reference names its record, checked as its send (once).
+    await intents.open({ name: first, dueMs: NOW, notificationIds: [e1.record.notificationId] });
+    const index = new MemoryIndex();
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async () => stale },
+      outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async () => proofOf(e1),
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({
+      recovered: 2,
+      rebuilt: 1,
+      lost: [
+        { notificationId: e1.record.notificationId, providerMessageId: 'm-attempt-2', batch: name, reason: 'UNNAMED' },
+      ],
+    });
+  });
 });
