@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { SendProof as DispatchProof } from '../../functions/dispatch/record-evidence.ts';
 import type { SendEvidence } from '../../functions/domain/evidence.ts';
 import { batchName, batchObjectKey, encodeBatch, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
-import { findSends } from '../../functions/stores/evidence-reader.ts';
+import { DynamoEvidenceLocator, findSends } from '../../functions/stores/evidence-reader.ts';
 import { recoverEvidenceBatches, retryAfter, type SentHere } from '../../functions/sweeper/recover-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
 
@@ -107,6 +107,33 @@ describe('reading a batch', () => {
       says: expect.stringContaining('no gap and no open intent'),
     });
     expect((await findSends(store, [ref])).unfound[0]?.state).toBe('unknown');
+  });
+});
+
+describe("an event's sends as its notifications name them", () => {
+  it("names an item's reference only when it is its attempt's: one a resend left from an earlier attempt is not shown as the item's send", async () => {
+    const resentAt = '2026-12-05T09:00:00.000Z';
+    const item = (channel: string, attempt: number, evidence: Record<string, unknown>) => ({
+      pk: 'EVENT#e-9',
+      sk: `NOTIFICATION#${channel}`,
+      notificationId: `e-9#${channel}`,
+      userId: 'u-9',
+      attempt,
+      createdAt: resentAt,
+      evidence: { sha256: 'ab'.repeat(32), acceptedAt: '2026-12-05T09:00:01.000Z', ...evidence },
+    });
+    const items = [
+      item('SMS', 2, { batch: 'attempt-1', attempt: 1 }), // attempt 2 named no record: attempt 1's reference
+      item('EMAIL', 2, { batch: 'attempt-2', attempt: 2 }),
+      // Written before references named their attempt: accepted before the resend moved createdAt, an earlier one's.
+      item('PUSH', 2, { batch: 'before-resend', acceptedAt: '2026-12-05T08:00:00.000Z' }),
+    ];
+    const client = { send: async () => ({ Items: items }) } as unknown as ConstructorParameters<
+      typeof DynamoEvidenceLocator
+    >[0];
+    const locator = new DynamoEvidenceLocator(client, 'table', new MemoryIndex() as never);
+    const found = await locator.ofEvent('e-9');
+    expect(found.refs.map((r) => [r.notificationId, r.batch])).toEqual([['e-9#EMAIL', 'attempt-2']]);
   });
 });
 
