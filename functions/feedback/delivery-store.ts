@@ -8,6 +8,7 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../commons/errors.ts';
 import { TABLE_SCHEMA } from '../contracts/table-schema.ts';
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { type DeliveryState, deliveryVerdict, type Feedback, type FeedbackTarget } from '../domain/feedback.ts';
 import {
   eventPk,
@@ -17,6 +18,7 @@ import {
   notificationSk,
 } from '../domain/keys.ts';
 import { MESSAGE_ID_ATTRIBUTES, messageIdIs, messageIdOf } from '../domain/message-id.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { isConditionFailure } from '../stores/condition-failure.ts';
 
 /** What recording a feedback did. */
@@ -33,10 +35,13 @@ export interface DeliveryOutcome {
   readonly sendBatch?: string;
 }
 
-/** The batch of the send `messageId` names, from a notification item (or the part of it read). */
+/**
+ * The batch of the send `messageId` names, from a notification item (or the part of it read). Only this attempt's
+ * reference: one a resend left from an earlier attempt (domain/attempt-evidence.ts) names another send's batch.
+ */
 const sendBatchOf = (item: Record<string, unknown> | undefined, messageId: string): string | undefined => {
   if (item === undefined || messageIdOf(item) !== messageId) return undefined;
-  const batch = (item.evidence as { batch?: unknown } | undefined)?.batch;
+  const batch = attemptEvidence(item as Pick<NotificationItem, 'evidence' | 'createdAt' | 'attempt'>)?.batch;
   return typeof batch === 'string' ? batch : undefined;
 };
 const outcome = (kind: DeliveryRecorded, sendBatch: string | undefined): DeliveryOutcome =>
@@ -112,7 +117,7 @@ export class DynamoDeliveryStore {
           TableName: this.tableName,
           Key: key,
           ConsistentRead: true,
-          ProjectionExpression: `pk, ${GUARDED.join(', ')}, manualResends, evidence`,
+          ProjectionExpression: `pk, ${GUARDED.join(', ')}, manualResends, evidence, attempt, createdAt`,
         }),
       );
       const item = read.Item as (DeliveryState & Record<string, unknown>) | undefined;

@@ -6,11 +6,13 @@
  * version), with a warning when its versions show it was written again or hidden (stores/evidence-versions.ts).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import type { Channel } from '../domain/channels.ts';
 import { type FeedbackEvidence, parseEvidence, type SendEvidence, sendKey } from '../domain/evidence.ts';
 import { batchObjectKey, digestMatches, readBatch, reportsPrefix, sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch } from '../domain/evidence-spool.ts';
 import { eventPk, isNotificationSk, parseNotificationId } from '../domain/keys.ts';
+import type { NotificationItem } from '../domain/notification.ts';
 import { DynamoEvidenceGaps } from './evidence-gaps.ts';
 import type { DayRange, EvidenceIndex, IndexedRef } from './evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntent } from './evidence-intents.ts';
@@ -92,17 +94,20 @@ export class DynamoEvidenceLocator implements EvidenceLocator {
     ]);
     const notifications = items.filter((i) => isNotificationSk(String(i.sk)));
     const userIds = [...new Set(notifications.map((n) => String(n.userId)))];
-    const refs = notifications.flatMap((n) =>
-      typeof n.evidence?.batch === 'string'
+    // The item's reference only when it is its attempt's: one a resend left names an earlier send, which the index
+    // names (dispatch indexes its records) — never shown as the item's (domain/attempt-evidence.ts).
+    const refs = notifications.flatMap((n) => {
+      const evidence = attemptEvidence(n as Pick<NotificationItem, 'evidence' | 'createdAt' | 'attempt'>);
+      return typeof evidence?.batch === 'string'
         ? [
             {
-              batch: n.evidence.batch as string,
+              batch: evidence.batch,
               notificationId: String(n.notificationId),
-              ...(typeof n.evidence.sha256 === 'string' ? { sha256: n.evidence.sha256 as string } : {}),
+              ...(typeof evidence.sha256 === 'string' ? { sha256: evidence.sha256 } : {}),
             },
           ]
-        : [],
-    );
+        : [];
+    });
     return { userIds, refs: [...refs, ...indexed] };
   }
 

@@ -18,6 +18,7 @@
  */
 import pLimit from 'p-limit';
 import type { SendProof } from '../dispatch/record-evidence.ts';
+import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { isErased } from '../domain/erasure.ts';
 import { parseEvidence } from '../domain/evidence.ts';
 import type { IndexedSend } from '../domain/evidence-batch.ts';
@@ -175,11 +176,11 @@ async function recoverOne(
 
 /**
  * The notifications the intent names that are SENT with this batch on them, read consistently — and those whose item
- * is gone, whose record nothing can rebuild. And those SENT naming no record at all (`unnamed`): every SENT write of
- * a holder with evidence names its record, and so does the sweeper's SENT from a lease extension's message id since
- * the extension carries the reference — so only a lease extended by an earlier version, its holder dead before its
- * batch. No digest: nothing can rebuild it. Lost unless an index names a send of that notification (its record then
- * kept: `recoverOne`), never skipped unsaid.
+ * is gone, whose record nothing can rebuild. And those SENT naming no record of their attempt (`unnamed`): every SENT
+ * write of a holder with evidence names its record, and so does the sweeper's SENT from a lease extension's message id
+ * since the extension carries the reference — so only a lease extended by an earlier version, its holder dead before
+ * its batch (the item may still carry an earlier attempt's reference). No digest: nothing can rebuild it. Lost unless
+ * an index names a send of that notification (its record then kept: `recoverOne`), never skipped unsaid.
  */
 async function sentIn(
   intent: EvidenceIntent,
@@ -209,7 +210,11 @@ async function sentIn(
   return {
     sent: items.map(({ item }) => item).filter(here),
     gone: items.filter(({ item }) => item === undefined).map(({ id }) => id),
-    unnamed: items.flatMap(({ item }) => (item?.status === 'SENT' && item.evidence === undefined ? [item] : [])),
+    // Naming no record of this attempt: none, or an earlier attempt's a resend left (domain/attempt-evidence.ts).
+    // One naming this batch is checked as its send above, whichever attempt's: it is this batch's record.
+    unnamed: items.flatMap(({ item }) =>
+      item?.status === 'SENT' && !here(item) && attemptEvidence(item) === undefined ? [item] : [],
+    ),
     resent: items.flatMap(({ id, item }) => {
       if (item === undefined || here(item)) return [];
       const entry = resendOfBatch(item, intent.name);

@@ -23,7 +23,11 @@ beforeAll(async () => {
 
 const target = (eventId: string) => ({ notificationId: `${eventId}#SMS`, eventId, channel: 'SMS' as const });
 
-async function sentNotification(eventId: string, evidence?: { batch: string }) {
+async function sentNotification(
+  eventId: string,
+  evidence?: { batch: string; attempt?: number; acceptedAt?: string },
+  item: { attempt?: number; createdAt?: string } = {},
+) {
   await table.doc.send(
     new PutCommand({
       TableName: table.tableName,
@@ -34,7 +38,8 @@ async function sentNotification(eventId: string, evidence?: { batch: string }) {
         status: 'SENT',
         attempt: 1,
         providerMessageId: 'm-2',
-        ...(evidence === undefined ? {} : { evidence: { ...evidence, sha256: 'a'.repeat(64), acceptedAt: 'x' } }),
+        ...item,
+        ...(evidence === undefined ? {} : { evidence: { sha256: 'a'.repeat(64), acceptedAt: 'x', ...evidence } }),
       },
     }),
   );
@@ -83,6 +88,42 @@ describe('a provider report names the batch of the send it is about, without a r
     });
     expect(await store.recordDelivery(target('e-5'), report('m-2', 'DELIVERED', 2_000_000))).toEqual({
       kind: 'noNotification',
+    });
+  });
+  it("a send whose item carries an earlier attempt's reference (this attempt wrote none): no batch, on the write's answer and on the read alike", async () => {
+    // Attempt 2's SENT named no record; the reference a resend left is attempt 1's, in another batch.
+    await sentNotification('e-6', { batch: 'dispatch-batch-attempt-1', attempt: 1 }, { attempt: 2 });
+    expect(await store.recordDelivery(target('e-6'), report('m-2', 'DELIVERED', 2_000_000))).toEqual({
+      kind: 'recorded',
+    });
+    expect(await store.recordDelivery(target('e-6'), report('m-2', 'DELIVERED', 2_000_000))).toEqual({
+      kind: 'unchanged',
+    });
+    // A reference from before references named their attempt: accepted before the resend moved createdAt, earlier.
+    const resentAt = '2026-12-05T09:00:00.000Z';
+    const before = '2026-12-05T08:00:00.000Z';
+    await sentNotification(
+      'e-7',
+      { batch: 'dispatch-batch-old', acceptedAt: before },
+      { attempt: 2, createdAt: resentAt },
+    );
+    await store.recordDelivery(target('e-7'), report('m-2', 'DELIVERED', 2_000_000));
+    expect(await store.recordDelivery(target('e-7'), report('m-2', 'DELIVERED', 2_000_000))).toEqual({
+      kind: 'unchanged',
+    });
+    // This attempt's own reference is named by the read as by the write.
+    await sentNotification(
+      'e-8',
+      { batch: 'dispatch-batch-attempt-2', attempt: 2 },
+      { attempt: 2, createdAt: resentAt },
+    );
+    expect(await store.recordDelivery(target('e-8'), report('m-2', 'DELIVERED', 2_000_000))).toEqual({
+      kind: 'recorded',
+      sendBatch: 'dispatch-batch-attempt-2',
+    });
+    expect(await store.recordDelivery(target('e-8'), report('m-2', 'DELIVERED', 2_000_000))).toEqual({
+      kind: 'unchanged',
+      sendBatch: 'dispatch-batch-attempt-2',
     });
   });
 });

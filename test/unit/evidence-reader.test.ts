@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { SendProof as DispatchProof } from '../../functions/dispatch/record-evidence.ts';
 import type { SendEvidence } from '../../functions/domain/evidence.ts';
 import { batchName, batchObjectKey, encodeBatch, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
-import { findSends } from '../../functions/stores/evidence-reader.ts';
+import { DynamoEvidenceLocator, findSends } from '../../functions/stores/evidence-reader.ts';
 import { recoverEvidenceBatches, retryAfter, type SentHere } from '../../functions/sweeper/recover-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
 
@@ -107,6 +107,33 @@ describe('reading a batch', () => {
       says: expect.stringContaining('no gap and no open intent'),
     });
     expect((await findSends(store, [ref])).unfound[0]?.state).toBe('unknown');
+  });
+});
+
+describe("an event's sends as its notifications name them", () => {
+  it("names an item's reference only when it is its attempt's: one a resend left from an earlier attempt is not shown as the item's send", async () => {
+    const resentAt = '2026-12-05T09:00:00.000Z';
+    const item = (channel: string, attempt: number, evidence: Record<string, unknown>) => ({
+      pk: 'EVENT#e-9',
+      sk: `NOTIFICATION#${channel}`,
+      notificationId: `e-9#${channel}`,
+      userId: 'u-9',
+      attempt,
+      createdAt: resentAt,
+      evidence: { sha256: 'ab'.repeat(32), acceptedAt: '2026-12-05T09:00:01.000Z', ...evidence },
+    });
+    const items = [
+      item('SMS', 2, { batch: 'attempt-1', attempt: 1 }), // attempt 2 named no record: attempt 1's reference
+      item('EMAIL', 2, { batch: 'attempt-2', attempt: 2 }),
+      // Written before references named their attempt: accepted before the resend moved createdAt, an earlier one's.
+      item('PUSH', 2, { batch: 'before-resend', acceptedAt: '2026-12-05T08:00:00.000Z' }),
+    ];
+    const client = { send: async () => ({ Items: items }) } as unknown as ConstructorParameters<
+      typeof DynamoEvidenceLocator
+    >[0];
+    const locator = new DynamoEvidenceLocator(client, 'table', new MemoryIndex() as never);
+    const found = await locator.ofEvent('e-9');
+    expect(found.refs.map((r) => [r.notificationId, r.batch])).toEqual([['e-9#EMAIL', 'attempt-2']]);
   });
 });
 
@@ -230,6 +257,42 @@ describe('recovering dead invocations’ batches', () => {
           batch: name,
           reason: 'UNNAMED',
         },
+      ],
+    });
+  });
+  it("a named notification SENT carrying only an earlier attempt's reference (an earlier version's SENT from the id) names no record of this attempt: lost unless an index names it, never skipped unsaid", async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'staleref00000001');
+    const first = batchName('dispatch', NOW - 3_600_000, 'attempt100000002');
+    const [e1] = records as [(typeof records)[0]];
+    // Attempt 2 SENT from its lease's id; the reference is attempt 1's, in `first`, which a resend took off the item.
+    const stale = {
+      ...sentItem(first, e1),
+      evidence: { ...sentItem(first, e1).evidence, attempt: 1 },
+      attempt: 2,
+      providerMessageId: 'm-attempt-2',
+      manualResends: [{ attempt: 1, evidenceBatch: first }],
+    } as SentHere;
+    await intents.open({ name, dueMs: NOW, notificationIds: [e1.record.notificationId] });
+    // Attempt 1's own batch, still open too: there the reference names its record, checked as its send (once).
+    await intents.open({ name: first, dueMs: NOW, notificationIds: [e1.record.notificationId] });
+    const index = new MemoryIndex();
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async () => stale },
+      outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async () => proofOf(e1),
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({
+      recovered: 2,
+      rebuilt: 1,
+      lost: [
+        { notificationId: e1.record.notificationId, providerMessageId: 'm-attempt-2', batch: name, reason: 'UNNAMED' },
       ],
     });
   });
