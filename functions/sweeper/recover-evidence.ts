@@ -211,7 +211,9 @@ async function sentIn(
     sent: items.map(({ item }) => item).filter(here),
     gone: items.filter(({ item }) => item === undefined).map(({ id }) => id),
     // Naming no record of this attempt: none, or an earlier attempt's a resend left (domain/attempt-evidence.ts).
-    // One naming this batch is checked as its send above, whichever attempt's: it is this batch's record.
+    // One naming this batch is checked as its send above, whichever attempt's; a rebuild renders the item's current
+    // attempt, so an earlier attempt's record without kept bytes is counted lost (MISMATCH), never silent. An operator's
+    // resend waits while the batch's intent is open (operator/resend.ts), so that needs an intent reopened.
     unnamed: items.flatMap(({ item }) =>
       item?.status === 'SENT' && !here(item) && attemptEvidence(item) === undefined ? [item] : [],
     ),
