@@ -62,4 +62,9 @@ it('keeps the cursors of the partitions walked first next run ahead of the other
   expect(Object.keys(kept).length).toBeLessThan(4_000);
   expect(kept[sweepPartition(q)]).toEqual(at);
   expect(kept[sweepPartition(p)]).toEqual(pAt);
+  // Where the rotation resumes is the first cursor kept: cut, the rotation would start that partition over every run.
+  expect(r.resumeAt).toBeDefined();
+  const resumed = sweepPartition({ state: 'PENDING', ...(r.resumeAt as NonNullable<typeof r.resumeAt>) });
+  expect(Object.keys(kept)[0]).toBe(resumed);
+  expect(kept[resumed]).toEqual(saved[resumed]);
 });
