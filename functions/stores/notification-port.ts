@@ -1,7 +1,7 @@
 /**
  * The notification store's port: what dispatch and the sweeper ask of the table about one notification
- * (docs/dispatch.md "The state machine"). One DynamoDB implementation (notification-store.ts); the bench and the
- * tests have their own in memory.
+ * (docs/dispatch.md "The state machine"). One DynamoDB implementation (notification-store.ts; the sweeper's own
+ * transitions in sweep-store.ts); the bench and the tests have their own in memory.
  */
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/channels.ts';
@@ -127,12 +127,6 @@ export interface NotificationStore {
   hold(item: NotificationItem, until: number, zone: string, now: number): Promise<Transition>;
   /** SENDING → EXPIRED, SUPERSEDED or THROTTLED with what decided it: terminal, never sent. */
   endUnsent(item: NotificationItem, end: UnsentEnd, now: number): Promise<Transition>;
-  /**
-   * HELD → PENDING, only if untouched since the sweeper saw it: its window opened. The fresh MODIFY re-drives it, and
-   * dispatch checks it again (validity, audience …). createdAt starts again (the maximum age counts from the release;
-   * firstCreatedAt keeps the original).
-   */
-  releaseHeld(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
   /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
   release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
   /**
@@ -151,6 +145,19 @@ export interface NotificationStore {
     until: number,
     startKey?: SweepStartKey,
   ): Promise<SweepPage>;
+}
+
+/**
+ * The sweeper's store: dispatch's port and the transitions only the sweeper makes, on what it found in the sweep index
+ * (sweep-store.ts), kept out of dispatch's bundle.
+ */
+export interface SweepStore extends NotificationStore {
+  /**
+   * HELD → PENDING, only if untouched since the sweeper saw it: its window opened. The fresh MODIFY re-drives it, and
+   * dispatch checks it again (validity, audience …). createdAt starts again (the maximum age counts from the release;
+   * firstCreatedAt keeps the original).
+   */
+  releaseHeld(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
   /** PENDING → PENDING (retryAt removed), only if untouched since the sweeper saw it: a fresh MODIFY re-drives it. */
   redrive(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition>;
   /**

@@ -17,8 +17,9 @@ import { DynamoEvidenceIntents } from '../stores/evidence-intents.ts';
 import { DynamoEvidenceSpool } from '../stores/evidence-spool.ts';
 import { type EvidenceStore, evidenceStoreOf } from '../stores/evidence-store.ts';
 import { DynamoLeaseCursors, type SavedLeasePass } from '../stores/lease-cursors.ts';
-import { DynamoNotificationStore, type SweepEntry } from '../stores/notification-store.ts';
+import type { SweepEntry } from '../stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../stores/sweep-shard-mark.ts';
+import { DynamoSweepStore } from '../stores/sweep-store.ts';
 import { fillEvidenceGaps } from './fill-evidence.ts';
 import { keepRegion } from './keep-region.ts';
 import type { LeasePassResult } from './lease-pass.ts';
@@ -30,12 +31,7 @@ import { type SweepResult, sweep } from './sweep.ts';
 const config = loadSweeperConfig();
 // Two regions: every sweeper write carries this region's epoch; a fenced region runs the keeper and rolls its own spool.
 const fence = regionFenceOf();
-const notificationStore = new DynamoNotificationStore(
-  documentClient,
-  config.tableName,
-  config.sweepShards,
-  fence?.store,
-);
+const notificationStore = new DynamoSweepStore(documentClient, config.tableName, config.sweepShards, fence?.store);
 const shardMark = new DynamoSweepShardMark(documentClient, config.tableName);
 const leaseCursors = new DynamoLeaseCursors(documentClient, config.tableName);
 /**

@@ -43,7 +43,8 @@ import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
-import type { DynamoNotificationStore, Resolution, SweepEntry } from '../stores/notification-store.ts';
+import type { Resolution, SweepEntry } from '../stores/notification-store.ts';
+import type { DynamoSweepStore } from '../stores/sweep-store.ts';
 
 /**
  * How long after a lease's end a look-up cut short by the run's cap or deadline is left for a later run rather than
@@ -67,7 +68,7 @@ export interface SpooledSend {
 }
 
 export interface SpooledSendDeps {
-  readonly notifications: Pick<DynamoNotificationStore, 'get' | 'acceptSpooled'>;
+  readonly notifications: Pick<DynamoSweepStore, 'get' | 'acceptSpooled'>;
   readonly spool: Pick<EvidenceSpool, 'minuteOf' | 'recordAt'>;
   readonly outlets: Pick<BatchOutlets, 'index'>;
   readonly now: () => number;

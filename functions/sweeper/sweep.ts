@@ -48,12 +48,18 @@ import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { SweepStartKey } from '../stores/notification-port.ts';
-import type { NotificationStore, SweepEntry, SweepWindow, Transition } from '../stores/notification-store.ts';
+import type {
+  NotificationStore,
+  SweepEntry,
+  SweepStore,
+  SweepWindow,
+  Transition,
+} from '../stores/notification-store.ts';
 import { failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
 
 export interface SweepDeps {
-  readonly store: NotificationStore;
+  readonly store: SweepStore;
   readonly now: () => number;
   readonly policies: ChannelPolicies;
   readonly pendingThresholdMs: number;

@@ -13,6 +13,7 @@ import { unpaced } from '../../functions/dispatch/pacer.ts';
 import { ProviderSender } from '../../functions/dispatch/senders.ts';
 import type { NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoNotificationStore, type SweepEntry } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { EXAMPLE_BRAND } from '../../tools/local/example-brand.ts';
 import { mskEvent } from '../../tools/local/msk.ts';
 import { converge, type Handlers, KafkaMapping, lambdaContext, StreamMapping } from '../../tools/local/pipeline.ts';
@@ -299,7 +300,7 @@ describe('notifications on DynamoDB Local: what a redelivery and a stale holder 
   it('a stale holder cannot mark SENT, FAILED or UNKNOWN, nor release, after its lease was taken over', async () => {
     await ingest([transferEvent({ eventId: 'd-stale', channels: ['SMS'] })]);
     await reader.poll(); // this test drives the item itself
-    const store = new DynamoNotificationStore(table.doc, table.tableName);
+    const store = new DynamoSweepStore(table.doc, table.tableName);
     const key = { pk: 'EVENT#d-stale', sk: 'NOTIFICATION#SMS' };
     const t0 = Date.now();
     const first = await store.claim(key, 'holder-a', t0, 1_000);

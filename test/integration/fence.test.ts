@@ -14,6 +14,7 @@ import type { Sender } from '../../functions/dispatch/senders.ts';
 import { type FenceControl, FIRST_EPOCH } from '../../functions/domain/fence.ts';
 import { DynamoFenceStore, FenceMovedError } from '../../functions/stores/fence-store.ts';
 import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { DISPATCH_BUDGET, DISPATCH_NOW, dispatchDeps, pendingNotification } from '../support/dispatch-deps.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -113,7 +114,7 @@ describe('the claim carries the epoch', () => {
 
   it('the sweeper’s writes are the owner’s only: an expired lease of another epoch is not resolved here', async () => {
     const fence = await newFence(active(2));
-    const store = new DynamoNotificationStore(table.doc, table.tableName, undefined, fence);
+    const store = new DynamoSweepStore(table.doc, table.tableName, undefined, fence);
     const item = await pendingItem(1);
     await table.doc.send(
       new PutCommand({

@@ -13,18 +13,18 @@ import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoDeliveryStore } from '../../functions/feedback/delivery-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { ALICE_ID } from '../support/operator.ts';
 
 let table: LocalTable;
-let store: DynamoNotificationStore;
+let store: DynamoSweepStore;
 let deliveries: DynamoDeliveryStore;
 let events: DynamoEventStore;
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  store = new DynamoNotificationStore(table.doc, table.tableName);
+  store = new DynamoSweepStore(table.doc, table.tableName);
   deliveries = new DynamoDeliveryStore(table.doc, table.tableName);
   events = new DynamoEventStore(table.doc, table.tableName);
 });

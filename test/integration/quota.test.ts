@@ -8,7 +8,7 @@ import { SharedTokenBucket } from '../../functions/dispatch/pacer.ts';
 import { DynamoBreakerStore, DynamoTokenWindows } from '../../functions/dispatch/send-quota-store.ts';
 import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -194,7 +194,7 @@ describe('the sweeper on DynamoDB Local', () => {
       },
       { step: 'deserialize', name: 'lostReply', priority: 'low' },
     );
-    const r = await sweepWith(new DynamoNotificationStore(lossy, table.tableName), now, {
+    const r = await sweepWith(new DynamoSweepStore(lossy, table.tableName), now, {
       sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 },
       pageSize: 4,
     });

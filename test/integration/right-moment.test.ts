@@ -19,7 +19,7 @@ import { REDACTED } from '../../functions/domain/secrets.ts';
 import type { Message } from '../../functions/domain/templates.ts';
 import { DynamoEventStore } from '../../functions/stores/event-store.ts';
 import { DynamoMomentStore } from '../../functions/stores/moment-store.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { type Deliverer, delivererOn } from '../support/deliver.ts';
 import { dispatchDeps } from '../support/dispatch-deps.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
@@ -27,11 +27,11 @@ import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
 
 let table: LocalTable;
-let store: DynamoNotificationStore;
+let store: DynamoSweepStore;
 let deliver: Deliverer['deliver'];
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  store = new DynamoNotificationStore(table.doc, table.tableName);
+  store = new DynamoSweepStore(table.doc, table.tableName);
   deliver = delivererOn(table).deliver;
 });
 

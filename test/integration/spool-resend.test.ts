@@ -14,7 +14,7 @@ import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DynamoEventStore } from '../../functions/stores/event-store.ts';
 import { DynamoEvidenceSpool } from '../../functions/stores/evidence-spool.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { MemoryIndex } from '../support/evidence-memory.ts';
@@ -24,10 +24,10 @@ import { sweepWith } from '../support/sweep-deps.ts';
 
 const LEASE_MS = 120_000;
 let table: LocalTable;
-let store: DynamoNotificationStore;
+let store: DynamoSweepStore;
 beforeEach(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  store = new DynamoNotificationStore(table.doc, table.tableName);
+  store = new DynamoSweepStore(table.doc, table.tableName);
 });
 
 /**

@@ -9,7 +9,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { notificationKey, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
 import { type Deliverer, delivererOn } from '../support/deliver.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
@@ -18,11 +18,11 @@ import { operatorOn, resendNow } from '../support/operator.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
 
 let table: LocalTable;
-let store: DynamoNotificationStore;
+let store: DynamoSweepStore;
 let deliver: Deliverer['deliver'];
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  store = new DynamoNotificationStore(table.doc, table.tableName);
+  store = new DynamoSweepStore(table.doc, table.tableName);
   deliver = delivererOn(table).deliver;
 });
 
@@ -137,7 +137,7 @@ describe('the sweeper wakes critical first', () => {
   // A table of its own: the items above would be due too, and critical ones among them would take the cap.
   beforeAll(async () => {
     table = await newLocalTable(inject('dynamoEndpoint'));
-    store = new DynamoNotificationStore(table.doc, table.tableName);
+    store = new DynamoSweepStore(table.doc, table.tableName);
   });
 
   it('a deferred critical notification is woken in the next run ahead of a backlog due long before it', async () => {

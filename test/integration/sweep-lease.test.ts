@@ -15,8 +15,8 @@ import { notificationKey, sweepKey, sweepPartition } from '../../functions/domai
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { DynamoLeaseCursors, LEASE_WALK_FIRST_MAX } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import type { NotificationStore, SweepStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
@@ -28,11 +28,11 @@ import { sweepWith } from '../support/sweep-deps.ts';
 const THRESHOLD_MS = 900_000;
 const LEASE_MS = 120_000;
 let table: LocalTable;
-let store: DynamoNotificationStore;
+let store: DynamoSweepStore;
 // A table each: every test reads whole partitions, and each one's clock is its own.
 beforeEach(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
-  store = new DynamoNotificationStore(table.doc, table.tableName);
+  store = new DynamoSweepStore(table.doc, table.tableName);
 });
 
 const RECENT = new Date().toISOString();
@@ -384,7 +384,7 @@ describe("a dead holder's spooled send whose look-up the run's deadline cut shor
     const second = lookUps({ spool, now: () => run2 }, run2 + 50_000);
     const walked: string[] = [];
     const r2 = await sweepAt(run2, {
-      store: Object.assign(Object.create(store) as DynamoNotificationStore, {
+      store: Object.assign(Object.create(store) as DynamoSweepStore, {
         findExpiredLeases: (...args: Parameters<NotificationStore['findExpiredLeases']>) => {
           walked.push(sweepPartition(args[0]));
           return store.findExpiredLeases(...args);
@@ -408,8 +408,8 @@ describe("a dead holder's spooled send whose look-up the run's deadline cut shor
 
 describe('a lease-pass partition whose Query fails every run', () => {
   /** The store, but every lease-pass Query of `failing` answers as a throttled table does. */
-  const throttledIn = (failing: string): NotificationStore =>
-    Object.assign(Object.create(store) as DynamoNotificationStore, {
+  const throttledIn = (failing: string): SweepStore =>
+    Object.assign(Object.create(store) as DynamoSweepStore, {
       findExpiredLeases: async (...args: Parameters<NotificationStore['findExpiredLeases']>) => {
         if (sweepPartition(args[0]) === failing)
           throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {

@@ -7,8 +7,8 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { shardOfSweepPartition, sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
 import { DynamoSweepShardMark } from '../../functions/stores/sweep-shard-mark.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { localClient } from '../../tools/local/dynamodb-local.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 
 const sweepShards = (shards: number, now: number) =>
-  sweepWith(new DynamoNotificationStore(doc, table.tableName, 8), now, {
+  sweepWith(new DynamoSweepStore(doc, table.tableName, 8), now, {
     sendRates: { EMAIL: 10_000, PUSH: 10_000, SMS: 10_000 },
     shards,
   });

@@ -14,7 +14,7 @@ import { notificationKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DynamoEvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { DynamoLeaseCursors } from '../../functions/stores/lease-cursors.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { decodeTransfer, transferEvent } from '../support/events.ts';
 import { type LocalTable, newLocalTable } from '../support/local-table.ts';
 import { proofOf, RETENTION } from '../support/spool-proofs.ts';
@@ -50,7 +50,7 @@ afterEach(() => {
 
 describe("a dead holder's spooled send whose SENT write fails", () => {
   it('keeps its partition to walk first in the cursors item, run after run, until a run records it SENT', async () => {
-    const store = new DynamoNotificationStore(table.doc, table.tableName);
+    const store = new DynamoSweepStore(table.doc, table.tableName);
     const cursors = new DynamoLeaseCursors(table.doc, table.tableName);
     // Claimed 3 minutes ago by a holder that spooled its send's record and died before its SENT write.
     const at = Date.now() - LEASE_MS - 60_000;
@@ -69,7 +69,7 @@ describe("a dead holder's spooled send whose SENT write fails", () => {
 
     // Run 1: the record is found, its SENT write fails. No backlog: the partition to walk first is all the run leaves.
     const accept = vi
-      .spyOn(DynamoNotificationStore.prototype, 'acceptSpooled')
+      .spyOn(DynamoSweepStore.prototype, 'acceptSpooled')
       .mockRejectedValueOnce(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
     await handler({}, minute);
     expect(accept).toHaveBeenCalledTimes(1);

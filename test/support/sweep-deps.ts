@@ -2,10 +2,10 @@
  * The sweeper's dependencies as the tests build them: the store and the clock are the test's, everything else the
  * values the tests share (fast channels, a minute's period, a day's maximum age), each overridable.
  */
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 
-export const sweepDeps = (store: NotificationStore, now: number, over: Partial<SweepDeps> = {}): SweepDeps => ({
+export const sweepDeps = (store: SweepStore, now: number, over: Partial<SweepDeps> = {}): SweepDeps => ({
   store,
   now: () => now,
   policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_MOST_ONCE' },
@@ -22,5 +22,5 @@ export const sweepDeps = (store: NotificationStore, now: number, over: Partial<S
 });
 
 /** One sweeper run with those dependencies. */
-export const sweepWith = (store: NotificationStore, now: number, over: Partial<SweepDeps> = {}) =>
+export const sweepWith = (store: SweepStore, now: number, over: Partial<SweepDeps> = {}) =>
   sweep(sweepDeps(store, now, over));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
-import type { NotificationStore, SweepEntry, SweepWindow } from '../../functions/stores/notification-store.ts';
+import type { SweepEntry, SweepStore, SweepWindow } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
 
@@ -59,7 +59,7 @@ describe("the due round's item budget", () => {
         redriven.push(e);
         return 'applied';
       },
-    } as unknown as NotificationStore;
+    } as unknown as SweepStore;
     const r = await sweep(sweepDeps(store, NOW, { shards }));
     expect(redriven).toEqual([stuck]);
     // Only the due item counts as examined; the 12,800 not yet due neither spend the budget nor count.

@@ -17,7 +17,7 @@ import { buildNotification } from '../../functions/domain/notification.ts';
 import { deferredSweepAt, LEASE_HORIZON_SKEW_MS, leaseHorizon } from '../../functions/domain/sweep-index.ts';
 import { DynamoInboxStore } from '../../functions/ingest/inbox-store.ts';
 import { DynamoEventStore, type ResendTarget } from '../../functions/stores/event-store.ts';
-import type { NotificationStore, Release, SweepEntry } from '../../functions/stores/notification-store.ts';
+import type { NotificationStore, Release, SweepEntry, SweepStore } from '../../functions/stores/notification-store.ts';
 import { DynamoSuccessorStore, type OwnedNotification } from '../../functions/stores/successor-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { dispatchDeps } from '../support/dispatch-deps.ts';
@@ -202,7 +202,7 @@ describe('every PENDING writer keeps sweepAt <= max(now, retryAt) + the pending 
           redrive: record,
           releaseHeld: record,
           resolveExpired: record,
-        } as unknown as NotificationStore;
+        } as unknown as SweepStore;
         await sweep(
           sweepDeps(store, now, {
             pendingThresholdMs: t,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
-import type { NotificationStore, SweepEntry, SweepWindow } from '../../functions/stores/notification-store.ts';
+import type { SweepEntry, SweepStore, SweepWindow } from '../../functions/stores/notification-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
 
@@ -49,7 +49,7 @@ function storeFailing(error: unknown) {
       handled.push(e.notificationId);
       return 'applied';
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   return { store, handled };
 }
 

@@ -12,7 +12,7 @@ import {
   SWEEP_WRITES_PER_KEY_PER_NOTIFICATION,
   sweepShardsFor,
 } from '../../functions/domain/sweep-index.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import { onceRaised, type SweepShardMark } from '../../functions/stores/sweep-shard-mark.ts';
 import { sweepWith } from '../support/sweep-deps.ts';
 
@@ -65,7 +65,7 @@ describe('the sweeper visits the shards it is given', () => {
         pages.push(sweepPartition(partition));
         return { entries: [] };
       },
-    } as unknown as NotificationStore;
+    } as unknown as SweepStore;
     const NOW = 1_800_000_000_000;
     await sweepWith(store, NOW, { sendRates: { EMAIL: 14, PUSH: 100, SMS: 20 }, shards: 64 });
     expect(pages).toHaveLength(4 * CHANNELS.length * 64);

@@ -7,6 +7,7 @@ import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
 import type {
   NotificationStore,
   SweepEntry,
+  SweepStore,
   SweepWindow,
   Transition,
 } from '../../functions/stores/notification-store.ts';
@@ -82,11 +83,11 @@ function fakeStore(due: [Place, SweepEntry[]][], answer: Transition = 'applied')
       calls.expire.push(e);
       return answer;
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   return { store, calls };
 }
 
-const deps = (store: NotificationStore, over: Partial<SweepDeps> = {}): SweepDeps =>
+const deps = (store: SweepStore, over: Partial<SweepDeps> = {}): SweepDeps =>
   sweepDeps(store, NOW, { policies: { EMAIL: 'AT_MOST_ONCE', PUSH: 'AT_MOST_ONCE', SMS: 'AT_LEAST_ONCE' }, ...over });
 
 describe('sweeper', () => {
@@ -400,7 +401,7 @@ describe('sweeper', () => {
           t += 1_000;
           return store.findExpiredLeases(...a);
         },
-      } as NotificationStore;
+      } as SweepStore;
       const r = await sweep(
         deps(ticking, {
           now: () => t,

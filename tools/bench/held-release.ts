@@ -13,7 +13,7 @@ import { DEFAULT_SEND_RATES } from '../../functions/contracts/environment.ts';
 import { type DecodedTransfer, decodeRecordValue, isTransfer } from '../../functions/domain/event/decode.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient } from '../local/dynamodb-local.ts';
 import { seedItems } from './seed.ts';
@@ -72,7 +72,7 @@ export async function measureHeldRelease(
   }
   await seedItems(doc, table, items);
 
-  const store = new DynamoNotificationStore(doc, table);
+  const store = new DynamoSweepStore(doc, table);
   const intervalMs = 60_000;
   const capPerRun = Math.floor((DEFAULT_SEND_RATES.EMAIL * intervalMs) / 1000);
   const runs: HeldReleaseFigures['runs'] = [];

@@ -108,22 +108,10 @@ export class MemoryNotificationStore implements NotificationStore {
     const { status, ...facts } = end;
     return this.move(item, status, facts);
   }
-  async releaseHeld(): Promise<Transition> {
-    return 'lost';
-  }
   async findDue(): Promise<SweepPage> {
     return { entries: [] };
   }
   async findExpiredLeases(): Promise<SweepPage> {
     return { entries: [] };
-  }
-  async redrive(): Promise<Transition> {
-    return 'lost';
-  }
-  async resolveExpired(): Promise<Transition> {
-    return 'lost';
-  }
-  async expire(): Promise<Transition> {
-    return 'lost';
   }
 }

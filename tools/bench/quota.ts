@@ -19,7 +19,7 @@ import { sweepKey } from '../../functions/domain/keys.ts';
 import { buildNotification } from '../../functions/domain/notification.ts';
 import { DEFAULT_SWEEP_PLACEMENT } from '../../functions/domain/sweep-index.ts';
 import { isConditionFailure } from '../../functions/stores/condition-failure.ts';
-import { DynamoNotificationStore } from '../../functions/stores/notification-store.ts';
+import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { sweep } from '../../functions/sweeper/sweep.ts';
 import { createTable, localClient, scanAll } from '../local/dynamodb-local.ts';
 import { measureHeldRelease } from './held-release.ts';
@@ -180,7 +180,7 @@ export async function measureSweeperDrain(endpoint: string, options: { items: nu
   });
   await seedItems(doc, table, items);
   const before = { ...usage };
-  const store = new DynamoNotificationStore(doc, table);
+  const store = new DynamoSweepStore(doc, table);
   const t = performance.now();
   let runs = 0;
   let done = 0;
