@@ -1,7 +1,7 @@
 /**
  * Where the sweeper's lease pass stopped, per sweep partition it did not finish in a run: one item,
  * (SWEEP#LEASES, CURSORS), holding each unfinished partition's LastEvaluatedKey, where the rotation stopped, and the
- * partitions kept for a lease left for the next run (`walkFirst`). Written only when a run leaves one of those or
+ * partitions kept for a lease left for the next run (`walkFirst`, with where each one's lease sits: `leaseAt`). Written only when a run leaves one of those or
  * clears what an earlier run left; read once a run. The next run resumes there, so a large backlog is read through
  * over a few runs instead of its start every run, and walks the kept partitions first.
  */
@@ -23,11 +23,22 @@ export interface SavedLeasePass {
   readonly resumeAt?: LeasePosition | undefined;
   /** Partitions kept for a lease left for the next run, by key: the next run walks them first. */
   readonly walkFirst: readonly string[];
+  /**
+   * Where the lease each of those holds sits (its sweepAt), by key: one stays first until a walk reads past it. One
+   * without (an older item) stays first until a walk reads a page from its cursor.
+   */
+  readonly leaseAt: Readonly<Record<string, number>>;
 }
 
 export interface LeaseCursorStore {
   load(): Promise<SavedLeasePass>;
-  save(cursors: LeaseCursors, now: number, resumeAt?: LeasePosition, walkFirst?: readonly string[]): Promise<void>;
+  save(
+    cursors: LeaseCursors,
+    now: number,
+    resumeAt?: LeasePosition,
+    walkFirst?: readonly string[],
+    leaseAt?: Readonly<Record<string, number>>,
+  ): Promise<void>;
 }
 
 /** A saved position names a class, a channel and a shard; anything else (a hand-edited item) starts at the front. */
@@ -39,12 +50,18 @@ function positionOf(v: unknown): LeasePosition | undefined {
   return { noticeClass: noticeClass as NoticeClass, channel: channel as Channel, shard };
 }
 
+/** The saved leases' positions that are numbers; anything else (a hand-edited item) is left out, as if never saved. */
+function leaseAtOf(v: unknown): Record<string, number> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return {};
+  return Object.fromEntries(Object.entries(v).filter(([, at]) => typeof at === 'number' && Number.isFinite(at)));
+}
+
 const SET = 'SET kind = :kind, cursors = :cursors, updatedAt = :now';
 
 /**
  * Partitions the item keeps to walk first, at most: a key is at most 26 bytes (PENDING#EMAIL#critical#255), so these
  * take under 29 KB. Their cursors are written first after the rotation's (sweeper/lease-pass.ts), and with 128-character
- * event ids about 1,320 cursors fit LEASE_CURSORS_MAX_BYTES: at 1,100 none of theirs is cut, so none is walked from its
+ * event ids about 1,200 cursors fit LEASE_CURSORS_MAX_BYTES: at 1,100 none of theirs is cut, so none is walked from its
  * partition's start. One left out (more leases left than that, in as many partitions) is walked when the rotation
  * reaches it, its cursor kept.
  */
@@ -66,6 +83,7 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
       cursors: typeof cursors === 'object' && cursors !== null ? (cursors as LeaseCursors) : {},
       resumeAt: positionOf(r.Item?.resumeAt),
       walkFirst: Array.isArray(first) ? first.filter((k): k is string => typeof k === 'string') : [],
+      leaseAt: leaseAtOf(r.Item?.leaseAt),
     };
   }
 
@@ -74,10 +92,23 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
     now: number,
     resumeAt?: LeasePosition,
     walkFirst?: readonly string[],
+    leaseAt?: Readonly<Record<string, number>>,
   ): Promise<void> {
     const first = (walkFirst ?? []).slice(0, LEASE_WALK_FIRST_MAX);
-    const set = [SET, ...(resumeAt ? ['resumeAt = :at'] : []), ...(first.length > 0 ? ['walkFirst = :first'] : [])];
-    const remove = [...(resumeAt ? [] : ['resumeAt']), ...(first.length > 0 ? [] : ['walkFirst'])];
+    // Only those of the partitions kept: at most LEASE_WALK_FIRST_MAX numbers.
+    const lease = Object.fromEntries(first.flatMap((k) => (leaseAt?.[k] === undefined ? [] : [[k, leaseAt[k]]])));
+    const leases = Object.keys(lease).length > 0;
+    const set = [
+      SET,
+      ...(resumeAt ? ['resumeAt = :at'] : []),
+      ...(first.length > 0 ? ['walkFirst = :first'] : []),
+      ...(leases ? ['leaseAt = :lease'] : []),
+    ];
+    const remove = [
+      ...(resumeAt ? [] : ['resumeAt']),
+      ...(first.length > 0 ? [] : ['walkFirst']),
+      ...(leases ? [] : ['leaseAt']),
+    ];
     // The stream filter passes only kind NOTIFICATION: this item never reaches dispatch.
     await this.client.send(
       new UpdateCommand({
@@ -90,14 +121,18 @@ export class DynamoLeaseCursors implements LeaseCursorStore {
           ':now': new Date(now).toISOString(),
           ...(resumeAt ? { ':at': resumeAt } : {}),
           ...(first.length > 0 ? { ':first': first } : {}),
+          ...(leases ? { ':lease': lease } : {}),
         },
       }),
     );
   }
 }
 
-/** What the item keeps at most of the cursors: under DynamoDB's 400 KB an item, with room for its keys. */
-export const LEASE_CURSORS_MAX_BYTES = 350_000;
+/**
+ * What the item keeps at most of the cursors: under DynamoDB's 400 KB an item, with room for its keys, `walkFirst`
+ * (under 29 KB) and `leaseAt` (LEASE_WALK_FIRST_MAX keys and numbers: under 45 KB).
+ */
+export const LEASE_CURSORS_MAX_BYTES = 320_000;
 
 /**
  * The cursors that fit the item, in the order given (the lease pass's: where its rotation stopped, so that cursor is

@@ -98,6 +98,7 @@ export const handler = async (_event: unknown, context: Context) => {
       leaseCursors: savedLeaseCursors.cursors,
       leaseResumeAt: savedLeaseCursors.resumeAt,
       leaseWalkFirst: savedLeaseCursors.walkFirst,
+      leaseAt: savedLeaseCursors.leaseAt,
       deadline: sweepBy,
     });
     const spoolLookups = await spooled.done();
@@ -293,7 +294,7 @@ async function keepLeasePass(saved: SavedLeasePass, pass: LeasePassResult, dueFa
   const leftOver = (p: Pick<SavedLeasePass, 'cursors' | 'resumeAt' | 'walkFirst'>) =>
     Object.keys(p.cursors).length > 0 || p.resumeAt !== undefined || p.walkFirst.length > 0;
   if (leftOver(pass) || leftOver(saved)) {
-    await leaseCursors.save(pass.cursors, Date.now(), pass.resumeAt, pass.walkFirst);
+    await leaseCursors.save(pass.cursors, Date.now(), pass.resumeAt, pass.walkFirst, pass.leaseAt);
   }
 }
 

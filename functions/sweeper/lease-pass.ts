@@ -71,6 +71,8 @@ export interface LeasePassInput {
   readonly resumeAt?: LeasePosition | undefined;
   /** Partitions an earlier run kept for a lease left for the next run, by key: walked first, ahead of the rotation. */
   readonly walkFirst?: readonly string[] | undefined;
+  /** Where the lease each of those holds sits (its sweepAt), by key: one stays first until a walk reads past it. */
+  readonly leaseAt?: Readonly<Record<string, number>> | undefined;
   /** Resolves one expired lease (the sweeper's own handling): 'left' when it left the lease for the next run. */
   readonly handle: (e: SweepEntry) => Promise<'left' | undefined>;
 }
@@ -82,7 +84,7 @@ export interface LeaseWork extends SweepPartition {
    * Where the due round left a lease for the next run (the start of its page): the partition is kept from there
    * whatever the walk does, which starts at `next`, past it (the round handled that lease: it is not looked up twice).
    */
-  readonly leftAt?: { readonly at: SweepStartKey | undefined } | undefined;
+  readonly leftAt?: { readonly at: SweepStartKey | undefined; readonly lease?: number | undefined } | undefined;
   /** The due round read it to the horizon: not walked, only kept for the lease it left (`leftAt`). */
   readonly leasesDone?: boolean;
 }
@@ -103,6 +105,8 @@ export interface LeasePassResult {
    * (cut, or their Query failed), by key in rotation order: the next run walks them first.
    */
   walkFirst: string[];
+  /** Where the lease each of those holds sits (its sweepAt), by key, where known: kept first until a walk passes it. */
+  leaseAt: Record<string, number>;
   /** The first partition of the rotation left unfinished: where the next run starts (undefined: the cycle ended). */
   resumeAt?: LeasePosition | undefined;
   /** Saved cursors set aside, and why: each such partition was read from the round's stop instead. */
@@ -154,17 +158,65 @@ function rotated(work: readonly LeaseWork[], from: LeasePosition | undefined): L
   return at <= 0 ? ordered : [...ordered.slice(at), ...ordered.slice(0, at)];
 }
 
+/**
+ * Whether a page read from `start` up to `next` took a partition kept first past the lease it holds: read past the
+ * lease's place where it was kept; otherwise (an item saved before it was) a page read from its saved cursor.
+ */
+function pastLease(
+  start: SweepStartKey | undefined,
+  next: SweepStartKey | undefined,
+  saved: SweepStartKey | undefined,
+  lease: number | undefined,
+) {
+  if (lease !== undefined) return next === undefined || Number(next.sweepAt) > lease;
+  return saved !== undefined && start !== undefined && Number(start.sweepAt) >= Number(saved.sweepAt);
+}
+
+/**
+ * The place of the furthest lease a kept partition holds: the one left this run (the round's or the walk's: NaN, none
+ * kept, if its place is unknown) and the one it was kept for, not yet passed.
+ */
+function heldLease(leftThisRun: boolean, leaseAt: number | undefined, kept: number | undefined): number | undefined {
+  const held = [...(leftThisRun ? [leaseAt ?? Number.NaN] : []), ...(kept === undefined ? [] : [kept])];
+  const at = Math.max(...held);
+  return Number.isFinite(at) ? at : undefined;
+}
+
+/** The furthest place (sweepAt) of `at` and of the leases left for the next run among `entries`. */
+function furthestLeft(
+  at: number | undefined,
+  entries: readonly SweepEntry[],
+  handled: readonly ('left' | undefined)[],
+) {
+  const left = entries.filter((_, i) => handled[i] === 'left').map((e) => e.sweepAt);
+  return left.length === 0 ? at : Math.max(at ?? Number.NEGATIVE_INFINITY, ...left);
+}
+
+/** Each partition's cursor, in the order given, from where its walk ended (the first of `ends` that holds it). */
+function cursorsOf(ws: readonly LeaseWork[], ends: readonly Map<LeaseWork, SweepStartKey | undefined>[]) {
+  const cursors: Record<string, SweepStartKey> = {};
+  for (const w of ws) {
+    const start = ends.find((m) => m.has(w))?.get(w);
+    if (start !== undefined) cursors[sweepPartition(w)] = start;
+  }
+  return cursors;
+}
+
+/** A pass that read nothing. */
+export const emptyLeasePass = (): LeasePassResult => ({
+  pages: 0,
+  found: 0,
+  cursors: {},
+  unfinished: 0,
+  deferred: 0,
+  walkFirst: [],
+  leaseAt: {},
+  dropped: [],
+  failed: [],
+});
+
 export async function leasePass(work: readonly LeaseWork[], input: LeasePassInput): Promise<LeasePassResult> {
-  const result: LeasePassResult = {
-    pages: 0,
-    found: 0,
-    cursors: {},
-    unfinished: 0,
-    deferred: 0,
-    walkFirst: [],
-    dropped: [],
-    failed: [],
-  };
+  const result = emptyLeasePass();
   const partitions = pLimit(Math.max(1, input.concurrency));
   // Those kept for a lease left for the next run first, in the order saved (those an earlier run did not walk lead),
   // then the rotation from where it stopped.
@@ -180,11 +232,13 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   const holding = new Set<LeaseWork>();
   // Walks that read at least one page.
   const started = new Set<LeaseWork>();
-  // Walks kept first that ended (cut, or failed) before a page from their saved cursor: their lease still ahead.
+  // Walks kept first that ended (cut, or failed) before reading past their lease (pastLease): still ahead.
   const short = new Set<LeaseWork>();
   const left = new Map<LeaseWork, SweepStartKey | undefined>();
   const failed = new Map<LeaseWork, SweepStartKey | undefined>();
   const deferred = new Map<LeaseWork, SweepStartKey | undefined>();
+  // Where the lease each kept partition holds sits (sweepAt), where known.
+  const leaseOf = new Map<LeaseWork, number>();
   const walk = async (w: LeaseWork): Promise<void> => {
     const key = sweepPartition(w);
     const drop = (reason: string) => result.dropped.push({ partition: key, reason });
@@ -201,12 +255,20 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     // The start of the first page that held a lease left for the next run: the partition is kept from there, before it,
     // even where the due round stopped (the next run's round may not reach it, and its pass must meet the lease first).
     let leftFrom = w.leftAt;
-    // A partition kept first has its lease's page at its saved cursor: one not read from there still holds the lease.
-    let before = first.has(key) && saved !== undefined;
+    // The furthest lease left for the next run in this partition this run (the round's, then the walk's).
+    let leaseAt = w.leftAt?.lease;
+    // A partition kept first has its lease's page at its saved cursor (none: its front): one not read past the lease
+    // still holds it, items written since before the lease may have pushed it to a later page. An item saved before
+    // the lease's place was kept: one not read from its saved cursor.
+    const lease = first.has(key) ? input.leaseAt?.[key] : undefined;
+    let before = first.has(key) && (saved !== undefined || lease !== undefined);
     const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => {
       into.set(w, leftFrom ? leftFrom.at : kept());
       if (leftFrom !== undefined) holding.add(w);
       else if (before) short.add(w);
+      // Kept first until a walk passes the furthest lease it holds.
+      const at = heldLease(leftFrom !== undefined, leaseAt, before ? lease : undefined);
+      if (at !== undefined) leaseOf.set(w, at);
     };
     if (w.leasesDone) {
       if (leftFrom !== undefined) keep(deferred);
@@ -235,7 +297,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         keep(failed);
         return;
       }
-      if (saved !== undefined && start !== undefined && Number(start.sweepAt) >= Number(saved.sweepAt)) before = false;
+      if (pastLease(start, page.next, saved, lease)) before = false;
       fromSaved = false;
       started.add(w);
       result.pages++;
@@ -243,6 +305,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
       const handled = await Promise.all(page.entries.map(input.handle));
       // A lease left does not stop the walk: the claims after it in the partition are still resolved this run.
       if (handled.includes('left')) leftFrom ??= { at: start };
+      leaseAt = furthestLeft(leaseAt, page.entries, handled);
       if (page.next === undefined) {
         if (leftFrom !== undefined) keep(deferred);
         return;
@@ -254,22 +317,20 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
   await Promise.all(order.map((w) => partitions(() => walk(w))));
   // Walked first next run: those kept first that this run did not walk (cut or failed before their first page), so one
   // walked first run after run cannot starve them; the walks holding a left lease; those kept first whose walk ended
-  // before the page they were kept from (DynamoDB refused their cursor). One walked from it goes back to the rotation.
+  // before reading past their lease (items written since pushed it to a later page, or DynamoDB refused their cursor).
+  // One walked past it goes back to the rotation.
   const waiting = ahead.filter((w) => !started.has(w) && !w.leasesDone);
   const again = new Set([...waiting, ...rotated([...holding, ...short], undefined)]);
   result.walkFirst = [...again].map(sweepPartition);
+  for (const w of again) if (leaseOf.has(w)) result.leaseAt[sweepPartition(w)] = leaseOf.get(w) as number;
   // Where the rotation resumes: the first partition of the rotation left unfinished, not one walked first next run.
   const resume = rotation.find((w) => left.has(w) && !again.has(w));
   if (resume) result.resumeAt = { noticeClass: resume.noticeClass, channel: resume.channel, shard: resume.shard };
   // The cursors, in the order the item keeps them (withinItem): where the rotation resumes, so it always moves on;
   // those walked first next run (one dropped would be walked from the round's stop, past its lease; all those kept for
   // a left lease are among them); the other unfinished ones; the failed ones.
-  const cursorOf = (w: LeaseWork) => [left, deferred, failed].find((m) => m.has(w))?.get(w);
   const byEnd = [left, failed].flatMap((m) => order.filter((w) => m.has(w)));
-  for (const w of [...(resume ? [resume] : []), ...again, ...byEnd]) {
-    const start = cursorOf(w);
-    if (start !== undefined) result.cursors[sweepPartition(w)] = start;
-  }
+  result.cursors = cursorsOf([...(resume ? [resume] : []), ...again, ...byEnd], [left, deferred, failed]);
   result.unfinished = left.size;
   result.deferred = deferred.size;
   return result;

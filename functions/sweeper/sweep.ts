@@ -55,7 +55,7 @@ import type {
   SweepWindow,
   Transition,
 } from '../stores/notification-store.ts';
-import { failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
+import { emptyLeasePass, failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
 
 export interface SweepDeps {
@@ -93,6 +93,8 @@ export interface SweepDeps {
   readonly leaseResumeAt?: LeasePosition | undefined;
   /** Partitions an earlier run's lease pass kept for a lease left for the next run: this run's pass walks them first. */
   readonly leaseWalkFirst?: readonly string[] | undefined;
+  /** Where the lease each of those holds sits (its sweepAt), by key: kept first until a walk passes it. */
+  readonly leaseAt?: Readonly<Record<string, number>> | undefined;
 }
 
 export interface SweepResult {
@@ -133,7 +135,7 @@ export interface SweepResult {
 interface Cursor extends SweepPartition {
   next?: SweepStartKey | undefined;
   /** Where the page holding a lease the round left for the next run started (a cut spool look-up): at, before it. */
-  leftLease?: { readonly at: SweepStartKey | undefined };
+  leftLease?: { readonly at: SweepStartKey | undefined; readonly lease?: number };
   /** No due item left (sweepAt past now, or the partition's end). */
   done: boolean;
   /** Read to its horizon: its expired leases are all found. */
@@ -164,6 +166,17 @@ const leaseWork = (cursors: readonly Cursor[]) =>
   cursors
     .filter((c) => !c.leasesDone || c.leftLease !== undefined)
     .map((c) => (c.leftLease === undefined ? c : { ...c, leftAt: c.leftLease }));
+
+/**
+ * Keeps a partition from the page of the first lease the round left for the next run, and the furthest one's place
+ * (its sweepAt): the next run's pass walks it first until a walk passes that.
+ */
+function keepLeft(c: Cursor, from: SweepStartKey | undefined, act: readonly SweepEntry[], handled: readonly unknown[]) {
+  const left = act.filter((_, i) => handled[i] === 'left');
+  if (left.length === 0) return;
+  const lease = Math.max(c.leftLease?.lease ?? 0, ...left.map((e) => e.sweepAt));
+  c.leftLease = { at: c.leftLease ? c.leftLease.at : from, lease };
+}
 
 /**
  * One due-round page. Throttled, a 5xx, a timeout: undefined, the failure in `failed`, the partition left for the next
@@ -201,7 +214,7 @@ const emptyResult = (): SweepResult => ({
   pages: 0,
   unfinished: 0,
   failed: [],
-  leasePass: { pages: 0, found: 0, cursors: {}, unfinished: 0, deferred: 0, walkFirst: [], dropped: [], failed: [] },
+  leasePass: emptyLeasePass(),
   elapsedMs: 0,
 });
 
@@ -303,7 +316,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
       if (c.done && pending) openPending[c.channel][c.noticeClass]--;
       const handled = await Promise.all(act.map((e) => writes(() => handle(e))));
       // A SENDING partition is read from its start every run: only a PENDING one's lease pass needs to go back.
-      if (pending && handled.includes('left')) c.leftLease ??= { at: from };
+      if (pending) keepLeft(c, from, act, handled);
     }
     // Only a Query changes what is held or capped: a pass that made none would spin (a bug in the counts), not wait.
     if (result.pages + result.failed.length === queries) break;
@@ -319,6 +332,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepResult> {
     saved: deps.leaseCursors ?? {},
     resumeAt: deps.leaseResumeAt,
     walkFirst: deps.leaseWalkFirst,
+    leaseAt: deps.leaseAt,
     handle: (e) => writes(() => handle(e)),
   });
   result.elapsedMs = deps.now() - now;

@@ -7,11 +7,11 @@
  * spooled send whose look-up the run cut short is resolved SENT by the next run, and a partition whose Query fails
  * every run neither fails the run nor hides a later partition's dead claim.
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/contracts/table-schema.ts';
 import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
-import { notificationKey, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
+import { notificationKey, SWEEP_LEASE_CURSORS_KEY, sweepKey, sweepPartition } from '../../functions/domain/keys.ts';
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { DynamoLeaseCursors, LEASE_WALK_FIRST_MAX } from '../../functions/stores/lease-cursors.ts';
@@ -267,14 +267,14 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     expect(ids(resumed.resolvedUnknown)).toEqual([`${second}#EMAIL`]);
     expect(resumed.leasePass).toMatchObject({ unfinished: 0, cursors: {} });
     await cursors.save(resumed.leasePass.cursors, now);
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [] });
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [], leaseAt: {} });
     // The next run reads the partition from its start.
     const next = await sweepAt(now + LEASE_MS + 2, { leaseCursors: {} });
     expect(ids(next.resolvedUnknown)).toEqual([first.notificationId]);
     // Where the rotation stopped round-trips through the item too, and a save without it clears it.
     const at = { noticeClass: 'bulk', channel: 'SMS', shard: 7 } as const;
     await cursors.save({}, now, at);
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at, walkFirst: [] });
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at, walkFirst: [], leaseAt: {} });
     await cursors.save({}, now);
     expect((await cursors.load()).resumeAt).toBeUndefined();
     // So do the partitions kept for a lease left for the next run, at most LEASE_WALK_FIRST_MAX, and a save without
@@ -282,8 +282,36 @@ describe("the sweeper resolves a dead holder's claim in the first run after its 
     const many = Array.from({ length: LEASE_WALK_FIRST_MAX + 1 }, (_, i) => `PENDING#EMAIL#critical#${i}`);
     await cursors.save({}, now, undefined, many);
     expect((await cursors.load()).walkFirst).toEqual(many.slice(0, LEASE_WALK_FIRST_MAX));
+    // With where each one's lease sits, kept only for the partitions kept; a save without it (an older item) loads none.
+    const last = many[LEASE_WALK_FIRST_MAX] as string;
+    await cursors.save({}, now, undefined, many, { [many[0] as string]: now - 5, [last]: now });
+    expect(await cursors.load()).toMatchObject({
+      walkFirst: many.slice(0, LEASE_WALK_FIRST_MAX),
+      leaseAt: { [many[0] as string]: now - 5 },
+    });
+    await cursors.save({}, now, undefined, many);
+    expect((await cursors.load()).leaseAt).toEqual({});
+    // A hand-edited one keeps only its numbers.
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: SWEEP_LEASE_CURSORS_KEY,
+        UpdateExpression: 'SET leaseAt = :lease',
+        ExpressionAttributeValues: { ':lease': { a: 'soon', b: now } },
+      }),
+    );
+    expect((await cursors.load()).leaseAt).toEqual({ b: now });
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: SWEEP_LEASE_CURSORS_KEY,
+        UpdateExpression: 'SET leaseAt = :lease',
+        ExpressionAttributeValues: { ':lease': [now] },
+      }),
+    );
+    expect((await cursors.load()).leaseAt).toEqual({});
     await cursors.save({}, now, at, []);
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at, walkFirst: [] });
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: at, walkFirst: [], leaseAt: {} });
   });
   it('a saved cursor DynamoDB would refuse (a day ahead, an extra attribute) is set aside, and the run goes on', async () => {
     const now = Date.now();

@@ -74,11 +74,13 @@ describe("a dead holder's spooled send whose SENT write fails", () => {
     await handler({}, minute);
     expect(accept).toHaveBeenCalledTimes(1);
     expect(await store.get(notificationKey('wf-dead', 'EMAIL'))).toMatchObject({ status: 'SENDING', attempt: 1 });
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [key] });
+    // With where its lease sits: it stays first until a walk reads past that.
+    const leaseAt = { [key]: n.sweepAt };
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [key], leaseAt });
 
     // Run 2, its time up before the pass: the list it loaded is saved again, not walked, not lost.
     await handler({}, timeUp);
-    expect((await cursors.load()).walkFirst).toEqual([key]);
+    expect(await cursors.load()).toMatchObject({ walkFirst: [key], leaseAt });
 
     // Run 3: the write succeeds; the send is SENT from its record and the item cleared.
     await handler({}, minute);
@@ -86,6 +88,6 @@ describe("a dead holder's spooled send whose SENT write fails", () => {
       status: 'SENT',
       evidence: { batch: slice, sha256: proof.sha256 },
     });
-    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [] });
+    expect(await cursors.load()).toEqual({ cursors: {}, resumeAt: undefined, walkFirst: [], leaseAt: {} });
   });
 });

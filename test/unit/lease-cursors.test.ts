@@ -44,4 +44,24 @@ describe("the lease pass's cursors item", () => {
     // The rest of the rotation's cursors is what the limit cuts.
     expect(fit.length).toBeLessThan(kept.length + rest.length);
   });
+
+  it("fits DynamoDB's 400 KB an item at its largest: the cursors kept, the partitions kept first and their leases' places", () => {
+    // Keys of the longest spelling (PENDING#EMAIL#critical#255), cursors with 128-character event ids. The JSON measure
+    // is above DynamoDB's (a 13-digit number is 8 bytes there, a map entry's overhead 1 byte).
+    const keyOf = (i: number) => `PENDING#EMAIL#critical#${String(i).padStart(3, '0')}`.slice(-26);
+    const cursors = Object.fromEntries(
+      Array.from({ length: 2_304 }, (_, i) => {
+        const key = `PENDING#EMAIL#critical#${i}`;
+        return [
+          key,
+          { sweepKey: key, sweepAt: 1_800_000_000_000 + i, pk: `EVENT#${'e'.repeat(128)}`, sk: 'N#EMAIL#E99' },
+        ];
+      }),
+    );
+    const walkFirst = Array.from({ length: LEASE_WALK_FIRST_MAX }, (_, i) => keyOf(i));
+    const leaseAt = Object.fromEntries(walkFirst.map((k, i) => [k, 1_800_000_000_000.5 + i]));
+    const item = { cursors: withinItem(cursors), walkFirst, leaseAt, resumeAt: { noticeClass: 'critical' } };
+    // Room left for the item's keys, kind and updatedAt.
+    expect(JSON.stringify(item).length).toBeLessThan(400 * 1024 - 1_000);
+  });
 });

@@ -1,0 +1,120 @@
+/**
+ * A partition kept for a cut look-up, its cursor at the start of the page that held the lease: items written since
+ * with a sweepAt before the lease (retries due sooner) push the lease to the next page, and the next walk ends after
+ * that first page (the deadline, or its next Query throttled). The partition must stay first, its cursor moved on, so
+ * the run after looks the lease up, not the rotation a cycle later (docs/guarantees.md, window 5). Q (normal#0) has ten
+ * pages, Y on page 5 in run 1, on the page from 5.5 afterwards; six other partitions of ten pages; one walk at a time.
+ */
+import { describe, expect, it } from 'vitest';
+import { sweepPartition } from '../../functions/domain/keys.ts';
+import type { LeaseCursors, LeasePosition } from '../../functions/stores/lease-cursors.ts';
+import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
+
+const NOW = 1_800_000_000_000;
+const Q: LeaseWork = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'normal', shard: 0 };
+const R: LeaseWork[] = [1, 2, 3, 4, 5, 6].map((shard) => ({
+  state: 'PENDING',
+  channel: 'EMAIL',
+  noticeClass: 'normal',
+  shard,
+}));
+const QK = sweepPartition(Q);
+const startOf = (key: string, i: number) => ({
+  i,
+  sweepKey: key,
+  sweepAt: NOW - 600_000 + i,
+  pk: `EVENT#p${i}`,
+  sk: 'N',
+});
+const Y = {
+  pk: 'EVENT#y',
+  sk: 'NOTIFICATION#EMAIL',
+  channel: 'EMAIL',
+  notificationId: 'y#EMAIL',
+  status: 'SENDING',
+  attempt: 1,
+  createdAt: new Date(NOW).toISOString(),
+  sweepAt: NOW - 600_000 + 5.7,
+  sweepKey: QK,
+  leaseUntil: NOW - 1,
+} as SweepEntry;
+
+type Cut = 'deadline' | 'throttled';
+
+/** Five runs a minute apart; Y's look-up is cut in run 1 only. Returns the runs that looked Y up, and run 2's result. */
+async function runs(cut: Cut, keepLeaseAt = true) {
+  const clock = { t: NOW };
+  let run = 0;
+  const store = {
+    findExpiredLeases: async (p: LeaseWork, _at: number, _h: number, start?: { i: number }) => {
+      const key = sweepPartition(p);
+      const i = start?.i ?? 0;
+      if (key === QK && run === 2 && cut === 'throttled' && i === 5.5)
+        throw Object.assign(new Error('Rate exceeded'), {
+          name: 'ThrottlingException',
+          $metadata: { httpStatusCode: 400 },
+        });
+      clock.t += 1_000;
+      if (key === QK && run >= 2 && i === 5) return { entries: [], next: startOf(key, 5.5) }; // the items written since
+      if (key === QK && run >= 2 && i === 5.5) return { entries: [Y], next: startOf(key, 6) };
+      const next = Math.floor(i) + 1;
+      return { entries: key === QK && i === 5 ? [Y] : [], next: next < 10 ? startOf(key, next) : undefined };
+    },
+  } as unknown as NotificationStore;
+  let saved: LeaseCursors = {};
+  let walkFirst: string[] = [];
+  let leaseAt: Record<string, number> = {};
+  let resumeAt: LeasePosition | undefined;
+  const lookedUp: number[] = [];
+  const after: { walkFirst: string[]; cursor: unknown; leaseAt: Record<string, number> }[] = [];
+  for (run = 1; run <= 5; run++) {
+    const start = NOW + run * 60_000;
+    clock.t = start;
+    const pages = run === 2 && cut === 'deadline' ? 1 : 4;
+    const r = await leasePass([run === 1 ? { ...Q, next: startOf(QK, 5) } : Q, ...R], {
+      store,
+      now: () => clock.t,
+      at: start,
+      horizon: start + 960_000,
+      deadline: start + pages * 1_000,
+      concurrency: 1,
+      saved,
+      resumeAt,
+      walkFirst,
+      leaseAt: keepLeaseAt ? leaseAt : undefined,
+      handle: async (e) => {
+        if (e !== Y) return undefined;
+        lookedUp.push(run);
+        return run === 1 ? 'left' : undefined;
+      },
+    });
+    ({ cursors: saved, resumeAt, walkFirst, leaseAt } = r);
+    after.push({ walkFirst, cursor: (saved[QK] as { i?: number } | undefined)?.i, leaseAt });
+  }
+  return { lookedUp, after };
+}
+
+describe('a partition kept first whose lease items written since pushed off its kept page', () => {
+  it.each<Cut>(['deadline', 'throttled'])(
+    'stays first until a walk reads past the lease (walk cut: %s)',
+    async (cut) => {
+      const { lookedUp, after } = await runs(cut);
+      // Run 1 keeps Q from Y's page, with Y's place.
+      expect(after[0]).toEqual({ walkFirst: [QK], cursor: 5, leaseAt: { [QK]: Y.sweepAt } });
+      // Run 2 reads only the page from 5, now before Y: Q stays first, its cursor moved to the page that holds Y.
+      expect(after[1]).toEqual({ walkFirst: [QK], cursor: 5.5, leaseAt: { [QK]: Y.sweepAt } });
+      // Run 3 looks Y up and lets Q go back to the rotation.
+      expect(lookedUp).toEqual([1, 3]);
+      expect(after[2]?.walkFirst).toEqual([]);
+      expect(after[2]?.leaseAt).toEqual({});
+    },
+  );
+
+  it("without the lease's place (an item saved before it was kept), behaves as before: back to the rotation", async () => {
+    const { lookedUp, after } = await runs('deadline', false);
+    expect(after[1]?.walkFirst).toEqual([]);
+    expect(after[1]?.cursor).toBe(5.5);
+    expect(lookedUp).toEqual([1]);
+  });
+});
