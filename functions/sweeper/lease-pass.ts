@@ -19,16 +19,16 @@
  * A lease left for the next run (its spool look-up cut short by the run's cap or deadline, or its SENT write failed:
  * spooled-send.ts) does not stop its partition's walk; the partition's cursor is kept from the start of the page that
  * held it, before it, so no cursor saved past it hides it — even where the due round stopped, which the next run's
- * round may not reach: the next walk meets the lease on its first page, unless items written since before the lease (a
- * retry due sooner) pushed it to a later one. A later run looks it up again, backlog or not: its due round when it
- * reaches the lease, or its pass, which walks the partitions kept for such a lease first (`walkFirst`, saved in the
- * cursors item), ahead of the rotation and never where it resumes — one read to its end is no backlog, counted apart
- * (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way, without a walk
- * this run. Only a partition still holding such a lease stays in `walkFirst` (left again, or its walk ended before the
- * page it was kept from: read from further back, DynamoDB having refused its cursor), with those kept first that this
- * run did not walk (they lead the next run's list); one walked from that page goes back to the rotation with its cursor
- * — its lease handled, or, pushed to a later page and the walk ended first (the deadline, a Query failed), left for the
- * rotation or the due round to reach (docs/guarantees.md, window 5). So the k-th partition of the list is walked within
+ * round may not reach. A later run looks it up again, backlog or not: its due round when it reaches the lease, or its
+ * pass, which walks the partitions kept for such a lease first (`walkFirst`, saved in the cursors item with each one's
+ * lease's place, `leaseAt`), ahead of the rotation and never where it resumes — one read to its end is no backlog,
+ * counted apart (`deferred`). A lease the due round left in a partition it read to its horizon is kept the same way,
+ * without a walk this run. Only a partition still holding such a lease stays in `walkFirst` (left again, or its walk
+ * ended before reading past the lease's place: items written since before the lease, retries due sooner, may have
+ * pushed it to a later page, or DynamoDB refused its cursor), its cursor moved on as far as it read, with those kept
+ * first that this run did not walk (they lead the next run's list); one walked past it goes back to the rotation with
+ * its cursor, its lease handled (one saved without the lease's place, by an earlier release: once walked from the page
+ * it was kept from). So the k-th partition of the list is walked within
  * ⌈k ÷ concurrency⌉ runs whose pass reads a page: the next run while no more such partitions than the concurrency wait.
  * A cut look-up still cut SPOOL_LOOKUP_WAIT_MS after the lease's end is decided by policy.
  *
