@@ -172,6 +172,9 @@ function pastLease(
   return saved !== undefined && start !== undefined && Number(start.sweepAt) >= Number(saved.sweepAt);
 }
 
+/** A saved lease place beyond the horizon is none the pass could have left (a hand-edited item): ignored, not a pin. */
+const leaseWithin = (at: number | undefined, horizon: number) => (at !== undefined && at <= horizon ? at : undefined);
+
 /**
  * The place of the furthest lease a kept partition holds: the one left this run (the round's or the walk's: NaN, none
  * kept, if its place is unknown) and the one it was kept for, not yet passed.
@@ -260,7 +263,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
     // A partition kept first has its lease's page at its saved cursor (none: its front): one not read past the lease
     // still holds it, items written since before the lease may have pushed it to a later page. An item saved before
     // the lease's place was kept: one not read from its saved cursor.
-    const lease = first.has(key) ? input.leaseAt?.[key] : undefined;
+    const lease = first.has(key) ? leaseWithin(input.leaseAt?.[key], input.horizon) : undefined;
     let before = first.has(key) && (saved !== undefined || lease !== undefined);
     const keep = (into: Map<LeaseWork, SweepStartKey | undefined>) => {
       into.set(w, leftFrom ? leftFrom.at : kept());
