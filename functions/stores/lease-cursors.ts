@@ -1,9 +1,9 @@
 /**
- * Where the sweeper's lease pass stopped, per sweep partition it did not finish in a run: one item,
- * (SWEEP#LEASES, CURSORS), holding each unfinished partition's LastEvaluatedKey, where the rotation stopped, and the
- * partitions kept for a lease left for the next run (`walkFirst`, with where each one's lease sits: `leaseAt`). Written only when a run leaves one of those or
- * clears what an earlier run left; read once a run. The next run resumes there, so a large backlog is read through
- * over a few runs instead of its start every run, and walks the kept partitions first.
+ * Where the sweeper's lease pass stopped, per sweep partition it did not finish in a run: one item, (SWEEP#LEASES,
+ * CURSORS), holding each unfinished partition's LastEvaluatedKey, where the rotation stopped, and the partitions kept
+ * for a lease left for the next run (`walkFirst`, with where each one's lease sits: `leaseAt`). Written only when a
+ * run leaves one of those or clears what an earlier run left; read once a run. The next run resumes there, so a large
+ * backlog is read through over a few runs instead of its start every run, and walks the kept partitions first.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
