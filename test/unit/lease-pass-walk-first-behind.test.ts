@@ -7,37 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
 import type { LeaseCursors, LeasePosition } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
+import { leaseOnPage, NOW, Q, QK, R, startOf } from '../support/lease-walk.ts';
 
-const NOW = 1_800_000_000_000;
-const Q: LeaseWork = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'normal', shard: 0 };
-const R: LeaseWork[] = [1, 2, 3, 4, 5, 6].map((shard) => ({
-  state: 'PENDING',
-  channel: 'EMAIL',
-  noticeClass: 'normal',
-  shard,
-}));
-const QK = sweepPartition(Q);
-const startOf = (key: string, i: number) => ({
-  i,
-  sweepKey: key,
-  sweepAt: NOW - 600_000 + i,
-  pk: `EVENT#p${i}`,
-  sk: 'N',
-});
-const Y = {
-  pk: 'EVENT#y',
-  sk: 'NOTIFICATION#EMAIL',
-  channel: 'EMAIL',
-  notificationId: 'y#EMAIL',
-  status: 'SENDING',
-  attempt: 1,
-  createdAt: new Date(NOW).toISOString(),
-  sweepAt: NOW - 600_000 + 5,
-  sweepKey: QK,
-  leaseUntil: NOW - 1,
-} as SweepEntry;
+const Y = leaseOnPage(5);
 
 interface Run {
   /** Where the due round stopped in Q (undefined: it did not reach Q). */
