@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
-import type { LeaseCursors, LeasePosition } from '../../functions/stores/lease-cursors.ts';
+import type { LeaseCursors } from '../../functions/stores/lease-cursors.ts';
 import type { NotificationStore } from '../../functions/stores/notification-store.ts';
-import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
-import { leaseOnPage, NOW, Q, QK, R, startOf } from '../support/lease-walk.ts';
+import type { LeaseWork } from '../../functions/sweeper/lease-pass.ts';
+import { leaseOnPage, NOW, passRuns, Q, QK, R, startOf } from '../support/lease-walk.ts';
 
 const Y = leaseOnPage(5);
 
@@ -38,37 +38,27 @@ async function runs(plan: readonly Run[], from: { saved?: LeaseCursors; walkFirs
       return { entries: i === 5 && key === QK ? [Y] : [], next: i + 1 < 10 ? startOf(key, i + 1) : undefined };
     },
   } as unknown as NotificationStore;
-  let saved: LeaseCursors = from.saved ?? {};
-  let walkFirst: string[] = from.walkFirst ?? [];
-  let resumeAt: LeasePosition | undefined;
   const lookedUp: number[] = [];
-  const kept: { cursors: LeaseCursors; walkFirst: string[]; dropped: number }[] = [];
-  for (const [n, run] of plan.entries()) {
-    const start = NOW + (n + 1) * 60_000;
-    clock.t = start;
-    refuse = run.refuse ?? false;
-    const q: LeaseWork = run.qNext === undefined ? Q : { ...Q, next: startOf(QK, run.qNext) };
-    const r = await leasePass([q, ...R], {
-      store,
-      now: () => clock.t,
-      at: start,
-      horizon: start + 960_000,
-      deadline: start + (run.pages ?? 4) * 1_000,
-      concurrency: 1,
-      saved,
-      resumeAt,
-      walkFirst,
-      handle: async (e) => {
-        if (e !== Y) return undefined;
-        lookedUp.push(n + 1);
-        return run.cut ? 'left' : undefined;
-      },
-    });
-    saved = r.cursors;
-    resumeAt = r.resumeAt;
-    walkFirst = r.walkFirst;
-    kept.push({ cursors: saved, walkFirst, dropped: r.dropped.length });
-  }
+  const results = await passRuns(
+    plan.length,
+    clock,
+    (n, start) => {
+      const run = plan[n - 1] as Run;
+      refuse = run.refuse ?? false;
+      return {
+        work: [run.qNext === undefined ? Q : { ...Q, next: startOf(QK, run.qNext) }, ...R],
+        store,
+        deadline: start + (run.pages ?? 4) * 1_000,
+        handle: async (e) => {
+          if (e !== Y) return undefined;
+          lookedUp.push(n);
+          return run.cut ? 'left' : undefined;
+        },
+      };
+    },
+    from,
+  );
+  const kept = results.map((r) => ({ cursors: r.cursors, walkFirst: r.walkFirst, dropped: r.dropped.length }));
   return { lookedUp, kept };
 }
 

@@ -6,38 +6,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
-import type { LeaseCursors, LeasePosition } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
-import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { LeaseWork } from '../../functions/sweeper/lease-pass.ts';
+import { expiredLease, NOW, passRuns, Q, startOf } from '../support/lease-walk.ts';
 
-const NOW = 1_800_000_000_000;
 const P: LeaseWork = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'critical', shard: 0 };
-const Q: LeaseWork = { state: 'PENDING', channel: 'EMAIL', noticeClass: 'normal', shard: 0 };
 const R: LeaseWork[] = [1, 2, 3].map((shard) => ({ state: 'PENDING', channel: 'EMAIL', noticeClass: 'normal', shard }));
 const work = [P, Q, ...R];
 const pages = (key: string) => (key === sweepPartition(P) ? 30 : 3);
-const startOf = (key: string, i: number) => ({
-  i,
-  sweepKey: key,
-  sweepAt: NOW - 600_000 + i,
-  pk: `EVENT#p${i}`,
-  sk: 'N',
-});
-const dead = (id: string, key: string) =>
-  ({
-    pk: `EVENT#${id}`,
-    sk: 'NOTIFICATION#EMAIL',
-    channel: 'EMAIL',
-    notificationId: `${id}#EMAIL`,
-    status: 'SENDING',
-    attempt: 1,
-    createdAt: new Date(NOW).toISOString(),
-    sweepAt: NOW - 600_000 + 1,
-    sweepKey: key,
-    leaseUntil: NOW - 1,
-  }) as SweepEntry;
-const X = dead('x', sweepPartition(P));
-const Y = dead('y', sweepPartition(Q));
+const X = expiredLease('x', sweepPartition(P), 1);
+const Y = expiredLease('y', sweepPartition(Q), 1);
 
 /** Twelve runs a minute apart from both partitions kept from the page holding their lease; the runs Y is looked up. */
 async function runs(xLeft: boolean) {
@@ -51,27 +29,14 @@ async function runs(xLeft: boolean) {
       return { entries, next: i + 1 < pages(key) ? startOf(key, i + 1) : undefined };
     },
   } as unknown as NotificationStore;
-  let saved: LeaseCursors = {
-    [sweepPartition(P)]: startOf(sweepPartition(P), 1),
-    [sweepPartition(Q)]: startOf(sweepPartition(Q), 1),
-  };
-  let walkFirst = [sweepPartition(P), sweepPartition(Q)];
-  let resumeAt: LeasePosition | undefined;
   const yLookedUp: number[] = [];
-  const kept: string[][] = [];
-  for (let run = 1; run <= 12; run++) {
-    const start = NOW + run * 60_000;
-    clock.t = start;
-    const r = await leasePass(work, {
+  const results = await passRuns(
+    12,
+    clock,
+    (run, start) => ({
+      work,
       store,
-      now: () => clock.t,
-      at: start,
-      horizon: start + 960_000,
       deadline: start + 4_000,
-      concurrency: 1,
-      saved,
-      resumeAt,
-      walkFirst,
       handle: async (e) => {
         if (e === Y) {
           yLookedUp.push(run);
@@ -79,12 +44,16 @@ async function runs(xLeft: boolean) {
         }
         return e === X && xLeft ? 'left' : undefined;
       },
-    });
-    saved = r.cursors;
-    resumeAt = r.resumeAt;
-    walkFirst = r.walkFirst;
-    kept.push(walkFirst);
-  }
+    }),
+    {
+      saved: {
+        [sweepPartition(P)]: startOf(sweepPartition(P), 1),
+        [sweepPartition(Q)]: startOf(sweepPartition(Q), 1),
+      },
+      walkFirst: [sweepPartition(P), sweepPartition(Q)],
+    },
+  );
+  const kept = results.map((r) => r.walkFirst);
   return { yLookedUp, kept };
 }
 

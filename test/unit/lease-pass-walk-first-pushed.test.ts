@@ -7,10 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
-import type { LeaseCursors, LeasePosition } from '../../functions/stores/lease-cursors.ts';
 import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
-import { leaseOnPage, NOW, Q, QK, R, startOf } from '../support/lease-walk.ts';
+import { leaseOnPage, NOW, passRuns, Q, QK, R, startOf } from '../support/lease-walk.ts';
 
 const Y = leaseOnPage(5.7);
 
@@ -36,36 +35,31 @@ async function runs(cut: Cut, keepLeaseAt = true, pushedTo = 5.5) {
       return { entries: key === QK && i === 5 ? [Y] : [], next: next < 10 ? startOf(key, next) : undefined };
     },
   } as unknown as NotificationStore;
-  let saved: LeaseCursors = {};
-  let walkFirst: string[] = [];
-  let leaseAt: Record<string, number> = {};
-  let resumeAt: LeasePosition | undefined;
   const lookedUp: number[] = [];
-  const after: { walkFirst: string[]; cursor: unknown; leaseAt: Record<string, number> }[] = [];
-  for (run = 1; run <= 5; run++) {
-    const start = NOW + run * 60_000;
-    clock.t = start;
-    const pages = run === 2 && cut === 'deadline' ? 1 : 4;
-    const r = await leasePass([run === 1 ? { ...Q, next: startOf(QK, 5) } : Q, ...R], {
-      store,
-      now: () => clock.t,
-      at: start,
-      horizon: start + 960_000,
-      deadline: start + pages * 1_000,
-      concurrency: 1,
-      saved,
-      resumeAt,
-      walkFirst,
-      leaseAt: keepLeaseAt ? leaseAt : undefined,
-      handle: async (e) => {
-        if (e !== Y) return undefined;
-        lookedUp.push(run);
-        return run === 1 ? 'left' : undefined;
-      },
-    });
-    ({ cursors: saved, resumeAt, walkFirst, leaseAt } = r);
-    after.push({ walkFirst, cursor: (saved[QK] as { i?: number } | undefined)?.i, leaseAt });
-  }
+  const results = await passRuns(
+    5,
+    clock,
+    (n, start) => {
+      run = n;
+      return {
+        work: [run === 1 ? { ...Q, next: startOf(QK, 5) } : Q, ...R],
+        store,
+        deadline: start + (run === 2 && cut === 'deadline' ? 1 : 4) * 1_000,
+        handle: async (e) => {
+          if (e !== Y) return undefined;
+          lookedUp.push(n);
+          return n === 1 ? 'left' : undefined;
+        },
+      };
+    },
+    {},
+    keepLeaseAt,
+  );
+  const after = results.map((r) => ({
+    walkFirst: r.walkFirst,
+    cursor: (r.cursors[QK] as { i?: number } | undefined)?.i,
+    leaseAt: r.leaseAt,
+  }));
   return { lookedUp, after };
 }
 

@@ -5,11 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
-import type { LeaseCursors, LeasePosition } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import type { NotificationStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
+import { expiredLease, NOW, passRuns, startOf } from '../support/lease-walk.ts';
 
-const NOW = 1_800_000_000_000;
 const PAGES = 3;
 /** Eight partitions of three pages: a run (4 s, a second of the clock a page, one walk at a time) reads four pages. */
 const work: LeaseWork[] = Array.from({ length: 8 }, (_, shard) => ({
@@ -19,26 +18,8 @@ const work: LeaseWork[] = Array.from({ length: 8 }, (_, shard) => ({
   shard,
 }));
 const keyOf = (shard: number) => sweepPartition(work[shard] as LeaseWork);
-const startOf = (key: string, i: number) => ({
-  i,
-  sweepKey: key,
-  sweepAt: NOW - 600_000 + i,
-  pk: `EVENT#p${i}`,
-  sk: 'N',
-});
 /** The dead claim X, on page 1 of shard 0. */
-const x: SweepEntry = {
-  pk: 'EVENT#x',
-  sk: 'NOTIFICATION#EMAIL',
-  channel: 'EMAIL',
-  notificationId: 'x#EMAIL',
-  status: 'SENDING',
-  attempt: 1,
-  createdAt: new Date(NOW).toISOString(),
-  sweepAt: NOW - 600_000 + 1,
-  sweepKey: keyOf(0),
-  leaseUntil: NOW - 1,
-};
+const x = expiredLease('x', keyOf(0), 1);
 
 /** The fake store's lease Query; `throttled` partitions answer as a throttled table does. */
 function storeOf(clock: { t: number }, throttled: readonly string[] = []) {
@@ -64,34 +45,17 @@ function storeOf(clock: { t: number }, throttled: readonly string[] = []) {
 async function runs(n: number, opts: { cutIn: (run: number) => boolean; throttled?: (run: number) => string[] }) {
   const clock = { t: NOW };
   const lookedUp: number[] = [];
-  const kept: { resumeAt?: LeasePosition | undefined; cursors: LeaseCursors; walkFirst: string[] }[] = [];
-  let saved: LeaseCursors = {};
-  let resumeAt: LeasePosition | undefined;
-  let walkFirst: string[] = [];
-  for (let run = 1; run <= n; run++) {
-    const start = NOW + run * 60_000;
-    clock.t = start;
-    const r = await leasePass(work, {
-      store: storeOf(clock, opts.throttled?.(run)),
-      now: () => clock.t,
-      at: start,
-      horizon: start + 960_000,
-      deadline: start + 4_000,
-      concurrency: 1,
-      saved,
-      resumeAt,
-      walkFirst,
-      handle: async (e) => {
-        if (e !== x) return undefined;
-        lookedUp.push(run);
-        return opts.cutIn(run) ? 'left' : undefined;
-      },
-    });
-    saved = r.cursors;
-    resumeAt = r.resumeAt;
-    walkFirst = r.walkFirst;
-    kept.push({ resumeAt, cursors: saved, walkFirst });
-  }
+  const results = await passRuns(n, clock, (run, start) => ({
+    work,
+    store: storeOf(clock, opts.throttled?.(run)),
+    deadline: start + 4_000,
+    handle: async (e) => {
+      if (e !== x) return undefined;
+      lookedUp.push(run);
+      return opts.cutIn(run) ? 'left' : undefined;
+    },
+  }));
+  const kept = results.map((r) => ({ resumeAt: r.resumeAt, cursors: r.cursors, walkFirst: r.walkFirst }));
   return { lookedUp, kept };
 }
 
