@@ -12,6 +12,7 @@ import { sweepPartitions } from '../../functions/sweeper/sweep.ts';
 import {
   costAtRate,
   DEFAULT_LAYOUTS,
+  EXTRA_PRICES,
   emfBytesAt,
   pacerWritesPerSendAt,
   perNotificationAt,
@@ -149,6 +150,20 @@ describe('our cost: what the run cannot see, and nothing twice', () => {
     expect(RATE_ASSUMPTIONS.regions.two).toBe(true);
     const floorOfIt = c.perMillion.dynamodbWrites + c.perMillion.dynamodbIndexWrites + MEASURED.dynamodbStorageAndPitr;
     expect(c.withSettings.globalTable).toBeGreaterThan(floorOfIt - c.perNotification.spoolWru * WRU - 0.01);
+  });
+
+  it("prices a second region's stack: its alarms and keys every month, and its sweeper's Queries as the primary's", () => {
+    const c = costAtRate(MEASURED, SMALL_RUN, MONTH, 1, P);
+    const { alarms, kmsKeys } = RATE_ASSUMPTIONS.regions.fixed;
+    expect(c.fixedMonthly.secondRegion).toBeCloseTo(
+      alarms * EXTRA_PRICES.alarmMonth + kmsKeys * EXTRA_PRICES.kmsKeyMonth,
+    );
+    expect(c.fixedMonthly.totalPerMonth).toBeCloseTo(
+      c.fixedMonthly.alarms + c.fixedMonthly.kmsKeys + c.fixedMonthly.warmUrgentLane + c.fixedMonthly.secondRegion,
+    );
+    // The recovery region's sweeper reads its replica every minute: the same Queries as the primary's.
+    expect(c.perMillion.sweeperReads).toBeGreaterThan(0);
+    expect(c.withSettings.secondRegionSweeper).toBe(c.perMillion.sweeperReads);
   });
 });
 

@@ -214,13 +214,19 @@ export const RATE_ASSUMPTIONS = {
   backup: { on: true, retentionDays: 35, copies: 1 },
   /** Evidence replication (settings `evidenceReplication`): a second copy of every object in another region. */
   replication: { on: true },
-  /** Two regions (settings `regions`, examples/settings.example.json): the main table a global table. */
-  regions: { two: true },
+  /**
+   * Two regions (settings `regions`, examples/settings.example.json): the main table a global table; and what the
+   * recovery region's stack adds every month whatever the volume — its own alarm metrics and customer-managed keys,
+   * and the alarms two regions add to the primary's (the production settings in two regions synthesize 102 alarm
+   * metrics in the primary, 96 in one region, and 100 with 5 keys in the recovery stack: held to the template by
+   * test/infra/cost-fixed.test.ts) — and its sweeper, which runs every minute there too (its Queries as the primary's).
+   */
+  regions: { two: true, fixed: { alarms: 106, kmsKeys: 5 } },
   /**
    * Fixed monthly: the alarm metrics and customer-managed keys of the production-like settings' stack (one region), as
    * its synth counts them — CloudWatch bills an alarm per metric it reads, a metric-math alarm each metric of its
-   * expression (57 alarms read 97) — held to the template by test/infra/cost-fixed.test.ts. A second region's stack
-   * (settings `regions`) has its own, not counted here.
+   * expression (57 alarms read 97) — held to the template by test/infra/cost-fixed.test.ts. A second region's are
+   * under `regions`.
    */
   fixed: { alarms: 97, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
@@ -531,7 +537,7 @@ export function costAtRate(
     indexWrites: parts.dynamodbIndexWrites,
     storage: get('dynamodbStorageAndPitr'),
   };
-  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting, globalTable);
+  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting, globalTable, parts.sweeperReads);
   return {
     ratePerSec,
     recordsPerInvocation: Object.fromEntries(
@@ -574,6 +580,8 @@ function settingsCosts(
   ratePerSec: number,
   xrayTracing: number,
   globalTable: { writes: number; indexWrites: number; storage: number },
+  /** The primary's sweeper Queries per million: the recovery region's sweeper makes the same on its own tables. */
+  sweeperReads: number,
 ) {
   const A = RATE_ASSUMPTIONS;
   const X = EXTRA_PRICES;
@@ -600,6 +608,9 @@ function settingsCosts(
     warmUrgentLane: round2(
       A.fixed.urgentWarmEnvironments * A.fixed.warmMemoryGb * A.secondsPerMonth * X.provisionedGbSecondArm,
     ),
+    secondRegion: A.regions.two
+      ? round2(A.regions.fixed.alarms * X.alarmMonth + A.regions.fixed.kmsKeys * X.kmsKeyMonth)
+      : 0,
   };
   const fixedMonth = Object.values(fixed).reduce((a, b) => a + b, 0);
   const fixedPerMillion = (fixedMonth / (ratePerSec * A.secondsPerMonth)) * M;
@@ -618,6 +629,9 @@ function settingsCosts(
     backupTransfer,
     evidenceReplication: replication,
     globalTable: twoRegionTable,
+    // The recovery region's sweeper runs every minute on its replica as the primary's does: the same Queries (its
+    // alarms and keys are in `fixed`).
+    secondRegionSweeper: A.regions.two ? sweeperReads : 0,
     xrayTracing,
     fixedPerMillion,
   };
