@@ -131,6 +131,57 @@ it("names a spooled send whose index is not written yet (its writer died after i
   expect(found.keys).toEqual([expect.objectContaining({ notificationId, pk: item.pk, skPrefix: item.sk })]);
 });
 
+it('names each of two attempts of one notification spooled in one minute, and a record its notification and its index both name once', async () => {
+  // Attempt 1 accepted, its record spooled and indexed; attempt 2 (a resend) accepted in the same minute, its record
+  // spooled, indexed and named by the notification's SENT: two items of one notification in one slice.
+  const first = proofOf('keys5', t0 + 4_000, 'Example Bank: attempt one.');
+  const second = proofOf('keys5', t0 + 5_000, 'Example Bank: attempt two.');
+  const { userId, notificationId } = second.record;
+  const eventId = notificationId.slice(0, notificationId.lastIndexOf('#'));
+  const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
+  const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
+  for (const p of [first, second]) {
+    const spooled = { slice, sha256: p.sha256, notificationId, recordKind: 'SEND' as const };
+    await spool.put([{ ...spooled, bytes: p.bytes }], t0);
+    const send = { userId, acceptedAt: p.record.acceptedAt, notificationId, sha256: p.sha256 };
+    await index.putBatch(indexEntriesOf(slice, [send]).map((entry) => ({ entry, expiresAt: 2_000_000_000 })));
+  }
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: { pk: eventPk(eventId), sk: INBOX_SK, userKey: userKeyOf(userId), occurredAt: second.record.acceptedAt },
+    }),
+  );
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: eventPk(eventId),
+        sk: `NOTIFICATION#${notificationId.slice(eventId.length + 1)}`,
+        kind: 'NOTIFICATION',
+        notificationId,
+        userId,
+        status: 'SENT',
+        evidence: { batch: slice, sha256: second.sha256, acceptedAt: second.record.acceptedAt },
+      },
+    }),
+  );
+  let json = '';
+  expect(await main(['spool-keys', userId, '--json', ...where], (t) => (json += t))).toBe(0);
+  const found = JSON.parse(json) as { keys: { pk: string; skPrefix: string }[] };
+  const items = await Promise.all(
+    [first, second].map((p) =>
+      spoolItem({ slice, sha256: p.sha256, notificationId: '', recordKind: 'SEND', bytes: p.bytes }),
+    ),
+  );
+  // Each item reached by exactly one printed key's Query: none left behind, none deleted twice.
+  for (const item of items) {
+    const reaching = found.keys.filter((k) => k.pk === item.pk && String(item.sk).startsWith(k.skPrefix));
+    expect(reaching).toHaveLength(1);
+  }
+  expect(found.keys).toHaveLength(2);
+});
+
 it('prints the Query and DeleteItem commands the break-glass session runs', async () => {
   let text = '';
   expect(await main(['spool-keys', mine.record.userId, ...where], (t) => (text += t))).toBe(0);

@@ -31,19 +31,29 @@ export const spoolKeys: Command = {
     // The customer's notifications first: a spooled send whose writer died before its index write is named there
     // (its slice and whole digest) until the roll-up indexes it; then the index, which names the older ones.
     const [named, refs] = await Promise.all([sentOfUser(events, c.first), evidenceLocator.ofUser(c.first)]);
-    const seen = new Set<string>();
-    const keys: SpoolKeyOfSend[] = [...named, ...refs].flatMap((r) => {
-      const slice = spoolSliceOf(r.batch);
-      const key = slice === undefined ? undefined : spoolKeyOf(slice, r.sha256 ?? '');
-      const id = `${r.batch} ${r.notificationId}`;
-      if (key === undefined || seen.has(id)) return [];
-      seen.add(id);
-      return [{ notificationId: r.notificationId, batch: r.batch, ...key }];
-    });
+    const keys = uncovered(
+      [...named, ...refs].flatMap((r) => {
+        const slice = spoolSliceOf(r.batch);
+        const key = slice === undefined ? undefined : spoolKeyOf(slice, r.sha256 ?? '');
+        return key === undefined ? [] : [{ notificationId: r.notificationId, batch: r.batch, ...key }];
+      }),
+    );
     c.out({ table, keys }, spoolKeysText(c.first, table, keys));
     return OPS_EXIT.OK;
   },
 };
+
+/**
+ * Each key once, by the items it reaches, not by its notification: two attempts of one notification spooled in one
+ * minute are two items (two digests), each named; the same record named by its notification (the whole digest) and
+ * by the index (its first 128 bits) is one item, named by the shorter prefix, whose Query finds it.
+ */
+export function uncovered(keys: readonly SpoolKeyOfSend[]): SpoolKeyOfSend[] {
+  const covers = (o: SpoolKeyOfSend, k: SpoolKeyOfSend) => o.pk === k.pk && k.skPrefix.startsWith(o.skPrefix);
+  return keys.filter(
+    (k, i) => !keys.some((o, j) => j !== i && covers(o, k) && (o.skPrefix.length < k.skPrefix.length || j < i)),
+  );
+}
 
 /** The sends the customer's notifications name (SENT, with their evidence's batch and whole digest). */
 async function sentOfUser(
