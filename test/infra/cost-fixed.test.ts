@@ -14,16 +14,17 @@ import { PRODUCTION_LIKE, PRODUCTION_TWO_REGIONS, type SynthesizedTemplate, synt
 type Resource = { Type: string; Properties?: { Metrics?: { MetricStat?: unknown }[] } };
 
 /**
- * What a template costs every month: CloudWatch bills an alarm by the metrics it reads ("alarm metrics"): one for an
+ * What a template costs every month whatever the volume: CloudWatch bills an alarm by the metrics it reads ("alarm metrics"): one for an
  * alarm on a metric, one for each metric a metric-math alarm's expression reads (its MetricStat queries; the
- * expressions are not billed); and each customer-managed key it creates.
+ * expressions are not billed); each customer-managed key it creates (keys it imports are the bank's); each dashboard.
  */
 function fixedOf(template: SynthesizedTemplate) {
   const resources = Object.values(template.Resources) as Resource[];
   const alarms = resources
     .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
     .reduce((n, r) => n + (r.Properties?.Metrics?.filter((m) => m.MetricStat !== undefined).length ?? 1), 0);
-  return { alarms, kmsKeys: resources.filter((r) => r.Type === 'AWS::KMS::Key').length };
+  const count = (type: string) => resources.filter((r) => r.Type === type).length;
+  return { alarms, kmsKeys: count('AWS::KMS::Key'), dashboards: count('AWS::CloudWatch::Dashboard') };
 }
 
 describe('the cost model counts the stack it prices', () => {
@@ -31,6 +32,7 @@ describe('the cost model counts the stack it prices', () => {
     expect(fixedOf(synthTemplate(PRODUCTION_LIKE).template)).toEqual({
       alarms: RATE_ASSUMPTIONS.fixed.alarms,
       kmsKeys: RATE_ASSUMPTIONS.fixed.kmsKeys,
+      dashboards: RATE_ASSUMPTIONS.fixed.dashboards,
     });
   });
 
@@ -56,6 +58,7 @@ describe('the cost model counts the stack it prices', () => {
     expect({
       alarms: added.alarms - alone.alarms + theirs.alarms,
       kmsKeys: added.kmsKeys - alone.kmsKeys + theirs.kmsKeys,
+      dashboards: added.dashboards - alone.dashboards + theirs.dashboards,
     }).toEqual(RATE_ASSUMPTIONS.regions.fixed);
   });
 });

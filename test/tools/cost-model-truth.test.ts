@@ -152,18 +152,31 @@ describe('our cost: what the run cannot see, and nothing twice', () => {
     expect(c.withSettings.globalTable).toBeGreaterThan(floorOfIt - c.perNotification.spoolWru * WRU - 0.01);
   });
 
-  it("prices a second region's stack: its alarms and keys every month, and its sweeper's Queries as the primary's", () => {
+  it("prices a second region's stack: its alarms, keys and dashboard every month, and its fenced sweeper's runs", () => {
     const c = costAtRate(MEASURED, SMALL_RUN, MONTH, 1, P);
-    const { alarms, kmsKeys } = RATE_ASSUMPTIONS.regions.fixed;
+    const { alarms, kmsKeys, dashboards } = RATE_ASSUMPTIONS.regions.fixed;
+    const X = EXTRA_PRICES;
     expect(c.fixedMonthly.secondRegion).toBeCloseTo(
-      alarms * EXTRA_PRICES.alarmMonth + kmsKeys * EXTRA_PRICES.kmsKeyMonth,
+      alarms * X.alarmMonth + kmsKeys * X.kmsKeyMonth + dashboards * X.dashboardMonth,
     );
     expect(c.fixedMonthly.totalPerMonth).toBeCloseTo(
-      c.fixedMonthly.alarms + c.fixedMonthly.kmsKeys + c.fixedMonthly.warmUrgentLane + c.fixedMonthly.secondRegion,
+      c.fixedMonthly.alarms +
+        c.fixedMonthly.kmsKeys +
+        c.fixedMonthly.dashboards +
+        c.fixedMonthly.warmUrgentLane +
+        c.fixedMonthly.secondRegion,
     );
-    // The recovery region's sweeper reads its replica every minute: the same Queries as the primary's.
-    expect(c.perMillion.sweeperReads).toBeGreaterThan(0);
-    expect(c.withSettings.secondRegionSweeper).toBe(c.perMillion.sweeperReads);
+    // Fenced, the recovery region's sweeper reads no sweep index: a run is the keeper's few units and its request, a
+    // minute — about 2.5 cents a month at list prices, whatever the rate, spread over the rate's notifications.
+    const runs = RATE_ASSUMPTIONS.sweeperRunsPerMinute * (RATE_ASSUMPTIONS.secondsPerMonth / 60);
+    const f = RATE_ASSUMPTIONS.regions.fencedRun;
+    const perRun =
+      f.readUnits * (P.dynamodbReadRequestUnitPerMillion / 1e6) +
+      (f.writeUnits + f.replicatedWriteUnits) * (WRU / 1e6) +
+      P.lambdaRequestPerMillion / 1e6;
+    const notifications = MONTH * RATE_ASSUMPTIONS.secondsPerMonth;
+    expect(c.withSettings.secondRegionKeeper).toBeCloseTo((runs * perRun * 1e6) / notifications, 2);
+    expect(c.withSettings.secondRegionKeeper).toBeLessThan(c.perMillion.sweeperReads);
   });
 });
 

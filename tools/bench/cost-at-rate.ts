@@ -219,16 +219,25 @@ export const RATE_ASSUMPTIONS = {
    * recovery region's stack adds every month whatever the volume — its own alarm metrics and customer-managed keys,
    * and the alarms two regions add to the primary's (the production settings in two regions synthesize 102 alarm
    * metrics in the primary, 96 in one region, and 100 with 5 keys in the recovery stack: held to the template by
-   * test/infra/cost-fixed.test.ts) — and its sweeper, which runs every minute there too (its Queries as the primary's).
+   * test/infra/cost-fixed.test.ts) — and its sweeper, which runs every minute there too. That region is fenced, so
+   * its sweeper's run is the keeper's and its own spool's roll-up (functions/sweeper/index.ts fencedRun, keep-region.ts),
+   * never the sweep's Queries: per run, counted from that code, two consistent reads of its `CONTROL`, one of the other
+   * region's, the peer's heartbeat, the roll-up's cursor and one strongly consistent Query of each of the spool's 8
+   * shards (13 read units), the heartbeat's put (1 write unit) and its replica in the primary (1 replicated write
+   * unit), and the run's own Lambda request.
    */
-  regions: { two: true, fixed: { alarms: 106, kmsKeys: 5 } },
+  regions: {
+    two: true,
+    fixed: { alarms: 106, kmsKeys: 5, dashboards: 1 },
+    fencedRun: { readUnits: 13, writeUnits: 1, replicatedWriteUnits: 1 },
+  },
   /**
    * Fixed monthly: the alarm metrics and customer-managed keys of the production-like settings' stack (one region), as
    * its synth counts them — CloudWatch bills an alarm per metric it reads, a metric-math alarm each metric of its
    * expression (57 alarms read 97) — held to the template by test/infra/cost-fixed.test.ts. A second region's are
    * under `regions`.
    */
-  fixed: { alarms: 97, kmsKeys: 6, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
+  fixed: { alarms: 97, kmsKeys: 6, dashboards: 1, urgentWarmEnvironments: 0, warmMemoryGb: 0.5 },
   secondsPerMonth: 30.44 * 86_400,
   /**
    * The sweeper runs every minute whatever the volume (its schedule): its invocations, and its Queries — one per
@@ -271,6 +280,8 @@ export const EXTRA_PRICES = {
   crossRegionTransferPerGb: 0.02,
   /** A standard-resolution CloudWatch alarm metric a month (an alarm is billed per metric it reads). */
   alarmMonth: 0.1,
+  /** A CloudWatch dashboard a month (an account's first three are free: a bank's account has more). */
+  dashboardMonth: 3,
   /** Provisioned concurrency, Arm: per GB-second kept warm. */
   provisionedGbSecondArm: 0.0000033334,
   dynamodbIaStorageGbMonth: 0.1,
@@ -537,7 +548,7 @@ export function costAtRate(
     indexWrites: parts.dynamodbIndexWrites,
     storage: get('dynamodbStorageAndPitr'),
   };
-  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting, globalTable, parts.sweeperReads);
+  const settings = settingsCosts(run, m, p, ratePerSec, xray.withSetting, globalTable);
   return {
     ratePerSec,
     recordsPerInvocation: Object.fromEntries(
@@ -580,8 +591,6 @@ function settingsCosts(
   ratePerSec: number,
   xrayTracing: number,
   globalTable: { writes: number; indexWrites: number; storage: number },
-  /** The primary's sweeper Queries per million: the recovery region's sweeper makes the same on its own tables. */
-  sweeperReads: number,
 ) {
   const A = RATE_ASSUMPTIONS;
   const X = EXTRA_PRICES;
@@ -605,11 +614,16 @@ function settingsCosts(
   const fixed = {
     alarms: round2(A.fixed.alarms * X.alarmMonth),
     kmsKeys: round2(A.fixed.kmsKeys * X.kmsKeyMonth),
+    dashboards: round2(A.fixed.dashboards * X.dashboardMonth),
     warmUrgentLane: round2(
       A.fixed.urgentWarmEnvironments * A.fixed.warmMemoryGb * A.secondsPerMonth * X.provisionedGbSecondArm,
     ),
     secondRegion: A.regions.two
-      ? round2(A.regions.fixed.alarms * X.alarmMonth + A.regions.fixed.kmsKeys * X.kmsKeyMonth)
+      ? round2(
+          A.regions.fixed.alarms * X.alarmMonth +
+            A.regions.fixed.kmsKeys * X.kmsKeyMonth +
+            A.regions.fixed.dashboards * X.dashboardMonth,
+        )
       : 0,
   };
   const fixedMonth = Object.values(fixed).reduce((a, b) => a + b, 0);
@@ -621,6 +635,12 @@ function settingsCosts(
   // The MSK Replicator's own charges are not in this figure.
   const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
   const replicatedGb = (globalTable.writes / (M * wruPrice)) * (1 / (1024 * 1024));
+  const fencedRunsMonth = A.sweeperRunsPerMinute * (A.secondsPerMonth / 60);
+  const f = A.regions.fencedRun;
+  const fencedRunUsd =
+    f.readUnits * (p.dynamodbReadRequestUnitPerMillion / 1e6) +
+    (f.writeUnits + f.replicatedWriteUnits) * wruPrice +
+    p.lambdaRequestPerMillion / 1e6;
   const twoRegionTable = A.regions.two
     ? globalTable.writes + globalTable.indexWrites + globalTable.storage + M * replicatedGb * X.crossRegionTransferPerGb
     : 0;
@@ -629,9 +649,9 @@ function settingsCosts(
     backupTransfer,
     evidenceReplication: replication,
     globalTable: twoRegionTable,
-    // The recovery region's sweeper runs every minute on its replica as the primary's does: the same Queries (its
-    // alarms and keys are in `fixed`).
-    secondRegionSweeper: A.regions.two ? sweeperReads : 0,
+    // The recovery region's fenced sweeper every minute (RATE_ASSUMPTIONS.regions.fencedRun); its alarms, keys and
+    // dashboard are in `fixed`.
+    secondRegionKeeper: A.regions.two ? (fencedRunsMonth * fencedRunUsd * M) / (ratePerSec * A.secondsPerMonth) : 0,
     xrayTracing,
     fixedPerMillion,
   };
