@@ -4,13 +4,7 @@ import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SPOOL_WRITE_BY_MS, sliceStartOf } from '../../functions/domain/evidence-spool.ts';
 import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
-import type {
-  NotificationStore,
-  SweepEntry,
-  SweepStore,
-  SweepWindow,
-  Transition,
-} from '../../functions/stores/notification-store.ts';
+import type { SweepEntry, SweepStore, SweepWindow, Transition } from '../../functions/stores/notification-store.ts';
 import { holderMinutes, spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
@@ -397,7 +391,7 @@ describe('sweeper', () => {
       // A second a lease page. A cap of one a run: the round leaves PUSH's partitions and EMAIL's bulk ones.
       const ticking = {
         ...store,
-        findExpiredLeases: (...a: Parameters<NotificationStore['findExpiredLeases']>) => {
+        findExpiredLeases: (...a: Parameters<SweepStore['findExpiredLeases']>) => {
           t += 1_000;
           return store.findExpiredLeases(...a);
         },
