@@ -172,6 +172,8 @@ describe('sweeper', () => {
     expect(first.leasePass.cursors).toEqual({ [key]: { i: 2, sweepAt: NOW - 60_000 } });
     expect(first.leasePass).toMatchObject({ unfinished: 0, deferred: 1 });
     expect(first.leasePass.resumeAt).toBeUndefined();
+    // Kept first with the lease's place, which the round handed the pass (keepLeft): first until a walk passes it.
+    expect(first.leasePass).toMatchObject({ walkFirst: [key], leaseAt: { [key]: cut.sweepAt } });
     // The next run's round reads less of it (its budget spent elsewhere): its lease pass reads from before the lease.
     looked.length = 0;
     const second = await sweep(
@@ -194,6 +196,7 @@ describe('sweeper', () => {
     // Not walked (the round read it all), but kept for the lease: no backlog, no cursor (the lease was on page one).
     expect(calls.leasePages).not.toContain(key);
     expect(first.leasePass).toMatchObject({ deferred: 1, unfinished: 0, walkFirst: [key], cursors: {} });
+    expect(first.leasePass.leaseAt).toEqual({ [key]: cut.sweepAt });
     // The next run's round reads nothing (its budget spent): its pass walks that partition before any other.
     calls.leasePages.length = 0;
     const second = await sweep(
