@@ -254,7 +254,8 @@ async function sent(
   // The extension names the record as the SENT write would: a holder dead before the put leaves the sweeper its address.
   if (putFirst !== undefined) await holder.keepLeasePast(PUT_FIRST_MS, providerMessageId, write?.evidence);
   const spooled = putFirst !== undefined && (await putFirst);
-  const record = spooled ? undefined : write?.record;
+  // Gzipped only now, and only when the record is not in the spool: a spooled send never needs its bytes on the item.
+  const record = spooled ? undefined : write?.record?.();
   const recorded = holder.recordAcceptance(providerMessageId, write?.evidence, record).then((acceptance) => {
     const result = { kind: 'sent' as const, item, providerMessageId, fenced: acceptance === 'late', acceptance };
     if (proof === undefined || evidence === undefined || batch === undefined) return result;

@@ -88,17 +88,17 @@ function pushMomentOf(m: Message): { push?: { ttlSeconds?: number; collapseId?: 
  * (sweeper/rebuild-evidence.ts). Only then: an SMS or push record is a few hundred bytes gzipped, while an email's
  * ~3.7 KB would multiply the write units of the SENT write and of every feedback update after it. A record already in
  * the spool (put before the SENT write) is never rebuilt: the caller leaves its bytes off the item
- * (dispatch-notification.ts `sent`).
+ * (dispatch-notification.ts `sent`), so `record` gzips them only when called — once the caller knows they are needed.
  */
 export function sentWriteOf(
   n: SendFacts,
   proof: SendProof,
   batch: string,
   message: Message,
-): { evidence: SentEvidence; record?: Uint8Array } {
+): { evidence: SentEvidence; record?: () => Uint8Array } {
   const { acceptedAt, attempt } = proof.record;
   const evidence = { batch, sha256: proof.sha256, acceptedAt, attempt, ...pushMomentOf(message) };
-  return Object.keys(n.secrets ?? {}).length === 0 ? { evidence } : { evidence, record: gzipSync(proof.bytes) };
+  return Object.keys(n.secrets ?? {}).length === 0 ? { evidence } : { evidence, record: () => gzipSync(proof.bytes) };
 }
 
 /** Where a send's proof goes: the invocation's batch. */

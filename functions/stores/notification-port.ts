@@ -129,6 +129,13 @@ export interface NotificationStore {
   endUnsent(item: NotificationItem, end: UnsentEnd, now: number): Promise<Transition>;
   /** SENDING → PENDING with a retryAt. The MODIFY this writes is a near retry's trigger; the sweeper wakes a far one. */
   release(item: NotificationItem, release: Release, now: number): Promise<Transition>;
+}
+
+/**
+ * The sweeper's store: dispatch's port, the sweep index's reads and the transitions only the sweeper makes on what it
+ * found there (sweep-store.ts), kept out of dispatch's bundle.
+ */
+export interface SweepStore extends NotificationStore {
   /**
    * One page of a sweep-index partition: its items whose sweepAt is at or before `window.until`, less live leases
    * (SENDING with leaseUntil at or after `window.now`). `limit` counts the items read, before that filter.
@@ -145,13 +152,6 @@ export interface NotificationStore {
     until: number,
     startKey?: SweepStartKey,
   ): Promise<SweepPage>;
-}
-
-/**
- * The sweeper's store: dispatch's port and the transitions only the sweeper makes, on what it found in the sweep index
- * (sweep-store.ts), kept out of dispatch's bundle.
- */
-export interface SweepStore extends NotificationStore {
   /**
    * HELD → PENDING, only if untouched since the sweeper saw it: its window opened. The fresh MODIFY re-drives it, and
    * dispatch checks it again (validity, audience …). createdAt starts again (the maximum age counts from the release;

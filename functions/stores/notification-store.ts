@@ -32,7 +32,6 @@ import type {
   UnsentEnd,
 } from './notification-port.ts';
 import { ownedCondition } from './owned-condition.ts';
-import { duePage, expiredLeasePage } from './sweep-pages.ts';
 
 export type {
   ClaimResult,
@@ -56,7 +55,7 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 
 export class DynamoNotificationStore implements NotificationStore {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    protected readonly client: DynamoDBDocumentClient,
     protected readonly tableName: string,
     /** Shards of the sweep index the keys this store writes are spread over (the stack's, from its peak). */
     protected readonly sweepShards = SWEEP_SHARDS,
@@ -319,10 +318,4 @@ export class DynamoNotificationStore implements NotificationStore {
       throw error;
     }
   }
-
-  // The sweep index's reads (sweep-pages.ts).
-  findDue: NotificationStore['findDue'] = (partition, window, limit, startKey) =>
-    duePage(this.client, this.tableName, partition, window, limit, startKey);
-  findExpiredLeases: NotificationStore['findExpiredLeases'] = (partition, now, until, startKey) =>
-    expiredLeasePage(this.client, this.tableName, partition, now, until, startKey);
 }

@@ -1,7 +1,8 @@
 /**
- * The sweeper's own transitions of the notification state machine (docs/dispatch.md "The state machine"), on what it
- * found in the sweep index, without a claim: a subclass of dispatch's store (notification-store.ts, whose conditional
- * writes and re-reads they share), so that dispatch's bundle does not carry them (test/tools/bundle-budget.test.ts).
+ * The sweeper's own reads of the sweep index and transitions of the notification state machine (docs/dispatch.md
+ * "The state machine"), on what it found there, without a claim: a subclass of dispatch's store (notification-store.ts,
+ * whose conditional writes and re-reads they share), so that dispatch's bundle does not carry them
+ * (test/tools/bundle-budget.test.ts).
  */
 import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { messageIdAttribute, messageIdIs, messageIdOf, NO_MESSAGE_ID } from '../domain/message-id.ts';
@@ -16,8 +17,15 @@ import type {
   Transition,
 } from './notification-port.ts';
 import { DynamoNotificationStore, FORGET_SECRETS, iso } from './notification-store.ts';
+import { duePage, expiredLeasePage } from './sweep-pages.ts';
 
 export class DynamoSweepStore extends DynamoNotificationStore implements SweepStore {
+  // The sweep index's reads (sweep-pages.ts).
+  findDue: SweepStore['findDue'] = (partition, window, limit, startKey) =>
+    duePage(this.client, this.tableName, partition, window, limit, startKey);
+  findExpiredLeases: SweepStore['findExpiredLeases'] = (partition, now, until, startKey) =>
+    expiredLeasePage(this.client, this.tableName, partition, now, until, startKey);
+
   async releaseHeld(entry: SweepEntry, now: number, nextSweepAt: number): Promise<Transition> {
     const key = { pk: entry.pk, sk: entry.sk };
     const move = moveCondition('HELD', 'PENDING');

@@ -53,10 +53,11 @@ import { CHANNELS } from '../domain/channels.ts';
 import { type SweepPartition, sweepPartition } from '../domain/keys.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { SweepStartKey } from '../stores/notification-port.ts';
-import type { NotificationStore, SweepEntry } from '../stores/notification-store.ts';
+import type { SweepEntry, SweepStore } from '../stores/notification-store.ts';
 
 export interface LeasePassInput {
-  readonly store: NotificationStore;
+  /** The lease pass only reads the sweep index. */
+  readonly store: Pick<SweepStore, 'findExpiredLeases'>;
   readonly now: () => number;
   /** The run's clock reading: a lease before it has expired. */
   readonly at: number;
@@ -282,7 +283,7 @@ export async function leasePass(work: readonly LeaseWork[], input: LeasePassInpu
         keep(left);
         return;
       }
-      let page: Awaited<ReturnType<NotificationStore['findExpiredLeases']>>;
+      let page: Awaited<ReturnType<SweepStore['findExpiredLeases']>>;
       try {
         page = await input.store.findExpiredLeases(w, input.at, input.horizon, start);
       } catch (e) {

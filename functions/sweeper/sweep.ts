@@ -48,13 +48,7 @@ import { attemptsUsed, isExpired } from '../domain/send-outcome.ts';
 import { leaseHorizon, SWEEP_SHARDS } from '../domain/sweep-index.ts';
 import type { LeasePosition } from '../stores/lease-cursors.ts';
 import type { SweepStartKey } from '../stores/notification-port.ts';
-import type {
-  NotificationStore,
-  SweepEntry,
-  SweepStore,
-  SweepWindow,
-  Transition,
-} from '../stores/notification-store.ts';
+import type { SweepEntry, SweepStore, SweepWindow, Transition } from '../stores/notification-store.ts';
 import { emptyLeasePass, failedQuery, type LeasePassResult, leasePass } from './lease-pass.ts';
 import type { SpooledSends } from './spooled-send.ts';
 
@@ -183,7 +177,7 @@ function keepLeft(c: Cursor, from: SweepStartKey | undefined, act: readonly Swee
  * run. Access denied, a request refused, a bug: thrown, the run fails (SweeperErrors).
  */
 async function duePage(
-  store: NotificationStore,
+  store: SweepStore,
   partition: SweepPartition,
   window: SweepWindow,
   size: number,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { batchNameOfKey, batchObjectKey, readBatch, reportsPrefix } from '../../functions/domain/evidence-batch.ts';
 import { evidenceOf } from '../../functions/operator/index.ts';
 import { DynamoEvidenceIndex } from '../../functions/stores/evidence-index.ts';
@@ -24,6 +24,13 @@ import { transferEvent } from '../support/events.ts';
 import { ALICE_ID, operatorOn, resendNow } from '../support/operator.ts';
 import { type LocalPipeline, localPipeline } from '../support/pipeline.ts';
 import { type SesEventOptions, type SesEventType, sesEvent } from '../support/ses-events.ts';
+
+// Each provider call waits for its invocation's intent as long as it takes: taken as refused after INTENT_WAIT_MS
+// (real time), the invocation's records would each go as a batch of their own, and a queue batch's sends name one batch
+// only when it landed (test/support/patient-spool.ts).
+vi.mock('../../functions/dispatch/record-evidence.ts', async (importOriginal) =>
+  (await import('../support/patient-spool.ts')).patientIntents(await importOriginal()),
+);
 
 const { ses, sns } = providerMocks();
 let pipeline: LocalPipeline;

@@ -15,7 +15,7 @@ import { notificationKey, SWEEP_LEASE_CURSORS_KEY, sweepKey, sweepPartition } fr
 import { buildNotification, type NotificationItem } from '../../functions/domain/notification.ts';
 import { DynamoEvidenceSpool, type EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import { DynamoLeaseCursors, LEASE_WALK_FIRST_MAX } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore, SweepStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import { DynamoSweepStore } from '../../functions/stores/sweep-store.ts';
 import { spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import type { SweepDeps } from '../../functions/sweeper/sweep.ts';
@@ -413,7 +413,7 @@ describe("a dead holder's spooled send whose look-up the run's deadline cut shor
     const walked: string[] = [];
     const r2 = await sweepAt(run2, {
       store: Object.assign(Object.create(store) as DynamoSweepStore, {
-        findExpiredLeases: (...args: Parameters<NotificationStore['findExpiredLeases']>) => {
+        findExpiredLeases: (...args: Parameters<SweepStore['findExpiredLeases']>) => {
           walked.push(sweepPartition(args[0]));
           return store.findExpiredLeases(...args);
         },
@@ -438,7 +438,7 @@ describe('a lease-pass partition whose Query fails every run', () => {
   /** The store, but every lease-pass Query of `failing` answers as a throttled table does. */
   const throttledIn = (failing: string): SweepStore =>
     Object.assign(Object.create(store) as DynamoSweepStore, {
-      findExpiredLeases: async (...args: Parameters<NotificationStore['findExpiredLeases']>) => {
+      findExpiredLeases: async (...args: Parameters<SweepStore['findExpiredLeases']>) => {
         if (sweepPartition(args[0]) === failing)
           throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
             name: 'ThrottlingException',

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
-import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import type { SweepEntry, SweepStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
 
 const NOW = 1_800_000_000_000;
@@ -40,7 +40,7 @@ function pass(left: readonly number[], opts: { deadlineAfterPages?: number; thro
       clock.t += 1_000;
       return { entries: [claim(i)], next: i + 1 < PAGES ? startOf(i + 1) : undefined };
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   return leasePass([w], {
     store,
     now: () => clock.t,

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
 import type { LeaseCursors } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import type { LeaseWork } from '../../functions/sweeper/lease-pass.ts';
 import { leaseOnPage, NOW, passRuns, Q, QK, R, startOf } from '../support/lease-walk.ts';
 
@@ -37,7 +37,7 @@ async function runs(plan: readonly Run[], from: { saved?: LeaseCursors; walkFirs
       const i = start?.i ?? 0;
       return { entries: i === 5 && key === QK ? [Y] : [], next: i + 1 < 10 ? startOf(key, i + 1) : undefined };
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   const lookedUp: number[] = [];
   const results = await passRuns(
     plan.length,

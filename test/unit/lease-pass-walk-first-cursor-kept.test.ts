@@ -7,7 +7,7 @@
 import { expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
 import { withinItem } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
 
 const NOW = 1_800_000_000_000;
@@ -44,7 +44,7 @@ it('keeps the cursors of the partitions walked first next run ahead of the other
         $metadata: { httpStatusCode: 400 },
       });
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   const r = await leasePass([q, p, ...cut], {
     store,
     now: () => clock.t,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import type { LeaseWork } from '../../functions/sweeper/lease-pass.ts';
 import { expiredLease, NOW, passRuns, Q, startOf } from '../support/lease-walk.ts';
 
@@ -28,7 +28,7 @@ async function runs(xLeft: boolean) {
       const entries = i === 1 && key === X.sweepKey ? [X] : i === 1 && key === Y.sweepKey ? [Y] : [];
       return { entries, next: i + 1 < pages(key) ? startOf(key, i + 1) : undefined };
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   const yLookedUp: number[] = [];
   const results = await passRuns(
     12,

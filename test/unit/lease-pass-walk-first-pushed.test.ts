@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sweepPartition } from '../../functions/domain/keys.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
 import { leaseOnPage, NOW, passRuns, Q, QK, R, startOf } from '../support/lease-walk.ts';
 
@@ -34,7 +34,7 @@ async function runs(cut: Cut, keepLeaseAt = true, pushedTo = 5.5) {
       const next = Math.floor(i) + 1;
       return { entries: key === QK && i === 5 ? [Y] : [], next: next < 10 ? startOf(key, next) : undefined };
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
   const lookedUp: number[] = [];
   const results = await passRuns(
     5,
@@ -101,7 +101,7 @@ describe('a partition kept first whose lease items written since pushed off its 
         const i = from?.i ?? 0;
         return { entries: [], next: i + 1 < 10 ? startOf(sweepPartition(p), Math.floor(i) + 1) : undefined };
       },
-    } as unknown as NotificationStore;
+    } as unknown as SweepStore;
     const r = await leasePass([Q], {
       store,
       now: () => clock.t,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
-import type { NotificationStore } from '../../functions/stores/notification-store.ts';
+import type { SweepStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
 import { expiredLease, NOW, passRuns, startOf } from '../support/lease-walk.ts';
 
@@ -35,7 +35,7 @@ function storeOf(clock: { t: number }, throttled: readonly string[] = []) {
         next: i + 1 < PAGES ? startOf(key, i + 1) : undefined,
       };
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
 }
 
 /**

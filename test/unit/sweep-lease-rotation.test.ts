@@ -3,7 +3,7 @@ import { NOTICE_CLASSES } from '../../functions/domain/catalogue.ts';
 import { CHANNELS } from '../../functions/domain/channels.ts';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
 import { type LeaseCursors, type LeasePosition, withinItem } from '../../functions/stores/lease-cursors.ts';
-import type { NotificationStore, SweepEntry } from '../../functions/stores/notification-store.ts';
+import type { SweepEntry, SweepStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
 
 const NOW = 1_800_000_000_000;
@@ -44,14 +44,14 @@ function leaseStore(
         i === deadPage(key) ? deadIn(key).filter((e) => (e.leaseUntil ?? Number.POSITIVE_INFINITY) < now) : [];
       return { entries, next };
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
 }
 
 /** Runs a minute apart, each carrying what the last saved (through the item's limit) to the next. */
 async function runs(
   n: number,
   work: readonly LeaseWork[],
-  store: NotificationStore,
+  store: SweepStore,
   clock: { t: number },
   concurrency: number,
   saved: LeaseCursors = {},
@@ -158,9 +158,9 @@ describe("the lease pass's rotation over runs", () => {
           if (start?.mark === 'saved' || start?.mark === 'round') throw error;
           return { entries: [], next: undefined };
         },
-      }) as unknown as NotificationStore;
+      }) as unknown as SweepStore;
     const saved = { [key]: { mark: 'saved', sweepKey: key, sweepAt: NOW, pk: 'EVENT#x', sk: 'N' } };
-    const input = (store: NotificationStore, s: LeaseCursors) => ({
+    const input = (store: SweepStore, s: LeaseCursors) => ({
       store,
       now: () => NOW,
       at: NOW,
@@ -194,14 +194,14 @@ describe("the lease pass's rotation over runs", () => {
 });
 
 /** A fake store whose Query of `failing` partitions always throws as a throttled table does; the rest as `inner`. */
-function failingIn(inner: NotificationStore, failing: readonly string[]): NotificationStore {
+function failingIn(inner: SweepStore, failing: readonly string[]): SweepStore {
   return {
     findExpiredLeases: async (p: SweepPartition, ...rest: [number, number, never]) => {
       if (failing.includes(sweepPartition(p)))
         throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: {} });
       return inner.findExpiredLeases(p, ...rest);
     },
-  } as unknown as NotificationStore;
+  } as unknown as SweepStore;
 }
 
 describe('a lease-pass partition whose Query fails', () => {
@@ -351,7 +351,7 @@ describe('a lease left for the next run run after run (its SENT write keeps fail
     const store = {
       findExpiredLeases: async (_p: SweepPartition, _now: number, _until: number, start?: { i: number }) =>
         start === undefined ? { entries: [x], next: page1 } : { entries: [y], next: undefined },
-    } as unknown as NotificationStore;
+    } as unknown as SweepStore;
     const seen: string[][] = [];
     let saved: LeaseCursors = {};
     let resumeAt: LeasePosition | undefined;

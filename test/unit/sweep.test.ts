@@ -4,13 +4,7 @@ import { CHANNELS, type Channel } from '../../functions/domain/channels.ts';
 import { SPOOL_WRITE_BY_MS, sliceStartOf } from '../../functions/domain/evidence-spool.ts';
 import { type SweepPartition, type SweepState, sweepPartition } from '../../functions/domain/keys.ts';
 import { SWEEP_SHARDS } from '../../functions/domain/sweep-index.ts';
-import type {
-  NotificationStore,
-  SweepEntry,
-  SweepStore,
-  SweepWindow,
-  Transition,
-} from '../../functions/stores/notification-store.ts';
+import type { SweepEntry, SweepStore, SweepWindow, Transition } from '../../functions/stores/notification-store.ts';
 import { holderMinutes, spooledSends } from '../../functions/sweeper/spooled-send.ts';
 import { type SweepDeps, sweep } from '../../functions/sweeper/sweep.ts';
 import { sweepDeps } from '../support/sweep-deps.ts';
@@ -178,6 +172,8 @@ describe('sweeper', () => {
     expect(first.leasePass.cursors).toEqual({ [key]: { i: 2, sweepAt: NOW - 60_000 } });
     expect(first.leasePass).toMatchObject({ unfinished: 0, deferred: 1 });
     expect(first.leasePass.resumeAt).toBeUndefined();
+    // Kept first with the lease's place, which the round handed the pass (keepLeft): first until a walk passes it.
+    expect(first.leasePass).toMatchObject({ walkFirst: [key], leaseAt: { [key]: cut.sweepAt } });
     // The next run's round reads less of it (its budget spent elsewhere): its lease pass reads from before the lease.
     looked.length = 0;
     const second = await sweep(
@@ -200,6 +196,7 @@ describe('sweeper', () => {
     // Not walked (the round read it all), but kept for the lease: no backlog, no cursor (the lease was on page one).
     expect(calls.leasePages).not.toContain(key);
     expect(first.leasePass).toMatchObject({ deferred: 1, unfinished: 0, walkFirst: [key], cursors: {} });
+    expect(first.leasePass.leaseAt).toEqual({ [key]: cut.sweepAt });
     // The next run's round reads nothing (its budget spent): its pass walks that partition before any other.
     calls.leasePages.length = 0;
     const second = await sweep(
@@ -397,7 +394,7 @@ describe('sweeper', () => {
       // A second a lease page. A cap of one a run: the round leaves PUSH's partitions and EMAIL's bulk ones.
       const ticking = {
         ...store,
-        findExpiredLeases: (...a: Parameters<NotificationStore['findExpiredLeases']>) => {
+        findExpiredLeases: (...a: Parameters<SweepStore['findExpiredLeases']>) => {
           t += 1_000;
           return store.findExpiredLeases(...a);
         },

@@ -8,7 +8,6 @@ import type {
   NotificationKey,
   NotificationStore,
   Release,
-  SweepPage,
   Transition,
   UnsentEnd,
 } from '../../functions/stores/notification-store.ts';
@@ -107,11 +106,5 @@ export class MemoryNotificationStore implements NotificationStore {
   endUnsent(item: NotificationItem, end: UnsentEnd) {
     const { status, ...facts } = end;
     return this.move(item, status, facts);
-  }
-  async findDue(): Promise<SweepPage> {
-    return { entries: [] };
-  }
-  async findExpiredLeases(): Promise<SweepPage> {
-    return { entries: [] };
   }
 }
