@@ -55,6 +55,11 @@ export interface IndexedRef {
   readonly notificationId: string;
   /** Hex: the record's whole SHA-256, or (the compact layout) its first 128 bits; checked by `digestMatches`. */
   readonly sha256?: string;
+  /**
+   * The claim that sent it (its record's attempt), on a mark of the compact layout written since marks carry it; none
+   * before: which attempt's send it is, a reader then tells by the batches resends name (recover-evidence.ts).
+   */
+  readonly attempt?: number;
 }
 
 /** Days of acceptance (UTC `yyyy-mm-dd`), both ends included; either end open. */
@@ -370,11 +375,16 @@ function dayCondition(pk: string, from: string | undefined, to: string | undefin
   };
 }
 
-/** A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named. */
+/**
+ * A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named. Two
+ * attempts' sends of one notification in one batch (a spool slice's minute) stay two, so a reader asking for the
+ * current attempt's finds it (recover-evidence.ts `namesThisAttempt`); a reader of records reads the batch's records of
+ * the notification once whichever it is given (evidence-reader.ts findSends).
+ */
 function distinct(refs: IndexedRef[]): IndexedRef[] {
   const seen = new Set<string>();
   return refs.filter((r) => {
-    const key = `${r.batch} ${r.notificationId}`;
+    const key = JSON.stringify([r.batch, r.notificationId, r.attempt ?? null]);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -399,7 +409,7 @@ export function indexItemsOf(entries: readonly DatedEntry[]): IndexItem[] {
     for (const send of entry.sends) {
       const eventId = parseNotificationId(send.notificationId)?.eventId;
       const own = eventId ?? send.notificationId;
-      const mark = indexMark(send.sha256, entry.day, entry.batch, own, send.notificationId);
+      const mark = indexMark(send.sha256, entry.day, entry.batch, own, send.notificationId, send.attempt);
       keep({ pk: customerIndexPk(entry.userId), sk: customerIndexSk(entry.day, own) }, expiresAt, mark);
       if (eventId !== undefined)
         keep({ pk: eventIndexPk(eventId), sk: eventIndexSk(entry.day, entry.userId) }, expiresAt);

@@ -27,7 +27,7 @@ import { notificationKey, parseNotificationId } from '../domain/keys.ts';
 import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
-import type { EvidenceIndex } from '../stores/evidence-index.ts';
+import type { EvidenceIndex, IndexedRef } from '../stores/evidence-index.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
 import { digestsStored, sliceHolds } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
@@ -238,7 +238,8 @@ function resendOfBatch(item: NotificationItem, batch: string): { providerMessage
 
 /**
  * The batches of the sends an operator's resends took off the item (`manualResends[].evidenceBatch`): an earlier
- * attempt's record, which an index entry in one of them names — not this attempt's (the index has no attempt).
+ * attempt's record, which an index entry in one of them names — not this attempt's. Asked only of entries written
+ * before they carried their attempt (`namesThisAttempt`).
  */
 export function resentBatches(item: NotificationItem): ReadonlySet<string> {
   const resends = (item as { manualResends?: unknown }).manualResends;
@@ -247,14 +248,27 @@ export function resentBatches(item: NotificationItem): ReadonlySet<string> {
   return new Set(batches.filter((b): b is string => typeof b === 'string'));
 }
 
-/** Whether the index names a send of this notification, an earlier attempt's aside (none to read: no). */
+/**
+ * Whether an index entry names the send of this attempt of a notification. An entry carrying its record's attempt
+ * names that attempt's only: an earlier attempt's record — a frozen holder's written late, after an automatic retry
+ * or a resend that names no batch — is not this one's, in whatever batch. One written before entries carried it is
+ * told by its batch as then: any but a batch a resend took off the item (`earlier`, resentBatches).
+ */
+export function namesThisAttempt(
+  ref: IndexedRef,
+  send: { readonly notificationId: string; readonly attempt: number },
+  earlier: ReadonlySet<string>,
+): boolean {
+  if (ref.notificationId !== send.notificationId) return false;
+  return ref.attempt === undefined ? !earlier.has(ref.batch) : ref.attempt === send.attempt;
+}
+
+/** Whether the index names this attempt's send of the notification (none to read: no). */
 async function indexNames(item: NotificationItem, deps: RecoverDeps): Promise<boolean> {
   const eventId = parseNotificationId(item.notificationId)?.eventId;
   if (deps.index === undefined || eventId === undefined) return false;
   const earlier = resentBatches(item);
-  return (await deps.index.sendsOfEvent(eventId)).some(
-    (r) => r.notificationId === item.notificationId && !earlier.has(r.batch),
-  );
+  return (await deps.index.sendsOfEvent(eventId)).some((r) => namesThisAttempt(r, item, earlier));
 }
 
 const unnamedOf = (item: NotificationItem) => ({
@@ -271,11 +285,13 @@ const mismatch = (item: SentHere, batch: string): RecoverResult['lost'][number] 
   reason: 'MISMATCH',
 });
 
+/** The send the item's reference names: its record's attempt is the reference's (none on one written before it). */
 const indexedSend = (item: SentHere): IndexedSend => ({
   userId: item.userId,
   acceptedAt: item.evidence.acceptedAt,
   notificationId: item.notificationId,
   sha256: item.evidence.sha256,
+  ...(item.evidence.attempt === undefined ? {} : { attempt: item.evidence.attempt }),
 });
 
 /**

@@ -329,6 +329,42 @@ describe('the evidence index in a table of its own', () => {
     expect((await index.sendsOf('slice-customer')).map((s) => s.batch)).toEqual([slice, slice]);
   });
 
+  it("each send keeps its record's attempt: two attempts of one notification in one slice (a frozen holder's late record beside the retry's) are two sends, each read with its attempt; one written without (a stage deployed before) reads with none", async () => {
+    const slice = sliceBatchName(START + 90_000, RETENTION_DAYS);
+    const send = (n: number, attempt?: number): IndexedSend => ({
+      userId: 'attempt-customer',
+      acceptedAt: new Date(START + 90_000 + n).toISOString(),
+      notificationId: 'attempt-ev#SMS',
+      sha256: digest(900 + n),
+      ...(attempt === undefined ? {} : { attempt }),
+    });
+    // Attempt 2's holder first, attempt 1's late one after it (another invocation of the minute), and an EMAIL send
+    // an earlier version indexed without its attempt.
+    expect(await put(slice, [send(2, 2)])).toBe(0);
+    expect(await put(slice, [send(1, 1)])).toBe(0);
+    expect(await put(slice, [{ ...send(3), notificationId: 'attempt-ev#EMAIL' }])).toBe(0);
+    const [item] = await queryAll(table.doc, {
+      TableName: indexTable,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': 'u#attempt-customer' },
+    });
+    // Stored as `<digest><attempt>.<batch> <channel>`: two bytes a send more than without.
+    expect([...((item?.s ?? []) as Set<string>)].map((m) => m.slice(22)).sort()).toEqual([
+      '1.~ABn9 S',
+      '2.~ABn9 S',
+      '~ABn9 E',
+    ]);
+    const expected = [
+      { batch: slice, notificationId: 'attempt-ev#EMAIL', sha256: digest(903).slice(0, 32) },
+      { batch: slice, notificationId: 'attempt-ev#SMS', sha256: digest(901).slice(0, 32), attempt: 1 },
+      { batch: slice, notificationId: 'attempt-ev#SMS', sha256: digest(902).slice(0, 32), attempt: 2 },
+    ];
+    const byDigest = (refs: readonly { sha256?: string }[]) =>
+      [...refs].sort((a, b) => String(a.sha256).localeCompare(String(b.sha256)));
+    expect(byDigest(await index.sendsOf('attempt-customer'))).toEqual(expected);
+    expect(byDigest(await index.sendsOfEvent('attempt-ev'))).toEqual(expected);
+  });
+
   it("a later writer of a shared customer item kept for a shorter retention (a deploy lowered it) adds its sends and never shortens the item's TTL; a longer one raises it", async () => {
     const name = (n: number) => batchName('dispatch', START + n * 1_000, `ttl${String(n).padStart(8, '0')}`);
     const send = (channel: string, n: number): IndexedSend => ({

@@ -260,6 +260,50 @@ describe('recovering dead invocations’ batches', () => {
       ],
     });
   });
+  it("a named notification SENT naming no record after an automatic retry or a resend from UNKNOWN (no batch named): its attempt 1's index entry, a frozen holder's late record, names none of attempt 2 — lost, never skipped unsaid; attempt 2's entry keeps it", async () => {
+    const name = batchName('dispatch', NOW, 'unnamedretry0001');
+    const late = batchName('dispatch', NOW - 3_600_000, 'frozenholder0001');
+    const [e1] = records as [(typeof records)[0]];
+    const { evidence: _none, ...sent } = sentItem(name, e1);
+    const retried = { ...sent, attempt: 2, providerMessageId: 'm-attempt-2' } as unknown as SentHere;
+    const resent = { ...retried, manualResends: [{ fromStatus: 'UNKNOWN', attempt: 1 }] } as unknown as SentHere;
+    const recover = async (item: SentHere, indexedAttempt: number) => {
+      const intents = new MemoryIntents();
+      await intents.open({ name, dueMs: NOW, notificationIds: [e1.record.notificationId] });
+      const index = new MemoryIndex();
+      await index.add({
+        userId: e1.record.userId,
+        day: '2026-12-05',
+        batch: late,
+        sends: [{ notificationId: e1.record.notificationId, sha256: 'cd'.repeat(32), attempt: indexedAttempt }],
+      });
+      return recoverEvidenceBatches({
+        intents,
+        notifications: { get: async () => item },
+        outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+        rebuilder: async () => async () => proofOf(e1),
+        now: () => NOW + 60_000,
+        deadline: NOW + 10 * 60_000,
+        limit: 500,
+        timeoutMs: 1_000,
+        index,
+      });
+    };
+    for (const item of [retried, resent]) {
+      expect(await recover(item, 1)).toMatchObject({
+        recovered: 1,
+        lost: [
+          {
+            notificationId: e1.record.notificationId,
+            providerMessageId: 'm-attempt-2',
+            batch: name,
+            reason: 'UNNAMED',
+          },
+        ],
+      });
+      expect(await recover(item, 2)).toMatchObject({ recovered: 1, lost: [] });
+    }
+  });
   it("a named notification SENT carrying only an earlier attempt's reference (an earlier version's SENT from the id) names no record of this attempt: lost unless an index names it, never skipped unsaid", async () => {
     const intents = new MemoryIntents();
     const name = batchName('dispatch', NOW, 'staleref00000001');
