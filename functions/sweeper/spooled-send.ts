@@ -251,7 +251,13 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
       lookups.found++;
       // Found by its notification now; by its customer once indexed (else the roll-up's check of the slice does it).
       // Its key names this attempt (keyOf): the record is this claim's.
-      const send = { userId: found.userId, acceptedAt, notificationId: found.notificationId, sha256, attempt: entry.attempt };
+      const send = {
+        userId: found.userId,
+        acceptedAt,
+        notificationId: found.notificationId,
+        sha256,
+        attempt: entry.attempt,
+      };
       await indexBatch(deps.outlets, slice, [send]).catch(() => undefined);
       return 'accepted';
     },

@@ -260,6 +260,41 @@ describe('recovering dead invocations’ batches', () => {
       ],
     });
   });
+  it('a batch already in the store holding a send no rebuild matches: its SENT reference is indexed with the attempt that reference names', async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'alreadythere0001');
+    const [e1, e2] = records as [(typeof records)[0], (typeof records)[0]];
+    const store = new MemoryStore();
+    await store.put(batchObjectKey(name), encodeBatch(name, 'dispatch', [e1, e2]), new Date(NOW + 86_400_000));
+    // e-1's template is gone since (no rebuild); e-2 rebuilds to its digest.
+    const byId = new Map<string, SentHere>([
+      [
+        e1.record.notificationId,
+        { ...sentItem(name, e1), attempt: 2, evidence: { ...sentItem(name, e1).evidence, attempt: 2 } },
+      ],
+      [e2.record.notificationId, sentItem(name, e2)],
+    ]);
+    await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
+    const index = new MemoryIndex();
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
+      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async (item: SentHere) => {
+        if (item.notificationId === e1.record.notificationId) throw new Error('template gone');
+        return proofOf(e2);
+      },
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    expect(await index.sendsOfEvent(e1.record.eventId)).toEqual([
+      { batch: name, notificationId: e1.record.notificationId, sha256: sha256Hex(e1.bytes), attempt: 2 },
+    ]);
+  });
   it("a named notification SENT naming no record after an automatic retry or a resend from UNKNOWN (no batch named): its attempt 1's index entry, a frozen holder's late record, names none of attempt 2 — lost, never skipped unsaid; attempt 2's entry keeps it", async () => {
     const name = batchName('dispatch', NOW, 'unnamedretry0001');
     const late = batchName('dispatch', NOW - 3_600_000, 'frozenholder0001');

@@ -284,7 +284,12 @@ describe('evidence never delays nor repeats a send', () => {
     expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
     expect(await index.sendsOf(n.userId)).toEqual([
       // The filler reads the attempt from the record (a batch's header does not list it).
-      { batch: batch.name, notificationId: n.notificationId, sha256: recordIn(store, batch.name).entry.sha256, attempt: 1 },
+      {
+        batch: batch.name,
+        notificationId: n.notificationId,
+        sha256: recordIn(store, batch.name).entry.sha256,
+        attempt: 1,
+      },
     ]);
     // A pass against a store still failing leaves the gap open for the next run, and says so.
     const again = new MemoryGaps();
