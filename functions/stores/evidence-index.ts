@@ -6,9 +6,10 @@
  * Items (docs/table.md "The evidence index"), in the compact layout — kept for seven years, every byte is paid for
  * 84 months, so an item holds nothing its key says, under one-letter names:
  * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, `s`: the customer's sends of one event accepted that day, each
- *   `<digest><batch> <channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128 bits, the
- *   batch and the channel short; marks spaced as before still read) — an event's channels share one item even when
- *   they are sent from two batches, and a writer adds all it holds of one item in one write;
+ *   `<digest><attempt>.<batch> <channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128
+ *   bits, its attempt, the batch and the channel short; marks without an attempt, or spaced, as before still read) —
+ *   an event's channels share one item even when they are sent from two batches, and a writer adds all it holds of
+ *   one item in one write;
  * - pk `e#<eventId>`, sk `~<day, 4 base-36 digits><userId>` (domain/keys.ts eventIndexSk; `<yyyy-mm-dd>#<userId>`
  *   before, still read), nothing else: which customer-day holds the event's sends — the event's look-up is that
  *   item, then the customer's item of that day and event.
