@@ -79,11 +79,12 @@ export async function checkSentFromItem(
     if (deps.lostByRecovery?.has(e.notificationId)) continue;
     try {
       const item = await deps.notifications.get({ pk: e.pk, sk: e.sk });
-      // A reference an earlier attempt left (domain/attempt-evidence.ts) names nothing of this send.
-      const evidence = item === undefined ? undefined : attemptEvidence(item);
+      // A reference an earlier attempt left (domain/attempt-evidence.ts) names nothing of this send. Judged by the
+      // attempt SENT (the entry's), not the item's: an operator's resend since may have let a claim move it on.
+      const evidence = item === undefined ? undefined : attemptEvidence({ ...item, attempt: e.attempt });
       if (evidence === undefined || ALONE.test(evidence.batch)) {
         const earlier = item === undefined ? new Set<string>() : resentBatches(item);
-        const send = { notificationId: e.notificationId, attempt: item?.attempt ?? e.attempt };
+        const send = { notificationId: e.notificationId, attempt: e.attempt };
         if (!(await namedByIndex(send, deps.index, evidence, earlier))) result.notKept.push(e);
         continue;
       }

@@ -266,6 +266,32 @@ describe('the records of sends SENT from their items’ message ids', () => {
     expect((await checkSentFromItem([e], { ...d, index: indexed(2) })).notKept).toEqual([]);
   });
 
+  it("checked by the attempt SENT, not the item's: an operator's resend since, its claim at attempt 3, neither hides attempt 2's loss nor counts its indexed record unconfirmed", async () => {
+    const e = { ...entry('ev-17#SMS'), attempt: 2 };
+    const late = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+    // SENT at attempt 2 naming no record; resent from SENT at the end of the run, dispatch has claimed attempt 3.
+    const item = {
+      ...sentItem(e),
+      status: 'PROCESSING',
+      attempt: 3,
+      manualResends: [{ fromStatus: 'SENT', attempt: 2 }],
+    } as unknown as NotificationItem;
+    const indexed = (attempt: number) => ({
+      sendsOfEvent: async () => [{ batch: late, notificationId: e.notificationId, sha256: 'cd'.repeat(16), attempt }],
+    });
+    const { d } = deps({ [e.notificationId]: item });
+    expect((await checkSentFromItem([e], { ...d, index: indexed(2) })).notKept).toEqual([]);
+    expect((await checkSentFromItem([e], { ...d, index: indexed(3) })).notKept).toEqual([e]);
+    // Its reference, attempt 2's, is this send's: kept by the slice's check, not looked up as naming nothing.
+    const named = {
+      ...item,
+      evidence: { batch: SLICE, sha256: SHA, acceptedAt: '2026-12-06T10:00:05.000Z', attempt: 2 },
+    } as unknown as NotificationItem;
+    const { d: withRef, kept } = deps({ [e.notificationId]: named });
+    expect(await checkSentFromItem([e], { ...withRef, index: indexed(3) })).toMatchObject({ kept: 1, notKept: [] });
+    expect(kept).toEqual([e.notificationId]);
+  });
+
   it('an entry written before entries carried their attempt is read by the batch rule as before: one in a batch no resend names names this send', async () => {
     const e = { ...entry('ev-16#SMS'), attempt: 2 };
     const first = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
