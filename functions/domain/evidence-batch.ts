@@ -222,8 +222,9 @@ export const indexSend = (sha256: string, notificationId: string) => `${sha256} 
  *
  * Marks written before this (`<digest> <batch> <#CHANNEL…>`: a space after the digest, the batch as `indexBatchPart`
  * names it, the channel whole) are read as well: the space after the digest tells them apart. A reader of a version
- * before the attempt reads a mark with one as none (its MARK allows no digit and dot after the digest): not indexed
- * yet, which every reader handles — never as another notification's.
+ * before the attempt (a stack update's minutes, a rollback) reads a mark with one as none (its MARK allows no digit
+ * and dot after the digest) — never as another notification's, but not as its own either: its sweeper counts such a
+ * send naming no record unconfirmed, and its `ops evidence`, export and `spool-keys` leave the send out, unsaid.
  */
 export const INDEX_DIGEST_HEX = 32;
 export const indexDigest = (sha256: string) =>
@@ -238,7 +239,8 @@ export function indexMark(
   notificationId: string,
   attempt?: number,
 ) {
-  // A number that is not a whole one is no claim's: left out, the mark is read by the batch rule.
+  // A number that is not a whole one is no claim's: left out, the mark is read by the batch rule. A safe integer has
+  // at most 16 digits, as many as MARK reads.
   const claim = attempt !== undefined && Number.isSafeInteger(attempt) && attempt >= 0 ? `${attempt}.` : '';
   const rest = shortIdRest(notificationId.slice(eventId.length));
   return `${indexDigest(sha256)}${claim}${shortBatchPart(day, batch)} ${rest}`;
@@ -249,7 +251,7 @@ export function indexMark(
  * read as one; its date form has a dash after its digits, never a dot — then its rest.
  */
 const MARK =
-  /^([A-Za-z0-9_-]{22})(?:( )(\S+)|(?:(\d{1,15})\.)?(~[A-Za-z0-9_-]{3,}|[A-Z][A-Za-z0-9_-]{3}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
+  /^([A-Za-z0-9_-]{22})(?:( )(\S+)|(?:(\d{1,16})\.)?(~[A-Za-z0-9_-]{3,}|[A-Z][A-Za-z0-9_-]{3}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
 /** A send of the compact layout read back (`indexMark`), on the item of `eventId` and `day`; undefined if not one. */
 export function parseIndexMark(
   mark: string,

@@ -74,7 +74,8 @@ describe('a send as the index keeps it', () => {
     const forms = [batch, slice, batchName('sweeper', Date.parse('2026-12-04T23:59:59Z'), 'f00d1234'), 'other/name'];
     for (const b of forms) {
       const without = indexMark(SHA, day, b, 'ev 1#a', 'ev 1#a#SMS#E2');
-      for (const attempt of [0, 1, 2, 12, 2026]) {
+      // The widest a writer gives (a safe integer: 16 digits) reads back too.
+      for (const attempt of [0, 1, 2, 12, 2026, Number.MAX_SAFE_INTEGER]) {
         const mark = indexMark(SHA, day, b, 'ev 1#a', 'ev 1#a#SMS#E2', attempt);
         expect(mark, b).toBe(`${without.slice(0, 22)}${attempt}.${without.slice(22)}`);
         expect(parseIndexMark(mark, day, 'ev 1#a'), b).toEqual({
