@@ -29,6 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   INDEX_DIGEST_B64,
+  INDEX_DIGEST_HEX,
   type IndexEntry,
   indexMark,
   parseIndexMark,
@@ -377,19 +378,22 @@ function dayCondition(pk: string, from: string | undefined, to: string | undefin
 }
 
 /**
- * A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named. Two
- * attempts' sends of one notification in one batch (a spool slice's minute) stay two, so a reader asking for the
- * current attempt's finds it (recover-evidence.ts `namesThisAttempt`); a reader of records reads the batch's records of
- * the notification once whichever it is given (evidence-reader.ts findSends).
+ * A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named: a
+ * send is its record, told by its batch, its notification and its digest's first 128 bits (all the compact layout
+ * keeps; the layout before kept the whole). So two attempts' sends of one notification in one batch (a spool slice's
+ * minute: an operator's resend) stay two, whether or not their marks carry their attempts (written before they did):
+ * a reader asking for the current attempt's finds it (recover-evidence.ts `namesThisAttempt`), and an erasure's
+ * `spool-keys` names both items. The record's attempt, which its digest fixes, is kept from whichever names it.
  */
 function distinct(refs: IndexedRef[]): IndexedRef[] {
-  const seen = new Set<string>();
-  return refs.filter((r) => {
-    const key = JSON.stringify([r.batch, r.notificationId, r.attempt ?? null]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+  const found = new Map<string, IndexedRef>();
+  for (const r of refs) {
+    const key = JSON.stringify([r.batch, r.notificationId, r.sha256?.slice(0, INDEX_DIGEST_HEX) ?? null]);
+    const first = found.get(key);
+    if (first === undefined) found.set(key, r);
+    else if (first.attempt === undefined && r.attempt !== undefined) found.set(key, { ...first, attempt: r.attempt });
+  }
+  return [...found.values()];
 }
 
 /**
