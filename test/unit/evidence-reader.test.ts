@@ -11,8 +11,15 @@ import { describe, expect, it } from 'vitest';
 import type { SendProof as DispatchProof } from '../../functions/dispatch/record-evidence.ts';
 import type { SendEvidence } from '../../functions/domain/evidence.ts';
 import { batchName, batchObjectKey, encodeBatch, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { DynamoEvidenceLocator, findSends } from '../../functions/stores/evidence-reader.ts';
-import { recoverEvidenceBatches, retryAfter, type SentHere } from '../../functions/sweeper/recover-evidence.ts';
+import type { EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
+import {
+  recoverEvidenceBatches,
+  respool,
+  retryAfter,
+  type SentHere,
+} from '../../functions/sweeper/recover-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
 
 const NOW = Date.parse('2026-12-05T09:00:00.000Z');
@@ -294,6 +301,69 @@ describe('recovering dead invocations’ batches', () => {
     expect(await index.sendsOfEvent(e1.record.eventId)).toEqual([
       { batch: name, notificationId: e1.record.notificationId, sha256: sha256Hex(e1.bytes), attempt: 2 },
     ]);
+  });
+  it("a batch already in the store holding a send no rebuild matches, its SENT reference written before references named their attempt: indexed with the attempt its stored record carries, not the item's (moved on since)", async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'alreadythere0002');
+    const e1 = sendRecord('e-7', 7);
+    const third = { ...e1.record, attempt: 3 } as SendEvidence;
+    const stored = { record: third, bytes: Buffer.from(`${JSON.stringify(third, null, 2)}\n`) };
+    // Beside it, a send whose rebuild matches (the batch is found in the store by writing it again).
+    const e8 = sendRecord('e-8', 8);
+    const store = new MemoryStore();
+    await store.put(batchObjectKey(name), encodeBatch(name, 'dispatch', [stored, e8]), new Date(NOW + 86_400_000));
+    const item = { ...sentItem(name, stored), attempt: 4 } as SentHere;
+    const byId = new Map([
+      [item.notificationId, item],
+      [e8.record.notificationId, sentItem(name, e8)],
+    ]);
+    await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
+    const index = new MemoryIndex();
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
+      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async (sent: SentHere) => {
+        if (sent.notificationId === item.notificationId) throw new Error('template gone');
+        return proofOf(e8);
+      },
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    expect(await index.sendsOfEvent('e-7')).toEqual([
+      { batch: name, notificationId: item.notificationId, sha256: sha256Hex(stored.bytes), attempt: 3 },
+    ]);
+  });
+  it("a spooled send whose SENT reference names no attempt (written before references did), kept or rebuilt: indexed under its slice with the attempt its record carries, not the item's (moved on since)", async () => {
+    const slice = sliceBatchName(NOW, 30);
+    const e9 = sendRecord('e-9', 9);
+    const third = { ...e9.record, attempt: 3 } as SendEvidence;
+    const proof = proofOf({ record: third, bytes: Buffer.from(`${JSON.stringify(third, null, 2)}\n`) });
+    const item = { ...sentItem(slice, proof), attempt: 4 } as SentHere;
+    const spooled = { slice, sha256: proof.sha256, notificationId: item.notificationId, recordKind: 'SEND' as const };
+    // Held in the spool and no rebuild (a template gone); not held, and rebuilt to its digest.
+    for (const [held, rebuild] of [
+      [[{ ...spooled, bytes: proof.bytes }], async () => Promise.reject(new Error('template gone'))],
+      [[], async () => proof],
+    ] as const) {
+      const index = new MemoryIndex();
+      const spool = {
+        cursor: async () => ({ rolledBefore: 0, version: 0 }),
+        ofSlice: async () => held,
+        put: async () => undefined,
+        claimUnrolled: async () => true,
+      } as unknown as EvidenceSpool;
+      const outlets = { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } };
+      const kept = await respool([item], { spool, outlets, now: () => NOW + 60_000, timeoutMs: 1_000 }, rebuild);
+      expect(kept.unverified).toEqual([]);
+      expect(await index.sendsOfEvent('e-9')).toEqual([
+        { batch: slice, notificationId: item.notificationId, sha256: proof.sha256, attempt: 3 },
+      ]);
+    }
   });
   it("a named notification SENT naming no record after an automatic retry or a resend from UNKNOWN (no batch named): its attempt 1's index entry, a frozen holder's late record, names none of attempt 2 — lost, never skipped unsaid; attempt 2's entry keeps it", async () => {
     const name = batchName('dispatch', NOW, 'unnamedretry0001');
