@@ -82,6 +82,14 @@ describe('reading a batch', () => {
         state: 'damaged',
         says: `record 1 of ${batchObjectKey(NAME)}: its bytes do not match its hash`,
       },
+      // The record the SENT write named is not there: said, beside the record of e-3 the batch holds.
+      {
+        notificationId: 'e-3#SMS',
+        batch: NAME,
+        sha256: 'f'.repeat(64),
+        state: 'notInBatch',
+        says: `${batchObjectKey(NAME)} holds no record of it with this digest: lost`,
+      },
     ]);
     const [first, third] = found.proofs;
     expect(first?.warnings).toBeUndefined();
