@@ -215,38 +215,59 @@ export const indexSend = (sha256: string, notificationId: string) => `${sha256} 
  * outlives the notification item — a reader checks the stored record against it (`digestMatches`); another record
  * with the same first 128 bits is a second preimage, 2^128 work. A batch name has no space.
  *
+ * After the digest, the attempt of the record (the claim that sent it, SendEvidence `attempt`) and a dot, `2.` for
+ * attempt 2: what tells this attempt's send from an earlier one's a frozen holder recorded late (sweeper/
+ * recover-evidence.ts `namesThisAttempt`). Two bytes a send. A mark without it (written before; or a send whose
+ * record's attempt is not known) is read as before: a reader falls back on the batches resends name.
+ *
  * Marks written before this (`<digest> <batch> <#CHANNEL…>`: a space after the digest, the batch as `indexBatchPart`
- * names it, the channel whole) are read as well: the space after the digest tells them apart.
+ * names it, the channel whole) are read as well: the space after the digest tells them apart. A reader of a version
+ * before the attempt (a stack update's minutes, a rollback) reads a mark with one as none (its MARK allows no digit
+ * and dot after the digest) — never as another notification's, but not as its own either: its sweeper counts such a
+ * send naming no record unconfirmed, and its `ops evidence`, export and `spool-keys` leave the send out, unsaid.
  */
 export const INDEX_DIGEST_HEX = 32;
 export const indexDigest = (sha256: string) =>
   Buffer.from(sha256.slice(0, INDEX_DIGEST_HEX), 'hex').toString('base64url');
 /** A mark's digest's characters: 128 bits in base64url, unpadded (MARK's first group). */
 export const INDEX_DIGEST_B64 = 22;
-export function indexMark(sha256: string, day: string, batch: string, eventId: string, notificationId: string) {
-  return `${indexDigest(sha256)}${shortBatchPart(day, batch)} ${shortIdRest(notificationId.slice(eventId.length))}`;
+export function indexMark(
+  sha256: string,
+  day: string,
+  batch: string,
+  eventId: string,
+  notificationId: string,
+  attempt?: number,
+) {
+  // A number that is not a whole one is no claim's: left out, the mark is read by the batch rule. A safe integer has
+  // at most 16 digits, as many as MARK reads.
+  const claim = attempt !== undefined && Number.isSafeInteger(attempt) && attempt >= 0 ? `${attempt}.` : '';
+  const rest = shortIdRest(notificationId.slice(eventId.length));
+  return `${indexDigest(sha256)}${claim}${shortBatchPart(day, batch)} ${rest}`;
 }
 /**
- * A mark: the digest, then a space and the batch as before, or at once the batch as `shortBatchPart` names it — one
- * of its forms, so that a whole hex digest of the layout before (`indexSend`) is not read as one — then its rest.
+ * A mark: the digest, then a space and the batch as before, or its attempt and a dot (if any) and the batch as
+ * `shortBatchPart` names it — one of its forms, so that a whole hex digest of the layout before (`indexSend`) is not
+ * read as one; its date form has a dash after its digits, never a dot — then its rest.
  */
 const MARK =
-  /^([A-Za-z0-9_-]{22})(?:( )(\S+)|()(~[A-Za-z0-9_-]{3,}|[A-Z][A-Za-z0-9_-]{3}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
+  /^([A-Za-z0-9_-]{22})(?:( )(\S+)|(?:(\d{1,16})\.)?(~[A-Za-z0-9_-]{3,}|[A-Z][A-Za-z0-9_-]{3}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
 /** A send of the compact layout read back (`indexMark`), on the item of `eventId` and `day`; undefined if not one. */
 export function parseIndexMark(
   mark: string,
   day: string,
   eventId: string,
-): { batch: string; notificationId: string; sha256: string } | undefined {
+): { batch: string; notificationId: string; sha256: string; attempt?: number } | undefined {
   const m = MARK.exec(mark);
   if (m === null) return undefined;
-  const [, digest, space, spacedPart, , shortPart, rest] = m as unknown as (string | undefined)[];
+  const [, digest, space, spacedPart, attempt, shortPart, rest] = m as unknown as (string | undefined)[];
   const spaced = space === ' ';
   const part = (spaced ? spacedPart : shortPart) as string;
   return {
     batch: spaced ? batchOfIndexPart(day, part) : batchOfShortPart(day, part),
     notificationId: `${eventId}${spaced ? rest : idRestOfShort(rest as string)}`,
     sha256: Buffer.from(digest as string, 'base64url').toString('hex'),
+    ...(attempt === undefined ? {} : { attempt: Number(attempt) }),
   };
 }
 
@@ -347,12 +368,14 @@ export function idRestOfShort(short: string): string {
 /** The day (UTC, `yyyy-mm-dd`) a send is indexed under: its acceptance's. */
 export const indexDay = (acceptedAt: string) => acceptedAt.slice(0, 10);
 
-/** A send as the index needs it: whose, when, which notification, and its record's digest. */
+/** A send as the index needs it: whose, when, which notification, its record's digest, and the claim that sent it. */
 export interface IndexedSend {
   readonly userId: string;
   readonly acceptedAt: string;
   readonly notificationId: string;
   readonly sha256: string;
+  /** The record's attempt; absent when the writer does not know it (a reference written before it named one). */
+  readonly attempt?: number;
 }
 
 /** The sends among a batch's records. */
@@ -362,7 +385,8 @@ export const sendsOf = (
   records.flatMap(({ record, bytes }) => {
     if (record.kind !== 'SEND') return [];
     const s = record as SendEvidence;
-    return [{ userId: s.userId, acceptedAt: s.acceptedAt, notificationId: s.notificationId, sha256: sha256Hex(bytes) }];
+    const { userId, acceptedAt, notificationId, attempt } = s;
+    return [{ userId, acceptedAt, notificationId, sha256: sha256Hex(bytes), attempt }];
   });
 
 /** One customer's sends in one batch on one day: one small index item, never a set that grows with the customer. */
@@ -370,7 +394,7 @@ export interface IndexEntry {
   readonly userId: string;
   readonly day: string;
   readonly batch: string;
-  readonly sends: readonly { readonly notificationId: string; readonly sha256: string }[];
+  readonly sends: readonly { readonly notificationId: string; readonly sha256: string; readonly attempt?: number }[];
 }
 
 /** A batch's sends, by customer and day of acceptance. */
@@ -383,7 +407,11 @@ export function indexEntriesOf(batch: string, sends: readonly IndexedSend[]): In
     const day = indexDay(s.acceptedAt);
     const key = JSON.stringify([s.userId, day]);
     const entry = byCustomer.get(key) ?? { userId: s.userId, day, batch, sends: [] };
-    entry.sends.push({ notificationId: s.notificationId, sha256: s.sha256 });
+    entry.sends.push({
+      notificationId: s.notificationId,
+      sha256: s.sha256,
+      ...(s.attempt === undefined ? {} : { attempt: s.attempt }),
+    });
     byCustomer.set(key, entry);
   }
   return [...byCustomer.values()];

@@ -6,9 +6,10 @@
  * Items (docs/table.md "The evidence index"), in the compact layout — kept for seven years, every byte is paid for
  * 84 months, so an item holds nothing its key says, under one-letter names:
  * - pk `u#<userId>`, sk `<yyyy-mm-dd>#<eventId>`, `s`: the customer's sends of one event accepted that day, each
- *   `<digest><batch> <channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128 bits, the
- *   batch and the channel short; marks spaced as before still read) — an event's channels share one item even when
- *   they are sent from two batches, and a writer adds all it holds of one item in one write;
+ *   `<digest><attempt>.<batch> <channel…>` (domain/evidence-batch.ts indexMark: the record's SHA-256's first 128
+ *   bits, its attempt, the batch and the channel short; marks without an attempt, or spaced, as before still read) —
+ *   an event's channels share one item even when they are sent from two batches, and a writer adds all it holds of
+ *   one item in one write;
  * - pk `e#<eventId>`, sk `~<day, 4 base-36 digits><userId>` (domain/keys.ts eventIndexSk; `<yyyy-mm-dd>#<userId>`
  *   before, still read), nothing else: which customer-day holds the event's sends — the event's look-up is that
  *   item, then the customer's item of that day and event.
@@ -28,6 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   INDEX_DIGEST_B64,
+  INDEX_DIGEST_HEX,
   type IndexEntry,
   indexMark,
   parseIndexMark,
@@ -55,6 +57,11 @@ export interface IndexedRef {
   readonly notificationId: string;
   /** Hex: the record's whole SHA-256, or (the compact layout) its first 128 bits; checked by `digestMatches`. */
   readonly sha256?: string;
+  /**
+   * The claim that sent it (its record's attempt), on a mark of the compact layout written since marks carry it; none
+   * before: which attempt's send it is, a reader then tells by the batches resends name (recover-evidence.ts).
+   */
+  readonly attempt?: number;
 }
 
 /** Days of acceptance (UTC `yyyy-mm-dd`), both ends included; either end open. */
@@ -370,15 +377,23 @@ function dayCondition(pk: string, from: string | undefined, to: string | undefin
   };
 }
 
-/** A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named. */
+/**
+ * A send named twice (in the former table and again in the index's, by a rebuild) once, where it was first named: a
+ * send is its record, told by its batch, its notification and its digest's first 128 bits (all the compact layout
+ * keeps; the layout before kept the whole). So two attempts' sends of one notification in one batch (a spool slice's
+ * minute: an operator's resend) stay two, whether or not their marks carry their attempts (written before they did):
+ * a reader asking for the current attempt's finds it (recover-evidence.ts `namesThisAttempt`), and an erasure's
+ * `spool-keys` names both items. The record's attempt, which its digest fixes, is kept from whichever names it.
+ */
 function distinct(refs: IndexedRef[]): IndexedRef[] {
-  const seen = new Set<string>();
-  return refs.filter((r) => {
-    const key = `${r.batch} ${r.notificationId}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+  const found = new Map<string, IndexedRef>();
+  for (const r of refs) {
+    const key = JSON.stringify([r.batch, r.notificationId, r.sha256?.slice(0, INDEX_DIGEST_HEX) ?? null]);
+    const first = found.get(key);
+    if (first === undefined) found.set(key, r);
+    else if (first.attempt === undefined && r.attempt !== undefined) found.set(key, { ...first, attempt: r.attempt });
+  }
+  return [...found.values()];
 }
 
 /**
@@ -399,7 +414,7 @@ export function indexItemsOf(entries: readonly DatedEntry[]): IndexItem[] {
     for (const send of entry.sends) {
       const eventId = parseNotificationId(send.notificationId)?.eventId;
       const own = eventId ?? send.notificationId;
-      const mark = indexMark(send.sha256, entry.day, entry.batch, own, send.notificationId);
+      const mark = indexMark(send.sha256, entry.day, entry.batch, own, send.notificationId, send.attempt);
       keep({ pk: customerIndexPk(entry.userId), sk: customerIndexSk(entry.day, own) }, expiresAt, mark);
       if (eventId !== undefined)
         keep({ pk: eventIndexPk(eventId), sk: eventIndexSk(entry.day, entry.userId) }, expiresAt);

@@ -1,6 +1,6 @@
 /** What a reader of send evidence answers (stores/evidence-reader.ts): a send shown, and one named but not shown. */
 import type { FeedbackEvidence, SendEvidence } from '../domain/evidence.ts';
-import type { BatchEntry } from '../domain/evidence-batch.ts';
+import { type BatchEntry, digestMatches } from '../domain/evidence-batch.ts';
 
 export interface SendProof {
   /** The object the record is in: its batch, or (before batches) its own. */
@@ -45,4 +45,26 @@ export interface UnfoundSend {
 export interface SendsFound {
   readonly proofs: SendProof[];
   readonly unfound: UnfoundSend[];
+}
+
+/** Each digest named for each notification, or the notification alone when none is: what an unfound send reports. */
+export const eachNamed = (ids: ReadonlyMap<string, ReadonlySet<string>>): [string, string | undefined][] =>
+  [...ids].flatMap(([id, digests]): [string, string | undefined][] =>
+    digests.size === 0 ? [[id, undefined]] : [...digests].map((d) => [id, d]),
+  );
+
+/** The warnings of a record no digest named for its notification matches (none when none is named). */
+export const unnamedDigest = (what: string, sha256: string, named: ReadonlySet<string> | undefined) =>
+  [...(named ?? [])].some((d) => digestMatches(d, sha256))
+    ? []
+    : [...(named ?? [])].map((d) => `the ${what} sha256 ${sha256} is not the ${d} its SENT write or the index carried`);
+
+/**
+ * A digest named for a notification, once per record: the whole one its SENT write carried and the first 128 bits the
+ * index keeps name the same record (the whole one is kept); two attempts' records are two digests.
+ */
+export function addDigest(digests: Set<string>, sha256: string): void {
+  if ([...digests].some((d) => d.startsWith(sha256))) return;
+  for (const d of digests) if (sha256.startsWith(d)) digests.delete(d);
+  digests.add(sha256);
 }

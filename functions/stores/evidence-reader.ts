@@ -16,7 +16,14 @@ import type { NotificationItem } from '../domain/notification.ts';
 import { DynamoEvidenceGaps } from './evidence-gaps.ts';
 import type { DayRange, EvidenceIndex, IndexedRef } from './evidence-index.ts';
 import { DynamoEvidenceIntents, type EvidenceIntent } from './evidence-intents.ts';
-import type { SendProof, SendsFound, UnfoundSend } from './evidence-proof.ts';
+import {
+  addDigest,
+  eachNamed,
+  type SendProof,
+  type SendsFound,
+  type UnfoundSend,
+  unnamedDigest,
+} from './evidence-proof.ts';
 import { DynamoEvidenceReports } from './evidence-reports.ts';
 import { type SliceReading, sendsInSlice, sliceUnfound } from './evidence-slice-reader.ts';
 import { DynamoEvidenceSpool, type SpooledRecord } from './evidence-spool.ts';
@@ -178,7 +185,7 @@ export async function findSends(
   for (const r of refs) {
     const ids = byBatch.get(r.batch) ?? new Map<string, Set<string>>();
     const digests = ids.get(r.notificationId) ?? new Set<string>();
-    if (r.sha256 !== undefined) digests.add(r.sha256);
+    if (r.sha256 !== undefined) addDigest(digests, r.sha256);
     byBatch.set(r.batch, ids.set(r.notificationId, digests));
   }
   const proofs: SendProof[] = [];
@@ -193,7 +200,9 @@ export async function findSends(
     proofs.push(...found.proofs);
     unfound.push(...found.unfound);
   }
-  return { proofs: proofs.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt)), unfound };
+  // A record named under its slice and under its late object's name (the recovery's index entry) is read by both.
+  const once = [...new Map(proofs.map((p) => [`${p.key} ${p.sha256}`, p])).values()];
+  return { proofs: once.sort((a, b) => a.send.acceptedAt.localeCompare(b.send.acceptedAt)), unfound };
 }
 
 /** How a spool slice's sends are read: its objects as batches, the spool, the reports named by the slice. */
@@ -205,7 +214,7 @@ function sliceReading(
 ): SliceReading {
   const { locator } = options;
   return {
-    inObject: (name, ids) => sendsInBatch(store, name, ids, options, feedbackBatches, slice),
+    inObject: (name, ids) => sendsInBatch(store, name, ids, options, feedbackBatches, slice, true),
     ...(locator?.unrolled === undefined
       ? {}
       : { unrolled: (s: string) => locator.unrolled?.(s) ?? Promise.resolve([]) }),
@@ -230,6 +239,8 @@ async function sendsInBatch(
   feedbackBatches: FeedbackBatches,
   /** The batch the SENT writes name, when the record is in another object (a spool slice's): its reports are found by it. */
   named: string = batch,
+  /** One of a slice's objects: a named record it lacks may be in another, and the slice's reader reports it. */
+  ofSlice = false,
 ): Promise<SendsFound> {
   const key = batchObjectKey(batch);
   const [object] = await store.history(key);
@@ -239,16 +250,20 @@ async function sendsInBatch(
   const decoded = readBatch(read.bytes);
   const unfound: UnfoundSend[] = [];
   for (const bad of decoded.bad.filter((b) => b.entry.kind === 'SEND' && ids.has(b.entry.notificationId))) {
-    unfound.push(
-      unfoundOf(bad.entry.notificationId, batch, ids, 'damaged', `record ${bad.record} of ${key}: ${bad.reason}`),
-    );
+    const { notificationId, sha256 } = bad.entry;
+    const why = `record ${bad.record} of ${key}: ${bad.reason}`;
+    unfound.push(unfoundOf(notificationId, batch, namedAs(ids, notificationId, sha256), 'damaged', why));
   }
   const sends = decoded.records
     .map((r) => ({ ...r, record: decoded.header.records.indexOf(r.entry) }))
     .filter((r) => r.entry.kind === 'SEND' && ids.has(r.entry.notificationId));
-  for (const id of ids.keys()) {
-    const listed = decoded.header.records.some((e) => e.kind === 'SEND' && e.notificationId === id);
-    if (!listed) unfound.push(unfoundOf(id, batch, ids, 'notInBatch', `${key} holds no record of it: lost`));
+  // Each named record the batch does not list: by its digest (two attempts of a notification are two records).
+  for (const [id, digest] of ofSlice ? [] : eachNamed(ids)) {
+    const listed = decoded.header.records.some(
+      (e) => e.kind === 'SEND' && e.notificationId === id && (digest === undefined || digestMatches(digest, e.sha256)),
+    );
+    const which = digest === undefined ? '' : ` with this digest`;
+    if (!listed) unfound.push(unfoundOf(id, batch, digest, 'notInBatch', `${key} holds no record of it${which}: lost`));
   }
   if (sends.length === 0) return { proofs: [], unfound };
   const reports = await reportsOn(store, named, options, feedbackBatches);
@@ -258,8 +273,9 @@ async function sendsInBatch(
     try {
       send = parseEvidence(bytes) as SendEvidence;
     } catch (e) {
+      const why = `record ${record} of ${key}: ${(e as Error).message}`;
       unfound.push(
-        unfoundOf(entry.notificationId, batch, ids, 'damaged', `record ${record} of ${key}: ${(e as Error).message}`),
+        unfoundOf(entry.notificationId, batch, namedAs(ids, entry.notificationId, entry.sha256), 'damaged', why),
       );
       continue;
     }
@@ -269,9 +285,8 @@ async function sendsInBatch(
       ...reports.found.filter((r) => r.report.providerMessageId === send.providerMessageId),
       ...(await reportsUnder(store, `${sendKey(send).slice(0, -'.json'.length)}.feedback/`)),
     ]);
-    const mismatch = [...(ids.get(entry.notificationId) ?? [])]
-      .filter((d) => !digestMatches(d, entry.sha256))
-      .map((d) => `the stored record's sha256 ${entry.sha256} is not the ${d} its SENT write or the index carried`);
+    // Only a record no named digest matches: the others are other attempts' records of the notification.
+    const mismatch = unnamedDigest("stored record's", entry.sha256, ids.get(entry.notificationId));
     const warnings = [...read.warnings, ...own.flatMap((r) => r.warnings), ...reports.warnings, ...mismatch];
     const versionId = object?.versions[0]?.versionId;
     proofs.push({
@@ -292,12 +307,17 @@ async function sendsInBatch(
 function unfoundOf(
   notificationId: string,
   batch: string,
-  ids: ReadonlyMap<string, ReadonlySet<string>>,
+  sha256: string | undefined,
   state: UnfoundSend['state'],
   why: string,
 ): UnfoundSend {
-  const [sha256] = ids.get(notificationId) ?? [];
   return { notificationId, batch, ...(sha256 === undefined ? {} : { sha256 }), state, says: why };
+}
+
+/** The digest named for a notification that a record of it (its digest) is, else the first named. */
+function namedAs(ids: ReadonlyMap<string, ReadonlySet<string>>, notificationId: string, sha256: string) {
+  const named = [...(ids.get(notificationId) ?? [])];
+  return named.find((d) => digestMatches(d, sha256)) ?? named[0];
 }
 
 /** The sends of a batch the store does not hold, with what the table says of it: a gap, an open intent, or neither. */
@@ -308,10 +328,10 @@ async function notInStore(
 ): Promise<UnfoundSend[]> {
   const state = await options.locator?.stateOf?.(batch);
   const [kind, why] = batchStateText(state);
-  return [...ids.keys()].map((id) => {
-    const [sha256] = ids.get(id) ?? [];
+  return eachNamed(ids).map(([id, sha256]) => {
     const named = `named in batch ${batch}${sha256 === undefined ? '' : ` (sha256 ${sha256})`}`;
-    return unfoundOf(id, batch, ids, kind, `${named}; not in the store yet: a gap, pending recovery, or lost — ${why}`);
+    const says = `${named}; not in the store yet: a gap, pending recovery, or lost — ${why}`;
+    return unfoundOf(id, batch, sha256, kind, says);
   });
 }
 

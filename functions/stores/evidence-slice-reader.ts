@@ -9,7 +9,7 @@
 import { parseEvidence, type SendEvidence } from '../domain/evidence.ts';
 import { batchNameOfKey, batchObjectKey, digestMatches, readBatch, sha256Hex } from '../domain/evidence-batch.ts';
 import { parseSliceBatch, SPOOL_CLOSED_AFTER_MS, SPOOL_SLICE_MS } from '../domain/evidence-spool.ts';
-import type { SendProof, SendsFound } from './evidence-proof.ts';
+import { eachNamed, type SendProof, type SendsFound, unnamedDigest } from './evidence-proof.ts';
 import type { SpooledRecord } from './evidence-spool.ts';
 import type { EvidenceStore } from './evidence-store.ts';
 
@@ -35,26 +35,40 @@ export async function sendsInSlice(
 ): Promise<SendsFound> {
   // The spool before the objects: its cursor said "not rolled", so a roll-up since wrote an object listed below.
   const spooled = (await how.unrolled?.(slice)) ?? [];
-  const left = new Map(ids);
+  // Each notification's named digests no record read yet matches (two attempts of one in a minute: two records, in
+  // one object or in the slice's and a late one): a notification is done when all are, or — none named — once read.
+  const left = new Map([...ids].map(([id, digests]) => [id, new Set(digests)]));
   const proofs: SendProof[] = [];
   const unfound: SendsFound['unfound'] = [];
+  const read = (id: string, sha256: string) => {
+    const digests = left.get(id);
+    for (const d of digests ?? []) if (digestMatches(d, sha256)) digests?.delete(d);
+  };
+  const done = (shown: Iterable<string>) => {
+    for (const id of shown) if (left.get(id)?.size === 0) left.delete(id);
+  };
   for (const key of await sliceObjects(store, slice)) {
     const object = await store.get(key);
     if (object === undefined) continue;
-    const listed = new Set(readBatch(object).header.records.map((e) => e.notificationId));
-    const here = new Map([...left].filter(([id]) => listed.has(id)));
-    if (here.size === 0) continue;
+    const entries = readBatch(object).header.records.filter((e) => e.kind === 'SEND' && left.has(e.notificationId));
+    if (entries.length === 0) continue;
+    // Every record of these notifications here, each warned only when no digest named for it matches it.
+    const here = new Map(entries.map((e) => [e.notificationId, ids.get(e.notificationId) ?? new Set<string>()]));
     const found = await how.inObject(batchNameOfKey(key) as string, here);
     proofs.push(...found.proofs);
     unfound.push(...found.unfound);
-    for (const id of here.keys()) left.delete(id);
+    for (const e of entries) read(e.notificationId, e.sha256);
+    done(here.keys());
   }
   if (left.size === 0) return { proofs, unfound };
+  const shown = new Set<string>();
   for (const record of spooled) {
     if (record.recordKind !== 'SEND' || !left.has(record.notificationId)) continue;
-    proofs.push(await spooledProof(slice, record, left.get(record.notificationId) ?? new Set(), how));
-    left.delete(record.notificationId);
+    proofs.push(await spooledProof(slice, record, ids.get(record.notificationId) ?? new Set(), how));
+    read(record.notificationId, record.sha256);
+    shown.add(record.notificationId);
   }
+  done(shown);
   if (left.size > 0) unfound.push(...(await how.notInStore(left)));
   return { proofs, unfound };
 }
@@ -79,9 +93,7 @@ async function spooledProof(
   const reports = await how.reportsOf(send);
   const warnings = [
     `not in the locked store yet: read from the spool, rolled into ${batchObjectKey(slice)} from ${new Date(start + SPOOL_CLOSED_AFTER_MS).toISOString()}`,
-    ...[...digests]
-      .filter((d) => !digestMatches(d, sha256))
-      .map((d) => `the spooled record's sha256 ${sha256} is not the ${d} its SENT write or the index carried`),
+    ...unnamedDigest("spooled record's", sha256, digests),
     ...(reports.warnings ?? []),
   ];
   return {
@@ -145,8 +157,7 @@ export const SLICE_PENDING_MS = 3_600_000;
 export function sliceUnfound(slice: string, ids: Ids, nowMs: number): SendsFound['unfound'] {
   const closes = (parseSliceBatch(slice)?.startMs ?? 0) + SPOOL_CLOSED_AFTER_MS;
   const pending = nowMs < closes + SLICE_PENDING_MS;
-  return [...ids].map(([notificationId, digests]) => {
-    const [sha256] = digests;
+  return eachNamed(ids).map(([notificationId, sha256]) => {
     const named = `named in batch ${slice}${sha256 === undefined ? '' : ` (sha256 ${sha256})`}`;
     return {
       notificationId,

@@ -21,15 +21,15 @@ import type { SendProof } from '../dispatch/record-evidence.ts';
 import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { isErased } from '../domain/erasure.ts';
 import { parseEvidence } from '../domain/evidence.ts';
-import type { IndexedSend } from '../domain/evidence-batch.ts';
+import { batchObjectKey, type IndexedSend, readBatch } from '../domain/evidence-batch.ts';
 import { isSliceOfBatch, lateBatchName, parseSliceBatch } from '../domain/evidence-spool.ts';
 import { notificationKey, parseNotificationId } from '../domain/keys.ts';
 import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-batch-writer.ts';
-import type { EvidenceIndex } from '../stores/evidence-index.ts';
+import type { EvidenceIndex, IndexedRef } from '../stores/evidence-index.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
-import { digestsStored, sliceHolds } from '../stores/evidence-slice-reader.ts';
+import { digestsStored, sliceHolds, sliceObjects } from '../stores/evidence-slice-reader.ts';
 import type { EvidenceSpool } from '../stores/evidence-spool.ts';
 import type { NotificationKey } from '../stores/notification-store.ts';
 
@@ -151,7 +151,9 @@ async function recoverOne(
   if (alreadyThere && unverified.length > 0) {
     // An erased notification names no customer any more: its record is in the batch, found by its event.
     const indexable = unverified.filter((i) => !isErased(i));
-    const error = await indexBatch(deps.outlets, intent.name, indexable.map(indexedSend));
+    const attempts = await attemptsIn([batchObjectKey(intent.name)], indexable, deps.outlets.store);
+    const sends = indexable.map((i) => indexedSend(i, attempts.get(i.evidence.sha256)));
+    const error = await indexBatch(deps.outlets, intent.name, sends);
     if (error !== undefined) throw Object.assign(new Error(`index: ${error}`), { name: error });
   }
   if (!written.indexed) throw Object.assign(new Error(written.error ?? 'index'), { name: 'IndexFailed' });
@@ -238,7 +240,8 @@ function resendOfBatch(item: NotificationItem, batch: string): { providerMessage
 
 /**
  * The batches of the sends an operator's resends took off the item (`manualResends[].evidenceBatch`): an earlier
- * attempt's record, which an index entry in one of them names — not this attempt's (the index has no attempt).
+ * attempt's record, which an index entry in one of them names — not this attempt's. Asked only of entries written
+ * before they carried their attempt (`namesThisAttempt`).
  */
 export function resentBatches(item: NotificationItem): ReadonlySet<string> {
   const resends = (item as { manualResends?: unknown }).manualResends;
@@ -247,14 +250,27 @@ export function resentBatches(item: NotificationItem): ReadonlySet<string> {
   return new Set(batches.filter((b): b is string => typeof b === 'string'));
 }
 
-/** Whether the index names a send of this notification, an earlier attempt's aside (none to read: no). */
+/**
+ * Whether an index entry names the send of this attempt of a notification. An entry carrying its record's attempt
+ * names that attempt's only: an earlier attempt's record — a frozen holder's written late, after an automatic retry
+ * or a resend that names no batch — is not this one's, in whatever batch. One written before entries carried it is
+ * told by its batch as then: any but a batch a resend took off the item (`earlier`, resentBatches).
+ */
+export function namesThisAttempt(
+  ref: IndexedRef,
+  send: { readonly notificationId: string; readonly attempt: number },
+  earlier: ReadonlySet<string>,
+): boolean {
+  if (ref.notificationId !== send.notificationId) return false;
+  return ref.attempt === undefined ? !earlier.has(ref.batch) : ref.attempt === send.attempt;
+}
+
+/** Whether the index names this attempt's send of the notification (none to read: no). */
 async function indexNames(item: NotificationItem, deps: RecoverDeps): Promise<boolean> {
   const eventId = parseNotificationId(item.notificationId)?.eventId;
   if (deps.index === undefined || eventId === undefined) return false;
   const earlier = resentBatches(item);
-  return (await deps.index.sendsOfEvent(eventId)).some(
-    (r) => r.notificationId === item.notificationId && !earlier.has(r.batch),
-  );
+  return (await deps.index.sendsOfEvent(eventId)).some((r) => namesThisAttempt(r, item, earlier));
 }
 
 const unnamedOf = (item: NotificationItem) => ({
@@ -271,12 +287,52 @@ const mismatch = (item: SentHere, batch: string): RecoverResult['lost'][number] 
   reason: 'MISMATCH',
 });
 
-const indexedSend = (item: SentHere): IndexedSend => ({
-  userId: item.userId,
-  acceptedAt: item.evidence.acceptedAt,
-  notificationId: item.notificationId,
-  sha256: item.evidence.sha256,
-});
+/**
+ * The send the item's reference names: its record's attempt is the reference's, or — a reference written before it
+ * named one — `stored`, read from the record itself where it is at hand (`attemptsIn`); else none, and its mark is
+ * read by the batch rule. Never the item's attempt: a resend may have moved it on since the record was written.
+ */
+const indexedSend = (item: SentHere, stored?: number): IndexedSend => {
+  const attempt = item.evidence.attempt ?? stored;
+  return {
+    userId: item.userId,
+    acceptedAt: item.evidence.acceptedAt,
+    notificationId: item.notificationId,
+    sha256: item.evidence.sha256,
+    ...(attempt === undefined ? {} : { attempt }),
+  };
+};
+
+/**
+ * The attempts the records of these objects carry, by digest, for the items whose reference names none (written
+ * before references did): the objects are read only then. A record the parser refuses gives none.
+ */
+async function attemptsIn(
+  keys: readonly string[],
+  items: readonly SentHere[],
+  store: BatchOutlets['store'],
+): Promise<Map<string, number>> {
+  const attempts = new Map<string, number>();
+  if (items.every((i) => i.evidence.attempt !== undefined)) return attempts;
+  for (const key of keys) {
+    const object = await store.get(key);
+    for (const { entry, bytes } of object === undefined ? [] : readBatch(object).records) {
+      const attempt = recordAttempt(bytes);
+      if (attempt !== undefined) attempts.set(entry.sha256, attempt);
+    }
+  }
+  return attempts;
+}
+
+/** A record's attempt, from its bytes; undefined when it has none or the parser refuses it. */
+function recordAttempt(bytes: Uint8Array): number | undefined {
+  try {
+    const { attempt } = parseEvidence(bytes) as { attempt?: unknown };
+    return typeof attempt === 'number' ? attempt : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The sends of an invocation that spooled them: each rebuilt record whose bytes hash to its SENT digest is put in the
@@ -318,7 +374,7 @@ export async function respool(
       if (!held) unverified.push(item);
       // Kept, but its writer's index write may not have landed (its put went unanswered): indexed under its slice,
       // as its writer would have — unless erased (it names no customer any more: found by its event).
-      else if (!isErased(item)) await indexHeld(slice, item, deps);
+      else if (!isErased(item)) await indexHeld(slice, item, deps, await heldAttempt(slice, item, spool, deps));
       continue;
     }
     let rolled = (await spool.cursor()).rolledBefore > startMs;
@@ -334,16 +390,25 @@ export async function respool(
     if (rolled && !(await inStore(slice, proof.sha256))) {
       await writeLate(slice, proof, deps);
     } else {
-      await indexHeld(slice, item, deps);
+      await indexHeld(slice, item, deps, recordAttempt(proof.bytes));
     }
     rebuilt++;
   }
   return { rebuilt, unverified };
 }
 
-async function indexHeld(slice: string, item: SentHere, deps: KeepDeps): Promise<void> {
-  const failed = await indexBatch(deps.outlets, slice, [indexedSend(item)]);
+async function indexHeld(slice: string, item: SentHere, deps: KeepDeps, stored?: number): Promise<void> {
+  const failed = await indexBatch(deps.outlets, slice, [indexedSend(item, stored)]);
   if (failed !== undefined) throw Object.assign(new Error(`index: ${failed}`), { name: failed });
+}
+
+/** The attempt of a held record of a slice whose reference names none: from its spooled bytes, else its objects'. */
+async function heldAttempt(slice: string, item: SentHere, spool: EvidenceSpool, deps: KeepDeps) {
+  if (item.evidence.attempt !== undefined) return undefined;
+  const spooled = (await spool.ofSlice(slice)).find((r) => r.sha256 === item.evidence.sha256);
+  if (spooled !== undefined) return recordAttempt(spooled.bytes);
+  const objects = await sliceObjects(deps.outlets.store, slice);
+  return (await attemptsIn(objects, [item], deps.outlets.store)).get(item.evidence.sha256);
 }
 
 /** A record of a rolled slice its objects lack, written beside the slice's object (named by its digest), indexed. */

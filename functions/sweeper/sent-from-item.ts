@@ -16,9 +16,10 @@
  *   stage of two regions, only when claimed at this region's epoch, else unconfirmed (`elsewhere`). What
  *   is read is the spool and the store, never the index: a record not indexed yet is kept, not lost.
  * - naming nothing: extended by an earlier version, before the reference, or naming an earlier attempt's record
- *   (domain/attempt-evidence.ts). Checked against the index as then, an entry in a batch a resend took off the item
- *   aside (an earlier attempt's): one no index names is counted unconfirmed (EvidenceUnconfirmed): lost with the
- *   holder, or not indexed yet (a holder that froze past its lease writes its record late).
+ *   (domain/attempt-evidence.ts). Checked against the index's entries of this attempt (an entry carries its record's
+ *   attempt; one written before that, in a batch a resend took off the item, is an earlier attempt's): one no index
+ *   names is counted unconfirmed (EvidenceUnconfirmed): lost with the holder, or not indexed yet (a holder that froze
+ *   past its lease writes its record late).
  */
 import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { digestMatches } from '../domain/evidence-batch.ts';
@@ -28,7 +29,7 @@ import { messageIdOf } from '../domain/message-id.ts';
 import type { NotificationItem } from '../domain/notification.ts';
 import type { EvidenceIndex } from '../stores/evidence-index.ts';
 import type { NotificationKey, SweepEntry } from '../stores/notification-store.ts';
-import { type RecoverResult, resentBatches, type SentHere } from './recover-evidence.ts';
+import { namesThisAttempt, type RecoverResult, resentBatches, type SentHere } from './recover-evidence.ts';
 
 /** A batch a record went to alone, its intent refused: `<invocation id>r<n>` (dispatch/record-evidence.ts `ready`). */
 const ALONE = /^batches\/.*-[0-9a-f]+r\d+$/;
@@ -78,11 +79,13 @@ export async function checkSentFromItem(
     if (deps.lostByRecovery?.has(e.notificationId)) continue;
     try {
       const item = await deps.notifications.get({ pk: e.pk, sk: e.sk });
-      // A reference an earlier attempt left (domain/attempt-evidence.ts) names nothing of this send.
-      const evidence = item === undefined ? undefined : attemptEvidence(item);
+      // A reference an earlier attempt left (domain/attempt-evidence.ts) names nothing of this send. Judged by the
+      // attempt SENT (the entry's), not the item's: an operator's resend since may have let a claim move it on.
+      const evidence = item === undefined ? undefined : attemptEvidence({ ...item, attempt: e.attempt });
       if (evidence === undefined || ALONE.test(evidence.batch)) {
         const earlier = item === undefined ? new Set<string>() : resentBatches(item);
-        if (!(await namedByIndex(e, deps.index, evidence, earlier))) result.notKept.push(e);
+        const send = { notificationId: e.notificationId, attempt: e.attempt };
+        if (!(await namedByIndex(send, deps.index, evidence, earlier))) result.notKept.push(e);
         continue;
       }
       // An invocation's own batch: its intent's recovery has it (see the header).
@@ -102,23 +105,22 @@ export async function checkSentFromItem(
 
 /**
  * Whether the index names this send: the record its reference names (that batch, or that digest), else — naming no
- * record — any send of this notification but those in a batch a resend took off the item (`earlier`: an earlier
- * attempt's, which the index, having no attempt, cannot tell apart otherwise).
+ * record — an entry of this attempt's send (recover-evidence.ts `namesThisAttempt`: by the attempt the entry carries;
+ * one written before entries carried it, by any batch but one a resend took off the item, `earlier`).
  */
 async function namedByIndex(
-  e: SweepEntry,
+  send: { readonly notificationId: string; readonly attempt: number },
   index: Pick<EvidenceIndex, 'sendsOfEvent'>,
   named: { readonly batch: string; readonly sha256: string } | undefined,
   earlier: ReadonlySet<string>,
 ): Promise<boolean> {
-  const eventId = parseNotificationId(e.notificationId)?.eventId;
+  const eventId = parseNotificationId(send.notificationId)?.eventId;
   const refs = eventId === undefined ? [] : await index.sendsOfEvent(eventId);
-  return refs.some(
-    (r) =>
-      r.notificationId === e.notificationId &&
-      (named === undefined
-        ? !earlier.has(r.batch)
-        : r.batch === named.batch || (r.sha256 !== undefined && digestMatches(r.sha256, named.sha256))),
+  return refs.some((r) =>
+    named === undefined
+      ? namesThisAttempt(r, send, earlier)
+      : r.notificationId === send.notificationId &&
+        (r.batch === named.batch || (r.sha256 !== undefined && digestMatches(r.sha256, named.sha256))),
   );
 }
 

@@ -250,7 +250,14 @@ export function spooledSends(deps: SpooledSendDeps): SpooledSends {
       if (t !== 'accepted') return 'lost';
       lookups.found++;
       // Found by its notification now; by its customer once indexed (else the roll-up's check of the slice does it).
-      const send = { userId: found.userId, acceptedAt, notificationId: found.notificationId, sha256 };
+      // Its key names this attempt (keyOf): the record is this claim's.
+      const send = {
+        userId: found.userId,
+        acceptedAt,
+        notificationId: found.notificationId,
+        sha256,
+        attempt: entry.attempt,
+      };
       await indexBatch(deps.outlets, slice, [send]).catch(() => undefined);
       return 'accepted';
     },

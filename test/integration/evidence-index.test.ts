@@ -34,6 +34,8 @@ const RETENTION_DAYS = 2_557;
 const START = Date.parse('2026-11-01T00:00:00.000Z');
 const HOUR = 3_600_000;
 const digest = (i: number) => i.toString(16).padStart(64, '0');
+/** A digest whose first 128 bits (all a compact mark keeps) tell it from its neighbours', as real records' do. */
+const headed = (i: number) => i.toString(16).padStart(8, '0').padEnd(64, '0');
 
 beforeAll(async () => {
   table = await newLocalTable(inject('dynamoEndpoint'));
@@ -198,6 +200,10 @@ describe('the evidence index in a table of its own', () => {
     const found = { batch: name, notificationId: 'two-ev#EMAIL', sha256: digest(3) };
     expect(await index.sendsOf('two-tables')).toEqual([found]);
     expect(await index.sendsOfEvent('two-ev')).toEqual([found]);
+    // A rebuild since marks carry the attempt: still once, where first named, with the attempt the rebuild read.
+    expect(await put(name, [{ ...send, attempt: 1 }])).toBe(0);
+    expect(await index.sendsOf('two-tables')).toEqual([{ ...found, attempt: 1 }]);
+    expect(await index.sendsOfEvent('two-ev')).toEqual([{ ...found, attempt: 1 }]);
   });
 
   it('items of the layout before the compact one (written by stages deployed before it, until their TTL) are still read beside it: by customer, in a range, by event', async () => {
@@ -327,6 +333,64 @@ describe('the evidence index in a table of its own', () => {
     expect((await index.sendsOf('slice-customer')).map((s) => s.notificationId)).toEqual(both);
     expect((await index.sendsOfEvent('slice-ev')).map((s) => s.notificationId)).toEqual(both);
     expect((await index.sendsOf('slice-customer')).map((s) => s.batch)).toEqual([slice, slice]);
+  });
+
+  it("each send keeps its record's attempt: two attempts of one notification in one slice (an operator's resend within the minute, each invocation's writer adding its own) are two sends, each read with its attempt; one written without (a stage deployed before) reads with none", async () => {
+    const slice = sliceBatchName(START + 90_000, RETENTION_DAYS);
+    const send = (n: number, attempt?: number): IndexedSend => ({
+      userId: 'attempt-customer',
+      acceptedAt: new Date(START + 90_000 + n).toISOString(),
+      notificationId: 'attempt-ev#SMS',
+      sha256: headed(900 + n),
+      ...(attempt === undefined ? {} : { attempt }),
+    });
+    // Attempt 2's writer first, attempt 1's after it (two invocations of the minute: a slice is its writer's
+    // invocation-start minute, and only an operator's resend comes that soon — an automatic retry waits a lease), and
+    // an EMAIL send an earlier version indexed without its attempt.
+    expect(await put(slice, [send(2, 2)])).toBe(0);
+    expect(await put(slice, [send(1, 1)])).toBe(0);
+    expect(await put(slice, [{ ...send(3), notificationId: 'attempt-ev#EMAIL' }])).toBe(0);
+    const [item] = await queryAll(table.doc, {
+      TableName: indexTable,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': 'u#attempt-customer' },
+    });
+    // Stored as `<digest><attempt>.<batch> <channel>`: two bytes a send more than without.
+    expect([...((item?.s ?? []) as Set<string>)].map((m) => m.slice(22)).sort()).toEqual([
+      '1.~ABn9 S',
+      '2.~ABn9 S',
+      '~ABn9 E',
+    ]);
+    const expected = [
+      { batch: slice, notificationId: 'attempt-ev#EMAIL', sha256: headed(903).slice(0, 32) },
+      { batch: slice, notificationId: 'attempt-ev#SMS', sha256: headed(901).slice(0, 32), attempt: 1 },
+      { batch: slice, notificationId: 'attempt-ev#SMS', sha256: headed(902).slice(0, 32), attempt: 2 },
+    ];
+    const byDigest = (refs: readonly { sha256?: string }[]) =>
+      [...refs].sort((a, b) => String(a.sha256).localeCompare(String(b.sha256)));
+    expect(byDigest(await index.sendsOf('attempt-customer'))).toEqual(byDigest(expected));
+    expect(byDigest(await index.sendsOfEvent('attempt-ev'))).toEqual(byDigest(expected));
+  });
+
+  it('two attempts of one notification in one slice whose marks carry no attempt (written before marks did) are two sends, told by their digests', async () => {
+    const slice = sliceBatchName(START + 150_000, RETENTION_DAYS);
+    const send = (n: number): IndexedSend => ({
+      userId: 'no-attempt-customer',
+      acceptedAt: new Date(START + 150_000 + n).toISOString(),
+      notificationId: 'no-attempt-ev#SMS',
+      sha256: headed(950 + n),
+    });
+    expect(await put(slice, [send(1)])).toBe(0);
+    expect(await put(slice, [send(2)])).toBe(0);
+    const expected = [1, 2].map((n) => ({
+      batch: slice,
+      notificationId: 'no-attempt-ev#SMS',
+      sha256: headed(950 + n).slice(0, 32),
+    }));
+    const byDigest = (refs: readonly { sha256?: string }[]) =>
+      [...refs].sort((a, b) => String(a.sha256).localeCompare(String(b.sha256)));
+    expect(byDigest(await index.sendsOf('no-attempt-customer'))).toEqual(byDigest(expected));
+    expect(byDigest(await index.sendsOfEvent('no-attempt-ev'))).toEqual(byDigest(expected));
   });
 
   it("a later writer of a shared customer item kept for a shorter retention (a deploy lowered it) adds its sends and never shortens the item's TTL; a longer one raises it", async () => {

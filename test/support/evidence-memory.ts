@@ -90,7 +90,7 @@ export class MemoryIntents implements EvidenceIntents {
 }
 
 export class MemoryIndex implements EvidenceIndex {
-  /** Items as the table would hold them: `<pk> <sk>` → the sends (`<sha256> <notificationId>`). */
+  /** Items as the table would hold them: `<pk> <sk>` → the sends (`<sha256>[.<attempt>] <notificationId>`). */
   readonly items = new Map<string, Set<string>>();
   constructor(public failing = false) {}
   async add(entry: EvidenceIndexEntry, _expiresAt?: number) {
@@ -101,7 +101,8 @@ export class MemoryIndex implements EvidenceIndex {
         `EVIDENCE_INDEX#${entry.userId} ${entry.day}#${entry.batch}`,
         `EVIDENCE_EVENT#${eventId} ${entry.batch}`,
       ]) {
-        this.items.set(key, (this.items.get(key) ?? new Set()).add(`${s.sha256} ${s.notificationId}`));
+        const send = `${s.sha256}${s.attempt === undefined ? '' : `.${s.attempt}`} ${s.notificationId}`;
+        this.items.set(key, (this.items.get(key) ?? new Set()).add(send));
       }
     }
   }
@@ -115,11 +116,15 @@ export class MemoryIndex implements EvidenceIndex {
       .filter(([k]) => k.startsWith(prefix))
       .sort(([a], [b]) => a.localeCompare(b))
       .flatMap(([k, sends]) =>
-        [...sends].sort().map((s) => ({
-          batch: batchOf(k.slice(prefix.length)),
-          notificationId: s.slice(65),
-          sha256: s.slice(0, 64),
-        })),
+        [...sends].sort().map((s) => {
+          const [digest = '', attempt] = s.slice(0, s.indexOf(' ')).split('.');
+          return {
+            batch: batchOf(k.slice(prefix.length)),
+            notificationId: s.slice(s.indexOf(' ') + 1),
+            sha256: digest,
+            ...(attempt === undefined ? {} : { attempt: Number(attempt) }),
+          };
+        }),
       );
   }
   async sendsOf(userId: string) {

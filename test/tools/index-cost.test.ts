@@ -55,6 +55,7 @@ describe('the evidence index in the cost model', () => {
           acceptedAt: '2026-12-05T09:15:00.000Z',
           notificationId: `${INDEX_SAMPLE.eventId}#${channel}`,
           sha256: 'f'.repeat(64),
+          attempt: 1,
         })),
       ).map((entry) => ({ entry, expiresAt: INDEX_SAMPLE.expiresAt })),
     );

@@ -182,6 +182,36 @@ it('names each of two attempts of one notification spooled in one minute, and a 
   expect(found.keys).toHaveLength(2);
 });
 
+it("names each of two attempts of one notification spooled in one minute that only the index names (the customer erased from their notifications first), whether or not the index's marks carry their attempts", async () => {
+  for (const [eventId, withAttempts] of [
+    ['keys6', true],
+    ['keys7', false],
+  ] as const) {
+    // Attempt 1's record and a resend's (attempt 2), each spooled and indexed by its own writer; the customer's
+    // notification names nothing now. Marks written before they carried the attempt name none.
+    const first = proofOf(eventId, t0 + 6_000, 'Example Bank: attempt one.');
+    const second = proofOf(eventId, t0 + 7_000, 'Example Bank: attempt two.');
+    const { userId, notificationId } = second.record;
+    const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
+    const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
+    for (const [n, p] of [first, second].entries()) {
+      await spool.put([{ slice, sha256: p.sha256, notificationId, recordKind: 'SEND', bytes: p.bytes }], t0);
+      const send = { userId, acceptedAt: p.record.acceptedAt, notificationId, sha256: p.sha256 };
+      const entries = indexEntriesOf(slice, [{ ...send, ...(withAttempts ? { attempt: n + 1 } : {}) }]);
+      await index.putBatch(entries.map((entry) => ({ entry, expiresAt: 2_000_000_000 })));
+    }
+    let json = '';
+    expect(await main(['spool-keys', userId, '--json', ...where], (t) => (json += t))).toBe(0);
+    const found = JSON.parse(json) as { keys: { pk: string; skPrefix: string }[] };
+    for (const p of [first, second]) {
+      const item = await spoolItem({ slice, sha256: p.sha256, notificationId: '', recordKind: 'SEND', bytes: p.bytes });
+      const reaching = found.keys.filter((k) => k.pk === item.pk && String(item.sk).startsWith(k.skPrefix));
+      expect(reaching, `${eventId}: each item reached by exactly one printed key`).toHaveLength(1);
+    }
+    expect(found.keys, eventId).toHaveLength(2);
+  }
+});
+
 it('prints the Query and DeleteItem commands the break-glass session runs', async () => {
   let text = '';
   expect(await main(['spool-keys', mine.record.userId, ...where], (t) => (text += t))).toBe(0);

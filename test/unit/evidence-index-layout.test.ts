@@ -19,6 +19,7 @@ import {
   indexSend,
   parseIndexMark,
   parseIndexSend,
+  sendsOf,
   sha256Hex,
   shortBatchPart,
   shortIdRest,
@@ -66,6 +67,66 @@ describe('a send as the index keeps it', () => {
     expect(parseIndexMark(indexMark(SHA, day, slice, 'ev', 'ev#EMAIL'), day, 'ev')).toEqual(
       parseIndexMark(`${indexDigest(SHA)} 091500-sweeper-spooldays2557 #EMAIL`, day, 'ev'),
     );
+  });
+
+  it("a mark carries its record's attempt after the digest (`2.`): two bytes a send, read back in every batch form; one without it reads as none", () => {
+    const slice = sliceBatchName(Date.parse('2026-12-05T09:15:30Z'), 2_557);
+    const forms = [batch, slice, batchName('sweeper', Date.parse('2026-12-04T23:59:59Z'), 'f00d1234'), 'other/name'];
+    for (const b of forms) {
+      const without = indexMark(SHA, day, b, 'ev 1#a', 'ev 1#a#SMS#E2');
+      // The widest a writer gives (a safe integer: 16 digits) reads back too.
+      for (const attempt of [0, 1, 2, 12, 2026, Number.MAX_SAFE_INTEGER]) {
+        const mark = indexMark(SHA, day, b, 'ev 1#a', 'ev 1#a#SMS#E2', attempt);
+        expect(mark, b).toBe(`${without.slice(0, 22)}${attempt}.${without.slice(22)}`);
+        expect(parseIndexMark(mark, day, 'ev 1#a'), b).toEqual({
+          batch: b,
+          notificationId: 'ev 1#a#SMS#E2',
+          sha256: SHA.slice(0, 32),
+          attempt,
+        });
+      }
+      expect(indexMark(SHA, day, b, 'ev', 'ev#SMS', 1).length - indexMark(SHA, day, b, 'ev', 'ev#SMS').length).toBe(2);
+      // Written before marks carried it: no attempt, not 0.
+      expect(parseIndexMark(without, day, 'ev 1#a'), b).not.toHaveProperty('attempt');
+    }
+    // A number no claim is (a record written by hand) is left out: the mark is read by the batch rule.
+    for (const odd of [1.5, -1, Number.NaN])
+      expect(indexMark(SHA, day, batch, 'ev', 'ev#SMS', odd)).toBe(indexMark(SHA, day, batch, 'ev', 'ev#SMS'));
+  });
+
+  it('a reader deployed before marks carried the attempt reads a mark with one as none (not indexed yet), never as another send', () => {
+    // MARK as it was before the attempt (domain/evidence-batch.ts at f1888ee).
+    const before =
+      /^([A-Za-z0-9_-]{22})(?:( )(\S+)|()(~[A-Za-z0-9_-]{3,}|[A-Z][A-Za-z0-9_-]{3}[0-9a-z]+|\d{4}-\d{2}-\d{2}\/\S+|\/\S+)) (.*)$/s;
+    const slice = sliceBatchName(Date.parse('2026-12-05T09:15:30Z'), 2_557);
+    for (const b of [batch, slice, batchName('dispatch', Date.parse('2026-12-04T10:00:00Z'), 'a1b2c3d4'), 'x/y']) {
+      expect(before.test(indexMark(SHA, day, b, 'ev', 'ev#SMS')), b).toBe(true);
+      for (const attempt of [1, 2026])
+        expect(before.test(indexMark(SHA, day, b, 'ev', 'ev#SMS', attempt)), b).toBe(false);
+    }
+  });
+
+  it("a batch's sends carry their records' attempts into its entries and its marks", () => {
+    const record = (attempt: number) =>
+      ({
+        kind: 'SEND',
+        userId: 'u-1',
+        acceptedAt: '2026-12-05T09:15:03.000Z',
+        notificationId: 'ev-9#SMS',
+        attempt,
+      }) as never;
+    const sends = sendsOf([
+      { record: record(1), bytes: Buffer.from('attempt 1') },
+      { record: record(2), bytes: Buffer.from('attempt 2') },
+    ]);
+    const [entry] = indexEntriesOf(batch, sends);
+    expect(entry?.sends).toEqual([
+      { notificationId: 'ev-9#SMS', sha256: sha256Hex(Buffer.from('attempt 1')), attempt: 1 },
+      { notificationId: 'ev-9#SMS', sha256: sha256Hex(Buffer.from('attempt 2')), attempt: 2 },
+    ]);
+    const [item] = indexItemsOf([{ entry: entry as never, expiresAt: 1 }]);
+    const read = [...(item?.s ?? [])].map((m) => parseIndexMark(m, day, 'ev-9')?.attempt).sort();
+    expect(read).toEqual([1, 2]);
   });
 
   it("a channel is kept as its initial, a resend's epoch after it; an id that names no channel is kept as it is", () => {

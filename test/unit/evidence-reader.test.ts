@@ -11,8 +11,15 @@ import { describe, expect, it } from 'vitest';
 import type { SendProof as DispatchProof } from '../../functions/dispatch/record-evidence.ts';
 import type { SendEvidence } from '../../functions/domain/evidence.ts';
 import { batchName, batchObjectKey, encodeBatch, readBatch, sha256Hex } from '../../functions/domain/evidence-batch.ts';
+import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { DynamoEvidenceLocator, findSends } from '../../functions/stores/evidence-reader.ts';
-import { recoverEvidenceBatches, retryAfter, type SentHere } from '../../functions/sweeper/recover-evidence.ts';
+import type { EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
+import {
+  recoverEvidenceBatches,
+  respool,
+  retryAfter,
+  type SentHere,
+} from '../../functions/sweeper/recover-evidence.ts';
 import { MemoryGaps, MemoryIndex, MemoryIntents, MemoryStore } from '../support/evidence-memory.ts';
 
 const NOW = Date.parse('2026-12-05T09:00:00.000Z');
@@ -74,6 +81,14 @@ describe('reading a batch', () => {
         batch: NAME,
         state: 'damaged',
         says: `record 1 of ${batchObjectKey(NAME)}: its bytes do not match its hash`,
+      },
+      // The record the SENT write named is not there: said, beside the record of e-3 the batch holds.
+      {
+        notificationId: 'e-3#SMS',
+        batch: NAME,
+        sha256: 'f'.repeat(64),
+        state: 'notInBatch',
+        says: `${batchObjectKey(NAME)} holds no record of it with this digest: lost`,
       },
     ]);
     const [first, third] = found.proofs;
@@ -259,6 +274,148 @@ describe('recovering dead invocations’ batches', () => {
         },
       ],
     });
+  });
+  it('a batch already in the store holding a send no rebuild matches: its SENT reference is indexed with the attempt that reference names', async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'alreadythere0001');
+    const [e1, e2] = records as [(typeof records)[0], (typeof records)[0]];
+    const store = new MemoryStore();
+    await store.put(batchObjectKey(name), encodeBatch(name, 'dispatch', [e1, e2]), new Date(NOW + 86_400_000));
+    // e-1's template is gone since (no rebuild); e-2 rebuilds to its digest.
+    const byId = new Map<string, SentHere>([
+      [
+        e1.record.notificationId,
+        { ...sentItem(name, e1), attempt: 2, evidence: { ...sentItem(name, e1).evidence, attempt: 2 } },
+      ],
+      [e2.record.notificationId, sentItem(name, e2)],
+    ]);
+    await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
+    const index = new MemoryIndex();
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
+      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async (item: SentHere) => {
+        if (item.notificationId === e1.record.notificationId) throw new Error('template gone');
+        return proofOf(e2);
+      },
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    expect(await index.sendsOfEvent(e1.record.eventId)).toEqual([
+      { batch: name, notificationId: e1.record.notificationId, sha256: sha256Hex(e1.bytes), attempt: 2 },
+    ]);
+  });
+  it("a batch already in the store holding a send no rebuild matches, its SENT reference written before references named their attempt: indexed with the attempt its stored record carries, not the item's (moved on since)", async () => {
+    const intents = new MemoryIntents();
+    const name = batchName('dispatch', NOW, 'alreadythere0002');
+    const e1 = sendRecord('e-7', 7);
+    const third = { ...e1.record, attempt: 3 } as SendEvidence;
+    const stored = { record: third, bytes: Buffer.from(`${JSON.stringify(third, null, 2)}\n`) };
+    // Beside it, a send whose rebuild matches (the batch is found in the store by writing it again).
+    const e8 = sendRecord('e-8', 8);
+    const store = new MemoryStore();
+    await store.put(batchObjectKey(name), encodeBatch(name, 'dispatch', [stored, e8]), new Date(NOW + 86_400_000));
+    const item = { ...sentItem(name, stored), attempt: 4 } as SentHere;
+    const byId = new Map([
+      [item.notificationId, item],
+      [e8.record.notificationId, sentItem(name, e8)],
+    ]);
+    await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
+    const index = new MemoryIndex();
+    const r = await recoverEvidenceBatches({
+      intents,
+      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
+      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+      rebuilder: async () => async (sent: SentHere) => {
+        if (sent.notificationId === item.notificationId) throw new Error('template gone');
+        return proofOf(e8);
+      },
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index,
+    });
+    expect(r).toMatchObject({ recovered: 1, lost: [] });
+    expect(await index.sendsOfEvent('e-7')).toEqual([
+      { batch: name, notificationId: item.notificationId, sha256: sha256Hex(stored.bytes), attempt: 3 },
+    ]);
+  });
+  it("a spooled send whose SENT reference names no attempt (written before references did), kept or rebuilt: indexed under its slice with the attempt its record carries, not the item's (moved on since)", async () => {
+    const slice = sliceBatchName(NOW, 30);
+    const e9 = sendRecord('e-9', 9);
+    const third = { ...e9.record, attempt: 3 } as SendEvidence;
+    const proof = proofOf({ record: third, bytes: Buffer.from(`${JSON.stringify(third, null, 2)}\n`) });
+    const item = { ...sentItem(slice, proof), attempt: 4 } as SentHere;
+    const spooled = { slice, sha256: proof.sha256, notificationId: item.notificationId, recordKind: 'SEND' as const };
+    // Held in the spool and no rebuild (a template gone); not held, and rebuilt to its digest.
+    for (const [held, rebuild] of [
+      [[{ ...spooled, bytes: proof.bytes }], async () => Promise.reject(new Error('template gone'))],
+      [[], async () => proof],
+    ] as const) {
+      const index = new MemoryIndex();
+      const spool = {
+        cursor: async () => ({ rolledBefore: 0, version: 0 }),
+        ofSlice: async () => held,
+        put: async () => undefined,
+        claimUnrolled: async () => true,
+      } as unknown as EvidenceSpool;
+      const outlets = { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } };
+      const kept = await respool([item], { spool, outlets, now: () => NOW + 60_000, timeoutMs: 1_000 }, rebuild);
+      expect(kept.unverified).toEqual([]);
+      expect(await index.sendsOfEvent('e-9')).toEqual([
+        { batch: slice, notificationId: item.notificationId, sha256: proof.sha256, attempt: 3 },
+      ]);
+    }
+  });
+  it("a named notification SENT naming no record after an automatic retry or a resend from UNKNOWN (no batch named): its attempt 1's index entry, a frozen holder's late record, names none of attempt 2 — lost, never skipped unsaid; attempt 2's entry keeps it", async () => {
+    const name = batchName('dispatch', NOW, 'unnamedretry0001');
+    const late = batchName('dispatch', NOW - 3_600_000, 'frozenholder0001');
+    const [e1] = records as [(typeof records)[0]];
+    const { evidence: _none, ...sent } = sentItem(name, e1);
+    const retried = { ...sent, attempt: 2, providerMessageId: 'm-attempt-2' } as unknown as SentHere;
+    const resent = { ...retried, manualResends: [{ fromStatus: 'UNKNOWN', attempt: 1 }] } as unknown as SentHere;
+    const recover = async (item: SentHere, indexedAttempt: number) => {
+      const intents = new MemoryIntents();
+      await intents.open({ name, dueMs: NOW, notificationIds: [e1.record.notificationId] });
+      const index = new MemoryIndex();
+      await index.add({
+        userId: e1.record.userId,
+        day: '2026-12-05',
+        batch: late,
+        sends: [{ notificationId: e1.record.notificationId, sha256: 'cd'.repeat(32), attempt: indexedAttempt }],
+      });
+      return recoverEvidenceBatches({
+        intents,
+        notifications: { get: async () => item },
+        outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
+        rebuilder: async () => async () => proofOf(e1),
+        now: () => NOW + 60_000,
+        deadline: NOW + 10 * 60_000,
+        limit: 500,
+        timeoutMs: 1_000,
+        index,
+      });
+    };
+    for (const item of [retried, resent]) {
+      expect(await recover(item, 1)).toMatchObject({
+        recovered: 1,
+        lost: [
+          {
+            notificationId: e1.record.notificationId,
+            providerMessageId: 'm-attempt-2',
+            batch: name,
+            reason: 'UNNAMED',
+          },
+        ],
+      });
+      expect(await recover(item, 2)).toMatchObject({ recovered: 1, lost: [] });
+    }
   });
   it("a named notification SENT carrying only an earlier attempt's reference (an earlier version's SENT from the id) names no record of this attempt: lost unless an index names it, never skipped unsaid", async () => {
     const intents = new MemoryIntents();

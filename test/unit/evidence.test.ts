@@ -166,8 +166,9 @@ describe('the evidence of a send is what the provider received', () => {
       acceptedAt: e.acceptedAt,
       attempt: 1,
     });
-    // The customer's index and the event's name the send and its record's digest (the anchor that outlives the item).
-    const ref = { batch: batch.name, notificationId: n.notificationId, sha256: sha256Hex(bytes) };
+    // The customer's index and the event's name the send, its record's digest (the anchor that outlives the item) and
+    // its record's attempt (a later attempt's reader asks for its own).
+    const ref = { batch: batch.name, notificationId: n.notificationId, sha256: sha256Hex(bytes), attempt: 1 };
     expect(await index.sendsOf(n.userId)).toEqual([ref]);
     expect(await index.sendsOfEvent(n.eventId)).toEqual([ref]);
   });
@@ -282,7 +283,13 @@ describe('evidence never delays nor repeats a send', () => {
     expect(gaps.gaps.size).toBe(0);
     expect(recordIn(store, batch.name).send.request).toMatchObject({ to: ['hanako@example.com'] });
     expect(await index.sendsOf(n.userId)).toEqual([
-      { batch: batch.name, notificationId: n.notificationId, sha256: recordIn(store, batch.name).entry.sha256 },
+      // The filler reads the attempt from the record (a batch's header does not list it).
+      {
+        batch: batch.name,
+        notificationId: n.notificationId,
+        sha256: recordIn(store, batch.name).entry.sha256,
+        attempt: 1,
+      },
     ]);
     // A pass against a store still failing leaves the gap open for the next run, and says so.
     const again = new MemoryGaps();
@@ -446,7 +453,7 @@ describe('evidence never delays nor repeats a send', () => {
     const filled = await fillWithIndex(gaps, store, index);
     expect(filled).toMatchObject({ filled: 1, open: 0, errors: [] });
     expect(await index.sendsOf(n.userId)).toEqual([
-      { batch: name, notificationId: n.notificationId, sha256: recordIn(store, name).entry.sha256 },
+      { batch: name, notificationId: n.notificationId, sha256: recordIn(store, name).entry.sha256, attempt: 1 },
     ]);
     expect(gaps.gaps.size).toBe(0);
   });
@@ -528,7 +535,7 @@ describe('a low rate: an invocation of few records puts each in the spool before
     });
     expect(puts).toHaveLength(1);
     expect(await index.sendsOf(n.userId)).toEqual([
-      { batch: puts[0]?.slice, notificationId: n.notificationId, sha256: puts[0]?.sha256 },
+      { batch: puts[0]?.slice, notificationId: n.notificationId, sha256: puts[0]?.sha256, attempt: 1 },
     ]);
   });
 

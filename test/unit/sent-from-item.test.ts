@@ -229,4 +229,85 @@ describe('the records of sends SENT from their items’ message ids', () => {
     expect((await checkSentFromItem([e], { ...d, index: indexed(SLICE) })).notKept).toEqual([]);
     expect(kept).toEqual([]);
   });
+
+  it("attempt 2 naming nothing after an automatic retry or a resend from UNKNOWN (no batch named): attempt 1's entry, its frozen holder's late record, names none of it in any batch — unconfirmed, counted once; attempt 2's does", async () => {
+    const e = { ...entry('ev-15#SMS'), attempt: 2 };
+    const late = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+    const retried = { ...sentItem(e), attempt: 2 } as NotificationItem;
+    const resent = {
+      ...retried,
+      manualResends: [{ fromStatus: 'UNKNOWN', attempt: 1 }],
+    } as unknown as NotificationItem;
+    const indexed = (attempt?: number) => ({
+      sendsOfEvent: async () => [
+        {
+          batch: late,
+          notificationId: e.notificationId,
+          sha256: 'cd'.repeat(16),
+          ...(attempt === undefined ? {} : { attempt }),
+        },
+      ],
+    });
+    for (const item of [retried, resent]) {
+      const { d } = deps({ [e.notificationId]: item });
+      // The reviewer's probe (review 53 A): counted in no bucket before the entry carried its attempt.
+      expect(await checkSentFromItem([e], { ...d, index: indexed(1) })).toEqual({
+        kept: 0,
+        lost: [],
+        notKept: [e],
+        elsewhere: [],
+        unchecked: [],
+      });
+      expect((await checkSentFromItem([e], { ...d, index: indexed(2) })).notKept).toEqual([]);
+    }
+    // The item gone, the sweep entry's attempt is the send's.
+    const { d } = deps({});
+    expect((await checkSentFromItem([e], { ...d, index: indexed(1) })).notKept).toEqual([e]);
+    expect((await checkSentFromItem([e], { ...d, index: indexed(2) })).notKept).toEqual([]);
+  });
+
+  it("checked by the attempt SENT, not the item's: an operator's resend since, its claim at attempt 3, neither hides attempt 2's loss nor counts its indexed record unconfirmed", async () => {
+    const e = { ...entry('ev-17#SMS'), attempt: 2 };
+    const late = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+    // SENT at attempt 2 naming no record; resent from SENT at the end of the run, dispatch has claimed attempt 3.
+    const item = {
+      ...sentItem(e),
+      status: 'PROCESSING',
+      attempt: 3,
+      manualResends: [{ fromStatus: 'SENT', attempt: 2 }],
+    } as unknown as NotificationItem;
+    const indexed = (attempt: number) => ({
+      sendsOfEvent: async () => [{ batch: late, notificationId: e.notificationId, sha256: 'cd'.repeat(16), attempt }],
+    });
+    const { d } = deps({ [e.notificationId]: item });
+    expect((await checkSentFromItem([e], { ...d, index: indexed(2) })).notKept).toEqual([]);
+    expect((await checkSentFromItem([e], { ...d, index: indexed(3) })).notKept).toEqual([e]);
+    // Its reference, attempt 2's, is this send's: kept by the slice's check, not looked up as naming nothing.
+    const named = {
+      ...item,
+      evidence: { batch: SLICE, sha256: SHA, acceptedAt: '2026-12-06T10:00:05.000Z', attempt: 2 },
+    } as unknown as NotificationItem;
+    const { d: withRef, kept } = deps({ [e.notificationId]: named });
+    expect(await checkSentFromItem([e], { ...withRef, index: indexed(3) })).toMatchObject({ kept: 1, notKept: [] });
+    expect(kept).toEqual([e.notificationId]);
+  });
+
+  it('an entry written before entries carried their attempt is read by the batch rule as before: one in a batch no resend names names this send', async () => {
+    const e = { ...entry('ev-16#SMS'), attempt: 2 };
+    const first = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+    const item = {
+      ...sentItem(e),
+      attempt: 2,
+      manualResends: [{ status: 'SENT', attempt: 1, evidenceBatch: first }],
+    } as unknown as NotificationItem;
+    const indexed = (batch: string) => ({
+      sendsOfEvent: async () => [{ batch, notificationId: e.notificationId, sha256: 'cd'.repeat(16) }],
+    });
+    const { d } = deps({ [e.notificationId]: item });
+    expect((await checkSentFromItem([e], { ...d, index: indexed(SLICE) })).notKept).toEqual([]);
+    expect((await checkSentFromItem([e], { ...d, index: indexed(first) })).notKept).toEqual([e]);
+    // With its attempt, an entry in the batch the resend took off is this attempt's when it says so.
+    const own = { sendsOfEvent: async () => [{ batch: first, notificationId: e.notificationId, attempt: 2 }] };
+    expect((await checkSentFromItem([e], { ...d, index: own })).notKept).toEqual([]);
+  });
 });

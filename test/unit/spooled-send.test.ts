@@ -138,6 +138,23 @@ describe("the sweeper's spool look-up of an expired lease", () => {
     expect(run.lookups).toEqual({ found: 2, skipped: 0, deferred: 0, later: 0, recordsRead: 4, byKey: 0 });
   });
 
+  it("the send found is indexed under its slice with the attempt its key names: attempt 2's, not its frozen attempt 1's beside it", async () => {
+    const { spool } = spoolOf({ [`${MINUTE}#3`]: [record('a', 1), record('a', 2)] });
+    const index = new MemoryIndex();
+    const { run } = lookUps(spool, {
+      outlets: { index: { index, retentionDays: 35 } },
+      notifications: {
+        get: async (k) =>
+          ({ status: 'SENDING', attempt: 2, updatedAt: new Date(WRITTEN).toISOString(), ...k }) as never,
+        acceptSpooled: async () => 'accepted',
+      },
+    });
+    expect(await run.resolve(lease('a', 2), NOW)).toBe('accepted');
+    expect(await index.sendsOfEvent('a')).toEqual([
+      { batch: sliceBatchName(MINUTE, 35), notificationId: 'a#SMS', sha256: record('a', 2).sha256, attempt: 2 },
+    ]);
+  });
+
   it("past the run's cap on records read, a lease not found in what was read is left for the next run (deferred), which finds it; one found is SENT", async () => {
     const busy = Array.from({ length: 50 }, (_, i) => record(`filler${i}`));
     const parts = { [`${MINUTE}#0`]: [record('a')], [`${MINUTE}#1`]: busy, [`${MINUTE - 60_000}#2`]: [record('b')] };

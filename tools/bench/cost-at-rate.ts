@@ -165,6 +165,8 @@ export function compactIndexBytes(batch: string, sends: number): { customer: num
           acceptedAt: new Date(Date.parse(batch.slice(8, 18))).toISOString(),
           notificationId: `${INDEX_SAMPLE.eventId}#${channel}`,
           sha256: 'f'.repeat(64),
+          // A first claim's send: its mark carries the attempt (`1.`), as the product's do.
+          attempt: 1,
         })),
       ).map((entry) => ({ entry, expiresAt: INDEX_SAMPLE.expiresAt })),
     ).map((i) => ({ bytes: itemBytes(i) + 100, customer: i.s !== undefined }));
