@@ -95,33 +95,13 @@ it('names the spooled item of a send the recovery locked beside its rolled minut
 it("names a spooled send whose index is not written yet (its writer died after its SENT write) from the customer's notification: its slice and whole digest", async () => {
   const unindexed = proofOf('keys4', t0 + 3_000);
   const { userId, notificationId, acceptedAt } = unindexed.record;
-  const eventId = notificationId.slice(0, notificationId.lastIndexOf('#'));
   const spooled = { slice, sha256: unindexed.sha256, notificationId, recordKind: 'SEND' as const };
   await new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName).put(
     [{ ...spooled, bytes: unindexed.bytes }],
     t0,
   );
   // Its event as ingest wrote it (on the customer's byUser key), its notification SENT naming the slice: no index item.
-  await table.doc.send(
-    new PutCommand({
-      TableName: table.tableName,
-      Item: { pk: eventPk(eventId), sk: INBOX_SK, userKey: userKeyOf(userId), occurredAt: acceptedAt },
-    }),
-  );
-  await table.doc.send(
-    new PutCommand({
-      TableName: table.tableName,
-      Item: {
-        pk: eventPk(eventId),
-        sk: `NOTIFICATION#${notificationId.slice(eventId.length + 1)}`,
-        kind: 'NOTIFICATION',
-        notificationId,
-        userId,
-        status: 'SENT',
-        evidence: { batch: slice, sha256: unindexed.sha256, acceptedAt },
-      },
-    }),
-  );
+  await putSent(userId, notificationId, { batch: slice, sha256: unindexed.sha256, acceptedAt });
   expect(await new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName).sendsOf(userId)).toEqual([]);
   let json = '';
   expect(await main(['spool-keys', userId, '--json', ...where], (t) => (json += t))).toBe(0);
@@ -137,7 +117,6 @@ it('names each of two attempts of one notification spooled in one minute, and a 
   const first = proofOf('keys5', t0 + 4_000, 'Example Bank: attempt one.');
   const second = proofOf('keys5', t0 + 5_000, 'Example Bank: attempt two.');
   const { userId, notificationId } = second.record;
-  const eventId = notificationId.slice(0, notificationId.lastIndexOf('#'));
   const spool = new DynamoEvidenceSpool(table.doc, table.evidenceSpoolTableName);
   const index = new DynamoEvidenceIndex(table.doc, table.evidenceIndexTableName);
   for (const p of [first, second]) {
@@ -146,26 +125,11 @@ it('names each of two attempts of one notification spooled in one minute, and a 
     const send = { userId, acceptedAt: p.record.acceptedAt, notificationId, sha256: p.sha256 };
     await index.putBatch(indexEntriesOf(slice, [send]).map((entry) => ({ entry, expiresAt: 2_000_000_000 })));
   }
-  await table.doc.send(
-    new PutCommand({
-      TableName: table.tableName,
-      Item: { pk: eventPk(eventId), sk: INBOX_SK, userKey: userKeyOf(userId), occurredAt: second.record.acceptedAt },
-    }),
-  );
-  await table.doc.send(
-    new PutCommand({
-      TableName: table.tableName,
-      Item: {
-        pk: eventPk(eventId),
-        sk: `NOTIFICATION#${notificationId.slice(eventId.length + 1)}`,
-        kind: 'NOTIFICATION',
-        notificationId,
-        userId,
-        status: 'SENT',
-        evidence: { batch: slice, sha256: second.sha256, acceptedAt: second.record.acceptedAt },
-      },
-    }),
-  );
+  await putSent(userId, notificationId, {
+    batch: slice,
+    sha256: second.sha256,
+    acceptedAt: second.record.acceptedAt,
+  });
   let json = '';
   expect(await main(['spool-keys', userId, '--json', ...where], (t) => (json += t))).toBe(0);
   const found = JSON.parse(json) as { keys: { pk: string; skPrefix: string }[] };
@@ -252,3 +216,32 @@ it('prints the Query and DeleteItem commands the break-glass session runs', asyn
 
 /** The partition the printed commands name. */
 const found = (text: string) => /EVIDENCE_SPOOL#\d/.exec(text)?.[0];
+
+/** An event as ingest wrote it (on its customer's byUser key) and its notification SENT naming its record. */
+async function putSent(
+  userId: string,
+  notificationId: string,
+  evidence: { batch: string; sha256: string; acceptedAt: string },
+) {
+  const eventId = notificationId.slice(0, notificationId.lastIndexOf('#'));
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: { pk: eventPk(eventId), sk: INBOX_SK, userKey: userKeyOf(userId), occurredAt: evidence.acceptedAt },
+    }),
+  );
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: eventPk(eventId),
+        sk: `NOTIFICATION#${notificationId.slice(eventId.length + 1)}`,
+        kind: 'NOTIFICATION',
+        notificationId,
+        userId,
+        status: 'SENT',
+        evidence,
+      },
+    }),
+  );
+}
