@@ -386,8 +386,13 @@ function dayCondition(pk: string, from: string | undefined, to: string | undefin
  * `spool-keys` names both items. The record's attempt, which its digest fixes, is kept from whichever names it.
  */
 function distinct(refs: IndexedRef[]): IndexedRef[] {
+  // A ref of the month layout has no digest: it is the same send as a ref with one of its batch and notification (a
+  // rebuild's), where there is one.
+  const sent = (r: IndexedRef) => JSON.stringify([r.batch, r.notificationId]);
+  const digested = new Set(refs.filter((r) => r.sha256 !== undefined).map(sent));
   const found = new Map<string, IndexedRef>();
   for (const r of refs) {
+    if (r.sha256 === undefined && digested.has(sent(r))) continue;
     const key = JSON.stringify([r.batch, r.notificationId, r.sha256?.slice(0, INDEX_DIGEST_HEX) ?? null]);
     const first = found.get(key);
     if (first === undefined) found.set(key, r);

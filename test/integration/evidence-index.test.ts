@@ -143,6 +143,34 @@ describe('the evidence index', () => {
     ]);
     expect(await index.sendsOf('long-time', { from: '2026-11-02' })).toEqual([]);
   });
+
+  it("a send of the month layout rebuilt into the compact one (docs/evidence-and-privacy.md 'Rebuilding the index') is one send, with the rebuild's digest and attempt", async () => {
+    const old = batchName('dispatch', Date.parse('2026-10-21T10:00:00Z'), 'oldlayout0002');
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          pk: 'EVIDENCE_INDEX#rebuilt',
+          sk: '2026-10',
+          kind: 'EVIDENCE_INDEX',
+          userId: 'rebuilt',
+          refs: new Set([indexRef(old, 'ev-rebuilt#EMAIL')]),
+          expiresAt: 2_000_000_000,
+        },
+      }),
+    );
+    const send = {
+      userId: 'rebuilt',
+      acceptedAt: '2026-10-21T10:00:01.000Z',
+      notificationId: 'ev-rebuilt#EMAIL',
+      sha256: digest(11),
+      attempt: 1,
+    };
+    await indexBatch({ index: { index, retentionDays: RETENTION_DAYS } }, old, [send]);
+    expect(await index.sendsOf('rebuilt')).toEqual([
+      { batch: old, notificationId: 'ev-rebuilt#EMAIL', sha256: digest(11).slice(0, 32), attempt: 1 },
+    ]);
+  });
 });
 
 describe('the evidence index in a table of its own', () => {

@@ -29,3 +29,14 @@ it('keeps keys that reach different items: other digests, or the same prefix in 
   const apart = [key('0001#30#abc'), key('0001#30#abc', 'EVIDENCE_SPOOL#4')];
   expect(uncovered(apart)).toEqual(apart);
 });
+
+it('keeps a prefix that reaches several keys given before it, in the order given', () => {
+  expect(uncovered([key('0001#30#abd'), key('0001#30#abc'), key('0001#30#ab')])).toEqual([key('0001#30#ab')]);
+  const order = [key('0001#30#b'), key('0001#30#a')];
+  expect(uncovered(order)).toEqual(order);
+});
+
+it('keeps each of many distinct keys once, even when the very same key is given twice', () => {
+  const many = Array.from({ length: 1_000 }, (_, i) => key(`0001#30#${i.toString(16).padStart(8, '0')}`));
+  expect(uncovered([...many, ...many])).toEqual(many);
+});

@@ -223,15 +223,17 @@ export const RATE_ASSUMPTIONS = {
    * metrics in the primary, 96 in one region, and 100 with 5 keys in the recovery stack: held to the template by
    * test/infra/cost-fixed.test.ts) — and its sweeper, which runs every minute there too. That region is fenced, so
    * its sweeper's run is the keeper's and its own spool's roll-up (functions/sweeper/index.ts fencedRun, keep-region.ts),
-   * never the sweep's Queries: per run, counted from that code, two consistent reads of its `CONTROL`, one of the other
-   * region's, the peer's heartbeat, the roll-up's cursor and one strongly consistent Query of each of the spool's 8
-   * shards (13 read units), the heartbeat's put (1 write unit) and its replica in the primary (1 replicated write
-   * unit), and the run's own Lambda request.
+   * never the sweep's Queries: per run, counted from that code (not held by a test), two consistent reads of its
+   * `CONTROL`, one of the other region's, the peer's heartbeat, the roll-up's cursor and one strongly consistent Query
+   * of each of the spool's 8 shards, then the roll-up's report: the cursor again and an eventually consistent Query of
+   * each shard (18 read units); the cursor's put, the minute moving on (the spool's table is regional), and the
+   * heartbeat's (2 write units), the heartbeat's replica in the primary (1 replicated write unit), and the run's own
+   * Lambda request.
    */
   regions: {
     two: true,
     fixed: { alarms: 106, kmsKeys: 5, dashboards: 1 },
-    fencedRun: { readUnits: 13, writeUnits: 1, replicatedWriteUnits: 1 },
+    fencedRun: { readUnits: 18, writeUnits: 2, replicatedWriteUnits: 1 },
   },
   /**
    * Fixed monthly: the alarm metrics and customer-managed keys of the production-like settings' stack (one region), as

@@ -49,10 +49,20 @@ export const spoolKeys: Command = {
  * by the index (its first 128 bits) is one item, named by the shorter prefix, whose Query finds it.
  */
 export function uncovered(keys: readonly SpoolKeyOfSend[]): SpoolKeyOfSend[] {
-  const covers = (o: SpoolKeyOfSend, k: SpoolKeyOfSend) => o.pk === k.pk && k.skPrefix.startsWith(o.skPrefix);
-  return keys.filter(
-    (k, i) => !keys.some((o, j) => j !== i && covers(o, k) && (o.skPrefix.length < k.skPrefix.length || j < i)),
-  );
+  // In key order a prefix comes before every key it reaches, and a kept key's extensions before any key it does not
+  // reach: so a key is reached by a kept key exactly when the last one kept (of its partition) is its prefix. A
+  // customer's seven years of sends are read: sorted once, not compared in pairs.
+  const order = (a: SpoolKeyOfSend, b: SpoolKeyOfSend) =>
+    a.pk === b.pk ? (a.skPrefix < b.skPrefix ? -1 : a.skPrefix > b.skPrefix ? 1 : 0) : a.pk < b.pk ? -1 : 1;
+  const kept = new Set<number>();
+  let last: SpoolKeyOfSend | undefined;
+  for (const i of keys.map((_, i) => i).sort((a, b) => order(keys[a] as SpoolKeyOfSend, keys[b] as SpoolKeyOfSend))) {
+    const k = keys[i] as SpoolKeyOfSend;
+    if (last !== undefined && last.pk === k.pk && k.skPrefix.startsWith(last.skPrefix)) continue;
+    kept.add(i);
+    last = k;
+  }
+  return keys.filter((_, i) => kept.has(i));
 }
 
 /** The sends the customer's notifications name (SENT, with their evidence's batch and whole digest). */
