@@ -372,6 +372,27 @@ describe('recovering dead invocations’ batches', () => {
         { batch: slice, notificationId: item.notificationId, sha256: proof.sha256, attempt: 3 },
       ]);
     }
+    // Its minute rolled, the spool's copy gone (its TTL), no rebuild: the attempt is read from the slice's locked object.
+    const index = new MemoryIndex();
+    const store = new MemoryStore();
+    await store.put(batchObjectKey(slice), encodeBatch(slice, 'sweeper', [proof]), new Date(NOW + 86_400_000));
+    const rolledSpool = {
+      cursor: async () => ({ rolledBefore: NOW + 3_600_000, version: 1 }),
+      ofSlice: async () => [],
+      put: async () => undefined,
+      claimUnrolled: async () => false,
+    } as unknown as EvidenceSpool;
+    const outlets = { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } };
+    const none = async () => Promise.reject(new Error('template gone'));
+    const kept = await respool(
+      [item],
+      { spool: rolledSpool, outlets, now: () => NOW + 60_000, timeoutMs: 1_000 },
+      none,
+    );
+    expect(kept.unverified).toEqual([]);
+    expect(await index.sendsOfEvent('e-9')).toEqual([
+      { batch: slice, notificationId: item.notificationId, sha256: proof.sha256, attempt: 3 },
+    ]);
   });
   it("a named notification SENT naming no record after an automatic retry or a resend from UNKNOWN (no batch named): its attempt 1's index entry, a frozen holder's late record, names none of attempt 2 — lost, never skipped unsaid; attempt 2's entry keeps it", async () => {
     const name = batchName('dispatch', NOW, 'unnamedretry0001');
