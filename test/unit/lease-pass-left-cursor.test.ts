@@ -7,26 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { type SweepPartition, sweepPartition } from '../../functions/domain/keys.ts';
 import type { SweepEntry, SweepStore } from '../../functions/stores/notification-store.ts';
 import { type LeaseWork, leasePass } from '../../functions/sweeper/lease-pass.ts';
+import { expiredLease, NOW, startOf as startOfPage } from '../support/lease-walk.ts';
 
-const NOW = 1_800_000_000_000;
 const w: LeaseWork = { state: 'PENDING', channel: 'EMAIL', shard: 2, noticeClass: 'normal' };
 const key = sweepPartition(w);
 const PAGES = 5;
 /** Page i's start: page i-1's LastEvaluatedKey. */
-const startOf = (i: number) => ({ i, sweepKey: key, sweepAt: NOW - 600_000 + i, pk: `EVENT#p${i}`, sk: 'N' });
+const startOf = (i: number) => startOfPage(key, i);
 /** Page i's one dead claim, named after its page. */
-const claim = (i: number): SweepEntry => ({
-  pk: `EVENT#c${i}`,
-  sk: 'NOTIFICATION#EMAIL',
-  channel: 'EMAIL',
-  notificationId: `c${i}`,
-  status: 'SENDING',
-  attempt: 1,
-  createdAt: new Date(NOW).toISOString(),
-  sweepAt: NOW - 600_000 + i,
-  sweepKey: key,
-  leaseUntil: NOW - 1,
-});
+const claim = (i: number): SweepEntry => expiredLease(`c${i}`, key, i);
 
 /** One partition of PAGES pages, a second of the clock a page; `throttleAt` throws a throttle on that page. */
 function pass(left: readonly number[], opts: { deadlineAfterPages?: number; throttleAt?: number } = {}) {
@@ -49,7 +38,7 @@ function pass(left: readonly number[], opts: { deadlineAfterPages?: number; thro
     deadline: NOW + (opts.deadlineAfterPages ?? 100) * 1_000,
     concurrency: 1,
     saved: {},
-    handle: async (e) => (left.some((i) => e.notificationId === `c${i}`) ? 'left' : undefined),
+    handle: async (e) => (left.some((i) => e.notificationId === `c${i}#EMAIL`) ? 'left' : undefined),
   });
 }
 
