@@ -15,6 +15,7 @@ import { sliceBatchName } from '../../functions/domain/evidence-spool.ts';
 import { DynamoEvidenceLocator, findSends } from '../../functions/stores/evidence-reader.ts';
 import type { EvidenceSpool } from '../../functions/stores/evidence-spool.ts';
 import {
+  type RecoverDeps,
   recoverEvidenceBatches,
   respool,
   retryAfter,
@@ -163,6 +164,29 @@ describe('recovering dead invocations’ batches', () => {
       status: 'SENT',
       evidence: { batch: name, sha256: sha256Hex(r.bytes), acceptedAt: r.record.acceptedAt },
     }) as unknown as SentHere;
+  /** The sweeper's recovery run a minute after NOW: these intents and items, a store (empty unless given), an index. */
+  const recoverNow = (d: {
+    intents: MemoryIntents;
+    get: RecoverDeps['notifications']['get'];
+    rebuild: Awaited<ReturnType<RecoverDeps['rebuilder']>>;
+    index: MemoryIndex;
+    store?: MemoryStore;
+  }) =>
+    recoverEvidenceBatches({
+      intents: d.intents,
+      notifications: { get: d.get },
+      outlets: {
+        store: d.store ?? new MemoryStore(),
+        gaps: new MemoryGaps(),
+        index: { index: d.index, retentionDays: 30 },
+      },
+      rebuilder: async () => d.rebuild,
+      now: () => NOW + 60_000,
+      deadline: NOW + 10 * 60_000,
+      limit: 500,
+      timeoutMs: 1_000,
+      index: d.index,
+    });
 
   it('an intent whose recovery keeps failing is held back, backing off; the others are recovered; the run stops at its deadline', async () => {
     const intents = new MemoryIntents();
@@ -251,15 +275,10 @@ describe('recovering dead invocations’ batches', () => {
       batch: first,
       sends: [{ notificationId: e2.record.notificationId, sha256: 'cd'.repeat(32), acceptedAt: e2.record.acceptedAt }],
     } as never);
-    const r = await recoverEvidenceBatches({
+    const r = await recoverNow({
       intents,
-      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
-      outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
-      rebuilder: async () => async () => proofOf(e1),
-      now: () => NOW + 60_000,
-      deadline: NOW + 10 * 60_000,
-      limit: 500,
-      timeoutMs: 1_000,
+      get: async (key) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`),
+      rebuild: async () => proofOf(e1),
       index,
     });
     expect(r).toMatchObject({
@@ -291,19 +310,15 @@ describe('recovering dead invocations’ batches', () => {
     ]);
     await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
     const index = new MemoryIndex();
-    const r = await recoverEvidenceBatches({
+    const r = await recoverNow({
       intents,
-      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
-      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
-      rebuilder: async () => async (item: SentHere) => {
+      get: async (key) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`),
+      rebuild: async (item) => {
         if (item.notificationId === e1.record.notificationId) throw new Error('template gone');
         return proofOf(e2);
       },
-      now: () => NOW + 60_000,
-      deadline: NOW + 10 * 60_000,
-      limit: 500,
-      timeoutMs: 1_000,
       index,
+      store,
     });
     expect(r).toMatchObject({ recovered: 1, lost: [] });
     expect(await index.sendsOfEvent(e1.record.eventId)).toEqual([
@@ -327,19 +342,15 @@ describe('recovering dead invocations’ batches', () => {
     ]);
     await intents.open({ name, dueMs: NOW, notificationIds: [...byId.keys()] });
     const index = new MemoryIndex();
-    const r = await recoverEvidenceBatches({
+    const r = await recoverNow({
       intents,
-      notifications: { get: async (key: { pk: string }) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`) },
-      outlets: { store, gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
-      rebuilder: async () => async (sent: SentHere) => {
+      get: async (key) => byId.get(`${key.pk.slice('EVENT#'.length)}#SMS`),
+      rebuild: async (sent) => {
         if (sent.notificationId === item.notificationId) throw new Error('template gone');
         return proofOf(e8);
       },
-      now: () => NOW + 60_000,
-      deadline: NOW + 10 * 60_000,
-      limit: 500,
-      timeoutMs: 1_000,
       index,
+      store,
     });
     expect(r).toMatchObject({ recovered: 1, lost: [] });
     expect(await index.sendsOfEvent('e-7')).toEqual([
@@ -411,17 +422,7 @@ describe('recovering dead invocations’ batches', () => {
         batch: late,
         sends: [{ notificationId: e1.record.notificationId, sha256: 'cd'.repeat(32), attempt: indexedAttempt }],
       });
-      return recoverEvidenceBatches({
-        intents,
-        notifications: { get: async () => item },
-        outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
-        rebuilder: async () => async () => proofOf(e1),
-        now: () => NOW + 60_000,
-        deadline: NOW + 10 * 60_000,
-        limit: 500,
-        timeoutMs: 1_000,
-        index,
-      });
+      return recoverNow({ intents, get: async () => item, rebuild: async () => proofOf(e1), index });
     };
     for (const item of [retried, resent]) {
       expect(await recover(item, 1)).toMatchObject({
@@ -453,17 +454,7 @@ describe('recovering dead invocations’ batches', () => {
     } as SentHere;
     await intents.open({ name, dueMs: NOW, notificationIds: [e1.record.notificationId] });
     const index = new MemoryIndex();
-    const r = await recoverEvidenceBatches({
-      intents,
-      notifications: { get: async () => stale },
-      outlets: { store: new MemoryStore(), gaps: new MemoryGaps(), index: { index, retentionDays: 30 } },
-      rebuilder: async () => async () => proofOf(e1),
-      now: () => NOW + 60_000,
-      deadline: NOW + 10 * 60_000,
-      limit: 500,
-      timeoutMs: 1_000,
-      index,
-    });
+    const r = await recoverNow({ intents, get: async () => stale, rebuild: async () => proofOf(e1), index });
     expect(r).toMatchObject({
       recovered: 1,
       rebuilt: 0,
