@@ -55,6 +55,24 @@ function deps(
   return { d, kept };
 }
 
+/**
+ * Attempt 2 of `notificationId`, SENT naming no record, after an operator's resend from SENT took attempt 1's send
+ * (in batch `first`) off the item; `indexed(batch)`: an index naming one send of it in that batch, without an attempt.
+ */
+function resentFromSent(notificationId: string) {
+  const e = { ...entry(notificationId), attempt: 2 };
+  const first = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
+  const item = {
+    ...sentItem(e),
+    attempt: 2,
+    manualResends: [{ status: 'SENT', attempt: 1, evidenceBatch: first }],
+  } as unknown as NotificationItem;
+  const indexed = (batch: string) => ({
+    sendsOfEvent: async () => [{ batch, notificationId: e.notificationId, sha256: 'cd'.repeat(16) }],
+  });
+  return { e, first, item, indexed };
+}
+
 describe('the records of sends SENT from their items’ message ids', () => {
   it('named in a spool slice: kept when held or rebuilt; lost, with its digest and slice, when neither — never read from the index', async () => {
     const held = entry('ev-1#SMS');
@@ -208,16 +226,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
   });
 
   it("attempt 2 naming nothing after a resend (its earlier reference removed): attempt 1's index entry, in the batch the resend took off the item, does not name it — unconfirmed; one in another batch does", async () => {
-    const e = { ...entry('ev-14#SMS'), attempt: 2 };
-    const first = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
-    const item = {
-      ...sentItem(e),
-      attempt: 2,
-      manualResends: [{ status: 'SENT', attempt: 1, evidenceBatch: first }],
-    } as unknown as NotificationItem;
-    const indexed = (batch: string) => ({
-      sendsOfEvent: async () => [{ batch, notificationId: e.notificationId, sha256: 'cd'.repeat(16) }],
-    });
+    const { e, first, item, indexed } = resentFromSent('ev-14#SMS');
     const { d, kept } = deps({ [e.notificationId]: item });
     expect(await checkSentFromItem([e], { ...d, index: indexed(first) })).toEqual({
       kept: 0,
@@ -293,16 +302,7 @@ describe('the records of sends SENT from their items’ message ids', () => {
   });
 
   it('an entry written before entries carried their attempt is read by the batch rule as before: one in a batch no resend names names this send', async () => {
-    const e = { ...entry('ev-16#SMS'), attempt: 2 };
-    const first = 'batches/2026-12-05/100000-dispatch-0123456789abcdef0123';
-    const item = {
-      ...sentItem(e),
-      attempt: 2,
-      manualResends: [{ status: 'SENT', attempt: 1, evidenceBatch: first }],
-    } as unknown as NotificationItem;
-    const indexed = (batch: string) => ({
-      sendsOfEvent: async () => [{ batch, notificationId: e.notificationId, sha256: 'cd'.repeat(16) }],
-    });
+    const { e, first, item, indexed } = resentFromSent('ev-16#SMS');
     const { d } = deps({ [e.notificationId]: item });
     expect((await checkSentFromItem([e], { ...d, index: indexed(SLICE) })).notKept).toEqual([]);
     expect((await checkSentFromItem([e], { ...d, index: indexed(first) })).notKept).toEqual([e]);
