@@ -110,19 +110,7 @@ describe('the evidence index', () => {
 
   it('items of the earlier layout (one per customer-month, refs without a digest), kept in the main table, are still read, in order and in a range', async () => {
     const old = batchName('dispatch', Date.parse('2026-10-20T10:00:00Z'), 'oldlayout0001');
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          pk: 'EVIDENCE_INDEX#long-time',
-          sk: '2026-10',
-          kind: 'EVIDENCE_INDEX',
-          userId: 'long-time',
-          refs: new Set([indexRef(old, 'ev-old#EMAIL')]),
-          expiresAt: 2_000_000_000,
-        },
-      }),
-    );
+    await putMonthItem('long-time', indexRef(old, 'ev-old#EMAIL'));
     const name = batchName('dispatch', START, 'newlayout0001');
     const sends = [
       {
@@ -146,19 +134,7 @@ describe('the evidence index', () => {
 
   it("a send of the month layout rebuilt into the compact one (docs/evidence-and-privacy.md 'Rebuilding the index') is one send, with the rebuild's digest and attempt", async () => {
     const old = batchName('dispatch', Date.parse('2026-10-21T10:00:00Z'), 'oldlayout0002');
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          pk: 'EVIDENCE_INDEX#rebuilt',
-          sk: '2026-10',
-          kind: 'EVIDENCE_INDEX',
-          userId: 'rebuilt',
-          refs: new Set([indexRef(old, 'ev-rebuilt#EMAIL')]),
-          expiresAt: 2_000_000_000,
-        },
-      }),
-    );
+    await putMonthItem('rebuilt', indexRef(old, 'ev-rebuilt#EMAIL'));
     const send = {
       userId: 'rebuilt',
       acceptedAt: '2026-10-21T10:00:01.000Z',
@@ -521,3 +497,20 @@ describe('the intents of evidence batches', () => {
     expect(await intents.oldestDueMs()).toBeUndefined();
   });
 });
+
+/** A customer's item of the earliest layout (one per customer-month in the main table, refs without a digest). */
+async function putMonthItem(userId: string, ref: string) {
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: `EVIDENCE_INDEX#${userId}`,
+        sk: '2026-10',
+        kind: 'EVIDENCE_INDEX',
+        userId,
+        refs: new Set([ref]),
+        expiresAt: 2_000_000_000,
+      },
+    }),
+  );
+}
