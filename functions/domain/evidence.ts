@@ -284,6 +284,19 @@ export function parseEvidence(bytes: Uint8Array): EvidenceRecord {
   return r as EvidenceRecord;
 }
 
+/**
+ * A send record's attempt (the claim that sent it), read from its bytes — what the evidence index marks it with when
+ * the writer holds only the bytes; undefined for a report, a record the parser refuses, or an attempt no claim gives.
+ */
+export function sendAttemptOf(bytes: Uint8Array): number | undefined {
+  try {
+    const record = parseEvidence(bytes);
+    return record.kind === 'SEND' && Number.isSafeInteger(record.attempt) ? record.attempt : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An event id or a notification id (`<eventId>#<CHANNEL>`): the prefix to list. */
 export function evidencePrefixOf(id: string): string {
   const ref = parseNotificationId(id);

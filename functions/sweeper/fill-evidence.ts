@@ -6,7 +6,7 @@
  * failing leaves the gap open for the next run; `open` is what the EvidenceGapsOpen alarm reads — a gap whose parts
  * are not all there (its writer failed between two) among them, until it is removed as a leftover.
  */
-import { parseEvidence } from '../domain/evidence.ts';
+import { sendAttemptOf } from '../domain/evidence.ts';
 import { batchNameOfKey, type IndexedSend, readBatch } from '../domain/evidence-batch.ts';
 import { type BatchOutlets, indexBatch } from '../stores/evidence-batch-writer.ts';
 import type { EvidenceGap, EvidenceGaps } from '../stores/evidence-gaps.ts';
@@ -107,24 +107,12 @@ function sendsIn(object: Uint8Array): { sends: IndexedSend[]; bad: string[] } {
               acceptedAt: entry.at,
               notificationId: entry.notificationId,
               sha256: entry.sha256,
-              ...attemptOf(bytes),
+              // The batch's header does not list it: from the record (one the parser refuses: none, the batch rule).
+              attempt: sendAttemptOf(bytes),
             },
           ]
         : [],
     ),
     bad: bad.map((b) => `record ${b.record} (${b.entry.notificationId}): ${b.reason}`),
   };
-}
-
-/**
- * A send record's attempt, which the batch's header does not list: from the record. One the parser refuses is
- * indexed without it, read by the batch rule (sweeper/recover-evidence.ts `namesThisAttempt`).
- */
-function attemptOf(bytes: Uint8Array): { attempt?: number } {
-  try {
-    const record = parseEvidence(bytes);
-    return record.kind === 'SEND' && Number.isSafeInteger(record.attempt) ? { attempt: record.attempt } : {};
-  } catch {
-    return {};
-  }
 }

@@ -20,7 +20,7 @@ import pLimit from 'p-limit';
 import type { SendProof } from '../dispatch/record-evidence.ts';
 import { attemptEvidence } from '../domain/attempt-evidence.ts';
 import { isErased } from '../domain/erasure.ts';
-import { parseEvidence } from '../domain/evidence.ts';
+import { parseEvidence, sendAttemptOf } from '../domain/evidence.ts';
 import { batchObjectKey, type IndexedSend, readBatch } from '../domain/evidence-batch.ts';
 import { isSliceOfBatch, lateBatchName, parseSliceBatch } from '../domain/evidence-spool.ts';
 import { notificationKey, parseNotificationId } from '../domain/keys.ts';
@@ -30,7 +30,7 @@ import { type BatchOutlets, indexBatch, writeBatch } from '../stores/evidence-ba
 import type { EvidenceIndex, IndexedRef } from '../stores/evidence-index.ts';
 import type { EvidenceIntent, EvidenceIntents } from '../stores/evidence-intents.ts';
 import { digestsStored, sliceHolds, sliceObjects } from '../stores/evidence-slice-reader.ts';
-import type { EvidenceSpool } from '../stores/evidence-spool.ts';
+import type { EvidenceSpool, SpooledRecord } from '../stores/evidence-spool.ts';
 import type { NotificationKey } from '../stores/notification-store.ts';
 
 /** A notification SENT with its evidence's batch and digest on it. */
@@ -317,21 +317,11 @@ async function attemptsIn(
   for (const key of keys) {
     const object = await store.get(key);
     for (const { entry, bytes } of object === undefined ? [] : readBatch(object).records) {
-      const attempt = recordAttempt(bytes);
+      const attempt = sendAttemptOf(bytes);
       if (attempt !== undefined) attempts.set(entry.sha256, attempt);
     }
   }
   return attempts;
-}
-
-/** A record's attempt, from its bytes; undefined when it has none or the parser refuses it. */
-function recordAttempt(bytes: Uint8Array): number | undefined {
-  try {
-    const { attempt } = parseEvidence(bytes) as { attempt?: unknown };
-    return typeof attempt === 'number' ? attempt : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -369,12 +359,17 @@ export async function respool(
         if (!(await lockSpooledLate(slice, item, spool, deps))) unverified.push(item);
         continue;
       }
-      const held =
-        rolled || (await sliceHolds(slice, item.evidence.sha256, (s) => spool.ofSlice(s), deps.outlets.store));
+      // The slice's spooled records, read once for this item whether its hold or its attempt asks first.
+      let records: Promise<readonly SpooledRecord[]> | undefined;
+      const spooled = () => {
+        records ??= spool.ofSlice(slice);
+        return records;
+      };
+      const held = rolled || (await sliceHolds(slice, item.evidence.sha256, spooled, deps.outlets.store));
       if (!held) unverified.push(item);
       // Kept, but its writer's index write may not have landed (its put went unanswered): indexed under its slice,
       // as its writer would have — unless erased (it names no customer any more: found by its event).
-      else if (!isErased(item)) await indexHeld(slice, item, deps, await heldAttempt(slice, item, spool, deps));
+      else if (!isErased(item)) await indexHeld(slice, item, deps, await heldAttempt(slice, item, spooled, deps));
       continue;
     }
     let rolled = (await spool.cursor()).rolledBefore > startMs;
@@ -390,7 +385,7 @@ export async function respool(
     if (rolled && !(await inStore(slice, proof.sha256))) {
       await writeLate(slice, proof, deps);
     } else {
-      await indexHeld(slice, item, deps, recordAttempt(proof.bytes));
+      await indexHeld(slice, item, deps, proof.record.attempt);
     }
     rebuilt++;
   }
@@ -403,10 +398,15 @@ async function indexHeld(slice: string, item: SentHere, deps: KeepDeps, stored?:
 }
 
 /** The attempt of a held record of a slice whose reference names none: from its spooled bytes, else its objects'. */
-async function heldAttempt(slice: string, item: SentHere, spool: EvidenceSpool, deps: KeepDeps) {
+async function heldAttempt(
+  slice: string,
+  item: SentHere,
+  spooledIn: () => Promise<readonly SpooledRecord[]>,
+  deps: KeepDeps,
+) {
   if (item.evidence.attempt !== undefined) return undefined;
-  const spooled = (await spool.ofSlice(slice)).find((r) => r.sha256 === item.evidence.sha256);
-  if (spooled !== undefined) return recordAttempt(spooled.bytes);
+  const spooled = (await spooledIn()).find((r) => r.sha256 === item.evidence.sha256);
+  if (spooled !== undefined) return sendAttemptOf(spooled.bytes);
   const objects = await sliceObjects(deps.outlets.store, slice);
   return (await attemptsIn(objects, [item], deps.outlets.store)).get(item.evidence.sha256);
 }
