@@ -18,6 +18,7 @@ import {
   perNotificationAt,
   RATE_ASSUMPTIONS,
   type RunDensity,
+  SWEEPER_RUNS_A_MONTH,
 } from '../../tools/bench/cost-at-rate.ts';
 import { directiveDocumentBytes, type EmfTally, functionOfStack, tallyEmf } from '../../tools/bench/emf-tally.ts';
 import { FLOOR, floorAtRate } from '../../tools/bench/floor-at-rate.ts';
@@ -168,7 +169,7 @@ describe('our cost: what the run cannot see, and nothing twice', () => {
     );
     // Fenced, the recovery region's sweeper reads no sweep index: a run is the keeper's few units and its request, a
     // minute — about 2.5 cents a month at list prices, whatever the rate, spread over the rate's notifications.
-    const runs = RATE_ASSUMPTIONS.sweeperRunsPerMinute * (RATE_ASSUMPTIONS.secondsPerMonth / 60);
+    const runs = SWEEPER_RUNS_A_MONTH;
     const f = RATE_ASSUMPTIONS.regions.fencedRun;
     const perRun =
       f.readUnits * (P.dynamodbReadRequestUnitPerMillion / 1e6) +

@@ -260,6 +260,9 @@ export const RATE_ASSUMPTIONS = {
   lambdaSampling: { reservoirPerSecond: 1, fixedRate: 0.05 },
 } as const;
 
+/** The sweeper's runs a month, in a region, whatever the volume (its schedule). */
+export const SWEEPER_RUNS_A_MONTH = RATE_ASSUMPTIONS.sweeperRunsPerMinute * (RATE_ASSUMPTIONS.secondsPerMonth / 60);
+
 /**
  * X-Ray per million notifications for `tracesPerNotification`, priced by the settings' `tracing` (lib/tracing.ts): in
  * the totals when the stage traces by default, else in what the settings add (what turning it on costs).
@@ -321,21 +324,20 @@ export function perNotificationAt(ratePerSec: number, run: RunDensity, layouts: 
   const dispatchInvocations = (1 - critical) / d.dispatch + (critical > 0 ? critical / d.urgent : 0);
   const sendsPerBatch = 1 / Math.max(1e-9, dispatchInvocations);
   const feedbackInvocations = perN(run.sesEvents) / d.feedback + perN(run.snsDeliveryLogs) / d.logs;
-  // The sweeper's runs, whether the local run invoked it or not: it runs every minute.
-  const sweeperMonthly = A.sweeperRunsPerMinute * (A.secondsPerMonth / 60);
   const monthly = ratePerSec * A.secondsPerMonth;
   const byFunction: Record<string, number> = {
     ingest: perN(run.events) / d.ingest,
     dispatch: dispatchInvocations,
     feedback: feedbackInvocations,
-    sweeper: sweeperMonthly / monthly,
+    // The sweeper's runs, whether the local run invoked it or not: it runs every minute.
+    sweeper: SWEEPER_RUNS_A_MONTH / monthly,
   };
   const invocations = Object.values(byFunction).reduce((a, b) => a + b, 0);
   // Traces per notification: each traced function sampled on its own (ingest is not traced, RATE_ASSUMPTIONS).
   const traced =
     (tracedPerSecond(ratePerSec * dispatchInvocations) +
       tracedPerSecond(ratePerSec * feedbackInvocations) +
-      tracedPerSecond(sweeperMonthly / A.secondsPerMonth)) /
+      tracedPerSecond(SWEEPER_RUNS_A_MONTH / A.secondsPerMonth)) /
     ratePerSec;
   const reports = perN(run.sesEvents + run.snsDeliveryLogs);
   const reportsObjects =
@@ -513,7 +515,7 @@ export function costAtRate(
   const requests = m.evidenceObjects + gets;
   const M = 1e6;
   const get = (k: string) => measuredPerMillion[k] ?? 0;
-  const sweeperRuns = (A.sweeperRunsPerMinute * (A.secondsPerMonth / 60)) / (ratePerSec * A.secondsPerMonth);
+  const sweeperRuns = SWEEPER_RUNS_A_MONTH / (ratePerSec * A.secondsPerMonth);
   // One Query a partition reads its due items and its leases alike (up to now + the pending threshold: at a steady
   // rate only the items in flight, well under a read unit a partition); plus the lease pass's cursor item, one GetItem.
   const sweepQueries = sweepPartitions(sweepShardsFor(ratePerSec)).length + 1;
@@ -639,7 +641,6 @@ function settingsCosts(
   // The MSK Replicator's own charges are not in this figure.
   const wruPrice = p.dynamodbWriteRequestUnitPerMillion / 1e6;
   const replicatedGb = (globalTable.writes / (M * wruPrice)) * (1 / (1024 * 1024));
-  const fencedRunsMonth = A.sweeperRunsPerMinute * (A.secondsPerMonth / 60);
   const f = A.regions.fencedRun;
   const fencedRunUsd =
     f.readUnits * (p.dynamodbReadRequestUnitPerMillion / 1e6) +
@@ -655,7 +656,9 @@ function settingsCosts(
     globalTable: twoRegionTable,
     // The recovery region's fenced sweeper every minute (RATE_ASSUMPTIONS.regions.fencedRun); its alarms, keys and
     // dashboard are in `fixed`.
-    secondRegionKeeper: A.regions.two ? (fencedRunsMonth * fencedRunUsd * M) / (ratePerSec * A.secondsPerMonth) : 0,
+    secondRegionKeeper: A.regions.two
+      ? (SWEEPER_RUNS_A_MONTH * fencedRunUsd * M) / (ratePerSec * A.secondsPerMonth)
+      : 0,
     xrayTracing,
     fixedPerMillion,
   };
